@@ -1,0 +1,1 @@
+"""The adapter protocol, the backend loader and the shipped backends."""

@@ -1,0 +1,82 @@
+"""Finding a backend by entry point name or by `module:attr`."""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+from typing import Any
+
+from jobconform.backends.protocol import KNOWN_CAPABILITIES, Backend
+
+ENTRY_POINT_GROUP = "jobconform.backends"
+
+
+class BackendLoadError(LookupError):
+    """The backend could not be found or does not fit the adapter protocol."""
+
+
+def backend_names() -> list[str]:
+    """Names of the backends installed under the entry point group."""
+    return sorted(point.name for point in entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _import_target(target: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise BackendLoadError(
+            f"backend {target!r}: cannot import module {module_name!r} ({error});"
+            " check the name and that its package is installed in this environment"
+        ) from error
+    try:
+        return getattr(module, attribute)
+    except AttributeError:
+        raise BackendLoadError(
+            f"backend {target!r}: module {module_name!r} has no attribute {attribute!r}"
+        ) from None
+
+
+def load_backend(name: str) -> Backend:
+    """Load a backend by entry point name (`memory`) or `module:attr`.
+
+    The target may be a backend object or a class/factory called with no arguments.
+
+    Raises:
+        BackendLoadError: unknown name, import failure, or an object lacking the protocol.
+    """
+    if ":" in name:
+        target = _import_target(name)
+    else:
+        matches = [point for point in entry_points(group=ENTRY_POINT_GROUP) if point.name == name]
+        if not matches:
+            known = ", ".join(backend_names()) or "none installed"
+            raise BackendLoadError(
+                f"unknown backend {name!r}; installed backends: {known}."
+                " Give an installed name or `module:attr` for your own adapter"
+            )
+        try:
+            target = matches[0].load()
+        except Exception as error:
+            raise BackendLoadError(f"backend {name!r} failed to load: {error}") from error
+    backend = target() if isinstance(target, type) or not hasattr(target, "open") else target
+    return check_backend(backend, name)
+
+
+def check_backend(backend: object, name: str) -> Backend:
+    """Raise BackendLoadError naming what the object lacks to be a backend."""
+    missing = [attr for attr in ("name", "profile", "capabilities", "open")
+               if not hasattr(backend, attr)]
+    if missing:
+        raise BackendLoadError(
+            f"backend {name!r} ({type(backend).__name__}) lacks {', '.join(missing)};"
+            " see jobconform.backends.protocol.Backend for what an adapter provides"
+        )
+    assert isinstance(backend, Backend)
+    unknown = set(backend.capabilities) - KNOWN_CAPABILITIES
+    if unknown:
+        raise BackendLoadError(
+            f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
+            f" known: {sorted(KNOWN_CAPABILITIES)}"
+        )
+    return backend

@@ -1,0 +1,357 @@
+"""The harness: every command goes to the backend and to the oracle, and they must agree.
+
+After each command the harness compares the command's answer, every held job record and
+the health snapshot. The first difference raises one `Divergence` that names the
+requirement(s) involved, shows expected against actual, and lists the commands so far.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from jobconform.backends.protocol import (
+    Backend,
+    CapacityExceeded,
+    HealthView,
+    JobNotCompleted,
+    JobNotFound,
+    JobView,
+    Runtime,
+    RuntimeSettings,
+    RuntimeShutDown,
+    TaskScript,
+)
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.reference import commands as cmd
+from jobconform.reference.commands import Command, describe
+from jobconform.reference.lifecycle import JobState
+from jobconform.reference.model import Health, Limits, ReferenceModel
+from jobconform.spec import Profile, Registry
+
+T = TypeVar("T")
+
+# A real-time limit per backend call. It only guards against a hung adapter: it never
+# lets time pass for the runtime, and a healthy call takes microseconds.
+SAFETY_TIMEOUT_SECONDS = 60.0
+
+# Requirements every observation checks, whatever the command.
+OBSERVED_ALWAYS = ("LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025")
+
+
+@dataclass(frozen=True)
+class Record:
+    """A job record reduced to what the spec fixes (ids are compared separately)."""
+
+    status: str
+    submitted_at: datetime | None
+    started_at: datetime | None
+    finished_at: datetime | None
+    result: object
+    error: str | None
+
+
+FIELD_REQUIREMENTS = {
+    "status": ("LC-002",),
+    "submitted_at": ("LC-004",),
+    "started_at": ("LC-004",),
+    "finished_at": ("LC-004",),
+    "result": ("LC-006",),
+    "error": ("LC-006", "LC-007"),
+}
+
+
+class Divergence(AssertionError):
+    """The backend and the oracle disagree; the message is the whole explanation."""
+
+    def __init__(self, requirements: tuple[str, ...], what: str, expected: object,
+                 actual: object, commands: list[Command], titles: dict[str, str]) -> None:
+        self.requirements = tuple(dict.fromkeys(requirements))
+        self.what = what
+        self.expected = expected
+        self.actual = actual
+        self.commands = list(commands)
+        named = ", ".join(
+            f"{rid} ({titles[rid]})" if rid in titles else rid for rid in self.requirements
+        )
+        steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(self.commands, 1))
+        super().__init__(
+            f"backend diverges from the spec after step {len(self.commands)}"
+            f" ({describe(self.commands[-1]) if self.commands else 'start'})\n"
+            f"  requirement(s): {named}\n"
+            f"  what: {what}\n"
+            f"  expected: {expected!r}\n"
+            f"  actual:   {actual!r}\n"
+            f"  commands so far:\n{steps}"
+        )
+
+
+class AdapterError(RuntimeError):
+    """The adapter raised where the protocol allows no exception, or hung."""
+
+
+def freeze(view: JobView) -> Record:
+    return Record(view.status, view.submitted_at, view.started_at, view.finished_at,
+                  view.result, view.error)
+
+
+def expected_record(job: JobState) -> Record:
+    return Record(job.status.value, job.submitted_at, job.started_at, job.finished_at,
+                  job.result, job.error)
+
+
+def health_of(view: HealthView) -> Health:
+    return Health(view.queued, view.running, view.total, view.processed, view.failed,
+                  view.cancelled)
+
+
+@contextmanager
+def _safety_timeout(seconds: float, action: str) -> Iterator[None]:
+    """Dump every thread's stack and exit if one backend call hangs past `seconds`."""
+    if seconds <= 0:
+        yield
+        return
+    # faulthandler needs a real file descriptor; front-ends may have replaced sys.stderr,
+    # so write to descriptor 2 itself.
+    faulthandler.dump_traceback_later(seconds, exit=True, file=2)
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+
+
+@dataclass
+class Harness:
+    """Differential execution of commands on one backend runtime and the oracle.
+
+    Args:
+        backend: the adapter under test.
+        profile: the profile whose defaults apply.
+        registry: the spec, for requirement titles in messages.
+        max_concurrent, max_tasks: override the profile's limits for this check.
+    """
+
+    backend: Backend
+    profile: Profile
+    registry: Registry | None = None
+    max_concurrent: int | None = None
+    max_tasks: int | None = None
+    unlimited_tasks: bool = False
+    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
+    commands: list[Command] = field(default_factory=list)
+    exercised: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        max_tasks = None if self.unlimited_tasks else (self.max_tasks or self.profile.max_tasks)
+        self.settings = RuntimeSettings(
+            max_concurrent=self.max_concurrent or self.profile.max_concurrent,
+            max_tasks=max_tasks,
+        )
+        self.model = ReferenceModel(
+            Limits(self.settings.max_concurrent, self.settings.max_tasks), self.clock.now()
+        )
+        self._titles = (
+            {r.id: r.title for r in self.registry.requirements} if self.registry else {}
+        )
+        self.ids: dict[str, str] = {}  # alias -> backend id
+        self.aliases: dict[str, str] = {}  # backend id -> alias
+        self.scripts: dict[str, TaskScript] = {}
+        self.held: dict[str, tuple[JobView, Record]] = {}
+        self.last_answer: object = None
+        self.runtime: Runtime = self._call("open", lambda: self.backend.open(
+            self.settings, self.clock))
+
+    # -- the one operation -------------------------------------------------------------
+
+    def run(self, command: Command) -> object:
+        """Apply `command` to both sides, compare everything, return the backend's answer.
+
+        Raises:
+            Divergence: the backend's answer or state differs from the oracle's.
+            AdapterError: the adapter raised outside its contract or hung.
+            ValueError: the command itself is malformed (e.g. an alias used twice).
+        """
+        self._check_command(command)
+        self.commands.append(command)
+        expected = self.model.apply(command)
+        self.exercised.update(expected.requirements)
+        self.exercised.update(OBSERVED_ALWAYS)
+        actual = self._apply(command)
+        self.last_answer = actual
+        self._compare_answer(command, expected.answer, actual, expected.requirements)
+        self.observe(expected.requirements)
+        return actual
+
+    def run_all(self, commands: list[Command]) -> None:
+        for command in commands:
+            self.run(command)
+
+    def close(self) -> None:
+        self._call("close", self.runtime.close)
+
+    # -- applying a command to the backend ---------------------------------------------
+
+    def _check_command(self, command: Command) -> None:
+        if isinstance(command, cmd.Submit) and command.job in self.scripts:
+            raise ValueError(f"job alias {command.job!r} is already used; pick a new one")
+        if isinstance(command, cmd.AdvanceTime) and not 0 <= command.seconds < float("inf"):
+            raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")
+        if isinstance(command, cmd.Cleanup) and not 0 <= command.max_age_seconds < float("inf"):
+            raise ValueError(f"cleanup needs a finite age >= 0, not {command.max_age_seconds!r}")
+
+    def _call(self, action: str, function: Callable[[], T]) -> T:
+        with _safety_timeout(self.safety_timeout, action):
+            try:
+                return function()
+            except (Divergence, AdapterError, JobNotFound, JobNotCompleted, CapacityExceeded,
+                    RuntimeShutDown):
+                raise
+            except Exception as error:
+                raise AdapterError(
+                    f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                    f" during {action}; the protocol allows no exception there"
+                ) from error
+
+    def _backend_id(self, alias: str) -> str:
+        # A job the harness never managed to submit gets an id no backend holds.
+        return self.ids.get(alias, f"unknown-{alias}")
+
+    def _apply(self, command: Command) -> object:
+        runtime = self.runtime
+        match command:
+            case cmd.Submit():
+                return self._submit(command)
+            case cmd.Dispatch():
+                self._call("dispatch", runtime.dispatch)
+            case cmd.Finish():
+                script = self.scripts.get(command.job)
+                if script is not None:
+                    script.decide(command.outcome)
+            case cmd.Cancel():
+                job_id = self._backend_id(command.job)
+                return self._call("cancel", lambda: runtime.cancel(job_id))
+            case cmd.AdvanceTime():
+                self.clock.advance(command.seconds)
+            case cmd.Cleanup():
+                age = command.max_age_seconds
+                return self._call("cleanup", lambda: runtime.cleanup(age))
+            case cmd.Shutdown():
+                self._call("shutdown", runtime.shutdown)
+            case cmd.GetResult():
+                return self._get_result(command.job)
+            case cmd.Get():
+                job_id = self._backend_id(command.job)
+                view = self._call("get", lambda: runtime.get(job_id))
+                if view is not None:
+                    self.held[f"get:{command.job}"] = (view, freeze(view))
+                return view
+            case cmd.ListJobs():
+                status = command.status
+                views = self._call("list_jobs", lambda: runtime.list_jobs(status))
+                return [self.aliases.get(view.job_id, view.job_id) for view in views]
+        return None
+
+    def _submit(self, command: cmd.Submit) -> object:
+        script = TaskScript(honours_cancellation=not command.ignores_cancel)
+        self.scripts[command.job] = script
+        try:
+            job_id = self._call("submit", lambda: self.runtime.submit(script))
+        except CapacityExceeded:
+            return cmd.REFUSED_CAPACITY
+        except RuntimeShutDown:
+            return cmd.REFUSED_SHUT_DOWN
+        if job_id in self.aliases:
+            raise Divergence(("LC-008",), "submit returned an id already in use",
+                             "a new unique id", job_id, self.commands, self._titles)
+        self.ids[command.job] = job_id
+        self.aliases[job_id] = command.job
+        return cmd.ACCEPTED
+
+    def _get_result(self, alias: str) -> object:
+        job_id = self._backend_id(alias)
+        try:
+            return self._call("get_result", lambda: self.runtime.get_result(job_id))
+        except JobNotFound:
+            return cmd.NOT_FOUND
+        except JobNotCompleted as error:
+            return cmd.not_completed(error.status)
+
+    # -- comparing -----------------------------------------------------------------------
+
+    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object) -> Divergence:
+        return Divergence(requirements, what, expected, actual, self.commands, self._titles)
+
+    def _compare_answer(self, command: Command, expected: object, actual: object,
+                        requirements: tuple[str, ...]) -> None:
+        if isinstance(command, cmd.Get):
+            expected_view = None if expected is None else expected_record(expected)  # type: ignore[arg-type]
+            actual_view = None if actual is None else freeze(actual)  # type: ignore[arg-type]
+            if expected_view != actual_view:
+                raise self._fail(requirements, f"get({command.job!r})", expected_view,
+                                 actual_view)
+            return
+        if expected != actual or type(expected) is not type(actual):
+            raise self._fail(requirements, f"the answer to {describe(command)}", expected,
+                             actual)
+
+    def observe(self, requirements: tuple[str, ...] = ()) -> None:
+        """Compare every held job and the health snapshot with the oracle."""
+        self._call("settle", self.runtime.settle)
+        self._check_held_views()
+        views = list(self._call("list_jobs", lambda: self.runtime.list_jobs(None)))
+        for view in views:
+            self._check_timestamps(view)
+        actual_aliases = [self.aliases.get(view.job_id, f"<unknown id {view.job_id}>")
+                          for view in views]
+        expected_aliases = list(self.model.jobs)
+        if actual_aliases != expected_aliases:
+            listing = ("LC-019", "LC-020", "LC-021") if isinstance(
+                self.commands[-1] if self.commands else None, cmd.Cleanup) else ()
+            raise self._fail(requirements + listing + ("LC-018",), "the held jobs, in order",
+                             expected_aliases, actual_aliases)
+        for alias, view in zip(actual_aliases, views, strict=True):
+            actual_record = freeze(view)
+            wanted = expected_record(self.model.jobs[alias])
+            for name, field_requirements in FIELD_REQUIREMENTS.items():
+                if getattr(actual_record, name) != getattr(wanted, name):
+                    raise self._fail(requirements + field_requirements,
+                                     f"job {alias!r} {name}", getattr(wanted, name),
+                                     getattr(actual_record, name))
+            self.held[f"list:{alias}"] = (view, actual_record)
+        health = health_of(self._call("health", self.runtime.health))
+        wanted_health = self.model.health()
+        if health != wanted_health:
+            counts = ("LC-024",) if (health.queued, health.running, health.total) != (
+                wanted_health.queued, wanted_health.running, wanted_health.total) else ()
+            raise self._fail(requirements + counts + ("LC-025",), "the health snapshot",
+                             wanted_health, health)
+
+    def _check_held_views(self) -> None:
+        for key, (view, record) in self.held.items():
+            now = freeze(view)
+            if now != record:
+                raise self._fail(("LC-016",), f"a record read earlier ({key}) changed after"
+                                 " it was returned", record, now)
+        self.held.clear()
+
+    def _check_timestamps(self, view: JobView) -> None:
+        for name in ("submitted_at", "started_at", "finished_at"):
+            value = getattr(view, name)
+            if value is not None and (
+                not isinstance(value, datetime) or value.utcoffset() != timedelta(0)
+            ):
+                alias = self.aliases.get(view.job_id, view.job_id)
+                raise self._fail(("LC-005",), f"job {alias!r} {name} must be a timezone-aware"
+                                 " UTC datetime", "tz-aware UTC datetime", value)
+
+
+def open_harness(backend: Backend, profile: Profile, registry: Registry | None = None,
+                 **overrides: Any) -> Harness:
+    """A harness on a fresh runtime; `overrides` are Harness fields (max_concurrent, …)."""
+    return Harness(backend, profile, registry, **overrides)

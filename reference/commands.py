@@ -1,0 +1,148 @@
+"""Commands and answers: the plain data every front-end speaks.
+
+A conformance check is a sequence of commands applied to a backend and to the oracle.
+Commands name jobs by an alias chosen by the harness ("a", "j1"); each backend's own ids
+are mapped to aliases by the harness. Commands serialise to JSON so that a failing
+sequence can be saved and replayed anywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any, TypeAlias
+
+from jobconform.reference.lifecycle import JsonValue
+
+
+@dataclass(frozen=True)
+class Succeed:
+    """The body returns this result."""
+
+    result: JsonValue = None
+
+
+@dataclass(frozen=True)
+class Raise:
+    """The body raises an exception of this type name with this message."""
+
+    error_type: str
+    message: str
+
+
+Outcome: TypeAlias = Succeed | Raise
+
+
+@dataclass(frozen=True)
+class Submit:
+    job: str
+    ignores_cancel: bool = False  # the body never checks its cancellation token
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A dispatch point: the runtime starts queued jobs into its free slots."""
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The harness decides how the job's body ends (now, or as soon as it starts)."""
+
+    job: str
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class Cancel:
+    job: str
+
+
+@dataclass(frozen=True)
+class AdvanceTime:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Cleanup:
+    max_age_seconds: float
+
+
+@dataclass(frozen=True)
+class Shutdown:
+    pass
+
+
+@dataclass(frozen=True)
+class GetResult:
+    job: str
+
+
+@dataclass(frozen=True)
+class Get:
+    job: str
+
+
+@dataclass(frozen=True)
+class ListJobs:
+    status: str | None = None
+
+
+Command: TypeAlias = (
+    Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
+    | ListJobs
+)
+
+COMMAND_TYPES: dict[str, type[Command]] = {
+    cls.__name__: cls
+    for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
+                Get, ListJobs)
+}
+
+# Answers, as plain comparable values.
+ACCEPTED = "accepted"
+REFUSED_CAPACITY = "refused: capacity"
+REFUSED_SHUT_DOWN = "refused: shut down"
+NOT_FOUND = "error: not found"
+
+
+def not_completed(status: str) -> str:
+    return f"error: not completed (status={status})"
+
+
+def command_to_json(command: Command) -> dict[str, Any]:
+    body = asdict(command)
+    if isinstance(command, Finish):
+        body["outcome"] = {"kind": type(command.outcome).__name__, **asdict(command.outcome)}
+    return {"command": type(command).__name__, **body}
+
+
+def command_from_json(document: dict[str, Any]) -> Command:
+    """Rebuild a command from its JSON form.
+
+    Raises:
+        ValueError: unknown command kind or fields that do not fit it.
+    """
+    body = dict(document)
+    kind = body.pop("command", None)
+    cls = COMMAND_TYPES.get(str(kind))
+    if cls is None:
+        raise ValueError(f"unknown command {kind!r}; expected one of {sorted(COMMAND_TYPES)}")
+    if cls is Finish:
+        outcome = dict(body["outcome"])
+        outcome_kind = outcome.pop("kind")
+        outcome_cls = {"Succeed": Succeed, "Raise": Raise}[outcome_kind]
+        body["outcome"] = outcome_cls(**outcome)
+    names = {field.name for field in fields(cls)}
+    if set(body) - names:
+        raise ValueError(f"{kind} has no field(s) {sorted(set(body) - names)}")
+    return cls(**body)
+
+
+def describe(command: Command) -> str:
+    """One readable line per command, for failure messages and reproducers."""
+    if isinstance(command, Finish):
+        if isinstance(command.outcome, Succeed):
+            return f"Finish({command.job!r}, returns {command.outcome.result!r})"
+        return (f"Finish({command.job!r}, raises {command.outcome.error_type}"
+                f"({command.outcome.message!r}))")
+    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command))
+    return f"{type(command).__name__}({values})"

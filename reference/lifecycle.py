@@ -1,0 +1,109 @@
+"""The job lifecycle as an explicit transition table and one pure step function.
+
+Requirements: LC-001 (five states), LC-002 (legal transitions), LC-003 (terminal states
+absorb), LC-004 (timestamps set at transitions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from enum import StrEnum
+from typing import TypeAlias
+
+JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
+
+
+class Status(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self in TERMINAL
+
+
+TERMINAL = frozenset({Status.SUCCEEDED, Status.FAILED, Status.CANCELLED})
+ACTIVE = frozenset({Status.QUEUED, Status.RUNNING})
+
+
+class EventKind(StrEnum):
+    START = "start"  # a worker picks the job up
+    SUCCEED = "succeed"  # the body returned
+    FAIL = "fail"  # the body raised
+    CANCEL = "cancel"  # cancelled directly (queued) or by its owner (running)
+
+
+TRANSITIONS: Mapping[tuple[Status, EventKind], Status] = {
+    (Status.QUEUED, EventKind.START): Status.RUNNING,
+    (Status.QUEUED, EventKind.CANCEL): Status.CANCELLED,
+    (Status.RUNNING, EventKind.SUCCEED): Status.SUCCEEDED,
+    (Status.RUNNING, EventKind.FAIL): Status.FAILED,
+    (Status.RUNNING, EventKind.CANCEL): Status.CANCELLED,
+}
+
+
+class IllegalTransition(ValueError):
+    """An event that the transition table does not allow in the job's current state."""
+
+    def __init__(self, status: Status, kind: EventKind) -> None:
+        allowed = sorted(k.value for (s, k) in TRANSITIONS if s is status)
+        super().__init__(
+            f"event {kind.value!r} is not allowed in state {status.value!r}"
+            f" (allowed: {', '.join(allowed) or 'none, the state is terminal'})"
+        )
+        self.status = status
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Event:
+    kind: EventKind
+    at: datetime
+    result: JsonValue = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class JobState:
+    """One job's record as the spec defines it (LC-004)."""
+
+    status: Status
+    submitted_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    result: JsonValue = None
+    error: str | None = None
+
+
+def new_job(submitted_at: datetime) -> JobState:
+    return JobState(status=Status.QUEUED, submitted_at=submitted_at)
+
+
+def step(job: JobState, event: Event) -> JobState:
+    """Apply one event to a job.
+
+    Raises:
+        IllegalTransition: the table has no entry for (job.status, event.kind).
+    """
+    target = TRANSITIONS.get((job.status, event.kind))
+    if target is None:
+        raise IllegalTransition(job.status, event.kind)
+    if target is Status.RUNNING:
+        return replace(job, status=target, started_at=event.at)
+    return replace(
+        job,
+        status=target,
+        finished_at=event.at,
+        result=event.result if target is Status.SUCCEEDED else None,
+        error=event.error if target is Status.FAILED else None,
+    )
+
+
+def error_message(error_type: str, message: str) -> str:
+    """The recorded form of a body's exception (LC-007)."""
+    return f"{error_type}: {message}"

@@ -1,0 +1,232 @@
+"""The versioned spec: requirement registry, profiles and the lock of normative text.
+
+The YAML files beside this module are the normative data. This module loads them,
+validates them against the JSON Schemas kept here, and turns them into frozen values.
+A malformed file is reported with the file, the place inside it and what to fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any
+
+import jsonschema
+import yaml
+
+AREA_FILES = ("lifecycle.yaml",)
+PROFILES_FILE = "profiles.yaml"
+LOCK_FILE = "requirements.lock"
+PARAMETER_VALUE = float | int | str | bool | None
+
+
+class SpecError(ValueError):
+    """The spec data is malformed or inconsistent; the message says where and how to fix it."""
+
+
+@dataclass(frozen=True)
+class Source:
+    seed: str
+    section: str
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    area: str
+    level: str
+    title: str
+    statement: str
+    sources: tuple[Source, ...]
+    profiles: frozenset[str]
+    parameters: Mapping[str, PARAMETER_VALUE] = field(default_factory=dict)
+
+    def normative_hash(self) -> str:
+        """Hash of the normative text: what may change only with a version bump."""
+        normative = {
+            "id": self.id,
+            "level": self.level,
+            "title": self.title,
+            "statement": self.statement,
+            "parameters": dict(self.parameters),
+        }
+        encoded = json.dumps(normative, sort_keys=True, ensure_ascii=True).encode()
+        return hashlib.sha256(encoded).hexdigest()
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    vocabulary: Mapping[str, str]
+    max_concurrent: int
+    max_tasks: int | None
+    cleanup_max_age_seconds: float
+    areas: frozenset[str]
+
+    def to_canonical(self, native_status: str) -> str:
+        """Translate a runtime's own status name into the canonical one.
+
+        Raises:
+            SpecError: the name is not in this profile's vocabulary.
+        """
+        for canonical, native in self.vocabulary.items():
+            if native == native_status:
+                return canonical
+        known = ", ".join(sorted(self.vocabulary.values()))
+        raise SpecError(
+            f"status {native_status!r} is not in profile {self.name!r}'s vocabulary ({known})"
+        )
+
+
+@dataclass(frozen=True)
+class Registry:
+    version: str
+    requirements: tuple[Requirement, ...]
+    profiles: Mapping[str, Profile]
+
+    def requirement(self, requirement_id: str) -> Requirement:
+        for requirement in self.requirements:
+            if requirement.id == requirement_id:
+                return requirement
+        raise SpecError(f"unknown requirement id {requirement_id!r}")
+
+    def ids(self) -> tuple[str, ...]:
+        return tuple(requirement.id for requirement in self.requirements)
+
+    def profile(self, name: str) -> Profile:
+        try:
+            return self.profiles[name]
+        except KeyError:
+            known = ", ".join(sorted(self.profiles))
+            raise SpecError(f"unknown profile {name!r}; known profiles: {known}") from None
+
+    def lock_text(self) -> str:
+        """The content requirements.lock must have for the current normative text."""
+        lines = [f"version {self.version}"]
+        lines += [f"{req.id} {req.normative_hash()}" for req in self.requirements]
+        return "\n".join(lines) + "\n"
+
+
+def spec_files() -> Traversable:
+    """The folder holding the spec data (inside the installed package)."""
+    return resources.files(__name__)
+
+
+def _load_yaml(folder: Traversable, name: str) -> Any:
+    try:
+        return yaml.safe_load(folder.joinpath(name).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(f"spec file {name} is missing from {folder}") from None
+    except yaml.YAMLError as error:
+        raise SpecError(f"spec file {name} is not valid YAML: {error}") from None
+
+
+def _validate(document: Any, schema_name: str, file_name: str, folder: Traversable) -> None:
+    schema = json.loads(folder.joinpath(schema_name).read_text(encoding="utf-8"))
+    errors = sorted(
+        jsonschema.Draft202012Validator(schema).iter_errors(document),
+        key=lambda error: list(error.absolute_path),
+    )
+    if errors:
+        first = errors[0]
+        where = "/".join(str(part) for part in first.absolute_path) or "(top level)"
+        raise SpecError(
+            f"spec file {file_name} does not match {schema_name} at {where}: {first.message}"
+            f" ({len(errors)} problem(s) in all; fix the file and load again)"
+        )
+
+
+def _profiles(document: Mapping[str, Any]) -> dict[str, Profile]:
+    profiles = {}
+    for name, body in document["profiles"].items():
+        parameters = body["parameters"]
+        profiles[name] = Profile(
+            name=name,
+            description=body["description"].strip(),
+            vocabulary=dict(body["vocabulary"]),
+            max_concurrent=parameters["max_concurrent"],
+            max_tasks=parameters["max_tasks"],
+            cleanup_max_age_seconds=float(parameters["cleanup_max_age_seconds"]),
+            areas=frozenset(body["areas"]),
+        )
+    return profiles
+
+
+def _requirements(document: Mapping[str, Any]) -> list[Requirement]:
+    return [
+        Requirement(
+            id=entry["id"],
+            area=document["area"],
+            level=entry["level"],
+            title=entry["title"],
+            statement=" ".join(entry["statement"].split()),
+            sources=tuple(Source(s["seed"], s["section"]) for s in entry["sources"]),
+            profiles=frozenset(entry["profiles"]),
+            parameters=dict(entry.get("parameters", {})),
+        )
+        for entry in document["requirements"]
+    ]
+
+
+def load_registry(folder: Traversable | None = None) -> Registry:
+    """Load, validate and cross-check the whole spec.
+
+    Args:
+        folder: where the spec files are; the installed package data by default.
+
+    Raises:
+        SpecError: a file is missing, not YAML, off-schema, or the files disagree
+            (duplicate id, unknown profile).
+    """
+    folder = folder if folder is not None else spec_files()
+    profiles_document = _load_yaml(folder, PROFILES_FILE)
+    _validate(profiles_document, "profiles.schema.json", PROFILES_FILE, folder)
+    profiles = _profiles(profiles_document)
+
+    requirements: list[Requirement] = []
+    for file_name in AREA_FILES:
+        document = _load_yaml(folder, file_name)
+        _validate(document, "registry.schema.json", file_name, folder)
+        requirements += _requirements(document)
+
+    seen: set[str] = set()
+    for requirement in requirements:
+        if requirement.id in seen:
+            raise SpecError(f"requirement id {requirement.id} is defined twice; ids are unique")
+        seen.add(requirement.id)
+        unknown = requirement.profiles - profiles.keys()
+        if unknown:
+            raise SpecError(
+                f"requirement {requirement.id} names unknown profile(s) {sorted(unknown)};"
+                f" define them in {PROFILES_FILE} or fix the name"
+            )
+    version = folder.joinpath("VERSION").read_text(encoding="utf-8").strip()
+    return Registry(version=version, requirements=tuple(requirements), profiles=profiles)
+
+
+def lock_problems(registry: Registry, folder: Traversable | None = None) -> list[str]:
+    """Differences between requirements.lock and the normative text, as readable lines."""
+    folder = folder if folder is not None else spec_files()
+    recorded = folder.joinpath(LOCK_FILE).read_text(encoding="utf-8").splitlines()
+    expected = registry.lock_text().splitlines()
+    problems = []
+    recorded_hashes = dict(line.split(" ", 1) for line in recorded if " " in line)
+    expected_hashes = dict(line.split(" ", 1) for line in expected)
+    if recorded_hashes.get("version") == expected_hashes["version"]:
+        for key, digest in expected_hashes.items():
+            if key != "version" and recorded_hashes.get(key) != digest:
+                problems.append(
+                    f"{key}: normative text changed (or is new) without a VERSION bump;"
+                    " bump spec/VERSION, add a CHANGELOG line, then run `jobconform spec lock`"
+                )
+    elif recorded != expected:
+        problems.append(
+            f"requirements.lock records version {recorded_hashes.get('version')} but the spec"
+            f" is {expected_hashes['version']}: run `jobconform spec lock` to record the new text"
+        )
+    return problems
