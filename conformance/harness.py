@@ -7,9 +7,7 @@ requirement(s) involved, shows expected against actual, and lists the commands s
 
 from __future__ import annotations
 
-import faulthandler
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
@@ -27,6 +25,7 @@ from jobconform.backends.protocol import (
     TaskScript,
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.lifecycle import JobState
@@ -109,21 +108,6 @@ def health_of(view: HealthView) -> Health:
                   view.cancelled)
 
 
-@contextmanager
-def _safety_timeout(seconds: float, action: str) -> Iterator[None]:
-    """Dump every thread's stack and exit if one backend call hangs past `seconds`."""
-    if seconds <= 0:
-        yield
-        return
-    # faulthandler needs a real file descriptor; front-ends may have replaced sys.stderr,
-    # so write to descriptor 2 itself.
-    faulthandler.dump_traceback_later(seconds, exit=True, file=2)
-    try:
-        yield
-    finally:
-        faulthandler.cancel_dump_traceback_later()
-
-
 @dataclass
 class Harness:
     """Differential execution of commands on one backend runtime and the oracle.
@@ -147,11 +131,16 @@ class Harness:
     exercised: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        max_tasks = None if self.unlimited_tasks else (self.max_tasks or self.profile.max_tasks)
-        self.settings = RuntimeSettings(
-            max_concurrent=self.max_concurrent or self.profile.max_concurrent,
-            max_tasks=max_tasks,
-        )
+        if self.unlimited_tasks:
+            max_tasks = None
+        else:
+            max_tasks = self.profile.max_tasks if self.max_tasks is None else self.max_tasks
+        max_concurrent = (self.profile.max_concurrent if self.max_concurrent is None
+                          else self.max_concurrent)
+        if max_concurrent < 1 or (max_tasks is not None and max_tasks < 1):
+            raise ValueError(f"limits must be at least 1: max_concurrent={max_concurrent},"
+                             f" max_tasks={max_tasks}")
+        self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks)
         self.model = ReferenceModel(
             Limits(self.settings.max_concurrent, self.settings.max_tasks), self.clock.now()
         )
@@ -163,8 +152,9 @@ class Harness:
         self.scripts: dict[str, TaskScript] = {}
         self.held: dict[str, tuple[JobView, Record]] = {}
         self.last_answer: object = None
-        self.runtime: Runtime = self._call("open", lambda: self.backend.open(
-            self.settings, self.clock))
+        with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
+            self.runtime: Runtime = self._call("open", lambda: self.backend.open(
+                self.settings, self.clock))
 
     # -- the one operation -------------------------------------------------------------
 
@@ -181,10 +171,11 @@ class Harness:
         expected = self.model.apply(command)
         self.exercised.update(expected.requirements)
         self.exercised.update(OBSERVED_ALWAYS)
-        actual = self._apply(command)
-        self.last_answer = actual
-        self._compare_answer(command, expected.answer, actual, expected.requirements)
-        self.observe(expected.requirements)
+        with guarded(self.safety_timeout, describe(command)):
+            actual = self._apply(command)
+            self.last_answer = actual
+            self._compare_answer(command, expected.answer, actual, expected.requirements)
+            self.observe(expected.requirements)
         return actual
 
     def run_all(self, commands: list[Command]) -> None:
@@ -192,12 +183,13 @@ class Harness:
             self.run(command)
 
     def close(self) -> None:
-        self._call("close", self.runtime.close)
+        with guarded(self.safety_timeout, "close"):
+            self._call("close", self.runtime.close)
 
     # -- applying a command to the backend ---------------------------------------------
 
     def _check_command(self, command: Command) -> None:
-        if isinstance(command, cmd.Submit) and command.job in self.scripts:
+        if isinstance(command, cmd.Submit) and command.job in self.ids:
             raise ValueError(f"job alias {command.job!r} is already used; pick a new one")
         if isinstance(command, cmd.AdvanceTime) and not 0 <= command.seconds < float("inf"):
             raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")
@@ -205,17 +197,16 @@ class Harness:
             raise ValueError(f"cleanup needs a finite age >= 0, not {command.max_age_seconds!r}")
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
-        with _safety_timeout(self.safety_timeout, action):
-            try:
-                return function()
-            except (Divergence, AdapterError, JobNotFound, JobNotCompleted, CapacityExceeded,
-                    RuntimeShutDown):
-                raise
-            except Exception as error:
-                raise AdapterError(
-                    f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                    f" during {action}; the protocol allows no exception there"
-                ) from error
+        try:
+            return function()
+        except (Divergence, AdapterError, JobNotFound, JobNotCompleted, CapacityExceeded,
+                RuntimeShutDown):
+            raise
+        except Exception as error:
+            raise AdapterError(
+                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                f" during {action}; the protocol allows no exception there"
+            ) from error
 
     def _backend_id(self, alias: str) -> str:
         # A job the harness never managed to submit gets an id no backend holds.
@@ -258,13 +249,13 @@ class Harness:
 
     def _submit(self, command: cmd.Submit) -> object:
         script = TaskScript(honours_cancellation=not command.ignores_cancel)
-        self.scripts[command.job] = script
         try:
             job_id = self._call("submit", lambda: self.runtime.submit(script))
         except CapacityExceeded:
             return cmd.REFUSED_CAPACITY
         except RuntimeShutDown:
             return cmd.REFUSED_SHUT_DOWN
+        self.scripts[command.job] = script
         if job_id in self.aliases:
             raise Divergence(("LC-008",), "submit returned an id already in use",
                              "a new unique id", job_id, self.commands, self._titles)
@@ -292,9 +283,13 @@ class Harness:
         if isinstance(command, cmd.Get):
             expected_view = None if expected is None else expected_record(expected)  # type: ignore[arg-type]
             actual_view = None if actual is None else freeze(actual)  # type: ignore[arg-type]
-            if expected_view != actual_view:
-                raise self._fail(requirements, f"get({command.job!r})", expected_view,
-                                 actual_view)
+            if expected_view is None or actual_view is None:
+                if expected_view != actual_view:
+                    raise self._fail(requirements, f"get({command.job!r})", expected_view,
+                                     actual_view)
+                return
+            self._compare_record(f"get({command.job!r})", expected_view, actual_view,
+                                 requirements)
             return
         if expected != actual or type(expected) is not type(actual):
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
@@ -318,11 +313,7 @@ class Harness:
         for alias, view in zip(actual_aliases, views, strict=True):
             actual_record = freeze(view)
             wanted = expected_record(self.model.jobs[alias])
-            for name, field_requirements in FIELD_REQUIREMENTS.items():
-                if getattr(actual_record, name) != getattr(wanted, name):
-                    raise self._fail(requirements + field_requirements,
-                                     f"job {alias!r} {name}", getattr(wanted, name),
-                                     getattr(actual_record, name))
+            self._compare_record(f"job {alias!r}", wanted, actual_record, requirements)
             self.held[f"list:{alias}"] = (view, actual_record)
         health = health_of(self._call("health", self.runtime.health))
         wanted_health = self.model.health()
@@ -332,13 +323,24 @@ class Harness:
             raise self._fail(requirements + counts + ("LC-025",), "the health snapshot",
                              wanted_health, health)
 
+    def _compare_record(self, what: str, wanted: Record, actual: Record,
+                        requirements: tuple[str, ...]) -> None:
+        for name, field_requirements in FIELD_REQUIREMENTS.items():
+            if getattr(actual, name) != getattr(wanted, name):
+                raise self._fail(requirements + field_requirements, f"{what} {name}",
+                                 getattr(wanted, name), getattr(actual, name))
+
     def _check_held_views(self) -> None:
+        """Every record handed out earlier must still read as it did (LC-016).
+
+        Views are kept until a newer read of the same job replaces them, so a live
+        reference is caught by whichever later command changes its job.
+        """
         for key, (view, record) in self.held.items():
             now = freeze(view)
             if now != record:
                 raise self._fail(("LC-016",), f"a record read earlier ({key}) changed after"
                                  " it was returned", record, now)
-        self.held.clear()
 
     def _check_timestamps(self, view: JobView) -> None:
         for name in ("submitted_at", "started_at", "finished_at"):

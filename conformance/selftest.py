@@ -1,0 +1,66 @@
+"""The self-test: every gallery backend must be caught by every suite.
+
+A broken backend counts as caught by a suite when that suite fails on it; the
+requirement(s) named are those whose verdict in that suite is "fail". The self-test
+passes only when each entry is caught by each suite and its expected requirement is
+among those named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.report import FAIL, RunSummary
+from jobconform.conformance.runner import SUITES, RunConfig, run_suites
+from jobconform.spec import Registry
+
+SELFTEST_PROFILE = "canonical"
+
+
+@dataclass(frozen=True)
+class Catch:
+    entry: GalleryEntry
+    suite: str
+    named: tuple[str, ...]  # requirements failed in this suite
+
+    @property
+    def caught(self) -> bool:
+        return bool(self.named)
+
+    @property
+    def named_expected(self) -> bool:
+        return self.entry.catches in self.named
+
+
+def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
+                suites: tuple[str, ...] = SUITES, seed: int = 0,
+                examples: int = 200) -> list[Catch]:
+    config = RunConfig(backend=entry.target, profile=SELFTEST_PROFILE, suites=suites, seed=seed,
+                       examples=examples, work_dir=work_dir / entry.name)
+    runs = run_suites(config, registry)
+    summary = RunSummary(entry.target, SELFTEST_PROFILE, frozenset({"lifecycle"}),
+                         registry.version, seed, runs)
+    verdicts = summary.verdicts(registry)
+    return [
+        Catch(entry, run.suite,
+              tuple(rid for rid, row in verdicts.items() if row[run.suite] == FAIL))
+        for run in runs
+    ]
+
+
+def format_catches(catches: list[Catch]) -> str:
+    lines = []
+    for catch in catches:
+        if not catch.caught:
+            verdict = "MISSED"
+        elif catch.named_expected:
+            verdict = f"caught by {catch.entry.catches}"
+            others = [rid for rid in catch.named if rid != catch.entry.catches]
+            if others:
+                verdict += f" (also named: {', '.join(others)})"
+        else:
+            verdict = f"caught, but by {', '.join(catch.named)}, not {catch.entry.catches}"
+        lines.append(f"  {catch.suite:<11} {verdict}")
+    return "\n".join(lines)

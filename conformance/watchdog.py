@@ -1,0 +1,72 @@
+"""A real-time guard against a hung adapter.
+
+The harness never waits on the wall clock to let time pass; this is the one exception
+the project allows: if a single command does not return within a generous real-time
+limit, the process prints what hung, dumps every thread's stack and exits, instead of
+hanging a CI job forever. Arming and disarming only set two attributes, so the guard
+costs nothing per command.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+EXIT_CODE_HUNG = 3
+POLL_SECONDS = 0.5
+
+
+class _Watchdog:
+    def __init__(self) -> None:
+        self._deadline: float | None = None
+        self._what = ""
+        self._limit = 0.0
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, seconds: float, what: str) -> None:
+        self._limit, self._what = seconds, what
+        self._deadline = time.monotonic() + seconds
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._watch, name="jobconform-watchdog",
+                                                daemon=True)
+                self._thread.start()
+
+    def disarm(self) -> None:
+        self._deadline = None
+
+    def _watch(self) -> None:
+        while True:
+            # This wait is the real-time safety limit itself, not a way to let time pass.
+            threading.Event().wait(POLL_SECONDS)
+            deadline = self._deadline
+            if deadline is not None and time.monotonic() > deadline:
+                print(
+                    f"\njobconform: {self._what} did not return within {self._limit:g} s of"
+                    " real time; the adapter hangs (stacks of every thread follow)",
+                    file=sys.__stderr__, flush=True,
+                )
+                faulthandler.dump_traceback(file=2, all_threads=True)
+                os._exit(EXIT_CODE_HUNG)
+
+
+_WATCHDOG = _Watchdog()
+
+
+@contextmanager
+def guarded(seconds: float, what: str) -> Iterator[None]:
+    """Exit the process with a stack dump if the body runs longer than `seconds`."""
+    if seconds <= 0:
+        yield
+        return
+    _WATCHDOG.arm(seconds, what)
+    try:
+        yield
+    finally:
+        _WATCHDOG.disarm()

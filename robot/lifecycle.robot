@@ -1,0 +1,578 @@
+*** Settings ***
+Documentation       Conformance checks for the job lifecycle (spec/lifecycle.yaml, LC-001..LC-025).
+...
+...                 Each test is tagged with the requirement IDs it checks. Run with
+...                 `robot --variable BACKEND:memory --variable PROFILE:canonical robot/`.
+...                 Tests that depend on a limit set it with `Start Runtime` so that they
+...                 hold under every profile.
+Resource            lifecycle.resource
+Test Tags           lifecycle
+
+
+*** Test Cases ***
+# -- states and transitions ---------------------------------------------------------------
+
+Every Job Is In One Of Five States
+    [Documentation]    Queued, running, succeeded, failed and cancelled, side by side.
+    [Tags]    LC-001
+    Start Runtime    slots=3
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Submit Job    d
+    Submit Job    e
+    Cancel Should Apply    e
+    Dispatch
+    Job Returns    a    1
+    Job Raises    b    ValueError    boom
+    Job Status Should Be    a    succeeded
+    Job Status Should Be    b    failed
+    Job Status Should Be    c    running
+    Job Status Should Be    d    queued
+    Job Status Should Be    e    cancelled
+    Health Should Show    queued=1    running=1    total=5
+
+A Decided Body Does Not Let A Queued Job Skip Running
+    [Documentation]    A job whose outcome is known while queued stays queued until a
+    ...                dispatch starts it; it then passes through running to succeeded.
+    [Tags]    LC-002
+    Start Runtime
+    Submit Job    a
+    Job Returns    a    1
+    Job Status Should Be    a    queued
+    Job Should Not Have Started    a
+    Job Should Not Have Finished    a
+    Advance Clock    4
+    Dispatch
+    Job Status Should Be    a    succeeded
+    Job Should Have Started At Second    a    4
+    Job Should Have Finished At Second    a    4
+
+A Terminal Job Never Changes State Again
+    [Tags]    LC-002    LC-001
+    Start Runtime
+    Submit Job    a
+    Run Job To Failure    a    RuntimeError    broken
+    Advance Clock    5
+    Dispatch
+    Cancel Should Not Apply    a
+    Job Status Should Be    a    failed
+    Job Should Have Started At Second    a    0
+    Job Should Have Finished At Second    a    0
+    Job Error Should Be    a    RuntimeError: broken
+
+# -- late outcomes -------------------------------------------------------------------------
+
+A Body Ignoring Cancellation That Returns After Its Job Was Cancelled Changes Nothing
+    [Documentation]    Shutdown cancels a running job whose body ignores cancellation; the
+    ...                body's later return leaves status, result, finished_at and counters.
+    [Tags]    LC-003
+    Start Runtime
+    Submit Job Ignoring Cancellation    a
+    Dispatch
+    Advance Clock    2
+    Shut Down Runtime
+    Job Status Should Be    a    cancelled
+    Job Should Have Finished At Second    a    2
+    Advance Clock    3
+    Job Returns    a    42
+    Job Status Should Be    a    cancelled
+    Job Result Should Be    a    null
+    Job Error Should Be    a    ${NONE}
+    Job Should Have Finished At Second    a    2
+    Counters Should Show    processed=0    failed=0    cancelled=1
+
+A Body That Raises After Its Job Was Cancelled Changes Nothing
+    [Tags]    LC-003
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Advance Clock    1
+    Cancel Should Apply    a
+    Job Status Should Be    a    cancelled
+    Advance Clock    4
+    Job Raises    a    ValueError    late
+    Job Status Should Be    a    cancelled
+    Job Error Should Be    a    ${NONE}
+    Job Should Have Finished At Second    a    1
+    Counters Should Show    processed=0    failed=0    cancelled=1
+
+# -- the record ----------------------------------------------------------------------------
+
+A Record Carries Its Id And The Clock Reading At Each Transition
+    [Tags]    LC-004
+    Start Runtime
+    Advance Clock    5
+    Submit Job    a
+    Submit Job    b
+    Job Record Should Carry Its Id    a
+    Job Should Have Been Submitted At Second    a    5
+    Job Should Not Have Started    a
+    Job Should Not Have Finished    a
+    Job Result Should Be    a    null
+    Job Error Should Be    a    ${NONE}
+    Advance Clock    3
+    Cancel Should Apply    b
+    Dispatch
+    Job Should Have Started At Second    a    8
+    Job Should Not Have Finished    a
+    Advance Clock    4
+    Job Returns    a    "done"
+    Job Should Have Finished At Second    a    12
+    Job Should Have Been Submitted At Second    a    5
+    Job Should Have Started At Second    a    8
+    Job Should Not Have Started    b
+    Job Should Have Finished At Second    b    8
+
+Every Timestamp Is Timezone Aware UTC
+    [Tags]    LC-005
+    Start Runtime
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Cancel Should Apply    c
+    Advance Clock    1.5
+    Dispatch
+    Job Returns    a    1
+    Cancel Should Apply    b
+    Job Should Have Finished At Second    a    1.5
+    Timestamps Should Be UTC    a    b    c
+
+Result And Error Belong Only To Their Outcome
+    [Tags]    LC-006
+    Start Runtime    slots=3
+    Submit Job    ok
+    Submit Job    bad
+    Submit Job Ignoring Cancellation    dropped
+    Submit Job    waiting
+    Dispatch
+    Job Returns    ok    {"rows": 3}
+    Job Raises    bad    KeyError    missing
+    Cancel Should Apply    dropped
+    Job Returns    dropped    {"rows": 9}
+    Job Result Should Be    ok    {"rows": 3}
+    Job Error Should Be    ok    ${NONE}
+    Job Result Should Be    bad    null
+    Job Error Should Be    bad    KeyError: missing
+    Job Status Should Be    dropped    cancelled
+    Job Result Should Be    dropped    null
+    Job Error Should Be    dropped    ${NONE}
+    Job Status Should Be    waiting    queued
+    Job Result Should Be    waiting    null
+    Job Error Should Be    waiting    ${NONE}
+
+An Error Is Recorded As Type Colon Space Message
+    [Tags]    LC-007
+    Start Runtime
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Job Raises    a    ValueError    boom
+    Job Raises    b    QuotaExceeded    over 10 GiB: try later
+    Job Error Should Be    a    ValueError: boom
+    Job Error Should Be    b    QuotaExceeded: over 10 GiB: try later
+    Counters Should Show    processed=2    failed=2    cancelled=0
+
+# -- submission and capacity ---------------------------------------------------------------
+
+Submit Returns A New Id For A Queued Job That Has Not Begun
+    [Tags]    LC-008
+    Start Runtime
+    ${first}=    Submit Job    a
+    Job Status Should Be    a    queued
+    Job Should Not Have Started    a
+    ${second}=    Submit Job    b
+    Should Not Be Equal    ${first}    ${second}    two submissions got the same id
+    Job Record Should Carry Its Id    a
+    Job Record Should Carry Its Id    b
+    Health Should Show    queued=2    running=0    total=2
+
+Terminal Records Count Against The Task Cap And Cleanup Makes Room
+    [Tags]    LC-009
+    Start Runtime    task_cap=2
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Job Returns    a    1
+    Advance Clock    5
+    Job Raises    b    ValueError    boom
+    Submission Should Be Refused For Capacity    c
+    Health Should Show    queued=0    running=0    total=2
+    Advance Clock    5
+    Cleanup Should Remove    10    1
+    Job Should Not Be Held    a
+    Submit Job    d
+    Submission Should Be Refused For Capacity    e
+    Health Should Show    queued=1    running=0    total=2
+
+Queued Records Count Against The Task Cap
+    [Tags]    LC-009
+    Start Runtime    task_cap=1
+    Submit Job    a
+    Submission Should Be Refused For Capacity    b
+    Job Should Not Be Held    b
+    Cancel Should Apply    a
+    Submission Should Be Refused For Capacity    c
+    Cleanup Should Remove    0    1
+    Submit Job    d
+
+# -- concurrency ---------------------------------------------------------------------------
+
+With Two Slots Only Two Of Three Jobs Run
+    [Tags]    LC-010
+    Start Runtime    slots=2
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Dispatch
+    Job Status Should Be    a    running
+    Job Status Should Be    b    running
+    Job Status Should Be    c    queued
+    Health Should Show    queued=1    running=2    total=3
+    Dispatch
+    Job Status Should Be    c    queued
+    Job Returns    a    1
+    Job Status Should Be    c    queued
+    Dispatch
+    Job Status Should Be    c    running
+    Health Should Show    queued=0    running=2    total=3
+
+Dispatch Starts Queued Jobs In Submission Order
+    [Tags]    LC-010
+    Start Runtime    slots=1
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Dispatch
+    Job Status Should Be    a    running
+    Job Returns    a    1
+    Advance Clock    3
+    Dispatch
+    Job Status Should Be    b    running
+    Job Should Have Started At Second    b    3
+    Job Status Should Be    c    queued
+    Job Should Not Have Started    c
+
+# -- cancellation --------------------------------------------------------------------------
+
+Cancel Of A Queued Job Cancels It At Once
+    [Tags]    LC-011
+    Start Runtime
+    Submit Job    a
+    Submit Job Ignoring Cancellation    b
+    Advance Clock    7
+    Cancel Should Apply    a
+    Cancel Should Apply    b
+    Job Status Should Be    a    cancelled
+    Job Status Should Be    b    cancelled
+    Job Should Have Finished At Second    a    7
+    Job Should Have Finished At Second    b    7
+    Job Should Not Have Started    a
+    Counters Should Show    processed=0    failed=0    cancelled=2
+    Health Should Show    queued=0    running=0    total=2
+
+A Cancelled Queued Job Never Starts
+    [Tags]    LC-012
+    Start Runtime    slots=1
+    Submit Job    a
+    Submit Job    b
+    Cancel Should Apply    a
+    Job Returns    a    1
+    Dispatch
+    Job Status Should Be    a    cancelled
+    Job Should Not Have Started    a
+    Job Status Should Be    b    running
+    Job Returns    b    2
+    Dispatch
+    Job Status Should Be    a    cancelled
+    Job Should Not Have Started    a
+    Job Result Should Be    a    null
+
+Cancel Of A Running Job Ignoring Cancellation Leaves It Running Until The Body Ends
+    [Tags]    LC-013
+    Start Runtime
+    Submit Job Ignoring Cancellation    a
+    Dispatch
+    Advance Clock    2
+    Cancel Should Apply    a
+    Job Status Should Be    a    running
+    Job Should Not Have Finished    a
+    Health Should Show    queued=0    running=1    total=1
+    Advance Clock    8
+    Dispatch
+    Job Status Should Be    a    running
+    Counters Should Show    processed=0    failed=0    cancelled=0
+    Job Returns    a    1
+    Job Status Should Be    a    cancelled
+    Job Should Have Finished At Second    a    10
+    Counters Should Show    processed=0    failed=0    cancelled=1
+
+The Owner Of A Running Job Honouring Cancellation Moves It To Cancelled
+    [Tags]    LC-013
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Advance Clock    3
+    Cancel Should Apply    a
+    Job Status Should Be    a    cancelled
+    Job Should Have Started At Second    a    0
+    Job Should Have Finished At Second    a    3
+    Counters Should Show    processed=0    failed=0    cancelled=1
+
+A Requested Cancellation Wins Over The Body's Outcome
+    [Tags]    LC-014
+    Start Runtime
+    Submit Job Ignoring Cancellation    a
+    Submit Job Ignoring Cancellation    b
+    Dispatch
+    Cancel Should Apply    a
+    Cancel Should Apply    b
+    Advance Clock    1
+    Job Returns    a    {"kept": false}
+    Job Raises    b    ValueError    boom
+    Job Status Should Be    a    cancelled
+    Job Status Should Be    b    cancelled
+    Job Result Should Be    a    null
+    Job Error Should Be    b    ${NONE}
+    Job Should Have Finished At Second    a    1
+    Counters Should Show    processed=0    failed=0    cancelled=2
+
+Cancel Answers False And Changes Nothing When It Cannot Apply
+    [Tags]    LC-015
+    Start Runtime
+    Cancel Should Not Apply    ghost
+    Submit Job    done
+    Submit Job Ignoring Cancellation    slow
+    Dispatch
+    Job Returns    done    1
+    Cancel Should Not Apply    done
+    Job Status Should Be    done    succeeded
+    Job Result Should Be    done    1
+    Cancel Should Apply    slow
+    Cancel Should Not Apply    slow
+    Job Status Should Be    slow    running
+    Advance Clock    2
+    Job Returns    slow
+    Cancel Should Not Apply    slow
+    Job Should Have Finished At Second    slow    2
+    Counters Should Show    processed=1    failed=0    cancelled=1
+
+# -- reads ---------------------------------------------------------------------------------
+
+A Record Read Earlier Still Shows The Old Status
+    [Tags]    LC-016
+    Start Runtime
+    Submit Job    a
+    Read Job    a
+    Dispatch
+    Job Returns    a    {"n": 1}
+    Job Status Should Be    a    succeeded
+    Earlier Record Should Still Show    a    queued
+
+Reading An Unknown Job Returns Nothing
+    [Tags]    LC-016
+    Start Runtime
+    ${view}=    Read Job    ghost
+    Should Be Equal    ${view}    ${None}
+    Submit Job    a
+    Run Job To Success    a
+    Cleanup Should Remove    0    1
+    Job Should Not Be Held    a
+
+Get Result Answers By Status
+    [Tags]    LC-017
+    Start Runtime    slots=4
+    Reading Result Should Fail With    ghost    not found
+    Submit Job    ok
+    Submit Job    bad
+    Submit Job    gone
+    Submit Job    busy
+    Submit Job    waiting
+    Dispatch
+    Reading Result Should Fail With    waiting    not completed (status=queued)
+    Reading Result Should Fail With    busy    not completed (status=running)
+    Job Returns    ok    {"answer": 42}
+    Job Raises    bad    ValueError    boom
+    Cancel Should Apply    gone
+    Result Should Be    ok    {"answer": 42}
+    Reading Result Should Fail With    bad    not completed (status=failed)
+    Reading Result Should Fail With    gone    not completed (status=cancelled)
+
+Listing Keeps Submission Order And Filters By Exact Status
+    [Tags]    LC-018
+    Start Runtime    slots=3
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Submit Job    d
+    Dispatch
+    Job Returns    c    2
+    Job Raises    b    ValueError    boom
+    Job Returns    a    1
+    Listing Should Show    a    b    c    d
+    Listing Should Show    a    c    status=succeeded
+    Listing Should Show    b    status=failed
+    Listing Should Show    d    status=queued
+    Listing Should Show    status=running
+    Listing Should Show    status=cancelled
+
+# -- retention -----------------------------------------------------------------------------
+
+Cleanup Never Removes A Queued Or Running Job
+    [Tags]    LC-019
+    Start Runtime    slots=1
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Advance Clock    100000
+    Cleanup Should Remove    0    0
+    Job Status Should Be    a    running
+    Job Status Should Be    b    queued
+    Health Should Show    queued=1    running=1    total=2
+    Job Returns    a    1
+    Cleanup Should Remove    0    1
+    Job Should Not Be Held    a
+    Listing Should Show    b
+
+Cleanup Removes A Job Exactly Max Age Old But Not One Second Younger
+    [Tags]    LC-020
+    Start Runtime
+    Submit Job    a
+    Advance Clock    10
+    Run Job To Success    a
+    Job Should Have Finished At Second    a    10
+    Advance Clock    3599
+    Cleanup Should Remove    ${MAX_AGE}    0
+    Job Status Should Be    a    succeeded
+    Advance Clock    1
+    Cleanup Should Remove    ${MAX_AGE}    1
+    Job Should Not Be Held    a
+
+Cleanup Measures Age From Finished At Not Submitted At
+    [Tags]    LC-020
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Advance Clock    100
+    Job Returns    a    1
+    Advance Clock    3550
+    Cleanup Should Remove    ${MAX_AGE}    0
+    Job Status Should Be    a    succeeded
+    Advance Clock    50
+    Cleanup Should Remove    ${MAX_AGE}    1
+
+Cleanup Returns The Number Of Records It Removed
+    [Tags]    LC-021
+    Start Runtime
+    Cleanup Should Remove    0    0
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Dispatch
+    Job Returns    a    1
+    Job Raises    b    ValueError    boom
+    Cancel Should Apply    c
+    Advance Clock    60
+    Submit Job    d
+    Cleanup Should Remove    ${MAX_AGE}    0
+    Cleanup Should Remove    60    3
+    Listing Should Show    d
+    Cleanup Should Remove    0    0
+
+# -- shutdown ------------------------------------------------------------------------------
+
+Shutdown Cancels Every Queued And Running Job
+    [Tags]    LC-022
+    Start Runtime    slots=2
+    Submit Job Ignoring Cancellation    busy
+    Submit Job    done
+    Submit Job    waiting
+    Dispatch
+    Job Returns    done    1
+    Advance Clock    5
+    Shut Down Runtime
+    Job Status Should Be    busy    cancelled
+    Job Status Should Be    waiting    cancelled
+    Job Status Should Be    done    succeeded
+    Job Should Have Finished At Second    busy    5
+    Job Should Have Finished At Second    waiting    5
+    Job Should Not Have Started    waiting
+    Job Returns    busy    99
+    Job Status Should Be    busy    cancelled
+    Job Result Should Be    busy    null
+    Health Should Show    queued=0    running=0    total=3
+    Counters Should Show    processed=1    failed=0    cancelled=2
+
+A Second Shutdown Changes Nothing And Submissions Are Refused
+    [Tags]    LC-023
+    Start Runtime
+    Submit Job    a
+    Advance Clock    1
+    Shut Down Runtime
+    Advance Clock    1
+    Shut Down Runtime
+    Job Status Should Be    a    cancelled
+    Job Should Have Finished At Second    a    1
+    Counters Should Show    processed=0    failed=0    cancelled=1
+    Submission Should Be Refused As Shut Down    b
+    Job Should Not Be Held    b
+    Health Should Show    queued=0    running=0    total=1
+
+After Shutdown The Refusal Is Shut Down Even At The Task Cap
+    [Tags]    LC-023    LC-009
+    Start Runtime    task_cap=1
+    Submit Job    a
+    Shut Down Runtime
+    Submission Should Be Refused As Shut Down    b
+    Cleanup Should Remove    0    1
+    Submission Should Be Refused As Shut Down    c
+    Health Should Show    queued=0    running=0    total=0
+
+# -- health --------------------------------------------------------------------------------
+
+Health Counts Agree With The Held Records
+    [Tags]    LC-024
+    Start Runtime    slots=1
+    Health Should Show    queued=0    running=0    total=0
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Health Should Show    queued=3    running=0    total=3
+    Dispatch
+    Health Should Show    queued=2    running=1    total=3
+    Job Returns    a    1
+    Health Should Show    queued=2    running=0    total=3
+    Cancel Should Apply    b
+    Health Should Show    queued=1    running=0    total=3
+    Cleanup Should Remove    0    2
+    Health Should Show    queued=1    running=0    total=1
+
+A Cancelled Job Is Counted As Cancelled Only
+    [Tags]    LC-025
+    Start Runtime
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Submit Job Ignoring Cancellation    d
+    Cancel Should Apply    c
+    Dispatch
+    Job Returns    a    1
+    Job Raises    b    ValueError    boom
+    Cancel Should Apply    d
+    Job Returns    d    2
+    Counters Should Show    processed=2    failed=1    cancelled=2
+
+Counters Survive Cleanup
+    [Tags]    LC-025    LC-021
+    Start Runtime
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Dispatch
+    Job Returns    a    1
+    Job Raises    b    ValueError    boom
+    Cancel Should Apply    c
+    Advance Clock    1
+    Cleanup Should Remove    0    3
+    Health Should Show    queued=0    running=0    total=0
+    Counters Should Show    processed=2    failed=1    cancelled=1

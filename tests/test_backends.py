@@ -1,0 +1,573 @@
+"""Backends: the loader, the memory backend, and the harness comparing a backend to the oracle."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import sys
+import types
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jobconform.backends.loading import BackendLoadError, backend_names, check_backend, load_backend
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import (
+    KNOWN_CAPABILITIES,
+    LIFECYCLE,
+    Backend,
+    CapacityExceeded,
+    Clock,
+    JobNotCompleted,
+    JobNotFound,
+    RuntimeSettings,
+    RuntimeShutDown,
+    TaskScript,
+)
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import AdapterError, Divergence, Harness, open_harness
+from jobconform.reference.commands import (
+    ACCEPTED,
+    NOT_FOUND,
+    REFUSED_CAPACITY,
+    REFUSED_SHUT_DOWN,
+    AdvanceTime,
+    Cancel,
+    Cleanup,
+    Command,
+    Dispatch,
+    Finish,
+    Get,
+    GetResult,
+    ListJobs,
+    Raise,
+    Shutdown,
+    Submit,
+    Succeed,
+    not_completed,
+)
+from jobconform.spec import Profile, Registry, load_registry
+
+FAKE_MODULE = "jobconform_test_fake_adapters"
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry()
+
+
+@pytest.fixture(scope="module")
+def canonical(registry: Registry) -> Profile:
+    return registry.profile("canonical")
+
+
+def harness(backend: Backend, profile: Profile, registry: Registry | None = None,
+            **overrides: Any) -> Harness:
+    # No real-time guard: these tests never hang and must not depend on wall-clock time.
+    return open_harness(backend, profile, registry, safety_timeout=0, **overrides)
+
+
+# -- fake adapters ---------------------------------------------------------------------------
+
+
+class NoOpen:
+    name = "no-open"
+    profile = "canonical"
+    capabilities = frozenset({LIFECYCLE})
+
+
+class BadCapabilities(MemoryBackend):
+    capabilities = frozenset({LIFECYCLE, "teleport", "time-travel"})
+
+
+class WrappingBackend(MemoryBackend):
+    """A memory backend whose runtime is wrapped by `wrap` (to inject faults)."""
+
+    name = "wrapping"
+
+    def wrap(self, runtime: MemoryRuntime) -> Any:
+        return runtime
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> Any:
+        return self.wrap(MemoryRuntime(settings, clock))
+
+
+class Proxy:
+    def __init__(self, inner: MemoryRuntime) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+class DispatchRaises(WrappingBackend):
+    name = "dispatch-raises"
+
+    def wrap(self, runtime: MemoryRuntime) -> Any:
+        proxy = Proxy(runtime)
+
+        def dispatch() -> None:
+            raise ValueError("worker pool exploded")
+
+        proxy.dispatch = dispatch  # type: ignore[attr-defined]
+        return proxy
+
+
+class NaiveClock:
+    def __init__(self, inner: Clock) -> None:
+        self.inner = inner
+
+    def now(self) -> datetime:
+        return self.inner.now().replace(tzinfo=None)
+
+
+class NaiveTimestamps(MemoryBackend):
+    name = "naive"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return MemoryRuntime(settings, NaiveClock(clock))
+
+
+class QueuedCancelRefused(WrappingBackend):
+    """Refuses to cancel queued jobs: violates LC-011."""
+
+    name = "queued-cancel-refused"
+
+    def wrap(self, runtime: MemoryRuntime) -> Any:
+        proxy = Proxy(runtime)
+        inner_cancel = runtime.cancel
+
+        def cancel(job_id: str) -> bool:
+            view = runtime.get(job_id)
+            if view is not None and view.status == "queued":
+                return False
+            return inner_cancel(job_id)
+
+        proxy.cancel = cancel  # type: ignore[attr-defined]
+        return proxy
+
+
+class CleanupExclusive(WrappingBackend):
+    """Removes jobs strictly older than max_age: violates the inclusive bound of LC-020."""
+
+    name = "cleanup-exclusive"
+
+    def wrap(self, runtime: MemoryRuntime) -> Any:
+        proxy = Proxy(runtime)
+        inner_cleanup = runtime.cleanup
+
+        def cleanup(max_age_seconds: float) -> int:
+            return inner_cleanup(max_age_seconds + 1e-6)
+
+        proxy.cleanup = cleanup  # type: ignore[attr-defined]
+        return proxy
+
+
+class SameIdTwice(WrappingBackend):
+    name = "same-id"
+
+    def wrap(self, runtime: MemoryRuntime) -> Any:
+        proxy = Proxy(runtime)
+        inner_submit = runtime.submit
+        first: list[str] = []
+
+        def submit(script: TaskScript) -> str:
+            job_id = inner_submit(script)
+            first.append(job_id)
+            return first[0]  # every later submission gets the first job's id again
+
+        proxy.submit = submit  # type: ignore[attr-defined]
+        return proxy
+
+
+@pytest.fixture
+def fake_module(monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    module = types.ModuleType(FAKE_MODULE)
+    module.NoOpen = NoOpen  # type: ignore[attr-defined]
+    module.no_open_instance = NoOpen()  # type: ignore[attr-defined]
+    module.BadCapabilities = BadCapabilities  # type: ignore[attr-defined]
+    module.memory_instance = MemoryBackend()  # type: ignore[attr-defined]
+    module.factory = lambda: MemoryBackend()  # type: ignore[attr-defined]
+    module.not_a_backend = 42  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, FAKE_MODULE, module)
+    yield module
+
+
+# -- the loader --------------------------------------------------------------------------------
+
+
+def test_load_memory_backend() -> None:
+    backend = load_backend("memory")
+    assert isinstance(backend, MemoryBackend)
+    assert isinstance(backend, Backend)
+    assert backend.name == "memory"
+    assert backend.profile == "canonical"
+    assert LIFECYCLE in backend.capabilities
+    assert backend.capabilities <= KNOWN_CAPABILITIES
+
+
+def test_memory_is_an_installed_backend() -> None:
+    assert "memory" in backend_names()
+
+
+def test_unknown_backend_names_the_installed_ones() -> None:
+    with pytest.raises(BackendLoadError) as caught:
+        load_backend("celery")
+    message = str(caught.value)
+    assert "unknown backend 'celery'" in message
+    assert "installed backends:" in message
+    assert "memory" in message
+    assert "module:attr" in message
+    assert isinstance(caught.value, LookupError)
+
+
+def test_module_attr_class_instance_and_factory(fake_module: types.ModuleType) -> None:
+    assert isinstance(load_backend("jobconform.backends.memory:MemoryBackend"), MemoryBackend)
+    assert load_backend(f"{FAKE_MODULE}:memory_instance") is fake_module.memory_instance
+    assert isinstance(load_backend(f"{FAKE_MODULE}:factory"), MemoryBackend)
+
+
+def test_missing_module() -> None:
+    with pytest.raises(BackendLoadError) as caught:
+        load_backend("no_such_module_for_jobconform:Backend")
+    message = str(caught.value)
+    assert "cannot import module 'no_such_module_for_jobconform'" in message
+    assert "installed" in message
+    assert isinstance(caught.value.__cause__, ImportError)
+
+
+def test_missing_attribute(fake_module: types.ModuleType) -> None:
+    with pytest.raises(BackendLoadError) as caught:
+        load_backend(f"{FAKE_MODULE}:Nothing")
+    assert f"module {FAKE_MODULE!r} has no attribute 'Nothing'" in str(caught.value)
+
+
+def test_class_lacking_open(fake_module: types.ModuleType) -> None:
+    with pytest.raises(BackendLoadError) as caught:
+        load_backend(f"{FAKE_MODULE}:NoOpen")
+    message = str(caught.value)
+    assert "lacks open" in message
+    assert "NoOpen" in message
+    assert "jobconform.backends.protocol.Backend" in message
+
+
+def test_object_lacking_everything() -> None:
+    with pytest.raises(BackendLoadError, match="lacks name, profile, capabilities, open"):
+        load_backend("builtins:object")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="CORE BUG (backends.loading.load_backend): a `module:attr` target that is neither"
+    " a class nor has `open` is called as a factory unconditionally, so a non-callable"
+    " object lacking `open` (an instance, or the int 42) raises TypeError"
+    " (\"'NoOpen' object is not callable\") instead of BackendLoadError",
+)
+@pytest.mark.parametrize("attribute", ["no_open_instance", "not_a_backend"])
+def test_instance_lacking_open(fake_module: types.ModuleType, attribute: str) -> None:
+    with pytest.raises(BackendLoadError, match="lacks"):
+        load_backend(f"{FAKE_MODULE}:{attribute}")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="CORE BUG (backends.loading._import_target): an empty module name (':Backend')"
+    " makes importlib raise ValueError('Empty module name'), which is not caught",
+)
+def test_empty_module_name() -> None:
+    with pytest.raises(BackendLoadError):
+        load_backend(":Backend")
+
+
+def test_unknown_capabilities_rejected(fake_module: types.ModuleType) -> None:
+    with pytest.raises(BackendLoadError) as caught:
+        load_backend(f"{FAKE_MODULE}:BadCapabilities")
+    message = str(caught.value)
+    assert "unknown capabilities ['teleport', 'time-travel']" in message
+    assert "lifecycle" in message  # the known ones are listed
+
+
+def test_check_backend_directly() -> None:
+    backend = MemoryBackend()
+    assert check_backend(backend, "x") is backend
+    with pytest.raises(BackendLoadError, match=r"'mine'.*unknown capabilities"):
+        check_backend(BadCapabilities(), "mine")
+
+
+# -- the memory runtime on its own ----------------------------------------------------------
+
+
+def test_memory_runtime_basics() -> None:
+    clock = VirtualClock()
+    runtime = MemoryBackend().open(RuntimeSettings(max_concurrent=1, max_tasks=2), clock)
+    script = TaskScript()
+    first = runtime.submit(script)
+    second = runtime.submit(TaskScript())
+    assert first != second
+    with pytest.raises(CapacityExceeded):
+        runtime.submit(TaskScript())
+    runtime.dispatch()
+    view = runtime.get(first)
+    assert view is not None and view.status == "running"
+    assert view.started_at == EPOCH
+    clock.advance(2)
+    script.decide(Succeed([1, 2]))
+    runtime.settle()
+    assert runtime.get_result(first) == [1, 2]
+    with pytest.raises(JobNotCompleted) as caught:
+        runtime.get_result(second)
+    assert caught.value.status == "queued"
+    with pytest.raises(JobNotFound):
+        runtime.get_result("nope")
+    runtime.shutdown()
+    with pytest.raises(RuntimeShutDown):
+        runtime.submit(TaskScript())
+    runtime.close()
+    assert runtime.list_jobs() == []
+
+
+def test_task_script() -> None:
+    script = TaskScript()
+    with pytest.raises(RuntimeError, match="not decided"):
+        script.run()
+    script.decide(Raise("KeyError", "k"))
+    script.decide(Succeed(1))  # only the first decision counts
+    with pytest.raises(Exception) as caught:
+        script.run()
+    assert type(caught.value).__name__ == "KeyError"
+    assert str(caught.value) == "k"
+
+
+# -- the harness ---------------------------------------------------------------------------------
+
+
+def test_memory_backend_passes_a_full_scenario(canonical: Profile, registry: Registry) -> None:
+    check = harness(MemoryBackend(), canonical, registry, max_concurrent=2, max_tasks=4)
+    assert check.run(Submit("a")) == ACCEPTED
+    check.run_all([Submit("b", ignores_cancel=True), Submit("c"), Dispatch(), AdvanceTime(5)])
+    assert check.run(Cancel("b")) is True
+    assert check.run(Cancel("b")) is False
+    check.run_all([Finish("a", Succeed({"k": [1]})), Finish("b", Succeed("discarded")),
+                   Dispatch(), Finish("c", Raise("ValueError", "bad"))])
+    assert check.run(GetResult("a")) == {"k": [1]}
+    assert check.run(GetResult("b")) == not_completed("cancelled")
+    assert check.run(GetResult("zz")) == NOT_FOUND
+    assert check.run(ListJobs("failed")) == ["c"]
+    check.run(Get("a"))
+    check.run(Submit("d"))
+    assert check.run(Submit("e")) == REFUSED_CAPACITY
+    check.run(AdvanceTime(3600))
+    assert check.run(Cleanup(3600)) == 3
+    check.run(Shutdown())
+    check.run(Shutdown())
+    assert check.run(Submit("f")) == REFUSED_SHUT_DOWN
+    assert {"LC-013", "LC-014", "LC-015", "LC-020", "LC-023"} <= check.exercised
+    check.close()
+
+
+def test_adapter_error_names_adapter_and_action(canonical: Profile) -> None:
+    check = harness(DispatchRaises(), canonical)
+    check.run(Submit("a"))
+    with pytest.raises(AdapterError) as caught:
+        check.run(Dispatch())
+    message = str(caught.value)
+    assert "'dispatch-raises'" in message
+    assert "during dispatch" in message
+    assert "ValueError: worker pool exploded" in message
+    assert isinstance(caught.value.__cause__, ValueError)
+
+
+def test_adapter_error_when_open_raises(canonical: Profile) -> None:
+    class OpenRaises(MemoryBackend):
+        name = "open-raises"
+
+        def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+            raise OSError("no database")
+
+    with pytest.raises(AdapterError, match="'open-raises' raised OSError: no database during open"):
+        harness(OpenRaises(), canonical)
+
+
+def test_naive_timestamp_is_an_lc005_divergence(canonical: Profile, registry: Registry) -> None:
+    check = harness(NaiveTimestamps(), canonical, registry)
+    with pytest.raises(Divergence) as caught:
+        check.run(Submit("a"))
+    divergence = caught.value
+    assert "LC-005" in divergence.requirements
+    message = str(divergence)
+    assert "LC-005 (Timestamps are timezone-aware UTC)" in message
+    assert "submitted_at" in message
+    assert "tz-aware UTC datetime" in message
+
+
+def test_divergence_message_has_requirement_expected_actual_and_commands(
+    canonical: Profile, registry: Registry
+) -> None:
+    check = harness(QueuedCancelRefused(), canonical, registry)
+    check.run(Submit("a"))
+    with pytest.raises(Divergence) as caught:
+        check.run(Cancel("a"))
+    divergence = caught.value
+    assert "LC-011" in divergence.requirements
+    assert divergence.expected is True
+    assert divergence.actual is False
+    assert divergence.commands == [Submit("a"), Cancel("a")]
+    message = str(divergence)
+    assert "LC-011 (Cancel of a queued job)" in message
+    assert "expected: True" in message
+    assert "actual:   False" in message
+    assert "1. Submit(job='a', ignores_cancel=False)" in message
+    assert "2. Cancel(job='a')" in message
+    assert "after step 2" in message
+    assert isinstance(divergence, AssertionError)
+
+
+def test_cleanup_boundary_divergence_names_lc020(canonical: Profile) -> None:
+    check = harness(CleanupExclusive(), canonical)
+    check.run_all([Submit("a"), Cancel("a"), AdvanceTime(60)])
+    with pytest.raises(Divergence) as caught:
+        check.run(Cleanup(60))
+    assert "LC-020" in caught.value.requirements
+    assert (caught.value.expected, caught.value.actual) == (1, 0)
+
+
+def test_reused_submit_id_is_an_lc008_divergence(canonical: Profile) -> None:
+    check = harness(SameIdTwice(), canonical)
+    check.run(Submit("a"))
+    with pytest.raises(Divergence) as caught:
+        check.run(Submit("b"))
+    assert caught.value.requirements == ("LC-008",)
+
+
+def test_divergence_built_directly() -> None:
+    commands: list[Command] = [Submit("x"), Dispatch()]
+    divergence = Divergence(("LC-010", "LC-010", "LC-024"), "the health snapshot", 1, 2,
+                            commands, {"LC-010": "Concurrency limit"})
+    assert divergence.requirements == ("LC-010", "LC-024")  # de-duplicated, in order
+    message = str(divergence)
+    assert "LC-010 (Concurrency limit), LC-024" in message
+    assert "what: the health snapshot" in message
+    assert "expected: 1" in message
+    assert "actual:   2" in message
+    assert "1. Submit(job='x', ignores_cancel=False)" in message
+    assert "2. Dispatch()" in message
+    assert "after step 2 (Dispatch())" in message
+
+
+def test_divergence_with_no_commands() -> None:
+    message = str(Divergence(("LC-001",), "start", None, None, [], {}))
+    assert "after step 0 (start)" in message
+
+
+def test_reusing_a_job_alias_raises_value_error(canonical: Profile) -> None:
+    check = harness(MemoryBackend(), canonical)
+    check.run(Submit("a"))
+    with pytest.raises(ValueError, match="job alias 'a' is already used"):
+        check.run(Submit("a"))
+    assert check.commands == [Submit("a")]  # the bad command was not recorded
+
+
+@pytest.mark.parametrize("command", [AdvanceTime(-1), AdvanceTime(math.inf),
+                                     AdvanceTime(math.nan), Cleanup(-5), Cleanup(math.inf)])
+def test_harness_rejects_malformed_time_commands(canonical: Profile, command: Command) -> None:
+    check = harness(MemoryBackend(), canonical)
+    with pytest.raises(ValueError):
+        check.run(command)
+    assert check.commands == []
+
+
+def test_harness_uses_profile_limits(registry: Registry) -> None:
+    check = harness(MemoryBackend(), registry.profile("async-jobs"))
+    assert check.settings == RuntimeSettings(max_concurrent=4, max_tasks=None)
+    check = harness(MemoryBackend(), registry.profile("task-manager"), max_concurrent=1)
+    assert check.settings == RuntimeSettings(max_concurrent=1, max_tasks=1000)
+    check = harness(MemoryBackend(), registry.profile("task-manager"), unlimited_tasks=True)
+    assert check.settings.max_tasks is None
+
+
+# -- the virtual clock ---------------------------------------------------------------------------
+
+
+def test_virtual_clock_starts_at_epoch_and_advances() -> None:
+    clock = VirtualClock()
+    assert clock.now() == EPOCH == datetime(2026, 1, 1, tzinfo=UTC)
+    clock.advance(0)
+    assert clock.now() == EPOCH
+    clock.advance(1.5)
+    assert clock.now() == EPOCH + timedelta(seconds=1.5)
+    assert clock.now().utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize("seconds", [-1, -1e-9, math.inf, -math.inf, math.nan])
+def test_virtual_clock_refuses_bad_advances(seconds: float) -> None:
+    clock = VirtualClock()
+    with pytest.raises(ValueError, match="only moves forward"):
+        clock.advance(seconds)
+    assert clock.now() == EPOCH
+
+
+def test_virtual_clock_refuses_non_utc_start() -> None:
+    from datetime import timezone
+
+    with pytest.raises(ValueError, match="UTC"):
+        VirtualClock(datetime(2026, 1, 1))
+    with pytest.raises(ValueError, match="UTC"):
+        VirtualClock(datetime(2026, 1, 1, tzinfo=timezone(timedelta(hours=2))))
+
+
+# -- differential: the memory backend agrees with the oracle on random sequences --------------
+
+outcomes = st.one_of(
+    st.builds(Succeed, st.none() | st.integers(-3, 3) | st.lists(st.integers(0, 2), max_size=2)),
+    st.builds(Raise, st.sampled_from(["ValueError", "Boom"]), st.text("ab ", max_size=3)),
+)
+
+
+@st.composite
+def command_sequences(draw: st.DrawFn) -> list[Command]:
+    fresh = (f"j{i}" for i in itertools.count())
+    used: list[str] = []
+    commands: list[Command] = []
+    for _ in range(draw(st.integers(0, 30))):
+        kind = draw(st.sampled_from(["submit", "submit", "dispatch", "finish", "finish",
+                                     "cancel", "time", "cleanup", "shutdown", "get", "result",
+                                     "list"]))
+        alias = st.sampled_from([*used, "ghost"])
+        if kind == "submit":
+            used.append(next(fresh))
+            commands.append(Submit(used[-1], ignores_cancel=draw(st.booleans())))
+        elif kind == "dispatch":
+            commands.append(Dispatch())
+        elif kind == "finish":
+            commands.append(Finish(draw(alias), draw(outcomes)))
+        elif kind == "cancel":
+            commands.append(Cancel(draw(alias)))
+        elif kind == "time":
+            commands.append(AdvanceTime(draw(st.sampled_from([0, 0.25, 1, 30]))))
+        elif kind == "cleanup":
+            commands.append(Cleanup(draw(st.sampled_from([0, 1, 30]))))
+        elif kind == "shutdown":
+            commands.append(Shutdown())
+        elif kind == "get":
+            commands.append(Get(draw(alias)))
+        elif kind == "result":
+            commands.append(GetResult(draw(alias)))
+        else:
+            commands.append(ListJobs(draw(st.sampled_from([None, "queued", "running",
+                                                           "succeeded", "cancelled"]))))
+    return commands
+
+
+@given(command_sequences(), st.integers(1, 3), st.sampled_from([None, 3]))
+@settings(max_examples=150, deadline=None, database=None, derandomize=True)
+def test_memory_backend_agrees_with_oracle(
+    commands: list[Command], max_concurrent: int, max_tasks: int | None
+) -> None:
+    profile = load_registry().profile("canonical")
+    check = harness(MemoryBackend(), profile, max_concurrent=max_concurrent,
+                    max_tasks=max_tasks, unlimited_tasks=max_tasks is None)
+    check.run_all(commands)  # raises Divergence on the first disagreement
+    check.close()
