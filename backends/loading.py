@@ -22,6 +22,10 @@ def backend_names() -> list[str]:
 
 def _import_target(target: str) -> Any:
     module_name, _, attribute = target.partition(":")
+    if not module_name or not attribute:
+        raise BackendLoadError(
+            f"backend {target!r}: write `package.module:attribute`, both parts non-empty"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -59,8 +63,15 @@ def load_backend(name: str) -> Backend:
             target = matches[0].load()
         except Exception as error:
             raise BackendLoadError(f"backend {name!r} failed to load: {error}") from error
-    backend = target() if isinstance(target, type) or not hasattr(target, "open") else target
-    return check_backend(backend, name)
+    if isinstance(target, type) or (callable(target) and not hasattr(target, "open")):
+        try:
+            target = target()
+        except Exception as error:
+            raise BackendLoadError(
+                f"backend {name!r}: calling {target!r} to make the backend raised"
+                f" {type(error).__name__}: {error}"
+            ) from error
+    return check_backend(target, name)
 
 
 def check_backend(backend: object, name: str) -> Backend:

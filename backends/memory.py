@@ -170,7 +170,7 @@ class MemoryRuntime:
             raise JobNotFound(job_id)
         if job.status != SUCCEEDED:
             raise JobNotCompleted(job_id, job.status)
-        return job.result
+        return copy.deepcopy(job.result)
 
     def list_jobs(self, status: str | None = None) -> Sequence[JobSnapshot]:
         return [self._snapshot(job) for job in self._jobs.values()

@@ -55,7 +55,7 @@ class Record:
 
 
 FIELD_REQUIREMENTS = {
-    "status": ("LC-002",),
+    "status": ("LC-001", "LC-002"),
     "submitted_at": ("LC-004",),
     "started_at": ("LC-004",),
     "finished_at": ("LC-004",),

@@ -119,22 +119,30 @@ def command_from_json(document: dict[str, Any]) -> Command:
     """Rebuild a command from its JSON form.
 
     Raises:
-        ValueError: unknown command kind or fields that do not fit it.
+        ValueError: unknown command kind, or fields that do not fit it.
     """
     body = dict(document)
     kind = body.pop("command", None)
     cls = COMMAND_TYPES.get(str(kind))
     if cls is None:
         raise ValueError(f"unknown command {kind!r}; expected one of {sorted(COMMAND_TYPES)}")
-    if cls is Finish:
-        outcome = dict(body["outcome"])
-        outcome_kind = outcome.pop("kind")
-        outcome_cls = {"Succeed": Succeed, "Raise": Raise}[outcome_kind]
-        body["outcome"] = outcome_cls(**outcome)
     names = {field.name for field in fields(cls)}
     if set(body) - names:
         raise ValueError(f"{kind} has no field(s) {sorted(set(body) - names)}")
-    return cls(**body)
+    try:
+        if cls is Finish:
+            outcome = dict(body["outcome"])
+            outcome_kind = outcome.pop("kind", None)
+            outcome_types: dict[str, type[Outcome]] = {"Succeed": Succeed, "Raise": Raise}
+            if outcome_kind not in outcome_types:
+                raise ValueError(f"Finish outcome kind must be Succeed or Raise, not"
+                                 f" {outcome_kind!r}")
+            body["outcome"] = outcome_types[outcome_kind](**outcome)
+        return cls(**body)
+    except (TypeError, KeyError) as error:
+        expected = ", ".join(f.name for f in fields(cls))
+        raise ValueError(f"{kind} takes the fields ({expected}); got {sorted(body)}:"
+                         f" {error}") from None
 
 
 def describe(command: Command) -> str:

@@ -117,17 +117,23 @@ def spec_files() -> Traversable:
     return resources.files(__name__)
 
 
-def _load_yaml(folder: Traversable, name: str) -> Any:
+def _read(folder: Traversable, name: str) -> str:
     try:
-        return yaml.safe_load(folder.joinpath(name).read_text(encoding="utf-8"))
+        return folder.joinpath(name).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise SpecError(f"spec file {name} is missing from {folder}") from None
+
+
+def _load_yaml(folder: Traversable, name: str) -> Any:
+    text = _read(folder, name)
+    try:
+        return yaml.safe_load(text)
     except yaml.YAMLError as error:
         raise SpecError(f"spec file {name} is not valid YAML: {error}") from None
 
 
 def _validate(document: Any, schema_name: str, file_name: str, folder: Traversable) -> None:
-    schema = json.loads(folder.joinpath(schema_name).read_text(encoding="utf-8"))
+    schema = json.loads(_read(folder, schema_name))
     errors = sorted(
         jsonschema.Draft202012Validator(schema).iter_errors(document),
         key=lambda error: list(error.absolute_path),
@@ -145,6 +151,13 @@ def _profiles(document: Mapping[str, Any]) -> dict[str, Profile]:
     profiles = {}
     for name, body in document["profiles"].items():
         parameters = body["parameters"]
+        natives = list(body["vocabulary"].values())
+        shared = sorted({native for native in natives if natives.count(native) > 1})
+        if shared:
+            raise SpecError(
+                f"profile {name!r} gives several states the same name {shared}; each"
+                f" canonical state needs its own name in {PROFILES_FILE}"
+            )
         profiles[name] = Profile(
             name=name,
             description=body["description"].strip(),
@@ -205,24 +218,28 @@ def load_registry(folder: Traversable | None = None) -> Registry:
                 f"requirement {requirement.id} names unknown profile(s) {sorted(unknown)};"
                 f" define them in {PROFILES_FILE} or fix the name"
             )
-    version = folder.joinpath("VERSION").read_text(encoding="utf-8").strip()
+    version = _read(folder, "VERSION").strip()
     return Registry(version=version, requirements=tuple(requirements), profiles=profiles)
 
 
 def lock_problems(registry: Registry, folder: Traversable | None = None) -> list[str]:
     """Differences between requirements.lock and the normative text, as readable lines."""
     folder = folder if folder is not None else spec_files()
-    recorded = folder.joinpath(LOCK_FILE).read_text(encoding="utf-8").splitlines()
+    try:
+        recorded = _read(folder, LOCK_FILE).splitlines()
+    except SpecError as error:
+        return [f"{error}: run `jobconform spec lock` to create it"]
     expected = registry.lock_text().splitlines()
     problems = []
     recorded_hashes = dict(line.split(" ", 1) for line in recorded if " " in line)
     expected_hashes = dict(line.split(" ", 1) for line in expected)
     if recorded_hashes.get("version") == expected_hashes["version"]:
-        for key, digest in expected_hashes.items():
-            if key != "version" and recorded_hashes.get(key) != digest:
+        for key in sorted(expected_hashes.keys() | recorded_hashes.keys()):
+            if recorded_hashes.get(key) != expected_hashes.get(key):
+                change = "removed" if key not in expected_hashes else "changed (or is new)"
                 problems.append(
-                    f"{key}: normative text changed (or is new) without a VERSION bump;"
-                    " bump spec/VERSION, add a CHANGELOG line, then run `jobconform spec lock`"
+                    f"{key}: normative text {change} without a VERSION bump; bump"
+                    " spec/VERSION, add a CHANGELOG line, then run `jobconform spec lock`"
                 )
     elif recorded != expected:
         problems.append(

@@ -259,24 +259,12 @@ def test_object_lacking_everything() -> None:
         load_backend("builtins:object")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CORE BUG (backends.loading.load_backend): a `module:attr` target that is neither"
-    " a class nor has `open` is called as a factory unconditionally, so a non-callable"
-    " object lacking `open` (an instance, or the int 42) raises TypeError"
-    " (\"'NoOpen' object is not callable\") instead of BackendLoadError",
-)
 @pytest.mark.parametrize("attribute", ["no_open_instance", "not_a_backend"])
 def test_instance_lacking_open(fake_module: types.ModuleType, attribute: str) -> None:
     with pytest.raises(BackendLoadError, match="lacks"):
         load_backend(f"{FAKE_MODULE}:{attribute}")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CORE BUG (backends.loading._import_target): an empty module name (':Backend')"
-    " makes importlib raise ValueError('Empty module name'), which is not caught",
-)
 def test_empty_module_name() -> None:
     with pytest.raises(BackendLoadError):
         load_backend(":Backend")

@@ -620,12 +620,6 @@ def test_command_from_json_unknown_field(document: dict[str, Any]) -> None:
         command_from_json(document)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CORE BUG (reference.commands.command_from_json): documents that do not fit the"
-    " command (missing fields, missing/unknown outcome kind, extra outcome fields) raise"
-    " TypeError or KeyError, not the ValueError the docstring promises",
-)
 @pytest.mark.parametrize("document", [
     {"command": "Submit"},
     {"command": "Finish", "job": "a"},

@@ -240,11 +240,6 @@ def test_version_bump_with_relock_is_clean(spec_copy: pathlib.Path) -> None:
     assert lock_problems(registry, folder=spec_copy) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CORE BUG (spec.lock_problems): a requirement deleted without a VERSION bump is"
-    " not reported; only ids present in the current registry are compared with the lock",
-)
 def test_removed_requirement_without_version_bump_is_reported(
     spec_copy: pathlib.Path,
 ) -> None:
@@ -254,12 +249,6 @@ def test_removed_requirement_without_version_bump_is_reported(
     assert any("LC-025" in problem for problem in problems)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=FileNotFoundError,
-    reason="CORE BUG (spec.lock_problems): a missing requirements.lock raises a bare"
-    " FileNotFoundError instead of a SpecError / readable problem line",
-)
 def test_missing_lock_file_is_a_clear_error(spec_copy: pathlib.Path) -> None:
     (spec_copy / LOCK_FILE).unlink(missing_ok=True)
     registry = load_registry(folder=spec_copy)
@@ -298,12 +287,6 @@ def test_unknown_native_status_raises(registry: Registry, native: str) -> None:
     assert "completed" in message  # the known vocabulary is listed
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="CORE GAP (spec.load_registry / profiles.schema.json): a vocabulary that gives two"
-    " canonical states the same native name loads without error, so to_canonical silently"
-    " maps e.g. every native 'failed' job to the first match",
-)
 def test_ambiguous_vocabulary_is_rejected(spec_copy: pathlib.Path) -> None:
     def merge(document: dict[str, object]) -> None:
         profiles = document["profiles"]
@@ -459,12 +442,6 @@ def test_missing_data_file(spec_copy: pathlib.Path, missing: str) -> None:
     assert str(spec_copy) in message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=FileNotFoundError,
-    reason="CORE BUG (spec.load_registry): a missing VERSION or JSON Schema file raises a"
-    " bare FileNotFoundError although the docstring promises SpecError for a missing file",
-)
 @pytest.mark.parametrize("missing", ["VERSION", "registry.schema.json", "profiles.schema.json"])
 def test_missing_version_or_schema_file(spec_copy: pathlib.Path, missing: str) -> None:
     (spec_copy / missing).unlink()

@@ -1,0 +1,74 @@
+"""The command line: the main job, clear errors for bad input, listings and the spec gate."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from jobconform.conformance.cli import main
+from jobconform.spec import load_registry
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_run_on_memory_passes_every_requirement_in_every_suite(tmp_path: Path) -> None:
+    code, output = invoke("run", "--backend", "memory", "--report-dir", str(tmp_path))
+    registry = load_registry()
+    assert code == 0, output
+    assert f"requirements: {len(registry.requirements)} passed, 0 failed" in output
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert report["verdict"] == "pass"
+    for requirement in registry.requirements:
+        verdicts = report["requirements"][requirement.id]["suites"]
+        assert verdicts == {"behave": "pass", "robot": "pass", "hypothesis": "pass"}
+    suites = ET.parse(tmp_path / "junit.xml").getroot().findall("testsuite")
+    assert [suite.get("name") for suite in suites] == ["behave", "robot", "hypothesis"]
+    assert all(suite.get("failures") == "0" for suite in suites)
+
+
+def test_run_fails_and_names_the_requirement_for_a_broken_backend(tmp_path: Path) -> None:
+    code, output = invoke("run", "--backend", "jobconform.conformance.gallery:late_completion",
+                          "--suite", "hypothesis", "--report-dir", str(tmp_path))
+    assert code == 1
+    assert "LC-003" in output
+    assert "commands so far" in output
+
+
+def test_unknown_backend_is_a_clear_error(tmp_path: Path) -> None:
+    code, output = invoke("run", "--backend", "nosuch", "--report-dir", str(tmp_path))
+    assert code != 0
+    assert "unknown backend 'nosuch'; installed backends: memory" in output
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_unknown_profile_is_a_clear_error(tmp_path: Path) -> None:
+    code, output = invoke("run", "--profile", "nope", "--report-dir", str(tmp_path))
+    assert code != 0
+    assert "unknown profile 'nope'" in output
+
+
+def test_every_profile_passes_on_memory(tmp_path: Path) -> None:
+    for profile in ("async-jobs", "task-manager"):
+        code, output = invoke("run", "--profile", profile, "--examples", "30",
+                              "--report-dir", str(tmp_path / profile))
+        assert code == 0, output
+
+
+def test_list_shows_backends_profiles_requirements_and_gallery() -> None:
+    code, output = invoke("list")
+    assert code == 0
+    for expected in ("memory", "task-manager", "pending/completed", "LC-025",
+                     "late_completion"):
+        assert expected in output
+
+
+def test_spec_check_passes_on_the_shipped_spec() -> None:
+    code, output = invoke("spec", "check")
+    assert code == 0, output
+    assert "lock up to date" in output

@@ -1,0 +1,80 @@
+"""The wheel carries every subpackage and all spec and suite data, under jobconform.* only.
+
+An editable install imports a subpackage missing from pyproject's explicit list without
+complaint, yet the wheel silently leaves it out; this test is the guard.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+PACKAGE_DIRS: dict[str, str] = PYPROJECT["tool"]["setuptools"]["package-dir"]
+DATA_SUFFIXES = (".py", ".yaml", ".json", ".md", ".feature", ".robot", ".resource", ".typed")
+DATA_NAMES = ("VERSION", "requirements.lock")
+
+
+@pytest.fixture(scope="module")
+def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
+        check=True,
+    )
+    (wheel,) = out.glob("jobconform-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
+
+
+def source_files() -> dict[str, Path]:
+    """Every file the wheel must hold, keyed by its path inside the wheel."""
+    wanted = {}
+    for package, folder in PACKAGE_DIRS.items():
+        prefix = package.replace(".", "/")
+        for path in (ROOT / folder).iterdir():
+            if path.is_file() and (path.suffix in DATA_SUFFIXES or path.name in DATA_NAMES):
+                wanted[f"{prefix}/{path.name}"] = path
+    return wanted
+
+
+def test_every_source_folder_with_code_is_a_listed_package() -> None:
+    listed = {ROOT / folder for folder in PACKAGE_DIRS.values()}
+    for folder in ("spec", "reference", "backends", "conformance", "features", "robot"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.suffix in (".py", ".feature", ".robot") and "__pycache__" not in path.parts:
+                assert path.parent in listed, (
+                    f"{path.relative_to(ROOT)} is in a folder missing from pyproject's"
+                    " packages/package-dir: the wheel would leave it out"
+                )
+
+
+def test_wheel_holds_every_file(wheel_names: set[str]) -> None:
+    missing = sorted(set(source_files()) - wheel_names)
+    assert not missing, f"files left out of the wheel: {missing}"
+
+
+def test_wheel_holds_spec_data_and_type_markers(wheel_names: set[str]) -> None:
+    for name in ("lifecycle.yaml", "profiles.yaml", "registry.schema.json",
+                 "profiles.schema.json", "VERSION", "requirements.lock", "lifecycle.md"):
+        assert f"jobconform/spec/{name}" in wheel_names
+    for package in ("spec", "reference", "backends", "conformance"):
+        assert f"jobconform/{package}/py.typed" in wheel_names
+
+
+def test_wheel_installs_nothing_but_jobconform(wheel_names: set[str]) -> None:
+    top_level = {name.split("/", 1)[0] for name in wheel_names}
+    strays = {name for name in top_level
+              if name != "jobconform" and not name.endswith(".dist-info")}
+    assert not strays, f"generic top-level names in the wheel: {sorted(strays)}"
+
+
+def test_wheel_declares_the_memory_backend_entry_point(wheel_names: set[str]) -> None:
+    (entry_points,) = [n for n in wheel_names if n.endswith(".dist-info/entry_points.txt")]
+    assert entry_points

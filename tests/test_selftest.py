@@ -1,0 +1,23 @@
+"""Every broken backend in the gallery is caught by every suite, by the requirement it breaks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jobconform.conformance.gallery import GALLERY, GalleryEntry
+from jobconform.conformance.runner import SUITES
+from jobconform.conformance.selftest import check_entry
+from jobconform.spec import load_registry
+
+
+@pytest.mark.parametrize("entry", GALLERY, ids=[entry.name for entry in GALLERY])
+def test_gallery_entry_is_caught_by_every_suite(entry: GalleryEntry, tmp_path: Path) -> None:
+    catches = check_entry(entry, load_registry(), tmp_path)
+    assert [catch.suite for catch in catches] == list(SUITES)
+    for catch in catches:
+        assert catch.caught, f"{catch.suite} missed {entry.name}: {entry.bug}"
+        assert catch.named_expected, (
+            f"{catch.suite} caught {entry.name} but named {catch.named}, not {entry.catches}"
+        )
