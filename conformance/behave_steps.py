@@ -29,6 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar, cast
 
 from behave import given, register_type, then, use_step_matcher, when
+
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend, JobView
 from jobconform.conformance.clock import EPOCH

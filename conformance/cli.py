@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import click
+
 from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
 from jobconform.conformance.gallery import GALLERY
 from jobconform.conformance.report import RunSummary, console_table, write_json, write_junit

@@ -22,6 +22,7 @@ from hypothesis.stateful import (
     precondition,
     rule,
 )
+
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import Divergence, Harness
 from jobconform.reference import commands as cmd

@@ -31,6 +31,9 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, cast
 
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
+
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend, HealthView, JobView
 from jobconform.conformance.clock import EPOCH
@@ -39,8 +42,6 @@ from jobconform.reference import commands as cmd
 from jobconform.reference.commands import Raise, Succeed
 from jobconform.reference.lifecycle import JsonValue, Status
 from jobconform.spec import Profile, Registry, SpecError, load_registry
-from robot.api.deco import keyword, library
-from robot.libraries.BuiltIn import BuiltIn
 
 DEFAULT_BACKEND = "memory"
 CANONICAL_STATUSES = tuple(status.value for status in Status)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pytest
 import yaml
+
 from jobconform.spec import (
     AREA_FILES,
     LOCK_FILE,
