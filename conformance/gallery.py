@@ -9,7 +9,7 @@ none of these is worthless, whatever it counts.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from jobconform.backends.memory import (
@@ -24,7 +24,7 @@ from jobconform.backends.memory import (
     MemoryRuntime,
     _Job,
 )
-from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.protocol import CapacityExceeded, Clock, RuntimeSettings, TaskScript
 
 
 class LateCompletionRuntime(MemoryRuntime):
@@ -126,16 +126,16 @@ class CleanupExclusiveBoundaryRuntime(MemoryRuntime):
 class CapCountsActiveOnlyRuntime(MemoryRuntime):
     """The task cap counts only active jobs, so retained records grow without bound."""
 
-    def submit(self, script: object) -> str:  # type: ignore[override]
-        held, self._jobs = self._jobs, {k: j for k, j in self._jobs.items()
-                                        if j.status not in TERMINAL}
+    def submit(self, script: TaskScript) -> str:
+        cap = self._settings.max_tasks
+        active = sum(job.status not in TERMINAL for job in self._jobs.values())
+        if cap is not None and active >= cap and not self._shut_down:
+            raise CapacityExceeded(f"task cap of {cap} active jobs reached")
+        saved, self._settings = self._settings, replace(self._settings, max_tasks=None)
         try:
-            job_id = super().submit(script)  # type: ignore[arg-type]
-            new_job = self._jobs[job_id]
+            return super().submit(script)
         finally:
-            self._jobs = held
-        self._jobs[job_id] = new_job
-        return job_id
+            self._settings = saved
 
 
 class OverbookingRuntime(MemoryRuntime):

@@ -141,14 +141,14 @@ def _behave_cases(features: list[dict[str, Any]]) -> Iterator[CaseResult]:
 
 
 def run_robot(config: RunConfig) -> SuiteRun:
-    import robot
     from robot.api import ExecutionResult
+    from robot.run import run as run_robot_suites
 
     started = time.perf_counter()
     out_dir = config.work_dir / "robot"
     out_dir.mkdir(parents=True, exist_ok=True)
     console = io.StringIO()
-    robot.run(
+    run_robot_suites(
         str(suite_folder("jobconform.robot")), outputdir=str(out_dir), output="output.xml",
         log="NONE", report="NONE",
         variable=[f"BACKEND:{config.backend}", f"PROFILE:{config.profile}"],
