@@ -157,3 +157,7 @@ def spec_lock() -> None:
     target = Path(str(spec_files())) / "requirements.lock"
     target.write_text(registry.lock_text(), encoding="utf-8")
     click.echo(f"wrote {target} for spec {registry.version}")
+
+
+if __name__ == "__main__":
+    main()

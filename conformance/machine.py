@@ -30,7 +30,7 @@ from jobconform.reference.lifecycle import Status
 from jobconform.spec import Profile, Registry
 
 MACHINE_SLOTS = 2
-MACHINE_TASK_CAP = 6
+MACHINE_TASK_CAP = 4
 TIME_STEPS = (0.0, 1.0, 5.0, 30.0, 60.0)
 CLEANUP_AGES = (0.0, 5.0, 30.0, 60.0)
 SHUTDOWN_AFTER_STEPS = 15

@@ -51,7 +51,16 @@ class RunSummary:
             table[requirement.id] = row
         return table
 
+    def unknown_tags(self, registry: Registry) -> list[str]:
+        """Cases tagged with a requirement ID the spec does not define (a stale test)."""
+        known = set(registry.ids())
+        return [f"{run.suite}: {case.name} names unknown {rid}"
+                for run in self.suites for case in run.cases
+                for rid in case.requirements if rid not in known]
+
     def failed(self, registry: Registry) -> bool:
+        if self.unknown_tags(registry):
+            return True
         broken_cases = any(not c.passed for run in self.suites for c in run.cases)
         bad_verdicts = any(v in FAILING for row in self.verdicts(registry).values()
                            for v in row.values())
@@ -98,6 +107,8 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
         for case in failed[:5]:
             lines.append(f"  FAILED {case.name}")
             lines += [f"    {line}" for line in case.message.strip().splitlines()[:25]]
+    for problem in summary.unknown_tags(registry):
+        lines.append(f"  STALE TAG {problem}")
     counts = _counts(verdicts)
     lines.append("")
     lines.append(f"requirements: {counts[PASS]} passed, {counts[FAIL]} failed,"
@@ -115,6 +126,7 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
         "seed": summary.seed,
         "verdict": "fail" if summary.failed(registry) else "pass",
         "counts": _counts(verdicts),
+        "unknown_tags": summary.unknown_tags(registry),
         "requirements": {
             r.id: {"level": r.level, "title": r.title, "area": r.area,
                    "suites": verdicts[r.id]}
