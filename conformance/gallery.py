@@ -1,30 +1,32 @@
 """The self-test gallery: deliberately broken backends, one known bug class each.
 
-Each broken runtime is the memory runtime with one method changed the way a real
-runtime got it wrong. `jobconform selftest` runs the suites against every one of them
-and proves each is caught, by the requirement named in `catches`. A suite that catches
-none of these is worthless, whatever it counts.
+Each broken backend is the memory backend with one method of its runtime or its store
+changed the way a real runtime got it wrong. `jobconform selftest` runs the suites
+against every one of them and proves each is caught, by the requirement named in
+`catches`. A suite that catches none of these is worthless, whatever it counts.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import datetime
+from typing import Any
 
-from jobconform.backends.memory import (
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import CapacityExceeded, Clock, RuntimeSettings
+from jobconform.backends.store import (
     CANCELLED,
     FAILED,
     QUEUED,
     RUNNING,
     SUCCEEDED,
     TERMINAL,
-    JobSnapshot,
-    MemoryBackend,
-    MemoryRuntime,
-    _Job,
+    InMemoryJobStore,
+    StoredJob,
 )
-from jobconform.backends.protocol import CapacityExceeded, Clock, RuntimeSettings, TaskScript
+
+# -- broken runtimes ---------------------------------------------------------------------
 
 
 class LateCompletionRuntime(MemoryRuntime):
@@ -32,13 +34,14 @@ class LateCompletionRuntime(MemoryRuntime):
 
     def settle(self) -> None:
         super().settle()
-        for job in self._jobs.values():
-            if job.status == CANCELLED and job.started_at and job.script.decided():
+        for job in self._store.list(CANCELLED):
+            script = self._scripts.get(job.job_id)
+            if job.started_at and script is not None and script.decided():
                 try:
-                    job.result, job.status = job.script.run(), SUCCEEDED
+                    changes: dict[str, Any] = {"status": SUCCEEDED, "result": script.run()}
                 except Exception as error:
-                    job.error, job.status = f"{type(error).__name__}: {error}", FAILED
-                job.finished_at = self._now()
+                    changes = {"status": FAILED, "error": self._error_message(error)}
+                self._store.update(job.job_id, CANCELLED, finished_at=self._now(), **changes)
 
 
 class CallerCancelsRunningRuntime(MemoryRuntime):
@@ -48,24 +51,25 @@ class CallerCancelsRunningRuntime(MemoryRuntime):
     records the job as failed.
     """
 
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._transition_errors: set[str] = set()
+
     def cancel(self, job_id: str) -> bool:
-        job = self._jobs.get(job_id)
+        job = self._store.get(job_id)
         if job is not None and job.status == RUNNING and not job.cancel_requested:
-            job.cancel_requested = True
-            job.status, job.finished_at = CANCELLED, self._now()
+            self._store.update(job_id, RUNNING, status=CANCELLED, cancel_requested=True,
+                               finished_at=self._now())
             self.cancelled += 1
             self.settle()
             return True
         return super().cancel(job_id)
 
-    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
-        super().__init__(settings, clock)
-        self._transition_errors: set[str] = set()
-
     def settle(self) -> None:
-        for job in self._jobs.values():
-            owner_acts = job.script.honours_cancellation or job.script.decided()
-            caller_moved = job.cancel_requested and job.status == CANCELLED and job.started_at
+        for job in self._store.list(CANCELLED):
+            script = self._scripts.get(job.job_id)
+            owner_acts = script is not None and (script.honours_cancellation or script.decided())
+            caller_moved = job.cancel_requested and job.started_at
             if caller_moved and owner_acts and job.job_id not in self._transition_errors:
                 # The worker's own running -> cancelled raises on the terminal job, and
                 # its error handler counts the job as a failure.
@@ -91,73 +95,31 @@ class NaiveTimestampRuntime(MemoryRuntime):
         return super()._now().replace(tzinfo=None)
 
 
+class _LiveRecord:
+    """Reads through to the store on every attribute access, as a live reference does."""
+
+    def __init__(self, store: InMemoryJobStore, job: StoredJob) -> None:
+        self._store, self._last = store, job
+
+    def __getattr__(self, name: str) -> object:
+        current = self._store.get(self._last.job_id)
+        self._last = current if current is not None else self._last
+        return getattr(self._last, name)
+
+
 class LiveRecordRuntime(MemoryRuntime):
     """get and list hand out the runtime's own record, not a copy (seed 004, D-23)."""
 
-    @staticmethod
-    def _snapshot(job: _Job) -> JobSnapshot:
-        return job  # type: ignore[return-value]
-
-
-class CleanupRemovesActiveRuntime(MemoryRuntime):
-    """Cleanup removes old jobs whatever their status, running ones included."""
-
-    def cleanup(self, max_age_seconds: float) -> int:
-        cutoff = self._now() - timedelta(seconds=max_age_seconds)
-        expired = [job_id for job_id, job in self._jobs.items()
-                   if (job.finished_at or job.submitted_at) <= cutoff]
-        for job_id in expired:
-            del self._jobs[job_id]
-        return len(expired)
-
-
-class CleanupExclusiveBoundaryRuntime(MemoryRuntime):
-    """Cleanup keeps a job exactly max_age old: `>` where the boundary is inclusive."""
-
-    def cleanup(self, max_age_seconds: float) -> int:
-        cutoff = self._now() - timedelta(seconds=max_age_seconds)
-        expired = [job_id for job_id, job in self._jobs.items()
-                   if job.status in TERMINAL and (job.finished_at or job.submitted_at) < cutoff]
-        for job_id in expired:
-            del self._jobs[job_id]
-        return len(expired)
-
-
-class CapCountsActiveOnlyRuntime(MemoryRuntime):
-    """The task cap counts only active jobs, so retained records grow without bound."""
-
-    def submit(self, script: TaskScript) -> str:
-        cap = self._settings.max_tasks
-        active = sum(job.status not in TERMINAL for job in self._jobs.values())
-        if cap is not None and active >= cap and not self._shut_down:
-            raise CapacityExceeded(f"task cap of {cap} active jobs reached")
-        saved, self._settings = self._settings, replace(self._settings, max_tasks=None)
-        try:
-            return super().submit(script)
-        finally:
-            self._settings = saved
+    def _copy(self, job: StoredJob) -> StoredJob:  # type: ignore[override]
+        assert isinstance(self._store, InMemoryJobStore)
+        return _LiveRecord(self._store, job)  # type: ignore[return-value]
 
 
 class OverbookingRuntime(MemoryRuntime):
-    """Dispatch starts every queued job, ignoring the concurrency limit."""
+    """Dispatch claims every queued job, ignoring the concurrency limit (cf. seed 000 B3)."""
 
     def dispatch(self) -> None:
-        for job in self._jobs.values():
-            if job.status == QUEUED:
-                job.status, job.started_at = RUNNING, self._now()
-        self.settle()
-
-
-class CancelledJobStartsRuntime(MemoryRuntime):
-    """Dispatch pops jobs from its queue without re-checking them, so a job cancelled
-    while queued still starts its body."""
-
-    def dispatch(self) -> None:
-        free = self._settings.max_concurrent - self._count(RUNNING)
-        for job in self._jobs.values():
-            if free > 0 and job.started_at is None and job.status in (QUEUED, CANCELLED):
-                job.status, job.started_at = RUNNING, self._now()
-                free -= 1
+        self._store.claim(self._worker_id, len(self._store.list(QUEUED)), self._now())
         self.settle()
 
 
@@ -165,48 +127,103 @@ class CancelAlwaysTrueRuntime(MemoryRuntime):
     """Cancel answers true for a job that is already terminal."""
 
     def cancel(self, job_id: str) -> bool:
-        job = self._jobs.get(job_id)
+        job = self._store.get(job_id)
         return super().cancel(job_id) or (job is not None and job.status in TERMINAL)
 
 
 class MessageOnlyErrorRuntime(MemoryRuntime):
     """A failed job records only the exception's message, without its type name."""
 
-    def _end(self, job: _Job, status: str, result: object = None,
-             error: str | None = None) -> None:
-        if error is not None:
-            error = error.split(": ", 1)[1]
-        super()._end(job, status, result, error)
+    @staticmethod
+    def _error_message(error: Exception) -> str:
+        return str(error)
 
 
 class ShutdownLeavesQueuedRuntime(MemoryRuntime):
     """Shutdown cancels running jobs but forgets the ones still queued."""
 
     def shutdown(self) -> None:
-        for job in self._jobs.values():
-            if job.status == RUNNING:
-                job.cancel_requested = True
-                self._end(job, CANCELLED)
+        for job in self._store.list(RUNNING):
+            self._end(job, CANCELLED)
         self._shut_down = True
 
 
 class NewestFirstListRuntime(MemoryRuntime):
     """Listing returns the newest job first instead of submission order."""
 
-    def list_jobs(self, status: str | None = None) -> Sequence[JobSnapshot]:
+    def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
         return list(reversed(super().list_jobs(status)))
+
+
+# -- broken stores ---------------------------------------------------------------------
+
+
+class CleanupRemovesActiveStore(InMemoryJobStore):
+    """Cleanup removes old jobs whatever their status, running ones included."""
+
+    def delete_terminal(self, finished_at_or_before: datetime) -> int:
+        with self._lock:
+            expired = [job_id for job_id, job in self._jobs.items()
+                       if (job.finished_at or job.submitted_at) <= finished_at_or_before]
+            for job_id in expired:
+                del self._jobs[job_id]
+            return len(expired)
+
+
+class CleanupExclusiveBoundaryStore(InMemoryJobStore):
+    """Cleanup keeps a job exactly max_age old: `>` where the boundary is inclusive."""
+
+    def delete_terminal(self, finished_at_or_before: datetime) -> int:
+        with self._lock:
+            expired = [job_id for job_id, job in self._jobs.items()
+                       if job.status in TERMINAL
+                       and (job.finished_at or job.submitted_at) < finished_at_or_before]
+            for job_id in expired:
+                del self._jobs[job_id]
+            return len(expired)
+
+
+class CapCountsActiveOnlyStore(InMemoryJobStore):
+    """The task cap counts only active jobs, so retained records grow without bound."""
+
+    def add(self, job: StoredJob, max_records: int | None) -> None:
+        with self._lock:
+            active = sum(held.status not in TERMINAL for held in self._jobs.values())
+            if max_records is not None and active >= max_records:
+                raise CapacityExceeded(f"task cap of {max_records} active jobs reached")
+            self._jobs[job.job_id] = job
+
+
+class CancelledJobStartsStore(InMemoryJobStore):
+    """The claim takes jobs from its queue without re-checking them, so a job cancelled
+    while queued still starts its body."""
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        with self._lock:
+            picked = [job for job in self._jobs.values()
+                      if job.started_at is None and job.status in (QUEUED, CANCELLED)][:limit]
+            claimed = [replace(job, status=RUNNING, started_at=now, worker_id=worker_id)
+                       for job in picked]
+            for job in claimed:
+                self._jobs[job.job_id] = job
+            return claimed
 
 
 @dataclass(frozen=True)
 class GalleryEntry:
     name: str
-    runtime: type[MemoryRuntime]
+    broken: type[MemoryRuntime] | type[InMemoryJobStore]  # the one changed part
     catches: str  # the requirement that must name this bug
     source: str
 
     @property
     def bug(self) -> str:
-        return " ".join((self.runtime.__doc__ or "").split())
+        return " ".join((self.broken.__doc__ or "").split())
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        if issubclass(self.broken, MemoryRuntime):
+            return self.broken(settings, clock)
+        return MemoryRuntime(settings, clock, store=self.broken())
 
     @property
     def target(self) -> str:
@@ -221,14 +238,14 @@ GALLERY = (
                  "seed 000 B2"),
     GalleryEntry("naive_timestamps", NaiveTimestampRuntime, "LC-005", "seed 000 B4"),
     GalleryEntry("live_records", LiveRecordRuntime, "LC-016", "seed 004 D-23"),
-    GalleryEntry("cleanup_removes_active", CleanupRemovesActiveRuntime, "LC-019",
+    GalleryEntry("cleanup_removes_active", CleanupRemovesActiveStore, "LC-019",
                  "seed 004 cleanup"),
-    GalleryEntry("cleanup_exclusive_boundary", CleanupExclusiveBoundaryRuntime, "LC-020",
+    GalleryEntry("cleanup_exclusive_boundary", CleanupExclusiveBoundaryStore, "LC-020",
                  "seed 004 cleanup"),
-    GalleryEntry("cap_counts_active_only", CapCountsActiveOnlyRuntime, "LC-009",
+    GalleryEntry("cap_counts_active_only", CapCountsActiveOnlyStore, "LC-009",
                  "anchors: task cap trap"),
     GalleryEntry("overbooking", OverbookingRuntime, "LC-010", "seed 000 B3"),
-    GalleryEntry("cancelled_job_starts", CancelledJobStartsRuntime, "LC-012",
+    GalleryEntry("cancelled_job_starts", CancelledJobStartsStore, "LC-012",
                  "seed 004 concurrency model"),
     GalleryEntry("cancel_always_true", CancelAlwaysTrueRuntime, "LC-015", "seed 004 cancel"),
     GalleryEntry("message_only_error", MessageOnlyErrorRuntime, "LC-007", "seed 000 errors"),
@@ -244,7 +261,7 @@ def _backend_class(entry: GalleryEntry) -> type[MemoryBackend]:
         __doc__ = entry.bug
 
         def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-            return entry.runtime(settings, clock)
+            return entry.open(settings, clock)
 
     BrokenBackend.__name__ = BrokenBackend.__qualname__ = entry.name
     return BrokenBackend

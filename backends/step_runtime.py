@@ -1,0 +1,189 @@
+"""The step runtime: a deterministic, single-threaded job runtime over any job store.
+
+Worker slots are counted, not threads: `dispatch` claims queued jobs into free slots
+and `settle` lets every body that can end now end. Each claimed job is owned by this
+runtime's worker id; only the owner's code path (`_finish_owned`) moves a running job to
+a terminal state, so a cancel of a running job only records the request (LC-013). Every
+terminal write is conditioned on the job still running, so a late outcome is absorbed
+(LC-003).
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+
+from jobconform.backends.protocol import (
+    Clock,
+    JobNotCompleted,
+    JobNotFound,
+    RuntimeSettings,
+    RuntimeShutDown,
+    TaskScript,
+)
+from jobconform.backends.store import (
+    CANCELLED,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    SUCCEEDED,
+    TERMINAL,
+    JobStore,
+    StoredJob,
+)
+from jobconform.reference.lifecycle import JsonValue
+
+
+@dataclass(frozen=True)
+class HealthSnapshot:
+    queued: int
+    running: int
+    total: int
+    processed: int
+    failed: int
+    cancelled: int
+
+
+class StepRuntime:
+    def __init__(self, settings: RuntimeSettings, clock: Clock, store: JobStore,
+                 worker_id: str = "step-worker") -> None:
+        self._settings = settings
+        self._clock = clock
+        self._store = store
+        self._worker_id = worker_id
+        self._scripts: dict[str, TaskScript] = {}
+        self._shut_down = False
+        self.processed = 0
+        self.failed = 0
+        self.cancelled = 0
+
+    # -- submission and dispatch -------------------------------------------------------
+
+    def submit(self, script: TaskScript) -> str:
+        if self._shut_down:
+            raise RuntimeShutDown("the runtime is shut down; open a new one to submit")
+        job_id = str(uuid.uuid4())
+        self._store.add(StoredJob(job_id, QUEUED, self._now()), self._settings.max_tasks)
+        self._scripts[job_id] = script
+        return job_id
+
+    def dispatch(self) -> None:
+        free = self._settings.max_concurrent - self._store.counts()[RUNNING]
+        if free > 0:
+            self._store.claim(self._worker_id, free, self._now())
+        self.settle()
+
+    def settle(self) -> None:
+        for job in self._store.list(RUNNING):
+            if job.job_id in self._scripts:
+                self._finish_owned(job)
+
+    def _finish_owned(self, job: StoredJob) -> None:
+        """The owning worker's step: end the body if it can end now."""
+        script = self._scripts[job.job_id]
+        if job.cancel_requested and (script.honours_cancellation or script.decided()):
+            self._end(job, CANCELLED)
+            return
+        if not script.decided():
+            return
+        try:
+            result = script.run()
+        except Exception as error:
+            self._end(job, FAILED, error=self._error_message(error))
+        else:
+            self._end(job, SUCCEEDED, result=result)
+
+    @staticmethod
+    def _error_message(error: Exception) -> str:
+        return f"{type(error).__name__}: {error}"
+
+    def _end(self, job: StoredJob, status: str, result: JsonValue = None,
+             error: str | None = None) -> None:
+        ended = self._store.update(job.job_id, job.status, status=status,
+                                   finished_at=self._now(), result=copy.deepcopy(result),
+                                   error=error)
+        if ended is not None:  # else the job moved meanwhile: a late outcome is absorbed
+            self._count_outcome(status)
+
+    def _count_outcome(self, status: str) -> None:
+        if status == CANCELLED:
+            self.cancelled += 1
+            return
+        self.processed += 1
+        if status == FAILED:
+            self.failed += 1
+
+    # -- cancellation and shutdown -----------------------------------------------------
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is None or job.status in TERMINAL:
+            return False
+        if job.status == QUEUED:
+            # No worker owns it yet; if a worker claims it first, cancel it as running.
+            if self._store.update(job_id, QUEUED, status=CANCELLED,
+                                  finished_at=self._now()) is not None:
+                self._count_outcome(CANCELLED)
+                return True
+            return self.cancel(job_id)
+        if job.cancel_requested:
+            return False
+        if self._store.update(job_id, RUNNING, cancel_requested=True) is None:
+            return False
+        self.settle()  # the owner acts on the request
+        return True
+
+    def shutdown(self) -> None:
+        for job in self._store.list():
+            if job.status not in TERMINAL:
+                self._end(job, CANCELLED)  # shutdown interrupts even a body ignoring it
+        self._shut_down = True
+
+    # -- reads -------------------------------------------------------------------------
+
+    def get(self, job_id: str) -> StoredJob | None:
+        job = self._store.get(job_id)
+        return None if job is None else self._copy(job)
+
+    def get_result(self, job_id: str) -> object:
+        job = self._store.get(job_id)
+        if job is None:
+            raise JobNotFound(job_id)
+        if job.status != SUCCEEDED:
+            raise JobNotCompleted(job_id, job.status)
+        return copy.deepcopy(job.result)
+
+    def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
+        return [self._copy(job) for job in self._store.list(status)]
+
+    def health(self) -> HealthSnapshot:
+        counts = self._store.counts()
+        return HealthSnapshot(
+            queued=counts[QUEUED],
+            running=counts[RUNNING],
+            total=sum(counts.values()),
+            processed=self.processed,
+            failed=self.failed,
+            cancelled=self.cancelled,
+        )
+
+    # -- retention ---------------------------------------------------------------------
+
+    def cleanup(self, max_age_seconds: float) -> int:
+        return self._store.delete_terminal(self._now() - timedelta(seconds=max_age_seconds))
+
+    def close(self) -> None:
+        self._store.close()
+
+    # -- helpers -----------------------------------------------------------------------
+
+    def _now(self) -> datetime:
+        return self._clock.now()
+
+    @staticmethod
+    def _copy(job: StoredJob) -> StoredJob:
+        """Records are frozen, but a result may be a dict: hand out a copy of it too."""
+        return replace(job, result=copy.deepcopy(job.result))

@@ -1,0 +1,157 @@
+"""The job store: where runtimes keep job records, in memory or in a database.
+
+A runtime (the deterministic step runtime, the threaded worker runtime) decides *when*
+things happen; a store keeps the records and makes each change atomic. Every write that
+moves a job is conditioned on the state the writer expects, so a stale worker cannot
+overwrite a job that was cancelled or rescued meanwhile (LC-003), and a claim hands each
+queued job to exactly one worker.
+
+Records are frozen values: a store never hands out something a caller could mutate.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Protocol
+
+from jobconform.backends.protocol import CapacityExceeded
+from jobconform.reference.lifecycle import JsonValue
+
+QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = (
+    "queued", "running", "succeeded", "failed", "cancelled"
+)
+STATUSES = (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)
+TERMINAL = frozenset({SUCCEEDED, FAILED, CANCELLED})
+
+
+@dataclass(frozen=True)
+class StoredJob:
+    """One job record as a store keeps it."""
+
+    job_id: str
+    status: str
+    submitted_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    result: JsonValue = None
+    error: str | None = None
+    worker_id: str | None = None
+    last_heartbeat: datetime | None = None
+    cancel_requested: bool = False
+
+
+class JobStore(Protocol):
+    """The store contract every runtime is written against."""
+
+    def add(self, job: StoredJob, max_records: int | None) -> None:
+        """Insert a new queued job, atomically with the task-cap check.
+
+        Raises:
+            CapacityExceeded: the store already holds `max_records` records.
+        """
+        ...
+
+    def get(self, job_id: str) -> StoredJob | None:
+        """The record, or None for an unknown id."""
+        ...
+
+    def list(self, status: str | None = None) -> builtins.list[StoredJob]:
+        """Records in submission order, optionally of one status only."""
+        ...
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> builtins.list[StoredJob]:
+        """Atomically move up to `limit` of the oldest queued jobs to running for one worker.
+
+        Two workers claiming at once never receive the same job.
+        """
+        ...
+
+    def update(self, job_id: str, expected_status: str, **changes: Any) -> StoredJob | None:
+        """Change a record only if its status is still `expected_status`.
+
+        Returns:
+            The updated record, or None when the job is gone or in another state.
+        """
+        ...
+
+    def delete_terminal(self, finished_at_or_before: datetime) -> int:
+        """Delete terminal jobs whose finished_at (else submitted_at) is at or before the
+        cutoff; return how many were deleted."""
+        ...
+
+    def counts(self) -> Mapping[str, int]:
+        """The number of records per status, read in one atomic snapshot."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+class InMemoryJobStore:
+    """A dict under one lock: the store of the memory and threaded backends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: dict[str, StoredJob] = {}
+
+    def add(self, job: StoredJob, max_records: int | None) -> None:
+        with self._lock:
+            if max_records is not None and len(self._jobs) >= max_records:
+                raise CapacityExceeded(
+                    f"task cap of {max_records} held records reached; run cleanup"
+                )
+            self._jobs[job.job_id] = job
+
+    def get(self, job_id: str) -> StoredJob | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def list(self, status: str | None = None) -> builtins.list[StoredJob]:
+        with self._lock:
+            return [job for job in self._jobs.values() if status is None or job.status == status]
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> builtins.list[StoredJob]:
+        with self._lock:
+            claimed: builtins.list[StoredJob] = []
+            for job in self._jobs.values():
+                if len(claimed) >= limit:
+                    break
+                if job.status == QUEUED:
+                    claimed.append(replace(job, status=RUNNING, started_at=now,
+                                           worker_id=worker_id, last_heartbeat=now))
+            for job in claimed:
+                self._jobs[job.job_id] = job
+            return claimed
+
+    def update(self, job_id: str, expected_status: str, **changes: Any) -> StoredJob | None:
+        with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or job.status != expected_status:
+                return None
+            updated = replace(job, **changes)
+            self._jobs[job_id] = updated
+            return updated
+
+    def delete_terminal(self, finished_at_or_before: datetime) -> int:
+        with self._lock:
+            expired = [job_id for job_id, job in self._jobs.items()
+                       if job.status in TERMINAL
+                       and (job.finished_at or job.submitted_at) <= finished_at_or_before]
+            for job_id in expired:
+                del self._jobs[job_id]
+            return len(expired)
+
+    def counts(self) -> Mapping[str, int]:
+        with self._lock:
+            counts = dict.fromkeys(STATUSES, 0)
+            for job in self._jobs.values():
+                counts[job.status] += 1
+            return counts
+
+    def close(self) -> None:
+        with self._lock:
+            self._jobs.clear()
