@@ -9,10 +9,9 @@ from pathlib import Path
 import click
 
 from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
-from jobconform.conformance.gallery import GALLERY
 from jobconform.conformance.report import RunSummary, console_table, write_json, write_junit
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
-from jobconform.conformance.selftest import check_entry, format_catches
+from jobconform.conformance.selftest import GALLERY, check_entry, format_catches
 from jobconform.spec import Registry, SpecError, load_registry, lock_problems, spec_files
 
 

@@ -211,62 +211,56 @@ class CancelledJobStartsStore(InMemoryJobStore):
 
 @dataclass(frozen=True)
 class GalleryEntry:
+    """One broken backend: where it loads from, its bug, and the requirement that must
+    name it. Other gallery modules (SQL, threaded) build entries of their own."""
+
     name: str
-    broken: type[MemoryRuntime] | type[InMemoryJobStore]  # the one changed part
-    catches: str  # the requirement that must name this bug
+    target: str  # `module:attr` of the broken backend
+    bug: str
+    catches: str
     source: str
 
-    @property
-    def bug(self) -> str:
-        return " ".join((self.broken.__doc__ or "").split())
 
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        if issubclass(self.broken, MemoryRuntime):
-            return self.broken(settings, clock)
-        return MemoryRuntime(settings, clock, store=self.broken())
+def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
+                  catches: str, source: str) -> GalleryEntry:
+    """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
+    bug = " ".join((broken.__doc__ or "").split())
 
-    @property
-    def target(self) -> str:
-        """The `module:attr` that loads this broken backend."""
-        return f"{__name__}:{self.name}"
-
-
-GALLERY = (
-    GalleryEntry("late_completion", LateCompletionRuntime, "LC-003", "anchors: River"),
-    GalleryEntry("caller_cancels_running", CallerCancelsRunningRuntime, "LC-013", "seed 000 B1"),
-    GalleryEntry("cancel_counted_as_processed", CancelCountedAsProcessedRuntime, "LC-025",
-                 "seed 000 B2"),
-    GalleryEntry("naive_timestamps", NaiveTimestampRuntime, "LC-005", "seed 000 B4"),
-    GalleryEntry("live_records", LiveRecordRuntime, "LC-016", "seed 004 D-23"),
-    GalleryEntry("cleanup_removes_active", CleanupRemovesActiveStore, "LC-019",
-                 "seed 004 cleanup"),
-    GalleryEntry("cleanup_exclusive_boundary", CleanupExclusiveBoundaryStore, "LC-020",
-                 "seed 004 cleanup"),
-    GalleryEntry("cap_counts_active_only", CapCountsActiveOnlyStore, "LC-009",
-                 "anchors: task cap trap"),
-    GalleryEntry("overbooking", OverbookingRuntime, "LC-010", "seed 000 B3"),
-    GalleryEntry("cancelled_job_starts", CancelledJobStartsStore, "LC-012",
-                 "seed 004 concurrency model"),
-    GalleryEntry("cancel_always_true", CancelAlwaysTrueRuntime, "LC-015", "seed 004 cancel"),
-    GalleryEntry("message_only_error", MessageOnlyErrorRuntime, "LC-007", "seed 000 errors"),
-    GalleryEntry("shutdown_leaves_queued", ShutdownLeavesQueuedRuntime, "LC-022",
-                 "seed 004 shutdown"),
-    GalleryEntry("newest_first_list", NewestFirstListRuntime, "LC-018", "seed 004 list_tasks"),
-)
-
-
-def _backend_class(entry: GalleryEntry) -> type[MemoryBackend]:
     class BrokenBackend(MemoryBackend):
-        name = f"gallery.{entry.name}"
-        __doc__ = entry.bug
+        __doc__ = bug
 
         def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-            return entry.open(settings, clock)
+            if issubclass(broken, MemoryRuntime):
+                return broken(settings, clock)
+            return MemoryRuntime(settings, clock, store=broken())
 
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = entry.name
-    return BrokenBackend
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
 
 
-# Each entry is loadable as `jobconform.conformance.gallery:<name>`.
-for _entry in GALLERY:
-    globals()[_entry.name] = _backend_class(_entry)
+MEMORY_GALLERY = (
+    _memory_entry("late_completion", LateCompletionRuntime, "LC-003", "anchors: River"),
+    _memory_entry("caller_cancels_running", CallerCancelsRunningRuntime, "LC-013",
+                  "seed 000 B1"),
+    _memory_entry("cancel_counted_as_processed", CancelCountedAsProcessedRuntime, "LC-025",
+                  "seed 000 B2"),
+    _memory_entry("naive_timestamps", NaiveTimestampRuntime, "LC-005", "seed 000 B4"),
+    _memory_entry("live_records", LiveRecordRuntime, "LC-016", "seed 004 D-23"),
+    _memory_entry("cleanup_removes_active", CleanupRemovesActiveStore, "LC-019",
+                  "seed 004 cleanup"),
+    _memory_entry("cleanup_exclusive_boundary", CleanupExclusiveBoundaryStore, "LC-020",
+                  "seed 004 cleanup"),
+    _memory_entry("cap_counts_active_only", CapCountsActiveOnlyStore, "LC-009",
+                  "anchors: task cap trap"),
+    _memory_entry("overbooking", OverbookingRuntime, "LC-010", "seed 000 B3"),
+    _memory_entry("cancelled_job_starts", CancelledJobStartsStore, "LC-012",
+                  "seed 004 concurrency model"),
+    _memory_entry("cancel_always_true", CancelAlwaysTrueRuntime, "LC-015", "seed 004 cancel"),
+    _memory_entry("message_only_error", MessageOnlyErrorRuntime, "LC-007", "seed 000 errors"),
+    _memory_entry("shutdown_leaves_queued", ShutdownLeavesQueuedRuntime, "LC-022",
+                  "seed 004 shutdown"),
+    _memory_entry("newest_first_list", NewestFirstListRuntime, "LC-018",
+                  "seed 004 list_tasks"),
+)

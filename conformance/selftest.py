@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
 from jobconform.conformance.report import FAIL, RunSummary
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
 from jobconform.spec import Registry
 
 SELFTEST_PROFILE = "canonical"
+
+# Every gallery, one entry per known bug class.
+GALLERY: tuple[GalleryEntry, ...] = MEMORY_GALLERY
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from jobconform.conformance.gallery import GALLERY, GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.runner import SUITES
-from jobconform.conformance.selftest import check_entry
+from jobconform.conformance.selftest import GALLERY, check_entry
 from jobconform.spec import load_registry
 
 
