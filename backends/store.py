@@ -42,6 +42,16 @@ class StoredJob:
     worker_id: str | None = None
     last_heartbeat: datetime | None = None
     cancel_requested: bool = False
+    # Retry (spec area "retry"): attempts taken, the budget and per-task policy, and when a
+    # job waiting in backoff becomes eligible again (it stays queued meanwhile).
+    retry_count: int = 0
+    max_retries: int = 0
+    retry_policy: JsonValue = None
+    next_attempt_at: datetime | None = None
+    # Re-delivery (spec area "reaper"): lease expiries so far, and poison parking.
+    redelivery_count: int = 0
+    alerted: bool = False
+    poisoned: bool = False
 
 
 class JobStore(Protocol):
@@ -64,9 +74,11 @@ class JobStore(Protocol):
         ...
 
     def claim(self, worker_id: str, limit: int, now: datetime) -> builtins.list[StoredJob]:
-        """Atomically move up to `limit` of the oldest queued jobs to running for one worker.
+        """Atomically move up to `limit` of the oldest eligible queued jobs to running.
 
-        Two workers claiming at once never receive the same job.
+        Eligible: queued, and next_attempt_at unset or at or before `now`. The claim sets
+        started_at and last_heartbeat to `now` and worker_id. Two workers claiming at once
+        never receive the same job.
         """
         ...
 
@@ -120,7 +132,8 @@ class InMemoryJobStore:
             for job in self._jobs.values():
                 if len(claimed) >= limit:
                     break
-                if job.status == QUEUED:
+                eligible = job.next_attempt_at is None or job.next_attempt_at <= now
+                if job.status == QUEUED and eligible:
                     claimed.append(replace(job, status=RUNNING, started_at=now,
                                            worker_id=worker_id, last_heartbeat=now))
             for job in claimed:
