@@ -68,8 +68,7 @@ def load_backend(name: str) -> Backend:
             target = target()
         except Exception as error:
             raise BackendLoadError(
-                f"backend {name!r}: calling {target!r} to make the backend raised"
-                f" {type(error).__name__}: {error}"
+                f"backend {name!r} could not be created: {type(error).__name__}: {error}"
             ) from error
     return check_backend(target, name)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, Clock, RuntimeSettings
+from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
 
@@ -18,7 +18,7 @@ class MemoryBackend:
 
     name = "memory"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE})
+    capabilities = frozenset({LIFECYCLE, RETRY})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)

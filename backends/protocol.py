@@ -12,15 +12,18 @@ failed, cancelled); `jobconform.spec.Profile.to_canonical` translates a runtime'
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
 
 LIFECYCLE = "lifecycle"
+RETRY = "retry"
 KNOWN_CAPABILITIES = frozenset(
     {LIFECYCLE, "retry", "reaper", "loops", "breaker", "idempotency", "capacity", "reminders"}
 )
@@ -59,16 +62,42 @@ class TaskScript:
     or raises the scripted exception, as a real body would. A body that honours
     cancellation ends as soon as its cancellation is requested; one that ignores it keeps
     running until it is decided.
+
+    A runtime that runs bodies in threads blocks the body's thread in `wait_for_decision`,
+    as a real body is busy until it ends; the harness's `decide` wakes it, and the
+    runtime's cancellation path wakes it with `wake`.
     """
 
     def __init__(self, honours_cancellation: bool = True) -> None:
         self.honours_cancellation = honours_cancellation
         self._outcome: Outcome | None = None
+        self._decision = threading.Condition()
 
     def decide(self, outcome: Outcome) -> None:
         """Fix how the body ends; only the first decision counts."""
-        if self._outcome is None:
-            self._outcome = outcome
+        with self._decision:
+            if self._outcome is None:
+                self._outcome = outcome
+            self._decision.notify_all()
+
+    def wait_for_decision(self, released: Callable[[], bool]) -> bool:
+        """Block the calling thread until the script is decided or `released()` is true.
+
+        `released` is re-checked whenever `decide` or `wake` is called, so whoever makes
+        it true (a cancellation token, a shutdown) must call `wake` afterwards.
+
+        Returns:
+            True if the script is decided (its body can run), False if it was released
+            undecided.
+        """
+        with self._decision:
+            self._decision.wait_for(lambda: self._outcome is not None or released())
+            return self._outcome is not None
+
+    def wake(self) -> None:
+        """Make threads in `wait_for_decision` re-check their `released` condition."""
+        with self._decision:
+            self._decision.notify_all()
 
     def decided(self) -> bool:
         return self._outcome is not None
@@ -88,8 +117,17 @@ class TaskScript:
             raise RuntimeError("the runtime ran a task body the harness has not decided yet")
         if isinstance(outcome, Raise):
             error_type = type(outcome.error_type, (Exception,), {})
-            raise error_type(outcome.message)
+            error = error_type(outcome.message)
+            # A server's retry-after travels on the exception, as HTTP clients do (RT-010).
+            error.retry_after_ms = outcome.retry_after_ms
+            raise error
         return outcome.result
+
+    def next_attempt(self) -> None:
+        """Forget the ended attempt's outcome: a retried job's next attempt waits for a new
+        decision from the harness (RT-003)."""
+        with self._decision:
+            self._outcome = None
 
 
 class JobView(Protocol):
@@ -135,8 +173,11 @@ class RuntimeSettings:
 
 
 class Runtime(Protocol):
-    def submit(self, script: TaskScript) -> str:
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
         """Create a queued job whose body is `script`.
+
+        `retry` is only ever passed to a runtime that claims the retry capability; None
+        means the default policy (no retries).
 
         Returns:
             The new job's id, unique within this runtime, at once.

@@ -34,6 +34,8 @@ from jobconform.backends.store import (
     JobStore,
     StoredJob,
 )
+from jobconform.reference import backoff
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JsonValue
 
 
@@ -62,11 +64,15 @@ class StepRuntime:
 
     # -- submission and dispatch -------------------------------------------------------
 
-    def submit(self, script: TaskScript) -> str:
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
         if self._shut_down:
             raise RuntimeShutDown("the runtime is shut down; open a new one to submit")
         job_id = str(uuid.uuid4())
-        self._store.add(StoredJob(job_id, QUEUED, self._now()), self._settings.max_tasks)
+        job = StoredJob(job_id, QUEUED, self._now())
+        if retry is not None:
+            job = replace(job, max_retries=retry.max_retries,
+                          retry_policy=backoff.policy_to_json(retry))  # type: ignore[arg-type]
+        self._store.add(job, self._settings.max_tasks)
         self._scripts[job_id] = script
         return job_id
 
@@ -92,9 +98,31 @@ class StepRuntime:
         try:
             result = script.run()
         except Exception as error:
-            self._end(job, FAILED, error=self._error_message(error))
+            if not self._retry(job, error):
+                self._end(job, FAILED, error=self._error_message(error))
         else:
             self._end(job, SUCCEEDED, result=result)
+
+    def _retry(self, job: StoredJob, error: Exception) -> bool:
+        """Send a failed attempt back to the queue if its policy allows (RT-003..RT-005)."""
+        policy = backoff.policy_from_json(job.retry_policy)
+        if policy is None or not policy.retries(type(error).__name__, job.retry_count):
+            return False
+        retry_after = getattr(error, "retry_after_ms", None)
+        delay = self.compute_delay_ms(policy, job.retry_count, retry_after_ms=retry_after)
+        requeued = self._store.update(
+            job.job_id, RUNNING, status=QUEUED, retry_count=job.retry_count + 1,
+            next_attempt_at=self._now() + timedelta(milliseconds=delay), worker_id=None)
+        if requeued is not None:
+            self._scripts[job.job_id].next_attempt()
+        return True
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        """This runtime's delay function (RT-002, RT-009, RT-010): the reference one."""
+        return backoff.delay_ms(policy, attempt, jitter, draw, previous_ms, retry_after_ms)
 
     @staticmethod
     def _error_message(error: Exception) -> str:
@@ -183,7 +211,6 @@ class StepRuntime:
     def _now(self) -> datetime:
         return self._clock.now()
 
-    @staticmethod
-    def _copy(job: StoredJob) -> StoredJob:
+    def _copy(self, job: StoredJob) -> StoredJob:
         """Records are frozen, but a result may be a dict: hand out a copy of it too."""
         return replace(job, result=copy.deepcopy(job.result))

@@ -18,11 +18,17 @@ and pick the backend and profile on the command line: `behave -D backend=memory
 -D profile=canonical` (the backend is an entry point name or `module:attr`; the profile
 defaults to the one the backend declares). Statuses are written in the canonical
 vocabulary; seconds count from the virtual clock's start, `EPOCH`.
+
+A scenario is tagged with the requirement IDs it checks (`@LC-011`, `@RT-003`). Before it
+runs, each tag is looked up in the spec: a requirement whose area the backend does not
+claim, or whose profiles do not include the active one, makes the scenario SKIPPED with
+the reason, so it is never run and never counted as a pass.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -33,16 +39,19 @@ from behave import given, register_type, then, use_step_matcher, when
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend, JobView
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import Harness
+from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness
 from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import describe
 from jobconform.reference.lifecycle import JsonValue, Status
-from jobconform.spec import Profile, Registry, load_registry
+from jobconform.spec import Profile, Registry, SpecError, load_registry
 
-__all__ = ["ScenarioState", "after_scenario", "before_all", "before_scenario", "state_of"]
+__all__ = ["ScenarioState", "after_scenario", "before_all", "before_scenario", "skip_reason",
+           "state_of"]
 
 DEFAULT_BACKEND = "memory"
-REQUIREMENT_TAG_PREFIX = "LC-"
+# A requirement ID as a scenario tag: LC-011, RT-003 (the spec's id pattern).
+REQUIREMENT_TAG = re.compile(r"[A-Z]{2,4}-\d{3}")
 
 # -- typed registration ------------------------------------------------------------------
 
@@ -103,6 +112,7 @@ use_step_matcher("parse")
 register_type(
     Status=_ParameterType("|".join(status.value for status in Status), str),
     Json=_ParameterType(r".+", _parse_json),
+    Jitter=_ParameterType("|".join(mode.value for mode in Jitter), Jitter),
 )
 
 # -- per-run and per-scenario state ----------------------------------------------------------
@@ -183,9 +193,46 @@ def before_all(context: Any) -> None:
     _run_config(context)
 
 
+def requirement_tags(tags: Any) -> list[str]:
+    """The requirement IDs among behave tags (which carry no `@`), sorted and unique."""
+    return sorted({str(tag) for tag in tags if REQUIREMENT_TAG.fullmatch(str(tag))})
+
+
+def skip_reason(registry: Registry, backend: Backend, profile: Profile,
+                requirement_ids: Sequence[str]) -> str | None:
+    """Why a case checking these requirements must not run on this backend and profile.
+
+    A requirement whose area the backend does not claim, or that does not apply to the
+    active profile, cannot be checked: the case is skipped, never run and never passed.
+    An id the spec does not know is left to the report (a stale tag), not skipped.
+    """
+    reasons: list[str] = []
+    for requirement_id in requirement_ids:
+        try:
+            requirement = registry.requirement(requirement_id)
+        except SpecError:
+            continue
+        if requirement.area not in backend.capabilities:
+            reason = f"backend {backend.name} does not claim area {requirement.area}"
+        elif profile.name not in requirement.profiles:
+            reason = f"requirement {requirement_id} does not apply to profile {profile.name}"
+        else:
+            continue
+        if reason not in reasons:
+            reasons.append(reason)
+    return "; ".join(reasons) if reasons else None
+
+
 def before_scenario(context: Any, scenario: Any) -> None:
-    """A fresh harness on a fresh runtime with the profile's limits."""
-    context.jobconform = open_state(_run_config(context))
+    """Skip a scenario that cannot apply; else a fresh harness with the profile's limits."""
+    config = _run_config(context)
+    context.jobconform = None
+    reason = skip_reason(config.registry, config.backend, config.profile,
+                         requirement_tags(getattr(scenario, "effective_tags", ())))
+    if reason is not None:
+        scenario.skip(reason)
+        return
+    context.jobconform = open_state(config)
 
 
 def after_scenario(context: Any, scenario: Any) -> None:
@@ -201,8 +248,7 @@ def after_scenario(context: Any, scenario: Any) -> None:
 def _requirements(context: Any) -> str:
     """The scenario's requirement tags, with titles, as a Divergence names them."""
     scenario = getattr(context, "scenario", None)
-    tags = sorted(str(tag) for tag in getattr(scenario, "effective_tags", ())
-                  if str(tag).startswith(REQUIREMENT_TAG_PREFIX))
+    tags = requirement_tags(getattr(scenario, "effective_tags", ()))
     config = getattr(context, "jobconform_config", None)
     titles = ({r.id: r.title for r in config.registry.requirements}
               if isinstance(config, RunConfig) else {})
@@ -338,6 +384,13 @@ def step_returns(context: Any, alias: str, result: JsonValue) -> None:
 @action_step('job "{alias}" raises {error_type:w} "{message}"')
 def step_raises(context: Any, alias: str, error_type: str, message: str) -> None:
     state_of(context).run(cmd.Finish(alias, cmd.Raise(error_type, message)))
+
+
+@action_step('job "{alias}" raises {error_type:w} "{message}" with a retry-after of {ms:g} ms')
+def step_raises_retry_after(context: Any, alias: str, error_type: str, message: str,
+                            ms: float) -> None:
+    """The body raises an error carrying a server's retry-after (RT-010)."""
+    state_of(context).run(cmd.Finish(alias, cmd.Raise(error_type, message, float(ms))))
 
 
 @action_step('job "{alias}" is cancelled')
@@ -635,3 +688,183 @@ def check_counters(context: Any, processed: int, failed: int, cancelled: int) ->
     _check(context, actual == (processed, failed, cancelled),
            "health counters (processed, failed, cancelled)", (processed, failed, cancelled),
            actual)
+
+
+# -- retry: submissions with a policy, and the delay function (spec area "retry") -------------
+
+_RETRY_FIELDS = ("{retries:d} retries, a delay of {delay:g} ms, multiplier {multiplier:g}"
+                 " and a cap of {cap:g} ms")
+_RETRY_FIELDS_ONE = _RETRY_FIELDS.replace(" retries,", " retry,", 1)  # "with 1 retry, …"
+
+
+def _policy(max_retries: int, delay: float, multiplier: float, cap: float,
+            not_retried: str = "") -> RetryPolicy:
+    """A retry policy from a step's numbers; malformed values fail the step, not a check."""
+    return RetryPolicy(max_retries=max_retries, retry_delay_ms=float(delay),
+                       backoff_multiplier=float(multiplier), max_retry_delay_ms=float(cap),
+                       non_retryable=tuple(_aliases(not_retried)))
+
+
+def _default_policy(context: Any, max_retries: int, not_retried: str = "") -> RetryPolicy:
+    """RT-001's defaults: delay 1000 ms, multiplier 2, the profile's cap."""
+    cap = state_of(context).config.profile.max_retry_delay_ms
+    return RetryPolicy(max_retries=max_retries, max_retry_delay_ms=cap,
+                       non_retryable=tuple(_aliases(not_retried)))
+
+
+def _submit_with_policy(context: Any, alias: str, policy: RetryPolicy) -> None:
+    state = state_of(context)
+    state.submissions[alias] = state.run(cmd.Submit(alias, retry=policy))
+
+
+@action_step('job "{alias}" is submitted with {retries:d} retries',
+             'job "{alias}" is submitted with {retries:d} retry')
+def step_submit_retry_defaults(context: Any, alias: str, retries: int) -> None:
+    """A retry policy with RT-001's defaults for everything but max_retries."""
+    _submit_with_policy(context, alias, _default_policy(context, retries))
+
+
+@action_step('job "{alias}" is submitted with {retries:d} retries and "{not_retried}"'
+             " not retried",
+             'job "{alias}" is submitted with {retries:d} retry and "{not_retried}"'
+             " not retried")
+def step_submit_retry_defaults_not_retried(context: Any, alias: str, retries: int,
+                                           not_retried: str) -> None:
+    """Defaults, plus error type names (comma-separated) that are never retried."""
+    _submit_with_policy(context, alias, _default_policy(context, retries, not_retried))
+
+
+@action_step(f'job "{{alias}}" is submitted with {_RETRY_FIELDS}',
+             f'job "{{alias}}" is submitted with {_RETRY_FIELDS_ONE}')
+def step_submit_retry(context: Any, alias: str, retries: int, delay: float,
+                      multiplier: float, cap: float) -> None:
+    _submit_with_policy(context, alias, _policy(retries, delay, multiplier, cap))
+
+
+@action_step(f'job "{{alias}}" is submitted with {_RETRY_FIELDS} and "{{not_retried}}"'
+             " not retried",
+             f'job "{{alias}}" is submitted with {_RETRY_FIELDS_ONE}'
+             ' and "{not_retried}" not retried')
+def step_submit_retry_not_retried(context: Any, alias: str, retries: int, delay: float,
+                                  multiplier: float, cap: float, not_retried: str) -> None:
+    _submit_with_policy(context, alias, _policy(retries, delay, multiplier, cap, not_retried))
+
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_JITTER_MODES = "|".join(mode.value for mode in Jitter)
+_DELAY_CLAUSES = {
+    "jitter": re.compile(rf"(?P<value>{_JITTER_MODES}) jitter|jitter (?P<value2>{_JITTER_MODES})"),
+    "draw": re.compile(rf"draw (?P<value>{_NUMBER})"),
+    "previous_ms": re.compile(rf"(?:a )?previous (?:delay )?(?:of )?(?P<value>{_NUMBER}) ms"),
+    "retry_after_ms": re.compile(rf"(?:a )?retry-after (?:of )?(?P<value>{_NUMBER}) ms"),
+}
+
+
+def _delay_options(text: str) -> dict[str, Any]:
+    """Parse "full jitter, draw 0.5 and previous 2000 ms" into ComputeDelay's fields.
+
+    Raises:
+        ValueError: a clause is not one of: MODE jitter, draw U, previous P ms,
+            retry-after R ms; or a clause is given twice.
+    """
+    options: dict[str, Any] = {}
+    for clause in (part.strip() for part in re.split(r",|\band\b", text)):
+        for name, pattern in _DELAY_CLAUSES.items():
+            match = pattern.fullmatch(clause)
+            if match is None:
+                continue
+            if name in options:
+                raise ValueError(f"{name} is given twice in {text!r}")
+            value = str(match.group("value") or match.groupdict().get("value2"))
+            options[name] = Jitter(value) if name == "jitter" else float(value)
+            break
+        else:
+            raise ValueError(
+                f"cannot read {clause!r} in {text!r}; write clauses such as 'full jitter',"
+                " 'draw 0.5', 'previous 2000 ms', 'retry-after 5000 ms', joined by ',' or"
+                " 'and'")
+    return options
+
+
+def _compute_delay(context: Any, attempt: int, policy: RetryPolicy, options: str = "") -> None:
+    """Ask the backend's own delay function; the harness compares it with the oracle's."""
+    fields = _delay_options(options) if options else {}
+    state_of(context).run(cmd.ComputeDelay(policy, attempt, **fields))
+
+
+_DELAY_QUERY = ("the delay for attempt {attempt:d} is computed with {delay:g} ms,"
+                " multiplier {multiplier:g} and a cap of {cap:g} ms")
+
+
+@action_step(_DELAY_QUERY)
+def step_compute_delay(context: Any, attempt: int, delay: float, multiplier: float,
+                       cap: float) -> None:
+    """Attempt counts retries already taken: 0 before the first retry (RT-002)."""
+    _compute_delay(context, attempt, _policy(0, delay, multiplier, cap))
+
+
+@action_step(_DELAY_QUERY + ", with {options}", _DELAY_QUERY + " with {options}")
+def step_compute_delay_with(context: Any, attempt: int, delay: float, multiplier: float,
+                            cap: float, options: str) -> None:
+    """Options: MODE jitter (or jitter MODE), draw U, previous P ms, retry-after R ms."""
+    _compute_delay(context, attempt, _policy(0, delay, multiplier, cap), options)
+
+
+@action_step("the delay for attempt {attempt:d} is computed with the default policy")
+def step_compute_delay_default(context: Any, attempt: int) -> None:
+    _compute_delay(context, attempt, _default_policy(context, 0))
+
+
+# -- Then: retry state and delays -------------------------------------------------------------
+
+
+@check_step('job "{alias}" has retry count {count:d} of {max_retries:d}')
+def check_retry_count(context: Any, alias: str, count: int, max_retries: int) -> None:
+    """retry_count and max_retries as the BACKEND's record shows them (RT-008)."""
+    view = _view(context, alias)
+    actual = (getattr(view, "retry_count", "<missing>"),
+              getattr(view, "max_retries", "<missing>"))
+    _check(context, _same(count, actual[0]) and _same(max_retries, actual[1]),
+           f"job {alias!r} (retry_count, max_retries)", (count, max_retries), actual)
+
+
+def _last_delay(context: Any, step: str) -> tuple[float, cmd.ComputeDelay]:
+    actual = _last_answer(context, cmd.ComputeDelay, step)
+    command = state_of(context).last_command
+    assert isinstance(command, cmd.ComputeDelay)
+    _check(context, isinstance(actual, float), f"the answer to {describe(command)}",
+           "a number of milliseconds", actual)
+    assert isinstance(actual, float)
+    return actual, command
+
+
+@check_step("the delay is {ms:g} ms")
+def check_delay(context: Any, ms: float) -> None:
+    """The backend's delay, within DELAY_TOLERANCE_MS of the stated value."""
+    actual, command = _last_delay(context, "the delay is …")
+    _check(context, abs(actual - ms) <= DELAY_TOLERANCE_MS,
+           f"the delay answered to {describe(command)} (within {DELAY_TOLERANCE_MS:g} ms)",
+           float(ms), actual)
+
+
+@check_step("the delay is at most the cap")
+def check_delay_capped(context: Any) -> None:
+    actual, command = _last_delay(context, "the delay is at most the cap")
+    cap = command.policy.max_retry_delay_ms
+    _check(context, actual <= cap, f"the delay answered to {describe(command)} never exceeds"
+           " max_retry_delay_ms", f"at most {cap:g}", actual)
+
+
+@check_step("the delay is below the cap")
+def check_delay_below_cap(context: Any) -> None:
+    actual, command = _last_delay(context, "the delay is below the cap")
+    cap = command.policy.max_retry_delay_ms
+    _check(context, actual < cap, f"the delay answered to {describe(command)} stays random"
+           " below max_retry_delay_ms", f"less than {cap:g}", actual)
+
+
+@check_step("the delay is more than {ms:g} ms")
+def check_delay_above(context: Any, ms: float) -> None:
+    actual, command = _last_delay(context, "the delay is more than …")
+    _check(context, actual > ms, f"the delay answered to {describe(command)}",
+           f"more than {ms:g}", actual)

@@ -11,7 +11,12 @@ import click
 from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
 from jobconform.conformance.report import RunSummary, console_table, write_json, write_junit
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
-from jobconform.conformance.selftest import GALLERY, check_entry, format_catches
+from jobconform.conformance.selftest import (
+    GALLERY,
+    SELFTEST_EXAMPLES,
+    check_entry,
+    format_catches,
+)
 from jobconform.spec import Registry, SpecError, load_registry, lock_problems, spec_files
 
 
@@ -107,7 +112,8 @@ def list_command(what: str) -> None:
               help="Check with these suites only (repeatable). Default: all three.")
 @click.option("--only", "only", multiple=True, help="Check only these gallery entries.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
-@click.option("--examples", default=200, show_default=True, type=click.IntRange(min=1))
+@click.option("--examples", default=SELFTEST_EXAMPLES, show_default=True,
+              type=click.IntRange(min=1))
 @click.option("--work-dir", default=Path("reports/selftest"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path))
 def selftest(suites: tuple[str, ...], only: tuple[str, ...], seed: int, examples: int,

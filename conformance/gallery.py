@@ -25,6 +25,8 @@ from jobconform.backends.store import (
     InMemoryJobStore,
     StoredJob,
 )
+from jobconform.reference import backoff
+from jobconform.reference.backoff import Jitter, RetryPolicy
 
 # -- broken runtimes ---------------------------------------------------------------------
 
@@ -110,7 +112,7 @@ class _LiveRecord:
 class LiveRecordRuntime(MemoryRuntime):
     """get and list hand out the runtime's own record, not a copy (seed 004, D-23)."""
 
-    def _copy(self, job: StoredJob) -> StoredJob:  # type: ignore[override]
+    def _copy(self, job: StoredJob) -> StoredJob:
         assert isinstance(self._store, InMemoryJobStore)
         return _LiveRecord(self._store, job)  # type: ignore[return-value]
 
@@ -153,6 +155,73 @@ class NewestFirstListRuntime(MemoryRuntime):
 
     def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
         return list(reversed(super().list_jobs(status)))
+
+
+class AttemptFromOneRuntime(MemoryRuntime):
+    """The backoff exponent counts attempts from 1, so the first retry waits twice as long."""
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        return super().compute_delay_ms(policy, attempt + 1, jitter, draw, previous_ms,
+                                        retry_after_ms)
+
+
+class JitterAfterCapRuntime(MemoryRuntime):
+    """Jitter is added on top of the capped delay, so a jittered delay can exceed the cap."""
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        capped = super().compute_delay_ms(policy, attempt, Jitter.NONE, 0.0, previous_ms,
+                                          retry_after_ms)
+        if jitter is Jitter.NONE:
+            return capped
+        return capped + draw * capped
+
+
+class RetryingStateRuntime(MemoryRuntime):
+    """A job waiting in backoff is shown in a sixth state, "retrying" (seed 004, <= v0.20)."""
+
+    def _copy(self, job: StoredJob) -> StoredJob:
+        shown = super()._copy(job)
+        if shown.status == QUEUED and shown.retry_count > 0:
+            return replace(shown, status="retrying")
+        return shown
+
+
+class RetriedAttemptCountedRuntime(MemoryRuntime):
+    """A retried attempt is counted as processed and failed, as if it were an outcome."""
+
+    def _retry(self, job: StoredJob, error: Exception) -> bool:
+        retried = super()._retry(job, error)
+        if retried:
+            self.processed += 1
+            self.failed += 1
+        return retried
+
+
+class NonRetryableIgnoredRuntime(MemoryRuntime):
+    """Non-retryable error types are retried like any other error."""
+
+    def _retry(self, job: StoredJob, error: Exception) -> bool:
+        policy = backoff.policy_from_json(job.retry_policy)
+        if policy is not None and type(error).__name__ in policy.non_retryable:
+            loose = backoff.policy_to_json(replace(policy, non_retryable=()))
+            job = replace(job, retry_policy=loose)  # type: ignore[arg-type]
+        return super()._retry(job, error)
+
+
+class CancelInBackoffRuntime(MemoryRuntime):
+    """Cancel of a job in backoff only flags it, and the next attempt runs all the same."""
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is not None and job.status == QUEUED and job.retry_count > 0:
+            return self._store.update(job_id, QUEUED, cancel_requested=True) is not None
+        return super().cancel(job_id)
 
 
 # -- broken stores ---------------------------------------------------------------------
@@ -263,4 +332,15 @@ MEMORY_GALLERY = (
                   "seed 004 shutdown"),
     _memory_entry("newest_first_list", NewestFirstListRuntime, "LC-018",
                   "seed 004 list_tasks"),
+    _memory_entry("attempt_from_one", AttemptFromOneRuntime, "RT-002",
+                  "anchors: tenacity indexes from 1"),
+    _memory_entry("jitter_after_cap", JitterAfterCapRuntime, "RT-009",
+                  "anchors: jitter traps"),
+    _memory_entry("retrying_state", RetryingStateRuntime, "RT-003", "seed 004 TaskStatus"),
+    _memory_entry("retried_attempt_counted", RetriedAttemptCountedRuntime, "RT-007",
+                  "seed 000 health counters"),
+    _memory_entry("non_retryable_ignored", NonRetryableIgnoredRuntime, "RT-005",
+                  "anchors: non-retryable error types"),
+    _memory_entry("cancel_in_backoff_runs", CancelInBackoffRuntime, "RT-006",
+                  "seed 004 cancellation"),
 )

@@ -8,11 +8,12 @@ requirement(s) involved, shows expected against actual, and lists the commands s
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import (
+    RETRY,
     Backend,
     CapacityExceeded,
     HealthView,
@@ -52,7 +53,14 @@ class Record:
     finished_at: datetime | None
     result: object
     error: str | None
+    # Compared only for backends claiming retry; object, since a broken view may hold anything.
+    retry_count: object = None
+    max_retries: object = None
 
+
+# Two delay functions agree when within this many milliseconds: SDKs that return whole
+# milliseconds (truncating) must still pass.
+DELAY_TOLERANCE_MS = 1.0
 
 FIELD_REQUIREMENTS = {
     "status": ("LC-001", "LC-002"),
@@ -61,6 +69,8 @@ FIELD_REQUIREMENTS = {
     "finished_at": ("LC-004",),
     "result": ("LC-006",),
     "error": ("LC-006", "LC-007"),
+    "retry_count": ("RT-008", "RT-003"),
+    "max_retries": ("RT-008", "RT-001"),
 }
 
 
@@ -93,14 +103,21 @@ class AdapterError(RuntimeError):
     """The adapter raised where the protocol allows no exception, or hung."""
 
 
-def freeze(view: JobView) -> Record:
-    return Record(view.status, view.submitted_at, view.started_at, view.finished_at,
-                  view.result, view.error)
+def freeze(view: JobView, with_retry: bool = False) -> Record:
+    record = Record(view.status, view.submitted_at, view.started_at, view.finished_at,
+                    view.result, view.error)
+    if with_retry:
+        return replace(record, retry_count=getattr(view, "retry_count", "<missing>"),
+                       max_retries=getattr(view, "max_retries", "<missing>"))
+    return record
 
 
-def expected_record(job: JobState) -> Record:
-    return Record(job.status.value, job.submitted_at, job.started_at, job.finished_at,
-                  job.result, job.error)
+def expected_record(job: JobState, with_retry: bool = False) -> Record:
+    record = Record(job.status.value, job.submitted_at, job.started_at, job.finished_at,
+                    job.result, job.error)
+    if with_retry:
+        return replace(record, retry_count=job.retry_count, max_retries=job.max_retries)
+    return record
 
 
 def health_of(view: HealthView) -> Health:
@@ -144,6 +161,8 @@ class Harness:
         self.model = ReferenceModel(
             Limits(self.settings.max_concurrent, self.settings.max_tasks), self.clock.now()
         )
+        # Retry is checked only where the backend claims it and the profile has the area.
+        self.claims_retry = RETRY in self.backend.capabilities and RETRY in self.profile.areas
         self._titles = (
             {r.id: r.title for r in self.registry.requirements} if self.registry else {}
         )
@@ -189,6 +208,11 @@ class Harness:
     # -- applying a command to the backend ---------------------------------------------
 
     def _check_command(self, command: Command) -> None:
+        uses_retry = isinstance(command, cmd.ComputeDelay) or (
+            isinstance(command, cmd.Submit) and command.retry is not None)
+        if uses_retry and not self.claims_retry:
+            raise ValueError(f"backend {self.backend.name!r} does not claim the retry area;"
+                             f" {describe(command)} cannot be checked on it")
         if isinstance(command, cmd.Submit) and command.job in self.ids:
             raise ValueError(f"job alias {command.job!r} is already used; pick a new one")
         if isinstance(command, cmd.AdvanceTime) and not 0 <= command.seconds < float("inf"):
@@ -239,8 +263,16 @@ class Harness:
                 job_id = self._backend_id(command.job)
                 view = self._call("get", lambda: runtime.get(job_id))
                 if view is not None:
-                    self.held[f"get:{command.job}"] = (view, freeze(view))
+                    self.held[f"get:{command.job}"] = (view, freeze(view, self.claims_retry))
                 return view
+            case cmd.ComputeDelay():
+                compute = getattr(runtime, "compute_delay_ms", None)
+                if compute is None:
+                    raise AdapterError(f"adapter {self.backend.name!r} claims retry but its"
+                                       " runtime has no compute_delay_ms")
+                c = command
+                return self._call("compute_delay_ms", lambda: float(compute(
+                    c.policy, c.attempt, c.jitter, c.draw, c.previous_ms, c.retry_after_ms)))
             case cmd.ListJobs():
                 status = command.status
                 views = self._call("list_jobs", lambda: runtime.list_jobs(status))
@@ -249,8 +281,12 @@ class Harness:
 
     def _submit(self, command: cmd.Submit) -> object:
         script = TaskScript(honours_cancellation=not command.ignores_cancel)
+        retry = command.retry
         try:
-            job_id = self._call("submit", lambda: self.runtime.submit(script))
+            if retry is None:
+                job_id = self._call("submit", lambda: self.runtime.submit(script))
+            else:
+                job_id = self._call("submit", lambda: self.runtime.submit(script, retry))
         except CapacityExceeded:
             return cmd.REFUSED_CAPACITY
         except RuntimeShutDown:
@@ -281,8 +317,10 @@ class Harness:
     def _compare_answer(self, command: Command, expected: object, actual: object,
                         requirements: tuple[str, ...]) -> None:
         if isinstance(command, cmd.Get):
-            expected_view = None if expected is None else expected_record(expected)  # type: ignore[arg-type]
-            actual_view = None if actual is None else freeze(actual)  # type: ignore[arg-type]
+            expected_view = (None if expected is None
+                             else expected_record(expected, self.claims_retry))  # type: ignore[arg-type]
+            actual_view = (None if actual is None
+                           else freeze(actual, self.claims_retry))  # type: ignore[arg-type]
             if expected_view is None or actual_view is None:
                 if expected_view != actual_view:
                     raise self._fail(requirements, f"get({command.job!r})", expected_view,
@@ -290,6 +328,12 @@ class Harness:
                 return
             self._compare_record(f"get({command.job!r})", expected_view, actual_view,
                                  requirements)
+            return
+        if isinstance(command, cmd.ComputeDelay):
+            assert isinstance(expected, float) and isinstance(actual, float)
+            if abs(expected - actual) > DELAY_TOLERANCE_MS:
+                raise self._fail(requirements, f"the answer to {describe(command)}", expected,
+                                 actual)
             return
         if expected != actual or type(expected) is not type(actual):
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
@@ -311,8 +355,8 @@ class Harness:
             raise self._fail(requirements + listing + ("LC-018",), "the held jobs, in order",
                              expected_aliases, actual_aliases)
         for alias, view in zip(actual_aliases, views, strict=True):
-            actual_record = freeze(view)
-            wanted = expected_record(self.model.jobs[alias])
+            actual_record = freeze(view, self.claims_retry)
+            wanted = expected_record(self.model.jobs[alias], self.claims_retry)
             self._compare_record(f"job {alias!r}", wanted, actual_record, requirements)
             self.held[f"list:{alias}"] = (view, actual_record)
         health = health_of(self._call("health", self.runtime.health))
@@ -337,7 +381,7 @@ class Harness:
         reference is caught by whichever later command changes its job.
         """
         for key, (view, record) in self.held.items():
-            now = freeze(view)
+            now = freeze(view, self.claims_retry)
             if now != record:
                 raise self._fail(("LC-016",), f"a record read earlier ({key}) changed after"
                                  " it was returned", record, now)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import hypothesis
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -26,7 +26,8 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import Divergence, Harness
 from jobconform.reference import commands as cmd
-from jobconform.reference.lifecycle import Status
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.lifecycle import JobState, Status
 from jobconform.spec import Profile, Registry
 
 MACHINE_SLOTS = 2
@@ -38,8 +39,58 @@ ERROR_TYPES = ("ValueError", "TimeoutError", "PlanError")
 
 outcomes = st.one_of(
     st.builds(cmd.Succeed, st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["ok", ""]))),
-    st.builds(cmd.Raise, st.sampled_from(ERROR_TYPES), st.sampled_from(["boom", "", "a: b"])),
+    st.builds(cmd.Raise, st.sampled_from(ERROR_TYPES), st.sampled_from(["boom", "", "a: b"]),
+              st.one_of(st.none(), st.sampled_from([500.0, 3000.0, 20_000.0]))),
 )
+
+
+@st.composite
+def retry_policies(draw: st.DrawFn) -> RetryPolicy:
+    """Small delays and caps, so the clock's steps cross backoff edges often."""
+    delay = draw(st.sampled_from([0.0, 1000.0, 5000.0]))
+    # At least one retry: a policy without retries behaves as no policy, which the plain
+    # submit rule covers already.
+    return RetryPolicy(
+        max_retries=draw(st.integers(1, 3)),
+        retry_delay_ms=delay,
+        backoff_multiplier=draw(st.sampled_from([1.0, 2.0, 3.0])),
+        max_retry_delay_ms=delay + draw(st.sampled_from([0.0, 4000.0, 60_000.0])),
+        non_retryable=tuple(draw(st.lists(st.sampled_from(ERROR_TYPES), min_size=1, max_size=2,
+                                          unique=True))),
+    )
+
+
+@st.composite
+def delay_policies(draw: st.DrawFn) -> RetryPolicy:
+    """Policies whose delays tell the exponent, the base and the cap apart."""
+    delay = draw(st.sampled_from([250.0, 1000.0, 5000.0]))
+    return RetryPolicy(
+        max_retries=3,
+        retry_delay_ms=delay,
+        backoff_multiplier=draw(st.sampled_from([1.5, 2.0, 3.0])),
+        max_retry_delay_ms=delay * draw(st.sampled_from([1.0, 8.0, 1000.0])),
+    )
+
+
+delay_questions = st.builds(
+    cmd.ComputeDelay,
+    delay_policies(),
+    st.one_of(st.integers(0, 12), st.sampled_from([64, 1100, 10_000])),
+    st.sampled_from(list(Jitter)),
+    # A few telling values shrink far faster than arbitrary floats and hit every edge:
+    # no jitter at 0, the largest draws near 1, previous delays below and above the cap.
+    st.sampled_from([0.0, 0.25, 0.5, 0.99]),
+    st.one_of(st.none(), st.sampled_from([0.0, 1500.0, 30_000.0])),
+    st.one_of(st.none(), st.sampled_from([0.0, 2500.0, 90_000.0])),
+)
+
+
+def is_running(job: JobState) -> bool:
+    return job.status is Status.RUNNING
+
+
+def is_in_backoff(job: JobState) -> bool:
+    return job.status is Status.QUEUED and job.retry_count > 0
 
 
 @dataclass
@@ -81,6 +132,26 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             self._run(cmd.Submit(alias, ignores_cancel))
             return alias
 
+        @precondition(lambda self: self.harness.claims_retry)
+        @rule(target=jobs, ignores_cancel=st.booleans(), policy=retry_policies())
+        def submit_with_retry(self, ignores_cancel: bool, policy: RetryPolicy) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias, ignores_cancel, policy))
+            return alias
+
+        # Failed attempts are what the retry area is about; a rule of their own makes jobs
+        # in backoff (and cancels of them) common enough.
+        @precondition(lambda self: self.harness.claims_retry)
+        @rule(job=jobs, error_type=st.sampled_from(ERROR_TYPES))
+        def fail_attempt(self, job: str, error_type: str) -> None:
+            self._run(cmd.Finish(job, cmd.Raise(error_type, "attempt failed")))
+
+        @precondition(lambda self: self.harness.claims_retry)
+        @rule(question=delay_questions)
+        def compute_delay(self, question: cmd.ComputeDelay) -> None:
+            self._run(question)
+
         @rule()
         def dispatch(self) -> None:
             self._run(cmd.Dispatch())
@@ -92,6 +163,22 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @rule(job=jobs)
         def cancel(self, job: str) -> None:
             self._run(cmd.Cancel(job))
+
+        def _jobs_where(self, wanted: Callable[[JobState], bool]) -> list[str]:
+            return [alias for alias, job in self.harness.model.jobs.items() if wanted(job)]
+
+        # Cancelling a running job is where the ownership contract lives (LC-013, LC-014),
+        # and cancelling one in backoff is RT-006; random picks from the bundle mostly hit
+        # finished or removed jobs, so these two rules aim at such jobs directly.
+        @precondition(lambda self: bool(self._jobs_where(is_running)))
+        @rule(data=st.data())
+        def cancel_running(self, data: st.DataObject) -> None:
+            self._run(cmd.Cancel(data.draw(st.sampled_from(self._jobs_where(is_running)))))
+
+        @precondition(lambda self: bool(self._jobs_where(is_in_backoff)))
+        @rule(data=st.data())
+        def cancel_in_backoff(self, data: st.DataObject) -> None:
+            self._run(cmd.Cancel(data.draw(st.sampled_from(self._jobs_where(is_in_backoff)))))
 
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def advance_time(self, seconds: float) -> None:
@@ -143,6 +230,9 @@ def run_machine(backend: Backend, profile: Profile, registry: Registry | None,
         derandomize=False,
         print_blob=False,
         report_multiple_bugs=False,  # one shrunk counterexample per run is the verdict
+        # No explain phase: it re-runs the failure under a tracer, which costs minutes and
+        # adds nothing to the shrunk command list.
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)

@@ -5,7 +5,8 @@ A requirement's verdict in one suite:
 - "fail": a case covering it failed, or a divergence named it;
 - "untested": the backend claims its area but no case in the suite covers it (a gap in
   the kit, so the run fails);
-- "not claimed": the backend does not claim the requirement's area; never a pass.
+- "not claimed": the backend does not claim the requirement's area; never a pass;
+- "n/a": the requirement does not apply to the run's profile (and no case failed on it).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from pathlib import Path
 from jobconform.conformance.runner import SuiteRun
 from jobconform.spec import Registry
 
-PASS, FAIL, UNTESTED, NOT_CLAIMED = "pass", "fail", "untested", "not claimed"
+PASS, FAIL, UNTESTED, NOT_CLAIMED, NOT_APPLICABLE = (
+    "pass", "fail", "untested", "not claimed", "n/a")
 FAILING = frozenset({FAIL, UNTESTED})
 
 
@@ -44,6 +46,8 @@ class RunSummary:
                 blamed = any(requirement.id in c.blamed for c in run.cases)
                 if blamed or any(not c.passed for c in covering):
                     row[run.suite] = FAIL
+                elif self.profile not in requirement.profiles:
+                    row[run.suite] = NOT_APPLICABLE
                 elif covering:
                     row[run.suite] = PASS
                 else:
@@ -68,7 +72,7 @@ class RunSummary:
 
 
 def _counts(verdicts: dict[str, dict[str, str]]) -> dict[str, int]:
-    counts = {PASS: 0, FAIL: 0, UNTESTED: 0, NOT_CLAIMED: 0}
+    counts = {PASS: 0, FAIL: 0, UNTESTED: 0, NOT_CLAIMED: 0, NOT_APPLICABLE: 0}
     for row in verdicts.values():
         values = set(row.values())
         if FAIL in values:
@@ -77,6 +81,8 @@ def _counts(verdicts: dict[str, dict[str, str]]) -> dict[str, int]:
             counts[UNTESTED] += 1
         elif values == {NOT_CLAIMED}:
             counts[NOT_CLAIMED] += 1
+        elif values == {NOT_APPLICABLE}:
+            counts[NOT_APPLICABLE] += 1
         else:
             counts[PASS] += 1
     return counts
@@ -112,7 +118,8 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
     counts = _counts(verdicts)
     lines.append("")
     lines.append(f"requirements: {counts[PASS]} passed, {counts[FAIL]} failed,"
-                 f" {counts[UNTESTED]} untested, {counts[NOT_CLAIMED]} not claimed")
+                 f" {counts[UNTESTED]} untested, {counts[NOT_CLAIMED]} not claimed,"
+                 f" {counts[NOT_APPLICABLE]} not applicable")
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""Robot Framework keywords for the lifecycle area.
+"""Robot Framework keywords for the lifecycle and retry areas.
 
 Every keyword that changes something drives the `Harness`, so the backend and the oracle
 see the same command and any difference fails the test with the harness's `Divergence`
@@ -21,31 +21,41 @@ Jobs are named by aliases the test picks (``a``, ``b``). Seconds are counted fro
 virtual clock's start, `jobconform.conformance.clock.EPOCH`; time passes only through
 ``Advance Clock``. Statuses are given in the canonical vocabulary (queued, running,
 succeeded, failed, cancelled) or in the active profile's own names.
+
+Tests are tagged with the requirement IDs they check (``LC-011``, ``RT-003``). When a test
+starts, the library (its own listener) looks each tag up in the spec: a requirement whose
+area the backend does not claim, or whose profiles do not include the active one, makes
+the test SKIP with the reason before any keyword runs, so it is never counted as a pass.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any, cast
 
+from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from jobconform.backends.loading import load_backend
+from jobconform.backends.loading import BackendLoadError, load_backend
 from jobconform.backends.protocol import Backend, HealthView, JobView
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import Harness, Record, freeze
+from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, freeze
 from jobconform.reference import commands as cmd
-from jobconform.reference.commands import Raise, Succeed
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.commands import Raise, Succeed, describe
 from jobconform.reference.lifecycle import JsonValue, Status
 from jobconform.spec import Profile, Registry, SpecError, load_registry
 
 DEFAULT_BACKEND = "memory"
 CANONICAL_STATUSES = tuple(status.value for status in Status)
 TIMESTAMP_FIELDS = ("submitted_at", "started_at", "finished_at")
+# A requirement ID as a test tag: LC-011, RT-003 (the spec's id pattern).
+REQUIREMENT_TAG = re.compile(r"[A-Z]{2,4}-\d{3}")
 
 
 @lru_cache(maxsize=1)
@@ -67,6 +77,36 @@ def _json(text: str) -> JsonValue:
 
 def _at(seconds: float) -> datetime:
     return EPOCH + timedelta(seconds=seconds)
+
+
+def requirement_tags(tags: Any) -> list[str]:
+    """The requirement IDs among a test's tags, sorted and unique."""
+    return sorted({str(tag) for tag in tags if REQUIREMENT_TAG.fullmatch(str(tag))})
+
+
+def skip_reason(registry: Registry, backend: Backend, profile: Profile,
+                requirement_ids: list[str]) -> str | None:
+    """Why a test checking these requirements must not run on this backend and profile.
+
+    A requirement whose area the backend does not claim, or that does not apply to the
+    active profile, cannot be checked. An id the spec does not know is left to the
+    report (a stale tag). The Behave front-end applies the same rule.
+    """
+    reasons: list[str] = []
+    for requirement_id in requirement_ids:
+        try:
+            requirement = registry.requirement(requirement_id)
+        except SpecError:
+            continue
+        if requirement.area not in backend.capabilities:
+            reason = f"backend {backend.name} does not claim area {requirement.area}"
+        elif profile.name not in requirement.profiles:
+            reason = f"requirement {requirement_id} does not apply to profile {profile.name}"
+        else:
+            continue
+        if reason not in reasons:
+            reasons.append(reason)
+    return "; ".join(reasons) if reasons else None
 
 
 def _second(value: object) -> object:
@@ -94,10 +134,31 @@ class JobconformLibrary:
         self._profile: Profile | None = None
         # Records read with `Read Job`: the view handed out and a deep copy taken then.
         self._earlier: dict[str, tuple[JobView, Record]] = {}
+        # Why the running test cannot apply to this backend and profile (None: it can).
+        self._skip_reason: str | None = None
+        # The last `Compute Delay`: its command and the backend's answer.
+        self._last_delay: tuple[cmd.ComputeDelay, float] | None = None
         # The library is its own listener so that each test's runtime is closed.
         self.ROBOT_LIBRARY_LISTENER = self
 
     # -- listener ------------------------------------------------------------------------
+
+    def start_test(self, data: Any, result: Any) -> None:
+        """Skip a test tagged with a requirement the backend or profile cannot check.
+
+        The test's setup is replaced by ``Skip`` with the reason, so none of its keywords
+        run; `Start Runtime` refuses too, should a setup run keywords before it.
+        """
+        self._skip_reason = None
+        selected = self._selection()
+        if selected is None:
+            return  # a bad backend or profile name: `Start Runtime` reports it
+        backend, profile = selected
+        reason = skip_reason(_registry(), backend, profile, requirement_tags(result.tags))
+        if reason is None:
+            return
+        self._skip_reason = reason
+        data.setup.config(name="BuiltIn.Skip", args=(reason,))
 
     def end_test(self, data: Any, result: Any) -> None:
         """Close the test's runtime, whatever the outcome."""
@@ -119,14 +180,25 @@ class JobconformLibrary:
             raise RuntimeError("no runtime in this test yet: call `Start Runtime` first")
         return self._profile
 
+    def _selection(self) -> tuple[Backend, Profile] | None:
+        """The backend and profile the library arguments or variables name, if loadable."""
+        backend_name = (self._backend_name or self._variable("${BACKEND}")
+                        or DEFAULT_BACKEND)
+        try:
+            backend: Backend = load_backend(backend_name)
+            profile_name = (self._profile_name or self._variable("${PROFILE}")
+                            or backend.profile)
+            return backend, _registry().profile(profile_name)
+        except (BackendLoadError, SpecError):
+            return None
+
     def _variable(self, name: str) -> str | None:
         value = BuiltIn().get_variable_value(name)
         return None if value is None or value == "" else str(value)
 
     def _fail(self, message: str) -> AssertionError:
         """An assertion error naming the requirements the running test is tagged with."""
-        tags = BuiltIn().get_variable_value("@{TEST_TAGS}") or []
-        ids = [str(tag) for tag in tags if str(tag).startswith("LC-")]
+        ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
         suffix = f" [test checks {', '.join(ids)}]" if ids else ""
         return AssertionError(message + suffix)
 
@@ -174,6 +246,14 @@ class JobconformLibrary:
     def _submit(self, alias: str, ignores_cancel: bool) -> object:
         return self.harness.run(cmd.Submit(alias, ignores_cancel=ignores_cancel))
 
+    def _policy(self, max_retries: int, delay_ms: float, multiplier: float,
+                cap_ms: float | None, not_retried: str = "") -> RetryPolicy:
+        cap = self.profile.max_retry_delay_ms if cap_ms is None else cap_ms
+        names = tuple(name.strip() for name in not_retried.split(",") if name.strip())
+        return RetryPolicy(max_retries=max_retries, retry_delay_ms=float(delay_ms),
+                           backoff_multiplier=float(multiplier),
+                           max_retry_delay_ms=float(cap), non_retryable=names)
+
     def _refused(self, alias: str, expected: str, ignores_cancel: bool = False) -> None:
         before_total = self._health().total
         before_held = self._held_aliases()
@@ -200,6 +280,8 @@ class JobconformLibrary:
         ``slots`` is max_concurrent, ``task_cap`` is max_tasks; ``unlimited_tasks=True``
         removes the cap whatever the profile says.
         """
+        if self._skip_reason is not None:
+            raise SkipExecution(self._skip_reason)
         if self._harness is not None:
             raise RuntimeError("`Start Runtime` was already called in this test")
         if slots is not None and slots < 1:
@@ -241,6 +323,23 @@ class JobconformLibrary:
                              f" {answer!r}")
         return self._job_id(alias)
 
+    @keyword("Submit Job With Retry")
+    def submit_job_with_retry(self, alias: str, max_retries: int, delay_ms: float = 1000.0,
+                              multiplier: float = 2.0, cap_ms: float | None = None,
+                              not_retried: str = "") -> str:
+        """Submit a job with its own retry policy; it must be accepted. Returns its id.
+
+        Unset values are RT-001's defaults: ``delay_ms`` 1000, ``multiplier`` 2, ``cap_ms``
+        the profile's max_retry_delay_ms. ``not_retried`` lists error type names, separated
+        by commas, that fail the job at once (RT-005).
+        """
+        policy = self._policy(max_retries, delay_ms, multiplier, cap_ms, not_retried)
+        answer = self.harness.run(cmd.Submit(alias, retry=policy))
+        if answer != cmd.ACCEPTED:
+            raise self._fail(f"submission of {alias!r} with {policy} should be accepted,"
+                             f" backend answered {answer!r}")
+        return self._job_id(alias)
+
     @keyword("Submission Should Be Refused For Capacity")
     def submission_should_be_refused_for_capacity(self, alias: str) -> None:
         """Submit ``alias``: the answer must be a capacity refusal leaving no record."""
@@ -262,9 +361,13 @@ class JobconformLibrary:
         self.harness.run(cmd.Finish(alias, Succeed(_json(result))))
 
     @keyword("Job Raises")
-    def job_raises(self, alias: str, error_type: str, message: str) -> None:
-        """The job's body raises ``error_type(message)``, now or as soon as it starts."""
-        self.harness.run(cmd.Finish(alias, Raise(error_type, message)))
+    def job_raises(self, alias: str, error_type: str, message: str,
+                   retry_after_ms: float | None = None) -> None:
+        """The job's body raises ``error_type(message)``, now or as soon as it starts.
+
+        ``retry_after_ms`` is a server's retry-after carried by the error (RT-010).
+        """
+        self.harness.run(cmd.Finish(alias, Raise(error_type, message, retry_after_ms)))
 
     @keyword("Cancel Job")
     def cancel_job(self, alias: str) -> bool:
@@ -488,3 +591,81 @@ class JobconformLibrary:
             raise self._fail(f"counters should show processed={processed} failed={failed}"
                              f" cancelled={cancelled}, backend shows processed={actual[0]}"
                              f" failed={actual[1]} cancelled={actual[2]}")
+
+    # -- retry: the record and the delay function -----------------------------------------
+
+    @keyword("Job Retry State Should Be")
+    def job_retry_state_should_be(self, alias: str, retry_count: int, max_retries: int) -> None:
+        """The backend's record shows ``retry_count`` retries taken of ``max_retries`` (RT-008)."""
+        view = self._view(alias)
+        actual = (getattr(view, "retry_count", "<missing>"),
+                  getattr(view, "max_retries", "<missing>"))
+        if actual != (retry_count, max_retries) or not all(
+                type(value) is int for value in actual):
+            raise self._fail(f"job {alias!r} should show retry_count={retry_count}"
+                             f" max_retries={max_retries}, backend shows"
+                             f" retry_count={actual[0]!r} max_retries={actual[1]!r}")
+
+    @keyword("Compute Delay")
+    def compute_delay(self, attempt: int, delay_ms: float = 1000.0, multiplier: float = 2.0,
+                      cap_ms: float | None = None, jitter: str = "none", draw: float = 0.0,
+                      previous_ms: float | None = None,
+                      retry_after_ms: float | None = None) -> float:
+        """Ask the backend's delay function; returns its answer in milliseconds.
+
+        ``attempt`` counts retries already taken (0 before the first retry). ``jitter`` is
+        none, full, equal or decorrelated; ``draw`` the uniform draw in [0, 1);
+        ``previous_ms`` the previous delay (decorrelated); ``retry_after_ms`` a server's
+        retry-after. The harness compares the answer with the oracle's.
+        """
+        try:
+            mode = Jitter(jitter.strip().lower())
+        except ValueError:
+            raise ValueError(f"jitter must be one of {', '.join(m.value for m in Jitter)},"
+                             f" not {jitter!r}") from None
+        command = cmd.ComputeDelay(self._policy(0, delay_ms, multiplier, cap_ms), attempt,
+                                   mode, draw, previous_ms, retry_after_ms)
+        answer = self.harness.run(command)
+        if not isinstance(answer, float):
+            raise self._fail(f"{describe(command)} should answer a number of milliseconds,"
+                             f" backend answered {answer!r}")
+        self._last_delay = (command, answer)
+        return answer
+
+    def _delay(self) -> tuple[cmd.ComputeDelay, float]:
+        if self._last_delay is None:
+            raise RuntimeError("no delay computed in this test: call `Compute Delay` first")
+        return self._last_delay
+
+    @keyword("Delay Should Be")
+    def delay_should_be(self, expected_ms: float) -> None:
+        """The last computed delay is ``expected_ms``, within DELAY_TOLERANCE_MS."""
+        command, actual = self._delay()
+        if abs(actual - expected_ms) > DELAY_TOLERANCE_MS:
+            raise self._fail(f"{describe(command)} should be {expected_ms:g} ms (within"
+                             f" {DELAY_TOLERANCE_MS:g} ms), backend answered {actual!r}")
+
+    @keyword("Delay Should Be At Most The Cap")
+    def delay_should_be_at_most_the_cap(self) -> None:
+        """The last computed delay does not exceed the policy's max_retry_delay_ms."""
+        command, actual = self._delay()
+        cap = command.policy.max_retry_delay_ms
+        if actual > cap:
+            raise self._fail(f"{describe(command)} should be at most the cap {cap:g} ms,"
+                             f" backend answered {actual!r}")
+
+    @keyword("Delay Should Be Below The Cap")
+    def delay_should_be_below_the_cap(self) -> None:
+        """The last computed delay is strictly below the cap (jitter did not vanish)."""
+        command, actual = self._delay()
+        cap = command.policy.max_retry_delay_ms
+        if not actual < cap:
+            raise self._fail(f"{describe(command)} should stay random below the cap {cap:g}"
+                             f" ms, backend answered {actual!r}")
+
+    @keyword("Delay Should Be More Than")
+    def delay_should_be_more_than(self, ms: float) -> None:
+        command, actual = self._delay()
+        if not actual > ms:
+            raise self._fail(f"{describe(command)} should be more than {ms:g} ms, backend"
+                             f" answered {actual!r}")

@@ -105,9 +105,10 @@ def run_behave(config: RunConfig) -> SuiteRun:
         output = f"behave did not finish within {BEHAVE_TIMEOUT_SECONDS} s: {error}"
     (config.work_dir / "behave.log").write_text(output, encoding="utf-8")
     run = SuiteRun("behave", 0.0)
-    if json_path.exists() and json_path.stat().st_size:
+    produced = json_path.exists() and json_path.stat().st_size > 0
+    if produced:
         run.cases = list(_behave_cases(json.loads(json_path.read_text(encoding="utf-8"))))
-    if not run.cases:
+    if not produced:
         tail = "\n".join(output.strip().splitlines()[-15:])
         run.cases = [CaseResult("behave", "behave run", (), False,
                                 f"behave produced no results:\n{tail}")]
@@ -129,6 +130,8 @@ def _behave_cases(features: list[dict[str, Any]]) -> Iterator[CaseResult]:
                 if step.get("result", {}).get("status") in ("failed", "error")
             ]
             status = scenario.get("status", "failed")
+            if status == "skipped":
+                continue  # not claimed or not applicable: the verdicts say so, not the case
             message = "\n".join(errors) or ("" if status == "passed" else f"status {status}")
             yield CaseResult(
                 suite="behave",
@@ -160,12 +163,14 @@ def run_robot(config: RunConfig) -> SuiteRun:
     if output.exists():
         result = ExecutionResult(str(output))
         for test in result.suite.all_tests:
+            if test.status == "SKIP":
+                continue  # not claimed or not applicable: the verdicts say so
             run.cases.append(CaseResult(
                 suite="robot", name=str(test.full_name), requirements=_tags(list(test.tags)),
                 passed=test.status == "PASS", message=str(test.message),
                 blamed=blamed_requirements(str(test.message)),
             ))
-    if not run.cases:
+    if not output.exists():
         tail = "\n".join(console.getvalue().strip().splitlines()[-15:])
         run.cases = [CaseResult("robot", "robot run", (), False,
                                 f"robot produced no results:\n{tail}")]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeAlias
 
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JsonValue
 
 
@@ -27,6 +28,7 @@ class Raise:
 
     error_type: str
     message: str
+    retry_after_ms: float | None = None  # a server's retry-after carried by the error
 
 
 Outcome: TypeAlias = Succeed | Raise
@@ -36,6 +38,19 @@ Outcome: TypeAlias = Succeed | Raise
 class Submit:
     job: str
     ignores_cancel: bool = False  # the body never checks its cancellation token
+    retry: RetryPolicy | None = None  # only for backends claiming the retry area
+
+
+@dataclass(frozen=True)
+class ComputeDelay:
+    """Ask the runtime's own delay function for one value (RT-002, RT-009, RT-010)."""
+
+    policy: RetryPolicy
+    attempt: int
+    jitter: Jitter = Jitter.NONE
+    draw: float = 0.0
+    previous_ms: float | None = None
+    retry_after_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -88,13 +103,13 @@ class ListJobs:
 
 Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
-    | ListJobs
+    | ListJobs | ComputeDelay
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
     cls.__name__: cls
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
-                Get, ListJobs)
+                Get, ListJobs, ComputeDelay)
 }
 
 # Answers, as plain comparable values.
@@ -138,6 +153,13 @@ def command_from_json(document: dict[str, Any]) -> Command:
                 raise ValueError(f"Finish outcome kind must be Succeed or Raise, not"
                                  f" {outcome_kind!r}")
             body["outcome"] = outcome_types[outcome_kind](**outcome)
+        for key in ("retry", "policy"):
+            if isinstance(body.get(key), dict):
+                policy = dict(body[key])
+                policy["non_retryable"] = tuple(policy.get("non_retryable", ()))
+                body[key] = RetryPolicy(**policy)
+        if "jitter" in body:
+            body["jitter"] = Jitter(body["jitter"])
         return cls(**body)
     except (TypeError, KeyError) as error:
         expected = ", ".join(f.name for f in fields(cls))
@@ -152,5 +174,7 @@ def describe(command: Command) -> str:
             return f"Finish({command.job!r}, returns {command.outcome.result!r})"
         return (f"Finish({command.job!r}, raises {command.outcome.error_type}"
                 f"({command.outcome.message!r}))")
-    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command))
+    # Fields left at their defaults are omitted: reproducers stay short.
+    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command)
+                       if getattr(command, f.name) != f.default)
     return f"{type(command).__name__}({values})"

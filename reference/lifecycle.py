@@ -36,6 +36,7 @@ class EventKind(StrEnum):
     SUCCEED = "succeed"  # the body returned
     FAIL = "fail"  # the body raised
     CANCEL = "cancel"  # cancelled directly (queued) or by its owner (running)
+    RETRY = "retry"  # the body raised and the retry policy allows another attempt (RT-003)
 
 
 TRANSITIONS: Mapping[tuple[Status, EventKind], Status] = {
@@ -44,6 +45,7 @@ TRANSITIONS: Mapping[tuple[Status, EventKind], Status] = {
     (Status.RUNNING, EventKind.SUCCEED): Status.SUCCEEDED,
     (Status.RUNNING, EventKind.FAIL): Status.FAILED,
     (Status.RUNNING, EventKind.CANCEL): Status.CANCELLED,
+    (Status.RUNNING, EventKind.RETRY): Status.QUEUED,
 }
 
 
@@ -66,6 +68,7 @@ class Event:
     at: datetime
     result: JsonValue = None
     error: str | None = None
+    retry_at: datetime | None = None  # RETRY only: when the next attempt may start
 
 
 @dataclass(frozen=True)
@@ -78,10 +81,13 @@ class JobState:
     finished_at: datetime | None = None
     result: JsonValue = None
     error: str | None = None
+    retry_count: int = 0  # RT-008
+    max_retries: int = 0
+    next_attempt_at: datetime | None = None  # set while the job waits in backoff
 
 
-def new_job(submitted_at: datetime) -> JobState:
-    return JobState(status=Status.QUEUED, submitted_at=submitted_at)
+def new_job(submitted_at: datetime, max_retries: int = 0) -> JobState:
+    return JobState(status=Status.QUEUED, submitted_at=submitted_at, max_retries=max_retries)
 
 
 def step(job: JobState, event: Event) -> JobState:
@@ -95,6 +101,9 @@ def step(job: JobState, event: Event) -> JobState:
         raise IllegalTransition(job.status, event.kind)
     if target is Status.RUNNING:
         return replace(job, status=target, started_at=event.at)
+    if target is Status.QUEUED:
+        return replace(job, status=target, retry_count=job.retry_count + 1,
+                       next_attempt_at=event.retry_at)
     return replace(
         job,
         status=target,

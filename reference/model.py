@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from jobconform.reference import lifecycle
+from jobconform.reference import backoff, lifecycle
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import (
     ACCEPTED,
     NOT_FOUND,
@@ -19,6 +20,7 @@ from jobconform.reference.commands import (
     Cancel,
     Cleanup,
     Command,
+    ComputeDelay,
     Dispatch,
     Finish,
     Get,
@@ -63,6 +65,7 @@ class _Script:
     """What the harness has said about one job's body."""
 
     ignores_cancel: bool
+    policy: RetryPolicy | None = None
     outcome: Outcome | None = None
     cancel_requested: bool = False
 
@@ -102,6 +105,11 @@ class ReferenceModel:
                 return self._get_result(command.job)
             case Get():
                 return StepResult(self.jobs.get(command.job), ("LC-016",))
+            case ComputeDelay():
+                answer = backoff.delay_ms(command.policy, command.attempt, command.jitter,
+                                          command.draw, command.previous_ms,
+                                          command.retry_after_ms)
+                return StepResult(answer, ("RT-002", "RT-009", "RT-010"))
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
@@ -119,9 +127,11 @@ class ReferenceModel:
         )
 
     def _move(self, alias: str, kind: EventKind, result: JsonValue = None,
-              error: str | None = None) -> None:
-        job = lifecycle.step(self.jobs[alias], Event(kind, self.now, result, error))
+              error: str | None = None, retry_at: datetime | None = None) -> None:
+        job = lifecycle.step(self.jobs[alias], Event(kind, self.now, result, error, retry_at))
         self.jobs[alias] = job
+        if job.status is Status.QUEUED:
+            return  # a retried attempt is not an outcome (RT-007)
         if job.status is Status.CANCELLED:
             self.cancelled += 1
         elif job.status is Status.FAILED:
@@ -135,44 +145,71 @@ class ReferenceModel:
             return StepResult(REFUSED_SHUT_DOWN, ("LC-023",))
         if self.limits.max_tasks is not None and len(self.jobs) >= self.limits.max_tasks:
             return StepResult(REFUSED_CAPACITY, ("LC-009",))
-        self.jobs[command.job] = lifecycle.new_job(self.now)
-        self.scripts[command.job] = _Script(ignores_cancel=command.ignores_cancel)
-        return StepResult(ACCEPTED, ("LC-008", "LC-009"))
+        policy = command.retry
+        self.jobs[command.job] = lifecycle.new_job(self.now, policy.max_retries if policy else 0)
+        self.scripts[command.job] = _Script(command.ignores_cancel, policy)
+        return StepResult(ACCEPTED, ("LC-008", "LC-009", "RT-001", "RT-008") if policy
+                          else ("LC-008", "LC-009"))
 
     def _dispatch(self) -> tuple[str, ...]:
         running = sum(job.status is Status.RUNNING for job in self.jobs.values())
+        requirements = ["LC-010", "LC-012"]
         for alias, job in self.jobs.items():
+            if job.retry_count and job.status in (Status.QUEUED, Status.CANCELLED):
+                # A dispatch decides about a job in (or cancelled in) backoff.
+                # Whether it may start now depends on the delay (RT-002) and on backoff
+                # being a queued state (RT-003).
+                requirements += ["RT-006"] if job.status is Status.CANCELLED else ["RT-003",
+                                                                                   "RT-002"]
             if running >= self.limits.max_concurrent:
-                break
-            if job.status is Status.QUEUED:
+                continue
+            waiting = job.next_attempt_at is not None and job.next_attempt_at > self.now
+            if job.status is Status.QUEUED and not waiting:
                 self._move(alias, EventKind.START)
                 running += 1
-                self._run_body(alias)
-        return ("LC-010", "LC-012")
+                requirements += self._run_body(alias)
+        return tuple(dict.fromkeys(requirements))
 
-    def _run_body(self, alias: str) -> None:
-        """Let a running job's body end if the harness has already decided how."""
+    def _run_body(self, alias: str) -> tuple[str, ...]:
+        """Let a running job's body end if the harness has already decided how.
+
+        Returns:
+            The requirements that decided how it ended (none if it did not end).
+        """
         script = self.scripts[alias]
         job = self.jobs.get(alias)
         if job is None or job.status is not Status.RUNNING:
-            return
+            return ()
         if script.cancel_requested and (not script.ignores_cancel or script.outcome is not None):
             self._move(alias, EventKind.CANCEL)
-        elif isinstance(script.outcome, Succeed):
+            return ("LC-013", "LC-014")
+        if isinstance(script.outcome, Succeed):
             self._move(alias, EventKind.SUCCEED, result=script.outcome.result)
-        elif isinstance(script.outcome, Raise):
-            message = lifecycle.error_message(script.outcome.error_type, script.outcome.message)
-            self._move(alias, EventKind.FAIL, error=message)
+            return ("LC-006",)
+        if not isinstance(script.outcome, Raise):
+            return ()
+        raised = script.outcome
+        policy = script.policy
+        if policy is not None and policy.retries(raised.error_type, job.retry_count):
+            delay = backoff.delay_ms(policy, job.retry_count, retry_after_ms=raised.retry_after_ms)
+            self._move(alias, EventKind.RETRY, retry_at=self.now + timedelta(milliseconds=delay))
+            script.outcome = None  # the next attempt waits for its own decision
+            return ("RT-003", "RT-002", "RT-010", "RT-007")
+        self._move(alias, EventKind.FAIL,
+                   error=lifecycle.error_message(raised.error_type, raised.message))
+        if policy is not None:
+            return ("RT-004", "RT-005", "RT-007", "LC-007")
+        return ("LC-007", "LC-006")
 
     def _finish(self, alias: str, outcome: Outcome) -> tuple[str, ...]:
         script = self.scripts.get(alias)
         if script is None or script.outcome is not None:
             return ("LC-003",)
         script.outcome = outcome
-        self._run_body(alias)
+        ended = self._run_body(alias)
         if script.cancel_requested:
             return ("LC-014", "LC-003")
-        return ("LC-003", "LC-006", "LC-007", "LC-025")
+        return (*ended, "LC-003", "LC-006", "LC-007", "LC-025")
 
     def _cancel(self, alias: str) -> StepResult:
         job = self.jobs.get(alias)
@@ -181,6 +218,8 @@ class ReferenceModel:
         script = self.scripts[alias]
         if job.status is Status.QUEUED:
             self._move(alias, EventKind.CANCEL)
+            if job.retry_count:
+                return StepResult(True, ("RT-006", "LC-011", "LC-025"))
             return StepResult(True, ("LC-011", "LC-025"))
         if script.cancel_requested:
             return StepResult(False, ("LC-015",))

@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-AREA_FILES = ("lifecycle.yaml",)
+AREA_FILES = ("lifecycle.yaml", "retry.yaml")
 PROFILES_FILE = "profiles.yaml"
 LOCK_FILE = "requirements.lock"
 PARAMETER_VALUE = float | int | str | bool | None
@@ -66,6 +66,8 @@ class Profile:
     max_concurrent: int
     max_tasks: int | None
     cleanup_max_age_seconds: float
+    max_retry_delay_ms: float
+    jitter: str
     areas: frozenset[str]
 
     def to_canonical(self, native_status: str) -> str:
@@ -165,6 +167,8 @@ def _profiles(document: Mapping[str, Any]) -> dict[str, Profile]:
             max_concurrent=parameters["max_concurrent"],
             max_tasks=parameters["max_tasks"],
             cleanup_max_age_seconds=float(parameters["cleanup_max_age_seconds"]),
+            max_retry_delay_ms=float(parameters["max_retry_delay_ms"]),
+            jitter=parameters["jitter"],
             areas=frozenset(body["areas"]),
         )
     return profiles

@@ -408,7 +408,7 @@ def test_divergence_message_has_requirement_expected_actual_and_commands(
     assert "LC-011 (Cancel of a queued job)" in message
     assert "expected: True" in message
     assert "actual:   False" in message
-    assert "1. Submit(job='a', ignores_cancel=False)" in message
+    assert "1. Submit(job='a')" in message
     assert "2. Cancel(job='a')" in message
     assert "after step 2" in message
     assert isinstance(divergence, AssertionError)
@@ -441,7 +441,7 @@ def test_divergence_built_directly() -> None:
     assert "what: the health snapshot" in message
     assert "expected: 1" in message
     assert "actual:   2" in message
-    assert "1. Submit(job='x', ignores_cancel=False)" in message
+    assert "1. Submit(job='x')" in message
     assert "2. Dispatch()" in message
     assert "after step 2 (Dispatch())" in message
 

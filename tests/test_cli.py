@@ -55,7 +55,7 @@ def test_unknown_profile_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_every_profile_passes_on_memory(tmp_path: Path) -> None:
     for profile in ("async-jobs", "task-manager"):
-        code, output = invoke("run", "--profile", profile, "--examples", "30",
+        code, output = invoke("run", "--profile", profile,
                               "--report-dir", str(tmp_path / profile))
         assert code == 0, output
 

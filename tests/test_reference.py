@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jobconform.reference import lifecycle
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import (
     ACCEPTED,
     COMMAND_TYPES,
@@ -22,6 +23,7 @@ from jobconform.reference.commands import (
     Cancel,
     Cleanup,
     Command,
+    ComputeDelay,
     Dispatch,
     Finish,
     Get,
@@ -68,8 +70,9 @@ def run(oracle: ReferenceModel, *commands: Command) -> list[Any]:
 # -- the transition table ----------------------------------------------------------------------
 
 
-def test_transition_table_has_exactly_the_five_legal_transitions() -> None:
+def test_transition_table_has_exactly_the_six_legal_transitions() -> None:
     assert dict(TRANSITIONS) == {
+        (Status.RUNNING, EventKind.RETRY): Status.QUEUED,
         (Status.QUEUED, EventKind.START): Status.RUNNING,
         (Status.QUEUED, EventKind.CANCEL): Status.CANCELLED,
         (Status.RUNNING, EventKind.SUCCEED): Status.SUCCEEDED,
@@ -106,7 +109,7 @@ ILLEGAL = [pair for pair in itertools.product(Status, EventKind) if pair not in 
 
 
 def test_illegal_pairs_count() -> None:
-    assert len(ILLEGAL) == len(Status) * len(EventKind) - 5
+    assert len(ILLEGAL) == len(Status) * len(EventKind) - 6
 
 
 @pytest.mark.parametrize(("status", "kind"), ILLEGAL)
@@ -186,8 +189,8 @@ def test_any_event_sequence_only_takes_legal_steps(kinds: list[EventKind]) -> No
             continue
         assert TRANSITIONS[(before.status, kind)] is job.status
         assert job.submitted_at == T0
-        assert (job.started_at is None) == (job.status is Status.QUEUED or (
-            job.status is Status.CANCELLED and before.status is Status.QUEUED))
+        never_started = before.started_at is None and kind is not EventKind.START
+        assert (job.started_at is None) == never_started
         assert (job.finished_at is not None) == job.status.is_terminal
         assert job.result is None or job.status is Status.SUCCEEDED
         assert job.error is None or job.status is Status.FAILED
@@ -569,6 +572,8 @@ EVERY_COMMAND: list[Command] = [
     Get("b"),
     ListJobs(),
     ListJobs("failed"),
+    Submit("r", retry=RetryPolicy(max_retries=2, non_retryable=("KeyError",))),
+    ComputeDelay(RetryPolicy(max_retries=1), 3, Jitter.EQUAL, 0.25, None, 500.0),
 ]
 
 
@@ -587,7 +592,8 @@ def test_command_json_round_trip(command: Command) -> None:
 def test_finish_json_shape() -> None:
     assert command_to_json(Finish("a", Raise("E", "m"))) == {
         "command": "Finish", "job": "a",
-        "outcome": {"kind": "Raise", "error_type": "E", "message": "m"},
+        "outcome": {"kind": "Raise", "error_type": "E", "message": "m",
+                    "retry_after_ms": None},
     }
     assert command_to_json(Dispatch()) == {"command": "Dispatch"}
 
@@ -635,7 +641,8 @@ def test_command_from_json_malformed_fields_raise_value_error(document: dict[str
 
 
 def test_describe_is_readable() -> None:
-    assert describe(Submit("a")) == "Submit(job='a', ignores_cancel=False)"
+    assert describe(Submit("a")) == "Submit(job='a')"
+    assert describe(Submit("a", ignores_cancel=True)) == "Submit(job='a', ignores_cancel=True)"
     assert describe(Finish("a", Succeed(3))) == "Finish('a', returns 3)"
     assert describe(Finish("a", Raise("E", "m"))) == "Finish('a', raises E('m'))"
     assert describe(Dispatch()) == "Dispatch()"
