@@ -1,7 +1,13 @@
-"""The virtual clock: time passes only when the harness advances it."""
+"""The virtual clock: time passes only when the harness advances it.
+
+Threads of a runtime under test may sleep on it: `wait_until` blocks on the runtime's own
+condition until the runtime notifies it or the harness advances the clock to the
+deadline. Nothing ever waits on the wall clock for virtual time to pass.
+"""
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 # A fixed start so that every run sees the same timestamps.
@@ -13,16 +19,45 @@ class VirtualClock:
         if start.utcoffset() != timedelta(0):
             raise ValueError(f"the virtual clock starts at a UTC instant, not {start!r}")
         self._now = start
+        self._lock = threading.Lock()
+        # Conditions of threads sleeping until a deadline; advance() notifies each.
+        self._sleepers: list[threading.Condition] = []
 
     def now(self) -> datetime:
-        return self._now
+        with self._lock:
+            return self._now
 
     def advance(self, seconds: float) -> None:
-        """Move time forward.
+        """Move time forward and wake every thread sleeping on the clock.
 
         Raises:
             ValueError: seconds is negative or not finite; time never goes back.
         """
         if not 0 <= seconds < float("inf"):
             raise ValueError(f"the clock only moves forward by a finite amount, not {seconds!r}")
-        self._now += timedelta(seconds=seconds)
+        with self._lock:
+            self._now += timedelta(seconds=seconds)
+            sleepers = list(dict.fromkeys(self._sleepers))
+        # Notified outside the clock's lock: a sleeper holds its condition while it
+        # registers here, so taking both locks in the other order could deadlock.
+        for condition in sleepers:
+            with condition:
+                condition.notify_all()
+
+    def wait_until(self, condition: threading.Condition, deadline: datetime) -> None:
+        """Block on `condition` until it is notified or the clock reaches `deadline`.
+
+        The caller holds `condition`, as for `Condition.wait`, and re-checks what it waits
+        for when this returns (the return may also be a notification by someone else).
+        """
+        with self._lock:
+            # Checked while registering, so an advance racing with this call either sees
+            # the registration and notifies, or happened before and is seen here.
+            if self._now >= deadline:
+                return
+            self._sleepers.append(condition)
+        try:
+            condition.wait()
+        finally:
+            with self._lock:
+                self._sleepers.remove(condition)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
+from jobconform.conformance.gallery_sql import SQL_GALLERY
+from jobconform.conformance.gallery_threaded import THREADED_GALLERY
 from jobconform.conformance.report import FAIL, RunSummary
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
 from jobconform.spec import Registry
@@ -23,7 +25,7 @@ SELFTEST_PROFILE = "canonical"
 SELFTEST_EXAMPLES = 600
 
 # Every gallery, one entry per known bug class.
-GALLERY: tuple[GalleryEntry, ...] = MEMORY_GALLERY
+GALLERY: tuple[GalleryEntry, ...] = MEMORY_GALLERY + SQL_GALLERY + THREADED_GALLERY
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,120 @@
+"""The `sql` backend: the step runtime over the SQL job store.
+
+The database comes from the environment variable JOBCONFORM_SQL_URL (an in-memory SQLite
+database by default), because the Behave suite runs the backend in a child process.
+Every runtime starts on an empty store, quickly, because conformance opens hundreds of
+them: with in-memory SQLite each gets a copy of a database migrated once per process;
+otherwise one engine per database and process is migrated once and the jobs table is
+emptied for each runtime. Point JOBCONFORM_SQL_URL at a scratch database: the backend
+deletes its jobs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sqlite3
+from dataclasses import replace
+from typing import cast
+
+from sqlalchemy import Engine
+
+from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
+from jobconform.backends.sql.database import (
+    SQL_URL_ENV,
+    create_store_engine,
+    is_in_memory_sqlite,
+    migrate,
+    parse_url,
+)
+from jobconform.backends.sql.store import SqlJobStore
+from jobconform.backends.step_runtime import StepRuntime
+from jobconform.backends.store import RUNNING, StoredJob
+
+DEFAULT_SQL_URL = "sqlite://"
+
+
+class SqlRuntime(StepRuntime):
+    """The step runtime, with bodies that outlive a shutdown as a SQL worker's do.
+
+    Shutdown moves running jobs to cancelled from the caller's side, but a worker cannot
+    stop a body: it ends later and its worker reports the outcome with a write
+    conditioned on the job still running, as it last saw it. The store must absorb that
+    late write (LC-003), and the suites check that it does.
+    """
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock, store: SqlJobStore) -> None:
+        super().__init__(settings, clock, store)
+        self._outliving_bodies: dict[str, StoredJob] = {}  # job id -> the worker's view
+
+    def shutdown(self) -> None:
+        running = [job for job in self._store.list(RUNNING) if job.job_id in self._scripts]
+        super().shutdown()
+        # Shutdown requested each body's cancellation, as a worker's token would.
+        self._outliving_bodies.update(
+            (job.job_id, replace(job, cancel_requested=True)) for job in running)
+
+    def settle(self) -> None:
+        super().settle()
+        for job_id, seen in list(self._outliving_bodies.items()):
+            script = self._scripts[job_id]
+            if script.honours_cancellation or script.decided():  # the body ends now
+                del self._outliving_bodies[job_id]
+                self._finish_owned(seen)
+
+
+@functools.cache
+def _migrated_engine(url: str) -> Engine:
+    """One engine per database and process, migrated once: for a server or SQLite file
+    the runtimes share it, for in-memory SQLite it is the template they copy."""
+    engine = create_store_engine(url)
+    migrate(engine)
+    return engine
+
+
+def _copy_of_migrated_in_memory_database(url: str) -> Engine:
+    """A new in-memory database holding the migrated schema.
+
+    Copying a migrated template with SQLite's backup API takes about a millisecond,
+    against ten for running the migrations, and conformance opens hundreds of runtimes.
+    """
+    engine = create_store_engine(url)
+    with _migrated_engine(url).connect() as template, engine.connect() as copy:
+        template_database = cast(sqlite3.Connection, template.connection.driver_connection)
+        template_database.backup(cast(sqlite3.Connection, copy.connection.driver_connection))
+    return engine
+
+
+class SqlBackend:
+    """Entry point `sql`: SQLAlchemy 2 on SQLite (default), PostgreSQL or MariaDB.
+
+    Args:
+        url: the database; None reads JOBCONFORM_SQL_URL, else in-memory SQLite.
+
+    Raises:
+        DatabaseUrlError: the URL is malformed, unsupported, or its driver is missing.
+        DatabaseUnavailable: the database server cannot be reached.
+    """
+
+    name = "sql"
+    profile = "canonical"
+    capabilities = frozenset({LIFECYCLE, RETRY})
+    store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url if url is not None else os.environ.get(SQL_URL_ENV, DEFAULT_SQL_URL)
+        parse_url(self.url)  # a clear error for a malformed or unsupported URL, first
+        self._in_memory = is_in_memory_sqlite(self.url)
+        _migrated_engine(self.url)  # fail here, at load, when the server is unreachable
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> SqlRuntime:
+        return SqlRuntime(settings, clock, self.empty_store())
+
+    def empty_store(self) -> SqlJobStore:
+        """A store with no jobs: a fresh copy in memory, or the server's tables cleared."""
+        if self._in_memory:
+            return self.store_type(_copy_of_migrated_in_memory_database(self.url),
+                                   migrate_schema=False, owns_engine=True)
+        store = self.store_type(_migrated_engine(self.url), migrate_schema=False)
+        store.clear()
+        return store

@@ -1,0 +1,137 @@
+"""The SQL store's tables as SQLAlchemy 2 typed declarative models, private to the store.
+
+The jobs table follows the `async_jobs` design of seed 000: a UUID primary key, a status
+column guarded by a CHECK constraint, indexes for status polling, worker lookups and
+age ordering, an error message column, JSON values under a schema version, and UTC
+timestamps. Rows never leave the store: it converts them to the frozen `StoredJob` at its
+boundary, so callers never hold something that reads through to the database.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    false,
+    text,
+)
+from sqlalchemy.dialects import mysql
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeEngine
+
+from jobconform.backends.store import STATUSES
+
+# Bumped whenever the encoding of the JSON columns (result, retry_policy) changes, so that
+# a store can tell rows it knows how to read from rows a newer release wrote (seed 000,
+# "Payload Serialization").
+JSON_SCHEMA_VERSION = 1
+
+# Explicit constraint names: migrations and the autogenerate comparison need them stable
+# on every database.
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+STATUS_CHECK = "status IN ({})".format(", ".join(f"'{status}'" for status in STATUSES))
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC instant on every database.
+
+    PostgreSQL keeps the offset (timestamptz). SQLite and MariaDB keep naive values, so the
+    store writes them in UTC and attaches UTC when reading. MariaDB's DATETIME drops
+    microseconds unless declared with fsp=6.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> TypeEngine[Any]:
+        if dialect.name in ("mysql", "mariadb"):
+            return dialect.type_descriptor(mysql.DATETIME(fsp=6))
+        return dialect.type_descriptor(DateTime(timezone=True))
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.utcoffset() is None:
+            raise ValueError(f"the job store keeps UTC instants; {value!r} has no timezone")
+        value = value.astimezone(UTC)
+        return value if dialect.name == "postgresql" else value.replace(tzinfo=None)
+
+    def process_result_value(self, value: datetime | None,
+                             dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class JobRow(Base):
+    """One job. Columns named as the `StoredJob` fields map one to one; the rest is
+    bookkeeping (submission order, JSON schema version)."""
+
+    __tablename__ = "async_jobs"
+
+    job_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    # Submission order: timestamps tie under a virtual clock and in busy systems, so
+    # listing and claiming order by this strictly increasing number instead.
+    submission_order: Mapped[int] = mapped_column(BigInteger, unique=True)
+    status: Mapped[str] = mapped_column(String(20))
+    submitted_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    result: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
+    error: Mapped[str | None] = mapped_column(Text)
+    worker_id: Mapped[str | None] = mapped_column(String(255), index=True)
+    last_heartbeat: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    cancel_requested: Mapped[bool] = mapped_column(server_default=false())
+    retry_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    max_retries: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    retry_policy: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    redelivery_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    alerted: Mapped[bool] = mapped_column(server_default=false())
+    poisoned: Mapped[bool] = mapped_column(server_default=false())
+    schema_version: Mapped[int] = mapped_column(
+        Integer, server_default=text(str(JSON_SCHEMA_VERSION)))
+
+    __table_args__ = (
+        CheckConstraint(STATUS_CHECK, name="status"),
+        # Status polling: the claim reads the oldest queued jobs, in submission order.
+        Index(None, "status", "submission_order"),
+    )
+
+
+class SubmissionCounter(Base):
+    """A single row holding the next submission order.
+
+    Adding a job locks this row first, so that on every database concurrent submissions
+    are serialised: the task-cap check and the insert are one atomic step, and the
+    submission order is strictly increasing without relying on per-database sequences.
+    """
+
+    __tablename__ = "async_jobs_submission_counter"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    next_submission_order: Mapped[int] = mapped_column(BigInteger)
+
+    __table_args__ = (CheckConstraint("id = 1", name="single_row"),)

@@ -1,0 +1,574 @@
+"""The threaded worker runtime: a poll loop that claims jobs into a thread pool (seed 000).
+
+A worker has an id (`worker-<8 hex>`), a `ThreadPoolExecutor` of `max_workers` threads and a
+poll thread. Each poll claims up to `max_workers - active` queued jobs from the store and
+submits each to the pool. The pool thread running a job owns it: it blocks in the job's
+body (the harness's `TaskScript`) and then writes the job's terminal state itself, with a
+write conditioned on the job still running, so a late outcome is absorbed (LC-003). A
+cancel of a running job only records the request and signals the job's cancellation token;
+the owner moves the job (LC-013).
+
+Between polls the poll thread sleeps on the clock. With `poll_interval=None` it polls only at
+dispatch points: that is how the conformance backend runs it, because the oracle starts jobs
+only at dispatch points (LC-010); with an interval it also polls each time the clock passes
+the next poll boundary.
+
+`settle()` waits on conditions, never on the wall clock, until every thread of the worker is
+idle or blocked on the clock or on an undecided body. A real-time safety limit turns a hang
+into a `SettleTimeout` that says what each job is waiting for and where each thread is.
+
+Every change of the worker's own state (owned jobs, counters, poll requests) happens under
+one condition, `_state`; store calls that must be atomic with that state (a claim and the
+token it creates, a cancel request and the owner's terminal write) are made under it too.
+"""
+
+from __future__ import annotations
+
+import copy
+import signal
+import sys
+import threading
+import traceback
+import uuid
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from types import FrameType, TracebackType
+from typing import Any
+
+from jobconform.backends.protocol import (
+    Clock,
+    JobNotCompleted,
+    JobNotFound,
+    RuntimeShutDown,
+    TaskScript,
+)
+from jobconform.backends.store import (
+    CANCELLED,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    SUCCEEDED,
+    TERMINAL,
+    JobStore,
+    StoredJob,
+)
+from jobconform.backends.threaded.clock import SystemClock, WaitableClock
+from jobconform.backends.threaded.config import ENABLED_ENV, WorkerConfig
+from jobconform.reference.backoff import RetryPolicy
+from jobconform.reference.lifecycle import JsonValue
+
+# A real-time bound on settle and dispatch. It never lets time pass for the worker (the
+# clock is virtual); it only turns a hung worker into an error, well before the harness's
+# own 60 s guard ends the process.
+SETTLE_LIMIT_SECONDS = 10.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class SettleTimeout(RuntimeError):
+    """The worker's threads did not become quiet within the real-time safety limit."""
+
+
+class WorkerDisabled(RuntimeError):
+    """The configuration turns asynchronous execution off, so the worker does not start."""
+
+
+class WorkerCrashed(RuntimeError):
+    """A store call failed inside one of the worker's threads; the message holds the
+    traceback, which would otherwise be lost in the thread."""
+
+
+def error_message(error: Exception) -> str:
+    """The failed record's error: bare type name, colon, message (LC-007)."""
+    return f"{type(error).__name__}: {error}"
+
+
+class CancellationToken:
+    """One running job's cancellation signal, shared by cancellers and the owning thread.
+
+    `request` is a caller's cancel: a body that honours cancellation stops at once, one that
+    ignores it runs on until it ends. `interrupt` is the worker stopping: it releases the
+    body whatever it does (LC-022). Either way the job ends cancelled, and only the owning
+    pool thread writes that. Flags are set under the worker's lock, then the body is woken.
+    """
+
+    def __init__(self, script: TaskScript) -> None:
+        self._script = script
+        self.requested = False
+        self.interrupted = False
+
+    def request(self) -> None:
+        self.requested = True
+        self._script.wake()
+
+    def interrupt(self) -> None:
+        self.interrupted = True
+        self._script.wake()
+
+    @property
+    def releases_body(self) -> bool:
+        """The body must stop waiting for its decision."""
+        return self.interrupted or (self.requested and self._script.honours_cancellation)
+
+    @property
+    def is_cancelled(self) -> bool:
+        """Whatever the body returned or raised, the job ends cancelled (LC-014)."""
+        return self.requested or self.interrupted
+
+
+@dataclass
+class _OwnedJob:
+    """A job this worker claimed, from the claim until its pool thread lets go of it."""
+
+    script: TaskScript
+    token: CancellationToken
+    reached_body: bool = False  # its pool thread has started waiting in the body
+
+    def blocked_on_body(self) -> bool:
+        return (self.reached_body and not self.script.decided()
+                and not self.token.releases_body)
+
+    def describe(self) -> str:
+        if not self.reached_body:
+            return "claimed, but its pool thread has not reached the body"
+        return ("its body can end (decided or released) but its pool thread has not"
+                " recorded the outcome")
+
+
+@dataclass(frozen=True)
+class WorkerHealth:
+    """The health report (seed 000 §Health Report); the first six fields are HealthView's.
+
+    Queue depth and counters are read together under the worker's lock, and the depth
+    comes from one store snapshot (LC-024).
+    """
+
+    queued: int
+    running: int
+    total: int
+    processed: int
+    failed: int
+    cancelled: int
+    worker_id: str
+    status: str  # "running", "stopping" (no more polls) or "stopped" (threads gone)
+    last_heartbeat: datetime | None
+
+
+class ThreadedRuntime:
+    """A worker over a job store; it starts its threads at once.
+
+    Args:
+        store: where the jobs live; other workers may share it.
+        clock: the time source; a periodic poll needs one it can sleep on (`WaitableClock`,
+            such as the kit's `VirtualClock`). Default: `SystemClock`.
+        config: default `WorkerConfig.from_environment()`.
+        max_tasks: the task cap (LC-009) checked at each submission.
+        settle_limit: real-time seconds that `settle` and `dispatch` may take.
+        install_signal_handlers: stop gracefully on SIGINT and SIGTERM; the previous
+            handlers come back when the worker stops.
+
+    Raises:
+        WorkerDisabled: `config.enabled` is false.
+        TypeError: a periodic poll with a clock that cannot be slept on.
+        RuntimeError: signal handlers asked for outside the main thread.
+
+    Close it (or use it as a context manager): its pool threads may be blocked in bodies
+    that only a stop releases.
+    """
+
+    def __init__(self, store: JobStore, clock: Clock | None = None,
+                 config: WorkerConfig | None = None, *, max_tasks: int | None = None,
+                 settle_limit: float = SETTLE_LIMIT_SECONDS,
+                 install_signal_handlers: bool = False) -> None:
+        self._config = config if config is not None else WorkerConfig.from_environment()
+        if not self._config.enabled:
+            raise WorkerDisabled(f"asynchronous execution is disabled; set {ENABLED_ENV}=1"
+                                 " or pass WorkerConfig(enabled=True) to start a worker")
+        self._clock = clock if clock is not None else SystemClock()
+        if self._config.poll_interval is not None and not isinstance(self._clock,
+                                                                       WaitableClock):
+            raise TypeError(f"the poll loop sleeps on its clock between polls, and"
+                            f" {type(self._clock).__name__} has no wait_until; pass a"
+                            " VirtualClock or SystemClock, or poll_interval=None")
+        self._store = store
+        self._max_tasks = max_tasks
+        self._settle_limit = settle_limit
+        self.worker_id = f"worker-{uuid.uuid4().hex[:8]}"
+
+        self._state = threading.Condition()
+        self._scripts: dict[str, TaskScript] = {}  # submitted here, not yet claimed
+        self._owned: dict[str, _OwnedJob] = {}
+        self._stopping = False  # no more submissions or polls
+        self._stopped = False  # ...and every running job has ended, the threads are gone
+        self._polls_requested = 0
+        self._polls_done = 0
+        self._next_poll_at: datetime | None = None
+        self._last_heartbeat: datetime | None = None
+        self._crashes: list[str] = []
+        self.processed = 0
+        self.failed = 0
+        self.cancelled = 0
+
+        self._stop_lock = threading.Lock()  # one stop at a time; the others wait for it
+        self._previous_handlers: dict[int, Any] = {}
+        self._signal_stop: threading.Thread | None = None
+        self._pool = ThreadPoolExecutor(max_workers=self._config.max_workers,
+                                        thread_name_prefix=f"{self.worker_id}-job")
+        if install_signal_handlers:
+            self._install_signal_handlers()
+        if self._config.poll_interval is not None:
+            self._next_poll_at = self._clock.now()  # the first poll is due at once
+        self._poll_thread = threading.Thread(target=self._poll_loop,
+                                             name=f"{self.worker_id}-poll")
+        self._poll_thread.start()
+
+    @property
+    def config(self) -> WorkerConfig:
+        return self._config
+
+    def __enter__(self) -> ThreadedRuntime:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.close()
+
+    # -- submission and dispatch -------------------------------------------------------
+
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
+        if retry is not None:
+            raise ValueError("the threaded runtime does not claim the retry area;"
+                             " submit without a retry policy")
+        with self._state:
+            if self._stopping:
+                raise RuntimeShutDown(f"worker {self.worker_id} is stopped; open a new"
+                                      " runtime to submit")
+            job_id = str(uuid.uuid4())
+            self._store.add(StoredJob(job_id, QUEUED, self._clock.now()), self._max_tasks)
+            self._scripts[job_id] = script
+            return job_id
+
+    def dispatch(self) -> None:
+        """Wake the poll loop for one poll now, wait for it, then settle.
+
+        The clock does not move: the poll claims at the current time.
+        """
+        with self._state:
+            if not self._stopping:
+                self._polls_requested += 1
+                wanted = self._polls_requested
+                self._state.notify_all()
+                if not self._state.wait_for(
+                        lambda: self._polls_done >= wanted or self._stopping,
+                        timeout=self._settle_limit):
+                    raise SettleTimeout(self._stall_report("the requested poll did not run"))
+        self.settle()
+
+    def settle(self) -> None:
+        """Return once every thread of the worker is idle or blocked on the clock or on an
+        undecided body, so every outcome that can be recorded now has been.
+
+        Raises:
+            SettleTimeout: not quiet within the real-time safety limit.
+            WorkerCrashed: a store call failed in a worker thread since the last settle.
+        """
+        with self._state:
+            if not self._state.wait_for(self._quiet, timeout=self._settle_limit):
+                raise SettleTimeout(self._stall_report("the worker did not settle"))
+            crashes, self._crashes = self._crashes, []
+        if crashes:
+            raise WorkerCrashed(f"worker {self.worker_id}: " + "\n".join(crashes))
+
+    def _quiet(self) -> bool:
+        return not self._poll_due() and all(
+            owned.blocked_on_body() for owned in self._owned.values())
+
+    # -- the poll loop (poll thread) -----------------------------------------------------
+
+    def _poll_loop(self) -> None:
+        with self._state:
+            while True:
+                while not (self._stopping or self._poll_due()):
+                    self._sleep_until_next_poll()
+                if self._stopping:
+                    return
+                self._poll()
+
+    def _poll_due(self) -> bool:
+        if self._stopping:
+            return False
+        if self._polls_requested > self._polls_done:
+            return True
+        return self._next_poll_at is not None and self._clock.now() >= self._next_poll_at
+
+    def _sleep_until_next_poll(self) -> None:
+        if self._next_poll_at is None:
+            self._state.wait()  # until a dispatch or a stop notifies
+            return
+        assert isinstance(self._clock, WaitableClock)  # checked in __init__
+        self._clock.wait_until(self._state, self._next_poll_at)
+
+    def _poll(self) -> None:
+        """Beat for the owned jobs, then claim queued jobs into the free pool threads."""
+        now = self._clock.now()
+        # Served and rescheduled first, so that a failing store cannot make the loop spin.
+        self._polls_done = self._polls_requested
+        if self._config.poll_interval is not None:
+            self._next_poll_at = now + timedelta(seconds=self._config.poll_interval)
+        try:
+            self._beat(now)
+            free = self._config.max_workers - len(self._owned)
+            if free > 0:
+                for job in self._claim(free, now):
+                    self._start(job)
+        except Exception:
+            self._crashes.append(f"poll at {now.isoformat()}:\n{traceback.format_exc()}")
+        self._state.notify_all()
+
+    def _beat(self, now: datetime) -> None:
+        """Record that this worker and each job it runs are alive."""
+        self._last_heartbeat = now
+        for job_id, owned in self._owned.items():
+            beaten = self._store.update(job_id, RUNNING, last_heartbeat=now)
+            # A canceller in another process can only reach the owner through the store.
+            if beaten is not None and beaten.cancel_requested and not owned.token.requested:
+                owned.token.request()
+
+    def _claim(self, limit: int, now: datetime) -> list[StoredJob]:
+        return self._store.claim(self.worker_id, limit, now)
+
+    def _start(self, job: StoredJob) -> None:
+        script = self._scripts.pop(job.job_id, None)
+        if script is None:
+            # Claimed from a store shared with other runtimes: its body lives there.
+            self._end(job.job_id, FAILED,
+                      error=f"LookupError: worker {self.worker_id} has no body for this job")
+            return
+        owned = _OwnedJob(script, CancellationToken(script))
+        self._owned[job.job_id] = owned
+        self._pool.submit(self._run_owned, job.job_id, owned)
+
+    # -- a job's pool thread -------------------------------------------------------------
+
+    def _run_owned(self, job_id: str, owned: _OwnedJob) -> None:
+        """The pool thread's whole time with one job: run its body, record how it ended."""
+        try:
+            self._run_body_and_record(job_id, owned)
+        except Exception:
+            with self._state:
+                self._crashes.append(f"job {job_id}:\n{traceback.format_exc()}")
+        finally:
+            with self._state:
+                del self._owned[job_id]
+                self._state.notify_all()
+
+    def _run_body_and_record(self, job_id: str, owned: _OwnedJob) -> None:
+        with self._state:
+            owned.reached_body = True
+            self._state.notify_all()
+        token = owned.token
+        decided = owned.script.wait_for_decision(released=lambda: token.releases_body)
+        result: JsonValue = None
+        error: str | None = None
+        if decided:
+            try:
+                result = owned.script.run()
+            except Exception as raised:  # the body's own failure, never the worker's
+                error = error_message(raised)
+        with self._state:
+            if token.is_cancelled:
+                self._end(job_id, CANCELLED)
+            elif error is not None:
+                self._end(job_id, FAILED, error=error)
+            else:
+                self._end(job_id, SUCCEEDED, result=result)
+
+    def _end(self, job_id: str, status: str, result: JsonValue = None,
+             error: str | None = None) -> None:
+        """The owner's terminal write (caller holds `_state`)."""
+        ended = self._store.update(job_id, RUNNING, status=status,
+                                   finished_at=self._clock.now(),
+                                   result=copy.deepcopy(result), error=error)
+        if ended is not None:  # else the job moved meanwhile: the late outcome is absorbed
+            self._count(status)
+
+    def _count(self, status: str) -> None:
+        if status == CANCELLED:
+            self.cancelled += 1
+            return
+        self.processed += 1
+        if status == FAILED:
+            self.failed += 1
+
+    # -- cancellation and stopping ---------------------------------------------------------
+
+    def cancel(self, job_id: str) -> bool:
+        with self._state:
+            job = self._store.get(job_id)
+            if job is None or job.status in TERMINAL:
+                return False
+            if job.status == QUEUED:
+                if self._cancel_queued(job_id):
+                    return True
+                # Claimed meanwhile by another worker sharing the store: it is running now.
+                job = self._store.get(job_id)
+                if job is None or job.status != RUNNING:
+                    return False
+            return self._request_cancellation(job)
+
+    def _cancel_queued(self, job_id: str) -> bool:
+        """No worker owns a queued job, so the caller moves it (LC-011)."""
+        if self._store.update(job_id, QUEUED, status=CANCELLED,
+                              finished_at=self._clock.now()) is None:
+            return False
+        self._scripts.pop(job_id, None)
+        self._count(CANCELLED)
+        return True
+
+    def _request_cancellation(self, job: StoredJob) -> bool:
+        """Record the request and signal the owner's token; the owner moves the job."""
+        if job.cancel_requested:
+            return False
+        if self._store.update(job.job_id, RUNNING, cancel_requested=True) is None:
+            return False
+        owned = self._owned.get(job.job_id)
+        if owned is not None:
+            owned.token.request()
+        return True
+
+    def stop(self) -> None:
+        """Graceful shutdown (seed 000): refuse submissions, end the poll loop, cancel every
+        running job through its token, drain the pool, join the poll thread and restore
+        the signal handlers. Queued jobs stay queued, for another worker on the store."""
+        with self._stop_lock:
+            with self._state:
+                self._stopping = True
+                self._state.notify_all()
+            self._poll_thread.join()
+            with self._state:
+                for owned in self._owned.values():
+                    owned.token.interrupt()
+            self._pool.shutdown(wait=True)
+            self._restore_signal_handlers()
+            with self._state:
+                self._stopped = True
+                self._state.notify_all()
+
+    def wait_stopped(self, timeout: float | None = None) -> bool:
+        """Block until the worker has stopped, say on a signal (a worker process's main
+        thread waits here); True if it has, False if `timeout` real seconds passed."""
+        with self._state:
+            return self._state.wait_for(lambda: self._stopped, timeout)
+
+    def shutdown(self) -> None:
+        """Stop, and cancel the jobs submitted here that are still queued (LC-022)."""
+        self.stop()
+        with self._state:
+            queued_here = list(self._scripts)
+        for job_id in queued_here:
+            self.cancel(job_id)
+
+    def close(self) -> None:
+        """Stop, and release the store; no thread of the worker is left running."""
+        self.stop()
+        if self._signal_stop is not None:
+            self._signal_stop.join()
+        self._store.close()
+
+    # -- signals ---------------------------------------------------------------------------
+
+    def _install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("signal handlers can only be installed from the main thread;"
+                               " create the runtime there or leave install_signal_handlers"
+                               " off")
+        for signum in STOP_SIGNALS:
+            self._previous_handlers[signum] = signal.getsignal(signum)
+            signal.signal(signum, self._on_stop_signal)
+
+    def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
+        # This runs in the main thread between two bytecodes, maybe while that thread
+        # holds the worker's lock, which stopping needs: another thread does the stopping.
+        self._restore_signal_handlers()
+        self._signal_stop = threading.Thread(target=self.stop,
+                                             name=f"{self.worker_id}-signal-stop")
+        self._signal_stop.start()
+
+    def _restore_signal_handlers(self) -> None:
+        # Python changes handlers only from the main thread; off it, a later stop or close
+        # from the main thread restores them.
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum, handler in self._previous_handlers.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        self._previous_handlers.clear()
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def get(self, job_id: str) -> StoredJob | None:
+        job = self._store.get(job_id)
+        return None if job is None else _snapshot(job)
+
+    def get_result(self, job_id: str) -> object:
+        job = self._store.get(job_id)
+        if job is None:
+            raise JobNotFound(job_id)
+        if job.status != SUCCEEDED:
+            raise JobNotCompleted(job_id, job.status)
+        return copy.deepcopy(job.result)
+
+    def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
+        return [_snapshot(job) for job in self._store.list(status)]
+
+    def health(self) -> WorkerHealth:
+        with self._state:
+            counts = self._store.counts()
+            return WorkerHealth(
+                queued=counts[QUEUED],
+                running=counts[RUNNING],
+                total=sum(counts.values()),
+                processed=self.processed,
+                failed=self.failed,
+                cancelled=self.cancelled,
+                worker_id=self.worker_id,
+                status=self._status(),
+                last_heartbeat=self._last_heartbeat,
+            )
+
+    def _status(self) -> str:
+        if self._stopped:
+            return "stopped"
+        return "stopping" if self._stopping else "running"
+
+    # -- retention ---------------------------------------------------------------------------
+
+    def cleanup(self, max_age_seconds: float) -> int:
+        cutoff = self._clock.now() - timedelta(seconds=max_age_seconds)
+        return self._store.delete_terminal(cutoff)
+
+    def cleanup_expired(self) -> int:
+        """Remove finished jobs older than the configured TTL (seed 000 §Job Cleanup)."""
+        return self.cleanup(self._config.job_ttl)
+
+    # -- diagnostics -------------------------------------------------------------------------
+
+    def _stall_report(self, what: str) -> str:
+        lines = [f"worker {self.worker_id}: {what} within {self._settle_limit:g} s of real"
+                 " time (a safety limit; virtual time does not pass while waiting)"]
+        if self._poll_due():
+            lines.append("  the poll loop has a poll due that it has not run")
+        lines += [f"  job {job_id}: {owned.describe()}"
+                  for job_id, owned in self._owned.items() if not owned.blocked_on_body()]
+        lines.append("where each thread is:")
+        frames = sys._current_frames()
+        for thread in threading.enumerate():
+            frame = frames.get(thread.ident) if thread.ident is not None else None
+            stack = "".join(traceback.format_stack(frame)) if frame else "    (no frame)\n"
+            lines.append(f"--- thread {thread.name}:\n{stack.rstrip()}")
+        return "\n".join(lines)
+
+
+def _snapshot(job: StoredJob) -> StoredJob:
+    """Records are frozen, but a result may be a dict: hand out a copy of it too (LC-016)."""
+    return replace(job, result=copy.deepcopy(job.result))

@@ -1,0 +1,80 @@
+"""The SQL gallery: the SQL backend with its store broken the way SQL job queues get it
+wrong (seed 000, anchors "Atomic claim in SQL").
+
+`SQL_GALLERY` joins the self-test: every suite must catch each entry. A non-atomic
+claim only shows when several workers claim at once, which the single-process suites
+never do; it is in `SQL_RACE_GALLERY`, caught by the multi-process claim race
+(`jobconform.conformance.claim_race`, tests/test_sql_concurrency.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select, update
+
+from jobconform.backends.sql import SqlBackend, SqlJobStore
+from jobconform.backends.sql.store import JOBS, rows_matched, to_stored
+from jobconform.backends.store import QUEUED, RUNNING, StoredJob
+from jobconform.conformance.gallery import GalleryEntry
+
+
+class UnconditionedWriteStore(SqlJobStore):
+    """Writes are `UPDATE ... WHERE job_id = ?` without the expected status, so a worker's
+    late report overwrites a job that shutdown already cancelled: its finish time moves
+    and its outcome is counted twice."""
+
+    def update(self, job_id: str, expected_status: str, **changes: Any) -> StoredJob | None:
+        with self._transaction() as connection:
+            moved = connection.execute(update(JOBS).where(JOBS.c.job_id == job_id)
+                                       .values(**changes))
+            if rows_matched(moved) == 0:
+                return None
+            return to_stored(connection.execute(
+                select(JOBS).where(JOBS.c.job_id == job_id)).one())
+
+
+class NonAtomicClaimStore(SqlJobStore):
+    """The claim selects the oldest queued jobs, then updates each by id in a later
+    transaction without re-checking its status, so two workers can take one job."""
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        candidates = [job for job in self.list(QUEUED)
+                      if job.next_attempt_at is None or job.next_attempt_at <= now][:limit]
+        for job in candidates:
+            with self._transaction() as connection:
+                connection.execute(update(JOBS).where(JOBS.c.job_id == job.job_id)
+                                   .values(status=RUNNING, started_at=now,
+                                           worker_id=worker_id, last_heartbeat=now))
+        return [replace(job, status=RUNNING, started_at=now, worker_id=worker_id,
+                        last_heartbeat=now) for job in candidates]
+
+
+def _sql_entry(name: str, broken: type[SqlJobStore], catches: str,
+               source: str) -> GalleryEntry:
+    """The SQL backend with a broken store, loadable as `<this module>:<name>`."""
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(SqlBackend):
+        __doc__ = bug
+        store_type = broken
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+SQL_GALLERY = (
+    _sql_entry("sql_unconditioned_write", UnconditionedWriteStore, "LC-003",
+               "anchors: River writes terminal states only if running"),
+)
+
+# No requirement of the lifecycle area says "one worker per job" in so many words; a job
+# claimed twice starts its body twice, a transition the spec does not allow (LC-002).
+SQL_RACE_GALLERY = (
+    _sql_entry("sql_non_atomic_claim", NonAtomicClaimStore, "LC-002",
+               "anchors: atomic claim in SQL"),
+)

@@ -1,0 +1,78 @@
+"""The threaded part of the self-test gallery: the worker of seed 000 with one bug each.
+
+Each broken backend is the `threaded` backend with one method of its worker changed the
+way seed 000's worker got it wrong (its review table, B1 and B3) or could have. Jobs really
+run in pool threads here, so these entries also prove that the suites catch the bugs
+through a concurrent runtime, not only through the deterministic one.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.store import CANCELLED, RUNNING, StoredJob
+from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime, conformance_config
+from jobconform.conformance.gallery import GalleryEntry
+
+
+class SerialPollWorker(ThreadedRuntime):
+    """Each poll claims one queued job however many pool threads are free, so jobs run
+    one at a time despite max_workers (seed 000, B3)."""
+
+    def _claim(self, limit: int, now: datetime) -> list[StoredJob]:
+        return super()._claim(min(limit, 1), now)
+
+
+class CallerCancelsRunningWorker(ThreadedRuntime):
+    """Cancel moves a running job to cancelled from the caller's thread, and only then
+    signals the owner's token (seed 000, B1): a body that ignores cancellation is shown
+    cancelled while it still runs."""
+
+    def _request_cancellation(self, job: StoredJob) -> bool:
+        if job.cancel_requested:
+            return False
+        moved = self._store.update(job.job_id, RUNNING, status=CANCELLED,
+                                   cancel_requested=True, finished_at=self._clock.now())
+        if moved is None:
+            return False
+        self._count(CANCELLED)
+        owned = self._owned.get(job.job_id)
+        if owned is not None:
+            owned.token.request()
+        return True
+
+
+class ShutdownDropsQueuedWorker(ThreadedRuntime):
+    """Shutdown is only the worker's graceful stop: running jobs are cancelled, but jobs
+    still queued are left queued (seed 000 §Graceful Shutdown taken as the whole contract)."""
+
+    def shutdown(self) -> None:
+        self.stop()
+
+
+def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
+                    source: str) -> GalleryEntry:
+    """Build the threaded backend on a broken worker, loadable as `<this module>:<name>`."""
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(ThreadedBackend):
+        __doc__ = bug
+
+        def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
+            return broken(self.new_store(), clock, conformance_config(settings),
+                          max_tasks=settings.max_tasks)
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+THREADED_GALLERY = (
+    _threaded_entry("threaded_serial_poll", SerialPollWorker, "LC-010", "seed 000 B3"),
+    _threaded_entry("threaded_caller_cancels", CallerCancelsRunningWorker, "LC-013",
+                    "seed 000 B1"),
+    _threaded_entry("threaded_stop_as_shutdown", ShutdownDropsQueuedWorker, "LC-022",
+                    "seed 000 graceful shutdown"),
+)

@@ -1,0 +1,72 @@
+"""Scratch databases on the PostgreSQL and MariaDB servers, for the SQL store's tests.
+
+Each test module that needs a server gets a database of its own, created empty and
+dropped afterwards, so the tests never touch the databases a conformance run uses.
+Outside CI a missing server skips those tests with the reason; with CI=true it fails
+them, so that a CI run cannot pass by skipping its databases.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NoReturn
+
+import pytest
+from sqlalchemy import create_engine, make_url, text
+from sqlalchemy.exc import DBAPIError
+
+SERVER_URLS = {
+    "postgresql": os.environ.get("JOBCONFORM_TEST_POSTGRES_URL",
+                                 "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"),
+    "mariadb": os.environ.get("JOBCONFORM_TEST_MARIADB_URL",
+                              "mysql+pymysql://root@127.0.0.1:3306/test"),
+}
+SERVERS = tuple(SERVER_URLS)
+DATABASES = ("sqlite", *SERVERS)
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def server_missing(kind: str, reason: str) -> NoReturn:
+    message = (f"{kind} is not reachable at {make_url(SERVER_URLS[kind])}: {reason}"
+               " (start it, or set JOBCONFORM_TEST_POSTGRES_URL/JOBCONFORM_TEST_MARIADB_URL)")
+    if in_ci():
+        pytest.fail(f"CI=true requires every database: {message}")
+    pytest.skip(message)
+
+
+@contextmanager
+def scratch_database(kind: str) -> Iterator[str]:
+    """Create an empty database on the `kind` server; yield its URL; drop it."""
+    server_url = make_url(SERVER_URLS[kind])
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    name = f"jobconform_test_{uuid.uuid4().hex[:12]}"
+    try:
+        with admin.connect() as connection:
+            connection.execute(text(f"CREATE DATABASE {name}"))
+    except DBAPIError as error:
+        admin.dispose()
+        server_missing(kind, " ".join(str(error.orig).split()))
+    try:
+        yield server_url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        force = " WITH (FORCE)" if kind == "postgresql" else ""
+        with admin.connect() as connection:
+            connection.execute(text(f"DROP DATABASE {name}{force}"))
+        admin.dispose()
+
+
+@contextmanager
+def database(kind: str, folder: Path) -> Iterator[str]:
+    """A fresh database of `kind` (SQLite as a file in `folder`); yields its URL."""
+    if kind == "sqlite":
+        yield f"sqlite:///{folder / 'jobs.db'}"
+        return
+    with scratch_database(kind) as url:
+        yield url

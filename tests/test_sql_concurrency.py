@@ -1,0 +1,176 @@
+"""The SQL store under several OS processes on one database: claims, the task cap, and a
+worker killed mid-job.
+
+Processes are spawned, so each opens its own connections as separate worker hosts would;
+SQLite takes part as a file. Waits on other processes have real-time bounds only as
+guards against a hang: nothing here waits for time to pass.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
+from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Barrier, Event
+
+import pytest
+from sql_databases import DATABASES, SERVERS, database
+
+from jobconform.backends.loading import load_backend
+from jobconform.backends.protocol import CapacityExceeded
+from jobconform.backends.sql import SqlBackend, SqlJobStore
+from jobconform.backends.store import QUEUED, RUNNING, StoredJob
+from jobconform.conformance.claim_race import run_claim_race, submit_jobs
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery_sql import SQL_RACE_GALLERY
+from jobconform.conformance.selftest import GALLERY
+
+GUARD_SECONDS = 120.0
+SPAWN = multiprocessing.get_context("spawn")
+
+
+@pytest.fixture(scope="module", params=DATABASES)
+def database_url(request: pytest.FixtureRequest,
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with database(request.param, tmp_path_factory.mktemp(request.param)) as url:
+        SqlJobStore.connect(url).close()  # migrate before any process starts
+        yield url
+
+
+@pytest.fixture
+def store(database_url: str) -> Iterator[SqlJobStore]:
+    store = SqlJobStore.connect(database_url, migrate_schema=False)
+    store.clear()
+    yield store
+    store.close()
+
+
+# -- the claim race ---------------------------------------------------------------------
+
+
+def test_every_job_is_claimed_exactly_once(database_url: str) -> None:
+    race = run_claim_race(database_url, SqlJobStore, workers=4, jobs=200, batch=3)
+    assert race.duplicates == {}
+    assert race.lost == []
+    assert race.succeeded == 200
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("entry", SQL_RACE_GALLERY, ids=lambda entry: entry.name)
+def test_the_race_catches_a_non_atomic_claim(entry: GalleryEntry, kind: str,
+                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+    # The single-process suites cannot see this bug, so the self-test leaves it out.
+    assert entry not in GALLERY
+    backend = load_backend(entry.target)
+    assert isinstance(backend, SqlBackend)
+    with database(kind, tmp_path_factory.mktemp(kind)) as url:
+        race = run_claim_race(url, backend.store_type, workers=4, jobs=200, batch=1)
+    assert race.duplicates, f"no job was claimed twice: {race.claims}"
+
+
+# -- the task cap ------------------------------------------------------------------------
+
+
+def add_against_the_cap(url: str, attempts: int, cap: int, start: Barrier,
+                      results: Queue[tuple[int, int]]) -> None:
+    """A submitting process: try `attempts` adds against the cap; report added, refused."""
+    store = SqlJobStore.connect(url, migrate_schema=False)
+    added = refused = 0
+    start.wait(GUARD_SECONDS)
+    for _ in range(attempts):
+        try:
+            store.add(StoredJob(str(uuid.uuid4()), QUEUED, EPOCH), cap)
+            added += 1
+        except CapacityExceeded:
+            refused += 1
+    store.close()
+    results.put((added, refused))
+
+
+def test_the_task_cap_holds_across_processes(database_url: str, store: SqlJobStore) -> None:
+    processes, attempts, cap = 4, 8, 10
+    start = SPAWN.Barrier(processes)
+    results: Queue[tuple[int, int]] = SPAWN.Queue()
+    workers = [SPAWN.Process(target=add_against_the_cap,
+                             args=(database_url, attempts, cap, start, results))
+               for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    reports = [results.get(timeout=GUARD_SECONDS) for _ in workers]
+    for worker in workers:
+        worker.join(GUARD_SECONDS)
+    assert sum(added for added, _ in reports) == cap
+    assert sum(refused for _, refused in reports) == processes * attempts - cap
+    assert len(store.list()) == cap
+
+
+# -- migrations -----------------------------------------------------------------------------
+
+
+def open_store(url: str, start: Barrier, results: Queue[str]) -> None:
+    """A process opening a store, which migrates the database if it has to."""
+    start.wait(GUARD_SECONDS)
+    try:
+        SqlJobStore.connect(url).close()
+    except Exception as error:
+        results.put(f"{type(error).__name__}: {error}")
+    else:
+        results.put("opened")
+
+
+@pytest.mark.parametrize("kind", DATABASES)
+def test_processes_opening_a_fresh_database_together_migrate_it_once(
+        kind: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    processes = 4
+    with database(kind, tmp_path_factory.mktemp(kind)) as url:
+        start = SPAWN.Barrier(processes)
+        results: Queue[str] = SPAWN.Queue()
+        openers = [SPAWN.Process(target=open_store, args=(url, start, results))
+                   for _ in range(processes)]
+        for opener in openers:
+            opener.start()
+        outcomes = [results.get(timeout=GUARD_SECONDS) for _ in openers]
+        for opener in openers:
+            opener.join(GUARD_SECONDS)
+        assert outcomes == ["opened"] * processes
+        store = SqlJobStore.connect(url, migrate_schema=False)
+        store.add(StoredJob("a", QUEUED, EPOCH), None)
+        assert [job.job_id for job in store.list()] == ["a"]
+        store.close()
+
+
+# -- a worker killed mid-job ---------------------------------------------------------------
+
+
+def claim_one_and_hang(url: str, claimed: Queue[StoredJob], never: Event) -> None:
+    """A worker process that claims a job, reports it, and is busy with it until killed."""
+    store = SqlJobStore.connect(url, migrate_schema=False)
+    (job,) = store.claim("doomed-worker", 1, EPOCH + timedelta(seconds=5))
+    claimed.put(job)
+    never.wait()
+
+
+def test_a_killed_worker_leaves_its_job_running_as_it_was(database_url: str,
+                                                          store: SqlJobStore) -> None:
+    first, second = submit_jobs(store, 2)
+    submitted = store.get(first)
+    claimed: Queue[StoredJob] = SPAWN.Queue()
+    never = SPAWN.Event()
+    worker = SPAWN.Process(target=claim_one_and_hang, args=(database_url, claimed, never))
+    worker.start()
+    job = claimed.get(timeout=GUARD_SECONDS)
+    worker.kill()
+    worker.join(GUARD_SECONDS)
+    assert job.job_id == first
+    # Nothing but the claim changed; stuck-job detection (not built yet) must find it by
+    # its worker and heartbeat.
+    assert submitted is not None
+    five = EPOCH + timedelta(seconds=5)
+    assert store.get(first) == replace(submitted, status=RUNNING, started_at=five,
+                                       worker_id="doomed-worker", last_heartbeat=five)
+    # The dead worker's connection holds no lock: the next claim takes the next job.
+    assert [job.job_id for job in store.claim("survivor", 5, five)] == [second]
