@@ -24,9 +24,11 @@ from jobconform.reference.lifecycle import JsonValue
 
 LIFECYCLE = "lifecycle"
 RETRY = "retry"
-KNOWN_CAPABILITIES = frozenset(
-    {LIFECYCLE, "retry", "reaper", "loops", "breaker", "idempotency", "capacity", "reminders"}
-)
+STUCK = "stuck"
+KNOWN_CAPABILITIES = frozenset({
+    LIFECYCLE, RETRY, STUCK, "reaper", "loops", "breaker", "idempotency", "capacity",
+    "reminders",
+})
 
 
 class JobNotFound(KeyError):

@@ -36,7 +36,7 @@ from jobconform.backends.store import (
 )
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import JsonValue
+from jobconform.reference.lifecycle import STUCK_ERROR, JsonValue
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,23 @@ class StepRuntime:
         self.processed += 1
         if status == FAILED:
             self.failed += 1
+
+    # -- heartbeats and stuck jobs (ST-001..ST-004) ----------------------------------------
+
+    def heartbeat(self, job_id: str) -> None:
+        """The job's body reports progress; only a running job's heartbeat counts."""
+        self._store.update(job_id, RUNNING, last_heartbeat=self._now())
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int:
+        """Fail every running job silent for more than the timeout; return how many."""
+        cutoff = self._now() - timedelta(seconds=job_timeout_seconds)
+        failed = 0
+        for job in self._store.list(RUNNING):
+            if job.last_heartbeat is not None and job.last_heartbeat < cutoff:
+                before = self.failed
+                self._end(job, FAILED, error=STUCK_ERROR)
+                failed += self.failed - before
+        return failed
 
     # -- cancellation and shutdown -----------------------------------------------------
 

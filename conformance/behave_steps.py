@@ -868,3 +868,45 @@ def check_delay_above(context: Any, ms: float) -> None:
     actual, command = _last_delay(context, "the delay is more than …")
     _check(context, actual > ms, f"the delay answered to {describe(command)}",
            f"more than {ms:g}", actual)
+
+
+# -- stuck: heartbeats and detection passes (spec area "stuck") -------------------------------
+
+
+@action_step('job "{alias}" sends a heartbeat')
+def step_heartbeat(context: Any, alias: str) -> None:
+    """The job's body reports progress (ST-001)."""
+    state_of(context).run(cmd.Heartbeat(alias))
+
+
+@action_step("stuck jobs are detected with a timeout of {seconds:g} seconds",
+             "stuck jobs are detected with a timeout of {seconds:g} second")
+def step_detect_stuck(context: Any, seconds: float) -> None:
+    """A detection pass; its answer is the count of jobs it failed (ST-002)."""
+    state_of(context).run(cmd.DetectStuck(float(seconds)))
+
+
+@check_step("{count:d} job was failed as stuck", "{count:d} jobs were failed as stuck")
+def check_stuck_count(context: Any, count: int) -> None:
+    actual = _last_answer(context, cmd.DetectStuck, "… failed as stuck")
+    _check(context, _same(count, actual), "detect_stuck's count of jobs failed as stuck",
+           count, actual)
+
+
+@check_step('job "{alias}" last heartbeat is at second {seconds:g}')
+def check_last_heartbeat(context: Any, alias: str, seconds: float) -> None:
+    """last_heartbeat as the BACKEND's record shows it (ST-001)."""
+    view = _view(context, alias)
+    actual = getattr(view, "last_heartbeat", "<missing>")
+    expected = _at(seconds)
+    shown = (f"{actual.isoformat()} (second {(actual - EPOCH).total_seconds():g})"
+             if isinstance(actual, datetime) and actual.tzinfo is not None else actual)
+    _check(context, actual == expected, f"job {alias!r} last_heartbeat",
+           f"{expected.isoformat()} (second {seconds:g})", shown)
+
+
+@check_step('job "{alias}" has no last heartbeat')
+def check_no_last_heartbeat(context: Any, alias: str) -> None:
+    view = _view(context, alias)
+    actual = getattr(view, "last_heartbeat", "<missing>")
+    _check(context, actual is None, f"job {alias!r} last_heartbeat", None, actual)

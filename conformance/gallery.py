@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
@@ -27,6 +27,7 @@ from jobconform.backends.store import (
 )
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.lifecycle import STUCK_ERROR
 
 # -- broken runtimes ---------------------------------------------------------------------
 
@@ -224,6 +225,44 @@ class CancelInBackoffRuntime(MemoryRuntime):
         return super().cancel(job_id)
 
 
+class StuckIgnoresHeartbeatsRuntime(MemoryRuntime):
+    """Stuck detection measures from the start, so a job that heartbeated just inside the
+    timeout is failed as stuck."""
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int:
+        cutoff = self._now() - timedelta(seconds=job_timeout_seconds)
+        stuck = [job for job in self._store.list(RUNNING)
+                 if job.started_at is not None and job.started_at < cutoff]
+        for job in stuck:
+            self._end(job, FAILED, error=STUCK_ERROR)
+        return len(stuck)
+
+
+class StuckInclusiveBoundaryRuntime(MemoryRuntime):
+    """A job whose last heartbeat is exactly the timeout old is already failed as stuck."""
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int:
+        cutoff = self._now() - timedelta(seconds=job_timeout_seconds)
+        stuck = [job for job in self._store.list(RUNNING)
+                 if job.last_heartbeat is not None and job.last_heartbeat <= cutoff]
+        for job in stuck:
+            self._end(job, FAILED, error=STUCK_ERROR)
+        return len(stuck)
+
+
+class StuckFailsQueuedRuntime(MemoryRuntime):
+    """Stuck detection also fails queued jobs that have waited longer than the timeout."""
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int:
+        cutoff = self._now() - timedelta(seconds=job_timeout_seconds)
+        waiting = [job for job in self._store.list(QUEUED) if job.submitted_at < cutoff]
+        for job in waiting:
+            if self._store.update(job.job_id, QUEUED, status=FAILED, error=STUCK_ERROR,
+                                  finished_at=self._now()) is not None:
+                self._count_outcome(FAILED)
+        return super().detect_stuck(job_timeout_seconds) + len(waiting)
+
+
 # -- broken stores ---------------------------------------------------------------------
 
 
@@ -343,4 +382,10 @@ MEMORY_GALLERY = (
                   "anchors: non-retryable error types"),
     _memory_entry("cancel_in_backoff_runs", CancelInBackoffRuntime, "RT-006",
                   "seed 004 cancellation"),
+    _memory_entry("stuck_ignores_heartbeats", StuckIgnoresHeartbeatsRuntime, "ST-002",
+                  "seed 000 stuck detection"),
+    _memory_entry("stuck_inclusive_boundary", StuckInclusiveBoundaryRuntime, "ST-003",
+                  "seed 000 stuck detection"),
+    _memory_entry("stuck_fails_queued", StuckFailsQueuedRuntime, "ST-004",
+                  "seed 000 stuck detection"),
 )

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from jobconform.backends.protocol import (
     RETRY,
+    STUCK,
     Backend,
     CapacityExceeded,
     HealthView,
@@ -56,6 +57,7 @@ class Record:
     # Compared only for backends claiming retry; object, since a broken view may hold anything.
     retry_count: object = None
     max_retries: object = None
+    last_heartbeat: object = None  # compared only for backends claiming stuck detection
 
 
 # Two delay functions agree when within this many milliseconds: SDKs that return whole
@@ -71,6 +73,7 @@ FIELD_REQUIREMENTS = {
     "error": ("LC-006", "LC-007"),
     "retry_count": ("RT-008", "RT-003"),
     "max_retries": ("RT-008", "RT-001"),
+    "last_heartbeat": ("ST-001",),
 }
 
 
@@ -103,20 +106,25 @@ class AdapterError(RuntimeError):
     """The adapter raised where the protocol allows no exception, or hung."""
 
 
-def freeze(view: JobView, with_retry: bool = False) -> Record:
+def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False) -> Record:
     record = Record(view.status, view.submitted_at, view.started_at, view.finished_at,
                     view.result, view.error)
     if with_retry:
-        return replace(record, retry_count=getattr(view, "retry_count", "<missing>"),
-                       max_retries=getattr(view, "max_retries", "<missing>"))
+        record = replace(record, retry_count=getattr(view, "retry_count", "<missing>"),
+                         max_retries=getattr(view, "max_retries", "<missing>"))
+    if with_stuck:
+        record = replace(record, last_heartbeat=getattr(view, "last_heartbeat", "<missing>"))
     return record
 
 
-def expected_record(job: JobState, with_retry: bool = False) -> Record:
+def expected_record(job: JobState, with_retry: bool = False,
+                    with_stuck: bool = False) -> Record:
     record = Record(job.status.value, job.submitted_at, job.started_at, job.finished_at,
                     job.result, job.error)
     if with_retry:
-        return replace(record, retry_count=job.retry_count, max_retries=job.max_retries)
+        record = replace(record, retry_count=job.retry_count, max_retries=job.max_retries)
+    if with_stuck:
+        record = replace(record, last_heartbeat=job.last_heartbeat)
     return record
 
 
@@ -163,6 +171,7 @@ class Harness:
         )
         # Retry is checked only where the backend claims it and the profile has the area.
         self.claims_retry = RETRY in self.backend.capabilities and RETRY in self.profile.areas
+        self.claims_stuck = STUCK in self.backend.capabilities and STUCK in self.profile.areas
         self._titles = (
             {r.id: r.title for r in self.registry.requirements} if self.registry else {}
         )
@@ -213,6 +222,13 @@ class Harness:
         if uses_retry and not self.claims_retry:
             raise ValueError(f"backend {self.backend.name!r} does not claim the retry area;"
                              f" {describe(command)} cannot be checked on it")
+        if isinstance(command, cmd.Heartbeat | cmd.DetectStuck) and not self.claims_stuck:
+            raise ValueError(f"backend {self.backend.name!r} does not claim the stuck area;"
+                             f" {describe(command)} cannot be checked on it")
+        if isinstance(command, cmd.DetectStuck) and not (
+                0 <= command.job_timeout_seconds < float("inf")):
+            raise ValueError("stuck detection needs a finite timeout >= 0, not"
+                             f" {command.job_timeout_seconds!r}")
         if isinstance(command, cmd.Submit) and command.job in self.ids:
             raise ValueError(f"job alias {command.job!r} is already used; pick a new one")
         if isinstance(command, cmd.AdvanceTime) and not 0 <= command.seconds < float("inf"):
@@ -231,6 +247,14 @@ class Harness:
                 f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
                 f" during {action}; the protocol allows no exception there"
             ) from error
+
+    def _area_method(self, name: str) -> Callable[..., Any]:
+        """A runtime method that only the areas beyond the lifecycle need."""
+        method = getattr(self.runtime, name, None)
+        if not callable(method):
+            raise AdapterError(f"adapter {self.backend.name!r} claims the area that needs"
+                               f" Runtime.{name}, but its runtime has no such method")
+        return method
 
     def _backend_id(self, alias: str) -> str:
         # A job the harness never managed to submit gets an id no backend holds.
@@ -263,16 +287,21 @@ class Harness:
                 job_id = self._backend_id(command.job)
                 view = self._call("get", lambda: runtime.get(job_id))
                 if view is not None:
-                    self.held[f"get:{command.job}"] = (view, freeze(view, self.claims_retry))
+                    self.held[f"get:{command.job}"] = (view, self._freeze(view))
                 return view
             case cmd.ComputeDelay():
-                compute = getattr(runtime, "compute_delay_ms", None)
-                if compute is None:
-                    raise AdapterError(f"adapter {self.backend.name!r} claims retry but its"
-                                       " runtime has no compute_delay_ms")
+                compute = self._area_method("compute_delay_ms")
                 c = command
                 return self._call("compute_delay_ms", lambda: float(compute(
                     c.policy, c.attempt, c.jitter, c.draw, c.previous_ms, c.retry_after_ms)))
+            case cmd.Heartbeat():
+                job_id = self._backend_id(command.job)
+                heartbeat = self._area_method("heartbeat")
+                self._call("heartbeat", lambda: heartbeat(job_id))
+            case cmd.DetectStuck():
+                timeout = command.job_timeout_seconds
+                detect = self._area_method("detect_stuck")
+                return self._call("detect_stuck", lambda: detect(timeout))
             case cmd.ListJobs():
                 status = command.status
                 views = self._call("list_jobs", lambda: runtime.list_jobs(status))
@@ -318,9 +347,9 @@ class Harness:
                         requirements: tuple[str, ...]) -> None:
         if isinstance(command, cmd.Get):
             expected_view = (None if expected is None
-                             else expected_record(expected, self.claims_retry))  # type: ignore[arg-type]
+                             else self._expected(expected))  # type: ignore[arg-type]
             actual_view = (None if actual is None
-                           else freeze(actual, self.claims_retry))  # type: ignore[arg-type]
+                           else self._freeze(actual))  # type: ignore[arg-type]
             if expected_view is None or actual_view is None:
                 if expected_view != actual_view:
                     raise self._fail(requirements, f"get({command.job!r})", expected_view,
@@ -355,8 +384,8 @@ class Harness:
             raise self._fail(requirements + listing + ("LC-018",), "the held jobs, in order",
                              expected_aliases, actual_aliases)
         for alias, view in zip(actual_aliases, views, strict=True):
-            actual_record = freeze(view, self.claims_retry)
-            wanted = expected_record(self.model.jobs[alias], self.claims_retry)
+            actual_record = self._freeze(view)
+            wanted = self._expected(self.model.jobs[alias])
             self._compare_record(f"job {alias!r}", wanted, actual_record, requirements)
             self.held[f"list:{alias}"] = (view, actual_record)
         health = health_of(self._call("health", self.runtime.health))
@@ -366,6 +395,12 @@ class Harness:
                 wanted_health.queued, wanted_health.running, wanted_health.total) else ()
             raise self._fail(requirements + counts + ("LC-025",), "the health snapshot",
                              wanted_health, health)
+
+    def _freeze(self, view: JobView) -> Record:
+        return freeze(view, self.claims_retry, self.claims_stuck)
+
+    def _expected(self, job: JobState) -> Record:
+        return expected_record(job, self.claims_retry, self.claims_stuck)
 
     def _compare_record(self, what: str, wanted: Record, actual: Record,
                         requirements: tuple[str, ...]) -> None:
@@ -381,7 +416,7 @@ class Harness:
         reference is caught by whichever later command changes its job.
         """
         for key, (view, record) in self.held.items():
-            now = freeze(view, self.claims_retry)
+            now = self._freeze(view)
             if now != record:
                 raise self._fail(("LC-016",), f"a record read earlier ({key}) changed after"
                                  " it was returned", record, now)

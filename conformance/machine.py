@@ -34,6 +34,7 @@ MACHINE_SLOTS = 2
 MACHINE_TASK_CAP = 4
 TIME_STEPS = (0.0, 1.0, 5.0, 30.0, 60.0)
 CLEANUP_AGES = (0.0, 5.0, 30.0, 60.0)
+STUCK_TIMEOUTS = (0.0, 5.0, 30.0, 60.0)
 SHUTDOWN_AFTER_STEPS = 15
 ERROR_TYPES = ("ValueError", "TimeoutError", "PlanError")
 
@@ -146,6 +147,28 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @rule(job=jobs, error_type=st.sampled_from(ERROR_TYPES))
         def fail_attempt(self, job: str, error_type: str) -> None:
             self._run(cmd.Finish(job, cmd.Raise(error_type, "attempt failed")))
+
+        # Heartbeats land on running jobs (ST-001); detection timeouts match the clock's
+        # steps so that the exclusive boundary (ST-003) comes up often.
+        @precondition(lambda self: self.harness.claims_stuck)
+        @rule(job=jobs)
+        def heartbeat(self, job: str) -> None:
+            self._run(cmd.Heartbeat(job))
+
+        # Live bodies heartbeat as time passes: every running job reports after a step of
+        # the clock, so detection meets jobs whose start and last heartbeat differ.
+        @precondition(lambda self: self.harness.claims_stuck
+                      and bool(self._jobs_where(is_running)))
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def time_passes_with_heartbeats(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+            for alias in self._jobs_where(is_running):
+                self._run(cmd.Heartbeat(alias))
+
+        @precondition(lambda self: self.harness.claims_stuck)
+        @rule(timeout=st.sampled_from(STUCK_TIMEOUTS))
+        def detect_stuck(self, timeout: float) -> None:
+            self._run(cmd.DetectStuck(timeout))
 
         @precondition(lambda self: self.harness.claims_retry)
         @rule(question=delay_questions)

@@ -1,4 +1,4 @@
-"""Robot Framework keywords for the lifecycle and retry areas.
+"""Robot Framework keywords for the lifecycle, retry and stuck areas.
 
 Every keyword that changes something drives the `Harness`, so the backend and the oracle
 see the same command and any difference fails the test with the harness's `Divergence`
@@ -669,3 +669,49 @@ class JobconformLibrary:
         if not actual > ms:
             raise self._fail(f"{describe(command)} should be more than {ms:g} ms, backend"
                              f" answered {actual!r}")
+
+    # -- stuck: heartbeats and detection passes -------------------------------------------
+
+    @keyword("Send Heartbeat")
+    def send_heartbeat(self, alias: str) -> None:
+        """The job's body reports progress (ST-001); only a running job's heartbeat counts."""
+        self.harness.run(cmd.Heartbeat(alias))
+
+    @keyword("Detect Stuck Jobs")
+    def detect_stuck_jobs(self, timeout: float) -> int:
+        """A detection pass with ``timeout`` seconds; returns the backend's count of jobs
+        it failed as stuck (ST-002)."""
+        answer = self.harness.run(cmd.DetectStuck(float(timeout)))
+        if not isinstance(answer, int) or isinstance(answer, bool):
+            raise self._fail(f"detect_stuck({timeout:g}) should answer a count, backend"
+                             f" answered {answer!r}")
+        return answer
+
+    @keyword("Stuck Detection Should Fail")
+    def stuck_detection_should_fail(self, timeout: float, count: int) -> None:
+        """A detection pass with ``timeout`` seconds must answer that it failed ``count``
+        jobs as stuck."""
+        answer = self.detect_stuck_jobs(timeout)
+        if answer != count:
+            raise self._fail(f"detect_stuck({timeout:g}) should fail {count} job(s) as stuck,"
+                             f" backend answered {answer!r}")
+
+    @keyword("Job Last Heartbeat Should Be At Second")
+    def job_last_heartbeat_should_be_at_second(self, alias: str, second: float) -> None:
+        """The backend's record shows last_heartbeat at ``second`` (ST-001)."""
+        self._check_last_heartbeat(alias, _at(second))
+
+    @keyword("Job Should Have No Last Heartbeat")
+    def job_should_have_no_last_heartbeat(self, alias: str) -> None:
+        """The backend's record shows no last_heartbeat (a job never started)."""
+        self._check_last_heartbeat(alias, None)
+
+    def _check_last_heartbeat(self, alias: str, expected: datetime | None) -> None:
+        actual = getattr(self._view(alias), "last_heartbeat", "<missing>")
+        if actual != expected:
+            raise self._fail(
+                f"job {alias!r} last_heartbeat should be "
+                f"{'empty' if expected is None else f'second {_second(expected)}'}"
+                f" ({expected!r}) but the backend shows {actual!r}"
+                f" (second {_second(actual)})"
+            )

@@ -72,6 +72,20 @@ class Cancel:
 
 
 @dataclass(frozen=True)
+class Heartbeat:
+    """The job's body reports progress (ST-001)."""
+
+    job: str
+
+
+@dataclass(frozen=True)
+class DetectStuck:
+    """A stuck-detection pass with this timeout (ST-002..ST-004)."""
+
+    job_timeout_seconds: float
+
+
+@dataclass(frozen=True)
 class AdvanceTime:
     seconds: float
 
@@ -103,13 +117,13 @@ class ListJobs:
 
 Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
-    | ListJobs | ComputeDelay
+    | ListJobs | ComputeDelay | Heartbeat | DetectStuck
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
     cls.__name__: cls
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
-                Get, ListJobs, ComputeDelay)
+                Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck)
 }
 
 # Answers, as plain comparable values.

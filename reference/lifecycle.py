@@ -84,6 +84,7 @@ class JobState:
     retry_count: int = 0  # RT-008
     max_retries: int = 0
     next_attempt_at: datetime | None = None  # set while the job waits in backoff
+    last_heartbeat: datetime | None = None  # ST-001: the start, then each heartbeat
 
 
 def new_job(submitted_at: datetime, max_retries: int = 0) -> JobState:
@@ -100,7 +101,7 @@ def step(job: JobState, event: Event) -> JobState:
     if target is None:
         raise IllegalTransition(job.status, event.kind)
     if target is Status.RUNNING:
-        return replace(job, status=target, started_at=event.at)
+        return replace(job, status=target, started_at=event.at, last_heartbeat=event.at)
     if target is Status.QUEUED:
         return replace(job, status=target, retry_count=job.retry_count + 1,
                        next_attempt_at=event.retry_at)
@@ -111,6 +112,9 @@ def step(job: JobState, event: Event) -> JobState:
         result=event.result if target is Status.SUCCEEDED else None,
         error=event.error if target is Status.FAILED else None,
     )
+
+
+STUCK_ERROR = "Heartbeat timeout — job stuck"  # seed 000's wording (ST-002)
 
 
 def error_message(error_type: str, message: str) -> str:

@@ -6,7 +6,7 @@ requirement IDs that decided its answer, so a divergence can name them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from jobconform.reference import backoff, lifecycle
@@ -21,10 +21,12 @@ from jobconform.reference.commands import (
     Cleanup,
     Command,
     ComputeDelay,
+    DetectStuck,
     Dispatch,
     Finish,
     Get,
     GetResult,
+    Heartbeat,
     ListJobs,
     Outcome,
     Raise,
@@ -110,6 +112,13 @@ class ReferenceModel:
                                           command.draw, command.previous_ms,
                                           command.retry_after_ms)
                 return StepResult(answer, ("RT-002", "RT-009", "RT-010"))
+            case Heartbeat():
+                job = self.jobs.get(command.job)
+                if job is not None and job.status is Status.RUNNING:
+                    self.jobs[command.job] = replace(job, last_heartbeat=self.now)
+                return StepResult(None, ("ST-001",))
+            case DetectStuck():
+                return self._detect_stuck(command.job_timeout_seconds)
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
@@ -226,6 +235,15 @@ class ReferenceModel:
         script.cancel_requested = True
         self._run_body(alias)
         return StepResult(True, ("LC-013", "LC-025"))
+
+    def _detect_stuck(self, job_timeout_seconds: float) -> StepResult:
+        timeout = timedelta(seconds=job_timeout_seconds)
+        stuck = [alias for alias, job in self.jobs.items()
+                 if job.status is Status.RUNNING and job.last_heartbeat is not None
+                 and self.now - job.last_heartbeat > timeout]
+        for alias in stuck:
+            self._move(alias, EventKind.FAIL, error=lifecycle.STUCK_ERROR)
+        return StepResult(len(stuck), ("ST-002", "ST-003", "ST-004"))
 
     def _cleanup(self, max_age_seconds: float) -> StepResult:
         limit = timedelta(seconds=max_age_seconds)

@@ -24,10 +24,12 @@ from jobconform.reference.commands import (
     Cleanup,
     Command,
     ComputeDelay,
+    DetectStuck,
     Dispatch,
     Finish,
     Get,
     GetResult,
+    Heartbeat,
     ListJobs,
     Raise,
     Shutdown,
@@ -138,24 +140,26 @@ def test_new_job_is_queued_with_only_submitted_at() -> None:
 
 def test_start_sets_started_at_only() -> None:
     running = step(new_job(T0), Event(EventKind.START, T1, result="x", error="y"))
-    assert running == JobState(Status.RUNNING, T0, started_at=T1)
+    assert running == JobState(Status.RUNNING, T0, started_at=T1, last_heartbeat=T1)
 
 
 def test_succeed_sets_finished_at_and_result() -> None:
     done = step(job_in(Status.RUNNING), Event(EventKind.SUCCEED, T2, result={"a": [1]},
                                                 error="ignored"))
-    assert done == JobState(Status.SUCCEEDED, T0, T1, T2, result={"a": [1]}, error=None)
+    assert done == JobState(Status.SUCCEEDED, T0, T1, T2, result={"a": [1]}, error=None,
+                            last_heartbeat=T1)
 
 
 def test_fail_sets_finished_at_and_error() -> None:
     failed = step(job_in(Status.RUNNING), Event(EventKind.FAIL, T2, result=5,
                                                   error="ValueError: bad"))
-    assert failed == JobState(Status.FAILED, T0, T1, T2, result=None, error="ValueError: bad")
+    assert failed == JobState(Status.FAILED, T0, T1, T2, result=None, error="ValueError: bad",
+                              last_heartbeat=T1)
 
 
 def test_cancel_of_running_discards_outcome() -> None:
     cancelled = step(job_in(Status.RUNNING), Event(EventKind.CANCEL, T2, result=5, error="x"))
-    assert cancelled == JobState(Status.CANCELLED, T0, T1, T2, None, None)
+    assert cancelled == JobState(Status.CANCELLED, T0, T1, T2, None, None, last_heartbeat=T1)
 
 
 def test_cancel_of_queued_never_sets_started_at() -> None:
@@ -218,7 +222,7 @@ def test_finish_before_start_ends_the_body_when_it_starts() -> None:
     run(oracle, AdvanceTime(2), Dispatch())
     job = oracle.jobs["a"]
     at = T0 + timedelta(seconds=2)
-    assert job == JobState(Status.SUCCEEDED, T0, at, at, result=42)
+    assert job == JobState(Status.SUCCEEDED, T0, at, at, result=42, last_heartbeat=at)
     assert oracle.apply(GetResult("a")).answer == 42
 
 
@@ -412,7 +416,8 @@ def test_shutdown_cancels_active_jobs_and_refuses_submits() -> None:
     at = T0 + timedelta(seconds=3)
     assert oracle.jobs["done"].status is Status.SUCCEEDED
     started = oracle.jobs["done"].finished_at
-    assert oracle.jobs["run"] == JobState(Status.CANCELLED, T0, started, at, None, None)
+    assert oracle.jobs["run"] == JobState(Status.CANCELLED, T0, started, at, None, None,
+                                          last_heartbeat=started)
     assert oracle.jobs["wait"].status is Status.CANCELLED
     assert oracle.jobs["wait"].started_at is None
     health = oracle.health()
@@ -574,6 +579,8 @@ EVERY_COMMAND: list[Command] = [
     ListJobs("failed"),
     Submit("r", retry=RetryPolicy(max_retries=2, non_retryable=("KeyError",))),
     ComputeDelay(RetryPolicy(max_retries=1), 3, Jitter.EQUAL, 0.25, None, 500.0),
+    Heartbeat("a"),
+    DetectStuck(60.0),
 ]
 
 
