@@ -38,13 +38,14 @@ from behave import given, register_type, then, use_step_matcher, when
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend, JobView
+from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import describe
 from jobconform.reference.lifecycle import JsonValue, Status
-from jobconform.spec import Profile, Registry, SpecError, load_registry
+from jobconform.spec import Profile, Registry, load_registry
 
 __all__ = ["ScenarioState", "after_scenario", "before_all", "before_scenario", "skip_reason",
            "state_of"]
@@ -196,31 +197,6 @@ def before_all(context: Any) -> None:
 def requirement_tags(tags: Any) -> list[str]:
     """The requirement IDs among behave tags (which carry no `@`), sorted and unique."""
     return sorted({str(tag) for tag in tags if REQUIREMENT_TAG.fullmatch(str(tag))})
-
-
-def skip_reason(registry: Registry, backend: Backend, profile: Profile,
-                requirement_ids: Sequence[str]) -> str | None:
-    """Why a case checking these requirements must not run on this backend and profile.
-
-    A requirement whose area the backend does not claim, or that does not apply to the
-    active profile, cannot be checked: the case is skipped, never run and never passed.
-    An id the spec does not know is left to the report (a stale tag), not skipped.
-    """
-    reasons: list[str] = []
-    for requirement_id in requirement_ids:
-        try:
-            requirement = registry.requirement(requirement_id)
-        except SpecError:
-            continue
-        if requirement.area not in backend.capabilities:
-            reason = f"backend {backend.name} does not claim area {requirement.area}"
-        elif profile.name not in requirement.profiles:
-            reason = f"requirement {requirement_id} does not apply to profile {profile.name}"
-        else:
-            continue
-        if reason not in reasons:
-            reasons.append(reason)
-    return "; ".join(reasons) if reasons else None
 
 
 def before_scenario(context: Any, scenario: Any) -> None:

@@ -250,7 +250,7 @@ class Harness:
 
     def _area_method(self, name: str) -> Callable[..., Any]:
         """A runtime method that only the areas beyond the lifecycle need."""
-        method = getattr(self.runtime, name, None)
+        method: object = getattr(self.runtime, name, None)
         if not callable(method):
             raise AdapterError(f"adapter {self.backend.name!r} claims the area that needs"
                                f" Runtime.{name}, but its runtime has no such method")

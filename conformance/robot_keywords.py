@@ -43,6 +43,7 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import BackendLoadError, load_backend
 from jobconform.backends.protocol import Backend, HealthView, JobView
+from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, freeze
 from jobconform.reference import commands as cmd
@@ -82,31 +83,6 @@ def _at(seconds: float) -> datetime:
 def requirement_tags(tags: Any) -> list[str]:
     """The requirement IDs among a test's tags, sorted and unique."""
     return sorted({str(tag) for tag in tags if REQUIREMENT_TAG.fullmatch(str(tag))})
-
-
-def skip_reason(registry: Registry, backend: Backend, profile: Profile,
-                requirement_ids: list[str]) -> str | None:
-    """Why a test checking these requirements must not run on this backend and profile.
-
-    A requirement whose area the backend does not claim, or that does not apply to the
-    active profile, cannot be checked. An id the spec does not know is left to the
-    report (a stale tag). The Behave front-end applies the same rule.
-    """
-    reasons: list[str] = []
-    for requirement_id in requirement_ids:
-        try:
-            requirement = registry.requirement(requirement_id)
-        except SpecError:
-            continue
-        if requirement.area not in backend.capabilities:
-            reason = f"backend {backend.name} does not claim area {requirement.area}"
-        elif profile.name not in requirement.profiles:
-            reason = f"requirement {requirement_id} does not apply to profile {profile.name}"
-        else:
-            continue
-        if reason not in reasons:
-            reasons.append(reason)
-    return "; ".join(reasons) if reasons else None
 
 
 def _second(value: object) -> object:
