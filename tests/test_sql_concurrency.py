@@ -20,16 +20,19 @@ import pytest
 from sql_databases import DATABASES, SERVERS, database
 
 from jobconform.backends.loading import load_backend
-from jobconform.backends.protocol import CapacityExceeded
+from jobconform.backends.protocol import CapacityExceeded, RuntimeSettings
 from jobconform.backends.sql import SqlBackend, SqlJobStore
-from jobconform.backends.store import QUEUED, RUNNING, StoredJob
+from jobconform.backends.step_runtime import StepRuntime
+from jobconform.backends.store import FAILED, QUEUED, RUNNING, StoredJob
 from jobconform.conformance.claim_race import run_claim_race, submit_jobs
-from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.gallery_sql import SQL_RACE_GALLERY
 from jobconform.conformance.selftest import GALLERY
+from jobconform.reference.lifecycle import STUCK_ERROR
 
 GUARD_SECONDS = 120.0
+JOB_TIMEOUT_SECONDS = 3600.0  # seed 000's default job timeout
 SPAWN = multiprocessing.get_context("spawn")
 
 
@@ -154,8 +157,8 @@ def claim_one_and_hang(url: str, claimed: Queue[StoredJob], never: Event) -> Non
     never.wait()
 
 
-def test_a_killed_worker_leaves_its_job_running_as_it_was(database_url: str,
-                                                          store: SqlJobStore) -> None:
+def test_a_killed_worker_leaves_its_job_running_until_stuck_detection_fails_it(
+        database_url: str, store: SqlJobStore) -> None:
     first, second = submit_jobs(store, 2)
     submitted = store.get(first)
     claimed: Queue[StoredJob] = SPAWN.Queue()
@@ -166,11 +169,24 @@ def test_a_killed_worker_leaves_its_job_running_as_it_was(database_url: str,
     worker.kill()
     worker.join(GUARD_SECONDS)
     assert job.job_id == first
-    # Nothing but the claim changed; stuck-job detection (not built yet) must find it by
-    # its worker and heartbeat.
+    # Nothing but the claim changed: the job waits for stuck detection to find it.
     assert submitted is not None
     five = EPOCH + timedelta(seconds=5)
     assert store.get(first) == replace(submitted, status=RUNNING, started_at=five,
                                        worker_id="doomed-worker", last_heartbeat=five)
     # The dead worker's connection holds no lock: the next claim takes the next job.
     assert [job.job_id for job in store.claim("survivor", 5, five)] == [second]
+    # Another worker's detection pass fails the dead worker's job once it has been silent
+    # past the timeout (ST-002), on the shared clock.
+    clock = VirtualClock(five)
+    survivor = StepRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock, store)
+    survivor.heartbeat(second)  # the survivor's own job is alive
+    clock.advance(JOB_TIMEOUT_SECONDS)
+    assert survivor.detect_stuck(JOB_TIMEOUT_SECONDS) == 0  # exactly the timeout: not yet
+    clock.advance(1)
+    survivor.heartbeat(second)
+    assert survivor.detect_stuck(JOB_TIMEOUT_SECONDS) == 1
+    stuck = store.get(first)
+    assert stuck is not None and (stuck.status, stuck.error) == (FAILED, STUCK_ERROR)
+    alive = store.get(second)
+    assert alive is not None and alive.status == RUNNING
