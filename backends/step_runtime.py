@@ -155,11 +155,16 @@ class StepRuntime:
         cutoff = self._now() - timedelta(seconds=job_timeout_seconds)
         failed = 0
         for job in self._store.list(RUNNING):
-            if job.last_heartbeat is not None and job.last_heartbeat < cutoff:
+            if self._is_stuck(job, cutoff):
                 before = self.failed
                 self._end(job, FAILED, error=STUCK_ERROR)
                 failed += self.failed - before
         return failed
+
+    @staticmethod
+    def _is_stuck(job: StoredJob, cutoff: datetime) -> bool:
+        """Silent since strictly before the cutoff (ST-002, ST-003)."""
+        return job.last_heartbeat is not None and job.last_heartbeat < cutoff
 
     # -- cancellation and shutdown -----------------------------------------------------
 

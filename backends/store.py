@@ -152,11 +152,15 @@ class InMemoryJobStore:
     def delete_terminal(self, finished_at_or_before: datetime) -> int:
         with self._lock:
             expired = [job_id for job_id, job in self._jobs.items()
-                       if job.status in TERMINAL
-                       and (job.finished_at or job.submitted_at) <= finished_at_or_before]
+                       if self._expired(job, finished_at_or_before)]
             for job_id in expired:
                 del self._jobs[job_id]
             return len(expired)
+
+    @staticmethod
+    def _expired(job: StoredJob, cutoff: datetime) -> bool:
+        """Cleanup's rule (LC-019, LC-020): terminal, and finished at or before the cutoff."""
+        return job.status in TERMINAL and (job.finished_at or job.submitted_at) <= cutoff
 
     def counts(self) -> Mapping[str, int]:
         with self._lock:

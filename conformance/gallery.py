@@ -229,25 +229,17 @@ class StuckIgnoresHeartbeatsRuntime(MemoryRuntime):
     """Stuck detection measures from the start, so a job that heartbeated just inside the
     timeout is failed as stuck."""
 
-    def detect_stuck(self, job_timeout_seconds: float) -> int:
-        cutoff = self._now() - timedelta(seconds=job_timeout_seconds)
-        stuck = [job for job in self._store.list(RUNNING)
-                 if job.started_at is not None and job.started_at < cutoff]
-        for job in stuck:
-            self._end(job, FAILED, error=STUCK_ERROR)
-        return len(stuck)
+    @staticmethod
+    def _is_stuck(job: StoredJob, cutoff: datetime) -> bool:
+        return job.started_at is not None and job.started_at < cutoff
 
 
 class StuckInclusiveBoundaryRuntime(MemoryRuntime):
     """A job whose last heartbeat is exactly the timeout old is already failed as stuck."""
 
-    def detect_stuck(self, job_timeout_seconds: float) -> int:
-        cutoff = self._now() - timedelta(seconds=job_timeout_seconds)
-        stuck = [job for job in self._store.list(RUNNING)
-                 if job.last_heartbeat is not None and job.last_heartbeat <= cutoff]
-        for job in stuck:
-            self._end(job, FAILED, error=STUCK_ERROR)
-        return len(stuck)
+    @staticmethod
+    def _is_stuck(job: StoredJob, cutoff: datetime) -> bool:
+        return job.last_heartbeat is not None and job.last_heartbeat <= cutoff
 
 
 class StuckFailsQueuedRuntime(MemoryRuntime):
@@ -269,26 +261,17 @@ class StuckFailsQueuedRuntime(MemoryRuntime):
 class CleanupRemovesActiveStore(InMemoryJobStore):
     """Cleanup removes old jobs whatever their status, running ones included."""
 
-    def delete_terminal(self, finished_at_or_before: datetime) -> int:
-        with self._lock:
-            expired = [job_id for job_id, job in self._jobs.items()
-                       if (job.finished_at or job.submitted_at) <= finished_at_or_before]
-            for job_id in expired:
-                del self._jobs[job_id]
-            return len(expired)
+    @staticmethod
+    def _expired(job: StoredJob, cutoff: datetime) -> bool:
+        return (job.finished_at or job.submitted_at) <= cutoff
 
 
 class CleanupExclusiveBoundaryStore(InMemoryJobStore):
     """Cleanup keeps a job exactly max_age old: `>` where the boundary is inclusive."""
 
-    def delete_terminal(self, finished_at_or_before: datetime) -> int:
-        with self._lock:
-            expired = [job_id for job_id, job in self._jobs.items()
-                       if job.status in TERMINAL
-                       and (job.finished_at or job.submitted_at) < finished_at_or_before]
-            for job_id in expired:
-                del self._jobs[job_id]
-            return len(expired)
+    @staticmethod
+    def _expired(job: StoredJob, cutoff: datetime) -> bool:
+        return job.status in TERMINAL and (job.finished_at or job.submitted_at) < cutoff
 
 
 class CapCountsActiveOnlyStore(InMemoryJobStore):
