@@ -57,6 +57,7 @@ REQUIREMENT_TAG = re.compile(r"[A-Z]{2,4}-\d{3}")
 # -- typed registration ------------------------------------------------------------------
 
 StepFunction = TypeVar("StepFunction", bound=Callable[..., None])
+AreaState = TypeVar("AreaState")
 
 
 def _register(decorators: Sequence[Any], *patterns: str) -> Callable[[StepFunction],
@@ -139,6 +140,15 @@ class ScenarioState:
     reads: dict[str, JobView | None] = field(default_factory=dict)  # alias -> view read
     last_read: str | None = None
     last_command: cmd.Command | None = None
+    # Harnesses of the areas beyond the lifecycle, opened by their own step modules on
+    # first use (`area_state`); each is closed after the scenario.
+    areas: dict[str, Any] = field(default_factory=dict)
+
+    def area_state(self, area: str, open_area: Callable[[RunConfig], AreaState]) -> AreaState:
+        """The scenario's state for `area`, opened with `open_area(config)` on first use."""
+        if area not in self.areas:
+            self.areas[area] = open_area(self.config)
+        return cast(AreaState, self.areas[area])
 
     def run(self, command: cmd.Command) -> object:
         """Apply a command through the harness; a Divergence propagates unchanged."""
@@ -214,8 +224,12 @@ def before_scenario(context: Any, scenario: Any) -> None:
 def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "jobconform", None)
     if isinstance(state, ScenarioState):
-        state.harness.close()
-        context.jobconform = None
+        try:
+            for area_state in state.areas.values():
+                area_state.close()
+        finally:
+            state.harness.close()
+            context.jobconform = None
 
 
 # -- helpers for checks -------------------------------------------------------------------

@@ -21,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from jobconform.backends.loading import load_backend
+from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import AdapterError
-from jobconform.conformance.machine import run_machine
-from jobconform.spec import Registry
+from jobconform.conformance.machines import MACHINES, MachineEntry
+from jobconform.spec import Profile, Registry
 
 SUITES = ("behave", "robot", "hypothesis")
 REQUIREMENT_ID = re.compile(r"\b[A-Z]{2,4}-\d{3}\b")
@@ -179,21 +180,32 @@ def run_robot(config: RunConfig) -> SuiteRun:
 
 
 def run_hypothesis(config: RunConfig, registry: Registry) -> SuiteRun:
+    """Every machine whose areas the backend claims, one case each."""
     started = time.perf_counter()
     backend = load_backend(config.backend)
     profile = registry.profile(config.profile)
-    name = f"lifecycle machine (seed {config.seed}, {config.examples} examples)"
+    run = SuiteRun("hypothesis", 0.0)
+    for entry in MACHINES:
+        if entry.applies_to(backend):
+            case, steps = _run_machine(entry, backend, profile, registry, config)
+            run.cases.append(case)
+            run.steps += steps
+    run.seconds = time.perf_counter() - started
+    return run
+
+
+def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, registry: Registry,
+                 config: RunConfig) -> tuple[CaseResult, int]:
+    name = f"{entry.name} (seed {config.seed}, {config.examples} examples)"
     try:
-        machine = run_machine(backend, profile, registry, seed=config.seed,
-                              examples=config.examples)
+        machine = entry.run(backend, profile, registry, config.seed, config.examples)
     except AdapterError as error:
-        case = CaseResult("hypothesis", name, (), False, str(error))
-        return SuiteRun("hypothesis", time.perf_counter() - started, [case])
+        return CaseResult("hypothesis", name, (), False, str(error)), 0
     divergence = machine.divergence
     message = str(divergence) if divergence else ""
     case = CaseResult("hypothesis", name, tuple(sorted(machine.exercised)), divergence is None,
                       message, divergence.requirements if divergence else ())
-    return SuiteRun("hypothesis", time.perf_counter() - started, [case], machine.steps)
+    return case, machine.steps
 
 
 def run_suites(config: RunConfig, registry: Registry) -> list[SuiteRun]:

@@ -24,8 +24,13 @@ SELFTEST_PROFILE = "canonical"
 # little; it keeps a rare bug class from slipping through on one seed.
 SELFTEST_EXAMPLES = 600
 
-# Every gallery, one entry per known bug class.
-GALLERY: tuple[GalleryEntry, ...] = MEMORY_GALLERY + SQL_GALLERY + THREADED_GALLERY
+# Every gallery, one entry per known bug class; an area adds its own gallery module here.
+GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
+    MEMORY_GALLERY,
+    SQL_GALLERY,
+    THREADED_GALLERY,
+)
+GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,22 @@ class Profile:
     max_retry_delay_ms: float
     jitter: str
     areas: frozenset[str]
+    # Defaults of the areas beyond the job lifecycle, by area: {"breaker": {"threshold": 3}}.
+    area_parameters: Mapping[str, Mapping[str, PARAMETER_VALUE]] = field(default_factory=dict)
+
+    def parameter(self, area: str, name: str) -> PARAMETER_VALUE:
+        """One default of an area, as this profile sets it.
+
+        Raises:
+            SpecError: the profile sets no such parameter.
+        """
+        try:
+            return self.area_parameters[area][name]
+        except KeyError:
+            raise SpecError(
+                f"profile {self.name!r} sets no parameter {name!r} for area {area!r};"
+                f" add it under area_parameters.{area} in {PROFILES_FILE}"
+            ) from None
 
     def to_canonical(self, native_status: str) -> str:
         """Translate a runtime's own status name into the canonical one.
@@ -170,6 +186,8 @@ def _profiles(document: Mapping[str, Any]) -> dict[str, Profile]:
             max_retry_delay_ms=float(parameters["max_retry_delay_ms"]),
             jitter=parameters["jitter"],
             areas=frozenset(body["areas"]),
+            area_parameters={area: dict(values)
+                             for area, values in body.get("area_parameters", {}).items()},
         )
     return profiles
 

@@ -159,7 +159,7 @@ def migrate(engine: Engine) -> None:
     # next process to take it sees the new schema version.
     with engine.connect() as connection, _migration_lock(connection), connection.begin():
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, "heads")  # one branch per area
 
 
 # Two processes opening a fresh database would both create its tables: each takes this
