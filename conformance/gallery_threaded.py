@@ -11,8 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from jobconform.backends.protocol import Clock, RuntimeSettings
-from jobconform.backends.store import CANCELLED, RUNNING, StoredJob
+from jobconform.backends.store import CANCELLED, QUEUED, RUNNING, StoredJob
 from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime, conformance_config
+from jobconform.backends.threaded.worker import _OwnedJob
 from jobconform.conformance.gallery import GalleryEntry
 
 
@@ -51,6 +52,28 @@ class ShutdownDropsQueuedWorker(ThreadedRuntime):
         self.stop()
 
 
+class RetryWithoutBackoffWorker(ThreadedRuntime):
+    """A failed attempt goes back to the queue with no time set for its next attempt, so
+    the next poll runs it again at once, whatever the policy's delay."""
+
+    def _retry(self, job_id: str, owned: _OwnedJob, raised: Exception) -> bool:
+        retried = super()._retry(job_id, owned, raised)
+        if retried:
+            self._store.update(job_id, QUEUED, next_attempt_at=None)
+        return retried
+
+
+class RetryCountedAsFailureWorker(ThreadedRuntime):
+    """Every failed attempt is counted as a failure, also one the policy retries."""
+
+    def _retry(self, job_id: str, owned: _OwnedJob, raised: Exception) -> bool:
+        retried = super()._retry(job_id, owned, raised)
+        if retried:
+            self.processed += 1
+            self.failed += 1
+        return retried
+
+
 def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
                     source: str) -> GalleryEntry:
     """Build the threaded backend on a broken worker, loadable as `<this module>:<name>`."""
@@ -75,4 +98,8 @@ THREADED_GALLERY = (
                     "seed 000 B1"),
     _threaded_entry("threaded_stop_as_shutdown", ShutdownDropsQueuedWorker, "LC-022",
                     "seed 000 graceful shutdown"),
+    _threaded_entry("threaded_retry_without_backoff", RetryWithoutBackoffWorker, "RT-002",
+                    "seed 004 retry delay"),
+    _threaded_entry("threaded_retry_counted_as_failure", RetryCountedAsFailureWorker,
+                    "RT-007", "seed 004 retry counters"),
 )

@@ -174,7 +174,7 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
     assert config == WorkerConfig(enabled=True, max_workers=3, poll_interval=None)
     backend = ThreadedBackend()
     assert (backend.name, backend.profile, backend.capabilities) == (
-        "threaded", "canonical", frozenset({"lifecycle"}))
+        "threaded", "canonical", frozenset({"lifecycle", "retry"}))
 
 
 def test_a_periodic_poll_needs_a_clock_it_can_sleep_on() -> None:
@@ -187,11 +187,54 @@ def test_a_periodic_poll_needs_a_clock_it_can_sleep_on() -> None:
                         WorkerConfig(enabled=True, poll_interval=1.0))
 
 
-def test_a_retry_policy_is_refused(workers: Workers) -> None:
+def test_a_failed_attempt_waits_its_backoff_then_runs_again_in_a_pool_thread(
+        workers: Workers, clock: VirtualClock) -> None:
     worker = workers.open()
-    with pytest.raises(ValueError, match="does not claim the retry area"):
-        worker.submit(TaskScript(), RetryPolicy(max_retries=1))
-    assert worker.list_jobs() == []
+    ran_in: list[str] = []
+
+    class RecordingBody(TaskScript):
+        def run(self) -> Any:
+            ran_in.append(threading.current_thread().name)
+            return super().run()
+
+    script = RecordingBody()
+    job = worker.submit(script, RetryPolicy(max_retries=2, retry_delay_ms=1000))
+    worker.dispatch()
+    script.decide(Raise("ValueError", "flaky"))
+    worker.settle()
+    record = worker.get(job)
+    assert record is not None
+    assert (record.status, record.retry_count, record.next_attempt_at) == (
+        QUEUED, 1, EPOCH + timedelta(seconds=1))
+    assert worker.health().failed == 0  # a retried attempt is not an outcome
+    clock.advance(0.999)
+    worker.dispatch()
+    assert status(worker, job) == QUEUED
+    clock.advance(0.001)
+    worker.dispatch()
+    assert status(worker, job) == RUNNING
+    script.decide(Succeed("second time"))
+    worker.settle()
+    assert worker.get_result(job) == "second time"
+    assert len(ran_in) == 2 and all(name.startswith(f"{worker.worker_id}-job")
+                                    for name in ran_in)
+
+
+def test_the_last_retry_fails_the_job_and_frees_its_slot(workers: Workers) -> None:
+    worker = workers.open(slots=1)
+    script = TaskScript()
+    job = worker.submit(script, RetryPolicy(max_retries=1, retry_delay_ms=0))
+    other = worker.submit(decided(Succeed("next")))
+    for _ in range(2):
+        worker.dispatch()
+        assert status(worker, job) == RUNNING
+        script.decide(Raise("ValueError", "boom"))
+        worker.settle()
+    record = worker.get(job)
+    assert record is not None
+    assert (record.status, record.retry_count, record.error) == (FAILED, 1, "ValueError: boom")
+    worker.dispatch()
+    assert worker.get_result(other) == "next"
 
 
 # -- the worker --------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ seed alone.
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, Clock, RuntimeSettings
+from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
 from jobconform.backends.store import InMemoryJobStore, JobStore
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import ThreadedRuntime
@@ -25,7 +25,7 @@ class ThreadedBackend:
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE})
+    capabilities = frozenset({LIFECYCLE, RETRY})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),

@@ -7,7 +7,7 @@ one. Point the variable at a scratch database: the backend deletes its jobs.
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE
+from jobconform.backends.protocol import LIFECYCLE, RETRY
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.threaded.backend import ThreadedBackend
@@ -25,7 +25,7 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE})
+    capabilities = frozenset({LIFECYCLE, RETRY})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)

@@ -56,7 +56,8 @@ from jobconform.backends.store import (
 )
 from jobconform.backends.threaded.clock import SystemClock, WaitableClock
 from jobconform.backends.threaded.config import ENABLED_ENV, WorkerConfig
-from jobconform.reference.backoff import RetryPolicy
+from jobconform.reference import backoff
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JsonValue
 
 # A real-time bound on settle and dispatch. It never lets time pass for the worker (the
@@ -237,15 +238,18 @@ class ThreadedRuntime:
     # -- submission and dispatch -------------------------------------------------------
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
-        if retry is not None:
-            raise ValueError("the threaded runtime does not claim the retry area;"
-                             " submit without a retry policy")
         with self._state:
             if self._stopping:
                 raise RuntimeShutDown(f"worker {self.worker_id} is stopped; open a new"
                                       " runtime to submit")
             job_id = str(uuid.uuid4())
-            self._store.add(StoredJob(job_id, QUEUED, self._clock.now()), self._max_tasks)
+            job = StoredJob(job_id, QUEUED, self._clock.now())
+            if retry is not None:
+                # The policy travels with the job, so whichever worker claims a later
+                # attempt applies the same one (RT-001).
+                job = replace(job, max_retries=retry.max_retries,
+                              retry_policy=backoff.policy_to_json(retry))  # type: ignore[arg-type]
+            self._store.add(job, self._max_tasks)
             self._scripts[job_id] = script
             return job_id
 
@@ -360,7 +364,9 @@ class ThreadedRuntime:
                 self._crashes.append(f"job {job_id}:\n{traceback.format_exc()}")
         finally:
             with self._state:
-                del self._owned[job_id]
+                # A retried job may already be claimed again, owned by a new entry.
+                if self._owned.get(job_id) is owned:
+                    del self._owned[job_id]
                 self._state.notify_all()
 
     def _run_body_and_record(self, job_id: str, owned: _OwnedJob) -> None:
@@ -370,19 +376,53 @@ class ThreadedRuntime:
         token = owned.token
         decided = owned.script.wait_for_decision(released=lambda: token.releases_body)
         result: JsonValue = None
-        error: str | None = None
+        raised: Exception | None = None
         if decided:
             try:
                 result = owned.script.run()
-            except Exception as raised:  # the body's own failure, never the worker's
-                error = error_message(raised)
+            except Exception as error:  # the body's own failure, never the worker's
+                raised = error
         with self._state:
             if token.is_cancelled:
                 self._end(job_id, CANCELLED)
-            elif error is not None:
-                self._end(job_id, FAILED, error=error)
+            elif raised is not None:
+                if not self._retry(job_id, owned, raised):
+                    self._end(job_id, FAILED, error=error_message(raised))
             else:
                 self._end(job_id, SUCCEEDED, result=result)
+
+    def _retry(self, job_id: str, owned: _OwnedJob, raised: Exception) -> bool:
+        """Send a failed attempt back to the queue if its policy allows (RT-003..RT-005).
+
+        The job goes back to queued with its next attempt's time; the poll that claims it
+        at or after that time runs the same body again, waiting for a new decision. The
+        caller holds `_state`.
+
+        Returns:
+            True if the policy took the failure (the job is queued again, or was moved by
+            someone else meanwhile), False if the job must fail now.
+        """
+        job = self._store.get(job_id)
+        policy = backoff.policy_from_json(job.retry_policy) if job is not None else None
+        if job is None or policy is None or not policy.retries(type(raised).__name__,
+                                                                 job.retry_count):
+            return False
+        retry_after = getattr(raised, "retry_after_ms", None)
+        delay = self.compute_delay_ms(policy, job.retry_count, retry_after_ms=retry_after)
+        requeued = self._store.update(
+            job_id, RUNNING, status=QUEUED, retry_count=job.retry_count + 1,
+            next_attempt_at=self._clock.now() + timedelta(milliseconds=delay), worker_id=None)
+        if requeued is not None:
+            owned.script.next_attempt()
+            self._scripts[job_id] = owned.script  # the next claim finds its body here
+        return True
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        """This worker's delay function (RT-002, RT-009, RT-010): the reference one."""
+        return backoff.delay_ms(policy, attempt, jitter, draw, previous_ms, retry_after_ms)
 
     def _end(self, job_id: str, status: str, result: JsonValue = None,
              error: str | None = None) -> None:
