@@ -18,13 +18,14 @@ from datetime import datetime, timedelta
 
 from jobconform.backends.protocol import (
     Clock,
-    JobView,
     JobNotCompleted,
     JobNotFound,
+    JobView,
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
 )
+from jobconform.backends.reaper import OperatorAlerts, Reaper
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -37,7 +38,6 @@ from jobconform.backends.store import (
 )
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.backends.reaper import OperatorAlerts, Reaper
 from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR, JsonValue
 
 
