@@ -21,6 +21,9 @@ from jobconform.backends.store import StoredJob
 from jobconform.reference.reaper import check_reaper_settings
 
 LOG = logging.getLogger("jobconform.reaper")
+# A library leaves output to the application: without its own handlers configured, the
+# sweep warnings reach the root logger's handlers only (Robot's log shows them).
+LOG.addHandler(logging.NullHandler())
 
 
 class ExpiringStore(Protocol):
@@ -107,6 +110,7 @@ class Reaper:
     def _sweep(self, before: datetime) -> None:
         """One sweep; a store failure is logged and left to the next boundary (RP-005)."""
         try:
+            self._fail_during_outage()
             expired = self._expired_jobs(before)
             for job in expired:
                 self._store.delete(job.job_id)
@@ -119,10 +123,13 @@ class Reaper:
         if expired:
             LOG.debug("reaper deleted %d expired job(s)", len(expired))
 
-    def _expired_jobs(self, before: datetime) -> builtins.list[StoredJob]:
+    def _fail_during_outage(self) -> None:
+        """Raise as an unreachable store would while an injected outage lasts."""
         if self._outage_sweeps:
             self._outage_sweeps -= 1
             raise StoreUnavailable("the job store is unavailable (injected outage)")
+
+    def _expired_jobs(self, before: datetime) -> builtins.list[StoredJob]:
         return self._store.list_expired(before)
 
     def status(self) -> dict[str, object]:

@@ -169,6 +169,9 @@ class Harness:
     max_tasks: int | None = None
     unlimited_tasks: bool = False
     max_redelivery: int | None = None
+    # The reaper defaults the runtime is configured with, instead of the profile's.
+    reaper_ttl_seconds: float | None = None
+    reaper_sweep_interval_ms: float | None = None
     safety_timeout: float = SAFETY_TIMEOUT_SECONDS
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[Command] = field(default_factory=list)
@@ -222,6 +225,15 @@ class Harness:
         if REDELIVERY in self.profile.areas:
             defaults["max_redelivery"] = int(
                 self.profile.parameter(REDELIVERY, "max_redelivery"))  # type: ignore[arg-type]
+        if self.reaper_ttl_seconds is not None or self.reaper_sweep_interval_ms is not None:
+            defaults["reaper_ttl_seconds"] = (
+                self.reaper_ttl_seconds if self.reaper_ttl_seconds is not None
+                else defaults.get("reaper_ttl_seconds", 3600.0))
+            defaults["reaper_sweep_interval_ms"] = (
+                self.reaper_sweep_interval_ms if self.reaper_sweep_interval_ms is not None
+                else defaults.get("reaper_sweep_interval_ms", 300_000.0))
+            check_reaper_settings(defaults["reaper_ttl_seconds"],
+                                  defaults["reaper_sweep_interval_ms"])
         if self.max_redelivery is not None:
             if self.max_redelivery < 0:
                 raise ValueError(f"a re-delivery cap is at least 0, not {self.max_redelivery}")

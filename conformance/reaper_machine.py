@@ -21,6 +21,10 @@ from jobconform.reference.lifecycle import JobState, Status
 from jobconform.spec import Profile, Registry
 
 MACHINE_REDELIVERY_CAP = 2
+# The runtime's configured reaper defaults, scaled down like the rest: a runtime that
+# ignores its configuration (RP-002) shows within a few clock steps.
+MACHINE_REAPER_TTL_SECONDS = 2.0
+MACHINE_SWEEP_INTERVAL_MS = 1500.0
 TIME_STEPS = (0.5, 1.0, 2.0, 5.0)
 TTLS = (0.0, 1.0, 2.0, 5.0)
 SWEEP_INTERVALS_MS = (500.0, 1000.0, 2000.0)
@@ -38,7 +42,9 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             super().__init__()
             # No task cap: the reaper, not the cap, decides what stays.
             self.harness = Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
-                                   unlimited_tasks=True, max_redelivery=MACHINE_REDELIVERY_CAP)
+                                   unlimited_tasks=True, max_redelivery=MACHINE_REDELIVERY_CAP,
+                                   reaper_ttl_seconds=MACHINE_REAPER_TTL_SECONDS,
+                                   reaper_sweep_interval_ms=MACHINE_SWEEP_INTERVAL_MS)
             self.counter = 0
 
         def _run(self, command: cmd.Command) -> object:
@@ -87,6 +93,11 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
         @rule(ttl=st.sampled_from(TTLS), interval=st.sampled_from(SWEEP_INTERVALS_MS))
         def start_reaper(self, ttl: float, interval: float) -> None:
             self._run(cmd.StartReaper(ttl, interval))
+
+        @precondition(lambda self: self.harness.claims_reaper)
+        @rule()
+        def start_reaper_with_defaults(self) -> None:
+            self._run(cmd.StartReaper())
 
         @precondition(lambda self: self.harness.claims_reaper)
         @rule()
