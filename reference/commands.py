@@ -102,7 +102,7 @@ class StopReaper:
 class StoreOutage:
     """The next `sweeps` reaper sweeps find the job store unavailable (RP-005)."""
 
-    sweeps: int = 1
+    sweeps: int
 
 
 @dataclass(frozen=True)
