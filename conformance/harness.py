@@ -122,8 +122,10 @@ def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False,
     record = Record(view.status, view.submitted_at, view.started_at, view.finished_at,
                     view.result, view.error)
     if with_redelivery:
-        record = replace(record, **{name: getattr(view, name, "<missing>")
-                                    for name in ("redelivery_count", "alerted", "poisoned")})
+        record = replace(record,
+                         redelivery_count=getattr(view, "redelivery_count", "<missing>"),
+                         alerted=getattr(view, "alerted", "<missing>"),
+                         poisoned=getattr(view, "poisoned", "<missing>"))
     if with_retry:
         record = replace(record, retry_count=getattr(view, "retry_count", "<missing>"),
                          max_retries=getattr(view, "max_retries", "<missing>"))
