@@ -25,9 +25,11 @@ from jobconform.reference.lifecycle import JsonValue
 LIFECYCLE = "lifecycle"
 RETRY = "retry"
 STUCK = "stuck"
+REAPER = "reaper"
+REDELIVERY = "redelivery"
 KNOWN_CAPABILITIES = frozenset({
-    LIFECYCLE, RETRY, STUCK, "reaper", "loops", "breaker", "idempotency", "capacity",
-    "reminders",
+    LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, "loops", "breaker", "idempotency",
+    "capacity", "reminders",
 })
 
 
@@ -49,6 +51,14 @@ class CapacityExceeded(RuntimeError):
 
 class RuntimeShutDown(RuntimeError):
     """A submission was refused because the runtime has been shut down."""
+
+
+class ReaperAlreadyRunning(RuntimeError):
+    """start_reaper was called while the runtime's reaper is running (RP-006)."""
+
+
+class StoreUnavailable(ConnectionError):
+    """The job store cannot be reached; a reaper sweep that meets it retries later (RP-005)."""
 
 
 class Clock(Protocol):
@@ -172,6 +182,11 @@ class RuntimeSettings:
 
     max_concurrent: int
     max_tasks: int | None
+    # The runtime's configured defaults, used when a call leaves them out: the reaper's
+    # (RP-002) and the re-delivery cap (RD-002). The harness takes them from the profile.
+    reaper_ttl_seconds: float = 3600.0
+    reaper_sweep_interval_ms: float = 300_000.0
+    max_redelivery: int = 3
 
 
 class Runtime(Protocol):
@@ -240,6 +255,70 @@ class Runtime(Protocol):
 
     def close(self) -> None:
         """Release whatever the runtime holds (threads, connections)."""
+        ...
+
+
+class ReaperRuntime(Protocol):
+    """What a runtime claiming the `reaper` capability adds (spec/reaper.md).
+
+    Sweeps are driven by the runtime's clock: when the harness has moved the clock past
+    one or more sweep boundaries, the runtime runs those sweeps before `settle` returns,
+    each with its own boundary as "now".
+    """
+
+    def start_reaper(self, ttl_seconds: float | None = None,
+                     sweep_interval_ms: float | None = None) -> None:
+        """Start sweeping every `sweep_interval_ms`, deleting terminal jobs finished more
+        than `ttl_seconds` before each sweep; None takes the configured default.
+
+        Raises:
+            ReaperAlreadyRunning: the reaper is running; nothing changed.
+            ValueError: a negative TTL or an interval that is not positive.
+        """
+        ...
+
+    def stop_reaper(self) -> bool:
+        """Stop the reaper once a sweep in flight has finished.
+
+        Returns:
+            True if a running reaper was stopped, False if none was running.
+        """
+        ...
+
+    def reaper_status(self) -> dict[str, object]:
+        """{"running": bool, "sweeps": completed, "failed_sweeps": failed, "deleted": n}."""
+        ...
+
+    def list_expired(self, before: datetime) -> Sequence[JobView]:
+        """Terminal jobs finished strictly before `before`, in submission order."""
+        ...
+
+    def inject_store_outage(self, sweeps: int) -> None:
+        """Fault injection: the next `sweeps` sweeps find the store unavailable."""
+        ...
+
+
+class RedeliveryRuntime(Protocol):
+    """What a runtime claiming the `redelivery` capability adds (spec/redelivery.md).
+
+    Its job records also carry `redelivery_count`, `alerted` and `poisoned`, and the body's
+    heartbeats renew the lease (`heartbeat(job_id)`, as for the stuck area).
+    """
+
+    def heartbeat(self, job_id: str) -> None:
+        """The job's body reports progress; only a running job's heartbeat counts."""
+        ...
+
+    def expire_leases(self, lease_seconds: float) -> dict[str, int]:
+        """Re-queue or park every running job silent for more than `lease_seconds`.
+
+        Returns:
+            {"requeued": n, "parked": m}.
+        """
+        ...
+
+    def operator_alerts(self) -> Sequence[str]:
+        """Ids of the jobs an operator alert was raised for, in the order raised."""
         ...
 
 

@@ -20,10 +20,12 @@ from jobconform.backends.protocol import (
     Clock,
     JobNotCompleted,
     JobNotFound,
+    JobView,
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
 )
+from jobconform.backends.reaper import OperatorAlerts, Reaper
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -36,7 +38,7 @@ from jobconform.backends.store import (
 )
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import STUCK_ERROR, JsonValue
+from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR, JsonValue
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,8 @@ class HealthSnapshot:
 
 
 class StepRuntime:
+    reaper_type: type[Reaper] = Reaper  # the self-test gallery swaps in broken ones
+
     def __init__(self, settings: RuntimeSettings, clock: Clock, store: JobStore,
                  worker_id: str = "step-worker") -> None:
         self._settings = settings
@@ -58,6 +62,9 @@ class StepRuntime:
         self._worker_id = worker_id
         self._scripts: dict[str, TaskScript] = {}
         self._shut_down = False
+        self._reaper = self.reaper_type(store, settings.reaper_ttl_seconds,
+                                        settings.reaper_sweep_interval_ms)
+        self._alerts = OperatorAlerts()
         self.processed = 0
         self.failed = 0
         self.cancelled = 0
@@ -86,6 +93,8 @@ class StepRuntime:
         for job in self._store.list(RUNNING):
             if job.job_id in self._scripts:
                 self._finish_owned(job)
+        # The reaper's sweeps whose boundaries the clock has reached run now (RP-002).
+        self._reaper.run_due(self._now())
 
     def _finish_owned(self, job: StoredJob) -> None:
         """The owning worker's step: end the body if it can end now."""
@@ -165,6 +174,68 @@ class StepRuntime:
     def _is_stuck(job: StoredJob, cutoff: datetime) -> bool:
         """Silent since strictly before the cutoff (ST-002, ST-003)."""
         return job.last_heartbeat is not None and job.last_heartbeat < cutoff
+
+    # -- re-delivery and poison parking (RD-001..RD-005) ----------------------------------
+
+    def expire_leases(self, lease_seconds: float) -> dict[str, int]:
+        """Re-queue, or at the cap park, every running job silent past the lease."""
+        cutoff = self._now() - timedelta(seconds=lease_seconds)
+        requeued = parked = 0
+        for job in self._store.list(RUNNING):
+            if not self._is_stuck(job, cutoff):
+                continue
+            if job.redelivery_count < self._redelivery_cap():
+                if self._redeliver(job):
+                    requeued += 1
+            elif self._park(job):
+                parked += 1
+        return {"requeued": requeued, "parked": parked}
+
+    def _redelivery_cap(self) -> float:
+        return self._settings.max_redelivery
+
+    def _redeliver(self, job: StoredJob) -> bool:
+        """Back to the queue under the same id, one more re-delivery counted (RD-001)."""
+        requeued = self._store.update(job.job_id, RUNNING, status=QUEUED, worker_id=None,
+                                      redelivery_count=job.redelivery_count + 1)
+        if requeued is None:
+            return False
+        script = self._scripts.get(job.job_id)
+        if script is not None:
+            script.next_attempt()  # the next delivery waits for its own outcome
+        return True
+
+    def _park(self, job: StoredJob) -> bool:
+        """Alert the operator first (once per id), then fail the job as poison (RD-003)."""
+        self._alerts.raise_once(job.job_id)
+        parked = self._store.update(job.job_id, RUNNING, status=FAILED, alerted=True,
+                                    poisoned=True, error=POISON_ERROR,
+                                    finished_at=self._now())
+        if parked is None:
+            return False
+        self._count_outcome(FAILED)
+        return True
+
+    def operator_alerts(self) -> list[str]:
+        return self._alerts.job_ids()
+
+    # -- the reaper (RP-001..RP-007) -------------------------------------------------------
+
+    def start_reaper(self, ttl_seconds: float | None = None,
+                     sweep_interval_ms: float | None = None) -> None:
+        self._reaper.start(self._now(), ttl_seconds, sweep_interval_ms)
+
+    def stop_reaper(self) -> bool:
+        return self._reaper.stop()
+
+    def reaper_status(self) -> dict[str, object]:
+        return self._reaper.status()
+
+    def inject_store_outage(self, sweeps: int) -> None:
+        self._reaper.inject_store_outage(sweeps)
+
+    def list_expired(self, before: datetime) -> Sequence[JobView]:
+        return [self._copy(job) for job in self._store.list_expired(before)]
 
     # -- cancellation and shutdown -----------------------------------------------------
 

@@ -48,7 +48,7 @@ class StoredJob:
     max_retries: int = 0
     retry_policy: JsonValue = None
     next_attempt_at: datetime | None = None
-    # Re-delivery (spec area "reaper"): lease expiries so far, and poison parking.
+    # Re-delivery (spec area "redelivery"): lease expiries so far, and poison parking.
     redelivery_count: int = 0
     alerted: bool = False
     poisoned: bool = False
@@ -97,6 +97,15 @@ class JobStore(Protocol):
 
     def counts(self) -> Mapping[str, int]:
         """The number of records per status, read in one atomic snapshot."""
+        ...
+
+    def list_expired(self, before: datetime) -> builtins.list[StoredJob]:
+        """Terminal records finished strictly before `before`, in submission order
+        (seed 004 `TaskStore.list_expired`; RP-003)."""
+        ...
+
+    def delete(self, job_id: str) -> None:
+        """Remove the record; an unknown id is a no-op (seed 004 `TaskStore.delete`)."""
         ...
 
     def close(self) -> None:
@@ -161,6 +170,20 @@ class InMemoryJobStore:
     def _expired(job: StoredJob, cutoff: datetime) -> bool:
         """Cleanup's rule (LC-019, LC-020): terminal, and finished at or before the cutoff."""
         return job.status in TERMINAL and (job.finished_at or job.submitted_at) <= cutoff
+
+    def list_expired(self, before: datetime) -> builtins.list[StoredJob]:
+        with self._lock:
+            return [job for job in self._jobs.values() if self._finished_before(job, before)]
+
+    @staticmethod
+    def _finished_before(job: StoredJob, before: datetime) -> bool:
+        """list_expired's rule (RP-003): terminal, and finished strictly before."""
+        return (job.status in TERMINAL and job.finished_at is not None
+                and job.finished_at < before)
+
+    def delete(self, job_id: str) -> None:
+        with self._lock:
+            self._jobs.pop(job_id, None)
 
     def counts(self) -> Mapping[str, int]:
         with self._lock:

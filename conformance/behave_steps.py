@@ -179,10 +179,11 @@ def _run_config(context: Any) -> RunConfig:
 
 
 def open_state(config: RunConfig, max_concurrent: int | None = None,
-               max_tasks: int | None = None, unlimited_tasks: bool = False) -> ScenarioState:
+               max_tasks: int | None = None, unlimited_tasks: bool = False,
+               max_redelivery: int | None = None) -> ScenarioState:
     harness = Harness(config.backend, config.profile, config.registry,
                       max_concurrent=max_concurrent, max_tasks=max_tasks,
-                      unlimited_tasks=unlimited_tasks)
+                      unlimited_tasks=unlimited_tasks, max_redelivery=max_redelivery)
     return ScenarioState(config, harness)
 
 
@@ -298,7 +299,8 @@ def _last_answer(context: Any, kind: type[cmd.Command], step: str) -> object:
 
 
 def _reconfigure(context: Any, max_concurrent: int | None = None,
-                 max_tasks: int | None = None, unlimited_tasks: bool = False) -> None:
+                 max_tasks: int | None = None, unlimited_tasks: bool = False,
+                 max_redelivery: int | None = None) -> None:
     old = state_of(context)
     if old.harness.commands:
         raise ValueError("configure the runtime before the scenario's first command")
@@ -306,8 +308,11 @@ def _reconfigure(context: Any, max_concurrent: int | None = None,
         raise ValueError(f"a runtime needs at least one worker slot, not {max_concurrent}")
     if max_tasks is not None and max_tasks < 1:
         raise ValueError(f"a task cap is at least 1, not {max_tasks}")
+    if max_redelivery is not None and max_redelivery < 0:
+        raise ValueError(f"a re-delivery cap is at least 0, not {max_redelivery}")
     old.harness.close()
-    context.jobconform = open_state(old.config, max_concurrent, max_tasks, unlimited_tasks)
+    context.jobconform = open_state(old.config, max_concurrent, max_tasks, unlimited_tasks,
+                                    max_redelivery)
 
 
 @setup_step("a runtime")

@@ -13,6 +13,8 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import (
+    REAPER,
+    REDELIVERY,
     RETRY,
     STUCK,
     Backend,
@@ -21,6 +23,7 @@ from jobconform.backends.protocol import (
     JobNotCompleted,
     JobNotFound,
     JobView,
+    ReaperAlreadyRunning,
     Runtime,
     RuntimeSettings,
     RuntimeShutDown,
@@ -32,6 +35,7 @@ from jobconform.reference import commands as cmd
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.lifecycle import JobState
 from jobconform.reference.model import Health, Limits, ReferenceModel
+from jobconform.reference.reaper import check_reaper_settings
 from jobconform.spec import Profile, Registry
 
 T = TypeVar("T")
@@ -58,6 +62,10 @@ class Record:
     retry_count: object = None
     max_retries: object = None
     last_heartbeat: object = None  # compared only for backends claiming stuck detection
+    # Compared only for backends claiming re-delivery.
+    redelivery_count: object = None
+    alerted: object = None
+    poisoned: object = None
 
 
 # Two delay functions agree when within this many milliseconds: SDKs that return whole
@@ -74,6 +82,9 @@ FIELD_REQUIREMENTS = {
     "retry_count": ("RT-008", "RT-003"),
     "max_retries": ("RT-008", "RT-001"),
     "last_heartbeat": ("ST-001",),
+    "redelivery_count": ("RD-004", "RD-001"),
+    "alerted": ("RD-003",),
+    "poisoned": ("RD-003",),
 }
 
 
@@ -106,9 +117,15 @@ class AdapterError(RuntimeError):
     """The adapter raised where the protocol allows no exception, or hung."""
 
 
-def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False) -> Record:
+def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False,
+           with_redelivery: bool = False) -> Record:
     record = Record(view.status, view.submitted_at, view.started_at, view.finished_at,
                     view.result, view.error)
+    if with_redelivery:
+        record = replace(record,
+                         redelivery_count=getattr(view, "redelivery_count", "<missing>"),
+                         alerted=getattr(view, "alerted", "<missing>"),
+                         poisoned=getattr(view, "poisoned", "<missing>"))
     if with_retry:
         record = replace(record, retry_count=getattr(view, "retry_count", "<missing>"),
                          max_retries=getattr(view, "max_retries", "<missing>"))
@@ -118,9 +135,12 @@ def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False) ->
 
 
 def expected_record(job: JobState, with_retry: bool = False,
-                    with_stuck: bool = False) -> Record:
+                    with_stuck: bool = False, with_redelivery: bool = False) -> Record:
     record = Record(job.status.value, job.submitted_at, job.started_at, job.finished_at,
                     job.result, job.error)
+    if with_redelivery:
+        record = replace(record, redelivery_count=job.redelivery_count, alerted=job.alerted,
+                         poisoned=job.poisoned)
     if with_retry:
         record = replace(record, retry_count=job.retry_count, max_retries=job.max_retries)
     if with_stuck:
@@ -150,6 +170,10 @@ class Harness:
     max_concurrent: int | None = None
     max_tasks: int | None = None
     unlimited_tasks: bool = False
+    max_redelivery: int | None = None
+    # The reaper defaults the runtime is configured with, instead of the profile's.
+    reaper_ttl_seconds: float | None = None
+    reaper_sweep_interval_ms: float | None = None
     safety_timeout: float = SAFETY_TIMEOUT_SECONDS
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[Command] = field(default_factory=list)
@@ -165,13 +189,21 @@ class Harness:
         if max_concurrent < 1 or (max_tasks is not None and max_tasks < 1):
             raise ValueError(f"limits must be at least 1: max_concurrent={max_concurrent},"
                              f" max_tasks={max_tasks}")
-        self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks)
-        self.model = ReferenceModel(
-            Limits(self.settings.max_concurrent, self.settings.max_tasks), self.clock.now()
-        )
         # Retry is checked only where the backend claims it and the profile has the area.
         self.claims_retry = RETRY in self.backend.capabilities and RETRY in self.profile.areas
         self.claims_stuck = STUCK in self.backend.capabilities and STUCK in self.profile.areas
+        self.claims_reaper = (REAPER in self.backend.capabilities
+                              and REAPER in self.profile.areas)
+        self.claims_redelivery = (REDELIVERY in self.backend.capabilities
+                                  and REDELIVERY in self.profile.areas)
+        self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
+                                        **self._area_defaults())
+        self.model = ReferenceModel(
+            Limits(self.settings.max_concurrent, self.settings.max_tasks,
+                   self.settings.reaper_ttl_seconds, self.settings.reaper_sweep_interval_ms,
+                   self.settings.max_redelivery),
+            self.clock.now(),
+        )
         self._titles = (
             {r.id: r.title for r in self.registry.requirements} if self.registry else {}
         )
@@ -183,6 +215,32 @@ class Harness:
         with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
+
+    def _area_defaults(self) -> dict[str, Any]:
+        """The runtime's configured defaults: the profile's, for the areas it has."""
+        defaults: dict[str, Any] = {}
+        if REAPER in self.profile.areas:
+            defaults["reaper_ttl_seconds"] = float(
+                self.profile.parameter(REAPER, "ttl_seconds"))  # type: ignore[arg-type]
+            defaults["reaper_sweep_interval_ms"] = float(
+                self.profile.parameter(REAPER, "sweep_interval_ms"))  # type: ignore[arg-type]
+        if REDELIVERY in self.profile.areas:
+            defaults["max_redelivery"] = int(
+                self.profile.parameter(REDELIVERY, "max_redelivery"))  # type: ignore[arg-type]
+        if self.reaper_ttl_seconds is not None or self.reaper_sweep_interval_ms is not None:
+            defaults["reaper_ttl_seconds"] = (
+                self.reaper_ttl_seconds if self.reaper_ttl_seconds is not None
+                else defaults.get("reaper_ttl_seconds", 3600.0))
+            defaults["reaper_sweep_interval_ms"] = (
+                self.reaper_sweep_interval_ms if self.reaper_sweep_interval_ms is not None
+                else defaults.get("reaper_sweep_interval_ms", 300_000.0))
+            check_reaper_settings(defaults["reaper_ttl_seconds"],
+                                  defaults["reaper_sweep_interval_ms"])
+        if self.max_redelivery is not None:
+            if self.max_redelivery < 0:
+                raise ValueError(f"a re-delivery cap is at least 0, not {self.max_redelivery}")
+            defaults["max_redelivery"] = self.max_redelivery
+        return defaults
 
     # -- the one operation -------------------------------------------------------------
 
@@ -222,7 +280,21 @@ class Harness:
         if uses_retry and not self.claims_retry:
             raise ValueError(f"backend {self.backend.name!r} does not claim the retry area;"
                              f" {describe(command)} cannot be checked on it")
-        if isinstance(command, cmd.Heartbeat | cmd.DetectStuck) and not self.claims_stuck:
+        reaper_commands = (cmd.StartReaper | cmd.StopReaper | cmd.StoreOutage | cmd.ReaperStatus
+                           | cmd.ListExpired)
+        if isinstance(command, reaper_commands) and not self.claims_reaper:
+            raise ValueError(f"backend {self.backend.name!r} does not claim the reaper area;"
+                             f" {describe(command)} cannot be checked on it")
+        if isinstance(command, cmd.ExpireLeases | cmd.OperatorAlerts) and not (
+                self.claims_redelivery):
+            raise ValueError(f"backend {self.backend.name!r} does not claim the redelivery"
+                             f" area; {describe(command)} cannot be checked on it")
+        self._check_values(command)
+        if isinstance(command, cmd.Heartbeat) and not (self.claims_stuck
+                                                       or self.claims_redelivery):
+            raise ValueError(f"backend {self.backend.name!r} claims neither the stuck nor the"
+                             f" redelivery area; {describe(command)} cannot be checked on it")
+        if isinstance(command, cmd.DetectStuck) and not self.claims_stuck:
             raise ValueError(f"backend {self.backend.name!r} does not claim the stuck area;"
                              f" {describe(command)} cannot be checked on it")
         if isinstance(command, cmd.DetectStuck) and not (
@@ -236,11 +308,29 @@ class Harness:
         if isinstance(command, cmd.Cleanup) and not 0 <= command.max_age_seconds < float("inf"):
             raise ValueError(f"cleanup needs a finite age >= 0, not {command.max_age_seconds!r}")
 
+    @staticmethod
+    def _check_values(command: Command) -> None:
+        """Values of the reaper and re-delivery commands, with what to write instead."""
+        if isinstance(command, cmd.StartReaper):
+            check_reaper_settings(3600.0 if command.ttl_seconds is None else command.ttl_seconds,
+                                  1.0 if command.sweep_interval_ms is None
+                                  else command.sweep_interval_ms)
+        if isinstance(command, cmd.StoreOutage) and command.sweeps < 1:
+            raise ValueError(f"a store outage lasts at least 1 sweep, not {command.sweeps!r}")
+        if isinstance(command, cmd.ListExpired) and not (
+                0 <= command.older_than_seconds < float("inf")):
+            raise ValueError("list_expired needs a finite age >= 0, not"
+                             f" {command.older_than_seconds!r}")
+        if isinstance(command, cmd.ExpireLeases) and not (
+                0 <= command.lease_seconds < float("inf")):
+            raise ValueError(f"a lease is a finite number of seconds >= 0, not"
+                             f" {command.lease_seconds!r}")
+
     def _call(self, action: str, function: Callable[[], T]) -> T:
         try:
             return function()
         except (Divergence, AdapterError, JobNotFound, JobNotCompleted, CapacityExceeded,
-                RuntimeShutDown):
+                RuntimeShutDown, ReaperAlreadyRunning):
             raise
         except Exception as error:
             raise AdapterError(
@@ -302,6 +392,31 @@ class Harness:
                 timeout = command.job_timeout_seconds
                 detect = self._area_method("detect_stuck")
                 return self._call("detect_stuck", lambda: detect(timeout))
+            case cmd.StartReaper():
+                return self._start_reaper(command)
+            case cmd.StopReaper():
+                stop = self._area_method("stop_reaper")
+                return self._call("stop_reaper", stop)
+            case cmd.StoreOutage():
+                inject = self._area_method("inject_store_outage")
+                sweeps = command.sweeps
+                self._call("inject_store_outage", lambda: inject(sweeps))
+            case cmd.ReaperStatus():
+                status_of = self._area_method("reaper_status")
+                return dict(self._call("reaper_status", status_of))
+            case cmd.ListExpired():
+                before = self.clock.now() - timedelta(seconds=command.older_than_seconds)
+                list_expired = self._area_method("list_expired")
+                expired = self._call("list_expired", lambda: list_expired(before))
+                return [self.aliases.get(view.job_id, view.job_id) for view in expired]
+            case cmd.ExpireLeases():
+                lease = command.lease_seconds
+                expire = self._area_method("expire_leases")
+                return dict(self._call("expire_leases", lambda: expire(lease)))
+            case cmd.OperatorAlerts():
+                alerts = self._area_method("operator_alerts")
+                return [self.aliases.get(job_id, job_id)
+                        for job_id in self._call("operator_alerts", alerts)]
             case cmd.ListJobs():
                 status = command.status
                 views = self._call("list_jobs", lambda: runtime.list_jobs(status))
@@ -327,6 +442,18 @@ class Harness:
         self.ids[command.job] = job_id
         self.aliases[job_id] = command.job
         return cmd.ACCEPTED
+
+    def _start_reaper(self, command: cmd.StartReaper) -> object:
+        start = self._area_method("start_reaper")
+        # Only the values the command gives are passed: the rest are the runtime's defaults.
+        given = {name: value for name, value in (("ttl_seconds", command.ttl_seconds),
+                                                 ("sweep_interval_ms", command.sweep_interval_ms))
+                 if value is not None}
+        try:
+            self._call("start_reaper", lambda: start(**given))
+        except ReaperAlreadyRunning:
+            return cmd.REFUSED_REAPER_RUNNING
+        return cmd.REAPER_STARTED
 
     def _get_result(self, alias: str) -> object:
         job_id = self._backend_id(alias)
@@ -397,10 +524,11 @@ class Harness:
                              wanted_health, health)
 
     def _freeze(self, view: JobView) -> Record:
-        return freeze(view, self.claims_retry, self.claims_stuck)
+        return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery)
 
     def _expected(self, job: JobState) -> Record:
-        return expected_record(job, self.claims_retry, self.claims_stuck)
+        return expected_record(job, self.claims_retry, self.claims_stuck,
+                               self.claims_redelivery)
 
     def _compare_record(self, what: str, wanted: Record, actual: Record,
                         requirements: tuple[str, ...]) -> None:

@@ -236,15 +236,21 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
     return LifecycleMachine
 
 
+MachineFactory = Callable[[Backend, Profile, Registry | None, MachineRun],
+                          type[RuleBasedStateMachine]]
+
+
 def run_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                seed: int = 0, examples: int = 200, steps: int = 40) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result.
+                seed: int = 0, examples: int = 200, steps: int = 40,
+                factory: MachineFactory = make_machine) -> MachineRun:
+    """Run a machine (the lifecycle one unless `factory` builds another); the same seed
+    gives the same sequences and the same result.
 
     Returns:
         The run record; `divergence` is set (to the shrunk counterexample) on failure.
     """
     run = MachineRun()
-    machine = make_machine(backend, profile, registry, run)
+    machine = factory(backend, profile, registry, run)
     test_settings = settings(
         max_examples=examples,
         stateful_step_count=steps,

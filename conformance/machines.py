@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobconform.backends.protocol import LIFECYCLE, Backend
+from jobconform.backends.protocol import LIFECYCLE, REAPER, REDELIVERY, Backend
 from jobconform.conformance.machine import MachineRun, run_machine
+from jobconform.conformance.reaper_machine import make_reaper_machine
 from jobconform.spec import Profile, Registry
 
 MachineFunction = Callable[[Backend, Profile, Registry, int, int], MachineRun]
@@ -32,6 +33,13 @@ def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int
     return run_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _reaper(backend: Backend, profile: Profile, registry: Registry, seed: int,
+            examples: int) -> MachineRun:
+    return run_machine(backend, profile, registry, seed=seed, examples=examples,
+                       factory=make_reaper_machine)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
+    MachineEntry("reaper and re-delivery machine", frozenset({REAPER, REDELIVERY}), _reaper),
 )

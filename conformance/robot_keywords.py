@@ -1,4 +1,4 @@
-"""Robot Framework keywords for the lifecycle, retry and stuck areas.
+"""Robot Framework keywords for the lifecycle, retry, stuck, reaper and redelivery areas.
 
 Every keyword that changes something drives the `Harness`, so the backend and the oracle
 see the same command and any difference fails the test with the harness's `Divergence`
@@ -49,7 +49,7 @@ from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, 
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Raise, Succeed, describe
-from jobconform.reference.lifecycle import JsonValue, Status
+from jobconform.reference.lifecycle import POISON_ERROR, JsonValue, Status
 from jobconform.spec import Profile, Registry, SpecError, load_registry
 
 DEFAULT_BACKEND = "memory"
@@ -250,11 +250,13 @@ class JobconformLibrary:
 
     @keyword("Start Runtime")
     def start_runtime(self, slots: int | None = None, task_cap: int | None = None,
-                      unlimited_tasks: bool = False) -> None:
+                      unlimited_tasks: bool = False,
+                      redelivery_cap: int | None = None) -> None:
         """Open a fresh runtime on the backend, with the profile's limits unless overridden.
 
         ``slots`` is max_concurrent, ``task_cap`` is max_tasks; ``unlimited_tasks=True``
-        removes the cap whatever the profile says.
+        removes the cap whatever the profile says; ``redelivery_cap`` is max_redelivery
+        (RD-002; the profile's by default).
         """
         if self._skip_reason is not None:
             raise SkipExecution(self._skip_reason)
@@ -266,6 +268,8 @@ class JobconformLibrary:
             raise ValueError(f"task_cap must be at least 1, not {task_cap}")
         if task_cap is not None and unlimited_tasks:
             raise ValueError("give either task_cap or unlimited_tasks=True, not both")
+        if redelivery_cap is not None and redelivery_cap < 0:
+            raise ValueError(f"redelivery_cap must be at least 0, not {redelivery_cap}")
         backend_name = (self._backend_name or self._variable("${BACKEND}")
                         or DEFAULT_BACKEND)
         backend: Backend = load_backend(backend_name)
@@ -273,7 +277,8 @@ class JobconformLibrary:
         profile_name = self._profile_name or self._variable("${PROFILE}") or backend.profile
         self._profile = registry.profile(profile_name)
         self._harness = Harness(backend, self._profile, registry, max_concurrent=slots,
-                                max_tasks=task_cap, unlimited_tasks=unlimited_tasks)
+                                max_tasks=task_cap, unlimited_tasks=unlimited_tasks,
+                                max_redelivery=redelivery_cap)
         settings = self._harness.settings
         BuiltIn().log(f"runtime on backend {backend.name!r} ({backend_name}), profile"
                       f" {profile_name!r}: max_concurrent={settings.max_concurrent},"
@@ -691,3 +696,152 @@ class JobconformLibrary:
                 f" ({expected!r}) but the backend shows {actual!r}"
                 f" (second {_second(actual)})"
             )
+
+    # -- reaper: start, stop, outages, status, list_expired (RP-001..RP-007) ---------------
+
+    def _start_reaper(self, ttl: float | None, interval_ms: float | None) -> object:
+        return self.harness.run(cmd.StartReaper(None if ttl is None else float(ttl),
+                                                None if interval_ms is None
+                                                else float(interval_ms)))
+
+    @keyword("Start Reaper")
+    def start_reaper(self, ttl: float | None = None, interval_ms: float | None = None) -> None:
+        """Start the reaper with a TTL in seconds and a sweep interval in ms; a value left
+        out is the runtime's configured default (RP-002). It must be accepted."""
+        answer = self._start_reaper(ttl, interval_ms)
+        if answer != cmd.REAPER_STARTED:
+            raise self._fail(f"start_reaper should be accepted, backend answered {answer!r}")
+
+    @keyword("Starting Reaper Should Be Refused")
+    def starting_reaper_should_be_refused(self, ttl: float | None = None,
+                                          interval_ms: float | None = None) -> None:
+        """Start the reaper again: it must raise ReaperAlreadyRunning (RP-006)."""
+        answer = self._start_reaper(ttl, interval_ms)
+        if answer != cmd.REFUSED_REAPER_RUNNING:
+            raise self._fail("start_reaper on a running reaper should be refused"
+                             f" ({cmd.REFUSED_REAPER_RUNNING!r}), backend answered {answer!r}")
+
+    @keyword("Stop Reaper")
+    def stop_reaper(self) -> bool:
+        """Stop the reaper; returns the backend's answer: whether one was running."""
+        answer = self.harness.run(cmd.StopReaper())
+        if not isinstance(answer, bool):
+            raise self._fail(f"stop_reaper should answer true or false, backend answered"
+                             f" {answer!r}")
+        return answer
+
+    @keyword("Stop Reaper Should Answer")
+    def stop_reaper_should_answer(self, expected: bool) -> None:
+        """Stop the reaper; it must answer ``expected`` (RP-007)."""
+        answer = self.stop_reaper()
+        if answer is not expected:
+            raise self._fail(f"stop_reaper should answer {expected}, backend answered {answer}")
+
+    @keyword("Store Fails For Next Sweeps")
+    def store_fails_for_next_sweeps(self, sweeps: int) -> None:
+        """The next ``sweeps`` reaper sweeps find the job store unavailable (RP-005)."""
+        self.harness.run(cmd.StoreOutage(sweeps))
+
+    def _reaper_status(self) -> dict[str, object]:
+        answer = self.harness.run(cmd.ReaperStatus())
+        if not isinstance(answer, dict):
+            raise self._fail(f"reaper_status should answer a dict, backend answered {answer!r}")
+        return answer
+
+    @keyword("Reaper Should Be Running")
+    def reaper_should_be_running(self, expected: bool = True) -> None:
+        """The backend's reaper status says running (or not, with ``expected=False``)."""
+        running = self._reaper_status().get("running")
+        if running is not expected:
+            raise self._fail(f"reaper_status running should be {expected}, backend shows"
+                             f" {running!r}")
+
+    @keyword("Reaper Counts Should Be")
+    def reaper_counts_should_be(self, sweeps: int, failed: int, deleted: int) -> None:
+        """The backend's reaper status counts ``sweeps`` completed, ``failed`` failed sweeps
+        and ``deleted`` deleted jobs (RP-005)."""
+        status = self._reaper_status()
+        actual = (status.get("sweeps"), status.get("failed_sweeps"), status.get("deleted"))
+        if actual != (sweeps, failed, deleted):
+            raise self._fail(f"reaper status should show sweeps={sweeps} failed_sweeps={failed}"
+                             f" deleted={deleted}, backend shows sweeps={actual[0]!r}"
+                             f" failed_sweeps={actual[1]!r} deleted={actual[2]!r}")
+
+    @keyword("Expired Jobs Should Be")
+    def expired_jobs_should_be(self, older_than: float, *aliases: str) -> None:
+        """list_expired(now - ``older_than`` seconds) must return exactly ``aliases``, in
+        submission order (RP-003)."""
+        answer = self.harness.run(cmd.ListExpired(float(older_than)))
+        if answer != list(aliases):
+            raise self._fail(f"list_expired(now - {older_than:g} s) should return"
+                             f" {list(aliases)}, backend returned {answer!r}")
+
+    @keyword("Advance Clock By Default Reaper TTL")
+    def advance_clock_by_default_reaper_ttl(self) -> None:
+        """Move the clock by the reaper TTL the runtime was configured with (the profile's)."""
+        self.harness.run(cmd.AdvanceTime(self.harness.settings.reaper_ttl_seconds))
+
+    @keyword("Advance Clock By Default Sweep Interval Minus")
+    def advance_clock_by_default_sweep_interval_minus(self, seconds: float) -> None:
+        """Move the clock by the configured sweep interval less ``seconds``."""
+        interval = self.harness.settings.reaper_sweep_interval_ms / 1000
+        if seconds > interval:
+            raise ValueError(f"the default interval is {interval:g} s; {seconds:g} s cannot"
+                             " be left out of it")
+        self.harness.run(cmd.AdvanceTime(interval - seconds))
+
+    # -- re-delivery: lease passes, counts, parking (RD-001..RD-005) -------------------------
+
+    @keyword("Expire Leases")
+    def expire_leases(self, lease: float) -> dict[str, object]:
+        """One lease pass with ``lease`` seconds; returns the backend's answer."""
+        answer = self.harness.run(cmd.ExpireLeases(float(lease)))
+        if not isinstance(answer, dict):
+            raise self._fail(f"expire_leases should answer a dict, backend answered {answer!r}")
+        return answer
+
+    @keyword("Lease Pass Should Re-queue And Park")
+    def lease_pass_should_requeue_and_park(self, lease: float, requeued: int,
+                                           parked: int) -> None:
+        """A lease pass must answer that it re-queued ``requeued`` and parked ``parked``."""
+        answer = self.expire_leases(lease)
+        expected = {"requeued": requeued, "parked": parked}
+        if answer != expected:
+            raise self._fail(f"expire_leases({lease:g}) should answer {expected}, backend"
+                             f" answered {answer!r}")
+
+    @keyword("Job Redelivery Count Should Be")
+    def job_redelivery_count_should_be(self, alias: str, count: int) -> None:
+        """The backend's record shows ``count`` re-deliveries (RD-001, RD-004)."""
+        actual = getattr(self._view(alias), "redelivery_count", "<missing>")
+        if actual != count or type(actual) is not int:
+            raise self._fail(f"job {alias!r} should show redelivery_count={count}, backend"
+                             f" shows {actual!r}")
+
+    @keyword("Job Should Be Parked As Poison")
+    def job_should_be_parked_as_poison(self, alias: str) -> None:
+        """Failed with the poison error, alerted and poisoned (RD-003)."""
+        view = self._view(alias)
+        actual = (view.status, view.error, getattr(view, "alerted", "<missing>"),
+                  getattr(view, "poisoned", "<missing>"))
+        expected = ("failed", POISON_ERROR, True, True)
+        if actual != expected:
+            raise self._fail(f"job {alias!r} should be parked as poison"
+                             f" (status, error, alerted, poisoned) = {expected},"
+                             f" backend shows {actual!r}")
+
+    @keyword("Job Should Not Be Parked")
+    def job_should_not_be_parked(self, alias: str) -> None:
+        view = self._view(alias)
+        actual = (getattr(view, "alerted", "<missing>"), getattr(view, "poisoned", "<missing>"))
+        if actual != (False, False):
+            raise self._fail(f"job {alias!r} should be neither alerted nor poisoned, backend"
+                             f" shows (alerted, poisoned) = {actual!r}")
+
+    @keyword("Operator Alerts Should Be")
+    def operator_alerts_should_be(self, *aliases: str) -> None:
+        """The backend's operator alerts name exactly ``aliases``, in the order raised."""
+        answer = self.harness.run(cmd.OperatorAlerts())
+        if answer != list(aliases):
+            raise self._fail(f"operator alerts should be {list(aliases)}, backend shows"
+                             f" {answer!r}")

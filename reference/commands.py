@@ -86,6 +86,50 @@ class DetectStuck:
 
 
 @dataclass(frozen=True)
+class StartReaper:
+    """Start the background reaper (RP-002); a value left None is the runtime's default."""
+
+    ttl_seconds: float | None = None
+    sweep_interval_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class StopReaper:
+    """Stop the reaper, waiting for a sweep in flight (RP-007)."""
+
+
+@dataclass(frozen=True)
+class StoreOutage:
+    """The next `sweeps` reaper sweeps find the job store unavailable (RP-005)."""
+
+    sweeps: int
+
+
+@dataclass(frozen=True)
+class ReaperStatus:
+    """Read the reaper's status: running, sweeps, failed_sweeps, deleted (RP-005)."""
+
+
+@dataclass(frozen=True)
+class ListExpired:
+    """Ask the store's list_expired(now - older_than_seconds) (RP-003)."""
+
+    older_than_seconds: float
+
+
+@dataclass(frozen=True)
+class ExpireLeases:
+    """One pass of the lease reaper: re-queue or park jobs silent past the lease (RD-001)."""
+
+    lease_seconds: float
+
+
+@dataclass(frozen=True)
+class OperatorAlerts:
+    """Read the operator alerts raised by parking, in the order raised (RD-003)."""
+
+
+@dataclass(frozen=True)
 class AdvanceTime:
     seconds: float
 
@@ -117,13 +161,15 @@ class ListJobs:
 
 Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
-    | ListJobs | ComputeDelay | Heartbeat | DetectStuck
+    | ListJobs | ComputeDelay | Heartbeat | DetectStuck | StartReaper | StopReaper | StoreOutage
+    | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
     cls.__name__: cls
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
-                Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck)
+                Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck, StartReaper, StopReaper,
+                StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts)
 }
 
 # Answers, as plain comparable values.
@@ -131,6 +177,8 @@ ACCEPTED = "accepted"
 REFUSED_CAPACITY = "refused: capacity"
 REFUSED_SHUT_DOWN = "refused: shut down"
 NOT_FOUND = "error: not found"
+REAPER_STARTED = "started"
+REFUSED_REAPER_RUNNING = "refused: reaper already running"
 
 
 def not_completed(status: str) -> str:

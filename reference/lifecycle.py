@@ -37,6 +37,7 @@ class EventKind(StrEnum):
     FAIL = "fail"  # the body raised
     CANCEL = "cancel"  # cancelled directly (queued) or by its owner (running)
     RETRY = "retry"  # the body raised and the retry policy allows another attempt (RT-003)
+    REDELIVER = "redeliver"  # the job's lease expired under the re-delivery cap (RD-001)
 
 
 TRANSITIONS: Mapping[tuple[Status, EventKind], Status] = {
@@ -46,6 +47,7 @@ TRANSITIONS: Mapping[tuple[Status, EventKind], Status] = {
     (Status.RUNNING, EventKind.FAIL): Status.FAILED,
     (Status.RUNNING, EventKind.CANCEL): Status.CANCELLED,
     (Status.RUNNING, EventKind.RETRY): Status.QUEUED,
+    (Status.RUNNING, EventKind.REDELIVER): Status.QUEUED,
 }
 
 
@@ -85,6 +87,9 @@ class JobState:
     max_retries: int = 0
     next_attempt_at: datetime | None = None  # set while the job waits in backoff
     last_heartbeat: datetime | None = None  # ST-001: the start, then each heartbeat
+    redelivery_count: int = 0  # RD-001, RD-004: lease expiries so far, never reset
+    alerted: bool = False  # RD-003: an operator alert was raised for this job
+    poisoned: bool = False  # RD-003: parked as poison at the re-delivery cap
 
 
 def new_job(submitted_at: datetime, max_retries: int = 0) -> JobState:
@@ -102,6 +107,8 @@ def step(job: JobState, event: Event) -> JobState:
         raise IllegalTransition(job.status, event.kind)
     if target is Status.RUNNING:
         return replace(job, status=target, started_at=event.at, last_heartbeat=event.at)
+    if event.kind is EventKind.REDELIVER:
+        return replace(job, status=target, redelivery_count=job.redelivery_count + 1)
     if target is Status.QUEUED:
         return replace(job, status=target, retry_count=job.retry_count + 1,
                        next_attempt_at=event.retry_at)
@@ -115,6 +122,7 @@ def step(job: JobState, event: Event) -> JobState:
 
 
 STUCK_ERROR = "Heartbeat timeout — job stuck"  # seed 000's wording (ST-002)
+POISON_ERROR = "poison_lease: re-delivery cap reached"  # seed 002's poison tag (RD-003)
 
 
 def error_message(error_type: str, message: str) -> str:

@@ -9,12 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from jobconform.reference import backoff, lifecycle
+from jobconform.reference import backoff, lifecycle, reaper
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import (
     ACCEPTED,
     NOT_FOUND,
+    REAPER_STARTED,
     REFUSED_CAPACITY,
+    REFUSED_REAPER_RUNNING,
     REFUSED_SHUT_DOWN,
     AdvanceTime,
     Cancel,
@@ -23,14 +25,21 @@ from jobconform.reference.commands import (
     ComputeDelay,
     DetectStuck,
     Dispatch,
+    ExpireLeases,
     Finish,
     Get,
     GetResult,
     Heartbeat,
+    ListExpired,
     ListJobs,
+    OperatorAlerts,
     Outcome,
     Raise,
+    ReaperStatus,
     Shutdown,
+    StartReaper,
+    StopReaper,
+    StoreOutage,
     Submit,
     Succeed,
     not_completed,
@@ -44,6 +53,10 @@ Answer = JsonValue | JobState
 class Limits:
     max_concurrent: int
     max_tasks: int | None
+    # The runtime's configured defaults for the areas beyond the lifecycle.
+    reaper_ttl_seconds: float = 3600.0
+    reaper_sweep_interval_ms: float = 300_000.0
+    max_redelivery: int = 3
 
 
 @dataclass(frozen=True)
@@ -84,6 +97,14 @@ class ReferenceModel:
     failed: int = 0
     cancelled: int = 0
     shut_down: bool = False
+    # The reaper (RP-001..RP-007): its schedule while running, and its status counters.
+    reaper: reaper.ReaperSchedule | None = None
+    store_outage_sweeps: int = 0
+    sweeps: int = 0
+    failed_sweeps: int = 0
+    reaper_deleted: int = 0
+    # Operator alerts raised by poison parking, in order (RD-003).
+    alerts: list[str] = field(default_factory=list)
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
@@ -98,7 +119,7 @@ class ReferenceModel:
                 return self._cancel(command.job)
             case AdvanceTime():
                 self.now += timedelta(seconds=command.seconds)
-                return StepResult(None, ())
+                return StepResult(None, self._run_due_sweeps())
             case Cleanup():
                 return self._cleanup(command.max_age_seconds)
             case Shutdown():
@@ -116,9 +137,32 @@ class ReferenceModel:
                 job = self.jobs.get(command.job)
                 if job is not None and job.status is Status.RUNNING:
                     self.jobs[command.job] = replace(job, last_heartbeat=self.now)
+                if job is not None and job.redelivery_count:
+                    # Progress after a re-delivery must not reset its count (RD-004).
+                    return StepResult(None, ("ST-001", "RD-004", "RD-005"))
                 return StepResult(None, ("ST-001",))
             case DetectStuck():
                 return self._detect_stuck(command.job_timeout_seconds)
+            case StartReaper():
+                return self._start_reaper(command)
+            case StopReaper():
+                stopped = self.reaper is not None
+                self.reaper = None
+                return StepResult(stopped, ("RP-007", "RP-001"))
+            case StoreOutage():
+                self.store_outage_sweeps += command.sweeps
+                return StepResult(None, ("RP-005",))
+            case ReaperStatus():
+                return StepResult(self.reaper_status(), ("RP-005", "RP-002"))
+            case ListExpired():
+                before = self.now - timedelta(seconds=command.older_than_seconds)
+                expired: list[JsonValue] = [alias for alias, job in self.jobs.items()
+                                            if reaper.is_expired(job, before)]
+                return StepResult(expired, ("RP-003",))
+            case ExpireLeases():
+                return self._expire_leases(command.lease_seconds)
+            case OperatorAlerts():
+                return StepResult(list[JsonValue](self.alerts), ("RD-003",))
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
@@ -134,6 +178,10 @@ class ReferenceModel:
             failed=self.failed,
             cancelled=self.cancelled,
         )
+
+    def reaper_status(self) -> dict[str, JsonValue]:
+        return {"running": self.reaper is not None, "sweeps": self.sweeps,
+                "failed_sweeps": self.failed_sweeps, "deleted": self.reaper_deleted}
 
     def _move(self, alias: str, kind: EventKind, result: JsonValue = None,
               error: str | None = None, retry_at: datetime | None = None) -> None:
@@ -163,6 +211,8 @@ class ReferenceModel:
     def _dispatch(self) -> tuple[str, ...]:
         running = sum(job.status is Status.RUNNING for job in self.jobs.values())
         requirements = ["LC-010", "LC-012"]
+        if any(job.redelivery_count for job in self.jobs.values()):
+            requirements.append("RD-004")  # a new delivery is no reason to reset the count
         for alias, job in self.jobs.items():
             if job.retry_count and job.status in (Status.QUEUED, Status.CANCELLED):
                 # A dispatch decides about a job in (or cancelled in) backoff.
@@ -244,6 +294,67 @@ class ReferenceModel:
         for alias in stuck:
             self._move(alias, EventKind.FAIL, error=lifecycle.STUCK_ERROR)
         return StepResult(len(stuck), ("ST-002", "ST-003", "ST-004"))
+
+    # -- the reaper (RP-001..RP-007) -------------------------------------------------------
+
+    def _start_reaper(self, command: StartReaper) -> StepResult:
+        if self.reaper is not None:
+            return StepResult(REFUSED_REAPER_RUNNING, ("RP-006",))
+        ttl = (self.limits.reaper_ttl_seconds if command.ttl_seconds is None
+               else command.ttl_seconds)
+        interval = (self.limits.reaper_sweep_interval_ms if command.sweep_interval_ms is None
+                    else command.sweep_interval_ms)
+        self.reaper = reaper.ReaperSchedule.started(self.now, ttl, interval)
+        return StepResult(REAPER_STARTED, ("RP-006", "RP-002"))
+
+    def _run_due_sweeps(self) -> tuple[str, ...]:
+        """Sweep at every boundary the clock has reached, each with its own cutoff."""
+        schedule = self.reaper
+        if schedule is None:
+            holds_terminal = any(job.status.is_terminal for job in self.jobs.values())
+            return ("RP-001",) if holds_terminal else ()
+        requirements: list[str] = []
+        for boundary in reaper.due_sweeps(schedule, self.now):
+            requirements += ["RP-002", "RP-003", "RP-004"]
+            if self.store_outage_sweeps:
+                self.store_outage_sweeps -= 1
+                self.failed_sweeps += 1
+                requirements.append("RP-005")
+                continue
+            if self.failed_sweeps:
+                requirements.append("RP-005")  # this sweep retries what a failed one left
+            expired = [alias for alias, job in self.jobs.items()
+                       if reaper.is_expired(job, boundary - schedule.ttl)]
+            for alias in expired:
+                del self.jobs[alias]
+            self.sweeps += 1
+            self.reaper_deleted += len(expired)
+        self.reaper = replace(schedule, next_sweep=reaper.next_after(schedule, self.now))
+        return tuple(dict.fromkeys(requirements))
+
+    # -- re-delivery (RD-001..RD-005) -------------------------------------------------------
+
+    def _expire_leases(self, lease_seconds: float) -> StepResult:
+        lease = timedelta(seconds=lease_seconds)
+        lapsed = [alias for alias, job in self.jobs.items()
+                  if job.status is Status.RUNNING and job.last_heartbeat is not None
+                  and self.now - job.last_heartbeat > lease]
+        requeued = parked = 0
+        for alias in lapsed:
+            job = self.jobs[alias]
+            if job.redelivery_count < self.limits.max_redelivery:
+                self.jobs[alias] = lifecycle.step(job, Event(EventKind.REDELIVER, self.now))
+                self.scripts[alias].outcome = None  # the next delivery waits for its own
+                requeued += 1
+                continue
+            if alias not in self.alerts:  # the alert comes first, once per job id
+                self.alerts.append(alias)
+            self.jobs[alias] = replace(job, alerted=True)
+            self._move(alias, EventKind.FAIL, error=lifecycle.POISON_ERROR)
+            self.jobs[alias] = replace(self.jobs[alias], poisoned=True)
+            parked += 1
+        answer: dict[str, JsonValue] = {"requeued": requeued, "parked": parked}
+        return StepResult(answer, ("RD-001", "RD-002", "RD-003", "RD-005"))
 
     def _cleanup(self, max_age_seconds: float) -> StepResult:
         limit = timedelta(seconds=max_age_seconds)

@@ -19,7 +19,15 @@ from typing import cast
 
 from sqlalchemy import Engine
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
+from jobconform.backends.protocol import (
+    LIFECYCLE,
+    REAPER,
+    REDELIVERY,
+    RETRY,
+    STUCK,
+    Clock,
+    RuntimeSettings,
+)
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
     create_store_engine,
@@ -98,7 +106,7 @@ class SqlBackend:
 
     name = "sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:

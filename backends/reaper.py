@@ -1,0 +1,159 @@
+"""The reaper runtimes share: a sweep schedule driven by the runtime's clock (RP-001..RP-007).
+
+The reaper does not own a thread. Whoever drives the runtime (the step runtime's
+`settle`, a worker's poll loop) calls `run_due(now)`, which runs one sweep for each
+interval boundary the clock has reached, each with its own boundary as the sweep's time.
+A sweep holds the reaper's lock from start to end, so `stop` from another thread waits
+for the sweep in flight (RP-007).
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from jobconform.backends.protocol import ReaperAlreadyRunning, StoreUnavailable
+from jobconform.backends.store import StoredJob
+from jobconform.reference.reaper import check_reaper_settings
+
+LOG = logging.getLogger("jobconform.reaper")
+# A library leaves output to the application: without its own handlers configured, the
+# sweep warnings reach the root logger's handlers only (Robot's log shows them).
+LOG.addHandler(logging.NullHandler())
+
+
+class ExpiringStore(Protocol):
+    """The two store calls a sweep makes: seed 004's `TaskStore.list_expired` and `delete`."""
+
+    def list_expired(self, before: datetime) -> builtins.list[StoredJob]: ...
+
+    def delete(self, job_id: str) -> None: ...
+
+
+@dataclass
+class ReaperCounters:
+    sweeps: int = 0
+    failed_sweeps: int = 0
+    deleted: int = 0
+
+
+class Reaper:
+    """One runtime's reaper: start, stop, run the sweeps that are due.
+
+    Args:
+        store: where expired jobs are listed and deleted.
+        default_ttl_seconds, default_sweep_interval_ms: the configured defaults (RP-002).
+    """
+
+    def __init__(self, store: ExpiringStore, default_ttl_seconds: float,
+                 default_sweep_interval_ms: float) -> None:
+        self._store = store
+        self._default_ttl_seconds = default_ttl_seconds
+        self._default_sweep_interval_ms = default_sweep_interval_ms
+        self._lock = threading.Lock()  # held for each whole sweep (RP-007)
+        self._ttl: timedelta | None = None  # None: not running
+        self._interval = timedelta(0)
+        self._next_sweep: datetime | None = None
+        self._outage_sweeps = 0
+        self.counters = ReaperCounters()
+
+    @property
+    def running(self) -> bool:
+        return self._ttl is not None
+
+    def start(self, now: datetime, ttl_seconds: float | None = None,
+              sweep_interval_ms: float | None = None) -> None:
+        """Start the schedule: the first sweep is one interval after `now`.
+
+        Raises:
+            ReaperAlreadyRunning: it is running; its settings and schedule stay (RP-006).
+            ValueError: a negative TTL or an interval that is not positive.
+        """
+        ttl = self._default_ttl_seconds if ttl_seconds is None else ttl_seconds
+        interval = (self._default_sweep_interval_ms if sweep_interval_ms is None
+                    else sweep_interval_ms)
+        check_reaper_settings(ttl, interval)
+        with self._lock:
+            if self._ttl is not None:
+                raise ReaperAlreadyRunning("the reaper is already running; stop it before"
+                                           " starting it again")
+            self._ttl = timedelta(seconds=ttl)
+            self._interval = timedelta(milliseconds=interval)
+            self._next_sweep = now + self._interval
+
+    def stop(self) -> bool:
+        """Stop after the sweep in flight; True if it was running."""
+        with self._lock:
+            was_running = self._ttl is not None
+            self._ttl = self._next_sweep = None
+            return was_running
+
+    def inject_store_outage(self, sweeps: int) -> None:
+        """The next `sweeps` sweeps find the store unavailable (fault injection, RP-005)."""
+        with self._lock:
+            self._outage_sweeps += sweeps
+
+    def run_due(self, now: datetime) -> None:
+        """Run every sweep whose boundary is at or before `now`, oldest first."""
+        while True:
+            with self._lock:
+                if self._ttl is None or self._next_sweep is None or self._next_sweep > now:
+                    return
+                boundary = self._next_sweep
+                self._next_sweep = boundary + self._interval
+                self._sweep(boundary - self._ttl)
+
+    def _sweep(self, before: datetime) -> None:
+        """One sweep; a store failure is logged and left to the next boundary (RP-005)."""
+        try:
+            self._fail_during_outage()
+            expired = self._expired_jobs(before)
+            for job in expired:
+                self._store.delete(job.job_id)
+        except StoreUnavailable as error:
+            self.counters.failed_sweeps += 1
+            LOG.warning("reaper sweep failed, retrying at the next sweep: %s", error)
+            return
+        self.counters.sweeps += 1
+        self.counters.deleted += len(expired)
+        if expired:
+            LOG.debug("reaper deleted %d expired job(s)", len(expired))
+
+    def _fail_during_outage(self) -> None:
+        """Raise as an unreachable store would while an injected outage lasts."""
+        if self._outage_sweeps:
+            self._outage_sweeps -= 1
+            raise StoreUnavailable("the job store is unavailable (injected outage)")
+
+    def _expired_jobs(self, before: datetime) -> builtins.list[StoredJob]:
+        return self._store.list_expired(before)
+
+    def status(self) -> dict[str, object]:
+        with self._lock:
+            return {"running": self._ttl is not None, "sweeps": self.counters.sweeps,
+                    "failed_sweeps": self.counters.failed_sweeps,
+                    "deleted": self.counters.deleted}
+
+
+class OperatorAlerts:
+    """The operator queue parking writes to: one alert per job id, in order (RD-003)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._job_ids: list[str] = []
+
+    def raise_once(self, job_id: str) -> bool:
+        """Raise the alert for `job_id` unless it was raised already; True if new."""
+        with self._lock:
+            if job_id in self._job_ids:
+                return False
+            self._job_ids.append(job_id)
+            return True
+
+    def job_ids(self) -> list[str]:
+        with self._lock:
+            return list(self._job_ids)

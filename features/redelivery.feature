@@ -1,0 +1,198 @@
+Feature: Re-delivery cap and poison parking
+  A running job whose lease lapses (no heartbeat for longer than the lease) goes back to
+  the queue under the same id while its re-delivery count is below the cap (3 by
+  default); at the cap it is parked: an operator alert first, once per job, then the job
+  is failed as poison. The count is raw attempts and never resets. Scenarios here are
+  skipped on a backend that does not claim the redelivery area. Seconds count from the
+  start of the virtual clock.
+
+  # -- RD-001: re-queue under the cap ------------------------------------------------------
+
+  @RD-001
+  Scenario: An expired lease puts the same job back in the queue
+    Given job "a" is submitted
+    And the runtime dispatches
+    When 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 1 and parked 0
+    And job "a" is queued
+    And job "a" has re-delivery count 1
+    And job "a" is not parked
+    And the counters show 0 processed, 0 failed, 0 cancelled
+    And the health shows 1 queued, 0 running, 1 in total
+    When the runtime dispatches
+    Then job "a" is running
+    And job "a" started at second 61
+    When job "a" returns "done"
+    Then job "a" is succeeded
+    And job "a" has the result "done"
+    And job "a" has re-delivery count 1
+
+  @RD-001 @RT-001
+  Scenario: A re-delivery spends no retry
+    Given job "a" is submitted with 2 retries
+    And the runtime dispatches
+    When 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then job "a" is queued
+    And job "a" has retry count 0 of 2
+    And job "a" has re-delivery count 1
+
+  @RD-001
+  Scenario: The next delivery waits for its own outcome
+    Given job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    When the runtime dispatches
+    Then job "a" is running
+    And job "a" has no finish time
+    When 1 second passes
+    And job "a" raises ValueError "boom"
+    Then job "a" is failed
+    And job "a" has the error "ValueError: boom"
+    And job "a" is not parked
+
+  # -- RD-002: the cap -------------------------------------------------------------------------
+
+  @RD-002 @RD-003
+  Scenario: With the default cap of 3 the fourth expiry parks the job
+    Given job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And the runtime dispatches
+    Then job "a" has re-delivery count 3
+    And job "a" is running
+    When 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 1
+    And job "a" is parked as poison
+    And job "a" has re-delivery count 3
+    And job "a" finished at second 244
+    And the counters show 1 processed, 1 failed, 0 cancelled
+
+  @RD-002 @RD-003
+  Scenario: A cap of 0 parks at the first expiry
+    Given a runtime with a re-delivery cap of 0
+    And job "a" is submitted
+    And the runtime dispatches
+    When 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 1
+    And job "a" is parked as poison
+    And job "a" has re-delivery count 0
+    And the operator alerts are "a"
+
+  # -- RD-003: alert first, once, then poison ---------------------------------------------------
+
+  @RD-003
+  Scenario: Parking alerts the operator once per job, in order, and fails the jobs as poison
+    Given a runtime with a re-delivery cap of 1
+    And jobs "a, b, c" are submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And the runtime dispatches
+    And 30 seconds pass
+    And job "a" sends a heartbeat
+    And 31 seconds pass
+    When leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 2
+    And jobs "b, c" are failed
+    And job "b" is parked as poison
+    And job "c" is parked as poison
+    And job "a" is running
+    And the operator alerts are "b, c"
+    When 60 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 1
+    And job "a" is parked as poison
+    And the operator alerts are "b, c, a"
+    And the counters show 3 processed, 3 failed, 0 cancelled
+
+  @RD-003
+  Scenario: A job that ends on its own is never alerted
+    Given job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And the runtime dispatches
+    When job "a" returns 1
+    Then job "a" is succeeded
+    And job "a" is not parked
+    And no operator alert was raised
+
+  # -- RD-004: raw attempts, never reset -----------------------------------------------------------
+
+  @RD-004 @RD-001
+  Scenario: Heartbeats after a re-delivery do not reset the count
+    Given a runtime with a re-delivery cap of 2
+    And job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And the runtime dispatches
+    When 30 seconds pass
+    And job "a" sends a heartbeat
+    And 30 seconds pass
+    And job "a" sends a heartbeat
+    Then job "a" has re-delivery count 1
+    When 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And the runtime dispatches
+    And 10 seconds pass
+    And job "a" sends a heartbeat
+    Then job "a" has re-delivery count 2
+    When 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 1
+    And job "a" is parked as poison
+
+  # -- RD-005: only running jobs past the lease ----------------------------------------------------
+
+  @RD-005
+  Scenario: A job exactly the lease old keeps its lease
+    Given job "a" is submitted
+    And the runtime dispatches
+    When 60 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 0
+    And job "a" is running
+    And job "a" has re-delivery count 0
+    When 0.5 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 1 and parked 0
+
+  @RD-005
+  Scenario: Queued and finished jobs are never re-queued or parked
+    Given a runtime with 1 worker slot
+    And a runtime with a re-delivery cap of 0
+    And jobs "a, b, c" are submitted
+    And job "c" is cancelled
+    And the runtime dispatches
+    And job "a" returns 1
+    When 1000 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 0
+    And job "a" is succeeded
+    And job "b" is queued
+    And job "c" is cancelled
+    And no operator alert was raised
+
+  @RD-005
+  Scenario: A heartbeat of a re-queued job changes nothing until it runs again
+    Given job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    When 10 seconds pass
+    And job "a" sends a heartbeat
+    Then job "a" is queued
+    And job "a" has re-delivery count 1
