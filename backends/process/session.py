@@ -1,0 +1,325 @@
+"""One conversation with a child process: start it, shake hands, ask and wait for answers.
+
+The child reads one request per line on stdin and writes one answer per line on stdout,
+in order. Two daemon threads drain the child's stdout (into a queue) and stderr (the
+last lines, kept for error messages), so that the kit can wait for an answer with a
+real-time limit and a chatty child never blocks on a full pipe. That limit is a safety
+net against a hung child, never a way to let time pass: virtual time travels in the
+requests.
+
+A session is shared by every backend object with the same command in one kit process
+(Robot Framework loads the backend once per test); each check opens its own runtime in
+it. Sessions end when the kit's process exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import queue
+import shlex
+import subprocess
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from jobconform.backends.process.errors import (
+    ChildExited,
+    ChildHung,
+    ChildInternalError,
+    ChildRejectedRequest,
+    ChildStartError,
+    MalformedMessage,
+    ProcessBackendError,
+    ProtocolVersionMismatch,
+)
+from jobconform.backends.process.schemas import request_problem, response_problem
+from jobconform.backends.process.wire import (
+    ALLOWED_ERRORS,
+    PROTOCOL_VERSION,
+    WireError,
+    decode_line,
+    encode_line,
+)
+
+STDERR_LINES_KEPT = 20
+# How long a child gets to exit after `goodbye` or a closed stdin before it is killed.
+EXIT_GRACE_SECONDS = 5.0
+_END_OF_OUTPUT = None
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What the child said about itself in the handshake."""
+
+    name: str
+    profile: str
+    capabilities: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A child's answer: a result, or one of the structured errors of the operation."""
+
+    result: Any
+    error_type: str | None
+    error_message: str
+    error_status: str | None
+    next_attempt: tuple[str, ...]
+
+
+class ChildSession:
+    """A running child that has completed the handshake.
+
+    Args:
+        command: the child's argv.
+        timeout_seconds: the real-time limit on each answer.
+        check_requests: also validate each request against the schema before sending it
+            (the tests do; a request the kit builds is right by construction).
+
+    Raises:
+        ChildStartError, ChildExited, ChildHung, MalformedMessage,
+        ProtocolVersionMismatch: the child could not be started or failed the handshake.
+    """
+
+    def __init__(self, command: Sequence[str], timeout_seconds: float,
+                 check_requests: bool = False) -> None:
+        if not command:
+            raise ChildStartError("the child's command is empty; set JOBCONFORM_PROCESS_COMMAND"
+                                  " to the command line of an executable speaking the protocol")
+        self.command = list(command)
+        self.display = shlex.join(self.command)
+        self.timeout_seconds = timeout_seconds
+        self.check_requests = check_requests
+        self._lock = threading.Lock()
+        self._next_id = 1
+        self._answers: queue.Queue[str | None] = queue.Queue()
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
+        self._broken: str | None = None  # why the conversation cannot go on
+        try:
+            self._process = subprocess.Popen(
+                self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1,
+            )
+        except OSError as error:
+            raise ChildStartError(
+                f"cannot start the child `{self.display}`: {error}. Set"
+                " JOBCONFORM_PROCESS_COMMAND to the command line of an executable that"
+                " speaks the jobconform process protocol (docs/process-protocol.md)"
+            ) from error
+        assert self._process.stdout is not None and self._process.stderr is not None
+        self._drain(self._process.stdout, self._answers.put, "stdout")
+        self._drain(self._process.stderr, self._stderr.append, "stderr")
+        self.claims = self._handshake()
+
+    def _drain(self, stream: IO[str], sink: Any, name: str) -> None:
+        def pump() -> None:
+            for line in stream:
+                sink(line)
+            if name == "stdout":
+                sink(_END_OF_OUTPUT)
+
+        threading.Thread(target=pump, name=f"jobconform-child-{name}", daemon=True).start()
+
+    # -- the handshake -------------------------------------------------------------------
+
+    def _handshake(self) -> Claims:
+        message = self._exchange("hello", {"protocol": PROTOCOL_VERSION}, None, None, None)
+        result = message.get("result")
+        spoken = result.get("protocol") if isinstance(result, dict) else None
+        if message.get("ok") is False:
+            error = message.get("error") or {}
+            self.stop()
+            raise ProtocolVersionMismatch(
+                f"the child `{self.display}` refused the handshake for protocol version"
+                f" {PROTOCOL_VERSION}: {error.get('message', error)}"
+            )
+        if spoken != PROTOCOL_VERSION:
+            self.stop()
+            raise ProtocolVersionMismatch(
+                f"the child `{self.display}` speaks protocol version {spoken!r}; this kit"
+                f" speaks version {PROTOCOL_VERSION}. Use a child built for version"
+                f" {PROTOCOL_VERSION} (docs/process-protocol.md) or a kit matching the child"
+            )
+        self._check_answer(message, "hello")
+        assert isinstance(result, dict)
+        return Claims(result["name"], result["profile"], frozenset(result["capabilities"]))
+
+    # -- requests --------------------------------------------------------------------------
+
+    def request(self, operation: str, args: dict[str, Any], now: str | None = None,
+                runtime: str | None = None,
+                decisions: list[dict[str, Any]] | None = None) -> Answer:
+        """Send one request and return the child's answer to it.
+
+        Raises:
+            ChildExited, ChildHung, MalformedMessage: the child broke the conversation.
+            ChildRejectedRequest: the child did not understand the request.
+            ChildInternalError: the child failed handling it.
+        """
+        message = self._exchange(operation, args, now, runtime, decisions)
+        self._check_answer(message, operation)
+        next_attempt = tuple(message.get("next_attempt", ()))
+        if message["ok"]:
+            return Answer(message["result"], None, "", None, next_attempt)
+        error = message["error"]
+        kind, text = error["type"], error["message"]
+        if kind == "ProtocolError":
+            raise ChildRejectedRequest(f"the child `{self.display}` did not understand the"
+                                       f" kit's {operation} request: {text}")
+        if kind == "InternalError":
+            raise ChildInternalError(f"the child `{self.display}` failed during {operation}:"
+                                     f" {text}")
+        if operation not in ALLOWED_ERRORS[kind]:
+            raise self._malformed(operation, f"error {kind} is not an answer to {operation}"
+                                  f" (only to {', '.join(sorted(ALLOWED_ERRORS[kind]))})",
+                                  message)
+        return Answer(None, kind, text, error.get("status"), next_attempt)
+
+    def _exchange(self, operation: str, args: dict[str, Any], now: str | None,
+                  runtime: str | None, decisions: list[dict[str, Any]] | None
+                  ) -> dict[str, Any]:
+        with self._lock:
+            if self._broken is not None:
+                raise ChildExited(f"the child `{self.display}` can no longer be used:"
+                                  f" {self._broken}")
+            request: dict[str, Any] = {"id": self._next_id, "op": operation}
+            if now is not None:
+                request["now"] = now
+            if runtime is not None:
+                request["runtime"] = runtime
+            if decisions:
+                request["decisions"] = decisions
+            request["args"] = args
+            self._next_id += 1
+            if self.check_requests:
+                problem = request_problem(request)
+                if problem is not None:
+                    raise ValueError(f"the kit built an invalid {operation} request: {problem}")
+            self._send(encode_line(request), operation)
+            line = self._receive(operation)
+            try:
+                message = decode_line(line)
+            except WireError as error:
+                raise self._malformed(operation, str(error), None) from None
+            if message.get("id") != request["id"]:
+                raise self._malformed(operation, f"the answer's id is {message.get('id')!r},"
+                                      f" the request's {request['id']}", message)
+            return message
+
+    def _send(self, line: str, operation: str) -> None:
+        stdin = self._process.stdin
+        assert stdin is not None
+        try:
+            stdin.write(line)
+            stdin.flush()
+        except (BrokenPipeError, ValueError, OSError):
+            raise self._exited(operation) from None
+
+    def _receive(self, operation: str) -> str:
+        try:
+            # The real-time safety limit: an answer takes microseconds unless the child hangs.
+            line = self._answers.get(timeout=self.timeout_seconds)
+        except queue.Empty:
+            self._broken = f"it did not answer {operation} in time and was stopped"
+            self.stop(grace_seconds=0)
+            raise ChildHung(
+                f"the child `{self.display}` did not answer {operation} within"
+                f" {self.timeout_seconds:g} s of real time: it hangs, or waits for input it"
+                " will never get (answers go to stdout, one line each, flushed). It was"
+                " stopped. If it is only slow, raise JOBCONFORM_PROCESS_TIMEOUT."
+                + self._stderr_tail()
+            ) from None
+        if line is _END_OF_OUTPUT:
+            raise self._exited(operation)
+        return line
+
+    def _check_answer(self, message: dict[str, Any], operation: str) -> None:
+        problem = response_problem(message, operation)
+        if problem is not None:
+            raise self._malformed(operation, problem, message)
+
+    def _malformed(self, operation: str, problem: str,
+                   message: dict[str, Any] | None) -> MalformedMessage:
+        # After a bad line the two sides may be out of step: nothing later can be trusted.
+        self._broken = f"it wrote a malformed answer to {operation}"
+        self.stop(grace_seconds=0)
+        shown = "" if message is None else f"\n  answer: {encode_line(message).strip()[:300]}"
+        return MalformedMessage(
+            f"the child `{self.display}` wrote a malformed answer to {operation}: {problem}"
+            f"{shown}\n  (the protocol's schemas are in jobconform/backends/process/schemas)"
+        )
+
+    def _exited(self, operation: str) -> ChildExited:
+        try:
+            code: int | None = self._process.wait(timeout=EXIT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            code = None
+        self._broken = f"it exited (code {code})"
+        how = "closed its stdout" if code is None else f"exited with code {code}"
+        return ChildExited(f"the child `{self.display}` {how} while the kit waited for its"
+                           f" answer to {operation}" + self._stderr_tail())
+
+    def _stderr_tail(self) -> str:
+        lines = [line.rstrip("\n") for line in list(self._stderr)]
+        if not lines:
+            return ""
+        return "\n  its last lines on stderr:\n" + "\n".join(f"    {line}" for line in lines)
+
+    # -- ending ----------------------------------------------------------------------------
+
+    @property
+    def alive(self) -> bool:
+        return self._broken is None and self._process.poll() is None
+
+    def close(self) -> None:
+        """Say goodbye and let the child exit; stop it if it does not."""
+        if self.alive:
+            try:
+                self.request("goodbye", {})
+            except ProcessBackendError:
+                pass  # ending anyway
+        self.stop()
+
+    def stop(self, grace_seconds: float = EXIT_GRACE_SECONDS) -> None:
+        """Close the child's stdin, give it `grace_seconds` to exit, then kill it."""
+        if self._broken is None:
+            self._broken = "the session was closed"
+        process = self._process
+        if process.stdin is not None and not process.stdin.closed:
+            try:
+                process.stdin.close()
+            except OSError:
+                pass  # the child is gone already
+        try:
+            process.wait(timeout=grace_seconds)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+# -- one session per command line, for the whole kit process ----------------------------------
+
+_SESSIONS: dict[tuple[str, ...], ChildSession] = {}
+_SESSIONS_LOCK = threading.Lock()
+
+
+def shared_session(command: Sequence[str], timeout_seconds: float) -> ChildSession:
+    """The running session for this command, started (with its handshake) if needed."""
+    key = tuple(command)
+    with _SESSIONS_LOCK:
+        session = _SESSIONS.get(key)
+        if session is None or not session.alive:
+            session = ChildSession(command, timeout_seconds)
+            _SESSIONS[key] = session
+        return session
+
+
+@atexit.register
+def close_sessions() -> None:
+    with _SESSIONS_LOCK:
+        sessions = list(_SESSIONS.values())
+        _SESSIONS.clear()
+    for session in sessions:
+        session.close()
