@@ -50,6 +50,10 @@ from jobconform.reference.backoff import Jitter, RetryPolicy
 
 COMMAND_VARIABLE = "JOBCONFORM_PROCESS_COMMAND"
 TIMEOUT_VARIABLE = "JOBCONFORM_PROCESS_TIMEOUT"
+# Set to 1 to check every message against the protocol's JSON Schemas, on both sides (the
+# reference child reads it too). It costs about a millisecond per message, so it is off
+# unless asked for; the tests switch it on.
+VALIDATE_VARIABLE = "JOBCONFORM_PROCESS_VALIDATE"
 # Below the harness's own 60 s guard, so a hung child is reported as one, with its stderr.
 DEFAULT_TIMEOUT_SECONDS = 30.0
 REFERENCE_CHILD = "jobconform.backends.process.child"
@@ -93,6 +97,10 @@ def configured_timeout() -> float:
     return seconds
 
 
+def validation_requested() -> bool:
+    return os.environ.get(VALIDATE_VARIABLE, "").strip().lower() in ("1", "true", "yes")
+
+
 class ProcessBackend:
     """Entry point `process`: a child process speaking the protocol, found by command.
 
@@ -100,6 +108,7 @@ class ProcessBackend:
         command: the child's argv; default JOBCONFORM_PROCESS_COMMAND or the reference child.
         timeout_seconds: the real-time limit per answer; default JOBCONFORM_PROCESS_TIMEOUT
             or 30 s.
+        (JOBCONFORM_PROCESS_VALIDATE=1 checks every message against the schemas.)
         session: a session to use instead of the shared one for the command (tests).
 
     Raises:
@@ -112,7 +121,7 @@ class ProcessBackend:
         if session is None:
             argv = list(command) if command is not None else configured_command()
             timeout = configured_timeout() if timeout_seconds is None else timeout_seconds
-            session = shared_session(argv, timeout)
+            session = shared_session(argv, timeout, validation_requested())
         self.session = session
         claims = session.claims
         self.name = f"process:{claims.name}"

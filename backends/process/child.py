@@ -3,10 +3,11 @@
     python -m jobconform.backends.process.child [--backend NAME]
 
 It serves an installed backend (default `memory`) over stdin and stdout, one JSON
-request per line in, one answer per line out, and checks every request against the
-protocol's schema. It never reads a clock: each runtime's clock is the time the kit
-sent with the latest request. Task bodies run here; their outcomes are the kit's
-decisions, replayed exactly (result, or exception type, message and retry-after).
+request per line in, one answer per line out. With JOBCONFORM_PROCESS_VALIDATE=1 it
+checks every request against the protocol's schema. It never reads a clock: each
+runtime's clock is the time the kit sent with the latest request. Task bodies run
+here; their outcomes are the kit's decisions, replayed exactly (result, or exception
+type, message and retry-after).
 
 `ChildServer` is importable, so a broken child for the self-test gallery is this
 server with one method changed.
@@ -23,8 +24,10 @@ from datetime import datetime
 from typing import Any, TextIO
 
 from jobconform.backends.loading import BackendLoadError, load_backend
+from jobconform.backends.process.backend import validation_requested
 from jobconform.backends.process.schemas import request_problem
 from jobconform.backends.process.wire import (
+    OPERATIONS,
     PROTOCOL_VERSION,
     WireError,
     decode_jitter,
@@ -96,8 +99,9 @@ class OpenRuntime:
 class ChildServer:
     """Answers the kit's requests for one backend."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, validate: bool = False) -> None:
         self.backend = backend
+        self.validate = validate
         self.with_retry = RETRY in backend.capabilities
         self.with_stuck = STUCK in backend.capabilities
         self.runtimes: dict[str, OpenRuntime] = {}
@@ -113,7 +117,8 @@ class ChildServer:
         try:
             request = decode_line(line)
             request_id = request.get("id")
-            problem = request_problem(request)
+            problem = request_problem(request) if self.validate else self._envelope_problem(
+                request)
             if problem is not None:
                 raise ProtocolError(problem)
             answer: dict[str, Any] = {"id": request_id, "ok": True,
@@ -135,6 +140,15 @@ class ChildServer:
         if self._next_attempt:
             answer["next_attempt"] = list(self._next_attempt)
         return encode_line(answer)
+
+    @staticmethod
+    def _envelope_problem(request: dict[str, Any]) -> str | None:
+        """The cheap check when the schemas are off: a known operation with its args."""
+        if request.get("op") not in OPERATIONS:
+            return f"op must be one of {', '.join(OPERATIONS)}, not {request.get('op')!r}"
+        if not isinstance(request.get("args"), dict):
+            return "args must be an object"
+        return None
 
     @staticmethod
     def _error(request_id: object, kind: str, message: str) -> dict[str, Any]:
@@ -282,7 +296,7 @@ def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildSe
     # Answers own the real stdout; anything else the backend prints goes to stderr.
     answers = sys.stdout
     sys.stdout = sys.stderr
-    server_type(backend).serve(sys.stdin, answers)
+    server_type(backend, validate=validation_requested()).serve(sys.stdin, answers)
     return 0
 
 

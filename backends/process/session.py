@@ -1,11 +1,10 @@
 """One conversation with a child process: start it, shake hands, ask and wait for answers.
 
 The child reads one request per line on stdin and writes one answer per line on stdout,
-in order. Two daemon threads drain the child's stdout (into a queue) and stderr (the
-last lines, kept for error messages), so that the kit can wait for an answer with a
-real-time limit and a chatty child never blocks on a full pipe. That limit is a safety
-net against a hung child, never a way to let time pass: virtual time travels in the
-requests.
+in order. The kit waits for each answer with `select` and a real-time limit; that limit
+is a safety net against a hung child, never a way to let time pass (virtual time travels
+in the requests). A daemon thread keeps the child's last lines on stderr for error
+messages, so a chatty child never blocks on a full pipe.
 
 A session is shared by every backend object with the same command in one kit process
 (Robot Framework loads the backend once per test); each check opens its own runtime in
@@ -16,10 +15,13 @@ from __future__ import annotations
 
 import atexit
 import collections
-import queue
+import contextlib
+import os
+import select
 import shlex
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -39,6 +41,7 @@ from jobconform.backends.process.wire import (
     ALLOWED_ERRORS,
     PROTOCOL_VERSION,
     WireError,
+    answer_problem,
     decode_line,
     encode_line,
 )
@@ -46,7 +49,7 @@ from jobconform.backends.process.wire import (
 STDERR_LINES_KEPT = 20
 # How long a child gets to exit after `goodbye` or a closed stdin before it is killed.
 EXIT_GRACE_SECONDS = 5.0
-_END_OF_OUTPUT = None
+READ_CHUNK_BYTES = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,9 @@ class ChildSession:
     Args:
         command: the child's argv.
         timeout_seconds: the real-time limit on each answer.
-        check_requests: also validate each request against the schema before sending it
-            (the tests do; a request the kit builds is right by construction).
+        validate: check every request and answer against the protocol's JSON Schemas
+            (the tests do, and child authors should). Without it, answers get a cheaper
+            check of their envelope and result form; requests are right by construction.
 
     Raises:
         ChildStartError, ChildExited, ChildHung, MalformedMessage,
@@ -84,23 +88,23 @@ class ChildSession:
     """
 
     def __init__(self, command: Sequence[str], timeout_seconds: float,
-                 check_requests: bool = False) -> None:
+                 validate: bool = False) -> None:
         if not command:
             raise ChildStartError("the child's command is empty; set JOBCONFORM_PROCESS_COMMAND"
                                   " to the command line of an executable speaking the protocol")
         self.command = list(command)
         self.display = shlex.join(self.command)
         self.timeout_seconds = timeout_seconds
-        self.check_requests = check_requests
+        self.validate = validate
         self._lock = threading.Lock()
         self._next_id = 1
-        self._answers: queue.Queue[str | None] = queue.Queue()
+        self._unread = b""  # what the child wrote after the last complete line
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
         self._broken: str | None = None  # why the conversation cannot go on
         try:
             self._process = subprocess.Popen(
                 self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, encoding="utf-8", bufsize=1,
+                stderr=subprocess.PIPE, bufsize=0,
             )
         except OSError as error:
             raise ChildStartError(
@@ -109,18 +113,16 @@ class ChildSession:
                 " speaks the jobconform process protocol (docs/process-protocol.md)"
             ) from error
         assert self._process.stdout is not None and self._process.stderr is not None
-        self._drain(self._process.stdout, self._answers.put, "stdout")
-        self._drain(self._process.stderr, self._stderr.append, "stderr")
+        self._answers = self._process.stdout.fileno()
+        self._keep_stderr(self._process.stderr)
         self.claims = self._handshake()
 
-    def _drain(self, stream: IO[str], sink: Any, name: str) -> None:
+    def _keep_stderr(self, stream: IO[bytes]) -> None:
         def pump() -> None:
             for line in stream:
-                sink(line)
-            if name == "stdout":
-                sink(_END_OF_OUTPUT)
+                self._stderr.append(line.decode("utf-8", errors="replace"))
 
-        threading.Thread(target=pump, name=f"jobconform-child-{name}", daemon=True).start()
+        threading.Thread(target=pump, name="jobconform-child-stderr", daemon=True).start()
 
     # -- the handshake -------------------------------------------------------------------
 
@@ -193,7 +195,7 @@ class ChildSession:
                 request["decisions"] = decisions
             request["args"] = args
             self._next_id += 1
-            if self.check_requests:
+            if self.validate:
                 problem = request_problem(request)
                 if problem is not None:
                     raise ValueError(f"the kit built an invalid {operation} request: {problem}")
@@ -212,31 +214,42 @@ class ChildSession:
         stdin = self._process.stdin
         assert stdin is not None
         try:
-            stdin.write(line)
-            stdin.flush()
+            stdin.write(line.encode("utf-8"))
         except (BrokenPipeError, ValueError, OSError):
             raise self._exited(operation) from None
 
     def _receive(self, operation: str) -> str:
+        # The real-time safety limit: an answer takes microseconds unless the child hangs.
+        deadline = time.monotonic() + self.timeout_seconds
+        while b"\n" not in self._unread:
+            remaining = deadline - time.monotonic()
+            readable = select.select([self._answers], [], [], max(remaining, 0))[0]
+            if not readable:
+                raise self._hung(operation)
+            chunk = os.read(self._answers, READ_CHUNK_BYTES)
+            if not chunk:
+                raise self._exited(operation)
+            self._unread += chunk
+        line, _, self._unread = self._unread.partition(b"\n")
         try:
-            # The real-time safety limit: an answer takes microseconds unless the child hangs.
-            line = self._answers.get(timeout=self.timeout_seconds)
-        except queue.Empty:
-            self._broken = f"it did not answer {operation} in time and was stopped"
-            self.stop(grace_seconds=0)
-            raise ChildHung(
-                f"the child `{self.display}` did not answer {operation} within"
-                f" {self.timeout_seconds:g} s of real time: it hangs, or waits for input it"
-                " will never get (answers go to stdout, one line each, flushed). It was"
-                " stopped. If it is only slow, raise JOBCONFORM_PROCESS_TIMEOUT."
-                + self._stderr_tail()
-            ) from None
-        if line is _END_OF_OUTPUT:
-            raise self._exited(operation)
-        return line
+            return line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise self._malformed(operation, f"the line is not UTF-8 ({error})", None) from None
+
+    def _hung(self, operation: str) -> ChildHung:
+        self._broken = f"it did not answer {operation} in time and was stopped"
+        self.stop(grace_seconds=0)
+        return ChildHung(
+            f"the child `{self.display}` did not answer {operation} within"
+            f" {self.timeout_seconds:g} s of real time: it hangs, or waits for input it"
+            " will never get (answers go to stdout, one line each, flushed). It was"
+            " stopped. If it is only slow, raise JOBCONFORM_PROCESS_TIMEOUT."
+            + self._stderr_tail()
+        )
 
     def _check_answer(self, message: dict[str, Any], operation: str) -> None:
-        problem = response_problem(message, operation)
+        problem = (response_problem(message, operation) if self.validate
+                   else answer_problem(message, operation))
         if problem is not None:
             raise self._malformed(operation, problem, message)
 
@@ -276,10 +289,8 @@ class ChildSession:
     def close(self) -> None:
         """Say goodbye and let the child exit; stop it if it does not."""
         if self.alive:
-            try:
+            with contextlib.suppress(ProcessBackendError):  # ending anyway
                 self.request("goodbye", {})
-            except ProcessBackendError:
-                pass  # ending anyway
         self.stop()
 
     def stop(self, grace_seconds: float = EXIT_GRACE_SECONDS) -> None:
@@ -288,10 +299,8 @@ class ChildSession:
             self._broken = "the session was closed"
         process = self._process
         if process.stdin is not None and not process.stdin.closed:
-            try:
+            with contextlib.suppress(OSError):  # the child is gone already
                 process.stdin.close()
-            except OSError:
-                pass  # the child is gone already
         try:
             process.wait(timeout=grace_seconds)
         except subprocess.TimeoutExpired:
@@ -305,13 +314,14 @@ _SESSIONS: dict[tuple[str, ...], ChildSession] = {}
 _SESSIONS_LOCK = threading.Lock()
 
 
-def shared_session(command: Sequence[str], timeout_seconds: float) -> ChildSession:
+def shared_session(command: Sequence[str], timeout_seconds: float,
+                   validate: bool = False) -> ChildSession:
     """The running session for this command, started (with its handshake) if needed."""
     key = tuple(command)
     with _SESSIONS_LOCK:
         session = _SESSIONS.get(key)
         if session is None or not session.alive:
-            session = ChildSession(command, timeout_seconds)
+            session = ChildSession(command, timeout_seconds, validate)
             _SESSIONS[key] = session
         return session
 

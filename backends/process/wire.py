@@ -56,6 +56,80 @@ class WireError(ValueError):
     """A JSON value does not have the form the protocol gives it."""
 
 
+# -- answers, checked without the schemas ------------------------------------------------------
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_count(value: object) -> bool:
+    return _is_int(value) and value >= 0  # type: ignore[operator]
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_job(value: object) -> bool:
+    return isinstance(value, dict)  # its fields are checked by decode_job
+
+
+# What each operation's result must be. The schemas say the same in full; this cheap check
+# runs on every answer, the schemas when validation is switched on (tests, child authors).
+RESULT_CHECKS: dict[str, tuple[str, Any]] = {
+    "hello": ("an object with protocol, name, profile and capabilities",
+              lambda r: isinstance(r, dict) and _is_int(r.get("protocol"))
+              and isinstance(r.get("name"), str) and isinstance(r.get("profile"), str)
+              and isinstance(r.get("capabilities"), list)
+              and all(isinstance(c, str) for c in r["capabilities"])),
+    "open": ("an object with a runtime handle",
+             lambda r: isinstance(r, dict) and isinstance(r.get("runtime"), str)
+             and bool(r["runtime"])),
+    "submit": ("an object with a job_id",
+               lambda r: isinstance(r, dict) and isinstance(r.get("job_id"), str)
+               and bool(r["job_id"])),
+    "cancel": ("true or false", lambda r: isinstance(r, bool)),
+    "get": ("a job record or null", lambda r: r is None or _is_job(r)),
+    "get_result": ("any JSON value", lambda r: True),
+    "list_jobs": ("an array of job records",
+                  lambda r: isinstance(r, list) and all(_is_job(j) for j in r)),
+    "cleanup": ("a count (integer >= 0)", _is_count),
+    "detect_stuck": ("a count (integer >= 0)", _is_count),
+    "health": ("an object of six counts",
+               lambda r: isinstance(r, dict) and set(r) == set(HEALTH_FIELDS)
+               and all(_is_count(v) for v in r.values())),
+    "compute_delay_ms": ("a number of milliseconds >= 0",
+                         lambda r: _is_number(r) and r >= 0),
+}
+
+
+def answer_problem(message: dict[str, Any], operation: str) -> str | None:
+    """Why `message` is not an answer to `operation` (the envelope and the result's form),
+    or None when it is one."""
+    ok = message.get("ok")
+    if not isinstance(ok, bool):
+        return "'ok' must be true or false"
+    next_attempt = message.get("next_attempt", [])
+    if not isinstance(next_attempt, list) or not all(isinstance(j, str) for j in next_attempt):
+        return "'next_attempt' must be an array of job ids"
+    if not ok:
+        error = message.get("error")
+        if not isinstance(error, dict) or error.get("type") not in ALLOWED_ERRORS or (
+                not isinstance(error.get("message"), str)):
+            return (f"'error' must be an object with a type (one of {sorted(ALLOWED_ERRORS)})"
+                    " and a message")
+        if error["type"] == "JobNotCompleted" and not isinstance(error.get("status"), str):
+            return "a JobNotCompleted error names the job's status"
+        return None
+    if "result" not in message:
+        return "an ok answer has a 'result'"
+    wanted, check = RESULT_CHECKS.get(operation, ("null", lambda r: r is None))
+    if not check(message["result"]):
+        return f"the result of {operation} must be {wanted}, not {message['result']!r}"
+    return None
+
+
 # -- lines -------------------------------------------------------------------------------
 
 
@@ -251,6 +325,15 @@ def decode_job(document: dict[str, Any], with_retry: bool, with_stuck: bool) -> 
     if missing:
         raise WireError(f"job record lacks {', '.join(missing)} (the child's claims need"
                         f" them): {document!r}")
+    mistyped = [name for name, ok in (
+        ("job_id", isinstance(document["job_id"], str)),
+        ("status", isinstance(document["status"], str)),
+        ("error", document["error"] is None or isinstance(document["error"], str)),
+        ("retry_count", not with_retry or _is_count(document["retry_count"])),
+        ("max_retries", not with_retry or _is_count(document["max_retries"])),
+    ) if not ok]
+    if mistyped:
+        raise WireError(f"job record has a mistyped {', '.join(mistyped)}: {document!r}")
     return JobRecord(
         job_id=str(document["job_id"]),
         status=str(document["status"]),
