@@ -53,6 +53,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
+from jobconform.reference.commands import Outcome
 
 
 class ProtocolError(ValueError):
@@ -179,11 +180,15 @@ class ChildServer:
             if script is None:
                 raise ProtocolError(f"a decision for job {decision['job_id']!r}, which this"
                                     " runtime never created")
-            script.decide(decode_outcome(decision["outcome"]))
+            script.decide(self.outcome(decision["outcome"]))
         answer = self.operate(opened, operation, args)
         if operation == "close":
             del self.runtimes[request["runtime"]]
         return answer
+
+    def outcome(self, document: dict[str, Any]) -> Outcome:
+        """The kit's decision as the body's outcome: returned value, or raised exception."""
+        return decode_outcome(document)
 
     def hello(self, protocol: int) -> dict[str, Any]:
         if protocol != PROTOCOL_VERSION:
