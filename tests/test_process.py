@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tomllib
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -56,6 +57,7 @@ from jobconform.spec import Profile, Registry, load_registry
 # A real-time limit per answer in these tests: generous for a loaded machine, and only
 # ever reached by a child that hangs.
 SAFETY_SECONDS = 30.0
+ROOT = Path(__file__).resolve().parents[1]
 NOW = "2026-01-01T00:00:00.000000Z"
 HELLO_ANSWER = ('{"id": 1, "ok": true, "result": {"protocol": 1, "name": "fake",'
                 ' "profile": "canonical", "capabilities": ["lifecycle"]}}')
@@ -100,6 +102,14 @@ def answering_hello_then(body: str) -> str:
 @pytest.mark.parametrize("name", SCHEMA_NAMES)
 def test_every_schema_is_a_valid_json_schema(name: str) -> None:
     Draft202012Validator.check_schema(load_schema(name))
+
+
+def test_the_schemas_ship_as_package_data() -> None:
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = pyproject["tool"]["setuptools"]["package-data"]["jobconform.backends.process"]
+    shipped = {path.name for pattern in patterns
+               for path in (ROOT / "backends" / "process").glob(pattern)}
+    assert shipped == {f"{name}.schema.json" for name in SCHEMA_NAMES}
 
 
 def test_every_operation_has_a_request_and_a_result_schema() -> None:
