@@ -48,7 +48,8 @@ from jobconform.backends.process.session import ChildSession
 from jobconform.backends.process.wire import OPERATIONS, PROTOCOL_VERSION
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import AdapterError, Harness
+from jobconform.conformance.gallery_process import PROCESS_DIRECTED_GALLERY
+from jobconform.conformance.harness import AdapterError, Divergence, Harness
 from jobconform.conformance.machine import run_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -235,6 +236,35 @@ def test_a_closed_session_lets_the_child_exit_cleanly() -> None:
     session.close()
     assert not session.alive
     assert session._process.returncode == 0
+
+
+def test_a_threaded_runtime_behind_the_pipe_agrees_with_the_oracle(
+        canonical: Profile, registry: Registry) -> None:
+    # The child serves the threaded worker: bodies block in real pool threads until the
+    # decisions carried by the kit's requests wake them.
+    backend = ProcessBackend(command=[*reference_child_command(), "--backend", "threaded"])
+    assert backend.capabilities == frozenset({"lifecycle"})
+    harness = Harness(backend, canonical, registry, max_concurrent=2)
+    harness.run_all([
+        cmd.Submit("a"), cmd.Submit("b", ignores_cancel=True), cmd.Submit("c"), cmd.Dispatch(),
+        cmd.Cancel("b"), cmd.AdvanceTime(5), cmd.Finish("a", cmd.Raise("PlanError", "no")),
+        cmd.Finish("b", cmd.Succeed(2)), cmd.Dispatch(), cmd.Finish("c", cmd.Succeed([1])),
+        cmd.GetResult("c"), cmd.Shutdown(),
+    ])
+    harness.close()
+
+
+def test_a_child_that_does_not_report_a_next_attempt_is_caught(
+        canonical: Profile, registry: Registry) -> None:
+    (entry,) = PROCESS_DIRECTED_GALLERY
+    harness = Harness(load_backend(entry.target), canonical, registry)
+    with pytest.raises(Divergence, match=r"(?s)job 'a' status.*'succeeded'.*'running'"):
+        harness.run_all([
+            cmd.Submit("a", retry=RetryPolicy(max_retries=1)), cmd.Dispatch(),
+            cmd.Finish("a", cmd.Raise("ValueError", "flaky")), cmd.AdvanceTime(1),
+            cmd.Dispatch(), cmd.Finish("a", cmd.Succeed("ok")),
+        ])
+    harness.close()
 
 
 # -- the child's side of bad input ---------------------------------------------------------
