@@ -352,12 +352,22 @@ def test_a_child_speaking_another_version_is_refused(tmp_path: Path) -> None:
         ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
 
 
+def test_a_child_refusing_the_kits_version_is_refused(tmp_path: Path) -> None:
+    answer = ('{"id": 1, "ok": false, "error": {"type": "ProtocolError",'
+              ' "message": "I speak version 2 only"}}')
+    command = fake_child(tmp_path, "import sys\nsys.stdin.readline()\n"
+                                   f"print({answer!r}, flush=True)\nsys.stdin.read()\n")
+    with pytest.raises(ProtocolVersionMismatch, match=r"refused .* version 1: I speak version 2"):
+        ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+
+
 def test_a_hung_child_is_stopped_after_the_safety_limit(tmp_path: Path) -> None:
     # It reads the request and then waits for input that never comes: no wall-clock sleep.
     command = fake_child(tmp_path, answering_hello_then(
         "print('working on it', file=sys.stderr, flush=True)\nsys.stdin.read()\n"))
     backend = ProcessBackend(command=command, timeout_seconds=0.5)
-    with pytest.raises(ChildHung, match=r"(?s)did not answer open within 0.5 s .*stopped"):
+    with pytest.raises(ChildHung,
+                       match=r"(?s)did not answer open within 0.5 s .*stopped.*working on it"):
         backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
     assert not backend.session.alive
 

@@ -113,7 +113,7 @@ class ChildSession:
                 " speaks the jobconform process protocol (docs/process-protocol.md)"
             ) from error
         assert self._process.stdout is not None and self._process.stderr is not None
-        self._answers = self._process.stdout.fileno()
+        self._stdout_fd = self._process.stdout.fileno()
         self._keep_stderr(self._process.stderr)
         self.claims = self._handshake()
 
@@ -122,7 +122,9 @@ class ChildSession:
             for line in stream:
                 self._stderr.append(line.decode("utf-8", errors="replace"))
 
-        threading.Thread(target=pump, name="jobconform-child-stderr", daemon=True).start()
+        self._stderr_pump = threading.Thread(target=pump, name="jobconform-child-stderr",
+                                             daemon=True)
+        self._stderr_pump.start()
 
     # -- the handshake -------------------------------------------------------------------
 
@@ -131,11 +133,12 @@ class ChildSession:
         result = message.get("result")
         spoken = result.get("protocol") if isinstance(result, dict) else None
         if message.get("ok") is False:
-            error = message.get("error") or {}
+            error = message.get("error")
+            reason = error.get("message", error) if isinstance(error, dict) else error
             self.stop()
             raise ProtocolVersionMismatch(
                 f"the child `{self.display}` refused the handshake for protocol version"
-                f" {PROTOCOL_VERSION}: {error.get('message', error)}"
+                f" {PROTOCOL_VERSION}: {reason}"
             )
         if spoken != PROTOCOL_VERSION:
             self.stop()
@@ -223,10 +226,10 @@ class ChildSession:
         deadline = time.monotonic() + self.timeout_seconds
         while b"\n" not in self._unread:
             remaining = deadline - time.monotonic()
-            readable = select.select([self._answers], [], [], max(remaining, 0))[0]
+            readable = select.select([self._stdout_fd], [], [], max(remaining, 0))[0]
             if not readable:
                 raise self._hung(operation)
-            chunk = os.read(self._answers, READ_CHUNK_BYTES)
+            chunk = os.read(self._stdout_fd, READ_CHUNK_BYTES)
             if not chunk:
                 raise self._exited(operation)
             self._unread += chunk
@@ -275,6 +278,10 @@ class ChildSession:
                            f" answer to {operation}" + self._stderr_tail())
 
     def _stderr_tail(self) -> str:
+        if self._process.poll() is not None:
+            # The child is gone: let the pump take its last lines (bounded, in case a
+            # grandchild still holds the pipe open).
+            self._stderr_pump.join(timeout=EXIT_GRACE_SECONDS)
         lines = [line.rstrip("\n") for line in list(self._stderr)]
         if not lines:
             return ""
