@@ -288,7 +288,11 @@ def test_the_child_answers_a_request_it_cannot_read_with_a_protocol_error() -> N
     assert "protocol version 1, not 9" in wrong_version["error"]["message"]
     unschematic = child_answer(server, {"id": 4, "op": "open", "args": {}})
     assert unschematic["error"]["type"] == "ProtocolError"
-    for answer in (garbage, no_runtime, wrong_version, unschematic):
+    timeless = child_answer(ChildServer(MemoryBackend()),
+                            {"id": 5, "op": "settle", "runtime": "r", "args": {}})
+    assert timeless["error"] == {"type": "ProtocolError",
+                                 "message": "settle needs the kit's time in 'now'"}
+    for answer in (garbage, no_runtime, wrong_version, unschematic, timeless):
         assert response_problem(answer, "settle") is None
 
 

@@ -29,6 +29,7 @@ from jobconform.backends.process.schemas import request_problem
 from jobconform.backends.process.wire import (
     OPERATIONS,
     PROTOCOL_VERSION,
+    RUNTIME_OPERATIONS,
     WireError,
     decode_jitter,
     decode_line,
@@ -140,7 +141,10 @@ class ChildServer:
             answer = self._error(request_id, "InternalError", f"{type(error).__name__}: {error}")
         if self._next_attempt:
             answer["next_attempt"] = list(self._next_attempt)
-        return encode_line(answer)
+        try:
+            return encode_line(answer)
+        except WireError as error:  # e.g. a result that JSON cannot carry
+            return encode_line(self._error(request_id, "InternalError", str(error)))
 
     @staticmethod
     def _envelope_problem(request: dict[str, Any]) -> str | None:
@@ -149,6 +153,10 @@ class ChildServer:
             return f"op must be one of {', '.join(OPERATIONS)}, not {request.get('op')!r}"
         if not isinstance(request.get("args"), dict):
             return "args must be an object"
+        if request["op"] not in ("hello", "goodbye") and not isinstance(request.get("now"), str):
+            return f"{request['op']} needs the kit's time in 'now'"
+        if request["op"] in RUNTIME_OPERATIONS and not isinstance(request.get("runtime"), str):
+            return f"{request['op']} needs the 'runtime' handle that open answered"
         return None
 
     @staticmethod
