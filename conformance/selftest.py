@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
+from jobconform.conformance.gallery_process import PROCESS_GALLERY
 from jobconform.conformance.gallery_reaper import REAPER_GALLERY
 from jobconform.conformance.gallery_sql import SQL_GALLERY
 from jobconform.conformance.gallery_threaded import THREADED_GALLERY
@@ -31,6 +32,7 @@ GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
     SQL_GALLERY,
     THREADED_GALLERY,
     REAPER_GALLERY,
+    PROCESS_GALLERY,
 )
 GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 

@@ -1,0 +1,251 @@
+"""The `process` backend: the kit's side of the process protocol.
+
+It drives any executable that speaks the protocol (docs/process-protocol.md) over its
+stdin and stdout, so a job runtime written in another language can be checked without
+a Python adapter. The command comes from JOBCONFORM_PROCESS_COMMAND (split like a shell
+would); by default it is the reference child, `python -m jobconform.backends.process.child`,
+which serves the memory backend.
+
+The child claims its name, profile and areas in the handshake. Each check opens its own
+runtime in the child. Every request carries the virtual clock's reading, and the task
+outcomes the harness decided since the previous request (the harness decides a body's
+outcome on its `TaskScript`, which stays in this process); the child answers which
+bodies ended in a retry, so that the next attempt waits for a new decision here too.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from jobconform.backends.process.errors import ChildStartError, MalformedMessage
+from jobconform.backends.process.session import Answer, ChildSession, shared_session
+from jobconform.backends.process.wire import (
+    HealthRecord,
+    JobRecord,
+    WireError,
+    decode_health,
+    decode_job,
+    encode_jitter,
+    encode_policy,
+    encode_settings,
+    encode_timestamp,
+    outcome_of_body,
+)
+from jobconform.backends.protocol import (
+    RETRY,
+    STUCK,
+    CapacityExceeded,
+    Clock,
+    JobNotCompleted,
+    JobNotFound,
+    RuntimeSettings,
+    RuntimeShutDown,
+    TaskScript,
+)
+from jobconform.reference.backoff import Jitter, RetryPolicy
+
+COMMAND_VARIABLE = "JOBCONFORM_PROCESS_COMMAND"
+TIMEOUT_VARIABLE = "JOBCONFORM_PROCESS_TIMEOUT"
+# Set to 1 to check every message against the protocol's JSON Schemas, on both sides (the
+# reference child reads it too). It costs about a millisecond per message, so it is off
+# unless asked for; the tests switch it on.
+VALIDATE_VARIABLE = "JOBCONFORM_PROCESS_VALIDATE"
+# Below the harness's own 60 s guard, so a hung child is reported as one, with its stderr.
+DEFAULT_TIMEOUT_SECONDS = 30.0
+REFERENCE_CHILD = "jobconform.backends.process.child"
+
+
+def reference_child_command() -> list[str]:
+    return [sys.executable, "-m", REFERENCE_CHILD]
+
+
+def configured_command() -> list[str]:
+    """The child's argv from JOBCONFORM_PROCESS_COMMAND, else the reference child.
+
+    Raises:
+        ChildStartError: the variable is set but cannot be split into a command.
+    """
+    text = os.environ.get(COMMAND_VARIABLE, "").strip()
+    if not text:
+        return reference_child_command()
+    try:
+        return shlex.split(text)
+    except ValueError as error:
+        raise ChildStartError(f"{COMMAND_VARIABLE}={text!r} is not a valid command line"
+                              f" ({error}); quote it as you would in a shell") from None
+
+
+def configured_timeout() -> float:
+    """The real-time limit per answer, from JOBCONFORM_PROCESS_TIMEOUT (seconds).
+
+    Raises:
+        ValueError: the variable is not a positive number.
+    """
+    text = os.environ.get(TIMEOUT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_TIMEOUT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise ValueError(f"{TIMEOUT_VARIABLE}={text!r}: give a positive number of seconds")
+    return seconds
+
+
+def validation_requested() -> bool:
+    return os.environ.get(VALIDATE_VARIABLE, "").strip().lower() in ("1", "true", "yes")
+
+
+class ProcessBackend:
+    """Entry point `process`: a child process speaking the protocol, found by command.
+
+    Args:
+        command: the child's argv; default JOBCONFORM_PROCESS_COMMAND or the reference child.
+        timeout_seconds: the real-time limit per answer; default JOBCONFORM_PROCESS_TIMEOUT
+            or 30 s.
+        (JOBCONFORM_PROCESS_VALIDATE=1 checks every message against the schemas.)
+        session: a session to use instead of the shared one for the command (tests).
+
+    Raises:
+        ProcessBackendError: the child cannot be started or fails the handshake.
+    """
+
+    def __init__(self, command: Sequence[str] | None = None,
+                 timeout_seconds: float | None = None,
+                 session: ChildSession | None = None) -> None:
+        if session is None:
+            argv = list(command) if command is not None else configured_command()
+            timeout = configured_timeout() if timeout_seconds is None else timeout_seconds
+            session = shared_session(argv, timeout, validation_requested())
+        self.session = session
+        claims = session.claims
+        self.name = f"process:{claims.name}"
+        self.profile = claims.profile
+        self.capabilities = claims.capabilities
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> ProcessRuntime:
+        answer = self.session.request("open", {"settings": encode_settings(settings)},
+                                      now=encode_timestamp(clock.now()))
+        return ProcessRuntime(self.session, str(answer.result["runtime"]), clock,
+                              with_retry=RETRY in self.capabilities,
+                              with_stuck=STUCK in self.capabilities)
+
+
+class ProcessRuntime:
+    """One runtime inside the child, driven request by request."""
+
+    def __init__(self, session: ChildSession, handle: str, clock: Clock, with_retry: bool,
+                 with_stuck: bool) -> None:
+        self._session = session
+        self._handle = handle
+        self._clock = clock
+        self._with_retry = with_retry
+        self._with_stuck = with_stuck
+        self._scripts: dict[str, TaskScript] = {}
+        # Scripts whose current attempt's outcome the child has not been sent yet.
+        self._undelivered: dict[str, TaskScript] = {}
+
+    # -- the one way to talk to the child ----------------------------------------------------
+
+    def _ask(self, operation: str, **args: Any) -> Answer:
+        answer = self._session.request(operation, args,
+                                       now=encode_timestamp(self._clock.now()),
+                                       runtime=self._handle, decisions=self._new_decisions())
+        for job_id in answer.next_attempt:
+            script = self._scripts.get(job_id)
+            if script is None:
+                raise MalformedMessage(f"the child `{self._session.display}` reported a next"
+                                       f" attempt of job {job_id!r}, which it never created")
+            # The harness's next decision for this job is for the new attempt.
+            script.next_attempt()
+            self._undelivered[job_id] = script
+        return answer
+
+    def _result(self, operation: str, **args: Any) -> Any:
+        return self._ask(operation, **args).result
+
+    def _new_decisions(self) -> list[dict[str, Any]]:
+        decided = [job_id for job_id, script in self._undelivered.items() if script.decided()]
+        return [{"job_id": job_id, "outcome": outcome_of_body(self._undelivered.pop(job_id).run)}
+                for job_id in decided]
+
+    def _job(self, document: Any) -> JobRecord:
+        try:
+            return decode_job(document, self._with_retry, self._with_stuck)
+        except WireError as error:
+            raise MalformedMessage(f"the child `{self._session.display}` sent a job record"
+                                   f" the kit cannot read: {error}") from None
+
+    # -- the runtime protocol -----------------------------------------------------------------
+
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
+        answer = self._ask("submit", honours_cancellation=script.honours_cancellation,
+                           retry=None if retry is None else encode_policy(retry))
+        if answer.error_type == "CapacityExceeded":
+            raise CapacityExceeded(answer.error_message)
+        if answer.error_type == "RuntimeShutDown":
+            raise RuntimeShutDown(answer.error_message)
+        job_id = str(answer.result["job_id"])
+        self._scripts[job_id] = script
+        self._undelivered[job_id] = script
+        return job_id
+
+    def dispatch(self) -> None:
+        self._ask("dispatch")
+
+    def settle(self) -> None:
+        self._ask("settle")
+
+    def cancel(self, job_id: str) -> bool:
+        return bool(self._result("cancel", job_id=job_id))
+
+    def get(self, job_id: str) -> JobRecord | None:
+        document = self._result("get", job_id=job_id)
+        return None if document is None else self._job(document)
+
+    def get_result(self, job_id: str) -> object:
+        answer = self._ask("get_result", job_id=job_id)
+        if answer.error_type == "JobNotFound":
+            raise JobNotFound(job_id)
+        if answer.error_type == "JobNotCompleted":
+            raise JobNotCompleted(job_id, str(answer.error_status))
+        return answer.result
+
+    def list_jobs(self, status: str | None = None) -> list[JobRecord]:
+        return [self._job(document) for document in self._result("list_jobs", status=status)]
+
+    def cleanup(self, max_age_seconds: float) -> int:
+        return int(self._result("cleanup", max_age_seconds=max_age_seconds))
+
+    def shutdown(self) -> None:
+        self._ask("shutdown")
+
+    def health(self) -> HealthRecord:
+        return decode_health(self._result("health"))
+
+    def close(self) -> None:
+        if self._session.alive:
+            self._ask("close")
+        self._scripts.clear()
+        self._undelivered.clear()
+
+    # -- retry and stuck detection, for a child claiming those areas ------------------------
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        return float(self._result("compute_delay_ms", policy=encode_policy(policy),
+                                  attempt=attempt, jitter=encode_jitter(jitter), draw=draw,
+                                  previous_ms=previous_ms, retry_after_ms=retry_after_ms))
+
+    def heartbeat(self, job_id: str) -> None:
+        self._ask("heartbeat", job_id=job_id)
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int:
+        return int(self._result("detect_stuck", job_timeout_seconds=job_timeout_seconds))

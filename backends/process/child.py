@@ -1,0 +1,317 @@
+"""The reference child: the other side of the process protocol, in a process of its own.
+
+    python -m jobconform.backends.process.child [--backend NAME]
+
+It serves an installed backend (default `memory`) over stdin and stdout, one JSON
+request per line in, one answer per line out. With JOBCONFORM_PROCESS_VALIDATE=1 it
+checks every request against the protocol's schema. It never reads a clock: each
+runtime's clock is the time the kit sent with the latest request. Task bodies run
+here; their outcomes are the kit's decisions, replayed exactly (result, or exception
+type, message and retry-after).
+
+`ChildServer` is importable, so a broken child for the self-test gallery is this
+server with one method changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, TextIO
+
+from jobconform.backends.loading import BackendLoadError, load_backend
+from jobconform.backends.process.backend import validation_requested
+from jobconform.backends.process.schemas import request_problem
+from jobconform.backends.process.wire import (
+    OPERATIONS,
+    PROTOCOL_VERSION,
+    RUNTIME_OPERATIONS,
+    WireError,
+    decode_jitter,
+    decode_line,
+    decode_outcome,
+    decode_policy,
+    decode_settings,
+    decode_timestamp,
+    encode_delay,
+    encode_health,
+    encode_job,
+    encode_line,
+)
+from jobconform.backends.protocol import (
+    RETRY,
+    STUCK,
+    Backend,
+    CapacityExceeded,
+    JobNotCompleted,
+    JobNotFound,
+    JobView,
+    Runtime,
+    RuntimeShutDown,
+    TaskScript,
+)
+from jobconform.reference.commands import Outcome
+
+
+class ProtocolError(ValueError):
+    """The kit's request cannot be understood; answered as a `ProtocolError`."""
+
+
+class PushedClock:
+    """The child's only clock: the kit's reading, as sent with the latest request."""
+
+    def __init__(self, now: datetime) -> None:
+        self._now = now
+
+    def set(self, now: datetime) -> None:
+        self._now = now
+
+    def now(self) -> datetime:
+        return self._now
+
+
+class ChildScript(TaskScript):
+    """A task body here whose retries are reported to the kit.
+
+    The kit keeps the harness's script; when the runtime here starts a new attempt, the
+    kit's script must forget its outcome too, or the harness's next decision is lost.
+    """
+
+    def __init__(self, honours_cancellation: bool, report: Callable[[str], None]) -> None:
+        super().__init__(honours_cancellation)
+        self.job_id = ""
+        self._report = report
+
+    def next_attempt(self) -> None:
+        super().next_attempt()
+        self._report(self.job_id)
+
+
+@dataclass
+class OpenRuntime:
+    runtime: Runtime
+    clock: PushedClock
+    scripts: dict[str, ChildScript] = field(default_factory=dict)
+
+
+class ChildServer:
+    """Answers the kit's requests for one backend."""
+
+    def __init__(self, backend: Backend, validate: bool = False) -> None:
+        self.backend = backend
+        self.validate = validate
+        self.with_retry = RETRY in backend.capabilities
+        self.with_stuck = STUCK in backend.capabilities
+        self.runtimes: dict[str, OpenRuntime] = {}
+        self._opened = 0
+        self._next_attempt: list[str] = []  # retries started during the current request
+        self.finished = False  # the kit said goodbye
+
+    # -- one line in, one line out --------------------------------------------------------------
+
+    def answer(self, line: str) -> str:
+        request_id: object = None
+        self._next_attempt = []
+        try:
+            request = decode_line(line)
+            request_id = request.get("id")
+            problem = request_problem(request) if self.validate else self._envelope_problem(
+                request)
+            if problem is not None:
+                raise ProtocolError(problem)
+            answer: dict[str, Any] = {"id": request_id, "ok": True,
+                                      "result": self.handle(request)}
+        except (ProtocolError, WireError) as error:
+            answer = self._error(request_id, "ProtocolError", str(error))
+        except CapacityExceeded as error:
+            answer = self._error(request_id, "CapacityExceeded", str(error))
+        except RuntimeShutDown as error:
+            answer = self._error(request_id, "RuntimeShutDown", str(error))
+        except JobNotFound as error:
+            answer = self._error(request_id, "JobNotFound", f"no job {error.args[0]!r}")
+        except JobNotCompleted as error:
+            answer = self._error(request_id, "JobNotCompleted", str(error))
+            answer["error"]["status"] = error.status
+        except Exception as error:
+            traceback.print_exc(file=sys.stderr)
+            answer = self._error(request_id, "InternalError", f"{type(error).__name__}: {error}")
+        if self._next_attempt:
+            answer["next_attempt"] = list(self._next_attempt)
+        try:
+            return encode_line(answer)
+        except WireError as error:  # e.g. a result that JSON cannot carry
+            return encode_line(self._error(request_id, "InternalError", str(error)))
+
+    @staticmethod
+    def _envelope_problem(request: dict[str, Any]) -> str | None:
+        """The cheap check when the schemas are off: a known operation with its args."""
+        if request.get("op") not in OPERATIONS:
+            return f"op must be one of {', '.join(OPERATIONS)}, not {request.get('op')!r}"
+        if not isinstance(request.get("args"), dict):
+            return "args must be an object"
+        if request["op"] not in ("hello", "goodbye") and not isinstance(request.get("now"), str):
+            return f"{request['op']} needs the kit's time in 'now'"
+        if request["op"] in RUNTIME_OPERATIONS and not isinstance(request.get("runtime"), str):
+            return f"{request['op']} needs the 'runtime' handle that open answered"
+        return None
+
+    @staticmethod
+    def _error(request_id: object, kind: str, message: str) -> dict[str, Any]:
+        if not isinstance(request_id, int) or isinstance(request_id, bool):
+            request_id = None
+        return {"id": request_id, "ok": False, "error": {"type": kind, "message": message}}
+
+    # -- requests ---------------------------------------------------------------------------------
+
+    def handle(self, request: dict[str, Any]) -> Any:
+        operation: str = request["op"]
+        args: dict[str, Any] = request["args"]
+        if operation == "hello":
+            return self.hello(args["protocol"])
+        if operation == "goodbye":
+            self.finished = True
+            return None
+        now = decode_timestamp(request["now"])
+        if operation == "open":
+            return self.open(decode_settings(args["settings"]), now)
+        opened = self.runtimes.get(request["runtime"])
+        if opened is None:
+            raise ProtocolError(f"no open runtime {request['runtime']!r}; open one first"
+                                " (it may have been closed)")
+        self.set_clock(opened, now)
+        for decision in request.get("decisions", ()):
+            script = opened.scripts.get(decision["job_id"])
+            if script is None:
+                raise ProtocolError(f"a decision for job {decision['job_id']!r}, which this"
+                                    " runtime never created")
+            script.decide(self.outcome(decision["outcome"]))
+        answer = self.operate(opened, operation, args)
+        if operation == "close":
+            del self.runtimes[request["runtime"]]
+        return answer
+
+    def outcome(self, document: dict[str, Any]) -> Outcome:
+        """The kit's decision as the body's outcome: returned value, or raised exception."""
+        return decode_outcome(document)
+
+    def hello(self, protocol: int) -> dict[str, Any]:
+        if protocol != PROTOCOL_VERSION:
+            raise ProtocolError(f"this child speaks protocol version {PROTOCOL_VERSION}, not"
+                                f" {protocol}")
+        return {"protocol": PROTOCOL_VERSION, "name": self.backend.name,
+                "profile": self.backend.profile,
+                "capabilities": sorted(self.backend.capabilities)}
+
+    def open(self, settings: Any, now: datetime) -> dict[str, str]:
+        clock = PushedClock(now)
+        self._opened += 1
+        handle = f"runtime-{self._opened}"
+        self.runtimes[handle] = OpenRuntime(self.backend.open(settings, clock), clock)
+        return {"runtime": handle}
+
+    def set_clock(self, opened: OpenRuntime, now: datetime) -> None:
+        """Time passes for the runtime only when the kit's clock has moved."""
+        opened.clock.set(now)
+
+    def operate(self, opened: OpenRuntime, operation: str, args: dict[str, Any]) -> Any:
+        runtime = opened.runtime
+        match operation:
+            case "submit":
+                return {"job_id": self.submit(opened, args)}
+            case "dispatch":
+                runtime.dispatch()
+            case "settle":
+                runtime.settle()
+            case "cancel":
+                return runtime.cancel(args["job_id"])
+            case "get":
+                view = runtime.get(args["job_id"])
+                return None if view is None else self.job_document(view)
+            case "get_result":
+                return runtime.get_result(args["job_id"])
+            case "list_jobs":
+                return [self.job_document(view) for view in runtime.list_jobs(args["status"])]
+            case "cleanup":
+                return runtime.cleanup(args["max_age_seconds"])
+            case "shutdown":
+                runtime.shutdown()
+            case "health":
+                return encode_health(runtime.health())
+            case "close":
+                runtime.close()
+            case "compute_delay_ms":
+                compute = self._area_method(runtime, "compute_delay_ms", RETRY)
+                return encode_delay(compute(
+                    decode_policy(args["policy"]), args["attempt"],
+                    decode_jitter(args["jitter"]), args["draw"], args["previous_ms"],
+                    args["retry_after_ms"]))
+            case "heartbeat":
+                self._area_method(runtime, "heartbeat", STUCK)(args["job_id"])
+            case "detect_stuck":
+                return self._area_method(runtime, "detect_stuck", STUCK)(
+                    args["job_timeout_seconds"])
+        return None
+
+    def submit(self, opened: OpenRuntime, args: dict[str, Any]) -> str:
+        script = ChildScript(args["honours_cancellation"], self._note_next_attempt)
+        if args["retry"] is None:
+            job_id = opened.runtime.submit(script)
+        else:
+            if not self.with_retry:
+                raise ProtocolError("a retry policy for a child that does not claim retry")
+            job_id = opened.runtime.submit(script, decode_policy(args["retry"]))
+        script.job_id = job_id
+        opened.scripts[job_id] = script
+        return job_id
+
+    def _note_next_attempt(self, job_id: str) -> None:
+        self._next_attempt.append(job_id)
+
+    def job_document(self, view: JobView) -> dict[str, Any]:
+        return encode_job(view, self.with_retry, self.with_stuck)
+
+    def _area_method(self, runtime: Runtime, name: str, area: str) -> Callable[..., Any]:
+        method = getattr(runtime, name, None)
+        if area not in self.backend.capabilities or not callable(method):
+            raise ProtocolError(f"{name} belongs to the {area} area, which this child does not"
+                                " claim")
+        return method  # type: ignore[no-any-return]
+
+    # -- the loop ---------------------------------------------------------------------------------
+
+    def serve(self, requests: TextIO, answers: TextIO) -> None:
+        """Answer every line until goodbye or the end of input."""
+        for line in requests:
+            if not line.strip():
+                continue
+            answers.write(self.answer(line))
+            answers.flush()
+            if self.finished:
+                return
+
+
+def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildServer) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m jobconform.backends.process.child",
+        description="Serve a jobconform backend over the process protocol (stdin/stdout).")
+    parser.add_argument("--backend", default="memory",
+                        help="installed backend name or module:attr to serve (default: memory)")
+    options = parser.parse_args(argv)
+    try:
+        backend = load_backend(options.backend)
+    except BackendLoadError as error:
+        print(f"jobconform child: {error}", file=sys.stderr)
+        return 2
+    # Answers own the real stdout; anything else the backend prints goes to stderr.
+    answers = sys.stdout
+    sys.stdout = sys.stderr
+    server_type(backend, validate=validation_requested()).serve(sys.stdin, answers)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
