@@ -45,7 +45,7 @@ from jobconform.backends.process.schemas import (
     response_problem,
 )
 from jobconform.backends.process.session import ChildSession
-from jobconform.backends.process.wire import OPERATIONS, PROTOCOL_VERSION
+from jobconform.backends.process.wire import OPERATIONS, PROTOCOL_AREAS, PROTOCOL_VERSION
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.gallery_process import PROCESS_DIRECTED_GALLERY
@@ -146,12 +146,14 @@ def test_response_schema_checks_each_operations_result() -> None:
 # -- the reference child, validated on both sides -------------------------------------------
 
 
-def test_reference_child_claims_what_the_memory_backend_claims(
+def test_reference_child_claims_what_the_memory_backend_claims_and_the_pipe_carries(
         validated_session: ChildSession) -> None:
     backend = ProcessBackend(session=validated_session)
     memory = MemoryBackend()
     assert backend.name == "process:memory"
-    assert (backend.profile, backend.capabilities) == (memory.profile, memory.capabilities)
+    assert (backend.profile, backend.capabilities) == (
+        memory.profile, memory.capabilities & PROTOCOL_AREAS)
+    assert backend.capabilities == frozenset({"lifecycle", "retry", "stuck"})
 
 
 def test_every_operation_and_error_passes_the_schemas_both_ways(
@@ -243,7 +245,7 @@ def test_a_threaded_runtime_behind_the_pipe_agrees_with_the_oracle(
     # The child serves the threaded worker: bodies block in real pool threads until the
     # decisions carried by the kit's requests wake them.
     backend = ProcessBackend(command=[*reference_child_command(), "--backend", "threaded"])
-    assert backend.capabilities == frozenset({"lifecycle"})
+    assert backend.capabilities == frozenset({"lifecycle", "retry"})
     harness = Harness(backend, canonical, registry, max_concurrent=2)
     harness.run_all([
         cmd.Submit("a"), cmd.Submit("b", ignores_cancel=True), cmd.Submit("c"), cmd.Dispatch(),

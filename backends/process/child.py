@@ -28,6 +28,7 @@ from jobconform.backends.process.backend import validation_requested
 from jobconform.backends.process.schemas import request_problem
 from jobconform.backends.process.wire import (
     OPERATIONS,
+    PROTOCOL_AREAS,
     PROTOCOL_VERSION,
     RUNTIME_OPERATIONS,
     WireError,
@@ -204,7 +205,7 @@ class ChildServer:
                                 f" {protocol}")
         return {"protocol": PROTOCOL_VERSION, "name": self.backend.name,
                 "profile": self.backend.profile,
-                "capabilities": sorted(self.backend.capabilities)}
+                "capabilities": sorted(set(self.backend.capabilities) & PROTOCOL_AREAS)}
 
     def open(self, settings: Any, now: datetime) -> dict[str, str]:
         clock = PushedClock(now)

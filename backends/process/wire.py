@@ -22,6 +22,10 @@ from jobconform.reference.lifecycle import JsonValue
 # The major version of the protocol. A change that an existing child could misread
 # increments it; both sides refuse to talk across versions.
 PROTOCOL_VERSION = 1
+# The areas whose calls and record fields this protocol version carries. A child wrapping
+# a runtime that claims more (the reaper, re-delivery, breaker...) claims only these: an
+# area the pipe cannot carry must show as "not claimed", never as failed or passed.
+PROTOCOL_AREAS = frozenset({"lifecycle", "retry", "stuck"})
 
 # Operations on an open runtime (each request names one); `hello`, `open` and `goodbye`
 # are the session's own.
