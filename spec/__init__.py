@@ -18,7 +18,8 @@ from typing import Any
 import jsonschema
 import yaml
 
-AREA_FILES = ("lifecycle.yaml", "retry.yaml", "stuck.yaml", "reaper.yaml", "redelivery.yaml")
+# In the order of their requirement-id prefixes, so the registry lists ids sorted.
+AREA_FILES = ("lifecycle.yaml", "redelivery.yaml", "reaper.yaml", "retry.yaml", "stuck.yaml")
 PROFILES_FILE = "profiles.yaml"
 LOCK_FILE = "requirements.lock"
 PARAMETER_VALUE = float | int | str | bool | None

@@ -470,7 +470,9 @@ def test_harness_rejects_malformed_time_commands(canonical: Profile, command: Co
 
 def test_harness_uses_profile_limits(registry: Registry) -> None:
     check = harness(MemoryBackend(), registry.profile("async-jobs"))
-    assert check.settings == RuntimeSettings(max_concurrent=4, max_tasks=None)
+    # Seed 000 keeps finished jobs for a day: the runtime's reaper is configured so.
+    assert check.settings == RuntimeSettings(max_concurrent=4, max_tasks=None,
+                                             reaper_ttl_seconds=86_400.0)
     check = harness(MemoryBackend(), registry.profile("task-manager"), max_concurrent=1)
     assert check.settings == RuntimeSettings(max_concurrent=1, max_tasks=1000)
     check = harness(MemoryBackend(), registry.profile("task-manager"), unlimited_tasks=True)

@@ -26,13 +26,20 @@ from jobconform.reference.commands import (
     ComputeDelay,
     DetectStuck,
     Dispatch,
+    ExpireLeases,
     Finish,
     Get,
     GetResult,
     Heartbeat,
+    ListExpired,
     ListJobs,
+    OperatorAlerts,
     Raise,
+    ReaperStatus,
     Shutdown,
+    StartReaper,
+    StopReaper,
+    StoreOutage,
     Submit,
     Succeed,
     command_from_json,
@@ -72,9 +79,10 @@ def run(oracle: ReferenceModel, *commands: Command) -> list[Any]:
 # -- the transition table ----------------------------------------------------------------------
 
 
-def test_transition_table_has_exactly_the_six_legal_transitions() -> None:
+def test_transition_table_has_exactly_the_seven_legal_transitions() -> None:
     assert dict(TRANSITIONS) == {
         (Status.RUNNING, EventKind.RETRY): Status.QUEUED,
+        (Status.RUNNING, EventKind.REDELIVER): Status.QUEUED,
         (Status.QUEUED, EventKind.START): Status.RUNNING,
         (Status.QUEUED, EventKind.CANCEL): Status.CANCELLED,
         (Status.RUNNING, EventKind.SUCCEED): Status.SUCCEEDED,
@@ -111,7 +119,7 @@ ILLEGAL = [pair for pair in itertools.product(Status, EventKind) if pair not in 
 
 
 def test_illegal_pairs_count() -> None:
-    assert len(ILLEGAL) == len(Status) * len(EventKind) - 6
+    assert len(ILLEGAL) == len(Status) * len(EventKind) - 7
 
 
 @pytest.mark.parametrize(("status", "kind"), ILLEGAL)
@@ -581,6 +589,14 @@ EVERY_COMMAND: list[Command] = [
     ComputeDelay(RetryPolicy(max_retries=1), 3, Jitter.EQUAL, 0.25, None, 500.0),
     Heartbeat("a"),
     DetectStuck(60.0),
+    StartReaper(),
+    StartReaper(ttl_seconds=5.0, sweep_interval_ms=1000.0),
+    StopReaper(),
+    StoreOutage(2),
+    ReaperStatus(),
+    ListExpired(3.5),
+    ExpireLeases(60.0),
+    OperatorAlerts(),
 ]
 
 
