@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
+from jobconform.backends.idempotency_protocol import IdempotencyConfig
+from jobconform.backends.idempotency_service import IdempotencyService
+from jobconform.backends.memory_idempotency import open_memory_idempotency
+from jobconform.backends.protocol import (
+    IDEMPOTENCY,
+    LIFECYCLE,
+    RETRY,
+    STUCK,
+    Clock,
+    RuntimeSettings,
+)
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
 
@@ -18,7 +28,10 @@ class MemoryBackend:
 
     name = "memory"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, IDEMPOTENCY})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
+
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig) -> IdempotencyService:
+        return open_memory_idempotency(clock, config)
