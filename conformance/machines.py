@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobconform.backends.protocol import LIFECYCLE, Backend
+from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, Backend
+from jobconform.conformance.idempotency_machine import run_idempotency_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.spec import Profile, Registry
 
@@ -32,6 +33,12 @@ def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int
     return run_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _idempotency(backend: Backend, profile: Profile, registry: Registry, seed: int,
+                 examples: int) -> MachineRun:
+    return run_idempotency_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
+    MachineEntry("idempotency machine", frozenset({IDEMPOTENCY}), _idempotency),
 )
