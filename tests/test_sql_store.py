@@ -318,10 +318,10 @@ def test_migrations_downgrade_to_nothing_and_back() -> None:
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, "heads")
         command.downgrade(config, "base")
         assert inspect(connection).get_table_names() == ["alembic_version"]
-        command.upgrade(config, "head")
+        command.upgrade(config, "heads")
         assert "async_jobs" in inspect(connection).get_table_names()
     engine.dispose()
 
