@@ -2,7 +2,9 @@
 idempotency layers get it wrong (seed 002 §10.10 and §10.10.1, the anchors' designs).
 
 `IDEMPOTENCY_GALLERY` joins the self-test: every suite must catch each entry, naming the
-requirement in `catches`.
+requirement in `catches`. A claim that is not atomic only shows when callers race, which
+the single-process suites never do: `CheckThenInsertKeyStore` is caught by the races of
+tests/test_idempotency.py instead.
 """
 
 from __future__ import annotations
@@ -11,10 +13,14 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from sqlalchemy import insert
+from sqlalchemy.exc import IntegrityError
+
 from jobconform.backends.idempotency_protocol import Claim, ClaimKind, Clock, IdempotencyConfig
-from jobconform.backends.idempotency_service import IdempotencyService
+from jobconform.backends.idempotency_service import IdempotencyService, KeyEntry
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.memory_idempotency import MemoryKeyStore
+from jobconform.backends.sql.idempotency import KEYS, SqlKeyStore, entry_values
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.reference.commands import Outcome
 from jobconform.reference.lifecycle import JsonValue
@@ -126,6 +132,23 @@ class OutcomeOverwrittenStore(MemoryKeyStore):
                     self._entries[place] = replace(entry, outcome=outcome)
                     return True
             return False
+
+
+class CheckThenInsertKeyStore(SqlKeyStore):
+    """The claim reads the key and, finding none, inserts it ignoring a duplicate-key error
+    (an INSERT ... ON CONFLICT DO NOTHING whose row count nobody checks): two callers that
+    both read before either writes both start the work."""
+
+    def insert_if_absent(self, entry: KeyEntry) -> KeyEntry | None:
+        held = self.read(entry.scope, entry.key)
+        if held is not None:
+            return held
+        try:
+            with self._transaction() as connection:
+                connection.execute(insert(KEYS).values(**entry_values(entry)))
+        except IntegrityError:
+            pass  # "someone inserted it meanwhile, fine"
+        return None
 
 
 def _entry(name: str, service: type[IdempotencyService], catches: str, source: str,

@@ -17,7 +17,7 @@ import pytest
 from sql_databases import DATABASES, database
 
 from jobconform.backends.idempotency_protocol import Claim, ClaimKind
-from jobconform.backends.idempotency_service import IdempotencyService, KeyStore
+from jobconform.backends.idempotency_service import IdempotencyService, KeyEntry, KeyStore
 from jobconform.backends.loading import BackendLoadError, check_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.memory_idempotency import MemoryKeyStore
@@ -27,6 +27,7 @@ from jobconform.backends.store import QUEUED, StoredJob
 from jobconform.backends.threaded import ThreadedBackend
 from jobconform.backends.threaded.idempotency import RequestThreadIdempotency
 from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.gallery_idempotency import CheckThenInsertKeyStore
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.idempotency_harness import IdempotencyHarness, config_for
 from jobconform.reference import idempotency as oracle
@@ -311,6 +312,27 @@ def test_threads_racing_on_sql_keys_get_one_winner_and_one_execution(database_ur
     finally:
         keys.close()
         jobs.close()
+
+
+def test_the_race_catches_a_claim_that_reads_then_writes(database_url: str) -> None:
+    # Two callers both read the key before either writes: the window a non-atomic claim
+    # leaves open, forced here so that the check does not depend on thread timing.
+    both_read = threading.Barrier(2)
+
+    class Interleaved(CheckThenInsertKeyStore):
+        def read(self, scope: str, key: str) -> KeyEntry | None:
+            held = super().read(scope, key)
+            both_read.wait(GUARD_SECONDS)
+            return held
+
+    keys = Interleaved.connect(database_url)
+    keys.clear()
+    service = IdempotencyService(keys, VirtualClock(EPOCH), CONFIG)
+    with ThreadPoolExecutor(2) as pool:
+        kinds = [future.result(GUARD_SECONDS) for future in
+                 [pool.submit(lambda: service.claim("race", "k", 1).kind) for _ in range(2)]]
+    keys.close()
+    assert kinds == [ClaimKind.STARTED, ClaimKind.STARTED]  # two winners: the bug shows
 
 
 def test_threads_racing_to_take_over_a_stale_sql_claim_get_one_winner(

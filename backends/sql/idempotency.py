@@ -110,12 +110,16 @@ class SqlKeyStore:
                 return None
             except IntegrityError:
                 pass  # the key exists: this claim lost the insert
-            with self._transaction(read_only=True) as connection:
-                row = connection.execute(select(KEYS).where(
-                    KEYS.c.scope == entry.scope,
-                    KEYS.c.idempotency_key == entry.key)).first()
-            if row is not None:
-                return to_entry(row)
+            held = self.read(entry.scope, entry.key)
+            if held is not None:
+                return held
+
+    def read(self, scope: str, key: str) -> KeyEntry | None:
+        """The stored entry of (scope, key), if any."""
+        with self._transaction(read_only=True) as connection:
+            row = connection.execute(select(KEYS).where(
+                KEYS.c.scope == scope, KEYS.c.idempotency_key == key)).first()
+        return None if row is None else to_entry(row)
 
     def swap(self, expected: KeyEntry, new: KeyEntry) -> bool:
         state = IN_FLIGHT if expected.in_flight else COMPLETED
