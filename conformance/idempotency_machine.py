@@ -37,11 +37,12 @@ from jobconform.reference.idempotency_commands import (
     PurgeKeys,
     ReleaseClaim,
 )
+from jobconform.reference.lifecycle import JsonValue
 from jobconform.spec import Profile, Registry
 
 SCOPES = ("alice", "bob")
 KEYS = ("k1", "k2")
-PAYLOADS = ({"qty": 1}, {"qty": 2})
+PAYLOADS: tuple[JsonValue, ...] = ({"qty": 1}, {"qty": 2})
 WEBHOOK_TOKENS = ("hook-1", "hook-2")
 BODIES = ('{"event": 1}', '{"event": 2}')
 EXECUTIONS = ("e1", "e2")
@@ -94,7 +95,7 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
         @rule(target=claims, scope=st.sampled_from(SCOPES),
               key=st.one_of(st.none(), st.sampled_from(KEYS)),
               payload=st.sampled_from(PAYLOADS))
-        def claim(self, scope: str, key: str | None, payload: dict[str, int]) -> str:
+        def claim(self, scope: str, key: str | None, payload: JsonValue) -> str:
             handle = self._handle()
             self._run(ClaimKey(handle, scope, key, payload))
             return handle
