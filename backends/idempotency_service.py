@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from jobconform.backends.idempotency_protocol import Claim, ClaimKind, Clock
-from jobconform.reference.commands import Outcome
+from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.idempotency import CONFLICT_STATUS, MAX_KEY_LENGTH, IdempotencyConfig
 from jobconform.reference.lifecycle import JsonValue
 
@@ -96,6 +96,7 @@ class IdempotencyService:
         self._ttl = timedelta(seconds=config.ttl_seconds)
         self._stale_after = timedelta(seconds=config.stale_lock_timeout_seconds)
         self._mismatch_status = config.mismatch_status
+        self._release_failures = config.failure_policy == "release"
 
     # -- triggers ----------------------------------------------------------------------
 
@@ -160,6 +161,8 @@ class IdempotencyService:
     # -- after the claim -------------------------------------------------------------------
 
     def complete(self, token: str, outcome: Outcome) -> bool:
+        if self._release_failures and isinstance(outcome, Raise):
+            return self._store.release(token, self._clock.now() - self._ttl)
         return self._store.complete(token, outcome, self._clock.now() - self._ttl)
 
     def release(self, token: str) -> bool:

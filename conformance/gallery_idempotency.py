@@ -121,6 +121,15 @@ class WebhookKeyFromTokenOnlyService(IdempotencyService):
         return super().claim_webhook(token, body, key if key is not None else f"hook:{token}")
 
 
+class FailureAlwaysStoredService(IdempotencyService):
+    """The failure policy is ignored: an error is always stored, so under a design that
+    frees the key on failure, the client's retry gets the old error instead of a new run."""
+
+    def __init__(self, store: MemoryKeyStore, clock: Clock, config: IdempotencyConfig) -> None:
+        super().__init__(store, clock, config)
+        self._release_failures = False
+
+
 class OutcomeOverwrittenStore(MemoryKeyStore):
     """Completion checks the holder but not that the work is still in flight: a second
     report of the same work (a retried callback) overwrites the stored outcome."""
@@ -191,6 +200,8 @@ IDEMPOTENCY_GALLERY = (
     _entry("outcome_overwritten", IdempotencyService, "IK-003",
            "anchors: IETF draft, the stored result is returned",
            store=OutcomeOverwrittenStore),
+    _entry("failure_policy_ignored", FailureAlwaysStoredService, "IK-013",
+           "anchors: Brandur's design unlocks the key on failure"),
     _entry("webhook_key_from_token_only", WebhookKeyFromTokenOnlyService, "IK-008",
            "seed 002 §10.10: key from (token, body_hash)"),
 )

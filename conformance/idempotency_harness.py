@@ -42,13 +42,14 @@ from jobconform.reference.idempotency_commands import (
 from jobconform.spec import Profile, Registry
 
 T = TypeVar("T")
-CONFIG_PARAMETERS = ("ttl_seconds", "mismatch_status", "stale_lock_timeout_seconds")
+CONFIG_PARAMETERS = ("ttl_seconds", "mismatch_status", "stale_lock_timeout_seconds",
+                     "failure_policy")
 # Requirements a completion's answer rests on: it is refused after a release, a takeover
 # or expiry, and stored otherwise.
-COMPLETION_REQUIREMENTS = ("IK-003", "IK-004", "IK-007", "IK-010")
+COMPLETION_REQUIREMENTS = ("IK-003", "IK-004", "IK-007", "IK-010", "IK-013")
 
 
-def config_for(profile: Profile, **overrides: float) -> IdempotencyConfig:
+def config_for(profile: Profile, **overrides: float | str) -> IdempotencyConfig:
     """The area's parameters from the profile, with a check's own values on top.
 
     Raises:
@@ -65,7 +66,8 @@ def config_for(profile: Profile, **overrides: float) -> IdempotencyConfig:
     return IdempotencyConfig(ttl_seconds=float(values["ttl_seconds"]),
                              mismatch_status=int(values["mismatch_status"]),
                              stale_lock_timeout_seconds=float(
-                                 values["stale_lock_timeout_seconds"]))
+                                 values["stale_lock_timeout_seconds"]),
+                             failure_policy=str(values["failure_policy"]))
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class IdempotencyHarness:
         profile: whose area parameters apply.
         registry: the spec, for requirement titles in messages.
         overrides: parameters of this check (ttl_seconds, mismatch_status,
-            stale_lock_timeout_seconds) replacing the profile's.
+            stale_lock_timeout_seconds, failure_policy) replacing the profile's.
 
     Raises:
         ValueError: the backend does not claim the area, or a bad override.
@@ -107,7 +109,7 @@ class IdempotencyHarness:
     backend: Backend
     profile: Profile
     registry: Registry | None = None
-    overrides: dict[str, float] = field(default_factory=dict)
+    overrides: dict[str, float | str] = field(default_factory=dict)
     safety_timeout: float = SAFETY_TIMEOUT_SECONDS
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[Command] = field(default_factory=list)

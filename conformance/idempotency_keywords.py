@@ -116,7 +116,8 @@ class IdempotencyLibrary:
     @keyword("Start Key Runtime")
     def start_key_runtime(self, ttl_seconds: float | None = None,
                           mismatch_status: int | None = None,
-                          stale_lock_timeout_seconds: float | None = None) -> None:
+                          stale_lock_timeout_seconds: float | None = None,
+                          failure_policy: str | None = None) -> None:
         """Open the backend's idempotency runtime; unset parameters are the profile's.
 
         Claim keywords open it with the profile's parameters when a test has not.
@@ -129,7 +130,10 @@ class IdempotencyLibrary:
         profile = registry.profile(self._variable("${PROFILE}") or backend.profile)
         given = {"ttl_seconds": ttl_seconds, "mismatch_status": mismatch_status,
                  "stale_lock_timeout_seconds": stale_lock_timeout_seconds}
-        overrides = {name: float(value) for name, value in given.items() if value is not None}
+        overrides: dict[str, float | str] = {
+            name: float(value) for name, value in given.items() if value is not None}
+        if failure_policy is not None:
+            overrides["failure_policy"] = failure_policy
         self._harness = IdempotencyHarness(backend, profile, registry, overrides=overrides)
 
     # -- commands ----------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """The Hypothesis machine for idempotency keys: random interleavings of claims,
 completions, failures, releases, duplicates, purges and clock steps over a few keys.
 
-The harness compares every answer with the oracle. Two scopes, two keys and two
-payloads make duplicates and mismatches common; the clock's steps sit on the stale-lock
-boundary (90 s, and half a second past it) and add up to the 24-hour TTL within a short
-sequence, so takeovers and expiry come up often.
+The harness compares every answer with the oracle. Each example draws the parameters on
+which designs differ (failures stored or released, mismatch status 422 or 409). Two
+scopes, two keys and two payloads make duplicates and mismatches common; the clock's
+steps sit on the stale-lock boundary (90 s, and half a second past it) and add up to the
+24-hour TTL within a short sequence, so takeovers and expiry come up often.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
     get_state_machine_test,
+    initialize,
     precondition,
     rule,
 )
@@ -52,6 +54,8 @@ IDENTITIES = ((("to", "bob"),), (("channel", "sms"), ("to", "bob")),
 # Around the 90 s stale-lock timeout and summing to the 24 h TTL in a few steps.
 TIME_STEPS = (0.0, 0.5, 30.0, 90.0, 3600.0, 43_200.0, 86_400.0)
 STEPS_PER_EXAMPLE = 40
+FAILURE_POLICIES = ("store", "release")
+MISMATCH_STATUSES = (422, 409)
 
 outcomes = st.one_of(
     st.builds(cmd.Succeed, st.sampled_from([None, 1, True, "done", {"id": 1}])),
@@ -69,18 +73,31 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
 
         def __init__(self) -> None:
             super().__init__()
-            self.harness = IdempotencyHarness(backend, profile, registry)
+            self.harness: IdempotencyHarness | None = None
             self.counter = 0
+
+        # Each example runs under one choice of the parameters on which designs differ.
+        @initialize(failure_policy=st.sampled_from(FAILURE_POLICIES),
+                    mismatch_status=st.sampled_from(MISMATCH_STATUSES))
+        def open_keys(self, failure_policy: str, mismatch_status: int) -> None:
+            self.harness = IdempotencyHarness(
+                backend, profile, registry,
+                overrides={"failure_policy": failure_policy, "mismatch_status": mismatch_status})
+
+        @property
+        def keys(self) -> IdempotencyHarness:
+            assert self.harness is not None, "open_keys runs before every rule"
+            return self.harness
 
         def _run(self, command: IdempotencyCommand) -> object:
             run.steps += 1
             try:
-                return self.harness.run(command)
+                return self.keys.run(command)
             except Divergence as divergence:
                 run.divergence = divergence  # the last one is the shrunk one
                 raise
             finally:
-                run.exercised |= self.harness.exercised
+                run.exercised |= self.keys.exercised
 
         def _handle(self) -> str:
             self.counter += 1
@@ -89,6 +106,8 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
         def _holders(self) -> list[str]:
             """Handles holding an in-flight record in the oracle: the claims a completion
             or release can still change."""
+            if self.harness is None:
+                return []
             return sorted(record.holder for record in self.harness.oracle.records.values()
                           if record.in_flight)
 
@@ -156,7 +175,8 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             self._run(PurgeKeys())
 
         def teardown(self) -> None:
-            self.harness.close()
+            if self.harness is not None:
+                self.harness.close()
 
     return IdempotencyMachine
 

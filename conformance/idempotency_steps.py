@@ -58,7 +58,7 @@ class KeyScenario:
         self.harness.close()
 
 
-def _opener(overrides: dict[str, float]) -> Any:
+def _opener(overrides: dict[str, float | str]) -> Any:
     def open_keys(config: RunConfig) -> KeyScenario:
         return KeyScenario(IdempotencyHarness(config.backend, config.profile, config.registry,
                                               overrides=overrides))
@@ -97,11 +97,19 @@ def step_parameter(context: Any, name: str, value: float) -> None:
     if name not in PARAMETER_NAMES:
         raise ValueError(f"unknown idempotency parameter {name!r}; use one of"
                          f" {', '.join(PARAMETER_NAMES)}")
+    _open_with(context, {PARAMETER_NAMES[name]: value})
+
+
+def _open_with(context: Any, overrides: dict[str, float | str]) -> None:
     state = state_of(context)
     if AREA in state.areas:
         raise RuntimeError("set idempotency parameters before the scenario's first claim")
-    overrides = {PARAMETER_NAMES[name]: value}
     state.area_state(AREA, _opener(overrides))
+
+
+@setup_step("idempotency keys that are released when the work fails")
+def step_release_failures(context: Any) -> None:
+    _open_with(context, {"failure_policy": "release"})
 
 
 @setup_step("idempotency keys with a {name} of {value:g} seconds")

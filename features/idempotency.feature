@@ -248,3 +248,26 @@ Feature: Idempotency keys
     When claim "send" fails with ShareError "quota"
     And effect claim "after" is made by execution "e1" for "share_file" to "file=report.pdf" with content null
     Then claim "after" replays claim "send" raising ShareError "quota"
+
+  # -- IK-013: failures stored or released -----------------------------------------------------
+
+  @IK-013 @IK-003
+  Scenario: By default a failure is stored and replayed, a result too
+    Given claim "first" is made on key "k" in scope "alice" with payload 1
+    When claim "first" fails with TimeoutError "upstream"
+    Then the completion of claim "first" is stored
+    When claim "retry" is made on key "k" in scope "alice" with payload 1
+    Then claim "retry" replays claim "first" raising TimeoutError "upstream"
+
+  @IK-013
+  Scenario: With failures released, a failed claim frees the key and the retry starts
+    Given idempotency keys that are released when the work fails
+    And claim "first" is made on key "k" in scope "alice" with payload 1
+    When claim "first" fails with TimeoutError "upstream"
+    Then the completion of claim "first" is stored
+    When claim "retry" is made on key "k" in scope "alice" with payload 1
+    Then claim "retry" is started
+    When claim "retry" completes with result "ok"
+    Then the completion of claim "retry" is stored
+    When claim "again" is made on key "k" in scope "alice" with payload 1
+    Then claim "again" replays claim "retry" returning "ok"

@@ -17,12 +17,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from jobconform.reference.commands import Outcome
+from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
 
 CONFLICT_STATUS = 409
 # Stripe's limit, kept so that keys fit a primary key on every database.
 MAX_KEY_LENGTH = 255
+# What completing a claim with an error does: store it for replay, or free the key.
+FAILURE_POLICIES = ("store", "release")
 
 
 class ClaimKind(StrEnum):
@@ -39,8 +41,12 @@ class IdempotencyConfig:
     ttl_seconds: float
     mismatch_status: int
     stale_lock_timeout_seconds: float
+    failure_policy: str = "store"  # or "release" (IK-013)
 
     def __post_init__(self) -> None:
+        if self.failure_policy not in FAILURE_POLICIES:
+            raise ValueError(f"failure_policy is one of {', '.join(FAILURE_POLICIES)}, not"
+                             f" {self.failure_policy!r}")
         if not 0 < self.ttl_seconds < float("inf"):
             raise ValueError(f"ttl_seconds must be finite and > 0, not {self.ttl_seconds!r}")
         if not 0 <= self.stale_lock_timeout_seconds < float("inf"):
@@ -209,6 +215,10 @@ class IdempotencyOracle:
         place = self._held_by(token, now)
         if place is None:
             return False
+        if isinstance(outcome, Raise) and self.config.failure_policy == "release":
+            del self.records[place]
+            self.freed[place] = "IK-013"
+            return True
         self.records[place] = replace(self.records[place], outcome=outcome)
         return True
 

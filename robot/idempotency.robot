@@ -216,3 +216,25 @@ An Effect In Flight Is A Conflict
     Fail Claim    send    ShareError    quota
     Claim Effect    after    e1    share_file    file=report.pdf
     Claim Should Replay Error    after    send    ShareError    quota
+
+# -- IK-013: failures stored or released ---------------------------------------------------
+
+By Default A Failure Is Stored And Replayed
+    [Tags]    IK-013    IK-003
+    Claim Key    first    alice    k    1
+    Fail Claim    first    TimeoutError    upstream
+    Completion Should Be Stored    first
+    Claim Key    retry    alice    k    1
+    Claim Should Replay Error    retry    first    TimeoutError    upstream
+
+With Failures Released A Failed Claim Frees The Key
+    [Tags]    IK-013
+    Start Key Runtime    failure_policy=release
+    Claim Key    first    alice    k    1
+    Fail Claim    first    TimeoutError    upstream
+    Completion Should Be Stored    first
+    Claim Key    retry    alice    k    1
+    Claim Should Be Started    retry
+    Complete Claim    retry    "ok"
+    Claim Key    again    alice    k    1
+    Claim Should Replay Result    again    retry    "ok"

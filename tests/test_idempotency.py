@@ -120,6 +120,20 @@ def test_only_the_live_holder_completes_or_releases() -> None:
     assert keys.records[("s", "k")].outcome == Succeed(2)
 
 
+def test_a_failure_is_stored_or_frees_the_key_as_the_policy_says() -> None:
+    stored = IdempotencyOracle(CONFIG)
+    stored.claim("s", "k", 1, "first", EPOCH)
+    assert stored.complete("first", Raise("TimeoutError", "x"), EPOCH) is True
+    assert stored.claim("s", "k", 1, "retry", EPOCH).answer.kind is ClaimKind.REPLAY
+    released = IdempotencyOracle(IdempotencyConfig(86_400, 422, 90, failure_policy="release"))
+    released.claim("s", "k", 1, "first", EPOCH)
+    assert released.complete("first", Raise("TimeoutError", "x"), EPOCH) is True
+    retry = released.claim("s", "k", 1, "retry", EPOCH)
+    assert (retry.answer.kind, retry.requirements) == (ClaimKind.STARTED, ("IK-013", "IK-001"))
+    assert released.complete("retry", Succeed("ok"), EPOCH) is True
+    assert released.claim("s", "k", 1, "again", EPOCH).answer.kind is ClaimKind.REPLAY
+
+
 def test_a_purge_removes_records_at_least_the_ttl_old() -> None:
     keys = IdempotencyOracle(CONFIG)
     keys.claim("s", "old", 1, "a", EPOCH)
@@ -150,10 +164,12 @@ def test_derived_keys() -> None:
     ("ttl_seconds", 0.0, "ttl_seconds"),
     ("stale_lock_timeout_seconds", -1.0, "stale_lock_timeout_seconds"),
     ("mismatch_status", 200, "client error status"),
+    ("failure_policy", "forget", "failure_policy is one of store, release"),
 ])
-def test_invalid_parameters_are_refused_with_the_reason(field: str, value: float,
+def test_invalid_parameters_are_refused_with_the_reason(field: str, value: object,
                                                         message: str) -> None:
-    values = {"ttl_seconds": 60.0, "mismatch_status": 422, "stale_lock_timeout_seconds": 9.0}
+    values: dict[str, object] = {"ttl_seconds": 60.0, "mismatch_status": 422,
+                                 "stale_lock_timeout_seconds": 9.0}
     values[field] = value
     with pytest.raises(ValueError, match=message):
         IdempotencyConfig(**values)  # type: ignore[arg-type]
