@@ -106,8 +106,8 @@ class SchedulerKeyPerAttemptService(IdempotencyService):
 
 
 class AbsentKeyDedupedService(IdempotencyService):
-    """A request without a key is stored under the empty key, so the second keyless call
-    in a scope is refused or replayed instead of running."""
+    """A request without a key is stored under a placeholder key, so the second keyless
+    call in a scope is refused or replayed instead of running."""
 
     def claim(self, scope: str, key: str | None, payload: JsonValue) -> Claim:
         return self._claim(scope, key or "none", self.fingerprint(payload))
