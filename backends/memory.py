@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from jobconform.backends.idempotency_protocol import IdempotencyConfig
+from jobconform.backends.idempotency_service import IdempotencyService
+from jobconform.backends.memory_idempotency import open_memory_idempotency
 from jobconform.backends.protocol import (
+    IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
     REDELIVERY,
@@ -26,7 +30,10 @@ class MemoryBackend:
 
     name = "memory"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
+
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig) -> IdempotencyService:
+        return open_memory_idempotency(clock, config)

@@ -27,8 +27,9 @@ RETRY = "retry"
 STUCK = "stuck"
 REAPER = "reaper"
 REDELIVERY = "redelivery"
+IDEMPOTENCY = "idempotency"
 KNOWN_CAPABILITIES = frozenset({
-    LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, "loops", "breaker", "idempotency",
+    LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, "loops", "breaker", IDEMPOTENCY,
     "capacity", "reminders",
 })
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobconform.backends.protocol import LIFECYCLE, REAPER, REDELIVERY, Backend
+from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, REAPER, REDELIVERY, Backend
+from jobconform.conformance.idempotency_machine import run_idempotency_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.conformance.reaper_machine import make_reaper_machine
 from jobconform.spec import Profile, Registry
@@ -39,7 +40,13 @@ def _reaper(backend: Backend, profile: Profile, registry: Registry, seed: int,
                        factory=make_reaper_machine)
 
 
+def _idempotency(backend: Backend, profile: Profile, registry: Registry, seed: int,
+                 examples: int) -> MachineRun:
+    return run_idempotency_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
     MachineEntry("reaper and re-delivery machine", frozenset({REAPER, REDELIVERY}), _reaper),
+    MachineEntry("idempotency machine", frozenset({IDEMPOTENCY}), _idempotency),
 )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
+from jobconform.conformance.gallery_idempotency import IDEMPOTENCY_GALLERY
 from jobconform.conformance.gallery_process import PROCESS_GALLERY
 from jobconform.conformance.gallery_reaper import REAPER_GALLERY
 from jobconform.conformance.gallery_sql import SQL_GALLERY
@@ -33,6 +34,7 @@ GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
     THREADED_GALLERY,
     REAPER_GALLERY,
     PROCESS_GALLERY,
+    IDEMPOTENCY_GALLERY,
 )
 GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 

@@ -18,8 +18,9 @@ from typing import Any
 import jsonschema
 import yaml
 
-# In the order of their requirement-id prefixes, so the registry lists ids sorted.
-AREA_FILES = ("lifecycle.yaml", "redelivery.yaml", "reaper.yaml", "retry.yaml", "stuck.yaml")
+# Lifecycle first; the other areas in the order of their requirement-id prefixes.
+AREA_FILES = ("lifecycle.yaml", "idempotency.yaml", "redelivery.yaml", "reaper.yaml", "retry.yaml",
+              "stuck.yaml")
 PROFILES_FILE = "profiles.yaml"
 LOCK_FILE = "requirements.lock"
 PARAMETER_VALUE = float | int | str | bool | None

@@ -318,10 +318,10 @@ def test_migrations_downgrade_to_nothing_and_back() -> None:
     config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+        command.upgrade(config, "heads")
         command.downgrade(config, "base")
         assert inspect(connection).get_table_names() == ["alembic_version"]
-        command.upgrade(config, "head")
+        command.upgrade(config, "heads")
         assert "async_jobs" in inspect(connection).get_table_names()
     engine.dispose()
 
@@ -390,7 +390,8 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     backend = load_backend("sql")
     assert isinstance(backend, SqlBackend)
     assert (backend.name, backend.profile, backend.capabilities) == (
-        "sql", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper", "redelivery"}))
+        "sql", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper", "redelivery",
+                                     "idempotency"}))
     assert backend.url == "sqlite://"
 
 

@@ -19,7 +19,10 @@ from typing import cast
 
 from sqlalchemy import Engine
 
+from jobconform.backends.idempotency_protocol import IdempotencyConfig
+from jobconform.backends.idempotency_service import IdempotencyService
 from jobconform.backends.protocol import (
+    IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
     REDELIVERY,
@@ -35,6 +38,7 @@ from jobconform.backends.sql.database import (
     migrate,
     parse_url,
 )
+from jobconform.backends.sql.idempotency import SqlKeyStore
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
@@ -106,7 +110,7 @@ class SqlBackend:
 
     name = "sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -124,5 +128,17 @@ class SqlBackend:
             return self.store_type(_copy_of_migrated_in_memory_database(self.url),
                                    migrate_schema=False, owns_engine=True)
         store = self.store_type(_migrated_engine(self.url), migrate_schema=False)
+        store.clear()
+        return store
+
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig) -> IdempotencyService:
+        return IdempotencyService(self.empty_key_store(), clock, config)
+
+    def empty_key_store(self) -> SqlKeyStore:
+        """A key store with no keys, made the way `empty_store` makes a job store."""
+        if self._in_memory:
+            return SqlKeyStore(_copy_of_migrated_in_memory_database(self.url),
+                               migrate_schema=False, owns_engine=True)
+        store = SqlKeyStore(_migrated_engine(self.url), migrate_schema=False)
         store.clear()
         return store

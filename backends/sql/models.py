@@ -135,3 +135,33 @@ class SubmissionCounter(Base):
     next_submission_order: Mapped[int] = mapped_column(BigInteger)
 
     __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
+
+
+KEY_STATES = ("in_flight", "completed")
+KEY_STATE_CHECK = "state IN ({})".format(", ".join(f"'{state}'" for state in KEY_STATES))
+
+
+class IdempotencyKeyRow(Base):
+    """One idempotency key (seed 002 §10.10): the primary key on (scope, key) makes the
+    first insert of a key the one claim that starts the work; the rest carries the replay.
+
+    `claim_token` names the claim that holds the key, and every later write is
+    conditioned on it, so a holder that lost its claim (released, taken over) cannot
+    write. `created_at` is the TTL's start and is indexed for the purge.
+    """
+
+    __tablename__ = "idempotency_keys"
+
+    scope: Mapped[str] = mapped_column(String(255), primary_key=True)
+    idempotency_key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    fingerprint: Mapped[str] = mapped_column(String(255))
+    claim_token: Mapped[str] = mapped_column(String(36), unique=True)
+    state: Mapped[str] = mapped_column(String(20))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+    claimed_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    # {"result": value} or {"error_type": name, "message": text}; null while in flight.
+    outcome: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
+    schema_version: Mapped[int] = mapped_column(
+        Integer, server_default=text(str(JSON_SCHEMA_VERSION)))
+
+    __table_args__ = (CheckConstraint(KEY_STATE_CHECK, name="state"),)

@@ -9,9 +9,13 @@ seed alone.
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
+from jobconform.backends.idempotency_protocol import IdempotencyConfig
+from jobconform.backends.idempotency_service import IdempotencyService, KeyStore
+from jobconform.backends.memory_idempotency import MemoryKeyStore
+from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, RETRY, Clock, RuntimeSettings
 from jobconform.backends.store import InMemoryJobStore, JobStore
 from jobconform.backends.threaded.config import WorkerConfig
+from jobconform.backends.threaded.idempotency import RequestThreadIdempotency
 from jobconform.backends.threaded.worker import ThreadedRuntime
 
 
@@ -25,7 +29,7 @@ class ThreadedBackend:
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY})
+    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
@@ -34,3 +38,11 @@ class ThreadedBackend:
     def new_store(self) -> JobStore:
         """An empty store for one runtime."""
         return InMemoryJobStore()
+
+    def open_idempotency(self, clock: Clock,
+                         config: IdempotencyConfig) -> RequestThreadIdempotency:
+        return RequestThreadIdempotency(IdempotencyService(self.new_key_store(), clock, config))
+
+    def new_key_store(self) -> KeyStore:
+        """An empty key store for one runtime."""
+        return MemoryKeyStore()
