@@ -9,6 +9,8 @@ from typing import Any
 from jobconform.backends.protocol import KNOWN_CAPABILITIES, Backend
 
 ENTRY_POINT_GROUP = "jobconform.backends"
+# Areas whose runtime a backend opens with its own `open_<area>` method.
+AREA_OPENERS = frozenset({"breaker", "governor"})
 
 
 class BackendLoadError(LookupError):
@@ -88,5 +90,13 @@ def check_backend(backend: object, name: str) -> Backend:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
             f" known: {sorted(KNOWN_CAPABILITIES)}"
+        )
+    lacking = [f"open_{area}" for area in sorted(AREA_OPENERS & set(backend.capabilities))
+               if not callable(getattr(backend, f"open_{area}", None))]
+    if lacking:
+        raise BackendLoadError(
+            f"backend {name!r} claims the area(s) of {', '.join(lacking)} but has no such"
+            " method; add it (see jobconform.backends.<area>_protocol) or stop claiming"
+            " the area"
         )
     return backend

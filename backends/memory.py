@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.breaker_runtime import StoreBreakerRuntime
+from jobconform.backends.memory_breaker import open_memory_breaker
 from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
+from jobconform.reference.breaker import BreakerSettings
 
 
 class MemoryRuntime(StepRuntime):
@@ -18,7 +22,10 @@ class MemoryBackend:
 
     name = "memory"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, BREAKER})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
+        return open_memory_breaker(clock, settings)

@@ -26,8 +26,8 @@ LIFECYCLE = "lifecycle"
 RETRY = "retry"
 STUCK = "stuck"
 KNOWN_CAPABILITIES = frozenset({
-    LIFECYCLE, RETRY, STUCK, "reaper", "loops", "breaker", "idempotency", "capacity",
-    "reminders",
+    LIFECYCLE, RETRY, STUCK, "reaper", "loops", "breaker", "governor", "idempotency",
+    "capacity", "reminders",
 })
 
 
