@@ -26,6 +26,8 @@ from jobconform.backends.protocol import Clock
 from jobconform.reference.breaker import BreakerSettings
 
 LOG = logging.getLogger("jobconform.breaker")
+# A library logs, the application decides where it goes (nowhere until it configures it).
+LOG.addHandler(logging.NullHandler())
 T = TypeVar("T")
 
 
