@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.protocol import LIFECYCLE, Backend
+from jobconform.conformance.breaker_machine import run_breaker_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.spec import Profile, Registry
 
@@ -32,6 +34,12 @@ def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int
     return run_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _breaker(backend: Backend, profile: Profile, registry: Registry, seed: int,
+             examples: int) -> MachineRun:
+    return run_breaker_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
+    MachineEntry("breaker machine", frozenset({BREAKER}), _breaker),
 )
