@@ -112,23 +112,25 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
             at, call = called
             self._run(bc.Report(at, call, outcome[0], outcome[1], worker))
 
-        @rule(at=targets, outcome=probe_outcomes, worker=workers,
-              silence=st.sampled_from((0.0, 0.0, 59.0, 60.0)))
-        def probe_round(self, at: str, outcome: tuple[str, str | None], worker: int,
-                        silence: float) -> None:
-            """An open target's cooldown runs out, a call arrives and, after `silence`
-            seconds (up to the lease), reports: random steps rarely line these up."""
-            open_until = self.harness.model.breaker(at).open_until
-            if open_until is None:
-                return
-            now = self.harness.clock.now()
-            if open_until > now:
-                self._run(bc.PassTime((open_until - now).total_seconds()))
-            call = self._name("p")
-            self._run(bc.Call(at, call, worker))
-            if silence:
-                self._run(bc.PassTime(silence))
-            self._run(bc.Report(at, call, outcome[0], outcome[1], 1 - worker))
+        @rule(at=targets, rounds=st.lists(probe_outcomes, min_size=1, max_size=3),
+              worker=workers, silence=st.sampled_from((0.0, 0.0, 59.0, 60.0)))
+        def probe_rounds(self, at: str, rounds: list[tuple[str, str | None]], worker: int,
+                         silence: float) -> None:
+            """While the target is open: its cooldown runs out, a call arrives and, after
+            `silence` seconds (up to the lease), reports; up to three rounds in a row, so
+            that a failed probe's longer cooldown meets a later success."""
+            for outcome, failure_class in rounds:
+                open_until = self.harness.model.breaker(at).open_until
+                if open_until is None:
+                    return
+                now = self.harness.clock.now()
+                if open_until > now:
+                    self._run(bc.PassTime((open_until - now).total_seconds()))
+                call = self._name("p")
+                self._run(bc.Call(at, call, worker))
+                if silence:
+                    self._run(bc.PassTime(silence))
+                self._run(bc.Report(at, call, outcome, failure_class, 1 - worker))
 
         @rule(at=targets)
         def add_work(self, at: str) -> None:

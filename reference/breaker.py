@@ -243,9 +243,11 @@ class BreakerModel:
             self.failed_work.setdefault(target, []).extend(self.queues.pop(target, []))
 
     def enqueue(self, target: str, work: str, now: datetime) -> Enqueued:
-        if self.engaged(target) and self._store_reachable():
-            if state_at(self.breaker(target), now) is not BreakerState.CLOSED:
-                return Enqueued.REFUSED
+        # Unengaged: no store access at all. Engaged: an unreachable store fails open.
+        engaged_and_reachable = self.engaged(target) and self._store_reachable()
+        if engaged_and_reachable and state_at(self.breaker(target),
+                                              now) is not BreakerState.CLOSED:
+            return Enqueued.REFUSED
         self.queues.setdefault(target, []).append(work)
         return Enqueued.QUEUED
 

@@ -19,7 +19,10 @@ from typing import cast
 
 from sqlalchemy import Engine
 
+from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
+from jobconform.backends.sql.breaker import SqlBreakerStore
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
     create_store_engine,
@@ -30,6 +33,7 @@ from jobconform.backends.sql.database import (
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
+from jobconform.reference.breaker import BreakerSettings
 
 DEFAULT_SQL_URL = "sqlite://"
 
@@ -98,7 +102,7 @@ class SqlBackend:
 
     name = "sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, BREAKER})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -116,5 +120,19 @@ class SqlBackend:
             return self.store_type(_copy_of_migrated_in_memory_database(self.url),
                                    migrate_schema=False, owns_engine=True)
         store = self.store_type(_migrated_engine(self.url), migrate_schema=False)
+        store.clear()
+        return store
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
+        """A breaker on the database's breaker tables, emptied; its peers are further
+        workers on the same database."""
+        store = self.empty_breaker_store()
+        return StoreBreakerRuntime(store, clock, settings, BreakerDeployment(), store.peer)
+
+    def empty_breaker_store(self) -> SqlBreakerStore:
+        if self._in_memory:
+            return SqlBreakerStore(_copy_of_migrated_in_memory_database(self.url),
+                                   owns_engine=True)
+        store = SqlBreakerStore(_migrated_engine(self.url))
         store.clear()
         return store

@@ -18,6 +18,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     Dialect,
+    Double,
     Index,
     Integer,
     MetaData,
@@ -135,3 +136,45 @@ class SubmissionCounter(Base):
     next_submission_order: Mapped[int] = mapped_column(BigInteger)
 
     __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
+
+
+# -- the breaker area (spec/breaker.yaml) ------------------------------------------------------
+
+WORK_STATUSES = ("queued", "failed")
+
+
+class BreakerStateRow(Base):
+    """One target's dispatch circuit breaker, shared by every worker on the database.
+
+    Every write is `UPDATE ... WHERE version = <the version read>` (or an INSERT of a
+    target's first row, which the primary key lets only one writer win), so concurrent
+    workers never both take the half-open probe slot.
+    """
+
+    __tablename__ = "breaker_states"
+
+    target: Mapped[str] = mapped_column(String(255), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer)
+    cooldown_seconds: Mapped[float] = mapped_column(Double)
+    open_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    probe: Mapped[str | None] = mapped_column(String(255))
+    probe_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    version: Mapped[int] = mapped_column(BigInteger)
+
+
+class BreakerWorkRow(Base):
+    """Work waiting for a target, or failed by its breaker's trip; `id` keeps the order."""
+
+    __tablename__ = "breaker_work"
+
+    # SQLite numbers rows only for an INTEGER primary key.
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    target: Mapped[str] = mapped_column(String(255))
+    work: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(10))
+
+    __table_args__ = (
+        CheckConstraint("status IN ('queued', 'failed')", name="status"),
+        Index(None, "target", "status", "id"),
+    )

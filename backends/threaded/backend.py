@@ -9,10 +9,15 @@ seed alone.
 
 from __future__ import annotations
 
+from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.memory_breaker import InMemoryBreakerStore
 from jobconform.backends.protocol import LIFECYCLE, Clock, RuntimeSettings
 from jobconform.backends.store import InMemoryJobStore, JobStore
+from jobconform.backends.threaded.breaker import PooledBreakerRuntime
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import ThreadedRuntime
+from jobconform.reference.breaker import BreakerSettings
 
 
 def conformance_config(settings: RuntimeSettings) -> WorkerConfig:
@@ -25,7 +30,7 @@ class ThreadedBackend:
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE})
+    capabilities = frozenset({LIFECYCLE, BREAKER})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
@@ -34,3 +39,7 @@ class ThreadedBackend:
     def new_store(self) -> JobStore:
         """An empty store for one runtime."""
         return InMemoryJobStore()
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> PooledBreakerRuntime:
+        return PooledBreakerRuntime(StoreBreakerRuntime(InMemoryBreakerStore(), clock,
+                                                        settings, BreakerDeployment()))

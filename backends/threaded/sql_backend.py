@@ -7,10 +7,14 @@ one. Point the variable at a scratch database: the backend deletes its jobs.
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE
+from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.protocol import LIFECYCLE, Clock
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.threaded.backend import ThreadedBackend
+from jobconform.backends.threaded.breaker import PooledBreakerRuntime
+from jobconform.reference.breaker import BreakerSettings
 
 
 class ThreadedSqlBackend(ThreadedBackend):
@@ -25,7 +29,7 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE})
+    capabilities = frozenset({LIFECYCLE, BREAKER})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -34,3 +38,8 @@ class ThreadedSqlBackend(ThreadedBackend):
         # The sql backend's own recipe: a fresh in-memory database, or one migrated engine
         # per server database with its jobs table emptied.
         return self._sql.empty_store()
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> PooledBreakerRuntime:
+        store = self._sql.empty_breaker_store()
+        return PooledBreakerRuntime(StoreBreakerRuntime(store, clock, settings,
+                                                        BreakerDeployment(), store.peer))
