@@ -150,13 +150,13 @@ def test_the_profiles_carry_the_seed_and_the_pybreaker_values() -> None:
 
 def test_bad_breaker_parameters_are_named() -> None:
     registry = load_registry()
-    with pytest.raises(ValueError, match="unknown breaker parameter.*threshold"):
+    with pytest.raises(ValueError, match=r"unknown breaker parameter.*threshold"):
         breaker_settings(registry.profile("canonical"), threshold=3)
     with pytest.raises(ValueError, match="failure_threshold must be at least 1"):
         breaker_settings(registry.profile("canonical"), failure_threshold=0)
-    with pytest.raises(ValueError, match="unknown classes.*'teapot'"):
+    with pytest.raises(ValueError, match=r"unknown classes.*'teapot'"):
         BreakerSettings(counted_classes=frozenset({"teapot"}))
-    with pytest.raises(SpecError, match="no breaker parameters.*area_parameters.breaker"):
+    with pytest.raises(SpecError, match=r"no breaker parameters.*area_parameters\.breaker"):
         breaker_settings(registry.profile("task-manager"))
 
 
