@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.breaker_runtime import StoreBreakerRuntime
+from jobconform.backends.governor_protocol import GOVERNOR
+from jobconform.backends.governor_runtime import StoreGovernorRuntime, open_memory_governor
 from jobconform.backends.memory_breaker import open_memory_breaker
 from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
 from jobconform.reference.breaker import BreakerSettings
+from jobconform.reference.governor import GovernorSettings
 
 
 class MemoryRuntime(StepRuntime):
@@ -22,10 +25,13 @@ class MemoryBackend:
 
     name = "memory"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, BREAKER})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, BREAKER, GOVERNOR})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
 
     def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
         return open_memory_breaker(clock, settings)
+
+    def open_governor(self, clock: Clock, settings: GovernorSettings) -> StoreGovernorRuntime:
+        return open_memory_governor(clock, settings)
