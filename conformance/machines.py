@@ -11,8 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.protocol import LIFECYCLE, Backend
 from jobconform.conformance.breaker_machine import run_breaker_machine
+from jobconform.conformance.governor_machine import run_governor_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.spec import Profile, Registry
 
@@ -39,7 +41,13 @@ def _breaker(backend: Backend, profile: Profile, registry: Registry, seed: int,
     return run_breaker_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _governor(backend: Backend, profile: Profile, registry: Registry, seed: int,
+              examples: int) -> MachineRun:
+    return run_governor_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
     MachineEntry("breaker machine", frozenset({BREAKER}), _breaker),
+    MachineEntry("governor machine", frozenset({GOVERNOR}), _governor),
 )

@@ -14,6 +14,7 @@ from pathlib import Path
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
 from jobconform.conformance.gallery_breaker import BREAKER_GALLERY
+from jobconform.conformance.gallery_governor import GOVERNOR_GALLERY
 from jobconform.conformance.gallery_sql import SQL_GALLERY
 from jobconform.conformance.gallery_threaded import THREADED_GALLERY
 from jobconform.conformance.report import FAIL, RunSummary
@@ -31,6 +32,7 @@ GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
     SQL_GALLERY,
     THREADED_GALLERY,
     BREAKER_GALLERY,
+    GOVERNOR_GALLERY,
 )
 GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 

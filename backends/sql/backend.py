@@ -21,6 +21,8 @@ from sqlalchemy import Engine
 
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.governor_protocol import GOVERNOR
+from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
 from jobconform.backends.sql.breaker import SqlBreakerStore
 from jobconform.backends.sql.database import (
@@ -30,10 +32,12 @@ from jobconform.backends.sql.database import (
     migrate,
     parse_url,
 )
+from jobconform.backends.sql.governor import SqlGovernorStore
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
 from jobconform.reference.breaker import BreakerSettings
+from jobconform.reference.governor import GovernorSettings
 
 DEFAULT_SQL_URL = "sqlite://"
 
@@ -102,7 +106,7 @@ class SqlBackend:
 
     name = "sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, BREAKER})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, BREAKER, GOVERNOR})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -134,5 +138,17 @@ class SqlBackend:
             return SqlBreakerStore(_copy_of_migrated_in_memory_database(self.url),
                                    owns_engine=True)
         store = SqlBreakerStore(_migrated_engine(self.url))
+        store.clear()
+        return store
+
+    def open_governor(self, clock: Clock, settings: GovernorSettings) -> StoreGovernorRuntime:
+        """A governor on the database's governor tables, emptied."""
+        return StoreGovernorRuntime(self.empty_governor_store(), clock, settings)
+
+    def empty_governor_store(self) -> SqlGovernorStore:
+        if self._in_memory:
+            return SqlGovernorStore(_copy_of_migrated_in_memory_database(self.url),
+                                    owns_engine=True)
+        store = SqlGovernorStore(_migrated_engine(self.url))
         store.clear()
         return store

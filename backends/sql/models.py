@@ -178,3 +178,49 @@ class BreakerWorkRow(Base):
         CheckConstraint("status IN ('queued', 'failed')", name="status"),
         Index(None, "target", "status", "id"),
     )
+
+
+# -- the governor area (spec/governor.yaml) ----------------------------------------------------
+
+
+class GovernorDeliveryRow(Base):
+    """A re-delivery the governor accepted; the caps count these over sliding windows."""
+
+    __tablename__ = "governor_deliveries"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    target: Mapped[str] = mapped_column(String(255))
+    accepted_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+
+    __table_args__ = (Index(None, "target", "accepted_at"),)
+
+
+class GovernorResultRow(Base):
+    """A failure result already counted: a replay of its id is not counted again."""
+
+    __tablename__ = "governor_results"
+
+    result_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
+class GovernorFailureRow(Base):
+    """The latest counted failure of one class at one target: distinct targets count."""
+
+    __tablename__ = "governor_failures"
+
+    failure_class: Mapped[str] = mapped_column(String(32), primary_key=True)
+    target: Mapped[str] = mapped_column(String(255), primary_key=True)
+    counted_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class GovernorPauseRow(Base):
+    """The single row holding the shared-cause pause. Every governor decision locks it
+    first, so decisions of concurrent processes are serialised."""
+
+    __tablename__ = "governor_pause"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    paused_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
+
+    __table_args__ = (CheckConstraint("id = 1", name="single_row"),)

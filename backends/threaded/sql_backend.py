@@ -9,12 +9,16 @@ from __future__ import annotations
 
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.governor_protocol import GOVERNOR
+from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.protocol import LIFECYCLE, Clock
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.threaded.backend import ThreadedBackend
 from jobconform.backends.threaded.breaker import PooledBreakerRuntime
+from jobconform.backends.threaded.governor import PooledGovernorRuntime
 from jobconform.reference.breaker import BreakerSettings
+from jobconform.reference.governor import GovernorSettings
 
 
 class ThreadedSqlBackend(ThreadedBackend):
@@ -29,7 +33,7 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, BREAKER})
+    capabilities = frozenset({LIFECYCLE, BREAKER, GOVERNOR})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -43,3 +47,7 @@ class ThreadedSqlBackend(ThreadedBackend):
         store = self._sql.empty_breaker_store()
         return PooledBreakerRuntime(StoreBreakerRuntime(store, clock, settings,
                                                         BreakerDeployment(), store.peer))
+
+    def open_governor(self, clock: Clock, settings: GovernorSettings) -> PooledGovernorRuntime:
+        return PooledGovernorRuntime(StoreGovernorRuntime(self._sql.empty_governor_store(),
+                                                          clock, settings))
