@@ -239,20 +239,25 @@ class BreakerHarness:
                     raise self._fail(requirements + shared + self._field_requirements(
                         wanted, actual), f"worker {index}'s read of target {target!r}",
                         wanted, actual)
-            queued = list(self._call("queued", lambda t=target: self.workers[0].queued(t)))  # type: ignore[misc]
-            if queued != self.model.queues.get(target, []):
-                raise self._fail((*requirements, "CB-005"), f"the queue of {target!r}",
-                                 self.model.queues.get(target, []), queued)
-            failed = list(self._call("failed_work",
-                                     lambda t=target: self.workers[0].failed_work(t)))  # type: ignore[misc]
-            if failed != self.model.failed_work.get(target, []):
-                raise self._fail((*requirements, "CB-006"), f"the failed work of {target!r}",
-                                 self.model.failed_work.get(target, []), failed)
+            if isinstance(command, bc.AddWork | bc.Report | None):
+                self._compare_work(target, requirements)
         outages = sum(self._call("logged_outages", worker.logged_outages)
                       for worker in self.workers)
         if outages != self.model.warnings:
             raise self._fail((*requirements, "CB-011"), "operations logged as store outages",
                              self.model.warnings, outages)
+
+    def _compare_work(self, target: str, requirements: tuple[str, ...]) -> None:
+        """The target's queue and failed work: only new work and outcomes (trips) change
+        them, so they are read after those commands (and on a full observation)."""
+        queued = list(self._call("queued", lambda: self.workers[0].queued(target)))
+        if queued != self.model.queues.get(target, []):
+            raise self._fail((*requirements, "CB-005"), f"the queue of {target!r}",
+                             self.model.queues.get(target, []), queued)
+        failed = list(self._call("failed_work", lambda: self.workers[0].failed_work(target)))
+        if failed != self.model.failed_work.get(target, []):
+            raise self._fail((*requirements, "CB-006"), f"the failed work of {target!r}",
+                             self.model.failed_work.get(target, []), failed)
 
     def _readout(self, worker: BreakerRuntime, target: str) -> BreakerView | str | None:
         """The backend's read as a `BreakerView`, or a description of what was wrong."""
