@@ -320,7 +320,10 @@ class BreakerHarness:
             by_outcome = "CB-003"
         elif state is BreakerState.CLOSED:
             trips = counted and breaker.failures + 1 >= self.model.settings.failure_threshold
-            return ("CB-002", "CB-006") if trips else ("CB-002",)
+            # A counted failure exercises the class rule too (every class counts under
+            # the pybreaker profile).
+            by_class = ("CB-003",) if counted else ()
+            return ("CB-002", *by_class, "CB-006") if trips else ("CB-002", *by_class)
         else:
             by_outcome = "CB-008" if command.outcome == CallOutcome.SUCCESS else "CB-009"
         if state is not BreakerState.CLOSED and live_probe(breaker, now) != command.call:
