@@ -13,6 +13,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.breaker_protocol import BREAKER, BreakerBackend, BreakerRuntime
@@ -178,7 +179,7 @@ class BreakerHarness:
             case bc.StoreOutage(down=down):
                 for worker in self.workers:
                     self._call("set_store_available",
-                               lambda w=worker: w.set_store_available(not down))  # type: ignore[misc]
+                               partial(worker.set_store_available, not down))
                 model.store_down = down
             case bc.PassTime(seconds=seconds):
                 self.clock.advance(seconds)

@@ -1,8 +1,9 @@
 """The Hypothesis machines, one per group of areas, and which areas each needs.
 
 The runner runs every machine whose areas the backend claims and the profile has (at
-least one of them), one case per machine. An area beyond the job lifecycle adds its own machine here; a machine
-returns a `MachineRun`, whose `divergence` holds the shrunk counterexample on failure.
+least one of them), one case per machine. An area beyond the job lifecycle adds its own
+machine here; a machine returns a `MachineRun`, whose `divergence` holds the shrunk
+counterexample on failure.
 """
 
 from __future__ import annotations
