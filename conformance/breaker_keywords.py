@@ -214,3 +214,29 @@ class BreakerLibrary:
         actual = sum(worker.logged_outages() for worker in self.harness.workers)
         if actual != count:
             raise self._fail(f"{actual} store outages were logged, not {count}")
+
+    # -- the profile's own values ------------------------------------------------------------
+
+    @keyword("Target Fails Below Threshold")
+    def fails_below_threshold(self, target: str) -> None:
+        """One counted failure fewer than the profile's threshold."""
+        assert self.harness.settings is not None
+        self.fails_calls(target, self.harness.settings.failure_threshold - 1, "auth")
+
+    @keyword("Wait Out Cooldown")
+    def wait_out_cooldown(self, target: str) -> None:
+        """The breaker clock moves by the cooldown the backend reads for ``target``."""
+        cooldown = getattr(self._read(target), "cooldown_seconds", None)
+        if not isinstance(cooldown, float):
+            raise self._fail(f"the backend reads no cooldown for {target!r}: {cooldown!r}")
+        self.harness.run(bc.PassTime(cooldown))
+
+    @keyword("Cooldown Should Follow The Profile")
+    def cooldown_follows_profile(self, target: str, failed_probes: int) -> None:
+        """The profile's base cooldown grown by ``failed_probes`` failed probes, capped."""
+        settings = self.harness.settings
+        assert settings is not None
+        wanted = settings.cooldown_seconds
+        for _ in range(failed_probes):
+            wanted = min(wanted * settings.cooldown_multiplier, settings.cooldown_max_seconds)
+        self.cooldown_should_be(target, wanted)

@@ -303,3 +303,41 @@ def failed_work(context: Any, target: str, works: str) -> None:
 def outages_logged(context: Any, count: int) -> None:
     actual = sum(worker.logged_outages() for worker in _breaker(context).harness.workers)
     _check(context, actual == count, "operations logged as store outages", count, actual)
+
+
+# -- the profile's own values ---------------------------------------------------------------
+
+
+def _settings(context: Any) -> Any:
+    return _breaker(context).harness.settings
+
+
+@action_step('target "{target}" fails one call fewer than the profile\'s threshold')
+def fails_below_threshold(context: Any, target: str) -> None:
+    fails_calls(context, target, _settings(context).failure_threshold - 1, "auth")
+
+
+@action_step('the breaker clock moves by the breaker of target "{target}"\'s cooldown')
+def clock_moves_cooldown(context: Any, target: str) -> None:
+    cooldown = getattr(_read(context, target), "cooldown_seconds", None)
+    if not isinstance(cooldown, float):
+        raise AssertionError(f"the backend reads no cooldown for {target!r}: {cooldown!r}")
+    _breaker(context).run(bc.PassTime(cooldown))
+
+
+@check_step('the breaker of target "{target}" has the profile\'s base cooldown')
+def base_cooldown(context: Any, target: str) -> None:
+    wanted = _settings(context).cooldown_seconds
+    actual = getattr(_read(context, target), "cooldown_seconds", None)
+    _check(context, actual == wanted, f"the cooldown of {target!r}", wanted, actual)
+
+
+@check_step('the breaker of target "{target}" has the profile\'s cooldown after {probes:d}'
+            ' failed probes')
+def grown_cooldown(context: Any, target: str, probes: int) -> None:
+    settings = _settings(context)
+    wanted = settings.cooldown_seconds
+    for _ in range(probes):
+        wanted = min(wanted * settings.cooldown_multiplier, settings.cooldown_max_seconds)
+    actual = getattr(_read(context, target), "cooldown_seconds", None)
+    _check(context, actual == wanted, f"the cooldown of {target!r}", wanted, actual)
