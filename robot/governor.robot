@@ -94,7 +94,11 @@ The Pause Ends By Itself
     Record Failure Result    a    a1    auth
     Record Failure Result    b    b1    auth
     Record Failure Result    c    c1    auth
-    Governor Clock Moves    299
+    Governor Clock Moves    200
+    Record Failure Result    d    d1    auth
+    Record Failure Result    e    e1    auth    governor=2
+    Record Failure Result    f    f1    auth
+    Governor Clock Moves    99
     Pause Should End At Second    300
     Governor Clock Moves    1
     Pause Should End At Second    ${None}
