@@ -6,11 +6,11 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from jobconform.backends.protocol import IDEMPOTENCY, KNOWN_CAPABILITIES, Backend
+from jobconform.backends.protocol import KNOWN_CAPABILITIES, Backend
 
 ENTRY_POINT_GROUP = "jobconform.backends"
-# Areas whose runtime a backend opens separately, by the method named here.
-AREA_OPENERS = {IDEMPOTENCY: "open_idempotency"}
+# Areas whose runtime a backend opens with its own `open_<area>` method.
+AREA_OPENERS = frozenset({"breaker", "governor", "idempotency"})
 
 
 class BackendLoadError(LookupError):
@@ -91,11 +91,12 @@ def check_backend(backend: object, name: str) -> Backend:
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
             f" known: {sorted(KNOWN_CAPABILITIES)}"
         )
-    for area, opener in sorted(AREA_OPENERS.items()):
-        if area in backend.capabilities and not callable(getattr(backend, opener, None)):
-            raise BackendLoadError(
-                f"backend {name!r} claims the {area} area but has no method {opener}(clock,"
-                f" config); add it (see jobconform.backends.{area}_protocol) or stop"
-                f" claiming {area!r}"
-            )
+    lacking = [f"open_{area}" for area in sorted(AREA_OPENERS & set(backend.capabilities))
+               if not callable(getattr(backend, f"open_{area}", None))]
+    if lacking:
+        raise BackendLoadError(
+            f"backend {name!r} claims the area(s) of {', '.join(lacking)} but has no such"
+            " method; add it (see jobconform.backends.<area>_protocol) or stop claiming"
+            " the area"
+        )
     return backend

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.breaker_runtime import StoreBreakerRuntime
+from jobconform.backends.governor_protocol import GOVERNOR
+from jobconform.backends.governor_runtime import StoreGovernorRuntime, open_memory_governor
 from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService
+from jobconform.backends.memory_breaker import open_memory_breaker
 from jobconform.backends.memory_idempotency import open_memory_idempotency
 from jobconform.backends.protocol import (
     IDEMPOTENCY,
@@ -17,6 +22,8 @@ from jobconform.backends.protocol import (
 )
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
+from jobconform.reference.breaker import BreakerSettings
+from jobconform.reference.governor import GovernorSettings
 
 
 class MemoryRuntime(StepRuntime):
@@ -30,10 +37,17 @@ class MemoryBackend:
 
     name = "memory"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
+                              GOVERNOR})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
 
     def open_idempotency(self, clock: Clock, config: IdempotencyConfig) -> IdempotencyService:
         return open_memory_idempotency(clock, config)
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
+        return open_memory_breaker(clock, settings)
+
+    def open_governor(self, clock: Clock, settings: GovernorSettings) -> StoreGovernorRuntime:
+        return open_memory_governor(clock, settings)

@@ -29,7 +29,7 @@ REAPER = "reaper"
 REDELIVERY = "redelivery"
 IDEMPOTENCY = "idempotency"
 KNOWN_CAPABILITIES = frozenset({
-    LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, "loops", "breaker", IDEMPOTENCY,
+    LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, "loops", "breaker", "governor", IDEMPOTENCY,
     "capacity", "reminders",
 })
 

@@ -1,8 +1,9 @@
 """The Hypothesis machines, one per group of areas, and which areas each needs.
 
-The runner runs every machine whose areas the backend claims (at least one of them), one
-case per machine. An area beyond the job lifecycle adds its own machine here; a machine
-returns a `MachineRun`, whose `divergence` holds the shrunk counterexample on failure.
+The runner runs every machine whose areas the backend claims and the profile has (at
+least one of them), one case per machine. An area beyond the job lifecycle adds its own
+machine here; a machine returns a `MachineRun`, whose `divergence` holds the shrunk
+counterexample on failure.
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, REAPER, REDELIVERY, Backend
+from jobconform.conformance.breaker_machine import run_breaker_machine
+from jobconform.conformance.governor_machine import run_governor_machine
 from jobconform.conformance.idempotency_machine import run_idempotency_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.conformance.reaper_machine import make_reaper_machine
@@ -25,8 +30,9 @@ class MachineEntry:
     areas: frozenset[str]  # the machine runs when the backend claims any of these
     run: MachineFunction
 
-    def applies_to(self, backend: Backend) -> bool:
-        return bool(self.areas & frozenset(backend.capabilities))
+    def applies_to(self, backend: Backend, profile: Profile) -> bool:
+        """The backend claims one of the machine's areas and the profile has it."""
+        return bool(self.areas & frozenset(backend.capabilities) & profile.areas)
 
 
 def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int,
@@ -44,9 +50,20 @@ def _idempotency(backend: Backend, profile: Profile, registry: Registry, seed: i
                  examples: int) -> MachineRun:
     return run_idempotency_machine(backend, profile, registry, seed=seed, examples=examples)
 
+def _breaker(backend: Backend, profile: Profile, registry: Registry, seed: int,
+             examples: int) -> MachineRun:
+    return run_breaker_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
+def _governor(backend: Backend, profile: Profile, registry: Registry, seed: int,
+              examples: int) -> MachineRun:
+    return run_governor_machine(backend, profile, registry, seed=seed, examples=examples)
+
 
 MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
     MachineEntry("reaper and re-delivery machine", frozenset({REAPER, REDELIVERY}), _reaper),
     MachineEntry("idempotency machine", frozenset({IDEMPOTENCY}), _idempotency),
+    MachineEntry("breaker machine", frozenset({BREAKER}), _breaker),
+    MachineEntry("governor machine", frozenset({GOVERNOR}), _governor),
 )

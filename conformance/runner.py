@@ -180,13 +180,13 @@ def run_robot(config: RunConfig) -> SuiteRun:
 
 
 def run_hypothesis(config: RunConfig, registry: Registry) -> SuiteRun:
-    """Every machine whose areas the backend claims, one case each."""
+    """Every machine whose areas the backend claims and the profile has, one case each."""
     started = time.perf_counter()
     backend = load_backend(config.backend)
     profile = registry.profile(config.profile)
     run = SuiteRun("hypothesis", 0.0)
     for entry in MACHINES:
-        if entry.applies_to(backend):
+        if entry.applies_to(backend, profile):
             case, steps = _run_machine(entry, backend, profile, registry, config)
             run.cases.append(case)
             run.steps += steps

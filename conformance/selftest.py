@@ -13,6 +13,8 @@ from pathlib import Path
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
+from jobconform.conformance.gallery_breaker import BREAKER_GALLERY
+from jobconform.conformance.gallery_governor import GOVERNOR_GALLERY
 from jobconform.conformance.gallery_idempotency import IDEMPOTENCY_GALLERY
 from jobconform.conformance.gallery_process import PROCESS_GALLERY
 from jobconform.conformance.gallery_reaper import REAPER_GALLERY
@@ -35,6 +37,8 @@ GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
     REAPER_GALLERY,
     PROCESS_GALLERY,
     IDEMPOTENCY_GALLERY,
+    BREAKER_GALLERY,
+    GOVERNOR_GALLERY,
 )
 GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 

@@ -19,6 +19,10 @@ from typing import cast
 
 from sqlalchemy import Engine
 
+from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.governor_protocol import GOVERNOR
+from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService
 from jobconform.backends.protocol import (
@@ -31,6 +35,7 @@ from jobconform.backends.protocol import (
     Clock,
     RuntimeSettings,
 )
+from jobconform.backends.sql.breaker import SqlBreakerStore
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
     create_store_engine,
@@ -38,10 +43,13 @@ from jobconform.backends.sql.database import (
     migrate,
     parse_url,
 )
+from jobconform.backends.sql.governor import SqlGovernorStore
 from jobconform.backends.sql.idempotency import SqlKeyStore
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
+from jobconform.reference.breaker import BreakerSettings
+from jobconform.reference.governor import GovernorSettings
 
 DEFAULT_SQL_URL = "sqlite://"
 
@@ -110,7 +118,8 @@ class SqlBackend:
 
     name = "sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
+                              GOVERNOR})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -140,5 +149,31 @@ class SqlBackend:
             return SqlKeyStore(_copy_of_migrated_in_memory_database(self.url),
                                migrate_schema=False, owns_engine=True)
         store = SqlKeyStore(_migrated_engine(self.url), migrate_schema=False)
+        store.clear()
+        return store
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
+        """A breaker on the database's breaker tables, emptied; its peers are further
+        workers on the same database."""
+        store = self.empty_breaker_store()
+        return StoreBreakerRuntime(store, clock, settings, BreakerDeployment(), store.peer)
+
+    def empty_breaker_store(self) -> SqlBreakerStore:
+        if self._in_memory:
+            return SqlBreakerStore(_copy_of_migrated_in_memory_database(self.url),
+                                   owns_engine=True)
+        store = SqlBreakerStore(_migrated_engine(self.url))
+        store.clear()
+        return store
+
+    def open_governor(self, clock: Clock, settings: GovernorSettings) -> StoreGovernorRuntime:
+        """A governor on the database's governor tables, emptied."""
+        return StoreGovernorRuntime(self.empty_governor_store(), clock, settings)
+
+    def empty_governor_store(self) -> SqlGovernorStore:
+        if self._in_memory:
+            return SqlGovernorStore(_copy_of_migrated_in_memory_database(self.url),
+                                    owns_engine=True)
+        store = SqlGovernorStore(_migrated_engine(self.url))
         store.clear()
         return store

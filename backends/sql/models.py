@@ -18,6 +18,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     Dialect,
+    Double,
     Index,
     Integer,
     MetaData,
@@ -165,3 +166,90 @@ class IdempotencyKeyRow(Base):
         Integer, server_default=text(str(JSON_SCHEMA_VERSION)))
 
     __table_args__ = (CheckConstraint(KEY_STATE_CHECK, name="state"),)
+
+# -- the breaker area (spec/breaker.yaml) ------------------------------------------------------
+
+WORK_STATUSES = ("queued", "failed")
+
+
+class BreakerStateRow(Base):
+    """One target's dispatch circuit breaker, shared by every worker on the database.
+
+    Every write is `UPDATE ... WHERE version = <the version read>` (or an INSERT of a
+    target's first row, which the primary key lets only one writer win), so concurrent
+    workers never both take the half-open probe slot.
+    """
+
+    __tablename__ = "breaker_states"
+
+    target: Mapped[str] = mapped_column(String(255), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer)
+    cooldown_seconds: Mapped[float] = mapped_column(Double)
+    open_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    probe: Mapped[str | None] = mapped_column(String(255))
+    probe_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    version: Mapped[int] = mapped_column(BigInteger)
+
+
+class BreakerWorkRow(Base):
+    """Work waiting for a target, or failed by its breaker's trip; `id` keeps the order."""
+
+    __tablename__ = "breaker_work"
+
+    # SQLite numbers rows only for an INTEGER primary key.
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    target: Mapped[str] = mapped_column(String(255))
+    work: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(10))
+
+    __table_args__ = (
+        CheckConstraint("status IN ('queued', 'failed')", name="status"),
+        Index(None, "target", "status", "id"),
+    )
+
+
+# -- the governor area (spec/governor.yaml) ----------------------------------------------------
+
+
+class GovernorDeliveryRow(Base):
+    """A re-delivery the governor accepted; the caps count these over sliding windows."""
+
+    __tablename__ = "governor_deliveries"
+
+    id: Mapped[int] = mapped_column(BigInteger().with_variant(Integer, "sqlite"),
+                                    primary_key=True, autoincrement=True)
+    target: Mapped[str] = mapped_column(String(255))
+    accepted_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+
+    __table_args__ = (Index(None, "target", "accepted_at"),)
+
+
+class GovernorResultRow(Base):
+    """A failure result already counted: a replay of its id is not counted again."""
+
+    __tablename__ = "governor_results"
+
+    result_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+
+
+class GovernorFailureRow(Base):
+    """The latest counted failure of one class at one target: distinct targets count."""
+
+    __tablename__ = "governor_failures"
+
+    failure_class: Mapped[str] = mapped_column(String(32), primary_key=True)
+    target: Mapped[str] = mapped_column(String(255), primary_key=True)
+    counted_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class GovernorPauseRow(Base):
+    """The single row holding the shared-cause pause. Every governor decision locks it
+    first, so decisions of concurrent processes are serialised."""
+
+    __tablename__ = "governor_pause"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    paused_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
+
+    __table_args__ = (CheckConstraint("id = 1", name="single_row"),)

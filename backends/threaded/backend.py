@@ -9,14 +9,23 @@ seed alone.
 
 from __future__ import annotations
 
+from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.governor_protocol import GOVERNOR
+from jobconform.backends.governor_runtime import InMemoryGovernorStore, StoreGovernorRuntime
 from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService, KeyStore
+from jobconform.backends.memory_breaker import InMemoryBreakerStore
 from jobconform.backends.memory_idempotency import MemoryKeyStore
 from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, RETRY, Clock, RuntimeSettings
 from jobconform.backends.store import InMemoryJobStore, JobStore
+from jobconform.backends.threaded.breaker import PooledBreakerRuntime
 from jobconform.backends.threaded.config import WorkerConfig
+from jobconform.backends.threaded.governor import PooledGovernorRuntime
 from jobconform.backends.threaded.idempotency import RequestThreadIdempotency
 from jobconform.backends.threaded.worker import ThreadedRuntime
+from jobconform.reference.breaker import BreakerSettings
+from jobconform.reference.governor import GovernorSettings
 
 
 def conformance_config(settings: RuntimeSettings) -> WorkerConfig:
@@ -29,7 +38,7 @@ class ThreadedBackend:
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY})
+    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
@@ -46,3 +55,11 @@ class ThreadedBackend:
     def new_key_store(self) -> KeyStore:
         """An empty key store for one runtime."""
         return MemoryKeyStore()
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> PooledBreakerRuntime:
+        return PooledBreakerRuntime(StoreBreakerRuntime(InMemoryBreakerStore(), clock,
+                                                        settings, BreakerDeployment()))
+
+    def open_governor(self, clock: Clock, settings: GovernorSettings) -> PooledGovernorRuntime:
+        return PooledGovernorRuntime(StoreGovernorRuntime(InMemoryGovernorStore(), clock,
+                                                          settings))

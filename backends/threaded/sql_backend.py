@@ -7,11 +7,19 @@ one. Point the variable at a scratch database: the backend deletes its jobs.
 
 from __future__ import annotations
 
+from jobconform.backends.breaker_protocol import BREAKER
+from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.governor_protocol import GOVERNOR
+from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.idempotency_service import KeyStore
-from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, RETRY
+from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, RETRY, Clock
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.threaded.backend import ThreadedBackend
+from jobconform.backends.threaded.breaker import PooledBreakerRuntime
+from jobconform.backends.threaded.governor import PooledGovernorRuntime
+from jobconform.reference.breaker import BreakerSettings
+from jobconform.reference.governor import GovernorSettings
 
 
 class ThreadedSqlBackend(ThreadedBackend):
@@ -26,7 +34,7 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY})
+    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -38,3 +46,12 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     def new_key_store(self) -> KeyStore:
         return self._sql.empty_key_store()
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> PooledBreakerRuntime:
+        store = self._sql.empty_breaker_store()
+        return PooledBreakerRuntime(StoreBreakerRuntime(store, clock, settings,
+                                                        BreakerDeployment(), store.peer))
+
+    def open_governor(self, clock: Clock, settings: GovernorSettings) -> PooledGovernorRuntime:
+        return PooledGovernorRuntime(StoreGovernorRuntime(self._sql.empty_governor_store(),
+                                                          clock, settings))

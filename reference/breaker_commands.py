@@ -1,0 +1,88 @@
+"""The breaker area's commands: plain data, like the lifecycle's (reference/commands.py).
+
+Targets, calls and pieces of work are named by strings the harness picks. `worker` picks
+which of the check's two workers (0 or 1, sharing one store) sends the command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+
+@dataclass(frozen=True)
+class SwitchBreaker:
+    """The global switch (CB-001)."""
+
+    on: bool
+
+
+@dataclass(frozen=True)
+class OptIn:
+    """One target's own opt-in (CB-001)."""
+
+    target: str
+    on: bool = True
+
+
+@dataclass(frozen=True)
+class Call:
+    """A call to `target` asks the breaker to run; answers an `Admission` value."""
+
+    target: str
+    call: str
+    worker: int = 0
+
+
+@dataclass(frozen=True)
+class CallsAtOnce:
+    """Several callers call `target` at the same moment, each from its own thread,
+    alternating between the two workers; answers how many got each admission."""
+
+    target: str
+    calls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Report:
+    """The call ended: outcome success, failure (with its class) or cancelled."""
+
+    target: str
+    call: str
+    outcome: str
+    failure_class: str | None = None
+    worker: int = 0
+
+
+@dataclass(frozen=True)
+class AddWork:
+    """New work for `target`; answers an `Enqueued` value."""
+
+    target: str
+    work: str
+
+
+@dataclass(frozen=True)
+class ResetBreaker:
+    target: str
+
+
+@dataclass(frozen=True)
+class StoreOutage:
+    """The breaker's state store becomes unreachable (down) or reachable again."""
+
+    down: bool
+
+
+@dataclass(frozen=True)
+class PassTime:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ReadBreaker:
+    target: str
+
+
+BreakerCommand: TypeAlias = (SwitchBreaker | OptIn | Call | CallsAtOnce | Report | AddWork
+                             | ResetBreaker | StoreOutage | PassTime | ReadBreaker)

@@ -1,0 +1,49 @@
+"""The governor area's commands: plain data, like the lifecycle's (reference/commands.py).
+
+`worker` picks which of the check's two governors (0 or 1, sharing one store) is asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TypeAlias
+
+
+@dataclass(frozen=True)
+class AskWait:
+    """The wait before a re-delivery, for a uniform `draw` in [0, 1); answers ms."""
+
+    previous_ms: float | None
+    draw: float
+    retry_after_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A re-delivery for `target` asks to go out; answers (accepted, retry_after_seconds)."""
+
+    target: str
+    worker: int = 0
+
+
+@dataclass(frozen=True)
+class RecordFailure:
+    """A terminal failure result `result_id` of `target` with `failure_class`."""
+
+    target: str
+    failure_class: str
+    result_id: str
+    worker: int = 0
+
+
+@dataclass(frozen=True)
+class Elapse:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class ReadPause:
+    """Answers the end of the running pause, or None."""
+
+
+GovernorCommand: TypeAlias = AskWait | Offer | RecordFailure | Elapse | ReadPause

@@ -1,0 +1,336 @@
+"""The breaker area: the oracle's rules, the profiles, loading, and the shared SQL breaker
+under real threads (every database) and real processes (PostgreSQL)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sql_databases import DATABASES, database
+from sqlalchemy import Engine, update
+
+from jobconform.backends.breaker_runtime import BreakerRow, StoreBreakerRuntime
+from jobconform.backends.loading import BackendLoadError, check_backend
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.sql.breaker import STATES, SqlBreakerStore
+from jobconform.backends.sql.database import create_store_engine, migrate
+from jobconform.conformance.breaker_harness import BreakerHarness, breaker_settings
+from jobconform.conformance.breaker_race import (
+    TARGET,
+    FixedClock,
+    engaged_runtime,
+    run_probe_race,
+    trip,
+)
+from jobconform.conformance.clock import EPOCH
+from jobconform.reference import breaker_commands as bc
+from jobconform.reference.breaker import (
+    Admission,
+    BreakerModel,
+    BreakerSettings,
+    BreakerState,
+    CallOutcome,
+)
+from jobconform.spec import SpecError, load_registry
+
+SEED = BreakerSettings()  # the seed's values are the defaults
+
+
+def at(seconds: float) -> datetime:
+    return EPOCH + timedelta(seconds=seconds)
+
+
+def engaged_model(settings: BreakerSettings = SEED) -> BreakerModel:
+    return BreakerModel(settings, global_switch=True, opted_in={"a", "b"})
+
+
+def fail(model: BreakerModel, times: int, seconds: float = 0.0,
+         failure_class: str = "auth", target: str = "a") -> None:
+    for number in range(times):
+        call = f"f{seconds}-{number}"
+        model.admit(target, call, at(seconds))
+        model.record(target, call, CallOutcome.FAILURE, failure_class, at(seconds))
+
+
+def state(model: BreakerModel, seconds: float, target: str = "a") -> BreakerState:
+    view = model.read(target, at(seconds))
+    assert view is not None
+    return view.state
+
+
+# -- the oracle ------------------------------------------------------------------------------
+
+
+def test_three_consecutive_auth_failures_trip_and_a_success_resets() -> None:
+    model = engaged_model()
+    fail(model, 2)
+    model.record("a", "ok", CallOutcome.SUCCESS, None, at(0))
+    fail(model, 2)
+    assert state(model, 0) is BreakerState.CLOSED
+    fail(model, 1)
+    assert state(model, 0) is BreakerState.OPEN
+    assert state(model, 29.999) is BreakerState.OPEN
+    assert state(model, 30) is BreakerState.HALF_OPEN
+
+
+def test_timeouts_agent_errors_and_cancellations_are_neutral() -> None:
+    model = engaged_model()
+    fail(model, 2)
+    fail(model, 5, failure_class="timeout")
+    fail(model, 5, failure_class="agent_error")
+    model.record("a", "x", CallOutcome.CANCELLED, None, at(0))
+    view = model.read("a", at(0))
+    assert view is not None and view.failures == 2
+
+
+def test_the_cooldown_doubles_to_the_cap_and_a_success_resets_it() -> None:
+    model = engaged_model()
+    fail(model, 3)
+    now, cooldowns = 0.0, []
+    for number in range(6):
+        now += model.breaker("a").cooldown_seconds
+        assert model.admit("a", f"p{number}", at(now)) is Admission.PROBE
+        model.record("a", f"p{number}", CallOutcome.FAILURE, "auth", at(now))
+        cooldowns.append(model.breaker("a").cooldown_seconds)
+    assert cooldowns == [60, 120, 240, 300, 300, 300]
+    now += 300
+    model.admit("a", "ok", at(now))
+    model.record("a", "ok", CallOutcome.SUCCESS, None, at(now))
+    assert model.breaker("a").cooldown_seconds == 30
+    assert state(model, now) is BreakerState.CLOSED
+
+
+def test_a_silent_probe_loses_its_slot_at_the_lease_boundary() -> None:
+    model = engaged_model()
+    fail(model, 3)
+    assert model.admit("a", "silent", at(30)) is Admission.PROBE
+    assert model.admit("a", "early", at(89.999)) is Admission.REFUSED
+    assert model.admit("a", "next", at(90)) is Admission.PROBE
+    model.record("a", "silent", CallOutcome.SUCCESS, None, at(91))
+    assert state(model, 91) is BreakerState.HALF_OPEN  # the lapsed probe decides nothing
+
+
+def test_a_trip_fails_only_the_tripped_targets_queued_work() -> None:
+    model = engaged_model()
+    model.enqueue("a", "w1", at(0))
+    model.enqueue("b", "x1", at(0))
+    fail(model, 3)
+    assert model.failed_work == {"a": ["w1"]}
+    assert model.queues == {"b": ["x1"]}
+    assert model.enqueue("a", "w2", at(1)).value == "refused"
+
+
+def test_an_unengaged_or_unreachable_breaker_admits_everything() -> None:
+    model = BreakerModel(SEED, global_switch=False, opted_in={"a"})
+    fail(model, 5)
+    assert state(model, 0) is BreakerState.CLOSED and model.warnings == 0
+    model.global_switch = True
+    fail(model, 3)
+    model.store_down = True
+    assert model.admit("a", "c", at(1)) is Admission.ADMITTED
+    assert model.read("a", at(1)) is None
+    assert model.warnings == 1
+
+
+# -- parameters and profiles -------------------------------------------------------------------
+
+
+def test_the_profiles_carry_the_seed_and_the_pybreaker_values() -> None:
+    registry = load_registry()
+    assert breaker_settings(registry.profile("canonical")) == SEED
+    pybreaker = breaker_settings(registry.profile("pybreaker"))
+    assert (pybreaker.failure_threshold, pybreaker.cooldown_seconds,
+            pybreaker.cooldown_max_seconds) == (5, 60, 60)
+    assert pybreaker.counted_classes == {"auth", "timeout", "agent_error"}
+
+
+def test_bad_breaker_parameters_are_named() -> None:
+    registry = load_registry()
+    with pytest.raises(ValueError, match=r"unknown breaker parameter.*threshold"):
+        breaker_settings(registry.profile("canonical"), threshold=3)
+    with pytest.raises(ValueError, match="failure_threshold must be at least 1"):
+        breaker_settings(registry.profile("canonical"), failure_threshold=0)
+    with pytest.raises(ValueError, match=r"unknown classes.*'teapot'"):
+        BreakerSettings(counted_classes=frozenset({"teapot"}))
+    with pytest.raises(SpecError, match=r"no breaker parameters.*area_parameters\.breaker"):
+        breaker_settings(registry.profile("task-manager"))
+
+
+def test_a_backend_claiming_the_breaker_without_open_breaker_is_refused() -> None:
+    class NoBreaker:
+        name = "half"
+        profile = "canonical"
+        capabilities = frozenset({"lifecycle", "breaker"})
+
+        def open(self, settings: object, clock: object) -> object:
+            return object()
+
+    with pytest.raises(BackendLoadError, match="open_breaker"):
+        check_backend(NoBreaker(), "half")
+
+
+def test_the_harness_names_the_requirement_of_a_divergence() -> None:
+    from jobconform.backends.loading import load_backend
+    from jobconform.conformance.gallery_breaker import BREAKER_GALLERY
+    from jobconform.conformance.harness import Divergence
+
+    entry = next(e for e in BREAKER_GALLERY if e.name == "breaker_timeout_counted")
+    registry = load_registry()
+    harness = BreakerHarness(load_backend(entry.target), registry.profile("canonical"),
+                             registry)
+    harness.run(bc.SwitchBreaker(True))
+    harness.run(bc.OptIn("a"))
+    harness.run(bc.Call("a", "c"))
+    with pytest.raises(Divergence, match="CB-003"):
+        harness.run(bc.Report("a", "c", "failure", "timeout"))
+    harness.close()
+
+
+def test_memory_peers_share_one_breaker() -> None:
+    runtime = MemoryBackend().open_breaker(FixedClock(EPOCH), SEED)
+    peer = runtime.peer()
+    runtime.set_global_switch(True)
+    runtime.set_opt_in("a", True)
+    for number in range(3):
+        peer.record("a", f"c{number}", "failure", "auth")
+    readout = runtime.read("a")
+    assert readout is not None and readout.state == "open"
+
+
+# -- the SQL breaker: shared, one probe under real threads and processes -------------------
+
+
+@pytest.fixture(scope="module", params=DATABASES)
+def breaker_url(request: pytest.FixtureRequest,
+                tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with database(request.param, tmp_path_factory.mktemp(request.param)) as url:
+        engine = create_store_engine(url)
+        migrate(engine)
+        engine.dispose()
+        yield url
+
+
+@pytest.fixture
+def engine(breaker_url: str) -> Iterator[Engine]:
+    engine = create_store_engine(breaker_url)
+    yield engine
+    engine.dispose()
+
+
+THREADS = 16
+
+
+def test_concurrent_threads_admit_exactly_one_probe(breaker_url: str, engine: Engine) -> None:
+    cooled = trip(breaker_url, SqlBreakerStore, SEED)
+    # Each caller is a worker of its own: its own store object and connection.
+    runtimes = [engaged_runtime(SqlBreakerStore(engine), cooled, SEED) for _ in range(THREADS)]
+    start = threading.Barrier(THREADS)
+    answers: list[str] = []
+    lock = threading.Lock()
+
+    def caller(number: int) -> None:
+        start.wait(60)
+        answer = runtimes[number].admit(TARGET, f"c{number}")
+        with lock:
+            answers.append(answer)
+
+    threads = [threading.Thread(target=caller, args=(n,)) for n in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert Counter(answers) == {"probe": 1, "refused": THREADS - 1}
+
+
+def test_the_state_survives_in_the_database_for_a_new_worker(breaker_url: str,
+                                                             engine: Engine) -> None:
+    cooled = trip(breaker_url, SqlBreakerStore, SEED)
+    later = engaged_runtime(SqlBreakerStore(engine), cooled - timedelta(seconds=1), SEED)
+    readout = later.read(TARGET)
+    assert readout is not None and (readout.state, readout.open_until) == ("open", cooled)
+
+
+def test_an_unreachable_sql_store_fails_open_and_logs(breaker_url: str, engine: Engine,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    cooled = trip(breaker_url, SqlBreakerStore, SEED)
+    runtime = engaged_runtime(SqlBreakerStore(engine), cooled - timedelta(seconds=1), SEED)
+    runtime.set_store_available(False)
+    with caplog.at_level("WARNING", logger="jobconform.breaker"):
+        assert runtime.admit(TARGET, "c") == "admitted"
+    assert runtime.read(TARGET) is None
+    assert runtime.logged_outages() == 1
+    assert "breaker store unavailable during admit" in caplog.text
+    runtime.set_store_available(True)
+    readout = runtime.read(TARGET)
+    assert readout is not None and readout.state == "open"
+    runtime.close()
+
+
+class BlindWriteStore(SqlBreakerStore):
+    """A store whose writes ignore the version read: the race must catch it."""
+
+    def swap(self, expected: BreakerRow | None, new: BreakerRow) -> bool:
+        if expected is None:
+            return super().swap(expected, new)
+        with self._state() as connection:
+            connection.execute(update(STATES).where(STATES.c.target == new.target).values(
+                probe=new.probe, probe_until=new.probe_until, open_until=new.open_until,
+                failures=new.failures, cooldown_seconds=new.cooldown_seconds,
+                version=new.version))
+        return True
+
+
+def test_processes_on_postgresql_admit_exactly_one_probe(tmp_path: Path) -> None:
+    with database("postgresql", tmp_path) as url:
+        counted = run_probe_race(url, processes=4, callers=4)
+    assert counted == {"probe": 1, "refused": 15}
+
+
+def test_the_process_race_catches_a_write_that_ignores_the_version(tmp_path: Path) -> None:
+    with database("postgresql", tmp_path) as url:
+        counted = run_probe_race(url, BlindWriteStore, processes=4, callers=4)
+    assert counted["probe"] > 1, f"a blind write admitted one probe only: {counted}"
+
+
+def test_processes_on_every_database_admit_exactly_one_probe(breaker_url: str) -> None:
+    assert run_probe_race(breaker_url, processes=3, callers=2) == {"probe": 1, "refused": 5}
+
+
+def test_the_harness_runs_on_sql_with_two_workers(breaker_url: str) -> None:
+    from jobconform.backends.sql import SqlBackend
+
+    registry = load_registry()
+    harness = BreakerHarness(SqlBackend(breaker_url), registry.profile("canonical"), registry)
+    for command in [bc.SwitchBreaker(True), bc.OptIn("a"), bc.AddWork("a", "w"),
+                    bc.Call("a", "c1", 1), bc.Report("a", "c1", "failure", "auth", 1),
+                    bc.Call("a", "c2"), bc.Report("a", "c2", "failure", "auth"),
+                    bc.Call("a", "c3", 1), bc.Report("a", "c3", "failure", "auth"),
+                    bc.PassTime(30), bc.CallsAtOnce("a", ("p1", "p2", "p3", "p4"))]:
+        harness.run(command)
+    assert harness.model.failed_work == {"a": ["w"]}
+    harness.close()
+
+
+def test_store_breaker_runtime_retries_a_lost_race() -> None:
+    """A swap that loses once is retried on a fresh read, not dropped."""
+    from jobconform.backends.memory_breaker import InMemoryBreakerStore
+
+    class LosesOnce(InMemoryBreakerStore):
+        lost = False
+
+        def swap(self, expected: BreakerRow | None, new: BreakerRow) -> bool:
+            if not self.lost:
+                self.lost = True
+                return False
+            return super().swap(expected, new)
+
+    runtime = StoreBreakerRuntime(LosesOnce(), FixedClock(EPOCH), SEED)
+    runtime.set_global_switch(True)
+    runtime.set_opt_in("a", True)
+    runtime.record("a", "c", "failure", "auth")
+    readout = runtime.read("a")
+    assert readout is not None and readout.failures == 1
