@@ -1,8 +1,12 @@
-"""Verdicts per requirement and suite, and the reports: console table, JSON, JUnit XML.
+"""Verdicts per requirement and suite, and the reports: console table, JSON, JUnit XML and
+a Markdown summary for CI.
 
 A requirement's verdict in one suite:
 - "pass": at least one case covers it and none of them failed, and no divergence named it;
 - "fail": a case covering it failed, or a divergence named it;
+- "expected failure": it fails, and the run's expected-failures file lists it (with a
+  reason); it does not fail the run;
+- "not rerun": a rerun of failed requirements left it out (and nothing failed on it);
 - "untested": the backend claims its area but no case in the suite covers it (a gap in
   the kit, so the run fails);
 - "not claimed": the backend does not claim the requirement's area; never a pass;
@@ -13,16 +17,33 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from jobconform.conformance.runner import SuiteRun
+from jobconform.conformance.expectations import ExpectedFailure
+from jobconform.conformance.runner import CaseResult, SuiteRun
+from jobconform.conformance.schema_files import first_problem
 from jobconform.spec import Registry
 
 PASS, FAIL, UNTESTED, NOT_CLAIMED, NOT_APPLICABLE = (
     "pass", "fail", "untested", "not claimed", "n/a")
+EXPECTED_FAILURE, NOT_RERUN = "expected failure", "not rerun"
+VERDICTS = (PASS, FAIL, EXPECTED_FAILURE, UNTESTED, NOT_CLAIMED, NOT_APPLICABLE, NOT_RERUN)
 FAILING = frozenset({FAIL, UNTESTED})
+REPORT_SCHEMA = "report.schema.json"
+REPORT_FORMAT = "jobconform-report/1"
+
+
+def _fails_coverage(case: CaseResult) -> bool:
+    """Whether a failed case fails every requirement it covers, not just those it blamed.
+
+    A Behave or Robot case checks the requirements it is tagged with, so its failure
+    leaves them all unproven. A Hypothesis case "covers" whatever its machine exercised
+    before one divergence stopped it; that divergence names its requirements, and only
+    those failed (without a name, an adapter error say, the whole case counts).
+    """
+    return case.suite != "hypothesis" or not case.blamed
 
 
 @dataclass(frozen=True)
@@ -33,6 +54,10 @@ class RunSummary:
     spec_version: str
     seed: int
     suites: Sequence[SuiteRun]
+    # Known deviations of this runtime, by requirement ID (--expected-failures).
+    expected: Mapping[str, ExpectedFailure] = field(default_factory=dict)
+    # A rerun checks only these requirements (--rerun-failed); None: all of them.
+    selected: frozenset[str] | None = None
 
     def verdicts(self, registry: Registry) -> dict[str, dict[str, str]]:
         table: dict[str, dict[str, str]] = {}
@@ -44,8 +69,10 @@ class RunSummary:
                     continue
                 covering = [c for c in run.cases if requirement.id in c.requirements]
                 blamed = any(requirement.id in c.blamed for c in run.cases)
-                if blamed or any(not c.passed for c in covering):
-                    row[run.suite] = FAIL
+                if blamed or any(not c.passed and _fails_coverage(c) for c in covering):
+                    row[run.suite] = EXPECTED_FAILURE if requirement.id in self.expected else FAIL
+                elif self.selected is not None and requirement.id not in self.selected:
+                    row[run.suite] = NOT_RERUN
                 elif self.profile not in requirement.profiles:
                     row[run.suite] = NOT_APPLICABLE
                 elif covering:
@@ -62,30 +89,67 @@ class RunSummary:
                 for run in self.suites for case in run.cases
                 for rid in case.requirements if rid not in known]
 
+    def expectation_problems(self, registry: Registry) -> list[str]:
+        """Entries of the expected-failures file that no longer tell the truth."""
+        known = set(registry.ids())
+        verdicts = self.verdicts(registry)
+        problems = []
+        for rid, entry in sorted(self.expected.items()):
+            if rid not in known:
+                problems.append(f"{rid}: stale entry, the spec {registry.version} has no such"
+                                f" requirement (reason given: {entry.reason!r}); fix the ID"
+                                " or remove the entry")
+            elif self.selected is not None and rid not in self.selected:
+                continue  # not rerun, so not checked this time
+            elif EXPECTED_FAILURE not in verdicts[rid].values():
+                shown = ", ".join(f"{suite} {v}" for suite, v in verdicts[rid].items())
+                problems.append(f"{rid}: unexpected pass, listed as an expected failure but no"
+                                f" suite fails it ({shown}); remove the entry")
+        return problems
+
+    def unexcused_cases(self) -> list[CaseResult]:
+        """Failed cases not explained by the expected failures alone."""
+        def excused(case: CaseResult) -> bool:
+            named = set(case.blamed or case.requirements)
+            return bool(named) and named <= self.expected.keys()
+        return [c for run in self.suites for c in run.cases if not c.passed and not excused(c)]
+
     def failed(self, registry: Registry) -> bool:
-        if self.unknown_tags(registry):
+        if self.unknown_tags(registry) or self.expectation_problems(registry):
             return True
-        broken_cases = any(not c.passed for run in self.suites for c in run.cases)
         bad_verdicts = any(v in FAILING for row in self.verdicts(registry).values()
                            for v in row.values())
-        return broken_cases or bad_verdicts
+        return bool(self.unexcused_cases()) or bad_verdicts
 
 
 def _counts(verdicts: dict[str, dict[str, str]]) -> dict[str, int]:
-    counts = {PASS: 0, FAIL: 0, UNTESTED: 0, NOT_CLAIMED: 0, NOT_APPLICABLE: 0}
+    """One overall verdict per requirement, the worst of its suites, counted."""
+    counts = dict.fromkeys(VERDICTS, 0)
     for row in verdicts.values():
         values = set(row.values())
-        if FAIL in values:
-            counts[FAIL] += 1
-        elif UNTESTED in values:
-            counts[UNTESTED] += 1
-        elif values == {NOT_CLAIMED}:
-            counts[NOT_CLAIMED] += 1
-        elif values == {NOT_APPLICABLE}:
-            counts[NOT_APPLICABLE] += 1
+        for verdict in (FAIL, UNTESTED, EXPECTED_FAILURE):
+            if verdict in values:
+                counts[verdict] += 1
+                break
         else:
-            counts[PASS] += 1
+            for verdict in (NOT_CLAIMED, NOT_APPLICABLE, NOT_RERUN):
+                if values == {verdict}:
+                    counts[verdict] += 1
+                    break
+            else:
+                counts[PASS] += 1
     return counts
+
+
+def counts_line(counts: Mapping[str, int]) -> str:
+    parts = [f"{counts[PASS]} passed", f"{counts[FAIL]} failed"]
+    if counts[EXPECTED_FAILURE]:
+        parts.append(f"{counts[EXPECTED_FAILURE]} expected failures")
+    parts += [f"{counts[UNTESTED]} untested", f"{counts[NOT_CLAIMED]} not claimed",
+              f"{counts[NOT_APPLICABLE]} not applicable"]
+    if counts[NOT_RERUN]:
+        parts.append(f"{counts[NOT_RERUN]} not rerun")
+    return "requirements: " + ", ".join(parts)
 
 
 def console_table(summary: RunSummary, registry: Registry) -> str:
@@ -113,19 +177,31 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
         for case in failed[:5]:
             lines.append(f"  FAILED {case.name}")
             lines += [f"    {line}" for line in case.message.strip().splitlines()[:25]]
+            lines += [f"    reproducer: {path}" for path in case.artifacts]
     for problem in summary.unknown_tags(registry):
         lines.append(f"  STALE TAG {problem}")
-    counts = _counts(verdicts)
+    for rid, entry in sorted(summary.expected.items()):
+        if rid in verdicts and EXPECTED_FAILURE in verdicts[rid].values():
+            link = f" ({entry.link})" if entry.link else ""
+            lines.append(f"  EXPECTED FAILURE {rid}: {entry.reason}{link}")
+    for problem in summary.expectation_problems(registry):
+        lines.append(f"  EXPECTATION WRONG {problem}")
     lines.append("")
-    lines.append(f"requirements: {counts[PASS]} passed, {counts[FAIL]} failed,"
-                 f" {counts[UNTESTED]} untested, {counts[NOT_CLAIMED]} not claimed,"
-                 f" {counts[NOT_APPLICABLE]} not applicable")
+    lines.append(counts_line(_counts(verdicts)))
     return "\n".join(lines)
 
 
+def _case_json(case: CaseResult) -> dict[str, object]:
+    # JSON has arrays, not tuples: the document must be the same before and after a dump.
+    return {key: list(value) if isinstance(value, tuple) else value
+            for key, value in asdict(case).items()}
+
+
 def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
+    """The report as data; it matches conformance/schemas/report.schema.json."""
     verdicts = summary.verdicts(registry)
     return {
+        "format": REPORT_FORMAT,
         "spec_version": registry.version,
         "backend": summary.backend,
         "profile": summary.profile,
@@ -134,6 +210,10 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
         "verdict": "fail" if summary.failed(registry) else "pass",
         "counts": _counts(verdicts),
         "unknown_tags": summary.unknown_tags(registry),
+        "expected_failures": {rid: {"reason": e.reason, "link": e.link}
+                              for rid, e in sorted(summary.expected.items())},
+        "expectation_problems": summary.expectation_problems(registry),
+        "rerun_of": sorted(summary.selected) if summary.selected is not None else None,
         "requirements": {
             r.id: {"level": r.level, "title": r.title, "area": r.area,
                    "suites": verdicts[r.id]}
@@ -141,14 +221,107 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
         },
         "suites": [
             {"suite": run.suite, "seconds": round(run.seconds, 3), "steps": run.steps,
-             "cases": [asdict(case) for case in run.cases]}
+             "cases": [_case_json(case) for case in run.cases]}
             for run in summary.suites
         ],
     }
 
 
+class ReportError(ValueError):
+    """A JSON report cannot be read or does not match the published schema."""
+
+
+def validate_report(document: object, source: str = "report") -> None:
+    """Check a report against conformance/schemas/report.schema.json.
+
+    Raises:
+        ReportError: the first mismatch, with where it is.
+    """
+    problem = first_problem(document, REPORT_SCHEMA)
+    if problem is not None:
+        raise ReportError(f"{source} does not match {REPORT_SCHEMA} {problem}")
+
+
+def read_report(path: Path) -> dict[str, object]:
+    """Load and validate a JSON report written by `jobconform run`.
+
+    Raises:
+        ReportError: unreadable, not JSON, or off-schema.
+    """
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise ReportError(f"cannot read the report {path}: {error}") from error
+    validate_report(document, str(path))
+    assert isinstance(document, dict)
+    return document
+
+
 def write_json(path: Path, summary: RunSummary, registry: Registry) -> None:
-    path.write_text(json.dumps(to_json(summary, registry), indent=2) + "\n", encoding="utf-8")
+    document = to_json(summary, registry)
+    validate_report(document, "the report being written")  # the schema is a promise
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+
+
+_MARK = {PASS: "✅ pass", FAIL: "❌ fail", EXPECTED_FAILURE: "⚠️ expected failure",
+         UNTESTED: "❓ untested", NOT_CLAIMED: "⬜ not claimed", NOT_APPLICABLE: "n/a",
+         NOT_RERUN: "not rerun"}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def to_markdown(summary: RunSummary, registry: Registry) -> str:
+    """A summary for a CI job page (GitHub's step summary): verdict, counts, failures first.
+
+    Requirements that all pass are folded into one collapsed table, so the page shows
+    what needs attention without scrolling.
+    """
+    verdicts = summary.verdicts(registry)
+    suites = [run.suite for run in summary.suites]
+    failed = summary.failed(registry)
+    lines = [
+        f"## jobconform: {'❌ FAIL' if failed else '✅ PASS'} — backend `{summary.backend}`,"
+        f" profile `{summary.profile}`",
+        "",
+        f"Spec {registry.version}, seed {summary.seed}. {counts_line(_counts(verdicts))}.",
+        "",
+    ]
+    header = ["requirement", "level", "title", *suites]
+    def table(requirement_ids: list[str]) -> list[str]:
+        rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        for rid in requirement_ids:
+            r = registry.requirement(rid)
+            cells = [rid, r.level, _cell(r.title), *(_MARK[verdicts[rid][s]] for s in suites)]
+            rows.append("| " + " | ".join(cells) + " |")
+        return rows
+    attention = [rid for rid, row in verdicts.items() if set(row.values()) - {PASS}]
+    fine = [rid for rid in verdicts if rid not in attention]
+    if attention:
+        lines += ["### Needs attention", "", *table(attention), ""]
+    if fine:
+        lines += ["<details><summary>" + f"{len(fine)} requirements pass in every suite"
+                  + "</summary>", "", *table(fine), "", "</details>", ""]
+    problems = (summary.unknown_tags(registry) + summary.expectation_problems(registry))
+    if problems:
+        lines += ["### Problems", "", *(f"- {_cell(p)}" for p in problems), ""]
+    listed = [(rid, e) for rid, e in sorted(summary.expected.items())
+              if rid in verdicts and EXPECTED_FAILURE in verdicts[rid].values()]
+    if listed:
+        lines += ["### Expected failures", ""]
+        lines += [f"- **{rid}**: {_cell(e.reason)}" + (f" ([link]({e.link}))" if e.link else "")
+                  for rid, e in listed]
+        lines.append("")
+    broken = summary.unexcused_cases()
+    if broken:
+        lines += ["### Failed cases", ""]
+        for case in broken[:10]:
+            lines += [f"<details><summary>{case.suite}: {_cell(case.name)}</summary>", "",
+                      "```", case.message.strip(), "```"]
+            lines += [f"Reproducer: `{path}`" for path in case.artifacts]
+            lines += ["", "</details>", ""]
+    return "\n".join(lines) + "\n"
 
 
 def write_junit(path: Path, runs: Iterable[SuiteRun]) -> None:
