@@ -6,6 +6,9 @@ A requirement's verdict in one suite:
 - "fail": a case covering it failed, or a divergence named it;
 - "expected failure": it fails, and the run's expected-failures file lists it (with a
   reason); it does not fail the run;
+- "blocked": every case covering it stopped at a listed deviation of another requirement
+  (or, for a Hypothesis machine, the search stopped there before reaching it), so it was
+  not checked; not a pass, and not a failure of the run;
 - "not rerun": a rerun of failed requirements left it out (and nothing failed on it);
 - "untested": the backend claims its area but no case in the suite covers it (a gap in
   the kit, so the run fails);
@@ -28,8 +31,9 @@ from jobconform.spec import Registry
 
 PASS, FAIL, UNTESTED, NOT_CLAIMED, NOT_APPLICABLE = (
     "pass", "fail", "untested", "not claimed", "n/a")
-EXPECTED_FAILURE, NOT_RERUN = "expected failure", "not rerun"
-VERDICTS = (PASS, FAIL, EXPECTED_FAILURE, UNTESTED, NOT_CLAIMED, NOT_APPLICABLE, NOT_RERUN)
+EXPECTED_FAILURE, BLOCKED, NOT_RERUN = "expected failure", "blocked", "not rerun"
+VERDICTS = (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED, NOT_CLAIMED, NOT_APPLICABLE,
+            NOT_RERUN)
 FAILING = frozenset({FAIL, UNTESTED})
 REPORT_SCHEMA = "report.schema.json"
 REPORT_FORMAT = "jobconform-report/1"
@@ -69,14 +73,24 @@ class RunSummary:
                     continue
                 covering = [c for c in run.cases if requirement.id in c.requirements]
                 blamed = any(requirement.id in c.blamed for c in run.cases)
-                if blamed or any(not c.passed and _fails_coverage(c) for c in covering):
-                    row[run.suite] = EXPECTED_FAILURE if requirement.id in self.expected else FAIL
+                stopped = [c for c in covering if not c.passed and _fails_coverage(c)]
+                if requirement.id in self.expected and (blamed or stopped):
+                    row[run.suite] = EXPECTED_FAILURE
+                elif blamed or any(not self.excused(c) for c in stopped):
+                    row[run.suite] = FAIL
+                elif stopped:
+                    row[run.suite] = BLOCKED
                 elif self.selected is not None and requirement.id not in self.selected:
                     row[run.suite] = NOT_RERUN
                 elif self.profile not in requirement.profiles:
                     row[run.suite] = NOT_APPLICABLE
                 elif covering:
                     row[run.suite] = PASS
+                elif run.suite == "hypothesis" and any(
+                        not c.passed and self.excused(c) for c in run.cases):
+                    # The machine's coverage is what it reached before it stopped at a
+                    # listed deviation; it never had the chance to reach this one.
+                    row[run.suite] = BLOCKED
                 else:
                     row[run.suite] = UNTESTED
             table[requirement.id] = row
@@ -107,12 +121,16 @@ class RunSummary:
                                 f" suite fails it ({shown}); remove the entry")
         return problems
 
+    def excused(self, case: CaseResult) -> bool:
+        """A failed case explained by the listed deviations alone: what it blamed (or, when
+        it blamed nothing, what it covers) is all in the expected-failures file."""
+        named = set(case.blamed or case.requirements)
+        return bool(named) and named <= self.expected.keys()
+
     def unexcused_cases(self) -> list[CaseResult]:
         """Failed cases not explained by the expected failures alone."""
-        def excused(case: CaseResult) -> bool:
-            named = set(case.blamed or case.requirements)
-            return bool(named) and named <= self.expected.keys()
-        return [c for run in self.suites for c in run.cases if not c.passed and not excused(c)]
+        return [c for run in self.suites for c in run.cases
+                if not c.passed and not self.excused(c)]
 
     def failed(self, registry: Registry) -> bool:
         if self.unknown_tags(registry) or self.expectation_problems(registry):
@@ -127,7 +145,7 @@ def _counts(verdicts: dict[str, dict[str, str]]) -> dict[str, int]:
     counts = dict.fromkeys(VERDICTS, 0)
     for row in verdicts.values():
         values = set(row.values())
-        for verdict in (FAIL, UNTESTED, EXPECTED_FAILURE):
+        for verdict in (FAIL, UNTESTED, EXPECTED_FAILURE, BLOCKED):
             if verdict in values:
                 counts[verdict] += 1
                 break
@@ -145,6 +163,8 @@ def counts_line(counts: Mapping[str, int]) -> str:
     parts = [f"{counts[PASS]} passed", f"{counts[FAIL]} failed"]
     if counts[EXPECTED_FAILURE]:
         parts.append(f"{counts[EXPECTED_FAILURE]} expected failures")
+    if counts[BLOCKED]:
+        parts.append(f"{counts[BLOCKED]} blocked")
     parts += [f"{counts[UNTESTED]} untested", f"{counts[NOT_CLAIMED]} not claimed",
               f"{counts[NOT_APPLICABLE]} not applicable"]
     if counts[NOT_RERUN]:
@@ -157,7 +177,7 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
     suites = [run.suite for run in summary.suites]
     title_width = 46
     header = f"{'requirement':<12}{'level':<7}{'title':<{title_width}}" + "".join(
-        f"{s:<13}" for s in suites)
+        f"{s:<18}" for s in suites)
     lines = [
         f"jobconform {registry.version}: backend {summary.backend!r}, profile"
         f" {summary.profile!r}, seed {summary.seed}",
@@ -166,7 +186,7 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
     ]
     for requirement in registry.requirements:
         title = requirement.title[: title_width - 2]
-        cells = "".join(f"{verdicts[requirement.id][s]:<13}" for s in suites)
+        cells = "".join(f"{verdicts[requirement.id][s]:<18}" for s in suites)
         lines.append(f"{requirement.id:<12}{requirement.level:<7}{title:<{title_width}}{cells}")
     lines.append("")
     for run in summary.suites:
@@ -264,8 +284,8 @@ def write_json(path: Path, summary: RunSummary, registry: Registry) -> None:
 
 
 _MARK = {PASS: "✅ pass", FAIL: "❌ fail", EXPECTED_FAILURE: "⚠️ expected failure",
-         UNTESTED: "❓ untested", NOT_CLAIMED: "⬜ not claimed", NOT_APPLICABLE: "n/a",
-         NOT_RERUN: "not rerun"}
+         BLOCKED: "⏸️ blocked", UNTESTED: "❓ untested", NOT_CLAIMED: "⬜ not claimed",
+         NOT_APPLICABLE: "n/a", NOT_RERUN: "not rerun"}
 
 
 def _cell(text: str) -> str:
