@@ -175,7 +175,8 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
               help="Also write the trace as a Behave .feature here.")
 def replay_command(trace_path: Path, backend_name: str, profile_name: str | None,
                    gherkin_path: Path | None) -> None:
-    """Replay a trace on a backend: exit 0 if it agrees with the oracle, 1 if it diverges."""
+    """Replay a trace on a backend: exit 0 if it agrees with the oracle, 1 if it diverges
+    (or the adapter fails), 2 if the backend does not claim what the trace needs."""
     registry = _registry()
     try:
         trace = read_trace(trace_path)
@@ -204,6 +205,9 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
     if outcome.adapter_error is not None:
         click.echo(f"ADAPTER ERROR at command {outcome.commands_run}: {outcome.adapter_error}")
         sys.exit(1)
+    if outcome.not_checkable is not None:
+        click.echo(f"NOT CHECKABLE here: {outcome.not_checkable}")
+        sys.exit(2)
     click.echo(f"AGREES: all {outcome.commands_run} commands match the oracle")
 
 

@@ -130,10 +130,13 @@ class Replay:
     commands_run: int
     divergence: Divergence | None = None
     adapter_error: AdapterError | None = None
+    # Why the trace cannot be checked on this backend (an area it does not claim).
+    not_checkable: str | None = None
 
     @property
     def agreed(self) -> bool:
-        return self.divergence is None and self.adapter_error is None
+        return (self.divergence is None and self.adapter_error is None
+                and self.not_checkable is None)
 
 
 def replay(trace: Trace, backend: Backend, profile: Profile, registry: Registry) -> Replay:
@@ -147,6 +150,8 @@ def replay(trace: Trace, backend: Backend, profile: Profile, registry: Registry)
         return Replay(len(harness.commands), divergence=divergence)
     except AdapterError as error:
         return Replay(len(harness.commands), adapter_error=error)
+    except ValueError as error:  # the harness refuses a command this backend cannot take
+        return Replay(len(harness.commands), not_checkable=str(error))
     finally:
         harness.close()
     return Replay(len(harness.commands))
