@@ -11,6 +11,7 @@ import click
 
 from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
 from jobconform.backends.protocol import Backend
+from jobconform.conformance import spec_gate
 from jobconform.conformance.expectations import (
     ExpectationsError,
     ExpectedFailure,
@@ -19,6 +20,7 @@ from jobconform.conformance.expectations import (
 from jobconform.conformance.report import (
     EXPECTED_FAILURE,
     FAIL,
+    FAILING,
     ReportError,
     RunSummary,
     console_table,
@@ -35,7 +37,7 @@ from jobconform.conformance.selftest import (
     format_catches,
 )
 from jobconform.conformance.trace import TraceError, read_trace, replay, to_gherkin, trace_name
-from jobconform.spec import Registry, SpecError, load_registry, lock_problems, spec_files
+from jobconform.spec import Registry, SpecError, load_registry, spec_files
 
 
 def _registry() -> Registry:
@@ -278,16 +280,88 @@ def spec() -> None:
 
 
 @spec.command(name="check")
-def spec_check() -> None:
-    """Validate the registry and check the lock; non-zero exit on any problem."""
+@click.option("--no-run", "static_only", is_flag=True,
+              help="Skip running the suites on the oracle (the static checks only).")
+@click.option("--examples", default=200, show_default=True, type=click.IntRange(min=1),
+              help="Hypothesis examples for the oracle run.")
+@click.option("--work-dir", default=Path("reports/spec-check"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path))
+def spec_check(static_only: bool, examples: int, work_dir: Path) -> None:
+    """The CI gate: registry, lock and CHANGELOG, coverage both ways, the oracle passes.
+
+    Every MUST and SHOULD requirement needs a Behave scenario and a Robot test; every
+    requirement tag must name a real requirement; the memory backend must pass every
+    suite under every profile. Non-zero exit on any problem, each on its own line.
+    """
     registry = _registry()
-    problems = lock_problems(registry)
+    problems = spec_gate.check(registry, work_dir, run_oracle=not static_only,
+                               examples=examples, progress=_progress)
     for problem in problems:
         click.echo(problem, err=True)
     if problems:
+        click.echo(f"spec check: {len(problems)} problem(s)", err=True)
         sys.exit(1)
+    ran = "" if static_only else ", the oracle passes every suite under every profile"
     click.echo(f"spec {registry.version}: {len(registry.requirements)} requirements,"
-               f" {len(registry.profiles)} profiles, lock up to date")
+               f" {len(registry.profiles)} profiles; lock and CHANGELOG up to date, every"
+               f" MUST/SHOULD requirement has a Behave and a Robot test{ran}")
+
+
+@spec.command(name="impact")
+@click.option("--base", "base", required=True,
+              help="The git revision to compare with (branch, tag or commit).")
+@click.option("--repo", default=Path("."), show_default=True,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="The git checkout holding spec/.")
+@click.option("--backend", "backends", multiple=True,
+              help="Backends to run the changed requirements on (repeatable)."
+                   "  [default: every shipped backend]")
+@click.option("--no-results", is_flag=True, help="List the changes and tests only.")
+@click.option("--examples", default=100, show_default=True, type=click.IntRange(min=1))
+@click.option("--work-dir", default=Path("reports/spec-impact"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path))
+def spec_impact(base: str, repo: Path, backends: tuple[str, ...], no_results: bool,
+                examples: int, work_dir: Path) -> None:
+    """The requirements whose normative text changed since BASE, their tests and results."""
+    registry = _registry()
+    try:
+        changes = spec_gate.changes_since(registry, spec_gate.base_hashes(repo, base))
+    except spec_gate.ImpactError as error:
+        raise click.ClickException(str(error)) from error
+    if not changes:
+        click.echo(f"no normative change since {base}: nothing to re-check")
+        return
+    coverage = spec_gate.static_coverage()
+    click.echo(f"{len(changes)} requirement(s) changed since {base}:")
+    for change in changes:
+        title = (registry.requirement(change.requirement_id).title
+                 if change.kind != "removed" else "(removed from the spec)")
+        click.echo(f"  {change.requirement_id} {change.kind}: {title}")
+        tests = coverage.covering(change.requirement_id)
+        for test in tests:
+            click.echo(f"    {test.suite:<10} {test.name}")
+        if not tests:
+            click.echo("    (no Behave or Robot test names it)")
+    click.echo("  (the Hypothesis machines run whole; their column below shows whether they"
+               " reach each requirement)")
+    live = frozenset(c.requirement_id for c in changes if c.kind != "removed")
+    if no_results or not live:
+        return
+    names = list(backends) or spec_gate.shipped_backends()
+    for name in names:
+        _backend(name)  # an unknown name stops here, before any suite runs
+    results = spec_gate.impact_results(registry, live, names, work_dir, examples, _progress)
+    header = f"{'requirement':<12}{'backend':<14}" + "".join(f"{s:<18}" for s in SUITES)
+    click.echo("\nresults on the shipped backends:\n" + header + "\n" + "-" * len(header))
+    failed = False
+    for rid in sorted(live):
+        for name, verdicts in results.items():
+            row = verdicts.get(rid, {})
+            failed |= any(v in FAILING for v in row.values())
+            click.echo(f"{rid:<12}{name:<14}"
+                       + "".join(f"{row.get(s, '-'):<18}" for s in SUITES))
+    if failed:
+        sys.exit(1)
 
 
 @spec.command(name="lock")
