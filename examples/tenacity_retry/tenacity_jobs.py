@@ -19,9 +19,8 @@ draw to use, and the adapter feeds that draw to tenacity's own jitter code.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+from contextlib import AbstractContextManager
+from unittest import mock
 
 import tenacity
 import tenacity.wait
@@ -42,14 +41,10 @@ class _DrawnRandom:
         return a + self._draw * (b - a)
 
 
-@contextmanager
-def _tenacity_draws(draw: float) -> Iterator[None]:
-    original: Any = tenacity.wait.random
-    tenacity.wait.random = _DrawnRandom(draw)  # type: ignore[assignment]
-    try:
-        yield
-    finally:
-        tenacity.wait.random = original
+def _tenacity_draws(draw: float) -> AbstractContextManager[object]:
+    """While active, tenacity's jitter draws the kit's value (the step runtime is
+    single-threaded, so swapping the module's `random` for the call is safe)."""
+    return mock.patch.object(tenacity.wait, "random", _DrawnRandom(draw))
 
 
 def _state(attempt: int) -> tenacity.RetryCallState:
