@@ -132,8 +132,14 @@ class RunSummary:
         return [c for run in self.suites for c in run.cases
                 if not c.passed and not self.excused(c)]
 
+    def nothing_checked(self) -> bool:
+        """No case ran at all (a backend that claims nothing): a run that cannot fail."""
+        return not any(run.cases for run in self.suites)
+
     def failed(self, registry: Registry) -> bool:
         if self.unknown_tags(registry) or self.expectation_problems(registry):
+            return True
+        if self.nothing_checked():
             return True
         bad_verdicts = any(v in FAILING for row in self.verdicts(registry).values()
                            for v in row.values())
@@ -206,6 +212,9 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
             lines.append(f"  EXPECTED FAILURE {rid}: {entry.reason}{link}")
     for problem in summary.expectation_problems(registry):
         lines.append(f"  EXPECTATION WRONG {problem}")
+    if summary.nothing_checked():
+        lines.append("  NOTHING CHECKED: no case ran; claim an area in the backend's"
+                     " `capabilities` (see `jobconform list requirements`)")
     lines.append("")
     lines.append(counts_line(_counts(verdicts)))
     return "\n".join(lines)
@@ -324,6 +333,8 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
         lines += ["<details><summary>" + f"{len(fine)} requirements pass in every suite"
                   + "</summary>", "", *table(fine), "", "</details>", ""]
     problems = (summary.unknown_tags(registry) + summary.expectation_problems(registry))
+    if summary.nothing_checked():
+        problems.append("nothing checked: no case ran, the backend claims no area")
     if problems:
         lines += ["### Problems", "", *(f"- {_cell(p)}" for p in problems), ""]
     listed = [(rid, e) for rid, e in sorted(summary.expected.items())

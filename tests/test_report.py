@@ -150,3 +150,9 @@ def test_rerun_refuses_a_file_that_is_not_a_report(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["run", "--rerun-failed", str(bogus)])
     assert result.exit_code == 1
     assert "does not match report.schema.json" in result.output
+
+
+def test_a_run_that_checked_nothing_fails(registry: Registry) -> None:
+    empty = summary([], capabilities=frozenset())
+    assert empty.nothing_checked() and empty.failed(registry)
+    assert "NOTHING CHECKED" in console_table(empty, registry)
