@@ -71,3 +71,17 @@ def test_tenacity_agrees_with_the_spec_once_attempts_are_counted_from_zero() -> 
                 mine = runtime.compute_delay_ms(policy, attempt, jitter, draw)
                 spec = backoff.delay_ms(policy, attempt, jitter, draw)
                 assert mine == pytest.approx(spec, abs=1.0), (policy, attempt, jitter, draw)
+
+
+def test_without_the_translation_every_delay_is_one_power_short() -> None:
+    import tenacity
+    from tenacity_jobs import tenacity_wait
+
+    policy = RetryPolicy()
+    wait = tenacity_wait(policy, Jitter.NONE)
+    for attempt in (1, 2, 3):
+        untranslated = tenacity.RetryCallState(retry_object=tenacity.Retrying(), fn=None,
+                                               args=(), kwargs={})
+        untranslated.attempt_number = attempt  # the spec's count, passed through as is
+        short = wait(untranslated) * 1000.0
+        assert short * policy.backoff_multiplier == backoff.delay_ms(policy, attempt)
