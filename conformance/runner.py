@@ -67,7 +67,8 @@ class RunConfig:
     # Run only the cases tagged with these requirements (a rerun); None runs everything.
     # The Hypothesis machines run whole: they are not split by requirement.
     selected: frozenset[str] | None = None
-    # Trace files (*.json) in this folder run as extra Behave scenarios.
+    # Trace files (*.json) in this folder run as extra Behave scenarios, besides the
+    # ones shipped in features/regressions.
     regressions: Path | None = None
 
 
@@ -115,11 +116,12 @@ def run_behave(config: RunConfig) -> SuiteRun:
         "--format", "json", "--outfile", str(json_path),
         "--no-capture", "--no-color", "--no-summary", "--no-snippets",
     ]
-    if config.regressions is not None:
-        traces = sorted(config.regressions.glob("*.json"))
-        generated = write_regression_features(traces, config.work_dir / "regressions")
-        if generated:
-            command.insert(4, str(config.work_dir / "regressions"))
+    # Traces shipped in features/regressions and those of --regressions become scenarios.
+    folders = [suite_folder("jobconform.features") / "regressions", config.regressions]
+    traces = [trace for folder in folders if folder is not None and folder.is_dir()
+              for trace in sorted(folder.glob("*.json"))]
+    if write_regression_features(traces, config.work_dir / "regressions"):
+        command.insert(4, str(config.work_dir / "regressions"))
     if config.selected is not None:
         # Tag expressions: `@LC-001 or @RT-002`; an empty selection matches nothing.
         wanted = " or ".join(f"@{rid}" for rid in sorted(config.selected)) or "@none-selected"

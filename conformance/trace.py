@@ -211,6 +211,17 @@ def gherkin_step(command: Command) -> str:
     return f"the recorded command {recorded} is replayed"
 
 
+def areas_needed(commands: tuple[Command, ...]) -> list[str]:
+    """The areas beyond the lifecycle that a command sequence exercises."""
+    needed = []
+    if any(isinstance(c, cmd.ComputeDelay) or (isinstance(c, cmd.Submit) and c.retry)
+           for c in commands):
+        needed.append("retry")
+    if any(isinstance(c, cmd.Heartbeat | cmd.DetectStuck) for c in commands):
+        needed.append("stuck")
+    return needed
+
+
 def _runtime_step(trace: Trace) -> str:
     if trace.max_tasks is None:
         # The suite's steps set the slots or lift the cap, not both.
@@ -238,7 +249,12 @@ def to_gherkin(trace: Trace, name: str) -> str:
         f"  {tags}",
         f"  Scenario: Shrunk counterexample {name} ({len(trace.commands)} commands)",
     ]
-    lines.append(f"    {_runtime_step(trace)}")
+    areas = areas_needed(trace.commands)
+    if areas:
+        lines.append(f'    Given the backend claims the areas "{", ".join(areas)}"')
+        lines.append(f"    And {_runtime_step(trace).removeprefix('Given ')}")
+    else:
+        lines.append(f"    {_runtime_step(trace)}")
     for number, command in enumerate(trace.commands):
         keyword = "When" if number == 0 else "And"
         lines.append(f"    {keyword} {gherkin_step(command)}")

@@ -1,8 +1,9 @@
-"""The one Behave step that generated regression scenarios add to the suite's own.
+"""The two Behave steps that generated regression scenarios add to the suite's own.
 
 A trace command no plain sentence expresses exactly (a submission with a retry policy, a
 delay question, a text with quotes) is written as its JSON and replayed through the
-harness, like every other When-step.
+harness, like every other When-step. A trace whose commands need an area beyond the
+lifecycle starts by requiring it, so the scenario is skipped where it cannot be checked.
 """
 
 from __future__ import annotations
@@ -15,7 +16,18 @@ from behave import given, when
 from jobconform.conformance.behave_steps import state_of
 from jobconform.reference.commands import command_from_json
 
-__all__ = ["step_recorded_command"]
+__all__ = ["step_areas_claimed", "step_recorded_command"]
+
+
+@given('the backend claims the areas "{areas}"')
+def step_areas_claimed(context: Any, areas: str) -> None:
+    """Skip the scenario unless the backend claims, and the profile has, every area."""
+    config = state_of(context).config
+    missing = [area.strip() for area in areas.split(",") if area.strip() and not (
+        area.strip() in config.backend.capabilities and area.strip() in config.profile.areas)]
+    if missing:
+        context.scenario.skip(f"backend {config.backend.name} under profile"
+                              f" {config.profile.name} does not check {', '.join(missing)}")
 
 
 @given("the recorded command {document} is replayed")

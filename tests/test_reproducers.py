@@ -102,3 +102,17 @@ def test_replay_agrees_on_every_shipped_single_process_backend(found: Path) -> N
     unclaimed = replay(trace, load_backend("threaded"), registry.profile("canonical"), registry)
     assert unclaimed.not_checkable and "does not claim the retry area" in unclaimed.not_checkable
     assert "@regression" in to_gherkin(trace, "t")
+
+
+def test_a_shipped_regression_is_skipped_where_its_area_is_not_claimed(tmp_path: Path) -> None:
+    shipped = CliRunner().invoke(main, ["run", "--backend", "threaded", "--suite", "behave",
+                                        "--report-dir", str(tmp_path)])
+    assert shipped.exit_code == 0, shipped.output
+    feature = (tmp_path / "regressions" / "late-completion-after-cancel.feature").read_text()
+    assert 'Given the backend claims the areas "retry"' in feature
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert not [c for c in report["suites"][0]["cases"] if c["name"].startswith("Regression")]
+    behave = json.loads((tmp_path / "behave.json").read_text())
+    [scenario] = [s for f in behave if f["name"].startswith("Regression")
+                  for s in f["elements"]]
+    assert scenario["status"] == "skipped"  # never run, never passed
