@@ -147,7 +147,7 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
                          registry.version, seed, runs, expected, selected)
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
-    write_junit(report_dir / "junit.xml", runs)
+    write_junit(report_dir / "junit.xml", summary)
     markdown = to_markdown(summary, registry)
     written = [report_dir / "report.json", report_dir / "junit.xml"]
     if markdown_path is not None:

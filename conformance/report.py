@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -355,19 +355,31 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_junit(path: Path, runs: Iterable[SuiteRun]) -> None:
+def write_junit(path: Path, summary: RunSummary) -> None:
+    """JUnit XML, one test case per case, each carrying its requirement IDs as properties.
+
+    A case that failed only on listed deviations is written as skipped, with the reasons:
+    CI test views then agree with the run's verdict.
+    """
     root = ET.Element("testsuites", name="jobconform")
-    for run in runs:
-        failures = sum(not case.passed for case in run.cases)
+    for run in summary.suites:
+        excused = [case for case in run.cases if not case.passed and summary.excused(case)]
+        failures = sum(not case.passed for case in run.cases) - len(excused)
         suite = ET.SubElement(root, "testsuite", name=run.suite, tests=str(len(run.cases)),
-                              failures=str(failures), time=f"{run.seconds:.3f}")
+                              failures=str(failures), skipped=str(len(excused)),
+                              time=f"{run.seconds:.3f}")
         for case in run.cases:
             element = ET.SubElement(suite, "testcase", classname=f"jobconform.{run.suite}",
                                     name=case.name)
             properties = ET.SubElement(element, "properties")
             for requirement_id in case.requirements:
                 ET.SubElement(properties, "property", name="requirement", value=requirement_id)
-            if not case.passed:
+            if case in excused:
+                named = sorted(set(case.blamed or case.requirements))
+                reasons = "; ".join(f"{rid}: {summary.expected[rid].reason}" for rid in named)
+                skipped = ET.SubElement(element, "skipped", message=f"expected failure ({reasons})")
+                skipped.text = case.message
+            elif not case.passed:
                 failure = ET.SubElement(element, "failure",
                                         message=case.message.strip().splitlines()[0]
                                         if case.message.strip() else "failed")

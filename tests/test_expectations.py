@@ -6,6 +6,7 @@ several lists, which is what `--expected-failures` does after the run.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,11 @@ def test_the_command_line_reads_the_file_and_passes(tmp_path: Path) -> None:
         "--expected-failures", str(DEVIATIONS_FILE), "--report-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "EXPECTED FAILURE ST-003" in result.output
+    suites = ET.parse(tmp_path / "junit.xml").getroot().findall("testsuite")
+    assert [s.get("failures") for s in suites] == ["0", "0"]
+    assert all(int(s.get("skipped", "0")) > 0 for s in suites)
+    skipped = suites[0].find("testcase/skipped")
+    assert skipped is not None and "expected failure (" in skipped.get("message", "")
     stale = tmp_path / "stale.yaml"
     stale.write_text(DEVIATIONS_FILE.read_text() + "XY-123:\n  reason: gone\n")
     result = CliRunner().invoke(main, [
