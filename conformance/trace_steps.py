@@ -11,15 +11,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from behave import given, when
-
-from jobconform.conformance.behave_steps import state_of
+from jobconform.conformance.behave_steps import action_step, setup_step, state_of
 from jobconform.reference.commands import command_from_json
 
 __all__ = ["step_areas_claimed", "step_recorded_command"]
 
 
-@given('the backend claims the areas "{areas}"')
+@setup_step('the backend claims the areas "{areas}"')
 def step_areas_claimed(context: Any, areas: str) -> None:
     """Skip the scenario unless the backend claims, and the profile has, every area."""
     config = state_of(context).config
@@ -30,8 +28,7 @@ def step_areas_claimed(context: Any, areas: str) -> None:
                               f" {config.profile.name} does not check {', '.join(missing)}")
 
 
-@given("the recorded command {document} is replayed")
-@when("the recorded command {document} is replayed")
+@action_step("the recorded command {document} is replayed")
 def step_recorded_command(context: Any, document: str) -> None:
     try:
         body = json.loads(document)
