@@ -303,8 +303,8 @@ def spec_check(static_only: bool, examples: int, work_dir: Path) -> None:
         sys.exit(1)
     ran = "" if static_only else ", the oracle passes every suite under every profile"
     click.echo(f"spec {registry.version}: {len(registry.requirements)} requirements,"
-               f" {len(registry.profiles)} profiles; lock and CHANGELOG up to date, every"
-               f" MUST/SHOULD requirement has a Behave and a Robot test{ran}")
+               f" {len(registry.profiles)} profiles; lock up to date, CHANGELOG entry"
+               f" present, every MUST/SHOULD requirement has a Behave and a Robot test{ran}")
 
 
 @spec.command(name="impact")

@@ -39,17 +39,6 @@ REPORT_SCHEMA = "report.schema.json"
 REPORT_FORMAT = "jobconform-report/1"
 
 
-def _fails_coverage(case: CaseResult) -> bool:
-    """Whether a failed case fails every requirement it covers, not just those it blamed.
-
-    A Behave or Robot case checks the requirements it is tagged with, so its failure
-    leaves them all unproven. A Hypothesis case "covers" whatever its machine exercised
-    before one divergence stopped it; that divergence names its requirements, and only
-    those failed (without a name, an adapter error say, the whole case counts).
-    """
-    return case.suite != "hypothesis" or not case.blamed
-
-
 @dataclass(frozen=True)
 class RunSummary:
     backend: str
@@ -71,12 +60,18 @@ class RunSummary:
                 if requirement.area not in self.capabilities:
                     row[run.suite] = NOT_CLAIMED
                     continue
-                covering = [c for c in run.cases if requirement.id in c.requirements]
-                blamed = any(requirement.id in c.blamed for c in run.cases)
-                stopped = [c for c in covering if not c.passed and _fails_coverage(c)]
-                if requirement.id in self.expected and (blamed or stopped):
-                    row[run.suite] = EXPECTED_FAILURE
-                elif blamed or any(not self.excused(c) for c in stopped):
+                rid = requirement.id
+                failed = [c for c in run.cases if not c.passed and rid in c.requirements]
+                # It failed itself: a divergence named it, or a case covering it failed
+                # without naming anything.
+                direct = (any(rid in c.blamed for c in run.cases)
+                          or any(not c.blamed for c in failed))
+                # A case covering it stopped on another requirement, leaving it unproven;
+                # for a machine, everything it exercised before the divergence.
+                stopped = [c for c in failed if c.blamed and rid not in c.blamed]
+                if direct:
+                    row[run.suite] = EXPECTED_FAILURE if rid in self.expected else FAIL
+                elif any(not self.excused(c) for c in stopped):
                     row[run.suite] = FAIL
                 elif stopped:
                     row[run.suite] = BLOCKED
@@ -84,7 +79,7 @@ class RunSummary:
                     row[run.suite] = NOT_RERUN
                 elif self.profile not in requirement.profiles:
                     row[run.suite] = NOT_APPLICABLE
-                elif covering:
+                elif any(rid in c.requirements for c in run.cases):
                     row[run.suite] = PASS
                 elif run.suite == "hypothesis" and any(
                         not c.passed and self.excused(c) for c in run.cases):

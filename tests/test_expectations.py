@@ -68,7 +68,10 @@ def test_an_unlisted_deviation_fails_the_run(runs: list[SuiteRun], registry: Reg
 def test_without_a_list_every_deviation_fails(runs: list[SuiteRun], registry: Registry) -> None:
     summary = judged(runs, {})
     assert summary.failed(registry)
-    assert with_verdict(summary, registry, FAIL) == set(LISTED)
+    scenario_suites = [run for run in runs if run.suite != "hypothesis"]
+    assert with_verdict(judged(scenario_suites, {}), registry, FAIL) == set(LISTED)
+    # The machine's failed case leaves everything it exercised unproven.
+    assert set(LISTED) < with_verdict(summary, registry, FAIL)
 
 
 def test_a_stale_entry_fails_the_run(runs: list[SuiteRun], registry: Registry) -> None:
