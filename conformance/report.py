@@ -142,11 +142,12 @@ class RunSummary:
 
 
 def _counts(verdicts: dict[str, dict[str, str]]) -> dict[str, int]:
-    """One overall verdict per requirement, the worst of its suites, counted."""
+    """One overall verdict per requirement, counted: a failure in any suite wins; a pass
+    in one suite outweighs "blocked" (not checked) in another."""
     counts = dict.fromkeys(VERDICTS, 0)
     for row in verdicts.values():
         values = set(row.values())
-        for verdict in (FAIL, UNTESTED, EXPECTED_FAILURE, BLOCKED):
+        for verdict in (FAIL, UNTESTED, EXPECTED_FAILURE, PASS, BLOCKED):
             if verdict in values:
                 counts[verdict] += 1
                 break
