@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -9,7 +10,25 @@ from pathlib import Path
 import click
 
 from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
-from jobconform.conformance.report import RunSummary, console_table, write_json, write_junit
+from jobconform.backends.protocol import Backend
+from jobconform.conformance import spec_gate
+from jobconform.conformance.expectations import (
+    ExpectationsError,
+    ExpectedFailure,
+    load_expectations,
+)
+from jobconform.conformance.report import (
+    EXPECTED_FAILURE,
+    FAIL,
+    FAILING,
+    ReportError,
+    RunSummary,
+    console_table,
+    read_report,
+    to_markdown,
+    write_json,
+    write_junit,
+)
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
 from jobconform.conformance.selftest import (
     GALLERY,
@@ -17,7 +36,8 @@ from jobconform.conformance.selftest import (
     check_entry,
     format_catches,
 )
-from jobconform.spec import Registry, SpecError, load_registry, lock_problems, spec_files
+from jobconform.conformance.trace import TraceError, read_trace, replay, to_gherkin, trace_name
+from jobconform.spec import Registry, SpecError, load_registry, spec_files
 
 
 def _registry() -> Registry:
@@ -33,9 +53,39 @@ def main() -> None:
     """A conformance kit for background-job runtimes: spec, oracle, suites, reports."""
 
 
+def _backend(name: str) -> Backend:
+    try:
+        return load_backend(name)
+    except BackendLoadError as error:
+        raise click.ClickException(str(error)) from error
+
+
+def _progress(line: str) -> None:
+    click.echo(line, err=True)
+
+
+def failed_in_report(path: Path) -> tuple[dict[str, object], frozenset[str]]:
+    """An earlier report, and the requirements that failed in it (listed ones included).
+
+    Raises:
+        click.ClickException: the report is unreadable or off-schema.
+    """
+    try:
+        report = read_report(path)
+    except ReportError as error:
+        raise click.ClickException(f"{error}; --rerun-failed takes the report.json that"
+                                   " `jobconform run` wrote") from error
+    requirements = report["requirements"]
+    assert isinstance(requirements, dict)
+    failed = frozenset(rid for rid, body in requirements.items()
+                       if {FAIL, EXPECTED_FAILURE} & set(body["suites"].values()))
+    return report, failed
+
+
 @main.command()
-@click.option("--backend", "backend_name", default="memory", show_default=True,
-              help="An installed backend name (see `jobconform list backends`) or module:attr.")
+@click.option("--backend", "backend_name", default=None,
+              help="An installed backend name (see `jobconform list backends`) or module:attr."
+                   "  [default: memory, or the backend of the --rerun-failed report]")
 @click.option("--profile", "profile_name", default=None,
               help="Profile whose defaults apply (default: the one the backend declares).")
 @click.option("--suite", "suites", multiple=True, type=click.Choice(SUITES),
@@ -46,34 +96,121 @@ def main() -> None:
               help="Hypothesis examples (command sequences) to try.")
 @click.option("--report-dir", default=Path("reports"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path),
-              help="Where report.json, junit.xml and suite logs are written.")
-def run(backend_name: str, profile_name: str | None, suites: tuple[str, ...], seed: int,
-        examples: int, report_dir: Path) -> None:
+              help="Where report.json, junit.xml, traces and suite logs are written.")
+@click.option("--expected-failures", "expected_file", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="YAML file of known deviations: requirement ID -> {reason, link}.")
+@click.option("--markdown", "markdown_path", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write a Markdown summary here (it is appended to"
+                   " $GITHUB_STEP_SUMMARY as well when that is set).")
+@click.option("--rerun-failed", "rerun_report", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Rerun only the requirements that failed in this earlier report.json.")
+@click.option("--regressions", "regressions", default=None,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A folder of trace files (*.json) to run as extra Behave scenarios.")
+def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, ...],
+        seed: int, examples: int, report_dir: Path, expected_file: Path | None,
+        markdown_path: Path | None, rerun_report: Path | None,
+        regressions: Path | None) -> None:
     """Run the conformance suites against a backend and print a per-requirement table."""
     registry = _registry()
-    try:
-        backend = load_backend(backend_name)
-    except BackendLoadError as error:
-        raise click.ClickException(str(error)) from error
+    selected: frozenset[str] | None = None
+    if rerun_report is not None:
+        earlier, selected = failed_in_report(rerun_report)
+        backend_name = backend_name or str(earlier["backend"])
+        profile_name = profile_name or str(earlier["profile"])
+        if not selected:
+            click.echo(f"nothing to rerun: no requirement failed in {rerun_report}")
+            return
+        _progress(f"rerunning {len(selected)} failed requirement(s): {', '.join(sorted(selected))}")
+    backend_name = backend_name or "memory"
+    backend = _backend(backend_name)
     profile = profile_name or backend.profile
     try:
         registry.profile(profile)
     except SpecError as error:
         raise click.BadParameter(str(error), param_hint="--profile") from error
+    expected: dict[str, ExpectedFailure] = {}
+    if expected_file is not None:
+        try:
+            expected = load_expectations(expected_file)
+        except ExpectationsError as error:
+            raise click.BadParameter(str(error), param_hint="--expected-failures") from error
     config = RunConfig(backend=backend_name, profile=profile, suites=suites or SUITES,
-                       seed=seed, examples=examples, work_dir=report_dir)
+                       seed=seed, examples=examples, work_dir=report_dir, selected=selected,
+                       regressions=regressions)
     started = time.perf_counter()
-    runs = run_suites(config, registry)
+    runs = run_suites(config, registry, _progress)
     summary = RunSummary(backend_name, profile, frozenset(backend.capabilities),
-                         registry.version, seed, runs)
+                         registry.version, seed, runs, expected, selected)
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
-    write_junit(report_dir / "junit.xml", runs)
+    write_junit(report_dir / "junit.xml", summary)
+    markdown = to_markdown(summary, registry)
+    written = [report_dir / "report.json", report_dir / "junit.xml"]
+    if markdown_path is not None:
+        markdown_path.parent.mkdir(parents=True, exist_ok=True)
+        markdown_path.write_text(markdown, encoding="utf-8")
+        written.append(markdown_path)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as stream:
+            stream.write(markdown)
     click.echo(console_table(summary, registry))
-    click.echo(f"reports: {report_dir / 'report.json'}, {report_dir / 'junit.xml'}"
+    click.echo(f"reports: {', '.join(map(str, written))}"
                f" ({time.perf_counter() - started:.1f} s)")
     if summary.failed(registry):
         sys.exit(1)
+
+
+@main.command(name="replay")
+@click.argument("trace_path", metavar="TRACE",
+                type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--backend", "backend_name", default="memory", show_default=True,
+              help="The backend to replay on (name or module:attr).")
+@click.option("--profile", "profile_name", default=None,
+              help="Profile to replay under (default: the trace's).")
+@click.option("--gherkin", "gherkin_path", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the trace as a Behave .feature here.")
+def replay_command(trace_path: Path, backend_name: str, profile_name: str | None,
+                   gherkin_path: Path | None) -> None:
+    """Replay a trace on a backend: exit 0 if it agrees with the oracle, 1 if it diverges
+    (or the adapter fails), 2 if the backend does not claim what the trace needs."""
+    registry = _registry()
+    try:
+        trace = read_trace(trace_path)
+    except TraceError as error:
+        raise click.ClickException(str(error)) from error
+    backend = _backend(backend_name)
+    try:
+        profile = registry.profile(profile_name or trace.profile)
+    except SpecError as error:
+        raise click.BadParameter(str(error), param_hint="--profile") from error
+    if gherkin_path is not None:
+        try:
+            gherkin_path.write_text(to_gherkin(trace, trace_name(trace_path)), encoding="utf-8")
+        except TraceError as error:
+            raise click.ClickException(str(error)) from error
+    if trace.spec_version != registry.version:
+        click.echo(f"note: the trace was recorded under spec {trace.spec_version}; this is"
+                   f" spec {registry.version}", err=True)
+    click.echo(f"replaying {trace_path} ({len(trace.commands)} commands, found by the"
+               f" {trace.machine} on {trace.backend}) on backend {backend_name!r},"
+               f" profile {profile.name!r}")
+    outcome = replay(trace, backend, profile, registry)
+    if outcome.divergence is not None:
+        click.echo(f"DIVERGES at command {outcome.commands_run}:\n{outcome.divergence}")
+        sys.exit(1)
+    if outcome.adapter_error is not None:
+        click.echo(f"ADAPTER ERROR at command {outcome.commands_run}: {outcome.adapter_error}")
+        sys.exit(1)
+    if outcome.not_checkable is not None:
+        click.echo(f"NOT CHECKABLE here: {outcome.not_checkable}")
+        sys.exit(2)
+    click.echo(f"AGREES: all {outcome.commands_run} commands match the oracle")
 
 
 @main.command(name="list")
@@ -143,16 +280,88 @@ def spec() -> None:
 
 
 @spec.command(name="check")
-def spec_check() -> None:
-    """Validate the registry and check the lock; non-zero exit on any problem."""
+@click.option("--no-run", "static_only", is_flag=True,
+              help="Skip running the suites on the oracle (the static checks only).")
+@click.option("--examples", default=200, show_default=True, type=click.IntRange(min=1),
+              help="Hypothesis examples for the oracle run.")
+@click.option("--work-dir", default=Path("reports/spec-check"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path))
+def spec_check(static_only: bool, examples: int, work_dir: Path) -> None:
+    """The CI gate: registry, lock and CHANGELOG, coverage both ways, the oracle passes.
+
+    Every MUST and SHOULD requirement needs a Behave scenario and a Robot test; every
+    requirement tag must name a real requirement; the memory backend must pass every
+    suite under every profile. Non-zero exit on any problem, each on its own line.
+    """
     registry = _registry()
-    problems = lock_problems(registry)
+    problems = spec_gate.check(registry, work_dir, run_oracle=not static_only,
+                               examples=examples, progress=_progress)
     for problem in problems:
         click.echo(problem, err=True)
     if problems:
+        click.echo(f"spec check: {len(problems)} problem(s)", err=True)
         sys.exit(1)
+    ran = "" if static_only else ", the oracle passes every suite under every profile"
     click.echo(f"spec {registry.version}: {len(registry.requirements)} requirements,"
-               f" {len(registry.profiles)} profiles, lock up to date")
+               f" {len(registry.profiles)} profiles; lock up to date, CHANGELOG entry"
+               f" present, every MUST/SHOULD requirement has a Behave and a Robot test{ran}")
+
+
+@spec.command(name="impact")
+@click.option("--base", "base", required=True,
+              help="The git revision to compare with (branch, tag or commit).")
+@click.option("--repo", default=Path("."), show_default=True,
+              type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="The git checkout holding spec/.")
+@click.option("--backend", "backends", multiple=True,
+              help="Backends to run the changed requirements on (repeatable)."
+                   "  [default: every shipped backend]")
+@click.option("--no-results", is_flag=True, help="List the changes and tests only.")
+@click.option("--examples", default=100, show_default=True, type=click.IntRange(min=1))
+@click.option("--work-dir", default=Path("reports/spec-impact"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path))
+def spec_impact(base: str, repo: Path, backends: tuple[str, ...], no_results: bool,
+                examples: int, work_dir: Path) -> None:
+    """The requirements whose normative text changed since BASE, their tests and results."""
+    registry = _registry()
+    try:
+        changes = spec_gate.changes_since(registry, spec_gate.base_hashes(repo, base))
+    except spec_gate.ImpactError as error:
+        raise click.ClickException(str(error)) from error
+    if not changes:
+        click.echo(f"no normative change since {base}: nothing to re-check")
+        return
+    coverage = spec_gate.static_coverage()
+    click.echo(f"{len(changes)} requirement(s) changed since {base}:")
+    for change in changes:
+        title = (registry.requirement(change.requirement_id).title
+                 if change.kind != "removed" else "(removed from the spec)")
+        click.echo(f"  {change.requirement_id} {change.kind}: {title}")
+        tests = coverage.covering(change.requirement_id)
+        for test in tests:
+            click.echo(f"    {test.suite:<10} {test.name}")
+        if not tests:
+            click.echo("    (no Behave or Robot test names it)")
+    click.echo("  (the Hypothesis machines run whole; their column below shows whether they"
+               " reach each requirement)")
+    live = frozenset(c.requirement_id for c in changes if c.kind != "removed")
+    if no_results or not live:
+        return
+    names = list(backends) or spec_gate.shipped_backends()
+    for name in names:
+        _backend(name)  # an unknown name stops here, before any suite runs
+    results = spec_gate.impact_results(registry, live, names, work_dir, examples, _progress)
+    header = f"{'requirement':<12}{'backend':<14}" + "".join(f"{s:<18}" for s in SUITES)
+    click.echo("\nresults on the shipped backends:\n" + header + "\n" + "-" * len(header))
+    failed = False
+    for rid in sorted(live):
+        for name, verdicts in results.items():
+            row = verdicts.get(rid, {})
+            failed |= any(v in FAILING for v in row.values())
+            click.echo(f"{rid:<12}{name:<14}"
+                       + "".join(f"{row.get(s, '-'):<18}" for s in SUITES))
+    if failed:
+        sys.exit(1)
 
 
 @spec.command(name="lock")

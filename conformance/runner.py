@@ -3,7 +3,9 @@
 Behave runs in a child process (its step registry is process-global, so a second run in
 one process would see every step twice); Robot Framework and Hypothesis run in process.
 Each case records the requirement IDs it covers (its tags, or what the oracle exercised)
-and, when it fails, the IDs its divergence named.
+and, when it fails, the IDs its divergence named. A machine's shrunk divergence is also
+written as a portable trace and a Gherkin scenario (conformance/trace.py), and traces in
+a regression folder join the Behave run as scenarios.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,12 @@ from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.machines import MACHINES, MachineEntry
+from jobconform.conformance.trace import (
+    to_gherkin,
+    trace_from_divergence,
+    write_regression_features,
+    write_trace,
+)
 from jobconform.spec import Profile, Registry
 
 SUITES = ("behave", "robot", "hypothesis")
@@ -42,6 +50,10 @@ class CaseResult:
     passed: bool
     message: str = ""
     blamed: tuple[str, ...] = ()
+    artifacts: tuple[str, ...] = ()  # reproducers written for this case (trace, .feature)
+
+
+Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,12 @@ class RunConfig:
     seed: int = 0
     examples: int = 200
     work_dir: Path = Path("reports")
+    # Run only the cases tagged with these requirements (a rerun); None runs everything.
+    # The Hypothesis machines run whole: they are not split by requirement.
+    selected: frozenset[str] | None = None
+    # Trace files (*.json) in this folder run as extra Behave scenarios, besides the
+    # ones shipped in features/regressions.
+    regressions: Path | None = None
 
 
 @dataclass
@@ -98,6 +116,16 @@ def run_behave(config: RunConfig) -> SuiteRun:
         "--format", "json", "--outfile", str(json_path),
         "--no-capture", "--no-color", "--no-summary", "--no-snippets",
     ]
+    # Traces shipped in features/regressions and those of --regressions become scenarios.
+    folders = [suite_folder("jobconform.features") / "regressions", config.regressions]
+    traces = [trace for folder in folders if folder is not None and folder.is_dir()
+              for trace in sorted(folder.glob("*.json"))]
+    if write_regression_features(traces, config.work_dir / "regressions"):
+        command.insert(4, str(config.work_dir / "regressions"))
+    if config.selected is not None:
+        # Tag expressions: `@LC-001 or @RT-002`; an empty selection matches nothing.
+        wanted = " or ".join(f"@{rid}" for rid in sorted(config.selected)) or "@none-selected"
+        command += ["--tags", wanted]
     try:
         finished = subprocess.run(command, capture_output=True, text=True,
                                   timeout=BEHAVE_TIMEOUT_SECONDS, check=False)
@@ -157,6 +185,9 @@ def run_robot(config: RunConfig) -> SuiteRun:
         log="NONE", report="NONE",
         variable=[f"BACKEND:{config.backend}", f"PROFILE:{config.profile}"],
         stdout=console, stderr=console, consolecolors="off",
+        # A rerun includes only the failed requirements' tags (several includes: any).
+        include=sorted(config.selected) if config.selected is not None else [],
+        runemptysuite=True,
     )
     (config.work_dir / "robot.log").write_text(console.getvalue(), encoding="utf-8")
     run = SuiteRun("robot", 0.0)
@@ -179,7 +210,8 @@ def run_robot(config: RunConfig) -> SuiteRun:
     return run
 
 
-def run_hypothesis(config: RunConfig, registry: Registry) -> SuiteRun:
+def run_hypothesis(config: RunConfig, registry: Registry,
+                   progress: Progress | None = None) -> SuiteRun:
     """Every machine whose areas the backend claims and the profile has, one case each."""
     started = time.perf_counter()
     backend = load_backend(config.backend)
@@ -187,11 +219,17 @@ def run_hypothesis(config: RunConfig, registry: Registry) -> SuiteRun:
     run = SuiteRun("hypothesis", 0.0)
     for entry in MACHINES:
         if entry.applies_to(backend, profile):
+            if progress is not None:
+                progress(f"hypothesis: {entry.name}, {config.examples} examples ...")
             case, steps = _run_machine(entry, backend, profile, registry, config)
             run.cases.append(case)
             run.steps += steps
     run.seconds = time.perf_counter() - started
     return run
+
+
+def machine_file_stem(machine: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", machine.lower()).strip("-")
 
 
 def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, registry: Registry,
@@ -203,21 +241,49 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
         return CaseResult("hypothesis", name, (), False, str(error)), 0
     divergence = machine.divergence
     message = str(divergence) if divergence else ""
+    artifacts: tuple[str, ...] = ()
+    if divergence is not None:
+        trace = trace_from_divergence(divergence, backend=config.backend,
+                                      profile=config.profile, spec_version=registry.version,
+                                      machine=entry.name, seed=config.seed)
+        if trace is None:
+            message += f"\n(no portable trace: {entry.name} is not in trace.MACHINE_LIMITS)"
+        else:
+            stem = config.work_dir / "traces" / machine_file_stem(entry.name)
+            write_trace(trace, stem.with_suffix(".json"))
+            stem.with_suffix(".feature").write_text(
+                to_gherkin(trace, stem.name), encoding="utf-8")
+            artifacts = (str(stem.with_suffix(".json")), str(stem.with_suffix(".feature")))
     case = CaseResult("hypothesis", name, tuple(sorted(machine.exercised)), divergence is None,
-                      message, divergence.requirements if divergence else ())
+                      message, divergence.requirements if divergence else (), artifacts)
     return case, machine.steps
 
 
-def run_suites(config: RunConfig, registry: Registry) -> list[SuiteRun]:
-    """Run the chosen suites in order; every suite runs even when an earlier one failed."""
+def run_suites(config: RunConfig, registry: Registry,
+               progress: Progress | None = None) -> list[SuiteRun]:
+    """Run the chosen suites in order; every suite runs even when an earlier one failed.
+
+    Args:
+        progress: called with one line as each suite starts and ends (the CLI prints
+            them on stderr, so long runs show where they are).
+    """
+    unknown = [suite for suite in config.suites if suite not in SUITES]
+    if unknown:
+        raise ValueError(f"unknown suite(s) {unknown}; choose from {', '.join(SUITES)}")
     runs = []
-    for suite in config.suites:
+    for number, suite in enumerate(config.suites, 1):
+        if progress is not None:
+            progress(f"[{number}/{len(config.suites)}] {suite}: running against"
+                     f" {config.backend} ...")
         if suite == "behave":
-            runs.append(run_behave(config))
+            run = run_behave(config)
         elif suite == "robot":
-            runs.append(run_robot(config))
-        elif suite == "hypothesis":
-            runs.append(run_hypothesis(config, registry))
+            run = run_robot(config)
         else:
-            raise ValueError(f"unknown suite {suite!r}; choose from {', '.join(SUITES)}")
+            run = run_hypothesis(config, registry, progress)
+        if progress is not None:
+            failed = sum(not case.passed for case in run.cases)
+            progress(f"[{number}/{len(config.suites)}] {suite}: {len(run.cases)} cases,"
+                     f" {failed} failed, {run.seconds:.1f} s")
+        runs.append(run)
     return runs

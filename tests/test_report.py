@@ -62,3 +62,97 @@ def test_blamed_requirements_are_read_from_the_divergence_line() -> None:
     message = "diverges\n  requirement(s): LC-013 (Cancel ...), LC-025 (Outcome counters)\n LC-001"
     assert blamed_requirements(message) == ("LC-013", "LC-025")
     assert blamed_requirements("no such line LC-001") == ()
+
+
+# -- published schema, Markdown, progress, rerun ----------------------------------------------
+
+import json  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from click.testing import CliRunner  # noqa: E402
+
+from jobconform.conformance.cli import main  # noqa: E402
+from jobconform.conformance.report import (  # noqa: E402
+    ReportError,
+    read_report,
+    to_json,
+    to_markdown,
+    validate_report,
+)
+
+BROKEN = "jobconform.conformance.gallery:cancel_always_true"
+
+
+def test_the_json_report_matches_its_published_schema(registry: Registry) -> None:
+    document = to_json(summary(covering_all(registry)), registry)
+    validate_report(document)
+    with pytest.raises(ReportError, match="at verdict"):
+        validate_report({**document, "verdict": "maybe"})
+    with pytest.raises(ReportError, match="'counts' is a required property"):
+        validate_report({k: v for k, v in document.items() if k != "counts"})
+
+
+def test_markdown_puts_failures_first_and_folds_the_passes(registry: Registry) -> None:
+    failing = CaseResult("behave", "x | y", ("LC-002",), False, "boom", ("LC-002",))
+    text = to_markdown(summary([*covering_all(registry), failing]), registry)
+    assert text.startswith("## jobconform: ❌ FAIL")
+    attention = text.split("### Needs attention")[1].split("<details>")[0]
+    assert "| LC-002 | MUST |" in attention and "LC-001" not in attention
+    lifecycle = [r for r in registry.requirements if r.area == "lifecycle"]
+    assert f"{len(lifecycle) - 1} requirements pass in every suite" in text
+    assert "⬜ not claimed" in attention  # the unclaimed areas are shown, never passed
+    assert "behave: x \\| y" in text  # a pipe in a name cannot break the table
+
+
+def test_a_run_writes_markdown_the_step_summary_and_progress(tmp_path: Path) -> None:
+    step_summary = tmp_path / "step.md"
+    step_summary.write_text("earlier step\n")
+    result = CliRunner().invoke(
+        main, ["run", "--backend", BROKEN, "--suite", "behave", "--suite", "robot",
+               "--report-dir", str(tmp_path), "--markdown", str(tmp_path / "summary.md")],
+        env={"GITHUB_STEP_SUMMARY": str(step_summary)})
+    assert result.exit_code == 1
+    assert "[1/2] behave: running against" in result.stderr
+    assert "failed" in result.stderr.splitlines()[-1]
+    markdown = (tmp_path / "summary.md").read_text()
+    assert "| LC-015 | MUST |" in markdown
+    assert step_summary.read_text() == "earlier step\n" + markdown
+    read_report(tmp_path / "report.json")
+
+
+def test_rerun_failed_runs_only_what_failed(tmp_path: Path) -> None:
+    first = tmp_path / "first"
+    CliRunner().invoke(main, ["run", "--backend", BROKEN, "--suite", "behave", "--suite",
+                              "robot", "--report-dir", str(first)])
+    earlier = json.loads((first / "report.json").read_text())
+    failed = {rid for rid, body in earlier["requirements"].items()
+              if "fail" in body["suites"].values()}
+    assert "LC-015" in failed
+    second = tmp_path / "second"
+    result = CliRunner().invoke(main, ["run", "--rerun-failed", str(first / "report.json"),
+                                       "--suite", "behave", "--suite", "robot",
+                                       "--report-dir", str(second)])
+    assert result.exit_code == 1
+    rerun = json.loads((second / "report.json").read_text())
+    assert rerun["backend"] == BROKEN and set(rerun["rerun_of"]) == failed
+    for rid, body in rerun["requirements"].items():
+        if rid not in failed:
+            assert set(body["suites"].values()) == {"not rerun"}, rid
+    for before, after in zip(earlier["suites"], rerun["suites"], strict=True):
+        assert 0 < len(after["cases"]) < len(before["cases"])
+        for case in after["cases"]:
+            assert set(case["requirements"]) & failed, case["name"]
+
+
+def test_rerun_refuses_a_file_that_is_not_a_report(tmp_path: Path) -> None:
+    bogus = tmp_path / "report.json"
+    bogus.write_text('{"verdict": "pass"}')
+    result = CliRunner().invoke(main, ["run", "--rerun-failed", str(bogus)])
+    assert result.exit_code == 1
+    assert "does not match report.schema.json" in result.output
+
+
+def test_a_run_that_checked_nothing_fails(registry: Registry) -> None:
+    empty = summary([], capabilities=frozenset())
+    assert empty.nothing_checked() and empty.failed(registry)
+    assert "NOTHING CHECKED" in console_table(empty, registry)

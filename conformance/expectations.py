@@ -1,0 +1,74 @@
+"""Known deviations as data: the expected-failures file, keyed by requirement ID.
+
+A runtime that knowingly departs from a requirement lists it, with a reason and an
+optional link to the issue that tracks it:
+
+    # expected-failures.yaml
+    LC-016:
+      reason: get() hands out the live record; tracked upstream
+      link: https://example.org/issues/12
+
+A listed requirement that fails is reported as "expected failure" and does not fail the
+run. The list must stay honest, so two things fail the run: an entry whose requirement no
+suite fails any more (an unexpected pass: remove the entry), and an entry naming no
+requirement of the spec (a stale entry: a typo, or a requirement that was removed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from jobconform.conformance.schema_files import first_problem
+
+SCHEMA_FILE = "expected-failures.schema.json"
+
+
+class ExpectationsError(ValueError):
+    """The expected-failures file cannot be read or does not match its schema."""
+
+
+@dataclass(frozen=True)
+class ExpectedFailure:
+    requirement: str
+    reason: str
+    link: str | None = None
+
+
+def parse_expectations(document: object, source: str) -> dict[str, ExpectedFailure]:
+    """Validate a loaded expected-failures document and turn it into entries.
+
+    Raises:
+        ExpectationsError: the document does not match the schema; the message names the
+            entry and what to fix.
+    """
+    if document is None:
+        return {}  # an empty file lists nothing
+    problem = first_problem(document, SCHEMA_FILE)
+    if problem is not None:
+        raise ExpectationsError(
+            f"{source} does not match {SCHEMA_FILE} {problem}. Each entry is a requirement"
+            " ID mapping to {reason: text, link: optional URL}")
+    assert isinstance(document, dict)
+    return {rid: ExpectedFailure(rid, body["reason"].strip(), body.get("link"))
+            for rid, body in document.items()}
+
+
+def load_expectations(path: Path) -> dict[str, ExpectedFailure]:
+    """Read an expected-failures YAML file.
+
+    Raises:
+        ExpectationsError: the file is missing, not YAML, or off-schema.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ExpectationsError(f"cannot read the expected-failures file {path}: {error}"
+                                ) from error
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ExpectationsError(f"{path} is not valid YAML: {error}") from error
+    return parse_expectations(document, str(path))

@@ -1,0 +1,251 @@
+"""The spec gate for CI: coverage both ways, the oracle on every suite, and change impact.
+
+`check` answers "may this spec and these suites be merged?": the registry validates and
+its lock is current, the CHANGELOG has an entry for the VERSION, every MUST and SHOULD
+requirement is checked by at least one Behave scenario and one Robot test (and by a
+Hypothesis machine where one covers its area), every requirement tag names a real
+requirement, and the oracle's own backend (memory) passes every suite under every
+profile.
+
+`impact` answers "what does this spec change touch?": the requirements whose normative
+text differs from a git revision, the tests that cover them, and their results on every
+shipped backend.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from jobconform.conformance.report import FAILING, RunSummary
+from jobconform.conformance.runner import (
+    REQUIREMENT_ID,
+    SUITES,
+    RunConfig,
+    run_suites,
+    suite_folder,
+)
+from jobconform.spec import AREA_FILES, Registry, Requirement, lock_problems, spec_files
+
+COVERED_LEVELS = ("MUST", "SHOULD")
+ORACLE_BACKEND = "memory"
+
+
+@dataclass(frozen=True)
+class TaggedTest:
+    suite: str
+    name: str
+    requirements: tuple[str, ...]
+
+
+@dataclass
+class Coverage:
+    """Which tests name which requirement, read from the suites without running them."""
+
+    tests: list[TaggedTest] = field(default_factory=list)
+
+    def covering(self, requirement_id: str, suite: str | None = None) -> list[TaggedTest]:
+        return [t for t in self.tests if requirement_id in t.requirements
+                and (suite is None or t.suite == suite)]
+
+
+def _requirement_tags(tags: Iterable[object]) -> tuple[str, ...]:
+    return tuple(sorted({str(t).lstrip("@") for t in tags
+                         if REQUIREMENT_ID.fullmatch(str(t).lstrip("@"))}))
+
+
+def static_coverage() -> Coverage:
+    """Parse the packaged Behave features and Robot suites for their requirement tags."""
+    from behave.parser import parse_file
+    from robot.api import TestSuiteBuilder
+
+    coverage = Coverage()
+    features = suite_folder("jobconform.features")
+    for path in sorted(features.glob("*.feature")):
+        feature = parse_file(str(path))
+        for scenario in feature.walk_scenarios():
+            coverage.tests.append(TaggedTest(
+                "behave", f"{path.name}: {scenario.name}",
+                _requirement_tags(scenario.effective_tags)))
+    robot_suite = TestSuiteBuilder().build(str(suite_folder("jobconform.robot")))
+    for test in robot_suite.all_tests:
+        coverage.tests.append(TaggedTest("robot", str(test.full_name),
+                                         _requirement_tags(test.tags)))
+    return coverage
+
+
+def changelog_problems(registry: Registry) -> list[str]:
+    """The CHANGELOG must describe the current VERSION (a heading `## <version>`)."""
+    try:
+        text = spec_files().joinpath("CHANGELOG.md").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ["spec/CHANGELOG.md is missing; every VERSION needs an entry there"]
+    headings = {line[3:].strip() for line in text.splitlines() if line.startswith("## ")}
+    if registry.version not in headings:
+        return [f"spec/VERSION is {registry.version} but spec/CHANGELOG.md has no"
+                f" '## {registry.version}' entry: describe what changed in the normative text"]
+    return []
+
+
+def coverage_problems(registry: Registry, coverage: Coverage) -> list[str]:
+    problems = []
+    for requirement in registry.requirements:
+        if requirement.level not in COVERED_LEVELS:
+            continue
+        how = {"behave": f"tag a scenario @{requirement.id}",
+               "robot": f"add {requirement.id} to a test's [Tags]"}
+        for suite, fix in how.items():
+            if not coverage.covering(requirement.id, suite):
+                problems.append(f"{requirement.id} ({requirement.level}) has no {suite} test:"
+                                f" {fix}")
+    known = set(registry.ids())
+    for test in coverage.tests:
+        for rid in test.requirements:
+            if rid not in known:
+                problems.append(f"{test.suite}: {test.name} is tagged {rid}, which the spec"
+                                f" {registry.version} does not define")
+    return problems
+
+
+def oracle_problems(registry: Registry, work_dir: Path, examples: int,
+                    progress: Callable[[str], None] | None = None) -> list[str]:
+    """Run every suite on the oracle's backend under every profile; each must pass.
+
+    A requirement a machine covers must be exercised by it: the run's verdict is then
+    "untested" otherwise, which fails it.
+    """
+    from jobconform.backends.loading import load_backend
+
+    backend = load_backend(ORACLE_BACKEND)
+    problems = []
+    for profile in registry.profiles:
+        config = RunConfig(backend=ORACLE_BACKEND, profile=profile, examples=examples,
+                           work_dir=work_dir / profile)
+        runs = run_suites(config, registry, progress)
+        summary = RunSummary(ORACLE_BACKEND, profile, frozenset(backend.capabilities),
+                             registry.version, 0, runs)
+        if not summary.failed(registry):
+            continue
+        for rid, row in summary.verdicts(registry).items():
+            bad = [f"{suite} {verdict}" for suite, verdict in row.items() if verdict in FAILING]
+            if bad:
+                problems.append(f"the oracle ({ORACLE_BACKEND}) under profile {profile}: {rid}"
+                                f" is {', '.join(bad)} (logs in {config.work_dir})")
+        for case in summary.unexcused_cases():
+            problems.append(f"the oracle ({ORACLE_BACKEND}) under profile {profile}: case"
+                            f" {case.suite}: {case.name} failed")
+        problems += summary.unknown_tags(registry)
+    return problems
+
+
+def check(registry: Registry, work_dir: Path, run_oracle: bool = True, examples: int = 200,
+          progress: Callable[[str], None] | None = None) -> list[str]:
+    """Every problem that should keep this spec from being merged; empty when none."""
+    problems = lock_problems(registry) + changelog_problems(registry)
+    problems += coverage_problems(registry, static_coverage())
+    # A machine's coverage is what it exercises, known only by running it: the oracle run
+    # reports a requirement of a machine's area that the machine never reached as
+    # "untested", which fails it.
+    if run_oracle:
+        problems += oracle_problems(registry, work_dir, examples, progress)
+    return problems
+
+
+# -- impact -----------------------------------------------------------------------------------
+
+
+class ImpactError(RuntimeError):
+    """The base revision cannot be read (not a git checkout, unknown revision)."""
+
+
+@dataclass(frozen=True)
+class Change:
+    requirement_id: str
+    kind: str  # "added", "changed", "removed"
+
+
+def _git_show(repo: Path, revision: str, path: str) -> str | None:
+    """A file's text at a revision, or None when the file did not exist there."""
+    found = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", f"{revision}:{path}"],
+                           capture_output=True, text=True, check=False)
+    if found.returncode != 0:
+        verify = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet",
+                                 f"{revision}^{{commit}}"], capture_output=True, text=True,
+                                check=False)
+        if verify.returncode != 0:
+            raise ImpactError(f"{revision!r} is not a commit in the git repository at {repo}"
+                              " (give --repo the checkout and --base a branch, tag or hash)")
+        return None
+    shown = subprocess.run(["git", "-C", str(repo), "show", f"{revision}:{path}"],
+                           capture_output=True, text=True, check=True)
+    return shown.stdout
+
+
+def base_hashes(repo: Path, revision: str, spec_dir: str = "spec") -> dict[str, str]:
+    """Normative hashes of the requirements as they were at `revision`.
+
+    Raises:
+        ImpactError: not a git repository, or no such revision.
+    """
+    inside = subprocess.run(["git", "-C", str(repo), "rev-parse", "--is-inside-work-tree"],
+                            capture_output=True, text=True, check=False)
+    if inside.returncode != 0:
+        raise ImpactError(f"{repo} is not a git checkout: {inside.stderr.strip()}; run from"
+                          " the repository or pass --repo")
+    hashes: dict[str, str] = {}
+    for file_name in AREA_FILES:
+        text = _git_show(repo, revision, f"{spec_dir}/{file_name}")
+        if text is None:
+            continue  # an area added since the base: all its requirements are new
+        document: dict[str, Any] = yaml.safe_load(text)
+        for entry in document.get("requirements", []):
+            requirement = Requirement(
+                id=entry["id"], area=document.get("area", ""), level=entry["level"],
+                title=entry["title"], statement=" ".join(str(entry["statement"]).split()),
+                sources=(), profiles=frozenset(),
+                parameters=dict(entry.get("parameters", {})))
+            hashes[requirement.id] = requirement.normative_hash()
+    return hashes
+
+
+def changes_since(registry: Registry, base: dict[str, str]) -> list[Change]:
+    current = {r.id: r.normative_hash() for r in registry.requirements}
+    changes = [Change(rid, "added") for rid in current if rid not in base]
+    changes += [Change(rid, "changed") for rid in current
+                if rid in base and base[rid] != current[rid]]
+    changes += [Change(rid, "removed") for rid in base if rid not in current]
+    return sorted(changes, key=lambda c: c.requirement_id)
+
+
+def shipped_backends() -> list[str]:
+    """The backends jobconform itself ships (its own entry points), in declared order."""
+    entry_points = metadata.distribution("jobconform").entry_points
+    return [ep.name for ep in entry_points if ep.group == "jobconform.backends"]
+
+
+def impact_results(registry: Registry, changed: frozenset[str], backends: list[str],
+                   work_dir: Path, examples: int,
+                   progress: Callable[[str], None] | None = None
+                   ) -> dict[str, dict[str, dict[str, str]]]:
+    """backend -> requirement -> suite -> verdict, running only the changed requirements'
+    Behave and Robot tests (and every machine, which cannot be split)."""
+    from jobconform.backends.loading import load_backend
+
+    results: dict[str, dict[str, dict[str, str]]] = {}
+    for name in backends:
+        backend = load_backend(name)
+        config = RunConfig(backend=name, profile=backend.profile, suites=SUITES,
+                           examples=examples, work_dir=work_dir / name.replace("+", "-"),
+                           selected=changed)
+        runs = run_suites(config, registry, progress)
+        summary = RunSummary(name, backend.profile, frozenset(backend.capabilities),
+                             registry.version, 0, runs, selected=changed)
+        verdicts = summary.verdicts(registry)
+        results[name] = {rid: verdicts[rid] for rid in sorted(changed) if rid in verdicts}
+    return results

@@ -1,0 +1,131 @@
+"""Known deviations as data: a broken backend with two deviations, and its list.
+
+The suites run once against `two_deviations`; the verdicts are then judged against
+several lists, which is what `--expected-failures` does after the run.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from jobconform.conformance.cli import main
+from jobconform.conformance.expectations import (
+    ExpectationsError,
+    ExpectedFailure,
+    load_expectations,
+    parse_expectations,
+)
+from jobconform.conformance.gallery_deviations import DEVIATIONS_FILE, TWO_DEVIATIONS
+from jobconform.conformance.report import EXPECTED_FAILURE, FAIL, RunSummary, to_json
+from jobconform.conformance.runner import RunConfig, SuiteRun, run_suites
+from jobconform.spec import Registry, load_registry
+
+LISTED = load_expectations(DEVIATIONS_FILE)
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry()
+
+
+@pytest.fixture(scope="module")
+def runs(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> list[SuiteRun]:
+    config = RunConfig(backend=TWO_DEVIATIONS, profile="canonical",
+                       work_dir=tmp_path_factory.mktemp("two"))
+    return run_suites(config, registry)
+
+
+def judged(runs: list[SuiteRun], expected: dict[str, ExpectedFailure]) -> RunSummary:
+    capabilities = frozenset({"lifecycle", "retry", "stuck"})
+    return RunSummary(TWO_DEVIATIONS, "canonical", capabilities, "x", 0, runs, expected)
+
+
+def with_verdict(summary: RunSummary, registry: Registry, verdict: str) -> set[str]:
+    return {rid for rid, row in summary.verdicts(registry).items() if verdict in row.values()}
+
+
+def test_the_listed_deviations_are_reported_as_expected_and_the_run_passes(
+        runs: list[SuiteRun], registry: Registry) -> None:
+    summary = judged(runs, LISTED)
+    assert with_verdict(summary, registry, EXPECTED_FAILURE) == set(LISTED)
+    assert with_verdict(summary, registry, FAIL) == set()
+    assert summary.expectation_problems(registry) == []
+    assert not summary.failed(registry)
+
+
+def test_an_unlisted_deviation_fails_the_run(runs: list[SuiteRun], registry: Registry) -> None:
+    retry_only = {rid: e for rid, e in LISTED.items() if rid.startswith("RT-")}
+    summary = judged(runs, retry_only)
+    assert summary.failed(registry)
+    assert with_verdict(summary, registry, FAIL) == {"ST-002", "ST-003", "ST-004"}
+    assert with_verdict(summary, registry, EXPECTED_FAILURE) == set(retry_only)
+
+
+def test_without_a_list_every_deviation_fails(runs: list[SuiteRun], registry: Registry) -> None:
+    summary = judged(runs, {})
+    assert summary.failed(registry)
+    scenario_suites = [run for run in runs if run.suite != "hypothesis"]
+    assert with_verdict(judged(scenario_suites, {}), registry, FAIL) == set(LISTED)
+    # The machine's failed case leaves everything it exercised unproven.
+    assert set(LISTED) < with_verdict(summary, registry, FAIL)
+
+
+def test_a_stale_entry_fails_the_run(runs: list[SuiteRun], registry: Registry) -> None:
+    stale = {**LISTED, "LC-999": ExpectedFailure("LC-999", "renamed long ago")}
+    summary = judged(runs, stale)
+    assert summary.failed(registry)
+    [problem] = summary.expectation_problems(registry)
+    assert problem.startswith("LC-999: stale entry")
+
+
+def test_an_unexpected_pass_fails_the_run(runs: list[SuiteRun], registry: Registry) -> None:
+    passing = {**LISTED, "LC-011": ExpectedFailure("LC-011", "was broken in 1.x")}
+    summary = judged(runs, passing)
+    assert summary.failed(registry)
+    [problem] = summary.expectation_problems(registry)
+    assert problem.startswith("LC-011: unexpected pass")
+    assert to_json(summary, registry)["expectation_problems"] == [problem]
+
+
+def test_the_command_line_reads_the_file_and_passes(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, [
+        "run", "--backend", TWO_DEVIATIONS, "--suite", "behave", "--suite", "robot",
+        "--expected-failures", str(DEVIATIONS_FILE), "--report-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "EXPECTED FAILURE ST-003" in result.output
+    suites = ET.parse(tmp_path / "junit.xml").getroot().findall("testsuite")
+    assert [s.get("failures") for s in suites] == ["0", "0"]
+    assert all(int(s.get("skipped", "0")) > 0 for s in suites)
+    skipped = suites[0].find("testcase/skipped")
+    assert skipped is not None and "expected failure (" in skipped.get("message", "")
+    stale = tmp_path / "stale.yaml"
+    stale.write_text(DEVIATIONS_FILE.read_text() + "XY-123:\n  reason: gone\n")
+    result = CliRunner().invoke(main, [
+        "run", "--backend", TWO_DEVIATIONS, "--suite", "behave",
+        "--expected-failures", str(stale), "--report-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "XY-123: stale entry" in result.output
+
+
+@pytest.mark.parametrize(("document", "complaint"), [
+    ({"LC-001": {}}, "'reason' is a required property"),
+    ({"LC-001": {"reason": "x", "ticket": 3}}, "Additional properties"),
+    ({"not an id": {"reason": "x"}}, "does not match"),
+    (["LC-001"], "is not of type 'object'"),
+])
+def test_a_malformed_list_is_refused_with_what_to_fix(document: object, complaint: str) -> None:
+    with pytest.raises(ExpectationsError, match="reason: text, link: optional URL") as error:
+        parse_expectations(document, "deviations.yaml")
+    assert complaint in str(error.value)
+
+
+def test_an_empty_file_lists_nothing(tmp_path: Path) -> None:
+    empty = tmp_path / "none.yaml"
+    empty.write_text("# nothing known\n")
+    assert load_expectations(empty) == {}
+    with pytest.raises(ExpectationsError, match="cannot read"):
+        load_expectations(tmp_path / "missing.yaml")

@@ -1,0 +1,113 @@
+"""The spec gate: coverage both ways, CHANGELOG and lock, and the impact of a spec change."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from jobconform.conformance import spec_gate
+from jobconform.conformance.cli import main
+from jobconform.conformance.spec_gate import Change, Coverage, TaggedTest
+from jobconform.spec import Registry, load_registry, spec_files
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry()
+
+
+def test_the_shipped_suites_cover_every_must_and_should(registry: Registry) -> None:
+    coverage = spec_gate.static_coverage()
+    assert spec_gate.coverage_problems(registry, coverage) == []
+    assert {t.suite for t in coverage.tests} == {"behave", "robot"}
+
+
+def test_a_requirement_without_a_robot_test_and_a_stale_tag_are_reported(
+        registry: Registry) -> None:
+    coverage = spec_gate.static_coverage()
+    without = Coverage([t for t in coverage.tests
+                        if not (t.suite == "robot" and "LC-011" in t.requirements)])
+    without.tests.append(TaggedTest("behave", "old.feature: gone", ("LC-998",)))
+    problems = spec_gate.coverage_problems(registry, without)
+    assert "LC-011 (MUST) has no robot test: add LC-011 to a test's [Tags]" in problems
+    assert any("tagged LC-998, which the spec" in p for p in problems)
+    assert len(problems) == 2
+
+
+def test_a_version_without_a_changelog_entry_fails(registry: Registry) -> None:
+    assert spec_gate.changelog_problems(registry) == []
+    [problem] = spec_gate.changelog_problems(replace(registry, version="9.9.9"))
+    assert "no '## 9.9.9' entry" in problem
+
+
+def test_changed_normative_text_without_a_bump_fails_with_what_to_do(
+        registry: Registry, tmp_path: Path) -> None:
+    first, *rest = registry.requirements
+    edited = replace(registry, requirements=(replace(first, statement="Anything goes."), *rest))
+    problems = spec_gate.check(edited, tmp_path, run_oracle=False)
+    assert problems == [f"{first.id}: normative text changed (or is new) without a VERSION"
+                        " bump; bump spec/VERSION, add a CHANGELOG line, then run"
+                        " `jobconform spec lock`"]
+
+
+def test_the_gate_passes_statically_on_the_shipped_spec() -> None:
+    result = CliRunner().invoke(main, ["spec", "check", "--no-run"])
+    assert result.exit_code == 0, result.output
+    assert "every MUST/SHOULD requirement has a Behave and a Robot test" in result.output
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture()
+def old_spec(tmp_path: Path) -> Path:
+    """A git repository whose only commit holds the lifecycle area, with LC-011 reworded."""
+    (tmp_path / "spec").mkdir()
+    source = Path(str(spec_files()))
+    text = (source / "lifecycle.yaml").read_text(encoding="utf-8")
+    marker = "- id: LC-011"
+    assert marker in text
+    start = text.index("statement:", text.index(marker))
+    reworded = text[:start] + "statement: An older wording.\n    sources:" + text[
+        text.index("sources:", start) + len("sources:"):]
+    (tmp_path / "spec" / "lifecycle.yaml").write_text(reworded, encoding="utf-8")
+    shutil.copy(source / "VERSION", tmp_path / "spec" / "VERSION")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", "-A")
+    _git(tmp_path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "old")
+    return tmp_path
+
+
+def test_impact_names_the_changed_and_added_requirements(registry: Registry,
+                                                          old_spec: Path) -> None:
+    changes = spec_gate.changes_since(registry, spec_gate.base_hashes(old_spec, "HEAD"))
+    assert Change("LC-011", "changed") in changes
+    assert {c.requirement_id for c in changes if c.kind == "added"} == {
+        r.id for r in registry.requirements if r.area != "lifecycle"}
+    assert not [c for c in changes if c.kind == "removed"]
+
+
+def test_impact_shows_tests_and_results_on_the_chosen_backend(old_spec: Path,
+                                                              tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, [
+        "spec", "impact", "--base", "HEAD", "--repo", str(old_spec), "--backend", "threaded",
+        "--work-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "LC-011 changed: Cancel of a queued job" in result.output
+    assert "cancel.feature: Cancelling a queued job cancels it at once" in result.output
+    rows = [line.split() for line in result.output.splitlines() if line.startswith("LC-011 ")]
+    assert rows == [["LC-011", "threaded", "pass", "pass", "pass"]]
+    assert "RT-001      threaded      not" in result.output  # not claimed, never passed
+
+
+def test_impact_refuses_an_unknown_revision(old_spec: Path) -> None:
+    result = CliRunner().invoke(main, ["spec", "impact", "--base", "v0-nope", "--repo",
+                                       str(old_spec)])
+    assert result.exit_code == 1
+    assert "'v0-nope' is not a commit" in result.output
