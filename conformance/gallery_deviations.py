@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
-from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
 from jobconform.conformance.gallery import JitterAfterCapRuntime, StuckInclusiveBoundaryRuntime
 
 DEVIATIONS_FILE = Path(__file__).with_name("deviations") / "two_deviations.yaml"
@@ -27,6 +27,10 @@ class TwoDeviationsRuntime(JitterAfterCapRuntime, StuckInclusiveBoundaryRuntime)
 
 class TwoDeviationsBackend(MemoryBackend):
     name = "gallery.two_deviations"
+    # The areas its deviation list speaks for. The inclusive boundary also shows in the
+    # re-delivery lease pass, which shares the predicate; claiming that area would add
+    # deviations this example does not mean to list.
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return TwoDeviationsRuntime(settings, clock)

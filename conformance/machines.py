@@ -13,7 +13,15 @@ from dataclasses import dataclass
 
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.governor_protocol import GOVERNOR
-from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, REAPER, REDELIVERY, Backend
+from jobconform.backends.protocol import (
+    IDEMPOTENCY,
+    LIFECYCLE,
+    REAPER,
+    REDELIVERY,
+    RETRY,
+    STUCK,
+    Backend,
+)
 from jobconform.conformance.breaker_machine import run_breaker_machine
 from jobconform.conformance.governor_machine import run_governor_machine
 from jobconform.conformance.idempotency_machine import run_idempotency_machine
@@ -61,7 +69,8 @@ def _governor(backend: Backend, profile: Profile, registry: Registry, seed: int,
 
 
 MACHINES: tuple[MachineEntry, ...] = (
-    MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
+    # The lifecycle machine also drives retries and heartbeats when the backend claims them.
+    MachineEntry("lifecycle machine", frozenset({LIFECYCLE, RETRY, STUCK}), _lifecycle),
     MachineEntry("reaper and re-delivery machine", frozenset({REAPER, REDELIVERY}), _reaper),
     MachineEntry("idempotency machine", frozenset({IDEMPOTENCY}), _idempotency),
     MachineEntry("breaker machine", frozenset({BREAKER}), _breaker),

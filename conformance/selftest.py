@@ -61,8 +61,11 @@ class Catch:
 def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
                 suites: tuple[str, ...] = SUITES, seed: int = 0,
                 examples: int = SELFTEST_EXAMPLES) -> list[Catch]:
+    # Only the machines of the area the bug breaks: the others cannot name its requirement.
+    area = registry.requirement(entry.catches).area
     config = RunConfig(backend=entry.target, profile=SELFTEST_PROFILE, suites=suites, seed=seed,
-                       examples=examples, work_dir=work_dir / entry.name)
+                       examples=examples, work_dir=work_dir / entry.name,
+                       machine_areas=frozenset({area}))
     runs = run_suites(config, registry)
     capabilities = frozenset(load_backend(entry.target).capabilities)
     summary = RunSummary(entry.target, SELFTEST_PROFILE, capabilities, registry.version, seed,
