@@ -6,9 +6,11 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from jobconform.backends.protocol import KNOWN_CAPABILITIES, Backend
+from jobconform.backends.protocol import KNOWN_CAPABILITIES, REMINDERS, Backend
 
 ENTRY_POINT_GROUP = "jobconform.backends"
+# Areas whose runtime a backend opens separately, by the method named here.
+AREA_OPENERS = {REMINDERS: "open_reminders"}
 
 
 class BackendLoadError(LookupError):
@@ -89,4 +91,11 @@ def check_backend(backend: object, name: str) -> Backend:
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
             f" known: {sorted(KNOWN_CAPABILITIES)}"
         )
+    for area, opener in sorted(AREA_OPENERS.items()):
+        if area in backend.capabilities and not callable(getattr(backend, opener, None)):
+            raise BackendLoadError(
+                f"backend {name!r} claims the {area} area but has no method {opener}(clock,"
+                f" config, ...); add it (see jobconform.backends.{area}_protocol) or stop"
+                f" claiming {area!r}"
+            )
     return backend

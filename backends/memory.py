@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
+from jobconform.backends.memory_reminders import open_memory_reminders
+from jobconform.backends.protocol import (
+    LIFECYCLE,
+    REMINDERS,
+    RETRY,
+    STUCK,
+    Clock,
+    RuntimeSettings,
+)
+from jobconform.backends.reminder_runtime import StepReminderRuntime
+from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
 
@@ -18,7 +28,11 @@ class MemoryBackend:
 
     name = "memory"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REMINDERS})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
+
+    def open_reminders(self, clock: Clock, config: ReminderConfig,
+                       target: DeliveryTarget) -> StepReminderRuntime:
+        return open_memory_reminders(clock, config, target)

@@ -25,9 +25,10 @@ from jobconform.reference.lifecycle import JsonValue
 LIFECYCLE = "lifecycle"
 RETRY = "retry"
 STUCK = "stuck"
+REMINDERS = "reminders"
 KNOWN_CAPABILITIES = frozenset({
     LIFECYCLE, RETRY, STUCK, "reaper", "loops", "breaker", "idempotency", "capacity",
-    "reminders",
+    REMINDERS,
 })
 
 

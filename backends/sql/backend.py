@@ -19,7 +19,16 @@ from typing import cast
 
 from sqlalchemy import Engine
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
+from jobconform.backends.protocol import (
+    LIFECYCLE,
+    REMINDERS,
+    RETRY,
+    STUCK,
+    Clock,
+    RuntimeSettings,
+)
+from jobconform.backends.reminder_runtime import StepReminderRuntime
+from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
     create_store_engine,
@@ -27,6 +36,7 @@ from jobconform.backends.sql.database import (
     migrate,
     parse_url,
 )
+from jobconform.backends.sql.reminders import SqlReminderStore
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
@@ -98,7 +108,7 @@ class SqlBackend:
 
     name = "sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REMINDERS})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -116,5 +126,19 @@ class SqlBackend:
             return self.store_type(_copy_of_migrated_in_memory_database(self.url),
                                    migrate_schema=False, owns_engine=True)
         store = self.store_type(_migrated_engine(self.url), migrate_schema=False)
+        store.clear()
+        return store
+
+    def open_reminders(self, clock: Clock, config: ReminderConfig,
+                       target: DeliveryTarget) -> StepReminderRuntime:
+        return StepReminderRuntime(self.empty_reminder_store(), clock, config, target)
+
+    def empty_reminder_store(self) -> SqlReminderStore:
+        """A reminder store with no reminders, made the way `empty_store` makes a job store.
+        A restart reopens it over the same database (`SqlReminderStore.reopen`)."""
+        if self._in_memory:
+            return SqlReminderStore(_copy_of_migrated_in_memory_database(self.url),
+                                    migrate_schema=False, owns_engine=True)
+        store = SqlReminderStore(_migrated_engine(self.url), migrate_schema=False)
         store.clear()
         return store

@@ -9,9 +9,12 @@ seed alone.
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
+from jobconform.backends.protocol import LIFECYCLE, REMINDERS, RETRY, Clock, RuntimeSettings
+from jobconform.backends.reminder_store import InMemoryReminderStore, ReminderStore
+from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.store import InMemoryJobStore, JobStore
 from jobconform.backends.threaded.config import WorkerConfig
+from jobconform.backends.threaded.reminders import ThreadedReminderRuntime
 from jobconform.backends.threaded.worker import ThreadedRuntime
 
 
@@ -25,7 +28,7 @@ class ThreadedBackend:
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY})
+    capabilities = frozenset({LIFECYCLE, RETRY, REMINDERS})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
@@ -34,3 +37,11 @@ class ThreadedBackend:
     def new_store(self) -> JobStore:
         """An empty store for one runtime."""
         return InMemoryJobStore()
+
+    def open_reminders(self, clock: Clock, config: ReminderConfig,
+                       target: DeliveryTarget) -> ThreadedReminderRuntime:
+        return ThreadedReminderRuntime(self.new_reminder_store(), clock, config, target)
+
+    def new_reminder_store(self) -> ReminderStore:
+        """An empty reminder store for one runtime."""
+        return InMemoryReminderStore()

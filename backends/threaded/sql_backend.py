@@ -7,7 +7,8 @@ one. Point the variable at a scratch database: the backend deletes its jobs.
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY
+from jobconform.backends.protocol import LIFECYCLE, REMINDERS, RETRY
+from jobconform.backends.reminder_store import ReminderStore
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.threaded.backend import ThreadedBackend
@@ -25,7 +26,7 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY})
+    capabilities = frozenset({LIFECYCLE, RETRY, REMINDERS})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -34,3 +35,6 @@ class ThreadedSqlBackend(ThreadedBackend):
         # The sql backend's own recipe: a fresh in-memory database, or one migrated engine
         # per server database with its jobs table emptied.
         return self._sql.empty_store()
+
+    def new_reminder_store(self) -> ReminderStore:
+        return self._sql.empty_reminder_store()
