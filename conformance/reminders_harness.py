@@ -361,7 +361,7 @@ class ReminderHarness:
                           for v in views]
         expected_aliases = self.oracle.list()
         if actual_aliases != expected_aliases:
-            raise self._fail(requirements + ("RM-013",), "the held reminders, in order",
+            raise self._fail((*requirements, "RM-013"), "the held reminders, in order",
                              expected_aliases, actual_aliases)
         for alias, view in zip(actual_aliases, views, strict=True):
             wanted = expected_record(self.oracle.reminders[alias])
@@ -377,7 +377,7 @@ class ReminderHarness:
                        for d in self.target.made())
         expected_dispatches = {alias: n for alias, n in self.oracle.dispatches.items() if n}
         if dict(made) != expected_dispatches:
-            raise self._fail(requirements + ("RM-007",), "dispatches made, by reminder",
+            raise self._fail((*requirements, "RM-007"), "dispatches made, by reminder",
                              expected_dispatches, dict(made))
 
     def _check_utc(self, alias: str, record: ReminderRecord) -> None:

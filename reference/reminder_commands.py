@@ -63,5 +63,6 @@ def describe_reminder_command(command: ReminderCommand) -> str:
             continue
         if isinstance(value, str) and len(value) > 40:
             value = f"<{len(value)} characters>"
-        values.append(f"{item.name}={value.value if isinstance(value, DeliveryOutcome | ReminderStatus) else value!r}")
+        shown = value.value if isinstance(value, DeliveryOutcome | ReminderStatus) else value
+        values.append(f"{item.name}={shown!r}")
     return f"{type(command).__name__}({', '.join(values)})"

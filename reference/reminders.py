@@ -12,12 +12,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from enum import Enum
+from enum import StrEnum
 
 DAY = timedelta(days=1)
 
 
-class ReminderStatus(str, Enum):
+class ReminderStatus(StrEnum):
     PENDING = "pending"
     FIRING = "firing"
     FIRED = "fired"
@@ -28,7 +28,7 @@ class ReminderStatus(str, Enum):
 FINAL = frozenset({ReminderStatus.FIRED, ReminderStatus.CANCELLED, ReminderStatus.FAILED})
 
 
-class DeliveryOutcome(str, Enum):
+class DeliveryOutcome(StrEnum):
     """How one dispatch ends, as the harness scripts it."""
 
     LANDS = "lands"  # the execution started
