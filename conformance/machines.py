@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobconform.backends.protocol import LIFECYCLE, Backend
+from jobconform.backends.protocol import LIFECYCLE, REMINDERS, Backend
 from jobconform.conformance.machine import MachineRun, run_machine
+from jobconform.conformance.reminders_machine import run_reminder_machine
 from jobconform.spec import Profile, Registry
 
 MachineFunction = Callable[[Backend, Profile, Registry, int, int], MachineRun]
@@ -32,6 +33,12 @@ def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int
     return run_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _reminders(backend: Backend, profile: Profile, registry: Registry, seed: int,
+               examples: int) -> MachineRun:
+    return run_reminder_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
+    MachineEntry("reminders machine", frozenset({REMINDERS}), _reminders),
 )

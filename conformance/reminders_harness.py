@@ -175,6 +175,9 @@ class ReminderHarness:
         self.held: dict[str, tuple[ReminderView, ReminderRecord]] = {}
         self.last_answer: object = None
         self._live_from = 0  # deliveries before this index were lost in a restart
+        # Reminders not yet final when the runtime last restarted: a later divergence of
+        # one of them also implicates what the restart kept or lost (RM-012).
+        self.carried: set[str] = set()
         opener: object = getattr(self.backend, "open_reminders", None)
         if not callable(opener):
             raise AdapterError(f"adapter {self.backend.name!r} claims the reminders area but"
@@ -241,6 +244,8 @@ class ReminderHarness:
                 oracle.decide(command.reminder, command.outcome)
                 return None, ("RM-006", *OUTCOME_REQUIREMENTS[command.outcome])
             case RestartReminders():
+                self.carried |= {alias for alias, r in oracle.reminders.items()
+                                 if r.status.value in ("pending", "firing")}
                 oracle.restart(now)
                 return None, ("RM-012",)
             case GetReminder():
@@ -366,9 +371,10 @@ class ReminderHarness:
         for alias, view in zip(actual_aliases, views, strict=True):
             wanted = expected_record(self.oracle.reminders[alias])
             actual = freeze(view)
+            carried = ("RM-012",) if alias in self.carried else ()
             for name, field_requirements in FIELD_REQUIREMENTS.items():
                 if getattr(actual, name) != getattr(wanted, name):
-                    raise self._fail(requirements + field_requirements,
+                    raise self._fail(requirements + field_requirements + carried,
                                      f"reminder {alias!r} {name}", getattr(wanted, name),
                                      getattr(actual, name))
             self._check_utc(alias, actual)
@@ -377,7 +383,10 @@ class ReminderHarness:
                        for d in self.target.made())
         expected_dispatches = {alias: n for alias, n in self.oracle.dispatches.items() if n}
         if dict(made) != expected_dispatches:
-            raise self._fail((*requirements, "RM-007"), "dispatches made, by reminder",
+            differing = {a for a in made.keys() | expected_dispatches.keys()
+                         if made.get(a) != expected_dispatches.get(a)}
+            carried = ("RM-012",) if differing & self.carried else ()
+            raise self._fail((*requirements, "RM-007", *carried), "dispatches made, by reminder",
                              expected_dispatches, dict(made))
 
     def _check_utc(self, alias: str, record: ReminderRecord) -> None:

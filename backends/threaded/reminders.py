@@ -57,7 +57,7 @@ class ThreadedReminderRuntime(StepReminderRuntime):
             while not self._stopping:
                 saw = self._changes
                 self._fire_due(self._clock.now())
-                until = self._store.next_due()
+                until = self._next_due()
                 self._scheduler_saw, self._asleep_until, self._asleep = saw, until, True
                 self._state.notify_all()
                 if until is None:
@@ -65,6 +65,10 @@ class ThreadedReminderRuntime(StepReminderRuntime):
                 else:
                     self._waitable.wait_until(self._state, until)
                 self._asleep = False
+
+    def _next_due(self) -> datetime | None:
+        """When the scheduler must wake next: the earliest due time in the store."""
+        return self._store.next_due()
 
     def _dispatched(self, reminder_id: str, delivery: Delivery) -> None:
         super()._dispatched(reminder_id, delivery)
