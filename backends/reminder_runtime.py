@@ -170,8 +170,10 @@ class StepReminderRuntime:
 
     # -- lifetime ------------------------------------------------------------------------
 
-    def restart(self) -> StepReminderRuntime:
+    def crash(self) -> None:
         self._stop()
+
+    def reopen(self) -> StepReminderRuntime:
         return type(self)(self._store.reopen(), self._clock, self._config, self._target)
 
     def _stop(self) -> None:

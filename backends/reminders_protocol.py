@@ -187,9 +187,14 @@ class ReminderRuntime(Protocol):
         clock's current time has been dispatched."""
         ...
 
-    def restart(self) -> ReminderRuntime:
-        """Stop as a crash would (dispatches in flight are abandoned, nothing is written)
-        and return a new runtime over the same durable store, after its boot recovery."""
+    def crash(self) -> None:
+        """Stop as a crash would: dispatches in flight are abandoned, nothing is written,
+        and nothing fires until `reopen`."""
+        ...
+
+    def reopen(self) -> ReminderRuntime:
+        """After `crash`: a new runtime over the same durable store, as a restarted
+        process opens it, with its boot recovery done."""
         ...
 
     def close(self) -> None:

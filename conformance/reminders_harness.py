@@ -16,7 +16,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import REMINDERS, Backend
@@ -223,8 +223,10 @@ class ReminderHarness:
         if isinstance(command, CreateReminder) and command.reminder in self.ids:
             raise ValueError(f"reminder alias {command.reminder!r} is already used; pick a"
                              " new one")
-        if isinstance(command, AdvanceTime) and not 0 <= command.seconds < float("inf"):
-            raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")
+        seconds = (command.seconds if isinstance(command, AdvanceTime) else
+                   command.down_seconds if isinstance(command, RestartReminders) else 0.0)
+        if not 0 <= seconds < float("inf"):
+            raise ValueError(f"time advances by a finite amount >= 0, not {seconds!r}")
 
     # -- the oracle's side ---------------------------------------------------------------
 
@@ -246,7 +248,7 @@ class ReminderHarness:
             case RestartReminders():
                 self.carried |= {alias for alias, r in oracle.reminders.items()
                                  if r.status.value in ("pending", "firing")}
-                oracle.restart(now)
+                oracle.restart(now + timedelta(seconds=command.down_seconds))
                 return None, ("RM-012",)
             case GetReminder():
                 state = oracle.reminders.get(command.reminder)
@@ -293,8 +295,10 @@ class ReminderHarness:
                 if delivery is not None:
                     delivery.decide(command.outcome)
             case RestartReminders():
+                self._call("crash", runtime.crash)
                 self._live_from = len(self.target.made())
-                self.runtime = self._call("restart", runtime.restart)
+                self.clock.advance(command.down_seconds)  # nothing runs meanwhile
+                self.runtime = self._call("reopen", runtime.reopen)
             case GetReminder():
                 reminder_id = self._id(command.reminder)
                 view = self._call("get", lambda: runtime.get(reminder_id))

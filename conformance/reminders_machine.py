@@ -135,13 +135,12 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             return min((r.due_at for r in self.harness.oracle.reminders.values()
                         if r.due_at is not None), default=None)
 
-        # A restart matters only with reminders not yet final; Hypothesis favours rules
-        # without arguments, so without this it would restart an empty runtime over and over.
+        # A restart matters only with reminders not yet final.
         @precondition(lambda self: bool(self.harness.oracle.list(ReminderStatus.PENDING)
                                         or self._firing()))
-        @rule()
-        def restart(self) -> None:
-            self._run(rc.RestartReminders())
+        @rule(down_seconds=st.sampled_from((0.0, 60.0, 86_400.0)))
+        def restart(self, down_seconds: float) -> None:
+            self._run(rc.RestartReminders(down_seconds))
 
         @rule(reminder=reminders)
         def get(self, reminder: str) -> None:

@@ -37,7 +37,9 @@ class DeliverReminder:
 
 @dataclass(frozen=True)
 class RestartReminders:
-    """Crash the runtime and reopen it over the same store."""
+    """Crash the runtime, let `down_seconds` pass, and reopen it over the same store."""
+
+    down_seconds: float = 0.0
 
 
 @dataclass(frozen=True)

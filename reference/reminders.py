@@ -205,8 +205,9 @@ class ReminderOracle:
             self.reminders[alias] = replace(reminder, status=ReminderStatus.PENDING, due_at=due)
 
     def restart(self, now: datetime) -> None:
-        """The runtime crashed and was reopened over its store (RM-012): dispatches in
-        flight are lost, and the reminders they were for are reconciled as dispatched."""
+        """The runtime crashed and was reopened over its store at `now` (RM-012):
+        dispatches in flight are lost, and the reminders they were for are reconciled as
+        dispatched."""
         self.deliveries.clear()
         for alias, reminder in self.reminders.items():
             if reminder.status is ReminderStatus.FIRING:
