@@ -397,7 +397,6 @@ class ReminderHarness:
         for name in ("created_at", "fire_at", "due_at", "fired_at"):
             value = getattr(record, name)
             if value is not None and (not isinstance(value, datetime)
-                                      or value.utcoffset() is None
-                                      or value.utcoffset().total_seconds() != 0):
+                                      or value.utcoffset() != timedelta(0)):
                 raise self._fail(("RM-001",), f"reminder {alias!r} {name} must be a"
                                  " timezone-aware UTC datetime", "tz-aware UTC", value)
