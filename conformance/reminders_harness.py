@@ -75,6 +75,22 @@ FIELD_REQUIREMENTS = {
 }
 
 
+def status_requirements(expected: object, actual: object) -> tuple[str, ...]:
+    """The rules of the transitions that could explain a reminder shown in the wrong state:
+    pending against firing is the firing rule, whatever command came before."""
+    pair = {expected, actual}
+    named = []
+    if "firing" in pair:
+        named.append("RM-007")
+    if "fired" in pair:
+        named += ["RM-008", "RM-010"]
+    if "failed" in pair:
+        named.append("RM-009")
+    if "cancelled" in pair:
+        named.append("RM-011")
+    return tuple(named)
+
+
 def config_for(profile: Profile, **overrides: float) -> ReminderConfig:
     """The area's parameters from the profile, with a check's own values on top.
 
@@ -378,6 +394,8 @@ class ReminderHarness:
             carried = ("RM-012",) if alias in self.carried else ()
             for name, field_requirements in FIELD_REQUIREMENTS.items():
                 if getattr(actual, name) != getattr(wanted, name):
+                    if name == "status":
+                        field_requirements += status_requirements(wanted.status, actual.status)
                     raise self._fail(requirements + field_requirements + carried,
                                      f"reminder {alias!r} {name}", getattr(wanted, name),
                                      getattr(actual, name))

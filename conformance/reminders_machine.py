@@ -2,7 +2,7 @@
 outcomes and restarts, backend against oracle at every step.
 
 The harness does the comparing (every answer, every reminder's state, the dispatches
-made); this machine only generates commands. Small limits (3 pending, 5 a day, messages
+made); this machine only generates commands. Small limits (3 pending, 4 a day, messages
 of 8 characters, delays of 60 to 600 seconds) and clock steps on those edges make the
 interesting cases likely: a full cap, a delay exactly at a bound, a retry reaching the
 attempt cap, a restart with a dispatch in flight, the day's window rolling over.
@@ -18,8 +18,10 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
+    MultipleResults,
     RuleBasedStateMachine,
     get_state_machine_test,
+    multiple,
     precondition,
     rule,
 )
@@ -35,7 +37,7 @@ from jobconform.spec import Profile, Registry
 
 MACHINE_LIMITS: dict[str, float] = {
     "min_delay_seconds": 60, "max_delay_seconds": 600, "max_message_chars": 8,
-    "max_pending": 3, "max_per_day": 5, "max_attempts": 3, "retry_delay_seconds": 60,
+    "max_pending": 3, "max_per_day": 4, "max_attempts": 3, "retry_delay_seconds": 60,
 }
 DELAYS = (0.0, 59.0, 60.0, 61.0, 120.0, 600.0, 601.0)
 TIME_STEPS = (0.0, 30.0, 60.0, 61.0, 120.0, 86_400.0)
@@ -86,6 +88,15 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
                 alias, message, fire_at=None if schedule == "neither" else fire_at,
                 delay_seconds=offset if schedule == "both" else None))
             return alias
+
+        # The caps are reached only by several accepted creations; a burst of them makes a
+        # full cap, and a full cap across a restart, common.
+        @rule(target=reminders, count=st.integers(2, 4), delay=st.sampled_from((60.0, 600.0)))
+        def create_burst(self, count: int, delay: float) -> MultipleResults[str]:
+            aliases = [self._alias() for _ in range(count)]
+            for alias in aliases:
+                self._run(rc.CreateReminder(alias, "hi", delay_seconds=delay))
+            return multiple(*aliases)
 
         @rule(reminder=reminders)
         def cancel(self, reminder: str) -> None:
