@@ -14,7 +14,9 @@ true, `delivery.result()` returns (the execution started) or raises `DeliveryFai
 clean failure before it started) or `DeliveryOutcomeUnknown` (a timeout: it may have
 started), exactly as an HTTP dispatch would, and the runtime records that outcome.
 
-Statuses cross the boundary as the canonical names: pending, firing, fired, cancelled,
+A restart is `crash()` (threads stop, dispatches in flight are lost, nothing is written)
+then `reopen()`, which returns a new runtime over the same durable store after its boot
+recovery. Statuses cross the boundary as the canonical names: pending, firing, fired, cancelled,
 failed. Nothing here needs inheriting; any object with these attributes fits.
 """
 

@@ -97,13 +97,7 @@ class SqlReminderStore:
         with self._transaction(read_only=True) as connection:
             earliest: datetime | None = connection.scalar(
                 select(func.min(REMINDERS.c.due_at)).where(REMINDERS.c.status == PENDING))
-        # SQLite's MIN() returns text, not a typed column: read it back through the row.
-        if earliest is None or isinstance(earliest, datetime):
             return earliest
-        with self._transaction(read_only=True) as connection:
-            return connection.scalar(
-                select(REMINDERS.c.due_at).where(REMINDERS.c.status == PENDING)
-                .order_by(REMINDERS.c.due_at).limit(1))
 
     def transition(self, reminder_id: str, expected_status: str,
                    **changes: Any) -> StoredReminder | None:
