@@ -10,7 +10,7 @@ from jobconform.backends.protocol import KNOWN_CAPABILITIES, Backend
 
 ENTRY_POINT_GROUP = "jobconform.backends"
 # Areas whose runtime a backend opens with its own `open_<area>` method.
-AREA_OPENERS = frozenset({"breaker", "governor", "idempotency"})
+AREA_OPENERS = frozenset({"breaker", "governor", "idempotency", "reminders"})
 
 
 class BackendLoadError(LookupError):

@@ -10,16 +10,20 @@ from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService
 from jobconform.backends.memory_breaker import open_memory_breaker
 from jobconform.backends.memory_idempotency import open_memory_idempotency
+from jobconform.backends.memory_reminders import open_memory_reminders
 from jobconform.backends.protocol import (
     IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
     REDELIVERY,
+    REMINDERS,
     RETRY,
     STUCK,
     Clock,
     RuntimeSettings,
 )
+from jobconform.backends.reminder_runtime import StepReminderRuntime
+from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
 from jobconform.reference.breaker import BreakerSettings
@@ -38,7 +42,7 @@ class MemoryBackend:
     name = "memory"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR})
+                              GOVERNOR, REMINDERS})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
@@ -51,3 +55,7 @@ class MemoryBackend:
 
     def open_governor(self, clock: Clock, settings: GovernorSettings) -> StoreGovernorRuntime:
         return open_memory_governor(clock, settings)
+
+    def open_reminders(self, clock: Clock, config: ReminderConfig,
+                       target: DeliveryTarget) -> StepReminderRuntime:
+        return open_memory_reminders(clock, config, target)

@@ -28,9 +28,10 @@ STUCK = "stuck"
 REAPER = "reaper"
 REDELIVERY = "redelivery"
 IDEMPOTENCY = "idempotency"
+REMINDERS = "reminders"
 KNOWN_CAPABILITIES = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, "loops", "breaker", "governor", IDEMPOTENCY,
-    "capacity", "reminders",
+    "capacity", REMINDERS,
 })
 
 

@@ -18,6 +18,7 @@ from jobconform.backends.protocol import (
     LIFECYCLE,
     REAPER,
     REDELIVERY,
+    REMINDERS,
     RETRY,
     STUCK,
     Backend,
@@ -27,6 +28,7 @@ from jobconform.conformance.governor_machine import run_governor_machine
 from jobconform.conformance.idempotency_machine import run_idempotency_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.conformance.reaper_machine import make_reaper_machine
+from jobconform.conformance.reminders_machine import run_reminder_machine
 from jobconform.spec import Profile, Registry
 
 MachineFunction = Callable[[Backend, Profile, Registry, int, int], MachineRun]
@@ -68,6 +70,11 @@ def _governor(backend: Backend, profile: Profile, registry: Registry, seed: int,
     return run_governor_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _reminders(backend: Backend, profile: Profile, registry: Registry, seed: int,
+               examples: int) -> MachineRun:
+    return run_reminder_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     # The lifecycle machine also drives retries and heartbeats when the backend claims them.
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE, RETRY, STUCK}), _lifecycle),
@@ -75,4 +82,5 @@ MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("idempotency machine", frozenset({IDEMPOTENCY}), _idempotency),
     MachineEntry("breaker machine", frozenset({BREAKER}), _breaker),
     MachineEntry("governor machine", frozenset({GOVERNOR}), _governor),
+    MachineEntry("reminders machine", frozenset({REMINDERS}), _reminders),
 )

@@ -18,6 +18,7 @@ from jobconform.conformance.gallery_governor import GOVERNOR_GALLERY
 from jobconform.conformance.gallery_idempotency import IDEMPOTENCY_GALLERY
 from jobconform.conformance.gallery_process import PROCESS_GALLERY
 from jobconform.conformance.gallery_reaper import REAPER_GALLERY
+from jobconform.conformance.gallery_reminders import REMINDERS_GALLERY
 from jobconform.conformance.gallery_sql import SQL_GALLERY
 from jobconform.conformance.gallery_threaded import THREADED_GALLERY
 from jobconform.conformance.report import FAIL, RunSummary
@@ -39,6 +40,7 @@ GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
     IDEMPOTENCY_GALLERY,
     BREAKER_GALLERY,
     GOVERNOR_GALLERY,
+    REMINDERS_GALLERY,
 )
 GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 

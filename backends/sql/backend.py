@@ -30,11 +30,14 @@ from jobconform.backends.protocol import (
     LIFECYCLE,
     REAPER,
     REDELIVERY,
+    REMINDERS,
     RETRY,
     STUCK,
     Clock,
     RuntimeSettings,
 )
+from jobconform.backends.reminder_runtime import StepReminderRuntime
+from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.sql.breaker import SqlBreakerStore
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
@@ -45,6 +48,7 @@ from jobconform.backends.sql.database import (
 )
 from jobconform.backends.sql.governor import SqlGovernorStore
 from jobconform.backends.sql.idempotency import SqlKeyStore
+from jobconform.backends.sql.reminders import SqlReminderStore
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
@@ -119,7 +123,7 @@ class SqlBackend:
     name = "sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR})
+                              GOVERNOR, REMINDERS})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -175,5 +179,19 @@ class SqlBackend:
             return SqlGovernorStore(_copy_of_migrated_in_memory_database(self.url),
                                     owns_engine=True)
         store = SqlGovernorStore(_migrated_engine(self.url))
+        store.clear()
+        return store
+
+    def open_reminders(self, clock: Clock, config: ReminderConfig,
+                       target: DeliveryTarget) -> StepReminderRuntime:
+        return StepReminderRuntime(self.empty_reminder_store(), clock, config, target)
+
+    def empty_reminder_store(self) -> SqlReminderStore:
+        """A reminder store with no reminders, made the way `empty_store` makes a job store.
+        A restart reopens it over the same database (`SqlReminderStore.reopen`)."""
+        if self._in_memory:
+            return SqlReminderStore(_copy_of_migrated_in_memory_database(self.url),
+                                    migrate_schema=False, owns_engine=True)
+        store = SqlReminderStore(_migrated_engine(self.url), migrate_schema=False)
         store.clear()
         return store

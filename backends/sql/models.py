@@ -32,6 +32,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeEngine
 
+from jobconform.backends.reminder_store import REMINDER_STATUSES
 from jobconform.backends.store import STATUSES
 
 # Bumped whenever the encoding of the JSON columns (result, retry_policy) changes, so that
@@ -253,3 +254,32 @@ class GovernorPauseRow(Base):
     paused_until: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
     __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
+
+REMINDER_STATUS_CHECK = "status IN ({})".format(
+    ", ".join(f"'{status}'" for status in REMINDER_STATUSES))
+
+
+class ReminderRow(Base):
+    """One self-reminder (seed 002 §10.14's dedicated, durable reminders table).
+
+    `seq` is the creation order: timestamps tie under a virtual clock, so listing orders
+    by this increasing key instead.
+    """
+
+    __tablename__ = "reminders"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    reminder_id: Mapped[str] = mapped_column(String(36), unique=True)
+    message: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(20))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime, index=True)
+    fire_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    due_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    fired_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+
+    __table_args__ = (
+        CheckConstraint(REMINDER_STATUS_CHECK, name="status"),
+        # The scheduler's poll: pending reminders by due time.
+        Index(None, "status", "due_at"),
+    )

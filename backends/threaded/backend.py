@@ -17,12 +17,22 @@ from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService, KeyStore
 from jobconform.backends.memory_breaker import InMemoryBreakerStore
 from jobconform.backends.memory_idempotency import MemoryKeyStore
-from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, RETRY, Clock, RuntimeSettings
+from jobconform.backends.protocol import (
+    IDEMPOTENCY,
+    LIFECYCLE,
+    REMINDERS,
+    RETRY,
+    Clock,
+    RuntimeSettings,
+)
+from jobconform.backends.reminder_store import InMemoryReminderStore, ReminderStore
+from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.store import InMemoryJobStore, JobStore
 from jobconform.backends.threaded.breaker import PooledBreakerRuntime
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.governor import PooledGovernorRuntime
 from jobconform.backends.threaded.idempotency import RequestThreadIdempotency
+from jobconform.backends.threaded.reminders import ThreadedReminderRuntime
 from jobconform.backends.threaded.worker import ThreadedRuntime
 from jobconform.reference.breaker import BreakerSettings
 from jobconform.reference.governor import GovernorSettings
@@ -38,7 +48,7 @@ class ThreadedBackend:
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR})
+    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
@@ -63,3 +73,11 @@ class ThreadedBackend:
     def open_governor(self, clock: Clock, settings: GovernorSettings) -> PooledGovernorRuntime:
         return PooledGovernorRuntime(StoreGovernorRuntime(InMemoryGovernorStore(), clock,
                                                           settings))
+
+    def open_reminders(self, clock: Clock, config: ReminderConfig,
+                       target: DeliveryTarget) -> ThreadedReminderRuntime:
+        return ThreadedReminderRuntime(self.new_reminder_store(), clock, config, target)
+
+    def new_reminder_store(self) -> ReminderStore:
+        """An empty reminder store for one runtime."""
+        return InMemoryReminderStore()

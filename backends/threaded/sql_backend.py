@@ -12,7 +12,8 @@ from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerR
 from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.idempotency_service import KeyStore
-from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, RETRY, Clock
+from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, REMINDERS, RETRY, Clock
+from jobconform.backends.reminder_store import ReminderStore
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.threaded.backend import ThreadedBackend
@@ -34,7 +35,7 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR})
+    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -55,3 +56,6 @@ class ThreadedSqlBackend(ThreadedBackend):
     def open_governor(self, clock: Clock, settings: GovernorSettings) -> PooledGovernorRuntime:
         return PooledGovernorRuntime(StoreGovernorRuntime(self._sql.empty_governor_store(),
                                                           clock, settings))
+
+    def new_reminder_store(self) -> ReminderStore:
+        return self._sql.empty_reminder_store()

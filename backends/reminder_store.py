@@ -1,0 +1,131 @@
+"""Where reminders are kept: the stored record, the store contract and the in-memory store.
+
+A store is the durable half of a reminders runtime: a runtime reopened over the same
+store after a crash finds every reminder as it was (RM-012). Every change is a
+compare-and-set on the status the writer expects, so a stale writer cannot overwrite a
+reminder that moved meanwhile. Time comes from the caller: a store never reads a clock.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any, Protocol
+
+PENDING, FIRING, FIRED, CANCELLED, FAILED = "pending", "firing", "fired", "cancelled", "failed"
+REMINDER_STATUSES = (PENDING, FIRING, FIRED, CANCELLED, FAILED)
+
+
+@dataclass(frozen=True)
+class StoredReminder:
+    """One reminder; frozen, so handing it out is handing out a snapshot (RM-013)."""
+
+    reminder_id: str
+    message: str
+    status: str
+    created_at: datetime
+    fire_at: datetime
+    due_at: datetime | None
+    attempts: int = 0
+    fired_at: datetime | None = None
+
+
+class ReminderStore(Protocol):
+    def add(self, reminder: StoredReminder) -> None:
+        """Keep a new reminder, after every one added before it (creation order)."""
+        ...
+
+    def get(self, reminder_id: str) -> StoredReminder | None: ...
+
+    def list(self, status: str | None = None) -> builtins.list[StoredReminder]:
+        """Reminders in creation order, optionally of one status only."""
+        ...
+
+    def count(self, status: str) -> int: ...
+
+    def count_created_after(self, instant: datetime) -> int:
+        """How many reminders have created_at strictly after `instant`."""
+        ...
+
+    def due(self, now: datetime) -> builtins.list[StoredReminder]:
+        """Pending reminders with due_at at or before `now`, earliest due first."""
+        ...
+
+    def next_due(self) -> datetime | None:
+        """The earliest due_at of a pending reminder, or None."""
+        ...
+
+    def transition(self, reminder_id: str, expected_status: str,
+                   **changes: Any) -> StoredReminder | None:
+        """Apply `changes` only if the reminder is in `expected_status`.
+
+        Returns:
+            The reminder after the change, or None when it was not in that status.
+        """
+        ...
+
+    def reopen(self) -> ReminderStore:
+        """A new store object over the same durable data, as after a process restart."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class _Shelf:
+    """The durable data behind in-memory stores: it outlives any one store object."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reminders: dict[str, StoredReminder] = {}  # insertion order is creation order
+
+
+class InMemoryReminderStore:
+    def __init__(self, shelf: _Shelf | None = None) -> None:
+        self._shelf = shelf if shelf is not None else _Shelf()
+
+    def add(self, reminder: StoredReminder) -> None:
+        with self._shelf.lock:
+            if reminder.reminder_id in self._shelf.reminders:
+                raise ValueError(f"reminder id {reminder.reminder_id} is already held")
+            self._shelf.reminders[reminder.reminder_id] = reminder
+
+    def get(self, reminder_id: str) -> StoredReminder | None:
+        with self._shelf.lock:
+            return self._shelf.reminders.get(reminder_id)
+
+    def list(self, status: str | None = None) -> builtins.list[StoredReminder]:
+        with self._shelf.lock:
+            return [r for r in self._shelf.reminders.values()
+                    if status is None or r.status == status]
+
+    def count(self, status: str) -> int:
+        return len(self.list(status))
+
+    def count_created_after(self, instant: datetime) -> int:
+        return sum(1 for r in self.list() if r.created_at > instant)
+
+    def due(self, now: datetime) -> builtins.list[StoredReminder]:
+        due = [r for r in self.list(PENDING) if r.due_at is not None and r.due_at <= now]
+        return sorted(due, key=lambda r: r.due_at or now)  # stable: creation order on ties
+
+    def next_due(self) -> datetime | None:
+        return min((r.due_at for r in self.list(PENDING) if r.due_at is not None),
+                   default=None)
+
+    def transition(self, reminder_id: str, expected_status: str,
+                   **changes: Any) -> StoredReminder | None:
+        with self._shelf.lock:
+            current = self._shelf.reminders.get(reminder_id)
+            if current is None or current.status != expected_status:
+                return None
+            moved = replace(current, **changes)
+            self._shelf.reminders[reminder_id] = moved
+            return moved
+
+    def reopen(self) -> InMemoryReminderStore:
+        return InMemoryReminderStore(self._shelf)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,316 @@
+Feature: Self-reminders
+  A reminder is a one-shot, future dispatch of a message (seed 002 §10.14). It is pending
+  until the reminders' clock reaches its due time, firing while its dispatch is in flight,
+  then fired, pending again for a retry, or failed; a pending reminder can be cancelled.
+  The scenario decides how each dispatch ends: it lands, it fails cleanly, or it times out
+  (its outcome is unknown). Seconds count from the start of the virtual clock. Scenarios
+  are skipped on a backend that does not claim the reminders area.
+
+  # -- RM-001: exactly one of fire_at and delay_seconds ---------------------------------------
+
+  @RM-001
+  Scenario: A delay is resolved against the clock into a pending reminder
+    Given the reminder clock advances 10 seconds
+    When reminder "a" is created with message "check the PR" and a delay of 120 seconds
+    Then the creation of reminder "a" is accepted
+    And reminder "a" is pending
+    And reminder "a" has the message "check the PR"
+    And reminder "a" was created at second 10
+    And reminder "a" fires at second 130
+    And reminder "a" is due at second 130
+    And reminder "a" has 0 attempts
+    And reminder "a" has not fired
+
+  @RM-001
+  Scenario: An absolute fire time is kept as given
+    When reminder "a" is created with message "follow up" to fire at second 3600
+    Then the creation of reminder "a" is accepted
+    And reminder "a" fires at second 3600
+    And reminder "a" is due at second 3600
+
+  @RM-001
+  Scenario: Both a delay and a fire time are refused, and so is neither
+    When reminder "a" is created with message "x", a delay of 120 seconds and a fire time of second 120
+    And reminder "b" is created with message "x" and no schedule
+    Then the creation of reminder "a" is rejected with "schedule"
+    And the creation of reminder "b" is rejected with "schedule"
+    When all reminders are listed
+    Then no reminders are listed
+
+  # -- RM-002: delay bounds, inclusive ---------------------------------------------------------
+
+  @RM-002
+  Scenario: The minimum delay is inclusive
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And reminder "b" is created with message "x" and a delay of 59 seconds
+    Then the creation of reminder "a" is accepted
+    And the creation of reminder "b" is rejected with "delay_too_short"
+
+  @RM-002
+  Scenario: The maximum delay is inclusive
+    When reminder "a" is created with message "x" and a delay of 2592000 seconds
+    And reminder "b" is created with message "x" and a delay of 2592001 seconds
+    Then the creation of reminder "a" is accepted
+    And the creation of reminder "b" is rejected with "delay_too_long"
+
+  @RM-002
+  Scenario: A fire time in the past or too near is refused
+    Given the reminder clock advances 600 seconds
+    When reminder "a" is created with message "x" to fire at second 300
+    And reminder "b" is created with message "x" to fire at second 659
+    And reminder "c" is created with message "x" to fire at second 660
+    Then the creation of reminder "a" is rejected with "delay_too_short"
+    And the creation of reminder "b" is rejected with "delay_too_short"
+    And the creation of reminder "c" is accepted
+
+  # -- RM-003: message bounds -----------------------------------------------------------------
+
+  @RM-003
+  Scenario: Empty and overlong messages are refused
+    When reminder "a" is created with an empty message and a delay of 60 seconds
+    And reminder "b" is created with message "   " and a delay of 60 seconds
+    And reminder "c" is created with a message of 4000 characters and a delay of 60 seconds
+    And reminder "d" is created with a message of 4001 characters and a delay of 60 seconds
+    Then the creation of reminder "a" is rejected with "message_empty"
+    And the creation of reminder "b" is rejected with "message_empty"
+    And the creation of reminder "c" is accepted
+    And the creation of reminder "d" is rejected with "message_too_long"
+
+  # -- RM-004: pending cap ---------------------------------------------------------------------
+
+  @RM-004
+  Scenario: The pending cap counts pending reminders only
+    Given reminders with max_pending set to 2
+    When reminders "a, b" are created with a delay of 60 seconds
+    And reminder "c" is created with message "x" and a delay of 600 seconds
+    Then the creation of reminder "c" is rejected with "too_many_pending"
+    When reminder "a" is cancelled
+    And reminder "d" is created with message "x" and a delay of 600 seconds
+    Then the creation of reminder "d" is accepted
+    When the reminder clock advances 60 seconds
+    Then reminder "b" is firing
+    When reminder "e" is created with message "x" and a delay of 600 seconds
+    Then the creation of reminder "e" is accepted
+
+  # -- RM-005: per-day cap, durable ------------------------------------------------------------
+
+  @RM-005
+  Scenario: The day's creations are capped over a rolling 24 hours, cancelled ones included
+    Given reminders with max_per_day set to 3
+    When reminders "a, b, c" are created with a delay of 2000000 seconds
+    And reminder "a" is cancelled
+    And reminder "d" is created with message "x" and a delay of 2000000 seconds
+    Then the creation of reminder "d" is rejected with "daily_limit"
+    When the reminder clock advances 86399 seconds
+    And reminder "e" is created with message "x" and a delay of 600 seconds
+    Then the creation of reminder "e" is rejected with "daily_limit"
+    When the reminder clock advances 1 second
+    And reminder "f" is created with message "x" and a delay of 600 seconds
+    Then the creation of reminder "f" is accepted
+
+  @RM-005 @RM-012
+  Scenario: The day's count survives a restart
+    Given reminders with max_per_day set to 2
+    When reminders "a, b" are created with a delay of 600 seconds
+    And the reminders runtime restarts
+    And reminder "c" is created with message "x" and a delay of 600 seconds
+    Then the creation of reminder "c" is rejected with "daily_limit"
+
+  # -- RM-006: five states; the order of rejections ---------------------------------------------
+
+  @RM-006
+  Scenario: The first broken rule is the one reported
+    When reminder "a" is created with message "   ", a delay of 5 seconds and a fire time of second 1
+    And reminder "b" is created with an empty message and a delay of 5 seconds
+    And reminder "c" is created with a message of 4001 characters and a delay of 5 seconds
+    Then the creation of reminder "a" is rejected with "schedule"
+    And the creation of reminder "b" is rejected with "message_empty"
+    And the creation of reminder "c" is rejected with "message_too_long"
+
+  # -- RM-007: dispatched once, when the clock reaches it -------------------------------------
+
+  @RM-007
+  Scenario: A reminder is dispatched when its time comes, not a second before
+    When reminder "a" is created with message "x" and a delay of 61 seconds
+    And the reminder clock advances 60 seconds
+    Then reminder "a" is pending
+    And reminder "a" was dispatched 0 times
+    When the reminder clock advances 1 second
+    Then reminder "a" is firing
+    And reminder "a" has 1 attempt
+    And reminder "a" is not due
+    And reminder "a" was dispatched 1 time
+    When the reminder clock advances 600 seconds
+    Then reminder "a" was dispatched 1 time
+
+  # -- RM-008: a dispatch that lands -----------------------------------------------------------
+
+  @RM-008
+  Scenario: A dispatch that lands fires the reminder
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 70 seconds
+    And the reminder clock advances 5 seconds
+    And the dispatch of reminder "a" lands
+    Then reminder "a" is fired
+    And reminder "a" fired at second 75
+    And reminder "a" has 1 attempt
+    And reminder "a" was dispatched 1 time
+
+  # -- RM-009: retried up to the attempt cap ---------------------------------------------------
+
+  @RM-009
+  Scenario: A failed dispatch is retried after the retry delay, up to three attempts
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" fails
+    Then reminder "a" is pending
+    And reminder "a" has 1 attempt
+    And reminder "a" is due at second 120
+    When the reminder clock advances 60 seconds
+    Then reminder "a" is firing
+    When the dispatch of reminder "a" fails
+    And the reminder clock advances 60 seconds
+    Then reminder "a" is firing
+    And reminder "a" has 3 attempts
+    When the dispatch of reminder "a" fails
+    Then reminder "a" is failed
+    And reminder "a" has not fired
+    When the reminder clock advances 86400 seconds
+    Then reminder "a" is failed
+    And reminder "a" was dispatched 3 times
+
+  @RM-009
+  Scenario: A retried reminder that then lands is fired
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" fails
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" lands
+    Then reminder "a" is fired
+    And reminder "a" has 2 attempts
+    And reminder "a" fired at second 120
+
+  # -- RM-010: outcome unknown -> assumed dispatched --------------------------------------------
+
+  @RM-010
+  Scenario: A dispatch that times out is assumed to have landed and is never repeated
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" times out
+    Then reminder "a" is fired
+    And reminder "a" fired at second 60
+    When the reminder clock advances 86400 seconds
+    Then reminder "a" is fired
+    And reminder "a" was dispatched 1 time
+
+  # -- RM-011: cancel ----------------------------------------------------------------------------
+
+  @RM-011
+  Scenario: Cancel moves a pending reminder, and a second cancel is a no-op
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And reminder "a" is cancelled
+    Then the cancel answers "cancelled"
+    And reminder "a" is cancelled
+    When reminder "a" is cancelled
+    Then the cancel answers "already_cancelled"
+    When the reminder clock advances 600 seconds
+    Then reminder "a" is cancelled
+    And reminder "a" was dispatched 0 times
+
+  @RM-011
+  Scenario: Cancelling a fired reminder is a conflict
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" lands
+    And reminder "a" is cancelled
+    Then the cancel answers "conflict:fired"
+    And reminder "a" is fired
+
+  @RM-011
+  Scenario: Cancelling a firing or failed reminder is a conflict too
+    Given reminders with max_attempts set to 1
+    When reminders "a, b" are created with a delay of 60 seconds
+    And the reminder clock advances 60 seconds
+    And reminder "a" is cancelled
+    Then the cancel answers "conflict:firing"
+    When the dispatch of reminder "b" fails
+    And reminder "b" is cancelled
+    Then the cancel answers "conflict:failed"
+    And reminder "b" is failed
+
+  @RM-011
+  Scenario: Cancelling an unknown reminder is not found
+    When reminder "ghost" is cancelled
+    Then the cancel answers "not_found"
+
+  # -- RM-012: restarts --------------------------------------------------------------------------
+
+  @RM-012
+  Scenario: A pending reminder survives a restart and fires at its time
+    When reminder "a" is created with message "x" and a delay of 120 seconds
+    And the reminders runtime restarts
+    Then reminder "a" is pending
+    When the reminder clock advances 120 seconds
+    Then reminder "a" is firing
+    And reminder "a" was dispatched 1 time
+
+  @RM-012
+  Scenario: A reminder that fell due while the runtime was down fires at once after the restart
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminders runtime is down for 300 seconds and restarts
+    Then reminder "a" is firing
+    And reminder "a" has 1 attempt
+    And reminder "a" was dispatched 1 time
+
+  @RM-012
+  Scenario: A dispatch in flight at a restart is reconciled as fired, once
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 60 seconds
+    Then reminder "a" is firing
+    When the reminder clock advances 10 seconds
+    And the reminders runtime restarts
+    Then reminder "a" is fired
+    And reminder "a" fired at second 70
+    When the dispatch of reminder "a" fails
+    And the reminder clock advances 86400 seconds
+    Then reminder "a" is fired
+    And reminder "a" was dispatched 1 time
+
+  @RM-012
+  Scenario: Final reminders stay final across a restart
+    When reminders "a, b" are created with a delay of 60 seconds
+    And reminder "b" is cancelled
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" lands
+    And the reminders runtime restarts
+    And the reminder clock advances 600 seconds
+    Then reminder "a" is fired
+    And reminder "a" fired at second 60
+    And reminder "b" is cancelled
+    And reminder "a" was dispatched 1 time
+
+  # -- RM-013: reads ------------------------------------------------------------------------------
+
+  @RM-013
+  Scenario: Listings follow creation order and filter by state
+    When reminder "a" is created with message "x" and a delay of 600 seconds
+    And reminder "b" is created with message "x" and a delay of 60 seconds
+    And reminder "c" is created with message "x" and a delay of 300 seconds
+    And reminder "c" is cancelled
+    And all reminders are listed
+    Then the reminders listed are "a, b, c"
+    When the pending reminders are listed
+    Then the reminders listed are "a, b"
+    When the cancelled reminders are listed
+    Then the reminders listed are "c"
+
+  @RM-013
+  Scenario: A reminder read is a snapshot
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And reminder "a" is read
+    Then the reminder read is pending
+    When the reminder clock advances 60 seconds
+    Then reminder "a" is firing
+    And the reminder read earlier still reads as it did
+    When reminder "ghost" is read
+    Then no reminder was read

@@ -1,0 +1,222 @@
+"""The reminders oracle: seed 002 §10.14's five-state machine as a pure model.
+
+Every method takes the current time from its caller and changes only this model, so the
+same commands at the same instants give the same states. Deliveries are the dispatches
+the runtime makes when a reminder is due; the harness decides how each ends (it lands,
+it fails cleanly, its outcome is unknown) and the model records that outcome at the next
+`settle`, as a runtime records it once the dispatch call returns.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+DAY = timedelta(days=1)
+
+
+class ReminderStatus(StrEnum):
+    PENDING = "pending"
+    FIRING = "firing"
+    FIRED = "fired"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+FINAL = frozenset({ReminderStatus.FIRED, ReminderStatus.CANCELLED, ReminderStatus.FAILED})
+
+
+class DeliveryOutcome(StrEnum):
+    """How one dispatch ends, as the harness scripts it."""
+
+    LANDS = "lands"  # the execution started
+    FAILS = "fails"  # a clean failure before the execution started
+    UNKNOWN = "unknown"  # a timeout: the execution may or may not have started
+
+
+# Rejection codes, in the order they are checked (RM-006), with the requirement of each.
+REJECTIONS = {
+    "schedule": "RM-001",
+    "message_empty": "RM-003",
+    "message_too_long": "RM-003",
+    "delay_too_short": "RM-002",
+    "delay_too_long": "RM-002",
+    "too_many_pending": "RM-004",
+    "daily_limit": "RM-005",
+}
+
+# Cancel's answers (RM-011); a conflict is answered as f"{CONFLICT}:{status}".
+CANCELLED_ANSWER = "cancelled"
+ALREADY_CANCELLED = "already_cancelled"
+NOT_FOUND = "not_found"
+CONFLICT = "conflict"
+CREATED = "created"
+
+
+def rejected(code: str) -> str:
+    return f"rejected:{code}"
+
+
+@dataclass(frozen=True)
+class ReminderConfig:
+    """The area's parameters (profile defaults, or a check's own values).
+
+    Raises:
+        ValueError: a value out of range; the message names it and the range.
+    """
+
+    min_delay_seconds: float = 60.0
+    max_delay_seconds: float = 30 * 86_400.0
+    max_message_chars: int = 4000
+    max_pending: int = 25
+    max_per_day: int = 100
+    max_attempts: int = 3
+    retry_delay_seconds: float = 60.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_message_chars", "max_pending", "max_per_day", "max_attempts"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"reminder parameter {name} must be a whole number of at"
+                                 f" least 1, not {value!r}")
+        for name in ("min_delay_seconds", "max_delay_seconds", "retry_delay_seconds"):
+            value = getattr(self, name)
+            if (isinstance(value, bool) or not isinstance(value, int | float)
+                    or not math.isfinite(value) or value <= 0):
+                raise ValueError(f"reminder parameter {name} must be a finite number of"
+                                 f" seconds above 0, not {value!r}")
+        if self.min_delay_seconds > self.max_delay_seconds:
+            raise ValueError(f"min_delay_seconds ({self.min_delay_seconds:g}) exceeds"
+                             f" max_delay_seconds ({self.max_delay_seconds:g})")
+
+
+def resolve_fire_at(fire_at: datetime | None, delay_seconds: float | None,
+                    now: datetime) -> datetime | None:
+    """The instant a creation asks for, or None when the schedule itself is invalid."""
+    if (fire_at is None) == (delay_seconds is None):
+        return None
+    if fire_at is not None:
+        return fire_at if fire_at.utcoffset() is not None else None
+    assert delay_seconds is not None
+    if isinstance(delay_seconds, bool) or not math.isfinite(delay_seconds):
+        return None
+    return now + timedelta(seconds=delay_seconds)
+
+
+def creation_problem(config: ReminderConfig, message: str, fire_at: datetime | None,
+                     delay_seconds: float | None, now: datetime) -> str | None:
+    """The first rule a creation breaks that needs no count of held reminders (RM-001 to
+    RM-003, in RM-006's order), or None."""
+    resolved = resolve_fire_at(fire_at, delay_seconds, now)
+    if resolved is None:
+        return "schedule"
+    if not message.strip():
+        return "message_empty"
+    if len(message) > config.max_message_chars:
+        return "message_too_long"
+    delay = (resolved - now).total_seconds()
+    if delay < config.min_delay_seconds:
+        return "delay_too_short"
+    if delay > config.max_delay_seconds:
+        return "delay_too_long"
+    return None
+
+
+@dataclass(frozen=True)
+class ReminderState:
+    """One reminder as the spec fixes it."""
+
+    message: str
+    status: ReminderStatus
+    created_at: datetime
+    fire_at: datetime
+    due_at: datetime | None  # the next dispatch's instant, while pending
+    attempts: int = 0
+    fired_at: datetime | None = None
+
+
+@dataclass
+class ReminderOracle:
+    config: ReminderConfig
+    reminders: dict[str, ReminderState] = field(default_factory=dict)  # alias, creation order
+    # Dispatches in flight: alias -> the harness's decision, None while undecided.
+    deliveries: dict[str, DeliveryOutcome | None] = field(default_factory=dict)
+    dispatches: dict[str, int] = field(default_factory=dict)  # alias -> dispatches made
+
+    def create(self, alias: str, message: str, fire_at: datetime | None,
+               delay_seconds: float | None, now: datetime) -> str:
+        problem = creation_problem(self.config, message, fire_at, delay_seconds, now)
+        if problem is None and self._count(ReminderStatus.PENDING) >= self.config.max_pending:
+            problem = "too_many_pending"
+        if problem is None and sum(1 for r in self.reminders.values()
+                                   if r.created_at > now - DAY) >= self.config.max_per_day:
+            problem = "daily_limit"
+        if problem is not None:
+            return rejected(problem)
+        resolved = resolve_fire_at(fire_at, delay_seconds, now)
+        assert resolved is not None
+        self.reminders[alias] = ReminderState(message, ReminderStatus.PENDING, now, resolved,
+                                              resolved)
+        self.dispatches[alias] = 0
+        return CREATED
+
+    def cancel(self, alias: str) -> str:
+        reminder = self.reminders.get(alias)
+        if reminder is None:
+            return NOT_FOUND
+        if reminder.status is ReminderStatus.CANCELLED:
+            return ALREADY_CANCELLED
+        if reminder.status is not ReminderStatus.PENDING:
+            return f"{CONFLICT}:{reminder.status.value}"
+        self.reminders[alias] = replace(reminder, status=ReminderStatus.CANCELLED, due_at=None)
+        return CANCELLED_ANSWER
+
+    def decide(self, alias: str, outcome: DeliveryOutcome) -> None:
+        """The harness decides the in-flight dispatch of `alias`, if it has one undecided."""
+        if alias in self.deliveries and self.deliveries[alias] is None:
+            self.deliveries[alias] = outcome
+
+    def settle(self, now: datetime) -> None:
+        """Record every decided dispatch (RM-008..RM-010), then dispatch every due pending
+        reminder (RM-007), earliest due first."""
+        for alias, outcome in list(self.deliveries.items()):
+            if outcome is not None:
+                del self.deliveries[alias]
+                self._record(alias, outcome, now)
+        due = [alias for alias, r in self.reminders.items()
+               if r.status is ReminderStatus.PENDING and r.due_at is not None and r.due_at <= now]
+        for alias in sorted(due, key=lambda a: self.reminders[a].due_at or now):
+            reminder = self.reminders[alias]
+            self.reminders[alias] = replace(reminder, status=ReminderStatus.FIRING, due_at=None,
+                                            attempts=reminder.attempts + 1)
+            self.deliveries[alias] = None
+            self.dispatches[alias] += 1
+
+    def _record(self, alias: str, outcome: DeliveryOutcome, now: datetime) -> None:
+        reminder = self.reminders[alias]
+        if outcome is not DeliveryOutcome.FAILS:
+            self.reminders[alias] = replace(reminder, status=ReminderStatus.FIRED, fired_at=now)
+        elif reminder.attempts >= self.config.max_attempts:
+            self.reminders[alias] = replace(reminder, status=ReminderStatus.FAILED)
+        else:
+            due = now + timedelta(seconds=self.config.retry_delay_seconds)
+            self.reminders[alias] = replace(reminder, status=ReminderStatus.PENDING, due_at=due)
+
+    def restart(self, now: datetime) -> None:
+        """The runtime crashed and was reopened over its store at `now` (RM-012):
+        dispatches in flight are lost, and the reminders they were for are reconciled as
+        dispatched."""
+        self.deliveries.clear()
+        for alias, reminder in self.reminders.items():
+            if reminder.status is ReminderStatus.FIRING:
+                self.reminders[alias] = replace(reminder, status=ReminderStatus.FIRED,
+                                                fired_at=now)
+
+    def list(self, status: ReminderStatus | None = None) -> list[str]:
+        return [alias for alias, r in self.reminders.items()
+                if status is None or r.status is status]
+
+    def _count(self, status: ReminderStatus) -> int:
+        return sum(1 for r in self.reminders.values() if r.status is status)

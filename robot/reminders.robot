@@ -1,0 +1,242 @@
+*** Settings ***
+Documentation       Conformance checks for self-reminders (spec/reminders.yaml, RM-001..RM-013).
+...
+...                 Each test is tagged with the requirement IDs it checks; a test whose
+...                 requirement's area the backend does not claim is skipped with the reason
+...                 (by the lifecycle library's listener). Run with
+...                 `robot --variable BACKEND:memory robot/reminders.robot`.
+Resource            lifecycle.resource
+Library             jobconform.conformance.reminders_keywords.ReminderLibrary
+Test Tags           reminders
+
+
+*** Test Cases ***
+A Delay Is Resolved Against The Clock
+    [Tags]    RM-001
+    Start Reminders
+    Advance Reminder Clock    10
+    Create Reminder    a    check the PR    delay=120
+    Creation Should Be Accepted    a
+    Reminder Status Should Be    a    pending
+    Reminder Should Have Been Created At Second    a    10
+    Reminder Should Fire At Second    a    130
+    Reminder Should Be Due At Second    a    130
+    Reminder Attempts Should Be    a    0
+    Reminder Should Not Have Fired    a
+
+An Absolute Fire Time Is Kept And Both Or Neither Are Refused
+    [Tags]    RM-001
+    Start Reminders
+    Create Reminder    a    follow up    fire_at_second=3600
+    Creation Should Be Accepted    a
+    Reminder Should Fire At Second    a    3600
+    Create Reminder    b    x    delay=120    fire_at_second=120
+    Creation Should Be Rejected    b    schedule
+    Create Reminder    c    x
+    Creation Should Be Rejected    c    schedule
+    ${listed}=    List Reminders
+    Listed Reminders Should Be    ${listed}    a
+
+The Delay Bounds Are Inclusive
+    [Tags]    RM-002
+    Start Reminders
+    Create Reminder    a    x    delay=60
+    Create Reminder    b    x    delay=59
+    Create Reminder    c    x    delay=2592000
+    Create Reminder    d    x    delay=2592001
+    Advance Reminder Clock    600
+    Create Reminder    e    x    fire_at_second=300
+    Creation Should Be Accepted    a
+    Creation Should Be Rejected    b    delay_too_short
+    Creation Should Be Accepted    c
+    Creation Should Be Rejected    d    delay_too_long
+    Creation Should Be Rejected    e    delay_too_short
+
+Empty And Overlong Messages Are Refused
+    [Tags]    RM-003
+    Start Reminders
+    Create Reminder    a    ${EMPTY}    delay=60
+    Create Reminder    b    ${SPACE * 3}    delay=60
+    ${ok}=    Evaluate    "m" * 4000
+    ${long}=    Evaluate    "m" * 4001
+    Create Reminder    c    ${ok}    delay=60
+    Create Reminder    d    ${long}    delay=60
+    Creation Should Be Rejected    a    message_empty
+    Creation Should Be Rejected    b    message_empty
+    Creation Should Be Accepted    c
+    Creation Should Be Rejected    d    message_too_long
+
+The Pending Cap Counts Pending Reminders Only
+    [Tags]    RM-004
+    Start Reminders    max_pending=2
+    Create Reminders    a, b    delay=60
+    Create Reminder    c    x    delay=600
+    Creation Should Be Rejected    c    too_many_pending
+    Cancel Reminder    a
+    Create Reminder    d    x    delay=600
+    Creation Should Be Accepted    d
+    Advance Reminder Clock    60
+    Reminder Status Should Be    b    firing
+    Create Reminder    e    x    delay=600
+    Creation Should Be Accepted    e
+
+The Day's Creations Are Capped Over A Rolling Day
+    [Tags]    RM-005
+    Start Reminders    max_per_day=3
+    Create Reminders    a, b, c    delay=2000000
+    Cancel Reminder    a
+    Create Reminder    d    x    delay=2000000
+    Creation Should Be Rejected    d    daily_limit
+    Advance Reminder Clock    86399
+    Create Reminder    e    x    delay=600
+    Creation Should Be Rejected    e    daily_limit
+    Advance Reminder Clock    1
+    Create Reminder    f    x    delay=600
+    Creation Should Be Accepted    f
+
+The Day's Count Survives A Restart
+    [Tags]    RM-005    RM-012
+    Start Reminders    max_per_day=2
+    Create Reminders    a, b    delay=600
+    Restart Reminders
+    Create Reminder    c    x    delay=600
+    Creation Should Be Rejected    c    daily_limit
+
+The First Broken Rule Is Reported
+    [Tags]    RM-006
+    Start Reminders
+    Create Reminder    a    ${SPACE}    delay=5    fire_at_second=1
+    Create Reminder    b    ${EMPTY}    delay=5
+    ${long}=    Evaluate    "m" * 4001
+    Create Reminder    c    ${long}    delay=5
+    Creation Should Be Rejected    a    schedule
+    Creation Should Be Rejected    b    message_empty
+    Creation Should Be Rejected    c    message_too_long
+
+A Reminder Is Dispatched When Its Time Comes And Not Before
+    [Tags]    RM-007
+    Start Reminders
+    Create Reminder    a    x    delay=61
+    Advance Reminder Clock    60
+    Reminder Status Should Be    a    pending
+    Reminder Dispatches Should Be    a    0
+    Advance Reminder Clock    1
+    Reminder Status Should Be    a    firing
+    Reminder Attempts Should Be    a    1
+    Reminder Should Not Be Due    a
+    Advance Reminder Clock    600
+    Reminder Dispatches Should Be    a    1
+
+A Dispatch That Lands Fires The Reminder
+    [Tags]    RM-008
+    Start Reminders
+    Create Reminder    a    x    delay=60
+    Advance Reminder Clock    75
+    Dispatch Of Reminder    a    lands
+    Reminder Status Should Be    a    fired
+    Reminder Should Have Fired At Second    a    75
+    Reminder Dispatches Should Be    a    1
+
+A Failed Dispatch Is Retried Up To The Attempt Cap
+    [Tags]    RM-009
+    Start Reminders
+    Create Reminder    a    x    delay=60
+    Advance Reminder Clock    60
+    Dispatch Of Reminder    a    fails
+    Reminder Status Should Be    a    pending
+    Reminder Should Be Due At Second    a    120
+    Advance Reminder Clock    60
+    Dispatch Of Reminder    a    fails
+    Advance Reminder Clock    60
+    Reminder Status Should Be    a    firing
+    Reminder Attempts Should Be    a    3
+    Dispatch Of Reminder    a    fails
+    Reminder Status Should Be    a    failed
+    Advance Reminder Clock    86400
+    Reminder Status Should Be    a    failed
+    Reminder Dispatches Should Be    a    3
+
+A Timed Out Dispatch Is Assumed Dispatched And Never Repeated
+    [Tags]    RM-010
+    Start Reminders
+    Create Reminder    a    x    delay=60
+    Advance Reminder Clock    60
+    Dispatch Of Reminder    a    times out
+    Reminder Status Should Be    a    fired
+    Reminder Should Have Fired At Second    a    60
+    Advance Reminder Clock    86400
+    Reminder Dispatches Should Be    a    1
+
+Cancel Moves A Pending Reminder And Repeats As A No-Op
+    [Tags]    RM-011
+    Start Reminders
+    Create Reminder    a    x    delay=60
+    Cancel Should Answer    a    cancelled
+    Reminder Status Should Be    a    cancelled
+    Cancel Should Answer    a    already_cancelled
+    Cancel Should Answer    ghost    not_found
+    Advance Reminder Clock    600
+    Reminder Dispatches Should Be    a    0
+
+Cancelling A Fired, Firing Or Failed Reminder Is A Conflict
+    [Tags]    RM-011
+    Start Reminders    max_attempts=1
+    Create Reminders    a, b, c    delay=60
+    Advance Reminder Clock    60
+    Dispatch Of Reminder    a    lands
+    Cancel Should Answer    a    conflict:fired
+    Reminder Status Should Be    a    fired
+    Cancel Should Answer    b    conflict:firing
+    Dispatch Of Reminder    c    fails
+    Cancel Should Answer    c    conflict:failed
+
+A Pending Reminder Survives A Restart And Fires
+    [Tags]    RM-012
+    Start Reminders
+    Create Reminder    a    x    delay=120
+    Restart Reminders
+    Reminder Status Should Be    a    pending
+    Advance Reminder Clock    120
+    Reminder Status Should Be    a    firing
+    Create Reminder    b    x    delay=60
+    Restart Reminders    down=300
+    Reminder Status Should Be    b    firing
+    Reminder Dispatches Should Be    b    1
+
+A Dispatch In Flight At A Restart Is Reconciled Once And Final States Stay
+    [Tags]    RM-012
+    Start Reminders
+    Create Reminders    a, b, c    delay=60
+    Cancel Reminder    c
+    Advance Reminder Clock    60
+    Dispatch Of Reminder    b    lands
+    Advance Reminder Clock    10
+    Restart Reminders
+    Reminder Status Should Be    a    fired
+    Reminder Should Have Fired At Second    a    70
+    Dispatch Of Reminder    a    fails
+    Advance Reminder Clock    86400
+    Reminder Status Should Be    a    fired
+    Reminder Status Should Be    b    fired
+    Reminder Should Have Fired At Second    b    60
+    Reminder Status Should Be    c    cancelled
+    Reminder Dispatches Should Be    a    1
+    Reminder Dispatches Should Be    b    1
+
+Listings Follow Creation Order And Reads Are Snapshots
+    [Tags]    RM-013
+    Start Reminders
+    Create Reminder    a    x    delay=600
+    Create Reminder    b    x    delay=60
+    Create Reminder    c    x    delay=300
+    Cancel Reminder    c
+    ${all}=    List Reminders
+    Listed Reminders Should Be    ${all}    a, b, c
+    ${pending}=    List Reminders    pending
+    Listed Reminders Should Be    ${pending}    a, b
+    Read Reminder    b
+    Advance Reminder Clock    60
+    Reminder Status Should Be    b    firing
+    Reminder Read Earlier Should Be Unchanged
+    Read Reminder    ghost
+    No Reminder Should Have Been Read

@@ -1,0 +1,358 @@
+"""The reminders area: the oracle, the parameters, the stores on SQLite, PostgreSQL and
+MariaDB (durable across a reopen on a new engine), the threaded scheduler's real threads,
+and the clear errors for bad input."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sql_databases import DATABASES, database
+
+from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.reminder_runtime import StepReminderRuntime
+from jobconform.backends.reminder_store import (
+    FIRING,
+    PENDING,
+    InMemoryReminderStore,
+    StoredReminder,
+)
+from jobconform.backends.reminders_protocol import (
+    Delivery,
+    ReminderConflict,
+    ReminderNotFound,
+    ReminderRejected,
+)
+from jobconform.backends.sql import SqlBackend, create_store_engine
+from jobconform.backends.sql.reminders import SqlReminderStore
+from jobconform.backends.threaded.reminders import ThreadedReminderRuntime
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import AdapterError, Divergence
+from jobconform.conformance.reminders_harness import HarnessTarget, ReminderHarness, config_for
+from jobconform.reference import reminder_commands as rc
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.reminders import (
+    CREATED,
+    DeliveryOutcome,
+    ReminderConfig,
+    ReminderOracle,
+    ReminderStatus,
+    creation_problem,
+    rejected,
+)
+from jobconform.spec import SpecError, load_registry
+
+REGISTRY = load_registry()
+CANONICAL = REGISTRY.profile("canonical")
+
+
+def at(seconds: float) -> datetime:
+    return EPOCH + timedelta(seconds=seconds)
+
+
+# -- the oracle ------------------------------------------------------------------------------
+
+
+def test_profile_defaults_are_the_seeds() -> None:
+    config = config_for(CANONICAL)
+    assert config == ReminderConfig(60, 30 * 86_400, 4000, 25, 100, 3, 60)
+
+
+@pytest.mark.parametrize(("values", "named"), [
+    ({"max_attempts": 0}, "max_attempts"),
+    ({"max_pending": 2.5}, "max_pending"),
+    ({"retry_delay_seconds": float("inf")}, "retry_delay_seconds"),
+    ({"min_delay_seconds": 0}, "min_delay_seconds"),
+    ({"min_delay_seconds": 700, "max_delay_seconds": 600}, "exceeds"),
+])
+def test_bad_parameters_are_refused_by_name(values: dict[str, Any], named: str) -> None:
+    with pytest.raises(ValueError, match=named):
+        config_for(CANONICAL, **values)
+
+
+def test_an_unknown_parameter_names_the_known_ones() -> None:
+    with pytest.raises(ValueError, match=r"max_atempts.*known: min_delay_seconds"):
+        config_for(CANONICAL, max_atempts=3)
+
+
+def test_a_profile_without_the_area_says_where_to_add_it() -> None:
+    with pytest.raises(SpecError, match=r"area_parameters\.reminders"):
+        config_for(REGISTRY.profile("task-manager"))
+
+
+@pytest.mark.parametrize(("message", "fire_at", "delay", "code"), [
+    ("x", None, None, "schedule"),
+    ("x", at(120), 120.0, "schedule"),
+    ("x", datetime(2026, 1, 1, 0, 5), None, "schedule"),  # naive: not an instant
+    ("x", None, float("nan"), "schedule"),
+    (" ", at(1), None, "message_empty"),  # the message is checked before the delay
+    ("m" * 4001, None, 1.0, "message_too_long"),
+    ("x", None, 59.999, "delay_too_short"),
+    ("x", at(-1), None, "delay_too_short"),
+    ("x", None, 30 * 86_400 + 0.001, "delay_too_long"),
+    ("x", None, 60.0, None),
+    ("x", at(30 * 86_400), None, None),
+    ("m" * 4000, None, 60.0, None),
+])
+def test_creation_rules_in_order(message: str, fire_at: datetime | None,
+                                 delay: float | None, code: str | None) -> None:
+    assert creation_problem(ReminderConfig(), message, fire_at, delay, EPOCH) == code
+
+
+def test_oracle_walks_all_five_states() -> None:
+    oracle = ReminderOracle(ReminderConfig(max_attempts=2))
+    for alias in ("lands", "fails", "unknown", "cancelled"):
+        assert oracle.create(alias, "x", None, 60.0, at(0)) == CREATED
+    assert oracle.cancel("cancelled") == "cancelled"
+    assert oracle.cancel("cancelled") == "already_cancelled"
+    oracle.settle(at(60))
+    assert oracle.list(ReminderStatus.FIRING) == ["lands", "fails", "unknown"]
+    assert oracle.cancel("lands") == "conflict:firing"
+    oracle.decide("lands", DeliveryOutcome.LANDS)
+    oracle.decide("fails", DeliveryOutcome.FAILS)
+    oracle.decide("unknown", DeliveryOutcome.UNKNOWN)
+    oracle.decide("unknown", DeliveryOutcome.FAILS)  # only the first decision counts
+    oracle.settle(at(61))
+    assert oracle.reminders["lands"].fired_at == at(61)
+    assert oracle.reminders["unknown"].status is ReminderStatus.FIRED
+    assert oracle.reminders["fails"].due_at == at(121)
+    oracle.settle(at(121))
+    oracle.decide("fails", DeliveryOutcome.FAILS)
+    oracle.settle(at(122))
+    assert oracle.reminders["fails"].status is ReminderStatus.FAILED
+    assert oracle.dispatches == {"lands": 1, "fails": 2, "unknown": 1, "cancelled": 0}
+    assert oracle.cancel("lands") == "conflict:fired"
+    assert oracle.cancel("fails") == "conflict:failed"
+    assert oracle.cancel("nobody") == "not_found"
+
+
+def test_oracle_caps_pending_and_daily_creations() -> None:
+    oracle = ReminderOracle(ReminderConfig(max_pending=1, max_per_day=2))
+    assert oracle.create("a", "x", None, 60.0, at(0)) == CREATED
+    assert oracle.create("b", "x", None, 60.0, at(0)) == rejected("too_many_pending")
+    oracle.cancel("a")
+    assert oracle.create("c", "x", None, 60.0, at(0)) == CREATED
+    oracle.cancel("c")
+    assert oracle.create("d", "x", None, 60.0, at(0)) == rejected("daily_limit")
+    assert oracle.create("e", "x", None, 60.0, at(86_400)) == CREATED
+
+
+def test_oracle_restart_reconciles_firing_as_fired() -> None:
+    oracle = ReminderOracle(ReminderConfig())
+    oracle.create("a", "x", None, 60.0, at(0))
+    oracle.settle(at(60))
+    oracle.restart(at(90))
+    oracle.decide("a", DeliveryOutcome.FAILS)  # the lost dispatch cannot be decided any more
+    oracle.settle(at(90))
+    assert oracle.reminders["a"].status is ReminderStatus.FIRED
+    assert oracle.reminders["a"].fired_at == at(90)
+    assert oracle.dispatches["a"] == 1
+
+
+# -- runtimes: clear errors ---------------------------------------------------------------------
+
+
+def step_runtime(config: ReminderConfig | None = None) -> tuple[StepReminderRuntime,
+                                                                 VirtualClock, HarnessTarget]:
+    clock, target = VirtualClock(), HarnessTarget()
+    runtime = MemoryBackend().open_reminders(clock, config or ReminderConfig(), target)
+    return runtime, clock, target
+
+
+def test_a_rejection_says_what_was_wrong() -> None:
+    runtime, _, _ = step_runtime()
+    with pytest.raises(ReminderRejected, match=r"delay_too_short: .*less than 60 seconds") as e:
+        runtime.create("x", delay_seconds=5)
+    assert e.value.code == "delay_too_short"
+    with pytest.raises(ReminderRejected, match="exactly one of fire_at"):
+        runtime.create("x")
+    with pytest.raises(ReminderNotFound):
+        runtime.cancel("nobody")
+    with pytest.raises(ValueError, match="unknown reminder status 'done'"):
+        runtime.list_reminders("done")
+
+
+def test_cancel_of_a_firing_reminder_is_a_conflict_naming_its_state() -> None:
+    runtime, clock, _ = step_runtime()
+    reminder_id = runtime.create("x", delay_seconds=60)
+    clock.advance(60)
+    runtime.settle()
+    with pytest.raises(ReminderConflict, match="is firing; only a pending") as e:
+        runtime.cancel(reminder_id)
+    assert e.value.status == FIRING
+
+
+def test_a_backend_claiming_reminders_without_an_opener_is_refused() -> None:
+    class Claims:
+        name, profile = "claims", "canonical"
+        capabilities = frozenset({"lifecycle", "reminders"})
+
+        def open(self, settings: object, clock: object) -> object:
+            return object()
+
+    with pytest.raises(BackendLoadError, match=r"claims the reminders area but has no"
+                                               r" method open_reminders"):
+        check_backend(Claims(), "claims")
+
+
+def test_a_raising_runtime_is_an_adapter_error() -> None:
+    class Raising(MemoryBackend):
+        def open_reminders(self, clock: Any, config: Any, target: Any) -> StepReminderRuntime:
+            runtime = super().open_reminders(clock, config, target)
+            runtime.settle = lambda: 1 / 0  # type: ignore[method-assign]
+            return runtime
+
+    harness = ReminderHarness(Raising(), CANONICAL)
+    with pytest.raises(AdapterError, match=r"ZeroDivisionError.*during settle"):
+        harness.run(AdvanceTime(1))
+
+
+def test_divergence_names_the_requirement() -> None:
+    class Early(StepReminderRuntime):
+        def _fire_due(self, now: datetime) -> None:
+            super()._fire_due(now + timedelta(seconds=1))
+
+    class Backend(MemoryBackend):
+        def open_reminders(self, clock: Any, config: Any, target: Any) -> StepReminderRuntime:
+            return Early(InMemoryReminderStore(), clock, config, target)
+
+    harness = ReminderHarness(Backend(), CANONICAL, REGISTRY)
+    harness.run(rc.CreateReminder("a", "x", delay_seconds=61))
+    with pytest.raises(Divergence) as caught:
+        harness.run(AdvanceTime(60))
+    assert "RM-007" in caught.value.requirements
+    assert "reminder 'a' status" in str(caught.value)
+
+
+def test_a_reused_alias_is_a_malformed_command() -> None:
+    harness = ReminderHarness(MemoryBackend(), CANONICAL)
+    harness.run(rc.CreateReminder("a", "x", delay_seconds=60))
+    with pytest.raises(ValueError, match="alias 'a' is already used"):
+        harness.run(rc.CreateReminder("a", "x", delay_seconds=60))
+    with pytest.raises(ValueError, match="finite amount"):
+        harness.run(rc.RestartReminders(-1))
+
+
+# -- SQL: SQLite, PostgreSQL, MariaDB -----------------------------------------------------------
+
+
+@pytest.fixture(params=DATABASES)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    with database(request.param, tmp_path) as database_url:
+        yield database_url
+
+
+def test_sql_reminders_survive_a_new_engine(url: str) -> None:
+    """A restarted process opens the database afresh: everything is there, as it was."""
+    first = SqlReminderStore(create_store_engine(url), owns_engine=True)
+    reminder = StoredReminder("r-1", "ü " * 10, PENDING, at(0), at(60.000001), at(60.000001))
+    first.add(reminder)
+    first.add(StoredReminder("r-2", "x", PENDING, at(0), at(90), at(90)))
+    assert first.transition("r-2", FIRING, status="fired") is None  # not in that state
+    assert first.transition("r-2", PENDING, status=FIRING, due_at=None, attempts=1) is not None
+    first.close()
+    second = SqlReminderStore(create_store_engine(url), owns_engine=True)
+    try:
+        assert second.get("r-1") == reminder
+        assert [r.reminder_id for r in second.list()] == ["r-1", "r-2"]
+        assert second.list(FIRING)[0].attempts == 1
+        assert second.next_due() == at(60.000001)
+        assert [r.reminder_id for r in second.due(at(60.000001))] == ["r-1"]
+        assert second.count_created_after(at(-1)) == 2
+        assert second.count_created_after(at(0)) == 0
+        with pytest.raises(ValueError, match="a transition changes only"):
+            second.transition("r-1", PENDING, colour="red")
+    finally:
+        second.close()
+
+
+@pytest.mark.parametrize("runtime_kind", ["step", "threaded"])
+def test_sql_backends_agree_with_the_oracle_across_restarts(url: str, runtime_kind: str) -> None:
+    backend = SqlBackend(url)
+    if runtime_kind == "threaded":
+        backend = load_backend("threaded+sql")
+        backend._sql = SqlBackend(url)  # type: ignore[attr-defined]
+    harness = ReminderHarness(backend, CANONICAL, REGISTRY, overrides={"max_pending": 2})
+    try:
+        harness.run_all([
+            rc.CreateReminder("a", "x", delay_seconds=60),
+            rc.CreateReminder("b", "y", fire_at=at(90)),
+            rc.CreateReminder("c", "z", delay_seconds=60),
+            AdvanceTime(60),
+            rc.DeliverReminder("a", DeliveryOutcome.FAILS),
+            rc.RestartReminders(30),
+            rc.DeliverReminder("b", DeliveryOutcome.UNKNOWN),
+            rc.RestartReminders(),
+            AdvanceTime(30),
+            rc.DeliverReminder("a", DeliveryOutcome.LANDS),
+            rc.CancelReminder("a"),
+            rc.ListReminders(None),
+        ])
+        assert harness.last_answer == ["a", "b"]
+        a, b = harness.oracle.reminders["a"], harness.oracle.reminders["b"]
+        assert (a.status, a.attempts, a.fired_at) == (ReminderStatus.FIRED, 2, at(120))
+        assert (b.status, b.attempts, b.fired_at) == (ReminderStatus.FIRED, 1, at(90))
+    finally:
+        harness.close()
+
+
+# -- threaded: a real scheduler thread on the virtual clock --------------------------------------
+
+
+class RecordingTarget(HarnessTarget):
+    def __init__(self) -> None:
+        super().__init__()
+        self.threads: list[str] = []
+
+    def dispatch(self, reminder_id: str, message: str) -> Delivery:
+        self.threads.append(threading.current_thread().name)
+        return super().dispatch(reminder_id, message)
+
+
+def test_the_scheduler_thread_fires_when_the_clock_reaches_the_due_time() -> None:
+    clock, target = VirtualClock(), RecordingTarget()
+    runtime = ThreadedReminderRuntime(InMemoryReminderStore(), clock, ReminderConfig(), target)
+    try:
+        reminder_id = runtime.create("x", delay_seconds=60)
+        clock.advance(59.999)
+        runtime.settle()
+        assert target.made() == []
+        clock.advance(0.001)
+        runtime.settle()
+        assert target.threads == ["reminder-scheduler"]
+        get = runtime.get(reminder_id)
+        assert get is not None and get.status == FIRING
+        # The dispatch call blocks a thread of its own until the target answers.
+        busy = [t.name for t in threading.enumerate() if t.name.startswith("reminder-dispatch")]
+        assert busy == [f"reminder-dispatch-{reminder_id[:8]}"]
+        target.made()[0].decide(DeliveryOutcome.LANDS)
+        runtime.settle()
+        fired = runtime.get(reminder_id)
+        assert fired is not None and fired.status == "fired" and fired.fired_at == at(60)
+    finally:
+        runtime.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("reminder-")]
+
+
+def test_a_crash_abandons_the_dispatch_threads_and_reopen_reconciles() -> None:
+    clock, target = VirtualClock(), HarnessTarget()
+    store = InMemoryReminderStore()
+    runtime = ThreadedReminderRuntime(store, clock, ReminderConfig(), target)
+    reminder_id = runtime.create("x", delay_seconds=60)
+    clock.advance(60)
+    runtime.settle()
+    runtime.crash()
+    assert not [t for t in threading.enumerate() if t.name.startswith("reminder-")]
+    reopened = runtime.reopen()
+    try:
+        reopened.settle()
+        view = reopened.get(reminder_id)
+        assert view is not None and view.status == "fired"
+        assert len(target.made()) == 1
+    finally:
+        reopened.close()
