@@ -6,9 +6,11 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from jobconform.backends.protocol import KNOWN_CAPABILITIES, Backend
+from jobconform.backends.protocol import ADMISSION, KNOWN_CAPABILITIES, Backend
 
 ENTRY_POINT_GROUP = "jobconform.backends"
+# Areas whose runtime a backend opens separately, with `open_<area>(clock, config)`.
+AREA_OPENERS = frozenset({ADMISSION})
 
 
 class BackendLoadError(LookupError):
@@ -88,5 +90,13 @@ def check_backend(backend: object, name: str) -> Backend:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
             f" known: {sorted(KNOWN_CAPABILITIES)}"
+        )
+    lacking = [f"open_{area}" for area in sorted(AREA_OPENERS & set(backend.capabilities))
+               if not callable(getattr(backend, f"open_{area}", None))]
+    if lacking:
+        raise BackendLoadError(
+            f"backend {name!r} claims {', '.join(a[5:] for a in lacking)} but has no"
+            f" {', '.join(lacking)} method; add it (see jobconform.backends.<area>_protocol)"
+            " or drop the capability"
         )
     return backend

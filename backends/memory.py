@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
+from jobconform.backends.admission_runtime import AdmissionService
+from jobconform.backends.memory_admission import open_memory_admission
+from jobconform.backends.protocol import (
+    ADMISSION,
+    LIFECYCLE,
+    RETRY,
+    STUCK,
+    Clock,
+    RuntimeSettings,
+)
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
+from jobconform.reference.admission import AdmissionConfig
 
 
 class MemoryRuntime(StepRuntime):
@@ -18,7 +28,10 @@ class MemoryBackend:
 
     name = "memory"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, ADMISSION})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
+
+    def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
+        return open_memory_admission(clock, config)

@@ -25,8 +25,9 @@ from jobconform.reference.lifecycle import JsonValue
 LIFECYCLE = "lifecycle"
 RETRY = "retry"
 STUCK = "stuck"
+ADMISSION = "admission"
 KNOWN_CAPABILITIES = frozenset({
-    LIFECYCLE, RETRY, STUCK, "reaper", "loops", "breaker", "idempotency", "capacity",
+    LIFECYCLE, RETRY, STUCK, ADMISSION, "reaper", "loops", "breaker", "idempotency", "capacity",
     "reminders",
 })
 
