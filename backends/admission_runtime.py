@@ -174,8 +174,7 @@ class AdmissionService:
         with self._operation():
             row = self._owner_row(owner)
             _check_range("execution_timeout_seconds", seconds, *spec.TIMEOUT_RANGE)
-            blocking = sorted(((s.name, s.timeout_seconds) for s in self._store.schedules(owner)
-                               if s.timeout_seconds > seconds), key=lambda s: (-s[1], s[0]))
+            blocking = self._schedules_above(owner, seconds)
             if blocking:
                 raise TimeoutBelowSchedules(spec.timeout_below_schedules(seconds, blocking))
             self._store.save_owner(replace(row, execution_timeout_seconds=seconds))
@@ -224,12 +223,36 @@ class AdmissionService:
     def _ended(self, execution_id: str) -> None:
         """Hook: the execution's slot was given up."""
 
+    # -- the rules, one overridable predicate each (the self-test gallery breaks them) ----
+
+    def _has_free_slot(self, row: OwnerRow, running: int) -> bool:
+        return running < self._effective_cap(row)
+
+    def _backlog_is_full(self, queued: int, depth: int) -> bool:
+        return queued >= depth
+
+    def _drain_order(self, queued: list[ExecutionRow]) -> list[ExecutionRow]:
+        return queued  # oldest first
+
+    def _call_cap(self, target: OwnerRow) -> int:
+        """How many calls to `target` may be in flight: its effective cap, read live."""
+        return self._effective_cap(target)
+
+    def _schedule_fits(self, row: OwnerRow, timeout_seconds: int) -> bool:
+        return timeout_seconds <= row.execution_timeout_seconds
+
+    def _schedules_above(self, owner: str, seconds: int) -> list[tuple[str, int]]:
+        """The owner's schedules longer than `seconds`, longest first, then by name."""
+        return sorted(((s.name, s.timeout_seconds) for s in self._store.schedules(owner)
+                       if s.timeout_seconds > seconds), key=lambda s: (-s[1], s[0]))
+
     def _drain(self, owner: str) -> None:
         row = self._store.owner(owner)
         if row is None:
             return
-        free = self._effective_cap(row) - len(self._store.executions(owner, spec.RUNNING))
-        for queued in self._store.executions(owner, spec.QUEUED)[:max(0, free)]:
+        for queued in self._drain_order(self._store.executions(owner, spec.QUEUED)):
+            if not self._has_free_slot(row, len(self._store.executions(owner, spec.RUNNING))):
+                break
             self._start(queued)
 
     def admit(self, owner: str, execution_id: str) -> str:
@@ -243,10 +266,10 @@ class AdmissionService:
                                self._store.next_seq())
             queued = self._store.executions(owner, spec.QUEUED)
             running = len(self._store.executions(owner, spec.RUNNING))
-            if not queued and running < self._effective_cap(row):
+            if not queued and self._has_free_slot(row, running):
                 self._start(new)
                 return spec.RUNNING
-            if len(queued) >= row.backlog_depth:
+            if self._backlog_is_full(len(queued), row.backlog_depth):
                 raise BacklogFull(spec.backlog_full(owner, row.backlog_depth))
             self._store.save_execution(new)
             return spec.QUEUED
@@ -314,7 +337,7 @@ class AdmissionService:
             return False
         in_flight = self._store.calls(spec.CALL_IN_FLIGHT)
         return (len(in_flight) < self._config.call_limit
-                and sum(1 for c in in_flight if c.target == target) < self._effective_cap(row))
+                and sum(1 for c in in_flight if c.target == target) < self._call_cap(row))
 
     def _promote_calls(self) -> None:
         for call in self._store.calls(spec.CALL_WAITING):
@@ -381,7 +404,7 @@ class AdmissionService:
             if not new and schedule not in existing:
                 raise AdmissionRefused(spec.simple_refusal("unknown_schedule", schedule))
             _check_range("schedule_timeout_seconds", timeout_seconds, *spec.TIMEOUT_RANGE)
-            if timeout_seconds > row.execution_timeout_seconds:
+            if not self._schedule_fits(row, timeout_seconds):
                 raise ScheduleTimeoutExceedsCap(spec.schedule_exceeds_cap(
                     row.execution_timeout_seconds, timeout_seconds))
             seq = self._store.next_seq() if new else existing[schedule].seq

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from jobconform.backends.protocol import LIFECYCLE, Backend
+from jobconform.backends.protocol import ADMISSION, LIFECYCLE, Backend
+from jobconform.conformance.admission_machine import run_admission_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.spec import Profile, Registry
 
@@ -32,6 +33,12 @@ def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int
     return run_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _admission(backend: Backend, profile: Profile, registry: Registry, seed: int,
+               examples: int) -> MachineRun:
+    return run_admission_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
+    MachineEntry("admission machine", frozenset({ADMISSION}), _admission),
 )

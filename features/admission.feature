@@ -268,6 +268,19 @@ Feature: Admission, backlog and execution timeouts
     Then call "x" is ended
     And call "z" is in_flight
 
+  @AD-010
+  Scenario: A lowered cap applies at once to calls to its owner
+    Given an admission runtime
+    And owners "caller, target" are added
+    And owner "caller" parallel cap is set to 5
+    And executions "a, b, c" arrive for owner "caller"
+    And execution "a" calls owner "target" as call "x"
+    When owner "target" parallel cap is set to 1
+    And execution "b" calls owner "target" as call "y"
+    Then the admission answer is "waiting"
+    When call "x" returns
+    Then call "y" is in_flight
+
   # -- AD-011: the acquire timeout ----------------------------------------------------------------------
 
   @AD-011

@@ -221,6 +221,20 @@ The Global Call Limit Bounds All Targets Together
     Call State Should Be    x    ended
     Call State Should Be    y    in_flight
 
+A Lowered Ceiling Applies At Once To Calls
+    [Tags]    AD-010
+    Start Admission Runtime
+    Add Owner    caller
+    Add Owner    target
+    Set Parallel Cap    caller    5
+    Admit Executions    caller    a    b    c
+    Start Call    x    a    target
+    Set Fleet Ceiling    1
+    ${answer}=    Start Call    y    b    target
+    Admission Answer Should Be    ${answer}    "waiting"
+    End Call    x
+    Call State Should Be    y    in_flight
+
 # -- AD-011: the acquire timeout ---------------------------------------------------------------------------
 
 A Call Waiting Past The Timeout Is Refused And Its Slot Released
