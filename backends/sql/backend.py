@@ -19,7 +19,16 @@ from typing import cast
 
 from sqlalchemy import Engine
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
+from jobconform.backends.admission_runtime import AdmissionService
+from jobconform.backends.protocol import (
+    ADMISSION,
+    LIFECYCLE,
+    RETRY,
+    STUCK,
+    Clock,
+    RuntimeSettings,
+)
+from jobconform.backends.sql.admission import SqlAdmissionStore, open_sql_admission
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
     create_store_engine,
@@ -30,6 +39,7 @@ from jobconform.backends.sql.database import (
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
+from jobconform.reference.admission import AdmissionConfig
 
 DEFAULT_SQL_URL = "sqlite://"
 
@@ -98,7 +108,7 @@ class SqlBackend:
 
     name = "sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, ADMISSION})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -109,6 +119,18 @@ class SqlBackend:
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> SqlRuntime:
         return SqlRuntime(settings, clock, self.empty_store())
+
+    def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
+        return open_sql_admission(self.empty_admission_store(), clock, config)
+
+    def empty_admission_store(self) -> SqlAdmissionStore:
+        """Admission tables with no rows, by the same recipe as `empty_store`."""
+        if self._in_memory:
+            return SqlAdmissionStore(_copy_of_migrated_in_memory_database(self.url),
+                                     owns_engine=True)
+        store = SqlAdmissionStore(_migrated_engine(self.url))
+        store.clear()
+        return store
 
     def empty_store(self) -> SqlJobStore:
         """A store with no jobs: a fresh copy in memory, or the server's tables cleared."""
