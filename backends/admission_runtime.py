@@ -215,13 +215,14 @@ class AdmissionService:
     def _start(self, row: ExecutionRow) -> None:
         self._store.save_execution(replace(row, state=spec.RUNNING,
                                            started_at=self._clock.now()))
-        self._started(row.execution_id)
+        self._started(row)
 
-    def _started(self, execution_id: str) -> None:
-        """Hook for runtimes that run a body per execution (the threaded one)."""
+    def _started(self, row: ExecutionRow) -> None:
+        """Hook for runtimes that run a body per execution (the threaded one): the
+        execution now holds a slot."""
 
-    def _ended(self, execution_id: str) -> None:
-        """Hook: the execution's slot was given up."""
+    def _ended(self, row: ExecutionRow) -> None:
+        """Hook: the execution gave up its slot."""
 
     # -- the rules, one overridable predicate each (the self-test gallery breaks them) ----
 
@@ -279,7 +280,7 @@ class AdmissionService:
         if row is None or row.state != spec.RUNNING:
             return False
         self._store.save_execution(replace(row, state=state, ended_at=self._clock.now()))
-        self._ended(execution_id)
+        self._ended(row)
         for call in self._store.calls():
             if call.execution_id == execution_id and call.state in (spec.CALL_IN_FLIGHT,
                                                                      spec.CALL_WAITING):

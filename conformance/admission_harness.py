@@ -254,11 +254,23 @@ class AdmissionHarness:
                        [list(s) for s in model.owners[name].schedules],
                        [list(s) for s in self._call("schedules", lambda n=name: rt.schedules(n))])
         self._observe_executions(requirements)
+        self._observe_bodies(requirements)
         for alias, call in model.calls.items():
             state = self._call("call_state", lambda a=alias: rt.call_state(a))
             call_requirements = ("AD-011",) if ad.CALL_REFUSED in (state, call.state) else ()
             self._same((*requirements, "AD-010", *call_requirements), f"call {alias!r} state",
                        call.state, state)
+
+    def _observe_bodies(self, requirements: tuple[str, ...]) -> None:
+        """Where the runtime runs real bodies, count them: exactly the running executions
+        of each owner are inside their bodies, never more than the cap lets run."""
+        probe = getattr(self.runtime, "bodies_running", None)
+        if not callable(probe):
+            return
+        for name in self.model.owners:
+            inside = self._call("bodies_running", lambda n=name: probe(n))
+            self._same((*requirements, "AD-004"), f"owner {name!r} bodies running at once"
+                       " (probe)", self.model.running(name), inside)
 
     def _observe_executions(self, requirements: tuple[str, ...]) -> None:
         views = list(self._call("executions", self.runtime.executions))

@@ -15,6 +15,8 @@ from jobconform.backends.admission_runtime import AdmissionService, ExecutionRow
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.memory_admission import InMemoryAdmissionStore
 from jobconform.backends.protocol import Clock
+from jobconform.backends.threaded import ThreadedBackend
+from jobconform.backends.threaded.admission import ThreadedAdmissionRuntime
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.reference import admission as spec
 from jobconform.reference.admission import AdmissionConfig
@@ -133,6 +135,45 @@ class TimeoutLoweredPastSchedulesService(AdmissionService):
         return []
 
 
+class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
+    """Real threads: the body of work that joins the backlog starts at once, ahead of its
+    slot (a prefetch), while its record still says queued, so more bodies run at once than
+    the effective cap allows."""
+
+    def admit(self, owner: str, execution_id: str) -> str:
+        answer = super().admit(owner, execution_id)
+        if answer == spec.QUEUED:
+            with self._operation():
+                row = self._store.execution(execution_id)
+            if row is not None:
+                self._started(row)
+        return answer
+
+    def _started(self, row: ExecutionRow) -> None:
+        with self._probe:
+            prefetched = row.execution_id in self._releases
+        if not prefetched:
+            super()._started(row)
+
+
+def _threaded_admission_entry(name: str, broken: type[ThreadedAdmissionRuntime],
+                              catches: str, source: str) -> GalleryEntry:
+    """Build the threaded backend on a broken admission runtime."""
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(ThreadedBackend):
+        __doc__ = bug
+
+        def open_admission(self, clock: Clock,
+                           config: AdmissionConfig) -> ThreadedAdmissionRuntime:
+            return broken(self.new_admission_store(), clock, config)
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
 def _admission_entry(name: str, broken: type[AdmissionService], catches: str,
                      source: str) -> GalleryEntry:
     """Build the memory backend on a broken admission runtime, loadable as
@@ -175,4 +216,6 @@ ADMISSION_GALLERY = (
                      "AD-013", "seed 002 §35.1"),
     _admission_entry("admission_timeout_lowered_past_schedules",
                      TimeoutLoweredPastSchedulesService, "AD-014", "seed 002 §35.1"),
+    _threaded_admission_entry("threaded_admission_prefetch", PrefetchingThreadedRuntime,
+                              "AD-004", "seed 004 concurrency tests"),
 )

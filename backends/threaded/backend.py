@@ -9,10 +9,14 @@ seed alone.
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, Clock, RuntimeSettings
+from jobconform.backends.admission_runtime import AdmissionStore
+from jobconform.backends.memory_admission import InMemoryAdmissionStore
+from jobconform.backends.protocol import ADMISSION, LIFECYCLE, Clock, RuntimeSettings
 from jobconform.backends.store import InMemoryJobStore, JobStore
+from jobconform.backends.threaded.admission import ThreadedAdmissionRuntime
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import ThreadedRuntime
+from jobconform.reference.admission import AdmissionConfig
 
 
 def conformance_config(settings: RuntimeSettings) -> WorkerConfig:
@@ -21,16 +25,24 @@ def conformance_config(settings: RuntimeSettings) -> WorkerConfig:
 
 
 class ThreadedBackend:
-    """Entry point `threaded`: jobs really run in pool threads, up to max_concurrent."""
+    """Entry point `threaded`: jobs really run in pool threads, up to max_concurrent; each
+    admitted execution's body runs in a thread of its own."""
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE})
+    capabilities = frozenset({LIFECYCLE, ADMISSION})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
                                max_tasks=settings.max_tasks)
 
+    def open_admission(self, clock: Clock, config: AdmissionConfig) -> ThreadedAdmissionRuntime:
+        return ThreadedAdmissionRuntime(self.new_admission_store(), clock, config)
+
     def new_store(self) -> JobStore:
         """An empty store for one runtime."""
         return InMemoryJobStore()
+
+    def new_admission_store(self) -> AdmissionStore:
+        """An empty admission store for one admission runtime."""
+        return InMemoryAdmissionStore()

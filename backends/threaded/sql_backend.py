@@ -7,7 +7,8 @@ one. Point the variable at a scratch database: the backend deletes its jobs.
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE
+from jobconform.backends.admission_runtime import AdmissionStore
+from jobconform.backends.protocol import ADMISSION, LIFECYCLE
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.threaded.backend import ThreadedBackend
@@ -25,7 +26,7 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE})
+    capabilities = frozenset({LIFECYCLE, ADMISSION})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -34,3 +35,6 @@ class ThreadedSqlBackend(ThreadedBackend):
         # The sql backend's own recipe: a fresh in-memory database, or one migrated engine
         # per server database with its jobs table emptied.
         return self._sql.empty_store()
+
+    def new_admission_store(self) -> AdmissionStore:
+        return self._sql.empty_admission_store()
