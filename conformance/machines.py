@@ -1,8 +1,9 @@
 """The Hypothesis machines, one per group of areas, and which areas each needs.
 
-The runner runs every machine whose areas the backend claims (at least one of them), one
-case per machine. An area beyond the job lifecycle adds its own machine here; a machine
-returns a `MachineRun`, whose `divergence` holds the shrunk counterexample on failure.
+The runner runs every machine whose areas the backend claims and the profile has (at
+least one of them), one case per machine. An area beyond the job lifecycle adds its own
+machine here; a machine returns a `MachineRun`, whose `divergence` holds the shrunk
+counterexample on failure.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ class MachineEntry:
     areas: frozenset[str]  # the machine runs when the backend claims any of these
     run: MachineFunction
 
-    def applies_to(self, backend: Backend) -> bool:
-        return bool(self.areas & frozenset(backend.capabilities))
+    def applies_to(self, backend: Backend, profile: Profile) -> bool:
+        """Whether the backend claims one of the machine's areas that the profile has."""
+        return bool(self.areas & frozenset(backend.capabilities) & profile.areas)
 
 
 def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int,

@@ -186,7 +186,7 @@ def run_hypothesis(config: RunConfig, registry: Registry) -> SuiteRun:
     profile = registry.profile(config.profile)
     run = SuiteRun("hypothesis", 0.0)
     for entry in MACHINES:
-        if entry.applies_to(backend):
+        if entry.applies_to(backend, profile):
             case, steps = _run_machine(entry, backend, profile, registry, config)
             run.cases.append(case)
             run.steps += steps

@@ -18,7 +18,8 @@ from typing import Any
 import jsonschema
 import yaml
 
-AREA_FILES = ("lifecycle.yaml", "retry.yaml", "stuck.yaml", "admission.yaml")
+# In the order of their requirement IDs (AD, LC, RT, ST), so the registry lists them sorted.
+AREA_FILES = ("admission.yaml", "lifecycle.yaml", "retry.yaml", "stuck.yaml")
 PROFILES_FILE = "profiles.yaml"
 LOCK_FILE = "requirements.lock"
 PARAMETER_VALUE = float | int | str | bool | None
