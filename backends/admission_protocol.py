@@ -79,6 +79,24 @@ class ExecutionView:
     ended_at: datetime | None
 
 
+@dataclass(frozen=True)
+class OwnerSnapshot:
+    name: str
+    view: OwnerView
+    backlog: tuple[str, ...]  # queued execution ids, oldest first
+    schedules: tuple[tuple[str, int], ...]  # (name, timeout_seconds), in creation order
+
+
+@dataclass(frozen=True)
+class AdmissionSnapshot:
+    """Everything the runtime shows, read at one instant (one transaction)."""
+
+    ceiling: CeilingView
+    owners: tuple[OwnerSnapshot, ...]  # in creation order
+    executions: tuple[ExecutionView, ...]  # in arrival order
+    calls: tuple[tuple[str, str], ...]  # (call id, state), in arrival order
+
+
 class AdmissionRuntime(Protocol):
     # -- settings ---------------------------------------------------------------------------
 
@@ -205,6 +223,11 @@ class AdmissionRuntime(Protocol):
 
     def schedules(self, owner: str) -> Sequence[tuple[str, int]]:
         """(name, timeout_seconds) of the owner's schedules, in creation order."""
+        ...
+
+    def snapshot(self) -> AdmissionSnapshot:
+        """The ceiling, every owner with its backlog and schedules, every execution and
+        every call, all read at one instant; the harness compares it after each command."""
         ...
 
     # -- time and lifetime -------------------------------------------------------------------------

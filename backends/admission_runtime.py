@@ -17,10 +17,12 @@ from typing import Protocol
 
 from jobconform.backends.admission_protocol import (
     AdmissionRefused,
+    AdmissionSnapshot,
     BacklogFull,
     CeilingView,
     ExecutionView,
     InvalidSetting,
+    OwnerSnapshot,
     OwnerView,
     ScheduleTimeoutExceedsCap,
     TimeoutBelowSchedules,
@@ -179,17 +181,42 @@ class AdmissionService:
                 raise TimeoutBelowSchedules(spec.timeout_below_schedules(seconds, blocking))
             self._store.save_owner(replace(row, execution_timeout_seconds=seconds))
 
+    def _owner_view(self, row: OwnerRow) -> OwnerView:
+        effective = self._effective_cap(row)
+        running = len(self._store.executions(row.name, spec.RUNNING))
+        return OwnerView(row.parallel_cap, self._ceiling_in_force(), effective, running,
+                         max(0, effective - running),
+                         len(self._store.executions(row.name, spec.QUEUED)),
+                         row.backlog_depth, row.execution_timeout_seconds)
+
     def owner(self, owner: str) -> OwnerView | None:
         with self._operation():
             row = self._store.owner(owner)
-            if row is None:
-                return None
-            effective = self._effective_cap(row)
-            running = len(self._store.executions(owner, spec.RUNNING))
-            return OwnerView(row.parallel_cap, self._ceiling_in_force(), effective, running,
-                             max(0, effective - running),
-                             len(self._store.executions(owner, spec.QUEUED)),
-                             row.backlog_depth, row.execution_timeout_seconds)
+            return None if row is None else self._owner_view(row)
+
+    def snapshot(self) -> AdmissionSnapshot:
+        with self._operation():
+            # Each table is read once: a snapshot is taken after every command of a check.
+            stored = self._store.read_ceiling()
+            in_force = clamp_into(self._config.fleet_ceiling if stored is None else stored,
+                                  *spec.CEILING_RANGE)
+            executions = self._store.executions()
+            owners = []
+            for row in self._store.owners():
+                mine = [e for e in executions if e.owner == row.name]
+                running = sum(1 for e in mine if e.state == spec.RUNNING)
+                backlog = tuple(e.execution_id for e in mine if e.state == spec.QUEUED)
+                effective = min(row.parallel_cap, in_force)
+                view = OwnerView(row.parallel_cap, in_force, effective, running,
+                                 max(0, effective - running), len(backlog), row.backlog_depth,
+                                 row.execution_timeout_seconds)
+                schedules = tuple((s.name, s.timeout_seconds)
+                                  for s in self._store.schedules(row.name))
+                owners.append(OwnerSnapshot(row.name, view, backlog, schedules))
+            return AdmissionSnapshot(
+                CeilingView(self._config.fleet_ceiling if stored is None else stored, in_force),
+                tuple(owners), tuple(_view(row) for row in executions),
+                tuple((c.call_id, c.state) for c in self._store.calls()))
 
     def owners(self) -> Sequence[str]:
         with self._operation():

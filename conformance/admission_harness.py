@@ -15,7 +15,11 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar, cast
 
-from jobconform.backends.admission_protocol import AdmissionRefused, AdmissionRuntime
+from jobconform.backends.admission_protocol import (
+    AdmissionRefused,
+    AdmissionRuntime,
+    ExecutionView,
+)
 from jobconform.backends.protocol import ADMISSION, Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
@@ -229,34 +233,34 @@ class AdmissionHarness:
             raise self._fail(requirements, what, expected, actual)
 
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
-        """Compare the runtime's whole observable state with the oracle's."""
-        rt, model = self.runtime, self.model
-        self._call("settle", rt.settle)
-        ceiling = asdict(self._call("ceiling", rt.ceiling))
+        """Compare the runtime's whole observable state, read in one snapshot, with the
+        oracle's."""
+        model = self.model
+        self._call("settle", self.runtime.settle)
+        snapshot = self._call("snapshot", self.runtime.snapshot)
         self._same((*requirements, "AD-003"), "the fleet ceiling (stored, in force)",
-                   model.ceiling_view(), ceiling)
-        owners = list(self._call("owners", rt.owners))
-        self._same((*requirements, "AD-009"), "the owners", list(model.owners), owners)
-        for name in owners:
-            view = self._call("owner", lambda n=name: rt.owner(n))
-            actual = None if view is None else asdict(view)
+                   model.ceiling_view(), asdict(snapshot.ceiling))
+        self._same((*requirements, "AD-009"), "the owners", list(model.owners),
+                   [owner.name for owner in snapshot.owners])
+        for owner in snapshot.owners:
+            name, actual = owner.name, asdict(owner.view)
             wanted = model.owner_view(name)
-            if actual is None or wanted is None:
-                self._same((*requirements, "AD-009"), f"owner {name!r}", wanted, actual)
-                continue
+            assert wanted is not None  # the names matched above
             for key, field_requirements in OWNER_FIELD_REQUIREMENTS.items():
                 self._same(requirements + field_requirements, f"owner {name!r} {key}",
                            wanted[key], actual.get(key))
-            backlog = list(self._call("backlog", lambda n=name: rt.backlog(n)))
             self._same((*requirements, "AD-005", "AD-006"), f"owner {name!r} backlog, in order",
-                       model.backlogs[name], backlog)
+                       model.backlogs[name], list(owner.backlog))
             self._same((*requirements, "AD-013", "AD-014"), f"owner {name!r} schedules",
                        [list(s) for s in model.owners[name].schedules],
-                       [list(s) for s in self._call("schedules", lambda n=name: rt.schedules(n))])
-        self._observe_executions(requirements)
+                       [list(s) for s in owner.schedules])
+        self._observe_executions(requirements, snapshot.executions)
         self._observe_bodies(requirements)
+        calls = dict(snapshot.calls)
+        self._same((*requirements, "AD-010"), "the calls, in arrival order", list(model.calls),
+                   list(calls))
         for alias, call in model.calls.items():
-            state = self._call("call_state", lambda a=alias: rt.call_state(a))
+            state = calls[alias]
             call_requirements = ("AD-011",) if ad.CALL_REFUSED in (state, call.state) else ()
             self._same((*requirements, "AD-010", *call_requirements), f"call {alias!r} state",
                        call.state, state)
@@ -272,8 +276,8 @@ class AdmissionHarness:
             self._same((*requirements, "AD-004"), f"owner {name!r} bodies running at once"
                        " (probe)", self.model.running(name), inside)
 
-    def _observe_executions(self, requirements: tuple[str, ...]) -> None:
-        views = list(self._call("executions", self.runtime.executions))
+    def _observe_executions(self, requirements: tuple[str, ...],
+                            views: tuple[ExecutionView, ...]) -> None:
         self._same((*requirements, "AD-005"), "the executions, in arrival order",
                    list(self.model.executions), [view.execution_id for view in views])
         for view in views:
