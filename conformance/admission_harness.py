@@ -11,6 +11,7 @@ hanging the run.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, TypeVar, cast
@@ -268,11 +269,11 @@ class AdmissionHarness:
     def _observe_bodies(self, requirements: tuple[str, ...]) -> None:
         """Where the runtime runs real bodies, count them: exactly the running executions
         of each owner are inside their bodies, never more than the cap lets run."""
-        probe = getattr(self.runtime, "bodies_running", None)
+        probe: Callable[[str], object] | None = getattr(self.runtime, "bodies_running", None)
         if not callable(probe):
             return
         for name in self.model.owners:
-            inside = self._call("bodies_running", lambda n=name: probe(n))
+            inside = self._call("bodies_running", functools.partial(probe, name))
             self._same((*requirements, "AD-004"), f"owner {name!r} bodies running at once"
                        " (probe)", self.model.running(name), inside)
 
