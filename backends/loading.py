@@ -6,11 +6,11 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from jobconform.backends.protocol import KNOWN_CAPABILITIES, Backend
+from jobconform.backends.protocol import ADMISSION, KNOWN_CAPABILITIES, Backend
 
 ENTRY_POINT_GROUP = "jobconform.backends"
-# Areas whose runtime a backend opens with its own `open_<area>` method.
-AREA_OPENERS = frozenset({"breaker", "governor", "idempotency", "reminders"})
+# Areas whose runtime a backend opens with its own `open_<area>(clock, config, ...)`.
+AREA_OPENERS = frozenset({"breaker", "governor", "idempotency", "reminders", ADMISSION})
 
 
 class BackendLoadError(LookupError):

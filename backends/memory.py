@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from jobconform.backends.admission_runtime import AdmissionService
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.breaker_runtime import StoreBreakerRuntime
 from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.governor_runtime import StoreGovernorRuntime, open_memory_governor
 from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService
+from jobconform.backends.memory_admission import open_memory_admission
 from jobconform.backends.memory_breaker import open_memory_breaker
 from jobconform.backends.memory_idempotency import open_memory_idempotency
 from jobconform.backends.memory_reminders import open_memory_reminders
 from jobconform.backends.protocol import (
+    ADMISSION,
     IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
@@ -26,6 +29,7 @@ from jobconform.backends.reminder_runtime import StepReminderRuntime
 from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
+from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker import BreakerSettings
 from jobconform.reference.governor import GovernorSettings
 
@@ -42,7 +46,7 @@ class MemoryBackend:
     name = "memory"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS})
+                              GOVERNOR, REMINDERS, ADMISSION})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
@@ -59,3 +63,6 @@ class MemoryBackend:
     def open_reminders(self, clock: Clock, config: ReminderConfig,
                        target: DeliveryTarget) -> StepReminderRuntime:
         return open_memory_reminders(clock, config, target)
+
+    def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
+        return open_memory_admission(clock, config)

@@ -29,9 +29,10 @@ REAPER = "reaper"
 REDELIVERY = "redelivery"
 IDEMPOTENCY = "idempotency"
 REMINDERS = "reminders"
+ADMISSION = "admission"
 KNOWN_CAPABILITIES = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, "loops", "breaker", "governor", IDEMPOTENCY,
-    "capacity", REMINDERS,
+    ADMISSION, REMINDERS,
 })
 
 

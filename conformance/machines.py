@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.protocol import (
+    ADMISSION,
     IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
@@ -23,6 +24,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Backend,
 )
+from jobconform.conformance.admission_machine import run_admission_machine
 from jobconform.conformance.breaker_machine import run_breaker_machine
 from jobconform.conformance.governor_machine import run_governor_machine
 from jobconform.conformance.idempotency_machine import run_idempotency_machine
@@ -75,6 +77,11 @@ def _reminders(backend: Backend, profile: Profile, registry: Registry, seed: int
     return run_reminder_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _admission(backend: Backend, profile: Profile, registry: Registry, seed: int,
+               examples: int) -> MachineRun:
+    return run_admission_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     # The lifecycle machine also drives retries and heartbeats when the backend claims them.
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE, RETRY, STUCK}), _lifecycle),
@@ -83,4 +90,5 @@ MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("breaker machine", frozenset({BREAKER}), _breaker),
     MachineEntry("governor machine", frozenset({GOVERNOR}), _governor),
     MachineEntry("reminders machine", frozenset({REMINDERS}), _reminders),
+    MachineEntry("admission machine", frozenset({ADMISSION}), _admission),
 )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
+from jobconform.conformance.gallery_admission import ADMISSION_GALLERY
 from jobconform.conformance.gallery_breaker import BREAKER_GALLERY
 from jobconform.conformance.gallery_governor import GOVERNOR_GALLERY
 from jobconform.conformance.gallery_idempotency import IDEMPOTENCY_GALLERY
@@ -41,6 +42,7 @@ GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
     BREAKER_GALLERY,
     GOVERNOR_GALLERY,
     REMINDERS_GALLERY,
+    ADMISSION_GALLERY,
 )
 GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 

@@ -31,7 +31,7 @@ def test_all_covered_and_passing_passes(registry: Registry) -> None:
 
 
 def test_uncovered_requirement_is_untested_and_fails_the_run(registry: Registry) -> None:
-    run = summary(covering_all(registry)[1:])
+    run = summary([case for case in covering_all(registry) if case.name != "LC-001"])
     assert run.verdicts(registry)["LC-001"]["behave"] == "untested"
     assert run.failed(registry)
 

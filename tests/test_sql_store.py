@@ -391,7 +391,8 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(backend, SqlBackend)
     assert (backend.name, backend.profile, backend.capabilities) == (
         "sql", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper", "redelivery",
-                                     "idempotency", "breaker", "governor", "reminders"}))
+                                     "idempotency", "breaker", "governor", "reminders",
+                                     "admission"}))
     assert backend.url == "sqlite://"
 
 

@@ -19,6 +19,7 @@ from typing import cast
 
 from sqlalchemy import Engine
 
+from jobconform.backends.admission_runtime import AdmissionService
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.governor_protocol import GOVERNOR
@@ -26,6 +27,7 @@ from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService
 from jobconform.backends.protocol import (
+    ADMISSION,
     IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
@@ -38,6 +40,7 @@ from jobconform.backends.protocol import (
 )
 from jobconform.backends.reminder_runtime import StepReminderRuntime
 from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
+from jobconform.backends.sql.admission import SqlAdmissionStore, open_sql_admission
 from jobconform.backends.sql.breaker import SqlBreakerStore
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
@@ -52,6 +55,7 @@ from jobconform.backends.sql.reminders import SqlReminderStore
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
+from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker import BreakerSettings
 from jobconform.reference.governor import GovernorSettings
 
@@ -123,7 +127,7 @@ class SqlBackend:
     name = "sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS})
+                              GOVERNOR, REMINDERS, ADMISSION})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -134,6 +138,18 @@ class SqlBackend:
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> SqlRuntime:
         return SqlRuntime(settings, clock, self.empty_store())
+
+    def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
+        return open_sql_admission(self.empty_admission_store(), clock, config)
+
+    def empty_admission_store(self) -> SqlAdmissionStore:
+        """Admission tables with no rows, by the same recipe as `empty_store`."""
+        if self._in_memory:
+            return SqlAdmissionStore(_copy_of_migrated_in_memory_database(self.url),
+                                     owns_engine=True)
+        store = SqlAdmissionStore(_migrated_engine(self.url))
+        store.clear()
+        return store
 
     def empty_store(self) -> SqlJobStore:
         """A store with no jobs: a fresh copy in memory, or the server's tables cleared."""

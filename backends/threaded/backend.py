@@ -9,15 +9,18 @@ seed alone.
 
 from __future__ import annotations
 
+from jobconform.backends.admission_runtime import AdmissionStore
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.governor_runtime import InMemoryGovernorStore, StoreGovernorRuntime
 from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService, KeyStore
+from jobconform.backends.memory_admission import InMemoryAdmissionStore
 from jobconform.backends.memory_breaker import InMemoryBreakerStore
 from jobconform.backends.memory_idempotency import MemoryKeyStore
 from jobconform.backends.protocol import (
+    ADMISSION,
     IDEMPOTENCY,
     LIFECYCLE,
     REMINDERS,
@@ -28,12 +31,14 @@ from jobconform.backends.protocol import (
 from jobconform.backends.reminder_store import InMemoryReminderStore, ReminderStore
 from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.store import InMemoryJobStore, JobStore
+from jobconform.backends.threaded.admission import ThreadedAdmissionRuntime
 from jobconform.backends.threaded.breaker import PooledBreakerRuntime
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.governor import PooledGovernorRuntime
 from jobconform.backends.threaded.idempotency import RequestThreadIdempotency
 from jobconform.backends.threaded.reminders import ThreadedReminderRuntime
 from jobconform.backends.threaded.worker import ThreadedRuntime
+from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker import BreakerSettings
 from jobconform.reference.governor import GovernorSettings
 
@@ -44,15 +49,20 @@ def conformance_config(settings: RuntimeSettings) -> WorkerConfig:
 
 
 class ThreadedBackend:
-    """Entry point `threaded`: jobs really run in pool threads, up to max_concurrent."""
+    """Entry point `threaded`: jobs really run in pool threads, up to max_concurrent; each
+    admitted execution's body runs in a thread of its own."""
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS})
+    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
+                              ADMISSION})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
                                max_tasks=settings.max_tasks)
+
+    def open_admission(self, clock: Clock, config: AdmissionConfig) -> ThreadedAdmissionRuntime:
+        return ThreadedAdmissionRuntime(self.new_admission_store(), clock, config)
 
     def new_store(self) -> JobStore:
         """An empty store for one runtime."""
@@ -81,3 +91,7 @@ class ThreadedBackend:
     def new_reminder_store(self) -> ReminderStore:
         """An empty reminder store for one runtime."""
         return InMemoryReminderStore()
+
+    def new_admission_store(self) -> AdmissionStore:
+        """An empty admission store for one admission runtime."""
+        return InMemoryAdmissionStore()

@@ -7,12 +7,13 @@ one. Point the variable at a scratch database: the backend deletes its jobs.
 
 from __future__ import annotations
 
+from jobconform.backends.admission_runtime import AdmissionStore
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.idempotency_service import KeyStore
-from jobconform.backends.protocol import IDEMPOTENCY, LIFECYCLE, REMINDERS, RETRY, Clock
+from jobconform.backends.protocol import ADMISSION, IDEMPOTENCY, LIFECYCLE, REMINDERS, RETRY, Clock
 from jobconform.backends.reminder_store import ReminderStore
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
@@ -35,7 +36,8 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS})
+    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
+                              ADMISSION})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -59,3 +61,6 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     def new_reminder_store(self) -> ReminderStore:
         return self._sql.empty_reminder_store()
+
+    def new_admission_store(self) -> AdmissionStore:
+        return self._sql.empty_admission_store()

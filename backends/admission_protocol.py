@@ -1,0 +1,246 @@
+"""The admission area's adapter protocol: what a runtime implements to be checked by AD-xxx.
+
+A backend that claims the `admission` capability has a method
+`open_admission(clock, config) -> AdmissionRuntime` returning a fresh, empty runtime per
+check: one fleet ceiling (the config's default), no owners, no work. Execution, call and
+schedule ids are chosen by the caller (the harness), as an API client names its work; the
+runtime keeps them as they are.
+
+Refusals are exceptions carrying a `detail` dict, the structured body a client branches
+on (seed 002 §35.1). The harness compares `detail` with the oracle's answer, so the keys
+and values matter; `jobconform.reference.admission` builds each one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from jobconform.backends.protocol import Clock
+from jobconform.reference.admission import AdmissionConfig
+from jobconform.reference.lifecycle import JsonValue
+
+
+class AdmissionRefused(ValueError):
+    """A request the runtime refuses; `detail` is the structured answer."""
+
+    def __init__(self, detail: dict[str, JsonValue]) -> None:
+        super().__init__(", ".join(f"{key}={value!r}" for key, value in detail.items()))
+        self.detail = detail
+
+
+class InvalidSetting(AdmissionRefused):
+    """A setting written outside its valid range (the detail names value and range)."""
+
+
+class UnknownOwner(AdmissionRefused, LookupError):
+    """The owner named does not exist (or was deleted)."""
+
+
+class BacklogFull(AdmissionRefused):
+    """HTTP 429: the owner's slots are in use and its backlog holds its depth; retryable."""
+
+
+class ScheduleTimeoutExceedsCap(AdmissionRefused):
+    """A schedule's timeout above its owner's execution timeout (seed 002 §35.1)."""
+
+
+class TimeoutBelowSchedules(AdmissionRefused):
+    """An owner's timeout lowered below some schedules' timeouts; the detail lists them."""
+
+
+@dataclass(frozen=True)
+class CeilingView:
+    stored: int  # exactly what the settings store holds
+    in_force: int  # the stored value clamped into the valid range
+
+
+@dataclass(frozen=True)
+class OwnerView:
+    parallel_cap: int  # stored
+    ceiling: int  # the ceiling in force
+    effective_cap: int
+    running: int
+    available_slots: int
+    queued: int
+    backlog_depth: int
+    execution_timeout_seconds: int
+
+
+@dataclass(frozen=True)
+class ExecutionView:
+    execution_id: str
+    owner: str
+    state: str  # queued, running, finished, cancelled, expired, budget_exhausted
+    arrived_at: datetime
+    started_at: datetime | None
+    ended_at: datetime | None
+
+
+@dataclass(frozen=True)
+class OwnerSnapshot:
+    name: str
+    view: OwnerView
+    backlog: tuple[str, ...]  # queued execution ids, oldest first
+    schedules: tuple[tuple[str, int], ...]  # (name, timeout_seconds), in creation order
+
+
+@dataclass(frozen=True)
+class AdmissionSnapshot:
+    """Everything the runtime shows, read at one instant (one transaction)."""
+
+    ceiling: CeilingView
+    owners: tuple[OwnerSnapshot, ...]  # in creation order
+    executions: tuple[ExecutionView, ...]  # in arrival order
+    calls: tuple[tuple[str, str], ...]  # (call id, state), in arrival order
+
+
+class AdmissionRuntime(Protocol):
+    # -- settings ---------------------------------------------------------------------------
+
+    def set_ceiling(self, value: int) -> None:
+        """The admin's validated write of the fleet ceiling.
+
+        Raises:
+            InvalidSetting: value outside 1..32; nothing changed.
+        """
+        ...
+
+    def store_raw_ceiling(self, value: int) -> None:
+        """Put `value` into the settings store as is, bypassing validation (a stray value
+        from a hand edit or an older release; the runtime must survive it)."""
+        ...
+
+    def ceiling(self) -> CeilingView:
+        """The stored ceiling and the one in force; reading never rewrites the store."""
+        ...
+
+    def add_owner(self, owner: str) -> None:
+        """Create an owner with the config's defaults.
+
+        Raises:
+            AdmissionRefused: detail {"error": "owner_exists", ...}.
+        """
+        ...
+
+    def set_parallel_cap(self, owner: str, value: int) -> None:
+        """Raises: UnknownOwner; InvalidSetting (outside 1..ceiling in force)."""
+        ...
+
+    def set_backlog_depth(self, owner: str, value: int) -> None:
+        """Raises: UnknownOwner; InvalidSetting (outside 1..200)."""
+        ...
+
+    def set_execution_timeout(self, owner: str, seconds: int) -> None:
+        """Raises: UnknownOwner; InvalidSetting (outside 60..7200); TimeoutBelowSchedules."""
+        ...
+
+    def owner(self, owner: str) -> OwnerView | None:
+        """A snapshot of the owner's settings and slots, or None for an unknown owner."""
+        ...
+
+    def owners(self) -> Sequence[str]:
+        """Every owner, in creation order."""
+        ...
+
+    def delete_owner(self, owner: str) -> int:
+        """Delete the owner, cancelling its queued work; return how many were cancelled.
+
+        Raises:
+            UnknownOwner.
+        """
+        ...
+
+    # -- work ---------------------------------------------------------------------------------
+
+    def admit(self, owner: str, execution_id: str) -> str:
+        """Admit new work: returns "running" (it has a slot) or "queued" (in the backlog).
+
+        Raises:
+            UnknownOwner; BacklogFull (nothing was recorded).
+        """
+        ...
+
+    def finish(self, execution_id: str) -> bool:
+        """A running execution ends; True if it was running (its slot frees, backlog
+        drains), else False."""
+        ...
+
+    def cancel(self, execution_id: str) -> bool:
+        """Cancel queued or running work; True if it was queued or running, else False."""
+        ...
+
+    def execution(self, execution_id: str) -> ExecutionView | None: ...
+
+    def executions(self) -> Sequence[ExecutionView]:
+        """Every execution ever admitted (not refused), in arrival order."""
+        ...
+
+    def backlog(self, owner: str) -> Sequence[str]:
+        """The owner's queued execution ids, oldest first (empty for an unknown owner)."""
+        ...
+
+    def maintain(self) -> int:
+        """One maintenance pass: expire stale backlog entries (returning how many), then
+        drain every backlog into free slots and start waiting calls that now fit."""
+        ...
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def start_call(self, call_id: str, execution_id: str, target: str) -> str:
+        """A running execution calls `target`: returns "in_flight" or "waiting".
+
+        Raises:
+            AdmissionRefused: detail caller_not_running or caller_busy; UnknownOwner (target).
+        """
+        ...
+
+    def end_call(self, call_id: str) -> bool:
+        """An in-flight call returns; True if it was in flight, else False."""
+        ...
+
+    def call_state(self, call_id: str) -> str | None:
+        """in_flight, waiting, ended, withdrawn or budget_exhausted; None if unknown."""
+        ...
+
+    # -- schedules --------------------------------------------------------------------------------
+
+    def add_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> None:
+        """Raises: UnknownOwner; AdmissionRefused (schedule_exists); InvalidSetting;
+        ScheduleTimeoutExceedsCap."""
+        ...
+
+    def change_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> None:
+        """Raises: UnknownOwner; AdmissionRefused (unknown_schedule); InvalidSetting;
+        ScheduleTimeoutExceedsCap."""
+        ...
+
+    def remove_schedule(self, owner: str, schedule: str) -> None:
+        """Raises: UnknownOwner; AdmissionRefused (unknown_schedule)."""
+        ...
+
+    def schedules(self, owner: str) -> Sequence[tuple[str, int]]:
+        """(name, timeout_seconds) of the owner's schedules, in creation order."""
+        ...
+
+    def snapshot(self) -> AdmissionSnapshot:
+        """The ceiling, every owner with its backlog and schedules, every execution and
+        every call, all read at one instant; the harness compares it after each command."""
+        ...
+
+    # -- time and lifetime -------------------------------------------------------------------------
+
+    def settle(self) -> None:
+        """Return once everything due at the clock's current time has happened: waiting
+        calls past the acquire timeout are refused and their callers released."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class AdmissionBackend(Protocol):
+    def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionRuntime:
+        """A fresh, empty admission runtime using `clock` for every timestamp."""
+        ...

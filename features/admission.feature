@@ -1,0 +1,362 @@
+Feature: Admission, backlog and execution timeouts
+  Each owner runs at most its effective cap of executions at once: its stored parallel cap
+  clamped by the fleet ceiling, itself clamped into 1..32 whatever the settings store
+  holds. Work arriving at full capacity waits in the owner's FIFO backlog, refused only
+  when the backlog is full. Outbound calls are bounded per target and globally, with an
+  acquire timeout. Schedules may not outlast their owner's execution timeout. Scenarios
+  here are skipped on a backend that does not claim the admission area. Seconds count
+  from the start of the virtual clock.
+
+  # -- AD-001: the per-owner parallel cap ----------------------------------------------------
+
+  @AD-001
+  Scenario: A new owner's parallel cap is 3, and a write is checked against the live ceiling
+    Given an admission runtime
+    And owner "o" is added
+    Then owner "o" shows {"parallel_cap": 3, "effective_cap": 3, "available_slots": 3}
+    When owner "o" parallel cap is set to 10
+    Then the admission answer is "ok"
+    And owner "o" shows {"parallel_cap": 10, "effective_cap": 10}
+    When owner "o" parallel cap is set to 11
+    Then the admission refusal is "invalid_setting" with {"setting": "parallel_cap", "value": 11, "min": 1, "max": 10}
+    And owner "o" shows {"parallel_cap": 10}
+    When the fleet ceiling is set to 4
+    And owner "o" parallel cap is set to 5
+    Then the admission refusal is "invalid_setting" with {"value": 5, "max": 4}
+    When owner "o" parallel cap is set to 0
+    Then the admission refusal is "invalid_setting" with {"value": 0, "min": 1}
+
+  # -- AD-002: the fleet ceiling ---------------------------------------------------------------
+
+  @AD-002
+  Scenario: The fleet ceiling is 10 by default and written within 1 to 32
+    Given an admission runtime
+    When the fleet ceiling is read
+    Then the admission answer is {"stored": 10, "in_force": 10}
+    When the fleet ceiling is set to 32
+    Then the admission answer is "ok"
+    When the fleet ceiling is set to 33
+    Then the admission refusal is "invalid_setting" with {"setting": "fleet_ceiling", "value": 33, "min": 1, "max": 32}
+    And the stored fleet ceiling is 32 and the ceiling in force is 32
+    When the fleet ceiling is set to 0
+    Then the admission refusal is "invalid_setting" with {"value": 0}
+    When the fleet ceiling is set to 1
+    Then the stored fleet ceiling is 1 and the ceiling in force is 1
+
+  # -- AD-003: clamp on read, never rewrite -------------------------------------------------------
+
+  @AD-003
+  Scenario: A stored ceiling of 0 is read as 1 and still admits one execution
+    Given an admission runtime
+    And owner "o" is added
+    And the settings store holds a fleet ceiling of 0
+    Then the stored fleet ceiling is 0 and the ceiling in force is 1
+    And owner "o" shows {"parallel_cap": 3, "ceiling": 1, "effective_cap": 1}
+    When execution "a" arrives for owner "o"
+    Then the admission answer is "running"
+    When execution "b" arrives for owner "o"
+    Then the admission answer is "queued"
+    And the stored fleet ceiling is 0 and the ceiling in force is 1
+
+  @AD-003
+  Scenario: A stored ceiling of 999 is read as 32 and never rewritten
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 10
+    And the settings store holds a fleet ceiling of 999
+    When the fleet ceiling is read
+    Then the admission answer is {"stored": 999, "in_force": 32}
+    When owner "o" parallel cap is set to 32
+    And owner "o" parallel cap is set to 33
+    Then the admission refusal is "invalid_setting" with {"max": 32}
+    When an admission maintenance pass runs
+    Then the stored fleet ceiling is 999 and the ceiling in force is 32
+
+  @AD-003 @AD-004
+  Scenario: The effective cap is the smaller of the stored cap and the ceiling
+    Given an admission runtime
+    And owner "o" is added
+    And the fleet ceiling is set to 2
+    Then owner "o" shows {"parallel_cap": 3, "ceiling": 2, "effective_cap": 2}
+    When executions "a, b, c" arrive for owner "o"
+    Then executions "a, b" are running
+    And execution "c" is queued
+
+  # -- AD-004: never more than the effective cap -----------------------------------------------
+
+  @AD-004
+  Scenario: The fourth execution of an owner with cap 3 waits
+    Given an admission runtime
+    And owner "o" is added
+    When executions "a, b, c, d" arrive for owner "o"
+    Then executions "a, b, c" are running
+    And execution "d" is queued
+    And owner "o" shows {"running": 3, "available_slots": 0, "queued": 1}
+
+  @AD-004
+  Scenario: A lowered ceiling applies to the next admission without stopping running work
+    Given an admission runtime
+    And owner "o" is added
+    And executions "a, b, c" arrive for owner "o"
+    When the fleet ceiling is set to 1
+    Then executions "a, b, c" are running
+    And owner "o" shows {"effective_cap": 1, "running": 3, "available_slots": 0}
+    When execution "a" completes
+    And execution "b" completes
+    And execution "d" arrives for owner "o"
+    Then execution "d" is queued
+    When execution "c" completes
+    Then execution "d" is running
+
+  # -- AD-005: a bounded FIFO backlog ----------------------------------------------------------------
+
+  @AD-005
+  Scenario: Work is refused only when the backlog is full
+    Given an admission runtime with backlog_depth=2
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    When executions "a, b, c" arrive for owner "o"
+    Then execution "a" is running
+    And the backlog of owner "o" is "b, c"
+    When execution "d" arrives for owner "o"
+    Then the admission refusal is "backlog_full" with {"owner": "o", "backlog_depth": 2, "retryable": true}
+    And owner "o" shows {"queued": 2, "backlog_depth": 2}
+
+  @AD-005
+  Scenario: The backlog depth defaults to 50 and is written within 1 to 200
+    Given an admission runtime
+    And owner "o" is added
+    Then owner "o" shows {"backlog_depth": 50}
+    When owner "o" backlog depth is set to 201
+    Then the admission refusal is "invalid_setting" with {"setting": "backlog_depth", "min": 1, "max": 200}
+    When owner "o" backlog depth is set to 0
+    Then the admission refusal is "invalid_setting" with {"value": 0}
+    When owner "o" backlog depth is set to 1
+    And owner "o" parallel cap is set to 1
+    And executions "a, b" arrive for owner "o"
+    Then the backlog of owner "o" is "b"
+    When execution "c" arrives for owner "o"
+    Then the admission refusal is "backlog_full"
+
+  # -- AD-006: drained in arrival order --------------------------------------------------------------
+
+  @AD-006
+  Scenario: Freed slots go to the oldest queued work first
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 2
+    And executions "a, b, c, d, e" arrive for owner "o"
+    Then the backlog of owner "o" is "c, d, e"
+    When 7 seconds pass on the admission clock
+    And execution "b" completes
+    Then execution "c" is running
+    And execution "c" started at second 7
+    And the backlog of owner "o" is "d, e"
+    When execution "a" is cancelled
+    Then execution "d" is running
+    And the backlog of owner "o" is "e"
+
+  @AD-006
+  Scenario: A raised ceiling lets queued work start before new work
+    Given an admission runtime
+    And owner "o" is added
+    And the fleet ceiling is set to 1
+    And executions "a, b, c" arrive for owner "o"
+    When the fleet ceiling is set to 3
+    And execution "d" arrives for owner "o"
+    Then the admission answer is "queued"
+    And executions "a, b, c" are running
+    And the backlog of owner "o" is "d"
+
+  @AD-006
+  Scenario: A maintenance pass drains into slots freed by a raised cap
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    And executions "a, b, c" arrive for owner "o"
+    When owner "o" parallel cap is set to 3
+    And an admission maintenance pass runs
+    Then executions "b, c" are running
+    And the backlog of owner "o" is empty
+
+  # -- AD-007: cancelled while queued -----------------------------------------------------------------
+
+  @AD-007
+  Scenario: Work cancelled while queued never runs and frees its place
+    Given an admission runtime with backlog_depth=1
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    And executions "a, b" arrive for owner "o"
+    When execution "b" is cancelled
+    Then the admission answer is true
+    And execution "b" is cancelled
+    When execution "c" arrives for owner "o"
+    Then the admission answer is "queued"
+    When execution "a" completes
+    Then execution "c" is running
+    And execution "b" never started
+    When execution "b" is cancelled
+    Then the admission answer is false
+
+  # -- AD-008: stale entries expire -------------------------------------------------------------------
+
+  @AD-008
+  Scenario: Backlog entries older than the maximum age expire at maintenance
+    Given an admission runtime with backlog_max_age_seconds=60
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    And executions "a, b" arrive for owner "o"
+    And 30 seconds pass on the admission clock
+    And execution "c" arrives for owner "o"
+    When 30 seconds pass on the admission clock
+    And an admission maintenance pass runs
+    Then the admission answer is 0
+    When 0.5 seconds pass on the admission clock
+    And an admission maintenance pass runs
+    Then the admission answer is 1
+    And execution "b" is expired
+    And the backlog of owner "o" is "c"
+    And execution "a" is running
+
+  # -- AD-009: deleting an owner -----------------------------------------------------------------------
+
+  @AD-009
+  Scenario: Deleting an owner cancels its queued work and refuses more
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    And executions "a, b, c" arrive for owner "o"
+    When owner "o" is deleted
+    Then the admission answer is 2
+    And executions "b, c" are cancelled
+    And execution "a" is running
+    And owner "o" no longer exists
+    When execution "d" arrives for owner "o"
+    Then the admission refusal is "unknown_owner" with {"owner": "o"}
+    When execution "a" completes
+    Then execution "a" is finished
+
+  # -- AD-010: call limits -----------------------------------------------------------------------------
+
+  @AD-010
+  Scenario: Calls to one target wait beyond the target's effective cap
+    Given an admission runtime
+    And owners "caller, target" are added
+    And owner "caller" parallel cap is set to 5
+    And owner "target" parallel cap is set to 2
+    And executions "a, b, c" arrive for owner "caller"
+    When execution "a" calls owner "target" as call "x"
+    And execution "b" calls owner "target" as call "y"
+    And execution "c" calls owner "target" as call "z"
+    Then the admission answer is "waiting"
+    And call "x" is in_flight
+    And call "z" is waiting
+    When call "x" returns
+    Then call "z" is in_flight
+    And call "x" is ended
+
+  @AD-010
+  Scenario: The global call limit bounds calls to all targets together
+    Given an admission runtime with call_limit=2
+    And owners "caller, p, q" are added
+    And executions "a, b, c" arrive for owner "caller"
+    When execution "a" calls owner "p" as call "x"
+    And execution "b" calls owner "q" as call "y"
+    And execution "c" calls owner "q" as call "z"
+    Then call "z" is waiting
+    When execution "a" completes
+    Then call "x" is ended
+    And call "z" is in_flight
+
+  @AD-010
+  Scenario: A lowered cap applies at once to calls to its owner
+    Given an admission runtime
+    And owners "caller, target" are added
+    And owner "caller" parallel cap is set to 5
+    And executions "a, b, c" arrive for owner "caller"
+    And execution "a" calls owner "target" as call "x"
+    When owner "target" parallel cap is set to 1
+    And execution "b" calls owner "target" as call "y"
+    Then the admission answer is "waiting"
+    When call "x" returns
+    Then call "y" is in_flight
+
+  # -- AD-011: the acquire timeout ----------------------------------------------------------------------
+
+  @AD-011
+  Scenario: A call waiting past the timeout is refused and its caller's slot released
+    Given an admission runtime with call_acquire_timeout_seconds=10
+    And owners "caller, target" are added
+    And owner "target" parallel cap is set to 1
+    And owner "caller" parallel cap is set to 2
+    And executions "a, b, c" arrive for owner "caller"
+    And execution "a" calls owner "target" as call "x"
+    And execution "b" calls owner "target" as call "y"
+    When 9.5 seconds pass on the admission clock
+    Then call "y" is waiting
+    When 0.5 seconds pass on the admission clock
+    Then call "y" is budget_exhausted
+    And execution "b" is budget_exhausted
+    And execution "c" is running
+    And execution "c" started at second 10
+    And call "x" is in_flight
+
+  @AD-011
+  Scenario: With a timeout of 0 a call waits for ever
+    Given an admission runtime with call_acquire_timeout_seconds=0
+    And owners "caller, target" are added
+    And owner "target" parallel cap is set to 1
+    And executions "a, b" arrive for owner "caller"
+    And execution "a" calls owner "target" as call "x"
+    And execution "b" calls owner "target" as call "y"
+    When 100000 seconds pass on the admission clock
+    Then call "y" is waiting
+    And execution "b" is running
+
+  # -- AD-012: execution timeouts -----------------------------------------------------------------------
+
+  @AD-012
+  Scenario: An owner's execution timeout is 900 seconds and is written within 60 to 7200
+    Given an admission runtime
+    And owner "o" is added
+    Then owner "o" shows {"execution_timeout_seconds": 900}
+    When owner "o" execution timeout is set to 59 seconds
+    Then the admission refusal is "invalid_setting" with {"setting": "execution_timeout_seconds", "min": 60, "max": 7200}
+    When owner "o" execution timeout is set to 7201 seconds
+    Then the admission refusal is "invalid_setting" with {"value": 7201}
+    When owner "o" execution timeout is set to 7200 seconds
+    Then the admission answer is "ok"
+    And owner "o" shows {"execution_timeout_seconds": 7200}
+
+  # -- AD-013: a schedule within its owner's timeout -------------------------------------------------------
+
+  @AD-013
+  Scenario: A schedule's timeout above its owner's is refused naming both values
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" execution timeout is set to 3600 seconds
+    When schedule "nightly" of owner "o" is created with a timeout of 7200 seconds
+    Then the admission refusal is "schedule_timeout_exceeds_agent_cap" with {"agent_cap_seconds": 3600, "requested_seconds": 7200}
+    And the schedules of owner "o" are []
+    When schedule "nightly" of owner "o" is created with a timeout of 3600 seconds
+    Then the admission answer is "ok"
+    When schedule "nightly" of owner "o" is changed to a timeout of 3601 seconds
+    Then the admission refusal is "schedule_timeout_exceeds_agent_cap" with {"agent_cap_seconds": 3600, "requested_seconds": 3601}
+    And the schedules of owner "o" are [["nightly", 3600]]
+
+  # -- AD-014: lowering the owner's timeout below its schedules ---------------------------------------------
+
+  @AD-014
+  Scenario: Lowering an owner's timeout below its schedules is refused, listing them
+    Given an admission runtime
+    And owner "o" is added
+    And schedule "hourly" of owner "o" is created with a timeout of 300 seconds
+    And schedule "daily" of owner "o" is created with a timeout of 900 seconds
+    And schedule "weekly" of owner "o" is created with a timeout of 600 seconds
+    When owner "o" execution timeout is set to 400 seconds
+    Then the admission refusal is "agent_timeout_below_active_schedules" with {"requested_seconds": 400, "max_schedule_timeout_seconds": 900, "schedules": [{"schedule": "daily", "timeout_seconds": 900}, {"schedule": "weekly", "timeout_seconds": 600}]}
+    And owner "o" shows {"execution_timeout_seconds": 900}
+    When schedule "daily" of owner "o" is removed
+    And schedule "weekly" of owner "o" is removed
+    And owner "o" execution timeout is set to 400 seconds
+    Then the admission answer is "ok"

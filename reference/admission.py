@@ -1,0 +1,624 @@
+"""The admission oracle: parallel caps under a fleet ceiling, backlogs, call limits, timeouts.
+
+Commands are plain data. `AdmissionModel.apply` answers each one and records the
+requirement IDs (spec/admission.yaml) that decided the answer, so a divergence can name
+them. Time is a field of the model, moved only by `PassTime`; nothing here reads a clock.
+
+Refusals are answers too: a dict whose "error" key names the refusal, with the values the
+spec says it carries. An adapter raises `AdmissionRefused` subclasses carrying the same
+dict (backends/admission_protocol.py), so both sides compare as data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime, timedelta
+from typing import TypeAlias
+
+from jobconform.reference.lifecycle import JsonValue
+
+# Ranges the spec fixes (AD-002, AD-005, AD-012); defaults come from the profile.
+CEILING_RANGE = (1, 32)
+BACKLOG_DEPTH_RANGE = (1, 200)
+TIMEOUT_RANGE = (60, 7200)
+
+# Execution states.
+QUEUED = "queued"
+RUNNING = "running"
+FINISHED = "finished"
+CANCELLED = "cancelled"
+EXPIRED = "expired"
+BUDGET_EXHAUSTED = "budget_exhausted"
+ENDED_STATES = frozenset({FINISHED, CANCELLED, EXPIRED, BUDGET_EXHAUSTED})
+
+# Call states.
+CALL_IN_FLIGHT = "in_flight"
+CALL_WAITING = "waiting"
+CALL_ENDED = "ended"
+CALL_WITHDRAWN = "withdrawn"  # its caller ended, or its target was deleted, while it waited
+CALL_REFUSED = "budget_exhausted"
+
+OK = "ok"
+
+
+@dataclass(frozen=True)
+class AdmissionConfig:
+    """Defaults for one runtime; the profile's `area_parameters.admission` by default."""
+
+    parallel_cap: int = 3
+    fleet_ceiling: int = 10
+    backlog_depth: int = 50
+    backlog_max_age_seconds: float = 86_400.0
+    call_limit: int = 8
+    call_acquire_timeout_seconds: float = 3600.0  # 0 waits for ever
+    execution_timeout_seconds: int = 900
+
+    def __post_init__(self) -> None:
+        for name in ("parallel_cap", "fleet_ceiling", "backlog_depth", "call_limit"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"admission config {name} must be a whole number >= 1,"
+                                 f" not {value!r}")
+        for name in ("backlog_max_age_seconds", "call_acquire_timeout_seconds"):
+            value = getattr(self, name)
+            if not 0 <= value < float("inf"):
+                raise ValueError(f"admission config {name} must be finite and >= 0,"
+                                 f" not {value!r}")
+        low, high = TIMEOUT_RANGE
+        if not low <= self.execution_timeout_seconds <= high:
+            raise ValueError(f"admission config execution_timeout_seconds must be within"
+                             f" {low}..{high}, not {self.execution_timeout_seconds!r}")
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SetCeiling:
+    """The admin writes the fleet ceiling through its validated route."""
+
+    value: int
+
+
+@dataclass(frozen=True)
+class StoreRawCeiling:
+    """A value reaches the settings store around the validation (a hand edit, an old
+    release): the runtime must clamp it on read and never rewrite it (AD-003)."""
+
+    value: int
+
+
+@dataclass(frozen=True)
+class ReadCeiling:
+    pass
+
+
+@dataclass(frozen=True)
+class AddOwner:
+    owner: str
+
+
+@dataclass(frozen=True)
+class SetParallelCap:
+    owner: str
+    value: int
+
+
+@dataclass(frozen=True)
+class SetBacklogDepth:
+    owner: str
+    value: int
+
+
+@dataclass(frozen=True)
+class SetExecutionTimeout:
+    owner: str
+    seconds: int
+
+
+@dataclass(frozen=True)
+class ReadOwner:
+    owner: str
+
+
+@dataclass(frozen=True)
+class DeleteOwner:
+    owner: str
+
+
+@dataclass(frozen=True)
+class Admit:
+    """New work for an owner, known from now on by the alias `execution`."""
+
+    execution: str
+    owner: str
+
+
+@dataclass(frozen=True)
+class FinishExecution:
+    execution: str
+
+
+@dataclass(frozen=True)
+class CancelExecution:
+    execution: str
+
+
+@dataclass(frozen=True)
+class Maintain:
+    """One maintenance pass: expire stale backlog entries, then drain into free slots."""
+
+
+@dataclass(frozen=True)
+class PassTime:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class StartCall:
+    """The running `execution` calls the owner `target`; the call is known as `call`."""
+
+    call: str
+    execution: str
+    target: str
+
+
+@dataclass(frozen=True)
+class EndCall:
+    call: str
+
+
+@dataclass(frozen=True)
+class AddSchedule:
+    owner: str
+    schedule: str
+    timeout_seconds: int
+
+
+@dataclass(frozen=True)
+class ChangeSchedule:
+    owner: str
+    schedule: str
+    timeout_seconds: int
+
+
+@dataclass(frozen=True)
+class RemoveSchedule:
+    owner: str
+    schedule: str
+
+
+AdmissionCommand: TypeAlias = (
+    SetCeiling | StoreRawCeiling | ReadCeiling | AddOwner | SetParallelCap | SetBacklogDepth
+    | SetExecutionTimeout | ReadOwner | DeleteOwner | Admit | FinishExecution
+    | CancelExecution | Maintain | PassTime | StartCall | EndCall | AddSchedule
+    | ChangeSchedule | RemoveSchedule
+)
+
+
+def describe(command: AdmissionCommand) -> str:
+    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command))
+    return f"{type(command).__name__}({values})"
+
+
+# -- answers --------------------------------------------------------------------------------
+
+
+def invalid_setting(setting: str, value: int, low: int, high: int) -> dict[str, JsonValue]:
+    return {"error": "invalid_setting", "setting": setting, "value": value, "min": low,
+            "max": high}
+
+
+def unknown_owner(owner: str) -> dict[str, JsonValue]:
+    return {"error": "unknown_owner", "owner": owner}
+
+
+def backlog_full(owner: str, depth: int) -> dict[str, JsonValue]:
+    return {"error": "backlog_full", "owner": owner, "backlog_depth": depth,
+            "retryable": True}
+
+
+def schedule_exceeds_cap(cap: int, requested: int) -> dict[str, JsonValue]:
+    return {"error": "schedule_timeout_exceeds_agent_cap", "agent_cap_seconds": cap,
+            "requested_seconds": requested}
+
+
+def timeout_below_schedules(requested: int,
+                            schedules: list[tuple[str, int]]) -> dict[str, JsonValue]:
+    listed: list[JsonValue] = [{"schedule": name, "timeout_seconds": timeout}
+                               for name, timeout in schedules]
+    return {"error": "agent_timeout_below_active_schedules", "requested_seconds": requested,
+            "max_schedule_timeout_seconds": schedules[0][1], "schedules": listed}
+
+
+def simple_refusal(kind: str, subject: str) -> dict[str, JsonValue]:
+    """owner_exists, unknown_schedule, schedule_exists, caller_not_running, caller_busy."""
+    return {"error": kind, "subject": subject}
+
+
+def clamp_ceiling(stored: int) -> int:
+    low, high = CEILING_RANGE
+    return max(low, min(high, stored))
+
+
+# -- state ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Owner:
+    parallel_cap: int
+    backlog_depth: int
+    execution_timeout_seconds: int
+    schedules: tuple[tuple[str, int], ...] = ()  # (name, timeout) in creation order
+
+
+@dataclass(frozen=True)
+class Execution:
+    owner: str
+    state: str
+    arrived_at: datetime
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    execution: str
+    target: str
+    state: str
+    arrived_at: datetime
+
+
+@dataclass(frozen=True)
+class Expected:
+    answer: JsonValue
+    requirements: tuple[str, ...]
+
+
+@dataclass
+class AdmissionModel:
+    """The oracle. Execution and call aliases are its ids; dicts keep arrival order."""
+
+    config: AdmissionConfig
+    now: datetime
+    stored_ceiling: int = 0
+    owners: dict[str, Owner] = field(default_factory=dict)
+    executions: dict[str, Execution] = field(default_factory=dict)
+    backlogs: dict[str, list[str]] = field(default_factory=dict)
+    calls: dict[str, Call] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.stored_ceiling = self.config.fleet_ceiling
+
+    # -- reads the harness compares after every command --------------------------------
+
+    def ceiling_in_force(self) -> int:
+        return clamp_ceiling(self.stored_ceiling)
+
+    def effective_cap(self, owner: str) -> int:
+        return min(self.owners[owner].parallel_cap, self.ceiling_in_force())
+
+    def running(self, owner: str) -> int:
+        return sum(1 for e in self.executions.values()
+                   if e.owner == owner and e.state == RUNNING)
+
+    def owner_view(self, name: str) -> dict[str, JsonValue] | None:
+        owner = self.owners.get(name)
+        if owner is None:
+            return None
+        effective, running = self.effective_cap(name), self.running(name)
+        return {"parallel_cap": owner.parallel_cap, "ceiling": self.ceiling_in_force(),
+                "effective_cap": effective, "running": running,
+                "available_slots": max(0, effective - running),
+                "queued": len(self.backlogs[name]), "backlog_depth": owner.backlog_depth,
+                "execution_timeout_seconds": owner.execution_timeout_seconds}
+
+    def ceiling_view(self) -> dict[str, JsonValue]:
+        return {"stored": self.stored_ceiling, "in_force": self.ceiling_in_force()}
+
+    def calls_in_flight(self, target: str | None = None) -> int:
+        return sum(1 for c in self.calls.values() if c.state == CALL_IN_FLIGHT
+                   and (target is None or c.target == target))
+
+    # -- commands ------------------------------------------------------------------------
+
+    def apply(self, command: AdmissionCommand) -> Expected:
+        match command:
+            case SetCeiling():
+                low, high = CEILING_RANGE
+                if not low <= command.value <= high:
+                    return Expected(invalid_setting("fleet_ceiling", command.value, low, high),
+                                    ("AD-002",))
+                self.stored_ceiling = command.value
+                return Expected(OK, ("AD-002",))
+            case StoreRawCeiling():
+                self.stored_ceiling = command.value
+                return Expected(None, ("AD-003",))
+            case ReadCeiling():
+                return Expected(self.ceiling_view(), ("AD-002", "AD-003"))
+            case AddOwner():
+                if command.owner in self.owners:
+                    return Expected(simple_refusal("owner_exists", command.owner), ("AD-001",))
+                self.owners[command.owner] = Owner(
+                    self.config.parallel_cap, self.config.backlog_depth,
+                    self.config.execution_timeout_seconds)
+                self.backlogs[command.owner] = []
+                return Expected(OK, ("AD-001", "AD-005", "AD-012"))
+            case SetParallelCap():
+                return self._set_cap(command)
+            case SetBacklogDepth():
+                return self._set_depth(command)
+            case SetExecutionTimeout():
+                return self._set_timeout(command)
+            case ReadOwner():
+                return Expected(self.owner_view(command.owner) or unknown_owner(command.owner),
+                                ("AD-001", "AD-003", "AD-004"))
+            case DeleteOwner():
+                return self._delete_owner(command.owner)
+            case Admit():
+                return self._admit(command)
+            case FinishExecution():
+                return self._end(command.execution, FINISHED, ())
+            case CancelExecution():
+                return self._cancel(command.execution)
+            case Maintain():
+                return self._maintain()
+            case PassTime():
+                self.now += timedelta(seconds=command.seconds)
+                return Expected(None, self._time_out_calls())
+            case StartCall():
+                return self._start_call(command)
+            case EndCall():
+                return self._end_call(command.call)
+            case AddSchedule() | ChangeSchedule():
+                return self._write_schedule(command)
+            case RemoveSchedule():
+                return self._remove_schedule(command)
+        raise ValueError(f"not an admission command: {command!r}")
+
+    # -- settings ------------------------------------------------------------------------
+
+    def _set_cap(self, command: SetParallelCap) -> Expected:
+        if command.owner not in self.owners:
+            return Expected(unknown_owner(command.owner), ("AD-001",))
+        high = self.ceiling_in_force()
+        if not 1 <= command.value <= high:
+            return Expected(invalid_setting("parallel_cap", command.value, 1, high),
+                            ("AD-001", "AD-003"))
+        self.owners[command.owner] = replace(self.owners[command.owner],
+                                             parallel_cap=command.value)
+        return Expected(OK, ("AD-001",))
+
+    def _set_depth(self, command: SetBacklogDepth) -> Expected:
+        if command.owner not in self.owners:
+            return Expected(unknown_owner(command.owner), ("AD-005",))
+        low, high = BACKLOG_DEPTH_RANGE
+        if not low <= command.value <= high:
+            return Expected(invalid_setting("backlog_depth", command.value, low, high),
+                            ("AD-005",))
+        # A lower depth never drops queued work; it only refuses new arrivals sooner.
+        self.owners[command.owner] = replace(self.owners[command.owner],
+                                             backlog_depth=command.value)
+        return Expected(OK, ("AD-005",))
+
+    def _set_timeout(self, command: SetExecutionTimeout) -> Expected:
+        if command.owner not in self.owners:
+            return Expected(unknown_owner(command.owner), ("AD-012",))
+        low, high = TIMEOUT_RANGE
+        if not low <= command.seconds <= high:
+            return Expected(invalid_setting("execution_timeout_seconds", command.seconds,
+                                            low, high), ("AD-012",))
+        owner = self.owners[command.owner]
+        above = sorted(((name, timeout) for name, timeout in owner.schedules
+                        if timeout > command.seconds), key=lambda s: (-s[1], s[0]))
+        if above:
+            return Expected(timeout_below_schedules(command.seconds, above), ("AD-014",))
+        self.owners[command.owner] = replace(owner, execution_timeout_seconds=command.seconds)
+        return Expected(OK, ("AD-012", "AD-014"))
+
+    def _write_schedule(self, command: AddSchedule | ChangeSchedule) -> Expected:
+        owner = self.owners.get(command.owner)
+        if owner is None:
+            return Expected(unknown_owner(command.owner), ("AD-013",))
+        names = [name for name, _ in owner.schedules]
+        if isinstance(command, AddSchedule) and command.schedule in names:
+            return Expected(simple_refusal("schedule_exists", command.schedule), ("AD-013",))
+        if isinstance(command, ChangeSchedule) and command.schedule not in names:
+            return Expected(simple_refusal("unknown_schedule", command.schedule), ("AD-013",))
+        low, high = TIMEOUT_RANGE
+        if not low <= command.timeout_seconds <= high:
+            return Expected(invalid_setting("schedule_timeout_seconds", command.timeout_seconds,
+                                            low, high), ("AD-012",))
+        if command.timeout_seconds > owner.execution_timeout_seconds:
+            return Expected(schedule_exceeds_cap(owner.execution_timeout_seconds,
+                                                 command.timeout_seconds), ("AD-013",))
+        entry = (command.schedule, command.timeout_seconds)
+        if isinstance(command, AddSchedule):
+            schedules = (*owner.schedules, entry)
+        else:
+            schedules = tuple(entry if name == command.schedule else (name, timeout)
+                              for name, timeout in owner.schedules)
+        self.owners[command.owner] = replace(owner, schedules=schedules)
+        return Expected(OK, ("AD-013",))
+
+    def _remove_schedule(self, command: RemoveSchedule) -> Expected:
+        owner = self.owners.get(command.owner)
+        if owner is None:
+            return Expected(unknown_owner(command.owner), ("AD-014",))
+        kept = tuple(s for s in owner.schedules if s[0] != command.schedule)
+        if len(kept) == len(owner.schedules):
+            return Expected(simple_refusal("unknown_schedule", command.schedule), ("AD-014",))
+        self.owners[command.owner] = replace(owner, schedules=kept)
+        return Expected(OK, ("AD-014",))
+
+    # -- admission and the backlog ---------------------------------------------------------
+
+    def _clamping_matters(self, owner: str) -> bool:
+        """Whether the ceiling in force, not the stored values, decides this owner's cap."""
+        return (self.stored_ceiling != self.ceiling_in_force()
+                or self.owners[owner].parallel_cap > self.ceiling_in_force())
+
+    def _start(self, execution: str) -> None:
+        self.executions[execution] = replace(self.executions[execution], state=RUNNING,
+                                             started_at=self.now)
+
+    def _drain(self, owner: str) -> bool:
+        """Start the oldest queued work into free slots; True if any started."""
+        if owner not in self.owners:
+            return False
+        backlog = self.backlogs[owner]
+        started = False
+        while backlog and self.running(owner) < self.effective_cap(owner):
+            self._start(backlog.pop(0))
+            started = True
+        return started
+
+    def _admit(self, command: Admit) -> Expected:
+        if command.execution in self.executions:
+            raise ValueError(f"execution alias {command.execution!r} is already used")
+        owner = command.owner
+        if owner not in self.owners:
+            return Expected(unknown_owner(owner), ("AD-009",))
+        requirements = ["AD-004"]
+        if self._clamping_matters(owner):
+            requirements.append("AD-003")
+        if self._drain(owner):
+            requirements.append("AD-006")
+        backlog = self.backlogs[owner]
+        if not backlog and self.running(owner) < self.effective_cap(owner):
+            self.executions[command.execution] = Execution(owner, QUEUED, self.now)
+            self._start(command.execution)
+            return Expected(RUNNING, tuple(requirements))
+        requirements.append("AD-005")
+        depth = self.owners[owner].backlog_depth
+        if len(backlog) >= depth:
+            return Expected(backlog_full(owner, depth), tuple(requirements))
+        self.executions[command.execution] = Execution(owner, QUEUED, self.now)
+        backlog.append(command.execution)
+        return Expected(QUEUED, tuple(requirements))
+
+    def _end(self, alias: str, state: str, requirements: tuple[str, ...]) -> Expected:
+        """End a running execution: its calls end, its slot frees, its backlog drains."""
+        execution = self.executions.get(alias)
+        if execution is None or execution.state != RUNNING:
+            return Expected(False, requirements or ("AD-006",))
+        self.executions[alias] = replace(execution, state=state, ended_at=self.now)
+        for call_alias, call in self.calls.items():
+            if call.execution == alias and call.state in (CALL_IN_FLIGHT, CALL_WAITING):
+                ended = CALL_ENDED if call.state == CALL_IN_FLIGHT else CALL_WITHDRAWN
+                self.calls[call_alias] = replace(call, state=ended)
+        found = list(requirements)
+        if self._drain(execution.owner):
+            found.append("AD-006")
+        if self._promote_calls():
+            found.append("AD-010")
+        return Expected(True, tuple(found) or ("AD-006",))
+
+    def _cancel(self, alias: str) -> Expected:
+        execution = self.executions.get(alias)
+        if execution is not None and execution.state == QUEUED:
+            self.backlogs[execution.owner].remove(alias)
+            self.executions[alias] = replace(execution, state=CANCELLED, ended_at=self.now)
+            return Expected(True, ("AD-007",))
+        return self._end(alias, CANCELLED, ("AD-007",))
+
+    def _maintain(self) -> Expected:
+        expired = 0
+        max_age = timedelta(seconds=self.config.backlog_max_age_seconds)
+        for owner, backlog in self.backlogs.items():
+            for alias in list(backlog):
+                execution = self.executions[alias]
+                if self.now - execution.arrived_at > max_age:
+                    backlog.remove(alias)
+                    self.executions[alias] = replace(execution, state=EXPIRED,
+                                                     ended_at=self.now)
+                    expired += 1
+            del owner
+        requirements = ["AD-008"]
+        drained = [self._drain(owner) for owner in list(self.owners)]
+        if any(drained):
+            requirements.append("AD-006")
+        if self._promote_calls():
+            requirements.append("AD-010")
+        return Expected(expired, tuple(requirements))
+
+    def _delete_owner(self, owner: str) -> Expected:
+        if owner not in self.owners:
+            return Expected(unknown_owner(owner), ("AD-009",))
+        cancelled = 0
+        for alias in self.backlogs.pop(owner):
+            self.executions[alias] = replace(self.executions[alias], state=CANCELLED,
+                                             ended_at=self.now)
+            cancelled += 1
+        del self.owners[owner]
+        for call_alias, call in self.calls.items():
+            if call.target == owner and call.state == CALL_WAITING:
+                self.calls[call_alias] = replace(call, state=CALL_WITHDRAWN)
+        return Expected(cancelled, ("AD-009",))
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def _call_fits(self, target: str) -> bool:
+        return (self.calls_in_flight() < self.config.call_limit
+                and self.calls_in_flight(target) < self.effective_cap(target))
+
+    def _promote_calls(self) -> bool:
+        """Start waiting calls in arrival order, each as soon as both limits allow."""
+        promoted = False
+        for alias, call in self.calls.items():
+            if call.state == CALL_WAITING and self._call_fits(call.target):
+                self.calls[alias] = replace(call, state=CALL_IN_FLIGHT)
+                promoted = True
+        return promoted
+
+    def _start_call(self, command: StartCall) -> Expected:
+        if command.call in self.calls:
+            raise ValueError(f"call alias {command.call!r} is already used")
+        caller = self.executions.get(command.execution)
+        if caller is None or caller.state != RUNNING:
+            return Expected(simple_refusal("caller_not_running", command.execution),
+                            ("AD-010",))
+        if any(c.execution == command.execution and c.state in (CALL_IN_FLIGHT, CALL_WAITING)
+               for c in self.calls.values()):
+            return Expected(simple_refusal("caller_busy", command.execution), ("AD-010",))
+        if command.target not in self.owners:
+            return Expected(unknown_owner(command.target), ("AD-010",))
+        # Waiting calls keep their turn: a new call waits behind them whatever the limits.
+        waiting = any(c.state == CALL_WAITING for c in self.calls.values())
+        requirements = ("AD-010", "AD-003") if self._clamping_matters(command.target) else (
+            "AD-010",)
+        if not waiting and self._call_fits(command.target):
+            self.calls[command.call] = Call(command.execution, command.target, CALL_IN_FLIGHT,
+                                            self.now)
+            return Expected(CALL_IN_FLIGHT, requirements)
+        self.calls[command.call] = Call(command.execution, command.target, CALL_WAITING,
+                                        self.now)
+        return Expected(CALL_WAITING, requirements)
+
+    def _end_call(self, alias: str) -> Expected:
+        call = self.calls.get(alias)
+        if call is None or call.state != CALL_IN_FLIGHT:
+            return Expected(False, ("AD-010",))
+        self.calls[alias] = replace(call, state=CALL_ENDED)
+        self._promote_calls()
+        return Expected(True, ("AD-010",))
+
+    def _time_out_calls(self) -> tuple[str, ...]:
+        timeout = self.config.call_acquire_timeout_seconds
+        if timeout == 0:
+            return ()
+        found: list[str] = []
+        limit = timedelta(seconds=timeout)
+        for alias, call in list(self.calls.items()):
+            current = self.calls[alias]
+            if current.state == CALL_WAITING and self.now - call.arrived_at >= limit:
+                self.calls[alias] = replace(current, state=CALL_REFUSED)
+                found.append("AD-011")
+                # The caller's execution slot is released, so its work can be retried.
+                ended = self._end(call.execution, BUDGET_EXHAUSTED, ("AD-011",))
+                found += ended.requirements
+        return tuple(dict.fromkeys(found))

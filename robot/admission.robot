@@ -1,0 +1,317 @@
+*** Settings ***
+Documentation       Conformance checks for admission, backlog and execution timeouts
+...                 (spec/admission.yaml, AD-001..AD-014).
+...
+...                 Each test is tagged with the requirement IDs it checks; a test whose
+...                 requirement's area the backend does not claim is skipped with the reason
+...                 (the listener of lifecycle.resource's library). Run with
+...                 `robot --variable BACKEND:memory robot/`.
+Resource            lifecycle.resource
+Library             jobconform.conformance.admission_keywords.AdmissionLibrary
+Test Tags           admission
+
+
+*** Test Cases ***
+# -- AD-001: the per-owner parallel cap ------------------------------------------------------
+
+A New Owner Has Cap 3 And A Write Is Checked Against The Live Ceiling
+    [Tags]    AD-001
+    Start Admission Runtime
+    Add Owner    o
+    Owner Should Show    o    parallel_cap=3    effective_cap=3
+    ${answer}=    Set Parallel Cap    o    11
+    Refusal Should Be    ${answer}    invalid_setting    setting="parallel_cap"    value=11    min=1    max=10
+    Set Fleet Ceiling    2
+    ${answer}=    Set Parallel Cap    o    3
+    Refusal Should Be    ${answer}    invalid_setting    value=3    max=2
+    ${answer}=    Set Parallel Cap    o    2
+    Admission Answer Should Be    ${answer}    "ok"
+    Owner Should Show    o    parallel_cap=2    effective_cap=2
+
+# -- AD-002: the fleet ceiling -----------------------------------------------------------------
+
+The Fleet Ceiling Is 10 And Written Within 1 To 32
+    [Tags]    AD-002
+    Start Admission Runtime
+    Fleet Ceiling Should Be    10    10
+    ${answer}=    Set Fleet Ceiling    33
+    Refusal Should Be    ${answer}    invalid_setting    setting="fleet_ceiling"    min=1    max=32
+    ${answer}=    Set Fleet Ceiling    0
+    Refusal Should Be    ${answer}    invalid_setting    value=0
+    Fleet Ceiling Should Be    10    10
+    ${answer}=    Set Fleet Ceiling    32
+    Admission Answer Should Be    ${answer}    "ok"
+    Fleet Ceiling Should Be    32    32
+
+# -- AD-003: clamp on read, never rewrite --------------------------------------------------------
+
+A Stored Ceiling Of 0 Still Admits One Execution And Stays 0
+    [Tags]    AD-003
+    Start Admission Runtime
+    Add Owner    o
+    Store Raw Fleet Ceiling    0
+    Fleet Ceiling Should Be    0    1
+    Owner Should Show    o    ceiling=1    effective_cap=1
+    ${answer}=    Admit Execution    a    o
+    Admission Answer Should Be    ${answer}    "running"
+    ${answer}=    Admit Execution    b    o
+    Admission Answer Should Be    ${answer}    "queued"
+    Run Admission Maintenance
+    Fleet Ceiling Should Be    0    1
+
+A Stored Ceiling Of 100 Is Read As 32
+    [Tags]    AD-003
+    Start Admission Runtime
+    Add Owner    o
+    Set Parallel Cap    o    10
+    Store Raw Fleet Ceiling    100
+    ${view}=    Read Fleet Ceiling
+    Admission Answer Should Be    ${view}    {"stored": 100, "in_force": 32}
+    ${answer}=    Set Parallel Cap    o    33
+    Refusal Should Be    ${answer}    invalid_setting    max=32
+    Fleet Ceiling Should Be    100    32
+
+# -- AD-004: never more than the effective cap -----------------------------------------------------
+
+The Fourth Execution Waits And A Lowered Ceiling Applies At Once
+    [Tags]    AD-004
+    Start Admission Runtime
+    Add Owner    o
+    Admit Executions    o    a    b    c    d
+    Executions Should Be    running    a    b    c
+    Execution State Should Be    d    queued
+    Set Fleet Ceiling    1
+    Complete Execution    a
+    Executions Should Be    running    b    c
+    Execution State Should Be    d    queued
+    Owner Should Show    o    effective_cap=1    running=2    available_slots=0
+    Complete Execution    b
+    Execution State Should Be    d    queued
+    Complete Execution    c
+    Execution State Should Be    d    running
+
+# -- AD-005: a bounded FIFO backlog ------------------------------------------------------------------
+
+Work Is Refused Only When The Backlog Is Full
+    [Tags]    AD-005
+    Start Admission Runtime    backlog_depth=2
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Admit Executions    o    a    b    c
+    Backlog Should Be    o    b    c
+    ${answer}=    Admit Execution    d    o
+    Refusal Should Be    ${answer}    backlog_full    owner="o"    backlog_depth=2    retryable=true
+    Owner Should Show    o    queued=2    backlog_depth=2
+    ${answer}=    Set Backlog Depth    o    201
+    Refusal Should Be    ${answer}    invalid_setting    setting="backlog_depth"    min=1    max=200
+    ${answer}=    Set Backlog Depth    o    3
+    ${answer}=    Admit Execution    d    o
+    Admission Answer Should Be    ${answer}    "queued"
+
+# -- AD-006: drained in arrival order ------------------------------------------------------------------
+
+Freed Slots Go To The Oldest Queued Work
+    [Tags]    AD-006
+    Start Admission Runtime
+    Add Owner    o
+    Set Parallel Cap    o    2
+    Admit Executions    o    a    b    c    d    e
+    Pass Admission Time    4
+    Complete Execution    a
+    Execution State Should Be    c    running
+    Execution Should Have Started At Second    c    4
+    Backlog Should Be    o    d    e
+    Cancel Execution    b
+    Execution State Should Be    d    running
+    Backlog Should Be    o    e
+
+Queued Work Starts Before New Work When The Ceiling Rises
+    [Tags]    AD-006
+    Start Admission Runtime
+    Add Owner    o
+    Set Fleet Ceiling    1
+    Admit Executions    o    a    b    c
+    Set Fleet Ceiling    2
+    ${answer}=    Admit Execution    d    o
+    Admission Answer Should Be    ${answer}    "queued"
+    Execution State Should Be    b    running
+    Backlog Should Be    o    c    d
+
+# -- AD-007: cancelled while queued -------------------------------------------------------------------
+
+Work Cancelled While Queued Never Runs And Frees Its Place
+    [Tags]    AD-007
+    Start Admission Runtime    backlog_depth=1
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Admit Executions    o    a    b
+    ${answer}=    Cancel Execution    b
+    Admission Answer Should Be    ${answer}    true
+    ${answer}=    Admit Execution    c    o
+    Admission Answer Should Be    ${answer}    "queued"
+    Complete Execution    a
+    Execution State Should Be    c    running
+    Execution State Should Be    b    cancelled
+    Execution Should Never Have Started    b
+
+# -- AD-008: stale entries expire ----------------------------------------------------------------------
+
+Entries Older Than The Maximum Age Expire At Maintenance
+    [Tags]    AD-008
+    Start Admission Runtime    backlog_max_age_seconds=100
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Admit Executions    o    a    b
+    Pass Admission Time    100
+    ${expired}=    Run Admission Maintenance
+    Admission Answer Should Be    ${expired}    0
+    Pass Admission Time    1
+    ${expired}=    Run Admission Maintenance
+    Admission Answer Should Be    ${expired}    1
+    Execution State Should Be    b    expired
+    Backlog Should Be    o
+    Execution State Should Be    a    running
+
+# -- AD-009: deleting an owner -------------------------------------------------------------------------
+
+Deleting An Owner Cancels Its Queued Work
+    [Tags]    AD-009
+    Start Admission Runtime
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Admit Executions    o    a    b    c
+    ${cancelled}=    Delete Owner    o
+    Admission Answer Should Be    ${cancelled}    2
+    Executions Should Be    cancelled    b    c
+    Execution State Should Be    a    running
+    Owner Should Not Exist    o
+    ${answer}=    Admit Execution    d    o
+    Refusal Should Be    ${answer}    unknown_owner    owner="o"
+
+# -- AD-010: call limits ---------------------------------------------------------------------------------
+
+Calls Wait Beyond The Target's Cap And Start In Order
+    [Tags]    AD-010
+    Start Admission Runtime
+    Add Owner    caller
+    Add Owner    target
+    Set Parallel Cap    caller    5
+    Set Parallel Cap    target    1
+    Admit Executions    caller    a    b    c
+    ${answer}=    Start Call    x    a    target
+    Admission Answer Should Be    ${answer}    "in_flight"
+    ${answer}=    Start Call    y    b    target
+    Admission Answer Should Be    ${answer}    "waiting"
+    Start Call    z    c    target
+    End Call    x
+    Call State Should Be    y    in_flight
+    Call State Should Be    z    waiting
+
+The Global Call Limit Bounds All Targets Together
+    [Tags]    AD-010
+    Start Admission Runtime    call_limit=1
+    Add Owner    caller
+    Add Owner    p
+    Add Owner    q
+    Admit Executions    caller    a    b
+    Start Call    x    a    p
+    ${answer}=    Start Call    y    b    q
+    Admission Answer Should Be    ${answer}    "waiting"
+    Cancel Execution    a
+    Call State Should Be    x    ended
+    Call State Should Be    y    in_flight
+
+A Lowered Ceiling Applies At Once To Calls
+    [Tags]    AD-010
+    Start Admission Runtime
+    Add Owner    caller
+    Add Owner    target
+    Set Parallel Cap    caller    5
+    Admit Executions    caller    a    b    c
+    Start Call    x    a    target
+    Set Fleet Ceiling    1
+    ${answer}=    Start Call    y    b    target
+    Admission Answer Should Be    ${answer}    "waiting"
+    End Call    x
+    Call State Should Be    y    in_flight
+
+# -- AD-011: the acquire timeout ---------------------------------------------------------------------------
+
+A Call Waiting Past The Timeout Is Refused And Its Slot Released
+    [Tags]    AD-011
+    Start Admission Runtime    call_acquire_timeout_seconds=30
+    Add Owner    caller
+    Add Owner    target
+    Set Parallel Cap    caller    1
+    Set Parallel Cap    target    1
+    Admit Executions    target    t
+    Start Call    x    t    target
+    Admit Executions    caller    a    b
+    ${answer}=    Start Call    y    a    target
+    Admission Answer Should Be    ${answer}    "waiting"
+    Pass Admission Time    29
+    Call State Should Be    y    waiting
+    Pass Admission Time    1
+    Call State Should Be    y    budget_exhausted
+    Execution State Should Be    a    budget_exhausted
+    Execution State Should Be    b    running
+    Execution Should Have Started At Second    b    30
+
+A Timeout Of 0 Waits For Ever
+    [Tags]    AD-011
+    Start Admission Runtime    call_acquire_timeout_seconds=0
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Admit Executions    o    a
+    Start Call    x    a    o
+    Add Owner    p
+    Admit Executions    p    b
+    Start Call    y    b    o
+    Pass Admission Time    1000000
+    Call State Should Be    y    waiting
+    Execution State Should Be    b    running
+
+# -- AD-012: execution timeouts -------------------------------------------------------------------------------
+
+An Owner's Execution Timeout Is 900 And Written Within 60 To 7200
+    [Tags]    AD-012
+    Start Admission Runtime
+    Add Owner    o
+    Owner Should Show    o    execution_timeout_seconds=900
+    ${answer}=    Set Execution Timeout    o    59
+    Refusal Should Be    ${answer}    invalid_setting    setting="execution_timeout_seconds"    min=60    max=7200
+    ${answer}=    Set Execution Timeout    o    7201
+    Refusal Should Be    ${answer}    invalid_setting    value=7201
+    ${answer}=    Set Execution Timeout    o    60
+    Admission Answer Should Be    ${answer}    "ok"
+    Owner Should Show    o    execution_timeout_seconds=60
+
+# -- AD-013: a schedule within its owner's timeout ---------------------------------------------------------------
+
+A Schedule Above Its Owner's Timeout Is Refused Naming Both Values
+    [Tags]    AD-013
+    Start Admission Runtime
+    Add Owner    o
+    Set Execution Timeout    o    3600
+    ${answer}=    Create Schedule    o    nightly    7200
+    Refusal Should Be    ${answer}    schedule_timeout_exceeds_agent_cap    agent_cap_seconds=3600    requested_seconds=7200
+    Schedules Should Be    o    []
+    Create Schedule    o    nightly    1800
+    ${answer}=    Change Schedule    o    nightly    4000
+    Refusal Should Be    ${answer}    schedule_timeout_exceeds_agent_cap    agent_cap_seconds=3600    requested_seconds=4000
+    Schedules Should Be    o    [["nightly", 1800]]
+
+# -- AD-014: lowering the owner's timeout below its schedules ------------------------------------------------------
+
+Lowering An Owner's Timeout Below Its Schedules Is Refused Listing Them
+    [Tags]    AD-014
+    Start Admission Runtime
+    Add Owner    o
+    Create Schedule    o    a    120
+    Create Schedule    o    b    600
+    Create Schedule    o    c    600
+    ${answer}=    Set Execution Timeout    o    300
+    Refusal Should Be    ${answer}    agent_timeout_below_active_schedules    requested_seconds=300    max_schedule_timeout_seconds=600    schedules=[{"schedule": "b", "timeout_seconds": 600}, {"schedule": "c", "timeout_seconds": 600}]
+    Owner Should Show    o    execution_timeout_seconds=900
+    ${answer}=    Set Execution Timeout    o    600
+    Admission Answer Should Be    ${answer}    "ok"
