@@ -306,7 +306,7 @@ def check_ceiling(context: Any, stored: int, in_force: int) -> None:
            (view.stored, view.in_force))
 
 
-@check_step('call "{call}" is {state:w}')
+@check_step('outbound call "{call}" is {state:w}')
 def check_call(context: Any, call: str, state: str) -> None:
     actual = _harness(context).runtime.call_state(call)
     _check(context, actual == state, f"call {call!r} state", state, actual)

@@ -249,11 +249,11 @@ Feature: Admission, backlog and execution timeouts
     And execution "b" calls owner "target" as call "y"
     And execution "c" calls owner "target" as call "z"
     Then the admission answer is "waiting"
-    And call "x" is in_flight
-    And call "z" is waiting
+    And outbound call "x" is in_flight
+    And outbound call "z" is waiting
     When call "x" returns
-    Then call "z" is in_flight
-    And call "x" is ended
+    Then outbound call "z" is in_flight
+    And outbound call "x" is ended
 
   @AD-010
   Scenario: The global call limit bounds calls to all targets together
@@ -263,10 +263,10 @@ Feature: Admission, backlog and execution timeouts
     When execution "a" calls owner "p" as call "x"
     And execution "b" calls owner "q" as call "y"
     And execution "c" calls owner "q" as call "z"
-    Then call "z" is waiting
+    Then outbound call "z" is waiting
     When execution "a" completes
-    Then call "x" is ended
-    And call "z" is in_flight
+    Then outbound call "x" is ended
+    And outbound call "z" is in_flight
 
   @AD-010
   Scenario: A lowered cap applies at once to calls to its owner
@@ -279,7 +279,7 @@ Feature: Admission, backlog and execution timeouts
     And execution "b" calls owner "target" as call "y"
     Then the admission answer is "waiting"
     When call "x" returns
-    Then call "y" is in_flight
+    Then outbound call "y" is in_flight
 
   # -- AD-011: the acquire timeout ----------------------------------------------------------------------
 
@@ -293,13 +293,13 @@ Feature: Admission, backlog and execution timeouts
     And execution "a" calls owner "target" as call "x"
     And execution "b" calls owner "target" as call "y"
     When 9.5 seconds pass on the admission clock
-    Then call "y" is waiting
+    Then outbound call "y" is waiting
     When 0.5 seconds pass on the admission clock
-    Then call "y" is budget_exhausted
+    Then outbound call "y" is budget_exhausted
     And execution "b" is budget_exhausted
     And execution "c" is running
     And execution "c" started at second 10
-    And call "x" is in_flight
+    And outbound call "x" is in_flight
 
   @AD-011
   Scenario: With a timeout of 0 a call waits for ever
@@ -310,7 +310,7 @@ Feature: Admission, backlog and execution timeouts
     And execution "a" calls owner "target" as call "x"
     And execution "b" calls owner "target" as call "y"
     When 100000 seconds pass on the admission clock
-    Then call "y" is waiting
+    Then outbound call "y" is waiting
     And execution "b" is running
 
   # -- AD-012: execution timeouts -----------------------------------------------------------------------
