@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
+from jobconform.backends.memory_loops import StepLoopRuntime
 from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
@@ -18,7 +20,10 @@ class MemoryBackend:
 
     name = "memory"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, LOOPS})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
+
+    def open_loops(self, clock: Clock, config: LoopsConfig) -> StepLoopRuntime:
+        return StepLoopRuntime(clock, config)
