@@ -15,7 +15,7 @@ import logging
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from jobconform.backends.loops_protocol import (
@@ -63,6 +63,11 @@ class StoredLoop:
     next_run_at: datetime | None = None
     cost_warnings: list[int] = field(default_factory=list)
     runs: list[StoredRun] = field(default_factory=list)
+
+    def copy(self) -> StoredLoop:
+        """An independent copy (the parameters are frozen and shared)."""
+        return replace(self, cost_warnings=list(self.cost_warnings),
+                       runs=[replace(run) for run in self.runs])
 
     @property
     def in_flight(self) -> StoredRun | None:

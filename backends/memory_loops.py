@@ -8,7 +8,6 @@ memory backend uses it over a dict store, the SQL backend over its tables.
 
 from __future__ import annotations
 
-import copy
 import itertools
 from collections.abc import Sequence
 from datetime import datetime
@@ -45,14 +44,14 @@ class InMemoryLoopStore:
         return f"loop-{next(self._ids)}"
 
     def save(self, loop: StoredLoop) -> None:
-        self._loops[loop.loop_id] = copy.deepcopy(loop)
+        self._loops[loop.loop_id] = loop.copy()
 
     def load(self, loop_id: str) -> StoredLoop | None:
         loop = self._loops.get(loop_id)
-        return None if loop is None else copy.deepcopy(loop)
+        return None if loop is None else loop.copy()
 
     def all(self) -> list[StoredLoop]:
-        return [copy.deepcopy(loop) for loop in self._loops.values()]
+        return [loop.copy() for loop in self._loops.values()]
 
 
 class StepLoopRuntime:

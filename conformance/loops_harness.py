@@ -311,8 +311,8 @@ class LoopsHarness:
         now = self._now()
         views = list(self._call("list_loops", self.runtime.list_loops))
         aliases = {loop_id: alias for alias, loop_id in self.ids.items()}
-        listed = [aliases.get(str(getattr(v, "loop_id", "?")), f"<unknown {v!r}>")
-                  for v in views]
+        listed = [aliases.get(str(getattr(view, "loop_id", "?")), "<an id never returned>")
+                  for view in views]
         if listed != list(self.model.loops):
             raise self._fail(("LP-002",), "the loops held, in start order",
                              list(self.model.loops), listed)

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from jobconform.backends.loops_protocol import LOOPS
 from jobconform.backends.protocol import LIFECYCLE, Backend
+from jobconform.conformance.loops_machine import run_loops_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.spec import Profile, Registry
 
@@ -32,6 +34,12 @@ def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int
     return run_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _loops(backend: Backend, profile: Profile, registry: Registry, seed: int,
+           examples: int) -> MachineRun:
+    return run_loops_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE}), _lifecycle),
+    MachineEntry("loops machine", frozenset({LOOPS}), _loops),
 )
