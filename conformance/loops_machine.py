@@ -41,18 +41,21 @@ from jobconform.reference.loops import (
 from jobconform.spec import Profile, Registry
 
 MAX_LOOPS = 8
-MAX_RUNNING_LOOPS = 2
+MAX_RUNNING_LOOPS = 1
 STEPS_PER_EXAMPLE = 25
 RESTART_AFTER_STEPS = 12
 TEMPLATES = ("go", "run {{run}}", "{{previous_response}}", "#{{run}} <{{previous_response}}>")
 RESPONSES = ("a", " a\n", "b", "", "   ", "DONE", "x DONE y", "{{run}}")
-COSTS = (None, 0.0, 0.25, 0.5, 1.0, math.nan, math.inf, -math.inf, -1.0)
-TIME_STEPS = (1.0, 5.0, 9.0, 10.0, 30.0)
+# Real spend more often than not, so that budgets are crossed; every odd value still comes.
+COSTS = (None, 0.0, 0.25, 0.5, 0.5, 1.0, 1.0, math.nan, math.inf, -math.inf, -1.0)
+TIME_STEPS = (1.0, 5.0, 10.0, 30.0)
 
 costs = st.sampled_from(COSTS)
+responses = st.builds(Respond, st.one_of(st.none(), st.sampled_from(RESPONSES)), costs)
+# Mostly successes: a failure under abort ends the loop, and long loops reach the
+# interesting boundaries (deadline and budget together, no-progress streaks).
 outcomes: st.SearchStrategy[RunOutcome] = st.one_of(
-    st.builds(Respond, st.one_of(st.none(), st.sampled_from(RESPONSES)), costs),
-    st.builds(Respond, st.sampled_from(RESPONSES), costs),
+    responses, responses, responses,
     st.builds(FailResult, st.sampled_from(("AGENT_ERROR", "CIRCUIT_OPEN", "AUTH")), costs),
     st.builds(RaiseError, st.sampled_from(("ValueError", "TimeoutError")),
               st.sampled_from(("boom", ""))),
@@ -66,8 +69,9 @@ def loop_parameters(draw: st.DrawFn) -> LoopParameters:
     The deadline is drawn as a multiple of the per-run timeout, so that most loops are
     valid; one choice is a second shorter than the timeout, which must be refused.
     """
-    timeout = draw(st.sampled_from((None, 10, 30)))
-    factor = draw(st.sampled_from((None, None, 1.0, 2.0, 3.0, "short")))
+    timeout = draw(st.sampled_from((None, 30, 30, 60)))
+    # Fractional factors put the deadline inside a run, not on a timeout instant.
+    factor = draw(st.sampled_from((None, 1.0, 1.2, 1.2, 1.5, 2.5, "short")))
     effective = 900 if timeout is None else timeout
     if factor is None:
         duration = None
@@ -82,10 +86,12 @@ def loop_parameters(draw: st.DrawFn) -> LoopParameters:
         delay_seconds=draw(st.sampled_from((0.0, 0.0, 5.0, 30.0))),
         timeout_per_run_seconds=None if timeout is None else float(timeout),
         max_duration_seconds=duration,
-        max_cost_usd=draw(st.sampled_from((None, 0.5, 1.0, 2.0))),
-        no_progress_threshold=draw(st.sampled_from((0, 2, 3))),
-        on_failure=draw(st.sampled_from(("abort", "continue"))),
-        max_consecutive_failures=draw(st.integers(1, 3)),
+        max_cost_usd=draw(st.sampled_from((None, 0.5, 0.5, 1.0, 2.0))),
+        no_progress_threshold=draw(st.sampled_from((0, 2, 2, 3))),
+        # Under abort most loops end at their first failure or timeout; continue keeps
+        # them alive long enough to meet deadlines, budgets and streaks.
+        on_failure=draw(st.sampled_from(("abort", "continue", "continue"))),
+        max_consecutive_failures=draw(st.sampled_from((1, 2, 3, 3))),
     )
 
 
@@ -140,10 +146,43 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
         def end_a_third_run(self, data: st.DataObject, outcome: RunOutcome) -> None:
             self.end_run(data, outcome)
 
+        # A run that takes a while: the deadline may pass while it is in flight.
         @precondition(lambda self: bool(self._running()))
-        @rule(data=st.data())
-        def stop_running(self, data: st.DataObject) -> None:
-            self._run(lc.StopLoop(data.draw(st.sampled_from(self._running()))))
+        @rule(data=st.data(), seconds=st.sampled_from(TIME_STEPS), outcome=outcomes)
+        def slow_run(self, data: st.DataObject, seconds: float, outcome: RunOutcome) -> None:
+            self._run(lc.PassTime(seconds))
+            if self._running():
+                self.end_run(data, outcome)
+
+        # A run still in flight when the deadline passes: it must finish and be judged
+        # (LP-007), and at the boundary after it the deadline outranks the budget (LP-004).
+        @precondition(lambda self: bool(self._across_deadline()))
+        @rule(data=st.data(), outcome=outcomes)
+        def run_across_deadline(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            alias, seconds = data.draw(st.sampled_from(self._across_deadline()))
+            self._run(lc.PassTime(seconds))
+            self._run(lc.EndRun(alias, outcome))
+
+        def _across_deadline(self) -> list[tuple[str, float]]:
+            """Running loops whose run in flight outlives the deadline, with the seconds
+            from now to the deadline."""
+            now = self.harness.clock.now()
+            found = []
+            for alias, loop in self.harness.model.loops.items():
+                deadline, timeout_at = loop.deadline, loop.run_timeout_at
+                if (loop.status is LoopStatus.RUNNING and deadline is not None
+                        and timeout_at is not None and now <= deadline < timeout_at):
+                    found.append((alias, (deadline - now).total_seconds()))
+            return found
+
+        # The operator stops a loop while its run is in flight, or between runs.
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), then_end=st.booleans(), outcome=outcomes)
+        def stop_running(self, data: st.DataObject, then_end: bool, outcome: RunOutcome) -> None:
+            alias = data.draw(st.sampled_from(self._running()))
+            self._run(lc.StopLoop(alias))
+            if then_end:
+                self._run(lc.EndRun(alias, outcome))
 
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def time_passes(self, seconds: float) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
+from jobconform.conformance.gallery_loops import LOOPS_GALLERY
 from jobconform.conformance.gallery_sql import SQL_GALLERY
 from jobconform.conformance.gallery_threaded import THREADED_GALLERY
 from jobconform.conformance.report import FAIL, RunSummary
@@ -29,6 +30,7 @@ GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
     MEMORY_GALLERY,
     SQL_GALLERY,
     THREADED_GALLERY,
+    LOOPS_GALLERY,
 )
 GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 
