@@ -19,6 +19,8 @@ from typing import cast
 
 from sqlalchemy import Engine
 
+from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
+from jobconform.backends.memory_loops import StepLoopRuntime
 from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
@@ -27,6 +29,7 @@ from jobconform.backends.sql.database import (
     migrate,
     parse_url,
 )
+from jobconform.backends.sql.loops import SqlLoopStore
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
@@ -61,6 +64,29 @@ class SqlRuntime(StepRuntime):
             if script.honours_cancellation or script.decided():  # the body ends now
                 del self._outliving_bodies[job_id]
                 self._finish_owned(seen)
+
+
+class SqlLoopRuntime(StepLoopRuntime):
+    """The step loop runtime over the SQL loop tables.
+
+    A restart also drops the store object and reads everything back from the database
+    through a new one, so what survives is exactly what was written.
+    """
+
+    def __init__(self, clock: Clock, config: LoopsConfig, engine: Engine,
+                 owns_engine: bool) -> None:
+        super().__init__(clock, config, SqlLoopStore(engine))
+        self._engine = engine
+        self._owns_engine = owns_engine
+
+    def restart(self) -> None:
+        self._store = SqlLoopStore(self._engine)
+        super().restart()
+
+    def close(self) -> None:
+        super().close()
+        if self._owns_engine:
+            self._engine.dispose()
 
 
 @functools.cache
@@ -98,7 +124,7 @@ class SqlBackend:
 
     name = "sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, LOOPS})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -109,6 +135,17 @@ class SqlBackend:
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> SqlRuntime:
         return SqlRuntime(settings, clock, self.empty_store())
+
+    def open_loops(self, clock: Clock, config: LoopsConfig) -> SqlLoopRuntime:
+        return SqlLoopRuntime(clock, config, *self.empty_loop_engine())
+
+    def empty_loop_engine(self) -> tuple[Engine, bool]:
+        """An engine on a database without loops, and whether the caller owns it."""
+        if self._in_memory:
+            return _copy_of_migrated_in_memory_database(self.url), True
+        engine = _migrated_engine(self.url)
+        SqlLoopStore(engine).clear()
+        return engine, False
 
     def empty_store(self) -> SqlJobStore:
         """A store with no jobs: a fresh copy in memory, or the server's tables cleared."""
