@@ -9,10 +9,23 @@ seed alone.
 
 from __future__ import annotations
 
+from typing import cast
+
+from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
+from jobconform.backends.memory_loops import InMemoryLoopStore
 from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
 from jobconform.backends.store import InMemoryJobStore, JobStore
+from jobconform.backends.threaded.clock import WaitableClock
 from jobconform.backends.threaded.config import WorkerConfig
+from jobconform.backends.threaded.loops import ThreadedLoopRuntime
 from jobconform.backends.threaded.worker import ThreadedRuntime
+
+
+def waitable(clock: Clock) -> WaitableClock:
+    if not isinstance(clock, WaitableClock):
+        raise TypeError(f"the threaded backend sleeps on its clock; {type(clock).__name__}"
+                        " has no wait_until(condition, deadline)")
+    return cast(WaitableClock, clock)
 
 
 def conformance_config(settings: RuntimeSettings) -> WorkerConfig:
@@ -25,7 +38,13 @@ class ThreadedBackend:
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY})
+    capabilities = frozenset({LIFECYCLE, RETRY, LOOPS})
+
+    def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
+        """Loops whose runs execute on threads of their own, over an in-memory store that
+        outlives a restart of the runtime (the process's memory stands in for a disk)."""
+        store = InMemoryLoopStore()
+        return ThreadedLoopRuntime(waitable(clock), config, lambda: store)
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),

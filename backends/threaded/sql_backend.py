@@ -7,10 +7,13 @@ one. Point the variable at a scratch database: the backend deletes its jobs.
 
 from __future__ import annotations
 
-from jobconform.backends.protocol import LIFECYCLE, RETRY
+from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
+from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock
 from jobconform.backends.sql import SqlBackend
+from jobconform.backends.sql.loops import SqlLoopStore
 from jobconform.backends.store import JobStore
-from jobconform.backends.threaded.backend import ThreadedBackend
+from jobconform.backends.threaded.backend import ThreadedBackend, waitable
+from jobconform.backends.threaded.loops import ThreadedLoopRuntime
 
 
 class ThreadedSqlBackend(ThreadedBackend):
@@ -25,10 +28,17 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY})
+    capabilities = frozenset({LIFECYCLE, RETRY, LOOPS})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
+
+    def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
+        """Loop threads over the SQL loop tables; a restart reads them back through a new
+        store object on the same database."""
+        engine, owned = self._sql.empty_loop_engine()
+        return ThreadedLoopRuntime(waitable(clock), config, lambda: SqlLoopStore(engine),
+                                   on_close=engine.dispose if owned else lambda: None)
 
     def new_store(self) -> JobStore:
         # The sql backend's own recipe: a fresh in-memory database, or one migrated engine
