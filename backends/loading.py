@@ -9,6 +9,10 @@ from typing import Any
 from jobconform.backends.protocol import KNOWN_CAPABILITIES, Backend
 
 ENTRY_POINT_GROUP = "jobconform.backends"
+# Areas whose runtime a backend opens separately: (capability, method, where it is defined).
+AREA_OPENERS = (
+    ("loops", "open_loops", "jobconform.backends.loops_protocol"),
+)
 
 
 class BackendLoadError(LookupError):
@@ -89,4 +93,10 @@ def check_backend(backend: object, name: str) -> Backend:
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
             f" known: {sorted(KNOWN_CAPABILITIES)}"
         )
+    for area, opener, protocol in AREA_OPENERS:
+        if area in backend.capabilities and not callable(getattr(backend, opener, None)):
+            raise BackendLoadError(
+                f"backend {name!r} claims the {area} area but has no {opener}(clock, config);"
+                f" add it (see {protocol}) or drop {area!r} from its capabilities"
+            )
     return backend

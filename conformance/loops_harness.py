@@ -12,6 +12,7 @@ at the wrong instant is caught at the first instant where the two disagree.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,8 +35,8 @@ from jobconform.reference import loop_commands as lc
 from jobconform.reference.commands import Command
 from jobconform.reference.loops import (
     TIMEOUT_ERROR,
-    LoopState,
     LoopsModel,
+    LoopState,
     LoopStatus,
     RunRecord,
     StopReason,
@@ -178,7 +179,7 @@ class LoopsHarness:
                 except InvalidLoopParameters as error:
                     self.refused.add(command.loop)
                     return lc.Refused(tuple(p.parameter for p in error.problems)), ("LP-001",)
-                return lc.STARTED, ("LP-001", "LP-002") + self._changes(before)
+                return lc.STARTED, ("LP-001", "LP-002", *self._changes(before))
             case lc.EndRun():
                 if command.loop in model.loops:
                     model.end_run(command.loop, command.outcome, now)
@@ -186,11 +187,10 @@ class LoopsHarness:
             case lc.StopLoop():
                 if command.loop not in model.loops:
                     return lc.NOT_FOUND, ("LP-006",)
-                return model.request_stop(command.loop, now), ("LP-006",) + self._changes(
-                    before)
+                return model.request_stop(command.loop, now), ("LP-006", *self._changes(before))
             case lc.RestartLoops():
                 model.restart(now)
-                return None, ("LP-017",) + self._changes(before)
+                return None, ("LP-017", *self._changes(before))
             case lc.ReadLoop():
                 return None, ("LP-018",)
         raise ValueError(f"not a loop command: {command!r}")
@@ -240,17 +240,18 @@ class LoopsHarness:
         runtime = self.runtime
         match command:
             case lc.StartLoop():
-                agent = LoopAgent()
+                new_agent = LoopAgent()
                 params = command.params
                 try:
-                    loop_id = self._call("start_loop", lambda: runtime.start_loop(params, agent))
+                    loop_id = self._call("start_loop",
+                                         lambda: runtime.start_loop(params, new_agent))
                 except InvalidLoopParameters as error:
                     return lc.Refused(tuple(p.parameter for p in error.problems))
                 if loop_id in self.ids.values():
                     raise self._fail(("LP-002",), "start_loop returned an id already in use",
                                      "a new id", loop_id)
                 self.ids[command.loop] = loop_id
-                self.agents[command.loop] = agent
+                self.agents[command.loop] = new_agent
                 return lc.STARTED
             case lc.EndRun():
                 agent = self.agents.get(command.loop)
@@ -318,7 +319,8 @@ class LoopsHarness:
                              list(self.model.loops), listed)
         for alias, view in zip(listed, views, strict=True):
             self._compare_loop(alias, self.model.loops[alias], view, now)
-            single = self._call("get_loop", lambda a=alias: self.runtime.get_loop(self.ids[a]))
+            single = self._call("get_loop", functools.partial(self.runtime.get_loop,
+                                                              self.ids[alias]))
             if single is None or getattr(single, "status", None) != getattr(view, "status",
                                                                              None):
                 raise self._fail(("LP-002",), f"get_loop({alias!r}) against list_loops",
@@ -328,7 +330,7 @@ class LoopsHarness:
         reason = None if loop.stop_reason is None else loop.stop_reason.value
 
         def check(name: str, expected: object, ids: tuple[str, ...],
-                  same: Callable[[object, object], bool] = lambda a, b: a == b) -> None:
+                  same: Callable[[Any, Any], bool] = lambda a, b: a == b) -> None:
             actual = getattr(view, name, "<missing>")
             if not same(expected, actual):
                 raise self._fail(ids, f"loop {alias!r} {name}", expected, actual)
@@ -338,7 +340,7 @@ class LoopsHarness:
         status_ids = reason_requirements(reason, actual_reason)
         if LoopStatus.COMPLETED_WITH_ERRORS.value in (loop.status.value,
                                                       getattr(view, "status", None)):
-            status_ids = ("LP-016",) + status_ids
+            status_ids = ("LP-016", *status_ids)
         check("status", loop.status.value, status_ids)
         self._compare_runs(alias, loop, view)
         check("runs_completed", loop.runs_completed, ("LP-002",))
@@ -348,8 +350,8 @@ class LoopsHarness:
               lambda a, b: tuple(cast(Any, b)) == a if isinstance(b, list | tuple) else False)
         check("last_response", loop.last_response, ("LP-002",))
         check("started_at", loop.started_at, ("LP-018",))
-        check("completed_at", loop.completed_at, ("LP-018",) + reason_requirements(
-            reason, actual_reason)[:1])
+        end_ids = ("LP-018", *reason_requirements(reason, actual_reason)[:1])
+        check("completed_at", loop.completed_at, end_ids)
         check("elapsed_seconds", loop.elapsed_seconds(now), ("LP-018",),
               lambda a, b: isinstance(b, int | float) and abs(float(b) - cast(float, a)) < 1e-6)
 
@@ -359,7 +361,7 @@ class LoopsHarness:
         if len(runs) != len(expected_runs):
             reason = None if loop.stop_reason is None else loop.stop_reason.value
             actual_reason = getattr(view, "stop_reason", None)
-            raise self._fail(("LP-002",) + reason_requirements(reason, actual_reason),
+            raise self._fail(("LP-002", *reason_requirements(reason, actual_reason)),
                              f"loop {alias!r} number of runs", len(expected_runs), len(runs))
         agent = self.agents.get(alias)
         for expected, actual in zip(expected_runs, runs, strict=True):

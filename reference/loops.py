@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from enum import Enum
+from enum import StrEnum
 
 PREVIOUS_RESPONSE_CHARS = 2000
 MAX_RUNS_RANGE = (1, 100)
@@ -33,7 +33,7 @@ TIMEOUT_ERROR = "TIMEOUT"
 PLACEHOLDER = re.compile(r"\{\{(run|previous_response)\}\}")
 
 
-class LoopStatus(str, Enum):
+class LoopStatus(StrEnum):
     RUNNING = "running"
     COMPLETED = "completed"
     COMPLETED_WITH_ERRORS = "completed_with_errors"
@@ -42,7 +42,7 @@ class LoopStatus(str, Enum):
     INTERRUPTED = "interrupted"
 
 
-class StopReason(str, Enum):
+class StopReason(StrEnum):
     MAX_RUNS_REACHED = "max_runs_reached"
     STOP_SIGNAL_MATCHED = "stop_signal_matched"
     USER_STOPPED = "user_stopped"
@@ -54,14 +54,14 @@ class StopReason(str, Enum):
     INTERRUPTED = "interrupted"
 
 
-class RunStatus(str, Enum):
+class RunStatus(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     INTERRUPTED = "interrupted"
 
 
-class OnFailure(str, Enum):
+class OnFailure(StrEnum):
     ABORT = "abort"
     CONTINUE = "continue"
 
@@ -138,8 +138,8 @@ def parameter_problems(params: LoopParameters,
     if not _is_number(params.delay_seconds) or params.delay_seconds < 0:
         refuse("delay_seconds", "a finite number of seconds >= 0")
     timeout = params.timeout_per_run_seconds
-    if timeout is not None and not (_is_number(timeout) and
-                                    TIMEOUT_PER_RUN_RANGE[0] <= timeout <= TIMEOUT_PER_RUN_RANGE[1]):
+    low, high = TIMEOUT_PER_RUN_RANGE
+    if timeout is not None and not (_is_number(timeout) and low <= timeout <= high):
         refuse("timeout_per_run_seconds", "from 1 to 7200 seconds, or null for the default")
     duration = params.max_duration_seconds
     if duration is not None:
@@ -147,7 +147,7 @@ def parameter_problems(params: LoopParameters,
             refuse("max_duration_seconds", "an integer from 1 to 604800, or null for none")
         elif _is_number(timeout) or timeout is None:
             effective = default_timeout_per_run_seconds if timeout is None else timeout
-            if duration < effective:  # type: ignore[operator]
+            if duration < effective:
                 refuse("max_duration_seconds",
                        f"at least the per-run timeout ({effective:g} s), or no run could finish")
     budget = params.max_cost_usd
@@ -354,7 +354,7 @@ def start_run(loop: LoopState, now: datetime) -> LoopState:
     number = len(loop.runs) + 1
     run = RunRecord(number, render(loop.params.message, number, loop.previous_response),
                     RunStatus.RUNNING, now)
-    return replace(loop, runs=loop.runs + (run,), next_run_at=None)
+    return replace(loop, runs=(*loop.runs, run), next_run_at=None)
 
 
 def start(params: LoopParameters, default_timeout_per_run_seconds: float,
@@ -393,8 +393,8 @@ def record_run(loop: LoopState, outcome: RunOutcome, now: datetime) -> LoopState
         loop = replace(loop, failed_runs=loop.failed_runs + 1,
                        failure_streak=loop.failure_streak + 1)
     if cost is None and loop.params.max_cost_usd is not None:
-        warned = warned + (run.run_number,)
-    return replace(loop, runs=loop.runs[:-1] + (closed,), spent=loop.spent + (cost or 0.0),
+        warned = (*warned, run.run_number)
+    return replace(loop, runs=(*loop.runs[:-1], closed), spent=loop.spent + (cost or 0.0),
                    cost_warnings=warned)
 
 
@@ -483,7 +483,7 @@ def interrupt(loop: LoopState, now: datetime) -> LoopState:
         return loop
     runs = loop.runs
     if loop.current_run is not None:
-        runs = runs[:-1] + (replace(runs[-1], status=RunStatus.INTERRUPTED, finished_at=now),)
+        runs = (*runs[:-1], replace(runs[-1], status=RunStatus.INTERRUPTED, finished_at=now))
     return finish(replace(loop, runs=runs), StopReason.INTERRUPTED, now)
 
 

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     JSON,
@@ -27,6 +27,7 @@ from sqlalchemy import (
     ForeignKey,
     Integer,
     String,
+    Table,
     Text,
     delete,
     func,
@@ -109,8 +110,8 @@ class LoopRunRow(Base):
     __table_args__ = (CheckConstraint(_one_of("status", RUN_STATUSES), name="status"),)
 
 
-LOOPS_TABLE = LoopRow.__table__
-RUNS_TABLE = LoopRunRow.__table__
+LOOPS_TABLE = cast(Table, LoopRow.__table__)
+RUNS_TABLE = cast(Table, LoopRunRow.__table__)
 
 
 def _loop_values(loop: StoredLoop) -> dict[str, Any]:

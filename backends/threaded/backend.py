@@ -9,8 +9,6 @@ seed alone.
 
 from __future__ import annotations
 
-from typing import cast
-
 from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
 from jobconform.backends.memory_loops import InMemoryLoopStore
 from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
@@ -25,7 +23,7 @@ def waitable(clock: Clock) -> WaitableClock:
     if not isinstance(clock, WaitableClock):
         raise TypeError(f"the threaded backend sleeps on its clock; {type(clock).__name__}"
                         " has no wait_until(condition, deadline)")
-    return cast(WaitableClock, clock)
+    return clock
 
 
 def conformance_config(settings: RuntimeSettings) -> WorkerConfig:

@@ -15,6 +15,7 @@ generation it saw when it blocks. The wait is bounded by a real-time safety limi
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
@@ -200,7 +201,7 @@ class ThreadedLoopRuntime:
             assert run is not None
             timeout_at = run.started_at + timedelta(seconds=loop.timeout_per_run_seconds)
             number = run.run_number
-            decided = self._wait(loop_id, lambda: agent.decided(number), timeout_at)
+            decided = self._wait(loop_id, functools.partial(agent.decided, number), timeout_at)
             if self._leaving:
                 return
             result = (self._execute(agent, number, run.message) if decided
