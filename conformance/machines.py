@@ -36,6 +36,8 @@ def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int
 
 def _loops(backend: Backend, profile: Profile, registry: Registry, seed: int,
            examples: int) -> MachineRun:
+    if LOOPS not in profile.areas:
+        return MachineRun()  # the profile has no loops: its requirements are n/a
     return run_loops_machine(backend, profile, registry, seed=seed, examples=examples)
 
 

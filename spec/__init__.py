@@ -18,7 +18,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-AREA_FILES = ("lifecycle.yaml", "retry.yaml", "stuck.yaml", "loops.yaml")
+AREA_FILES = ("lifecycle.yaml", "loops.yaml", "retry.yaml", "stuck.yaml")
 PROFILES_FILE = "profiles.yaml"
 LOCK_FILE = "requirements.lock"
 PARAMETER_VALUE = float | int | str | bool | None

@@ -109,7 +109,7 @@ def test_every_requirement_names_existing_profiles_and_a_seed(registry: Registry
             assert source.seed in KNOWN_SEEDS, requirement.id
             assert source.section.strip(), requirement.id
         assert requirement.level in {"MUST", "SHOULD", "MAY"}
-        assert requirement.area in {"lifecycle", "retry", "stuck"}
+        assert requirement.area in {"lifecycle", "loops", "retry", "stuck"}
         assert requirement.title
         # Statements are folded to single spaces when loaded.
         assert "  " not in requirement.statement and "\n" not in requirement.statement

@@ -390,7 +390,7 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     backend = load_backend("sql")
     assert isinstance(backend, SqlBackend)
     assert (backend.name, backend.profile, backend.capabilities) == (
-        "sql", "canonical", frozenset({"lifecycle", "retry", "stuck"}))
+        "sql", "canonical", frozenset({"lifecycle", "loops", "retry", "stuck"}))
     assert backend.url == "sqlite://"
 
 
