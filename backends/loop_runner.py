@@ -28,6 +28,9 @@ from jobconform.backends.loops_protocol import (
 )
 
 LOG = logging.getLogger("jobconform.loops")
+# A library's loggers stay silent unless the application configures logging; without this,
+# Python's last-resort handler would print every missing-cost warning of a test run.
+LOG.addHandler(logging.NullHandler())
 KEEP_PREVIOUS_CHARS = 2000
 TEMPLATE_FIELDS = re.compile(r"\{\{(run|previous_response)\}\}")
 

@@ -208,7 +208,7 @@ class LoopsHarness:
                 ids.append("LP-008")
             if any(run.error == TIMEOUT_ERROR for run in loop.runs):
                 ids.append("LP-009")
-            if any(run.cost is not None or loop.cost_warnings for run in loop.runs):
+            if loop.cost_warnings or any(run.cost is not None for run in loop.runs):
                 ids.append("LP-010")
             if loop.failed_runs:
                 ids.append("LP-014" if loop.params.on_failure == "abort" else "LP-015")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -525,6 +524,3 @@ class LoopsModel:
     def restart(self, now: datetime) -> None:
         for alias, loop in self.loops.items():
             self.loops[alias] = interrupt(loop, now)
-
-    def snapshot(self) -> Mapping[str, LoopState]:
-        return dict(self.loops)
