@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sql_databases import DATABASES, database
 
 from jobconform.backends.loading import BackendLoadError, check_backend
 from jobconform.backends.loops_protocol import LoopAgent, LoopsConfig, RunResult
@@ -33,7 +34,6 @@ from jobconform.reference.loops import (
     StopReason,
 )
 from jobconform.spec import load_registry
-from tests.sql_databases import DATABASES, database
 
 DEFAULT_TIMEOUT = 900.0
 T0 = EPOCH
