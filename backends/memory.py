@@ -9,9 +9,11 @@ from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.governor_runtime import StoreGovernorRuntime, open_memory_governor
 from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService
+from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
 from jobconform.backends.memory_admission import open_memory_admission
 from jobconform.backends.memory_breaker import open_memory_breaker
 from jobconform.backends.memory_idempotency import open_memory_idempotency
+from jobconform.backends.memory_loops import StepLoopRuntime
 from jobconform.backends.memory_reminders import open_memory_reminders
 from jobconform.backends.protocol import (
     ADMISSION,
@@ -46,7 +48,7 @@ class MemoryBackend:
     name = "memory"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
@@ -66,3 +68,6 @@ class MemoryBackend:
 
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
         return open_memory_admission(clock, config)
+
+    def open_loops(self, clock: Clock, config: LoopsConfig) -> StepLoopRuntime:
+        return StepLoopRuntime(clock, config)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from jobconform.backends.breaker_protocol import BREAKER
 from jobconform.backends.governor_protocol import GOVERNOR
+from jobconform.backends.loops_protocol import LOOPS
 from jobconform.backends.protocol import (
     ADMISSION,
     IDEMPOTENCY,
@@ -28,6 +29,7 @@ from jobconform.conformance.admission_machine import run_admission_machine
 from jobconform.conformance.breaker_machine import run_breaker_machine
 from jobconform.conformance.governor_machine import run_governor_machine
 from jobconform.conformance.idempotency_machine import run_idempotency_machine
+from jobconform.conformance.loops_machine import run_loops_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.conformance.reaper_machine import make_reaper_machine
 from jobconform.conformance.reminders_machine import run_reminder_machine
@@ -82,6 +84,13 @@ def _admission(backend: Backend, profile: Profile, registry: Registry, seed: int
     return run_admission_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _loops(backend: Backend, profile: Profile, registry: Registry, seed: int,
+           examples: int) -> MachineRun:
+    if LOOPS not in profile.areas:
+        return MachineRun()  # the profile has no loops: its requirements are n/a
+    return run_loops_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     # The lifecycle machine also drives retries and heartbeats when the backend claims them.
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE, RETRY, STUCK}), _lifecycle),
@@ -91,4 +100,5 @@ MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("governor machine", frozenset({GOVERNOR}), _governor),
     MachineEntry("reminders machine", frozenset({REMINDERS}), _reminders),
     MachineEntry("admission machine", frozenset({ADMISSION}), _admission),
+    MachineEntry("loops machine", frozenset({LOOPS}), _loops),
 )

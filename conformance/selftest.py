@@ -17,6 +17,7 @@ from jobconform.conformance.gallery_admission import ADMISSION_GALLERY
 from jobconform.conformance.gallery_breaker import BREAKER_GALLERY
 from jobconform.conformance.gallery_governor import GOVERNOR_GALLERY
 from jobconform.conformance.gallery_idempotency import IDEMPOTENCY_GALLERY
+from jobconform.conformance.gallery_loops import LOOPS_GALLERY
 from jobconform.conformance.gallery_process import PROCESS_GALLERY
 from jobconform.conformance.gallery_reaper import REAPER_GALLERY
 from jobconform.conformance.gallery_reminders import REMINDERS_GALLERY
@@ -43,6 +44,7 @@ GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
     GOVERNOR_GALLERY,
     REMINDERS_GALLERY,
     ADMISSION_GALLERY,
+    LOOPS_GALLERY,
 )
 GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 

@@ -392,7 +392,7 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (backend.name, backend.profile, backend.capabilities) == (
         "sql", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper", "redelivery",
                                      "idempotency", "breaker", "governor", "reminders",
-                                     "admission"}))
+                                     "admission", "loops"}))
     assert backend.url == "sqlite://"
 
 

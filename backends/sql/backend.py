@@ -26,6 +26,8 @@ from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService
+from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
+from jobconform.backends.memory_loops import StepLoopRuntime
 from jobconform.backends.protocol import (
     ADMISSION,
     IDEMPOTENCY,
@@ -51,6 +53,7 @@ from jobconform.backends.sql.database import (
 )
 from jobconform.backends.sql.governor import SqlGovernorStore
 from jobconform.backends.sql.idempotency import SqlKeyStore
+from jobconform.backends.sql.loops import SqlLoopStore
 from jobconform.backends.sql.reminders import SqlReminderStore
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
@@ -91,6 +94,29 @@ class SqlRuntime(StepRuntime):
                 self._finish_owned(seen)
 
 
+class SqlLoopRuntime(StepLoopRuntime):
+    """The step loop runtime over the SQL loop tables.
+
+    A restart also drops the store object and reads everything back from the database
+    through a new one, so what survives is exactly what was written.
+    """
+
+    def __init__(self, clock: Clock, config: LoopsConfig, engine: Engine,
+                 owns_engine: bool) -> None:
+        super().__init__(clock, config, SqlLoopStore(engine))
+        self._engine = engine
+        self._owns_engine = owns_engine
+
+    def restart(self) -> None:
+        self._store = SqlLoopStore(self._engine)
+        super().restart()
+
+    def close(self) -> None:
+        super().close()
+        if self._owns_engine:
+            self._engine.dispose()
+
+
 @functools.cache
 def _migrated_engine(url: str) -> Engine:
     """One engine per database and process, migrated once: for a server or SQLite file
@@ -127,7 +153,7 @@ class SqlBackend:
     name = "sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -150,6 +176,17 @@ class SqlBackend:
         store = SqlAdmissionStore(_migrated_engine(self.url))
         store.clear()
         return store
+
+    def open_loops(self, clock: Clock, config: LoopsConfig) -> SqlLoopRuntime:
+        return SqlLoopRuntime(clock, config, *self.empty_loop_engine())
+
+    def empty_loop_engine(self) -> tuple[Engine, bool]:
+        """An engine on a database without loops, and whether the caller owns it."""
+        if self._in_memory:
+            return _copy_of_migrated_in_memory_database(self.url), True
+        engine = _migrated_engine(self.url)
+        SqlLoopStore(engine).clear()
+        return engine, False
 
     def empty_store(self) -> SqlJobStore:
         """A store with no jobs: a fresh copy in memory, or the server's tables cleared."""

@@ -16,9 +16,11 @@ from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.governor_runtime import InMemoryGovernorStore, StoreGovernorRuntime
 from jobconform.backends.idempotency_protocol import IdempotencyConfig
 from jobconform.backends.idempotency_service import IdempotencyService, KeyStore
+from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
 from jobconform.backends.memory_admission import InMemoryAdmissionStore
 from jobconform.backends.memory_breaker import InMemoryBreakerStore
 from jobconform.backends.memory_idempotency import MemoryKeyStore
+from jobconform.backends.memory_loops import InMemoryLoopStore
 from jobconform.backends.protocol import (
     ADMISSION,
     IDEMPOTENCY,
@@ -33,14 +35,23 @@ from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfi
 from jobconform.backends.store import InMemoryJobStore, JobStore
 from jobconform.backends.threaded.admission import ThreadedAdmissionRuntime
 from jobconform.backends.threaded.breaker import PooledBreakerRuntime
+from jobconform.backends.threaded.clock import WaitableClock
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.governor import PooledGovernorRuntime
 from jobconform.backends.threaded.idempotency import RequestThreadIdempotency
+from jobconform.backends.threaded.loops import ThreadedLoopRuntime
 from jobconform.backends.threaded.reminders import ThreadedReminderRuntime
 from jobconform.backends.threaded.worker import ThreadedRuntime
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker import BreakerSettings
 from jobconform.reference.governor import GovernorSettings
+
+
+def waitable(clock: Clock) -> WaitableClock:
+    if not isinstance(clock, WaitableClock):
+        raise TypeError(f"the threaded backend sleeps on its clock; {type(clock).__name__}"
+                        " has no wait_until(condition, deadline)")
+    return clock
 
 
 def conformance_config(settings: RuntimeSettings) -> WorkerConfig:
@@ -55,7 +66,13 @@ class ThreadedBackend:
     name = "threaded"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
-                              ADMISSION})
+                              ADMISSION, LOOPS})
+
+    def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
+        """Loops whose runs execute on threads of their own, over an in-memory store that
+        outlives a restart of the runtime (the process's memory stands in for a disk)."""
+        store = InMemoryLoopStore()
+        return ThreadedLoopRuntime(waitable(clock), config, lambda: store)
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),

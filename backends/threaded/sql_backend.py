@@ -13,13 +13,16 @@ from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerR
 from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.idempotency_service import KeyStore
+from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
 from jobconform.backends.protocol import ADMISSION, IDEMPOTENCY, LIFECYCLE, REMINDERS, RETRY, Clock
 from jobconform.backends.reminder_store import ReminderStore
 from jobconform.backends.sql import SqlBackend
+from jobconform.backends.sql.loops import SqlLoopStore
 from jobconform.backends.store import JobStore
-from jobconform.backends.threaded.backend import ThreadedBackend
+from jobconform.backends.threaded.backend import ThreadedBackend, waitable
 from jobconform.backends.threaded.breaker import PooledBreakerRuntime
 from jobconform.backends.threaded.governor import PooledGovernorRuntime
+from jobconform.backends.threaded.loops import ThreadedLoopRuntime
 from jobconform.reference.breaker import BreakerSettings
 from jobconform.reference.governor import GovernorSettings
 
@@ -37,10 +40,17 @@ class ThreadedSqlBackend(ThreadedBackend):
     name = "threaded+sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
-                              ADMISSION})
+                              ADMISSION, LOOPS})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
+
+    def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
+        """Loop threads over the SQL loop tables; a restart reads them back through a new
+        store object on the same database."""
+        engine, owned = self._sql.empty_loop_engine()
+        return ThreadedLoopRuntime(waitable(clock), config, lambda: SqlLoopStore(engine),
+                                   on_close=engine.dispose if owned else lambda: None)
 
     def new_store(self) -> JobStore:
         # The sql backend's own recipe: a fresh in-memory database, or one migrated engine

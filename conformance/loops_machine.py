@@ -1,0 +1,246 @@
+"""The Hypothesis front-end for loops: random loops and run outcomes, backend against oracle.
+
+The machine starts loops with random parameters (some invalid), ends their runs with
+random responses, costs (NaN, infinities, None and negatives included), non-success
+results and raised errors, stops them at random moments, lets time pass in steps that
+cross the per-run timeouts, delays and deadlines it draws, and restarts the runtime now
+and then. The harness compares every loop after every command (status, stop reason,
+runs, failed runs, total cost, messages, timestamps); Hypothesis shrinks a divergence to
+a minimal command list.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import hypothesis
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    get_state_machine_test,
+    precondition,
+    rule,
+)
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.loops_harness import LoopsHarness
+from jobconform.conformance.machine import MachineRun
+from jobconform.reference import loop_commands as lc
+from jobconform.reference.loops import (
+    FailResult,
+    LoopParameters,
+    LoopStatus,
+    RaiseError,
+    Respond,
+    RunOutcome,
+)
+from jobconform.spec import Profile, Registry
+
+MAX_LOOPS = 8
+MAX_RUNNING_LOOPS = 1
+STEPS_PER_EXAMPLE = 25
+RESTART_AFTER_STEPS = 12
+TEMPLATES = ("go", "run {{run}}", "{{previous_response}}", "#{{run}} <{{previous_response}}>")
+RESPONSES = ("a", " a\n", "b", "", "   ", "DONE", "x DONE y", "{{run}}")
+# Real spend more often than not, so that budgets are crossed; every odd value still comes.
+COSTS = (None, 0.0, 0.25, 0.5, 0.5, 1.0, 1.0, math.nan, math.inf, -math.inf, -1.0)
+TIME_STEPS = (1.0, 5.0, 10.0, 30.0)
+
+costs = st.sampled_from(COSTS)
+responses = st.builds(Respond, st.one_of(st.none(), st.sampled_from(RESPONSES)), costs)
+# Mostly successes: a failure under abort ends the loop, and long loops reach the
+# interesting boundaries (deadline and budget together, no-progress streaks).
+outcomes: st.SearchStrategy[RunOutcome] = st.one_of(
+    responses, responses, responses,
+    st.builds(FailResult, st.sampled_from(("AGENT_ERROR", "CIRCUIT_OPEN", "AUTH")), costs),
+    st.builds(RaiseError, st.sampled_from(("ValueError", "TimeoutError")),
+              st.sampled_from(("boom", ""))),
+)
+
+
+@st.composite
+def loop_parameters(draw: st.DrawFn) -> LoopParameters:
+    """Small limits, so that deadlines, budgets and streaks are reached within a few runs.
+
+    The deadline is drawn relative to the per-run timeout, so that most loops are valid;
+    one choice is a second shorter than the timeout, which must be refused.
+    """
+    timeout = draw(st.sampled_from((30, None, 60)))
+    effective = 900 if timeout is None else timeout
+    # A deadline a little after the first timeout falls inside the second run once the
+    # first took a second or more; "short" (below the timeout) must be refused.
+    extra = draw(st.sampled_from((1, None, 5, 0, 45, "short")))
+    if extra is None:
+        duration = None
+    elif extra == "short":
+        duration = effective - 1
+    else:
+        duration = effective + int(extra)
+    return LoopParameters(
+        message=draw(st.sampled_from(TEMPLATES)),
+        max_runs=draw(st.integers(1, 6)),
+        stop_signal=draw(st.sampled_from(("DONE", None))),
+        delay_seconds=draw(st.sampled_from((0.0, 0.0, 5.0, 30.0))),
+        timeout_per_run_seconds=None if timeout is None else float(timeout),
+        max_duration_seconds=duration,
+        max_cost_usd=draw(st.sampled_from((None, 0.5, 0.5, 1.0, 2.0))),
+        no_progress_threshold=draw(st.sampled_from((0, 2, 2, 3))),
+        # Under abort most loops end at their first failure or timeout; continue keeps
+        # them alive long enough to meet deadlines, budgets and streaks.
+        on_failure=draw(st.sampled_from(("abort", "continue", "continue"))),
+        max_consecutive_failures=draw(st.sampled_from((1, 2, 3, 3))),
+    )
+
+
+def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                       run: MachineRun) -> type[RuleBasedStateMachine]:
+    class LoopsMachine(RuleBasedStateMachine):
+        loops = Bundle("loops")
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness = LoopsHarness(backend, profile, registry)
+            self.counter = 0
+            self.restarted = False
+
+        def _run(self, command: lc.LoopCommand) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        def _running(self) -> list[str]:
+            return [alias for alias, loop in self.harness.model.loops.items()
+                    if loop.status is LoopStatus.RUNNING]
+
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @rule(target=loops, params=loop_parameters())
+        def start(self, params: LoopParameters) -> str:
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, params))
+            return alias
+
+        # Runs end far more often than anything else happens: that is where the rules are.
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), outcome=outcomes)
+        def end_run(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            alias = data.draw(st.sampled_from(self._running()))
+            self._run(lc.EndRun(alias, outcome))
+
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), outcome=outcomes)
+        def end_another_run(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            self.end_run(data, outcome)
+
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), outcome=outcomes)
+        def end_a_third_run(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            self.end_run(data, outcome)
+
+        # A run that takes a while: the deadline may pass while it is in flight.
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), seconds=st.sampled_from(TIME_STEPS), outcome=outcomes)
+        def slow_run(self, data: st.DataObject, seconds: float, outcome: RunOutcome) -> None:
+            self._run(lc.PassTime(seconds))
+            if self._running():
+                self.end_run(data, outcome)
+
+        # A run still in flight when the deadline passes: it must finish and be judged
+        # (LP-007), and at the boundary after it the deadline outranks the budget (LP-004).
+        @precondition(lambda self: bool(self._across_deadline()))
+        @rule(data=st.data(), outcome=outcomes)
+        def run_across_deadline(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            alias, seconds = data.draw(st.sampled_from(self._across_deadline()))
+            self._run(lc.PassTime(seconds))
+            self._run(lc.EndRun(alias, outcome))
+
+        # The same with an expensive run: past the deadline and over any budget at once,
+        # the boundary where the order of the two checks shows (LP-004).
+        @precondition(lambda self: bool(self._across_deadline()))
+        @rule(data=st.data(), response=st.sampled_from(("a", "b", "c")))
+        def costly_run_across_deadline(self, data: st.DataObject, response: str) -> None:
+            alias, seconds = data.draw(st.sampled_from(self._across_deadline()))
+            self._run(lc.PassTime(seconds))
+            self._run(lc.EndRun(alias, Respond(response, 2.5)))
+
+        def _across_deadline(self) -> list[tuple[str, float]]:
+            """Running loops whose run in flight outlives the deadline, with the seconds
+            from now to the deadline."""
+            now = self.harness.clock.now()
+            found = []
+            for alias, loop in self.harness.model.loops.items():
+                deadline, timeout_at = loop.deadline, loop.run_timeout_at
+                if (loop.status is LoopStatus.RUNNING and deadline is not None
+                        and timeout_at is not None and now <= deadline < timeout_at):
+                    found.append((alias, (deadline - now).total_seconds()))
+            return found
+
+        # The operator stops a loop and its run in flight then ends (a stop between runs
+        # comes from `read_or_stop`).
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), outcome=outcomes)
+        def stop_running(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            alias = data.draw(st.sampled_from(self._running()))
+            self._run(lc.StopLoop(alias))
+            self._run(lc.EndRun(alias, outcome))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def time_passes(self, seconds: float) -> None:
+            self._run(lc.PassTime(seconds))
+
+        # A restart ends every running loop, so everything after it is dull: once per
+        # example, after a history has built up.
+        @precondition(lambda self: not self.restarted
+                      and len(self.harness.commands) >= RESTART_AFTER_STEPS)
+        @rule()
+        def restart(self) -> None:
+            self.restarted = True
+            self._run(lc.RestartLoops())
+
+        # Reads and stops of any loop, ended or refused ones included ("already_done",
+        # not found).
+        @rule(loop=loops, stop=st.booleans())
+        def read_or_stop(self, loop: str, stop: bool) -> None:
+            self._run(lc.StopLoop(loop) if stop else lc.ReadLoop(loop))
+
+        def teardown(self) -> None:
+            self.harness.close()
+
+    return LoopsMachine
+
+
+def run_loops_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                      seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the loops machine; the same seed gives the same sequences and the same result."""
+    run = MachineRun()
+    machine = make_loops_machine(backend, profile, registry, run)
+    test_settings = settings(
+        max_examples=examples,
+        stateful_step_count=STEPS_PER_EXAMPLE,
+        deadline=None,
+        database=None,
+        print_blob=False,
+        report_multiple_bugs=False,
+        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)
+    hypothesis.seed(seed)(test)
+    try:
+        test()
+    except Divergence:
+        if run.divergence is None:
+            raise
+    else:
+        run.divergence = None
+    return run

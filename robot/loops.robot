@@ -1,0 +1,178 @@
+*** Settings ***
+Documentation       Conformance checks for sequential agent loops (spec/loops.yaml, LP-001..LP-018).
+...
+...                 Each test plays the agent of its loops: a run ends only when the test says
+...                 how. Time passes only through `Loop Clock Moves`. A test whose requirement's
+...                 area the backend does not claim is skipped with the reason.
+Resource            lifecycle.resource
+Library             jobconform.conformance.loops_keywords.LoopsLibrary
+Test Setup          Start Loop Runtime
+Test Tags           loops
+
+
+*** Test Cases ***
+Invalid Parameters Are Refused With Their Names
+    [Tags]    LP-001
+    Start Of Loop Should Be Refused    a    max_runs    message="go"    max_runs=101
+    Start Of Loop Should Be Refused    b    no_progress_threshold    message="go"    max_runs=3    no_progress_threshold=1
+    Start Of Loop Should Be Refused    c    max_cost_usd    message="go"    max_runs=3    max_cost_usd=inf
+    Start Of Loop Should Be Refused    d    on_failure, max_consecutive_failures    message="go"    max_runs=3    on_failure="skip"    max_consecutive_failures=0
+    Start Of Loop Should Be Refused    e    max_duration_seconds    message="go"    max_runs=3    timeout_per_run_seconds=300    max_duration_seconds=299
+
+Runs Are Sequential And Numbered From One
+    [Tags]    LP-002    LP-004
+    Start Loop    a    message="run {{run}}"    max_runs=2
+    Run Message Should Be    a    1    run 1
+    Loop Should Be Running    a    1
+    Run Responds    a    first
+    Run Message Should Be    a    2    run 2
+    Run Responds    a    second
+    Loop Should Have Ended    a    completed    max_runs_reached
+
+A Failed Run Keeps The Previous Response
+    [Tags]    LP-003    LP-015
+    Start Loop    a    message="[{{previous_response}}]"    max_runs=3    on_failure="continue"
+    Run Message Should Be    a    1    []
+    Run Responds    a    kept
+    Run Raises    a    ValueError    boom
+    Run Message Should Be    a    3    [kept]
+
+A Passed Deadline Outranks A Spent Budget
+    [Tags]    LP-004    LP-007    LP-011
+    Start Loop    a    message="go"    max_runs=5    timeout_per_run_seconds=100    max_duration_seconds=100    max_cost_usd=1.0
+    Loop Clock Moves    99
+    Run Responds    a    one    0.5
+    Loop Clock Moves    99
+    Run Responds    a    two    0.6
+    Loop Should Have Ended    a    stopped    deadline_exceeded
+    Loop Should Have Ended At    a    198
+
+A User Stop Outranks Deadline And Budget
+    [Tags]    LP-004    LP-006
+    Start Loop    a    message="go"    max_runs=5    timeout_per_run_seconds=100    max_duration_seconds=100    max_cost_usd=1.0
+    Loop Clock Moves    99
+    Run Responds    a    one    0.5
+    Loop Clock Moves    51
+    Stop Answer Should Be    a    stopping
+    Run Responds    a    two    0.6
+    Loop Should Have Ended    a    stopped    user_stopped
+    Stop Answer Should Be    a    already_done
+
+The Stop Signal Wins Over A Crossed Budget
+    [Tags]    LP-005    LP-011
+    Start Loop    a    message="go"    max_runs=5    stop_signal="[[DONE]]"    max_cost_usd=1.0
+    Run Responds    a    almost [[DONE    0.2
+    Loop Should Be Running    a    2
+    Run Responds    a    ok [[DONE]]    5
+    Loop Should Have Ended    a    completed    stop_signal_matched
+
+A Stop During The Delay Ends The Loop At Once
+    [Tags]    LP-006    LP-008
+    Start Loop    a    message="go"    max_runs=3    delay_seconds=60
+    Run Responds    a    one
+    Loop Clock Moves    59
+    Loop Should Be Running    a    1
+    Stop Answer Should Be    a    stopping
+    Loop Should Have Ended    a    stopped    user_stopped
+    Loop Should Have Ended At    a    59
+
+The Delay Is Cut Short By The Deadline
+    [Tags]    LP-007    LP-008
+    Start Loop    a    message="go"    max_runs=5    delay_seconds=100    timeout_per_run_seconds=30    max_duration_seconds=50
+    Loop Clock Moves    10
+    Run Responds    a    one
+    Loop Clock Moves    39
+    Loop Should Be Running    a    1
+    Loop Clock Moves    1
+    Loop Should Have Ended    a    stopped    deadline_exceeded
+    Loop Should Have Ended At    a    50
+
+The Next Run Starts After The Delay
+    [Tags]    LP-008
+    Start Loop    a    message="go"    max_runs=3    delay_seconds=7.5
+    Run Responds    a    one
+    Loop Clock Moves    7.5
+    Run Should Have Started At    a    2    7.5
+
+A Silent Run Times Out
+    [Tags]    LP-009    LP-016
+    Start Loop    a    message="go"    max_runs=2    timeout_per_run_seconds=30    on_failure="continue"
+    Loop Clock Moves    30
+    Run Status Should Be    a    1    failed    TIMEOUT
+    Run Responds    a    fine
+    Loop Should Have Ended    a    completed_with_errors    max_runs_reached
+    Loop Run Counts Should Be    a    2    1
+
+Only Finite Positive Costs Count
+    [Tags]    LP-010
+    Start Loop    a    message="go"    max_runs=5    max_cost_usd=10.0    no_progress_threshold=0
+    Run Responds    a    a    1.5
+    Run Responds    a    b    NaN
+    Run Responds    a    c    -inf
+    Run Responds    a    d    none
+    Run Returns Non Success    a    AGENT_ERROR    0.25
+    Loop Should Have Spent    a    1.75
+    Loop Cost Warnings Should Be    a    4
+    Loop Should Have Ended    a    failed    error
+
+The Budget Stops Only Before A Next Run
+    [Tags]    LP-011
+    Start Loop    a    message="go"    max_runs=3    max_cost_usd=0.01
+    Run Responds    a    expensive    0.02
+    Loop Should Have Ended    a    stopped    budget_exhausted
+    Loop Run Counts Should Be    a    1    0
+
+Identical Responses Stop The Loop
+    [Tags]    LP-012
+    Start Loop    a    message="go"    max_runs=9    no_progress_threshold=2
+    Run Responds    a    foo bar
+    Run Responds    a    foobar
+    Loop Should Be Running    a    3
+    Run Responds    a    foobar${SPACE}${SPACE}
+    Loop Should Have Ended    a    stopped    no_progress
+
+A User Stop Is Not Relabelled As No Progress
+    [Tags]    LP-013    LP-006
+    Start Loop    a    message="go"    max_runs=9
+    Run Sends No Response    a
+    Run Responds    a    ${SPACE}
+    Stop Loop    a
+    Run Responds    a    ${EMPTY}
+    Loop Should Have Ended    a    stopped    user_stopped
+
+Abort Fails The Loop At The First Failure
+    [Tags]    LP-014
+    Start Loop    a    message="go"    max_runs=3
+    Run Returns Non Success    a    AUTH
+    Loop Should Have Ended    a    failed    error
+    Run Status Should Be    a    1    failed    AUTH
+
+Continue Fails The Loop After A Streak
+    [Tags]    LP-015    LP-016
+    Start Loop    a    message="go {{run}}"    max_runs=9    on_failure="continue"    max_consecutive_failures=2
+    Run Raises    a    ValueError    one
+    Run Responds    a    ok
+    Run Raises    a    ValueError    two
+    Loop Should Be Running    a    4
+    Run Raises    a    ValueError    three
+    Loop Should Have Ended    a    failed    max_consecutive_failures
+    Loop Run Counts Should Be    a    4    3
+
+A Restart Interrupts Running Loops For Good
+    [Tags]    LP-017
+    Start Loop    a    message="go"    max_runs=3
+    Run Responds    a    one
+    Restart Loop Runtime
+    Loop Should Have Ended    a    interrupted    interrupted
+    Run Status Should Be    a    2    interrupted
+    Loop Clock Moves    5000
+    Loop Run Counts Should Be    a    2    0
+
+Elapsed Seconds Are Computed On Read
+    [Tags]    LP-018
+    Start Loop    a    message="go"    max_runs=1
+    Loop Clock Moves    3
+    Loop Elapsed Seconds Should Be    a    3
+    Run Responds    a    done
+    Loop Clock Moves    3
+    Loop Elapsed Seconds Should Be    a    3
