@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -28,6 +28,7 @@ from jobconform.backends.protocol import Backend
 from jobconform.conformance.admission_harness import AdmissionHarness
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine import MachineRun
+from jobconform.conformance.shrinking import machine_phases
 from jobconform.reference import admission as ad
 from jobconform.spec import Profile, Registry
 
@@ -232,7 +233,7 @@ def run_admission_machine(backend: Backend, profile: Profile, registry: Registry
         derandomize=False,
         print_blob=False,
         report_multiple_bugs=False,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        phases=machine_phases(),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)

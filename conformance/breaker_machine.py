@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -29,6 +29,7 @@ from jobconform.backends.protocol import Backend
 from jobconform.conformance.breaker_harness import BreakerHarness, breaker_settings
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine import MachineRun
+from jobconform.conformance.shrinking import machine_phases
 from jobconform.reference import breaker_commands as bc
 from jobconform.reference.breaker import FAILURE_CLASSES
 from jobconform.spec import Profile, Registry
@@ -203,7 +204,7 @@ def run_breaker_machine(backend: Backend, profile: Profile, registry: Registry |
         derandomize=False,
         print_blob=False,
         report_multiple_bugs=False,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        phases=machine_phases(),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test, rule
 
@@ -19,6 +19,7 @@ from jobconform.backends.protocol import Backend
 from jobconform.conformance.governor_harness import GovernorHarness, governor_settings
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine import MachineRun
+from jobconform.conformance.shrinking import machine_phases
 from jobconform.reference import governor_commands as gc
 from jobconform.spec import Profile, Registry
 
@@ -105,7 +106,7 @@ def run_governor_machine(backend: Backend, profile: Profile, registry: Registry 
         derandomize=False,
         print_blob=False,
         report_multiple_bugs=False,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        phases=machine_phases(),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)

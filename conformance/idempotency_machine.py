@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -28,6 +28,7 @@ from jobconform.backends.protocol import IDEMPOTENCY, Backend
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.idempotency_harness import IdempotencyHarness
 from jobconform.conformance.machine import MachineRun
+from jobconform.conformance.shrinking import machine_phases
 from jobconform.reference import commands as cmd
 from jobconform.reference.idempotency_commands import (
     AskSchedulerKey,
@@ -201,7 +202,7 @@ def run_idempotency_machine(backend: Backend, profile: Profile, registry: Regist
         database=None,  # a run depends on its seed alone
         print_blob=False,
         report_multiple_bugs=False,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        phases=machine_phases(),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)

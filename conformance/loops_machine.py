@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -29,6 +29,7 @@ from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.loops_harness import LoopsHarness
 from jobconform.conformance.machine import MachineRun
+from jobconform.conformance.shrinking import machine_phases
 from jobconform.reference import loop_commands as lc
 from jobconform.reference.loops import (
     FailResult,
@@ -231,7 +232,7 @@ def run_loops_machine(backend: Backend, profile: Profile, registry: Registry | N
         database=None,
         print_blob=False,
         report_multiple_bugs=False,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        phases=machine_phases(),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)

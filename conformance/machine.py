@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -25,6 +25,7 @@ from hypothesis.stateful import (
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.shrinking import machine_phases
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JobState, Status
@@ -261,7 +262,7 @@ def run_machine(backend: Backend, profile: Profile, registry: Registry | None,
         report_multiple_bugs=False,  # one shrunk counterexample per run is the verdict
         # No explain phase: it re-runs the failure under a tracer, which costs minutes and
         # adds nothing to the shrunk command list.
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        phases=machine_phases(),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)

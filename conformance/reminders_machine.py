@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import hypothesis
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
@@ -30,6 +30,7 @@ from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine import MachineRun
 from jobconform.conformance.reminders_harness import ReminderHarness
+from jobconform.conformance.shrinking import machine_phases
 from jobconform.reference import reminder_commands as rc
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.reminders import DeliveryOutcome, ReminderStatus
@@ -181,7 +182,7 @@ def run_reminder_machine(backend: Backend, profile: Profile, registry: Registry 
         derandomize=False,
         print_blob=False,
         report_multiple_bugs=False,
-        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
+        phases=machine_phases(),
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)

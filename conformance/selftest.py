@@ -25,6 +25,7 @@ from jobconform.conformance.gallery_sql import SQL_GALLERY
 from jobconform.conformance.gallery_threaded import THREADED_GALLERY
 from jobconform.conformance.report import FAIL, RunSummary
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
+from jobconform.conformance.shrinking import without_shrinking
 from jobconform.spec import Registry
 
 SELFTEST_PROFILE = "canonical"
@@ -75,7 +76,8 @@ def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
     config = RunConfig(backend=entry.target, profile=SELFTEST_PROFILE, suites=suites, seed=seed,
                        examples=examples, work_dir=work_dir / entry.name, selected=in_area,
                        machine_areas=frozenset({area}))
-    runs = run_suites(config, registry)
+    with without_shrinking():
+        runs = run_suites(config, registry)
     capabilities = frozenset(load_backend(entry.target).capabilities)
     summary = RunSummary(entry.target, SELFTEST_PROFILE, capabilities, registry.version, seed,
                          runs)

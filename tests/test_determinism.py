@@ -26,3 +26,15 @@ def test_same_seed_same_passing_run() -> None:
     assert runs[0].divergence is None and runs[1].divergence is None
     assert runs[0].steps == runs[1].steps
     assert runs[0].exercised == runs[1].exercised
+
+
+def test_machines_shrink_except_inside_the_self_test() -> None:
+    from hypothesis import Phase
+
+    from jobconform.conformance.shrinking import machine_phases, without_shrinking
+
+    assert Phase.shrink in machine_phases()
+    with without_shrinking():
+        assert Phase.shrink not in machine_phases()
+        assert Phase.generate in machine_phases()
+    assert Phase.shrink in machine_phases()
