@@ -91,12 +91,12 @@ def check_backend(backend: object, name: str) -> Backend:
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
             f" known: {sorted(KNOWN_CAPABILITIES)}"
         )
-    lacking = [f"open_{area}" for area in sorted(AREA_OPENERS & set(backend.capabilities))
-               if not callable(getattr(backend, f"open_{area}", None))]
-    if lacking:
-        raise BackendLoadError(
-            f"backend {name!r} claims the area(s) of {', '.join(lacking)} but has no such"
-            " method; add it (see jobconform.backends.<area>_protocol) or stop claiming"
-            " the area"
-        )
+    for area in sorted(AREA_OPENERS & set(backend.capabilities)):
+        opener = f"open_{area}"
+        if not callable(getattr(backend, opener, None)):
+            raise BackendLoadError(
+                f"backend {name!r} claims the {area} area but has no method {opener}(clock,"
+                f" config, ...); add it (see jobconform.backends.{area}_protocol) or stop"
+                f" claiming {area!r}"
+            )
     return backend

@@ -91,6 +91,10 @@ def is_running(job: JobState) -> bool:
     return job.status is Status.RUNNING
 
 
+def has_a_retry_left(job: JobState) -> bool:
+    return job.status is Status.RUNNING and job.retry_count < job.max_retries
+
+
 def is_in_backoff(job: JobState) -> bool:
     return job.status is Status.QUEUED and job.retry_count > 0
 
@@ -198,6 +202,17 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @rule(data=st.data())
         def cancel_running(self, data: st.DataObject) -> None:
             self._run(cmd.Cancel(data.draw(st.sampled_from(self._jobs_where(is_running)))))
+
+        # A retryable failure of a running job with a retry left puts it in backoff, the
+        # state RT-002, RT-003 and RT-006 are about. Random outcomes reach it rarely (the
+        # job must carry a policy, be running and draw a retryable error), so aim at it.
+        # The error type is none of ERROR_TYPES, so no policy lists it as non-retryable.
+        @precondition(lambda self: self.harness.claims_retry
+                      and bool(self._jobs_where(has_a_retry_left)))
+        @rule(data=st.data())
+        def fail_into_backoff(self, data: st.DataObject) -> None:
+            job = data.draw(st.sampled_from(self._jobs_where(has_a_retry_left)))
+            self._run(cmd.Finish(job, cmd.Raise("FlakyError", "try again")))
 
         @precondition(lambda self: bool(self._jobs_where(is_in_backoff)))
         @rule(data=st.data())

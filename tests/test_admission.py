@@ -10,6 +10,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
+from sql_databases import DATABASES, database
 from sqlalchemy import select, text
 
 from jobconform.backends.admission_protocol import BacklogFull
@@ -25,7 +26,6 @@ from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference import admission as ad
 from jobconform.reference.admission import AdmissionConfig, AdmissionModel
 from jobconform.spec import SpecError, load_registry
-from tests.sql_databases import DATABASES, database
 
 CANONICAL = load_registry().profile("canonical")
 
@@ -141,7 +141,8 @@ def test_a_backend_claiming_admission_without_open_admission_is_refused() -> Non
         def open(self, settings: object, clock: object) -> None:
             return None
 
-    with pytest.raises(BackendLoadError, match=r"claims admission but has no open_admission"):
+    with pytest.raises(BackendLoadError,
+                       match="claims the admission area but has no method open_admission"):
         check_backend(NoOpener(), "half")
 
 

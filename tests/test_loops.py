@@ -300,5 +300,6 @@ def test_a_backend_claiming_loops_without_open_loops_is_refused() -> None:
     class NoLoops(MemoryBackend):
         open_loops = None  # type: ignore[assignment]
 
-    with pytest.raises(BackendLoadError, match="claims the loops area but has no open_loops"):
+    with pytest.raises(BackendLoadError,
+                       match="claims the loops area but has no method open_loops"):
         check_backend(NoLoops(), "no-loops")

@@ -103,7 +103,7 @@ def test_impact_shows_tests_and_results_on_the_chosen_backend(old_spec: Path,
     assert "cancel.feature: Cancelling a queued job cancels it at once" in result.output
     rows = [line.split() for line in result.output.splitlines() if line.startswith("LC-011 ")]
     assert rows == [["LC-011", "threaded", "pass", "pass", "pass"]]
-    assert "RT-001      threaded      not" in result.output  # not claimed, never passed
+    assert "ST-001      threaded      not" in result.output  # not claimed, never passed
 
 
 def test_impact_refuses_an_unknown_revision(old_spec: Path) -> None:

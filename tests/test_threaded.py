@@ -175,7 +175,7 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
     backend = ThreadedBackend()
     assert (backend.name, backend.profile, backend.capabilities) == (
         "threaded", "canonical", frozenset({"lifecycle", "retry", "idempotency", "breaker",
-                                          "governor", "reminders", "admission"}))
+                                          "governor", "reminders", "admission", "loops"}))
 
 
 def test_a_periodic_poll_needs_a_clock_it_can_sleep_on() -> None:
