@@ -219,7 +219,7 @@ def stop_during_sweep(reaper_type: type[Reaper], store: JobStore) -> list[str]:
     deadline = time.monotonic() + SAFETY_SECONDS
     while not lock.waiting.is_set() and stopper.is_alive():
         assert time.monotonic() < deadline, "stop neither waited nor returned"
-        time.sleep(0.001)
+        stopper.join(timeout=0.001)  # wakes as soon as stop returns
     held.release.set()
     for thread in (sweeper, stopper):
         thread.join(SAFETY_SECONDS)
