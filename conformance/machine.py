@@ -39,10 +39,13 @@ STUCK_TIMEOUTS = (0.0, 5.0, 30.0, 60.0)
 SHUTDOWN_AFTER_STEPS = 15
 ERROR_TYPES = ("ValueError", "TimeoutError", "PlanError")
 
+# A server's retry-after on a raised error: none, below, near and above typical delays.
+RETRY_AFTERS = st.one_of(st.none(), st.sampled_from([500.0, 3000.0, 20_000.0]))
+
 outcomes = st.one_of(
     st.builds(cmd.Succeed, st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["ok", ""]))),
     st.builds(cmd.Raise, st.sampled_from(ERROR_TYPES), st.sampled_from(["boom", "", "a: b"]),
-              st.one_of(st.none(), st.sampled_from([500.0, 3000.0, 20_000.0]))),
+              RETRY_AFTERS),
 )
 
 
@@ -209,10 +212,10 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         # The error type is none of ERROR_TYPES, so no policy lists it as non-retryable.
         @precondition(lambda self: self.harness.claims_retry
                       and bool(self._jobs_where(has_a_retry_left)))
-        @rule(data=st.data())
-        def fail_into_backoff(self, data: st.DataObject) -> None:
+        @rule(data=st.data(), retry_after_ms=RETRY_AFTERS)
+        def fail_into_backoff(self, data: st.DataObject, retry_after_ms: float | None) -> None:
             job = data.draw(st.sampled_from(self._jobs_where(has_a_retry_left)))
-            self._run(cmd.Finish(job, cmd.Raise("FlakyError", "try again")))
+            self._run(cmd.Finish(job, cmd.Raise("FlakyError", "try again", retry_after_ms)))
 
         @precondition(lambda self: bool(self._jobs_where(is_in_backoff)))
         @rule(data=st.data())

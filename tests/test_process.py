@@ -258,13 +258,26 @@ def test_a_threaded_runtime_behind_the_pipe_agrees_with_the_oracle(
 
 def test_a_child_that_does_not_report_a_next_attempt_is_caught(
         canonical: Profile, registry: Registry) -> None:
-    (entry,) = PROCESS_DIRECTED_GALLERY
+    [entry] = [e for e in PROCESS_DIRECTED_GALLERY if e.name == "process_next_attempt_unreported"]
     harness = Harness(load_backend(entry.target), canonical, registry)
     with pytest.raises(Divergence, match=r"(?s)job 'a' status.*'succeeded'.*'running'"):
         harness.run_all([
             cmd.Submit("a", retry=RetryPolicy(max_retries=1)), cmd.Dispatch(),
             cmd.Finish("a", cmd.Raise("ValueError", "flaky")), cmd.AdvanceTime(1),
             cmd.Dispatch(), cmd.Finish("a", cmd.Succeed("ok")),
+        ])
+    harness.close()
+
+
+def test_a_child_that_drops_the_retry_after_is_caught(canonical: Profile,
+                                                      registry: Registry) -> None:
+    [entry] = [e for e in PROCESS_DIRECTED_GALLERY if e.name == "process_retry_after_dropped"]
+    harness = Harness(load_backend(entry.target), canonical, registry)
+    with pytest.raises(Divergence, match=r"(?s)RT-002.*job 'a' status.*'queued'.*'running'"):
+        harness.run_all([
+            cmd.Submit("a", retry=RetryPolicy(max_retries=1, retry_delay_ms=1000)),
+            cmd.Dispatch(), cmd.Finish("a", cmd.Raise("ValueError", "busy", 5000.0)),
+            cmd.AdvanceTime(2), cmd.Dispatch(),
         ])
     harness.close()
 
