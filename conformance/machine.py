@@ -94,8 +94,8 @@ def is_running(job: JobState) -> bool:
     return job.status is Status.RUNNING
 
 
-def has_a_retry_left(job: JobState) -> bool:
-    return job.status is Status.RUNNING and job.retry_count < job.max_retries
+def has_a_policy(job: JobState) -> bool:
+    return job.status is Status.RUNNING and job.max_retries > 0
 
 
 def is_in_backoff(job: JobState) -> bool:
@@ -206,16 +206,19 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         def cancel_running(self, data: st.DataObject) -> None:
             self._run(cmd.Cancel(data.draw(st.sampled_from(self._jobs_where(is_running)))))
 
-        # A retryable failure of a running job with a retry left puts it in backoff, the
-        # state RT-002, RT-003 and RT-006 are about. Random outcomes reach it rarely (the
-        # job must carry a policy, be running and draw a retryable error), so aim at it.
-        # The error type is none of ERROR_TYPES, so no policy lists it as non-retryable.
+        # A failure of a running job that carries a policy is what the retry area is about:
+        # with a retry left and a retryable error it goes into backoff (RT-002, RT-003,
+        # RT-006), with none left it fails (RT-004), with a listed error at once (RT-005).
+        # Random outcomes reach these rarely, so aim at them. "FlakyError" is in no policy's
+        # non-retryable list.
         @precondition(lambda self: self.harness.claims_retry
-                      and bool(self._jobs_where(has_a_retry_left)))
-        @rule(data=st.data(), retry_after_ms=RETRY_AFTERS)
-        def fail_into_backoff(self, data: st.DataObject, retry_after_ms: float | None) -> None:
-            job = data.draw(st.sampled_from(self._jobs_where(has_a_retry_left)))
-            self._run(cmd.Finish(job, cmd.Raise("FlakyError", "try again", retry_after_ms)))
+                      and bool(self._jobs_where(has_a_policy)))
+        @rule(data=st.data(), error_type=st.sampled_from(("FlakyError", *ERROR_TYPES)),
+              retry_after_ms=RETRY_AFTERS)
+        def fail_policy_job(self, data: st.DataObject, error_type: str,
+                            retry_after_ms: float | None) -> None:
+            job = data.draw(st.sampled_from(self._jobs_where(has_a_policy)))
+            self._run(cmd.Finish(job, cmd.Raise(error_type, "try again", retry_after_ms)))
 
         @precondition(lambda self: bool(self._jobs_where(is_in_backoff)))
         @rule(data=st.data())
