@@ -24,6 +24,7 @@ from typing import Any
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.machines import MACHINES, MachineEntry
 from jobconform.conformance.trace import (
@@ -138,15 +139,29 @@ def run_behave(config: RunConfig) -> SuiteRun:
         output = f"behave did not finish within {BEHAVE_TIMEOUT_SECONDS} s: {error}"
     (config.work_dir / "behave.log").write_text(output, encoding="utf-8")
     run = SuiteRun("behave", 0.0)
-    produced = json_path.exists() and json_path.stat().st_size > 0
-    if produced:
-        run.cases = list(_behave_cases(json.loads(json_path.read_text(encoding="utf-8"))))
-    if not produced:
+    results = _read_behave_results(json_path)
+    if results is not None:
+        run.cases = list(_behave_cases(results))
+    else:
+        # No results, or a file cut off mid-write because the hang watchdog ended behave:
+        # the log's end says why (for a hang: the stack of every thread).
         tail = "\n".join(output.strip().splitlines()[-15:])
         run.cases = [CaseResult("behave", "behave run", (), False,
-                                f"behave produced no results:\n{tail}")]
+                                f"behave produced no complete results (see"
+                                f" {config.work_dir / 'behave.log'}):\n{tail}")]
     run.seconds = time.perf_counter() - started
     return run
+
+
+def _read_behave_results(json_path: Path) -> list[dict[str, Any]] | None:
+    """Behave's JSON results, or None when it wrote none or stopped mid-write."""
+    if not json_path.exists() or json_path.stat().st_size == 0:
+        return None
+    try:
+        results = json.loads(json_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return None
+    return results if isinstance(results, list) else None
 
 
 def _behave_cases(features: list[dict[str, Any]]) -> Iterator[CaseResult]:
@@ -241,7 +256,8 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
                  config: RunConfig) -> tuple[CaseResult, int]:
     name = f"{entry.name} (seed {config.seed}, {config.examples} examples)"
     try:
-        machine = entry.run(backend, profile, registry, config.seed, config.examples)
+        with seed_alone():
+            machine = entry.run(backend, profile, registry, config.seed, config.examples)
     except AdapterError as error:
         return CaseResult("hypothesis", name, (), False, str(error)), 0
     divergence = machine.divergence

@@ -156,3 +156,17 @@ def test_a_run_that_checked_nothing_fails(registry: Registry) -> None:
     empty = summary([], capabilities=frozenset())
     assert empty.nothing_checked() and empty.failed(registry)
     assert "NOTHING CHECKED" in console_table(empty, registry)
+
+
+def test_behave_results_cut_off_by_the_hang_watchdog_are_no_results(tmp_path: Path) -> None:
+    # The watchdog ends a hung behave at once, so its JSON file may stop mid-write; the
+    # run then reports the hang from the log instead of failing on the JSON.
+    from jobconform.conformance.runner import _read_behave_results
+
+    cut = tmp_path / "cut.json"
+    cut.write_text('[{"name": "Lifecycle", "elements": [{"keyword": "Sce', encoding="utf-8")
+    whole = tmp_path / "whole.json"
+    whole.write_text('[{"name": "Lifecycle", "elements": []}]', encoding="utf-8")
+    assert _read_behave_results(cut) is None
+    assert _read_behave_results(tmp_path / "missing.json") is None
+    assert _read_behave_results(whole) == [{"name": "Lifecycle", "elements": []}]
