@@ -13,6 +13,9 @@ dispatch points: that is how the conformance backend runs it, because the oracle
 only at dispatch points (LC-010); with an interval it also polls each time the clock passes
 the next poll boundary.
 
+The poll thread also runs the opt-in reaper (RP-001..RP-007): it sleeps until the earlier of
+the next poll and the next sweep boundary, and runs each sweep the clock has reached.
+
 `settle()` waits on conditions, never on the wall clock, until every thread of the worker is
 idle or blocked on the clock or on an undecided body. A real-time safety limit turns a hang
 into a `SettleTimeout` that says what each job is waiting for and where each thread is.
@@ -41,9 +44,11 @@ from jobconform.backends.protocol import (
     Clock,
     JobNotCompleted,
     JobNotFound,
+    JobView,
     RuntimeShutDown,
     TaskScript,
 )
+from jobconform.backends.reaper import Reaper
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -168,6 +173,8 @@ class ThreadedRuntime:
         settle_limit: real-time seconds that `settle` and `dispatch` may take.
         install_signal_handlers: stop gracefully on SIGINT and SIGTERM; the previous
             handlers come back when the worker stops.
+        reaper_ttl_seconds, reaper_sweep_interval_ms: the reaper's defaults when
+            `start_reaper` is called without them (RP-002).
 
     Raises:
         WorkerDisabled: `config.enabled` is false.
@@ -178,10 +185,14 @@ class ThreadedRuntime:
     that only a stop releases.
     """
 
+    reaper_type: type[Reaper] = Reaper  # the self-test gallery swaps in broken ones
+
     def __init__(self, store: JobStore, clock: Clock | None = None,
                  config: WorkerConfig | None = None, *, max_tasks: int | None = None,
                  settle_limit: float = SETTLE_LIMIT_SECONDS,
-                 install_signal_handlers: bool = False) -> None:
+                 install_signal_handlers: bool = False,
+                 reaper_ttl_seconds: float = 3600.0,
+                 reaper_sweep_interval_ms: float = 300_000.0) -> None:
         self._config = config if config is not None else WorkerConfig.from_environment()
         if not self._config.enabled:
             raise WorkerDisabled(f"asynchronous execution is disabled; set {ENABLED_ENV}=1"
@@ -207,6 +218,7 @@ class ThreadedRuntime:
         self._next_poll_at: datetime | None = None
         self._last_heartbeat: datetime | None = None
         self._crashes: list[str] = []
+        self._reaper = self.reaper_type(store, reaper_ttl_seconds, reaper_sweep_interval_ms)
         self.processed = 0
         self.failed = 0
         self.cancelled = 0
@@ -285,7 +297,7 @@ class ThreadedRuntime:
             raise WorkerCrashed(f"worker {self.worker_id}: " + "\n".join(crashes))
 
     def _quiet(self) -> bool:
-        return not self._poll_due() and all(
+        return not self._poll_due() and not self._sweep_due() and all(
             owned.blocked_on_body() for owned in self._owned.values())
 
     # -- the poll loop (poll thread) -----------------------------------------------------
@@ -293,11 +305,14 @@ class ThreadedRuntime:
     def _poll_loop(self) -> None:
         with self._state:
             while True:
-                while not (self._stopping or self._poll_due()):
-                    self._sleep_until_next_poll()
+                while not (self._stopping or self._poll_due() or self._sweep_due()):
+                    self._sleep_until_next_wake()
                 if self._stopping:
                     return
-                self._poll()
+                if self._sweep_due():
+                    self._sweep()
+                if self._poll_due():
+                    self._poll()
 
     def _poll_due(self) -> bool:
         if self._stopping:
@@ -306,12 +321,35 @@ class ThreadedRuntime:
             return True
         return self._next_poll_at is not None and self._clock.now() >= self._next_poll_at
 
-    def _sleep_until_next_poll(self) -> None:
-        if self._next_poll_at is None:
-            self._state.wait()  # until a dispatch or a stop notifies
+    def _next_sweep_at(self) -> datetime | None:
+        return self._reaper.next_sweep_at()
+
+    def _sweep_due(self) -> bool:
+        if self._stopping:
+            return False
+        next_sweep = self._next_sweep_at()
+        return next_sweep is not None and self._clock.now() >= next_sweep
+
+    def _sleep_until_next_wake(self) -> None:
+        """Sleep until the next poll or sweep is due, or a dispatch, start or stop
+        notifies."""
+        deadlines = [at for at in (self._next_poll_at, self._next_sweep_at())
+                     if at is not None]
+        if not deadlines:
+            self._state.wait()
             return
-        assert isinstance(self._clock, WaitableClock)  # checked in __init__
-        self._clock.wait_until(self._state, self._next_poll_at)
+        assert isinstance(self._clock, WaitableClock)  # checked by __init__ and start_reaper
+        self._clock.wait_until(self._state, min(deadlines))
+
+    def _sweep(self) -> None:
+        """Run the reaper's due sweeps; a store failure is the reaper's to log (RP-005)."""
+        now = self._clock.now()
+        try:
+            self._reaper.run_due(now)
+        except Exception:
+            self._crashes.append(f"reaper sweep at {now.isoformat()}:\n"
+                                 f"{traceback.format_exc()}")
+        self._state.notify_all()
 
     def _poll(self) -> None:
         """Beat for the owned jobs, then claim queued jobs into the free pool threads."""
@@ -413,6 +451,11 @@ class ThreadedRuntime:
             job_id, RUNNING, status=QUEUED, retry_count=job.retry_count + 1,
             next_attempt_at=self._clock.now() + timedelta(milliseconds=delay), worker_id=None)
         if requeued is not None:
+            # Let go of the job now, under the lock: once its script forgets the outcome
+            # the entry would look like a body waiting for a decision, so a settle could
+            # return while it still holds a slot that the next poll must see free.
+            if self._owned.get(job_id) is owned:
+                del self._owned[job_id]
             owned.script.next_attempt()
             self._scripts[job_id] = owned.script  # the next claim finds its body here
         return True
@@ -440,6 +483,37 @@ class ThreadedRuntime:
         self.processed += 1
         if status == FAILED:
             self.failed += 1
+
+    # -- the reaper (RP-001..RP-007) ---------------------------------------------------------
+
+    def start_reaper(self, ttl_seconds: float | None = None,
+                     sweep_interval_ms: float | None = None) -> None:
+        """Start the reaper; the poll thread runs its sweeps as the clock reaches them.
+
+        Raises:
+            ReaperAlreadyRunning: it runs already; its schedule stays (RP-006).
+            TypeError: the worker's clock cannot be slept on until a sweep boundary.
+        """
+        if not isinstance(self._clock, WaitableClock):
+            raise TypeError(f"the reaper sleeps on the worker's clock, and"
+                            f" {type(self._clock).__name__} has no wait_until; pass a"
+                            " VirtualClock or SystemClock")
+        with self._state:
+            self._reaper.start(self._clock.now(), ttl_seconds, sweep_interval_ms)
+            self._state.notify_all()  # the poll thread sleeps until the first sweep now
+
+    def stop_reaper(self) -> bool:
+        """Stop the reaper; a sweep in flight in the poll thread ends first (RP-007)."""
+        return self._reaper.stop()
+
+    def reaper_status(self) -> dict[str, object]:
+        return self._reaper.status()
+
+    def inject_store_outage(self, sweeps: int) -> None:
+        self._reaper.inject_store_outage(sweeps)
+
+    def list_expired(self, before: datetime) -> Sequence[JobView]:
+        return [_snapshot(job) for job in self._store.list_expired(before)]
 
     # -- cancellation and stopping ---------------------------------------------------------
 
@@ -598,6 +672,8 @@ class ThreadedRuntime:
                  " time (a safety limit; virtual time does not pass while waiting)"]
         if self._poll_due():
             lines.append("  the poll loop has a poll due that it has not run")
+        if self._sweep_due():
+            lines.append("  the reaper has a sweep due that the poll thread has not run")
         lines += [f"  job {job_id}: {owned.describe()}"
                   for job_id, owned in self._owned.items() if not owned.blocked_on_body()]
         lines.append("where each thread is:")
