@@ -65,6 +65,11 @@ class Reaper:
     def running(self) -> bool:
         return self._ttl is not None
 
+    def next_sweep_at(self) -> datetime | None:
+        """When the next sweep is due, or None when the reaper is not running."""
+        with self._lock:
+            return self._next_sweep
+
     def start(self, now: datetime, ttl_seconds: float | None = None,
               sweep_interval_ms: float | None = None) -> None:
         """Start the schedule: the first sweep is one interval after `now`.

@@ -74,6 +74,18 @@ class RetryCountedAsFailureWorker(ThreadedRuntime):
         return retried
 
 
+class ReaperSweepsAtPollsWorker(ThreadedRuntime):
+    """The reaper sweeps only when the worker polls for jobs, not when the clock reaches a
+    sweep boundary: with no dispatch, expired jobs outlive their sweep."""
+
+    def _next_sweep_at(self) -> datetime | None:
+        return None  # the poll thread never wakes for a sweep
+
+    def _poll(self) -> None:
+        self._reaper.run_due(self._clock.now())
+        super()._poll()
+
+
 def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
                     source: str) -> GalleryEntry:
     """Build the threaded backend on a broken worker, loadable as `<this module>:<name>`."""
@@ -84,7 +96,9 @@ def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
 
         def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
             return broken(self.new_store(), clock, conformance_config(settings),
-                          max_tasks=settings.max_tasks)
+                          max_tasks=settings.max_tasks,
+                          reaper_ttl_seconds=settings.reaper_ttl_seconds,
+                          reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms)
 
     BrokenBackend.name = f"gallery.{name}"
     BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
@@ -102,4 +116,6 @@ THREADED_GALLERY = (
                     "seed 004 retry delay"),
     _threaded_entry("threaded_retry_counted_as_failure", RetryCountedAsFailureWorker,
                     "RT-007", "seed 004 retry counters"),
+    _threaded_entry("threaded_reaper_sweeps_at_polls", ReaperSweepsAtPollsWorker, "RP-002",
+                    "seed 004 reaper interval"),
 )

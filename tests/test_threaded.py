@@ -340,6 +340,54 @@ def test_each_poll_beats_for_the_running_jobs(workers: Workers, clock: VirtualCl
     assert worker.health().last_heartbeat == EPOCH + timedelta(seconds=30)
 
 
+# -- the reaper ----------------------------------------------------------------------------------
+
+
+def test_the_reaper_sweeps_in_the_poll_thread_at_each_boundary(workers: Workers,
+                                                               clock: VirtualClock) -> None:
+    worker = workers.open(poll_interval=5.0)
+    job = worker.submit(decided(Succeed("done")))
+    worker.dispatch()
+    assert status(worker, job) == "succeeded"
+    worker.start_reaper(ttl_seconds=60, sweep_interval_ms=90_000)
+    clock.advance(89)
+    worker.settle()
+    assert worker.reaper_status()["sweeps"] == 0
+    clock.advance(1)  # the first boundary: the job finished 90 s ago, past its 60 s TTL
+    worker.settle()
+    assert worker.reaper_status() == {"running": True, "sweeps": 1, "failed_sweeps": 0,
+                                      "deleted": 1}
+    assert worker.get(job) is None
+
+
+def test_a_reaper_boundary_wakes_a_worker_that_polls_only_at_dispatch(
+        workers: Workers, clock: VirtualClock) -> None:
+    worker = workers.open()
+    worker.start_reaper(ttl_seconds=0, sweep_interval_ms=1_000)
+    clock.advance(3.5)  # three boundaries passed while the poll thread slept
+    worker.settle()
+    assert worker.reaper_status()["sweeps"] == 3
+    assert worker.stop_reaper() is True
+    clock.advance(10)
+    worker.settle()
+    assert worker.reaper_status()["sweeps"] == 3
+
+
+def test_the_reaper_needs_a_clock_it_can_sleep_on() -> None:
+    class FixedClock:
+        def now(self) -> datetime:
+            return EPOCH
+
+    worker = ThreadedRuntime(InMemoryJobStore(), FixedClock(),
+                             WorkerConfig(enabled=True, poll_interval=None))
+    try:
+        with pytest.raises(TypeError, match="wait_until"):
+            worker.start_reaper()
+        assert worker.reaper_status()["running"] is False
+    finally:
+        worker.close()
+
+
 # -- cancellation ---------------------------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ from jobconform.backends.protocol import (
     ADMISSION,
     IDEMPOTENCY,
     LIFECYCLE,
+    REAPER,
     REMINDERS,
     RETRY,
     Clock,
@@ -65,7 +66,7 @@ class ThreadedBackend:
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
+    capabilities = frozenset({LIFECYCLE, RETRY, REAPER, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
                               ADMISSION, LOOPS})
 
     def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
@@ -76,7 +77,9 @@ class ThreadedBackend:
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
-                               max_tasks=settings.max_tasks)
+                               max_tasks=settings.max_tasks,
+                               reaper_ttl_seconds=settings.reaper_ttl_seconds,
+                               reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms)
 
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> ThreadedAdmissionRuntime:
         return ThreadedAdmissionRuntime(self.new_admission_store(), clock, config)

@@ -14,7 +14,15 @@ from jobconform.backends.governor_protocol import GOVERNOR
 from jobconform.backends.governor_runtime import StoreGovernorRuntime
 from jobconform.backends.idempotency_service import KeyStore
 from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
-from jobconform.backends.protocol import ADMISSION, IDEMPOTENCY, LIFECYCLE, REMINDERS, RETRY, Clock
+from jobconform.backends.protocol import (
+    ADMISSION,
+    IDEMPOTENCY,
+    LIFECYCLE,
+    REAPER,
+    REMINDERS,
+    RETRY,
+    Clock,
+)
 from jobconform.backends.reminder_store import ReminderStore
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.sql.loops import SqlLoopStore
@@ -39,7 +47,7 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
+    capabilities = frozenset({LIFECYCLE, RETRY, REAPER, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
                               ADMISSION, LOOPS})
 
     def __init__(self, url: str | None = None) -> None:
