@@ -174,8 +174,9 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
     assert config == WorkerConfig(enabled=True, max_workers=3, poll_interval=None)
     backend = ThreadedBackend()
     assert (backend.name, backend.profile, backend.capabilities) == (
-        "threaded", "canonical", frozenset({"lifecycle", "retry", "idempotency", "breaker",
-                                          "governor", "reminders", "admission", "loops"}))
+        "threaded", "canonical", frozenset({"lifecycle", "retry", "reaper", "idempotency",
+                                          "breaker", "governor", "reminders", "admission",
+                                          "loops"}))
 
 
 def test_a_periodic_poll_needs_a_clock_it_can_sleep_on() -> None:
