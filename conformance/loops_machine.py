@@ -51,6 +51,14 @@ RESPONSES = ("a", " a\n", "b", "", "   ", "DONE", "x DONE y", "{{run}}")
 COSTS = (None, 0.0, 0.25, 0.5, 0.5, 1.0, 1.0, math.nan, math.inf, -math.inf, -1.0)
 TIME_STEPS = (1.0, 5.0, 10.0, 30.0)
 
+# A loop that would run on, with a short no-progress streak.
+STALLING_LOOP = LoopParameters(message="go", max_runs=6, stop_signal="DONE",
+                               no_progress_threshold=2, on_failure="continue")
+
+# A 61 s deadline: run 1 ends at 30 s, run 2 (timeout at 90 s) is in flight at 61 s.
+DEADLINE_LOOP = LoopParameters(message="go", max_runs=6, timeout_per_run_seconds=60.0,
+                               max_duration_seconds=61)
+
 costs = st.sampled_from(COSTS)
 responses = st.builds(Respond, st.one_of(st.none(), st.sampled_from(RESPONSES)), costs)
 # Mostly successes: a failure under abort ends the loop, and long loops reach the
@@ -129,6 +137,39 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
             self.counter += 1
             alias = f"l{self.counter}"
             self._run(lc.StartLoop(alias, params))
+            return alias
+
+        # A stalled loop stopped by its operator: the second identical response completes
+        # the no-progress streak at the boundary where the user stop also holds, and the
+        # stop must win (LP-012, LP-013). Random runs rarely line the two up.
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @rule(target=loops, first=st.sampled_from(("a", "x DONE y")),
+              repeated=st.sampled_from(("a", " a\n")))
+        def stalled_loop_stopped(self, first: str, repeated: str) -> str:
+            # A first response with the stop signal ends the loop at once instead (LP-005);
+            # the stop and the second run then meet an ended loop.
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, STALLING_LOOP))
+            self._run(lc.EndRun(alias, Respond(first, 0.25)))
+            self._run(lc.StopLoop(alias))
+            self._run(lc.EndRun(alias, Respond(repeated, 0.25)))
+            return alias
+
+        # A run in flight when the deadline passes finishes, and the loop ends at the
+        # boundary after it (LP-007): the deadline falls inside the second run.
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @rule(target=loops, outcome=outcomes)
+        def run_outlives_deadline(self, outcome: RunOutcome) -> str:
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, DEADLINE_LOOP))
+            self._run(lc.PassTime(30.0))
+            self._run(lc.EndRun(alias, Respond("a", 0.25)))
+            self._run(lc.PassTime(40.0))
+            self._run(lc.EndRun(alias, outcome))
             return alias
 
         # Runs end far more often than anything else happens: that is where the rules are.

@@ -42,6 +42,10 @@ ERROR_TYPES = ("ValueError", "TimeoutError", "PlanError")
 # A server's retry-after on a raised error: none, below, near and above typical delays.
 RETRY_AFTERS = st.one_of(st.none(), st.sampled_from([500.0, 3000.0, 20_000.0]))
 
+# Retries left and a delay longer than one clock step: a failed attempt stays in backoff.
+BACKOFF_POLICY = RetryPolicy(max_retries=2, retry_delay_ms=5000.0, backoff_multiplier=2.0,
+                             max_retry_delay_ms=60_000.0, non_retryable=("PlanError",))
+
 outcomes = st.one_of(
     st.builds(cmd.Succeed, st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["ok", ""]))),
     st.builds(cmd.Raise, st.sampled_from(ERROR_TYPES), st.sampled_from(["boom", "", "a: b"]),
@@ -219,6 +223,33 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                             retry_after_ms: float | None) -> None:
             job = data.draw(st.sampled_from(self._jobs_where(has_a_policy)))
             self._run(cmd.Finish(job, cmd.Raise(error_type, "try again", retry_after_ms)))
+
+        # The whole path into backoff in one rule, so that every seed and profile puts a
+        # job in backoff (RT-003) and cancels one there (RT-006), however the random rules
+        # happen to interleave: a retryable failure of a job with retries left.
+        @precondition(lambda self: self.harness.claims_retry)
+        @rule(target=jobs, then_cancel=st.booleans())
+        def fail_into_backoff(self, then_cancel: bool) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias, False, BACKOFF_POLICY))
+            self._run(cmd.Finish(alias, cmd.Raise("FlakyError", "try again")))
+            self._run(cmd.Dispatch())
+            if then_cancel:
+                self._run(cmd.Cancel(alias))
+            return alias
+
+        # A body that ignores cancellation, cancelled while it runs and then ending: the
+        # requested cancellation wins over its outcome (LC-014).
+        @rule(target=jobs, outcome=outcomes)
+        def cancel_then_finish(self, outcome: cmd.Outcome) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias, True))
+            self._run(cmd.Dispatch())
+            self._run(cmd.Cancel(alias))
+            self._run(cmd.Finish(alias, outcome))
+            return alias
 
         @precondition(lambda self: bool(self._jobs_where(is_in_backoff)))
         @rule(data=st.data())
