@@ -351,14 +351,16 @@ def spec_impact(base: str, repo: Path, backends: tuple[str, ...], no_results: bo
     for name in names:
         _backend(name)  # an unknown name stops here, before any suite runs
     results = spec_gate.impact_results(registry, live, names, work_dir, examples, _progress)
-    header = f"{'requirement':<12}{'backend':<14}" + "".join(f"{s:<18}" for s in SUITES)
+    # The backend column fits the longest name: a module:attr backend is long.
+    width = max([len("backend"), *(len(name) for name in results)]) + 2
+    header = f"{'requirement':<12}{'backend':<{width}}" + "".join(f"{s:<18}" for s in SUITES)
     click.echo("\nresults on the shipped backends:\n" + header + "\n" + "-" * len(header))
     failed = False
     for rid in sorted(live):
         for name, verdicts in results.items():
             row = verdicts.get(rid, {})
             failed |= any(v in FAILING for v in row.values())
-            click.echo(f"{rid:<12}{name:<14}"
+            click.echo(f"{rid:<12}{name:<{width}}"
                        + "".join(f"{row.get(s, '-'):<18}" for s in SUITES))
     if failed:
         sys.exit(1)

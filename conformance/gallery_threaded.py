@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from jobconform.backends.protocol import Clock, RuntimeSettings
-from jobconform.backends.store import CANCELLED, QUEUED, RUNNING, StoredJob
+from jobconform.backends.store import CANCELLED, FAILED, QUEUED, RUNNING, StoredJob
 from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime, conformance_config
 from jobconform.backends.threaded.worker import _OwnedJob
 from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.lifecycle import STUCK_ERROR
 
 
 class SerialPollWorker(ThreadedRuntime):
@@ -86,6 +87,22 @@ class ReaperSweepsAtPollsWorker(ThreadedRuntime):
         super()._poll()
 
 
+class StuckKeepsSlotWorker(ThreadedRuntime):
+    """Stuck detection fails the job in the store but never tells its pool thread, which
+    stays blocked in the silent body: the slot stays taken and queued jobs wait."""
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int:
+        with self._state:
+            failed = 0
+            for job in self._silent_jobs(job_timeout_seconds):
+                if self._store.update(job.job_id, RUNNING, status=FAILED,
+                                      finished_at=self._clock.now(),
+                                      error=STUCK_ERROR) is not None:
+                    self._count(FAILED)
+                    failed += 1
+            return failed
+
+
 def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
                     source: str) -> GalleryEntry:
     """Build the threaded backend on a broken worker, loadable as `<this module>:<name>`."""
@@ -98,7 +115,8 @@ def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
             return broken(self.new_store(), clock, conformance_config(settings),
                           max_tasks=settings.max_tasks,
                           reaper_ttl_seconds=settings.reaper_ttl_seconds,
-                          reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms)
+                          reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
+                          max_redelivery=settings.max_redelivery)
 
     BrokenBackend.name = f"gallery.{name}"
     BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
@@ -118,4 +136,6 @@ THREADED_GALLERY = (
                     "RT-007", "seed 004 retry counters"),
     _threaded_entry("threaded_reaper_sweeps_at_polls", ReaperSweepsAtPollsWorker, "RP-002",
                     "seed 004 reaper interval"),
+    _threaded_entry("threaded_stuck_keeps_slot", StuckKeepsSlotWorker, "LC-010",
+                    "seed 000 stuck detection"),
 )

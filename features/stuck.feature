@@ -67,6 +67,22 @@ Feature: Stuck-job detection
     And the counters show 1 processed, 1 failed, 0 cancelled
     And the health shows 0 queued, 0 running, 1 in total
 
+  @ST-002 @LC-010
+  Scenario: A job failed as stuck frees its worker slot for the next queued job
+    Given a runtime with 1 worker slot
+    And jobs "a, b" are submitted
+    And the runtime dispatches
+    When 61 seconds pass
+    And stuck jobs are detected with a timeout of 60 seconds
+    Then 1 job was failed as stuck
+    And job "b" is queued
+    When the runtime dispatches
+    Then job "b" is running
+    And job "b" started at second 61
+    When job "b" returns "done"
+    Then job "b" is succeeded
+    And job "b" has the result "done"
+
   @ST-002 @RT-001
   Scenario: A job is failed as stuck whatever its retry policy
     Given job "a" is submitted with 3 retries

@@ -77,6 +77,20 @@ A Job Silent For 61 Seconds Is Failed As Stuck With A Timeout Of 60
     Counters Should Show    processed=1    failed=1    cancelled=0
     Health Should Show    queued=0    running=0    total=1
 
+A Job Failed As Stuck Frees Its Worker Slot For The Next Queued Job
+    [Tags]    ST-002    LC-010
+    Start Runtime    slots=1
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Advance Clock    61
+    Stuck Detection Should Fail    60    1
+    Job Status Should Be    b    queued
+    Dispatch
+    Job Status Should Be    b    running
+    Job Returns    b    "done"
+    Job Result Should Be    b    "done"
+
 A Job Is Failed As Stuck Whatever Its Retry Policy
     [Tags]    ST-002    RT-001
     Start Runtime

@@ -56,6 +56,7 @@ from jobconform.reference.commands import (
     Submit,
     Succeed,
 )
+from jobconform.reference.lifecycle import STUCK_ERROR
 from jobconform.spec import load_registry
 
 SAFETY = 10.0  # real seconds; only a guard against a hung test
@@ -75,8 +76,10 @@ class Workers:
         self.opened: list[ThreadedRuntime] = []
 
     def open(self, store: InMemoryJobStore | None = None, slots: int = 2,
-             poll_interval: float | None = None, **options: Any) -> ThreadedRuntime:
-        config = WorkerConfig(enabled=True, max_workers=slots, poll_interval=poll_interval)
+             poll_interval: float | None = None, poll_beats_jobs: bool = True,
+             **options: Any) -> ThreadedRuntime:
+        config = WorkerConfig(enabled=True, max_workers=slots, poll_interval=poll_interval,
+                              poll_beats_jobs=poll_beats_jobs)
         worker = ThreadedRuntime(store if store is not None else InMemoryJobStore(),
                                  self.clock, config, **options)
         self.opened.append(worker)
@@ -171,12 +174,13 @@ def test_a_disabled_worker_refuses_to_start(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
     config = conformance_config(RuntimeSettings(max_concurrent=3, max_tasks=None))
-    assert config == WorkerConfig(enabled=True, max_workers=3, poll_interval=None)
+    assert config == WorkerConfig(enabled=True, max_workers=3, poll_interval=None,
+                                  poll_beats_jobs=False)
     backend = ThreadedBackend()
     assert (backend.name, backend.profile, backend.capabilities) == (
-        "threaded", "canonical", frozenset({"lifecycle", "retry", "reaper", "idempotency",
-                                          "breaker", "governor", "reminders", "admission",
-                                          "loops"}))
+        "threaded", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper",
+                                          "redelivery", "idempotency", "breaker", "governor",
+                                          "reminders", "admission", "loops"}))
 
 
 def test_a_periodic_poll_needs_a_clock_it_can_sleep_on() -> None:
@@ -339,6 +343,76 @@ def test_each_poll_beats_for_the_running_jobs(workers: Workers, clock: VirtualCl
                                                           EPOCH + timedelta(seconds=30))
     assert record.worker_id == worker.worker_id
     assert worker.health().last_heartbeat == EPOCH + timedelta(seconds=30)
+
+
+# -- stuck jobs and re-delivery --------------------------------------------------------------------
+
+
+def test_a_silent_body_is_failed_as_stuck_and_its_slot_is_freed(workers: Workers,
+                                                                clock: VirtualClock) -> None:
+    worker = workers.open(slots=1, poll_beats_jobs=False)
+    silent = TaskScript()
+    stuck = worker.submit(silent)
+    worker.dispatch()
+    clock.advance(30)
+    worker.dispatch()  # this poll does not beat for the job: only its body would
+    clock.advance(31)
+    assert worker.detect_stuck(60) == 1
+    record = worker.get(stuck)
+    assert record is not None and (record.status, record.error) == (FAILED, STUCK_ERROR)
+    after = worker.submit(decided(Succeed("next")))
+    worker.dispatch()  # the stuck job's pool thread let go of the only slot
+    assert worker.get_result(after) == "next"
+    silent.decide(Succeed("late"))  # the body ends after all: nothing changes
+    worker.settle()
+    assert worker.get(stuck) == record
+    assert (worker.health().processed, worker.health().failed) == (2, 1)
+
+
+def test_a_heartbeat_keeps_a_job_from_being_stuck(workers: Workers,
+                                                  clock: VirtualClock) -> None:
+    worker = workers.open(slots=1, poll_beats_jobs=False)
+    job = worker.submit(TaskScript())
+    worker.dispatch()
+    clock.advance(50)
+    worker.heartbeat(job)
+    clock.advance(50)
+    assert worker.detect_stuck(60) == 0
+    assert status(worker, job) == RUNNING
+
+
+def test_an_expired_lease_requeues_the_job_and_the_cap_parks_it(workers: Workers,
+                                                                clock: VirtualClock) -> None:
+    worker = workers.open(slots=1, poll_beats_jobs=False, max_redelivery=1)
+    script = TaskScript()
+    job = worker.submit(script)
+    worker.dispatch()
+    clock.advance(31)
+    assert worker.expire_leases(30) == {"requeued": 1, "parked": 0}
+    record = worker.get(job)
+    assert record is not None and (record.status, record.redelivery_count) == (QUEUED, 1)
+    worker.dispatch()  # the same body runs again, in a new pool thread
+    assert status(worker, job) == RUNNING
+    clock.advance(31)
+    assert worker.expire_leases(30) == {"requeued": 0, "parked": 1}
+    parked = worker.get(job)
+    assert parked is not None and (parked.status, parked.poisoned) == (FAILED, True)
+    assert worker.operator_alerts() == [job]
+
+
+def test_a_redelivered_job_runs_to_its_new_outcome(workers: Workers,
+                                                   clock: VirtualClock) -> None:
+    worker = workers.open(slots=1, poll_beats_jobs=False)
+    script = TaskScript()
+    job = worker.submit(script)
+    worker.dispatch()
+    clock.advance(31)
+    worker.expire_leases(30)
+    worker.dispatch()
+    script.decide(Succeed("second delivery"))
+    worker.settle()
+    assert worker.get_result(job) == "second delivery"
+    assert (worker.health().processed, worker.health().failed) == (1, 0)
 
 
 # -- the reaper ----------------------------------------------------------------------------------

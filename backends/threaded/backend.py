@@ -2,9 +2,11 @@
 
 The conformance harness drives it with a virtual clock. The worker polls only at dispatch
 points (`poll_interval=None`), because the oracle starts jobs only there; its pool has as
-many threads as the check's `max_concurrent`. The environment's JOBCONFORM_ASYNC_*
-variables configure real deployments, not conformance runs, so that a run depends on its
-seed alone.
+many threads as the check's `max_concurrent`. Its polls do not beat for the running jobs:
+heartbeats are the bodies' own (`heartbeat(job_id)`), so a job is stuck, or its lease
+expires, when its body falls silent, as the spec and the oracle have it. The environment's
+JOBCONFORM_ASYNC_* variables configure real deployments, not conformance runs, so that a
+run depends on its seed alone.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ from jobconform.backends.protocol import (
     IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
+    REDELIVERY,
     REMINDERS,
     RETRY,
+    STUCK,
     Clock,
     RuntimeSettings,
 )
@@ -57,7 +61,8 @@ def waitable(clock: Clock) -> WaitableClock:
 
 def conformance_config(settings: RuntimeSettings) -> WorkerConfig:
     """The worker configuration for one conformance check."""
-    return WorkerConfig(enabled=True, max_workers=settings.max_concurrent, poll_interval=None)
+    return WorkerConfig(enabled=True, max_workers=settings.max_concurrent, poll_interval=None,
+                        poll_beats_jobs=False)
 
 
 class ThreadedBackend:
@@ -66,8 +71,8 @@ class ThreadedBackend:
 
     name = "threaded"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, REAPER, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
-                              ADMISSION, LOOPS})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
+                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS})
 
     def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
         """Loops whose runs execute on threads of their own, over an in-memory store that
@@ -79,7 +84,8 @@ class ThreadedBackend:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
                                max_tasks=settings.max_tasks,
                                reaper_ttl_seconds=settings.reaper_ttl_seconds,
-                               reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms)
+                               reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
+                               max_redelivery=settings.max_redelivery)
 
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> ThreadedAdmissionRuntime:
         return ThreadedAdmissionRuntime(self.new_admission_store(), clock, config)

@@ -57,6 +57,10 @@ class WorkerConfig:
             dispatch points (the conformance backend: the oracle starts jobs only there).
         job_timeout: seconds without a heartbeat after which a running job is stuck.
         job_ttl: seconds a finished job is retained before `cleanup_expired` removes it.
+        poll_beats_jobs: each poll records a heartbeat for every job the worker runs (seed
+            000). False leaves heartbeats to the bodies (`heartbeat(job_id)`), so a job is
+            stuck when its body falls silent: the conformance backend runs it so, as the
+            spec's heartbeats are the body's (ST-001).
 
     Raises:
         WorkerConfigError: a value out of range.
@@ -67,6 +71,7 @@ class WorkerConfig:
     poll_interval: float | None = 1.0
     job_timeout: int = 3600
     job_ttl: int = 86_400
+    poll_beats_jobs: bool = True
 
     def __post_init__(self) -> None:
         _check_count(self.max_workers, "max_workers")

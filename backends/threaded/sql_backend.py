@@ -19,8 +19,10 @@ from jobconform.backends.protocol import (
     IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
+    REDELIVERY,
     REMINDERS,
     RETRY,
+    STUCK,
     Clock,
 )
 from jobconform.backends.reminder_store import ReminderStore
@@ -47,8 +49,8 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     name = "threaded+sql"
     profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, REAPER, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
-                              ADMISSION, LOOPS})
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
+                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)

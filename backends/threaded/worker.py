@@ -48,7 +48,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.reaper import Reaper
+from jobconform.backends.reaper import OperatorAlerts, Reaper
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -63,7 +63,7 @@ from jobconform.backends.threaded.clock import SystemClock, WaitableClock
 from jobconform.backends.threaded.config import ENABLED_ENV, WorkerConfig
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import JsonValue
+from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR, JsonValue
 
 # A real-time bound on settle and dispatch. It never lets time pass for the worker (the
 # clock is virtual); it only turns a hung worker into an error, well before the harness's
@@ -103,6 +103,7 @@ class CancellationToken:
         self._script = script
         self.requested = False
         self.interrupted = False
+        self.abandoned = False  # the worker let go of the job: the thread writes nothing
 
     def request(self) -> None:
         self.requested = True
@@ -112,10 +113,17 @@ class CancellationToken:
         self.interrupted = True
         self._script.wake()
 
+    def abandon(self) -> None:
+        """The job was failed as stuck, re-delivered or parked: release the body, and let
+        the thread end without recording anything (the job is no longer its own)."""
+        self.abandoned = True
+        self._script.wake()
+
     @property
     def releases_body(self) -> bool:
         """The body must stop waiting for its decision."""
-        return self.interrupted or (self.requested and self._script.honours_cancellation)
+        return (self.interrupted or self.abandoned
+                or (self.requested and self._script.honours_cancellation))
 
     @property
     def is_cancelled(self) -> bool:
@@ -175,6 +183,7 @@ class ThreadedRuntime:
             handlers come back when the worker stops.
         reaper_ttl_seconds, reaper_sweep_interval_ms: the reaper's defaults when
             `start_reaper` is called without them (RP-002).
+        max_redelivery: lease expiries a job may have before it is parked (RD-002).
 
     Raises:
         WorkerDisabled: `config.enabled` is false.
@@ -192,7 +201,8 @@ class ThreadedRuntime:
                  settle_limit: float = SETTLE_LIMIT_SECONDS,
                  install_signal_handlers: bool = False,
                  reaper_ttl_seconds: float = 3600.0,
-                 reaper_sweep_interval_ms: float = 300_000.0) -> None:
+                 reaper_sweep_interval_ms: float = 300_000.0,
+                 max_redelivery: int = 3) -> None:
         self._config = config if config is not None else WorkerConfig.from_environment()
         if not self._config.enabled:
             raise WorkerDisabled(f"asynchronous execution is disabled; set {ENABLED_ENV}=1"
@@ -219,6 +229,8 @@ class ThreadedRuntime:
         self._last_heartbeat: datetime | None = None
         self._crashes: list[str] = []
         self._reaper = self.reaper_type(store, reaper_ttl_seconds, reaper_sweep_interval_ms)
+        self._max_redelivery = max_redelivery
+        self._alerts = OperatorAlerts()
         self.processed = 0
         self.failed = 0
         self.cancelled = 0
@@ -372,7 +384,10 @@ class ThreadedRuntime:
         """Record that this worker and each job it runs are alive."""
         self._last_heartbeat = now
         for job_id, owned in self._owned.items():
-            beaten = self._store.update(job_id, RUNNING, last_heartbeat=now)
+            if self._config.poll_beats_jobs:
+                beaten = self._store.update(job_id, RUNNING, last_heartbeat=now)
+            else:
+                beaten = self._store.get(job_id)
             # A canceller in another process can only reach the owner through the store.
             if beaten is not None and beaten.cancel_requested and not owned.token.requested:
                 owned.token.request()
@@ -421,6 +436,8 @@ class ThreadedRuntime:
             except Exception as error:  # the body's own failure, never the worker's
                 raised = error
         with self._state:
+            if token.abandoned:
+                return  # failed as stuck, re-delivered or parked meanwhile
             if token.is_cancelled:
                 self._end(job_id, CANCELLED)
             elif raised is not None:
@@ -483,6 +500,79 @@ class ThreadedRuntime:
         self.processed += 1
         if status == FAILED:
             self.failed += 1
+
+    # -- heartbeats, stuck jobs and re-delivery (ST-001..ST-004, RD-001..RD-005) ---------------
+
+    def heartbeat(self, job_id: str) -> None:
+        """The job's body reports progress; only a running job's heartbeat counts."""
+        self._store.update(job_id, RUNNING, last_heartbeat=self._clock.now())
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int:
+        """Fail every running job silent for more than the timeout, this worker's or a
+        dead worker's, and free the pool threads of this worker's; return how many."""
+        with self._state:
+            failed = 0
+            for job in self._silent_jobs(job_timeout_seconds):
+                ended = self._store.update(job.job_id, RUNNING, status=FAILED,
+                                           finished_at=self._clock.now(), error=STUCK_ERROR)
+                if ended is not None:
+                    self._count(FAILED)
+                    failed += 1
+                    self._let_go(job.job_id)
+            return failed
+
+    def expire_leases(self, lease_seconds: float) -> dict[str, int]:
+        """Re-queue, or at the cap park, every running job silent past the lease."""
+        with self._state:
+            requeued = parked = 0
+            for job in self._silent_jobs(lease_seconds):
+                if job.redelivery_count < self._max_redelivery:
+                    requeued += self._redeliver(job)
+                else:
+                    parked += self._park(job)
+            return {"requeued": requeued, "parked": parked}
+
+    def operator_alerts(self) -> list[str]:
+        return self._alerts.job_ids()
+
+    def _silent_jobs(self, seconds: float) -> list[StoredJob]:
+        """Running jobs whose last heartbeat is strictly before now - seconds (ST-003)."""
+        cutoff = self._clock.now() - timedelta(seconds=seconds)
+        return [job for job in self._store.list(RUNNING)
+                if job.last_heartbeat is not None and job.last_heartbeat < cutoff]
+
+    def _redeliver(self, job: StoredJob) -> int:
+        """Back to the queue under the same id, one more re-delivery counted (RD-001); the
+        next claim here runs the same body again, waiting for a new decision."""
+        requeued = self._store.update(job.job_id, RUNNING, status=QUEUED, worker_id=None,
+                                      redelivery_count=job.redelivery_count + 1)
+        if requeued is None:
+            return 0
+        owned = self._let_go(job.job_id)
+        if owned is not None:
+            owned.script.next_attempt()
+            self._scripts[job.job_id] = owned.script
+        return 1
+
+    def _park(self, job: StoredJob) -> int:
+        """Alert the operator first (once per id), then fail the job as poison (RD-003)."""
+        self._alerts.raise_once(job.job_id)
+        parked = self._store.update(job.job_id, RUNNING, status=FAILED, alerted=True,
+                                    poisoned=True, error=POISON_ERROR,
+                                    finished_at=self._clock.now())
+        if parked is None:
+            return 0
+        self._count(FAILED)
+        self._let_go(job.job_id)
+        return 1
+
+    def _let_go(self, job_id: str) -> _OwnedJob | None:
+        """Stop owning a job that someone else ended or re-queued: its slot is free at once,
+        and its pool thread ends without writing (caller holds `_state`)."""
+        owned = self._owned.pop(job_id, None)
+        if owned is not None:
+            owned.token.abandon()
+        return owned
 
     # -- the reaper (RP-001..RP-007) ---------------------------------------------------------
 
