@@ -1,6 +1,7 @@
 """Flake hunt: the conformance suites on the threaded backend, many runs in a row.
 
 Usage: python benchmarks/flake_threaded.py [--runs 30] [--first-seed 0] [--backend threaded]
+       [-- OPTIONS OF jobconform run, e.g. --suite hypothesis --examples 50]
 
 Each run is `jobconform run --backend BACKEND --seed N` in a process of its own, with seeds
 N = first-seed, first-seed + 1, ... The threaded backend runs jobs in real threads, so a race
@@ -54,12 +55,12 @@ class Run:
         return "untested only" if self.untested else "pass"
 
 
-def run_once(backend: str, seed: int) -> Run:
+def run_once(backend: str, seed: int, run_options: list[str]) -> Run:
     with tempfile.TemporaryDirectory() as report_dir:
         started = time.perf_counter()
         finished = subprocess.run(
             [sys.executable, "-m", "jobconform.conformance.cli", "run", "--backend", backend,
-             "--seed", str(seed), "--report-dir", report_dir],
+             "--seed", str(seed), "--report-dir", report_dir, *run_options],
             capture_output=True, text=True, check=False)
         seconds = time.perf_counter() - started
         texts = [finished.stdout, finished.stderr] + [
@@ -83,10 +84,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--backend", default="threaded")
+    parser.add_argument("run_options", nargs=argparse.REMAINDER,
+                        help="after --: options for every `jobconform run`")
     args = parser.parse_args()
+    run_options = [option for option in args.run_options if option != "--"]
     runs = []
     for seed in range(args.first_seed, args.first_seed + args.runs):
-        run = run_once(args.backend, seed)
+        run = run_once(args.backend, seed, run_options)
         runs.append(run)
         details = "".join(f"; {label}: {', '.join(ids)}" for label, ids in (
             ("failed", run.failed), ("untested", run.untested)) if ids)
@@ -95,7 +99,8 @@ def main() -> None:
     failed = [run for run in runs if run.verdict == "FAILED"]
     expired = [run for run in runs if run.safety_limit_expired]
     untested_only = [run for run in runs if run.verdict == "untested only"]
-    print(f"\n{len(runs)} runs of {args.backend!r}: {len(failed)} failed,"
+    options = f" with {' '.join(run_options)}" if run_options else ""
+    print(f"\n{len(runs)} runs of {args.backend!r}{options}: {len(failed)} failed,"
           f" {len(expired)} safety-limit expiries, {len(untested_only)} with untested"
           f" requirements only; wall time median {statistics.median(r.seconds for r in runs):.1f}"
           f" s, max {max(r.seconds for r in runs):.1f} s")
