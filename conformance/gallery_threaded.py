@@ -103,6 +103,19 @@ class StuckKeepsSlotWorker(ThreadedRuntime):
             return failed
 
 
+class RedeliveryDropsBodyWorker(ThreadedRuntime):
+    """An expired lease re-queues the job but does not hand its body back to the queue, so
+    the next claim has nothing to run and fails the job."""
+
+    def _redeliver(self, job: StoredJob) -> int:
+        requeued = self._store.update(job.job_id, RUNNING, status=QUEUED, worker_id=None,
+                                      redelivery_count=job.redelivery_count + 1)
+        if requeued is None:
+            return 0
+        self._let_go(job.job_id)
+        return 1
+
+
 def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
                     source: str) -> GalleryEntry:
     """Build the threaded backend on a broken worker, loadable as `<this module>:<name>`."""
@@ -138,4 +151,6 @@ THREADED_GALLERY = (
                     "seed 004 reaper interval"),
     _threaded_entry("threaded_stuck_keeps_slot", StuckKeepsSlotWorker, "LC-010",
                     "seed 000 stuck detection"),
+    _threaded_entry("threaded_redelivery_drops_body", RedeliveryDropsBodyWorker, "RD-001",
+                    "seed 002 §10.13: re-queue under the same id"),
 )

@@ -245,7 +245,7 @@ def test_a_threaded_runtime_behind_the_pipe_agrees_with_the_oracle(
     # The child serves the threaded worker: bodies block in real pool threads until the
     # decisions carried by the kit's requests wake them.
     backend = ProcessBackend(command=[*reference_child_command(), "--backend", "threaded"])
-    assert backend.capabilities == frozenset({"lifecycle", "retry"})
+    assert backend.capabilities == frozenset({"lifecycle", "retry", "stuck"})
     harness = Harness(backend, canonical, registry, max_concurrent=2)
     harness.run_all([
         cmd.Submit("a"), cmd.Submit("b", ignores_cancel=True), cmd.Submit("c"), cmd.Dispatch(),

@@ -108,11 +108,11 @@ def test_a_run_writes_markdown_the_step_summary_and_progress(tmp_path: Path) -> 
     step_summary = tmp_path / "step.md"
     step_summary.write_text("earlier step\n")
     result = CliRunner().invoke(
-        main, ["run", "--backend", BROKEN, "--suite", "behave", "--suite", "robot",
+        main, ["run", "--backend", BROKEN, "--suite", "behave",
                "--report-dir", str(tmp_path), "--markdown", str(tmp_path / "summary.md")],
         env={"GITHUB_STEP_SUMMARY": str(step_summary)})
     assert result.exit_code == 1
-    assert "[1/2] behave: running against" in result.stderr
+    assert "[1/1] behave: running against" in result.stderr
     assert "failed" in result.stderr.splitlines()[-1]
     markdown = (tmp_path / "summary.md").read_text()
     assert "| LC-015 | MUST |" in markdown
@@ -122,16 +122,15 @@ def test_a_run_writes_markdown_the_step_summary_and_progress(tmp_path: Path) -> 
 
 def test_rerun_failed_runs_only_what_failed(tmp_path: Path) -> None:
     first = tmp_path / "first"
-    CliRunner().invoke(main, ["run", "--backend", BROKEN, "--suite", "behave", "--suite",
-                              "robot", "--report-dir", str(first)])
+    CliRunner().invoke(main, ["run", "--backend", BROKEN, "--suite", "behave",
+                              "--report-dir", str(first)])
     earlier = json.loads((first / "report.json").read_text())
     failed = {rid for rid, body in earlier["requirements"].items()
               if "fail" in body["suites"].values()}
     assert "LC-015" in failed
     second = tmp_path / "second"
     result = CliRunner().invoke(main, ["run", "--rerun-failed", str(first / "report.json"),
-                                       "--suite", "behave", "--suite", "robot",
-                                       "--report-dir", str(second)])
+                                       "--suite", "behave", "--report-dir", str(second)])
     assert result.exit_code == 1
     rerun = json.loads((second / "report.json").read_text())
     assert rerun["backend"] == BROKEN and set(rerun["rerun_of"]) == failed

@@ -33,7 +33,7 @@ def found(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report folder of a Hypothesis run that found late_completion's bug."""
     folder = tmp_path_factory.mktemp("found")
     result = CliRunner().invoke(main, ["run", "--backend", BROKEN, "--suite", "hypothesis",
-                                       "--report-dir", str(folder)])
+                                       "--examples", "50", "--report-dir", str(folder)])
     assert result.exit_code == 1, result.output
     return folder
 
