@@ -6,11 +6,11 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from jobconform.backends.protocol import ADMISSION, KNOWN_CAPABILITIES, Backend
+from jobconform.backends.protocol import Backend
+from jobconform.spec.areas import areas
 
 ENTRY_POINT_GROUP = "jobconform.backends"
 # Areas whose runtime a backend opens with its own `open_<area>(clock, config, ...)`.
-AREA_OPENERS = frozenset({"breaker", "governor", "idempotency", "reminders", ADMISSION, "loops"})
 
 
 class BackendLoadError(LookupError):
@@ -85,18 +85,18 @@ def check_backend(backend: object, name: str) -> Backend:
             " see jobconform.backends.protocol.Backend for what an adapter provides"
         )
     assert isinstance(backend, Backend)
-    unknown = set(backend.capabilities) - KNOWN_CAPABILITIES
+    known = {area.name: area for area in areas()}
+    unknown = set(backend.capabilities) - known.keys()
     if unknown:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
-            f" known: {sorted(KNOWN_CAPABILITIES)}"
+            f" known: {sorted(known)}"
         )
-    for area in sorted(AREA_OPENERS & set(backend.capabilities)):
-        opener = f"open_{area}"
-        if not callable(getattr(backend, opener, None)):
+    for area in sorted(backend.capabilities):
+        opener = known[area].opener
+        if opener is not None and not callable(getattr(backend, opener, None)):
             raise BackendLoadError(
                 f"backend {name!r} claims the {area} area but has no method {opener}(clock,"
-                f" config, ...); add it (see jobconform.backends.{area}_protocol) or stop"
-                f" claiming {area!r}"
+                f" config, ...); add it (see {known[area].protocol}) or stop claiming {area!r}"
             )
     return backend

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from jobconform.backends.admission_runtime import AdmissionService
-from jobconform.backends.breaker_protocol import BREAKER
-from jobconform.backends.breaker_runtime import StoreBreakerRuntime
-from jobconform.backends.governor_protocol import GOVERNOR
-from jobconform.backends.governor_runtime import StoreGovernorRuntime, open_memory_governor
-from jobconform.backends.idempotency_protocol import IdempotencyConfig
-from jobconform.backends.idempotency_service import IdempotencyService
-from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
-from jobconform.backends.memory_admission import open_memory_admission
-from jobconform.backends.memory_breaker import open_memory_breaker
-from jobconform.backends.memory_idempotency import open_memory_idempotency
-from jobconform.backends.memory_loops import StepLoopRuntime
-from jobconform.backends.memory_reminders import open_memory_reminders
+from jobconform.backends.admission.memory import open_memory_admission
+from jobconform.backends.admission.runtime import AdmissionService
+from jobconform.backends.breaker.memory import open_memory_breaker
+from jobconform.backends.breaker.protocol import BREAKER
+from jobconform.backends.breaker.runtime import StoreBreakerRuntime
+from jobconform.backends.governor.protocol import GOVERNOR
+from jobconform.backends.governor.runtime import StoreGovernorRuntime, open_memory_governor
+from jobconform.backends.idempotency.memory import open_memory_idempotency
+from jobconform.backends.idempotency.protocol import IdempotencyConfig
+from jobconform.backends.idempotency.service import IdempotencyService
+from jobconform.backends.loops.memory import StepLoopRuntime
+from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
 from jobconform.backends.protocol import (
     ADMISSION,
     IDEMPOTENCY,
@@ -27,13 +26,14 @@ from jobconform.backends.protocol import (
     Clock,
     RuntimeSettings,
 )
-from jobconform.backends.reminder_runtime import StepReminderRuntime
-from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
+from jobconform.backends.reminders.memory import open_memory_reminders
+from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
+from jobconform.backends.reminders.runtime import StepReminderRuntime
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
 from jobconform.reference.admission import AdmissionConfig
-from jobconform.reference.breaker import BreakerSettings
-from jobconform.reference.governor import GovernorSettings
+from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.reference.governor.oracle import GovernorSettings
 
 
 class MemoryRuntime(StepRuntime):

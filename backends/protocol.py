@@ -30,10 +30,6 @@ REDELIVERY = "redelivery"
 IDEMPOTENCY = "idempotency"
 REMINDERS = "reminders"
 ADMISSION = "admission"
-KNOWN_CAPABILITIES = frozenset({
-    LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, "loops", "breaker", "governor", IDEMPOTENCY,
-    ADMISSION, REMINDERS,
-})
 
 
 class JobNotFound(KeyError):

@@ -15,7 +15,7 @@ import tempfile
 import time
 
 from jobconform.backends.loading import load_backend
-from jobconform.conformance.machine import run_machine
+from jobconform.conformance.lifecycle.machine import run_machine
 from jobconform.spec import load_registry
 
 

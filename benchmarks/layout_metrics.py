@@ -6,7 +6,7 @@ tox.ini), not tests, docs or examples:
 
 - total lines of those files;
 - files per area: files whose path names the area (`conformance/breaker/harness.py`,
-  `conformance/breaker_harness.py`, `spec/breaker.yaml`, ...);
+  `conformance/breaker/harness.py`, `spec/breaker.yaml`, ...);
 - places naming an area outside its own files: lines of other files whose code names the
   area (an identifier or a module path such as `breaker_harness`, `BREAKER`,
   `open_breaker`); comments, docstrings and prose files (.md, .feature) do not count. Each

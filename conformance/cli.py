@@ -31,10 +31,10 @@ from jobconform.conformance.report import (
 )
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
 from jobconform.conformance.selftest import (
-    GALLERY,
     SELFTEST_EXAMPLES,
     check_entry,
     format_catches,
+    gallery,
 )
 from jobconform.conformance.trace import TraceError, read_trace, replay, to_gherkin, trace_name
 from jobconform.spec import Registry, SpecError, load_registry, spec_files
@@ -240,7 +240,7 @@ def list_command(what: str) -> None:
             click.echo(f"  {requirement.id}  {requirement.level:<6} {requirement.title}")
     if what in ("all", "gallery"):
         click.echo("self-test gallery:")
-        for entry in GALLERY:
+        for entry in gallery():
             click.echo(f"  {entry.name:<28} expects {entry.catches}: {entry.bug}")
 
 
@@ -257,12 +257,12 @@ def selftest(suites: tuple[str, ...], only: tuple[str, ...], seed: int, examples
              work_dir: Path) -> None:
     """Prove that every deliberately broken backend in the gallery is caught."""
     registry = _registry()
-    known = {entry.name for entry in GALLERY}
+    known = {entry.name for entry in gallery()}
     unknown = set(only) - known
     if unknown:
         raise click.BadParameter(f"unknown gallery entries {sorted(unknown)};"
                                  f" known: {', '.join(sorted(known))}", param_hint="--only")
-    entries = [entry for entry in GALLERY if not only or entry.name in only]
+    entries = [entry for entry in gallery() if not only or entry.name in only]
     missed = []
     for entry in entries:
         catches = check_entry(entry, registry, work_dir, suites or SUITES, seed, examples)

@@ -1,39 +1,21 @@
-"""The Hypothesis machines, one per group of areas, and which areas each needs.
+"""The Hypothesis machines, read from the registry of areas.
 
 The runner runs every machine whose areas the backend claims and the profile has (at
-least one of them), one case per machine. An area beyond the job lifecycle adds its own
-machine here; a machine returns a `MachineRun`, whose `divergence` holds the shrunk
-counterexample on failure.
+least one of them), one case per machine. An area declares its machine in its `Area`
+(`jobconform.spec.areas`); a machine returns a `MachineRun`, whose `divergence` holds the
+shrunk counterexample on failure.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
-from jobconform.backends.breaker_protocol import BREAKER
-from jobconform.backends.governor_protocol import GOVERNOR
-from jobconform.backends.loops_protocol import LOOPS
-from jobconform.backends.protocol import (
-    ADMISSION,
-    IDEMPOTENCY,
-    LIFECYCLE,
-    REAPER,
-    REDELIVERY,
-    REMINDERS,
-    RETRY,
-    STUCK,
-    Backend,
-)
-from jobconform.conformance.admission_machine import run_admission_machine
-from jobconform.conformance.breaker_machine import run_breaker_machine
-from jobconform.conformance.governor_machine import run_governor_machine
-from jobconform.conformance.idempotency_machine import run_idempotency_machine
-from jobconform.conformance.loops_machine import run_loops_machine
-from jobconform.conformance.machine import MachineRun, run_machine
-from jobconform.conformance.reaper_machine import make_reaper_machine
-from jobconform.conformance.reminders_machine import run_reminder_machine
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.machine_runner import MachineRun
 from jobconform.spec import Profile, Registry
+from jobconform.spec.areas import AreaMachine, areas, load_attribute
 
 MachineFunction = Callable[[Backend, Profile, Registry, int, int], MachineRun]
 
@@ -42,63 +24,22 @@ MachineFunction = Callable[[Backend, Profile, Registry, int, int], MachineRun]
 class MachineEntry:
     name: str
     areas: frozenset[str]  # the machine runs when the backend claims any of these
-    run: MachineFunction
+    function: str  # `module:function`, loaded when the machine runs
 
     def applies_to(self, backend: Backend, profile: Profile) -> bool:
         """The backend claims one of the machine's areas and the profile has it."""
         return bool(self.areas & frozenset(backend.capabilities) & profile.areas)
 
-
-def _lifecycle(backend: Backend, profile: Profile, registry: Registry, seed: int,
-               examples: int) -> MachineRun:
-    return run_machine(backend, profile, registry, seed=seed, examples=examples)
-
-
-def _reaper(backend: Backend, profile: Profile, registry: Registry, seed: int,
+    def run(self, backend: Backend, profile: Profile, registry: Registry, seed: int,
             examples: int) -> MachineRun:
-    return run_machine(backend, profile, registry, seed=seed, examples=examples,
-                       factory=make_reaper_machine)
+        function = cast(MachineFunction, load_attribute(self.function))
+        return function(backend, profile, registry, seed, examples)
 
 
-def _idempotency(backend: Backend, profile: Profile, registry: Registry, seed: int,
-                 examples: int) -> MachineRun:
-    return run_idempotency_machine(backend, profile, registry, seed=seed, examples=examples)
-
-def _breaker(backend: Backend, profile: Profile, registry: Registry, seed: int,
-             examples: int) -> MachineRun:
-    return run_breaker_machine(backend, profile, registry, seed=seed, examples=examples)
+def _entry(machine: AreaMachine) -> MachineEntry:
+    return MachineEntry(machine.title, machine.covers, machine.run)
 
 
-def _governor(backend: Backend, profile: Profile, registry: Registry, seed: int,
-              examples: int) -> MachineRun:
-    return run_governor_machine(backend, profile, registry, seed=seed, examples=examples)
-
-
-def _reminders(backend: Backend, profile: Profile, registry: Registry, seed: int,
-               examples: int) -> MachineRun:
-    return run_reminder_machine(backend, profile, registry, seed=seed, examples=examples)
-
-
-def _admission(backend: Backend, profile: Profile, registry: Registry, seed: int,
-               examples: int) -> MachineRun:
-    return run_admission_machine(backend, profile, registry, seed=seed, examples=examples)
-
-
-def _loops(backend: Backend, profile: Profile, registry: Registry, seed: int,
-           examples: int) -> MachineRun:
-    if LOOPS not in profile.areas:
-        return MachineRun()  # the profile has no loops: its requirements are n/a
-    return run_loops_machine(backend, profile, registry, seed=seed, examples=examples)
-
-
-MACHINES: tuple[MachineEntry, ...] = (
-    # The lifecycle machine also drives retries and heartbeats when the backend claims them.
-    MachineEntry("lifecycle machine", frozenset({LIFECYCLE, RETRY, STUCK}), _lifecycle),
-    MachineEntry("reaper and re-delivery machine", frozenset({REAPER, REDELIVERY}), _reaper),
-    MachineEntry("idempotency machine", frozenset({IDEMPOTENCY}), _idempotency),
-    MachineEntry("breaker machine", frozenset({BREAKER}), _breaker),
-    MachineEntry("governor machine", frozenset({GOVERNOR}), _governor),
-    MachineEntry("reminders machine", frozenset({REMINDERS}), _reminders),
-    MachineEntry("admission machine", frozenset({ADMISSION}), _admission),
-    MachineEntry("loops machine", frozenset({LOOPS}), _loops),
-)
+def machines() -> tuple[MachineEntry, ...]:
+    """Every area's machine, in the order the areas are registered."""
+    return tuple(_entry(area.machine) for area in areas() if area.machine is not None)

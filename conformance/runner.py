@@ -26,7 +26,7 @@ from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import AdapterError
-from jobconform.conformance.machines import MACHINES, MachineEntry
+from jobconform.conformance.machines import MachineEntry, machines
 from jobconform.conformance.trace import (
     to_gherkin,
     trace_from_divergence,
@@ -34,6 +34,7 @@ from jobconform.conformance.trace import (
     write_trace,
 )
 from jobconform.spec import Profile, Registry
+from jobconform.spec.areas import areas
 
 SUITES = ("behave", "robot", "hypothesis")
 REQUIREMENT_ID = re.compile(r"\b[A-Z]{2,4}-\d{3}\b")
@@ -110,6 +111,20 @@ def suite_folder(package: str) -> Path:
     return Path(locations[0])
 
 
+def _area_folder(location: str) -> Path:
+    """A third-party area's suite folder: an importable package's folder, or a path."""
+    if "/" not in location and importlib.util.find_spec(location.split(".")[0]) is not None:
+        return suite_folder(location)
+    return Path(location)
+
+
+def area_suite_folders(kind: str) -> list[Path]:
+    """The suite folders of third-party areas, `features` or `robot`; the kit's own areas
+    keep their suites in the kit's folders."""
+    locations = [getattr(area, kind) for area in areas()]
+    return [_area_folder(location) for location in locations if location is not None]
+
+
 def run_behave(config: RunConfig) -> SuiteRun:
     started = time.perf_counter()
     config.work_dir.mkdir(parents=True, exist_ok=True)
@@ -127,6 +142,8 @@ def run_behave(config: RunConfig) -> SuiteRun:
               for trace in sorted(folder.glob("*.json"))]
     if write_regression_features(traces, config.work_dir / "regressions"):
         command.insert(4, str(config.work_dir / "regressions"))
+    for folder in area_suite_folders("features"):
+        command.insert(4, str(folder))
     if config.selected is not None:
         # Tag expressions: `@LC-001 or @RT-002`; an empty selection matches nothing.
         wanted = " or ".join(f"@{rid}" for rid in sorted(config.selected)) or "@none-selected"
@@ -199,8 +216,9 @@ def run_robot(config: RunConfig) -> SuiteRun:
     out_dir = config.work_dir / "robot"
     out_dir.mkdir(parents=True, exist_ok=True)
     console = io.StringIO()
+    sources = [suite_folder("jobconform.robot"), *area_suite_folders("robot")]
     run_robot_suites(
-        str(suite_folder("jobconform.robot")), outputdir=str(out_dir), output="output.xml",
+        *(str(source) for source in sources), outputdir=str(out_dir), output="output.xml",
         log="NONE", report="NONE",
         variable=[f"BACKEND:{config.backend}", f"PROFILE:{config.profile}"],
         stdout=console, stderr=console, consolecolors="off",
@@ -236,7 +254,7 @@ def run_hypothesis(config: RunConfig, registry: Registry,
     backend = load_backend(config.backend)
     profile = registry.profile(config.profile)
     run = SuiteRun("hypothesis", 0.0)
-    for entry in MACHINES:
+    for entry in machines():
         wanted = config.machine_areas is None or bool(entry.areas & config.machine_areas)
         if wanted and entry.applies_to(backend, profile):
             if progress is not None:

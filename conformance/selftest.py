@@ -8,46 +8,42 @@ among those named.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from jobconform.backends.loading import load_backend
-from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
-from jobconform.conformance.gallery_admission import ADMISSION_GALLERY
-from jobconform.conformance.gallery_breaker import BREAKER_GALLERY
-from jobconform.conformance.gallery_governor import GOVERNOR_GALLERY
-from jobconform.conformance.gallery_idempotency import IDEMPOTENCY_GALLERY
-from jobconform.conformance.gallery_loops import LOOPS_GALLERY
-from jobconform.conformance.gallery_process import PROCESS_GALLERY
-from jobconform.conformance.gallery_reaper import REAPER_GALLERY
-from jobconform.conformance.gallery_reminders import REMINDERS_GALLERY
-from jobconform.conformance.gallery_sql import SQL_GALLERY
-from jobconform.conformance.gallery_threaded import THREADED_GALLERY
+from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.report import FAIL, RunSummary
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
 from jobconform.conformance.shrinking import without_shrinking
 from jobconform.spec import Registry
+from jobconform.spec.areas import areas, load_attribute
 
 SELFTEST_PROFILE = "canonical"
 # A broken backend stops the search at its first divergence, so a large budget costs
 # little; it keeps a rare bug class from slipping through on one seed.
 SELFTEST_EXAMPLES = 600
 
-# Every gallery, one entry per known bug class; an area adds its own gallery module here.
-GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
-    MEMORY_GALLERY,
-    SQL_GALLERY,
-    THREADED_GALLERY,
-    REAPER_GALLERY,
-    PROCESS_GALLERY,
-    IDEMPOTENCY_GALLERY,
-    BREAKER_GALLERY,
-    GOVERNOR_GALLERY,
-    REMINDERS_GALLERY,
-    ADMISSION_GALLERY,
-    LOOPS_GALLERY,
+# The galleries of the kit's own runtimes (broken SQL stores, threaded workers, process
+# children); each area's own gallery comes from its `Area` declaration.
+RUNTIME_GALLERIES = (
+    "jobconform.conformance.gallery.sql:SQL_GALLERY",
+    "jobconform.conformance.gallery.threaded:THREADED_GALLERY",
+    "jobconform.conformance.gallery.process:PROCESS_GALLERY",
 )
-GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
+
+
+@functools.cache
+def gallery() -> tuple[GalleryEntry, ...]:
+    """Every broken backend, one known bug class each: the areas' galleries in the order
+    the areas are registered, then the runtimes' galleries."""
+    paths = [area.gallery for area in areas() if area.gallery is not None]
+    entries: list[GalleryEntry] = []
+    for path in (*paths, *RUNTIME_GALLERIES):
+        entries += cast(tuple[GalleryEntry, ...], load_attribute(path))
+    return tuple(entries)
 
 
 @dataclass(frozen=True)

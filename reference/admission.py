@@ -6,7 +6,7 @@ them. Time is a field of the model, moved only by `PassTime`; nothing here reads
 
 Refusals are answers too: a dict whose "error" key names the refusal, with the values the
 spec says it carries. An adapter raises `AdmissionRefused` subclasses carrying the same
-dict (backends/admission_protocol.py), so both sides compare as data.
+dict (backends/admission/protocol.py), so both sides compare as data.
 """
 
 from __future__ import annotations

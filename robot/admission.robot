@@ -7,7 +7,7 @@ Documentation       Conformance checks for admission, backlog and execution time
 ...                 (the listener of lifecycle.resource's library). Run with
 ...                 `robot --variable BACKEND:memory robot/`.
 Resource            lifecycle.resource
-Library             jobconform.conformance.admission_keywords.AdmissionLibrary
+Library             jobconform.conformance.admission.keywords.AdmissionLibrary
 Test Tags           admission
 
 

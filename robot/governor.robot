@@ -3,7 +3,7 @@ Documentation       Conformance checks for the re-delivery governor (spec/govern
 ...                 RG-001..RG-008). Each test runs two governors on one store and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
-Library             jobconform.conformance.governor_keywords.GovernorLibrary
+Library             jobconform.conformance.governor.keywords.GovernorLibrary
 Test Setup          Start Small Governor
 Test Tags           governor
 

@@ -6,7 +6,7 @@ Documentation       Conformance checks for idempotency keys (spec/idempotency.ya
 ...                 to the profile, is skipped with the reason (the lifecycle library's
 ...                 listener). Every claim goes to the backend and to the oracle.
 Resource            lifecycle.resource
-Library             jobconform.conformance.idempotency_keywords.IdempotencyLibrary
+Library             jobconform.conformance.idempotency.keywords.IdempotencyLibrary
 Test Tags           idempotency
 
 

@@ -5,7 +5,7 @@ Documentation       Conformance checks for sequential agent loops (spec/loops.ya
 ...                 how. Time passes only through `Loop Clock Moves`. A test whose requirement's
 ...                 area the backend does not claim is skipped with the reason.
 Resource            lifecycle.resource
-Library             jobconform.conformance.loops_keywords.LoopsLibrary
+Library             jobconform.conformance.loops.keywords.LoopsLibrary
 Test Setup          Start Loop Runtime
 Test Tags           loops
 

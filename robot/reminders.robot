@@ -6,7 +6,7 @@ Documentation       Conformance checks for self-reminders (spec/reminders.yaml, 
 ...                 (by the lifecycle library's listener). Run with
 ...                 `robot --variable BACKEND:memory robot/reminders.robot`.
 Resource            lifecycle.resource
-Library             jobconform.conformance.reminders_keywords.ReminderLibrary
+Library             jobconform.conformance.reminders.keywords.ReminderLibrary
 Test Tags           reminders
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
@@ -18,10 +18,12 @@ from typing import Any
 import jsonschema
 import yaml
 
-# Lifecycle first; the other areas in the order of their requirement-id prefixes.
-AREA_FILES = ("lifecycle.yaml", "admission.yaml", "breaker.yaml", "idempotency.yaml",
-              "loops.yaml", "redelivery.yaml", "governor.yaml", "reminders.yaml", "reaper.yaml",
-              "retry.yaml", "stuck.yaml")
+from jobconform.spec.areas import BUILTIN_AREAS, Area, areas
+
+# The kit's own areas' files: lifecycle first, the others in the order of their
+# requirement-id prefixes (the order requirements appear in the registry and reports).
+AREA_FILES = tuple(area.spec_file for area in sorted(
+    BUILTIN_AREAS, key=lambda area: (area.name != "lifecycle", area.prefix)))
 PROFILES_FILE = "profiles.yaml"
 LOCK_FILE = "requirements.lock"
 PARAMETER_VALUE = float | int | str | bool | None
@@ -231,6 +233,12 @@ def load_registry(folder: Traversable | None = None) -> Registry:
         document = _load_yaml(folder, file_name)
         _validate(document, "registry.schema.json", file_name, folder)
         requirements += _requirements(document)
+    for area in _third_party_areas():
+        area_folder = resources.files(area.spec_package)
+        document = _load_yaml(area_folder, area.spec_file)
+        _validate(document, "registry.schema.json", area.spec_file, spec_files())
+        requirements += _requirements(document)
+        profiles = _with_area(profiles, area)
 
     seen: set[str] = set()
     for requirement in requirements:
@@ -245,6 +253,21 @@ def load_registry(folder: Traversable | None = None) -> Registry:
             )
     version = _read(folder, "VERSION").strip()
     return Registry(version=version, requirements=tuple(requirements), profiles=profiles)
+
+
+def _third_party_areas() -> list[Area]:
+    """Areas registered through the `jobconform.areas` entry point group."""
+    return [area for area in areas() if area not in BUILTIN_AREAS]
+
+
+def _with_area(profiles: dict[str, Profile], area: Area) -> dict[str, Profile]:
+    """The profiles, with a third-party area added to those it declares (all by default)."""
+    unknown = area.profiles - profiles.keys()
+    if unknown:
+        raise SpecError(f"area {area.name!r} names unknown profile(s) {sorted(unknown)}")
+    return {name: (replace(profile, areas=profile.areas | {area.name})
+                   if not area.profiles or name in area.profiles else profile)
+            for name, profile in profiles.items()}
 
 
 def lock_problems(registry: Registry, folder: Traversable | None = None) -> list[str]:

@@ -13,15 +13,15 @@ import pytest
 from sql_databases import DATABASES, database
 from sqlalchemy import select, text
 
-from jobconform.backends.admission_protocol import BacklogFull
+from jobconform.backends.admission.memory import InMemoryAdmissionStore
+from jobconform.backends.admission.protocol import BacklogFull
+from jobconform.backends.admission.sql import SETTINGS, SqlAdmissionStore
+from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
 from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.memory_admission import InMemoryAdmissionStore
 from jobconform.backends.sql import SqlBackend, create_store_engine
-from jobconform.backends.sql.admission import SETTINGS, SqlAdmissionStore
-from jobconform.backends.threaded.admission import ThreadedAdmissionRuntime
-from jobconform.conformance.admission_harness import AdmissionHarness, admission_config
-from jobconform.conformance.admission_machine import run_admission_machine
+from jobconform.conformance.admission.harness import AdmissionHarness, admission_config
+from jobconform.conformance.admission.machine import run_admission_machine
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference import admission as ad
 from jobconform.reference.admission import AdmissionConfig, AdmissionModel
@@ -102,7 +102,7 @@ def test_lowering_the_timeout_lists_blocking_schedules_longest_first() -> None:
 
 def test_the_admission_machine_gives_the_same_counterexample_for_the_same_seed() -> None:
     registry = load_registry()
-    backend = load_backend("jobconform.conformance.gallery_admission:admission_newest_first_drain")
+    backend = load_backend("jobconform.conformance.admission.gallery:admission_newest_first_drain")
     runs = [run_admission_machine(backend, CANONICAL, registry, seed=5, examples=300)
             for _ in range(2)]
     first, second = (run.divergence for run in runs)

@@ -13,13 +13,13 @@ import pytest
 from sql_databases import DATABASES, database
 from sqlalchemy import Engine, update
 
-from jobconform.backends.breaker_runtime import BreakerRow, StoreBreakerRuntime
+from jobconform.backends.breaker.runtime import BreakerRow, StoreBreakerRuntime
+from jobconform.backends.breaker.sql import STATES, SqlBreakerStore
 from jobconform.backends.loading import BackendLoadError, check_backend
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.sql.breaker import STATES, SqlBreakerStore
 from jobconform.backends.sql.database import create_store_engine, migrate
-from jobconform.conformance.breaker_harness import BreakerHarness, breaker_settings
-from jobconform.conformance.breaker_race import (
+from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
+from jobconform.conformance.breaker.race import (
     TARGET,
     FixedClock,
     engaged_runtime,
@@ -27,8 +27,8 @@ from jobconform.conformance.breaker_race import (
     trip,
 )
 from jobconform.conformance.clock import EPOCH
-from jobconform.reference import breaker_commands as bc
-from jobconform.reference.breaker import (
+from jobconform.reference.breaker import commands as bc
+from jobconform.reference.breaker.oracle import (
     Admission,
     BreakerModel,
     BreakerSettings,
@@ -175,10 +175,10 @@ def test_a_backend_claiming_the_breaker_without_open_breaker_is_refused() -> Non
 
 def test_the_harness_names_the_requirement_of_a_divergence() -> None:
     from jobconform.backends.loading import load_backend
-    from jobconform.conformance.gallery_breaker import BREAKER_GALLERY
+    from jobconform.conformance.breaker.gallery import GALLERY
     from jobconform.conformance.harness import Divergence
 
-    entry = next(e for e in BREAKER_GALLERY if e.name == "breaker_timeout_counted")
+    entry = next(e for e in GALLERY if e.name == "breaker_timeout_counted")
     registry = load_registry()
     harness = BreakerHarness(load_backend(entry.target), registry.profile("canonical"),
                              registry)
@@ -317,7 +317,7 @@ def test_the_harness_runs_on_sql_with_two_workers(breaker_url: str) -> None:
 
 def test_store_breaker_runtime_retries_a_lost_race() -> None:
     """A swap that loses once is retried on a fresh read, not dropped."""
-    from jobconform.backends.memory_breaker import InMemoryBreakerStore
+    from jobconform.backends.breaker.memory import InMemoryBreakerStore
 
     class LosesOnce(InMemoryBreakerStore):
         lost = False

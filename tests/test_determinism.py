@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobconform.backends.loading import load_backend
-from jobconform.conformance.machine import run_machine
+from jobconform.conformance.lifecycle.machine import run_machine
 from jobconform.reference.commands import describe
 from jobconform.spec import load_registry
 

@@ -19,7 +19,7 @@ from jobconform.conformance.expectations import (
     load_expectations,
     parse_expectations,
 )
-from jobconform.conformance.gallery_deviations import DEVIATIONS_FILE, TWO_DEVIATIONS
+from jobconform.conformance.gallery.deviations import DEVIATIONS_FILE, TWO_DEVIATIONS
 from jobconform.conformance.report import EXPECTED_FAILURE, FAIL, RunSummary, to_json
 from jobconform.conformance.runner import RunConfig, SuiteRun, run_suites
 from jobconform.spec import Registry, load_registry

@@ -11,15 +11,15 @@ from datetime import datetime, timedelta
 import pytest
 from sql_databases import DATABASES, database
 
-from jobconform.backends.governor_runtime import StoreGovernorRuntime
+from jobconform.backends.governor.runtime import StoreGovernorRuntime
+from jobconform.backends.governor.sql import SqlGovernorStore
 from jobconform.backends.sql.database import create_store_engine, migrate
-from jobconform.backends.sql.governor import SqlGovernorStore
-from jobconform.conformance.breaker_race import FixedClock
+from jobconform.conformance.breaker.race import FixedClock
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.governor_harness import GovernorHarness, governor_settings
+from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
 from jobconform.conformance.harness import Divergence
-from jobconform.reference import governor_commands as gc
-from jobconform.reference.governor import (
+from jobconform.reference.governor import commands as gc
+from jobconform.reference.governor.oracle import (
     GovernorModel,
     GovernorSettings,
     redelivery_wait_ms,
@@ -88,7 +88,7 @@ def test_the_harness_names_a_pause_armed_by_one_target() -> None:
     registry = load_registry()
     profile = registry.profile("canonical")
     harness = GovernorHarness(
-        load_backend("jobconform.conformance.gallery_governor:governor_one_target_arms"),
+        load_backend("jobconform.conformance.governor.gallery:governor_one_target_arms"),
         profile, registry, governor_settings(profile, pause_threshold=2))
     harness.run(gc.RecordFailure("a", "auth", "r1"))
     with pytest.raises(Divergence, match="RG-006"):

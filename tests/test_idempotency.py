@@ -16,30 +16,30 @@ from pathlib import Path
 import pytest
 from sql_databases import DATABASES, database
 
-from jobconform.backends.idempotency_protocol import Claim, ClaimKind
-from jobconform.backends.idempotency_service import IdempotencyService, KeyEntry, KeyStore
+from jobconform.backends.idempotency.memory import MemoryKeyStore
+from jobconform.backends.idempotency.protocol import Claim, ClaimKind
+from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry, KeyStore
+from jobconform.backends.idempotency.sql import SqlKeyStore
+from jobconform.backends.idempotency.threaded import RequestThreadIdempotency
 from jobconform.backends.loading import BackendLoadError, check_backend
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.memory_idempotency import MemoryKeyStore
 from jobconform.backends.sql import SqlBackend, SqlJobStore
-from jobconform.backends.sql.idempotency import SqlKeyStore
 from jobconform.backends.store import QUEUED, StoredJob
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.backends.threaded.idempotency import RequestThreadIdempotency
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.gallery_idempotency import CheckThenInsertKeyStore
 from jobconform.conformance.harness import Divergence
-from jobconform.conformance.idempotency_harness import IdempotencyHarness, config_for
-from jobconform.reference import idempotency as oracle
+from jobconform.conformance.idempotency.gallery import CheckThenInsertKeyStore
+from jobconform.conformance.idempotency.harness import IdempotencyHarness, config_for
 from jobconform.reference.commands import AdvanceTime, Raise, Succeed
-from jobconform.reference.idempotency import (
+from jobconform.reference.idempotency import oracle
+from jobconform.reference.idempotency.commands import ClaimKey, CompleteClaim, ReleaseClaim
+from jobconform.reference.idempotency.oracle import (
     ClaimAnswer,
     IdempotencyConfig,
     IdempotencyOracle,
     KeyRecord,
     decide_claim,
 )
-from jobconform.reference.idempotency_commands import ClaimKey, CompleteClaim, ReleaseClaim
 from jobconform.spec import SpecError, load_registry
 
 CONFIG = IdempotencyConfig(ttl_seconds=86_400, mismatch_status=422,

@@ -12,19 +12,19 @@ import pytest
 from sql_databases import DATABASES, database
 
 from jobconform.backends.loading import BackendLoadError, check_backend
-from jobconform.backends.loops_protocol import LoopAgent, LoopsConfig, RunResult
+from jobconform.backends.loops.memory import StepLoopRuntime
+from jobconform.backends.loops.protocol import LoopAgent, LoopsConfig, RunResult
+from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.memory_loops import StepLoopRuntime
 from jobconform.backends.sql.database import create_store_engine, migrate
-from jobconform.backends.sql.loops import SqlLoopStore
 from jobconform.backends.threaded import ThreadedBackend
 from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import Divergence
-from jobconform.conformance.loops_harness import LoopsHarness
-from jobconform.reference import loop_commands as lc
-from jobconform.reference import loops as oracle
-from jobconform.reference.loops import (
+from jobconform.conformance.loops.harness import LoopsHarness
+from jobconform.reference.loops import commands as lc
+from jobconform.reference.loops import oracle
+from jobconform.reference.loops.oracle import (
     FailResult,
     InvalidLoopParameters,
     LoopParameters,
@@ -282,7 +282,7 @@ def test_threaded_runs_execute_one_after_another_on_a_worker_thread() -> None:
 
 
 def test_a_broken_runner_is_caught_naming_the_requirement() -> None:
-    from jobconform.conformance.gallery_loops import loops_no_progress_relabels_user_stop
+    from jobconform.conformance.loops.gallery import loops_no_progress_relabels_user_stop
 
     registry = load_registry()
     harness = LoopsHarness(loops_no_progress_relabels_user_stop(),  # type: ignore[operator]

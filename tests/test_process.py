@@ -48,9 +48,9 @@ from jobconform.backends.process.session import ChildSession
 from jobconform.backends.process.wire import OPERATIONS, PROTOCOL_AREAS, PROTOCOL_VERSION
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.gallery_process import PROCESS_DIRECTED_GALLERY
+from jobconform.conformance.gallery.process import PROCESS_DIRECTED_GALLERY
 from jobconform.conformance.harness import AdapterError, Divergence, Harness
-from jobconform.conformance.machine import run_machine
+from jobconform.conformance.lifecycle.machine import run_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.spec import Profile, Registry, load_registry

@@ -15,28 +15,28 @@ from sql_databases import DATABASES, database
 
 from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.reminder_runtime import StepReminderRuntime
-from jobconform.backends.reminder_store import (
-    FIRING,
-    PENDING,
-    InMemoryReminderStore,
-    StoredReminder,
-)
-from jobconform.backends.reminders_protocol import (
+from jobconform.backends.reminders.protocol import (
     Delivery,
     ReminderConflict,
     ReminderNotFound,
     ReminderRejected,
 )
+from jobconform.backends.reminders.runtime import StepReminderRuntime
+from jobconform.backends.reminders.sql import SqlReminderStore
+from jobconform.backends.reminders.store import (
+    FIRING,
+    PENDING,
+    InMemoryReminderStore,
+    StoredReminder,
+)
+from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
 from jobconform.backends.sql import SqlBackend, create_store_engine
-from jobconform.backends.sql.reminders import SqlReminderStore
-from jobconform.backends.threaded.reminders import ThreadedReminderRuntime
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import AdapterError, Divergence
-from jobconform.conformance.reminders_harness import HarnessTarget, ReminderHarness, config_for
-from jobconform.reference import reminder_commands as rc
+from jobconform.conformance.reminders.harness import HarnessTarget, ReminderHarness, config_for
 from jobconform.reference.commands import AdvanceTime
-from jobconform.reference.reminders import (
+from jobconform.reference.reminders import commands as rc
+from jobconform.reference.reminders.oracle import (
     CREATED,
     DeliveryOutcome,
     ReminderConfig,

@@ -8,11 +8,11 @@ import pytest
 
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.runner import SUITES
-from jobconform.conformance.selftest import GALLERY, check_entry
+from jobconform.conformance.selftest import check_entry, gallery
 from jobconform.spec import load_registry
 
 
-@pytest.mark.parametrize("entry", GALLERY, ids=[entry.name for entry in GALLERY])
+@pytest.mark.parametrize("entry", gallery(), ids=[entry.name for entry in gallery()])
 def test_gallery_entry_is_caught_by_every_suite(entry: GalleryEntry, tmp_path: Path) -> None:
     catches = check_entry(entry, load_registry(), tmp_path)
     assert [catch.suite for catch in catches] == list(SUITES)

@@ -44,7 +44,7 @@ from jobconform.backends.store import (
     StoredJob,
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.gallery_sql import UnconditionedWriteStore
+from jobconform.conformance.gallery.sql import UnconditionedWriteStore
 from jobconform.reference.commands import Succeed
 
 ALL_FIELDS = tuple(field.name for field in dataclasses.fields(StoredJob))

@@ -19,15 +19,20 @@ from typing import cast
 
 from sqlalchemy import Engine
 
-from jobconform.backends.admission_runtime import AdmissionService
-from jobconform.backends.breaker_protocol import BREAKER
-from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
-from jobconform.backends.governor_protocol import GOVERNOR
-from jobconform.backends.governor_runtime import StoreGovernorRuntime
-from jobconform.backends.idempotency_protocol import IdempotencyConfig
-from jobconform.backends.idempotency_service import IdempotencyService
-from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
-from jobconform.backends.memory_loops import StepLoopRuntime
+from jobconform.backends.admission.runtime import AdmissionService
+from jobconform.backends.admission.sql import SqlAdmissionStore, open_sql_admission
+from jobconform.backends.breaker.protocol import BREAKER
+from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.breaker.sql import SqlBreakerStore
+from jobconform.backends.governor.protocol import GOVERNOR
+from jobconform.backends.governor.runtime import StoreGovernorRuntime
+from jobconform.backends.governor.sql import SqlGovernorStore
+from jobconform.backends.idempotency.protocol import IdempotencyConfig
+from jobconform.backends.idempotency.service import IdempotencyService
+from jobconform.backends.idempotency.sql import SqlKeyStore
+from jobconform.backends.loops.memory import StepLoopRuntime
+from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
+from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.protocol import (
     ADMISSION,
     IDEMPOTENCY,
@@ -40,10 +45,9 @@ from jobconform.backends.protocol import (
     Clock,
     RuntimeSettings,
 )
-from jobconform.backends.reminder_runtime import StepReminderRuntime
-from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
-from jobconform.backends.sql.admission import SqlAdmissionStore, open_sql_admission
-from jobconform.backends.sql.breaker import SqlBreakerStore
+from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
+from jobconform.backends.reminders.runtime import StepReminderRuntime
+from jobconform.backends.reminders.sql import SqlReminderStore
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
     create_store_engine,
@@ -51,16 +55,12 @@ from jobconform.backends.sql.database import (
     migrate,
     parse_url,
 )
-from jobconform.backends.sql.governor import SqlGovernorStore
-from jobconform.backends.sql.idempotency import SqlKeyStore
-from jobconform.backends.sql.loops import SqlLoopStore
-from jobconform.backends.sql.reminders import SqlReminderStore
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
 from jobconform.reference.admission import AdmissionConfig
-from jobconform.reference.breaker import BreakerSettings
-from jobconform.reference.governor import GovernorSettings
+from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.reference.governor.oracle import GovernorSettings
 
 DEFAULT_SQL_URL = "sqlite://"
 

@@ -32,7 +32,7 @@ from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeEngine
 
-from jobconform.backends.reminder_store import REMINDER_STATUSES
+from jobconform.backends.reminders.store import REMINDER_STATUSES
 from jobconform.backends.store import STATUSES
 
 # Bumped whenever the encoding of the JSON columns (result, retry_policy) changes, so that

@@ -11,18 +11,23 @@ run depends on its seed alone.
 
 from __future__ import annotations
 
-from jobconform.backends.admission_runtime import AdmissionStore
-from jobconform.backends.breaker_protocol import BREAKER
-from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
-from jobconform.backends.governor_protocol import GOVERNOR
-from jobconform.backends.governor_runtime import InMemoryGovernorStore, StoreGovernorRuntime
-from jobconform.backends.idempotency_protocol import IdempotencyConfig
-from jobconform.backends.idempotency_service import IdempotencyService, KeyStore
-from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
-from jobconform.backends.memory_admission import InMemoryAdmissionStore
-from jobconform.backends.memory_breaker import InMemoryBreakerStore
-from jobconform.backends.memory_idempotency import MemoryKeyStore
-from jobconform.backends.memory_loops import InMemoryLoopStore
+from jobconform.backends.admission.memory import InMemoryAdmissionStore
+from jobconform.backends.admission.runtime import AdmissionStore
+from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
+from jobconform.backends.breaker.memory import InMemoryBreakerStore
+from jobconform.backends.breaker.protocol import BREAKER
+from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.breaker.threaded import PooledBreakerRuntime
+from jobconform.backends.governor.protocol import GOVERNOR
+from jobconform.backends.governor.runtime import InMemoryGovernorStore, StoreGovernorRuntime
+from jobconform.backends.governor.threaded import PooledGovernorRuntime
+from jobconform.backends.idempotency.memory import MemoryKeyStore
+from jobconform.backends.idempotency.protocol import IdempotencyConfig
+from jobconform.backends.idempotency.service import IdempotencyService, KeyStore
+from jobconform.backends.idempotency.threaded import RequestThreadIdempotency
+from jobconform.backends.loops.memory import InMemoryLoopStore
+from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
+from jobconform.backends.loops.threaded import ThreadedLoopRuntime
 from jobconform.backends.protocol import (
     ADMISSION,
     IDEMPOTENCY,
@@ -35,21 +40,16 @@ from jobconform.backends.protocol import (
     Clock,
     RuntimeSettings,
 )
-from jobconform.backends.reminder_store import InMemoryReminderStore, ReminderStore
-from jobconform.backends.reminders_protocol import DeliveryTarget, ReminderConfig
+from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
+from jobconform.backends.reminders.store import InMemoryReminderStore, ReminderStore
+from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
 from jobconform.backends.store import InMemoryJobStore, JobStore
-from jobconform.backends.threaded.admission import ThreadedAdmissionRuntime
-from jobconform.backends.threaded.breaker import PooledBreakerRuntime
 from jobconform.backends.threaded.clock import WaitableClock
 from jobconform.backends.threaded.config import WorkerConfig
-from jobconform.backends.threaded.governor import PooledGovernorRuntime
-from jobconform.backends.threaded.idempotency import RequestThreadIdempotency
-from jobconform.backends.threaded.loops import ThreadedLoopRuntime
-from jobconform.backends.threaded.reminders import ThreadedReminderRuntime
 from jobconform.backends.threaded.worker import ThreadedRuntime
 from jobconform.reference.admission import AdmissionConfig
-from jobconform.reference.breaker import BreakerSettings
-from jobconform.reference.governor import GovernorSettings
+from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.reference.governor.oracle import GovernorSettings
 
 
 def waitable(clock: Clock) -> WaitableClock:

@@ -7,13 +7,17 @@ one. Point the variable at a scratch database: the backend deletes its jobs.
 
 from __future__ import annotations
 
-from jobconform.backends.admission_runtime import AdmissionStore
-from jobconform.backends.breaker_protocol import BREAKER
-from jobconform.backends.breaker_runtime import BreakerDeployment, StoreBreakerRuntime
-from jobconform.backends.governor_protocol import GOVERNOR
-from jobconform.backends.governor_runtime import StoreGovernorRuntime
-from jobconform.backends.idempotency_service import KeyStore
-from jobconform.backends.loops_protocol import LOOPS, LoopsConfig
+from jobconform.backends.admission.runtime import AdmissionStore
+from jobconform.backends.breaker.protocol import BREAKER
+from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.breaker.threaded import PooledBreakerRuntime
+from jobconform.backends.governor.protocol import GOVERNOR
+from jobconform.backends.governor.runtime import StoreGovernorRuntime
+from jobconform.backends.governor.threaded import PooledGovernorRuntime
+from jobconform.backends.idempotency.service import KeyStore
+from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
+from jobconform.backends.loops.sql import SqlLoopStore
+from jobconform.backends.loops.threaded import ThreadedLoopRuntime
 from jobconform.backends.protocol import (
     ADMISSION,
     IDEMPOTENCY,
@@ -25,16 +29,12 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
 )
-from jobconform.backends.reminder_store import ReminderStore
+from jobconform.backends.reminders.store import ReminderStore
 from jobconform.backends.sql import SqlBackend
-from jobconform.backends.sql.loops import SqlLoopStore
 from jobconform.backends.store import JobStore
 from jobconform.backends.threaded.backend import ThreadedBackend, waitable
-from jobconform.backends.threaded.breaker import PooledBreakerRuntime
-from jobconform.backends.threaded.governor import PooledGovernorRuntime
-from jobconform.backends.threaded.loops import ThreadedLoopRuntime
-from jobconform.reference.breaker import BreakerSettings
-from jobconform.reference.governor import GovernorSettings
+from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.reference.governor.oracle import GovernorSettings
 
 
 class ThreadedSqlBackend(ThreadedBackend):

@@ -1,0 +1,93 @@
+"""The admission store in memory: dicts whose insertion order is the arrival order."""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
+
+from jobconform.backends.admission.runtime import (
+    AdmissionService,
+    CallRow,
+    ExecutionRow,
+    OwnerRow,
+    ScheduleRow,
+)
+from jobconform.backends.protocol import Clock
+from jobconform.reference.admission import AdmissionConfig
+
+
+class InMemoryAdmissionStore:
+    """Single-process rows; the service's lock makes every operation atomic."""
+
+    def __init__(self) -> None:
+        self._ceiling: int | None = None
+        self._owners: dict[str, OwnerRow] = {}
+        self._executions: dict[str, ExecutionRow] = {}
+        self._calls: dict[str, CallRow] = {}
+        self._schedules: dict[tuple[str, str], ScheduleRow] = {}
+        self._seq = itertools.count(1)
+
+    def transaction(self) -> AbstractContextManager[None]:
+        return nullcontext()
+
+    def next_seq(self) -> int:
+        return next(self._seq)
+
+    def read_ceiling(self) -> int | None:
+        return self._ceiling
+
+    def write_ceiling(self, value: int) -> None:
+        self._ceiling = value
+
+    def owner(self, name: str) -> OwnerRow | None:
+        return self._owners.get(name)
+
+    def owners(self) -> list[OwnerRow]:
+        return sorted(self._owners.values(), key=lambda row: row.seq)
+
+    def save_owner(self, row: OwnerRow) -> None:
+        self._owners[row.name] = replace(row)
+
+    def remove_owner(self, name: str) -> None:
+        self._owners.pop(name, None)
+
+    def execution(self, execution_id: str) -> ExecutionRow | None:
+        return self._executions.get(execution_id)
+
+    def executions(self, owner: str | None = None,
+                   state: str | None = None) -> list[ExecutionRow]:
+        rows = [row for row in self._executions.values()
+                if (owner is None or row.owner == owner) and (state is None or row.state == state)]
+        return sorted(rows, key=lambda row: row.seq)
+
+    def save_execution(self, row: ExecutionRow) -> None:
+        self._executions[row.execution_id] = row
+
+    def call(self, call_id: str) -> CallRow | None:
+        return self._calls.get(call_id)
+
+    def calls(self, state: str | None = None) -> list[CallRow]:
+        rows = [row for row in self._calls.values() if state is None or row.state == state]
+        return sorted(rows, key=lambda row: row.seq)
+
+    def save_call(self, row: CallRow) -> None:
+        self._calls[row.call_id] = row
+
+    def schedules(self, owner: str) -> list[ScheduleRow]:
+        rows = [row for (name, _), row in self._schedules.items() if name == owner]
+        return sorted(rows, key=lambda row: row.seq)
+
+    def save_schedule(self, row: ScheduleRow) -> None:
+        self._schedules[(row.owner, row.name)] = row
+
+    def remove_schedule(self, owner: str, name: str) -> None:
+        self._schedules.pop((owner, name), None)
+
+    def close(self) -> None:
+        pass
+
+
+def open_memory_admission(clock: Clock, config: AdmissionConfig) -> AdmissionService:
+    """A fresh admission runtime over an empty in-memory store."""
+    return AdmissionService(InMemoryAdmissionStore(), clock, config)

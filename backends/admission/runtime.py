@@ -1,0 +1,489 @@
+"""The shipped admission runtime: seed 002's capacity manager over any admission store.
+
+The rules live here once; where the state lives is the store's business (a dict in
+memory, tables in SQL). Every operation runs in one store transaction under one lock,
+so the running count an admission checks cannot change before it records its decision:
+that is what keeps the cap from being overbooked when threads admit at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from jobconform.backends.admission.protocol import (
+    AdmissionRefused,
+    AdmissionSnapshot,
+    BacklogFull,
+    CeilingView,
+    ExecutionView,
+    InvalidSetting,
+    OwnerSnapshot,
+    OwnerView,
+    ScheduleTimeoutExceedsCap,
+    TimeoutBelowSchedules,
+    UnknownOwner,
+)
+from jobconform.backends.protocol import Clock
+from jobconform.reference import admission as spec
+from jobconform.reference.admission import AdmissionConfig
+
+
+@dataclass(frozen=True)
+class OwnerRow:
+    name: str
+    parallel_cap: int
+    backlog_depth: int
+    execution_timeout_seconds: int
+    seq: int
+
+
+@dataclass(frozen=True)
+class ExecutionRow:
+    execution_id: str
+    owner: str
+    state: str
+    arrived_at: datetime
+    started_at: datetime | None
+    ended_at: datetime | None
+    seq: int
+
+
+@dataclass(frozen=True)
+class CallRow:
+    call_id: str
+    execution_id: str
+    target: str
+    state: str
+    arrived_at: datetime
+    seq: int
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    owner: str
+    name: str
+    timeout_seconds: int
+    seq: int
+
+
+class AdmissionStore(Protocol):
+    """Rows of the admission area; every list is in `seq` (arrival or creation) order."""
+
+    def transaction(self) -> AbstractContextManager[None]: ...
+    def next_seq(self) -> int: ...
+    def read_ceiling(self) -> int | None: ...
+    def write_ceiling(self, value: int) -> None: ...
+    def owner(self, name: str) -> OwnerRow | None: ...
+    def owners(self) -> list[OwnerRow]: ...
+    def save_owner(self, row: OwnerRow) -> None: ...
+    def remove_owner(self, name: str) -> None: ...
+    def execution(self, execution_id: str) -> ExecutionRow | None: ...
+    def executions(self, owner: str | None = None,
+                   state: str | None = None) -> list[ExecutionRow]: ...
+    def save_execution(self, row: ExecutionRow) -> None: ...
+    def call(self, call_id: str) -> CallRow | None: ...
+    def calls(self, state: str | None = None) -> list[CallRow]: ...
+    def save_call(self, row: CallRow) -> None: ...
+    def schedules(self, owner: str) -> list[ScheduleRow]: ...
+    def save_schedule(self, row: ScheduleRow) -> None: ...
+    def remove_schedule(self, owner: str, name: str) -> None: ...
+    def close(self) -> None: ...
+
+
+def clamp_into(value: int, low: int, high: int) -> int:
+    return max(low, min(high, value))
+
+
+def _check_range(setting: str, value: int, low: int, high: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidSetting(spec.invalid_setting(setting, value, low, high))
+
+
+class AdmissionService:
+    """The admission runtime over a store; see backends/admission/protocol.py."""
+
+    def __init__(self, store: AdmissionStore, clock: Clock, config: AdmissionConfig) -> None:
+        self._store = store
+        self._clock = clock
+        self._config = config
+        self._lock = threading.RLock()
+        with self._operation():
+            if self._store.read_ceiling() is None:
+                self._store.write_ceiling(config.fleet_ceiling)
+
+    def _operation(self) -> AbstractContextManager[None]:
+        return _Locked(self._lock, self._store)
+
+    # -- the ceiling and owners ---------------------------------------------------------
+
+    def _ceiling_in_force(self) -> int:
+        stored = self._store.read_ceiling()
+        # A missing setting reads as the default (fail open), as seed 002's getter does.
+        return clamp_into(self._config.fleet_ceiling if stored is None else stored,
+                          *spec.CEILING_RANGE)
+
+    def _owner_row(self, owner: str) -> OwnerRow:
+        row = self._store.owner(owner)
+        if row is None:
+            raise UnknownOwner(spec.unknown_owner(owner))
+        return row
+
+    def _effective_cap(self, row: OwnerRow) -> int:
+        return min(row.parallel_cap, self._ceiling_in_force())
+
+    def set_ceiling(self, value: int) -> None:
+        _check_range("fleet_ceiling", value, *spec.CEILING_RANGE)
+        with self._operation():
+            self._store.write_ceiling(value)
+
+    def store_raw_ceiling(self, value: int) -> None:
+        with self._operation():
+            self._store.write_ceiling(value)
+
+    def ceiling(self) -> CeilingView:
+        with self._operation():
+            stored = self._store.read_ceiling()
+            return CeilingView(self._config.fleet_ceiling if stored is None else stored,
+                               self._ceiling_in_force())
+
+    def add_owner(self, owner: str) -> None:
+        with self._operation():
+            if self._store.owner(owner) is not None:
+                raise AdmissionRefused(spec.simple_refusal("owner_exists", owner))
+            self._store.save_owner(OwnerRow(owner, self._config.parallel_cap,
+                                            self._config.backlog_depth,
+                                            self._config.execution_timeout_seconds,
+                                            self._store.next_seq()))
+
+    def set_parallel_cap(self, owner: str, value: int) -> None:
+        with self._operation():
+            row = self._owner_row(owner)
+            _check_range("parallel_cap", value, 1, self._ceiling_in_force())
+            self._store.save_owner(replace(row, parallel_cap=value))
+
+    def set_backlog_depth(self, owner: str, value: int) -> None:
+        with self._operation():
+            row = self._owner_row(owner)
+            _check_range("backlog_depth", value, *spec.BACKLOG_DEPTH_RANGE)
+            self._store.save_owner(replace(row, backlog_depth=value))
+
+    def set_execution_timeout(self, owner: str, seconds: int) -> None:
+        with self._operation():
+            row = self._owner_row(owner)
+            _check_range("execution_timeout_seconds", seconds, *spec.TIMEOUT_RANGE)
+            blocking = self._schedules_above(owner, seconds)
+            if blocking:
+                raise TimeoutBelowSchedules(spec.timeout_below_schedules(seconds, blocking))
+            self._store.save_owner(replace(row, execution_timeout_seconds=seconds))
+
+    def _owner_view(self, row: OwnerRow) -> OwnerView:
+        effective = self._effective_cap(row)
+        running = len(self._store.executions(row.name, spec.RUNNING))
+        return OwnerView(row.parallel_cap, self._ceiling_in_force(), effective, running,
+                         max(0, effective - running),
+                         len(self._store.executions(row.name, spec.QUEUED)),
+                         row.backlog_depth, row.execution_timeout_seconds)
+
+    def owner(self, owner: str) -> OwnerView | None:
+        with self._operation():
+            row = self._store.owner(owner)
+            return None if row is None else self._owner_view(row)
+
+    def snapshot(self) -> AdmissionSnapshot:
+        with self._operation():
+            # Each table is read once: a snapshot is taken after every command of a check.
+            stored = self._store.read_ceiling()
+            in_force = clamp_into(self._config.fleet_ceiling if stored is None else stored,
+                                  *spec.CEILING_RANGE)
+            executions = self._store.executions()
+            owners = []
+            for row in self._store.owners():
+                mine = [e for e in executions if e.owner == row.name]
+                running = sum(1 for e in mine if e.state == spec.RUNNING)
+                backlog = tuple(e.execution_id for e in mine if e.state == spec.QUEUED)
+                effective = min(row.parallel_cap, in_force)
+                view = OwnerView(row.parallel_cap, in_force, effective, running,
+                                 max(0, effective - running), len(backlog), row.backlog_depth,
+                                 row.execution_timeout_seconds)
+                schedules = tuple((s.name, s.timeout_seconds)
+                                  for s in self._store.schedules(row.name))
+                owners.append(OwnerSnapshot(row.name, view, backlog, schedules))
+            return AdmissionSnapshot(
+                CeilingView(self._config.fleet_ceiling if stored is None else stored, in_force),
+                tuple(owners), tuple(_view(row) for row in executions),
+                tuple((c.call_id, c.state) for c in self._store.calls()))
+
+    def owners(self) -> Sequence[str]:
+        with self._operation():
+            return [row.name for row in self._store.owners()]
+
+    def delete_owner(self, owner: str) -> int:
+        with self._operation():
+            self._owner_row(owner)
+            now = self._clock.now()
+            queued = self._store.executions(owner, spec.QUEUED)
+            for row in queued:
+                self._store.save_execution(replace(row, state=spec.CANCELLED, ended_at=now))
+            for call in self._store.calls(spec.CALL_WAITING):
+                if call.target == owner:
+                    self._store.save_call(replace(call, state=spec.CALL_WITHDRAWN))
+            for schedule in self._store.schedules(owner):
+                self._store.remove_schedule(owner, schedule.name)
+            self._store.remove_owner(owner)
+            return len(queued)
+
+    # -- work ---------------------------------------------------------------------------------
+
+    def _start(self, row: ExecutionRow) -> None:
+        self._store.save_execution(replace(row, state=spec.RUNNING,
+                                           started_at=self._clock.now()))
+        self._started(row)
+
+    def _started(self, row: ExecutionRow) -> None:
+        """Hook for runtimes that run a body per execution (the threaded one): the
+        execution now holds a slot."""
+
+    def _ended(self, row: ExecutionRow) -> None:
+        """Hook: the execution gave up its slot."""
+
+    # -- the rules, one overridable predicate each (the self-test gallery breaks them) ----
+
+    def _has_free_slot(self, row: OwnerRow, running: int) -> bool:
+        return running < self._effective_cap(row)
+
+    def _backlog_is_full(self, queued: int, depth: int) -> bool:
+        return queued >= depth
+
+    def _drain_order(self, queued: list[ExecutionRow]) -> list[ExecutionRow]:
+        return queued  # oldest first
+
+    def _call_cap(self, target: OwnerRow) -> int:
+        """How many calls to `target` may be in flight: its effective cap, read live."""
+        return self._effective_cap(target)
+
+    def _schedule_fits(self, row: OwnerRow, timeout_seconds: int) -> bool:
+        return timeout_seconds <= row.execution_timeout_seconds
+
+    def _schedules_above(self, owner: str, seconds: int) -> list[tuple[str, int]]:
+        """The owner's schedules longer than `seconds`, longest first, then by name."""
+        return sorted(((s.name, s.timeout_seconds) for s in self._store.schedules(owner)
+                       if s.timeout_seconds > seconds), key=lambda s: (-s[1], s[0]))
+
+    def _drain(self, owner: str) -> None:
+        row = self._store.owner(owner)
+        if row is None:
+            return
+        for queued in self._drain_order(self._store.executions(owner, spec.QUEUED)):
+            if not self._has_free_slot(row, len(self._store.executions(owner, spec.RUNNING))):
+                break
+            self._start(queued)
+
+    def admit(self, owner: str, execution_id: str) -> str:
+        with self._operation():
+            row = self._owner_row(owner)
+            if self._store.execution(execution_id) is not None:
+                raise AdmissionRefused(spec.simple_refusal("execution_exists", execution_id))
+            self._drain(owner)
+            now = self._clock.now()
+            new = ExecutionRow(execution_id, owner, spec.QUEUED, now, None, None,
+                               self._store.next_seq())
+            queued = self._store.executions(owner, spec.QUEUED)
+            running = len(self._store.executions(owner, spec.RUNNING))
+            if not queued and self._has_free_slot(row, running):
+                self._start(new)
+                return spec.RUNNING
+            if self._backlog_is_full(len(queued), row.backlog_depth):
+                raise BacklogFull(spec.backlog_full(owner, row.backlog_depth))
+            self._store.save_execution(new)
+            return spec.QUEUED
+
+    def _end(self, execution_id: str, state: str) -> bool:
+        row = self._store.execution(execution_id)
+        if row is None or row.state != spec.RUNNING:
+            return False
+        self._store.save_execution(replace(row, state=state, ended_at=self._clock.now()))
+        self._ended(row)
+        for call in self._store.calls():
+            if call.execution_id == execution_id and call.state in (spec.CALL_IN_FLIGHT,
+                                                                     spec.CALL_WAITING):
+                ended = (spec.CALL_ENDED if call.state == spec.CALL_IN_FLIGHT
+                         else spec.CALL_WITHDRAWN)
+                self._store.save_call(replace(call, state=ended))
+        self._drain(row.owner)
+        self._promote_calls()
+        return True
+
+    def finish(self, execution_id: str) -> bool:
+        with self._operation():
+            return self._end(execution_id, spec.FINISHED)
+
+    def cancel(self, execution_id: str) -> bool:
+        with self._operation():
+            row = self._store.execution(execution_id)
+            if row is not None and row.state == spec.QUEUED:
+                self._store.save_execution(replace(row, state=spec.CANCELLED,
+                                                   ended_at=self._clock.now()))
+                return True
+            return self._end(execution_id, spec.CANCELLED)
+
+    def execution(self, execution_id: str) -> ExecutionView | None:
+        with self._operation():
+            row = self._store.execution(execution_id)
+            return None if row is None else _view(row)
+
+    def executions(self) -> Sequence[ExecutionView]:
+        with self._operation():
+            return [_view(row) for row in self._store.executions()]
+
+    def backlog(self, owner: str) -> Sequence[str]:
+        with self._operation():
+            return [row.execution_id for row in self._store.executions(owner, spec.QUEUED)]
+
+    def maintain(self) -> int:
+        with self._operation():
+            now = self._clock.now()
+            max_age = timedelta(seconds=self._config.backlog_max_age_seconds)
+            stale = [row for row in self._store.executions(state=spec.QUEUED)
+                     if now - row.arrived_at > max_age]
+            for row in stale:
+                self._store.save_execution(replace(row, state=spec.EXPIRED, ended_at=now))
+            for owner in self._store.owners():
+                self._drain(owner.name)
+            self._promote_calls()
+            return len(stale)
+
+    # -- calls ----------------------------------------------------------------------------------
+
+    def _call_fits(self, target: str) -> bool:
+        row = self._store.owner(target)
+        if row is None:
+            return False
+        in_flight = self._store.calls(spec.CALL_IN_FLIGHT)
+        return (len(in_flight) < self._config.call_limit
+                and sum(1 for c in in_flight if c.target == target) < self._call_cap(row))
+
+    def _promote_calls(self) -> None:
+        for call in self._store.calls(spec.CALL_WAITING):
+            if self._call_fits(call.target):
+                self._store.save_call(replace(call, state=spec.CALL_IN_FLIGHT))
+
+    def start_call(self, call_id: str, execution_id: str, target: str) -> str:
+        with self._operation():
+            if self._store.call(call_id) is not None:
+                raise AdmissionRefused(spec.simple_refusal("call_exists", call_id))
+            caller = self._store.execution(execution_id)
+            if caller is None or caller.state != spec.RUNNING:
+                raise AdmissionRefused(spec.simple_refusal("caller_not_running", execution_id))
+            open_states = (spec.CALL_IN_FLIGHT, spec.CALL_WAITING)
+            if any(c.execution_id == execution_id and c.state in open_states
+                   for c in self._store.calls()):
+                raise AdmissionRefused(spec.simple_refusal("caller_busy", execution_id))
+            self._owner_row(target)
+            waiting = self._store.calls(spec.CALL_WAITING)
+            state = (spec.CALL_IN_FLIGHT if not waiting and self._call_fits(target)
+                     else spec.CALL_WAITING)
+            self._store.save_call(CallRow(call_id, execution_id, target, state,
+                                          self._clock.now(), self._store.next_seq()))
+            return state
+
+    def end_call(self, call_id: str) -> bool:
+        with self._operation():
+            call = self._store.call(call_id)
+            if call is None or call.state != spec.CALL_IN_FLIGHT:
+                return False
+            self._store.save_call(replace(call, state=spec.CALL_ENDED))
+            self._promote_calls()
+            return True
+
+    def call_state(self, call_id: str) -> str | None:
+        with self._operation():
+            call = self._store.call(call_id)
+            return None if call is None else call.state
+
+    def settle(self) -> None:
+        timeout = self._config.call_acquire_timeout_seconds
+        if timeout == 0:
+            return  # calls wait for ever
+        with self._operation():
+            now = self._clock.now()
+            for call in self._store.calls(spec.CALL_WAITING):
+                current = self._store.call(call.call_id)
+                if current is None or current.state != spec.CALL_WAITING:
+                    continue
+                if now - call.arrived_at >= timedelta(seconds=timeout):
+                    self._store.save_call(replace(current, state=spec.CALL_REFUSED))
+                    # The caller's execution slot is released so the work can be retried.
+                    self._end(call.execution_id, spec.BUDGET_EXHAUSTED)
+
+    # -- schedules --------------------------------------------------------------------------------
+
+    def _write_schedule(self, owner: str, schedule: str, timeout_seconds: int,
+                        new: bool) -> None:
+        with self._operation():
+            row = self._owner_row(owner)
+            existing = {s.name: s for s in self._store.schedules(owner)}
+            if new and schedule in existing:
+                raise AdmissionRefused(spec.simple_refusal("schedule_exists", schedule))
+            if not new and schedule not in existing:
+                raise AdmissionRefused(spec.simple_refusal("unknown_schedule", schedule))
+            _check_range("schedule_timeout_seconds", timeout_seconds, *spec.TIMEOUT_RANGE)
+            if not self._schedule_fits(row, timeout_seconds):
+                raise ScheduleTimeoutExceedsCap(spec.schedule_exceeds_cap(
+                    row.execution_timeout_seconds, timeout_seconds))
+            seq = self._store.next_seq() if new else existing[schedule].seq
+            self._store.save_schedule(ScheduleRow(owner, schedule, timeout_seconds, seq))
+
+    def add_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> None:
+        self._write_schedule(owner, schedule, timeout_seconds, new=True)
+
+    def change_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> None:
+        self._write_schedule(owner, schedule, timeout_seconds, new=False)
+
+    def remove_schedule(self, owner: str, schedule: str) -> None:
+        with self._operation():
+            self._owner_row(owner)
+            if schedule not in {s.name for s in self._store.schedules(owner)}:
+                raise AdmissionRefused(spec.simple_refusal("unknown_schedule", schedule))
+            self._store.remove_schedule(owner, schedule)
+
+    def schedules(self, owner: str) -> Sequence[tuple[str, int]]:
+        with self._operation():
+            return [(s.name, s.timeout_seconds) for s in self._store.schedules(owner)]
+
+    def close(self) -> None:
+        self._store.close()
+
+
+def _view(row: ExecutionRow) -> ExecutionView:
+    return ExecutionView(row.execution_id, row.owner, row.state, row.arrived_at,
+                         row.started_at, row.ended_at)
+
+
+class _Locked(AbstractContextManager[None]):
+    """The runtime's lock, then one store transaction inside it."""
+
+    def __init__(self, lock: threading.RLock, store: AdmissionStore) -> None:
+        self._lock = lock
+        self._store = store
+        self._transactions: list[AbstractContextManager[None]] = []
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        try:
+            transaction = self._store.transaction()
+            transaction.__enter__()
+            self._transactions.append(transaction)
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self._transactions.pop().__exit__(*exc)  # type: ignore[arg-type]
+        finally:
+            self._lock.release()

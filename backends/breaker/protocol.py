@@ -1,0 +1,113 @@
+"""The adapter protocol of the `breaker` area: a dispatch circuit breaker per target.
+
+A backend that claims the area has a method `open_breaker(clock, settings)` returning a
+fresh, empty `BreakerRuntime` for each check (`settings` is a
+`jobconform.reference.breaker.oracle.BreakerSettings` built from the profile). Targets, calls and
+pieces of work are named by strings the harness picks. Answers cross the boundary as the
+plain strings of `jobconform.reference.breaker.oracle` (`Admission`, `Enqueued`, `BreakerState`
+values); a `BreakerReadout` is any object with the fields of `BreakerView`.
+
+The breaker reads the time only from the clock it was given. Nothing here needs
+inheriting; any object with these methods fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from jobconform.backends.protocol import Clock
+from jobconform.reference.breaker.oracle import BreakerSettings
+
+BREAKER = "breaker"
+
+
+class BreakerReadout(Protocol):
+    """One target's breaker as read (CB-013)."""
+
+    @property
+    def state(self) -> str: ...  # closed, open or half_open
+    @property
+    def failures(self) -> int: ...  # consecutive counted failures while closed
+    @property
+    def cooldown_seconds(self) -> float: ...  # the current cooldown
+    @property
+    def open_until(self) -> datetime | None: ...  # UTC; None while closed
+    @property
+    def probe(self) -> str | None: ...  # the call holding an unexpired probe lease
+
+
+class BreakerRuntime(Protocol):
+    def set_global_switch(self, on: bool) -> None:
+        """Turn the global breaker switch on or off (off when opened; CB-001)."""
+        ...
+
+    def set_opt_in(self, target: str, on: bool) -> None:
+        """Turn one target's own opt-in on or off (off for every target at first)."""
+        ...
+
+    def admit(self, target: str, call: str) -> str:
+        """A call to `target` asks to run.
+
+        Returns:
+            "admitted", "probe" (the single half-open probe) or "refused". Never raises:
+            when the store is unreachable the breaker fails open (CB-011).
+        """
+        ...
+
+    def record(self, target: str, call: str, outcome: str, failure_class: str | None) -> None:
+        """The call `call` ended: outcome "success", "failure" (with its class: "auth",
+        "timeout" or "agent_error") or "cancelled". Never raises."""
+        ...
+
+    def enqueue(self, target: str, work: str) -> str:
+        """New work for `target`: "queued" (added to the target's queue) or "refused"
+        (fast-failed, not added). Never raises."""
+        ...
+
+    def queued(self, target: str) -> Sequence[str]:
+        """The work waiting in `target`'s queue, oldest first."""
+        ...
+
+    def failed_work(self, target: str) -> Sequence[str]:
+        """The work a trip of `target`'s breaker failed, in the order it was failed."""
+        ...
+
+    def reset(self, target: str) -> None:
+        """The operator's reset (CB-012). Never raises."""
+        ...
+
+    def read(self, target: str) -> BreakerReadout | None:
+        """The target's breaker now, or None when the store cannot be reached."""
+        ...
+
+    def logged_outages(self) -> int:
+        """How many operations this runtime logged as unable to reach its store."""
+        ...
+
+    def set_store_available(self, available: bool) -> None:
+        """Fault injection by the harness: make the state store unreachable, or back.
+
+        A real adapter points its store client at an unreachable endpoint (the shipped
+        SQL breaker swaps in an engine for a closed port or a missing file).
+        """
+        ...
+
+    def peer(self) -> BreakerRuntime:
+        """Another worker on the same store and configuration, as a second process
+        would be: both see and change the same breakers (CB-013, CB-007)."""
+        ...
+
+    def close(self) -> None:
+        """Release what the runtime holds; peers are closed separately."""
+        ...
+
+
+@runtime_checkable
+class BreakerBackend(Protocol):
+    """A backend claiming the breaker area."""
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> BreakerRuntime:
+        """A fresh breaker runtime with no state, no queued work and both switches off."""
+        ...

@@ -1,0 +1,159 @@
+"""The SQL backend's breaker store: the `breaker_states` and `breaker_work` tables.
+
+Every worker process on the database shares one breaker per target. A change is one
+conditional statement: the UPDATE matches only the version the writer read, and a
+target's first row is an INSERT that the primary key lets only one writer win. So when
+many callers race for the half-open probe, exactly one statement succeeds (CB-007), on
+SQLite, PostgreSQL and MariaDB alike.
+
+An unreachable store is real here: `set_available(False)` points the breaker's state
+access at an engine for the same kind of database that cannot be reached (a closed port,
+or a file in a missing folder), and the driver's error becomes `StoreUnavailable`. The
+work queue stays on the job database.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import cast
+
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Table,
+    create_engine,
+    delete,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.pool import NullPool, StaticPool
+
+from jobconform.backends.breaker.runtime import BreakerRow, StoreUnavailable
+from jobconform.backends.sql.database import redacted
+from jobconform.backends.sql.models import BreakerStateRow, BreakerWorkRow
+
+STATES = cast(Table, BreakerStateRow.__table__)
+WORK = cast(Table, BreakerWorkRow.__table__)
+UNREACHABLE_PORT = 1  # nothing listens on port 1 of the local host
+UNREACHABLE_SQLITE = "sqlite:////nonexistent-jobconform-folder/breaker.db"
+
+
+def unreachable_engine(engine: Engine) -> Engine:
+    """An engine for the same kind of database as `engine` that cannot connect."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite":
+        return create_engine(UNREACHABLE_SQLITE, poolclass=NullPool)
+    return create_engine(url.set(host="127.0.0.1", port=UNREACHABLE_PORT), poolclass=NullPool,
+                         connect_args={"connect_timeout": 2})
+
+
+class SqlBreakerStore:
+    """Breaker rows and work on one engine (see the module docstring).
+
+    Args:
+        engine: a migrated engine (the job store's).
+        owns_engine: dispose of the engine on close (a private in-memory copy).
+    """
+
+    def __init__(self, engine: Engine, owns_engine: bool = False,
+                 turns: AbstractContextManager[object] | None = None) -> None:
+        self._engine = engine
+        self._owns_engine = owns_engine
+        self._state_engine = engine
+        self._dead_engine: Engine | None = None
+        # One in-memory SQLite connection serves every thread: take turns on it.
+        if turns is None:
+            turns = (threading.Lock() if isinstance(engine.pool, StaticPool)
+                     else nullcontext())
+        self._turns = turns
+
+    def peer(self) -> SqlBreakerStore:
+        """Another worker's store on the same database (and the same turns)."""
+        return SqlBreakerStore(self._engine, turns=self._turns)
+
+    @contextmanager
+    def _state(self) -> Iterator[Connection]:
+        """A transaction on the breaker's state store; unreachable -> StoreUnavailable."""
+        try:
+            with self._turns, self._state_engine.begin() as connection:
+                yield connection
+        except IntegrityError:
+            raise
+        except DBAPIError as error:
+            raise StoreUnavailable(f"breaker store at {redacted(self._state_engine.url)}:"
+                                   f" {' '.join(str(error.orig).split())}") from error
+
+    @contextmanager
+    def _jobs(self) -> Iterator[Connection]:
+        with self._turns, self._engine.begin() as connection:
+            yield connection
+
+    def load(self, target: str) -> BreakerRow | None:
+        with self._state() as connection:
+            row = connection.execute(select(STATES).where(STATES.c.target == target)).first()
+        if row is None:
+            return None
+        return BreakerRow(row.target, row.failures, row.cooldown_seconds, row.open_until,
+                          row.probe, row.probe_until, row.version)
+
+    def swap(self, expected: BreakerRow | None, new: BreakerRow) -> bool:
+        values = {"failures": new.failures, "cooldown_seconds": new.cooldown_seconds,
+                  "open_until": new.open_until, "probe": new.probe,
+                  "probe_until": new.probe_until, "version": new.version}
+        if expected is None:
+            try:
+                with self._state() as connection:
+                    connection.execute(insert(STATES).values(target=new.target, **values))
+            except IntegrityError:
+                return False  # another worker wrote the target's first row
+            return True
+        with self._state() as connection:
+            moved = connection.execute(update(STATES).where(
+                STATES.c.target == new.target, STATES.c.version == expected.version,
+            ).values(**values))
+            return moved.rowcount == 1
+
+    def enqueue(self, target: str, work: str) -> None:
+        with self._jobs() as connection:
+            connection.execute(insert(WORK).values(target=target, work=work, status="queued"))
+
+    def _works(self, target: str, status: str) -> list[str]:
+        with self._jobs() as connection:
+            return list(connection.scalars(select(WORK.c.work).where(
+                WORK.c.target == target, WORK.c.status == status).order_by(WORK.c.id)))
+
+    def queued(self, target: str) -> list[str]:
+        return self._works(target, "queued")
+
+    def fail_queued(self, target: str) -> None:
+        with self._jobs() as connection:
+            connection.execute(update(WORK).where(WORK.c.target == target,
+                                                  WORK.c.status == "queued")
+                               .values(status="failed"))
+
+    def failed(self, target: str) -> list[str]:
+        return self._works(target, "failed")
+
+    def set_available(self, available: bool) -> None:
+        if available:
+            self._state_engine = self._engine
+            return
+        if self._dead_engine is None:
+            self._dead_engine = unreachable_engine(self._engine)
+        self._state_engine = self._dead_engine
+
+    def clear(self) -> None:
+        """Delete every breaker and every piece of work."""
+        with self._jobs() as connection:
+            connection.execute(delete(WORK))
+            connection.execute(delete(STATES))
+
+    def close(self) -> None:
+        if self._dead_engine is not None:
+            self._dead_engine.dispose()
+        if self._owns_engine:
+            self._engine.dispose()

@@ -1,0 +1,59 @@
+"""The adapter protocol of the `governor` area: the re-delivery governor.
+
+A backend that claims the area has a method `open_governor(clock, settings)` returning a
+fresh, empty `GovernorRuntime` per check (`settings` is a
+`jobconform.reference.governor.oracle.GovernorSettings` from the profile). Targets, results and
+deliveries are strings the harness picks. The governor reads time only from its clock.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from jobconform.backends.protocol import Clock
+from jobconform.reference.governor.oracle import GovernorSettings
+
+GOVERNOR = "governor"
+
+
+class GovernorDecision(Protocol):
+    @property
+    def accepted(self) -> bool: ...
+    @property
+    def retry_after_seconds(self) -> float | None: ...  # set on a (retryable) refusal
+
+
+class GovernorRuntime(Protocol):
+    def redelivery_wait_ms(self, previous_ms: float | None, draw: float,
+                           retry_after_ms: float | None) -> float:
+        """The wait before the next re-delivery (RG-001); `draw` is a uniform draw in
+        [0, 1) the harness supplies, `previous_ms` the last wait (None: the first)."""
+        ...
+
+    def offer(self, target: str) -> GovernorDecision:
+        """A re-delivery for `target` asks to go out now: accepted (and counted against
+        the caps) or refused with a retry-after (RG-002 to RG-005). Never drops it."""
+        ...
+
+    def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
+        """A terminal failure result of `target` (RG-005 to RG-007)."""
+        ...
+
+    def paused_until(self) -> datetime | None:
+        """The end of the running shared-cause pause (UTC), or None."""
+        ...
+
+    def peer(self) -> GovernorRuntime:
+        """Another process's governor on the same store: caps and pause are shared."""
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+@runtime_checkable
+class GovernorBackend(Protocol):
+    def open_governor(self, clock: Clock, settings: GovernorSettings) -> GovernorRuntime:
+        """A fresh governor: nothing accepted, nothing counted, no pause."""
+        ...

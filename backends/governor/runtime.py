@@ -1,0 +1,179 @@
+"""The shipped governor runtime: the governor's rules over a store of shared counters.
+
+Each decision runs inside one atomic store session, so that several processes sharing the
+store never accept more than a cap between them and count each result once. The memory
+and SQL backends differ only in the store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from jobconform.backends.protocol import Clock
+from jobconform.reference import backoff
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.governor.oracle import GovernorSettings
+
+
+@dataclass(frozen=True)
+class Verdict:
+    accepted: bool
+    retry_after_seconds: float | None = None
+
+
+class GovernorSession(Protocol):
+    """One atomic unit of work on the governor's store."""
+
+    def accepted_since(self, since: datetime, target: str | None) -> list[datetime]:
+        """When the re-deliveries accepted after `since` were accepted (of `target`, or
+        of every target for None), oldest first."""
+        ...
+
+    def accept(self, target: str, at: datetime) -> None:
+        ...
+
+    def first_sight(self, result_id: str) -> bool:
+        """Remember `result_id`; True when it had not been seen before."""
+        ...
+
+    def count_failure(self, failure_class: str, target: str, at: datetime) -> None:
+        ...
+
+    def failing_targets_since(self, failure_class: str, since: datetime) -> int:
+        ...
+
+    def paused_until(self) -> datetime | None:
+        ...
+
+    def pause(self, until: datetime) -> None:
+        ...
+
+
+class GovernorStore(Protocol):
+    def session(self) -> AbstractContextManager[GovernorSession]:
+        ...
+
+    def peer(self) -> GovernorStore:
+        ...
+
+    def close(self) -> None:
+        ...
+
+
+class StoreGovernorRuntime:
+    def __init__(self, store: GovernorStore, clock: Clock, settings: GovernorSettings) -> None:
+        self._store = store
+        self._clock = clock
+        self._settings = settings
+
+    def redelivery_wait_ms(self, previous_ms: float | None, draw: float,
+                           retry_after_ms: float | None) -> float:
+        policy = RetryPolicy(retry_delay_ms=self._settings.base_ms,
+                             max_retry_delay_ms=self._settings.cap_ms)
+        return backoff.delay_ms(policy, 0, Jitter.DECORRELATED, draw, previous_ms,
+                                retry_after_ms)
+
+    def offer(self, target: str) -> Verdict:
+        now = self._clock.now()
+        settings = self._settings
+        with self._store.session() as session:
+            paused = session.paused_until()
+            if paused is not None and now < paused:
+                return Verdict(False, settings.pause_retry_after_seconds)
+            waits = []
+            for window_seconds, limit, whose in (
+                    (settings.target_window_seconds, settings.target_limit, target),
+                    (settings.fleet_window_seconds, settings.fleet_limit, None)):
+                window = timedelta(seconds=window_seconds)
+                counted = session.accepted_since(now - window, whose)
+                if len(counted) >= limit:
+                    waits.append((counted[0] + window - now).total_seconds())
+            if waits:
+                return Verdict(False, max(waits))
+            session.accept(target, now)
+            return Verdict(True)
+
+    def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
+        now = self._clock.now()
+        settings = self._settings
+        with self._store.session() as session:
+            if not session.first_sight(result_id):
+                return
+            if failure_class not in settings.pause_classes:
+                return
+            session.count_failure(failure_class, target, now)
+            paused = session.paused_until()
+            if paused is not None and now < paused:
+                return
+            since = now - timedelta(seconds=settings.pause_window_seconds)
+            if session.failing_targets_since(failure_class, since) >= settings.pause_threshold:
+                session.pause(now + timedelta(seconds=settings.pause_ttl_seconds))
+
+    def paused_until(self) -> datetime | None:
+        now = self._clock.now()
+        with self._store.session() as session:
+            paused = session.paused_until()
+        return paused if paused is not None and now < paused else None
+
+    def peer(self) -> StoreGovernorRuntime:
+        return StoreGovernorRuntime(self._store.peer(), self._clock, self._settings)
+
+    def close(self) -> None:
+        self._store.close()
+
+
+class InMemoryGovernorStore:
+    """Lists and dicts under one lock; peers share them, as threads of one process."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._accepted: list[tuple[datetime, str]] = []
+        self._results: set[str] = set()
+        self._failing: dict[tuple[str, str], datetime] = {}
+        self._paused_until: datetime | None = None
+
+    @contextmanager
+    def session(self) -> Iterator[InMemoryGovernorStore]:
+        with self._lock:
+            yield self
+
+    def accepted_since(self, since: datetime, target: str | None) -> list[datetime]:
+        return [at for at, whose in self._accepted
+                if at > since and (target is None or whose == target)]
+
+    def accept(self, target: str, at: datetime) -> None:
+        self._accepted.append((at, target))
+
+    def first_sight(self, result_id: str) -> bool:
+        if result_id in self._results:
+            return False
+        self._results.add(result_id)
+        return True
+
+    def count_failure(self, failure_class: str, target: str, at: datetime) -> None:
+        self._failing[(failure_class, target)] = at
+
+    def failing_targets_since(self, failure_class: str, since: datetime) -> int:
+        return sum(1 for (cls, _), at in self._failing.items()
+                   if cls == failure_class and at > since)
+
+    def paused_until(self) -> datetime | None:
+        return self._paused_until
+
+    def pause(self, until: datetime) -> None:
+        self._paused_until = until
+
+    def peer(self) -> InMemoryGovernorStore:
+        return self
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def open_memory_governor(clock: Clock, settings: GovernorSettings) -> StoreGovernorRuntime:
+    return StoreGovernorRuntime(InMemoryGovernorStore(), clock, settings)

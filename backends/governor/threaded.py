@@ -1,0 +1,47 @@
+"""The threaded backends' governor: every governor operation runs on a worker pool thread,
+as a threaded worker's bodies offer re-deliveries and report results from pool threads."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import TypeVar
+
+from jobconform.backends.governor.runtime import StoreGovernorRuntime, Verdict
+
+T = TypeVar("T")
+POOL_THREADS = 4
+
+
+class PooledGovernorRuntime:
+    def __init__(self, inner: StoreGovernorRuntime) -> None:
+        self._inner = inner
+        self._pool = ThreadPoolExecutor(max_workers=POOL_THREADS,
+                                        thread_name_prefix="governor-worker")
+
+    def _on_pool(self, operation: Callable[[], T]) -> T:
+        return self._pool.submit(operation).result()
+
+    def redelivery_wait_ms(self, previous_ms: float | None, draw: float,
+                           retry_after_ms: float | None) -> float:
+        return self._on_pool(lambda: self._inner.redelivery_wait_ms(previous_ms, draw,
+                                                                    retry_after_ms))
+
+    def offer(self, target: str) -> Verdict:
+        return self._on_pool(lambda: self._inner.offer(target))
+
+    def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
+        self._on_pool(lambda: self._inner.record_failure(target, failure_class, result_id))
+
+    def paused_until(self) -> datetime | None:
+        return self._on_pool(self._inner.paused_until)
+
+    def peer(self) -> PooledGovernorRuntime:
+        return PooledGovernorRuntime(self._inner.peer())
+
+    def close(self) -> None:
+        try:
+            self._on_pool(self._inner.close)
+        finally:
+            self._pool.shutdown(wait=True)

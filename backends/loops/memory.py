@@ -1,0 +1,170 @@
+"""The step loop runtime: loops advance when the harness calls `settle`, over any loop store.
+
+Deterministic and single-threaded. On `settle` it records every run whose outcome the
+agent has decided, applies every per-run timeout and delay end that the clock has
+reached, and starts the next runs, until nothing more can happen at this instant. The
+memory backend uses it over a dict store, the SQL backend over its tables.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from jobconform.backends.loops.protocol import (
+    LoopAgent,
+    LoopNotFound,
+    LoopParameters,
+    LoopsConfig,
+    LoopSnapshot,
+    RunResult,
+)
+from jobconform.backends.loops.runner import LoopRules, RunnerMemory, StoredLoop, snapshots
+from jobconform.backends.protocol import Clock
+
+
+class LoopStore(Protocol):
+    """Where loop rows live. `load` and `running` return copies the caller may change and
+    hand back to `save`."""
+
+    def next_id(self) -> str: ...
+    def save(self, loop: StoredLoop) -> None: ...
+    def load(self, loop_id: str) -> StoredLoop | None: ...
+    def all(self) -> list[StoredLoop]: ...
+
+
+class InMemoryLoopStore:
+    def __init__(self) -> None:
+        self._loops: dict[str, StoredLoop] = {}
+        self._ids = itertools.count(1)
+
+    def next_id(self) -> str:
+        return f"loop-{next(self._ids)}"
+
+    def save(self, loop: StoredLoop) -> None:
+        self._loops[loop.loop_id] = loop.copy()
+
+    def load(self, loop_id: str) -> StoredLoop | None:
+        loop = self._loops.get(loop_id)
+        return None if loop is None else loop.copy()
+
+    def all(self) -> list[StoredLoop]:
+        return [loop.copy() for loop in self._loops.values()]
+
+
+class StepLoopRuntime:
+    """A loop runtime that acts only inside `start_loop`, `stop_loop` and `settle`."""
+
+    def __init__(self, clock: Clock, config: LoopsConfig, store: LoopStore | None = None,
+                 rules: LoopRules | None = None) -> None:
+        self._clock = clock
+        self._config = config
+        self._store: LoopStore = store if store is not None else InMemoryLoopStore()
+        self.rules = rules if rules is not None else LoopRules()
+        self._agents: dict[str, LoopAgent] = {}
+        self._memory: dict[str, RunnerMemory] = {}
+
+    def _now(self) -> datetime:
+        return self._clock.now()
+
+    def start_loop(self, params: LoopParameters, agent: LoopAgent) -> str:
+        default = self._config.default_timeout_per_run_seconds
+        self.rules.validate(params, default)
+        now = self._now()
+        timeout = default if params.timeout_per_run_seconds is None else float(
+            params.timeout_per_run_seconds)
+        loop = StoredLoop(self._store.next_id(), params, timeout, "running", now)
+        self.rules.begin_run(loop, now)
+        self._store.save(loop)
+        self._agents[loop.loop_id] = agent
+        self._memory[loop.loop_id] = RunnerMemory()
+        return loop.loop_id
+
+    def settle(self) -> None:
+        progressed = True
+        while progressed:
+            progressed = False
+            for loop in self._store.all():
+                if loop.status == "running" and self._step(loop):
+                    self._store.save(loop)
+                    progressed = True
+
+    def _step(self, loop: StoredLoop) -> bool:
+        """One thing that can happen to the loop now; False if nothing can."""
+        now = self._now()
+        memory = self._memory.setdefault(loop.loop_id, RunnerMemory())
+        run = loop.in_flight
+        if run is not None:
+            agent = self._agents.get(loop.loop_id)
+            result: RunResult | Exception
+            if agent is not None and agent.decided(run.run_number):
+                try:
+                    result = agent.execute(run.run_number, run.message)
+                except Exception as error:
+                    result = error
+            elif self.rules.run_timed_out(loop, now):
+                result = RunResult(False, None, None, "TIMEOUT")
+            else:
+                return False
+            self.rules.record(loop, memory, result, now)
+            self._after_run(loop, memory, now)
+            return True
+        if loop.next_run_at is not None and now >= loop.next_run_at:
+            self._next_run(loop, memory, now)
+            return True
+        return False
+
+    def _after_run(self, loop: StoredLoop, memory: RunnerMemory, now: datetime) -> None:
+        reason = self.rules.after_run(loop, memory, now)
+        if reason is not None:
+            self.rules.finish(loop, reason, now)
+            return
+        if loop.params.delay_seconds > 0:
+            gate = self.rules.before_next_run(loop, memory, now)
+            if gate is not None:
+                self.rules.finish(loop, gate, now)
+            else:
+                loop.next_run_at = self.rules.delay_until(loop, now)
+            return
+        self._next_run(loop, memory, now)
+
+    def _next_run(self, loop: StoredLoop, memory: RunnerMemory, now: datetime) -> None:
+        gate = self.rules.before_next_run(loop, memory, now)
+        if gate is not None:
+            self.rules.finish(loop, gate, now)
+        else:
+            self.rules.begin_run(loop, now)
+
+    def stop_loop(self, loop_id: str) -> str:
+        loop = self._store.load(loop_id)
+        if loop is None:
+            raise LoopNotFound(loop_id)
+        if loop.status != "running":
+            return "already_done"
+        loop.stop_requested = True
+        if loop.in_flight is None:  # waiting out a delay: nothing in flight to finish
+            self.rules.finish(loop, "user_stopped", self._now())
+        self._store.save(loop)
+        return "stopping"
+
+    def get_loop(self, loop_id: str) -> LoopSnapshot | None:
+        loop = self._store.load(loop_id)
+        return None if loop is None else self.rules.snapshot(loop, self._now())
+
+    def list_loops(self) -> Sequence[LoopSnapshot]:
+        return snapshots(self.rules, self._store.all(), self._now())
+
+    def restart(self) -> None:
+        """Forget the agents and the runner memory; interrupt every loop still running."""
+        self._agents.clear()
+        self._memory.clear()
+        now = self._now()
+        for loop in self._store.all():
+            if loop.status == "running":
+                self.rules.interrupt(loop, now)
+                self._store.save(loop)
+
+    def close(self) -> None:
+        self._agents.clear()

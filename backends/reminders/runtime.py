@@ -1,0 +1,184 @@
+"""The step reminders runtime: seed 002 §10.14's reminders over any reminder store.
+
+Deterministic and single-threaded: `settle` is the scheduler's wake-up. It records the
+outcome of every dispatch the harness has decided, then dispatches every reminder the
+clock has reached. Each move is a compare-and-set on the store, so a reminder is moved to
+firing, and dispatched, once (RM-007). A runtime opening over a store that holds firing
+reminders runs the boot recovery first: their dispatch was in flight when the previous
+runtime stopped, its outcome is lost, so they are reconciled as dispatched (RM-012),
+which is the rule for any dispatch whose outcome is unknown (RM-010).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from jobconform.backends.protocol import Clock
+from jobconform.backends.reminders.protocol import (
+    Delivery,
+    DeliveryFailed,
+    DeliveryOutcomeUnknown,
+    DeliveryTarget,
+    ReminderConfig,
+    ReminderConflict,
+    ReminderNotFound,
+    ReminderRejected,
+)
+from jobconform.backends.reminders.store import (
+    CANCELLED,
+    FAILED,
+    FIRED,
+    FIRING,
+    PENDING,
+    REMINDER_STATUSES,
+    ReminderStore,
+    StoredReminder,
+)
+from jobconform.reference.reminders.oracle import creation_problem, resolve_fire_at
+
+DAY = timedelta(days=1)
+REJECTION_TEXT = {
+    "schedule": "give exactly one of fire_at (a timezone-aware instant) and delay_seconds"
+                " (a finite number)",
+    "message_empty": "the message must contain more than whitespace",
+    "message_too_long": "the message has more than {max_message_chars} characters",
+    "delay_too_short": "the reminder would fire in less than {min_delay_seconds:g} seconds",
+    "delay_too_long": "the reminder would fire in more than {max_delay_seconds:g} seconds",
+    "too_many_pending": "{max_pending} reminders are already pending; cancel one or wait",
+    "daily_limit": "{max_per_day} reminders were created in the last 24 hours",
+}
+
+
+class StepReminderRuntime:
+    def __init__(self, store: ReminderStore, clock: Clock, config: ReminderConfig,
+                 target: DeliveryTarget) -> None:
+        self._store = store
+        self._clock = clock
+        self._config = config
+        self._target = target
+        self._in_flight: dict[str, Delivery] = {}  # reminder id -> its dispatch
+        self._recover()
+
+    # -- creation and cancel -------------------------------------------------------------
+
+    def create(self, message: str, fire_at: datetime | None = None,
+               delay_seconds: float | None = None) -> str:
+        now = self._clock.now()
+        code = self._problem(message, fire_at, delay_seconds, now)
+        if code is not None:
+            text = REJECTION_TEXT[code].format(**vars(self._config))
+            raise ReminderRejected(code, text)
+        resolved = resolve_fire_at(fire_at, delay_seconds, now)
+        assert resolved is not None
+        reminder_id = str(uuid.uuid4())
+        self._store.add(StoredReminder(reminder_id, message, PENDING, now, resolved, resolved))
+        self._reminders_changed()
+        return reminder_id
+
+    def _problem(self, message: str, fire_at: datetime | None, delay_seconds: float | None,
+                 now: datetime) -> str | None:
+        """The first rule a creation breaks, in RM-006's order, or None."""
+        code = creation_problem(self._config, message, fire_at, delay_seconds, now)
+        if code is None and self._store.count(PENDING) >= self._config.max_pending:
+            code = "too_many_pending"
+        if code is None and self._created_today(now) >= self._config.max_per_day:
+            code = "daily_limit"
+        return code
+
+    def _created_today(self, now: datetime) -> int:
+        # Counted from the store, never from memory: the count survives a restart (RM-005).
+        return self._store.count_created_after(now - DAY)
+
+    def cancel(self, reminder_id: str) -> str:
+        if self._store.transition(reminder_id, PENDING, status=CANCELLED,
+                                  due_at=None) is not None:
+            self._reminders_changed()
+            return "cancelled"
+        current = self._store.get(reminder_id)
+        if current is None:
+            raise ReminderNotFound(reminder_id)
+        if current.status == CANCELLED:
+            return "already_cancelled"
+        raise ReminderConflict(reminder_id, current.status)
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def get(self, reminder_id: str) -> StoredReminder | None:
+        return self._store.get(reminder_id)
+
+    def list_reminders(self, status: str | None = None) -> Sequence[StoredReminder]:
+        if status is not None and status not in REMINDER_STATUSES:
+            raise ValueError(f"unknown reminder status {status!r}; known:"
+                             f" {', '.join(REMINDER_STATUSES)}")
+        return self._store.list(status)
+
+    # -- firing --------------------------------------------------------------------------
+
+    def settle(self) -> None:
+        for reminder_id, delivery in list(self._in_flight.items()):
+            if delivery.decided():
+                del self._in_flight[reminder_id]
+                self._record(reminder_id, delivery)
+        self._fire_due(self._clock.now())
+
+    def _fire_due(self, now: datetime) -> None:
+        for reminder in self._store.due(now):
+            fired = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
+                                           due_at=None, attempts=reminder.attempts + 1)
+            if fired is not None:  # else someone else moved it first: not ours to fire
+                self._dispatched(fired.reminder_id,
+                                 self._target.dispatch(fired.reminder_id, fired.message))
+
+    def _dispatched(self, reminder_id: str, delivery: Delivery) -> None:
+        self._in_flight[reminder_id] = delivery
+
+    def _record(self, reminder_id: str, delivery: Delivery) -> None:
+        """The dispatch call returned: write what its outcome means (RM-008..RM-010)."""
+        now = self._clock.now()
+        try:
+            delivery.result()
+        except DeliveryOutcomeUnknown:
+            # The execution may have started: firing again could run it twice.
+            self._store.transition(reminder_id, FIRING, status=FIRED, fired_at=now)
+        except DeliveryFailed:
+            self._attempt_failed(reminder_id, now)
+        else:
+            self._store.transition(reminder_id, FIRING, status=FIRED, fired_at=now)
+        self._reminders_changed()
+
+    def _attempt_failed(self, reminder_id: str, now: datetime) -> None:
+        reminder = self._store.get(reminder_id)
+        if reminder is None:
+            return
+        if reminder.attempts >= self._config.max_attempts:
+            self._store.transition(reminder_id, FIRING, status=FAILED)
+        else:
+            self._store.transition(
+                reminder_id, FIRING, status=PENDING,
+                due_at=now + timedelta(seconds=self._config.retry_delay_seconds))
+
+    def _recover(self) -> None:
+        """Boot recovery: reconcile dispatches a previous runtime left in flight."""
+        now = self._clock.now()
+        for reminder in self._store.list(FIRING):
+            self._store.transition(reminder.reminder_id, FIRING, status=FIRED, fired_at=now)
+
+    def _reminders_changed(self) -> None:
+        """A hook for runtimes with a scheduler thread: the next due time may have moved."""
+
+    # -- lifetime ------------------------------------------------------------------------
+
+    def crash(self) -> None:
+        self._stop()
+
+    def reopen(self) -> StepReminderRuntime:
+        return type(self)(self._store.reopen(), self._clock, self._config, self._target)
+
+    def _stop(self) -> None:
+        self._in_flight.clear()
+
+    def close(self) -> None:
+        self._stop()
+        self._store.close()

@@ -1,0 +1,135 @@
+"""The reminders store in SQL: the `ReminderStore` contract on SQLite, PostgreSQL, MariaDB.
+
+Each method is one transaction. A transition is `UPDATE ... WHERE reminder_id = ? AND
+status = ?`, so of two writers only the one that saw the current status moves the
+reminder (a scheduler marking it firing, a cancel): the row is the single source of
+truth that makes a fire single (RM-007). Creation order is the table's autoincrement key.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import fields
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, select, update
+from sqlalchemy.pool import StaticPool
+
+from jobconform.backends.reminders.store import PENDING, StoredReminder
+from jobconform.backends.sql.database import READ_ONLY, migrate
+from jobconform.backends.sql.models import ReminderRow
+
+REMINDERS = cast(Table, ReminderRow.__table__)
+STORED_FIELDS = tuple(field.name for field in fields(StoredReminder))
+
+
+def to_stored(row: Row[Any]) -> StoredReminder:
+    values = row._mapping
+    return StoredReminder(**{name: values[name] for name in STORED_FIELDS})
+
+
+class SqlReminderStore:
+    """Reminders in a SQL database.
+
+    Args:
+        engine: from `create_store_engine`.
+        migrate_schema: bring the schema to the newest migrations first.
+        owns_engine: dispose of the engine on `close` (an in-memory copy per runtime).
+    """
+
+    def __init__(self, engine: Engine, *, migrate_schema: bool = True,
+                 owns_engine: bool = False) -> None:
+        if migrate_schema:
+            migrate(engine)
+        self._engine = engine
+        self._owns_engine = owns_engine
+        # An in-memory SQLite database is one connection: threads sharing it take turns.
+        self._turns: AbstractContextManager[object] = (
+            threading.Lock() if isinstance(engine.pool, StaticPool) else nullcontext())
+
+    @contextmanager
+    def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
+        with self._turns, self._engine.connect() as connection:
+            connection.execution_options(**{READ_ONLY: read_only})
+            with connection.begin():
+                yield connection
+
+    def add(self, reminder: StoredReminder) -> None:
+        with self._transaction() as connection:
+            connection.execute(insert(REMINDERS).values(
+                **{name: getattr(reminder, name) for name in STORED_FIELDS}))
+
+    def get(self, reminder_id: str) -> StoredReminder | None:
+        with self._transaction(read_only=True) as connection:
+            row = connection.execute(
+                select(REMINDERS).where(REMINDERS.c.reminder_id == reminder_id)).first()
+            return None if row is None else to_stored(row)
+
+    def list(self, status: str | None = None) -> builtins.list[StoredReminder]:
+        query = select(REMINDERS).order_by(REMINDERS.c.seq)
+        if status is not None:
+            query = query.where(REMINDERS.c.status == status)
+        with self._transaction(read_only=True) as connection:
+            return [to_stored(row) for row in connection.execute(query)]
+
+    def count(self, status: str) -> int:
+        with self._transaction(read_only=True) as connection:
+            return connection.scalar(select(func.count()).select_from(REMINDERS)
+                                     .where(REMINDERS.c.status == status)) or 0
+
+    def count_created_after(self, instant: datetime) -> int:
+        with self._transaction(read_only=True) as connection:
+            return connection.scalar(select(func.count()).select_from(REMINDERS)
+                                     .where(REMINDERS.c.created_at > instant)) or 0
+
+    def due(self, now: datetime) -> builtins.list[StoredReminder]:
+        query = (select(REMINDERS)
+                 .where(REMINDERS.c.status == PENDING, REMINDERS.c.due_at <= now)
+                 .order_by(REMINDERS.c.due_at, REMINDERS.c.seq))
+        with self._transaction(read_only=True) as connection:
+            return [to_stored(row) for row in connection.execute(query)]
+
+    def next_due(self) -> datetime | None:
+        with self._transaction(read_only=True) as connection:
+            earliest: datetime | None = connection.scalar(
+                select(func.min(REMINDERS.c.due_at)).where(REMINDERS.c.status == PENDING))
+            return earliest
+
+    def transition(self, reminder_id: str, expected_status: str,
+                   **changes: Any) -> StoredReminder | None:
+        changeable = set(STORED_FIELDS) - {"reminder_id"}
+        if not set(changes) <= changeable:
+            raise ValueError(f"a transition changes only {sorted(changeable)},"
+                             f" not {sorted(set(changes) - changeable)}")
+        with self._transaction() as connection:
+            moved = connection.execute(
+                update(REMINDERS)
+                .where(REMINDERS.c.reminder_id == reminder_id,
+                       REMINDERS.c.status == expected_status)
+                .values(**changes))
+            if moved.rowcount == 0:
+                return None
+            row = connection.execute(
+                select(REMINDERS).where(REMINDERS.c.reminder_id == reminder_id)).one()
+            return to_stored(row)
+
+    def clear(self) -> None:
+        """Delete every reminder (conformance starts each check on an empty store)."""
+        with self._transaction() as connection:
+            connection.execute(delete(REMINDERS))
+
+    def reopen(self) -> SqlReminderStore:
+        """A new store over the same database, as a restarted process opens it. The
+        engine (for in-memory SQLite, the database itself) passes to the new store."""
+        reopened = SqlReminderStore(self._engine, migrate_schema=False,
+                                    owns_engine=self._owns_engine)
+        self._owns_engine = False
+        return reopened
+
+    def close(self) -> None:
+        if self._owns_engine:
+            self._engine.dispose()

@@ -1,0 +1,221 @@
+"""The admission part of the self-test gallery: seed 002's capacity manager with one bug each.
+
+Each broken backend is the memory backend whose admission runtime has one rule changed the
+way a real capacity manager got it wrong, or easily could. The lifecycle parts stay
+correct, so only the admission checks can catch these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from jobconform.backends.admission.memory import InMemoryAdmissionStore
+from jobconform.backends.admission.protocol import CeilingView
+from jobconform.backends.admission.runtime import AdmissionService, ExecutionRow, OwnerRow
+from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import Clock
+from jobconform.backends.threaded import ThreadedBackend
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference import admission as spec
+from jobconform.reference.admission import AdmissionConfig
+
+
+class OverbookingService(AdmissionService):
+    """A slot counts as free while the running count is at most the cap (<= for <), so
+    every owner runs one execution more than its effective cap."""
+
+    def _has_free_slot(self, row: OwnerRow, running: int) -> bool:
+        return running <= self._effective_cap(row)
+
+
+class NewestFirstDrainService(AdmissionService):
+    """A freed slot goes to the newest queued work (a stack popped from the top), not
+    the oldest."""
+
+    def _drain_order(self, queued: list[ExecutionRow]) -> list[ExecutionRow]:
+        return list(reversed(queued))
+
+
+class CeilingRewrittenService(AdmissionService):
+    """Reading the ceiling 'repairs' an out-of-range stored value by writing the clamped
+    one back, so the settings store no longer holds what the admin wrote."""
+
+    def ceiling(self) -> CeilingView:
+        view = super().ceiling()
+        if view.stored != view.in_force:
+            self.store_raw_ceiling(view.in_force)
+        return view
+
+
+class CeilingUnclampedService(AdmissionService):
+    """The stored ceiling is used as it is: a stray 0 stops the fleet, a stray 999
+    defeats the host's cap."""
+
+    def _ceiling_in_force(self) -> int:
+        stored = self._store.read_ceiling()
+        return self._config.fleet_ceiling if stored is None else stored
+
+
+class EarlyRejectionService(AdmissionService):
+    """Work is refused with 429 one entry early: the last place of the backlog is never
+    used (> depth - 1 written as >= depth - 1)."""
+
+    def _backlog_is_full(self, queued: int, depth: int) -> bool:
+        return queued >= depth - 1
+
+
+class CancelledQueuedStaysService(AdmissionService):
+    """Cancel only terminates running work: it answers True for queued work but leaves
+    it in the backlog, where it later runs."""
+
+    def cancel(self, execution_id: str) -> bool:
+        view = self.execution(execution_id)
+        if view is not None and view.state == spec.QUEUED:
+            return True
+        return super().cancel(execution_id)
+
+
+class DeleteKeepsBacklogService(AdmissionService):
+    """Deleting an owner drops the owner but not its backlog rows: its queued work stays
+    queued for ever instead of being cancelled."""
+
+    def delete_owner(self, owner: str) -> int:
+        with self._operation():
+            self._owner_row(owner)
+            self._store.remove_owner(owner)
+            return 0
+
+
+class SlotKeptOnBudgetExhaustedService(AdmissionService):
+    """A call refused after the acquire timeout answers 'budget exhausted', but the
+    caller's execution keeps its slot, so the same work cannot be retried and the backlog
+    behind it never moves."""
+
+    def settle(self) -> None:
+        timeout = self._config.call_acquire_timeout_seconds
+        if timeout == 0:
+            return
+        with self._operation():
+            now = self._clock.now()
+            for call in self._store.calls(spec.CALL_WAITING):
+                if now - call.arrived_at >= timedelta(seconds=timeout):
+                    self._store.save_call(replace(call, state=spec.CALL_REFUSED))
+
+
+class CachedCallCapService(AdmissionService):
+    """The per-target call limit is sized once, on the first call to a target, and never
+    re-read, so a lowered ceiling or cap does not shrink it (seed 002 §10.8.1's known
+    limitation of agent_call_limiter)."""
+
+    def __init__(self, store: InMemoryAdmissionStore, clock: Clock,
+                 config: AdmissionConfig) -> None:
+        super().__init__(store, clock, config)
+        self._sized: dict[str, int] = {}
+
+    def _call_cap(self, target: OwnerRow) -> int:
+        return self._sized.setdefault(target.name, self._effective_cap(target))
+
+
+class ScheduleCapUncheckedService(AdmissionService):
+    """A schedule's timeout is checked against the valid range only, not against its
+    owner's timeout, so the schedule silently outlasts the owner's cap (seed 002 §35.1,
+    before #929)."""
+
+    def _schedule_fits(self, row: OwnerRow, timeout_seconds: int) -> bool:
+        return True
+
+
+class TimeoutLoweredPastSchedulesService(AdmissionService):
+    """Lowering an owner's timeout checks only the range, leaving schedules whose
+    timeouts now exceed the owner's cap."""
+
+    def _schedules_above(self, owner: str, seconds: int) -> list[tuple[str, int]]:
+        return []
+
+
+class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
+    """Real threads: the body of work that joins the backlog starts at once, ahead of its
+    slot (a prefetch), while its record still says queued, so more bodies run at once than
+    the effective cap allows."""
+
+    def admit(self, owner: str, execution_id: str) -> str:
+        answer = super().admit(owner, execution_id)
+        if answer == spec.QUEUED:
+            with self._operation():
+                row = self._store.execution(execution_id)
+            if row is not None:
+                self._started(row)
+        return answer
+
+    def _started(self, row: ExecutionRow) -> None:
+        with self._probe:
+            prefetched = row.execution_id in self._releases
+        if not prefetched:
+            super()._started(row)
+
+
+def _threaded_admission_entry(name: str, broken: type[ThreadedAdmissionRuntime],
+                              catches: str, source: str) -> GalleryEntry:
+    """Build the threaded backend on a broken admission runtime."""
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(ThreadedBackend):
+        __doc__ = bug
+
+        def open_admission(self, clock: Clock,
+                           config: AdmissionConfig) -> ThreadedAdmissionRuntime:
+            return broken(self.new_admission_store(), clock, config)
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+def _admission_entry(name: str, broken: type[AdmissionService], catches: str,
+                     source: str) -> GalleryEntry:
+    """Build the memory backend on a broken admission runtime, loadable as
+    `<this module>:<name>`."""
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(MemoryBackend):
+        __doc__ = bug
+
+        def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
+            return broken(InMemoryAdmissionStore(), clock, config)
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+GALLERY = (
+    _admission_entry("admission_overbooking", OverbookingService, "AD-004",
+                     "seed 002 §10.8.1 canary S-02"),
+    _admission_entry("admission_newest_first_drain", NewestFirstDrainService, "AD-006",
+                     "seed 002 §10.8 FIFO backlog"),
+    _admission_entry("admission_ceiling_rewritten", CeilingRewrittenService, "AD-003",
+                     "seed 002 §10.8.1 clamp-on-use"),
+    _admission_entry("admission_ceiling_unclamped", CeilingUnclampedService, "AD-003",
+                     "seed 002 §10.8.1 read-side clamp"),
+    _admission_entry("admission_early_rejection", EarlyRejectionService, "AD-005",
+                     "seed 002 §10.8 429 only when full"),
+    _admission_entry("admission_cancelled_queued_runs", CancelledQueuedStaysService,
+                     "AD-007", "seed 002 §10.8 terminate-while-queued"),
+    _admission_entry("admission_delete_keeps_backlog", DeleteKeepsBacklogService, "AD-009",
+                     "seed 002 §10.8 delete cascade"),
+    _admission_entry("admission_slot_kept_on_budget_exhausted",
+                     SlotKeptOnBudgetExhaustedService, "AD-011",
+                     "seed 002 §10.4.2 fail-closed-but-fair"),
+    _admission_entry("admission_cached_call_cap", CachedCallCapService, "AD-010",
+                     "seed 002 §10.8.1 known limitation"),
+    _admission_entry("admission_schedule_cap_unchecked", ScheduleCapUncheckedService,
+                     "AD-013", "seed 002 §35.1"),
+    _admission_entry("admission_timeout_lowered_past_schedules",
+                     TimeoutLoweredPastSchedulesService, "AD-014", "seed 002 §35.1"),
+    _threaded_admission_entry("threaded_admission_prefetch", PrefetchingThreadedRuntime,
+                              "AD-004", "seed 004 concurrency tests"),
+)

@@ -1,0 +1,295 @@
+"""The admission harness: each command goes to the backend's admission runtime and to the
+oracle, and everything they show must agree.
+
+After every command the harness compares the command's answer, then the whole observable
+state: the ceiling (stored and in force), every owner's view, every backlog in order,
+every execution record, every call's state and every owner's schedules. The first
+difference raises `Divergence` naming the requirements involved. Every backend call runs
+under the real-time watchdog, so a hung adapter fails with a clear message instead of
+hanging the run.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any, TypeVar, cast
+
+from jobconform.backends.admission.protocol import (
+    AdmissionRefused,
+    AdmissionRuntime,
+    ExecutionView,
+)
+from jobconform.backends.protocol import ADMISSION, Backend
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.watchdog import guarded
+from jobconform.reference import admission as ad
+from jobconform.reference.admission import AdmissionCommand, AdmissionConfig, AdmissionModel
+from jobconform.spec import Profile, Registry, SpecError
+
+T = TypeVar("T")
+
+# Which requirement an observed field belongs to, beyond the command's own.
+OWNER_FIELD_REQUIREMENTS = {
+    "parallel_cap": ("AD-001",),
+    "ceiling": ("AD-003",),
+    "effective_cap": ("AD-003",),
+    "running": ("AD-004",),
+    "available_slots": ("AD-004",),
+    "queued": ("AD-005",),
+    "backlog_depth": ("AD-005",),
+    "execution_timeout_seconds": ("AD-012",),
+}
+STATE_REQUIREMENTS = {
+    ad.QUEUED: ("AD-005",),
+    ad.RUNNING: ("AD-004",),
+    ad.FINISHED: ("AD-006",),
+    ad.CANCELLED: ("AD-007",),
+    ad.EXPIRED: ("AD-008",),
+    ad.BUDGET_EXHAUSTED: ("AD-011",),
+}
+
+
+def admission_config(profile: Profile, **overrides: Any) -> AdmissionConfig:
+    """The profile's admission defaults, with a check's own values on top.
+
+    Raises:
+        SpecError: the profile lacks a default, or an override names no parameter.
+        ValueError: a value is out of range.
+    """
+    unknown = set(overrides) - set(AdmissionConfig.names())
+    if unknown:
+        raise SpecError(f"unknown admission parameter(s) {sorted(unknown)}; known:"
+                        f" {', '.join(AdmissionConfig.names())}")
+    values: dict[str, Any] = {name: profile.parameter(ADMISSION, name)
+                              for name in AdmissionConfig.names()}
+    values.update(overrides)
+    return AdmissionConfig(**values)
+
+
+def open_admission_runtime(backend: Backend, clock: VirtualClock,
+                           config: AdmissionConfig) -> AdmissionRuntime:
+    opener = getattr(backend, "open_admission", None)
+    if not callable(opener):
+        raise AdapterError(f"adapter {backend.name!r} claims the admission area but has no"
+                           " open_admission(clock, config) method")
+    return cast(AdmissionRuntime, opener(clock, config))
+
+
+@dataclass
+class AdmissionHarness:
+    """Differential execution of admission commands on one backend runtime and the oracle.
+
+    Args:
+        backend: the adapter under test; it must claim `admission`.
+        profile: the profile whose admission defaults apply.
+        registry: the spec, for requirement titles in messages.
+        overrides: admission parameters of this check (backlog_depth=2, ...).
+    """
+
+    backend: Backend
+    profile: Profile
+    registry: Registry | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
+    commands: list[AdmissionCommand] = field(default_factory=list)
+    exercised: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if ADMISSION not in self.backend.capabilities:
+            raise ValueError(f"backend {self.backend.name!r} does not claim the admission"
+                             " area; its checks cannot run on it")
+        self.config = admission_config(self.profile, **self.overrides)
+        self.model = AdmissionModel(self.config, self.clock.now())
+        self._titles = ({r.id: r.title for r in self.registry.requirements}
+                        if self.registry else {})
+        self.last_answer: object = None
+        with guarded(self.safety_timeout, f"opening {self.backend.name!r} admission"):
+            self.runtime = self._call("open_admission", lambda: open_admission_runtime(
+                self.backend, self.clock, self.config))
+
+    # -- the one operation ---------------------------------------------------------------
+
+    def run(self, command: AdmissionCommand) -> object:
+        """Apply `command` to both sides and compare everything; return the backend's answer.
+
+        Raises:
+            Divergence: the backend differs from the oracle.
+            AdapterError: the adapter raised outside its contract or hung.
+            ValueError: the command itself is malformed (an alias used twice, bad time).
+        """
+        self._check_command(command)
+        self.commands.append(command)
+        expected = self.model.apply(command)
+        self.exercised.update(expected.requirements)
+        with guarded(self.safety_timeout, ad.describe(command)):
+            actual = self._apply(command)
+            self.last_answer = actual
+            if actual != expected.answer or type(actual) is not type(expected.answer):
+                raise self._fail(expected.requirements, f"the answer to {ad.describe(command)}",
+                                 expected.answer, actual)
+            self.observe(expected.requirements)
+        return actual
+
+    def close(self) -> None:
+        with guarded(self.safety_timeout, "closing the admission runtime"):
+            self._call("close", self.runtime.close)
+
+    # -- applying --------------------------------------------------------------------------
+
+    def _check_command(self, command: AdmissionCommand) -> None:
+        if isinstance(command, ad.Admit) and command.execution in self.model.executions:
+            raise ValueError(f"execution alias {command.execution!r} is already used")
+        if isinstance(command, ad.StartCall) and command.call in self.model.calls:
+            raise ValueError(f"call alias {command.call!r} is already used")
+        if isinstance(command, ad.PassTime) and not 0 <= command.seconds < float("inf"):
+            raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
+
+    def _call(self, action: str, function: Callable[[], T]) -> T:
+        try:
+            return function()
+        except (Divergence, AdapterError, AdmissionRefused):
+            raise
+        except Exception as error:
+            raise AdapterError(
+                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                f" during admission {action}; the protocol allows no such exception there"
+            ) from error
+
+    def _refusable(self, action: str, function: Callable[[], object]) -> object:
+        """Call the runtime; a refusal becomes its structured detail, None becomes "ok"."""
+        try:
+            answer = self._call(action, function)
+        except AdmissionRefused as refusal:
+            return refusal.detail
+        return ad.OK if answer is None else answer
+
+    def _apply(self, command: AdmissionCommand) -> object:
+        rt = self.runtime
+        c: Any = command
+        match command:
+            case ad.SetCeiling():
+                return self._refusable("set_ceiling", lambda: rt.set_ceiling(c.value))
+            case ad.StoreRawCeiling():
+                self._call("store_raw_ceiling", lambda: rt.store_raw_ceiling(c.value))
+                return None
+            case ad.ReadCeiling():
+                return asdict(self._call("ceiling", rt.ceiling))
+            case ad.AddOwner():
+                return self._refusable("add_owner", lambda: rt.add_owner(c.owner))
+            case ad.SetParallelCap():
+                return self._refusable("set_parallel_cap",
+                                       lambda: rt.set_parallel_cap(c.owner, c.value))
+            case ad.SetBacklogDepth():
+                return self._refusable("set_backlog_depth",
+                                       lambda: rt.set_backlog_depth(c.owner, c.value))
+            case ad.SetExecutionTimeout():
+                return self._refusable("set_execution_timeout",
+                                       lambda: rt.set_execution_timeout(c.owner, c.seconds))
+            case ad.ReadOwner():
+                view = self._call("owner", lambda: rt.owner(c.owner))
+                return ad.unknown_owner(c.owner) if view is None else asdict(view)
+            case ad.DeleteOwner():
+                return self._refusable("delete_owner", lambda: rt.delete_owner(c.owner))
+            case ad.Admit():
+                return self._refusable("admit", lambda: rt.admit(c.owner, c.execution))
+            case ad.FinishExecution():
+                return self._call("finish", lambda: rt.finish(c.execution))
+            case ad.CancelExecution():
+                return self._call("cancel", lambda: rt.cancel(c.execution))
+            case ad.Maintain():
+                return self._call("maintain", rt.maintain)
+            case ad.PassTime():
+                self.clock.advance(c.seconds)
+                return None
+            case ad.StartCall():
+                return self._refusable("start_call",
+                                       lambda: rt.start_call(c.call, c.execution, c.target))
+            case ad.EndCall():
+                return self._call("end_call", lambda: rt.end_call(c.call))
+            case ad.AddSchedule():
+                return self._refusable("add_schedule", lambda: rt.add_schedule(
+                    c.owner, c.schedule, c.timeout_seconds))
+            case ad.ChangeSchedule():
+                return self._refusable("change_schedule", lambda: rt.change_schedule(
+                    c.owner, c.schedule, c.timeout_seconds))
+            case ad.RemoveSchedule():
+                return self._refusable("remove_schedule",
+                                       lambda: rt.remove_schedule(c.owner, c.schedule))
+        raise ValueError(f"not an admission command: {command!r}")
+
+    # -- comparing -------------------------------------------------------------------------
+
+    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object) -> Divergence:
+        return Divergence(requirements, what, expected, actual,
+                          cast(list[Any], self.commands), self._titles)
+
+    def _same(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object) -> None:
+        if expected != actual:
+            raise self._fail(requirements, what, expected, actual)
+
+    def observe(self, requirements: tuple[str, ...] = ()) -> None:
+        """Compare the runtime's whole observable state, read in one snapshot, with the
+        oracle's."""
+        model = self.model
+        self._call("settle", self.runtime.settle)
+        snapshot = self._call("snapshot", self.runtime.snapshot)
+        self._same((*requirements, "AD-003"), "the fleet ceiling (stored, in force)",
+                   model.ceiling_view(), asdict(snapshot.ceiling))
+        self._same((*requirements, "AD-009"), "the owners", list(model.owners),
+                   [owner.name for owner in snapshot.owners])
+        for owner in snapshot.owners:
+            name, actual = owner.name, asdict(owner.view)
+            wanted = model.owner_view(name)
+            assert wanted is not None  # the names matched above
+            for key, field_requirements in OWNER_FIELD_REQUIREMENTS.items():
+                self._same(requirements + field_requirements, f"owner {name!r} {key}",
+                           wanted[key], actual.get(key))
+            self._same((*requirements, "AD-005", "AD-006"), f"owner {name!r} backlog, in order",
+                       model.backlogs[name], list(owner.backlog))
+            self._same((*requirements, "AD-013", "AD-014"), f"owner {name!r} schedules",
+                       [list(s) for s in model.owners[name].schedules],
+                       [list(s) for s in owner.schedules])
+        self._observe_executions(requirements, snapshot.executions)
+        self._observe_bodies(requirements)
+        calls = dict(snapshot.calls)
+        self._same((*requirements, "AD-010"), "the calls, in arrival order", list(model.calls),
+                   list(calls))
+        for alias, call in model.calls.items():
+            state = calls[alias]
+            call_requirements = ("AD-011",) if ad.CALL_REFUSED in (state, call.state) else ()
+            self._same((*requirements, "AD-010", *call_requirements), f"call {alias!r} state",
+                       call.state, state)
+
+    def _observe_bodies(self, requirements: tuple[str, ...]) -> None:
+        """Where the runtime runs real bodies, count them: exactly the running executions
+        of each owner are inside their bodies, never more than the cap lets run."""
+        probe: Callable[[str], object] | None = getattr(self.runtime, "bodies_running", None)
+        if not callable(probe):
+            return
+        for name in self.model.owners:
+            inside = self._call("bodies_running", functools.partial(probe, name))
+            self._same((*requirements, "AD-004"), f"owner {name!r} bodies running at once"
+                       " (probe)", self.model.running(name), inside)
+
+    def _observe_executions(self, requirements: tuple[str, ...],
+                            views: tuple[ExecutionView, ...]) -> None:
+        self._same((*requirements, "AD-005"), "the executions, in arrival order",
+                   list(self.model.executions), [view.execution_id for view in views])
+        for view in views:
+            wanted = self.model.executions[view.execution_id]
+            state_requirements = (STATE_REQUIREMENTS.get(wanted.state, ())
+                                  + STATE_REQUIREMENTS.get(view.state, ()))
+            alias = view.execution_id
+            self._same(requirements + state_requirements, f"execution {alias!r} state",
+                       wanted.state, view.state)
+            self._same((*requirements, "AD-004"), f"execution {alias!r} owner",
+                       wanted.owner, view.owner)
+            for name in ("arrived_at", "started_at", "ended_at"):
+                self._same(requirements + state_requirements, f"execution {alias!r} {name}",
+                           getattr(wanted, name), getattr(view, name))

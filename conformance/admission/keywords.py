@@ -1,0 +1,269 @@
+"""Robot Framework keywords for the admission area (AD-001..AD-014).
+
+Every keyword that changes something drives the `AdmissionHarness`, so the backend and the
+oracle see the same command and any difference fails the test with the harness's
+`Divergence` (naming the requirement IDs). The assertion keywords read the BACKEND's own
+admission runtime and compare with the value the test states.
+
+Usage, beside `Resource lifecycle.resource` (whose library skips tests of areas the
+backend does not claim)::
+
+    *** Settings ***
+    Library    jobconform.conformance.admission.keywords.AdmissionLibrary
+
+Values given as text are read as JSON where a keyword says so (``11``, ``"o"``, ``true``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from typing import Any
+
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
+
+from jobconform.backends.admission.protocol import ExecutionView
+from jobconform.backends.loading import load_backend
+from jobconform.conformance.admission.harness import AdmissionHarness
+from jobconform.conformance.clock import EPOCH
+from jobconform.reference import admission as ad
+from jobconform.spec import load_registry
+
+DEFAULT_BACKEND = "memory"
+REQUIREMENT_TAG = re.compile(r"[A-Z]{2,4}-\d{3}")
+
+
+def _json(text: object) -> Any:
+    """A value from a test: JSON when it parses, else the text itself."""
+    if not isinstance(text, str):
+        return text
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+@library(scope="TEST", auto_keywords=False)
+class AdmissionLibrary:
+    """One admission runtime per test, opened by ``Start Admission Runtime``."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self, backend: str | None = None, profile: str | None = None) -> None:
+        self._backend_name = backend
+        self._profile_name = profile
+        self._harness: AdmissionHarness | None = None
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def end_test(self, data: Any, result: Any) -> None:
+        """Close the test's runtime, whatever the outcome."""
+        harness, self._harness = self._harness, None
+        if harness is not None:
+            harness.close()
+
+    # -- helpers --------
+
+    @property
+    def harness(self) -> AdmissionHarness:
+        if self._harness is None:
+            raise RuntimeError("no admission runtime in this test: call"
+                               " `Start Admission Runtime` first")
+        return self._harness
+
+    def _variable(self, name: str) -> str | None:
+        value = BuiltIn().get_variable_value(name)
+        return None if value is None or value == "" else str(value)
+
+    def _fail(self, what: str, expected: object, actual: object) -> AssertionError:
+        tags = BuiltIn().get_variable_value("@{TEST_TAGS}") or []
+        ids = sorted({str(t) for t in tags if REQUIREMENT_TAG.fullmatch(str(t))})
+        suffix = f" [test checks {', '.join(ids)}]" if ids else ""
+        return AssertionError(f"{what}: expected {expected!r}, the backend shows"
+                              f" {actual!r}{suffix}")
+
+    def _execution(self, execution: str) -> ExecutionView:
+        view = self.harness.runtime.execution(execution)
+        if view is None:
+            raise self._fail(f"execution {execution!r}", "a record", None)
+        return view
+
+    # -- setting up --------
+
+    @keyword("Start Admission Runtime")
+    def start_admission_runtime(self, **settings: str) -> None:
+        """Open a fresh admission runtime with the profile's defaults, overridden by
+        ``name=value`` settings of AdmissionConfig (``backlog_depth=2``)."""
+        if self._harness is not None:
+            raise RuntimeError("`Start Admission Runtime` was already called in this test")
+        backend = load_backend(self._backend_name or self._variable("${BACKEND}")
+                               or DEFAULT_BACKEND)
+        registry = load_registry()
+        profile = registry.profile(self._profile_name or self._variable("${PROFILE}")
+                                   or backend.profile)
+        overrides = {name: _json(value) for name, value in settings.items()}
+        self._harness = AdmissionHarness(backend, profile, registry, overrides)
+
+    # -- commands (each returns the backend's answer) --------
+
+    @keyword("Add Owner")
+    def add_owner(self, owner: str) -> object:
+        return self.harness.run(ad.AddOwner(owner))
+
+    @keyword("Set Fleet Ceiling")
+    def set_fleet_ceiling(self, value: int) -> object:
+        return self.harness.run(ad.SetCeiling(value))
+
+    @keyword("Store Raw Fleet Ceiling")
+    def store_raw_fleet_ceiling(self, value: int) -> object:
+        """Put a value into the settings store around the validation (AD-003)."""
+        return self.harness.run(ad.StoreRawCeiling(value))
+
+    @keyword("Read Fleet Ceiling")
+    def read_fleet_ceiling(self) -> object:
+        return self.harness.run(ad.ReadCeiling())
+
+    @keyword("Set Parallel Cap")
+    def set_parallel_cap(self, owner: str, value: int) -> object:
+        return self.harness.run(ad.SetParallelCap(owner, value))
+
+    @keyword("Set Backlog Depth")
+    def set_backlog_depth(self, owner: str, value: int) -> object:
+        return self.harness.run(ad.SetBacklogDepth(owner, value))
+
+    @keyword("Set Execution Timeout")
+    def set_execution_timeout(self, owner: str, seconds: int) -> object:
+        return self.harness.run(ad.SetExecutionTimeout(owner, seconds))
+
+    @keyword("Delete Owner")
+    def delete_owner(self, owner: str) -> object:
+        return self.harness.run(ad.DeleteOwner(owner))
+
+    @keyword("Admit Execution")
+    def admit_execution(self, execution: str, owner: str) -> object:
+        return self.harness.run(ad.Admit(execution, owner))
+
+    @keyword("Admit Executions")
+    def admit_executions(self, owner: str, *executions: str) -> list[object]:
+        return [self.harness.run(ad.Admit(execution, owner)) for execution in executions]
+
+    @keyword("Complete Execution")
+    def complete_execution(self, execution: str) -> object:
+        return self.harness.run(ad.FinishExecution(execution))
+
+    @keyword("Cancel Execution")
+    def cancel_execution(self, execution: str) -> object:
+        return self.harness.run(ad.CancelExecution(execution))
+
+    @keyword("Run Admission Maintenance")
+    def run_admission_maintenance(self) -> object:
+        return self.harness.run(ad.Maintain())
+
+    @keyword("Pass Admission Time")
+    def pass_admission_time(self, seconds: float) -> None:
+        self.harness.run(ad.PassTime(seconds))
+
+    @keyword("Start Call")
+    def start_call(self, call: str, execution: str, target: str) -> object:
+        return self.harness.run(ad.StartCall(call, execution, target))
+
+    @keyword("End Call")
+    def end_call(self, call: str) -> object:
+        return self.harness.run(ad.EndCall(call))
+
+    @keyword("Create Schedule")
+    def create_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> object:
+        return self.harness.run(ad.AddSchedule(owner, schedule, timeout_seconds))
+
+    @keyword("Change Schedule")
+    def change_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> object:
+        return self.harness.run(ad.ChangeSchedule(owner, schedule, timeout_seconds))
+
+    @keyword("Remove Schedule")
+    def remove_schedule(self, owner: str, schedule: str) -> object:
+        return self.harness.run(ad.RemoveSchedule(owner, schedule))
+
+    # -- assertions on the backend --------
+
+    @keyword("Admission Answer Should Be")
+    def admission_answer_should_be(self, answer: object, expected: str) -> None:
+        """``expected`` is JSON (``"running"``, ``true``, ``2``) or plain text."""
+        wanted = _json(expected)
+        if answer != wanted or type(answer) is not type(wanted):
+            raise self._fail("the answer", wanted, answer)
+
+    @keyword("Refusal Should Be")
+    def refusal_should_be(self, answer: object, error: str, **details: str) -> None:
+        """The answer is the refusal ``error``, carrying ``details`` (values as JSON)."""
+        wanted = {"error": error, **{key: _json(value) for key, value in details.items()}}
+        shown = {key: answer.get(key) for key in wanted} if isinstance(answer, dict) else answer
+        if shown != wanted:
+            raise self._fail("the refusal", wanted, answer)
+
+    @keyword("Execution State Should Be")
+    def execution_state_should_be(self, execution: str, state: str) -> None:
+        actual = self._execution(execution).state
+        if actual != state:
+            raise self._fail(f"execution {execution!r} state", state, actual)
+
+    @keyword("Executions Should Be")
+    def executions_should_be(self, state: str, *executions: str) -> None:
+        for execution in executions:
+            self.execution_state_should_be(execution, state)
+
+    @keyword("Execution Should Have Started At Second")
+    def execution_should_have_started_at_second(self, execution: str, seconds: float) -> None:
+        wanted = EPOCH + timedelta(seconds=float(seconds))
+        actual = self._execution(execution).started_at
+        if actual != wanted:
+            raise self._fail(f"execution {execution!r} started_at", wanted, actual)
+
+    @keyword("Execution Should Never Have Started")
+    def execution_should_never_have_started(self, execution: str) -> None:
+        actual = self._execution(execution).started_at
+        if actual is not None:
+            raise self._fail(f"execution {execution!r} started_at", None, actual)
+
+    @keyword("Backlog Should Be")
+    def backlog_should_be(self, owner: str, *executions: str) -> None:
+        """The owner's queued executions, oldest first (none given: empty)."""
+        actual = list(self.harness.runtime.backlog(owner))
+        if actual != list(executions):
+            raise self._fail(f"owner {owner!r} backlog", list(executions), actual)
+
+    @keyword("Owner Should Show")
+    def owner_should_show(self, owner: str, **fields: str) -> None:
+        """Fields of the owner's view (``effective_cap=2``), values as JSON."""
+        view = self.harness.runtime.owner(owner)
+        wanted = {key: _json(value) for key, value in fields.items()}
+        shown = None if view is None else {key: getattr(view, key, "<missing>")
+                                           for key in wanted}
+        if shown != wanted:
+            raise self._fail(f"owner {owner!r}", wanted, shown)
+
+    @keyword("Owner Should Not Exist")
+    def owner_should_not_exist(self, owner: str) -> None:
+        view = self.harness.runtime.owner(owner)
+        if view is not None:
+            raise self._fail(f"owner {owner!r}", None, view)
+
+    @keyword("Fleet Ceiling Should Be")
+    def fleet_ceiling_should_be(self, stored: int, in_force: int) -> None:
+        view = self.harness.runtime.ceiling()
+        if (view.stored, view.in_force) != (stored, in_force):
+            raise self._fail("the fleet ceiling (stored, in force)", (stored, in_force),
+                             (view.stored, view.in_force))
+
+    @keyword("Call State Should Be")
+    def call_state_should_be(self, call: str, state: str) -> None:
+        actual = self.harness.runtime.call_state(call)
+        if actual != state:
+            raise self._fail(f"call {call!r} state", state, actual)
+
+    @keyword("Schedules Should Be")
+    def schedules_should_be(self, owner: str, expected: str) -> None:
+        """``expected`` is JSON: ``[["nightly", 600]]`` in creation order."""
+        actual = [list(s) for s in self.harness.runtime.schedules(owner)]
+        if actual != _json(expected):
+            raise self._fail(f"owner {owner!r} schedules", _json(expected), actual)

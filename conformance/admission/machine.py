@@ -1,0 +1,217 @@
+"""The Hypothesis machine of the admission area: random command sequences, backend against
+oracle at every step.
+
+The harness does the comparing; this machine only generates commands. Small settings (a
+cap of 2, a backlog of 2, a call limit of 2, a 10 s acquire timeout, a 30 s backlog age)
+and out-of-range ceiling values in the store make the edges likely: a full backlog, a
+clamped ceiling, a drain after a release, a call timing out on the exact second.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    multiple,
+    precondition,
+    rule,
+)
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.admission.harness import AdmissionHarness
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.reference import admission as ad
+from jobconform.spec import Profile, Registry
+
+MACHINE_SETTINGS = {
+    "parallel_cap": 2,
+    "backlog_depth": 2,
+    "backlog_max_age_seconds": 30.0,
+    "call_limit": 2,
+    "call_acquire_timeout_seconds": 10.0,
+}
+OWNERS = ("o1", "o2")
+SCHEDULES = ("s1", "s2")
+CEILING_WRITES = (0, 1, 2, 3, 33)
+RAW_CEILINGS = (-3, 0, 1, 2, 40, 999)
+CAP_WRITES = (0, 1, 2, 3, 4)
+DEPTH_WRITES = (0, 1, 2, 3, 201)
+TIMEOUTS = (59, 60, 300, 600, 900, 1200, 7201)
+TIME_STEPS = (0.0, 1.0, 5.0, 10.0, 30.0)
+STEPS_PER_EXAMPLE = 30
+DELETE_AFTER_COMMANDS = 20
+
+
+def make_admission_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                           run: MachineRun) -> type[RuleBasedStateMachine]:
+    """A state machine class bound to one backend and profile."""
+
+    class AdmissionMachine(RuleBasedStateMachine):
+        executions = Bundle("executions")
+        calls = Bundle("calls")
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness = AdmissionHarness(backend, profile, registry,
+                                            dict(MACHINE_SETTINGS))
+            self.counter = 0
+
+        def _run(self, command: ad.AdmissionCommand) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        def _alias(self, prefix: str) -> str:
+            self.counter += 1
+            return f"{prefix}{self.counter}"
+
+        def _running(self) -> list[str]:
+            return [alias for alias, e in self.harness.model.executions.items()
+                    if e.state == ad.RUNNING]
+
+        # Every command but a few needs an owner: both exist from the start, and a deleted
+        # one may come back.
+        @initialize()
+        def add_owners(self) -> None:
+            for owner in OWNERS:
+                self._run(ad.AddOwner(owner))
+
+        @precondition(lambda self: len(self.harness.model.owners) < len(OWNERS))
+        @rule(owner=st.sampled_from(OWNERS))
+        def add_owner(self, owner: str) -> None:
+            self._run(ad.AddOwner(owner))
+
+        @rule(value=st.sampled_from(CEILING_WRITES))
+        def set_ceiling(self, value: int) -> None:
+            self._run(ad.SetCeiling(value))
+
+        @rule(value=st.sampled_from(RAW_CEILINGS))
+        def store_raw_ceiling(self, value: int) -> None:
+            self._run(ad.StoreRawCeiling(value))
+            self._run(ad.ReadCeiling())
+
+        @rule(owner=st.sampled_from(OWNERS), value=st.sampled_from(CAP_WRITES))
+        def set_cap(self, owner: str, value: int) -> None:
+            self._run(ad.SetParallelCap(owner, value))
+
+        @rule(owner=st.sampled_from(OWNERS), value=st.sampled_from(DEPTH_WRITES))
+        def set_depth(self, owner: str, value: int) -> None:
+            self._run(ad.SetBacklogDepth(owner, value))
+
+        @rule(owner=st.sampled_from(OWNERS), seconds=st.sampled_from(TIMEOUTS))
+        def set_timeout(self, owner: str, seconds: int) -> None:
+            self._run(ad.SetExecutionTimeout(owner, seconds))
+
+        @rule(owner=st.sampled_from(OWNERS))
+        def read_owner(self, owner: str) -> None:
+            self._run(ad.ReadOwner(owner))
+
+        # Deleting ends an owner's story, so it comes only once a history has built up.
+        @precondition(lambda self: len(self.harness.commands) >= DELETE_AFTER_COMMANDS)
+        @rule(owner=st.sampled_from(OWNERS))
+        def delete_owner(self, owner: str) -> None:
+            self._run(ad.DeleteOwner(owner))
+
+        @rule(target=executions, owner=st.sampled_from(OWNERS))
+        def admit(self, owner: str) -> str:
+            alias = self._alias("e")
+            self._run(ad.Admit(alias, owner))
+            return alias
+
+        # A burst fills the slots and the backlog in one go, so that the full backlog
+        # (AD-005) and the drains after it (AD-006) come up in short sequences.
+        @rule(target=executions, owner=st.sampled_from(OWNERS), size=st.integers(2, 4))
+        def admit_burst(self, owner: str, size: int) -> object:
+            aliases = [self._alias("e") for _ in range(size)]
+            for alias in aliases:
+                self._run(ad.Admit(alias, owner))
+            return multiple(*aliases)
+
+        @rule(execution=executions)
+        def finish(self, execution: str) -> None:
+            self._run(ad.FinishExecution(execution))
+
+        @rule(execution=executions)
+        def cancel(self, execution: str) -> None:
+            self._run(ad.CancelExecution(execution))
+
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data())
+        def finish_running(self, data: st.DataObject) -> None:
+            self._run(ad.FinishExecution(data.draw(st.sampled_from(self._running()))))
+
+        # Hypothesis favours rules without arguments; a pass after some time is also the
+        # telling case (AD-008), so the pass takes the time that precedes it.
+        @rule(after=st.sampled_from(TIME_STEPS))
+        def maintain(self, after: float) -> None:
+            self._run(ad.PassTime(after))
+            self._run(ad.Maintain())
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def pass_time(self, seconds: float) -> None:
+            self._run(ad.PassTime(seconds))
+
+        @precondition(lambda self: bool(self._running()))
+        @rule(target=calls, data=st.data(), callee=st.sampled_from(OWNERS))
+        def start_call(self, data: st.DataObject, callee: str) -> str:
+            alias = self._alias("c")
+            caller = data.draw(st.sampled_from(self._running()))
+            self._run(ad.StartCall(alias, caller, callee))
+            return alias
+
+        # Every running execution without an open call calls one target at once, so the
+        # call limits are reached and calls wait (AD-010).
+        @precondition(lambda self: bool(self._running()))
+        @rule(target=calls, callee=st.sampled_from(OWNERS))
+        def call_burst(self, callee: str) -> object:
+            open_states = (ad.CALL_IN_FLIGHT, ad.CALL_WAITING)
+            busy = {c.execution for c in self.harness.model.calls.values()
+                    if c.state in open_states}
+            aliases = []
+            for caller in self._running():
+                if caller not in busy:
+                    aliases.append(self._alias("c"))
+                    self._run(ad.StartCall(aliases[-1], caller, callee))
+            return multiple(*aliases)
+
+        # Waiting calls are where the acquire timeout lives (AD-011): once one waits, let
+        # time reach the timeout's edge, one second short of it or exactly on it.
+        @precondition(lambda self: any(c.state == ad.CALL_WAITING
+                                       for c in self.harness.model.calls.values()))
+        @rule(seconds=st.sampled_from((9.0, 10.0)))
+        def wait_on_calls(self, seconds: float) -> None:
+            self._run(ad.PassTime(seconds))
+
+        @rule(call=calls)
+        def end_call(self, call: str) -> None:
+            self._run(ad.EndCall(call))
+
+        @rule(owner=st.sampled_from(OWNERS), schedule=st.sampled_from(SCHEDULES),
+              seconds=st.sampled_from(TIMEOUTS), new=st.booleans())
+        def write_schedule(self, owner: str, schedule: str, seconds: int, new: bool) -> None:
+            command = ad.AddSchedule if new else ad.ChangeSchedule
+            self._run(command(owner, schedule, seconds))
+
+        @rule(owner=st.sampled_from(OWNERS), schedule=st.sampled_from(SCHEDULES))
+        def remove_schedule(self, owner: str, schedule: str) -> None:
+            self._run(ad.RemoveSchedule(owner, schedule))
+
+        def teardown(self) -> None:
+            self.harness.close()
+
+    return AdmissionMachine
+
+
+def run_admission_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                          seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the machine; the same seed gives the same sequences and the same result."""
+    return run_machine(make_admission_machine, backend, profile, registry, seed=seed,
+                       examples=examples, steps=STEPS_PER_EXAMPLE)

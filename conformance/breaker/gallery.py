@@ -1,0 +1,130 @@
+"""The breaker gallery: the memory backend with its breaker broken the way breakers break.
+
+Each entry changes one decision of the shipped breaker runtime (or its store) to a mistake
+public breakers and their users have reported (anchors, circuit breaker). `jobconform
+selftest` proves each is caught by every suite, naming the requirement in `catches`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from jobconform.backends.breaker.memory import InMemoryBreakerStore
+from jobconform.backends.breaker.runtime import (
+    BreakerDeployment,
+    BreakerRow,
+    StoreBreakerRuntime,
+)
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import Clock
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.breaker.oracle import BreakerSettings
+
+
+class TwoProbesRuntime(StoreBreakerRuntime):
+    """Half-open admits every call as a probe: the probe slot is never checked, so
+    concurrent callers all hit the recovering target."""
+
+    def _admission(self, row: BreakerRow, call: str,
+                   now: datetime) -> tuple[str, BreakerRow | None]:
+        if row.open_until is not None and now >= row.open_until:
+            lease = timedelta(seconds=self._settings.probe_lease_seconds)
+            return "probe", replace(row, probe=call, probe_until=now + lease)
+        return super()._admission(row, call, now)
+
+
+class CooldownKeptRuntime(StoreBreakerRuntime):
+    """A successful probe closes the breaker but keeps the grown cooldown, so the next
+    trip opens for the doubled time (no reset on closed)."""
+
+    def _closed(self, row: BreakerRow) -> BreakerRow:
+        return BreakerRow(row.target, 0, row.cooldown_seconds, version=row.version)
+
+
+class TimeoutCountedRuntime(StoreBreakerRuntime):
+    """A timeout counts as a failure, so long-running calls trip the breaker (seed 002
+    counts auth failures only)."""
+
+    def _outcome(self, row: BreakerRow, call: str, outcome: str, failure_class: str | None,
+                 now: datetime) -> tuple[bool, BreakerRow | None]:
+        counted = "auth" if failure_class == "timeout" else failure_class
+        return super()._outcome(row, call, outcome, counted, now)
+
+
+class EverlastingProbeRuntime(StoreBreakerRuntime):
+    """A probe's slot has no lease: a probe that never reports leaves the breaker
+    half-open, refusing every call, forever."""
+
+    @staticmethod
+    def _probe_holds(row: BreakerRow, now: datetime) -> bool:
+        return row.probe is not None
+
+
+class NoDrainStore(InMemoryBreakerStore):
+    """A trip leaves the target's queued work queued, to wait for a target that cannot
+    answer until it expires."""
+
+    def fail_queued(self, target: str) -> None:
+        pass
+
+
+class FailsClosedRuntime(StoreBreakerRuntime):
+    """With the store down, calls are refused instead of admitted: a store outage stops
+    all dispatch (fails closed)."""
+
+    def admit(self, target: str, call: str) -> str:
+        answer = super().admit(target, call)
+        if self._deployment.engaged(target) and self.read(target) is None:
+            return "refused"
+        return answer
+
+
+class PerWorkerRuntime(StoreBreakerRuntime):
+    """Each worker keeps its own breaker in its own memory, so workers of one deployment
+    trip separately and one worker keeps calling a dead target."""
+
+    def peer(self) -> StoreBreakerRuntime:
+        return PerWorkerRuntime(InMemoryBreakerStore(), self._clock, self._settings,
+                                self._deployment)
+
+
+def _breaker_entry(name: str, runtime: type[StoreBreakerRuntime],
+                   store: type[InMemoryBreakerStore], catches: str, source: str,
+                   bug_of: type) -> GalleryEntry:
+    """The memory backend with a broken breaker, loadable as `<this module>:<name>`."""
+    bug = " ".join((bug_of.__doc__ or "").split())
+
+    class BrokenBackend(MemoryBackend):
+        __doc__ = bug
+
+        def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
+            return runtime(store(), clock, settings, BreakerDeployment())
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+def _runtime_entry(name: str, runtime: type[StoreBreakerRuntime], catches: str,
+                   source: str) -> GalleryEntry:
+    return _breaker_entry(name, runtime, InMemoryBreakerStore, catches, source, runtime)
+
+
+GALLERY = (
+    _runtime_entry("breaker_two_probes", TwoProbesRuntime, "CB-007",
+                   "anchors: several probes admitted in half-open"),
+    _runtime_entry("breaker_cooldown_kept", CooldownKeptRuntime, "CB-008",
+                   "anchors: Resilience4j resets the interval on CLOSED"),
+    _runtime_entry("breaker_timeout_counted", TimeoutCountedRuntime, "CB-003",
+                   "seed 002 10.11: TIMEOUT never counts"),
+    _runtime_entry("breaker_everlasting_probe", EverlastingProbeRuntime, "CB-010",
+                   "anchors: half-open stuck when the probe never reports"),
+    _breaker_entry("breaker_no_drain", StoreBreakerRuntime, NoDrainStore, "CB-006",
+                   "seed 002 10.11: drain-on-trip", NoDrainStore),
+    _runtime_entry("breaker_fails_closed", FailsClosedRuntime, "CB-011",
+                   "seed 002 10.11: fail-open on Redis down"),
+    _runtime_entry("breaker_per_worker", PerWorkerRuntime, "CB-013",
+                   "seed 002 10.11: breaker state in the shared store"),
+)

@@ -1,0 +1,352 @@
+"""The breaker area's harness: each command goes to the backend's breaker and to the oracle.
+
+A check runs two workers on one store (the runtime the backend opened and its `peer()`),
+as two worker processes would share one breaker. After every command the harness reads
+every target the check has named from both workers, their queues and failed work, and
+the count of logged store outages, and compares all of it with `BreakerModel`. The first
+difference raises `Divergence`, naming the requirements the command touched.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any, TypeVar, cast
+
+from jobconform.backends.breaker.protocol import BREAKER, BreakerBackend, BreakerRuntime
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.watchdog import guarded
+from jobconform.reference.breaker import commands as bc
+from jobconform.reference.breaker.oracle import (
+    Admission,
+    BreakerModel,
+    BreakerSettings,
+    BreakerState,
+    BreakerView,
+    CallOutcome,
+    live_probe,
+    state_at,
+)
+from jobconform.reference.commands import Command, describe
+from jobconform.spec import Profile, Registry, SpecError
+
+T = TypeVar("T")
+WORKERS = 2
+OUTCOMES = tuple(outcome.value for outcome in CallOutcome)
+
+
+def breaker_settings(profile: Profile, **overrides: Any) -> BreakerSettings:
+    """The profile's breaker parameters, with any overrides (e.g. failure_threshold=2).
+
+    Raises:
+        SpecError: the profile has no breaker parameters.
+        ValueError: a parameter is out of range or unknown.
+    """
+    try:
+        parameters = dict(profile.area_parameters[BREAKER])
+    except KeyError:
+        raise SpecError(f"profile {profile.name!r} has no breaker parameters; add"
+                        " area_parameters.breaker to it in profiles.yaml") from None
+    unknown = set(overrides) - set(parameters)
+    if unknown:
+        raise ValueError(f"unknown breaker parameter(s) {sorted(unknown)}; known:"
+                         f" {', '.join(sorted(parameters))}")
+    parameters.update(overrides)
+    return BreakerSettings.from_parameters(parameters)
+
+
+@dataclass
+class BreakerHarness:
+    """Differential execution of breaker commands on a backend and the oracle.
+
+    Args:
+        backend: the adapter under test; it must claim the breaker area.
+        profile: the profile whose breaker parameters apply.
+        registry: the spec, for requirement titles in messages.
+        settings: the breaker parameters; the profile's by default.
+    """
+
+    backend: Backend
+    profile: Profile
+    registry: Registry | None = None
+    settings: BreakerSettings | None = None
+    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
+    commands: list[bc.BreakerCommand] = field(default_factory=list)
+    exercised: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if BREAKER not in self.backend.capabilities or not isinstance(self.backend,
+                                                                     BreakerBackend):
+            raise ValueError(f"backend {self.backend.name!r} does not claim the breaker area"
+                             " (or lacks open_breaker); breaker checks cannot run on it")
+        if self.settings is None:
+            self.settings = breaker_settings(self.profile)
+        self.model = BreakerModel(self.settings)
+        self._titles = ({r.id: r.title for r in self.registry.requirements}
+                        if self.registry else {})
+        self.targets: list[str] = []
+        backend = self.backend
+        settings = self.settings
+        with guarded(self.safety_timeout, f"opening the breaker of {backend.name!r}"):
+            first: BreakerRuntime = self._call("open_breaker", lambda: backend.open_breaker(
+                self.clock, settings))
+            self.workers = [first, self._call("peer", first.peer)]
+
+    # -- the one operation -------------------------------------------------------------
+
+    def run(self, command: bc.BreakerCommand) -> object:
+        """Apply `command` to both sides, compare everything, return the backend's answer.
+
+        Raises:
+            Divergence: the backend's answer or state differs from the oracle's.
+            AdapterError: the adapter raised or hung.
+            ValueError: the command itself is malformed.
+        """
+        self._check_command(command)
+        self.commands.append(command)
+        target = getattr(command, "target", None)
+        if isinstance(target, str) and target not in self.targets:
+            self.targets.append(target)
+        requirements = self._requirements(command)
+        self.exercised.update(requirements)
+        with guarded(self.safety_timeout, describe(cast(Command, command))):
+            answer, expected = self._apply(command)
+            if answer != expected:
+                raise self._fail(requirements, f"the answer to {self._describe(command)}",
+                                 expected, answer)
+            self.observe(requirements, command)
+        return answer
+
+    def close(self) -> None:
+        with guarded(self.safety_timeout, "closing the breaker"):
+            for worker in self.workers:
+                self._call("close", worker.close)
+
+    # -- applying ------------------------------------------------------------------------
+
+    def _check_command(self, command: bc.BreakerCommand) -> None:
+        worker = getattr(command, "worker", 0)
+        if worker not in range(WORKERS):
+            raise ValueError(f"worker must be 0 or 1, not {worker!r}")
+        if isinstance(command, bc.Report):
+            if command.outcome not in OUTCOMES:
+                raise ValueError(f"outcome {command.outcome!r} is unknown; use one of"
+                                 f" {', '.join(OUTCOMES)}")
+            if (command.outcome == CallOutcome.FAILURE) != (command.failure_class is not None):
+                raise ValueError("a failure needs a failure class and only a failure has one")
+        if isinstance(command, bc.PassTime) and not 0 <= command.seconds < float("inf"):
+            raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
+        if isinstance(command, bc.CallsAtOnce) and len(set(command.calls)) != len(
+                command.calls):
+            raise ValueError(f"concurrent calls need distinct names, not {command.calls!r}")
+
+    def _apply(self, command: bc.BreakerCommand) -> tuple[object, object]:
+        """Send the command to the backend and the oracle; (backend's, oracle's) answers."""
+        model, now = self.model, self.clock.now()
+        match command:
+            case bc.SwitchBreaker(on=on):
+                # The switches are deployment configuration: one worker sets them for all.
+                self._call("set_global_switch", lambda: self.workers[0].set_global_switch(on))
+                model.global_switch = on
+            case bc.OptIn(target=target, on=on):
+                self._call("set_opt_in", lambda: self.workers[0].set_opt_in(target, on))
+                (model.opted_in.add if on else model.opted_in.discard)(target)
+            case bc.Call(target=target, call=call, worker=index):
+                worker = self.workers[index]
+                answer = self._call("admit", lambda: worker.admit(target, call))
+                return answer, model.admit(target, call, now).value
+            case bc.CallsAtOnce():
+                return self._calls_at_once(command)
+            case bc.Report():
+                report = command
+                worker = self.workers[report.worker]
+                self._call("record", lambda: worker.record(
+                    report.target, report.call, report.outcome, report.failure_class))
+                model.record(report.target, report.call, CallOutcome(report.outcome),
+                             report.failure_class, now)
+            case bc.AddWork(target=target, work=work):
+                answer = self._call("enqueue", lambda: self.workers[0].enqueue(target, work))
+                return answer, model.enqueue(target, work, now).value
+            case bc.ResetBreaker(target=target):
+                self._call("reset", lambda: self.workers[0].reset(target))
+                model.reset(target)
+            case bc.StoreOutage(down=down):
+                for worker in self.workers:
+                    self._call("set_store_available",
+                               partial(worker.set_store_available, not down))
+                model.store_down = down
+            case bc.PassTime(seconds=seconds):
+                self.clock.advance(seconds)
+            case bc.ReadBreaker(target=target):
+                return (self._readout(self.workers[0], target),
+                        model.read(target, self.clock.now()))
+        return None, None
+
+    def _calls_at_once(self, command: bc.CallsAtOnce) -> tuple[object, object]:
+        """Real threads call at one moment; the oracle then replays them with the
+        backend's probe (if any) first, since any one caller may win the race."""
+        answers: dict[str, object] = {}
+        errors: list[BaseException] = []
+        barrier = threading.Barrier(len(command.calls))
+
+        def caller(index: int, call: str) -> None:
+            worker = self.workers[index % WORKERS]
+            try:
+                barrier.wait()
+                answers[call] = worker.admit(command.target, call)
+            except BaseException as error:  # reported below, in the harness's thread
+                errors.append(error)
+
+        threads = [threading.Thread(target=caller, args=(i, call), name=f"caller-{call}")
+                   for i, call in enumerate(command.calls)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if errors:
+            raise AdapterError(f"adapter {self.backend.name!r} raised"
+                               f" {type(errors[0]).__name__}: {errors[0]} during a concurrent"
+                               " admit; the protocol allows no exception there")
+        probes = [call for call in command.calls if answers[call] == Admission.PROBE]
+        order = probes[:1] + [call for call in command.calls if call not in probes[:1]]
+        now = self.clock.now()
+        expected = Counter(self.model.admit(command.target, call, now).value for call in order)
+        actual = Counter(str(answer) for answer in answers.values())
+        return dict(sorted(actual.items())), dict(sorted(expected.items()))
+
+    # -- comparing -----------------------------------------------------------------------
+
+    def observe(self, requirements: tuple[str, ...] = (),
+                command: bc.BreakerCommand | None = None) -> None:
+        """Compare named targets on both workers, their queues and the outage log.
+
+        A command naming a target can change only that target (time, the switches and
+        the store's availability can change every target), so only it is read then.
+        """
+        now = self.clock.now()
+        target_named = getattr(command, "target", None)
+        for target in [target_named] if isinstance(target_named, str) else self.targets:
+            wanted = self.model.read(target, now)
+            for index, worker in enumerate(self.workers):
+                actual = self._readout(worker, target)
+                if actual != wanted:
+                    shared = ("CB-013",) if index else ()
+                    raise self._fail(requirements + shared + self._field_requirements(
+                        wanted, actual), f"worker {index}'s read of target {target!r}",
+                        wanted, actual)
+            if isinstance(command, bc.AddWork | bc.Report | None):
+                self._compare_work(target, requirements)
+        outages = sum(self._call("logged_outages", worker.logged_outages)
+                      for worker in self.workers)
+        if outages != self.model.warnings:
+            raise self._fail((*requirements, "CB-011"), "operations logged as store outages",
+                             self.model.warnings, outages)
+
+    def _compare_work(self, target: str, requirements: tuple[str, ...]) -> None:
+        """The target's queue and failed work: only new work and outcomes (trips) change
+        them, so they are read after those commands (and on a full observation)."""
+        queued = list(self._call("queued", lambda: self.workers[0].queued(target)))
+        if queued != self.model.queues.get(target, []):
+            raise self._fail((*requirements, "CB-005"), f"the queue of {target!r}",
+                             self.model.queues.get(target, []), queued)
+        failed = list(self._call("failed_work", lambda: self.workers[0].failed_work(target)))
+        if failed != self.model.failed_work.get(target, []):
+            raise self._fail((*requirements, "CB-006"), f"the failed work of {target!r}",
+                             self.model.failed_work.get(target, []), failed)
+
+    def _readout(self, worker: BreakerRuntime, target: str) -> BreakerView | str | None:
+        """The backend's read as a `BreakerView`, or a description of what was wrong."""
+        readout = self._call("read", lambda: worker.read(target))
+        if readout is None:
+            return None
+        try:
+            return BreakerView(BreakerState(readout.state), readout.failures,
+                               float(readout.cooldown_seconds), readout.open_until,
+                               readout.probe)
+        except (AttributeError, ValueError, TypeError) as error:
+            return f"<unreadable breaker view: {error}>"
+
+    @staticmethod
+    def _field_requirements(wanted: BreakerView | None, actual: object) -> tuple[str, ...]:
+        if wanted is None or not isinstance(actual, BreakerView):
+            return ("CB-011",) if wanted is None or actual is None else ("CB-013",)
+        named: list[str] = []
+        if actual.failures != wanted.failures:
+            named += ["CB-002", "CB-003", "CB-004"]
+        if actual.cooldown_seconds != wanted.cooldown_seconds:
+            named += ["CB-008", "CB-009"]
+        if actual.probe != wanted.probe:
+            named += ["CB-007", "CB-010"]
+        return tuple(named)
+
+    def _requirements(self, command: bc.BreakerCommand) -> tuple[str, ...]:
+        """The requirements a command exercises, judged on the oracle before it runs."""
+        model, now = self.model, self.clock.now()
+        target = getattr(command, "target", None)
+        if isinstance(command, bc.StoreOutage):
+            return ("CB-011",)
+        if isinstance(command, bc.SwitchBreaker | bc.OptIn):
+            return ("CB-001",)
+        if isinstance(command, bc.PassTime | bc.ReadBreaker) or target is None:
+            return ("CB-013",)
+        if isinstance(command, bc.ResetBreaker):
+            return ("CB-012",)
+        if not model.engaged(target):
+            return ("CB-001",)
+        if model.store_down:
+            return ("CB-011",)
+        breaker = model.breaker(target)
+        state = state_at(breaker, now)
+        if isinstance(command, bc.AddWork):
+            return ("CB-005",)
+        if isinstance(command, bc.Call | bc.CallsAtOnce):
+            if state is BreakerState.CLOSED:
+                return ("CB-002",)
+            if state is BreakerState.OPEN:
+                return ("CB-005",)
+            lapsed = breaker.probe is not None and live_probe(breaker, now) is None
+            return ("CB-007", "CB-010") if lapsed else ("CB-007",)
+        assert isinstance(command, bc.Report)
+        counted = (command.outcome == CallOutcome.FAILURE
+                   and command.failure_class in self.model.settings.counted_classes)
+        if command.outcome == CallOutcome.CANCELLED:
+            by_outcome = "CB-004"
+        elif command.outcome == CallOutcome.FAILURE and not counted:
+            by_outcome = "CB-003"
+        elif state is BreakerState.CLOSED:
+            trips = counted and breaker.failures + 1 >= self.model.settings.failure_threshold
+            # A counted failure exercises the class rule too (every class counts under
+            # the pybreaker profile).
+            by_class = ("CB-003",) if counted else ()
+            return ("CB-002", *by_class, "CB-006") if trips else ("CB-002", *by_class)
+        else:
+            by_outcome = "CB-008" if command.outcome == CallOutcome.SUCCESS else "CB-009"
+        if state is not BreakerState.CLOSED and live_probe(breaker, now) != command.call:
+            return ("CB-010",) if breaker.probe == command.call else ("CB-007",)
+        return (by_outcome,)
+
+    def _call(self, action: str, function: Callable[[], T]) -> T:
+        try:
+            return function()
+        except (Divergence, AdapterError):
+            raise
+        except Exception as error:
+            raise AdapterError(
+                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                f" during {action}; the breaker protocol allows no exception there"
+            ) from error
+
+    @staticmethod
+    def _describe(command: bc.BreakerCommand) -> str:
+        return describe(cast(Command, command))
+
+    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object) -> Divergence:
+        return Divergence(requirements, what, expected, actual,
+                          cast(list[Command], self.commands), self._titles)

@@ -1,0 +1,193 @@
+"""The breaker's Hypothesis machine: random calls, outcomes, concurrent callers and time.
+
+The `BreakerHarness` does the comparing after every command (both workers' reads, the
+queues, the failed work, the outage log); this machine only generates commands. Two
+targets, time steps that land on the cooldown and lease edges, and outcomes of every
+class make trips, probes, lapsed leases and doubling cooldowns likely within a few dozen
+steps. A divergence is shrunk to a minimal command list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    MultipleResults,
+    RuleBasedStateMachine,
+    initialize,
+    multiple,
+    rule,
+)
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.reference.breaker import commands as bc
+from jobconform.reference.breaker.oracle import FAILURE_CLASSES
+from jobconform.spec import Profile, Registry
+
+TARGETS = ("t1", "t2")
+MACHINE_THRESHOLD = 2
+# Seconds that land on and next to the canonical cooldowns (30, 60, 120 s) and the lease.
+TIME_STEPS = (0.0, 1.0, 29.0, 30.0, 59.0, 60.0, 120.0, 300.0)
+Called = tuple[str, str]  # (target, call)
+PROBE_OUTCOMES = (("success", None), ("failure", "auth"), ("failure", "timeout"),
+                  ("cancelled", None))
+probe_outcomes = st.sampled_from(PROBE_OUTCOMES)
+
+targets = st.sampled_from(TARGETS)
+workers = st.sampled_from((0, 1))
+outcomes = st.one_of(
+    st.just(("success", None)),
+    st.just(("cancelled", None)),
+    # Counted failures are drawn more often, so that breakers trip.
+    st.tuples(st.just("failure"), st.sampled_from(("auth", "auth", *FAILURE_CLASSES))),
+)
+
+
+def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                         run: MachineRun) -> type[RuleBasedStateMachine]:
+    class BreakerMachine(RuleBasedStateMachine):
+        calls = Bundle("calls")
+
+        def __init__(self) -> None:
+            super().__init__()
+            settings = breaker_settings(profile)
+            # A low threshold reaches trips, probes and doubled cooldowns in few steps, as
+            # the lifecycle machine's two slots reach a full runtime.
+            settings = replace(settings, failure_threshold=min(settings.failure_threshold,
+                                                               MACHINE_THRESHOLD))
+            self.harness = BreakerHarness(backend, profile, registry, settings)
+            self.counter = 0
+
+        def _run(self, command: bc.BreakerCommand) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        def _name(self, prefix: str) -> str:
+            self.counter += 1
+            return f"{prefix}{self.counter}"
+
+        @initialize()
+        def engage(self) -> None:
+            self._run(bc.SwitchBreaker(True))
+            for target in TARGETS:
+                self._run(bc.OptIn(target, True))
+
+        @rule(target=calls, at=targets, worker=workers)
+        def call(self, at: str, worker: int) -> Called:
+            call = self._name("c")
+            self._run(bc.Call(at, call, worker))
+            return at, call
+
+        @rule(at=targets, worker=workers, failures=st.integers(1, MACHINE_THRESHOLD))
+        def calls_failing_auth(self, at: str, worker: int, failures: int) -> None:
+            """Calls that fail with auth at once: they make trips, hence probes, common."""
+            for _ in range(failures):
+                call = self._name("c")
+                self._run(bc.Call(at, call, worker))
+                self._run(bc.Report(at, call, "failure", "auth", worker))
+
+        @rule(target=calls, at=targets, count=st.integers(2, 5))
+        def calls_at_once(self, at: str, count: int) -> MultipleResults[Called]:
+            names = tuple(self._name("c") for _ in range(count))
+            self._run(bc.CallsAtOnce(at, names))
+            return multiple(*((at, name) for name in names))
+
+        @rule(called=calls, outcome=outcomes, worker=workers)
+        def report(self, called: Called, outcome: tuple[str, str | None], worker: int) -> None:
+            at, call = called
+            self._run(bc.Report(at, call, outcome[0], outcome[1], worker))
+
+        @rule(at=targets, rounds=st.lists(probe_outcomes, min_size=1, max_size=3),
+              worker=workers, silence=st.sampled_from((0.0, 0.0, 59.0, 60.0)))
+        def probe_rounds(self, at: str, rounds: list[tuple[str, str | None]], worker: int,
+                         silence: float) -> None:
+            """While the target is open: its cooldown runs out, a call arrives and, after
+            `silence` seconds (up to the lease), reports; up to three rounds in a row, so
+            that a failed probe's longer cooldown meets a later success."""
+            for outcome, failure_class in rounds:
+                open_until = self.harness.model.breaker(at).open_until
+                if open_until is None:
+                    return
+                now = self.harness.clock.now()
+                if open_until > now:
+                    self._run(bc.PassTime((open_until - now).total_seconds()))
+                call = self._name("p")
+                self._run(bc.Call(at, call, worker))
+                if silence:
+                    self._run(bc.PassTime(silence))
+                self._run(bc.Report(at, call, outcome, failure_class, 1 - worker))
+
+        @rule(at=targets)
+        def add_work(self, at: str) -> None:
+            self._run(bc.AddWork(at, self._name("w")))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def pass_time(self, seconds: float) -> None:
+            self._run(bc.PassTime(seconds))
+
+        @rule(at=targets)
+        def wait_out_cooldown(self, at: str) -> None:
+            """Time moves exactly to the end of the target's open period, the edge where
+            an off-by-one shows."""
+            open_until = self.harness.model.breaker(at).open_until
+            now = self.harness.clock.now()
+            if open_until is not None and open_until > now:
+                self._run(bc.PassTime((open_until - now).total_seconds()))
+
+        @rule(at=targets)
+        def reset(self, at: str) -> None:
+            self._run(bc.ResetBreaker(at))
+
+        # The disturbances are brief (off, one call and its outcome, on again): left in
+        # place they would keep most sequences away from trips and probes.
+
+        @rule(at=targets, outcome=outcomes)
+        def while_store_down(self, at: str, outcome: tuple[str, str | None]) -> None:
+            self._run(bc.StoreOutage(True))
+            self._disturbed_call(at, outcome)
+            self._run(bc.StoreOutage(False))
+
+        @rule(at=targets, outcome=outcomes)
+        def while_opted_out(self, at: str, outcome: tuple[str, str | None]) -> None:
+            self._run(bc.OptIn(at, False))
+            self._disturbed_call(at, outcome)
+            self._run(bc.OptIn(at, True))
+
+        @rule(at=targets, outcome=outcomes)
+        def while_switched_off(self, at: str, outcome: tuple[str, str | None]) -> None:
+            self._run(bc.SwitchBreaker(False))
+            self._disturbed_call(at, outcome)
+            self._run(bc.SwitchBreaker(True))
+
+        def _disturbed_call(self, at: str, outcome: tuple[str, str | None]) -> None:
+            call = self._name("d")
+            self._run(bc.Call(at, call))
+            self._run(bc.AddWork(at, self._name("w")))
+            self._run(bc.Report(at, call, outcome[0], outcome[1]))
+
+        @rule(at=targets)
+        def read(self, at: str) -> None:
+            self._run(bc.ReadBreaker(at))
+
+        def teardown(self) -> None:
+            self.harness.close()
+
+    return BreakerMachine
+
+
+def run_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                        seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the machine; the same seed gives the same sequences and the same result."""
+    return run_machine(make_breaker_machine, backend, profile, registry, seed=seed,
+                       examples=examples)

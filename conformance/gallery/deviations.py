@@ -1,0 +1,42 @@
+"""A broken backend with two known deviations, for proving the expected-failures file.
+
+`two_deviations` adds jitter after the cap (RT-009's trap) and treats the stuck-detection
+boundary as inclusive (ST-003's). Its deviation list, `two_deviations.yaml` beside this
+module, names the requirements the kit blames for them; a run with it reports exactly
+those as expected failures and passes. The same run fails when the list leaves a
+deviation out, or names a requirement the spec does not have (tests/test_expectations.py).
+
+It is not in the self-test gallery: the gallery holds one bug class per backend.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
+from jobconform.conformance.lifecycle.gallery import (
+    JitterAfterCapRuntime,
+    StuckInclusiveBoundaryRuntime,
+)
+
+DEVIATIONS_FILE = Path(__file__).with_name("deviations") / "two_deviations.yaml"
+TWO_DEVIATIONS = f"{__name__}:two_deviations"
+
+
+class TwoDeviationsRuntime(JitterAfterCapRuntime, StuckInclusiveBoundaryRuntime):
+    """Both bugs at once: they live in different methods, so they do not interfere."""
+
+
+class TwoDeviationsBackend(MemoryBackend):
+    name = "gallery.two_deviations"
+    # The areas its deviation list speaks for. The inclusive boundary also shows in the
+    # re-delivery lease pass, which shares the predicate; claiming that area would add
+    # deviations this example does not mean to list.
+    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return TwoDeviationsRuntime(settings, clock)
+
+
+two_deviations = TwoDeviationsBackend

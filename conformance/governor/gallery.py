@@ -1,0 +1,115 @@
+"""The governor gallery: the memory backend with its re-delivery governor broken.
+
+Each entry changes one rule of the shipped governor (or its store) to a mistake the seed's
+section 10.11.1 guards against. `jobconform selftest` proves each is caught by every suite,
+naming the requirement in `catches`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from jobconform.backends.governor.runtime import (
+    InMemoryGovernorStore,
+    StoreGovernorRuntime,
+    Verdict,
+)
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import Clock
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.governor.oracle import GovernorSettings
+
+
+class OneTargetArmsStore(InMemoryGovernorStore):
+    """The pause counts failures, not distinct targets, so one crash-looping target arms a
+    fleet-wide pause by itself."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._every_failure: list[tuple[str, datetime]] = []
+
+    def count_failure(self, failure_class: str, target: str, at: datetime) -> None:
+        self._every_failure.append((failure_class, at))
+
+    def failing_targets_since(self, failure_class: str, since: datetime) -> int:
+        return sum(1 for cls, at in self._every_failure if cls == failure_class and at > since)
+
+
+class ReplayCountedStore(InMemoryGovernorStore):
+    """A replayed result is counted again (the failure is recorded before the
+    compare-and-set that would reject the replay)."""
+
+    def first_sight(self, result_id: str) -> bool:
+        super().first_sight(result_id)
+        return True
+
+
+class ExtendingPauseRuntime(StoreGovernorRuntime):
+    """Failures recorded during a pause arm it again, so a long outage keeps re-delivery
+    paused well past its TTL instead of letting it resume by itself."""
+
+    def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
+        now = self._clock.now()
+        settings = self._settings
+        with self._store.session() as session:
+            if not session.first_sight(result_id) or failure_class not in settings.pause_classes:
+                return
+            session.count_failure(failure_class, target, now)
+            since = now - timedelta(seconds=settings.pause_window_seconds)
+            if session.failing_targets_since(failure_class, since) >= settings.pause_threshold:
+                session.pause(now + timedelta(seconds=settings.pause_ttl_seconds))
+
+
+class DroppingRuntime(StoreGovernorRuntime):
+    """Over a cap the re-delivery is refused without a retry-after (a 429 the sender
+    treats as final), so the throttled callback is dropped."""
+
+    def offer(self, target: str) -> Verdict:
+        verdict = super().offer(target)
+        return verdict if verdict.accepted else Verdict(False, None)
+
+
+class NoFloorRuntime(StoreGovernorRuntime):
+    """The server's retry-after is ignored: the jittered wait may come back sooner than
+    the server asked."""
+
+    def redelivery_wait_ms(self, previous_ms: float | None, draw: float,
+                           retry_after_ms: float | None) -> float:
+        return super().redelivery_wait_ms(previous_ms, draw, None)
+
+
+def _governor_entry(name: str, runtime: type[StoreGovernorRuntime],
+                    store: type[InMemoryGovernorStore], catches: str, source: str,
+                    bug_of: type) -> GalleryEntry:
+    """The memory backend with a broken governor, loadable as `<this module>:<name>`."""
+    bug = " ".join((bug_of.__doc__ or "").split())
+
+    class BrokenBackend(MemoryBackend):
+        __doc__ = bug
+
+        def open_governor(self, clock: Clock,
+                          settings: GovernorSettings) -> StoreGovernorRuntime:
+            return runtime(store(), clock, settings)
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+GALLERY = (
+    _governor_entry("governor_one_target_arms", StoreGovernorRuntime, OneTargetArmsStore,
+                    "RG-006", "seed 002 10.11.1: one crash-looper can't arm it",
+                    OneTargetArmsStore),
+    _governor_entry("governor_replay_counted", StoreGovernorRuntime, ReplayCountedStore,
+                    "RG-007", "seed 002 10.11.1: no replay double-count", ReplayCountedStore),
+    _governor_entry("governor_extending_pause", ExtendingPauseRuntime, InMemoryGovernorStore,
+                    "RG-008", "seed 002 10.11.1: TTL'd pause, auto-expiry",
+                    ExtendingPauseRuntime),
+    _governor_entry("governor_drops_refusal", DroppingRuntime, InMemoryGovernorStore,
+                    "RG-004", "seed 002 10.11.1: 503 + Retry-After, never dropped",
+                    DroppingRuntime),
+    _governor_entry("governor_no_retry_after_floor", NoFloorRuntime, InMemoryGovernorStore,
+                    "RG-001", "seed 002 10.11.1: honors a server Retry-After as a floor",
+                    NoFloorRuntime),
+)

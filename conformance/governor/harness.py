@@ -1,0 +1,198 @@
+"""The governor area's harness: each command goes to the backend's governor and the oracle.
+
+A check runs two governors on one store (the one the backend opened and its `peer()`), as
+two processes share caps and the pause. After every command the harness compares the
+pause both of them report with `GovernorModel`; the first difference raises `Divergence`
+naming the requirements the command touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, cast
+
+from jobconform.backends.governor.protocol import GOVERNOR, GovernorBackend, GovernorRuntime
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import (
+    DELAY_TOLERANCE_MS,
+    SAFETY_TIMEOUT_SECONDS,
+    AdapterError,
+    Divergence,
+)
+from jobconform.conformance.watchdog import guarded
+from jobconform.reference.commands import Command, describe
+from jobconform.reference.governor import commands as gc
+from jobconform.reference.governor.oracle import GovernorModel, GovernorSettings, redelivery_wait_ms
+from jobconform.spec import Profile, Registry, SpecError
+
+T = TypeVar("T")
+WORKERS = 2
+# Retry-afters are differences of instants with microseconds; float seconds agree to this.
+SECONDS_TOLERANCE = 1e-6
+
+
+def governor_settings(profile: Profile, **overrides: Any) -> GovernorSettings:
+    """The profile's governor parameters, with any overrides.
+
+    Raises:
+        SpecError: the profile has no governor parameters.
+        ValueError: a parameter is unknown or out of range.
+    """
+    try:
+        parameters = dict(profile.area_parameters[GOVERNOR])
+    except KeyError:
+        raise SpecError(f"profile {profile.name!r} has no governor parameters; add"
+                        " area_parameters.governor to it in profiles.yaml") from None
+    unknown = set(overrides) - set(parameters)
+    if unknown:
+        raise ValueError(f"unknown governor parameter(s) {sorted(unknown)}; known:"
+                         f" {', '.join(sorted(parameters))}")
+    parameters.update(overrides)
+    return GovernorSettings.from_parameters(parameters)
+
+
+@dataclass
+class GovernorHarness:
+    """Differential execution of governor commands on a backend and the oracle."""
+
+    backend: Backend
+    profile: Profile
+    registry: Registry | None = None
+    settings: GovernorSettings | None = None
+    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
+    commands: list[gc.GovernorCommand] = field(default_factory=list)
+    exercised: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if GOVERNOR not in self.backend.capabilities or not isinstance(self.backend,
+                                                                      GovernorBackend):
+            raise ValueError(f"backend {self.backend.name!r} does not claim the governor area"
+                             " (or lacks open_governor); governor checks cannot run on it")
+        if self.settings is None:
+            self.settings = governor_settings(self.profile)
+        self.model = GovernorModel(self.settings)
+        self._titles = ({r.id: r.title for r in self.registry.requirements}
+                        if self.registry else {})
+        backend, settings = self.backend, self.settings
+        with guarded(self.safety_timeout, f"opening the governor of {backend.name!r}"):
+            first: GovernorRuntime = self._call("open_governor", lambda: backend.open_governor(
+                self.clock, settings))
+            self.workers = [first, self._call("peer", first.peer)]
+
+    def run(self, command: gc.GovernorCommand) -> object:
+        """Apply `command` to both sides, compare, return the backend's answer.
+
+        Raises:
+            Divergence: the backend differs from the oracle.
+            AdapterError: the adapter raised or hung.
+            ValueError: the command is malformed.
+        """
+        self._check_command(command)
+        self.commands.append(command)
+        requirements = self._requirements(command)
+        self.exercised.update(requirements)
+        with guarded(self.safety_timeout, describe(cast(Command, command))):
+            answer, expected = self._apply(command)
+            if not self._agree(answer, expected):
+                raise self._fail(requirements, f"the answer to"
+                                 f" {describe(cast(Command, command))}", expected, answer)
+            self.observe(requirements)
+        return answer
+
+    def close(self) -> None:
+        with guarded(self.safety_timeout, "closing the governor"):
+            for worker in self.workers:
+                self._call("close", worker.close)
+
+    def _check_command(self, command: gc.GovernorCommand) -> None:
+        if getattr(command, "worker", 0) not in range(WORKERS):
+            raise ValueError(f"worker must be 0 or 1, not {getattr(command, 'worker', None)!r}")
+        if isinstance(command, gc.AskWait) and not 0 <= command.draw < 1:
+            raise ValueError(f"a draw is in [0, 1), not {command.draw!r}")
+        if isinstance(command, gc.Elapse) and not 0 <= command.seconds < float("inf"):
+            raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
+
+    def _apply(self, command: gc.GovernorCommand) -> tuple[object, object]:
+        model, now = self.model, self.clock.now()
+        assert self.settings is not None
+        match command:
+            case gc.AskWait(previous_ms=previous, draw=draw, retry_after_ms=floor):
+                answer = self._call("redelivery_wait_ms", lambda: float(
+                    self.workers[0].redelivery_wait_ms(previous, draw, floor)))
+                return answer, redelivery_wait_ms(self.settings, previous, draw, floor)
+            case gc.Offer(target=target, worker=index):
+                decision = self._call("offer", lambda: self.workers[index].offer(target))
+                expected = model.offer(target, now)
+                return ((decision.accepted, decision.retry_after_seconds),
+                        (expected.accepted, expected.retry_after_seconds))
+            case gc.RecordFailure(target=target, failure_class=failure_class,
+                                  result_id=result_id, worker=index):
+                self._call("record_failure", lambda: self.workers[index].record_failure(
+                    target, failure_class, result_id))
+                model.record_failure(target, failure_class, result_id, now)
+            case gc.Elapse(seconds=seconds):
+                self.clock.advance(seconds)
+            case gc.ReadPause():
+                return (self._call("paused_until", self.workers[0].paused_until),
+                        model.pause_at(now))
+        return None, None
+
+    @staticmethod
+    def _agree(actual: object, expected: object) -> bool:
+        if isinstance(expected, float) and isinstance(actual, float):
+            return abs(actual - expected) <= DELAY_TOLERANCE_MS
+        if isinstance(expected, tuple) and isinstance(actual, tuple) and len(actual) == 2:
+            wanted_wait, actual_wait = expected[1], actual[1]
+            if isinstance(wanted_wait, float) and isinstance(actual_wait, int | float):
+                return (actual[0] == expected[0]
+                        and abs(actual_wait - wanted_wait) <= SECONDS_TOLERANCE)
+        return actual == expected
+
+    def observe(self, requirements: tuple[str, ...] = ()) -> None:
+        """Both governors must report the oracle's pause."""
+        wanted = self.model.pause_at(self.clock.now())
+        for index, worker in enumerate(self.workers):
+            actual = self._call("paused_until", worker.paused_until)
+            if actual != wanted:
+                raise self._fail((*requirements, "RG-005", "RG-008"),
+                                 f"the pause governor {index} reports", wanted, actual)
+
+    def _requirements(self, command: gc.GovernorCommand) -> tuple[str, ...]:
+        model, now = self.model, self.clock.now()
+        assert self.settings is not None
+        if isinstance(command, gc.AskWait):
+            return ("RG-001",)
+        if isinstance(command, gc.Elapse | gc.ReadPause):
+            return ("RG-008",)
+        if isinstance(command, gc.Offer):
+            if model.pause_at(now) is not None:
+                return ("RG-005",)
+            expired = ("RG-008",) if model.paused_until is not None else ()
+            return ("RG-002", "RG-003", "RG-004", *expired)
+        if command.result_id in model.results:
+            return ("RG-007",)
+        if command.failure_class not in self.settings.pause_classes:
+            return ("RG-005",)
+        if model.pause_at(now) is not None:
+            return ("RG-008",)
+        counted = model.failing.get(command.failure_class, {})
+        return ("RG-006",) if command.target in counted else ("RG-005", "RG-006")
+
+    def _call(self, action: str, function: Callable[[], T]) -> T:
+        try:
+            return function()
+        except (Divergence, AdapterError):
+            raise
+        except Exception as error:
+            raise AdapterError(
+                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                f" during {action}; the governor protocol allows no exception there"
+            ) from error
+
+    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object) -> Divergence:
+        return Divergence(requirements, what, expected, actual,
+                          cast(list[Command], self.commands), self._titles)

@@ -1,0 +1,105 @@
+"""Robot Framework keywords of the governor area (robot/governor.robot).
+
+Commands go through `GovernorHarness.run` (backend and oracle, compared); assertions read
+the BACKEND's answers. The backend and profile come from ``${BACKEND}`` and ``${PROFILE}``;
+the lifecycle resource's listener skips tests of unclaimed areas.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
+
+from jobconform.backends.loading import load_backend
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
+from jobconform.reference.governor import commands as gc
+from jobconform.spec import load_registry
+
+DEFAULT_BACKEND = "memory"
+
+
+@library(scope="TEST", auto_keywords=False)
+class GovernorLibrary:
+    """Drive one backend governor and the oracle per test."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self) -> None:
+        self._harness: GovernorHarness | None = None
+        self._offer: object = None
+        self._wait: object = None
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def end_test(self, data: Any, result: Any) -> None:
+        harness, self._harness = self._harness, None
+        if harness is not None:
+            harness.close()
+
+    @property
+    def harness(self) -> GovernorHarness:
+        if self._harness is None:
+            raise RuntimeError("no governor in this test yet: call `Start Governor` first")
+        return self._harness
+
+    def _variable(self, name: str) -> str | None:
+        value = BuiltIn().get_variable_value(name)
+        return None if value is None or value == "" else str(value)
+
+    @keyword("Start Governor")
+    def start_governor(self, **overrides: str) -> None:
+        """A fresh governor pair on one store, the profile's parameters overridden by
+        ``name=value`` pairs (target_limit=2, pause_threshold=3)."""
+        backend = load_backend(self._variable("${BACKEND}") or DEFAULT_BACKEND)
+        registry = load_registry()
+        profile = registry.profile(self._variable("${PROFILE}") or backend.profile)
+        self._harness = GovernorHarness(backend, profile, registry,
+                                        governor_settings(profile, **overrides))
+
+    @keyword("Ask Re-Delivery Wait")
+    def ask_wait(self, previous_ms: float | None, draw: float,
+                 retry_after_ms: float | None = None) -> None:
+        self._wait = self.harness.run(gc.AskWait(previous_ms, draw, retry_after_ms))
+
+    @keyword("Offer Re-Delivery")
+    def offer(self, target: str, governor: int = 1) -> None:
+        self._offer = self.harness.run(gc.Offer(target, governor - 1))
+
+    @keyword("Record Failure Result")
+    def record(self, target: str, result: str, failure_class: str, governor: int = 1) -> None:
+        self.harness.run(gc.RecordFailure(target, failure_class, result, governor - 1))
+
+    @keyword("Governor Clock Moves")
+    def clock_moves(self, seconds: float) -> None:
+        self.harness.run(gc.Elapse(seconds))
+
+    @keyword("Re-Delivery Wait Should Be")
+    def wait_should_be(self, ms: float) -> None:
+        if not isinstance(self._wait, float) or abs(self._wait - ms) > 1.0:
+            raise AssertionError(f"the re-delivery wait is {self._wait!r} ms, not {ms} ms")
+
+    @keyword("Re-Delivery Should Be Accepted")
+    def should_be_accepted(self) -> None:
+        if self._offer != (True, None):
+            raise AssertionError(f"the re-delivery should be accepted, got {self._offer!r}")
+
+    @keyword("Re-Delivery Should Be Refused")
+    def should_be_refused(self, retry_after_seconds: float) -> None:
+        offer = self._offer
+        if not (isinstance(offer, tuple) and offer[0] is False
+                and isinstance(offer[1], int | float)
+                and abs(offer[1] - retry_after_seconds) < 1e-6):
+            raise AssertionError(f"the re-delivery should be refused with a retry-after of"
+                                 f" {retry_after_seconds} s, got {offer!r}")
+
+    @keyword("Pause Should End At Second")
+    def pause_should_end(self, second: float | None, governor: int = 2) -> None:
+        """``second`` None: no pause."""
+        actual = self.harness.workers[governor - 1].paused_until()
+        wanted = None if second is None else EPOCH + timedelta(seconds=second)
+        if actual != wanted:
+            raise AssertionError(f"governor {governor} reports the pause ending {actual!r},"
+                                 f" not {wanted!r}")

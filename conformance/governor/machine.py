@@ -1,0 +1,95 @@
+"""The governor's Hypothesis machine: random offers, failure results, replays, waits and time.
+
+Small caps (two per target, three in all) and a pause threshold of three distinct targets
+among four make full windows, refusals, pauses and their expiry likely within a few dozen
+steps; time steps land on the window and TTL edges. The `GovernorHarness` compares every
+answer and both governors' pause with the oracle.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.reference.governor import commands as gc
+from jobconform.spec import Profile, Registry
+
+TARGETS = ("t1", "t2", "t3", "t4")
+CLASSES = ("auth", "billing", "timeout")
+TIME_STEPS = (0.0, 1.0, 15.0, 30.0, 59.0, 60.0, 120.0, 300.0)
+# Small limits reach full windows and an armed pause in few steps.
+MACHINE_PARAMETERS = {"target_limit": 2, "fleet_limit": 3, "pause_threshold": 3}
+
+targets = st.sampled_from(TARGETS)
+workers = st.sampled_from((0, 1))
+
+
+def make_governor_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                          run: MachineRun) -> type[RuleBasedStateMachine]:
+    class GovernorMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness = GovernorHarness(backend, profile, registry, governor_settings(
+                profile, **MACHINE_PARAMETERS))
+            self.results = 0
+
+        def _run(self, command: gc.GovernorCommand) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        @rule(at=targets, worker=workers)
+        def offer(self, at: str, worker: int) -> None:
+            self._run(gc.Offer(at, worker))
+
+        @rule(at=targets, failure_class=st.sampled_from(CLASSES), worker=workers,
+              replay=st.booleans())
+        def record_failure(self, at: str, failure_class: str, worker: int,
+                           replay: bool) -> None:
+            """A new result, or a replay of the last one (under whatever target)."""
+            if not (replay and self.results):
+                self.results += 1
+            self._run(gc.RecordFailure(at, failure_class, f"r{self.results}", worker))
+
+        @rule(failure_class=st.sampled_from(CLASSES), count=st.integers(2, 4))
+        def shared_cause(self, failure_class: str, count: int) -> None:
+            """Several targets fail alike at one moment, as in a provider outage."""
+            for at in TARGETS[:count]:
+                self.results += 1
+                self._run(gc.RecordFailure(at, failure_class, f"r{self.results}"))
+
+        @rule(previous=st.one_of(st.none(), st.sampled_from([500.0, 1000.0, 5000.0, 40_000.0])),
+              draw=st.sampled_from([0.0, 0.25, 0.5, 0.999]),
+              retry_after=st.one_of(st.none(), st.sampled_from([2000.0, 90_000.0])))
+        def ask_wait(self, previous: float | None, draw: float,
+                     retry_after: float | None) -> None:
+            self._run(gc.AskWait(previous, draw, retry_after))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def elapse(self, seconds: float) -> None:
+            self._run(gc.Elapse(seconds))
+
+        @rule()
+        def read_pause(self) -> None:
+            self._run(gc.ReadPause())
+
+        def teardown(self) -> None:
+            self.harness.close()
+
+    return GovernorMachine
+
+
+def run_governor_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                         seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the machine; the same seed gives the same sequences and the same result."""
+    return run_machine(make_governor_machine, backend, profile, registry, seed=seed,
+                       examples=examples)

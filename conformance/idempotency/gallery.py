@@ -1,0 +1,207 @@
+"""The idempotency gallery: the memory backend with its key runtime broken the way
+idempotency layers get it wrong (seed 002 §10.10 and §10.10.1, the anchors' designs).
+
+`GALLERY` joins the self-test: every suite must catch each entry, naming the
+requirement in `catches`. A claim that is not atomic only shows when callers race, which
+the single-process suites never do: `CheckThenInsertKeyStore` is caught by the races of
+tests/test_idempotency.py instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from sqlalchemy import insert
+from sqlalchemy.exc import IntegrityError
+
+from jobconform.backends.idempotency.memory import MemoryKeyStore
+from jobconform.backends.idempotency.protocol import Claim, ClaimKind, Clock, IdempotencyConfig
+from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry
+from jobconform.backends.idempotency.sql import KEYS, SqlKeyStore, entry_values
+from jobconform.backends.memory import MemoryBackend
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.commands import Outcome
+from jobconform.reference.lifecycle import JsonValue
+
+
+class InFlightReplayedService(IdempotencyService):
+    """A duplicate that arrives while the first request is still running gets a replay
+    (of nothing yet) with success, instead of a 409: the caller thinks the work is done."""
+
+    def _claim(self, scope: str, key: str, fingerprint: str) -> Claim:
+        claim = super()._claim(scope, key, fingerprint)
+        if claim.kind is ClaimKind.CONFLICT:
+            return Claim(ClaimKind.REPLAY, original=None, outcome=None)
+        return claim
+
+
+class NeverReleasedStore(MemoryKeyStore):
+    """Releasing a claim refused at capacity answers true but keeps the record in flight,
+    so the caller's retry is refused with 409 until the lock goes stale."""
+
+    def release(self, holder: str, created_after: datetime) -> bool:
+        return self._held_by(holder, created_after) is not None
+
+
+class MismatchAcceptedService(IdempotencyService):
+    """The payload fingerprint is never compared: a request reusing a key with another
+    body gets the first request's answer instead of an error."""
+
+    def fingerprint(self, payload: JsonValue) -> str:
+        return "any payload"
+
+
+class ExpiredKeyReplayedService(IdempotencyService):
+    """A claim never checks the key's age: until the retention sweep happens to run, a
+    key older than the TTL still replays (or blocks) a new request."""
+
+    def __init__(self, store: MemoryKeyStore, clock: Clock, config: IdempotencyConfig) -> None:
+        super().__init__(store, clock, config)
+        self._ttl = timedelta.max  # claims treat every key as young
+        self._purge_age = timedelta(seconds=config.ttl_seconds)
+
+    def complete(self, token: str, outcome: Outcome) -> bool:
+        return self._store.complete(token, outcome, self._clock.now() - self._purge_age)
+
+    def release(self, token: str) -> bool:
+        return self._store.release(token, self._clock.now() - self._purge_age)
+
+    def purge(self) -> int:
+        return self._store.purge(self._clock.now() - self._purge_age)
+
+
+class StaleLockKeptService(IdempotencyService):
+    """An in-flight claim whose holder died is never taken over: the key answers 409 for
+    the whole TTL."""
+
+    def __init__(self, store: MemoryKeyStore, clock: Clock, config: IdempotencyConfig) -> None:
+        super().__init__(store, clock, config)
+        self._stale_after = timedelta.max
+
+
+class ContentInEffectKeyService(IdempotencyService):
+    """The effect key hashes the generated message body too: a re-run writes a new body
+    and sends the message a second time."""
+
+    def claim_effect(self, execution_id: str, effect_type: str, identity: Mapping[str, str],
+                     content: JsonValue, dedup_label: str | None) -> Claim:
+        with_content = {**identity, "content": repr(content)}
+        return super().claim_effect(execution_id, effect_type, with_content, content,
+                                    dedup_label)
+
+
+class SchedulerKeyPerAttemptService(IdempotencyService):
+    """The scheduler's key carries the send attempt, so a re-send after a 5xx is a new key
+    and creates a second execution."""
+
+    def __init__(self, store: MemoryKeyStore, clock: Clock, config: IdempotencyConfig) -> None:
+        super().__init__(store, clock, config)
+        self._sends: dict[str, int] = {}
+
+    def scheduler_key(self, execution_id: str) -> str:
+        self._sends[execution_id] = self._sends.get(execution_id, 0) + 1
+        return f"sched:{execution_id}:{self._sends[execution_id]}"
+
+
+class AbsentKeyDedupedService(IdempotencyService):
+    """A request without a key is stored under a placeholder key, so the second keyless
+    call in a scope is refused or replayed instead of running."""
+
+    def claim(self, scope: str, key: str | None, payload: JsonValue) -> Claim:
+        return self._claim(scope, key or "none", self.fingerprint(payload))
+
+
+class WebhookKeyFromTokenOnlyService(IdempotencyService):
+    """A webhook's derived key ignores the body: the next, different event from the same
+    sender is refused as a mismatch."""
+
+    def claim_webhook(self, token: str, body: str, key: str | None) -> Claim:
+        return super().claim_webhook(token, body, key if key is not None else f"hook:{token}")
+
+
+class FailureAlwaysStoredService(IdempotencyService):
+    """The failure policy is ignored: an error is always stored, so under a design that
+    frees the key on failure, the client's retry gets the old error instead of a new run."""
+
+    def __init__(self, store: MemoryKeyStore, clock: Clock, config: IdempotencyConfig) -> None:
+        super().__init__(store, clock, config)
+        self._release_failures = False
+
+
+class OutcomeOverwrittenStore(MemoryKeyStore):
+    """Completion checks the holder but not that the work is still in flight: a second
+    report of the same work (a retried callback) overwrites the stored outcome."""
+
+    def complete(self, holder: str, outcome: Outcome, created_after: datetime) -> bool:
+        with self._lock:
+            for place, entry in self._entries.items():
+                if entry.holder == holder and entry.created_at > created_after:
+                    self._entries[place] = replace(entry, outcome=outcome)
+                    return True
+            return False
+
+
+class CheckThenInsertKeyStore(SqlKeyStore):
+    """The claim reads the key and, finding none, inserts it ignoring a duplicate-key error
+    (an INSERT ... ON CONFLICT DO NOTHING whose row count nobody checks): two callers that
+    both read before either writes both start the work."""
+
+    def insert_if_absent(self, entry: KeyEntry) -> KeyEntry | None:
+        held = self.read(entry.scope, entry.key)
+        if held is not None:
+            return held
+        try:
+            with self._transaction() as connection:
+                connection.execute(insert(KEYS).values(**entry_values(entry)))
+        except IntegrityError:
+            pass  # "someone inserted it meanwhile, fine"
+        return None
+
+
+def _entry(name: str, service: type[IdempotencyService], catches: str, source: str,
+           store: type[MemoryKeyStore] = MemoryKeyStore) -> GalleryEntry:
+    """The memory backend with a broken key runtime, loadable as `<this module>:<name>`."""
+    broken = service if service is not IdempotencyService else store
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(MemoryBackend):
+        __doc__ = bug
+
+        def open_idempotency(self, clock: Clock,
+                             config: IdempotencyConfig) -> IdempotencyService:
+            return service(store(), clock, config)
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+GALLERY = (
+    _entry("in_flight_replayed", InFlightReplayedService, "IK-002",
+           "seed 002 §10.10: in-flight duplicate -> 409"),
+    _entry("prestart_claim_kept", IdempotencyService, "IK-004",
+           "seed 002 §10.10: at-capacity rejections release the claim",
+           store=NeverReleasedStore),
+    _entry("payload_mismatch_accepted", MismatchAcceptedService, "IK-006",
+           "anchors: IETF draft 422, Stripe"),
+    _entry("expired_key_replayed", ExpiredKeyReplayedService, "IK-007",
+           "seed 002 §10.10: 24 h TTL"),
+    _entry("stale_lock_kept", StaleLockKeptService, "IK-010",
+           "anchors: Brandur's stale lock after 90 s"),
+    _entry("content_in_effect_key", ContentInEffectKeyService, "IK-011",
+           "seed 002 §10.10.1: never the LLM-generated body"),
+    _entry("scheduler_key_per_attempt", SchedulerKeyPerAttemptService, "IK-009",
+           "seed 002 §10.10: sched:{execution_id}"),
+    _entry("absent_key_deduped", AbsentKeyDedupedService, "IK-005",
+           "seed 002 §10.10: absent key -> no dedup"),
+    _entry("outcome_overwritten", IdempotencyService, "IK-003",
+           "anchors: IETF draft, the stored result is returned",
+           store=OutcomeOverwrittenStore),
+    _entry("failure_policy_ignored", FailureAlwaysStoredService, "IK-013",
+           "anchors: Brandur's design unlocks the key on failure"),
+    _entry("webhook_key_from_token_only", WebhookKeyFromTokenOnlyService, "IK-008",
+           "seed 002 §10.10: key from (token, body_hash)"),
+)

@@ -1,0 +1,305 @@
+"""The idempotency harness: each command goes to the backend's idempotency runtime and to
+the oracle, and their answers must agree.
+
+Claims are named by handles; the harness maps the runtime's claim tokens to them, so a
+replay naming the claim it came from is compared by handle. The first difference raises
+`Divergence` naming the requirement IDs that decided the oracle's answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from jobconform.backends.idempotency.protocol import Claim, IdempotencyRuntime
+from jobconform.backends.protocol import IDEMPOTENCY, Backend
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.watchdog import guarded
+from jobconform.reference.commands import AdvanceTime, Command, Raise, Succeed
+from jobconform.reference.idempotency import oracle
+from jobconform.reference.idempotency.commands import (
+    CLAIM_COMMANDS,
+    AskSchedulerKey,
+    ClaimEffect,
+    ClaimKey,
+    ClaimWebhook,
+    CompleteClaim,
+    IdempotencyCommand,
+    PurgeKeys,
+    ReleaseClaim,
+    describe_idempotency,
+)
+from jobconform.reference.idempotency.oracle import (
+    MAX_KEY_LENGTH,
+    ClaimAnswer,
+    ClaimKind,
+    IdempotencyConfig,
+    IdempotencyOracle,
+    canonical_json,
+)
+from jobconform.spec import Profile, Registry
+
+T = TypeVar("T")
+CONFIG_PARAMETERS = ("ttl_seconds", "mismatch_status", "stale_lock_timeout_seconds",
+                     "failure_policy")
+# Requirements a completion's answer rests on: it is refused after a release, a takeover
+# or expiry, and stored otherwise.
+COMPLETION_REQUIREMENTS = ("IK-003", "IK-004", "IK-007", "IK-010", "IK-013")
+
+
+def config_for(profile: Profile, **overrides: float | str) -> IdempotencyConfig:
+    """The area's parameters from the profile, with a check's own values on top.
+
+    Raises:
+        ValueError: an unknown parameter name or an invalid value.
+        SpecError: the profile sets no defaults for the area.
+    """
+    unknown = set(overrides) - set(CONFIG_PARAMETERS)
+    if unknown:
+        raise ValueError(f"unknown idempotency parameter(s) {sorted(unknown)};"
+                         f" known: {', '.join(CONFIG_PARAMETERS)}")
+    values: dict[str, Any] = {name: profile.parameter(IDEMPOTENCY, name)
+                              for name in CONFIG_PARAMETERS}
+    values.update(overrides)
+    return IdempotencyConfig(ttl_seconds=float(values["ttl_seconds"]),
+                             mismatch_status=int(values["mismatch_status"]),
+                             stale_lock_timeout_seconds=float(
+                                 values["stale_lock_timeout_seconds"]),
+                             failure_policy=str(values["failure_policy"]))
+
+
+@dataclass(frozen=True)
+class ComparedAnswer:
+    """A claim's answer reduced to what the spec fixes, tokens replaced by handles."""
+
+    kind: str
+    status: object
+    original: str | None
+    outcome: object
+    with_token: bool
+
+
+def _outcome_form(outcome: object) -> object:
+    """An outcome as comparable data: 1 and true stay apart, members in any order."""
+    if isinstance(outcome, Succeed):
+        return ("returns", canonical_json(outcome.result))
+    if isinstance(outcome, Raise):
+        return ("raises", outcome.error_type, outcome.message)
+    return outcome
+
+
+@dataclass
+class IdempotencyHarness:
+    """Differential execution of idempotency commands on one backend and the oracle.
+
+    Args:
+        backend: an adapter claiming the idempotency area.
+        profile: whose area parameters apply.
+        registry: the spec, for requirement titles in messages.
+        overrides: parameters of this check (ttl_seconds, mismatch_status,
+            stale_lock_timeout_seconds, failure_policy) replacing the profile's.
+
+    Raises:
+        ValueError: the backend does not claim the area, or a bad override.
+        AdapterError: the backend has no `open_idempotency` or it raised.
+    """
+
+    backend: Backend
+    profile: Profile
+    registry: Registry | None = None
+    overrides: dict[str, float | str] = field(default_factory=dict)
+    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
+    commands: list[Command] = field(default_factory=list)
+    exercised: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if IDEMPOTENCY not in self.backend.capabilities:
+            raise ValueError(f"backend {self.backend.name!r} does not claim the idempotency"
+                             " area; its keys cannot be checked")
+        self.config = config_for(self.profile, **self.overrides)
+        self.oracle = IdempotencyOracle(self.config)
+        self._titles = (
+            {r.id: r.title for r in self.registry.requirements} if self.registry else {})
+        self.tokens: dict[str, str] = {}  # handle -> the runtime's claim token
+        self.handles: dict[str, str] = {}  # the runtime's claim token -> handle
+        self.claimed: set[str] = set()  # handles used by a claim command
+        self.last_answer: object = None
+        opener: object = getattr(self.backend, "open_idempotency", None)
+        if not callable(opener):
+            raise AdapterError(f"adapter {self.backend.name!r} claims the idempotency area but"
+                               " has no open_idempotency(clock, config)")
+        with guarded(self.safety_timeout, f"opening {self.backend.name!r} idempotency"):
+            self.runtime: IdempotencyRuntime = self._call(
+                "open_idempotency", lambda: opener(self.clock, self.config))
+
+    # -- the one operation ---------------------------------------------------------------
+
+    def run(self, command: IdempotencyCommand) -> object:
+        """Apply `command` to both sides and compare the answers; return the backend's.
+
+        Raises:
+            Divergence: the answers differ.
+            AdapterError: the adapter raised or hung.
+            ValueError: the command is malformed (a handle claimed twice, a bad key).
+        """
+        self._check_command(command)
+        self.commands.append(command)  # type: ignore[arg-type]
+        expected, requirements = self._expect(command)
+        self.exercised.update(requirements)
+        with guarded(self.safety_timeout, describe_idempotency(command)):
+            actual = self._apply(command)
+        self.last_answer = actual
+        self._compare(command, expected, actual, requirements)
+        return actual
+
+    def run_all(self, commands: list[IdempotencyCommand]) -> None:
+        for command in commands:
+            self.run(command)
+
+    def close(self) -> None:
+        with guarded(self.safety_timeout, "closing the idempotency runtime"):
+            self._call("close", self.runtime.close)
+
+    # -- checks on the command -----------------------------------------------------------
+
+    def _check_command(self, command: IdempotencyCommand) -> None:
+        if isinstance(command, CLAIM_COMMANDS):
+            if command.handle in self.claimed:
+                raise ValueError(f"claim handle {command.handle!r} is already used; pick a"
+                                 " new one")
+            keys = [getattr(command, name, None) for name in ("key", "scope")]
+            for value in keys:
+                if value is not None and not 0 < len(value) <= MAX_KEY_LENGTH:
+                    raise ValueError(f"keys and scopes have 1 to {MAX_KEY_LENGTH}"
+                                     f" characters, not {len(value)}")
+        if isinstance(command, AdvanceTime) and not 0 <= command.seconds < float("inf"):
+            raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")
+
+    # -- the oracle's side ---------------------------------------------------------------
+
+    def _expect(self, command: IdempotencyCommand) -> tuple[object, tuple[str, ...]]:
+        now = self.clock.now()
+        model = self.oracle
+        match command:
+            case ClaimKey():
+                decision = model.claim(command.scope, command.key, command.payload,
+                                       command.handle, now)
+                return self._form(decision.answer, command.key is not None), decision.requirements
+            case ClaimWebhook():
+                key = (command.key if command.key is not None
+                       else oracle.webhook_key(command.token, command.body))
+                decision = model.claim(oracle.webhook_scope(command.token), key, command.body,
+                                       command.handle, now)
+                return (self._form(decision.answer, True),
+                        ("IK-008", *decision.requirements))
+            case ClaimEffect():
+                key = oracle.effect_key(command.execution_id, command.effect_type,
+                                        dict(command.identity), command.dedup_label)
+                decision = model.claim(oracle.effect_scope(command.execution_id), key, key,
+                                       command.handle, now)
+                return (self._form(decision.answer, True),
+                        ("IK-011", "IK-012", *decision.requirements))
+            case CompleteClaim():
+                return model.complete(command.handle, command.outcome, now), \
+                    COMPLETION_REQUIREMENTS
+            case ReleaseClaim():
+                return model.release(command.handle, now), ("IK-004", "IK-007", "IK-010")
+            case PurgeKeys():
+                return model.purge(now), ("IK-007",)
+            case AskSchedulerKey():
+                return oracle.scheduler_key(command.execution_id), ("IK-009",)
+            case AdvanceTime():
+                return None, ()
+        raise ValueError(f"not an idempotency command: {command!r}")
+
+    @staticmethod
+    def _form(answer: ClaimAnswer, with_token: bool) -> ComparedAnswer:
+        started = answer.kind is ClaimKind.STARTED
+        return ComparedAnswer(answer.kind.value, answer.status, answer.original,
+                              _outcome_form(answer.outcome), started and with_token)
+
+    # -- the backend's side --------------------------------------------------------------
+
+    def _call(self, action: str, function: Callable[[], T]) -> T:
+        try:
+            return function()
+        except (Divergence, AdapterError):
+            raise
+        except Exception as error:
+            raise AdapterError(
+                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                f" during {action}; the protocol allows no exception there"
+            ) from error
+
+    def _token(self, handle: str) -> str:
+        # A claim that started nothing has no token: use one no runtime holds.
+        return self.tokens.get(handle, f"unknown-{handle}")
+
+    def _apply(self, command: IdempotencyCommand) -> object:
+        runtime = self.runtime
+        match command:
+            case ClaimKey():
+                c = command
+                return self._claimed(c.handle, self._call(
+                    "claim", lambda: runtime.claim(c.scope, c.key, c.payload)))
+            case ClaimWebhook():
+                w = command
+                return self._claimed(w.handle, self._call(
+                    "claim_webhook", lambda: runtime.claim_webhook(w.token, w.body, w.key)))
+            case ClaimEffect():
+                e = command
+                return self._claimed(e.handle, self._call(
+                    "claim_effect", lambda: runtime.claim_effect(
+                        e.execution_id, e.effect_type, dict(e.identity), e.content,
+                        e.dedup_label)))
+            case CompleteClaim():
+                token, outcome = self._token(command.handle), command.outcome
+                return self._call("complete", lambda: runtime.complete(token, outcome))
+            case ReleaseClaim():
+                token = self._token(command.handle)
+                return self._call("release", lambda: runtime.release(token))
+            case PurgeKeys():
+                return self._call("purge", runtime.purge)
+            case AskSchedulerKey():
+                execution_id = command.execution_id
+                return self._call("scheduler_key", lambda: runtime.scheduler_key(execution_id))
+            case AdvanceTime():
+                self.clock.advance(command.seconds)
+        return None
+
+    def _claimed(self, handle: str, claim: Claim) -> ComparedAnswer:
+        """The backend's answer in handles; a started claim's token is registered."""
+        self.claimed.add(handle)
+        kind = getattr(claim, "kind", "<missing>")
+        kind_name = kind.value if isinstance(kind, ClaimKind) else str(kind)
+        token = getattr(claim, "token", None)
+        if kind_name == ClaimKind.STARTED.value and token is not None:
+            if token in self.handles:
+                raise self._fail(("IK-001",), f"the claim token of {handle!r}",
+                                 "a token no earlier claim had",
+                                 f"{token!r}, the token of {self.handles[token]!r}")
+            self.tokens[handle] = token
+            self.handles[token] = handle
+        original = getattr(claim, "original", None)
+        original_handle = (None if original is None
+                           else self.handles.get(original, f"<unknown token {original}>"))
+        return ComparedAnswer(kind_name, getattr(claim, "status", None), original_handle,
+                              _outcome_form(getattr(claim, "outcome", None)),
+                              token is not None)
+
+    # -- comparing -------------------------------------------------------------------------
+
+    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object) -> Divergence:
+        return Divergence(requirements, what, expected, actual, self.commands, self._titles)
+
+    def _compare(self, command: IdempotencyCommand, expected: object, actual: object,
+                 requirements: tuple[str, ...]) -> None:
+        if expected == actual and type(expected) is type(actual):
+            return
+        raise self._fail(requirements, f"the answer to {describe_idempotency(command)}",
+                         expected, actual)
+

@@ -1,0 +1,186 @@
+"""The Hypothesis machine for idempotency keys: random interleavings of claims,
+completions, failures, releases, duplicates, purges and clock steps over a few keys.
+
+The harness compares every answer with the oracle. Each example draws the parameters on
+which designs differ (failures stored or released, mismatch status 422 or 409). Two
+scopes, two keys and two payloads make duplicates and mismatches common; the clock's
+steps sit on the stale-lock boundary (90 s, and half a second past it) and add up to the
+24-hour TTL within a short sequence, so takeovers and expiry come up often.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    precondition,
+    rule,
+)
+
+from jobconform.backends.protocol import IDEMPOTENCY, Backend
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.idempotency.harness import IdempotencyHarness
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.reference import commands as cmd
+from jobconform.reference.idempotency.commands import (
+    AskSchedulerKey,
+    ClaimEffect,
+    ClaimKey,
+    ClaimWebhook,
+    CompleteClaim,
+    IdempotencyCommand,
+    PurgeKeys,
+    ReleaseClaim,
+)
+from jobconform.reference.lifecycle import JsonValue
+from jobconform.spec import Profile, Registry
+
+SCOPES = ("alice", "bob")
+KEYS = ("k1", "k2")
+PAYLOADS: tuple[JsonValue, ...] = ({"qty": 1}, {"qty": 2})
+WEBHOOK_TOKENS = ("hook-1", "hook-2")
+BODIES = ('{"event": 1}', '{"event": 2}')
+EXECUTIONS = ("e1", "e2")
+EFFECT_TYPES = ("message", "call")
+IDENTITIES = ((("to", "bob"),), (("channel", "sms"), ("to", "bob")),
+              (("to", "bob"), ("channel", "sms")))
+# Around the 90 s stale-lock timeout and summing to the 24 h TTL in a few steps.
+TIME_STEPS = (0.0, 0.5, 30.0, 90.0, 3600.0, 43_200.0, 86_400.0)
+STEPS_PER_EXAMPLE = 40
+FAILURE_POLICIES = ("store", "release")
+MISMATCH_STATUSES = (422, 409)
+
+outcomes = st.one_of(
+    st.builds(cmd.Succeed, st.sampled_from([None, 1, True, "done", {"id": 1}])),
+    st.builds(cmd.Raise, st.sampled_from(["ValueError", "PaymentDeclined"]),
+              st.sampled_from(["boom", ""])),
+)
+
+
+def make_idempotency_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                             run: MachineRun) -> type[RuleBasedStateMachine]:
+    """A state machine class bound to one backend and profile."""
+
+    class IdempotencyMachine(RuleBasedStateMachine):
+        claims = Bundle("claims")
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness: IdempotencyHarness | None = None
+            self.counter = 0
+
+        # Each example runs under one choice of the parameters on which designs differ.
+        @initialize(failure_policy=st.sampled_from(FAILURE_POLICIES),
+                    mismatch_status=st.sampled_from(MISMATCH_STATUSES))
+        def open_keys(self, failure_policy: str, mismatch_status: int) -> None:
+            self.harness = IdempotencyHarness(
+                backend, profile, registry,
+                overrides={"failure_policy": failure_policy, "mismatch_status": mismatch_status})
+
+        @property
+        def keys(self) -> IdempotencyHarness:
+            assert self.harness is not None, "open_keys runs before every rule"
+            return self.harness
+
+        def _run(self, command: IdempotencyCommand) -> object:
+            run.steps += 1
+            try:
+                return self.keys.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.keys.exercised
+
+        def _handle(self) -> str:
+            self.counter += 1
+            return f"c{self.counter}"
+
+        def _holders(self) -> list[str]:
+            """Handles holding an in-flight record in the oracle: the claims a completion
+            or release can still change."""
+            if self.harness is None:
+                return []
+            return sorted(record.holder for record in self.harness.oracle.records.values()
+                          if record.in_flight)
+
+        @rule(target=claims, scope=st.sampled_from(SCOPES),
+              key=st.one_of(st.none(), st.sampled_from(KEYS)),
+              payload=st.sampled_from(PAYLOADS))
+        def claim(self, scope: str, key: str | None, payload: JsonValue) -> str:
+            handle = self._handle()
+            self._run(ClaimKey(handle, scope, key, payload))
+            return handle
+
+        @rule(target=claims, token=st.sampled_from(WEBHOOK_TOKENS),
+              body=st.sampled_from(BODIES), key=st.one_of(st.none(), st.just("evt-1")))
+        def claim_webhook(self, token: str, body: str, key: str | None) -> str:
+            handle = self._handle()
+            self._run(ClaimWebhook(handle, token, body, key))
+            return handle
+
+        @rule(target=claims, execution=st.sampled_from(EXECUTIONS))
+        def scheduler_send(self, execution: str) -> str:
+            handle = self._handle()
+            key = self._run(AskSchedulerKey(execution))
+            assert isinstance(key, str)  # the harness compared it with the oracle's
+            self._run(ClaimKey(handle, "scheduler", key, {"execution": execution}))
+            return handle
+
+        @rule(target=claims, execution=st.sampled_from(EXECUTIONS),
+              effect_type=st.sampled_from(EFFECT_TYPES),
+              identity=st.sampled_from(IDENTITIES),
+              content=st.sampled_from(["Hi", "Hello!", None]),
+              label=st.one_of(st.none(), st.just("again")))
+        def claim_effect(self, execution: str, effect_type: str,
+                         identity: tuple[tuple[str, str], ...], content: str | None,
+                         label: str | None) -> str:
+            handle = self._handle()
+            self._run(ClaimEffect(handle, execution, effect_type, identity, content, label))
+            return handle
+
+        @rule(handle=claims, outcome=outcomes)
+        def complete(self, handle: str, outcome: cmd.Outcome) -> None:
+            self._run(CompleteClaim(handle, outcome))
+
+        @rule(handle=claims)
+        def release(self, handle: str) -> None:
+            self._run(ReleaseClaim(handle))
+
+        # Most handles in the bundle no longer hold anything; these aim at live holders.
+        @precondition(lambda self: bool(self._holders()))
+        @rule(data=st.data(), outcome=outcomes)
+        def complete_holder(self, data: st.DataObject, outcome: cmd.Outcome) -> None:
+            handle = data.draw(st.sampled_from(self._holders()))
+            self._run(CompleteClaim(handle, outcome))
+
+        @precondition(lambda self: bool(self._holders()))
+        @rule(data=st.data())
+        def release_holder(self, data: st.DataObject) -> None:
+            self._run(ReleaseClaim(data.draw(st.sampled_from(self._holders()))))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def advance_time(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+
+        @rule()
+        def purge(self) -> None:
+            self._run(PurgeKeys())
+
+        def teardown(self) -> None:
+            if self.harness is not None:
+                self.harness.close()
+
+    return IdempotencyMachine
+
+
+def run_idempotency_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                            seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the machine; the same seed gives the same sequences and the same result. A
+    profile without the idempotency area runs nothing (the report says n/a)."""
+    if IDEMPOTENCY not in profile.areas:
+        return MachineRun()
+    return run_machine(make_idempotency_machine, backend, profile, registry, seed=seed,
+                       examples=examples, steps=STEPS_PER_EXAMPLE)

@@ -1,0 +1,312 @@
+"""Behave steps for idempotency keys (features/idempotency.feature, IK-001..IK-012).
+
+Each When-step sends one command through `IdempotencyHarness.run`, so the backend's
+answer is compared with the oracle's and a `Divergence` fails the scenario with the
+requirement IDs. Each Then-step checks the BACKEND's own answer against the value the
+scenario states. Steps speak of claims, keys and the key clock so that they cannot clash
+with the lifecycle steps. Register them from features/steps/idempotency_steps.py:
+
+    from jobconform.conformance.idempotency.steps import *  # noqa: F403
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobconform.conformance.idempotency.harness import ComparedAnswer, IdempotencyHarness
+from jobconform.conformance.lifecycle.steps import (
+    RunConfig,
+    action_step,
+    check_step,
+    setup_step,
+    state_of,
+)
+from jobconform.reference.commands import AdvanceTime, Raise, Succeed
+from jobconform.reference.idempotency.commands import (
+    AskSchedulerKey,
+    ClaimEffect,
+    ClaimKey,
+    ClaimWebhook,
+    CompleteClaim,
+    IdempotencyCommand,
+    PurgeKeys,
+    ReleaseClaim,
+)
+from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, canonical_json
+from jobconform.reference.lifecycle import JsonValue
+
+__all__: list[str] = []
+
+AREA = "idempotency"
+SCHEDULER_SCOPE = "scheduler"
+PARAMETER_NAMES = {"TTL": "ttl_seconds", "mismatch status": "mismatch_status",
+                   "stale-lock timeout": "stale_lock_timeout_seconds"}
+
+
+@dataclass
+class KeyScenario:
+    """One scenario's idempotency harness and the backend's answers by claim handle."""
+
+    harness: IdempotencyHarness
+    answers: dict[str, object] = field(default_factory=dict)
+
+    def run(self, command: IdempotencyCommand) -> object:
+        return self.harness.run(command)
+
+    def close(self) -> None:
+        self.harness.close()
+
+
+def _opener(overrides: dict[str, float | str]) -> Any:
+    def open_keys(config: RunConfig) -> KeyScenario:
+        return KeyScenario(IdempotencyHarness(config.backend, config.profile, config.registry,
+                                              overrides=overrides))
+    return open_keys
+
+
+def keys_of(context: Any) -> KeyScenario:
+    keys: KeyScenario = state_of(context).area_state(AREA, _opener({}))
+    return keys
+
+
+def _identity(text: str) -> tuple[tuple[str, str], ...]:
+    """`to=bob, channel=sms` as name-value pairs, in the order written."""
+    pairs = []
+    for part in text.split(","):
+        name, equals, value = part.strip().partition("=")
+        if not equals or not name:
+            raise ValueError(f"write an effect's identity as name=value pairs separated by"
+                             f" commas, e.g. 'to=bob, channel=sms'; got {text!r}")
+        pairs.append((name.strip(), value.strip()))
+    return tuple(pairs)
+
+
+def _answer(context: Any, handle: str) -> ComparedAnswer:
+    answer = keys_of(context).answers.get(handle)
+    if not isinstance(answer, ComparedAnswer):
+        raise AssertionError(f"claim {handle!r} has no answer yet; make the claim first")
+    return answer
+
+
+# -- set-up ------------------------------------------------------------------------------------
+
+
+@setup_step("idempotency keys with a {name} of {value:g}")
+def step_parameter(context: Any, name: str, value: float) -> None:
+    if name not in PARAMETER_NAMES:
+        raise ValueError(f"unknown idempotency parameter {name!r}; use one of"
+                         f" {', '.join(PARAMETER_NAMES)}")
+    _open_with(context, {PARAMETER_NAMES[name]: value})
+
+
+def _open_with(context: Any, overrides: dict[str, float | str]) -> None:
+    state = state_of(context)
+    if AREA in state.areas:
+        raise RuntimeError("set idempotency parameters before the scenario's first claim")
+    state.area_state(AREA, _opener(overrides))
+
+
+@setup_step("idempotency keys that are released when the work fails")
+def step_release_failures(context: Any) -> None:
+    _open_with(context, {"failure_policy": "release"})
+
+
+@setup_step("idempotency keys with a {name} of {value:g} seconds")
+def step_parameter_seconds(context: Any, name: str, value: float) -> None:
+    step_parameter(context, name, value)
+
+
+# -- claims ----------------------------------------------------------------------------------
+
+
+def _claim(context: Any, handle: str, command: IdempotencyCommand) -> None:
+    keys = keys_of(context)
+    keys.answers[handle] = keys.run(command)
+
+
+@action_step('claim "{handle}" is made on key "{key}" in scope "{scope}" with payload'
+             " {payload:Json}")
+def step_claim(context: Any, handle: str, key: str, scope: str, payload: JsonValue) -> None:
+    _claim(context, handle, ClaimKey(handle, scope, key, payload))
+
+
+@action_step('claim "{handle}" is made without a key in scope "{scope}" with payload'
+             " {payload:Json}")
+def step_claim_without_key(context: Any, handle: str, scope: str, payload: JsonValue) -> None:
+    _claim(context, handle, ClaimKey(handle, scope, None, payload))
+
+
+@action_step('webhook claim "{handle}" arrives for token "{token}" with body "{body}"')
+def step_webhook(context: Any, handle: str, token: str, body: str) -> None:
+    _claim(context, handle, ClaimWebhook(handle, token, body))
+
+
+@action_step('keyed webhook claim "{handle}" arrives for token "{token}" with key "{key}" and'
+             ' body "{body}"')
+def step_webhook_with_key(context: Any, handle: str, token: str, key: str, body: str) -> None:
+    _claim(context, handle, ClaimWebhook(handle, token, body, key))
+
+
+@action_step('scheduler claim "{handle}" is sent for execution "{execution}" with payload'
+             " {payload:Json}")
+def step_scheduler_claim(context: Any, handle: str, execution: str,
+                         payload: JsonValue) -> None:
+    keys = keys_of(context)
+    key = keys.run(AskSchedulerKey(execution))
+    if not isinstance(key, str):
+        raise AssertionError(f"the scheduler key should be a string, backend answered {key!r}")
+    _claim(context, handle, ClaimKey(handle, SCHEDULER_SCOPE, key, payload))
+
+
+@action_step('the scheduler key of execution "{execution}" is asked for')
+def step_ask_scheduler_key(context: Any, execution: str) -> None:
+    keys = keys_of(context)
+    keys.answers[f"scheduler:{execution}"] = keys.run(AskSchedulerKey(execution))
+
+
+@action_step('effect claim "{handle}" is made by execution "{execution}" for "{effect_type}"'
+             ' to "{identity}" with content {content:Json}')
+def step_effect(context: Any, handle: str, execution: str, effect_type: str, identity: str,
+                content: JsonValue) -> None:
+    _claim(context, handle, ClaimEffect(handle, execution, effect_type, _identity(identity),
+                                        content))
+
+
+@action_step('labelled effect claim "{handle}" with dedup label "{label}" is made by execution'
+             ' "{execution}" for "{effect_type}" to "{identity}" with content {content:Json}')
+def step_effect_labelled(context: Any, handle: str, label: str, execution: str,
+                         effect_type: str, identity: str, content: JsonValue) -> None:
+    _claim(context, handle, ClaimEffect(handle, execution, effect_type, _identity(identity),
+                                        content, label))
+
+
+@action_step('claim "{handle}" completes with result {result:Json}')
+def step_complete(context: Any, handle: str, result: JsonValue) -> None:
+    keys = keys_of(context)
+    keys.answers[f"complete:{handle}"] = keys.run(CompleteClaim(handle, Succeed(result)))
+
+
+@action_step('claim "{handle}" fails with {error_type} "{message}"')
+def step_fail(context: Any, handle: str, error_type: str, message: str) -> None:
+    keys = keys_of(context)
+    keys.answers[f"complete:{handle}"] = keys.run(
+        CompleteClaim(handle, Raise(error_type, message)))
+
+
+@action_step('claim "{handle}" is released')
+def step_release(context: Any, handle: str) -> None:
+    keys = keys_of(context)
+    keys.answers[f"release:{handle}"] = keys.run(ReleaseClaim(handle))
+
+
+@action_step("{seconds:g} seconds pass on the key clock")
+def step_key_clock(context: Any, seconds: float) -> None:
+    keys_of(context).run(AdvanceTime(seconds))
+
+
+@action_step("{hours:g} hours pass on the key clock")
+def step_key_clock_hours(context: Any, hours: float) -> None:
+    keys_of(context).run(AdvanceTime(hours * 3600))
+
+
+@action_step("the expired keys are purged")
+def step_purge(context: Any) -> None:
+    keys = keys_of(context)
+    keys.answers["purge"] = keys.run(PurgeKeys())
+
+
+# -- checks on what the backend answered --------------------------------------------------------
+
+
+@check_step('claim "{handle}" is started')
+def check_started(context: Any, handle: str) -> None:
+    answer = _answer(context, handle)
+    if answer.kind != "started" or not answer.with_token:
+        raise AssertionError(f"claim {handle!r} should be started with a token, backend"
+                             f" answered {answer}")
+
+
+@check_step('claim "{handle}" is started without a token')
+def check_started_untracked(context: Any, handle: str) -> None:
+    answer = _answer(context, handle)
+    if answer.kind != "started" or answer.with_token:
+        raise AssertionError(f"claim {handle!r} should be started with no token (nothing"
+                             f" recorded), backend answered {answer}")
+
+
+@check_step('claim "{handle}" is refused as a conflict')
+def check_conflict(context: Any, handle: str) -> None:
+    answer = _answer(context, handle)
+    if (answer.kind, answer.status) != ("conflict", CONFLICT_STATUS):
+        raise AssertionError(f"claim {handle!r} should be a conflict with status"
+                             f" {CONFLICT_STATUS}, backend answered {answer}")
+
+
+@check_step('claim "{handle}" is refused as a mismatch with status {status:d}')
+def check_mismatch(context: Any, handle: str, status: int) -> None:
+    answer = _answer(context, handle)
+    if (answer.kind, answer.status) != ("mismatch", status):
+        raise AssertionError(f"claim {handle!r} should be a mismatch with status {status},"
+                             f" backend answered {answer}")
+
+
+@check_step('claim "{handle}" replays claim "{original}" returning {result:Json}')
+def check_replay_result(context: Any, handle: str, original: str, result: JsonValue) -> None:
+    answer = _answer(context, handle)
+    wanted = ("replay", original, ("returns", canonical_json(result)))
+    if (answer.kind, answer.original, answer.outcome) != wanted:
+        raise AssertionError(f"claim {handle!r} should replay {original!r}'s result"
+                             f" {result!r}, backend answered {answer}")
+
+
+@check_step('claim "{handle}" replays claim "{original}" raising {error_type} "{message}"')
+def check_replay_error(context: Any, handle: str, original: str, error_type: str,
+                       message: str) -> None:
+    answer = _answer(context, handle)
+    wanted = ("replay", original, ("raises", error_type, message))
+    if (answer.kind, answer.original, answer.outcome) != wanted:
+        raise AssertionError(f"claim {handle!r} should replay {original!r}'s error"
+                             f" {error_type}({message!r}), backend answered {answer}")
+
+
+def _boolean_answer(context: Any, key: str, wanted: bool, what: str) -> None:
+    answer = keys_of(context).answers.get(key)
+    if answer is not wanted:
+        raise AssertionError(f"{what} should answer {wanted}, backend answered {answer!r}")
+
+
+@check_step('the completion of claim "{handle}" is stored')
+def check_completion_stored(context: Any, handle: str) -> None:
+    _boolean_answer(context, f"complete:{handle}", True, f"completing {handle!r}")
+
+
+@check_step('the completion of claim "{handle}" is refused')
+def check_completion_refused(context: Any, handle: str) -> None:
+    _boolean_answer(context, f"complete:{handle}", False, f"completing {handle!r}")
+
+
+@check_step('the release of claim "{handle}" is accepted')
+def check_release_accepted(context: Any, handle: str) -> None:
+    _boolean_answer(context, f"release:{handle}", True, f"releasing {handle!r}")
+
+
+@check_step('the release of claim "{handle}" is refused')
+def check_release_refused(context: Any, handle: str) -> None:
+    _boolean_answer(context, f"release:{handle}", False, f"releasing {handle!r}")
+
+
+@check_step("{count:d} key records were purged")
+def check_purged(context: Any, count: int) -> None:
+    answer = keys_of(context).answers.get("purge")
+    if answer != count or isinstance(answer, bool):
+        raise AssertionError(f"the purge should remove {count} records, backend answered"
+                             f" {answer!r}")
+
+
+@check_step('the scheduler key of execution "{execution}" is "{key}"')
+def check_scheduler_key(context: Any, execution: str, key: str) -> None:
+    answer = keys_of(context).answers.get(f"scheduler:{execution}")
+    if answer != key:
+        raise AssertionError(f"the scheduler key of {execution!r} should be {key!r}, backend"
+                             f" answered {answer!r}")

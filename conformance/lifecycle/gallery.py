@@ -1,0 +1,363 @@
+"""The job runtime's gallery: broken lifecycle, retry and stuck-detection runtimes.
+
+Each broken backend is the memory backend with one method of its runtime or its store
+changed the way a real runtime got it wrong. `jobconform selftest` runs the suites
+against every one of them and proves each is caught, by the requirement named in
+`catches`. A suite that catches none of these is worthless, whatever it counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import CapacityExceeded, Clock, RuntimeSettings
+from jobconform.backends.store import (
+    CANCELLED,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    SUCCEEDED,
+    TERMINAL,
+    InMemoryJobStore,
+    StoredJob,
+)
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference import backoff
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.lifecycle import STUCK_ERROR
+
+# -- broken runtimes ---------------------------------------------------------------------
+
+
+class LateCompletionRuntime(MemoryRuntime):
+    """The worker writes its body's outcome even after the job was cancelled."""
+
+    def settle(self) -> None:
+        super().settle()
+        for job in self._store.list(CANCELLED):
+            script = self._scripts.get(job.job_id)
+            if job.started_at and script is not None and script.decided():
+                try:
+                    changes: dict[str, Any] = {"status": SUCCEEDED, "result": script.run()}
+                except Exception as error:
+                    changes = {"status": FAILED, "error": self._error_message(error)}
+                self._store.update(job.job_id, CANCELLED, finished_at=self._now(), **changes)
+
+
+class CallerCancelsRunningRuntime(MemoryRuntime):
+    """Cancel moves a running job itself while its worker also moves it (seed 000, B1).
+
+    The worker's own transition then fails on the terminal job, and its error handler
+    records the job as failed.
+    """
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._transition_errors: set[str] = set()
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is not None and job.status == RUNNING and not job.cancel_requested:
+            self._store.update(job_id, RUNNING, status=CANCELLED, cancel_requested=True,
+                               finished_at=self._now())
+            self.cancelled += 1
+            self.settle()
+            return True
+        return super().cancel(job_id)
+
+    def settle(self) -> None:
+        for job in self._store.list(CANCELLED):
+            script = self._scripts.get(job.job_id)
+            owner_acts = script is not None and (script.honours_cancellation or script.decided())
+            caller_moved = job.cancel_requested and job.started_at
+            if caller_moved and owner_acts and job.job_id not in self._transition_errors:
+                # The worker's own running -> cancelled raises on the terminal job, and
+                # its error handler counts the job as a failure.
+                self._transition_errors.add(job.job_id)
+                self.failed += 1
+                self.processed += 1
+        super().settle()
+
+
+class CancelCountedAsProcessedRuntime(MemoryRuntime):
+    """A cancelled job is recorded as processed too (seed 000, B2)."""
+
+    def _count_outcome(self, status: str) -> None:
+        super()._count_outcome(status)
+        if status == CANCELLED:
+            self.processed += 1
+
+
+class NaiveTimestampRuntime(MemoryRuntime):
+    """Timestamps lose their timezone: `datetime.now()` without UTC (seed 000, B4)."""
+
+    def _now(self) -> datetime:
+        return super()._now().replace(tzinfo=None)
+
+
+class _LiveRecord:
+    """Reads through to the store on every attribute access, as a live reference does."""
+
+    def __init__(self, store: InMemoryJobStore, job: StoredJob) -> None:
+        self._store, self._last = store, job
+
+    def __getattr__(self, name: str) -> object:
+        current = self._store.get(self._last.job_id)
+        self._last = current if current is not None else self._last
+        return getattr(self._last, name)
+
+
+class LiveRecordRuntime(MemoryRuntime):
+    """get and list hand out the runtime's own record, not a copy (seed 004, D-23)."""
+
+    def _copy(self, job: StoredJob) -> StoredJob:
+        assert isinstance(self._store, InMemoryJobStore)
+        return _LiveRecord(self._store, job)  # type: ignore[return-value]
+
+
+class OverbookingRuntime(MemoryRuntime):
+    """Dispatch claims every queued job, ignoring the concurrency limit (cf. seed 000 B3)."""
+
+    def dispatch(self) -> None:
+        self._store.claim(self._worker_id, len(self._store.list(QUEUED)), self._now())
+        self.settle()
+
+
+class CancelAlwaysTrueRuntime(MemoryRuntime):
+    """Cancel answers true for a job that is already terminal."""
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        return super().cancel(job_id) or (job is not None and job.status in TERMINAL)
+
+
+class MessageOnlyErrorRuntime(MemoryRuntime):
+    """A failed job records only the exception's message, without its type name."""
+
+    @staticmethod
+    def _error_message(error: Exception) -> str:
+        return str(error)
+
+
+class ShutdownLeavesQueuedRuntime(MemoryRuntime):
+    """Shutdown cancels running jobs but forgets the ones still queued."""
+
+    def shutdown(self) -> None:
+        for job in self._store.list(RUNNING):
+            self._end(job, CANCELLED)
+        self._shut_down = True
+
+
+class NewestFirstListRuntime(MemoryRuntime):
+    """Listing returns the newest job first instead of submission order."""
+
+    def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
+        return list(reversed(super().list_jobs(status)))
+
+
+class AttemptFromOneRuntime(MemoryRuntime):
+    """The backoff exponent counts attempts from 1, so the first retry waits twice as long."""
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        return super().compute_delay_ms(policy, attempt + 1, jitter, draw, previous_ms,
+                                        retry_after_ms)
+
+
+class JitterAfterCapRuntime(MemoryRuntime):
+    """Jitter is added on top of the capped delay, so a jittered delay can exceed the cap."""
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        capped = super().compute_delay_ms(policy, attempt, Jitter.NONE, 0.0, previous_ms,
+                                          retry_after_ms)
+        if jitter is Jitter.NONE:
+            return capped
+        return capped + draw * capped
+
+
+class RetryingStateRuntime(MemoryRuntime):
+    """A job waiting in backoff is shown in a sixth state, "retrying" (seed 004, <= v0.20)."""
+
+    def _copy(self, job: StoredJob) -> StoredJob:
+        shown = super()._copy(job)
+        if shown.status == QUEUED and shown.retry_count > 0:
+            return replace(shown, status="retrying")
+        return shown
+
+
+class RetriedAttemptCountedRuntime(MemoryRuntime):
+    """A retried attempt is counted as processed and failed, as if it were an outcome."""
+
+    def _retry(self, job: StoredJob, error: Exception) -> bool:
+        retried = super()._retry(job, error)
+        if retried:
+            self.processed += 1
+            self.failed += 1
+        return retried
+
+
+class NonRetryableIgnoredRuntime(MemoryRuntime):
+    """Non-retryable error types are retried like any other error."""
+
+    def _retry(self, job: StoredJob, error: Exception) -> bool:
+        policy = backoff.policy_from_json(job.retry_policy)
+        if policy is not None and type(error).__name__ in policy.non_retryable:
+            loose = backoff.policy_to_json(replace(policy, non_retryable=()))
+            job = replace(job, retry_policy=loose)  # type: ignore[arg-type]
+        return super()._retry(job, error)
+
+
+class CancelInBackoffRuntime(MemoryRuntime):
+    """Cancel of a job in backoff only flags it, and the next attempt runs all the same."""
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is not None and job.status == QUEUED and job.retry_count > 0:
+            return self._store.update(job_id, QUEUED, cancel_requested=True) is not None
+        return super().cancel(job_id)
+
+
+class StuckIgnoresHeartbeatsRuntime(MemoryRuntime):
+    """Stuck detection measures from the start, so a job that heartbeated just inside the
+    timeout is failed as stuck."""
+
+    @staticmethod
+    def _is_stuck(job: StoredJob, cutoff: datetime) -> bool:
+        return job.started_at is not None and job.started_at < cutoff
+
+
+class StuckInclusiveBoundaryRuntime(MemoryRuntime):
+    """A job whose last heartbeat is exactly the timeout old is already failed as stuck."""
+
+    @staticmethod
+    def _is_stuck(job: StoredJob, cutoff: datetime) -> bool:
+        return job.last_heartbeat is not None and job.last_heartbeat <= cutoff
+
+
+class StuckFailsQueuedRuntime(MemoryRuntime):
+    """Stuck detection also fails queued jobs that have waited longer than the timeout."""
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int:
+        cutoff = self._now() - timedelta(seconds=job_timeout_seconds)
+        waiting = [job for job in self._store.list(QUEUED) if job.submitted_at < cutoff]
+        for job in waiting:
+            if self._store.update(job.job_id, QUEUED, status=FAILED, error=STUCK_ERROR,
+                                  finished_at=self._now()) is not None:
+                self._count_outcome(FAILED)
+        return super().detect_stuck(job_timeout_seconds) + len(waiting)
+
+
+# -- broken stores ---------------------------------------------------------------------
+
+
+class CleanupRemovesActiveStore(InMemoryJobStore):
+    """Cleanup removes old jobs whatever their status, running ones included."""
+
+    @staticmethod
+    def _expired(job: StoredJob, cutoff: datetime) -> bool:
+        return (job.finished_at or job.submitted_at) <= cutoff
+
+
+class CleanupExclusiveBoundaryStore(InMemoryJobStore):
+    """Cleanup keeps a job exactly max_age old: `>` where the boundary is inclusive."""
+
+    @staticmethod
+    def _expired(job: StoredJob, cutoff: datetime) -> bool:
+        return job.status in TERMINAL and (job.finished_at or job.submitted_at) < cutoff
+
+
+class CapCountsActiveOnlyStore(InMemoryJobStore):
+    """The task cap counts only active jobs, so retained records grow without bound."""
+
+    def add(self, job: StoredJob, max_records: int | None) -> None:
+        with self._lock:
+            active = sum(held.status not in TERMINAL for held in self._jobs.values())
+            if max_records is not None and active >= max_records:
+                raise CapacityExceeded(f"task cap of {max_records} active jobs reached")
+            self._jobs[job.job_id] = job
+
+
+class CancelledJobStartsStore(InMemoryJobStore):
+    """The claim takes jobs from its queue without re-checking them, so a job cancelled
+    while queued still starts its body."""
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        with self._lock:
+            picked = [job for job in self._jobs.values()
+                      if job.started_at is None and job.status in (QUEUED, CANCELLED)][:limit]
+            claimed = [replace(job, status=RUNNING, started_at=now, worker_id=worker_id)
+                       for job in picked]
+            for job in claimed:
+                self._jobs[job.job_id] = job
+            return claimed
+
+
+def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
+                  catches: str, source: str) -> GalleryEntry:
+    """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(MemoryBackend):
+        __doc__ = bug
+
+        def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+            if issubclass(broken, MemoryRuntime):
+                return broken(settings, clock)
+            return MemoryRuntime(settings, clock, store=broken())
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+GALLERY = (
+    _memory_entry("late_completion", LateCompletionRuntime, "LC-003", "anchors: River"),
+    _memory_entry("caller_cancels_running", CallerCancelsRunningRuntime, "LC-013",
+                  "seed 000 B1"),
+    _memory_entry("cancel_counted_as_processed", CancelCountedAsProcessedRuntime, "LC-025",
+                  "seed 000 B2"),
+    _memory_entry("naive_timestamps", NaiveTimestampRuntime, "LC-005", "seed 000 B4"),
+    _memory_entry("live_records", LiveRecordRuntime, "LC-016", "seed 004 D-23"),
+    _memory_entry("cleanup_removes_active", CleanupRemovesActiveStore, "LC-019",
+                  "seed 004 cleanup"),
+    _memory_entry("cleanup_exclusive_boundary", CleanupExclusiveBoundaryStore, "LC-020",
+                  "seed 004 cleanup"),
+    _memory_entry("cap_counts_active_only", CapCountsActiveOnlyStore, "LC-009",
+                  "anchors: task cap trap"),
+    _memory_entry("overbooking", OverbookingRuntime, "LC-010", "seed 000 B3"),
+    _memory_entry("cancelled_job_starts", CancelledJobStartsStore, "LC-012",
+                  "seed 004 concurrency model"),
+    _memory_entry("cancel_always_true", CancelAlwaysTrueRuntime, "LC-015", "seed 004 cancel"),
+    _memory_entry("message_only_error", MessageOnlyErrorRuntime, "LC-007", "seed 000 errors"),
+    _memory_entry("shutdown_leaves_queued", ShutdownLeavesQueuedRuntime, "LC-022",
+                  "seed 004 shutdown"),
+    _memory_entry("newest_first_list", NewestFirstListRuntime, "LC-018",
+                  "seed 004 list_tasks"),
+    _memory_entry("attempt_from_one", AttemptFromOneRuntime, "RT-002",
+                  "anchors: tenacity indexes from 1"),
+    _memory_entry("jitter_after_cap", JitterAfterCapRuntime, "RT-009",
+                  "anchors: jitter traps"),
+    _memory_entry("retrying_state", RetryingStateRuntime, "RT-003", "seed 004 TaskStatus"),
+    _memory_entry("retried_attempt_counted", RetriedAttemptCountedRuntime, "RT-007",
+                  "seed 000 health counters"),
+    _memory_entry("non_retryable_ignored", NonRetryableIgnoredRuntime, "RT-005",
+                  "anchors: non-retryable error types"),
+    _memory_entry("cancel_in_backoff_runs", CancelInBackoffRuntime, "RT-006",
+                  "seed 004 cancellation"),
+    _memory_entry("stuck_ignores_heartbeats", StuckIgnoresHeartbeatsRuntime, "ST-002",
+                  "seed 000 stuck detection"),
+    _memory_entry("stuck_inclusive_boundary", StuckInclusiveBoundaryRuntime, "ST-003",
+                  "seed 000 stuck detection"),
+    _memory_entry("stuck_fails_queued", StuckFailsQueuedRuntime, "ST-004",
+                  "seed 000 stuck detection"),
+)

@@ -1,0 +1,847 @@
+"""Robot Framework keywords for the lifecycle, retry, stuck, reaper and redelivery areas.
+
+Every keyword that changes something drives the `Harness`, so the backend and the oracle
+see the same command and any difference fails the test with the harness's `Divergence`
+(its whole message, naming the requirement IDs). The assertion keywords then read the
+BACKEND's own state (its records, its answers, its health snapshot) and compare it with
+the concrete value the test states, so each check stands on its own as well.
+
+Usage::
+
+    *** Settings ***
+    Library    jobconform.conformance.lifecycle.keywords.JobconformLibrary
+
+The backend and profile come from the library arguments, else from the Robot variables
+``${BACKEND}`` (an entry-point name or ``module:attr``; default ``memory``) and
+``${PROFILE}`` (default: the profile the backend declares)::
+
+    robot --variable BACKEND:memory --variable PROFILE:task-manager robot/
+
+Jobs are named by aliases the test picks (``a``, ``b``). Seconds are counted from the
+virtual clock's start, `jobconform.conformance.clock.EPOCH`; time passes only through
+``Advance Clock``. Statuses are given in the canonical vocabulary (queued, running,
+succeeded, failed, cancelled) or in the active profile's own names.
+
+Tests are tagged with the requirement IDs they check (``LC-011``, ``RT-003``). When a test
+starts, the library (its own listener) looks each tag up in the spec: a requirement whose
+area the backend does not claim, or whose profiles do not include the active one, makes
+the test SKIP with the reason before any keyword runs, so it is never counted as a pass.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any, cast
+
+from robot.api import SkipExecution
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
+
+from jobconform.backends.loading import BackendLoadError, load_backend
+from jobconform.backends.protocol import Backend, HealthView, JobView
+from jobconform.conformance.applicability import skip_reason
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, freeze
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.commands import Raise, Succeed, describe
+from jobconform.reference.lifecycle import POISON_ERROR, JsonValue, Status
+from jobconform.spec import Profile, Registry, SpecError, load_registry
+
+DEFAULT_BACKEND = "memory"
+CANONICAL_STATUSES = tuple(status.value for status in Status)
+TIMESTAMP_FIELDS = ("submitted_at", "started_at", "finished_at")
+# A requirement ID as a test tag: LC-011, RT-003 (the spec's id pattern).
+REQUIREMENT_TAG = re.compile(r"[A-Z]{2,4}-\d{3}")
+
+
+@lru_cache(maxsize=1)
+def _registry() -> Registry:
+    return load_registry()
+
+
+def _json(text: str) -> JsonValue:
+    """Parse a JSON value given in a test (``42``, ``"text"``, ``{"n": 1}``, ``null``)."""
+    try:
+        value: JsonValue = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(
+            f"{text!r} is not a JSON value ({error.msg}); write strings in double quotes,"
+            ' e.g. "done", and null for no value'
+        ) from None
+    return value
+
+
+def _at(seconds: float) -> datetime:
+    return EPOCH + timedelta(seconds=seconds)
+
+
+def requirement_tags(tags: Any) -> list[str]:
+    """The requirement IDs among a test's tags, sorted and unique."""
+    return sorted({str(tag) for tag in tags if REQUIREMENT_TAG.fullmatch(str(tag))})
+
+
+def _second(value: object) -> object:
+    """A timestamp as seconds since EPOCH, for readable messages."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return (value - EPOCH).total_seconds()
+    return value
+
+
+@library(scope="TEST", auto_keywords=False)
+class JobconformLibrary:
+    """Drive one backend runtime and the oracle per test, and assert on what the backend shows.
+
+    Args:
+        backend: entry-point name or ``module:attr``; default ``${BACKEND}`` or ``memory``.
+        profile: profile name; default ``${PROFILE}`` or the backend's declared profile.
+    """
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self, backend: str | None = None, profile: str | None = None) -> None:
+        self._backend_name = backend
+        self._profile_name = profile
+        self._harness: Harness | None = None
+        self._profile: Profile | None = None
+        # Records read with `Read Job`: the view handed out and a deep copy taken then.
+        self._earlier: dict[str, tuple[JobView, Record]] = {}
+        # Why the running test cannot apply to this backend and profile (None: it can).
+        self._skip_reason: str | None = None
+        # The last `Compute Delay`: its command and the backend's answer.
+        self._last_delay: tuple[cmd.ComputeDelay, float] | None = None
+        # The library is its own listener so that each test's runtime is closed.
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    # -- listener ------------------------------------------------------------------------
+
+    def start_test(self, data: Any, result: Any) -> None:
+        """Skip a test tagged with a requirement the backend or profile cannot check.
+
+        The test's setup is replaced by ``Skip`` with the reason, so none of its keywords
+        run; `Start Runtime` refuses too, should a setup run keywords before it.
+        """
+        self._skip_reason = None
+        selected = self._selection()
+        if selected is None:
+            return  # a bad backend or profile name: `Start Runtime` reports it
+        backend, profile = selected
+        reason = skip_reason(_registry(), backend, profile, requirement_tags(result.tags))
+        if reason is None:
+            return
+        self._skip_reason = reason
+        data.setup.config(name="BuiltIn.Skip", args=(reason,))
+
+    def end_test(self, data: Any, result: Any) -> None:
+        """Close the test's runtime, whatever the outcome."""
+        harness, self._harness = self._harness, None
+        if harness is not None:
+            harness.close()
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    @property
+    def harness(self) -> Harness:
+        if self._harness is None:
+            raise RuntimeError("no runtime in this test yet: call `Start Runtime` first")
+        return self._harness
+
+    @property
+    def profile(self) -> Profile:
+        if self._profile is None:
+            raise RuntimeError("no runtime in this test yet: call `Start Runtime` first")
+        return self._profile
+
+    def _selection(self) -> tuple[Backend, Profile] | None:
+        """The backend and profile the library arguments or variables name, if loadable."""
+        backend_name = (self._backend_name or self._variable("${BACKEND}")
+                        or DEFAULT_BACKEND)
+        try:
+            backend: Backend = load_backend(backend_name)
+            profile_name = (self._profile_name or self._variable("${PROFILE}")
+                            or backend.profile)
+            return backend, _registry().profile(profile_name)
+        except (BackendLoadError, SpecError):
+            return None
+
+    def _variable(self, name: str) -> str | None:
+        value = BuiltIn().get_variable_value(name)
+        return None if value is None or value == "" else str(value)
+
+    def _fail(self, message: str) -> AssertionError:
+        """An assertion error naming the requirements the running test is tagged with."""
+        ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
+        suffix = f" [test checks {', '.join(ids)}]" if ids else ""
+        return AssertionError(message + suffix)
+
+    def _canonical(self, status: str) -> str:
+        """A status given in the test, in the canonical vocabulary."""
+        if status in CANONICAL_STATUSES:
+            return status
+        try:
+            return self.profile.to_canonical(status)
+        except SpecError as error:
+            raise ValueError(f"{error}; or give a canonical status:"
+                             f" {', '.join(CANONICAL_STATUSES)}") from None
+
+    def _job_id(self, alias: str) -> str:
+        job_id = self.harness.ids.get(alias)
+        if job_id is None:
+            raise self._fail(f"job {alias!r} was never accepted by the backend, so it has no id")
+        return job_id
+
+    def _view(self, alias: str) -> JobView:
+        """The backend's current record of the job; fails if the backend holds none."""
+        view = self.harness.runtime.get(self._job_id(alias))
+        if view is None:
+            raise self._fail(f"the backend holds no record of job {alias!r}")
+        return view
+
+    def _health(self) -> HealthView:
+        return self.harness.runtime.health()
+
+    def _held_aliases(self) -> list[str]:
+        harness = self.harness
+        return [harness.aliases.get(view.job_id, f"<unknown id {view.job_id}>")
+                for view in harness.runtime.list_jobs(None)]
+
+    def _check_timestamp(self, alias: str, name: str, expected: datetime | None) -> None:
+        actual = getattr(self._view(alias), name)
+        if actual != expected:
+            raise self._fail(
+                f"job {alias!r} {name} should be "
+                f"{'empty' if expected is None else f'second {_second(expected)}'}"
+                f" ({expected!r}) but the backend shows {actual!r}"
+                f" (second {_second(actual)})"
+            )
+
+    def _submit(self, alias: str, ignores_cancel: bool) -> object:
+        return self.harness.run(cmd.Submit(alias, ignores_cancel=ignores_cancel))
+
+    def _policy(self, max_retries: int, delay_ms: float, multiplier: float,
+                cap_ms: float | None, not_retried: str = "") -> RetryPolicy:
+        cap = self.profile.max_retry_delay_ms if cap_ms is None else cap_ms
+        names = tuple(name.strip() for name in not_retried.split(",") if name.strip())
+        return RetryPolicy(max_retries=max_retries, retry_delay_ms=float(delay_ms),
+                           backoff_multiplier=float(multiplier),
+                           max_retry_delay_ms=float(cap), non_retryable=names)
+
+    def _refused(self, alias: str, expected: str, ignores_cancel: bool = False) -> None:
+        before_total = self._health().total
+        before_held = self._held_aliases()
+        answer = self._submit(alias, ignores_cancel)
+        if answer != expected:
+            raise self._fail(f"submission of {alias!r} should be {expected!r}, backend answered"
+                             f" {answer!r}")
+        if alias in self.harness.ids:
+            raise self._fail(f"the refused submission of {alias!r} was given an id")
+        after_total, after_held = self._health().total, self._held_aliases()
+        if (after_total, after_held) != (before_total, before_held):
+            raise self._fail(
+                f"the refused submission of {alias!r} left a record behind: held jobs went from"
+                f" {before_held} (total {before_total}) to {after_held} (total {after_total})"
+            )
+
+    # -- setting up ------------------------------------------------------------------------
+
+    @keyword("Start Runtime")
+    def start_runtime(self, slots: int | None = None, task_cap: int | None = None,
+                      unlimited_tasks: bool = False,
+                      redelivery_cap: int | None = None) -> None:
+        """Open a fresh runtime on the backend, with the profile's limits unless overridden.
+
+        ``slots`` is max_concurrent, ``task_cap`` is max_tasks; ``unlimited_tasks=True``
+        removes the cap whatever the profile says; ``redelivery_cap`` is max_redelivery
+        (RD-002; the profile's by default).
+        """
+        if self._skip_reason is not None:
+            raise SkipExecution(self._skip_reason)
+        if self._harness is not None:
+            raise RuntimeError("`Start Runtime` was already called in this test")
+        if slots is not None and slots < 1:
+            raise ValueError(f"slots must be at least 1, not {slots}")
+        if task_cap is not None and task_cap < 1:
+            raise ValueError(f"task_cap must be at least 1, not {task_cap}")
+        if task_cap is not None and unlimited_tasks:
+            raise ValueError("give either task_cap or unlimited_tasks=True, not both")
+        if redelivery_cap is not None and redelivery_cap < 0:
+            raise ValueError(f"redelivery_cap must be at least 0, not {redelivery_cap}")
+        backend_name = (self._backend_name or self._variable("${BACKEND}")
+                        or DEFAULT_BACKEND)
+        backend: Backend = load_backend(backend_name)
+        registry = _registry()
+        profile_name = self._profile_name or self._variable("${PROFILE}") or backend.profile
+        self._profile = registry.profile(profile_name)
+        self._harness = Harness(backend, self._profile, registry, max_concurrent=slots,
+                                max_tasks=task_cap, unlimited_tasks=unlimited_tasks,
+                                max_redelivery=redelivery_cap)
+        settings = self._harness.settings
+        BuiltIn().log(f"runtime on backend {backend.name!r} ({backend_name}), profile"
+                      f" {profile_name!r}: max_concurrent={settings.max_concurrent},"
+                      f" max_tasks={settings.max_tasks}")
+
+    # -- commands ----------------------------------------------------------------------------
+
+    @keyword("Submit Job")
+    def submit_job(self, alias: str) -> str:
+        """Submit a job whose body honours cancellation; it must be accepted. Returns its id."""
+        answer = self._submit(alias, ignores_cancel=False)
+        if answer != cmd.ACCEPTED:
+            raise self._fail(f"submission of {alias!r} should be accepted, backend answered"
+                             f" {answer!r}")
+        return self._job_id(alias)
+
+    @keyword("Submit Job Ignoring Cancellation")
+    def submit_job_ignoring_cancellation(self, alias: str) -> str:
+        """Submit a job whose body never checks its cancellation token. Returns its id."""
+        answer = self._submit(alias, ignores_cancel=True)
+        if answer != cmd.ACCEPTED:
+            raise self._fail(f"submission of {alias!r} should be accepted, backend answered"
+                             f" {answer!r}")
+        return self._job_id(alias)
+
+    @keyword("Submit Job With Retry")
+    def submit_job_with_retry(self, alias: str, max_retries: int, delay_ms: float = 1000.0,
+                              multiplier: float = 2.0, cap_ms: float | None = None,
+                              not_retried: str = "") -> str:
+        """Submit a job with its own retry policy; it must be accepted. Returns its id.
+
+        Unset values are RT-001's defaults: ``delay_ms`` 1000, ``multiplier`` 2, ``cap_ms``
+        the profile's max_retry_delay_ms. ``not_retried`` lists error type names, separated
+        by commas, that fail the job at once (RT-005).
+        """
+        policy = self._policy(max_retries, delay_ms, multiplier, cap_ms, not_retried)
+        answer = self.harness.run(cmd.Submit(alias, retry=policy))
+        if answer != cmd.ACCEPTED:
+            raise self._fail(f"submission of {alias!r} with {policy} should be accepted,"
+                             f" backend answered {answer!r}")
+        return self._job_id(alias)
+
+    @keyword("Submission Should Be Refused For Capacity")
+    def submission_should_be_refused_for_capacity(self, alias: str) -> None:
+        """Submit ``alias``: the answer must be a capacity refusal leaving no record."""
+        self._refused(alias, cmd.REFUSED_CAPACITY)
+
+    @keyword("Submission Should Be Refused As Shut Down")
+    def submission_should_be_refused_as_shut_down(self, alias: str) -> None:
+        """Submit ``alias``: the answer must be a shut-down refusal leaving no record."""
+        self._refused(alias, cmd.REFUSED_SHUT_DOWN)
+
+    @keyword("Dispatch")
+    def dispatch(self) -> None:
+        """A dispatch point: the runtime starts queued jobs into its free slots."""
+        self.harness.run(cmd.Dispatch())
+
+    @keyword("Job Returns")
+    def job_returns(self, alias: str, result: str = "null") -> None:
+        """The job's body returns ``result`` (a JSON value), now or as soon as it starts."""
+        self.harness.run(cmd.Finish(alias, Succeed(_json(result))))
+
+    @keyword("Job Raises")
+    def job_raises(self, alias: str, error_type: str, message: str,
+                   retry_after_ms: float | None = None) -> None:
+        """The job's body raises ``error_type(message)``, now or as soon as it starts.
+
+        ``retry_after_ms`` is a server's retry-after carried by the error (RT-010).
+        """
+        self.harness.run(cmd.Finish(alias, Raise(error_type, message, retry_after_ms)))
+
+    @keyword("Cancel Job")
+    def cancel_job(self, alias: str) -> bool:
+        """Cancel the job (an alias never submitted is an unknown id); returns the answer."""
+        answer = self.harness.run(cmd.Cancel(alias))
+        if not isinstance(answer, bool):
+            raise self._fail(f"cancel of {alias!r} should answer true or false, backend"
+                             f" answered {answer!r}")
+        return answer
+
+    @keyword("Advance Clock")
+    def advance_clock(self, seconds: float) -> None:
+        """Let ``seconds`` of virtual time pass."""
+        self.harness.run(cmd.AdvanceTime(seconds))
+
+    @keyword("Run Cleanup")
+    def run_cleanup(self, max_age: float) -> int:
+        """Remove terminal jobs at least ``max_age`` seconds old; returns the backend's count."""
+        answer = self.harness.run(cmd.Cleanup(max_age))
+        if not isinstance(answer, int) or isinstance(answer, bool):
+            raise self._fail(f"cleanup should answer a count, backend answered {answer!r}")
+        return answer
+
+    @keyword("Shut Down Runtime")
+    def shut_down_runtime(self) -> None:
+        """Shut the runtime down: active jobs are cancelled, submissions refused."""
+        self.harness.run(cmd.Shutdown())
+
+    # -- reads -------------------------------------------------------------------------------
+
+    @keyword("Read Result")
+    def read_result(self, alias: str) -> object:
+        """The backend's answer to get_result: the value, or ``error: not found`` /
+        ``error: not completed (status=...)``."""
+        return self.harness.run(cmd.GetResult(alias))
+
+    @keyword("Result Should Be")
+    def result_should_be(self, alias: str, expected: str) -> None:
+        """get_result of the job must answer ``expected`` (a JSON value)."""
+        wanted = _json(expected)
+        answer = self.read_result(alias)
+        if answer != wanted or type(answer) is not type(wanted):
+            raise self._fail(f"get_result({alias!r}) should return {wanted!r}, backend answered"
+                             f" {answer!r}")
+
+    @keyword("Reading Result Should Fail With")
+    def reading_result_should_fail_with(self, alias: str, expected: str) -> None:
+        """get_result must fail; ``expected`` is ``not found`` or ``not completed (status=S)``
+        (S canonical or the profile's name)."""
+        answer = self.read_result(alias)
+        wanted = cmd.NOT_FOUND if expected == "not found" else None
+        prefix = "not completed (status="
+        if expected.startswith(prefix) and expected.endswith(")"):
+            wanted = cmd.not_completed(self._canonical(expected[len(prefix):-1]))
+        if wanted is None:
+            raise ValueError(f"expected 'not found' or 'not completed (status=S)', not"
+                             f" {expected!r}")
+        if answer != wanted:
+            raise self._fail(f"get_result({alias!r}) should fail with {wanted!r}, backend"
+                             f" answered {answer!r}")
+
+    @keyword("Read Job")
+    def read_job(self, alias: str) -> object:
+        """Read the job's record through get; returns the backend's view (or None).
+
+        The view is kept, with a copy of its contents, for ``Earlier Record Should Still Show``.
+        """
+        view = self.harness.run(cmd.Get(alias))
+        if view is not None:
+            job_view = cast(JobView, view)
+            self._earlier[alias] = (job_view, copy.deepcopy(freeze(job_view)))
+        return view
+
+    @keyword("Earlier Record Should Still Show")
+    def earlier_record_should_still_show(self, alias: str, status: str) -> None:
+        """The view returned by the last ``Read Job`` of ``alias`` must still show ``status``
+        and everything it showed when it was read (LC-016: get returns a snapshot)."""
+        if alias not in self._earlier:
+            raise RuntimeError(f"no earlier record of {alias!r}: call `Read Job` first")
+        view, then = self._earlier[alias]
+        wanted = self._canonical(status)
+        if view.status != wanted:
+            raise self._fail(f"the record of {alias!r} read earlier now shows status"
+                             f" {view.status!r}, not {wanted!r}: get did not return a copy")
+        if then.status != wanted:
+            raise self._fail(f"the record of {alias!r} showed {then.status!r} when read, not"
+                             f" {wanted!r}")
+        now = freeze(view)
+        if now != then:
+            raise self._fail(f"the record of {alias!r} read earlier changed after it was"
+                             f" returned: {then!r} became {now!r}")
+
+    @keyword("List Jobs")
+    def list_jobs(self, status: str | None = None) -> list[str]:
+        """The aliases of the jobs the backend lists, optionally of one status only."""
+        wanted = None if status is None else self._canonical(status)
+        answer = self.harness.run(cmd.ListJobs(wanted))
+        if not isinstance(answer, list):
+            raise self._fail(f"list_jobs should answer a list, backend answered {answer!r}")
+        return [str(alias) for alias in answer]
+
+    @keyword("Listing Should Show")
+    def listing_should_show(self, *aliases: str, status: str | None = None) -> None:
+        """list_jobs (with ``status=`` as filter) must list exactly ``aliases``, in order."""
+        listed = self.list_jobs(status)
+        if listed != list(aliases):
+            what = "all jobs" if status is None else f"jobs with status {status!r}"
+            raise self._fail(f"listing {what} should show {list(aliases)}, backend listed"
+                             f" {listed}")
+
+    # -- assertions on the backend's records ----------------------------------------------
+
+    @keyword("Job Status Should Be")
+    def job_status_should_be(self, alias: str, status: str) -> None:
+        """The backend's record of the job shows ``status``."""
+        wanted = self._canonical(status)
+        actual = self._view(alias).status
+        if actual != wanted:
+            raise self._fail(f"job {alias!r} status should be {wanted!r} but the backend shows"
+                             f" {actual!r}")
+
+    @keyword("Job Record Should Carry Its Id")
+    def job_record_should_carry_its_id(self, alias: str) -> None:
+        """The record's job_id is the id submit returned."""
+        job_id = self._job_id(alias)
+        actual = self._view(alias).job_id
+        if actual != job_id:
+            raise self._fail(f"job {alias!r} was submitted as {job_id!r} but its record says"
+                             f" {actual!r}")
+
+    @keyword("Job Should Have Been Submitted At Second")
+    def job_should_have_been_submitted_at_second(self, alias: str, second: float) -> None:
+        self._check_timestamp(alias, "submitted_at", _at(second))
+
+    @keyword("Job Should Have Started At Second")
+    def job_should_have_started_at_second(self, alias: str, second: float) -> None:
+        self._check_timestamp(alias, "started_at", _at(second))
+
+    @keyword("Job Should Have Finished At Second")
+    def job_should_have_finished_at_second(self, alias: str, second: float) -> None:
+        self._check_timestamp(alias, "finished_at", _at(second))
+
+    @keyword("Job Should Not Have Started")
+    def job_should_not_have_started(self, alias: str) -> None:
+        """started_at is empty."""
+        self._check_timestamp(alias, "started_at", None)
+
+    @keyword("Job Should Not Have Finished")
+    def job_should_not_have_finished(self, alias: str) -> None:
+        """finished_at is empty."""
+        self._check_timestamp(alias, "finished_at", None)
+
+    @keyword("Job Result Should Be")
+    def job_result_should_be(self, alias: str, expected: str = "null") -> None:
+        """The record's result field equals ``expected`` (a JSON value; null for empty)."""
+        wanted = _json(expected)
+        actual = self._view(alias).result
+        if actual != wanted or type(actual) is not type(wanted):
+            raise self._fail(f"job {alias!r} result should be {wanted!r} but the backend shows"
+                             f" {actual!r}")
+
+    @keyword("Job Error Should Be")
+    def job_error_should_be(self, alias: str, expected: str | None) -> None:
+        """The record's error field equals ``expected`` (``${NONE}`` for empty)."""
+        actual = self._view(alias).error
+        if actual != expected:
+            raise self._fail(f"job {alias!r} error should be {expected!r} but the backend shows"
+                             f" {actual!r}")
+
+    @keyword("Job Should Not Be Held")
+    def job_should_not_be_held(self, alias: str) -> None:
+        """get answers nothing for the job and list_jobs does not list it."""
+        view = self.harness.run(cmd.Get(alias))
+        if view is not None:
+            raise self._fail(f"get({alias!r}) should return nothing, backend returned {view!r}")
+        held = self._held_aliases()
+        if alias in held:
+            raise self._fail(f"job {alias!r} should not be held but the backend lists it: {held}")
+
+    @keyword("Timestamps Should Be UTC")
+    def timestamps_should_be_utc(self, *aliases: str) -> None:
+        """Every timestamp of the named jobs (of every held job if none named) is a
+        timezone-aware datetime at UTC offset zero."""
+        names = list(aliases) or self._held_aliases()
+        if not names:
+            raise RuntimeError("no jobs to check: name some, or submit some first")
+        for alias in names:
+            view = self._view(alias)
+            for name in TIMESTAMP_FIELDS:
+                value = getattr(view, name)
+                if value is None and name != "submitted_at":
+                    continue
+                if not isinstance(value, datetime):
+                    raise self._fail(f"job {alias!r} {name} should be a datetime, backend shows"
+                                     f" {value!r}")
+                if value.tzinfo is None or value.utcoffset() is None:
+                    raise self._fail(f"job {alias!r} {name} is naive ({value!r}); it must be"
+                                     " timezone-aware UTC")
+                if value.utcoffset() != timedelta(0):
+                    raise self._fail(f"job {alias!r} {name} is at offset {value.utcoffset()}"
+                                     f" ({value!r}); it must be UTC")
+
+    # -- assertions on the health snapshot ------------------------------------------------
+
+    @keyword("Health Should Show")
+    def health_should_show(self, queued: int, running: int, total: int) -> None:
+        """The backend's health snapshot counts ``queued``, ``running`` and ``total`` records."""
+        health = self._health()
+        actual = (health.queued, health.running, health.total)
+        if actual != (queued, running, total):
+            raise self._fail(f"health should show queued={queued} running={running}"
+                             f" total={total}, backend shows queued={actual[0]}"
+                             f" running={actual[1]} total={actual[2]}")
+
+    @keyword("Counters Should Show")
+    def counters_should_show(self, processed: int, failed: int, cancelled: int) -> None:
+        """The backend's outcome counters show ``processed``, ``failed`` and ``cancelled``."""
+        health = self._health()
+        actual = (health.processed, health.failed, health.cancelled)
+        if actual != (processed, failed, cancelled):
+            raise self._fail(f"counters should show processed={processed} failed={failed}"
+                             f" cancelled={cancelled}, backend shows processed={actual[0]}"
+                             f" failed={actual[1]} cancelled={actual[2]}")
+
+    # -- retry: the record and the delay function -----------------------------------------
+
+    @keyword("Job Retry State Should Be")
+    def job_retry_state_should_be(self, alias: str, retry_count: int, max_retries: int) -> None:
+        """The backend's record shows ``retry_count`` retries taken of ``max_retries`` (RT-008)."""
+        view = self._view(alias)
+        actual = (getattr(view, "retry_count", "<missing>"),
+                  getattr(view, "max_retries", "<missing>"))
+        if actual != (retry_count, max_retries) or not all(
+                type(value) is int for value in actual):
+            raise self._fail(f"job {alias!r} should show retry_count={retry_count}"
+                             f" max_retries={max_retries}, backend shows"
+                             f" retry_count={actual[0]!r} max_retries={actual[1]!r}")
+
+    @keyword("Compute Delay")
+    def compute_delay(self, attempt: int, delay_ms: float = 1000.0, multiplier: float = 2.0,
+                      cap_ms: float | None = None, jitter: str = "none", draw: float = 0.0,
+                      previous_ms: float | None = None,
+                      retry_after_ms: float | None = None) -> float:
+        """Ask the backend's delay function; returns its answer in milliseconds.
+
+        ``attempt`` counts retries already taken (0 before the first retry). ``jitter`` is
+        none, full, equal or decorrelated; ``draw`` the uniform draw in [0, 1);
+        ``previous_ms`` the previous delay (decorrelated); ``retry_after_ms`` a server's
+        retry-after. The harness compares the answer with the oracle's.
+        """
+        try:
+            mode = Jitter(jitter.strip().lower())
+        except ValueError:
+            raise ValueError(f"jitter must be one of {', '.join(m.value for m in Jitter)},"
+                             f" not {jitter!r}") from None
+        command = cmd.ComputeDelay(self._policy(0, delay_ms, multiplier, cap_ms), attempt,
+                                   mode, draw, previous_ms, retry_after_ms)
+        answer = self.harness.run(command)
+        if not isinstance(answer, float):
+            raise self._fail(f"{describe(command)} should answer a number of milliseconds,"
+                             f" backend answered {answer!r}")
+        self._last_delay = (command, answer)
+        return answer
+
+    def _delay(self) -> tuple[cmd.ComputeDelay, float]:
+        if self._last_delay is None:
+            raise RuntimeError("no delay computed in this test: call `Compute Delay` first")
+        return self._last_delay
+
+    @keyword("Delay Should Be")
+    def delay_should_be(self, expected_ms: float) -> None:
+        """The last computed delay is ``expected_ms``, within DELAY_TOLERANCE_MS."""
+        command, actual = self._delay()
+        if abs(actual - expected_ms) > DELAY_TOLERANCE_MS:
+            raise self._fail(f"{describe(command)} should be {expected_ms:g} ms (within"
+                             f" {DELAY_TOLERANCE_MS:g} ms), backend answered {actual!r}")
+
+    @keyword("Delay Should Be At Most The Cap")
+    def delay_should_be_at_most_the_cap(self) -> None:
+        """The last computed delay does not exceed the policy's max_retry_delay_ms."""
+        command, actual = self._delay()
+        cap = command.policy.max_retry_delay_ms
+        if actual > cap:
+            raise self._fail(f"{describe(command)} should be at most the cap {cap:g} ms,"
+                             f" backend answered {actual!r}")
+
+    @keyword("Delay Should Be Below The Cap")
+    def delay_should_be_below_the_cap(self) -> None:
+        """The last computed delay is strictly below the cap (jitter did not vanish)."""
+        command, actual = self._delay()
+        cap = command.policy.max_retry_delay_ms
+        if not actual < cap:
+            raise self._fail(f"{describe(command)} should stay random below the cap {cap:g}"
+                             f" ms, backend answered {actual!r}")
+
+    @keyword("Delay Should Be More Than")
+    def delay_should_be_more_than(self, ms: float) -> None:
+        command, actual = self._delay()
+        if not actual > ms:
+            raise self._fail(f"{describe(command)} should be more than {ms:g} ms, backend"
+                             f" answered {actual!r}")
+
+    # -- stuck: heartbeats and detection passes -------------------------------------------
+
+    @keyword("Send Heartbeat")
+    def send_heartbeat(self, alias: str) -> None:
+        """The job's body reports progress (ST-001); only a running job's heartbeat counts."""
+        self.harness.run(cmd.Heartbeat(alias))
+
+    @keyword("Detect Stuck Jobs")
+    def detect_stuck_jobs(self, timeout: float) -> int:
+        """A detection pass with ``timeout`` seconds; returns the backend's count of jobs
+        it failed as stuck (ST-002)."""
+        answer = self.harness.run(cmd.DetectStuck(float(timeout)))
+        if not isinstance(answer, int) or isinstance(answer, bool):
+            raise self._fail(f"detect_stuck({timeout:g}) should answer a count, backend"
+                             f" answered {answer!r}")
+        return answer
+
+    @keyword("Stuck Detection Should Fail")
+    def stuck_detection_should_fail(self, timeout: float, count: int) -> None:
+        """A detection pass with ``timeout`` seconds must answer that it failed ``count``
+        jobs as stuck."""
+        answer = self.detect_stuck_jobs(timeout)
+        if answer != count:
+            raise self._fail(f"detect_stuck({timeout:g}) should fail {count} job(s) as stuck,"
+                             f" backend answered {answer!r}")
+
+    @keyword("Job Last Heartbeat Should Be At Second")
+    def job_last_heartbeat_should_be_at_second(self, alias: str, second: float) -> None:
+        """The backend's record shows last_heartbeat at ``second`` (ST-001)."""
+        self._check_last_heartbeat(alias, _at(second))
+
+    @keyword("Job Should Have No Last Heartbeat")
+    def job_should_have_no_last_heartbeat(self, alias: str) -> None:
+        """The backend's record shows no last_heartbeat (a job never started)."""
+        self._check_last_heartbeat(alias, None)
+
+    def _check_last_heartbeat(self, alias: str, expected: datetime | None) -> None:
+        actual = getattr(self._view(alias), "last_heartbeat", "<missing>")
+        if actual != expected:
+            raise self._fail(
+                f"job {alias!r} last_heartbeat should be "
+                f"{'empty' if expected is None else f'second {_second(expected)}'}"
+                f" ({expected!r}) but the backend shows {actual!r}"
+                f" (second {_second(actual)})"
+            )
+
+    # -- reaper: start, stop, outages, status, list_expired (RP-001..RP-007) ---------------
+
+    def _start_reaper(self, ttl: float | None, interval_ms: float | None) -> object:
+        return self.harness.run(cmd.StartReaper(None if ttl is None else float(ttl),
+                                                None if interval_ms is None
+                                                else float(interval_ms)))
+
+    @keyword("Start Reaper")
+    def start_reaper(self, ttl: float | None = None, interval_ms: float | None = None) -> None:
+        """Start the reaper with a TTL in seconds and a sweep interval in ms; a value left
+        out is the runtime's configured default (RP-002). It must be accepted."""
+        answer = self._start_reaper(ttl, interval_ms)
+        if answer != cmd.REAPER_STARTED:
+            raise self._fail(f"start_reaper should be accepted, backend answered {answer!r}")
+
+    @keyword("Starting Reaper Should Be Refused")
+    def starting_reaper_should_be_refused(self, ttl: float | None = None,
+                                          interval_ms: float | None = None) -> None:
+        """Start the reaper again: it must raise ReaperAlreadyRunning (RP-006)."""
+        answer = self._start_reaper(ttl, interval_ms)
+        if answer != cmd.REFUSED_REAPER_RUNNING:
+            raise self._fail("start_reaper on a running reaper should be refused"
+                             f" ({cmd.REFUSED_REAPER_RUNNING!r}), backend answered {answer!r}")
+
+    @keyword("Stop Reaper")
+    def stop_reaper(self) -> bool:
+        """Stop the reaper; returns the backend's answer: whether one was running."""
+        answer = self.harness.run(cmd.StopReaper())
+        if not isinstance(answer, bool):
+            raise self._fail(f"stop_reaper should answer true or false, backend answered"
+                             f" {answer!r}")
+        return answer
+
+    @keyword("Stop Reaper Should Answer")
+    def stop_reaper_should_answer(self, expected: bool) -> None:
+        """Stop the reaper; it must answer ``expected`` (RP-007)."""
+        answer = self.stop_reaper()
+        if answer is not expected:
+            raise self._fail(f"stop_reaper should answer {expected}, backend answered {answer}")
+
+    @keyword("Store Fails For Next Sweeps")
+    def store_fails_for_next_sweeps(self, sweeps: int) -> None:
+        """The next ``sweeps`` reaper sweeps find the job store unavailable (RP-005)."""
+        self.harness.run(cmd.StoreOutage(sweeps))
+
+    def _reaper_status(self) -> dict[str, object]:
+        answer = self.harness.run(cmd.ReaperStatus())
+        if not isinstance(answer, dict):
+            raise self._fail(f"reaper_status should answer a dict, backend answered {answer!r}")
+        return answer
+
+    @keyword("Reaper Should Be Running")
+    def reaper_should_be_running(self, expected: bool = True) -> None:
+        """The backend's reaper status says running (or not, with ``expected=False``)."""
+        running = self._reaper_status().get("running")
+        if running is not expected:
+            raise self._fail(f"reaper_status running should be {expected}, backend shows"
+                             f" {running!r}")
+
+    @keyword("Reaper Counts Should Be")
+    def reaper_counts_should_be(self, sweeps: int, failed: int, deleted: int) -> None:
+        """The backend's reaper status counts ``sweeps`` completed, ``failed`` failed sweeps
+        and ``deleted`` deleted jobs (RP-005)."""
+        status = self._reaper_status()
+        actual = (status.get("sweeps"), status.get("failed_sweeps"), status.get("deleted"))
+        if actual != (sweeps, failed, deleted):
+            raise self._fail(f"reaper status should show sweeps={sweeps} failed_sweeps={failed}"
+                             f" deleted={deleted}, backend shows sweeps={actual[0]!r}"
+                             f" failed_sweeps={actual[1]!r} deleted={actual[2]!r}")
+
+    @keyword("Expired Jobs Should Be")
+    def expired_jobs_should_be(self, older_than: float, *aliases: str) -> None:
+        """list_expired(now - ``older_than`` seconds) must return exactly ``aliases``, in
+        submission order (RP-003)."""
+        answer = self.harness.run(cmd.ListExpired(float(older_than)))
+        if answer != list(aliases):
+            raise self._fail(f"list_expired(now - {older_than:g} s) should return"
+                             f" {list(aliases)}, backend returned {answer!r}")
+
+    @keyword("Advance Clock By Default Reaper TTL")
+    def advance_clock_by_default_reaper_ttl(self) -> None:
+        """Move the clock by the reaper TTL the runtime was configured with (the profile's)."""
+        self.harness.run(cmd.AdvanceTime(self.harness.settings.reaper_ttl_seconds))
+
+    @keyword("Advance Clock By Default Sweep Interval Minus")
+    def advance_clock_by_default_sweep_interval_minus(self, seconds: float) -> None:
+        """Move the clock by the configured sweep interval less ``seconds``."""
+        interval = self.harness.settings.reaper_sweep_interval_ms / 1000
+        if seconds > interval:
+            raise ValueError(f"the default interval is {interval:g} s; {seconds:g} s cannot"
+                             " be left out of it")
+        self.harness.run(cmd.AdvanceTime(interval - seconds))
+
+    # -- re-delivery: lease passes, counts, parking (RD-001..RD-005) -------------------------
+
+    @keyword("Expire Leases")
+    def expire_leases(self, lease: float) -> dict[str, object]:
+        """One lease pass with ``lease`` seconds; returns the backend's answer."""
+        answer = self.harness.run(cmd.ExpireLeases(float(lease)))
+        if not isinstance(answer, dict):
+            raise self._fail(f"expire_leases should answer a dict, backend answered {answer!r}")
+        return answer
+
+    @keyword("Lease Pass Should Re-queue And Park")
+    def lease_pass_should_requeue_and_park(self, lease: float, requeued: int,
+                                           parked: int) -> None:
+        """A lease pass must answer that it re-queued ``requeued`` and parked ``parked``."""
+        answer = self.expire_leases(lease)
+        expected = {"requeued": requeued, "parked": parked}
+        if answer != expected:
+            raise self._fail(f"expire_leases({lease:g}) should answer {expected}, backend"
+                             f" answered {answer!r}")
+
+    @keyword("Job Redelivery Count Should Be")
+    def job_redelivery_count_should_be(self, alias: str, count: int) -> None:
+        """The backend's record shows ``count`` re-deliveries (RD-001, RD-004)."""
+        actual = getattr(self._view(alias), "redelivery_count", "<missing>")
+        if actual != count or type(actual) is not int:
+            raise self._fail(f"job {alias!r} should show redelivery_count={count}, backend"
+                             f" shows {actual!r}")
+
+    @keyword("Job Should Be Parked As Poison")
+    def job_should_be_parked_as_poison(self, alias: str) -> None:
+        """Failed with the poison error, alerted and poisoned (RD-003)."""
+        view = self._view(alias)
+        actual = (view.status, view.error, getattr(view, "alerted", "<missing>"),
+                  getattr(view, "poisoned", "<missing>"))
+        expected = ("failed", POISON_ERROR, True, True)
+        if actual != expected:
+            raise self._fail(f"job {alias!r} should be parked as poison"
+                             f" (status, error, alerted, poisoned) = {expected},"
+                             f" backend shows {actual!r}")
+
+    @keyword("Job Should Not Be Parked")
+    def job_should_not_be_parked(self, alias: str) -> None:
+        view = self._view(alias)
+        actual = (getattr(view, "alerted", "<missing>"), getattr(view, "poisoned", "<missing>"))
+        if actual != (False, False):
+            raise self._fail(f"job {alias!r} should be neither alerted nor poisoned, backend"
+                             f" shows (alerted, poisoned) = {actual!r}")
+
+    @keyword("Operator Alerts Should Be")
+    def operator_alerts_should_be(self, *aliases: str) -> None:
+        """The backend's operator alerts name exactly ``aliases``, in the order raised."""
+        answer = self.harness.run(cmd.OperatorAlerts())
+        if answer != list(aliases):
+            raise self._fail(f"operator alerts should be {list(aliases)}, backend shows"
+                             f" {answer!r}")

@@ -1,0 +1,283 @@
+"""The Hypothesis front-end: random command sequences, backend against oracle at every step.
+
+The harness does the comparing; this machine only generates commands. Small limits
+(two slots, a cap of six records) and a few time steps and ages make the interesting
+edges (a full cap, the exact cleanup boundary, a cancel racing a finish) likely.
+When a sequence diverges, Hypothesis shrinks it and the last `Divergence` holds the
+minimal command list.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    precondition,
+    rule,
+)
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.lifecycle import JobState, Status
+from jobconform.spec import Profile, Registry
+
+MACHINE_SLOTS = 2
+MACHINE_TASK_CAP = 4
+TIME_STEPS = (0.0, 1.0, 5.0, 30.0, 60.0)
+CLEANUP_AGES = (0.0, 5.0, 30.0, 60.0)
+STUCK_TIMEOUTS = (0.0, 5.0, 30.0, 60.0)
+SHUTDOWN_AFTER_STEPS = 15
+ERROR_TYPES = ("ValueError", "TimeoutError", "PlanError")
+
+# A server's retry-after on a raised error: none, below, near and above typical delays.
+RETRY_AFTERS = st.one_of(st.none(), st.sampled_from([500.0, 3000.0, 20_000.0]))
+
+# Retries left and a delay longer than one clock step: a failed attempt stays in backoff.
+BACKOFF_POLICY = RetryPolicy(max_retries=2, retry_delay_ms=5000.0, backoff_multiplier=2.0,
+                             max_retry_delay_ms=60_000.0, non_retryable=("PlanError",))
+
+outcomes = st.one_of(
+    st.builds(cmd.Succeed, st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["ok", ""]))),
+    st.builds(cmd.Raise, st.sampled_from(ERROR_TYPES), st.sampled_from(["boom", "", "a: b"]),
+              RETRY_AFTERS),
+)
+
+
+@st.composite
+def retry_policies(draw: st.DrawFn) -> RetryPolicy:
+    """Small delays and caps, so the clock's steps cross backoff edges often."""
+    delay = draw(st.sampled_from([0.0, 1000.0, 5000.0]))
+    # At least one retry: a policy without retries behaves as no policy, which the plain
+    # submit rule covers already.
+    return RetryPolicy(
+        max_retries=draw(st.integers(1, 3)),
+        retry_delay_ms=delay,
+        backoff_multiplier=draw(st.sampled_from([1.0, 2.0, 3.0])),
+        max_retry_delay_ms=delay + draw(st.sampled_from([0.0, 4000.0, 60_000.0])),
+        non_retryable=tuple(draw(st.lists(st.sampled_from(ERROR_TYPES), min_size=1, max_size=2,
+                                          unique=True))),
+    )
+
+
+@st.composite
+def delay_policies(draw: st.DrawFn) -> RetryPolicy:
+    """Policies whose delays tell the exponent, the base and the cap apart."""
+    delay = draw(st.sampled_from([250.0, 1000.0, 5000.0]))
+    return RetryPolicy(
+        max_retries=3,
+        retry_delay_ms=delay,
+        backoff_multiplier=draw(st.sampled_from([1.5, 2.0, 3.0])),
+        max_retry_delay_ms=delay * draw(st.sampled_from([1.0, 8.0, 1000.0])),
+    )
+
+
+delay_questions = st.builds(
+    cmd.ComputeDelay,
+    delay_policies(),
+    st.one_of(st.integers(0, 12), st.sampled_from([64, 1100, 10_000])),
+    st.sampled_from(list(Jitter)),
+    # A few telling values shrink far faster than arbitrary floats and hit every edge:
+    # no jitter at 0, the largest draws near 1, previous delays below and above the cap.
+    st.sampled_from([0.0, 0.25, 0.5, 0.99]),
+    st.one_of(st.none(), st.sampled_from([0.0, 1500.0, 30_000.0])),
+    st.one_of(st.none(), st.sampled_from([0.0, 2500.0, 90_000.0])),
+)
+
+
+def is_running(job: JobState) -> bool:
+    return job.status is Status.RUNNING
+
+
+def has_a_policy(job: JobState) -> bool:
+    return job.status is Status.RUNNING and job.max_retries > 0
+
+
+def is_in_backoff(job: JobState) -> bool:
+    return job.status is Status.QUEUED and job.retry_count > 0
+
+
+def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                 run: MachineRun) -> type[RuleBasedStateMachine]:
+    """A state machine class bound to one backend and profile."""
+
+    class LifecycleMachine(RuleBasedStateMachine):
+        jobs = Bundle("jobs")
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness = Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
+                                   max_tasks=MACHINE_TASK_CAP)
+            self.counter = 0
+
+        def _run(self, command: cmd.Command) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        @rule(target=jobs, ignores_cancel=st.booleans())
+        def submit(self, ignores_cancel: bool) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias, ignores_cancel))
+            return alias
+
+        @precondition(lambda self: self.harness.claims_retry)
+        @rule(target=jobs, ignores_cancel=st.booleans(), policy=retry_policies())
+        def submit_with_retry(self, ignores_cancel: bool, policy: RetryPolicy) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias, ignores_cancel, policy))
+            return alias
+
+        # Failed attempts are what the retry area is about; a rule of their own makes jobs
+        # in backoff (and cancels of them) common enough.
+        @precondition(lambda self: self.harness.claims_retry)
+        @rule(job=jobs, error_type=st.sampled_from(ERROR_TYPES))
+        def fail_attempt(self, job: str, error_type: str) -> None:
+            self._run(cmd.Finish(job, cmd.Raise(error_type, "attempt failed")))
+
+        # Heartbeats land on running jobs (ST-001); detection timeouts match the clock's
+        # steps so that the exclusive boundary (ST-003) comes up often.
+        @precondition(lambda self: self.harness.claims_stuck)
+        @rule(job=jobs)
+        def heartbeat(self, job: str) -> None:
+            self._run(cmd.Heartbeat(job))
+
+        # Live bodies heartbeat as time passes: every running job reports after a step of
+        # the clock, so detection meets jobs whose start and last heartbeat differ.
+        @precondition(lambda self: self.harness.claims_stuck
+                      and bool(self._jobs_where(is_running)))
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def time_passes_with_heartbeats(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+            for alias in self._jobs_where(is_running):
+                self._run(cmd.Heartbeat(alias))
+
+        @precondition(lambda self: self.harness.claims_stuck)
+        @rule(timeout=st.sampled_from(STUCK_TIMEOUTS))
+        def detect_stuck(self, timeout: float) -> None:
+            self._run(cmd.DetectStuck(timeout))
+
+        @precondition(lambda self: self.harness.claims_retry)
+        @rule(question=delay_questions)
+        def compute_delay(self, question: cmd.ComputeDelay) -> None:
+            self._run(question)
+
+        @rule()
+        def dispatch(self) -> None:
+            self._run(cmd.Dispatch())
+
+        @rule(job=jobs, outcome=outcomes)
+        def finish(self, job: str, outcome: cmd.Outcome) -> None:
+            self._run(cmd.Finish(job, outcome))
+
+        @rule(job=jobs)
+        def cancel(self, job: str) -> None:
+            self._run(cmd.Cancel(job))
+
+        def _jobs_where(self, wanted: Callable[[JobState], bool]) -> list[str]:
+            return [alias for alias, job in self.harness.model.jobs.items() if wanted(job)]
+
+        # Cancelling a running job is where the ownership contract lives (LC-013, LC-014),
+        # and cancelling one in backoff is RT-006; random picks from the bundle mostly hit
+        # finished or removed jobs, so these two rules aim at such jobs directly.
+        @precondition(lambda self: bool(self._jobs_where(is_running)))
+        @rule(data=st.data())
+        def cancel_running(self, data: st.DataObject) -> None:
+            self._run(cmd.Cancel(data.draw(st.sampled_from(self._jobs_where(is_running)))))
+
+        # A failure of a running job that carries a policy is what the retry area is about:
+        # with a retry left and a retryable error it goes into backoff (RT-002, RT-003,
+        # RT-006), with none left it fails (RT-004), with a listed error at once (RT-005).
+        # Random outcomes reach these rarely, so aim at them. "FlakyError" is in no policy's
+        # non-retryable list.
+        @precondition(lambda self: self.harness.claims_retry
+                      and bool(self._jobs_where(has_a_policy)))
+        @rule(data=st.data(), error_type=st.sampled_from(("FlakyError", *ERROR_TYPES)),
+              retry_after_ms=RETRY_AFTERS)
+        def fail_policy_job(self, data: st.DataObject, error_type: str,
+                            retry_after_ms: float | None) -> None:
+            job = data.draw(st.sampled_from(self._jobs_where(has_a_policy)))
+            self._run(cmd.Finish(job, cmd.Raise(error_type, "try again", retry_after_ms)))
+
+        # The whole path into backoff in one rule, so that every seed and profile puts a
+        # job in backoff (RT-003) and cancels one there (RT-006), however the random rules
+        # happen to interleave: a retryable failure of a job with retries left.
+        @precondition(lambda self: self.harness.claims_retry)
+        @rule(target=jobs, then_cancel=st.booleans())
+        def fail_into_backoff(self, then_cancel: bool) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias, False, BACKOFF_POLICY))
+            self._run(cmd.Finish(alias, cmd.Raise("FlakyError", "try again")))
+            self._run(cmd.Dispatch())
+            if then_cancel:
+                self._run(cmd.Cancel(alias))
+            return alias
+
+        # A body that ignores cancellation, cancelled while it runs and then ending: the
+        # requested cancellation wins over its outcome (LC-014).
+        @rule(target=jobs, outcome=outcomes)
+        def cancel_then_finish(self, outcome: cmd.Outcome) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias, True))
+            self._run(cmd.Dispatch())
+            self._run(cmd.Cancel(alias))
+            self._run(cmd.Finish(alias, outcome))
+            return alias
+
+        @precondition(lambda self: bool(self._jobs_where(is_in_backoff)))
+        @rule(data=st.data())
+        def cancel_in_backoff(self, data: st.DataObject) -> None:
+            self._run(cmd.Cancel(data.draw(st.sampled_from(self._jobs_where(is_in_backoff)))))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def advance_time(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+
+        @rule(max_age=st.sampled_from(CLEANUP_AGES))
+        def cleanup(self, max_age: float) -> None:
+            self._run(cmd.Cleanup(max_age))
+
+        # Shutdown ends every job, so everything after it is dull; Hypothesis also favours
+        # argument-free rules. Allow it only once a history has built up.
+        @precondition(lambda self: len(self.harness.commands) >= SHUTDOWN_AFTER_STEPS)
+        @rule()
+        def shutdown(self) -> None:
+            self._run(cmd.Shutdown())
+
+        @rule(job=jobs)
+        def get(self, job: str) -> None:
+            self._run(cmd.Get(job))
+
+        @rule(job=jobs)
+        def get_result(self, job: str) -> None:
+            self._run(cmd.GetResult(job))
+
+        @rule(status=st.one_of(st.none(), st.sampled_from([s.value for s in Status])))
+        def list_jobs(self, status: str | None) -> None:
+            self._run(cmd.ListJobs(status))
+
+        def teardown(self) -> None:
+            self.harness.close()
+
+    return LifecycleMachine
+
+
+def run_lifecycle_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                          seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the lifecycle machine (with retries and heartbeats where the backend claims
+    them); the same seed gives the same sequences and the same result."""
+    return run_machine(make_machine, backend, profile, registry, seed=seed, examples=examples)

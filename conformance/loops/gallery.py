@@ -1,0 +1,110 @@
+"""The loops part of the self-test gallery: the memory backend with one loop rule broken.
+
+Each entry is the memory backend whose loop runtime has one rule of
+`jobconform.backends.loops.runner.LoopRules` changed the way a loop runner could get it
+wrong; seed 002 §38 names several of these traps itself. The lifecycle stays correct, so
+only the loops checks may catch them, and each must name the requirement in `catches`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from jobconform.backends.loops.memory import StepLoopRuntime
+from jobconform.backends.loops.protocol import LoopsConfig, RunResult
+from jobconform.backends.loops.runner import LoopRules, RunnerMemory, StoredLoop
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import Clock
+from jobconform.conformance.gallery import GalleryEntry
+
+
+class BudgetBeforeDeadline(LoopRules):
+    """The gate before a next run checks the budget before the deadline, so a loop past
+    its deadline that also spent its budget is reported as budget_exhausted."""
+
+    def before_next_run(self, loop: StoredLoop, memory: RunnerMemory,
+                        now: datetime) -> str | None:
+        if loop.stop_requested:
+            return "user_stopped"
+        if self.budget_spent(loop, memory):
+            return "budget_exhausted"
+        if self.deadline_passed(loop, now):
+            return "deadline_exceeded"
+        return None
+
+
+class NoProgressRelabelsUserStop(LoopRules):
+    """A no-progress streak ends the loop as no_progress even when the operator asked it
+    to stop or its deadline has passed (seed 002 §38.4 warns against exactly this)."""
+
+    def no_progress_reason(self, loop: StoredLoop, now: datetime) -> str:
+        return "no_progress"
+
+
+class FailedRunOverwritesPrevious(LoopRules):
+    """A failed run replaces {{previous_response}} with its empty response, so the next
+    run loses the last good answer (seed 002 §38.5 FR-5)."""
+
+    def record(self, loop: StoredLoop, memory: RunnerMemory, result: RunResult | Exception,
+               now: datetime) -> None:
+        super().record(loop, memory, result, now)
+        if loop.runs[-1].status == "failed":
+            self.keep_previous(loop, None)
+
+
+class NanCostCounts(LoopRules):
+    """Every reported cost is added as it is, so one NaN cost poisons the spend and the
+    total (seed 002 §38.3)."""
+
+    def counted_cost(self, cost: float | None) -> float | None:
+        return None if cost is None else float(cost)
+
+
+class DelayPastDeadline(LoopRules):
+    """The delay between runs sleeps its full length even past the deadline."""
+
+    def delay_until(self, loop: StoredLoop, now: datetime) -> datetime:
+        return now + timedelta(seconds=loop.params.delay_seconds)
+
+
+class StreakNeverResets(LoopRules):
+    """A successful run does not reset the failure streak, so scattered failures end a
+    continue-mode loop as max_consecutive_failures."""
+
+    def record(self, loop: StoredLoop, memory: RunnerMemory, result: RunResult | Exception,
+               now: datetime) -> None:
+        streak = memory.failures_in_a_row
+        super().record(loop, memory, result, now)
+        if loop.runs[-1].status == "succeeded":
+            memory.failures_in_a_row = streak
+
+
+def _loops_entry(name: str, rules: type[LoopRules], catches: str,
+                 source: str) -> GalleryEntry:
+    """The memory backend with one loop rule broken, loadable as `<this module>:<name>`."""
+    bug = " ".join((rules.__doc__ or "").split())
+
+    class BrokenBackend(MemoryBackend):
+        __doc__ = bug
+
+        def open_loops(self, clock: Clock, config: LoopsConfig) -> StepLoopRuntime:
+            return StepLoopRuntime(clock, config, rules=rules())
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+GALLERY = (
+    _loops_entry("loops_budget_before_deadline", BudgetBeforeDeadline, "LP-004",
+                 "seed 002 §38.3 precedence"),
+    _loops_entry("loops_no_progress_relabels_user_stop", NoProgressRelabelsUserStop,
+                 "LP-013", "seed 002 §38.4 precedence"),
+    _loops_entry("loops_failed_run_overwrites_previous", FailedRunOverwritesPrevious,
+                 "LP-003", "seed 002 §38.5 FR-5"),
+    _loops_entry("loops_nan_cost_counts", NanCostCounts, "LP-010", "seed 002 §38.3"),
+    _loops_entry("loops_delay_past_deadline", DelayPastDeadline, "LP-007", "seed 002 §38.2"),
+    _loops_entry("loops_streak_never_resets", StreakNeverResets, "LP-015",
+                 "seed 002 §38.5 FR-2"),
+)

@@ -1,0 +1,411 @@
+"""The loops harness: every loop command goes to the backend and to the oracle.
+
+After each command it settles the runtime and compares every loop it holds, field by
+field, with the oracle's, plus the messages the agent actually received. The first
+difference raises one `Divergence` naming the requirement(s) involved.
+
+Time passes only through `PassTime`. The harness moves the clock to each instant at which
+the oracle expects a timer (a per-run timeout, the end of a delay, a deadline that cuts a
+delay short), settles the runtime there and compares, then moves on: a runtime that acts
+at the wrong instant is caught at the first instant where the two disagree.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, TypeVar, cast
+
+from jobconform.backends.loops.protocol import (
+    LOOPS,
+    InvalidLoopParameters,
+    LoopAgent,
+    LoopNotFound,
+    LoopRuntime,
+    LoopsConfig,
+)
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.watchdog import guarded
+from jobconform.reference.commands import Command
+from jobconform.reference.loops import commands as lc
+from jobconform.reference.loops.oracle import (
+    TIMEOUT_ERROR,
+    LoopsModel,
+    LoopState,
+    LoopStatus,
+    RunRecord,
+    StopReason,
+)
+from jobconform.spec import Profile, Registry
+
+T = TypeVar("T")
+
+# Which requirement a stop reason (or the status that goes with it) belongs to.
+REASON_REQUIREMENTS = {
+    None: "LP-002",
+    StopReason.MAX_RUNS_REACHED.value: "LP-004",
+    StopReason.STOP_SIGNAL_MATCHED.value: "LP-005",
+    StopReason.USER_STOPPED.value: "LP-006",
+    StopReason.DEADLINE_EXCEEDED.value: "LP-007",
+    StopReason.BUDGET_EXHAUSTED.value: "LP-011",
+    StopReason.NO_PROGRESS.value: "LP-012",
+    StopReason.ERROR.value: "LP-014",
+    StopReason.MAX_CONSECUTIVE_FAILURES.value: "LP-015",
+    StopReason.INTERRUPTED.value: "LP-017",
+}
+# Reasons that outrank no-progress when both hold (LP-013).
+OUTRANK_NO_PROGRESS = {"user_stopped", "deadline_exceeded", "stop_signal_matched"}
+# Costs are sums of the same floats in the same order; the tolerance only absorbs a
+# database that rounds the last bit.
+COST_TOLERANCE = 1e-9
+
+
+def default_timeout(profile: Profile) -> float:
+    value = profile.parameter(LOOPS, "default_timeout_per_run_seconds")
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"profile {profile.name!r}: loops.default_timeout_per_run_seconds"
+                         f" must be a number > 0, not {value!r}")
+    return float(value)
+
+
+def reason_requirements(expected: str | None, actual: object) -> tuple[str, ...]:
+    """The requirements a wrong status or stop reason breaks."""
+    ids = [REASON_REQUIREMENTS.get(expected, "LP-004")]
+    if isinstance(actual, str) and actual in REASON_REQUIREMENTS:
+        ids.append(REASON_REQUIREMENTS[actual])
+    pair = {expected, actual}
+    if "no_progress" in pair and pair & OUTRANK_NO_PROGRESS:
+        ids.insert(0, "LP-013")
+    elif expected is not None and isinstance(actual, str) and actual != expected:
+        ids.insert(0, "LP-004")  # both stop reasons hold: the order picks one
+    return tuple(ids)
+
+
+def same_cost(expected: float | None, actual: object) -> bool:
+    if expected is None or actual is None:
+        return expected is actual
+    return (isinstance(actual, int | float) and not isinstance(actual, bool)
+            and math.isfinite(actual) and abs(actual - expected) <= COST_TOLERANCE)
+
+
+@dataclass
+class LoopsHarness:
+    """Differential execution of loop commands on one backend and the oracle."""
+
+    backend: Backend
+    profile: Profile
+    registry: Registry | None = None
+    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
+    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    commands: list[lc.LoopCommand] = field(default_factory=list)
+    exercised: set[str] = field(default_factory=set)
+    refused: set[str] = field(default_factory=set)  # aliases of loops the oracle refused
+
+    def __post_init__(self) -> None:
+        if LOOPS not in self.backend.capabilities:
+            raise ValueError(f"backend {self.backend.name!r} does not claim the loops area")
+        self.config = LoopsConfig(default_timeout(self.profile))
+        self.model = LoopsModel(self.config.default_timeout_per_run_seconds)
+        self._titles = ({r.id: r.title for r in self.registry.requirements}
+                        if self.registry else {})
+        self.ids: dict[str, str] = {}  # alias -> backend id
+        self.agents: dict[str, LoopAgent] = {}
+        self.last_answer: object = None
+        opener: object = getattr(self.backend, "open_loops", None)
+        if not callable(opener):
+            raise AdapterError(f"backend {self.backend.name!r} claims loops but has no"
+                               " open_loops(clock, config); see backends/loops/protocol.py")
+        with guarded(self.safety_timeout, f"opening loops on {self.backend.name!r}"):
+            self.runtime: LoopRuntime = self._call(
+                "open_loops", lambda: cast(LoopRuntime, opener(self.clock, self.config)))
+
+    # -- running commands ------------------------------------------------------------------
+
+    def run(self, command: lc.LoopCommand) -> object:
+        """Apply `command` to both sides and compare everything.
+
+        Raises:
+            Divergence: the backend differs from the oracle.
+            AdapterError: the adapter raised outside its contract or hung.
+            ValueError: the command is malformed (an alias reused or unknown).
+        """
+        self._check(command)
+        self.commands.append(command)
+        with guarded(self.safety_timeout, lc.describe_loop_command(command)):
+            if isinstance(command, lc.PassTime):
+                self._pass_time(command.seconds)
+                self.last_answer = None
+                return None
+            in_flight = self._in_flight_run(command)
+            expected, requirements = self._apply_to_model(command)
+            actual = self._apply_to_backend(command, in_flight)
+            self.last_answer = actual
+            self.exercised.update(requirements)
+            if expected != actual:
+                raise self._fail(requirements, f"the answer to"
+                                 f" {lc.describe_loop_command(command)}", expected, actual)
+            self.observe()
+        return actual
+
+    def close(self) -> None:
+        with guarded(self.safety_timeout, "closing the loop runtime"):
+            self._call("close", self.runtime.close)
+
+    def _check(self, command: lc.LoopCommand) -> None:
+        if isinstance(command, lc.StartLoop) and (command.loop in self.model.loops
+                                                  or command.loop in self.refused):
+            raise ValueError(f"loop alias {command.loop!r} is already used; pick a new one")
+        if isinstance(command, lc.EndRun | lc.StopLoop | lc.ReadLoop) and (
+                command.loop not in self.model.loops and command.loop not in self.refused):
+            raise ValueError(f"no loop {command.loop!r} was started in this check")
+        if isinstance(command, lc.PassTime) and not 0 <= command.seconds < math.inf:
+            raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
+
+    def _now(self) -> datetime:
+        return self.clock.now()
+
+    def _apply_to_model(self, command: lc.LoopCommand) -> tuple[object, tuple[str, ...]]:
+        model, now = self.model, self._now()
+        before = dict(model.loops)
+        match command:
+            case lc.StartLoop():
+                try:
+                    model.start(command.loop, command.params, now)
+                except InvalidLoopParameters as error:
+                    self.refused.add(command.loop)
+                    return lc.Refused(tuple(p.parameter for p in error.problems)), ("LP-001",)
+                return lc.STARTED, ("LP-001", "LP-002", *self._changes(before))
+            case lc.EndRun():
+                if command.loop in model.loops:
+                    model.end_run(command.loop, command.outcome, now)
+                return None, self._changes(before)
+            case lc.StopLoop():
+                if command.loop not in model.loops:
+                    return lc.NOT_FOUND, ("LP-006",)
+                return model.request_stop(command.loop, now), ("LP-006", *self._changes(before))
+            case lc.RestartLoops():
+                model.restart(now)
+                return None, ("LP-017", *self._changes(before))
+            case lc.ReadLoop():
+                return None, ("LP-018",)
+        raise ValueError(f"not a loop command: {command!r}")
+
+    def _changes(self, before: dict[str, LoopState]) -> tuple[str, ...]:
+        """The requirements that what just happened in the oracle exercised."""
+        ids: list[str] = []
+        for alias, loop in self.model.loops.items():
+            old = before.get(alias)
+            if old is not None and old == loop:
+                continue
+            if len(loop.runs) > 1:
+                ids += ["LP-002", "LP-003"]
+            if loop.params.delay_seconds and len(loop.runs) > 1:
+                ids.append("LP-008")
+            if any(run.error == TIMEOUT_ERROR for run in loop.runs):
+                ids.append("LP-009")
+            if loop.cost_warnings or any(run.cost is not None for run in loop.runs):
+                ids.append("LP-010")
+            if loop.failed_runs:
+                ids.append("LP-014" if loop.params.on_failure == "abort" else "LP-015")
+            if loop.stop_reason is not None:
+                ids.append(REASON_REQUIREMENTS[loop.stop_reason.value])
+                ids.append("LP-004")
+            if loop.status is LoopStatus.COMPLETED_WITH_ERRORS:
+                ids.append("LP-016")
+            if loop.params.no_progress_threshold and loop.identical_streak > 1:
+                ids.append("LP-012")
+            if loop.stop_reason in (StopReason.USER_STOPPED, StopReason.DEADLINE_EXCEEDED) \
+                    and loop.params.no_progress_threshold \
+                    and loop.identical_streak >= loop.params.no_progress_threshold:
+                ids.append("LP-013")
+            if loop.stop_reason is StopReason.BUDGET_EXHAUSTED or (
+                    loop.params.max_cost_usd is not None and loop.stop_reason is not None):
+                ids.append("LP-011")
+        return tuple(dict.fromkeys(ids))
+
+    def _in_flight_run(self, command: lc.LoopCommand) -> int | None:
+        """The number of the run an EndRun scripts: the one the oracle has in flight."""
+        if not isinstance(command, lc.EndRun):
+            return None
+        loop = self.model.loops.get(command.loop)
+        run = None if loop is None or loop.status is not LoopStatus.RUNNING else loop.current_run
+        return None if run is None else run.run_number
+
+    def _apply_to_backend(self, command: lc.LoopCommand, in_flight: int | None) -> object:
+        runtime = self.runtime
+        match command:
+            case lc.StartLoop():
+                new_agent = LoopAgent()
+                params = command.params
+                try:
+                    loop_id = self._call("start_loop",
+                                         lambda: runtime.start_loop(params, new_agent))
+                except InvalidLoopParameters as error:
+                    return lc.Refused(tuple(p.parameter for p in error.problems))
+                if loop_id in self.ids.values():
+                    raise self._fail(("LP-002",), "start_loop returned an id already in use",
+                                     "a new id", loop_id)
+                self.ids[command.loop] = loop_id
+                self.agents[command.loop] = new_agent
+                return lc.STARTED
+            case lc.EndRun():
+                agent = self.agents.get(command.loop)
+                if agent is not None and in_flight is not None:
+                    agent.decide(in_flight, command.outcome)
+            case lc.StopLoop():
+                loop_id = self.ids.get(command.loop, f"unknown-{command.loop}")
+                try:
+                    return self._call("stop_loop", lambda: runtime.stop_loop(loop_id))
+                except LoopNotFound:
+                    return lc.NOT_FOUND
+            case lc.RestartLoops():
+                self._call("restart", runtime.restart)
+            case lc.ReadLoop():
+                pass
+        return None
+
+    def _pass_time(self, seconds: float) -> None:
+        """Move the clock through every instant at which the oracle expects a timer."""
+        target = self._now() + timedelta(seconds=seconds)
+        while True:
+            due = self.model.next_due()
+            if due is None or due > target:
+                break
+            self._move_to(due)
+        self._move_to(target)
+
+    def _move_to(self, instant: datetime) -> None:
+        before = dict(self.model.loops)
+        step = (instant - self._now()).total_seconds()
+        if step > 0:
+            self.clock.advance(step)
+        self.model.advance_to(instant)
+        self.exercised.update(self._changes(before))
+        self.observe()
+
+    def _call(self, action: str, function: Callable[[], T]) -> T:
+        try:
+            return function()
+        except (Divergence, AdapterError, InvalidLoopParameters, LoopNotFound):
+            raise
+        except Exception as error:
+            raise AdapterError(
+                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                f" during {action}; the protocol allows no exception there"
+            ) from error
+
+    # -- comparing -------------------------------------------------------------------------
+
+    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object) -> Divergence:
+        return Divergence(requirements, what, expected, actual,
+                          cast(list[Command], self.commands), self._titles)
+
+    def observe(self) -> None:
+        """Settle the runtime, then compare every loop with the oracle."""
+        self._call("settle", self.runtime.settle)
+        now = self._now()
+        views = list(self._call("list_loops", self.runtime.list_loops))
+        aliases = {loop_id: alias for alias, loop_id in self.ids.items()}
+        listed = [aliases.get(str(getattr(view, "loop_id", "?")), "<an id never returned>")
+                  for view in views]
+        if listed != list(self.model.loops):
+            raise self._fail(("LP-002",), "the loops held, in start order",
+                             list(self.model.loops), listed)
+        for alias, view in zip(listed, views, strict=True):
+            self._compare_loop(alias, self.model.loops[alias], view, now)
+            single = self._call("get_loop", functools.partial(self.runtime.get_loop,
+                                                              self.ids[alias]))
+            if single is None or getattr(single, "status", None) != getattr(view, "status",
+                                                                             None):
+                raise self._fail(("LP-002",), f"get_loop({alias!r}) against list_loops",
+                                 getattr(view, "status", None), getattr(single, "status", None))
+
+    def _compare_loop(self, alias: str, loop: LoopState, view: Any, now: datetime) -> None:
+        reason = None if loop.stop_reason is None else loop.stop_reason.value
+
+        def check(name: str, expected: object, ids: tuple[str, ...],
+                  same: Callable[[Any, Any], bool] = lambda a, b: a == b) -> None:
+            actual = getattr(view, name, "<missing>")
+            if not same(expected, actual):
+                raise self._fail(ids, f"loop {alias!r} {name}", expected, actual)
+
+        actual_reason = getattr(view, "stop_reason", "<missing>")
+        check("stop_reason", reason, reason_requirements(reason, actual_reason))
+        status_ids = reason_requirements(reason, actual_reason)
+        if LoopStatus.COMPLETED_WITH_ERRORS.value in (loop.status.value,
+                                                      getattr(view, "status", None)):
+            status_ids = ("LP-016", *status_ids)
+        check("status", loop.status.value, status_ids)
+        self._compare_runs(alias, loop, view)
+        check("runs_completed", loop.runs_completed, ("LP-002",))
+        check("failed_runs", loop.failed_runs, ("LP-016", "LP-015"))
+        check("total_cost", loop.total_cost, ("LP-010",), same_cost)
+        check("cost_warnings", loop.cost_warnings, ("LP-010",),
+              lambda a, b: tuple(cast(Any, b)) == a if isinstance(b, list | tuple) else False)
+        check("last_response", loop.last_response, ("LP-002",))
+        check("started_at", loop.started_at, ("LP-018",))
+        end_ids = ("LP-018", *reason_requirements(reason, actual_reason)[:1])
+        check("completed_at", loop.completed_at, end_ids)
+        check("elapsed_seconds", loop.elapsed_seconds(now), ("LP-018",),
+              lambda a, b: isinstance(b, int | float) and abs(float(b) - cast(float, a)) < 1e-6)
+
+    def _compare_runs(self, alias: str, loop: LoopState, view: Any) -> None:
+        runs = list(getattr(view, "runs", ()))
+        expected_runs = loop.runs
+        if len(runs) != len(expected_runs):
+            reason = None if loop.stop_reason is None else loop.stop_reason.value
+            actual_reason = getattr(view, "stop_reason", None)
+            raise self._fail(("LP-002", *reason_requirements(reason, actual_reason)),
+                             f"loop {alias!r} number of runs", len(expected_runs), len(runs))
+        agent = self.agents.get(alias)
+        for expected, actual in zip(expected_runs, runs, strict=True):
+            self._compare_run(alias, loop, expected, actual, agent)
+
+    def _compare_run(self, alias: str, loop: LoopState, expected: RunRecord, actual: Any,
+                     agent: LoopAgent | None) -> None:
+        where = f"loop {alias!r} run {expected.run_number}"
+        message_ids = self._message_requirements(loop, expected.run_number)
+        timing_ids = ("LP-002",) + (("LP-008",) if loop.params.delay_seconds else ()) + (
+            ("LP-007",) if loop.params.max_duration_seconds else ())
+        fields: tuple[tuple[str, object, tuple[str, ...]], ...] = (
+            ("run_number", expected.run_number, ("LP-002",)),
+            ("message", expected.message, message_ids),
+            ("started_at", expected.started_at, timing_ids),
+            ("status", expected.status.value, self._run_status_requirements(loop, expected)),
+            ("error", expected.error, self._run_status_requirements(loop, expected)),
+            ("finished_at", expected.finished_at, ("LP-002", "LP-009")
+             if expected.error == TIMEOUT_ERROR else ("LP-002",)),
+            ("response", expected.response, ("LP-002",)),
+        )
+        for name, value, ids in fields:
+            got = getattr(actual, name, "<missing>")
+            if got != value:
+                raise self._fail(ids, f"{where} {name}", value, got)
+        got_cost = getattr(actual, "cost", "<missing>")
+        if not same_cost(expected.cost, got_cost):
+            raise self._fail(("LP-010",), f"{where} cost", expected.cost, got_cost)
+        if agent is not None and expected.run_number in agent.received:
+            sent = agent.received[expected.run_number]
+            if sent != expected.message:
+                raise self._fail(message_ids, f"{where}: the message the agent received",
+                                 expected.message, sent)
+
+    def _message_requirements(self, loop: LoopState, run_number: int) -> tuple[str, ...]:
+        template = loop.params.message
+        ids = ["LP-002"] if "{{run}}" in template else []
+        if "{{previous_response}}" in template and run_number > 1:
+            ids.insert(0, "LP-003")
+        return tuple(ids) or ("LP-002",)
+
+    def _run_status_requirements(self, loop: LoopState, run: RunRecord) -> tuple[str, ...]:
+        if run.error == TIMEOUT_ERROR:
+            return ("LP-009",)
+        if run.status.value == "interrupted":
+            return ("LP-017",)
+        return ("LP-014", "LP-002")

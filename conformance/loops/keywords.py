@@ -1,0 +1,231 @@
+"""Robot Framework keywords for sequential agent loops (spec/loops.yaml, LP-001..LP-018).
+
+Every keyword that changes something drives the `LoopsHarness`, so the backend and the
+oracle see the same command and any difference fails the test with the harness's
+`Divergence`. The assertion keywords read the BACKEND's own loop record and compare it
+with the value the test states.
+
+Usage::
+
+    *** Settings ***
+    Resource    lifecycle.resource    # its library skips tests of unclaimed areas
+    Library     jobconform.conformance.loops.keywords.LoopsLibrary
+
+The backend and profile come from ``${BACKEND}`` and ``${PROFILE}`` as for the lifecycle
+library. Loop parameters are given as named arguments whose values are JSON
+(``max_runs=3``, ``message="go {{run}}"``, ``max_cost_usd=NaN``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import timedelta
+from typing import Any
+
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
+
+from jobconform.backends.loading import load_backend
+from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.loops.harness import LoopsHarness, same_cost
+from jobconform.reference.loops import commands as lc
+from jobconform.reference.loops.oracle import FailResult, LoopParameters, RaiseError, Respond
+from jobconform.spec import load_registry
+
+DEFAULT_BACKEND = "memory"
+SPECIAL_NUMBERS = {"NaN": math.nan, "inf": math.inf, "-inf": -math.inf, "none": None}
+
+
+def _value(text: str) -> Any:
+    """A parameter or cost as a test writes it: JSON, or NaN / inf / -inf / none."""
+    if text in SPECIAL_NUMBERS:
+        return SPECIAL_NUMBERS[text]
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{text!r} is not a JSON value ({error.msg}); write strings in"
+                         ' double quotes, e.g. message="go"') from None
+
+
+@library(scope="TEST", auto_keywords=False)
+class LoopsLibrary:
+    """One loop runtime and the oracle per test."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self) -> None:
+        self._harness: LoopsHarness | None = None
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def end_test(self, data: Any, result: Any) -> None:
+        harness, self._harness = self._harness, None
+        if harness is not None:
+            harness.close()
+
+    @property
+    def harness(self) -> LoopsHarness:
+        if self._harness is None:
+            raise RuntimeError("no loop runtime in this test yet: call `Start Loop Runtime`")
+        return self._harness
+
+    def _variable(self, name: str) -> str | None:
+        value = BuiltIn().get_variable_value(name)
+        return None if value is None or value == "" else str(value)
+
+    def _fail(self, what: str, expected: object, actual: object) -> AssertionError:
+        tags = [str(t) for t in BuiltIn().get_variable_value("@{TEST_TAGS}") or []
+                if str(t).startswith("LP-")]
+        return AssertionError(f"requirement(s): {', '.join(sorted(tags))}\n  what: {what}\n"
+                              f"  expected: {expected!r}\n  actual:   {actual!r}")
+
+    def _view(self, alias: str) -> LoopSnapshot:
+        loop_id = self.harness.ids.get(alias)
+        if loop_id is None:
+            raise self._fail(f"loop {alias!r} should have been started", "an id", None)
+        view = self.harness.runtime.get_loop(loop_id)
+        if view is None:
+            raise self._fail(f"loop {alias!r} should be held", "a record", None)
+        return view
+
+    def _run(self, alias: str, number: int) -> RunSnapshot:
+        runs = self._view(alias).runs
+        if not 1 <= number <= len(runs):
+            raise self._fail(f"loop {alias!r} run {number}", f"run {number}", f"{len(runs)} runs")
+        return runs[number - 1]
+
+    # -- actions -----------------------------------------------------------------------------
+
+    @keyword("Start Loop Runtime")
+    def start_loop_runtime(self) -> None:
+        """A fresh loop runtime of ``${BACKEND}`` under ``${PROFILE}``."""
+        registry = load_registry()
+        backend = load_backend(self._variable("${BACKEND}") or DEFAULT_BACKEND)
+        profile = registry.profile(self._variable("${PROFILE}") or backend.profile)
+        self._harness = LoopsHarness(backend, profile, registry)
+
+    @keyword("Start Loop")
+    def start_loop(self, alias: str, **parameters: str) -> object:
+        """Start loop ``alias``; returns the answer (``started`` or a refusal)."""
+        try:
+            params = LoopParameters(**{name: _value(text) for name, text in parameters.items()})
+        except TypeError as error:
+            raise ValueError(f"bad loop parameters: {error}") from None
+        return self.harness.run(lc.StartLoop(alias, params))
+
+    @keyword("Start Of Loop Should Be Refused")
+    def start_should_be_refused(self, alias: str, refused: str, **parameters: str) -> None:
+        """Start loop ``alias``; it must be refused naming ``refused`` (comma-separated)."""
+        answer = self.start_loop(alias, **parameters)
+        wanted = lc.Refused(tuple(name.strip() for name in refused.split(",")))
+        if answer != wanted:
+            raise self._fail(f"the answer to starting loop {alias!r}", wanted, answer)
+
+    @keyword("Run Responds")
+    def run_responds(self, alias: str, text: str, cost: str = "0") -> None:
+        self.harness.run(lc.EndRun(alias, Respond(text, _value(cost))))
+
+    @keyword("Run Sends No Response")
+    def run_sends_nothing(self, alias: str) -> None:
+        self.harness.run(lc.EndRun(alias, Respond(None, 0.0)))
+
+    @keyword("Run Returns Non Success")
+    def run_fails(self, alias: str, status: str, cost: str = "none") -> None:
+        self.harness.run(lc.EndRun(alias, FailResult(status, _value(cost))))
+
+    @keyword("Run Raises")
+    def run_raises(self, alias: str, error_type: str, message: str) -> None:
+        self.harness.run(lc.EndRun(alias, RaiseError(error_type, message)))
+
+    @keyword("Stop Loop")
+    def stop_loop(self, alias: str) -> object:
+        return self.harness.run(lc.StopLoop(alias))
+
+    @keyword("Loop Clock Moves")
+    def loop_clock_moves(self, seconds: float) -> None:
+        self.harness.run(lc.PassTime(float(seconds)))
+
+    @keyword("Restart Loop Runtime")
+    def restart(self) -> None:
+        self.harness.run(lc.RestartLoops())
+
+    # -- checks ------------------------------------------------------------------------------
+
+    @keyword("Loop Should Have Ended")
+    def loop_should_have_ended(self, alias: str, status: str, reason: str) -> None:
+        view = self._view(alias)
+        if (view.status, view.stop_reason) != (status, reason):
+            raise self._fail(f"loop {alias!r} status and stop reason", (status, reason),
+                             (view.status, view.stop_reason))
+
+    @keyword("Loop Should Be Running")
+    def loop_should_be_running(self, alias: str, runs: int) -> None:
+        view = self._view(alias)
+        if (view.status, view.stop_reason, len(view.runs)) != ("running", None, int(runs)):
+            raise self._fail(f"loop {alias!r} status, stop reason and runs",
+                             ("running", None, int(runs)),
+                             (view.status, view.stop_reason, len(view.runs)))
+
+    @keyword("Loop Run Counts Should Be")
+    def loop_counts(self, alias: str, runs: int, failed: int) -> None:
+        view = self._view(alias)
+        if (len(view.runs), view.failed_runs) != (int(runs), int(failed)):
+            raise self._fail(f"loop {alias!r} runs and failed runs", (int(runs), int(failed)),
+                             (len(view.runs), view.failed_runs))
+
+    @keyword("Run Message Should Be")
+    def run_message(self, alias: str, number: int, message: str) -> None:
+        shown = self._run(alias, int(number)).message
+        sent = self.harness.agents[alias].received.get(int(number), shown)
+        if (shown, sent) != (message, message):
+            raise self._fail(f"loop {alias!r} run {number} message (recorded, sent)",
+                             (message, message), (shown, sent))
+
+    @keyword("Run Status Should Be")
+    def run_status(self, alias: str, number: int, status: str, error: str = "") -> None:
+        run = self._run(alias, int(number))
+        wanted = (status, error or None)
+        if (run.status, run.error) != wanted:
+            raise self._fail(f"loop {alias!r} run {number} status and error", wanted,
+                             (run.status, run.error))
+
+    @keyword("Run Should Have Started At")
+    def run_started(self, alias: str, number: int, seconds: float) -> None:
+        wanted = EPOCH + timedelta(seconds=float(seconds))
+        run = self._run(alias, int(number))
+        if run.started_at != wanted:
+            raise self._fail(f"loop {alias!r} run {number} started_at", wanted, run.started_at)
+
+    @keyword("Loop Should Have Ended At")
+    def loop_ended_at(self, alias: str, seconds: float) -> None:
+        wanted = EPOCH + timedelta(seconds=float(seconds))
+        view = self._view(alias)
+        if view.completed_at != wanted:
+            raise self._fail(f"loop {alias!r} completed_at", wanted, view.completed_at)
+
+    @keyword("Loop Should Have Spent")
+    def loop_spent(self, alias: str, total: float) -> None:
+        view = self._view(alias)
+        if not same_cost(float(total), view.total_cost):
+            raise self._fail(f"loop {alias!r} total_cost", float(total), view.total_cost)
+
+    @keyword("Loop Cost Warnings Should Be")
+    def loop_cost_warnings(self, alias: str, *numbers: int) -> None:
+        wanted = tuple(int(n) for n in numbers)
+        view = self._view(alias)
+        if tuple(view.cost_warnings) != wanted:
+            raise self._fail(f"loop {alias!r} cost_warnings", wanted, view.cost_warnings)
+
+    @keyword("Loop Elapsed Seconds Should Be")
+    def loop_elapsed(self, alias: str, seconds: float) -> None:
+        view = self._view(alias)
+        if abs(view.elapsed_seconds - float(seconds)) > 1e-6:
+            raise self._fail(f"loop {alias!r} elapsed_seconds", float(seconds),
+                             view.elapsed_seconds)
+
+    @keyword("Stop Answer Should Be")
+    def stop_answer(self, alias: str, answer: str) -> None:
+        actual = self.stop_loop(alias)
+        if actual != answer:
+            raise self._fail(f"the answer to stopping loop {alias!r}", answer, actual)

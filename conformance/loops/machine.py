@@ -1,0 +1,267 @@
+"""The Hypothesis front-end for loops: random loops and run outcomes, backend against oracle.
+
+The machine starts loops with random parameters (some invalid), ends their runs with
+random responses, costs (NaN, infinities, None and negatives included), non-success
+results and raised errors, stops them at random moments, lets time pass in steps that
+cross the per-run timeouts, delays and deadlines it draws, and restarts the runtime now
+and then. The harness compares every loop after every command (status, stop reason,
+runs, failed runs, total cost, messages, timestamps); Hypothesis shrinks a divergence to
+a minimal command list.
+"""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    precondition,
+    rule,
+)
+
+from jobconform.backends.loops.protocol import LOOPS
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.loops.harness import LoopsHarness
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.reference.loops import commands as lc
+from jobconform.reference.loops.oracle import (
+    FailResult,
+    LoopParameters,
+    LoopStatus,
+    RaiseError,
+    Respond,
+    RunOutcome,
+)
+from jobconform.spec import Profile, Registry
+
+MAX_LOOPS = 8
+MAX_RUNNING_LOOPS = 1
+STEPS_PER_EXAMPLE = 25
+RESTART_AFTER_STEPS = 12
+TEMPLATES = ("go", "run {{run}}", "{{previous_response}}", "#{{run}} <{{previous_response}}>")
+RESPONSES = ("a", " a\n", "b", "", "   ", "DONE", "x DONE y", "{{run}}")
+# Real spend more often than not, so that budgets are crossed; every odd value still comes.
+COSTS = (None, 0.0, 0.25, 0.5, 0.5, 1.0, 1.0, math.nan, math.inf, -math.inf, -1.0)
+TIME_STEPS = (1.0, 5.0, 10.0, 30.0)
+
+# A loop that would run on, with a short no-progress streak.
+STALLING_LOOP = LoopParameters(message="go", max_runs=6, stop_signal="DONE",
+                               no_progress_threshold=2, on_failure="continue")
+
+# A 61 s deadline: run 1 ends at 30 s, run 2 (timeout at 90 s) is in flight at 61 s.
+DEADLINE_LOOP = LoopParameters(message="go", max_runs=6, timeout_per_run_seconds=60.0,
+                               max_duration_seconds=61)
+
+costs = st.sampled_from(COSTS)
+responses = st.builds(Respond, st.one_of(st.none(), st.sampled_from(RESPONSES)), costs)
+# Mostly successes: a failure under abort ends the loop, and long loops reach the
+# interesting boundaries (deadline and budget together, no-progress streaks).
+outcomes: st.SearchStrategy[RunOutcome] = st.one_of(
+    responses, responses, responses,
+    st.builds(FailResult, st.sampled_from(("AGENT_ERROR", "CIRCUIT_OPEN", "AUTH")), costs),
+    st.builds(RaiseError, st.sampled_from(("ValueError", "TimeoutError")),
+              st.sampled_from(("boom", ""))),
+)
+
+
+@st.composite
+def loop_parameters(draw: st.DrawFn) -> LoopParameters:
+    """Small limits, so that deadlines, budgets and streaks are reached within a few runs.
+
+    The deadline is drawn relative to the per-run timeout, so that most loops are valid;
+    one choice is a second shorter than the timeout, which must be refused.
+    """
+    timeout = draw(st.sampled_from((30, None, 60)))
+    effective = 900 if timeout is None else timeout
+    # A deadline a little after the first timeout falls inside the second run once the
+    # first took a second or more; "short" (below the timeout) must be refused.
+    extra = draw(st.sampled_from((1, None, 5, 0, 45, "short")))
+    if extra is None:
+        duration = None
+    elif extra == "short":
+        duration = effective - 1
+    else:
+        duration = effective + int(extra)
+    return LoopParameters(
+        message=draw(st.sampled_from(TEMPLATES)),
+        max_runs=draw(st.integers(1, 6)),
+        stop_signal=draw(st.sampled_from(("DONE", None))),
+        delay_seconds=draw(st.sampled_from((0.0, 0.0, 5.0, 30.0))),
+        timeout_per_run_seconds=None if timeout is None else float(timeout),
+        max_duration_seconds=duration,
+        max_cost_usd=draw(st.sampled_from((None, 0.5, 0.5, 1.0, 2.0))),
+        no_progress_threshold=draw(st.sampled_from((0, 2, 2, 3))),
+        # Under abort most loops end at their first failure or timeout; continue keeps
+        # them alive long enough to meet deadlines, budgets and streaks.
+        on_failure=draw(st.sampled_from(("abort", "continue", "continue"))),
+        max_consecutive_failures=draw(st.sampled_from((1, 2, 3, 3))),
+    )
+
+
+def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                       run: MachineRun) -> type[RuleBasedStateMachine]:
+    class LoopsMachine(RuleBasedStateMachine):
+        loops = Bundle("loops")
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness = LoopsHarness(backend, profile, registry)
+            self.counter = 0
+            self.restarted = False
+
+        def _run(self, command: lc.LoopCommand) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        def _running(self) -> list[str]:
+            return [alias for alias, loop in self.harness.model.loops.items()
+                    if loop.status is LoopStatus.RUNNING]
+
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @rule(target=loops, params=loop_parameters())
+        def start(self, params: LoopParameters) -> str:
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, params))
+            return alias
+
+        # A stalled loop stopped by its operator: the second identical response completes
+        # the no-progress streak at the boundary where the user stop also holds, and the
+        # stop must win (LP-012, LP-013). Random runs rarely line the two up.
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @rule(target=loops, first=st.sampled_from(("a", "x DONE y")),
+              repeated=st.sampled_from(("a", " a\n")))
+        def stalled_loop_stopped(self, first: str, repeated: str) -> str:
+            # A first response with the stop signal ends the loop at once instead (LP-005);
+            # the stop and the second run then meet an ended loop.
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, STALLING_LOOP))
+            self._run(lc.EndRun(alias, Respond(first, 0.25)))
+            self._run(lc.StopLoop(alias))
+            self._run(lc.EndRun(alias, Respond(repeated, 0.25)))
+            return alias
+
+        # A run in flight when the deadline passes finishes, and the loop ends at the
+        # boundary after it (LP-007): the deadline falls inside the second run.
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @rule(target=loops, outcome=outcomes)
+        def run_outlives_deadline(self, outcome: RunOutcome) -> str:
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, DEADLINE_LOOP))
+            self._run(lc.PassTime(30.0))
+            self._run(lc.EndRun(alias, Respond("a", 0.25)))
+            self._run(lc.PassTime(40.0))
+            self._run(lc.EndRun(alias, outcome))
+            return alias
+
+        # Runs end far more often than anything else happens: that is where the rules are.
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), outcome=outcomes)
+        def end_run(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            alias = data.draw(st.sampled_from(self._running()))
+            self._run(lc.EndRun(alias, outcome))
+
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), outcome=outcomes)
+        def end_another_run(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            self.end_run(data, outcome)
+
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), outcome=outcomes)
+        def end_a_third_run(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            self.end_run(data, outcome)
+
+        # A run that takes a while: the deadline may pass while it is in flight.
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), seconds=st.sampled_from(TIME_STEPS), outcome=outcomes)
+        def slow_run(self, data: st.DataObject, seconds: float, outcome: RunOutcome) -> None:
+            self._run(lc.PassTime(seconds))
+            if self._running():
+                self.end_run(data, outcome)
+
+        # A run still in flight when the deadline passes: it must finish and be judged
+        # (LP-007), and at the boundary after it the deadline outranks the budget (LP-004).
+        @precondition(lambda self: bool(self._across_deadline()))
+        @rule(data=st.data(), outcome=outcomes)
+        def run_across_deadline(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            alias, seconds = data.draw(st.sampled_from(self._across_deadline()))
+            self._run(lc.PassTime(seconds))
+            self._run(lc.EndRun(alias, outcome))
+
+        # The same with an expensive run: past the deadline and over any budget at once,
+        # the boundary where the order of the two checks shows (LP-004).
+        @precondition(lambda self: bool(self._across_deadline()))
+        @rule(data=st.data(), response=st.sampled_from(("a", "b", "c")))
+        def costly_run_across_deadline(self, data: st.DataObject, response: str) -> None:
+            alias, seconds = data.draw(st.sampled_from(self._across_deadline()))
+            self._run(lc.PassTime(seconds))
+            self._run(lc.EndRun(alias, Respond(response, 2.5)))
+
+        def _across_deadline(self) -> list[tuple[str, float]]:
+            """Running loops whose run in flight outlives the deadline, with the seconds
+            from now to the deadline."""
+            now = self.harness.clock.now()
+            found = []
+            for alias, loop in self.harness.model.loops.items():
+                deadline, timeout_at = loop.deadline, loop.run_timeout_at
+                if (loop.status is LoopStatus.RUNNING and deadline is not None
+                        and timeout_at is not None and now <= deadline < timeout_at):
+                    found.append((alias, (deadline - now).total_seconds()))
+            return found
+
+        # The operator stops a loop and its run in flight then ends (a stop between runs
+        # comes from `read_or_stop`).
+        @precondition(lambda self: bool(self._running()))
+        @rule(data=st.data(), outcome=outcomes)
+        def stop_running(self, data: st.DataObject, outcome: RunOutcome) -> None:
+            alias = data.draw(st.sampled_from(self._running()))
+            self._run(lc.StopLoop(alias))
+            self._run(lc.EndRun(alias, outcome))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def time_passes(self, seconds: float) -> None:
+            self._run(lc.PassTime(seconds))
+
+        # A restart ends every running loop, so everything after it is dull: once per
+        # example, after a history has built up.
+        @precondition(lambda self: not self.restarted
+                      and len(self.harness.commands) >= RESTART_AFTER_STEPS)
+        @rule()
+        def restart(self) -> None:
+            self.restarted = True
+            self._run(lc.RestartLoops())
+
+        # Reads and stops of any loop, ended or refused ones included ("already_done",
+        # not found).
+        @rule(loop=loops, stop=st.booleans())
+        def read_or_stop(self, loop: str, stop: bool) -> None:
+            self._run(lc.StopLoop(loop) if stop else lc.ReadLoop(loop))
+
+        def teardown(self) -> None:
+            self.harness.close()
+
+    return LoopsMachine
+
+
+def run_loops_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                      seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the loops machine; the same seed gives the same sequences and the same result.
+    A profile without loops runs nothing (its requirements are n/a)."""
+    if LOOPS not in profile.areas:
+        return MachineRun()
+    return run_machine(make_loops_machine, backend, profile, registry, seed=seed,
+                       examples=examples, steps=STEPS_PER_EXAMPLE)

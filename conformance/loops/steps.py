@@ -1,0 +1,308 @@
+"""Behave steps for sequential agent loops (spec/loops.yaml, LP-001..LP-018).
+
+Every When-step sends one loop command through `LoopsHarness.run`, which applies it to
+the backend and to the oracle and compares every loop; a `Divergence` propagates as the
+scenario's failure. Every Then-step reads the BACKEND's own loop record and checks the
+value the scenario states. Loops are named by aliases; seconds count from the virtual
+clock's start. Register with `from jobconform.conformance.loops.steps import *`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime, timedelta
+from typing import Any
+
+from behave import register_type
+
+from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.lifecycle.steps import (
+    RunConfig,
+    action_step,
+    check_step,
+    setup_step,
+    state_of,
+)
+from jobconform.conformance.loops.harness import LoopsHarness, same_cost
+from jobconform.reference.loops import commands as lc
+from jobconform.reference.loops.oracle import (
+    FailResult,
+    LoopParameters,
+    RaiseError,
+    Respond,
+    RunOutcome,
+)
+
+__all__: list[str] = []
+
+# A cost as a scenario writes it: a number, NaN, inf, -inf, or none (no cost reported).
+COST_WORDS = {"none": None, "NaN": math.nan, "inf": math.inf, "-inf": -math.inf}
+
+
+def _cost(text: str) -> float | None:
+    if text in COST_WORDS:
+        return COST_WORDS[text]
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"not a cost: {text!r}; write a number, NaN, inf, -inf or none"
+                         ) from None
+
+
+class _Cost:
+    pattern = r"none|NaN|-?inf|-?\d+(?:\.\d+)?(?:e-?\d+)?"
+
+    def __call__(self, text: str) -> float | None:
+        return _cost(text)
+
+
+register_type(LoopCost=_Cost())
+
+
+class LoopsScenario:
+    """The loops harness of one scenario, opened on first use and closed after it."""
+
+    def __init__(self, config: RunConfig) -> None:
+        self.harness = LoopsHarness(config.backend, config.profile, config.registry)
+
+    def close(self) -> None:
+        self.harness.close()
+
+
+def _loops(context: Any) -> LoopsHarness:
+    return state_of(context).area_state("loops", LoopsScenario).harness
+
+
+def _send(context: Any, command: lc.LoopCommand) -> object:
+    return _loops(context).run(command)
+
+
+def _at(seconds: float) -> datetime:
+    return EPOCH + timedelta(seconds=seconds)
+
+
+def _fail(context: Any, what: str, expected: object, actual: object) -> AssertionError:
+    tags = sorted(str(t) for t in getattr(context.scenario, "effective_tags", ())
+                  if str(t).startswith("LP-"))
+    steps = "\n".join(f"    {i}. {lc.describe_loop_command(c)}"
+                      for i, c in enumerate(_loops(context).commands, 1))
+    return AssertionError(
+        "the backend's loop does not meet the scenario's expectation\n"
+        f"  requirement(s): {', '.join(tags)}\n  what: {what}\n"
+        f"  expected: {expected!r}\n  actual:   {actual!r}\n  commands so far:\n{steps}")
+
+
+def _view(context: Any, alias: str) -> LoopSnapshot:
+    harness = _loops(context)
+    loop_id = harness.ids.get(alias)
+    if loop_id is None:
+        raise AssertionError(f"loop {alias!r} was never started by the backend")
+    view = harness.runtime.get_loop(loop_id)
+    if view is None:
+        raise _fail(context, f"loop {alias!r} should be held", "a record", None)
+    return view
+
+
+def _run(context: Any, alias: str, number: int) -> RunSnapshot:
+    runs = _view(context, alias).runs
+    if not 1 <= number <= len(runs):
+        raise _fail(context, f"loop {alias!r} should have a run {number}", f"run {number}",
+                    f"{len(runs)} runs")
+    return runs[number - 1]
+
+
+def _parameters(context: Any) -> LoopParameters:
+    """A parameter table (| parameter | value |, values in JSON) as LoopParameters."""
+    values: dict[str, Any] = {}
+    for row in context.table:
+        text = row["value"]
+        values[row["parameter"]] = _cost(text) if text in ("NaN", "inf", "-inf") else \
+            json.loads(text)
+    try:
+        return LoopParameters(**values)
+    except TypeError as error:
+        raise ValueError(f"bad loop parameter table: {error}") from None
+
+
+# -- Given / When -----------------------------------------------------------------------------
+
+
+@setup_step("a loop runtime")
+def a_loop_runtime(context: Any) -> None:
+    _loops(context)
+
+
+@action_step('loop "{alias}" is started with')
+def loop_is_started(context: Any, alias: str) -> None:
+    _send(context, lc.StartLoop(alias, _parameters(context)))
+
+
+def _end(context: Any, alias: str, outcome: RunOutcome) -> None:
+    _send(context, lc.EndRun(alias, outcome))
+
+
+@action_step('the run of loop "{alias}" responds "{text}" costing {cost:LoopCost}')
+def run_responds(context: Any, alias: str, text: str, cost: float | None) -> None:
+    _end(context, alias, Respond(text.replace("\\n", "\n"), cost))
+
+
+@action_step('the run of loop "{alias}" responds "{text}"')
+def run_responds_free(context: Any, alias: str, text: str) -> None:
+    _end(context, alias, Respond(text.replace("\\n", "\n"), 0.0))
+
+
+@action_step('the run of loop "{alias}" responds with {count:d} times "{text}"')
+def run_responds_long(context: Any, alias: str, count: int, text: str) -> None:
+    _end(context, alias, Respond(text * count, 0.0))
+
+
+@action_step('the run of loop "{alias}" responds with an empty text')
+def run_responds_empty(context: Any, alias: str) -> None:
+    _end(context, alias, Respond("", 0.0))
+
+
+@action_step('the run of loop "{alias}" sends no response')
+def run_sends_nothing(context: Any, alias: str) -> None:
+    _end(context, alias, Respond(None, 0.0))
+
+
+@action_step('the run of loop "{alias}" returns the non-success result {status:w}')
+def run_fails(context: Any, alias: str, status: str) -> None:
+    _end(context, alias, FailResult(status))
+
+
+@action_step('the run of loop "{alias}" raises {error_type:w} "{message}"')
+def run_raises(context: Any, alias: str, error_type: str, message: str) -> None:
+    _end(context, alias, RaiseError(error_type, message))
+
+
+@action_step('loop "{alias}" is asked to stop')
+def loop_stop(context: Any, alias: str) -> None:
+    _send(context, lc.StopLoop(alias))
+
+
+@action_step("the loop clock moves {seconds:g} seconds")
+def loop_time(context: Any, seconds: float) -> None:
+    _send(context, lc.PassTime(seconds))
+
+
+@action_step("the loop runtime restarts")
+def loop_restart(context: Any) -> None:
+    _send(context, lc.RestartLoops())
+
+
+# -- Then ------------------------------------------------------------------------------------
+
+
+@check_step('loop "{alias}" ended {status:w} with stop reason {reason:w}')
+def loop_ended(context: Any, alias: str, status: str, reason: str) -> None:
+    view = _view(context, alias)
+    if (view.status, view.stop_reason) != (status, reason):
+        raise _fail(context, f"loop {alias!r} status and stop reason", (status, reason),
+                    (view.status, view.stop_reason))
+
+
+@check_step('loop "{alias}" is running with {count:d} runs')
+def loop_running(context: Any, alias: str, count: int) -> None:
+    view = _view(context, alias)
+    if (view.status, view.stop_reason, len(view.runs)) != ("running", None, count):
+        raise _fail(context, f"loop {alias!r} status, stop reason and runs",
+                    ("running", None, count), (view.status, view.stop_reason, len(view.runs)))
+
+
+@check_step('loop "{alias}" has {count:d} runs and {failed:d} failed runs')
+def loop_counts(context: Any, alias: str, count: int, failed: int) -> None:
+    view = _view(context, alias)
+    if (len(view.runs), view.failed_runs) != (count, failed):
+        raise _fail(context, f"loop {alias!r} runs and failed runs", (count, failed),
+                    (len(view.runs), view.failed_runs))
+
+
+@check_step('run {number:d} of loop "{alias}" has the message "{message}"')
+def run_message(context: Any, alias: str, number: int, message: str) -> None:
+    """The recorded message, and the one the agent received if the run was executed."""
+    message = message.replace("\\n", "\n")
+    shown = _run(context, alias, number).message
+    sent = _loops(context).agents[alias].received.get(number, shown)
+    if (shown, sent) != (message, message):
+        raise _fail(context, f"loop {alias!r} run {number} message (recorded, sent)",
+                    (message, message), (shown, sent))
+
+
+@check_step('run {number:d} of loop "{alias}" has a message of {length:d} characters'
+            ' ending in "{tail}"')
+def run_message_length(context: Any, alias: str, number: int, length: int, tail: str) -> None:
+    shown = _run(context, alias, number).message
+    if len(shown) != length or not shown.endswith(tail):
+        raise _fail(context, f"loop {alias!r} run {number} message length and end",
+                    (length, tail), (len(shown), shown[-len(tail):]))
+
+
+@check_step('run {number:d} of loop "{alias}" is {status:w} with error "{error}"')
+def run_failed(context: Any, alias: str, number: int, status: str, error: str) -> None:
+    run = _run(context, alias, number)
+    if (run.status, run.error) != (status, error):
+        raise _fail(context, f"loop {alias!r} run {number} status and error", (status, error),
+                    (run.status, run.error))
+
+
+@check_step('run {number:d} of loop "{alias}" is {status:w}')
+def run_status(context: Any, alias: str, number: int, status: str) -> None:
+    run = _run(context, alias, number)
+    if run.status != status:
+        raise _fail(context, f"loop {alias!r} run {number} status", status, run.status)
+
+
+@check_step('run {number:d} of loop "{alias}" started at second {seconds:g}')
+def run_started(context: Any, alias: str, number: int, seconds: float) -> None:
+    run = _run(context, alias, number)
+    if run.started_at != _at(seconds):
+        raise _fail(context, f"loop {alias!r} run {number} started_at", _at(seconds),
+                    run.started_at)
+
+
+@check_step('loop "{alias}" ended at second {seconds:g}')
+def loop_completed_at(context: Any, alias: str, seconds: float) -> None:
+    view = _view(context, alias)
+    if view.completed_at != _at(seconds):
+        raise _fail(context, f"loop {alias!r} completed_at", _at(seconds), view.completed_at)
+
+
+@check_step('loop "{alias}" has spent {total:g}')
+def loop_spent(context: Any, alias: str, total: float) -> None:
+    view = _view(context, alias)
+    if not same_cost(total, view.total_cost):
+        raise _fail(context, f"loop {alias!r} total_cost", total, view.total_cost)
+
+
+@check_step('loop "{alias}" logged a missing cost for runs "{numbers}"')
+def loop_cost_warnings(context: Any, alias: str, numbers: str) -> None:
+    wanted = tuple(int(n) for n in numbers.split(",") if n.strip())
+    view = _view(context, alias)
+    if tuple(view.cost_warnings) != wanted:
+        raise _fail(context, f"loop {alias!r} cost_warnings", wanted, view.cost_warnings)
+
+
+@check_step('loop "{alias}" shows {seconds:g} elapsed seconds')
+def loop_elapsed(context: Any, alias: str, seconds: float) -> None:
+    view = _view(context, alias)
+    if abs(view.elapsed_seconds - seconds) > 1e-6:
+        raise _fail(context, f"loop {alias!r} elapsed_seconds", seconds, view.elapsed_seconds)
+
+
+@check_step('the start of loop "{alias}" is refused for "{parameters}"')
+def loop_refused(context: Any, alias: str, parameters: str) -> None:
+    wanted = lc.Refused(tuple(p.strip() for p in parameters.split(",")))
+    harness = _loops(context)
+    actual = harness.last_answer
+    if actual != wanted or alias in harness.ids:
+        raise _fail(context, f"the answer to starting loop {alias!r}", wanted, actual)
+
+
+@check_step('the stop answer is "{answer}"')
+def stop_answer(context: Any, answer: str) -> None:
+    actual = _loops(context).last_answer
+    if actual != answer:
+        raise _fail(context, "the answer to the stop request", answer, actual)

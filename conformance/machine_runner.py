@@ -1,0 +1,77 @@
+"""The one runner every Hypothesis machine shares: settings, seed, exploration, shrinking.
+
+An area's machine module builds a `RuleBasedStateMachine` class bound to one backend and
+profile (a `MachineFactory`) and calls `run_machine` with it. Every machine thus runs under
+the same settings: no example database and the seed alone decide the sequences (so the
+same seed gives the same report), one shrunk counterexample per run, and no explain phase.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import hypothesis
+from hypothesis import HealthCheck, settings
+from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.shrinking import machine_phases
+from jobconform.spec import Profile, Registry
+
+STEPS_PER_EXAMPLE = 40
+
+
+@dataclass
+class MachineRun:
+    """What one machine run saw, across all its examples."""
+
+    steps: int = 0
+    exercised: set[str] = field(default_factory=set)
+    divergence: Divergence | None = None
+
+
+MachineFactory = Callable[[Backend, Profile, Registry | None, MachineRun],
+                          type[RuleBasedStateMachine]]
+
+
+def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
+                registry: Registry | None, seed: int = 0, examples: int = 200,
+                steps: int = STEPS_PER_EXAMPLE) -> MachineRun:
+    """Run the machine `factory` builds; the same seed gives the same sequences and result.
+
+    Args:
+        factory: builds the machine class, bound to the backend, profile and run record.
+        seed: the Hypothesis seed.
+        examples: how many command sequences to try.
+        steps: the most commands in one sequence.
+
+    Returns:
+        The run record; `divergence` holds the shrunk counterexample on failure.
+
+    Raises:
+        Divergence: the machine raised one without recording it (a machine bug).
+    """
+    run = MachineRun()
+    machine = factory(backend, profile, registry, run)
+    test_settings = settings(
+        max_examples=examples,
+        stateful_step_count=steps,
+        deadline=None,
+        database=None,  # no example database: a run depends on its seed alone
+        print_blob=False,
+        report_multiple_bugs=False,  # one shrunk counterexample per run is the verdict
+        phases=machine_phases(),
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+    )
+    test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)
+    hypothesis.seed(seed)(test)
+    try:
+        test()
+    except Divergence:
+        if run.divergence is None:
+            raise
+    else:
+        run.divergence = None
+    return run

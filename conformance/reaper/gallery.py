@@ -1,0 +1,178 @@
+"""The reaper and re-delivery gallery: the memory (and SQL) backend broken the way reapers
+and lease reapers get it wrong (seed 004 §1.3, seed 002 §10.13, the anchors).
+
+`GALLERY` joins the self-test: every suite must catch each entry and name the
+requirement in `catches`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import select
+
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.reaper import LOG, Reaper
+from jobconform.backends.sql import SqlBackend, SqlJobStore
+from jobconform.backends.sql.store import JOBS, to_stored
+from jobconform.backends.store import FAILED, RUNNING, TERMINAL, InMemoryJobStore, StoredJob
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.lifecycle import POISON_ERROR
+
+# -- broken reapers --------------------------------------------------------------------------
+
+
+class DeletesPendingReaper(Reaper):
+    """The sweep picks jobs by age alone (finished_at, else submitted_at), so a queued or
+    running job older than the TTL is deleted."""
+
+    def _expired_jobs(self, before: datetime) -> list[StoredJob]:
+        store = self._store
+        assert isinstance(store, InMemoryJobStore)
+        return [job for job in store.list() if (job.finished_at or job.submitted_at) < before]
+
+
+class StopsAfterErrorReaper(Reaper):
+    """A store error ends the sweep loop for good: the reaper stops and expired jobs pile
+    up from then on."""
+
+    def _sweep(self, before: datetime) -> None:
+        failed = self.counters.failed_sweeps
+        super()._sweep(before)
+        if self.counters.failed_sweeps > failed:
+            LOG.error("reaper sweep failed; reaper exits")
+            self._ttl = self._next_sweep = None
+
+
+class MinuteSweepReaper(Reaper):
+    """The sweep interval ignores the configured default and stays at the historical
+    helpers' 60 000 ms."""
+
+    def __init__(self, store: InMemoryJobStore, default_ttl_seconds: float,
+                 default_sweep_interval_ms: float) -> None:
+        super().__init__(store, default_ttl_seconds, 60_000.0)
+
+
+class UnguardedStartReaper(Reaper):
+    """A second start_reaper replaces the running reaper's settings and schedule instead
+    of being refused (seed 004: "calling twice starts two Reapers")."""
+
+    def start(self, now: datetime, ttl_seconds: float | None = None,
+              sweep_interval_ms: float | None = None) -> None:
+        self.stop()
+        super().start(now, ttl_seconds, sweep_interval_ms)
+
+
+# -- broken stores and runtimes ----------------------------------------------------------------
+
+
+class InclusiveExpiryStore(InMemoryJobStore):
+    """list_expired uses `<=` where the boundary is strict, so a job finished exactly at
+    the cutoff is reaped one sweep early."""
+
+    @staticmethod
+    def _finished_before(job: StoredJob, before: datetime) -> bool:
+        return (job.status in TERMINAL and job.finished_at is not None
+                and job.finished_at <= before)
+
+
+class InclusiveExpirySqlStore(SqlJobStore):
+    """The SQL list_expired uses `<=` where the boundary is strict."""
+
+    def list_expired(self, before: datetime) -> list[StoredJob]:
+        query = (select(JOBS).where(JOBS.c.status.in_(TERMINAL))
+                 .where(JOBS.c.finished_at <= before).order_by(JOBS.c.submission_order))
+        with self._transaction(read_only=True) as connection:
+            return [to_stored(row) for row in connection.execute(query)]
+
+
+class UncappedRedeliveryRuntime(MemoryRuntime):
+    """A job whose lease expires is re-queued however often it has been before: a poison
+    job loops forever (pgqueuer's retry timer)."""
+
+    def _redelivery_cap(self) -> float:
+        return float("inf")
+
+
+class CountResetOnProgressRuntime(MemoryRuntime):
+    """A heartbeat after a re-delivery counts as progress and resets redelivery_count, so a
+    job that progresses a little on each delivery is never parked."""
+
+    def heartbeat(self, job_id: str) -> None:
+        self._store.update(job_id, RUNNING, last_heartbeat=self._now(), redelivery_count=0)
+
+
+class SilentParkingRuntime(MemoryRuntime):
+    """At the cap the job is failed as poison, but no operator alert is raised."""
+
+    def _park(self, job: StoredJob) -> bool:
+        parked = self._store.update(job.job_id, RUNNING, status=FAILED, poisoned=True,
+                                    error=POISON_ERROR, finished_at=self._now())
+        if parked is None:
+            return False
+        self._count_outcome(FAILED)
+        return True
+
+
+# -- entries ---------------------------------------------------------------------------------
+
+
+def _entry(name: str, broken: type[Reaper] | type[InMemoryJobStore] | type[MemoryRuntime],
+           catches: str, source: str) -> GalleryEntry:
+    """The memory backend with one part broken, loadable as `<this module>:<name>`."""
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(MemoryBackend):
+        __doc__ = bug
+
+        def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+            if issubclass(broken, MemoryRuntime):
+                return broken(settings, clock)
+            if issubclass(broken, InMemoryJobStore):
+                return MemoryRuntime(settings, clock, store=broken())
+            runtime_type = type(f"{name}_runtime", (MemoryRuntime,), {"reaper_type": broken})
+            runtime: MemoryRuntime = runtime_type(settings, clock)
+            return runtime
+
+    return _register(name, BrokenBackend, bug, catches, source)
+
+
+def _sql_entry(name: str, broken: type[SqlJobStore], catches: str,
+               source: str) -> GalleryEntry:
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(SqlBackend):
+        __doc__ = bug
+        store_type = broken
+
+    return _register(name, BrokenBackend, bug, catches, source)
+
+
+def _register(name: str, backend: type, bug: str, catches: str, source: str) -> GalleryEntry:
+    backend.name = f"gallery.{name}"  # type: ignore[attr-defined]
+    backend.__name__ = backend.__qualname__ = name
+    globals()[name] = backend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+GALLERY = (
+    _entry("reaper_deletes_pending", DeletesPendingReaper, "RP-004",
+           "seed 004 §1.3: the reaper MUST NOT delete PENDING or RUNNING tasks"),
+    _entry("reaper_inclusive_boundary", InclusiveExpiryStore, "RP-003",
+           "seed 004 TaskStore.list_expired"),
+    _sql_entry("sql_reaper_inclusive_boundary", InclusiveExpirySqlStore, "RP-003",
+               "seed 004 TaskStore.list_expired"),
+    _entry("reaper_stops_after_error", StopsAfterErrorReaper, "RP-005",
+           "seed 004 start_reaper: log WARN and retry next interval"),
+    _entry("reaper_sweeps_every_minute", MinuteSweepReaper, "RP-002",
+           "seed 004 decision D-48: 60 000 ms helpers retired"),
+    _entry("reaper_start_unguarded", UnguardedStartReaper, "RP-006",
+           "seed 004 start_reaper: idempotent false"),
+    _entry("redelivery_without_cap", UncappedRedeliveryRuntime, "RD-002",
+           "anchors: unbounded re-pick"),
+    _entry("redelivery_count_reset_on_progress", CountResetOnProgressRuntime, "RD-004",
+           "seed 002 §10.13: no reset-on-progress"),
+    _entry("redelivery_parks_silently", SilentParkingRuntime, "RD-003",
+           "seed 002 §10.13: operator alert first"),
+)

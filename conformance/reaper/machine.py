@@ -1,0 +1,161 @@
+"""The Hypothesis machine for the reaper and re-delivery areas.
+
+Random programs of submissions, outcomes, clock steps, reaper starts and stops, store
+outages and lease passes, applied to the backend and the oracle by the harness. Short
+TTLs, intervals and leases (seconds, not hours) make sweeps, exact boundaries and
+re-deliveries happen within a few steps; a re-delivery cap of 2 makes parking reachable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rule
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.lifecycle.machine import MACHINE_SLOTS, outcomes
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.reference import commands as cmd
+from jobconform.reference.lifecycle import JobState, Status
+from jobconform.spec import Profile, Registry
+
+MACHINE_REDELIVERY_CAP = 2
+# The runtime's configured reaper defaults, scaled down like the rest: a runtime that
+# ignores its configuration (RP-002) shows within a few clock steps.
+MACHINE_REAPER_TTL_SECONDS = 2.0
+MACHINE_SWEEP_INTERVAL_MS = 1500.0
+TIME_STEPS = (0.5, 1.0, 2.0, 5.0)
+TTLS = (0.0, 1.0, 2.0, 5.0)
+SWEEP_INTERVALS_MS = (500.0, 1000.0, 2000.0)
+LEASES = (0.0, 1.0, 2.0)
+
+
+def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                        run: MachineRun) -> type[RuleBasedStateMachine]:
+    """A state machine class for the reaper and redelivery areas of one backend."""
+
+    class ReaperMachine(RuleBasedStateMachine):
+        jobs = Bundle("jobs")
+
+        def __init__(self) -> None:
+            super().__init__()
+            # No task cap: the reaper, not the cap, decides what stays.
+            self.harness = Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
+                                   unlimited_tasks=True, max_redelivery=MACHINE_REDELIVERY_CAP,
+                                   reaper_ttl_seconds=MACHINE_REAPER_TTL_SECONDS,
+                                   reaper_sweep_interval_ms=MACHINE_SWEEP_INTERVAL_MS)
+            self.counter = 0
+
+        def _run(self, command: cmd.Command) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        def _jobs_where(self, wanted: Callable[[JobState], bool]) -> list[str]:
+            return [alias for alias, job in self.harness.model.jobs.items() if wanted(job)]
+
+        @rule(target=jobs)
+        def submit(self) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias))
+            return alias
+
+        @rule()
+        def dispatch(self) -> None:
+            self._run(cmd.Dispatch())
+
+        @rule(job=jobs, outcome=outcomes)
+        def finish(self, job: str, outcome: cmd.Outcome) -> None:
+            self._run(cmd.Finish(job, outcome))
+
+        @rule(job=jobs)
+        def cancel(self, job: str) -> None:
+            self._run(cmd.Cancel(job))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def advance_time(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+
+        @rule(job=jobs)
+        def get(self, job: str) -> None:
+            self._run(cmd.Get(job))
+
+        # -- the reaper ---------------------------------------------------------------------
+
+        @precondition(lambda self: self.harness.claims_reaper)
+        @rule(ttl=st.sampled_from(TTLS), interval=st.sampled_from(SWEEP_INTERVALS_MS))
+        def start_reaper(self, ttl: float, interval: float) -> None:
+            self._run(cmd.StartReaper(ttl, interval))
+
+        @precondition(lambda self: self.harness.claims_reaper)
+        @rule()
+        def start_reaper_with_defaults(self) -> None:
+            self._run(cmd.StartReaper())
+
+        @precondition(lambda self: self.harness.claims_reaper)
+        @rule()
+        def stop_reaper(self) -> None:
+            self._run(cmd.StopReaper())
+
+        @precondition(lambda self: self.harness.claims_reaper)
+        @rule(sweeps=st.integers(1, 3))
+        def store_outage(self, sweeps: int) -> None:
+            self._run(cmd.StoreOutage(sweeps))
+
+        @precondition(lambda self: self.harness.claims_reaper)
+        @rule()
+        def reaper_status(self) -> None:
+            self._run(cmd.ReaperStatus())
+
+        @precondition(lambda self: self.harness.claims_reaper)
+        @rule(older_than=st.sampled_from(TTLS))
+        def list_expired(self, older_than: float) -> None:
+            self._run(cmd.ListExpired(older_than))
+
+        # -- re-delivery ----------------------------------------------------------------------
+
+        @precondition(lambda self: self.harness.claims_redelivery
+                      and bool(self._jobs_where(lambda job: job.status is Status.RUNNING)))
+        @rule(data=st.data())
+        def heartbeat_running(self, data: st.DataObject) -> None:
+            running = self._jobs_where(lambda job: job.status is Status.RUNNING)
+            self._run(cmd.Heartbeat(data.draw(st.sampled_from(running))))
+
+        @precondition(lambda self: self.harness.claims_redelivery)
+        @rule(lease=st.sampled_from(LEASES))
+        def expire_leases(self, lease: float) -> None:
+            self._run(cmd.ExpireLeases(lease))
+
+        # A dead worker's job: its lease lapses, the pass re-queues it, a worker takes it.
+        # One rule for the three makes repeated re-deliveries (and the cap) common.
+        @precondition(lambda self: self.harness.claims_redelivery)
+        @rule(lease=st.sampled_from(LEASES))
+        def lease_lapses_and_redelivered(self, lease: float) -> None:
+            self._run(cmd.AdvanceTime(lease + 1))
+            self._run(cmd.ExpireLeases(lease))
+            self._run(cmd.Dispatch())
+
+        @precondition(lambda self: self.harness.claims_redelivery)
+        @rule()
+        def operator_alerts(self) -> None:
+            self._run(cmd.OperatorAlerts())
+
+        def teardown(self) -> None:
+            self.harness.close()
+
+    return ReaperMachine
+
+
+def run_reaper_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                       seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the reaper and re-delivery machine; the same seed gives the same result."""
+    return run_machine(make_reaper_machine, backend, profile, registry, seed=seed,
+                       examples=examples)

@@ -1,0 +1,146 @@
+"""Behave steps for the reaper (spec area "reaper", RP-001..RP-007).
+
+Like every step library here, each action sends one command through the harness (which
+compares backend and oracle), and each check reads what the BACKEND answered or holds.
+Register it with `from jobconform.conformance.reaper.steps import *  # noqa: F403` in a
+module under `features/steps/`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobconform.conformance.lifecycle.steps import (
+    _aliases,
+    _check,
+    _last_answer,
+    _same,
+    action_step,
+    check_step,
+    state_of,
+)
+from jobconform.reference import commands as cmd
+
+__all__: list[str] = []
+
+# -- actions ---------------------------------------------------------------------------------
+
+
+@action_step("the reaper is started with its defaults")
+def step_start_reaper_defaults(context: Any) -> None:
+    """start_reaper() with no values: the runtime's configured defaults (RP-002)."""
+    state_of(context).run(cmd.StartReaper())
+
+
+@action_step("the reaper is started with a TTL of {ttl:g} seconds and a sweep every {ms:g} ms")
+def step_start_reaper(context: Any, ttl: float, ms: float) -> None:
+    state_of(context).run(cmd.StartReaper(float(ttl), float(ms)))
+
+
+@action_step("the reaper is stopped")
+def step_stop_reaper(context: Any) -> None:
+    state_of(context).run(cmd.StopReaper())
+
+
+@action_step("the job store fails for the next {sweeps:d} sweep",
+             "the job store fails for the next {sweeps:d} sweeps")
+def step_store_outage(context: Any, sweeps: int) -> None:
+    state_of(context).run(cmd.StoreOutage(sweeps))
+
+
+@action_step("the jobs expired more than {seconds:g} seconds ago are listed")
+def step_list_expired(context: Any, seconds: float) -> None:
+    """list_expired(now - seconds) (RP-003)."""
+    state_of(context).run(cmd.ListExpired(float(seconds)))
+
+
+@action_step("the default reaper TTL passes")
+def step_default_ttl_passes(context: Any) -> None:
+    """The clock moves by the TTL the runtime was configured with (the profile's)."""
+    state = state_of(context)
+    state.run(cmd.AdvanceTime(state.harness.settings.reaper_ttl_seconds))
+
+
+@action_step("the default sweep interval passes but {seconds:g} second",
+             "the default sweep interval passes but {seconds:g} seconds")
+def step_default_interval_passes_but(context: Any, seconds: float) -> None:
+    state = state_of(context)
+    interval = state.harness.settings.reaper_sweep_interval_ms / 1000
+    if seconds > interval:
+        raise ValueError(f"the default interval is {interval:g} s; {seconds:g} s cannot be"
+                         " left out of it")
+    state.run(cmd.AdvanceTime(interval - seconds))
+
+
+# -- checks ----------------------------------------------------------------------------------
+
+
+@check_step("the reaper start is accepted")
+def check_start_accepted(context: Any) -> None:
+    answer = _last_answer(context, cmd.StartReaper, "the reaper start is accepted")
+    _check(context, answer == cmd.REAPER_STARTED, "the answer to start_reaper",
+           cmd.REAPER_STARTED, answer)
+
+
+@check_step("the reaper start is refused as already running")
+def check_start_refused(context: Any) -> None:
+    answer = _last_answer(context, cmd.StartReaper, "the reaper start is refused …")
+    _check(context, answer == cmd.REFUSED_REAPER_RUNNING,
+           "the answer to start_reaper on a running reaper (ReaperAlreadyRunning)",
+           cmd.REFUSED_REAPER_RUNNING, answer)
+
+
+@check_step("the stop found the reaper running")
+def check_stop_true(context: Any) -> None:
+    answer = _last_answer(context, cmd.StopReaper, "the stop found the reaper running")
+    _check(context, _same(True, answer), "stop_reaper's answer", True, answer)
+
+
+@check_step("the stop found no reaper running")
+def check_stop_false(context: Any) -> None:
+    answer = _last_answer(context, cmd.StopReaper, "the stop found no reaper running")
+    _check(context, _same(False, answer), "stop_reaper's answer", False, answer)
+
+
+@check_step('the expired jobs are "{aliases}"')
+def check_expired(context: Any, aliases: str) -> None:
+    answer = _last_answer(context, cmd.ListExpired, "the expired jobs are …")
+    _check(context, answer == _aliases(aliases), "list_expired's jobs, in submission order",
+           _aliases(aliases), answer)
+
+
+@check_step("no job is expired")
+def check_none_expired(context: Any) -> None:
+    answer = _last_answer(context, cmd.ListExpired, "no job is expired")
+    _check(context, answer == [], "list_expired's jobs", [], answer)
+
+
+def _reaper_status(context: Any) -> dict[str, object]:
+    """The backend's reaper status, read through the harness (compared with the oracle)."""
+    answer = state_of(context).run(cmd.ReaperStatus())
+    _check(context, isinstance(answer, dict), "reaper_status()", "a dict", answer)
+    assert isinstance(answer, dict)
+    return answer
+
+
+@check_step("the reaper is running")
+def check_reaper_running(context: Any) -> None:
+    status = _reaper_status(context)
+    _check(context, status.get("running") is True, "reaper_status() running", True,
+           status.get("running"))
+
+
+@check_step("the reaper is not running")
+def check_reaper_not_running(context: Any) -> None:
+    status = _reaper_status(context)
+    _check(context, status.get("running") is False, "reaper_status() running", False,
+           status.get("running"))
+
+
+@check_step("the reaper has swept {sweeps:d} times, failed {failed:d} times and deleted"
+            " {deleted:d} jobs")
+def check_reaper_counts(context: Any, sweeps: int, failed: int, deleted: int) -> None:
+    status = _reaper_status(context)
+    actual = (status.get("sweeps"), status.get("failed_sweeps"), status.get("deleted"))
+    _check(context, actual == (sweeps, failed, deleted),
+           "reaper_status() (sweeps, failed_sweeps, deleted)", (sweeps, failed, deleted), actual)

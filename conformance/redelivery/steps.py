@@ -1,0 +1,89 @@
+"""Behave steps for re-delivery and poison parking (spec area "redelivery", RD-001..RD-005).
+
+Register it with `from jobconform.conformance.redelivery.steps import *  # noqa: F403` in a
+module under `features/steps/`. Heartbeats use the stuck area's step
+(`job "a" sends a heartbeat`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobconform.conformance.lifecycle.steps import (
+    _aliases,
+    _check,
+    _last_answer,
+    _reconfigure,
+    _same,
+    _view,
+    action_step,
+    check_step,
+    setup_step,
+    state_of,
+)
+from jobconform.reference import commands as cmd
+from jobconform.reference.lifecycle import POISON_ERROR
+
+__all__: list[str] = []
+
+
+@setup_step("a runtime with a re-delivery cap of {cap:d}")
+def step_runtime_redelivery_cap(context: Any, cap: int) -> None:
+    """Keeps the limits set by earlier Given-steps; only the cap changes."""
+    harness = state_of(context).harness
+    _reconfigure(context, max_concurrent=harness.max_concurrent, max_tasks=harness.max_tasks,
+                 unlimited_tasks=harness.unlimited_tasks, max_redelivery=cap)
+
+
+@action_step("leases expire with a lease of {seconds:g} seconds")
+def step_expire_leases(context: Any, seconds: float) -> None:
+    """One pass of the lease reaper (RD-001)."""
+    state_of(context).run(cmd.ExpireLeases(float(seconds)))
+
+
+@check_step("the lease pass re-queued {requeued:d} and parked {parked:d}")
+def check_lease_pass(context: Any, requeued: int, parked: int) -> None:
+    answer = _last_answer(context, cmd.ExpireLeases, "the lease pass re-queued …")
+    expected = {"requeued": requeued, "parked": parked}
+    _check(context, answer == expected, "expire_leases' answer", expected, answer)
+
+
+@check_step('job "{alias}" has re-delivery count {count:d}')
+def check_redelivery_count(context: Any, alias: str, count: int) -> None:
+    actual = getattr(_view(context, alias), "redelivery_count", "<missing>")
+    _check(context, _same(count, actual), f"job {alias!r} redelivery_count", count, actual)
+
+
+@check_step('job "{alias}" is parked as poison')
+def check_parked(context: Any, alias: str) -> None:
+    view = _view(context, alias)
+    actual = (view.status, view.error, getattr(view, "alerted", "<missing>"),
+              getattr(view, "poisoned", "<missing>"))
+    expected = ("failed", POISON_ERROR, True, True)
+    _check(context, actual == expected, f"job {alias!r} (status, error, alerted, poisoned)",
+           expected, actual)
+
+
+@check_step('job "{alias}" is not parked')
+def check_not_parked(context: Any, alias: str) -> None:
+    view = _view(context, alias)
+    actual = (getattr(view, "alerted", "<missing>"), getattr(view, "poisoned", "<missing>"))
+    _check(context, actual == (False, False), f"job {alias!r} (alerted, poisoned)",
+           (False, False), actual)
+
+
+def _alerts(context: Any) -> object:
+    return state_of(context).run(cmd.OperatorAlerts())
+
+
+@check_step('the operator alerts are "{aliases}"')
+def check_alerts(context: Any, aliases: str) -> None:
+    actual = _alerts(context)
+    _check(context, actual == _aliases(aliases), "operator_alerts(), in the order raised",
+           _aliases(aliases), actual)
+
+
+@check_step("no operator alert was raised")
+def check_no_alerts(context: Any) -> None:
+    actual = _alerts(context)
+    _check(context, actual == [], "operator_alerts()", [], actual)

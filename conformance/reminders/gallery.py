@@ -1,0 +1,294 @@
+"""The reminders gallery: backends whose self-reminders break one rule of seed 002 §10.14.
+
+Each entry is a shipped backend with one method of its reminders runtime (or store)
+changed the way a reminder scheduler could get it wrong. `GALLERY` joins the
+self-test: every suite must catch each entry and name the requirement in `catches`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import Clock
+from jobconform.backends.reminders.protocol import (
+    Delivery,
+    DeliveryFailed,
+    DeliveryOutcomeUnknown,
+    DeliveryTarget,
+    ReminderConfig,
+    ReminderConflict,
+    ReminderNotFound,
+)
+from jobconform.backends.reminders.runtime import StepReminderRuntime
+from jobconform.backends.reminders.sql import REMINDERS, SqlReminderStore, to_stored
+from jobconform.backends.reminders.store import (
+    CANCELLED,
+    FAILED,
+    FIRED,
+    FIRING,
+    PENDING,
+    InMemoryReminderStore,
+    ReminderStore,
+    StoredReminder,
+)
+from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
+from jobconform.backends.sql import SqlBackend
+from jobconform.backends.threaded import ThreadedBackend
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.reminders.oracle import creation_problem
+
+# -- broken step runtimes (on the memory backend) -------------------------------------------
+
+
+class UnknownOutcomeRetriedRuntime(StepReminderRuntime):
+    """A dispatch that timed out is treated as a failure and retried, so a reminder whose
+    execution did start is dispatched again: it fires twice."""
+
+    def _record(self, reminder_id: str, delivery: Delivery) -> None:
+        try:
+            delivery.result()
+        except DeliveryOutcomeUnknown:
+            self._attempt_failed(reminder_id, self._clock.now())
+            return
+        except DeliveryFailed:
+            pass
+        super()._record(reminder_id, delivery)
+
+
+class CancelFiredAcceptedRuntime(StepReminderRuntime):
+    """Cancel moves any reminder that is not cancelled yet, so a reminder that already
+    fired is shown cancelled and the caller believes it never ran."""
+
+    def cancel(self, reminder_id: str) -> str:
+        current = self._store.get(reminder_id)
+        if current is None:
+            raise ReminderNotFound(reminder_id)
+        if current.status == CANCELLED:
+            return "already_cancelled"
+        if current.status == FIRING:
+            raise ReminderConflict(reminder_id, current.status)
+        self._store.transition(reminder_id, current.status, status=CANCELLED, due_at=None)
+        return "cancelled"
+
+
+class AttemptCapOffByOneRuntime(StepReminderRuntime):
+    """The attempt cap is checked with `>` instead of `>=`, so a reminder is dispatched
+    once more than max_attempts before it fails."""
+
+    def _attempt_failed(self, reminder_id: str, now: datetime) -> None:
+        reminder = self._store.get(reminder_id)
+        if reminder is not None and reminder.attempts > self._config.max_attempts:
+            self._store.transition(reminder_id, FIRING, status=FAILED)
+        elif reminder is not None:
+            self._store.transition(
+                reminder_id, FIRING, status=PENDING,
+                due_at=now + timedelta(seconds=self._config.retry_delay_seconds))
+
+
+class RestartRefiresRuntime(StepReminderRuntime):
+    """Boot recovery re-arms every reminder that is not cancelled, fired ones included, as
+    a scheduler that arms its timers from all rows would: a restart fires them again."""
+
+    def _recover(self) -> None:
+        super()._recover()
+        now = self._clock.now()
+        for reminder in self._store.list(FIRED):
+            self._store.transition(reminder.reminder_id, FIRED, status=PENDING, due_at=now)
+
+
+class MinDelayExclusiveRuntime(StepReminderRuntime):
+    """The minimum delay is exclusive: a reminder exactly min_delay_seconds ahead is
+    refused as too soon."""
+
+    def _problem(self, message: str, fire_at: datetime | None, delay_seconds: float | None,
+                 now: datetime) -> str | None:
+        code = super()._problem(message, fire_at, delay_seconds, now)
+        if code is None:
+            resolved = fire_at if fire_at is not None else now + timedelta(
+                seconds=delay_seconds or 0.0)
+            if (resolved - now).total_seconds() == self._config.min_delay_seconds:
+                return "delay_too_short"
+        return code
+
+
+class DailyCountInMemoryRuntime(StepReminderRuntime):
+    """The per-day count lives in the runtime object instead of the store, so a restart
+    resets it and a reminder can schedule a hundred more each time the process restarts."""
+
+    def __init__(self, store: ReminderStore, clock: Clock, config: ReminderConfig,
+                 target: DeliveryTarget) -> None:
+        self._created: list[datetime] = []
+        super().__init__(store, clock, config, target)
+
+    def _created_today(self, now: datetime) -> int:
+        return sum(1 for created in self._created if created > now - timedelta(days=1))
+
+    def create(self, message: str, fire_at: datetime | None = None,
+               delay_seconds: float | None = None) -> str:
+        reminder_id = super().create(message, fire_at, delay_seconds)
+        self._created.append(self._clock.now())
+        return reminder_id
+
+
+class PendingCapCountsCancelledRuntime(StepReminderRuntime):
+    """The pending cap counts cancelled reminders too, so cancelling a reminder does not
+    free its place."""
+
+    def _problem(self, message: str, fire_at: datetime | None, delay_seconds: float | None,
+                 now: datetime) -> str | None:
+        code = creation_problem(self._config, message, fire_at, delay_seconds, now)
+        held = self._store.count(PENDING) + self._store.count(CANCELLED)
+        if code is None and held >= self._config.max_pending:
+            code = "too_many_pending"
+        if code is None and self._created_today(now) >= self._config.max_per_day:
+            code = "daily_limit"
+        return code
+
+
+class BothSchedulesAcceptedRuntime(StepReminderRuntime):
+    """A creation with both fire_at and delay_seconds is accepted, fire_at winning, where
+    the caller's intent is ambiguous and must be refused."""
+
+    def create(self, message: str, fire_at: datetime | None = None,
+               delay_seconds: float | None = None) -> str:
+        if fire_at is not None:
+            delay_seconds = None
+        return super().create(message, fire_at, delay_seconds)
+
+
+class FiresEarlyRuntime(StepReminderRuntime):
+    """The scheduler fires reminders due within the next second, to make up for timer
+    jitter: a reminder is dispatched before its time."""
+
+    def _fire_due(self, now: datetime) -> None:
+        super()._fire_due(now + timedelta(seconds=1))
+
+
+# -- a broken SQL store ---------------------------------------------------------------------
+
+
+class UnconditionedTransitionStore(SqlReminderStore):
+    """Transitions are `UPDATE ... WHERE reminder_id = ?` without the expected status, so
+    cancel, a compare-and-set on pending, also moves a fired reminder."""
+
+    def transition(self, reminder_id: str, expected_status: str,
+                   **changes: Any) -> StoredReminder | None:
+        with self._transaction() as connection:
+            moved = connection.execute(update(REMINDERS)
+                                       .where(REMINDERS.c.reminder_id == reminder_id)
+                                       .values(**changes))
+            if moved.rowcount == 0:
+                return None
+            return to_stored(connection.execute(
+                select(REMINDERS).where(REMINDERS.c.reminder_id == reminder_id)).one())
+
+
+# -- a broken threaded scheduler ------------------------------------------------------------
+
+
+class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
+    """The scheduler fires only reminders it armed itself, at creation or on a retry,
+    and never reads the store at boot, so after a restart pending reminders never fire."""
+
+    def __init__(self, store: ReminderStore, clock: Clock, config: ReminderConfig,
+                 target: DeliveryTarget) -> None:
+        self._armed: set[str] = set()
+        super().__init__(store, clock, config, target)
+
+    def create(self, message: str, fire_at: datetime | None = None,
+               delay_seconds: float | None = None) -> str:
+        with self._state:
+            reminder_id = super().create(message, fire_at, delay_seconds)
+            self._armed.add(reminder_id)
+            return reminder_id
+
+    def _next_due(self) -> datetime | None:
+        return min((r.due_at for r in self._store.list(PENDING)
+                    if r.reminder_id in self._armed and r.due_at is not None), default=None)
+
+    def _fire_due(self, now: datetime) -> None:
+        for reminder in self._store.due(now):
+            if reminder.reminder_id not in self._armed:
+                continue
+            moved = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
+                                           due_at=None, attempts=reminder.attempts + 1)
+            if moved is not None:
+                self._dispatched(moved.reminder_id,
+                                 self._target.dispatch(moved.reminder_id, moved.message))
+
+
+# -- entries --------------------------------------------------------------------------------
+
+
+def _bug(broken: type) -> str:
+    return " ".join((broken.__doc__ or "").split())
+
+
+def _register(name: str, backend: type, bug: str, catches: str, source: str) -> GalleryEntry:
+    backend.name = f"gallery.{name}"  # type: ignore[attr-defined]
+    backend.__name__ = backend.__qualname__ = name
+    backend.__doc__ = bug
+    globals()[name] = backend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+def _memory_entry(name: str, broken: type[StepReminderRuntime], catches: str,
+                  source: str) -> GalleryEntry:
+    class BrokenBackend(MemoryBackend):
+        def open_reminders(self, clock: Clock, config: ReminderConfig,
+                           target: DeliveryTarget) -> StepReminderRuntime:
+            return broken(InMemoryReminderStore(), clock, config, target)
+
+    return _register(name, BrokenBackend, _bug(broken), catches, source)
+
+
+def _sql_entry(name: str, broken: type[SqlReminderStore], catches: str,
+               source: str) -> GalleryEntry:
+    class BrokenBackend(SqlBackend):
+        def empty_reminder_store(self) -> SqlReminderStore:
+            store = super().empty_reminder_store()
+            store.__class__ = broken  # the same engine and state, the broken transitions
+            return store
+
+    return _register(name, BrokenBackend, _bug(broken), catches, source)
+
+
+def _threaded_entry(name: str, broken: type[ThreadedReminderRuntime], catches: str,
+                    source: str) -> GalleryEntry:
+    class BrokenBackend(ThreadedBackend):
+        def open_reminders(self, clock: Clock, config: ReminderConfig,
+                           target: DeliveryTarget) -> ThreadedReminderRuntime:
+            return broken(self.new_reminder_store(), clock, config, target)
+
+    return _register(name, BrokenBackend, _bug(broken), catches, source)
+
+
+SECTION = "seed 002 §10.14"
+GALLERY = (
+    _memory_entry("reminder_unknown_outcome_retried", UnknownOutcomeRetriedRuntime, "RM-010",
+                  f"{SECTION} AC #3 (TimeoutException is assume-dispatched)"),
+    _memory_entry("reminder_cancel_fired_accepted", CancelFiredAcceptedRuntime, "RM-011",
+                  f"{SECTION} AC #4 (fired -> 409)"),
+    _memory_entry("reminder_attempt_cap_off_by_one", AttemptCapOffByOneRuntime, "RM-009",
+                  f"{SECTION} AC #3 (MAX_REMINDER_FIRE_ATTEMPTS)"),
+    _memory_entry("reminder_restart_refires", RestartRefiresRuntime, "RM-012",
+                  f"{SECTION} AC #3 (survives a restart, single-fire)"),
+    _memory_entry("reminder_min_delay_exclusive", MinDelayExclusiveRuntime, "RM-002",
+                  f"{SECTION} AC #7 (REMINDER_MIN_DELAY_SECONDS)"),
+    _memory_entry("reminder_daily_count_in_memory", DailyCountInMemoryRuntime, "RM-005",
+                  f"{SECTION} AC #7 (a durable per-day cap)"),
+    _memory_entry("reminder_pending_cap_counts_cancelled", PendingCapCountsCancelledRuntime,
+                  "RM-004", f"{SECTION} AC #7 (a real pending count)"),
+    _memory_entry("reminder_both_schedules_accepted", BothSchedulesAcceptedRuntime, "RM-001",
+                  f"{SECTION} AC #1 (fire_at XOR delay_seconds)"),
+    _memory_entry("reminder_fires_early", FiresEarlyRuntime, "RM-007",
+                  f"{SECTION} AC #2 (one-shot trigger at the due time)"),
+    _sql_entry("sql_reminder_unconditioned_transition", UnconditionedTransitionStore,
+               "RM-011", f"{SECTION} AC #4 (CAS pending -> cancelled)"),
+    _threaded_entry("threaded_reminder_timers_armed_at_create", TimersArmedAtCreateRuntime,
+                    "RM-012", f"{SECTION} Fire home (boot recovery reconcile)"),
+)

@@ -1,0 +1,420 @@
+"""The reminders harness: each command goes to the backend's reminders runtime and to the
+oracle, and everything they show must agree.
+
+After every command both sides settle (the runtime records decided dispatches and fires
+what the clock has reached), then the harness compares the command's answer, every held
+reminder, how many dispatches each reminder got, and every snapshot handed out earlier.
+The first difference raises `Divergence` naming the requirement IDs involved.
+
+The delivery target is the harness's own: every dispatch the runtime makes is recorded,
+and `DeliverReminder` decides how the reminder's dispatch in flight ends.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, TypeVar
+
+from jobconform.backends.protocol import REMINDERS, Backend
+from jobconform.backends.reminders.protocol import (
+    Delivery,
+    ReminderConflict,
+    ReminderNotFound,
+    ReminderRejected,
+    ReminderRuntime,
+    ReminderView,
+)
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.watchdog import guarded
+from jobconform.reference.commands import AdvanceTime, Command
+from jobconform.reference.reminders.commands import (
+    CancelReminder,
+    CreateReminder,
+    DeliverReminder,
+    GetReminder,
+    ListReminders,
+    ReminderCommand,
+    RestartReminders,
+    describe_reminder_command,
+)
+from jobconform.reference.reminders.oracle import (
+    CONFLICT,
+    CREATED,
+    NOT_FOUND,
+    REJECTIONS,
+    DeliveryOutcome,
+    ReminderConfig,
+    ReminderOracle,
+    ReminderState,
+    rejected,
+)
+from jobconform.spec import Profile, Registry
+
+T = TypeVar("T")
+CONFIG_PARAMETERS = ("min_delay_seconds", "max_delay_seconds", "max_message_chars",
+                     "max_pending", "max_per_day", "max_attempts", "retry_delay_seconds")
+WHOLE_NUMBER_PARAMETERS = ("max_message_chars", "max_pending", "max_per_day", "max_attempts")
+OUTCOME_REQUIREMENTS = {
+    DeliveryOutcome.LANDS: ("RM-008",),
+    DeliveryOutcome.FAILS: ("RM-009",),
+    DeliveryOutcome.UNKNOWN: ("RM-010",),
+}
+FIELD_REQUIREMENTS = {
+    "status": ("RM-006",),
+    "message": ("RM-001",),
+    "created_at": ("RM-001",),
+    "fire_at": ("RM-001",),
+    "due_at": ("RM-007", "RM-009"),
+    "attempts": ("RM-007", "RM-009"),
+    "fired_at": ("RM-008", "RM-010"),
+}
+
+
+def status_requirements(expected: object, actual: object) -> tuple[str, ...]:
+    """The rules of the transitions that could explain a reminder shown in the wrong state:
+    pending against firing is the firing rule, whatever command came before."""
+    pair = {expected, actual}
+    named = []
+    if "firing" in pair:
+        named.append("RM-007")
+    if "fired" in pair:
+        named += ["RM-008", "RM-010"]
+    if "failed" in pair:
+        named.append("RM-009")
+    if "cancelled" in pair:
+        named.append("RM-011")
+    return tuple(named)
+
+
+def config_for(profile: Profile, **overrides: float) -> ReminderConfig:
+    """The area's parameters from the profile, with a check's own values on top.
+
+    Raises:
+        ValueError: an unknown parameter name or a value out of range.
+        SpecError: the profile sets no defaults for the area.
+    """
+    unknown = set(overrides) - set(CONFIG_PARAMETERS)
+    if unknown:
+        raise ValueError(f"unknown reminder parameter(s) {sorted(unknown)};"
+                         f" known: {', '.join(CONFIG_PARAMETERS)}")
+    values: dict[str, Any] = {name: profile.parameter(REMINDERS, name)
+                              for name in CONFIG_PARAMETERS}
+    values.update(overrides)
+    for name in WHOLE_NUMBER_PARAMETERS:
+        value = values[name]
+        if isinstance(value, float) and value.is_integer():
+            values[name] = int(value)
+    return ReminderConfig(**values)
+
+
+@dataclass(frozen=True)
+class ReminderRecord:
+    """A reminder reduced to what the spec fixes (ids are compared through aliases)."""
+
+    status: object
+    message: object
+    created_at: object
+    fire_at: object
+    due_at: object
+    attempts: object
+    fired_at: object
+
+
+def freeze(view: ReminderView) -> ReminderRecord:
+    values = [getattr(view, name, "<missing>") for name in FIELD_REQUIREMENTS]
+    return ReminderRecord(*values)
+
+
+def expected_record(state: ReminderState) -> ReminderRecord:
+    return ReminderRecord(state.status.value, state.message, state.created_at, state.fire_at,
+                          state.due_at, state.attempts, state.fired_at)
+
+
+class HarnessTarget:
+    """The delivery target: records every dispatch; the harness decides how each ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.deliveries: list[Delivery] = []
+
+    def dispatch(self, reminder_id: str, message: str) -> Delivery:
+        delivery = Delivery(reminder_id, message)
+        with self._lock:
+            self.deliveries.append(delivery)
+        return delivery
+
+    def made(self) -> list[Delivery]:
+        with self._lock:
+            return list(self.deliveries)
+
+
+@dataclass
+class ReminderHarness:
+    """Differential execution of reminder commands on one backend and the oracle.
+
+    Args:
+        backend: an adapter claiming the reminders area.
+        profile: whose area parameters apply.
+        registry: the spec, for requirement titles in messages.
+        overrides: parameters of this check replacing the profile's (see CONFIG_PARAMETERS).
+
+    Raises:
+        ValueError: the backend does not claim the area, or a bad override.
+        AdapterError: the backend has no `open_reminders`, or it raised or hung.
+    """
+
+    backend: Backend
+    profile: Profile
+    registry: Registry | None = None
+    overrides: dict[str, float] = field(default_factory=dict)
+    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
+    commands: list[ReminderCommand] = field(default_factory=list)
+    exercised: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if REMINDERS not in self.backend.capabilities:
+            raise ValueError(f"backend {self.backend.name!r} does not claim the reminders"
+                             " area; its reminders cannot be checked")
+        self.config = config_for(self.profile, **self.overrides)
+        self.oracle = ReminderOracle(self.config)
+        self.target = HarnessTarget()
+        self._titles = (
+            {r.id: r.title for r in self.registry.requirements} if self.registry else {})
+        self.ids: dict[str, str] = {}  # alias -> the runtime's id
+        self.aliases: dict[str, str] = {}  # the runtime's id -> alias
+        self.held: dict[str, tuple[ReminderView, ReminderRecord]] = {}
+        self.last_answer: object = None
+        self._live_from = 0  # deliveries before this index were lost in a restart
+        # Reminders not yet final when the runtime last restarted: a later divergence of
+        # one of them also implicates what the restart kept or lost (RM-012).
+        self.carried: set[str] = set()
+        opener: object = getattr(self.backend, "open_reminders", None)
+        if not callable(opener):
+            raise AdapterError(f"adapter {self.backend.name!r} claims the reminders area but"
+                               " has no open_reminders(clock, config, target)")
+        with guarded(self.safety_timeout, f"opening {self.backend.name!r} reminders"):
+            self.runtime: ReminderRuntime = self._call(
+                "open_reminders", lambda: opener(self.clock, self.config, self.target))
+
+    # -- the one operation ---------------------------------------------------------------
+
+    def run(self, command: ReminderCommand) -> object:
+        """Apply `command` to both sides, settle both, compare everything.
+
+        Returns:
+            The backend's answer.
+
+        Raises:
+            Divergence: the backend's answer or state differs from the oracle's.
+            AdapterError: the adapter raised outside its contract or hung.
+            ValueError: the command is malformed (an alias used twice, time going back).
+        """
+        self._check_command(command)
+        self.commands.append(command)
+        expected, requirements = self._expect(command)
+        self.exercised.update(requirements)
+        with guarded(self.safety_timeout, describe_reminder_command(command)):
+            actual = self._apply(command)  # AdvanceTime moves the clock here
+            self.oracle.settle(self.clock.now())
+            self.last_answer = actual
+            self._compare_answer(command, expected, actual, requirements)
+            self.observe(requirements)
+        return actual
+
+    def run_all(self, commands: list[ReminderCommand]) -> None:
+        for command in commands:
+            self.run(command)
+
+    def close(self) -> None:
+        with guarded(self.safety_timeout, "closing the reminders runtime"):
+            self._call("close", self.runtime.close)
+
+    def _check_command(self, command: ReminderCommand) -> None:
+        if isinstance(command, CreateReminder) and command.reminder in self.ids:
+            raise ValueError(f"reminder alias {command.reminder!r} is already used; pick a"
+                             " new one")
+        seconds = (command.seconds if isinstance(command, AdvanceTime) else
+                   command.down_seconds if isinstance(command, RestartReminders) else 0.0)
+        if not 0 <= seconds < float("inf"):
+            raise ValueError(f"time advances by a finite amount >= 0, not {seconds!r}")
+
+    # -- the oracle's side ---------------------------------------------------------------
+
+    def _expect(self, command: ReminderCommand) -> tuple[object, tuple[str, ...]]:
+        now = self.clock.now()
+        oracle = self.oracle
+        match command:
+            case CreateReminder():
+                answer = oracle.create(command.reminder, command.message, command.fire_at,
+                                       command.delay_seconds, now)
+                if answer == CREATED:  # acceptance rests on every rule of creation
+                    return answer, ("RM-001", "RM-002", "RM-003", "RM-004", "RM-005", "RM-006")
+                return answer, ("RM-006", REJECTIONS[answer.split(":", 1)[1]])
+            case CancelReminder():
+                return oracle.cancel(command.reminder), ("RM-011",)
+            case DeliverReminder():
+                oracle.decide(command.reminder, command.outcome)
+                return None, ("RM-006", *OUTCOME_REQUIREMENTS[command.outcome])
+            case RestartReminders():
+                self.carried |= {alias for alias, r in oracle.reminders.items()
+                                 if r.status.value in ("pending", "firing")}
+                oracle.restart(now + timedelta(seconds=command.down_seconds))
+                return None, ("RM-012",)
+            case GetReminder():
+                state = oracle.reminders.get(command.reminder)
+                return (None if state is None else expected_record(state)), ("RM-013",)
+            case ListReminders():
+                return oracle.list(command.status), ("RM-013",)
+            case AdvanceTime():
+                return None, ("RM-007",)
+        raise ValueError(f"not a reminders command: {command!r}")
+
+    # -- the backend's side --------------------------------------------------------------
+
+    def _call(self, action: str, function: Callable[[], T]) -> T:
+        try:
+            return function()
+        except (Divergence, AdapterError, ReminderRejected, ReminderNotFound,
+                ReminderConflict):
+            raise
+        except Exception as error:
+            raise AdapterError(
+                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                f" during {action}; the protocol allows no exception there"
+            ) from error
+
+    def _id(self, alias: str) -> str:
+        # A reminder the harness never managed to create gets an id no runtime holds.
+        return self.ids.get(alias, f"unknown-{alias}")
+
+    def _apply(self, command: ReminderCommand) -> object:
+        runtime = self.runtime
+        match command:
+            case CreateReminder():
+                return self._create(command)
+            case CancelReminder():
+                reminder_id = self._id(command.reminder)
+                try:
+                    return self._call("cancel", lambda: runtime.cancel(reminder_id))
+                except ReminderNotFound:
+                    return NOT_FOUND
+                except ReminderConflict as conflict:
+                    return f"{CONFLICT}:{conflict.status}"
+            case DeliverReminder():
+                delivery = self._in_flight(command.reminder)
+                if delivery is not None:
+                    delivery.decide(command.outcome)
+            case RestartReminders():
+                self._call("crash", runtime.crash)
+                self._live_from = len(self.target.made())
+                self.clock.advance(command.down_seconds)  # nothing runs meanwhile
+                self.runtime = self._call("reopen", runtime.reopen)
+            case GetReminder():
+                reminder_id = self._id(command.reminder)
+                view = self._call("get", lambda: runtime.get(reminder_id))
+                if view is None:
+                    return None
+                record = freeze(view)
+                self.held[f"get:{command.reminder}"] = (view, record)
+                return record
+            case ListReminders():
+                status = None if command.status is None else command.status.value
+                views = self._call("list_reminders", lambda: runtime.list_reminders(status))
+                return [self.aliases.get(view.reminder_id, view.reminder_id) for view in views]
+            case AdvanceTime():
+                self.clock.advance(command.seconds)
+        return None
+
+    def _create(self, command: CreateReminder) -> str:
+        c = command
+        try:
+            reminder_id = self._call("create", lambda: self.runtime.create(
+                c.message, fire_at=c.fire_at, delay_seconds=c.delay_seconds))
+        except ReminderRejected as rejection:
+            return rejected(rejection.code)
+        if reminder_id in self.aliases:
+            raise self._fail(("RM-001",), "create returned an id already in use",
+                             "a new unique id", reminder_id)
+        self.ids[c.reminder] = reminder_id
+        self.aliases[reminder_id] = c.reminder
+        return CREATED
+
+    def _in_flight(self, alias: str) -> Delivery | None:
+        """The reminder's latest dispatch since the last restart, if still undecided."""
+        reminder_id = self.ids.get(alias)
+        live = self.target.made()[self._live_from:]
+        for delivery in reversed(live):
+            if delivery.reminder_id == reminder_id:
+                return None if delivery.decided() else delivery
+        return None
+
+    # -- comparing -----------------------------------------------------------------------
+
+    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object) -> Divergence:
+        commands: list[Command] = list(self.commands)  # type: ignore[arg-type]
+        return Divergence(requirements, what, expected, actual, commands, self._titles)
+
+    def _compare_answer(self, command: ReminderCommand, expected: object, actual: object,
+                        requirements: tuple[str, ...]) -> None:
+        if expected == actual and type(expected) is type(actual):
+            return
+        blamed = requirements
+        if isinstance(actual, str) and actual.startswith("rejected:"):
+            code = actual.split(":", 1)[1]
+            blamed += (REJECTIONS.get(code, "RM-006"),)
+        raise self._fail(blamed, f"the answer to {describe_reminder_command(command)}",
+                         expected, actual)
+
+    def observe(self, requirements: tuple[str, ...] = ()) -> None:
+        """Settle the runtime, then compare every reminder, the dispatches and the
+        snapshots handed out earlier with the oracle."""
+        self._call("settle", self.runtime.settle)
+        for key, (view, record) in self.held.items():
+            now = freeze(view)
+            if now != record:
+                raise self._fail(("RM-013",), f"a reminder read earlier ({key}) changed after"
+                                 " it was returned", record, now)
+        views = list(self._call("list_reminders", lambda: self.runtime.list_reminders(None)))
+        actual_aliases = [self.aliases.get(v.reminder_id, f"<unknown id {v.reminder_id}>")
+                          for v in views]
+        expected_aliases = self.oracle.list()
+        if actual_aliases != expected_aliases:
+            raise self._fail((*requirements, "RM-013"), "the held reminders, in order",
+                             expected_aliases, actual_aliases)
+        for alias, view in zip(actual_aliases, views, strict=True):
+            wanted = expected_record(self.oracle.reminders[alias])
+            actual = freeze(view)
+            carried = ("RM-012",) if alias in self.carried else ()
+            for name, field_requirements in FIELD_REQUIREMENTS.items():
+                if getattr(actual, name) != getattr(wanted, name):
+                    if name == "status":
+                        field_requirements += status_requirements(wanted.status, actual.status)
+                    raise self._fail(requirements + field_requirements + carried,
+                                     f"reminder {alias!r} {name}", getattr(wanted, name),
+                                     getattr(actual, name))
+            self._check_utc(alias, actual)
+            self.held[f"list:{alias}"] = (view, actual)
+        made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
+                       for d in self.target.made())
+        expected_dispatches = {alias: n for alias, n in self.oracle.dispatches.items() if n}
+        if dict(made) != expected_dispatches:
+            differing = {a for a in made.keys() | expected_dispatches.keys()
+                         if made.get(a) != expected_dispatches.get(a)}
+            carried = ("RM-012",) if differing & self.carried else ()
+            raise self._fail((*requirements, "RM-007", *carried), "dispatches made, by reminder",
+                             expected_dispatches, dict(made))
+
+    def _check_utc(self, alias: str, record: ReminderRecord) -> None:
+        for name in ("created_at", "fire_at", "due_at", "fired_at"):
+            value = getattr(record, name)
+            if value is not None and (not isinstance(value, datetime)
+                                      or value.utcoffset() != timedelta(0)):
+                raise self._fail(("RM-001",), f"reminder {alias!r} {name} must be a"
+                                 " timezone-aware UTC datetime", "tz-aware UTC", value)

@@ -1,0 +1,239 @@
+"""Robot Framework keywords for the reminders area (seed 002 §10.14).
+
+Every keyword that changes something drives the `ReminderHarness`, so the backend and the
+oracle see the same command and any difference fails the test with the harness's
+`Divergence` (naming the requirement IDs). The assertion keywords read the BACKEND's own
+records, answers and dispatches and compare them with the value the test states.
+
+Usage::
+
+    *** Settings ***
+    Resource    lifecycle.resource    # its library skips tests of unclaimed areas
+    Library     jobconform.conformance.reminders.keywords.ReminderLibrary
+
+The backend and profile come from ``${BACKEND}`` and ``${PROFILE}`` as for the lifecycle
+library. Reminders are named by aliases the test picks; seconds count from the virtual
+clock's start, and time passes only through ``Advance Reminder Clock`` and the downtime
+of ``Restart Reminders``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
+
+from jobconform.backends.loading import load_backend
+from jobconform.backends.reminders.protocol import ReminderView
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.lifecycle.keywords import requirement_tags
+from jobconform.conformance.reminders.harness import ReminderHarness, ReminderRecord, freeze
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.reminders import commands as rc
+from jobconform.reference.reminders.oracle import CREATED, DeliveryOutcome, ReminderStatus, rejected
+from jobconform.spec import load_registry
+
+DEFAULT_BACKEND = "memory"
+OUTCOME_WORDS = {"lands": DeliveryOutcome.LANDS, "fails": DeliveryOutcome.FAILS,
+                 "times out": DeliveryOutcome.UNKNOWN, "unknown": DeliveryOutcome.UNKNOWN}
+
+
+def _at(seconds: float) -> datetime:
+    return EPOCH + timedelta(seconds=seconds)
+
+
+def _aliases(text: str) -> list[str]:
+    return [alias.strip() for alias in text.split(",") if alias.strip()]
+
+
+@library(scope="TEST", auto_keywords=False)
+class ReminderLibrary:
+    """Drive one backend's reminders runtime and the oracle per test."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self) -> None:
+        self._harness: ReminderHarness | None = None
+        self._answers: dict[str, object] = {}
+        self._read: tuple[ReminderView, ReminderRecord] | None = None
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def end_test(self, data: Any, result: Any) -> None:
+        harness, self._harness = self._harness, None
+        if harness is not None:
+            harness.close()
+
+    @property
+    def harness(self) -> ReminderHarness:
+        if self._harness is None:
+            raise RuntimeError("no reminders runtime in this test yet: call `Start Reminders`")
+        return self._harness
+
+    def _fail(self, message: str) -> AssertionError:
+        ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
+        suffix = f" [test checks {', '.join(ids)}]" if ids else ""
+        return AssertionError(message + suffix)
+
+    def _view(self, alias: str) -> ReminderView:
+        reminder_id = self.harness.ids.get(alias)
+        if reminder_id is None:
+            raise self._fail(f"reminder {alias!r} was never created (answer:"
+                             f" {self._answers.get(alias)!r})")
+        view = self.harness.runtime.get(reminder_id)
+        if view is None:
+            raise self._fail(f"the backend holds no record of reminder {alias!r}")
+        return view
+
+    def _expect(self, alias: str, name: str, expected: object) -> None:
+        actual = getattr(self._view(alias), name)
+        if actual != expected:
+            raise self._fail(f"reminder {alias!r} {name} should be {expected!r}, the backend"
+                             f" shows {actual!r}")
+
+    # -- setting up ------------------------------------------------------------------------
+
+    @keyword("Start Reminders")
+    def start_reminders(self, **parameters: str) -> None:
+        """Open a fresh reminders runtime; ``name=value`` pairs override the profile's
+        parameters (``max_pending=2``)."""
+        if self._harness is not None:
+            raise RuntimeError("`Start Reminders` was already called in this test")
+        variables = BuiltIn()
+        backend_name = str(variables.get_variable_value("${BACKEND}") or DEFAULT_BACKEND)
+        backend = load_backend(backend_name)
+        registry = load_registry()
+        profile = registry.profile(str(variables.get_variable_value("${PROFILE}")
+                                       or backend.profile))
+        overrides = {name: float(value) for name, value in parameters.items()}
+        self._harness = ReminderHarness(backend, profile, registry, overrides=overrides)
+
+    # -- commands ----------------------------------------------------------------------------
+
+    @keyword("Create Reminder")
+    def create_reminder(self, alias: str, message: str = "remember",
+                        delay: float | None = None, fire_at_second: float | None = None) -> object:
+        """Create a reminder by ``delay`` seconds or ``fire_at_second``; returns the answer."""
+        fire_at = None if fire_at_second is None else _at(fire_at_second)
+        answer = self.harness.run(rc.CreateReminder(alias, message, fire_at, delay))
+        self._answers[alias] = answer
+        return answer
+
+    @keyword("Create Reminders")
+    def create_reminders(self, aliases: str, delay: float) -> None:
+        for alias in _aliases(aliases):
+            self.create_reminder(alias, f"remember {alias}", delay=delay)
+
+    @keyword("Cancel Reminder")
+    def cancel_reminder(self, alias: str) -> object:
+        return self.harness.run(rc.CancelReminder(alias))
+
+    @keyword("Dispatch Of Reminder")
+    def dispatch_of_reminder(self, alias: str, outcome: str) -> None:
+        """Decide how the reminder's dispatch in flight ends: lands, fails or times out."""
+        if outcome not in OUTCOME_WORDS:
+            raise ValueError(f"a dispatch {', '.join(OUTCOME_WORDS)}; not {outcome!r}")
+        self.harness.run(rc.DeliverReminder(alias, OUTCOME_WORDS[outcome]))
+
+    @keyword("Advance Reminder Clock")
+    def advance_reminder_clock(self, seconds: float) -> None:
+        self.harness.run(AdvanceTime(seconds))
+
+    @keyword("Restart Reminders")
+    def restart_reminders(self, down: float = 0.0) -> None:
+        """Crash the runtime, let ``down`` seconds pass, reopen it over the same store."""
+        self.harness.run(rc.RestartReminders(down))
+
+    @keyword("Read Reminder")
+    def read_reminder(self, alias: str) -> None:
+        self.harness.run(rc.GetReminder(alias))
+        view = self.harness.runtime.get(self.harness.ids.get(alias, f"unknown-{alias}"))
+        self._read = None if view is None else (view, freeze(view))
+
+    @keyword("List Reminders")
+    def list_reminders(self, status: str | None = None) -> object:
+        wanted = None if status is None else ReminderStatus(status)
+        return self.harness.run(rc.ListReminders(wanted))
+
+    # -- assertions ---------------------------------------------------------------------------
+
+    @keyword("Creation Should Be Accepted")
+    def creation_should_be_accepted(self, alias: str) -> None:
+        if self._answers.get(alias) != CREATED:
+            raise self._fail(f"the creation of {alias!r} should be accepted, the backend"
+                             f" answered {self._answers.get(alias)!r}")
+
+    @keyword("Creation Should Be Rejected")
+    def creation_should_be_rejected(self, alias: str, code: str) -> None:
+        if self._answers.get(alias) != rejected(code):
+            raise self._fail(f"the creation of {alias!r} should be {rejected(code)!r}, the"
+                             f" backend answered {self._answers.get(alias)!r}")
+
+    @keyword("Cancel Should Answer")
+    def cancel_should_answer(self, alias: str, expected: str) -> None:
+        answer = self.cancel_reminder(alias)
+        if answer != expected:
+            raise self._fail(f"cancel of {alias!r} should answer {expected!r}, the backend"
+                             f" answered {answer!r}")
+
+    @keyword("Reminder Status Should Be")
+    def reminder_status_should_be(self, alias: str, status: str) -> None:
+        self._expect(alias, "status", status)
+
+    @keyword("Reminder Attempts Should Be")
+    def reminder_attempts_should_be(self, alias: str, attempts: int) -> None:
+        self._expect(alias, "attempts", attempts)
+
+    @keyword("Reminder Should Be Due At Second")
+    def reminder_should_be_due_at(self, alias: str, second: float) -> None:
+        self._expect(alias, "due_at", _at(second))
+
+    @keyword("Reminder Should Not Be Due")
+    def reminder_should_not_be_due(self, alias: str) -> None:
+        self._expect(alias, "due_at", None)
+
+    @keyword("Reminder Should Fire At Second")
+    def reminder_should_fire_at(self, alias: str, second: float) -> None:
+        self._expect(alias, "fire_at", _at(second))
+
+    @keyword("Reminder Should Have Been Created At Second")
+    def reminder_created_at(self, alias: str, second: float) -> None:
+        self._expect(alias, "created_at", _at(second))
+
+    @keyword("Reminder Should Have Fired At Second")
+    def reminder_fired_at(self, alias: str, second: float) -> None:
+        self._expect(alias, "fired_at", _at(second))
+
+    @keyword("Reminder Should Not Have Fired")
+    def reminder_not_fired(self, alias: str) -> None:
+        self._expect(alias, "fired_at", None)
+
+    @keyword("Reminder Dispatches Should Be")
+    def reminder_dispatches_should_be(self, alias: str, count: int) -> None:
+        reminder_id = self.harness.ids.get(alias)
+        made = sum(1 for d in self.harness.target.made() if d.reminder_id == reminder_id)
+        if made != count:
+            raise self._fail(f"reminder {alias!r} should have been dispatched {count} time(s),"
+                             f" the delivery target saw {made}")
+
+    @keyword("Listed Reminders Should Be")
+    def listed_reminders_should_be(self, listed: object, aliases: str) -> None:
+        if listed != _aliases(aliases):
+            raise self._fail(f"the listing should be {_aliases(aliases)}, the backend"
+                             f" answered {listed!r}")
+
+    @keyword("Reminder Read Earlier Should Be Unchanged")
+    def read_unchanged(self) -> None:
+        if self._read is None:
+            raise self._fail("no reminder was read: call `Read Reminder` on a held one first")
+        view, record = self._read
+        if freeze(view) != record:
+            raise self._fail(f"a reminder read earlier changed after it was returned: it read"
+                             f" {record!r}, now {freeze(view)!r}")
+
+    @keyword("No Reminder Should Have Been Read")
+    def no_reminder_read(self) -> None:
+        if self._read is not None:
+            raise self._fail(f"reading an unknown reminder should find nothing, the backend"
+                             f" returned {self._read[1]!r}")

@@ -1,0 +1,170 @@
+"""The reminders Hypothesis machine: random creations, cancels, clock steps, dispatch
+outcomes and restarts, backend against oracle at every step.
+
+The harness does the comparing (every answer, every reminder's state, the dispatches
+made); this machine only generates commands. Small limits (3 pending, 4 a day, messages
+of 8 characters, delays of 60 to 600 seconds) and clock steps on those edges make the
+interesting cases likely: a full cap, a delay exactly at a bound, a retry reaching the
+attempt cap, a restart with a dispatch in flight, the day's window rolling over.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    MultipleResults,
+    RuleBasedStateMachine,
+    multiple,
+    precondition,
+    rule,
+)
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.reminders.harness import ReminderHarness
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.reminders import commands as rc
+from jobconform.reference.reminders.oracle import DeliveryOutcome, ReminderStatus
+from jobconform.spec import Profile, Registry
+
+MACHINE_LIMITS: dict[str, float] = {
+    "min_delay_seconds": 60, "max_delay_seconds": 600, "max_message_chars": 8,
+    "max_pending": 3, "max_per_day": 4, "max_attempts": 3, "retry_delay_seconds": 60,
+}
+DELAYS = (0.0, 59.0, 60.0, 61.0, 120.0, 600.0, 601.0)
+TIME_STEPS = (0.0, 30.0, 60.0, 61.0, 120.0, 86_400.0)
+# Valid messages weigh more: a rejected creation adds no reminder to play with.
+MESSAGES = ("hi", "", "  ", "hi", "12345678", "123456789", "hi")
+
+
+def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                          run: MachineRun) -> type[RuleBasedStateMachine]:
+    class ReminderMachine(RuleBasedStateMachine):
+        reminders = Bundle("reminders")
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness = ReminderHarness(backend, profile, registry,
+                                           overrides=dict(MACHINE_LIMITS))
+            self.counter = 0
+
+        def _run(self, command: rc.ReminderCommand) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        def _alias(self) -> str:
+            self.counter += 1
+            return f"r{self.counter}"
+
+        @rule(target=reminders, message=st.sampled_from(MESSAGES),
+              delay=st.sampled_from(DELAYS))
+        def create_with_delay(self, message: str, delay: float) -> str:
+            alias = self._alias()
+            self._run(rc.CreateReminder(alias, message, delay_seconds=delay))
+            return alias
+
+        @rule(target=reminders, message=st.sampled_from(MESSAGES),
+              offset=st.sampled_from((-60.0, *DELAYS)),
+              schedule=st.sampled_from(("fire_at", "fire_at", "both", "neither")))
+        def create_at(self, message: str, offset: float, schedule: str) -> str:
+            """Mostly by fire_at; sometimes by both forms or neither (RM-001)."""
+            alias = self._alias()
+            fire_at = self.harness.clock.now() + timedelta(seconds=offset)
+            self._run(rc.CreateReminder(
+                alias, message, fire_at=None if schedule == "neither" else fire_at,
+                delay_seconds=offset if schedule == "both" else None))
+            return alias
+
+        # The caps are reached only by several accepted creations; a burst of them makes a
+        # full cap, and a full cap across a restart, common.
+        @rule(target=reminders, count=st.integers(2, 4), delay=st.sampled_from((60.0, 600.0)))
+        def create_burst(self, count: int, delay: float) -> MultipleResults[str]:
+            aliases = [self._alias() for _ in range(count)]
+            for alias in aliases:
+                self._run(rc.CreateReminder(alias, "hi", delay_seconds=delay))
+            return multiple(*aliases)
+
+        @rule(reminder=reminders)
+        def cancel(self, reminder: str) -> None:
+            self._run(rc.CancelReminder(reminder))
+
+        def _firing(self) -> list[str]:
+            return self.harness.oracle.list(ReminderStatus.FIRING)
+
+        # Dispatch outcomes matter only for reminders in flight: aim at those directly.
+        @precondition(lambda self: bool(self._firing()))
+        @rule(data=st.data(), outcome=st.sampled_from(list(DeliveryOutcome)))
+        def deliver(self, data: st.DataObject, outcome: DeliveryOutcome) -> None:
+            alias = data.draw(st.sampled_from(self._firing()))
+            self._run(rc.DeliverReminder(alias, outcome))
+
+        # A target that keeps refusing: the attempt cap is reached only by several failed
+        # dispatches of one reminder in a row, each retried after the retry delay.
+        @precondition(lambda self: bool(self._firing()))
+        @rule(data=st.data(), times=st.integers(1, 4))
+        def failing_target(self, data: st.DataObject, times: int) -> None:
+            alias = data.draw(st.sampled_from(self._firing()))
+            for _ in range(times):
+                self._run(rc.DeliverReminder(alias, DeliveryOutcome.FAILS))
+                if self.harness.oracle.reminders[alias].status is not ReminderStatus.PENDING:
+                    return
+                self.advance_to_next_due()
+
+        @precondition(lambda self: bool(self._firing()))
+        @rule(data=st.data())
+        def cancel_firing(self, data: st.DataObject) -> None:
+            self._run(rc.CancelReminder(data.draw(st.sampled_from(self._firing()))))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def advance_time(self, seconds: float) -> None:
+            self._run(AdvanceTime(seconds))
+
+        # Reaching a due time exactly is what fires reminders; random steps alone would
+        # mostly land before or far after it.
+        @precondition(lambda self: self._next_due() is not None)
+        @rule()
+        def advance_to_next_due(self) -> None:
+            due = self._next_due()
+            assert due is not None
+            self._run(AdvanceTime((due - self.harness.clock.now()).total_seconds()))
+
+        def _next_due(self) -> datetime | None:
+            return min((r.due_at for r in self.harness.oracle.reminders.values()
+                        if r.due_at is not None), default=None)
+
+        # A restart matters only with reminders not yet final.
+        @precondition(lambda self: bool(self.harness.oracle.list(ReminderStatus.PENDING)
+                                        or self._firing()))
+        @rule(down_seconds=st.sampled_from((0.0, 60.0, 86_400.0)))
+        def restart(self, down_seconds: float) -> None:
+            self._run(rc.RestartReminders(down_seconds))
+
+        @rule(reminder=reminders)
+        def get(self, reminder: str) -> None:
+            self._run(rc.GetReminder(reminder))
+
+        @rule(status=st.one_of(st.none(), st.sampled_from(list(ReminderStatus))))
+        def list_reminders(self, status: ReminderStatus | None) -> None:
+            self._run(rc.ListReminders(status))
+
+        def teardown(self) -> None:
+            self.harness.close()
+
+    return ReminderMachine
+
+
+def run_reminder_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                         seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the machine; the same seed gives the same sequences and the same result."""
+    return run_machine(make_reminder_machine, backend, profile, registry, seed=seed,
+                       examples=examples)

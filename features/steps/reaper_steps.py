@@ -1,3 +1,0 @@
-"""Registers the reaper step library with behave (importing it defines the steps)."""
-
-from jobconform.conformance.reaper_steps import *  # noqa: F403

@@ -1,0 +1,70 @@
+"""The reminders area's commands: plain data every front-end speaks.
+
+Reminders are named by aliases the check picks ("r1"); the harness maps the runtime's ids
+to them. Time passes with the lifecycle's `AdvanceTime`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import TypeAlias
+
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.reminders.oracle import DeliveryOutcome, ReminderStatus
+
+
+@dataclass(frozen=True)
+class CreateReminder:
+    reminder: str
+    message: str
+    fire_at: datetime | None = None
+    delay_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class CancelReminder:
+    reminder: str
+
+
+@dataclass(frozen=True)
+class DeliverReminder:
+    """Decide how the reminder's dispatch in flight ends (nothing if it has none)."""
+
+    reminder: str
+    outcome: DeliveryOutcome
+
+
+@dataclass(frozen=True)
+class RestartReminders:
+    """Crash the runtime, let `down_seconds` pass, and reopen it over the same store."""
+
+    down_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class GetReminder:
+    reminder: str
+
+
+@dataclass(frozen=True)
+class ListReminders:
+    status: ReminderStatus | None = None
+
+
+ReminderCommand: TypeAlias = (CreateReminder | CancelReminder | DeliverReminder
+                              | RestartReminders | GetReminder | ListReminders | AdvanceTime)
+
+
+def describe_reminder_command(command: ReminderCommand) -> str:
+    """One readable line per command; fields left at their defaults are omitted."""
+    values = []
+    for item in fields(command):
+        value = getattr(command, item.name)
+        if value == item.default:
+            continue
+        if isinstance(value, str) and len(value) > 40:
+            value = f"<{len(value)} characters>"
+        shown = value.value if isinstance(value, DeliveryOutcome | ReminderStatus) else value
+        values.append(f"{item.name}={shown!r}")
+    return f"{type(command).__name__}({', '.join(values)})"
