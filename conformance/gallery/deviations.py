@@ -20,7 +20,7 @@ from jobconform.conformance.lifecycle.gallery import (
     StuckInclusiveBoundaryRuntime,
 )
 
-DEVIATIONS_FILE = Path(__file__).with_name("deviations") / "two_deviations.yaml"
+DEVIATIONS_FILE = Path(__file__).with_name("two_deviations.yaml")
 TWO_DEVIATIONS = f"{__name__}:two_deviations"
 
 
