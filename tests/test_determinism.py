@@ -10,7 +10,7 @@ from jobconform.spec import load_registry
 
 def test_same_seed_same_counterexample() -> None:
     registry = load_registry()
-    backend = load_backend("jobconform.conformance.gallery:cleanup_exclusive_boundary")
+    backend = load_backend("jobconform.conformance.lifecycle.gallery:cleanup_exclusive_boundary")
     runs = [run_machine(backend, registry.profile("canonical"), registry, seed=7)
             for _ in range(2)]
     first, second = (run.divergence for run in runs)

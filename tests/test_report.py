@@ -80,7 +80,7 @@ from jobconform.conformance.report import (  # noqa: E402
     validate_report,
 )
 
-BROKEN = "jobconform.conformance.gallery:cancel_always_true"
+BROKEN = "jobconform.conformance.lifecycle.gallery:cancel_always_true"
 
 
 def test_the_json_report_matches_its_published_schema(registry: Registry) -> None:

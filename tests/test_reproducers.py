@@ -25,7 +25,7 @@ from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.spec import load_registry
 
-BROKEN = "jobconform.conformance.gallery:late_completion"
+BROKEN = "jobconform.conformance.lifecycle.gallery:late_completion"
 
 
 @pytest.fixture(scope="module")
