@@ -12,6 +12,7 @@ import click
 from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance import spec_gate
+from jobconform.conformance.compare import compare_command
 from jobconform.conformance.expectations import (
     ExpectationsError,
     ExpectedFailure,
@@ -374,6 +375,8 @@ def spec_lock() -> None:
     target.write_text(registry.lock_text(), encoding="utf-8")
     click.echo(f"wrote {target} for spec {registry.version}")
 
+
+main.add_command(compare_command)
 
 if __name__ == "__main__":
     main()
