@@ -196,7 +196,7 @@ def _failing_cases(document: Mapping[str, Any], requirement: str) -> list[Mappin
     return direct or stopped
 
 
-def _trace_on_disk(artifact: str, report_path: Path) -> Path:
+def trace_on_disk(artifact: str, report_path: Path) -> Path:
     """Where a reproducer is now: as written (relative to where the run ran), or in the
     report's own traces/ folder (the report folder was moved, or is a CI artefact)."""
     written = Path(artifact)
@@ -225,7 +225,7 @@ def _cell(document: Mapping[str, Any], source: Path, requirement: str) -> Cell:
             message = message[:MESSAGE_LIMIT] + "\n[... cut; see the report or the trace]"
     elif verdict == UNTESTED:
         message = "no case in the suite covers it"
-    traces = tuple(dict.fromkeys(_trace_on_disk(artifact, source) for case in cases
+    traces = tuple(dict.fromkeys(trace_on_disk(artifact, source) for case in cases
                                  for artifact in case["artifacts"]))
     expected = document["expected_failures"].get(requirement)
     reason = str(expected["reason"]) if expected and verdict == EXPECTED_FAILURE else ""
