@@ -19,6 +19,7 @@ from jobconform.conformance.expectations import (
     ExpectedFailure,
     load_expectations,
 )
+from jobconform.conformance.progress import Meter
 from jobconform.conformance.report import (
     EXPECTED_FAILURE,
     FAIL,
@@ -279,11 +280,14 @@ def selftest(suites: tuple[str, ...], only: tuple[str, ...], seed: int, examples
                                  f" known: {', '.join(sorted(known))}", param_hint="--only")
     entries = [entry for entry in GALLERY if not only or entry.name in only]
     missed = []
+    # A line on stderr after every entry: how many are done, and about how long is left.
+    meter = Meter("self-test", len(entries), "broken backends", _progress, interval=0.0)
     for entry in entries:
         catches = check_entry(entry, registry, work_dir, suites or SUITES, seed, examples)
         click.echo(f"{entry.name} ({entry.source}): {entry.bug}")
         click.echo(format_catches(catches))
         missed += [c for c in catches if not (c.caught and c.named_expected)]
+        meter.advance()
     click.echo(f"\nself-test: {len(entries)} broken backends, {len(missed)} missed checks")
     if missed:
         sys.exit(1)

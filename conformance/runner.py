@@ -20,13 +20,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.machines import MACHINES, MachineEntry
+from jobconform.conformance.progress import CountingBackend, Meter
 from jobconform.conformance.trace import (
     to_gherkin,
     trace_from_divergence,
@@ -243,10 +244,17 @@ def run_hypothesis(config: RunConfig, registry: Registry,
         for entry in MACHINES:
             wanted = config.machine_areas is None or bool(entry.areas & config.machine_areas)
             if wanted and entry.applies_to(backend, profile):
-                if progress is not None:
-                    progress(f"hypothesis: {entry.name}, seed {seed}, {config.examples}"
-                             " examples ...")
-                case, steps = _run_machine(entry, backend, profile, registry, config, seed)
+                if progress is None:
+                    case, steps = _run_machine(entry, backend, profile, registry, config, seed)
+                else:
+                    # The examples are counted as the machine opens runtimes on the backend.
+                    meter = Meter(f"hypothesis: {entry.name}, seed {seed}", config.examples,
+                                  "examples", progress)
+                    progress(meter.line())
+                    counted = cast(Backend, CountingBackend(backend, meter))
+                    case, steps = _run_machine(entry, counted, profile, registry, config, seed)
+                    progress(f"{meter.line()}; {steps} steps,"
+                             f" {'passed' if case.passed else 'DIVERGED'}")
                 run.cases.append(case)
                 run.steps += steps
     run.seconds = time.perf_counter() - started
