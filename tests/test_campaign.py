@@ -91,8 +91,20 @@ def run_shards(tmp_path: Path, backend: str, count: int, seeds: str) -> list[Pat
     return reports
 
 
-def test_merge_joins_every_shards_cases_verdicts_and_traces(tmp_path: Path) -> None:
-    shards = run_shards(tmp_path, BROKEN, 2, "0-3")
+# Each campaign runs once per module: the tests read or merge its shards' reports.
+@pytest.fixture(scope="module")
+def broken_shards(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return run_shards(tmp_path_factory.mktemp("broken"), BROKEN, 2, "0-3")
+
+
+@pytest.fixture(scope="module")
+def passing_shards(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return run_shards(tmp_path_factory.mktemp("passing"), LIFECYCLE_ONLY, 2, "0-1")
+
+
+def test_merge_joins_every_shards_cases_verdicts_and_traces(broken_shards: list[Path],
+                                                            tmp_path: Path) -> None:
+    shards = broken_shards
     first = json.loads(shards[0].read_text())
     assert first["campaign"] == {"seeds": [0, 2], "shards": ["1/2"]}
     assert [c["name"] for c in first["suites"][0]["cases"]] == [
@@ -115,8 +127,8 @@ def test_merge_joins_every_shards_cases_verdicts_and_traces(tmp_path: Path) -> N
     assert "merged 2 reports (2 shards, 4 seeds)" in output
 
 
-def test_merge_of_passing_shards_passes(tmp_path: Path) -> None:
-    shards = run_shards(tmp_path, LIFECYCLE_ONLY, 2, "0-1")
+def test_merge_of_passing_shards_passes(passing_shards: list[Path], tmp_path: Path) -> None:
+    shards = passing_shards
     code, output = invoke("merge", *map(str, shards), "--report-dir", str(tmp_path / "m"))
     merged = json.loads((tmp_path / "m" / "report.json").read_text())
     # The shards ran the machines only, so the merged report has that one suite.
@@ -125,8 +137,9 @@ def test_merge_of_passing_shards_passes(tmp_path: Path) -> None:
     assert code == (1 if merged["verdict"] == "fail" else 0)
 
 
-def test_merge_refuses_a_missing_or_repeated_shard(tmp_path: Path) -> None:
-    shards = run_shards(tmp_path, LIFECYCLE_ONLY, 2, "0-1")
+def test_merge_refuses_a_missing_or_repeated_shard(passing_shards: list[Path],
+                                                  tmp_path: Path) -> None:
+    shards = passing_shards
     code, output = invoke("merge", str(shards[0]), "--report-dir", str(tmp_path / "m"))
     assert code == 1 and "shard(s) 2/2 missing" in output
     code, output = invoke("merge", str(shards[0]), str(shards[0]), str(shards[1]),
@@ -134,9 +147,10 @@ def test_merge_refuses_a_missing_or_repeated_shard(tmp_path: Path) -> None:
     assert code == 1 and "shard 1/2 is in both" in output
 
 
-def test_merge_refuses_reports_of_different_backends(tmp_path: Path) -> None:
-    one = run_shards(tmp_path / "a", LIFECYCLE_ONLY, 2, "0-1")
-    other = run_shards(tmp_path / "b", BROKEN, 2, "0-1")
-    code, output = invoke("merge", str(one[0]), str(other[1]), "--report-dir",
+def test_merge_refuses_reports_of_different_backends(passing_shards: list[Path],
+                                                    broken_shards: list[Path],
+                                                    tmp_path: Path) -> None:
+    code, output = invoke("merge", str(passing_shards[0]), str(broken_shards[1]),
+                          "--report-dir",
                           str(tmp_path / "m"))
     assert code == 1 and "differ in 'backend'" in output

@@ -29,10 +29,11 @@ def registry() -> Registry:
     return load_registry()
 
 
-@pytest.fixture()
-def reports(tmp_path: Path, registry: Registry) -> list[Path]:
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory: pytest.TempPathFactory, registry: Registry) -> list[Path]:
     """Three backends: one passing all, one failing LC-003 with a trace and listing
     RT-002, one claiming lifecycle only with LC-005 uncovered."""
+    tmp_path = tmp_path_factory.mktemp("reports")
     return [
         write_report(tmp_path / "memory", registry, "memory"),
         write_report(tmp_path / "broken", registry, "broken",
@@ -99,9 +100,8 @@ def test_two_reports_of_one_backend_are_told_apart_by_folder(
     assert [c.label for c in named.columns] == ["pg", "maria"]
 
 
-def test_a_folder_stands_for_every_report_under_it(reports: list[Path],
-                                                   tmp_path: Path) -> None:
-    matrix = build_matrix([str(tmp_path)])
+def test_a_folder_stands_for_every_report_under_it(reports: list[Path]) -> None:
+    matrix = build_matrix([str(reports[0].parent.parent)])
     assert sorted(c.label for c in matrix.columns) == ["broken", "memory", "partial"]
 
 
@@ -158,9 +158,8 @@ def parse(page: str) -> _Page:
 
 
 def test_html_has_rows_cells_details_filters_and_chart(reports: list[Path],
-                                                       tmp_path: Path,
                                                        registry: Registry) -> None:
-    page_path = tmp_path / "out" / "index.html"
+    page_path = reports[0].parent.parent / "out" / "index.html"  # beside the reports
     matrix = matrix_of(reports)
     page = parse(to_html(matrix, page_path))
     rows = [a for tag, a in page.elements if tag == "tr" and a.get("class") == "req"]

@@ -93,8 +93,9 @@ def registry() -> Registry:
     return load_registry()
 
 
-@pytest.fixture()
-def page(tmp_path: Path, registry: Registry) -> Path:
+@pytest.fixture(scope="module")
+def page(tmp_path_factory: pytest.TempPathFactory, registry: Registry) -> Path:
+    tmp_path = tmp_path_factory.mktemp("page")
     reports = [
         write_report(tmp_path / "memory", registry, "memory"),
         write_report(tmp_path / "broken", registry, "broken",
