@@ -63,3 +63,11 @@ def test_a_run_shows_each_machines_examples(tmp_path: Path) -> None:
              if line.startswith("hypothesis: lifecycle machine, seed 0:") and "steps" in line]
     assert len(final) == 1 and final[0].endswith("passed"), result.output
     assert "/10 examples" in final[0] or "runs for 10 examples" in final[0]
+
+
+def test_the_self_test_shows_entries_done_and_time_left(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["selftest", "--only", "late_completion", "--suite",
+                                       "hypothesis", "--examples", "20",
+                                       "--work-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "self-test: 1/1 broken backends, " in result.output
