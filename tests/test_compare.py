@@ -213,3 +213,18 @@ def test_compare_command_fails_clearly_on_a_missing_report(tmp_path: Path) -> No
     result = CliRunner().invoke(main, ["compare", str(tmp_path / "nope.json")])
     assert result.exit_code == 1
     assert "cannot read the report" in result.output
+
+
+def test_reports_of_two_spec_versions_are_flagged(tmp_path: Path, registry: Registry) -> None:
+    new = write_report(tmp_path / "new", registry, "new")
+    old = write_report(tmp_path / "old", registry, "old")
+    document = json.loads(old.read_text())
+    document["spec_version"] = "0.3.0"
+    del document["requirements"]["LC-025"]  # a requirement the older spec did not have
+    old.write_text(json.dumps(document))
+    matrix = matrix_of([new, old])
+    assert matrix.spec_versions == ["0.3.0", registry.version]
+    row = next(r for r in matrix.rows if r.requirement == "LC-025")
+    assert [c.verdict for c in row.cells] == ["pass", "n/a"]
+    assert "different spec versions" in to_markdown(matrix)
+    assert 'class="warning"' in to_html(matrix, tmp_path / "index.html")
