@@ -12,11 +12,14 @@ import click
 from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance import spec_gate
+from jobconform.conformance.campaign import CampaignError, merge_command, plan_campaign
+from jobconform.conformance.compare import compare_command
 from jobconform.conformance.expectations import (
     ExpectationsError,
     ExpectedFailure,
     load_expectations,
 )
+from jobconform.conformance.progress import Meter
 from jobconform.conformance.report import (
     EXPECTED_FAILURE,
     FAIL,
@@ -94,6 +97,12 @@ def failed_in_report(path: Path) -> tuple[dict[str, object], frozenset[str]]:
               help="Hypothesis seed: the same seed gives the same sequences.")
 @click.option("--examples", default=200, show_default=True, type=click.IntRange(min=1),
               help="Hypothesis examples (command sequences) to try.")
+@click.option("--seeds", "seed_range", default=None, metavar="A-B",
+              help="A Hypothesis campaign: every machine runs once per seed from A to B.")
+@click.option("--shard", "shard_text", default=None, metavar="K/N",
+              help="Run shard K of N of the --seeds campaign (every N-th seed from the K-th;"
+                   " Behave and Robot run in shard 1 only); join the shards' reports with"
+                   " `jobconform merge`.")
 @click.option("--report-dir", default=Path("reports"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path),
               help="Where report.json, junit.xml, traces and suite logs are written.")
@@ -111,11 +120,17 @@ def failed_in_report(path: Path) -> tuple[dict[str, object], frozenset[str]]:
               type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="A folder of trace files (*.json) to run as extra Behave scenarios.")
 def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, ...],
-        seed: int, examples: int, report_dir: Path, expected_file: Path | None,
+        seed: int, examples: int, seed_range: str | None, shard_text: str | None,
+        report_dir: Path, expected_file: Path | None,
         markdown_path: Path | None, rerun_report: Path | None,
         regressions: Path | None) -> None:
     """Run the conformance suites against a backend and print a per-requirement table."""
     registry = _registry()
+    try:
+        plan = plan_campaign(seed_range, shard_text, seed, suites or SUITES)
+    except CampaignError as error:
+        raise click.BadParameter(str(error), param_hint="--seeds/--shard") from error
+    seed = plan.seeds[0] if plan.seeds else seed
     selected: frozenset[str] | None = None
     if rerun_report is not None:
         earlier, selected = failed_in_report(rerun_report)
@@ -138,13 +153,14 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
             expected = load_expectations(expected_file)
         except ExpectationsError as error:
             raise click.BadParameter(str(error), param_hint="--expected-failures") from error
-    config = RunConfig(backend=backend_name, profile=profile, suites=suites or SUITES,
+    config = RunConfig(backend=backend_name, profile=profile, suites=plan.suites,
                        seed=seed, examples=examples, work_dir=report_dir, selected=selected,
-                       regressions=regressions)
+                       regressions=regressions, seeds=plan.seeds)
     started = time.perf_counter()
     runs = run_suites(config, registry, _progress)
     summary = RunSummary(backend_name, profile, frozenset(backend.capabilities),
-                         registry.version, seed, runs, expected, selected)
+                         registry.version, seed, runs, expected, selected,
+                         plan.report_entry())
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
     write_junit(report_dir / "junit.xml", summary)
@@ -264,11 +280,14 @@ def selftest(suites: tuple[str, ...], only: tuple[str, ...], seed: int, examples
                                  f" known: {', '.join(sorted(known))}", param_hint="--only")
     entries = [entry for entry in gallery() if not only or entry.name in only]
     missed = []
+    # A line on stderr after every entry: how many are done, and about how long is left.
+    meter = Meter("self-test", len(entries), "broken backends", _progress, interval=0.0)
     for entry in entries:
         catches = check_entry(entry, registry, work_dir, suites or SUITES, seed, examples)
         click.echo(f"{entry.name} ({entry.source}): {entry.bug}")
         click.echo(format_catches(catches))
         missed += [c for c in catches if not (c.caught and c.named_expected)]
+        meter.advance()
     click.echo(f"\nself-test: {len(entries)} broken backends, {len(missed)} missed checks")
     if missed:
         sys.exit(1)
@@ -374,6 +393,9 @@ def spec_lock() -> None:
     target.write_text(registry.lock_text(), encoding="utf-8")
     click.echo(f"wrote {target} for spec {registry.version}")
 
+
+main.add_command(compare_command)
+main.add_command(merge_command)
 
 if __name__ == "__main__":
     main()

@@ -51,6 +51,9 @@ class RunSummary:
     expected: Mapping[str, ExpectedFailure] = field(default_factory=dict)
     # A rerun checks only these requirements (--rerun-failed); None: all of them.
     selected: frozenset[str] | None = None
+    # A campaign over several seeds (run --seeds, --shard; merge): {"seeds": [...],
+    # "shards": ["1/4", ...]}, written to the report as "campaign".
+    campaign: Mapping[str, object] | None = None
 
     def verdicts(self, registry: Registry) -> dict[str, dict[str, str]]:
         table: dict[str, dict[str, str]] = {}
@@ -249,6 +252,7 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
              "cases": [_case_json(case) for case in run.cases]}
             for run in summary.suites
         ],
+        **({"campaign": dict(summary.campaign)} if summary.campaign is not None else {}),
     }
 
 

@@ -20,13 +20,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.machines import MachineEntry, machines
+from jobconform.conformance.progress import CountingBackend, Meter
 from jobconform.conformance.trace import (
     to_gherkin,
     trace_from_divergence,
@@ -76,6 +77,9 @@ class RunConfig:
     # applies. The self-test uses it: a broken backend is proven caught in the area of its
     # bug, and running every other area's machine on it would only cost time.
     machine_areas: frozenset[str] | None = None
+    # A campaign (run --seeds A-B, maybe one --shard of it): every machine runs once per
+    # seed, and its trace files carry the seed. Empty: one run at `seed`.
+    seeds: tuple[int, ...] = ()
 
 
 @dataclass
@@ -254,14 +258,23 @@ def run_hypothesis(config: RunConfig, registry: Registry,
     backend = load_backend(config.backend)
     profile = registry.profile(config.profile)
     run = SuiteRun("hypothesis", 0.0)
-    for entry in machines():
-        wanted = config.machine_areas is None or bool(entry.areas & config.machine_areas)
-        if wanted and entry.applies_to(backend, profile):
-            if progress is not None:
-                progress(f"hypothesis: {entry.name}, {config.examples} examples ...")
-            case, steps = _run_machine(entry, backend, profile, registry, config)
-            run.cases.append(case)
-            run.steps += steps
+    for seed in config.seeds or (config.seed,):
+        for entry in machines():
+            wanted = config.machine_areas is None or bool(entry.areas & config.machine_areas)
+            if wanted and entry.applies_to(backend, profile):
+                if progress is None:
+                    case, steps = _run_machine(entry, backend, profile, registry, config, seed)
+                else:
+                    # The examples are counted as the machine opens runtimes on the backend.
+                    meter = Meter(f"hypothesis: {entry.name}, seed {seed}", config.examples,
+                                  "examples", progress)
+                    progress(meter.line())
+                    counted = cast(Backend, CountingBackend(backend, meter))
+                    case, steps = _run_machine(entry, counted, profile, registry, config, seed)
+                    progress(f"{meter.line()}; {steps} steps,"
+                             f" {'passed' if case.passed else 'DIVERGED'}")
+                run.cases.append(case)
+                run.steps += steps
     run.seconds = time.perf_counter() - started
     return run
 
@@ -271,11 +284,11 @@ def machine_file_stem(machine: str) -> str:
 
 
 def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, registry: Registry,
-                 config: RunConfig) -> tuple[CaseResult, int]:
-    name = f"{entry.name} (seed {config.seed}, {config.examples} examples)"
+                 config: RunConfig, seed: int) -> tuple[CaseResult, int]:
+    name = f"{entry.name} (seed {seed}, {config.examples} examples)"
     try:
         with seed_alone():
-            machine = entry.run(backend, profile, registry, config.seed, config.examples)
+            machine = entry.run(backend, profile, registry, seed, config.examples)
     except AdapterError as error:
         return CaseResult("hypothesis", name, (), False, str(error)), 0
     divergence = machine.divergence
@@ -284,11 +297,13 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
     if divergence is not None:
         trace = trace_from_divergence(divergence, backend=config.backend,
                                       profile=config.profile, spec_version=registry.version,
-                                      machine=entry.name, seed=config.seed)
+                                      machine=entry.name, seed=seed)
         if trace is None:
             message += f"\n(no portable trace: {entry.name} is not in trace.MACHINE_LIMITS)"
         else:
-            stem = config.work_dir / "traces" / machine_file_stem(entry.name)
+            # In a campaign each seed's trace is kept: the file names carry the seed.
+            suffix = f"-seed-{seed}" if config.seeds else ""
+            stem = config.work_dir / "traces" / (machine_file_stem(entry.name) + suffix)
             write_trace(trace, stem.with_suffix(".json"))
             stem.with_suffix(".feature").write_text(
                 to_gherkin(trace, stem.name), encoding="utf-8")

@@ -1,0 +1,305 @@
+"""Campaigns larger than one machine: a Hypothesis campaign over a range of seeds, split
+into shards that CI runs as a job matrix, and `jobconform merge`, which joins the shards'
+reports into one.
+
+    jobconform run --suite hypothesis --seeds 0-99 --shard 3/8 --report-dir reports/shard-3
+    jobconform merge reports/shard-*/report.json --report-dir reports/campaign
+
+Shard K of N takes every N-th seed of the range, starting at its K-th: seeds 0-99 in 8
+shards give shard 3 the seeds 2, 10, 18, ... Every machine runs once per seed. Behave and
+Robot Framework are deterministic, so a sharded run leaves them to shard 1 instead of
+repeating them N times. The merged report holds every shard's cases (so every verdict is
+computed over all of them: a failure in one shard fails the requirement) and every
+shard's traces, copied into its own traces/ folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from jobconform.conformance.compare import trace_on_disk
+from jobconform.conformance.expectations import ExpectedFailure
+from jobconform.conformance.report import (
+    ReportError,
+    RunSummary,
+    console_table,
+    read_report,
+    to_markdown,
+    write_json,
+    write_junit,
+)
+from jobconform.conformance.runner import SUITES, CaseResult, SuiteRun
+from jobconform.spec import Registry, SpecError, load_registry
+
+_SEEDS = re.compile(r"(\d+)(?:-(\d+))?")
+_SHARD = re.compile(r"([1-9]\d*)/([1-9]\d*)")
+
+
+class CampaignError(ValueError):
+    """A seed range, a shard or a set of reports to merge that does not make sense."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int  # 1-based
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    @property
+    def runs_example_suites(self) -> bool:
+        """Behave and Robot run in the first shard only: they give the same result every
+        time, so the other shards would repeat them for nothing."""
+        return self.index == 1
+
+
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """`A-B` (inclusive) or a single `A`.
+
+    Raises:
+        CampaignError: not a range, or an empty one.
+    """
+    match = _SEEDS.fullmatch(text.strip())
+    if match is None:
+        raise CampaignError(f"{text!r} is not a seed range: write A-B, e.g. 0-99")
+    first = int(match.group(1))
+    last = int(match.group(2)) if match.group(2) is not None else first
+    if last < first:
+        raise CampaignError(f"the seed range {text!r} is empty: its end is below its start")
+    return tuple(range(first, last + 1))
+
+
+def parse_shard(text: str) -> Shard:
+    """`K/N`, with 1 <= K <= N.
+
+    Raises:
+        CampaignError: malformed, or K outside 1..N.
+    """
+    match = _SHARD.fullmatch(text.strip())
+    if match is None:
+        raise CampaignError(f"{text!r} is not a shard: write K/N, e.g. 2/4 (K counts from 1)")
+    shard = Shard(int(match.group(1)), int(match.group(2)))
+    if shard.index > shard.count:
+        raise CampaignError(f"shard {shard} does not exist: K must be between 1 and {shard.count}")
+    return shard
+
+
+def shard_seeds(seeds: tuple[int, ...], shard: Shard) -> tuple[int, ...]:
+    """The seeds one shard runs: every N-th, from its K-th.
+
+    Raises:
+        CampaignError: the shard would get no seed (more shards than seeds).
+    """
+    mine = seeds[shard.index - 1::shard.count]
+    if not mine:
+        raise CampaignError(f"shard {shard} gets no seed: {len(seeds)} seeds cannot be split"
+                            f" over {shard.count} shards")
+    return mine
+
+
+@dataclass(frozen=True)
+class CampaignPlan:
+    """What one `run` does: its suites and, in a campaign, its seeds and shard."""
+
+    suites: tuple[str, ...]
+    seeds: tuple[int, ...] = ()  # empty: a single run at --seed
+    shard: Shard | None = None
+
+    def report_entry(self) -> dict[str, object] | None:
+        """The report's "campaign" entry; None outside a campaign."""
+        if not self.seeds:
+            return None
+        return {"seeds": list(self.seeds), "shards": [str(self.shard)] if self.shard else []}
+
+
+def plan_campaign(seed_range: str | None, shard_text: str | None, seed: int,
+                  suites: tuple[str, ...]) -> CampaignPlan:
+    """Check `run`'s --seeds, --shard and --seed together.
+
+    Raises:
+        CampaignError: --shard without --seeds, --seeds with a --seed, a bad range or
+            shard, or a shard past the first asked for Behave or Robot only.
+    """
+    if seed_range is None:
+        if shard_text is not None:
+            raise CampaignError("--shard splits a campaign: give its seeds with --seeds A-B")
+        return CampaignPlan(suites)
+    if seed != 0:
+        raise CampaignError("give either --seed (one run) or --seeds (a campaign), not both")
+    seeds = parse_seeds(seed_range)
+    if shard_text is None:
+        return CampaignPlan(suites, seeds)
+    shard = parse_shard(shard_text)
+    mine = shard_seeds(seeds, shard)
+    if not shard.runs_example_suites:
+        suites = tuple(suite for suite in suites if suite == "hypothesis")
+        if not suites:
+            raise CampaignError(f"shard {shard} runs the Hypothesis machines only (Behave and"
+                                " Robot run in shard 1): add --suite hypothesis")
+    return CampaignPlan(suites, mine, shard)
+
+
+# --- merge -----------------------------------------------------------------------------
+
+def _case(document: Mapping[str, Any]) -> CaseResult:
+    return CaseResult(suite=document["suite"], name=document["name"],
+                      requirements=tuple(document["requirements"]),
+                      passed=document["passed"], message=document["message"],
+                      blamed=tuple(document["blamed"]),
+                      artifacts=tuple(document["artifacts"]))
+
+
+def _same(reports: list[tuple[Path, dict[str, Any]]], key: str) -> Any:
+    values = {repr(document[key]) for _, document in reports}
+    if len(values) > 1:
+        shown = "; ".join(f"{path}: {document[key]!r}" for path, document in reports)
+        raise CampaignError(f"the reports differ in {key!r}, so they are not shards of one"
+                            f" campaign ({shown})")
+    return reports[0][1][key]
+
+
+def _shards(reports: list[tuple[Path, dict[str, Any]]]) -> list[str]:
+    """Every shard named once, and none missing, when the reports name their shards."""
+    named = [(path, shard) for path, document in reports
+             for shard in (document.get("campaign") or {}).get("shards", [])]
+    if not named:
+        return []
+    seen: dict[str, Path] = {}
+    for path, shard in named:
+        if shard in seen:
+            raise CampaignError(f"shard {shard} is in both {seen[shard]} and {path}")
+        seen[shard] = path
+    counts = {int(shard.split("/")[1]) for shard in seen}
+    if len(counts) > 1:
+        raise CampaignError(f"the reports split the campaign differently: {sorted(seen)}")
+    (count,) = counts
+    missing = [f"{k}/{count}" for k in range(1, count + 1) if f"{k}/{count}" not in seen]
+    if missing:
+        raise CampaignError(f"shard(s) {', '.join(missing)} missing: the merged report would"
+                            " not cover the whole campaign")
+    return sorted(seen, key=lambda shard: int(shard.split("/")[0]))
+
+
+def _copy_traces(cases: Iterable[CaseResult], source: Path, shard: str,
+                 traces: Path) -> list[CaseResult]:
+    """Copy each case's reproducers into the merged report's traces/ folder."""
+    copied = []
+    for case in cases:
+        artifacts = []
+        for artifact in case.artifacts:
+            found = trace_on_disk(artifact, source)
+            target = traces / found.name
+            if target.exists() and target.resolve() != found.resolve():
+                target = traces / f"shard-{shard.replace('/', '-of-')}-{found.name}"
+            if found.exists() and target.resolve() != found.resolve():
+                traces.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(found, target)
+            artifacts.append(str(target))
+        copied.append(CaseResult(case.suite, case.name, case.requirements, case.passed,
+                                 case.message, case.blamed, tuple(artifacts)))
+    return copied
+
+
+def merge_reports(paths: Iterable[Path], registry: Registry, report_dir: Path) -> RunSummary:
+    """Join the reports of one campaign's shards into one run.
+
+    Raises:
+        ReportError: a report is unreadable or off-schema.
+        CampaignError: the reports are not shards of one campaign (another backend,
+            profile, spec, deviation list), or a shard is missing or repeated.
+    """
+    reports: list[tuple[Path, dict[str, Any]]] = [(path, read_report(path)) for path in paths]
+    if not reports:
+        raise CampaignError("no reports to merge")
+    spec_version = _same(reports, "spec_version")
+    if spec_version != registry.version:
+        raise CampaignError(f"the reports were made under spec {spec_version}; this is spec"
+                            f" {registry.version}: merge with the jobconform that ran them")
+    for key in ("backend", "profile", "capabilities", "expected_failures", "rerun_of"):
+        _same(reports, key)
+    shards = _shards(reports)
+    seeds: set[int] = set()
+    runs: dict[str, SuiteRun] = {}
+    for path, document in reports:
+        campaign = document.get("campaign") or {}
+        mine = set(campaign.get("seeds") or [document["seed"]])
+        shard = ",".join(campaign.get("shards", [])) or path.parent.name
+        if document.get("campaign") and seeds & mine:
+            raise CampaignError(f"{path} repeats seed(s) {sorted(seeds & mine)} of another"
+                                " report")
+        seeds |= mine
+        for suite in document["suites"]:
+            run = runs.setdefault(suite["suite"], SuiteRun(suite["suite"], 0.0))
+            run.seconds += float(suite["seconds"])
+            run.steps += int(suite["steps"])
+            cases = [_case(case) for case in suite["cases"]]
+            run.cases += _copy_traces(cases, path, shard, report_dir / "traces")
+    first = reports[0][1]
+    expected = {rid: ExpectedFailure(rid, body["reason"], body["link"])
+                for rid, body in first["expected_failures"].items()}
+    selected = frozenset(first["rerun_of"]) if first["rerun_of"] is not None else None
+    return RunSummary(
+        str(first["backend"]), str(first["profile"]), frozenset(first["capabilities"]),
+        registry.version, min(seeds), [runs[suite] for suite in SUITES if suite in runs],
+        expected, selected, {"seeds": sorted(seeds), "shards": shards})
+
+
+@click.command(name="merge")
+@click.argument("reports", nargs=-1, required=True, metavar="REPORT...",
+                type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--report-dir", default=Path("reports/merged"), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Where the merged report.json, junit.xml and traces/ are written.")
+@click.option("--markdown", "markdown_path", default=None,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write a Markdown summary here (appended to $GITHUB_STEP_SUMMARY"
+                   " as well when that is set).")
+def merge_command(reports: tuple[Path, ...], report_dir: Path,
+                  markdown_path: Path | None) -> None:
+    """Join the reports of a sharded campaign (`run --seeds A-B --shard K/N`) into one.
+
+    Every shard must be there once, and all must come from one backend, profile, spec
+    and deviation list. The merged report's verdicts are computed over every shard's
+    cases; each shard's traces are copied into REPORT_DIR/traces. The exit code is
+    non-zero when the merged run fails, as for `jobconform run`.
+    """
+    try:
+        registry = load_registry()
+    except SpecError as error:
+        raise click.ClickException(f"the spec does not load: {error}") from error
+    try:
+        summary = merge_reports(reports, registry, report_dir)
+    except (ReportError, CampaignError) as error:
+        raise click.ClickException(str(error)) from error
+    report_dir.mkdir(parents=True, exist_ok=True)
+    write_json(report_dir / "report.json", summary, registry)
+    write_junit(report_dir / "junit.xml", summary)
+    markdown = to_markdown(summary, registry)
+    written = [report_dir / "report.json", report_dir / "junit.xml"]
+    if markdown_path is not None:
+        markdown_path.parent.mkdir(parents=True, exist_ok=True)
+        markdown_path.write_text(markdown, encoding="utf-8")
+        written.append(markdown_path)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as stream:
+            stream.write(markdown)
+    click.echo(console_table(summary, registry))
+    campaign = summary.campaign or {}
+    shards = campaign.get("shards") or []
+    seeds = campaign.get("seeds") or []
+    assert isinstance(shards, list) and isinstance(seeds, list)
+    click.echo(f"merged {len(reports)} reports ({len(shards)} shards, {len(seeds)} seeds):"
+               f" {', '.join(map(str, written))}")
+    if summary.failed(registry):
+        sys.exit(1)

@@ -1,0 +1,156 @@
+"""Sharded Hypothesis campaigns (`run --seeds A-B --shard K/N`) and `jobconform merge`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from jobconform.backends.protocol import LIFECYCLE
+from jobconform.conformance.campaign import (
+    CampaignError,
+    Shard,
+    parse_seeds,
+    parse_shard,
+    plan_campaign,
+    shard_seeds,
+)
+from jobconform.conformance.cli import main
+from jobconform.conformance.gallery import late_completion
+from jobconform.conformance.partial_claims import LIFECYCLE_ONLY
+
+
+class LateCompletionLifecycleOnly(late_completion):  # type: ignore[misc, valid-type]
+    """The gallery's late completion (LC-003), claiming the lifecycle area alone: one
+    machine per seed keeps the campaign tests short."""
+
+    capabilities = frozenset({LIFECYCLE})
+
+
+BROKEN = f"{__name__}:LateCompletionLifecycleOnly"
+# Few examples: these tests check the splitting and joining, not the search.
+EXAMPLES = "10"
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.output
+
+
+def test_seed_ranges_and_shards_parse() -> None:
+    assert parse_seeds("0-3") == (0, 1, 2, 3)
+    assert parse_seeds("7") == (7,)
+    assert parse_shard("2/4") == Shard(2, 4)
+    for bad in ("3-1", "a-b", "-2"):
+        with pytest.raises(CampaignError):
+            parse_seeds(bad)
+    for bad in ("0/4", "5/4", "2", "1/0"):
+        with pytest.raises(CampaignError):
+            parse_shard(bad)
+
+
+def test_shards_split_the_seeds_without_overlap_or_gap() -> None:
+    seeds = parse_seeds("0-99")
+    parts = [shard_seeds(seeds, Shard(k, 8)) for k in range(1, 9)]
+    assert sorted(seed for part in parts for seed in part) == list(seeds)
+    assert parts[2][:3] == (2, 10, 18)
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1
+    with pytest.raises(CampaignError, match="gets no seed"):
+        shard_seeds(parse_seeds("0-1"), Shard(3, 3))
+
+
+def test_only_the_first_shard_runs_behave_and_robot() -> None:
+    suites = ("behave", "robot", "hypothesis")
+    assert plan_campaign("0-9", "1/2", 0, suites).suites == suites
+    second = plan_campaign("0-9", "2/2", 0, suites)
+    assert second.suites == ("hypothesis",) and second.seeds == (1, 3, 5, 7, 9)
+    assert second.report_entry() == {"seeds": [1, 3, 5, 7, 9], "shards": ["2/2"]}
+    assert plan_campaign(None, None, 4, suites).report_entry() is None
+    with pytest.raises(CampaignError, match="add --suite hypothesis"):
+        plan_campaign("0-9", "2/2", 0, ("behave",))
+    with pytest.raises(CampaignError, match="--seeds"):
+        plan_campaign(None, "1/2", 0, suites)
+    with pytest.raises(CampaignError, match="not both"):
+        plan_campaign("0-9", None, 3, suites)
+
+
+def test_a_bad_shard_is_refused_by_run() -> None:
+    code, output = invoke("run", "--seeds", "0-3", "--shard", "5/4")
+    assert code == 2 and "shard 5/4 does not exist" in output
+
+
+def run_shards(tmp_path: Path, backend: str, count: int, seeds: str) -> list[Path]:
+    reports = []
+    for k in range(1, count + 1):
+        folder = tmp_path / f"shard-{k}"
+        invoke("run", "--backend", backend, "--suite", "hypothesis", "--seeds", seeds,
+               "--shard", f"{k}/{count}", "--examples", EXAMPLES, "--report-dir", str(folder))
+        reports.append(folder / "report.json")
+    return reports
+
+
+# Each campaign runs once per module: the tests read or merge its shards' reports.
+@pytest.fixture(scope="module")
+def broken_shards(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return run_shards(tmp_path_factory.mktemp("broken"), BROKEN, 2, "0-3")
+
+
+@pytest.fixture(scope="module")
+def passing_shards(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return run_shards(tmp_path_factory.mktemp("passing"), LIFECYCLE_ONLY, 2, "0-1")
+
+
+def test_merge_joins_every_shards_cases_verdicts_and_traces(broken_shards: list[Path],
+                                                            tmp_path: Path) -> None:
+    shards = broken_shards
+    first = json.loads(shards[0].read_text())
+    assert first["campaign"] == {"seeds": [0, 2], "shards": ["1/2"]}
+    assert [c["name"] for c in first["suites"][0]["cases"]] == [
+        f"lifecycle machine (seed {s}, {EXAMPLES} examples)" for s in (0, 2)]
+    merged_dir = tmp_path / "merged"
+    code, output = invoke("merge", *map(str, shards), "--report-dir", str(merged_dir))
+    assert code == 1, output  # the broken backend fails, in the merged report too
+    merged = json.loads((merged_dir / "report.json").read_text())
+    assert merged["campaign"] == {"seeds": [0, 1, 2, 3], "shards": ["1/2", "2/2"]}
+    cases = merged["suites"][0]["cases"]
+    assert sorted(c["name"] for c in cases) == sorted(
+        f"lifecycle machine (seed {s}, {EXAMPLES} examples)" for s in range(4))
+    assert merged["requirements"]["LC-003"]["suites"]["hypothesis"] == "fail"
+    for case in cases:
+        for artifact in case["artifacts"]:
+            assert Path(artifact).parent == merged_dir / "traces"
+            assert Path(artifact).exists()
+    failed = [c for c in cases if not c["passed"]]
+    assert failed and all(c["artifacts"] for c in failed)
+    assert "merged 2 reports (2 shards, 4 seeds)" in output
+
+
+def test_merge_of_passing_shards_passes(passing_shards: list[Path], tmp_path: Path) -> None:
+    shards = passing_shards
+    code, output = invoke("merge", *map(str, shards), "--report-dir", str(tmp_path / "m"))
+    merged = json.loads((tmp_path / "m" / "report.json").read_text())
+    # The shards ran the machines only, so the merged report has that one suite.
+    assert merged["requirements"]["LC-001"]["suites"] == {"hypothesis": "pass"}
+    assert merged["counts"]["fail"] == 0, output
+    assert code == (1 if merged["verdict"] == "fail" else 0)
+
+
+def test_merge_refuses_a_missing_or_repeated_shard(passing_shards: list[Path],
+                                                  tmp_path: Path) -> None:
+    shards = passing_shards
+    code, output = invoke("merge", str(shards[0]), "--report-dir", str(tmp_path / "m"))
+    assert code == 1 and "shard(s) 2/2 missing" in output
+    code, output = invoke("merge", str(shards[0]), str(shards[0]), str(shards[1]),
+                          "--report-dir", str(tmp_path / "m"))
+    assert code == 1 and "shard 1/2 is in both" in output
+
+
+def test_merge_refuses_reports_of_different_backends(passing_shards: list[Path],
+                                                    broken_shards: list[Path],
+                                                    tmp_path: Path) -> None:
+    code, output = invoke("merge", str(passing_shards[0]), str(broken_shards[1]),
+                          "--report-dir",
+                          str(tmp_path / "m"))
+    assert code == 1 and "differ in 'backend'" in output
