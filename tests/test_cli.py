@@ -55,7 +55,8 @@ def test_the_server_database_examples_reach_every_requirement(tmp_path: Path) ->
 
 def test_run_fails_and_names_the_requirement_for_a_broken_backend(tmp_path: Path) -> None:
     code, output = invoke("run", "--backend",
-                          "jobconform.conformance.lifecycle.gallery:late_completion", "--suite", "hypothesis", "--examples", "50",
+                          "jobconform.conformance.lifecycle.gallery:late_completion",
+                          "--suite", "hypothesis", "--examples", "50",
                           "--report-dir", str(tmp_path))
     assert code == 1
     assert "LC-003" in output
