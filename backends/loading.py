@@ -10,7 +10,8 @@ from jobconform.backends.protocol import ADMISSION, KNOWN_CAPABILITIES, Backend
 
 ENTRY_POINT_GROUP = "jobconform.backends"
 # Areas whose runtime a backend opens with its own `open_<area>(clock, config, ...)`.
-AREA_OPENERS = frozenset({"breaker", "governor", "idempotency", "reminders", ADMISSION, "loops"})
+AREA_OPENERS = frozenset({"breaker", "governor", "idempotency", "reminders", ADMISSION, "loops",
+                          "scheduling"})
 
 
 class BackendLoadError(LookupError):

@@ -30,9 +30,10 @@ REDELIVERY = "redelivery"
 IDEMPOTENCY = "idempotency"
 REMINDERS = "reminders"
 ADMISSION = "admission"
+SCHEDULING = "scheduling"
 KNOWN_CAPABILITIES = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, "loops", "breaker", "governor", IDEMPOTENCY,
-    ADMISSION, REMINDERS,
+    ADMISSION, REMINDERS, SCHEDULING,
 })
 
 

@@ -21,7 +21,7 @@ import yaml
 # Lifecycle first; the other areas in the order of their requirement-id prefixes.
 AREA_FILES = ("lifecycle.yaml", "admission.yaml", "breaker.yaml", "idempotency.yaml",
               "loops.yaml", "redelivery.yaml", "governor.yaml", "reminders.yaml", "reaper.yaml",
-              "retry.yaml", "stuck.yaml")
+              "retry.yaml", "scheduling.yaml", "stuck.yaml")
 PROFILES_FILE = "profiles.yaml"
 LOCK_FILE = "requirements.lock"
 PARAMETER_VALUE = float | int | str | bool | None
