@@ -22,6 +22,7 @@ from jobconform.backends.protocol import (
     REDELIVERY,
     REMINDERS,
     RETRY,
+    SCHEDULING,
     STUCK,
     Backend,
 )
@@ -33,6 +34,7 @@ from jobconform.conformance.loops_machine import run_loops_machine
 from jobconform.conformance.machine import MachineRun, run_machine
 from jobconform.conformance.reaper_machine import make_reaper_machine
 from jobconform.conformance.reminders_machine import run_reminder_machine
+from jobconform.conformance.scheduling.machine import run_scheduling_machine
 from jobconform.spec import Profile, Registry
 
 MachineFunction = Callable[[Backend, Profile, Registry, int, int], MachineRun]
@@ -91,6 +93,11 @@ def _loops(backend: Backend, profile: Profile, registry: Registry, seed: int,
     return run_loops_machine(backend, profile, registry, seed=seed, examples=examples)
 
 
+def _scheduling(backend: Backend, profile: Profile, registry: Registry, seed: int,
+                examples: int) -> MachineRun:
+    return run_scheduling_machine(backend, profile, registry, seed=seed, examples=examples)
+
+
 MACHINES: tuple[MachineEntry, ...] = (
     # The lifecycle machine also drives retries and heartbeats when the backend claims them.
     MachineEntry("lifecycle machine", frozenset({LIFECYCLE, RETRY, STUCK}), _lifecycle),
@@ -101,4 +108,5 @@ MACHINES: tuple[MachineEntry, ...] = (
     MachineEntry("reminders machine", frozenset({REMINDERS}), _reminders),
     MachineEntry("admission machine", frozenset({ADMISSION}), _admission),
     MachineEntry("loops machine", frozenset({LOOPS}), _loops),
+    MachineEntry("scheduling machine", frozenset({SCHEDULING}), _scheduling),
 )

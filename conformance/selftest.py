@@ -25,6 +25,7 @@ from jobconform.conformance.gallery_sql import SQL_GALLERY
 from jobconform.conformance.gallery_threaded import THREADED_GALLERY
 from jobconform.conformance.report import FAIL, RunSummary
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
+from jobconform.conformance.scheduling.gallery import SCHEDULING_GALLERY
 from jobconform.conformance.shrinking import without_shrinking
 from jobconform.spec import Registry
 
@@ -46,6 +47,7 @@ GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
     REMINDERS_GALLERY,
     ADMISSION_GALLERY,
     LOOPS_GALLERY,
+    SCHEDULING_GALLERY,
 )
 GALLERY: tuple[GalleryEntry, ...] = tuple(entry for gallery in GALLERIES for entry in gallery)
 

@@ -205,7 +205,7 @@ class StepSchedulingRuntime:
         self._fire_due(self._clock.now())
 
     def _fire_due(self, now: datetime) -> None:
-        if not self._store.autonomy():
+        if not self._autonomy_on():
             return
         for schedule in self._store.due(now):
             fire = schedule.next_fire_at
@@ -215,6 +215,10 @@ class StepSchedulingRuntime:
                     break  # another scheduler took this fire: it executes it
                 self._execute(schedule, fire, Trigger.SCHEDULE, now)
                 fire = following
+
+    def _autonomy_on(self) -> bool:
+        """Read from the store at every pass: another scheduler may have flipped it."""
+        return self._store.autonomy()
 
     def _following(self, schedule: StoredSchedule, fire: datetime) -> datetime | None:
         if schedule.kind == ONCE:

@@ -18,7 +18,6 @@ from datetime import datetime
 from jobconform.backends.protocol import Clock
 from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
 from jobconform.backends.scheduling.runtime import ScheduleStore, StepSchedulingRuntime
-from jobconform.backends.threaded.clock import SystemClock, WaitableClock
 
 # A real-time bound on settle; it never lets time pass for the scheduler (the clock is
 # virtual), it only turns a hung thread into an error.
@@ -40,8 +39,6 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
         self._scheduler_saw = -1  # the value of _changes at the thread's last pass
         self._asleep_until: datetime | None = None
         self._asleep = False
-        self._waitable: WaitableClock = (clock if isinstance(clock, WaitableClock)
-                                         else SystemClock())
         with self._state:
             super().__init__(store, clock, config, target)  # boot catch-up, under the lock
         self._thread = threading.Thread(target=self._schedule, daemon=True, name="scheduler")
@@ -58,8 +55,19 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
                 if until is None:
                     self._state.wait()
                 else:
-                    self._waitable.wait_until(self._state, until)
+                    self._sleep_until(until)
                 self._asleep = False
+
+    def _sleep_until(self, deadline: datetime) -> None:
+        """Sleep on the clock: the kit's virtual clock wakes the thread when time reaches
+        the deadline; any other clock is taken as real time."""
+        wait_until = getattr(self._clock, "wait_until", None)
+        if callable(wait_until):
+            wait_until(self._state, deadline)
+        else:
+            remaining = (deadline - self._clock.now()).total_seconds()
+            if remaining > 0:
+                self._state.wait(remaining)
 
     def _next_wake(self) -> datetime | None:
         """When the thread must wake next: the earliest next fire time, none while

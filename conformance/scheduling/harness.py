@@ -272,6 +272,8 @@ class SchedulingHarness:
         self.commands.append(command)
         executions_before = {alias: len(h) for alias, h in self.oracle.history.items()}
         expected, requirements = self._expect(command)
+        if not self.oracle.autonomy:  # every step while off checks that nothing fires
+            requirements += ("SC-010",)
         with guarded(self.safety_timeout, describe_scheduling_command(command)):
             actual = self._apply(command)  # AdvanceTime moves the clock here
             self.oracle.settle(self.clock.now())

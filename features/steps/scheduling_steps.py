@@ -1,0 +1,3 @@
+"""Registers the scheduling step library with behave (importing it defines the steps)."""
+
+from jobconform.conformance.scheduling.steps import *  # noqa: F403
