@@ -74,14 +74,15 @@ class ScheduleExecutionRow(Base):
         String(36), ForeignKey("schedules.schedule_id", ondelete="CASCADE"))
     scheduled_for: Mapped[datetime] = mapped_column(UtcDateTime)
     started_at: Mapped[datetime] = mapped_column(UtcDateTime)
-    trigger: Mapped[str] = mapped_column(String(10))
+    # "trigger" is a reserved word in MariaDB.
+    fired_by: Mapped[str] = mapped_column(String(10))
     status: Mapped[str] = mapped_column(String(10))
     message: Mapped[str | None] = mapped_column(Text)
     cost: Mapped[float | None] = mapped_column(Double)
     pre_check: Mapped[str | None] = mapped_column(String(10))
 
     __table_args__ = (
-        CheckConstraint("trigger IN ('schedule', 'catch_up', 'manual')", name="trigger"),
+        CheckConstraint("fired_by IN ('schedule', 'catch_up', 'manual')", name="fired_by"),
         CheckConstraint("status IN ('dispatched', 'skipped')", name="status"),
         Index(None, "schedule_id"),
     )
@@ -109,8 +110,15 @@ def to_schedule(row: Row[Any]) -> StoredSchedule:
 
 
 def to_execution(row: Row[Any]) -> StoredExecution:
-    values = row._mapping
+    values = dict(row._mapping)
+    values["trigger"] = values.pop("fired_by")
     return StoredExecution(**{name: values[name] for name in EXECUTION_FIELDS})
+
+
+def execution_values(execution: StoredExecution) -> dict[str, Any]:
+    values = {name: getattr(execution, name) for name in EXECUTION_FIELDS}
+    values["fired_by"] = values.pop("trigger")
+    return values
 
 
 class SqlScheduleStore:
@@ -184,8 +192,7 @@ class SqlScheduleStore:
 
     def record(self, execution: StoredExecution) -> None:
         with self._transaction() as connection:
-            connection.execute(insert(EXECUTIONS).values(
-                **{name: getattr(execution, name) for name in EXECUTION_FIELDS}))
+            connection.execute(insert(EXECUTIONS).values(**execution_values(execution)))
 
     def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
         query = (select(EXECUTIONS).where(EXECUTIONS.c.schedule_id == schedule_id)

@@ -394,9 +394,9 @@ class SchedulingHarness:
                 return self._create(k.schedule, k.pre_check, lambda: runtime.create_cron(
                     k.message, k.expression, k.timezone, pre_check=k.pre_check is not None))
             case ScriptPreCheck():
-                schedule_id = self.ids.get(command.schedule)
-                if schedule_id is not None and schedule_id in self.target.scripts:
-                    self.target.register(schedule_id, command.answer)
+                scripted = self.ids.get(command.schedule)
+                if scripted is not None and scripted in self.target.scripts:
+                    self.target.register(scripted, command.answer)
             case TriggerSchedule():
                 schedule_id = self._id(command.schedule)
                 try:
