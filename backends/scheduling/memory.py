@@ -71,7 +71,9 @@ class InMemoryScheduleStore:
 
     def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
         with self._shelf.lock:
-            return [e for e in self._shelf.executions if e.schedule_id == schedule_id]
+            held = [e for e in self._shelf.executions if e.schedule_id == schedule_id]
+        # By start, then fire time; stable, so equal keys stay in the order recorded.
+        return sorted(held, key=lambda e: (e.started_at, e.scheduled_for))
 
     def autonomy(self) -> bool:
         with self._shelf.lock:

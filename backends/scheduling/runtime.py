@@ -99,7 +99,9 @@ class ScheduleStore(Protocol):
 
     def record(self, execution: StoredExecution) -> None: ...
 
-    def history(self, schedule_id: str) -> builtins.list[StoredExecution]: ...
+    def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
+        """The schedule's executions by started_at, then scheduled_for, then as recorded."""
+        ...
 
     def autonomy(self) -> bool:
         """The master switch; on until first set."""

@@ -196,7 +196,8 @@ class SqlScheduleStore:
 
     def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
         query = (select(EXECUTIONS).where(EXECUTIONS.c.schedule_id == schedule_id)
-                 .order_by(EXECUTIONS.c.seq))
+                 .order_by(EXECUTIONS.c.started_at, EXECUTIONS.c.scheduled_for,
+                           EXECUTIONS.c.seq))
         with self._transaction(read_only=True) as connection:
             return [to_execution(row) for row in connection.execute(query)]
 

@@ -293,5 +293,10 @@ class SchedulingOracle:
             scheduled_for, now, trigger.value, ExecutionStatus.DISPATCHED.value, message, None,
             outcome))
 
+    def executions(self, alias: str) -> list[ExecutionState]:
+        """The schedule's history as it is read: by started_at, then scheduled_for
+        (SC-015); Python's sort keeps the order made among equal keys."""
+        return sorted(self.history[alias], key=lambda e: (e.started_at, e.scheduled_for))
+
     def list(self) -> list[str]:
         return list(self.schedules)
