@@ -29,6 +29,13 @@ from jobconform.backends.protocol import (
 from jobconform.backends.reminders.memory import open_memory_reminders
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
+from jobconform.backends.scheduling.memory import open_memory_scheduling
+from jobconform.backends.scheduling.protocol import (
+    SCHEDULING,
+    SchedulingConfig,
+    SchedulingTarget,
+)
+from jobconform.backends.scheduling.runtime import StepSchedulingRuntime
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
 from jobconform.reference.admission import AdmissionConfig
@@ -48,7 +55,7 @@ class MemoryBackend:
     name = "memory"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
@@ -71,3 +78,7 @@ class MemoryBackend:
 
     def open_loops(self, clock: Clock, config: LoopsConfig) -> StepLoopRuntime:
         return StepLoopRuntime(clock, config)
+
+    def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                        target: SchedulingTarget) -> StepSchedulingRuntime:
+        return open_memory_scheduling(clock, config, target)

@@ -4,7 +4,7 @@ An area (lifecycle, breaker, idempotency, ...) is the unit a reader looks for. I
 live in one folder per layer (`reference/<area>/`, `backends/<area>/`,
 `conformance/<area>/`, `spec/<area>.{md,yaml}`, `features/<area>.feature`,
 `robot/<area>.robot`), and one `Area` value names them. The runner, the machine list, the
-report, the spec loader, the self-test and the shipped backends read this registry; none of
+report, the spec loader, the backend loader and the self-test read this registry; none of
 them lists areas by hand.
 
 Pieces are named by import path (`"module:attribute"` or `"module"`) and loaded only when
@@ -21,8 +21,7 @@ points load an `Area`:
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import import_module, metadata
 from typing import Any
 
@@ -62,8 +61,6 @@ class Area:
         steps: its Behave step library (imported by `features/steps/`).
         keywords: its Robot Framework library (`module.Class`, as the suites import it).
         gallery: `module:attribute` of its broken backends (a tuple of GalleryEntry).
-        shipped: the kit's own implementations, by runtime kind (`memory`, `sql`,
-            `threaded`): `module:function(backend, *opener_arguments)`.
         spec_package: the package holding `<name>.yaml` and `<name>.md` (the kit's spec
             by default; a third-party area ships its own).
         features: a package or folder of `.feature` files outside the kit's own suites.
@@ -81,7 +78,6 @@ class Area:
     steps: str | None = None
     keywords: str | None = None
     gallery: str | None = None
-    shipped: Mapping[str, str] = field(default_factory=dict)
     spec_package: str = "jobconform.spec"
     features: str | None = None
     robot: str | None = None
@@ -108,19 +104,14 @@ def _machine(title: str, module: str, function: str, *covers: str) -> AreaMachin
     return AreaMachine(title, f"{module}:{function}", frozenset(covers))
 
 
-def _service_area(name: str, prefix: str, oracle: str, keywords: str, machine: AreaMachine,
-                  shipped: Mapping[str, str]) -> Area:
+def _service_area(name: str, prefix: str, oracle: str, keywords: str,
+                  machine: AreaMachine) -> Area:
     """An area with a service of its own, opened by `open_<name>` on the backend."""
     return Area(
         name=name, prefix=prefix, oracle=oracle, protocol=f"{_B}.{name}.protocol",
         opener=f"open_{name}", machine=machine, steps=f"{_C}.{name}.steps",
         keywords=f"{_C}.{name}.keywords.{keywords}", gallery=f"{_C}.{name}.gallery:GALLERY",
-        shipped=shipped,
     )
-
-
-def _shipped(name: str) -> dict[str, str]:
-    return {kind: f"{_B}.{name}.{kind}:open_{kind}" for kind in ("memory", "sql", "threaded")}
 
 
 # The kit's own areas, in the order their machines run and the self-test lists them.
@@ -140,28 +131,25 @@ BUILTIN_AREAS: tuple[Area, ...] = (
          steps=f"{_C}.redelivery.steps"),
     _service_area("idempotency", "IK", f"{_R}.idempotency.oracle", "IdempotencyLibrary",
                   _machine("idempotency machine", f"{_C}.idempotency.machine",
-                           "run_idempotency_machine", "idempotency"),
-                  _shipped("idempotency")),
+                           "run_idempotency_machine", "idempotency")),
     _service_area("breaker", "CB", f"{_R}.breaker.oracle", "BreakerLibrary",
                   _machine("breaker machine", f"{_C}.breaker.machine", "run_breaker_machine",
-                           "breaker"),
-                  _shipped("breaker")),
+                           "breaker")),
     _service_area("governor", "RG", f"{_R}.governor.oracle", "GovernorLibrary",
                   _machine("governor machine", f"{_C}.governor.machine",
-                           "run_governor_machine", "governor"),
-                  _shipped("governor")),
+                           "run_governor_machine", "governor")),
     _service_area("reminders", "RM", f"{_R}.reminders.oracle", "ReminderLibrary",
                   _machine("reminders machine", f"{_C}.reminders.machine",
-                           "run_reminder_machine", "reminders"),
-                  _shipped("reminders")),
+                           "run_reminder_machine", "reminders")),
     _service_area("admission", "AD", f"{_R}.admission", "AdmissionLibrary",
                   _machine("admission machine", f"{_C}.admission.machine",
-                           "run_admission_machine", "admission"),
-                  _shipped("admission")),
+                           "run_admission_machine", "admission")),
     _service_area("loops", "LP", f"{_R}.loops.oracle", "LoopsLibrary",
                   _machine("loops machine", f"{_C}.loops.machine", "run_loops_machine",
-                           "loops"),
-                  _shipped("loops")),
+                           "loops")),
+    _service_area("scheduling", "SC", f"{_R}.scheduling.oracle", "SchedulingLibrary",
+                  _machine("scheduling machine", f"{_C}.scheduling.machine",
+                           "run_scheduling_machine", "scheduling")),
 )
 
 
@@ -213,8 +201,3 @@ def area(name: str) -> Area:
             return candidate
     known = ", ".join(sorted(candidate.name for candidate in areas()))
     raise AreaError(f"no area is named {name!r}; the areas are: {known}")
-
-
-def shipped_areas(kind: str) -> frozenset[str]:
-    """The service areas the kit's own runtime of this kind implements."""
-    return frozenset(candidate.name for candidate in areas() if kind in candidate.shipped)

@@ -48,6 +48,13 @@ from jobconform.backends.protocol import (
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
 from jobconform.backends.reminders.sql import SqlReminderStore
+from jobconform.backends.scheduling.protocol import (
+    SCHEDULING,
+    SchedulingConfig,
+    SchedulingTarget,
+)
+from jobconform.backends.scheduling.runtime import StepSchedulingRuntime
+from jobconform.backends.scheduling.sql import SqlScheduleStore
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
     create_store_engine,
@@ -153,7 +160,7 @@ class SqlBackend:
     name = "sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -246,5 +253,19 @@ class SqlBackend:
             return SqlReminderStore(_copy_of_migrated_in_memory_database(self.url),
                                     migrate_schema=False, owns_engine=True)
         store = SqlReminderStore(_migrated_engine(self.url), migrate_schema=False)
+        store.clear()
+        return store
+
+    def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                        target: SchedulingTarget) -> StepSchedulingRuntime:
+        return StepSchedulingRuntime(self.empty_schedule_store(), clock, config, target)
+
+    def empty_schedule_store(self) -> SqlScheduleStore:
+        """A schedule store with no schedules and autonomy on, made the way
+        `empty_reminder_store` is."""
+        if self._in_memory:
+            return SqlScheduleStore(_copy_of_migrated_in_memory_database(self.url),
+                                    migrate_schema=False, owns_engine=True)
+        store = SqlScheduleStore(_migrated_engine(self.url), migrate_schema=False)
         store.clear()
         return store

@@ -43,6 +43,14 @@ from jobconform.backends.protocol import (
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.store import InMemoryReminderStore, ReminderStore
 from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
+from jobconform.backends.scheduling.memory import InMemoryScheduleStore
+from jobconform.backends.scheduling.protocol import (
+    SCHEDULING,
+    SchedulingConfig,
+    SchedulingTarget,
+)
+from jobconform.backends.scheduling.runtime import ScheduleStore
+from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.store import InMemoryJobStore, JobStore
 from jobconform.backends.threaded.clock import WaitableClock
 from jobconform.backends.threaded.config import WorkerConfig
@@ -72,7 +80,7 @@ class ThreadedBackend:
     name = "threaded"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
-                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS})
+                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING})
 
     def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
         """Loops whose runs execute on threads of their own, over an in-memory store that
@@ -117,6 +125,14 @@ class ThreadedBackend:
     def new_reminder_store(self) -> ReminderStore:
         """An empty reminder store for one runtime."""
         return InMemoryReminderStore()
+
+    def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                        target: SchedulingTarget) -> ThreadedSchedulingRuntime:
+        return ThreadedSchedulingRuntime(self.new_schedule_store(), clock, config, target)
+
+    def new_schedule_store(self) -> ScheduleStore:
+        """An empty schedule store for one scheduler (and its peers)."""
+        return InMemoryScheduleStore()
 
     def new_admission_store(self) -> AdmissionStore:
         """An empty admission store for one admission runtime."""

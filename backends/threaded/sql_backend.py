@@ -30,6 +30,8 @@ from jobconform.backends.protocol import (
     Clock,
 )
 from jobconform.backends.reminders.store import ReminderStore
+from jobconform.backends.scheduling.protocol import SCHEDULING
+from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.threaded.backend import ThreadedBackend, waitable
@@ -50,7 +52,7 @@ class ThreadedSqlBackend(ThreadedBackend):
     name = "threaded+sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
-                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS})
+                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -81,6 +83,9 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     def new_reminder_store(self) -> ReminderStore:
         return self._sql.empty_reminder_store()
+
+    def new_schedule_store(self) -> ScheduleStore:
+        return self._sql.empty_schedule_store()
 
     def new_admission_store(self) -> AdmissionStore:
         return self._sql.empty_admission_store()

@@ -1,0 +1,98 @@
+"""The memory backend's scheduling: the step scheduler over an in-memory store.
+
+A restart reopens the same in-memory data with a new store object and a new scheduler,
+as a process would reopen its database; a second scheduler shares the data the same way.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from dataclasses import replace
+from datetime import datetime
+
+from jobconform.backends.protocol import Clock
+from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
+from jobconform.backends.scheduling.runtime import (
+    StepSchedulingRuntime,
+    StoredExecution,
+    StoredSchedule,
+)
+
+
+class _Shelf:
+    """The durable data behind in-memory stores: it outlives any one store object."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.schedules: dict[str, StoredSchedule] = {}  # insertion order is creation order
+        self.executions: list[StoredExecution] = []
+        self.autonomy = True
+
+
+class InMemoryScheduleStore:
+    def __init__(self, shelf: _Shelf | None = None) -> None:
+        self._shelf = shelf if shelf is not None else _Shelf()
+
+    def add(self, schedule: StoredSchedule) -> None:
+        with self._shelf.lock:
+            if schedule.schedule_id in self._shelf.schedules:
+                raise ValueError(f"schedule id {schedule.schedule_id} is already held")
+            self._shelf.schedules[schedule.schedule_id] = schedule
+
+    def get(self, schedule_id: str) -> StoredSchedule | None:
+        with self._shelf.lock:
+            return self._shelf.schedules.get(schedule_id)
+
+    def list(self) -> builtins.list[StoredSchedule]:
+        with self._shelf.lock:
+            return list(self._shelf.schedules.values())
+
+    def due(self, now: datetime) -> builtins.list[StoredSchedule]:
+        due = [s for s in self.list() if s.next_fire_at is not None and s.next_fire_at <= now]
+        return sorted(due, key=lambda s: s.next_fire_at or now)  # stable: creation order
+
+    def next_due(self) -> datetime | None:
+        return min((s.next_fire_at for s in self.list() if s.next_fire_at is not None),
+                   default=None)
+
+    def claim(self, schedule_id: str, expected: datetime | None,
+              following: datetime | None) -> bool:
+        with self._shelf.lock:
+            current = self._shelf.schedules.get(schedule_id)
+            if current is None or current.next_fire_at != expected:
+                return False
+            self._shelf.schedules[schedule_id] = replace(current, next_fire_at=following)
+            return True
+
+    def record(self, execution: StoredExecution) -> None:
+        with self._shelf.lock:
+            self._shelf.executions.append(execution)
+
+    def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
+        with self._shelf.lock:
+            held = [e for e in self._shelf.executions if e.schedule_id == schedule_id]
+        # By start, then fire time; stable, so equal keys stay in the order recorded.
+        return sorted(held, key=lambda e: (e.started_at, e.scheduled_for))
+
+    def autonomy(self) -> bool:
+        with self._shelf.lock:
+            return self._shelf.autonomy
+
+    def set_autonomy(self, enabled: bool) -> None:
+        with self._shelf.lock:
+            self._shelf.autonomy = enabled
+
+    def reopen(self) -> InMemoryScheduleStore:
+        return InMemoryScheduleStore(self._shelf)
+
+    def share(self) -> InMemoryScheduleStore:
+        return InMemoryScheduleStore(self._shelf)
+
+    def close(self) -> None:
+        pass
+
+
+def open_memory_scheduling(clock: Clock, config: SchedulingConfig,
+                           target: SchedulingTarget) -> StepSchedulingRuntime:
+    return StepSchedulingRuntime(InMemoryScheduleStore(), clock, config, target)

@@ -1,0 +1,195 @@
+"""The scheduling adapter protocol (seed 002 §10.1, §10.2, §10.6.1): what a runtime
+implements to have its schedules checked.
+
+A backend claiming the `scheduling` capability has a method
+
+    open_scheduling(clock, config, target) -> SchedulingRuntime
+
+returning a fresh scheduler with no schedules and autonomy on, using `clock` for every
+instant, `config.missed_fires` after downtime, and `target` for the outside world. Firing
+is driven by the clock: as soon as it reaches a schedule's next fire time (and autonomy is
+on) the scheduler claims that fire and executes it once. An execution of a schedule with
+a pre-check first calls `target.pre_check(schedule_id)` (never for a manual trigger):
+it returns the hook's output ("" means skip) or raises `PreCheckFailed` or
+`PreCheckTimedOut`, and a failure fails open. Dispatching is fire-and-forget:
+`target.dispatch(schedule_id, scheduled_for, message)` returns at once.
+
+A restart is `crash()` (threads stop, nothing is written) then `reopen()`, which returns a
+new scheduler over the same durable store after its boot catch-up. `open_peer()` starts a
+second scheduler over the same store, as a second process would; both then run until
+`crash` or `close`. Nothing here needs inheriting; any object with these attributes fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from jobconform.reference.scheduling.oracle import SchedulingConfig
+
+SCHEDULING = "scheduling"
+
+__all__ = [
+    "SCHEDULING",
+    "ExecutionView",
+    "PreCheckFailed",
+    "PreCheckTimedOut",
+    "ScheduleNotFound",
+    "ScheduleRejected",
+    "ScheduleView",
+    "SchedulingConfig",
+    "SchedulingRuntime",
+    "SchedulingTarget",
+]
+
+
+class ScheduleRejected(ValueError):
+    """A creation broke a rule; `code` says which (schedule, expression, timezone)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+
+
+class ScheduleNotFound(KeyError):
+    """The runtime holds no schedule with this id."""
+
+
+class PreCheckFailed(RuntimeError):
+    """The pre-check exited non-zero or answered something malformed."""
+
+
+class PreCheckTimedOut(TimeoutError):
+    """The pre-check did not answer in time."""
+
+
+class SchedulingTarget(Protocol):
+    def pre_check(self, schedule_id: str) -> str:
+        """Run the schedule's pre-check hook once.
+
+        Returns:
+            Its output: empty to skip this fire, else the message to dispatch instead.
+
+        Raises:
+            PreCheckFailed: the hook failed.
+            PreCheckTimedOut: the hook did not answer in time.
+        """
+        ...
+
+    def dispatch(self, schedule_id: str, scheduled_for: datetime, message: str) -> None:
+        """Start one execution (fire-and-forget); never raises."""
+        ...
+
+
+class ScheduleView(Protocol):
+    """One schedule as the runtime returns it; a snapshot (SC-016)."""
+
+    @property
+    def schedule_id(self) -> str: ...
+    @property
+    def kind(self) -> str: ...  # "once" or "cron"
+    @property
+    def message(self) -> str: ...
+    @property
+    def expression(self) -> str | None: ...
+    @property
+    def timezone(self) -> str | None: ...
+    @property
+    def pre_check(self) -> bool: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def next_fire_at(self) -> datetime | None: ...
+
+
+class ExecutionView(Protocol):
+    """One execution of a schedule (SC-015); a snapshot."""
+
+    @property
+    def schedule_id(self) -> str: ...
+    @property
+    def scheduled_for(self) -> datetime: ...
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def trigger(self) -> str: ...  # schedule, catch_up or manual
+    @property
+    def status(self) -> str: ...  # dispatched or skipped
+    @property
+    def message(self) -> str | None: ...
+    @property
+    def cost(self) -> float | None: ...
+    @property
+    def pre_check(self) -> str | None: ...  # skip, prompt, error, timeout, or None
+
+
+class SchedulingRuntime(Protocol):
+    def create_once(self, message: str, run_at: datetime | None = None,
+                    delay_seconds: float | None = None, pre_check: bool = False) -> str:
+        """Schedule a one-shot job by exactly one of `run_at` and `delay_seconds`.
+
+        Returns:
+            The new schedule's id.
+
+        Raises:
+            ScheduleRejected: code schedule (SC-001); nothing was created.
+        """
+        ...
+
+    def create_cron(self, message: str, expression: str, timezone: str,
+                    pre_check: bool = False) -> str:
+        """Schedule `message` at the fire times of a five-field cron expression read on the
+        wall clock of the IANA zone `timezone`.
+
+        Raises:
+            ScheduleRejected: code expression or timezone (SC-003); nothing was created.
+        """
+        ...
+
+    def trigger(self, schedule_id: str) -> None:
+        """Execute the schedule once now, bypassing its pre-check (SC-009).
+
+        Raises:
+            ScheduleNotFound: unknown id.
+        """
+        ...
+
+    def set_autonomy(self, enabled: bool) -> None:
+        """Turn the master switch on or off (SC-010, SC-011)."""
+        ...
+
+    def get(self, schedule_id: str) -> ScheduleView | None: ...
+
+    def list_schedules(self) -> Sequence[ScheduleView]:
+        """Snapshots of every schedule, in creation order."""
+        ...
+
+    def history(self, schedule_id: str) -> Sequence[ExecutionView]:
+        """The schedule's executions, in the order made.
+
+        Raises:
+            ScheduleNotFound: unknown id.
+        """
+        ...
+
+    def settle(self) -> None:
+        """Return once every fire the clock has reached has been executed."""
+        ...
+
+    def open_peer(self) -> SchedulingRuntime:
+        """A second scheduler over the same store, running alongside this one."""
+        ...
+
+    def crash(self) -> None:
+        """Stop as a crash would: nothing more is written or fired until `reopen`."""
+        ...
+
+    def reopen(self) -> SchedulingRuntime:
+        """After `crash`: a new scheduler over the same durable store, with its boot
+        catch-up done."""
+        ...
+
+    def close(self) -> None:
+        """Release threads and connections."""
+        ...

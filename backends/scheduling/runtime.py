@@ -1,0 +1,307 @@
+"""The step scheduler: seed 002's schedules over any schedule store.
+
+Deterministic and single-threaded: `settle` is the scheduler's wake-up, firing what the
+clock has reached. A fire is claimed before it is executed, by moving the schedule's
+next_fire_at with a compare-and-set on the store: of two schedulers only the one whose
+move lands executes it (SC-008). A scheduler opening over a store runs the boot catch-up
+first: the fires of each cron schedule that fell while no scheduler ran follow the
+profile's missed_fires (SC-007).
+"""
+
+from __future__ import annotations
+
+import builtins
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from jobconform.backends.protocol import Clock
+from jobconform.backends.scheduling.protocol import (
+    PreCheckFailed,
+    PreCheckTimedOut,
+    ScheduleNotFound,
+    ScheduleRejected,
+    SchedulingConfig,
+    SchedulingTarget,
+)
+from jobconform.reference.scheduling.oracle import (
+    CRON,
+    ONCE,
+    ExecutionStatus,
+    PreCheckAnswer,
+    Trigger,
+    cron_problem,
+    fires_before,
+    missed_to_run,
+    next_fire,
+    resolve_run_at,
+)
+
+REJECTION_TEXT = {
+    "schedule": "give exactly one of run_at (a timezone-aware instant) and delay_seconds"
+                " (a finite number of seconds, at least 0)",
+    "expression": "not a five-field cron expression that ever matches",
+    "timezone": "not an IANA time zone name (such as Europe/Berlin)",
+}
+
+
+@dataclass(frozen=True)
+class StoredSchedule:
+    """One schedule; frozen, so handing it out is handing out a snapshot (SC-016)."""
+
+    schedule_id: str
+    kind: str
+    message: str
+    expression: str | None
+    timezone: str | None
+    pre_check: bool
+    created_at: datetime
+    next_fire_at: datetime | None
+
+
+@dataclass(frozen=True)
+class StoredExecution:
+    schedule_id: str
+    scheduled_for: datetime
+    started_at: datetime
+    trigger: str
+    status: str
+    message: str | None
+    cost: float | None
+    pre_check: str | None
+
+
+class ScheduleStore(Protocol):
+    """The durable half of a scheduler; time comes from the caller."""
+
+    def add(self, schedule: StoredSchedule) -> None:
+        """Keep a new schedule, after every one added before it (creation order)."""
+        ...
+
+    def get(self, schedule_id: str) -> StoredSchedule | None: ...
+
+    def list(self) -> builtins.list[StoredSchedule]: ...
+
+    def due(self, now: datetime) -> builtins.list[StoredSchedule]:
+        """Schedules whose next_fire_at is at or before `now`, earliest first."""
+        ...
+
+    def next_due(self) -> datetime | None:
+        """The earliest next_fire_at, or None."""
+        ...
+
+    def claim(self, schedule_id: str, expected: datetime | None,
+              following: datetime | None) -> bool:
+        """Move next_fire_at from `expected` to `following`, only if it is `expected`."""
+        ...
+
+    def record(self, execution: StoredExecution) -> None: ...
+
+    def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
+        """The schedule's executions by started_at, then scheduled_for, then as recorded."""
+        ...
+
+    def autonomy(self) -> bool:
+        """The master switch; on until first set."""
+        ...
+
+    def set_autonomy(self, enabled: bool) -> None: ...
+
+    def reopen(self) -> ScheduleStore:
+        """A new store object over the same data, as after a process restart; it takes
+        over this one's resources."""
+        ...
+
+    def share(self) -> ScheduleStore:
+        """A second store object over the same data, for a second scheduler."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class StepSchedulingRuntime:
+    def __init__(self, store: ScheduleStore, clock: Clock, config: SchedulingConfig,
+                 target: SchedulingTarget) -> None:
+        self._store = store
+        self._clock = clock
+        self._config = config
+        self._target = target
+        self._catch_up()
+
+    # -- creating -------------------------------------------------------------------------
+
+    def create_once(self, message: str, run_at: datetime | None = None,
+                    delay_seconds: float | None = None, pre_check: bool = False) -> str:
+        now = self._clock.now()
+        resolved = resolve_run_at(run_at, delay_seconds, now)
+        if resolved is None:
+            raise ScheduleRejected("schedule", REJECTION_TEXT["schedule"])
+        return self._add(ONCE, message, None, None, pre_check, now, resolved)
+
+    def create_cron(self, message: str, expression: str, timezone: str,
+                    pre_check: bool = False) -> str:
+        now = self._clock.now()
+        problem = cron_problem(expression, timezone, now)
+        if problem is not None:
+            raise ScheduleRejected(problem, f"{REJECTION_TEXT[problem]}: {expression!r},"
+                                            f" {timezone!r}")
+        return self._add(CRON, message, expression, timezone, pre_check, now,
+                         self._first_fire(expression, timezone, now))
+
+    def _first_fire(self, expression: str, timezone: str, now: datetime) -> datetime:
+        return next_fire(expression, timezone, now)
+
+    def _add(self, kind: str, message: str, expression: str | None, timezone: str | None,
+             pre_check: bool, now: datetime, first: datetime) -> str:
+        schedule_id = str(uuid.uuid4())
+        self._store.add(StoredSchedule(schedule_id, kind, message, expression, timezone,
+                                       pre_check, now, first))
+        self._schedules_changed()
+        return schedule_id
+
+    # -- the switch and manual triggers ---------------------------------------------------
+
+    def set_autonomy(self, enabled: bool) -> None:
+        if enabled and not self._store.autonomy():
+            now = self._clock.now()
+            for schedule in self._store.list():
+                if schedule.kind == CRON and schedule.next_fire_at is not None:
+                    self._resume(schedule, now)
+        self._store.set_autonomy(enabled)
+        self._schedules_changed()
+
+    def _resume(self, schedule: StoredSchedule, now: datetime) -> None:
+        """Drop the fires that fell while autonomy was off (SC-011)."""
+        assert schedule.expression is not None and schedule.timezone is not None
+        assert schedule.next_fire_at is not None
+        _, following = fires_before(schedule.expression, schedule.timezone,
+                                    schedule.next_fire_at, now)
+        self._store.claim(schedule.schedule_id, schedule.next_fire_at, following)
+
+    def trigger(self, schedule_id: str) -> None:
+        schedule = self._store.get(schedule_id)
+        if schedule is None:
+            raise ScheduleNotFound(schedule_id)
+        now = self._clock.now()
+        self._execute(schedule, now, Trigger.MANUAL, now)
+        self._schedules_changed()
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def get(self, schedule_id: str) -> StoredSchedule | None:
+        return self._store.get(schedule_id)
+
+    def list_schedules(self) -> Sequence[StoredSchedule]:
+        return self._store.list()
+
+    def history(self, schedule_id: str) -> Sequence[StoredExecution]:
+        if self._store.get(schedule_id) is None:
+            raise ScheduleNotFound(schedule_id)
+        return self._store.history(schedule_id)
+
+    # -- firing ---------------------------------------------------------------------------
+
+    def settle(self) -> None:
+        self._fire_due(self._clock.now())
+
+    def _fire_due(self, now: datetime) -> None:
+        if not self._autonomy_on():
+            return
+        for schedule in self._store.due(now):
+            fire = schedule.next_fire_at
+            while fire is not None and fire <= now:
+                following = self._following(schedule, fire)
+                if not self._store.claim(schedule.schedule_id, fire, following):
+                    break  # another scheduler took this fire: it executes it
+                self._execute(schedule, fire, Trigger.SCHEDULE, now)
+                fire = following
+
+    def _autonomy_on(self) -> bool:
+        """Read from the store at every pass: another scheduler may have flipped it."""
+        return self._store.autonomy()
+
+    def _following(self, schedule: StoredSchedule, fire: datetime) -> datetime | None:
+        if schedule.kind == ONCE:
+            return None
+        assert schedule.expression is not None and schedule.timezone is not None
+        return next_fire(schedule.expression, schedule.timezone, fire)
+
+    def _catch_up(self) -> None:
+        """Boot: the cron fires missed while no scheduler ran (SC-007). One-shot jobs
+        stay due and fire at the next settle, whatever the policy (SC-002)."""
+        if not self._store.autonomy():
+            return  # held fires are dropped when autonomy comes back (SC-011)
+        now = self._clock.now()
+        for schedule in self._store.list():
+            fire = schedule.next_fire_at
+            if schedule.kind != CRON or fire is None or fire >= now:
+                continue
+            assert schedule.expression is not None and schedule.timezone is not None
+            missed, following = fires_before(schedule.expression, schedule.timezone, fire, now)
+            if self._store.claim(schedule.schedule_id, fire, following):
+                for missed_fire in self._missed_to_run(missed):
+                    self._execute(schedule, missed_fire, Trigger.CATCH_UP, now)
+
+    def _missed_to_run(self, missed: list[datetime]) -> list[datetime]:
+        return missed_to_run(missed, self._config.missed_fires)
+
+    def _execute(self, schedule: StoredSchedule, scheduled_for: datetime, trigger: Trigger,
+                 now: datetime) -> None:
+        """One execution of a claimed fire (or a manual trigger), recorded (SC-015)."""
+        message, outcome = schedule.message, None
+        if self._runs_pre_check(schedule, trigger):
+            verdict = self._pre_check(schedule.schedule_id)
+            if isinstance(verdict, PreCheckAnswer):
+                outcome = verdict
+            else:  # the hook's output replaces the message for this fire (SC-013)
+                outcome, message = PreCheckAnswer.PROMPT, verdict
+            if outcome is PreCheckAnswer.SKIP:
+                self._store.record(StoredExecution(
+                    schedule.schedule_id, scheduled_for, now, trigger.value,
+                    ExecutionStatus.SKIPPED.value, None, 0.0, outcome.value))
+                return
+        self._target.dispatch(schedule.schedule_id, scheduled_for, message)
+        self._store.record(StoredExecution(
+            schedule.schedule_id, scheduled_for, now, trigger.value,
+            ExecutionStatus.DISPATCHED.value, message, None,
+            None if outcome is None else outcome.value))
+
+    def _runs_pre_check(self, schedule: StoredSchedule, trigger: Trigger) -> bool:
+        # Explicit operator intent always fires (seed 002 §10.6.1).
+        return schedule.pre_check and trigger is not Trigger.MANUAL
+
+    def _pre_check(self, schedule_id: str) -> PreCheckAnswer | str:
+        """The hook's verdict: SKIP, its output to dispatch, or a failure that fails open
+        (SC-012..SC-014)."""
+        try:
+            output: object = self._target.pre_check(schedule_id)
+        except PreCheckTimedOut:
+            return PreCheckAnswer.TIMEOUT
+        except PreCheckFailed:
+            return PreCheckAnswer.ERROR
+        if not isinstance(output, str):
+            return PreCheckAnswer.ERROR  # a malformed answer fails open too
+        return output if output else PreCheckAnswer.SKIP  # empty output: skip (SC-012)
+
+    def _schedules_changed(self) -> None:
+        """A hook for schedulers with a thread: the next fire time may have moved."""
+
+    # -- lifetime -------------------------------------------------------------------------
+
+    def open_peer(self) -> StepSchedulingRuntime:
+        return type(self)(self._store.share(), self._clock, self._config, self._target)
+
+    def crash(self) -> None:
+        self._stop()
+
+    def reopen(self) -> StepSchedulingRuntime:
+        return type(self)(self._store.reopen(), self._clock, self._config, self._target)
+
+    def _stop(self) -> None:
+        """Stop firing; a runtime with threads joins them here."""
+
+    def close(self) -> None:
+        self._stop()
+        self._store.close()

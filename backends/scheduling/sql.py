@@ -1,0 +1,237 @@
+"""The schedule store in SQL: the `ScheduleStore` contract on SQLite, PostgreSQL, MariaDB.
+
+Each method is one transaction. A claim is `UPDATE schedules SET next_fire_at = :following
+WHERE schedule_id = :id AND next_fire_at = :expected`: of two schedulers racing for one
+fire, only the one whose update changes a row executes it (SC-008). Executions are rows of
+their own, in the order made; the autonomy switch is the one row of scheduling_switch.
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import fields
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    Connection,
+    Double,
+    Engine,
+    ForeignKey,
+    Index,
+    Integer,
+    Row,
+    String,
+    Table,
+    Text,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.pool import StaticPool
+
+from jobconform.backends.scheduling.runtime import StoredExecution, StoredSchedule
+from jobconform.backends.sql.database import READ_ONLY, migrate
+from jobconform.backends.sql.models import Base, UtcDateTime
+
+SWITCH_ROW = 1
+
+
+class ScheduleRow(Base):
+    """One schedule. `seq` is the creation order: timestamps tie under a virtual clock."""
+
+    __tablename__ = "schedules"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    schedule_id: Mapped[str] = mapped_column(String(36), unique=True)
+    kind: Mapped[str] = mapped_column(String(8))
+    message: Mapped[str] = mapped_column(Text)
+    expression: Mapped[str | None] = mapped_column(String(200))
+    timezone: Mapped[str | None] = mapped_column(String(64))
+    pre_check: Mapped[bool] = mapped_column(Boolean)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    # The scheduler's poll: the earliest next fire.
+    next_fire_at: Mapped[datetime | None] = mapped_column(UtcDateTime, index=True)
+
+    __table_args__ = (CheckConstraint("kind IN ('once', 'cron')", name="kind"),)
+
+
+class ScheduleExecutionRow(Base):
+    """One execution of a schedule (seed 002's schedule_executions)."""
+
+    __tablename__ = "schedule_executions"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    schedule_id: Mapped[str] = mapped_column(
+        String(36), ForeignKey("schedules.schedule_id", ondelete="CASCADE"))
+    scheduled_for: Mapped[datetime] = mapped_column(UtcDateTime)
+    started_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    # "trigger" is a reserved word in MariaDB.
+    fired_by: Mapped[str] = mapped_column(String(10))
+    status: Mapped[str] = mapped_column(String(10))
+    message: Mapped[str | None] = mapped_column(Text)
+    cost: Mapped[float | None] = mapped_column(Double)
+    pre_check: Mapped[str | None] = mapped_column(String(10))
+
+    __table_args__ = (
+        CheckConstraint("fired_by IN ('schedule', 'catch_up', 'manual')", name="fired_by"),
+        CheckConstraint("status IN ('dispatched', 'skipped')", name="status"),
+        Index(None, "schedule_id"),
+    )
+
+
+class SchedulingSwitchRow(Base):
+    """The autonomy master switch; no row means on."""
+
+    __tablename__ = "scheduling_switch"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    autonomy: Mapped[bool] = mapped_column(Boolean)
+
+
+SCHEDULES = cast(Table, ScheduleRow.__table__)
+EXECUTIONS = cast(Table, ScheduleExecutionRow.__table__)
+SWITCH = cast(Table, SchedulingSwitchRow.__table__)
+SCHEDULE_FIELDS = tuple(item.name for item in fields(StoredSchedule))
+EXECUTION_FIELDS = tuple(item.name for item in fields(StoredExecution))
+
+
+def to_schedule(row: Row[Any]) -> StoredSchedule:
+    values = row._mapping
+    return StoredSchedule(**{name: values[name] for name in SCHEDULE_FIELDS})
+
+
+def to_execution(row: Row[Any]) -> StoredExecution:
+    values = dict(row._mapping)
+    values["trigger"] = values.pop("fired_by")
+    return StoredExecution(**{name: values[name] for name in EXECUTION_FIELDS})
+
+
+def execution_values(execution: StoredExecution) -> dict[str, Any]:
+    values = {name: getattr(execution, name) for name in EXECUTION_FIELDS}
+    values["fired_by"] = values.pop("trigger")
+    return values
+
+
+class SqlScheduleStore:
+    """Schedules in a SQL database.
+
+    Args:
+        engine: from `create_store_engine`.
+        migrate_schema: bring the schema to the newest migrations first.
+        owns_engine: dispose of the engine on `close` (an in-memory copy per runtime).
+        turns: the lock of another store on the same in-memory database, which is one
+            connection that every store object over it must take turns on.
+    """
+
+    def __init__(self, engine: Engine, *, migrate_schema: bool = True,
+                 owns_engine: bool = False,
+                 turns: AbstractContextManager[object] | None = None) -> None:
+        if migrate_schema:
+            migrate(engine)
+        self._engine = engine
+        self._owns_engine = owns_engine
+        if turns is None:
+            turns = (threading.RLock() if isinstance(engine.pool, StaticPool)
+                     else nullcontext())
+        self._turns = turns
+
+    @contextmanager
+    def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
+        with self._turns, self._engine.connect() as connection:
+            connection.execution_options(**{READ_ONLY: read_only})
+            with connection.begin():
+                yield connection
+
+    def add(self, schedule: StoredSchedule) -> None:
+        with self._transaction() as connection:
+            connection.execute(insert(SCHEDULES).values(
+                **{name: getattr(schedule, name) for name in SCHEDULE_FIELDS}))
+
+    def get(self, schedule_id: str) -> StoredSchedule | None:
+        with self._transaction(read_only=True) as connection:
+            row = connection.execute(
+                select(SCHEDULES).where(SCHEDULES.c.schedule_id == schedule_id)).first()
+            return None if row is None else to_schedule(row)
+
+    def list(self) -> builtins.list[StoredSchedule]:
+        with self._transaction(read_only=True) as connection:
+            return [to_schedule(row) for row in
+                    connection.execute(select(SCHEDULES).order_by(SCHEDULES.c.seq))]
+
+    def due(self, now: datetime) -> builtins.list[StoredSchedule]:
+        query = (select(SCHEDULES).where(SCHEDULES.c.next_fire_at <= now)
+                 .order_by(SCHEDULES.c.next_fire_at, SCHEDULES.c.seq))
+        with self._transaction(read_only=True) as connection:
+            return [to_schedule(row) for row in connection.execute(query)]
+
+    def next_due(self) -> datetime | None:
+        with self._transaction(read_only=True) as connection:
+            earliest: datetime | None = connection.scalar(
+                select(func.min(SCHEDULES.c.next_fire_at)))
+            return earliest
+
+    def claim(self, schedule_id: str, expected: datetime | None,
+              following: datetime | None) -> bool:
+        matches = (SCHEDULES.c.next_fire_at.is_(None) if expected is None
+                   else SCHEDULES.c.next_fire_at == expected)
+        with self._transaction() as connection:
+            moved = connection.execute(
+                update(SCHEDULES)
+                .where(SCHEDULES.c.schedule_id == schedule_id, matches)
+                .values(next_fire_at=following))
+            return moved.rowcount == 1
+
+    def record(self, execution: StoredExecution) -> None:
+        with self._transaction() as connection:
+            connection.execute(insert(EXECUTIONS).values(**execution_values(execution)))
+
+    def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
+        query = (select(EXECUTIONS).where(EXECUTIONS.c.schedule_id == schedule_id)
+                 .order_by(EXECUTIONS.c.started_at, EXECUTIONS.c.scheduled_for,
+                           EXECUTIONS.c.seq))
+        with self._transaction(read_only=True) as connection:
+            return [to_execution(row) for row in connection.execute(query)]
+
+    def autonomy(self) -> bool:
+        with self._transaction(read_only=True) as connection:
+            value = connection.scalar(select(SWITCH.c.autonomy)
+                                      .where(SWITCH.c.id == SWITCH_ROW))
+            return True if value is None else bool(value)
+
+    def set_autonomy(self, enabled: bool) -> None:
+        with self._transaction() as connection:
+            connection.execute(delete(SWITCH).where(SWITCH.c.id == SWITCH_ROW))
+            connection.execute(insert(SWITCH).values(id=SWITCH_ROW, autonomy=enabled))
+
+    def clear(self) -> None:
+        """Delete every schedule, execution and the switch (a check starts empty)."""
+        with self._transaction() as connection:
+            connection.execute(delete(EXECUTIONS))
+            connection.execute(delete(SCHEDULES))
+            connection.execute(delete(SWITCH))
+
+    def reopen(self) -> SqlScheduleStore:
+        """A new store over the same database, as a restarted process opens it. The
+        engine (for in-memory SQLite, the database itself) passes to the new store."""
+        reopened = SqlScheduleStore(self._engine, migrate_schema=False,
+                                    owns_engine=self._owns_engine, turns=self._turns)
+        self._owns_engine = False
+        return reopened
+
+    def share(self) -> SqlScheduleStore:
+        """A second store over the same database, for a second scheduler; it never
+        disposes of the engine."""
+        return SqlScheduleStore(self._engine, migrate_schema=False, turns=self._turns)
+
+    def close(self) -> None:
+        if self._owns_engine:
+            self._engine.dispose()

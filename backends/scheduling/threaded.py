@@ -1,0 +1,119 @@
+"""The threaded scheduler: a real scheduler thread sleeping on the clock.
+
+The thread reads the earliest next fire time from the store and sleeps on the clock until
+then (or until a creation, a trigger or the switch changes it), then fires everything the
+clock has reached, claiming each fire on the store. The rules are the step scheduler's,
+so the two differ only in who calls them: a thread instead of `settle`. Two of these over
+one store really race for the same fires; the store's compare-and-set decides (SC-008).
+
+`settle()` waits, never on the wall clock for time to pass, until the thread sleeps with
+nothing due. A real-time safety limit turns a hung thread into an error that says so.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+from jobconform.backends.protocol import Clock
+from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
+from jobconform.backends.scheduling.runtime import ScheduleStore, StepSchedulingRuntime
+
+# A real-time bound on settle; it never lets time pass for the scheduler (the clock is
+# virtual), it only turns a hung thread into an error.
+SETTLE_LIMIT_SECONDS = 10.0
+
+
+class SchedulerSettleTimeout(RuntimeError):
+    """The scheduler thread did not become quiet within the real-time safety limit."""
+
+
+class ThreadedSchedulingRuntime(StepSchedulingRuntime):
+    def __init__(self, store: ScheduleStore, clock: Clock, config: SchedulingConfig,
+                 target: SchedulingTarget) -> None:
+        # Re-entrant: the harness's calls and the thread's pass take it, and both reach
+        # _schedules_changed while holding it.
+        self._state = threading.Condition(threading.RLock())
+        self._stopping = False
+        self._changes = 0  # bumped whenever the next fire time may have moved
+        self._scheduler_saw = -1  # the value of _changes at the thread's last pass
+        self._asleep_until: datetime | None = None
+        self._asleep = False
+        with self._state:
+            super().__init__(store, clock, config, target)  # boot catch-up, under the lock
+        self._thread = threading.Thread(target=self._schedule, daemon=True, name="scheduler")
+        self._thread.start()
+
+    def _schedule(self) -> None:
+        with self._state:
+            while not self._stopping:
+                saw = self._changes
+                self._fire_due(self._clock.now())
+                until = self._next_wake()
+                self._scheduler_saw, self._asleep_until, self._asleep = saw, until, True
+                self._state.notify_all()
+                if until is None:
+                    self._state.wait()
+                else:
+                    self._sleep_until(until)
+                self._asleep = False
+
+    def _sleep_until(self, deadline: datetime) -> None:
+        """Sleep on the clock: the kit's virtual clock wakes the thread when time reaches
+        the deadline; any other clock is taken as real time."""
+        wait_until = getattr(self._clock, "wait_until", None)
+        if callable(wait_until):
+            wait_until(self._state, deadline)
+        else:
+            remaining = (deadline - self._clock.now()).total_seconds()
+            if remaining > 0:
+                self._state.wait(remaining)
+
+    def _next_wake(self) -> datetime | None:
+        """When the thread must wake next: the earliest next fire time, none while
+        autonomy is off (only the switch can make anything due then)."""
+        return self._store.next_due() if self._store.autonomy() else None
+
+    def _schedules_changed(self) -> None:
+        self._changes += 1
+        self._state.notify_all()
+
+    # -- the harness's side ---------------------------------------------------------------
+
+    def create_once(self, message: str, run_at: datetime | None = None,
+                    delay_seconds: float | None = None, pre_check: bool = False) -> str:
+        with self._state:
+            return super().create_once(message, run_at, delay_seconds, pre_check)
+
+    def create_cron(self, message: str, expression: str, timezone: str,
+                    pre_check: bool = False) -> str:
+        with self._state:
+            return super().create_cron(message, expression, timezone, pre_check)
+
+    def trigger(self, schedule_id: str) -> None:
+        with self._state:
+            super().trigger(schedule_id)
+
+    def set_autonomy(self, enabled: bool) -> None:
+        with self._state:
+            super().set_autonomy(enabled)
+
+    def _quiet(self) -> bool:
+        return (self._asleep and self._scheduler_saw == self._changes
+                and (self._asleep_until is None or self._clock.now() < self._asleep_until))
+
+    def settle(self) -> None:
+        with self._state:
+            if not self._state.wait_for(self._quiet, timeout=SETTLE_LIMIT_SECONDS):
+                raise SchedulerSettleTimeout(
+                    f"the scheduler thread did not become quiet within"
+                    f" {SETTLE_LIMIT_SECONDS:g} s of real time: asleep={self._asleep}, saw"
+                    f" change {self._scheduler_saw} of {self._changes}, sleeping until"
+                    f" {self._asleep_until}")
+
+    def _stop(self) -> None:
+        with self._state:
+            self._stopping = True
+            self._state.notify_all()
+        if self._thread is not threading.current_thread():
+            self._thread.join()

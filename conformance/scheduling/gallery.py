@@ -1,0 +1,230 @@
+"""The scheduling gallery: backends whose scheduler breaks one rule of seed 002 §10.1,
+§10.2 or §10.6.1.
+
+Each entry is a shipped backend with one method of its scheduler (or store) changed the
+way a scheduler could get it wrong. `GALLERY` joins the self-test: every suite
+must catch each entry and name the requirement in `catches`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from cronsim import CronSim
+from sqlalchemy import select
+
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import Clock
+from jobconform.backends.scheduling.memory import InMemoryScheduleStore
+from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
+from jobconform.backends.scheduling.runtime import (
+    ScheduleStore,
+    StepSchedulingRuntime,
+    StoredExecution,
+    StoredSchedule,
+)
+from jobconform.backends.scheduling.sql import EXECUTIONS, SqlScheduleStore, to_execution
+from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
+from jobconform.backends.sql import SqlBackend
+from jobconform.backends.threaded import ThreadedBackend
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.scheduling.oracle import PreCheckAnswer, Trigger
+
+# -- broken step schedulers (on the memory backend) -----------------------------------------
+
+
+class OwnTimetableRuntime(StepSchedulingRuntime):
+    """Each scheduler keeps its own timetable of next fire times in memory, loaded when it
+    starts, as two processes with an in-memory job store do: a second scheduler fires
+    every fire the first one already executed."""
+
+    def __init__(self, store: ScheduleStore, clock: Clock, config: SchedulingConfig,
+                 target: SchedulingTarget) -> None:
+        super().__init__(store, clock, config, target)  # the boot catch-up comes first
+        self._timetable = {s.schedule_id: s.next_fire_at for s in store.list()}
+
+    def _add(self, kind: str, message: str, expression: str | None, timezone: str | None,
+             pre_check: bool, now: datetime, first: datetime) -> str:
+        schedule_id = super()._add(kind, message, expression, timezone, pre_check, now, first)
+        self._timetable[schedule_id] = first
+        return schedule_id
+
+    def _fire_due(self, now: datetime) -> None:
+        if not self._store.autonomy():
+            return
+        for schedule in self._store.list():
+            fire = self._timetable.get(schedule.schedule_id)
+            while fire is not None and fire <= now:
+                following = self._following(schedule, fire)
+                self._store.claim(schedule.schedule_id, schedule.next_fire_at, following)
+                schedule = self._store.get(schedule.schedule_id) or schedule
+                self._execute(schedule, fire, Trigger.SCHEDULE, now)
+                self._timetable[schedule.schedule_id] = fire = following
+
+    def set_autonomy(self, enabled: bool) -> None:
+        super().set_autonomy(enabled)
+        self._timetable = {s.schedule_id: s.next_fire_at for s in self._store.list()}
+
+
+class FiresEarlyRuntime(StepSchedulingRuntime):
+    """The scheduler fires whatever falls due within the next minute, to save a wake-up:
+    an execution starts before its fire time."""
+
+    def _fire_due(self, now: datetime) -> None:
+        super()._fire_due(now + timedelta(minutes=1))
+
+
+class NaiveWallClockRuntime(StepSchedulingRuntime):
+    """Fire times are computed on a naive wall clock and the zone attached afterwards, so
+    a local time inside a DST gap (02:30 on the night clocks jump from 02:00 to 03:00)
+    keeps the old offset and fires half an hour after the gap ends, not at its end."""
+
+    def _first_fire(self, expression: str, timezone: str, now: datetime) -> datetime:
+        return self._naive_next(expression, timezone, now)
+
+    def _following(self, schedule: StoredSchedule, fire: datetime) -> datetime | None:
+        if schedule.expression is None or schedule.timezone is None:
+            return None
+        return self._naive_next(schedule.expression, schedule.timezone, fire)
+
+    @staticmethod
+    def _naive_next(expression: str, timezone: str, after: datetime) -> datetime:
+        zone = ZoneInfo(timezone)
+        for wall in CronSim(expression, after.astimezone(zone).replace(tzinfo=None)):
+            instant = wall.replace(tzinfo=zone).astimezone(UTC)
+            if instant > after:
+                return instant
+        raise AssertionError("unreachable: cron fire times never end")
+
+
+class CatchUpBurstRuntime(StepSchedulingRuntime):
+    """After downtime every missed fire runs, whatever missed_fires says: a scheduler down
+    for a night floods the agent with a burst of catch-up runs."""
+
+    def _missed_to_run(self, missed: list[datetime]) -> list[datetime]:
+        return list(missed)
+
+
+class IgnoresSwitchRuntime(StepSchedulingRuntime):
+    """The scheduler never reads the autonomy switch: schedules keep firing while the
+    operator has turned autonomy off."""
+
+    def _autonomy_on(self) -> bool:
+        return True
+
+
+class PreCheckFailureSkipsRuntime(StepSchedulingRuntime):
+    """A pre-check that fails or times out is taken as "nothing to do", so a broken hook
+    silently suppresses every scheduled run (fail-closed instead of fail-open)."""
+
+    def _pre_check(self, schedule_id: str) -> PreCheckAnswer | str:
+        verdict = super()._pre_check(schedule_id)
+        if verdict in (PreCheckAnswer.ERROR, PreCheckAnswer.TIMEOUT):
+            return PreCheckAnswer.SKIP
+        return verdict
+
+
+class ManualRunsPreCheckRuntime(StepSchedulingRuntime):
+    """A manual trigger goes through the pre-check like a cron tick, so an operator's
+    explicit run is skipped when the hook finds no work."""
+
+    def _runs_pre_check(self, schedule: StoredSchedule, trigger: Trigger) -> bool:
+        return schedule.pre_check
+
+
+# -- a broken threaded scheduler ------------------------------------------------------------
+
+
+class ResumeBurstRuntime(ThreadedSchedulingRuntime):
+    """Turning autonomy back on only flips the switch: the scheduler thread then runs
+    every fire that fell while it was off, in one burst."""
+
+    def set_autonomy(self, enabled: bool) -> None:
+        with self._state:
+            self._store.set_autonomy(enabled)
+            self._schedules_changed()
+
+
+# -- a broken SQL store ---------------------------------------------------------------------
+
+
+class NewestFirstHistoryStore(SqlScheduleStore):
+    """The history is read newest first, as a dashboard shows it, so a schedule's
+    executions come back out of the order they were made."""
+
+    def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
+        query = (select(EXECUTIONS).where(EXECUTIONS.c.schedule_id == schedule_id)
+                 .order_by(EXECUTIONS.c.seq.desc()))
+        with self._transaction(read_only=True) as connection:
+            return [to_execution(row) for row in connection.execute(query)]
+
+
+# -- entries --------------------------------------------------------------------------------
+
+
+def _bug(broken: type) -> str:
+    return " ".join((broken.__doc__ or "").split())
+
+
+def _register(name: str, backend: type, bug: str, catches: str, source: str) -> GalleryEntry:
+    backend.name = f"gallery.{name}"  # type: ignore[attr-defined]
+    backend.__name__ = backend.__qualname__ = name
+    backend.__doc__ = bug
+    globals()[name] = backend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+def _memory_entry(name: str, broken: type[StepSchedulingRuntime], catches: str,
+                  source: str) -> GalleryEntry:
+    class BrokenBackend(MemoryBackend):
+        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                            target: SchedulingTarget) -> StepSchedulingRuntime:
+            return broken(InMemoryScheduleStore(), clock, config, target)
+
+    return _register(name, BrokenBackend, _bug(broken), catches, source)
+
+
+def _threaded_entry(name: str, broken: type[ThreadedSchedulingRuntime], catches: str,
+                    source: str) -> GalleryEntry:
+    class BrokenBackend(ThreadedBackend):
+        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                            target: SchedulingTarget) -> ThreadedSchedulingRuntime:
+            return broken(self.new_schedule_store(), clock, config, target)
+
+    return _register(name, BrokenBackend, _bug(broken), catches, source)
+
+
+def _sql_entry(name: str, broken: type[SqlScheduleStore], catches: str,
+               source: str) -> GalleryEntry:
+    class BrokenBackend(SqlBackend):
+        def empty_schedule_store(self) -> SqlScheduleStore:
+            store = super().empty_schedule_store()
+            store.__class__ = broken  # the same engine and state, the broken read
+            return store
+
+    return _register(name, BrokenBackend, _bug(broken), catches, source)
+
+
+SEED = "seed 002"
+GALLERY = (
+    _memory_entry("scheduling_fires_twice", OwnTimetableRuntime, "SC-008",
+                  f"{SEED} §10.3 (no parallel execution of one schedule)"),
+    _memory_entry("scheduling_fires_early", FiresEarlyRuntime, "SC-006",
+                  f"{SEED} §10.1 (cron-based automation)"),
+    _memory_entry("scheduling_dst_gap_naive", NaiveWallClockRuntime, "SC-004",
+                  f"{SEED} §10.1 (timezone support)"),
+    _memory_entry("scheduling_catch_up_burst", CatchUpBurstRuntime, "SC-007",
+                  f"{SEED} §10.1 (missed fires after downtime)"),
+    _memory_entry("scheduling_ignores_switch_off", IgnoresSwitchRuntime, "SC-010",
+                  f"{SEED} §10.2 (the master toggle disables all schedules)"),
+    _memory_entry("scheduling_failing_pre_check_blocks", PreCheckFailureSkipsRuntime,
+                  "SC-014", f"{SEED} §10.6.1 (fail-open)"),
+    _memory_entry("scheduling_manual_runs_pre_check", ManualRunsPreCheckRuntime, "SC-009",
+                  f"{SEED} §10.6.1 (manual triggers bypass the pre-check)"),
+    _threaded_entry("threaded_scheduling_resume_burst", ResumeBurstRuntime, "SC-011",
+                    f"{SEED} §10.2 (autonomy back on)"),
+    _sql_entry("sql_scheduling_history_newest_first", NewestFirstHistoryStore, "SC-015",
+               f"{SEED} §10.1 (execution history)"),
+)

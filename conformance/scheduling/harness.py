@@ -1,0 +1,555 @@
+"""The scheduling harness: each command goes to the backend's scheduler(s) and to the
+oracle, and everything they show must agree.
+
+After every command both sides settle (every scheduler running fires what the clock has
+reached), then the harness compares the command's answer, every schedule, every
+schedule's execution history, the dispatches made and the pre-check calls, and every
+snapshot handed out earlier. The first difference raises `Divergence` naming the
+requirement IDs involved.
+
+The target is the harness's own: it records every dispatch and every pre-check call, and
+answers each pre-check as the check scripted it for that schedule.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, TypeVar
+from zoneinfo import ZoneInfo
+
+from jobconform.backends.protocol import Backend
+from jobconform.backends.scheduling.protocol import (
+    SCHEDULING,
+    ExecutionView,
+    PreCheckFailed,
+    PreCheckTimedOut,
+    ScheduleNotFound,
+    ScheduleRejected,
+    ScheduleView,
+    SchedulingRuntime,
+)
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.watchdog import guarded
+from jobconform.reference.commands import AdvanceTime, Command
+from jobconform.reference.scheduling.commands import (
+    CreateCron,
+    CreateOnce,
+    GetSchedule,
+    ListSchedules,
+    ReadHistory,
+    RestartScheduling,
+    SchedulingCommand,
+    ScriptPreCheck,
+    SetAutonomy,
+    StartSecondScheduler,
+    TriggerSchedule,
+    describe_scheduling_command,
+)
+from jobconform.reference.scheduling.oracle import (
+    CREATED,
+    CRON,
+    NOT_FOUND,
+    PRE_CHECK_PROMPT,
+    REJECTIONS,
+    TRIGGERED,
+    ExecutionState,
+    PreCheckAnswer,
+    ScheduleState,
+    SchedulingConfig,
+    SchedulingOracle,
+    rejected,
+)
+from jobconform.spec import Profile, Registry
+
+T = TypeVar("T")
+CONFIG_PARAMETERS = ("missed_fires",)
+# How long the harness's pre-check waits, in real time, for the harness to learn the id of
+# a schedule that fired as soon as it was created (a threaded scheduler may be that quick).
+ID_WAIT_SECONDS = 10.0
+SCHEDULE_FIELDS = ("kind", "message", "expression", "timezone", "pre_check", "created_at",
+                   "next_fire_at")
+FIELD_REQUIREMENTS = {
+    "kind": ("SC-001", "SC-003"),
+    "message": ("SC-001", "SC-003"),
+    "expression": ("SC-003",),
+    "timezone": ("SC-003",),
+    "pre_check": ("SC-012",),
+    "created_at": ("SC-001", "SC-003"),
+    "next_fire_at": ("SC-002", "SC-003", "SC-006"),
+}
+EXECUTION_FIELDS = ("scheduled_for", "started_at", "trigger", "status", "message", "cost",
+                    "pre_check")
+TRIGGER_REQUIREMENTS = {"schedule": ("SC-002", "SC-006"), "catch_up": ("SC-007",),
+                        "manual": ("SC-009",)}
+PRE_CHECK_REQUIREMENTS = {"skip": ("SC-012",), "prompt": ("SC-013",), "error": ("SC-014",),
+                          "timeout": ("SC-014",)}
+
+
+def config_for(profile: Profile, **overrides: str) -> SchedulingConfig:
+    """The area's parameters from the profile, with a check's own values on top.
+
+    Raises:
+        ValueError: an unknown parameter name or value.
+        SpecError: the profile sets no defaults for the area.
+    """
+    unknown = set(overrides) - set(CONFIG_PARAMETERS)
+    if unknown:
+        raise ValueError(f"unknown scheduling parameter(s) {sorted(unknown)};"
+                         f" known: {', '.join(CONFIG_PARAMETERS)}")
+    values: dict[str, Any] = {name: profile.parameter(SCHEDULING, name)
+                              for name in CONFIG_PARAMETERS}
+    values.update(overrides)
+    return SchedulingConfig(**values)
+
+
+def dst_requirements(instant: object, timezone: object) -> tuple[str, ...]:
+    """SC-004 for an instant that ends a forward gap in the zone, SC-005 for one whose
+    wall time the zone repeats: the rules a fire time there rests on."""
+    if not isinstance(instant, datetime) or not isinstance(timezone, str):
+        return ()
+    tz = ZoneInfo(timezone)
+    local = instant.astimezone(tz)
+    before = (instant - timedelta(microseconds=1)).astimezone(tz)
+    if (local.utcoffset() or timedelta(0)) > (before.utcoffset() or timedelta(0)):
+        return ("SC-004",)
+    twin = local.replace(fold=1 - local.fold)
+    if twin.utcoffset() != local.utcoffset():
+        return ("SC-005",)
+    return ()
+
+
+@dataclass(frozen=True)
+class ScheduleRecord:
+    """A schedule reduced to what the spec fixes (ids are compared through aliases)."""
+
+    kind: object
+    message: object
+    expression: object
+    timezone: object
+    pre_check: object
+    created_at: object
+    next_fire_at: object
+
+
+@dataclass(frozen=True)
+class ExecutionRecord:
+    scheduled_for: object
+    started_at: object
+    trigger: object
+    status: object
+    message: object
+    cost: object
+    pre_check: object
+
+
+def freeze(view: ScheduleView) -> ScheduleRecord:
+    return ScheduleRecord(*(getattr(view, name, "<missing>") for name in SCHEDULE_FIELDS))
+
+
+def freeze_execution(view: ExecutionView) -> ExecutionRecord:
+    return ExecutionRecord(*(getattr(view, name, "<missing>") for name in EXECUTION_FIELDS))
+
+
+def expected_record(state: ScheduleState) -> ScheduleRecord:
+    return ScheduleRecord(state.kind, state.message, state.expression, state.timezone,
+                          state.pre_check, state.created_at, state.next_fire_at)
+
+
+def expected_execution(state: ExecutionState) -> ExecutionRecord:
+    return ExecutionRecord(state.scheduled_for, state.started_at, state.trigger, state.status,
+                           state.message, state.cost, state.pre_check)
+
+
+class HarnessTarget:
+    """Records every dispatch and pre-check call; answers each pre-check as scripted."""
+
+    def __init__(self) -> None:
+        self._state = threading.Condition()
+        self.dispatches: list[tuple[str, datetime, str]] = []
+        self.pre_checks: list[str] = []
+        self.known: set[str] = set()  # ids the harness has learnt
+        self.scripts: dict[str, PreCheckAnswer] = {}  # schedule id -> its hook's answer
+
+    def register(self, schedule_id: str, answer: PreCheckAnswer | None) -> None:
+        with self._state:
+            self.known.add(schedule_id)
+            if answer is not None:
+                self.scripts[schedule_id] = answer
+            self._state.notify_all()
+
+    def pre_check(self, schedule_id: str) -> str:
+        with self._state:
+            self.pre_checks.append(schedule_id)
+            # Counted either way: a call for a schedule without a hook is a divergence.
+            self._state.wait_for(lambda: schedule_id in self.known, timeout=ID_WAIT_SECONDS)
+            answer = self.scripts.get(schedule_id)
+        if answer is None:
+            raise PreCheckFailed(f"schedule {schedule_id} has no pre-check hook")
+        if answer is PreCheckAnswer.ERROR:
+            raise PreCheckFailed(f"pre-check of {schedule_id} exited with status 1")
+        if answer is PreCheckAnswer.TIMEOUT:
+            raise PreCheckTimedOut(f"pre-check of {schedule_id} timed out")
+        return PRE_CHECK_PROMPT if answer is PreCheckAnswer.PROMPT else ""
+
+    def dispatch(self, schedule_id: str, scheduled_for: datetime, message: str) -> None:
+        with self._state:
+            self.dispatches.append((schedule_id, scheduled_for, message))
+
+    def made(self) -> tuple[list[tuple[str, datetime, str]], list[str]]:
+        with self._state:
+            return list(self.dispatches), list(self.pre_checks)
+
+
+@dataclass
+class SchedulingHarness:
+    """Differential execution of scheduling commands on one backend and the oracle.
+
+    Args:
+        backend: an adapter claiming the scheduling area.
+        profile: whose area parameters apply.
+        registry: the spec, for requirement titles in messages.
+        overrides: parameters of this check replacing the profile's (missed_fires).
+        start: the virtual clock's first instant (UTC); near a DST change to check one.
+
+    Raises:
+        ValueError: the backend does not claim the area, or a bad override.
+        AdapterError: the backend has no `open_scheduling`, or it raised or hung.
+    """
+
+    backend: Backend
+    profile: Profile
+    registry: Registry | None = None
+    overrides: dict[str, str] = field(default_factory=dict)
+    start: datetime = EPOCH
+    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    commands: list[SchedulingCommand] = field(default_factory=list)
+    exercised: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        if SCHEDULING not in self.backend.capabilities:
+            raise ValueError(f"backend {self.backend.name!r} does not claim the scheduling"
+                             " area; its schedules cannot be checked")
+        self.clock = VirtualClock(self.start.astimezone(UTC))
+        self.config = config_for(self.profile, **self.overrides)
+        self.oracle = SchedulingOracle(self.config)
+        self.target = HarnessTarget()
+        self._titles = (
+            {r.id: r.title for r in self.registry.requirements} if self.registry else {})
+        self.ids: dict[str, str] = {}  # alias -> the runtime's id
+        self.aliases: dict[str, str] = {}  # the runtime's id -> alias
+        # Snapshots handed out, with what they showed then.
+        self.held: dict[str, tuple[ScheduleView, ScheduleRecord]] = {}
+        self.held_executions: dict[str, tuple[ExecutionView, ExecutionRecord]] = {}
+        self.last_answer: object = None
+        self.peer: SchedulingRuntime | None = None
+        opener: object = getattr(self.backend, "open_scheduling", None)
+        if not callable(opener):
+            raise AdapterError(f"adapter {self.backend.name!r} claims the scheduling area but"
+                               " has no open_scheduling(clock, config, target)")
+        with guarded(self.safety_timeout, f"opening {self.backend.name!r} scheduling"):
+            self.runtime: SchedulingRuntime = self._call(
+                "open_scheduling", lambda: opener(self.clock, self.config, self.target))
+
+    # -- the one operation ---------------------------------------------------------------
+
+    def run(self, command: SchedulingCommand) -> object:
+        """Apply `command` to both sides, settle both, compare everything.
+
+        Returns:
+            The backend's answer.
+
+        Raises:
+            Divergence: the backend's answer or state differs from the oracle's.
+            AdapterError: the adapter raised outside its contract or hung.
+            ValueError: the command is malformed (an alias used twice, time going back).
+        """
+        self._check_command(command)
+        self.commands.append(command)
+        executions_before = {alias: len(h) for alias, h in self.oracle.history.items()}
+        expected, requirements = self._expect(command)
+        if not self.oracle.autonomy:  # every step while off checks that nothing fires
+            requirements += ("SC-010",)
+        with guarded(self.safety_timeout, describe_scheduling_command(command)):
+            actual = self._apply(command)  # AdvanceTime moves the clock here
+            self.oracle.settle(self.clock.now())
+            requirements += self._fired_requirements(executions_before)
+            self.exercised.update(requirements)
+            self.last_answer = actual
+            self._compare_answer(command, expected, actual, requirements)
+            self.observe(requirements)
+        return actual
+
+    def run_all(self, commands: list[SchedulingCommand]) -> None:
+        for command in commands:
+            self.run(command)
+
+    def close(self) -> None:
+        with guarded(self.safety_timeout, "closing the scheduling runtime"):
+            if self.peer is not None:
+                self._call("close", self.peer.close)
+            self._call("close", self.runtime.close)
+
+    def _check_command(self, command: SchedulingCommand) -> None:
+        if isinstance(command, CreateOnce | CreateCron) and command.schedule in self.ids:
+            raise ValueError(f"schedule alias {command.schedule!r} is already used; pick a"
+                             " new one")
+        seconds = (command.seconds if isinstance(command, AdvanceTime) else
+                   command.down_seconds if isinstance(command, RestartScheduling) else 0.0)
+        if not 0 <= seconds < float("inf"):
+            raise ValueError(f"time advances by a finite amount >= 0, not {seconds!r}")
+
+    # -- the oracle's side ---------------------------------------------------------------
+
+    def _expect(self, command: SchedulingCommand) -> tuple[object, tuple[str, ...]]:
+        now = self.clock.now()
+        oracle = self.oracle
+        match command:
+            case CreateOnce():
+                return oracle.create_once(command.schedule, command.message, command.run_at,
+                                          command.delay_seconds, command.pre_check,
+                                          now), ("SC-001",)
+            case CreateCron():
+                answer = oracle.create_cron(command.schedule, command.message,
+                                            command.expression, command.timezone,
+                                            command.pre_check, now)
+                return answer, ("SC-003",)
+            case ScriptPreCheck():
+                oracle.script(command.schedule, command.answer)
+                return None, ()
+            case TriggerSchedule():
+                return oracle.trigger(command.schedule, now), ("SC-009",)
+            case SetAutonomy():
+                oracle.set_autonomy(command.enabled, now)
+                return None, ("SC-010", "SC-011") if command.enabled else ("SC-010",)
+            case StartSecondScheduler():
+                return None, ("SC-008",)
+            case RestartScheduling():
+                oracle.restart(now + timedelta(seconds=command.down_seconds))
+                return None, ("SC-016",)
+            case GetSchedule():
+                state = oracle.schedules.get(command.schedule)
+                return (None if state is None else expected_record(state)), ("SC-016",)
+            case ListSchedules():
+                return oracle.list(), ("SC-016",)
+            case ReadHistory():
+                if command.schedule not in oracle.history:
+                    return NOT_FOUND, ("SC-015",)
+                return ([expected_execution(e) for e in oracle.executions(command.schedule)],
+                        ("SC-015",))
+            case AdvanceTime():
+                return None, (() if oracle.autonomy else ("SC-010",))
+        raise ValueError(f"not a scheduling command: {command!r}")
+
+    def _fired_requirements(self, before: dict[str, int]) -> tuple[str, ...]:
+        """The rules behind the executions the oracle made during this command."""
+        named: list[str] = []
+        for alias, history in self.oracle.history.items():
+            state = self.oracle.schedules[alias]
+            for execution in history[before.get(alias, 0):]:
+                named.append("SC-015")
+                if execution.trigger == "schedule":
+                    named.append("SC-006" if state.kind == CRON else "SC-002")
+                else:
+                    named += TRIGGER_REQUIREMENTS[execution.trigger]
+                named += PRE_CHECK_REQUIREMENTS.get(execution.pre_check or "", ())
+                named += dst_requirements(execution.scheduled_for, state.timezone)
+                if self.peer is not None:
+                    named.append("SC-008")
+        return tuple(named)
+
+    # -- the backend's side --------------------------------------------------------------
+
+    def _call(self, action: str, function: Callable[[], T]) -> T:
+        try:
+            return function()
+        except (Divergence, AdapterError, ScheduleRejected, ScheduleNotFound):
+            raise
+        except Exception as error:
+            raise AdapterError(
+                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                f" during {action}; the protocol allows no exception there"
+            ) from error
+
+    def _id(self, alias: str) -> str:
+        # A schedule the harness never managed to create gets an id no runtime holds.
+        return self.ids.get(alias, f"unknown-{alias}")
+
+    def _runtimes(self) -> list[SchedulingRuntime]:
+        return [self.runtime] if self.peer is None else [self.runtime, self.peer]
+
+    def _apply(self, command: SchedulingCommand) -> object:
+        runtime = self.runtime
+        match command:
+            case CreateOnce():
+                c = command
+                return self._create(c.schedule, c.pre_check, lambda: runtime.create_once(
+                    c.message, run_at=c.run_at, delay_seconds=c.delay_seconds,
+                    pre_check=c.pre_check is not None))
+            case CreateCron():
+                k = command
+                return self._create(k.schedule, k.pre_check, lambda: runtime.create_cron(
+                    k.message, k.expression, k.timezone, pre_check=k.pre_check is not None))
+            case ScriptPreCheck():
+                scripted = self.ids.get(command.schedule)
+                if scripted is not None and scripted in self.target.scripts:
+                    self.target.register(scripted, command.answer)
+            case TriggerSchedule():
+                schedule_id = self._id(command.schedule)
+                try:
+                    self._call("trigger", lambda: runtime.trigger(schedule_id))
+                except ScheduleNotFound:
+                    return NOT_FOUND
+                return TRIGGERED
+            case SetAutonomy():
+                self._call("set_autonomy", lambda: runtime.set_autonomy(command.enabled))
+            case StartSecondScheduler():
+                if self.peer is None:
+                    self.peer = self._call("open_peer", runtime.open_peer)
+            case RestartScheduling():
+                for running in self._runtimes():
+                    self._call("crash", running.crash)
+                if self.peer is not None:
+                    self._call("close", self.peer.close)
+                    self.peer = None
+                self.clock.advance(command.down_seconds)  # nothing runs meanwhile
+                self.runtime = self._call("reopen", runtime.reopen)
+            case GetSchedule():
+                schedule_id = self._id(command.schedule)
+                view = self._call("get", lambda: runtime.get(schedule_id))
+                if view is None:
+                    return None
+                record = freeze(view)
+                self.held[f"get:{command.schedule}"] = (view, record)
+                return record
+            case ListSchedules():
+                views = self._call("list_schedules", runtime.list_schedules)
+                return [self.aliases.get(view.schedule_id, view.schedule_id) for view in views]
+            case ReadHistory():
+                schedule_id = self._id(command.schedule)
+                try:
+                    executions = list(self._call("history", lambda: runtime.history(schedule_id)))
+                except ScheduleNotFound:
+                    return NOT_FOUND
+                return [freeze_execution(e) for e in executions]
+            case AdvanceTime():
+                self.clock.advance(command.seconds)
+        return None
+
+    def _create(self, alias: str, pre_check: PreCheckAnswer | None,
+                create: Callable[[], str]) -> str:
+        try:
+            schedule_id = self._call("create", create)
+        except ScheduleRejected as rejection:
+            return rejected(rejection.code)
+        if schedule_id in self.aliases:
+            raise self._fail(("SC-016",), "create returned an id already in use",
+                             "a new unique id", schedule_id)
+        self.ids[alias] = schedule_id
+        self.aliases[schedule_id] = alias
+        self.target.register(schedule_id, pre_check)
+        return CREATED
+
+    # -- comparing -----------------------------------------------------------------------
+
+    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object) -> Divergence:
+        commands: list[Command] = list(self.commands)  # type: ignore[arg-type]
+        return Divergence(requirements, what, expected, actual, commands, self._titles)
+
+    def _compare_answer(self, command: SchedulingCommand, expected: object, actual: object,
+                        requirements: tuple[str, ...]) -> None:
+        if expected == actual and type(expected) is type(actual):
+            return
+        blamed = requirements
+        for answer in (expected, actual):
+            if isinstance(answer, str) and answer.startswith("rejected:"):
+                blamed += (REJECTIONS.get(answer.split(":", 1)[1], "SC-003"),)
+        raise self._fail(blamed, f"the answer to {describe_scheduling_command(command)}",
+                         expected, actual)
+
+    def observe(self, requirements: tuple[str, ...] = ()) -> None:
+        """Settle every scheduler, then compare every schedule, every history, the
+        dispatches, the pre-check calls and the snapshots handed out earlier."""
+        for running in self._runtimes():
+            self._call("settle", running.settle)
+        self._check_snapshots()
+        views = list(self._call("list_schedules", self.runtime.list_schedules))
+        actual_aliases = [self.aliases.get(v.schedule_id, f"<unknown id {v.schedule_id}>")
+                          for v in views]
+        if actual_aliases != self.oracle.list():
+            raise self._fail((*requirements, "SC-016"), "the held schedules, in order",
+                             self.oracle.list(), actual_aliases)
+        for alias, view in zip(actual_aliases, views, strict=True):
+            self._compare_schedule(alias, view, requirements)
+        for alias in actual_aliases:
+            self._compare_history(alias, requirements)
+        self._compare_calls(requirements)
+
+    def _check_snapshots(self) -> None:
+        shown: list[tuple[str, object, object]] = [
+            (key, record, freeze(view)) for key, (view, record) in self.held.items()]
+        shown += [(key, record, freeze_execution(view))
+                  for key, (view, record) in self.held_executions.items()]
+        for key, record, now in shown:
+            if now != record:
+                raise self._fail(("SC-016",), f"a snapshot read earlier ({key}) changed after"
+                                 " it was returned", record, now)
+
+    def _compare_schedule(self, alias: str, view: ScheduleView,
+                          requirements: tuple[str, ...]) -> None:
+        state = self.oracle.schedules[alias]
+        wanted, actual = expected_record(state), freeze(view)
+        for name, field_requirements in FIELD_REQUIREMENTS.items():
+            expected_value, actual_value = getattr(wanted, name), getattr(actual, name)
+            if expected_value != actual_value:
+                blamed = requirements + field_requirements
+                if name == "next_fire_at":
+                    blamed += (dst_requirements(expected_value, state.timezone)
+                               + dst_requirements(actual_value, state.timezone))
+                raise self._fail(blamed, f"schedule {alias!r} {name}", expected_value,
+                                 actual_value)
+        for name in ("created_at", "next_fire_at"):
+            value = getattr(actual, name)
+            if value is not None and (not isinstance(value, datetime)
+                                      or value.utcoffset() != timedelta(0)):
+                raise self._fail(("SC-016",), f"schedule {alias!r} {name} must be a"
+                                 " timezone-aware UTC datetime", "tz-aware UTC", value)
+        self.held[f"list:{alias}"] = (view, actual)
+        if state.kind == CRON:
+            self.exercised.update(dst_requirements(state.next_fire_at, state.timezone))
+
+    def _compare_history(self, alias: str, requirements: tuple[str, ...]) -> None:
+        schedule_id = self.ids[alias]
+        views = list(self._call("history", lambda: self.runtime.history(schedule_id)))
+        actual = [freeze_execution(view) for view in views]
+        wanted = [expected_execution(e) for e in self.oracle.executions(alias)]
+        if actual == wanted:
+            for number, view in enumerate(views):
+                self.held_executions[f"history:{alias}:{number}"] = (view, actual[number])
+            return
+        blamed = (*requirements, "SC-015")
+        timezone = self.oracle.schedules[alias].timezone
+        for record in [*wanted, *actual]:
+            blamed += TRIGGER_REQUIREMENTS.get(str(record.trigger), ())
+            blamed += PRE_CHECK_REQUIREMENTS.get(str(record.pre_check), ())
+            blamed += dst_requirements(record.scheduled_for, timezone)
+        raise self._fail(blamed, f"the execution history of schedule {alias!r}", wanted, actual)
+
+    def _compare_calls(self, requirements: tuple[str, ...]) -> None:
+        dispatches, pre_checks = self.target.made()
+        made = Counter((self.aliases.get(i, i), when, message) for i, when, message in dispatches)
+        if made != self.oracle.dispatches:
+            differing = sorted((made - self.oracle.dispatches) + (self.oracle.dispatches - made),
+                               key=repr)
+            blamed = (*requirements, "SC-006", "SC-008" if self.peer is not None else "SC-002")
+            raise self._fail(blamed, f"dispatches made (differing: {differing})",
+                             dict(self.oracle.dispatches), dict(made))
+        checked = Counter(self.aliases.get(i, i) for i in pre_checks)
+        if checked != self.oracle.pre_checks:
+            raise self._fail((*requirements, "SC-009", "SC-012"), "pre-check calls, by schedule",
+                             dict(self.oracle.pre_checks), dict(checked))

@@ -1,0 +1,280 @@
+"""Robot Framework keywords for the scheduling area (seed 002 §10.1, §10.2, §10.6.1).
+
+Every keyword that changes something drives the `SchedulingHarness`, so the backend and the
+oracle see the same command and any difference fails the test with the harness's
+`Divergence` (naming the requirement IDs). The assertion keywords read the BACKEND's own
+schedules, histories, dispatches and pre-check calls and compare them with the value the
+test states.
+
+Usage::
+
+    *** Settings ***
+    Resource    lifecycle.resource    # its library skips tests of unclaimed areas
+    Library     jobconform.conformance.scheduling.keywords.SchedulingLibrary
+
+The backend and profile come from ``${BACKEND}`` and ``${PROFILE}`` as for the lifecycle
+library. Schedules are named by aliases the test picks; instants are ISO 8601 with an
+offset, and time passes only through ``Advance Scheduling Clock`` and the downtime of
+``Restart Schedulers``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
+
+from jobconform.backends.loading import load_backend
+from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.lifecycle.keywords import requirement_tags
+from jobconform.conformance.scheduling.harness import ScheduleRecord, SchedulingHarness, freeze
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.scheduling import commands as sc
+from jobconform.reference.scheduling.oracle import CREATED, PreCheckAnswer, rejected
+from jobconform.spec import load_registry
+
+DEFAULT_BACKEND = "memory"
+
+
+def _instant(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)
+
+
+def _pre_check(answer: str | None) -> PreCheckAnswer | None:
+    return None if answer is None else PreCheckAnswer(answer)
+
+
+@library(scope="TEST", auto_keywords=False)
+class SchedulingLibrary:
+    """Drive one backend's scheduler(s) and the oracle per test."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self) -> None:
+        self._harness: SchedulingHarness | None = None
+        self._answers: dict[str, object] = {}
+        self._read: tuple[ScheduleView, ScheduleRecord] | None = None
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def end_test(self, data: Any, result: Any) -> None:
+        harness, self._harness = self._harness, None
+        if harness is not None:
+            harness.close()
+
+    @property
+    def harness(self) -> SchedulingHarness:
+        if self._harness is None:
+            raise RuntimeError("no scheduler in this test yet: call `Start Scheduling`")
+        return self._harness
+
+    def _fail(self, message: str) -> AssertionError:
+        ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
+        suffix = f" [test checks {', '.join(ids)}]" if ids else ""
+        return AssertionError(message + suffix)
+
+    def _id(self, alias: str) -> str:
+        schedule_id = self.harness.ids.get(alias)
+        if schedule_id is None:
+            raise self._fail(f"schedule {alias!r} was never created (answer:"
+                             f" {self._answers.get(alias)!r})")
+        return schedule_id
+
+    def _view(self, alias: str) -> ScheduleView:
+        view = self.harness.runtime.get(self._id(alias))
+        if view is None:
+            raise self._fail(f"the backend holds no record of schedule {alias!r}")
+        return view
+
+    def _history(self, alias: str) -> Sequence[ExecutionView]:
+        return self.harness.runtime.history(self._id(alias))
+
+    def _execution(self, alias: str, number: int) -> ExecutionView:
+        history = self._history(alias)
+        if not 1 <= number <= len(history):
+            raise self._fail(f"schedule {alias!r} should have an execution {number}, the"
+                             f" backend shows {len(history)}")
+        return history[number - 1]
+
+    def _same(self, what: str, expected: object, actual: object) -> None:
+        if expected != actual:
+            raise self._fail(f"{what} should be {expected!r}, the backend shows {actual!r}")
+
+    # -- setting up ------------------------------------------------------------------------
+
+    @keyword("Start Scheduling")
+    def start_scheduling(self, start: str | None = None, **parameters: str) -> None:
+        """Open a fresh scheduler, its clock at ``start`` (default the kit's epoch);
+        ``name=value`` pairs override the profile's parameters (``missed_fires=all``)."""
+        if self._harness is not None:
+            raise RuntimeError("`Start Scheduling` was already called in this test")
+        variables = BuiltIn()
+        backend_name = str(variables.get_variable_value("${BACKEND}") or DEFAULT_BACKEND)
+        backend = load_backend(backend_name)
+        registry = load_registry()
+        profile = registry.profile(str(variables.get_variable_value("${PROFILE}")
+                                       or backend.profile))
+        self._harness = SchedulingHarness(backend, profile, registry,
+                                          overrides=dict(parameters),
+                                          start=_instant(start) or EPOCH)
+
+    # -- commands ----------------------------------------------------------------------------
+
+    @keyword("Schedule One-Shot Job")
+    def schedule_one_shot_job(self, alias: str, message: str = "run",
+                              delay: float | None = None, run_at: str | None = None,
+                              pre_check: str | None = None) -> object:
+        """Schedule a one-shot job by ``delay`` seconds or ``run_at``; returns the answer."""
+        answer = self.harness.run(sc.CreateOnce(alias, message, _instant(run_at), delay,
+                                                _pre_check(pre_check)))
+        self._answers[alias] = answer
+        return answer
+
+    @keyword("Create Cron Schedule")
+    def create_cron_schedule(self, alias: str, expression: str, timezone: str = "UTC",
+                             message: str = "run", pre_check: str | None = None) -> object:
+        """A cron schedule; ``pre_check`` is its hook's first answer (skip, prompt, error,
+        timeout), none for a schedule without a hook."""
+        answer = self.harness.run(sc.CreateCron(alias, message, expression, timezone,
+                                                _pre_check(pre_check)))
+        self._answers[alias] = answer
+        return answer
+
+    @keyword("Pre-Check Answers")
+    def pre_check_answers(self, alias: str, answer: str) -> None:
+        self.harness.run(sc.ScriptPreCheck(alias, PreCheckAnswer(answer)))
+
+    @keyword("Trigger Schedule")
+    def trigger_schedule(self, alias: str) -> object:
+        return self.harness.run(sc.TriggerSchedule(alias))
+
+    @keyword("Turn Autonomy")
+    def turn_autonomy(self, state: str) -> None:
+        if state not in ("on", "off"):
+            raise ValueError(f"autonomy is turned on or off, not {state!r}")
+        self.harness.run(sc.SetAutonomy(state == "on"))
+
+    @keyword("Start Second Scheduler")
+    def start_second_scheduler(self) -> None:
+        self.harness.run(sc.StartSecondScheduler())
+
+    @keyword("Advance Scheduling Clock")
+    def advance_scheduling_clock(self, seconds: float) -> None:
+        self.harness.run(AdvanceTime(seconds))
+
+    @keyword("Advance Scheduling Clock To")
+    def advance_scheduling_clock_to(self, instant: str) -> None:
+        seconds = (datetime.fromisoformat(instant) - self.harness.clock.now()).total_seconds()
+        if seconds < 0:
+            raise ValueError(f"the scheduling clock is already past {instant}")
+        self.harness.run(AdvanceTime(seconds))
+
+    @keyword("Restart Schedulers")
+    def restart_schedulers(self, down: float = 0.0) -> None:
+        """Crash every scheduler, let ``down`` seconds pass, start one over the store."""
+        self.harness.run(sc.RestartScheduling(down))
+
+    @keyword("Read Schedule")
+    def read_schedule(self, alias: str) -> None:
+        self.harness.run(sc.GetSchedule(alias))
+        view = self.harness.runtime.get(self.harness.ids.get(alias, f"unknown-{alias}"))
+        self._read = None if view is None else (view, freeze(view))
+
+    @keyword("List Schedules")
+    def list_schedules(self) -> object:
+        return self.harness.run(sc.ListSchedules())
+
+    @keyword("Read History")
+    def read_history(self, alias: str) -> object:
+        return self.harness.run(sc.ReadHistory(alias))
+
+    # -- assertions ---------------------------------------------------------------------------
+
+    @keyword("Creation Should Be Accepted")
+    def creation_should_be_accepted(self, alias: str) -> None:
+        self._same(f"the creation of {alias!r}", CREATED, self._answers.get(alias))
+
+    @keyword("Creation Should Be Rejected")
+    def creation_should_be_rejected(self, alias: str, code: str) -> None:
+        self._same(f"the creation of {alias!r}", rejected(code), self._answers.get(alias))
+
+    @keyword("Next Fire Should Be")
+    def next_fire_should_be(self, alias: str, instant: str) -> None:
+        self._same(f"schedule {alias!r} next_fire_at", _instant(instant),
+                   self._view(alias).next_fire_at)
+
+    @keyword("Should Have No Next Fire")
+    def should_have_no_next_fire(self, alias: str) -> None:
+        self._same(f"schedule {alias!r} next_fire_at", None, self._view(alias).next_fire_at)
+
+    @keyword("Created At Should Be")
+    def created_at_should_be(self, alias: str, instant: str) -> None:
+        self._same(f"schedule {alias!r} created_at", _instant(instant),
+                   self._view(alias).created_at)
+
+    @keyword("Executions Should Be")
+    def executions_should_be(self, alias: str, count: int) -> None:
+        self._same(f"the executions of {alias!r}", count, len(self._history(alias)))
+
+    @keyword("Execution Should Be")
+    def execution_should_be(self, alias: str, number: int, trigger: str,
+                            scheduled_for: str) -> None:
+        execution = self._execution(alias, number)
+        self._same(f"execution {number} of {alias!r} (trigger, scheduled_for)",
+                   (trigger, _instant(scheduled_for)),
+                   (execution.trigger, execution.scheduled_for))
+
+    @keyword("Execution Should Have Started At")
+    def execution_should_have_started_at(self, alias: str, number: int, instant: str) -> None:
+        self._same(f"execution {number} of {alias!r} started_at", _instant(instant),
+                   self._execution(alias, number).started_at)
+
+    @keyword("Execution Should Be Skipped At Zero Cost")
+    def execution_should_be_skipped(self, alias: str, number: int) -> None:
+        execution = self._execution(alias, number)
+        self._same(f"execution {number} of {alias!r} (status, cost, message)",
+                   ("skipped", 0, None), (execution.status, execution.cost, execution.message))
+
+    @keyword("Execution Should Have Dispatched")
+    def execution_should_have_dispatched(self, alias: str, number: int, message: str) -> None:
+        execution = self._execution(alias, number)
+        self._same(f"execution {number} of {alias!r} (status, message)",
+                   ("dispatched", message), (execution.status, execution.message))
+
+    @keyword("Execution Pre-Check Should Be")
+    def execution_pre_check_should_be(self, alias: str, number: int,
+                                      outcome: str | None = None) -> None:
+        """The pre-check's outcome recorded on the execution; none when none ran."""
+        self._same(f"execution {number} of {alias!r} pre_check", outcome,
+                   self._execution(alias, number).pre_check)
+
+    @keyword("Dispatches Should Be")
+    def dispatches_should_be(self, alias: str, count: int) -> None:
+        schedule_id = self._id(alias)
+        dispatches, _ = self.harness.target.made()
+        self._same(f"the dispatches of {alias!r}", count,
+                   sum(1 for made_for, _, _ in dispatches if made_for == schedule_id))
+
+    @keyword("Pre-Check Calls Should Be")
+    def pre_check_calls_should_be(self, alias: str, count: int) -> None:
+        schedule_id = self._id(alias)
+        _, calls = self.harness.target.made()
+        self._same(f"the pre-check calls of {alias!r}", count, calls.count(schedule_id))
+
+    @keyword("Answer Should Be")
+    def answer_should_be(self, answer: object, expected: str) -> None:
+        self._same("the answer", expected, answer)
+
+    @keyword("Listed Schedules Should Be")
+    def listed_schedules_should_be(self, listed: object, *aliases: str) -> None:
+        self._same("the listing", list(aliases), listed)
+
+    @keyword("Schedule Read Earlier Should Be Unchanged")
+    def schedule_read_earlier_should_be_unchanged(self) -> None:
+        if self._read is None:
+            raise self._fail("no schedule was read")
+        view, record = self._read
+        self._same("the schedule read earlier", record, freeze(view))

@@ -1,0 +1,166 @@
+"""The scheduling Hypothesis machine: random schedules, pre-check answers, manual triggers,
+switch flips, a second scheduler, clock steps and restarts, backend against oracle at
+every step.
+
+The harness does the comparing (every answer, every schedule, every history, every
+dispatch and pre-check call); this machine only generates commands. Each run starts the
+clock just before a daylight-saving change of America/New_York (or at the kit's epoch),
+and the expressions name the hours that change, so gaps and folds come up in a few
+steps; a rule jumps to the next fire time, where firing happens.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    Bundle,
+    RuleBasedStateMachine,
+    initialize,
+    precondition,
+    rule,
+)
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.scheduling.harness import SchedulingHarness
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.scheduling import commands as sc
+from jobconform.reference.scheduling.oracle import PreCheckAnswer
+from jobconform.spec import Profile, Registry
+
+# An hour before New York's clocks jump from 02:00 to 03:00 (2026-03-08), and an hour
+# before its 01:00-02:00 hour repeats (2026-11-01).
+STARTS = (datetime(2026, 3, 8, 6, 0, tzinfo=UTC), datetime(2026, 11, 1, 4, 0, tzinfo=UTC),
+          EPOCH)
+ZONES = ("America/New_York", "America/New_York", "UTC", "Mars/Olympus_Mons")
+EXPRESSIONS = ("30 2 * * *", "30 1 * * *", "*/30 * * * *", "0 * * * *", "15 1,3 * * *",
+               "not cron")
+PRE_CHECKS = (None, None, *PreCheckAnswer)
+TIME_STEPS = (0.0, 60.0, 1799.0, 1800.0, 3600.0, 7200.0)
+DOWNTIMES = (0.0, 1800.0, 3600.0, 7200.0)
+
+
+# Thirty commands make a catch-up after downtime and a DST change reachable in one sequence.
+STEPS_PER_EXAMPLE = 30
+
+
+def make_scheduling_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                            run: MachineRun) -> type[RuleBasedStateMachine]:
+    class SchedulingMachine(RuleBasedStateMachine):
+        schedules = Bundle("schedules")
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness: SchedulingHarness | None = None
+            self.counter = 0
+
+        @initialize(start=st.sampled_from(STARTS))
+        def open_harness(self, start: datetime) -> None:
+            self.harness = SchedulingHarness(backend, profile, registry, start=start)
+
+        @property
+        def h(self) -> SchedulingHarness:
+            assert self.harness is not None
+            return self.harness
+
+        def _run(self, command: sc.SchedulingCommand) -> object:
+            run.steps += 1
+            try:
+                return self.h.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.h.exercised
+
+        def _alias(self) -> str:
+            self.counter += 1
+            return f"s{self.counter}"
+
+        @rule(target=schedules, expression=st.sampled_from(EXPRESSIONS),
+              timezone=st.sampled_from(ZONES), pre_check=st.sampled_from(PRE_CHECKS))
+        def create_cron(self, expression: str, timezone: str,
+                        pre_check: PreCheckAnswer | None) -> str:
+            alias = self._alias()
+            self._run(sc.CreateCron(alias, f"run {alias}", expression, timezone, pre_check))
+            return alias
+
+        @rule(target=schedules, offset=st.sampled_from((-60.0, 0.0, 60.0, 1800.0, 3600.0)),
+              form=st.sampled_from(("delay", "run_at", "run_at", "both", "neither")),
+              pre_check=st.sampled_from(PRE_CHECKS))
+        def create_once(self, offset: float, form: str,
+                        pre_check: PreCheckAnswer | None) -> str:
+            alias = self._alias()
+            run_at = self.h.clock.now() + timedelta(seconds=offset)
+            self._run(sc.CreateOnce(
+                alias, f"run {alias}", run_at=run_at if form in ("run_at", "both") else None,
+                delay_seconds=offset if form in ("delay", "both") else None,
+                pre_check=pre_check))
+            return alias
+
+        @rule(schedule=schedules, answer=st.sampled_from(list(PreCheckAnswer)))
+        def script_pre_check(self, schedule: str, answer: PreCheckAnswer) -> None:
+            self._run(sc.ScriptPreCheck(schedule, answer))
+
+        @rule(schedule=st.one_of(schedules, st.just("unknown")))
+        def trigger(self, schedule: str) -> None:
+            self._run(sc.TriggerSchedule(schedule))
+
+        @rule(enabled=st.booleans())
+        def set_autonomy(self, enabled: bool) -> None:
+            self._run(sc.SetAutonomy(enabled))
+
+        @precondition(lambda self: self.harness is not None and self.h.peer is None)
+        @rule()
+        def start_second_scheduler(self) -> None:
+            self._run(sc.StartSecondScheduler())
+
+        @rule(down_seconds=st.sampled_from(DOWNTIMES))
+        def restart(self, down_seconds: float) -> None:
+            self._run(sc.RestartScheduling(down_seconds))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def advance_time(self, seconds: float) -> None:
+            self._run(AdvanceTime(seconds))
+
+        # Reaching a fire time exactly is what fires schedules; random steps alone would
+        # mostly land before or after it.
+        @precondition(lambda self: self.harness is not None and self._next_fire() is not None)
+        @rule()
+        def advance_to_next_fire(self) -> None:
+            fire = self._next_fire()
+            assert fire is not None
+            self._run(AdvanceTime(max(0.0, (fire - self.h.clock.now()).total_seconds())))
+
+        def _next_fire(self) -> datetime | None:
+            return min((s.next_fire_at for s in self.h.oracle.schedules.values()
+                        if s.next_fire_at is not None), default=None)
+
+        @rule(schedule=schedules)
+        def get(self, schedule: str) -> None:
+            self._run(sc.GetSchedule(schedule))
+
+        @rule()
+        def list_schedules(self) -> None:
+            self._run(sc.ListSchedules())
+
+        @rule(schedule=st.one_of(schedules, st.just("unknown")))
+        def read_history(self, schedule: str) -> None:
+            self._run(sc.ReadHistory(schedule))
+
+        def teardown(self) -> None:
+            if self.harness is not None:
+                self.harness.close()
+
+    return SchedulingMachine
+
+
+def run_scheduling_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                           seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the machine; the same seed gives the same sequences and the same result."""
+    return run_machine(make_scheduling_machine, backend, profile, registry, seed=seed,
+                       examples=examples, steps=STEPS_PER_EXAMPLE)

@@ -1,0 +1,392 @@
+"""Behave steps for the scheduling area (seed 002 §10.1, §10.2, §10.6.1).
+
+Every When-step sends one command through `SchedulingHarness.run`, which applies it to the
+backend's scheduler(s) and to the oracle and compares everything; a `Divergence`
+propagates as the scenario's failure. Every Then-step reads what the BACKEND shows (its
+schedules, its histories, the dispatches and pre-check calls it made) and checks it
+against the value the scenario states. Instants are written in ISO 8601 with their
+offset (2026-03-08T07:00:00Z); the scheduling clock starts at the kit's epoch unless the
+scenario says otherwise, and moves only by "the scheduling clock advances ...".
+
+Registered by `features/steps/scheduling_steps.py`; the steps' wording names schedules so
+that they cannot clash with other areas'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from behave import register_type
+
+from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.lifecycle.steps import (
+    RunConfig,
+    action_step,
+    check_step,
+    setup_step,
+    state_of,
+)
+from jobconform.conformance.scheduling.harness import (
+    CONFIG_PARAMETERS,
+    ScheduleRecord,
+    SchedulingHarness,
+    freeze,
+)
+from jobconform.reference.commands import AdvanceTime, describe
+from jobconform.reference.scheduling import commands as sc
+from jobconform.reference.scheduling.oracle import CREATED, PreCheckAnswer, rejected
+
+__all__: list[str] = []
+AREA = "scheduling"
+
+
+class _InstantType:
+    """An ISO 8601 instant with its offset, as a parse type."""
+
+    pattern = r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?(?:Z|[+-]\d\d:\d\d)"
+
+    def __call__(self, text: str) -> datetime:
+        return datetime.fromisoformat(text)
+
+
+class _AnswerType:
+    pattern = "|".join(answer.value for answer in PreCheckAnswer)
+
+    def __call__(self, text: str) -> PreCheckAnswer:
+        return PreCheckAnswer(text)
+
+
+register_type(Instant=_InstantType(), PreCheck=_AnswerType())
+
+
+def _aliases(text: str) -> list[str]:
+    return [alias.strip() for alias in text.split(",") if alias.strip()]
+
+
+class _Scheduling:
+    """One scenario's scheduling harness and what its steps have seen."""
+
+    def __init__(self, config: RunConfig, overrides: dict[str, str], start: datetime) -> None:
+        self.harness = SchedulingHarness(config.backend, config.profile, config.registry,
+                                         overrides=overrides, start=start)
+        self.answers: dict[str, object] = {}  # alias -> creation answer
+        self.last_answer: object = None
+        self.read: tuple[ScheduleView, ScheduleRecord] | None = None
+
+    def run(self, command: sc.SchedulingCommand) -> object:
+        self.last_answer = self.harness.run(command)
+        return self.last_answer
+
+    def close(self) -> None:
+        self.harness.close()
+
+
+def _scheduling(context: Any) -> _Scheduling:
+    overrides = dict(getattr(context, "scheduling_overrides", {}))
+    start = getattr(context, "scheduling_start", EPOCH)
+    return state_of(context).area_state(AREA, lambda config: _Scheduling(config, overrides,
+                                                                         start))
+
+
+def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
+    if ok:
+        return
+    tags = sorted(str(tag) for tag in getattr(context.scenario, "effective_tags", ())
+                  if str(tag).startswith("SC-"))
+    area = state_of(context).areas.get(AREA)
+    commands = area.harness.commands if isinstance(area, _Scheduling) else []
+    steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(commands, 1))  # type: ignore[arg-type]
+    raise AssertionError(
+        "the backend's schedules do not meet the scenario's expectation\n"
+        f"  requirement(s): {', '.join(tags)}\n  what: {what}\n"
+        f"  expected: {expected!r}\n  actual:   {actual!r}\n"
+        f"  commands so far:\n{steps or '    (none)'}")
+
+
+def _id(context: Any, alias: str) -> str:
+    area = _scheduling(context)
+    schedule_id = area.harness.ids.get(alias)
+    if schedule_id is None:
+        raise AssertionError(f"schedule {alias!r} was never created (creation answer:"
+                             f" {area.answers.get(alias)!r})")
+    return schedule_id
+
+
+def _view(context: Any, alias: str) -> ScheduleView:
+    view = _scheduling(context).harness.runtime.get(_id(context, alias))
+    _check(context, view is not None, f"schedule {alias!r} should be held", "a record", None)
+    assert view is not None
+    return view
+
+
+def _history(context: Any, alias: str) -> Sequence[ExecutionView]:
+    return _scheduling(context).harness.runtime.history(_id(context, alias))
+
+
+def _execution(context: Any, number: int, alias: str) -> ExecutionView:
+    history = _history(context, alias)
+    _check(context, 1 <= number <= len(history), f"execution {number} of {alias!r}",
+           f"at least {number} executions", len(history))
+    return history[number - 1]
+
+
+# -- Given: the area's parameters and the clock's start -------------------------------------
+
+
+def _before_first_command(context: Any, what: str) -> None:
+    if AREA in state_of(context).areas:
+        raise ValueError(f"set {what} before the scenario's first scheduling step")
+
+
+@setup_step("scheduling with {name:w} set to {value:w}")
+def step_scheduling_parameter(context: Any, name: str, value: str) -> None:
+    _before_first_command(context, "scheduling parameters")
+    if name not in CONFIG_PARAMETERS:
+        raise ValueError(f"unknown scheduling parameter {name!r}; known:"
+                         f" {', '.join(CONFIG_PARAMETERS)}")
+    overrides = dict(getattr(context, "scheduling_overrides", {}))
+    overrides[name] = value
+    context.scheduling_overrides = overrides
+
+
+@setup_step("the scheduling clock starts at {start:Instant}")
+def step_scheduling_start(context: Any, start: datetime) -> None:
+    _before_first_command(context, "the scheduling clock's start")
+    context.scheduling_start = start
+
+
+# -- Given/When: commands ------------------------------------------------------------------
+
+
+def _create(context: Any, command: sc.CreateOnce | sc.CreateCron) -> None:
+    area = _scheduling(context)
+    area.answers[command.schedule] = area.run(command)
+
+
+@action_step('one-shot job "{alias}" is scheduled with message "{message}" and a delay of'
+             " {seconds:g} seconds")
+def step_once_delay(context: Any, alias: str, message: str, seconds: float) -> None:
+    _create(context, sc.CreateOnce(alias, message, delay_seconds=seconds))
+
+
+@action_step('one-shot job "{alias}" is scheduled with message "{message}" to run at'
+             " {run_at:Instant}")
+def step_once_at(context: Any, alias: str, message: str, run_at: datetime) -> None:
+    _create(context, sc.CreateOnce(alias, message, run_at=run_at))
+
+
+@action_step('one-shot job "{alias}" is scheduled with message "{message}", a delay of'
+             " {seconds:g} seconds and a run time of {run_at:Instant}")
+def step_once_both(context: Any, alias: str, message: str, seconds: float,
+                   run_at: datetime) -> None:
+    _create(context, sc.CreateOnce(alias, message, run_at=run_at, delay_seconds=seconds))
+
+
+@action_step('one-shot job "{alias}" is scheduled with message "{message}" and no time')
+def step_once_neither(context: Any, alias: str, message: str) -> None:
+    _create(context, sc.CreateOnce(alias, message))
+
+
+@action_step('cron schedule "{alias}" runs "{message}" at "{expression}" in {timezone:S}')
+def step_cron(context: Any, alias: str, message: str, expression: str, timezone: str) -> None:
+    _create(context, sc.CreateCron(alias, message, expression, timezone))
+
+
+@action_step('cron schedule "{alias}" runs "{message}" at "{expression}" in {timezone:S}'
+             " with a pre-check that answers {answer:PreCheck}")
+def step_cron_pre_check(context: Any, alias: str, message: str, expression: str,
+                        timezone: str, answer: PreCheckAnswer) -> None:
+    _create(context, sc.CreateCron(alias, message, expression, timezone, answer))
+
+
+@action_step('the pre-check of schedule "{alias}" answers {answer:PreCheck}')
+def step_script(context: Any, alias: str, answer: PreCheckAnswer) -> None:
+    _scheduling(context).run(sc.ScriptPreCheck(alias, answer))
+
+
+@action_step('schedule "{alias}" is triggered by hand')
+def step_trigger(context: Any, alias: str) -> None:
+    _scheduling(context).run(sc.TriggerSchedule(alias))
+
+
+@action_step("autonomy is turned {state:w}")
+def step_autonomy(context: Any, state: str) -> None:
+    if state not in ("on", "off"):
+        raise ValueError(f"autonomy is turned on or off, not {state!r}")
+    _scheduling(context).run(sc.SetAutonomy(state == "on"))
+
+
+@action_step("a second scheduler starts")
+def step_peer(context: Any) -> None:
+    _scheduling(context).run(sc.StartSecondScheduler())
+
+
+@action_step("the scheduling clock advances {seconds:g} seconds",
+             "the scheduling clock advances {seconds:g} second")
+def step_advance(context: Any, seconds: float) -> None:
+    _scheduling(context).run(AdvanceTime(seconds))
+
+
+@action_step("the scheduling clock advances to {instant:Instant}")
+def step_advance_to(context: Any, instant: datetime) -> None:
+    area = _scheduling(context)
+    seconds = (instant - area.harness.clock.now()).total_seconds()
+    if seconds < 0:
+        raise ValueError(f"the scheduling clock is already past {instant.isoformat()}")
+    area.run(AdvanceTime(seconds))
+
+
+@action_step("the schedulers are down for {seconds:g} seconds and one restarts")
+def step_restart_after(context: Any, seconds: float) -> None:
+    _scheduling(context).run(sc.RestartScheduling(seconds))
+
+
+@action_step('schedule "{alias}" is read')
+def step_read(context: Any, alias: str) -> None:
+    area = _scheduling(context)
+    area.run(sc.GetSchedule(alias))
+    view = area.harness.runtime.get(area.harness.ids.get(alias, f"unknown-{alias}"))
+    area.read = None if view is None else (view, freeze(view))
+
+
+@action_step("all schedules are listed")
+def step_list(context: Any) -> None:
+    _scheduling(context).run(sc.ListSchedules())
+
+
+@action_step('the history of schedule "{alias}" is read')
+def step_read_history(context: Any, alias: str) -> None:
+    _scheduling(context).run(sc.ReadHistory(alias))
+
+
+# -- Then: checks on what the backend shows ---------------------------------------------------
+
+
+@check_step('the creation of schedule "{alias}" is accepted')
+def step_accepted(context: Any, alias: str) -> None:
+    answer = _scheduling(context).answers.get(alias)
+    _check(context, answer == CREATED, f"the creation of {alias!r}", CREATED, answer)
+
+
+@check_step('the creation of schedule "{alias}" is rejected with "{code}"')
+def step_rejected(context: Any, alias: str, code: str) -> None:
+    answer = _scheduling(context).answers.get(alias)
+    _check(context, answer == rejected(code), f"the creation of {alias!r}", rejected(code),
+           answer)
+
+
+@check_step('schedule "{alias}" next fires at {instant:Instant}')
+def step_next_fire(context: Any, alias: str, instant: datetime) -> None:
+    actual = _view(context, alias).next_fire_at
+    _check(context, actual == instant, f"schedule {alias!r} next_fire_at", instant, actual)
+
+
+@check_step('schedule "{alias}" has no next fire')
+def step_no_next_fire(context: Any, alias: str) -> None:
+    actual = _view(context, alias).next_fire_at
+    _check(context, actual is None, f"schedule {alias!r} next_fire_at", None, actual)
+
+
+@check_step('schedule "{alias}" was created at {instant:Instant}')
+def step_created_at(context: Any, alias: str, instant: datetime) -> None:
+    actual = _view(context, alias).created_at
+    _check(context, actual == instant, f"schedule {alias!r} created_at", instant, actual)
+
+
+@check_step('schedule "{alias}" has {count:d} executions',
+            'schedule "{alias}" has {count:d} execution')
+def step_execution_count(context: Any, alias: str, count: int) -> None:
+    actual = len(_history(context, alias))
+    _check(context, actual == count, f"executions of schedule {alias!r}", count, actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" is a {trigger:w} run for'
+            " {instant:Instant}")
+def step_execution_for(context: Any, number: int, alias: str, trigger: str,
+                       instant: datetime) -> None:
+    execution = _execution(context, number, alias)
+    actual = (execution.trigger, execution.scheduled_for)
+    _check(context, actual == (trigger, instant), f"execution {number} of {alias!r}",
+           (trigger, instant), actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" started at {instant:Instant}')
+def step_execution_started(context: Any, number: int, alias: str, instant: datetime) -> None:
+    actual = _execution(context, number, alias).started_at
+    _check(context, actual == instant, f"execution {number} of {alias!r} started_at",
+           instant, actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" is skipped at zero cost')
+def step_execution_skipped(context: Any, number: int, alias: str) -> None:
+    execution = _execution(context, number, alias)
+    actual = (execution.status, execution.cost, execution.message)
+    _check(context, actual == ("skipped", 0, None), f"execution {number} of {alias!r}",
+           ("skipped", 0, None), actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" dispatched "{message}"')
+def step_execution_message(context: Any, number: int, alias: str, message: str) -> None:
+    execution = _execution(context, number, alias)
+    actual = (execution.status, execution.message)
+    _check(context, actual == ("dispatched", message), f"execution {number} of {alias!r}",
+           ("dispatched", message), actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" records the pre-check as'
+            " {answer:PreCheck}")
+def step_execution_pre_check(context: Any, number: int, alias: str,
+                             answer: PreCheckAnswer) -> None:
+    actual = _execution(context, number, alias).pre_check
+    _check(context, actual == answer.value, f"execution {number} of {alias!r} pre_check",
+           answer.value, actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" ran no pre-check')
+def step_execution_no_pre_check(context: Any, number: int, alias: str) -> None:
+    actual = _execution(context, number, alias).pre_check
+    _check(context, actual is None, f"execution {number} of {alias!r} pre_check", None,
+           actual)
+
+
+@check_step('schedule "{alias}" was dispatched {count:d} times',
+            'schedule "{alias}" was dispatched {count:d} time')
+def step_dispatched(context: Any, alias: str, count: int) -> None:
+    area = _scheduling(context)
+    schedule_id = _id(context, alias)
+    dispatches, _ = area.harness.target.made()
+    made = sum(1 for made_for, _, _ in dispatches if made_for == schedule_id)
+    _check(context, made == count, f"dispatches of schedule {alias!r}", count, made)
+
+
+@check_step('the pre-check of schedule "{alias}" was called {count:d} times',
+            'the pre-check of schedule "{alias}" was called {count:d} time')
+def step_pre_check_calls(context: Any, alias: str, count: int) -> None:
+    schedule_id = _id(context, alias)
+    _, calls = _scheduling(context).harness.target.made()
+    made = calls.count(schedule_id)
+    _check(context, made == count, f"pre-check calls of schedule {alias!r}", count, made)
+
+
+@check_step('the schedule answer is "{answer}"')
+def step_answer(context: Any, answer: str) -> None:
+    actual = _scheduling(context).last_answer
+    _check(context, actual == answer, "the answer", answer, actual)
+
+
+@check_step('the schedules listed are "{aliases}"')
+def step_listed(context: Any, aliases: str) -> None:
+    actual = _scheduling(context).last_answer
+    _check(context, actual == _aliases(aliases), "the listing", _aliases(aliases), actual)
+
+
+@check_step("the schedule read earlier still reads as it did")
+def step_read_unchanged(context: Any) -> None:
+    read = _scheduling(context).read
+    _check(context, read is not None, "the schedule read", "a record", None)
+    assert read is not None
+    view, record = read
+    _check(context, freeze(view) == record, "the schedule read earlier", record, freeze(view))

@@ -1,0 +1,101 @@
+"""The scheduling area's commands: plain data every front-end speaks.
+
+Schedules are named by aliases the check picks ("s1"); the harness maps the runtime's ids
+to them. Time passes with the lifecycle's `AdvanceTime`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import datetime
+from enum import StrEnum
+from typing import TypeAlias
+
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.scheduling.oracle import PreCheckAnswer
+
+
+@dataclass(frozen=True)
+class CreateOnce:
+    """A one-shot job by exactly one of `run_at` and `delay_seconds` (SC-001)."""
+
+    schedule: str
+    message: str
+    run_at: datetime | None = None
+    delay_seconds: float | None = None
+    pre_check: PreCheckAnswer | None = None  # None: no pre-check hook
+
+
+@dataclass(frozen=True)
+class CreateCron:
+    schedule: str
+    message: str
+    expression: str
+    timezone: str = "UTC"
+    pre_check: PreCheckAnswer | None = None
+
+
+@dataclass(frozen=True)
+class ScriptPreCheck:
+    """The schedule's pre-check answers `answer` from now on (a schedule without one
+    ignores it)."""
+
+    schedule: str
+    answer: PreCheckAnswer
+
+
+@dataclass(frozen=True)
+class TriggerSchedule:
+    schedule: str
+
+
+@dataclass(frozen=True)
+class SetAutonomy:
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class StartSecondScheduler:
+    """A second scheduler starts over the same store, as a second process would."""
+
+
+@dataclass(frozen=True)
+class RestartScheduling:
+    """Every scheduler crashes, `down_seconds` pass, and one starts over the same store."""
+
+    down_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class GetSchedule:
+    schedule: str
+
+
+@dataclass(frozen=True)
+class ListSchedules:
+    pass
+
+
+@dataclass(frozen=True)
+class ReadHistory:
+    schedule: str
+
+
+SchedulingCommand: TypeAlias = (CreateOnce | CreateCron | ScriptPreCheck | TriggerSchedule
+                                | SetAutonomy | StartSecondScheduler | RestartScheduling
+                                | GetSchedule | ListSchedules | ReadHistory | AdvanceTime)
+
+
+def describe_scheduling_command(command: SchedulingCommand) -> str:
+    """One readable line per command; fields left at their defaults are omitted."""
+    values = []
+    for item in fields(command):
+        value = getattr(command, item.name)
+        if value == item.default:
+            continue
+        if isinstance(value, StrEnum):
+            value = value.value
+        elif isinstance(value, datetime):
+            value = value.isoformat()
+        values.append(f"{item.name}={value!r}")
+    return f"{type(command).__name__}({', '.join(values)})"

@@ -1,0 +1,302 @@
+"""The scheduling oracle: seed 002 §10.1, §10.2 and §10.6.1 as a pure model.
+
+Schedules are one-shot jobs (run at an instant, or after a delay) and cron schedules (an
+expression read on a time zone's wall clock). Every method takes the current time from
+its caller and changes only this model, so the same commands at the same instants give
+the same executions. Cron expressions are read by cronsim, which follows Debian cron
+through daylight-saving changes (SC-004, SC-005); zones come from zoneinfo. Nothing here
+reads a clock, sleeps or does I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from cronsim import CronSim, CronSimError
+
+ONCE, CRON = "once", "cron"
+CREATED = "created"
+TRIGGERED = "triggered"
+NOT_FOUND = "not_found"
+# What a pre-check that finds work prints; the harness's hook answers with it.
+PRE_CHECK_PROMPT = "work found by the pre-check"
+# Rejection codes of a creation, with the requirement of each.
+REJECTIONS = {"schedule": "SC-001", "expression": "SC-003", "timezone": "SC-003"}
+
+
+class MissedFires(StrEnum):
+    """What a scheduler starting after downtime does with the fires it missed (SC-007)."""
+
+    ONE = "one"
+    ALL = "all"
+    NONE = "none"
+
+
+class Trigger(StrEnum):
+    SCHEDULE = "schedule"
+    CATCH_UP = "catch_up"
+    MANUAL = "manual"
+
+
+class ExecutionStatus(StrEnum):
+    DISPATCHED = "dispatched"
+    SKIPPED = "skipped"
+
+
+class PreCheckAnswer(StrEnum):
+    """How a schedule's pre-check answers, as the harness scripts it (SC-012..SC-014)."""
+
+    SKIP = "skip"  # empty output, exit 0
+    PROMPT = "prompt"  # output: the work to do
+    ERROR = "error"  # a non-zero exit or a malformed answer
+    TIMEOUT = "timeout"
+
+
+def rejected(code: str) -> str:
+    return f"rejected:{code}"
+
+
+@dataclass(frozen=True)
+class SchedulingConfig:
+    """The area's parameters (profile defaults, or a check's own values).
+
+    Raises:
+        ValueError: an unknown missed-fire policy; the message names the known ones.
+    """
+
+    missed_fires: MissedFires = MissedFires.ONE
+
+    def __post_init__(self) -> None:
+        try:
+            object.__setattr__(self, "missed_fires", MissedFires(self.missed_fires))
+        except ValueError:
+            raise ValueError(f"scheduling parameter missed_fires must be one of"
+                             f" {', '.join(MissedFires)}, not {self.missed_fires!r}") from None
+
+
+# -- the rules as pure functions (the shipped runtimes use them too) ------------------------
+
+
+def resolve_run_at(run_at: datetime | None, delay_seconds: float | None,
+                   now: datetime) -> datetime | None:
+    """The instant a one-shot creation asks for, or None when its schedule is invalid."""
+    if (run_at is None) == (delay_seconds is None):
+        return None
+    if run_at is not None:
+        return run_at.astimezone(UTC) if run_at.utcoffset() is not None else None
+    assert delay_seconds is not None
+    if (isinstance(delay_seconds, bool) or not isinstance(delay_seconds, int | float)
+            or not math.isfinite(delay_seconds) or delay_seconds < 0):
+        return None
+    return now + timedelta(seconds=delay_seconds)
+
+
+def zone(name: str) -> ZoneInfo | None:
+    """The IANA zone of that name, or None when there is none."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return None
+
+
+def cron_problem(expression: str, timezone: str, now: datetime) -> str | None:
+    """The rejection code of a cron creation (SC-003), or None: an expression that does
+    not parse, or never matches, comes before an unknown zone."""
+    try:
+        next(CronSim(expression, now.astimezone(UTC)))
+    except (CronSimError, StopIteration, ValueError):
+        return "expression"
+    return "timezone" if zone(timezone) is None else None
+
+
+def fire_times(expression: str, timezone: str, after: datetime) -> Iterator[datetime]:
+    """The fire times strictly after `after`, as UTC instants (SC-003..SC-005).
+
+    cronsim walks the zone's wall clock: a matching local time inside a forward gap comes
+    out as the first instant after the gap, and a matching time in a repeated hour comes
+    out once unless the hour field starts with `*`. Equal instants are given once.
+    """
+    tz = zone(timezone)
+    assert tz is not None, f"unknown zone {timezone!r} passed validation"
+    previous = after
+    for local in CronSim(expression, after.astimezone(tz)):
+        instant = local.astimezone(UTC)
+        if instant > previous:
+            previous = instant
+            yield instant
+
+
+def next_fire(expression: str, timezone: str, after: datetime) -> datetime:
+    """The first fire time strictly after `after`."""
+    return next(fire_times(expression, timezone, after))
+
+
+def fires_before(expression: str, timezone: str, first: datetime,
+                 limit: datetime) -> tuple[list[datetime], datetime]:
+    """The fire times from `first` (itself a fire time) up to, not including, `limit`,
+    and the first fire time at or after `limit` (SC-007, SC-011)."""
+    passed: list[datetime] = []
+    current = first
+    while current < limit:
+        passed.append(current)
+        current = next_fire(expression, timezone, current)
+    return passed, current
+
+
+def missed_to_run(missed: list[datetime], policy: MissedFires) -> list[datetime]:
+    """Which of the missed fire times give an execution under the policy (SC-007)."""
+    if policy is MissedFires.ALL:
+        return list(missed)
+    if policy is MissedFires.ONE:
+        return missed[-1:]
+    return []
+
+
+# -- the model ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ScheduleState:
+    kind: str  # ONCE or CRON
+    message: str
+    expression: str | None
+    timezone: str | None
+    pre_check: bool
+    created_at: datetime
+    next_fire_at: datetime | None  # None: a one-shot job that has fired
+
+
+@dataclass(frozen=True)
+class ExecutionState:
+    scheduled_for: datetime
+    started_at: datetime
+    trigger: str
+    status: str
+    message: str | None
+    cost: float | None
+    pre_check: str | None
+
+
+@dataclass
+class SchedulingOracle:
+    config: SchedulingConfig
+    schedules: dict[str, ScheduleState] = field(default_factory=dict)  # alias, creation order
+    history: dict[str, list[ExecutionState]] = field(default_factory=dict)
+    scripts: dict[str, PreCheckAnswer] = field(default_factory=dict)  # alias -> its hook's answer
+    autonomy: bool = True
+    # Dispatches made, by (alias, scheduled_for, message); pre-check calls, by alias.
+    dispatches: Counter[tuple[str, datetime, str]] = field(default_factory=Counter)
+    pre_checks: Counter[str] = field(default_factory=Counter)
+
+    def create_once(self, alias: str, message: str, run_at: datetime | None,
+                    delay_seconds: float | None, pre_check: PreCheckAnswer | None,
+                    now: datetime) -> str:
+        resolved = resolve_run_at(run_at, delay_seconds, now)
+        if resolved is None:
+            return rejected("schedule")
+        self._add(alias, ScheduleState(ONCE, message, None, None, pre_check is not None, now,
+                                       resolved), pre_check)
+        return CREATED
+
+    def create_cron(self, alias: str, message: str, expression: str, timezone: str,
+                    pre_check: PreCheckAnswer | None, now: datetime) -> str:
+        problem = cron_problem(expression, timezone, now)
+        if problem is not None:
+            return rejected(problem)
+        first = next_fire(expression, timezone, now)
+        self._add(alias, ScheduleState(CRON, message, expression, timezone,
+                                       pre_check is not None, now, first), pre_check)
+        return CREATED
+
+    def _add(self, alias: str, state: ScheduleState, pre_check: PreCheckAnswer | None) -> None:
+        self.schedules[alias] = state
+        self.history[alias] = []
+        if pre_check is not None:
+            self.scripts[alias] = pre_check
+
+    def script(self, alias: str, answer: PreCheckAnswer) -> None:
+        """The schedule's pre-check answers `answer` from now on."""
+        if alias in self.scripts:
+            self.scripts[alias] = answer
+
+    def trigger(self, alias: str, now: datetime) -> str:
+        if alias not in self.schedules:
+            return NOT_FOUND
+        self._execute(alias, now, Trigger.MANUAL, now)
+        return TRIGGERED
+
+    def set_autonomy(self, enabled: bool, now: datetime) -> None:
+        if enabled and not self.autonomy:
+            for alias, state in self.schedules.items():
+                if state.kind == CRON and state.next_fire_at is not None:
+                    assert state.expression is not None and state.timezone is not None
+                    _, following = fires_before(state.expression, state.timezone,
+                                                state.next_fire_at, now)
+                    self.schedules[alias] = replace(state, next_fire_at=following)
+        self.autonomy = enabled
+
+    def settle(self, now: datetime) -> None:
+        """Every fire the clock has reached, each once (SC-002, SC-006)."""
+        if not self.autonomy:
+            return
+        for alias, state in self.schedules.items():
+            while state.next_fire_at is not None and state.next_fire_at <= now:
+                fire = state.next_fire_at
+                state = replace(state, next_fire_at=self._following(state, fire))
+                self.schedules[alias] = state
+                self._execute(alias, fire, Trigger.SCHEDULE, now)
+
+    def restart(self, now: datetime) -> None:
+        """A scheduler starts at `now` after downtime: the missed fires of each cron
+        schedule follow the policy (SC-007); one-shot jobs are left due (SC-002)."""
+        if not self.autonomy:
+            return
+        for alias, state in self.schedules.items():
+            if state.kind != CRON or state.next_fire_at is None or state.next_fire_at >= now:
+                continue
+            assert state.expression is not None and state.timezone is not None
+            missed, following = fires_before(state.expression, state.timezone,
+                                             state.next_fire_at, now)
+            self.schedules[alias] = replace(state, next_fire_at=following)
+            for fire in missed_to_run(missed, self.config.missed_fires):
+                self._execute(alias, fire, Trigger.CATCH_UP, now)
+
+    def _following(self, state: ScheduleState, fire: datetime) -> datetime | None:
+        if state.kind == ONCE:
+            return None
+        assert state.expression is not None and state.timezone is not None
+        return next_fire(state.expression, state.timezone, fire)
+
+    def _execute(self, alias: str, scheduled_for: datetime, trigger: Trigger,
+                 now: datetime) -> None:
+        state = self.schedules[alias]
+        message, outcome = state.message, None
+        if state.pre_check and trigger is not Trigger.MANUAL:
+            self.pre_checks[alias] += 1
+            answer = self.scripts[alias]
+            outcome = answer.value
+            if answer is PreCheckAnswer.SKIP:
+                self.history[alias].append(ExecutionState(
+                    scheduled_for, now, trigger.value, ExecutionStatus.SKIPPED.value, None, 0.0,
+                    outcome))
+                return
+            if answer is PreCheckAnswer.PROMPT:
+                message = PRE_CHECK_PROMPT
+        self.dispatches[(alias, scheduled_for, message)] += 1
+        self.history[alias].append(ExecutionState(
+            scheduled_for, now, trigger.value, ExecutionStatus.DISPATCHED.value, message, None,
+            outcome))
+
+    def executions(self, alias: str) -> list[ExecutionState]:
+        """The schedule's history as it is read: by started_at, then scheduled_for
+        (SC-015); Python's sort keeps the order made among equal keys."""
+        return sorted(self.history[alias], key=lambda e: (e.started_at, e.scheduled_for))
+
+    def list(self) -> list[str]:
+        return list(self.schedules)

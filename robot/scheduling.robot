@@ -1,0 +1,264 @@
+*** Settings ***
+Documentation       Conformance checks for scheduling and autonomy (spec/scheduling.yaml,
+...                 SC-001..SC-016).
+...
+...                 Each test is tagged with the requirement IDs it checks; a test whose
+...                 requirement's area the backend does not claim is skipped with the reason
+...                 (by the lifecycle library's listener). Instants are ISO 8601 with an
+...                 offset; the clock starts at 2026-01-01T00:00:00Z unless `Start Scheduling`
+...                 names another start. Run with
+...                 `robot --variable BACKEND:memory robot/scheduling.robot`.
+Resource            lifecycle.resource
+Library             jobconform.conformance.scheduling.keywords.SchedulingLibrary
+Test Tags           scheduling
+
+
+*** Variables ***
+# New York: 02:00 EST jumps to 03:00 EDT on 2026-03-08 (07:00Z); 01:00-02:00 repeats on
+# 2026-11-01 (05:00Z as EDT, 06:00Z as EST).
+${BEFORE_GAP}       2026-03-08T06:00:00Z
+${BEFORE_FOLD}      2026-11-01T04:00:00Z
+${NEW_YORK}         America/New_York
+
+
+*** Test Cases ***
+A One-Shot Job Is Scheduled By Exactly One Time
+    [Tags]    SC-001
+    Start Scheduling
+    Advance Scheduling Clock    10
+    Schedule One-Shot Job    a    report    delay=120
+    Creation Should Be Accepted    a
+    Created At Should Be    a    2026-01-01T00:00:10Z
+    Next Fire Should Be    a    2026-01-01T00:02:10Z
+    Schedule One-Shot Job    b    renew    run_at=2026-01-01T03:00:00+02:00
+    Next Fire Should Be    b    2026-01-01T01:00:00Z
+    Schedule One-Shot Job    c    x    delay=60    run_at=2026-01-01T01:00:00Z
+    Creation Should Be Rejected    c    schedule
+    Schedule One-Shot Job    d    x
+    Creation Should Be Rejected    d    schedule
+    Schedule One-Shot Job    e    x    delay=-1
+    Creation Should Be Rejected    e    schedule
+    ${listed}=    List Schedules
+    Listed Schedules Should Be    ${listed}    a    b
+
+A One-Shot Job Runs Once When Due And Never Before
+    [Tags]    SC-002
+    Start Scheduling    missed_fires=none
+    Schedule One-Shot Job    a    renew    run_at=2026-01-01T01:00:00Z
+    Schedule One-Shot Job    b    later    delay=7200
+    Advance Scheduling Clock To    2026-01-01T00:59:59Z
+    Dispatches Should Be    a    0
+    Advance Scheduling Clock    1
+    Dispatches Should Be    a    1
+    Execution Should Be    a    1    schedule    2026-01-01T01:00:00Z
+    Execution Should Have Dispatched    a    1    renew
+    Should Have No Next Fire    a
+    Restart Schedulers    down=3600
+    Dispatches Should Be    a    1
+    Dispatches Should Be    b    1
+    Execution Should Have Started At    b    1    2026-01-01T02:00:00Z
+
+Cron Fire Times Come From The Expression In The Zone
+    [Tags]    SC-003
+    Start Scheduling    start=2026-06-01T12:00:00Z
+    Create Cron Schedule    a    0 * * * *    UTC
+    Create Cron Schedule    b    0 9 * * *    Europe/Berlin
+    Create Cron Schedule    c    0 9 * * *    ${NEW_YORK}
+    Next Fire Should Be    a    2026-06-01T13:00:00Z
+    Next Fire Should Be    b    2026-06-02T07:00:00Z
+    Next Fire Should Be    c    2026-06-01T13:00:00Z
+    Advance Scheduling Clock To    2026-06-01T13:00:00Z
+    Next Fire Should Be    a    2026-06-01T14:00:00Z
+    Next Fire Should Be    c    2026-06-02T13:00:00Z
+    Create Cron Schedule    d    61 * * * *    UTC
+    Creation Should Be Rejected    d    expression
+    Create Cron Schedule    e    0 * * * *    Mars/Olympus_Mons
+    Creation Should Be Rejected    e    timezone
+    Create Cron Schedule    f    every hour    Mars/Olympus_Mons
+    Creation Should Be Rejected    f    expression
+
+A Time In The Spring-Forward Gap Fires When The Gap Ends
+    [Tags]    SC-004
+    Start Scheduling    start=${BEFORE_GAP}
+    Create Cron Schedule    a    30 2 * * *    ${NEW_YORK}
+    Create Cron Schedule    b    */30 * * * *    ${NEW_YORK}
+    Next Fire Should Be    a    2026-03-08T07:00:00Z
+    Advance Scheduling Clock To    2026-03-08T07:30:00Z
+    Executions Should Be    a    1
+    Execution Should Be    a    1    schedule    2026-03-08T07:00:00Z
+    Next Fire Should Be    a    2026-03-09T06:30:00Z
+    Executions Should Be    b    3
+    Execution Should Be    b    2    schedule    2026-03-08T07:00:00Z
+
+A Repeated Hour Fires Once Unless The Hour Is A Wildcard
+    [Tags]    SC-005
+    Start Scheduling    start=${BEFORE_FOLD}
+    Create Cron Schedule    a    30 1 * * *    ${NEW_YORK}
+    Create Cron Schedule    b    0 * * * *    ${NEW_YORK}
+    Advance Scheduling Clock To    2026-11-01T07:00:00Z
+    Executions Should Be    a    1
+    Execution Should Be    a    1    schedule    2026-11-01T05:30:00Z
+    Next Fire Should Be    a    2026-11-02T06:30:00Z
+    Executions Should Be    b    3
+    Execution Should Be    b    1    schedule    2026-11-01T05:00:00Z
+    Execution Should Be    b    2    schedule    2026-11-01T06:00:00Z
+
+A Running Scheduler Fires Every Fire Time Once And Never Early
+    [Tags]    SC-006
+    Start Scheduling
+    Create Cron Schedule    a    */30 * * * *
+    Advance Scheduling Clock    1799
+    Dispatches Should Be    a    0
+    Advance Scheduling Clock    1
+    Dispatches Should Be    a    1
+    Execution Should Have Started At    a    1    2026-01-01T00:30:00Z
+    Advance Scheduling Clock    5400
+    Dispatches Should Be    a    4
+    Execution Should Be    a    4    schedule    2026-01-01T02:00:00Z
+
+Missed Fires Follow missed_fires One
+    [Tags]    SC-007
+    Start Scheduling    missed_fires=one
+    Create Cron Schedule    a    0 * * * *
+    Restart Schedulers    down=9000
+    Executions Should Be    a    1
+    Execution Should Be    a    1    catch_up    2026-01-01T02:00:00Z
+    Execution Should Have Started At    a    1    2026-01-01T02:30:00Z
+    Next Fire Should Be    a    2026-01-01T03:00:00Z
+
+Missed Fires Follow missed_fires All
+    [Tags]    SC-007
+    Start Scheduling    missed_fires=all
+    Create Cron Schedule    a    0 * * * *
+    Restart Schedulers    down=9000
+    Executions Should Be    a    2
+    Execution Should Be    a    1    catch_up    2026-01-01T01:00:00Z
+    Execution Should Be    a    2    catch_up    2026-01-01T02:00:00Z
+
+Missed Fires Follow missed_fires None
+    [Tags]    SC-007
+    Start Scheduling    missed_fires=none
+    Create Cron Schedule    a    0 * * * *
+    Restart Schedulers    down=9000
+    Executions Should Be    a    0
+    Next Fire Should Be    a    2026-01-01T03:00:00Z
+
+Two Schedulers Make One Execution Per Fire
+    [Tags]    SC-008
+    Start Scheduling
+    Create Cron Schedule    a    */30 * * * *
+    Schedule One-Shot Job    b    once    delay=900
+    Start Second Scheduler
+    Advance Scheduling Clock    3600
+    Dispatches Should Be    a    2
+    Executions Should Be    a    2
+    Dispatches Should Be    b    1
+
+A Manual Trigger Fires At Once And Bypasses The Pre-Check
+    [Tags]    SC-009
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=poll    pre_check=skip
+    Advance Scheduling Clock    600
+    ${answer}=    Trigger Schedule    a
+    Answer Should Be    ${answer}    triggered
+    Execution Should Be    a    1    manual    2026-01-01T00:10:00Z
+    Execution Should Have Dispatched    a    1    poll
+    Execution Pre-Check Should Be    a    1
+    Pre-Check Calls Should Be    a    0
+    Next Fire Should Be    a    2026-01-01T01:00:00Z
+    Turn Autonomy    off
+    Trigger Schedule    a
+    Dispatches Should Be    a    2
+    ${answer}=    Trigger Schedule    ghost
+    Answer Should Be    ${answer}    not_found
+
+Autonomy Off Holds Every Schedule
+    [Tags]    SC-010
+    Start Scheduling
+    Create Cron Schedule    a    */30 * * * *
+    Schedule One-Shot Job    b    once    delay=600
+    Turn Autonomy    off
+    Advance Scheduling Clock    3600
+    Executions Should Be    a    0
+    Dispatches Should Be    b    0
+    Restart Schedulers    down=3600
+    Executions Should Be    a    0
+    Dispatches Should Be    b    0
+
+Autonomy Back On Resumes Without A Burst
+    [Tags]    SC-011
+    Start Scheduling
+    Create Cron Schedule    a    */30 * * * *
+    Schedule One-Shot Job    b    once    delay=600
+    Turn Autonomy    off
+    Advance Scheduling Clock To    2026-01-01T01:10:00Z
+    Turn Autonomy    on
+    Executions Should Be    a    0
+    Next Fire Should Be    a    2026-01-01T01:30:00Z
+    Dispatches Should Be    b    1
+    Advance Scheduling Clock To    2026-01-01T01:30:00Z
+    Executions Should Be    a    1
+
+An Empty Pre-Check Answer Skips The Fire At Zero Cost
+    [Tags]    SC-012
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=poll    pre_check=skip
+    Advance Scheduling Clock    3600
+    Executions Should Be    a    1
+    Execution Should Be    a    1    schedule    2026-01-01T01:00:00Z
+    Execution Should Be Skipped At Zero Cost    a    1
+    Execution Pre-Check Should Be    a    1    skip
+    Pre-Check Calls Should Be    a    1
+    Dispatches Should Be    a    0
+
+The Pre-Check Output Replaces The Message For That Fire
+    [Tags]    SC-013
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=poll    pre_check=prompt
+    Advance Scheduling Clock    3600
+    Execution Should Have Dispatched    a    1    work found by the pre-check
+    Execution Pre-Check Should Be    a    1    prompt
+    Pre-Check Answers    a    error
+    Advance Scheduling Clock    3600
+    Execution Should Have Dispatched    a    2    poll
+
+A Failing Or Timed-Out Pre-Check Fails Open
+    [Tags]    SC-014
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=poll    pre_check=error
+    Advance Scheduling Clock    3600
+    Execution Should Have Dispatched    a    1    poll
+    Execution Pre-Check Should Be    a    1    error
+    Pre-Check Answers    a    timeout
+    Advance Scheduling Clock    3600
+    Execution Should Have Dispatched    a    2    poll
+    Execution Pre-Check Should Be    a    2    timeout
+    Dispatches Should Be    a    2
+
+Each Schedule Keeps Its Own History
+    [Tags]    SC-015
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *
+    Create Cron Schedule    b    30 * * * *
+    Advance Scheduling Clock    3660
+    Trigger Schedule    a
+    Restart Schedulers
+    Executions Should Be    a    2
+    Execution Should Be    a    1    schedule    2026-01-01T01:00:00Z
+    Execution Should Be    a    2    manual    2026-01-01T01:01:00Z
+    Executions Should Be    b    1
+    Read History    a
+    ${answer}=    Read History    ghost
+    Answer Should Be    ${answer}    not_found
+
+Reads Are Snapshots In Creation Order
+    [Tags]    SC-016
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *
+    Schedule One-Shot Job    b    once    delay=60
+    Read Schedule    a
+    Advance Scheduling Clock    3600
+    Schedule Read Earlier Should Be Unchanged
+    Restart Schedulers    down=60
+    ${listed}=    List Schedules
+    Listed Schedules Should Be    ${listed}    a    b

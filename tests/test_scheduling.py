@@ -1,0 +1,242 @@
+"""The scheduling area: the oracle's fire times through DST changes, the missed-fire
+policies, the parameters, the SQL store on SQLite, PostgreSQL and MariaDB (durable across
+a new engine, one execution per fire under two threaded schedulers), the machine's reach,
+and the clear errors for bad input."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sql_databases import DATABASES, database
+
+from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.scheduling.protocol import ScheduleNotFound, ScheduleRejected
+from jobconform.backends.scheduling.sql import SqlScheduleStore
+from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
+from jobconform.backends.sql import SqlBackend, create_store_engine
+from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import AdapterError, Divergence
+from jobconform.conformance.scheduling.gallery import GALLERY
+from jobconform.conformance.scheduling.harness import (
+    HarnessTarget,
+    SchedulingHarness,
+    config_for,
+)
+from jobconform.conformance.scheduling.machine import run_scheduling_machine
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.scheduling import commands as sc
+from jobconform.reference.scheduling.oracle import (
+    CREATED,
+    MissedFires,
+    PreCheckAnswer,
+    SchedulingConfig,
+    SchedulingOracle,
+    cron_problem,
+    fires_before,
+    next_fire,
+    rejected,
+)
+from jobconform.spec import SpecError, load_registry
+
+REGISTRY = load_registry()
+CANONICAL = REGISTRY.profile("canonical")
+NEW_YORK = "America/New_York"
+
+
+def utc(text: str) -> datetime:
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+# -- the oracle ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("expression", "after", "expected"), [
+    # The spring-forward gap: 02:30 does not exist on 2026-03-08; the end of the gap fires.
+    ("30 2 * * *", "2026-03-08T06:00:00Z", "2026-03-08T07:00:00Z"),
+    ("30 2 * * *", "2026-03-08T07:00:00Z", "2026-03-09T06:30:00Z"),
+    # The repeated hour on 2026-11-01: a named hour fires at its first occurrence only.
+    ("30 1 * * *", "2026-11-01T04:00:00Z", "2026-11-01T05:30:00Z"),
+    ("30 1 * * *", "2026-11-01T05:30:00Z", "2026-11-02T06:30:00Z"),
+    # A wildcard hour fires at both occurrences.
+    ("0 * * * *", "2026-11-01T05:00:00Z", "2026-11-01T06:00:00Z"),
+])
+def test_fire_times_through_daylight_saving(expression: str, after: str, expected: str) -> None:
+    assert next_fire(expression, NEW_YORK, utc(after)) == utc(expected)
+
+
+def test_half_hourly_fires_in_the_gap_become_one() -> None:
+    fired, following = fires_before("*/30 * * * *", NEW_YORK, utc("2026-03-08T06:30:00Z"),
+                                    utc("2026-03-08T08:00:00Z"))
+    assert fired == [utc("2026-03-08T06:30:00Z"), utc("2026-03-08T07:00:00Z"),
+                     utc("2026-03-08T07:30:00Z")]
+    assert following == utc("2026-03-08T08:00:00Z")
+
+
+def test_cron_problems_in_order() -> None:
+    assert cron_problem("61 * * * *", "UTC", EPOCH) == "expression"
+    assert cron_problem("0 0 30 2 *", "UTC", EPOCH) == "expression"  # never matches
+    assert cron_problem("0 * * * *", "Mars/Olympus_Mons", EPOCH) == "timezone"
+    assert cron_problem("nonsense", "Mars/Olympus_Mons", EPOCH) == "expression"
+    assert cron_problem("0 * * * *", NEW_YORK, EPOCH) is None
+
+
+@pytest.mark.parametrize(("policy", "expected"), [
+    (MissedFires.ALL, ["2026-01-01T01:00:00Z", "2026-01-01T02:00:00Z"]),
+    (MissedFires.ONE, ["2026-01-01T02:00:00Z"]),
+    (MissedFires.NONE, []),
+])
+def test_missed_fires_follow_the_policy(policy: MissedFires, expected: list[str]) -> None:
+    oracle = SchedulingOracle(SchedulingConfig(policy))
+    assert oracle.create_cron("a", "hourly", "0 * * * *", "UTC", None, EPOCH) == CREATED
+    oracle.restart(EPOCH + timedelta(hours=2, minutes=30))
+    assert [e.scheduled_for for e in oracle.history["a"]] == [utc(t) for t in expected]
+    assert {e.trigger for e in oracle.history["a"]} <= {"catch_up"}
+    assert oracle.schedules["a"].next_fire_at == utc("2026-01-01T03:00:00Z")
+
+
+def test_autonomy_back_on_drops_the_held_fires() -> None:
+    oracle = SchedulingOracle(SchedulingConfig())
+    oracle.create_cron("a", "poll", "*/30 * * * *", "UTC", None, EPOCH)
+    oracle.set_autonomy(False, EPOCH)
+    oracle.settle(EPOCH + timedelta(hours=2))
+    oracle.set_autonomy(True, EPOCH + timedelta(hours=2))
+    oracle.settle(EPOCH + timedelta(hours=2))
+    assert [e.scheduled_for for e in oracle.history["a"]] == [utc("2026-01-01T02:00:00Z")]
+
+
+def test_pre_check_outcomes() -> None:
+    oracle = SchedulingOracle(SchedulingConfig())
+    for alias, answer in (("s", PreCheckAnswer.SKIP), ("p", PreCheckAnswer.PROMPT),
+                          ("e", PreCheckAnswer.ERROR), ("t", PreCheckAnswer.TIMEOUT)):
+        oracle.create_cron(alias, "poll", "0 * * * *", "UTC", answer, EPOCH)
+    oracle.settle(EPOCH + timedelta(hours=1))
+    skipped = oracle.history["s"][0]
+    assert (skipped.status, skipped.cost, skipped.message) == ("skipped", 0.0, None)
+    assert oracle.history["p"][0].message == "work found by the pre-check"
+    assert [oracle.history[a][0].message for a in "et"] == ["poll", "poll"]
+    assert oracle.trigger("s", EPOCH + timedelta(hours=1)) == "triggered"
+    assert oracle.history["s"][1].pre_check is None  # a manual trigger skips the hook
+    assert oracle.pre_checks["s"] == 1
+
+
+# -- parameters and errors -------------------------------------------------------------------
+
+
+def test_profile_default_and_bad_values() -> None:
+    assert config_for(CANONICAL).missed_fires is MissedFires.ONE
+    assert config_for(CANONICAL, missed_fires="all").missed_fires is MissedFires.ALL
+    with pytest.raises(ValueError, match="missed_fires must be one of one, all, none"):
+        SchedulingConfig("some")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="known: missed_fires"):
+        config_for(CANONICAL, catch_up="all")
+    with pytest.raises(SpecError, match=r"area_parameters\.scheduling"):
+        config_for(REGISTRY.profile("async-jobs"))
+
+
+def test_a_backend_claiming_scheduling_without_an_opener_is_refused() -> None:
+    class NoOpener:
+        name = "no-opener"
+        profile = "canonical"
+        capabilities = frozenset({"lifecycle", "scheduling"})
+
+        def open(self, settings: Any, clock: Any) -> Any:
+            raise NotImplementedError
+
+    with pytest.raises(BackendLoadError, match="open_scheduling"):
+        check_backend(NoOpener(), "no-opener")
+
+
+def test_runtime_rejections_and_unknown_ids_say_what_is_wrong() -> None:
+    runtime = MemoryBackend().open_scheduling(VirtualClock(), SchedulingConfig(),
+                                              HarnessTarget())
+    with pytest.raises(ScheduleRejected, match="schedule: give exactly one of run_at"):
+        runtime.create_once("x")
+    with pytest.raises(ScheduleRejected, match="timezone: not an IANA time zone") as caught:
+        runtime.create_cron("x", "0 * * * *", "Nowhere/Else")
+    assert caught.value.code == "timezone"
+    with pytest.raises(ScheduleNotFound):
+        runtime.trigger("ghost")
+    with pytest.raises(ScheduleNotFound):
+        runtime.history("ghost")
+
+
+def test_divergence_names_the_requirement() -> None:
+    broken = next(e for e in GALLERY if e.name == "scheduling_fires_early")
+    harness = SchedulingHarness(load_backend(broken.target), CANONICAL, REGISTRY)
+    harness.run(sc.CreateCron("a", "poll", "*/30 * * * *"))
+    with pytest.raises(Divergence) as caught:
+        harness.run(AdvanceTime(1799))
+    assert "SC-006" in caught.value.requirements
+    harness.close()
+
+
+def test_a_reused_alias_is_a_malformed_command() -> None:
+    harness = SchedulingHarness(MemoryBackend(), CANONICAL, REGISTRY)
+    harness.run(sc.CreateCron("a", "poll", "0 * * * *"))
+    with pytest.raises(ValueError, match="alias 'a' is already used"):
+        harness.run(sc.CreateOnce("a", "again", delay_seconds=5))
+    harness.close()
+
+
+def test_a_raising_runtime_is_an_adapter_error() -> None:
+    class Raising(MemoryBackend):
+        def open_scheduling(self, clock: Any, config: Any, target: Any) -> Any:
+            raise RuntimeError("no scheduler today")
+
+    with pytest.raises(AdapterError, match="no scheduler today"):
+        SchedulingHarness(Raising(), CANONICAL, REGISTRY)
+
+
+# -- the machine -----------------------------------------------------------------------------
+
+
+def test_the_machine_reaches_every_requirement_with_few_examples() -> None:
+    run = run_scheduling_machine(MemoryBackend(), CANONICAL, REGISTRY, seed=0, examples=50)
+    assert run.divergence is None
+    wanted = {r.id for r in REGISTRY.requirements if r.area == "scheduling"}
+    assert wanted - run.exercised == set()
+
+
+# -- the SQL store on every database, and two threaded schedulers -----------------------------
+
+
+@pytest.mark.parametrize("kind", DATABASES)
+def test_sql_schedules_survive_a_new_engine(kind: str, tmp_path: Path) -> None:
+    with database(kind, tmp_path) as url:
+        clock = VirtualClock()
+        backend = SqlBackend(url)
+        runtime = backend.open_scheduling(clock, SchedulingConfig(MissedFires.ALL),
+                                          HarnessTarget())
+        schedule_id = runtime.create_cron("poll", "0 * * * *", "UTC")
+        runtime.set_autonomy(False)
+        runtime.trigger(schedule_id)
+        runtime.close()
+        engine = create_store_engine(url)
+        try:
+            store = SqlScheduleStore(engine)
+            assert store.autonomy() is False
+            (schedule,) = store.list()
+            assert schedule.next_fire_at == utc("2026-01-01T01:00:00Z")
+            assert [e.trigger for e in store.history(schedule_id)] == ["manual"]
+        finally:
+            engine.dispose()
+
+
+@pytest.mark.parametrize("kind", DATABASES)
+def test_two_threaded_schedulers_execute_each_fire_once(kind: str, tmp_path: Path) -> None:
+    with database(kind, tmp_path) as url:
+        harness = SchedulingHarness(ThreadedSqlBackend(url), CANONICAL, REGISTRY)
+        harness.run(sc.CreateCron("a", "poll", "*/30 * * * *"))
+        harness.run(sc.CreateCron("b", "tick", "0 * * * *", pre_check=PreCheckAnswer.PROMPT))
+        harness.run(sc.StartSecondScheduler())
+        assert isinstance(harness.peer, ThreadedSchedulingRuntime)
+        for _ in range(12):  # every step both threads wake and race for the same fires
+            harness.run(AdvanceTime(1800))
+        assert len(harness.oracle.history["a"]) == 12
+        assert harness.run(sc.CreateOnce("c", "x")) == rejected("schedule")
+        harness.close()
