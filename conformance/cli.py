@@ -144,7 +144,8 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
     started = time.perf_counter()
     runs = run_suites(config, registry, _progress)
     summary = RunSummary(backend_name, profile, frozenset(backend.capabilities),
-                         registry.version, seed, runs, expected, selected)
+                         registry.version, seed, runs, expected, selected,
+                         tuple(getattr(backend, "report_notes", ())))
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
     write_junit(report_dir / "junit.xml", summary)
