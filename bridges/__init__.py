@@ -7,7 +7,8 @@
 - `ThreadWaits`: `time.sleep`, `Event.wait(timeout)` and `Condition.wait(timeout)` in the
   runtime's own threads end on the virtual clock, and settle sees when they are all idle.
 - `DispatchGate`: a runtime that starts work on its own begins bodies only at dispatch.
-- `DerivedHealth`: health counters from the job records, for runtimes without counters.
+- `DerivedHealth`: health counters from the job records, for runtimes without counters;
+  `JobRecords`: the records themselves, for libraries that keep none with the spec's fields.
 
 docs/validate-your-runtime.md walks through them with two worked runtimes.
 """
@@ -15,6 +16,7 @@ docs/validate-your-runtime.md walks through them with two worked runtimes.
 from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth, Health
 from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
+from jobconform.bridges.records import JobRecord, JobRecords
 from jobconform.bridges.threads import SettleTimeout, ThreadWaits
 from jobconform.bridges.wallclock import WallClock
 
@@ -24,6 +26,8 @@ __all__ = [
     "DerivedHealth",
     "DispatchGate",
     "Health",
+    "JobRecord",
+    "JobRecords",
     "SettleTimeout",
     "ThreadWaits",
     "VirtualLoop",

@@ -53,7 +53,7 @@ class DerivedHealth:
             queued=sum(view.status == QUEUED for view in views),
             running=sum(view.status == RUNNING for view in views),
             total=len(views),
-            processed=outcomes.count(SUCCEEDED),
+            processed=outcomes.count(SUCCEEDED) + outcomes.count(FAILED),  # LC-025
             failed=outcomes.count(FAILED),
             cancelled=outcomes.count(CANCELLED),
         )

@@ -35,7 +35,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
+
+from jobconform.backends.protocol import Clock
 
 SETTLE_LIMIT_SECONDS = 10.0
 
@@ -45,6 +47,7 @@ _original_notify = threading.Condition.notify
 _original_start = threading.Thread.start
 
 
+@runtime_checkable
 class AdvancingClock(Protocol):
     def now(self) -> datetime: ...
     def on_advance(self, listener: Callable[[datetime], None]) -> Callable[[], None]: ...
@@ -70,8 +73,10 @@ _install = threading.Lock()
 
 
 class ThreadWaits:
-    def __init__(self, clock: AdvancingClock,
-                 settle_limit_seconds: float = SETTLE_LIMIT_SECONDS) -> None:
+    def __init__(self, clock: Clock, settle_limit_seconds: float = SETTLE_LIMIT_SECONDS) -> None:
+        if not isinstance(clock, AdvancingClock):
+            raise TypeError("ThreadWaits needs a clock that tells it when it advances"
+                            " (on_advance), such as the kit's VirtualClock")
         self._clock = clock
         self._limit = settle_limit_seconds
         self._state = threading.Condition()  # guards everything below; sleeps wait on it

@@ -201,12 +201,12 @@ def test_settle_times_out_with_a_report_when_a_worker_never_waits() -> None:
 
 def test_the_gate_lets_bodies_in_only_at_a_dispatch_point() -> None:
     clock = VirtualClock(EPOCH)
-    gate = DispatchGate()
-    scripts = {"a": TaskScript(), "b": TaskScript()}
+    gate = DispatchGate(slots=1)
+    scripts = {"a": TaskScript(), "b": TaskScript(), "c": TaskScript()}
     results: dict[str, object] = {}
 
     def worker(job_id: str) -> None:
-        if gate.wait(job_id, scripts[job_id]):
+        if gate.wait(job_id, ord(job_id)) and gate.wait_for_decision(job_id, scripts[job_id]):
             results[job_id] = scripts[job_id].run()
         else:
             results[job_id] = "released"
@@ -217,15 +217,21 @@ def test_the_gate_lets_bodies_in_only_at_a_dispatch_point() -> None:
             for thread in threads:
                 thread.start()
         waits.settle()
-        assert sorted(gate.waiting()) == ["a", "b"] and not gate.started("a")
+        assert gate.waiting() == ["a", "b", "c"] and not gate.started("a")
         gate.release("b")
-        assert sorted(gate.open()) == ["a", "b"]
+        assert gate.open() == ["a"]
         waits.settle()
         assert gate.started("a") and not gate.started("b")
         assert results == {"b": "released"}
         scripts["a"].decide(Succeed(1))
         waits.settle()
         assert results == {"b": "released", "a": 1}
+        assert gate.open() == []  # "a" still holds the only slot
+        gate.finished("a")
+        assert gate.open() == ["c"]
+        scripts["c"].decide(Succeed(3))
+        waits.settle()
+        assert results["c"] == 3
         for thread in threads:
             thread.join(5)
 
@@ -236,7 +242,7 @@ def test_the_gate_on_the_asyncio_bridge() -> None:
     began: list[str] = []
 
     async def body(job_id: str) -> None:
-        if await gate.wait_async(job_id):
+        if await gate.wait_async(job_id, 0):
             began.append(job_id)
 
     bridge.spawn(body("a"))
@@ -260,4 +266,5 @@ def test_derived_health_counts_each_outcome_once_and_keeps_it_after_cleanup() ->
     first = health.read([View("1", "succeeded"), View("2", "running"), View("3", "queued")])
     assert (first.queued, first.running, first.total, first.processed) == (1, 1, 3, 1)
     after = health.read([View("2", "failed"), View("3", "cancelled")])  # 1 cleaned up
-    assert (after.total, after.processed, after.failed, after.cancelled) == (2, 1, 1, 1)
+    # processed counts every body that ended, failed ones too (LC-025)
+    assert (after.total, after.processed, after.failed, after.cancelled) == (2, 2, 1, 1)
