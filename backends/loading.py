@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, cast
 
 from jobconform.backends.protocol import ADMISSION, KNOWN_CAPABILITIES, Backend
 
@@ -65,7 +65,7 @@ def load_backend(name: str) -> Backend:
             target = matches[0].load()
         except Exception as error:
             raise BackendLoadError(f"backend {name!r} failed to load: {error}") from error
-    if isinstance(target, type) or (callable(target) and not hasattr(target, "open")):
+    if isinstance(target, type) or (callable(target) and not hasattr(target, "capabilities")):
         try:
             target = target()
         except Exception as error:
@@ -77,14 +77,18 @@ def load_backend(name: str) -> Backend:
 
 def check_backend(backend: object, name: str) -> Backend:
     """Raise BackendLoadError naming what the object lacks to be a backend."""
-    missing = [attr for attr in ("name", "profile", "capabilities", "open")
-               if not hasattr(backend, attr)]
+    # `open` makes the job runtime; a backend claiming only service areas (a breaker
+    # library) opens each of those with its `open_<area>` and needs none.
+    claims = set(getattr(backend, "capabilities", ()))
+    service_areas_only = bool(claims) and claims <= AREA_OPENERS
+    needed = ("name", "profile", "capabilities", *(() if service_areas_only else ("open",)))
+    missing = [attr for attr in needed if not hasattr(backend, attr)]
     if missing:
         raise BackendLoadError(
             f"backend {name!r} ({type(backend).__name__}) lacks {', '.join(missing)};"
             " see jobconform.backends.protocol.Backend for what an adapter provides"
         )
-    assert isinstance(backend, Backend)
+    backend = cast(Backend, backend)
     unknown = set(backend.capabilities) - KNOWN_CAPABILITIES
     if unknown:
         raise BackendLoadError(
