@@ -34,6 +34,7 @@ REAL_TIME_MODULES = [
     "jobconform.conformance.watchdog",
     "jobconform.conformance.runner",
     "jobconform.conformance.cli",
+    "_pytest.timing",  # pytest's own durations
     "_pytest.runner.",
     "_pytest.terminal.",
 ]
