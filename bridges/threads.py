@@ -157,13 +157,18 @@ class ThreadWaits:
                 raise SettleTimeout(self._stall_report())
 
     def wake_sleepers(self) -> None:
-        """End every `time.sleep` of an adopted thread now, as if its interval had ended:
-        a dispatch point makes a polling runtime poll at once, without time passing."""
+        """End every timed wait of an adopted thread now (`time.sleep`, `Event.wait`,
+        `Condition.wait` with a timeout), as if its interval had ended: a dispatch point
+        makes a polling runtime poll at once, without time passing."""
         with self._state:
-            for wait in self._waits.values():
-                if wait.condition is self._state and wait.deadline is not None:
-                    wait.woken = True
+            timed = [wait for wait in self._waits.values() if wait.deadline is not None]
+            for wait in timed:
+                wait.woken = True
             self._state.notify_all()
+        for wait in timed:
+            if wait.condition is not self._state:
+                with wait.condition:
+                    wait.condition.notify_all()
 
     def _quiet(self) -> bool:
         for thread in self._adopted:
