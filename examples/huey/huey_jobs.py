@@ -9,6 +9,7 @@ into the kit's `JobRecords`. A queued job is cancelled with `revoke_by_id`.
 """
 
 import itertools
+import logging
 import signal
 import uuid
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ class HueyRuntime:
         self._tasks: dict[str, str] = {}  # job id -> huey task id
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health, self.settle = jobs.cleanup, jobs.health, self._waits.settle
+        logging.getLogger("huey").setLevel(logging.CRITICAL)  # a traceback per failed body
         self._huey = MemoryHuey(f"jobconform-{uuid.uuid4().hex}", utc=True)
         self._run = self._huey.task()(self._body)
         self._huey.signal(SIGNAL_ERROR)(self._failed)
