@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, cast
 
 from jobconform.backends.protocol import Backend
 from jobconform.spec.areas import areas
@@ -65,7 +65,7 @@ def load_backend(name: str) -> Backend:
             target = matches[0].load()
         except Exception as error:
             raise BackendLoadError(f"backend {name!r} failed to load: {error}") from error
-    if isinstance(target, type) or (callable(target) and not hasattr(target, "open")):
+    if isinstance(target, type) or (callable(target) and not hasattr(target, "capabilities")):
         try:
             target = target()
         except Exception as error:
@@ -77,15 +77,20 @@ def load_backend(name: str) -> Backend:
 
 def check_backend(backend: object, name: str) -> Backend:
     """Raise BackendLoadError naming what the object lacks to be a backend."""
-    missing = [attr for attr in ("name", "profile", "capabilities", "open")
-               if not hasattr(backend, attr)]
+    # `open` makes the job runtime; a backend claiming only service areas (a breaker
+    # library) opens each of those with its `open_<area>` and needs none.
+    known = {area.name: area for area in areas()}
+    service_areas = {name for name, area in known.items() if area.opener is not None}
+    claims = set(getattr(backend, "capabilities", ()))
+    service_areas_only = bool(claims) and claims <= service_areas
+    needed = ("name", "profile", "capabilities", *(() if service_areas_only else ("open",)))
+    missing = [attr for attr in needed if not hasattr(backend, attr)]
     if missing:
         raise BackendLoadError(
             f"backend {name!r} ({type(backend).__name__}) lacks {', '.join(missing)};"
             " see jobconform.backends.protocol.Backend for what an adapter provides"
         )
-    assert isinstance(backend, Backend)
-    known = {area.name: area for area in areas()}
+    backend = cast(Backend, backend)
     unknown = set(backend.capabilities) - known.keys()
     if unknown:
         raise BackendLoadError(

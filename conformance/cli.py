@@ -160,7 +160,7 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
     runs = run_suites(config, registry, _progress)
     summary = RunSummary(backend_name, profile, frozenset(backend.capabilities),
                          registry.version, seed, runs, expected, selected,
-                         plan.report_entry())
+                         plan.report_entry(), tuple(getattr(backend, "report_notes", ())))
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
     write_junit(report_dir / "junit.xml", summary)

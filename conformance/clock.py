@@ -8,6 +8,7 @@ deadline. Nothing ever waits on the wall clock for virtual time to pass.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 # A fixed start so that every run sees the same timestamps.
@@ -22,6 +23,24 @@ class VirtualClock:
         self._lock = threading.Lock()
         # Conditions of threads sleeping until a deadline; advance() notifies each.
         self._sleepers: list[threading.Condition] = []
+        # Called with the new time at every advance, before any sleeper wakes: the bridges
+        # (jobconform.bridges) move a runtime's wall clock and event loop with it.
+        self._listeners: list[Callable[[datetime], None]] = []
+
+    def on_advance(self, listener: Callable[[datetime], None]) -> Callable[[], None]:
+        """Call `listener(now)` after every advance, before sleepers are woken.
+
+        Returns:
+            A function that removes the listener again.
+        """
+        with self._lock:
+            self._listeners.append(listener)
+
+        def remove() -> None:
+            with self._lock:
+                if listener in self._listeners:
+                    self._listeners.remove(listener)
+        return remove
 
     def now(self) -> datetime:
         with self._lock:
@@ -37,7 +56,11 @@ class VirtualClock:
             raise ValueError(f"the clock only moves forward by a finite amount, not {seconds!r}")
         with self._lock:
             self._now += timedelta(seconds=seconds)
+            now = self._now
             sleepers = list(dict.fromkeys(self._sleepers))
+            listeners = list(self._listeners)
+        for listener in listeners:
+            listener(now)
         # Notified outside the clock's lock: a sleeper holds its condition while it
         # registers here, so taking both locks in the other order could deadlock.
         for condition in sleepers:

@@ -54,6 +54,9 @@ class RunSummary:
     # A campaign over several seeds (run --seeds, --shard; merge): {"seeds": [...],
     # "shards": ["1/4", ...]}, written to the report as "campaign".
     campaign: Mapping[str, object] | None = None
+    # What the backend says the reader must know, such as health counters the kit derived
+    # for a runtime that keeps none (its `report_notes`, jobconform.bridges).
+    notes: tuple[str, ...] = ()
 
     def verdicts(self, registry: Registry) -> dict[str, dict[str, str]]:
         table: dict[str, dict[str, str]] = {}
@@ -205,6 +208,7 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
             lines += [f"    reproducer: {path}" for path in case.artifacts]
     for problem in summary.unknown_tags(registry):
         lines.append(f"  STALE TAG {problem}")
+    lines += [f"  NOTE {note}" for note in summary.notes]
     for rid, entry in sorted(summary.expected.items()):
         if rid in verdicts and EXPECTED_FAILURE in verdicts[rid].values():
             link = f" ({entry.link})" if entry.link else ""
@@ -241,6 +245,7 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
         "expected_failures": {rid: {"reason": e.reason, "link": e.link}
                               for rid, e in sorted(summary.expected.items())},
         "expectation_problems": summary.expectation_problems(registry),
+        "notes": list(summary.notes),
         "rerun_of": sorted(summary.selected) if summary.selected is not None else None,
         "requirements": {
             r.id: {"level": r.level, "title": r.title, "area": r.area,
@@ -316,6 +321,7 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
         "",
         f"Spec {registry.version}, seed {summary.seed}. {counts_line(_counts(verdicts))}.",
         "",
+        *[f"> Note: {_cell(note)}\n" for note in summary.notes],
     ]
     header = ["requirement", "level", "title", *suites]
     def table(requirement_ids: list[str]) -> list[str]:

@@ -135,7 +135,9 @@ class ScenarioState:
     """One scenario's harness and what its steps have seen so far."""
 
     config: RunConfig
-    harness: Harness
+    # The job runtime's harness opens on first use: a scenario of a service area never
+    # opens a job runtime, so a backend claiming only that area (pybreaker's) needs none.
+    open_harness: Callable[[], Harness]
     submissions: dict[str, object] = field(default_factory=dict)  # alias -> answer
     reads: dict[str, JobView | None] = field(default_factory=dict)  # alias -> view read
     last_read: str | None = None
@@ -143,6 +145,13 @@ class ScenarioState:
     # Harnesses of the areas beyond the lifecycle, opened by their own step modules on
     # first use (`area_state`); each is closed after the scenario.
     areas: dict[str, Any] = field(default_factory=dict)
+    opened: Harness | None = None
+
+    @property
+    def harness(self) -> Harness:
+        if self.opened is None:
+            self.opened = self.open_harness()
+        return self.opened
 
     def area_state(self, area: str, open_area: Callable[[RunConfig], AreaState]) -> AreaState:
         """The scenario's state for `area`, opened with `open_area(config)` on first use."""
@@ -181,10 +190,9 @@ def _run_config(context: Any) -> RunConfig:
 def open_state(config: RunConfig, max_concurrent: int | None = None,
                max_tasks: int | None = None, unlimited_tasks: bool = False,
                max_redelivery: int | None = None) -> ScenarioState:
-    harness = Harness(config.backend, config.profile, config.registry,
-                      max_concurrent=max_concurrent, max_tasks=max_tasks,
-                      unlimited_tasks=unlimited_tasks, max_redelivery=max_redelivery)
-    return ScenarioState(config, harness)
+    return ScenarioState(config, lambda: Harness(
+        config.backend, config.profile, config.registry, max_concurrent=max_concurrent,
+        max_tasks=max_tasks, unlimited_tasks=unlimited_tasks, max_redelivery=max_redelivery))
 
 
 def state_of(context: Any) -> ScenarioState:
@@ -229,7 +237,8 @@ def after_scenario(context: Any, scenario: Any) -> None:
             for area_state in state.areas.values():
                 area_state.close()
         finally:
-            state.harness.close()
+            if state.opened is not None:
+                state.opened.close()
             context.jobconform = None
 
 
@@ -251,7 +260,8 @@ def _check(context: Any, ok: bool, what: str, expected: object, actual: object) 
     if not ok:
         named = _requirements(context)
         state = getattr(context, "jobconform", None)
-        commands = state.harness.commands if isinstance(state, ScenarioState) else []
+        commands = (state.opened.commands if isinstance(state, ScenarioState)
+                    and state.opened is not None else [])
         steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(commands, 1))
         raise AssertionError(
             "the backend's state does not meet the scenario's expectation\n"
@@ -302,7 +312,7 @@ def _reconfigure(context: Any, max_concurrent: int | None = None,
                  max_tasks: int | None = None, unlimited_tasks: bool = False,
                  max_redelivery: int | None = None) -> None:
     old = state_of(context)
-    if old.harness.commands:
+    if old.opened is not None and old.opened.commands:
         raise ValueError("configure the runtime before the scenario's first command")
     if max_concurrent is not None and max_concurrent < 1:
         raise ValueError(f"a runtime needs at least one worker slot, not {max_concurrent}")
@@ -310,7 +320,8 @@ def _reconfigure(context: Any, max_concurrent: int | None = None,
         raise ValueError(f"a task cap is at least 1, not {max_tasks}")
     if max_redelivery is not None and max_redelivery < 0:
         raise ValueError(f"a re-delivery cap is at least 0, not {max_redelivery}")
-    old.harness.close()
+    if old.opened is not None:
+        old.opened.close()
     context.jobconform = open_state(old.config, max_concurrent, max_tasks, unlimited_tasks,
                                     max_redelivery)
 

@@ -1,94 +1,120 @@
-"""A jobconform adapter for tenacity's backoff: does tenacity's wait strategy meet the spec?
+"""A job runner whose retries are tenacity's own loop, on the kit's bridges.
 
-tenacity (https://github.com/jd/tenacity) is the retry library most Python SDKs reach
-for. Its job is the delay between attempts; it has no job queue. So this adapter puts
-tenacity where a job runtime keeps its delay function: the kit's step runtime (the job
-system here) asks `compute_delay_ms` for every retry it schedules, and the harness asks
-it directly for RT-002, RT-009 and RT-010. Everything else about the jobs is the step
-runtime's, which is why the adapter claims `lifecycle` and `retry` and leaves `stuck`
-unclaimed: the report shows it as "not claimed", never as passed.
-
-Two things tenacity does differently from the spec's vocabulary need a translation,
-written here on purpose so the guide can show them:
-- tenacity counts attempts from 1 (`attempt_number`); the spec counts retries already
-  taken from 0, so attempt n of the spec is tenacity's attempt n + 1.
-- tenacity works in seconds, the spec in milliseconds.
-Its randomness comes from the `random` module; the kit hands the adapter the uniform
-draw to use, and the adapter feeds that draw to tenacity's own jitter code.
+Each body runs in a thread under `tenacity.Retrying`, which decides on retries and sleeps
+its delays (`time.sleep`: virtual, `ThreadWaits`). tenacity keeps no job records, so what
+it reports (`before_sleep`, the loop's end) goes into the kit's `JobRecords`, stamped by
+`datetime.now()` (virtual, `WallClock`); `DispatchGate` starts attempts at dispatch points.
 """
 
-from __future__ import annotations
-
-from contextlib import AbstractContextManager
+import itertools
+import threading
+from datetime import UTC, datetime
+from types import SimpleNamespace
 from unittest import mock
 
 import tenacity
-import tenacity.wait
 
-from jobconform.backends.memory import MemoryRuntime
-from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
+from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, JobRecords, ThreadWaits, WallClock
 from jobconform.reference.backoff import Jitter, RetryPolicy
 
 
-class _DrawnRandom:
-    """Stands in for the `random` module inside tenacity.wait: uniform() returns the
-    point the kit's draw picks in [a, b], so tenacity's jitter becomes deterministic."""
-
-    def __init__(self, draw: float) -> None:
-        self._draw = draw
-
-    def uniform(self, a: float, b: float) -> float:
-        return a + self._draw * (b - a)
-
-
-def _tenacity_draws(draw: float) -> AbstractContextManager[object]:
-    """While active, tenacity's jitter draws the kit's value (the step runtime is
-    single-threaded, so swapping the module's `random` for the call is safe)."""
-    return mock.patch.object(tenacity.wait, "random", _DrawnRandom(draw))
-
-
-def _state(attempt: int) -> tenacity.RetryCallState:
-    state = tenacity.RetryCallState(retry_object=tenacity.Retrying(), fn=None, args=(),
-                                    kwargs={})
-    state.attempt_number = attempt + 1  # tenacity's first retry waits after attempt 1
-    return state
+class Cancelled(Exception):
+    """The job was cancelled: tenacity must not retry it."""
 
 
 def tenacity_wait(policy: RetryPolicy, jitter: Jitter) -> tenacity.wait.wait_base:
-    """The tenacity wait strategy closest to a policy and jitter mode.
-
-    tenacity has exponential backoff with a cap (`wait_exponential`) and full jitter
-    (`wait_random_exponential`); it has no equal or decorrelated jitter, so those fall
-    back to the un-jittered strategy (a known deviation, listed in expected-failures.yaml).
-    """
-    arguments = {"multiplier": policy.retry_delay_ms / 1000.0,
-                 "exp_base": policy.backoff_multiplier,
-                 "max": policy.max_retry_delay_ms / 1000.0}
+    """tenacity's closest wait: exponential with a cap, or full jitter (it has no others)."""
+    seconds = {"multiplier": policy.retry_delay_ms / 1000.0, "exp_base": policy.backoff_multiplier,
+               "max": policy.max_retry_delay_ms / 1000.0}
     if jitter is Jitter.FULL:
-        return tenacity.wait_random_exponential(**arguments)
-    return tenacity.wait_exponential(**arguments)
+        return tenacity.wait_random_exponential(**seconds)
+    return tenacity.wait_exponential(**seconds)
 
 
-class TenacityRuntime(MemoryRuntime):
-    """The step runtime, with tenacity deciding how long each retry waits."""
+class TenacityRuntime:
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        self._wall, self._waits = WallClock(clock).start(), ThreadWaits(clock).start()
+        self._records = jobs = JobRecords(lambda: datetime.now(UTC), settings.max_tasks)
+        self._gate, self._ranks = DispatchGate(slots=settings.max_concurrent), itertools.count()
+        self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
+        self.cleanup, self.health, self.settle = jobs.cleanup, jobs.health, self._waits.settle
 
-    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
-                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
-                         previous_ms: float | None = None,
-                         retry_after_ms: float | None = None) -> float:
-        # previous_ms (decorrelated jitter) and retry_after_ms (a server's Retry-After)
-        # have no place in tenacity's wait strategies: they are ignored, as tenacity would.
-        with _tenacity_draws(draw):
-            seconds = tenacity_wait(policy, jitter)(_state(attempt))
-        return float(seconds) * 1000.0
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
+        policy, rank = retry or RetryPolicy(), next(self._ranks)
+        job_id = self._records.add(f"job-{rank}", policy.max_retries).job_id
+        with self._waits.adopting():
+            threading.Thread(target=self._work, args=(job_id, rank, script, policy)).start()
+        return job_id
+
+    def _work(self, job_id: str, rank: int, script: TaskScript, policy: RetryPolicy) -> None:
+        def backing_off(state: tenacity.RetryCallState) -> None:
+            self._gate.finished(job_id)
+            script.next_attempt()
+            self._records.update(job_id, "queued", retry_count=state.attempt_number)
+
+        retrying = tenacity.Retrying(
+            wait=tenacity_wait(policy, Jitter.NONE), before_sleep=backing_off, reraise=True,
+            stop=tenacity.stop_after_attempt(policy.max_retries + 1),
+            retry=tenacity.retry_if_exception(lambda error: not isinstance(error, Cancelled)
+                                              and type(error).__name__ not in policy.non_retryable))
+        try:
+            for attempt in retrying:
+                with attempt:
+                    if not self._gate.wait(job_id, rank):
+                        raise Cancelled
+                    self._records.update(job_id, "running")
+                    decided = self._gate.wait_for_decision(job_id, script)
+                    if self._gate.released(job_id) and (decided or script.honours_cancellation):
+                        raise Cancelled  # a requested cancellation wins over the outcome
+                    result = script.run()
+            self._records.update(job_id, "succeeded", result=result)
+        except Cancelled:
+            self._records.update(job_id, "cancelled")
+        except Exception as error:
+            self._records.update(job_id, "failed", error=f"{type(error).__name__}: {error}")
+        finally:
+            self._gate.finished(job_id)
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int, jitter: Jitter = Jitter.NONE,
+                         draw: float = 0.0, *no_place_in_tenacity: float | None) -> float:
+        state = tenacity.RetryCallState(tenacity.Retrying(), fn=None, args=(), kwargs={})
+        state.attempt_number = attempt + 1  # tenacity's first retry waits after attempt 1
+        drawn = SimpleNamespace(uniform=lambda low, high: low + draw * (high - low))
+        with mock.patch.object(tenacity.wait, "random", drawn):  # its jitter takes the kit's draw
+            return float(tenacity_wait(policy, jitter)(state)) * 1000.0
+
+    def dispatch(self) -> None:
+        self._waits.settle()  # attempts whose delay has passed reach the gate first
+        self._gate.open()
+        self._waits.settle()
+
+    def cancel(self, job_id: str) -> bool:
+        record = self._records.get(job_id)
+        if not record or record.status not in ("queued", "running") or self._gate.released(job_id):
+            return False
+        self._gate.release(job_id)
+        if record.status == "queued":
+            self._records.update(job_id, "cancelled")
+        return True
+
+    def shutdown(self) -> None:
+        for job_id in self._records.shut_down():
+            self._gate.release(job_id)
+            self._records.update(job_id, "cancelled")
+        self._waits.settle()
+
+    def close(self) -> None:
+        self._gate.close()
+        self._waits.stop()
+        self._wall.stop()
 
 
-class TenacityBackend:
-    """`jobconform run --backend tenacity_jobs:TenacityBackend`"""
-
+class TenacityBackend:  # jobconform run --backend tenacity_jobs:TenacityBackend
     name = "tenacity"
     profile = "canonical"
     capabilities = frozenset({"lifecycle", "retry"})
+    report_notes = (DERIVED_HEALTH_NOTE,)
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> TenacityRuntime:
         return TenacityRuntime(settings, clock)

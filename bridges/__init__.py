@@ -1,0 +1,35 @@
+"""Bridges that put a real runtime on the harness's virtual clock.
+
+- `WallClock`: `time.time()`, `datetime.now()` and friends read the virtual clock, in
+  every thread (freezegun).
+- `VirtualLoop`: a private asyncio event loop whose time is the virtual clock; settle runs
+  every timer due, in due order, each at its own deadline.
+- `ThreadWaits`: `time.sleep`, `Event.wait(timeout)` and `Condition.wait(timeout)` in the
+  runtime's own threads end on the virtual clock, and settle sees when they are all idle.
+- `DispatchGate`: a runtime that starts work on its own begins bodies only at dispatch.
+- `DerivedHealth`: health counters from the job records, for runtimes without counters;
+  `JobRecords`: the records themselves, for libraries that keep none with the spec's fields.
+
+docs/validate-your-runtime.md walks through them with two worked runtimes.
+"""
+
+from jobconform.bridges.gate import DispatchGate
+from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth, Health
+from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
+from jobconform.bridges.records import JobRecord, JobRecords
+from jobconform.bridges.threads import SettleTimeout, ThreadWaits
+from jobconform.bridges.wallclock import WallClock
+
+__all__ = [
+    "DERIVED_HEALTH_NOTE",
+    "CoroutineNeverFinished",
+    "DerivedHealth",
+    "DispatchGate",
+    "Health",
+    "JobRecord",
+    "JobRecords",
+    "SettleTimeout",
+    "ThreadWaits",
+    "VirtualLoop",
+    "WallClock",
+]

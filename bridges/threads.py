@@ -1,0 +1,312 @@
+"""Waits in a runtime's own threads end on the virtual clock, and settle sees them idle.
+
+A runtime with worker threads sleeps between polls (`time.sleep`), waits for work with a
+timeout (`Event.wait(timeout)`, `Condition.wait(timeout)`, and what is built on them:
+`Semaphore.acquire`, `Barrier.wait`) and blocks on conditions until another thread
+notifies it (`queue.Queue.get`, a task body waiting for the harness's decision). Inside
+`ThreadWaits(clock)`:
+
+- the threads the runtime starts (inside `adopting()`, and every thread those threads
+  start) are *adopted*;
+- an adopted thread's timed wait ends when the harness advances the virtual clock to its
+  deadline, and not before (unless it is notified, as usual);
+- `settle()` returns once every adopted thread is waiting: on an untimed condition, or on
+  a deadline the clock has not reached. A notify marks its waiters busy at once, so a
+  thread that has been woken but has not run yet keeps settle waiting. A real-time safety
+  limit turns a hang into `SettleTimeout` with every adopted thread's stack.
+
+Threads the bridge did not adopt (the harness's own) keep real waits. Limits: a wait
+bound before the bridge started (`from time import sleep` at import), a blocking
+`Lock.acquire` without timeout (busy, not idle) and `queue.Queue.get(timeout)` (it re-arms
+its timeout from the real monotonic clock, so it waits until notified) are not bridged.
+A wait may also end early when another waiter on the same condition times out, as a
+spurious wake-up; code that loops on its own predicate, as threading code does, is not
+affected.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import Any, Protocol, runtime_checkable
+
+from jobconform.backends.protocol import Clock
+
+SETTLE_LIMIT_SECONDS = 10.0
+
+_original_sleep = time.sleep
+_original_wait = threading.Condition.wait
+_original_notify = threading.Condition.notify
+_original_start = threading.Thread.start
+
+
+@runtime_checkable
+class AdvancingClock(Protocol):
+    def now(self) -> datetime: ...
+    def on_advance(self, listener: Callable[[datetime], None]) -> Callable[[], None]: ...
+
+
+class SettleTimeout(RuntimeError):
+    """The runtime's threads did not all come to a wait within the real-time safety limit."""
+
+
+class ThreadWaitsBusy(RuntimeError):
+    """Another thread-wait bridge is active in this process (one runtime at a time)."""
+
+
+@dataclass
+class _Wait:
+    condition: threading.Condition
+    deadline: datetime | None  # None: until notified
+    woken: bool = False  # notified or past its deadline: the thread is about to run
+
+
+_active: ThreadWaits | None = None
+_install = threading.Lock()
+
+
+class ThreadWaits:
+    def __init__(self, clock: Clock, settle_limit_seconds: float = SETTLE_LIMIT_SECONDS) -> None:
+        if not isinstance(clock, AdvancingClock):
+            raise TypeError("ThreadWaits needs a clock that tells it when it advances"
+                            " (on_advance), such as the kit's VirtualClock")
+        self._clock = clock
+        self._limit = settle_limit_seconds
+        self._state = threading.Condition()  # guards everything below; sleeps wait on it
+        self._adopted: set[threading.Thread] = set()
+        self._waits: dict[threading.Thread, _Wait] = {}
+        self._adopting: threading.Thread | None = None
+        self._remove_listener: Callable[[], None] | None = None
+
+    # -- set-up ------------------------------------------------------------------------
+
+    def start(self) -> ThreadWaits:
+        global _active
+        with _install:
+            if _active is not None:
+                raise ThreadWaitsBusy("a thread-wait bridge is already active; close the"
+                                      " previous runtime first")
+            _active = self
+            time.sleep = _sleep  # type: ignore[assignment]
+            threading.Condition.wait = _wait  # type: ignore[method-assign]
+            threading.Condition.notify = _notify  # type: ignore[method-assign]
+            threading.Thread.start = _start  # type: ignore[method-assign]
+        self._remove_listener = self._clock.on_advance(self._advanced)
+        return self
+
+    def stop(self) -> None:
+        global _active
+        if self._remove_listener is not None:
+            self._remove_listener()
+            self._remove_listener = None
+        with _install:
+            if _active is not self:
+                return
+            time.sleep = _original_sleep
+            threading.Condition.wait = _original_wait  # type: ignore[method-assign]
+            threading.Condition.notify = _original_notify  # type: ignore[method-assign]
+            threading.Thread.start = _original_start  # type: ignore[method-assign]
+            _active = None
+        # Wake whatever still waits on a deadline, so the runtime's threads can stop.
+        with self._state:
+            waits = list(self._waits.values())
+        for wait in waits:
+            with wait.condition:
+                wait.woken = True
+                wait.condition.notify_all()
+
+    def __enter__(self) -> ThreadWaits:
+        return self.start()
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self.stop()
+
+    @contextmanager
+    def adopting(self) -> Iterator[None]:
+        """Threads started by the calling thread inside this block are the runtime's."""
+        with self._state:
+            self._adopting = threading.current_thread()
+        try:
+            yield
+        finally:
+            with self._state:
+                self._adopting = None
+
+    def adopted(self) -> list[threading.Thread]:
+        with self._state:
+            return [thread for thread in self._adopted if thread.is_alive()]
+
+    # -- settle --------------------------------------------------------------------------
+
+    def settle(self) -> None:
+        """Return once every adopted thread waits on something that has not happened yet.
+
+        Raises:
+            SettleTimeout: not quiet within the real-time safety limit.
+        """
+        with self._state:
+            if not self._state.wait_for(self._quiet, timeout=self._limit):
+                raise SettleTimeout(self._stall_report())
+
+    def wake_sleepers(self) -> None:
+        """End every timed wait of an adopted thread now (`time.sleep`, `Event.wait`,
+        `Condition.wait` with a timeout), as if its interval had ended: a dispatch point
+        makes a polling runtime poll at once, without time passing."""
+        with self._state:
+            timed = [wait for wait in self._waits.values() if wait.deadline is not None]
+            for wait in timed:
+                wait.woken = True
+            self._state.notify_all()
+        for wait in timed:
+            if wait.condition is not self._state:
+                with wait.condition:
+                    wait.condition.notify_all()
+
+    def _quiet(self) -> bool:
+        for thread in self._adopted:
+            if not thread.is_alive():
+                continue
+            wait = self._waits.get(thread)
+            if wait is None or wait.woken:
+                return False
+        return True
+
+    def _stall_report(self) -> str:
+        lines = [f"the runtime's threads did not settle within {self._limit:g} s of real time"
+                 " (a safety limit; virtual time does not pass while waiting); now "
+                 f"{self._clock.now().isoformat()}"]
+        frames = sys._current_frames()
+        for thread in self._adopted:
+            if not thread.is_alive():
+                continue
+            wait = self._waits.get(thread)
+            what = ("running" if wait is None else "woken, not yet running" if wait.woken
+                    else f"waiting until {wait.deadline}")
+            frame = frames.get(thread.ident) if thread.ident is not None else None
+            stack = "".join(traceback.format_stack(frame)) if frame else "(no frame)\n"
+            lines.append(f"--- thread {thread.name} ({what}):\n{stack.rstrip()}")
+        return "\n".join(lines)
+
+    # -- the bridged waits (adopted threads only) ---------------------------------------
+
+    def _advanced(self, now: datetime) -> None:
+        with self._state:
+            due = [wait for wait in self._waits.values()
+                   if wait.deadline is not None and wait.deadline <= now and not wait.woken]
+            for wait in due:
+                wait.woken = True
+            self._state.notify_all()
+        for wait in due:
+            if wait.condition is not self._state:
+                with wait.condition:
+                    wait.condition.notify_all()
+
+    def _enter(self, thread: threading.Thread, wait: _Wait) -> None:
+        with self._state:
+            self._waits[thread] = wait
+            self._state.notify_all()
+
+    def _leave(self, thread: threading.Thread) -> None:
+        with self._state:
+            self._waits.pop(thread, None)
+            self._state.notify_all()
+
+    def sleep(self, seconds: float) -> None:
+        thread = threading.current_thread()
+        deadline = self._clock.now() + timedelta(seconds=max(0.0, seconds))
+        wait = _Wait(self._state, deadline)
+        with self._state:
+            if self._clock.now() >= deadline:
+                return
+            self._waits[thread] = wait
+            self._state.notify_all()
+            try:
+                while not wait.woken:
+                    _original_wait(self._state)
+            finally:
+                self._waits.pop(thread, None)
+
+    def wait(self, condition: threading.Condition, timeout: float | None) -> bool:
+        """Condition.wait for an adopted thread; the caller holds `condition`."""
+        thread = threading.current_thread()
+        deadline = None
+        if timeout is not None:
+            deadline = self._clock.now() + timedelta(seconds=max(0.0, timeout))
+            if self._clock.now() >= deadline:
+                return False
+        wait = _Wait(condition, deadline)
+        self._enter(thread, wait)
+        try:
+            _original_wait(condition)
+        finally:
+            self._leave(thread)
+        # Woken with the clock at or past the deadline: a timeout, as Condition.wait says.
+        return deadline is None or self._clock.now() < deadline
+
+    def notified(self, condition: threading.Condition, n: int) -> None:
+        """Waiters about to be woken by a notify are busy from now on (FIFO, as Python)."""
+        with self._state:
+            waiting = [wait for wait in self._waits.values()
+                       if wait.condition is condition and not wait.woken]
+            for wait in waiting[:n]:
+                wait.woken = True
+            if waiting:
+                self._state.notify_all()
+
+    def adopt_if_ours(self, thread: threading.Thread) -> None:
+        current = threading.current_thread()
+        with self._state:
+            if not (current is self._adopting or current in self._adopted):
+                return
+            self._adopted.add(thread)
+        run = thread.run
+
+        def run_then_tell_settle() -> None:
+            try:
+                run()
+            finally:
+                with self._state:
+                    self._adopted.discard(thread)
+                    self._state.notify_all()
+        thread.run = run_then_tell_settle  # type: ignore[method-assign]
+
+    def owns_current_thread(self) -> bool:
+        return threading.current_thread() in self._adopted
+
+
+def _sleep(seconds: float) -> None:
+    bridge = _active
+    if bridge is None or not bridge.owns_current_thread():
+        _original_sleep(seconds)
+    else:
+        bridge.sleep(seconds)
+
+
+def _wait(self: threading.Condition, timeout: float | None = None) -> bool:
+    bridge = _active
+    if bridge is None or self is getattr(bridge, "_state", None) \
+            or not bridge.owns_current_thread():
+        return _original_wait(self, timeout)
+    return bridge.wait(self, timeout)
+
+
+def _notify(self: threading.Condition, n: int = 1) -> None:
+    bridge = _active
+    if bridge is not None and self is not getattr(bridge, "_state", None):
+        bridge.notified(self, n)
+    _original_notify(self, n)
+
+
+def _start(self: threading.Thread, *args: Any, **kwargs: Any) -> None:
+    bridge = _active
+    if bridge is not None:
+        bridge.adopt_if_ours(self)
+    _original_start(self, *args, **kwargs)

@@ -1,0 +1,61 @@
+"""The pybreaker example: its report and its deviation list, on the local Redis.
+
+Run with `tox -e example-pybreaker` (installs the `pybreaker-example` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import redis
+from click.testing import CliRunner
+
+from jobconform.conformance.cli import main
+from jobconform.conformance.expectations import load_expectations
+
+HERE = Path(__file__).resolve().parent
+BACKEND = "pybreaker_adapter:PybreakerBackend"
+DEVIATIONS = HERE / "expected-failures.yaml"
+
+
+@pytest.fixture(autouse=True)
+def redis_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pybreaker keeps its state in Redis (127.0.0.1:6379); CI must have it running."""
+    try:
+        redis.Redis(host="127.0.0.1", port=6379, socket_timeout=2).ping()
+    except redis.RedisError as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Redis is not running on 127.0.0.1:6379: {error}")
+        pytest.skip(f"Redis is not running on 127.0.0.1:6379: {error}")
+    monkeypatch.syspath_prepend(str(HERE))
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+
+
+def run(tmp_path: Path, *options: str) -> tuple[int, dict[str, object]]:
+    result = CliRunner().invoke(main, ["run", "--backend", BACKEND, "--profile", "pybreaker",
+                                       "--report-dir", str(tmp_path), *options])
+    return result.exit_code, json.loads((tmp_path / "report.json").read_text())
+
+
+def test_with_its_deviation_list_the_run_passes_and_reports_them(tmp_path: Path) -> None:
+    # Robot alone meets every deviation; `tox -e example-pybreaker` then runs all suites.
+    code, report = run(tmp_path, "--suite", "robot", "--expected-failures", str(DEVIATIONS))
+    assert code == 0, report["expectation_problems"]
+    requirements = report["requirements"]
+    assert isinstance(requirements, dict)
+    expected = {rid for rid, body in requirements.items()
+                if "expected failure" in body["suites"].values()}
+    assert expected == set(load_expectations(DEVIATIONS))
+    # What pybreaker does as the spec says: both switches, fast-fail, failing queued work.
+    for rid in ("CB-001", "CB-005", "CB-006"):
+        assert set(requirements[rid]["suites"].values()) <= {"pass", "blocked"}, rid
+        assert "pass" in requirements[rid]["suites"].values(), rid
+
+
+def test_without_the_list_the_deviations_fail_the_run(tmp_path: Path) -> None:
+    code, report = run(tmp_path, "--suite", "robot")
+    assert code == 1
+    assert report["counts"]["fail"] >= 6  # type: ignore[index]

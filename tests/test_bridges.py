@@ -1,0 +1,270 @@
+"""The bridges that put real runtimes on the virtual clock (jobconform.bridges)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from datetime import UTC, date, datetime, timedelta
+
+import pytest
+
+from jobconform.backends.protocol import TaskScript
+from jobconform.bridges import (
+    CoroutineNeverFinished,
+    DerivedHealth,
+    DispatchGate,
+    SettleTimeout,
+    ThreadWaits,
+    VirtualLoop,
+    WallClock,
+)
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.reference.commands import Succeed
+
+
+def test_a_worker_thread_reads_virtual_time_from_every_wall_clock_call() -> None:
+    clock = VirtualClock(EPOCH)
+    seen: list[tuple[float, int, float, datetime, datetime, date]] = []
+    asked, answered = threading.Event(), threading.Event()
+
+    def worker() -> None:
+        for _ in range(2):
+            asked.wait()
+            asked.clear()
+            seen.append((time.time(), time.time_ns(), time.monotonic(),
+                         datetime.now(UTC), datetime.utcnow(), date.today()))
+            answered.set()
+
+    with WallClock(clock):
+        thread = threading.Thread(target=worker)
+        thread.start()
+        for _ in range(2):
+            asked.set()
+            answered.wait(5)
+            answered.clear()
+            clock.advance(86_400 + 1.5)
+        thread.join(5)
+    first, second = seen
+    assert first[0] == EPOCH.timestamp()
+    assert first[1] == int(EPOCH.timestamp()) * 10**9
+    assert first[3] == EPOCH and first[4] == EPOCH.replace(tzinfo=None)
+    assert first[5] == EPOCH.date()
+    assert second[0] - first[0] == pytest.approx(86_401.5)
+    assert second[2] - first[2] == pytest.approx(86_401.5)
+    assert second[3] == EPOCH + timedelta(seconds=86_401.5)
+    assert second[5] == date(2026, 1, 2)
+    assert datetime.now(UTC) > datetime(2026, 6, 1, tzinfo=UTC)  # real time again
+
+
+def test_600_virtual_seconds_fire_a_1s_retry_and_a_300s_sweep_in_due_order() -> None:
+    clock = VirtualClock(EPOCH)
+    fired: list[tuple[str, float, datetime]] = []
+    with WallClock(clock) as wall:
+        bridge = VirtualLoop(clock, on_step=wall.move_to)
+
+        async def every(name: str, seconds: float) -> None:
+            while True:
+                await asyncio.sleep(seconds)
+                fired.append((name, bridge.loop.time(), datetime.now(UTC)))
+
+        bridge.spawn(every("retry", 1.0))
+        bridge.spawn(every("sweep", 300.0))
+        bridge.settle()
+        assert fired == []
+        clock.advance(600)
+        bridge.settle()
+        bridge.close()
+    assert [name for name, _, _ in fired].count("retry") == 600
+    sweeps = [(at, wall_time) for name, at, wall_time in fired if name == "sweep"]
+    assert sweeps == [(300.0, EPOCH + timedelta(seconds=300)),
+                      (600.0, EPOCH + timedelta(seconds=600))]
+    times = [at for _, at, _ in fired]
+    assert times == sorted(times)
+    # Each timer ran with the loop and the wall clock at its own deadline.
+    assert all(wall_time == EPOCH + timedelta(seconds=at) for _, at, wall_time in fired)
+    assert fired[298] == ("retry", 299.0, EPOCH + timedelta(seconds=299))
+    assert sorted(fired[299:301]) == [("retry", 300.0, EPOCH + timedelta(seconds=300)),
+                                      ("sweep", 300.0, EPOCH + timedelta(seconds=300))]
+
+
+def test_sync_code_runs_a_coroutine_and_time_does_not_pass_inside() -> None:
+    clock = VirtualClock(EPOCH)
+    bridge = VirtualLoop(clock)
+
+    async def answer() -> float:
+        await asyncio.sleep(0)
+        return bridge.loop.time()
+
+    assert bridge.run(answer()) == 0.0
+    clock.advance(2.5)
+    assert bridge.run(answer()) == 2.5
+    bridge.close()
+
+
+def test_a_coroutine_that_never_finishes_ends_with_an_error_naming_it() -> None:
+    bridge = VirtualLoop(VirtualClock(EPOCH), safety_limit_seconds=0.2)
+
+    async def waits_for_a_reply_that_never_comes() -> None:
+        await asyncio.Event().wait()
+
+    started = time.process_time()
+    with pytest.raises(CoroutineNeverFinished, match="waits_for_a_reply_that_never_comes"):
+        bridge.run(waits_for_a_reply_that_never_comes())
+    assert time.process_time() - started < 1.0  # it waited on sockets, not by spinning
+    sleeper = asyncio.sleep(60)  # virtual time nobody advances
+    with pytest.raises(CoroutineNeverFinished, match="advance the clock"):
+        bridge.run(sleeper, name="sleep(60)")
+    bridge.close()
+
+
+def test_worker_sleeps_and_timed_waits_end_when_the_clock_passes_their_deadline() -> None:
+    clock = VirtualClock(EPOCH)
+    woke: list[tuple[str, object, datetime]] = []
+    stop = threading.Event()
+
+    def poller() -> None:
+        while not stop.is_set():
+            time.sleep(5)
+            woke.append(("sleep", None, clock.now()))
+
+    def waiter() -> None:
+        woke.append(("event", stop.wait(30), clock.now()))
+
+    with ThreadWaits(clock, settle_limit_seconds=5) as waits:
+        with waits.adopting():
+            threads = [threading.Thread(target=poller), threading.Thread(target=waiter)]
+            for thread in threads:
+                thread.start()
+        waits.settle()
+        assert woke == []
+        clock.advance(4.999)
+        waits.settle()
+        assert woke == []
+        clock.advance(0.001)
+        waits.settle()
+        assert woke == [("sleep", None, EPOCH + timedelta(seconds=5))]
+        clock.advance(25)
+        waits.settle()
+        assert ("event", False, EPOCH + timedelta(seconds=30)) in woke
+        assert len([w for w in woke if w[0] == "sleep"]) == 2  # one wake for 25 s
+        stop.set()
+        waits.wake_sleepers()
+        for thread in threads:
+            thread.join(5)
+    assert not any(thread.is_alive() for thread in threads)
+    time.sleep(0.001)  # the real one again
+
+
+def test_settle_waits_for_a_worker_woken_by_a_decision() -> None:
+    clock = VirtualClock(EPOCH)
+    script = TaskScript()
+    ran: list[object] = []
+    done = threading.Event()
+
+    def body() -> None:
+        script.wait_for_decision(lambda: False)
+        ran.append(script.run())
+        done.wait()  # idle again, until notified
+
+    with ThreadWaits(clock, settle_limit_seconds=5) as waits:
+        with waits.adopting():
+            thread = threading.Thread(target=body, name="worker")
+            thread.start()
+        for _ in range(20):  # settle never returns between the decision and the record
+            waits.settle()
+            assert ran == []
+        script.decide(Succeed("done"))
+        waits.settle()
+        assert ran == ["done"]
+        done.set()
+        thread.join(5)
+
+
+def test_settle_times_out_with_a_report_when_a_worker_never_waits() -> None:
+    clock = VirtualClock(EPOCH)
+    stop = threading.Event()
+
+    def spinner() -> None:
+        while not stop.is_set():
+            pass
+
+    with ThreadWaits(clock, settle_limit_seconds=0.2) as waits:
+        with waits.adopting():
+            thread = threading.Thread(target=spinner, name="spinner")
+            thread.start()
+        with pytest.raises(SettleTimeout, match="spinner"):
+            waits.settle()
+        stop.set()
+        thread.join(5)
+
+
+def test_the_gate_lets_bodies_in_only_at_a_dispatch_point() -> None:
+    clock = VirtualClock(EPOCH)
+    gate = DispatchGate(slots=1)
+    scripts = {"a": TaskScript(), "b": TaskScript(), "c": TaskScript()}
+    results: dict[str, object] = {}
+
+    def worker(job_id: str) -> None:
+        if gate.wait(job_id, ord(job_id)) and gate.wait_for_decision(job_id, scripts[job_id]):
+            results[job_id] = scripts[job_id].run()
+        else:
+            results[job_id] = "released"
+
+    with ThreadWaits(clock, settle_limit_seconds=5) as waits:
+        with waits.adopting():
+            threads = [threading.Thread(target=worker, args=(j,)) for j in scripts]
+            for thread in threads:
+                thread.start()
+        waits.settle()
+        assert gate.waiting() == ["a", "b", "c"] and not gate.started("a")
+        gate.release("b")
+        assert gate.open() == ["a"]
+        waits.settle()
+        assert gate.started("a") and not gate.started("b")
+        assert results == {"b": "released"}
+        scripts["a"].decide(Succeed(1))
+        waits.settle()
+        assert results == {"b": "released", "a": 1}
+        assert gate.open() == []  # "a" still holds the only slot
+        gate.finished("a")
+        assert gate.open() == ["c"]
+        scripts["c"].decide(Succeed(3))
+        waits.settle()
+        assert results["c"] == 3
+        for thread in threads:
+            thread.join(5)
+
+
+def test_the_gate_on_the_asyncio_bridge() -> None:
+    bridge = VirtualLoop(VirtualClock(EPOCH))
+    gate = DispatchGate()
+    began: list[str] = []
+
+    async def body(job_id: str) -> None:
+        if await gate.wait_async(job_id, 0):
+            began.append(job_id)
+
+    bridge.spawn(body("a"))
+    bridge.settle()
+    assert began == [] and gate.waiting() == ["a"]
+    gate.open()
+    bridge.settle()
+    assert began == ["a"]
+    bridge.close()
+
+
+def test_derived_health_counts_each_outcome_once_and_keeps_it_after_cleanup() -> None:
+    from dataclasses import dataclass
+
+    @dataclass(frozen=True)
+    class View:
+        job_id: str
+        status: str
+
+    health = DerivedHealth()
+    first = health.read([View("1", "succeeded"), View("2", "running"), View("3", "queued")])
+    assert (first.queued, first.running, first.total, first.processed) == (1, 1, 3, 1)
+    after = health.read([View("2", "failed"), View("3", "cancelled")])  # 1 cleaned up
+    # processed counts every body that ended, failed ones too (LC-025)
+    assert (after.total, after.processed, after.failed, after.cancelled) == (2, 2, 1, 1)
