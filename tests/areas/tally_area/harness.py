@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from jobconform.backends.loading import load_backend
 from jobconform.conformance.harness import Divergence
 from jobconform.spec import Registry, load_registry
 from tally_area import oracle
@@ -12,10 +11,9 @@ REQUIREMENT = {"increment": "TL-001", "reset": "TL-002"}
 
 
 class TallyHarness:
-    def __init__(self, backend_name: str, registry: Registry | None = None) -> None:
-        backend = load_backend(backend_name)
+    def __init__(self, backend: object, registry: Registry | None = None) -> None:
         if not isinstance(backend, TallyBackend):
-            raise ValueError(f"backend {backend_name!r} has no open_tally()")
+            raise ValueError(f"backend {backend!r} has no open_tally()")
         self.tally = backend.open_tally()
         self.model = 0
         self.done: list[str] = []

@@ -4,6 +4,7 @@ from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
+from jobconform.backends.loading import load_backend
 from tally_area.harness import TallyHarness
 
 
@@ -16,7 +17,7 @@ class TallyLibrary:
     def start(self) -> None:
         backend = BuiltIn().get_variable_value("${BACKEND}")
         try:
-            self.harness = TallyHarness(backend)
+            self.harness = TallyHarness(load_backend(backend))
         except ValueError as error:
             raise SkipExecution(str(error)) from None
 

@@ -18,8 +18,7 @@ def make_tally_machine(backend: Backend, profile: Profile, registry: Registry | 
     class TallyMachine(RuleBasedStateMachine):
         @initialize()
         def open(self) -> None:
-            self.harness = TallyHarness(f"{type(backend).__module__}:{type(backend).__name__}",
-                                        registry)
+            self.harness = TallyHarness(backend, registry)
 
         def apply(self, command: str) -> None:
             run.steps += 1
