@@ -9,6 +9,7 @@ never do; it is in `SQL_RACE_GALLERY`, caught by the multi-process claim race
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -26,7 +27,9 @@ class UnconditionedWriteStore(SqlJobStore):
     late report overwrites a job that shutdown already cancelled: its finish time moves
     and its outcome is counted twice."""
 
-    def update(self, job_id: str, expected_status: str, **changes: Any) -> StoredJob | None:
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
         with self._transaction() as connection:
             moved = connection.execute(update(JOBS).where(JOBS.c.job_id == job_id)
                                        .values(**changes))
