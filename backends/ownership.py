@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from jobconform.backends.store import CANCELLED, FAILED, QUEUED, RUNNING, StoredJob
+from jobconform.backends.store import CANCELLED, FAILED, QUEUED, RUNNING, SUCCEEDED, StoredJob
 from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR, JsonValue
 
 
@@ -90,6 +90,19 @@ def heartbeat(store: OwnedStore, job_id: str, token: int,
               now: datetime) -> StoredJob | None:
     """The owner's body reports progress; renews the lease of the owner's delivery only."""
     return owner_write(store, job_id, token, last_heartbeat=now)
+
+
+def write_as_owner(store: OwnedStore, job_id: str, token: int, write: str,
+                   now: datetime) -> bool:
+    """One owner write of the kind the kit's `StaleOwnerWrite` names: "outcome" (the body
+    returned), "failure" (it raised) or "heartbeat". True if the store accepted it."""
+    if write == "heartbeat":
+        return heartbeat(store, job_id, token, now) is not None
+    if write == "failure":
+        return finish(store, job_id, token, FAILED, now,
+                      error="RuntimeError: reported by a superseded delivery") is not None
+    return finish(store, job_id, token, SUCCEEDED, now,
+                  result="reported by a superseded delivery") is not None
 
 
 def requeue_for_retry(store: OwnedStore, job: StoredJob, token: int,

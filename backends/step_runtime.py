@@ -66,6 +66,8 @@ class StepRuntime:
         # Jobs this runtime claimed, each with its claim's fencing token: the token every
         # owner write carries. An entry goes when the write is refused or the job moves on.
         self._owned: dict[str, int] = {}
+        # The token of the delivery each job's latest lease expiry took away (RD-006).
+        self._superseded: dict[str, int] = {}
         self._shut_down = False
         self._reaper = self.reaper_type(store, settings.reaper_ttl_seconds,
                                         settings.reaper_sweep_interval_ms)
@@ -213,6 +215,7 @@ class StepRuntime:
         if ownership.redeliver(self._store, job) is None:
             return False
         self._owned.pop(job.job_id, None)
+        self._superseded[job.job_id] = job.fencing_token
         script = self._scripts.get(job.job_id)
         if script is not None:
             script.next_attempt()  # the next delivery waits for its own outcome
@@ -223,11 +226,20 @@ class StepRuntime:
         if ownership.park(self._store, job, self._now(), self._alerts) is None:
             return False
         self._owned.pop(job.job_id, None)
+        self._superseded[job.job_id] = job.fencing_token
         self._count_outcome(FAILED)
         return True
 
     def operator_alerts(self) -> list[str]:
         return self._alerts.job_ids()
+
+    def stale_owner_write(self, job_id: str, write: str) -> bool:
+        """The owner of the delivery the job's latest lease expiry took away writes now,
+        unaware (fault injection, RD-006); True if the store accepted it."""
+        token = self._superseded.get(job_id)
+        if token is None:
+            return False
+        return ownership.write_as_owner(self._store, job_id, token, write, self._now())
 
     # -- the reaper (RP-001..RP-007) -------------------------------------------------------
 

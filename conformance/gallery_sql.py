@@ -39,6 +39,17 @@ class UnconditionedWriteStore(SqlJobStore):
                 select(JOBS).where(JOBS.c.job_id == job_id)).one())
 
 
+class WithoutFencingStore(SqlJobStore):
+    """Writes check the job's status but not its fencing token or heartbeat: the owner that
+    lost a job to a lease pass, once another worker has claimed it, still completes it or
+    renews its lease, and a rescue whose read went stale re-queues a live delivery."""
+
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        return super().update(job_id, expected_status, **changes)
+
+
 class NonAtomicClaimStore(SqlJobStore):
     """The claim selects the oldest queued jobs, then updates each by id in a later
     transaction without re-checking its status, so two workers can take one job."""
@@ -73,6 +84,8 @@ def _sql_entry(name: str, broken: type[SqlJobStore], catches: str,
 SQL_GALLERY = (
     _sql_entry("sql_unconditioned_write", UnconditionedWriteStore, "LC-003",
                "anchors: River writes terminal states only if running"),
+    _sql_entry("sql_without_fencing", WithoutFencingStore, "RD-006",
+               "anchors: a stale worker's late completion after a rescue is a no-op"),
 )
 
 # No requirement of the lifecycle area says "one worker per job" in so many words; a job

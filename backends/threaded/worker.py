@@ -238,6 +238,8 @@ class ThreadedRuntime:
         self._reaper = self.reaper_type(store, reaper_ttl_seconds, reaper_sweep_interval_ms)
         self._max_redelivery = max_redelivery
         self._alerts = OperatorAlerts()
+        # The token of the delivery each job's latest lease expiry took away (RD-006).
+        self._superseded: dict[str, int] = {}
         self._recovery: RecoverySchedule | None = None
         if self._config.recovers:
             assert self._config.recovery_interval is not None
@@ -577,6 +579,16 @@ class ThreadedRuntime:
     def operator_alerts(self) -> list[str]:
         return self._alerts.job_ids()
 
+    def stale_owner_write(self, job_id: str, write: str) -> bool:
+        """The owner of the delivery the job's latest lease expiry took away writes now,
+        unaware (fault injection, RD-006); True if the store accepted it."""
+        with self._state:
+            token = self._superseded.get(job_id)
+            if token is None:
+                return False
+            return ownership.write_as_owner(self._store, job_id, token, write,
+                                            self._clock.now())
+
     def _silent_jobs(self, seconds: float) -> list[StoredJob]:
         """Running jobs whose last heartbeat is strictly before now - seconds (ST-003)."""
         return ownership.silent_jobs(self._store,
@@ -587,6 +599,7 @@ class ThreadedRuntime:
         next claim here runs the same body again, waiting for a new decision."""
         if ownership.redeliver(self._store, job) is None:
             return 0
+        self._superseded[job.job_id] = job.fencing_token
         owned = self._let_go(job.job_id)
         if owned is not None:
             owned.script.next_attempt()
@@ -597,6 +610,7 @@ class ThreadedRuntime:
         """Alert the operator first (once per id), then fail the job as poison (RD-003)."""
         if ownership.park(self._store, job, self._clock.now(), self._alerts) is None:
             return 0
+        self._superseded[job.job_id] = job.fencing_token
         self._count(FAILED)
         self._let_go(job.job_id)
         return 1
