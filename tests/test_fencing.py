@@ -11,6 +11,9 @@ Each runs with the step runtime and with the threaded runtime as the stale owner
 racing rescuer, on the in-memory store and on the SQL store over a SQLite file, PostgreSQL
 and MariaDB. The race is made deterministic: the first rescuer's store runs the second
 rescuer and B's claim right after the rescuer's read, in the same thread.
+
+Also here: a threaded worker's own lease passes (recovery by default) and the store's
+token itself.
 """
 
 from __future__ import annotations
@@ -22,11 +25,21 @@ from typing import Any
 import pytest
 from sql_databases import DATABASES, database
 
+from jobconform.backends import ownership
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.backends.sql import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
-from jobconform.backends.store import FAILED, RUNNING, InMemoryJobStore, JobStore, StoredJob
+from jobconform.backends.store import (
+    FAILED,
+    QUEUED,
+    RUNNING,
+    SUCCEEDED,
+    InMemoryJobStore,
+    JobStore,
+    StoredJob,
+)
 from jobconform.backends.threaded import ThreadedRuntime, WorkerConfig
+from jobconform.backends.threaded.config import WorkerConfigError
 from jobconform.conformance.clock import VirtualClock
 from jobconform.reference.commands import Succeed
 
@@ -233,3 +246,78 @@ def test_stuck_detection_racing_a_reclaim_leaves_the_live_owner_alone(owners: Ow
     job = record(owners.store(), job_id)
     assert job.status != FAILED, "stuck detection failed a job a live worker had re-claimed"
     assert (job.status, job.worker_id, job.redelivery_count) == (RUNNING, "worker-B", 1)
+
+
+# -- recovery by default --------------------------------------------------------------------
+
+
+def test_a_worker_gives_back_a_dead_workers_job_on_its_own() -> None:
+    clock = VirtualClock()
+    store = InMemoryJobStore()
+    store.add(StoredJob("orphan", QUEUED, clock.now()), None)
+    store.claim("dead-worker", 1, clock.now())  # then the worker dies: no more heartbeats
+    config = WorkerConfig(enabled=True, max_workers=1, poll_interval=1.0, lease_seconds=5,
+                          recovery_interval=2.0)
+
+    def body(job: StoredJob) -> TaskScript:
+        script = TaskScript()
+        script.decide(Succeed(f"rescued by {job.worker_id}"))
+        return script
+
+    worker = ThreadedRuntime(store, clock, config, bodies=body)
+    try:
+        clock.advance(5)  # the pass at second 5 sees a heartbeat exactly the lease old
+        worker.settle()
+        assert record(store, "orphan").status == RUNNING
+        clock.advance(2)  # the pass at second 7 finds it lapsed, after that second's poll
+        worker.settle()
+        requeued = record(store, "orphan")
+        assert (requeued.status, requeued.redelivery_count) == (QUEUED, 1)
+        clock.advance(1)  # the next poll claims it
+        worker.settle()
+        done = record(store, "orphan")
+        assert (done.status, done.result, done.fencing_token) == (
+            SUCCEEDED, f"rescued by {worker.worker_id}", 2)
+    finally:
+        worker.close()
+
+
+def test_a_worker_polling_at_dispatch_points_runs_no_pass_of_its_own() -> None:
+    assert WorkerConfig(enabled=True, poll_interval=None).recovers is False
+    assert WorkerConfig(enabled=True, recovery_interval=None).recovers is False
+    assert WorkerConfig(enabled=True).recovers is True
+
+
+def test_recovery_is_configured_from_the_environment() -> None:
+    config = WorkerConfig.from_environment({"JOBCONFORM_ASYNC_LEASE_SECONDS": "120",
+                                            "JOBCONFORM_ASYNC_RECOVERY_INTERVAL": "15"})
+    assert (config.lease_seconds, config.recovery_interval) == (120, 15.0)
+    off = WorkerConfig.from_environment({"JOBCONFORM_ASYNC_RECOVERY_INTERVAL": "off"})
+    assert off.recovery_interval is None
+    with pytest.raises(WorkerConfigError, match="lease_seconds"):
+        WorkerConfig(poll_interval=2.0, lease_seconds=2)
+    with pytest.raises(WorkerConfigError, match="JOBCONFORM_ASYNC_LEASE_SECONDS"):
+        WorkerConfig.from_environment({"JOBCONFORM_ASYNC_LEASE_SECONDS": "soon"})
+
+
+# -- the store's fencing token ---------------------------------------------------------------
+
+
+def test_each_claim_issues_the_next_token_and_writes_are_fenced(db: Database) -> None:
+    store = db.connect()
+    now = VirtualClock().now()
+    store.add(StoredJob("a", QUEUED, now), None)
+    (first,) = store.claim("A", 1, now)
+    assert first.fencing_token == 1
+    assert ownership.redeliver(store, first) is not None
+    (second,) = store.claim("B", 1, now)
+    assert second.fencing_token == 2
+    assert ownership.heartbeat(store, "a", first.fencing_token, now) is None
+    assert ownership.finish(store, "a", first.fencing_token, SUCCEEDED, now) is None
+    assert ownership.redeliver(store, first) is None  # a stale rescue
+    assert ownership.finish(store, "a", second.fencing_token, SUCCEEDED, now, "B") is not None
+    assert record(store, "a").result == "B"
+    with pytest.raises(TypeError, match="fencing_token"):
+        store.update("a", SUCCEEDED, fencing_token=7)
+    if db.shared is None:
+        store.close()

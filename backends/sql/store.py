@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import fields
 from datetime import datetime
@@ -150,14 +150,26 @@ class SqlJobStore:
                     )
             connection.execute(insert(JOBS).values(submission_order=order, **row_values(job)))
 
+    def add_many(self, jobs: Sequence[StoredJob]) -> None:
+        """Insert many new queued jobs in one transaction, in the given order, with no task
+        cap (a bulk load: the chaos benchmark fills its table so)."""
+        if not jobs:
+            return
+        with self._transaction() as connection:
+            first = self._next_submission_order(connection, len(jobs))
+            connection.execute(insert(JOBS), [
+                {"submission_order": first + n, **row_values(job)}
+                for n, job in enumerate(jobs)])
+
     @staticmethod
-    def _next_submission_order(connection: Connection) -> int:
-        """Lock the counter row (serialising submissions) and take the next number."""
+    def _next_submission_order(connection: Connection, count: int = 1) -> int:
+        """Lock the counter row (serialising submissions) and take the next `count`
+        numbers; returns the first."""
         order: int = connection.execute(
             select(COUNTER.c.next_submission_order).where(COUNTER.c.id == 1).with_for_update()
         ).scalar_one()
         connection.execute(update(COUNTER).where(COUNTER.c.id == 1)
-                           .values(next_submission_order=order + 1))
+                           .values(next_submission_order=order + count))
         return order
 
     def get(self, job_id: str) -> StoredJob | None:

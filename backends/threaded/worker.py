@@ -37,7 +37,7 @@ import sys
 import threading
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -191,6 +191,10 @@ class ThreadedRuntime:
         reaper_ttl_seconds, reaper_sweep_interval_ms: the reaper's defaults when
             `start_reaper` is called without them (RP-002).
         max_redelivery: lease expiries a job may have before it is parked (RD-002).
+        bodies: where each claimed job's body comes from, called with the claimed record
+            (one new body per delivery): for a worker process serving jobs submitted
+            elsewhere. None runs the bodies submitted here, and fails a job submitted
+            elsewhere, since its body is not here.
 
     Raises:
         WorkerDisabled: `config.enabled` is false.
@@ -209,7 +213,8 @@ class ThreadedRuntime:
                  install_signal_handlers: bool = False,
                  reaper_ttl_seconds: float = 3600.0,
                  reaper_sweep_interval_ms: float = 300_000.0,
-                 max_redelivery: int = 3) -> None:
+                 max_redelivery: int = 3,
+                 bodies: Callable[[StoredJob], TaskScript] | None = None) -> None:
         self._config = config if config is not None else WorkerConfig.from_environment()
         if not self._config.enabled:
             raise WorkerDisabled(f"asynchronous execution is disabled; set {ENABLED_ENV}=1"
@@ -237,6 +242,7 @@ class ThreadedRuntime:
         self._crashes: list[str] = []
         self._reaper = self.reaper_type(store, reaper_ttl_seconds, reaper_sweep_interval_ms)
         self._max_redelivery = max_redelivery
+        self._bodies = bodies
         self._alerts = OperatorAlerts()
         # The token of the delivery each job's latest lease expiry took away (RD-006).
         self._superseded: dict[str, int] = {}
@@ -369,12 +375,14 @@ class ThreadedRuntime:
         the cap, are parked) without an operator scheduling anything."""
         assert self._recovery is not None
         now = self._clock.now()
-        self._recovery.passed(now)
         try:
             self.expire_leases(self._recovery.lease_seconds)
         except Exception:
             self._crashes.append(f"lease pass at {now.isoformat()}:\n"
                                  f"{traceback.format_exc()}")
+        # The next pass is the first boundary after the pass's end: a pass slower than
+        # the interval must not run back to back with the next one under the lock.
+        self._recovery.passed(self._clock.now())
         self._state.notify_all()
 
     def _sleep_until_next_wake(self) -> None:
@@ -414,6 +422,12 @@ class ThreadedRuntime:
                     self._start(job)
         except Exception:
             self._crashes.append(f"poll at {now.isoformat()}:\n{traceback.format_exc()}")
+        if self._config.poll_interval is not None:
+            # Counted again from the poll's end: a poll slower than the interval (a slow
+            # store) must still leave the pool threads a turn at the lock before the next,
+            # or their outcomes wait behind an endless run of polls.
+            self._next_poll_at = max(self._next_poll_at or now, self._clock.now()
+                                     + timedelta(seconds=self._config.poll_interval))
         self._state.notify_all()
 
     def _beat(self, now: datetime) -> None:
@@ -434,6 +448,8 @@ class ThreadedRuntime:
 
     def _start(self, job: StoredJob) -> None:
         script = self._scripts.pop(job.job_id, None)
+        if self._bodies is not None:
+            script = self._bodies(job)
         if script is None:
             # Claimed from a store shared with other runtimes: its body lives there.
             if ownership.finish(self._store, job.job_id, job.fencing_token, FAILED,
