@@ -18,16 +18,20 @@ token itself.
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from multiprocessing.queues import Queue
+from multiprocessing.synchronize import Event
 from typing import Any
 
 import pytest
 from sql_databases import DATABASES, database
 
 from jobconform.backends import ownership
+from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
-from jobconform.backends.sql import SqlJobStore
+from jobconform.backends.sql import SqlBackend, SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import (
     FAILED,
@@ -41,11 +45,16 @@ from jobconform.backends.store import (
 from jobconform.backends.threaded import ThreadedRuntime, WorkerConfig
 from jobconform.backends.threaded.config import WorkerConfigError
 from jobconform.conformance.clock import VirtualClock
+from jobconform.conformance.gallery_sql import SQL_GALLERY, WithoutFencingStore
 from jobconform.reference.commands import Succeed
 
 LEASE_SECONDS = 60.0
 SETTINGS = RuntimeSettings(max_concurrent=1, max_tasks=None)
 RUNTIMES = ("step", "threaded")
+GUARD_SECONDS = 120.0  # real seconds; only a guard against a hung process
+SPAWN = multiprocessing.get_context("spawn")
+WITHOUT_FENCING = load_backend(next(entry.target for entry in SQL_GALLERY
+                                    if entry.name == "sql_without_fencing"))
 
 
 @dataclass
@@ -214,7 +223,7 @@ def race_rescue_against_reclaim(owners: Owners, kind: str,
         assert claimed.job_id == job_id
 
     first = owners.open(kind, "rescuer-1",
-                        store=ActsAfterRead(owners.store(), second_rescuer_and_reclaim))  # type: ignore[arg-type]
+                        store=ActsAfterRead(owners.store(), second_rescuer_and_reclaim))
     return job_id, rescue(first)
 
 
@@ -321,3 +330,66 @@ def test_each_claim_issues_the_next_token_and_writes_are_fenced(db: Database) ->
         store.update("a", SUCCEEDED, fencing_token=7)
     if db.shared is None:
         store.close()
+
+
+# -- the stale owner as a process of its own -----------------------------------------------------
+
+
+def claim_then_report_late(url: str, store_type: type[SqlJobStore], claimed: Queue[int],
+                           go: Event, accepted: Queue[bool]) -> None:
+    """Worker A in its own process: claims the job, falls silent until `go`, then reports
+    its outcome with its claim's token, unaware that the job was re-delivered meanwhile."""
+    store = store_type.connect(url, migrate_schema=False)
+    clock = VirtualClock()
+    (job,) = store.claim("worker-A", 1, clock.now())
+    claimed.put(job.fencing_token)
+    go.wait(GUARD_SECONDS)
+    late = ownership.finish(store, job.job_id, job.fencing_token, SUCCEEDED, clock.now(),
+                            "from A")
+    accepted.put(late is not None)
+    store.close()
+
+
+def late_completion_across_processes(url: str, store_type: type[SqlJobStore]) -> bool:
+    """Whether worker A's late completion, from another process, lands on the job that a
+    lease pass re-queued and worker B re-claimed."""
+    store = SqlJobStore.connect(url, migrate_schema=False)
+    store.clear()
+    clock = VirtualClock()
+    store.add(StoredJob("job", QUEUED, clock.now()), None)
+    claimed: Queue[int] = SPAWN.Queue()
+    accepted: Queue[bool] = SPAWN.Queue()
+    go = SPAWN.Event()
+    worker_a = SPAWN.Process(target=claim_then_report_late,
+                             args=(url, store_type, claimed, go, accepted))
+    worker_a.start()
+    try:
+        assert claimed.get(timeout=GUARD_SECONDS) == 1
+        clock.advance(LEASE_SECONDS + 1)
+        rescuer = StepRuntime(SETTINGS, clock, store, worker_id="rescuer")
+        assert rescuer.expire_leases(LEASE_SECONDS) == {"requeued": 1, "parked": 0}
+        (taken,) = store.claim("worker-B", 1, clock.now())
+        go.set()
+        landed = accepted.get(timeout=GUARD_SECONDS)
+    finally:
+        worker_a.join(GUARD_SECONDS)
+        if worker_a.is_alive():
+            worker_a.kill()
+    after = record(store, "job")
+    store.close()
+    if not landed:
+        assert (after.status, after.worker_id, after.fencing_token) == (
+            RUNNING, "worker-B", taken.fencing_token)
+    return landed
+
+
+@pytest.mark.parametrize("kind", DATABASES)
+def test_a_stale_owner_in_another_process_is_refused_and_the_gallery_store_is_caught(
+        kind: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    assert isinstance(WITHOUT_FENCING, SqlBackend)
+    assert WITHOUT_FENCING.store_type is WithoutFencingStore
+    with database(kind, tmp_path_factory.mktemp(kind)) as url:
+        SqlJobStore.connect(url).close()
+        assert late_completion_across_processes(url, SqlJobStore) is False
+        assert late_completion_across_processes(url, WithoutFencingStore) is True, (
+            "the multi-process check did not catch the store without fencing")

@@ -829,6 +829,8 @@ class ThreadedRuntime:
             lines.append("  the poll loop has a poll due that it has not run")
         if self._sweep_due():
             lines.append("  the reaper has a sweep due that the poll thread has not run")
+        if self._recovery_due():
+            lines.append("  a lease pass is due that the poll thread has not run")
         lines += [f"  job {job_id}: {owned.describe()}"
                   for job_id, owned in self._owned.items() if not owned.blocked_on_body()]
         lines.append("where each thread is:")
