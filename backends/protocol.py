@@ -320,6 +320,18 @@ class RedeliveryRuntime(Protocol):
         """Ids of the jobs an operator alert was raised for, in the order raised."""
         ...
 
+    def stale_owner_write(self, job_id: str, write: str) -> bool:
+        """Fault injection (RD-006): the owner of the delivery that the job's latest lease
+        expiry took away (a worker elsewhere that never learnt it) writes now, through the
+        runtime's store, as that owner: "outcome" (its body returned), "failure" (it
+        raised) or "heartbeat".
+
+        Returns:
+            True if the store accepted the write (a conforming runtime never does), False
+            if it refused it or the job never lost a delivery to a lease expiry.
+        """
+        ...
+
 
 @runtime_checkable
 class Backend(Protocol):

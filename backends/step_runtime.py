@@ -1,11 +1,12 @@
 """The step runtime: a deterministic, single-threaded job runtime over any job store.
 
 Worker slots are counted, not threads: `dispatch` claims queued jobs into free slots
-and `settle` lets every body that can end now end. Each claimed job is owned by this
-runtime's worker id; only the owner's code path (`_finish_owned`) moves a running job to
-a terminal state, so a cancel of a running job only records the request (LC-013). Every
-terminal write is conditioned on the job still running, so a late outcome is absorbed
-(LC-003).
+and `settle` lets every body that can end now end. Each job this runtime claims is owned by
+the delivery its claim started, named by the claim's fencing token; only the owner's code
+path (`_finish_owned`) moves a running job to a terminal state, so a cancel of a running job
+only records the request (LC-013). Every owner write is conditioned on the job still running
+under the owner's token, so a late outcome, or one from a delivery that was rescued and
+claimed again, is absorbed (LC-003, RD-006). The rules are `jobconform.backends.ownership`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
+from jobconform.backends import ownership
 from jobconform.backends.protocol import (
     Clock,
     JobNotCompleted,
@@ -38,7 +40,7 @@ from jobconform.backends.store import (
 )
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR, JsonValue
+from jobconform.reference.lifecycle import JsonValue
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,11 @@ class StepRuntime:
         self._store = store
         self._worker_id = worker_id
         self._scripts: dict[str, TaskScript] = {}
+        # Jobs this runtime claimed, each with its claim's fencing token: the token every
+        # owner write carries. An entry goes when the write is refused or the job moves on.
+        self._owned: dict[str, int] = {}
+        # The token of the delivery each job's latest lease expiry took away (RD-006).
+        self._superseded: dict[str, int] = {}
         self._shut_down = False
         self._reaper = self.reaper_type(store, settings.reaper_ttl_seconds,
                                         settings.reaper_sweep_interval_ms)
@@ -86,12 +93,13 @@ class StepRuntime:
     def dispatch(self) -> None:
         free = self._settings.max_concurrent - self._store.counts()[RUNNING]
         if free > 0:
-            self._store.claim(self._worker_id, free, self._now())
+            for job in self._store.claim(self._worker_id, free, self._now()):
+                self._owned[job.job_id] = job.fencing_token
         self.settle()
 
     def settle(self) -> None:
         for job in self._store.list(RUNNING):
-            if job.job_id in self._scripts:
+            if job.job_id in self._scripts and job.job_id in self._owned:
                 self._finish_owned(job)
         # The reaper's sweeps whose boundaries the clock has reached run now (RP-002).
         self._reaper.run_due(self._now())
@@ -119,9 +127,9 @@ class StepRuntime:
             return False
         retry_after = getattr(error, "retry_after_ms", None)
         delay = self.compute_delay_ms(policy, job.retry_count, retry_after_ms=retry_after)
-        requeued = self._store.update(
-            job.job_id, RUNNING, status=QUEUED, retry_count=job.retry_count + 1,
-            next_attempt_at=self._now() + timedelta(milliseconds=delay), worker_id=None)
+        token = self._owned.pop(job.job_id, None)
+        requeued = None if token is None else ownership.requeue_for_retry(
+            self._store, job, token, self._now() + timedelta(milliseconds=delay))
         if requeued is not None:
             self._scripts[job.job_id].next_attempt()
         return True
@@ -139,9 +147,12 @@ class StepRuntime:
 
     def _end(self, job: StoredJob, status: str, result: JsonValue = None,
              error: str | None = None) -> None:
-        ended = self._store.update(job.job_id, job.status, status=status,
-                                   finished_at=self._now(), result=copy.deepcopy(result),
-                                   error=error)
+        """The owner's terminal write, under its claim's token."""
+        token = self._owned.pop(job.job_id, None)
+        if token is None:
+            return  # not this runtime's delivery: it has nothing to record
+        ended = ownership.finish(self._store, job.job_id, token, status, self._now(),
+                                 result, error)
         if ended is not None:  # else the job moved meanwhile: a late outcome is absorbed
             self._count_outcome(status)
 
@@ -156,35 +167,40 @@ class StepRuntime:
     # -- heartbeats and stuck jobs (ST-001..ST-004) ----------------------------------------
 
     def heartbeat(self, job_id: str) -> None:
-        """The job's body reports progress; only a running job's heartbeat counts."""
-        self._store.update(job_id, RUNNING, last_heartbeat=self._now())
+        """The job's body reports progress: a write of the delivery this runtime owns, so
+        only a running job's heartbeat counts, and never a superseded delivery's."""
+        token = self._owned.get(job_id)
+        if token is not None and ownership.heartbeat(self._store, job_id, token,
+                                                     self._now()) is None:
+            del self._owned[job_id]  # rescued or claimed again: no longer this runtime's
 
     def detect_stuck(self, job_timeout_seconds: float) -> int:
         """Fail every running job silent for more than the timeout; return how many."""
-        cutoff = self._now() - timedelta(seconds=job_timeout_seconds)
+        cutoff = ownership.silence_cutoff(self._now(), job_timeout_seconds)
         failed = 0
         for job in self._store.list(RUNNING):
-            if self._is_stuck(job, cutoff):
-                before = self.failed
-                self._end(job, FAILED, error=STUCK_ERROR)
-                failed += self.failed - before
+            if self._is_stuck(job, cutoff) and ownership.fail_stuck(self._store, job,
+                                                                    self._now()):
+                self._owned.pop(job.job_id, None)
+                self._count_outcome(FAILED)
+                failed += 1
         return failed
 
     @staticmethod
     def _is_stuck(job: StoredJob, cutoff: datetime) -> bool:
         """Silent since strictly before the cutoff (ST-002, ST-003)."""
-        return job.last_heartbeat is not None and job.last_heartbeat < cutoff
+        return ownership.is_silent(job, cutoff)
 
     # -- re-delivery and poison parking (RD-001..RD-005) ----------------------------------
 
     def expire_leases(self, lease_seconds: float) -> dict[str, int]:
         """Re-queue, or at the cap park, every running job silent past the lease."""
-        cutoff = self._now() - timedelta(seconds=lease_seconds)
+        cutoff = ownership.silence_cutoff(self._now(), lease_seconds)
         requeued = parked = 0
         for job in self._store.list(RUNNING):
             if not self._is_stuck(job, cutoff):
                 continue
-            if job.redelivery_count < self._redelivery_cap():
+            if ownership.below_cap(job, self._redelivery_cap()):
                 if self._redeliver(job):
                     requeued += 1
             elif self._park(job):
@@ -196,10 +212,10 @@ class StepRuntime:
 
     def _redeliver(self, job: StoredJob) -> bool:
         """Back to the queue under the same id, one more re-delivery counted (RD-001)."""
-        requeued = self._store.update(job.job_id, RUNNING, status=QUEUED, worker_id=None,
-                                      redelivery_count=job.redelivery_count + 1)
-        if requeued is None:
+        if ownership.redeliver(self._store, job) is None:
             return False
+        self._owned.pop(job.job_id, None)
+        self._superseded[job.job_id] = job.fencing_token
         script = self._scripts.get(job.job_id)
         if script is not None:
             script.next_attempt()  # the next delivery waits for its own outcome
@@ -207,17 +223,23 @@ class StepRuntime:
 
     def _park(self, job: StoredJob) -> bool:
         """Alert the operator first (once per id), then fail the job as poison (RD-003)."""
-        self._alerts.raise_once(job.job_id)
-        parked = self._store.update(job.job_id, RUNNING, status=FAILED, alerted=True,
-                                    poisoned=True, error=POISON_ERROR,
-                                    finished_at=self._now())
-        if parked is None:
+        if ownership.park(self._store, job, self._now(), self._alerts) is None:
             return False
+        self._owned.pop(job.job_id, None)
+        self._superseded[job.job_id] = job.fencing_token
         self._count_outcome(FAILED)
         return True
 
     def operator_alerts(self) -> list[str]:
         return self._alerts.job_ids()
+
+    def stale_owner_write(self, job_id: str, write: str) -> bool:
+        """The owner of the delivery the job's latest lease expiry took away writes now,
+        unaware (fault injection, RD-006); True if the store accepted it."""
+        token = self._superseded.get(job_id)
+        if token is None:
+            return False
+        return ownership.write_as_owner(self._store, job_id, token, write, self._now())
 
     # -- the reaper (RP-001..RP-007) -------------------------------------------------------
 
@@ -259,8 +281,11 @@ class StepRuntime:
 
     def shutdown(self) -> None:
         for job in self._store.list():
-            if job.status not in TERMINAL:
-                self._end(job, CANCELLED)  # shutdown interrupts even a body ignoring it
+            # Shutdown interrupts even a body ignoring it. A body that outlives it (the SQL
+            # runtime's) still holds its token: its late write is refused by the status.
+            if job.status not in TERMINAL and ownership.stop_as_seen(self._store, job,
+                                                                     self._now()):
+                self._count_outcome(CANCELLED)
         self._shut_down = True
 
     # -- reads -------------------------------------------------------------------------

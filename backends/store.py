@@ -6,6 +6,12 @@ moves a job is conditioned on the state the writer expects, so a stale worker ca
 overwrite a job that was cancelled or rescued meanwhile (LC-003), and a claim hands each
 queued job to exactly one worker.
 
+Each claim also issues the job a new fencing token (`fencing_token`, the number of claims
+so far). A running job's owner writes only with the token its claim returned, and a rescuer
+writes only if the token and heartbeat it read are still there, so neither can overwrite a
+delivery that began after its own view (RD-006; the rules are in
+`jobconform.backends.ownership`).
+
 Records are frozen values: a store never hands out something a caller could mutate.
 """
 
@@ -14,7 +20,7 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -52,6 +58,23 @@ class StoredJob:
     redelivery_count: int = 0
     alerted: bool = False
     poisoned: bool = False
+    # Ownership fencing (RD-006): claims so far. Every claim issues the next number, and
+    # nothing else changes it, so a writer holding an older one holds a stale delivery.
+    fencing_token: int = 0
+
+
+# What `update` may change: everything but the identity and the fencing token.
+CHANGEABLE_FIELDS = frozenset(field.name for field in fields(StoredJob)) - {
+    "job_id", "fencing_token"}
+
+
+def check_changes(changes: Mapping[str, Any]) -> None:
+    """Raises:
+        TypeError: `changes` names something `update` may not change."""
+    unknown = set(changes) - CHANGEABLE_FIELDS
+    if unknown:
+        raise TypeError(f"update cannot change {sorted(unknown)}; it changes these"
+                        f" StoredJob fields: {sorted(CHANGEABLE_FIELDS)}")
 
 
 class JobStore(Protocol):
@@ -77,16 +100,25 @@ class JobStore(Protocol):
         """Atomically move up to `limit` of the oldest eligible queued jobs to running.
 
         Eligible: queued, and next_attempt_at unset or at or before `now`. The claim sets
-        started_at and last_heartbeat to `now` and worker_id. Two workers claiming at once
-        never receive the same job.
+        started_at and last_heartbeat to `now` and worker_id, and raises fencing_token by
+        one: the returned records carry the token their new owner writes with. Two workers
+        claiming at once never receive the same job.
         """
         ...
 
-    def update(self, job_id: str, expected_status: str, **changes: Any) -> StoredJob | None:
-        """Change a record only if its status is still `expected_status`.
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        """Change a record only if its status is still `expected_status` and every field in
+        `expected` still holds the value given there, in one atomic compare-and-set.
+
+        An owner passes `expected={"fencing_token": <its claim's token>}`; a rescuer the
+        token and last_heartbeat it read. fencing_token itself is not changeable: only a
+        claim issues one.
 
         Returns:
-            The updated record, or None when the job is gone or in another state.
+            The updated record, or None when the job is gone, in another state, or any
+            expected field has moved.
         """
         ...
 
@@ -144,15 +176,21 @@ class InMemoryJobStore:
                 eligible = job.next_attempt_at is None or job.next_attempt_at <= now
                 if job.status == QUEUED and eligible:
                     claimed.append(replace(job, status=RUNNING, started_at=now,
-                                           worker_id=worker_id, last_heartbeat=now))
+                                           worker_id=worker_id, last_heartbeat=now,
+                                           fencing_token=job.fencing_token + 1))
             for job in claimed:
                 self._jobs[job.job_id] = job
             return claimed
 
-    def update(self, job_id: str, expected_status: str, **changes: Any) -> StoredJob | None:
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        check_changes(changes)
         with self._lock:
             job = self._jobs.get(job_id)
             if job is None or job.status != expected_status:
+                return None
+            if any(getattr(job, name) != value for name, value in (expected or {}).items()):
                 return None
             updated = replace(job, **changes)
             self._jobs[job_id] = updated

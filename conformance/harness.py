@@ -285,8 +285,8 @@ class Harness:
         if isinstance(command, reaper_commands) and not self.claims_reaper:
             raise ValueError(f"backend {self.backend.name!r} does not claim the reaper area;"
                              f" {describe(command)} cannot be checked on it")
-        if isinstance(command, cmd.ExpireLeases | cmd.OperatorAlerts) and not (
-                self.claims_redelivery):
+        if isinstance(command, cmd.ExpireLeases | cmd.OperatorAlerts | cmd.StaleOwnerWrite) and (
+                not self.claims_redelivery):
             raise ValueError(f"backend {self.backend.name!r} does not claim the redelivery"
                              f" area; {describe(command)} cannot be checked on it")
         self._check_values(command)
@@ -325,6 +325,9 @@ class Harness:
                 0 <= command.lease_seconds < float("inf")):
             raise ValueError(f"a lease is a finite number of seconds >= 0, not"
                              f" {command.lease_seconds!r}")
+        if isinstance(command, cmd.StaleOwnerWrite) and command.write not in cmd.STALE_WRITES:
+            raise ValueError(f"a stale owner writes one of {', '.join(cmd.STALE_WRITES)},"
+                             f" not {command.write!r}")
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         try:
@@ -413,6 +416,11 @@ class Harness:
                 lease = command.lease_seconds
                 expire = self._area_method("expire_leases")
                 return dict(self._call("expire_leases", lambda: expire(lease)))
+            case cmd.StaleOwnerWrite():
+                job_id = self._backend_id(command.job)
+                write = command.write
+                stale_write = self._area_method("stale_owner_write")
+                return bool(self._call("stale_owner_write", lambda: stale_write(job_id, write)))
             case cmd.OperatorAlerts():
                 alerts = self._area_method("operator_alerts")
                 return [self.aliases.get(job_id, job_id)

@@ -196,3 +196,49 @@ Feature: Re-delivery cap and poison parking
     And job "a" sends a heartbeat
     Then job "a" is queued
     And job "a" has re-delivery count 1
+
+  # -- RD-006: a superseded delivery writes nothing -------------------------------------------------
+
+  @RD-006
+  Scenario: The owner that lost a job to a lease pass cannot write it once it is claimed again
+    Given job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And the runtime dispatches
+    When 5 seconds pass
+    And the previous owner of job "a" reports its outcome
+    Then the previous owner's write was refused
+    And job "a" is running
+    And job "a" has no finish time
+    When the previous owner of job "a" reports a heartbeat
+    Then the previous owner's write was refused
+    When the previous owner of job "a" reports a failure
+    Then the previous owner's write was refused
+    When 56 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 1 and parked 0
+    And job "a" has re-delivery count 2
+    When the runtime dispatches
+    And job "a" returns "done"
+    Then job "a" is succeeded
+    And job "a" has the result "done"
+    And the counters show 1 processed, 0 failed, 0 cancelled
+
+  @RD-006
+  Scenario: The previous owner cannot write a re-queued or a parked job either
+    Given a runtime with a re-delivery cap of 1
+    And job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    When the previous owner of job "a" reports its outcome
+    Then the previous owner's write was refused
+    And job "a" is queued
+    When the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then job "a" is parked as poison
+    When the previous owner of job "a" reports its outcome
+    Then the previous owner's write was refused
+    And job "a" is parked as poison

@@ -124,6 +124,20 @@ class ExpireLeases:
     lease_seconds: float
 
 
+# What the previous owner of a re-delivered job may try to write late (RD-006).
+STALE_WRITES = ("outcome", "failure", "heartbeat")
+
+
+@dataclass(frozen=True)
+class StaleOwnerWrite:
+    """The owner of the delivery that the job's latest lease expiry took away, a worker
+    that never learnt it lost the job, writes now: its body's outcome, a failure, or a
+    heartbeat (RD-006). The answer is whether the runtime's store accepted the write."""
+
+    job: str
+    write: str = "outcome"
+
+
 @dataclass(frozen=True)
 class OperatorAlerts:
     """Read the operator alerts raised by parking, in the order raised (RD-003)."""
@@ -162,14 +176,15 @@ class ListJobs:
 Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
     | ListJobs | ComputeDelay | Heartbeat | DetectStuck | StartReaper | StopReaper | StoreOutage
-    | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts
+    | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts | StaleOwnerWrite
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
     cls.__name__: cls
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
                 Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck, StartReaper, StopReaper,
-                StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts)
+                StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts,
+                StaleOwnerWrite)
 }
 
 # Answers, as plain comparable values.

@@ -37,6 +37,7 @@ from jobconform.reference.commands import (
     Raise,
     ReaperStatus,
     Shutdown,
+    StaleOwnerWrite,
     StartReaper,
     StopReaper,
     StoreOutage,
@@ -163,6 +164,9 @@ class ReferenceModel:
                 return self._expire_leases(command.lease_seconds)
             case OperatorAlerts():
                 return StepResult(list[JsonValue](self.alerts), ("RD-003",))
+            case StaleOwnerWrite():
+                # A superseded delivery writes nothing, whatever the job's state (RD-006).
+                return StepResult(False, ("RD-006",))
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for re-delivery and poison parking
-...                 (spec/redelivery.yaml, RD-001..RD-005).
+...                 (spec/redelivery.yaml, RD-001..RD-006).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -199,3 +199,42 @@ A Heartbeat Of A Re-queued Job Changes Nothing Until It Runs Again
     Send Heartbeat    a
     Job Status Should Be    a    queued
     Job Redelivery Count Should Be    a    1
+
+# -- RD-006: a superseded delivery writes nothing -------------------------------------------------
+
+The Owner That Lost A Job To A Lease Pass Cannot Write It Once It Is Claimed Again
+    [Tags]    RD-006
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Lease Lapses And Job Is Delivered Again
+    Advance Clock    5
+    Previous Owner Write Should Be Refused    a    outcome
+    Job Status Should Be    a    running
+    Job Should Not Have Finished    a
+    Previous Owner Write Should Be Refused    a    heartbeat
+    Previous Owner Write Should Be Refused    a    failure
+    Advance Clock    56
+    Lease Pass Should Re-queue And Park    60    1    0
+    Job Redelivery Count Should Be    a    2
+    Dispatch
+    Job Returns    a    "done"
+    Job Status Should Be    a    succeeded
+    Job Result Should Be    a    "done"
+    Counters Should Show    processed=1    failed=0    cancelled=0
+
+The Previous Owner Cannot Write A Re-queued Or A Parked Job Either
+    [Tags]    RD-006
+    Start Runtime    redelivery_cap=1
+    Submit Job    a
+    Dispatch
+    Advance Clock    61
+    Expire Leases    60
+    Previous Owner Write Should Be Refused    a    outcome
+    Job Status Should Be    a    queued
+    Dispatch
+    Advance Clock    61
+    Lease Pass Should Re-queue And Park    60    0    1
+    Job Should Be Parked As Poison    a
+    Previous Owner Write Should Be Refused    a    outcome
+    Job Should Be Parked As Poison    a

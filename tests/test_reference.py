@@ -37,6 +37,7 @@ from jobconform.reference.commands import (
     Raise,
     ReaperStatus,
     Shutdown,
+    StaleOwnerWrite,
     StartReaper,
     StopReaper,
     StoreOutage,
@@ -597,6 +598,7 @@ EVERY_COMMAND: list[Command] = [
     ListExpired(3.5),
     ExpireLeases(60.0),
     OperatorAlerts(),
+    StaleOwnerWrite("a", "heartbeat"),
 ]
 
 

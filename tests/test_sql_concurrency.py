@@ -19,6 +19,7 @@ from multiprocessing.synchronize import Barrier, Event
 import pytest
 from sql_databases import DATABASES, SERVERS, database
 
+from jobconform.backends import ownership
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import CapacityExceeded, RuntimeSettings
 from jobconform.backends.sql import SqlBackend, SqlJobStore
@@ -173,18 +174,21 @@ def test_a_killed_worker_leaves_its_job_running_until_stuck_detection_fails_it(
     assert submitted is not None
     five = EPOCH + timedelta(seconds=5)
     assert store.get(first) == replace(submitted, status=RUNNING, started_at=five,
-                                       worker_id="doomed-worker", last_heartbeat=five)
+                                       worker_id="doomed-worker", last_heartbeat=five,
+                                       fencing_token=1)
     # The dead worker's connection holds no lock: the next claim takes the next job.
-    assert [job.job_id for job in store.claim("survivor", 5, five)] == [second]
+    taken = store.claim("survivor", 5, five)
+    assert [job.job_id for job in taken] == [second]
     # Another worker's detection pass fails the dead worker's job once it has been silent
     # past the timeout (ST-002), on the shared clock.
     clock = VirtualClock(five)
     survivor = StepRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock, store)
-    survivor.heartbeat(second)  # the survivor's own job is alive
+    # The survivor's own job is alive: its owner beats with its claim's token.
+    ownership.heartbeat(store, second, taken[0].fencing_token, clock.now())
     clock.advance(JOB_TIMEOUT_SECONDS)
     assert survivor.detect_stuck(JOB_TIMEOUT_SECONDS) == 0  # exactly the timeout: not yet
     clock.advance(1)
-    survivor.heartbeat(second)
+    ownership.heartbeat(store, second, taken[0].fencing_token, clock.now())
     assert survivor.detect_stuck(JOB_TIMEOUT_SECONDS) == 1
     stuck = store.get(first)
     assert stuck is not None and (stuck.status, stuck.error) == (FAILED, STUCK_ERROR)

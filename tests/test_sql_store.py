@@ -118,6 +118,7 @@ def every_field_set(job_id: str) -> StoredJob:
         redelivery_count=2,
         alerted=True,
         poisoned=True,
+        fencing_token=4,
     )
 
 

@@ -113,6 +113,8 @@ class JobRow(Base):
     redelivery_count: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     alerted: Mapped[bool] = mapped_column(server_default=false())
     poisoned: Mapped[bool] = mapped_column(server_default=false())
+    # Claims so far: the fencing token every owner write and rescue is conditioned on.
+    fencing_token: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     schema_version: Mapped[int] = mapped_column(
         Integer, server_default=text(str(JSON_SCHEMA_VERSION)))
 

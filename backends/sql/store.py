@@ -8,8 +8,11 @@ Each method is one transaction. The atomic steps of the contract map onto the da
   on PostgreSQL and MariaDB (concurrent claimers skip each other's rows instead of
   waiting), and with one conditional `UPDATE ... RETURNING` on SQLite, whose writing
   transactions hold the database's write lock from their start;
-- `update` is `UPDATE ... WHERE job_id = ? AND status = ?`, so a stale worker cannot
-  overwrite a job that was cancelled or rescued meanwhile (LC-003).
+- `claim` raises each taken row's `fencing_token` by one in the same statement;
+- `update` is `UPDATE ... WHERE job_id = ? AND status = ?` plus one equality per expected
+  field (an owner's fencing token; a rescuer's token and heartbeat), so a stale worker
+  cannot overwrite a job that was cancelled, rescued or re-claimed meanwhile (LC-003,
+  RD-006): the compare and the set are one statement.
 
 Time comes from the caller: the store never reads a clock.
 """
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import builtins
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import fields
 from datetime import datetime
@@ -46,11 +49,16 @@ from jobconform.backends.sql.database import (
     migrate,
 )
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, JobRow, SubmissionCounter
-from jobconform.backends.store import QUEUED, RUNNING, STATUSES, TERMINAL, StoredJob
+from jobconform.backends.store import (
+    QUEUED,
+    RUNNING,
+    STATUSES,
+    TERMINAL,
+    StoredJob,
+    check_changes,
+)
 
 STORED_FIELDS = tuple(field.name for field in fields(StoredJob))
-# What `update` may change: everything but the identity.
-CHANGEABLE_FIELDS = frozenset(STORED_FIELDS) - {"job_id"}
 SKIP_LOCKED_DATABASES = ("postgresql", "mysql", "mariadb")
 
 # Statements run on SQLAlchemy Core against the models' tables: every method is a
@@ -142,14 +150,26 @@ class SqlJobStore:
                     )
             connection.execute(insert(JOBS).values(submission_order=order, **row_values(job)))
 
+    def add_many(self, jobs: Sequence[StoredJob]) -> None:
+        """Insert many new queued jobs in one transaction, in the given order, with no task
+        cap (a bulk load: the chaos benchmark fills its table so)."""
+        if not jobs:
+            return
+        with self._transaction() as connection:
+            first = self._next_submission_order(connection, len(jobs))
+            connection.execute(insert(JOBS), [
+                {"submission_order": first + n, **row_values(job)}
+                for n, job in enumerate(jobs)])
+
     @staticmethod
-    def _next_submission_order(connection: Connection) -> int:
-        """Lock the counter row (serialising submissions) and take the next number."""
+    def _next_submission_order(connection: Connection, count: int = 1) -> int:
+        """Lock the counter row (serialising submissions) and take the next `count`
+        numbers; returns the first."""
         order: int = connection.execute(
             select(COUNTER.c.next_submission_order).where(COUNTER.c.id == 1).with_for_update()
         ).scalar_one()
         connection.execute(update(COUNTER).where(COUNTER.c.id == 1)
-                           .values(next_submission_order=order + 1))
+                           .values(next_submission_order=order + count))
         return order
 
     def get(self, job_id: str) -> StoredJob | None:
@@ -176,7 +196,7 @@ class SqlJobStore:
         )
         claiming = (update(JOBS).where(JOBS.c.status == QUEUED)
                     .values(status=RUNNING, started_at=now, worker_id=worker_id,
-                            last_heartbeat=now))
+                            last_heartbeat=now, fencing_token=JOBS.c.fencing_token + 1))
         with self._transaction() as connection:
             if self._skip_locked:
                 # Rows another claimer has locked are skipped, not waited for; the rows
@@ -196,16 +216,17 @@ class SqlJobStore:
             return [to_stored(row)
                     for row in sorted(claimed, key=lambda row: row.submission_order)]
 
-    def update(self, job_id: str, expected_status: str, **changes: Any) -> StoredJob | None:
-        unknown = set(changes) - CHANGEABLE_FIELDS
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        check_changes(changes)
+        unknown = set(expected or {}) - set(STORED_FIELDS)
         if unknown:
-            raise TypeError(f"update cannot change {sorted(unknown)}; it changes these"
-                            f" StoredJob fields: {sorted(CHANGEABLE_FIELDS)}")
+            raise TypeError(f"update cannot compare {sorted(unknown)}: not StoredJob fields")
+        conditions = [JOBS.c.job_id == job_id, JOBS.c.status == expected_status]
+        conditions += [JOBS.c[name] == value for name, value in (expected or {}).items()]
         with self._transaction() as connection:
-            moved = connection.execute(
-                update(JOBS).where(JOBS.c.job_id == job_id, JOBS.c.status == expected_status)
-                .values(**changes)
-            )
+            moved = connection.execute(update(JOBS).where(*conditions).values(**changes))
             if rows_matched(moved) == 0:
                 return None
             # This transaction still holds the row (its lock on PostgreSQL and MariaDB,

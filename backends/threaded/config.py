@@ -8,6 +8,17 @@
 | JOBCONFORM_ASYNC_JOB_TIMEOUT      | job_timeout   | 3600    | seconds without a heartbeat    |
 |                                   |               |         | before a running job is stuck  |
 | JOBCONFORM_ASYNC_JOB_TTL          | job_ttl       | 86400   | seconds a finished job is kept |
+| JOBCONFORM_ASYNC_LEASE_SECONDS    | lease_seconds | 60      | seconds without a heartbeat    |
+|                                   |               |         | before a running job's lease   |
+|                                   |               |         | lapses and it is re-queued     |
+| JOBCONFORM_ASYNC_RECOVERY_INTERVAL| recovery_     | 30      | seconds between the worker's   |
+|                                   | interval      |         | own lease passes; `off` stops  |
+|                                   |               |         | them                           |
+
+Recovery is on by default: a worker with a periodic poll runs a lease pass every
+`recovery_interval` seconds, so the jobs of a worker that died (killed, crashed, cut off) are
+re-queued within `lease_seconds + recovery_interval` of its last heartbeat, without an
+operator. Its own jobs keep their leases because each poll beats for them.
 """
 
 from __future__ import annotations
@@ -22,6 +33,8 @@ MAX_WORKERS_ENV = "JOBCONFORM_ASYNC_MAX_WORKERS"
 POLL_INTERVAL_ENV = "JOBCONFORM_ASYNC_POLL_INTERVAL"
 JOB_TIMEOUT_ENV = "JOBCONFORM_ASYNC_JOB_TIMEOUT"
 JOB_TTL_ENV = "JOBCONFORM_ASYNC_JOB_TTL"
+LEASE_SECONDS_ENV = "JOBCONFORM_ASYNC_LEASE_SECONDS"
+RECOVERY_INTERVAL_ENV = "JOBCONFORM_ASYNC_RECOVERY_INTERVAL"
 
 TRUE_WORDS = ("1", "true", "yes", "on")
 FALSE_WORDS = ("0", "false", "no", "off")
@@ -61,6 +74,11 @@ class WorkerConfig:
             000). False leaves heartbeats to the bodies (`heartbeat(job_id)`), so a job is
             stuck when its body falls silent: the conformance backend runs it so, as the
             spec's heartbeats are the body's (ST-001).
+        lease_seconds: seconds without a heartbeat after which a running job's lease has
+            lapsed: the worker's lease passes re-queue it, or park it at the cap (RD-001).
+        recovery_interval: seconds of clock time between the worker's own lease passes;
+            None runs none. They run with a periodic poll only: a worker polling at
+            dispatch points (the conformance backend) leaves every pass to its caller.
 
     Raises:
         WorkerConfigError: a value out of range.
@@ -72,6 +90,8 @@ class WorkerConfig:
     job_timeout: int = 3600
     job_ttl: int = 86_400
     poll_beats_jobs: bool = True
+    lease_seconds: int = 60
+    recovery_interval: float | None = 30.0
 
     def __post_init__(self) -> None:
         _check_count(self.max_workers, "max_workers")
@@ -79,6 +99,20 @@ class WorkerConfig:
             _check_seconds(self.poll_interval, "poll_interval")
         _check_count(self.job_timeout, "job_timeout")
         _check_count(self.job_ttl, "job_ttl")
+        _check_count(self.lease_seconds, "lease_seconds")
+        if self.recovery_interval is not None:
+            _check_seconds(self.recovery_interval, "recovery_interval")
+        if self.recovers and self.poll_interval is not None and (
+                self.lease_seconds <= self.poll_interval):
+            # The poll's heartbeats keep a live worker's leases; a lease no longer than
+            # the time between two of them would lapse under a live worker.
+            raise WorkerConfigError(f"lease_seconds ({self.lease_seconds}) must be longer"
+                                    f" than poll_interval ({self.poll_interval:g})")
+
+    @property
+    def recovers(self) -> bool:
+        """Whether the worker runs lease passes of its own (a periodic poll is needed)."""
+        return self.recovery_interval is not None and self.poll_interval is not None
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> WorkerConfig:
@@ -125,6 +159,12 @@ def _parse_count(raw: str, variable: str) -> int:
     return _check_count(value, variable)
 
 
+def _parse_optional_seconds(raw: str, variable: str) -> float | None:
+    if raw.lower() in FALSE_WORDS:
+        return None
+    return _parse_seconds(raw, variable)
+
+
 def _parse_seconds(raw: str, variable: str) -> float:
     try:
         value = float(raw)
@@ -140,4 +180,6 @@ _VARIABLES: tuple[tuple[str, str, Callable[[str, str], object]], ...] = (
     (POLL_INTERVAL_ENV, "poll_interval", _parse_seconds),
     (JOB_TIMEOUT_ENV, "job_timeout", _parse_count),
     (JOB_TTL_ENV, "job_ttl", _parse_count),
+    (LEASE_SECONDS_ENV, "lease_seconds", _parse_count),
+    (RECOVERY_INTERVAL_ENV, "recovery_interval", _parse_optional_seconds),
 )

@@ -4,7 +4,9 @@ A worker has an id (`worker-<8 hex>`), a `ThreadPoolExecutor` of `max_workers` t
 poll thread. Each poll claims up to `max_workers - active` queued jobs from the store and
 submits each to the pool. The pool thread running a job owns it: it blocks in the job's
 body (the harness's `TaskScript`) and then writes the job's terminal state itself, with a
-write conditioned on the job still running, so a late outcome is absorbed (LC-003). A
+write conditioned on the job still running under the fencing token of this worker's claim,
+so a late outcome, or one from a delivery that was rescued and claimed again, is absorbed
+(LC-003, RD-006; the rules are `jobconform.backends.ownership`). A
 cancel of a running job only records the request and signals the job's cancellation token;
 the owner moves the job (LC-013).
 
@@ -13,8 +15,10 @@ dispatch points: that is how the conformance backend runs it, because the oracle
 only at dispatch points (LC-010); with an interval it also polls each time the clock passes
 the next poll boundary.
 
-The poll thread also runs the opt-in reaper (RP-001..RP-007): it sleeps until the earlier of
-the next poll and the next sweep boundary, and runs each sweep the clock has reached.
+The poll thread also runs the opt-in reaper (RP-001..RP-007) and, by default, lease passes
+(`WorkerConfig.recovery_interval`): it sleeps until the earliest of the next poll, sweep and
+lease pass, and runs each one the clock has reached. A lease pass re-queues the jobs of a
+worker that died (no heartbeat for `lease_seconds`), so they come back without an operator.
 
 `settle()` waits on conditions, never on the wall clock, until every thread of the worker is
 idle or blocked on the clock or on an undecided body. A real-time safety limit turns a hang
@@ -33,13 +37,15 @@ import sys
 import threading
 import traceback
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from types import FrameType, TracebackType
 from typing import Any
 
+from jobconform.backends import ownership
+from jobconform.backends.ownership import RecoverySchedule
 from jobconform.backends.protocol import (
     Clock,
     JobNotCompleted,
@@ -63,7 +69,7 @@ from jobconform.backends.threaded.clock import SystemClock, WaitableClock
 from jobconform.backends.threaded.config import ENABLED_ENV, WorkerConfig
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR, JsonValue
+from jobconform.reference.lifecycle import JsonValue
 
 # A real-time bound on settle and dispatch. It never lets time pass for the worker (the
 # clock is virtual); it only turns a hung worker into an error, well before the harness's
@@ -137,6 +143,7 @@ class _OwnedJob:
 
     script: TaskScript
     token: CancellationToken
+    fencing_token: int  # the claim's: every write for this delivery carries it
     reached_body: bool = False  # its pool thread has started waiting in the body
 
     def blocked_on_body(self) -> bool:
@@ -184,6 +191,10 @@ class ThreadedRuntime:
         reaper_ttl_seconds, reaper_sweep_interval_ms: the reaper's defaults when
             `start_reaper` is called without them (RP-002).
         max_redelivery: lease expiries a job may have before it is parked (RD-002).
+        bodies: where each claimed job's body comes from, called with the claimed record
+            (one new body per delivery): for a worker process serving jobs submitted
+            elsewhere. None runs the bodies submitted here, and fails a job submitted
+            elsewhere, since its body is not here.
 
     Raises:
         WorkerDisabled: `config.enabled` is false.
@@ -202,7 +213,8 @@ class ThreadedRuntime:
                  install_signal_handlers: bool = False,
                  reaper_ttl_seconds: float = 3600.0,
                  reaper_sweep_interval_ms: float = 300_000.0,
-                 max_redelivery: int = 3) -> None:
+                 max_redelivery: int = 3,
+                 bodies: Callable[[StoredJob], TaskScript] | None = None) -> None:
         self._config = config if config is not None else WorkerConfig.from_environment()
         if not self._config.enabled:
             raise WorkerDisabled(f"asynchronous execution is disabled; set {ENABLED_ENV}=1"
@@ -230,7 +242,15 @@ class ThreadedRuntime:
         self._crashes: list[str] = []
         self._reaper = self.reaper_type(store, reaper_ttl_seconds, reaper_sweep_interval_ms)
         self._max_redelivery = max_redelivery
+        self._bodies = bodies
         self._alerts = OperatorAlerts()
+        # The token of the delivery each job's latest lease expiry took away (RD-006).
+        self._superseded: dict[str, int] = {}
+        self._recovery: RecoverySchedule | None = None
+        if self._config.recovers:
+            assert self._config.recovery_interval is not None
+            self._recovery = RecoverySchedule.starting(
+                self._clock.now(), self._config.lease_seconds, self._config.recovery_interval)
         self.processed = 0
         self.failed = 0
         self.cancelled = 0
@@ -309,15 +329,16 @@ class ThreadedRuntime:
             raise WorkerCrashed(f"worker {self.worker_id}: " + "\n".join(crashes))
 
     def _quiet(self) -> bool:
-        return not self._poll_due() and not self._sweep_due() and all(
-            owned.blocked_on_body() for owned in self._owned.values())
+        return (not self._poll_due() and not self._sweep_due() and not self._recovery_due()
+                and all(owned.blocked_on_body() for owned in self._owned.values()))
 
     # -- the poll loop (poll thread) -----------------------------------------------------
 
     def _poll_loop(self) -> None:
         with self._state:
             while True:
-                while not (self._stopping or self._poll_due() or self._sweep_due()):
+                while not (self._stopping or self._poll_due() or self._sweep_due()
+                           or self._recovery_due()):
                     self._sleep_until_next_wake()
                 if self._stopping:
                     return
@@ -325,6 +346,9 @@ class ThreadedRuntime:
                     self._sweep()
                 if self._poll_due():
                     self._poll()
+                # After the poll, whose heartbeats keep this worker's own leases.
+                if self._recovery_due():
+                    self._recover()
 
     def _poll_due(self) -> bool:
         if self._stopping:
@@ -342,10 +366,30 @@ class ThreadedRuntime:
         next_sweep = self._next_sweep_at()
         return next_sweep is not None and self._clock.now() >= next_sweep
 
+    def _recovery_due(self) -> bool:
+        return (not self._stopping and self._recovery is not None
+                and self._recovery.due(self._clock.now()))
+
+    def _recover(self) -> None:
+        """The worker's own lease pass: a dead worker's jobs go back to the queue (or, at
+        the cap, are parked) without an operator scheduling anything."""
+        assert self._recovery is not None
+        now = self._clock.now()
+        try:
+            self.expire_leases(self._recovery.lease_seconds)
+        except Exception:
+            self._crashes.append(f"lease pass at {now.isoformat()}:\n"
+                                 f"{traceback.format_exc()}")
+        # The next pass is the first boundary after the pass's end: a pass slower than
+        # the interval must not run back to back with the next one under the lock.
+        self._recovery.passed(self._clock.now())
+        self._state.notify_all()
+
     def _sleep_until_next_wake(self) -> None:
-        """Sleep until the next poll or sweep is due, or a dispatch, start or stop
-        notifies."""
-        deadlines = [at for at in (self._next_poll_at, self._next_sweep_at())
+        """Sleep until the next poll, sweep or lease pass is due, or a dispatch, start or
+        stop notifies."""
+        next_pass = None if self._recovery is None else self._recovery.next_pass
+        deadlines = [at for at in (self._next_poll_at, self._next_sweep_at(), next_pass)
                      if at is not None]
         if not deadlines:
             self._state.wait()
@@ -378,6 +422,12 @@ class ThreadedRuntime:
                     self._start(job)
         except Exception:
             self._crashes.append(f"poll at {now.isoformat()}:\n{traceback.format_exc()}")
+        if self._config.poll_interval is not None:
+            # Counted again from the poll's end: a poll slower than the interval (a slow
+            # store) must still leave the pool threads a turn at the lock before the next,
+            # or their outcomes wait behind an endless run of polls.
+            self._next_poll_at = max(self._next_poll_at or now, self._clock.now()
+                                     + timedelta(seconds=self._config.poll_interval))
         self._state.notify_all()
 
     def _beat(self, now: datetime) -> None:
@@ -385,11 +435,12 @@ class ThreadedRuntime:
         self._last_heartbeat = now
         for job_id, owned in self._owned.items():
             if self._config.poll_beats_jobs:
-                beaten = self._store.update(job_id, RUNNING, last_heartbeat=now)
+                beaten = ownership.heartbeat(self._store, job_id, owned.fencing_token, now)
             else:
                 beaten = self._store.get(job_id)
             # A canceller in another process can only reach the owner through the store.
-            if beaten is not None and beaten.cancel_requested and not owned.token.requested:
+            if (beaten is not None and beaten.fencing_token == owned.fencing_token
+                    and beaten.cancel_requested and not owned.token.requested):
                 owned.token.request()
 
     def _claim(self, limit: int, now: datetime) -> list[StoredJob]:
@@ -397,12 +448,16 @@ class ThreadedRuntime:
 
     def _start(self, job: StoredJob) -> None:
         script = self._scripts.pop(job.job_id, None)
+        if self._bodies is not None:
+            script = self._bodies(job)
         if script is None:
             # Claimed from a store shared with other runtimes: its body lives there.
-            self._end(job.job_id, FAILED,
-                      error=f"LookupError: worker {self.worker_id} has no body for this job")
+            if ownership.finish(self._store, job.job_id, job.fencing_token, FAILED,
+                                self._clock.now(), error=f"LookupError: worker"
+                                f" {self.worker_id} has no body for this job") is not None:
+                self._count(FAILED)
             return
-        owned = _OwnedJob(script, CancellationToken(script))
+        owned = _OwnedJob(script, CancellationToken(script), job.fencing_token)
         self._owned[job.job_id] = owned
         self._pool.submit(self._run_owned, job.job_id, owned)
 
@@ -464,9 +519,9 @@ class ThreadedRuntime:
             return False
         retry_after = getattr(raised, "retry_after_ms", None)
         delay = self.compute_delay_ms(policy, job.retry_count, retry_after_ms=retry_after)
-        requeued = self._store.update(
-            job_id, RUNNING, status=QUEUED, retry_count=job.retry_count + 1,
-            next_attempt_at=self._clock.now() + timedelta(milliseconds=delay), worker_id=None)
+        requeued = ownership.requeue_for_retry(
+            self._store, job, owned.fencing_token,
+            self._clock.now() + timedelta(milliseconds=delay))
         if requeued is not None:
             # Let go of the job now, under the lock: once its script forgets the outcome
             # the entry would look like a body waiting for a decision, so a settle could
@@ -486,10 +541,12 @@ class ThreadedRuntime:
 
     def _end(self, job_id: str, status: str, result: JsonValue = None,
              error: str | None = None) -> None:
-        """The owner's terminal write (caller holds `_state`)."""
-        ended = self._store.update(job_id, RUNNING, status=status,
-                                   finished_at=self._clock.now(),
-                                   result=copy.deepcopy(result), error=error)
+        """The owner's terminal write, under its claim's token (caller holds `_state`)."""
+        owned = self._owned.get(job_id)
+        if owned is None:
+            return  # let go of meanwhile: nothing of this worker's to record
+        ended = ownership.finish(self._store, job_id, owned.fencing_token, status,
+                                 self._clock.now(), result, error)
         if ended is not None:  # else the job moved meanwhile: the late outcome is absorbed
             self._count(status)
 
@@ -504,8 +561,13 @@ class ThreadedRuntime:
     # -- heartbeats, stuck jobs and re-delivery (ST-001..ST-004, RD-001..RD-005) ---------------
 
     def heartbeat(self, job_id: str) -> None:
-        """The job's body reports progress; only a running job's heartbeat counts."""
-        self._store.update(job_id, RUNNING, last_heartbeat=self._clock.now())
+        """The job's body reports progress: a write of the delivery this worker owns, so
+        only a running job's heartbeat counts, and never a superseded delivery's."""
+        with self._state:
+            owned = self._owned.get(job_id)
+            if owned is not None:
+                ownership.heartbeat(self._store, job_id, owned.fencing_token,
+                                    self._clock.now())
 
     def detect_stuck(self, job_timeout_seconds: float) -> int:
         """Fail every running job silent for more than the timeout, this worker's or a
@@ -513,9 +575,7 @@ class ThreadedRuntime:
         with self._state:
             failed = 0
             for job in self._silent_jobs(job_timeout_seconds):
-                ended = self._store.update(job.job_id, RUNNING, status=FAILED,
-                                           finished_at=self._clock.now(), error=STUCK_ERROR)
-                if ended is not None:
+                if ownership.fail_stuck(self._store, job, self._clock.now()) is not None:
                     self._count(FAILED)
                     failed += 1
                     self._let_go(job.job_id)
@@ -526,7 +586,7 @@ class ThreadedRuntime:
         with self._state:
             requeued = parked = 0
             for job in self._silent_jobs(lease_seconds):
-                if job.redelivery_count < self._max_redelivery:
+                if ownership.below_cap(job, self._max_redelivery):
                     requeued += self._redeliver(job)
                 else:
                     parked += self._park(job)
@@ -535,19 +595,27 @@ class ThreadedRuntime:
     def operator_alerts(self) -> list[str]:
         return self._alerts.job_ids()
 
+    def stale_owner_write(self, job_id: str, write: str) -> bool:
+        """The owner of the delivery the job's latest lease expiry took away writes now,
+        unaware (fault injection, RD-006); True if the store accepted it."""
+        with self._state:
+            token = self._superseded.get(job_id)
+            if token is None:
+                return False
+            return ownership.write_as_owner(self._store, job_id, token, write,
+                                            self._clock.now())
+
     def _silent_jobs(self, seconds: float) -> list[StoredJob]:
         """Running jobs whose last heartbeat is strictly before now - seconds (ST-003)."""
-        cutoff = self._clock.now() - timedelta(seconds=seconds)
-        return [job for job in self._store.list(RUNNING)
-                if job.last_heartbeat is not None and job.last_heartbeat < cutoff]
+        return ownership.silent_jobs(self._store,
+                                     ownership.silence_cutoff(self._clock.now(), seconds))
 
     def _redeliver(self, job: StoredJob) -> int:
         """Back to the queue under the same id, one more re-delivery counted (RD-001); the
         next claim here runs the same body again, waiting for a new decision."""
-        requeued = self._store.update(job.job_id, RUNNING, status=QUEUED, worker_id=None,
-                                      redelivery_count=job.redelivery_count + 1)
-        if requeued is None:
+        if ownership.redeliver(self._store, job) is None:
             return 0
+        self._superseded[job.job_id] = job.fencing_token
         owned = self._let_go(job.job_id)
         if owned is not None:
             owned.script.next_attempt()
@@ -556,12 +624,9 @@ class ThreadedRuntime:
 
     def _park(self, job: StoredJob) -> int:
         """Alert the operator first (once per id), then fail the job as poison (RD-003)."""
-        self._alerts.raise_once(job.job_id)
-        parked = self._store.update(job.job_id, RUNNING, status=FAILED, alerted=True,
-                                    poisoned=True, error=POISON_ERROR,
-                                    finished_at=self._clock.now())
-        if parked is None:
+        if ownership.park(self._store, job, self._clock.now(), self._alerts) is None:
             return 0
+        self._superseded[job.job_id] = job.fencing_token
         self._count(FAILED)
         self._let_go(job.job_id)
         return 1
@@ -764,6 +829,8 @@ class ThreadedRuntime:
             lines.append("  the poll loop has a poll due that it has not run")
         if self._sweep_due():
             lines.append("  the reaper has a sweep due that the poll thread has not run")
+        if self._recovery_due():
+            lines.append("  a lease pass is due that the poll thread has not run")
         lines += [f"  job {job_id}: {owned.describe()}"
                   for job_id, owned in self._owned.items() if not owned.blocked_on_body()]
         lines.append("where each thread is:")

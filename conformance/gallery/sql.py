@@ -9,6 +9,7 @@ never do; it is in `SQL_RACE_GALLERY`, caught by the multi-process claim race
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -26,7 +27,9 @@ class UnconditionedWriteStore(SqlJobStore):
     late report overwrites a job that shutdown already cancelled: its finish time moves
     and its outcome is counted twice."""
 
-    def update(self, job_id: str, expected_status: str, **changes: Any) -> StoredJob | None:
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
         with self._transaction() as connection:
             moved = connection.execute(update(JOBS).where(JOBS.c.job_id == job_id)
                                        .values(**changes))
@@ -34,6 +37,17 @@ class UnconditionedWriteStore(SqlJobStore):
                 return None
             return to_stored(connection.execute(
                 select(JOBS).where(JOBS.c.job_id == job_id)).one())
+
+
+class WithoutFencingStore(SqlJobStore):
+    """Writes check the job's status but not its fencing token or heartbeat: the owner that
+    lost a job to a lease pass, once another worker has claimed it, still completes it or
+    renews its lease, and a rescue whose read went stale re-queues a live delivery."""
+
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        return super().update(job_id, expected_status, **changes)
 
 
 class NonAtomicClaimStore(SqlJobStore):
@@ -70,6 +84,8 @@ def _sql_entry(name: str, broken: type[SqlJobStore], catches: str,
 SQL_GALLERY = (
     _sql_entry("sql_unconditioned_write", UnconditionedWriteStore, "LC-003",
                "anchors: River writes terminal states only if running"),
+    _sql_entry("sql_without_fencing", WithoutFencingStore, "RD-006",
+               "anchors: a stale worker's late completion after a rescue is a no-op"),
 )
 
 # No requirement of the lifecycle area says "one worker per job" in so many words; a job

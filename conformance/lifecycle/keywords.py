@@ -790,7 +790,7 @@ class JobconformLibrary:
                              " be left out of it")
         self.harness.run(cmd.AdvanceTime(interval - seconds))
 
-    # -- re-delivery: lease passes, counts, parking (RD-001..RD-005) -------------------------
+    # -- re-delivery: lease passes, counts, parking, stale owners (RD-001..RD-006) -----------
 
     @keyword("Expire Leases")
     def expire_leases(self, lease: float) -> dict[str, object]:
@@ -799,6 +799,15 @@ class JobconformLibrary:
         if not isinstance(answer, dict):
             raise self._fail(f"expire_leases should answer a dict, backend answered {answer!r}")
         return answer
+
+    @keyword("Previous Owner Write Should Be Refused")
+    def previous_owner_write_should_be_refused(self, alias: str, write: str) -> None:
+        """The owner of the delivery the job's latest lease expiry took away writes late
+        (``outcome``, ``failure`` or ``heartbeat``); the runtime must refuse it (RD-006)."""
+        answer = self.harness.run(cmd.StaleOwnerWrite(alias, write))
+        if answer is not False:
+            raise self._fail(f"the previous owner's {write} for job {alias!r} was accepted"
+                             f" (answer {answer!r}); a superseded delivery writes nothing")
 
     @keyword("Lease Pass Should Re-queue And Park")
     def lease_pass_should_requeue_and_park(self, lease: float, requeued: int,

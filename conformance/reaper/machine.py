@@ -143,6 +143,15 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             self._run(cmd.ExpireLeases(lease))
             self._run(cmd.Dispatch())
 
+        # The owner that lost a job to a lease expiry writes late (RD-006): after a
+        # re-delivery, whatever happened to the job since.
+        @precondition(lambda self: self.harness.claims_redelivery and bool(self._jobs_where(
+            lambda job: job.redelivery_count > 0 or job.poisoned)))
+        @rule(data=st.data(), write=st.sampled_from(cmd.STALE_WRITES))
+        def previous_owner_writes(self, data: st.DataObject, write: str) -> None:
+            superseded = self._jobs_where(lambda job: job.redelivery_count > 0 or job.poisoned)
+            self._run(cmd.StaleOwnerWrite(data.draw(st.sampled_from(superseded)), write))
+
         @precondition(lambda self: self.harness.claims_redelivery)
         @rule()
         def operator_alerts(self) -> None:

@@ -1,4 +1,4 @@
-"""Behave steps for re-delivery and poison parking (spec area "redelivery", RD-001..RD-005).
+"""Behave steps for re-delivery and poison parking (spec area "redelivery", RD-001..RD-006).
 
 Register it with `from jobconform.conformance.redelivery.steps import *  # noqa: F403` in a
 module under `features/steps/`. Heartbeats use the stuck area's step
@@ -70,6 +70,27 @@ def check_not_parked(context: Any, alias: str) -> None:
     actual = (getattr(view, "alerted", "<missing>"), getattr(view, "poisoned", "<missing>"))
     _check(context, actual == (False, False), f"job {alias!r} (alerted, poisoned)",
            (False, False), actual)
+
+
+# The step's words for the previous owner's late writes (RD-006).
+STALE_WRITE_WORDS = {"its outcome": "outcome", "a failure": "failure",
+                     "a heartbeat": "heartbeat"}
+
+
+@action_step('the previous owner of job "{alias}" reports {what}')
+def step_stale_owner_write(context: Any, alias: str, what: str) -> None:
+    """The worker that lost the job to the latest lease expiry, unaware, writes late
+    (RD-006): "its outcome", "a failure" or "a heartbeat"."""
+    if what not in STALE_WRITE_WORDS:
+        raise ValueError(f"the previous owner reports one of {sorted(STALE_WRITE_WORDS)},"
+                         f" not {what!r}")
+    state_of(context).run(cmd.StaleOwnerWrite(alias, STALE_WRITE_WORDS[what]))
+
+
+@check_step("the previous owner's write was refused")
+def check_stale_write_refused(context: Any) -> None:
+    answer = _last_answer(context, cmd.StaleOwnerWrite, "the previous owner's write was …")
+    _check(context, answer is False, "stale_owner_write's answer (accepted?)", False, answer)
 
 
 def _alerts(context: Any) -> object:

@@ -15,7 +15,7 @@ import redis
 
 from jobconform.backends.protocol import Clock
 from jobconform.bridges import WallClock
-from jobconform.reference.breaker import BreakerSettings
+from jobconform.reference.breaker.oracle import BreakerSettings
 
 FAILURES = {name: type(name, (Exception,), {}) for name in ("auth", "timeout", "agent_error")}
 
