@@ -24,6 +24,7 @@ from typing import Any
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.defaults import SUITES as SUITES  # re-exported for callers
 from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.machines import MACHINES, MachineEntry
@@ -35,7 +36,6 @@ from jobconform.conformance.trace import (
 )
 from jobconform.spec import Profile, Registry
 
-SUITES = ("behave", "robot", "hypothesis")
 REQUIREMENT_ID = re.compile(r"\b[A-Z]{2,4}-\d{3}\b")
 NAMED_LINE = re.compile(r"requirement\(s\): (.*)")
 # A real-time limit on the Behave child process: generous, and only a guard against a

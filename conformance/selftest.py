@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jobconform.backends.loading import load_backend
+from jobconform.conformance.defaults import SELFTEST_EXAMPLES as SELFTEST_EXAMPLES
 from jobconform.conformance.gallery import MEMORY_GALLERY, GalleryEntry
 from jobconform.conformance.gallery_admission import ADMISSION_GALLERY
 from jobconform.conformance.gallery_breaker import BREAKER_GALLERY
@@ -29,9 +30,6 @@ from jobconform.conformance.shrinking import without_shrinking
 from jobconform.spec import Registry
 
 SELFTEST_PROFILE = "canonical"
-# A broken backend stops the search at its first divergence, so a large budget costs
-# little; it keeps a rare bug class from slipping through on one seed.
-SELFTEST_EXAMPLES = 600
 
 # Every gallery, one entry per known bug class; an area adds its own gallery module here.
 GALLERIES: tuple[tuple[GalleryEntry, ...], ...] = (
