@@ -1,7 +1,8 @@
 """Running the three front-ends against one backend and collecting per-case results.
 
-Behave runs in a child process (its step registry is process-global, so a second run in
-one process would see every step twice); Robot Framework and Hypothesis run in process.
+Behave runs in a child process, so that a hung adapter stops only the child; the self-test
+runs it in process for its single-threaded gallery backends (`RunConfig.behave_in_process`).
+Robot Framework and Hypothesis run in process.
 Each case records the requirement IDs it covers (its tags, or what the oracle exercised)
 and, when it fails, the IDs its divergence named. A machine's shrunk divergence is also
 written as a portable trace and a Gherkin scenario (conformance/trace.py), and traces in
@@ -10,6 +11,7 @@ a regression folder join the Behave run as scenarios.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import io
 import json
@@ -75,6 +77,10 @@ class RunConfig:
     # applies. The self-test uses it: a broken backend is proven caught in the area of its
     # bug, and running every other area's machine on it would only cost time.
     machine_areas: frozenset[str] | None = None
+    # Run Behave in this process instead of a child. Only for single-threaded,
+    # deterministic backends (the self-test's step-runtime entries): it saves the child's
+    # interpreter start and imports, but a hung adapter would then stop this process too.
+    behave_in_process: bool = False
 
 
 @dataclass
@@ -131,12 +137,15 @@ def run_behave(config: RunConfig) -> SuiteRun:
         # Tag expressions: `@LC-001 or @RT-002`; an empty selection matches nothing.
         wanted = " or ".join(f"@{rid}" for rid in sorted(config.selected)) or "@none-selected"
         command += ["--tags", wanted]
-    try:
-        finished = subprocess.run(command, capture_output=True, text=True,
-                                  timeout=BEHAVE_TIMEOUT_SECONDS, check=False)
-        output = finished.stdout + finished.stderr
-    except subprocess.TimeoutExpired as error:
-        output = f"behave did not finish within {BEHAVE_TIMEOUT_SECONDS} s: {error}"
+    if config.behave_in_process:
+        output = _behave_here(command[3:])
+    else:
+        try:
+            finished = subprocess.run(command, capture_output=True, text=True,
+                                      timeout=BEHAVE_TIMEOUT_SECONDS, check=False)
+            output = finished.stdout + finished.stderr
+        except subprocess.TimeoutExpired as error:
+            output = f"behave did not finish within {BEHAVE_TIMEOUT_SECONDS} s: {error}"
     (config.work_dir / "behave.log").write_text(output, encoding="utf-8")
     run = SuiteRun("behave", 0.0)
     results = _read_behave_results(json_path)
@@ -151,6 +160,24 @@ def run_behave(config: RunConfig) -> SuiteRun:
                                 f" {config.work_dir / 'behave.log'}):\n{tail}")]
     run.seconds = time.perf_counter() - started
     return run
+
+
+def _behave_here(arguments: list[str]) -> str:
+    """Run Behave in this process; its console output, as the child would have printed it.
+
+    Behave's step registry is process-global, but the step libraries register their steps
+    when their modules are first imported (features/steps only re-exports them), so a
+    later run in the same process finds each step once, as the first did.
+    """
+    from behave.__main__ import main as behave_main
+
+    console = io.StringIO()
+    with contextlib.redirect_stdout(console), contextlib.redirect_stderr(console):
+        try:
+            behave_main(arguments)
+        except SystemExit as stop:  # behave exits on a bad option or a missing path
+            console.write(f"behave stopped: {stop}\n")
+    return console.getvalue()
 
 
 def _read_behave_results(json_path: Path) -> list[dict[str, Any]] | None:
