@@ -12,6 +12,7 @@ a regression folder join the Behave run as scenarios.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import io
 import json
@@ -279,11 +280,34 @@ def machine_file_stem(machine: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", machine.lower()).strip("-")
 
 
+# Allocations between young-generation collections while a machine runs (Python's default
+# is 700). Hypothesis makes many short-lived objects per step; measured on the lifecycle
+# and loops machines, collecting less often saves about a tenth of their CPU time.
+MACHINE_GC_THRESHOLD = 20_000
+
+
+@contextlib.contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Collect garbage less often while a machine runs; nothing else changes.
+
+    The objects alive before the run (modules, the registry, the suites' state) are frozen
+    out of the collector's scans for its duration, and the thresholds are raised.
+    """
+    thresholds = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(MACHINE_GC_THRESHOLD, 20, 20)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        gc.unfreeze()
+
+
 def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, registry: Registry,
                  config: RunConfig) -> tuple[CaseResult, int]:
     name = f"{entry.name} (seed {config.seed}, {config.examples} examples)"
     try:
-        with seed_alone():
+        with seed_alone(), _fewer_collections():
             machine = entry.run(backend, profile, registry, config.seed, config.examples)
     except AdapterError as error:
         return CaseResult("hypothesis", name, (), False, str(error)), 0
