@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
 from jobconform.backends.protocol import Backend
@@ -17,9 +18,20 @@ class BackendLoadError(LookupError):
     """The backend could not be found or does not fit the adapter protocol."""
 
 
+@functools.cache
+def _installed_backends() -> tuple[EntryPoint, ...]:
+    """The group's entry points, scanned once per process.
+
+    Each scan reads the metadata of every installed distribution, and the suites load a
+    backend for every Robot test and Behave scenario; what is installed does not change
+    while a run goes on.
+    """
+    return tuple(entry_points(group=ENTRY_POINT_GROUP))
+
+
 def backend_names() -> list[str]:
     """Names of the backends installed under the entry point group."""
-    return sorted(point.name for point in entry_points(group=ENTRY_POINT_GROUP))
+    return sorted(point.name for point in _installed_backends())
 
 
 def _import_target(target: str) -> Any:
@@ -54,7 +66,7 @@ def load_backend(name: str) -> Backend:
     if ":" in name:
         target = _import_target(name)
     else:
-        matches = [point for point in entry_points(group=ENTRY_POINT_GROUP) if point.name == name]
+        matches = [point for point in _installed_backends() if point.name == name]
         if not matches:
             known = ", ".join(backend_names()) or "none installed"
             raise BackendLoadError(

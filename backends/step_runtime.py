@@ -42,6 +42,9 @@ from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JsonValue
 
+# Results that no caller can change in place: handed out without a copy.
+_IMMUTABLE_RESULTS = (type(None), bool, int, float, str)
+
 
 @dataclass(frozen=True)
 class HealthSnapshot:
@@ -300,7 +303,8 @@ class StepRuntime:
             raise JobNotFound(job_id)
         if job.status != SUCCEEDED:
             raise JobNotCompleted(job_id, job.status)
-        return copy.deepcopy(job.result)
+        return job.result if isinstance(job.result, _IMMUTABLE_RESULTS) else copy.deepcopy(
+            job.result)
 
     def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
         return [self._copy(job) for job in self._store.list(status)]
@@ -330,5 +334,11 @@ class StepRuntime:
         return self._clock.now()
 
     def _copy(self, job: StoredJob) -> StoredJob:
-        """Records are frozen, but a result may be a dict: hand out a copy of it too."""
+        """Records are frozen, but a result may be a dict: hand out a copy of it too.
+
+        A record whose result is a scalar (or None) has nothing a caller could change, so
+        it is handed out as it is: list_jobs runs after every harness step.
+        """
+        if isinstance(job.result, _IMMUTABLE_RESULTS):
+            return job
         return replace(job, result=copy.deepcopy(job.result))

@@ -1,53 +1,214 @@
-"""Benchmark: wall time of the conformance run and Hypothesis steps per second.
+"""Benchmark: CPU time of the main job, per suite and per machine, and of tox environments.
 
-Usage: python benchmarks/bench_conformance.py [--runs 3] [--backend memory]
+Usage:
+    python benchmarks/bench_conformance.py [--runs 3] [--backend memory]
+        [--python PYTHON ...] [--tox ENV ...] [--json OUT]
 
-Prints the median of several runs; quote these figures, never assert them in tests.
+The main job is `jobconform run --backend BACKEND` (all three suites, default options). Each
+run goes in a fresh process of each interpreter given by --python (default: this one), the
+interpreters taking turns run by run, so that two installs (a checkout before and after a
+change) are measured side by side under the same load. Give a second --python to compare.
+
+The machine is shared, so the figures are CPU seconds (user + system, the Behave child
+process included), which another developer's load changes far less than wall time; wall
+time is printed beside them. Per run it records:
+
+- the whole job, from interpreter start to the written report;
+- each suite, from the runner's "running" line to its result line;
+- each Hypothesis machine: its steps (commands executed), its CPU seconds, and steps per
+  CPU second (the memory backend is single-threaded, so process CPU time is its cost).
+
+--tox ENV runs `tox -e ENV` from the checkout of the first --python's jobconform, once per
+run, timed the same way (tox and its children). Prints medians; quote them, never assert them.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
+from typing import Any
 
-from jobconform.backends.loading import load_backend
-from jobconform.conformance.lifecycle.machine import run_machine
-from jobconform.spec import load_registry
+# The child: runs the main job in process, as the `jobconform run` command does, with the
+# runner's progress lines and every machine timed. It uses only what every version of the
+# kit has (the CLI's group and `_progress`, the runner's machine list), so it measures a
+# checkout before a change as well as after it.
+CHILD = r"""
+import json, resource, sys, time
+
+def cpu():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+wall_start = time.perf_counter()
+out_path, backend, report_dir = sys.argv[1:4]
+marks = []
+machines = []
+
+from jobconform.conformance import cli, runner
+
+def progress(line):
+    marks.append((line, cpu(), time.perf_counter()))
+
+class Timed:
+    # A machine entry whose runs are timed; it answers like the entry it wraps.
+
+    def __init__(self, entry):
+        self.entry, self.name, self.areas = entry, entry.name, entry.areas
+
+    def applies_to(self, *args):
+        return self.entry.applies_to(*args)
+
+    def run(self, *args):
+        started = time.process_time()
+        result = self.entry.run(*args)
+        machines.append({"machine": self.name, "steps": result.steps,
+                         "cpu": time.process_time() - started})
+        return result
+
+cli._progress = progress
+if hasattr(runner, "machines"):  # the registry of areas lists the machines
+    listed = runner.machines
+    runner.machines = lambda: tuple(Timed(entry) for entry in listed())
+else:
+    runner.MACHINES = tuple(Timed(entry) for entry in runner.MACHINES)
+try:
+    cli.main(["run", "--backend", backend, "--report-dir", report_dir],
+             standalone_mode=False)
+except SystemExit as stop:
+    if stop.code:
+        raise
+suites, started = {}, {}
+for line, cpu_at, wall_at in marks:
+    number, _, rest = line.partition("] ")
+    suite = rest.split(":", 1)[0]
+    if ": running against" in rest:
+        started[number] = (cpu_at, wall_at)
+    elif " cases, " in rest and number in started:
+        suites[suite] = {"cpu": cpu_at - started[number][0], "wall": wall_at - started[number][1]}
+with open(out_path, "w") as handle:
+    json.dump({"cpu": cpu(), "wall": time.perf_counter() - wall_start, "suites": suites,
+               "machines": machines}, handle)
+"""
 
 
-def conformance_wall_time(backend: str) -> float:
-    with tempfile.TemporaryDirectory() as report_dir:
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "jobconform.conformance.cli", "run", "--backend",
-                        backend, "--report-dir", report_dir], check=True,
-                       capture_output=True)
-        return time.perf_counter() - started
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
-def machine_steps_per_second(backend: str, seed: int) -> float:
-    registry = load_registry()
-    started = time.perf_counter()
-    run = run_machine(load_backend(backend), registry.profile("canonical"), registry,
-                      seed=seed, examples=200)
-    return run.steps / (time.perf_counter() - started)
+def main_job(python: str, backend: str) -> dict[str, Any]:
+    """One main job in a fresh process of `python`; the child's own figures, plus the CPU
+    the parent saw it use (interpreter start and imports included)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "figures.json"
+        cpu_before, started = children_cpu(), time.perf_counter()
+        finished = subprocess.run(
+            [python, "-c", CHILD, str(out), backend, str(Path(scratch) / "reports")],
+            capture_output=True, text=True, check=False, cwd=scratch)
+        cpu_used, wall = children_cpu() - cpu_before, time.perf_counter() - started
+        if finished.returncode != 0 or not out.exists():
+            raise SystemExit(f"{python}: the main job failed:\n{finished.stderr[-3000:]}")
+        figures: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    figures["process_cpu"], figures["process_wall"] = cpu_used, wall
+    return figures
+
+
+def checkout_of(python: str) -> Path:
+    """The source folder of the jobconform that `python` imports (an editable checkout)."""
+    found = subprocess.run(
+        [python, "-c", "import jobconform.conformance as c, pathlib;"
+                       " print(pathlib.Path(c.__file__).resolve().parent.parent)"],
+        capture_output=True, text=True, check=True)
+    return Path(found.stdout.strip())
+
+
+def tox_env(python: str, env: str) -> dict[str, float]:
+    tox = Path(python).with_name("tox")
+    command = [str(tox) if tox.exists() else "tox", "-e", env]
+    cpu_before, started = children_cpu(), time.perf_counter()
+    finished = subprocess.run(command, cwd=checkout_of(python), capture_output=True,
+                              text=True, check=False, env={**os.environ, "CI": "true"})
+    if finished.returncode != 0:
+        print(f"tox -e {env} failed:\n{finished.stdout[-2000:]}", file=sys.stderr)
+    return {"cpu": children_cpu() - cpu_before, "wall": time.perf_counter() - started,
+            "ok": float(finished.returncode == 0)}
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def spread(values: list[float], digits: int = 1) -> str:
+    return ", ".join(f"{value:.{digits}f}" for value in values)
+
+
+def summarise(label: str, runs: list[dict[str, Any]]) -> list[str]:
+    lines = [f"== {label}: median of {len(runs)} run(s); CPU s = user + system"]
+    job_cpu = [run["process_cpu"] for run in runs]
+    job_wall = [run["process_wall"] for run in runs]
+    lines.append(f"main job           CPU {median(job_cpu):7.1f} s ({spread(job_cpu)})"
+                 f"   wall {median(job_wall):7.1f} s ({spread(job_wall)})")
+    for suite in runs[0]["suites"]:
+        cpu = [run["suites"][suite]["cpu"] for run in runs]
+        wall = [run["suites"][suite]["wall"] for run in runs]
+        lines.append(f"  {suite:<16} CPU {median(cpu):7.1f} s ({spread(cpu)})"
+                     f"   wall {median(wall):7.1f} s")
+    lines.append("  machine                          steps   CPU s  steps/CPU-s")
+    for index, first in enumerate(runs[0]["machines"]):
+        steps = [run["machines"][index]["steps"] for run in runs]
+        rates = [run["machines"][index]["steps"] / run["machines"][index]["cpu"]
+                 for run in runs]
+        cpu = [run["machines"][index]["cpu"] for run in runs]
+        lines.append(f"  {first['machine']:<32} {median(steps):5.0f} {median(cpu):7.2f}"
+                     f" {median(rates):8.0f} ({spread(rates, 0)})")
+    return lines
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--backend", default="memory")
+    parser.add_argument("--python", action="append", default=[],
+                        help="an interpreter with jobconform installed (repeat to compare)")
+    parser.add_argument("--tox", action="append", default=[], metavar="ENV",
+                        help="also time `tox -e ENV` (repeatable)")
+    parser.add_argument("--no-main-job", action="store_true",
+                        help="only the tox environments")
+    parser.add_argument("--json", type=Path, help="write every figure here as JSON")
     args = parser.parse_args()
-    walls = [conformance_wall_time(args.backend) for _ in range(args.runs)]
-    rates = [machine_steps_per_second(args.backend, seed) for seed in range(args.runs)]
-    print(f"requirements: {len(load_registry().requirements)}")
-    print(f"conformance run on {args.backend}: median {statistics.median(walls):.2f} s"
-          f" over {args.runs} runs ({', '.join(f'{w:.2f}' for w in walls)})")
-    print(f"hypothesis: median {statistics.median(rates):.0f} steps/s"
-          f" ({', '.join(f'{r:.0f}' for r in rates)})")
+    pythons = args.python or [sys.executable]
+    figures: dict[str, dict[str, list[Any]]] = {
+        python: {"main": [], "tox": []} for python in pythons}
+    for number in range(1, args.runs + 1):
+        for python in pythons:
+            if not args.no_main_job:
+                print(f"run {number}: main job with {python} ...", file=sys.stderr, flush=True)
+                figures[python]["main"].append(main_job(python, args.backend))
+        for env in args.tox:
+            print(f"run {number}: tox -e {env} ...", file=sys.stderr, flush=True)
+            figures[pythons[0]]["tox"].append({"env": env, **tox_env(pythons[0], env)})
+    for python in pythons:
+        if figures[python]["main"]:
+            print("\n".join(summarise(f"{python} on {args.backend}",
+                                      figures[python]["main"])))
+    for env in args.tox:
+        runs = [run for run in figures[pythons[0]]["tox"] if run["env"] == env]
+        print(f"tox -e {env}: CPU {median([r['cpu'] for r in runs]):.1f} s"
+              f" ({spread([r['cpu'] for r in runs])}), wall"
+              f" {median([r['wall'] for r in runs]):.1f} s, passed"
+              f" {sum(int(r['ok']) for r in runs)}/{len(runs)}")
+    if args.json is not None:
+        args.json.write_text(json.dumps(figures, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

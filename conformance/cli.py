@@ -6,44 +6,26 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
-from jobconform.backends.protocol import Backend
-from jobconform.conformance import spec_gate
-from jobconform.conformance.campaign import CampaignError, merge_command, plan_campaign
+from jobconform.conformance.campaign import merge_command
 from jobconform.conformance.compare import compare_command
-from jobconform.conformance.expectations import (
-    ExpectationsError,
-    ExpectedFailure,
-    load_expectations,
-)
-from jobconform.conformance.progress import Meter
-from jobconform.conformance.report import (
-    EXPECTED_FAILURE,
-    FAIL,
-    FAILING,
-    ReportError,
-    RunSummary,
-    console_table,
-    read_report,
-    to_markdown,
-    write_json,
-    write_junit,
-)
-from jobconform.conformance.runner import SUITES, RunConfig, run_suites
-from jobconform.conformance.selftest import (
-    SELFTEST_EXAMPLES,
-    check_entry,
-    format_catches,
-    gallery,
-)
-from jobconform.conformance.trace import TraceError, read_trace, replay, to_gherkin, trace_name
-from jobconform.spec import Registry, SpecError, load_registry, spec_files
+from jobconform.conformance.defaults import SELFTEST_EXAMPLES, SUITES
+
+# The runner, the suites, the self-test gallery and the backends (Hypothesis, Robot
+# Framework, SQLAlchemy) are imported inside the commands that use them, so that
+# `jobconform --help` and `jobconform list requirements` start in a fraction of a second.
+if TYPE_CHECKING:
+    from jobconform.backends.protocol import Backend
+    from jobconform.conformance.expectations import ExpectedFailure
+    from jobconform.spec import Registry
 
 
 def _registry() -> Registry:
+    from jobconform.spec import SpecError, load_registry
+
     try:
         return load_registry()
     except SpecError as error:
@@ -57,6 +39,8 @@ def main() -> None:
 
 
 def _backend(name: str) -> Backend:
+    from jobconform.backends.loading import BackendLoadError, load_backend
+
     try:
         return load_backend(name)
     except BackendLoadError as error:
@@ -73,6 +57,8 @@ def failed_in_report(path: Path) -> tuple[dict[str, object], frozenset[str]]:
     Raises:
         click.ClickException: the report is unreadable or off-schema.
     """
+    from jobconform.conformance.report import EXPECTED_FAILURE, FAIL, ReportError, read_report
+
     try:
         report = read_report(path)
     except ReportError as error:
@@ -125,6 +111,18 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
         markdown_path: Path | None, rerun_report: Path | None,
         regressions: Path | None) -> None:
     """Run the conformance suites against a backend and print a per-requirement table."""
+    from jobconform.conformance.campaign import CampaignError, plan_campaign
+    from jobconform.conformance.expectations import ExpectationsError, load_expectations
+    from jobconform.conformance.report import (
+        RunSummary,
+        console_table,
+        to_markdown,
+        write_json,
+        write_junit,
+    )
+    from jobconform.conformance.runner import RunConfig, run_suites
+    from jobconform.spec import SpecError
+
     registry = _registry()
     try:
         plan = plan_campaign(seed_range, shard_text, seed, suites or SUITES)
@@ -195,6 +193,9 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
                    gherkin_path: Path | None) -> None:
     """Replay a trace on a backend: exit 0 if it agrees with the oracle, 1 if it diverges
     (or the adapter fails), 2 if the backend does not claim what the trace needs."""
+    from jobconform.conformance.trace import TraceError, read_trace, replay, to_gherkin, trace_name
+    from jobconform.spec import SpecError
+
     registry = _registry()
     try:
         trace = read_trace(trace_path)
@@ -234,6 +235,8 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
                 type=click.Choice(["all", "backends", "profiles", "requirements", "gallery"]))
 def list_command(what: str) -> None:
     """Show installed backends, profiles, requirements and the self-test gallery."""
+    from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
+
     registry = _registry()
     if what in ("all", "backends"):
         click.echo("backends:")
@@ -255,6 +258,8 @@ def list_command(what: str) -> None:
         for requirement in registry.requirements:
             click.echo(f"  {requirement.id}  {requirement.level:<6} {requirement.title}")
     if what in ("all", "gallery"):
+        from jobconform.conformance.selftest import gallery
+
         click.echo("self-test gallery:")
         for entry in gallery():
             click.echo(f"  {entry.name:<28} expects {entry.catches}: {entry.bug}")
@@ -272,6 +277,9 @@ def list_command(what: str) -> None:
 def selftest(suites: tuple[str, ...], only: tuple[str, ...], seed: int, examples: int,
              work_dir: Path) -> None:
     """Prove that every deliberately broken backend in the gallery is caught."""
+    from jobconform.conformance.progress import Meter
+    from jobconform.conformance.selftest import check_entry, format_catches, gallery
+
     registry = _registry()
     known = {entry.name for entry in gallery()}
     unknown = set(only) - known
@@ -312,6 +320,8 @@ def spec_check(static_only: bool, examples: int, work_dir: Path) -> None:
     requirement tag must name a real requirement; the memory backend must pass every
     suite under every profile. Non-zero exit on any problem, each on its own line.
     """
+    from jobconform.conformance import spec_gate
+
     registry = _registry()
     problems = spec_gate.check(registry, work_dir, run_oracle=not static_only,
                                examples=examples, progress=_progress)
@@ -342,6 +352,9 @@ def spec_check(static_only: bool, examples: int, work_dir: Path) -> None:
 def spec_impact(base: str, repo: Path, backends: tuple[str, ...], no_results: bool,
                 examples: int, work_dir: Path) -> None:
     """The requirements whose normative text changed since BASE, their tests and results."""
+    from jobconform.conformance import spec_gate
+    from jobconform.conformance.report import FAILING
+
     registry = _registry()
     try:
         changes = spec_gate.changes_since(registry, spec_gate.base_hashes(repo, base))
@@ -388,6 +401,8 @@ def spec_impact(base: str, repo: Path, backends: tuple[str, ...], no_results: bo
 @spec.command(name="lock")
 def spec_lock() -> None:
     """Record the hashes of the current normative text in requirements.lock."""
+    from jobconform.spec import spec_files
+
     registry = _registry()
     target = Path(str(spec_files())) / "requirements.lock"
     target.write_text(registry.lock_text(), encoding="utf-8")

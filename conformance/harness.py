@@ -8,7 +8,7 @@ requirement(s) involved, shows expected against actual, and lists the commands s
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
@@ -117,35 +117,41 @@ class AdapterError(RuntimeError):
     """The adapter raised where the protocol allows no exception, or hung."""
 
 
+_MISSING = "<missing>"
+
+
 def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False,
            with_redelivery: bool = False) -> Record:
-    record = Record(view.status, view.submitted_at, view.started_at, view.finished_at,
-                    view.result, view.error)
-    if with_redelivery:
-        record = replace(record,
-                         redelivery_count=getattr(view, "redelivery_count", "<missing>"),
-                         alerted=getattr(view, "alerted", "<missing>"),
-                         poisoned=getattr(view, "poisoned", "<missing>"))
-    if with_retry:
-        record = replace(record, retry_count=getattr(view, "retry_count", "<missing>"),
-                         max_retries=getattr(view, "max_retries", "<missing>"))
-    if with_stuck:
-        record = replace(record, last_heartbeat=getattr(view, "last_heartbeat", "<missing>"))
-    return record
+    """The record of a backend's view, built in one call (observe runs this per job per step).
+
+    A field of an area the backend does not claim stays None; a claimed field the view
+    lacks reads "<missing>", so the comparison names it.
+    """
+    return Record(
+        view.status, view.submitted_at, view.started_at, view.finished_at, view.result,
+        view.error,
+        getattr(view, "retry_count", _MISSING) if with_retry else None,
+        getattr(view, "max_retries", _MISSING) if with_retry else None,
+        getattr(view, "last_heartbeat", _MISSING) if with_stuck else None,
+        getattr(view, "redelivery_count", _MISSING) if with_redelivery else None,
+        getattr(view, "alerted", _MISSING) if with_redelivery else None,
+        getattr(view, "poisoned", _MISSING) if with_redelivery else None,
+    )
 
 
 def expected_record(job: JobState, with_retry: bool = False,
                     with_stuck: bool = False, with_redelivery: bool = False) -> Record:
-    record = Record(job.status.value, job.submitted_at, job.started_at, job.finished_at,
-                    job.result, job.error)
-    if with_redelivery:
-        record = replace(record, redelivery_count=job.redelivery_count, alerted=job.alerted,
-                         poisoned=job.poisoned)
-    if with_retry:
-        record = replace(record, retry_count=job.retry_count, max_retries=job.max_retries)
-    if with_stuck:
-        record = replace(record, last_heartbeat=job.last_heartbeat)
-    return record
+    """The record the oracle's job must read as, built in one call like `freeze`."""
+    return Record(
+        job.status.value, job.submitted_at, job.started_at, job.finished_at, job.result,
+        job.error,
+        job.retry_count if with_retry else None,
+        job.max_retries if with_retry else None,
+        job.last_heartbeat if with_stuck else None,
+        job.redelivery_count if with_redelivery else None,
+        job.alerted if with_redelivery else None,
+        job.poisoned if with_redelivery else None,
+    )
 
 
 def health_of(view: HealthView) -> Health:

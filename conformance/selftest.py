@@ -14,6 +14,10 @@ from pathlib import Path
 from typing import cast
 
 from jobconform.backends.loading import load_backend
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import Backend
+from jobconform.backends.sql import SqlBackend
+from jobconform.conformance.defaults import SELFTEST_EXAMPLES as SELFTEST_EXAMPLES
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.report import FAIL, RunSummary
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
@@ -22,9 +26,6 @@ from jobconform.spec import Registry
 from jobconform.spec.areas import areas, load_attribute
 
 SELFTEST_PROFILE = "canonical"
-# A broken backend stops the search at its first divergence, so a large budget costs
-# little; it keeps a rare bug class from slipping through on one seed.
-SELFTEST_EXAMPLES = 600
 
 # The galleries of the kit's own runtimes (broken SQL stores, threaded workers, process
 # children); each area's own gallery comes from its `Area` declaration.
@@ -61,6 +62,17 @@ class Catch:
         return self.entry.catches in self.named
 
 
+def runs_in_process(backend: Backend) -> bool:
+    """Whether Behave may check this backend in the self-test's own process.
+
+    The step-runtime backends (memory, and SQL on its default SQLite file) run every job
+    in the caller's thread, so nothing of theirs outlives a scenario. The threaded and
+    process backends keep their child process: real threads and child processes are
+    where a hang would come from, and a hang in a child stops only that child.
+    """
+    return isinstance(backend, MemoryBackend | SqlBackend)
+
+
 def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
                 suites: tuple[str, ...] = SUITES, seed: int = 0,
                 examples: int = SELFTEST_EXAMPLES) -> list[Catch]:
@@ -69,12 +81,14 @@ def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
     # and only the bug's own area is asked to name its requirement.
     area = registry.requirement(entry.catches).area
     in_area = frozenset(r.id for r in registry.requirements if r.area == area)
+    backend = load_backend(entry.target)
     config = RunConfig(backend=entry.target, profile=SELFTEST_PROFILE, suites=suites, seed=seed,
                        examples=examples, work_dir=work_dir / entry.name, selected=in_area,
-                       machine_areas=frozenset({area}))
+                       machine_areas=frozenset({area}),
+                       behave_in_process=runs_in_process(backend))
     with without_shrinking():
         runs = run_suites(config, registry)
-    capabilities = frozenset(load_backend(entry.target).capabilities)
+    capabilities = frozenset(backend.capabilities)
     summary = RunSummary(entry.target, SELFTEST_PROFILE, capabilities, registry.version, seed,
                          runs)
     verdicts = summary.verdicts(registry)

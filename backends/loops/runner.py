@@ -15,8 +15,9 @@ import logging
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TypeVar
 
 from jobconform.backends.loops.protocol import (
     InvalidLoopParameters,
@@ -33,6 +34,16 @@ LOG = logging.getLogger("jobconform.loops")
 LOG.addHandler(logging.NullHandler())
 KEEP_PREVIOUS_CHARS = 2000
 TEMPLATE_FIELDS = re.compile(r"\{\{(run|previous_response)\}\}")
+
+
+_Row = TypeVar("_Row", "StoredLoop", "StoredRun")
+
+
+def _shallow_copy(row: _Row) -> _Row:
+    """The same row as a new object sharing its attribute values (like `copy.copy`)."""
+    twin = object.__new__(type(row))
+    twin.__dict__.update(row.__dict__)
+    return twin
 
 
 @dataclass
@@ -68,9 +79,16 @@ class StoredLoop:
     runs: list[StoredRun] = field(default_factory=list)
 
     def copy(self) -> StoredLoop:
-        """An independent copy (the parameters are frozen and shared)."""
-        return replace(self, cost_warnings=list(self.cost_warnings),
-                       runs=[replace(run) for run in self.runs])
+        """An independent copy (the parameters are frozen and shared).
+
+        The memory store copies every loop on every read, so this copies attribute
+        dictionaries directly rather than through `dataclasses.replace`, which re-runs
+        `__init__` field by field and cost most of a loops step.
+        """
+        loop = _shallow_copy(self)
+        loop.cost_warnings = list(self.cost_warnings)
+        loop.runs = [_shallow_copy(run) for run in self.runs]
+        return loop
 
     @property
     def in_flight(self) -> StoredRun | None:
