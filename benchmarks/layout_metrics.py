@@ -21,7 +21,7 @@ import tokenize
 from pathlib import Path
 
 AREAS = ("lifecycle", "retry", "stuck", "reaper", "redelivery", "breaker", "governor",
-         "idempotency", "admission", "loops", "reminders")
+         "idempotency", "admission", "loops", "reminders", "scheduling")
 # The stems an area's own files use (reminders_* and reminder_* both belong to reminders).
 STEMS = {"loops": ("loops", "loop"), "reminders": ("reminders", "reminder")}
 FOLDERS = ("spec", "reference", "backends", "conformance", "features", "robot")
