@@ -29,9 +29,12 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
+from jobconform.conformance import blame, tolerance
+from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import Jitter
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.lifecycle import JobState
 from jobconform.reference.model import Health, Limits, ReferenceModel
@@ -89,28 +92,44 @@ FIELD_REQUIREMENTS = {
 
 
 class Divergence(AssertionError):
-    """The backend and the oracle disagree; the message is the whole explanation."""
+    """The backend and the oracle disagree; the message is the whole explanation.
+
+    `primary` is the one requirement the difference breaks (the most specific for the field
+    and the command); the other requirements are only involved. `requirements` holds the
+    primary first.
+    """
 
     def __init__(self, requirements: tuple[str, ...], what: str, expected: object,
-                 actual: object, commands: list[Command], titles: dict[str, str]) -> None:
-        self.requirements = tuple(dict.fromkeys(requirements))
+                 actual: object, commands: list[Command], titles: dict[str, str],
+                 primary: str | None = None) -> None:
+        self.requirements = ranked(requirements, primary)
+        self.primary = self.requirements[0] if self.requirements else None
         self.what = what
         self.expected = expected
         self.actual = actual
         self.commands = list(commands)
-        named = ", ".join(
-            f"{rid} ({titles[rid]})" if rid in titles else rid for rid in self.requirements
-        )
         steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(self.commands, 1))
         super().__init__(
             f"backend diverges from the spec after step {len(self.commands)}"
             f" ({describe(self.commands[-1]) if self.commands else 'start'})\n"
-            f"  requirement(s): {named}\n"
+            f"  requirement(s): {named_requirements(self.requirements, titles)}\n"
             f"  what: {what}\n"
             f"  expected: {expected!r}\n"
             f"  actual:   {actual!r}\n"
             f"  commands so far:\n{steps}"
         )
+
+
+def named_requirements(requirements: tuple[str, ...], titles: dict[str, str]) -> str:
+    """`PRIMARY (title); also involved: X (title), ...`: the layout every report parses."""
+    def named(rid: str) -> str:
+        return f"{rid} ({titles[rid]})" if rid in titles else rid
+    if not requirements:
+        return ""
+    text = named(requirements[0])
+    if len(requirements) > 1:
+        text += "; also involved: " + ", ".join(named(rid) for rid in requirements[1:])
+    return text
 
 
 class AdapterError(RuntimeError):
@@ -178,6 +197,8 @@ class Harness:
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[Command] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
+    # Listed deviations (--expected-failures): recorded and passed over, not raised.
+    tolerated: frozenset[str] = field(default_factory=tolerance.tolerated)
 
     def __post_init__(self) -> None:
         if self.unlimited_tasks:
@@ -212,6 +233,8 @@ class Harness:
         self.scripts: dict[str, TaskScript] = {}
         self.held: dict[str, tuple[JobView, Record]] = {}
         self.last_answer: object = None
+        self._before: dict[str, JobState] = {}
+        self._command_requirements: tuple[str, ...] = ()
         with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
@@ -254,15 +277,52 @@ class Harness:
         """
         self._check_command(command)
         self.commands.append(command)
+        # The oracle's records before the command: blame ranking asks what a job was.
+        self._before = dict(self.model.jobs)
         expected = self.model.apply(command)
+        self._command_requirements = expected.requirements
+        actual: object = None
+        with guarded(self.safety_timeout, describe(command)):
+            try:
+                try:
+                    actual = self._apply(command)
+                    self.last_answer = actual
+                    self._compare_answer(command, expected.answer, actual,
+                                         expected.requirements)
+                except Divergence as divergence:
+                    self._tolerate(divergence)
+                try:
+                    self.observe(expected.requirements)
+                except Divergence as divergence:
+                    self._tolerate(divergence)
+            except (Divergence, ValueError):
+                raise
+            except AdapterError as error:
+                raise self._adapter_error(command, expected.requirements, error) from error
+            except Exception as error:
+                # The backend handed back something the harness cannot read (a dict for a
+                # record, a string for a count): an error of the command, not of the kit.
+                raise self._adapter_error(command, expected.requirements, AdapterError(
+                    f"adapter {self.backend.name!r}: {type(error).__name__}: {error}")) from error
+        # Only requirements whose observations passed count as exercised.
         self.exercised.update(expected.requirements)
         self.exercised.update(OBSERVED_ALWAYS)
-        with guarded(self.safety_timeout, describe(command)):
-            actual = self._apply(command)
-            self.last_answer = actual
-            self._compare_answer(command, expected.answer, actual, expected.requirements)
-            self.observe(expected.requirements)
         return actual
+
+    def _tolerate(self, divergence: Divergence) -> None:
+        """Record a divergence whose primary is a listed deviation, or raise it."""
+        if divergence.primary is None or divergence.primary not in self.tolerated:
+            raise divergence
+        tolerance.record(divergence.primary, str(divergence))
+
+    def _adapter_error(self, command: Command, requirements: tuple[str, ...],
+                       error: AdapterError) -> AdapterError:
+        """The error with the command that raised and its requirement (primary first)."""
+        if "\n  requirement(s): " in str(error):
+            return error
+        named = named_requirements(ranked(requirements), self._titles)
+        return AdapterError(f"{error}\n  during: {describe(command)} (step"
+                            f" {len(self.commands)})\n  requirement(s): {named}")
 
     def run_all(self, commands: list[Command]) -> None:
         for command in commands:
@@ -467,8 +527,12 @@ class Harness:
     # -- comparing -----------------------------------------------------------------------
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
-        return Divergence(requirements, what, expected, actual, self.commands, self._titles)
+              actual: object, primary: str | None = None) -> Divergence:
+        return Divergence(requirements, what, expected, actual, self.commands, self._titles,
+                          primary)
+
+    def _last_command(self) -> Command | None:
+        return self.commands[-1] if self.commands else None
 
     def _compare_answer(self, command: Command, expected: object, actual: object,
                         requirements: tuple[str, ...]) -> None:
@@ -482,18 +546,40 @@ class Harness:
                     raise self._fail(requirements, f"get({command.job!r})", expected_view,
                                      actual_view)
                 return
-            self._compare_record(f"get({command.job!r})", expected_view, actual_view,
-                                 requirements)
+            # A read's own requirement (LC-016) says nothing about which field is wrong.
+            self._compare_record(f"get({command.job!r})", expected_view, actual_view, (),
+                                 command.job)
             return
         if isinstance(command, cmd.ComputeDelay):
             assert isinstance(expected, float) and isinstance(actual, float)
             if abs(expected - actual) > DELAY_TOLERANCE_MS:
                 raise self._fail(requirements, f"the answer to {describe(command)}", expected,
-                                 actual)
+                                 actual, self._delay_primary(command))
             return
         if expected != actual or type(expected) is not type(actual):
+            if isinstance(command, cmd.Cleanup):
+                # Which jobs went tells the boundary (LC-020) from an active job (LC-019).
+                self.observe(requirements)
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
-                             actual)
+                             actual, blame.answer_primary(command, expected, actual,
+                                                          self._before, self.clock.now()))
+
+    def _delay_primary(self, question: cmd.ComputeDelay) -> str:
+        """Which part of the delay is wrong, asked of the backend's own (pure) function:
+        the exponential and its cap (RT-002), then the jitter (RT-009), then the
+        retry-after floor (RT-010)."""
+        compute = self._area_method("compute_delay_ms")
+        plain = replace(question, jitter=Jitter.NONE, draw=0.0, previous_ms=None,
+                        retry_after_ms=None)
+        jittered = replace(question, retry_after_ms=None)
+        for simpler, requirement in ((plain, "RT-002"), (jittered, "RT-009")):
+            wanted = self.model.apply(simpler).answer
+            assert isinstance(wanted, float)
+            got = self._call("compute_delay_ms", lambda q=simpler: float(compute(
+                q.policy, q.attempt, q.jitter, q.draw, q.previous_ms, q.retry_after_ms)))
+            if abs(wanted - got) > DELAY_TOLERANCE_MS:
+                return requirement
+        return "RT-010" if question.retry_after_ms is not None else "RT-009"
 
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Compare every held job and the health snapshot with the oracle."""
@@ -507,13 +593,15 @@ class Harness:
         expected_aliases = list(self.model.jobs)
         if actual_aliases != expected_aliases:
             listing = ("LC-019", "LC-020", "LC-021") if isinstance(
-                self.commands[-1] if self.commands else None, cmd.Cleanup) else ()
+                self._last_command(), cmd.Cleanup) else ()
             raise self._fail(requirements + listing + ("LC-018",), "the held jobs, in order",
-                             expected_aliases, actual_aliases)
+                             expected_aliases, actual_aliases, blame.listing_primary(
+                                 self._last_command(), expected_aliases, actual_aliases,
+                                 self._before, requirements))
         for alias, view in zip(actual_aliases, views, strict=True):
             actual_record = self._freeze(view)
             wanted = self._expected(self.model.jobs[alias])
-            self._compare_record(f"job {alias!r}", wanted, actual_record, requirements)
+            self._compare_record(f"job {alias!r}", wanted, actual_record, requirements, alias)
             self.held[f"list:{alias}"] = (view, actual_record)
         health = health_of(self._call("health", self.runtime.health))
         wanted_health = self.model.health()
@@ -521,7 +609,8 @@ class Harness:
             counts = ("LC-024",) if (health.queued, health.running, health.total) != (
                 wanted_health.queued, wanted_health.running, wanted_health.total) else ()
             raise self._fail(requirements + counts + ("LC-025",), "the health snapshot",
-                             wanted_health, health)
+                             wanted_health, health,
+                             blame.health_primary(requirements, bool(counts)))
 
     def _freeze(self, view: JobView) -> Record:
         return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery)
@@ -531,11 +620,15 @@ class Harness:
                                self.claims_redelivery)
 
     def _compare_record(self, what: str, wanted: Record, actual: Record,
-                        requirements: tuple[str, ...]) -> None:
+                        requirements: tuple[str, ...], alias: str | None = None) -> None:
         for name, field_requirements in FIELD_REQUIREMENTS.items():
             if getattr(actual, name) != getattr(wanted, name):
+                primary = blame.record_primary(
+                    self._last_command(), name, getattr(wanted, name), getattr(actual, name),
+                    self._before.get(alias) if alias is not None else None, requirements,
+                    field_requirements)
                 raise self._fail(requirements + field_requirements, f"{what} {name}",
-                                 getattr(wanted, name), getattr(actual, name))
+                                 getattr(wanted, name), getattr(actual, name), primary)
 
     def _check_held_views(self) -> None:
         """Every record handed out earlier must still read as it did (LC-016).

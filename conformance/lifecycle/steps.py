@@ -38,6 +38,7 @@ from behave import given, register_type, then, use_step_matcher, when
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend, JobView
+from jobconform.conformance import tolerance
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness
@@ -214,6 +215,7 @@ def before_scenario(context: Any, scenario: Any) -> None:
     """Skip a scenario that cannot apply; else a fresh harness with the profile's limits."""
     config = _run_config(context)
     context.jobconform = None
+    tolerance.take()  # a fresh journal of listed deviations for this scenario
     reason = skip_reason(config.registry, config.backend, config.profile,
                          requirement_tags(getattr(scenario, "effective_tags", ())))
     if reason is not None:
@@ -231,6 +233,11 @@ def after_scenario(context: Any, scenario: Any) -> None:
         finally:
             state.harness.close()
             context.jobconform = None
+    deviations = tolerance.take()
+    if deviations:
+        # Behave's own results cannot carry them: the runner reads this file beside them.
+        tolerance.write_case_deviations(
+            f"{getattr(scenario.feature, 'name', '?')}: {scenario.name}", deviations)
 
 
 # -- helpers for checks -------------------------------------------------------------------
