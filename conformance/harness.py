@@ -7,9 +7,11 @@ requirement(s) involved, shows expected against actual, and lists the commands s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import (
@@ -45,7 +47,8 @@ T = TypeVar("T")
 
 # A real-time limit per backend call. It only guards against a hung adapter: it never
 # lets time pass for the runtime, and a healthy call takes microseconds.
-SAFETY_TIMEOUT_SECONDS = 60.0
+# JOBCONFORM_SAFETY_TIMEOUT shortens it, for the tests of a hanging adapter.
+SAFETY_TIMEOUT_SECONDS = float(os.environ.get("JOBCONFORM_SAFETY_TIMEOUT", "60"))
 
 # Requirements every observation checks, whatever the command.
 OBSERVED_ALWAYS = ("LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025")
@@ -235,6 +238,7 @@ class Harness:
         self.last_answer: object = None
         self._before: dict[str, JobState] = {}
         self._command_requirements: tuple[str, ...] = ()
+        self.deviation_steps: dict[int, str] = {}  # step number -> tolerated primary
         with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
@@ -314,6 +318,12 @@ class Harness:
         if divergence.primary is None or divergence.primary not in self.tolerated:
             raise divergence
         tolerance.record(divergence.primary, str(divergence))
+        self.deviation_steps[len(self.commands)] = divergence.primary
+
+    def tolerated_at_last_step(self) -> str | None:
+        """The listed deviation tolerated at the latest command, if any: a scenario's own
+        check of that command's outcome then fails on the same deviation."""
+        return self.deviation_steps.get(len(self.commands))
 
     def _adapter_error(self, command: Command, requirements: tuple[str, ...],
                        error: AdapterError) -> AdapterError:
@@ -575,8 +585,7 @@ class Harness:
         for simpler, requirement in ((plain, "RT-002"), (jittered, "RT-009")):
             wanted = self.model.apply(simpler).answer
             assert isinstance(wanted, float)
-            got = self._call("compute_delay_ms", lambda q=simpler: float(compute(
-                q.policy, q.attempt, q.jitter, q.draw, q.previous_ms, q.retry_after_ms)))
+            got = self._call("compute_delay_ms", partial(_ask_delay, compute, simpler))
             if abs(wanted - got) > DELAY_TOLERANCE_MS:
                 return requirement
         return "RT-010" if question.retry_after_ms is not None else "RT-009"
@@ -651,6 +660,11 @@ class Harness:
                 alias = self.aliases.get(view.job_id, view.job_id)
                 raise self._fail(("LC-005",), f"job {alias!r} {name} must be a timezone-aware"
                                  " UTC datetime", "tz-aware UTC datetime", value)
+
+
+def _ask_delay(compute: Callable[..., Any], question: cmd.ComputeDelay) -> float:
+    return float(compute(question.policy, question.attempt, question.jitter, question.draw,
+                         question.previous_ms, question.retry_after_ms))
 
 
 def open_harness(backend: Backend, profile: Profile, registry: Registry | None = None,

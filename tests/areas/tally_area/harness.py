@@ -5,7 +5,6 @@ from __future__ import annotations
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.harness import Divergence
 from jobconform.spec import Registry, load_registry
-
 from tally_area import oracle
 from tally_area.protocol import TallyBackend
 

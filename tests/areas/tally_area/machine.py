@@ -8,7 +8,6 @@ from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.spec import Profile, Registry
-
 from tally_area.harness import TallyHarness
 
 

@@ -5,7 +5,6 @@ from typing import Any
 from behave import then, when
 
 from jobconform.conformance.lifecycle import steps as core
-
 from tally_area.harness import TallyHarness
 
 
