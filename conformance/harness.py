@@ -281,6 +281,7 @@ class Harness:
         """
         self._check_command(command)
         self.commands.append(command)
+        tolerance.note_command(False)
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
         expected = self.model.apply(command)
@@ -319,6 +320,11 @@ class Harness:
             raise divergence
         tolerance.record(divergence.primary, str(divergence))
         self.deviation_steps[len(self.commands)] = divergence.primary
+        tolerance.note_command(True)
+
+    def last_command_named(self) -> str:
+        """The latest command's requirements, primary first, with titles."""
+        return named_requirements(ranked(self._command_requirements), self._titles)
 
     def tolerated_at_last_step(self) -> str | None:
         """The listed deviation tolerated at the latest command, if any: a scenario's own

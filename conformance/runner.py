@@ -186,7 +186,8 @@ def run_behave(config: RunConfig) -> SuiteRun:
     run = SuiteRun("behave", 0.0)
     results = _read_behave_results(json_path)
     if results is not None:
-        run.cases = list(_behave_cases(results, read_case_deviations(str(deviations_file))))
+        run.cases = list(_behave_cases(results, read_case_deviations(str(deviations_file)),
+                                       read_case_deviations(str(deviations_file), "error")))
     else:
         # No results, or a file cut off mid-write because the hang watchdog ended behave:
         # the log's end says why (for a hang: the stack of every thread).
@@ -209,8 +210,8 @@ def _read_behave_results(json_path: Path) -> list[dict[str, Any]] | None:
     return results if isinstance(results, list) else None
 
 
-def _behave_cases(features: list[dict[str, Any]],
-                  deviations: dict[str, str] | None = None) -> Iterator[CaseResult]:
+def _behave_cases(features: list[dict[str, Any]], deviations: dict[str, str] | None = None,
+                  step_errors: dict[str, str] | None = None) -> Iterator[CaseResult]:
     for feature in features:
         feature_tags = list(feature.get("tags", []))
         for scenario in feature.get("elements", []):
@@ -229,6 +230,8 @@ def _behave_cases(features: list[dict[str, Any]],
             message = "\n".join(errors) or ("" if status == "passed" else f"status {status}")
             name = f"{feature.get('name', '?')}: {scenario.get('name', '?')}"
             tolerated = (deviations or {}).get(name)
+            if status in ("error", "hook_error") and name in (step_errors or {}):
+                message = (step_errors or {})[name]  # behave's JSON leaves the message out
             if status == "passed" and tolerated is not None:
                 message = tolerated
             yield CaseResult(

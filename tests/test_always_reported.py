@@ -55,3 +55,20 @@ def test_an_error_in_a_command_names_its_type_message_and_requirement(tmp_path: 
     messages = _messages(report)
     assert "OverflowError: (34, 'Numerical result out of range')" in messages
     assert "requirement(s): RT-002" in messages
+
+
+def test_a_child_writing_one_bad_line_breaks_only_its_own_case(tmp_path: Path) -> None:
+    report, _ = _run(tmp_path, "bad_line_once", "--suite", "robot", "--suite", "hypothesis")
+    assert "wrote a malformed answer" in _messages(report)
+    suites = report["suites"]
+    assert isinstance(suites, list)
+    robot = next(suite for suite in suites if suite["suite"] == "robot")
+    # A fresh child for every later case: most of them pass.
+    assert sum(case["passed"] for case in robot["cases"]) > len(robot["cases"]) // 2
+
+
+def test_behave_names_a_step_error_with_its_type_and_requirement(tmp_path: Path) -> None:
+    report, _ = _run(tmp_path, "garbage_get", "--suite", "behave")
+    messages = _messages(report)
+    assert "status error" not in messages
+    assert "AttributeError: 'dict' object has no attribute" in messages

@@ -73,9 +73,10 @@ def test_a_divergence_names_its_primary_first() -> None:
 
 
 def test_stuck_counts_are_blamed_on_the_rule_they_follow() -> None:
-    from jobconform.conformance.clock import EPOCH
-    from jobconform.reference.lifecycle import new_job, Status
     from dataclasses import replace
+
+    from jobconform.conformance.clock import EPOCH
+    from jobconform.reference.lifecycle import Status, new_job
     job = replace(new_job(EPOCH, 0), status=Status.RUNNING, started_at=EPOCH,
                   last_heartbeat=EPOCH)
     later = EPOCH.__class__.fromtimestamp(EPOCH.timestamp() + 30, EPOCH.tzinfo)

@@ -10,9 +10,13 @@ which holds spec deviations only.
 
 from __future__ import annotations
 
+import sys
 import threading
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.process import ProcessBackend
+from jobconform.backends.process.child import ChildServer
+from jobconform.backends.process.child import main as child_main
 from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
 from jobconform.reference.backoff import Jitter, RetryPolicy
 
@@ -90,3 +94,32 @@ hanging_dispatch = HangingDispatchBackend
 missing_methods = MissingMethodsBackend
 garbage_get = GarbageGetBackend
 overflowing_delay = OverflowingDelayBackend
+
+
+# -- a process child that writes one bad line mid-session ---------------------------------
+
+BAD_LINE_AT = 60  # the child's answer number that is not JSON
+
+
+class BadLineOnceChild(ChildServer):
+    """The reference child, except that its 60th answer is a line that is not JSON."""
+
+    answered = 0
+
+    def answer(self, line: str) -> str:
+        self.answered += 1
+        if self.answered == BAD_LINE_AT:
+            return "this is not a JSON answer\n"
+        return super().answer(line)
+
+
+class BadLineOnceBackend(ProcessBackend):
+    def __init__(self) -> None:
+        super().__init__(command=[sys.executable, "-m", __name__])
+        self.name = "broken.bad_line_once"
+
+
+bad_line_once = BadLineOnceBackend
+
+if __name__ == "__main__":
+    sys.exit(child_main([], server_type=BadLineOnceChild))

@@ -224,8 +224,25 @@ def before_scenario(context: Any, scenario: Any) -> None:
     context.jobconform = open_state(config)
 
 
+def _step_error(scenario: Any, state: object) -> str | None:
+    """The exception a step raised (Behave's JSON results leave out its message), with
+    the requirement of the command it raised in when the harness does not say it."""
+    for step in getattr(scenario, "steps", ()):
+        error = getattr(step, "exception", None)
+        if str(getattr(step, "status", "")).endswith("error") and error is not None:
+            message = f"{type(error).__name__}: {error}"
+            if "requirement(s):" not in message and isinstance(state, ScenarioState):
+                message += f"\n  requirement(s): {state.harness.last_command_named()}"
+            return message
+    return None
+
+
 def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "jobconform", None)
+    error = _step_error(scenario, state)
+    if error is not None:
+        tolerance.write_case_error(
+            f"{getattr(scenario.feature, 'name', '?')}: {scenario.name}", error)
     if isinstance(state, ScenarioState):
         try:
             for area_state in state.areas.values():
