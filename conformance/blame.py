@@ -80,6 +80,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
             return "RT-003"  # backoff shown as a state of its own
         if in_backoff and field in ("status", "started_at"):
             return "RT-002"  # it started at the wrong time: the delay decides when
+    if (isinstance(command, cmd.Finish) and job_before is not None
+            and job_before.status.is_terminal):
+        return "LC-003"  # an outcome arriving after the job ended must change nothing
     if field in ("submitted_at", "started_at", "finished_at") and isinstance(
             actual, datetime) and actual.utcoffset() is None:
         return "LC-005"  # a naive datetime, whatever its value
@@ -119,7 +122,9 @@ def health_primary(command_requirements: tuple[str, ...], counts_differ: bool) -
     """The requirement a difference in the health snapshot breaks."""
     if counts_differ:
         return "LC-024"
-    return _first(("RT-007",), command_requirements) or "LC-025"
+    # Outcome counters off after a retried attempt (RT-007) or a cancel of a running job
+    # (LC-013) break that command's rule; otherwise the counting itself (LC-025).
+    return _first(("RT-007", "LC-013"), command_requirements) or "LC-025"
 
 
 def answer_primary(command: Command | None, expected: object, actual: object,

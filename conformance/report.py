@@ -205,7 +205,8 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
         lines.append(f"{run.suite}: {len(run.cases)} cases, {len(failed)} failed,"
                      f" {run.seconds:.1f} s{steps}")
         for case in failed[:5]:
-            lines.append(f"  FAILED {case.name}")
+            primary = f" [{', '.join(case.primaries)}]" if case.primaries else ""
+            lines.append(f"  FAILED{primary} {case.name}")
             lines += [f"    {line}" for line in case.message.strip().splitlines()[:25]]
             lines += [f"    reproducer: {path}" for path in case.artifacts]
     for problem in summary.unknown_tags(registry):
@@ -354,7 +355,9 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
     if broken:
         lines += ["### Failed cases", ""]
         for case in broken[:10]:
-            lines += [f"<details><summary>{case.suite}: {_cell(case.name)}</summary>", "",
+            primary = f" — {', '.join(case.primaries)}" if case.primaries else ""
+            lines += [f"<details><summary>{case.suite}: {_cell(case.name)}{primary}</summary>",
+                      "",
                       "```", case.message.strip(), "```"]
             lines += [f"Reproducer: `{path}`" for path in case.artifacts]
             lines += ["", "</details>", ""]
@@ -386,8 +389,8 @@ def write_junit(path: Path, summary: RunSummary) -> None:
                 skipped = ET.SubElement(element, "skipped", message=f"expected failure ({reasons})")
                 skipped.text = case.message
             elif not case.passed:
-                failure = ET.SubElement(element, "failure",
-                                        message=case.message.strip().splitlines()[0]
-                                        if case.message.strip() else "failed")
+                first = case.message.strip().splitlines()[0] if case.message.strip() else "failed"
+                primary = f"{', '.join(case.primaries)}: " if case.primaries else ""
+                failure = ET.SubElement(element, "failure", message=primary + first)
                 failure.text = case.message
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
