@@ -25,8 +25,9 @@ from typing import Any
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
+from jobconform.conformance import tolerance
 from jobconform.conformance.exploration import seed_alone
-from jobconform.conformance.harness import AdapterError
+from jobconform.conformance.harness import AdapterError, Divergence
 from jobconform.conformance.machines import MachineEntry, machines
 from jobconform.conformance.tolerance import (
     DEVIATIONS_FILE_VARIABLE,
@@ -37,6 +38,8 @@ from jobconform.conformance.tolerance import (
     tolerating,
 )
 from jobconform.conformance.trace import (
+    Trace,
+    replay,
     to_gherkin,
     trace_from_divergence,
     write_regression_features,
@@ -66,14 +69,18 @@ class CaseResult:
     # It failed only on listed deviations, tolerated as it went, and ran to its end: what
     # it covers was checked, and every requirement it blamed is a primary.
     completed: bool = False
+    # A machine's shrunk trace replayed past its primary: requirements it shows broken too.
+    also_broken: tuple[str, ...] = ()
 
     @property
     def primaries(self) -> tuple[str, ...]:
-        """The requirements this case shows broken: its divergence's primary, or each
-        tolerated deviation's."""
+        """The requirements this case shows broken: its divergence's primary (and what its
+        shrunk trace shows broken on its own), or each tolerated deviation's."""
         if not self.blamed:
             return ()
-        return self.blamed if self.completed else self.blamed[:1]
+        if self.completed:
+            return self.blamed
+        return tuple(dict.fromkeys((self.blamed[0], *self.also_broken)))
 
 
 Progress = Callable[[str], None]
@@ -331,6 +338,7 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
                           completed=True), machine.steps
     message = str(divergence) if divergence else ""
     artifacts: tuple[str, ...] = ()
+    also_broken: tuple[str, ...] = ()
     if divergence is not None:
         trace = trace_from_divergence(divergence, backend=config.backend,
                                       profile=config.profile, spec_version=registry.version,
@@ -343,9 +351,33 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
             stem.with_suffix(".feature").write_text(
                 to_gherkin(trace, stem.name), encoding="utf-8")
             artifacts = (str(stem.with_suffix(".json")), str(stem.with_suffix(".feature")))
+            also_broken = broken_on_their_own(trace, backend, profile, registry, divergence)
     case = CaseResult("hypothesis", name, tuple(sorted(machine.exercised)), divergence is None,
-                      message, divergence.requirements if divergence else (), artifacts)
+                      message, divergence.requirements if divergence else (), artifacts,
+                      also_broken=also_broken)
     return case, machine.steps
+
+
+# Replays of a shrunk trace, each past one more primary, before the search for others ends.
+MAX_REPLAYS = 3
+
+
+def broken_on_their_own(trace: Trace, backend: Backend, profile: Profile, registry: Registry,
+                        divergence: Divergence) -> tuple[str, ...]:
+    """Requirements the shrunk trace shows broken besides the primary: it is replayed with
+    the primaries found so far tolerated, and a divergence it still meets names another."""
+    if divergence.primary is None:
+        return ()
+    found = [divergence.primary]
+    for _ in range(MAX_REPLAYS):
+        with tolerating({*found, *tolerance.tolerated()}):
+            outcome = replay(trace, backend, profile, registry)
+        tolerance.take()
+        primary = outcome.divergence.primary if outcome.divergence is not None else None
+        if primary is None or primary in found:
+            break
+        found.append(primary)
+    return tuple(found[1:])
 
 
 def run_suites(config: RunConfig, registry: Registry,

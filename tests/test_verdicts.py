@@ -82,3 +82,23 @@ def test_stuck_counts_are_blamed_on_the_rule_they_follow() -> None:
     later = EPOCH.__class__.fromtimestamp(EPOCH.timestamp() + 30, EPOCH.tzinfo)
     assert stuck_primary(30.0, 1, {"a": job}, later) == "ST-003"
     assert stuck_primary(30.0, 2, {"a": job}, later) == "ST-002"
+
+
+def test_a_shrunk_trace_replayed_past_its_primary_names_what_else_is_broken() -> None:
+    from jobconform.backends.loading import load_backend
+    from jobconform.conformance.runner import broken_on_their_own
+    from jobconform.conformance.trace import Trace, replay
+    from jobconform.reference import commands as cmd
+    from jobconform.reference.backoff import Jitter, RetryPolicy
+    from jobconform.spec import load_registry
+
+    registry = load_registry()
+    backend = load_backend(THREE_DEVIATIONS)
+    profile = registry.profile("canonical")
+    question = cmd.ComputeDelay(RetryPolicy(max_retries=3), 2, Jitter.FULL, 0.5)
+    commands = (cmd.Submit("a"), cmd.Cancel("a"), cmd.Cancel("a"), question)
+    trace = Trace(THREE_DEVIATIONS, "canonical", registry.version, "hand-made", 0, 2, 4,
+                  ("LC-015",), "", "", "", commands)
+    first = replay(trace, backend, profile, registry).divergence
+    assert first is not None and first.primary == "LC-015"
+    assert broken_on_their_own(trace, backend, profile, registry, first) == ("RT-009",)
