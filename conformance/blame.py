@@ -69,10 +69,18 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         return _first(("RT-003", "RT-008") if field == "retry_count" else ("RT-001", "RT-008"),
                       involved) or field_requirements[0]
     if field == "last_heartbeat":
+        if (job_before is not None and job_before.status is Status.CANCELLED
+                and job_before.started_at is None):
+            return "LC-012"  # a heartbeat from the body of a job cancelled before it started
         return "ST-001"
     if field in ("redelivery_count", "alerted", "poisoned"):
         return _first(("RD-001", "RD-004", "RD-003", "RD-002", "RD-005"),
                       command_requirements) or field_requirements[0]
+    if (job_before is not None and job_before.max_retries > 0 and field == "status"
+            and expected == Status.FAILED.value and actual == Status.QUEUED.value):
+        # Failed in the oracle, retried by the backend: with retries left the error type
+        # was listed as non-retryable (RT-005); with none left, the last failure (RT-004).
+        return "RT-005" if job_before.retry_count < job_before.max_retries else "RT-004"
     if isinstance(command, cmd.Dispatch):
         if job_before is not None and job_before.status is Status.CANCELLED:
             return "RT-006" if in_backoff else "LC-012"
@@ -86,12 +94,6 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     if field in ("submitted_at", "started_at", "finished_at") and isinstance(
             actual, datetime) and actual.utcoffset() is None:
         return "LC-005"  # a naive datetime, whatever its value
-    if (isinstance(command, cmd.Finish) and isinstance(command.outcome, cmd.Raise)
-            and job_before is not None and job_before.max_retries > 0
-            and field == "status" and expected == Status.FAILED.value):
-        # Failed where the backend retried: retries were left, so the error type was
-        # listed as non-retryable (RT-005); none were left, the last failure (RT-004).
-        return "RT-005" if job_before.retry_count < job_before.max_retries else "RT-004"
     if field == "status" and actual not in _status_values():
         return _first(("RT-003",), involved) or "LC-001"
     if field == "error" and isinstance(expected, str) and isinstance(actual, str):
@@ -156,8 +158,12 @@ def stuck_primary(timeout_seconds: float, actual: object, jobs: Mapping[str, Job
                     for job in running)
     queued = sum(job.status is Status.QUEUED and now - job.submitted_at > timeout
                  for job in jobs.values())
+    from_start = sum(job.started_at is not None and now - job.started_at > timeout
+                     for job in running)
     if actual == inclusive != exclusive:
         return "ST-003"
+    if actual == from_start != exclusive:
+        return "ST-002"
     if queued and actual in (exclusive + queued, inclusive + queued):
         return "ST-004"
     return "ST-002"
