@@ -286,6 +286,7 @@ class Harness:
         self._before = dict(self.model.jobs)
         expected = self.model.apply(command)
         self._command_requirements = expected.requirements
+        tolerance.note_command(False, self.last_command_named)
         actual: object = None
         with guarded(self.safety_timeout, describe(command)):
             try:

@@ -327,7 +327,8 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
     except Exception as error:
         # E.g. Hypothesis's "inconsistent data generation" when a broken child answers a
         # replayed example differently: the machine's verdict, and the other machines run.
-        message = f"the machine stopped on {type(error).__name__}: {error}"
+        message = tolerance.with_requirements(
+            f"the machine stopped on {type(error).__name__}: {error}")
         return CaseResult("hypothesis", name, (), False, message,
                           blamed_requirements(message)), 0
     divergence = machine.divergence

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -41,8 +41,28 @@ _journal: list[Deviation] = []
 _latest_deviated = [False]
 
 
-def note_command(deviated: bool) -> None:
+# The latest command's requirements, named: an error a front-end meets outside the
+# harness (a keyword reading a record that is a dict) is reported with them.
+# Named only when an error needs them: formatting costs more than a command.
+_latest_requirements: list[Callable[[], str] | None] = [None]
+
+
+def note_command(deviated: bool, requirements: Callable[[], str] | None = None) -> None:
     _latest_deviated[0] = deviated
+    if requirements is not None:
+        _latest_requirements[0] = requirements
+
+
+def forget_requirements() -> None:
+    _latest_requirements[0] = None
+
+
+def with_requirements(message: str) -> str:
+    """The message, with the latest command's requirements unless it names some."""
+    named = _latest_requirements[0]
+    if "requirement(s):" in message or named is None or not named():
+        return message
+    return f"{message}\n  requirement(s): {named()}"
 
 
 def latest_command_deviated() -> bool:
@@ -128,6 +148,7 @@ class RobotDeviationListener:
 
     def start_test(self, data: object, result: object) -> None:
         take()
+        forget_requirements()
 
     def end_test(self, data: object, result: object) -> None:
         deviations = take()
@@ -136,6 +157,8 @@ class RobotDeviationListener:
                            or _only_at_listed_deviations(message)):
             result.status = "FAIL"  # type: ignore[attr-defined]
             result.message = case_message(deviations)  # type: ignore[attr-defined]
+        elif status == "FAIL" and _is_error(message):
+            result.message = with_requirements(message)  # type: ignore[attr-defined]
 
 
 def _only_at_listed_deviations(message: str) -> bool:
@@ -146,3 +169,8 @@ def _only_at_listed_deviations(message: str) -> bool:
     parts = re.split(r"\n\n\d+\) ", message)
     return (message.startswith("Several failures occurred:") and len(parts) > 1
             and all(part.startswith(AT_LISTED_DEVIATION) for part in parts[1:]))
+
+
+def _is_error(message: str) -> bool:
+    """An exception's message as Robot shows it (`TypeName: text`), not a failed check."""
+    return re.match(r"[A-Z]\w*(Error|Exception|Hung): ", message) is not None

@@ -48,6 +48,11 @@ def test_a_broken_runtime_is_named_in_the_report(tmp_path: Path, backend: str,
                                                  problem: str) -> None:
     report, _ = _run(tmp_path, backend, "--suite", "robot", "--suite", "hypothesis")
     assert problem in _messages(report)
+    suites = report["suites"]
+    assert isinstance(suites, list)
+    failed = [case for suite in suites for case in suite["cases"] if not case["passed"]]
+    # Each error names the requirement of the command it arose in.
+    assert failed and all("requirement(s):" in case["message"] for case in failed)
 
 
 def test_an_error_in_a_command_names_its_type_message_and_requirement(tmp_path: Path) -> None:
