@@ -91,6 +91,10 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     if (isinstance(command, cmd.Finish) and job_before is not None
             and job_before.status.is_terminal):
         return "LC-003"  # an outcome arriving after the job ended must change nothing
+    if (isinstance(command, cmd.Cancel) and in_backoff and field == "status"
+            and expected == Status.CANCELLED.value
+            and actual in (Status.FAILED.value, Status.SUCCEEDED.value)):
+        return "LC-003"  # the decided outcome of an earlier attempt overwrote the cancel
     if field in ("submitted_at", "started_at", "finished_at") and isinstance(
             actual, datetime) and actual.utcoffset() is None:
         return "LC-005"  # a naive datetime, whatever its value

@@ -294,8 +294,10 @@ class CancelledJobStartsStore(InMemoryJobStore):
         with self._lock:
             picked = [job for job in self._jobs.values()
                       if job.started_at is None and job.status in (QUEUED, CANCELLED)][:limit]
-            claimed = [replace(job, status=RUNNING, started_at=now, worker_id=worker_id)
-                       for job in picked]
+            # Everything else as the real claim does (last_heartbeat included), so that
+            # the missing re-check is this entry's one bug.
+            claimed = [replace(job, status=RUNNING, started_at=now, last_heartbeat=now,
+                               worker_id=worker_id) for job in picked]
             for job in claimed:
                 self._jobs[job.job_id] = job
             return claimed
