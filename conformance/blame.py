@@ -73,9 +73,18 @@ def record_primary(command: Command | None, field: str, expected: object, actual
                 and job_before.started_at is None):
             return "LC-012"  # a heartbeat from the body of a job cancelled before it started
         return "ST-001"
-    if field in ("redelivery_count", "alerted", "poisoned"):
-        return _first(("RD-001", "RD-004", "RD-003", "RD-002", "RD-005"),
-                      command_requirements) or field_requirements[0]
+    if field == "alerted":
+        return "RD-003"  # parked without the operator alert first
+    if field == "poisoned":
+        return "RD-002" if expected is True else "RD-003"
+    if field == "redelivery_count":
+        if isinstance(command, cmd.Heartbeat | cmd.Dispatch):
+            return "RD-004"  # progress or a new delivery must not reset the count
+        return "RD-001"
+    if (field == "status" and expected == Status.FAILED.value
+            and actual == Status.QUEUED.value and job_before is not None
+            and job_before.redelivery_count > 0 and isinstance(command, cmd.ExpireLeases)):
+        return "RD-002"  # re-queued past the cap instead of parked
     if (job_before is not None and job_before.max_retries > 0 and field == "status"
             and expected == Status.FAILED.value and actual == Status.QUEUED.value):
         # Failed in the oracle, retried by the backend: with retries left the error type
@@ -110,15 +119,31 @@ def _status_values() -> frozenset[object]:
 
 
 def listing_primary(command: Command | None, expected: list[str], actual: list[str],
-                    jobs: Mapping[str, JobState], command_requirements: tuple[str, ...]) -> str:
-    """The requirement a difference in the held jobs (which, and in what order) breaks."""
+                    jobs: Mapping[str, JobState], command_requirements: tuple[str, ...],
+                    failed_sweeps: int = 0) -> str:
+    """The requirement a difference in the held jobs (which, and in what order) breaks.
+
+    Args:
+        jobs: the oracle's records before the command.
+        failed_sweeps: the reaper sweeps a store outage has failed so far.
+    """
     missing = [alias for alias in expected if alias not in actual]
     extra = [alias for alias in actual if alias not in expected]
+    deleted_active = any(not jobs[alias].status.is_terminal for alias in missing
+                         if alias in jobs)
     if isinstance(command, cmd.Cleanup):
-        if any(not jobs[alias].status.is_terminal for alias in missing if alias in jobs):
+        if deleted_active:
             return "LC-019"
         if extra or missing:
             return "LC-020"
+    if isinstance(command, cmd.AdvanceTime) and (missing or extra):
+        # Time passing removes jobs only through reaper sweeps.
+        swept = "RP-003" in command_requirements
+        if deleted_active:
+            return "RP-004"  # the reaper deletes terminal jobs only
+        if missing:
+            return "RP-003" if swept else "RP-002"  # the cutoff, else the sweep's timing
+        return "RP-005" if failed_sweeps else "RP-002"  # a sweep that did not happen
     if not missing and not extra:
         return "LC-018"  # the same jobs in another order
     return default_primary(command_requirements) or "LC-018"
@@ -134,7 +159,8 @@ def health_primary(command_requirements: tuple[str, ...], counts_differ: bool) -
 
 
 def answer_primary(command: Command | None, expected: object, actual: object,
-                   jobs_before: Mapping[str, JobState], now: datetime) -> str | None:
+                   jobs_before: Mapping[str, JobState], now: datetime,
+                   failed_sweeps: int = 0) -> str | None:
     """The requirement a wrong answer to a command breaks (None: the default rank)."""
     if isinstance(command, cmd.Submit):
         for answer, requirement in ((cmd.REFUSED_CAPACITY, "LC-009"),
@@ -146,7 +172,20 @@ def answer_primary(command: Command | None, expected: object, actual: object,
         return stuck_primary(command.job_timeout_seconds, actual, jobs_before, now)
     if isinstance(command, cmd.Cleanup):
         return "LC-021"
+    if isinstance(command, cmd.StartReaper | cmd.ReaperStatus) and failed_sweeps:
+        return "RP-005"  # the reaper stopped itself after a failed sweep
+    if isinstance(command, cmd.ExpireLeases) and isinstance(expected, dict) and isinstance(
+            actual, dict):
+        if expected.get("parked") != actual.get("parked"):
+            return "RD-002"
+        if sum(map(_count, expected.values())) != sum(map(_count, actual.values())):
+            return "RD-005"  # it touched jobs not past their lease, or missed some
+        return "RD-001"
     return None
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
 
 
 def stuck_primary(timeout_seconds: float, actual: object, jobs: Mapping[str, JobState],

@@ -579,7 +579,8 @@ class Harness:
                 self.observe(requirements)
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
                              actual, blame.answer_primary(command, expected, actual,
-                                                          self._before, self.clock.now()))
+                                                          self._before, self.clock.now(),
+                                                          self.model.failed_sweeps))
 
     def _delay_primary(self, question: cmd.ComputeDelay) -> str:
         """Which part of the delay is wrong, asked of the backend's own (pure) function:
@@ -613,7 +614,7 @@ class Harness:
             raise self._fail(requirements + listing + ("LC-018",), "the held jobs, in order",
                              expected_aliases, actual_aliases, blame.listing_primary(
                                  self._last_command(), expected_aliases, actual_aliases,
-                                 self._before, requirements))
+                                 self._before, requirements, self.model.failed_sweeps))
         for alias, view in zip(actual_aliases, views, strict=True):
             actual_record = self._freeze(view)
             wanted = self._expected(self.model.jobs[alias])
