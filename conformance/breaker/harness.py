@@ -237,16 +237,19 @@ class BreakerHarness:
                 actual = self._readout(worker, target)
                 if actual != wanted:
                     shared = ("CB-013",) if index else ()
-                    raise self._fail(requirements + shared + self._field_requirements(
-                        wanted, actual), f"worker {index}'s read of target {target!r}",
-                        wanted, actual)
+                    fields = self._field_requirements(wanted, actual)
+                    # A read that differs on the second worker only: the breaker is not
+                    # shared through the store (CB-013).
+                    raise self._fail(requirements + shared + fields,
+                                     f"worker {index}'s read of target {target!r}",
+                                     wanted, actual, shared[0] if shared else None)
             if isinstance(command, bc.AddWork | bc.Report | None):
                 self._compare_work(target, requirements)
         outages = sum(self._call("logged_outages", worker.logged_outages)
                       for worker in self.workers)
         if outages != self.model.warnings:
             raise self._fail((*requirements, "CB-011"), "operations logged as store outages",
-                             self.model.warnings, outages)
+                             self.model.warnings, outages, "CB-011")
 
     def _compare_work(self, target: str, requirements: tuple[str, ...]) -> None:
         """The target's queue and failed work: only new work and outcomes (trips) change
@@ -254,11 +257,11 @@ class BreakerHarness:
         queued = list(self._call("queued", lambda: self.workers[0].queued(target)))
         if queued != self.model.queues.get(target, []):
             raise self._fail((*requirements, "CB-005"), f"the queue of {target!r}",
-                             self.model.queues.get(target, []), queued)
+                             self.model.queues.get(target, []), queued, "CB-005")
         failed = list(self._call("failed_work", lambda: self.workers[0].failed_work(target)))
         if failed != self.model.failed_work.get(target, []):
             raise self._fail((*requirements, "CB-006"), f"the failed work of {target!r}",
-                             self.model.failed_work.get(target, []), failed)
+                             self.model.failed_work.get(target, []), failed, "CB-006")
 
     def _readout(self, worker: BreakerRuntime, target: str) -> BreakerView | str | None:
         """The backend's read as a `BreakerView`, or a description of what was wrong."""
@@ -347,6 +350,6 @@ class BreakerHarness:
         return describe(cast(Command, command))
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
+              actual: object, primary: str | None = None) -> Divergence:
         return Divergence(requirements, what, expected, actual,
-                          cast(list[Command], self.commands), self._titles)
+                          cast(list[Command], self.commands), self._titles, primary)
