@@ -172,8 +172,16 @@ def answer_primary(command: Command | None, expected: object, actual: object,
         return stuck_primary(command.job_timeout_seconds, actual, jobs_before, now)
     if isinstance(command, cmd.Cleanup):
         return "LC-021"
-    if isinstance(command, cmd.StartReaper | cmd.ReaperStatus) and failed_sweeps:
-        return "RP-005"  # the reaper stopped itself after a failed sweep
+    if isinstance(command, cmd.StartReaper):
+        # Started again where it should still run: it stopped itself after a failed sweep.
+        return "RP-005" if failed_sweeps else "RP-006"
+    if isinstance(command, cmd.ReaperStatus) and isinstance(expected, dict) and isinstance(
+            actual, dict):
+        for key, requirement in (("running", "RP-005" if failed_sweeps else "RP-007"),
+                                 ("sweeps", "RP-002"), ("failed_sweeps", "RP-005"),
+                                 ("deleted", "RP-003")):
+            if expected.get(key) != actual.get(key):
+                return requirement
     if isinstance(command, cmd.ExpireLeases) and isinstance(expected, dict) and isinstance(
             actual, dict):
         if expected.get("parked") != actual.get("parked"):

@@ -239,10 +239,13 @@ class BreakerHarness:
                     shared = ("CB-013",) if index else ()
                     fields = self._field_requirements(wanted, actual)
                     # A read that differs on the second worker only: the breaker is not
-                    # shared through the store (CB-013).
+                    # shared through the store (CB-013). Else the differing field's rule,
+                    # the one the command also names if any (a timeout counted: CB-003).
                     raise self._fail(requirements + shared + fields,
                                      f"worker {index}'s read of target {target!r}",
-                                     wanted, actual, shared[0] if shared else None)
+                                     wanted, actual, shared[0] if shared else next(
+                                         (rid for rid in fields if rid in requirements),
+                                         fields[0] if fields else None))
             if isinstance(command, bc.AddWork | bc.Report | None):
                 self._compare_work(target, requirements)
         outages = sum(self._call("logged_outages", worker.logged_outages)
@@ -256,8 +259,12 @@ class BreakerHarness:
         them, so they are read after those commands (and on a full observation)."""
         queued = list(self._call("queued", lambda: self.workers[0].queued(target)))
         if queued != self.model.queues.get(target, []):
-            raise self._fail((*requirements, "CB-005"), f"the queue of {target!r}",
-                             self.model.queues.get(target, []), queued, "CB-005")
+            # Work still queued that a trip should have drained into failed work is CB-006.
+            undrained = [work for work in queued if work in self.model.failed_work.get(
+                target, []) and work not in self.model.queues.get(target, [])]
+            raise self._fail((*requirements, "CB-005", "CB-006"), f"the queue of {target!r}",
+                             self.model.queues.get(target, []), queued,
+                             "CB-006" if undrained else "CB-005")
         failed = list(self._call("failed_work", lambda: self.workers[0].failed_work(target)))
         if failed != self.model.failed_work.get(target, []):
             raise self._fail((*requirements, "CB-006"), f"the failed work of {target!r}",

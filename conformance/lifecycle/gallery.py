@@ -292,8 +292,10 @@ class CancelledJobStartsStore(InMemoryJobStore):
 
     def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
         with self._lock:
+            # Backoff is still respected: the missing re-check of the status is the bug.
             picked = [job for job in self._jobs.values()
-                      if job.started_at is None and job.status in (QUEUED, CANCELLED)][:limit]
+                      if job.started_at is None and job.status in (QUEUED, CANCELLED)
+                      and (job.next_attempt_at is None or job.next_attempt_at <= now)][:limit]
             # Everything else as the real claim does (last_heartbeat included), so that
             # the missing re-check is this entry's one bug.
             claimed = [replace(job, status=RUNNING, started_at=now, last_heartbeat=now,
