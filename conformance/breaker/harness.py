@@ -236,7 +236,10 @@ class BreakerHarness:
             for index, worker in enumerate(self.workers):
                 actual = self._readout(worker, target)
                 if actual != wanted:
-                    shared = ("CB-013",) if index else ()
+                    # A read that differs on a worker other than the one the command went
+                    # through: the other worker did not see it through the store.
+                    acting = getattr(command, "worker", None)
+                    shared = ("CB-013",) if index != (acting or 0) else ()
                     fields = self._field_requirements(wanted, actual)
                     # A read that differs on the second worker only: the breaker is not
                     # shared through the store (CB-013). Else the differing field's rule,
