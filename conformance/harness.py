@@ -323,6 +323,10 @@ class Harness:
         self.deviation_steps[len(self.commands)] = divergence.primary
         tolerance.note_command(True)
 
+    def last_command_ranked(self) -> tuple[str, ...]:
+        """The latest command's requirements, primary first."""
+        return ranked(self._command_requirements)
+
     def last_command_named(self) -> str:
         """The latest command's requirements, primary first, with titles."""
         return named_requirements(ranked(self._command_requirements), self._titles)

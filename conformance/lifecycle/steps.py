@@ -261,9 +261,14 @@ def after_scenario(context: Any, scenario: Any) -> None:
 
 
 def _requirements(context: Any) -> str:
-    """The scenario's requirement tags, with titles, as a Divergence names them."""
+    """The scenario's requirement tags, with titles, as a Divergence names them: first
+    the tag the latest command's primary requirement matches, if any."""
     scenario = getattr(context, "scenario", None)
     tags = requirement_tags(getattr(scenario, "effective_tags", ()))
+    state = getattr(context, "jobconform", None)
+    if isinstance(state, ScenarioState):
+        ranking = state.harness.last_command_ranked()
+        tags.sort(key=lambda tag: ranking.index(tag) if tag in ranking else len(ranking))
     config = getattr(context, "jobconform_config", None)
     titles = ({r.id: r.title for r in config.registry.requirements}
               if isinstance(config, RunConfig) else {})
