@@ -324,7 +324,8 @@ class BreakerHarness:
             if state is BreakerState.OPEN:
                 return ("CB-005",)
             lapsed = breaker.probe is not None and live_probe(breaker, now) is None
-            return ("CB-007", "CB-010") if lapsed else ("CB-007",)
+            # With the probe's lease lapsed, the lease (CB-010) decides this call.
+            return ("CB-010", "CB-007") if lapsed else ("CB-007",)
         assert isinstance(command, bc.Report)
         counted = (command.outcome == CallOutcome.FAILURE
                    and command.failure_class in self.model.settings.counted_classes)
