@@ -57,12 +57,14 @@ def forget_requirements() -> None:
     _latest_requirements[0] = None
 
 
-def with_requirements(message: str) -> str:
-    """The message, with the latest command's requirements unless it names some."""
-    named = _latest_requirements[0]
-    if "requirement(s):" in message or named is None or not named():
+def with_requirements(message: str, fallback: Iterable[str] = ()) -> str:
+    """The message, with the latest command's requirements unless it names some (or,
+    before any command, the `fallback`: the case's own requirements)."""
+    if "requirement(s):" in message:
         return message
-    return f"{message}\n  requirement(s): {named()}"
+    named = _latest_requirements[0]
+    text = named() if named is not None else ", ".join(fallback)
+    return f"{message}\n  requirement(s): {text}" if text else message
 
 
 def latest_command_deviated() -> bool:
@@ -158,7 +160,9 @@ class RobotDeviationListener:
             result.status = "FAIL"  # type: ignore[attr-defined]
             result.message = case_message(deviations)  # type: ignore[attr-defined]
         elif status == "FAIL" and _is_error(message):
-            result.message = with_requirements(message)  # type: ignore[attr-defined]
+            tags = [str(tag) for tag in getattr(data, "tags", ())
+                    if re.fullmatch(r"[A-Z]{2,4}-\d{3}", str(tag))]
+            result.message = with_requirements(message, tags)  # type: ignore[attr-defined]
 
 
 def _only_at_listed_deviations(message: str) -> bool:
