@@ -357,9 +357,10 @@ class ReminderHarness:
     # -- comparing -----------------------------------------------------------------------
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
+              actual: object, primary: str | None = None) -> Divergence:
         commands: list[Command] = list(self.commands)  # type: ignore[arg-type]
-        return Divergence(requirements, what, expected, actual, commands, self._titles)
+        return Divergence(requirements, what, expected, actual, commands, self._titles,
+                          primary)
 
     def _compare_answer(self, command: ReminderCommand, expected: object, actual: object,
                         requirements: tuple[str, ...]) -> None:
@@ -394,11 +395,17 @@ class ReminderHarness:
             carried = ("RM-012",) if alias in self.carried else ()
             for name, field_requirements in FIELD_REQUIREMENTS.items():
                 if getattr(actual, name) != getattr(wanted, name):
+                    primary = None
                     if name == "status":
-                        field_requirements += status_requirements(wanted.status, actual.status)
+                        # The transition that explains the wrong state, the one the
+                        # command also names if any (an unknown outcome: RM-010).
+                        transitions = status_requirements(wanted.status, actual.status)
+                        field_requirements += transitions
+                        primary = next((rid for rid in requirements if rid in transitions),
+                                       transitions[0] if transitions else None)
                     raise self._fail(requirements + field_requirements + carried,
                                      f"reminder {alias!r} {name}", getattr(wanted, name),
-                                     getattr(actual, name))
+                                     getattr(actual, name), primary)
             self._check_utc(alias, actual)
             self.held[f"list:{alias}"] = (view, actual)
         made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
