@@ -246,7 +246,8 @@ class BreakerHarness:
                     # the one the command also names if any (a timeout counted: CB-003).
                     raise self._fail(requirements + shared + fields,
                                      f"worker {index}'s read of target {target!r}",
-                                     wanted, actual, shared[0] if shared else next(
+                                     wanted, actual, shared[0] if shared
+                                     else "CB-010" if fields[:1] == ("CB-010",) else next(
                                          (rid for rid in fields if rid in requirements),
                                          fields[0] if fields else None))
             if isinstance(command, bc.AddWork | bc.Report | None):
@@ -295,7 +296,9 @@ class BreakerHarness:
         if actual.cooldown_seconds != wanted.cooldown_seconds:
             named += ["CB-008", "CB-009"]
         if actual.probe != wanted.probe:
-            named += ["CB-007", "CB-010"]
+            # A probe still held where its lease has lapsed is CB-010's case.
+            lapsed = wanted.probe is None and actual.probe is not None
+            named += ["CB-010", "CB-007"] if lapsed else ["CB-007", "CB-010"]
         return tuple(named)
 
     def _requirements(self, command: bc.BreakerCommand) -> tuple[str, ...]:
