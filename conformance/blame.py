@@ -92,7 +92,11 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         return "RT-005" if job_before.retry_count < job_before.max_retries else "RT-004"
     if isinstance(command, cmd.Dispatch):
         if job_before is not None and job_before.status is Status.CANCELLED:
-            return "RT-006" if in_backoff else "LC-012"
+            if in_backoff:
+                return "RT-006"
+            # A job that had started: its outcome overwrote the cancel (a late completion);
+            # one that never had: it started although cancelled.
+            return "LC-003" if job_before.started_at is not None else "LC-012"
         if in_backoff and actual not in _status_values():
             return "RT-003"  # backoff shown as a state of its own
         if in_backoff and field in ("status", "started_at"):
@@ -104,9 +108,10 @@ def record_primary(command: Command | None, field: str, expected: object, actual
             and expected == Status.CANCELLED.value
             and actual in (Status.FAILED.value, Status.SUCCEEDED.value)):
         return "LC-003"  # the decided outcome of an earlier attempt overwrote the cancel
-    if field in ("submitted_at", "started_at", "finished_at") and isinstance(
-            actual, datetime) and actual.utcoffset() is None:
-        return "LC-005"  # a naive datetime, whatever its value
+    if field in ("submitted_at", "started_at", "finished_at"):
+        if isinstance(actual, datetime) and actual.utcoffset() is None:
+            return "LC-005"  # a naive datetime, whatever its value
+        return "LC-004"  # the status agrees (it is compared first): the time is wrong
     if field == "status" and actual not in _status_values():
         return _first(("RT-003",), involved) or "LC-001"
     if field == "error" and isinstance(expected, str) and isinstance(actual, str):
