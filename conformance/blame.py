@@ -69,6 +69,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         return _first(("RT-003", "RT-008") if field == "retry_count" else ("RT-001", "RT-008"),
                       involved) or field_requirements[0]
     if field == "last_heartbeat":
+        if (isinstance(command, cmd.Heartbeat) and job_before is not None
+                and job_before.status.is_terminal):
+            return "LC-003"  # a heartbeat written into a record that has ended
         if (job_before is not None and job_before.status is Status.CANCELLED
                 and job_before.started_at is None):
             return "LC-012"  # a heartbeat from the body of a job cancelled before it started
