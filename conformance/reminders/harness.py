@@ -367,11 +367,15 @@ class ReminderHarness:
         if expected == actual and type(expected) is type(actual):
             return
         blamed = requirements
-        if isinstance(actual, str) and actual.startswith("rejected:"):
-            code = actual.split(":", 1)[1]
-            blamed += (REJECTIONS.get(code, "RM-006"),)
+        primary = None
+        # A refusal on one side: the rule of that refusal's code is what was broken.
+        refused = next((answer for answer in (actual, expected)
+                        if isinstance(answer, str) and answer.startswith("rejected:")), None)
+        if refused is not None:
+            primary = REJECTIONS.get(refused.split(":", 1)[1], "RM-006")
+            blamed += (primary,)
         raise self._fail(blamed, f"the answer to {describe_reminder_command(command)}",
-                         expected, actual)
+                         expected, actual, primary)
 
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Settle the runtime, then compare every reminder, the dispatches and the
