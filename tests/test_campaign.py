@@ -18,7 +18,7 @@ from jobconform.conformance.campaign import (
     shard_seeds,
 )
 from jobconform.conformance.cli import main
-from jobconform.conformance.gallery import late_completion
+from jobconform.conformance.lifecycle.gallery import late_completion
 from jobconform.conformance.partial_claims import LIFECYCLE_ONLY
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jobconform.backends.loading import load_backend
-from jobconform.conformance.lifecycle.machine import run_machine
+from jobconform.conformance.lifecycle.machine import run_lifecycle_machine
 from jobconform.reference.commands import describe
 from jobconform.spec import load_registry
 
@@ -11,7 +11,7 @@ from jobconform.spec import load_registry
 def test_same_seed_same_counterexample() -> None:
     registry = load_registry()
     backend = load_backend("jobconform.conformance.lifecycle.gallery:cleanup_exclusive_boundary")
-    runs = [run_machine(backend, registry.profile("canonical"), registry, seed=7)
+    runs = [run_lifecycle_machine(backend, registry.profile("canonical"), registry, seed=7)
             for _ in range(2)]
     first, second = (run.divergence for run in runs)
     assert first is not None and second is not None
@@ -21,7 +21,7 @@ def test_same_seed_same_counterexample() -> None:
 
 def test_same_seed_same_passing_run() -> None:
     registry = load_registry()
-    runs = [run_machine(load_backend("memory"), registry.profile("canonical"), registry,
+    runs = [run_lifecycle_machine(load_backend("memory"), registry.profile("canonical"), registry,
                         seed=3, examples=50) for _ in range(2)]
     assert runs[0].divergence is None and runs[1].divergence is None
     assert runs[0].steps == runs[1].steps

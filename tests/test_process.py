@@ -50,7 +50,7 @@ from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.gallery.process import PROCESS_DIRECTED_GALLERY
 from jobconform.conformance.harness import AdapterError, Divergence, Harness
-from jobconform.conformance.lifecycle.machine import run_machine
+from jobconform.conformance.lifecycle.machine import run_lifecycle_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.spec import Profile, Registry, load_registry
@@ -178,8 +178,8 @@ def test_every_operation_and_error_passes_the_schemas_both_ways(
 
 def test_a_hypothesis_run_through_the_pipe_passes_the_schemas(
         validated_session: ChildSession, canonical: Profile, registry: Registry) -> None:
-    run = run_machine(ProcessBackend(session=validated_session), canonical, registry,
-                      seed=3, examples=15)
+    run = run_lifecycle_machine(ProcessBackend(session=validated_session), canonical, registry,
+                                seed=3, examples=15)
     assert run.divergence is None
     assert run.steps > 100
 
