@@ -21,6 +21,9 @@ class TallyHarness:
         registry = registry or load_registry()
         self.titles = {req.id: req.title for req in registry.requirements}
 
+    def close(self) -> None:
+        """Nothing to release: the tally lives in memory. Behave closes every area's state."""
+
     def run(self, command: str) -> None:
         """Apply `increment` or `reset` to both sides and compare the values.
 

@@ -11,9 +11,7 @@ from tally_area.harness import TallyHarness
 def _tally(context: Any) -> TallyHarness:
     state = core.state_of(context)
     if "tally" not in state.areas:
-        harness = TallyHarness(state.config.backend, state.config.registry)
-        harness.close = lambda: None  # type: ignore[attr-defined]
-        state.areas["tally"] = harness
+        state.areas["tally"] = TallyHarness(state.config.backend, state.config.registry)
     return state.areas["tally"]  # type: ignore[no-any-return]
 
 
