@@ -118,10 +118,14 @@ class ProcessBackend:
     def __init__(self, command: Sequence[str] | None = None,
                  timeout_seconds: float | None = None,
                  session: ChildSession | None = None) -> None:
+        # How to start the shared session again once a child has broken it (None: a
+        # session given by a test is never replaced).
+        self._restart: tuple[list[str], float, bool] | None = None
         if session is None:
             argv = list(command) if command is not None else configured_command()
             timeout = configured_timeout() if timeout_seconds is None else timeout_seconds
-            session = shared_session(argv, timeout, validation_requested())
+            self._restart = (argv, timeout, validation_requested())
+            session = shared_session(*self._restart)
         self.session = session
         claims = session.claims
         self.name = f"process:{claims.name}"
@@ -129,6 +133,10 @@ class ProcessBackend:
         self.capabilities = claims.capabilities
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ProcessRuntime:
+        if not self.session.alive and self._restart is not None:
+            # A child that wrote a bad line or exited broke only the check it was in:
+            # every later check gets a fresh child, as it gets a fresh runtime.
+            self.session = shared_session(*self._restart)
         answer = self.session.request("open", {"settings": encode_settings(settings)},
                                       now=encode_timestamp(clock.now()))
         return ProcessRuntime(self.session, str(answer.result["runtime"]), clock,

@@ -129,8 +129,14 @@ class AdmissionHarness:
             actual = self._apply(command)
             self.last_answer = actual
             if actual != expected.answer or type(actual) is not type(expected.answer):
+                # Admitted against refused: whether the backlog had room (AD-005); admitted
+                # either way, the per-owner cap decides running against queued (AD-004).
+                refused = any(answer not in (ad.RUNNING, ad.QUEUED)
+                              for answer in (actual, expected.answer))
+                primary = ("AD-005" if isinstance(command, ad.Admit) and refused
+                           and "AD-005" in expected.requirements else None)
                 raise self._fail(expected.requirements, f"the answer to {ad.describe(command)}",
-                                 expected.answer, actual)
+                                 expected.answer, actual, primary)
             self.observe(expected.requirements)
         return actual
 
@@ -224,9 +230,9 @@ class AdmissionHarness:
     # -- comparing -------------------------------------------------------------------------
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
+              actual: object, primary: str | None = None) -> Divergence:
         return Divergence(requirements, what, expected, actual,
-                          cast(list[Any], self.commands), self._titles)
+                          cast(list[Any], self.commands), self._titles, primary)
 
     def _same(self, requirements: tuple[str, ...], what: str, expected: object,
               actual: object) -> None:
