@@ -100,6 +100,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
             # A job that had started: its outcome overwrote the cancel (a late completion);
             # one that never had: it started although cancelled.
             return "LC-003" if job_before.started_at is not None else "LC-012"
+        if (job_before is not None and job_before.redelivery_count > 0
+                and job_before.status is Status.QUEUED and field == "status"):
+            return "RD-001"  # the re-delivered job did not run again as the same job
         if in_backoff and actual not in _status_values():
             return "RT-003"  # backoff shown as a state of its own
         if in_backoff and field in ("status", "started_at"):
@@ -157,10 +160,18 @@ def listing_primary(command: Command | None, expected: list[str], actual: list[s
     return default_primary(command_requirements) or "LC-018"
 
 
-def health_primary(command_requirements: tuple[str, ...], counts_differ: bool) -> str:
-    """The requirement a difference in the health snapshot breaks."""
+def health_primary(command_requirements: tuple[str, ...], counts_differ: bool,
+                   command: Command | None = None, extra_cancels: int = 0) -> str:
+    """The requirement a difference in the health snapshot breaks.
+
+    `extra_cancels` is how many more cancels the backend counted than the oracle while
+    every job record agreed: after a shutdown or a cancel, that is a job already cancelled
+    cancelled again, an ended job that did not absorb the command (LC-003).
+    """
     if counts_differ:
         return "LC-024"
+    if extra_cancels > 0 and isinstance(command, cmd.Shutdown | cmd.Cancel):
+        return "LC-003"
     # Outcome counters off after a retried attempt (RT-007) or a cancel of a running job
     # (LC-013) break that command's rule; otherwise the counting itself (LC-025).
     return _first(("RT-007", "LC-013"), command_requirements) or "LC-025"

@@ -684,7 +684,10 @@ class Harness:
                 wanted_health.queued, wanted_health.running, wanted_health.total) else ()
             raise self._fail(requirements + counts + ("LC-025",), "the health snapshot",
                              wanted_health, health,
-                             blame.health_primary(requirements, bool(counts)))
+                             blame.health_primary(
+                                 requirements, bool(counts),
+                                 self.commands[-1] if self.commands else None,
+                                 health.cancelled - wanted_health.cancelled))
 
     def _freeze(self, view: JobView) -> Record:
         return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery)
@@ -736,3 +739,4 @@ def open_harness(backend: Backend, profile: Profile, registry: Registry | None =
                  **overrides: Any) -> Harness:
     """A harness on a fresh runtime; `overrides` are Harness fields (max_concurrent, …)."""
     return Harness(backend, profile, registry, **overrides)
+

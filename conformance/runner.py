@@ -55,6 +55,9 @@ from jobconform.spec.areas import areas
 
 REQUIREMENT_ID = re.compile(r"\b[A-Z]{2,4}-\d{3}\b")
 NAMED_LINE = re.compile(r"requirement\(s\): (.*)")
+# A Robot check outside the harness (a keyword comparing a read) names the test's own
+# requirements this way: they are its blame when no divergence names one.
+CHECKED_SUFFIX = re.compile(r"\[test checks ([^\]]*)\]")
 # A real-time limit on the Behave child process: generous, and only a guard against a
 # hung adapter (the faulthandler guard inside the harness normally fires first).
 BEHAVE_TIMEOUT_SECONDS = 600
@@ -131,7 +134,7 @@ class SuiteRun:
 def blamed_requirements(message: str) -> tuple[str, ...]:
     """The requirement IDs a divergence message names (first `requirement(s):` line), the
     primary first."""
-    match = NAMED_LINE.search(message)
+    match = NAMED_LINE.search(message) or CHECKED_SUFFIX.search(message)
     return tuple(REQUIREMENT_ID.findall(match.group(1))) if match else ()
 
 

@@ -407,6 +407,12 @@ class ReminderHarness:
                         field_requirements += transitions
                         primary = next((rid for rid in requirements if rid in transitions),
                                        transitions[0] if transitions else None)
+                        restarted = bool(self.commands) and isinstance(self.commands[-1],
+                                                                       RestartReminders)
+                        if carried and (restarted or primary == "RM-007"):
+                            # A reminder that outlived a restart: what the restart kept of
+                            # it, or the timer it had to arm again, is the restart's rule.
+                            primary = "RM-012"
                     raise self._fail(requirements + field_requirements + carried,
                                      f"reminder {alias!r} {name}", getattr(wanted, name),
                                      getattr(actual, name), primary)
@@ -420,7 +426,7 @@ class ReminderHarness:
                          if made.get(a) != expected_dispatches.get(a)}
             carried = ("RM-012",) if differing & self.carried else ()
             raise self._fail((*requirements, "RM-007", *carried), "dispatches made, by reminder",
-                             expected_dispatches, dict(made))
+                             expected_dispatches, dict(made), (carried or ("RM-007",))[0])
 
     def _check_utc(self, alias: str, record: ReminderRecord) -> None:
         for name in ("created_at", "fire_at", "due_at", "fired_at"):
