@@ -314,7 +314,9 @@ class Harness:
             except (Divergence, ValueError):
                 raise
             except AdapterError as error:
-                raise self._adapter_error(command, expected.requirements, error) from error
+                # Chained to what the adapter raised, as the error itself is.
+                raise self._adapter_error(command, expected.requirements,
+                                          error) from error.__cause__ or error
             except Exception as error:
                 # The backend handed back something the harness cannot read (a dict for a
                 # record, a string for a count): an error of the command, not of the kit.
