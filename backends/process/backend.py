@@ -30,10 +30,10 @@ from jobconform.backends.process.wire import (
     decode_health,
     decode_job,
     encode_jitter,
+    encode_outcome,
     encode_policy,
     encode_settings,
     encode_timestamp,
-    outcome_of_body,
 )
 from jobconform.backends.protocol import (
     RETRY,
@@ -178,9 +178,13 @@ class ProcessRuntime:
         return self._ask(operation, **args).result
 
     def _new_decisions(self) -> list[dict[str, Any]]:
-        decided = [job_id for job_id, script in self._undelivered.items() if script.decided()]
-        return [{"job_id": job_id, "outcome": outcome_of_body(self._undelivered.pop(job_id).run)}
-                for job_id in decided]
+        decisions = []
+        for job_id, script in list(self._undelivered.items()):
+            outcome = script.decision()
+            if outcome is not None:
+                del self._undelivered[job_id]
+                decisions.append({"job_id": job_id, "outcome": encode_outcome(outcome)})
+        return decisions
 
     def _job(self, document: Any) -> JobRecord:
         try:
