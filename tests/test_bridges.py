@@ -118,6 +118,28 @@ def test_a_coroutine_that_never_finishes_ends_with_an_error_naming_it() -> None:
     bridge.close()
 
 
+def test_a_coroutine_that_ignores_cancellation_still_ends_with_an_error_naming_it() -> None:
+    """A body that catches CancelledError (a job ignoring its cancellation) must not turn
+    the bridge's error into a hang or an unrelated one, in run() or in close()."""
+    bridge = VirtualLoop(VirtualClock(EPOCH), safety_limit_seconds=0.2)
+
+    async def shrugs_off_cancellation() -> None:
+        while True:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                continue
+
+    with pytest.raises(CoroutineNeverFinished, match="shrugs_off_cancellation"):
+        bridge.run(shrugs_off_cancellation())
+    bridge.spawn(shrugs_off_cancellation(), name="stubborn-worker")
+    bridge.settle()  # it starts: cancelled before its first step, it could not ignore it
+    with pytest.raises(CoroutineNeverFinished, match="ignore cancellation") as error:
+        bridge.close()
+    assert "stubborn-worker" in str(error.value)
+    assert "shrugs_off_cancellation" in str(error.value)  # the one run() gave up on
+
+
 def test_worker_sleeps_and_timed_waits_end_when_the_clock_passes_their_deadline() -> None:
     clock = VirtualClock(EPOCH)
     woke: list[tuple[str, object, datetime]] = []
