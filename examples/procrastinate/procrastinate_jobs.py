@@ -32,10 +32,10 @@ class ProcrastinateRuntime:
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health = jobs.cleanup, jobs.health
         logging.getLogger("procrastinate").setLevel(logging.CRITICAL)  # a traceback per failure
-        self._app = procrastinate.App(connector=InMemoryConnector())
-        self._task = self._app.task(name="body")(self._body)
-        self._loop.run(self._app.open_async(), name="open_async")
-        self._loop.spawn(self._app.run_worker_async(
+        self.app = procrastinate.App(connector=InMemoryConnector())  # public: tests read it
+        self._task = self.app.task(name="body")(self._body)
+        self._loop.run(self.app.open_async(), name="open_async")
+        self._loop.spawn(self.app.run_worker_async(
             concurrency=settings.max_concurrent, install_signal_handlers=False), name="worker")
         self.settle()
 
@@ -86,7 +86,7 @@ class ProcrastinateRuntime:
 
     def _abort(self, job_id: str) -> None:
         self._gate.release(job_id)
-        manager = self._app.job_manager
+        manager = self.app.job_manager
         self._loop.run(manager.cancel_job_by_id_async(self._ids[job_id], abort=True), "cancel")
 
     def cancel(self, job_id: str) -> bool:

@@ -49,6 +49,11 @@ def test_the_worker_polls_and_stamps_on_the_virtual_clock() -> None:
         first_id, second_id = runtime.submit(first), runtime.submit(second)
         clock.advance(3600)  # the worker polls, beats and fetches; no body may start
         runtime.settle()
+        queries = [name for name, _ in runtime.app.connector.queries]  # InMemoryConnector's log
+        assert queries.count("update_heartbeat") == 360  # every 10 s, on the virtual clock
+        # Its one slot is held by the first body, waiting at the gate: the worker waits for
+        # the slot and fetches nothing more (its first fetch at start found nothing).
+        assert queries.count("fetch_job") == 2
         statuses = [getattr(runtime.get(job), "status", None) for job in (first_id, second_id)]
         assert statuses == ["queued", "queued"]
         runtime.dispatch()
