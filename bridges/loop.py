@@ -32,6 +32,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime, timedelta
+from types import FrameType
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import Clock
@@ -187,9 +188,21 @@ class VirtualLoop:
 
 
 def _format_stack(task: asyncio.Future[Any]) -> str:
+    """Where a task waits: its coroutine and every coroutine it awaits, innermost last.
+
+    A suspended task's own stack (`Task.get_stack`) is one frame, its outermost coroutine
+    (a library's worker, say); the coroutine that really waits, the job's body, is found by
+    following what each coroutine awaits."""
     if not isinstance(task, asyncio.Task):
         return "  (a future, not a coroutine: no frame)"
-    frames = task.get_stack()
+    frames: list[tuple[FrameType, int]] = []
+    awaited: Any = task.get_coro()
+    while awaited is not None:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if frame is None:
+            break
+        frames.append((frame, frame.f_lineno))
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
     if not frames:
         return "  (no frame)"
-    return "".join(traceback.format_stack(frames[-1], limit=8)).rstrip()
+    return "".join(traceback.format_list(traceback.StackSummary.extract(frames[-8:]))).rstrip()
