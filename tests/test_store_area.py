@@ -99,6 +99,18 @@ def test_the_oracle_replaces_whole_records_and_names_the_rule_of_an_ids_history(
     assert oracle.explaining("t1") == ("TS-005", "TS-003")
 
 
+def test_a_malformed_command_is_a_clear_error() -> None:
+    harness = StoreHarness(MemoryBackend(), CANONICAL, REGISTRY)
+    try:
+        with pytest.raises(ValueError, match=r"list by a canonical status.*not 'pending'"):
+            harness.run(ListTasks("pending"))
+        with pytest.raises(ValueError, match="has no timezone"):
+            harness.run(ListExpired(EPOCH.replace(tzinfo=None)))
+        assert harness.commands == []
+    finally:
+        harness.close()
+
+
 def test_records_refuse_what_no_store_could_keep() -> None:
     with pytest.raises(ValueError, match="status 'pending' is not canonical"):
         record("t1", status="pending")

@@ -35,7 +35,13 @@ from jobconform.reference.store.commands import (
     StoreCommand,
     describe_store,
 )
-from jobconform.reference.store.oracle import QUEUED, RUNNING, StoreOracle, TaskRecord
+from jobconform.reference.store.oracle import (
+    QUEUED,
+    RUNNING,
+    STATUSES,
+    StoreOracle,
+    TaskRecord,
+)
 from jobconform.spec import Profile, Registry, load_registry
 
 ASYNC_REQUIREMENT = "TS-009"
@@ -105,6 +111,15 @@ def _sorted(forms: list[RecordForm]) -> tuple[RecordForm, ...]:
     return tuple(sorted(forms, key=lambda form: (str(form.task_id), repr(form))))
 
 
+def _check_command(command: StoreCommand) -> None:
+    if isinstance(command, ListTasks) and command.status not in (None, *STATUSES):
+        raise ValueError(f"list by a canonical status ({', '.join(STATUSES)}), not"
+                         f" {command.status!r}; adapters translate their own names")
+    if isinstance(command, ListExpired) and command.before.utcoffset() is None:
+        raise ValueError(f"the cut-off {command.before!r} has no timezone; stores compare UTC"
+                         " instants")
+
+
 @dataclass
 class StoreHarness:
     """Differential execution of store commands on one backend and the oracle.
@@ -159,7 +174,10 @@ class StoreHarness:
         Raises:
             Divergence: the answers differ, or a record handed out earlier changed.
             AdapterError: the adapter hung, or lacks an operation.
+            ValueError: the command is malformed (a status that is not canonical, a
+                cut-off without a timezone).
         """
+        _check_command(command)
         self.commands.append(command)  # type: ignore[arg-type]
         expected, requirements = self._expect(command)
         self.exercised.update(requirements)
