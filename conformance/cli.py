@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-import traceback
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +20,6 @@ from jobconform.conformance.defaults import SELFTEST_EXAMPLES, SUITES
 if TYPE_CHECKING:
     from jobconform.backends.protocol import Backend
     from jobconform.conformance.expectations import ExpectedFailure
-    from jobconform.conformance.runner import RunConfig, SuiteRun
     from jobconform.spec import Registry
 
 
@@ -134,7 +131,7 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
         write_json,
         write_junit,
     )
-    from jobconform.conformance.runner import RunConfig
+    from jobconform.conformance.runner import RunConfig, run_suites
     from jobconform.spec import SpecError
 
     registry = _registry()
@@ -173,9 +170,9 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
     config = RunConfig(backend=backend_name, profile=profile, suites=plan.suites,
                        seed=seed, examples=examples, work_dir=report_dir, selected=selected,
                        regressions=regressions, seeds=plan.seeds, machine_areas=machine_areas,
-                       tolerate=frozenset(expected))
+                       tolerate=frozenset(expected), debug=debug)
     started = time.perf_counter()
-    runs = guarded_suites(config, registry, debug)
+    runs = run_suites(config, registry, _progress)
     summary = RunSummary(backend_name, profile, frozenset(backend.capabilities),
                          registry.version, seed, runs, expected, selected,
                          campaign=plan.report_entry(),
@@ -217,25 +214,6 @@ def _selection(registry: Registry, only_areas: tuple[str, ...],
     selected |= frozenset(only_requirements)
     machine_areas = frozenset(registry.requirement(rid).area for rid in selected)
     return selected, machine_areas
-
-
-def guarded_suites(config: RunConfig, registry: Registry, debug: bool = False) -> list[SuiteRun]:
-    """Run the suites; an error that stops one becomes that suite's failed case, named
-    once, so that a report is written whatever happens (a traceback only with --debug)."""
-    from jobconform.conformance.runner import CaseResult, SuiteRun, run_suites
-
-    runs = []
-    for suite in config.suites:
-        try:
-            runs += run_suites(replace(config, suites=(suite,)), registry, _progress)
-        except Exception as error:
-            if debug:
-                traceback.print_exc()
-            message = f"{suite} stopped: {type(error).__name__}: {error}"
-            _progress(message)
-            runs.append(SuiteRun(suite, 0.0, [CaseResult(suite, f"{suite} run", (), False,
-                                                         message)]))
-    return runs
 
 
 @main.command(name="replay")

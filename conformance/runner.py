@@ -21,6 +21,7 @@ import re
 import subprocess
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,6 +122,8 @@ class RunConfig:
     # Listed deviations (--expected-failures): their divergences are recorded as each
     # case goes on, instead of stopping it (conformance/tolerance.py).
     tolerate: frozenset[str] = frozenset()
+    # Print the Python traceback of an error that stops a suite (`run --debug`).
+    debug: bool = False
 
 
 @dataclass
@@ -479,7 +482,18 @@ def run_suites(config: RunConfig, registry: Registry,
     runs = []
     with tolerating(config.tolerate):
         for number, suite in enumerate(config.suites, 1):
-            runs.append(_run_suite(config, registry, number, suite, progress))
+            try:
+                runs.append(_run_suite(config, registry, number, suite, progress))
+            except Exception as error:
+                # An error that stops a suite becomes its failed case, named once, so that
+                # the other suites run and a report is written whatever happens.
+                if config.debug:
+                    traceback.print_exc()
+                message = f"{suite} stopped: {type(error).__name__}: {error}"
+                if progress is not None:
+                    progress(message)
+                runs.append(SuiteRun(suite, 0.0, [CaseResult(suite, f"{suite} run", (), False,
+                                                             message)]))
     return runs
 
 

@@ -152,6 +152,10 @@ class StoreHarness:
             self.profile.name in registry.requirement(ASYNC_REQUIREMENT).profiles)
         self.oracle = StoreOracle()
         self.held: list[tuple[str, object, RecordForm]] = []  # (where from, view, as read)
+        # Every version saved under each id, oldest first: a store showing a replaced
+        # version broke the replacement (TS-002); one showing no saved version altered the
+        # record (TS-001).
+        self.saved: dict[str, list[RecordForm]] = {}
         self._loop: VirtualLoop | None = None
         opener: object = getattr(self.backend, "open_store", None)
         if not callable(opener):
@@ -212,6 +216,8 @@ class StoreHarness:
             case SaveTask():
                 replacing = command.record.task_id in model.records
                 model.save(command.record)
+                self.saved.setdefault(command.record.task_id, []).append(
+                    RecordForm.of(command.record))
                 return None, ("TS-002", "TS-001") if replacing else ("TS-001",)
             case GetTask():
                 record = model.get(command.task_id)
@@ -316,6 +322,8 @@ class StoreHarness:
         if isinstance(command, ListTasks | ListExpired) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
             requirements = self._blame_list(command, expected, actual) + requirements
+        elif isinstance(command, GetTask) and isinstance(actual, RecordForm):
+            requirements = self._explaining_version(command.task_id, actual) + requirements
         raise self._fail(requirements, f"the answer to {describe_store(command)}", expected,
                          actual)
 
@@ -336,12 +344,21 @@ class StoreHarness:
         if listed and (held is None or listed[0] != RecordForm.of(held)):
             # The store lists a version of the record it should not hold (a replaced or
             # deleted one, or one it altered): the rule of that record's history.
-            return model.explaining(task_id)
+            return self._explaining_version(task_id, listed[0])
         if isinstance(command, ListExpired):
             return model.explaining_expiry(task_id)
         if listed:
             return ("TS-004",)  # the right record, where the filter should have left it out
         return ("TS-004", *model.explaining(task_id))
+
+    def _explaining_version(self, task_id: str, shown: RecordForm) -> tuple[str, ...]:
+        """The rules explaining a wrong version of a held record: a version saved earlier
+        is a replacement that did not replace (TS-002); one never saved, the round trip
+        (TS-001)."""
+        explained = self.oracle.explaining(task_id)
+        if explained[0] == "TS-002" and shown not in self.saved.get(task_id, []):
+            return ("TS-001", "TS-002")
+        return explained
 
     # -- snapshots (TS-008) ------------------------------------------------------------------
 
