@@ -37,8 +37,9 @@ def run(tmp_path: Path, *options: str) -> tuple[int, dict[str, object]]:
 
 
 def test_with_its_deviation_list_the_run_passes_and_reports_them(tmp_path: Path) -> None:
-    # Robot alone meets every deviation; `tox -e example-tenacity` then runs all suites.
-    code, report = run(tmp_path, "--suite", "robot", "--expected-failures", str(DEVIATIONS))
+    # Every suite: each divergence fails only its primary, and the early retry of RT-010
+    # names RT-003 in Behave and LC-002 in the machine only, so no suite alone meets them all.
+    code, report = run(tmp_path, "--expected-failures", str(DEVIATIONS))
     assert code == 0, report["expectation_problems"]
     requirements = report["requirements"]
     assert isinstance(requirements, dict)
@@ -52,7 +53,10 @@ def test_with_its_deviation_list_the_run_passes_and_reports_them(tmp_path: Path)
 def test_without_the_list_the_deviations_fail_the_run(tmp_path: Path) -> None:
     code, report = run(tmp_path, "--suite", "robot")
     assert code == 1
-    assert report["counts"]["fail"] == 8  # type: ignore[index]
+    requirements = report["requirements"]
+    assert isinstance(requirements, dict)
+    failed = {rid for rid, body in requirements.items() if "fail" in body["suites"].values()}
+    assert failed == {"RT-002", "RT-009", "RT-010"}  # Robot's primaries of the deviations
 
 
 def test_tenacity_agrees_with_the_spec_once_attempts_are_counted_from_zero() -> None:
