@@ -157,6 +157,7 @@ class RemoteObject:
     def call(self, method: Method, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Send one request and return its decoded result, or raise its error."""
         bound = _signature(method).bind(*args, **kwargs)
+        bound.apply_defaults()  # every argument travels, so a child needs no defaults
         values = dict(bound.arguments)
         clock = self.clock
         if method.takes_clock:

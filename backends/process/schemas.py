@@ -183,7 +183,8 @@ def generate_v2_schema() -> dict[str, Any]:
     messages: dict[str, Any] = {}
     for interface in CHILD_INTERFACES + KIT_INTERFACES:
         for method in methods(interface).values():
-            required = [n for n, _ in method.parameters if n not in dict(method.defaults)]
+            # The kit sends every argument, defaults included.
+            required = [n for n, _ in method.parameters]
             messages[method.op] = {
                 "args": {"type": "object", "additionalProperties": False,
                          "required": required,
