@@ -5,9 +5,11 @@
 It serves an installed backend (default `memory`, which claims every area) over stdin
 and stdout, one JSON request per line in, one answer per line out. It speaks version 2
 (every area; `server.ObjectServer`) and version 1 (lifecycle, retry and stuck;
-`ChildServer` below), whichever the kit's hello asks for; `--protocol 1` makes it a
-version-1 child, which refuses version 2 as an old child would. With
-JOBCONFORM_PROCESS_VALIDATE=1 it checks every request against the protocol's schemas.
+`ChildServer` below), whichever the kit's hello asks for. `--protocol 1` makes it a
+version-1 child, which refuses version 2 as an old child would: serve a backend whose own
+threads wait on task bodies (`--backend threaded`) that way, since version 2's callbacks
+are made within a request only. With JOBCONFORM_PROCESS_VALIDATE=1 it checks every
+request against the protocol's schemas.
 It never reads a clock: each runtime's clock is the time the kit sent with the latest
 request. Task bodies run here; their outcomes are the kit's (version 1: the decisions
 sent with requests; version 2: the kit's task body, called back).

@@ -84,7 +84,12 @@ class KitObject:
     def __getattr__(self, name: str) -> Callable[..., Any]:
         method = methods(self._interface).get(name)
         if method is None:
-            raise AttributeError(f"the kit's {self._interface.__name__} has no method {name}")
+            # wait_for_decision and wake take or serve a callable, which cannot cross: a
+            # runtime whose own threads wait on the kit's objects speaks version 1.
+            raise AttributeError(
+                f"the kit's {self._interface.__name__} has no method {name} over protocol"
+                " version 2, whose callbacks are made within a request; serve a backend"
+                " whose threads wait on task bodies (threaded) with --protocol 1")
         return lambda *args, **kwargs: self._server.call_kit(self._handle, method, args,
                                                              kwargs)
 
@@ -155,12 +160,12 @@ class ObjectServer:
             return error_answer(request_id, name, str(error), ERROR_KINDS[name].data(error))
 
     def handle(self, request: dict[str, Any]) -> Any:
+        """The encoded result of one request, or the exception its method raised."""
         op = request["op"]
         interface_name, _, method_name = op.partition(".")
         handle = request.get("object")
-        served = self.objects.get(handle) if isinstance(handle, str) else None
-        if handle == "backend":
-            served = None
+        # "backend" is the served backend itself; every other handle one an answer gave.
+        served = None if handle == "backend" else self.objects.get(str(handle))
         if handle != "backend" and served is None:
             raise ProtocolError(f"no object {handle!r} here; it was never handed out or has"
                                 " been closed")
@@ -187,8 +192,8 @@ class ObjectServer:
             encoded = self.result_document(method, result)
         finally:
             self._context = None
-        if method.name == "close" and isinstance(handle, str):
-            self.forget(handle)
+        if method.name == "close":
+            self.forget(str(handle))
         return encoded
 
     def set_clock(self, clock: PushedClock, now: datetime) -> None:
