@@ -20,7 +20,7 @@ import re
 import shutil
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +156,9 @@ def _case(document: Mapping[str, Any]) -> CaseResult:
                       requirements=tuple(document["requirements"]),
                       passed=document["passed"], message=document["message"],
                       blamed=tuple(document["blamed"]),
-                      artifacts=tuple(document["artifacts"]))
+                      artifacts=tuple(document["artifacts"]),
+                      completed=bool(document.get("completed", False)),
+                      also_broken=tuple(document.get("also_broken", ())))
 
 
 def _same(reports: list[tuple[Path, dict[str, Any]]], key: str) -> Any:
@@ -205,8 +207,7 @@ def _copy_traces(cases: Iterable[CaseResult], source: Path, shard: str,
                 traces.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(found, target)
             artifacts.append(str(target))
-        copied.append(CaseResult(case.suite, case.name, case.requirements, case.passed,
-                                 case.message, case.blamed, tuple(artifacts)))
+        copied.append(replace(case, artifacts=tuple(artifacts)))
     return copied
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+import traceback
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,6 +22,7 @@ from jobconform.conformance.defaults import SELFTEST_EXAMPLES, SUITES
 if TYPE_CHECKING:
     from jobconform.backends.protocol import Backend
     from jobconform.conformance.expectations import ExpectedFailure
+    from jobconform.conformance.runner import RunConfig, SuiteRun
     from jobconform.spec import Registry
 
 
@@ -105,22 +108,33 @@ def failed_in_report(path: Path) -> tuple[dict[str, object], frozenset[str]]:
 @click.option("--regressions", "regressions", default=None,
               type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="A folder of trace files (*.json) to run as extra Behave scenarios.")
+@click.option("--area", "only_areas", multiple=True,
+              help="Run only this area's cases and machines (repeatable); the rest of the"
+                   " requirements are reported as \"not run\".")
+@click.option("--requirement", "only_requirements", multiple=True,
+              help="Run only the cases of this requirement ID (repeatable), and the machines"
+                   " of its area; the rest are reported as \"not run\".")
+@click.option("--debug", is_flag=True,
+              help="Show Python tracebacks of errors that stop the run.")
 def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, ...],
         seed: int, examples: int, seed_range: str | None, shard_text: str | None,
         report_dir: Path, expected_file: Path | None,
         markdown_path: Path | None, rerun_report: Path | None,
-        regressions: Path | None) -> None:
+        regressions: Path | None, only_areas: tuple[str, ...],
+        only_requirements: tuple[str, ...], debug: bool) -> None:
     """Run the conformance suites against a backend and print a per-requirement table."""
     from jobconform.conformance.campaign import CampaignError, plan_campaign
     from jobconform.conformance.expectations import ExpectationsError, load_expectations
     from jobconform.conformance.report import (
+        NOT_RERUN,
+        NOT_RUN,
         RunSummary,
         console_table,
         to_markdown,
         write_json,
         write_junit,
     )
-    from jobconform.conformance.runner import RunConfig, run_suites
+    from jobconform.conformance.runner import RunConfig
     from jobconform.spec import SpecError
 
     registry = _registry()
@@ -130,6 +144,11 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
         raise click.BadParameter(str(error), param_hint="--seeds/--shard") from error
     seed = plan.seeds[0] if plan.seeds else seed
     selected: frozenset[str] | None = None
+    unselected = NOT_RERUN
+    machine_areas: frozenset[str] | None = None
+    if only_areas or only_requirements:
+        selected, machine_areas = _selection(registry, only_areas, only_requirements)
+        unselected = NOT_RUN
     if rerun_report is not None:
         earlier, selected = failed_in_report(rerun_report)
         backend_name = backend_name or str(earlier["backend"])
@@ -153,12 +172,15 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
             raise click.BadParameter(str(error), param_hint="--expected-failures") from error
     config = RunConfig(backend=backend_name, profile=profile, suites=plan.suites,
                        seed=seed, examples=examples, work_dir=report_dir, selected=selected,
-                       regressions=regressions, seeds=plan.seeds)
+                       regressions=regressions, seeds=plan.seeds, machine_areas=machine_areas,
+                       tolerate=frozenset(expected))
     started = time.perf_counter()
-    runs = run_suites(config, registry, _progress)
+    runs = guarded_suites(config, registry, debug)
     summary = RunSummary(backend_name, profile, frozenset(backend.capabilities),
                          registry.version, seed, runs, expected, selected,
-                         plan.report_entry(), tuple(getattr(backend, "report_notes", ())))
+                         campaign=plan.report_entry(),
+                         notes=tuple(getattr(backend, "report_notes", ())),
+                         unselected=unselected)
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
     write_junit(report_dir / "junit.xml", summary)
@@ -177,6 +199,43 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
                f" ({time.perf_counter() - started:.1f} s)")
     if summary.failed(registry):
         sys.exit(1)
+
+
+def _selection(registry: Registry, only_areas: tuple[str, ...],
+               only_requirements: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
+    """The requirements and the machine areas that --area and --requirement choose."""
+    known_areas = {r.area for r in registry.requirements}
+    unknown = sorted(set(only_areas) - known_areas)
+    if unknown:
+        raise click.BadParameter(f"unknown area(s) {unknown}; known:"
+                                 f" {', '.join(sorted(known_areas))}", param_hint="--area")
+    unknown = sorted(set(only_requirements) - set(registry.ids()))
+    if unknown:
+        raise click.BadParameter(f"unknown requirement(s) {unknown}; see `jobconform list"
+                                 " requirements`", param_hint="--requirement")
+    selected = frozenset(r.id for r in registry.requirements if r.area in only_areas)
+    selected |= frozenset(only_requirements)
+    machine_areas = frozenset(registry.requirement(rid).area for rid in selected)
+    return selected, machine_areas
+
+
+def guarded_suites(config: RunConfig, registry: Registry, debug: bool = False) -> list[SuiteRun]:
+    """Run the suites; an error that stops one becomes that suite's failed case, named
+    once, so that a report is written whatever happens (a traceback only with --debug)."""
+    from jobconform.conformance.runner import CaseResult, SuiteRun, run_suites
+
+    runs = []
+    for suite in config.suites:
+        try:
+            runs += run_suites(replace(config, suites=(suite,)), registry, _progress)
+        except Exception as error:
+            if debug:
+                traceback.print_exc()
+            message = f"{suite} stopped: {type(error).__name__}: {error}"
+            _progress(message)
+            runs.append(SuiteRun(suite, 0.0, [CaseResult(suite, f"{suite} run", (), False,
+                                                         message)]))
+    return runs
 
 
 @main.command(name="replay")

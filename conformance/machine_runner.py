@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance import tolerance
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.shrinking import machine_phases
 from jobconform.spec import Profile, Registry
@@ -30,6 +31,8 @@ class MachineRun:
     steps: int = 0
     exercised: set[str] = field(default_factory=set)
     divergence: Divergence | None = None
+    # Listed deviations the harnesses recorded and went past (--expected-failures).
+    deviations: list[tolerance.Deviation] = field(default_factory=list)
 
 
 MachineFactory = Callable[[Backend, Profile, Registry | None, MachineRun],
@@ -67,6 +70,7 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)
     hypothesis.seed(seed)(test)
+    tolerance.take()
     try:
         test()
     except Divergence:
@@ -74,4 +78,6 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
             raise
     else:
         run.divergence = None
+    finally:
+        run.deviations = tolerance.take()
     return run

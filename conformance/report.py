@@ -32,8 +32,9 @@ from jobconform.spec import Registry
 PASS, FAIL, UNTESTED, NOT_CLAIMED, NOT_APPLICABLE = (
     "pass", "fail", "untested", "not claimed", "n/a")
 EXPECTED_FAILURE, BLOCKED, NOT_RERUN = "expected failure", "blocked", "not rerun"
+NOT_RUN = "not run"
 VERDICTS = (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED, NOT_CLAIMED, NOT_APPLICABLE,
-            NOT_RERUN)
+            NOT_RERUN, NOT_RUN)
 FAILING = frozenset({FAIL, UNTESTED})
 REPORT_SCHEMA = "report.schema.json"
 REPORT_FORMAT = "jobconform-report/1"
@@ -57,40 +58,45 @@ class RunSummary:
     # What the backend says the reader must know, such as health counters the kit derived
     # for a runtime that keeps none (its `report_notes`, jobconform.bridges).
     notes: tuple[str, ...] = ()
+    # The verdict of a requirement left out of `selected`: "not rerun" for a rerun of
+    # failed requirements, "not run" for --area / --requirement.
+    unselected: str = "not rerun"
 
     def verdicts(self, registry: Registry) -> dict[str, dict[str, str]]:
+        profile_areas = (registry.profile(self.profile).areas
+                         if self.profile in registry.profiles else frozenset())
         table: dict[str, dict[str, str]] = {}
         for requirement in registry.requirements:
             row = {}
             for run in self.suites:
+                rid = requirement.id
+                if (requirement.area not in profile_areas
+                        or self.profile not in requirement.profiles):
+                    row[run.suite] = NOT_APPLICABLE  # the profile does not have it
+                    continue
                 if requirement.area not in self.capabilities:
                     row[run.suite] = NOT_CLAIMED
                     continue
-                rid = requirement.id
-                failed = [c for c in run.cases if not c.passed and rid in c.requirements]
-                # It failed itself: a divergence named it, or a case covering it failed
-                # without naming anything.
-                direct = (any(rid in c.blamed for c in run.cases)
-                          or any(not c.blamed for c in failed))
-                # A case covering it stopped on another requirement, leaving it unproven;
-                # for a machine, everything it exercised before the divergence.
-                stopped = [c for c in failed if c.blamed and rid not in c.blamed]
+                failed = [c for c in run.cases if not c.passed]
+                # It failed itself: it is a divergence's primary, or a case covering it
+                # failed without naming anything. Requirements only "also involved" in a
+                # divergence are not failed by it.
+                direct = (any(rid in c.primaries for c in failed)
+                          or any(not c.blamed and rid in c.requirements for c in failed))
+                # Cases that checked it to their end: passed, ran past listed deviations
+                # only, or (a machine) exercised it with passing observations.
+                checked = [c for c in run.cases if rid in c.requirements and (
+                    c.passed or c.completed or c.suite == "hypothesis")]
                 if direct:
                     row[run.suite] = EXPECTED_FAILURE if rid in self.expected else FAIL
-                elif any(not self.excused(c) for c in stopped):
-                    row[run.suite] = FAIL
-                elif stopped:
-                    row[run.suite] = BLOCKED
-                elif self.selected is not None and requirement.id not in self.selected:
-                    row[run.suite] = NOT_RERUN
-                elif self.profile not in requirement.profiles:
-                    row[run.suite] = NOT_APPLICABLE
-                elif any(rid in c.requirements for c in run.cases):
+                elif self.selected is not None and rid not in self.selected:
+                    row[run.suite] = self.unselected
+                elif checked:
                     row[run.suite] = PASS
-                elif run.suite == "hypothesis" and any(
-                        not c.passed and self.excused(c) for c in run.cases):
-                    # The machine's coverage is what it reached before it stopped at a
-                    # listed deviation; it never had the chance to reach this one.
+                elif any(rid in c.requirements for c in failed) or (
+                        run.suite == "hypothesis" and failed):
+                    # Every case covering it stopped at another requirement's divergence
+                    # before reaching it (a machine: before exercising it).
                     row[run.suite] = BLOCKED
                 else:
                     row[run.suite] = UNTESTED
@@ -125,7 +131,7 @@ class RunSummary:
     def excused(self, case: CaseResult) -> bool:
         """A failed case explained by the listed deviations alone: what it blamed (or, when
         it blamed nothing, what it covers) is all in the expected-failures file."""
-        named = set(case.blamed or case.requirements)
+        named = set(case.primaries or case.requirements)
         return bool(named) and named <= self.expected.keys()
 
     def unexcused_cases(self) -> list[CaseResult]:
@@ -158,7 +164,7 @@ def _counts(verdicts: dict[str, dict[str, str]]) -> dict[str, int]:
                 counts[verdict] += 1
                 break
         else:
-            for verdict in (NOT_CLAIMED, NOT_APPLICABLE, NOT_RERUN):
+            for verdict in (NOT_CLAIMED, NOT_APPLICABLE, NOT_RERUN, NOT_RUN):
                 if values == {verdict}:
                     counts[verdict] += 1
                     break
@@ -177,6 +183,8 @@ def counts_line(counts: Mapping[str, int]) -> str:
               f"{counts[NOT_APPLICABLE]} not applicable"]
     if counts[NOT_RERUN]:
         parts.append(f"{counts[NOT_RERUN]} not rerun")
+    if counts[NOT_RUN]:
+        parts.append(f"{counts[NOT_RUN]} not run")
     return "requirements: " + ", ".join(parts)
 
 
@@ -203,7 +211,8 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
         lines.append(f"{run.suite}: {len(run.cases)} cases, {len(failed)} failed,"
                      f" {run.seconds:.1f} s{steps}")
         for case in failed[:5]:
-            lines.append(f"  FAILED {case.name}")
+            primary = f" [{', '.join(case.primaries)}]" if case.primaries else ""
+            lines.append(f"  FAILED{primary} {case.name}")
             lines += [f"    {line}" for line in case.message.strip().splitlines()[:25]]
             lines += [f"    reproducer: {path}" for path in case.artifacts]
     for problem in summary.unknown_tags(registry):
@@ -225,8 +234,10 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
 
 def _case_json(case: CaseResult) -> dict[str, object]:
     # JSON has arrays, not tuples: the document must be the same before and after a dump.
-    return {key: list(value) if isinstance(value, tuple) else value
-            for key, value in asdict(case).items()}
+    document: dict[str, object] = {key: list(value) if isinstance(value, tuple) else value
+                                   for key, value in asdict(case).items()}
+    document["primary"] = list(case.primaries)
+    return document
 
 
 def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
@@ -299,7 +310,7 @@ def write_json(path: Path, summary: RunSummary, registry: Registry) -> None:
 
 _MARK = {PASS: "✅ pass", FAIL: "❌ fail", EXPECTED_FAILURE: "⚠️ expected failure",
          BLOCKED: "⏸️ blocked", UNTESTED: "❓ untested", NOT_CLAIMED: "⬜ not claimed",
-         NOT_APPLICABLE: "n/a", NOT_RERUN: "not rerun"}
+         NOT_APPLICABLE: "n/a", NOT_RERUN: "not rerun", NOT_RUN: "not run"}
 
 
 def _cell(text: str) -> str:
@@ -354,7 +365,9 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
     if broken:
         lines += ["### Failed cases", ""]
         for case in broken[:10]:
-            lines += [f"<details><summary>{case.suite}: {_cell(case.name)}</summary>", "",
+            primary = f" — {', '.join(case.primaries)}" if case.primaries else ""
+            lines += [f"<details><summary>{case.suite}: {_cell(case.name)}{primary}</summary>",
+                      "",
                       "```", case.message.strip(), "```"]
             lines += [f"Reproducer: `{path}`" for path in case.artifacts]
             lines += ["", "</details>", ""]
@@ -381,13 +394,13 @@ def write_junit(path: Path, summary: RunSummary) -> None:
             for requirement_id in case.requirements:
                 ET.SubElement(properties, "property", name="requirement", value=requirement_id)
             if case in excused:
-                named = sorted(set(case.blamed or case.requirements))
+                named = sorted(set(case.primaries or case.requirements))
                 reasons = "; ".join(f"{rid}: {summary.expected[rid].reason}" for rid in named)
                 skipped = ET.SubElement(element, "skipped", message=f"expected failure ({reasons})")
                 skipped.text = case.message
             elif not case.passed:
-                failure = ET.SubElement(element, "failure",
-                                        message=case.message.strip().splitlines()[0]
-                                        if case.message.strip() else "failed")
+                first = case.message.strip().splitlines()[0] if case.message.strip() else "failed"
+                primary = f"{', '.join(case.primaries)}: " if case.primaries else ""
+                failure = ET.SubElement(element, "failure", message=primary + first)
                 failure.text = case.message
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)

@@ -1,9 +1,10 @@
 """The self-test: every gallery backend must be caught by every suite.
 
 A broken backend counts as caught by a suite when that suite fails on it; the
-requirement(s) named are those whose verdict in that suite is "fail". The self-test
-passes only when each entry is caught by each suite and its expected requirement is
-among those named.
+requirement(s) named are those whose verdict in that suite is "fail", which are the
+primary requirements of its failed cases (conformance/blame.py). The self-test passes only
+when each entry is caught by each suite and its expected requirement is the primary of
+one of them.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Catch:
     entry: GalleryEntry
     suite: str
     named: tuple[str, ...]  # requirements failed in this suite
+    primaries: tuple[str, ...] = ()  # the primary requirements of its failed cases
 
     @property
     def caught(self) -> bool:
@@ -59,7 +61,7 @@ class Catch:
 
     @property
     def named_expected(self) -> bool:
-        return self.entry.catches in self.named
+        return self.entry.catches in self.primaries
 
 
 def runs_in_process(backend: Backend) -> bool:
@@ -94,7 +96,9 @@ def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
     verdicts = summary.verdicts(registry)
     return [
         Catch(entry, run.suite,
-              tuple(rid for rid, row in verdicts.items() if row[run.suite] == FAIL))
+              tuple(rid for rid, row in verdicts.items() if row[run.suite] == FAIL),
+              tuple(dict.fromkeys(rid for case in run.cases if not case.passed
+                                  for rid in case.primaries)))
         for run in runs
     ]
 
@@ -105,11 +109,12 @@ def format_catches(catches: list[Catch]) -> str:
         if not catch.caught:
             verdict = "MISSED"
         elif catch.named_expected:
-            verdict = f"caught by {catch.entry.catches}"
+            verdict = f"caught by {catch.entry.catches} (primary)"
             others = [rid for rid in catch.named if rid != catch.entry.catches]
             if others:
                 verdict += f" (also named: {', '.join(others)})"
         else:
-            verdict = f"caught, but by {', '.join(catch.named)}, not {catch.entry.catches}"
+            verdict = (f"caught, but the primary is {', '.join(catch.primaries) or 'none'},"
+                       f" not {catch.entry.catches}")
         lines.append(f"  {catch.suite:<11} {verdict}")
     return "\n".join(lines)

@@ -2,7 +2,10 @@
 
 The harness never waits on the wall clock to let time pass; this is the one exception
 the project allows: if a single command does not return within a generous real-time
-limit, the process prints what hung, dumps every thread's stack and exits, instead of
+limit, the process prints what hung and dumps every thread's stack. When the guarded call
+runs in the main thread, a signal then raises `AdapterHung` there: the case fails with
+that message, the suites go on with fresh runtimes, and a report is written. Only if
+that does not end the call either (a hang inside C code) does the process exit, instead of
 hanging a CI job forever. Arming and disarming only set two attributes, so the guard
 costs nothing per command.
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import signal
 import sys
 import threading
 import time
@@ -19,6 +23,17 @@ from contextlib import contextmanager
 
 EXIT_CODE_HUNG = 3
 POLL_SECONDS = 0.5
+# After the signal, how long the hung call gets to unwind before the process exits.
+UNWIND_SECONDS = 10.0
+HANG_SIGNAL = signal.SIGUSR2
+
+
+class AdapterHung(RuntimeError):
+    """A guarded call did not return within its real-time safety limit."""
+
+
+def _raise_hung(signum: int, frame: object) -> None:
+    raise AdapterHung(_WATCHDOG.hung_message)
 
 
 class _Watchdog:
@@ -28,9 +43,14 @@ class _Watchdog:
         self._limit = 0.0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._interruptible = False
+        self.hung_message = ""
 
     def arm(self, seconds: float, what: str) -> None:
         self._limit, self._what = seconds, what
+        self._interruptible = threading.current_thread() is threading.main_thread()
+        if self._interruptible and signal.getsignal(HANG_SIGNAL) is not _raise_hung:
+            signal.signal(HANG_SIGNAL, _raise_hung)
         self._deadline = time.monotonic() + seconds
         with self._lock:
             if self._thread is None:
@@ -46,14 +66,20 @@ class _Watchdog:
             # This wait is the real-time safety limit itself, not a way to let time pass.
             threading.Event().wait(POLL_SECONDS)
             deadline = self._deadline
-            if deadline is not None and time.monotonic() > deadline:
-                print(
-                    f"\njobconform: {self._what} did not return within {self._limit:g} s of"
-                    " real time; the adapter hangs (stacks of every thread follow)",
-                    file=sys.__stderr__, flush=True,
-                )
-                faulthandler.dump_traceback(file=2, all_threads=True)
-                os._exit(EXIT_CODE_HUNG)
+            if deadline is None or time.monotonic() <= deadline:
+                continue
+            self.hung_message = (f"{self._what} did not return within {self._limit:g} s of"
+                                 " real time; the adapter hangs")
+            if self._interruptible:
+                # The case fails with this message; the report names it, no stacks needed.
+                self._deadline = time.monotonic() + UNWIND_SECONDS
+                self._interruptible = False
+                signal.pthread_kill(threading.main_thread().ident or 0, HANG_SIGNAL)
+                continue
+            print(f"\njobconform: {self.hung_message} (stacks of every thread follow)",
+                  file=sys.__stderr__, flush=True)
+            faulthandler.dump_traceback(file=2, all_threads=True)
+            os._exit(EXIT_CODE_HUNG)
 
 
 _WATCHDOG = _Watchdog()

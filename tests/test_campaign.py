@@ -117,7 +117,12 @@ def test_merge_joins_every_shards_cases_verdicts_and_traces(broken_shards: list[
     cases = merged["suites"][0]["cases"]
     assert sorted(c["name"] for c in cases) == sorted(
         f"lifecycle machine (seed {s}, {EXAMPLES} examples)" for s in range(4))
-    assert merged["requirements"]["LC-003"]["suites"]["hypothesis"] == "fail"
+    # A late completion is LC-003 after the job ended, LC-014 while a requested cancel is
+    # pending (what the shrunk traces show): the merged report fails what the shards named.
+    primaries = {rid for case in cases if not case["passed"] for rid in case["primary"]}
+    assert primaries and primaries <= {"LC-003", "LC-014"}
+    for rid in primaries:
+        assert merged["requirements"][rid]["suites"]["hypothesis"] == "fail"
     for case in cases:
         for artifact in case["artifacts"]:
             assert Path(artifact).parent == merged_dir / "traces"

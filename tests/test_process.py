@@ -350,9 +350,8 @@ def test_a_malformed_line_is_reported_with_the_line(tmp_path: Path) -> None:
     command = fake_child(tmp_path, answering_hello_then(
         "sys.stdin.readline()\nprint('ready!', flush=True)\nsys.stdin.read()\n"))
     backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
-    with pytest.raises(MalformedMessage, match=r"(?s)malformed line \(line 2 of its stdout,"
-                       r" while the kit waited for its answer to open\): not a JSON line"
-                       r".*the line: ready!"):
+    with pytest.raises(MalformedMessage, match=r"(?s)malformed answer to open \(line 2 of its"
+                       r" stdout\): not a JSON line.*the line: ready!"):
         backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
     assert not backend.session.alive
 

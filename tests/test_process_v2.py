@@ -236,8 +236,8 @@ def test_a_bad_line_from_the_child_mid_session_is_named(tmp_path: Path) -> None:
                          "sys.stdin.read()\n")
     backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
     runtime = backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
-    with pytest.raises(MalformedMessage, match=r"(?s)line 3 of its stdout, while the kit"
-                       r" waited for its answer to JobRuntime.submit\): not a JSON line"
+    with pytest.raises(MalformedMessage, match=r"(?s)malformed answer to JobRuntime.submit"
+                       r" \(line 3 of its stdout\): not a JSON line"
                        r".*the line: \{\"id\": 3, \"ok\": tru\}"):
         runtime.submit(TaskScript())
     assert not backend.session.alive

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from jobconform.conformance.expectations import ExpectedFailure
 from jobconform.conformance.report import RunSummary, console_table
 from jobconform.conformance.runner import CaseResult, SuiteRun, blamed_requirements
 from jobconform.spec import Registry, load_registry
@@ -36,13 +37,46 @@ def test_uncovered_requirement_is_untested_and_fails_the_run(registry: Registry)
     assert run.failed(registry)
 
 
-def test_blamed_requirement_fails_even_when_its_own_cases_pass(registry: Registry) -> None:
-    failing = CaseResult("behave", "x", ("LC-002",), False, "boom", ("LC-003",))
+def test_the_primary_fails_even_when_its_own_cases_pass(registry: Registry) -> None:
+    # A case covering LC-002 stopped at a divergence whose primary is LC-003, with LC-011
+    # only involved: LC-003 fails; LC-002 and LC-011 pass, other cases proved them.
+    failing = CaseResult("behave", "x", ("LC-002",), False, "boom", ("LC-003", "LC-011"))
     cases = [*covering_all(registry), failing]
     verdicts = summary(cases).verdicts(registry)
-    assert verdicts["LC-002"]["behave"] == "fail"
     assert verdicts["LC-003"]["behave"] == "fail"
+    assert verdicts["LC-002"]["behave"] == "pass"
+    assert verdicts["LC-011"]["behave"] == "pass"
     assert verdicts["LC-004"]["behave"] == "pass"
+
+
+def test_a_requirement_only_a_stopped_case_covers_is_blocked(registry: Registry) -> None:
+    failing = CaseResult("behave", "x", ("LC-002",), False, "boom", ("LC-003",))
+    cases = [case for case in covering_all(registry) if case.name != "LC-002"]
+    verdicts = summary([*cases, failing]).verdicts(registry)
+    assert verdicts["LC-002"]["behave"] == "blocked"
+    assert verdicts["LC-003"]["behave"] == "fail"
+
+
+def test_a_case_that_ran_past_listed_deviations_proves_the_rest(registry: Registry) -> None:
+    ran_on = CaseResult("behave", "x", ("LC-002", "LC-003"), False, "listed", ("LC-003",),
+                        completed=True)
+    cases = [case for case in covering_all(registry) if case.name != "LC-002"]
+    listed = {"LC-003": ExpectedFailure("LC-003", "known")}
+    run = RunSummary("b", "canonical", frozenset({"lifecycle"}), "0.1.0", 0,
+                     [SuiteRun("behave", 0.1, [*cases, ran_on])], listed)
+    verdicts = run.verdicts(registry)
+    assert verdicts["LC-002"]["behave"] == "pass"
+    assert verdicts["LC-003"]["behave"] == "expected failure"
+
+
+def test_areas_outside_the_profile_are_not_applicable(registry: Registry) -> None:
+    profile = next(p for p in registry.profiles.values() if "retry" not in p.areas)
+    run = RunSummary("b", profile.name, frozenset({"lifecycle", "retry"}), "0.1.0", 0,
+                     [SuiteRun("behave", 0.1, covering_all(registry))])
+    verdicts = run.verdicts(registry)
+    assert set(verdicts["RT-001"].values()) == {"n/a"}
+    assert set(verdicts["CB-001"].values()) == ({"n/a"} if "breaker" not in profile.areas
+                                                else {"not claimed"})
 
 
 def test_unclaimed_area_is_never_a_pass(registry: Registry) -> None:
@@ -169,3 +203,18 @@ def test_behave_results_cut_off_by_the_hang_watchdog_are_no_results(tmp_path: Pa
     assert _read_behave_results(cut) is None
     assert _read_behave_results(tmp_path / "missing.json") is None
     assert _read_behave_results(whole) == [{"name": "Lifecycle", "elements": []}]
+
+
+def test_area_runs_only_that_area_and_reports_the_rest_as_not_run(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["run", "--backend", BROKEN, "--suite", "behave",
+                                       "--area", "stuck", "--report-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    for rid, body in report["requirements"].items():
+        expected = {"pass"} if body["area"] == "stuck" else {"not run"}
+        assert set(body["suites"].values()) == expected, rid
+    one = CliRunner().invoke(main, ["run", "--backend", BROKEN, "--suite", "behave",
+                                    "--requirement", "LC-015", "--report-dir",
+                                    str(tmp_path / "one")])
+    assert one.exit_code == 1
+    assert "[LC-015]" in one.output

@@ -19,5 +19,6 @@ def test_gallery_entry_is_caught_by_every_suite(entry: GalleryEntry, tmp_path: P
     for catch in catches:
         assert catch.caught, f"{catch.suite} missed {entry.name}: {entry.bug}"
         assert catch.named_expected, (
-            f"{catch.suite} caught {entry.name} but named {catch.named}, not {entry.catches}"
+            f"{catch.suite} caught {entry.name} but its primary is {catch.primaries},"
+            f" not {entry.catches}"
         )

@@ -139,16 +139,24 @@ class ProcessBackend:
     def __init__(self, command: Sequence[str] | None = None,
                  timeout_seconds: float | None = None,
                  session: ChildSession | None = None) -> None:
+        # How to start the shared session again once a child has broken it (None: a
+        # session given by a test is never replaced).
+        self._restart: tuple[list[str], float, bool] | None = None
         if session is None:
             argv = list(command) if command is not None else configured_command()
             timeout = configured_timeout() if timeout_seconds is None else timeout_seconds
-            session = shared_session(argv, timeout, validation_requested())
-        self.session = session
+            self._restart = (argv, timeout, validation_requested())
+            session = shared_session(*self._restart)
+        self._attach(session)
         claims = session.claims
         self.name = f"process:{claims.name}"
         self.profile = claims.profile
         self.capabilities = claims.capabilities & carried_areas(session.version)
         self.version = session.version
+
+    def _attach(self, session: ChildSession) -> None:
+        """Talk to the child through `session`; version 2 needs the kit's objects on it."""
+        self.session = session
         self._remote: RemoteObject | None = None
         if session.version >= 2:
             if session.kit_objects is None:
@@ -159,9 +167,16 @@ class ProcessBackend:
             self._remote = RemoteObject(session.kit_objects, "backend", interfaces.Backend,
                                         None)
 
+    def _live_session(self) -> None:
+        if not self.session.alive and self._restart is not None:
+            # A child that wrote a bad line or exited broke only the check it was in:
+            # every later check gets a fresh child, as it gets a fresh runtime.
+            self._attach(shared_session(*self._restart))
+
     def open(self, settings: RuntimeSettings, clock: Clock) -> Any:
         """A fresh runtime in the child: a `RemoteObject` (version 2) or a
         `ProcessRuntime` (version 1)."""
+        self._live_session()
         if self._remote is not None:
             return self._remote.open(settings, clock)
         answer = self.session.request("open", {"settings": encode_settings(settings)},
@@ -173,9 +188,10 @@ class ProcessBackend:
     def __getattr__(self, name: str) -> Any:
         """The opener of each service area the child claims (`open_breaker`, ...), as the
         harness looks them up; an area not claimed has none."""
-        remote = self.__dict__.get("_remote")
-        if remote is not None and name in _OPENERS and _OPENERS[name] in self.capabilities:
-            return getattr(remote, name)
+        if (self.__dict__.get("_remote") is not None and name in _OPENERS
+                and _OPENERS[name] in self.capabilities):
+            self._live_session()
+            return getattr(self._remote, name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 

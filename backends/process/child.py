@@ -383,9 +383,13 @@ def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildSe
         description="Serve a jobconform backend over the process protocol (stdin/stdout).")
     parser.add_argument("--backend", default="memory",
                         help="installed backend name or module:attr to serve (default: memory)")
-    parser.add_argument("--protocol", type=int, choices=(1, 2), default=PROTOCOL_VERSION,
+    # A caller that replaces only the version-1 server (a broken child of the gallery)
+    # wants it spoken: such a child offers version 1 alone.
+    newest = V1 if server_type is not ChildServer and object_server_type is ObjectServer \
+        else PROTOCOL_VERSION
+    parser.add_argument("--protocol", type=int, choices=(1, 2), default=newest,
                         help="the newest protocol version to speak (1: act as a version-1"
-                             " child; default: 2)")
+                             f" child; default: {newest})")
     options = parser.parse_args(argv)
     try:
         backend = load_backend(options.backend)

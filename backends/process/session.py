@@ -340,9 +340,8 @@ class ChildSession:
         text = self._last_line.decode("utf-8", errors="replace")
         shown = text if len(text) <= 300 else text[:300] + "…"
         return MalformedMessage(
-            f"the child `{self.display}` wrote a malformed line (line {self._lines} of its"
-            f" stdout, while the kit waited for its answer to {operation}): {problem}"
-            f"\n  the line: {shown}"
+            f"the child `{self.display}` wrote a malformed answer to {operation} (line"
+            f" {self._lines} of its stdout): {problem}\n  the line: {shown}"
             f"\n  (the protocol's schemas are in jobconform/backends/process/schemas;"
             " docs/process-protocol.md describes every message)"
         )

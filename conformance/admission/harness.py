@@ -78,6 +78,15 @@ def open_admission_runtime(backend: Backend, clock: VirtualClock,
     return cast(AdmissionRuntime, opener(clock, config))
 
 
+def ceiling_primary(expected: object, actual: object) -> str:
+    """A ceiling read that differs: a stored value outside 1 to 32 is clamped on read and
+    kept as it is (AD-003); within the range, what was written or defaulted (AD-002)."""
+    stored = expected.get("stored") if isinstance(expected, dict) else None
+    if isinstance(stored, int) and not 1 <= stored <= 32:
+        return "AD-003"
+    return "AD-002"
+
+
 @dataclass
 class AdmissionHarness:
     """Differential execution of admission commands on one backend runtime and the oracle.
@@ -129,8 +138,16 @@ class AdmissionHarness:
             actual = self._apply(command)
             self.last_answer = actual
             if actual != expected.answer or type(actual) is not type(expected.answer):
+                # Admitted against refused: whether the backlog had room (AD-005); admitted
+                # either way, the per-owner cap decides running against queued (AD-004).
+                refused = any(answer not in (ad.RUNNING, ad.QUEUED)
+                              for answer in (actual, expected.answer))
+                primary = ("AD-005" if isinstance(command, ad.Admit) and refused
+                           and "AD-005" in expected.requirements else None)
+                if isinstance(command, ad.ReadCeiling):
+                    primary = ceiling_primary(expected.answer, actual)
                 raise self._fail(expected.requirements, f"the answer to {ad.describe(command)}",
-                                 expected.answer, actual)
+                                 expected.answer, actual, primary)
             self.observe(expected.requirements)
         return actual
 
@@ -224,9 +241,9 @@ class AdmissionHarness:
     # -- comparing -------------------------------------------------------------------------
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
+              actual: object, primary: str | None = None) -> Divergence:
         return Divergence(requirements, what, expected, actual,
-                          cast(list[Any], self.commands), self._titles)
+                          cast(list[Any], self.commands), self._titles, primary)
 
     def _same(self, requirements: tuple[str, ...], what: str, expected: object,
               actual: object) -> None:
@@ -239,8 +256,11 @@ class AdmissionHarness:
         model = self.model
         self._call("settle", self.runtime.settle)
         snapshot = self._call("snapshot", self.runtime.snapshot)
-        self._same((*requirements, "AD-003"), "the fleet ceiling (stored, in force)",
-                   model.ceiling_view(), asdict(snapshot.ceiling))
+        wanted_ceiling, actual_ceiling = model.ceiling_view(), asdict(snapshot.ceiling)
+        if wanted_ceiling != actual_ceiling:
+            raise self._fail((*requirements, "AD-002", "AD-003"),
+                             "the fleet ceiling (stored, in force)", wanted_ceiling,
+                             actual_ceiling, ceiling_primary(wanted_ceiling, actual_ceiling))
         self._same((*requirements, "AD-009"), "the owners", list(model.owners),
                    [owner.name for owner in snapshot.owners])
         for owner in snapshot.owners:
@@ -250,8 +270,12 @@ class AdmissionHarness:
             for key, field_requirements in OWNER_FIELD_REQUIREMENTS.items():
                 self._same(requirements + field_requirements, f"owner {name!r} {key}",
                            wanted[key], actual.get(key))
-            self._same((*requirements, "AD-005", "AD-006"), f"owner {name!r} backlog, in order",
-                       model.backlogs[name], list(owner.backlog))
+            if model.backlogs[name] != list(owner.backlog):
+                # Its depth agreed above (AD-005): which entries are left, and their order,
+                # is the drain's arrival order.
+                raise self._fail((*requirements, "AD-005", "AD-006"),
+                                 f"owner {name!r} backlog, in order", model.backlogs[name],
+                                 list(owner.backlog), "AD-006")
             self._same((*requirements, "AD-013", "AD-014"), f"owner {name!r} schedules",
                        [list(s) for s in model.owners[name].schedules],
                        [list(s) for s in owner.schedules])

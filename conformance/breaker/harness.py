@@ -236,29 +236,43 @@ class BreakerHarness:
             for index, worker in enumerate(self.workers):
                 actual = self._readout(worker, target)
                 if actual != wanted:
-                    shared = ("CB-013",) if index else ()
-                    raise self._fail(requirements + shared + self._field_requirements(
-                        wanted, actual), f"worker {index}'s read of target {target!r}",
-                        wanted, actual)
+                    # A read that differs on a worker other than the one the command went
+                    # through: the other worker did not see it through the store.
+                    acting = getattr(command, "worker", None)
+                    shared = ("CB-013",) if index != (acting or 0) else ()
+                    fields = self._field_requirements(wanted, actual)
+                    # A read that differs on the second worker only: the breaker is not
+                    # shared through the store (CB-013). Else the differing field's rule,
+                    # the one the command also names if any (a timeout counted: CB-003).
+                    raise self._fail(requirements + shared + fields,
+                                     f"worker {index}'s read of target {target!r}",
+                                     wanted, actual, shared[0] if shared
+                                     else "CB-010" if fields[:1] == ("CB-010",) else next(
+                                         (rid for rid in fields if rid in requirements),
+                                         fields[0] if fields else None))
             if isinstance(command, bc.AddWork | bc.Report | None):
                 self._compare_work(target, requirements)
         outages = sum(self._call("logged_outages", worker.logged_outages)
                       for worker in self.workers)
         if outages != self.model.warnings:
             raise self._fail((*requirements, "CB-011"), "operations logged as store outages",
-                             self.model.warnings, outages)
+                             self.model.warnings, outages, "CB-011")
 
     def _compare_work(self, target: str, requirements: tuple[str, ...]) -> None:
         """The target's queue and failed work: only new work and outcomes (trips) change
         them, so they are read after those commands (and on a full observation)."""
         queued = list(self._call("queued", lambda: self.workers[0].queued(target)))
         if queued != self.model.queues.get(target, []):
-            raise self._fail((*requirements, "CB-005"), f"the queue of {target!r}",
-                             self.model.queues.get(target, []), queued)
+            # Work still queued that a trip should have drained into failed work is CB-006.
+            undrained = [work for work in queued if work in self.model.failed_work.get(
+                target, []) and work not in self.model.queues.get(target, [])]
+            raise self._fail((*requirements, "CB-005", "CB-006"), f"the queue of {target!r}",
+                             self.model.queues.get(target, []), queued,
+                             "CB-006" if undrained else "CB-005")
         failed = list(self._call("failed_work", lambda: self.workers[0].failed_work(target)))
         if failed != self.model.failed_work.get(target, []):
             raise self._fail((*requirements, "CB-006"), f"the failed work of {target!r}",
-                             self.model.failed_work.get(target, []), failed)
+                             self.model.failed_work.get(target, []), failed, "CB-006")
 
     def _readout(self, worker: BreakerRuntime, target: str) -> BreakerView | str | None:
         """The backend's read as a `BreakerView`, or a description of what was wrong."""
@@ -282,7 +296,9 @@ class BreakerHarness:
         if actual.cooldown_seconds != wanted.cooldown_seconds:
             named += ["CB-008", "CB-009"]
         if actual.probe != wanted.probe:
-            named += ["CB-007", "CB-010"]
+            # A probe still held where its lease has lapsed is CB-010's case.
+            lapsed = wanted.probe is None and actual.probe is not None
+            named += ["CB-010", "CB-007"] if lapsed else ["CB-007", "CB-010"]
         return tuple(named)
 
     def _requirements(self, command: bc.BreakerCommand) -> tuple[str, ...]:
@@ -311,7 +327,8 @@ class BreakerHarness:
             if state is BreakerState.OPEN:
                 return ("CB-005",)
             lapsed = breaker.probe is not None and live_probe(breaker, now) is None
-            return ("CB-007", "CB-010") if lapsed else ("CB-007",)
+            # With the probe's lease lapsed, the lease (CB-010) decides this call.
+            return ("CB-010", "CB-007") if lapsed else ("CB-007",)
         assert isinstance(command, bc.Report)
         counted = (command.outcome == CallOutcome.FAILURE
                    and command.failure_class in self.model.settings.counted_classes)
@@ -347,6 +364,6 @@ class BreakerHarness:
         return describe(cast(Command, command))
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
+              actual: object, primary: str | None = None) -> Divergence:
         return Divergence(requirements, what, expected, actual,
-                          cast(list[Command], self.commands), self._titles)
+                          cast(list[Command], self.commands), self._titles, primary)

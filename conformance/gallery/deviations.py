@@ -11,11 +11,22 @@ It is not in the self-test gallery: the gallery holds one bug class per backend.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
-from jobconform.backends.protocol import LIFECYCLE, RETRY, STUCK, Clock, RuntimeSettings
+from jobconform.backends.protocol import (
+    LIFECYCLE,
+    REAPER,
+    RETRY,
+    STUCK,
+    Clock,
+    JobView,
+    RuntimeSettings,
+)
 from jobconform.conformance.lifecycle.gallery import (
+    CancelAlwaysTrueRuntime,
     JitterAfterCapRuntime,
     StuckInclusiveBoundaryRuntime,
 )
@@ -40,3 +51,31 @@ class TwoDeviationsBackend(MemoryBackend):
 
 
 two_deviations = TwoDeviationsBackend
+
+
+# -- three independent deviations in three areas (issue 15's proof) -------------------------
+
+THREE_DEVIATIONS_FILE = Path(__file__).with_name("three_deviations.yaml")
+THREE_DEVIATIONS = f"{__name__}:three_deviations"
+
+
+class ThreeDeviationsRuntime(JitterAfterCapRuntime, CancelAlwaysTrueRuntime):
+    """Jitter added after the cap (retry, RT-009), cancel answering true for a finished job
+    (lifecycle, LC-015), and `list_expired` taking its boundary as inclusive (reaper,
+    RP-003). Each changes only an answer, never the runtime's state, so each is caught by
+    its own requirement and none of them hides another."""
+
+    def list_expired(self, before: datetime) -> Sequence[JobView]:
+        # One microsecond later under the strict `<` is `<=` at the datetimes' resolution.
+        return super().list_expired(before + timedelta(microseconds=1))
+
+
+class ThreeDeviationsBackend(MemoryBackend):
+    name = "gallery.three_deviations"
+    capabilities = frozenset({LIFECYCLE, RETRY, REAPER})
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return ThreeDeviationsRuntime(settings, clock)
+
+
+three_deviations = ThreeDeviationsBackend

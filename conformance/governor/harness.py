@@ -97,8 +97,14 @@ class GovernorHarness:
         with guarded(self.safety_timeout, describe(cast(Command, command))):
             answer, expected = self._apply(command)
             if not self._agree(answer, expected):
-                raise self._fail(requirements, f"the answer to"
-                                 f" {describe(cast(Command, command))}", expected, answer)
+                # Refused on both sides, but not with the oracle's retry-after: a refusal
+                # the sender cannot retry (RG-004), whatever cap refused it.
+                refused_both = (isinstance(command, gc.Offer) and isinstance(answer, tuple)
+                                and isinstance(expected, tuple) and len(answer) == 2
+                                and answer[0] is False and expected[0] is False)
+                raise self._fail(requirements + (("RG-004",) if refused_both else ()),
+                                 f"the answer to {describe(cast(Command, command))}",
+                                 expected, answer, "RG-004" if refused_both else None)
             self.observe(requirements)
         return answer
 
@@ -193,6 +199,6 @@ class GovernorHarness:
             ) from error
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
+              actual: object, primary: str | None = None) -> Divergence:
         return Divergence(requirements, what, expected, actual,
-                          cast(list[Command], self.commands), self._titles)
+                          cast(list[Command], self.commands), self._titles, primary)

@@ -193,8 +193,12 @@ class IdempotencyHarness:
                        else oracle.webhook_key(command.token, command.body))
                 decision = model.claim(oracle.webhook_scope(command.token), key, command.body,
                                        command.handle, now)
+                # A payload mismatch the oracle refuses is IK-006 whatever the key; any
+                # other difference on a delivery starts with how its key is derived.
+                mismatch = "IK-006" in decision.requirements
                 return (self._form(decision.answer, True),
-                        ("IK-008", *decision.requirements))
+                        (*decision.requirements, "IK-008") if mismatch
+                        else ("IK-008", *decision.requirements))
             case ClaimEffect():
                 key = oracle.effect_key(command.execution_id, command.effect_type,
                                         dict(command.identity), command.dedup_label)

@@ -292,10 +292,16 @@ class CancelledJobStartsStore(InMemoryJobStore):
 
     def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
         with self._lock:
+            # As the real claim, backoff and retried jobs included; the one bug: a job
+            # cancelled while it waited is still taken from the queue.
             picked = [job for job in self._jobs.values()
-                      if job.started_at is None and job.status in (QUEUED, CANCELLED)][:limit]
-            claimed = [replace(job, status=RUNNING, started_at=now, worker_id=worker_id)
-                       for job in picked]
+                      if (job.status == QUEUED or (job.status == CANCELLED
+                                                   and job.started_at is None))
+                      and (job.next_attempt_at is None or job.next_attempt_at <= now)][:limit]
+            # Everything else as the real claim does (last_heartbeat included), so that
+            # the missing re-check is this entry's one bug.
+            claimed = [replace(job, status=RUNNING, started_at=now, last_heartbeat=now,
+                               worker_id=worker_id) for job in picked]
             for job in claimed:
                 self._jobs[job.job_id] = job
             return claimed

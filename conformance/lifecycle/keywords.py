@@ -43,6 +43,7 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import BackendLoadError, load_backend
 from jobconform.backends.protocol import Backend, HealthView, JobView
+from jobconform.conformance import tolerance
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, freeze
@@ -176,6 +177,10 @@ class JobconformLibrary:
         """An assertion error naming the requirements the running test is tagged with."""
         ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
         suffix = f" [test checks {', '.join(ids)}]" if ids else ""
+        harness = getattr(self, "_harness", None)
+        if isinstance(harness, Harness) and harness.tolerated_at_last_step() is not None:
+            # The same listed deviation the harness recorded at this command.
+            return AssertionError(f"{tolerance.AT_LISTED_DEVIATION} {message}{suffix}")
         return AssertionError(message + suffix)
 
     def _canonical(self, status: str) -> str:

@@ -38,6 +38,7 @@ from behave import given, register_type, then, use_step_matcher, when
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend, JobView
+from jobconform.conformance import tolerance
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness
@@ -222,6 +223,7 @@ def before_scenario(context: Any, scenario: Any) -> None:
     """Skip a scenario that cannot apply; else a fresh harness with the profile's limits."""
     config = _run_config(context)
     context.jobconform = None
+    tolerance.take()  # a fresh journal of listed deviations for this scenario
     reason = skip_reason(config.registry, config.backend, config.profile,
                          requirement_tags(getattr(scenario, "effective_tags", ())))
     if reason is not None:
@@ -230,8 +232,26 @@ def before_scenario(context: Any, scenario: Any) -> None:
     context.jobconform = open_state(config)
 
 
+def _step_error(scenario: Any, state: object) -> str | None:
+    """The exception a step raised (Behave's JSON results leave out its message), with
+    the requirement of the command it raised in when the harness does not say it."""
+    for step in getattr(scenario, "steps", ()):
+        error = getattr(step, "exception", None)
+        if str(getattr(step, "status", "")).endswith("error") and error is not None:
+            message = f"{type(error).__name__}: {error}"
+            if ("requirement(s):" not in message and isinstance(state, ScenarioState)
+                    and state.opened is not None):
+                message += f"\n  requirement(s): {state.opened.last_command_named()}"
+            return message
+    return None
+
+
 def after_scenario(context: Any, scenario: Any) -> None:
     state = getattr(context, "jobconform", None)
+    error = _step_error(scenario, state)
+    if error is not None:
+        tolerance.write_case_error(
+            f"{getattr(scenario.feature, 'name', '?')}: {scenario.name}", error)
     if isinstance(state, ScenarioState):
         try:
             for area_state in state.areas.values():
@@ -240,15 +260,25 @@ def after_scenario(context: Any, scenario: Any) -> None:
             if state.opened is not None:
                 state.opened.close()
             context.jobconform = None
+    deviations = tolerance.take()
+    if deviations:
+        # Behave's own results cannot carry them: the runner reads this file beside them.
+        tolerance.write_case_deviations(
+            f"{getattr(scenario.feature, 'name', '?')}: {scenario.name}", deviations)
 
 
 # -- helpers for checks -------------------------------------------------------------------
 
 
 def _requirements(context: Any) -> str:
-    """The scenario's requirement tags, with titles, as a Divergence names them."""
+    """The scenario's requirement tags, with titles, as a Divergence names them: first
+    the tag the latest command's primary requirement matches, if any."""
     scenario = getattr(context, "scenario", None)
     tags = requirement_tags(getattr(scenario, "effective_tags", ()))
+    state = getattr(context, "jobconform", None)
+    if isinstance(state, ScenarioState) and state.opened is not None:
+        ranking = state.opened.last_command_ranked()
+        tags.sort(key=lambda tag: ranking.index(tag) if tag in ranking else len(ranking))
     config = getattr(context, "jobconform_config", None)
     titles = ({r.id: r.title for r in config.registry.requirements}
               if isinstance(config, RunConfig) else {})
@@ -257,9 +287,12 @@ def _requirements(context: Any) -> str:
 
 def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
     """Fail a Then-step in the Divergence's layout, naming the scenario's requirements."""
+    state = getattr(context, "jobconform", None)
+    if not ok and isinstance(state, ScenarioState) and state.opened is not None and (
+            state.opened.tolerated_at_last_step() is not None):
+        return  # the harness already recorded this listed deviation at this command
     if not ok:
         named = _requirements(context)
-        state = getattr(context, "jobconform", None)
         commands = (state.opened.commands if isinstance(state, ScenarioState)
                     and state.opened is not None else [])
         steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(commands, 1))

@@ -81,6 +81,11 @@ def reason_requirements(expected: str | None, actual: object) -> tuple[str, ...]
     pair = {expected, actual}
     if "no_progress" in pair and pair & OUTRANK_NO_PROGRESS:
         ids.insert(0, "LP-013")
+    elif (expected in (None, StopReason.MAX_RUNS_REACHED.value) and isinstance(actual, str)
+          and actual != expected and actual in REASON_REQUIREMENTS):
+        # Still running, or a natural end: no other reason held, so the one the backend
+        # gave fired where it must not.
+        ids.insert(0, REASON_REQUIREMENTS[actual])
     elif expected is not None and isinstance(actual, str) and actual != expected:
         ids.insert(0, "LP-004")  # both stop reasons hold: the order picks one
     return tuple(ids)
@@ -361,7 +366,7 @@ class LoopsHarness:
         if len(runs) != len(expected_runs):
             reason = None if loop.stop_reason is None else loop.stop_reason.value
             actual_reason = getattr(view, "stop_reason", None)
-            raise self._fail(("LP-002", *reason_requirements(reason, actual_reason)),
+            raise self._fail((*reason_requirements(reason, actual_reason), "LP-002"),
                              f"loop {alias!r} number of runs", len(expected_runs), len(runs))
         agent = self.agents.get(alias)
         for expected, actual in zip(expected_runs, runs, strict=True):

@@ -357,20 +357,25 @@ class ReminderHarness:
     # -- comparing -----------------------------------------------------------------------
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
+              actual: object, primary: str | None = None) -> Divergence:
         commands: list[Command] = list(self.commands)  # type: ignore[arg-type]
-        return Divergence(requirements, what, expected, actual, commands, self._titles)
+        return Divergence(requirements, what, expected, actual, commands, self._titles,
+                          primary)
 
     def _compare_answer(self, command: ReminderCommand, expected: object, actual: object,
                         requirements: tuple[str, ...]) -> None:
         if expected == actual and type(expected) is type(actual):
             return
         blamed = requirements
-        if isinstance(actual, str) and actual.startswith("rejected:"):
-            code = actual.split(":", 1)[1]
-            blamed += (REJECTIONS.get(code, "RM-006"),)
+        primary = None
+        # A refusal on one side: the rule of that refusal's code is what was broken.
+        refused = next((answer for answer in (actual, expected)
+                        if isinstance(answer, str) and answer.startswith("rejected:")), None)
+        if refused is not None:
+            primary = REJECTIONS.get(refused.split(":", 1)[1], "RM-006")
+            blamed += (primary,)
         raise self._fail(blamed, f"the answer to {describe_reminder_command(command)}",
-                         expected, actual)
+                         expected, actual, primary)
 
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Settle the runtime, then compare every reminder, the dispatches and the
@@ -394,11 +399,23 @@ class ReminderHarness:
             carried = ("RM-012",) if alias in self.carried else ()
             for name, field_requirements in FIELD_REQUIREMENTS.items():
                 if getattr(actual, name) != getattr(wanted, name):
+                    primary = None
                     if name == "status":
-                        field_requirements += status_requirements(wanted.status, actual.status)
+                        # The transition that explains the wrong state, the one the
+                        # command also names if any (an unknown outcome: RM-010).
+                        transitions = status_requirements(wanted.status, actual.status)
+                        field_requirements += transitions
+                        primary = next((rid for rid in requirements if rid in transitions),
+                                       transitions[0] if transitions else None)
+                        restarted = bool(self.commands) and isinstance(self.commands[-1],
+                                                                       RestartReminders)
+                        if carried and (restarted or primary == "RM-007"):
+                            # A reminder that outlived a restart: what the restart kept of
+                            # it, or the timer it had to arm again, is the restart's rule.
+                            primary = "RM-012"
                     raise self._fail(requirements + field_requirements + carried,
                                      f"reminder {alias!r} {name}", getattr(wanted, name),
-                                     getattr(actual, name))
+                                     getattr(actual, name), primary)
             self._check_utc(alias, actual)
             self.held[f"list:{alias}"] = (view, actual)
         made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
@@ -409,7 +426,7 @@ class ReminderHarness:
                          if made.get(a) != expected_dispatches.get(a)}
             carried = ("RM-012",) if differing & self.carried else ()
             raise self._fail((*requirements, "RM-007", *carried), "dispatches made, by reminder",
-                             expected_dispatches, dict(made))
+                             expected_dispatches, dict(made), (carried or ("RM-007",))[0])
 
     def _check_utc(self, alias: str, record: ReminderRecord) -> None:
         for name in ("created_at", "fire_at", "due_at", "fired_at"):

@@ -30,7 +30,7 @@ from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
 from jobconform.conformance.gallery import GalleryEntry
-from jobconform.reference.scheduling.oracle import PreCheckAnswer, Trigger
+from jobconform.reference.scheduling.oracle import CRON, PreCheckAnswer, Trigger
 
 # -- broken step schedulers (on the memory backend) -----------------------------------------
 
@@ -69,11 +69,22 @@ class OwnTimetableRuntime(StepSchedulingRuntime):
 
 
 class FiresEarlyRuntime(StepSchedulingRuntime):
-    """The scheduler fires whatever falls due within the next minute, to save a wake-up:
-    an execution starts before its fire time."""
+    """The scheduler runs its cron timetable a minute ahead, to save a wake-up: a cron
+    execution starts before its fire time (one-shot jobs keep theirs)."""
 
     def _fire_due(self, now: datetime) -> None:
-        super()._fire_due(now + timedelta(minutes=1))
+        super()._fire_due(now)
+        if not self._store.autonomy():
+            return
+        ahead = now + timedelta(minutes=1)
+        for schedule in self._store.due(ahead):
+            fire = schedule.next_fire_at
+            while schedule.kind == CRON and fire is not None and fire <= ahead:
+                following = self._following(schedule, fire)
+                if not self._store.claim(schedule.schedule_id, fire, following):
+                    break
+                self._execute(schedule, fire, Trigger.SCHEDULE, ahead)
+                fire = following
 
 
 class NaiveWallClockRuntime(StepSchedulingRuntime):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
@@ -457,9 +457,12 @@ class SchedulingHarness:
     # -- comparing -----------------------------------------------------------------------
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
+              actual: object, primary: str | None = None) -> Divergence:
         commands: list[Command] = list(self.commands)  # type: ignore[arg-type]
-        return Divergence(requirements, what, expected, actual, commands, self._titles)
+        if primary is not None:
+            requirements += (primary,)
+        return Divergence(requirements, what, expected, actual, commands, self._titles,
+                          primary)
 
     def _compare_answer(self, command: SchedulingCommand, expected: object, actual: object,
                         requirements: tuple[str, ...]) -> None:
@@ -511,8 +514,11 @@ class SchedulingHarness:
                 if name == "next_fire_at":
                     blamed += (dst_requirements(expected_value, state.timezone)
                                + dst_requirements(actual_value, state.timezone))
+                primary = (self._next_fire_primary(alias, state, expected_value,
+                                                   actual_value)
+                           if name == "next_fire_at" else None)
                 raise self._fail(blamed, f"schedule {alias!r} {name}", expected_value,
-                                 actual_value)
+                                 actual_value, primary)
         for name in ("created_at", "next_fire_at"):
             value = getattr(actual, name)
             if value is not None and (not isinstance(value, datetime)
@@ -538,7 +544,121 @@ class SchedulingHarness:
             blamed += TRIGGER_REQUIREMENTS.get(str(record.trigger), ())
             blamed += PRE_CHECK_REQUIREMENTS.get(str(record.pre_check), ())
             blamed += dst_requirements(record.scheduled_for, timezone)
-        raise self._fail(blamed, f"the execution history of schedule {alias!r}", wanted, actual)
+        raise self._fail(blamed, f"the execution history of schedule {alias!r}", wanted, actual,
+                         self._history_primary(self.oracle.schedules[alias], wanted, actual))
+
+    # -- blame: which one rule a difference breaks (conformance/blame.py) ---------------
+
+    def _next_fire_primary(self, alias: str, state: ScheduleState, expected: object,
+                           actual: object) -> str:
+        """A wrong next fire time: a fire taken before its time (the backend executed a
+        fire time still ahead), the DST rule it rests on, or the schedule's own rule."""
+        once = state.kind != CRON
+        if (not self.oracle.autonomy and isinstance(expected, datetime)
+                and (actual is None or (isinstance(actual, datetime) and actual > expected))):
+            return "SC-010"  # the timetable moved on while autonomy was off: it fired
+        if isinstance(expected, datetime) and expected > self.clock.now():
+            schedule_id = self.ids[alias]
+            executed = [freeze_execution(view).scheduled_for for view in
+                        self._call("history", lambda: self.runtime.history(schedule_id))]
+            if expected in executed:
+                return "SC-002" if once else "SC-006"
+        for instant in (expected, actual):
+            for rid in dst_requirements(instant, state.timezone):
+                return rid
+        latest = self.commands[-1] if self.commands else None
+        if isinstance(latest, SetAutonomy) and latest.enabled:
+            return "SC-011"  # where autonomy coming back resumes the timetable
+        if isinstance(latest, RestartScheduling):
+            return "SC-007"  # where a restart resumes it after the fires it missed
+        return "SC-002" if once else "SC-003"
+
+    def _history_primary(self, state: ScheduleState, wanted: list[ExecutionRecord],
+                         actual: list[ExecutionRecord]) -> str:
+        """The rule a history difference breaks, from the executions one side has and the
+        other has not (the right executions in another order break SC-015 alone)."""
+        missing = list((Counter(wanted) - Counter(actual)).elements())
+        extra = list((Counter(actual) - Counter(wanted)).elements())
+        missing.sort(key=wanted.index)
+        extra.sort(key=actual.index)
+        once = state.kind != CRON
+        latest = self.commands[-1] if self.commands else None
+        if not missing and not extra:
+            return "SC-015"
+        if missing and extra:
+            expected, got = missing[0], extra[0]
+            if replace(expected, started_at=got.started_at) == got:
+                return "SC-002" if once else "SC-006"  # the right fire at the wrong time
+            if expected.scheduled_for == got.scheduled_for:
+                for rid in PRE_CHECK_REQUIREMENTS.get(str(expected.pre_check), ()):
+                    return rid  # the pre-check's answer was not followed
+        record = (extra or missing)[0]
+        if str(record.trigger) == "manual":
+            return "SC-009"
+        if isinstance(latest, RestartScheduling) or str(record.trigger) == "catch_up":
+            return "SC-007"  # what a restart runs of the fires missed while down
+        if extra and not missing:
+            # Executions the oracle did not make: a burst when autonomy came back, a fire
+            # while off, a fire taken twice (by a second scheduler or by the one).
+            if [r.scheduled_for for r in actual].count(record.scheduled_for) > 1:
+                return "SC-008" if self.peer is not None else "SC-006"
+            if isinstance(latest, SetAutonomy) and latest.enabled:
+                return "SC-011"
+            if not self.oracle.autonomy:
+                return "SC-010"
+            for rid in dst_requirements(record.scheduled_for, state.timezone):
+                return rid
+            return "SC-002" if once else "SC-006"
+        if missing and extra:
+            for rid in dst_requirements(missing[0].scheduled_for, state.timezone):
+                return rid
+            return "SC-002" if once else "SC-003"  # a fire at another time than due
+        if not self.oracle.autonomy:
+            return "SC-010"
+        for rid in dst_requirements(record.scheduled_for, state.timezone):
+            return rid
+        return "SC-002" if once else "SC-006"  # the right executions in the wrong order
+        once = state.kind != CRON
+        latest = self.commands[-1] if self.commands else None
+        for number in range(max(len(wanted), len(actual))):
+            expected = wanted[number] if number < len(wanted) else None
+            got = actual[number] if number < len(actual) else None
+            if expected == got:
+                continue
+            record = expected or got
+            assert record is not None
+            earlier = [(r.scheduled_for, r.trigger) for r in actual[:number]]
+            if got is not None and (got.scheduled_for, got.trigger) in earlier:
+                # The same fire executed again: by a second scheduler, or by the one.
+                return "SC-008" if self.peer is not None else "SC-006"
+            if (expected is not None and got is not None
+                    and replace(expected, started_at=got.started_at) == got):
+                # The right fire, run at the wrong time.
+                return "SC-002" if once else "SC-006"
+            if str(record.trigger) == "manual":
+                return "SC-009"
+            if isinstance(latest, RestartScheduling) or str(record.trigger) == "catch_up":
+                return "SC-007"  # what a restart runs of the fires missed while down
+            if expected is None:
+                # An execution the oracle did not make: a burst when autonomy came back,
+                # a fire while off, a fire taken twice (by a second scheduler or not).
+                if isinstance(latest, SetAutonomy) and latest.enabled:
+                    return "SC-011"
+                if not self.oracle.autonomy:
+                    return "SC-010"
+                return "SC-002" if once else "SC-006"
+            if got is not None and expected.scheduled_for != got.scheduled_for:
+                for rid in dst_requirements(expected.scheduled_for, state.timezone):
+                    return rid
+                return "SC-002" if once else "SC-003"
+            if got is not None and expected.started_at != got.started_at:
+                return "SC-002" if once else "SC-006"
+            for rid in PRE_CHECK_REQUIREMENTS.get(str(expected.pre_check), ()):
+                return rid  # the pre-check's answer was not followed
+            if got is None and not self.oracle.autonomy:
+                return "SC-010"
+            return "SC-002" if once else "SC-006"
+        return "SC-015"
 
     def _compare_calls(self, requirements: tuple[str, ...]) -> None:
         dispatches, pre_checks = self.target.made()

@@ -1,0 +1,239 @@
+"""Blame ranking: which one requirement a divergence breaks, and which are only involved.
+
+A command touches several requirements (a dispatch decides the concurrency limit, the
+order, backoff and the bodies that end), and a record field is governed by a few more.
+When the backend and the oracle disagree, a reader needs the one requirement that was
+broken: the most specific one for the field and the command that differed. The others
+are listed as "also involved".
+
+The ranking is explicit domain knowledge, one rule per kind of difference, so that a
+gallery backend with one bug class is blamed on that class's requirement; the self-test
+checks exactly that for every entry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+
+from jobconform.reference import commands as cmd
+from jobconform.reference.commands import Command
+from jobconform.reference.lifecycle import JobState, Status
+
+# Requirements every observation checks whatever the command: they are never the most
+# specific explanation when a command's own requirement is also involved.
+GENERIC = frozenset({"LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025", "LC-018"})
+
+
+def ranked(requirements: Iterable[str], primary: str | None = None) -> tuple[str, ...]:
+    """The requirements without repeats, the primary first (the default rank's if None)."""
+    unique = tuple(dict.fromkeys(requirements))
+    if primary is None:
+        primary = default_primary(unique)
+    if primary is None:
+        return unique
+    return (primary, *(rid for rid in unique if rid != primary))
+
+
+def default_primary(requirements: Iterable[str]) -> str | None:
+    """The first requirement that is not generic, else the first one."""
+    unique = tuple(requirements)
+    for rid in unique:
+        if rid not in GENERIC:
+            return rid
+    return unique[0] if unique else None
+
+
+def _first(wanted: Iterable[str], among: Iterable[str]) -> str | None:
+    present = set(among)
+    return next((rid for rid in wanted if rid in present), None)
+
+
+def record_primary(command: Command | None, field: str, expected: object, actual: object,
+                   job_before: JobState | None, command_requirements: tuple[str, ...],
+                   field_requirements: tuple[str, ...]) -> str:
+    """The requirement a difference in one record field breaks.
+
+    Args:
+        command: the command after which the field differed.
+        field: the record field (`status`, `started_at`, `retry_count`, ...).
+        expected, actual: the field's values, the oracle's and the backend's.
+        job_before: the oracle's record of that job before the command (None if new).
+        command_requirements: what the oracle says decided the command.
+        field_requirements: what governs the field whatever the command.
+    """
+    involved = (*command_requirements, *field_requirements)
+    in_backoff = job_before is not None and job_before.retry_count > 0 and (
+        job_before.status in (Status.QUEUED, Status.CANCELLED))
+    if field in ("retry_count", "max_retries"):
+        return _first(("RT-003", "RT-008") if field == "retry_count" else ("RT-001", "RT-008"),
+                      involved) or field_requirements[0]
+    if field == "last_heartbeat":
+        if (isinstance(command, cmd.Heartbeat) and job_before is not None
+                and job_before.status.is_terminal):
+            return "LC-003"  # a heartbeat written into a record that has ended
+        if (job_before is not None and job_before.status is Status.CANCELLED
+                and job_before.started_at is None):
+            return "LC-012"  # a heartbeat from the body of a job cancelled before it started
+        return "ST-001"
+    if field == "alerted":
+        return "RD-003"  # parked without the operator alert first
+    if field == "poisoned":
+        return "RD-002" if expected is True else "RD-003"
+    if field == "redelivery_count":
+        if isinstance(command, cmd.Heartbeat | cmd.Dispatch):
+            return "RD-004"  # progress or a new delivery must not reset the count
+        return "RD-001"
+    if (field == "status" and expected == Status.FAILED.value
+            and actual == Status.QUEUED.value and job_before is not None
+            and job_before.redelivery_count > 0 and isinstance(command, cmd.ExpireLeases)):
+        return "RD-002"  # re-queued past the cap instead of parked
+    if (job_before is not None and job_before.max_retries > 0 and field == "status"
+            and expected == Status.FAILED.value and actual == Status.QUEUED.value):
+        # Failed in the oracle, retried by the backend: with retries left the error type
+        # was listed as non-retryable (RT-005); with none left, the last failure (RT-004).
+        return "RT-005" if job_before.retry_count < job_before.max_retries else "RT-004"
+    if isinstance(command, cmd.Dispatch):
+        if job_before is not None and job_before.status is Status.CANCELLED:
+            if in_backoff:
+                return "RT-006"
+            # A job that had started: its outcome overwrote the cancel (a late completion);
+            # one that never had: it started although cancelled.
+            return "LC-003" if job_before.started_at is not None else "LC-012"
+        if (job_before is not None and job_before.redelivery_count > 0
+                and job_before.status is Status.QUEUED and field == "status"):
+            return "RD-001"  # the re-delivered job did not run again as the same job
+        if in_backoff and actual not in _status_values():
+            return "RT-003"  # backoff shown as a state of its own
+        if in_backoff and field in ("status", "started_at"):
+            return "RT-002"  # it started at the wrong time: the delay decides when
+    if (isinstance(command, cmd.Finish) and job_before is not None
+            and job_before.status.is_terminal):
+        return "LC-003"  # an outcome arriving after the job ended must change nothing
+    if (isinstance(command, cmd.Cancel) and in_backoff and field == "status"
+            and expected == Status.CANCELLED.value
+            and actual in (Status.FAILED.value, Status.SUCCEEDED.value)):
+        return "LC-003"  # the decided outcome of an earlier attempt overwrote the cancel
+    if field in ("submitted_at", "started_at", "finished_at"):
+        if isinstance(actual, datetime) and actual.utcoffset() is None:
+            return "LC-005"  # a naive datetime, whatever its value
+        return "LC-004"  # the status agrees (it is compared first): the time is wrong
+    if field == "status" and actual not in _status_values():
+        return _first(("RT-003",), involved) or "LC-001"
+    if field == "error" and isinstance(expected, str) and isinstance(actual, str):
+        return _first(("ST-002", "LC-007"), involved) or "LC-007"
+    return default_primary(involved) or field_requirements[0]
+
+
+def _status_values() -> frozenset[object]:
+    return frozenset(status.value for status in Status)
+
+
+def listing_primary(command: Command | None, expected: list[str], actual: list[str],
+                    jobs: Mapping[str, JobState], command_requirements: tuple[str, ...],
+                    failed_sweeps: int = 0) -> str:
+    """The requirement a difference in the held jobs (which, and in what order) breaks.
+
+    Args:
+        jobs: the oracle's records before the command.
+        failed_sweeps: the reaper sweeps a store outage has failed so far.
+    """
+    missing = [alias for alias in expected if alias not in actual]
+    extra = [alias for alias in actual if alias not in expected]
+    deleted_active = any(not jobs[alias].status.is_terminal for alias in missing
+                         if alias in jobs)
+    if isinstance(command, cmd.Cleanup):
+        if deleted_active:
+            return "LC-019"
+        if extra or missing:
+            return "LC-020"
+    if isinstance(command, cmd.AdvanceTime) and (missing or extra):
+        # Time passing removes jobs only through reaper sweeps.
+        swept = "RP-003" in command_requirements
+        if deleted_active:
+            return "RP-004"  # the reaper deletes terminal jobs only
+        if missing:
+            return "RP-003" if swept else "RP-002"  # the cutoff, else the sweep's timing
+        return "RP-005" if failed_sweeps else "RP-002"  # a sweep that did not happen
+    if not missing and not extra:
+        return "LC-018"  # the same jobs in another order
+    return default_primary(command_requirements) or "LC-018"
+
+
+def health_primary(command_requirements: tuple[str, ...], counts_differ: bool,
+                   command: Command | None = None, extra_cancels: int = 0) -> str:
+    """The requirement a difference in the health snapshot breaks.
+
+    `extra_cancels` is how many more cancels the backend counted than the oracle while
+    every job record agreed: after a shutdown or a cancel, that is a job already cancelled
+    cancelled again, an ended job that did not absorb the command (LC-003).
+    """
+    if counts_differ:
+        return "LC-024"
+    if extra_cancels > 0 and isinstance(command, cmd.Shutdown | cmd.Cancel):
+        return "LC-003"
+    # Outcome counters off after a retried attempt (RT-007) or a cancel of a running job
+    # (LC-013) break that command's rule; otherwise the counting itself (LC-025).
+    return _first(("RT-007", "LC-013"), command_requirements) or "LC-025"
+
+
+def answer_primary(command: Command | None, expected: object, actual: object,
+                   jobs_before: Mapping[str, JobState], now: datetime,
+                   failed_sweeps: int = 0) -> str | None:
+    """The requirement a wrong answer to a command breaks (None: the default rank)."""
+    if isinstance(command, cmd.Submit):
+        for answer, requirement in ((cmd.REFUSED_CAPACITY, "LC-009"),
+                                    (cmd.REFUSED_SHUT_DOWN, "LC-023")):
+            if answer in (expected, actual):
+                return requirement
+        return "LC-008"
+    if isinstance(command, cmd.DetectStuck):
+        return stuck_primary(command.job_timeout_seconds, actual, jobs_before, now)
+    if isinstance(command, cmd.Cleanup):
+        return "LC-021"
+    if isinstance(command, cmd.StartReaper):
+        # Started again where it should still run: it stopped itself after a failed sweep.
+        return "RP-005" if failed_sweeps else "RP-006"
+    if isinstance(command, cmd.ReaperStatus) and isinstance(expected, dict) and isinstance(
+            actual, dict):
+        for key, requirement in (("running", "RP-005" if failed_sweeps else "RP-007"),
+                                 ("sweeps", "RP-002"), ("failed_sweeps", "RP-005"),
+                                 ("deleted", "RP-003")):
+            if expected.get(key) != actual.get(key):
+                return requirement
+    if isinstance(command, cmd.ExpireLeases) and isinstance(expected, dict) and isinstance(
+            actual, dict):
+        if expected.get("parked") != actual.get("parked"):
+            return "RD-002"
+        if sum(map(_count, expected.values())) != sum(map(_count, actual.values())):
+            return "RD-005"  # it touched jobs not past their lease, or missed some
+        return "RD-001"
+    return None
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def stuck_primary(timeout_seconds: float, actual: object, jobs: Mapping[str, JobState],
+                  now: datetime) -> str:
+    """Which stuck-detection rule the backend's count follows: the exclusive boundary
+    taken as inclusive (ST-003), queued jobs counted (ST-004), or silence measured from
+    the start instead of the last heartbeat (ST-002, also the default)."""
+    timeout = timedelta(seconds=timeout_seconds)
+    running = [job for job in jobs.values() if job.status is Status.RUNNING]
+    inclusive = sum(job.last_heartbeat is not None and now - job.last_heartbeat >= timeout
+                    for job in running)
+    exclusive = sum(job.last_heartbeat is not None and now - job.last_heartbeat > timeout
+                    for job in running)
+    queued = sum(job.status is Status.QUEUED and now - job.submitted_at > timeout
+                 for job in jobs.values())
+    from_start = sum(job.started_at is not None and now - job.started_at > timeout
+                     for job in running)
+    if actual == inclusive != exclusive:
+        return "ST-003"
+    if actual == from_start != exclusive:
+        return "ST-002"
+    if queued and actual in (exclusive + queued, inclusive + queued):
+        return "ST-004"
+    return "ST-002"

@@ -1,0 +1,125 @@
+"""Adapters that break the protocol itself rather than the spec, for the promise that a
+report is always written (tests/test_always_reported.py).
+
+Each fails in a way no requirement describes: it hangs, lacks methods, hands back
+something that is not a record, or raises where the protocol allows no exception. A run
+against any of them must still end with report.json and junit.xml naming the problem,
+and without a Python traceback on the console. They are not in the self-test gallery,
+which holds spec deviations only.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.process import ProcessBackend
+from jobconform.backends.process.child import ChildServer
+from jobconform.backends.process.child import main as child_main
+from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
+from jobconform.reference.backoff import Jitter, RetryPolicy
+
+
+class _LifecycleOnly(MemoryBackend):
+    capabilities = frozenset({LIFECYCLE})
+
+
+class HangingDispatchRuntime(MemoryRuntime):
+    """`dispatch` never returns: it waits for an event nobody sets (the watchdog's case)."""
+
+    def dispatch(self) -> None:
+        threading.Event().wait()
+
+
+class HangingDispatchBackend(_LifecycleOnly):
+    name = "broken.hanging_dispatch"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return HangingDispatchRuntime(settings, clock)
+
+
+class MissingMethodsRuntime:
+    """A runtime with `submit` and `close` only: every other protocol method is missing."""
+
+    def __init__(self, runtime: MemoryRuntime) -> None:
+        self.submit = runtime.submit
+        self.close = runtime.close
+
+
+class MissingMethodsBackend(_LifecycleOnly):
+    name = "broken.missing_methods"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return MissingMethodsRuntime(MemoryRuntime(settings, clock))  # type: ignore[return-value]
+
+
+class GarbageGetRuntime(MemoryRuntime):
+    """`get` returns a plain dict of the record's fields instead of a record."""
+
+    def get(self, job_id: str) -> object:  # type: ignore[override]
+        job = super().get(job_id)
+        return None if job is None else {"status": job.status, "job_id": job.job_id}
+
+
+class GarbageGetBackend(_LifecycleOnly):
+    name = "broken.garbage_get"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return GarbageGetRuntime(settings, clock)
+
+
+class OverflowingDelayRuntime(MemoryRuntime):
+    """The delay function raises OverflowError at large attempt numbers (no clamp)."""
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        if attempt > 50:
+            raise OverflowError("(34, 'Numerical result out of range')")
+        return super().compute_delay_ms(policy, attempt, jitter, draw, previous_ms,
+                                        retry_after_ms)
+
+
+class OverflowingDelayBackend(MemoryBackend):
+    name = "broken.overflowing_delay"
+    capabilities = frozenset({LIFECYCLE, RETRY})
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return OverflowingDelayRuntime(settings, clock)
+
+
+hanging_dispatch = HangingDispatchBackend
+missing_methods = MissingMethodsBackend
+garbage_get = GarbageGetBackend
+overflowing_delay = OverflowingDelayBackend
+
+
+# -- a process child that writes one bad line mid-session ---------------------------------
+
+BAD_LINE_AT = 60  # the child's answer number that is not JSON
+
+
+class BadLineOnceChild(ChildServer):
+    """The reference child, except that its 60th answer is a line that is not JSON."""
+
+    answered = 0
+
+    def answer(self, line: str) -> str:
+        self.answered += 1
+        if self.answered == BAD_LINE_AT:
+            return "this is not a JSON answer\n"
+        return super().answer(line)
+
+
+class BadLineOnceBackend(ProcessBackend):
+    def __init__(self) -> None:
+        super().__init__(command=[sys.executable, "-m", __name__])
+        self.name = "broken.bad_line_once"
+
+
+bad_line_once = BadLineOnceBackend
+
+if __name__ == "__main__":
+    sys.exit(child_main([], server_type=BadLineOnceChild))

@@ -1,0 +1,79 @@
+"""A report is always written (issue 15): protocol breakages end with report.json and
+junit.xml naming the problem, and no Python traceback on the console."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BROKEN = "jobconform.conformance.gallery.broken_adapters"
+
+
+def _run(tmp_path: Path, backend: str, *extra: str,
+         env: dict[str, str] | None = None) -> tuple[dict[str, object], str]:
+    command = [sys.executable, "-m", "jobconform.conformance.cli", "run", "--backend",
+               f"{BROKEN}:{backend}", "--examples", "5", "--report-dir", str(tmp_path),
+               *extra]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=600,
+                              env={**os.environ, **(env or {})}, check=False)
+    output = finished.stdout + finished.stderr
+    assert finished.returncode == 1, output
+    assert "Traceback" not in output
+    assert (tmp_path / "junit.xml").exists()
+    return json.loads((tmp_path / "report.json").read_text()), output
+
+
+def _messages(report: dict[str, object]) -> str:
+    suites = report["suites"]
+    assert isinstance(suites, list)
+    return "\n".join(case["message"] for suite in suites for case in suite["cases"])
+
+
+def test_a_hanging_adapter_fails_its_cases_and_the_report_is_written(tmp_path: Path) -> None:
+    report, _ = _run(tmp_path, "hanging_dispatch", "--suite", "robot",
+                     env={"JOBCONFORM_SAFETY_TIMEOUT": "1"})
+    assert "Dispatch() did not return within 1 s of real time" in _messages(report)
+
+
+@pytest.mark.parametrize("backend, problem", [
+    ("missing_methods", "object has no attribute 'settle'"),
+    ("garbage_get", "'dict' object has no attribute"),
+])
+def test_a_broken_runtime_is_named_in_the_report(tmp_path: Path, backend: str,
+                                                 problem: str) -> None:
+    report, _ = _run(tmp_path, backend, "--suite", "robot", "--suite", "hypothesis")
+    assert problem in _messages(report)
+    suites = report["suites"]
+    assert isinstance(suites, list)
+    failed = [case for suite in suites for case in suite["cases"] if not case["passed"]]
+    # Each error names the requirement of the command it arose in.
+    assert failed and all("requirement(s):" in case["message"] for case in failed)
+
+
+def test_an_error_in_a_command_names_its_type_message_and_requirement(tmp_path: Path) -> None:
+    report, _ = _run(tmp_path, "overflowing_delay", "--suite", "hypothesis")
+    messages = _messages(report)
+    assert "OverflowError: (34, 'Numerical result out of range')" in messages
+    assert "requirement(s): RT-002" in messages
+
+
+def test_a_child_writing_one_bad_line_breaks_only_its_own_case(tmp_path: Path) -> None:
+    report, _ = _run(tmp_path, "bad_line_once", "--suite", "robot", "--suite", "hypothesis")
+    assert "wrote a malformed answer" in _messages(report)
+    suites = report["suites"]
+    assert isinstance(suites, list)
+    robot = next(suite for suite in suites if suite["suite"] == "robot")
+    # A fresh child for every later case: most of them pass.
+    assert sum(case["passed"] for case in robot["cases"]) > len(robot["cases"]) // 2
+
+
+def test_behave_names_a_step_error_with_its_type_and_requirement(tmp_path: Path) -> None:
+    report, _ = _run(tmp_path, "garbage_get", "--suite", "behave")
+    messages = _messages(report)
+    assert "status error" not in messages
+    assert "AttributeError: 'dict' object has no attribute" in messages
