@@ -34,7 +34,12 @@ from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any, Protocol
 
-from jobconform.backends.process.interfaces import is_interface, is_view, view_fields
+from jobconform.backends.process.interfaces import (
+    AREA_FIELDS,
+    is_interface,
+    is_view,
+    view_fields,
+)
 
 NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -149,8 +154,7 @@ def encode(value: Any, annotation: Any, handles: Handles) -> Any:
 
 
 def _field(value: Any, name: str) -> Any:
-    from jobconform.backends.process.interfaces import AREA_FIELDS
-
+    # A runtime's own view lacks the fields of job areas it does not claim: null then.
     if name in AREA_FIELDS:
         return getattr(value, name, None)
     return getattr(value, name)

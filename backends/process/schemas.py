@@ -9,14 +9,33 @@ with the rule it breaks; the reference child checks every request it reads.
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
+import sys
+import typing
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from functools import cache
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from referencing import Registry, Resource
+
+from jobconform.backends.process import codec
+from jobconform.backends.process.interfaces import (
+    CHILD_INTERFACES,
+    ERROR_KINDS,
+    KIT_INTERFACES,
+    ScriptedError,
+    is_interface,
+    is_view,
+    methods,
+    view_fields,
+)
 
 SCHEMA_NAMES = ("common", "request", "response", "error")  # version 1
 PREFIX = "urn:jobconform:process-protocol:1:"
@@ -86,14 +105,6 @@ def _type_name(annotation: Any) -> str:
 def schema_of(annotation: Any, defs: dict[str, Any]) -> dict[str, Any]:
     """The JSON Schema of `annotation`'s JSON form (codec.py's table); named types go to
     `defs` once and are referenced."""
-    import dataclasses
-    import enum
-    import typing
-    from datetime import datetime
-
-    from jobconform.backends.process import codec
-    from jobconform.backends.process.interfaces import is_interface, is_view, view_fields
-
     if annotation is type(None):
         return {"type": "null"}
     if codec._is_any_json(annotation):
@@ -121,8 +132,6 @@ def schema_of(annotation: Any, defs: dict[str, Any]) -> dict[str, Any]:
         return {"type": "string", "pattern": TIMESTAMP_PATTERN}
     origin = typing.get_origin(annotation)
     if origin is not None:
-        from collections.abc import Mapping, Sequence
-
         args = typing.get_args(annotation)
         if origin in (dict, Mapping):
             return {"type": "object", "additionalProperties": schema_of(args[1], defs)}
@@ -162,8 +171,6 @@ def schema_of(annotation: Any, defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _error_schema() -> dict[str, Any]:
-    from jobconform.backends.process.interfaces import ERROR_KINDS, ScriptedError
-
     kinds = sorted([*ERROR_KINDS, ScriptedError.__name__, "ProtocolError", "InternalError"])
     return {"type": "object", "required": ["type", "message"],
             "properties": {"type": {"enum": kinds}, "message": {"type": "string"},
@@ -173,12 +180,6 @@ def _error_schema() -> dict[str, Any]:
 def generate_v2_schema() -> dict[str, Any]:
     """The whole of protocol version 2 as one JSON Schema document: the envelope of each
     kind of line, and for every method the shape of its arguments and of its result."""
-    from jobconform.backends.process.interfaces import (
-        CHILD_INTERFACES,
-        KIT_INTERFACES,
-        methods,
-    )
-
     defs: dict[str, Any] = {}
     messages: dict[str, Any] = {}
     for interface in CHILD_INTERFACES + KIT_INTERFACES:
@@ -297,14 +298,10 @@ def write_v2_schema(folder: str) -> None:
     """Regenerate `folder`/protocol-2.schema.json: after an area's protocol changed, run
     `python -m jobconform.backends.process.schemas backends/process/schemas` in a checkout
     (tests/test_process_v2.py fails while the shipped file is stale)."""
-    from pathlib import Path
-
     path = Path(folder) / f"{V2_SCHEMA_NAME}.schema.json"
     path.write_text(json.dumps(generate_v2_schema(), indent=1) + "\n", encoding="utf-8")
     print(f"wrote {path}")
 
 
 if __name__ == "__main__":
-    import sys
-
     write_v2_schema(sys.argv[1])
