@@ -83,6 +83,9 @@ class TaskScript:
         self.honours_cancellation = honours_cancellation
         self._outcome: Outcome | None = None
         self._decision = threading.Condition()
+        # Each call of `run()`: the harness checks that a body runs at most once per start
+        # of its job, and never for a job cancelled before it started.
+        self.invocations = 0
 
     def decide(self, outcome: Outcome) -> None:
         """Fix how the body ends; only the first decision counts."""
@@ -123,7 +126,9 @@ class TaskScript:
             Exception: an exception whose type name and message are the scripted ones.
             RuntimeError: the body has not been decided yet (a runtime bug).
         """
-        outcome = self._outcome
+        with self._decision:
+            self.invocations += 1
+            outcome = self._outcome
         if outcome is None:
             raise RuntimeError("the runtime ran a task body the harness has not decided yet")
         if isinstance(outcome, Raise):

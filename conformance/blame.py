@@ -237,3 +237,21 @@ def stuck_primary(timeout_seconds: float, actual: object, jobs: Mapping[str, Job
     if queued and actual in (exclusive + queued, inclusive + queued):
         return "ST-004"
     return "ST-002"
+
+
+def body_primary(command: Command | None, job: JobState | None, starts: int) -> str:
+    """The requirement a body run more often than its job started breaks.
+
+    Args:
+        command: the command after which the extra run showed.
+        job: the oracle's record of the job now (None once cleaned up).
+        starts: how often the oracle started the job.
+    """
+    if isinstance(command, cmd.Shutdown):
+        return "LC-022"  # a job queued at shutdown is cancelled, its body never run
+    if starts == 0:
+        return "LC-012"  # cancelled before it started: its body never runs
+    if (job is not None and job.status is Status.CANCELLED and job.retry_count > 0
+            and starts == job.retry_count):
+        return "RT-006"  # cancelled in backoff: the next attempt never runs
+    return "LC-002"  # a started body run twice: a transition the job never made

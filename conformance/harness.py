@@ -679,6 +679,7 @@ class Harness:
             wanted = self._expected(self.model.jobs[alias])
             self._compare_record(f"job {alias!r}", wanted, actual_record, requirements, alias)
             self.held[f"list:{alias}"] = (view, actual_record)
+        self._check_bodies(requirements)
         health = health_of(self._call("health", self.runtime.health))
         wanted_health = self.model.health()
         if health != wanted_health:
@@ -690,6 +691,18 @@ class Harness:
                                  requirements, bool(counts),
                                  self.commands[-1] if self.commands else None,
                                  health.cancelled - wanted_health.cancelled))
+
+    def _check_bodies(self, requirements: tuple[str, ...]) -> None:
+        """Every body ran at most once per start of its job, and never for a job that
+        did not start (records cannot show a body that ran and was then discarded)."""
+        for alias, script in self.scripts.items():
+            starts = self.model.scripts[alias].starts
+            if script.invocations > starts:
+                job = self.model.jobs.get(alias)
+                primary = blame.body_primary(self._last_command(), job, starts)
+                raise self._fail((*requirements, primary),
+                                 f"how often the body of job {alias!r} ran (at most once per"
+                                 " start)", starts, script.invocations, primary)
 
     def _freeze(self, view: JobView) -> Record:
         return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery)

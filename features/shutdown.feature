@@ -10,6 +10,7 @@ Feature: Shutdown
     And the runtime dispatches
     And job "d" returns "ok"
     And job "q" is submitted
+    And job "q" returns "decided while queued"
     When 10 seconds pass
     And the runtime shuts down
     Then job "r" is cancelled

@@ -84,6 +84,9 @@ class _Script:
     policy: RetryPolicy | None = None
     outcome: Outcome | None = None
     cancel_requested: bool = False
+    # How often the job started: its body may have run at most this often (LC-012,
+    # LC-022, RT-006), once per start.
+    starts: int = 0
 
 
 @dataclass
@@ -229,6 +232,7 @@ class ReferenceModel:
             waiting = job.next_attempt_at is not None and job.next_attempt_at > self.now
             if job.status is Status.QUEUED and not waiting:
                 self._move(alias, EventKind.START)
+                self.scripts[alias].starts += 1
                 running += 1
                 requirements += self._run_body(alias)
         return tuple(dict.fromkeys(requirements))

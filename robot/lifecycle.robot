@@ -489,6 +489,7 @@ Shutdown Cancels Every Queued And Running Job
     Submit Job    waiting
     Dispatch
     Job Returns    done    1
+    Job Returns    waiting    7
     Advance Clock    5
     Shut Down Runtime
     Job Status Should Be    busy    cancelled

@@ -8,6 +8,7 @@ against every one of them and proves each is caught, by the requirement named in
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -46,6 +47,67 @@ class LateCompletionRuntime(MemoryRuntime):
                 except Exception as error:
                     changes = {"status": FAILED, "error": self._error_message(error)}
                 self._store.update(job.job_id, CANCELLED, finished_at=self._now(), **changes)
+
+
+class _BodyRunsAfterCancel(MemoryRuntime):
+    """A runtime whose cancel only sets a flag on some jobs: their bodies still run once
+    decided, and the outcome is dropped because the record says cancelled. The record
+    looks right; only counting the body's invocations shows the run."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._flagged: set[str] = set()
+
+    def _flag_on_cancel(self, job: StoredJob) -> bool:
+        raise NotImplementedError
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is not None and job.status == QUEUED and self._flag_on_cancel(job):
+            self._flagged.add(job_id)
+        return super().cancel(job_id)
+
+    def settle(self) -> None:
+        super().settle()
+        self._run_flagged()
+
+    def _run_flagged(self) -> None:
+        for job_id in sorted(self._flagged):
+            script = self._scripts.get(job_id)
+            if script is not None and script.decided():
+                self._flagged.discard(job_id)
+                with contextlib.suppress(Exception):  # its outcome is dropped: cancelled
+                    script.run()
+
+
+class FlagOnlyCancelRuntime(_BodyRunsAfterCancel):
+    """Cancelling a queued job only flags it: a worker still runs its body once decided
+    and drops the outcome (seed 004 D-18's flag-only cancel, before the job started)."""
+
+    def _flag_on_cancel(self, job: StoredJob) -> bool:
+        return job.retry_count == 0
+
+
+class BackoffCancelRunsNextAttemptRuntime(_BodyRunsAfterCancel):
+    """Cancelling a job in backoff only flags it: the retry timer still runs the next
+    attempt's body once decided, and drops its outcome."""
+
+    def _flag_on_cancel(self, job: StoredJob) -> bool:
+        return job.retry_count > 0
+
+
+class ShutdownDrainsQueueRuntime(MemoryRuntime):
+    """Shutdown drains the queue as a graceful stop would: it runs the body of every
+    queued job already decided, then reports every active job cancelled as the spec
+    says. The records look right; the bodies should never have run."""
+
+    def shutdown(self) -> None:
+        for job in self._store.list(QUEUED):
+            script = self._scripts.get(job.job_id)
+            if script is not None and script.decided():
+                with contextlib.suppress(Exception):
+                    script.run()
+        super().shutdown()
 
 
 class CallerCancelsRunningRuntime(MemoryRuntime):
@@ -328,6 +390,12 @@ def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore
 
 GALLERY = (
     _memory_entry("late_completion", LateCompletionRuntime, "LC-003", "anchors: River"),
+    _memory_entry("flag_only_cancel_runs_body", FlagOnlyCancelRuntime, "LC-012",
+                  "seed 004 D-18 (a flag-only cancel does not conform)"),
+    _memory_entry("backoff_cancel_runs_next_attempt", BackoffCancelRunsNextAttemptRuntime,
+                  "RT-006", "seed 004 (cancelled in backoff, never run again)"),
+    _memory_entry("shutdown_drains_queue", ShutdownDrainsQueueRuntime, "LC-022",
+                  "seed 004 (shutdown cancels queued work)"),
     _memory_entry("caller_cancels_running", CallerCancelsRunningRuntime, "LC-013",
                   "seed 000 B1"),
     _memory_entry("cancel_counted_as_processed", CancelCountedAsProcessedRuntime, "LC-025",
