@@ -230,8 +230,19 @@ class ProcessRuntime:
 
     def _new_decisions(self) -> list[dict[str, Any]]:
         decided = [job_id for job_id, script in self._undelivered.items() if script.decided()]
-        return [{"job_id": job_id, "outcome": outcome_of_body(self._undelivered.pop(job_id).run)}
+        return [{"job_id": job_id, "outcome": self._outcome(self._undelivered.pop(job_id))}
                 for job_id in decided]
+
+    @staticmethod
+    def _outcome(script: TaskScript) -> dict[str, Any]:
+        """The decided outcome, read by running the script here. That is not the body
+        running: version 1 sends the outcome ahead and the child runs the body, unseen,
+        so the script's count of runs is left as it was (version 2's children call the
+        script back when they run a body, and each run counts)."""
+        runs = script.invocations
+        outcome = outcome_of_body(script.run)
+        script.invocations = runs
+        return outcome
 
     def _job(self, document: Any) -> JobRecord:
         try:
