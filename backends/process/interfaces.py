@@ -28,7 +28,7 @@ import inspect
 import operator
 import types
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -416,7 +416,3 @@ def interface_named(name: str) -> type:
         if interface.__name__ == name:
             return interface
     raise KeyError(name)
-
-
-def all_methods(interfaces: Sequence[type]) -> list[Method]:
-    return [method for interface in interfaces for method in methods(interface).values()]
