@@ -38,6 +38,8 @@ from jobconform.backends.scheduling.protocol import (
 from jobconform.backends.scheduling.runtime import StepSchedulingRuntime
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
+from jobconform.backends.task_store.memory import AsyncInMemoryTaskStore
+from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker.oracle import BreakerSettings
 from jobconform.reference.governor.oracle import GovernorSettings
@@ -55,7 +57,7 @@ class MemoryBackend:
     name = "memory"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
@@ -82,3 +84,7 @@ class MemoryBackend:
     def open_scheduling(self, clock: Clock, config: SchedulingConfig,
                         target: SchedulingTarget) -> StepSchedulingRuntime:
         return open_memory_scheduling(clock, config, target)
+
+    def open_store(self, clock: Clock) -> AsyncInMemoryTaskStore:
+        """Seed 004's default store: in memory, with coroutines (D-17)."""
+        return AsyncInMemoryTaskStore()

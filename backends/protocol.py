@@ -139,6 +139,12 @@ class TaskScript:
             raise error
         return outcome.result
 
+    def decision(self) -> Outcome | None:
+        """The decided outcome, for a transport that carries it to where the body runs
+        (the process protocol's parent side): reading it is not a run of the body."""
+        with self._decision:
+            return self._outcome
+
     def next_attempt(self) -> None:
         """Forget the ended attempt's outcome: a retried job's next attempt waits for a new
         decision from the harness (RT-003)."""

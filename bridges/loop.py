@@ -26,11 +26,13 @@ with its stack.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import selectors
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime, timedelta
+from types import FrameType
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import Clock
@@ -39,6 +41,8 @@ T = TypeVar("T")
 SAFETY_LIMIT_SECONDS = 10.0
 # How long one wait for sockets lasts while run() waits for a coroutine (real time).
 IO_POLL_SECONDS = 0.01
+# How long a cancelled coroutine has to end before the bridge gives up on it (real time).
+CANCEL_GRACE_SECONDS = 1.0
 # The real clock, kept where freezegun does not look: the wall-clock bridge replaces
 # module attributes that hold `time.monotonic`, and the safety limit must stay real.
 _REAL = {"monotonic": time.monotonic}
@@ -142,13 +146,19 @@ class VirtualLoop:
             self.settle()  # timers the clock has passed fire first, each at its deadline
         label = name or getattr(awaitable, "__qualname__", None) or repr(awaitable)
         task = asyncio.ensure_future(awaitable, loop=self.loop)
+        if isinstance(task, asyncio.Task) and task is not awaitable:
+            task.set_name(label)  # close() names a task left running by its label
         task.add_done_callback(lambda _: self.loop.stop())
         self._deadline = _REAL["monotonic"]() + self._limit
         self.loop.run_forever()
         if not task.done():
             stack = _format_stack(task)
             task.cancel()
-            self.loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
+            # A bounded wait for the cancellation to land: a coroutine may ignore it (it
+            # catches CancelledError), and the error below must still be raised.
+            self._deadline = _REAL["monotonic"]() + min(self._limit, CANCEL_GRACE_SECONDS)
+            with contextlib.suppress(RuntimeError):  # the loop stopped with it still running
+                self.loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
             raise CoroutineNeverFinished(
                 f"coroutine {label} did not finish within {self._limit:g} s of real time"
                 " (a safety limit; virtual time does not pass inside run(): advance the"
@@ -165,13 +175,34 @@ class VirtualLoop:
         for task in tasks:
             task.cancel()
         if tasks:
-            self.run(asyncio.gather(*tasks, return_exceptions=True), name="close")
+            try:
+                self.run(asyncio.gather(*tasks, return_exceptions=True), name="close")
+            except CoroutineNeverFinished:
+                stuck = "\n".join(f"{task.get_name()}, at:\n{_format_stack(task)}"
+                                  for task in tasks if not task.done())
+                raise CoroutineNeverFinished(
+                    f"close: tasks still running {self._limit:g} s (real) after they were"
+                    f" cancelled; they ignore cancellation:\n{stuck}") from None
         self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         self.loop.close()
 
 
-def _format_stack(task: asyncio.Task[Any]) -> str:
-    frames = task.get_stack()
+def _format_stack(task: asyncio.Future[Any]) -> str:
+    """Where a task waits: its coroutine and every coroutine it awaits, innermost last.
+
+    A suspended task's own stack (`Task.get_stack`) is one frame, its outermost coroutine
+    (a library's worker, say); the coroutine that really waits, the job's body, is found by
+    following what each coroutine awaits."""
+    if not isinstance(task, asyncio.Task):
+        return "  (a future, not a coroutine: no frame)"
+    frames: list[tuple[FrameType, int]] = []
+    awaited: Any = task.get_coro()
+    while awaited is not None:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "gi_frame", None)
+        if frame is None:
+            break
+        frames.append((frame, frame.f_lineno))
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "gi_yieldfrom", None)
     if not frames:
         return "  (no frame)"
-    return "".join(traceback.format_stack(frames[-1], limit=8)).rstrip()
+    return "".join(traceback.format_list(traceback.StackSummary.extract(frames[-8:]))).rstrip()

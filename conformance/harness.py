@@ -690,7 +690,8 @@ class Harness:
                              blame.health_primary(
                                  requirements, bool(counts),
                                  self.commands[-1] if self.commands else None,
-                                 health.cancelled - wanted_health.cancelled))
+                                 health.cancelled - wanted_health.cancelled,
+                                 health.failed - wanted_health.failed))
 
     def _check_bodies(self, requirements: tuple[str, ...]) -> None:
         """Every body ran at most once per start of its job, and never for a job that

@@ -4,8 +4,8 @@
 its lock is current, the CHANGELOG has an entry for the VERSION, every MUST and SHOULD
 requirement is checked by at least one Behave scenario and one Robot test (and by a
 Hypothesis machine where one covers its area), every requirement tag names a real
-requirement, and the oracle's own backend (memory) passes every suite under every
-profile.
+requirement, the seed coverage table accounts for every seed section, and the oracle's
+own backend (memory) passes every suite under every profile.
 
 `impact` answers "what does this spec change touch?": the requirements whose normative
 text differs from a git revision, the tests that cover them, and their results on every
@@ -14,13 +14,17 @@ shipped backend.
 
 from __future__ import annotations
 
+import json
+import os
+import re
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
 from jobconform.conformance.report import FAILING, RunSummary
@@ -93,6 +97,148 @@ def changelog_problems(registry: Registry) -> list[str]:
     return []
 
 
+# -- the seed coverage table ------------------------------------------------------------------
+
+SEED_COVERAGE_FILE = "seed-coverage.yaml"
+SEED_COVERAGE_SCHEMA = "seed-coverage.schema.json"
+# A folder holding the seed files the table names; when set, the gate also reads the seeds
+# and checks that every section the table lists is there and, for a seed with a heading
+# pattern, that every heading there is listed. The seeds are not shipped with the kit.
+SEEDS_DIR_ENV = "JOBCONFORM_SEEDS_DIR"
+_SECTION_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)\.?\s")
+
+
+def section_key(title: str) -> str:
+    """What a section title and a requirement's citation of it are matched by: the section
+    number when there is one, else the title before a qualifier (" (...)" or ", ...")."""
+    numbered = _SECTION_NUMBER.match(title)
+    if numbered:
+        return numbered.group(1)
+    return re.split(r" \(|, ", title, maxsplit=1)[0].strip()
+
+
+def load_seed_coverage() -> Any:
+    """The parsed seed coverage table, or None when the spec has none."""
+    try:
+        text = spec_files().joinpath(SEED_COVERAGE_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    return yaml.safe_load(text)
+
+
+def _seeds_of_the_registry() -> list[str]:
+    """The seeds a requirement may cite: the registry schema's list, without `anchors`."""
+    schema = json.loads(spec_files().joinpath("registry.schema.json").read_text(encoding="utf-8"))
+    sources = schema["properties"]["requirements"]["items"]["properties"]["sources"]
+    return [seed for seed in sources["items"]["properties"]["seed"]["enum"] if seed != "anchors"]
+
+
+def _row_problems(where: str, row: Mapping[str, Any], known: set[str]) -> list[str]:
+    problems = []
+    statements = row["statements"]
+    covered = row.get("covered", 0)
+    out_of_scope = row.get("out_of_scope", 0)
+    requirements = row.get("requirements", [])
+    unknown = [rid for rid in requirements if rid not in known]
+    if unknown:
+        problems.append(f"{where} names {', '.join(unknown)}, which the spec does not define")
+    if covered + out_of_scope > statements:
+        problems.append(f"{where} counts {covered} covered and {out_of_scope} out of scope of"
+                        f" only {statements} statements")
+    if covered and not requirements:
+        problems.append(f"{where} counts {covered} covered statements but names no requirement")
+    if requirements and not covered:
+        problems.append(f"{where} names requirements but counts no covered statement")
+    if (out_of_scope or not statements) and "out_of_scope_reason" not in row:
+        problems.append(f"{where} has statements out of scope (or none at all) without an"
+                        " out_of_scope_reason")
+    if statements - covered - out_of_scope > 0 and "gap" not in row:
+        problems.append(f"{where} leaves {statements - covered - out_of_scope} statement(s)"
+                        " neither covered nor out of scope: say what is missing under `gap`")
+    return problems
+
+
+def _seed_file_problems(seed: Mapping[str, Any], folder: Path) -> list[str]:
+    path = folder / seed["file"]
+    try:
+        lines = [line.strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    except FileNotFoundError:
+        return [f"seed {seed['seed']}: {path} does not exist ({SEEDS_DIR_ENV}={folder})"]
+    listed = {section_key(row["section"]) for row in seed["sections"]}
+    problems = [f"seed {seed['seed']}: the table lists {row['section']!r}, which is no line of"
+                f" {seed['file']}" for row in seed["sections"]
+                if not any(line.startswith(row["section"]) for line in lines)]
+    pattern = seed.get("heading_pattern")
+    if pattern is not None:
+        problems += [f"seed {seed['seed']}: section {line!r} of {seed['file']} is missing from"
+                     f" {SEED_COVERAGE_FILE}" for line in lines
+                     if re.match(pattern, line) and section_key(line) not in listed]
+    return problems
+
+
+def seed_coverage_problems(registry: Registry, document: Any,
+                           seeds_dir: Path | None = None) -> list[str]:
+    """What keeps the seed coverage table from accounting for every seed section.
+
+    Every seed the registry may cite has an entry; every section a requirement cites is a
+    row, which names that requirement; every requirement named exists; each row's counts
+    add up, with a reason for what is out of scope and a note on what is missing. With
+    `seeds_dir`, the seed files themselves are read as well.
+    """
+    if document is None:
+        return [f"spec/{SEED_COVERAGE_FILE} is missing: list every seed section with the"
+                " requirements covering it or why it is out of scope"]
+    schema = json.loads(spec_files().joinpath(SEED_COVERAGE_SCHEMA).read_text(encoding="utf-8"))
+    errors = sorted(jsonschema.Draft202012Validator(schema).iter_errors(document),
+                    key=lambda error: list(error.absolute_path))
+    if errors:
+        where = "/".join(str(part) for part in errors[0].absolute_path) or "(top level)"
+        return [f"spec/{SEED_COVERAGE_FILE} does not match {SEED_COVERAGE_SCHEMA} at {where}:"
+                f" {errors[0].message}"]
+    known = set(registry.ids())
+    seeds = {seed["seed"]: seed for seed in document["seeds"]}
+    problems = [f"seed {name} has no entry in spec/{SEED_COVERAGE_FILE}"
+                for name in _seeds_of_the_registry() if name not in seeds]
+    rows: dict[tuple[str, str], Mapping[str, Any]] = {}
+    for seed in document["seeds"]:
+        for row in seed["sections"]:
+            key = (seed["seed"], section_key(row["section"]))
+            where = f"seed {seed['seed']} {row['section']!r}"
+            if key in rows:
+                problems.append(f"{where} is listed twice")
+            rows[key] = row
+            problems += _row_problems(where, row, known)
+        if seeds_dir is not None:
+            problems += _seed_file_problems(seed, seeds_dir)
+    for requirement in registry.requirements:
+        for source in requirement.sources:
+            if source.seed == "anchors":
+                continue
+            row = rows.get((source.seed, section_key(source.section)))
+            if row is None:
+                problems.append(f"{requirement.id} cites seed {source.seed} {source.section!r},"
+                                f" which has no row in spec/{SEED_COVERAGE_FILE}")
+            elif requirement.id not in row.get("requirements", []):
+                problems.append(f"{requirement.id} cites seed {source.seed}"
+                                f" {source.section!r}, but that row does not name it")
+    return problems
+
+
+def seed_coverage_figures(document: Any) -> dict[str, dict[str, int]]:
+    """Statements, covered, out of scope and gaps per seed, and for all seeds ("all")."""
+    figures: dict[str, dict[str, int]] = {}
+    for seed in document["seeds"]:
+        totals = {"statements": 0, "covered": 0, "out_of_scope": 0}
+        for row in seed["sections"]:
+            for name in totals:
+                totals[name] += row.get(name, 0)
+        totals["gaps"] = totals["statements"] - totals["covered"] - totals["out_of_scope"]
+        figures[seed["seed"]] = totals
+    figures["all"] = {name: sum(seed[name] for seed in figures.values())
+                      for name in ("statements", "covered", "out_of_scope", "gaps")}
+    return figures
+
+
 def coverage_problems(registry: Registry, coverage: Coverage) -> list[str]:
     problems = []
     for requirement in registry.requirements:
@@ -149,6 +295,9 @@ def check(registry: Registry, work_dir: Path, run_oracle: bool = True, examples:
     """Every problem that should keep this spec from being merged; empty when none."""
     problems = lock_problems(registry) + changelog_problems(registry)
     problems += coverage_problems(registry, static_coverage())
+    seeds_dir = os.environ.get(SEEDS_DIR_ENV)
+    problems += seed_coverage_problems(registry, load_seed_coverage(),
+                                       Path(seeds_dir) if seeds_dir else None)
     # A machine's coverage is what it exercises, known only by running it: the oracle run
     # reports a requirement of a machine's area that the machine never reached as
     # "untested", which fails it.

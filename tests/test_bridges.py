@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from datetime import UTC, date, datetime, timedelta
@@ -116,6 +117,33 @@ def test_a_coroutine_that_never_finishes_ends_with_an_error_naming_it() -> None:
     with pytest.raises(CoroutineNeverFinished, match="advance the clock"):
         bridge.run(sleeper, name="sleep(60)")
     bridge.close()
+
+
+def test_a_coroutine_that_ignores_cancellation_still_ends_with_an_error_naming_it() -> None:
+    """A body that catches CancelledError (a job ignoring its cancellation) must not turn
+    the bridge's error into a hang or an unrelated one, in run() or in close()."""
+    bridge = VirtualLoop(VirtualClock(EPOCH), safety_limit_seconds=0.2)
+
+    async def shrugs_off_cancellation() -> None:
+        while True:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                continue
+
+    with pytest.raises(CoroutineNeverFinished, match="shrugs_off_cancellation"):
+        bridge.run(shrugs_off_cancellation())
+    async def a_library_worker() -> None:
+        await shrugs_off_cancellation()  # the job's body, deep inside the library's task
+
+    bridge.spawn(a_library_worker(), name="stubborn-worker")
+    bridge.settle()  # it starts: cancelled before its first step, it could not ignore it
+    with pytest.raises(CoroutineNeverFinished, match="ignore cancellation") as error:
+        bridge.close()
+    # Each task left is named, with the chain of coroutines down to the one that waits.
+    assert re.search(r"(?s)stubborn-worker, at:\n.*in a_library_worker\n.*"
+                     r"in shrugs_off_cancellation\n", str(error.value)), error.value
+    assert "shrugs_off_cancellation, at:" in str(error.value)  # the one run() gave up on
 
 
 def test_worker_sleeps_and_timed_waits_end_when_the_clock_passes_their_deadline() -> None:

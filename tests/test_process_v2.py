@@ -216,7 +216,7 @@ def test_a_run_on_a_version_1_child_reports_the_other_areas_not_claimed(
                 for rid, entry in report["requirements"].items()}
     assert verdicts["LC-001"] == {"pass"}
     for rid in ("CB-001", "RP-001", "RD-001", "IK-001", "SC-001", "AD-001", "LP-001",
-                "RM-001", "RG-001"):
+                "RM-001", "RG-001", "TS-001"):
         assert verdicts[rid] == {"not claimed"}, rid
 
 

@@ -393,7 +393,7 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (backend.name, backend.profile, backend.capabilities) == (
         "sql", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper", "redelivery",
                                      "idempotency", "breaker", "governor", "reminders",
-                                     "admission", "loops", "scheduling"}))
+                                     "admission", "loops", "scheduling", "store"}))
     assert backend.url == "sqlite://"
 
 

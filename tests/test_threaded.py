@@ -180,7 +180,8 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
     assert (backend.name, backend.profile, backend.capabilities) == (
         "threaded", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper",
                                           "redelivery", "idempotency", "breaker", "governor",
-                                          "reminders", "admission", "loops", "scheduling"}))
+                                          "reminders", "admission", "loops", "scheduling",
+                                          "store"}))
 
 
 def test_a_periodic_poll_needs_a_clock_it_can_sleep_on() -> None:

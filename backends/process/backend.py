@@ -40,10 +40,10 @@ from jobconform.backends.process.wire import (
     decode_health,
     decode_job,
     encode_jitter,
+    encode_outcome,
     encode_policy,
     encode_settings,
     encode_timestamp,
-    outcome_of_body,
 )
 from jobconform.backends.protocol import (
     RETRY,
@@ -116,10 +116,13 @@ def validation_requested() -> bool:
 
 
 def carried_areas(version: int) -> frozenset[str]:
-    """The areas a protocol version carries: version 2 every area the kit declares."""
+    """The areas a protocol version carries: version 2 every area whose opener its
+    `Backend` interface declares (an area added to the kit without one is not carried,
+    so a child's claim of it shows as not claimed)."""
     if version == V1:
         return PROTOCOL_AREAS
-    return frozenset(area.name for area in BUILTIN_AREAS)
+    openers = interfaces.methods(interfaces.Backend)
+    return frozenset(area.name for area in BUILTIN_AREAS if (area.opener or "open") in openers)
 
 
 class ProcessBackend:
@@ -229,20 +232,13 @@ class ProcessRuntime:
         return self._ask(operation, **args).result
 
     def _new_decisions(self) -> list[dict[str, Any]]:
-        decided = [job_id for job_id, script in self._undelivered.items() if script.decided()]
-        return [{"job_id": job_id, "outcome": self._outcome(self._undelivered.pop(job_id))}
-                for job_id in decided]
-
-    @staticmethod
-    def _outcome(script: TaskScript) -> dict[str, Any]:
-        """The decided outcome, read by running the script here. That is not the body
-        running: version 1 sends the outcome ahead and the child runs the body, unseen,
-        so the script's count of runs is left as it was (version 2's children call the
-        script back when they run a body, and each run counts)."""
-        runs = script.invocations
-        outcome = outcome_of_body(script.run)
-        script.invocations = runs
-        return outcome
+        decisions = []
+        for job_id, script in list(self._undelivered.items()):
+            outcome = script.decision()
+            if outcome is not None:
+                del self._undelivered[job_id]
+                decisions.append({"job_id": job_id, "outcome": encode_outcome(outcome)})
+        return decisions
 
     def _job(self, document: Any) -> JobRecord:
         try:

@@ -87,6 +87,7 @@ from jobconform.backends.scheduling.protocol import (
     SchedulingRuntime,
     SchedulingTarget,
 )
+from jobconform.backends.task_store.protocol import TaskStore
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.breaker.oracle import BreakerSettings
@@ -227,11 +228,16 @@ class Backend(Protocol):
     def open_scheduling(self, clock: Clock, config: SchedulingConfig,
                         target: SchedulingTarget) -> SchedulingRuntime: ...
 
+    def open_store(self, clock: Clock) -> TaskStore:
+        """The task store: the child's store may answer with coroutines (seed 004's
+        default); the child awaits them, and the kit sees the answers."""
+        ...
+
 
 # The child's interfaces (the kit calls them) and the kit's (the child calls them back).
 CHILD_INTERFACES: tuple[type, ...] = (
     Backend, JobRuntime, IdempotencyRuntime, BreakerRuntime, GovernorRuntime,
-    ReminderRuntime, AdmissionRuntime, LoopRuntime, SchedulingRuntime,
+    ReminderRuntime, AdmissionRuntime, LoopRuntime, SchedulingRuntime, TaskStore,
 )
 KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCall,
                                     SchedulingTarget)

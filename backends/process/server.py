@@ -14,6 +14,8 @@ runtime). The child never reads another clock.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import itertools
 import sys
 import traceback
@@ -115,6 +117,7 @@ class ObjectServer:
         self._handles: dict[int, str] = {}  # id(object) -> its handle
         self._context: Served | None = None  # the object the current request addresses
         self._replies = 0  # the kit's reply lines read since `replies_read` was asked
+        self._loop = asyncio.new_event_loop()
 
     # -- handles (the codec's view of this side) ---------------------------------------------
 
@@ -229,7 +232,12 @@ class ObjectServer:
         if not callable(function):
             raise ProtocolError(f"the served {method.interface} has no method {method.name}"
                                 " (is its area claimed?)")
-        return function(**values)
+        result = function(**values)
+        if inspect.isawaitable(result):
+            # An asynchronous adapter (a task store with coroutines): the answer is what
+            # the coroutine returns. Time does not pass meanwhile; the loop is the child's.
+            result = self._loop.run_until_complete(result)
+        return result
 
     def open(self, method: Method, values: dict[str, Any], clock: PushedClock) -> Any:
         """A `Backend.open*` request: the opened object gets a clock of its own."""

@@ -263,19 +263,13 @@ def decode_jitter(text: str) -> Jitter:
                         ) from None
 
 
-def outcome_of_body(run: Any) -> dict[str, Any]:
-    """Run a decided task body and write down exactly how it ended.
-
-    A body ends by returning a value or by raising; what the protocol carries is the
-    value, or the exception's type name, message and retry-after (RT-010).
-    """
-    try:
-        result = run()
-    except Exception as error:
-        retry_after = getattr(error, "retry_after_ms", None)
-        return {"kind": "raises", "error_type": type(error).__name__, "message": str(error),
-                "retry_after_ms": None if retry_after is None else float(retry_after)}
-    return {"kind": "returns", "result": result}
+def encode_outcome(outcome: Outcome) -> dict[str, Any]:
+    """How a decided body ends, as the protocol carries it: the value it returns, or the
+    exception's type name, message and retry-after (RT-010)."""
+    if isinstance(outcome, Raise):
+        return {"kind": "raises", "error_type": outcome.error_type, "message": outcome.message,
+                "retry_after_ms": outcome.retry_after_ms}
+    return {"kind": "returns", "result": outcome.result}
 
 
 def decode_outcome(document: dict[str, Any]) -> Outcome:

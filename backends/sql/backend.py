@@ -65,6 +65,9 @@ from jobconform.backends.sql.database import (
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
+from jobconform.backends.task_store.protocol import STORE
+from jobconform.backends.task_store.runtime import ThreadOffloadedTaskStore
+from jobconform.backends.task_store.sql import SqlTaskStore
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker.oracle import BreakerSettings
 from jobconform.reference.governor.oracle import GovernorSettings
@@ -160,7 +163,7 @@ class SqlBackend:
     name = "sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:
@@ -267,5 +270,19 @@ class SqlBackend:
             return SqlScheduleStore(_copy_of_migrated_in_memory_database(self.url),
                                     migrate_schema=False, owns_engine=True)
         store = SqlScheduleStore(_migrated_engine(self.url), migrate_schema=False)
+        store.clear()
+        return store
+
+    def open_store(self, clock: Clock) -> ThreadOffloadedTaskStore:
+        """The SQL task store behind coroutines whose statements run on worker threads,
+        so an event loop using it never waits on the database (D-17)."""
+        return ThreadOffloadedTaskStore(self.empty_task_store())
+
+    def empty_task_store(self) -> SqlTaskStore:
+        """A task store with no records, made the way `empty_store` makes a job store."""
+        if self._in_memory:
+            return SqlTaskStore(_copy_of_migrated_in_memory_database(self.url),
+                                migrate_schema=False, owns_engine=True)
+        store = SqlTaskStore(_migrated_engine(self.url), migrate_schema=False)
         store.clear()
         return store

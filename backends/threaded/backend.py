@@ -52,6 +52,9 @@ from jobconform.backends.scheduling.protocol import (
 from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.store import InMemoryJobStore, JobStore
+from jobconform.backends.task_store.memory import InMemoryTaskStore
+from jobconform.backends.task_store.protocol import STORE, TaskStore
+from jobconform.backends.task_store.threaded import RequestThreadTaskStore
 from jobconform.backends.threaded.clock import WaitableClock
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import ThreadedRuntime
@@ -80,7 +83,8 @@ class ThreadedBackend:
     name = "threaded"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
-                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING})
+                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
+                              STORE})
 
     def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
         """Loops whose runs execute on threads of their own, over an in-memory store that
@@ -137,3 +141,11 @@ class ThreadedBackend:
     def new_admission_store(self) -> AdmissionStore:
         """An empty admission store for one admission runtime."""
         return InMemoryAdmissionStore()
+
+    def open_store(self, clock: Clock) -> RequestThreadTaskStore:
+        """A sync task store whose calls are served on request threads."""
+        return RequestThreadTaskStore(self.new_task_store())
+
+    def new_task_store(self) -> TaskStore:
+        """An empty task store for one check."""
+        return InMemoryTaskStore()

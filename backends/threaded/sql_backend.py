@@ -34,6 +34,7 @@ from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
+from jobconform.backends.task_store.protocol import STORE, TaskStore
 from jobconform.backends.threaded.backend import ThreadedBackend, waitable
 from jobconform.reference.breaker.oracle import BreakerSettings
 from jobconform.reference.governor.oracle import GovernorSettings
@@ -52,7 +53,8 @@ class ThreadedSqlBackend(ThreadedBackend):
     name = "threaded+sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
-                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING})
+                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
+                              STORE})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -89,3 +91,6 @@ class ThreadedSqlBackend(ThreadedBackend):
 
     def new_admission_store(self) -> AdmissionStore:
         return self._sql.empty_admission_store()
+
+    def new_task_store(self) -> TaskStore:
+        return self._sql.empty_task_store()

@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import logging.handlers
 import uuid
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 
@@ -21,8 +20,6 @@ FAILURES = {name: type(name, (Exception,), {}) for name in ("auth", "timeout", "
 
 
 class Worker(pybreaker.CircuitBreakerListener):
-    engaged: Callable[[str], bool]  # both switches on for the target (CB-001)
-
     def __init__(self, shared: SimpleNamespace, owner: "Worker | None" = None) -> None:
         self.shared, self.owner = shared, owner or self  # the owner opened it and closes it
         self.breakers: dict[str, pybreaker.CircuitBreaker] = {}
@@ -36,7 +33,7 @@ class Worker(pybreaker.CircuitBreakerListener):
         self.reset = lambda target: self.breaker(target).close()
         self.peer = lambda: Worker(shared, self.owner)
         self.logged_outages = lambda: len(shared.log.buffer) if self is self.owner else 0
-        self.engaged = lambda target: bool(shared.switch and target in shared.opted_in)
+        self.engaged = lambda target: bool(shared.switch and target in shared.opted_in)  # CB-001
 
     def breaker(self, target: str) -> pybreaker.CircuitBreaker:
         if target not in self.breakers:
@@ -67,17 +64,15 @@ class Worker(pybreaker.CircuitBreakerListener):
         return self.shared.in_flight[call][0]  # type: ignore[no-any-return]
 
     def record(self, target: str, call: str, outcome: str, failure_class: str | None) -> None:
-        _, block = self.shared.in_flight.pop(call, (None, None))
+        _, block = self.shared.in_flight.pop(call, (None, contextlib.nullcontext()))
         error = None if outcome == "success" else (
             asyncio.CancelledError() if outcome == "cancelled" else FAILURES[failure_class or ""]())
         with contextlib.suppress(BaseException):  # pybreaker re-raises the error, or its own
-            if block is not None:
-                block.__exit__(type(error) if error else None, error, None)
+            block.__exit__(type(error) if error else None, error, None)
 
     def enqueue(self, target: str, work: str) -> str:
-        # pybreaker has no work queue; the adapter's takes new work only while it is closed.
         if self.engaged(target) and getattr(self.read(target), "state", "closed") != "closed":
-            return "refused"
+            return "refused"  # pybreaker has no work queue: the adapter's takes work only closed
         self.shared.queues.setdefault(target, []).append(work)
         return "queued"
 
@@ -120,7 +115,6 @@ class PybreakerBackend:  # jobconform run --backend pybreaker_adapter:PybreakerB
             settings=settings, namespace=f"jobconform-{uuid.uuid4().hex}",
             log=logging.handlers.BufferingHandler(2**30),
             wall=WallClock(clock).start(), switch=False, opted_in=set(), queues={}, failed={},
-            pool=redis.ConnectionPool(host="127.0.0.1", port=6379, socket_timeout=1),
-            in_flight={})  # call -> (its admission, its pybreaker block)
+            pool=redis.ConnectionPool(host="127.0.0.1", port=6379, socket_timeout=1), in_flight={})
         pybreaker.CircuitRedisStorage.logger.addHandler(shared.log)
         return Worker(shared)

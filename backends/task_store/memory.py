@@ -1,0 +1,75 @@
+"""In-memory task stores: a dict of frozen records behind one lock.
+
+`InMemoryTaskStore` answers directly; `AsyncInMemoryTaskStore` is the same store behind
+coroutines, the shape seed 004 gives its default store (D-17: async even though nothing
+in it waits). Records are frozen values, so handing out the held ones is handing out
+snapshots (TS-008).
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from datetime import datetime
+
+from jobconform.reference.store.oracle import TaskRecord, is_expired
+
+
+class InMemoryTaskStore:
+    """A `TaskStore` in a dict; the lock makes it safe for the threaded backend's request
+    threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[str, TaskRecord] = {}
+
+    def save(self, record: TaskRecord) -> None:
+        with self._lock:
+            self._records[record.task_id] = record
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        with self._lock:
+            return self._records.get(task_id)
+
+    def list(self, status: str | None = None) -> builtins.list[TaskRecord]:
+        with self._lock:
+            return [record for record in self._records.values()
+                    if status is None or record.status == status]
+
+    def delete(self, task_id: str) -> None:
+        with self._lock:
+            self._records.pop(task_id, None)
+
+    def list_expired(self, before: datetime) -> builtins.list[TaskRecord]:
+        with self._lock:
+            return [record for record in self._records.values() if is_expired(record, before)]
+
+    def close(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+
+class AsyncInMemoryTaskStore:
+    """An `AsyncTaskStore` over an `InMemoryTaskStore`: nothing awaits, the calls are
+    coroutines only so that callers compose every store the same way."""
+
+    def __init__(self, store: InMemoryTaskStore | None = None) -> None:
+        self._store = store if store is not None else InMemoryTaskStore()
+
+    async def save(self, record: TaskRecord) -> None:
+        self._store.save(record)
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        return self._store.get(task_id)
+
+    async def list(self, status: str | None = None) -> builtins.list[TaskRecord]:
+        return self._store.list(status)
+
+    async def delete(self, task_id: str) -> None:
+        self._store.delete(task_id)
+
+    async def list_expired(self, before: datetime) -> builtins.list[TaskRecord]:
+        return self._store.list_expired(before)
+
+    def close(self) -> None:
+        self._store.close()

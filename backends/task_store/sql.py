@@ -1,0 +1,179 @@
+"""The task store in SQL: the TaskStore contract on SQLite, PostgreSQL and MariaDB.
+
+One row per task id, the primary key. `save` is an update of the whole row, or an insert
+when no row matched, in one transaction; of two savers inserting one new id at once the
+database lets one commit, and the other's retry then finds the row and replaces it, so the
+later save wins either way (TS-002). `list_expired` is one query on the indexed
+completion instant, with the terminal statuses in its WHERE clause (TS-006, TS-007).
+Rows never leave the store: callers get frozen `TaskRecord` values (TS-008).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import fields
+from datetime import datetime
+from typing import Any, cast
+
+from sqlalchemy import (
+    CheckConstraint,
+    Connection,
+    Engine,
+    Index,
+    Integer,
+    Row,
+    String,
+    Table,
+    Text,
+    delete,
+    insert,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.pool import StaticPool
+
+from jobconform.backends.sql.database import READ_ONLY, migrate
+from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, Base, UtcDateTime
+from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
+from jobconform.reference.store.oracle import STATUSES, TERMINAL, TaskRecord
+
+TASK_STATUS_CHECK = "status IN ({})".format(", ".join(f"'{status}'" for status in STATUSES))
+# A save that lost an insert race retries as an update; more tries than this means the
+# row keeps vanishing under it (someone deleting it in a loop), which is reported.
+SAVE_ATTEMPTS = 5
+
+
+class TaskRecordRow(Base):
+    """One task record (seed 004's task info)."""
+
+    __tablename__ = "task_records"
+
+    task_id: Mapped[str] = mapped_column(String(255), primary_key=True)
+    module_id: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(20))
+    submitted_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    # The reaper's question, list_expired, reads by completion instant.
+    completed_at: Mapped[datetime | None] = mapped_column(UtcDateTime, index=True)
+    # JSON text the store encodes itself: a JSON column has NUMERIC affinity on SQLite,
+    # which turns the text 1.0 into the integer 1, and TS-001 keeps them apart.
+    result_json: Mapped[str] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(Text)
+    retry_count: Mapped[int] = mapped_column(Integer)
+    max_retries: Mapped[int] = mapped_column(Integer)
+    schema_version: Mapped[int] = mapped_column(
+        Integer, server_default=text(str(JSON_SCHEMA_VERSION)))
+
+    __table_args__ = (
+        CheckConstraint(TASK_STATUS_CHECK, name="status"),
+        CheckConstraint("retry_count >= 0 AND max_retries >= 0", name="retry_counts"),
+        Index(None, "status"),
+    )
+
+
+TASKS = cast(Table, TaskRecordRow.__table__)
+RECORD_FIELDS = tuple(item.name for item in fields(TaskRecord))
+
+
+def to_record(row: Row[Any]) -> TaskRecord:
+    values = row._mapping
+    if values["schema_version"] != JSON_SCHEMA_VERSION:
+        raise UnknownSchemaVersion(
+            f"task record {values['task_id']!r} was written with JSON schema version"
+            f" {values['schema_version']}; this release reads version {JSON_SCHEMA_VERSION}:"
+            " upgrade jobconform")
+    stored = {name: values[name] for name in RECORD_FIELDS if name != "result"}
+    return TaskRecord(**stored, result=json.loads(values["result_json"]))
+
+
+def record_values(record: TaskRecord) -> dict[str, Any]:
+    values = {name: getattr(record, name) for name in RECORD_FIELDS if name != "result"}
+    values["result_json"] = json.dumps(record.result, ensure_ascii=False, allow_nan=False)
+    values["schema_version"] = JSON_SCHEMA_VERSION
+    return values
+
+
+class SqlTaskStoreError(RuntimeError):
+    """A save kept losing its row to concurrent deletes and inserts."""
+
+
+class SqlTaskStore:
+    """A `TaskStore` in the `task_records` table.
+
+    Args:
+        engine: from `create_store_engine`.
+        migrate_schema: bring the schema to the newest migrations first.
+        owns_engine: dispose of the engine on `close` (an in-memory copy per store).
+    """
+
+    def __init__(self, engine: Engine, *, migrate_schema: bool = True,
+                 owns_engine: bool = False) -> None:
+        if migrate_schema:
+            migrate(engine)
+        self._engine = engine
+        self._owns_engine = owns_engine
+        # An in-memory SQLite database is one connection: threads take turns on it.
+        self._turns: AbstractContextManager[object] = (
+            threading.RLock() if isinstance(engine.pool, StaticPool) else nullcontext())
+
+    @contextmanager
+    def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
+        with self._turns, self._engine.connect() as connection:
+            connection.execution_options(**{READ_ONLY: read_only})
+            with connection.begin():
+                yield connection
+
+    def save(self, record: TaskRecord) -> None:
+        values = record_values(record)
+        for _ in range(SAVE_ATTEMPTS):
+            try:
+                with self._transaction() as connection:
+                    replaced = connection.execute(
+                        update(TASKS).where(TASKS.c.task_id == record.task_id).values(**values))
+                    if rows_matched(replaced) == 0:
+                        connection.execute(insert(TASKS).values(**values))
+                return
+            except IntegrityError:
+                continue  # another saver inserted the id first: replace its row
+        raise SqlTaskStoreError(f"saving task {record.task_id!r} lost its row {SAVE_ATTEMPTS}"
+                                " times to concurrent writers")
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        with self._transaction(read_only=True) as connection:
+            row = connection.execute(select(TASKS).where(TASKS.c.task_id == task_id)).first()
+            return None if row is None else to_record(row)
+
+    def list(self, status: str | None = None) -> builtins.list[TaskRecord]:
+        query = select(TASKS).order_by(TASKS.c.task_id)
+        if status is not None:
+            query = query.where(TASKS.c.status == status)
+        with self._transaction(read_only=True) as connection:
+            return [to_record(row) for row in connection.execute(query)]
+
+    def delete(self, task_id: str) -> None:
+        with self._transaction() as connection:
+            connection.execute(delete(TASKS).where(TASKS.c.task_id == task_id))
+
+    def list_expired(self, before: datetime) -> builtins.list[TaskRecord]:
+        query = (select(TASKS)
+                 .where(TASKS.c.status.in_(sorted(TERMINAL)),
+                        TASKS.c.completed_at.is_not(None), TASKS.c.completed_at < before)
+                 .order_by(TASKS.c.completed_at, TASKS.c.task_id))
+        with self._transaction(read_only=True) as connection:
+            return [to_record(row) for row in connection.execute(query)]
+
+    def clear(self) -> None:
+        """Delete every record, leaving an empty table on the same schema."""
+        with self._transaction() as connection:
+            connection.execute(delete(TASKS))
+
+    def close(self) -> None:
+        if self._owns_engine:
+            self._engine.dispose()

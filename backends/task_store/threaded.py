@@ -1,0 +1,53 @@
+"""The threaded backend's task store: every call is served on a request thread.
+
+A task manager's callers are many threads in a threaded deployment; this store serves each
+call on a thread of a pool and the caller waits for the answer, so the store underneath
+(in memory, or SQL for `threaded+sql`) is used from several real threads. It answers
+directly: the sync form of the protocol.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import TypeVar
+
+from jobconform.backends.task_store.protocol import TaskStore, TaskView
+from jobconform.reference.store.oracle import TaskRecord
+
+T = TypeVar("T")
+REQUEST_THREADS = 4
+
+
+class RequestThreadTaskStore:
+    """A `TaskStore` that runs each call of `store` on a pool thread."""
+
+    def __init__(self, store: TaskStore, threads: int = REQUEST_THREADS) -> None:
+        self._store = store
+        self._pool = ThreadPoolExecutor(max_workers=threads,
+                                        thread_name_prefix="jobconform-store")
+
+    def _on_request_thread(self, call: Callable[[], T]) -> T:
+        # No real-time limit here: the harness's watchdog guards every call.
+        return self._pool.submit(call).result()
+
+    def save(self, record: TaskRecord) -> None:
+        self._on_request_thread(lambda: self._store.save(record))
+
+    def get(self, task_id: str) -> TaskView | None:
+        return self._on_request_thread(lambda: self._store.get(task_id))
+
+    def list(self, status: str | None = None) -> builtins.list[TaskView]:
+        return builtins.list(self._on_request_thread(lambda: self._store.list(status)))
+
+    def delete(self, task_id: str) -> None:
+        self._on_request_thread(lambda: self._store.delete(task_id))
+
+    def list_expired(self, before: datetime) -> builtins.list[TaskView]:
+        return builtins.list(self._on_request_thread(lambda: self._store.list_expired(before)))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self._store.close()

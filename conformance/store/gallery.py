@@ -1,0 +1,142 @@
+"""The store gallery: the memory backend with its task store broken the way stores get
+seed 004's TaskStore contract wrong.
+
+`GALLERY` joins the self-test: every suite must catch each entry, naming the requirement
+in `catches`. Each broken store answers through the memory backend's async wrapper, as
+the memory backend's own store does.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import datetime
+from types import SimpleNamespace
+from typing import Any
+
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import Clock
+from jobconform.backends.task_store.memory import AsyncInMemoryTaskStore, InMemoryTaskStore
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.store.oracle import TERMINAL, TaskRecord, is_expired
+
+
+class InclusiveExpiryStore(InMemoryTaskStore):
+    """list_expired keeps records completed at or before the cut-off, the cleanup rule,
+    so a record completed exactly at the cut-off is reaped one sweep early."""
+
+    def list_expired(self, before: datetime) -> builtins.list[TaskRecord]:
+        return [record for record in self.list() if record.status in TERMINAL
+                and record.completed_at is not None and record.completed_at <= before]
+
+
+class ExpiryByInstantOnlyStore(InMemoryTaskStore):
+    """list_expired looks at completed_at alone: a task re-queued for a retry still
+    carries its failed attempt's completion instant, and the reaper deletes it while it
+    waits in backoff."""
+
+    def list_expired(self, before: datetime) -> builtins.list[TaskRecord]:
+        return [record for record in self.list()
+                if record.completed_at is not None and record.completed_at < before]
+
+
+class FirstSaveKeptStore(InMemoryTaskStore):
+    """save inserts only when the id is new (an INSERT that ignores a duplicate key), so
+    a task's later states never reach the store."""
+
+    def save(self, record: TaskRecord) -> None:
+        with self._lock:
+            self._records.setdefault(record.task_id, record)
+
+
+class UnknownDeleteRaisesStore(InMemoryTaskStore):
+    """delete of an id the store does not hold raises KeyError (a `del` on the dict),
+    so a reaper racing a manual cleanup crashes its sweep."""
+
+    def delete(self, task_id: str) -> None:
+        with self._lock:
+            del self._records[task_id]
+
+
+class NarrowedFloatStore(InMemoryTaskStore):
+    """Results go through a numeric column that narrows whole floats: 1.0 reads back as
+    the integer 1 (SQLite's NUMERIC affinity on a JSON column does this)."""
+
+    def save(self, record: TaskRecord) -> None:
+        text = json.dumps(record.result)
+        narrowed = json.loads(text, parse_float=lambda f: int(float(f))
+                              if float(f).is_integer() else float(f))
+        super().save(TaskRecord(**{**asdict(record), "result": narrowed}))
+
+
+class LiveRecordStore:
+    """Records are mutable objects, saved into in place; get and list hand out the held
+    objects themselves, so a record read earlier changes when the task is saved again
+    (the live reference seed 004's D-23 retired)."""
+
+    def __init__(self) -> None:
+        self._live: dict[str, SimpleNamespace] = {}
+
+    async def save(self, record: TaskRecord) -> None:
+        held = self._live.get(record.task_id)
+        if held is None:
+            self._live[record.task_id] = SimpleNamespace(**asdict(record))
+        else:
+            held.__dict__.update(asdict(record))
+
+    async def get(self, task_id: str) -> SimpleNamespace | None:
+        return self._live.get(task_id)
+
+    async def list(self, status: str | None = None) -> builtins.list[SimpleNamespace]:
+        return [held for held in self._live.values() if status is None or held.status == status]
+
+    async def delete(self, task_id: str) -> None:
+        self._live.pop(task_id, None)
+
+    async def list_expired(self, before: datetime) -> builtins.list[SimpleNamespace]:
+        return [held for held in self._live.values()
+                if is_expired(TaskRecord(**held.__dict__), before)]
+
+    def close(self) -> None:
+        self._live.clear()
+
+
+def _entry(name: str, broken: type, catches: str, source: str,
+           open_broken: Callable[[], object]) -> GalleryEntry:
+    """The memory backend with a broken task store, loadable as `<this module>:<name>`."""
+    bug = " ".join((broken.__doc__ or "").split())
+
+    class BrokenBackend(MemoryBackend):
+        __doc__ = bug
+
+        def open_store(self, clock: Clock) -> Any:
+            return open_broken()
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+def _memory_entry(name: str, store: type[InMemoryTaskStore], catches: str,
+                  source: str) -> GalleryEntry:
+    """A broken in-memory store behind the memory backend's coroutines."""
+    return _entry(name, store, catches, source, lambda: AsyncInMemoryTaskStore(store()))
+
+
+GALLERY = (
+    _memory_entry("store_first_save_kept", FirstSaveKeptStore, "TS-002",
+                  "seed 004 §1.1: save creates or overwrites"),
+    _memory_entry("store_unknown_delete_raises", UnknownDeleteRaisesStore, "TS-005",
+                  "seed 004 TaskStore.delete: a non-existent id is a no-op"),
+    _memory_entry("store_expiry_inclusive", InclusiveExpiryStore, "TS-006",
+                  "seed 004 TaskStore.list_expired: strictly before"),
+    _memory_entry("store_expiry_ignores_status", ExpiryByInstantOnlyStore, "TS-007",
+                  "seed 004 TaskStore.list_expired: terminal tasks only"),
+    _entry("store_live_records", LiveRecordStore, "TS-008",
+           "seed 004 D-23: snapshots, never live references", LiveRecordStore),
+    _memory_entry("store_float_result_narrowed", NarrowedFloatStore, "TS-001",
+                  "seed 004 TaskStore.get: the stored record"),
+)

@@ -1,0 +1,144 @@
+Feature: Task store
+  A task manager keeps its records in a pluggable store (save, get, list, delete,
+  list_expired). The store is checked on its own: each step saves or reads records, the
+  store and the oracle answer, and their answers must agree. Records are written as their
+  fields, instants in seconds after the epoch; unset fields are module reports.build,
+  queued, submitted at 0. Scenarios here are skipped on a backend that does not claim the
+  store area.
+
+  # -- TS-001: the round trip ----------------------------------------------------------------
+
+  @TS-001
+  Scenario: A saved record reads back with every field as saved
+    When the store saves task "t1" as {"module_id": "mail.send", "status": "failed", "submitted_at": 5, "started_at": 6.25, "completed_at": 7.5, "error": "SMTP 451", "retry_count": 2, "max_retries": 3}
+    And task "t1" is read from the store
+    Then the store answers task "t1" as {"module_id": "mail.send", "status": "failed", "submitted_at": 5, "started_at": 6.25, "completed_at": 7.5, "error": "SMTP 451", "retry_count": 2, "max_retries": 3}
+
+  @TS-001
+  Scenario: Results keep their JSON type: 1, 1.0, true and "1" stay apart
+    Given the store saves task "int" as {"status": "succeeded", "completed_at": 1, "result": 1}
+    And the store saves task "float" as {"status": "succeeded", "completed_at": 1, "result": 1.0}
+    And the store saves task "bool" as {"status": "succeeded", "completed_at": 1, "result": true}
+    And the store saves task "text" as {"status": "succeeded", "completed_at": 1, "result": "1"}
+    And the store saves task "object" as {"status": "succeeded", "completed_at": 1, "result": {"rows": [1, 2], "ok": true}}
+    When task "float" is read from the store
+    Then the store answers task "float" as {"status": "succeeded", "completed_at": 1, "result": 1.0}
+    When task "int" is read from the store
+    Then the store answers task "int" as {"status": "succeeded", "completed_at": 1, "result": 1}
+    When task "object" is read from the store
+    Then the store answers task "object" as {"status": "succeeded", "completed_at": 1, "result": {"ok": true, "rows": [1, 2]}}
+    When the store lists its tasks
+    Then the store's list holds the tasks "bool", "float", "int", "object", "text"
+
+  # -- TS-002: save replaces ------------------------------------------------------------------
+
+  @TS-002
+  Scenario: Saving an id again replaces the whole record
+    Given the store saves task "t1" as {"status": "running", "started_at": 10, "error": "transient"}
+    When the store saves task "t1" as {"status": "succeeded", "started_at": 10, "completed_at": 20, "result": "done"}
+    And task "t1" is read from the store
+    Then the store answers task "t1" as {"status": "succeeded", "started_at": 10, "completed_at": 20, "result": "done"}
+    When the store lists its tasks
+    Then the store's list holds the tasks "t1"
+
+  @TS-002
+  Scenario: Saving the same record twice is saving it once
+    Given the store saves task "t1" as {"status": "queued"}
+    When the store saves task "t1" as {"status": "queued"}
+    And the store lists its queued tasks
+    Then the store's list holds the tasks "t1"
+
+  # -- TS-003: unknown ids --------------------------------------------------------------------
+
+  @TS-003
+  Scenario: Reading an id the store never held answers nothing
+    Given the store saves task "t1" as {"status": "queued"}
+    When task "t2" is read from the store
+    Then the store answers no task
+
+  # -- TS-004: lists -------------------------------------------------------------------------
+
+  @TS-004
+  Scenario: list returns every record, or those of one status
+    Given the store saves task "a" as {"status": "queued"}
+    And the store saves task "b" as {"status": "running", "started_at": 1}
+    And the store saves task "c" as {"status": "succeeded", "started_at": 1, "completed_at": 2}
+    And the store saves task "d" as {"status": "queued"}
+    When the store lists its tasks
+    Then the store's list holds the tasks "a", "b", "c", "d"
+    When the store lists its queued tasks
+    Then the store's list holds the tasks "a", "d"
+    When the store lists its cancelled tasks
+    Then the store's list holds no tasks
+
+  # -- TS-005: delete ------------------------------------------------------------------------
+
+  @TS-005 @TS-003
+  Scenario: A deleted record is gone and the others stay
+    Given the store saves task "a" as {"status": "succeeded", "completed_at": 3}
+    And the store saves task "b" as {"status": "queued"}
+    When the store deletes task "a"
+    And task "a" is read from the store
+    Then the store answers no task
+    When the store lists its tasks
+    Then the store's list holds the tasks "b"
+
+  @TS-005
+  Scenario: Deleting an id the store does not hold is a no-op
+    Given the store saves task "a" as {"status": "queued"}
+    When the store deletes task "ghost"
+    Then the store answers without an error
+    When the store deletes task "a"
+    And the store deletes task "a"
+    Then the store answers without an error
+    When the store lists its tasks
+    Then the store's list holds no tasks
+
+  # -- TS-006 / TS-007: list_expired -------------------------------------------------------
+
+  @TS-006
+  Scenario: list_expired is strict: a record completed exactly at the cut-off stays
+    Given the store saves task "early" as {"status": "succeeded", "completed_at": 10}
+    And the store saves task "edge" as {"status": "failed", "completed_at": 20}
+    And the store saves task "late" as {"status": "cancelled", "completed_at": 30}
+    When the store lists the tasks expired before 20 seconds
+    Then the store's list holds the tasks "early"
+    When the store lists the tasks expired before 20.001 seconds
+    Then the store's list holds the tasks "early", "edge"
+
+  @TS-006
+  Scenario: A terminal record without a completion instant never expires
+    Given the store saves task "never-started" as {"status": "cancelled"}
+    When the store lists the tasks expired before 86400 seconds
+    Then the store's list holds no tasks
+
+  @TS-007
+  Scenario: A task re-queued for a retry is not expired by its failed attempt's instant
+    Given the store saves task "retrying" as {"status": "queued", "started_at": 1, "completed_at": 2, "error": "boom", "retry_count": 1, "max_retries": 3}
+    And the store saves task "working" as {"status": "running", "started_at": 1, "completed_at": 2}
+    And the store saves task "done" as {"status": "succeeded", "started_at": 1, "completed_at": 2}
+    When the store lists the tasks expired before 100 seconds
+    Then the store's list holds the tasks "done"
+
+  # -- TS-008: snapshots -----------------------------------------------------------------------
+
+  @TS-008
+  Scenario: A record read earlier does not change when the task is saved again
+    Given the store saves task "t1" as {"status": "running", "started_at": 1}
+    And task "t1" is read from the store
+    When the store saves task "t1" as {"status": "succeeded", "started_at": 1, "completed_at": 2, "result": 42}
+    And the store lists its tasks
+    Then the record of task "t1" read before still shows {"status": "running", "started_at": 1}
+    When the store deletes task "t1"
+    Then the record of task "t1" read before still shows {"status": "running", "started_at": 1}
+
+  # -- TS-009: async under the task manager --------------------------------------------------
+
+  @TS-009
+  Scenario: Every store operation answers through an awaitable
+    When the store saves task "t1" as {"status": "succeeded", "completed_at": 1}
+    And task "t1" is read from the store
+    And the store lists its tasks
+    And the store lists the tasks expired before 2 seconds
+    And the store deletes task "t1"
+    Then the store answers without an error

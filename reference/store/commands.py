@@ -1,0 +1,77 @@
+"""The store area's commands: plain data every front-end speaks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TypeAlias
+
+from jobconform.reference.store.oracle import TaskRecord
+
+
+@dataclass(frozen=True)
+class SaveTask:
+    """Create the record, or replace the one held under its task id."""
+
+    record: TaskRecord
+
+
+@dataclass(frozen=True)
+class GetTask:
+    task_id: str
+
+
+@dataclass(frozen=True)
+class ListTasks:
+    """Every held record, or those of one canonical status."""
+
+    status: str | None = None
+
+
+@dataclass(frozen=True)
+class DeleteTask:
+    task_id: str
+
+
+@dataclass(frozen=True)
+class ListExpired:
+    """The terminal records completed strictly before `before`."""
+
+    before: datetime
+
+
+StoreCommand: TypeAlias = SaveTask | GetTask | ListTasks | DeleteTask | ListExpired
+
+
+def _instant(value: datetime | None) -> str:
+    return "None" if value is None else value.isoformat(timespec="milliseconds")
+
+
+def describe_record(record: TaskRecord) -> str:
+    parts = [f"{record.task_id!r}", f"module={record.module_id!r}", record.status,
+             f"submitted={_instant(record.submitted_at)}"]
+    if record.started_at is not None:
+        parts.append(f"started={_instant(record.started_at)}")
+    if record.completed_at is not None:
+        parts.append(f"completed={_instant(record.completed_at)}")
+    if record.result is not None:
+        parts.append(f"result={record.result!r}")
+    if record.error is not None:
+        parts.append(f"error={record.error!r}")
+    if record.retry_count or record.max_retries:
+        parts.append(f"retries={record.retry_count}/{record.max_retries}")
+    return ", ".join(parts)
+
+
+def describe_store(command: StoreCommand) -> str:
+    """One readable line per command, for failure messages."""
+    match command:
+        case SaveTask():
+            return f"SaveTask({describe_record(command.record)})"
+        case GetTask() | DeleteTask():
+            return f"{type(command).__name__}({command.task_id!r})"
+        case ListTasks():
+            return "ListTasks()" if command.status is None else f"ListTasks({command.status!r})"
+        case ListExpired():
+            return f"ListExpired(before={_instant(command.before)})"
+    raise ValueError(f"not a store command: {command!r}")
