@@ -1,4 +1,6 @@
-"""The process boundary: the protocol's schemas, the `process` backend, the reference child.
+"""The process boundary, version 1 and what both versions share: the version-1 schemas,
+the `process` backend, the reference child acting as a version-1 child (`--protocol 1`),
+fake children breaking the conversation. tests/test_process_v2.py checks version 2.
 
 Fake children are small Python scripts written for each failure the backend must report
 clearly. Waits are bounded by real-time safety limits only; one test shows that limit
@@ -40,6 +42,7 @@ from jobconform.backends.process.backend import (
 from jobconform.backends.process.child import ChildServer
 from jobconform.backends.process.schemas import (
     SCHEMA_NAMES,
+    V2_SCHEMA_NAME,
     load_schema,
     request_problem,
     response_problem,
@@ -74,11 +77,17 @@ def canonical(registry: Registry) -> Profile:
     return registry.profile("canonical")
 
 
+def v1_child_command() -> list[str]:
+    """The reference child acting as a version-1 child: it refuses version 2."""
+    return [*reference_child_command(), "--protocol", "1"]
+
+
 @pytest.fixture
 def validated_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChildSession]:
-    """The reference child, both sides checking every message against the schemas."""
+    """The reference child as a version-1 child, both sides checking every message against
+    the schemas."""
     monkeypatch.setenv(VALIDATE_VARIABLE, "1")  # the child inherits it
-    session = ChildSession(reference_child_command(), SAFETY_SECONDS, validate=True)
+    session = ChildSession(v1_child_command(), SAFETY_SECONDS, validate=True)
     yield session
     session.close()
 
@@ -110,7 +119,7 @@ def test_the_schemas_ship_as_package_data() -> None:
     patterns = pyproject["tool"]["setuptools"]["package-data"]["jobconform.backends.process"]
     shipped = {path.name for pattern in patterns
                for path in (ROOT / "backends" / "process").glob(pattern)}
-    assert shipped == {f"{name}.schema.json" for name in SCHEMA_NAMES}
+    assert shipped == {f"{name}.schema.json" for name in (*SCHEMA_NAMES, V2_SCHEMA_NAME)}
 
 
 def test_every_operation_has_a_request_and_a_result_schema() -> None:
@@ -146,9 +155,10 @@ def test_response_schema_checks_each_operations_result() -> None:
 # -- the reference child, validated on both sides -------------------------------------------
 
 
-def test_reference_child_claims_what_the_memory_backend_claims_and_the_pipe_carries(
+def test_a_version_1_child_claims_what_the_memory_backend_claims_and_version_1_carries(
         validated_session: ChildSession) -> None:
     backend = ProcessBackend(session=validated_session)
+    assert (validated_session.version, backend.version) == (1, 1)
     memory = MemoryBackend()
     assert backend.name == "process:memory"
     assert (backend.profile, backend.capabilities) == (
@@ -243,8 +253,10 @@ def test_a_closed_session_lets_the_child_exit_cleanly() -> None:
 def test_a_threaded_runtime_behind_the_pipe_agrees_with_the_oracle(
         canonical: Profile, registry: Registry) -> None:
     # The child serves the threaded worker: bodies block in real pool threads until the
-    # decisions carried by the kit's requests wake them.
-    backend = ProcessBackend(command=[*reference_child_command(), "--backend", "threaded"])
+    # decisions carried by the kit's requests wake them. Version 1 pushes decisions with
+    # the requests, which threads can wait for (version 2's callbacks are made from within
+    # a request only).
+    backend = ProcessBackend(command=[*v1_child_command(), "--backend", "threaded"])
     assert backend.capabilities == frozenset({"lifecycle", "retry", "stuck"})
     harness = Harness(backend, canonical, registry, max_concurrent=2)
     harness.run_all([
@@ -260,7 +272,8 @@ def test_a_child_that_does_not_report_a_next_attempt_is_caught(
         canonical: Profile, registry: Registry) -> None:
     [entry] = [e for e in PROCESS_DIRECTED_GALLERY if e.name == "process_next_attempt_unreported"]
     harness = Harness(load_backend(entry.target), canonical, registry)
-    with pytest.raises(Divergence, match=r"(?s)job 'a' status.*'succeeded'.*'running'"):
+    # The spent outcome ends the next attempt as soon as it starts: failed, not running.
+    with pytest.raises(Divergence, match=r"(?s)RT-003.*job 'a' status.*'running'.*'failed'"):
         harness.run_all([
             cmd.Submit("a", retry=RetryPolicy(max_retries=1)), cmd.Dispatch(),
             cmd.Finish("a", cmd.Raise("ValueError", "flaky")), cmd.AdvanceTime(1),
@@ -337,7 +350,8 @@ def test_a_malformed_line_is_reported_with_the_line(tmp_path: Path) -> None:
     command = fake_child(tmp_path, answering_hello_then(
         "sys.stdin.readline()\nprint('ready!', flush=True)\nsys.stdin.read()\n"))
     backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
-    with pytest.raises(MalformedMessage, match="malformed answer to open: not a JSON line"):
+    with pytest.raises(MalformedMessage, match=r"(?s)malformed answer to open \(line 2 of its"
+                       r" stdout\): not a JSON line.*the line: ready!"):
         backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
     assert not backend.session.alive
 
@@ -363,20 +377,22 @@ def test_an_error_the_operation_cannot_raise_is_reported(tmp_path: Path) -> None
 
 
 def test_a_child_speaking_another_version_is_refused(tmp_path: Path) -> None:
-    answer = '{"id": 1, "ok": true, "result": {"protocol": 2}}'
+    answer = '{"id": 1, "ok": true, "result": {"protocol": 3}}'
     command = fake_child(tmp_path, "import sys\nsys.stdin.readline()\n"
                                    f"print({answer!r}, flush=True)\nsys.stdin.read()\n")
-    expected = f"speaks protocol version 2; this kit speaks version {PROTOCOL_VERSION}"
+    expected = f"speaks protocol version 3; this kit speaks version {PROTOCOL_VERSION} or 1"
     with pytest.raises(ProtocolVersionMismatch, match=expected):
         ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
 
 
-def test_a_child_refusing_the_kits_version_is_refused(tmp_path: Path) -> None:
-    answer = ('{"id": 1, "ok": false, "error": {"type": "ProtocolError",'
-              ' "message": "I speak version 2 only"}}')
-    command = fake_child(tmp_path, "import sys\nsys.stdin.readline()\n"
-                                   f"print({answer!r}, flush=True)\nsys.stdin.read()\n")
-    with pytest.raises(ProtocolVersionMismatch, match=r"refused .* version 1: I speak version 2"):
+def test_a_child_refusing_every_version_of_the_kit_is_refused(tmp_path: Path) -> None:
+    # It refuses version 2, then version 1: the kit offers no other.
+    command = fake_child(tmp_path, "import json, sys\nfor line in sys.stdin:\n"
+                         "    print(json.dumps({'id': json.loads(line)['id'], 'ok': False,"
+                         " 'error': {'type': 'ProtocolError', 'message':"
+                         " 'I speak version 7 only'}}), flush=True)\n")
+    with pytest.raises(ProtocolVersionMismatch,
+                       match=r"refused .* versions 2 or 1: I speak version 7"):
         ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
 
 

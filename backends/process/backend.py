@@ -6,11 +6,17 @@ a Python adapter. The command comes from JOBCONFORM_PROCESS_COMMAND (split like 
 would); by default it is the reference child, `python -m jobconform.backends.process.child`,
 which serves the memory backend.
 
-The child claims its name, profile and areas in the handshake. Each check opens its own
-runtime in the child. Every request carries the virtual clock's reading, and the task
-outcomes the harness decided since the previous request (the harness decides a body's
-outcome on its `TaskScript`, which stays in this process); the child answers which
-bodies ended in a retry, so that the next attempt waits for a new decision here too.
+The child claims its name, profile and areas in the handshake, which also agrees on the
+protocol's version. Each check opens its own runtime in the child, and every request
+carries the virtual clock's reading.
+
+- Version 2 carries every area: the backend's openers and the runtimes they open are
+  `RemoteObject`s (remote.py), and the kit's objects (task bodies, agents, targets) stay
+  here and are called back by the child.
+- Version 1 carries lifecycle, retry and stuck only (`ProcessRuntime` below): the task
+  outcomes the harness decided travel with the next request, and the child answers which
+  bodies ended in a retry, so that the next attempt waits for a new decision here too.
+  A version-1 child's other claims are dropped, so the report shows them not claimed.
 """
 
 from __future__ import annotations
@@ -21,9 +27,13 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from jobconform.backends.process import interfaces
 from jobconform.backends.process.errors import ChildStartError, MalformedMessage
+from jobconform.backends.process.remote import KitObjects, RemoteObject
 from jobconform.backends.process.session import Answer, ChildSession, shared_session
 from jobconform.backends.process.wire import (
+    PROTOCOL_AREAS,
+    V1,
     HealthRecord,
     JobRecord,
     WireError,
@@ -47,6 +57,10 @@ from jobconform.backends.protocol import (
     TaskScript,
 )
 from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.spec.areas import BUILTIN_AREAS
+
+# The opener of each area checked through a service of its own, and its area.
+_OPENERS = {area.opener: area.name for area in BUILTIN_AREAS if area.opener is not None}
 
 COMMAND_VARIABLE = "JOBCONFORM_PROCESS_COMMAND"
 TIMEOUT_VARIABLE = "JOBCONFORM_PROCESS_TIMEOUT"
@@ -101,6 +115,16 @@ def validation_requested() -> bool:
     return os.environ.get(VALIDATE_VARIABLE, "").strip().lower() in ("1", "true", "yes")
 
 
+def carried_areas(version: int) -> frozenset[str]:
+    """The areas a protocol version carries: version 2 every area whose opener its
+    `Backend` interface declares (an area added to the kit without one is not carried,
+    so a child's claim of it shows as not claimed)."""
+    if version == V1:
+        return PROTOCOL_AREAS
+    openers = interfaces.methods(interfaces.Backend)
+    return frozenset(area.name for area in BUILTIN_AREAS if (area.opener or "open") in openers)
+
+
 class ProcessBackend:
     """Entry point `process`: a child process speaking the protocol, found by command.
 
@@ -126,26 +150,56 @@ class ProcessBackend:
             timeout = configured_timeout() if timeout_seconds is None else timeout_seconds
             self._restart = (argv, timeout, validation_requested())
             session = shared_session(*self._restart)
-        self.session = session
+        self._attach(session)
         claims = session.claims
         self.name = f"process:{claims.name}"
         self.profile = claims.profile
-        self.capabilities = claims.capabilities
+        self.capabilities = claims.capabilities & carried_areas(session.version)
+        self.version = session.version
 
-    def open(self, settings: RuntimeSettings, clock: Clock) -> ProcessRuntime:
+    def _attach(self, session: ChildSession) -> None:
+        """Talk to the child through `session`; version 2 needs the kit's objects on it."""
+        self.session = session
+        self._remote: RemoteObject | None = None
+        if session.version >= 2:
+            if session.kit_objects is None:
+                kit = KitObjects(session)
+                session.kit_objects = kit
+                session.on_callback = kit.serve
+            assert isinstance(session.kit_objects, KitObjects)
+            self._remote = RemoteObject(session.kit_objects, "backend", interfaces.Backend,
+                                        None)
+
+    def _live_session(self) -> None:
         if not self.session.alive and self._restart is not None:
             # A child that wrote a bad line or exited broke only the check it was in:
             # every later check gets a fresh child, as it gets a fresh runtime.
-            self.session = shared_session(*self._restart)
+            self._attach(shared_session(*self._restart))
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> Any:
+        """A fresh runtime in the child: a `RemoteObject` (version 2) or a
+        `ProcessRuntime` (version 1)."""
+        self._live_session()
+        if self._remote is not None:
+            return self._remote.open(settings, clock)
         answer = self.session.request("open", {"settings": encode_settings(settings)},
                                       now=encode_timestamp(clock.now()))
         return ProcessRuntime(self.session, str(answer.result["runtime"]), clock,
                               with_retry=RETRY in self.capabilities,
                               with_stuck=STUCK in self.capabilities)
 
+    def __getattr__(self, name: str) -> Any:
+        """The opener of each service area the child claims (`open_breaker`, ...), as the
+        harness looks them up; an area not claimed has none."""
+        if (self.__dict__.get("_remote") is not None and name in _OPENERS
+                and _OPENERS[name] in self.capabilities):
+            self._live_session()
+            return getattr(self._remote, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
 
 class ProcessRuntime:
-    """One runtime inside the child, driven request by request."""
+    """One runtime inside a version-1 child, driven request by request."""
 
     def __init__(self, session: ChildSession, handle: str, clock: Clock, with_retry: bool,
                  with_stuck: bool) -> None:

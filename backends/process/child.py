@@ -1,16 +1,21 @@
 """The reference child: the other side of the process protocol, in a process of its own.
 
-    python -m jobconform.backends.process.child [--backend NAME]
+    python -m jobconform.backends.process.child [--backend NAME] [--protocol 1|2]
 
-It serves an installed backend (default `memory`) over stdin and stdout, one JSON
-request per line in, one answer per line out. With JOBCONFORM_PROCESS_VALIDATE=1 it
-checks every request against the protocol's schema. It never reads a clock: each
-runtime's clock is the time the kit sent with the latest request. Task bodies run
-here; their outcomes are the kit's decisions, replayed exactly (result, or exception
-type, message and retry-after).
+It serves an installed backend (default `memory`, which claims every area) over stdin
+and stdout, one JSON request per line in, one answer per line out. It speaks version 2
+(every area; `server.ObjectServer`) and version 1 (lifecycle, retry and stuck;
+`ChildServer` below), whichever the kit's hello asks for. `--protocol 1` makes it a
+version-1 child, which refuses version 2 as an old child would: serve a backend whose own
+threads wait on task bodies (`--backend threaded`) that way, since version 2's callbacks
+are made within a request only. With JOBCONFORM_PROCESS_VALIDATE=1 it checks every
+request against the protocol's schemas.
+It never reads a clock: each runtime's clock is the time the kit sent with the latest
+request. Task bodies run here; their outcomes are the kit's (version 1: the decisions
+sent with requests; version 2: the kit's task body, called back).
 
-`ChildServer` is importable, so a broken child for the self-test gallery is this
-server with one method changed.
+`ChildServer` and `ObjectServer` are importable, so a broken child for the self-test
+gallery is one of them with one method changed.
 """
 
 from __future__ import annotations
@@ -25,12 +30,14 @@ from typing import Any, TextIO
 
 from jobconform.backends.loading import BackendLoadError, load_backend
 from jobconform.backends.process.backend import validation_requested
-from jobconform.backends.process.schemas import request_problem
+from jobconform.backends.process.schemas import request_problem, v2_problem
+from jobconform.backends.process.server import ObjectServer, PushedClock, error_answer
 from jobconform.backends.process.wire import (
     OPERATIONS,
     PROTOCOL_AREAS,
     PROTOCOL_VERSION,
     RUNTIME_OPERATIONS,
+    V1,
     WireError,
     decode_jitter,
     decode_line,
@@ -62,19 +69,6 @@ class ProtocolError(ValueError):
     """The kit's request cannot be understood; answered as a `ProtocolError`."""
 
 
-class PushedClock:
-    """The child's only clock: the kit's reading, as sent with the latest request."""
-
-    def __init__(self, now: datetime) -> None:
-        self._now = now
-
-    def set(self, now: datetime) -> None:
-        self._now = now
-
-    def now(self) -> datetime:
-        return self._now
-
-
 class ChildScript(TaskScript):
     """A task body here whose retries are reported to the kit.
 
@@ -100,7 +94,7 @@ class OpenRuntime:
 
 
 class ChildServer:
-    """Answers the kit's requests for one backend."""
+    """Answers the kit's version-1 requests for one backend."""
 
     def __init__(self, backend: Backend, validate: bool = False) -> None:
         self.backend = backend
@@ -200,10 +194,9 @@ class ChildServer:
         return decode_outcome(document)
 
     def hello(self, protocol: int) -> dict[str, Any]:
-        if protocol != PROTOCOL_VERSION:
-            raise ProtocolError(f"this child speaks protocol version {PROTOCOL_VERSION}, not"
-                                f" {protocol}")
-        return {"protocol": PROTOCOL_VERSION, "name": self.backend.name,
+        if protocol != V1:
+            raise ProtocolError(f"this child speaks protocol version {V1}, not {protocol}")
+        return {"protocol": V1, "name": self.backend.name,
                 "profile": self.backend.profile,
                 "capabilities": sorted(set(self.backend.capabilities) & PROTOCOL_AREAS)}
 
@@ -295,12 +288,108 @@ class ChildServer:
                 return
 
 
-def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildServer) -> int:
+class Child:
+    """The whole conversation: the handshake picks the version, then its server answers.
+
+    Args:
+        backend: the backend served.
+        highest: the newest version this child speaks (2, or 1 to act as an old child).
+        server_type, object_server_type: the servers of versions 1 and 2 (the gallery's
+            broken children replace one).
+    """
+
+    def __init__(self, backend: Backend, highest: int = PROTOCOL_VERSION,
+                 server_type: type[ChildServer] = ChildServer,
+                 object_server_type: type[ObjectServer] = ObjectServer) -> None:
+        self.backend = backend
+        self.highest = highest
+        self.validate = validation_requested()
+        self.server_type = server_type
+        self.object_server_type = object_server_type
+        self.version = 0
+
+    def serve(self, requests: TextIO, answers: TextIO) -> None:
+        """Answer every line until goodbye or the end of input."""
+        v1 = self.server_type(self.backend, validate=self.validate)
+        v2: ObjectServer | None = None
+        number = 0
+        while line := requests.readline():
+            number += 1
+            if not line.strip():
+                continue
+            request, problem = self._read(line, number)
+            if request is not None and request.get("op") == "hello":
+                answer, version = self.hello(request)
+                if version == 2:
+                    v2 = self.object_server_type(self.backend, self.claims(2), requests,
+                                                 answers)
+                self.version = version or self.version
+            elif self.version == V1 or (self.version == 0 and problem is None):
+                answers.write(v1.answer(line))  # version 1's own checks and answers
+                answers.flush()
+                if v1.finished:
+                    return
+                continue
+            elif problem is not None or request is None:
+                answer = error_answer(request.get("id") if request else None,
+                                      "ProtocolError", problem or "")
+            elif request.get("op") == "goodbye":
+                answer = {"id": request.get("id"), "ok": True, "result": None}
+            else:
+                assert v2 is not None
+                answer = v2.answer(request)
+                number += v2.replies_read()
+            answers.write(encode_line(answer))
+            answers.flush()
+            if request is not None and request.get("op") == "goodbye":
+                return
+
+    def _read(self, line: str, number: int) -> tuple[dict[str, Any] | None, str | None]:
+        """The request on one line, or why it is not one (naming the line)."""
+        try:
+            request = decode_line(line)
+        except WireError as error:
+            return None, f"line {number} from the kit is not a request: {error}"
+        if self.version >= 2:
+            problem = v2_problem(request, "request") if self.validate else (
+                None if isinstance(request.get("op"), str) and isinstance(request.get("id"), int)
+                else "a request has an integer 'id' and a string 'op'")
+            if problem is not None:
+                return request, f"line {number} from the kit is not a valid request: {problem}"
+        return request, None
+
+    def claims(self, version: int) -> frozenset[str]:
+        from jobconform.backends.process.backend import carried_areas
+
+        return frozenset(self.backend.capabilities) & carried_areas(version)
+
+    def hello(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
+        """The answer to hello, and the version agreed (0: none)."""
+        args = request.get("args")
+        protocol = args.get("protocol") if isinstance(args, dict) else None
+        if not isinstance(protocol, int) or not V1 <= protocol <= self.highest:
+            return error_answer(request.get("id"), "ProtocolError",
+                                f"this child speaks protocol versions 1 to {self.highest},"
+                                f" not {protocol!r}"), 0
+        return {"id": request.get("id"), "ok": True, "result": {
+            "protocol": protocol, "name": self.backend.name, "profile": self.backend.profile,
+            "capabilities": sorted(self.claims(protocol))}}, protocol
+
+
+def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildServer,
+         object_server_type: type[ObjectServer] = ObjectServer) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m jobconform.backends.process.child",
         description="Serve a jobconform backend over the process protocol (stdin/stdout).")
     parser.add_argument("--backend", default="memory",
                         help="installed backend name or module:attr to serve (default: memory)")
+    # A caller that replaces only the version-1 server (a broken child of the gallery)
+    # wants it spoken: such a child offers version 1 alone.
+    newest = V1 if server_type is not ChildServer and object_server_type is ObjectServer \
+        else PROTOCOL_VERSION
+    parser.add_argument("--protocol", type=int, choices=(1, 2), default=newest,
+                        help="the newest protocol version to speak (1: act as a version-1"
+                             f" child; default: {newest})")
     options = parser.parse_args(argv)
     try:
         backend = load_backend(options.backend)
@@ -310,7 +399,8 @@ def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildSe
     # Answers own the real stdout; anything else the backend prints goes to stderr.
     answers = sys.stdout
     sys.stdout = sys.stderr
-    server_type(backend, validate=validation_requested()).serve(sys.stdin, answers)
+    Child(backend, options.protocol, server_type, object_server_type).serve(sys.stdin,
+                                                                           answers)
     return 0
 
 

@@ -22,7 +22,7 @@ import shlex
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -36,10 +36,15 @@ from jobconform.backends.process.errors import (
     ProcessBackendError,
     ProtocolVersionMismatch,
 )
-from jobconform.backends.process.schemas import request_problem, response_problem
+from jobconform.backends.process.schemas import (
+    request_problem,
+    response_problem,
+    v2_envelope_problem,
+    v2_problem,
+)
 from jobconform.backends.process.wire import (
     ALLOWED_ERRORS,
-    PROTOCOL_VERSION,
+    SUPPORTED_VERSIONS,
     WireError,
     answer_problem,
     decode_line,
@@ -99,6 +104,7 @@ class ChildSession:
         self._lock = threading.Lock()
         self._next_id = 1
         self._unread = b""  # what the child wrote after the last complete line
+        self._last_line = b""
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
         self._broken: str | None = None  # why the conversation cannot go on
         try:
@@ -115,6 +121,11 @@ class ChildSession:
         assert self._process.stdout is not None and self._process.stderr is not None
         self._stdout_fd = self._process.stdout.fileno()
         self._keep_stderr(self._process.stderr)
+        self.version = 0  # until the handshake agrees on one
+        # Serves the child's callbacks (version 2); the backend sets it.
+        self.on_callback: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self.kit_objects: object | None = None  # the kit's objects the child may call
+        self._lines = 0  # lines read from the child's stdout, for error messages
         self.claims = self._handshake()
 
     def _keep_stderr(self, stream: IO[bytes]) -> None:
@@ -129,25 +140,44 @@ class ChildSession:
     # -- the handshake -------------------------------------------------------------------
 
     def _handshake(self) -> Claims:
-        message = self._exchange("hello", {"protocol": PROTOCOL_VERSION}, None, None, None)
+        """Agree on a version: the kit offers its newest, and the child answers the version
+        it will speak (the offered one or an older one the kit speaks too). A child that
+        refuses the offer is offered the previous version, so a version-1 child keeps
+        working for its areas."""
+        for version in SUPPORTED_VERSIONS:
+            message = self._exchange(self._envelope("hello", {"protocol": version}), "hello")
+            if message.get("ok") is False and version != SUPPORTED_VERSIONS[-1]:
+                continue  # it does not speak this one: offer the next
+            return self._claims(message, version)
+        raise AssertionError("unreachable: the last version's answer is returned")
+
+    def _claims(self, message: dict[str, Any], offered: int) -> Claims:
         result = message.get("result")
         spoken = result.get("protocol") if isinstance(result, dict) else None
+        versions = " or ".join(str(v) for v in SUPPORTED_VERSIONS)
         if message.get("ok") is False:
             error = message.get("error")
             reason = error.get("message", error) if isinstance(error, dict) else error
             self.stop()
             raise ProtocolVersionMismatch(
-                f"the child `{self.display}` refused the handshake for protocol version"
-                f" {PROTOCOL_VERSION}: {reason}"
+                f"the child `{self.display}` refused the handshake for protocol versions"
+                f" {versions}: {reason}"
             )
-        if spoken != PROTOCOL_VERSION:
+        if spoken not in SUPPORTED_VERSIONS or spoken > offered:
             self.stop()
             raise ProtocolVersionMismatch(
                 f"the child `{self.display}` speaks protocol version {spoken!r}; this kit"
-                f" speaks version {PROTOCOL_VERSION}. Use a child built for version"
-                f" {PROTOCOL_VERSION} (docs/process-protocol.md) or a kit matching the child"
+                f" speaks version {versions}. Use a child built for one of them"
+                " (docs/process-protocol.md) or a kit matching the child"
             )
-        self._check_answer(message, "hello")
+        self.version = spoken
+        if spoken == 1:
+            self._check_answer(message, "hello")
+        else:
+            problem = (v2_problem(message, "answer", "hello") if self.validate
+                       else answer_problem(message, "hello"))
+            if problem is not None:
+                raise self._malformed("hello", problem, message)
         assert isinstance(result, dict)
         return Claims(result["name"], result["profile"], frozenset(result["capabilities"]))
 
@@ -156,14 +186,26 @@ class ChildSession:
     def request(self, operation: str, args: dict[str, Any], now: str | None = None,
                 runtime: str | None = None,
                 decisions: list[dict[str, Any]] | None = None) -> Answer:
-        """Send one request and return the child's answer to it.
+        """Send one version-1 request and return the child's answer to it.
 
         Raises:
             ChildExited, ChildHung, MalformedMessage: the child broke the conversation.
             ChildRejectedRequest: the child did not understand the request.
             ChildInternalError: the child failed handling it.
         """
-        message = self._exchange(operation, args, now, runtime, decisions)
+        request = self._envelope(operation, args)
+        if now is not None:
+            request["now"] = now
+        if runtime is not None:
+            request["runtime"] = runtime
+        if decisions:
+            request["decisions"] = decisions
+        request["args"] = request.pop("args")
+        if self.validate:
+            problem = request_problem(request)
+            if problem is not None:
+                raise ValueError(f"the kit built an invalid {operation} request: {problem}")
+        message = self._exchange(request, operation)
         self._check_answer(message, operation)
         next_attempt = tuple(message.get("next_attempt", ()))
         if message["ok"]:
@@ -182,36 +224,68 @@ class ChildSession:
                                   message)
         return Answer(None, kind, text, error.get("status"), next_attempt)
 
-    def _exchange(self, operation: str, args: dict[str, Any], now: str | None,
-                  runtime: str | None, decisions: list[dict[str, Any]] | None
-                  ) -> dict[str, Any]:
+    def call(self, op: str, handle: str, now: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Send one version-2 request (`op` on the object `handle`) and return the child's
+        answer, its envelope checked; the callbacks it makes meanwhile are served.
+
+        Raises:
+            ChildExited, ChildHung, MalformedMessage: the child broke the conversation.
+        """
+        request = self._envelope(op, args)
+        request.update({"object": handle, "now": now})
+        request["args"] = request.pop("args")
+        if self.validate:
+            problem = v2_problem(request, "request")
+            if problem is not None:
+                raise ValueError(f"the kit built an invalid {op} request: {problem}")
+        message = self._exchange(request, op)
+        problem = (v2_problem(message, "answer", op) if self.validate
+                   else v2_envelope_problem(message))
+        if problem is not None:
+            raise self._malformed(op, problem, message)
+        return message
+
+    def malformed(self, operation: str, problem: str,
+                  message: dict[str, Any] | None) -> MalformedMessage:
+        """Report a child's answer the kit cannot use, and stop the child."""
+        return self._malformed(operation, problem, message)
+
+    def _envelope(self, operation: str, args: dict[str, Any]) -> dict[str, Any]:
+        request: dict[str, Any] = {"id": self._next_id, "op": operation, "args": args}
+        self._next_id += 1
+        return request
+
+    def _exchange(self, request: dict[str, Any], operation: str) -> dict[str, Any]:
+        """Write one request and read lines until its answer, serving callbacks between."""
         with self._lock:
             if self._broken is not None:
                 raise ChildExited(f"the child `{self.display}` can no longer be used:"
                                   f" {self._broken}")
-            request: dict[str, Any] = {"id": self._next_id, "op": operation}
-            if now is not None:
-                request["now"] = now
-            if runtime is not None:
-                request["runtime"] = runtime
-            if decisions:
-                request["decisions"] = decisions
-            request["args"] = args
-            self._next_id += 1
-            if self.validate:
-                problem = request_problem(request)
-                if problem is not None:
-                    raise ValueError(f"the kit built an invalid {operation} request: {problem}")
             self._send(encode_line(request), operation)
-            line = self._receive(operation)
-            try:
-                message = decode_line(line)
-            except WireError as error:
-                raise self._malformed(operation, str(error), None) from None
-            if message.get("id") != request["id"]:
-                raise self._malformed(operation, f"the answer's id is {message.get('id')!r},"
-                                      f" the request's {request['id']}", message)
-            return message
+            while True:
+                line = self._receive(operation)
+                try:
+                    message = decode_line(line)
+                except WireError as error:
+                    raise self._malformed(operation, str(error), None) from None
+                if "callback" in message and "id" not in message:
+                    self._send(encode_line(self._reply(message, operation)), operation)
+                    continue
+                if message.get("id") != request["id"]:
+                    raise self._malformed(operation, f"the answer's id is"
+                                          f" {message.get('id')!r}, the request's"
+                                          f" {request['id']}", message)
+                return message
+
+    def _reply(self, callback: dict[str, Any], operation: str) -> dict[str, Any]:
+        if self.on_callback is None or self.version < 2:
+            raise self._malformed(operation, "a callback line, which protocol version"
+                                  f" {self.version} does not have", callback)
+        if self.validate:
+            problem = v2_problem(callback, "callback")
+            if problem is not None:
+                raise self._malformed(operation, problem, callback)
+        return self.on_callback(callback)
 
     def _send(self, line: str, operation: str) -> None:
         stdin = self._process.stdin
@@ -234,6 +308,8 @@ class ChildSession:
                 raise self._exited(operation)
             self._unread += chunk
         line, _, self._unread = self._unread.partition(b"\n")
+        self._lines += 1
+        self._last_line = line
         try:
             return line.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -261,10 +337,13 @@ class ChildSession:
         # After a bad line the two sides may be out of step: nothing later can be trusted.
         self._broken = f"it wrote a malformed answer to {operation}"
         self.stop(grace_seconds=0)
-        shown = "" if message is None else f"\n  answer: {encode_line(message).strip()[:300]}"
+        text = self._last_line.decode("utf-8", errors="replace")
+        shown = text if len(text) <= 300 else text[:300] + "…"
         return MalformedMessage(
-            f"the child `{self.display}` wrote a malformed answer to {operation}: {problem}"
-            f"{shown}\n  (the protocol's schemas are in jobconform/backends/process/schemas)"
+            f"the child `{self.display}` wrote a malformed answer to {operation} (line"
+            f" {self._lines} of its stdout): {problem}\n  the line: {shown}"
+            f"\n  (the protocol's schemas are in jobconform/backends/process/schemas;"
+            " docs/process-protocol.md describes every message)"
         )
 
     def _exited(self, operation: str) -> ChildExited:

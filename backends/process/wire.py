@@ -20,11 +20,17 @@ from jobconform.reference.commands import Outcome, Raise, Succeed
 from jobconform.reference.lifecycle import JsonValue
 
 # The major version of the protocol. A change that an existing child could misread
-# increments it; both sides refuse to talk across versions.
-PROTOCOL_VERSION = 1
-# The areas whose calls and record fields this protocol version carries. A child wrapping
-# a runtime that claims more (the reaper, re-delivery, breaker...) claims only these: an
-# area the pipe cannot carry must show as "not claimed", never as failed or passed.
+# increments it. The kit offers the newest version first and falls back to the older one
+# when the child refuses it (docs/process-protocol.md, the handshake).
+PROTOCOL_VERSION = 2
+SUPPORTED_VERSIONS = (2, 1)
+# Version 1 is the hand-written protocol of the job runtime's calls (this module's
+# operations below); version 2 carries every area's interface generically
+# (interfaces.py, codec.py).
+V1 = 1
+# The areas whose calls and record fields version 1 carries. A version-1 child wrapping
+# a runtime that claims more claims only these: an area the pipe cannot carry must show
+# as "not claimed", never as failed or passed.
 PROTOCOL_AREAS = frozenset({"lifecycle", "retry", "stuck"})
 
 # Operations on an open runtime (each request names one); `hello`, `open` and `goodbye`

@@ -3,76 +3,86 @@ languages get wrong at the process boundary.
 
 Each entry is the `process` backend driving a broken child,
 `python -m jobconform.conformance.gallery.process NAME`, which is the reference child's
-server (over the memory backend) with one method changed. `PROCESS_GALLERY` joins the
+protocol-2 server (over the memory backend) with one method changed. `PROCESS_GALLERY` joins the
 self-test: every suite must catch each entry, by the requirement it names.
 `PROCESS_DIRECTED_GALLERY` holds a bug that only some suites meet (see there).
 """
 
 from __future__ import annotations
 
+import re
 import sys
-from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from jobconform.backends.process import ProcessBackend
-from jobconform.backends.process.child import ChildServer, OpenRuntime, main
-from jobconform.backends.process.wire import TIMESTAMP_FIELDS
-from jobconform.backends.protocol import JobView
+from jobconform.backends.process.child import main
+from jobconform.backends.process.interfaces import Method
+from jobconform.backends.process.server import ObjectServer, PushedClock
 from jobconform.conformance.gallery import GalleryEntry
-from jobconform.reference.commands import Outcome, Raise
 
 MODULE = "jobconform.conformance.gallery.process"
 # Central European winter time: the offset of a child that formats local time.
 LOCAL_OFFSET = timezone(timedelta(hours=1))
+UTC_TEXT = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$")
 
 
-class OwnClockChild(ChildServer):
+class OwnClockChild(ObjectServer):
     """The child takes the kit's time once, when a runtime opens, and then ignores the time
     sent with every request: its runtime keeps its own reading, which never moves, so
     every later timestamp is wrong."""
 
-    def set_clock(self, opened: OpenRuntime, now: datetime) -> None:
+    def set_clock(self, clock: PushedClock, now: datetime) -> None:
         pass  # the bug: the clock set at open is never updated
 
 
-class LocalOffsetChild(ChildServer):
-    """The child writes timestamps in local time with their offset (+01:00) instead of
-    UTC: each instant is right, its encoding is not."""
-
-    def job_document(self, view: JobView) -> dict[str, Any]:
-        document = super().job_document(view)
-        for name in TIMESTAMP_FIELDS:
-            if document.get(name) is not None:
-                instant = datetime.fromisoformat(document[name])
-                document[name] = instant.astimezone(LOCAL_OFFSET).isoformat()
-        return document
+def _local(document: Any) -> Any:
+    """Every UTC timestamp in a JSON value, rewritten in local time with its offset."""
+    if isinstance(document, str) and UTC_TEXT.match(document):
+        return datetime.fromisoformat(document).astimezone(LOCAL_OFFSET).isoformat()
+    if isinstance(document, list):
+        return [_local(item) for item in document]
+    if isinstance(document, dict):
+        return {key: _local(value) for key, value in document.items()}
+    return document
 
 
-class RetryAfterDroppedChild(ChildServer):
-    """The child rebuilds a raised outcome from its error type and message only, so the
-    server's retry-after never reaches the runtime's backoff."""
+class LocalOffsetChild(ObjectServer):
+    """The child writes the timestamps of job records in local time with their offset
+    (+01:00) instead of UTC: each instant is right, its encoding is not."""
 
-    def outcome(self, document: dict[str, Any]) -> Outcome:
-        outcome = super().outcome(document)
-        if isinstance(outcome, Raise):
-            return replace(outcome, retry_after_ms=None)
-        return outcome
-
-
-class NextAttemptUnreportedChild(ChildServer):
-    """The child retries a failed attempt but does not report it in `next_attempt`, so the
-    kit still holds the spent outcome and never sends the decision for the next attempt:
-    the retried job runs forever."""
-
-    def _note_next_attempt(self, job_id: str) -> None:
-        pass  # the bug: the kit is not told that the attempt's outcome is spent
+    def result_document(self, method: Method, result: Any) -> Any:
+        document = super().result_document(method, result)
+        return _local(document) if method.op in ("JobRuntime.get", "JobRuntime.list_jobs") \
+            else document
 
 
-CHILDREN: dict[str, type[ChildServer]] = {}
+class RetryAfterDroppedChild(ObjectServer):
+    """The child rebuilds a body's raised exception from its error type and message only,
+    so the server's retry-after never reaches the runtime's backoff."""
+
+    def kit_error(self, error: Any) -> Exception:
+        if isinstance(error, dict) and isinstance(error.get("data"), dict):
+            error = {**error, "data": {**error["data"], "retry_after_ms": None}}
+        return super().kit_error(error)
 
 
-def _process_entry(name: str, server: type[ChildServer], catches: str,
+class NextAttemptUnreportedChild(ObjectServer):
+    """The child retries a failed attempt but does not tell the kit's task body, so the
+    kit still holds the spent outcome and the next attempt ends with it at once: the
+    retried job never waits for the harness's next decision."""
+
+    def call_kit(self, handle: str, method: Method, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> Any:
+        if method.op == "TaskBody.next_attempt":
+            return None  # the bug: the kit is not told that the attempt's outcome is spent
+        return super().call_kit(handle, method, args, kwargs)
+
+
+CHILDREN: dict[str, type[ObjectServer]] = {}
+
+
+def _process_entry(name: str, server: type[ObjectServer], catches: str,
                    source: str) -> GalleryEntry:
     """The process backend on a broken child, loadable as `<this module>:<name>`."""
     bug = " ".join((server.__doc__ or "").split())
@@ -115,7 +125,7 @@ def serve(argv: list[str]) -> int:
         print(f"usage: python -m {MODULE} NAME, NAME one of {', '.join(CHILDREN)}",
               file=sys.stderr)
         return 2
-    return main([], server_type=CHILDREN[argv[0]])
+    return main([], object_server_type=CHILDREN[argv[0]])
 
 
 if __name__ == "__main__":

@@ -1,0 +1,282 @@
+"""Values and their JSON forms in protocol version 2, directed by type annotations.
+
+Every argument and result crossing the pipe is encoded from its annotation in the
+interface (`jobconform.backends.process.interfaces`), by one small set of rules that
+both sides and the JSON Schemas share:
+
+| annotation | JSON |
+|---|---|
+| `str`, `int`, `bool`, `None` | the same |
+| `float` | a number; NaN and the infinities as the strings "NaN", "Infinity", "-Infinity" |
+| `datetime` | an RFC 3339 string (the kit writes UTC with `Z`; a child's offset is kept) |
+| an enum | its value |
+| `Sequence[X]`, `tuple[...]`, `frozenset[X]` | an array |
+| `Mapping[str, X]` | an object |
+| a dataclass | an object of its fields; in a union of dataclasses, with `"type": ClassName` |
+| a view protocol (`JobRecord`, `ReminderView`, ...) | an object of its properties |
+| an interface (a runtime, a task body) | a handle, `{"handle": "breaker-2"}`, and its properties |
+| `object`, `JsonValue` | any JSON value, as it is |
+
+Values are not coerced: an argument the harness gave the wrong type (a loop's
+`max_runs` of "three", to check validation) crosses as it is, and the runtime judges it.
+Objects behind an interface never cross; `Handles` maps them to handles and back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
+from functools import cache
+from typing import Any, Protocol
+
+from jobconform.backends.process.interfaces import (
+    AREA_FIELDS,
+    is_interface,
+    is_view,
+    view_fields,
+)
+
+NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+class CodecError(ValueError):
+    """A JSON value does not have the form its annotation gives it."""
+
+
+class Handles(Protocol):
+    """How one side names objects behind an interface."""
+
+    def handle_of(self, value: Any, interface: type) -> str:
+        """The handle for a local object (registering it), or a remote proxy's own."""
+        ...
+
+    def object_for(self, document: dict[str, Any], interface: type) -> Any:
+        """The local object for a handle document, or a proxy for the other side's object
+        (the document also carries the interface's properties, if it has any)."""
+        ...
+
+
+def _args(annotation: Any) -> tuple[Any, ...]:
+    return typing.get_args(annotation)
+
+
+def _origin(annotation: Any) -> Any:
+    return typing.get_origin(annotation)
+
+
+def _is_union(annotation: Any) -> bool:
+    return _origin(annotation) in (typing.Union, types.UnionType)
+
+
+def _is_any_json(annotation: Any) -> bool:
+    """`object`, `Any` and `JsonValue` (a union that holds lists and dicts)."""
+    if annotation is object or annotation is Any:
+        return True
+    return _is_union(annotation) and any(_origin(a) in (list, dict) for a in _args(annotation))
+
+
+def _tagged(annotation: Any) -> bool:
+    """A union of several dataclasses: each value says which with `"type"`."""
+    members = [a for a in _args(annotation) if a is not type(None)]
+    return len(members) > 1 and all(dataclasses.is_dataclass(a) for a in members)
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def encode_timestamp(moment: datetime) -> str:
+    """UTC as `2026-01-01T00:00:05.000000Z`; another offset, or none, as written."""
+    if moment.utcoffset() == timedelta(0):
+        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.isoformat()
+
+
+def encode_json(value: Any) -> Any:
+    """Any JSON value, its non-finite floats as strings (JSON has no NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, list | tuple):
+        return [encode_json(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): encode_json(item) for key, item in value.items()}
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return encode_timestamp(value)
+    return value
+
+
+def encode(value: Any, annotation: Any, handles: Handles) -> Any:
+    """The JSON form of `value` as `annotation` gives it (see the module's table)."""
+    if value is None or _is_any_json(annotation):
+        return encode_json(value)
+    if _is_union(annotation):
+        members = [a for a in _args(annotation) if a is not type(None)]
+        if _tagged(annotation):
+            document = encode(value, type(value), handles)
+            return {"type": type(value).__name__, **document}
+        for member in members:
+            if _accepts(member, value):
+                return encode(value, member, handles)
+        return encode_json(value)
+    origin = _origin(annotation)
+    if annotation is datetime:
+        return encode_timestamp(value) if isinstance(value, datetime) else encode_json(value)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return value.value if isinstance(value, enum.Enum) else value
+    if is_interface(annotation):
+        document = {"handle": handles.handle_of(value, annotation)}
+        for name, hint in view_fields(annotation):
+            document[name] = encode(getattr(value, name), hint, handles)
+        return document
+    if is_view(annotation):
+        return {name: encode(_field(value, name), hint, handles)
+                for name, hint in view_fields(annotation)}
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        hints = _hints(annotation)
+        return {f.name: encode(getattr(value, f.name), hints[f.name], handles)
+                for f in dataclasses.fields(annotation)}
+    if origin in (list, tuple, Sequence, frozenset, set) and not isinstance(value, str | dict):
+        items = list(value) if origin not in (frozenset, set) else sorted(value, key=repr)
+        return [encode(item, _item_type(annotation, index), handles)
+                for index, item in enumerate(items)]
+    if origin in (dict, Mapping) and isinstance(value, Mapping):
+        value_type = _args(annotation)[1]
+        return {str(key): encode(item, value_type, handles) for key, item in value.items()}
+    return encode_json(value)
+
+
+def _field(value: Any, name: str) -> Any:
+    # A runtime's own view lacks the fields of job areas it does not claim: null then.
+    if name in AREA_FIELDS:
+        return getattr(value, name, None)
+    return getattr(value, name)
+
+
+def _accepts(member: Any, value: Any) -> bool:
+    base = _origin(member) or member
+    if base is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if base in (Sequence, list, tuple):
+        return isinstance(value, list | tuple)
+    if base in (Mapping, dict):
+        return isinstance(value, Mapping)
+    if is_interface(base) or is_view(base):
+        return True
+    return isinstance(base, type) and isinstance(value, base)
+
+
+def _item_type(annotation: Any, index: int) -> Any:
+    args = _args(annotation)
+    if _origin(annotation) is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        return args[index] if index < len(args) else object
+    return args[0] if args else object
+
+
+def decode(document: Any, annotation: Any, handles: Handles, where: str = "value") -> Any:
+    """The value of `annotation` that `document` stands for.
+
+    Raises:
+        CodecError: the document cannot be read as that type; `where` names its place.
+    """
+    if document is None:
+        return None
+    if (annotation is float or (_is_union(annotation) and float in _args(annotation))) and (
+            isinstance(document, str) and document in NON_FINITE):
+        return NON_FINITE[document]
+    if _is_any_json(annotation):
+        return document
+    if _is_union(annotation):
+        members = [a for a in _args(annotation) if a is not type(None)]
+        if _tagged(annotation):
+            if not isinstance(document, dict) or document.get("type") not in {
+                    m.__name__ for m in members}:
+                raise CodecError(f"{where} must be an object whose \"type\" is one of"
+                                 f" {', '.join(m.__name__ for m in members)}, not {document!r}")
+            chosen = next(m for m in members if m.__name__ == document["type"])
+            fields = {k: v for k, v in document.items() if k != "type"}
+            return decode(fields, chosen, handles, where)
+        return decode(document, members[0], handles, where) if len(members) == 1 else document
+    origin = _origin(annotation)
+    if annotation is datetime:
+        if not isinstance(document, str):
+            raise CodecError(f"{where} must be an RFC 3339 timestamp string, not {document!r}")
+        try:
+            return datetime.fromisoformat(document)
+        except ValueError:
+            raise CodecError(f"{where} is not an RFC 3339 timestamp: {document!r}") from None
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        try:
+            return annotation(document)
+        except ValueError:
+            raise CodecError(f"{where} must be one of {[m.value for m in annotation]},"
+                             f" not {document!r}") from None
+    if is_interface(annotation):
+        if not isinstance(document, dict) or not isinstance(document.get("handle"), str):
+            raise CodecError(f"{where} must be a handle {{\"handle\": \"...\"}} of a"
+                             f" {annotation.__name__}, not {document!r}")
+        return handles.object_for(document, annotation)
+    if is_view(annotation):
+        return _decode_fields(document, view_fields(annotation), record_type(annotation),
+                              handles, where)
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        hints = _hints(annotation)
+        present = document if isinstance(document, dict) else {}
+        given = tuple((f.name, hints[f.name]) for f in dataclasses.fields(annotation)
+                      if f.name in present or (f.default is dataclasses.MISSING
+                                               and f.default_factory is dataclasses.MISSING))
+        return _decode_fields(document, given, annotation, handles, where)
+    if origin in (list, tuple, Sequence, frozenset, set):
+        if not isinstance(document, list):
+            raise CodecError(f"{where} must be an array, not {document!r}")
+        items = [decode(item, _item_type(annotation, index), handles, f"{where}[{index}]")
+                 for index, item in enumerate(document)]
+        if origin is tuple:
+            return tuple(items)
+        if origin in (frozenset, set):
+            return frozenset(items)
+        return items
+    if origin in (dict, Mapping):
+        if not isinstance(document, dict):
+            raise CodecError(f"{where} must be an object, not {document!r}")
+        value_type = _args(annotation)[1]
+        return {key: decode(item, value_type, handles, f"{where}.{key}")
+                for key, item in document.items()}
+    return document
+
+
+def _decode_fields(document: Any, fields: tuple[tuple[str, Any], ...], build: Any,
+                   handles: Handles, where: str) -> Any:
+    if not isinstance(document, dict):
+        raise CodecError(f"{where} must be an object, not {document!r}")
+    missing = [name for name, _ in fields if name not in document]
+    if missing:
+        raise CodecError(f"{where} lacks {', '.join(missing)}: {_clip(document)}")
+    values = {name: decode(document[name], hint, handles, f"{where}.{name}")
+              for name, hint in fields}
+    try:
+        return build(**values)
+    except (TypeError, ValueError) as error:
+        raise CodecError(f"{where} is not a valid {getattr(build, '__name__', build)}:"
+                         f" {error}") from None
+
+
+def _clip(document: Any, limit: int = 200) -> str:
+    text = repr(document)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+@cache
+def record_type(view: type) -> type:
+    """A frozen dataclass with a view protocol's properties: how a received view is held
+    (always a snapshot, LC-016)."""
+    return dataclasses.make_dataclass(
+        view.__name__ + "Snapshot", [(name, hint) for name, hint in view_fields(view)],
+        frozen=True)

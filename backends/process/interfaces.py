@@ -1,0 +1,424 @@
+"""What protocol version 2 carries: every area's adapter protocol, as typed interfaces.
+
+Version 2 is generic. An object on either side of the pipe has an interface, and each
+method of that interface is one message: its arguments are the method's parameters, its
+result is the method's return value, each encoded by its annotation
+(`jobconform.backends.process.codec`). The interfaces are the areas' own protocol classes
+(`jobconform.backends.<area>.protocol`), so the pipe carries exactly what an in-process
+adapter implements, and an area that gains a method gains its message with it.
+
+Two kinds of object cross the pipe:
+- the child's objects, which the kit calls: the backend itself (`Backend`, handle
+  "backend") and every runtime it opens (`JobRuntime`, `BreakerRuntime`, ...);
+- the kit's objects, which the child calls back while it handles a request: a job's
+  task body (`TaskBody`), a loop's agent (`Agent`), a reminder's delivery target and each
+  delivery it starts, a scheduler's target. The harness decides how they end, so they
+  stay in the kit and the child holds only their handles.
+
+A few interfaces are declared here rather than in the areas' modules: the job runtime's
+retry and stuck methods (the harness calls them by name, no protocol class names them),
+the job record with the fields of every job area, the backend's openers, and the kit's
+objects without the methods that take a callable (`wait_for_decision` cannot cross a pipe).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from jobconform.backends.admission.protocol import (
+    AdmissionRefused,
+    AdmissionRuntime,
+    BacklogFull,
+    InvalidSetting,
+    ScheduleTimeoutExceedsCap,
+    TimeoutBelowSchedules,
+    UnknownOwner,
+)
+from jobconform.backends.breaker.protocol import BreakerRuntime
+from jobconform.backends.governor.protocol import GovernorRuntime
+from jobconform.backends.idempotency.protocol import IdempotencyRuntime
+from jobconform.backends.loops.protocol import (
+    InvalidLoopParameters,
+    LoopAgent,
+    LoopNotFound,
+    LoopRuntime,
+    LoopsConfig,
+    RunResult,
+)
+from jobconform.backends.protocol import (
+    CapacityExceeded,
+    Clock,
+    JobNotCompleted,
+    JobNotFound,
+    JobView,
+    ReaperAlreadyRunning,
+    ReaperRuntime,
+    RedeliveryRuntime,
+    Runtime,
+    RuntimeSettings,
+    RuntimeShutDown,
+    TaskScript,
+)
+from jobconform.backends.reminders.protocol import (
+    Delivery,
+    DeliveryFailed,
+    DeliveryOutcomeUnknown,
+    DeliveryTarget,
+    ReminderConfig,
+    ReminderConflict,
+    ReminderNotFound,
+    ReminderRejected,
+    ReminderRuntime,
+)
+from jobconform.backends.scheduling.protocol import (
+    PreCheckFailed,
+    PreCheckTimedOut,
+    ScheduleNotFound,
+    ScheduleRejected,
+    SchedulingConfig,
+    SchedulingRuntime,
+    SchedulingTarget,
+)
+from jobconform.backends.task_store.protocol import TaskStore
+from jobconform.reference.admission import AdmissionConfig
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.reference.governor.oracle import GovernorSettings
+from jobconform.reference.idempotency.oracle import IdempotencyConfig
+from jobconform.reference.lifecycle import JsonValue
+
+# -- interfaces the areas' modules do not declare -------------------------------------------
+
+
+class RetryMethods(Protocol):
+    """The retry area's method on the job runtime (RT-002, RT-009, RT-010)."""
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int, jitter: Jitter,
+                         draw: float, previous_ms: float | None,
+                         retry_after_ms: float | None) -> float: ...
+
+
+class StuckMethods(Protocol):
+    """The stuck area's methods on the job runtime (ST-001..ST-004)."""
+
+    def heartbeat(self, job_id: str) -> None: ...
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int: ...
+
+
+class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryRuntime,
+                 Protocol):
+    """The job runtime with the methods of every area checked through it; the kit calls
+    only those of the areas the child claims."""
+
+
+class JobRecord(Protocol):
+    """A job record: `JobView`'s fields, then those of each job area. A field of an area
+    the child does not claim is null."""
+
+    @property
+    def job_id(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def submitted_at(self) -> datetime: ...
+    @property
+    def started_at(self) -> datetime | None: ...
+    @property
+    def finished_at(self) -> datetime | None: ...
+    @property
+    def result(self) -> JsonValue: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def retry_count(self) -> int | None: ...
+    @property
+    def max_retries(self) -> int | None: ...
+    @property
+    def last_heartbeat(self) -> datetime | None: ...
+    @property
+    def redelivery_count(self) -> int | None: ...
+    @property
+    def alerted(self) -> bool | None: ...
+    @property
+    def poisoned(self) -> bool | None: ...
+
+
+# Fields a runtime's own view may lack (their area is not claimed): read as null.
+AREA_FIELDS = frozenset({"retry_count", "max_retries", "last_heartbeat", "redelivery_count",
+                         "alerted", "poisoned"})
+
+
+class TaskBody(Protocol):
+    """A job's body (the kit's `TaskScript`), as the child's runtime uses it."""
+
+    @property
+    def honours_cancellation(self) -> bool: ...
+
+    def decided(self) -> bool:
+        """True once the harness has decided how the current attempt ends."""
+        ...
+
+    def run(self) -> JsonValue:
+        """The attempt's result, or the scripted exception (type name, message and
+        retry-after travel as a `ScriptedError`)."""
+        ...
+
+    def next_attempt(self) -> None:
+        """The runtime retries: the next attempt waits for a new decision (RT-003)."""
+        ...
+
+
+class Agent(Protocol):
+    """A loop's agent (the kit's `LoopAgent`), as the child's loop runtime uses it."""
+
+    def decided(self, run_number: int) -> bool: ...
+
+    def execute(self, run_number: int, message: str) -> RunResult: ...
+
+
+class DeliveryCall(Protocol):
+    """One dispatch of a reminder (the kit's `Delivery`), as the child's runtime uses it."""
+
+    @property
+    def reminder_id(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+
+    def decided(self) -> bool: ...
+
+    def result(self) -> None: ...
+
+
+class ReminderTarget(Protocol):
+    """Where the child's reminders runtime dispatches (the kit's `DeliveryTarget`)."""
+
+    def dispatch(self, reminder_id: str, message: str) -> DeliveryCall: ...
+
+
+class Backend(Protocol):
+    """The child's backend, handle "backend": one opener per area (spec/areas.py names
+    them; `open` for the areas checked through the job runtime). The clock is not an
+    argument on the wire: each request's `now` is the opened object's clock reading."""
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> JobRuntime: ...
+
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig
+                         ) -> IdempotencyRuntime: ...
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> BreakerRuntime: ...
+
+    def open_governor(self, clock: Clock, settings: GovernorSettings) -> GovernorRuntime: ...
+
+    def open_reminders(self, clock: Clock, config: ReminderConfig,
+                       target: ReminderTarget) -> ReminderRuntime: ...
+
+    def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionRuntime: ...
+
+    def open_loops(self, clock: Clock, config: LoopsConfig) -> LoopRuntime: ...
+
+    def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                        target: SchedulingTarget) -> SchedulingRuntime: ...
+
+    def open_store(self, clock: Clock) -> TaskStore:
+        """The task store: the child's store may answer with coroutines (seed 004's
+        default); the child awaits them, and the kit sees the answers."""
+        ...
+
+
+# The child's interfaces (the kit calls them) and the kit's (the child calls them back).
+CHILD_INTERFACES: tuple[type, ...] = (
+    Backend, JobRuntime, IdempotencyRuntime, BreakerRuntime, GovernorRuntime,
+    ReminderRuntime, AdmissionRuntime, LoopRuntime, SchedulingRuntime, TaskStore,
+)
+KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCall,
+                                    SchedulingTarget)
+# Methods of the areas' protocols that cannot cross a pipe.
+NOT_CARRIED = frozenset({"wait_for_decision", "wake", "decide"})
+# The kit's classes in the areas' signatures, and the interfaces they cross as.
+WIRE_TYPES: dict[Any, Any] = {TaskScript: TaskBody, JobView: JobRecord, LoopAgent: Agent,
+                              DeliveryTarget: ReminderTarget, Delivery: DeliveryCall}
+
+
+def wire_type(annotation: Any) -> Any:
+    """`annotation` with the kit's classes replaced by the interfaces they cross as."""
+    if annotation in WIRE_TYPES:
+        return WIRE_TYPES[annotation]
+    args = typing.get_args(annotation)
+    if not args:
+        return annotation
+    mapped = tuple(wire_type(arg) for arg in args)
+    if mapped == args:
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return functools.reduce(operator.or_, mapped)
+    return types.GenericAlias(origin, mapped)
+
+
+# -- the errors a method may answer with ------------------------------------------------------
+
+
+class ScriptedError(Exception):
+    """A task body's or an agent's scripted exception: its type name is the script's, so
+    it crosses the pipe as data ({"error_type", "message", "retry_after_ms"})."""
+
+
+@dataclass(frozen=True)
+class ErrorKind:
+    """One exception that crosses the pipe, with its data besides the message.
+
+    `data` reads the fields off an exception; `build` makes one from the message and the
+    fields, so the receiving side raises the very class the area's protocol names.
+    """
+
+    cls: type[BaseException]
+    data: Callable[[Any], dict[str, Any]]
+    build: Callable[[str, dict[str, Any]], BaseException]
+
+
+def _plain(cls: type[BaseException]) -> ErrorKind:
+    return ErrorKind(cls, lambda error: {}, lambda message, data: cls(message))
+
+
+def _refusal(cls: type[AdmissionRefused]) -> ErrorKind:
+    return ErrorKind(cls, lambda error: {"detail": error.detail},
+                     lambda message, data: cls(data["detail"]))
+
+
+def _keyed(cls: type[KeyError]) -> ErrorKind:
+    # A KeyError's message is its key: the id the runtime did not hold.
+    return ErrorKind(cls, lambda error: {"key": error.args[0] if error.args else None},
+                     lambda message, data: cls(data["key"]))
+
+
+def _problems(error: InvalidLoopParameters) -> dict[str, Any]:
+    return {"problems": [{"parameter": p.parameter, "value": p.value, "allowed": p.allowed}
+                         for p in error.problems]}
+
+
+def _invalid_loop(message: str, data: dict[str, Any]) -> BaseException:
+    from jobconform.reference.loops.oracle import ParameterProblem
+
+    return InvalidLoopParameters(tuple(
+        ParameterProblem(p["parameter"], p["value"], p["allowed"]) for p in data["problems"]))
+
+
+# By the name the wire carries; the most specific classes first (an answer names its
+# exception's own class, and the receiver raises that class).
+ERROR_KINDS: dict[str, ErrorKind] = {kind.cls.__name__: kind for kind in (
+    _plain(CapacityExceeded), _plain(RuntimeShutDown), _keyed(JobNotFound),
+    ErrorKind(JobNotCompleted, lambda error: {"status": error.status},
+              lambda message, data: JobNotCompleted(message.split()[1], data["status"])),
+    _plain(ReaperAlreadyRunning), _plain(ValueError),
+    _refusal(InvalidSetting), _refusal(UnknownOwner), _refusal(BacklogFull),
+    _refusal(ScheduleTimeoutExceedsCap), _refusal(TimeoutBelowSchedules),
+    _refusal(AdmissionRefused),
+    ErrorKind(InvalidLoopParameters, _problems, _invalid_loop), _keyed(LoopNotFound),
+    ErrorKind(ReminderRejected, lambda error: {"code": error.code},
+              lambda message, data: ReminderRejected(
+                  data["code"], message.split(": ", 1)[-1])),
+    _keyed(ReminderNotFound),
+    ErrorKind(ReminderConflict,
+              lambda error: {"reminder_id": str(error).split()[1], "status": error.status},
+              lambda message, data: ReminderConflict(data["reminder_id"], data["status"])),
+    _plain(DeliveryFailed), _plain(DeliveryOutcomeUnknown),
+    ErrorKind(ScheduleRejected, lambda error: {"code": error.code},
+              lambda message, data: ScheduleRejected(
+                  data["code"], message.split(": ", 1)[-1])),
+    _keyed(ScheduleNotFound), _plain(PreCheckFailed), _plain(PreCheckTimedOut),
+)}
+
+
+def error_name(error: BaseException) -> str | None:
+    """The wire name of an exception that may cross the pipe, or None."""
+    for cls in type(error).__mro__:
+        if cls.__name__ in ERROR_KINDS and ERROR_KINDS[cls.__name__].cls is cls:
+            return cls.__name__
+    return None
+
+
+# -- methods, read off the interfaces ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Method:
+    """One method of an interface: one request (or callback) shape and its result."""
+
+    interface: str
+    name: str
+    parameters: tuple[tuple[str, Any], ...]  # (name, annotation), the clock left out
+    returns: Any
+    takes_clock: bool
+    defaults: tuple[tuple[str, Any], ...]
+
+    @property
+    def op(self) -> str:
+        """The message's `op`: `Interface.method`."""
+        return f"{self.interface}.{self.name}"
+
+
+def is_interface(annotation: Any) -> bool:
+    """True for an interface whose objects stay on their side (they are called by handle)."""
+    return annotation in CHILD_INTERFACES or annotation in KIT_INTERFACES
+
+
+def is_view(annotation: Any) -> bool:
+    """True for a protocol of properties only: its values cross as plain objects."""
+    return (isinstance(annotation, type) and getattr(annotation, "_is_protocol", False)
+            and not is_interface(annotation) and bool(view_fields(annotation)))
+
+
+@functools.cache
+def view_fields(view: type) -> tuple[tuple[str, Any], ...]:
+    """The properties of a view protocol with their annotations, in declaration order."""
+    fields = []
+    for klass in reversed(view.__mro__):
+        for name, member in vars(klass).items():
+            if isinstance(member, property) and member.fget is not None:
+                hints = typing.get_type_hints(member.fget)
+                fields.append((name, hints["return"]))
+    return tuple(dict(fields).items())
+
+
+@functools.cache
+def methods(interface: type) -> dict[str, Method]:
+    """Every method of an interface that the pipe carries, by name."""
+    found: dict[str, Method] = {}
+    for name in sorted(dir(interface)):
+        member = getattr(interface, name, None)
+        if name.startswith("_") or name in NOT_CARRIED or not inspect.isfunction(member):
+            continue
+        hints = typing.get_type_hints(member)
+        signature = inspect.signature(member)
+        parameters = []
+        defaults = []
+        takes_clock = False
+        for parameter in list(signature.parameters.values())[1:]:
+            annotation = wire_type(hints[parameter.name])
+            if annotation is Clock:
+                takes_clock = True
+                continue
+            parameters.append((parameter.name, annotation))
+            if parameter.default is not inspect.Parameter.empty:
+                defaults.append((parameter.name, parameter.default))
+        found[name] = Method(interface.__name__, name, tuple(parameters),
+                             wire_type(hints.get("return", type(None))), takes_clock,
+                             tuple(defaults))
+    return found
+
+
+@functools.cache
+def interface_named(name: str) -> type:
+    for interface in CHILD_INTERFACES + KIT_INTERFACES:
+        if interface.__name__ == name:
+            return interface
+    raise KeyError(name)

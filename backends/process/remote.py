@@ -1,0 +1,202 @@
+"""The kit's side of protocol version 2: proxies for the child's objects, and the kit's
+objects that the child calls back.
+
+A `RemoteObject` stands for one of the child's objects (its backend, a runtime it
+opened). Calling one of its methods sends the request `Interface.method` with the
+arguments encoded by the method's annotations, and decodes the result the same way.
+Objects it hands the child (a task body, an agent, a target) are kept in `KitObjects`
+under a handle; the child calls them back by that handle while it handles a request.
+
+Each proxy has the clock of the check that opened it: every request carries its
+reading as `now`, and objects derived from a proxy (a peer, a reopened runtime) share
+it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from typing import Any
+
+from jobconform.backends.process.codec import CodecError, decode, encode, encode_json
+from jobconform.backends.process.errors import (
+    ChildInternalError,
+    ChildRejectedRequest,
+    MalformedMessage,
+)
+from jobconform.backends.process.interfaces import (
+    CHILD_INTERFACES,
+    ERROR_KINDS,
+    KIT_INTERFACES,
+    Method,
+    ScriptedError,
+    error_name,
+    interface_named,
+    methods,
+)
+from jobconform.backends.process.session import ChildSession
+from jobconform.backends.process.wire import encode_timestamp
+from jobconform.backends.protocol import Clock
+
+
+class KitObjects:
+    """The kit's objects the child holds handles to, and the proxies for the child's."""
+
+    def __init__(self, session: ChildSession) -> None:
+        self.session = session
+        self._objects: dict[str, tuple[Any, type]] = {}
+        self._handles: dict[int, str] = {}
+        self._numbers = itertools.count(1)
+
+    def register(self, value: Any, interface: type) -> str:
+        known = self._handles.get(id(value))
+        if known is not None:
+            return known
+        handle = f"kit-{interface.__name__.lower()}-{next(self._numbers)}"
+        self._objects[handle] = (value, interface)
+        self._handles[id(value)] = handle
+        return handle
+
+    def serve(self, callback: dict[str, Any]) -> dict[str, Any]:
+        """The kit's reply to one callback line from the child."""
+        number = callback.get("callback")
+        handle, op = callback.get("object"), callback.get("op")
+        entry = self._objects.get(handle) if isinstance(handle, str) else None
+        if entry is None:
+            return self._failed(number, f"no kit object {handle!r}")
+        value, interface = entry
+        name = op.partition(".")[2] if isinstance(op, str) else ""
+        method = methods(interface).get(name)
+        if method is None or op != method.op:
+            return self._failed(number, f"{op!r} is not a method of {handle!r}, a"
+                                f" {interface.__name__}")
+        context = Context(self, None)
+        args = callback.get("args", {})
+        try:
+            if not isinstance(args, dict):
+                raise CodecError("args must be an object")
+            values = {n: decode(args[n], a, context, f"args.{n}")
+                      for n, a in method.parameters if n in args}
+        except CodecError as error:
+            return self._failed(number, f"a malformed callback {op}: {error}")
+        try:
+            result = getattr(value, name)(**values)
+        except Exception as error:
+            return {"callback": number, "ok": False, "error": raised_error(error)}
+        return {"callback": number, "ok": True,
+                "result": encode(result, method.returns, context)}
+
+    @staticmethod
+    def _failed(number: Any, message: str) -> dict[str, Any]:
+        return {"callback": number, "ok": False,
+                "error": {"type": "ProtocolError", "message": message}}
+
+
+def raised_error(error: Exception) -> dict[str, Any]:
+    """An exception of the kit's object as the child receives it: a kind the areas
+    declare, or the body's scripted exception (its type name is the script's)."""
+    name = error_name(error)
+    if name is not None:
+        return {"type": name, "message": str(error),
+                "data": encode_json(ERROR_KINDS[name].data(error))}
+    retry_after = getattr(error, "retry_after_ms", None)
+    return {"type": ScriptedError.__name__, "message": str(error),
+            "data": {"error_type": type(error).__name__,
+                     "retry_after_ms": None if retry_after is None else float(retry_after)}}
+
+
+class Context:
+    """Handles, as the codec sees them, for one request: objects the child hands back
+    take the clock of the proxy the request went to."""
+
+    def __init__(self, kit: KitObjects, clock: Clock | None) -> None:
+        self.kit = kit
+        self.clock = clock
+
+    def handle_of(self, value: Any, interface: type) -> str:
+        if isinstance(value, RemoteObject):
+            return value.handle
+        return self.kit.register(value, interface)
+
+    def object_for(self, document: dict[str, Any], interface: type) -> Any:
+        if interface in KIT_INTERFACES:
+            entry = self.kit._objects.get(document["handle"])
+            if entry is None:
+                raise CodecError(f"no kit object {document['handle']!r}")
+            return entry[0]
+        if self.clock is None:
+            raise CodecError(f"a callback cannot hand the kit a {interface.__name__}")
+        return RemoteObject(self.kit, document["handle"], interface, self.clock)
+
+
+class RemoteObject:
+    """One of the child's objects; its interface's methods are requests."""
+
+    def __init__(self, kit: KitObjects, handle: str, interface: type,
+                 clock: Clock | None) -> None:
+        assert interface in CHILD_INTERFACES
+        self.kit = kit
+        self.handle = handle
+        self.interface = interface
+        self.clock = clock
+
+    def __repr__(self) -> str:
+        return f"<{self.interface.__name__} {self.handle} in `{self.kit.session.display}`>"
+
+    def __getattr__(self, name: str) -> Any:
+        method = methods(self.interface).get(name)
+        if method is None:
+            raise AttributeError(f"{self.interface.__name__} has no method {name}")
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return self.call(method, args, kwargs)
+
+        call.__name__ = name
+        return call
+
+    def call(self, method: Method, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Send one request and return its decoded result, or raise its error."""
+        bound = _signature(method).bind(*args, **kwargs)
+        bound.apply_defaults()  # every argument travels, so a child needs no defaults
+        values = dict(bound.arguments)
+        clock = self.clock
+        if method.takes_clock:
+            clock = values.pop("clock")
+        if clock is None:
+            raise ValueError(f"{method.op} needs a clock")
+        context = Context(self.kit, clock)
+        encoded = {name: encode(values[name], annotation, context)
+                   for name, annotation in method.parameters if name in values}
+        session = self.kit.session
+        message = session.call(method.op, self.handle, encode_timestamp(clock.now()), encoded)
+        if message["ok"]:
+            try:
+                return decode(message.get("result"), method.returns, context,
+                              f"the result of {method.op}")
+            except CodecError as error:
+                raise session.malformed(method.op, str(error), message) from None
+        failure = message["error"]
+        kind, text = failure["type"], str(failure["message"])
+        if kind == "ProtocolError":
+            raise ChildRejectedRequest(f"the child `{session.display}` did not understand the"
+                                       f" kit's {method.op} request: {text}")
+        if kind == "InternalError":
+            raise ChildInternalError(f"the child `{session.display}` failed during"
+                                     f" {method.op}: {text}")
+        if kind not in ERROR_KINDS:
+            raise MalformedMessage(f"the child `{session.display}` answered {method.op} with"
+                                   f" an error of unknown type {kind!r}: {text}")
+        try:
+            exception = ERROR_KINDS[kind].build(text, failure.get("data") or {})
+        except (KeyError, TypeError, IndexError) as problem:
+            raise MalformedMessage(f"the child `{session.display}` answered {method.op} with"
+                                   f" a {kind} lacking its data ({problem!r}): {failure!r}"
+                                   ) from None
+        raise exception
+
+
+def _signature(method: Method) -> inspect.Signature:
+    interface = interface_named(method.interface)
+    signature = inspect.signature(getattr(interface, method.name))
+    parameters = list(signature.parameters.values())[1:]  # without self
+    return signature.replace(parameters=parameters)

@@ -1,0 +1,329 @@
+"""The child's side of protocol version 2: serve a backend's objects, call the kit's back.
+
+`ObjectServer` answers requests of the form `Interface.method` on an object named by
+its handle ("backend", or one a previous answer gave). Arguments and results are
+encoded by the method's annotations (`codec`). While it handles a request, the
+runtime may call an object of the kit's (a task body, an agent, a delivery target):
+the proxy for it writes a callback line and reads the kit's reply before it returns,
+so the kit's answer to the request comes only after every callback it caused.
+
+Every object opened by a `Backend.open*` request gets a clock of its own, which is the
+`now` of the latest request to it or to an object derived from it (a peer, a reopened
+runtime). The child never reads another clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TextIO
+
+from jobconform.backends.process.codec import CodecError, decode, encode, encode_json
+from jobconform.backends.process.interfaces import (
+    ERROR_KINDS,
+    Backend,
+    Method,
+    ScriptedError,
+    error_name,
+    methods,
+    view_fields,
+)
+from jobconform.backends.process.wire import WireError, decode_line, encode_line
+
+
+class ProtocolError(ValueError):
+    """The kit's request cannot be understood; answered as a `ProtocolError`."""
+
+
+class KitFailed(RuntimeError):
+    """The kit's reply to a callback was not one the child can use."""
+
+
+class PushedClock:
+    """An opened object's only clock: the kit's reading, as sent with the latest request."""
+
+    def __init__(self, now: datetime) -> None:
+        self._now = now
+
+    def set(self, now: datetime) -> None:
+        self._now = now
+
+    def now(self) -> datetime:
+        return self._now
+
+
+@dataclass
+class Served:
+    """One of the child's objects: what it is, and the clock of the opened object it is or
+    derives from."""
+
+    value: Any
+    interface: type
+    clock: PushedClock
+
+
+class KitObject:
+    """A proxy for one of the kit's objects: each method call is a callback.
+
+    Properties of its interface (`honours_cancellation`, a delivery's `reminder_id`) come
+    with its handle and are plain attributes here.
+    """
+
+    def __init__(self, server: ObjectServer, handle: str, interface: type,
+                 properties: dict[str, Any]) -> None:
+        self._server = server
+        self._handle = handle
+        self._interface = interface
+        for name, value in properties.items():
+            setattr(self, name, value)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        method = methods(self._interface).get(name)
+        if method is None:
+            # wait_for_decision and wake take or serve a callable, which cannot cross: a
+            # runtime whose own threads wait on the kit's objects speaks version 1.
+            raise AttributeError(
+                f"the kit's {self._interface.__name__} has no method {name} over protocol"
+                " version 2, whose callbacks are made within a request; serve a backend"
+                " whose threads wait on task bodies (threaded) with --protocol 1")
+        return lambda *args, **kwargs: self._server.call_kit(self._handle, method, args,
+                                                             kwargs)
+
+
+class ObjectServer:
+    """Answers the kit's version-2 requests for one backend.
+
+    Args:
+        backend: the backend served; it must have the opener of each area it claims.
+        capabilities: the areas claimed in the handshake.
+        requests, answers: the pipe (callbacks read their replies from `requests`).
+    """
+
+    def __init__(self, backend: Any, capabilities: frozenset[str], requests: TextIO,
+                 answers: TextIO) -> None:
+        self.backend = backend
+        self.capabilities = capabilities
+        self._requests = requests
+        self._answers = answers
+        self.objects: dict[str, Served] = {}
+        self._numbers = itertools.count(1)
+        self._callbacks = itertools.count(1)
+        self._handles: dict[int, str] = {}  # id(object) -> its handle
+        self._context: Served | None = None  # the object the current request addresses
+        self._replies = 0  # the kit's reply lines read since `replies_read` was asked
+        self._loop = asyncio.new_event_loop()
+
+    # -- handles (the codec's view of this side) ---------------------------------------------
+
+    def handle_of(self, value: Any, interface: type) -> str:
+        if isinstance(value, KitObject):
+            return value._handle
+        known = self._handles.get(id(value))
+        if known is not None and known in self.objects:
+            return known
+        assert self._context is not None, "objects are only handed out inside a request"
+        handle = f"{interface.__name__.lower()}-{next(self._numbers)}"
+        self.objects[handle] = Served(value, interface, self._context.clock)
+        self._handles[id(value)] = handle
+        return handle
+
+    def object_for(self, document: dict[str, Any], interface: type) -> Any:
+        handle = document["handle"]
+        served = self.objects.get(handle)
+        if served is not None:
+            return served.value
+        properties = {name: decode(document.get(name), hint, self, f"{handle}.{name}")
+                      for name, hint in view_fields(interface)}
+        return KitObject(self, handle, interface, properties)
+
+    # -- one request ---------------------------------------------------------------------------
+
+    def answer(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The answer to one decoded request (its envelope checked by the caller)."""
+        request_id = request.get("id")
+        try:
+            result = self.handle(request)
+            return {"id": request_id, "ok": True, "result": result}
+        except (ProtocolError, CodecError, WireError) as error:
+            return error_answer(request_id, "ProtocolError", str(error))
+        except KitFailed as error:
+            return error_answer(request_id, "InternalError", str(error))
+        except Exception as error:
+            name = error_name(error)
+            if name is None:
+                traceback.print_exc(file=sys.stderr)
+                return error_answer(request_id, "InternalError",
+                                    f"{type(error).__name__}: {error}")
+            return error_answer(request_id, name, str(error), ERROR_KINDS[name].data(error))
+
+    def handle(self, request: dict[str, Any]) -> Any:
+        """The encoded result of one request, or the exception its method raised."""
+        op = request["op"]
+        interface_name, _, method_name = op.partition(".")
+        handle = request.get("object")
+        # "backend" is the served backend itself; every other handle one an answer gave.
+        served = None if handle == "backend" else self.objects.get(str(handle))
+        if handle != "backend" and served is None:
+            raise ProtocolError(f"no object {handle!r} here; it was never handed out or has"
+                                " been closed")
+        interface = Backend if served is None else served.interface
+        if interface.__name__ != interface_name:
+            raise ProtocolError(f"{op} is not a method of {handle!r}, which is a"
+                                f" {interface.__name__}")
+        method = methods(interface).get(method_name)
+        if method is None:
+            raise ProtocolError(f"{interface.__name__} has no method {method_name!r}")
+        now = decode(request.get("now"), datetime, self, "now")
+        if not isinstance(now, datetime):
+            raise ProtocolError(f"{op} needs the kit's time in 'now'")
+        if served is None:
+            served = Served(self.backend, Backend, PushedClock(now))
+        else:
+            self.set_clock(served.clock, now)
+        args = request.get("args", {})
+        if not isinstance(args, dict):
+            raise ProtocolError("args must be an object")
+        self._context = served
+        try:
+            result = self.invoke(served, method, args)
+            encoded = self.result_document(method, result)
+        finally:
+            self._context = None
+        if method.name == "close":
+            self.forget(str(handle))
+        return encoded
+
+    def set_clock(self, clock: PushedClock, now: datetime) -> None:
+        """Time passes for an opened object only when the kit's clock has moved."""
+        clock.set(now)
+
+    def result_document(self, method: Method, result: Any) -> Any:
+        """The JSON form of a method's result."""
+        return encode(result, method.returns, self)
+
+    def replies_read(self) -> int:
+        """How many reply lines callbacks have read since the last time this was asked."""
+        count, self._replies = self._replies, 0
+        return count
+
+    def invoke(self, served: Served, method: Method, args: dict[str, Any]) -> Any:
+        """Call the method on the served object with the decoded arguments."""
+        unknown = set(args) - {name for name, _ in method.parameters}
+        if unknown:
+            raise ProtocolError(f"{method.op} takes no argument(s) {sorted(unknown)}")
+        defaults = dict(method.defaults)
+        values: dict[str, Any] = {}
+        for name, annotation in method.parameters:
+            if name not in args:
+                if name not in defaults:
+                    raise ProtocolError(f"{method.op} needs the argument {name!r}")
+                continue
+            values[name] = decode(args[name], annotation, self, f"args.{name}")
+        if method.interface == Backend.__name__:
+            return self.open(method, values, served.clock)
+        target = served.value
+        function = getattr(target, method.name, None)
+        if not callable(function):
+            raise ProtocolError(f"the served {method.interface} has no method {method.name}"
+                                " (is its area claimed?)")
+        result = function(**values)
+        if inspect.isawaitable(result):
+            # An asynchronous adapter (a task store with coroutines): the answer is what
+            # the coroutine returns. Time does not pass meanwhile; the loop is the child's.
+            result = self._loop.run_until_complete(result)
+        return result
+
+    def open(self, method: Method, values: dict[str, Any], clock: PushedClock) -> Any:
+        """A `Backend.open*` request: the opened object gets a clock of its own."""
+        opener = getattr(self.backend, method.name, None)
+        if not callable(opener):
+            raise ProtocolError(f"this child's backend has no {method.name}; it claims"
+                                f" {', '.join(sorted(self.capabilities))}")
+        own_clock = PushedClock(clock.now())
+        self._context = Served(self.backend, Backend, own_clock)
+        return opener(clock=own_clock, **values)
+
+    def forget(self, handle: str) -> None:
+        """A closed object's handle is gone (its peers are closed one by one)."""
+        served = self.objects.pop(handle, None)
+        if served is not None:
+            self._handles.pop(id(served.value), None)
+
+    # -- calling the kit back ----------------------------------------------------------------
+
+    def call_kit(self, handle: str, method: Method, args: tuple[Any, ...],
+                 kwargs: dict[str, Any]) -> Any:
+        """One callback: write it, read the kit's reply, return its result or raise."""
+        names = [name for name, _ in method.parameters]
+        values = dict(zip(names, args, strict=False))
+        values.update(kwargs)
+        number = next(self._callbacks)
+        callback = {"callback": number, "op": method.op, "object": handle,
+                    "args": {name: encode(values[name], dict(method.parameters)[name], self)
+                             for name in names if name in values}}
+        self._answers.write(encode_line(callback))
+        self._answers.flush()
+        line = self._requests.readline()
+        self._replies += 1
+        if not line:
+            raise KitFailed(f"the kit closed the pipe before it replied to callback {number}")
+        try:
+            reply = decode_line(line)
+        except WireError as error:
+            raise KitFailed(f"the kit's reply to callback {number} is not JSON: {error}"
+                            ) from None
+        if reply.get("callback") != number or not isinstance(reply.get("ok"), bool):
+            raise KitFailed(f"expected the kit's reply to callback {number}, got"
+                            f" {line.strip()[:200]}")
+        if reply["ok"]:
+            return decode(reply.get("result"), method.returns, self, f"{method.op} result")
+        raise self.kit_error(reply.get("error"))
+
+    def kit_error(self, error: Any) -> Exception:
+        """The exception a kit's object raised, rebuilt here."""
+        return received_error(error)
+
+
+def error_answer(request_id: Any, kind: str, message: str,
+                 data: dict[str, Any] | None = None) -> dict[str, Any]:
+    if not isinstance(request_id, int) or isinstance(request_id, bool):
+        request_id = None
+    error: dict[str, Any] = {"type": kind, "message": message}
+    if data:
+        error["data"] = encode_json(data)
+    return {"id": request_id, "ok": False, "error": error}
+
+
+def scripted_exception(error_type: str, message: str,
+                       retry_after_ms: float | None) -> Exception:
+    """A body's scripted exception, rebuilt with the script's type name (as
+    `TaskScript.run` raises it in process), carrying the server's retry-after."""
+    error: Exception = type(error_type, (Exception,), {})(message)
+    # A server's retry-after travels on the exception, as HTTP clients do (RT-010).
+    error.retry_after_ms = retry_after_ms  # type: ignore[attr-defined]
+    return error
+
+
+def received_error(error: Any) -> Exception:
+    """The exception an error object from the other side stands for.
+
+    Raises nothing itself; an error of no known kind becomes a `KitFailed`.
+    """
+    if not isinstance(error, dict) or not isinstance(error.get("type"), str):
+        return KitFailed(f"the kit replied with an error the child cannot read: {error!r}")
+    kind, message = error["type"], str(error.get("message", ""))
+    data = error.get("data") or {}
+    if kind == ScriptedError.__name__:
+        return scripted_exception(str(data.get("error_type", "Exception")), message,
+                                  data.get("retry_after_ms"))
+    if kind in ERROR_KINDS:
+        built = ERROR_KINDS[kind].build(message, data)
+        assert isinstance(built, Exception)
+        return built
+    return KitFailed(f"the kit failed: {kind}: {message}")

@@ -1,0 +1,288 @@
+"""Process protocol version 2: every area through the pipe, the fallback to version 1, and
+bad lines named where they happen.
+
+The round trips run each area's Hypothesis machine against the reference child with the
+schemas checked on both sides, so every message of every area (requests, answers,
+callbacks and replies) is a valid line of the generated schema.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, ProcessBackend
+from jobconform.backends.process.backend import VALIDATE_VARIABLE, reference_child_command
+from jobconform.backends.process.child import Child
+from jobconform.backends.process.codec import decode, encode
+from jobconform.backends.process.interfaces import (
+    CHILD_INTERFACES,
+    KIT_INTERFACES,
+    JobRecord,
+    methods,
+)
+from jobconform.backends.process.schemas import (
+    V2_SCHEMA_NAME,
+    generate_v2_schema,
+    load_schema,
+    v2_problem,
+)
+from jobconform.backends.process.session import ChildSession
+from jobconform.backends.protocol import RuntimeSettings, TaskScript
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import RetryPolicy
+from jobconform.reference.idempotency.oracle import ClaimKind
+from jobconform.spec import Profile, Registry, load_registry
+from jobconform.spec.areas import BUILTIN_AREAS, load_attribute
+
+SAFETY_SECONDS = 30.0
+NOW = "2026-01-01T00:00:00.000000Z"
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry()
+
+
+@pytest.fixture(scope="module")
+def canonical(registry: Registry) -> Profile:
+    return registry.profile("canonical")
+
+
+@pytest.fixture(scope="module")
+def validated_session() -> Iterator[ChildSession]:
+    """The reference child speaking version 2, every line checked on both sides."""
+    environment = os.environ.get(VALIDATE_VARIABLE)
+    os.environ[VALIDATE_VARIABLE] = "1"  # the child inherits it
+    try:
+        session = ChildSession(reference_child_command(), SAFETY_SECONDS, validate=True)
+    finally:
+        if environment is None:
+            del os.environ[VALIDATE_VARIABLE]
+        else:
+            os.environ[VALIDATE_VARIABLE] = environment
+    yield session
+    session.close()
+
+
+def fake_child(tmp_path: Path, source: str) -> list[str]:
+    script = tmp_path / "child.py"
+    script.write_text(source, encoding="utf-8")
+    return [sys.executable, str(script)]
+
+
+# -- the generated schema ---------------------------------------------------------------------
+
+
+def test_the_shipped_schema_is_the_one_the_interfaces_generate() -> None:
+    # A stale file means an area's protocol changed: regenerate it (schemas.py says how).
+    assert load_schema(V2_SCHEMA_NAME) == json.loads(json.dumps(generate_v2_schema()))
+
+
+def test_the_schema_is_a_valid_json_schema_with_a_message_per_method() -> None:
+    schema = load_schema(V2_SCHEMA_NAME)
+    Draft202012Validator.check_schema(schema)
+    ops = {m.op for i in CHILD_INTERFACES + KIT_INTERFACES for m in methods(i).values()}
+    assert ops | {"hello", "goodbye"} == set(schema["messages"])
+    assert len(ops) > 100  # every area's methods, not a hand-picked few
+
+
+def test_every_area_has_its_interface_on_the_wire() -> None:
+    openers = set(methods(CHILD_INTERFACES[0]))
+    for area in BUILTIN_AREAS:
+        assert (area.opener or "open") in openers, area.name
+
+
+def test_the_schema_names_what_is_wrong_in_a_request() -> None:
+    good = {"id": 4, "op": "BreakerRuntime.admit", "object": "breakerruntime-1", "now": NOW,
+            "args": {"target": "t", "call": "c"}}
+    assert v2_problem(good, "request") is None
+    assert "call" in str(v2_problem({**good, "args": {"target": "t"}}, "request"))
+    assert "args: target" in str(v2_problem({**good, "args": {"target": 1, "call": "c"}},
+                                            "request"))
+    assert v2_problem({**good, "op": "BreakerRuntime.explode"}, "request") is not None
+    answer = {"id": 4, "ok": True, "result": "maybe"}
+    assert "result" in str(v2_problem(answer, "answer", "BreakerRuntime.read"))
+
+
+def test_values_cross_by_their_annotations() -> None:
+    class NoHandles:
+        def handle_of(self, value: Any, interface: type) -> str:
+            raise AssertionError("no handles here")
+
+        def object_for(self, document: dict[str, Any], interface: type) -> Any:
+            raise AssertionError("no handles here")
+
+    handles = NoHandles()
+    claim = methods(CHILD_INTERFACES[2])["claim"].returns  # IdempotencyRuntime.claim -> Claim
+    value = claim(ClaimKind.REPLAY, 200, None, "t-1", cmd.Raise("PlanError", "no", 1.5))
+    document = encode(value, claim, handles)
+    assert document["outcome"] == {"type": "Raise", "error_type": "PlanError", "message": "no",
+                                   "retry_after_ms": 1.5}
+    assert decode(json.loads(json.dumps(document)), claim, handles) == value
+    record = decode({"job_id": "a", "status": "queued", "submitted_at": NOW,
+                     "started_at": None, "finished_at": None, "result": None, "error": None,
+                     "retry_count": 0, "max_retries": 0, "last_heartbeat": None,
+                     "redelivery_count": None, "alerted": None, "poisoned": None},
+                    JobRecord, handles)
+    assert record.submitted_at == EPOCH and record.submitted_at.utcoffset() is not None
+    assert encode(float("nan"), float, handles) == "NaN"
+
+
+# -- every area, round trip ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("area", [a for a in BUILTIN_AREAS if a.machine is not None],
+                         ids=lambda a: a.name)
+def test_each_areas_machine_passes_through_the_pipe_with_every_line_valid(
+        area: Any, validated_session: ChildSession, canonical: Profile,
+        registry: Registry) -> None:
+    backend = ProcessBackend(session=validated_session)
+    assert area.machine.covers & backend.capabilities
+    run = load_attribute(area.machine.run)(backend, canonical, registry, seed=1, examples=8)
+    assert run.divergence is None
+    assert run.steps > 20
+
+
+def test_the_child_claims_every_area_the_memory_backend_claims(
+        validated_session: ChildSession) -> None:
+    backend = ProcessBackend(session=validated_session)
+    assert validated_session.version == 2
+    assert backend.capabilities == MemoryBackend().capabilities
+    assert callable(backend.open_breaker) and callable(backend.open_scheduling)
+
+
+def test_a_task_bodys_scripted_error_crosses_with_its_type_and_retry_after() -> None:
+    backend = ProcessBackend()
+    clock = VirtualClock(EPOCH)
+    runtime = backend.open(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
+    script = TaskScript()
+    job_id = runtime.submit(script, RetryPolicy(max_retries=1, retry_delay_ms=10.0))
+    runtime.dispatch()
+    script.decide(cmd.Raise("RateLimited", "slow down", retry_after_ms=4000.0))
+    runtime.settle()
+    assert not script.decided()  # the child called next_attempt back: a new decision waits
+    clock.advance(1.0)
+    runtime.dispatch()
+    view = runtime.get(job_id)
+    assert (view.status, view.retry_count) == ("queued", 1)  # the 4 s floor holds (RT-010)
+    clock.advance(3.0)
+    runtime.dispatch()
+    assert runtime.get(job_id).status == "running"
+    runtime.close()
+
+
+# -- a version-1 child keeps working ----------------------------------------------------------
+
+
+def test_a_version_1_child_is_spoken_to_in_version_1_for_its_areas() -> None:
+    backend = ProcessBackend(command=[*reference_child_command(), "--protocol", "1"])
+    assert backend.session.version == 1
+    assert backend.capabilities == frozenset({"lifecycle", "retry", "stuck"})
+    assert not hasattr(backend, "open_breaker")
+    runtime = backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
+    script = TaskScript()
+    job_id = runtime.submit(script)
+    runtime.dispatch()
+    script.decide(cmd.Succeed({"n": 1}))
+    runtime.settle()
+    assert runtime.get_result(job_id) == {"n": 1}
+    runtime.close()
+
+
+def test_a_run_on_a_version_1_child_reports_the_other_areas_not_claimed(
+        tmp_path: Path) -> None:
+    command = f"{sys.executable} -m jobconform.backends.process.child --protocol 1"
+    run = subprocess.run(
+        [sys.executable, "-m", "jobconform.conformance.cli", "run", "--backend", "process",
+         "--suite", "hypothesis", "--examples", "3", "--report-dir", str(tmp_path)],
+        env={**os.environ, "JOBCONFORM_PROCESS_COMMAND": command}, capture_output=True,
+        text=True, timeout=300, check=False)
+    # Its exit status is 1 (3 examples leave requirements untested); the verdicts matter.
+    assert (tmp_path / "report.json").exists(), run.stdout + run.stderr
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    verdicts = {rid: set(entry["suites"].values())
+                for rid, entry in report["requirements"].items()}
+    assert verdicts["LC-001"] == {"pass"}
+    for rid in ("CB-001", "RP-001", "RD-001", "IK-001", "SC-001", "AD-001", "LP-001",
+                "RM-001", "RG-001", "TS-001"):
+        assert verdicts[rid] == {"not claimed"}, rid
+
+
+# -- bad lines, named ---------------------------------------------------------------------------
+
+
+def test_a_bad_line_from_the_child_mid_session_is_named(tmp_path: Path) -> None:
+    # The child answers the handshake and the open, then writes garbage for the submit.
+    hello = {"id": 1, "ok": True, "result": {"protocol": 2, "name": "fake",
+                                             "profile": "canonical",
+                                             "capabilities": ["lifecycle"]}}
+    opened = {"id": 2, "ok": True, "result": {"handle": "jobruntime-1"}}
+    command = fake_child(tmp_path, "import sys\n"
+                         f"sys.stdin.readline()\nprint({json.dumps(hello)!r}, flush=True)\n"
+                         f"sys.stdin.readline()\nprint({json.dumps(opened)!r}, flush=True)\n"
+                         "sys.stdin.readline()\nprint('{\"id\": 3, \"ok\": tru}', flush=True)\n"
+                         "sys.stdin.read()\n")
+    backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    runtime = backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
+    with pytest.raises(MalformedMessage, match=r"(?s)malformed answer to JobRuntime.submit"
+                       r" \(line 3 of its stdout\): not a JSON line"
+                       r".*the line: \{\"id\": 3, \"ok\": tru\}"):
+        runtime.submit(TaskScript())
+    assert not backend.session.alive
+
+
+def test_a_wrong_result_is_named_with_the_field(tmp_path: Path) -> None:
+    hello = {"id": 1, "ok": True, "result": {"protocol": 2, "name": "fake",
+                                             "profile": "canonical",
+                                             "capabilities": ["lifecycle"]}}
+    opened = {"id": 2, "ok": True, "result": {"handle": "jobruntime-1"}}
+    record = {"id": 3, "ok": True, "result": {"job_id": "a", "status": "queued"}}
+    command = fake_child(tmp_path, "import sys\n" + "".join(
+        f"sys.stdin.readline()\nprint({json.dumps(line)!r}, flush=True)\n"
+        for line in (hello, opened, record)) + "sys.stdin.read()\n")
+    backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    runtime = backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
+    with pytest.raises(MalformedMessage, match=r"the result of JobRuntime.get lacks"
+                       r" submitted_at, started_at"):
+        runtime.get("a")
+
+
+def test_a_bad_line_from_the_kit_is_answered_naming_it() -> None:
+    lines = [json.dumps({"id": 1, "op": "hello", "args": {"protocol": 2}}),
+             json.dumps({"id": 2, "op": "Backend.open", "object": "backend", "now": NOW,
+                         "args": {"settings": {"max_concurrent": 1, "max_tasks": None}}}),
+             "{not json",
+             json.dumps({"id": 4, "op": "JobRuntime.get", "object": "jobruntime-1",
+                         "now": NOW, "args": {"job_id": 5}}),
+             json.dumps({"id": 5, "op": "JobRuntime.settle", "object": "nope", "now": NOW,
+                         "args": {}})]
+    answers = io.StringIO()
+    Child(MemoryBackend()).serve(io.StringIO("\n".join(lines) + "\n"), answers)
+    hello, opened, garbage, mistyped, unknown = (json.loads(line) for line in
+                                                 answers.getvalue().splitlines())
+    assert hello["result"]["protocol"] == 2
+    assert opened["result"] == {"handle": "jobruntime-1"}
+    assert garbage["id"] is None and garbage["error"]["type"] == "ProtocolError"
+    assert garbage["error"]["message"].startswith("line 3 from the kit is not a request")
+    assert mistyped["ok"] is True  # a wrong type is the runtime's to judge: no such job
+    assert "no object 'nope'" in unknown["error"]["message"]
+
+
+def test_a_child_rejecting_a_request_is_reported(validated_session: ChildSession) -> None:
+    backend = ProcessBackend(session=validated_session)
+    runtime = backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
+    runtime.close()
+    with pytest.raises(ChildRejectedRequest, match=r"no object 'jobruntime-.*' here"):
+        runtime.list_jobs()
