@@ -51,7 +51,8 @@ def _first(wanted: Iterable[str], among: Iterable[str]) -> str | None:
 
 def record_primary(command: Command | None, field: str, expected: object, actual: object,
                    job_before: JobState | None, command_requirements: tuple[str, ...],
-                   field_requirements: tuple[str, ...]) -> str:
+                   field_requirements: tuple[str, ...],
+                   retry_after_ignored: bool = False) -> str:
     """The requirement a difference in one record field breaks.
 
     Args:
@@ -61,6 +62,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         job_before: the oracle's record of that job before the command (None if new).
         command_requirements: what the oracle says decided the command.
         field_requirements: what governs the field whatever the command.
+        retry_after_ignored: the job waits in backoff only because of a server's
+            retry-after, its plain delay having passed.
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -68,6 +71,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     if field in ("retry_count", "max_retries"):
         return _first(("RT-003", "RT-008") if field == "retry_count" else ("RT-001", "RT-008"),
                       involved) or field_requirements[0]
+    if retry_after_ignored and in_backoff and field in ("status", "started_at"):
+        return "RT-010"  # started after its own delay, before the server's retry-after
     if field == "last_heartbeat":
         if (isinstance(command, cmd.Heartbeat) and job_before is not None
                 and job_before.status.is_terminal):

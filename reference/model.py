@@ -87,6 +87,9 @@ class _Script:
     # How often the job started: its body may have run at most this often (LC-012,
     # LC-022, RT-006), once per start.
     starts: int = 0
+    # When the waiting attempt would be due without the server's retry-after, if one
+    # set a later time: a start in between ignored the retry-after (RT-010).
+    due_without_retry_after: datetime | None = None
 
 
 @dataclass
@@ -259,6 +262,9 @@ class ReferenceModel:
         policy = script.policy
         if policy is not None and policy.retries(raised.error_type, job.retry_count):
             delay = backoff.delay_ms(policy, job.retry_count, retry_after_ms=raised.retry_after_ms)
+            plain = backoff.delay_ms(policy, job.retry_count)
+            script.due_without_retry_after = (self.now + timedelta(milliseconds=plain)
+                                              if plain < delay else None)
             self._move(alias, EventKind.RETRY, retry_at=self.now + timedelta(milliseconds=delay))
             script.outcome = None  # the next attempt waits for its own decision
             return ("RT-003", "RT-002", "RT-010", "RT-007")

@@ -178,7 +178,7 @@ class JobconformLibrary:
         ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
         suffix = f" [test checks {', '.join(ids)}]" if ids else ""
         harness = getattr(self, "_harness", None)
-        if isinstance(harness, Harness) and harness.tolerated_at_last_step() is not None:
+        if isinstance(harness, Harness) and harness.shows_tolerated(ids):
             # The same listed deviation the harness recorded at this command.
             return AssertionError(f"{tolerance.AT_LISTED_DEVIATION} {message}{suffix}")
         return AssertionError(message + suffix)

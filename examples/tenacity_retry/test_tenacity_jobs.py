@@ -37,8 +37,7 @@ def run(tmp_path: Path, *options: str) -> tuple[int, dict[str, object]]:
 
 
 def test_with_its_deviation_list_the_run_passes_and_reports_them(tmp_path: Path) -> None:
-    # Every suite: each divergence fails only its primary, and the early retry of RT-010
-    # names RT-003 in Behave and LC-002 in the machine only, so no suite alone meets them all.
+    # Every suite: each divergence fails only its primary, one per deviation.
     code, report = run(tmp_path, "--expected-failures", str(DEVIATIONS))
     assert code == 0, report["expectation_problems"]
     requirements = report["requirements"]
@@ -56,7 +55,7 @@ def test_without_the_list_the_deviations_fail_the_run(tmp_path: Path) -> None:
     requirements = report["requirements"]
     assert isinstance(requirements, dict)
     failed = {rid for rid, body in requirements.items() if "fail" in body["suites"].values()}
-    assert failed == {"RT-002", "RT-009", "RT-010"}  # Robot's primaries of the deviations
+    assert failed == {"RT-009", "RT-010"}  # the primaries of its two deviations
 
 
 def test_tenacity_agrees_with_the_spec_once_attempts_are_counted_from_zero() -> None:
