@@ -222,9 +222,13 @@ class SqlJobStore:
         self._postgresql = database == "postgresql"
         self._returning = database in ("postgresql", "sqlite")  # UPDATE ... RETURNING
         # PostgreSQL runs a lone statement as its own transaction: no BEGIN, no COMMIT.
-        # The connections keep the engine's pool; the option only lasts a checkout.
+        # The connections come from the engine's pool and are kept between statements
+        # (see _statement).
         self._autocommit = (engine.execution_options(isolation_level="AUTOCOMMIT")
                             if self._postgresql else None)
+        self._idle: builtins.list[Connection] = []
+        self._idle_lock = threading.Lock()
+        self._closed = False
 
     @classmethod
     def connect(cls, url: str, *, migrate_schema: bool = True) -> SqlJobStore:
@@ -251,8 +255,23 @@ class SqlJobStore:
             with self._transaction(read_only) as connection:
                 yield connection
             return
-        with self._turns, self._autocommit.connect() as connection:
+        # An autocommit connection is kept for the next statement instead of going back
+        # to the pool: a checkout and a checkin, with the isolation level set and reset,
+        # cost as much client time as the statement itself. The store keeps at most as
+        # many as its callers used at once, and gives them back on `close`.
+        with self._idle_lock:
+            kept = self._idle.pop() if self._idle else None
+        connection = self._autocommit.connect() if kept is None else kept
+        try:
             yield connection
+        except BaseException:
+            connection.close()  # back to the pool, which discards it if it is broken
+            raise
+        with self._idle_lock:
+            if not self._closed:
+                self._idle.append(connection)
+                return
+        connection.close()
 
     # -- the JobStore contract ---------------------------------------------------------
 
@@ -362,6 +381,11 @@ class SqlJobStore:
             return counts
 
     def close(self) -> None:
+        with self._idle_lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
         if self._owns_engine:
             self._engine.dispose()
 
