@@ -221,11 +221,7 @@ class SqlJobStore:
         database = engine.dialect.name
         self._postgresql = database == "postgresql"
         self._returning = database in ("postgresql", "sqlite")  # UPDATE ... RETURNING
-        # PostgreSQL runs a lone statement as its own transaction: no BEGIN, no COMMIT.
-        # The connections come from the engine's pool and are kept between statements
-        # (see _statement).
-        self._autocommit = (engine.execution_options(isolation_level="AUTOCOMMIT")
-                            if self._postgresql else None)
+        # Autocommit connections kept for PostgreSQL's lone statements (see _statement).
         self._idle: builtins.list[Connection] = []
         self._idle_lock = threading.Lock()
         self._closed = False
@@ -250,8 +246,8 @@ class SqlJobStore:
     @contextmanager
     def _statement(self, read_only: bool = False) -> Iterator[Connection]:
         """A connection for ONE statement, which is then its own transaction: in autocommit
-        mode on PostgreSQL, in a short transaction elsewhere."""
-        if self._autocommit is None:
+        mode on PostgreSQL (no BEGIN, no COMMIT), in a short transaction elsewhere."""
+        if not self._postgresql:
             with self._transaction(read_only) as connection:
                 yield connection
             return
@@ -261,7 +257,11 @@ class SqlJobStore:
         # many as its callers used at once, and gives them back on `close`.
         with self._idle_lock:
             kept = self._idle.pop() if self._idle else None
-        connection = self._autocommit.connect() if kept is None else kept
+        # The option is set on the connection, not on an engine made by
+        # `engine.execution_options`: such an engine dispatches (empty) execution events
+        # around every statement. Closing the connection resets the isolation level.
+        connection = (self._engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+                      if kept is None else kept)
         try:
             yield connection
         except BaseException:
