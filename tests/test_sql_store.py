@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from alembic import command
@@ -18,9 +18,11 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from sql_databases import DATABASES, database, scratch_database
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, event, inspect, make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError, StatementError
+from sqlalchemy.pool import QueuePool
 
+from jobconform.backends import ownership
 from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
 from jobconform.backends.protocol import CapacityExceeded, RuntimeSettings, TaskScript
 from jobconform.backends.sql import (
@@ -229,6 +231,102 @@ def test_clear_empties_the_store(store: SqlJobStore) -> None:
     store.clear()
     assert store.list() == []
     store.add(queued("b"), 1)  # the cap sees the empty store
+
+
+# -- what a claim and a completion cost (issue 20) -----------------------------------------
+
+# The statements a claim of one job and its owner's fenced completion send, by their first
+# word: one each where UPDATE ... RETURNING exists (PostgreSQL's claim picks its rows in a
+# WITH clause; SQLite's transactions begin with the store's BEGIN IMMEDIATE, in process);
+# MariaDB locks and reads before its claim's UPDATE, and reads its completion back.
+STATEMENTS_PER_JOB = {"sqlite": ["BEGIN", "UPDATE", "BEGIN", "UPDATE"],
+                      "postgresql": ["WITH", "UPDATE"],
+                      "mysql": ["SELECT", "UPDATE", "UPDATE", "SELECT"]}
+
+
+@dataclasses.dataclass
+class Statement:
+    sql: str
+    compiled: Any  # the compiled form the engine executed
+    options: dict[str, Any]  # the connection's execution options
+
+
+@pytest.fixture
+def watched(database_url: str) -> Iterator[tuple[SqlJobStore, list[Statement]]]:
+    """A store on an engine that records every statement it sends."""
+    engine = create_store_engine(database_url)
+    sent: list[Statement] = []
+
+    def record(connection: Any, cursor: Any, sql: str, parameters: Any, context: Any,
+               executemany: bool) -> None:
+        sent.append(Statement(sql, context.compiled,
+                              dict(connection.get_execution_options())))
+
+    store = SqlJobStore(engine)
+    store.clear()
+    event.listen(engine, "before_cursor_execute", record)
+    yield store, sent
+    store.close()
+    engine.dispose()
+
+
+def claim_and_finish(store: SqlJobStore, job_id: str) -> None:
+    (job,) = store.claim("w", 1, at(1))
+    assert job.job_id == job_id
+    assert ownership.finish(store, job_id, job.fencing_token, SUCCEEDED, at(2),
+                            result=1) is not None
+
+
+def test_a_claim_and_a_completion_are_a_statement_each_built_once(
+        database_url: str, watched: tuple[SqlJobStore, list[Statement]]) -> None:
+    store, sent = watched
+    for job_id in ("a", "b"):
+        store.add(queued(job_id), None)
+    sent.clear()
+    claim_and_finish(store, "a")  # compiles the statements
+    first_job = [statement.compiled for statement in sent]
+    sent.clear()
+    claim_and_finish(store, "b")
+    database = make_url(database_url).get_backend_name()
+    assert [statement.sql.split()[0] for statement in sent] == STATEMENTS_PER_JOB[database]
+    # The second job ran the first job's compiled statements: nothing was rebuilt.
+    assert all(statement.compiled is compiled
+               for statement, compiled in zip(sent, first_job, strict=True))
+    if database == "postgresql":
+        # Each statement is its own transaction: no BEGIN or COMMIT round trips.
+        assert {statement.options.get("isolation_level") for statement in sent} == {
+            "AUTOCOMMIT"}
+
+
+def test_a_claim_takes_exactly_its_limit_in_submission_order(store: SqlJobStore) -> None:
+    # The planner may run a `job_id IN (SELECT ... LIMIT n)` subquery once per row it
+    # joins, taking more than n rows: the claim must not be written so.
+    for n in range(6):
+        store.add(queued(f"j{n}"), None)
+    assert [job.job_id for job in store.claim("w", 2, EPOCH)] == ["j0", "j1"]
+    assert [job.job_id for job in store.claim("w", 3, EPOCH)] == ["j2", "j3", "j4"]
+    assert store.counts()[RUNNING] == 5
+
+
+def test_the_store_gives_its_connections_back(database_url: str) -> None:
+    engine = create_store_engine(database_url)
+    try:
+        store = SqlJobStore(engine)
+        store.clear()
+        store.add(queued("a"), None)
+        claim_and_finish(store, "a")
+        assert store.get("a") is not None
+        # PostgreSQL keeps one autocommit connection for the next statement; no more.
+        assert cast(QueuePool, engine.pool).checkedout() <= 1
+        # A failing statement gives its connection back, broken or not.
+        with pytest.raises(StatementError, match="has no timezone"):
+            store.update("a", SUCCEEDED, finished_at=datetime(2026, 1, 1))
+        assert cast(QueuePool, engine.pool).checkedout() == 0
+        assert store.get("a") is not None  # and the store goes on
+        store.close()  # on an engine it does not own, too
+        assert cast(QueuePool, engine.pool).checkedout() == 0
+    finally:
+        engine.dispose()
 
 
 # -- the TaskStore names of seed 004 -------------------------------------------------------

@@ -99,8 +99,11 @@ def create_store_engine(url: str) -> Engine:
         # counter lock then counts the rows its predecessor inserted.
         options = {"isolation_level": "READ COMMITTED"}
         if backend == "postgresql":
-            # Timestamps come back in UTC whatever the server's zone is.
-            options["connect_args"] = {"options": "-c timezone=UTC"}
+            # Timestamps come back in UTC whatever the server's zone is. The store runs
+            # lone statements in autocommit mode, where the server's default isolation
+            # applies instead of the engine's: make that READ COMMITTED too.
+            options["connect_args"] = {
+                "options": r"-c timezone=UTC -c default_transaction_isolation=read\ committed"}
     try:
         engine = create_engine(parsed, **options)
     except (ArgumentError, NoSuchModuleError, ImportError) as error:
