@@ -20,6 +20,7 @@ from jobconform.backends.breaker.protocol import BREAKER, BreakerBackend, Breake
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import (
@@ -250,6 +251,14 @@ class BreakerHarness:
                                      else "CB-010" if fields[:1] == ("CB-010",) else next(
                                          (rid for rid in fields if rid in requirements),
                                          fields[0] if fields else None))
+                open_until = actual.open_until if isinstance(actual, BreakerView) else None
+                if is_off_utc(open_until):
+                    # The right instant at another offset compares equal: CB-013 asks
+                    # for the end of the open period in UTC.
+                    assert open_until is not None
+                    raise self._fail((*requirements, "CB-013"), f"worker {index}'s read of"
+                                     f" target {target!r}: open_until as a UTC instant",
+                                     WANTED, describe_offset(open_until), "CB-013")
             if isinstance(command, bc.AddWork | bc.Report | None):
                 self._compare_work(target, requirements)
         outages = sum(self._call("logged_outages", worker.logged_outages)
