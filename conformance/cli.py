@@ -372,24 +372,37 @@ def spec() -> None:
               help="Hypothesis examples for the oracle run.")
 @click.option("--work-dir", default=Path("reports/spec-check"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path))
-def spec_check(static_only: bool, examples: int, work_dir: Path) -> None:
+@click.option("--seeds", "seed_range", default=None, metavar="A-B",
+              help="Also run every machine on each of these seeds (e.g. 0-19) and fail when"
+                   " a requirement goes unreached on one of them (minutes per seed).")
+def spec_check(static_only: bool, examples: int, work_dir: Path,
+               seed_range: str | None) -> None:
     """The CI gate: registry, lock and CHANGELOG, coverage both ways, the oracle passes.
 
     Every MUST and SHOULD requirement needs a Behave scenario and a Robot test; every
     requirement tag must name a real requirement; the memory backend must pass every
-    suite under every profile. Non-zero exit on any problem, each on its own line.
+    suite under every profile; with --seeds, every machine must reach each of its
+    requirements on every one of those seeds. Non-zero exit on any problem, each on its
+    own line.
     """
     from jobconform.conformance import spec_gate
+    from jobconform.conformance.campaign import CampaignError, parse_seeds
 
     registry = _registry()
+    try:
+        seeds = parse_seeds(seed_range) if seed_range is not None else ()
+    except CampaignError as error:
+        raise click.BadParameter(str(error), param_hint="--seeds") from error
     problems = spec_gate.check(registry, work_dir, run_oracle=not static_only,
-                               examples=examples, progress=_progress)
+                               examples=examples, progress=_progress, seeds=seeds)
     for problem in problems:
         click.echo(problem, err=True)
     if problems:
         click.echo(f"spec check: {len(problems)} problem(s)", err=True)
         sys.exit(1)
     ran = "" if static_only else ", the oracle passes every suite under every profile"
+    if seeds:
+        ran += f", every machine reaches its requirements on seeds {seed_range}"
     click.echo(f"spec {registry.version}: {len(registry.requirements)} requirements,"
                f" {len(registry.profiles)} profiles; lock up to date, CHANGELOG entry"
                f" present, every MUST/SHOULD requirement has a Behave and a Robot test{ran}")
