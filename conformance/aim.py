@@ -31,3 +31,14 @@ def steps_to_edge(elapsed: float, boundary: float) -> tuple[float, ...]:
             steps.append(target - at)
             at = target
     return tuple(steps)
+
+
+def steps_onto(elapsed: float, boundary: float) -> tuple[float, ...]:
+    """Clock steps from `elapsed` to one tick before `boundary` (when that is still ahead)
+    and then onto it: for boundaries whose far side the machine reaches anyway.
+
+    Raises:
+        ValueError: a negative boundary or elapsed time.
+    """
+    steps = steps_to_edge(elapsed, boundary)
+    return steps[:-1] if steps else steps

@@ -160,3 +160,11 @@ def test_steps_to_edge_reach_one_tick_before_on_and_past_the_boundary() -> None:
     assert steps_to_edge(95.0, 90.0) == ()
     with pytest.raises(ValueError, match="times are >= 0"):
         steps_to_edge(0.0, -1.0)
+
+
+def test_steps_onto_stop_one_tick_short_then_land_on_the_boundary() -> None:
+    from jobconform.conformance.aim import steps_onto
+
+    assert steps_onto(0.0, 30.0) == (29.0, 1.0)
+    assert steps_onto(0.0, 0.5) == (0.5,)  # less than a tick ahead: straight onto it
+    assert steps_onto(40.0, 30.0) == ()

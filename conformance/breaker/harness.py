@@ -245,9 +245,18 @@ class BreakerHarness:
                     # A read that differs on the second worker only: the breaker is not
                     # shared through the store (CB-013). Else the differing field's rule,
                     # the one the command also names if any (a timeout counted: CB-003).
-                    raise self._fail(requirements + shared + fields,
+                    # An uncounted failure that moved the count or the cooldown was
+                    # counted: CB-003, whatever state the breaker was in.
+                    uncounted = (isinstance(command, bc.Report)
+                                 and command.outcome == CallOutcome.FAILURE
+                                 and command.failure_class
+                                 not in self.model.settings.counted_classes
+                                 and bool({"CB-002", "CB-008"} & set(fields)))
+                    raise self._fail(requirements + shared + fields + (
+                                         ("CB-003",) if uncounted else ()),
                                      f"worker {index}'s read of target {target!r}",
                                      wanted, actual, shared[0] if shared
+                                     else "CB-003" if uncounted
                                      else "CB-010" if fields[:1] == ("CB-010",) else next(
                                          (rid for rid in fields if rid in requirements),
                                          fields[0] if fields else None))

@@ -10,6 +10,7 @@ steps. A divergence is shrunk to a minimal command list.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -22,6 +23,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -144,6 +146,24 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
             now = self.harness.clock.now()
             if open_until is not None and open_until > now:
                 self._run(bc.PassTime((open_until - now).total_seconds()))
+
+        # -- aimed at the boundaries (conformance/aim.py) ------------------------------
+
+        @rule(at=targets, worker=workers)
+        def cooldown_edge(self, at: str, worker: int) -> None:
+            """CB-005/CB-007: the target trips if it is not open, then a call one tick
+            before the open period ends (refused: still open) and one exactly at its end
+            (the probe)."""
+            if self.harness.model.breaker(at).open_until is None:
+                self.calls_failing_auth(at, worker, MACHINE_THRESHOLD)
+            open_until = self.harness.model.breaker(at).open_until
+            now = self.harness.clock.now()
+            if open_until is None or open_until - now < timedelta(seconds=TICK_SECONDS):
+                return  # engaged off, store down, or already at the edge
+            left = (open_until - now).total_seconds()
+            for step in steps_onto(0.0, left):
+                self._run(bc.PassTime(step))
+                self._run(bc.Call(at, self._name("e"), worker))
 
         @rule(at=targets)
         def reset(self, at: str) -> None:
