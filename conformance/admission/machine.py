@@ -257,3 +257,10 @@ def run_admission_machine(backend: Backend, profile: Profile, registry: Registry
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_admission_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> AdmissionHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return AdmissionHarness(backend, profile, registry, dict(MACHINE_SETTINGS))

@@ -28,7 +28,7 @@ from jobconform.conformance.breaker.harness import BreakerHarness, breaker_setti
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.breaker import commands as bc
-from jobconform.reference.breaker.oracle import FAILURE_CLASSES
+from jobconform.reference.breaker.oracle import FAILURE_CLASSES, BreakerSettings
 from jobconform.spec import Profile, Registry
 
 TARGETS = ("t1", "t2")
@@ -50,6 +50,15 @@ outcomes = st.one_of(
 )
 
 
+def machine_settings(profile: Profile) -> BreakerSettings:
+    """The profile's breaker settings with the machine's low threshold: it reaches trips,
+    probes and doubled cooldowns in few steps, as the lifecycle machine's two slots reach
+    a full runtime."""
+    settings = breaker_settings(profile)
+    return replace(settings, failure_threshold=min(settings.failure_threshold,
+                                                   MACHINE_THRESHOLD))
+
+
 def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
                          run: MachineRun) -> type[RuleBasedStateMachine]:
     class BreakerMachine(RuleBasedStateMachine):
@@ -57,12 +66,8 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
 
         def __init__(self) -> None:
             super().__init__()
-            settings = breaker_settings(profile)
-            # A low threshold reaches trips, probes and doubled cooldowns in few steps, as
-            # the lifecycle machine's two slots reach a full runtime.
-            settings = replace(settings, failure_threshold=min(settings.failure_threshold,
-                                                               MACHINE_THRESHOLD))
-            self.harness = BreakerHarness(backend, profile, registry, settings)
+            self.harness = BreakerHarness(backend, profile, registry,
+                                          machine_settings(profile))
             self.counter = 0
 
         def _run(self, command: bc.BreakerCommand) -> object:
@@ -211,3 +216,10 @@ def run_breaker_machine(backend: Backend, profile: Profile, registry: Registry |
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_breaker_machine, backend, profile, registry, seed=seed,
                        examples=examples)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> BreakerHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return BreakerHarness(backend, profile, registry, machine_settings(profile))

@@ -128,3 +128,11 @@ def run_governor_machine(backend: Backend, profile: Profile, registry: Registry 
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_governor_machine, backend, profile, registry, seed=seed,
                        examples=examples)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> GovernorHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return GovernorHarness(backend, profile, registry,
+                           governor_settings(profile, **MACHINE_PARAMETERS))

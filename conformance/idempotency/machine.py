@@ -93,6 +93,9 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
                 return self.keys.run(command)
             except Divergence as divergence:
                 run.divergence = divergence  # the last one is the shrunk one
+                config = self.keys.oracle.config
+                run.setup = {"failure_policy": config.failure_policy,
+                             "mismatch_status": config.mismatch_status}
                 raise
             finally:
                 run.exercised |= self.keys.exercised
@@ -216,3 +219,13 @@ def run_idempotency_machine(backend: Backend, profile: Profile, registry: Regist
         return MachineRun()
     return run_machine(make_idempotency_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> IdempotencyHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    overrides: dict[str, float | str] = {name: value for name, value in setup.items()
+                 if name in ("failure_policy", "mismatch_status")
+                 and isinstance(value, str | int)}
+    return IdempotencyHarness(backend, profile, registry, overrides=overrides)

@@ -197,3 +197,10 @@ def run_reminder_machine(backend: Backend, profile: Profile, registry: Registry 
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_reminder_machine, backend, profile, registry, seed=seed,
                        examples=examples)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> ReminderHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return ReminderHarness(backend, profile, registry, overrides=dict(MACHINE_LIMITS))

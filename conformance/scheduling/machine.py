@@ -57,10 +57,12 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         def __init__(self) -> None:
             super().__init__()
             self.harness: SchedulingHarness | None = None
+            self.start = EPOCH
             self.counter = 0
 
         @initialize(start=st.sampled_from(STARTS))
         def open_harness(self, start: datetime) -> None:
+            self.start = start
             self.harness = SchedulingHarness(backend, profile, registry, start=start)
 
         @property
@@ -74,6 +76,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
                 return self.h.run(command)
             except Divergence as divergence:
                 run.divergence = divergence  # the last one is the shrunk one
+                run.setup = {"start": self.start}
                 raise
             finally:
                 run.exercised |= self.h.exercised
@@ -168,3 +171,13 @@ def run_scheduling_machine(backend: Backend, profile: Profile, registry: Registr
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_scheduling_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> SchedulingHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    start = setup.get("start", EPOCH)
+    if not isinstance(start, datetime):
+        raise ValueError(f"a scheduling trace's start is a datetime, not {start!r}")
+    return SchedulingHarness(backend, profile, registry, start=start)
