@@ -252,11 +252,22 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
                    gherkin_path: Path | None) -> None:
     """Replay a trace on a backend: exit 0 if it agrees with the oracle, 1 if it diverges
     (or the adapter fails), 2 if the backend does not claim what the trace needs."""
-    from jobconform.conformance.trace import TraceError, read_trace, replay, to_gherkin, trace_name
+    from jobconform.conformance.area_trace import AREA_TRACE_FORMAT
+    from jobconform.conformance.trace import (
+        TraceError,
+        read_trace,
+        replay,
+        to_gherkin,
+        trace_format,
+        trace_name,
+    )
     from jobconform.spec import SpecError
 
     registry = _registry()
     try:
+        if trace_format(trace_path) == AREA_TRACE_FORMAT:
+            _replay_area_trace(trace_path, backend_name, profile_name, gherkin_path, registry)
+            return
         trace = read_trace(trace_path)
     except TraceError as error:
         raise click.ClickException(str(error)) from error
@@ -286,6 +297,48 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
     if outcome.not_checkable is not None:
         click.echo(f"NOT CHECKABLE here: {outcome.not_checkable}")
         sys.exit(2)
+    click.echo(f"AGREES: all {outcome.commands_run} commands match the oracle")
+
+
+def _replay_area_trace(trace_path: Path, backend_name: str, profile_name: str | None,
+                       gherkin_path: Path | None, registry: Registry) -> None:
+    """`replay` for an area machine's trace (conformance/area_trace.py).
+
+    Raises:
+        TraceError: the trace cannot be read or its machine cannot replay it.
+    """
+    from jobconform.conformance.area_trace import (
+        area_gherkin,
+        read_area_trace,
+        replay_area_trace,
+    )
+    from jobconform.conformance.machines import machines
+    from jobconform.conformance.trace import trace_name
+    from jobconform.spec import SpecError
+
+    trace = read_area_trace(trace_path)
+    backend = _backend(backend_name)
+    try:
+        profile = registry.profile(profile_name or trace.profile)
+    except SpecError as error:
+        raise click.BadParameter(str(error), param_hint="--profile") from error
+    if gherkin_path is not None:
+        gherkin_path.write_text(area_gherkin(trace, trace_name(trace_path)), encoding="utf-8")
+    entry = next((m for m in machines() if m.name == trace.machine), None)
+    if entry is not None and not entry.applies_to(backend, profile):
+        click.echo(f"NOT CHECKABLE here: backend {backend_name!r} under profile"
+                   f" {profile.name!r} does not run the {trace.machine}")
+        sys.exit(2)
+    click.echo(f"replaying {trace_path} ({len(trace.commands)} commands, found by the"
+               f" {trace.machine} on {trace.backend}) on backend {backend_name!r},"
+               f" profile {profile.name!r}")
+    outcome = replay_area_trace(trace, backend, profile, registry)
+    if outcome.divergence is not None:
+        click.echo(f"DIVERGES at command {outcome.commands_run}:\n{outcome.divergence}")
+        sys.exit(1)
+    if outcome.adapter_error is not None:
+        click.echo(f"ADAPTER ERROR at command {outcome.commands_run}: {outcome.adapter_error}")
+        sys.exit(1)
     click.echo(f"AGREES: all {outcome.commands_run} commands match the oracle")
 
 

@@ -279,7 +279,7 @@ def write_regression_features(traces: list[Path], folder: Path) -> list[Path]:
     written = []
     for path in traces:
         target = folder / f"{trace_name(path)}.feature"
-        if _format_of(path) == AREA_TRACE_FORMAT:  # an area machine's trace
+        if trace_format(path) == AREA_TRACE_FORMAT:  # an area machine's trace
             text = area_gherkin(read_area_trace(path), trace_name(path))
         else:
             text = to_gherkin(read_trace(path), trace_name(path))
@@ -288,7 +288,12 @@ def write_regression_features(traces: list[Path], folder: Path) -> list[Path]:
     return written
 
 
-def _format_of(path: Path) -> object:
+def trace_format(path: Path) -> object:
+    """The `format` a trace file declares (None when it declares none).
+
+    Raises:
+        TraceError: unreadable, or not JSON.
+    """
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:

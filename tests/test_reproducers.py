@@ -186,3 +186,17 @@ def test_an_area_trace_names_only_the_kits_own_classes() -> None:
 
     with pytest.raises(AreaTraceError, match="only the kit's own classes"):
         decode({"$type": "os:system", "fields": {}})
+
+
+def test_replay_takes_an_area_trace(tmp_path: Path) -> None:
+    target = AREA_ENTRIES["governor"]
+    CliRunner().invoke(main, ["run", "--backend", target, "--suite", "hypothesis",
+                              "--area", "governor", "--report-dir", str(tmp_path)])
+    [trace] = (tmp_path / "traces").glob("*.json")
+    broken = CliRunner().invoke(main, ["replay", str(trace), "--backend", target])
+    assert broken.exit_code == 1 and "DIVERGES at command" in broken.output
+    assert "RG-008" in broken.output
+    agreed = CliRunner().invoke(main, ["replay", str(trace), "--backend", "memory",
+                                       "--gherkin", str(tmp_path / "again.feature")])
+    assert agreed.exit_code == 0 and "AGREES" in agreed.output
+    assert "the machine's recorded command" in (tmp_path / "again.feature").read_text()
