@@ -189,12 +189,15 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
         @rule(payload=st.sampled_from(PAYLOADS))
         def ttl_edge(self, payload: JsonValue) -> None:
             """IK-007: a completed fresh key is replayed one tick short of the TTL and
-            exactly at it, and starts afresh one tick past it; a purge follows each."""
+            exactly at it, and starts afresh one tick past it; a purge follows each. The
+            key is first claimed with the other payload too (IK-006: a mismatch)."""
             ttl = self.keys.oracle.config.ttl_seconds
             self.edges += 1
             key, first = f"edge{self.edges}", self._handle()
             self._run(ClaimKey(first, EDGE_SCOPE, key, payload))
             self._run(CompleteClaim(first, cmd.Succeed("done")))
+            other = PAYLOADS[1 - PAYLOADS.index(payload)]
+            self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, other))
             for step in steps_to_edge(0.0, ttl):
                 self._run(cmd.AdvanceTime(step))
                 self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
