@@ -119,8 +119,12 @@ class BreakerHarness:
         with guarded(self.safety_timeout, describe(cast(Command, command))):
             answer, expected = self._apply(command)
             if answer != expected:
-                raise self._fail(requirements, f"the answer to {self._describe(command)}",
-                                 expected, answer)
+                # More than one probe admitted at once breaks CB-007, whatever admitted
+                # the first of them (a lapsed lease included).
+                probes = answer.get("probe", 0) if isinstance(answer, dict) else 0
+                raise self._fail((*requirements, "CB-007") if probes > 1 else requirements,
+                                 f"the answer to {self._describe(command)}", expected, answer,
+                                 "CB-007" if isinstance(probes, int) and probes > 1 else None)
             self.observe(requirements, command)
         return answer
 

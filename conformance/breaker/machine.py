@@ -154,11 +154,13 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
 
         # -- aimed at the boundaries (conformance/aim.py) ------------------------------
 
-        @rule(at=targets, worker=workers)
-        def cooldown_edge(self, at: str, worker: int) -> None:
-            """CB-005/CB-007: the target trips if it is not open, then a call one tick
-            before the open period ends (refused: still open) and one exactly at its end
-            (the probe)."""
+        @rule(at=targets, worker=workers, lapse=st.booleans())
+        def cooldown_edge(self, at: str, worker: int, lapse: bool) -> None:
+            """CB-005/CB-007/CB-008/CB-010: the target trips if it is not open, then a
+            call one tick before the open period ends (refused: still open) and one
+            exactly at its end (the probe), which succeeds at once (the breaker closes,
+            its cooldown reset) or, with `lapse`, only after the clock has stopped one
+            tick before its lease ends and then on the lease's end."""
             if self.harness.model.breaker(at).open_until is None:
                 self.calls_failing_auth(at, worker, MACHINE_THRESHOLD)
             open_until = self.harness.model.breaker(at).open_until
@@ -166,9 +168,15 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
             if open_until is None or open_until - now < timedelta(seconds=TICK_SECONDS):
                 return  # engaged off, store down, or already at the edge
             left = (open_until - now).total_seconds()
+            call = ""
             for step in steps_onto(0.0, left):
                 self._run(bc.PassTime(step))
-                self._run(bc.Call(at, self._name("e"), worker))
+                call = self._name("e")
+                self._run(bc.Call(at, call, worker))
+            if lapse:
+                for step in steps_onto(0.0, self.harness.model.settings.probe_lease_seconds):
+                    self._run(bc.PassTime(step))
+            self._run(bc.Report(at, call, "success", None, worker))
 
         @rule(at=targets)
         def reset(self, at: str) -> None:
