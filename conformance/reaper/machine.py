@@ -138,6 +138,11 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             self._run(cmd.AdvanceTime(lease + 1))
             self._run(cmd.ExpireLeases(lease))
             self._run(cmd.Dispatch())
+            # The owner that lost a job here writes late (RD-006), as a dead worker that
+            # comes back does: every seed then reaches the superseded delivery.
+            taken = self._jobs_where(lambda job: job.redelivery_count > 0)
+            if taken:
+                self._run(cmd.StaleOwnerWrite(taken[-1], cmd.STALE_WRITES[0]))
 
         # The owner that lost a job to a lease expiry writes late (RD-006): after a
         # re-delivery, whatever happened to the job since.
