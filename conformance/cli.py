@@ -230,11 +230,22 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
                    gherkin_path: Path | None) -> None:
     """Replay a trace on a backend: exit 0 if it agrees with the oracle, 1 if it diverges
     (or the adapter fails), 2 if the backend does not claim what the trace needs."""
-    from jobconform.conformance.trace import TraceError, read_trace, replay, to_gherkin, trace_name
+    from jobconform.conformance.area_trace import AREA_TRACE_FORMAT
+    from jobconform.conformance.trace import (
+        TraceError,
+        read_trace,
+        replay,
+        to_gherkin,
+        trace_format,
+        trace_name,
+    )
     from jobconform.spec import SpecError
 
     registry = _registry()
     try:
+        if trace_format(trace_path) == AREA_TRACE_FORMAT:
+            _replay_area_trace(trace_path, backend_name, profile_name, gherkin_path, registry)
+            return
         trace = read_trace(trace_path)
     except TraceError as error:
         raise click.ClickException(str(error)) from error
@@ -264,6 +275,48 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
     if outcome.not_checkable is not None:
         click.echo(f"NOT CHECKABLE here: {outcome.not_checkable}")
         sys.exit(2)
+    click.echo(f"AGREES: all {outcome.commands_run} commands match the oracle")
+
+
+def _replay_area_trace(trace_path: Path, backend_name: str, profile_name: str | None,
+                       gherkin_path: Path | None, registry: Registry) -> None:
+    """`replay` for an area machine's trace (conformance/area_trace.py).
+
+    Raises:
+        TraceError: the trace cannot be read or its machine cannot replay it.
+    """
+    from jobconform.conformance.area_trace import (
+        area_gherkin,
+        read_area_trace,
+        replay_area_trace,
+    )
+    from jobconform.conformance.machines import machines
+    from jobconform.conformance.trace import trace_name
+    from jobconform.spec import SpecError
+
+    trace = read_area_trace(trace_path)
+    backend = _backend(backend_name)
+    try:
+        profile = registry.profile(profile_name or trace.profile)
+    except SpecError as error:
+        raise click.BadParameter(str(error), param_hint="--profile") from error
+    if gherkin_path is not None:
+        gherkin_path.write_text(area_gherkin(trace, trace_name(trace_path)), encoding="utf-8")
+    entry = next((m for m in machines() if m.name == trace.machine), None)
+    if entry is not None and not entry.applies_to(backend, profile):
+        click.echo(f"NOT CHECKABLE here: backend {backend_name!r} under profile"
+                   f" {profile.name!r} does not run the {trace.machine}")
+        sys.exit(2)
+    click.echo(f"replaying {trace_path} ({len(trace.commands)} commands, found by the"
+               f" {trace.machine} on {trace.backend}) on backend {backend_name!r},"
+               f" profile {profile.name!r}")
+    outcome = replay_area_trace(trace, backend, profile, registry)
+    if outcome.divergence is not None:
+        click.echo(f"DIVERGES at command {outcome.commands_run}:\n{outcome.divergence}")
+        sys.exit(1)
+    if outcome.adapter_error is not None:
+        click.echo(f"ADAPTER ERROR at command {outcome.commands_run}: {outcome.adapter_error}")
+        sys.exit(1)
     click.echo(f"AGREES: all {outcome.commands_run} commands match the oracle")
 
 
@@ -350,24 +403,37 @@ def spec() -> None:
               help="Hypothesis examples for the oracle run.")
 @click.option("--work-dir", default=Path("reports/spec-check"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path))
-def spec_check(static_only: bool, examples: int, work_dir: Path) -> None:
+@click.option("--seeds", "seed_range", default=None, metavar="A-B",
+              help="Also run every machine on each of these seeds (e.g. 0-19) and fail when"
+                   " a requirement goes unreached on one of them (minutes per seed).")
+def spec_check(static_only: bool, examples: int, work_dir: Path,
+               seed_range: str | None) -> None:
     """The CI gate: registry, lock and CHANGELOG, coverage both ways, the oracle passes.
 
     Every MUST and SHOULD requirement needs a Behave scenario and a Robot test; every
     requirement tag must name a real requirement; the memory backend must pass every
-    suite under every profile. Non-zero exit on any problem, each on its own line.
+    suite under every profile; with --seeds, every machine must reach each of its
+    requirements on every one of those seeds. Non-zero exit on any problem, each on its
+    own line.
     """
     from jobconform.conformance import spec_gate
+    from jobconform.conformance.campaign import CampaignError, parse_seeds
 
     registry = _registry()
+    try:
+        seeds = parse_seeds(seed_range) if seed_range is not None else ()
+    except CampaignError as error:
+        raise click.BadParameter(str(error), param_hint="--seeds") from error
     problems = spec_gate.check(registry, work_dir, run_oracle=not static_only,
-                               examples=examples, progress=_progress)
+                               examples=examples, progress=_progress, seeds=seeds)
     for problem in problems:
         click.echo(problem, err=True)
     if problems:
         click.echo(f"spec check: {len(problems)} problem(s)", err=True)
         sys.exit(1)
     ran = "" if static_only else ", the oracle passes every suite under every profile"
+    if seeds:
+        ran += f", every machine reaches its requirements on seeds {seed_range}"
     click.echo(f"spec {registry.version}: {len(registry.requirements)} requirements,"
                f" {len(registry.profiles)} profiles; lock up to date, CHANGELOG entry"
                f" present, every MUST/SHOULD requirement has a Behave and a Robot test{ran}")

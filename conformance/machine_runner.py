@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import hypothesis
 from hypothesis import HealthCheck, settings
@@ -31,6 +32,9 @@ class MachineRun:
     steps: int = 0
     exercised: set[str] = field(default_factory=set)
     divergence: Divergence | None = None
+    # What the example that diverged drew for its harness (parameters, a start time), so
+    # that its trace replays under the same setup (conformance/area_trace.py).
+    setup: dict[str, Any] = field(default_factory=dict)
     # Listed deviations the harnesses recorded and went past (--expected-failures).
     deviations: list[tolerance.Deviation] = field(default_factory=list)
 

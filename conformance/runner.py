@@ -30,9 +30,18 @@ from typing import Any, cast
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance import tolerance
+from jobconform.conformance.area_trace import (
+    REPLAY_HOOK,
+    AreaTrace,
+    AreaTraceError,
+    area_gherkin,
+    replay_hook,
+    write_area_trace,
+)
 from jobconform.conformance.defaults import SUITES as SUITES  # re-exported for callers
 from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import AdapterError, Divergence
+from jobconform.conformance.machine_runner import MachineRun
 from jobconform.conformance.machines import MachineEntry, machines
 from jobconform.conformance.progress import CountingBackend, Meter
 from jobconform.conformance.tolerance import (
@@ -430,7 +439,9 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
                                       profile=config.profile, spec_version=registry.version,
                                       machine=entry.name, seed=seed)
         if trace is None:
-            message += f"\n(no portable trace: {entry.name} is not in trace.MACHINE_LIMITS)"
+            # Every other area's machine: a trace of its own commands and setup.
+            artifacts, note = _area_reproducer(entry, machine, config, registry, seed)
+            message += note
         else:
             # In a campaign each seed's trace is kept: the file names carry the seed.
             suffix = f"-seed-{seed}" if config.seeds else ""
@@ -444,6 +455,29 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
                       message, divergence.requirements if divergence else (), artifacts,
                       also_broken=also_broken)
     return case, machine.steps
+
+
+def _area_reproducer(entry: MachineEntry, machine: MachineRun, config: RunConfig,
+                     registry: Registry, seed: int) -> tuple[tuple[str, ...], str]:
+    """Write an area machine's shrunk counterexample as a trace and a Behave feature
+    (conformance/area_trace.py); (their paths, a note for the message when none)."""
+    divergence = machine.divergence
+    assert divergence is not None
+    if replay_hook(entry.name) is None:
+        return (), f"\n(no portable trace: the {entry.name} defines no {REPLAY_HOOK}())"
+    trace = AreaTrace(config.backend, config.profile, registry.version, entry.name, seed,
+                      divergence.requirements, divergence.what, repr(divergence.expected),
+                      repr(divergence.actual), dict(machine.setup),
+                      tuple(divergence.commands))
+    suffix = f"-seed-{seed}" if config.seeds else ""
+    stem = config.work_dir / "traces" / (machine_file_stem(entry.name) + suffix)
+    try:
+        feature = area_gherkin(trace, stem.name)
+        write_area_trace(trace, stem.with_suffix(".json"))
+    except AreaTraceError as error:
+        return (), f"\n(no portable trace: {error})"
+    stem.with_suffix(".feature").write_text(feature, encoding="utf-8")
+    return (str(stem.with_suffix(".json")), str(stem.with_suffix(".feature"))), ""
 
 
 # Replays of a shrunk trace, each past one more primary, before the search for others ends.

@@ -290,9 +290,25 @@ def oracle_problems(registry: Registry, work_dir: Path, examples: int,
     return problems
 
 
+def seed_problems(registry: Registry, seeds: tuple[int, ...], examples: int,
+                  progress: Callable[[str], None] | None = None) -> list[str]:
+    """Every requirement a machine leaves unreached on one of `seeds`, at `examples`
+    examples on the oracle's backend (conformance/seed_coverage.py)."""
+    from jobconform.conformance import seed_coverage
+
+    results = seed_coverage.measure(registry, seeds, examples, ORACLE_BACKEND,
+                                    progress=progress)
+    return seed_coverage.problems(results)
+
+
 def check(registry: Registry, work_dir: Path, run_oracle: bool = True, examples: int = 200,
-          progress: Callable[[str], None] | None = None) -> list[str]:
-    """Every problem that should keep this spec from being merged; empty when none."""
+          progress: Callable[[str], None] | None = None,
+          seeds: tuple[int, ...] = ()) -> list[str]:
+    """Every problem that should keep this spec from being merged; empty when none.
+
+    With `seeds`, also every requirement a machine leaves unreached on one of them: a
+    minute or more per seed, so it is asked for apart (`spec check --seeds 0-19`).
+    """
     problems = lock_problems(registry) + changelog_problems(registry)
     problems += coverage_problems(registry, static_coverage())
     seeds_dir = os.environ.get(SEEDS_DIR_ENV)
@@ -303,6 +319,8 @@ def check(registry: Registry, work_dir: Path, run_oracle: bool = True, examples:
     # "untested", which fails it.
     if run_oracle:
         problems += oracle_problems(registry, work_dir, examples, progress)
+    if seeds:
+        problems += seed_problems(registry, seeds, examples, progress)
     return problems
 
 

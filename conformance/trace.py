@@ -274,9 +274,28 @@ def write_regression_features(traces: list[Path], folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.glob("*.feature"):
         old.unlink()
+    from jobconform.conformance.area_trace import AREA_TRACE_FORMAT, area_gherkin, read_area_trace
+
     written = []
     for path in traces:
         target = folder / f"{trace_name(path)}.feature"
-        target.write_text(to_gherkin(read_trace(path), trace_name(path)), encoding="utf-8")
+        if trace_format(path) == AREA_TRACE_FORMAT:  # an area machine's trace
+            text = area_gherkin(read_area_trace(path), trace_name(path))
+        else:
+            text = to_gherkin(read_trace(path), trace_name(path))
+        target.write_text(text, encoding="utf-8")
         written.append(target)
     return written
+
+
+def trace_format(path: Path) -> object:
+    """The `format` a trace file declares (None when it declares none).
+
+    Raises:
+        TraceError: unreadable, or not JSON.
+    """
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as error:
+        raise TraceError(f"cannot read the trace {path}: {error}") from error
+    return document.get("format") if isinstance(document, dict) else None

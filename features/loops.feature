@@ -34,6 +34,35 @@ Feature: Sequential agent loops (spec/loops.yaml)
       | on_failure               | "retry"    |
       | max_consecutive_failures | 0          |
       | max_consecutive_failures | 101        |
+      | max_runs                 | 1000000000000 |
+      | delay_seconds            | inf        |
+      | timeout_per_run_seconds  | 7201       |
+      | max_cost_usd             | -inf       |
+
+  @LP-001
+  Scenario Outline: A parameter at either end of its range is accepted
+    When loop "a" is started with
+      | parameter | value   |
+      | message   | "go"    |
+      | max_runs  | 3       |
+      | <name>    | <value> |
+    Then loop "a" is running with 1 runs
+
+    Examples: the plain case, then each range's ends
+      | name                     | value   |
+      | message                  | "go"    |
+      | max_runs                 | 1       |
+      | max_runs                 | 100     |
+      | delay_seconds            | 0       |
+      | timeout_per_run_seconds  | 1       |
+      | timeout_per_run_seconds  | 7200    |
+      | max_duration_seconds     | 900     |
+      | max_duration_seconds     | 604800  |
+      | max_cost_usd             | 1e-9    |
+      | no_progress_threshold    | 0       |
+      | no_progress_threshold    | 2       |
+      | max_consecutive_failures | 1       |
+      | max_consecutive_failures | 100     |
 
   @LP-001
   Scenario: A deadline shorter than the per-run timeout is refused

@@ -18,6 +18,19 @@ Invalid Parameters Are Refused With Their Names
     Start Of Loop Should Be Refused    c    max_cost_usd    message="go"    max_runs=3    max_cost_usd=inf
     Start Of Loop Should Be Refused    d    on_failure, max_consecutive_failures    message="go"    max_runs=3    on_failure="skip"    max_consecutive_failures=0
     Start Of Loop Should Be Refused    e    max_duration_seconds    message="go"    max_runs=3    timeout_per_run_seconds=300    max_duration_seconds=299
+    Start Of Loop Should Be Refused    f    max_runs    message="go"    max_runs=1000000000000
+    Start Of Loop Should Be Refused    g    delay_seconds, timeout_per_run_seconds    message="go"    max_runs=3    delay_seconds=inf    timeout_per_run_seconds=7201
+
+Parameters At The Ends Of Their Ranges Are Accepted
+    [Tags]    LP-001
+    Start Loop    plain    message="go"    max_runs=3
+    Loop Should Be Running    plain    1
+    Start Loop    low    message="go"    max_runs=1    delay_seconds=0    timeout_per_run_seconds=1    max_consecutive_failures=1    no_progress_threshold=0    max_cost_usd=1e-9
+    Loop Should Be Running    low    1
+    Start Loop    high    message="go"    max_runs=100    timeout_per_run_seconds=7200    max_duration_seconds=604800    max_consecutive_failures=100    no_progress_threshold=2
+    Loop Should Be Running    high    1
+    Start Loop    even    message="go"    max_runs=3    max_duration_seconds=900
+    Loop Should Be Running    even    1
 
 Runs Are Sequential And Numbered From One
     [Tags]    LP-002    LP-004

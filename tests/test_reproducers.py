@@ -121,3 +121,82 @@ def test_a_shipped_regression_is_skipped_where_its_area_is_not_claimed(tmp_path:
     [scenario] = [s for f in behave if f["name"].startswith("Regression")
                   for s in f["elements"]]
     assert scenario["status"] == "skipped"  # never run, never passed
+
+
+# -- every other area's machine (conformance/area_trace.py) ------------------------------------
+
+AREA_ENTRIES = {
+    "admission": "jobconform.conformance.admission.gallery:admission_expires_at_max_age",
+    "breaker": "jobconform.conformance.breaker.gallery:breaker_open_until_at_offset",
+    "governor": "jobconform.conformance.governor.gallery:governor_pause_at_offset",
+    "idempotency": "jobconform.conformance.idempotency.gallery:stale_at_timeout",
+    "loops": "jobconform.conformance.loops.gallery:loops_nan_cost_counts",
+    "reminders": "jobconform.conformance.reminders.gallery:reminder_fires_early",
+    "scheduling": "jobconform.conformance.scheduling.gallery:scheduling_fires_early",
+    "redelivery": "jobconform.conformance.reaper.gallery:redelivery_without_cap",
+}
+
+
+@pytest.mark.parametrize("area", sorted(AREA_ENTRIES))
+def test_an_area_machine_writes_a_trace_that_replays_and_a_feature(area: str,
+                                                                   tmp_path: Path) -> None:
+    from jobconform.conformance.area_trace import read_area_trace, replay_area_trace
+
+    target = AREA_ENTRIES[area]
+    result = CliRunner().invoke(main, ["run", "--backend", target, "--suite", "hypothesis",
+                                       "--area", area, "--examples", "200",
+                                       "--report-dir", str(tmp_path)])
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    [case] = [c for c in report["suites"][0]["cases"] if not c["passed"]]
+    trace_path, feature_path = (Path(p) for p in case["artifacts"])
+    trace = read_area_trace(trace_path)
+    assert trace.requirements[0] == case["primary"][0]
+    registry = load_registry()
+    profile = registry.profile(trace.profile)
+    broken = replay_area_trace(trace, load_backend(target), profile, registry)
+    assert broken.divergence is not None
+    assert broken.divergence.primary == trace.requirements[0]
+    assert replay_area_trace(trace, load_backend("memory"), profile, registry).agreed
+    assert f'Given the harness of the "{trace.machine}"' in feature_path.read_text()
+
+
+def test_an_area_trace_runs_as_a_behave_regression_failing_where_it_diverged(
+        tmp_path: Path) -> None:
+    target = AREA_ENTRIES["idempotency"]  # a machine whose examples draw their setup
+    found = tmp_path / "found"
+    CliRunner().invoke(main, ["run", "--backend", target, "--suite", "hypothesis",
+                              "--area", "idempotency", "--report-dir", str(found)])
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    for path in (found / "traces").glob("*.json"):
+        (traces / path.name).write_text(path.read_text())
+    for backend, code in ((target, 1), ("memory", 0)):
+        out = tmp_path / backend.replace(":", "-")
+        result = CliRunner().invoke(main, ["run", "--backend", backend, "--suite", "behave",
+                                           "--area", "idempotency", "--regressions",
+                                           str(traces), "--report-dir", str(out)])
+        report = json.loads((out / "report.json").read_text())
+        [case] = [c for c in report["suites"][0]["cases"] if c["name"].startswith("Regression")]
+        assert case["passed"] is (code == 0), result.output
+
+
+def test_an_area_trace_names_only_the_kits_own_classes() -> None:
+    from jobconform.conformance.area_trace import AreaTraceError, decode
+
+    with pytest.raises(AreaTraceError, match="only the kit's own classes"):
+        decode({"$type": "os:system", "fields": {}})
+
+
+def test_replay_takes_an_area_trace(tmp_path: Path) -> None:
+    target = AREA_ENTRIES["governor"]
+    CliRunner().invoke(main, ["run", "--backend", target, "--suite", "hypothesis",
+                              "--area", "governor", "--report-dir", str(tmp_path)])
+    [trace] = (tmp_path / "traces").glob("*.json")
+    broken = CliRunner().invoke(main, ["replay", str(trace), "--backend", target])
+    assert broken.exit_code == 1 and "DIVERGES at command" in broken.output
+    assert "RG-008" in broken.output
+    agreed = CliRunner().invoke(main, ["replay", str(trace), "--backend", "memory",
+                                       "--gherkin", str(tmp_path / "again.feature")])
+    assert agreed.exit_code == 0 and "AGREES" in agreed.output
+    assert "the machine's recorded command" in (tmp_path / "again.feature").read_text()

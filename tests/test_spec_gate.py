@@ -114,3 +114,57 @@ def test_impact_refuses_an_unknown_revision(old_spec: Path) -> None:
                                        str(old_spec)])
     assert result.exit_code == 1
     assert "'v0-nope' is not a commit" in result.output
+
+
+# -- coverage over seeds (issue 18) -----------------------------------------------------------
+
+
+def test_a_requirement_unreached_on_one_seed_is_a_problem_naming_the_seed() -> None:
+    from jobconform.conformance.seed_coverage import MachineSeeds, problems, summary
+
+    record = MachineSeeds("breaker machine", "canonical", ("CB-001", "CB-002"),
+                          reached={0: frozenset({"CB-001", "CB-002"}),
+                                   1: frozenset({"CB-001"})},
+                          seconds={0: 1.0, 1: 1.0})
+    assert record.unreached() == {"CB-002": (1,)}
+    assert problems([record]) == ["CB-002: the breaker machine (canonical) does not reach it"
+                                  " on seed(s) 1; aim a rule at it"]
+    table = summary([record])
+    assert "  CB-001      ##  2/2" in table
+    assert "  CB-002      #.  1/2" in table
+
+
+def test_the_seed_gate_measures_the_machines_on_the_given_seeds(registry: Registry) -> None:
+    """One cheap machine on one seed: the oracle reaches every governor requirement."""
+    from jobconform.conformance.seed_coverage import measure, problems
+
+    results = measure(registry, (0,), examples=50, profiles=("canonical",),
+                      machine_names=("governor machine",))
+    assert [(r.machine, r.profile) for r in results] == [("governor machine", "canonical")]
+    assert set(results[0].requirements) == {r.id for r in registry.requirements
+                                            if r.area == "governor"}
+    assert problems(results) == []
+
+
+def test_spec_check_refuses_a_bad_seed_range() -> None:
+    result = CliRunner().invoke(main, ["spec", "check", "--no-run", "--seeds", "nine"])
+    assert result.exit_code == 2
+    assert "is not a seed range" in result.output
+
+
+def test_steps_to_edge_reach_one_tick_before_on_and_past_the_boundary() -> None:
+    from jobconform.conformance.aim import steps_to_edge
+
+    assert steps_to_edge(0.0, 90.0) == (89.0, 1.0, 1.0)
+    assert steps_to_edge(89.5, 90.0) == (0.5, 1.0)
+    assert steps_to_edge(95.0, 90.0) == ()
+    with pytest.raises(ValueError, match="times are >= 0"):
+        steps_to_edge(0.0, -1.0)
+
+
+def test_steps_onto_stop_one_tick_short_then_land_on_the_boundary() -> None:
+    from jobconform.conformance.aim import steps_onto
+
+    assert steps_onto(0.0, 30.0) == (29.0, 1.0)
+    assert steps_onto(0.0, 0.5) == (0.5,)  # less than a tick ahead: straight onto it
+    assert steps_onto(40.0, 30.0) == ()

@@ -30,6 +30,25 @@ class OverbookingService(AdmissionService):
         return running <= self._effective_cap(row)
 
 
+class ExpiresAtMaxAgeService(AdmissionService):
+    """A maintenance pass expires queued work that has waited backlog_max_age_seconds or
+    longer (>= for >): work exactly at the maximum age, which must stay, expires one
+    tick early."""
+
+    def maintain(self) -> int:
+        with self._operation():
+            now = self._clock.now()
+            max_age = timedelta(seconds=self._config.backlog_max_age_seconds)
+            stale = [row for row in self._store.executions(state=spec.QUEUED)
+                     if now - row.arrived_at >= max_age]
+            for row in stale:
+                self._store.save_execution(replace(row, state=spec.EXPIRED, ended_at=now))
+            for owner in self._store.owners():
+                self._drain(owner.name)
+            self._promote_calls()
+            return len(stale)
+
+
 class NewestFirstDrainService(AdmissionService):
     """A freed slot goes to the newest queued work (a stack popped from the top), not
     the oldest."""
@@ -82,8 +101,14 @@ class DeleteKeepsBacklogService(AdmissionService):
     queued for ever instead of being cancelled."""
 
     def delete_owner(self, owner: str) -> int:
+        # Its one bug is the backlog: waiting calls and schedules go as they should.
         with self._operation():
             self._owner_row(owner)
+            for call in self._store.calls(spec.CALL_WAITING):
+                if call.target == owner:
+                    self._store.save_call(replace(call, state=spec.CALL_WITHDRAWN))
+            for schedule in self._store.schedules(owner):
+                self._store.remove_schedule(owner, schedule.name)
             self._store.remove_owner(owner)
             return 0
 
@@ -205,6 +230,8 @@ GALLERY = (
                      "seed 002 §10.8 429 only when full"),
     _admission_entry("admission_cancelled_queued_runs", CancelledQueuedStaysService,
                      "AD-007", "seed 002 §10.8 terminate-while-queued"),
+    _admission_entry("admission_expires_at_max_age", ExpiresAtMaxAgeService, "AD-008",
+                     "issue 18: exact boundaries (strictly longer than the maximum age)"),
     _admission_entry("admission_delete_keeps_backlog", DeleteKeepsBacklogService, "AD-009",
                      "seed 002 §10.8 delete cascade"),
     _admission_entry("admission_slot_kept_on_budget_exhausted",

@@ -24,6 +24,7 @@ from jobconform.backends.admission.protocol import (
 from jobconform.backends.protocol import ADMISSION, Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import admission as ad
 from jobconform.reference.admission import AdmissionCommand, AdmissionConfig, AdmissionModel
@@ -317,3 +318,8 @@ class AdmissionHarness:
             for name in ("arrived_at", "started_at", "ended_at"):
                 self._same(requirements + state_requirements, f"execution {alias!r} {name}",
                            getattr(wanted, name), getattr(view, name))
+            # The right instant at another offset compares equal: AD-004 asks for UTC.
+            off = first_off_utc(view, f"execution {alias!r}")
+            if off is not None:
+                raise self._fail((*requirements, "AD-004"), f"{off[0]} as a UTC instant",
+                                 WANTED, describe_offset(off[1]), "AD-004")

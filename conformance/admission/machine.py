@@ -21,6 +21,7 @@ from hypothesis.stateful import (
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.admission.harness import AdmissionHarness
+from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import admission as ad
@@ -190,6 +191,47 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         def wait_on_calls(self, seconds: float) -> None:
             self._run(ad.PassTime(seconds))
 
+        # -- aimed at the boundaries (conformance/aim.py) ------------------------------
+
+        @rule(owner=st.sampled_from(OWNERS))
+        def backlog_age_edge(self, owner: str) -> None:
+            """AD-008: the head of a backlog waits one tick short of the maximum age,
+            exactly the age (it stays: only strictly longer expires) and one tick past
+            it (it expires), with a maintenance pass after each step."""
+            model = self.harness.model
+            if owner not in model.owners:
+                self._run(ad.AddOwner(owner))
+            max_age = float(MACHINE_SETTINGS["backlog_max_age_seconds"])
+            if model.backlogs[owner] and self._waited(model.backlogs[owner][0]) >= max_age:
+                self._run(ad.Maintain())  # the head is past the edge: start afresh
+            if not model.backlogs[owner]:
+                # Fill the free slots and queue one more: that one is the subject.
+                free = max(0, model.effective_cap(owner) - model.running(owner))
+                for _ in range(free + 1):
+                    self._run(ad.Admit(self._alias("e"), owner))
+            if not model.backlogs[owner]:
+                return
+            for step in steps_to_edge(self._waited(model.backlogs[owner][0]), max_age):
+                self._run(ad.PassTime(step))
+                self._run(ad.Maintain())
+
+        @precondition(lambda self: any(c.state == ad.CALL_WAITING
+                                       for c in self.harness.model.calls.values()))
+        @rule()
+        def call_timeout_edge(self) -> None:
+            """AD-011: the oldest waiting call waits one tick short of the acquire
+            timeout, exactly the timeout (it is refused) and one tick past it."""
+            model = self.harness.model
+            waiting = [c for c in model.calls.values() if c.state == ad.CALL_WAITING]
+            waited = (model.now - waiting[0].arrived_at).total_seconds()
+            timeout = float(MACHINE_SETTINGS["call_acquire_timeout_seconds"])
+            for step in steps_to_edge(waited, timeout):
+                self._run(ad.PassTime(step))
+
+        def _waited(self, execution: str) -> float:
+            model = self.harness.model
+            return (model.now - model.executions[execution].arrived_at).total_seconds()
+
         @rule(call=calls)
         def end_call(self, call: str) -> None:
             self._run(ad.EndCall(call))
@@ -215,3 +257,10 @@ def run_admission_machine(backend: Backend, profile: Profile, registry: Registry
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_admission_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> AdmissionHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return AdmissionHarness(backend, profile, registry, dict(MACHINE_SETTINGS))

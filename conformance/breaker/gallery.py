@@ -8,12 +8,13 @@ selftest` proves each is caught by every suite, naming the requirement in `catch
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.breaker.memory import InMemoryBreakerStore
 from jobconform.backends.breaker.runtime import (
     BreakerDeployment,
     BreakerRow,
+    Readout,
     StoreBreakerRuntime,
 )
 from jobconform.backends.memory import MemoryBackend
@@ -89,6 +90,27 @@ class PerWorkerRuntime(StoreBreakerRuntime):
                                 self._deployment)
 
 
+# A zone two hours east of UTC, as a runtime that formats times for its operators' desk.
+EAST_OF_UTC = timezone(timedelta(hours=2))
+
+
+class OpenUntilAtOffsetRuntime(StoreBreakerRuntime):
+    """A read answers the end of the open period as the right instant at +02:00 (the
+    operators' local time) rather than UTC; equal as an instant, so only an offset check
+    sees it."""
+
+    def read(self, target: str) -> Readout | None:
+        readout = super().read(target)
+        if readout is None or readout.open_until is None:
+            return readout
+        return replace(readout, open_until=readout.open_until.astimezone(EAST_OF_UTC))
+
+    def peer(self) -> StoreBreakerRuntime:
+        store = self._peer_factory() if self._peer_factory is not None else self._store
+        return OpenUntilAtOffsetRuntime(store, self._clock, self._settings,
+                                        self._deployment, self._peer_factory)
+
+
 def _breaker_entry(name: str, runtime: type[StoreBreakerRuntime],
                    store: type[InMemoryBreakerStore], catches: str, source: str,
                    bug_of: type) -> GalleryEntry:
@@ -127,4 +149,6 @@ GALLERY = (
                    "seed 002 10.11: fail-open on Redis down"),
     _runtime_entry("breaker_per_worker", PerWorkerRuntime, "CB-013",
                    "seed 002 10.11: breaker state in the shared store"),
+    _runtime_entry("breaker_open_until_at_offset", OpenUntilAtOffsetRuntime, "CB-013",
+                   "issue 18: UTC everywhere (times outside job records)"),
 )

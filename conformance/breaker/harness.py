@@ -20,6 +20,7 @@ from jobconform.backends.breaker.protocol import BREAKER, BreakerBackend, Breake
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import (
@@ -118,8 +119,12 @@ class BreakerHarness:
         with guarded(self.safety_timeout, describe(cast(Command, command))):
             answer, expected = self._apply(command)
             if answer != expected:
-                raise self._fail(requirements, f"the answer to {self._describe(command)}",
-                                 expected, answer)
+                # More than one probe admitted at once breaks CB-007, whatever admitted
+                # the first of them (a lapsed lease included).
+                probes = answer.get("probe", 0) if isinstance(answer, dict) else 0
+                raise self._fail((*requirements, "CB-007") if probes > 1 else requirements,
+                                 f"the answer to {self._describe(command)}", expected, answer,
+                                 "CB-007" if isinstance(probes, int) and probes > 1 else None)
             self.observe(requirements, command)
         return answer
 
@@ -244,12 +249,29 @@ class BreakerHarness:
                     # A read that differs on the second worker only: the breaker is not
                     # shared through the store (CB-013). Else the differing field's rule,
                     # the one the command also names if any (a timeout counted: CB-003).
-                    raise self._fail(requirements + shared + fields,
+                    # An uncounted failure that moved the count or the cooldown was
+                    # counted: CB-003, whatever state the breaker was in.
+                    uncounted = (isinstance(command, bc.Report)
+                                 and command.outcome == CallOutcome.FAILURE
+                                 and command.failure_class
+                                 not in self.model.settings.counted_classes
+                                 and bool({"CB-002", "CB-008"} & set(fields)))
+                    raise self._fail(requirements + shared + fields + (
+                                         ("CB-003",) if uncounted else ()),
                                      f"worker {index}'s read of target {target!r}",
                                      wanted, actual, shared[0] if shared
+                                     else "CB-003" if uncounted
                                      else "CB-010" if fields[:1] == ("CB-010",) else next(
                                          (rid for rid in fields if rid in requirements),
                                          fields[0] if fields else None))
+                open_until = actual.open_until if isinstance(actual, BreakerView) else None
+                if is_off_utc(open_until):
+                    # The right instant at another offset compares equal: CB-013 asks
+                    # for the end of the open period in UTC.
+                    assert open_until is not None
+                    raise self._fail((*requirements, "CB-013"), f"worker {index}'s read of"
+                                     f" target {target!r}: open_until as a UTC instant",
+                                     WANTED, describe_offset(open_until), "CB-013")
             if isinstance(command, bc.AddWork | bc.Report | None):
                 self._compare_work(target, requirements)
         outages = sum(self._call("logged_outages", worker.logged_outages)

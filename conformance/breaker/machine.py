@@ -10,6 +10,7 @@ steps. A divergence is shrunk to a minimal command list.
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -22,11 +23,12 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.breaker import commands as bc
-from jobconform.reference.breaker.oracle import FAILURE_CLASSES
+from jobconform.reference.breaker.oracle import FAILURE_CLASSES, BreakerSettings
 from jobconform.spec import Profile, Registry
 
 TARGETS = ("t1", "t2")
@@ -48,6 +50,15 @@ outcomes = st.one_of(
 )
 
 
+def machine_settings(profile: Profile) -> BreakerSettings:
+    """The profile's breaker settings with the machine's low threshold: it reaches trips,
+    probes and doubled cooldowns in few steps, as the lifecycle machine's two slots reach
+    a full runtime."""
+    settings = breaker_settings(profile)
+    return replace(settings, failure_threshold=min(settings.failure_threshold,
+                                                   MACHINE_THRESHOLD))
+
+
 def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
                          run: MachineRun) -> type[RuleBasedStateMachine]:
     class BreakerMachine(RuleBasedStateMachine):
@@ -55,12 +66,8 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
 
         def __init__(self) -> None:
             super().__init__()
-            settings = breaker_settings(profile)
-            # A low threshold reaches trips, probes and doubled cooldowns in few steps, as
-            # the lifecycle machine's two slots reach a full runtime.
-            settings = replace(settings, failure_threshold=min(settings.failure_threshold,
-                                                               MACHINE_THRESHOLD))
-            self.harness = BreakerHarness(backend, profile, registry, settings)
+            self.harness = BreakerHarness(backend, profile, registry,
+                                          machine_settings(profile))
             self.counter = 0
 
         def _run(self, command: bc.BreakerCommand) -> object:
@@ -145,6 +152,32 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
             if open_until is not None and open_until > now:
                 self._run(bc.PassTime((open_until - now).total_seconds()))
 
+        # -- aimed at the boundaries (conformance/aim.py) ------------------------------
+
+        @rule(at=targets, worker=workers, lapse=st.booleans())
+        def cooldown_edge(self, at: str, worker: int, lapse: bool) -> None:
+            """CB-005/CB-007/CB-008/CB-010: the target trips if it is not open, then a
+            call one tick before the open period ends (refused: still open) and one
+            exactly at its end (the probe), which succeeds at once (the breaker closes,
+            its cooldown reset) or, with `lapse`, only after the clock has stopped one
+            tick before its lease ends and then on the lease's end."""
+            if self.harness.model.breaker(at).open_until is None:
+                self.calls_failing_auth(at, worker, MACHINE_THRESHOLD)
+            open_until = self.harness.model.breaker(at).open_until
+            now = self.harness.clock.now()
+            if open_until is None or open_until - now < timedelta(seconds=TICK_SECONDS):
+                return  # engaged off, store down, or already at the edge
+            left = (open_until - now).total_seconds()
+            call = ""
+            for step in steps_onto(0.0, left):
+                self._run(bc.PassTime(step))
+                call = self._name("e")
+                self._run(bc.Call(at, call, worker))
+            if lapse:
+                for step in steps_onto(0.0, self.harness.model.settings.probe_lease_seconds):
+                    self._run(bc.PassTime(step))
+            self._run(bc.Report(at, call, "success", None, worker))
+
         @rule(at=targets)
         def reset(self, at: str) -> None:
             self._run(bc.ResetBreaker(at))
@@ -191,3 +224,10 @@ def run_breaker_machine(backend: Backend, profile: Profile, registry: Registry |
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_breaker_machine, backend, profile, registry, seed=seed,
                        examples=examples)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> BreakerHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return BreakerHarness(backend, profile, registry, machine_settings(profile))

@@ -7,7 +7,7 @@ naming the requirement in `catches`.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.governor.runtime import (
     InMemoryGovernorStore,
@@ -78,6 +78,22 @@ class NoFloorRuntime(StoreGovernorRuntime):
         return super().redelivery_wait_ms(previous_ms, draw, None)
 
 
+# A zone two hours east of UTC, as a runtime that formats times for its operators' desk.
+EAST_OF_UTC = timezone(timedelta(hours=2))
+
+
+class PauseAtOffsetRuntime(StoreGovernorRuntime):
+    """The pause's end is the right instant, answered at +02:00 (the operators' local
+    time) rather than UTC; equal as an instant, so only an offset check sees it."""
+
+    def paused_until(self) -> datetime | None:
+        paused = super().paused_until()
+        return paused.astimezone(EAST_OF_UTC) if paused is not None else None
+
+    def peer(self) -> StoreGovernorRuntime:
+        return PauseAtOffsetRuntime(self._store.peer(), self._clock, self._settings)
+
+
 def _governor_entry(name: str, runtime: type[StoreGovernorRuntime],
                     store: type[InMemoryGovernorStore], catches: str, source: str,
                     bug_of: type) -> GalleryEntry:
@@ -112,4 +128,7 @@ GALLERY = (
     _governor_entry("governor_no_retry_after_floor", NoFloorRuntime, InMemoryGovernorStore,
                     "RG-001", "seed 002 10.11.1: honors a server Retry-After as a floor",
                     NoFloorRuntime),
+    _governor_entry("governor_pause_at_offset", PauseAtOffsetRuntime, InMemoryGovernorStore,
+                    "RG-008", "issue 18: UTC everywhere (times outside job records)",
+                    PauseAtOffsetRuntime),
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.governor.protocol import GOVERNOR, GovernorBackend, GovernorRuntime
@@ -21,6 +22,7 @@ from jobconform.conformance.harness import (
     AdapterError,
     Divergence,
 )
+from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.governor import commands as gc
@@ -165,6 +167,12 @@ class GovernorHarness:
             if actual != wanted:
                 raise self._fail((*requirements, "RG-005", "RG-008"),
                                  f"the pause governor {index} reports", wanted, actual)
+            if is_off_utc(actual):
+                # The right instant at another offset compares equal: RG-008 asks for UTC.
+                assert isinstance(actual, datetime)
+                raise self._fail((*requirements, "RG-008"), f"the pause governor {index}"
+                                 " reports, as a UTC instant", WANTED, describe_offset(actual),
+                                 "RG-008")
 
     def _requirements(self, command: gc.GovernorCommand) -> tuple[str, ...]:
         model, now = self.model, self.clock.now()

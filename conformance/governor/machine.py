@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -78,6 +79,40 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
         def elapse(self, seconds: float) -> None:
             self._run(gc.Elapse(seconds))
 
+        # -- aimed at the boundaries (conformance/aim.py) ------------------------------
+
+        @rule(failure_class=st.sampled_from(("auth", "billing")), worker=workers)
+        def pause_ttl_edge(self, failure_class: str, worker: int) -> None:
+            """RG-008: a shared cause arms the pause (if none holds), then offers one tick
+            before its end (refused), exactly at it and one tick past it (judged by the
+            caps again)."""
+            settings = self.harness.settings
+            assert settings is not None
+            if self.harness.model.pause_at(self.harness.clock.now()) is None:
+                for at in TARGETS[:settings.pause_threshold]:
+                    self.results += 1
+                    self._run(gc.RecordFailure(at, failure_class, f"r{self.results}"))
+            paused_until = self.harness.model.pause_at(self.harness.clock.now())
+            if paused_until is None:
+                return
+            left = (paused_until - self.harness.clock.now()).total_seconds()
+            for step in steps_to_edge(0.0, left):
+                self._run(gc.Elapse(step))
+                self._run(gc.Offer(TARGETS[0], worker))
+
+        @rule(at=targets, worker=workers)
+        def target_window_edge(self, at: str, worker: int) -> None:
+            """RG-002: the target's cap is filled at one instant, then offers one tick
+            before the window has slid past those, exactly at its length and one tick
+            past it."""
+            settings = self.harness.settings
+            assert settings is not None
+            for _ in range(settings.target_limit):
+                self._run(gc.Offer(at, worker))
+            for step in steps_to_edge(0.0, settings.target_window_seconds):
+                self._run(gc.Elapse(step))
+                self._run(gc.Offer(at, worker))
+
         @rule()
         def read_pause(self) -> None:
             self._run(gc.ReadPause())
@@ -93,3 +128,11 @@ def run_governor_machine(backend: Backend, profile: Profile, registry: Registry 
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_governor_machine, backend, profile, registry, seed=seed,
                        examples=examples)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> GovernorHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return GovernorHarness(backend, profile, registry,
+                           governor_settings(profile, **MACHINE_PARAMETERS))

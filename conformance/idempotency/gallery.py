@@ -22,7 +22,7 @@ from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry
 from jobconform.backends.idempotency.sql import KEYS, SqlKeyStore, entry_values
 from jobconform.backends.memory import MemoryBackend
 from jobconform.conformance.gallery import GalleryEntry
-from jobconform.reference.commands import Outcome
+from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
 
 
@@ -63,6 +63,9 @@ class ExpiredKeyReplayedService(IdempotencyService):
         self._purge_age = timedelta(seconds=config.ttl_seconds)
 
     def complete(self, token: str, outcome: Outcome) -> bool:
+        # Its one bug is the claim's age check: failures follow the policy as they should.
+        if self._release_failures and isinstance(outcome, Raise):
+            return self.release(token)
         return self._store.complete(token, outcome, self._clock.now() - self._purge_age)
 
     def release(self, token: str) -> bool:
@@ -79,6 +82,16 @@ class StaleLockKeptService(IdempotencyService):
     def __init__(self, store: MemoryKeyStore, clock: Clock, config: IdempotencyConfig) -> None:
         super().__init__(store, clock, config)
         self._stale_after = timedelta.max
+
+
+class StaleAtTimeoutService(IdempotencyService):
+    """A claim exactly stale_lock_timeout_seconds old is taken over (>= for >): the
+    threshold sits one tick (a microsecond) early, so a slow but live holder loses its
+    key on the boundary."""
+
+    def __init__(self, store: MemoryKeyStore, clock: Clock, config: IdempotencyConfig) -> None:
+        super().__init__(store, clock, config)
+        self._stale_after -= timedelta(microseconds=1)
 
 
 class ContentInEffectKeyService(IdempotencyService):
@@ -191,6 +204,8 @@ GALLERY = (
            "seed 002 §10.10: 24 h TTL"),
     _entry("stale_lock_kept", StaleLockKeptService, "IK-010",
            "anchors: Brandur's stale lock after 90 s"),
+    _entry("stale_at_timeout", StaleAtTimeoutService, "IK-010",
+           "issue 18: exact boundaries (exactly the timeout old is not stale)"),
     _entry("content_in_effect_key", ContentInEffectKeyService, "IK-011",
            "seed 002 §10.10.1: never the LLM-generated body"),
     _entry("scheduler_key_per_attempt", SchedulerKeyPerAttemptService, "IK-009",

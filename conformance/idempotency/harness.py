@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from jobconform.backends.idempotency.protocol import Claim, IdempotencyRuntime
@@ -35,6 +36,7 @@ from jobconform.reference.idempotency.oracle import (
     MAX_KEY_LENGTH,
     ClaimAnswer,
     ClaimKind,
+    Decision,
     IdempotencyConfig,
     IdempotencyOracle,
     canonical_json,
@@ -47,6 +49,20 @@ CONFIG_PARAMETERS = ("ttl_seconds", "mismatch_status", "stale_lock_timeout_secon
 # Requirements a completion's answer rests on: it is refused after a release, a takeover
 # or expiry, and stored otherwise.
 COMPLETION_REQUIREMENTS = ("IK-003", "IK-004", "IK-007", "IK-010", "IK-013")
+# The rules that decide a claim by the key's record (freed by a release or a failure, its
+# payload, its age, its stale lock), whatever way its key was derived.
+RECORD_RULES = frozenset({"IK-004", "IK-006", "IK-007", "IK-010", "IK-013"})
+# The rules that derive a delivery's or an effect's key.
+KEY_RULES = frozenset({"IK-008", "IK-011", "IK-012"})
+# How close to its stale-lock timeout an in-flight claim is "on the boundary": a runtime
+# that takes it over there has the boundary one tick (or a rounding) off.
+BOUNDARY_WINDOW = timedelta(seconds=1)
+
+
+def derives_key(command: IdempotencyCommand) -> bool:
+    """The claim's key is derived by the runtime (an effect, a webhook without a key)."""
+    return isinstance(command, ClaimEffect) or (isinstance(command, ClaimWebhook)
+                                                and command.key is None)
 
 
 def config_for(profile: Profile, **overrides: float | str) -> IdempotencyConfig:
@@ -187,25 +203,25 @@ class IdempotencyHarness:
             case ClaimKey():
                 decision = model.claim(command.scope, command.key, command.payload,
                                        command.handle, now)
-                return self._form(decision.answer, command.key is not None), decision.requirements
+                return (self._form(decision.answer, command.key is not None),
+                        self._boundary_first(decision, now))
             case ClaimWebhook():
                 key = (command.key if command.key is not None
                        else oracle.webhook_key(command.token, command.body))
                 decision = model.claim(oracle.webhook_scope(command.token), key, command.body,
                                        command.handle, now)
-                # A payload mismatch the oracle refuses is IK-006 whatever the key; any
-                # other difference on a delivery starts with how its key is derived.
-                mismatch = "IK-006" in decision.requirements
+                # A claim the key's record decided (RECORD_RULES) breaks that rule,
+                # whatever the key; any other difference on a delivery starts with how
+                # its key is derived.
                 return (self._form(decision.answer, True),
-                        (*decision.requirements, "IK-008") if mismatch
-                        else ("IK-008", *decision.requirements))
+                        self._key_rules_placed(decision, now, ("IK-008",)))
             case ClaimEffect():
                 key = oracle.effect_key(command.execution_id, command.effect_type,
                                         dict(command.identity), command.dedup_label)
                 decision = model.claim(oracle.effect_scope(command.execution_id), key, key,
                                        command.handle, now)
                 return (self._form(decision.answer, True),
-                        ("IK-011", "IK-012", *decision.requirements))
+                        self._key_rules_placed(decision, now, ("IK-011", "IK-012")))
             case CompleteClaim():
                 return model.complete(command.handle, command.outcome, now), \
                     COMPLETION_REQUIREMENTS
@@ -218,6 +234,26 @@ class IdempotencyHarness:
             case AdvanceTime():
                 return None, ()
         raise ValueError(f"not an idempotency command: {command!r}")
+
+    def _key_rules_placed(self, decision: Decision, now: datetime,
+                          key_rules: tuple[str, ...]) -> tuple[str, ...]:
+        """A derived key's claim: its key rules last when the key's record decided the
+        answer (RECORD_RULES, the oracle's first reason), first otherwise."""
+        if decision.requirements[:1] and decision.requirements[0] in RECORD_RULES:
+            return (*decision.requirements, *key_rules)
+        return self._boundary_first(decision, now, key_rules)
+
+    def _boundary_first(self, decision: Decision, now: datetime,
+                        leading: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The claim's requirements, `leading` first, unless the key is in flight within a
+        second of going stale: there the stale-lock boundary (IK-010: exactly the timeout
+        old is not stale) decides the answer, and a difference breaks that rule first."""
+        record = decision.record
+        if decision.answer.kind is ClaimKind.CONFLICT and record is not None:
+            stale_after = timedelta(seconds=self.oracle.config.stale_lock_timeout_seconds)
+            if stale_after - BOUNDARY_WINDOW <= now - record.claimed_at <= stale_after:
+                return ("IK-010", *leading, *decision.requirements)
+        return (*leading, *decision.requirements)
 
     @staticmethod
     def _form(answer: ClaimAnswer, with_token: bool) -> ComparedAnswer:
@@ -304,6 +340,19 @@ class IdempotencyHarness:
                  requirements: tuple[str, ...]) -> None:
         if expected == actual and type(expected) is type(actual):
             return
+        if (isinstance(expected, ComparedAnswer) and isinstance(actual, ComparedAnswer)
+                and ClaimKind.STARTED.value not in (expected.kind, actual.kind)):
+            # Both sides found a record for the key (a conflict, a replay, a mismatch):
+            # the key was derived alike, and the record's rule is the one broken.
+            requirements = (*(r for r in requirements if r not in KEY_RULES),
+                            *(r for r in requirements if r in KEY_RULES))
+        elif (isinstance(expected, ComparedAnswer) and isinstance(actual, ComparedAnswer)
+              and expected.kind == ClaimKind.STARTED.value
+              and actual.kind == ClaimKind.MISMATCH.value and derives_key(command)):
+            # Where the oracle found the key free, the runtime found another payload under
+            # it: another request's record, so the key was derived wrong.
+            requirements = (*(r for r in requirements if r in KEY_RULES),
+                            *(r for r in requirements if r not in KEY_RULES))
         raise self._fail(requirements, f"the answer to {describe_idempotency(command)}",
                          expected, actual)
 

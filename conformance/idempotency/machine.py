@@ -20,6 +20,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import IDEMPOTENCY, Backend
+from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -38,6 +39,7 @@ from jobconform.reference.lifecycle import JsonValue
 from jobconform.spec import Profile, Registry
 
 SCOPES = ("alice", "bob")
+EDGE_SCOPE = "edges"  # the aimed rules' own scope, so their keys start with no record
 KEYS = ("k1", "k2")
 PAYLOADS: tuple[JsonValue, ...] = ({"qty": 1}, {"qty": 2})
 WEBHOOK_TOKENS = ("hook-1", "hook-2")
@@ -70,6 +72,7 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             super().__init__()
             self.harness: IdempotencyHarness | None = None
             self.counter = 0
+            self.edges = 0  # fresh keys for the aimed rules
 
         # Each example runs under one choice of the parameters on which designs differ.
         @initialize(failure_policy=st.sampled_from(FAILURE_POLICIES),
@@ -90,6 +93,9 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
                 return self.keys.run(command)
             except Divergence as divergence:
                 run.divergence = divergence  # the last one is the shrunk one
+                config = self.keys.oracle.config
+                run.setup = {"failure_policy": config.failure_policy,
+                             "mismatch_status": config.mismatch_status}
                 raise
             finally:
                 run.exercised |= self.keys.exercised
@@ -165,6 +171,38 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
         def advance_time(self, seconds: float) -> None:
             self._run(cmd.AdvanceTime(seconds))
 
+        # -- aimed at the boundaries (conformance/aim.py) ------------------------------
+
+        @rule(payload=st.sampled_from(PAYLOADS))
+        def stale_lock_edge(self, payload: JsonValue) -> None:
+            """IK-010: a fresh key's claim stays in flight one tick short of the stale-lock
+            timeout, exactly the timeout (a second claim still conflicts) and one tick
+            past it (the second claim takes it over)."""
+            timeout = self.keys.oracle.config.stale_lock_timeout_seconds
+            self.edges += 1
+            key = f"edge{self.edges}"
+            self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
+            for step in steps_to_edge(0.0, timeout):
+                self._run(cmd.AdvanceTime(step))
+                self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
+
+        @rule(payload=st.sampled_from(PAYLOADS))
+        def ttl_edge(self, payload: JsonValue) -> None:
+            """IK-007: a completed fresh key is replayed one tick short of the TTL and
+            exactly at it, and starts afresh one tick past it; a purge follows each. The
+            key is first claimed with the other payload too (IK-006: a mismatch)."""
+            ttl = self.keys.oracle.config.ttl_seconds
+            self.edges += 1
+            key, first = f"edge{self.edges}", self._handle()
+            self._run(ClaimKey(first, EDGE_SCOPE, key, payload))
+            self._run(CompleteClaim(first, cmd.Succeed("done")))
+            other = PAYLOADS[1 - PAYLOADS.index(payload)]
+            self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, other))
+            for step in steps_to_edge(0.0, ttl):
+                self._run(cmd.AdvanceTime(step))
+                self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
+                self._run(PurgeKeys())
+
         @rule()
         def purge(self) -> None:
             self._run(PurgeKeys())
@@ -184,3 +222,13 @@ def run_idempotency_machine(backend: Backend, profile: Profile, registry: Regist
         return MachineRun()
     return run_machine(make_idempotency_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> IdempotencyHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    overrides: dict[str, float | str] = {name: value for name, value in setup.items()
+                 if name in ("failure_policy", "mismatch_status")
+                 and isinstance(value, str | int)}
+    return IdempotencyHarness(backend, profile, registry, overrides=overrides)

@@ -8,10 +8,11 @@ only the loops checks may catch them, and each must name the requirement in `cat
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.loops.memory import StepLoopRuntime
-from jobconform.backends.loops.protocol import LoopsConfig, RunResult
+from jobconform.backends.loops.protocol import LoopsConfig, LoopSnapshot, RunResult
 from jobconform.backends.loops.runner import LoopRules, RunnerMemory, StoredLoop
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
@@ -79,6 +80,22 @@ class StreakNeverResets(LoopRules):
             memory.failures_in_a_row = streak
 
 
+# A zone two hours east of UTC, as a runtime that formats times for its operators' desk.
+EAST_OF_UTC = timezone(timedelta(hours=2))
+
+
+class LoopTimesAtOffset(LoopRules):
+    """A loop's started_at and completed_at are the right instants, shown at +02:00 (the
+    operators' local time) rather than UTC; equal as instants, so only an offset check
+    sees it."""
+
+    def snapshot(self, loop: StoredLoop, now: datetime) -> LoopSnapshot:
+        shown = super().snapshot(loop, now)
+        ended = shown.completed_at
+        return replace(shown, started_at=shown.started_at.astimezone(EAST_OF_UTC),
+                       completed_at=None if ended is None else ended.astimezone(EAST_OF_UTC))
+
+
 def _loops_entry(name: str, rules: type[LoopRules], catches: str,
                  source: str) -> GalleryEntry:
     """The memory backend with one loop rule broken, loadable as `<this module>:<name>`."""
@@ -107,4 +124,6 @@ GALLERY = (
     _loops_entry("loops_delay_past_deadline", DelayPastDeadline, "LP-007", "seed 002 §38.2"),
     _loops_entry("loops_streak_never_resets", StreakNeverResets, "LP-015",
                  "seed 002 §38.5 FR-2"),
+    _loops_entry("loops_times_at_offset", LoopTimesAtOffset, "LP-018",
+                 "issue 18: UTC everywhere (times outside job records)"),
 )

@@ -30,6 +30,7 @@ from jobconform.backends.loops.protocol import (
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command
 from jobconform.reference.loops import commands as lc
@@ -359,6 +360,12 @@ class LoopsHarness:
         check("completed_at", loop.completed_at, end_ids)
         check("elapsed_seconds", loop.elapsed_seconds(now), ("LP-018",),
               lambda a, b: isinstance(b, int | float) and abs(float(b) - cast(float, a)) < 1e-6)
+        # The right instant at another offset compares equal: LP-018 asks for UTC.
+        for name in ("started_at", "completed_at"):
+            off = first_off_utc(getattr(view, name, None), f"loop {alias!r} {name}")
+            if off is not None:
+                raise self._fail(("LP-018",), f"{off[0]} as a UTC instant", WANTED,
+                                 describe_offset(off[1]))
 
     def _compare_runs(self, alias: str, loop: LoopState, view: Any) -> None:
         runs = list(getattr(view, "runs", ()))
@@ -392,6 +399,12 @@ class LoopsHarness:
             got = getattr(actual, name, "<missing>")
             if got != value:
                 raise self._fail(ids, f"{where} {name}", value, got)
+        # The right instant at another offset compares equal: LP-002 asks for UTC.
+        for name in ("started_at", "finished_at"):
+            off = first_off_utc(getattr(actual, name, None), f"{where} {name}")
+            if off is not None:
+                raise self._fail(("LP-002",), f"{off[0]} as a UTC instant", WANTED,
+                                 describe_offset(off[1]))
         got_cost = getattr(actual, "cost", "<missing>")
         if not same_cost(expected.cost, got_cost):
             raise self._fail(("LP-010",), f"{where} cost", expected.cost, got_cost)

@@ -265,3 +265,10 @@ def run_loops_machine(backend: Backend, profile: Profile, registry: Registry | N
         return MachineRun()
     return run_machine(make_loops_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> LoopsHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return LoopsHarness(backend, profile, registry)

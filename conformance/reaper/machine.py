@@ -41,11 +41,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
 
         def __init__(self) -> None:
             super().__init__()
-            # No task cap: the reaper, not the cap, decides what stays.
-            self.harness = Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
-                                   unlimited_tasks=True, max_redelivery=MACHINE_REDELIVERY_CAP,
-                                   reaper_ttl_seconds=MACHINE_REAPER_TTL_SECONDS,
-                                   reaper_sweep_interval_ms=MACHINE_SWEEP_INTERVAL_MS)
+            self.harness = replay_harness(backend, profile, registry, {})
             self.counter = 0
 
         def _run(self, command: cmd.Command) -> object:
@@ -142,6 +138,11 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             self._run(cmd.AdvanceTime(lease + 1))
             self._run(cmd.ExpireLeases(lease))
             self._run(cmd.Dispatch())
+            # The owner that lost a job here writes late (RD-006), as a dead worker that
+            # comes back does: every seed then reaches the superseded delivery.
+            taken = self._jobs_where(lambda job: job.redelivery_count > 0)
+            if taken:
+                self._run(cmd.StaleOwnerWrite(taken[-1], cmd.STALE_WRITES[0]))
 
         # The owner that lost a job to a lease expiry writes late (RD-006): after a
         # re-delivery, whatever happened to the job since.
@@ -168,3 +169,14 @@ def run_reaper_machine(backend: Backend, profile: Profile, registry: Registry | 
     """Run the reaper and re-delivery machine; the same seed gives the same result."""
     return run_machine(make_reaper_machine, backend, profile, registry, seed=seed,
                        examples=examples)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> Harness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    # No task cap: the reaper, not the cap, decides what stays.
+    return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
+                   unlimited_tasks=True, max_redelivery=MACHINE_REDELIVERY_CAP,
+                   reaper_ttl_seconds=MACHINE_REAPER_TTL_SECONDS,
+                   reaper_sweep_interval_ms=MACHINE_SWEEP_INTERVAL_MS)

@@ -368,8 +368,9 @@ class ReminderHarness:
             return
         blamed = requirements
         primary = None
-        # A refusal on one side: the rule of that refusal's code is what was broken.
-        refused = next((answer for answer in (actual, expected)
+        # A refusal on one side: the rule of that refusal's code is what was broken; the
+        # oracle's own refusal first, as the rule the runtime did not apply.
+        refused = next((answer for answer in (expected, actual)
                         if isinstance(answer, str) and answer.startswith("rejected:")), None)
         if refused is not None:
             primary = REJECTIONS.get(refused.split(":", 1)[1], "RM-006")

@@ -23,6 +23,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.reminders.harness import ReminderHarness
@@ -138,6 +139,34 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             assert due is not None
             self._run(AdvanceTime((due - self.harness.clock.now()).total_seconds()))
 
+        @precondition(lambda self: self._next_due() is not None)
+        @rule()
+        def due_edge(self) -> None:
+            """RM-007: the clock stops one tick before the next due time (nothing is
+            dispatched) and then reaches it exactly (it is dispatched)."""
+            due = self._next_due()
+            assert due is not None
+            left = (due - self.harness.clock.now()).total_seconds()
+            for step in steps_onto(0.0, left):
+                self._run(AdvanceTime(step))
+
+        @rule(target=reminders, form=st.sampled_from(("delay", "fire_at")),
+              bound=st.sampled_from(("min_delay_seconds", "max_delay_seconds")))
+        def delay_bound_edge(self, form: str, bound: str) -> MultipleResults[str]:
+            """RM-002: creations one tick inside a delay bound, exactly on it (both are
+            inclusive) and one tick outside it, by either form."""
+            limit = MACHINE_LIMITS[bound]
+            inward = TICK_SECONDS if bound == "min_delay_seconds" else -TICK_SECONDS
+            aliases = []
+            for delay in (limit + inward, limit, limit - inward):
+                aliases.append(self._alias())
+                if form == "delay":
+                    self._run(rc.CreateReminder(aliases[-1], "hi", delay_seconds=delay))
+                else:
+                    fire_at = self.harness.clock.now() + timedelta(seconds=delay)
+                    self._run(rc.CreateReminder(aliases[-1], "hi", fire_at=fire_at))
+            return multiple(*aliases)
+
         def _next_due(self) -> datetime | None:
             return min((r.due_at for r in self.harness.oracle.reminders.values()
                         if r.due_at is not None), default=None)
@@ -168,3 +197,10 @@ def run_reminder_machine(backend: Backend, profile: Profile, registry: Registry 
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_reminder_machine, backend, profile, registry, seed=seed,
                        examples=examples)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> ReminderHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return ReminderHarness(backend, profile, registry, overrides=dict(MACHINE_LIMITS))

@@ -34,6 +34,7 @@ from jobconform.backends.scheduling.protocol import (
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import AdvanceTime, Command
 from jobconform.reference.scheduling.commands import (
@@ -535,6 +536,11 @@ class SchedulingHarness:
         actual = [freeze_execution(view) for view in views]
         wanted = [expected_execution(e) for e in self.oracle.executions(alias)]
         if actual == wanted:
+            # The right instants at another offset compare equal: SC-016 asks for UTC.
+            off = first_off_utc(actual, f"the execution history of schedule {alias!r}")
+            if off is not None:
+                raise self._fail(("SC-016",), f"{off[0]} as a UTC instant", WANTED,
+                                 describe_offset(off[1]), "SC-016")
             for number, view in enumerate(views):
                 self.held_executions[f"history:{alias}:{number}"] = (view, actual[number])
             return

@@ -23,6 +23,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.aim import steps_onto
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -56,10 +57,12 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         def __init__(self) -> None:
             super().__init__()
             self.harness: SchedulingHarness | None = None
+            self.start = EPOCH
             self.counter = 0
 
         @initialize(start=st.sampled_from(STARTS))
         def open_harness(self, start: datetime) -> None:
+            self.start = start
             self.harness = SchedulingHarness(backend, profile, registry, start=start)
 
         @property
@@ -73,6 +76,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
                 return self.h.run(command)
             except Divergence as divergence:
                 run.divergence = divergence  # the last one is the shrunk one
+                run.setup = {"start": self.start}
                 raise
             finally:
                 run.exercised |= self.h.exercised
@@ -128,13 +132,16 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
             self._run(AdvanceTime(seconds))
 
         # Reaching a fire time exactly is what fires schedules; random steps alone would
-        # mostly land before or after it.
+        # mostly land before or after it. The clock stops one tick short of it first
+        # (conformance/aim.py), where nothing may run yet (SC-002, SC-006: never early).
         @precondition(lambda self: self.harness is not None and self._next_fire() is not None)
         @rule()
         def advance_to_next_fire(self) -> None:
             fire = self._next_fire()
             assert fire is not None
-            self._run(AdvanceTime(max(0.0, (fire - self.h.clock.now()).total_seconds())))
+            left = max(0.0, (fire - self.h.clock.now()).total_seconds())
+            for step in steps_onto(0.0, left):
+                self._run(AdvanceTime(step))
 
         def _next_fire(self) -> datetime | None:
             return min((s.next_fire_at for s in self.h.oracle.schedules.values()
@@ -164,3 +171,13 @@ def run_scheduling_machine(backend: Backend, profile: Profile, registry: Registr
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_scheduling_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> SchedulingHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    start = setup.get("start", EPOCH)
+    if not isinstance(start, datetime):
+        raise ValueError(f"a scheduling trace's start is a datetime, not {start!r}")
+    return SchedulingHarness(backend, profile, registry, start=start)

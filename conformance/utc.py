@@ -1,0 +1,51 @@
+"""UTC checks for the instants an area returns.
+
+Aware datetimes compare as instants: `==` ignores the offset, so a runtime that answers
+the right instant at +02:00 agrees with the oracle's UTC value. Every area's harness
+therefore also asks this module whether each instant it read is UTC (aware, with a zero
+offset), and blames the requirement whose statement carries that clause.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+ZERO = timedelta(0)
+WANTED = "a timezone-aware datetime at UTC offset +00:00"
+
+
+def is_off_utc(value: object) -> bool:
+    """A datetime that is naive or at a non-zero offset (anything else is not an instant)."""
+    return isinstance(value, datetime) and value.utcoffset() != ZERO
+
+
+def instants_off_utc(value: object, where: str) -> Iterator[tuple[str, datetime]]:
+    """(where, instant) for every datetime inside `value` that is not UTC.
+
+    Looks inside dataclasses, tuples, lists and dict values, as the areas' views are built
+    from them; `where` names the value and grows with the field or index.
+    """
+    if isinstance(value, datetime):
+        if is_off_utc(value):
+            yield where, value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from instants_off_utc(getattr(value, field.name), f"{where}.{field.name}")
+    elif isinstance(value, tuple | list):
+        for index, item in enumerate(value):
+            yield from instants_off_utc(item, f"{where}[{index}]")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from instants_off_utc(item, f"{where}[{key!r}]")
+
+
+def first_off_utc(value: object, where: str) -> tuple[str, datetime] | None:
+    """The first instant inside `value` that is not UTC, or None."""
+    return next(instants_off_utc(value, where), None)
+
+
+def describe_offset(value: datetime) -> str:
+    """What was returned, as the divergence shows it: the ISO text with its offset."""
+    return value.isoformat() if value.tzinfo is not None else f"{value.isoformat()} (naive)"
