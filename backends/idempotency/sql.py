@@ -11,18 +11,20 @@ nothing. Time comes from the caller.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Row, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.idempotency.service import KeyEntry
-from jobconform.backends.sql.database import READ_ONLY, create_store_engine, migrate
+from jobconform.backends.sql.database import (
+    connection_turns,
+    create_store_engine,
+    migrate,
+    transaction,
+)
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, IdempotencyKeyRow
 from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
 from jobconform.reference.commands import Outcome, Raise, Succeed
@@ -84,21 +86,15 @@ class SqlKeyStore:
             migrate(engine)
         self._engine = engine
         self._owns_engine = owns_engine
-        # An in-memory SQLite database is one connection: threads take turns on it.
-        self._turns: AbstractContextManager[object] = (
-            threading.Lock() if isinstance(engine.pool, StaticPool) else nullcontext())
+        self._turns = connection_turns(engine)
 
     @classmethod
     def connect(cls, url: str, *, migrate_schema: bool = True) -> SqlKeyStore:
         """A store on its own engine for `url` (errors as for `create_store_engine`)."""
         return cls(create_store_engine(url), migrate_schema=migrate_schema, owns_engine=True)
 
-    @contextmanager
-    def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
-        with self._turns, self._engine.connect() as connection:
-            connection.execution_options(**{READ_ONLY: read_only})
-            with connection.begin():
-                yield connection
+    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
+        return transaction(self._engine, self._turns, read_only)
 
     def insert_if_absent(self, entry: KeyEntry) -> KeyEntry | None:
         # A key may vanish (released, purged) between a failed insert and the read of

@@ -10,10 +10,8 @@ restart loses it, and start-up recovery interrupts the loops that were running.
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, cast
 
@@ -36,11 +34,10 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.orm import Mapped, mapped_column
-from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.loops.protocol import LoopParameters
 from jobconform.backends.loops.runner import StoredLoop, StoredRun
-from jobconform.backends.sql.database import READ_ONLY
+from jobconform.backends.sql.database import connection_turns, transaction
 from jobconform.backends.sql.models import Base, UtcDateTime
 
 LOOP_STATUSES = ("running", "completed", "completed_with_errors", "stopped", "failed",
@@ -166,16 +163,10 @@ class SqlLoopStore:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
-        # An in-memory SQLite database is one connection: threads take turns on it.
-        self._turns: AbstractContextManager[object] = (
-            threading.Lock() if isinstance(engine.pool, StaticPool) else nullcontext())
+        self._turns = connection_turns(engine)
 
-    @contextmanager
-    def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
-        with self._turns, self._engine.connect() as connection:
-            connection.execution_options(**{READ_ONLY: read_only})
-            with connection.begin():
-                yield connection
+    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
+        return transaction(self._engine, self._turns, read_only)
 
     def next_id(self) -> str:
         return str(uuid.uuid4())

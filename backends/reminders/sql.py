@@ -9,18 +9,15 @@ truth that makes a fire single (RM-007). Creation order is the table's autoincre
 from __future__ import annotations
 
 import builtins
-import threading
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import fields
 from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, select, update
-from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.reminders.store import PENDING, StoredReminder
-from jobconform.backends.sql.database import READ_ONLY, migrate
+from jobconform.backends.sql.database import connection_turns, migrate, transaction
 from jobconform.backends.sql.models import ReminderRow
 
 REMINDERS = cast(Table, ReminderRow.__table__)
@@ -47,16 +44,10 @@ class SqlReminderStore:
             migrate(engine)
         self._engine = engine
         self._owns_engine = owns_engine
-        # An in-memory SQLite database is one connection: threads sharing it take turns.
-        self._turns: AbstractContextManager[object] = (
-            threading.Lock() if isinstance(engine.pool, StaticPool) else nullcontext())
+        self._turns = connection_turns(engine)
 
-    @contextmanager
-    def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
-        with self._turns, self._engine.connect() as connection:
-            connection.execution_options(**{READ_ONLY: read_only})
-            with connection.begin():
-                yield connection
+    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
+        return transaction(self._engine, self._turns, read_only)
 
     def add(self, reminder: StoredReminder) -> None:
         with self._transaction() as connection:

@@ -9,9 +9,7 @@ their own, in the order made; the autonomy switch is the one row of scheduling_s
 from __future__ import annotations
 
 import builtins
-import threading
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import fields
 from datetime import datetime
 from typing import Any, cast
@@ -36,10 +34,9 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.orm import Mapped, mapped_column
-from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.scheduling.runtime import StoredExecution, StoredSchedule
-from jobconform.backends.sql.database import READ_ONLY, migrate
+from jobconform.backends.sql.database import connection_turns, migrate, transaction
 from jobconform.backends.sql.models import Base, UtcDateTime
 
 SWITCH_ROW = 1
@@ -139,17 +136,10 @@ class SqlScheduleStore:
             migrate(engine)
         self._engine = engine
         self._owns_engine = owns_engine
-        if turns is None:
-            turns = (threading.RLock() if isinstance(engine.pool, StaticPool)
-                     else nullcontext())
-        self._turns = turns
+        self._turns = connection_turns(engine) if turns is None else turns
 
-    @contextmanager
-    def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
-        with self._turns, self._engine.connect() as connection:
-            connection.execution_options(**{READ_ONLY: read_only})
-            with connection.begin():
-                yield connection
+    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
+        return transaction(self._engine, self._turns, read_only)
 
     def add(self, schedule: StoredSchedule) -> None:
         with self._transaction() as connection:

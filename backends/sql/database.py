@@ -7,8 +7,9 @@ SKIP LOCKED). Errors name the URL with its password hidden and say how to fix it
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -152,6 +153,24 @@ def _take_sqlite_write_lock_at_begin(engine: Engine, in_memory: bool) -> None:
     def begin(connection: Connection) -> None:
         read_only = connection.get_execution_options().get(READ_ONLY, False)
         connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+
+
+def connection_turns(engine: Engine) -> AbstractContextManager[object]:
+    """What a store holds around each transaction on `engine`: an in-memory SQLite
+    database is one connection, so the threads sharing it take turns (re-entrant, so a
+    store may read inside its own write); any other engine hands each its own."""
+    return threading.RLock() if isinstance(engine.pool, StaticPool) else nullcontext()
+
+
+@contextmanager
+def transaction(engine: Engine, turns: AbstractContextManager[object],
+                read_only: bool = False) -> Iterator[Connection]:
+    """One transaction of a store on `engine`, taken in `turns` (`connection_turns`);
+    `read_only` lets the engine set up a read (READ_ONLY)."""
+    with turns, engine.connect() as connection:
+        connection.execution_options(**{READ_ONLY: read_only})
+        with connection.begin():
+            yield connection
 
 
 def migrate(engine: Engine) -> None:

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import builtins
 import json
-import threading
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager
 from dataclasses import fields
 from datetime import datetime
 from typing import Any, cast
@@ -37,9 +35,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
-from sqlalchemy.pool import StaticPool
 
-from jobconform.backends.sql.database import READ_ONLY, migrate
+from jobconform.backends.sql.database import connection_turns, migrate, transaction
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, Base, UtcDateTime
 from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
 from jobconform.reference.store.oracle import STATUSES, TERMINAL, TaskRecord
@@ -119,16 +116,10 @@ class SqlTaskStore:
             migrate(engine)
         self._engine = engine
         self._owns_engine = owns_engine
-        # An in-memory SQLite database is one connection: threads take turns on it.
-        self._turns: AbstractContextManager[object] = (
-            threading.RLock() if isinstance(engine.pool, StaticPool) else nullcontext())
+        self._turns = connection_turns(engine)
 
-    @contextmanager
-    def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
-        with self._turns, self._engine.connect() as connection:
-            connection.execution_options(**{READ_ONLY: read_only})
-            with connection.begin():
-                yield connection
+    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
+        return transaction(self._engine, self._turns, read_only)
 
     def save(self, record: TaskRecord) -> None:
         values = record_values(record)
