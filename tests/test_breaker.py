@@ -290,10 +290,20 @@ def test_processes_on_postgresql_admit_exactly_one_probe(tmp_path: Path) -> None
     assert counted == {"probe": 1, "refused": 15}
 
 
+# A blind write loses the race only when two callers read before either writes, which real
+# processes do most of the time but not every time: the broken store gets a few races.
+BLIND_WRITE_RACES = 5
+
+
 def test_the_process_race_catches_a_write_that_ignores_the_version(tmp_path: Path) -> None:
+    rounds = []
     with database("postgresql", tmp_path) as url:
-        counted = run_probe_race(url, BlindWriteStore, processes=4, callers=4)
-    assert counted["probe"] > 1, f"a blind write admitted one probe only: {counted}"
+        for _ in range(BLIND_WRITE_RACES):
+            rounds.append(run_probe_race(url, BlindWriteStore, processes=4, callers=4))
+            if rounds[-1]["probe"] > 1:
+                return
+    raise AssertionError(f"a blind write admitted one probe only in {BLIND_WRITE_RACES}"
+                         f" races: {rounds}")
 
 
 def test_processes_on_every_database_admit_exactly_one_probe(breaker_url: str) -> None:
