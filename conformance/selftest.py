@@ -54,6 +54,9 @@ class Catch:
     suite: str
     named: tuple[str, ...]  # requirements failed in this suite
     primaries: tuple[str, ...] = ()  # the primary requirements of its failed cases
+    # Failed cases that name no requirement: the suite itself stopped (a step module that
+    # does not import, a hang); a miss then says why instead of a bare "MISSED".
+    stopped: tuple[str, ...] = ()
 
     @property
     def caught(self) -> bool:
@@ -98,9 +101,17 @@ def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
         Catch(entry, run.suite,
               tuple(rid for rid, row in verdicts.items() if row[run.suite] == FAIL),
               tuple(dict.fromkeys(rid for case in run.cases if not case.passed
-                                  for rid in case.primaries)))
+                                  for rid in case.primaries)),
+              tuple(case.message for case in run.cases
+                    if not case.passed and not case.requirements))
         for run in runs
     ]
+
+
+def _last_line(message: str) -> str:
+    """The last non-blank line of a message: where a log's tail names the error."""
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "(no message)"
 
 
 def format_catches(catches: list[Catch]) -> str:
@@ -108,6 +119,8 @@ def format_catches(catches: list[Catch]) -> str:
     for catch in catches:
         if not catch.caught:
             verdict = "MISSED"
+            if catch.stopped:
+                verdict += f": the suite stopped: {_last_line(catch.stopped[0])}"
         elif catch.named_expected:
             verdict = f"caught by {catch.entry.catches} (primary)"
             others = [rid for rid in catch.named if rid != catch.entry.catches]

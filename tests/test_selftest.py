@@ -8,7 +8,7 @@ import pytest
 
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.runner import SUITES
-from jobconform.conformance.selftest import check_entry, gallery
+from jobconform.conformance.selftest import Catch, check_entry, format_catches, gallery
 from jobconform.spec import load_registry
 
 
@@ -22,3 +22,15 @@ def test_gallery_entry_is_caught_by_every_suite(entry: GalleryEntry, tmp_path: P
             f"{catch.suite} caught {entry.name} but its primary is {catch.primaries},"
             f" not {entry.catches}"
         )
+
+
+def test_a_suite_that_stopped_is_a_miss_that_says_why() -> None:
+    # A step module that does not import stops Behave before any scenario: the self-test
+    # must say so, not print a bare "MISSED" that reads like a check too weak to catch it.
+    entry = gallery()[0]
+    stopped = Catch(entry, "behave", (), (), (
+        "behave produced no complete results (see behave.log):\n"
+        "USING RUNNER: behave.runner:Runner\n"
+        "ModuleNotFoundError: No module named 'no_such_module'",))
+    text = format_catches([stopped])
+    assert "MISSED: the suite stopped: ModuleNotFoundError: No module named" in text
