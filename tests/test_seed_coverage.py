@@ -82,8 +82,10 @@ def test_a_row_must_add_up_and_explain_what_it_leaves_out(registry: Registry,
                                                          table: Any) -> None:
     row = _row(table, "002", "10.9")
     del row["out_of_scope_reason"]
+    # One statement fewer covered, and no `gap` saying why (the row may have none today).
     gap_row = _row(table, "004", "1.2")
-    del gap_row["gap"]
+    gap_row["covered"] -= 1
+    gap_row.pop("gap", None)
     over = _row(table, "000", "Job States")
     over["covered"] = 6
     problems = spec_gate.seed_coverage_problems(registry, table)
