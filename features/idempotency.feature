@@ -249,6 +249,15 @@ Feature: Idempotency keys
     And effect claim "after" is made by execution "e1" for "share_file" to "file=report.pdf" with content null
     Then claim "after" replays claim "send" raising ShareError "quota"
 
+  @IK-014
+  Scenario: An effect without an execution id is not guarded
+    Given effect claim "first" is made with no execution id for "message" to "to=bob" with content "Hi"
+    Then claim "first" is started without a token
+    When effect claim "second" is made with no execution id for "message" to "to=bob" with content "Hi"
+    Then claim "second" is started without a token
+    When effect claim "scoped" is made by execution "e1" for "message" to "to=bob" with content "Hi"
+    Then claim "scoped" is started
+
   # -- IK-013: failures stored or released -----------------------------------------------------
 
   @IK-013 @IK-003

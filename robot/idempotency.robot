@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-012).
+Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-014).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -216,6 +216,15 @@ An Effect In Flight Is A Conflict
     Fail Claim    send    ShareError    quota
     Claim Effect    after    e1    share_file    file=report.pdf
     Claim Should Replay Error    after    send    ShareError    quota
+
+An Effect Without An Execution Id Is Not Guarded
+    [Tags]    IK-014
+    Claim Effect Without Execution    first    message    to=bob    "Hi"
+    Claim Should Be Started Without Token    first
+    Claim Effect Without Execution    second    message    to=bob    "Hi"
+    Claim Should Be Started Without Token    second
+    Claim Effect    scoped    e1    message    to=bob    "Hi"
+    Claim Should Be Started    scoped
 
 # -- IK-013: failures stored or released ---------------------------------------------------
 

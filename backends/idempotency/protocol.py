@@ -75,11 +75,14 @@ class IdempotencyRuntime(Protocol):
         """The key the scheduler sends for this execution (IK-009)."""
         ...
 
-    def claim_effect(self, execution_id: str, effect_type: str, identity: Mapping[str, str],
-                     content: JsonValue, dedup_label: str | None) -> Claim:
+    def claim_effect(self, execution_id: str | None, effect_type: str,
+                     identity: Mapping[str, str], content: JsonValue,
+                     dedup_label: str | None) -> Claim:
         """Claim an outbound effect of an execution before performing it (IK-011, IK-012).
 
         Args:
+            execution_id: None when the caller has none: the guard fails open (IK-014),
+                answering started with no token and recording nothing.
             identity: the resolved identifying arguments (recipient, channel, file name).
             content: the generated content; it must not affect the key.
             dedup_label: lets one execution repeat an effect to the same target on purpose.

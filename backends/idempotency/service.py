@@ -120,8 +120,12 @@ class IdempotencyService:
 
     # -- effects -------------------------------------------------------------------------
 
-    def claim_effect(self, execution_id: str, effect_type: str, identity: Mapping[str, str],
-                     content: JsonValue, dedup_label: str | None) -> Claim:
+    def claim_effect(self, execution_id: str | None, effect_type: str,
+                     identity: Mapping[str, str], content: JsonValue,
+                     dedup_label: str | None) -> Claim:
+        if execution_id is None:
+            # No execution to scope it to: the guard fails open and records nothing.
+            return Claim(ClaimKind.STARTED)
         key = self.effect_key(execution_id, effect_type, identity, dedup_label)
         # The content is generated anew on a re-run: it is neither key nor fingerprint.
         return self._claim(f"effect:{execution_id}", key, key)

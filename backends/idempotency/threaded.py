@@ -43,8 +43,9 @@ class RequestThreadIdempotency:
     def scheduler_key(self, execution_id: str) -> str:
         return self._on_request_thread(lambda: self._service.scheduler_key(execution_id))
 
-    def claim_effect(self, execution_id: str, effect_type: str, identity: Mapping[str, str],
-                     content: JsonValue, dedup_label: str | None) -> Claim:
+    def claim_effect(self, execution_id: str | None, effect_type: str,
+                     identity: Mapping[str, str], content: JsonValue,
+                     dedup_label: str | None) -> Claim:
         return self._on_request_thread(lambda: self._service.claim_effect(
             execution_id, effect_type, identity, content, dedup_label))
 

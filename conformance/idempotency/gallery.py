@@ -98,10 +98,22 @@ class ContentInEffectKeyService(IdempotencyService):
     """The effect key hashes the generated message body too: a re-run writes a new body
     and sends the message a second time."""
 
-    def claim_effect(self, execution_id: str, effect_type: str, identity: Mapping[str, str],
-                     content: JsonValue, dedup_label: str | None) -> Claim:
+    def claim_effect(self, execution_id: str | None, effect_type: str,
+                     identity: Mapping[str, str], content: JsonValue,
+                     dedup_label: str | None) -> Claim:
         with_content = {**identity, "content": repr(content)}
         return super().claim_effect(execution_id, effect_type, with_content, content,
+                                    dedup_label)
+
+
+class EffectWithoutExecutionGuardedService(IdempotencyService):
+    """An effect claimed without an execution id is guarded under an empty one, so a
+    second send to the same target fails closed (409, or a replay) instead of going out."""
+
+    def claim_effect(self, execution_id: str | None, effect_type: str,
+                     identity: Mapping[str, str], content: JsonValue,
+                     dedup_label: str | None) -> Claim:
+        return super().claim_effect(execution_id or "", effect_type, identity, content,
                                     dedup_label)
 
 
@@ -208,6 +220,8 @@ GALLERY = (
            "issue 18: exact boundaries (exactly the timeout old is not stale)"),
     _entry("content_in_effect_key", ContentInEffectKeyService, "IK-011",
            "seed 002 §10.10.1: never the LLM-generated body"),
+    _entry("effect_without_execution_guarded", EffectWithoutExecutionGuardedService, "IK-014",
+           "seed 002 §10.10.1: fail-open when the execution id is absent"),
     _entry("scheduler_key_per_attempt", SchedulerKeyPerAttemptService, "IK-009",
            "seed 002 §10.10: sched:{execution_id}"),
     _entry("absent_key_deduped", AbsentKeyDedupedService, "IK-005",

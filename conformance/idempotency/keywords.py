@@ -169,6 +169,13 @@ class IdempotencyLibrary:
         self._claim(handle, ClaimEffect(handle, execution_id, effect_type, _identity(identity),
                                         _json(content), dedup_label))
 
+    @keyword("Claim Effect Without Execution")
+    def claim_effect_without_execution(self, handle: str, effect_type: str, identity: str,
+                                       content: str = "null") -> None:
+        """A caller with no execution id claims an outbound effect (IK-014)."""
+        self._claim(handle, ClaimEffect(handle, None, effect_type, _identity(identity),
+                                        _json(content)))
+
     @keyword("Complete Claim")
     def complete_claim(self, handle: str, result: str = "null") -> bool:
         """The work ends with ``result`` (JSON); returns the backend's answer."""

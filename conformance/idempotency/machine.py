@@ -135,12 +135,12 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             self._run(ClaimKey(handle, "scheduler", key, {"execution": execution}))
             return handle
 
-        @rule(target=claims, execution=st.sampled_from(EXECUTIONS),
+        @rule(target=claims, execution=st.sampled_from((*EXECUTIONS, None)),
               effect_type=st.sampled_from(EFFECT_TYPES),
               identity=st.sampled_from(IDENTITIES),
               content=st.sampled_from(["Hi", "Hello!", None]),
               label=st.one_of(st.none(), st.just("again")))
-        def claim_effect(self, execution: str, effect_type: str,
+        def claim_effect(self, execution: str | None, effect_type: str,
                          identity: tuple[tuple[str, str], ...], content: str | None,
                          label: str | None) -> str:
             handle = self._handle()

@@ -173,6 +173,14 @@ def step_effect(context: Any, handle: str, execution: str, effect_type: str, ide
                                         content))
 
 
+@action_step('effect claim "{handle}" is made with no execution id for "{effect_type}" to'
+             ' "{identity}" with content {content:Json}')
+def step_effect_without_execution(context: Any, handle: str, effect_type: str, identity: str,
+                                  content: JsonValue) -> None:
+    _claim(context, handle, ClaimEffect(handle, None, effect_type, _identity(identity),
+                                        content))
+
+
 @action_step('labelled effect claim "{handle}" with dedup label "{label}" is made by execution'
              ' "{execution}" for "{effect_type}" to "{identity}" with content {content:Json}')
 def step_effect_labelled(context: Any, handle: str, label: str, execution: str,

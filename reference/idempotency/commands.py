@@ -38,7 +38,7 @@ class ClaimEffect:
     """An execution claims an outbound effect before performing it (IK-011, IK-012)."""
 
     handle: str
-    execution_id: str
+    execution_id: str | None  # None: the guard fails open (IK-014)
     effect_type: str
     identity: tuple[tuple[str, str], ...]
     content: JsonValue = None
