@@ -71,6 +71,23 @@ def latest_command_deviated() -> bool:
     return _latest_deviated[0]
 
 
+def shows_listed_deviation(checked: Iterable[str]) -> bool:
+    """Whether a failed check of a case checking `checked` sees a listed deviation a
+    harness recorded in this case: at the latest command, or earlier in a case of that
+    very requirement (the oracle took the backend's state then, but the case's own
+    expectations are fixed: they still see the deviation's consequence)."""
+    wanted = set(checked)
+    return _latest_deviated[0] or any(deviation.primary in wanted for deviation in _journal)
+
+
+def robot_failure(message: str, checked: Iterable[str]) -> AssertionError:
+    """A Robot keyword's failed check, marked when it sees a listed deviation (the
+    listener then reports the test on that deviation alone)."""
+    if shows_listed_deviation(checked):
+        return AssertionError(f"{AT_LISTED_DEVIATION} {message}")
+    return AssertionError(message)
+
+
 def tolerated() -> frozenset[str]:
     """The requirement IDs whose divergences are recorded instead of raised."""
     raw = os.environ.get(TOLERATE_VARIABLE, "")
@@ -95,6 +112,13 @@ def record(primary: str, message: str) -> None:
     """Note a tolerated divergence; the same primary is noted once per case."""
     if all(deviation.primary != primary for deviation in _journal):
         _journal.append(Deviation(primary, message))
+
+
+def start_case() -> None:
+    """A case starts: nothing recorded, no command run, no requirement named yet."""
+    take()
+    note_command(False)
+    forget_requirements()
 
 
 def take() -> list[Deviation]:
@@ -149,8 +173,7 @@ class RobotDeviationListener:
     ROBOT_LISTENER_API_VERSION = 3
 
     def start_test(self, data: object, result: object) -> None:
-        take()
-        forget_requirements()
+        start_case()
 
     def end_test(self, data: object, result: object) -> None:
         deviations = take()

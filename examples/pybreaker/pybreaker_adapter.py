@@ -64,7 +64,11 @@ class Worker(pybreaker.CircuitBreakerListener):
         return self.shared.in_flight[call][0]  # type: ignore[no-any-return]
 
     def record(self, target: str, call: str, outcome: str, failure_class: str | None) -> None:
-        _, block = self.shared.in_flight.pop(call, (None, contextlib.nullcontext()))
+        _, block = self.shared.in_flight.pop(call, (None, None))
+        if block is None:  # reported again: pybreaker counts an outcome as its block ends
+            again = self.engaged(target) and self.breaker(target).current_state == "closed"
+            block = self.breaker(target).calling() if again else contextlib.nullcontext()
+            block.__enter__()
         error = None if outcome == "success" else (
             asyncio.CancelledError() if outcome == "cancelled" else FAILURES[failure_class or ""]())
         with contextlib.suppress(BaseException):  # pybreaker re-raises the error, or its own
