@@ -175,6 +175,7 @@ class ListedDeviations:
         except Divergence as divergence:
             self.tolerate(step, divergence, self.steps.get(step))
             adopt()
+            tolerance.note_adopted()
 
     def tolerate(self, step: int, divergence: Divergence, cause: str | None = None) -> None:
         """Record a divergence whose primary is a listed deviation, or raise it.

@@ -48,7 +48,10 @@ class Worker(pybreaker.CircuitBreakerListener):
         return self.breakers[target]
 
     def state_change(self, cb: pybreaker.CircuitBreaker, old: object, new: object) -> None:
-        if (getattr(old, "name", ""), getattr(new, "name", "")) == ("closed", "open"):
+        opened = self.storages[cb.name].opened_at  # a peer noticing the trip drains nothing
+        if (getattr(old, "name", ""), getattr(new, "name", "")) == ("closed", "open") and (
+                self.shared.drained.get(cb.name, "never") != opened):
+            self.shared.drained[cb.name] = opened
             self.shared.failed.setdefault(cb.name, []).extend(self.shared.queues.pop(cb.name, []))
 
     def admit(self, target: str, call: str) -> str:
@@ -117,7 +120,7 @@ class PybreakerBackend:  # jobconform run --backend pybreaker_adapter:PybreakerB
     def open_breaker(self, clock: Clock, settings: BreakerSettings) -> Worker:
         shared = SimpleNamespace(  # log: pybreaker logs each Redis command that failed
             settings=settings, namespace=f"jobconform-{uuid.uuid4().hex}",
-            log=logging.handlers.BufferingHandler(2**30),
+            log=logging.handlers.BufferingHandler(2**30), drained={},
             wall=WallClock(clock).start(), switch=False, opted_in=set(), queues={}, failed={},
             pool=redis.ConnectionPool(host="127.0.0.1", port=6379, socket_timeout=1), in_flight={})
         pybreaker.CircuitRedisStorage.logger.addHandler(shared.log)
