@@ -48,10 +48,8 @@ class Worker(pybreaker.CircuitBreakerListener):
         return self.breakers[target]
 
     def state_change(self, cb: pybreaker.CircuitBreaker, old: object, new: object) -> None:
-        opened = self.storages[cb.name].opened_at  # a peer noticing the trip drains nothing
         if (getattr(old, "name", ""), getattr(new, "name", "")) == ("closed", "open") and (
-                self.shared.drained.get(cb.name, "never") != opened):
-            self.shared.drained[cb.name] = opened
+                self.shared.reporting):  # a trip; a peer noticing one later drains nothing
             self.shared.failed.setdefault(cb.name, []).extend(self.shared.queues.pop(cb.name, []))
 
     def admit(self, target: str, call: str) -> str:
@@ -75,7 +73,9 @@ class Worker(pybreaker.CircuitBreakerListener):
         error = None if outcome == "success" else (
             asyncio.CancelledError() if outcome == "cancelled" else FAILURES[failure_class or ""]())
         with contextlib.suppress(BaseException):  # pybreaker re-raises the error, or its own
+            self.shared.reporting = True
             block.__exit__(type(error) if error else None, error, None)
+        self.shared.reporting = False
 
     def enqueue(self, target: str, work: str) -> str:
         if self.engaged(target) and getattr(self.read(target), "state", "closed") != "closed":
@@ -120,7 +120,7 @@ class PybreakerBackend:  # jobconform run --backend pybreaker_adapter:PybreakerB
     def open_breaker(self, clock: Clock, settings: BreakerSettings) -> Worker:
         shared = SimpleNamespace(  # log: pybreaker logs each Redis command that failed
             settings=settings, namespace=f"jobconform-{uuid.uuid4().hex}",
-            log=logging.handlers.BufferingHandler(2**30), drained={},
+            log=logging.handlers.BufferingHandler(2**30), reporting=False,
             wall=WallClock(clock).start(), switch=False, opted_in=set(), queues={}, failed={},
             pool=redis.ConnectionPool(host="127.0.0.1", port=6379, socket_timeout=1), in_flight={})
         pybreaker.CircuitRedisStorage.logger.addHandler(shared.log)
