@@ -99,7 +99,7 @@ class GovernorLibrary:
                 and isinstance(offer[1], int | float)
                 and abs(offer[1] - retry_after_seconds) < 1e-6):
             raise self._fail(f"the re-delivery should be refused with a retry-after of"
-                                 f" {retry_after_seconds} s, got {offer!r}")
+                             f" {retry_after_seconds} s, got {offer!r}")
 
     @keyword("Pause Should End At Second")
     def pause_should_end(self, second: float | None, governor: int = 2) -> None:
@@ -108,4 +108,4 @@ class GovernorLibrary:
         wanted = None if second is None else EPOCH + timedelta(seconds=second)
         if actual != wanted:
             raise self._fail(f"governor {governor} reports the pause ending {actual!r},"
-                                 f" not {wanted!r}")
+                             f" not {wanted!r}")
