@@ -8,7 +8,7 @@ requirement(s) involved, shows expected against actual, and lists the commands s
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -135,6 +135,63 @@ def named_requirements(requirements: tuple[str, ...], titles: dict[str, str]) ->
     return text
 
 
+@dataclass
+class ListedDeviations:
+    """How a harness goes past listed deviations (`--expected-failures`), the one way every
+    area's harness shares (conformance/tolerance.py says why).
+
+    `check` runs one command's two comparisons: its answer, then the state it left. A
+    divergence whose primary requirement is listed is recorded instead of raised; one in
+    the state after it, or after a tolerated wrong answer (that answer's doing), makes the
+    oracle adopt what the backend shows, so that the deviation does not surface again at
+    later steps under another requirement.
+    """
+
+    tolerated: frozenset[str] = field(default_factory=tolerance.tolerated)
+    steps: dict[int, str] = field(default_factory=dict)  # step number -> tolerated primary
+
+    def check(self, step: int, answer: Callable[[], None] | None = None,
+              observe: Callable[[], None] | None = None,
+              adopt: Callable[[], None] | None = None) -> None:
+        """Compare step `step`'s answer and state; raise what is not listed.
+
+        Args:
+            answer: raises `Divergence` if the backend's answer differs; None for a step
+                with no answer (time passing).
+            observe: raises `Divergence` if the backend's state differs; None for an
+                area whose answers are all a backend shows.
+            adopt: replaces the oracle's view by what the backend shows.
+        """
+        tolerance.note_command(False)
+        try:
+            if answer is not None:
+                answer()
+        except Divergence as divergence:
+            self.tolerate(step, divergence)
+        if observe is None or adopt is None:
+            return
+        try:
+            observe()
+        except Divergence as divergence:
+            self.tolerate(step, divergence, self.steps.get(step))
+            adopt()
+            tolerance.note_adopted()
+
+    def tolerate(self, step: int, divergence: Divergence, cause: str | None = None) -> None:
+        """Record a divergence whose primary is a listed deviation, or raise it.
+
+        Args:
+            cause: a listed deviation already tolerated at this step, which the
+                divergence follows from.
+        """
+        primary = cause or divergence.primary
+        if primary is None or primary not in self.tolerated:
+            raise divergence
+        tolerance.record(primary, str(divergence))
+        self.steps[step] = primary
+        tolerance.note_command(True)
+
+
 class AdapterError(RuntimeError):
     """The adapter raised where the protocol allows no exception, or hung."""
 
@@ -244,7 +301,7 @@ class Harness:
         self.last_answer: object = None
         self._before: dict[str, JobState] = {}
         self._command_requirements: tuple[str, ...] = ()
-        self.deviation_steps: dict[int, str] = {}  # step number -> tolerated primary
+        self.listed = ListedDeviations(self.tolerated)
         with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
@@ -296,21 +353,13 @@ class Harness:
         actual: object = None
         with guarded(self.safety_timeout, describe(command)):
             try:
-                try:
-                    actual = self._apply(command)
-                    self.last_answer = actual
-                    self._compare_answer(command, expected.answer, actual,
-                                         expected.requirements)
-                except Divergence as divergence:
-                    self._tolerate(divergence)
-                try:
-                    self.observe(expected.requirements)
-                except Divergence as divergence:
-                    # After a tolerated wrong answer, the state that answer left is the
-                    # same deviation's doing. Either way the oracle adopts the backend's
-                    # state, so that the deviation does not surface again at later steps.
-                    self._tolerate(divergence, self.tolerated_at_last_step())
-                    self._adopt_backend_state()
+                actual = self._apply(command)
+                self.last_answer = actual
+                self.listed.check(
+                    len(self.commands),
+                    partial(self._compare_answer, command, expected.answer, actual,
+                            expected.requirements),
+                    partial(self.observe, expected.requirements), self._adopt_backend_state)
             except (Divergence, ValueError):
                 raise
             except AdapterError as error:
@@ -327,20 +376,6 @@ class Harness:
         self.exercised.update(OBSERVED_ALWAYS)
         return actual
 
-    def _tolerate(self, divergence: Divergence, cause: str | None = None) -> None:
-        """Record a divergence whose primary is a listed deviation, or raise it.
-
-        Args:
-            cause: a listed deviation already tolerated at this step, which the
-                divergence follows from.
-        """
-        primary = cause or divergence.primary
-        if primary is None or primary not in self.tolerated:
-            raise divergence
-        tolerance.record(primary, str(divergence))
-        self.deviation_steps[len(self.commands)] = primary
-        tolerance.note_command(True)
-
     def last_command_ranked(self) -> tuple[str, ...]:
         """The latest command's requirements, primary first."""
         return ranked(self._command_requirements)
@@ -348,19 +383,6 @@ class Harness:
     def last_command_named(self) -> str:
         """The latest command's requirements, primary first, with titles."""
         return named_requirements(ranked(self._command_requirements), self._titles)
-
-    def shows_tolerated(self, checked: Iterable[str]) -> bool:
-        """Whether a failed check of a test checking `checked` sees a listed deviation the
-        harness recorded: at this command, or earlier in a test of that very requirement
-        (the oracle took the backend's state then, but the test's own expectations are
-        fixed: they still see the deviation's consequence)."""
-        return (self.tolerated_at_last_step() is not None
-                or bool(set(self.deviation_steps.values()) & set(checked)))
-
-    def tolerated_at_last_step(self) -> str | None:
-        """The listed deviation tolerated at the latest command, if any: a scenario's own
-        check of that command's outcome then fails on the same deviation."""
-        return self.deviation_steps.get(len(self.commands))
 
     def _adopt_backend_state(self) -> None:
         """Take the backend's job records and outcome counters into the oracle, where they

@@ -36,6 +36,9 @@ class Deviation:
 
 
 _journal: list[Deviation] = []
+# Whether a harness adopted the backend's state after a listed deviation in this case: the
+# case's own fixed expectations may then meet that deviation's consequence anywhere.
+_adopted_state = [False]
 # Whether the latest command any harness ran had a listed deviation tolerated: a check a
 # suite makes of that command's outcome then fails on the same deviation.
 _latest_deviated = [False]
@@ -71,6 +74,32 @@ def latest_command_deviated() -> bool:
     return _latest_deviated[0]
 
 
+def shows_listed_deviation(checked: Iterable[str]) -> bool:
+    """Whether a failed check of a case checking `checked` sees a listed deviation a
+    harness recorded in this case: at the latest command, earlier in a case of that very
+    requirement, or earlier where the deviation changed the backend's state. The oracle
+    took the backend's state then, and goes on judging every command against it; the
+    case's own expectations are fixed and still see the deviation's consequence (a job
+    a listed cancel bug ended at once is not "still running" in a scenario of another
+    cancel rule)."""
+    wanted = set(checked)
+    return (_latest_deviated[0] or _adopted_state[0]
+            or any(deviation.primary in wanted for deviation in _journal))
+
+
+def note_adopted() -> None:
+    """A harness took the backend's state into its oracle after a listed deviation."""
+    _adopted_state[0] = True
+
+
+def robot_failure(message: str, checked: Iterable[str]) -> AssertionError:
+    """A Robot keyword's failed check, marked when it sees a listed deviation (the
+    listener then reports the test on that deviation alone)."""
+    if shows_listed_deviation(checked):
+        return AssertionError(f"{AT_LISTED_DEVIATION} {message}")
+    return AssertionError(message)
+
+
 def tolerated() -> frozenset[str]:
     """The requirement IDs whose divergences are recorded instead of raised."""
     raw = os.environ.get(TOLERATE_VARIABLE, "")
@@ -97,10 +126,18 @@ def record(primary: str, message: str) -> None:
         _journal.append(Deviation(primary, message))
 
 
+def start_case() -> None:
+    """A case starts: nothing recorded, no command run, no requirement named yet."""
+    take()
+    note_command(False)
+    forget_requirements()
+
+
 def take() -> list[Deviation]:
     """The deviations noted since the last call (a case's start), and forget them."""
     taken = list(_journal)
     _journal.clear()
+    _adopted_state[0] = False
     return taken
 
 
@@ -149,8 +186,7 @@ class RobotDeviationListener:
     ROBOT_LISTENER_API_VERSION = 3
 
     def start_test(self, data: object, result: object) -> None:
-        take()
-        forget_requirements()
+        start_case()
 
     def end_test(self, data: object, result: object) -> None:
         deviations = take()

@@ -4,7 +4,8 @@
 lifecycle LC-015, reaper RP-003). A plain run names exactly those three as failing, each
 as the primary requirement of its divergences; with the three listed as expected
 failures the run exits 0 and every other requirement of the claimed areas passes in every
-suite, none "blocked".
+suite, none "blocked". `service_deviations` proves the same for the service areas'
+harnesses: breaker CB-003 and admission AD-006 change state, idempotency IK-006 an answer.
 """
 
 from __future__ import annotations
@@ -18,7 +19,12 @@ from click.testing import CliRunner
 from jobconform.conformance.blame import ranked, stuck_primary
 from jobconform.conformance.cli import main
 from jobconform.conformance.expectations import load_expectations
-from jobconform.conformance.gallery.deviations import THREE_DEVIATIONS, THREE_DEVIATIONS_FILE
+from jobconform.conformance.gallery.deviations import (
+    SERVICE_DEVIATIONS,
+    SERVICE_DEVIATIONS_FILE,
+    THREE_DEVIATIONS,
+    THREE_DEVIATIONS_FILE,
+)
 from jobconform.conformance.harness import Divergence
 from jobconform.spec import load_registry
 
@@ -63,6 +69,44 @@ def test_three_independent_deviations_fail_three_requirements(tmp_path: Path,
         elif body["area"] not in CLAIMED_AREAS:
             assert set(body["suites"].values()) == {"not claimed"}, rid
         elif rid not in DEVIATIONS:
+            assert set(body["suites"].values()) == {"pass"}, (rid, body["suites"])
+
+
+SERVICE_DEVIATION_IDS = {"CB-003", "AD-006", "IK-006"}
+SERVICE_AREAS = {"breaker", "admission", "idempotency"}
+
+
+def test_the_service_deviation_file_lists_exactly_the_three() -> None:
+    assert set(load_expectations(SERVICE_DEVIATIONS_FILE)) == SERVICE_DEVIATION_IDS
+
+
+@pytest.mark.parametrize("listed", [False, True], ids=["plain", "listed"])
+def test_service_area_deviations_fail_their_requirements_and_hide_nothing(
+        tmp_path: Path, listed: bool) -> None:
+    extra = ("--expected-failures", str(SERVICE_DEVIATIONS_FILE)) if listed else ()
+    result = CliRunner().invoke(main, ["run", "--backend", SERVICE_DEVIATIONS, "--examples",
+                                       EXAMPLES, "--report-dir", str(tmp_path), *extra])
+    output = result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    requirements = report["requirements"]
+    wanted = "expected failure" if listed else "fail"
+    failing = {rid for rid, body in requirements.items() if wanted in body["suites"].values()}
+    assert failing == SERVICE_DEVIATION_IDS, output
+    primaries = {rid for suite in report["suites"] for case in suite["cases"]
+                 if not case["passed"] for rid in case["primary"]}
+    assert primaries == SERVICE_DEVIATION_IDS
+    if not listed:
+        assert result.exit_code == 1
+        return
+    assert result.exit_code == 0, output
+    registry = load_registry()
+    for rid, body in requirements.items():
+        if body["area"] not in SERVICE_AREAS:
+            continue
+        if "canonical" not in registry.requirement(rid).profiles:
+            assert set(body["suites"].values()) == {"n/a"}, rid
+        elif rid not in SERVICE_DEVIATION_IDS:
+            # Every suite proves it, past the listed deviations: none is "blocked".
             assert set(body["suites"].values()) == {"pass"}, (rid, body["suites"])
 
 

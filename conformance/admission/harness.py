@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.admission.protocol import (
@@ -23,7 +23,12 @@ from jobconform.backends.admission.protocol import (
 )
 from jobconform.backends.protocol import ADMISSION, Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.harness import (
+    SAFETY_TIMEOUT_SECONDS,
+    AdapterError,
+    Divergence,
+    ListedDeviations,
+)
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import admission as ad
@@ -107,6 +112,7 @@ class AdmissionHarness:
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[AdmissionCommand] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
+    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
         if ADMISSION not in self.backend.capabilities:
@@ -138,19 +144,50 @@ class AdmissionHarness:
         with guarded(self.safety_timeout, ad.describe(command)):
             actual = self._apply(command)
             self.last_answer = actual
-            if actual != expected.answer or type(actual) is not type(expected.answer):
-                # Admitted against refused: whether the backlog had room (AD-005); admitted
-                # either way, the per-owner cap decides running against queued (AD-004).
-                refused = any(answer not in (ad.RUNNING, ad.QUEUED)
-                              for answer in (actual, expected.answer))
-                primary = ("AD-005" if isinstance(command, ad.Admit) and refused
-                           and "AD-005" in expected.requirements else None)
-                if isinstance(command, ad.ReadCeiling):
-                    primary = ceiling_primary(expected.answer, actual)
-                raise self._fail(expected.requirements, f"the answer to {ad.describe(command)}",
-                                 expected.answer, actual, primary)
-            self.observe(expected.requirements)
+            self.listed.check(len(self.commands),
+                              functools.partial(self._compare_answer, command, expected,
+                                                actual),
+                              functools.partial(self.observe, expected.requirements),
+                              self._adopt)
         return actual
+
+    def _compare_answer(self, command: AdmissionCommand, expected: ad.Expected,
+                        actual: object) -> None:
+        if actual != expected.answer or type(actual) is not type(expected.answer):
+            # Admitted against refused: whether the backlog had room (AD-005); admitted
+            # either way, the per-owner cap decides running against queued (AD-004).
+            refused = any(answer not in (ad.RUNNING, ad.QUEUED)
+                          for answer in (actual, expected.answer))
+            primary = ("AD-005" if isinstance(command, ad.Admit) and refused
+                       and "AD-005" in expected.requirements else None)
+            if isinstance(command, ad.ReadCeiling):
+                primary = ceiling_primary(expected.answer, actual)
+            raise self._fail(expected.requirements, f"the answer to {ad.describe(command)}",
+                             expected.answer, actual, primary)
+
+    def _adopt(self) -> None:
+        """After a listed deviation the oracle takes the runtime's snapshot: the stored
+        ceiling, each owner's settings, backlog and schedules, and the states of the
+        executions and calls it knows."""
+        model = self.model
+        snapshot = self._call("snapshot", self.runtime.snapshot)
+        model.stored_ceiling = snapshot.ceiling.stored
+        shown = {owner.name: owner for owner in snapshot.owners}
+        for name in [name for name in model.owners if name not in shown]:
+            del model.owners[name]
+            model.backlogs.pop(name, None)
+        for name, owner in shown.items():
+            model.owners[name] = ad.Owner(owner.view.parallel_cap, owner.view.backlog_depth,
+                                          owner.view.execution_timeout_seconds,
+                                          tuple((s, t) for s, t in owner.schedules))
+            model.backlogs[name] = list(owner.backlog)
+        for view in snapshot.executions:
+            if view.execution_id in model.executions:
+                model.executions[view.execution_id] = ad.Execution(
+                    view.owner, view.state, view.arrived_at, view.started_at, view.ended_at)
+        for call, state in snapshot.calls:
+            if call in model.calls:
+                model.calls[call] = replace(model.calls[call], state=state)
 
     def close(self) -> None:
         with guarded(self.safety_timeout, "closing the admission runtime"):

@@ -26,6 +26,7 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.admission.protocol import ExecutionView
 from jobconform.backends.loading import load_backend
+from jobconform.conformance import tolerance
 from jobconform.conformance.admission.harness import AdmissionHarness
 from jobconform.conformance.clock import EPOCH
 from jobconform.reference import admission as ad
@@ -80,8 +81,8 @@ class AdmissionLibrary:
         tags = BuiltIn().get_variable_value("@{TEST_TAGS}") or []
         ids = sorted({str(t) for t in tags if REQUIREMENT_TAG.fullmatch(str(t))})
         suffix = f" [test checks {', '.join(ids)}]" if ids else ""
-        return AssertionError(f"{what}: expected {expected!r}, the backend shows"
-                              f" {actual!r}{suffix}")
+        return tolerance.robot_failure(f"{what}: expected {expected!r}, the backend shows"
+                                       f" {actual!r}{suffix}", ids)
 
     def _execution(self, execution: str) -> ExecutionView:
         view = self.harness.runtime.execution(execution)

@@ -13,13 +13,19 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import partial
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.breaker.protocol import BREAKER, BreakerBackend, BreakerRuntime
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.harness import (
+    SAFETY_TIMEOUT_SECONDS,
+    AdapterError,
+    Divergence,
+    ListedDeviations,
+)
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.breaker import commands as bc
@@ -30,6 +36,7 @@ from jobconform.reference.breaker.oracle import (
     BreakerState,
     BreakerView,
     CallOutcome,
+    TargetBreaker,
     live_probe,
     state_at,
 )
@@ -80,6 +87,7 @@ class BreakerHarness:
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[bc.BreakerCommand] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
+    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
         if BREAKER not in self.backend.capabilities or not isinstance(self.backend,
@@ -118,15 +126,46 @@ class BreakerHarness:
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe(cast(Command, command))):
             answer, expected = self._apply(command)
-            if answer != expected:
-                # More than one probe admitted at once breaks CB-007, whatever admitted
-                # the first of them (a lapsed lease included).
-                probes = answer.get("probe", 0) if isinstance(answer, dict) else 0
-                raise self._fail((*requirements, "CB-007") if probes > 1 else requirements,
-                                 f"the answer to {self._describe(command)}", expected, answer,
-                                 "CB-007" if isinstance(probes, int) and probes > 1 else None)
-            self.observe(requirements, command)
+            self.listed.check(len(self.commands),
+                              partial(self._compare_answer, command, requirements, expected,
+                                      answer),
+                              partial(self.observe, requirements, command), self._adopt)
         return answer
+
+    def _compare_answer(self, command: bc.BreakerCommand, requirements: tuple[str, ...],
+                        expected: object, answer: object) -> None:
+        if answer != expected:
+            # More than one probe admitted at once breaks CB-007, whatever admitted the
+            # first of them (a lapsed lease included).
+            probes = answer.get("probe", 0) if isinstance(answer, dict) else 0
+            raise self._fail((*requirements, "CB-007") if probes > 1 else requirements,
+                             f"the answer to {self._describe(command)}", expected, answer,
+                             "CB-007" if isinstance(probes, int) and probes > 1 else None)
+
+    def _adopt(self) -> None:
+        """Take what the backend shows into the oracle after a listed deviation: each
+        named target's breaker as worker 0 reads it (kept where the read is unknown or
+        unreadable), its queue and failed work, and the count of logged outages."""
+        model, now = self.model, self.clock.now()
+        lease = timedelta(seconds=model.settings.probe_lease_seconds)
+        for target in self.targets:
+            shown = self._readout(self.workers[0], target)
+            if isinstance(shown, BreakerView):
+                held = model.breaker(target)
+                # A read shows no lease's end: the oracle's if the same probe holds it
+                # there too, else a full lease from now (the backend shows it live).
+                probe_until = (None if shown.probe is None else held.probe_until
+                               if live_probe(held, now) == shown.probe else now + lease)
+                model.breakers[target] = TargetBreaker(
+                    shown.failures, shown.cooldown_seconds,
+                    None if shown.state is BreakerState.CLOSED else shown.open_until,
+                    shown.probe, probe_until)
+            model.queues[target] = list(self._call(
+                "queued", partial(self.workers[0].queued, target)))
+            model.failed_work[target] = list(self._call(
+                "failed_work", partial(self.workers[0].failed_work, target)))
+        model.warnings = sum(self._call("logged_outages", worker.logged_outages)
+                             for worker in self.workers)
 
     def close(self) -> None:
         with guarded(self.safety_timeout, "closing the breaker"):
@@ -236,15 +275,18 @@ class BreakerHarness:
         """
         now = self.clock.now()
         target_named = getattr(command, "target", None)
+        # The worker the command went through is read first: a difference there is the
+        # command's, one on the other worker only is the store's sharing (CB-013).
+        acting = getattr(command, "worker", None) or 0
+        order = [acting, *(index for index in range(WORKERS) if index != acting)]
         for target in [target_named] if isinstance(target_named, str) else self.targets:
             wanted = self.model.read(target, now)
-            for index, worker in enumerate(self.workers):
-                actual = self._readout(worker, target)
+            for index in order:
+                actual = self._readout(self.workers[index], target)
                 if actual != wanted:
                     # A read that differs on a worker other than the one the command went
                     # through: the other worker did not see it through the store.
-                    acting = getattr(command, "worker", None)
-                    shared = ("CB-013",) if index != (acting or 0) else ()
+                    shared = ("CB-013",) if index != acting else ()
                     fields = self._field_requirements(wanted, actual)
                     # A read that differs on the second worker only: the breaker is not
                     # shared through the store (CB-013). Else the differing field's rule,

@@ -19,6 +19,7 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
+from jobconform.conformance import tolerance
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.clock import EPOCH
 from jobconform.reference.breaker import commands as bc
@@ -62,7 +63,8 @@ class BreakerLibrary:
     def _fail(self, message: str) -> AssertionError:
         tags = BuiltIn().get_variable_value("@{TEST_TAGS}") or []
         ids = sorted(str(tag) for tag in tags if str(tag)[:3] == "CB-")
-        return AssertionError(message + (f" [test checks {', '.join(ids)}]" if ids else ""))
+        return tolerance.robot_failure(
+            message + (f" [test checks {', '.join(ids)}]" if ids else ""), ids)
 
     def _read(self, target: str, worker: int = 1) -> Any:
         return self.harness.workers[worker - 1].read(target)

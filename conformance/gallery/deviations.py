@@ -1,4 +1,4 @@
-"""A broken backend with two known deviations, for proving the expected-failures file.
+"""Broken backends with several known deviations, for proving the expected-failures file.
 
 `two_deviations` adds jitter after the cap (RT-009's trap) and treats the stuck-detection
 boundary as inclusive (ST-003's). Its deviation list, `two_deviations.yaml` beside this
@@ -12,11 +12,22 @@ It is not in the self-test gallery: the gallery holds one bug class per backend.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
+from jobconform.backends.admission.memory import InMemoryAdmissionStore
+from jobconform.backends.admission.runtime import AdmissionService
+from jobconform.backends.breaker.memory import InMemoryBreakerStore
+from jobconform.backends.breaker.protocol import BREAKER
+from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.idempotency.memory import MemoryKeyStore
+from jobconform.backends.idempotency.protocol import Claim, ClaimKind, IdempotencyConfig
+from jobconform.backends.idempotency.service import IdempotencyService
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
+    ADMISSION,
+    IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
     RETRY,
@@ -25,11 +36,15 @@ from jobconform.backends.protocol import (
     JobView,
     RuntimeSettings,
 )
+from jobconform.conformance.admission.gallery import NewestFirstDrainService
+from jobconform.conformance.breaker.gallery import TimeoutCountedRuntime
 from jobconform.conformance.lifecycle.gallery import (
     CancelAlwaysTrueRuntime,
     JitterAfterCapRuntime,
     StuckInclusiveBoundaryRuntime,
 )
+from jobconform.reference.admission import AdmissionConfig
+from jobconform.reference.breaker.oracle import BreakerSettings
 
 DEVIATIONS_FILE = Path(__file__).with_name("two_deviations.yaml")
 TWO_DEVIATIONS = f"{__name__}:two_deviations"
@@ -79,3 +94,44 @@ class ThreeDeviationsBackend(MemoryBackend):
 
 
 three_deviations = ThreeDeviationsBackend
+
+
+# -- independent deviations in three service areas (issue 15, tolerant service harnesses) ---
+
+SERVICE_DEVIATIONS_FILE = Path(__file__).with_name("service_deviations.yaml")
+SERVICE_DEVIATIONS = f"{__name__}:service_deviations"
+
+
+class MismatchAs400Service(IdempotencyService):
+    """A key reused with another payload is refused with 400, whatever mismatch status
+    the profile sets (IK-006); the key's record is left as it was."""
+
+    def _claim(self, scope: str, key: str, fingerprint: str) -> Claim:
+        claim = super()._claim(scope, key, fingerprint)
+        if claim.kind is ClaimKind.MISMATCH:
+            return replace(claim, status=400)
+        return claim
+
+
+class ServiceDeviationsBackend(MemoryBackend):
+    """Three service areas, one deviation each: the breaker counts a timeout as a failure
+    (CB-003), a freed admission slot goes to the newest queued work (AD-006), and a
+    payload mismatch answers 400 (IK-006). The first two change state, so the harnesses
+    must adopt the backend's state to go on without blaming the next step on another
+    requirement."""
+
+    name = "gallery.service_deviations"
+    capabilities = frozenset({BREAKER, ADMISSION, IDEMPOTENCY})
+
+    def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
+        return TimeoutCountedRuntime(InMemoryBreakerStore(), clock, settings,
+                                     BreakerDeployment())
+
+    def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
+        return NewestFirstDrainService(InMemoryAdmissionStore(), clock, config)
+
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig) -> IdempotencyService:
+        return MismatchAs400Service(MemoryKeyStore(), clock, config)
+
+
+service_deviations = ServiceDeviationsBackend

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.governor.protocol import GOVERNOR, GovernorBackend, GovernorRuntime
@@ -21,6 +22,7 @@ from jobconform.conformance.harness import (
     SAFETY_TIMEOUT_SECONDS,
     AdapterError,
     Divergence,
+    ListedDeviations,
 )
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
@@ -67,6 +69,7 @@ class GovernorHarness:
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[gc.GovernorCommand] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
+    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
         if GOVERNOR not in self.backend.capabilities or not isinstance(self.backend,
@@ -98,17 +101,29 @@ class GovernorHarness:
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe(cast(Command, command))):
             answer, expected = self._apply(command)
-            if not self._agree(answer, expected):
-                # Refused on both sides, but not with the oracle's retry-after: a refusal
-                # the sender cannot retry (RG-004), whatever cap refused it.
-                refused_both = (isinstance(command, gc.Offer) and isinstance(answer, tuple)
-                                and isinstance(expected, tuple) and len(answer) == 2
-                                and answer[0] is False and expected[0] is False)
-                raise self._fail(requirements + (("RG-004",) if refused_both else ()),
-                                 f"the answer to {describe(cast(Command, command))}",
-                                 expected, answer, "RG-004" if refused_both else None)
-            self.observe(requirements)
+            self.listed.check(len(self.commands),
+                              partial(self._compare_answer, command, requirements, expected,
+                                      answer),
+                              partial(self.observe, requirements), self._adopt)
         return answer
+
+    def _compare_answer(self, command: gc.GovernorCommand, requirements: tuple[str, ...],
+                        expected: object, answer: object) -> None:
+        if not self._agree(answer, expected):
+            # Refused on both sides, but not with the oracle's retry-after: a refusal the
+            # sender cannot retry (RG-004), whatever cap refused it.
+            refused_both = (isinstance(command, gc.Offer) and isinstance(answer, tuple)
+                            and isinstance(expected, tuple) and len(answer) == 2
+                            and answer[0] is False and expected[0] is False)
+            raise self._fail(requirements + (("RG-004",) if refused_both else ()),
+                             f"the answer to {describe(cast(Command, command))}",
+                             expected, answer, "RG-004" if refused_both else None)
+
+    def _adopt(self) -> None:
+        """After a listed deviation the oracle takes the pause governor 0 reports."""
+        shown = self._call("paused_until", self.workers[0].paused_until)
+        if shown is None or isinstance(shown, datetime):
+            self.model.paused_until = shown
 
     def close(self) -> None:
         with guarded(self.safety_timeout, "closing the governor"):

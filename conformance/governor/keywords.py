@@ -14,8 +14,10 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
+from jobconform.conformance import tolerance
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
+from jobconform.conformance.lifecycle.keywords import requirement_tags
 from jobconform.reference.governor import commands as gc
 from jobconform.spec import load_registry
 
@@ -49,6 +51,10 @@ class GovernorLibrary:
         value = BuiltIn().get_variable_value(name)
         return None if value is None or value == "" else str(value)
 
+    def _fail(self, message: str) -> AssertionError:
+        ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
+        return tolerance.robot_failure(message, ids)
+
     @keyword("Start Governor")
     def start_governor(self, **overrides: str) -> None:
         """A fresh governor pair on one store, the profile's parameters overridden by
@@ -79,12 +85,12 @@ class GovernorLibrary:
     @keyword("Re-Delivery Wait Should Be")
     def wait_should_be(self, ms: float) -> None:
         if not isinstance(self._wait, float) or abs(self._wait - ms) > 1.0:
-            raise AssertionError(f"the re-delivery wait is {self._wait!r} ms, not {ms} ms")
+            raise self._fail(f"the re-delivery wait is {self._wait!r} ms, not {ms} ms")
 
     @keyword("Re-Delivery Should Be Accepted")
     def should_be_accepted(self) -> None:
         if self._offer != (True, None):
-            raise AssertionError(f"the re-delivery should be accepted, got {self._offer!r}")
+            raise self._fail(f"the re-delivery should be accepted, got {self._offer!r}")
 
     @keyword("Re-Delivery Should Be Refused")
     def should_be_refused(self, retry_after_seconds: float) -> None:
@@ -92,8 +98,8 @@ class GovernorLibrary:
         if not (isinstance(offer, tuple) and offer[0] is False
                 and isinstance(offer[1], int | float)
                 and abs(offer[1] - retry_after_seconds) < 1e-6):
-            raise AssertionError(f"the re-delivery should be refused with a retry-after of"
-                                 f" {retry_after_seconds} s, got {offer!r}")
+            raise self._fail(f"the re-delivery should be refused with a retry-after of"
+                             f" {retry_after_seconds} s, got {offer!r}")
 
     @keyword("Pause Should End At Second")
     def pause_should_end(self, second: float | None, governor: int = 2) -> None:
@@ -101,5 +107,5 @@ class GovernorLibrary:
         actual = self.harness.workers[governor - 1].paused_until()
         wanted = None if second is None else EPOCH + timedelta(seconds=second)
         if actual != wanted:
-            raise AssertionError(f"governor {governor} reports the pause ending {actual!r},"
-                                 f" not {wanted!r}")
+            raise self._fail(f"governor {governor} reports the pause ending {actual!r},"
+                             f" not {wanted!r}")

@@ -26,6 +26,7 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
+from jobconform.conformance import tolerance
 from jobconform.conformance.idempotency.harness import ComparedAnswer, IdempotencyHarness
 from jobconform.conformance.lifecycle.keywords import DEFAULT_BACKEND, requirement_tags
 from jobconform.reference.commands import AdvanceTime, Raise, Succeed
@@ -100,7 +101,7 @@ class IdempotencyLibrary:
     def _fail(self, message: str) -> AssertionError:
         ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
         suffix = f" [test checks {', '.join(ids)}]" if ids else ""
-        return AssertionError(message + suffix)
+        return tolerance.robot_failure(message + suffix, ids)
 
     def _answer(self, handle: str) -> ComparedAnswer:
         answer = self._answers.get(handle)

@@ -177,11 +177,7 @@ class JobconformLibrary:
         """An assertion error naming the requirements the running test is tagged with."""
         ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
         suffix = f" [test checks {', '.join(ids)}]" if ids else ""
-        harness = getattr(self, "_harness", None)
-        if isinstance(harness, Harness) and harness.shows_tolerated(ids):
-            # The same listed deviation the harness recorded at this command.
-            return AssertionError(f"{tolerance.AT_LISTED_DEVIATION} {message}{suffix}")
-        return AssertionError(message + suffix)
+        return tolerance.robot_failure(message + suffix, ids)
 
     def _canonical(self, status: str) -> str:
         """A status given in the test, in the canonical vocabulary."""

@@ -27,6 +27,7 @@ the reason, so it is never run and never counted as a pass.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Sequence
@@ -41,7 +42,7 @@ from jobconform.backends.protocol import Backend, JobView
 from jobconform.conformance import tolerance
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness
+from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Divergence, Harness
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import describe
@@ -85,8 +86,28 @@ def action_step(*patterns: str) -> Callable[[StepFunction], StepFunction]:
 
 
 def check_step(*patterns: str) -> Callable[[StepFunction], StepFunction]:
-    """A Then-step: a named check on what the backend shows."""
-    return _register((then,), *patterns)
+    """A Then-step: a named check on what the backend shows. A check that fails on a
+    listed deviation a harness recorded in this scenario (its consequence) passes over it:
+    the scenario is reported on that deviation (conformance/tolerance.py)."""
+    register = _register((then,), *patterns)
+
+    def decorate(function: StepFunction) -> StepFunction:
+        @functools.wraps(function)
+        def checked(context: Any, *args: Any, **kwargs: Any) -> None:
+            try:
+                function(context, *args, **kwargs)
+            except Divergence:
+                raise  # a command the check ran diverged: the harness decided already
+            except AssertionError:
+                scenario = getattr(context, "scenario", None)
+                if not tolerance.shows_listed_deviation(
+                        requirement_tags(getattr(scenario, "effective_tags", ()))):
+                    raise
+
+        register(cast(StepFunction, checked))
+        return function
+
+    return decorate
 
 
 # -- parameter types -----------------------------------------------------------------------
@@ -223,7 +244,7 @@ def before_scenario(context: Any, scenario: Any) -> None:
     """Skip a scenario that cannot apply; else a fresh harness with the profile's limits."""
     config = _run_config(context)
     context.jobconform = None
-    tolerance.take()  # a fresh journal of listed deviations for this scenario
+    tolerance.start_case()  # a fresh journal of listed deviations for this scenario
     reason = skip_reason(config.registry, config.backend, config.profile,
                          requirement_tags(getattr(scenario, "effective_tags", ())))
     if reason is not None:
@@ -289,10 +310,9 @@ def _check(context: Any, ok: bool, what: str, expected: object, actual: object) 
     """Fail a Then-step in the Divergence's layout, naming the scenario's requirements."""
     state = getattr(context, "jobconform", None)
     scenario = getattr(context, "scenario", None)
-    if not ok and isinstance(state, ScenarioState) and state.opened is not None and (
-            state.opened.shows_tolerated(
-                requirement_tags(getattr(scenario, "effective_tags", ())))):
-        return  # the harness already recorded this listed deviation at this command
+    if not ok and tolerance.shows_listed_deviation(
+            requirement_tags(getattr(scenario, "effective_tags", ()))):
+        return  # a harness already recorded this listed deviation (see its docstring)
     if not ok:
         named = _requirements(context)
         commands = (state.opened.commands if isinstance(state, ScenarioState)

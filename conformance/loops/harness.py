@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, TypeVar, cast
 
@@ -29,7 +29,12 @@ from jobconform.backends.loops.protocol import (
 )
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.harness import (
+    SAFETY_TIMEOUT_SECONDS,
+    AdapterError,
+    Divergence,
+    ListedDeviations,
+)
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command
@@ -40,6 +45,7 @@ from jobconform.reference.loops.oracle import (
     LoopState,
     LoopStatus,
     RunRecord,
+    RunStatus,
     StopReason,
 )
 from jobconform.spec import Profile, Registry
@@ -110,6 +116,7 @@ class LoopsHarness:
     safety_timeout: float = SAFETY_TIMEOUT_SECONDS
     commands: list[lc.LoopCommand] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
+    listed: ListedDeviations = field(default_factory=ListedDeviations)
     refused: set[str] = field(default_factory=set)  # aliases of loops the oracle refused
 
     def __post_init__(self) -> None:
@@ -152,11 +159,42 @@ class LoopsHarness:
             actual = self._apply_to_backend(command, in_flight)
             self.last_answer = actual
             self.exercised.update(requirements)
-            if expected != actual:
-                raise self._fail(requirements, f"the answer to"
-                                 f" {lc.describe_loop_command(command)}", expected, actual)
-            self.observe()
+            self.listed.check(len(self.commands),
+                              functools.partial(self._compare_answer, command, requirements,
+                                                expected, actual),
+                              self.observe, self._adopt)
         return actual
+
+    def _compare_answer(self, command: lc.LoopCommand, requirements: tuple[str, ...],
+                        expected: object, actual: object) -> None:
+        if expected != actual:
+            raise self._fail(requirements, f"the answer to"
+                             f" {lc.describe_loop_command(command)}", expected, actual)
+
+    def _adopt(self) -> None:
+        """After a listed deviation the oracle takes each loop as the backend lists it:
+        its status, stop reason, end, runs and counters (a loop it cannot read in the
+        spec's terms is left as the oracle has it)."""
+        aliases = {loop_id: alias for alias, loop_id in self.ids.items()}
+        for view in self._call("list_loops", self.runtime.list_loops):
+            alias = aliases.get(str(getattr(view, "loop_id", "?")))
+            loop = self.model.loops.get(alias) if alias is not None else None
+            if alias is None or loop is None:
+                continue
+            try:
+                status = LoopStatus(view.status)
+                reason = None if view.stop_reason is None else StopReason(view.stop_reason)
+                runs = tuple(RunRecord(run.run_number, run.message, RunStatus(run.status),
+                                       run.started_at, run.finished_at, run.response,
+                                       run.cost, run.error) for run in view.runs)
+            except (AttributeError, TypeError, ValueError):
+                continue
+            ended = status is not LoopStatus.RUNNING
+            self.model.loops[alias] = replace(
+                loop, status=status, stop_reason=reason, completed_at=view.completed_at,
+                runs=runs, last_response=view.last_response, failed_runs=view.failed_runs,
+                cost_warnings=tuple(view.cost_warnings),
+                next_run_at=None if ended else loop.next_run_at)
 
     def close(self) -> None:
         with guarded(self.safety_timeout, "closing the loop runtime"):
@@ -292,7 +330,7 @@ class LoopsHarness:
             self.clock.advance(step)
         self.model.advance_to(instant)
         self.exercised.update(self._changes(before))
-        self.observe()
+        self.listed.check(len(self.commands), observe=self.observe, adopt=self._adopt)
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         try:

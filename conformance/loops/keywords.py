@@ -28,6 +28,7 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
+from jobconform.conformance import tolerance
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.loops.harness import LoopsHarness, same_cost
 from jobconform.reference.loops import commands as lc
@@ -77,8 +78,9 @@ class LoopsLibrary:
     def _fail(self, what: str, expected: object, actual: object) -> AssertionError:
         tags = [str(t) for t in BuiltIn().get_variable_value("@{TEST_TAGS}") or []
                 if str(t).startswith("LP-")]
-        return AssertionError(f"requirement(s): {', '.join(sorted(tags))}\n  what: {what}\n"
-                              f"  expected: {expected!r}\n  actual:   {actual!r}")
+        return tolerance.robot_failure(f"requirement(s): {', '.join(sorted(tags))}\n"
+                                       f"  what: {what}\n  expected: {expected!r}\n"
+                                       f"  actual:   {actual!r}", tags)
 
     def _view(self, alias: str) -> LoopSnapshot:
         loop_id = self.harness.ids.get(alias)

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import REMINDERS, Backend
@@ -29,7 +30,12 @@ from jobconform.backends.reminders.protocol import (
     ReminderView,
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.harness import (
+    SAFETY_TIMEOUT_SECONDS,
+    AdapterError,
+    Divergence,
+    ListedDeviations,
+)
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import AdvanceTime, Command
 from jobconform.reference.reminders.commands import (
@@ -51,6 +57,7 @@ from jobconform.reference.reminders.oracle import (
     ReminderConfig,
     ReminderOracle,
     ReminderState,
+    ReminderStatus,
     rejected,
 )
 from jobconform.spec import Profile, Registry
@@ -176,6 +183,7 @@ class ReminderHarness:
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[ReminderCommand] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
+    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
         if REMINDERS not in self.backend.capabilities:
@@ -223,9 +231,32 @@ class ReminderHarness:
             actual = self._apply(command)  # AdvanceTime moves the clock here
             self.oracle.settle(self.clock.now())
             self.last_answer = actual
-            self._compare_answer(command, expected, actual, requirements)
-            self.observe(requirements)
+            self.listed.check(len(self.commands),
+                              partial(self._compare_answer, command, expected, actual,
+                                      requirements),
+                              partial(self.observe, requirements), self._adopt)
         return actual
+
+    def _adopt(self) -> None:
+        """After a listed deviation the oracle takes each reminder as the backend lists
+        it (one it cannot read in the spec's terms is left as the oracle has it), the
+        dispatches it made, and every reminder read earlier as it is now."""
+        for view in self._call("list_reminders", lambda: self.runtime.list_reminders(None)):
+            alias = self.aliases.get(view.reminder_id)
+            if alias is None or alias not in self.oracle.reminders:
+                continue
+            try:
+                status = ReminderStatus(view.status)
+            except ValueError:
+                continue
+            self.oracle.reminders[alias] = ReminderState(
+                view.message, status, view.created_at, view.fire_at, view.due_at,
+                view.attempts, view.fired_at)
+        made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
+                       for d in self.target.made())
+        self.oracle.dispatches = {alias: made.get(alias, 0) for alias in
+                                  self.oracle.dispatches.keys() | made.keys()}
+        self.held = {key: (view, freeze(view)) for key, (view, _) in self.held.items()}
 
     def run_all(self, commands: list[ReminderCommand]) -> None:
         for command in commands:

@@ -27,6 +27,7 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.reminders.protocol import ReminderView
+from jobconform.conformance import tolerance
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.lifecycle.keywords import requirement_tags
 from jobconform.conformance.reminders.harness import ReminderHarness, ReminderRecord, freeze
@@ -74,7 +75,7 @@ class ReminderLibrary:
     def _fail(self, message: str) -> AssertionError:
         ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
         suffix = f" [test checks {', '.join(ids)}]" if ids else ""
-        return AssertionError(message + suffix)
+        return tolerance.robot_failure(message + suffix, ids)
 
     def _view(self, alias: str) -> ReminderView:
         reminder_id = self.harness.ids.get(alias)

@@ -18,7 +18,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from functools import partial
+from typing import Any, TypeVar, cast
 from zoneinfo import ZoneInfo
 
 from jobconform.backends.protocol import Backend
@@ -33,7 +34,12 @@ from jobconform.backends.scheduling.protocol import (
     SchedulingRuntime,
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.harness import (
+    SAFETY_TIMEOUT_SECONDS,
+    AdapterError,
+    Divergence,
+    ListedDeviations,
+)
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import AdvanceTime, Command
@@ -230,6 +236,7 @@ class SchedulingHarness:
     safety_timeout: float = SAFETY_TIMEOUT_SECONDS
     commands: list[SchedulingCommand] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
+    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
         if SCHEDULING not in self.backend.capabilities:
@@ -281,9 +288,35 @@ class SchedulingHarness:
             requirements += self._fired_requirements(executions_before)
             self.exercised.update(requirements)
             self.last_answer = actual
-            self._compare_answer(command, expected, actual, requirements)
-            self.observe(requirements)
+            self.listed.check(len(self.commands),
+                              partial(self._compare_answer, command, expected, actual,
+                                      requirements),
+                              partial(self.observe, requirements), self._adopt)
         return actual
+
+    def _adopt(self) -> None:
+        """After a listed deviation the oracle takes each schedule's next fire time and
+        history as the backend shows them, the dispatches and pre-check calls it made,
+        and every snapshot read earlier as it is now."""
+        for view in self._call("list_schedules", self.runtime.list_schedules):
+            alias = self.aliases.get(view.schedule_id)
+            state = self.oracle.schedules.get(alias) if alias is not None else None
+            if alias is None or state is None:
+                continue
+            shown = freeze(view)
+            if shown.next_fire_at is None or isinstance(shown.next_fire_at, datetime):
+                self.oracle.schedules[alias] = replace(state, next_fire_at=shown.next_fire_at)
+            history = self._call("history", partial(self.runtime.history, view.schedule_id))
+            self.oracle.history[alias] = [
+                ExecutionState(*(cast(Any, getattr(execution, name, None))
+                                 for name in EXECUTION_FIELDS)) for execution in history]
+        dispatches, pre_checks = self.target.made()
+        self.oracle.dispatches = Counter((self.aliases.get(i, i), when, message)
+                                         for i, when, message in dispatches)
+        self.oracle.pre_checks = Counter(self.aliases.get(i, i) for i in pre_checks)
+        self.held = {key: (view, freeze(view)) for key, (view, _) in self.held.items()}
+        self.held_executions = {key: (view, freeze_execution(view))
+                                for key, (view, _) in self.held_executions.items()}
 
     def run_all(self, commands: list[SchedulingCommand]) -> None:
         for command in commands:

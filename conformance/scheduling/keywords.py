@@ -29,6 +29,7 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
+from jobconform.conformance import tolerance
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.lifecycle.keywords import requirement_tags
 from jobconform.conformance.scheduling.harness import ScheduleRecord, SchedulingHarness, freeze
@@ -74,7 +75,7 @@ class SchedulingLibrary:
     def _fail(self, message: str) -> AssertionError:
         ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
         suffix = f" [test checks {', '.join(ids)}]" if ids else ""
-        return AssertionError(message + suffix)
+        return tolerance.robot_failure(message + suffix, ids)
 
     def _id(self, alias: str) -> str:
         schedule_id = self.harness.ids.get(alias)

@@ -48,7 +48,8 @@ class Worker(pybreaker.CircuitBreakerListener):
         return self.breakers[target]
 
     def state_change(self, cb: pybreaker.CircuitBreaker, old: object, new: object) -> None:
-        if (getattr(old, "name", ""), getattr(new, "name", "")) == ("closed", "open"):
+        if (getattr(old, "name", ""), getattr(new, "name", "")) == ("closed", "open") and (
+                self.shared.reporting):  # a trip; a peer noticing one later drains nothing
             self.shared.failed.setdefault(cb.name, []).extend(self.shared.queues.pop(cb.name, []))
 
     def admit(self, target: str, call: str) -> str:
@@ -64,11 +65,17 @@ class Worker(pybreaker.CircuitBreakerListener):
         return self.shared.in_flight[call][0]  # type: ignore[no-any-return]
 
     def record(self, target: str, call: str, outcome: str, failure_class: str | None) -> None:
-        _, block = self.shared.in_flight.pop(call, (None, contextlib.nullcontext()))
+        _, block = self.shared.in_flight.pop(call, (None, None))
+        if block is None:  # reported again: pybreaker counts an outcome as its block ends
+            again = self.engaged(target) and self.breaker(target).current_state == "closed"
+            block = self.breaker(target).calling() if again else contextlib.nullcontext()
+            block.__enter__()
         error = None if outcome == "success" else (
             asyncio.CancelledError() if outcome == "cancelled" else FAILURES[failure_class or ""]())
         with contextlib.suppress(BaseException):  # pybreaker re-raises the error, or its own
+            self.shared.reporting = True
             block.__exit__(type(error) if error else None, error, None)
+        self.shared.reporting = False
 
     def enqueue(self, target: str, work: str) -> str:
         if self.engaged(target) and getattr(self.read(target), "state", "closed") != "closed":
@@ -113,7 +120,7 @@ class PybreakerBackend:  # jobconform run --backend pybreaker_adapter:PybreakerB
     def open_breaker(self, clock: Clock, settings: BreakerSettings) -> Worker:
         shared = SimpleNamespace(  # log: pybreaker logs each Redis command that failed
             settings=settings, namespace=f"jobconform-{uuid.uuid4().hex}",
-            log=logging.handlers.BufferingHandler(2**30),
+            log=logging.handlers.BufferingHandler(2**30), reporting=False,
             wall=WallClock(clock).start(), switch=False, opted_in=set(), queues={}, failed={},
             pool=redis.ConnectionPool(host="127.0.0.1", port=6379, socket_timeout=1), in_flight={})
         pybreaker.CircuitRedisStorage.logger.addHandler(shared.log)
