@@ -150,7 +150,13 @@ class CancelExecution:
 
 @dataclass(frozen=True)
 class Maintain:
-    """One maintenance pass: expire stale backlog entries, then drain into free slots."""
+    """One maintenance pass: expire stale backlog entries, then drain into free slots.
+
+    `drain` False keeps the expiry and leaves the backlogs queued: a caller holding the
+    drain off (a re-delivery governor's pause, spec/composite.yaml) asks for that.
+    """
+
+    drain: bool = True
 
 
 @dataclass(frozen=True)
@@ -366,7 +372,7 @@ class AdmissionModel:
             case CancelExecution():
                 return self._cancel(command.execution)
             case Maintain():
-                return self._maintain()
+                return self._maintain(command.drain)
             case PassTime():
                 self.now += timedelta(seconds=command.seconds)
                 return Expected(None, self._time_out_calls())
@@ -526,7 +532,7 @@ class AdmissionModel:
             return Expected(True, ("AD-007",))
         return self._end(alias, CANCELLED, ("AD-007",))
 
-    def _maintain(self) -> Expected:
+    def _maintain(self, drain: bool = True) -> Expected:
         expired = 0
         max_age = timedelta(seconds=self.config.backlog_max_age_seconds)
         for owner, backlog in self.backlogs.items():
@@ -539,7 +545,7 @@ class AdmissionModel:
                     expired += 1
             del owner
         requirements = ["AD-008"]
-        drained = [self._drain(owner) for owner in list(self.owners)]
+        drained = [self._drain(owner) for owner in list(self.owners)] if drain else []
         if any(drained):
             requirements.append("AD-006")
         if self._promote_calls():

@@ -344,7 +344,7 @@ class AdmissionService:
         with self._operation():
             return [row.execution_id for row in self._store.executions(owner, spec.QUEUED)]
 
-    def maintain(self) -> int:
+    def maintain(self, drain: bool = True) -> int:
         with self._operation():
             now = self._clock.now()
             max_age = timedelta(seconds=self._config.backlog_max_age_seconds)
@@ -352,8 +352,9 @@ class AdmissionService:
                      if now - row.arrived_at > max_age]
             for row in stale:
                 self._store.save_execution(replace(row, state=spec.EXPIRED, ended_at=now))
-            for owner in self._store.owners():
-                self._drain(owner.name)
+            if drain:
+                for owner in self._store.owners():
+                    self._drain(owner.name)
             self._promote_calls()
             return len(stale)
 
