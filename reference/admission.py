@@ -150,13 +150,7 @@ class CancelExecution:
 
 @dataclass(frozen=True)
 class Maintain:
-    """One maintenance pass: expire stale backlog entries, then drain into free slots.
-
-    `drain` False keeps the expiry and leaves the backlogs queued: a caller holding the
-    drain off (a re-delivery governor's pause, spec/composite.yaml) asks for that.
-    """
-
-    drain: bool = True
+    """One maintenance pass: expire stale backlog entries, then drain into free slots."""
 
 
 @dataclass(frozen=True)
@@ -296,6 +290,10 @@ class AdmissionModel:
     executions: dict[str, Execution] = field(default_factory=dict)
     backlogs: dict[str, list[str]] = field(default_factory=dict)
     calls: dict[str, Call] = field(default_factory=dict)
+    # While True no queued work starts: the composite area holds the drain during a
+    # re-delivery governor's pause (spec/composite.yaml, CX-004); the admission area's
+    # own checks never set it.
+    drain_held: bool = False
 
     def __post_init__(self) -> None:
         self.stored_ceiling = self.config.fleet_ceiling
@@ -372,7 +370,7 @@ class AdmissionModel:
             case CancelExecution():
                 return self._cancel(command.execution)
             case Maintain():
-                return self._maintain(command.drain)
+                return self._maintain()
             case PassTime():
                 self.now += timedelta(seconds=command.seconds)
                 return Expected(None, self._time_out_calls())
@@ -474,7 +472,7 @@ class AdmissionModel:
 
     def _drain(self, owner: str) -> bool:
         """Start the oldest queued work into free slots; True if any started."""
-        if owner not in self.owners:
+        if owner not in self.owners or self.drain_held:
             return False
         backlog = self.backlogs[owner]
         started = False
@@ -532,7 +530,7 @@ class AdmissionModel:
             return Expected(True, ("AD-007",))
         return self._end(alias, CANCELLED, ("AD-007",))
 
-    def _maintain(self, drain: bool = True) -> Expected:
+    def _maintain(self) -> Expected:
         expired = 0
         max_age = timedelta(seconds=self.config.backlog_max_age_seconds)
         for owner, backlog in self.backlogs.items():
@@ -545,7 +543,7 @@ class AdmissionModel:
                     expired += 1
             del owner
         requirements = ["AD-008"]
-        drained = [self._drain(owner) for owner in list(self.owners)] if drain else []
+        drained = [self._drain(owner) for owner in list(self.owners)]
         if any(drained):
             requirements.append("AD-006")
         if self._promote_calls():

@@ -182,13 +182,9 @@ class AdmissionRuntime(Protocol):
         """The owner's queued execution ids, oldest first (empty for an unknown owner)."""
         ...
 
-    def maintain(self, drain: bool = True) -> int:
+    def maintain(self) -> int:
         """One maintenance pass: expire stale backlog entries (returning how many), then
-        drain every backlog into free slots and start waiting calls that now fit.
-
-        `drain` False expires and starts waiting calls but leaves every backlog queued
-        (a governor's pause holds the drain, CX-004); the admission area's own checks
-        always pass True, so a runtime outside the composite area may ignore it."""
+        drain every backlog into free slots and start waiting calls that now fit."""
         ...
 
     # -- calls ----------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 a job after its owner's dispatch breaker, each run of a loop (the loop runtime is scripted
 so that a run ends only once it holds a slot), and each reminder's fire (the reminders
 runtime dispatches to this object, which admits the fire). It asks the governor whether a
-pause holds the backlog drain before each maintenance pass. It adds no rule of an area's
+pause holds the backlog drain before each admission operation that could start
+waiting work. It adds no rule of an area's
 own: those stay in the runtimes it wires.
 
 `open_shared_admission(backend, clock, config)` opens the runtimes through the backend's
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from jobconform.backends.admission.protocol import AdmissionRuntime, UnknownOwner
 from jobconform.backends.breaker.protocol import BreakerRuntime
@@ -45,7 +46,14 @@ from jobconform.reference.loops.oracle import FailResult, Respond
 from jobconform.reference.reminders.oracle import DeliveryOutcome
 
 PROBE = "probe"
-HALF_OPEN = "half_open"
+
+
+class HoldableAdmission(AdmissionRuntime, Protocol):
+    """An admission runtime whose drain can be held (the kit's `AdmissionService`)."""
+
+    def hold_drain(self, held: bool) -> None:
+        """While held, no queued work starts; expiry goes on."""
+        ...
 
 
 @dataclass
@@ -59,7 +67,7 @@ class _Loop:
 class SharedAdmission:
     """A `CompositeRuntime` (backends/composite/protocol.py) over five area runtimes."""
 
-    def __init__(self, admission: AdmissionRuntime, loops: LoopRuntime,
+    def __init__(self, admission: HoldableAdmission, loops: LoopRuntime,
                  breaker: BreakerRuntime, governor: GovernorRuntime,
                  open_reminders: Callable[[DeliveryTarget], ReminderRuntime]) -> None:
         self.admission = admission
@@ -97,6 +105,7 @@ class SharedAdmission:
         if decision == PROBE and not self.free_slot(owner):
             self.breaker.record(owner, job, "cancelled", None)  # give the probe up
             return REFUSED
+        self._hold()
         try:
             answer = self.admission.admit(owner, job)
         except Exception:
@@ -109,6 +118,7 @@ class SharedAdmission:
     # -- loops --------------------------------------------------------------------------------
 
     def admit_loop_run(self, work: str, owner: str) -> str:
+        self._hold()
         return self.admission.admit(owner, work)
 
     def start_loop(self, owner: str, loop: str, runs: int) -> str:
@@ -143,6 +153,7 @@ class SharedAdmission:
         return "created"
 
     def admit_fire(self, work: str, owner: str) -> None:
+        self._hold()
         self.admission.admit(owner, work)
 
     def dispatch(self, reminder_id: str, message: str) -> Delivery:
@@ -164,6 +175,7 @@ class SharedAdmission:
         execution = self.admission.execution(work)
         if execution is None or execution.state != ad.RUNNING:
             return False
+        self._hold()
         self.admission.finish(work)
         if work in self._jobs:
             self.breaker.record(self._jobs[work], work, "failure" if failed else "success",
@@ -179,8 +191,14 @@ class SharedAdmission:
     def drain_held(self) -> bool:
         return self.governor.paused_until() is not None
 
+    def _hold(self) -> None:
+        """Hold the admission's drain while the governor's pause holds (CX-004); asked
+        before every admission operation that could start waiting work."""
+        self.admission.hold_drain(self.drain_held())
+
     def maintain(self) -> int:
-        return self.admission.maintain(drain=not self.drain_held())
+        self._hold()
+        return self.admission.maintain()
 
     # -- reads and lifetime ----------------------------------------------------------------------
 
@@ -194,9 +212,10 @@ class SharedAdmission:
     def snapshot(self) -> CompositeSnapshot:
         executions = tuple((e.execution_id, e.owner, e.state)
                            for e in self.admission.snapshot().executions)
+        by_id = {shown.loop_id: shown for shown in self.loops.list_loops()}
         loops = []
         for name, loop in self._loops.items():
-            shown = self.loops.get_loop(loop.loop_id)
+            shown = by_id.get(loop.loop_id)
             loops.append((name, shown.status, shown.runs_completed) if shown is not None
                          else (name, "missing", 0))
         reminders = []

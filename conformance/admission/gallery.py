@@ -35,7 +35,7 @@ class ExpiresAtMaxAgeService(AdmissionService):
     longer (>= for >): work exactly at the maximum age, which must stay, expires one
     tick early."""
 
-    def maintain(self, drain: bool = True) -> int:
+    def maintain(self) -> int:
         with self._operation():
             now = self._clock.now()
             max_age = timedelta(seconds=self._config.backlog_max_age_seconds)
@@ -43,7 +43,7 @@ class ExpiresAtMaxAgeService(AdmissionService):
                      if now - row.arrived_at >= max_age]
             for row in stale:
                 self._store.save_execution(replace(row, state=spec.EXPIRED, ended_at=now))
-            for owner in self._store.owners() if drain else ():
+            for owner in self._store.owners():
                 self._drain(owner.name)
             self._promote_calls()
             return len(stale)

@@ -10,8 +10,8 @@ from `reference/governor/oracle.py`. What this module adds is only where they me
 - a loop's run and a reminder's fire are admitted like a job (CX-001, CX-002);
 - a job meeting a half-open breaker is the probe only if a slot is free for it, counting
   the work already waiting; otherwise it is refused and the probe is not taken (CX-003);
-- a maintenance pass during the governor's pause expires stale work but starts none
-  (CX-004).
+- while the governor's pause holds, no waiting work starts: not into a slot that frees,
+  not ahead of new work, not by maintenance, which still expires stale work (CX-004).
 
 Time is a field, moved only by `PassTime`. Answers are plain data like the areas' own.
 """
@@ -164,6 +164,17 @@ class CompositeModel:
                 the composite area states (a backlog at its depth for a loop's run or a
                 reminder's fire, a loop run reaching its timeout).
         """
+        held = self.paused() and any(self.admission.backlogs.values())
+        expected = self._apply(command)
+        if held and PROBE_REQUIREMENT not in expected.requirements[:1] and isinstance(
+                command, cc.SubmitJob | cc.StartLoop | cc.FinishWork | cc.Maintain
+                | cc.PassTime):
+            # Work waited while the pause held the drain: what starts is CX-004's to say.
+            return Expected(expected.answer, (PAUSE_REQUIREMENT, *expected.requirements))
+        return expected
+
+    def _apply(self, command: cc.CompositeCommand) -> Expected:
+        self.admission.drain_held = self.paused()
         match command:
             case cc.AddOwner(owner=owner):
                 answer = self.admission.apply(ad.AddOwner(owner)).answer
@@ -182,9 +193,8 @@ class CompositeModel:
                 self.governor.record_failure(owner, failure_class, result, self.now)
                 return Expected(None, (PAUSE_REQUIREMENT,))
             case cc.Maintain():
-                drain = not self.paused()
-                expired = self.admission.apply(ad.Maintain(drain=drain)).answer
-                return Expected(expired, (PAUSE_REQUIREMENT,))
+                return Expected(self.admission.apply(ad.Maintain()).answer,
+                                (PAUSE_REQUIREMENT,))
             case cc.PassTime(seconds=seconds):
                 return self._pass_time(seconds)
         raise ValueError(f"not a composite command: {command!r}")
@@ -277,6 +287,7 @@ class CompositeModel:
     def _pass_time(self, seconds: float) -> Expected:
         self.now += timedelta(seconds=seconds)
         self.admission.apply(ad.PassTime(seconds))
+        self.admission.drain_held = self.paused()
         for name, loop in self.loops.items():
             timeout_at = loop.run_timeout_at
             if timeout_at is not None and timeout_at <= self.now:
