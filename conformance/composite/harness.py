@@ -4,10 +4,11 @@ composite oracle, and their answers and snapshots must agree.
 After every command the runtime settles, then the harness compares the command's answer
 and the whole snapshot (every execution of the one admission, every loop, reminder and
 breaker, and the pause) with `CompositeModel`. The first difference raises `Divergence`.
-Its primary requirement is the command's own when the command is where two areas meet
-(a job at a half-open breaker: CX-003; a maintenance pass during a pause: CX-004); else
-it follows from what differs: a loop's run or a loop CX-001, a reminder's execution or a
-reminder CX-002, a breaker CX-003, the pause CX-004, a job the command's.
+Its primary requirement follows from what differs: a loop CX-001, a reminder CX-002, a
+breaker CX-003, the pause CX-004. For an execution, a work in another state at a command
+where two areas meet (a job at a half-open breaker: CX-003; work waiting while the pause
+holds the drain: CX-004) is that meeting point's; a work one side never admitted is its
+kind's (a loop's run CX-001, a reminder's execution CX-002), a job's the command's.
 """
 
 from __future__ import annotations
@@ -209,13 +210,33 @@ class CompositeHarness:
         for what, expected, shown_value, requirement in checks:
             if expected == shown_value:
                 continue
-            if requirement is None:  # executions: what the differing work is
-                work = _first_difference(expected, shown_value)
-                requirement = self.model.kind_requirement(work) if work else None
-            primary = next((rid for rid in requirements if rid in MEETING_POINTS),
-                           requirement)
+            primary = requirement
+            if primary is None:  # executions: what the differing work is, and where
+                primary = self._execution_primary(expected, shown_value, requirements)
             raise self._fail((*(r for r in (primary,) if r), *requirements), what,
                              expected, shown_value, primary)
+
+    def _execution_primary(self, expected: tuple[tuple[str, str, str], ...],
+                           actual: tuple[tuple[str, str, str], ...],
+                           requirements: tuple[str, ...]) -> str | None:
+        """A work one side never admitted is its kind's (a loop's run CX-001, a reminder's
+        execution CX-002), whatever states differ after it. Otherwise a work in another
+        state at a command where two areas meet is that meeting point's, else its
+        kind's; a job's is the command's."""
+        meeting = next((rid for rid in requirements if rid in MEETING_POINTS), None)
+        shown = {entry[0] for entry in actual}
+        wanted = {entry[0] for entry in expected}
+        # A work one side never admitted explains the states that differ after it.
+        missing = [entry[0] for entry in (*expected, *actual)
+                   if entry[0] not in shown or entry[0] not in wanted]
+        if missing:
+            return self.model.kind_requirement(missing[0]) or meeting or (
+                requirements[0] if requirements else None)
+        work = _first_difference(expected, actual)
+        kind = self.model.kind_requirement(work) if work is not None else None
+        if meeting is not None:
+            return meeting
+        return kind or (requirements[0] if requirements else None)
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         try:
