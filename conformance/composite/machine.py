@@ -33,6 +33,9 @@ MACHINE_PARAMETERS: dict[str, object] = {
     "pause_threshold": 2, "pause_ttl_seconds": 300,
 }
 
+# The aimed rules send up to a dozen commands each, so fewer rules make an example.
+STEPS_PER_EXAMPLE = 20
+
 owners = st.sampled_from(OWNERS)
 
 
@@ -147,7 +150,7 @@ def run_composite_machine(backend: Backend, profile: Profile, registry: Registry
                           seed: int = 0, examples: int = 200) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_composite_machine, backend, profile, registry, seed=seed,
-                       examples=examples)
+                       examples=examples, steps=STEPS_PER_EXAMPLE)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
