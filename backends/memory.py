@@ -7,6 +7,8 @@ from jobconform.backends.admission.runtime import AdmissionService
 from jobconform.backends.breaker.memory import open_memory_breaker
 from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import StoreBreakerRuntime
+from jobconform.backends.composite.protocol import COMPOSITE
+from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
 from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import StoreGovernorRuntime, open_memory_governor
 from jobconform.backends.idempotency.memory import open_memory_idempotency
@@ -42,6 +44,7 @@ from jobconform.backends.task_store.memory import AsyncInMemoryTaskStore
 from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.reference.composite.oracle import CompositeConfig
 from jobconform.reference.governor.oracle import GovernorSettings
 
 
@@ -57,7 +60,12 @@ class MemoryBackend:
     name = "memory"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
+                              COMPOSITE})
+
+    def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
+        """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""
+        return open_shared_admission(self, clock, config)
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)

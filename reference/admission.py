@@ -290,6 +290,10 @@ class AdmissionModel:
     executions: dict[str, Execution] = field(default_factory=dict)
     backlogs: dict[str, list[str]] = field(default_factory=dict)
     calls: dict[str, Call] = field(default_factory=dict)
+    # While True no queued work starts: the composite area holds the drain during a
+    # re-delivery governor's pause (spec/composite.yaml, CX-004); the admission area's
+    # own checks never set it.
+    drain_held: bool = False
 
     def __post_init__(self) -> None:
         self.stored_ceiling = self.config.fleet_ceiling
@@ -468,7 +472,7 @@ class AdmissionModel:
 
     def _drain(self, owner: str) -> bool:
         """Start the oldest queued work into free slots; True if any started."""
-        if owner not in self.owners:
+        if owner not in self.owners or self.drain_held:
             return False
         backlog = self.backlogs[owner]
         started = False

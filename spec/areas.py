@@ -157,6 +157,11 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                           "store"),
          steps=f"{_C}.store.steps", keywords=f"{_C}.store.keywords.StoreLibrary",
          gallery=f"{_C}.store.gallery:GALLERY"),
+    # Loops, reminders, jobs, the breaker and the governor through one admission; its
+    # oracle composes theirs.
+    _service_area("composite", "CX", f"{_R}.composite.oracle", "CompositeLibrary",
+                  _machine("composite machine", f"{_C}.composite.machine",
+                           "run_composite_machine", "composite")),
 )
 
 

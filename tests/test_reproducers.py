@@ -128,6 +128,7 @@ def test_a_shipped_regression_is_skipped_where_its_area_is_not_claimed(tmp_path:
 AREA_ENTRIES = {
     "admission": "jobconform.conformance.admission.gallery:admission_expires_at_max_age",
     "breaker": "jobconform.conformance.breaker.gallery:breaker_open_until_at_offset",
+    "composite": "jobconform.conformance.composite.gallery:composite_drains_during_pause",
     "governor": "jobconform.conformance.governor.gallery:governor_pause_at_offset",
     "idempotency": "jobconform.conformance.idempotency.gallery:stale_at_timeout",
     "loops": "jobconform.conformance.loops.gallery:loops_nan_cost_counts",

@@ -107,6 +107,8 @@ def _check_range(setting: str, value: int, low: int, high: int) -> None:
 class AdmissionService:
     """The admission runtime over a store; see backends/admission/protocol.py."""
 
+    _drain_held = False  # see hold_drain
+
     def __init__(self, store: AdmissionStore, clock: Clock, config: AdmissionConfig) -> None:
         self._store = store
         self._clock = clock
@@ -274,9 +276,15 @@ class AdmissionService:
         return sorted(((s.name, s.timeout_seconds) for s in self._store.schedules(owner)
                        if s.timeout_seconds > seconds), key=lambda s: (-s[1], s[0]))
 
+    def hold_drain(self, held: bool) -> None:
+        """While held, no queued work starts, whether a slot frees, new work arrives or
+        maintenance runs; expiry goes on. The composite area holds it during a governor's
+        pause (CX-004); it is not part of the admission area's protocol."""
+        self._drain_held = held
+
     def _drain(self, owner: str) -> None:
         row = self._store.owner(owner)
-        if row is None:
+        if row is None or self._drain_held:
             return
         for queued in self._drain_order(self._store.executions(owner, spec.QUEUED)):
             if not self._has_free_slot(row, len(self._store.executions(owner, spec.RUNNING))):

@@ -43,6 +43,7 @@ from jobconform.backends.admission.protocol import (
     UnknownOwner,
 )
 from jobconform.backends.breaker.protocol import BreakerRuntime
+from jobconform.backends.composite.protocol import CompositeRuntime
 from jobconform.backends.governor.protocol import GovernorRuntime
 from jobconform.backends.idempotency.protocol import IdempotencyRuntime
 from jobconform.backends.loops.protocol import (
@@ -91,6 +92,7 @@ from jobconform.backends.task_store.protocol import TaskStore
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.reference.composite.oracle import CompositeConfig
 from jobconform.reference.governor.oracle import GovernorSettings
 from jobconform.reference.idempotency.oracle import IdempotencyConfig
 from jobconform.reference.lifecycle import JsonValue
@@ -233,11 +235,14 @@ class Backend(Protocol):
         default); the child awaits them, and the kit sees the answers."""
         ...
 
+    def open_composite(self, clock: Clock, config: CompositeConfig) -> CompositeRuntime: ...
+
 
 # The child's interfaces (the kit calls them) and the kit's (the child calls them back).
 CHILD_INTERFACES: tuple[type, ...] = (
     Backend, JobRuntime, IdempotencyRuntime, BreakerRuntime, GovernorRuntime,
     ReminderRuntime, AdmissionRuntime, LoopRuntime, SchedulingRuntime, TaskStore,
+    CompositeRuntime,
 )
 KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCall,
                                     SchedulingTarget)

@@ -24,6 +24,8 @@ from jobconform.backends.admission.sql import SqlAdmissionStore, open_sql_admiss
 from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.breaker.sql import SqlBreakerStore
+from jobconform.backends.composite.protocol import COMPOSITE
+from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
 from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import StoreGovernorRuntime
 from jobconform.backends.governor.sql import SqlGovernorStore
@@ -70,6 +72,7 @@ from jobconform.backends.task_store.runtime import ThreadOffloadedTaskStore
 from jobconform.backends.task_store.sql import SqlTaskStore
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.reference.composite.oracle import CompositeConfig
 from jobconform.reference.governor.oracle import GovernorSettings
 
 DEFAULT_SQL_URL = "sqlite://"
@@ -163,8 +166,13 @@ class SqlBackend:
     name = "sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
+                              COMPOSITE})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
+
+    def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
+        """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""
+        return open_shared_admission(self, clock, config)
 
     def __init__(self, url: str | None = None) -> None:
         self.url = url if url is not None else os.environ.get(SQL_URL_ENV, DEFAULT_SQL_URL)

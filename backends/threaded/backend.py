@@ -18,6 +18,8 @@ from jobconform.backends.breaker.memory import InMemoryBreakerStore
 from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.breaker.threaded import PooledBreakerRuntime
+from jobconform.backends.composite.protocol import COMPOSITE
+from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
 from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import InMemoryGovernorStore, StoreGovernorRuntime
 from jobconform.backends.governor.threaded import PooledGovernorRuntime
@@ -60,6 +62,7 @@ from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import ThreadedRuntime
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.reference.composite.oracle import CompositeConfig
 from jobconform.reference.governor.oracle import GovernorSettings
 
 
@@ -84,7 +87,11 @@ class ThreadedBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE})
+                              STORE, COMPOSITE})
+
+    def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
+        """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""
+        return open_shared_admission(self, clock, config)
 
     def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
         """Loops whose runs execute on threads of their own, over an in-memory store that

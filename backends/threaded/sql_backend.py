@@ -11,6 +11,7 @@ from jobconform.backends.admission.runtime import AdmissionStore
 from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.breaker.threaded import PooledBreakerRuntime
+from jobconform.backends.composite.protocol import COMPOSITE
 from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import StoreGovernorRuntime
 from jobconform.backends.governor.threaded import PooledGovernorRuntime
@@ -54,7 +55,7 @@ class ThreadedSqlBackend(ThreadedBackend):
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE})
+                              STORE, COMPOSITE})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)

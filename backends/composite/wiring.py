@@ -1,0 +1,247 @@
+"""The kit's composite runtime: a backend's own area runtimes wired to one admission.
+
+`SharedAdmission` holds one admission runtime and routes every piece of work through it:
+a job after its owner's dispatch breaker, each run of a loop (the loop runtime is scripted
+so that a run ends only once it holds a slot), and each reminder's fire (the reminders
+runtime dispatches to this object, which admits the fire). It asks the governor whether a
+pause holds the backlog drain before each admission operation that could start
+waiting work. It adds no rule of an area's
+own: those stay in the runtimes it wires.
+
+`open_shared_admission(backend, clock, config)` opens the runtimes through the backend's
+`open_admission`, `open_loops`, `open_reminders`, `open_breaker` and `open_governor`, so a
+backend with those gets `open_composite` in one line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from jobconform.backends.admission.protocol import AdmissionRuntime, UnknownOwner
+from jobconform.backends.breaker.protocol import BreakerRuntime
+from jobconform.backends.composite.protocol import CompositeSnapshot
+from jobconform.backends.governor.protocol import GovernorRuntime
+from jobconform.backends.loops.protocol import LoopAgent, LoopRuntime, LoopsConfig
+from jobconform.backends.protocol import Clock
+from jobconform.backends.reminders.protocol import (
+    Delivery,
+    DeliveryTarget,
+    ReminderRuntime,
+)
+from jobconform.reference import admission as ad
+from jobconform.reference.composite.commands import loop_run
+from jobconform.reference.composite.oracle import (
+    AUTH,
+    FAILED_RUN_STATUS,
+    LOOP_RUN_TIMEOUT_SECONDS,
+    REFUSED,
+    CompositeConfig,
+    loop_parameters,
+    reminder_message,
+    run_response,
+)
+from jobconform.reference.loops.oracle import FailResult, Respond
+from jobconform.reference.reminders.oracle import DeliveryOutcome
+
+PROBE = "probe"
+
+
+class HoldableAdmission(AdmissionRuntime, Protocol):
+    """An admission runtime whose drain can be held (the kit's `AdmissionService`)."""
+
+    def hold_drain(self, held: bool) -> None:
+        """While held, no queued work starts; expiry goes on."""
+        ...
+
+
+@dataclass
+class _Loop:
+    loop_id: str  # the loop runtime's id
+    agent: LoopAgent
+    owner: str
+    run_number: int  # the run that holds, or waits for, a slot
+
+
+class SharedAdmission:
+    """A `CompositeRuntime` (backends/composite/protocol.py) over five area runtimes."""
+
+    def __init__(self, admission: HoldableAdmission, loops: LoopRuntime,
+                 breaker: BreakerRuntime, governor: GovernorRuntime,
+                 open_reminders: Callable[[DeliveryTarget], ReminderRuntime]) -> None:
+        self.admission = admission
+        self.loops = loops
+        self.breaker = breaker
+        self.governor = governor
+        self._loops: dict[str, _Loop] = {}  # by the harness's loop name
+        self._loop_names: dict[str, str] = {}  # work name of a run's loop -> loop name
+        self._jobs: dict[str, str] = {}  # job -> owner
+        self._reminders: dict[str, tuple[str, str]] = {}  # runtime id -> (name, owner)
+        self._reminder_ids: dict[str, str] = {}  # name -> runtime id
+        self.breaker.set_global_switch(True)
+        self.reminders = open_reminders(self)
+
+    # -- owners and jobs --------------------------------------------------------------------
+
+    def add_owner(self, owner: str) -> None:
+        self.admission.add_owner(owner)
+        self.breaker.set_opt_in(owner, True)
+
+    def _known(self, owner: str) -> None:
+        if self.admission.owner(owner) is None:
+            raise UnknownOwner(ad.unknown_owner(owner))
+
+    def free_slot(self, owner: str) -> bool:
+        """A slot that neither running work nor work already waiting has a claim on."""
+        view = self.admission.owner(owner)
+        return view is not None and view.running + view.queued < view.effective_cap
+
+    def submit(self, owner: str, job: str) -> str:
+        self._known(owner)
+        decision = self.breaker.admit(owner, job)
+        if decision == REFUSED:
+            return REFUSED
+        if decision == PROBE and not self.free_slot(owner):
+            self.breaker.record(owner, job, "cancelled", None)  # give the probe up
+            return REFUSED
+        self._hold()
+        try:
+            answer = self.admission.admit(owner, job)
+        except Exception:
+            if decision == PROBE:
+                self.breaker.record(owner, job, "cancelled", None)
+            raise
+        self._jobs[job] = owner
+        return answer
+
+    # -- loops --------------------------------------------------------------------------------
+
+    def admit_loop_run(self, work: str, owner: str) -> str:
+        self._hold()
+        return self.admission.admit(owner, work)
+
+    def start_loop(self, owner: str, loop: str, runs: int) -> str:
+        self._known(owner)
+        agent = LoopAgent()
+        loop_id = self.loops.start_loop(loop_parameters(loop, runs), agent)
+        self._loops[loop] = _Loop(loop_id, agent, owner, 1)
+        work = loop_run(loop, 1)
+        self._loop_names[work] = loop
+        return self.admit_loop_run(work, owner)
+
+    def _end_run(self, loop: _Loop, name: str, work: str, failed: bool) -> list[object]:
+        outcome = FailResult(FAILED_RUN_STATUS) if failed else Respond(run_response(work))
+        loop.agent.decide(loop.run_number, outcome)
+        self.loops.settle()
+        snapshot = self.loops.get_loop(loop.loop_id)
+        if snapshot is None or snapshot.status != "running":
+            return [True, None]
+        loop.run_number += 1
+        following = loop_run(name, loop.run_number)
+        self._loop_names[following] = name
+        return [True, self.admit_loop_run(following, loop.owner)]
+
+    # -- reminders ----------------------------------------------------------------------------
+
+    def create_reminder(self, owner: str, reminder: str, delay_seconds: float) -> str:
+        self._known(owner)
+        reminder_id = self.reminders.create(reminder_message(reminder),
+                                            delay_seconds=delay_seconds)
+        self._reminders[reminder_id] = (reminder, owner)
+        self._reminder_ids[reminder] = reminder_id
+        return "created"
+
+    def admit_fire(self, work: str, owner: str) -> None:
+        self._hold()
+        self.admission.admit(owner, work)
+
+    def dispatch(self, reminder_id: str, message: str) -> Delivery:
+        """The reminders runtime fires: the execution is admitted (running or queued), as
+        any other work of its owner; a refusal is a clean failure before it started."""
+        delivery = Delivery(reminder_id, message)
+        name, owner = self._reminders[reminder_id]
+        try:
+            self.admit_fire(name, owner)
+        except Exception:
+            delivery.decide(DeliveryOutcome.FAILS)
+        else:
+            delivery.decide(DeliveryOutcome.LANDS)
+        return delivery
+
+    # -- ending work, the governor and maintenance ----------------------------------------------
+
+    def finish(self, work: str, failed: bool = False) -> bool | list[object]:
+        execution = self.admission.execution(work)
+        if execution is None or execution.state != ad.RUNNING:
+            return False
+        self._hold()
+        self.admission.finish(work)
+        if work in self._jobs:
+            self.breaker.record(self._jobs[work], work, "failure" if failed else "success",
+                                AUTH if failed else None)
+        name = self._loop_names.get(work)
+        if name is not None:
+            return self._end_run(self._loops[name], name, work, failed)
+        return True
+
+    def record_failure(self, owner: str, failure_class: str, result: str) -> None:
+        self.governor.record_failure(owner, failure_class, result)
+
+    def drain_held(self) -> bool:
+        return self.governor.paused_until() is not None
+
+    def _hold(self) -> None:
+        """Hold the admission's drain while the governor's pause holds (CX-004); asked
+        before every admission operation that could start waiting work."""
+        self.admission.hold_drain(self.drain_held())
+
+    def maintain(self) -> int:
+        self._hold()
+        return self.admission.maintain()
+
+    # -- reads and lifetime ----------------------------------------------------------------------
+
+    def settle(self) -> None:
+        self.loops.settle()
+        # A fire is admitted inside the dispatch; the runtime records it at its next settle.
+        self.reminders.settle()
+        self.reminders.settle()
+        self.admission.settle()
+
+    def snapshot(self) -> CompositeSnapshot:
+        executions = tuple((e.execution_id, e.owner, e.state)
+                           for e in self.admission.snapshot().executions)
+        by_id = {shown.loop_id: shown for shown in self.loops.list_loops()}
+        loops = []
+        for name, loop in self._loops.items():
+            shown = by_id.get(loop.loop_id)
+            loops.append((name, shown.status, shown.runs_completed) if shown is not None
+                         else (name, "missing", 0))
+        reminders = []
+        for name, reminder_id in self._reminder_ids.items():
+            view = self.reminders.get(reminder_id)
+            reminders.append((name, view.status if view is not None else "missing"))
+        breakers = []
+        for owner in self.admission.owners():
+            read = self.breaker.read(owner)
+            breakers.append((owner, str(read.state), read.probe) if read is not None
+                            else (owner, "unreadable", None))
+        return CompositeSnapshot(executions, tuple(loops), tuple(reminders), tuple(breakers),
+                                 self.governor.paused_until())
+
+    def close(self) -> None:
+        for runtime in (self.reminders, self.loops, self.breaker, self.governor,
+                        self.admission):
+            runtime.close()
+
+
+def open_shared_admission(backend: Any, clock: Clock, config: CompositeConfig,
+                          wiring: type[SharedAdmission] = SharedAdmission) -> SharedAdmission:
+    """A composite runtime from `backend`'s own area runtimes (see the module text)."""
+    admission = backend.open_admission(clock, config.admission)
+    loops = backend.open_loops(clock, LoopsConfig(LOOP_RUN_TIMEOUT_SECONDS))
+    breaker = backend.open_breaker(clock, config.breaker)
+    governor = backend.open_governor(clock, config.governor)
+    return wiring(admission, loops, breaker, governor,
+                  lambda target: backend.open_reminders(clock, config.reminders, target))

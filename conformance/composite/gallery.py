@@ -1,0 +1,79 @@
+"""The composite gallery: the memory backend with its areas wired together wrongly.
+
+Each entry changes one point of the kit's wiring (backends/composite/wiring.py) to a
+mistake the seed's sections guard against; the area runtimes it wires stay correct.
+`jobconform selftest` proves each is caught by every suite, naming the requirement in
+`catches`.
+"""
+
+from __future__ import annotations
+
+from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import Clock
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.admission import RUNNING
+from jobconform.reference.composite.oracle import CompositeConfig
+
+
+class LoopRunsBypassCap(SharedAdmission):
+    """A loop's runs start directly on the loop runtime, never through the admission: they
+    hold no slot, so a loop runs beside its owner's jobs past the owner's cap."""
+
+    def admit_loop_run(self, work: str, owner: str) -> str:
+        return RUNNING
+
+
+class FiresBypassCap(SharedAdmission):
+    """A reminder's fire dispatches its execution on a path of its own, outside the
+    admission: it takes no slot of its owner."""
+
+    def admit_fire(self, work: str, owner: str) -> None:
+        return None
+
+
+class ProbeWithoutFreeSlot(SharedAdmission):
+    """The half-open probe is admitted like any job, so with no free slot it waits in the
+    backlog while its lease runs out, instead of being refused."""
+
+    def free_slot(self, owner: str) -> bool:
+        return True
+
+
+class DrainsDuringPause(SharedAdmission):
+    """The governor's pause is not read by the admission: a freed slot drains the backlog
+    into the outage as usual."""
+
+    def drain_held(self) -> bool:
+        return False
+
+
+def _composite_entry(name: str, wiring: type[SharedAdmission], catches: str,
+                     source: str) -> GalleryEntry:
+    """The memory backend with a broken wiring, loadable as `<this module>:<name>`."""
+    bug = " ".join((wiring.__doc__ or "").split())
+
+    class BrokenBackend(MemoryBackend):
+        __doc__ = bug
+
+        def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
+            return open_shared_admission(self, clock, config, wiring)
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+
+
+GALLERY = (
+    _composite_entry("composite_loop_run_bypasses_cap", LoopRunsBypassCap, "CX-001",
+                     "seed 002 38.1: each iteration goes through capacity_manager admit/slot"),
+    _composite_entry("composite_fire_bypasses_cap", FiresBypassCap, "CX-002",
+                     "seed 002 10.14 AC #2: through capacity_manager admit/slot, no parallel"
+                     " dispatch path"),
+    _composite_entry("composite_probe_without_free_slot", ProbeWithoutFreeSlot, "CX-003",
+                     "seed 002 10.11: a half-open probe is admitted only into a free slot"
+                     " (never enqueued)"),
+    _composite_entry("composite_drains_during_pause", DrainsDuringPause, "CX-004",
+                     "seed 002 10.11.1: capacity drain hold-off"),
+)

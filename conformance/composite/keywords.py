@@ -1,0 +1,147 @@
+"""Robot Framework keywords of the composite area (robot/composite.robot).
+
+Commands go through `CompositeHarness.run` (backend and oracle, compared); assertions read
+the BACKEND's snapshot. The backend and profile come from ``${BACKEND}`` and
+``${PROFILE}``; the lifecycle resource's listener skips tests of unclaimed areas.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
+
+from jobconform.backends.loading import load_backend
+from jobconform.conformance.composite.harness import CompositeHarness, composite_config
+from jobconform.reference.composite import commands as cc
+from jobconform.spec import load_registry
+
+DEFAULT_BACKEND = "memory"
+
+
+def _number(text: str) -> int | float | str:
+    """A Robot argument as the number it spells (parameters are numbers but for a few
+    names like counted_classes, which stay text)."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+@library(scope="TEST", auto_keywords=False)
+class CompositeLibrary:
+    """Drive one backend composite runtime and the oracle per test."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self) -> None:
+        self._harness: CompositeHarness | None = None
+        self._answers: dict[str, object] = {}
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def end_test(self, data: Any, result: Any) -> None:
+        harness, self._harness = self._harness, None
+        if harness is not None:
+            harness.close()
+
+    @property
+    def harness(self) -> CompositeHarness:
+        if self._harness is None:
+            raise RuntimeError("no composite runtime in this test yet: call `Start Composite`"
+                               " first")
+        return self._harness
+
+    def _variable(self, name: str) -> str | None:
+        value = BuiltIn().get_variable_value(name)
+        return None if value is None or value == "" else str(value)
+
+    @keyword("Start Composite")
+    def start_composite(self, *owners: str, **overrides: str) -> None:
+        """A fresh composite runtime with `owners`, the profile's parameters overridden by
+        ``name=value`` pairs of any composed area (parallel_cap=2, pause_threshold=2)."""
+        backend = load_backend(self._variable("${BACKEND}") or DEFAULT_BACKEND)
+        registry = load_registry()
+        profile = registry.profile(self._variable("${PROFILE}") or backend.profile)
+        self._harness = CompositeHarness(backend, profile, registry,
+                                         composite_config(profile, **{
+                                             name: _number(value)
+                                             for name, value in overrides.items()}))
+        for owner in owners:
+            self._harness.run(cc.AddOwner(owner))
+
+    @keyword("Start Composite Loop")
+    def start_loop(self, owner: str, loop: str, runs: int) -> None:
+        self.harness.run(cc.StartLoop(owner, loop, runs))
+
+    @keyword("Submit Composite Jobs")
+    def submit(self, owner: str, *jobs: str) -> None:
+        for job in jobs:
+            self._answers[job] = self.harness.run(cc.SubmitJob(owner, job))
+
+    @keyword("Set Composite Reminder")
+    def reminder(self, owner: str, reminder: str, delay_seconds: float) -> None:
+        self.harness.run(cc.CreateReminder(owner, reminder, delay_seconds))
+
+    @keyword("End Composite Work")
+    def finish(self, *works: str, failed: bool = False) -> None:
+        for work in works:
+            self.harness.run(cc.FinishWork(work, failed))
+
+    @keyword("Report Composite Failures")
+    def failures(self, failure_class: str, *owners: str) -> None:
+        for owner in owners:
+            result = f"{owner}-{failure_class}-{len(self.harness.commands)}"
+            self.harness.run(cc.RecordFailure(owner, failure_class, result))
+
+    @keyword("Run Composite Maintenance")
+    def maintain(self) -> None:
+        self.harness.run(cc.Maintain())
+
+    @keyword("Composite Clock Moves")
+    def clock_moves(self, seconds: float) -> None:
+        self.harness.run(cc.PassTime(seconds))
+
+    @keyword("Composite Work Should Be")
+    def work_should_be(self, state: str, *works: str) -> None:
+        """``state`` None: the work was never admitted."""
+        shown = {work: value for work, _, value in self.harness.runtime.snapshot().executions}
+        wanted = None if state == "None" else state
+        for work in works:
+            if shown.get(work) != wanted:
+                raise AssertionError(f"composite work {work!r} is {shown.get(work)!r}, not"
+                                     f" {wanted!r}")
+
+    @keyword("Composite Job Should Be Refused")
+    def should_be_refused(self, job: str) -> None:
+        if self._answers.get(job) != "refused":
+            raise AssertionError(f"job {job!r} should be refused, got"
+                                 f" {self._answers.get(job)!r}")
+
+    @keyword("Composite Loop Should Be")
+    def loop_should_be(self, loop: str, status: str, runs: int) -> None:
+        loops = {name: (shown, done) for name, shown, done
+                 in self.harness.runtime.snapshot().loops}
+        if loops.get(loop) != (status, runs):
+            raise AssertionError(f"loop {loop!r} is {loops.get(loop)!r}, not"
+                                 f" {(status, runs)!r}")
+
+    @keyword("Composite Reminder Should Be")
+    def reminder_should_be(self, reminder: str, status: str) -> None:
+        shown = dict(self.harness.runtime.snapshot().reminders).get(reminder)
+        if shown != status:
+            raise AssertionError(f"reminder {reminder!r} is {shown!r}, not {status!r}")
+
+    @keyword("Composite Breaker Should Be")
+    def breaker_should_be(self, owner: str, state: str) -> None:
+        breakers = {name: shown for name, shown, _ in self.harness.runtime.snapshot().breakers}
+        if breakers.get(owner) != state:
+            raise AssertionError(f"the breaker of {owner!r} is {breakers.get(owner)!r}, not"
+                                 f" {state!r}")
+
+    @keyword("Composite Admission Should Be Paused")
+    def should_be_paused(self) -> None:
+        if self.harness.runtime.snapshot().paused_until is None:
+            raise AssertionError("the governor's pause should hold, but none is reported")

@@ -1,0 +1,161 @@
+"""The composite Hypothesis machine: loop runs, reminder fires, jobs, breaker probes and
+governor pauses drawn against one admission.
+
+Two owners with two slots each make full slots and backlogs likely within a few steps; a
+breaker that trips after two auth failures and cools down for 30 s, and a pause armed by
+two owners failing alike, reach the half-open probe and the held drain often. Two aimed
+rules walk straight to those meeting points (CX-003, CX-004). The `CompositeHarness`
+compares every answer and the whole snapshot with the oracle after each command.
+
+The machine stays inside what the area states: backlogs far below their depth, and the
+clock stopped well before any loop run's per-run timeout.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.composite.harness import CompositeHarness, composite_config
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.reference import admission as ad
+from jobconform.reference.composite import commands as cc
+from jobconform.spec import Profile, Registry
+
+OWNERS = ("a", "b")
+TIME_STEPS = (0.0, 1.0, 30.0, 60.0)
+# The clock stops here: far below a loop run's per-run timeout (7200 s).
+MAX_ELAPSED_SECONDS = 3600.0
+MACHINE_PARAMETERS: dict[str, object] = {
+    "parallel_cap": 2, "backlog_depth": 200, "failure_threshold": 2, "cooldown_seconds": 30,
+    "pause_threshold": 2, "pause_ttl_seconds": 300,
+}
+
+# The aimed rules send up to a dozen commands each, so fewer rules make an example.
+STEPS_PER_EXAMPLE = 20
+
+owners = st.sampled_from(OWNERS)
+
+
+def make_composite_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                           run: MachineRun) -> type[RuleBasedStateMachine]:
+    class CompositeMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness = CompositeHarness(backend, profile, registry, composite_config(
+                profile, **MACHINE_PARAMETERS))
+            self.names = 0
+            self._start = self.harness.clock.now()
+            for owner in OWNERS:
+                self._run(cc.AddOwner(owner))
+
+        def _name(self, prefix: str) -> str:
+            self.names += 1
+            return f"{prefix}{self.names}"
+
+        def _run(self, command: cc.CompositeCommand) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        def _elapsed(self) -> float:
+            return (self.harness.clock.now() - self._start).total_seconds()
+
+        def _running(self) -> list[str]:
+            return [work for work, execution in self.harness.model.admission.executions.items()
+                    if execution.state == ad.RUNNING]
+
+        def _pass(self, seconds: float) -> None:
+            if self._elapsed() + seconds <= MAX_ELAPSED_SECONDS:
+                self._run(cc.PassTime(seconds))
+
+        @rule(owner=owners)
+        def submit(self, owner: str) -> None:
+            self._run(cc.SubmitJob(owner, self._name("j")))
+
+        @rule(owner=owners, runs=st.integers(1, 3))
+        def start_loop(self, owner: str, runs: int) -> None:
+            self._run(cc.StartLoop(owner, self._name("L"), runs))
+
+        @rule(owner=owners, delay=st.sampled_from((60.0, 90.0)))
+        def create_reminder(self, owner: str, delay: float) -> None:
+            self._run(cc.CreateReminder(owner, self._name("r"), delay))
+
+        @precondition(lambda self: bool(self._running()))
+        @rule(pick=st.integers(0, 7), failed=st.booleans())
+        def finish(self, pick: int, failed: bool) -> None:
+            running = self._running()
+            self._run(cc.FinishWork(running[pick % len(running)], failed))
+
+        @rule(owner=owners, failure_class=st.sampled_from(("auth", "timeout")))
+        def record_failure(self, owner: str, failure_class: str) -> None:
+            self._run(cc.RecordFailure(owner, failure_class, self._name("x")))
+
+        @rule()
+        def maintain(self) -> None:
+            self._run(cc.Maintain())
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def pass_time(self, seconds: float) -> None:
+            self._pass(seconds)
+
+        # -- aimed at the meeting points ---------------------------------------------------
+
+        @rule(owner=owners, busy=st.booleans())
+        def half_open_probe(self, owner: str, busy: bool) -> None:
+            """CX-003: trip the owner's breaker with two failed jobs, wait out its cooldown,
+            fill its slots with loop runs when `busy`, then send jobs at the half-open
+            breaker: the probe is refused while no slot is free."""
+            for _ in range(2):
+                job = self._name("j")
+                if self._run(cc.SubmitJob(owner, job)) == ad.RUNNING:
+                    self._run(cc.FinishWork(job, failed=True))
+            self._pass(30.0)
+            if busy:
+                self._run(cc.StartLoop(owner, self._name("L"), 1))
+                self._run(cc.StartLoop(owner, self._name("L"), 1))
+            self._run(cc.SubmitJob(owner, self._name("j")))
+            self._run(cc.SubmitJob(owner, self._name("j")))
+
+        @rule(owner=owners)
+        def paused_drain(self, owner: str) -> None:
+            """CX-004: both owners fail alike (a pause), work waits behind full slots, a
+            slot frees, maintenance runs during the pause and after its end."""
+            for failing in OWNERS:
+                self._run(cc.RecordFailure(failing, "auth", self._name("x")))
+            for _ in range(3):
+                self._run(cc.StartLoop(owner, self._name("L"), 2))
+            running = [work for work in self._running()
+                       if self.harness.model.admission.executions[work].owner == owner]
+            if running:
+                self._run(cc.FinishWork(running[0]))
+            self._run(cc.Maintain())
+            self._pass(300.0)
+            self._run(cc.Maintain())
+
+        def teardown(self) -> None:
+            self.harness.close()
+
+    return CompositeMachine
+
+
+def run_composite_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                          seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the machine; the same seed gives the same sequences and the same result."""
+    return run_machine(make_composite_machine, backend, profile, registry, seed=seed,
+                       examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> CompositeHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    return CompositeHarness(backend, profile, registry,
+                            composite_config(profile, **MACHINE_PARAMETERS))

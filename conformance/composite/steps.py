@@ -1,0 +1,188 @@
+"""Behave steps of the composite area (features/composite.feature).
+
+Every When-step sends one command through `CompositeHarness.run` (backend and oracle, then
+compared); Then-steps read what the BACKEND shows. Every step says "composite" (or names
+an owner's loop, reminder or job in the composite) so that none clashes with another
+area's. Time passes only with "the composite clock moves N seconds".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobconform.conformance.composite.harness import CompositeHarness, composite_config
+from jobconform.conformance.lifecycle import steps as core
+from jobconform.conformance.lifecycle.steps import RunConfig, action_step, check_step, setup_step
+from jobconform.reference.composite import commands as cc
+
+__all__: list[str] = []
+
+
+@dataclass
+class CompositeScenario:
+    """One scenario's composite harness, opened on first use with its parameters."""
+
+    config: RunConfig
+    overrides: dict[str, object] = field(default_factory=dict)
+    answers: dict[str, object] = field(default_factory=dict)  # job -> the submit's answer
+    _harness: CompositeHarness | None = None
+
+    @property
+    def harness(self) -> CompositeHarness:
+        if self._harness is None:
+            settings = composite_config(self.config.profile, **self.overrides)
+            self._harness = CompositeHarness(self.config.backend, self.config.profile,
+                                             self.config.registry, settings)
+        return self._harness
+
+    def configure(self, **overrides: object) -> None:
+        if self._harness is not None:
+            raise RuntimeError("composite parameters are fixed before the first composite step")
+        self.overrides.update(overrides)
+
+    def run(self, command: cc.CompositeCommand) -> object:
+        return self.harness.run(command)
+
+    def close(self) -> None:
+        if self._harness is not None:
+            self._harness.close()
+
+
+def _composite(context: Any) -> CompositeScenario:
+    return core.state_of(context).area_state("composite", CompositeScenario)
+
+
+def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
+    core._check(context, ok, what, expected, actual)
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+@setup_step("a composite admission of {cap:d} slots per owner")
+def slots(context: Any, cap: int) -> None:
+    _composite(context).configure(parallel_cap=cap)
+
+
+@setup_step("a composite breaker opening after {threshold:d} auth failures for {cooldown:g} s")
+def breaker(context: Any, threshold: int, cooldown: float) -> None:
+    _composite(context).configure(failure_threshold=threshold, cooldown_seconds=cooldown)
+
+
+@setup_step("a composite governor pausing {ttl:g} s when {threshold:d} owners fail alike")
+def governor(context: Any, ttl: float, threshold: int) -> None:
+    _composite(context).configure(pause_ttl_seconds=ttl, pause_threshold=threshold)
+
+
+@setup_step("a composite backlog expiring work older than {seconds:g} s")
+def max_age(context: Any, seconds: float) -> None:
+    _composite(context).configure(backlog_max_age_seconds=seconds)
+
+
+@action_step('composite owners "{owners}" are added')
+def add_owners(context: Any, owners: str) -> None:
+    for owner in _names(owners):
+        _composite(context).run(cc.AddOwner(owner))
+
+
+@action_step('owner "{owner}" starts composite loop "{loop}" of {runs:d} runs')
+def start_loop(context: Any, owner: str, loop: str, runs: int) -> None:
+    _composite(context).run(cc.StartLoop(owner, loop, runs))
+
+
+@action_step('owner "{owner}" submits composite jobs "{jobs}"')
+def submit(context: Any, owner: str, jobs: str) -> None:
+    scenario = _composite(context)
+    for job in _names(jobs):
+        scenario.answers[job] = scenario.run(cc.SubmitJob(owner, job))
+
+
+@action_step('owner "{owner}" sets composite reminder "{reminder}" due in {seconds:g} seconds')
+def reminder(context: Any, owner: str, reminder: str, seconds: float) -> None:
+    _composite(context).run(cc.CreateReminder(owner, reminder, seconds))
+
+
+@action_step('composite work "{works}" ends')
+def finish(context: Any, works: str) -> None:
+    for work in _names(works):
+        _composite(context).run(cc.FinishWork(work))
+
+
+@action_step('composite work "{works}" ends with an auth failure')
+def finish_failed(context: Any, works: str) -> None:
+    for work in _names(works):
+        _composite(context).run(cc.FinishWork(work, failed=True))
+
+
+@action_step('composite owners "{owners}" report {failure_class:w} failure results')
+def failures(context: Any, owners: str, failure_class: str) -> None:
+    scenario = _composite(context)
+    for owner in _names(owners):
+        result = f"{owner}-{failure_class}-{len(scenario.harness.commands)}"
+        scenario.run(cc.RecordFailure(owner, failure_class, result))
+
+
+@action_step("the composite maintenance runs")
+def maintain(context: Any) -> None:
+    _composite(context).run(cc.Maintain())
+
+
+@action_step("the composite clock moves {seconds:g} seconds")
+def clock_moves(context: Any, seconds: float) -> None:
+    _composite(context).run(cc.PassTime(seconds))
+
+
+def _states(context: Any) -> dict[str, str]:
+    snapshot = _composite(context).harness.runtime.snapshot()
+    return {work: state for work, _, state in snapshot.executions}
+
+
+@check_step('composite work "{works}" is {state:w}')
+def work_is(context: Any, works: str, state: str) -> None:
+    states = _states(context)
+    for work in _names(works):
+        actual = states.get(work)
+        _check(context, actual == state, f"the admission state of {work!r}", state, actual)
+
+
+@check_step('composite work "{work}" was never admitted')
+def never_admitted(context: Any, work: str) -> None:
+    actual = _states(context).get(work)
+    _check(context, actual is None, f"the admission state of {work!r}", None, actual)
+
+
+@check_step('composite job "{job}" is refused')
+def refused(context: Any, job: str) -> None:
+    actual = _composite(context).answers.get(job)
+    _check(context, actual == "refused", f"the answer to job {job!r}", "refused", actual)
+
+
+@check_step('composite loop "{loop}" is {status:w} after {runs:d} runs')
+def loop_is(context: Any, loop: str, status: str, runs: int) -> None:
+    loops = {name: (shown, done) for name, shown, done
+             in _composite(context).harness.runtime.snapshot().loops}
+    _check(context, loops.get(loop) == (status, runs), f"loop {loop!r} (status, runs)",
+           (status, runs), loops.get(loop))
+
+
+@check_step('composite reminder "{reminder}" is {status:w}')
+def reminder_is(context: Any, reminder: str, status: str) -> None:
+    reminders = dict(_composite(context).harness.runtime.snapshot().reminders)
+    actual = reminders.get(reminder)
+    _check(context, actual == status, f"reminder {reminder!r}", status, actual)
+
+
+@check_step('the composite breaker of owner "{owner}" is {state:w}')
+def breaker_is(context: Any, owner: str, state: str) -> None:
+    breakers = {name: shown for name, shown, _ in
+                _composite(context).harness.runtime.snapshot().breakers}
+    actual = breakers.get(owner)
+    _check(context, actual == state, f"the breaker of {owner!r}", state, actual)
+
+
+@check_step("the composite admission is paused")
+def paused(context: Any) -> None:
+    actual = _composite(context).harness.runtime.snapshot().paused_until
+    _check(context, actual is not None, "the governor's pause", "an end", actual)

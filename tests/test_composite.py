@@ -1,0 +1,134 @@
+"""The composite area (spec/composite.yaml, CX-001..CX-004): the oracle's meeting points,
+the kit's wiring of every shipped backend's own runtimes through the harness, the machine,
+and the gallery's broken wirings each caught by the machine with the requirement they
+break."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from jobconform.backends.loading import load_backend
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.composite.gallery import GALLERY
+from jobconform.conformance.composite.harness import CompositeHarness, composite_config
+from jobconform.conformance.composite.machine import run_composite_machine
+from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.harness import Divergence
+from jobconform.reference import admission as ad
+from jobconform.reference.composite import commands as cc
+from jobconform.reference.composite.oracle import REFUSED, CompositeModel
+from jobconform.spec import load_registry
+
+REGISTRY = load_registry()
+CANONICAL = REGISTRY.profile("canonical")
+SMALL = {"parallel_cap": 2, "failure_threshold": 2, "cooldown_seconds": 30,
+         "pause_threshold": 2, "pause_ttl_seconds": 300, "backlog_max_age_seconds": 200}
+
+
+def model() -> CompositeModel:
+    oracle = CompositeModel(composite_config(CANONICAL, **SMALL), EPOCH)
+    for owner in ("a", "b"):
+        oracle.apply(cc.AddOwner(owner))
+    return oracle
+
+
+def states(oracle: CompositeModel) -> dict[str, str]:
+    return {work: state for work, _, state in oracle.view().executions}
+
+
+def test_a_loops_next_run_queues_behind_the_work_that_waited_for_the_slot() -> None:
+    oracle = model()
+    assert oracle.apply(cc.StartLoop("a", "L", 2)).answer == ad.RUNNING
+    oracle.apply(cc.SubmitJob("a", "j1"))
+    assert oracle.apply(cc.SubmitJob("a", "j2")).answer == ad.QUEUED
+    assert oracle.apply(cc.FinishWork("L#1")).answer == [True, ad.QUEUED]
+    assert states(oracle)["j2"] == ad.RUNNING
+
+
+def test_a_reminder_fire_is_admitted_and_fired_even_when_it_waits() -> None:
+    oracle = model()
+    oracle.apply(cc.CreateReminder("a", "r1", 60))
+    oracle.apply(cc.SubmitJob("a", "j1"))
+    oracle.apply(cc.SubmitJob("a", "j2"))
+    oracle.apply(cc.PassTime(60))
+    assert states(oracle)["r1"] == ad.QUEUED
+    assert dict(oracle.view().reminders)["r1"] == "fired"
+
+
+def test_the_probe_is_refused_without_a_free_slot_and_stays_free() -> None:
+    oracle = model()
+    for job in ("j1", "j2"):
+        oracle.apply(cc.SubmitJob("a", job))
+        oracle.apply(cc.FinishWork(job, failed=True))
+    oracle.apply(cc.StartLoop("a", "L", 1))
+    oracle.apply(cc.StartLoop("a", "M", 1))
+    oracle.apply(cc.PassTime(30))
+    expected = oracle.apply(cc.SubmitJob("a", "p1"))
+    assert (expected.answer, expected.requirements[0]) == (REFUSED, "CX-003")
+    assert "p1" not in states(oracle)
+    assert oracle.view().breakers[0] == ("a", "half_open", None)
+    oracle.apply(cc.FinishWork("L#1"))
+    assert oracle.apply(cc.SubmitJob("a", "p2")).answer == ad.RUNNING
+    assert oracle.view().breakers[0] == ("a", "half_open", "p2")
+
+
+def test_the_pause_holds_every_drain_but_not_the_expiry() -> None:
+    oracle = model()
+    for job in ("j1", "j2", "j3"):
+        oracle.apply(cc.SubmitJob("a", job))
+    oracle.apply(cc.RecordFailure("a", "auth", "x1"))
+    oracle.apply(cc.RecordFailure("b", "auth", "x2"))
+    assert oracle.apply(cc.FinishWork("j1")).requirements[0] == "CX-004"
+    assert oracle.apply(cc.SubmitJob("a", "j4")).answer == ad.QUEUED
+    oracle.apply(cc.PassTime(250))
+    assert oracle.apply(cc.Maintain()).answer == 2
+    assert states(oracle)["j3"] == ad.EXPIRED
+
+
+def test_a_name_used_twice_is_a_malformed_check() -> None:
+    oracle = model()
+    oracle.apply(cc.StartLoop("a", "L", 1))
+    with pytest.raises(ValueError, match="already used"):
+        oracle.apply(cc.SubmitJob("a", "L"))
+
+
+def test_an_unknown_override_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="no parameter"):
+        composite_config(CANONICAL, slots=2)
+
+
+@pytest.mark.parametrize("name", ["memory", "sql", "threaded", "threaded+sql"])
+def test_every_shipped_backend_agrees_with_the_oracle(name: str) -> None:
+    harness = CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
+                               composite_config(CANONICAL, **SMALL))
+    try:
+        for owner in ("a", "b"):
+            harness.run(cc.AddOwner(owner))
+        for command in (cc.StartLoop("a", "L", 2), cc.CreateReminder("a", "r1", 60),
+                        cc.SubmitJob("a", "j1"), cc.PassTime(60), cc.FinishWork("L#1"),
+                        cc.RecordFailure("a", "auth", "x1"),
+                        cc.RecordFailure("b", "billing", "x2"), cc.FinishWork("j1"),
+                        cc.Maintain(), cc.PassTime(300), cc.Maintain()):
+            harness.run(command)
+        assert harness.clock.now() == EPOCH + timedelta(seconds=360)
+        assert {work: state for work, _, state in harness.runtime.snapshot().executions} == {
+            "L#1": ad.FINISHED, "r1": ad.RUNNING, "j1": ad.FINISHED, "L#2": ad.RUNNING}
+    finally:
+        harness.close()
+
+
+def test_the_machine_passes_on_memory_and_reaches_every_requirement() -> None:
+    run = run_composite_machine(load_backend("memory"), CANONICAL, REGISTRY, seed=0,
+                                examples=30)
+    assert run.divergence is None
+    assert run.exercised >= {"CX-001", "CX-002", "CX-003", "CX-004"}
+
+
+@pytest.mark.parametrize("entry", GALLERY, ids=lambda entry: entry.name)
+def test_the_machine_names_each_broken_wiring_by_its_requirement(entry: GalleryEntry) -> None:
+    run = run_composite_machine(load_backend(entry.target), CANONICAL, REGISTRY, seed=0,
+                                examples=100)
+    assert isinstance(run.divergence, Divergence)
+    assert run.divergence.primary == entry.catches
