@@ -51,6 +51,8 @@ class ExecutionRow:
     started_at: datetime | None
     ended_at: datetime | None
     seq: int
+    timeout_seconds: int  # fixed on arrival (AD-015, AD-016)
+    identity: str | None  # captured on arrival, used at start (AD-019)
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,10 @@ class AdmissionStore(Protocol):
     def schedules(self, owner: str) -> list[ScheduleRow]: ...
     def save_schedule(self, row: ScheduleRow) -> None: ...
     def remove_schedule(self, owner: str, name: str) -> None: ...
+    def reopen(self) -> AdmissionStore:
+        """The same durable rows through a new store object, as a restarted process
+        opens them; this object is not used again."""
+        ...
     def close(self) -> None: ...
 
 
@@ -105,13 +111,18 @@ def _check_range(setting: str, value: int, low: int, high: int) -> None:
 
 
 class AdmissionService:
-    """The admission runtime over a store; see backends/admission/protocol.py."""
+    """The admission runtime over a store; see backends/admission/protocol.py.
+
+    What lives only in this object, not in the store, is what a restart loses: which
+    running executions this process started and watches for their timeout (`_watched`).
+    """
 
     def __init__(self, store: AdmissionStore, clock: Clock, config: AdmissionConfig) -> None:
         self._store = store
         self._clock = clock
         self._config = config
         self._lock = threading.RLock()
+        self._watched: set[str] = set()
         with self._operation():
             if self._store.read_ceiling() is None:
                 self._store.write_ceiling(config.fleet_ceiling)
@@ -240,8 +251,11 @@ class AdmissionService:
     # -- work ---------------------------------------------------------------------------------
 
     def _start(self, row: ExecutionRow) -> None:
+        """Give `row` a slot: it runs from now, as the identity it arrived with, and this
+        process watches its timeout, whichever path started it (AD-015, AD-019)."""
         self._store.save_execution(replace(row, state=spec.RUNNING,
                                            started_at=self._clock.now()))
+        self._watched.add(row.execution_id)
         self._started(row)
 
     def _started(self, row: ExecutionRow) -> None:
@@ -274,6 +288,14 @@ class AdmissionService:
         return sorted(((s.name, s.timeout_seconds) for s in self._store.schedules(owner)
                        if s.timeout_seconds > seconds), key=lambda s: (-s[1], s[0]))
 
+    def _timeout_for(self, row: OwnerRow, requested: int | None) -> int:
+        """The timeout new work runs under: its own when it names one (AD-016)."""
+        return row.execution_timeout_seconds if requested is None else requested
+
+    def _lease_seconds(self, row: ExecutionRow) -> int:
+        """How long a slot is held for its execution: timeout + 5 min (AD-017)."""
+        return row.timeout_seconds + spec.LEASE_BUFFER_SECONDS
+
     def _drain(self, owner: str) -> None:
         row = self._store.owner(owner)
         if row is None:
@@ -283,15 +305,20 @@ class AdmissionService:
                 break
             self._start(queued)
 
-    def admit(self, owner: str, execution_id: str) -> str:
+    def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
+              identity: str | None = None) -> str:
         with self._operation():
             row = self._owner_row(owner)
             if self._store.execution(execution_id) is not None:
                 raise AdmissionRefused(spec.simple_refusal("execution_exists", execution_id))
+            if timeout_seconds is not None:
+                _check_range("timeout_seconds", timeout_seconds, spec.TIMEOUT_RANGE[0],
+                             row.execution_timeout_seconds)
+            timeout = self._timeout_for(row, timeout_seconds)
             self._drain(owner)
             now = self._clock.now()
             new = ExecutionRow(execution_id, owner, spec.QUEUED, now, None, None,
-                               self._store.next_seq())
+                               self._store.next_seq(), timeout, identity)
             queued = self._store.executions(owner, spec.QUEUED)
             running = len(self._store.executions(owner, spec.RUNNING))
             if not queued and self._has_free_slot(row, running):
@@ -307,6 +334,7 @@ class AdmissionService:
         if row is None or row.state != spec.RUNNING:
             return False
         self._store.save_execution(replace(row, state=state, ended_at=self._clock.now()))
+        self._watched.discard(execution_id)
         self._ended(row)
         for call in self._store.calls():
             if call.execution_id == execution_id and call.state in (spec.CALL_IN_FLIGHT,
@@ -406,19 +434,50 @@ class AdmissionService:
             return None if call is None else call.state
 
     def settle(self) -> None:
+        with self._operation():
+            self._time_out_calls()
+            self._time_out_executions()
+
+    def _time_out_calls(self) -> None:
         timeout = self._config.call_acquire_timeout_seconds
         if timeout == 0:
             return  # calls wait for ever
-        with self._operation():
-            now = self._clock.now()
-            for call in self._store.calls(spec.CALL_WAITING):
-                current = self._store.call(call.call_id)
-                if current is None or current.state != spec.CALL_WAITING:
-                    continue
-                if now - call.arrived_at >= timedelta(seconds=timeout):
-                    self._store.save_call(replace(current, state=spec.CALL_REFUSED))
-                    # The caller's execution slot is released so the work can be retried.
-                    self._end(call.execution_id, spec.BUDGET_EXHAUSTED)
+        now = self._clock.now()
+        for call in self._store.calls(spec.CALL_WAITING):
+            current = self._store.call(call.call_id)
+            if current is None or current.state != spec.CALL_WAITING:
+                continue
+            if now - call.arrived_at >= timedelta(seconds=timeout):
+                self._store.save_call(replace(current, state=spec.CALL_REFUSED))
+                # The caller's execution slot is released so the work can be retried.
+                self._end(call.execution_id, spec.BUDGET_EXHAUSTED)
+
+    def _time_out_executions(self) -> None:
+        """Stop the work this process runs once it reaches its timeout (AD-015); reclaim
+        the slot of work it does not run (an orphan of a restart) once the lease lapses
+        (AD-017). Arrival order; each ending drains its owner's backlog."""
+        now = self._clock.now()
+        for row in self._store.executions(state=spec.RUNNING):
+            current = self._store.execution(row.execution_id)
+            if current is None or current.state != spec.RUNNING or current.started_at is None:
+                continue
+            ran = now - current.started_at
+            if (current.execution_id in self._watched
+                    and ran >= timedelta(seconds=current.timeout_seconds)):
+                self._end(current.execution_id, spec.TIMED_OUT)
+            elif ran >= timedelta(seconds=self._lease_seconds(current)):
+                self._end(current.execution_id, spec.LEASE_EXPIRED)
+
+    def restart(self) -> None:
+        """A process restart over the same store (AD-018): the new process reads every
+        row back and watches nothing; the bodies of running work are not its own."""
+        with self._lock:
+            self._store = self._store.reopen()
+            self._watched.clear()
+            self._restarted()
+
+    def _restarted(self) -> None:
+        """Hook: the process's bodies are gone (the threaded runtime lets them go)."""
 
     # -- schedules --------------------------------------------------------------------------------
 
@@ -461,7 +520,7 @@ class AdmissionService:
 
 def _view(row: ExecutionRow) -> ExecutionView:
     return ExecutionView(row.execution_id, row.owner, row.state, row.arrived_at,
-                         row.started_at, row.ended_at)
+                         row.started_at, row.ended_at, row.timeout_seconds, row.identity)
 
 
 class _Locked(AbstractContextManager[None]):

@@ -165,8 +165,10 @@ class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
     slot (a prefetch), while its record still says queued, so more bodies run at once than
     the effective cap allows."""
 
-    def admit(self, owner: str, execution_id: str) -> str:
-        answer = super().admit(owner, execution_id)
+    def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
+              identity: str | None = None) -> str:
+        answer = super().admit(owner, execution_id, timeout_seconds=timeout_seconds,
+                               identity=identity)
         if answer == spec.QUEUED:
             with self._operation():
                 row = self._store.execution(execution_id)

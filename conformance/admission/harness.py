@@ -50,7 +50,10 @@ STATE_REQUIREMENTS = {
     ad.CANCELLED: ("AD-007",),
     ad.EXPIRED: ("AD-008",),
     ad.BUDGET_EXHAUSTED: ("AD-011",),
+    ad.TIMED_OUT: ("AD-015",),
+    ad.LEASE_EXPIRED: ("AD-017",),
 }
+TIMEOUT_STATES = frozenset({ad.TIMED_OUT, ad.LEASE_EXPIRED})
 
 
 def admission_config(profile: Profile, **overrides: Any) -> AdmissionConfig:
@@ -213,7 +216,12 @@ class AdmissionHarness:
             case ad.DeleteOwner():
                 return self._refusable("delete_owner", lambda: rt.delete_owner(c.owner))
             case ad.Admit():
-                return self._refusable("admit", lambda: rt.admit(c.owner, c.execution))
+                # The 0.7.0 arguments go only where a check names them, so an adapter
+                # written for 0.6 still admits plain work.
+                named = {name: getattr(c, name) for name in ("timeout_seconds", "identity")
+                         if getattr(c, name) is not None}
+                return self._refusable("admit",
+                                       lambda: rt.admit(c.owner, c.execution, **named))
             case ad.FinishExecution():
                 return self._call("finish", lambda: rt.finish(c.execution))
             case ad.CancelExecution():
@@ -222,6 +230,14 @@ class AdmissionHarness:
                 return self._call("maintain", rt.maintain)
             case ad.PassTime():
                 self.clock.advance(c.seconds)
+                return None
+            case ad.Restart():
+                restart = getattr(rt, "restart", None)
+                if not callable(restart):
+                    raise self._fail(("AD-018",), "the runtime's restart",
+                                     "a restart() method (backends/admission/protocol.py)",
+                                     "none", "AD-018")
+                self._call("restart", restart)
                 return None
             case ad.StartCall():
                 return self._refusable("start_call",
@@ -262,6 +278,7 @@ class AdmissionHarness:
             raise self._fail((*requirements, "AD-002", "AD-003"),
                              "the fleet ceiling (stored, in force)", wanted_ceiling,
                              actual_ceiling, ceiling_primary(wanted_ceiling, actual_ceiling))
+        self._observe_time_outs(requirements, snapshot.executions)
         self._same((*requirements, "AD-009"), "the owners", list(model.owners),
                    [owner.name for owner in snapshot.owners])
         for owner in snapshot.owners:
@@ -291,16 +308,37 @@ class AdmissionHarness:
             self._same((*requirements, "AD-010", *call_requirements), f"call {alias!r} state",
                        call.state, state)
 
+    def _observe_time_outs(self, requirements: tuple[str, ...],
+                           views: tuple[ExecutionView, ...]) -> None:
+        """An execution stopped at its timeout, or its slot reclaimed, on one side only:
+        checked before the counts it changes, so the timeout's rule is the one named. An
+        orphan of a restart is its lease's business (AD-017), whatever ended it."""
+        for view in views:
+            wanted = self.model.executions.get(view.execution_id)
+            if wanted is None or wanted.state == view.state:
+                continue
+            if not {wanted.state, view.state} & TIMEOUT_STATES:
+                continue
+            primary = ("AD-017" if wanted.orphaned or ad.LEASE_EXPIRED in (wanted.state,
+                                                                          view.state)
+                       else "AD-015")
+            raise self._fail((*requirements, "AD-015", "AD-017"),
+                             f"execution {view.execution_id!r} state", wanted.state,
+                             view.state, primary)
+
     def _observe_bodies(self, requirements: tuple[str, ...]) -> None:
         """Where the runtime runs real bodies, count them: exactly the running executions
-        of each owner are inside their bodies, never more than the cap lets run."""
+        of each owner that it started since its last restart are inside their bodies,
+        never more than the cap lets run."""
         probe: Callable[[str], object] | None = getattr(self.runtime, "bodies_running", None)
         if not callable(probe):
             return
         for name in self.model.owners:
             inside = self._call("bodies_running", functools.partial(probe, name))
+            own = sum(1 for e in self.model.executions.values()
+                      if e.owner == name and e.state == ad.RUNNING and not e.orphaned)
             self._same((*requirements, "AD-004"), f"owner {name!r} bodies running at once"
-                       " (probe)", self.model.running(name), inside)
+                       " (probe)", own, inside)
 
     def _observe_executions(self, requirements: tuple[str, ...],
                             views: tuple[ExecutionView, ...]) -> None:
@@ -318,6 +356,14 @@ class AdmissionHarness:
             for name in ("arrived_at", "started_at", "ended_at"):
                 self._same(requirements + state_requirements, f"execution {alias!r} {name}",
                            getattr(wanted, name), getattr(view, name))
+            if wanted.timeout_seconds != view.timeout_seconds:
+                primary = "AD-016" if wanted.overridden else "AD-015"
+                raise self._fail((*requirements, "AD-015", "AD-016"),
+                                 f"execution {alias!r} timeout_seconds",
+                                 wanted.timeout_seconds, view.timeout_seconds, primary)
+            if wanted.identity != view.identity:
+                raise self._fail((*requirements, "AD-019"), f"execution {alias!r} identity",
+                                 wanted.identity, view.identity, "AD-019")
             # The right instant at another offset compares equal: AD-004 asks for UTC.
             off = first_off_utc(view, f"execution {alias!r}")
             if off is not None:

@@ -1,4 +1,4 @@
-"""Behave steps for the admission area (AD-001..AD-014).
+"""Behave steps for the admission area (AD-001..AD-019).
 
 Every When-step sends one admission command through `AdmissionHarness.run`, which applies
 it to the backend and to the oracle and compares everything; a `Divergence` propagates as
@@ -164,6 +164,22 @@ def step_admit(context: Any, execution: str, owner: str) -> None:
     _run(context, ad.Admit(execution, owner))
 
 
+@action_step('execution "{execution}" arrives for owner "{owner}" with its own timeout of'
+             " {seconds:d} seconds")
+def step_admit_with_timeout(context: Any, execution: str, owner: str, seconds: int) -> None:
+    _run(context, ad.Admit(execution, owner, timeout_seconds=seconds))
+
+
+@action_step('execution "{execution}" arrives for owner "{owner}" on behalf of {identity:w}')
+def step_admit_on_behalf(context: Any, execution: str, owner: str, identity: str) -> None:
+    _run(context, ad.Admit(execution, owner, identity=identity))
+
+
+@action_step("the admission runtime restarts")
+def step_restart(context: Any) -> None:
+    _run(context, ad.Restart())
+
+
 @action_step('executions "{executions}" arrive for owner "{owner}"')
 def step_admit_many(context: Any, executions: str, owner: str) -> None:
     for execution in _aliases(executions):
@@ -262,6 +278,26 @@ def check_started(context: Any, execution: str, seconds: float) -> None:
     started = _view(context, execution).started_at
     wanted = EPOCH + timedelta(seconds=seconds)
     _check(context, started == wanted, f"execution {execution!r} started_at", wanted, started)
+
+
+@check_step('execution "{execution}" ended at second {seconds:g}')
+def check_ended(context: Any, execution: str, seconds: float) -> None:
+    ended = _view(context, execution).ended_at
+    wanted = EPOCH + timedelta(seconds=seconds)
+    _check(context, ended == wanted, f"execution {execution!r} ended_at", wanted, ended)
+
+
+@check_step('execution "{execution}" has a timeout of {seconds:d} seconds')
+def check_timeout(context: Any, execution: str, seconds: int) -> None:
+    actual = _view(context, execution).timeout_seconds
+    _check(context, actual == seconds, f"execution {execution!r} timeout_seconds", seconds,
+           actual)
+
+
+@check_step('execution "{execution}" acts on behalf of {identity:w}')
+def check_identity(context: Any, execution: str, identity: str) -> None:
+    actual = _view(context, execution).identity
+    _check(context, actual == identity, f"execution {execution!r} identity", identity, actual)
 
 
 @check_step('execution "{execution}" never started')
