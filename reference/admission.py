@@ -533,6 +533,10 @@ class AdmissionModel:
                              identity=command.identity,
                              overridden=command.timeout_seconds is not None)
         requirements = ["AD-004"]
+        if command.timeout_seconds is not None:
+            requirements.append("AD-016")
+        if command.identity is not None:
+            requirements.append("AD-019")
         if self._clamping_matters(owner):
             requirements.append("AD-003")
         if self._drain(owner):
