@@ -491,3 +491,25 @@ Feature: Admission, backlog and execution timeouts
     Then execution "c" is running
     And execution "c" acts on behalf of carol
     And execution "d" acts on behalf of dave
+
+  # -- AD-020: a failing settings read --------------------------------------------------------------
+
+  @AD-020
+  Scenario: While the settings cannot be read the default ceiling applies, not the last one read
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 5
+    And the fleet ceiling is set to 2
+    And executions "a, b, c" arrive for owner "o"
+    Then the backlog of owner "o" is "c"
+    When reads of the settings store fail
+    Then the stored fleet ceiling is unknown and the ceiling in force is 10
+    And owner "o" shows {"ceiling": 10, "effective_cap": 5}
+    When execution "d" arrives for owner "o"
+    Then the admission answer is "running"
+    And executions "c, d" are running
+    When owner "o" parallel cap is set to 10
+    Then the admission answer is "ok"
+    When reads of the settings store succeed again
+    Then the stored fleet ceiling is 2 and the ceiling in force is 2
+    And owner "o" shows {"parallel_cap": 10, "effective_cap": 2, "running": 4}

@@ -105,6 +105,14 @@ class ReadCeiling:
 
 
 @dataclass(frozen=True)
+class FailSettingsReads:
+    """From now on every read of the settings store fails (`failing`), or succeeds again:
+    the runtime must take the default ceiling meanwhile, not crash (AD-020)."""
+
+    failing: bool
+
+
+@dataclass(frozen=True)
 class AddOwner:
     owner: str
 
@@ -212,8 +220,8 @@ class RemoveSchedule:
 
 
 AdmissionCommand: TypeAlias = (
-    SetCeiling | StoreRawCeiling | ReadCeiling | AddOwner | SetParallelCap | SetBacklogDepth
-    | SetExecutionTimeout | ReadOwner | DeleteOwner | Admit | FinishExecution
+    SetCeiling | StoreRawCeiling | ReadCeiling | FailSettingsReads | AddOwner | SetParallelCap
+    | SetBacklogDepth | SetExecutionTimeout | ReadOwner | DeleteOwner | Admit | FinishExecution
     | CancelExecution | Maintain | PassTime | Restart | StartCall | EndCall | AddSchedule
     | ChangeSchedule | RemoveSchedule
 )
@@ -325,6 +333,7 @@ class AdmissionModel:
     executions: dict[str, Execution] = field(default_factory=dict)
     backlogs: dict[str, list[str]] = field(default_factory=dict)
     calls: dict[str, Call] = field(default_factory=dict)
+    settings_failing: bool = False  # reads of the settings store fail (AD-020)
 
     def __post_init__(self) -> None:
         self.stored_ceiling = self.config.fleet_ceiling
@@ -332,6 +341,8 @@ class AdmissionModel:
     # -- reads the harness compares after every command --------------------------------
 
     def ceiling_in_force(self) -> int:
+        if self.settings_failing:
+            return clamp_ceiling(self.config.fleet_ceiling)  # fail open (AD-020)
         return clamp_ceiling(self.stored_ceiling)
 
     def effective_cap(self, owner: str) -> int:
@@ -353,7 +364,9 @@ class AdmissionModel:
                 "execution_timeout_seconds": owner.execution_timeout_seconds}
 
     def ceiling_view(self) -> dict[str, JsonValue]:
-        return {"stored": self.stored_ceiling, "in_force": self.ceiling_in_force()}
+        """The stored ceiling (None while it cannot be read) and the one in force."""
+        stored = None if self.settings_failing else self.stored_ceiling
+        return {"stored": stored, "in_force": self.ceiling_in_force()}
 
     def calls_in_flight(self, target: str | None = None) -> int:
         return sum(1 for c in self.calls.values() if c.state == CALL_IN_FLIGHT
@@ -374,7 +387,12 @@ class AdmissionModel:
                 self.stored_ceiling = command.value
                 return Expected(None, ("AD-003",))
             case ReadCeiling():
+                if self.settings_failing:
+                    return Expected(self.ceiling_view(), ("AD-020",))
                 return Expected(self.ceiling_view(), ("AD-002", "AD-003"))
+            case FailSettingsReads():
+                self.settings_failing = command.failing
+                return Expected(None, ("AD-020",))
             case AddOwner():
                 if command.owner in self.owners:
                     return Expected(simple_refusal("owner_exists", command.owner), ("AD-001",))
@@ -500,6 +518,8 @@ class AdmissionModel:
 
     def _clamping_matters(self, owner: str) -> bool:
         """Whether the ceiling in force, not the stored values, decides this owner's cap."""
+        if self.settings_failing:
+            return False  # the default decides (AD-020), whatever is stored
         return (self.stored_ceiling != self.ceiling_in_force()
                 or self.owners[owner].parallel_cap > self.ceiling_in_force())
 

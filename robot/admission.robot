@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for admission, backlog and execution timeouts
-...                 (spec/admission.yaml, AD-001..AD-019).
+...                 (spec/admission.yaml, AD-001..AD-020).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -426,3 +426,22 @@ Drained Work Runs As Whom It Arrived For
     Run Admission Maintenance
     Execution State Should Be    c    running
     Execution Should Act On Behalf Of    c    carol
+
+# -- AD-020: a failing settings read -----------------------------------------------------------------------------
+
+While The Settings Cannot Be Read The Default Ceiling Applies
+    [Tags]    AD-020
+    Start Admission Runtime
+    Add Owner    o
+    Set Fleet Ceiling    1
+    Admit Executions    o    a    b
+    Backlog Should Be    o    b
+    Fail Settings Reads
+    Fleet Ceiling Should Be Unreadable And In Force    10
+    Run Admission Maintenance
+    Execution State Should Be    b    running
+    ${answer}=    Set Fleet Ceiling    4
+    Admission Answer Should Be    ${answer}    "ok"
+    Fleet Ceiling Should Be Unreadable And In Force    10
+    Fail Settings Reads    False
+    Fleet Ceiling Should Be    4    4

@@ -53,7 +53,7 @@ class TimeoutBelowSchedules(AdmissionRefused):
 
 @dataclass(frozen=True)
 class CeilingView:
-    stored: int  # exactly what the settings store holds
+    stored: int | None  # exactly what the settings store holds; None while unreadable
     in_force: int  # the stored value clamped into the valid range
 
 
@@ -121,7 +121,17 @@ class AdmissionRuntime(Protocol):
         ...
 
     def ceiling(self) -> CeilingView:
-        """The stored ceiling and the one in force; reading never rewrites the store."""
+        """The stored ceiling and the one in force; reading never rewrites the store.
+        While the settings store cannot be read, stored is None and the ceiling in force
+        is the config's default (AD-020)."""
+        ...
+
+    def fail_settings_reads(self, failing: bool) -> None:
+        """Make every read of the settings store fail from now on, or succeed again (a
+        fault injection, as `store_raw_ceiling` is). Meanwhile the runtime takes the
+        config's default ceiling wherever it needs one and raises nothing (AD-020).
+
+        Optional: an adapter without it is reported as not meeting AD-020."""
         ...
 
     def add_owner(self, owner: str) -> None:

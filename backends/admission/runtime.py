@@ -101,6 +101,10 @@ class AdmissionStore(Protocol):
     def close(self) -> None: ...
 
 
+class SettingsReadFailed(OSError):
+    """The settings store could not be read (injected by `fail_settings_reads`)."""
+
+
 def clamp_into(value: int, low: int, high: int) -> int:
     return max(low, min(high, value))
 
@@ -123,6 +127,7 @@ class AdmissionService:
         self._config = config
         self._lock = threading.RLock()
         self._watched: set[str] = set()
+        self._settings_failing = False
         with self._operation():
             if self._store.read_ceiling() is None:
                 self._store.write_ceiling(config.fleet_ceiling)
@@ -132,11 +137,41 @@ class AdmissionService:
 
     # -- the ceiling and owners ---------------------------------------------------------
 
+    def _stored_ceiling(self) -> int | None:
+        """The settings store's ceiling.
+
+        Raises:
+            SettingsReadFailed: the store cannot be read.
+        """
+        if self._settings_failing:
+            raise SettingsReadFailed("the settings store cannot be read")
+        return self._store.read_ceiling()
+
+    def _ceiling_on_failed_read(self) -> int:
+        """The ceiling in force while the settings cannot be read: the default (AD-020)."""
+        return self._config.fleet_ceiling
+
     def _ceiling_in_force(self) -> int:
-        stored = self._store.read_ceiling()
-        # A missing setting reads as the default (fail open), as seed 002's getter does.
+        try:
+            stored = self._stored_ceiling()
+        except SettingsReadFailed:
+            # Fail open, as seed 002's getter does: dispatch goes on at the default.
+            return clamp_into(self._ceiling_on_failed_read(), *spec.CEILING_RANGE)
+        # A missing setting reads as the default as well.
         return clamp_into(self._config.fleet_ceiling if stored is None else stored,
                           *spec.CEILING_RANGE)
+
+    def _ceiling_view(self) -> CeilingView:
+        try:
+            stored = self._stored_ceiling()
+        except SettingsReadFailed:
+            return CeilingView(None, self._ceiling_in_force())
+        return CeilingView(self._config.fleet_ceiling if stored is None else stored,
+                           self._ceiling_in_force())
+
+    def fail_settings_reads(self, failing: bool) -> None:
+        with self._operation():
+            self._settings_failing = failing
 
     def _owner_row(self, owner: str) -> OwnerRow:
         row = self._store.owner(owner)
@@ -158,9 +193,7 @@ class AdmissionService:
 
     def ceiling(self) -> CeilingView:
         with self._operation():
-            stored = self._store.read_ceiling()
-            return CeilingView(self._config.fleet_ceiling if stored is None else stored,
-                               self._ceiling_in_force())
+            return self._ceiling_view()
 
     def add_owner(self, owner: str) -> None:
         with self._operation():
@@ -208,9 +241,8 @@ class AdmissionService:
     def snapshot(self) -> AdmissionSnapshot:
         with self._operation():
             # Each table is read once: a snapshot is taken after every command of a check.
-            stored = self._store.read_ceiling()
-            in_force = clamp_into(self._config.fleet_ceiling if stored is None else stored,
-                                  *spec.CEILING_RANGE)
+            ceiling = self._ceiling_view()
+            in_force = ceiling.in_force
             executions = self._store.executions()
             owners = []
             for row in self._store.owners():
@@ -225,7 +257,7 @@ class AdmissionService:
                                   for s in self._store.schedules(row.name))
                 owners.append(OwnerSnapshot(row.name, view, backlog, schedules))
             return AdmissionSnapshot(
-                CeilingView(self._config.fleet_ceiling if stored is None else stored, in_force),
+                ceiling,
                 tuple(owners), tuple(_view(row) for row in executions),
                 tuple((c.call_id, c.state) for c in self._store.calls()))
 

@@ -63,7 +63,7 @@ class CeilingRewrittenService(AdmissionService):
 
     def ceiling(self) -> CeilingView:
         view = super().ceiling()
-        if view.stored != view.in_force:
+        if view.stored is not None and view.stored != view.in_force:
             self.store_raw_ceiling(view.in_force)
         return view
 
@@ -229,6 +229,26 @@ class DrainRunsAsDrainerService(AdmissionService):
         super()._start(replace(row, identity=self._actor))
 
 
+class CeilingCachedOnFailedReadService(AdmissionService):
+    """A failed settings read falls back to the last ceiling read (a per-process cache)
+    instead of the default, so a ceiling lowered before the failure goes on throttling
+    and each worker applies whatever it last saw."""
+
+    def __init__(self, store: InMemoryAdmissionStore, clock: Clock,
+                 config: AdmissionConfig) -> None:
+        self._last_read = config.fleet_ceiling
+        super().__init__(store, clock, config)
+
+    def _stored_ceiling(self) -> int | None:
+        stored = super()._stored_ceiling()
+        if stored is not None:
+            self._last_read = stored
+        return stored
+
+    def _ceiling_on_failed_read(self) -> int:
+        return self._last_read
+
+
 class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
     """Real threads: the body of work that joins the backlog starts at once, ahead of its
     slot (a prefetch), while its record still says queued, so more bodies run at once than
@@ -324,6 +344,9 @@ GALLERY = (
                      "AD-018", "seed 002 §10.8 durable backlog, orphans drained"),
     _admission_entry("admission_drain_runs_as_drainer", DrainRunsAsDrainerService, "AD-019",
                      "seed 002 §10.8 identity captured at enqueue, replayed at drain"),
+    _admission_entry("admission_ceiling_cached_on_failed_read",
+                     CeilingCachedOnFailedReadService, "AD-020",
+                     "seed 002 §10.8.1 fail-open getter, no per-process cache"),
     _threaded_admission_entry("threaded_admission_prefetch", PrefetchingThreadedRuntime,
                               "AD-004", "seed 004 concurrency tests"),
 )

@@ -149,7 +149,7 @@ class AdmissionHarness:
                 primary = ("AD-005" if isinstance(command, ad.Admit) and refused
                            and "AD-005" in expected.requirements else None)
                 if isinstance(command, ad.ReadCeiling):
-                    primary = ceiling_primary(expected.answer, actual)
+                    primary = self._ceiling_primary(expected.answer, actual)
                 raise self._fail(expected.requirements, f"the answer to {ad.describe(command)}",
                                  expected.answer, actual, primary)
             self.observe(expected.requirements)
@@ -199,6 +199,14 @@ class AdmissionHarness:
                 return None
             case ad.ReadCeiling():
                 return asdict(self._call("ceiling", rt.ceiling))
+            case ad.FailSettingsReads():
+                fail_reads = getattr(rt, "fail_settings_reads", None)
+                if not callable(fail_reads):
+                    raise self._fail(("AD-020",), "the runtime's settings fault injection",
+                                     "a fail_settings_reads(failing) method"
+                                     " (backends/admission/protocol.py)", "none", "AD-020")
+                self._call("fail_settings_reads", lambda: fail_reads(c.failing))
+                return None
             case ad.AddOwner():
                 return self._refusable("add_owner", lambda: rt.add_owner(c.owner))
             case ad.SetParallelCap():
@@ -277,7 +285,8 @@ class AdmissionHarness:
         if wanted_ceiling != actual_ceiling:
             raise self._fail((*requirements, "AD-002", "AD-003"),
                              "the fleet ceiling (stored, in force)", wanted_ceiling,
-                             actual_ceiling, ceiling_primary(wanted_ceiling, actual_ceiling))
+                             actual_ceiling, self._ceiling_primary(wanted_ceiling,
+                                                                   actual_ceiling))
         self._observe_time_outs(requirements, snapshot.executions)
         self._same((*requirements, "AD-009"), "the owners", list(model.owners),
                    [owner.name for owner in snapshot.owners])
@@ -307,6 +316,12 @@ class AdmissionHarness:
             call_requirements = ("AD-011",) if ad.CALL_REFUSED in (state, call.state) else ()
             self._same((*requirements, "AD-010", *call_requirements), f"call {alias!r} state",
                        call.state, state)
+
+    def _ceiling_primary(self, expected: object, actual: object) -> str:
+        """While the settings cannot be read, the ceiling is the fail-open rule's (AD-020)."""
+        if self.model.settings_failing:
+            return "AD-020"
+        return ceiling_primary(expected, actual)
 
     def _observe_time_outs(self, requirements: tuple[str, ...],
                            views: tuple[ExecutionView, ...]) -> None:

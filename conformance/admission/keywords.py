@@ -1,4 +1,4 @@
-"""Robot Framework keywords for the admission area (AD-001..AD-019).
+"""Robot Framework keywords for the admission area (AD-001..AD-020).
 
 Every keyword that changes something drives the `AdmissionHarness`, so the backend and the
 oracle see the same command and any difference fails the test with the harness's
@@ -119,6 +119,12 @@ class AdmissionLibrary:
     def store_raw_fleet_ceiling(self, value: int) -> object:
         """Put a value into the settings store around the validation (AD-003)."""
         return self.harness.run(ad.StoreRawCeiling(value))
+
+    @keyword("Fail Settings Reads")
+    def fail_settings_reads(self, failing: bool = True) -> None:
+        """Every read of the settings store fails from now on (``False``: reads succeed
+        again); the runtime must take the default ceiling meanwhile (AD-020)."""
+        self.harness.run(ad.FailSettingsReads(bool(failing)))
 
     @keyword("Read Fleet Ceiling")
     def read_fleet_ceiling(self) -> object:
@@ -289,6 +295,14 @@ class AdmissionLibrary:
         view = self.harness.runtime.ceiling()
         if (view.stored, view.in_force) != (stored, in_force):
             raise self._fail("the fleet ceiling (stored, in force)", (stored, in_force),
+                             (view.stored, view.in_force))
+
+    @keyword("Fleet Ceiling Should Be Unreadable And In Force")
+    def fleet_ceiling_should_be_unreadable_and_in_force(self, in_force: int) -> None:
+        """The stored ceiling is unknown (its read fails) and `in_force` applies."""
+        view = self.harness.runtime.ceiling()
+        if (view.stored, view.in_force) != (None, in_force):
+            raise self._fail("the fleet ceiling (stored, in force)", (None, in_force),
                              (view.stored, view.in_force))
 
     @keyword("Call State Should Be")

@@ -103,6 +103,13 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             self._run(ad.StoreRawCeiling(value))
             self._run(ad.ReadCeiling())
 
+        # The settings store fails, or recovers (AD-020); the ceiling read right after
+        # shows what the runtime takes in its place.
+        @rule(failing=st.booleans())
+        def settings_reads(self, failing: bool) -> None:
+            self._run(ad.FailSettingsReads(failing))
+            self._run(ad.ReadCeiling())
+
         @rule(owner=st.sampled_from(OWNERS), value=st.sampled_from(CAP_WRITES))
         def set_cap(self, owner: str, value: int) -> None:
             self._run(ad.SetParallelCap(owner, value))

@@ -1,4 +1,4 @@
-"""Behave steps for the admission area (AD-001..AD-019).
+"""Behave steps for the admission area (AD-001..AD-020).
 
 Every When-step sends one admission command through `AdmissionHarness.run`, which applies
 it to the backend and to the oracle and compares everything; a `Divergence` propagates as
@@ -127,6 +127,16 @@ def step_set_ceiling(context: Any, value: int) -> None:
 @action_step("the settings store holds a fleet ceiling of {value:d}")
 def step_raw_ceiling(context: Any, value: int) -> None:
     _run(context, ad.StoreRawCeiling(value))
+
+
+@action_step("reads of the settings store fail")
+def step_settings_reads_fail(context: Any) -> None:
+    _run(context, ad.FailSettingsReads(True))
+
+
+@action_step("reads of the settings store succeed again")
+def step_settings_reads_recover(context: Any) -> None:
+    _run(context, ad.FailSettingsReads(False))
 
 
 @action_step("the fleet ceiling is read")
@@ -332,6 +342,14 @@ def check_owner(context: Any, owner: str, fields: str) -> None:
 def check_owner_gone(context: Any, owner: str) -> None:
     view = _harness(context).runtime.owner(owner)
     _check(context, view is None, f"owner {owner!r}", None, view)
+
+
+@check_step("the stored fleet ceiling is unknown and the ceiling in force is {in_force:d}")
+def check_ceiling_unreadable(context: Any, in_force: int) -> None:
+    view = _harness(context).runtime.ceiling()
+    _check(context, (view.stored, view.in_force) == (None, in_force),
+           "the fleet ceiling (stored, in force)", (None, in_force),
+           (view.stored, view.in_force))
 
 
 @check_step("the stored fleet ceiling is {stored:d} and the ceiling in force is {in_force:d}")
