@@ -10,9 +10,9 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
-from sql_databases import DATABASES, database
-from alembic import command
+from alembic import command as alembic
 from alembic.config import Config
+from sql_databases import DATABASES, database
 from sqlalchemy import select, text
 
 from jobconform.backends.admission.memory import InMemoryAdmissionStore
@@ -246,11 +246,11 @@ def test_migration_0031_keeps_existing_executions(kind: str, tmp_path: Path) -> 
         config.set_main_option("script_location", str(MIGRATIONS))
         with engine.begin() as connection:
             config.attributes["connection"] = connection
-            command.upgrade(config, "0004")
+            alembic.upgrade(config, "0004")
             connection.execute(text(
                 "INSERT INTO admission_executions (execution_id, owner, state, arrived_at,"
                 " seq) VALUES ('old', 'o', 'queued', '2026-01-01 00:00:00', 1)"))
-            command.upgrade(config, "heads")
+            alembic.upgrade(config, "heads")
             row = connection.execute(text(
                 "SELECT timeout_seconds, identity FROM admission_executions")).one()
             assert tuple(row) == (900, None)
