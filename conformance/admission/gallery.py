@@ -12,7 +12,12 @@ from datetime import timedelta
 
 from jobconform.backends.admission.memory import InMemoryAdmissionStore
 from jobconform.backends.admission.protocol import CeilingView
-from jobconform.backends.admission.runtime import AdmissionService, ExecutionRow, OwnerRow
+from jobconform.backends.admission.runtime import (
+    AdmissionService,
+    ExecutionRow,
+    OwnerRow,
+    SettingsReadFailed,
+)
 from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
@@ -73,7 +78,10 @@ class CeilingUnclampedService(AdmissionService):
     defeats the host's cap."""
 
     def _ceiling_in_force(self) -> int:
-        stored = self._store.read_ceiling()
+        try:
+            stored = self._stored_ceiling()
+        except SettingsReadFailed:
+            return super()._ceiling_in_force()  # its one bug is the clamp, not this
         return self._config.fleet_ceiling if stored is None else stored
 
 
