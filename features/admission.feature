@@ -306,10 +306,12 @@ Feature: Admission, backlog and execution timeouts
     Given an admission runtime with call_acquire_timeout_seconds=0
     And owners "caller, target" are added
     And owner "target" parallel cap is set to 1
+    And owner "caller" execution timeout is set to 7200 seconds
     And executions "a, b" arrive for owner "caller"
     And execution "a" calls owner "target" as call "x"
     And execution "b" calls owner "target" as call "y"
-    When 100000 seconds pass on the admission clock
+    # Twice the default acquire timeout, within the callers' execution timeout (AD-015).
+    When 7199 seconds pass on the admission clock
     Then outbound call "y" is waiting
     And execution "b" is running
 
@@ -360,3 +362,154 @@ Feature: Admission, backlog and execution timeouts
     And schedule "weekly" of owner "o" is removed
     And owner "o" execution timeout is set to 400 seconds
     Then the admission answer is "ok"
+
+  # -- AD-015: execution timeouts enforced on running work ------------------------------------------
+
+  @AD-015
+  Scenario: Work admitted at once is stopped when it has run for its owner's timeout
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" execution timeout is set to 60 seconds
+    When execution "a" arrives for owner "o"
+    Then execution "a" has a timeout of 60 seconds
+    When 59.5 seconds pass on the admission clock
+    Then execution "a" is running
+    When 0.5 seconds pass on the admission clock
+    Then execution "a" is timed_out
+    And execution "a" ended at second 60
+    And owner "o" shows {"running": 0, "available_slots": 3}
+
+  @AD-015 @AD-006
+  Scenario: Work drained from the backlog is timed from its start, on every path
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    And owner "o" execution timeout is set to 60 seconds
+    And executions "a, b, c" arrive for owner "o"
+    When 30 seconds pass on the admission clock
+    And execution "a" completes
+    Then execution "b" started at second 30
+    When 59 seconds pass on the admission clock
+    Then execution "b" is running
+    # b reaches its timeout at 90, not at 60 (its time queued does not count); its slot
+    # drains into c, which is timed in turn.
+    When 1 seconds pass on the admission clock
+    Then execution "b" is timed_out
+    And execution "c" started at second 90
+    When 60 seconds pass on the admission clock
+    Then execution "c" is timed_out
+    And execution "c" ended at second 150
+
+  # -- AD-016: a timeout named by the work ------------------------------------------------------------
+
+  @AD-016
+  Scenario: Work that names its own timeout runs under it, within its owner's
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    When execution "a" arrives for owner "o" with its own timeout of 901 seconds
+    Then the admission refusal is "invalid_setting" with {"setting": "timeout_seconds", "value": 901, "min": 60, "max": 900}
+    When execution "a" arrives for owner "o" with its own timeout of 59 seconds
+    Then the admission refusal is "invalid_setting" with {"value": 59, "min": 60}
+    When execution "a" arrives for owner "o" with its own timeout of 120 seconds
+    And execution "b" arrives for owner "o" with its own timeout of 60 seconds
+    Then execution "a" has a timeout of 120 seconds
+    And execution "b" has a timeout of 60 seconds
+    When 120 seconds pass on the admission clock
+    Then execution "a" is timed_out
+    And execution "b" started at second 120
+    When 60 seconds pass on the admission clock
+    Then execution "b" is timed_out
+
+  # -- AD-017: the slot lease -------------------------------------------------------------------------
+
+  @AD-017 @AD-018
+  Scenario: An orphan of a restart keeps its slot until its timeout plus 5 minutes
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    And owner "o" execution timeout is set to 60 seconds
+    And executions "a, b" arrive for owner "o"
+    When the admission runtime restarts
+    And 60 seconds pass on the admission clock
+    Then execution "a" is running
+    When 299.5 seconds pass on the admission clock
+    Then execution "a" is running
+    And execution "b" is queued
+    When 0.5 seconds pass on the admission clock
+    Then execution "a" is lease_expired
+    And execution "a" ended at second 360
+    And execution "b" started at second 360
+    # b is the restarted runtime's own: its timeout is watched again.
+    When 60 seconds pass on the admission clock
+    Then execution "b" is timed_out
+
+  # -- AD-018: a backlog that survives a restart ------------------------------------------------------
+
+  @AD-018
+  Scenario: Queued work survives a restart in order and drains afterwards
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    And executions "a, b, c" arrive for owner "o"
+    When the admission runtime restarts
+    Then the backlog of owner "o" is "b, c"
+    And execution "a" is running
+    When execution "a" completes
+    Then execution "b" is running
+    And the backlog of owner "o" is "c"
+
+  @AD-018 @AD-006
+  Scenario: A maintenance pass after a restart drains work no release will start
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    And executions "a, b, c" arrive for owner "o"
+    When the admission runtime restarts
+    And owner "o" parallel cap is set to 3
+    Then the backlog of owner "o" is "b, c"
+    When an admission maintenance pass runs
+    Then executions "a, b, c" are running
+    And the backlog of owner "o" is empty
+
+  # -- AD-019: the identity captured on arrival -------------------------------------------------------
+
+  @AD-019
+  Scenario: Drained work runs as whom it arrived for, not as whoever drained it
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    When execution "a" arrives for owner "o" on behalf of alice
+    And execution "b" arrives for owner "o" on behalf of bob
+    And execution "c" arrives for owner "o" on behalf of carol
+    And execution "a" completes
+    Then execution "b" is running
+    And execution "b" acts on behalf of bob
+    When the admission runtime restarts
+    And execution "d" arrives for owner "o" on behalf of dave
+    And execution "b" is cancelled
+    Then execution "c" is running
+    And execution "c" acts on behalf of carol
+    And execution "d" acts on behalf of dave
+
+  # -- AD-020: a failing settings read --------------------------------------------------------------
+
+  @AD-020
+  Scenario: While the settings cannot be read the default ceiling applies, not the last one read
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 5
+    And the fleet ceiling is set to 2
+    And executions "a, b, c" arrive for owner "o"
+    Then the backlog of owner "o" is "c"
+    When reads of the settings store fail
+    Then the stored fleet ceiling is unknown and the ceiling in force is 10
+    And owner "o" shows {"ceiling": 10, "effective_cap": 5}
+    When execution "d" arrives for owner "o"
+    Then the admission answer is "running"
+    And executions "c, d" are running
+    When owner "o" parallel cap is set to 10
+    Then the admission answer is "ok"
+    When reads of the settings store succeed again
+    Then the stored fleet ceiling is 2 and the ceiling in force is 2
+    And owner "o" shows {"parallel_cap": 10, "effective_cap": 2, "running": 4}

@@ -29,7 +29,14 @@ FINISHED = "finished"
 CANCELLED = "cancelled"
 EXPIRED = "expired"
 BUDGET_EXHAUSTED = "budget_exhausted"
-ENDED_STATES = frozenset({FINISHED, CANCELLED, EXPIRED, BUDGET_EXHAUSTED})
+TIMED_OUT = "timed_out"  # stopped by its runtime on reaching its timeout (AD-015)
+LEASE_EXPIRED = "lease_expired"  # an orphan's slot reclaimed when its lease lapsed (AD-017)
+ENDED_STATES = frozenset({FINISHED, CANCELLED, EXPIRED, BUDGET_EXHAUSTED, TIMED_OUT,
+                          LEASE_EXPIRED})
+
+# A slot's lease outlasts its holder's timeout by this much (seed 002 §10.7: timeout + 5
+# min), so a body that is still ending is never overbooked by a reclaim (AD-017).
+LEASE_BUFFER_SECONDS = 300
 
 # Call states.
 CALL_IN_FLIGHT = "in_flight"
@@ -98,6 +105,14 @@ class ReadCeiling:
 
 
 @dataclass(frozen=True)
+class FailSettingsReads:
+    """From now on every read of the settings store fails (`failing`), or succeeds again:
+    the runtime must take the default ceiling meanwhile, not crash (AD-020)."""
+
+    failing: bool
+
+
+@dataclass(frozen=True)
 class AddOwner:
     owner: str
 
@@ -132,10 +147,16 @@ class DeleteOwner:
 
 @dataclass(frozen=True)
 class Admit:
-    """New work for an owner, known from now on by the alias `execution`."""
+    """New work for an owner, known from now on by the alias `execution`.
+
+    `timeout_seconds` is the work's own timeout, overriding its owner's (AD-016);
+    `identity` is whom the work acts for, captured now and used when it starts (AD-019).
+    """
 
     execution: str
     owner: str
+    timeout_seconds: int | None = None
+    identity: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,6 +177,12 @@ class Maintain:
 @dataclass(frozen=True)
 class PassTime:
     seconds: float
+
+
+@dataclass(frozen=True)
+class Restart:
+    """The runtime's process restarts over the same store: what only the process held
+    (the bodies it runs, their timeout watch) is gone; everything stored stays (AD-018)."""
 
 
 @dataclass(frozen=True)
@@ -193,9 +220,9 @@ class RemoveSchedule:
 
 
 AdmissionCommand: TypeAlias = (
-    SetCeiling | StoreRawCeiling | ReadCeiling | AddOwner | SetParallelCap | SetBacklogDepth
-    | SetExecutionTimeout | ReadOwner | DeleteOwner | Admit | FinishExecution
-    | CancelExecution | Maintain | PassTime | StartCall | EndCall | AddSchedule
+    SetCeiling | StoreRawCeiling | ReadCeiling | FailSettingsReads | AddOwner | SetParallelCap
+    | SetBacklogDepth | SetExecutionTimeout | ReadOwner | DeleteOwner | Admit | FinishExecution
+    | CancelExecution | Maintain | PassTime | Restart | StartCall | EndCall | AddSchedule
     | ChangeSchedule | RemoveSchedule
 )
 
@@ -263,6 +290,22 @@ class Execution:
     arrived_at: datetime
     started_at: datetime | None = None
     ended_at: datetime | None = None
+    timeout_seconds: int = 900  # fixed on arrival (AD-015, AD-016)
+    identity: str | None = None  # captured on arrival (AD-019)
+    overridden: bool = False  # the work named its own timeout (AD-016)
+    orphaned: bool = False  # running when its runtime restarted: no timeout watch (AD-017)
+
+    def deadline(self) -> datetime | None:
+        """When a running execution's timeout is reached."""
+        if self.started_at is None:
+            return None
+        return self.started_at + timedelta(seconds=self.timeout_seconds)
+
+    def lease_end(self) -> datetime | None:
+        """When a running execution's slot lease lapses: its timeout plus the buffer."""
+        deadline = self.deadline()
+        return None if deadline is None else deadline + timedelta(
+            seconds=LEASE_BUFFER_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -294,6 +337,7 @@ class AdmissionModel:
     # re-delivery governor's pause (spec/composite.yaml, CX-004); the admission area's
     # own checks never set it.
     drain_held: bool = False
+    settings_failing: bool = False  # reads of the settings store fail (AD-020)
 
     def __post_init__(self) -> None:
         self.stored_ceiling = self.config.fleet_ceiling
@@ -301,6 +345,8 @@ class AdmissionModel:
     # -- reads the harness compares after every command --------------------------------
 
     def ceiling_in_force(self) -> int:
+        if self.settings_failing:
+            return clamp_ceiling(self.config.fleet_ceiling)  # fail open (AD-020)
         return clamp_ceiling(self.stored_ceiling)
 
     def effective_cap(self, owner: str) -> int:
@@ -322,7 +368,9 @@ class AdmissionModel:
                 "execution_timeout_seconds": owner.execution_timeout_seconds}
 
     def ceiling_view(self) -> dict[str, JsonValue]:
-        return {"stored": self.stored_ceiling, "in_force": self.ceiling_in_force()}
+        """The stored ceiling (None while it cannot be read) and the one in force."""
+        stored = None if self.settings_failing else self.stored_ceiling
+        return {"stored": stored, "in_force": self.ceiling_in_force()}
 
     def calls_in_flight(self, target: str | None = None) -> int:
         return sum(1 for c in self.calls.values() if c.state == CALL_IN_FLIGHT
@@ -343,7 +391,12 @@ class AdmissionModel:
                 self.stored_ceiling = command.value
                 return Expected(None, ("AD-003",))
             case ReadCeiling():
+                if self.settings_failing:
+                    return Expected(self.ceiling_view(), ("AD-020",))
                 return Expected(self.ceiling_view(), ("AD-002", "AD-003"))
+            case FailSettingsReads():
+                self.settings_failing = command.failing
+                return Expected(None, ("AD-020",))
             case AddOwner():
                 if command.owner in self.owners:
                     return Expected(simple_refusal("owner_exists", command.owner), ("AD-001",))
@@ -373,7 +426,13 @@ class AdmissionModel:
                 return self._maintain()
             case PassTime():
                 self.now += timedelta(seconds=command.seconds)
-                return Expected(None, self._time_out_calls())
+                found = self._time_out_calls() + self._time_out_executions()
+                return Expected(None, tuple(dict.fromkeys(found)))
+            case Restart():
+                for alias, execution in self.executions.items():
+                    if execution.state == RUNNING:
+                        self.executions[alias] = replace(execution, orphaned=True)
+                return Expected(None, ("AD-018",))
             case StartCall():
                 return self._start_call(command)
             case EndCall():
@@ -463,6 +522,8 @@ class AdmissionModel:
 
     def _clamping_matters(self, owner: str) -> bool:
         """Whether the ceiling in force, not the stored values, decides this owner's cap."""
+        if self.settings_failing:
+            return False  # the default decides (AD-020), whatever is stored
         return (self.stored_ceiling != self.ceiling_in_force()
                 or self.owners[owner].parallel_cap > self.ceiling_in_force())
 
@@ -487,21 +548,33 @@ class AdmissionModel:
         owner = command.owner
         if owner not in self.owners:
             return Expected(unknown_owner(owner), ("AD-009",))
+        owner_timeout = self.owners[owner].execution_timeout_seconds
+        timeout = owner_timeout if command.timeout_seconds is None else command.timeout_seconds
+        if not TIMEOUT_RANGE[0] <= timeout <= owner_timeout:
+            return Expected(invalid_setting("timeout_seconds", timeout, TIMEOUT_RANGE[0],
+                                            owner_timeout), ("AD-016",))
+        arriving = Execution(owner, QUEUED, self.now, timeout_seconds=timeout,
+                             identity=command.identity,
+                             overridden=command.timeout_seconds is not None)
         requirements = ["AD-004"]
+        if command.timeout_seconds is not None:
+            requirements.append("AD-016")
+        if command.identity is not None:
+            requirements.append("AD-019")
         if self._clamping_matters(owner):
             requirements.append("AD-003")
         if self._drain(owner):
             requirements.append("AD-006")
         backlog = self.backlogs[owner]
         if not backlog and self.running(owner) < self.effective_cap(owner):
-            self.executions[command.execution] = Execution(owner, QUEUED, self.now)
+            self.executions[command.execution] = arriving
             self._start(command.execution)
             return Expected(RUNNING, tuple(requirements))
         requirements.append("AD-005")
         depth = self.owners[owner].backlog_depth
         if len(backlog) >= depth:
             return Expected(backlog_full(owner, depth), tuple(requirements))
-        self.executions[command.execution] = Execution(owner, QUEUED, self.now)
+        self.executions[command.execution] = arriving
         backlog.append(command.execution)
         return Expected(QUEUED, tuple(requirements))
 
@@ -626,3 +699,19 @@ class AdmissionModel:
                 ended = self._end(call.execution, BUDGET_EXHAUSTED, ("AD-011",))
                 found += ended.requirements
         return tuple(dict.fromkeys(found))
+
+    def _time_out_executions(self) -> tuple[str, ...]:
+        """End, in arrival order, every running execution its runtime watches that has
+        reached its timeout (AD-015), and every orphan whose slot lease has lapsed
+        (AD-017). What one ending drains starts now, well short of its own timeout."""
+        found: list[str] = []
+        for alias in list(self.executions):
+            execution = self.executions[alias]
+            deadline, lease_end = execution.deadline(), execution.lease_end()
+            if execution.state != RUNNING or deadline is None or lease_end is None:
+                continue
+            if not execution.orphaned and self.now >= deadline:
+                found += self._end(alias, TIMED_OUT, ("AD-015",)).requirements
+            elif self.now >= lease_end:
+                found += self._end(alias, LEASE_EXPIRED, ("AD-017",)).requirements
+        return tuple(found)

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for admission, backlog and execution timeouts
-...                 (spec/admission.yaml, AD-001..AD-014).
+...                 (spec/admission.yaml, AD-001..AD-020).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -262,12 +262,15 @@ A Timeout Of 0 Waits For Ever
     Start Admission Runtime    call_acquire_timeout_seconds=0
     Add Owner    o
     Set Parallel Cap    o    1
+    Set Execution Timeout    o    7200
     Admit Executions    o    a
     Start Call    x    a    o
     Add Owner    p
+    Set Execution Timeout    p    7200
     Admit Executions    p    b
     Start Call    y    b    o
-    Pass Admission Time    1000000
+    # Twice the default acquire timeout, within the callers' execution timeout (AD-015).
+    Pass Admission Time    7199
     Call State Should Be    y    waiting
     Execution State Should Be    b    running
 
@@ -315,3 +318,130 @@ Lowering An Owner's Timeout Below Its Schedules Is Refused Listing Them
     Owner Should Show    o    execution_timeout_seconds=900
     ${answer}=    Set Execution Timeout    o    600
     Admission Answer Should Be    ${answer}    "ok"
+
+# -- AD-015: execution timeouts enforced on running work -------------------------------------------------------
+
+Work Admitted At Once Is Stopped At Its Owner's Timeout
+    [Tags]    AD-015
+    Start Admission Runtime
+    Add Owner    o
+    Set Execution Timeout    o    60
+    Admit Execution    a    o
+    Execution Timeout Should Be    a    60
+    Pass Admission Time    59.5
+    Execution State Should Be    a    running
+    Pass Admission Time    0.5
+    Execution State Should Be    a    timed_out
+    Execution Should Have Ended At Second    a    60
+    Owner Should Show    o    running=0
+
+Drained Work Is Timed From Its Start On Every Path
+    [Tags]    AD-015    AD-006
+    Start Admission Runtime
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Set Execution Timeout    o    60
+    Admit Executions    o    a    b    c    d
+    Pass Admission Time    10
+    Cancel Execution    a
+    Execution Should Have Started At Second    b    10
+    Pass Admission Time    59
+    Execution State Should Be    b    running
+    # b times out at 70: its slot drains into c, which is timed in turn.
+    Pass Admission Time    1
+    Execution State Should Be    b    timed_out
+    Execution Should Have Started At Second    c    70
+    Pass Admission Time    60
+    Execution State Should Be    c    timed_out
+    Execution Should Have Started At Second    d    130
+
+# -- AD-016: a timeout named by the work -----------------------------------------------------------------------
+
+Work That Names Its Own Timeout Runs Under It Within Its Owner's
+    [Tags]    AD-016
+    Start Admission Runtime
+    Add Owner    o
+    Set Execution Timeout    o    600
+    ${answer}=    Admit Execution With Timeout    a    o    601
+    Refusal Should Be    ${answer}    invalid_setting    setting="timeout_seconds"    value=601    min=60    max=600
+    ${answer}=    Admit Execution With Timeout    a    o    90
+    Admission Answer Should Be    ${answer}    "running"
+    Execution Timeout Should Be    a    90
+    Admit Execution    b    o
+    Execution Timeout Should Be    b    600
+    Pass Admission Time    90
+    Execution State Should Be    a    timed_out
+    Execution State Should Be    b    running
+
+# -- AD-017: the slot lease ------------------------------------------------------------------------------------
+
+An Orphan Of A Restart Keeps Its Slot Until Its Timeout Plus 5 Minutes
+    [Tags]    AD-017    AD-018
+    Start Admission Runtime
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Set Execution Timeout    o    120
+    Admit Executions    o    a    b
+    Restart Admission Runtime
+    Pass Admission Time    419
+    Execution State Should Be    a    running
+    Backlog Should Be    o    b
+    Pass Admission Time    1
+    Execution State Should Be    a    lease_expired
+    Execution Should Have Ended At Second    a    420
+    Execution Should Have Started At Second    b    420
+
+# -- AD-018: a backlog that survives a restart -----------------------------------------------------------------
+
+Queued Work Survives A Restart And Drains Afterwards
+    [Tags]    AD-018
+    Start Admission Runtime
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Admit Executions    o    a    b    c
+    Restart Admission Runtime
+    Backlog Should Be    o    b    c
+    Execution State Should Be    a    running
+    Set Parallel Cap    o    2
+    Run Admission Maintenance
+    Execution State Should Be    b    running
+    Backlog Should Be    o    c
+    Complete Execution    a
+    Execution State Should Be    c    running
+
+# -- AD-019: the identity captured on arrival ------------------------------------------------------------------
+
+Drained Work Runs As Whom It Arrived For
+    [Tags]    AD-019
+    Start Admission Runtime
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Admit Execution On Behalf Of    a    o    alice
+    Admit Execution On Behalf Of    b    o    bob
+    Admit Execution On Behalf Of    c    o    carol
+    Complete Execution    a
+    Execution Should Act On Behalf Of    b    bob
+    Restart Admission Runtime
+    Set Parallel Cap    o    2
+    Run Admission Maintenance
+    Execution State Should Be    c    running
+    Execution Should Act On Behalf Of    c    carol
+
+# -- AD-020: a failing settings read -----------------------------------------------------------------------------
+
+While The Settings Cannot Be Read The Default Ceiling Applies
+    [Tags]    AD-020
+    Start Admission Runtime
+    Add Owner    o
+    Set Fleet Ceiling    1
+    Admit Executions    o    a    b
+    Backlog Should Be    o    b
+    Fail Settings Reads
+    Fleet Ceiling Should Be Unreadable And In Force    10
+    Run Admission Maintenance
+    Execution State Should Be    b    running
+    ${answer}=    Set Fleet Ceiling    4
+    Admission Answer Should Be    ${answer}    "ok"
+    Fleet Ceiling Should Be Unreadable And In Force    10
+    Fail Settings Reads    False
+    Fleet Ceiling Should Be    4    4

@@ -10,16 +10,20 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
+from alembic import command as alembic
+from alembic.config import Config
 from sql_databases import DATABASES, database
 from sqlalchemy import select, text
 
 from jobconform.backends.admission.memory import InMemoryAdmissionStore
 from jobconform.backends.admission.protocol import BacklogFull
+from jobconform.backends.admission.runtime import AdmissionService
 from jobconform.backends.admission.sql import SETTINGS, SqlAdmissionStore
 from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
 from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.sql import SqlBackend, create_store_engine
+from jobconform.backends.sql.database import MIGRATIONS
 from jobconform.conformance.admission.harness import AdmissionHarness, admission_config
 from jobconform.conformance.admission.machine import run_admission_machine
 from jobconform.conformance.clock import EPOCH, VirtualClock
@@ -181,6 +185,81 @@ def test_the_sql_backend_agrees_with_the_oracle(database_url: str) -> None:
         for command in SCENARIO:
             harness.run(command)
         harness.close()
+
+
+# Spec 0.7.0: own timeouts and identities, timeouts and leases, a restart, failing reads.
+SCENARIO_0_7 = (
+    ad.AddOwner("o"), ad.SetParallelCap("o", 1), ad.SetExecutionTimeout("o", 120),
+    ad.Admit("a", "o", identity="alice"), ad.Admit("b", "o", timeout_seconds=60,
+                                                    identity="bob"),
+    ad.Admit("c", "o", timeout_seconds=121), ad.Admit("c", "o"), ad.Restart(),
+    ad.PassTime(419), ad.PassTime(1), ad.PassTime(60), ad.FailSettingsReads(True),
+    ad.ReadCeiling(), ad.SetCeiling(1), ad.FailSettingsReads(False), ad.ReadCeiling(),
+    ad.PassTime(120),
+)
+
+
+def test_the_sql_backend_agrees_with_the_oracle_on_timeouts_and_restarts(
+        database_url: str) -> None:
+    harness = AdmissionHarness(SqlBackend(database_url), CANONICAL, load_registry())
+    for command in SCENARIO_0_7:
+        harness.run(command)
+    states = {alias: e.state for alias, e in harness.model.executions.items()}
+    assert states == {"a": ad.LEASE_EXPIRED, "b": ad.TIMED_OUT, "c": ad.TIMED_OUT}
+    harness.close()
+
+
+def test_a_new_process_on_the_same_database_finds_the_backlog_as_it_arrived(
+        tmp_path: Path) -> None:
+    """Not the runtime's restart(): a second runtime object with a store of its own."""
+    url = f"sqlite:///{tmp_path / 'admission.db'}"
+    SqlBackend(url)  # migrates the file
+    clock, config = VirtualClock(), AdmissionConfig()
+    first = AdmissionService(SqlAdmissionStore(create_store_engine(url), owns_engine=True),
+                             clock, config)
+    first.add_owner("o")
+    first.set_parallel_cap("o", 1)
+    first.admit("o", "a", identity="alice")
+    first.admit("o", "b", timeout_seconds=60, identity="bob")
+    first.close()
+    second = AdmissionService(SqlAdmissionStore(create_store_engine(url), owns_engine=True),
+                              clock, config)
+    assert list(second.backlog("o")) == ["b"]
+    queued = second.execution("b")
+    assert queued is not None
+    assert (queued.state, queued.timeout_seconds, queued.identity) == ("queued", 60, "bob")
+    second.maintain()
+    second.finish("a")
+    started = second.execution("b")
+    assert started is not None
+    assert (started.state, started.identity) == ("running", "bob")
+    second.close()
+
+
+@pytest.mark.parametrize("kind", DATABASES)
+def test_migration_0031_keeps_existing_executions(kind: str, tmp_path: Path) -> None:
+    """Rows written before spec 0.7.0 take the default timeout and no identity, and the
+    widened state CHECK takes the new end states."""
+    with database(kind, tmp_path) as url:
+        engine = create_store_engine(url)
+        config = Config()
+        config.set_main_option("script_location", str(MIGRATIONS))
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            alembic.upgrade(config, "0004")
+            connection.execute(text(
+                "INSERT INTO admission_executions (execution_id, owner, state, arrived_at,"
+                " seq) VALUES ('old', 'o', 'queued', '2026-01-01 00:00:00', 1)"))
+            alembic.upgrade(config, "heads")
+            row = connection.execute(text(
+                "SELECT timeout_seconds, identity FROM admission_executions")).one()
+            assert tuple(row) == (900, None)
+            connection.execute(text(
+                "UPDATE admission_executions SET state = 'lease_expired'"))
+        with pytest.raises(Exception, match=r"(?i)check|constraint"), \
+                engine.begin() as connection:
+            connection.execute(text("UPDATE admission_executions SET state = 'lost'"))
+        engine.dispose()
 
 
 def test_a_stray_ceiling_stays_in_the_settings_table(database_url: str) -> None:

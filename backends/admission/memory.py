@@ -84,6 +84,11 @@ class InMemoryAdmissionStore:
     def remove_schedule(self, owner: str, name: str) -> None:
         self._schedules.pop((owner, name), None)
 
+    def reopen(self) -> InMemoryAdmissionStore:
+        """The dicts are this store's durable part: a restarted runtime finds them as
+        they were left."""
+        return self
+
     def close(self) -> None:
         pass
 

@@ -53,7 +53,7 @@ class TimeoutBelowSchedules(AdmissionRefused):
 
 @dataclass(frozen=True)
 class CeilingView:
-    stored: int  # exactly what the settings store holds
+    stored: int | None  # exactly what the settings store holds; None while unreadable
     in_force: int  # the stored value clamped into the valid range
 
 
@@ -73,10 +73,17 @@ class OwnerView:
 class ExecutionView:
     execution_id: str
     owner: str
-    state: str  # queued, running, finished, cancelled, expired, budget_exhausted
+    # queued, running, finished, cancelled, expired, budget_exhausted, timed_out,
+    # lease_expired
+    state: str
     arrived_at: datetime
     started_at: datetime | None
     ended_at: datetime | None
+    # Added in spec 0.7.0, with defaults so that an adapter built on 0.6 still constructs
+    # its views: the timeout fixed on arrival (AD-015, AD-016) and the identity captured
+    # then (AD-019).
+    timeout_seconds: int | None = None
+    identity: str | None = None
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,17 @@ class AdmissionRuntime(Protocol):
         ...
 
     def ceiling(self) -> CeilingView:
-        """The stored ceiling and the one in force; reading never rewrites the store."""
+        """The stored ceiling and the one in force; reading never rewrites the store.
+        While the settings store cannot be read, stored is None and the ceiling in force
+        is the config's default (AD-020)."""
+        ...
+
+    def fail_settings_reads(self, failing: bool) -> None:
+        """Make every read of the settings store fail from now on, or succeed again (a
+        fault injection, as `store_raw_ceiling` is). Meanwhile the runtime takes the
+        config's default ceiling wherever it needs one and raises nothing (AD-020).
+
+        Optional: an adapter without it is reported as not meeting AD-020."""
         ...
 
     def add_owner(self, owner: str) -> None:
@@ -155,11 +172,22 @@ class AdmissionRuntime(Protocol):
 
     # -- work ---------------------------------------------------------------------------------
 
-    def admit(self, owner: str, execution_id: str) -> str:
+    def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
+              identity: str | None = None) -> str:
         """Admit new work: returns "running" (it has a slot) or "queued" (in the backlog).
 
+        Args:
+            timeout_seconds: the work's own timeout, overriding its owner's (AD-016);
+                the harness passes it only when a check names one.
+            identity: whom the work acts for, kept with it and used when it starts,
+                whoever frees the slot (AD-019); passed only when a check names one.
+
+        A running execution that reaches its timeout is ended as "timed_out" by the
+        runtime that started it (AD-015); see `settle` and `restart`.
+
         Raises:
-            UnknownOwner; BacklogFull (nothing was recorded).
+            UnknownOwner; InvalidSetting (timeout_seconds outside 60..the owner's
+            timeout); BacklogFull (nothing was recorded in either case).
         """
         ...
 
@@ -233,8 +261,22 @@ class AdmissionRuntime(Protocol):
     # -- time and lifetime -------------------------------------------------------------------------
 
     def settle(self) -> None:
-        """Return once everything due at the clock's current time has happened: waiting
-        calls past the acquire timeout are refused and their callers released."""
+        """Return once everything due at the clock's current time has happened, in this
+        order: waiting calls past the acquire timeout are refused and their callers
+        released (AD-011); then, in arrival order, running executions this runtime started
+        that reached their timeout end as "timed_out" (AD-015), and running executions it
+        did not start (orphans of a restart) whose lease, timeout + 300 s, lapsed end as
+        "lease_expired" (AD-017); every ending drains its owner's backlog."""
+        ...
+
+    def restart(self) -> None:
+        """Act as the runtime's process restarting over the same store (AD-018): bodies
+        and the timeout watch of running work are lost (that work stays running, as
+        orphans whose slots only their leases free), everything stored stays, queued
+        work keeps its place, timeout and identity.
+
+        Optional: an adapter without it is reported as not meeting AD-018 (and the
+        checks that restart), nothing else."""
         ...
 
     def close(self) -> None: ...

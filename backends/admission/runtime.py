@@ -51,6 +51,8 @@ class ExecutionRow:
     started_at: datetime | None
     ended_at: datetime | None
     seq: int
+    timeout_seconds: int  # fixed on arrival (AD-015, AD-016)
+    identity: str | None  # captured on arrival, used at start (AD-019)
 
 
 @dataclass(frozen=True)
@@ -92,7 +94,15 @@ class AdmissionStore(Protocol):
     def schedules(self, owner: str) -> list[ScheduleRow]: ...
     def save_schedule(self, row: ScheduleRow) -> None: ...
     def remove_schedule(self, owner: str, name: str) -> None: ...
+    def reopen(self) -> AdmissionStore:
+        """The same durable rows through a new store object, as a restarted process
+        opens them; this object is not used again."""
+        ...
     def close(self) -> None: ...
+
+
+class SettingsReadFailed(OSError):
+    """The settings store could not be read (injected by `fail_settings_reads`)."""
 
 
 def clamp_into(value: int, low: int, high: int) -> int:
@@ -105,7 +115,11 @@ def _check_range(setting: str, value: int, low: int, high: int) -> None:
 
 
 class AdmissionService:
-    """The admission runtime over a store; see backends/admission/protocol.py."""
+    """The admission runtime over a store; see backends/admission/protocol.py.
+
+    What lives only in this object, not in the store, is what a restart loses: which
+    running executions this process started and watches for their timeout (`_watched`).
+    """
 
     _drain_held = False  # see hold_drain
 
@@ -114,6 +128,8 @@ class AdmissionService:
         self._clock = clock
         self._config = config
         self._lock = threading.RLock()
+        self._watched: set[str] = set()
+        self._settings_failing = False
         with self._operation():
             if self._store.read_ceiling() is None:
                 self._store.write_ceiling(config.fleet_ceiling)
@@ -123,11 +139,41 @@ class AdmissionService:
 
     # -- the ceiling and owners ---------------------------------------------------------
 
+    def _stored_ceiling(self) -> int | None:
+        """The settings store's ceiling.
+
+        Raises:
+            SettingsReadFailed: the store cannot be read.
+        """
+        if self._settings_failing:
+            raise SettingsReadFailed("the settings store cannot be read")
+        return self._store.read_ceiling()
+
+    def _ceiling_on_failed_read(self) -> int:
+        """The ceiling in force while the settings cannot be read: the default (AD-020)."""
+        return self._config.fleet_ceiling
+
     def _ceiling_in_force(self) -> int:
-        stored = self._store.read_ceiling()
-        # A missing setting reads as the default (fail open), as seed 002's getter does.
+        try:
+            stored = self._stored_ceiling()
+        except SettingsReadFailed:
+            # Fail open, as seed 002's getter does: dispatch goes on at the default.
+            return clamp_into(self._ceiling_on_failed_read(), *spec.CEILING_RANGE)
+        # A missing setting reads as the default as well.
         return clamp_into(self._config.fleet_ceiling if stored is None else stored,
                           *spec.CEILING_RANGE)
+
+    def _ceiling_view(self) -> CeilingView:
+        try:
+            stored = self._stored_ceiling()
+        except SettingsReadFailed:
+            return CeilingView(None, self._ceiling_in_force())
+        return CeilingView(self._config.fleet_ceiling if stored is None else stored,
+                           self._ceiling_in_force())
+
+    def fail_settings_reads(self, failing: bool) -> None:
+        with self._operation():
+            self._settings_failing = failing
 
     def _owner_row(self, owner: str) -> OwnerRow:
         row = self._store.owner(owner)
@@ -149,9 +195,7 @@ class AdmissionService:
 
     def ceiling(self) -> CeilingView:
         with self._operation():
-            stored = self._store.read_ceiling()
-            return CeilingView(self._config.fleet_ceiling if stored is None else stored,
-                               self._ceiling_in_force())
+            return self._ceiling_view()
 
     def add_owner(self, owner: str) -> None:
         with self._operation():
@@ -199,9 +243,8 @@ class AdmissionService:
     def snapshot(self) -> AdmissionSnapshot:
         with self._operation():
             # Each table is read once: a snapshot is taken after every command of a check.
-            stored = self._store.read_ceiling()
-            in_force = clamp_into(self._config.fleet_ceiling if stored is None else stored,
-                                  *spec.CEILING_RANGE)
+            ceiling = self._ceiling_view()
+            in_force = ceiling.in_force
             executions = self._store.executions()
             owners = []
             for row in self._store.owners():
@@ -216,7 +259,7 @@ class AdmissionService:
                                   for s in self._store.schedules(row.name))
                 owners.append(OwnerSnapshot(row.name, view, backlog, schedules))
             return AdmissionSnapshot(
-                CeilingView(self._config.fleet_ceiling if stored is None else stored, in_force),
+                ceiling,
                 tuple(owners), tuple(_view(row) for row in executions),
                 tuple((c.call_id, c.state) for c in self._store.calls()))
 
@@ -242,8 +285,11 @@ class AdmissionService:
     # -- work ---------------------------------------------------------------------------------
 
     def _start(self, row: ExecutionRow) -> None:
+        """Give `row` a slot: it runs from now, as the identity it arrived with, and this
+        process watches its timeout, whichever path started it (AD-015, AD-019)."""
         self._store.save_execution(replace(row, state=spec.RUNNING,
                                            started_at=self._clock.now()))
+        self._watched.add(row.execution_id)
         self._started(row)
 
     def _started(self, row: ExecutionRow) -> None:
@@ -281,6 +327,13 @@ class AdmissionService:
         maintenance runs; expiry goes on. The composite area holds it during a governor's
         pause (CX-004); it is not part of the admission area's protocol."""
         self._drain_held = held
+    def _timeout_for(self, row: OwnerRow, requested: int | None) -> int:
+        """The timeout new work runs under: its own when it names one (AD-016)."""
+        return row.execution_timeout_seconds if requested is None else requested
+
+    def _lease_seconds(self, row: ExecutionRow) -> int:
+        """How long a slot is held for its execution: timeout + 5 min (AD-017)."""
+        return row.timeout_seconds + spec.LEASE_BUFFER_SECONDS
 
     def _drain(self, owner: str) -> None:
         row = self._store.owner(owner)
@@ -291,15 +344,20 @@ class AdmissionService:
                 break
             self._start(queued)
 
-    def admit(self, owner: str, execution_id: str) -> str:
+    def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
+              identity: str | None = None) -> str:
         with self._operation():
             row = self._owner_row(owner)
             if self._store.execution(execution_id) is not None:
                 raise AdmissionRefused(spec.simple_refusal("execution_exists", execution_id))
+            if timeout_seconds is not None:
+                _check_range("timeout_seconds", timeout_seconds, spec.TIMEOUT_RANGE[0],
+                             row.execution_timeout_seconds)
+            timeout = self._timeout_for(row, timeout_seconds)
             self._drain(owner)
             now = self._clock.now()
             new = ExecutionRow(execution_id, owner, spec.QUEUED, now, None, None,
-                               self._store.next_seq())
+                               self._store.next_seq(), timeout, identity)
             queued = self._store.executions(owner, spec.QUEUED)
             running = len(self._store.executions(owner, spec.RUNNING))
             if not queued and self._has_free_slot(row, running):
@@ -315,6 +373,7 @@ class AdmissionService:
         if row is None or row.state != spec.RUNNING:
             return False
         self._store.save_execution(replace(row, state=state, ended_at=self._clock.now()))
+        self._watched.discard(execution_id)
         self._ended(row)
         for call in self._store.calls():
             if call.execution_id == execution_id and call.state in (spec.CALL_IN_FLIGHT,
@@ -414,19 +473,50 @@ class AdmissionService:
             return None if call is None else call.state
 
     def settle(self) -> None:
+        with self._operation():
+            self._time_out_calls()
+            self._time_out_executions()
+
+    def _time_out_calls(self) -> None:
         timeout = self._config.call_acquire_timeout_seconds
         if timeout == 0:
             return  # calls wait for ever
-        with self._operation():
-            now = self._clock.now()
-            for call in self._store.calls(spec.CALL_WAITING):
-                current = self._store.call(call.call_id)
-                if current is None or current.state != spec.CALL_WAITING:
-                    continue
-                if now - call.arrived_at >= timedelta(seconds=timeout):
-                    self._store.save_call(replace(current, state=spec.CALL_REFUSED))
-                    # The caller's execution slot is released so the work can be retried.
-                    self._end(call.execution_id, spec.BUDGET_EXHAUSTED)
+        now = self._clock.now()
+        for call in self._store.calls(spec.CALL_WAITING):
+            current = self._store.call(call.call_id)
+            if current is None or current.state != spec.CALL_WAITING:
+                continue
+            if now - call.arrived_at >= timedelta(seconds=timeout):
+                self._store.save_call(replace(current, state=spec.CALL_REFUSED))
+                # The caller's execution slot is released so the work can be retried.
+                self._end(call.execution_id, spec.BUDGET_EXHAUSTED)
+
+    def _time_out_executions(self) -> None:
+        """Stop the work this process runs once it reaches its timeout (AD-015); reclaim
+        the slot of work it does not run (an orphan of a restart) once the lease lapses
+        (AD-017). Arrival order; each ending drains its owner's backlog."""
+        now = self._clock.now()
+        for row in self._store.executions(state=spec.RUNNING):
+            current = self._store.execution(row.execution_id)
+            if current is None or current.state != spec.RUNNING or current.started_at is None:
+                continue
+            ran = now - current.started_at
+            if (current.execution_id in self._watched
+                    and ran >= timedelta(seconds=current.timeout_seconds)):
+                self._end(current.execution_id, spec.TIMED_OUT)
+            elif ran >= timedelta(seconds=self._lease_seconds(current)):
+                self._end(current.execution_id, spec.LEASE_EXPIRED)
+
+    def restart(self) -> None:
+        """A process restart over the same store (AD-018): the new process reads every
+        row back and watches nothing; the bodies of running work are not its own."""
+        with self._lock:
+            self._store = self._store.reopen()
+            self._watched.clear()
+            self._restarted()
+
+    def _restarted(self) -> None:
+        """Hook: the process's bodies are gone (the threaded runtime lets them go)."""
 
     # -- schedules --------------------------------------------------------------------------------
 
@@ -469,7 +559,7 @@ class AdmissionService:
 
 def _view(row: ExecutionRow) -> ExecutionView:
     return ExecutionView(row.execution_id, row.owner, row.state, row.arrived_at,
-                         row.started_at, row.ended_at)
+                         row.started_at, row.ended_at, row.timeout_seconds, row.identity)
 
 
 class _Locked(AbstractContextManager[None]):

@@ -34,6 +34,7 @@ from sqlalchemy import (
     delete,
     insert,
     select,
+    text,
     update,
 )
 from sqlalchemy.orm import Mapped, mapped_column
@@ -96,9 +97,14 @@ class AdmissionExecution(Base):
     started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     seq: Mapped[int] = mapped_column(BigInteger, unique=True)
+    # Migration 0031: the timeout fixed on arrival and the identity captured then, so
+    # that queued work drains after a restart as it arrived (AD-015, AD-019).
+    timeout_seconds: Mapped[int] = mapped_column(Integer, server_default=text("900"))
+    identity: Mapped[str | None] = mapped_column(String(255))
 
     __table_args__ = (
         CheckConstraint(_one_of("state", EXECUTION_STATES), name="state"),
+        CheckConstraint("timeout_seconds BETWEEN 60 AND 7200", name="timeout"),
         # The backlog read and the running count: one owner's rows of one state, in order.
         Index(None, "owner", "state", "seq"),
     )
@@ -246,7 +252,8 @@ class SqlAdmissionStore:
 
     def save_execution(self, row: ExecutionRow) -> None:
         values = {"owner": row.owner, "state": row.state, "arrived_at": row.arrived_at,
-                  "started_at": row.started_at, "ended_at": row.ended_at, "seq": row.seq}
+                  "started_at": row.started_at, "ended_at": row.ended_at, "seq": row.seq,
+                  "timeout_seconds": row.timeout_seconds, "identity": row.identity}
         changed = self._db.execute(update(EXECUTIONS)
                                    .where(EXECUTIONS.c.execution_id == row.execution_id)
                                    .values(**values)).rowcount
@@ -295,6 +302,11 @@ class SqlAdmissionStore:
         with self.transaction():
             for table in ALL_TABLES:
                 self._db.execute(delete(table))
+
+    def reopen(self) -> SqlAdmissionStore:
+        """A new store object on the same database, as a restarted process opens it: it
+        knows only what the tables hold."""
+        return SqlAdmissionStore(self._engine, owns_engine=self._owns_engine)
 
     def close(self) -> None:
         if self._owns_engine:

@@ -67,6 +67,23 @@ class ThreadedAdmissionRuntime(AdmissionService):
             raise BodiesDidNotSettle(f"the body of {row.execution_id!r} did not end within"
                                      f" {SETTLE_TIMEOUT_SECONDS:g} s of real time")
 
+    def _restarted(self) -> None:
+        """The process's body threads end with it: the restarted runtime runs none of the
+        work that was running (AD-018), so its probe counts none of it."""
+        with self._probe:
+            bodies = [(execution, self._releases[execution], self._threads[execution])
+                      for execution in self._releases]
+        for _, release, _thread in bodies:
+            release.set()
+        for execution, _, thread in bodies:
+            thread.join(SETTLE_TIMEOUT_SECONDS)
+            if thread.is_alive():
+                raise BodiesDidNotSettle(f"the body of {execution!r} did not end within"
+                                         f" {SETTLE_TIMEOUT_SECONDS:g} s of real time")
+        with self._probe:
+            for execution, _, _ in bodies:
+                del self._releases[execution], self._threads[execution]
+
     def _body(self, row: ExecutionRow, release: threading.Event) -> None:
         with self._probe:
             self._inside[row.owner] += 1

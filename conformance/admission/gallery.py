@@ -12,7 +12,12 @@ from datetime import timedelta
 
 from jobconform.backends.admission.memory import InMemoryAdmissionStore
 from jobconform.backends.admission.protocol import CeilingView
-from jobconform.backends.admission.runtime import AdmissionService, ExecutionRow, OwnerRow
+from jobconform.backends.admission.runtime import (
+    AdmissionService,
+    ExecutionRow,
+    OwnerRow,
+    SettingsReadFailed,
+)
 from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
@@ -63,7 +68,7 @@ class CeilingRewrittenService(AdmissionService):
 
     def ceiling(self) -> CeilingView:
         view = super().ceiling()
-        if view.stored != view.in_force:
+        if view.stored is not None and view.stored != view.in_force:
             self.store_raw_ceiling(view.in_force)
         return view
 
@@ -73,7 +78,10 @@ class CeilingUnclampedService(AdmissionService):
     defeats the host's cap."""
 
     def _ceiling_in_force(self) -> int:
-        stored = self._store.read_ceiling()
+        try:
+            stored = self._stored_ceiling()
+        except SettingsReadFailed:
+            return super()._ceiling_in_force()  # its one bug is the clamp, not this
         return self._config.fleet_ceiling if stored is None else stored
 
 
@@ -118,15 +126,14 @@ class SlotKeptOnBudgetExhaustedService(AdmissionService):
     caller's execution keeps its slot, so the same work cannot be retried and the backlog
     behind it never moves."""
 
-    def settle(self) -> None:
+    def _time_out_calls(self) -> None:
         timeout = self._config.call_acquire_timeout_seconds
         if timeout == 0:
             return
-        with self._operation():
-            now = self._clock.now()
-            for call in self._store.calls(spec.CALL_WAITING):
-                if now - call.arrived_at >= timedelta(seconds=timeout):
-                    self._store.save_call(replace(call, state=spec.CALL_REFUSED))
+        now = self._clock.now()
+        for call in self._store.calls(spec.CALL_WAITING):
+            if now - call.arrived_at >= timedelta(seconds=timeout):
+                self._store.save_call(replace(call, state=spec.CALL_REFUSED))
 
 
 class CachedCallCapService(AdmissionService):
@@ -160,13 +167,105 @@ class TimeoutLoweredPastSchedulesService(AdmissionService):
         return []
 
 
+class TimeoutNotOnDrainService(AdmissionService):
+    """The timeout watch is armed only where work is admitted straight into a slot: work
+    drained from the backlog (after a finish, a cancel, a timeout, a maintenance pass)
+    runs with no deadline, so one path of several escapes the owner's timeout."""
+
+    def _drain(self, owner: str) -> None:
+        watched = set(self._watched)
+        super()._drain(owner)
+        self._watched &= watched
+
+
+class TimeoutOverrideIgnoredService(AdmissionService):
+    """A timeout named by the work is validated and then dropped: every execution runs
+    under its owner's timeout."""
+
+    def _timeout_for(self, row: OwnerRow, requested: int | None) -> int:
+        return row.execution_timeout_seconds
+
+
+class LeaseWithoutBufferService(AdmissionService):
+    """The slot lease is the timeout itself, without the 5-minute buffer: an orphan's
+    slot is reclaimed at its timeout while its body may still be ending, so the owner is
+    overbooked."""
+
+    def _lease_seconds(self, row: ExecutionRow) -> int:
+        return row.timeout_seconds
+
+
+class BacklogLostOnRestartService(AdmissionService):
+    """The backlog lives in process memory: a restart drops every queued execution (the
+    store shows it cancelled), so work that was answered 'queued' never runs."""
+
+    def restart(self) -> None:
+        super().restart()
+        with self._operation():
+            now = self._clock.now()
+            for row in self._store.executions(state=spec.QUEUED):
+                self._store.save_execution(replace(row, state=spec.CANCELLED, ended_at=now))
+
+
+class DrainRunsAsDrainerService(AdmissionService):
+    """Drained work runs as whoever freed its slot: the admission that drained it, the
+    work whose release callback drained it, or no one for a maintenance pass; the
+    identity captured when it arrived is not replayed."""
+
+    def __init__(self, store: InMemoryAdmissionStore, clock: Clock,
+                 config: AdmissionConfig) -> None:
+        super().__init__(store, clock, config)
+        self._actor: str | None = None
+
+    def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
+              identity: str | None = None) -> str:
+        self._actor = identity
+        return super().admit(owner, execution_id, timeout_seconds=timeout_seconds,
+                             identity=identity)
+
+    def maintain(self) -> int:
+        self._actor = None
+        return super().maintain()
+
+    def _end(self, execution_id: str, state: str) -> bool:
+        row = self._store.execution(execution_id)
+        if row is not None:
+            self._actor = row.identity
+        return super()._end(execution_id, state)
+
+    def _start(self, row: ExecutionRow) -> None:
+        super()._start(replace(row, identity=self._actor))
+
+
+class CeilingCachedOnFailedReadService(AdmissionService):
+    """A failed settings read falls back to the last ceiling read (a per-process cache)
+    instead of the default, so a ceiling lowered before the failure goes on throttling
+    and each worker applies whatever it last saw."""
+
+    def __init__(self, store: InMemoryAdmissionStore, clock: Clock,
+                 config: AdmissionConfig) -> None:
+        self._last_read = config.fleet_ceiling
+        super().__init__(store, clock, config)
+
+    def _stored_ceiling(self) -> int | None:
+        stored = super()._stored_ceiling()
+        if stored is not None:
+            self._last_read = stored
+        return stored
+
+    def _ceiling_on_failed_read(self) -> int:
+        return self._last_read
+
+
 class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
     """Real threads: the body of work that joins the backlog starts at once, ahead of its
     slot (a prefetch), while its record still says queued, so more bodies run at once than
     the effective cap allows."""
 
-    def admit(self, owner: str, execution_id: str) -> str:
-        answer = super().admit(owner, execution_id)
+    def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
+              identity: str | None = None) -> str:
+        answer = super().admit(owner, execution_id, timeout_seconds=timeout_seconds,
+                               identity=identity)
         if answer == spec.QUEUED:
             with self._operation():
                 row = self._store.execution(execution_id)
@@ -243,6 +342,19 @@ GALLERY = (
                      "AD-013", "seed 002 §35.1"),
     _admission_entry("admission_timeout_lowered_past_schedules",
                      TimeoutLoweredPastSchedulesService, "AD-014", "seed 002 §35.1"),
+    _admission_entry("admission_timeout_not_on_drain", TimeoutNotOnDrainService, "AD-015",
+                     "seed 002 §10.7 all execution paths use the agent's timeout"),
+    _admission_entry("admission_timeout_override_ignored", TimeoutOverrideIgnoredService,
+                     "AD-016", "seed 002 §10.7 per-execution override"),
+    _admission_entry("admission_lease_without_buffer", LeaseWithoutBufferService, "AD-017",
+                     "seed 002 §10.7 slot TTL of timeout + 5 min"),
+    _admission_entry("admission_backlog_lost_on_restart", BacklogLostOnRestartService,
+                     "AD-018", "seed 002 §10.8 durable backlog, orphans drained"),
+    _admission_entry("admission_drain_runs_as_drainer", DrainRunsAsDrainerService, "AD-019",
+                     "seed 002 §10.8 identity captured at enqueue, replayed at drain"),
+    _admission_entry("admission_ceiling_cached_on_failed_read",
+                     CeilingCachedOnFailedReadService, "AD-020",
+                     "seed 002 §10.8.1 fail-open getter, no per-process cache"),
     _threaded_admission_entry("threaded_admission_prefetch", PrefetchingThreadedRuntime,
                               "AD-004", "seed 004 concurrency tests"),
 )

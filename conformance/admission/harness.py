@@ -55,7 +55,10 @@ STATE_REQUIREMENTS = {
     ad.CANCELLED: ("AD-007",),
     ad.EXPIRED: ("AD-008",),
     ad.BUDGET_EXHAUSTED: ("AD-011",),
+    ad.TIMED_OUT: ("AD-015",),
+    ad.LEASE_EXPIRED: ("AD-017",),
 }
+TIMEOUT_STATES = frozenset({ad.TIMED_OUT, ad.LEASE_EXPIRED})
 
 
 def admission_config(profile: Profile, **overrides: Any) -> AdmissionConfig:
@@ -161,7 +164,7 @@ class AdmissionHarness:
             primary = ("AD-005" if isinstance(command, ad.Admit) and refused
                        and "AD-005" in expected.requirements else None)
             if isinstance(command, ad.ReadCeiling):
-                primary = ceiling_primary(expected.answer, actual)
+                primary = self._ceiling_primary(expected.answer, actual)
             raise self._fail(expected.requirements, f"the answer to {ad.describe(command)}",
                              expected.answer, actual, primary)
 
@@ -171,7 +174,8 @@ class AdmissionHarness:
         executions and calls it knows."""
         model = self.model
         snapshot = self._call("snapshot", self.runtime.snapshot)
-        model.stored_ceiling = snapshot.ceiling.stored
+        if snapshot.ceiling.stored is not None:  # None: the settings cannot be read (AD-020)
+            model.stored_ceiling = snapshot.ceiling.stored
         shown = {owner.name: owner for owner in snapshot.owners}
         for name in [name for name in model.owners if name not in shown]:
             del model.owners[name]
@@ -182,9 +186,16 @@ class AdmissionHarness:
                                           tuple((s, t) for s, t in owner.schedules))
             model.backlogs[name] = list(owner.backlog)
         for view in snapshot.executions:
-            if view.execution_id in model.executions:
-                model.executions[view.execution_id] = ad.Execution(
-                    view.owner, view.state, view.arrived_at, view.started_at, view.ended_at)
+            known = model.executions.get(view.execution_id)
+            if known is not None:
+                # What the oracle fixed on arrival (timeout, identity) stays unless the
+                # runtime shows its own.
+                model.executions[view.execution_id] = replace(
+                    known, owner=view.owner, state=view.state, arrived_at=view.arrived_at,
+                    started_at=view.started_at, ended_at=view.ended_at,
+                    timeout_seconds=(known.timeout_seconds if view.timeout_seconds is None
+                                     else view.timeout_seconds),
+                    identity=known.identity if view.identity is None else view.identity)
         for call, state in snapshot.calls:
             if call in model.calls:
                 model.calls[call] = replace(model.calls[call], state=state)
@@ -233,6 +244,14 @@ class AdmissionHarness:
                 return None
             case ad.ReadCeiling():
                 return asdict(self._call("ceiling", rt.ceiling))
+            case ad.FailSettingsReads():
+                fail_reads = getattr(rt, "fail_settings_reads", None)
+                if not callable(fail_reads):
+                    raise self._fail(("AD-020",), "the runtime's settings fault injection",
+                                     "a fail_settings_reads(failing) method"
+                                     " (backends/admission/protocol.py)", "none", "AD-020")
+                self._call("fail_settings_reads", lambda: fail_reads(c.failing))
+                return None
             case ad.AddOwner():
                 return self._refusable("add_owner", lambda: rt.add_owner(c.owner))
             case ad.SetParallelCap():
@@ -250,7 +269,12 @@ class AdmissionHarness:
             case ad.DeleteOwner():
                 return self._refusable("delete_owner", lambda: rt.delete_owner(c.owner))
             case ad.Admit():
-                return self._refusable("admit", lambda: rt.admit(c.owner, c.execution))
+                # The 0.7.0 arguments go only where a check names them, so an adapter
+                # written for 0.6 still admits plain work.
+                named = {name: getattr(c, name) for name in ("timeout_seconds", "identity")
+                         if getattr(c, name) is not None}
+                return self._refusable("admit",
+                                       lambda: rt.admit(c.owner, c.execution, **named))
             case ad.FinishExecution():
                 return self._call("finish", lambda: rt.finish(c.execution))
             case ad.CancelExecution():
@@ -259,6 +283,14 @@ class AdmissionHarness:
                 return self._call("maintain", rt.maintain)
             case ad.PassTime():
                 self.clock.advance(c.seconds)
+                return None
+            case ad.Restart():
+                restart = getattr(rt, "restart", None)
+                if not callable(restart):
+                    raise self._fail(("AD-018",), "the runtime's restart",
+                                     "a restart() method (backends/admission/protocol.py)",
+                                     "none", "AD-018")
+                self._call("restart", restart)
                 return None
             case ad.StartCall():
                 return self._refusable("start_call",
@@ -298,7 +330,9 @@ class AdmissionHarness:
         if wanted_ceiling != actual_ceiling:
             raise self._fail((*requirements, "AD-002", "AD-003"),
                              "the fleet ceiling (stored, in force)", wanted_ceiling,
-                             actual_ceiling, ceiling_primary(wanted_ceiling, actual_ceiling))
+                             actual_ceiling, self._ceiling_primary(wanted_ceiling,
+                                                                   actual_ceiling))
+        self._observe_time_outs(requirements, snapshot.executions)
         self._same((*requirements, "AD-009"), "the owners", list(model.owners),
                    [owner.name for owner in snapshot.owners])
         for owner in snapshot.owners:
@@ -328,16 +362,43 @@ class AdmissionHarness:
             self._same((*requirements, "AD-010", *call_requirements), f"call {alias!r} state",
                        call.state, state)
 
+    def _ceiling_primary(self, expected: object, actual: object) -> str:
+        """While the settings cannot be read, the ceiling is the fail-open rule's (AD-020)."""
+        if self.model.settings_failing:
+            return "AD-020"
+        return ceiling_primary(expected, actual)
+
+    def _observe_time_outs(self, requirements: tuple[str, ...],
+                           views: tuple[ExecutionView, ...]) -> None:
+        """An execution stopped at its timeout, or its slot reclaimed, on one side only:
+        checked before the counts it changes, so the timeout's rule is the one named. An
+        orphan of a restart is its lease's business (AD-017), whatever ended it."""
+        for view in views:
+            wanted = self.model.executions.get(view.execution_id)
+            if wanted is None or wanted.state == view.state:
+                continue
+            if not {wanted.state, view.state} & TIMEOUT_STATES:
+                continue
+            primary = ("AD-017" if wanted.orphaned or ad.LEASE_EXPIRED in (wanted.state,
+                                                                          view.state)
+                       else "AD-015")
+            raise self._fail((*requirements, "AD-015", "AD-017"),
+                             f"execution {view.execution_id!r} state", wanted.state,
+                             view.state, primary)
+
     def _observe_bodies(self, requirements: tuple[str, ...]) -> None:
         """Where the runtime runs real bodies, count them: exactly the running executions
-        of each owner are inside their bodies, never more than the cap lets run."""
+        of each owner that it started since its last restart are inside their bodies,
+        never more than the cap lets run."""
         probe: Callable[[str], object] | None = getattr(self.runtime, "bodies_running", None)
         if not callable(probe):
             return
         for name in self.model.owners:
             inside = self._call("bodies_running", functools.partial(probe, name))
+            own = sum(1 for e in self.model.executions.values()
+                      if e.owner == name and e.state == ad.RUNNING and not e.orphaned)
             self._same((*requirements, "AD-004"), f"owner {name!r} bodies running at once"
-                       " (probe)", self.model.running(name), inside)
+                       " (probe)", own, inside)
 
     def _observe_executions(self, requirements: tuple[str, ...],
                             views: tuple[ExecutionView, ...]) -> None:
@@ -355,6 +416,14 @@ class AdmissionHarness:
             for name in ("arrived_at", "started_at", "ended_at"):
                 self._same(requirements + state_requirements, f"execution {alias!r} {name}",
                            getattr(wanted, name), getattr(view, name))
+            if wanted.timeout_seconds != view.timeout_seconds:
+                primary = "AD-016" if wanted.overridden else "AD-015"
+                raise self._fail((*requirements, "AD-015", "AD-016"),
+                                 f"execution {alias!r} timeout_seconds",
+                                 wanted.timeout_seconds, view.timeout_seconds, primary)
+            if wanted.identity != view.identity:
+                raise self._fail((*requirements, "AD-019"), f"execution {alias!r} identity",
+                                 wanted.identity, view.identity, "AD-019")
             # The right instant at another offset compares equal: AD-004 asks for UTC.
             off = first_off_utc(view, f"execution {alias!r}")
             if off is not None:

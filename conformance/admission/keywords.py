@@ -1,4 +1,4 @@
-"""Robot Framework keywords for the admission area (AD-001..AD-014).
+"""Robot Framework keywords for the admission area (AD-001..AD-020).
 
 Every keyword that changes something drives the `AdmissionHarness`, so the backend and the
 oracle see the same command and any difference fails the test with the harness's
@@ -121,6 +121,12 @@ class AdmissionLibrary:
         """Put a value into the settings store around the validation (AD-003)."""
         return self.harness.run(ad.StoreRawCeiling(value))
 
+    @keyword("Fail Settings Reads")
+    def fail_settings_reads(self, failing: bool = True) -> None:
+        """Every read of the settings store fails from now on (``False``: reads succeed
+        again); the runtime must take the default ceiling meanwhile (AD-020)."""
+        self.harness.run(ad.FailSettingsReads(bool(failing)))
+
     @keyword("Read Fleet Ceiling")
     def read_fleet_ceiling(self) -> object:
         return self.harness.run(ad.ReadCeiling())
@@ -144,6 +150,23 @@ class AdmissionLibrary:
     @keyword("Admit Execution")
     def admit_execution(self, execution: str, owner: str) -> object:
         return self.harness.run(ad.Admit(execution, owner))
+
+    @keyword("Admit Execution With Timeout")
+    def admit_execution_with_timeout(self, execution: str, owner: str,
+                                     timeout_seconds: int) -> object:
+        """New work naming its own timeout, overriding its owner's (AD-016)."""
+        return self.harness.run(ad.Admit(execution, owner, timeout_seconds=timeout_seconds))
+
+    @keyword("Admit Execution On Behalf Of")
+    def admit_execution_on_behalf_of(self, execution: str, owner: str,
+                                     identity: str) -> object:
+        """New work acting for `identity`, captured now and used at its start (AD-019)."""
+        return self.harness.run(ad.Admit(execution, owner, identity=identity))
+
+    @keyword("Restart Admission Runtime")
+    def restart_admission_runtime(self) -> None:
+        """The runtime's process restarts over the same store (AD-018)."""
+        self.harness.run(ad.Restart())
 
     @keyword("Admit Executions")
     def admit_executions(self, owner: str, *executions: str) -> list[object]:
@@ -220,6 +243,25 @@ class AdmissionLibrary:
         if actual != wanted:
             raise self._fail(f"execution {execution!r} started_at", wanted, actual)
 
+    @keyword("Execution Should Have Ended At Second")
+    def execution_should_have_ended_at_second(self, execution: str, seconds: float) -> None:
+        wanted = EPOCH + timedelta(seconds=float(seconds))
+        actual = self._execution(execution).ended_at
+        if actual != wanted:
+            raise self._fail(f"execution {execution!r} ended_at", wanted, actual)
+
+    @keyword("Execution Timeout Should Be")
+    def execution_timeout_should_be(self, execution: str, seconds: int) -> None:
+        actual = self._execution(execution).timeout_seconds
+        if actual != int(seconds):
+            raise self._fail(f"execution {execution!r} timeout_seconds", int(seconds), actual)
+
+    @keyword("Execution Should Act On Behalf Of")
+    def execution_should_act_on_behalf_of(self, execution: str, identity: str) -> None:
+        actual = self._execution(execution).identity
+        if actual != identity:
+            raise self._fail(f"execution {execution!r} identity", identity, actual)
+
     @keyword("Execution Should Never Have Started")
     def execution_should_never_have_started(self, execution: str) -> None:
         actual = self._execution(execution).started_at
@@ -254,6 +296,14 @@ class AdmissionLibrary:
         view = self.harness.runtime.ceiling()
         if (view.stored, view.in_force) != (stored, in_force):
             raise self._fail("the fleet ceiling (stored, in force)", (stored, in_force),
+                             (view.stored, view.in_force))
+
+    @keyword("Fleet Ceiling Should Be Unreadable And In Force")
+    def fleet_ceiling_should_be_unreadable_and_in_force(self, in_force: int) -> None:
+        """The stored ceiling is unknown (its read fails) and `in_force` applies."""
+        view = self.harness.runtime.ceiling()
+        if (view.stored, view.in_force) != (None, in_force):
+            raise self._fail("the fleet ceiling (stored, in force)", (None, in_force),
                              (view.stored, view.in_force))
 
     @keyword("Call State Should Be")

@@ -4,7 +4,9 @@ oracle at every step.
 The harness does the comparing; this machine only generates commands. Small settings (a
 cap of 2, a backlog of 2, a call limit of 2, a 10 s acquire timeout, a 30 s backlog age)
 and out-of-range ceiling values in the store make the edges likely: a full backlog, a
-clamped ceiling, a drain after a release, a call timing out on the exact second.
+clamped ceiling, a drain after a release, a call timing out on the exact second. Work
+may name its own timeout or act for an identity, the runtime may restart, and aimed
+rules take running work to its timeout and orphans to the end of their lease.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ CAP_WRITES = (0, 1, 2, 3, 4)
 DEPTH_WRITES = (0, 1, 2, 3, 201)
 TIMEOUTS = (59, 60, 300, 600, 900, 1200, 7201)
 TIME_STEPS = (0.0, 1.0, 5.0, 10.0, 30.0)
+OWN_TIMEOUTS = (None, 59, 60, 61, 120, 901)  # None: the owner's; 901 is over the default
+IDENTITIES = ("u1", "u2", "u3")
 STEPS_PER_EXAMPLE = 30
 DELETE_AFTER_COMMANDS = 20
 
@@ -99,6 +103,13 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             self._run(ad.StoreRawCeiling(value))
             self._run(ad.ReadCeiling())
 
+        # The settings store fails, or recovers (AD-020); the ceiling read right after
+        # shows what the runtime takes in its place.
+        @rule(failing=st.booleans())
+        def settings_reads(self, failing: bool) -> None:
+            self._run(ad.FailSettingsReads(failing))
+            self._run(ad.ReadCeiling())
+
         @rule(owner=st.sampled_from(OWNERS), value=st.sampled_from(CAP_WRITES))
         def set_cap(self, owner: str, value: int) -> None:
             self._run(ad.SetParallelCap(owner, value))
@@ -135,6 +146,19 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             for alias in aliases:
                 self._run(ad.Admit(alias, owner))
             return multiple(*aliases)
+
+        # Work acting for someone, perhaps with its own timeout (AD-016, AD-019): when it
+        # drains other people's work, or other work drains it, the identities differ.
+        @rule(target=executions, owner=st.sampled_from(OWNERS),
+              identity=st.sampled_from(IDENTITIES), timeout=st.sampled_from(OWN_TIMEOUTS))
+        def admit_as(self, owner: str, identity: str, timeout: int | None) -> str:
+            alias = self._alias("e")
+            self._run(ad.Admit(alias, owner, timeout_seconds=timeout, identity=identity))
+            return alias
+
+        @rule()
+        def restart(self) -> None:
+            self._run(ad.Restart())
 
         @rule(execution=executions)
         def finish(self, execution: str) -> None:
@@ -226,6 +250,34 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             waited = (model.now - waiting[0].arrived_at).total_seconds()
             timeout = float(MACHINE_SETTINGS["call_acquire_timeout_seconds"])
             for step in steps_to_edge(waited, timeout):
+                self._run(ad.PassTime(step))
+
+        def _running_where(self, orphaned: bool) -> list[ad.Execution]:
+            return [e for e in self.harness.model.executions.values()
+                    if e.state == ad.RUNNING and e.orphaned == orphaned]
+
+        @precondition(lambda self: bool(self._running_where(orphaned=False)))
+        @rule()
+        def execution_timeout_edge(self) -> None:
+            """AD-015: the oldest running execution its runtime watches runs one tick short
+            of its timeout, exactly its timeout (it is stopped) and one tick past it."""
+            execution = self._running_where(orphaned=False)[0]
+            assert execution.started_at is not None
+            ran = (self.harness.model.now - execution.started_at).total_seconds()
+            for step in steps_to_edge(ran, float(execution.timeout_seconds)):
+                self._run(ad.PassTime(step))
+
+        @precondition(lambda self: bool(self._running_where(orphaned=True)))
+        @rule()
+        def lease_edge(self) -> None:
+            """AD-017: the oldest orphan of a restart runs one tick short of its lease
+            (its timeout plus the buffer), exactly its lease (its slot is reclaimed) and
+            one tick past it."""
+            execution = self._running_where(orphaned=True)[0]
+            assert execution.started_at is not None
+            ran = (self.harness.model.now - execution.started_at).total_seconds()
+            lease = float(execution.timeout_seconds + ad.LEASE_BUFFER_SECONDS)
+            for step in steps_to_edge(ran, lease):
                 self._run(ad.PassTime(step))
 
         def _waited(self, execution: str) -> float:

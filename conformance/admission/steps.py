@@ -1,4 +1,4 @@
-"""Behave steps for the admission area (AD-001..AD-014).
+"""Behave steps for the admission area (AD-001..AD-020).
 
 Every When-step sends one admission command through `AdmissionHarness.run`, which applies
 it to the backend and to the oracle and compares everything; a `Divergence` propagates as
@@ -129,6 +129,16 @@ def step_raw_ceiling(context: Any, value: int) -> None:
     _run(context, ad.StoreRawCeiling(value))
 
 
+@action_step("reads of the settings store fail")
+def step_settings_reads_fail(context: Any) -> None:
+    _run(context, ad.FailSettingsReads(True))
+
+
+@action_step("reads of the settings store succeed again")
+def step_settings_reads_recover(context: Any) -> None:
+    _run(context, ad.FailSettingsReads(False))
+
+
 @action_step("the fleet ceiling is read")
 def step_read_ceiling(context: Any) -> None:
     _run(context, ad.ReadCeiling())
@@ -162,6 +172,22 @@ def step_delete_owner(context: Any, owner: str) -> None:
 @action_step('execution "{execution}" arrives for owner "{owner}"')
 def step_admit(context: Any, execution: str, owner: str) -> None:
     _run(context, ad.Admit(execution, owner))
+
+
+@action_step('execution "{execution}" arrives for owner "{owner}" with its own timeout of'
+             " {seconds:d} seconds")
+def step_admit_with_timeout(context: Any, execution: str, owner: str, seconds: int) -> None:
+    _run(context, ad.Admit(execution, owner, timeout_seconds=seconds))
+
+
+@action_step('execution "{execution}" arrives for owner "{owner}" on behalf of {identity:w}')
+def step_admit_on_behalf(context: Any, execution: str, owner: str, identity: str) -> None:
+    _run(context, ad.Admit(execution, owner, identity=identity))
+
+
+@action_step("the admission runtime restarts")
+def step_restart(context: Any) -> None:
+    _run(context, ad.Restart())
 
 
 @action_step('executions "{executions}" arrive for owner "{owner}"')
@@ -264,6 +290,26 @@ def check_started(context: Any, execution: str, seconds: float) -> None:
     _check(context, started == wanted, f"execution {execution!r} started_at", wanted, started)
 
 
+@check_step('execution "{execution}" ended at second {seconds:g}')
+def check_ended(context: Any, execution: str, seconds: float) -> None:
+    ended = _view(context, execution).ended_at
+    wanted = EPOCH + timedelta(seconds=seconds)
+    _check(context, ended == wanted, f"execution {execution!r} ended_at", wanted, ended)
+
+
+@check_step('execution "{execution}" has a timeout of {seconds:d} seconds')
+def check_timeout(context: Any, execution: str, seconds: int) -> None:
+    actual = _view(context, execution).timeout_seconds
+    _check(context, actual == seconds, f"execution {execution!r} timeout_seconds", seconds,
+           actual)
+
+
+@check_step('execution "{execution}" acts on behalf of {identity:w}')
+def check_identity(context: Any, execution: str, identity: str) -> None:
+    actual = _view(context, execution).identity
+    _check(context, actual == identity, f"execution {execution!r} identity", identity, actual)
+
+
 @check_step('execution "{execution}" never started')
 def check_never_started(context: Any, execution: str) -> None:
     started = _view(context, execution).started_at
@@ -296,6 +342,14 @@ def check_owner(context: Any, owner: str, fields: str) -> None:
 def check_owner_gone(context: Any, owner: str) -> None:
     view = _harness(context).runtime.owner(owner)
     _check(context, view is None, f"owner {owner!r}", None, view)
+
+
+@check_step("the stored fleet ceiling is unknown and the ceiling in force is {in_force:d}")
+def check_ceiling_unreadable(context: Any, in_force: int) -> None:
+    view = _harness(context).runtime.ceiling()
+    _check(context, (view.stored, view.in_force) == (None, in_force),
+           "the fleet ceiling (stored, in force)", (None, in_force),
+           (view.stored, view.in_force))
 
 
 @check_step("the stored fleet ceiling is {stored:d} and the ceiling in force is {in_force:d}")
