@@ -203,6 +203,9 @@ class SharedAdmission:
     # -- reads and lifetime ----------------------------------------------------------------------
 
     def settle(self) -> None:
+        # Time may have passed since the last operation: the pause as it stands now
+        # decides whether a slot freed by a timeout is filled (CX-004).
+        self._hold()
         self.loops.settle()
         # A fire is admitted inside the dispatch; the runtime records it at its next settle.
         self.reminders.settle()

@@ -286,8 +286,11 @@ class CompositeModel:
 
     def _pass_time(self, seconds: float) -> Expected:
         self.now += timedelta(seconds=seconds)
-        self.admission.apply(ad.PassTime(seconds))
+        # Work that reaches its timeout during the pass frees its slot; whether the drain
+        # may fill it is the pause as it stands at the end of the pass, when a runtime
+        # next looks (a pause ending at the very instant of a timeout no longer holds).
         self.admission.drain_held = self.paused()
+        self.admission.apply(ad.PassTime(seconds))
         for name, loop in self.loops.items():
             timeout_at = loop.run_timeout_at
             if timeout_at is not None and timeout_at <= self.now:
