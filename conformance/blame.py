@@ -193,7 +193,10 @@ def answer_primary(command: Command | None, expected: object, actual: object,
                    failed_sweeps: int = 0) -> str | None:
     """The requirement a wrong answer to a command breaks (None: the default rank)."""
     if isinstance(command, cmd.Submit):
-        for answer, requirement in ((cmd.REFUSED_CAPACITY, "LC-009"),
+        # LC-027 also fixes where the module check stands among the refusals.
+        for answer, requirement in ((cmd.REFUSED_INVALID_MODULE, "LC-027"),
+                                    (cmd.REFUSED_UNKNOWN_MODULE, "LC-027"),
+                                    (cmd.REFUSED_CAPACITY, "LC-009"),
                                     (cmd.REFUSED_SHUT_DOWN, "LC-023")):
             if answer in (expected, actual):
                 return requirement
