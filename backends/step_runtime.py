@@ -76,6 +76,8 @@ class StepRuntime:
         self._shut_down = False
         # When a drain-mode shutdown cancels what is still active (LC-028).
         self._drain_deadline: datetime | None = None
+        # Jobs whose running body a cancel interrupted (LC-026): they end at once.
+        self._interrupted: set[str] = set()
         self._reaper = self.reaper_type(store, settings.reaper_ttl_seconds,
                                         settings.reaper_sweep_interval_ms)
         self._alerts = OperatorAlerts()
@@ -119,7 +121,7 @@ class StepRuntime:
         """The owning worker's step: end the body if it can end now."""
         script = self._scripts[job.job_id]
         if job.cancel_requested and (script.honours_cancellation or script.decided()
-                                     or script.interrupted):
+                                     or job.job_id in self._interrupted):
             self._end(job, CANCELLED)
             return
         if not script.decided():
@@ -290,7 +292,9 @@ class StepRuntime:
             return False
         script = self._scripts.get(job_id)
         if self._settings.cancel_interrupts and script is not None and job_id in self._owned:
-            script.interrupt()  # the invocation stops, whatever the body does (LC-026)
+            # The invocation stops, whatever the body does (LC-026).
+            self._interrupted.add(job_id)
+            script.interrupt()
         self.settle()  # the owner acts on the request
         return True
 

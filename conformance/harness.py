@@ -784,8 +784,21 @@ class Harness:
                     self._last_command(), name, getattr(wanted, name), getattr(actual, name),
                     self._before.get(alias) if alias is not None else None, requirements,
                     field_requirements, self._retry_after_holds(alias))
+                if (name == "status" and wanted.status == Status.CANCELLED.value
+                        and actual.status in (Status.SUCCEEDED.value, Status.FAILED.value)
+                        and self._counted_as_the_oracle()):
+                    # The runtime counted the job cancelled, as it should, and then wrote
+                    # the body's outcome over it: a late completion, not a cancel ignored.
+                    primary = "LC-003"
                 raise self._fail(requirements + field_requirements, f"{what} {name}",
                                  getattr(wanted, name), getattr(actual, name), primary)
+
+    def _counted_as_the_oracle(self) -> bool:
+        """Whether the runtime's outcome counters agree with the oracle's."""
+        health = health_of(self._call("health", self.runtime.health))
+        wanted = self.model.health()
+        return (health.processed, health.failed, health.cancelled) == (
+            wanted.processed, wanted.failed, wanted.cancelled)
 
     def _retry_after_holds(self, alias: str | None) -> bool:
         """Whether job `alias` still waits only because of a server's retry-after."""
