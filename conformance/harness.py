@@ -15,13 +15,13 @@ from functools import partial
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.protocol import (
+    LIFECYCLE,
     REAPER,
     REDELIVERY,
     RETRY,
     STUCK,
     Backend,
     CapacityExceeded,
-    LIFECYCLE,
     HealthView,
     InvalidModuleId,
     JobNotCompleted,

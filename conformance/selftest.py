@@ -26,7 +26,6 @@ from jobconform.conformance.shrinking import without_shrinking
 from jobconform.spec import Registry
 from jobconform.spec.areas import areas, load_attribute
 
-
 # The galleries of the kit's own runtimes (broken SQL stores, threaded workers, process
 # children); each area's own gallery comes from its `Area` declaration.
 RUNTIME_GALLERIES = (

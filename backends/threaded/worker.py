@@ -349,7 +349,8 @@ class ThreadedRuntime:
 
     def _quiet(self) -> bool:
         return (not self._poll_due() and not self._sweep_due() and not self._recovery_due()
-                and not self._drain_due() and all(owned.blocked_on_body() for owned in self._owned.values()))
+                and not self._drain_due()
+                and all(owned.blocked_on_body() for owned in self._owned.values()))
 
     # -- the poll loop (poll thread) -----------------------------------------------------
 
