@@ -52,6 +52,15 @@ class RuntimeShutDown(RuntimeError):
     """A submission was refused because the runtime has been shut down."""
 
 
+class InvalidModuleId(ValueError):
+    """A submission named a malformed module id (LC-027); no record was created."""
+
+
+class ModuleNotFound(LookupError):
+    """A submission named a well-formed module id the runtime has no module for (LC-027);
+    no record was created."""
+
+
 class ReaperAlreadyRunning(RuntimeError):
     """start_reaper was called while the runtime's reaper is running (RP-006)."""
 
@@ -77,6 +86,12 @@ class TaskScript:
     A runtime that runs bodies in threads blocks the body's thread in `wait_for_decision`,
     as a real body is busy until it ends; the harness's `decide` wakes it, and the
     runtime's cancellation path wakes it with `wake`.
+
+    A runtime that interrupts the in-flight invocation (seed 004 D-18, LC-026) calls
+    `interrupt`, as asyncio's `Task.cancel` would: the body stops at its suspension point,
+    its wait, whether or not it honours cancellation, and no further statement of it runs.
+    The script records it (`interrupted`), so the harness sees the body was interrupted,
+    not merely flagged.
     """
 
     def __init__(self, honours_cancellation: bool = True) -> None:
@@ -86,6 +101,14 @@ class TaskScript:
         # Each call of `run()`: the harness checks that a body runs at most once per start
         # of its job, and never for a job cancelled before it started.
         self.invocations = 0
+        self.interrupted = False
+
+    def interrupt(self) -> None:
+        """Interrupt the invocation in flight: a thread in `wait_for_decision` returns
+        False at once, and the body must not be run any more (LC-026)."""
+        with self._decision:
+            self.interrupted = True
+            self._decision.notify_all()
 
     def decide(self, outcome: Outcome) -> None:
         """Fix how the body ends; only the first decision counts."""
@@ -105,8 +128,9 @@ class TaskScript:
             undecided.
         """
         with self._decision:
-            self._decision.wait_for(lambda: self._outcome is not None or released())
-            return self._outcome is not None
+            self._decision.wait_for(lambda: self._outcome is not None or self.interrupted
+                                    or released())
+            return self._outcome is not None and not self.interrupted
 
     def wake(self) -> None:
         """Make threads in `wait_for_decision` re-check their `released` condition."""
@@ -197,6 +221,14 @@ class RuntimeSettings:
     reaper_ttl_seconds: float = 3600.0
     reaper_sweep_interval_ms: float = 300_000.0
     max_redelivery: int = 3
+    # The profile's lifecycle parameters: whether cancel interrupts a running body
+    # (LC-026) or only requests it (LC-013), and whether shutdown cancels at once
+    # (LC-022) or drains for drain_timeout_seconds first (LC-028).
+    cancel_interrupts: bool = False
+    shutdown_mode: str = "cancel"
+    drain_timeout_seconds: float = 30.0
+    # The module ids the runtime has (LC-027): a submission naming another is refused.
+    modules: frozenset[str] = frozenset()
 
 
 class Runtime(Protocol):
@@ -204,7 +236,9 @@ class Runtime(Protocol):
         """Create a queued job whose body is `script`.
 
         `retry` is only ever passed to a runtime that claims the retry capability; None
-        means the default policy (no retries).
+        means the default policy (no retries). A check of submit validation (LC-027)
+        also passes the keyword `module_id=`; a runtime that never meets such a check
+        (one whose profile has no LC-027) need not accept it.
 
         Returns:
             The new job's id, unique within this runtime, at once.
@@ -212,6 +246,8 @@ class Runtime(Protocol):
         Raises:
             CapacityExceeded: the task cap is reached; no record was created.
             RuntimeShutDown: shutdown has been called; no record was created.
+            InvalidModuleId: `module_id` is malformed; no record was created.
+            ModuleNotFound: `module_id` names no module in `RuntimeSettings.modules`.
         """
         ...
 
@@ -256,7 +292,9 @@ class Runtime(Protocol):
         ...
 
     def shutdown(self) -> None:
-        """Cancel every queued and running job; refuse submissions from now on."""
+        """Refuse submissions from now on, and cancel every queued and running job: at
+        once (shutdown_mode cancel), or once the drain timeout has passed on the clock,
+        those still active then (shutdown_mode drain)."""
         ...
 
     def health(self) -> HealthView:

@@ -20,9 +20,11 @@ from datetime import datetime, timedelta
 from jobconform.backends import ownership
 from jobconform.backends.protocol import (
     Clock,
+    InvalidModuleId,
     JobNotCompleted,
     JobNotFound,
     JobView,
+    ModuleNotFound,
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
@@ -40,7 +42,7 @@ from jobconform.backends.store import (
 )
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import JsonValue
+from jobconform.reference.lifecycle import INVALID_MODULE_ID, JsonValue, module_id_problem
 
 # Results that no caller can change in place: handed out without a copy.
 _IMMUTABLE_RESULTS = (type(None), bool, int, float, str)
@@ -72,6 +74,10 @@ class StepRuntime:
         # The token of the delivery each job's latest lease expiry took away (RD-006).
         self._superseded: dict[str, int] = {}
         self._shut_down = False
+        # When a drain-mode shutdown cancels what is still active (LC-028).
+        self._drain_deadline: datetime | None = None
+        # Jobs whose running body a cancel interrupted (LC-026): they end at once.
+        self._interrupted: set[str] = set()
         self._reaper = self.reaper_type(store, settings.reaper_ttl_seconds,
                                         settings.reaper_sweep_interval_ms)
         self._alerts = OperatorAlerts()
@@ -81,9 +87,12 @@ class StepRuntime:
 
     # -- submission and dispatch -------------------------------------------------------
 
-    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
+               module_id: str | None = None) -> str:
         if self._shut_down:
             raise RuntimeShutDown("the runtime is shut down; open a new one to submit")
+        if module_id is not None:
+            check_module(module_id, self._settings.modules)
         job_id = str(uuid.uuid4())
         job = StoredJob(job_id, QUEUED, self._now())
         if retry is not None:
@@ -101,6 +110,7 @@ class StepRuntime:
         self.settle()
 
     def settle(self) -> None:
+        self._end_drain_if_due()
         for job in self._store.list(RUNNING):
             if job.job_id in self._scripts and job.job_id in self._owned:
                 self._finish_owned(job)
@@ -110,7 +120,8 @@ class StepRuntime:
     def _finish_owned(self, job: StoredJob) -> None:
         """The owning worker's step: end the body if it can end now."""
         script = self._scripts[job.job_id]
-        if job.cancel_requested and (script.honours_cancellation or script.decided()):
+        if job.cancel_requested and (script.honours_cancellation or script.decided()
+                                     or job.job_id in self._interrupted):
             self._end(job, CANCELLED)
             return
         if not script.decided():
@@ -279,17 +290,39 @@ class StepRuntime:
             return False
         if self._store.update(job_id, RUNNING, cancel_requested=True) is None:
             return False
+        script = self._scripts.get(job_id)
+        if self._settings.cancel_interrupts and script is not None and job_id in self._owned:
+            # The invocation stops, whatever the body does (LC-026).
+            self._interrupted.add(job_id)
+            script.interrupt()
         self.settle()  # the owner acts on the request
         return True
 
     def shutdown(self) -> None:
+        if self._settings.shutdown_mode == "drain":
+            if not self._shut_down:  # a second shutdown does not restart the timeout
+                self._shut_down = True
+                self._drain_deadline = self._now() + timedelta(
+                    seconds=self._settings.drain_timeout_seconds)
+                self._end_drain_if_due()
+            return
+        self._cancel_active(self._now())
+        self._shut_down = True
+
+    def _cancel_active(self, at: datetime) -> None:
         for job in self._store.list():
             # Shutdown interrupts even a body ignoring it. A body that outlives it (the SQL
             # runtime's) still holds its token: its late write is refused by the status.
-            if job.status not in TERMINAL and ownership.stop_as_seen(self._store, job,
-                                                                     self._now()):
+            if job.status not in TERMINAL and ownership.stop_as_seen(self._store, job, at):
                 self._count_outcome(CANCELLED)
-        self._shut_down = True
+
+    def _end_drain_if_due(self) -> None:
+        """Once the clock reaches the drain's deadline, cancel what is still active, at
+        the deadline (LC-028)."""
+        deadline = self._drain_deadline
+        if deadline is not None and self._now() >= deadline:
+            self._drain_deadline = None
+            self._cancel_active(deadline)
 
     # -- reads -------------------------------------------------------------------------
 
@@ -342,3 +375,17 @@ class StepRuntime:
         if isinstance(job.result, _IMMUTABLE_RESULTS):
             return job
         return replace(job, result=copy.deepcopy(job.result))
+
+
+def check_module(module_id: str, known: frozenset[str]) -> None:
+    """Refuse a submission naming a malformed or unknown module id (LC-027).
+
+    Raises:
+        InvalidModuleId: the id is malformed.
+        ModuleNotFound: the id is well formed but no module has it.
+    """
+    problem = module_id_problem(module_id, known)
+    if problem == INVALID_MODULE_ID:
+        raise InvalidModuleId(f"malformed module id {module_id!r} (INVALID_MODULE_ID)")
+    if problem is not None:
+        raise ModuleNotFound(f"no module {module_id!r} (MODULE_NOT_FOUND)")

@@ -112,6 +112,10 @@ def record_primary(command: Command | None, field: str, expected: object, actual
             return "RT-003"  # backoff shown as a state of its own
         if in_backoff and field in ("status", "started_at"):
             return "RT-002"  # it started at the wrong time: the delay decides when
+        if field == "started_at" and expected is not None and actual is None:
+            # The job did not start at this dispatch although a slot was free for it (its
+            # status may agree: a retried attempt that failed at once is queued again).
+            return "LC-010"
     if (isinstance(command, cmd.Finish) and job_before is not None
             and job_before.status.is_terminal):
         return "LC-003"  # an outcome arriving after the job ended must change nothing
@@ -176,7 +180,9 @@ def health_primary(command_requirements: tuple[str, ...], counts_differ: bool,
     """
     if counts_differ:
         return "LC-024"
-    if extra_cancels > 0 and isinstance(command, cmd.Shutdown | cmd.Cancel):
+    if extra_cancels > 0 and isinstance(command, cmd.Shutdown | cmd.Cancel | cmd.Finish):
+        # After a Finish, with every record agreeing: a body's late outcome counted the
+        # job's cancel a second time.
         return "LC-003"
     if extra_failures > 0 and "LC-013" in command_requirements:
         # A failure counted at the cancel of a running job: the owner's own transition
@@ -193,7 +199,10 @@ def answer_primary(command: Command | None, expected: object, actual: object,
                    failed_sweeps: int = 0) -> str | None:
     """The requirement a wrong answer to a command breaks (None: the default rank)."""
     if isinstance(command, cmd.Submit):
-        for answer, requirement in ((cmd.REFUSED_CAPACITY, "LC-009"),
+        # LC-027 also fixes where the module check stands among the refusals.
+        for answer, requirement in ((cmd.REFUSED_INVALID_MODULE, "LC-027"),
+                                    (cmd.REFUSED_UNKNOWN_MODULE, "LC-027"),
+                                    (cmd.REFUSED_CAPACITY, "LC-009"),
                                     (cmd.REFUSED_SHUT_DOWN, "LC-023")):
             if answer in (expected, actual):
                 return requirement

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.protocol import (
+    LIFECYCLE,
     REAPER,
     REDELIVERY,
     RETRY,
@@ -22,9 +23,11 @@ from jobconform.backends.protocol import (
     Backend,
     CapacityExceeded,
     HealthView,
+    InvalidModuleId,
     JobNotCompleted,
     JobNotFound,
     JobView,
+    ModuleNotFound,
     ReaperAlreadyRunning,
     Runtime,
     RuntimeSettings,
@@ -39,7 +42,13 @@ from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.lifecycle import JobState, JsonValue, Status
-from jobconform.reference.model import Health, Limits, ReferenceModel
+from jobconform.reference.model import (
+    SHUTDOWN_CANCEL,
+    SHUTDOWN_MODES,
+    Health,
+    Limits,
+    ReferenceModel,
+)
 from jobconform.reference.reaper import check_reaper_settings
 from jobconform.spec import Profile, Registry
 
@@ -49,6 +58,10 @@ T = TypeVar("T")
 # lets time pass for the runtime, and a healthy call takes microseconds.
 # JOBCONFORM_SAFETY_TIMEOUT shortens it, for the tests of a hanging adapter.
 SAFETY_TIMEOUT_SECONDS = float(os.environ.get("JOBCONFORM_SAFETY_TIMEOUT", "60"))
+
+# The modules every runtime under check has (LC-027): a submission may name one of
+# these, a well-formed id that is none of them, or a malformed one.
+HARNESS_MODULES = frozenset({"data.process_batch", "mail.send_digest"})
 
 # Requirements every observation checks, whatever the command.
 OBSERVED_ALWAYS = ("LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025")
@@ -284,11 +297,13 @@ class Harness:
         self.claims_redelivery = (REDELIVERY in self.backend.capabilities
                                   and REDELIVERY in self.profile.areas)
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
-                                        **self._area_defaults())
+                                        **self._area_defaults(), **self._lifecycle_defaults())
         self.model = ReferenceModel(
             Limits(self.settings.max_concurrent, self.settings.max_tasks,
                    self.settings.reaper_ttl_seconds, self.settings.reaper_sweep_interval_ms,
-                   self.settings.max_redelivery),
+                   self.settings.max_redelivery, self.settings.cancel_interrupts,
+                   self.settings.shutdown_mode, self.settings.drain_timeout_seconds,
+                   self.settings.modules),
             self.clock.now(),
         )
         self._titles = (
@@ -305,6 +320,23 @@ class Harness:
         with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
+
+    def _lifecycle_defaults(self) -> dict[str, Any]:
+        """The profile's lifecycle parameters: how cancel treats a running body (LC-013,
+        LC-026) and how shutdown ends active jobs (LC-022, LC-028). A profile that sets
+        none has the cooperative cancel and the cancel-mode shutdown."""
+        values = self.profile.area_parameters.get(LIFECYCLE, {})
+        mode = str(values.get("shutdown_mode", SHUTDOWN_CANCEL))
+        if mode not in SHUTDOWN_MODES:
+            raise ValueError(f"profile {self.profile.name!r}: shutdown_mode is one of"
+                             f" {', '.join(SHUTDOWN_MODES)}, not {mode!r}")
+        timeout = float(values.get("drain_timeout_seconds", 30.0))  # type: ignore[arg-type]
+        if not 0 <= timeout < float("inf"):
+            raise ValueError(f"profile {self.profile.name!r}: drain_timeout_seconds is a"
+                             f" finite number >= 0, not {timeout!r}")
+        return {"cancel_interrupts": values.get("cancel_running") == "interrupt",
+                "shutdown_mode": mode, "drain_timeout_seconds": timeout,
+                "modules": HARNESS_MODULES}
 
     def _area_defaults(self) -> dict[str, Any]:
         """The runtime's configured defaults: the profile's, for the areas it has."""
@@ -493,7 +525,7 @@ class Harness:
         try:
             return function()
         except (Divergence, AdapterError, JobNotFound, JobNotCompleted, CapacityExceeded,
-                RuntimeShutDown, ReaperAlreadyRunning):
+                RuntimeShutDown, ReaperAlreadyRunning, InvalidModuleId, ModuleNotFound):
             raise
         except Exception as error:
             raise AdapterError(
@@ -594,8 +626,13 @@ class Harness:
     def _submit(self, command: cmd.Submit) -> object:
         script = TaskScript(honours_cancellation=not command.ignores_cancel)
         retry = command.retry
+        module = command.module
         try:
-            if retry is None:
+            if module is not None:
+                # Only a check of LC-027 names a module: other runtimes keep the old call.
+                job_id = self._call("submit", lambda: self.runtime.submit(
+                    script, retry, module_id=module))  # type: ignore[call-arg]
+            elif retry is None:
                 job_id = self._call("submit", lambda: self.runtime.submit(script))
             else:
                 job_id = self._call("submit", lambda: self.runtime.submit(script, retry))
@@ -603,6 +640,10 @@ class Harness:
             return cmd.REFUSED_CAPACITY
         except RuntimeShutDown:
             return cmd.REFUSED_SHUT_DOWN
+        except InvalidModuleId:
+            return cmd.REFUSED_INVALID_MODULE
+        except ModuleNotFound:
+            return cmd.REFUSED_UNKNOWN_MODULE
         self.scripts[command.job] = script
         if job_id in self.aliases:
             raise Divergence(("LC-008",), "submit returned an id already in use",
@@ -727,9 +768,22 @@ class Harness:
 
     def _check_bodies(self, requirements: tuple[str, ...]) -> None:
         """Every body ran at most once per start of its job, and never for a job that
-        did not start (records cannot show a body that ran and was then discarded)."""
+        did not start (records cannot show a body that ran and was then discarded); a
+        body whose invocation a cancel interrupted shows it, and never ran (LC-026)."""
         for alias, script in self.scripts.items():
-            starts = self.model.scripts[alias].starts
+            model_script = self.model.scripts[alias]
+            if model_script.interrupted and not script.interrupted:
+                raise self._fail((*requirements, "LC-026"),
+                                 f"whether the body of job {alias!r} was interrupted"
+                                 " (TaskScript.interrupt)", True, False, "LC-026")
+            if model_script.interrupted and script.invocations > (
+                    model_script.starts - model_script.interrupted):
+                raise self._fail((*requirements, "LC-026"),
+                                 f"how often the body of job {alias!r} ran (never after"
+                                 " its invocation was interrupted)",
+                                 model_script.starts - model_script.interrupted,
+                                 script.invocations, "LC-026")
+            starts = model_script.starts
             if script.invocations > starts:
                 job = self.model.jobs.get(alias)
                 primary = blame.body_primary(self._last_command(), job, starts)
@@ -752,8 +806,21 @@ class Harness:
                     self._last_command(), name, getattr(wanted, name), getattr(actual, name),
                     self._before.get(alias) if alias is not None else None, requirements,
                     field_requirements, self._retry_after_holds(alias))
+                if (name == "status" and wanted.status == Status.CANCELLED.value
+                        and actual.status in (Status.SUCCEEDED.value, Status.FAILED.value)
+                        and self._counted_as_the_oracle()):
+                    # The runtime counted the job cancelled, as it should, and then wrote
+                    # the body's outcome over it: a late completion, not a cancel ignored.
+                    primary = "LC-003"
                 raise self._fail(requirements + field_requirements, f"{what} {name}",
                                  getattr(wanted, name), getattr(actual, name), primary)
+
+    def _counted_as_the_oracle(self) -> bool:
+        """Whether the runtime's outcome counters agree with the oracle's."""
+        health = health_of(self._call("health", self.runtime.health))
+        wanted = self.model.health()
+        return (health.processed, health.failed, health.cancelled) == (
+            wanted.processed, wanted.failed, wanted.cancelled)
 
     def _retry_after_holds(self, alias: str | None) -> bool:
         """Whether job `alias` still waits only because of a server's retry-after."""

@@ -26,8 +26,6 @@ from jobconform.conformance.shrinking import without_shrinking
 from jobconform.spec import Registry
 from jobconform.spec.areas import areas, load_attribute
 
-SELFTEST_PROFILE = "canonical"
-
 # The galleries of the kit's own runtimes (broken SQL stores, threaded workers, process
 # children); each area's own gallery comes from its `Area` declaration.
 RUNTIME_GALLERIES = (
@@ -87,14 +85,14 @@ def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
     area = registry.requirement(entry.catches).area
     in_area = frozenset(r.id for r in registry.requirements if r.area == area)
     backend = load_backend(entry.target)
-    config = RunConfig(backend=entry.target, profile=SELFTEST_PROFILE, suites=suites, seed=seed,
+    config = RunConfig(backend=entry.target, profile=entry.profile, suites=suites, seed=seed,
                        examples=examples, work_dir=work_dir / entry.name, selected=in_area,
                        machine_areas=frozenset({area}),
                        behave_in_process=runs_in_process(backend))
     with without_shrinking():
         runs = run_suites(config, registry)
     capabilities = frozenset(backend.capabilities)
-    summary = RunSummary(entry.target, SELFTEST_PROFILE, capabilities, registry.version, seed,
+    summary = RunSummary(entry.target, entry.profile, capabilities, registry.version, seed,
                          runs)
     verdicts = summary.verdicts(registry)
     return [

@@ -74,7 +74,7 @@ Feature: Cancellation
     And job "a" finished at second 3
     And the counters show 0 processed, 0 failed, 1 cancelled
 
-  @LC-014 @LC-003
+  @LC-014 @LC-003 @LC-013
   Scenario: A body that ends after its cancellation was requested ends cancelled, and nothing later changes it
     Given job "a" is submitted with a body that ignores cancellation
     And the runtime dispatches
@@ -93,7 +93,7 @@ Feature: Cancellation
     When the result of job "a" is read
     Then reading the result fails as not completed with status cancelled
 
-  @LC-014
+  @LC-014 @LC-013
   Scenario: A body that raises after its cancellation was requested ends cancelled, not failed
     Given job "a" is submitted with a body that ignores cancellation
     And the runtime dispatches
@@ -140,7 +140,7 @@ Feature: Cancellation
     And job "a" finished at second 0
     And the counters show 0 processed, 0 failed, 1 cancelled
 
-  @LC-015
+  @LC-015 @LC-013
   Scenario: A second cancel of a running job already asked to stop is rejected
     Given job "a" is submitted with a body that ignores cancellation
     And the runtime dispatches

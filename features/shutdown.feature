@@ -31,7 +31,7 @@ Feature: Shutdown
     And job "r" has no result
     And the counters show 1 processed, 0 failed, 2 cancelled
 
-  @LC-023
+  @LC-023 @LC-022
   Scenario: After shutdown a submission is refused and leaves no record
     Given job "a" is submitted
     When the runtime shuts down
@@ -40,7 +40,7 @@ Feature: Shutdown
     And job "x" is not held
     And the health shows 0 queued, 0 running, 1 in total
 
-  @LC-023
+  @LC-023 @LC-022
   Scenario: A second shutdown changes nothing
     Given job "a" is submitted
     And the runtime shuts down

@@ -39,6 +39,7 @@ class Submit:
     job: str
     ignores_cancel: bool = False  # the body never checks its cancellation token
     retry: RetryPolicy | None = None  # only for backends claiming the retry area
+    module: str | None = None  # the module id the submission names (LC-027), if any
 
 
 @dataclass(frozen=True)
@@ -191,6 +192,8 @@ COMMAND_TYPES: dict[str, type[Command]] = {
 ACCEPTED = "accepted"
 REFUSED_CAPACITY = "refused: capacity"
 REFUSED_SHUT_DOWN = "refused: shut down"
+REFUSED_INVALID_MODULE = "refused: invalid module id"
+REFUSED_UNKNOWN_MODULE = "refused: module not found"
 NOT_FOUND = "error: not found"
 REAPER_STARTED = "started"
 REFUSED_REAPER_RUNNING = "refused: reaper already running"

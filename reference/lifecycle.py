@@ -6,7 +6,8 @@ absorb), LC-004 (timestamps set at transitions).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -128,3 +129,24 @@ POISON_ERROR = "poison_lease: re-delivery cap reached"  # seed 002's poison tag 
 def error_message(error_type: str, message: str) -> str:
     """The recorded form of a body's exception (LC-007)."""
     return f"{error_type}: {message}"
+
+
+# Module ids (LC-027): dot-separated segments, each a lowercase letter then lowercase
+# letters, digits or underscores ("data.process_batch"); the seed names the errors, the
+# format is the kit's choice.
+MODULE_ID_MAX_LENGTH = 128
+_MODULE_ID = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
+
+# How a submission's module id is refused (LC-027), or None if it is accepted.
+INVALID_MODULE_ID = "invalid module id"
+MODULE_NOT_FOUND = "module not found"
+
+
+def module_id_problem(module_id: str, known: Collection[str]) -> str | None:
+    """Why a submission naming `module_id` is refused: INVALID_MODULE_ID for a malformed
+    id, MODULE_NOT_FOUND for a well-formed one not in `known`, None if it is accepted."""
+    if len(module_id) > MODULE_ID_MAX_LENGTH or not _MODULE_ID.fullmatch(module_id):
+        return INVALID_MODULE_ID
+    if module_id not in known:
+        return MODULE_NOT_FOUND
+    return None

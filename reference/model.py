@@ -16,8 +16,10 @@ from jobconform.reference.commands import (
     NOT_FOUND,
     REAPER_STARTED,
     REFUSED_CAPACITY,
+    REFUSED_INVALID_MODULE,
     REFUSED_REAPER_RUNNING,
     REFUSED_SHUT_DOWN,
+    REFUSED_UNKNOWN_MODULE,
     AdvanceTime,
     Cancel,
     Cleanup,
@@ -45,7 +47,15 @@ from jobconform.reference.commands import (
     Succeed,
     not_completed,
 )
-from jobconform.reference.lifecycle import Event, EventKind, JobState, JsonValue, Status
+from jobconform.reference.lifecycle import (
+    INVALID_MODULE_ID,
+    Event,
+    EventKind,
+    JobState,
+    JsonValue,
+    Status,
+    module_id_problem,
+)
 
 Answer = JsonValue | JobState
 
@@ -58,6 +68,18 @@ class Limits:
     reaper_ttl_seconds: float = 3600.0
     reaper_sweep_interval_ms: float = 300_000.0
     max_redelivery: int = 3
+    # The profile's lifecycle parameters (LC-013/LC-026, LC-022/LC-028) and the module
+    # ids the runtime has (LC-027).
+    cancel_interrupts: bool = False
+    shutdown_mode: str = "cancel"
+    drain_timeout_seconds: float = 30.0
+    modules: frozenset[str] = frozenset()
+
+
+# Shutdown modes (the profile parameter shutdown_mode).
+SHUTDOWN_CANCEL = "cancel"
+SHUTDOWN_DRAIN = "drain"
+SHUTDOWN_MODES = (SHUTDOWN_CANCEL, SHUTDOWN_DRAIN)
 
 
 @dataclass(frozen=True)
@@ -90,6 +112,9 @@ class _Script:
     # When the waiting attempt would be due without the server's retry-after, if one
     # set a later time: a start in between ignored the retry-after (RT-010).
     due_without_retry_after: datetime | None = None
+    # Starts whose invocation a cancel interrupted before it was decided (LC-026): the
+    # body of such a start never runs.
+    interrupted: int = 0
 
 
 @dataclass
@@ -112,6 +137,9 @@ class ReferenceModel:
     reaper_deleted: int = 0
     # Operator alerts raised by poison parking, in order (RD-003).
     alerts: list[str] = field(default_factory=list)
+    # When a drain-mode shutdown cancels the jobs still active (LC-028); None when no
+    # drain is under way.
+    drain_deadline: datetime | None = None
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
@@ -126,7 +154,7 @@ class ReferenceModel:
                 return self._cancel(command.job)
             case AdvanceTime():
                 self.now += timedelta(seconds=command.seconds)
-                return StepResult(None, self._run_due_sweeps())
+                return StepResult(None, self._end_drain_if_due() + self._run_due_sweeps())
             case Cleanup():
                 return self._cleanup(command.max_age_seconds)
             case Shutdown():
@@ -194,8 +222,10 @@ class ReferenceModel:
                 "failed_sweeps": self.failed_sweeps, "deleted": self.reaper_deleted}
 
     def _move(self, alias: str, kind: EventKind, result: JsonValue = None,
-              error: str | None = None, retry_at: datetime | None = None) -> None:
-        job = lifecycle.step(self.jobs[alias], Event(kind, self.now, result, error, retry_at))
+              error: str | None = None, retry_at: datetime | None = None,
+              at: datetime | None = None) -> None:
+        when = self.now if at is None else at
+        job = lifecycle.step(self.jobs[alias], Event(kind, when, result, error, retry_at))
         self.jobs[alias] = job
         if job.status is Status.QUEUED:
             return  # a retried attempt is not an outcome (RT-007)
@@ -210,17 +240,26 @@ class ReferenceModel:
     def _submit(self, command: Submit) -> StepResult:
         if self.shut_down:
             return StepResult(REFUSED_SHUT_DOWN, ("LC-023",))
+        if command.module is not None:
+            problem = module_id_problem(command.module, self.limits.modules)
+            if problem is not None:
+                return StepResult(REFUSED_INVALID_MODULE if problem == INVALID_MODULE_ID
+                                  else REFUSED_UNKNOWN_MODULE, ("LC-027",))
         if self.limits.max_tasks is not None and len(self.jobs) >= self.limits.max_tasks:
             return StepResult(REFUSED_CAPACITY, ("LC-009",))
         policy = command.retry
         self.jobs[command.job] = lifecycle.new_job(self.now, policy.max_retries if policy else 0)
         self.scripts[command.job] = _Script(command.ignores_cancel, policy)
-        return StepResult(ACCEPTED, ("LC-008", "LC-009", "RT-001", "RT-008") if policy
-                          else ("LC-008", "LC-009"))
+        accepted = ("LC-008", "LC-009", "RT-001", "RT-008") if policy else ("LC-008", "LC-009")
+        if command.module is not None:
+            accepted = ("LC-027", *accepted)
+        return StepResult(ACCEPTED, accepted)
 
     def _dispatch(self) -> tuple[str, ...]:
         running = sum(job.status is Status.RUNNING for job in self.jobs.values())
-        requirements = ["LC-010", "LC-012"]
+        # While a drain is under way, queued jobs still start (LC-028).
+        requirements = ["LC-028"] if self.drain_deadline is not None else []
+        requirements += ["LC-010", "LC-012"]
         if any(job.redelivery_count for job in self.jobs.values()):
             requirements.append("RD-004")  # a new delivery is no reason to reset the count
         for alias, job in self.jobs.items():
@@ -297,6 +336,11 @@ class ReferenceModel:
         if script.cancel_requested:
             return StepResult(False, ("LC-015",))
         script.cancel_requested = True
+        if self.limits.cancel_interrupts:
+            # The invocation in flight is interrupted, whatever the body does (LC-026).
+            script.interrupted += 1
+            self._move(alias, EventKind.CANCEL)
+            return StepResult(True, ("LC-026", "LC-025"))
         self._run_body(alias)
         return StepResult(True, ("LC-013", "LC-025"))
 
@@ -381,13 +425,33 @@ class ReferenceModel:
         return StepResult(len(expired), ("LC-019", "LC-020", "LC-021"))
 
     def _shutdown(self) -> tuple[str, ...]:
+        if self.limits.shutdown_mode == SHUTDOWN_DRAIN:
+            if not self.shut_down:  # a second shutdown does not restart the timeout
+                self.shut_down = True
+                self.drain_deadline = self.now + timedelta(
+                    seconds=self.limits.drain_timeout_seconds)
+                self._end_drain_if_due()
+            return ("LC-028", "LC-023", "LC-025")
+        self._cancel_active(self.now)
+        self.shut_down = True
+        return ("LC-022", "LC-023", "LC-025")
+
+    def _cancel_active(self, at: datetime) -> None:
+        """Cancel every queued and running job at `at` (LC-022, LC-028)."""
         for alias, job in self.jobs.items():
             if job.status.is_terminal:
                 continue
             self.scripts[alias].cancel_requested = True
-            self._move(alias, EventKind.CANCEL)
-        self.shut_down = True
-        return ("LC-022", "LC-023", "LC-025")
+            self._move(alias, EventKind.CANCEL, at=at)
+
+    def _end_drain_if_due(self) -> tuple[str, ...]:
+        """At the drain's deadline, cancel what is still active (LC-028)."""
+        deadline = self.drain_deadline
+        if deadline is None or self.now < deadline:
+            return ("LC-028",) if deadline is not None else ()
+        self.drain_deadline = None
+        self._cancel_active(deadline)
+        return ("LC-028", "LC-025")
 
     def _get_result(self, alias: str) -> StepResult:
         job = self.jobs.get(alias)

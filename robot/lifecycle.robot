@@ -66,7 +66,7 @@ A Terminal Job Never Changes State Again
 A Body Ignoring Cancellation That Returns After Its Job Was Cancelled Changes Nothing
     [Documentation]    Shutdown cancels a running job whose body ignores cancellation; the
     ...                body's later return leaves status, result, finished_at and counters.
-    [Tags]    LC-003
+    [Tags]    LC-003    LC-022
     Start Runtime
     Submit Job Ignoring Cancellation    a
     Dispatch
@@ -320,7 +320,7 @@ The Owner Of A Running Job Honouring Cancellation Moves It To Cancelled
     Counters Should Show    processed=0    failed=0    cancelled=1
 
 A Requested Cancellation Wins Over The Body's Outcome
-    [Tags]    LC-014
+    [Tags]    LC-014    LC-013
     Start Runtime
     Submit Job Ignoring Cancellation    a
     Submit Job Ignoring Cancellation    b
@@ -338,7 +338,7 @@ A Requested Cancellation Wins Over The Body's Outcome
     Counters Should Show    processed=0    failed=0    cancelled=2
 
 Cancel Answers False And Changes Nothing When It Cannot Apply
-    [Tags]    LC-015
+    [Tags]    LC-015    LC-013
     Start Runtime
     Cancel Should Not Apply    ghost
     Submit Job    done
@@ -505,7 +505,7 @@ Shutdown Cancels Every Queued And Running Job
     Counters Should Show    processed=1    failed=0    cancelled=2
 
 A Second Shutdown Changes Nothing And Submissions Are Refused
-    [Tags]    LC-023
+    [Tags]    LC-023    LC-022
     Start Runtime
     Submit Job    a
     Advance Clock    1
@@ -520,7 +520,7 @@ A Second Shutdown Changes Nothing And Submissions Are Refused
     Health Should Show    queued=0    running=0    total=1
 
 After Shutdown The Refusal Is Shut Down Even At The Task Cap
-    [Tags]    LC-023    LC-009
+    [Tags]    LC-023    LC-009    LC-022
     Start Runtime    task_cap=1
     Submit Job    a
     Shut Down Runtime
@@ -528,6 +528,94 @@ After Shutdown The Refusal Is Shut Down Even At The Task Cap
     Cleanup Should Remove    0    1
     Submission Should Be Refused As Shut Down    c
     Health Should Show    queued=0    running=0    total=0
+
+Drain Shutdown Lets Active Jobs Finish Until Its Timeout
+    [Documentation]    Under a drain-mode profile (draining-worker), shutdown refuses new
+    ...                submissions, queued jobs still start and bodies still end; at the
+    ...                timeout the rest are cancelled at that instant, their bodies unrun.
+    [Tags]    LC-028    LC-023
+    Start Runtime    slots=1
+    Submit Job Ignoring Cancellation    a
+    Submit Job    b
+    Submit Job    c
+    Dispatch
+    Shut Down Runtime
+    Submission Should Be Refused As Shut Down    x
+    Job Status Should Be    a    running
+    Job Returns    a    1
+    Advance Clock    10
+    Dispatch
+    Job Status Should Be    a    succeeded
+    Job Should Have Started At Second    b    10
+    Advance Clock    10
+    Shut Down Runtime
+    Advance Clock    15
+    Job Status Should Be    b    cancelled
+    Job Status Should Be    c    cancelled
+    Job Should Have Finished At Second    b    30
+    Job Should Have Finished At Second    c    30
+    Job Should Not Have Started    c
+    Job Returns    b    2
+    Job Returns    c    3
+    Dispatch
+    Job Status Should Be    b    cancelled
+    Job Body Should Have Run    b    0
+    Job Body Should Have Run    c    0
+    Counters Should Show    processed=1    failed=0    cancelled=2
+
+# -- the task manager (seed 004) ----------------------------------------------------------------
+
+Cancel Interrupts The Running Invocation
+    [Documentation]    Under task-manager (D-18), cancel interrupts the running body even
+    ...                when the body ignores its token; its later decision never runs.
+    [Tags]    LC-026
+    Start Runtime    slots=1
+    Submit Job Ignoring Cancellation    a
+    Submit Job    b
+    Dispatch
+    Advance Clock    2
+    Cancel Should Apply    a
+    Job Status Should Be    a    cancelled
+    Job Should Have Finished At Second    a    2
+    Job Body Should Have Been Interrupted    a
+    Cancel Should Not Apply    a
+    Job Returns    a    "late"
+    Dispatch
+    Job Body Should Have Run    a    0
+    Job Status Should Be    b    running
+    Counters Should Show    processed=0    failed=0    cancelled=1
+
+A Cancelled Running Job Keeps No Outcome, And A Second Cancel Does Not Apply
+    [Documentation]    Whether cancel interrupts the body (LC-026) or the body honours the
+    ...                request (LC-013), the job ends cancelled and its outcome is dropped.
+    [Tags]    LC-014    LC-015
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Advance Clock    1
+    Cancel Should Apply    a
+    Cancel Should Not Apply    a
+    Job Returns    a    {"kept": true}
+    Job Status Should Be    a    cancelled
+    Job Result Should Be    a    null
+    Job Should Have Finished At Second    a    1
+    Counters Should Show    processed=0    failed=0    cancelled=1
+
+Submit Refuses A Malformed Or Unknown Module Id
+    [Documentation]    Under task-manager, submit checks the module id before the task
+    ...                cap; a shut-down runtime's refusal comes first.
+    [Tags]    LC-027
+    Start Runtime    task_cap=2
+    Submit Job For Module    a    data.process_batch
+    Submission For Module Should Be Refused    x    Data.Process    malformed
+    Submission For Module Should Be Refused    y    data..process    malformed
+    Submission For Module Should Be Refused    z    billing.charge_card    unknown
+    Submit Job For Module    b    mail.send_digest
+    Submission For Module Should Be Refused    v    no-such-module    malformed
+    Submission For Module Should Be Refused    w    data.process_batch    capacity
+    Shut Down Runtime
+    Submission For Module Should Be Refused    u    Bad Id    shut down
+    Health Should Show    queued=0    running=0    total=2
 
 # -- health --------------------------------------------------------------------------------
 

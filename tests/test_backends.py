@@ -28,7 +28,13 @@ from jobconform.backends.protocol import (
     TaskScript,
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import AdapterError, Divergence, Harness, open_harness
+from jobconform.conformance.harness import (
+    HARNESS_MODULES,
+    AdapterError,
+    Divergence,
+    Harness,
+    open_harness,
+)
 from jobconform.reference.commands import (
     ACCEPTED,
     NOT_FOUND,
@@ -473,9 +479,15 @@ def test_harness_uses_profile_limits(registry: Registry) -> None:
     check = harness(MemoryBackend(), registry.profile("async-jobs"))
     # Seed 000 keeps finished jobs for a day: the runtime's reaper is configured so.
     assert check.settings == RuntimeSettings(max_concurrent=4, max_tasks=None,
-                                             reaper_ttl_seconds=86_400.0)
+                                             reaper_ttl_seconds=86_400.0,
+                                             modules=HARNESS_MODULES)
     check = harness(MemoryBackend(), registry.profile("task-manager"), max_concurrent=1)
-    assert check.settings == RuntimeSettings(max_concurrent=1, max_tasks=1000)
+    # Seed 004 D-18: the task manager's cancel interrupts the running invocation.
+    assert check.settings == RuntimeSettings(max_concurrent=1, max_tasks=1000,
+                                             cancel_interrupts=True, modules=HARNESS_MODULES)
+    check = harness(MemoryBackend(), registry.profile("draining-worker"))
+    assert (check.settings.shutdown_mode, check.settings.drain_timeout_seconds) == (
+        "drain", 30.0)
     check = harness(MemoryBackend(), registry.profile("task-manager"), unlimited_tasks=True)
     assert check.settings.max_tasks is None
 

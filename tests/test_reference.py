@@ -18,7 +18,9 @@ from jobconform.reference.commands import (
     COMMAND_TYPES,
     NOT_FOUND,
     REFUSED_CAPACITY,
+    REFUSED_INVALID_MODULE,
     REFUSED_SHUT_DOWN,
+    REFUSED_UNKNOWN_MODULE,
     AdvanceTime,
     Cancel,
     Cleanup,
@@ -671,3 +673,75 @@ def test_describe_is_readable() -> None:
     assert describe(Finish("a", Succeed(3))) == "Finish('a', returns 3)"
     assert describe(Finish("a", Raise("E", "m"))) == "Finish('a', raises E('m'))"
     assert describe(Dispatch()) == "Dispatch()"
+
+
+# -- the task manager's cancel and submit, and the drain (LC-026, LC-027, LC-028) ------------
+
+
+def test_interrupting_cancel_ends_a_body_that_ignores_cancellation() -> None:
+    oracle = ReferenceModel(Limits(1, None, cancel_interrupts=True), T0)
+    run(oracle, Submit("a", ignores_cancel=True), Submit("b"), Dispatch(), AdvanceTime(5))
+    step_result = oracle.apply(Cancel("a"))
+    assert step_result.answer is True and step_result.requirements[0] == "LC-026"
+    assert oracle.jobs["a"].status is Status.CANCELLED and oracle.jobs["a"].finished_at == T1
+    assert oracle.scripts["a"].interrupted == 1
+    run(oracle, Finish("a", Succeed(1)), Dispatch())
+    assert oracle.jobs["a"].result is None and oracle.jobs["b"].status is Status.RUNNING
+    assert oracle.apply(Cancel("a")).answer is False
+
+
+def test_a_cooperative_cancel_leaves_a_body_that_ignores_it_running() -> None:
+    oracle = model(max_concurrent=1)
+    run(oracle, Submit("a", ignores_cancel=True), Dispatch())
+    assert oracle.apply(Cancel("a")).requirements[0] == "LC-013"
+    assert oracle.jobs["a"].status is Status.RUNNING and oracle.scripts["a"].interrupted == 0
+
+
+@pytest.mark.parametrize(("module", "answer"), [
+    ("data.process_batch", ACCEPTED),
+    ("billing.charge", REFUSED_UNKNOWN_MODULE),
+    ("Data.batch", REFUSED_INVALID_MODULE),
+    ("data..batch", REFUSED_INVALID_MODULE),
+    ("", REFUSED_INVALID_MODULE),
+    ("a" * 129, REFUSED_INVALID_MODULE),
+    ("data.process-batch", REFUSED_INVALID_MODULE),
+    (None, ACCEPTED),
+])
+def test_submit_checks_the_module_id(module: str | None, answer: str) -> None:
+    oracle = ReferenceModel(Limits(10, 5, modules=frozenset({"data.process_batch"})), T0)
+    assert oracle.apply(Submit("a", module=module)).answer == answer
+    assert ("a" in oracle.jobs) is (answer == ACCEPTED)
+
+
+def test_module_check_comes_after_shutdown_and_before_the_cap() -> None:
+    oracle = ReferenceModel(Limits(10, 1, modules=frozenset({"data.x"})), T0)
+    assert run(oracle, Submit("a", module="data.x"), Submit("b", module="Bad"),
+               Submit("c", module="data.y"), Submit("d", module="data.x"), Shutdown(),
+               Submit("e", module="Bad")) == [ACCEPTED, REFUSED_INVALID_MODULE,
+                                              REFUSED_UNKNOWN_MODULE, REFUSED_CAPACITY, None,
+                                              REFUSED_SHUT_DOWN]
+
+
+def test_drain_lets_jobs_run_until_the_timeout_then_cancels_the_rest() -> None:
+    oracle = ReferenceModel(Limits(1, None, shutdown_mode="drain",
+                                   drain_timeout_seconds=30.0), T0)
+    run(oracle, Submit("a"), Submit("b"), Submit("c"), Dispatch(), Shutdown())
+    assert oracle.apply(Submit("x")).answer == REFUSED_SHUT_DOWN
+    assert oracle.jobs["a"].status is Status.RUNNING
+    run(oracle, Finish("a", Succeed(1)), AdvanceTime(10), Dispatch(), AdvanceTime(10),
+        Shutdown(), AdvanceTime(9))
+    assert oracle.jobs["a"].status is Status.SUCCEEDED
+    assert oracle.jobs["b"].status is Status.RUNNING and oracle.jobs["c"].status is Status.QUEUED
+    oracle.apply(AdvanceTime(5))  # past the deadline in one step
+    deadline = T0 + timedelta(seconds=30)
+    assert [(job.status, job.finished_at) for job in (oracle.jobs["b"], oracle.jobs["c"])] == [
+        (Status.CANCELLED, deadline), (Status.CANCELLED, deadline)]
+    assert oracle.scripts["c"].starts == 0
+    assert oracle.health().cancelled == 2 and oracle.health().processed == 1
+
+
+def test_a_drain_with_no_timeout_ends_at_the_call() -> None:
+    oracle = ReferenceModel(Limits(1, None, shutdown_mode="drain", drain_timeout_seconds=0.0),
+                            T0)
+    run(oracle, Submit("a"), Dispatch(), Shutdown())
+    assert oracle.jobs["a"].status is Status.CANCELLED and oracle.drain_deadline is None

@@ -211,7 +211,7 @@ def test_new_requirement_without_version_bump_is_reported(spec_copy: pathlib.Pat
 
     def add(document: dict[str, object]) -> None:
         requirements_of(document).append({
-            "id": "LC-026",
+            "id": "LC-099",
             "level": "MAY",
             "title": "A new one",
             "statement": "Something new that a runtime may do.",
@@ -221,7 +221,7 @@ def test_new_requirement_without_version_bump_is_reported(spec_copy: pathlib.Pat
 
     edit_yaml(spec_copy / "lifecycle.yaml", add)
     problems = lock_problems(load_registry(folder=spec_copy), folder=spec_copy)
-    assert [problem.split(":")[0] for problem in problems] == ["LC-026"]
+    assert [problem.split(":")[0] for problem in problems] == ["LC-099"]
 
 
 def test_version_bump_without_relock_is_reported(spec_copy: pathlib.Path) -> None:
@@ -252,7 +252,7 @@ def test_removed_requirement_without_version_bump_is_reported(
     write_lock(spec_copy)
     edit_yaml(spec_copy / "lifecycle.yaml", lambda doc: requirements_of(doc).pop())
     problems = lock_problems(load_registry(folder=spec_copy), folder=spec_copy)
-    assert any("LC-025" in problem for problem in problems)
+    assert any("LC-028" in problem for problem in problems)
 
 
 def test_missing_lock_file_is_a_clear_error(spec_copy: pathlib.Path) -> None:

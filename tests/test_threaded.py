@@ -824,3 +824,40 @@ def test_threaded_backend_agrees_with_oracle(commands: list[Command], max_concur
         check.close()
     assert isinstance(check.runtime, ThreadedRuntime)
     assert threads_of(check.runtime) == []
+
+
+# -- the task manager's interrupting cancel and the drain (LC-026, LC-028) --------------------
+
+
+def test_an_interrupting_cancel_releases_a_pool_thread_blocked_in_a_body_that_ignores_it(
+        workers: Workers) -> None:
+    worker = workers.open(slots=1, cancel_interrupts=True)
+    script = TaskScript(honours_cancellation=False)
+    job_id = worker.submit(script)
+    worker.dispatch()
+    assert worker.cancel(job_id) is True
+    worker.settle()
+    assert status(worker, job_id) == CANCELLED and script.interrupted
+    script.decide(Succeed(1))
+    worker.settle()
+    assert script.invocations == 0 and status(worker, job_id) == CANCELLED
+
+
+def test_the_poll_thread_ends_a_drain_at_its_deadline(workers: Workers,
+                                                      clock: VirtualClock) -> None:
+    worker = workers.open(slots=1, shutdown_mode="drain", drain_timeout_seconds=30.0)
+    running, queued = TaskScript(honours_cancellation=False), TaskScript()
+    first, second = worker.submit(running), worker.submit(queued)
+    worker.dispatch()
+    worker.shutdown()
+    with pytest.raises(RuntimeShutDown):
+        worker.submit(TaskScript())
+    clock.advance(29)
+    worker.dispatch()
+    assert (status(worker, first), status(worker, second)) == (RUNNING, QUEUED)
+    clock.advance(31)  # past the deadline in one step
+    worker.settle()
+    jobs = [worker.get(first), worker.get(second)]
+    assert [(job.status, job.finished_at) for job in jobs if job is not None] == [
+        (CANCELLED, EPOCH + timedelta(seconds=30))] * 2
+    assert running.invocations == queued.invocations == 0

@@ -15,6 +15,7 @@ import functools
 import os
 import sqlite3
 from dataclasses import replace
+from datetime import datetime
 from typing import cast
 
 from sqlalchemy import Engine
@@ -91,10 +92,11 @@ class SqlRuntime(StepRuntime):
         super().__init__(settings, clock, store)
         self._outliving_bodies: dict[str, StoredJob] = {}  # job id -> the worker's view
 
-    def shutdown(self) -> None:
+    def _cancel_active(self, at: datetime) -> None:
         running = [job for job in self._store.list(RUNNING) if job.job_id in self._scripts]
-        super().shutdown()
-        # Shutdown requested each body's cancellation, as a worker's token would.
+        super()._cancel_active(at)
+        # Shutdown (or a drain's end) requested each body's cancellation, as a worker's
+        # token would.
         self._outliving_bodies.update(
             (job.job_id, replace(job, cancel_requested=True)) for job in running)
 

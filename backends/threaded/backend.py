@@ -104,7 +104,11 @@ class ThreadedBackend:
                                max_tasks=settings.max_tasks,
                                reaper_ttl_seconds=settings.reaper_ttl_seconds,
                                reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
-                               max_redelivery=settings.max_redelivery)
+                               max_redelivery=settings.max_redelivery,
+                               cancel_interrupts=settings.cancel_interrupts,
+                               shutdown_mode=settings.shutdown_mode,
+                               drain_timeout_seconds=settings.drain_timeout_seconds,
+                               modules=settings.modules)
 
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> ThreadedAdmissionRuntime:
         return ThreadedAdmissionRuntime(self.new_admission_store(), clock, config)

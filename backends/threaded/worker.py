@@ -55,6 +55,7 @@ from jobconform.backends.protocol import (
     TaskScript,
 )
 from jobconform.backends.reaper import OperatorAlerts, Reaper
+from jobconform.backends.step_runtime import check_module
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -110,14 +111,20 @@ class CancellationToken:
         self.requested = False
         self.interrupted = False
         self.abandoned = False  # the worker let go of the job: the thread writes nothing
+        # When the job counts as cancelled, if not when its thread records it: a drain's
+        # deadline (LC-028).
+        self.cancelled_at: datetime | None = None
 
     def request(self) -> None:
         self.requested = True
         self._script.wake()
 
-    def interrupt(self) -> None:
+    def interrupt(self, at: datetime | None = None) -> None:
+        """Interrupt the body's invocation at its wait, whatever it does (LC-022, LC-026,
+        LC-028); the job ends cancelled, at `at` if given."""
         self.interrupted = True
-        self._script.wake()
+        self.cancelled_at = at
+        self._script.interrupt()
 
     def abandon(self) -> None:
         """The job was failed as stuck, re-delivered or parked: release the body, and let
@@ -214,7 +221,10 @@ class ThreadedRuntime:
                  reaper_ttl_seconds: float = 3600.0,
                  reaper_sweep_interval_ms: float = 300_000.0,
                  max_redelivery: int = 3,
-                 bodies: Callable[[StoredJob], TaskScript] | None = None) -> None:
+                 bodies: Callable[[StoredJob], TaskScript] | None = None,
+                 cancel_interrupts: bool = False, shutdown_mode: str = "cancel",
+                 drain_timeout_seconds: float = 30.0,
+                 modules: frozenset[str] = frozenset()) -> None:
         self._config = config if config is not None else WorkerConfig.from_environment()
         if not self._config.enabled:
             raise WorkerDisabled(f"asynchronous execution is disabled; set {ENABLED_ENV}=1"
@@ -234,6 +244,12 @@ class ThreadedRuntime:
         self._scripts: dict[str, TaskScript] = {}  # submitted here, not yet claimed
         self._owned: dict[str, _OwnedJob] = {}
         self._stopping = False  # no more submissions or polls
+        self._cancel_interrupts = cancel_interrupts
+        self._shutdown_mode = shutdown_mode
+        self._drain_timeout = timedelta(seconds=drain_timeout_seconds)
+        self._modules = modules
+        self._draining = False  # a drain-mode shutdown was called: no more submissions
+        self._drain_deadline: datetime | None = None  # when the drain cancels the rest
         self._stopped = False  # ...and every running job has ended, the threads are gone
         self._polls_requested = 0
         self._polls_done = 0
@@ -281,11 +297,14 @@ class ThreadedRuntime:
 
     # -- submission and dispatch -------------------------------------------------------
 
-    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
+               module_id: str | None = None) -> str:
         with self._state:
-            if self._stopping:
+            if self._stopping or self._draining:
                 raise RuntimeShutDown(f"worker {self.worker_id} is stopped; open a new"
                                       " runtime to submit")
+            if module_id is not None:
+                check_module(module_id, self._modules)
             job_id = str(uuid.uuid4())
             job = StoredJob(job_id, QUEUED, self._clock.now())
             if retry is not None:
@@ -330,6 +349,7 @@ class ThreadedRuntime:
 
     def _quiet(self) -> bool:
         return (not self._poll_due() and not self._sweep_due() and not self._recovery_due()
+                and not self._drain_due()
                 and all(owned.blocked_on_body() for owned in self._owned.values()))
 
     # -- the poll loop (poll thread) -----------------------------------------------------
@@ -338,10 +358,12 @@ class ThreadedRuntime:
         with self._state:
             while True:
                 while not (self._stopping or self._poll_due() or self._sweep_due()
-                           or self._recovery_due()):
+                           or self._recovery_due() or self._drain_due()):
                     self._sleep_until_next_wake()
                 if self._stopping:
                     return
+                if self._drain_due():
+                    self._end_drain()
                 if self._sweep_due():
                     self._sweep()
                 if self._poll_due():
@@ -389,7 +411,8 @@ class ThreadedRuntime:
         """Sleep until the next poll, sweep or lease pass is due, or a dispatch, start or
         stop notifies."""
         next_pass = None if self._recovery is None else self._recovery.next_pass
-        deadlines = [at for at in (self._next_poll_at, self._next_sweep_at(), next_pass)
+        deadlines = [at for at in (self._next_poll_at, self._next_sweep_at(), next_pass,
+                                   self._drain_deadline)
                      if at is not None]
         if not deadlines:
             self._state.wait()
@@ -494,7 +517,7 @@ class ThreadedRuntime:
             if token.abandoned:
                 return  # failed as stuck, re-delivered or parked meanwhile
             if token.is_cancelled:
-                self._end(job_id, CANCELLED)
+                self._end(job_id, CANCELLED, at=token.cancelled_at)
             elif raised is not None:
                 if not self._retry(job_id, owned, raised):
                     self._end(job_id, FAILED, error=error_message(raised))
@@ -540,13 +563,13 @@ class ThreadedRuntime:
         return backoff.delay_ms(policy, attempt, jitter, draw, previous_ms, retry_after_ms)
 
     def _end(self, job_id: str, status: str, result: JsonValue = None,
-             error: str | None = None) -> None:
+             error: str | None = None, at: datetime | None = None) -> None:
         """The owner's terminal write, under its claim's token (caller holds `_state`)."""
         owned = self._owned.get(job_id)
         if owned is None:
             return  # let go of meanwhile: nothing of this worker's to record
         ended = ownership.finish(self._store, job_id, owned.fencing_token, status,
-                                 self._clock.now(), result, error)
+                                 self._clock.now() if at is None else at, result, error)
         if ended is not None:  # else the job moved meanwhile: the late outcome is absorbed
             self._count(status)
 
@@ -557,6 +580,22 @@ class ThreadedRuntime:
         self.processed += 1
         if status == FAILED:
             self.failed += 1
+
+    def _drain_due(self) -> bool:
+        return (not self._stopping and self._drain_deadline is not None
+                and self._clock.now() >= self._drain_deadline)
+
+    def _end_drain(self) -> None:
+        """The drain's deadline: interrupt every running body and cancel every queued job
+        submitted here, at the deadline (LC-028). The poll thread holds `_state`."""
+        deadline = self._drain_deadline
+        assert deadline is not None
+        self._drain_deadline = None
+        for owned in self._owned.values():
+            owned.token.interrupt(at=deadline)
+        for job_id in list(self._scripts):
+            self._cancel_queued(job_id, at=deadline)
+        self._state.notify_all()
 
     # -- heartbeats, stuck jobs and re-delivery (ST-001..ST-004, RD-001..RD-005) ---------------
 
@@ -686,10 +725,10 @@ class ThreadedRuntime:
                     return False
             return self._request_cancellation(job)
 
-    def _cancel_queued(self, job_id: str) -> bool:
+    def _cancel_queued(self, job_id: str, at: datetime | None = None) -> bool:
         """No worker owns a queued job, so the caller moves it (LC-011)."""
         if self._store.update(job_id, QUEUED, status=CANCELLED,
-                              finished_at=self._clock.now()) is None:
+                              finished_at=self._clock.now() if at is None else at) is None:
             return False
         self._scripts.pop(job_id, None)
         self._count(CANCELLED)
@@ -704,6 +743,8 @@ class ThreadedRuntime:
         owned = self._owned.get(job.job_id)
         if owned is not None:
             owned.token.request()
+            if self._cancel_interrupts:
+                owned.token.interrupt()  # whatever the body does (LC-026)
         return True
 
     def stop(self) -> None:
@@ -731,7 +772,16 @@ class ThreadedRuntime:
             return self._state.wait_for(lambda: self._stopped, timeout)
 
     def shutdown(self) -> None:
-        """Stop, and cancel the jobs submitted here that are still queued (LC-022)."""
+        """Stop, and cancel the jobs submitted here that are still queued (LC-022). In
+        drain mode, refuse submissions now and let the poll thread cancel what is still
+        active once the drain timeout has passed on the clock (LC-028)."""
+        if self._shutdown_mode == "drain":
+            with self._state:
+                if not (self._draining or self._stopping):
+                    self._draining = True
+                    self._drain_deadline = self._clock.now() + self._drain_timeout
+                    self._state.notify_all()  # the poll thread sleeps until the deadline
+            return
         self.stop()
         with self._state:
             queued_here = list(self._scripts)

@@ -22,3 +22,6 @@ class GalleryEntry:
     bug: str
     catches: str
     source: str
+    # The profile the self-test checks it under: a bug of a profile-scoped requirement
+    # (LC-026 under task-manager) shows only under a profile that has it.
+    profile: str = "canonical"

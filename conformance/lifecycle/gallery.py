@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
-from jobconform.backends.protocol import CapacityExceeded, Clock, RuntimeSettings
+from jobconform.backends.protocol import CapacityExceeded, Clock, RuntimeSettings, TaskScript
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -369,8 +369,35 @@ class CancelledJobStartsStore(InMemoryJobStore):
             return claimed
 
 
+class FlagOnlyRunningCancelRuntime(MemoryRuntime):
+    """Cancelling a running task only sets the cooperative flag, as if the profile did not
+    ask for interruption: a body that ignores its token keeps running, with its slot,
+    until it ends (seed 004 D-18's flag-only cancel, under task-manager)."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(replace(settings, cancel_interrupts=False), clock)
+
+
+class ModuleIdUncheckedRuntime(MemoryRuntime):
+    """Submit takes whatever module id it is given: a malformed or unknown one creates a
+    task that can only fail later, instead of being refused at submit (seed 004's submit
+    contract)."""
+
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
+               module_id: str | None = None) -> str:
+        return super().submit(script, retry)
+
+
+class DrainWithoutTimeoutRuntime(MemoryRuntime):
+    """A drain-mode shutdown waits for every active job, however long: the drain timeout
+    never cancels the jobs still queued or running (a graceful stop with no deadline)."""
+
+    def _end_drain_if_due(self) -> None:
+        return
+
+
 def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
-                  catches: str, source: str) -> GalleryEntry:
+                  catches: str, source: str, profile: str = "canonical") -> GalleryEntry:
     """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
     bug = " ".join((broken.__doc__ or "").split())
 
@@ -385,7 +412,7 @@ def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore
     BrokenBackend.name = f"gallery.{name}"
     BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
     globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source, profile)
 
 
 GALLERY = (
@@ -434,4 +461,12 @@ GALLERY = (
                   "seed 000 stuck detection"),
     _memory_entry("stuck_fails_queued", StuckFailsQueuedRuntime, "ST-004",
                   "seed 000 stuck detection"),
+    _memory_entry("flag_only_running_cancel", FlagOnlyRunningCancelRuntime, "LC-026",
+                  "seed 004 D-18 (cancel interrupts the in-flight invocation)",
+                  profile="task-manager"),
+    _memory_entry("module_id_unchecked", ModuleIdUncheckedRuntime, "LC-027",
+                  "seed 004 Contract: AsyncTaskManager.submit", profile="task-manager"),
+    _memory_entry("drain_without_timeout", DrainWithoutTimeoutRuntime, "LC-028",
+                  "issue 22 (graceful shutdown that drains with a timeout)",
+                  profile="draining-worker"),
 )

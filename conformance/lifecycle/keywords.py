@@ -231,10 +231,12 @@ class JobconformLibrary:
                            backoff_multiplier=float(multiplier),
                            max_retry_delay_ms=float(cap), non_retryable=names)
 
-    def _refused(self, alias: str, expected: str, ignores_cancel: bool = False) -> None:
+    def _refused(self, alias: str, expected: str, ignores_cancel: bool = False,
+                 module: str | None = None) -> None:
         before_total = self._health().total
         before_held = self._held_aliases()
-        answer = self._submit(alias, ignores_cancel)
+        answer = (self._submit(alias, ignores_cancel) if module is None
+                  else self.harness.run(cmd.Submit(alias, module=module)))
         if answer != expected:
             raise self._fail(f"submission of {alias!r} should be {expected!r}, backend answered"
                              f" {answer!r}")
@@ -321,6 +323,27 @@ class JobconformLibrary:
             raise self._fail(f"submission of {alias!r} with {policy} should be accepted,"
                              f" backend answered {answer!r}")
         return self._job_id(alias)
+
+    @keyword("Submit Job For Module")
+    def submit_job_for_module(self, alias: str, module: str) -> str:
+        """Submit a job naming ``module`` (LC-027); it must be accepted. Returns its id."""
+        answer = self.harness.run(cmd.Submit(alias, module=module))
+        if answer != cmd.ACCEPTED:
+            raise self._fail(f"submission of {alias!r} for module {module!r} should be"
+                             f" accepted, backend answered {answer!r}")
+        return self._job_id(alias)
+
+    @keyword("Submission For Module Should Be Refused")
+    def submission_for_module_should_be_refused(self, alias: str, module: str,
+                                                reason: str) -> None:
+        """Submit ``alias`` naming ``module``: the answer must be the refusal ``reason``
+        (``malformed``, ``unknown``, ``capacity`` or ``shut down``), leaving no record."""
+        answers = {"malformed": cmd.REFUSED_INVALID_MODULE,
+                   "unknown": cmd.REFUSED_UNKNOWN_MODULE,
+                   "capacity": cmd.REFUSED_CAPACITY, "shut down": cmd.REFUSED_SHUT_DOWN}
+        if reason not in answers:
+            raise ValueError(f"reason is one of {', '.join(answers)}, not {reason!r}")
+        self._refused(alias, answers[reason], module=module)
 
     @keyword("Submission Should Be Refused For Capacity")
     def submission_should_be_refused_for_capacity(self, alias: str) -> None:
@@ -461,6 +484,22 @@ class JobconformLibrary:
                              f" {listed}")
 
     # -- assertions on the backend's records ----------------------------------------------
+
+    @keyword("Job Body Should Have Been Interrupted")
+    def job_body_should_have_been_interrupted(self, alias: str) -> None:
+        """The runtime interrupted the job's body (TaskScript.interrupt, LC-026)."""
+        script = self.harness.scripts.get(alias)
+        if script is None or not script.interrupted:
+            raise self._fail(f"the body of job {alias!r} should have been interrupted")
+
+    @keyword("Job Body Should Have Run")
+    def job_body_should_have_run(self, alias: str, times: int) -> None:
+        """The job's body was invoked exactly ``times`` times."""
+        script = self.harness.scripts.get(alias)
+        runs = None if script is None else script.invocations
+        if runs != times:
+            raise self._fail(f"the body of job {alias!r} should have run {times} times, it"
+                             f" ran {runs}")
 
     @keyword("Job Status Should Be")
     def job_status_should_be(self, alias: str, status: str) -> None:

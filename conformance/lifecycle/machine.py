@@ -5,6 +5,12 @@ The harness does the comparing; this machine only generates commands. Small limi
 edges (a full cap, the exact cleanup boundary, a cancel racing a finish) likely.
 When a sequence diverges, Hypothesis shrinks it and the last `Divergence` holds the
 minimal command list.
+
+Shutdown may come at any step. Once the runtime is shut down and no job of it is active
+any more (at once for a cancel-mode shutdown, at the drain's end for a drain), the machine
+goes on with a fresh runtime: a sequence that shuts down early still reaches every other
+bug, and a shutdown counterexample shrinks to the few commands that matter, with no
+padding before it. A divergence names the commands of the runtime it happened on.
 """
 
 from __future__ import annotations
@@ -15,24 +21,31 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
+    invariant,
     precondition,
     rule,
 )
 
 from jobconform.backends.protocol import Backend
-from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JobState, Status
-from jobconform.spec import Profile, Registry
+from jobconform.spec import Profile, Registry, SpecError
 
 MACHINE_SLOTS = 2
 MACHINE_TASK_CAP = 4
 TIME_STEPS = (0.0, 1.0, 5.0, 30.0, 60.0)
 CLEANUP_AGES = (0.0, 5.0, 30.0, 60.0)
 STUCK_TIMEOUTS = (0.0, 5.0, 30.0, 60.0)
-SHUTDOWN_AFTER_STEPS = 15
+# One draw in this many of the shutdown rule shuts down; see the rule. Rarer shutdowns
+# leave longer histories for the bugs that need them (a stuck job's slot, a full cap);
+# 10 still puts a shutdown in about one sequence in five, and the self-test catches every
+# lifecycle gallery entry with it at seed 0 (with 2 to 8, one or two entries were caught
+# late or under another requirement).
+SHUTDOWN_ODDS = 10
+SHUTDOWN_PROBES = ("nothing", "shutdown", "submit", "late outcome")
 ERROR_TYPES = ("ValueError", "TimeoutError", "PlanError")
 
 # A server's retry-after on a raised error: none, below, near and above typical delays.
@@ -41,6 +54,14 @@ RETRY_AFTERS = st.one_of(st.none(), st.sampled_from([500.0, 3000.0, 20_000.0]))
 # Retries left and a delay longer than one clock step: a failed attempt stays in backoff.
 BACKOFF_POLICY = RetryPolicy(max_retries=2, retry_delay_ms=5000.0, backoff_multiplier=2.0,
                              max_retry_delay_ms=60_000.0, non_retryable=("PlanError",))
+
+# Module ids a submission names under a profile that checks them (LC-027): none, the
+# runtime's own, a well-formed unknown one, and malformed ones.
+MODULE_IDS = st.one_of(
+    st.none(),
+    st.sampled_from(sorted(HARNESS_MODULES)),
+    st.sampled_from(["billing.charge_card", "Data.batch", "data..x", "", "mail.send-digest"]),
+)
 
 outcomes = st.one_of(
     st.builds(cmd.Succeed, st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["ok", ""]))),
@@ -94,6 +115,10 @@ def is_running(job: JobState) -> bool:
     return job.status is Status.RUNNING
 
 
+def is_queued(job: JobState) -> bool:
+    return job.status is Status.QUEUED
+
+
 def has_a_policy(job: JobState) -> bool:
     return job.status is Status.RUNNING and job.max_retries > 0
 
@@ -102,18 +127,46 @@ def is_in_backoff(job: JobState) -> bool:
     return job.status is Status.QUEUED and job.retry_count > 0
 
 
+def checks_module_ids(profile: Profile, registry: Registry | None) -> bool:
+    """Whether submissions under this profile name module ids (LC-027 applies): a runtime
+    under another profile need not accept one."""
+    if registry is None:
+        return False
+    try:
+        return profile.name in registry.requirement("LC-027").profiles
+    except SpecError:
+        return False
+
+
 def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                  run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one backend and profile."""
+    modules = MODULE_IDS if checks_module_ids(profile, registry) else st.none()
 
     class LifecycleMachine(RuleBasedStateMachine):
         jobs = Bundle("jobs")
 
         def __init__(self) -> None:
             super().__init__()
-            self.harness = Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
-                                   max_tasks=MACHINE_TASK_CAP)
+            self.harness = self._open()
             self.counter = 0
+
+        @staticmethod
+        def _open() -> Harness:
+            return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
+                           max_tasks=MACHINE_TASK_CAP)
+
+        # After every rule: a runtime that is shut down and has no active job left can
+        # show nothing new but refusals, so the sequence goes on with a fresh one. Jobs of
+        # the old runtime stay in the bundle as ids the new one does not know (LC-015,
+        # LC-016, LC-017 on unknown ids). Aliases keep counting, so none is reused.
+        @invariant()
+        def fresh_runtime_after_shutdown(self) -> None:
+            model = self.harness.model
+            if model.shut_down and not any(job.status in (Status.QUEUED, Status.RUNNING)
+                                           for job in model.jobs.values()):
+                self.harness.close()
+                self.harness = self._open()
 
         def _run(self, command: cmd.Command) -> object:
             run.steps += 1
@@ -125,11 +178,11 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             finally:
                 run.exercised |= self.harness.exercised
 
-        @rule(target=jobs, ignores_cancel=st.booleans())
-        def submit(self, ignores_cancel: bool) -> str:
+        @rule(target=jobs, ignores_cancel=st.booleans(), module=modules)
+        def submit(self, ignores_cancel: bool, module: str | None) -> str:
             self.counter += 1
             alias = f"j{self.counter}"
-            self._run(cmd.Submit(alias, ignores_cancel))
+            self._run(cmd.Submit(alias, ignores_cancel, module=module))
             return alias
 
         @precondition(lambda self: self.harness.claims_retry)
@@ -251,12 +304,34 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         def cleanup(self, max_age: float) -> None:
             self._run(cmd.Cleanup(max_age))
 
-        # Shutdown ends every job, so everything after it is dull; Hypothesis also favours
-        # argument-free rules. Allow it only once a history has built up.
-        @precondition(lambda self: len(self.harness.commands) >= SHUTDOWN_AFTER_STEPS)
-        @rule()
-        def shutdown(self) -> None:
+        # Allowed at any step, but drawn rarely (one draw in SHUTDOWN_ODDS shuts down, the
+        # rest do nothing): a shutdown ends the runtime's history, and the other rules need
+        # histories to reach their bugs. The invariant above goes on with a fresh runtime
+        # once this one has nothing active. Before shutting down, it may decide the bodies
+        # of the queued jobs (shutdown must still never invoke them, LC-022); after, it
+        # probes the shut-down runtime: a second shutdown changes nothing, a submission is
+        # refused (LC-023), the bodies of the jobs that were running end late and change
+        # nothing (LC-003).
+        @rule(data=st.data())
+        def shutdown(self, data: st.DataObject) -> None:
+            if data.draw(st.integers(0, SHUTDOWN_ODDS - 1)):
+                return
+            if data.draw(st.booleans()):
+                # Bodies decided while their jobs wait in the queue: shutdown must still
+                # never invoke them (LC-022).
+                for alias in self._jobs_where(is_queued):
+                    self._run(cmd.Finish(alias, data.draw(outcomes)))
+            then = data.draw(st.sampled_from(SHUTDOWN_PROBES))
+            was_running = self._jobs_where(is_running)
             self._run(cmd.Shutdown())
+            if then == "shutdown":
+                self._run(cmd.Shutdown())
+            elif then == "submit":
+                self.counter += 1
+                self._run(cmd.Submit(f"j{self.counter}"))
+            elif then == "late outcome":
+                for alias in was_running:
+                    self._run(cmd.Finish(alias, data.draw(outcomes)))
 
         @rule(job=jobs)
         def get(self, job: str) -> None:

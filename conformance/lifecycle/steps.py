@@ -426,6 +426,13 @@ def step_submit_ignoring(context: Any, alias: str) -> None:
     _submit(context, alias, ignores_cancel=True)
 
 
+@action_step('job "{alias}" is submitted for module "{module}"')
+def step_submit_module(context: Any, alias: str, module: str) -> None:
+    """A submission naming a module id (LC-027)."""
+    state = state_of(context)
+    state.submissions[alias] = state.run(cmd.Submit(alias, module=module))
+
+
 @action_step('jobs "{aliases}" are submitted')
 def step_submit_many(context: Any, aliases: str) -> None:
     for alias in _aliases(aliases):
@@ -641,6 +648,35 @@ def check_refused_capacity(context: Any, alias: str) -> None:
 @check_step('the submission of job "{alias}" is refused because the runtime is shut down')
 def check_refused_shut_down(context: Any, alias: str) -> None:
     _check_refused(context, alias, cmd.REFUSED_SHUT_DOWN, "because the runtime is shut down")
+
+
+@check_step('the submission of job "{alias}" is refused because the module id is malformed')
+def check_refused_invalid_module(context: Any, alias: str) -> None:
+    _check_refused(context, alias, cmd.REFUSED_INVALID_MODULE,
+                   "because the module id is malformed")
+
+
+@check_step('the submission of job "{alias}" is refused because no such module exists')
+def check_refused_unknown_module(context: Any, alias: str) -> None:
+    _check_refused(context, alias, cmd.REFUSED_UNKNOWN_MODULE,
+                   "because no such module exists")
+
+
+@check_step('the body of job "{alias}" was interrupted')
+def check_body_interrupted(context: Any, alias: str) -> None:
+    """The runtime interrupted the body's invocation (TaskScript.interrupt, LC-026)."""
+    script = state_of(context).harness.scripts.get(alias)
+    _check(context, script is not None and script.interrupted,
+           f"whether the body of job {alias!r} was interrupted", True,
+           None if script is None else script.interrupted)
+
+
+@check_step('the body of job "{alias}" ran {times:d} times', 'the body of job "{alias}" never ran')
+def check_body_runs(context: Any, alias: str, times: int = 0) -> None:
+    script = state_of(context).harness.scripts.get(alias)
+    _check(context, script is not None and script.invocations == times,
+           f"how often the body of job {alias!r} ran", times,
+           None if script is None else script.invocations)
 
 
 @check_step("the record read earlier still shows {status:Status}")
