@@ -112,6 +112,8 @@ class ReferenceModel:
     reaper_deleted: int = 0
     # Operator alerts raised by poison parking, in order (RD-003).
     alerts: list[str] = field(default_factory=list)
+    # Each alert with the job's status at the moment it is raised: before the job changes.
+    alert_states: list[tuple[str, str]] = field(default_factory=list)
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
@@ -363,6 +365,7 @@ class ReferenceModel:
                 continue
             if alias not in self.alerts:  # the alert comes first, once per job id
                 self.alerts.append(alias)
+                self.alert_states.append((alias, job.status.value))
             self.jobs[alias] = replace(job, alerted=True)
             self._move(alias, EventKind.FAIL, error=lifecycle.POISON_ERROR)
             self.jobs[alias] = replace(self.jobs[alias], poisoned=True)
