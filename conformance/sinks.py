@@ -55,21 +55,29 @@ class OperatorQueue:
             return list(self._raised)
 
 
+# A dispatch made while the harness could not read the runtime (it does not allow it,
+# or it was booting): counted, not compared.
+NOT_READ = "<not read>"
+
+
 class DispatchStates:
     """What a reminder looked like at each of its dispatches (RM-007: firing, with the
     attempt counted, before the target is called).
 
     Args:
-        read: the reminder runtime's `get`, answering a reminder view or None.
+        read: the reminder runtime's `get`, answering a reminder view or None; None
+            while the runtime cannot be read during a dispatch.
     """
 
-    def __init__(self, read: Callable[[str], object]) -> None:
+    def __init__(self, read: Callable[[str], object] | None) -> None:
         self.read = read
         self._lock = threading.Lock()
         self._seen: list[tuple[str, object, object]] = []
 
     def dispatched(self, reminder_id: str) -> None:
-        status, attempts = _state_of(self.read, reminder_id, ("status", "attempts"))
+        read = self.read
+        status, attempts = ((NOT_READ, NOT_READ) if read is None else
+                            _state_of(read, reminder_id, ("status", "attempts")))
         with self._lock:
             self._seen.append((reminder_id, status, attempts))
 
