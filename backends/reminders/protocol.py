@@ -34,13 +34,13 @@ __all__ = [
     "DeliveryFailed",
     "DeliveryOutcomeUnknown",
     "DeliveryTarget",
+    "ReadableDuringDispatch",
     "ReminderConfig",
     "ReminderConflict",
     "ReminderNotFound",
     "ReminderRejected",
     "ReminderRuntime",
     "ReminderView",
-    "ReadableDuringDispatch",
 ]
 
 
