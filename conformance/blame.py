@@ -112,6 +112,11 @@ def record_primary(command: Command | None, field: str, expected: object, actual
             return "RT-003"  # backoff shown as a state of its own
         if in_backoff and field in ("status", "started_at"):
             return "RT-002"  # it started at the wrong time: the delay decides when
+        if (field == "started_at" and actual is None and expected is not None
+                and job_before is not None and job_before.started_at is None):
+            # The status agrees only because the job's decided outcome sent it straight
+            # back to the queue: the dispatch never started it, a free slot left unused.
+            return _first(("LC-010",), involved) or "LC-004"
     if (isinstance(command, cmd.Finish) and job_before is not None
             and job_before.status.is_terminal):
         return "LC-003"  # an outcome arriving after the job ended must change nothing

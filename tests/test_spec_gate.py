@@ -199,7 +199,7 @@ def test_the_loops_timing_rule_crosses_timeout_delay_and_deadline(registry: Regi
                                       registry, run)
     machine: object = machine_type()
     try:
-        machine.timing_edges(Respond("a", 0.25))  # type: ignore[attr-defined]
+        machine.timing_edges(Respond("a", 0.25), 5)  # type: ignore[attr-defined]
     finally:
         machine.teardown()  # type: ignore[attr-defined]
     assert run.divergence is None

@@ -60,11 +60,17 @@ DEADLINE_LOOP = LoopParameters(message="go", max_runs=6, timeout_per_run_seconds
                                max_duration_seconds=61)
 
 # Every timing edge of one loop in a row (conformance/aim.py): run 1 times out at 30 s
-# (LP-009), run 2 starts after the 5 s delay, at 35 s (LP-008), and the 39 s deadline
-# falls in the delay after run 2, which ends there (LP-007).
-EDGE_LOOP = LoopParameters(message="go", max_runs=4, delay_seconds=5.0,
-                           timeout_per_run_seconds=30.0, max_duration_seconds=39,
-                           on_failure="continue", max_consecutive_failures=3)
+# (LP-009), run 2 starts after the delay d, at 30 + d (LP-008), ends a second later, and
+# the deadline at 34 + d falls in the delay after it, which ends there (LP-007).
+EDGE_TIMEOUT_SECONDS = 30
+EDGE_DELAYS = (5, 30)
+
+
+def edge_loop(delay: int) -> LoopParameters:
+    return LoopParameters(message="go", max_runs=4, delay_seconds=float(delay),
+                          timeout_per_run_seconds=float(EDGE_TIMEOUT_SECONDS),
+                          max_duration_seconds=EDGE_TIMEOUT_SECONDS + 4 + delay,
+                          on_failure="continue", max_consecutive_failures=3)
 
 costs = st.sampled_from(COSTS)
 responses = st.builds(Respond, st.one_of(st.none(), st.sampled_from(RESPONSES)), costs)
@@ -186,11 +192,13 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
         # time steps reach these exact instants on some seeds only.
         @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
                       and len(self._running()) < MAX_RUNNING_LOOPS)
-        @rule(target=loops, outcome=outcomes)
-        def timing_edges(self, outcome: RunOutcome) -> str:
+        # (Hypothesis orders rules by target, argument count and name: this one sorts
+        # last.)
+        @rule(target=loops, outcome=outcomes, delay=st.sampled_from(EDGE_DELAYS))
+        def timing_edges(self, outcome: RunOutcome, delay: int) -> str:
             self.counter += 1
             alias = f"l{self.counter}"
-            self._run(lc.StartLoop(alias, EDGE_LOOP))
+            self._run(lc.StartLoop(alias, edge_loop(delay)))
             self._step_across(alias, lambda loop: loop.run_timeout_at)
             self._step_across(alias, lambda loop: loop.next_run_at)
             if self.harness.model.loops[alias].current_run is not None:
