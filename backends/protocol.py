@@ -382,6 +382,30 @@ class RedeliveryRuntime(Protocol):
         ...
 
 
+class OperatorSink(Protocol):
+    """The harness's own operator queue: where a runtime that accepts it raises each
+    operator alert, at the moment it raises it (RD-003)."""
+
+    def alert(self, job_id: str) -> None:
+        """Record an alert for `job_id`; never raises. It may read the job through the
+        runtime's `get`, to see the order of the alert and the job's change."""
+        ...
+
+
+class OperatorSinkRuntime(Protocol):
+    """An optional capability of a runtime claiming `redelivery`: the alerts go to a
+    sink the harness owns, instead of only being read back afterwards.
+
+    A runtime without `attach_operator_sink` keeps working: the harness then only pulls
+    `operator_alerts()`, and the order of an alert and the job's change is not checked.
+    """
+
+    def attach_operator_sink(self, sink: OperatorSink) -> None:
+        """From now on call `sink.alert(job_id)` for every alert raised, from any thread,
+        holding no lock that `get` needs; `operator_alerts()` still answers them all."""
+        ...
+
+
 @runtime_checkable
 class Backend(Protocol):
     """What the loader finds by entry point or `module:attr`."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from jobconform.backends.protocol import ReaperAlreadyRunning, StoreUnavailable
+from jobconform.backends.protocol import OperatorSink, ReaperAlreadyRunning, StoreUnavailable
 from jobconform.backends.store import StoredJob
 from jobconform.reference.reaper import check_reaper_settings
 
@@ -150,6 +150,7 @@ class OperatorAlerts:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._job_ids: list[str] = []
+        self.sink: OperatorSink | None = None  # the harness's, when it attached one
 
     def raise_once(self, job_id: str) -> bool:
         """Raise the alert for `job_id` unless it was raised already; True if new."""
@@ -157,7 +158,10 @@ class OperatorAlerts:
             if job_id in self._job_ids:
                 return False
             self._job_ids.append(job_id)
-            return True
+            sink = self.sink
+        if sink is not None:
+            sink.alert(job_id)  # outside the lock: the sink may read the runtime
+        return True
 
     def job_ids(self) -> list[str]:
         with self._lock:

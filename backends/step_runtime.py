@@ -25,6 +25,7 @@ from jobconform.backends.protocol import (
     JobNotFound,
     JobView,
     ModuleNotFound,
+    OperatorSink,
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
@@ -246,6 +247,10 @@ class StepRuntime:
 
     def operator_alerts(self) -> list[str]:
         return self._alerts.job_ids()
+
+    def attach_operator_sink(self, sink: OperatorSink) -> None:
+        """Raise every alert to the harness's sink as well (OperatorSinkRuntime)."""
+        self._alerts.sink = sink
 
     def stale_owner_write(self, job_id: str, write: str) -> bool:
         """The owner of the delivery the job's latest lease expiry took away writes now,

@@ -37,6 +37,7 @@ from jobconform.backends.protocol import (
 from jobconform.conformance import blame, tolerance
 from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter
@@ -320,6 +321,18 @@ class Harness:
         with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
+        self.operator_queue = self._attach_operator_queue()
+
+    def _attach_operator_queue(self) -> OperatorQueue | None:
+        """The harness's operator sink, where the runtime accepts one (OperatorSinkRuntime);
+        otherwise alerts are only pulled, with `operator_alerts()`."""
+        attach: object = getattr(self.runtime, "attach_operator_sink", None)
+        if not self.claims_redelivery or not callable(attach):
+            return None
+        runtime = self.runtime
+        queue = OperatorQueue(lambda job_id: runtime.get(job_id))
+        self._call("attach_operator_sink", lambda: attach(queue))
+        return queue
 
     def _lifecycle_defaults(self) -> dict[str, Any]:
         """The profile's lifecycle parameters: how cancel treats a running body (LC-013,
@@ -446,6 +459,9 @@ class Harness:
         health = health_of(self._call("health", self.runtime.health))
         self.model.processed, self.model.failed, self.model.cancelled = (
             health.processed, health.failed, health.cancelled)
+        if self.operator_queue is not None:
+            self.model.alert_states = [(self.aliases.get(job_id, job_id), str(status))
+                                       for job_id, status in self.operator_queue.raised()]
 
     def _adapter_error(self, command: Command, requirements: tuple[str, ...],
                        error: AdapterError) -> AdapterError:
@@ -753,6 +769,7 @@ class Harness:
             self._compare_record(f"job {alias!r}", wanted, actual_record, requirements, alias)
             self.held[f"list:{alias}"] = (view, actual_record)
         self._check_bodies(requirements)
+        self._check_alert_order(requirements)
         health = health_of(self._call("health", self.runtime.health))
         wanted_health = self.model.health()
         if health != wanted_health:
@@ -765,6 +782,18 @@ class Harness:
                                  self.commands[-1] if self.commands else None,
                                  health.cancelled - wanted_health.cancelled,
                                  health.failed - wanted_health.failed))
+
+    def _check_alert_order(self, requirements: tuple[str, ...]) -> None:
+        """Every alert the runtime raised into the harness's sink, with the job's status
+        at that moment: the alert comes before the job is failed as poison (RD-003)."""
+        if self.operator_queue is None:
+            return
+        actual = [(self.aliases.get(job_id, job_id), status)
+                  for job_id, status in self.operator_queue.raised()]
+        if actual != self.model.alert_states:
+            raise self._fail((*requirements, "RD-003"), "operator alerts as raised, each with"
+                             " its job's status at that moment", self.model.alert_states,
+                             actual, "RD-003")
 
     def _check_bodies(self, requirements: tuple[str, ...]) -> None:
         """Every body ran at most once per start of its job, and never for a job that

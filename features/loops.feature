@@ -64,6 +64,12 @@ Feature: Sequential agent loops (spec/loops.yaml)
       | max_consecutive_failures | 1       |
       | max_consecutive_failures | 100     |
 
+    Examples: ranges open at the top, at extreme values
+      | name                     | value      |
+      | delay_seconds            | 1e9        |
+      | max_cost_usd             | 1e308      |
+      | no_progress_threshold    | 1000000000 |
+
   @LP-001
   Scenario: A deadline shorter than the per-run timeout is refused
     When loop "a" is started with

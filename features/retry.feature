@@ -94,6 +94,14 @@ Feature: Retry and backoff
       | 3       | 250  | 3          | 5000  | 5000  |
       | 10000   | 250  | 1.5        | 9000  | 9000  |
 
+    Examples: the extremes: no delay at all, a base at the cap, a multiplier of a thousand
+      | attempt | base  | multiplier | cap           | delay         |
+      | 0       | 0     | 2          | 0             | 0             |
+      | 10000   | 0     | 2          | 60000         | 0             |
+      | 0       | 60000 | 2          | 60000         | 60000         |
+      | 2       | 1     | 1000       | 1000000       | 1000000       |
+      | 10000   | 1     | 1000       | 1000000000000 | 1000000000000 |
+
   @RT-002 @RT-003
   Scenario: The runtime waits the capped delay, not the exponential one
     Given job "a" is submitted with 3 retries, a delay of 1000 ms, multiplier 10 and a cap of 5000 ms
@@ -299,6 +307,13 @@ Feature: Retry and backoff
       | full  | 6       | 0.5  | 30000 |
       | equal | 10000   | 0.5  | 45000 |
 
+    Examples: the plain first retry, and draws at the far end of [0, 1)
+      | mode  | attempt | draw  | delay |
+      | none  | 0       | 0     | 1000  |
+      | none  | 10000   | 0.999 | 60000 |
+      | full  | 2       | 0.75  | 3000  |
+      | equal | 10000   | 0.999 | 59970 |
+
   @RT-009
   Scenario: Full jitter stays random once the exponential has reached the cap, and never exceeds it
     When the delay for attempt 10000 is computed with 1000 ms, multiplier 2 and a cap of 60000 ms, with full jitter and draw 0.99
@@ -327,6 +342,12 @@ Feature: Retry and backoff
       | 3       | decorrelated jitter, draw 0 and previous 30000 ms   | 1000  |
       | 4       | decorrelated jitter, draw 0.9 and previous 50000 ms | 60000 |
 
+    Examples: the plain first retry, and previous delays of nothing and of eleven days
+      | attempt | options                                                  | delay |
+      | 0       | decorrelated jitter and draw 0                           | 1000  |
+      | 1       | decorrelated jitter, draw 0.9 and previous 0 ms          | 1000  |
+      | 5       | decorrelated jitter, draw 0.5 and previous 1000000000 ms | 60000 |
+
   # -- RT-010: retry-after as a floor -------------------------------------------------------
 
   @RT-010
@@ -342,6 +363,13 @@ Feature: Retry and backoff
       | 0       | retry-after 90000 ms                        | 60000 |
       | 10000   | retry-after 90000 ms                        | 60000 |
       | 2       | full jitter, draw 0 and retry-after 3000 ms | 3000  |
+
+    Examples: a server asking for no wait, or for the runtime's own delay, or for 31 years
+      | attempt | options                                  | delay |
+      | 0       | retry-after 0 ms                         | 1000  |
+      | 0       | retry-after 1000 ms                      | 1000  |
+      | 0       | retry-after 1000000000000 ms             | 60000 |
+      | 10000   | full jitter, draw 0 and retry-after 0 ms | 0     |
 
   @RT-010 @RT-003
   Scenario: The runtime waits out a retry-after longer than its own delay

@@ -136,3 +136,5 @@ Feature: Job states, records and outcomes
       | type         | message            | error                            |
       | ValueError   | boom               | ValueError: boom                 |
       | TimeoutError | took too long: 30s | TimeoutError: took too long: 30s |
+      | RuntimeError | x                  | RuntimeError: x                  |
+      | ValueError   | naïve ✓ — ünïcode  | ValueError: naïve ✓ — ünïcode    |

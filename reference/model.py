@@ -140,6 +140,8 @@ class ReferenceModel:
     # When a drain-mode shutdown cancels the jobs still active (LC-028); None when no
     # drain is under way.
     drain_deadline: datetime | None = None
+    # Each alert with the job's status at the moment it is raised: before the job changes.
+    alert_states: list[tuple[str, str]] = field(default_factory=list)
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
@@ -407,6 +409,7 @@ class ReferenceModel:
                 continue
             if alias not in self.alerts:  # the alert comes first, once per job id
                 self.alerts.append(alias)
+                self.alert_states.append((alias, job.status.value))
             self.jobs[alias] = replace(job, alerted=True)
             self._move(alias, EventKind.FAIL, error=lifecycle.POISON_ERROR)
             self.jobs[alias] = replace(self.jobs[alias], poisoned=True)

@@ -169,9 +169,16 @@ An Error Is Recorded As Type Colon Space Message
     Dispatch
     Job Raises    a    ValueError    boom
     Job Raises    b    QuotaExceeded    over 10 GiB: try later
+    Submit Job    c
+    Submit Job    d
+    Dispatch
+    Job Raises    c    RuntimeError    x
+    Job Raises    d    ValueError    naïve ✓ — ünïcode
     Job Error Should Be    a    ValueError: boom
     Job Error Should Be    b    QuotaExceeded: over 10 GiB: try later
-    Counters Should Show    processed=2    failed=2    cancelled=0
+    Job Error Should Be    c    RuntimeError: x
+    Job Error Should Be    d    ValueError: naïve ✓ — ünïcode
+    Counters Should Show    processed=4    failed=4    cancelled=0
 
 # -- submission and capacity ---------------------------------------------------------------
 

@@ -31,6 +31,8 @@ Parameters At The Ends Of Their Ranges Are Accepted
     Loop Should Be Running    high    1
     Start Loop    even    message="go"    max_runs=3    max_duration_seconds=900
     Loop Should Be Running    even    1
+    Start Loop    huge    message="go"    max_runs=3    delay_seconds=1e9    max_cost_usd=1e308    no_progress_threshold=1000000000
+    Loop Should Be Running    huge    1
 
 Runs Are Sequential And Numbered From One
     [Tags]    LP-002    LP-004

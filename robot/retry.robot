@@ -70,6 +70,11 @@ The Delay Is Exponential From Attempt Zero And Capped
     2        2250     delay_ms=250     multiplier=3      cap_ms=5000
     3        5000     delay_ms=250     multiplier=3      cap_ms=5000
     10000    9000     delay_ms=250     multiplier=1.5    cap_ms=9000
+    0        0        delay_ms=0       multiplier=2      cap_ms=0
+    10000    0        delay_ms=0       multiplier=2      cap_ms=60000
+    0        60000    delay_ms=60000   multiplier=2      cap_ms=60000
+    2        1000000    delay_ms=1     multiplier=1000    cap_ms=1000000
+    10000    1000000000000    delay_ms=1    multiplier=1000    cap_ms=1000000000000
 
 The Runtime Waits The Capped Delay Not The Exponential One
     [Tags]    RT-002    RT-003
@@ -257,6 +262,10 @@ Jitter Scales The Capped Delay By The Injected Draw
     2        2000     jitter=equal    draw=0
     6        30000    jitter=full     draw=0.5
     10000    45000    jitter=equal    draw=0.5
+    0        1000     jitter=none     draw=0
+    10000    60000    jitter=none     draw=0.999
+    2        3000     jitter=full     draw=0.75
+    10000    59970    jitter=equal    draw=0.999
 
 Full Jitter Stays Random At The Cap And Never Exceeds It
     [Tags]    RT-009
@@ -286,6 +295,9 @@ Decorrelated Jitter Grows From The Previous Delay Within The Cap
     0    2000     jitter=decorrelated    draw=0.5
     3    1000     jitter=decorrelated    draw=0      previous_ms=30000
     4    60000    jitter=decorrelated    draw=0.9    previous_ms=50000
+    0    1000     jitter=decorrelated    draw=0
+    1    1000     jitter=decorrelated    draw=0.9    previous_ms=0
+    5    60000    jitter=decorrelated    draw=0.5    previous_ms=1000000000
 
 # -- RT-010: retry-after as a floor -------------------------------------------------------
 
@@ -298,6 +310,10 @@ A Server Retry After Is A Floor On The Delay And The Cap Still Holds
     0        60000    retry_after_ms=90000
     10000    60000    retry_after_ms=90000
     2        3000     jitter=full    draw=0    retry_after_ms=3000
+    0        1000     retry_after_ms=0
+    0        1000     retry_after_ms=1000
+    0        60000    retry_after_ms=1000000000000
+    10000    0        jitter=full    draw=0    retry_after_ms=0
 
 The Runtime Waits Out A Retry After Longer Than Its Own Delay
     [Tags]    RT-010    RT-003

@@ -168,3 +168,42 @@ def test_steps_onto_stop_one_tick_short_then_land_on_the_boundary() -> None:
     assert steps_onto(0.0, 30.0) == (29.0, 1.0)
     assert steps_onto(0.0, 0.5) == (0.5,)  # less than a tick ahead: straight onto it
     assert steps_onto(40.0, 30.0) == ()
+
+
+def test_spec_check_fails_when_a_seed_leaves_a_requirement_unreached(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobconform.conformance import seed_coverage
+    from jobconform.conformance.seed_coverage import MachineSeeds
+
+    def measure(*args: object, **kwargs: object) -> list[MachineSeeds]:
+        return [MachineSeeds("loops machine", "canonical", ("LP-009",),
+                             reached={0: frozenset({"LP-009"}), 1: frozenset()},
+                             seconds={0: 1.0, 1: 1.0})]
+
+    monkeypatch.setattr(seed_coverage, "measure", measure)
+    result = CliRunner().invoke(main, ["spec", "check", "--no-run", "--seeds", "0-1"])
+    assert result.exit_code == 1
+    assert ("LP-009: the loops machine (canonical) does not reach it on seed(s) 1; aim a rule"
+            " at it") in result.output
+
+
+def test_the_loops_timing_rule_crosses_timeout_and_delay(registry: Registry) -> None:
+    """The aimed rule alone reaches LP-008, LP-009 and LP-016, whatever else a seed draws."""
+    from jobconform.backends.loading import load_backend
+    from jobconform.conformance.loops.machine import make_loops_machine
+    from jobconform.conformance.machine_runner import MachineRun
+    from jobconform.reference.loops.oracle import Respond
+
+    run = MachineRun()
+    machine_type = make_loops_machine(load_backend("memory"), registry.profile("canonical"),
+                                      registry, run)
+    machine: object = machine_type()
+    try:
+        machine.timing_edges(Respond("a", 0.25), 5)  # type: ignore[attr-defined]
+    finally:
+        machine.teardown()  # type: ignore[attr-defined]
+    assert run.divergence is None
+    assert {"LP-008", "LP-009", "LP-016"} <= run.exercised
+    steps = [c for c in machine.harness.commands]  # type: ignore[attr-defined]
+    waits = [c.seconds for c in steps if hasattr(c, "seconds")]
+    assert waits == [29.0, 1.0, 1.0, 3.0, 1.0, 1.0]

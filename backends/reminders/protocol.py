@@ -34,6 +34,7 @@ __all__ = [
     "DeliveryFailed",
     "DeliveryOutcomeUnknown",
     "DeliveryTarget",
+    "ReadableDuringDispatch",
     "ReminderConfig",
     "ReminderConflict",
     "ReminderNotFound",
@@ -149,6 +150,17 @@ class ReminderView(Protocol):
     def attempts(self) -> int: ...
     @property
     def fired_at(self) -> datetime | None: ...
+
+
+class ReadableDuringDispatch(Protocol):
+    """An optional capability of a reminder runtime: `get` may be called from inside
+    `target.dispatch`, from the dispatching thread. The harness's target then reads the
+    reminder as each dispatch is made (RM-007: firing, its attempt counted, before the
+    target is called). A runtime without the attribute, or with it false (one that
+    dispatches holding a lock `get` needs, or a child process busy answering), is only
+    checked on its state after the command."""
+
+    readable_during_dispatch: bool
 
 
 class ReminderRuntime(Protocol):

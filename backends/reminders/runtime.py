@@ -52,6 +52,9 @@ REJECTION_TEXT = {
 
 
 class StepReminderRuntime:
+    # `get` reads the store only, so the harness may read a reminder inside a dispatch.
+    readable_during_dispatch = True
+
     def __init__(self, store: ReminderStore, clock: Clock, config: ReminderConfig,
                  target: DeliveryTarget) -> None:
         self._store = store

@@ -51,6 +51,7 @@ from jobconform.backends.protocol import (
     JobNotCompleted,
     JobNotFound,
     JobView,
+    OperatorSink,
     RuntimeShutDown,
     TaskScript,
 )
@@ -633,6 +634,10 @@ class ThreadedRuntime:
 
     def operator_alerts(self) -> list[str]:
         return self._alerts.job_ids()
+
+    def attach_operator_sink(self, sink: OperatorSink) -> None:
+        """Raise every alert to the harness's sink as well (OperatorSinkRuntime)."""
+        self._alerts.sink = sink
 
     def stale_owner_write(self, job_id: str, write: str) -> bool:
         """The owner of the delivery the job's latest lease expiry took away writes now,

@@ -62,6 +62,10 @@ MODULE_IDS = st.one_of(
     st.sampled_from(sorted(HARNESS_MODULES)),
     st.sampled_from(["billing.charge_card", "Data.batch", "data..x", "", "mail.send-digest"]),
 )
+# One retry at once, and a listed error: a job that fails for good either way, without
+# time passing (a rule that moved the clock would change what the other rules find).
+LAST_RETRY_POLICY = RetryPolicy(max_retries=1, retry_delay_ms=0.0, max_retry_delay_ms=0.0,
+                                non_retryable=("PlanError",))
 
 outcomes = st.one_of(
     st.builds(cmd.Succeed, st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["ok", ""]))),
@@ -277,6 +281,25 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             self._run(cmd.Dispatch())
             if then_cancel:
                 self._run(cmd.Cancel(alias))
+            return alias
+
+        # A policy job that fails for good, in one rule, so that every seed and profile
+        # reaches both ways there (RT-004, RT-005): a listed error fails it at once, a
+        # retryable one on its last attempt, after a backoff of nothing. (Hypothesis orders
+        # rules by target, argument count and name: this one sorts last, so the other
+        # rules keep their draws.)
+        @precondition(lambda self: self.harness.claims_retry)
+        @rule(target=jobs, listed=st.booleans(), message=st.sampled_from(("no way", "")))
+        def terminal_failure(self, listed: bool, message: str) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias, False, LAST_RETRY_POLICY))
+            self._run(cmd.Finish(alias, cmd.Raise("PlanError" if listed else "FlakyError",
+                                                  message)))
+            self._run(cmd.Dispatch())
+            if not listed:
+                self._run(cmd.Dispatch())
+                self._run(cmd.Finish(alias, cmd.Raise("FlakyError", message)))
             return alias
 
         # A body that ignores cancellation, cancelled while it runs and then ending: the

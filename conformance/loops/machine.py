@@ -12,6 +12,8 @@ a minimal command list.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from datetime import datetime
 
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -23,6 +25,7 @@ from hypothesis.stateful import (
 
 from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.aim import TICK_SECONDS, steps_to_edge
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.loops.harness import LoopsHarness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -30,6 +33,7 @@ from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import (
     FailResult,
     LoopParameters,
+    LoopState,
     LoopStatus,
     RaiseError,
     Respond,
@@ -54,6 +58,20 @@ STALLING_LOOP = LoopParameters(message="go", max_runs=6, stop_signal="DONE",
 # A 61 s deadline: run 1 ends at 30 s, run 2 (timeout at 90 s) is in flight at 61 s.
 DEADLINE_LOOP = LoopParameters(message="go", max_runs=6, timeout_per_run_seconds=60.0,
                                max_duration_seconds=61)
+
+# The timing edges of one loop in a row (conformance/aim.py): run 1 times out at 30 s
+# (LP-009), run 2 starts after the delay d, at 30 + d (LP-008), and is the last: the loop
+# completes with the timed-out run tolerated (LP-016). Its deadline, at 34 + d, is never
+# reached; other rules aim at deadlines.
+EDGE_TIMEOUT_SECONDS = 30
+EDGE_DELAYS = (5, 30)
+
+
+def edge_loop(delay: int) -> LoopParameters:
+    return LoopParameters(message="go", max_runs=2, delay_seconds=float(delay),
+                          timeout_per_run_seconds=float(EDGE_TIMEOUT_SECONDS),
+                          max_duration_seconds=EDGE_TIMEOUT_SECONDS + 4 + delay,
+                          on_failure="continue", max_consecutive_failures=3)
 
 costs = st.sampled_from(COSTS)
 responses = st.builds(Respond, st.one_of(st.none(), st.sampled_from(RESPONSES)), costs)
@@ -167,6 +185,39 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
             self._run(lc.PassTime(40.0))
             self._run(lc.EndRun(alias, outcome))
             return alias
+
+        # -- aimed at the boundaries (conformance/aim.py) ------------------------------
+
+        # One tick before the run's timeout, on it and past it; then the same around the
+        # end of the delay: random time steps reach these exact instants on some seeds
+        # only.
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        # (Hypothesis orders rules by target, argument count and name: this one sorts
+        # last.)
+        @rule(target=loops, outcome=outcomes, delay=st.sampled_from(EDGE_DELAYS))
+        def timing_edges(self, outcome: RunOutcome, delay: int) -> str:
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, edge_loop(delay)))
+            self._step_across(alias, lambda loop: loop.run_timeout_at)
+            self._step_across(alias, lambda loop: loop.next_run_at)
+            if self.harness.model.loops[alias].current_run is not None:
+                self._run(lc.EndRun(alias, outcome))
+            return alias
+
+        def _step_across(self, alias: str,
+                         edge: Callable[[LoopState], datetime | None]) -> None:
+            """Time steps to one tick before the loop's `edge`, onto it and one tick past
+            it, while the loop runs and the edge is ahead."""
+            loop = self.harness.model.loops[alias]
+            when = edge(loop)
+            if loop.status is not LoopStatus.RUNNING or when is None:
+                return
+            left = (when - self.harness.clock.now()).total_seconds()
+            if left >= TICK_SECONDS:
+                for step in steps_to_edge(0.0, left):
+                    self._run(lc.PassTime(step))
 
         # Runs end far more often than anything else happens: that is where the rules are.
         @precondition(lambda self: bool(self._running()))

@@ -11,6 +11,7 @@ from datetime import datetime
 
 from sqlalchemy import select
 
+from jobconform.backends import ownership
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings
 from jobconform.backends.reaper import LOG, Reaper
@@ -115,6 +116,23 @@ class SilentParkingRuntime(MemoryRuntime):
         return True
 
 
+class AlertsAfterParkingRuntime(MemoryRuntime):
+    """At the cap the job is failed as poison first and the operator alerted after it:
+    the alert reports a job already failed, and a crash between the two loses the alert.
+    The records after the pass look right; only the order inside it is wrong."""
+
+    def _park(self, job: StoredJob) -> bool:
+        parked = ownership.rescue(self._store, job, status=FAILED, alerted=True,
+                                  poisoned=True, error=POISON_ERROR, finished_at=self._now())
+        if parked is None:
+            return False
+        self._alerts.raise_once(job.job_id)
+        self._owned.pop(job.job_id, None)
+        self._superseded[job.job_id] = job.fencing_token
+        self._count_outcome(FAILED)
+        return True
+
+
 # -- entries ---------------------------------------------------------------------------------
 
 
@@ -175,4 +193,6 @@ GALLERY = (
            "seed 002 §10.13: no reset-on-progress"),
     _entry("redelivery_parks_silently", SilentParkingRuntime, "RD-003",
            "seed 002 §10.13: operator alert first"),
+    _entry("redelivery_alerts_after_parking", AlertsAfterParkingRuntime, "RD-003",
+           "seed 002 §10.13: operator alert first, then failed"),
 )

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rule
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.harness import Divergence, Harness
 from jobconform.conformance.lifecycle.machine import MACHINE_SLOTS, outcomes
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -30,6 +31,9 @@ TIME_STEPS = (0.5, 1.0, 2.0, 5.0)
 TTLS = (0.0, 1.0, 2.0, 5.0)
 SWEEP_INTERVALS_MS = (500.0, 1000.0, 2000.0)
 LEASES = (0.0, 1.0, 2.0)
+# Whole ticks, so that one tick before the edge is a time ahead.
+AIMED_TTLS = (1.0, 2.0, 5.0)
+AIMED_LEASES = (1.0, 2.0)
 
 
 def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry | None,
@@ -152,6 +156,44 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
         def previous_owner_writes(self, data: st.DataObject, write: str) -> None:
             superseded = self._jobs_where(lambda job: job.redelivery_count > 0 or job.poisoned)
             self._run(cmd.StaleOwnerWrite(data.draw(st.sampled_from(superseded)), write))
+
+        # -- aimed at the boundaries (conformance/aim.py) ------------------------------
+
+        # A job ends now, then the clock steps to one tick before its expiry, onto it
+        # (still kept: the cutoff is strict, RP-003) and one tick past it, asking
+        # list_expired at each step; a running reaper sweeps on the way (RP-001, RP-004).
+        @precondition(lambda self: self.harness.claims_reaper)
+        @rule(ttl=st.sampled_from(AIMED_TTLS), cancel=st.booleans())
+        def expiry_edge(self, ttl: float, cancel: bool) -> None:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias))
+            if cancel:
+                self._run(cmd.Cancel(alias))
+            else:
+                self._run(cmd.Finish(alias, cmd.Succeed(None)))
+                self._run(cmd.Dispatch())
+            if self.harness.model.jobs[alias].finished_at is None:
+                return  # no slot free: the job waits in the queue
+            for step in steps_to_edge(0.0, ttl):
+                self._run(cmd.AdvanceTime(step))
+                self._run(cmd.ListExpired(ttl))
+
+        # A job starts now, then the clock steps to one tick before its lease lapses, onto
+        # that instant (it keeps its lease: RD-005) and one tick past it (re-queued or
+        # parked: RD-001, RD-002), with a lease pass at each step.
+        @precondition(lambda self: self.harness.claims_redelivery)
+        @rule(lease=st.sampled_from(AIMED_LEASES))
+        def lease_edge(self, lease: float) -> None:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias))
+            self._run(cmd.Dispatch())
+            if self.harness.model.jobs[alias].status is not Status.RUNNING:
+                return  # no slot free
+            for step in steps_to_edge(0.0, lease):
+                self._run(cmd.AdvanceTime(step))
+                self._run(cmd.ExpireLeases(lease))
 
         @precondition(lambda self: self.harness.claims_redelivery)
         @rule()

@@ -168,6 +168,21 @@ class FiresEarlyRuntime(StepReminderRuntime):
         super()._fire_due(now + timedelta(seconds=1))
 
 
+class DispatchesBeforeFiringRuntime(StepReminderRuntime):
+    """The scheduler calls the target first and marks the reminder firing after the call
+    returns: the dispatch goes out for a reminder the store still holds as pending, so a
+    crash between the two dispatches it again at boot. The state after the command is
+    right; only the order inside it is wrong."""
+
+    def _fire_due(self, now: datetime) -> None:
+        for reminder in self._store.due(now):
+            delivery = self._target.dispatch(reminder.reminder_id, reminder.message)
+            fired = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
+                                           due_at=None, attempts=reminder.attempts + 1)
+            if fired is not None:
+                self._dispatched(fired.reminder_id, delivery)
+
+
 # -- a broken SQL store ---------------------------------------------------------------------
 
 
@@ -287,6 +302,8 @@ GALLERY = (
                   f"{SECTION} AC #1 (fire_at XOR delay_seconds)"),
     _memory_entry("reminder_fires_early", FiresEarlyRuntime, "RM-007",
                   f"{SECTION} AC #2 (one-shot trigger at the due time)"),
+    _memory_entry("reminder_dispatched_before_firing", DispatchesBeforeFiringRuntime,
+                  "RM-007", f"{SECTION} Storage (CAS pending -> firing, then dispatch)"),
     _sql_entry("sql_reminder_unconditioned_transition", UnconditionedTransitionStore,
                "RM-011", f"{SECTION} AC #4 (CAS pending -> cancelled)"),
     _threaded_entry("threaded_reminder_timers_armed_at_create", TimersArmedAtCreateRuntime,

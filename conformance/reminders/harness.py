@@ -36,6 +36,7 @@ from jobconform.conformance.harness import (
     Divergence,
     ListedDeviations,
 )
+from jobconform.conformance.sinks import NOT_READ, DispatchStates
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import AdvanceTime, Command
 from jobconform.reference.reminders.commands import (
@@ -148,11 +149,14 @@ class HarnessTarget:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.deliveries: list[Delivery] = []
+        # Reads each reminder as its dispatch is made, where the runtime allows it.
+        self.states = DispatchStates(read=None)
 
     def dispatch(self, reminder_id: str, message: str) -> Delivery:
         delivery = Delivery(reminder_id, message)
         with self._lock:
             self.deliveries.append(delivery)
+        self.states.dispatched(reminder_id)
         return delivery
 
     def made(self) -> list[Delivery]:
@@ -209,6 +213,15 @@ class ReminderHarness:
         with guarded(self.safety_timeout, f"opening {self.backend.name!r} reminders"):
             self.runtime: ReminderRuntime = self._call(
                 "open_reminders", lambda: opener(self.clock, self.config, self.target))
+        self._read_at_dispatch()
+
+    def _read_at_dispatch(self) -> None:
+        """Let the target read each reminder as it is dispatched, where the runtime says
+        it may (ReadableDuringDispatch); otherwise dispatches are only counted."""
+        runtime = self.runtime
+        readable = getattr(runtime, "readable_during_dispatch", False) is True
+        self.target.states.read = (lambda reminder_id: runtime.get(reminder_id)) if (
+            readable) else None
 
     # -- the one operation ---------------------------------------------------------------
 
@@ -345,7 +358,11 @@ class ReminderHarness:
                 self._call("crash", runtime.crash)
                 self._live_from = len(self.target.made())
                 self.clock.advance(command.down_seconds)  # nothing runs meanwhile
+                # A dispatch during the boot comes before the harness holds the new
+                # runtime: it is counted, not read.
+                self.target.states.read = None
                 self.runtime = self._call("reopen", runtime.reopen)
+                self._read_at_dispatch()
             case GetReminder():
                 reminder_id = self._id(command.reminder)
                 view = self._call("get", lambda: runtime.get(reminder_id))
@@ -450,6 +467,7 @@ class ReminderHarness:
                                      getattr(actual, name), primary)
             self._check_utc(alias, actual)
             self.held[f"list:{alias}"] = (view, actual)
+        self._check_dispatch_states(requirements)
         made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
                        for d in self.target.made())
         expected_dispatches = {alias: n for alias, n in self.oracle.dispatches.items() if n}
@@ -459,6 +477,23 @@ class ReminderHarness:
             carried = ("RM-012",) if differing & self.carried else ()
             raise self._fail((*requirements, "RM-007", *carried), "dispatches made, by reminder",
                              expected_dispatches, dict(made), (carried or ("RM-007",))[0])
+
+    def _check_dispatch_states(self, requirements: tuple[str, ...]) -> None:
+        """Each read dispatch found its reminder firing with that dispatch's attempt
+        counted already (RM-007): the n-th dispatch of a reminder sees attempts n."""
+        made: Counter[str] = Counter()
+        for reminder_id, status, attempts in self.target.states.seen():
+            alias = self.aliases.get(reminder_id, reminder_id)
+            made[alias] += 1
+            if status is NOT_READ:
+                continue
+            wanted = (ReminderStatus.FIRING.value, made[alias])
+            if (status, attempts) != wanted:
+                carried = ("RM-012",) if alias in self.carried else ()
+                raise self._fail((*requirements, "RM-007", *carried),
+                                 f"reminder {alias!r} (status, attempts) as its dispatch"
+                                 f" number {made[alias]} was made", wanted,
+                                 (status, attempts), "RM-007")
 
     def _check_utc(self, alias: str, record: ReminderRecord) -> None:
         for name in ("created_at", "fire_at", "due_at", "fired_at"):

@@ -1,0 +1,116 @@
+"""Harness-owned sinks (issue 18, item 2): an effect is recorded with the runtime's state at
+the moment it happens, so the order inside one command is checked (RD-003, RM-007)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from jobconform.backends.loading import load_backend
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.reminders.harness import ReminderHarness
+from jobconform.conformance.sinks import NOT_READ, DispatchStates, OperatorQueue
+from jobconform.reference import commands as cmd
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.reminders import commands as rc
+from jobconform.reference.reminders.oracle import DeliveryOutcome
+from jobconform.spec import load_registry
+
+REGISTRY = load_registry()
+CANONICAL = REGISTRY.profile("canonical")
+SHIPPED = ("memory", "sql", "threaded")
+
+
+def park_one(harness: Harness) -> None:
+    """A job whose first lease expiry parks it (cap 0)."""
+    harness.run(cmd.Submit("a"))
+    harness.run(cmd.Dispatch())
+    harness.run(cmd.AdvanceTime(61))
+    harness.run(cmd.ExpireLeases(60))
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_operator_sink_sees_the_job_still_running(name: str) -> None:
+    harness = Harness(load_backend(name), CANONICAL, REGISTRY, max_redelivery=0)
+    try:
+        park_one(harness)
+        assert harness.operator_queue is not None
+        assert harness.operator_queue.raised() == [(harness.ids["a"], "running")]
+        assert harness.run(cmd.OperatorAlerts()) == ["a"]  # pulling still answers
+    finally:
+        harness.close()
+
+
+def test_a_runtime_without_the_sink_is_only_pulled() -> None:
+    class PullOnlyRuntime(MemoryRuntime):
+        attach_operator_sink = None  # as a runtime written before the sink
+
+    class PullOnlyBackend(MemoryBackend):
+        def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+            return PullOnlyRuntime(settings, clock)
+
+    harness = Harness(PullOnlyBackend(), CANONICAL, REGISTRY, max_redelivery=0)
+    try:
+        park_one(harness)
+        assert harness.operator_queue is None
+        assert harness.run(cmd.OperatorAlerts()) == ["a"]
+    finally:
+        harness.close()
+
+
+def test_an_alert_raised_after_the_job_failed_is_rd_003() -> None:
+    from jobconform.conformance.reaper import gallery
+
+    harness = Harness(gallery.redelivery_alerts_after_parking(),  # type: ignore[attr-defined]
+                      CANONICAL, REGISTRY, max_redelivery=0)
+    try:
+        with pytest.raises(Divergence) as caught:
+            park_one(harness)
+        assert caught.value.primary == "RD-003"
+        assert "its job's status at that moment" in str(caught.value)
+    finally:
+        harness.close()
+
+
+def test_a_sink_that_cannot_read_records_why_and_never_raises() -> None:
+    def broken(job_id: str) -> object:
+        raise LookupError(job_id)
+
+    queue = OperatorQueue(broken)
+    queue.alert("j")
+    assert queue.raised() == [("j", "<read raised LookupError: j>")]
+    states = DispatchStates(None)
+    states.dispatched("r")
+    assert states.seen() == [("r", NOT_READ, NOT_READ)]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_each_dispatch_finds_its_reminder_firing_with_the_attempt_counted(name: str) -> None:
+    harness = ReminderHarness(load_backend(name), CANONICAL, REGISTRY)
+    try:
+        harness.run(rc.CreateReminder("a", "x", delay_seconds=61))
+        harness.run(AdvanceTime(61))
+        harness.run(rc.DeliverReminder("a", DeliveryOutcome.FAILS))
+        harness.run(AdvanceTime(60))
+        rid = harness.ids["a"]
+        assert harness.target.states.seen() == [(rid, "firing", 1), (rid, "firing", 2)]
+    finally:
+        harness.close()
+
+
+def test_a_dispatch_before_the_reminder_is_firing_is_rm_007() -> None:
+    from jobconform.conformance.reminders import gallery
+
+    backend: Any = gallery.reminder_dispatched_before_firing()  # type: ignore[attr-defined]
+    harness = ReminderHarness(backend, CANONICAL, REGISTRY)
+    try:
+        harness.run(rc.CreateReminder("a", "x", delay_seconds=61))
+        with pytest.raises(Divergence) as caught:
+            harness.run(AdvanceTime(61))
+        assert caught.value.primary == "RM-007"
+        assert "as its dispatch number 1 was made" in str(caught.value)
+    finally:
+        harness.close()
