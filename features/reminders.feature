@@ -289,6 +289,100 @@ Feature: Self-reminders
     And reminder "b" is cancelled
     And reminder "a" was dispatched 1 time
 
+  # -- RM-015: the autonomy hold ------------------------------------------------------------------
+
+  @RM-015
+  Scenario: Autonomy off holds due reminders, across a restart; on again fires the past-due one
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And reminder "b" is created with message "x" and a delay of 600 seconds
+    And the agent's autonomy is turned off
+    And the reminder clock advances 300 seconds
+    Then reminder "a" is pending
+    And reminder "a" is due at second 60
+    And reminder "a" was dispatched 0 times
+    When the reminders runtime restarts
+    Then reminder "a" is pending
+    And reminder "a" was dispatched 0 times
+    When the agent's autonomy is turned on
+    Then reminder "a" is firing
+    And reminder "a" has 1 attempt
+    And reminder "a" was dispatched 1 time
+    And reminder "b" is pending
+    When the reminder clock advances 299 seconds
+    Then reminder "b" is pending
+    When the reminder clock advances 1 second
+    Then reminder "b" is firing
+
+  @RM-015
+  Scenario: A dispatch in flight ends as usual under a hold, and its retry is held
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And reminder "b" is created with message "x" and a delay of 600 seconds
+    And the reminder clock advances 60 seconds
+    And the agent's autonomy is turned off
+    And the dispatch of reminder "a" fails
+    Then reminder "a" is pending
+    And reminder "a" is due at second 120
+    When the reminder clock advances 600 seconds
+    And reminder "b" is cancelled
+    Then reminder "a" is pending
+    And reminder "a" was dispatched 1 time
+    And reminder "b" is cancelled
+    When the agent's autonomy is turned on
+    Then reminder "a" is firing
+    And reminder "a" has 2 attempts
+    And reminder "a" was dispatched 2 times
+
+  # -- RM-016: retention ------------------------------------------------------------------------
+
+  @RM-016
+  Scenario: The sweep deletes final reminders past the window, never pending or firing ones
+    Given reminders with retention_days set to 1
+    When reminders "a, c, d" are created with a delay of 60 seconds
+    And reminder "b" is created with message "x" and a delay of 600 seconds
+    And reminder "c" is cancelled
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" lands
+    And the agent's autonomy is turned off
+    And the reminder clock advances 3540 seconds
+    And reminder "e" is created with message "x" and a delay of 60 seconds
+    And reminder "e" is cancelled
+    And the reminder clock advances 82800 seconds
+    And the reminder retention sweep runs
+    Then the sweep deleted 0 reminders
+    When the reminder clock advances 1 second
+    And the reminder retention sweep runs
+    Then the sweep deleted 2 reminders
+    And reminder "a" is no longer held
+    And reminder "c" is no longer held
+    And reminder "b" is pending
+    And reminder "d" is firing
+    And reminder "e" is cancelled
+    When all reminders are listed
+    Then the reminders listed are "d, b, e"
+
+  @RM-016
+  Scenario: Final reminders are kept 90 days by default
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" lands
+    And the reminder clock advances 7775940 seconds
+    And the reminder retention sweep runs
+    Then the sweep deleted 0 reminders
+    When the reminder clock advances 1 second
+    And the reminder retention sweep runs
+    Then the sweep deleted 1 reminder
+    And reminder "a" is no longer held
+
+  @RM-016
+  Scenario: A retention window of 0 turns the sweep off
+    Given reminders with retention_days set to 0
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And reminder "a" is cancelled
+    And the reminder clock advances 31536000 seconds
+    And the reminder retention sweep runs
+    Then the sweep deleted 0 reminders
+    And reminder "a" is cancelled
+
   # -- RM-013: reads ------------------------------------------------------------------------------
 
   @RM-013

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for self-reminders (spec/reminders.yaml, RM-001..RM-013).
+Documentation       Conformance checks for self-reminders (spec/reminders.yaml, RM-001..RM-016).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -222,6 +222,70 @@ A Dispatch In Flight At A Restart Is Reconciled Once And Final States Stay
     Reminder Status Should Be    c    cancelled
     Reminder Dispatches Should Be    a    1
     Reminder Dispatches Should Be    b    1
+
+Autonomy Off Holds Reminders And On Fires The Past-Due Ones
+    [Tags]    RM-015
+    Start Reminders
+    Create Reminder    a    x    delay=60
+    Create Reminder    b    x    delay=600
+    Set Reminder Autonomy    off
+    Advance Reminder Clock    300
+    Reminder Status Should Be    a    pending
+    Reminder Should Be Due At Second    a    60
+    Reminder Dispatches Should Be    a    0
+    Restart Reminders
+    Reminder Status Should Be    a    pending
+    Set Reminder Autonomy    on
+    Reminder Status Should Be    a    firing
+    Reminder Attempts Should Be    a    1
+    Reminder Dispatches Should Be    a    1
+    Reminder Status Should Be    b    pending
+    Dispatch Of Reminder    a    fails
+    Set Reminder Autonomy    off
+    Advance Reminder Clock    600
+    Reminder Status Should Be    a    pending
+    Reminder Status Should Be    b    pending
+    Reminder Dispatches Should Be    a    1
+    Set Reminder Autonomy    on
+    Reminder Status Should Be    a    firing
+    Reminder Status Should Be    b    firing
+    Reminder Dispatches Should Be    a    2
+
+The Retention Sweep Deletes Only Old Final Reminders
+    [Tags]    RM-016
+    Start Reminders    retention_days=1
+    Create Reminders    a, c, d    60
+    Create Reminder    b    x    delay=600
+    Cancel Reminder    c
+    Advance Reminder Clock    60
+    Dispatch Of Reminder    a    lands
+    Set Reminder Autonomy    off
+    Advance Reminder Clock    3540
+    Create Reminder    e    x    delay=60
+    Cancel Reminder    e
+    Advance Reminder Clock    82800
+    ${swept}=    Sweep Reminders
+    Swept Count Should Be    ${swept}    0
+    Advance Reminder Clock    1
+    ${swept}=    Sweep Reminders
+    Swept Count Should Be    ${swept}    2
+    Reminder Should Not Be Held    a
+    Reminder Should Not Be Held    c
+    Reminder Status Should Be    b    pending
+    Reminder Status Should Be    d    firing
+    Reminder Status Should Be    e    cancelled
+    ${all}=    List Reminders
+    Listed Reminders Should Be    ${all}    d, b, e
+
+A Retention Window Of 0 Turns The Sweep Off
+    [Tags]    RM-016
+    Start Reminders    retention_days=0
+    Create Reminder    a    x    delay=60
+    Cancel Reminder    a
+    Advance Reminder Clock    31536000
+    ${swept}=    Sweep Reminders
+    Swept Count Should Be    ${swept}    0
+    Reminder Status Should Be    a    cancelled
 
 Listings Follow Creation Order And Reads Are Snapshots
     [Tags]    RM-013

@@ -60,7 +60,7 @@ def at(seconds: float) -> datetime:
 
 def test_profile_defaults_are_the_seeds() -> None:
     config = config_for(CANONICAL)
-    assert config == ReminderConfig(60, 30 * 86_400, 4000, 25, 100, 3, 60)
+    assert config == ReminderConfig(60, 30 * 86_400, 4000, 25, 100, 3, 60, 90)
 
 
 @pytest.mark.parametrize(("values", "named"), [
@@ -69,6 +69,9 @@ def test_profile_defaults_are_the_seeds() -> None:
     ({"retry_delay_seconds": float("inf")}, "retry_delay_seconds"),
     ({"min_delay_seconds": 0}, "min_delay_seconds"),
     ({"min_delay_seconds": 700, "max_delay_seconds": 600}, "exceeds"),
+    ({"retention_days": 0.5}, "retention_days"),  # would delete what the daily cap counts
+    ({"retention_days": -1}, "retention_days"),
+    ({"retention_days": float("inf")}, "retention_days"),
 ])
 def test_bad_parameters_are_refused_by_name(values: dict[str, Any], named: str) -> None:
     with pytest.raises(ValueError, match=named):
@@ -152,6 +155,33 @@ def test_oracle_restart_reconciles_firing_as_fired() -> None:
     assert oracle.reminders["a"].status is ReminderStatus.FIRED
     assert oracle.reminders["a"].fired_at == at(90)
     assert oracle.dispatches["a"] == 1
+
+
+def test_oracle_hold_keeps_reminders_pending_until_autonomy_is_back() -> None:
+    oracle = ReminderOracle(ReminderConfig())
+    oracle.create("a", "x", None, 60.0, at(0))
+    oracle.set_autonomy(False)
+    oracle.settle(at(600))
+    assert oracle.reminders["a"].status is ReminderStatus.PENDING
+    assert oracle.dispatches["a"] == 0
+    oracle.set_autonomy(True)
+    oracle.settle(at(600))
+    assert oracle.reminders["a"].status is ReminderStatus.FIRING
+
+
+def test_oracle_sweep_deletes_only_old_final_reminders() -> None:
+    oracle = ReminderOracle(ReminderConfig(retention_days=1))
+    for alias in ("fired", "pending", "cancelled"):
+        oracle.create(alias, "x", None, 60.0 if alias == "fired" else 600.0, at(0))
+    oracle.cancel("cancelled")
+    oracle.settle(at(60))
+    oracle.decide("fired", DeliveryOutcome.LANDS)
+    oracle.set_autonomy(False)
+    oracle.settle(at(60))
+    assert oracle.sweep(at(86_400)) == 0  # created exactly a day ago: kept
+    assert oracle.sweep(at(86_401)) == 2
+    assert oracle.list() == ["pending"]
+    assert oracle.dispatches["fired"] == 1  # the count of a deleted reminder is kept
 
 
 # -- runtimes: clear errors ---------------------------------------------------------------------
@@ -269,6 +299,25 @@ def test_sql_reminders_survive_a_new_engine(url: str) -> None:
             second.transition("r-1", PENDING, colour="red")
     finally:
         second.close()
+
+
+def test_sql_store_holds_and_sweeps(url: str) -> None:
+    store = SqlReminderStore(create_store_engine(url), owns_engine=True)
+    try:
+        store.add(StoredReminder("old-fired", "x", "fired", at(0), at(60), None, 1, at(60)))
+        store.add(StoredReminder("old-pending", "x", PENDING, at(0), at(90), at(90)))
+        store.add(StoredReminder("new-cancelled", "x", "cancelled", at(10), at(90), None))
+        store.set_autonomy(False)
+        assert store.due(at(1000)) == [] and store.next_due() is None
+        reopened = store.reopen()  # the switch is carried over, as the agent's record is
+        store = reopened
+        assert store.due(at(1000)) == []
+        store.set_autonomy(True)
+        assert [r.reminder_id for r in store.due(at(1000))] == ["old-pending"]
+        assert store.delete_final_before(at(10)) == 1
+        assert [r.reminder_id for r in store.list()] == ["old-pending", "new-cancelled"]
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("runtime_kind", ["step", "threaded"])

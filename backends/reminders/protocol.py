@@ -188,6 +188,21 @@ class ReminderRuntime(Protocol):
         """
         ...
 
+    def set_autonomy(self, enabled: bool) -> None:
+        """Turn the agent's autonomy off or on (RM-015). While it is off no pending
+        reminder is dispatched; turned on again, a reminder that fell due meanwhile is
+        dispatched at once. The switch survives `crash` and `reopen`."""
+        ...
+
+    def sweep(self) -> int:
+        """Run the retention sweep once (RM-016): delete the fired, cancelled and failed
+        reminders created more than `config.retention_days` days ago (none when it is 0).
+
+        Returns:
+            How many reminders were deleted.
+        """
+        ...
+
     def get(self, reminder_id: str) -> ReminderView | None:
         """A snapshot of the reminder, or None for an unknown id."""
         ...

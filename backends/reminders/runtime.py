@@ -106,6 +106,24 @@ class StepReminderRuntime:
             return "already_cancelled"
         raise ReminderConflict(reminder_id, current.status)
 
+    # -- autonomy and retention ----------------------------------------------------------
+
+    def set_autonomy(self, enabled: bool) -> None:
+        """Hold (off) or resume (on) the pending reminders (RM-015); on resuming, the next
+        wake-up fires what fell due meanwhile."""
+        self._store.set_autonomy(enabled)
+        self._reminders_changed()
+
+    def sweep(self) -> int:
+        """The retention sweep (RM-016): delete final reminders created more than
+        retention_days ago; 0 days turns it off."""
+        if self._config.retention_days == 0:
+            return 0
+        cutoff = self._clock.now() - timedelta(days=self._config.retention_days)
+        deleted = self._store.delete_final_before(cutoff)
+        self._reminders_changed()
+        return deleted
+
     # -- reads ---------------------------------------------------------------------------
 
     def get(self, reminder_id: str) -> StoredReminder | None:

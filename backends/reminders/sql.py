@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, select, update
 
-from jobconform.backends.reminders.store import PENDING, StoredReminder
+from jobconform.backends.reminders.store import FINAL, PENDING, StoredReminder
 from jobconform.backends.sql.database import connection_turns, migrate, transaction
 from jobconform.backends.sql.models import ReminderRow
 
@@ -45,6 +45,9 @@ class SqlReminderStore:
         self._engine = engine
         self._owns_engine = owns_engine
         self._turns = connection_turns(engine)
+        # The agent's autonomy switch (RM-015) lives on the agent's record, not in this
+        # table; the store keeps it beside the table and hands it on at `reopen`.
+        self._autonomy = True
 
     def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
         return transaction(self._engine, self._turns, read_only)
@@ -78,6 +81,8 @@ class SqlReminderStore:
                                      .where(REMINDERS.c.created_at > instant)) or 0
 
     def due(self, now: datetime) -> builtins.list[StoredReminder]:
+        if not self._autonomy:
+            return []
         query = (select(REMINDERS)
                  .where(REMINDERS.c.status == PENDING, REMINDERS.c.due_at <= now)
                  .order_by(REMINDERS.c.due_at, REMINDERS.c.seq))
@@ -85,6 +90,8 @@ class SqlReminderStore:
             return [to_stored(row) for row in connection.execute(query)]
 
     def next_due(self) -> datetime | None:
+        if not self._autonomy:
+            return None
         with self._transaction(read_only=True) as connection:
             earliest: datetime | None = connection.scalar(
                 select(func.min(REMINDERS.c.due_at)).where(REMINDERS.c.status == PENDING))
@@ -108,6 +115,16 @@ class SqlReminderStore:
                 select(REMINDERS).where(REMINDERS.c.reminder_id == reminder_id)).one()
             return to_stored(row)
 
+    def set_autonomy(self, enabled: bool) -> None:
+        self._autonomy = enabled
+
+    def delete_final_before(self, instant: datetime) -> int:
+        with self._transaction() as connection:
+            deleted = connection.execute(
+                delete(REMINDERS).where(REMINDERS.c.status.in_(FINAL),
+                                        REMINDERS.c.created_at < instant))
+            return deleted.rowcount
+
     def clear(self) -> None:
         """Delete every reminder (conformance starts each check on an empty store)."""
         with self._transaction() as connection:
@@ -118,6 +135,7 @@ class SqlReminderStore:
         engine (for in-memory SQLite, the database itself) passes to the new store."""
         reopened = SqlReminderStore(self._engine, migrate_schema=False,
                                     owns_engine=self._owns_engine)
+        reopened._autonomy = self._autonomy  # the agent's switch outlives the process
         self._owns_engine = False
         return reopened
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 PENDING, FIRING, FIRED, CANCELLED, FAILED = "pending", "firing", "fired", "cancelled", "failed"
 REMINDER_STATUSES = (PENDING, FIRING, FIRED, CANCELLED, FAILED)
+FINAL = (FIRED, CANCELLED, FAILED)
 
 
 @dataclass(frozen=True)
@@ -50,11 +51,25 @@ class ReminderStore(Protocol):
         ...
 
     def due(self, now: datetime) -> builtins.list[StoredReminder]:
-        """Pending reminders with due_at at or before `now`, earliest due first."""
+        """Pending reminders with due_at at or before `now`, earliest due first; none while
+        the agent's autonomy is off (RM-015)."""
         ...
 
     def next_due(self) -> datetime | None:
-        """The earliest due_at of a pending reminder, or None."""
+        """The earliest due_at of a pending reminder, or None (also while autonomy is off)."""
+        ...
+
+    def set_autonomy(self, enabled: bool) -> None:
+        """Turn the agent's autonomy switch off (hold) or on (RM-015). The switch is the
+        agent's, kept beside the reminders, and `reopen` carries it over."""
+        ...
+
+    def delete_final_before(self, instant: datetime) -> int:
+        """Delete fired, cancelled and failed reminders created before `instant` (RM-016).
+
+        Returns:
+            How many were deleted.
+        """
         ...
 
     def transition(self, reminder_id: str, expected_status: str,
@@ -79,6 +94,7 @@ class _Shelf:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.reminders: dict[str, StoredReminder] = {}  # insertion order is creation order
+        self.autonomy = True
 
 
 class InMemoryReminderStore:
@@ -107,10 +123,14 @@ class InMemoryReminderStore:
         return sum(1 for r in self.list() if r.created_at > instant)
 
     def due(self, now: datetime) -> builtins.list[StoredReminder]:
+        if not self._shelf.autonomy:
+            return []
         due = [r for r in self.list(PENDING) if r.due_at is not None and r.due_at <= now]
         return sorted(due, key=lambda r: r.due_at or now)  # stable: creation order on ties
 
     def next_due(self) -> datetime | None:
+        if not self._shelf.autonomy:
+            return None
         return min((r.due_at for r in self.list(PENDING) if r.due_at is not None),
                    default=None)
 
@@ -123,6 +143,18 @@ class InMemoryReminderStore:
             moved = replace(current, **changes)
             self._shelf.reminders[reminder_id] = moved
             return moved
+
+    def set_autonomy(self, enabled: bool) -> None:
+        with self._shelf.lock:
+            self._shelf.autonomy = enabled
+
+    def delete_final_before(self, instant: datetime) -> int:
+        with self._shelf.lock:
+            old = [key for key, r in self._shelf.reminders.items()
+                   if r.status in FINAL and r.created_at < instant]
+            for key in old:
+                del self._shelf.reminders[key]
+            return len(old)
 
     def reopen(self) -> InMemoryReminderStore:
         return InMemoryReminderStore(self._shelf)

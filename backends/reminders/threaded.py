@@ -104,6 +104,14 @@ class ThreadedReminderRuntime(StepReminderRuntime):
         with self._state:
             return super().cancel(reminder_id)
 
+    def set_autonomy(self, enabled: bool) -> None:
+        with self._state:
+            super().set_autonomy(enabled)
+
+    def sweep(self) -> int:
+        with self._state:
+            return super().sweep()
+
     def _quiet(self) -> bool:
         return (self._asleep and self._scheduler_saw == self._changes
                 and (self._asleep_until is None or self._clock.now() < self._asleep_until)

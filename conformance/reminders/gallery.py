@@ -181,6 +181,34 @@ class DispatchesBeforeFiringRuntime(StepReminderRuntime):
                                            due_at=None, attempts=reminder.attempts + 1)
             if fired is not None:
                 self._dispatched(fired.reminder_id, delivery)
+class HoldIgnoredRuntime(StepReminderRuntime):
+    """The scheduler picks due reminders from the whole pending list instead of the
+    store's active query, which is where the autonomy hold lives: a held reminder still
+    fires when its time comes."""
+
+    def _fire_due(self, now: datetime) -> None:
+        due = [r for r in self._store.list(PENDING) if r.due_at is not None and r.due_at <= now]
+        for reminder in sorted(due, key=lambda r: r.due_at or now):
+            moved = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
+                                           due_at=None, attempts=reminder.attempts + 1)
+            if moved is not None:
+                self._dispatched(moved.reminder_id,
+                                 self._target.dispatch(moved.reminder_id, moved.message))
+
+
+class RetentionSweepsAnyStateRuntime(StepReminderRuntime):
+    """The retention sweep deletes every reminder created before the window, whatever its
+    state: a reminder still pending (held, or retrying) or firing is lost."""
+
+    def sweep(self) -> int:
+        if self._config.retention_days == 0:
+            return 0
+        cutoff = self._clock.now() - timedelta(days=self._config.retention_days)
+        old = [r for r in self._store.list() if r.created_at < cutoff]
+        for reminder in old:
+            for status in (PENDING, FIRING):  # make it final, then let the sweep take it
+                self._store.transition(reminder.reminder_id, status, status=CANCELLED)
+        return self._store.delete_final_before(cutoff)
 
 
 # -- a broken SQL store ---------------------------------------------------------------------
@@ -222,6 +250,8 @@ class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
             return reminder_id
 
     def _next_due(self) -> datetime | None:
+        if self._store.next_due() is None:  # nothing pending, or held (RM-015)
+            return None
         return min((r.due_at for r in self._store.list(PENDING)
                     if r.reminder_id in self._armed and r.due_at is not None), default=None)
 
@@ -304,6 +334,10 @@ GALLERY = (
                   f"{SECTION} AC #2 (one-shot trigger at the due time)"),
     _memory_entry("reminder_dispatched_before_firing", DispatchesBeforeFiringRuntime,
                   "RM-007", f"{SECTION} Storage (CAS pending -> firing, then dispatch)"),
+    _memory_entry("reminder_hold_ignored", HoldIgnoredRuntime, "RM-015",
+                  f"{SECTION} Autonomy hold (get_active_reminders filters autonomy_enabled)"),
+    _memory_entry("reminder_retention_sweeps_any_state", RetentionSweepsAnyStateRuntime,
+                  "RM-016", f"{SECTION} Retention (pending/firing never deleted)"),
     _sql_entry("sql_reminder_unconditioned_transition", UnconditionedTransitionStore,
                "RM-011", f"{SECTION} AC #4 (CAS pending -> cancelled)"),
     _threaded_entry("threaded_reminder_timers_armed_at_create", TimersArmedAtCreateRuntime,

@@ -47,6 +47,8 @@ from jobconform.reference.reminders.commands import (
     ListReminders,
     ReminderCommand,
     RestartReminders,
+    SetAutonomy,
+    SweepReminders,
     describe_reminder_command,
 )
 from jobconform.reference.reminders.oracle import (
@@ -65,7 +67,8 @@ from jobconform.spec import Profile, Registry
 
 T = TypeVar("T")
 CONFIG_PARAMETERS = ("min_delay_seconds", "max_delay_seconds", "max_message_chars",
-                     "max_pending", "max_per_day", "max_attempts", "retry_delay_seconds")
+                     "max_pending", "max_per_day", "max_attempts", "retry_delay_seconds",
+                     "retention_days")
 WHOLE_NUMBER_PARAMETERS = ("max_message_chars", "max_pending", "max_per_day", "max_attempts")
 OUTCOME_REQUIREMENTS = {
     DeliveryOutcome.LANDS: ("RM-008",),
@@ -253,11 +256,14 @@ class ReminderHarness:
     def _adopt(self) -> None:
         """After a listed deviation the oracle takes each reminder as the backend lists
         it (one it cannot read in the spec's terms is left as the oracle has it), the
-        dispatches it made, and every reminder read earlier as it is now."""
+        dispatches it made, and every reminder read earlier as it is now. One it no longer
+        lists at all (a retention sweep deleted it) leaves the oracle too."""
+        listed: set[str] = set()
         for view in self._call("list_reminders", lambda: self.runtime.list_reminders(None)):
             alias = self.aliases.get(view.reminder_id)
             if alias is None or alias not in self.oracle.reminders:
                 continue
+            listed.add(alias)
             try:
                 status = ReminderStatus(view.status)
             except ValueError:
@@ -265,6 +271,8 @@ class ReminderHarness:
             self.oracle.reminders[alias] = ReminderState(
                 view.message, status, view.created_at, view.fire_at, view.due_at,
                 view.attempts, view.fired_at)
+        for alias in [alias for alias in self.oracle.reminders if alias not in listed]:
+            del self.oracle.reminders[alias]
         made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
                        for d in self.target.made())
         self.oracle.dispatches = {alias: made.get(alias, 0) for alias in
@@ -309,15 +317,24 @@ class ReminderHarness:
                 self.carried |= {alias for alias, r in oracle.reminders.items()
                                  if r.status.value in ("pending", "firing")}
                 oracle.restart(now + timedelta(seconds=command.down_seconds))
-                return None, ("RM-012",)
+                return None, ("RM-012", *self._held())
+            case SetAutonomy():
+                oracle.set_autonomy(command.enabled)
+                return None, ("RM-015",)
+            case SweepReminders():
+                return oracle.sweep(now), ("RM-016",)
             case GetReminder():
                 state = oracle.reminders.get(command.reminder)
                 return (None if state is None else expected_record(state)), ("RM-013",)
             case ListReminders():
                 return oracle.list(command.status), ("RM-013",)
             case AdvanceTime():
-                return None, ("RM-007",)
+                return None, ("RM-007", *self._held())
         raise ValueError(f"not a reminders command: {command!r}")
+
+    def _held(self) -> tuple[str, ...]:
+        """RM-015 while the agent's autonomy is off: a dispatch then breaks the hold."""
+        return () if self.oracle.autonomy else ("RM-015",)
 
     # -- the backend's side --------------------------------------------------------------
 
@@ -363,6 +380,10 @@ class ReminderHarness:
                 self.target.states.read = None
                 self.runtime = self._call("reopen", runtime.reopen)
                 self._read_at_dispatch()
+            case SetAutonomy():
+                self._call("set_autonomy", lambda: runtime.set_autonomy(command.enabled))
+            case SweepReminders():
+                return self._call("sweep", runtime.sweep)
             case GetReminder():
                 reminder_id = self._id(command.reminder)
                 view = self._call("get", lambda: runtime.get(reminder_id))
@@ -462,6 +483,14 @@ class ReminderHarness:
                             # A reminder that outlived a restart: what the restart kept of
                             # it, or the timer it had to arm again, is the restart's rule.
                             primary = "RM-012"
+                        if ("RM-015" in requirements
+                                and {wanted.status, actual.status} == {"pending", "firing"}):
+                            field_requirements += ("RM-015",)
+                            if actual.status == "firing" or not carried:
+                                # Dispatched while held, or not dispatched on resuming: the
+                                # hold's rule. A reminder that outlived a restart and is not
+                                # dispatched keeps the restart's rule (its timer was lost).
+                                primary = "RM-015"
                     raise self._fail(requirements + field_requirements + carried,
                                      f"reminder {alias!r} {name}", getattr(wanted, name),
                                      getattr(actual, name), primary)
@@ -475,8 +504,12 @@ class ReminderHarness:
             differing = {a for a in made.keys() | expected_dispatches.keys()
                          if made.get(a) != expected_dispatches.get(a)}
             carried = ("RM-012",) if differing & self.carried else ()
+            extra = any(made.get(a, 0) > expected_dispatches.get(a, 0) for a in differing)
+            primary = (carried or ("RM-007",))[0]
+            if "RM-015" in requirements and (extra or not carried):
+                primary = "RM-015"  # dispatched while held, or not on resuming
             raise self._fail((*requirements, "RM-007", *carried), "dispatches made, by reminder",
-                             expected_dispatches, dict(made), (carried or ("RM-007",))[0])
+                             expected_dispatches, dict(made), primary)
 
     def _check_dispatch_states(self, requirements: tuple[str, ...]) -> None:
         """Each read dispatch found its reminder firing with that dispatch's attempt

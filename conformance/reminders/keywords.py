@@ -146,6 +146,18 @@ class ReminderLibrary:
         """Crash the runtime, let ``down`` seconds pass, reopen it over the same store."""
         self.harness.run(rc.RestartReminders(down))
 
+    @keyword("Set Reminder Autonomy")
+    def set_reminder_autonomy(self, state: str) -> None:
+        """Turn the agent's autonomy ``off`` (its pending reminders are held) or ``on``."""
+        if state not in ("on", "off"):
+            raise ValueError(f"autonomy is on or off, not {state!r}")
+        self.harness.run(rc.SetAutonomy(state == "on"))
+
+    @keyword("Sweep Reminders")
+    def sweep_reminders(self) -> object:
+        """Run the retention sweep once; returns how many reminders the backend deleted."""
+        return self.harness.run(rc.SweepReminders())
+
     @keyword("Read Reminder")
     def read_reminder(self, alias: str) -> None:
         self.harness.run(rc.GetReminder(alias))
@@ -217,6 +229,23 @@ class ReminderLibrary:
         if made != count:
             raise self._fail(f"reminder {alias!r} should have been dispatched {count} time(s),"
                              f" the delivery target saw {made}")
+
+    @keyword("Swept Count Should Be")
+    def swept_count_should_be(self, swept: object, count: int) -> None:
+        if swept != int(count):
+            raise self._fail(f"the sweep should delete {int(count)} reminder(s), the backend"
+                             f" deleted {swept!r}")
+
+    @keyword("Reminder Should Not Be Held")
+    def reminder_should_not_be_held(self, alias: str) -> None:
+        """The backend holds no record of the reminder any more (a sweep deleted it)."""
+        reminder_id = self.harness.ids.get(alias)
+        if reminder_id is None:
+            raise self._fail(f"reminder {alias!r} was never created")
+        view = self.harness.runtime.get(reminder_id)
+        if view is not None:
+            raise self._fail(f"reminder {alias!r} should be deleted, the backend still holds"
+                             f" it {view.status}")
 
     @keyword("Listed Reminders Should Be")
     def listed_reminders_should_be(self, listed: object, aliases: str) -> None:

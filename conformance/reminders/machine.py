@@ -35,6 +35,7 @@ from jobconform.spec import Profile, Registry
 MACHINE_LIMITS: dict[str, float] = {
     "min_delay_seconds": 60, "max_delay_seconds": 600, "max_message_chars": 8,
     "max_pending": 3, "max_per_day": 4, "max_attempts": 3, "retry_delay_seconds": 60,
+    "retention_days": 1,
 }
 DELAYS = (0.0, 59.0, 60.0, 61.0, 120.0, 600.0, 601.0)
 TIME_STEPS = (0.0, 30.0, 60.0, 61.0, 120.0, 86_400.0)
@@ -117,7 +118,8 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             alias = data.draw(st.sampled_from(self._firing()))
             for _ in range(times):
                 self._run(rc.DeliverReminder(alias, DeliveryOutcome.FAILS))
-                if self.harness.oracle.reminders[alias].status is not ReminderStatus.PENDING:
+                if (self.harness.oracle.reminders[alias].status is not ReminderStatus.PENDING
+                        or self._next_due() is None):  # final, or held past its due time
                     return
                 self.advance_to_next_due()
 
@@ -168,8 +170,10 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             return multiple(*aliases)
 
         def _next_due(self) -> datetime | None:
+            # Held reminders (RM-015) may be past due: only a time ahead can be reached.
+            now = self.harness.clock.now()
             return min((r.due_at for r in self.harness.oracle.reminders.values()
-                        if r.due_at is not None), default=None)
+                        if r.due_at is not None and r.due_at > now), default=None)
 
         # A restart matters only with reminders not yet final.
         @precondition(lambda self: bool(self.harness.oracle.list(ReminderStatus.PENDING)
@@ -177,6 +181,16 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         @rule(down_seconds=st.sampled_from((0.0, 60.0, 86_400.0)))
         def restart(self, down_seconds: float) -> None:
             self._run(rc.RestartReminders(down_seconds))
+
+        @rule()
+        def toggle_autonomy(self) -> None:
+            """RM-015: hold the pending reminders, or resume them (firing what fell due)."""
+            self._run(rc.SetAutonomy(not self.harness.oracle.autonomy))
+
+        @rule()
+        def sweep(self) -> None:
+            """RM-016: the retention sweep, after a day's steps made reminders old."""
+            self._run(rc.SweepReminders())
 
         @rule(reminder=reminders)
         def get(self, reminder: str) -> None:

@@ -194,6 +194,18 @@ def step_restart_after(context: Any, seconds: float) -> None:
     _reminders(context).run(rc.RestartReminders(seconds))
 
 
+@action_step("the agent's autonomy is turned {state:w}")
+def step_autonomy(context: Any, state: str) -> None:
+    if state not in ("on", "off"):
+        raise ValueError(f"autonomy is turned on or off, not {state!r}")
+    _reminders(context).run(rc.SetAutonomy(state == "on"))
+
+
+@action_step("the reminder retention sweep runs")
+def step_sweep(context: Any) -> None:
+    _reminders(context).run(rc.SweepReminders())
+
+
 @action_step('reminder "{alias}" is read')
 def step_read_reminder(context: Any, alias: str) -> None:
     area = _reminders(context)
@@ -297,6 +309,23 @@ def step_not_fired(context: Any, alias: str) -> None:
 def step_message(context: Any, alias: str, message: str) -> None:
     actual = _view(context, alias).message
     _check(context, actual == message, f"reminder {alias!r} message", message, actual)
+
+
+@check_step("the sweep deleted {count:d} reminders", "the sweep deleted {count:d} reminder")
+def step_swept(context: Any, count: int) -> None:
+    actual = _reminders(context).last_answer
+    _check(context, actual == count, "reminders the sweep deleted", count, actual)
+
+
+@check_step('reminder "{alias}" is no longer held')
+def step_not_held(context: Any, alias: str) -> None:
+    area = _reminders(context)
+    reminder_id = area.harness.ids.get(alias)
+    if reminder_id is None:
+        raise AssertionError(f"reminder {alias!r} was never created")
+    view = area.harness.runtime.get(reminder_id)
+    _check(context, view is None, f"reminder {alias!r} after the sweep", None,
+           None if view is None else view.status)
 
 
 @check_step('the reminders listed are "{aliases}"')

@@ -43,6 +43,18 @@ class RestartReminders:
 
 
 @dataclass(frozen=True)
+class SetAutonomy:
+    """Disable (hold) or enable the agent's autonomy (RM-015)."""
+
+    enabled: bool
+
+
+@dataclass(frozen=True)
+class SweepReminders:
+    """Run the retention sweep once (RM-016)."""
+
+
+@dataclass(frozen=True)
 class GetReminder:
     reminder: str
 
@@ -53,7 +65,8 @@ class ListReminders:
 
 
 ReminderCommand: TypeAlias = (CreateReminder | CancelReminder | DeliverReminder
-                              | RestartReminders | GetReminder | ListReminders | AdvanceTime)
+                              | RestartReminders | SetAutonomy | SweepReminders | GetReminder
+                              | ListReminders | AdvanceTime)
 
 
 def describe_reminder_command(command: ReminderCommand) -> str:

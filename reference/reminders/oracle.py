@@ -74,6 +74,7 @@ class ReminderConfig:
     max_per_day: int = 100
     max_attempts: int = 3
     retry_delay_seconds: float = 60.0
+    retention_days: float = 90.0  # 0 turns the retention sweep off (RM-016)
 
     def __post_init__(self) -> None:
         for name in ("max_message_chars", "max_pending", "max_per_day", "max_attempts"):
@@ -87,6 +88,12 @@ class ReminderConfig:
                     or not math.isfinite(value) or value <= 0):
                 raise ValueError(f"reminder parameter {name} must be a finite number of"
                                  f" seconds above 0, not {value!r}")
+        days = self.retention_days
+        if (isinstance(days, bool) or not isinstance(days, int | float)
+                or not math.isfinite(days) or not (days == 0 or days >= 1)):
+            # Under a day the sweep would delete reminders the daily cap still counts.
+            raise ValueError(f"reminder parameter retention_days must be 0 (off) or a finite"
+                             f" number of days of at least 1, not {days!r}")
         if self.min_delay_seconds > self.max_delay_seconds:
             raise ValueError(f"min_delay_seconds ({self.min_delay_seconds:g}) exceeds"
                              f" max_delay_seconds ({self.max_delay_seconds:g})")
@@ -144,6 +151,7 @@ class ReminderOracle:
     # Dispatches in flight: alias -> the harness's decision, None while undecided.
     deliveries: dict[str, DeliveryOutcome | None] = field(default_factory=dict)
     dispatches: dict[str, int] = field(default_factory=dict)  # alias -> dispatches made
+    autonomy: bool = True  # the agent's autonomy switch; off holds pending reminders (RM-015)
 
     def create(self, alias: str, message: str, fire_at: datetime | None,
                delay_seconds: float | None, now: datetime) -> str:
@@ -185,6 +193,8 @@ class ReminderOracle:
             if outcome is not None:
                 del self.deliveries[alias]
                 self._record(alias, outcome, now)
+        if not self.autonomy:
+            return  # held: nothing is dispatched until autonomy is enabled again (RM-015)
         due = [alias for alias, r in self.reminders.items()
                if r.status is ReminderStatus.PENDING and r.due_at is not None and r.due_at <= now]
         for alias in sorted(due, key=lambda a: self.reminders[a].due_at or now):
@@ -213,6 +223,23 @@ class ReminderOracle:
             if reminder.status is ReminderStatus.FIRING:
                 self.reminders[alias] = replace(reminder, status=ReminderStatus.FIRED,
                                                 fired_at=now)
+
+    def set_autonomy(self, enabled: bool) -> None:
+        """Disable (hold) or enable (resume) the agent's autonomy (RM-015); the next
+        `settle` dispatches what fell due meanwhile."""
+        self.autonomy = enabled
+
+    def sweep(self, now: datetime) -> int:
+        """The retention sweep (RM-016): delete the final reminders created before the
+        window; answer how many. Dispatch counts of deleted reminders are kept."""
+        if self.config.retention_days == 0:
+            return 0
+        cutoff = now - timedelta(days=self.config.retention_days)
+        old = [alias for alias, r in self.reminders.items()
+               if r.status in FINAL and r.created_at < cutoff]
+        for alias in old:
+            del self.reminders[alias]
+        return len(old)
 
     def list(self, status: ReminderStatus | None = None) -> list[str]:
         return [alias for alias, r in self.reminders.items()
