@@ -16,9 +16,11 @@ from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, select, update
 
+from jobconform.backends.faults import SqlWriteFaults
 from jobconform.backends.reminders.store import PENDING, StoredReminder
 from jobconform.backends.sql.database import connection_turns, migrate, transaction
 from jobconform.backends.sql.models import ReminderRow
+from jobconform.reference.faults import StoreFault
 
 REMINDERS = cast(Table, ReminderRow.__table__)
 STORED_FIELDS = tuple(field.name for field in fields(StoredReminder))
@@ -39,12 +41,14 @@ class SqlReminderStore:
     """
 
     def __init__(self, engine: Engine, *, migrate_schema: bool = True,
-                 owns_engine: bool = False) -> None:
+                 owns_engine: bool = False, faults: SqlWriteFaults | None = None) -> None:
         if migrate_schema:
             migrate(engine)
         self._engine = engine
         self._owns_engine = owns_engine
         self._turns = connection_turns(engine)
+        # Store faults strike the INSERTs and UPDATEs on the engine (one per write).
+        self._faults = faults if faults is not None else SqlWriteFaults(engine)
 
     def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
         return transaction(self._engine, self._turns, read_only)
@@ -113,14 +117,18 @@ class SqlReminderStore:
         with self._transaction() as connection:
             connection.execute(delete(REMINDERS))
 
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        self._faults.arm(fault)
+
     def reopen(self) -> SqlReminderStore:
         """A new store over the same database, as a restarted process opens it. The
         engine (for in-memory SQLite, the database itself) passes to the new store."""
         reopened = SqlReminderStore(self._engine, migrate_schema=False,
-                                    owns_engine=self._owns_engine)
+                                    owns_engine=self._owns_engine, faults=self._faults)
         self._owns_engine = False
         return reopened
 
     def close(self) -> None:
+        self._faults.arm(None)
         if self._owns_engine:
             self._engine.dispose()

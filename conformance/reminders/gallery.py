@@ -164,8 +164,8 @@ class FiresEarlyRuntime(StepReminderRuntime):
     """The scheduler fires reminders due within the next second, to make up for timer
     jitter: a reminder is dispatched before its time."""
 
-    def _fire_due(self, now: datetime) -> None:
-        super()._fire_due(now + timedelta(seconds=1))
+    def _fire_due(self, now: datetime) -> bool:
+        return super()._fire_due(now + timedelta(seconds=1))
 
 
 # -- a broken SQL store ---------------------------------------------------------------------
@@ -210,7 +210,7 @@ class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
         return min((r.due_at for r in self._store.list(PENDING)
                     if r.reminder_id in self._armed and r.due_at is not None), default=None)
 
-    def _fire_due(self, now: datetime) -> None:
+    def _fire_due(self, now: datetime) -> bool:
         for reminder in self._store.due(now):
             if reminder.reminder_id not in self._armed:
                 continue
@@ -219,6 +219,7 @@ class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
             if moved is not None:
                 self._dispatched(moved.reminder_id,
                                  self._target.dispatch(moved.reminder_id, moved.message))
+        return False
 
 
 # -- entries --------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+from jobconform.backends.faults import ProcessCrashed, takes_store_faults
 from jobconform.backends.protocol import REMINDERS, Backend
 from jobconform.backends.reminders.protocol import (
     Delivery,
@@ -32,6 +33,7 @@ from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import AdvanceTime, Command
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders.commands import (
     CancelReminder,
     CreateReminder,
@@ -39,6 +41,7 @@ from jobconform.reference.reminders.commands import (
     GetReminder,
     ListReminders,
     ReminderCommand,
+    ReminderStoreFault,
     RestartReminders,
     describe_reminder_command,
 )
@@ -51,6 +54,7 @@ from jobconform.reference.reminders.oracle import (
     ReminderConfig,
     ReminderOracle,
     ReminderState,
+    illegal_combination,
     rejected,
 )
 from jobconform.spec import Profile, Registry
@@ -110,6 +114,10 @@ def config_for(profile: Profile, **overrides: float) -> ReminderConfig:
         if isinstance(value, float) and value.is_integer():
             values[name] = int(value)
     return ReminderConfig(**values)
+
+
+class StoreFaultsNotClaimed(ValueError):
+    """A check planned a store fault, but the runtime does not take them."""
 
 
 @dataclass(frozen=True)
@@ -221,11 +229,21 @@ class ReminderHarness:
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe_reminder_command(command)):
             actual = self._apply(command)  # AdvanceTime moves the clock here
+            if isinstance(command, ReminderStoreFault) and command.fault.kind is FaultKind.CRASH:
+                # What landed before the crash stands; the runtime then restarts (RM-012).
+                self.oracle.settle(self.clock.now(), crash_at=command.fault.write)
+                self.oracle.restart(self.clock.now())
             self.oracle.settle(self.clock.now())
             self.last_answer = actual
             self._compare_answer(command, expected, actual, requirements)
             self.observe(requirements)
         return actual
+
+    @property
+    def takes_store_faults(self) -> bool:
+        """Whether the runtime claims store faults (`jobconform.backends.faults`); checks
+        that need them are skipped where it does not, never passed."""
+        return takes_store_faults(self.runtime)
 
     def run_all(self, commands: list[ReminderCommand]) -> None:
         for command in commands:
@@ -236,6 +254,13 @@ class ReminderHarness:
             self._call("close", self.runtime.close)
 
     def _check_command(self, command: ReminderCommand) -> None:
+        if isinstance(command, ReminderStoreFault):
+            if not self.takes_store_faults:
+                raise StoreFaultsNotClaimed(
+                    f"the reminders runtime of {self.backend.name!r} has no"
+                    " inject_store_fault, so it does not claim store faults (RM-014)")
+            self._check_command(command.command)
+            return
         if isinstance(command, CreateReminder) and command.reminder in self.ids:
             raise ValueError(f"reminder alias {command.reminder!r} is already used; pick a"
                              " new one")
@@ -273,6 +298,13 @@ class ReminderHarness:
                 return oracle.list(command.status), ("RM-013",)
             case AdvanceTime():
                 return None, ("RM-007",)
+            case ReminderStoreFault():
+                inner_answer, inner = self._expect(command.command)
+                if command.fault.kind is FaultKind.FAIL:
+                    return inner_answer, (*inner, "RM-014")
+                self.carried |= {alias for alias, r in oracle.reminders.items()
+                                 if r.status.value in ("pending", "firing")}
+                return inner_answer, (*inner, "RM-012", "RM-014")
         raise ValueError(f"not a reminders command: {command!r}")
 
     # -- the backend's side --------------------------------------------------------------
@@ -329,7 +361,30 @@ class ReminderHarness:
                 return [self.aliases.get(view.reminder_id, view.reminder_id) for view in views]
             case AdvanceTime():
                 self.clock.advance(command.seconds)
+            case ReminderStoreFault():
+                self._under_fault(command.fault, command.command)
         return None
+
+    def _under_fault(self, fault: StoreFault, command: AdvanceTime | DeliverReminder) -> None:
+        """Run `command` with `fault` armed until the runtime has settled; after a crash,
+        reopen the runtime over its store (RM-014)."""
+        inject = self.runtime.inject_store_fault  # type: ignore[attr-defined]
+        self._call("inject_store_fault", lambda: inject(fault))
+        try:
+            self._apply(command)
+            try:
+                self._call("settle", self.runtime.settle)
+            except ProcessCrashed:
+                if fault.kind is not FaultKind.CRASH:
+                    raise AdapterError(
+                        f"adapter {self.backend.name!r} crashed under a planned write"
+                        f" failure ({fault.describe()})") from None
+        finally:
+            self._call("inject_store_fault", lambda: inject(None))
+        if fault.kind is FaultKind.CRASH:
+            self._call("crash", self.runtime.crash)
+            self._live_from = len(self.target.made())
+            self.runtime = self._call("reopen", self.runtime.reopen)
 
     def _create(self, command: CreateReminder) -> str:
         c = command
@@ -390,6 +445,8 @@ class ReminderHarness:
         views = list(self._call("list_reminders", lambda: self.runtime.list_reminders(None)))
         actual_aliases = [self.aliases.get(v.reminder_id, f"<unknown id {v.reminder_id}>")
                           for v in views]
+        if self._faulted():
+            self._check_legal(actual_aliases, views, requirements)
         expected_aliases = self.oracle.list()
         if actual_aliases != expected_aliases:
             raise self._fail((*requirements, "RM-013"), "the held reminders, in order",
@@ -408,8 +465,7 @@ class ReminderHarness:
                         field_requirements += transitions
                         primary = next((rid for rid in requirements if rid in transitions),
                                        transitions[0] if transitions else None)
-                        restarted = bool(self.commands) and isinstance(self.commands[-1],
-                                                                       RestartReminders)
+                        restarted = self._restarted()
                         if carried and (restarted or primary == "RM-007"):
                             # A reminder that outlived a restart: what the restart kept of
                             # it, or the timer it had to arm again, is the restart's rule.
@@ -426,8 +482,33 @@ class ReminderHarness:
             differing = {a for a in made.keys() | expected_dispatches.keys()
                          if made.get(a) != expected_dispatches.get(a)}
             carried = ("RM-012",) if differing & self.carried else ()
+            primary = (carried or ("RM-007",))[0]
+            if self._faulted() and any(made.get(alias, 0) > expected_dispatches.get(alias, 0)
+                                       for alias in differing):
+                primary = "RM-014"  # a dispatch the fault made twice
             raise self._fail((*requirements, "RM-007", *carried), "dispatches made, by reminder",
-                             expected_dispatches, dict(made), (carried or ("RM-007",))[0])
+                             expected_dispatches, dict(made), primary)
+
+    def _faulted(self) -> bool:
+        return bool(self.commands) and isinstance(self.commands[-1], ReminderStoreFault)
+
+    def _restarted(self) -> bool:
+        last = self.commands[-1] if self.commands else None
+        return isinstance(last, RestartReminders) or (
+            isinstance(last, ReminderStoreFault) and last.fault.kind is FaultKind.CRASH)
+
+    def _check_legal(self, aliases: list[str], views: list[ReminderView],
+                     requirements: tuple[str, ...]) -> None:
+        """After a store fault, every reminder's fields must be possible together: a write
+        torn in two leaves them impossible (RM-014)."""
+        for alias, view in zip(aliases, views, strict=True):
+            record = freeze(view)
+            problem = illegal_combination(str(record.status), record.due_at, record.attempts,
+                                          record.fired_at)
+            if problem is not None:
+                raise self._fail((*requirements, "RM-006", "RM-014"),
+                                 f"reminder {alias!r} after the store fault: {problem}",
+                                 "a legal reminder", record, "RM-014")
 
     def _check_utc(self, alias: str, record: ReminderRecord) -> None:
         for name in ("created_at", "fire_at", "due_at", "fired_at"):
