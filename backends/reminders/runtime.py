@@ -153,7 +153,7 @@ class StepReminderRuntime:
         A reminder whose move failed is not dispatched and stays due (RM-014). Returns
         whether a store write failed."""
         failed = False
-        for reminder in self._store.due(now):
+        for reminder in self._due(now):
             try:
                 fired = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
                                                due_at=None, attempts=reminder.attempts + 1)
@@ -164,6 +164,10 @@ class StepReminderRuntime:
                 self._dispatched(fired.reminder_id,
                                  self._target.dispatch(fired.reminder_id, fired.message))
         return failed
+
+    def _due(self, now: datetime) -> Sequence[StoredReminder]:
+        """The reminders to fire now: every pending one the clock has reached."""
+        return self._store.due(now)
 
     def _dispatched(self, reminder_id: str, delivery: Delivery) -> None:
         self._in_flight[reminder_id] = delivery
