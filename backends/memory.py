@@ -25,6 +25,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
     RuntimeSettings,
+    store_faults,
 )
 from jobconform.backends.reminders.memory import open_memory_reminders
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
@@ -57,7 +58,8 @@ class MemoryBackend:
     name = "memory"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
+                              store_faults(REMINDERS)})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)

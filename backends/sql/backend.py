@@ -44,6 +44,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
     RuntimeSettings,
+    store_faults,
 )
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
@@ -163,7 +164,8 @@ class SqlBackend:
     name = "sql"
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE})
+                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
+                              store_faults(REMINDERS)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def __init__(self, url: str | None = None) -> None:

@@ -39,6 +39,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
     RuntimeSettings,
+    store_faults,
 )
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.store import InMemoryReminderStore, ReminderStore
@@ -84,7 +85,8 @@ class ThreadedBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE})
+                              STORE,
+                              store_faults(REMINDERS)})
 
     def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
         """Loops whose runs execute on threads of their own, over an in-memory store that

@@ -28,6 +28,7 @@ from jobconform.backends.protocol import (
     RETRY,
     STUCK,
     Clock,
+    store_faults,
 )
 from jobconform.backends.reminders.store import ReminderStore
 from jobconform.backends.scheduling.protocol import SCHEDULING
@@ -54,7 +55,8 @@ class ThreadedSqlBackend(ThreadedBackend):
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE})
+                              STORE,
+                              store_faults(REMINDERS)})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)

@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from jobconform.backends.faults import ProcessCrashed, takes_store_faults
-from jobconform.backends.protocol import REMINDERS, Backend
+from jobconform.backends.protocol import REMINDERS, Backend, store_faults
 from jobconform.backends.reminders.protocol import (
     Delivery,
     ReminderConflict,
@@ -241,9 +241,10 @@ class ReminderHarness:
 
     @property
     def takes_store_faults(self) -> bool:
-        """Whether the runtime claims store faults (`jobconform.backends.faults`); checks
-        that need them are skipped where it does not, never passed."""
-        return takes_store_faults(self.runtime)
+        """Whether the backend claims store faults for its reminders
+        (`jobconform.backends.faults`); checks that need them are skipped where it does
+        not, never passed."""
+        return store_faults(REMINDERS) in self.backend.capabilities
 
     def run_all(self, commands: list[ReminderCommand]) -> None:
         for command in commands:
@@ -257,8 +258,8 @@ class ReminderHarness:
         if isinstance(command, ReminderStoreFault):
             if not self.takes_store_faults:
                 raise StoreFaultsNotClaimed(
-                    f"the reminders runtime of {self.backend.name!r} has no"
-                    " inject_store_fault, so it does not claim store faults (RM-014)")
+                    f"backend {self.backend.name!r} does not claim"
+                    f" {store_faults(REMINDERS)}; RM-014 cannot be checked on it")
             self._check_command(command.command)
             return
         if isinstance(command, CreateReminder) and command.reminder in self.ids:
@@ -368,6 +369,10 @@ class ReminderHarness:
     def _under_fault(self, fault: StoreFault, command: AdvanceTime | DeliverReminder) -> None:
         """Run `command` with `fault` armed until the runtime has settled; after a crash,
         reopen the runtime over its store (RM-014)."""
+        if not takes_store_faults(self.runtime):
+            raise AdapterError(f"adapter {self.backend.name!r} claims"
+                               f" {store_faults(REMINDERS)} but its reminders runtime has no"
+                               " inject_store_fault(fault)")
         inject = self.runtime.inject_store_fault  # type: ignore[attr-defined]
         self._call("inject_store_fault", lambda: inject(fault))
         try:

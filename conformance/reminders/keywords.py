@@ -144,7 +144,7 @@ class ReminderLibrary:
         (`jobconform.backends.faults`): RM-014 cannot be checked there, so it is not run."""
         if not self.harness.takes_store_faults:
             raise SkipExecution(f"backend {self.harness.backend.name} does not take store"
-                                " faults (its reminders runtime has no inject_store_fault)")
+                                " faults for its reminders (store-faults:reminders)")
 
     @keyword("Advance Reminder Clock Under Store Fault")
     def advance_under_fault(self, seconds: float, fault: str, write: int) -> None:

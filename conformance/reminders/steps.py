@@ -192,7 +192,7 @@ def step_takes_store_faults(context: Any) -> None:
     area = _reminders(context)
     if not area.harness.takes_store_faults:
         context.scenario.skip(f"backend {area.harness.backend.name} does not take store"
-                              " faults (its reminders runtime has no inject_store_fault)")
+                              " faults for its reminders (store-faults:reminders)")
 
 
 def _fault(kind: FaultKind, write: int) -> StoreFault:
