@@ -6,15 +6,19 @@ harness arms a plan through the runtime's `inject_store_fault`. The SQL stores u
 counts the data-changing statements, so the fault strikes inside the store's real
 transaction, which rolls back as it would on a lost connection.
 
-An adapter of another runtime claims store faults by giving its area runtime the method
+An adapter of another runtime claims store faults in an area with the capability
+`store-faults:<area>` (`jobconform.backends.protocol.store_faults`) and by giving its
+runtime of that area two methods:
 
     inject_store_fault(fault: StoreFault | None) -> None
+    store_fault_struck() -> bool
 
-(None disarms). Until the plan is disarmed, the runtime's store must raise
-`StoreWriteFailed` at the planned write of a `fail` plan, and behave as a dead process
-from the planned write of a `crash` plan on: that write and every later one do not
-happen, and no effect follows. A runtime without the method does not claim them; the
-checks that need them are skipped there, never passed.
+None disarms; `store_fault_struck` says whether the fault armed last met its write, as
+only the adapter can see its store's writes. Until the plan is disarmed, the store must
+raise `StoreWriteFailed` (a `StoreUnavailable`) at the planned write of a `fail` plan,
+and act as a dead process from the planned write of a `crash` plan on: that write and
+every later one do not happen, and no effect follows. A backend without the claim gets
+the checks that need it skipped and reported "not claimed", never passed.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ class StoreFaults(Protocol):
 
     def inject_store_fault(self, fault: StoreFault | None) -> None: ...
 
+    def store_fault_struck(self) -> bool: ...
+
 
 def takes_store_faults(runtime: object) -> bool:
     return isinstance(runtime, StoreFaults)
@@ -74,11 +80,20 @@ class WriteFaults:
         self._lock = threading.Lock()
         self._fault: StoreFault | None = None
         self._writes = 0
+        self._struck = False
 
     def arm(self, fault: StoreFault | None) -> None:
+        """Arm `fault` for the writes from now on (None: disarm); counting starts again."""
         with self._lock:
             self._fault = fault
             self._writes = 0
+            if fault is not None:
+                self._struck = False
+
+    def struck(self) -> bool:
+        """Whether the fault armed last has struck a write."""
+        with self._lock:
+            return self._struck
 
     def before_write(self) -> None:
         """Called before each write.
@@ -92,6 +107,8 @@ class WriteFaults:
             if fault is None:
                 return
             self._writes += 1
+            if self._writes >= fault.write:
+                self._struck = True
             if fault.kind is FaultKind.CRASH and self._writes >= fault.write:
                 raise ProcessCrashed(f"the process crashed at store write {self._writes}"
                                      f" (planned at write {fault.write})")

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for self-reminders (spec/reminders.yaml, RM-001..RM-013).
+Documentation       Conformance checks for self-reminders (spec/reminders.yaml, RM-001..RM-014).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason

@@ -216,6 +216,9 @@ class StepReminderRuntime:
         """The optional capability of `jobconform.backends.faults`: our stores take it."""
         self._store.inject_fault(fault)
 
+    def store_fault_struck(self) -> bool:
+        return self._store.fault_struck()
+
     # -- lifetime ------------------------------------------------------------------------
 
     def crash(self) -> None:

@@ -120,6 +120,9 @@ class SqlReminderStore:
     def inject_fault(self, fault: StoreFault | None) -> None:
         self._faults.arm(fault)
 
+    def fault_struck(self) -> bool:
+        return self._faults.struck()
+
     def reopen(self) -> SqlReminderStore:
         """A new store over the same database, as a restarted process opens it. The
         engine (for in-memory SQLite, the database itself) passes to the new store."""

@@ -74,6 +74,10 @@ class ReminderStore(Protocol):
         over the same data sees it (`jobconform.backends.faults`)."""
         ...
 
+    def fault_struck(self) -> bool:
+        """Whether the fault armed last has struck a write."""
+        ...
+
     def reopen(self) -> ReminderStore:
         """A new store object over the same durable data, as after a process restart."""
         ...
@@ -138,6 +142,9 @@ class InMemoryReminderStore:
 
     def inject_fault(self, fault: StoreFault | None) -> None:
         self._shelf.faults.arm(fault)
+
+    def fault_struck(self) -> bool:
+        return self._shelf.faults.struck()
 
     def reopen(self) -> InMemoryReminderStore:
         return InMemoryReminderStore(self._shelf)

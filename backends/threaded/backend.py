@@ -86,7 +86,7 @@ class ThreadedBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
                               STORE,
-                              store_faults(REMINDERS)})
+                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
         """Loops whose runs execute on threads of their own, over an in-memory store that

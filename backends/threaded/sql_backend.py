@@ -56,7 +56,7 @@ class ThreadedSqlBackend(ThreadedBackend):
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
                               STORE,
-                              store_faults(REMINDERS)})
+                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)

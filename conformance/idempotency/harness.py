@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
+from jobconform.backends.faults import StoreFaults
 from jobconform.backends.idempotency.protocol import Claim, IdempotencyRuntime
-from jobconform.backends.protocol import IDEMPOTENCY, Backend
+from jobconform.backends.protocol import IDEMPOTENCY, Backend, StoreUnavailable, store_faults
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
 from jobconform.conformance.watchdog import guarded
@@ -28,6 +29,7 @@ from jobconform.reference.idempotency.commands import (
     ClaimWebhook,
     CompleteClaim,
     IdempotencyCommand,
+    IdempotencyStoreFault,
     PurgeKeys,
     ReleaseClaim,
     describe_idempotency,
@@ -106,6 +108,10 @@ def _outcome_form(outcome: object) -> object:
     return outcome
 
 
+class StoreFaultsNotClaimed(ValueError):
+    """A check planned a store fault, but the backend does not claim them."""
+
+
 @dataclass
 class IdempotencyHarness:
     """Differential execution of idempotency commands on one backend and the oracle.
@@ -163,6 +169,8 @@ class IdempotencyHarness:
         """
         self._check_command(command)
         self.commands.append(command)  # type: ignore[arg-type]
+        if isinstance(command, IdempotencyStoreFault):
+            return self._run_under_fault(command)
         expected, requirements = self._expect(command)
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe_idempotency(command)):
@@ -170,6 +178,54 @@ class IdempotencyHarness:
         self.last_answer = actual
         self._compare(command, expected, actual, requirements)
         return actual
+
+    @property
+    def takes_store_faults(self) -> bool:
+        """Whether the backend claims store faults for its idempotency keys
+        (`jobconform.backends.faults`); checks that need them are skipped where it does
+        not, never passed."""
+        return store_faults(IDEMPOTENCY) in self.backend.capabilities
+
+    def _run_under_fault(self, command: IdempotencyStoreFault) -> object:
+        """Apply the command with its write failing (IK-014). Whether the failure struck
+        is the runtime's to say (only it sees its store's writes). Where it struck, the
+        call answers unavailable and the oracle stays as it was: nothing is held of it.
+        Where it did not (the call wrote less), the command is checked as without it."""
+        runtime = self.runtime
+        if not isinstance(runtime, StoreFaults):
+            raise AdapterError(f"adapter {self.backend.name!r} claims"
+                               f" {store_faults(IDEMPOTENCY)} but its idempotency runtime"
+                               " lacks inject_store_fault(fault) or store_fault_struck()")
+        inner = command.command
+        with guarded(self.safety_timeout, describe_idempotency(command)):
+            self._call("inject_store_fault", lambda: runtime.inject_store_fault(command.fault))
+            try:
+                actual = self._apply_or_unavailable(inner)
+                struck = self._call("store_fault_struck", runtime.store_fault_struck)
+            finally:
+                self._call("inject_store_fault", lambda: runtime.inject_store_fault(None))
+        if isinstance(inner, CLAIM_COMMANDS):
+            self.claimed.add(inner.handle)
+        if struck:
+            expected: object = oracle.UNAVAILABLE
+            requirements: tuple[str, ...] = ("IK-014",)
+        else:
+            expected, requirements = self._expect(inner)
+            requirements = (*requirements, "IK-014")
+        self.exercised.update(requirements)
+        self.last_answer = actual
+        self._compare(command, expected, actual, requirements)
+        return actual
+
+    def _apply_or_unavailable(self, command: IdempotencyCommand) -> object:
+        """The runtime's answer, or UNAVAILABLE when it raised `StoreUnavailable` as its
+        contract says of a failed store write."""
+        try:
+            return self._apply(command)
+        except AdapterError as error:
+            if isinstance(error.__cause__, StoreUnavailable):
+                return oracle.UNAVAILABLE
+            raise
 
     def run_all(self, commands: list[IdempotencyCommand]) -> None:
         for command in commands:
@@ -191,6 +247,12 @@ class IdempotencyHarness:
                 if value is not None and not 0 < len(value) <= MAX_KEY_LENGTH:
                     raise ValueError(f"keys and scopes have 1 to {MAX_KEY_LENGTH}"
                                      f" characters, not {len(value)}")
+        if isinstance(command, IdempotencyStoreFault):
+            if not self.takes_store_faults:
+                raise StoreFaultsNotClaimed(
+                    f"backend {self.backend.name!r} does not claim"
+                    f" {store_faults(IDEMPOTENCY)}; IK-014 cannot be checked on it")
+            self._check_command(command.command)
         if isinstance(command, AdvanceTime) and not 0 <= command.seconds < float("inf"):
             raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")
 
