@@ -44,6 +44,7 @@ class NeverReleasedStore(MemoryKeyStore):
     so the caller's retry is refused with 409 until the lock goes stale."""
 
     def release(self, holder: str, created_after: datetime) -> bool:
+        self._faults.before_write()  # a write it would make, even if it then changes nothing
         return self._held_by(holder, created_after) is not None
 
 
@@ -150,6 +151,7 @@ class OutcomeOverwrittenStore(MemoryKeyStore):
     report of the same work (a retried callback) overwrites the stored outcome."""
 
     def complete(self, holder: str, outcome: Outcome, created_after: datetime) -> bool:
+        self._faults.before_write()
         with self._lock:
             for place, entry in self._entries.items():
                 if entry.holder == holder and entry.created_at > created_after:

@@ -149,6 +149,7 @@ class IdempotencyHarness:
         self.handles: dict[str, str] = {}  # the runtime's claim token -> handle
         self.claimed: set[str] = set()  # handles used by a claim command
         self.last_answer: object = None
+        self.purge_suspects: tuple[str, ...] = ()  # see IdempotencyOracle.purge_suspects
         opener: object = getattr(self.backend, "open_idempotency", None)
         if not callable(opener):
             raise AdapterError(f"adapter {self.backend.name!r} claims the idempotency area but"
@@ -285,17 +286,31 @@ class IdempotencyHarness:
                 return (self._form(decision.answer, True),
                         self._key_rules_placed(decision, now, ("IK-011", "IK-012")))
             case CompleteClaim():
-                return model.complete(command.handle, command.outcome, now), \
-                    COMPLETION_REQUIREMENTS
+                answer = model.complete(command.handle, command.outcome, now)
+                return answer, self._freed_first(command.handle, answer,
+                                                 COMPLETION_REQUIREMENTS)
             case ReleaseClaim():
-                return model.release(command.handle, now), ("IK-004", "IK-007", "IK-010")
+                answer = model.release(command.handle, now)
+                return answer, self._freed_first(command.handle, answer,
+                                                 ("IK-004", "IK-007", "IK-010"))
             case PurgeKeys():
+                self.purge_suspects = model.purge_suspects(now)
                 return model.purge(now), ("IK-007",)
             case AskSchedulerKey():
                 return oracle.scheduler_key(command.execution_id), ("IK-009",)
             case AdvanceTime():
                 return None, ()
         raise ValueError(f"not an idempotency command: {command!r}")
+
+    def _freed_first(self, handle: str, answer: bool,
+                     requirements: tuple[str, ...]) -> tuple[str, ...]:
+        """A completion or release the oracle refuses because the claim's record was
+        removed: the requirement that removed it is the one a runtime still holding it
+        broke."""
+        freed_by = self.oracle.freed_claims.get(handle)
+        if answer or freed_by is None:
+            return requirements
+        return (freed_by, *(r for r in requirements if r != freed_by))
 
     def _key_rules_placed(self, decision: Decision, now: datetime,
                           key_rules: tuple[str, ...]) -> tuple[str, ...]:
@@ -402,6 +417,12 @@ class IdempotencyHarness:
                  requirements: tuple[str, ...]) -> None:
         if expected == actual and type(expected) is type(actual):
             return
+        if (isinstance(command, PurgeKeys) and isinstance(expected, int)
+                and isinstance(actual, int) and actual > expected and self.purge_suspects):
+            # The runtime purged a record the oracle had removed before: the rule of that
+            # removal is the one it broke.
+            requirements = (*self.purge_suspects,
+                            *(r for r in requirements if r not in self.purge_suspects))
         if (isinstance(expected, ComparedAnswer) and isinstance(actual, ComparedAnswer)
                 and ClaimKind.STARTED.value not in (expected.kind, actual.kind)):
             # Both sides found a record for the key (a conflict, a replay, a mismatch):
