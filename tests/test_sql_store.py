@@ -491,7 +491,8 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (backend.name, backend.profile, backend.capabilities) == (
         "sql", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper", "redelivery",
                                      "idempotency", "breaker", "governor", "reminders",
-                                     "admission", "loops", "scheduling", "store"}))
+                                     "admission", "loops", "scheduling", "store",
+                                     "store-faults:reminders", "store-faults:idempotency"}))
     assert backend.url == "sqlite://"
 
 
