@@ -37,9 +37,9 @@ __all__ = [
     "SqlWriteFaults",
     "StoreFault",
     "StoreFaults",
+    "StoreFaultsNotClaimed",
     "StoreWriteFailed",
     "WriteFaults",
-    "takes_store_faults",
 ]
 
 WRITE_STATEMENTS = ("INSERT", "UPDATE", "DELETE")
@@ -55,6 +55,11 @@ class ProcessCrashed(BaseException):
     met it, and the harness restarts the runtime."""
 
 
+class StoreFaultsNotClaimed(ValueError):
+    """A check planned a store fault on a backend that does not claim store faults in the
+    area (`jobconform.backends.protocol.store_faults`)."""
+
+
 @runtime_checkable
 class StoreFaults(Protocol):
     """The optional capability of an area runtime: it takes a planned store fault."""
@@ -62,10 +67,6 @@ class StoreFaults(Protocol):
     def inject_store_fault(self, fault: StoreFault | None) -> None: ...
 
     def store_fault_struck(self) -> bool: ...
-
-
-def takes_store_faults(runtime: object) -> bool:
-    return isinstance(runtime, StoreFaults)
 
 
 class WriteFaults:

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 from sql_databases import DATABASES, database
 
-from jobconform.backends.faults import ProcessCrashed, StoreWriteFailed, WriteFaults
+from jobconform.backends.faults import (
+    ProcessCrashed,
+    StoreFaultsNotClaimed,
+    StoreWriteFailed,
+    WriteFaults,
+)
 from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import IDEMPOTENCY, REMINDERS, store_faults
@@ -20,7 +25,7 @@ from jobconform.backends.sql import create_store_engine
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
-from jobconform.conformance.reminders.harness import ReminderHarness, StoreFaultsNotClaimed
+from jobconform.conformance.reminders.harness import ReminderHarness
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import ClaimKey, IdempotencyStoreFault

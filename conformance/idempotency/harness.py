@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from jobconform.backends.faults import StoreFaults
+from jobconform.backends.faults import StoreFaults, StoreFaultsNotClaimed
 from jobconform.backends.idempotency.protocol import Claim, IdempotencyRuntime
 from jobconform.backends.protocol import IDEMPOTENCY, Backend, StoreUnavailable, store_faults
 from jobconform.conformance.clock import EPOCH, VirtualClock
@@ -106,10 +106,6 @@ def _outcome_form(outcome: object) -> object:
     if isinstance(outcome, Raise):
         return ("raises", outcome.error_type, outcome.message)
     return outcome
-
-
-class StoreFaultsNotClaimed(ValueError):
-    """A check planned a store fault, but the backend does not claim them."""
 
 
 @dataclass

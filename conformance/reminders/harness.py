@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from jobconform.backends.faults import ProcessCrashed, takes_store_faults
+from jobconform.backends.faults import ProcessCrashed, StoreFaults, StoreFaultsNotClaimed
 from jobconform.backends.protocol import REMINDERS, Backend, store_faults
 from jobconform.backends.reminders.protocol import (
     Delivery,
@@ -114,10 +114,6 @@ def config_for(profile: Profile, **overrides: float) -> ReminderConfig:
         if isinstance(value, float) and value.is_integer():
             values[name] = int(value)
     return ReminderConfig(**values)
-
-
-class StoreFaultsNotClaimed(ValueError):
-    """A check planned a store fault, but the runtime does not take them."""
 
 
 @dataclass(frozen=True)
@@ -369,11 +365,12 @@ class ReminderHarness:
     def _under_fault(self, fault: StoreFault, command: AdvanceTime | DeliverReminder) -> None:
         """Run `command` with `fault` armed until the runtime has settled; after a crash,
         reopen the runtime over its store (RM-014)."""
-        if not takes_store_faults(self.runtime):
+        runtime = self.runtime
+        if not isinstance(runtime, StoreFaults):
             raise AdapterError(f"adapter {self.backend.name!r} claims"
-                               f" {store_faults(REMINDERS)} but its reminders runtime has no"
-                               " inject_store_fault(fault)")
-        inject = self.runtime.inject_store_fault  # type: ignore[attr-defined]
+                               f" {store_faults(REMINDERS)} but its reminders runtime lacks"
+                               " inject_store_fault(fault) or store_fault_struck()")
+        inject = runtime.inject_store_fault
         self._call("inject_store_fault", lambda: inject(fault))
         try:
             self._apply(command)
