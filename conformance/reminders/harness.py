@@ -198,6 +198,9 @@ class ReminderHarness:
         # Reminders not yet final when the runtime last restarted: a later divergence of
         # one of them also implicates what the restart kept or lost (RM-012).
         self.carried: set[str] = set()
+        # The reminders a faulted command wrote: where their fields are impossible, or a
+        # dispatch their failed write guarded was made, the fault's rule is the one broken.
+        self.fault_writes: set[str] = set()
         opener: object = getattr(self.backend, "open_reminders", None)
         if not callable(opener):
             raise AdapterError(f"adapter {self.backend.name!r} claims the reminders area but"
@@ -225,11 +228,17 @@ class ReminderHarness:
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe_reminder_command(command)):
             actual = self._apply(command)  # AdvanceTime moves the clock here
+            self.fault_writes = set()
             if isinstance(command, ReminderStoreFault) and command.fault.kind is FaultKind.CRASH:
-                # What landed before the crash stands; the runtime then restarts (RM-012).
+                # What landed before the crash stands, and nothing else (RM-014); then the
+                # runtime restarts, and what it does at boot is the restart's rule (RM-012).
                 self.oracle.settle(self.clock.now(), crash_at=command.fault.write)
+                self._check_crash_left(requirements)
+                self._restart_after_crash()
                 self.oracle.restart(self.clock.now())
-            self.oracle.settle(self.clock.now())
+            written = self.oracle.settle(self.clock.now())
+            if isinstance(command, ReminderStoreFault) and command.fault.kind is FaultKind.FAIL:
+                self.fault_writes = set(written)
             self.last_answer = actual
             self._compare_answer(command, expected, actual, requirements)
             self.observe(requirements)
@@ -363,8 +372,9 @@ class ReminderHarness:
         return None
 
     def _under_fault(self, fault: StoreFault, command: AdvanceTime | DeliverReminder) -> None:
-        """Run `command` with `fault` armed until the runtime has settled; after a crash,
-        reopen the runtime over its store (RM-014)."""
+        """Run `command` with `fault` armed until the runtime has settled, or died at the
+        planned write (RM-014); `run` restarts a crashed runtime once it has read what the
+        crash left."""
         runtime = self.runtime
         if not isinstance(runtime, StoreFaults):
             raise AdapterError(f"adapter {self.backend.name!r} claims"
@@ -383,10 +393,30 @@ class ReminderHarness:
                         f" failure ({fault.describe()})") from None
         finally:
             self._call("inject_store_fault", lambda: inject(None))
-        if fault.kind is FaultKind.CRASH:
-            self._call("crash", self.runtime.crash)
-            self._live_from = len(self.target.made())
-            self.runtime = self._call("reopen", self.runtime.reopen)
+
+    def _restart_after_crash(self) -> None:
+        self._call("crash", self.runtime.crash)
+        self._live_from = len(self.target.made())
+        self.runtime = self._call("reopen", self.runtime.reopen)
+
+    def _check_crash_left(self, requirements: tuple[str, ...]) -> None:
+        """Before the restart, the store holds exactly what the writes before the crash
+        made, every reminder legal, and no dispatch came after the crash (RM-014). Read
+        before `crash()`: what the dead process left, not what a new one recovers."""
+        blamed = (*requirements, "RM-014")
+        views = list(self._call("list_reminders", lambda: self.runtime.list_reminders(None)))
+        aliases = [self.aliases.get(v.reminder_id, f"<unknown id {v.reminder_id}>")
+                   for v in views]
+        self._check_legal(aliases, views, requirements, set(aliases))
+        if aliases != self.oracle.list():
+            raise self._fail(blamed, "the held reminders the crash left", self.oracle.list(),
+                             aliases, "RM-014")
+        for alias, view in zip(aliases, views, strict=True):
+            wanted = expected_record(self.oracle.reminders[alias])
+            if freeze(view) != wanted:
+                raise self._fail(blamed, f"reminder {alias!r} as the crash left it", wanted,
+                                 freeze(view), "RM-014")
+        self._compare_dispatches(blamed, "dispatches made before the crash", "RM-014")
 
     def _create(self, command: CreateReminder) -> str:
         c = command
@@ -447,8 +477,8 @@ class ReminderHarness:
         views = list(self._call("list_reminders", lambda: self.runtime.list_reminders(None)))
         actual_aliases = [self.aliases.get(v.reminder_id, f"<unknown id {v.reminder_id}>")
                           for v in views]
-        if self._faulted():
-            self._check_legal(actual_aliases, views, requirements)
+        if self.fault_writes:
+            self._check_legal(actual_aliases, views, requirements, self.fault_writes)
         expected_aliases = self.oracle.list()
         if actual_aliases != expected_aliases:
             raise self._fail((*requirements, "RM-013"), "the held reminders, in order",
@@ -477,22 +507,25 @@ class ReminderHarness:
                                      getattr(actual, name), primary)
             self._check_utc(alias, actual)
             self.held[f"list:{alias}"] = (view, actual)
+        self._compare_dispatches(requirements, "dispatches made, by reminder")
+
+    def _compare_dispatches(self, requirements: tuple[str, ...], what: str,
+                            primary: str | None = None) -> None:
         made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
                        for d in self.target.made())
         expected_dispatches = {alias: n for alias, n in self.oracle.dispatches.items() if n}
-        if dict(made) != expected_dispatches:
-            differing = {a for a in made.keys() | expected_dispatches.keys()
-                         if made.get(a) != expected_dispatches.get(a)}
-            carried = ("RM-012",) if differing & self.carried else ()
+        if dict(made) == expected_dispatches:
+            return
+        differing = {a for a in made.keys() | expected_dispatches.keys()
+                     if made.get(a) != expected_dispatches.get(a)}
+        carried = ("RM-012",) if differing & self.carried else ()
+        if primary is None:
             primary = (carried or ("RM-007",))[0]
-            if self._faulted() and any(made.get(alias, 0) > expected_dispatches.get(alias, 0)
-                                       for alias in differing):
-                primary = "RM-014"  # a dispatch the fault made twice
-            raise self._fail((*requirements, "RM-007", *carried), "dispatches made, by reminder",
-                             expected_dispatches, dict(made), primary)
-
-    def _faulted(self) -> bool:
-        return bool(self.commands) and isinstance(self.commands[-1], ReminderStoreFault)
+            if any(made.get(alias, 0) > expected_dispatches.get(alias, 0)
+                   for alias in differing & self.fault_writes):
+                primary = "RM-014"  # a dispatch guarded by a failed write was made anyway
+        raise self._fail((*requirements, "RM-007", *carried), what, expected_dispatches,
+                         dict(made), primary)
 
     def _restarted(self) -> bool:
         last = self.commands[-1] if self.commands else None
@@ -500,10 +533,12 @@ class ReminderHarness:
             isinstance(last, ReminderStoreFault) and last.fault.kind is FaultKind.CRASH)
 
     def _check_legal(self, aliases: list[str], views: list[ReminderView],
-                     requirements: tuple[str, ...]) -> None:
-        """After a store fault, every reminder's fields must be possible together: a write
-        torn in two leaves them impossible (RM-014)."""
+                     requirements: tuple[str, ...], among: set[str]) -> None:
+        """After a store fault, every reminder `among` those it touched must have fields
+        possible together: a write torn in two leaves them impossible (RM-014)."""
         for alias, view in zip(aliases, views, strict=True):
+            if alias not in among:
+                continue
             record = freeze(view)
             problem = illegal_combination(str(record.status), record.due_at, record.attempts,
                                           record.fired_at)
