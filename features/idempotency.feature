@@ -272,9 +272,9 @@ Feature: Idempotency keys
     When claim "again" is made on key "k" in scope "alice" with payload 1
     Then claim "again" replays claim "retry" returning "ok"
 
-  # -- IK-014: a failed store write holds nothing ----------------------------------------------
+  # -- IK-015: a failed store write holds nothing ----------------------------------------------
 
-  @IK-014
+  @IK-015
   Scenario: A claim whose write fails holds nothing, so the same request starts the work later
     Given the idempotency keys take store faults
     When store write 1 fails while claim "first" is made on key "order-1" in scope "alice" with payload {"qty": 1}
@@ -282,7 +282,7 @@ Feature: Idempotency keys
     When claim "retry" is made on key "order-1" in scope "alice" with payload {"qty": 1}
     Then claim "retry" is started
 
-  @IK-014 @IK-003
+  @IK-015 @IK-003
   Scenario: A completion whose write fails leaves the claim in flight until it is stored
     Given the idempotency keys take store faults
     And claim "first" is made on key "order-1" in scope "alice" with payload {"qty": 1}
@@ -295,7 +295,7 @@ Feature: Idempotency keys
     When claim "later" is made on key "order-1" in scope "alice" with payload {"qty": 1}
     Then claim "later" replays claim "first" returning {"execution": "e-1"}
 
-  @IK-014 @IK-004
+  @IK-015 @IK-004
   Scenario: A release whose write fails keeps the key held until it is released
     Given the idempotency keys take store faults
     And claim "first" is made on key "order-1" in scope "alice" with payload {"qty": 1}

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-014).
+Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-015).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -239,10 +239,10 @@ With Failures Released A Failed Claim Frees The Key
     Claim Key    again    alice    k    1
     Claim Should Replay Result    again    retry    "ok"
 
-# -- IK-014: a failed store write holds nothing --------------------------------------------
+# -- IK-015: a failed store write holds nothing --------------------------------------------
 
 A Claim Whose Write Fails Holds Nothing And The Retry Starts
-    [Tags]    IK-014
+    [Tags]    IK-015
     Require Store Faults
     Claim Key While Store Write Fails    1    first    alice    order-1    {"qty": 1}
     Answer Should Be Unavailable    first
@@ -250,7 +250,7 @@ A Claim Whose Write Fails Holds Nothing And The Retry Starts
     Claim Should Be Started    retry
 
 A Completion Or Release Whose Write Fails Keeps The Claim In Flight
-    [Tags]    IK-014    IK-003    IK-004
+    [Tags]    IK-015    IK-003    IK-004
     Require Store Faults
     Claim Key    first    alice    order-1    {"qty": 1}
     Complete Claim While Store Write Fails    1    first    {"execution": "e-1"}

@@ -1,5 +1,5 @@
 """Store faults (jobconform.backends.faults): the injection points of the shipped stores,
-the claim that makes RM-014 and IK-014 checkable, and the harnesses' reading of a fault."""
+the claim that makes RM-014 and IK-015 checkable, and the harnesses' reading of a fault."""
 
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ class NoFaultsBackend(MemoryBackend):
 def test_without_the_claim_fault_checks_are_skipped_never_run() -> None:
     backend = NoFaultsBackend()
     for requirement_id, claim in (("RM-014", "store-faults:reminders"),
-                                  ("IK-014", "store-faults:idempotency")):
+                                  ("IK-015", "store-faults:idempotency")):
         reason = skip_reason(REGISTRY, backend, CANONICAL, [requirement_id])
         assert reason is not None and claim in reason
         assert skip_reason(REGISTRY, MemoryBackend(), CANONICAL, [requirement_id]) is None

@@ -163,7 +163,7 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
         validated_session: ChildSession) -> None:
     backend = ProcessBackend(session=validated_session)
     assert validated_session.version == 2
-    # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-014).
+    # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
                      if not claim.startswith(STORE_FAULTS)}
     assert backend.capabilities == areas_claimed

@@ -189,7 +189,7 @@ class IdempotencyService:
 
     # A write the store refuses raises `StoreWriteFailed` (a `StoreUnavailable`) out of
     # the call that made it, and nothing is held: a claim never answers started, nor a
-    # completion stored, on a write that did not land (IK-014).
+    # completion stored, on a write that did not land (IK-015).
 
     def inject_store_fault(self, fault: StoreFault | None) -> None:
         self._store.inject_fault(fault)

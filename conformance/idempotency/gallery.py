@@ -245,10 +245,10 @@ GALLERY = (
            store=OutcomeOverwrittenStore),
     _entry("failure_policy_ignored", FailureAlwaysStoredService, "IK-013",
            "anchors: Brandur's design unlocks the key on failure"),
-    _entry("idempotency_claim_fails_open", ClaimFailsOpenService, "IK-014",
+    _entry("idempotency_claim_fails_open", ClaimFailsOpenService, "IK-015",
            "seed 002 §10.10: claim before creating the execution; issue 18 (store faults)"),
     _entry("idempotency_lost_completion_reported_stored", LostCompletionReportedStoredService,
-           "IK-014", "anchors: IETF draft, the stored result is returned; issue 18"),
+           "IK-015", "anchors: IETF draft, the stored result is returned; issue 18"),
     _entry("webhook_key_from_token_only", WebhookKeyFromTokenOnlyService, "IK-008",
            "seed 002 §10.10: key from (token, body_hash)"),
 )

@@ -184,7 +184,7 @@ class IdempotencyHarness:
         return store_faults(IDEMPOTENCY) in self.backend.capabilities
 
     def _run_under_fault(self, command: IdempotencyStoreFault) -> object:
-        """Apply the command with its write failing (IK-014). Whether the failure struck
+        """Apply the command with its write failing (IK-015). Whether the failure struck
         is the runtime's to say (only it sees its store's writes). Where it struck, the
         call answers unavailable and the oracle stays as it was: nothing is held of it.
         Where it did not (the call wrote less), the command is checked as without it."""
@@ -205,10 +205,10 @@ class IdempotencyHarness:
             self.claimed.add(inner.handle)
         if struck:
             expected: object = oracle.UNAVAILABLE
-            requirements: tuple[str, ...] = ("IK-014",)
+            requirements: tuple[str, ...] = ("IK-015",)
         else:
             expected, requirements = self._expect(inner)
-            requirements = (*requirements, "IK-014")
+            requirements = (*requirements, "IK-015")
         self.exercised.update(requirements)
         self.last_answer = actual
         self._compare(command, expected, actual, requirements)
@@ -248,7 +248,7 @@ class IdempotencyHarness:
             if not self.takes_store_faults:
                 raise StoreFaultsNotClaimed(
                     f"backend {self.backend.name!r} does not claim"
-                    f" {store_faults(IDEMPOTENCY)}; IK-014 cannot be checked on it")
+                    f" {store_faults(IDEMPOTENCY)}; IK-015 cannot be checked on it")
             self._check_command(command.command)
         if isinstance(command, AdvanceTime) and not 0 <= command.seconds < float("inf"):
             raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")

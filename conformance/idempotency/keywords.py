@@ -193,11 +193,11 @@ class IdempotencyLibrary:
         self._answers[f"release:{handle}"] = answer
         return bool(answer)
 
-    # -- store faults (IK-014) ---------------------------------------------------------------
+    # -- store faults (IK-015) ---------------------------------------------------------------
 
     @keyword("Require Store Faults")
     def require_store_faults(self) -> None:
-        """Skip the test where the backend does not claim store-faults:idempotency: IK-014
+        """Skip the test where the backend does not claim store-faults:idempotency: IK-015
         cannot be checked there, so it is not run."""
         harness = self.harness
         if not harness.takes_store_faults:

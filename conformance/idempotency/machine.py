@@ -208,10 +208,10 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
                 self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
                 self._run(PurgeKeys())
 
-        # IK-014: a claim, completion, release or purge whose drawn write fails; a claim
+        # IK-015: a claim, completion, release or purge whose drawn write fails; a claim
         # of a held key makes two (its insert, then the replacement of an expired or stale
         # record), so the second write is drawn too. Only where the backend claims store
-        # faults: elsewhere IK-014 stays untested, never passed.
+        # faults: elsewhere IK-015 stays untested, never passed.
         def _faults(self) -> bool:
             return self.harness is not None and self.harness.takes_store_faults
 

@@ -202,12 +202,12 @@ def step_release(context: Any, handle: str) -> None:
     keys.answers[f"release:{handle}"] = keys.run(ReleaseClaim(handle))
 
 
-# -- store faults (IK-014) ---------------------------------------------------------------------
+# -- store faults (IK-015) ---------------------------------------------------------------------
 
 
 @setup_step("the idempotency keys take store faults")
 def step_takes_store_faults(context: Any) -> None:
-    """IK-014 needs a backend claiming store-faults:idempotency; elsewhere the scenario
+    """IK-015 needs a backend claiming store-faults:idempotency; elsewhere the scenario
     is skipped, never passed."""
     keys = keys_of(context)
     if not keys.harness.takes_store_faults:

@@ -75,7 +75,7 @@ class AskSchedulerKey:
 
 @dataclass(frozen=True)
 class IdempotencyStoreFault:
-    """Run `command` while the key store's `fault.write`-th write during it fails (IK-014).
+    """Run `command` while the key store's `fault.write`-th write during it fails (IK-015).
 
     Only `fail`: the runtime keeps nothing outside its store, so a crash at a write is a
     failed write whose answer no caller receives.

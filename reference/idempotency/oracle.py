@@ -21,7 +21,7 @@ from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
 
 CONFLICT_STATUS = 409
-# The answer to a call whose store write failed (IK-014): the caller gets an error (a
+# The answer to a call whose store write failed (IK-015): the caller gets an error (a
 # router answers 503) and the runtime holds nothing of the call.
 UNAVAILABLE = "unavailable"
 # Stripe's limit, kept so that keys fit a primary key on every database.
