@@ -7,7 +7,7 @@ import importlib
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import Backend, store_faults
 from jobconform.spec.areas import areas
 
 ENTRY_POINT_GROUP = "jobconform.backends"
@@ -93,7 +93,7 @@ def check_backend(backend: object, name: str) -> Backend:
     # library) opens each of those with its `open_<area>` and needs none.
     known = {area.name: area for area in areas()}
     service_areas = {name for name, area in known.items() if area.opener is not None}
-    claims = set(getattr(backend, "capabilities", ()))
+    claims = set(getattr(backend, "capabilities", ())) & known.keys()
     service_areas_only = bool(claims) and claims <= service_areas
     needed = ("name", "profile", "capabilities", *(() if service_areas_only else ("open",)))
     missing = [attr for attr in needed if not hasattr(backend, attr)]
@@ -103,13 +103,18 @@ def check_backend(backend: object, name: str) -> Backend:
             " see jobconform.backends.protocol.Backend for what an adapter provides"
         )
     backend = cast(Backend, backend)
-    unknown = set(backend.capabilities) - known.keys()
+    fault_claims = {store_faults(area): area for area in known}
+    unknown = set(backend.capabilities) - known.keys() - fault_claims.keys()
     if unknown:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
-            f" known: {sorted(known)}"
+            f" known: {sorted(known)}, and store-faults:<area> for each"
         )
-    for area in sorted(backend.capabilities):
+    for claim in sorted(set(backend.capabilities) & fault_claims.keys()):
+        if fault_claims[claim] not in backend.capabilities:
+            raise BackendLoadError(f"backend {name!r} claims {claim} but not the"
+                                   f" {fault_claims[claim]} area itself")
+    for area in sorted(set(backend.capabilities) & known.keys()):
         opener = known[area].opener
         if opener is not None and not callable(getattr(backend, opener, None)):
             raise BackendLoadError(

@@ -27,6 +27,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
     RuntimeSettings,
+    store_faults,
 )
 from jobconform.backends.reminders.memory import open_memory_reminders
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
@@ -61,7 +62,8 @@ class MemoryBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
-                              COMPOSITE})
+                              COMPOSITE,
+                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
         """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""

@@ -30,6 +30,15 @@ REDELIVERY = "redelivery"
 IDEMPOTENCY = "idempotency"
 REMINDERS = "reminders"
 ADMISSION = "admission"
+# A backend whose runtime of an area takes planned store faults claims
+# `store_faults(area)` besides the area (jobconform.backends.faults); requirements that
+# need it are "not claimed" elsewhere.
+STORE_FAULTS = "store-faults"
+
+
+def store_faults(area: str) -> str:
+    """The capability of taking store faults in `area`: "store-faults:reminders"."""
+    return f"{STORE_FAULTS}:{area}"
 
 
 class JobNotFound(KeyError):

@@ -25,6 +25,9 @@ def skip_reason(registry: Registry, backend: Backend, profile: Profile,
             continue
         if requirement.area not in backend.capabilities:
             reason = f"backend {backend.name} does not claim area {requirement.area}"
+        elif not requirement.needs <= backend.capabilities:
+            missing = ", ".join(sorted(requirement.needs - backend.capabilities))
+            reason = f"backend {backend.name} does not claim {missing} ({requirement_id})"
         elif profile.name not in requirement.profiles:
             reason = f"requirement {requirement_id} does not apply to profile {profile.name}"
         else:

@@ -74,7 +74,8 @@ class RunSummary:
                         or self.profile not in requirement.profiles):
                     row[run.suite] = NOT_APPLICABLE  # the profile does not have it
                     continue
-                if requirement.area not in self.capabilities:
+                if (requirement.area not in self.capabilities
+                        or not requirement.needs <= self.capabilities):
                     row[run.suite] = NOT_CLAIMED
                     continue
                 failed = [c for c in run.cases if not c.passed]

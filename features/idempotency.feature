@@ -280,3 +280,37 @@ Feature: Idempotency keys
     Then the completion of claim "retry" is stored
     When claim "again" is made on key "k" in scope "alice" with payload 1
     Then claim "again" replays claim "retry" returning "ok"
+
+  # -- IK-015: a failed store write holds nothing ----------------------------------------------
+
+  @IK-015
+  Scenario: A claim whose write fails holds nothing, so the same request starts the work later
+    Given the idempotency keys take store faults
+    When store write 1 fails while claim "first" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    Then claim "first" is answered unavailable
+    When claim "retry" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    Then claim "retry" is started
+
+  @IK-015 @IK-003
+  Scenario: A completion whose write fails leaves the claim in flight until it is stored
+    Given the idempotency keys take store faults
+    And claim "first" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    When store write 1 fails while claim "first" completes with result {"execution": "e-1"}
+    Then the completion of claim "first" is answered unavailable
+    When claim "again" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    Then claim "again" is refused as a conflict
+    When claim "first" completes with result {"execution": "e-1"}
+    Then the completion of claim "first" is stored
+    When claim "later" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    Then claim "later" replays claim "first" returning {"execution": "e-1"}
+
+  @IK-015 @IK-004
+  Scenario: A release whose write fails keeps the key held until it is released
+    Given the idempotency keys take store faults
+    And claim "first" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    When store write 1 fails while claim "first" is released
+    Then the release of claim "first" is answered unavailable
+    When claim "again" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    Then claim "again" is refused as a conflict
+    When claim "first" is released
+    Then the release of claim "first" is accepted

@@ -408,3 +408,47 @@ Feature: Self-reminders
     And the reminder read earlier still reads as it did
     When reminder "ghost" is read
     Then no reminder was read
+
+  # -- RM-014: store faults between writes -----------------------------------------------------
+
+  @RM-014
+  Scenario: A move to firing that the store refused is made again, and dispatched once
+    Given the reminders runtime takes store faults
+    When reminders "a, b" are created with a delay of 60 seconds
+    And store write 1 fails while the reminder clock advances 60 seconds
+    Then reminder "a" is firing
+    And reminder "b" is firing
+    And reminder "a" was dispatched 1 time
+    And reminder "b" was dispatched 1 time
+
+  @RM-014
+  Scenario: An outcome whose record the store refused is recorded again
+    Given the reminders runtime takes store faults
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 60 seconds
+    And store write 1 fails while the dispatch of reminder "a" lands
+    Then reminder "a" is fired
+    And reminder "a" fired at second 60
+    And reminder "a" was dispatched 1 time
+
+  @RM-014 @RM-012
+  Scenario: A crash between two fires keeps the first and fires the second after the restart
+    Given the reminders runtime takes store faults
+    When reminders "a, b" are created with a delay of 60 seconds
+    And the process crashes at store write 2 while the reminder clock advances 60 seconds
+    Then reminder "a" is fired
+    And reminder "b" is firing
+    And reminder "b" has 1 attempt
+    And reminder "a" was dispatched 1 time
+    And reminder "b" was dispatched 1 time
+
+  @RM-014 @RM-012
+  Scenario: A crash before a fire's first write loses nothing: the reminder fires after the restart
+    Given the reminders runtime takes store faults
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the process crashes at store write 1 while the reminder clock advances 60 seconds
+    Then reminder "a" is firing
+    And reminder "a" has 1 attempt
+    And reminder "a" was dispatched 1 time
+    When the dispatch of reminder "a" lands
+    Then reminder "a" is fired

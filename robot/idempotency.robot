@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-014).
+Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-015).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -247,3 +247,31 @@ With Failures Released A Failed Claim Frees The Key
     Complete Claim    retry    "ok"
     Claim Key    again    alice    k    1
     Claim Should Replay Result    again    retry    "ok"
+
+# -- IK-015: a failed store write holds nothing --------------------------------------------
+
+A Claim Whose Write Fails Holds Nothing And The Retry Starts
+    [Tags]    IK-015
+    Require Store Faults
+    Claim Key While Store Write Fails    1    first    alice    order-1    {"qty": 1}
+    Answer Should Be Unavailable    first
+    Claim Key    retry    alice    order-1    {"qty": 1}
+    Claim Should Be Started    retry
+
+A Completion Or Release Whose Write Fails Keeps The Claim In Flight
+    [Tags]    IK-015    IK-003    IK-004
+    Require Store Faults
+    Claim Key    first    alice    order-1    {"qty": 1}
+    Complete Claim While Store Write Fails    1    first    {"execution": "e-1"}
+    Answer Should Be Unavailable    complete:first
+    Claim Key    again    alice    order-1    {"qty": 1}
+    Claim Should Conflict    again
+    Complete Claim    first    {"execution": "e-1"}
+    Completion Should Be Stored    first
+    Claim Key    later    alice    order-1    {"qty": 1}
+    Claim Should Replay Result    later    first    {"execution": "e-1"}
+    Claim Key    second    alice    order-2    {"qty": 2}
+    Release Claim While Store Write Fails    1    second
+    Answer Should Be Unavailable    release:second
+    Claim Key    duplicate    alice    order-2    {"qty": 2}
+    Claim Should Conflict    duplicate

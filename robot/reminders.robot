@@ -304,3 +304,33 @@ Listings Follow Creation Order And Reads Are Snapshots
     Reminder Read Earlier Should Be Unchanged
     Read Reminder    ghost
     No Reminder Should Have Been Read
+
+A Store Write That Fails Is Made Again And Nothing Is Dispatched Twice
+    [Tags]    RM-014
+    Start Reminders
+    Require Store Faults
+    Create Reminders    a, b    delay=60
+    Advance Reminder Clock Under Store Fault    60    fail    1
+    Reminder Status Should Be    a    firing
+    Reminder Status Should Be    b    firing
+    Reminder Dispatches Should Be    a    1
+    Reminder Dispatches Should Be    b    1
+    Dispatch Of Reminder Under Store Fault    a    lands    fail    1
+    Reminder Status Should Be    a    fired
+    Reminder Dispatches Should Be    a    1
+
+A Crash Between Writes Loses No Reminder And Doubles No Dispatch
+    [Tags]    RM-014    RM-012
+    Start Reminders
+    Require Store Faults
+    Create Reminders    a, b, c    delay=60
+    Advance Reminder Clock Under Store Fault    60    crash    2
+    Reminder Status Should Be    a    fired
+    Reminder Status Should Be    b    firing
+    Reminder Status Should Be    c    firing
+    Reminder Dispatches Should Be    a    1
+    Reminder Dispatches Should Be    b    1
+    Reminder Dispatches Should Be    c    1
+    Dispatch Of Reminder Under Store Fault    b    fails    crash    1
+    Reminder Status Should Be    b    fired
+    Reminder Dispatches Should Be    b    1

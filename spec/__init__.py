@@ -54,6 +54,9 @@ class Requirement:
     sources: tuple[Source, ...]
     profiles: frozenset[str]
     parameters: Mapping[str, PARAMETER_VALUE] = field(default_factory=dict)
+    # Capabilities a backend must claim, besides the area, for the requirement to be
+    # checked on it (`store-faults:reminders`); without them it is "not claimed".
+    needs: frozenset[str] = frozenset()
 
     def normative_hash(self) -> str:
         """Hash of the normative text: what may change only with a version bump."""
@@ -213,6 +216,7 @@ def _requirements(document: Mapping[str, Any]) -> list[Requirement]:
             sources=tuple(Source(s["seed"], s["section"]) for s in entry["sources"]),
             profiles=frozenset(entry["profiles"]),
             parameters=dict(entry.get("parameters", {})),
+            needs=frozenset(entry.get("needs", ())),
         )
         for entry in document["requirements"]
     ]

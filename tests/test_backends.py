@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 from jobconform.backends.loading import BackendLoadError, backend_names, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
+    IDEMPOTENCY,
     LIFECYCLE,
+    REMINDERS,
     Backend,
     CapacityExceeded,
     Clock,
@@ -26,6 +28,7 @@ from jobconform.backends.protocol import (
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
+    store_faults,
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
@@ -213,7 +216,10 @@ def test_load_memory_backend() -> None:
     assert backend.name == "memory"
     assert backend.profile == "canonical"
     assert LIFECYCLE in backend.capabilities
-    assert backend.capabilities <= {area.name for area in areas()}
+    names = {area.name for area in areas()}
+    # Every claim is an area, or the store faults of an area it claims.
+    assert backend.capabilities <= names | {store_faults(name) for name in names}
+    assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY)} <= backend.capabilities
 
 
 def test_memory_is_an_installed_backend() -> None:

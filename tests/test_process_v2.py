@@ -22,7 +22,11 @@ from jsonschema import Draft202012Validator
 
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, ProcessBackend
-from jobconform.backends.process.backend import VALIDATE_VARIABLE, reference_child_command
+from jobconform.backends.process.backend import (
+    NO_STORE_FAULTS_NOTE,
+    VALIDATE_VARIABLE,
+    reference_child_command,
+)
 from jobconform.backends.process.child import Child
 from jobconform.backends.process.codec import decode, encode
 from jobconform.backends.process.interfaces import (
@@ -38,7 +42,7 @@ from jobconform.backends.process.schemas import (
     v2_problem,
 )
 from jobconform.backends.process.session import ChildSession
-from jobconform.backends.protocol import RuntimeSettings, TaskScript
+from jobconform.backends.protocol import STORE_FAULTS, RuntimeSettings, TaskScript
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -159,7 +163,11 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
         validated_session: ChildSession) -> None:
     backend = ProcessBackend(session=validated_session)
     assert validated_session.version == 2
-    assert backend.capabilities == MemoryBackend().capabilities
+    # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015).
+    areas_claimed = {claim for claim in MemoryBackend().capabilities
+                     if not claim.startswith(STORE_FAULTS)}
+    assert backend.capabilities == areas_claimed
+    assert NO_STORE_FAULTS_NOTE in backend.report_notes
     assert callable(backend.open_breaker) and callable(backend.open_scheduling)
 
 

@@ -244,8 +244,8 @@ def test_a_raising_runtime_is_an_adapter_error() -> None:
 
 def test_divergence_names_the_requirement() -> None:
     class Early(StepReminderRuntime):
-        def _fire_due(self, now: datetime) -> None:
-            super()._fire_due(now + timedelta(seconds=1))
+        def _fire_due(self, now: datetime) -> bool:
+            return super()._fire_due(now + timedelta(seconds=1))
 
     class Backend(MemoryBackend):
         def open_reminders(self, clock: Any, config: Any, target: Any) -> StepReminderRuntime:

@@ -181,7 +181,8 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
         "threaded", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper",
                                           "redelivery", "idempotency", "breaker", "governor",
                                           "reminders", "admission", "loops", "scheduling",
-                                          "store", "composite"}))
+                                          "store", "composite", "store-faults:reminders",
+                                          "store-faults:idempotency"}))
 
 
 def test_a_periodic_poll_needs_a_clock_it_can_sleep_on() -> None:

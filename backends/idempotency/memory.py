@@ -11,9 +11,11 @@ import threading
 from dataclasses import replace
 from datetime import datetime
 
+from jobconform.backends.faults import WriteFaults
 from jobconform.backends.idempotency.protocol import Clock, IdempotencyConfig
 from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry
 from jobconform.reference.commands import Outcome
+from jobconform.reference.faults import StoreFault
 
 
 class MemoryKeyStore:
@@ -22,8 +24,10 @@ class MemoryKeyStore:
     def __init__(self) -> None:
         self._entries: dict[tuple[str, str], KeyEntry] = {}
         self._lock = threading.Lock()
+        self._faults = WriteFaults()  # the injection point: every change is one write
 
     def insert_if_absent(self, entry: KeyEntry) -> KeyEntry | None:
+        self._faults.before_write()
         with self._lock:
             held = self._entries.get((entry.scope, entry.key))
             if held is None:
@@ -31,6 +35,7 @@ class MemoryKeyStore:
             return held
 
     def swap(self, expected: KeyEntry, new: KeyEntry) -> bool:
+        self._faults.before_write()
         with self._lock:
             held = self._entries.get((expected.scope, expected.key))
             if held is None or (held.holder, held.in_flight) != (expected.holder,
@@ -46,6 +51,7 @@ class MemoryKeyStore:
         return None
 
     def complete(self, holder: str, outcome: Outcome, created_after: datetime) -> bool:
+        self._faults.before_write()
         with self._lock:
             entry = self._held_by(holder, created_after)
             if entry is None:
@@ -54,6 +60,7 @@ class MemoryKeyStore:
             return True
 
     def release(self, holder: str, created_after: datetime) -> bool:
+        self._faults.before_write()
         with self._lock:
             entry = self._held_by(holder, created_after)
             if entry is None:
@@ -62,12 +69,19 @@ class MemoryKeyStore:
             return True
 
     def purge(self, created_at_or_before: datetime) -> int:
+        self._faults.before_write()
         with self._lock:
             expired = [place for place, entry in self._entries.items()
                        if entry.created_at <= created_at_or_before]
             for place in expired:
                 del self._entries[place]
             return len(expired)
+
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        self._faults.arm(fault)
+
+    def fault_struck(self) -> bool:
+        return self._faults.struck()
 
     def close(self) -> None:
         pass

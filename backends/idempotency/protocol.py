@@ -14,6 +14,12 @@ execution claims each outbound effect before it performs it. The caller then com
 the claim with the outcome, or releases it when the work was refused before it started.
 Payloads and outcomes are JSON values; the runtime fingerprints payloads itself.
 Nothing here needs inheriting.
+
+Store faults (IK-015) are an optional capability: a backend that also claims
+`store-faults:idempotency` gives its runtime `inject_store_fault(fault)` and
+`store_fault_struck()` (`jobconform.backends.faults`). While a plan is armed, a call whose
+store write fails raises `jobconform.backends.protocol.StoreUnavailable` and holds nothing
+of the call: no key, no outcome, no release, no purge.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from typing import Protocol
 
 from jobconform.backends.idempotency.protocol import Claim, ClaimKind, Clock
 from jobconform.reference.commands import Outcome, Raise
+from jobconform.reference.faults import StoreFault
 from jobconform.reference.idempotency.oracle import (
     CONFLICT_STATUS,
     MAX_KEY_LENGTH,
@@ -74,6 +75,15 @@ class KeyStore(Protocol):
 
     def purge(self, created_at_or_before: datetime) -> int:
         """Delete the entries created at or before the instant; return how many."""
+        ...
+
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        """Arm (None: disarm) a store fault for the writes from now on: every method
+        above is one write (`jobconform.backends.faults`)."""
+        ...
+
+    def fault_struck(self) -> bool:
+        """Whether the fault armed last has struck a write."""
         ...
 
     def close(self) -> None: ...
@@ -178,6 +188,18 @@ class IdempotencyService:
 
     def purge(self) -> int:
         return self._store.purge(self._clock.now() - self._ttl)
+
+    # -- faults ----------------------------------------------------------------------------
+
+    # A write the store refuses raises `StoreWriteFailed` (a `StoreUnavailable`) out of
+    # the call that made it, and nothing is held: a claim never answers started, nor a
+    # completion stored, on a write that did not land (IK-015).
+
+    def inject_store_fault(self, fault: StoreFault | None) -> None:
+        self._store.inject_fault(fault)
+
+    def store_fault_struck(self) -> bool:
+        return self._store.fault_struck()
 
     def close(self) -> None:
         self._store.close()

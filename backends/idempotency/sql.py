@@ -18,6 +18,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Row, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
+from jobconform.backends.faults import SqlWriteFaults
 from jobconform.backends.idempotency.service import KeyEntry
 from jobconform.backends.sql.database import (
     connection_turns,
@@ -28,6 +29,7 @@ from jobconform.backends.sql.database import (
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, IdempotencyKeyRow
 from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
 from jobconform.reference.commands import Outcome, Raise, Succeed
+from jobconform.reference.faults import StoreFault
 
 KEYS = cast(Table, IdempotencyKeyRow.__table__)
 IN_FLIGHT, COMPLETED = "in_flight", "completed"
@@ -87,6 +89,8 @@ class SqlKeyStore:
         self._engine = engine
         self._owns_engine = owns_engine
         self._turns = connection_turns(engine)
+        # Store faults strike the INSERTs, UPDATEs and DELETEs on the engine.
+        self._faults = SqlWriteFaults(engine)
 
     @classmethod
     def connect(cls, url: str, *, migrate_schema: bool = True) -> SqlKeyStore:
@@ -153,6 +157,13 @@ class SqlKeyStore:
         with self._transaction() as connection:
             connection.execute(delete(KEYS))
 
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        self._faults.arm(fault)
+
+    def fault_struck(self) -> bool:
+        return self._faults.struck()
+
     def close(self) -> None:
+        self._faults.arm(None)
         if self._owns_engine:
             self._engine.dispose()

@@ -16,6 +16,7 @@ from typing import TypeVar
 from jobconform.backends.idempotency.protocol import Claim
 from jobconform.backends.idempotency.service import IdempotencyService
 from jobconform.reference.commands import Outcome
+from jobconform.reference.faults import StoreFault
 from jobconform.reference.lifecycle import JsonValue
 
 T = TypeVar("T")
@@ -57,6 +58,12 @@ class RequestThreadIdempotency:
 
     def purge(self) -> int:
         return self._on_request_thread(self._service.purge)
+
+    def inject_store_fault(self, fault: StoreFault | None) -> None:
+        self._service.inject_store_fault(fault)
+
+    def store_fault_struck(self) -> bool:
+        return self._service.store_fault_struck()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)

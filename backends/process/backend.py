@@ -125,6 +125,12 @@ def carried_areas(version: int) -> frozenset[str]:
     return frozenset(area.name for area in BUILTIN_AREAS if (area.opener or "open") in openers)
 
 
+NO_STORE_FAULTS_NOTE = (
+    "Store faults are not claimed through the process protocol: no message carries a fault"
+    " plan and the kit cannot reach the child's store, so the requirements that need"
+    " store-faults:<area> (RM-014) are reported not claimed.")
+
+
 class ProcessBackend:
     """Entry point `process`: a child process speaking the protocol, found by command.
 
@@ -154,8 +160,11 @@ class ProcessBackend:
         claims = session.claims
         self.name = f"process:{claims.name}"
         self.profile = claims.profile
+        # A child's `store-faults:<area>` claims are dropped with the areas it cannot carry:
+        # no message carries a fault plan, and the kit cannot reach the child's store.
         self.capabilities = claims.capabilities & carried_areas(session.version)
         self.version = session.version
+        self.report_notes = (NO_STORE_FAULTS_NOTE,)
 
     def _attach(self, session: ChildSession) -> None:
         """Talk to the child through `session`; version 2 needs the kit's objects on it."""

@@ -18,6 +18,13 @@ A restart is `crash()` (threads stop, dispatches in flight are lost, nothing is 
 then `reopen()`, which returns a new runtime over the same durable store after its boot
 recovery. Statuses cross the boundary as the canonical names: pending, firing, fired, cancelled,
 failed. Nothing here needs inheriting; any object with these attributes fits.
+
+Store faults (RM-014) are an optional capability: a backend that also claims
+`store-faults:reminders` gives its runtime `inject_store_fault(fault)` and
+`store_fault_struck()` (`jobconform.backends.faults`). The harness arms a plan for one
+command: the runtime's k-th store write fails (`StoreWriteFailed`), and the runtime makes
+it again at once, dispatching a reminder only after its move to firing has landed; or the
+process crashes at that write, after which the harness calls `crash()` and `reopen()`.
 """
 
 from __future__ import annotations

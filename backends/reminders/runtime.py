@@ -7,6 +7,11 @@ firing, and dispatched, once (RM-007). A runtime opening over a store that holds
 reminders runs the boot recovery first: their dispatch was in flight when the previous
 runtime stopped, its outcome is lost, so they are reconciled as dispatched (RM-012),
 which is the rule for any dispatch whose outcome is unknown (RM-010).
+
+A store write that fails changes nothing, and whatever it guards waits for it: a
+reminder whose move to firing failed is not dispatched, an outcome whose record failed
+stays in hand, and the next pass, at once, makes the write again (RM-014). A crash
+(`ProcessCrashed`) is not caught: it unwinds the pass, as a dying process stops.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
+from jobconform.backends.faults import StoreWriteFailed
 from jobconform.backends.protocol import Clock
 from jobconform.backends.reminders.protocol import (
     Delivery,
@@ -36,9 +42,12 @@ from jobconform.backends.reminders.store import (
     ReminderStore,
     StoredReminder,
 )
+from jobconform.reference.faults import StoreFault
 from jobconform.reference.reminders.oracle import creation_problem, resolve_fire_at
 
 DAY = timedelta(days=1)
+# How many further passes a settle makes after one that met a failed store write.
+PASSES_AFTER_A_FAILED_WRITE = 2
 REJECTION_TEXT = {
     "schedule": "give exactly one of fire_at (a timezone-aware instant) and delay_seconds"
                 " (a finite number)",
@@ -138,25 +147,58 @@ class StepReminderRuntime:
     # -- firing --------------------------------------------------------------------------
 
     def settle(self) -> None:
+        # A pass that met a failed store write is followed by another at once (RM-014);
+        # a store that keeps failing is left to the next wake-up.
+        for _ in range(PASSES_AFTER_A_FAILED_WRITE + 1):
+            record_failed = self._record_decided()
+            fire_failed = self._fire_due(self._clock.now())
+            if not (record_failed or fire_failed):
+                return
+
+    def _record_decided(self) -> bool:
+        """Record every decided dispatch; True if a store write failed (that outcome
+        stays to be recorded)."""
+        failed = False
         for reminder_id, delivery in list(self._in_flight.items()):
             if delivery.decided():
-                del self._in_flight[reminder_id]
-                self._record(reminder_id, delivery)
-        self._fire_due(self._clock.now())
+                try:
+                    self._record(reminder_id, delivery)
+                except StoreWriteFailed:
+                    failed = True
+                else:
+                    del self._in_flight[reminder_id]
+        return failed
 
-    def _fire_due(self, now: datetime) -> None:
-        for reminder in self._store.due(now):
-            fired = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
-                                           due_at=None, attempts=reminder.attempts + 1)
+    def _fire_due(self, now: datetime) -> bool:
+        """Fire every due reminder: first its move to firing, then its dispatch (RM-007).
+        A reminder whose move failed is not dispatched and stays due (RM-014). Returns
+        whether a store write failed."""
+        failed = False
+        for reminder in self._due(now):
+            try:
+                fired = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
+                                               due_at=None, attempts=reminder.attempts + 1)
+            except StoreWriteFailed:
+                failed = True
+                continue
             if fired is not None:  # else someone else moved it first: not ours to fire
                 self._dispatched(fired.reminder_id,
                                  self._target.dispatch(fired.reminder_id, fired.message))
+        return failed
+
+    def _due(self, now: datetime) -> Sequence[StoredReminder]:
+        """The reminders to fire now: every pending one the clock has reached."""
+        return self._store.due(now)
 
     def _dispatched(self, reminder_id: str, delivery: Delivery) -> None:
         self._in_flight[reminder_id] = delivery
 
     def _record(self, reminder_id: str, delivery: Delivery) -> None:
-        """The dispatch call returned: write what its outcome means (RM-008..RM-010)."""
+        """The dispatch call returned: write what its outcome means (RM-008..RM-010).
+
+        Raises:
+            StoreWriteFailed: the write failed; the outcome is still to be recorded.
+        """
         now = self._clock.now()
         try:
             delivery.result()
@@ -188,6 +230,15 @@ class StepReminderRuntime:
 
     def _reminders_changed(self) -> None:
         """A hook for runtimes with a scheduler thread: the next due time may have moved."""
+
+    # -- faults --------------------------------------------------------------------------
+
+    def inject_store_fault(self, fault: StoreFault | None) -> None:
+        """The optional capability of `jobconform.backends.faults`: our stores take it."""
+        self._store.inject_fault(fault)
+
+    def store_fault_struck(self) -> bool:
+        return self._store.fault_struck()
 
     # -- lifetime ------------------------------------------------------------------------
 

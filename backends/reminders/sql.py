@@ -16,9 +16,11 @@ from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, select, update
 
+from jobconform.backends.faults import SqlWriteFaults
 from jobconform.backends.reminders.store import FINAL, PENDING, StoredReminder
 from jobconform.backends.sql.database import connection_turns, migrate, transaction
 from jobconform.backends.sql.models import ReminderRow
+from jobconform.reference.faults import StoreFault
 
 REMINDERS = cast(Table, ReminderRow.__table__)
 STORED_FIELDS = tuple(field.name for field in fields(StoredReminder))
@@ -39,7 +41,7 @@ class SqlReminderStore:
     """
 
     def __init__(self, engine: Engine, *, migrate_schema: bool = True,
-                 owns_engine: bool = False) -> None:
+                 owns_engine: bool = False, faults: SqlWriteFaults | None = None) -> None:
         if migrate_schema:
             migrate(engine)
         self._engine = engine
@@ -48,6 +50,8 @@ class SqlReminderStore:
         # The agent's autonomy switch (RM-015) lives on the agent's record, not in this
         # table; the store keeps it beside the table and hands it on at `reopen`.
         self._autonomy = True
+        # Store faults strike the INSERTs and UPDATEs on the engine (one per write).
+        self._faults = faults if faults is not None else SqlWriteFaults(engine)
 
     def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
         return transaction(self._engine, self._turns, read_only)
@@ -130,15 +134,22 @@ class SqlReminderStore:
         with self._transaction() as connection:
             connection.execute(delete(REMINDERS))
 
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        self._faults.arm(fault)
+
+    def fault_struck(self) -> bool:
+        return self._faults.struck()
+
     def reopen(self) -> SqlReminderStore:
         """A new store over the same database, as a restarted process opens it. The
         engine (for in-memory SQLite, the database itself) passes to the new store."""
         reopened = SqlReminderStore(self._engine, migrate_schema=False,
-                                    owns_engine=self._owns_engine)
+                                    owns_engine=self._owns_engine, faults=self._faults)
         reopened._autonomy = self._autonomy  # the agent's switch outlives the process
         self._owns_engine = False
         return reopened
 
     def close(self) -> None:
+        self._faults.arm(None)
         if self._owns_engine:
             self._engine.dispose()

@@ -14,6 +14,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Protocol
 
+from jobconform.backends.faults import WriteFaults
+from jobconform.reference.faults import StoreFault
+
 PENDING, FIRING, FIRED, CANCELLED, FAILED = "pending", "firing", "fired", "cancelled", "failed"
 REMINDER_STATUSES = (PENDING, FIRING, FIRED, CANCELLED, FAILED)
 FINAL = (FIRED, CANCELLED, FAILED)
@@ -81,6 +84,15 @@ class ReminderStore(Protocol):
         """
         ...
 
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        """Arm (None: disarm) a store fault for the writes from now on; every store object
+        over the same data sees it (`jobconform.backends.faults`)."""
+        ...
+
+    def fault_struck(self) -> bool:
+        """Whether the fault armed last has struck a write."""
+        ...
+
     def reopen(self) -> ReminderStore:
         """A new store object over the same durable data, as after a process restart."""
         ...
@@ -95,6 +107,8 @@ class _Shelf:
         self.lock = threading.Lock()
         self.reminders: dict[str, StoredReminder] = {}  # insertion order is creation order
         self.autonomy = True
+        # The injection point of store faults: `add` and `transition` are the writes.
+        self.faults = WriteFaults()
 
 
 class InMemoryReminderStore:
@@ -102,6 +116,7 @@ class InMemoryReminderStore:
         self._shelf = shelf if shelf is not None else _Shelf()
 
     def add(self, reminder: StoredReminder) -> None:
+        self._shelf.faults.before_write()
         with self._shelf.lock:
             if reminder.reminder_id in self._shelf.reminders:
                 raise ValueError(f"reminder id {reminder.reminder_id} is already held")
@@ -136,6 +151,7 @@ class InMemoryReminderStore:
 
     def transition(self, reminder_id: str, expected_status: str,
                    **changes: Any) -> StoredReminder | None:
+        self._shelf.faults.before_write()
         with self._shelf.lock:
             current = self._shelf.reminders.get(reminder_id)
             if current is None or current.status != expected_status:
@@ -155,6 +171,11 @@ class InMemoryReminderStore:
             for key in old:
                 del self._shelf.reminders[key]
             return len(old)
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        self._shelf.faults.arm(fault)
+
+    def fault_struck(self) -> bool:
+        return self._shelf.faults.struck()
 
     def reopen(self) -> InMemoryReminderStore:
         return InMemoryReminderStore(self._shelf)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 
+from jobconform.backends.faults import ProcessCrashed, StoreWriteFailed
 from jobconform.backends.protocol import Clock
 from jobconform.backends.reminders.protocol import Delivery, DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
@@ -37,6 +38,7 @@ class ThreadedReminderRuntime(StepReminderRuntime):
                  target: DeliveryTarget) -> None:
         self._state = threading.Condition()
         self._stopping = False
+        self._crashed = False  # an injected crash ended a thread (jobconform.backends.faults)
         self._changes = 0  # bumped whenever the next due time may have moved
         self._scheduler_saw = -1  # the value of _changes at the scheduler's last pass
         self._asleep_until: datetime | None = None
@@ -53,10 +55,24 @@ class ThreadedReminderRuntime(StepReminderRuntime):
     # -- the threads -------------------------------------------------------------------
 
     def _schedule(self) -> None:
+        try:
+            self._schedule_until_stopped()
+        except ProcessCrashed:
+            self._crashed_here()
+
+    def _crashed_here(self) -> None:
+        """An injected crash met this thread: it ends, as every thread of a dead process
+        would, and settle stops waiting for quiet (the harness restarts the runtime)."""
         with self._state:
-            while not self._stopping:
+            self._crashed = True
+            self._state.notify_all()
+
+    def _schedule_until_stopped(self) -> None:
+        with self._state:
+            while not self._stopping and not self._crashed:
                 saw = self._changes
-                self._fire_due(self._clock.now())
+                if self._fire_due(self._clock.now()):
+                    continue  # a store write failed: the next pass is at once (RM-014)
                 until = self._next_due()
                 self._scheduler_saw, self._asleep_until, self._asleep = saw, until, True
                 self._state.notify_all()
@@ -81,11 +97,17 @@ class ThreadedReminderRuntime(StepReminderRuntime):
         """A dispatch call: blocked until it returns, then its outcome is recorded."""
         if not delivery.wait_for_decision(lambda: self._stopping):
             return  # the runtime stopped with the call in flight: a crash loses it
-        with self._state:
-            if self._stopping:
-                return
-            self._in_flight.pop(reminder_id, None)
-            self._record(reminder_id, delivery)
+        try:
+            with self._state:
+                while not self._stopping and not self._crashed:
+                    try:
+                        self._record(reminder_id, delivery)
+                    except StoreWriteFailed:
+                        continue  # nothing was written: write it again at once (RM-014)
+                    self._in_flight.pop(reminder_id, None)
+                    return
+        except ProcessCrashed:
+            self._crashed_here()
 
     def _reminders_changed(self) -> None:
         # Every caller holds _state (its lock is re-entrant): the scheduler, a dispatch
@@ -113,6 +135,8 @@ class ThreadedReminderRuntime(StepReminderRuntime):
             return super().sweep()
 
     def _quiet(self) -> bool:
+        if self._crashed:
+            return True
         return (self._asleep and self._scheduler_saw == self._changes
                 and (self._asleep_until is None or self._clock.now() < self._asleep_until)
                 and not any(delivery.decided() for delivery in self._in_flight.values()))

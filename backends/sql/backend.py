@@ -47,6 +47,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
     RuntimeSettings,
+    store_faults,
 )
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
@@ -169,7 +170,8 @@ class SqlBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
-                              COMPOSITE})
+                              COMPOSITE,
+                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:

@@ -20,6 +20,8 @@ from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
 from sqlalchemy.pool import StaticPool
 
+from jobconform.backends.faults import CrashedInStatement, ProcessCrashed
+
 SQL_URL_ENV = "JOBCONFORM_SQL_URL"
 SUPPORTED_DATABASES = ("sqlite", "postgresql", "mysql", "mariadb")
 MIGRATIONS = Path(__file__).with_name("migrations")
@@ -167,10 +169,13 @@ def transaction(engine: Engine, turns: AbstractContextManager[object],
                 read_only: bool = False) -> Iterator[Connection]:
     """One transaction of a store on `engine`, taken in `turns` (`connection_turns`);
     `read_only` lets the engine set up a read (READ_ONLY)."""
-    with turns, engine.connect() as connection:
-        connection.execution_options(**{READ_ONLY: read_only})
-        with connection.begin():
-            yield connection
+    try:
+        with turns, engine.connect() as connection:
+            connection.execution_options(**{READ_ONLY: read_only})
+            with connection.begin():
+                yield connection
+    except CrashedInStatement as crash:
+        raise ProcessCrashed(str(crash)) from None  # rolled back: the write never happened
 
 
 def migrate(engine: Engine) -> None:

@@ -41,6 +41,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
     RuntimeSettings,
+    store_faults,
 )
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.store import InMemoryReminderStore, ReminderStore
@@ -87,7 +88,8 @@ class ThreadedBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE, COMPOSITE})
+                              STORE, COMPOSITE,
+                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
         """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""

@@ -29,6 +29,7 @@ from jobconform.backends.protocol import (
     RETRY,
     STUCK,
     Clock,
+    store_faults,
 )
 from jobconform.backends.reminders.store import ReminderStore
 from jobconform.backends.scheduling.protocol import SCHEDULING
@@ -55,7 +56,8 @@ class ThreadedSqlBackend(ThreadedBackend):
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE, COMPOSITE})
+                              STORE, COMPOSITE,
+                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)

@@ -9,6 +9,7 @@ tests/test_idempotency.py instead.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -21,6 +22,7 @@ from jobconform.backends.idempotency.protocol import Claim, ClaimKind, Clock, Id
 from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry
 from jobconform.backends.idempotency.sql import KEYS, SqlKeyStore, entry_values
 from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import StoreUnavailable
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
@@ -42,6 +44,7 @@ class NeverReleasedStore(MemoryKeyStore):
     so the caller's retry is refused with 409 until the lock goes stale."""
 
     def release(self, holder: str, created_after: datetime) -> bool:
+        self._faults.before_write()  # a write it would make, even if it then changes nothing
         return self._held_by(holder, created_after) is not None
 
 
@@ -160,6 +163,7 @@ class OutcomeOverwrittenStore(MemoryKeyStore):
     report of the same work (a retried callback) overwrites the stored outcome."""
 
     def complete(self, holder: str, outcome: Outcome, created_after: datetime) -> bool:
+        self._faults.before_write()
         with self._lock:
             for place, entry in self._entries.items():
                 if entry.holder == holder and entry.created_at > created_after:
@@ -183,6 +187,30 @@ class CheckThenInsertKeyStore(SqlKeyStore):
         except IntegrityError:
             pass  # "someone inserted it meanwhile, fine"
         return None
+
+
+class ClaimFailsOpenService(IdempotencyService):
+    """When the key store fails the insert of a claim, the claim answers started anyway, so
+    that an outage of the store does not block the API: no key is held, and the next
+    duplicate starts the work a second time."""
+
+    def _claim(self, scope: str, key: str, fingerprint: str) -> Claim:
+        try:
+            return super()._claim(scope, key, fingerprint)
+        except StoreUnavailable:
+            return Claim(ClaimKind.STARTED, token=str(uuid.uuid4()))
+
+
+class LostCompletionReportedStoredService(IdempotencyService):
+    """A completion whose write the store refused answers stored: the caller moves on,
+    the outcome is lost and the key stays in flight, so duplicates conflict until the lock
+    goes stale and the work is then taken over and run again."""
+
+    def complete(self, token: str, outcome: Outcome) -> bool:
+        try:
+            return super().complete(token, outcome)
+        except StoreUnavailable:
+            return True
 
 
 def _entry(name: str, service: type[IdempotencyService], catches: str, source: str,
@@ -231,6 +259,10 @@ GALLERY = (
            store=OutcomeOverwrittenStore),
     _entry("failure_policy_ignored", FailureAlwaysStoredService, "IK-013",
            "anchors: Brandur's design unlocks the key on failure"),
+    _entry("idempotency_claim_fails_open", ClaimFailsOpenService, "IK-015",
+           "seed 002 §10.10: claim before creating the execution; issue 18 (store faults)"),
+    _entry("idempotency_lost_completion_reported_stored", LostCompletionReportedStoredService,
+           "IK-015", "anchors: IETF draft, the stored result is returned; issue 18"),
     _entry("webhook_key_from_token_only", WebhookKeyFromTokenOnlyService, "IK-008",
            "seed 002 §10.10: key from (token, body_hash)"),
 )

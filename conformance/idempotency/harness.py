@@ -14,8 +14,9 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
+from jobconform.backends.faults import StoreFaults, StoreFaultsNotClaimed
 from jobconform.backends.idempotency.protocol import Claim, IdempotencyRuntime
-from jobconform.backends.protocol import IDEMPOTENCY, Backend
+from jobconform.backends.protocol import IDEMPOTENCY, Backend, StoreUnavailable, store_faults
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
     SAFETY_TIMEOUT_SECONDS,
@@ -34,6 +35,7 @@ from jobconform.reference.idempotency.commands import (
     ClaimWebhook,
     CompleteClaim,
     IdempotencyCommand,
+    IdempotencyStoreFault,
     PurgeKeys,
     ReleaseClaim,
     describe_idempotency,
@@ -150,6 +152,7 @@ class IdempotencyHarness:
         self.handles: dict[str, str] = {}  # the runtime's claim token -> handle
         self.claimed: set[str] = set()  # handles used by a claim command
         self.last_answer: object = None
+        self.purge_suspects: tuple[str, ...] = ()  # see IdempotencyOracle.purge_suspects
         opener: object = getattr(self.backend, "open_idempotency", None)
         if not callable(opener):
             raise AdapterError(f"adapter {self.backend.name!r} claims the idempotency area but"
@@ -170,6 +173,8 @@ class IdempotencyHarness:
         """
         self._check_command(command)
         self.commands.append(command)  # type: ignore[arg-type]
+        if isinstance(command, IdempotencyStoreFault):
+            return self._run_under_fault(command)
         expected, requirements = self._expect(command)
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe_idempotency(command)):
@@ -180,6 +185,54 @@ class IdempotencyHarness:
         self.listed.check(len(self.commands),
                           partial(self._compare, command, expected, actual, requirements))
         return actual
+
+    @property
+    def takes_store_faults(self) -> bool:
+        """Whether the backend claims store faults for its idempotency keys
+        (`jobconform.backends.faults`); checks that need them are skipped where it does
+        not, never passed."""
+        return store_faults(IDEMPOTENCY) in self.backend.capabilities
+
+    def _run_under_fault(self, command: IdempotencyStoreFault) -> object:
+        """Apply the command with its write failing (IK-015). Whether the failure struck
+        is the runtime's to say (only it sees its store's writes). Where it struck, the
+        call answers unavailable and the oracle stays as it was: nothing is held of it.
+        Where it did not (the call wrote less), the command is checked as without it."""
+        runtime = self.runtime
+        if not isinstance(runtime, StoreFaults):
+            raise AdapterError(f"adapter {self.backend.name!r} claims"
+                               f" {store_faults(IDEMPOTENCY)} but its idempotency runtime"
+                               " lacks inject_store_fault(fault) or store_fault_struck()")
+        inner = command.command
+        with guarded(self.safety_timeout, describe_idempotency(command)):
+            self._call("inject_store_fault", lambda: runtime.inject_store_fault(command.fault))
+            try:
+                actual = self._apply_or_unavailable(inner)
+                struck = self._call("store_fault_struck", runtime.store_fault_struck)
+            finally:
+                self._call("inject_store_fault", lambda: runtime.inject_store_fault(None))
+        if isinstance(inner, CLAIM_COMMANDS):
+            self.claimed.add(inner.handle)
+        if struck:
+            expected: object = oracle.UNAVAILABLE
+            requirements: tuple[str, ...] = ("IK-015",)
+        else:
+            expected, requirements = self._expect(inner)
+            requirements = (*requirements, "IK-015")
+        self.exercised.update(requirements)
+        self.last_answer = actual
+        self._compare(command, expected, actual, requirements)
+        return actual
+
+    def _apply_or_unavailable(self, command: IdempotencyCommand) -> object:
+        """The runtime's answer, or UNAVAILABLE when it raised `StoreUnavailable` as its
+        contract says of a failed store write."""
+        try:
+            return self._apply(command)
+        except AdapterError as error:
+            if isinstance(error.__cause__, StoreUnavailable):
+                return oracle.UNAVAILABLE
+            raise
 
     def run_all(self, commands: list[IdempotencyCommand]) -> None:
         for command in commands:
@@ -201,6 +254,12 @@ class IdempotencyHarness:
                 if value is not None and not 0 < len(value) <= MAX_KEY_LENGTH:
                     raise ValueError(f"keys and scopes have 1 to {MAX_KEY_LENGTH}"
                                      f" characters, not {len(value)}")
+        if isinstance(command, IdempotencyStoreFault):
+            if not self.takes_store_faults:
+                raise StoreFaultsNotClaimed(
+                    f"backend {self.backend.name!r} does not claim"
+                    f" {store_faults(IDEMPOTENCY)}; IK-015 cannot be checked on it")
+            self._check_command(command.command)
         if isinstance(command, AdvanceTime) and not 0 <= command.seconds < float("inf"):
             raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")
 
@@ -238,22 +297,31 @@ class IdempotencyHarness:
                 return (self._form(decision.answer, True),
                         self._key_rules_placed(decision, now, ("IK-011", "IK-012")))
             case CompleteClaim():
-                return model.complete(command.handle, command.outcome, now), \
-                    COMPLETION_REQUIREMENTS
+                answer = model.complete(command.handle, command.outcome, now)
+                return answer, self._freed_first(command.handle, answer,
+                                                 COMPLETION_REQUIREMENTS)
             case ReleaseClaim():
-                return model.release(command.handle, now), ("IK-004", "IK-007", "IK-010")
+                answer = model.release(command.handle, now)
+                return answer, self._freed_first(command.handle, answer,
+                                                 ("IK-004", "IK-007", "IK-010"))
             case PurgeKeys():
-                # A purge that removes more than it should often removes a record the
-                # runtime should have freed already (a failure under "release", a
-                # rejection before the work started): those rules come first.
-                kept = tuple(dict.fromkeys(rule for rule in model.freed.values()
-                                           if rule != "IK-007"))
-                return model.purge(now), (*kept, "IK-007")
+                self.purge_suspects = model.purge_suspects(now)
+                return model.purge(now), ("IK-007",)
             case AskSchedulerKey():
                 return oracle.scheduler_key(command.execution_id), ("IK-009",)
             case AdvanceTime():
                 return None, ()
         raise ValueError(f"not an idempotency command: {command!r}")
+
+    def _freed_first(self, handle: str, answer: bool,
+                     requirements: tuple[str, ...]) -> tuple[str, ...]:
+        """A completion or release the oracle refuses because the claim's record was
+        removed: the requirement that removed it is the one a runtime still holding it
+        broke."""
+        freed_by = self.oracle.freed_claims.get(handle)
+        if answer or freed_by is None:
+            return requirements
+        return (freed_by, *(r for r in requirements if r != freed_by))
 
     def _key_rules_placed(self, decision: Decision, now: datetime,
                           key_rules: tuple[str, ...]) -> tuple[str, ...]:
@@ -360,6 +428,19 @@ class IdempotencyHarness:
                  requirements: tuple[str, ...]) -> None:
         if expected == actual and type(expected) is type(actual):
             return
+        if (isinstance(command, PurgeKeys) and isinstance(expected, int)
+                and isinstance(actual, int) and actual > expected and self.purge_suspects):
+            # The runtime purged a record the oracle had removed before: the rule of that
+            # removal is the one it broke.
+            requirements = (*self.purge_suspects,
+                            *(r for r in requirements if r not in self.purge_suspects))
+        if (isinstance(expected, ComparedAnswer) and isinstance(actual, ComparedAnswer)
+                and requirements[:1] == ("IK-010",)
+                and expected.kind == ClaimKind.CONFLICT.value
+                and actual.kind != ClaimKind.STARTED.value):
+            # On the stale-lock boundary a boundary error takes the key over (started);
+            # any other answer to an in-flight key is not about the boundary.
+            requirements = (*requirements[1:], "IK-010")
         if (isinstance(expected, ComparedAnswer) and isinstance(actual, ComparedAnswer)
                 and ClaimKind.STARTED.value not in (expected.kind, actual.kind)):
             # Both sides found a record for the key (a conflict, a replay, a mismatch):

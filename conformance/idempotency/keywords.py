@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
@@ -30,6 +31,7 @@ from jobconform.conformance import tolerance
 from jobconform.conformance.idempotency.harness import ComparedAnswer, IdempotencyHarness
 from jobconform.conformance.lifecycle.keywords import DEFAULT_BACKEND, requirement_tags
 from jobconform.reference.commands import AdvanceTime, Raise, Succeed
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import (
     AskSchedulerKey,
     ClaimEffect,
@@ -37,10 +39,11 @@ from jobconform.reference.idempotency.commands import (
     ClaimWebhook,
     CompleteClaim,
     IdempotencyCommand,
+    IdempotencyStoreFault,
     PurgeKeys,
     ReleaseClaim,
 )
-from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, canonical_json
+from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, UNAVAILABLE, canonical_json
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.spec import load_registry
 
@@ -197,6 +200,47 @@ class IdempotencyLibrary:
         answer = self._run(ReleaseClaim(handle))
         self._answers[f"release:{handle}"] = answer
         return bool(answer)
+
+    # -- store faults (IK-015) ---------------------------------------------------------------
+
+    @keyword("Require Store Faults")
+    def require_store_faults(self) -> None:
+        """Skip the test where the backend does not claim store-faults:idempotency: IK-015
+        cannot be checked there, so it is not run."""
+        harness = self.harness
+        if not harness.takes_store_faults:
+            raise SkipExecution(f"backend {harness.backend.name} does not take store faults"
+                                " for its idempotency keys (store-faults:idempotency)")
+
+    def _failing(self, write: int,
+                 command: ClaimKey | CompleteClaim | ReleaseClaim) -> IdempotencyStoreFault:
+        return IdempotencyStoreFault(StoreFault(FaultKind.FAIL, int(write)), command)
+
+    @keyword("Claim Key While Store Write Fails")
+    def claim_key_write_fails(self, write: int, handle: str, scope: str, key: str,
+                              payload: str = "null") -> None:
+        """Claim as ``Claim Key`` does while store write ``write`` of the claim fails."""
+        self._claim(handle, self._failing(write, ClaimKey(handle, scope, key, _json(payload))))
+
+    @keyword("Complete Claim While Store Write Fails")
+    def complete_claim_write_fails(self, write: int, handle: str, result: str = "null") -> object:
+        answer = self._run(self._failing(write, CompleteClaim(handle, Succeed(_json(result)))))
+        self._answers[f"complete:{handle}"] = answer
+        return answer
+
+    @keyword("Release Claim While Store Write Fails")
+    def release_claim_write_fails(self, write: int, handle: str) -> object:
+        answer = self._run(self._failing(write, ReleaseClaim(handle)))
+        self._answers[f"release:{handle}"] = answer
+        return answer
+
+    @keyword("Answer Should Be Unavailable")
+    def answer_should_be_unavailable(self, what: str) -> None:
+        """``what`` is a claim's handle, ``complete:<handle>`` or ``release:<handle>``."""
+        answer = self._answers.get(what)
+        if answer != UNAVAILABLE:
+            raise self._fail(f"{what!r} met a failed store write and should answer"
+                             f" {UNAVAILABLE!r}, holding nothing; backend answered {answer!r}")
 
     @keyword("Advance Key Clock")
     def advance_key_clock(self, seconds: float) -> None:

@@ -1,5 +1,6 @@
 """The Hypothesis machine for idempotency keys: random interleavings of claims,
-completions, failures, releases, duplicates, purges and clock steps over a few keys.
+completions, failures, releases, duplicates, purges, clock steps and failed store writes
+over a few keys.
 
 The harness compares every answer with the oracle. Each example draws the parameters on
 which designs differ (failures stored or released, mismatch status 422 or 409). Two
@@ -25,6 +26,7 @@ from jobconform.conformance.harness import Divergence
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import (
     AskSchedulerKey,
     ClaimEffect,
@@ -32,6 +34,7 @@ from jobconform.reference.idempotency.commands import (
     ClaimWebhook,
     CompleteClaim,
     IdempotencyCommand,
+    IdempotencyStoreFault,
     PurgeKeys,
     ReleaseClaim,
 )
@@ -53,6 +56,8 @@ TIME_STEPS = (0.0, 0.5, 30.0, 90.0, 3600.0, 43_200.0, 86_400.0)
 STEPS_PER_EXAMPLE = 40
 FAILURE_POLICIES = ("store", "release")
 MISMATCH_STATUSES = (422, 409)
+
+FaultableCommand = ClaimKey | CompleteClaim | ReleaseClaim | PurgeKeys
 
 outcomes = st.one_of(
     st.builds(cmd.Succeed, st.sampled_from([None, 1, True, "done", {"id": 1}])),
@@ -202,6 +207,37 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
                 self._run(cmd.AdvanceTime(step))
                 self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
                 self._run(PurgeKeys())
+
+        # IK-015: a claim, completion, release or purge whose drawn write fails; a claim
+        # of a held key makes two (its insert, then the replacement of an expired or stale
+        # record), so the second write is drawn too. Only where the backend claims store
+        # faults: elsewhere IK-015 stays untested, never passed.
+        def _faults(self) -> bool:
+            return self.harness is not None and self.harness.takes_store_faults
+
+        def _faulted(self, write: int, command: FaultableCommand) -> None:
+            self._run(IdempotencyStoreFault(StoreFault(FaultKind.FAIL, write), command))
+
+        @precondition(lambda self: self._faults())
+        @rule(target=claims, write=st.integers(1, 2), scope=st.sampled_from(SCOPES),
+              key=st.sampled_from(KEYS), payload=st.sampled_from(PAYLOADS))
+        def claim_while_write_fails(self, write: int, scope: str, key: str,
+                                    payload: JsonValue) -> str:
+            handle = self._handle()
+            self._faulted(write, ClaimKey(handle, scope, key, payload))
+            return handle
+
+        @precondition(lambda self: self._faults() and bool(self._holders()))
+        @rule(data=st.data(), outcome=outcomes, release=st.booleans())
+        def finish_while_write_fails(self, data: st.DataObject, outcome: cmd.Outcome,
+                                     release: bool) -> None:
+            handle = data.draw(st.sampled_from(self._holders()))
+            self._faulted(1, ReleaseClaim(handle) if release else CompleteClaim(handle, outcome))
+
+        @precondition(lambda self: self._faults())
+        @rule()
+        def purge_while_write_fails(self) -> None:
+            self._faulted(1, PurgeKeys())
 
         @rule()
         def purge(self) -> None:

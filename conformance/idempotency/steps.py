@@ -23,6 +23,7 @@ from jobconform.conformance.lifecycle.steps import (
     state_of,
 )
 from jobconform.reference.commands import AdvanceTime, Raise, Succeed
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import (
     AskSchedulerKey,
     ClaimEffect,
@@ -30,10 +31,11 @@ from jobconform.reference.idempotency.commands import (
     ClaimWebhook,
     CompleteClaim,
     IdempotencyCommand,
+    IdempotencyStoreFault,
     PurgeKeys,
     ReleaseClaim,
 )
-from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, canonical_json
+from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, UNAVAILABLE, canonical_json
 from jobconform.reference.lifecycle import JsonValue
 
 __all__: list[str] = []
@@ -206,6 +208,63 @@ def step_fail(context: Any, handle: str, error_type: str, message: str) -> None:
 def step_release(context: Any, handle: str) -> None:
     keys = keys_of(context)
     keys.answers[f"release:{handle}"] = keys.run(ReleaseClaim(handle))
+
+
+# -- store faults (IK-015) ---------------------------------------------------------------------
+
+
+@setup_step("the idempotency keys take store faults")
+def step_takes_store_faults(context: Any) -> None:
+    """IK-015 needs a backend claiming store-faults:idempotency; elsewhere the scenario
+    is skipped, never passed."""
+    keys = keys_of(context)
+    if not keys.harness.takes_store_faults:
+        context.scenario.skip(f"backend {keys.harness.backend.name} does not take store"
+                              " faults for its idempotency keys (store-faults:idempotency)")
+
+
+def _failing(write: int, command: ClaimKey | CompleteClaim | ReleaseClaim) -> IdempotencyStoreFault:
+    return IdempotencyStoreFault(StoreFault(FaultKind.FAIL, write), command)
+
+
+@action_step('store write {write:d} fails while claim "{handle}" is made on key "{key}" in scope'
+             ' "{scope}" with payload {payload:Json}')
+def step_claim_write_fails(context: Any, write: int, handle: str, key: str, scope: str,
+                           payload: JsonValue) -> None:
+    _claim(context, handle, _failing(write, ClaimKey(handle, scope, key, payload)))
+
+
+@action_step('store write {write:d} fails while claim "{handle}" completes with result'
+             " {result:Json}")
+def step_complete_write_fails(context: Any, write: int, handle: str, result: JsonValue) -> None:
+    keys = keys_of(context)
+    keys.answers[f"complete:{handle}"] = keys.run(
+        _failing(write, CompleteClaim(handle, Succeed(result))))
+
+
+@action_step('store write {write:d} fails while claim "{handle}" is released')
+def step_release_write_fails(context: Any, write: int, handle: str) -> None:
+    keys = keys_of(context)
+    keys.answers[f"release:{handle}"] = keys.run(_failing(write, ReleaseClaim(handle)))
+
+
+@check_step('claim "{handle}" is answered unavailable')
+def check_claim_unavailable(context: Any, handle: str) -> None:
+    answer = keys_of(context).answers.get(handle)
+    if answer != UNAVAILABLE:
+        raise AssertionError(f"claim {handle!r} met a failed store write and should answer"
+                             f" {UNAVAILABLE!r}, holding nothing; backend answered {answer!r}")
+
+
+@check_step('the {what:w} of claim "{handle}" is answered unavailable')
+def check_call_unavailable(context: Any, what: str, handle: str) -> None:
+    name = {"completion": "complete", "release": "release"}.get(what)
+    if name is None:
+        raise ValueError(f"a completion or a release is answered, not a {what!r}")
+    answer = keys_of(context).answers.get(f"{name}:{handle}")
+    if answer != UNAVAILABLE:
+        raise AssertionError(f"the {what} of {handle!r} met a failed store write and should"
+                             f" answer {UNAVAILABLE!r}; backend answered {answer!r}")
 
 
 @action_step("{seconds:g} seconds pass on the key clock")

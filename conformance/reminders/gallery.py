@@ -7,11 +7,13 @@ self-test: every suite must catch each entry and name the requirement in `catche
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select, update
 
+from jobconform.backends.faults import StoreWriteFailed
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.backends.reminders.protocol import (
@@ -164,8 +166,48 @@ class FiresEarlyRuntime(StepReminderRuntime):
     """The scheduler fires reminders due within the next second, to make up for timer
     jitter: a reminder is dispatched before its time."""
 
-    def _fire_due(self, now: datetime) -> None:
-        super()._fire_due(now + timedelta(seconds=1))
+    def _fire_due(self, now: datetime) -> bool:
+        return super()._fire_due(now + timedelta(seconds=1))
+
+
+class DispatchBeforeWriteRuntime(StepReminderRuntime):
+    """The scheduler dispatches a due reminder first and moves it to firing after, so when
+    that write fails, or the process dies at it, the reminder is still pending and is
+    dispatched a second time."""
+
+    def _fire_due(self, now: datetime) -> bool:
+        failed = False
+        for reminder in self._store.due(now):
+            delivery = self._target.dispatch(reminder.reminder_id, reminder.message)
+            try:
+                fired = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
+                                               due_at=None, attempts=reminder.attempts + 1)
+            except StoreWriteFailed:
+                failed = True
+                continue
+            if fired is not None:
+                self._dispatched(fired.reminder_id, delivery)
+        return failed
+
+
+# -- broken SQL stores ----------------------------------------------------------------------
+
+
+class TornFireMoveStore(SqlReminderStore):
+    """A move is two transactions: the new due_at, attempts and fired_at first, the new
+    status after. A fault between the two leaves a pending reminder without a due_at,
+    which never fires again: the reminder is lost."""
+
+    def transition(self, reminder_id: str, expected_status: str,
+                   **changes: Any) -> StoredReminder | None:
+        status = changes.pop("status", None)
+        if changes:
+            moved = super().transition(reminder_id, expected_status, **changes)
+            if moved is None or status is None:
+                return moved
+        if status is None:
+            return super().get(reminder_id)
+        return super().transition(reminder_id, expected_status, status=status)
 
 
 class DispatchesBeforeFiringRuntime(StepReminderRuntime):
@@ -174,26 +216,24 @@ class DispatchesBeforeFiringRuntime(StepReminderRuntime):
     crash between the two dispatches it again at boot. The state after the command is
     right; only the order inside it is wrong."""
 
-    def _fire_due(self, now: datetime) -> None:
-        for reminder in self._store.due(now):
+    def _fire_due(self, now: datetime) -> bool:
+        for reminder in self._due(now):
             delivery = self._target.dispatch(reminder.reminder_id, reminder.message)
             fired = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
                                            due_at=None, attempts=reminder.attempts + 1)
             if fired is not None:
                 self._dispatched(fired.reminder_id, delivery)
+        return False
+
+
 class HoldIgnoredRuntime(StepReminderRuntime):
     """The scheduler picks due reminders from the whole pending list instead of the
     store's active query, which is where the autonomy hold lives: a held reminder still
     fires when its time comes."""
 
-    def _fire_due(self, now: datetime) -> None:
+    def _due(self, now: datetime) -> Sequence[StoredReminder]:
         due = [r for r in self._store.list(PENDING) if r.due_at is not None and r.due_at <= now]
-        for reminder in sorted(due, key=lambda r: r.due_at or now):
-            moved = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
-                                           due_at=None, attempts=reminder.attempts + 1)
-            if moved is not None:
-                self._dispatched(moved.reminder_id,
-                                 self._target.dispatch(moved.reminder_id, moved.message))
+        return sorted(due, key=lambda r: r.due_at or now)
 
 
 class RetentionSweepsAnyStateRuntime(StepReminderRuntime):
@@ -255,15 +295,9 @@ class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
         return min((r.due_at for r in self._store.list(PENDING)
                     if r.reminder_id in self._armed and r.due_at is not None), default=None)
 
-    def _fire_due(self, now: datetime) -> None:
-        for reminder in self._store.due(now):
-            if reminder.reminder_id not in self._armed:
-                continue
-            moved = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
-                                           due_at=None, attempts=reminder.attempts + 1)
-            if moved is not None:
-                self._dispatched(moved.reminder_id,
-                                 self._target.dispatch(moved.reminder_id, moved.message))
+    def _due(self, now: datetime) -> list[StoredReminder]:
+        return [reminder for reminder in self._store.due(now)
+                if reminder.reminder_id in self._armed]
 
 
 # -- entries --------------------------------------------------------------------------------
@@ -338,6 +372,10 @@ GALLERY = (
                   f"{SECTION} Autonomy hold (get_active_reminders filters autonomy_enabled)"),
     _memory_entry("reminder_retention_sweeps_any_state", RetentionSweepsAnyStateRuntime,
                   "RM-016", f"{SECTION} Retention (pending/firing never deleted)"),
+    _memory_entry("reminder_dispatch_before_write", DispatchBeforeWriteRuntime, "RM-014",
+                  f"{SECTION} AC #3 (single-fire, exactly once under store faults)"),
+    _sql_entry("sql_reminder_torn_fire_move", TornFireMoveStore, "RM-014",
+               f"{SECTION} Storage (one reminder row, moved atomically)"),
     _sql_entry("sql_reminder_unconditioned_transition", UnconditionedTransitionStore,
                "RM-011", f"{SECTION} AC #4 (CAS pending -> cancelled)"),
     _threaded_entry("threaded_reminder_timers_armed_at_create", TimersArmedAtCreateRuntime,

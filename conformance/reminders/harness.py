@@ -20,7 +20,8 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
-from jobconform.backends.protocol import REMINDERS, Backend
+from jobconform.backends.faults import ProcessCrashed, StoreFaults, StoreFaultsNotClaimed
+from jobconform.backends.protocol import REMINDERS, Backend, store_faults
 from jobconform.backends.reminders.protocol import (
     Delivery,
     ReminderConflict,
@@ -39,6 +40,7 @@ from jobconform.conformance.harness import (
 from jobconform.conformance.sinks import NOT_READ, DispatchStates
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import AdvanceTime, Command
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders.commands import (
     CancelReminder,
     CreateReminder,
@@ -46,6 +48,7 @@ from jobconform.reference.reminders.commands import (
     GetReminder,
     ListReminders,
     ReminderCommand,
+    ReminderStoreFault,
     RestartReminders,
     SetAutonomy,
     SweepReminders,
@@ -61,6 +64,7 @@ from jobconform.reference.reminders.oracle import (
     ReminderOracle,
     ReminderState,
     ReminderStatus,
+    illegal_combination,
     rejected,
 )
 from jobconform.spec import Profile, Registry
@@ -209,6 +213,9 @@ class ReminderHarness:
         # Reminders not yet final when the runtime last restarted: a later divergence of
         # one of them also implicates what the restart kept or lost (RM-012).
         self.carried: set[str] = set()
+        # The reminders a faulted command wrote: where their fields are impossible, or a
+        # dispatch their failed write guarded was made, the fault's rule is the one broken.
+        self.fault_writes: set[str] = set()
         opener: object = getattr(self.backend, "open_reminders", None)
         if not callable(opener):
             raise AdapterError(f"adapter {self.backend.name!r} claims the reminders area but"
@@ -245,7 +252,17 @@ class ReminderHarness:
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe_reminder_command(command)):
             actual = self._apply(command)  # AdvanceTime moves the clock here
-            self.oracle.settle(self.clock.now())
+            self.fault_writes = set()
+            if isinstance(command, ReminderStoreFault) and command.fault.kind is FaultKind.CRASH:
+                # What landed before the crash stands, and nothing else (RM-014); then the
+                # runtime restarts, and what it does at boot is the restart's rule (RM-012).
+                self.oracle.settle(self.clock.now(), crash_at=command.fault.write)
+                self._check_crash_left(requirements)
+                self._restart_after_crash()
+                self.oracle.restart(self.clock.now())
+            written = self.oracle.settle(self.clock.now())
+            if isinstance(command, ReminderStoreFault) and command.fault.kind is FaultKind.FAIL:
+                self.fault_writes = set(written)
             self.last_answer = actual
             self.listed.check(len(self.commands),
                               partial(self._compare_answer, command, expected, actual,
@@ -279,6 +296,13 @@ class ReminderHarness:
                                   self.oracle.dispatches.keys() | made.keys()}
         self.held = {key: (view, freeze(view)) for key, (view, _) in self.held.items()}
 
+    @property
+    def takes_store_faults(self) -> bool:
+        """Whether the backend claims store faults for its reminders
+        (`jobconform.backends.faults`); checks that need them are skipped where it does
+        not, never passed."""
+        return store_faults(REMINDERS) in self.backend.capabilities
+
     def run_all(self, commands: list[ReminderCommand]) -> None:
         for command in commands:
             self.run(command)
@@ -288,6 +312,13 @@ class ReminderHarness:
             self._call("close", self.runtime.close)
 
     def _check_command(self, command: ReminderCommand) -> None:
+        if isinstance(command, ReminderStoreFault):
+            if not self.takes_store_faults:
+                raise StoreFaultsNotClaimed(
+                    f"backend {self.backend.name!r} does not claim"
+                    f" {store_faults(REMINDERS)}; RM-014 cannot be checked on it")
+            self._check_command(command.command)
+            return
         if isinstance(command, CreateReminder) and command.reminder in self.ids:
             raise ValueError(f"reminder alias {command.reminder!r} is already used; pick a"
                              " new one")
@@ -330,6 +361,13 @@ class ReminderHarness:
                 return oracle.list(command.status), ("RM-013",)
             case AdvanceTime():
                 return None, ("RM-007", *self._held())
+            case ReminderStoreFault():
+                inner_answer, inner = self._expect(command.command)
+                if command.fault.kind is FaultKind.FAIL:
+                    return inner_answer, (*inner, "RM-014")
+                self.carried |= {alias for alias, r in oracle.reminders.items()
+                                 if r.status.value in ("pending", "firing")}
+                return inner_answer, (*inner, "RM-012", "RM-014")
         raise ValueError(f"not a reminders command: {command!r}")
 
     def _held(self) -> tuple[str, ...]:
@@ -398,7 +436,56 @@ class ReminderHarness:
                 return [self.aliases.get(view.reminder_id, view.reminder_id) for view in views]
             case AdvanceTime():
                 self.clock.advance(command.seconds)
+            case ReminderStoreFault():
+                self._under_fault(command.fault, command.command)
         return None
+
+    def _under_fault(self, fault: StoreFault, command: AdvanceTime | DeliverReminder) -> None:
+        """Run `command` with `fault` armed until the runtime has settled, or died at the
+        planned write (RM-014); `run` restarts a crashed runtime once it has read what the
+        crash left."""
+        runtime = self.runtime
+        if not isinstance(runtime, StoreFaults):
+            raise AdapterError(f"adapter {self.backend.name!r} claims"
+                               f" {store_faults(REMINDERS)} but its reminders runtime lacks"
+                               " inject_store_fault(fault) or store_fault_struck()")
+        inject = runtime.inject_store_fault
+        self._call("inject_store_fault", lambda: inject(fault))
+        try:
+            self._apply(command)
+            try:
+                self._call("settle", self.runtime.settle)
+            except ProcessCrashed:
+                if fault.kind is not FaultKind.CRASH:
+                    raise AdapterError(
+                        f"adapter {self.backend.name!r} crashed under a planned write"
+                        f" failure ({fault.describe()})") from None
+        finally:
+            self._call("inject_store_fault", lambda: inject(None))
+
+    def _restart_after_crash(self) -> None:
+        self._call("crash", self.runtime.crash)
+        self._live_from = len(self.target.made())
+        self.runtime = self._call("reopen", self.runtime.reopen)
+
+    def _check_crash_left(self, requirements: tuple[str, ...]) -> None:
+        """Before the restart, the store holds exactly what the writes before the crash
+        made, every reminder legal, and no dispatch came after the crash (RM-014). Read
+        before `crash()`: what the dead process left, not what a new one recovers."""
+        blamed = (*requirements, "RM-014")
+        views = list(self._call("list_reminders", lambda: self.runtime.list_reminders(None)))
+        aliases = [self.aliases.get(v.reminder_id, f"<unknown id {v.reminder_id}>")
+                   for v in views]
+        self._check_legal(aliases, views, requirements, set(aliases))
+        if aliases != self.oracle.list():
+            raise self._fail(blamed, "the held reminders the crash left", self.oracle.list(),
+                             aliases, "RM-014")
+        for alias, view in zip(aliases, views, strict=True):
+            wanted = expected_record(self.oracle.reminders[alias])
+            if freeze(view) != wanted:
+                raise self._fail(blamed, f"reminder {alias!r} as the crash left it", wanted,
+                                 freeze(view), "RM-014")
+        self._compare_dispatches(blamed, "dispatches made before the crash", "RM-014")
 
     def _create(self, command: CreateReminder) -> str:
         c = command
@@ -459,6 +546,8 @@ class ReminderHarness:
         views = list(self._call("list_reminders", lambda: self.runtime.list_reminders(None)))
         actual_aliases = [self.aliases.get(v.reminder_id, f"<unknown id {v.reminder_id}>")
                           for v in views]
+        if self.fault_writes:
+            self._check_legal(actual_aliases, views, requirements, self.fault_writes)
         expected_aliases = self.oracle.list()
         if actual_aliases != expected_aliases:
             raise self._fail((*requirements, "RM-013"), "the held reminders, in order",
@@ -477,8 +566,7 @@ class ReminderHarness:
                         field_requirements += transitions
                         primary = next((rid for rid in requirements if rid in transitions),
                                        transitions[0] if transitions else None)
-                        restarted = bool(self.commands) and isinstance(self.commands[-1],
-                                                                       RestartReminders)
+                        restarted = self._restarted()
                         if carried and (restarted or primary == "RM-007"):
                             # A reminder that outlived a restart: what the restart kept of
                             # it, or the timer it had to arm again, is the restart's rule.
@@ -527,6 +615,45 @@ class ReminderHarness:
                                  f"reminder {alias!r} (status, attempts) as its dispatch"
                                  f" number {made[alias]} was made", wanted,
                                  (status, attempts), "RM-007")
+        self._compare_dispatches(requirements, "dispatches made, by reminder")
+
+    def _compare_dispatches(self, requirements: tuple[str, ...], what: str,
+                            primary: str | None = None) -> None:
+        made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
+                       for d in self.target.made())
+        expected_dispatches = {alias: n for alias, n in self.oracle.dispatches.items() if n}
+        if dict(made) == expected_dispatches:
+            return
+        differing = {a for a in made.keys() | expected_dispatches.keys()
+                     if made.get(a) != expected_dispatches.get(a)}
+        carried = ("RM-012",) if differing & self.carried else ()
+        if primary is None:
+            primary = (carried or ("RM-007",))[0]
+            if any(made.get(alias, 0) > expected_dispatches.get(alias, 0)
+                   for alias in differing & self.fault_writes):
+                primary = "RM-014"  # a dispatch guarded by a failed write was made anyway
+        raise self._fail((*requirements, "RM-007", *carried), what, expected_dispatches,
+                         dict(made), primary)
+
+    def _restarted(self) -> bool:
+        last = self.commands[-1] if self.commands else None
+        return isinstance(last, RestartReminders) or (
+            isinstance(last, ReminderStoreFault) and last.fault.kind is FaultKind.CRASH)
+
+    def _check_legal(self, aliases: list[str], views: list[ReminderView],
+                     requirements: tuple[str, ...], among: set[str]) -> None:
+        """After a store fault, every reminder `among` those it touched must have fields
+        possible together: a write torn in two leaves them impossible (RM-014)."""
+        for alias, view in zip(aliases, views, strict=True):
+            if alias not in among:
+                continue
+            record = freeze(view)
+            problem = illegal_combination(str(record.status), record.due_at, record.attempts,
+                                          record.fired_at)
+            if problem is not None:
+                raise self._fail((*requirements, "RM-006", "RM-014"),
+                                 f"reminder {alias!r} after the store fault: {problem}",
+                                 "a legal reminder", record, "RM-014")
 
     def _check_utc(self, alias: str, record: ReminderRecord) -> None:
         for name in ("created_at", "fire_at", "due_at", "fired_at"):

@@ -22,6 +22,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
@@ -32,6 +33,7 @@ from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.lifecycle.keywords import requirement_tags
 from jobconform.conformance.reminders.harness import ReminderHarness, ReminderRecord, freeze
 from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import CREATED, DeliveryOutcome, ReminderStatus, rejected
 from jobconform.spec import load_registry
@@ -136,6 +138,31 @@ class ReminderLibrary:
         if outcome not in OUTCOME_WORDS:
             raise ValueError(f"a dispatch {', '.join(OUTCOME_WORDS)}; not {outcome!r}")
         self.harness.run(rc.DeliverReminder(alias, OUTCOME_WORDS[outcome]))
+
+    @keyword("Require Store Faults")
+    def require_store_faults(self) -> None:
+        """Skip the test where the reminders runtime does not take store faults
+        (`jobconform.backends.faults`): RM-014 cannot be checked there, so it is not run."""
+        if not self.harness.takes_store_faults:
+            raise SkipExecution(f"backend {self.harness.backend.name} does not take store"
+                                " faults for its reminders (store-faults:reminders)")
+
+    @keyword("Advance Reminder Clock Under Store Fault")
+    def advance_under_fault(self, seconds: float, fault: str, write: int) -> None:
+        """Advance the clock while store write ``write`` ``fail``s or the process
+        ``crash``es at it (then the runtime restarts over its store)."""
+        self.harness.run(rc.ReminderStoreFault(StoreFault(FaultKind(fault), int(write)),
+                                               AdvanceTime(seconds)))
+
+    @keyword("Dispatch Of Reminder Under Store Fault")
+    def dispatch_under_fault(self, alias: str, outcome: str, fault: str, write: int) -> None:
+        """Decide a dispatch's end while store write ``write`` ``fail``s or the process
+        ``crash``es at it."""
+        if outcome not in OUTCOME_WORDS:
+            raise ValueError(f"a dispatch {', '.join(OUTCOME_WORDS)}; not {outcome!r}")
+        self.harness.run(rc.ReminderStoreFault(
+            StoreFault(FaultKind(fault), int(write)),
+            rc.DeliverReminder(alias, OUTCOME_WORDS[outcome])))
 
     @keyword("Advance Reminder Clock")
     def advance_reminder_clock(self, seconds: float) -> None:

@@ -1,5 +1,5 @@
 """The reminders Hypothesis machine: random creations, cancels, clock steps, dispatch
-outcomes and restarts, backend against oracle at every step.
+outcomes, restarts and store faults at a drawn write, backend against oracle at every step.
 
 The harness does the comparing (every answer, every reminder's state, the dispatches
 made); this machine only generates commands. Small limits (3 pending, 4 a day, messages
@@ -28,6 +28,7 @@ from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.reminders.harness import ReminderHarness
 from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import DeliveryOutcome, ReminderStatus
 from jobconform.spec import Profile, Registry
@@ -174,6 +175,33 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             now = self.harness.clock.now()
             return min((r.due_at for r in self.harness.oracle.reminders.values()
                         if r.due_at is not None and r.due_at > now), default=None)
+
+        # RM-014: a fault at a drawn write of the command that fires what is due next (one
+        # write per reminder fired, and one past them, where a crash strikes at the end)
+        # or that records a dispatch's outcome (one write). Only where the runtime takes
+        # store faults: elsewhere RM-014 stays untested, never passed.
+        def _due_at(self, due: datetime) -> int:
+            return sum(1 for r in self.harness.oracle.reminders.values()
+                       if r.due_at is not None and r.due_at <= due)
+
+        @precondition(lambda self: self.harness.takes_store_faults
+                      and self._next_due() is not None)
+        @rule(data=st.data(), kind=st.sampled_from(list(FaultKind)))
+        def fault_while_firing(self, data: st.DataObject, kind: FaultKind) -> None:
+            due = self._next_due()
+            assert due is not None
+            write = data.draw(st.integers(1, self._due_at(due) + 1), label="write")
+            seconds = (due - self.harness.clock.now()).total_seconds()
+            self._run(rc.ReminderStoreFault(StoreFault(kind, write), AdvanceTime(seconds)))
+
+        @precondition(lambda self: self.harness.takes_store_faults and bool(self._firing()))
+        @rule(data=st.data(), kind=st.sampled_from(list(FaultKind)),
+              outcome=st.sampled_from(list(DeliveryOutcome)), write=st.integers(1, 2))
+        def fault_while_recording(self, data: st.DataObject, kind: FaultKind,
+                                  outcome: DeliveryOutcome, write: int) -> None:
+            alias = data.draw(st.sampled_from(self._firing()))
+            self._run(rc.ReminderStoreFault(StoreFault(kind, write),
+                                            rc.DeliverReminder(alias, outcome)))
 
         # A restart matters only with reminders not yet final.
         @precondition(lambda self: bool(self.harness.oracle.list(ReminderStatus.PENDING)

@@ -32,6 +32,7 @@ from jobconform.conformance.reminders.harness import (
     freeze,
 )
 from jobconform.reference.commands import AdvanceTime, describe
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import CREATED, DeliveryOutcome, ReminderStatus, rejected
 
@@ -182,6 +183,52 @@ def step_deliver(context: Any, alias: str, outcome: str) -> None:
              "the reminder clock advances {seconds:g} second")
 def step_reminder_clock(context: Any, seconds: float) -> None:
     _reminders(context).run(AdvanceTime(seconds))
+
+
+@setup_step("the reminders runtime takes store faults")
+def step_takes_store_faults(context: Any) -> None:
+    """RM-014 needs a runtime that takes store faults (`jobconform.backends.faults`);
+    elsewhere the scenario is skipped, never passed."""
+    area = _reminders(context)
+    if not area.harness.takes_store_faults:
+        context.scenario.skip(f"backend {area.harness.backend.name} does not take store"
+                              " faults for its reminders (store-faults:reminders)")
+
+
+def _fault(kind: FaultKind, write: int) -> StoreFault:
+    return StoreFault(kind, write)
+
+
+@action_step("store write {write:d} fails while the reminder clock advances {seconds:g} seconds")
+def step_clock_write_fails(context: Any, write: int, seconds: float) -> None:
+    _reminders(context).run(rc.ReminderStoreFault(_fault(FaultKind.FAIL, write),
+                                                  AdvanceTime(seconds)))
+
+
+@action_step("the process crashes at store write {write:d} while the reminder clock advances"
+             " {seconds:g} seconds")
+def step_clock_crash(context: Any, write: int, seconds: float) -> None:
+    _reminders(context).run(rc.ReminderStoreFault(_fault(FaultKind.CRASH, write),
+                                                  AdvanceTime(seconds)))
+
+
+def _deliver(alias: str, outcome: str) -> rc.DeliverReminder:
+    if outcome not in OUTCOME_WORDS:
+        raise ValueError(f"a dispatch {' or '.join(OUTCOME_WORDS)}, not {outcome!r}")
+    return rc.DeliverReminder(alias, OUTCOME_WORDS[outcome])
+
+
+@action_step('store write {write:d} fails while the dispatch of reminder "{alias}" {outcome}')
+def step_deliver_write_fails(context: Any, write: int, alias: str, outcome: str) -> None:
+    _reminders(context).run(rc.ReminderStoreFault(_fault(FaultKind.FAIL, write),
+                                                  _deliver(alias, outcome)))
+
+
+@action_step('the process crashes at store write {write:d} while the dispatch of reminder'
+             ' "{alias}" {outcome}')
+def step_deliver_crash(context: Any, write: int, alias: str, outcome: str) -> None:
+    _reminders(context).run(rc.ReminderStoreFault(_fault(FaultKind.CRASH, write),
+                                                  _deliver(alias, outcome)))
 
 
 @action_step("the reminders runtime restarts")

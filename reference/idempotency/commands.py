@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 from typing import TypeAlias
 
 from jobconform.reference.commands import AdvanceTime, Outcome, Raise, Succeed
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import JsonValue
 
 
@@ -72,9 +73,29 @@ class AskSchedulerKey:
     execution_id: str
 
 
+@dataclass(frozen=True)
+class IdempotencyStoreFault:
+    """Run `command` while the key store's `fault.write`-th write during it fails (IK-015).
+
+    Only `fail`: the runtime keeps nothing outside its store, so a crash at a write is a
+    failed write whose answer no caller receives.
+
+    Raises:
+        ValueError: a crash was planned.
+    """
+
+    fault: StoreFault
+    command: ClaimKey | ClaimWebhook | ClaimEffect | CompleteClaim | ReleaseClaim | PurgeKeys
+
+    def __post_init__(self) -> None:
+        if self.fault.kind is not FaultKind.FAIL:
+            raise ValueError("the idempotency keys take failed writes only, not"
+                             f" {self.fault.kind.value}")
+
+
 IdempotencyCommand: TypeAlias = (
     ClaimKey | ClaimWebhook | ClaimEffect | CompleteClaim | ReleaseClaim | PurgeKeys
-    | AskSchedulerKey | AdvanceTime
+    | AskSchedulerKey | AdvanceTime | IdempotencyStoreFault
 )
 CLAIM_COMMANDS = (ClaimKey, ClaimWebhook, ClaimEffect)
 
@@ -89,6 +110,8 @@ def describe_outcome(outcome: Outcome | None) -> str:
 
 def describe_idempotency(command: IdempotencyCommand) -> str:
     """One readable line per command, for failure messages."""
+    if isinstance(command, IdempotencyStoreFault):
+        return f"{describe_idempotency(command.command)} while {command.fault.describe()}"
     if isinstance(command, CompleteClaim):
         return f"CompleteClaim({command.handle!r}, {describe_outcome(command.outcome)})"
     values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command)

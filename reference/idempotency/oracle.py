@@ -21,6 +21,9 @@ from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
 
 CONFLICT_STATUS = 409
+# The answer to a call whose store write failed (IK-015): the caller gets an error (a
+# router answers 503) and the runtime holds nothing of the call.
+UNAVAILABLE = "unavailable"
 # Stripe's limit, kept so that keys fit a primary key on every database.
 MAX_KEY_LENGTH = 255
 # What completing a claim with an error does: store it for replay, or free the key.
@@ -189,6 +192,12 @@ class IdempotencyOracle:
         # Keys whose record a release or a purge removed, and the requirement that removed
         # it: the next claim of such a key starts because of that requirement.
         self.freed: dict[tuple[str, str], str] = {}
+        # The same, by the claim that held the record: a completion or release of that
+        # claim is refused because of that requirement.
+        self.freed_claims: dict[str, str] = {}
+        # Records a release or the failure policy removed, in the order removed, with the
+        # requirement: a runtime that kept one purges it later (see `purge_suspects`).
+        self.removed: dict[tuple[str, str], tuple[str, KeyRecord]] = {}
 
     def claim(self, scope: str, key: str | None, payload: JsonValue, token: str,
               now: datetime) -> Decision:
@@ -198,6 +207,7 @@ class IdempotencyOracle:
         decision = decide_claim(self.records.get(place), payload_fingerprint(payload),
                                 token, now, self.config)
         freed_by = self.freed.pop(place, None)
+        self.removed.pop(place, None)
         if freed_by is not None:
             decision = replace(decision, requirements=(freed_by, *decision.requirements))
         if decision.record is not None:
@@ -216,8 +226,7 @@ class IdempotencyOracle:
         if place is None:
             return False
         if isinstance(outcome, Raise) and self.config.failure_policy == "release":
-            del self.records[place]
-            self.freed[place] = "IK-013"
+            self._remove(place, "IK-013")
             return True
         self.records[place] = replace(self.records[place], outcome=outcome)
         return True
@@ -226,14 +235,27 @@ class IdempotencyOracle:
         place = self._held_by(token, now)
         if place is None:
             return False
-        del self.records[place]
-        self.freed[place] = "IK-004"
+        self._remove(place, "IK-004")
         return True
+
+    def _remove(self, place: tuple[str, str], requirement: str) -> None:
+        record = self.records.pop(place)
+        self.freed[place] = requirement
+        self.freed_claims[record.holder] = requirement
+        self.removed.pop(place, None)
+        self.removed[place] = (requirement, record)
 
     def purge(self, now: datetime) -> int:
         expired = [place for place, record in self.records.items()
                    if is_expired(record, now, self.config)]
         for place in expired:
-            del self.records[place]
+            self.freed_claims[self.records.pop(place).holder] = "IK-007"
             self.freed[place] = "IK-007"
         return len(expired)
+
+    def purge_suspects(self, now: datetime) -> tuple[str, ...]:
+        """The requirements that removed records a purge now would find expired, the most
+        recent first: a runtime purging more than the oracle kept one of them."""
+        suspects = [requirement for requirement, record in reversed(self.removed.values())
+                    if is_expired(record, now, self.config)]
+        return tuple(dict.fromkeys(suspects))

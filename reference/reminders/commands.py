@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TypeAlias
 
 from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.faults import StoreFault
 from jobconform.reference.reminders.oracle import DeliveryOutcome, ReminderStatus
 
 
@@ -64,13 +65,26 @@ class ListReminders:
     status: ReminderStatus | None = None
 
 
+@dataclass(frozen=True)
+class ReminderStoreFault:
+    """Run `command` with `fault` planned for the writes the runtime makes during it
+    (RM-014). After a crash the runtime is reopened over the same store at once, as
+    `RestartReminders()` reopens it."""
+
+    fault: StoreFault
+    command: AdvanceTime | DeliverReminder
+
+
 ReminderCommand: TypeAlias = (CreateReminder | CancelReminder | DeliverReminder
                               | RestartReminders | SetAutonomy | SweepReminders | GetReminder
-                              | ListReminders | AdvanceTime)
+                              | ListReminders | AdvanceTime | ReminderStoreFault)
 
 
 def describe_reminder_command(command: ReminderCommand) -> str:
     """One readable line per command; fields left at their defaults are omitted."""
+    if isinstance(command, ReminderStoreFault):
+        return (f"{describe_reminder_command(command.command)} while"
+                f" {command.fault.describe()}")
     values = []
     for item in fields(command):
         value = getattr(command, item.name)

@@ -144,6 +144,28 @@ class ReminderState:
     fired_at: datetime | None = None
 
 
+def illegal_combination(status: str, due_at: object, attempts: object,
+                        fired_at: object) -> str | None:
+    """What makes a reminder's fields impossible together (RM-014), or None.
+
+    Only a pending reminder has a next dispatch (due_at); only a fired one has fired_at;
+    a reminder that was ever dispatched counts at least one attempt. A write torn in two
+    by a fault leaves such a combination behind: a pending reminder without a due_at
+    never fires again.
+    """
+    if status == ReminderStatus.PENDING and due_at is None:
+        return "pending without a due_at: it would never fire"
+    if status != ReminderStatus.PENDING and due_at is not None:
+        return f"{status} with a due_at: only a pending reminder has a next dispatch"
+    if (status == ReminderStatus.FIRED) != (fired_at is not None):
+        return (f"{status} {'without' if fired_at is None else 'with'} a fired_at: only a"
+                " fired reminder has one")
+    dispatched = status in (ReminderStatus.FIRING, ReminderStatus.FIRED, ReminderStatus.FAILED)
+    if dispatched and (not isinstance(attempts, int) or attempts < 1):
+        return f"{status} with {attempts!r} attempts: a dispatched reminder counts one at least"
+    return None
+
+
 @dataclass
 class ReminderOracle:
     config: ReminderConfig
@@ -186,23 +208,44 @@ class ReminderOracle:
         if alias in self.deliveries and self.deliveries[alias] is None:
             self.deliveries[alias] = outcome
 
-    def settle(self, now: datetime) -> None:
+    def settle(self, now: datetime, crash_at: int | None = None) -> list[str]:
         """Record every decided dispatch (RM-008..RM-010), then dispatch every due pending
-        reminder (RM-007), earliest due first."""
+        reminder (RM-007), earliest due first.
+
+        Each move is one store write (RM-014), and a reminder's dispatch follows its move
+        to firing. With `crash_at`, the process dies at that write (counted from 1): it
+        and everything after it never happen, so the pass stops there.
+
+        Returns:
+            The aliases written, in write order, up to the crash.
+        """
+        written: list[str] = []
+
+        def write(alias: str) -> bool:
+            if crash_at is not None and len(written) + 1 >= crash_at:
+                return False
+            written.append(alias)
+            return True
+
         for alias, outcome in list(self.deliveries.items()):
             if outcome is not None:
+                if not write(alias):
+                    return written
                 del self.deliveries[alias]
                 self._record(alias, outcome, now)
         if not self.autonomy:
-            return  # held: nothing is dispatched until autonomy is enabled again (RM-015)
+            return written  # held: nothing is dispatched until autonomy is enabled again (RM-015)
         due = [alias for alias, r in self.reminders.items()
                if r.status is ReminderStatus.PENDING and r.due_at is not None and r.due_at <= now]
         for alias in sorted(due, key=lambda a: self.reminders[a].due_at or now):
+            if not write(alias):
+                return written
             reminder = self.reminders[alias]
             self.reminders[alias] = replace(reminder, status=ReminderStatus.FIRING, due_at=None,
                                             attempts=reminder.attempts + 1)
             self.deliveries[alias] = None
             self.dispatches[alias] += 1
+        return written
 
     def _record(self, alias: str, outcome: DeliveryOutcome, now: datetime) -> None:
         reminder = self.reminders[alias]

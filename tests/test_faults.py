@@ -1,0 +1,157 @@
+"""Store faults (jobconform.backends.faults): the injection points of the shipped stores,
+the claim that makes RM-014 and IK-015 checkable, and the harnesses' reading of a fault."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sql_databases import DATABASES, database
+
+from jobconform.backends.faults import (
+    ProcessCrashed,
+    StoreFaultsNotClaimed,
+    StoreWriteFailed,
+    WriteFaults,
+)
+from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import IDEMPOTENCY, REMINDERS, store_faults
+from jobconform.backends.reminders.sql import SqlReminderStore
+from jobconform.backends.reminders.store import FIRING, PENDING, StoredReminder
+from jobconform.backends.sql import create_store_engine
+from jobconform.conformance.applicability import skip_reason
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.idempotency.harness import IdempotencyHarness
+from jobconform.conformance.reminders.harness import ReminderHarness
+from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.faults import FaultKind, StoreFault
+from jobconform.reference.idempotency.commands import ClaimKey, IdempotencyStoreFault
+from jobconform.reference.idempotency.oracle import UNAVAILABLE
+from jobconform.reference.reminders import commands as rc
+from jobconform.spec import load_registry
+
+REGISTRY = load_registry()
+CANONICAL = REGISTRY.profile("canonical")
+FAIL_FIRST = StoreFault(FaultKind.FAIL, 1)
+
+
+def test_a_fault_strikes_only_the_planned_write() -> None:
+    faults = WriteFaults()
+    faults.before_write()  # nothing armed: nothing counted
+    faults.arm(StoreFault(FaultKind.FAIL, 2))
+    faults.before_write()
+    assert not faults.struck()
+    with pytest.raises(StoreWriteFailed):
+        faults.before_write()
+    faults.before_write()  # a failure strikes once
+    assert faults.struck()
+
+
+def test_a_crash_strikes_its_write_and_every_later_one() -> None:
+    faults = WriteFaults()
+    faults.arm(StoreFault(FaultKind.CRASH, 1))
+    for _ in range(2):
+        with pytest.raises(ProcessCrashed):
+            faults.before_write()
+    faults.arm(None)
+    faults.before_write()
+    assert faults.struck()  # disarming keeps the answer for the plan armed last
+
+
+def test_a_fault_plan_strikes_a_real_write() -> None:
+    with pytest.raises(ValueError, match="write 1 or later"):
+        StoreFault(FaultKind.FAIL, 0)
+    with pytest.raises(ValueError, match="failed writes only"):
+        IdempotencyStoreFault(StoreFault(FaultKind.CRASH, 1), ClaimKey("c", "s", "k"))
+
+
+@pytest.fixture(params=DATABASES)
+def url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    with database(request.param, tmp_path) as database_url:
+        yield database_url
+
+
+def _reminder() -> StoredReminder:
+    return StoredReminder("r1", "hi", PENDING, EPOCH, EPOCH, EPOCH)
+
+
+def test_sql_write_failure_rolls_back_and_a_crash_keeps_what_was_committed(url: str) -> None:
+    store = SqlReminderStore(create_store_engine(url), owns_engine=True)
+    store.clear()
+    store.add(_reminder())
+    store.inject_fault(FAIL_FIRST)
+    with pytest.raises(StoreWriteFailed):
+        store.transition("r1", PENDING, status=FIRING, due_at=None, attempts=1)
+    assert store.get("r1") == _reminder()
+    assert store.fault_struck()
+    store.inject_fault(StoreFault(FaultKind.CRASH, 1))
+    with pytest.raises(ProcessCrashed):
+        store.transition("r1", PENDING, status=FIRING, due_at=None, attempts=1)
+    store.inject_fault(None)
+    # The crash ended the statement, not the database (an in-memory SQLite one included).
+    reopened = store.reopen()
+    assert reopened.get("r1") == _reminder()
+    assert reopened.transition("r1", PENDING, status=FIRING, due_at=None, attempts=1)
+    reopened.close()
+
+
+def test_store_faults_are_claimed_beside_their_area() -> None:
+    class FaultsWithoutArea(MemoryBackend):
+        capabilities = frozenset({store_faults(REMINDERS)})
+
+    class UnknownFaults(MemoryBackend):
+        capabilities = frozenset({REMINDERS, "store-faults:nowhere"})
+
+    with pytest.raises(BackendLoadError, match="but not the reminders area"):
+        check_backend(FaultsWithoutArea(), "faults-without-area")
+    with pytest.raises(BackendLoadError, match="unknown capabilities"):
+        check_backend(UnknownFaults(), "unknown-faults")
+
+
+class NoFaultsBackend(MemoryBackend):
+    name = "no-faults"
+    capabilities = MemoryBackend.capabilities - {store_faults(REMINDERS),
+                                                 store_faults(IDEMPOTENCY)}
+
+
+def test_without_the_claim_fault_checks_are_skipped_never_run() -> None:
+    backend = NoFaultsBackend()
+    for requirement_id, claim in (("RM-014", "store-faults:reminders"),
+                                  ("IK-015", "store-faults:idempotency")):
+        reason = skip_reason(REGISTRY, backend, CANONICAL, [requirement_id])
+        assert reason is not None and claim in reason
+        assert skip_reason(REGISTRY, MemoryBackend(), CANONICAL, [requirement_id]) is None
+    reminders = ReminderHarness(backend, CANONICAL, REGISTRY)
+    assert not reminders.takes_store_faults
+    with pytest.raises(StoreFaultsNotClaimed):
+        reminders.run(rc.ReminderStoreFault(FAIL_FIRST, AdvanceTime(60)))
+    reminders.close()
+
+
+@pytest.mark.parametrize("backend", ["memory", "sql", "threaded", "threaded+sql"])
+def test_a_crash_between_fires_loses_and_doubles_nothing(backend: str) -> None:
+    harness = ReminderHarness(load_backend(backend), CANONICAL, REGISTRY)
+    try:
+        for alias in ("a", "b", "c"):
+            harness.run(rc.CreateReminder(alias, "hi", delay_seconds=60))
+        harness.run(rc.ReminderStoreFault(StoreFault(FaultKind.CRASH, 2), AdvanceTime(60)))
+        statuses = [view.status for view in harness.runtime.list_reminders()]
+        assert statuses == ["fired", "firing", "firing"]
+        assert harness.oracle.dispatches == {"a": 1, "b": 1, "c": 1}
+        assert harness.oracle.reminders["a"].fired_at == EPOCH + timedelta(seconds=60)
+    finally:
+        harness.close()
+
+
+@pytest.mark.parametrize("backend", ["memory", "sql", "threaded"])
+def test_a_claim_whose_insert_fails_holds_no_key(backend: str) -> None:
+    harness = IdempotencyHarness(load_backend(backend), CANONICAL, REGISTRY)
+    try:
+        answer = harness.run(IdempotencyStoreFault(FAIL_FIRST, ClaimKey("c1", "s", "k", 1)))
+        assert answer == UNAVAILABLE
+        assert harness.run(ClaimKey("c2", "s", "k", 1)).kind == "started"  # type: ignore[attr-defined]
+    finally:
+        harness.close()
