@@ -13,7 +13,6 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from jobconform.backends.faults import StoreWriteFailed
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.backends.reminders.protocol import (
@@ -168,26 +167,6 @@ class FiresEarlyRuntime(StepReminderRuntime):
 
     def _fire_due(self, now: datetime) -> bool:
         return super()._fire_due(now + timedelta(seconds=1))
-
-
-class DispatchBeforeWriteRuntime(StepReminderRuntime):
-    """The scheduler dispatches a due reminder first and moves it to firing after, so when
-    that write fails, or the process dies at it, the reminder is still pending and is
-    dispatched a second time."""
-
-    def _fire_due(self, now: datetime) -> bool:
-        failed = False
-        for reminder in self._store.due(now):
-            delivery = self._target.dispatch(reminder.reminder_id, reminder.message)
-            try:
-                fired = self._store.transition(reminder.reminder_id, PENDING, status=FIRING,
-                                               due_at=None, attempts=reminder.attempts + 1)
-            except StoreWriteFailed:
-                failed = True
-                continue
-            if fired is not None:
-                self._dispatched(fired.reminder_id, delivery)
-        return failed
 
 
 # -- broken SQL stores ----------------------------------------------------------------------
@@ -372,8 +351,6 @@ GALLERY = (
                   f"{SECTION} Autonomy hold (get_active_reminders filters autonomy_enabled)"),
     _memory_entry("reminder_retention_sweeps_any_state", RetentionSweepsAnyStateRuntime,
                   "RM-016", f"{SECTION} Retention (pending/firing never deleted)"),
-    _memory_entry("reminder_dispatch_before_write", DispatchBeforeWriteRuntime, "RM-014",
-                  f"{SECTION} AC #3 (single-fire, exactly once under store faults)"),
     _sql_entry("sql_reminder_torn_fire_move", TornFireMoveStore, "RM-014",
                f"{SECTION} Storage (one reminder row, moved atomically)"),
     _sql_entry("sql_reminder_unconditioned_transition", UnconditionedTransitionStore,

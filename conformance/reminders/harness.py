@@ -528,6 +528,13 @@ class ReminderHarness:
         # oracle's own refusal first, as the rule the runtime did not apply.
         refused = next((answer for answer in (expected, actual)
                         if isinstance(answer, str) and answer.startswith("rejected:")), None)
+        codes = [answer.split(":", 1)[1] for answer in (expected, actual)
+                 if isinstance(answer, str) and answer.startswith("rejected:")]
+        if len(codes) == 2 and all(code in REJECTIONS for code in codes):
+            # Both refused, for different reasons: the check that comes first was misjudged
+            # (a runtime refusing for the pending cap where the oracle's count is under it
+            # broke the cap, not the daily limit checked after it).
+            refused = "rejected:" + min(codes, key=list(REJECTIONS).index)
         if refused is not None:
             primary = REJECTIONS.get(refused.split(":", 1)[1], "RM-006")
             blamed += (primary,)
