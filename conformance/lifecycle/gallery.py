@@ -185,7 +185,11 @@ class OverbookingRuntime(MemoryRuntime):
     """Dispatch claims every queued job, ignoring the concurrency limit (cf. seed 000 B3)."""
 
     def dispatch(self) -> None:
-        self._store.claim(self._worker_id, len(self._store.list(QUEUED)), self._now())
+        # Only the limit is wrong: the jobs it claims are its own, as in a correct dispatch
+        # (without that they would never finish, a second bug hiding the first).
+        for job in self._store.claim(self._worker_id, len(self._store.list(QUEUED)),
+                                     self._now()):
+            self._owned[job.job_id] = job.fencing_token
         self.settle()
 
 
