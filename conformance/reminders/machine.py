@@ -111,6 +111,15 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             alias = data.draw(st.sampled_from(self._firing()))
             self._run(rc.DeliverReminder(alias, outcome))
 
+        # An outcome nobody knows (a dispatch timeout) is assumed dispatched (RM-010); with
+        # the hold, sweeps and faults beside it, a drawn outcome seldom lands on it at
+        # small example counts, so aim at it. (Named to sort after the other rules.)
+        @precondition(lambda self: bool(self._firing()))
+        @rule(data=st.data())
+        def unknown_outcome_of_a_firing(self, data: st.DataObject) -> None:
+            alias = data.draw(st.sampled_from(self._firing()))
+            self._run(rc.DeliverReminder(alias, DeliveryOutcome.UNKNOWN))
+
         # A target that keeps refusing: the attempt cap is reached only by several failed
         # dispatches of one reminder in a row, each retried after the retry delay.
         @precondition(lambda self: bool(self._firing()))
