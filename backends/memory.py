@@ -63,7 +63,8 @@ class MemoryBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
                               COMPOSITE,
-                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+                              store_faults(REMINDERS), store_faults(IDEMPOTENCY),
+                              store_faults(REDELIVERY), store_faults(REAPER)})
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
         """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""

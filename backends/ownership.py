@@ -149,10 +149,21 @@ def redeliver(store: OwnedStore, seen: StoredJob) -> StoredJob | None:
 def park(store: OwnedStore, seen: StoredJob, now: datetime,
          alerts: Alerts) -> StoredJob | None:
     """At the cap: the operator alert first (once per id), then fail the job as poison
-    (RD-003)."""
-    alerts.raise_once(seen.job_id)
-    return rescue(store, seen, status=FAILED, alerted=True, poisoned=True,
-                  error=POISON_ERROR, finished_at=now)
+    (RD-003).
+
+    Two writes, so that a crash between them loses no alert and doubles none (RD-007): the
+    job is first marked alerted while it still runs, then the alert is raised, then the job
+    is failed. A job found marked already (a pass that died before failing it) is only
+    failed: its alert was raised, and a restarted rescuer knows that from the store alone.
+    """
+    if not seen.alerted:
+        marked = rescue(store, seen, alerted=True)
+        if marked is None:
+            return None
+        alerts.raise_once(seen.job_id)
+        seen = marked
+    return rescue(store, seen, status=FAILED, poisoned=True, error=POISON_ERROR,
+                  finished_at=now)
 
 
 def stop_as_seen(store: OwnedStore, seen: StoredJob, now: datetime) -> StoredJob | None:

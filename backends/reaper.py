@@ -113,20 +113,27 @@ class Reaper:
                 self._sweep(boundary - self._ttl)
 
     def _sweep(self, before: datetime) -> None:
-        """One sweep; a store failure is logged and left to the next boundary (RP-005)."""
+        """One sweep; a store failure is logged and left to the next boundary (RP-005).
+
+        The jobs are deleted one by one (seed 004's `TaskStore.delete`): when a delete
+        fails, the sweep stops there, and the jobs it deleted before stay deleted and are
+        counted (RP-008).
+        """
+        deleted = 0
         try:
             self._fail_during_outage()
-            expired = self._expired_jobs(before)
-            for job in expired:
+            for job in self._expired_jobs(before):
                 self._store.delete(job.job_id)
+                deleted += 1
         except StoreUnavailable as error:
             self.counters.failed_sweeps += 1
+            self.counters.deleted += deleted
             LOG.warning("reaper sweep failed, retrying at the next sweep: %s", error)
             return
         self.counters.sweeps += 1
-        self.counters.deleted += len(expired)
-        if expired:
-            LOG.debug("reaper deleted %d expired job(s)", len(expired))
+        self.counters.deleted += deleted
+        if deleted:
+            LOG.debug("reaper deleted %d expired job(s)", deleted)
 
     def _fail_during_outage(self) -> None:
         """Raise as an unreachable store would while an injected outage lasts."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from jobconform.backends import ownership
+from jobconform.backends.faults import StoreWriteFailed
 from jobconform.backends.protocol import (
     Clock,
     InvalidModuleId,
@@ -38,13 +39,17 @@ from jobconform.backends.store import (
     RUNNING,
     SUCCEEDED,
     TERMINAL,
+    FaultableJobStore,
     JobStore,
     StoredJob,
 )
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.faults import StoreFault
 from jobconform.reference.lifecycle import INVALID_MODULE_ID, JsonValue, module_id_problem
 
+# How often a lease pass tries one job's step when a store write fails (RD-007).
+WRITE_ATTEMPTS = 2
 # Results that no caller can change in place: handed out without a copy.
 _IMMUTABLE_RESULTS = (type(None), bool, int, float, str)
 
@@ -209,17 +214,30 @@ class StepRuntime:
     # -- re-delivery and poison parking (RD-001..RD-005) ----------------------------------
 
     def expire_leases(self, lease_seconds: float) -> dict[str, int]:
-        """Re-queue, or at the cap park, every running job silent past the lease."""
+        """Re-queue, or at the cap park, every running job silent past the lease.
+
+        A store write that fails changes nothing: the job's step is taken again at once
+        from the record as it now stands, so a park whose alert was marked is not alerted
+        twice (RD-007). A job whose write fails twice is left to the next pass.
+        """
         cutoff = ownership.silence_cutoff(self._now(), lease_seconds)
         requeued = parked = 0
         for job in self._store.list(RUNNING):
             if not self._is_stuck(job, cutoff):
                 continue
-            if ownership.below_cap(job, self._redelivery_cap()):
-                if self._redeliver(job):
-                    requeued += 1
-            elif self._park(job):
-                parked += 1
+            for _attempt in range(WRITE_ATTEMPTS):
+                try:
+                    if ownership.below_cap(job, self._redelivery_cap()):
+                        requeued += int(self._redeliver(job))
+                    else:
+                        parked += int(self._park(job))
+                    break
+                except StoreWriteFailed:
+                    reread = self._store.get(job.job_id)
+                    if reread is None or reread.status != RUNNING or not self._is_stuck(
+                            reread, cutoff):
+                        break
+                    job = reread
         return {"requeued": requeued, "parked": parked}
 
     def _redelivery_cap(self) -> float:
@@ -259,6 +277,22 @@ class StepRuntime:
         if token is None:
             return False
         return ownership.write_as_owner(self._store, job_id, token, write, self._now())
+
+    # -- store faults (RD-007, RP-008) -----------------------------------------------------
+
+    def inject_store_fault(self, fault: StoreFault | None) -> None:
+        """The optional capability of `jobconform.backends.faults`: the job stores we ship
+        take it (`FaultableJobStore`)."""
+        self._faultable_store().inject_fault(fault)
+
+    def store_fault_struck(self) -> bool:
+        return self._faultable_store().fault_struck()
+
+    def _faultable_store(self) -> FaultableJobStore:
+        if not isinstance(self._store, FaultableJobStore):
+            raise TypeError(f"{type(self._store).__name__} has no fault injection point"
+                            " (inject_fault, fault_struck)")
+        return self._store
 
     # -- the reaper (RP-001..RP-007) -------------------------------------------------------
 

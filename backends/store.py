@@ -22,9 +22,11 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
+from jobconform.backends.faults import WriteFaults
 from jobconform.backends.protocol import CapacityExceeded
+from jobconform.reference.faults import StoreFault
 from jobconform.reference.lifecycle import JsonValue
 
 QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = (
@@ -144,14 +146,40 @@ class JobStore(Protocol):
         ...
 
 
+@runtime_checkable
+class FaultableJobStore(Protocol):
+    """A job store with an injection point for store faults (`jobconform.backends.faults`):
+    the shipped ones, for RD-007 and RP-008."""
+
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        """Arm (None: disarm) a fault for the writes from now on."""
+        ...
+
+    def fault_struck(self) -> bool:
+        """Whether the fault armed last met its write."""
+        ...
+
+
 class InMemoryJobStore:
-    """A dict under one lock: the store of the memory and threaded backends."""
+    """A dict under one lock: the store of the memory and threaded backends.
+
+    Every write (add, claim, update, delete, delete_terminal) passes the store's injection
+    point first, so a planned fault strikes before anything of that write changes.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._jobs: dict[str, StoredJob] = {}
+        self._faults = WriteFaults()
+
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        self._faults.arm(fault)
+
+    def fault_struck(self) -> bool:
+        return self._faults.struck()
 
     def add(self, job: StoredJob, max_records: int | None) -> None:
+        self._faults.before_write()
         with self._lock:
             if max_records is not None and len(self._jobs) >= max_records:
                 raise CapacityExceeded(
@@ -168,6 +196,7 @@ class InMemoryJobStore:
             return [job for job in self._jobs.values() if status is None or job.status == status]
 
     def claim(self, worker_id: str, limit: int, now: datetime) -> builtins.list[StoredJob]:
+        self._faults.before_write()
         with self._lock:
             claimed: builtins.list[StoredJob] = []
             for job in self._jobs.values():
@@ -186,6 +215,7 @@ class InMemoryJobStore:
                expected: Mapping[str, Any] | None = None,
                **changes: Any) -> StoredJob | None:
         check_changes(changes)
+        self._faults.before_write()
         with self._lock:
             job = self._jobs.get(job_id)
             if job is None or job.status != expected_status:
@@ -197,6 +227,7 @@ class InMemoryJobStore:
             return updated
 
     def delete_terminal(self, finished_at_or_before: datetime) -> int:
+        self._faults.before_write()
         with self._lock:
             expired = [job_id for job_id, job in self._jobs.items()
                        if self._expired(job, finished_at_or_before)]
@@ -220,6 +251,7 @@ class InMemoryJobStore:
                 and job.finished_at < before)
 
     def delete(self, job_id: str) -> None:
+        self._faults.before_write()
         with self._lock:
             self._jobs.pop(job_id, None)
 

@@ -33,8 +33,9 @@ from jobconform.backends.protocol import (
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
+    store_faults,
 )
-from jobconform.conformance import blame, tolerance
+from jobconform.conformance import blame, job_faults, tolerance
 from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
@@ -297,6 +298,11 @@ class Harness:
                               and REAPER in self.profile.areas)
         self.claims_redelivery = (REDELIVERY in self.backend.capabilities
                                   and REDELIVERY in self.profile.areas)
+        # Store faults in a lease pass (RD-007) and in the reaper's sweeps (RP-008).
+        self.faults_redelivery = (self.claims_redelivery
+                                  and store_faults(REDELIVERY) in self.backend.capabilities)
+        self.faults_reaper = (self.claims_reaper
+                              and store_faults(REAPER) in self.backend.capabilities)
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
                                         **self._area_defaults(), **self._lifecycle_defaults())
         self.model = ReferenceModel(
@@ -509,6 +515,9 @@ class Harness:
                 0 <= command.job_timeout_seconds < float("inf")):
             raise ValueError("stuck detection needs a finite timeout >= 0, not"
                              f" {command.job_timeout_seconds!r}")
+        if isinstance(command, cmd.JobStoreFault):
+            self._check_command(command.command)
+            job_faults.check_fault_command(self, command)
         if isinstance(command, cmd.Submit) and command.job in self.ids:
             raise ValueError(f"job alias {command.job!r} is already used; pick a new one")
         if isinstance(command, cmd.AdvanceTime) and not 0 <= command.seconds < float("inf"):
@@ -637,7 +646,34 @@ class Harness:
                 status = command.status
                 views = self._call("list_jobs", lambda: runtime.list_jobs(status))
                 return [self.aliases.get(view.job_id, view.job_id) for view in views]
+            case cmd.JobStoreFault():
+                return job_faults.run_under_fault(self, command)
         return None
+
+    # -- what `job_faults` needs of the harness ----------------------------------------
+
+    def call(self, action: str, function: Callable[[], T]) -> T:
+        return self._call(action, function)
+
+    def apply_plain(self, command: Command) -> object:
+        """Apply one command to the backend only (the oracle has applied it already)."""
+        return self._apply(command)
+
+    def area_method(self, name: str) -> Callable[..., Any]:
+        return self._area_method(name)
+
+    def adapter_fault(self, message: str) -> AdapterError:
+        return AdapterError(message)
+
+    def fail_fault(self, what: str, expected: object, actual: object) -> Divergence:
+        """A divergence the latest command's store fault explains (RD-007, RP-008)."""
+        return self._fail(self._command_requirements, what, expected, actual)
+
+    def expected_of(self, job: JobState) -> Record:
+        return self._expected(job)
+
+    def frozen(self, view: JobView) -> Record:
+        return self._freeze(view)
 
     def _submit(self, command: cmd.Submit) -> object:
         script = TaskScript(honours_cancellation=not command.ignores_cancel)
@@ -693,6 +729,11 @@ class Harness:
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
               actual: object, primary: str | None = None) -> Divergence:
+        last = self._last_command()
+        if isinstance(last, cmd.JobStoreFault):
+            # The pass or sweep that met the fault: what differs is its rule's first.
+            primary = job_faults.fault_requirement(last)
+            requirements = (*requirements, primary)
         return Divergence(requirements, what, expected, actual, self.commands, self._titles,
                           primary)
 

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any, TypeAlias
 
 from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import JsonValue
 
 
@@ -150,6 +151,17 @@ class AdvanceTime:
 
 
 @dataclass(frozen=True)
+class JobStoreFault:
+    """Run `command` with `fault` planned for the job store's writes during it: a lease
+    pass (RD-007: a write fails, or the process crashes at it and a restarted rescuer
+    passes again at once) or a clock step whose reaper sweeps meet a failing write
+    (RP-008; a write failure only)."""
+
+    fault: StoreFault
+    command: ExpireLeases | AdvanceTime
+
+
+@dataclass(frozen=True)
 class Cleanup:
     max_age_seconds: float
 
@@ -178,6 +190,7 @@ Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
     | ListJobs | ComputeDelay | Heartbeat | DetectStuck | StartReaper | StopReaper | StoreOutage
     | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts | StaleOwnerWrite
+    | JobStoreFault
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -185,7 +198,7 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
                 Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck, StartReaper, StopReaper,
                 StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts,
-                StaleOwnerWrite)
+                StaleOwnerWrite, JobStoreFault)
 }
 
 # Answers, as plain comparable values.
@@ -204,6 +217,10 @@ def not_completed(status: str) -> str:
 
 
 def command_to_json(command: Command) -> dict[str, Any]:
+    if isinstance(command, JobStoreFault):
+        return {"command": "JobStoreFault",
+                "fault": {"kind": command.fault.kind.value, "write": command.fault.write},
+                "inner": command_to_json(command.command)}
     body = asdict(command)
     if isinstance(command, Finish):
         body["outcome"] = {"kind": type(command.outcome).__name__, **asdict(command.outcome)}
@@ -221,10 +238,18 @@ def command_from_json(document: dict[str, Any]) -> Command:
     cls = COMMAND_TYPES.get(str(kind))
     if cls is None:
         raise ValueError(f"unknown command {kind!r}; expected one of {sorted(COMMAND_TYPES)}")
-    names = {field.name for field in fields(cls)}
+    names = ({"fault", "inner"} if cls is JobStoreFault
+             else {field.name for field in fields(cls)})
     if set(body) - names:
         raise ValueError(f"{kind} has no field(s) {sorted(set(body) - names)}")
     try:
+        if cls is JobStoreFault:
+            inner = command_from_json(dict(body["inner"]))
+            if not isinstance(inner, ExpireLeases | AdvanceTime):
+                raise ValueError("a JobStoreFault runs an ExpireLeases or an AdvanceTime,"
+                                 f" not {type(inner).__name__}")
+            fault = dict(body["fault"])
+            return JobStoreFault(StoreFault(FaultKind(fault["kind"]), fault["write"]), inner)
         if cls is Finish:
             outcome = dict(body["outcome"])
             outcome_kind = outcome.pop("kind", None)
@@ -249,6 +274,8 @@ def command_from_json(document: dict[str, Any]) -> Command:
 
 def describe(command: Command) -> str:
     """One readable line per command, for failure messages and reproducers."""
+    if isinstance(command, JobStoreFault):
+        return f"{describe(command.command)} while {command.fault.describe()}"
     if isinstance(command, Finish):
         if isinstance(command.outcome, Succeed):
             return f"Finish({command.job!r}, returns {command.outcome.result!r})"

@@ -32,6 +32,7 @@ from jobconform.reference.commands import (
     Get,
     GetResult,
     Heartbeat,
+    JobStoreFault,
     ListExpired,
     ListJobs,
     OperatorAlerts,
@@ -47,6 +48,7 @@ from jobconform.reference.commands import (
     Succeed,
     not_completed,
 )
+from jobconform.reference.faults import FaultKind
 from jobconform.reference.lifecycle import (
     INVALID_MODULE_ID,
     Event,
@@ -142,6 +144,10 @@ class ReferenceModel:
     drain_deadline: datetime | None = None
     # Each alert with the job's status at the moment it is raised: before the job changes.
     alert_states: list[tuple[str, str]] = field(default_factory=list)
+    # What a crash in a lease pass left (RD-007), before the restarted rescuer's pass: the
+    # jobs, and the alerts raised; None when the latest command did not crash.
+    crash_left: dict[str, JobState] | None = None
+    crash_alert_states: list[tuple[str, str]] | None = None
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
@@ -203,6 +209,8 @@ class ReferenceModel:
             case StaleOwnerWrite():
                 # A superseded delivery writes nothing, whatever the job's state (RD-006).
                 return StepResult(False, ("RD-006",))
+            case JobStoreFault():
+                return self._under_fault(command)
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
@@ -367,8 +375,14 @@ class ReferenceModel:
         self.reaper = reaper.ReaperSchedule.started(self.now, ttl, interval)
         return StepResult(REAPER_STARTED, ("RP-006", "RP-002"))
 
-    def _run_due_sweeps(self) -> tuple[str, ...]:
-        """Sweep at every boundary the clock has reached, each with its own cutoff."""
+    def _run_due_sweeps(self, fail_at: int | None = None) -> tuple[str, ...]:
+        """Sweep at every boundary the clock has reached, each with its own cutoff.
+
+        `fail_at`: the store write (from 1, counted over every sweep of the step, one per
+        job deleted) that fails (RP-008): its sweep stops there and counts as failed; the
+        jobs it deleted before stay deleted and counted, the rest wait for the next sweep.
+        """
+        writes = 0
         schedule = self.reaper
         if schedule is None:
             holds_terminal = any(job.status.is_terminal for job in self.jobs.values())
@@ -385,6 +399,16 @@ class ReferenceModel:
                 requirements.append("RP-005")  # this sweep retries what a failed one left
             expired = [alias for alias, job in self.jobs.items()
                        if reaper.is_expired(job, boundary - schedule.ttl)]
+            if fail_at is not None and writes < fail_at <= writes + len(expired):
+                kept = fail_at - writes - 1  # the deletes before the failed one stand
+                for alias in expired[:kept]:
+                    del self.jobs[alias]
+                self.reaper_deleted += kept
+                self.failed_sweeps += 1
+                writes += kept + 1
+                requirements += ["RP-008", "RP-005"]
+                continue
+            writes += len(expired)
             for alias in expired:
                 del self.jobs[alias]
             self.sweeps += 1
@@ -394,28 +418,79 @@ class ReferenceModel:
 
     # -- re-delivery (RD-001..RD-005) -------------------------------------------------------
 
-    def _expire_leases(self, lease_seconds: float) -> StepResult:
+    def _expire_leases(self, lease_seconds: float,
+                       crash_at: int | None = None) -> StepResult:
+        """One lease pass. `crash_at`: the store write (from 1) at which the process dies
+        (RD-007): the writes before it stand, it and everything after never happen, and
+        the answer is None. A re-queue is one write; a park is two, the job first marked
+        alerted, then the alert raised, then the job failed as poison; a job already marked
+        (by a pass that died before failing it) is only failed, never alerted again."""
         lease = timedelta(seconds=lease_seconds)
         lapsed = [alias for alias, job in self.jobs.items()
                   if job.status is Status.RUNNING and job.last_heartbeat is not None
                   and self.now - job.last_heartbeat > lease]
-        requeued = parked = 0
+        requeued = parked = writes = 0
         for alias in lapsed:
             job = self.jobs[alias]
             if job.redelivery_count < self.limits.max_redelivery:
+                writes += 1
+                if writes == crash_at:
+                    return StepResult(None, ("RD-007", "RD-001"))
                 self.jobs[alias] = lifecycle.step(job, Event(EventKind.REDELIVER, self.now))
                 self.scripts[alias].outcome = None  # the next delivery waits for its own
                 requeued += 1
                 continue
+            if not job.alerted:
+                writes += 1
+                if writes == crash_at:
+                    return StepResult(None, ("RD-007", "RD-003"))
+                self.jobs[alias] = job = replace(job, alerted=True)
             if alias not in self.alerts:  # the alert comes first, once per job id
                 self.alerts.append(alias)
                 self.alert_states.append((alias, job.status.value))
-            self.jobs[alias] = replace(job, alerted=True)
+            writes += 1
+            if writes == crash_at:
+                return StepResult(None, ("RD-007", "RD-003"))
             self._move(alias, EventKind.FAIL, error=lifecycle.POISON_ERROR)
             self.jobs[alias] = replace(self.jobs[alias], poisoned=True)
             parked += 1
         answer: dict[str, JsonValue] = {"requeued": requeued, "parked": parked}
         return StepResult(answer, ("RD-001", "RD-002", "RD-003", "RD-005"))
+
+    def lease_pass_writes(self, lease_seconds: float) -> int:
+        """How many store writes a lease pass makes now (RD-007): for a fault's draw."""
+        lease = timedelta(seconds=lease_seconds)
+        writes = 0
+        for job in self.jobs.values():
+            if (job.status is Status.RUNNING and job.last_heartbeat is not None
+                    and self.now - job.last_heartbeat > lease):
+                below = job.redelivery_count < self.limits.max_redelivery
+                writes += 1 if below or job.alerted else 2
+        return writes
+
+    def _under_fault(self, command: JobStoreFault) -> StepResult:
+        """A lease pass or a clock step with a store fault planned (RD-007, RP-008)."""
+        self.crash_left = self.crash_alert_states = None
+        inner, fault = command.command, command.fault
+        if isinstance(inner, AdvanceTime):
+            if fault.kind is not FaultKind.FAIL:
+                raise ValueError("the reaper's store faults are write failures only")
+            self.now += timedelta(seconds=inner.seconds)
+            requirements = self._end_drain_if_due() + self._run_due_sweeps(fault.write)
+            return StepResult(None, ("RP-008", *requirements))
+        if fault.kind is FaultKind.FAIL:
+            # The failed write is made again at once: the pass ends as without the fault.
+            result = self._expire_leases(inner.lease_seconds)
+            return StepResult(result.answer, ("RD-007", *result.requirements))
+        crashed = self._expire_leases(inner.lease_seconds, crash_at=fault.write)
+        if crashed.answer is not None:  # the pass made fewer writes: the crash never came
+            return StepResult(crashed.answer, ("RD-007", *crashed.requirements))
+        self.crash_left = dict(self.jobs)
+        self.crash_alert_states = list(self.alert_states)
+        # The restarted rescuer passes again at once, knowing only what the store holds.
+        recovery = self._expire_leases(inner.lease_seconds)
+        return StepResult(recovery.answer, ("RD-007", *crashed.requirements,
+                                            *recovery.requirements))
 
     def _cleanup(self, max_age_seconds: float) -> StepResult:
         limit = timedelta(seconds=max_age_seconds)

@@ -171,7 +171,8 @@ class SqlBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
                               COMPOSITE,
-                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+                              store_faults(REMINDERS), store_faults(IDEMPOTENCY),
+                              store_faults(REDELIVERY), store_faults(REAPER)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:

@@ -59,6 +59,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.pool import StaticPool
 
+from jobconform.backends.faults import CrashedInStatement, ProcessCrashed, SqlWriteFaults
+from jobconform.reference.faults import StoreFault
+
 from jobconform.backends.protocol import CapacityExceeded
 from jobconform.backends.sql.database import (
     READ_ONLY,
@@ -225,6 +228,14 @@ class SqlJobStore:
         self._idle: builtins.list[Connection] = []
         self._idle_lock = threading.Lock()
         self._closed = False
+        # Store faults strike the INSERT, UPDATE and DELETE statements (one per write).
+        self._faults = SqlWriteFaults(engine)
+
+    def inject_fault(self, fault: StoreFault | None) -> None:
+        self._faults.arm(fault)
+
+    def fault_struck(self) -> bool:
+        return self._faults.struck()
 
     @classmethod
     def connect(cls, url: str, *, migrate_schema: bool = True) -> SqlJobStore:
@@ -239,9 +250,12 @@ class SqlJobStore:
     @contextmanager
     def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
         """A connection in a transaction, committed on leaving."""
-        with (self._turns, (self._reader if read_only else self._engine).connect()
-              as connection, connection.begin()):
-            yield connection
+        try:
+            with (self._turns, (self._reader if read_only else self._engine).connect()
+                  as connection, connection.begin()):
+                yield connection
+        except CrashedInStatement as crash:
+            raise ProcessCrashed(str(crash)) from None  # rolled back: the write never happened
 
     @contextmanager
     def _statement(self, read_only: bool = False) -> Iterator[Connection]:
@@ -264,6 +278,9 @@ class SqlJobStore:
                       if kept is None else kept)
         try:
             yield connection
+        except CrashedInStatement as crash:
+            connection.close()
+            raise ProcessCrashed(str(crash)) from None  # the statement never ran
         except BaseException:
             connection.close()  # back to the pool, which discards it if it is broken
             raise
@@ -381,6 +398,7 @@ class SqlJobStore:
             return counts
 
     def close(self) -> None:
+        self._faults.arm(None)
         with self._idle_lock:
             self._closed = True
             idle, self._idle = self._idle, []
