@@ -60,8 +60,6 @@ from sqlalchemy import (
 from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.faults import CrashedInStatement, ProcessCrashed, SqlWriteFaults
-from jobconform.reference.faults import StoreFault
-
 from jobconform.backends.protocol import CapacityExceeded
 from jobconform.backends.sql.database import (
     READ_ONLY,
@@ -83,6 +81,7 @@ from jobconform.backends.store import (
     StoredJob,
     check_changes,
 )
+from jobconform.reference.faults import StoreFault
 
 STORED_FIELDS = tuple(field.name for field in fields(StoredJob))
 
