@@ -201,3 +201,22 @@ Feature: The reaper
     And the reaper is not running
     When the reaper is stopped
     Then the stop found no reaper running
+
+  # -- RP-008: a delete that fails mid-sweep -----------------------------------------------------
+
+  @RP-008 @RP-005
+  Scenario: A delete that fails mid-sweep keeps the deletes before it counted, and the next sweep deletes the rest
+    Given jobs "a, b, c" are submitted
+    And the runtime dispatches
+    And job "a" returns 1
+    And job "b" returns 2
+    And job "c" returns 3
+    And the reaper is started with a TTL of 5 seconds and a sweep every 10000 ms
+    When store write 2 fails while 10 seconds pass
+    Then job "a" is not held
+    And jobs "b, c" are succeeded
+    And the reaper has swept 0 times, failed 1 times and deleted 1 jobs
+    When 10 seconds pass
+    Then job "b" is not held
+    And job "c" is not held
+    And the reaper has swept 1 times, failed 1 times and deleted 3 jobs

@@ -242,3 +242,61 @@ Feature: Re-delivery cap and poison parking
     When the previous owner of job "a" reports its outcome
     Then the previous owner's write was refused
     And job "a" is parked as poison
+
+  # -- RD-007: store faults in a lease pass -----------------------------------------------------
+
+  @RD-007
+  Scenario: A park and a re-queue whose store writes fail are made again at once, once each
+    Given a runtime with a re-delivery cap of 1
+    And job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And job "b" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    When store write 2 fails while leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 1 and parked 1
+    And job "a" is parked as poison
+    And job "b" is queued
+    And job "b" has re-delivery count 1
+    And the operator alerts are "a"
+    When store write 1 fails while leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 0
+
+  @RD-007 @RD-003
+  Scenario: A crash inside a park keeps its alert, and the restarted rescuer fails the job without a second one
+    Given a runtime with a re-delivery cap of 1
+    And job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And job "b" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    When the process crashes at store write 2 while leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 1 and parked 1
+    And job "a" is parked as poison
+    And job "b" is queued
+    And job "b" has re-delivery count 1
+    And the operator alerts are "a"
+    And the counters show 1 processed, 1 failed, 0 cancelled
+
+  @RD-007 @RD-001
+  Scenario: A crash between two re-queues keeps the first, counted once, and the restarted rescuer re-queues the second
+    Given jobs "a, b" are submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    When the process crashes at store write 2 while leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 1 and parked 0
+    And job "a" is queued
+    And job "a" has re-delivery count 1
+    And job "b" is queued
+    And job "b" has re-delivery count 1
+    When the runtime dispatches
+    And 61 seconds pass
+    And the process crashes at store write 1 while leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 2 and parked 0
+    And job "a" has re-delivery count 2
+    And job "b" has re-delivery count 2
+    And no operator alert was raised

@@ -204,3 +204,26 @@ Stopping Answers Whether A Reaper Was Running
     Stop Reaper Should Answer    ${True}
     Reaper Should Be Running    expected=${False}
     Stop Reaper Should Answer    ${False}
+
+# -- RP-008: a delete that fails mid-sweep ------------------------------------------------------
+
+A Delete That Fails Mid-Sweep Keeps The Deletes Before It Counted
+    [Tags]    RP-008    RP-005
+    Start Runtime
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Dispatch
+    Job Returns    a    1
+    Job Returns    b    2
+    Job Returns    c    3
+    Start Reaper    ttl=5    interval_ms=10000
+    Advance Clock While Store Write Fails    10    2
+    Job Should Not Be Held    a
+    Job Status Should Be    b    succeeded
+    Job Status Should Be    c    succeeded
+    Reaper Counts Should Be    sweeps=0    failed=1    deleted=1
+    Advance Clock    10
+    Job Should Not Be Held    b
+    Job Should Not Be Held    c
+    Reaper Counts Should Be    sweeps=1    failed=1    deleted=3

@@ -238,3 +238,41 @@ The Previous Owner Cannot Write A Re-queued Or A Parked Job Either
     Job Should Be Parked As Poison    a
     Previous Owner Write Should Be Refused    a    outcome
     Job Should Be Parked As Poison    a
+
+# -- RD-007: store faults in a lease pass ----------------------------------------------------
+
+A Lease Pass Whose Store Writes Fail Parks And Re-queues Each Job Once
+    [Tags]    RD-007
+    Start Runtime    redelivery_cap=1
+    Submit Job    a
+    Dispatch
+    Lease Lapses And Job Is Delivered Again
+    Submit Job    b
+    Dispatch
+    Advance Clock    61
+    Lease Pass Under Store Fault Should Re-queue And Park    60    fail    2    1    1
+    Job Should Be Parked As Poison    a
+    Job Status Should Be    b    queued
+    Job Redelivery Count Should Be    b    1
+    Operator Alerts Should Be    a
+
+A Crash Between The Writes Of A Lease Pass Loses No Count And Doubles No Alert
+    [Tags]    RD-007    RD-003
+    Start Runtime    redelivery_cap=1
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Advance Clock    61
+    Lease Pass Under Store Fault Should Re-queue And Park    60    crash    2    1    0
+    Job Redelivery Count Should Be    a    1
+    Job Redelivery Count Should Be    b    1
+    Dispatch
+    Submit Job    c
+    Dispatch
+    Advance Clock    61
+    Lease Pass Under Store Fault Should Re-queue And Park    60    crash    2    1    2
+    Job Should Be Parked As Poison    a
+    Job Should Be Parked As Poison    b
+    Job Status Should Be    c    queued
+    Job Redelivery Count Should Be    c    1
+    Operator Alerts Should Be    a    b

@@ -50,6 +50,7 @@ from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, 
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Raise, Succeed, describe
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import POISON_ERROR, JsonValue, Status
 from jobconform.spec import Profile, Registry, SpecError, load_registry
 
@@ -858,6 +859,25 @@ class JobconformLibrary:
         if answer != expected:
             raise self._fail(f"expire_leases({lease:g}) should answer {expected}, backend"
                              f" answered {answer!r}")
+
+    @keyword("Lease Pass Under Store Fault Should Re-queue And Park")
+    def lease_pass_under_store_fault(self, lease: float, fault: str, write: int,
+                                     requeued: int, parked: int) -> None:
+        """A lease pass while store write ``write`` ``fail``s or the process ``crash``es at
+        it (a restarted rescuer then passes again at once) must answer ``requeued`` and
+        ``parked`` (RD-007)."""
+        answer = self.harness.run(cmd.JobStoreFault(StoreFault(FaultKind(fault), int(write)),
+                                                    cmd.ExpireLeases(float(lease))))
+        expected = {"requeued": int(requeued), "parked": int(parked)}
+        if answer != expected:
+            raise self._fail(f"expire_leases({lease:g}) under a store fault should answer"
+                             f" {expected}, backend answered {answer!r}")
+
+    @keyword("Advance Clock While Store Write Fails")
+    def advance_clock_while_store_write_fails(self, seconds: float, write: int) -> None:
+        """Move the clock; store write ``write`` of the sweeps it makes due fails (RP-008)."""
+        self.harness.run(cmd.JobStoreFault(StoreFault(FaultKind.FAIL, int(write)),
+                                           cmd.AdvanceTime(float(seconds))))
 
     @keyword("Job Redelivery Count Should Be")
     def job_redelivery_count_should_be(self, alias: str, count: int) -> None:

@@ -13,11 +13,18 @@ from sqlalchemy import select
 
 from jobconform.backends import ownership
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
-from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.protocol import Clock, RuntimeSettings, StoreUnavailable
 from jobconform.backends.reaper import LOG, Reaper
 from jobconform.backends.sql import SqlBackend, SqlJobStore
 from jobconform.backends.sql.store import JOBS, to_stored
-from jobconform.backends.store import FAILED, RUNNING, TERMINAL, InMemoryJobStore, StoredJob
+from jobconform.backends.store import (
+    FAILED,
+    QUEUED,
+    RUNNING,
+    TERMINAL,
+    InMemoryJobStore,
+    StoredJob,
+)
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.reference.lifecycle import POISON_ERROR
 
@@ -53,6 +60,23 @@ class MinuteSweepReaper(Reaper):
     def __init__(self, store: InMemoryJobStore, default_ttl_seconds: float,
                  default_sweep_interval_ms: float) -> None:
         super().__init__(store, default_ttl_seconds, 60_000.0)
+
+
+class UncountedPartialSweepReaper(Reaper):
+    """A sweep counts its deletions only when it ends well: when a delete fails part-way,
+    the jobs it deleted before are gone but missing from the status's deleted."""
+
+    def _sweep(self, before: datetime) -> None:
+        try:
+            self._fail_during_outage()
+            expired = self._expired_jobs(before)
+            for job in expired:
+                self._store.delete(job.job_id)
+        except StoreUnavailable:
+            self.counters.failed_sweeps += 1
+            return
+        self.counters.sweeps += 1
+        self.counters.deleted += len(expired)
 
 
 class UnguardedStartReaper(Reaper):
@@ -133,6 +157,42 @@ class AlertsAfterParkingRuntime(MemoryRuntime):
         return True
 
 
+class TornRequeueRuntime(MemoryRuntime):
+    """A lapsed lease re-queues the job with two writes, the status first and the count
+    after it: a fault between them leaves a queued job whose re-delivery was never
+    counted, and the cap never comes."""
+
+    def _redeliver(self, job: StoredJob) -> bool:
+        requeued = ownership.rescue(self._store, job, status=QUEUED, worker_id=None)
+        if requeued is None:
+            return False
+        self._owned.pop(job.job_id, None)
+        self._superseded[job.job_id] = job.fencing_token
+        script = self._scripts.get(job.job_id)
+        if script is not None:
+            script.next_attempt()
+        self._store.update(job.job_id, QUEUED, expected={"fencing_token": job.fencing_token},
+                           redelivery_count=job.redelivery_count + 1)
+        return True
+
+
+class AlertBeforeMarkRuntime(MemoryRuntime):
+    """At the cap the operator is alerted first and the job failed in one write, with
+    nothing in the store saying the alert was raised: a crash at that write leaves an
+    alert that no record knows of, which a restarted rescuer raises again."""
+
+    def _park(self, job: StoredJob) -> bool:
+        self._alerts.raise_once(job.job_id)
+        parked = ownership.rescue(self._store, job, status=FAILED, alerted=True,
+                                  poisoned=True, error=POISON_ERROR, finished_at=self._now())
+        if parked is None:
+            return False
+        self._owned.pop(job.job_id, None)
+        self._superseded[job.job_id] = job.fencing_token
+        self._count_outcome(FAILED)
+        return True
+
+
 # -- entries ---------------------------------------------------------------------------------
 
 
@@ -195,4 +255,10 @@ GALLERY = (
            "seed 002 §10.13: operator alert first"),
     _entry("redelivery_alerts_after_parking", AlertsAfterParkingRuntime, "RD-003",
            "seed 002 §10.13: operator alert first, then failed"),
+    _entry("redelivery_count_torn_requeue", TornRequeueRuntime, "RD-007",
+           "seed 002 §10.13: the count is raw attempts (issue 18: faults between writes)"),
+    _entry("redelivery_alert_before_mark", AlertBeforeMarkRuntime, "RD-007",
+           "seed 002 §10.13: operator alert first (issue 18: faults between writes)"),
+    _entry("reaper_partial_sweep_uncounted", UncountedPartialSweepReaper, "RP-008",
+           "seed 004 start_reaper: log WARN and retry next interval (issue 18)"),
 )

@@ -19,7 +19,9 @@ from jobconform.conformance.harness import Divergence, Harness
 from jobconform.conformance.lifecycle.machine import MACHINE_SLOTS, outcomes
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import JobState, Status
+from jobconform.reference.reaper import is_expired
 from jobconform.spec import Profile, Registry
 
 MACHINE_REDELIVERY_CAP = 2
@@ -194,6 +196,52 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             for step in steps_to_edge(0.0, lease):
                 self._run(cmd.AdvanceTime(step))
                 self._run(cmd.ExpireLeases(lease))
+
+        # -- store faults between writes (RD-007, RP-008) -----------------------------------
+
+        def _running_job(self) -> None:
+            """A new job, started: a lease pass then has something to write."""
+            self.counter += 1
+            self._run(cmd.Submit(f"j{self.counter}"))
+            self._run(cmd.Dispatch())
+
+        # A lease pass with a fault at a drawn write: one per re-queue, two per park, and
+        # one past them (the fault never comes). Only where the backend claims the faults.
+        @precondition(lambda self: self.harness.faults_redelivery)
+        @rule(data=st.data(), kind=st.sampled_from(list(FaultKind)),
+              lease=st.sampled_from(AIMED_LEASES))
+        def lease_pass_under_fault(self, data: st.DataObject, kind: FaultKind,
+                                   lease: float) -> None:
+            self._running_job()
+            self._run(cmd.AdvanceTime(lease + 1))
+            writes = self.harness.model.lease_pass_writes(lease)
+            write = data.draw(st.integers(1, writes + 1), label="write")
+            self._run(cmd.JobStoreFault(StoreFault(kind, write), cmd.ExpireLeases(lease)))
+
+        # The clock steps onto the next sweep with a delete of it failing: two jobs that
+        # end now, on a reaper with no TTL if none runs, so that sweeps delete several.
+        @precondition(lambda self: self.harness.faults_reaper
+                      and self.harness.model.drain_deadline is None)
+        @rule(data=st.data())
+        def sweep_under_fault(self, data: st.DataObject) -> None:
+            if self.harness.model.reaper is None:
+                self._run(cmd.StartReaper(0.0, SWEEP_INTERVALS_MS[1]))
+            for _ in range(2):
+                self.counter += 1
+                alias = f"j{self.counter}"
+                self._run(cmd.Submit(alias))
+                self._run(cmd.Finish(alias, cmd.Succeed(None)))
+            self._run(cmd.Dispatch())
+            schedule = self.harness.model.reaper
+            assert schedule is not None
+            boundary = schedule.next_sweep
+            expired = sum(is_expired(job, boundary - schedule.ttl)
+                          for job in self.harness.model.jobs.values())
+            write = data.draw(st.integers(1, expired + 1), label="write")
+            seconds = (boundary - self.harness.model.now).total_seconds()
+            self._run(cmd.JobStoreFault(StoreFault(FaultKind.FAIL, write),
+                                        cmd.AdvanceTime(seconds)))
+            self._run(cmd.ReaperStatus())
 
         @precondition(lambda self: self.harness.claims_redelivery)
         @rule()

@@ -20,6 +20,7 @@ from jobconform.conformance.lifecycle.steps import (
     state_of,
 )
 from jobconform.reference import commands as cmd
+from jobconform.reference.faults import FaultKind, StoreFault
 
 __all__: list[str] = []
 
@@ -46,6 +47,13 @@ def step_stop_reaper(context: Any) -> None:
              "the job store fails for the next {sweeps:d} sweeps")
 def step_store_outage(context: Any, sweeps: int) -> None:
     state_of(context).run(cmd.StoreOutage(sweeps))
+
+
+@action_step("store write {write:d} fails while {seconds:g} seconds pass")
+def step_sweep_write_fails(context: Any, write: int, seconds: float) -> None:
+    """The clock steps; store write `write` of the sweeps it makes due fails (RP-008)."""
+    state_of(context).run(cmd.JobStoreFault(StoreFault(FaultKind.FAIL, write),
+                                            cmd.AdvanceTime(float(seconds))))
 
 
 @action_step("the jobs expired more than {seconds:g} seconds ago are listed")

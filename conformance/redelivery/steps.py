@@ -22,6 +22,7 @@ from jobconform.conformance.lifecycle.steps import (
     state_of,
 )
 from jobconform.reference import commands as cmd
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import POISON_ERROR
 
 __all__: list[str] = []
@@ -41,9 +42,28 @@ def step_expire_leases(context: Any, seconds: float) -> None:
     state_of(context).run(cmd.ExpireLeases(float(seconds)))
 
 
+@action_step("store write {write:d} fails while leases expire with a lease of {seconds:g}"
+             " seconds")
+def step_expire_leases_write_fails(context: Any, write: int, seconds: float) -> None:
+    """One lease pass whose store write `write` fails (RD-007)."""
+    state_of(context).run(cmd.JobStoreFault(StoreFault(FaultKind.FAIL, write),
+                                            cmd.ExpireLeases(float(seconds))))
+
+
+@action_step("the process crashes at store write {write:d} while leases expire with a lease"
+             " of {seconds:g} seconds")
+def step_expire_leases_crash(context: Any, write: int, seconds: float) -> None:
+    """One lease pass that dies at store write `write`; a restarted rescuer then passes
+    again at once (RD-007). Its answer is the restarted rescuer's."""
+    state_of(context).run(cmd.JobStoreFault(StoreFault(FaultKind.CRASH, write),
+                                            cmd.ExpireLeases(float(seconds))))
+
+
 @check_step("the lease pass re-queued {requeued:d} and parked {parked:d}")
 def check_lease_pass(context: Any, requeued: int, parked: int) -> None:
-    answer = _last_answer(context, cmd.ExpireLeases, "the lease pass re-queued …")
+    kind = (cmd.JobStoreFault if isinstance(state_of(context).last_command, cmd.JobStoreFault)
+            else cmd.ExpireLeases)
+    answer = _last_answer(context, kind, "the lease pass re-queued …")
     expected = {"requeued": requeued, "parked": parked}
     _check(context, answer == expected, "expire_leases' answer", expected, answer)
 
