@@ -86,6 +86,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     if field == "poisoned":
         return "RD-002" if expected is True else "RD-003"
     if field == "redelivery_count":
+        if (isinstance(command, cmd.JobStoreFault) and isinstance(expected, int)
+                and isinstance(actual, int) and actual < expected):
+            return "RD-007"  # a re-delivery the fault's write or crash never counted
         if isinstance(command, cmd.Heartbeat | cmd.Dispatch):
             return "RD-004"  # progress or a new delivery must not reset the count
         return "RD-001"

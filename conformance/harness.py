@@ -323,6 +323,7 @@ class Harness:
         self.last_answer: object = None
         self._before: dict[str, JobState] = {}
         self._command_requirements: tuple[str, ...] = ()
+        self._fault_divergence: Divergence | None = None  # see defer_fault
         self.listed = ListedDeviations(self.tolerated)
         with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
@@ -395,6 +396,7 @@ class Harness:
         """
         self._check_command(command)
         self.commands.append(command)
+        self._fault_divergence = None
         tolerance.note_command(False)
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
@@ -410,7 +412,8 @@ class Harness:
                     len(self.commands),
                     partial(self._compare_answer, command, expected.answer, actual,
                             expected.requirements),
-                    partial(self.observe, expected.requirements), self._adopt_backend_state)
+                    partial(self._observe_command, expected.requirements),
+                    self._adopt_backend_state)
             except (Divergence, ValueError):
                 raise
             except AdapterError as error:
@@ -665,9 +668,22 @@ class Harness:
     def adapter_fault(self, message: str) -> AdapterError:
         return AdapterError(message)
 
-    def fail_fault(self, what: str, expected: object, actual: object) -> Divergence:
-        """A divergence the latest command's store fault explains (RD-007, RP-008)."""
-        return self._fail(self._command_requirements, what, expected, actual)
+    def defer_fault(self, what: str, expected: object, actual: object) -> None:
+        """Hold a difference only the latest command's store fault shows (RD-007, RP-008):
+        it is raised once the command's end state has passed, so a runtime whose end state
+        is wrong anyway is blamed on the rule for that state, not on the fault's."""
+        last = self._last_command()
+        if self._fault_divergence is None and isinstance(last, cmd.JobStoreFault):
+            primary = job_faults.fault_requirement(last)
+            self._fault_divergence = self._fail((*self._command_requirements, primary), what,
+                                                expected, actual, primary)
+
+    def _observe_command(self, requirements: tuple[str, ...]) -> None:
+        """`observe`, then what a store fault held back (`defer_fault`)."""
+        self.observe(requirements)
+        held, self._fault_divergence = self._fault_divergence, None
+        if held is not None:
+            raise held
 
     def expected_of(self, job: JobState) -> Record:
         return self._expected(job)
@@ -729,11 +745,6 @@ class Harness:
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
               actual: object, primary: str | None = None) -> Divergence:
-        last = self._last_command()
-        if isinstance(last, cmd.JobStoreFault):
-            # The pass or sweep that met the fault: what differs is its rule's first.
-            primary = job_faults.fault_requirement(last)
-            requirements = (*requirements, primary)
         return Divergence(requirements, what, expected, actual, self.commands, self._titles,
                           primary)
 
@@ -766,8 +777,10 @@ class Harness:
             if isinstance(command, cmd.Cleanup):
                 # Which jobs went tells the boundary (LC-020) from an active job (LC-019).
                 self.observe(requirements)
+            # Under a store fault, the answer is the pass's (RD-007 holds back its own).
+            asked = command.command if isinstance(command, cmd.JobStoreFault) else command
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
-                             actual, blame.answer_primary(command, expected, actual,
+                             actual, blame.answer_primary(asked, expected, actual,
                                                           self._before, self.clock.now(),
                                                           self.model.failed_sweeps))
 

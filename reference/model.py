@@ -477,20 +477,22 @@ class ReferenceModel:
                 raise ValueError("the reaper's store faults are write failures only")
             self.now += timedelta(seconds=inner.seconds)
             requirements = self._end_drain_if_due() + self._run_due_sweeps(fault.write)
-            return StepResult(None, ("RP-008", *requirements))
+            return StepResult(None, (*requirements, "RP-008"))
         if fault.kind is FaultKind.FAIL:
             # The failed write is made again at once: the pass ends as without the fault.
             result = self._expire_leases(inner.lease_seconds)
-            return StepResult(result.answer, ("RD-007", *result.requirements))
+            return StepResult(result.answer, (*result.requirements, "RD-007"))
         crashed = self._expire_leases(inner.lease_seconds, crash_at=fault.write)
         if crashed.answer is not None:  # the pass made fewer writes: the crash never came
-            return StepResult(crashed.answer, ("RD-007", *crashed.requirements))
+            return StepResult(crashed.answer, (*crashed.requirements, "RD-007"))
         self.crash_left = dict(self.jobs)
         self.crash_alert_states = list(self.alert_states)
         # The restarted rescuer passes again at once, knowing only what the store holds.
         recovery = self._expire_leases(inner.lease_seconds)
-        return StepResult(recovery.answer, ("RD-007", *crashed.requirements,
-                                            *recovery.requirements))
+        # The fault's rule comes last: a difference the fault does not explain is blamed
+        # on the pass's own rules first (conformance/job_faults.py holds the fault's back).
+        return StepResult(recovery.answer, (*recovery.requirements, *crashed.requirements,
+                                            "RD-007"))
 
     def _cleanup(self, max_age_seconds: float) -> StepResult:
         limit = timedelta(seconds=max_age_seconds)
