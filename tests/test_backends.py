@@ -19,6 +19,8 @@ from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
     IDEMPOTENCY,
     LIFECYCLE,
+    REAPER,
+    REDELIVERY,
     REMINDERS,
     Backend,
     CapacityExceeded,
@@ -219,7 +221,8 @@ def test_load_memory_backend() -> None:
     names = {area.name for area in areas()}
     # Every claim is an area, or the store faults of an area it claims.
     assert backend.capabilities <= names | {store_faults(name) for name in names}
-    assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY)} <= backend.capabilities
+    assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
+            store_faults(REAPER)} <= backend.capabilities
 
 
 def test_memory_is_an_installed_backend() -> None:

@@ -1,5 +1,6 @@
 """Store faults (jobconform.backends.faults): the injection points of the shipped stores,
-the claim that makes RM-014 and IK-015 checkable, and the harnesses' reading of a fault."""
+the claim that makes RM-014, IK-015, RD-007 and RP-008 checkable, and the harnesses'
+reading of a fault."""
 
 from __future__ import annotations
 
@@ -18,14 +19,16 @@ from jobconform.backends.faults import (
 )
 from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.protocol import IDEMPOTENCY, REMINDERS, store_faults
+from jobconform.backends.protocol import IDEMPOTENCY, REAPER, REDELIVERY, REMINDERS, store_faults
 from jobconform.backends.reminders.sql import SqlReminderStore
 from jobconform.backends.reminders.store import FIRING, PENDING, StoredReminder
 from jobconform.backends.sql import create_store_engine
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.harness import Harness
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
 from jobconform.conformance.reminders.harness import ReminderHarness
+from jobconform.reference import commands as cmd
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import ClaimKey, IdempotencyStoreFault
@@ -155,3 +158,96 @@ def test_a_claim_whose_insert_fails_holds_no_key(backend: str) -> None:
         assert harness.run(ClaimKey("c2", "s", "k", 1)).kind == "started"  # type: ignore[attr-defined]
     finally:
         harness.close()
+
+
+# -- the job store: lease passes (RD-007) and sweeps (RP-008) ------------------------------
+
+
+def _lapsed_pair(harness: Harness) -> None:
+    """Job a at the cap of 1 and job b below it, both running and past a 60 s lease."""
+    harness.run(cmd.Submit("a"))
+    harness.run(cmd.Dispatch())
+    harness.run(cmd.AdvanceTime(61))
+    harness.run(cmd.ExpireLeases(60))
+    harness.run(cmd.Submit("b"))
+    harness.run(cmd.Dispatch())
+    harness.run(cmd.AdvanceTime(61))
+
+
+@pytest.mark.parametrize("backend", ["memory", "sql"])
+@pytest.mark.parametrize("kind", list(FaultKind))
+@pytest.mark.parametrize("write", [1, 2, 3, 4])
+def test_a_fault_in_a_lease_pass_loses_and_doubles_nothing(backend: str, kind: FaultKind,
+                                                           write: int) -> None:
+    # Writes: a's mark (1), a's poison (2), b's re-queue (3); 4 is never made.
+    harness = Harness(load_backend(backend), CANONICAL, REGISTRY, max_redelivery=1)
+    try:
+        _lapsed_pair(harness)
+        answer = harness.run(cmd.JobStoreFault(StoreFault(kind, write), cmd.ExpireLeases(60)))
+        crashed_before = kind is FaultKind.CRASH and write <= 3
+        if not crashed_before:
+            assert answer == {"requeued": 1, "parked": 1}
+        assert harness.run(cmd.OperatorAlerts()) == ["a"]
+        assert harness.run(cmd.Get("b")).redelivery_count == 1  # type: ignore[union-attr]
+        assert harness.run(cmd.Get("a")).poisoned is True  # type: ignore[union-attr]
+    finally:
+        harness.close()
+
+
+def test_the_model_counts_a_park_as_two_writes_and_a_marked_park_as_one() -> None:
+    harness = Harness(load_backend("memory"), CANONICAL, REGISTRY, max_redelivery=1)
+    try:
+        _lapsed_pair(harness)
+        assert harness.model.lease_pass_writes(60) == 3
+        harness.run(cmd.JobStoreFault(StoreFault(FaultKind.CRASH, 2), cmd.ExpireLeases(60)))
+        left = harness.model.crash_left
+        assert left is not None and left["a"].alerted and left["a"].status.value == "running"
+        assert harness.model.crash_alert_states == [("a", "running")]
+    finally:
+        harness.close()
+
+
+@pytest.mark.parametrize("backend", ["memory", "sql"])
+def test_a_delete_failing_mid_sweep_keeps_what_went_before_counted(backend: str) -> None:
+    harness = Harness(load_backend(backend), CANONICAL, REGISTRY, max_concurrent=3)
+    try:
+        harness.run(cmd.StartReaper(0.0, 1000.0))
+        for alias in ("a", "b", "c"):
+            harness.run(cmd.Submit(alias))
+            harness.run(cmd.Finish(alias, cmd.Succeed(None)))
+        harness.run(cmd.Dispatch())
+        harness.run(cmd.JobStoreFault(StoreFault(FaultKind.FAIL, 3), cmd.AdvanceTime(1)))
+        assert harness.run(cmd.ListJobs()) == ["c"]
+        assert harness.run(cmd.ReaperStatus()) == {"running": True, "sweeps": 0,
+                                                   "failed_sweeps": 1, "deleted": 2}
+    finally:
+        harness.close()
+
+
+def test_job_store_faults_need_their_claim_and_a_crash_is_for_lease_passes() -> None:
+    class NoJobStoreFaults(MemoryBackend):
+        name = "no-job-store-faults"
+        capabilities = MemoryBackend.capabilities - {store_faults(REDELIVERY),
+                                                     store_faults(REAPER)}
+
+    for requirement_id in ("RD-007", "RP-008"):
+        reason = skip_reason(REGISTRY, NoJobStoreFaults(), CANONICAL, [requirement_id])
+        assert reason is not None and "store-faults" in reason
+    harness = Harness(NoJobStoreFaults(), CANONICAL, REGISTRY)
+    try:
+        with pytest.raises(StoreFaultsNotClaimed):
+            harness.run(cmd.JobStoreFault(FAIL_FIRST, cmd.ExpireLeases(60)))
+    finally:
+        harness.close()
+    harness = Harness(load_backend("memory"), CANONICAL, REGISTRY)
+    try:
+        with pytest.raises(ValueError, match="write failures only"):
+            harness.run(cmd.JobStoreFault(StoreFault(FaultKind.CRASH, 1), cmd.AdvanceTime(1)))
+    finally:
+        harness.close()
+
+
+def test_a_job_store_fault_round_trips_through_json() -> None:
+    command = cmd.JobStoreFault(StoreFault(FaultKind.CRASH, 2), cmd.ExpireLeases(60.0))
+    assert cmd.command_from_json(cmd.command_to_json(command)) == command
+    assert "crashes at store write 2" in cmd.describe(command)

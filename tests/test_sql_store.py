@@ -493,7 +493,8 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "idempotency", "breaker", "governor", "reminders",
                                      "admission", "loops", "scheduling", "store",
                                      "composite", "store-faults:reminders",
-                                      "store-faults:idempotency"}))
+                                      "store-faults:idempotency", "store-faults:redelivery",
+                                      "store-faults:reaper"}))
     assert backend.url == "sqlite://"
 
 

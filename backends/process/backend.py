@@ -128,7 +128,7 @@ def carried_areas(version: int) -> frozenset[str]:
 NO_STORE_FAULTS_NOTE = (
     "Store faults are not claimed through the process protocol: no message carries a fault"
     " plan and the kit cannot reach the child's store, so the requirements that need"
-    " store-faults:<area> (RM-014) are reported not claimed.")
+    " store-faults:<area> (RM-014, IK-015, RD-007, RP-008) are reported not claimed.")
 
 
 class ProcessBackend:
