@@ -135,6 +135,7 @@ AREA_ENTRIES = {
     "reminders": "jobconform.conformance.reminders.gallery:reminder_fires_early",
     "scheduling": "jobconform.conformance.scheduling.gallery:scheduling_fires_early",
     "redelivery": "jobconform.conformance.reaper.gallery:redelivery_without_cap",
+    "store": "jobconform.conformance.store.gallery:store_expiry_inclusive",
 }
 
 

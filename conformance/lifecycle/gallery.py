@@ -218,6 +218,26 @@ class ShutdownLeavesQueuedRuntime(MemoryRuntime):
         self._shut_down = True
 
 
+class ShutdownBeforeDispatchStaysOpenRuntime(MemoryRuntime):
+    """The shut-down flag lives in the dispatcher, which starts at the first dispatch: a
+    runtime shut down before it ever dispatched cancels its jobs but goes on accepting
+    submissions. Only a shutdown that comes early, before the first dispatch, shows it
+    (issue 18, class 6: the machine used to allow shutdown only after 15 commands)."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._dispatcher_started = False
+
+    def dispatch(self) -> None:
+        self._dispatcher_started = True
+        super().dispatch()
+
+    def shutdown(self) -> None:
+        super().shutdown()
+        if not self._dispatcher_started:
+            self._shut_down = False  # no dispatcher yet to hold the flag
+
+
 class NewestFirstListRuntime(MemoryRuntime):
     """Listing returns the newest job first instead of submission order."""
 
@@ -446,6 +466,9 @@ GALLERY = (
     _memory_entry("message_only_error", MessageOnlyErrorRuntime, "LC-007", "seed 000 errors"),
     _memory_entry("shutdown_leaves_queued", ShutdownLeavesQueuedRuntime, "LC-022",
                   "seed 004 shutdown"),
+    _memory_entry("shutdown_before_dispatch_stays_open",
+                  ShutdownBeforeDispatchStaysOpenRuntime, "LC-023",
+                  "issue 18 class 6 (shutdown early, before the first dispatch)"),
     _memory_entry("newest_first_list", NewestFirstListRuntime, "LC-018",
                   "seed 004 list_tasks"),
     _memory_entry("attempt_from_one", AttemptFromOneRuntime, "RT-002",

@@ -119,3 +119,10 @@ def run_store_machine(backend: Backend, profile: Profile, registry: Registry | N
         return MachineRun()
     return run_machine(make_store_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> StoreHarness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py); the machine draws no setup."""
+    return StoreHarness(backend, profile, registry)
