@@ -282,6 +282,17 @@ Feature: Re-delivery cap and poison parking
     And the operator alerts are "a"
     And the counters show 1 processed, 1 failed, 0 cancelled
 
+  @RD-007
+  Scenario: A crash at a park's first write leaves no alert, and the restarted rescuer alerts once
+    Given a runtime with a re-delivery cap of 0
+    And job "a" is submitted
+    And the runtime dispatches
+    And 61 seconds pass
+    When the process crashes at store write 1 while leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 1
+    And job "a" is parked as poison
+    And the operator alerts are "a"
+
   @RD-007 @RD-001
   Scenario: A crash between two re-queues keeps the first, counted once, and the restarted rescuer re-queues the second
     Given jobs "a, b" are submitted

@@ -276,3 +276,13 @@ A Crash Between The Writes Of A Lease Pass Loses No Count And Doubles No Alert
     Job Status Should Be    c    queued
     Job Redelivery Count Should Be    c    1
     Operator Alerts Should Be    a    b
+
+A Crash At A Park's First Write Leaves No Alert Before The Restart
+    [Tags]    RD-007
+    Start Runtime    redelivery_cap=0
+    Submit Job    a
+    Dispatch
+    Advance Clock    61
+    Lease Pass Under Store Fault Should Re-queue And Park    60    crash    1    0    1
+    Job Should Be Parked As Poison    a
+    Operator Alerts Should Be    a
