@@ -304,7 +304,7 @@ class Harness:
         self._report_requirements: tuple[str, ...] = (
             ("LC-029",) if self.claims_health_report else ()) + (
             ("ST-005",) if self.claims_health_report and self.claims_stuck else ())
-        self._worker_id: str | None = None  # as the first snapshot named it
+        self.worker_id: str | None = None  # as the first snapshot named it
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
                                         **self._area_defaults(), **self._lifecycle_defaults())
         self.model = ReferenceModel(
@@ -804,12 +804,12 @@ class Harness:
         if not self.claims_health_report:
             return
         worker_id = getattr(view, "worker_id", _MISSING)
-        wanted_id = self._worker_id if self._worker_id is not None else "a non-empty string"
+        wanted_id = self.worker_id if self.worker_id is not None else "a non-empty string"
         if (not isinstance(worker_id, str) or not worker_id or worker_id == _MISSING
-                or (self._worker_id is not None and worker_id != self._worker_id)):
+                or (self.worker_id is not None and worker_id != self.worker_id)):
             raise self._fail((*requirements, "LC-029"), "the health report's worker_id",
                              wanted_id, worker_id, "LC-029")
-        self._worker_id = worker_id
+        self.worker_id = worker_id
         wanted = self.model.worker_report()
         status = getattr(view, "status", _MISSING)
         if status != wanted.status:
