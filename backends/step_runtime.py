@@ -124,6 +124,9 @@ class StepRuntime:
     def settle(self) -> None:
         self._end_drain_if_due()
         for job in self._store.list(RUNNING):
+            if job.job_id in self._owned:
+                # A claim made outside `dispatch` still beats (ST-005).
+                self._record_heartbeat(job.last_heartbeat)
             if job.job_id in self._scripts and job.job_id in self._owned:
                 self._finish_owned(job)
         # The reaper's sweeps whose boundaries the clock has reached run now (RP-002).
