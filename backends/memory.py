@@ -18,6 +18,7 @@ from jobconform.backends.loops.memory import StepLoopRuntime
 from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
 from jobconform.backends.protocol import (
     ADMISSION,
+    HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
@@ -62,7 +63,7 @@ class MemoryBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
-                              COMPOSITE,
+                              COMPOSITE, HEALTH_REPORT,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
 

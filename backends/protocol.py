@@ -34,6 +34,14 @@ ADMISSION = "admission"
 # `store_faults(area)` besides the area (jobconform.backends.faults); requirements that
 # need it are "not claimed" elsewhere.
 STORE_FAULTS = "store-faults"
+# A backend whose runtime's health snapshot also names its worker, the worker's status and
+# its last heartbeat (LC-029, ST-005) claims `health-report`; elsewhere those requirements
+# are "not claimed", and the harness reads none of the three fields.
+HEALTH_REPORT = "health-report"
+# The worker statuses a health report names (LC-029).
+WORKER_RUNNING = "running"
+WORKER_STOPPING = "stopping"
+WORKER_STOPPED = "stopped"
 
 
 def store_faults(area: str) -> str:
@@ -205,6 +213,11 @@ class JobView(Protocol):
 
 
 class HealthView(Protocol):
+    """The health snapshot. A runtime claiming `health-report` adds `worker_id` (str),
+    `status` ("running", "stopping" or "stopped") and `last_heartbeat` (an aware UTC
+    datetime or None) to these six counts (LC-029, ST-005); the harness reads them with
+    getattr, so a view without them still fits where the capability is not claimed."""
+
     @property
     def queued(self) -> int: ...
     @property

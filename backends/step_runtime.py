@@ -20,6 +20,9 @@ from datetime import datetime, timedelta
 from jobconform.backends import ownership
 from jobconform.backends.faults import StoreWriteFailed
 from jobconform.backends.protocol import (
+    WORKER_RUNNING,
+    WORKER_STOPPED,
+    WORKER_STOPPING,
     Clock,
     InvalidModuleId,
     JobNotCompleted,
@@ -62,17 +65,24 @@ class HealthSnapshot:
     processed: int
     failed: int
     cancelled: int
+    # The health report's worker fields (seed 000 §Health Report; LC-029, ST-005).
+    worker_id: str
+    status: str
+    last_heartbeat: datetime | None
 
 
 class StepRuntime:
     reaper_type: type[Reaper] = Reaper  # the self-test gallery swaps in broken ones
 
     def __init__(self, settings: RuntimeSettings, clock: Clock, store: JobStore,
-                 worker_id: str = "step-worker") -> None:
+                 worker_id: str | None = None) -> None:
         self._settings = settings
         self._clock = clock
         self._store = store
-        self._worker_id = worker_id
+        # Unique per runtime, as seed 000's worker makes one at startup (LC-029).
+        self._worker_id = worker_id or f"worker-{uuid.uuid4().hex[:8]}"
+        # The latest heartbeat recorded for a job of this runtime (ST-005).
+        self._last_heartbeat: datetime | None = None
         self._scripts: dict[str, TaskScript] = {}
         # Jobs this runtime claimed, each with its claim's fencing token: the token every
         # owner write carries. An entry goes when the write is refused or the job moves on.
@@ -113,11 +123,15 @@ class StepRuntime:
         if free > 0:
             for job in self._store.claim(self._worker_id, free, self._now()):
                 self._owned[job.job_id] = job.fencing_token
+                self._record_heartbeat(job.last_heartbeat)
         self.settle()
 
     def settle(self) -> None:
         self._end_drain_if_due()
         for job in self._store.list(RUNNING):
+            if job.job_id in self._owned:
+                # A claim made outside `dispatch` still beats (ST-005).
+                self._record_heartbeat(job.last_heartbeat)
             if job.job_id in self._scripts and job.job_id in self._owned:
                 self._finish_owned(job)
         # The reaper's sweeps whose boundaries the clock has reached run now (RP-002).
@@ -190,9 +204,18 @@ class StepRuntime:
         """The job's body reports progress: a write of the delivery this runtime owns, so
         only a running job's heartbeat counts, and never a superseded delivery's."""
         token = self._owned.get(job_id)
-        if token is not None and ownership.heartbeat(self._store, job_id, token,
-                                                     self._now()) is None:
+        if token is None:
+            return
+        beaten = ownership.heartbeat(self._store, job_id, token, self._now())
+        if beaten is None:
             del self._owned[job_id]  # rescued or claimed again: no longer this runtime's
+        else:
+            self._record_heartbeat(beaten.last_heartbeat)
+
+    def _record_heartbeat(self, at: datetime | None) -> None:
+        """The health report's last heartbeat only moves forward (ST-005)."""
+        if at is not None and (self._last_heartbeat is None or at > self._last_heartbeat):
+            self._last_heartbeat = at
 
     def detect_stuck(self, job_timeout_seconds: float) -> int:
         """Fail every running job silent for more than the timeout; return how many."""
@@ -390,7 +413,16 @@ class StepRuntime:
             processed=self.processed,
             failed=self.failed,
             cancelled=self.cancelled,
+            worker_id=self._worker_id,
+            status=self._worker_status(),
+            last_heartbeat=self._last_heartbeat,
         )
+
+    def _worker_status(self) -> str:
+        """Running until shutdown; stopping while a drain waits for its timeout (LC-029)."""
+        if not self._shut_down:
+            return WORKER_RUNNING
+        return WORKER_STOPPING if self._drain_deadline is not None else WORKER_STOPPED
 
     # -- retention ---------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.protocol import (
+    HEALTH_REPORT,
     LIFECYCLE,
     REAPER,
     REDELIVERY,
@@ -303,6 +304,13 @@ class Harness:
                                   and store_faults(REDELIVERY) in self.backend.capabilities)
         self.faults_reaper = (self.claims_reaper
                               and store_faults(REAPER) in self.backend.capabilities)
+        # The health report's worker fields (LC-029; ST-005 where stuck is claimed too):
+        # read only where the backend claims them, so an older adapter is "not claimed".
+        self.claims_health_report = HEALTH_REPORT in self.backend.capabilities
+        self._report_requirements: tuple[str, ...] = (
+            ("LC-029",) if self.claims_health_report else ()) + (
+            ("ST-005",) if self.claims_health_report and self.claims_stuck else ())
+        self.worker_id: str | None = None  # as the first snapshot named it
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
                                         **self._area_defaults(), **self._lifecycle_defaults())
         self.model = ReferenceModel(
@@ -428,6 +436,7 @@ class Harness:
         # Only requirements whose observations passed count as exercised.
         self.exercised.update(expected.requirements)
         self.exercised.update(OBSERVED_ALWAYS)
+        self.exercised.update(self._report_requirements)
         return actual
 
     def last_command_ranked(self) -> tuple[str, ...]:
@@ -465,9 +474,13 @@ class Harness:
             if self.claims_retry and isinstance(record.retry_count, int):
                 adopted = replace(adopted, retry_count=record.retry_count)
             self.model.jobs[alias] = adopted
-        health = health_of(self._call("health", self.runtime.health))
+        health_view = self._call("health", self.runtime.health)
+        health = health_of(health_view)
         self.model.processed, self.model.failed, self.model.cancelled = (
             health.processed, health.failed, health.cancelled)
+        heartbeat = getattr(health_view, "last_heartbeat", None)
+        if self.claims_health_report and isinstance(heartbeat, datetime):
+            self.model.last_heartbeat = heartbeat
         if self.operator_queue is not None:
             self.model.alert_states = [(self.aliases.get(job_id, job_id), str(status))
                                        for job_id, status in self.operator_queue.raised()]
@@ -824,7 +837,8 @@ class Harness:
             self.held[f"list:{alias}"] = (view, actual_record)
         self._check_bodies(requirements)
         self._check_alert_order(requirements)
-        health = health_of(self._call("health", self.runtime.health))
+        health_view = self._call("health", self.runtime.health)
+        health = health_of(health_view)
         wanted_health = self.model.health()
         if health != wanted_health:
             counts = ("LC-024",) if (health.queued, health.running, health.total) != (
@@ -836,6 +850,56 @@ class Harness:
                                  self.commands[-1] if self.commands else None,
                                  health.cancelled - wanted_health.cancelled,
                                  health.failed - wanted_health.failed))
+        self._check_worker_report(health_view, requirements)
+
+    def _check_worker_report(self, view: HealthView, requirements: tuple[str, ...]) -> None:
+        """The health report's worker fields, where claimed: a non-empty id that stays the
+        same, the oracle's status (LC-029) and last heartbeat in UTC (ST-005)."""
+        if not self.claims_health_report:
+            return
+        worker_id = getattr(view, "worker_id", _MISSING)
+        wanted_id = self.worker_id if self.worker_id is not None else "a non-empty string"
+        if (not isinstance(worker_id, str) or not worker_id or worker_id == _MISSING
+                or (self.worker_id is not None and worker_id != self.worker_id)):
+            raise self._fail((*requirements, "LC-029"), "the health report's worker_id",
+                             wanted_id, worker_id, "LC-029")
+        self.worker_id = worker_id
+        wanted = self.model.worker_report()
+        status = getattr(view, "status", _MISSING)
+        if status != wanted.status:
+            raise self._fail((*requirements, "LC-029"), "the health report's worker status",
+                             wanted.status, status, "LC-029")
+        if not self.claims_stuck:
+            return
+        heartbeat = getattr(view, "last_heartbeat", _MISSING)
+        in_utc = heartbeat is None or (isinstance(heartbeat, datetime)
+                                       and heartbeat.utcoffset() == timedelta(0))
+        if not in_utc or heartbeat != wanted.last_heartbeat:
+            raise self._fail((*requirements, "ST-005"), "the health report's last_heartbeat"
+                             " (timezone-aware UTC)", wanted.last_heartbeat, heartbeat,
+                             "ST-005")
+
+    def check_worker_id_unique(self) -> None:
+        """Open a second runtime of the backend and compare the two worker ids (LC-029).
+
+        Raises:
+            Divergence: the second runtime names its worker as this one does.
+        """
+        if not self.claims_health_report:
+            return
+        own = getattr(self._call("health", self.runtime.health), "worker_id", _MISSING)
+        with guarded(self.safety_timeout, "opening a second runtime"):
+            other_runtime = self._call("open", lambda: self.backend.open(self.settings,
+                                                                         self.clock))
+        try:
+            other = getattr(self._call("health", other_runtime.health), "worker_id", _MISSING)
+        finally:
+            with guarded(self.safety_timeout, "closing the second runtime"):
+                self._call("close", other_runtime.close)
+        if other == own:
+            raise self._fail(("LC-029",), "the worker_id of a second runtime of the backend",
+                             f"an id other than {own!r}", other, "LC-029")
+        self.exercised.add("LC-029")
 
     def _check_alert_order(self, requirements: tuple[str, ...]) -> None:
         """Every alert the runtime raised into the harness's sink, with the job's status

@@ -63,3 +63,16 @@ Feature: Drain shutdown
     Then job "a" is cancelled
     And job "a" finished at second 30
     And the counters show 0 processed, 0 failed, 1 cancelled
+
+  @LC-029 @LC-028
+  Scenario: The worker is stopping while the drain lasts, and stopped at its timeout
+    Given a runtime with 1 worker slot
+    And job "a" is submitted with a body that ignores cancellation
+    And the runtime dispatches
+    When the runtime shuts down
+    Then the health report names its worker, with status "stopping"
+    When 29 seconds pass
+    Then the health report names its worker, with status "stopping"
+    When 1 second passes
+    Then job "a" is cancelled
+    And the health report names its worker, with status "stopped"

@@ -46,3 +46,16 @@ Feature: Health snapshot
     Then cleanup removed 3 jobs
     And the health shows 0 queued, 0 running, 0 in total
     And the counters show 2 processed, 1 failed, 1 cancelled
+
+  @LC-029 @LC-022
+  Scenario: The health report names one worker for the runtime's life, running until shutdown
+    Given a runtime with 1 worker slot
+    Then the health report names its worker, with status "running"
+    And a second runtime of the backend names another worker
+    When jobs "a, b" are submitted
+    And the runtime dispatches
+    And job "a" returns 1
+    Then the health report names its worker, with status "running"
+    When the runtime shuts down
+    Then the health report names its worker, with status "stopped"
+    And job "b" is cancelled

@@ -200,3 +200,26 @@ Feature: Stuck-job detection
     And the counters show 1 processed, 1 failed, 0 cancelled
     When job "a" sends a heartbeat
     Then job "a" last heartbeat is at second 0
+
+  # -- ST-005: the health report carries the last heartbeat ----------------------------------
+
+  @ST-005
+  Scenario: The health report's last heartbeat is its jobs' latest, and cleanup keeps it
+    Given a runtime with 2 worker slots
+    Then the health report has no last heartbeat
+    When jobs "a, b" are submitted
+    And 5 seconds pass
+    And the runtime dispatches
+    Then the health report's last heartbeat is at second 5
+    When 5 seconds pass
+    And job "a" sends a heartbeat
+    Then the health report's last heartbeat is at second 10
+    When job "b" sends a heartbeat
+    And 5 seconds pass
+    Then the health report's last heartbeat is at second 10
+    When job "a" returns 1
+    And job "b" returns 2
+    And 60 seconds pass
+    And cleanup runs with a max age of 60 seconds
+    Then cleanup removed 2 jobs
+    And the health report's last heartbeat is at second 10

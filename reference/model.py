@@ -94,6 +94,21 @@ class Health:
     cancelled: int
 
 
+# The worker statuses of the health report (LC-029).
+WORKER_RUNNING = "running"
+WORKER_STOPPING = "stopping"
+WORKER_STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    """What a health report says of its worker beyond the counts (LC-029, ST-005); the
+    worker's id is the runtime's own, so the harness checks it apart."""
+
+    status: str
+    last_heartbeat: datetime | None
+
+
 @dataclass(frozen=True)
 class StepResult:
     answer: Answer
@@ -148,9 +163,22 @@ class ReferenceModel:
     # jobs, and the alerts raised; None when the latest command did not crash.
     crash_left: dict[str, JobState] | None = None
     crash_alert_states: list[tuple[str, str]] | None = None
+    # The latest heartbeat recorded for any job, held or not (ST-005).
+    last_heartbeat: datetime | None = None
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
+        result = self._apply(command)
+        # Every heartbeat a job's record got during the command is the worker's latest
+        # (ST-005): a job's last_heartbeat only moves forward while the job is held, and
+        # no command both sets it and removes the job.
+        for job in self.jobs.values():
+            if job.last_heartbeat is not None and (self.last_heartbeat is None
+                                                   or job.last_heartbeat > self.last_heartbeat):
+                self.last_heartbeat = job.last_heartbeat
+        return result
+
+    def _apply(self, command: Command) -> StepResult:
         match command:
             case Submit():
                 return self._submit(command)
@@ -226,6 +254,16 @@ class ReferenceModel:
             failed=self.failed,
             cancelled=self.cancelled,
         )
+
+    def worker_report(self) -> WorkerReport:
+        """The worker's status and last heartbeat as the health report must show them."""
+        if not self.shut_down:
+            status = WORKER_RUNNING
+        elif self.drain_deadline is not None:
+            status = WORKER_STOPPING  # a drain waiting for its timeout (LC-028)
+        else:
+            status = WORKER_STOPPED
+        return WorkerReport(status, self.last_heartbeat)
 
     def reaper_status(self) -> dict[str, JsonValue]:
         return {"running": self.reaper is not None, "sweeps": self.sweeps,

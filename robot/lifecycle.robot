@@ -643,6 +643,37 @@ Health Counts Agree With The Held Records
     Cleanup Should Remove    0    2
     Health Should Show    queued=1    running=0    total=1
 
+The Health Report Names One Worker Running Until Shutdown
+    [Documentation]    The worker's id is the same in every snapshot and no other runtime's;
+    ...                its status is running until a cancel-mode shutdown, then stopped.
+    [Tags]    LC-029    LC-022
+    Start Runtime    slots=1
+    Worker Status Should Be    running
+    A Second Runtime Should Name Another Worker
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Job Returns    a    1
+    Worker Status Should Be    running
+    Shut Down Runtime
+    Worker Status Should Be    stopped
+    Job Status Should Be    b    cancelled
+
+The Worker Is Stopping While A Drain Lasts
+    [Documentation]    Under a drain-mode profile the worker is stopping until the drain's
+    ...                timeout, then stopped.
+    [Tags]    LC-029    LC-028
+    Start Runtime    slots=1
+    Submit Job Ignoring Cancellation    a
+    Dispatch
+    Shut Down Runtime
+    Worker Status Should Be    stopping
+    Advance Clock    29
+    Worker Status Should Be    stopping
+    Advance Clock    1
+    Job Status Should Be    a    cancelled
+    Worker Status Should Be    stopped
+
 A Cancelled Job Is Counted As Cancelled Only
     [Tags]    LC-025
     Start Runtime

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for stuck-job detection (spec/stuck.yaml, ST-001..ST-004).
+Documentation       Conformance checks for stuck-job detection (spec/stuck.yaml, ST-001..ST-005).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -210,3 +210,26 @@ A Body That Ends After Its Job Was Failed As Stuck Changes Nothing
     Counters Should Show    processed=1    failed=1    cancelled=0
     Send Heartbeat    a
     Job Last Heartbeat Should Be At Second    a    0
+
+# -- ST-005: the health report carries the last heartbeat ----------------------------------
+
+The Health Report Keeps The Latest Heartbeat Of Its Jobs
+    [Tags]    ST-005
+    Start Runtime    slots=2
+    Report Should Have No Last Heartbeat
+    Submit Job    a
+    Submit Job    b
+    Advance Clock    5
+    Dispatch
+    Report Last Heartbeat Should Be At Second    5
+    Advance Clock    5
+    Send Heartbeat    a
+    Report Last Heartbeat Should Be At Second    10
+    Send Heartbeat    b
+    Advance Clock    5
+    Report Last Heartbeat Should Be At Second    10
+    Job Returns    a    1
+    Job Returns    b    2
+    Advance Clock    60
+    Cleanup Should Remove    60    2
+    Report Last Heartbeat Should Be At Second    10

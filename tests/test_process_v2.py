@@ -23,6 +23,7 @@ from jsonschema import Draft202012Validator
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, ProcessBackend
 from jobconform.backends.process.backend import (
+    NO_HEALTH_REPORT_NOTE,
     NO_STORE_FAULTS_NOTE,
     VALIDATE_VARIABLE,
     reference_child_command,
@@ -163,11 +164,14 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
         validated_session: ChildSession) -> None:
     backend = ProcessBackend(session=validated_session)
     assert validated_session.version == 2
-    # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015).
+    # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015);
+    # nor the health report's worker fields: the health answer is six counts (LC-029).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
-                     if not claim.startswith(STORE_FAULTS)}
+                     if not claim.startswith(STORE_FAULTS) and claim != "health-report"}
     assert backend.capabilities == areas_claimed
     assert NO_STORE_FAULTS_NOTE in backend.report_notes
+    assert NO_HEALTH_REPORT_NOTE in backend.report_notes
+    assert "health-report" not in backend.capabilities
     assert callable(backend.open_breaker) and callable(backend.open_scheduling)
 
 

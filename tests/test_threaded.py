@@ -181,7 +181,8 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
         "threaded", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper",
                                           "redelivery", "idempotency", "breaker", "governor",
                                           "reminders", "admission", "loops", "scheduling",
-                                          "store", "composite", "store-faults:reminders",
+                                          "store", "composite", "health-report",
+                                          "store-faults:reminders",
                                           "store-faults:idempotency"}))
 
 

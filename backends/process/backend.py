@@ -130,6 +130,11 @@ NO_STORE_FAULTS_NOTE = (
     " plan and the kit cannot reach the child's store, so the requirements that need"
     " store-faults:<area> (RM-014, IK-015, RD-007, RP-008) are reported not claimed.")
 
+NO_HEALTH_REPORT_NOTE = (
+    "The health report's worker fields are not carried by the process protocol: its health"
+    " answer is six counts, so the requirements that need health-report (LC-029, ST-005)"
+    " are reported not claimed.")
+
 
 class ProcessBackend:
     """Entry point `process`: a child process speaking the protocol, found by command.
@@ -164,7 +169,7 @@ class ProcessBackend:
         # no message carries a fault plan, and the kit cannot reach the child's store.
         self.capabilities = claims.capabilities & carried_areas(session.version)
         self.version = session.version
-        self.report_notes = (NO_STORE_FAULTS_NOTE,)
+        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE)
 
     def _attach(self, session: ChildSession) -> None:
         """Talk to the child through `session`; version 2 needs the kit's objects on it."""

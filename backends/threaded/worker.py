@@ -47,6 +47,9 @@ from typing import Any
 from jobconform.backends import ownership
 from jobconform.backends.ownership import RecoverySchedule
 from jobconform.backends.protocol import (
+    WORKER_RUNNING,
+    WORKER_STOPPED,
+    WORKER_STOPPING,
     Clock,
     JobNotCompleted,
     JobNotFound,
@@ -180,8 +183,10 @@ class WorkerHealth:
     failed: int
     cancelled: int
     worker_id: str
-    status: str  # "running", "stopping" (no more polls) or "stopped" (threads gone)
-    last_heartbeat: datetime | None
+    # "running", "stopping" (no more polls, or a drain waiting for its deadline) or
+    # "stopped" (threads gone, or the drain has cancelled what was left) (LC-029)
+    status: str
+    last_heartbeat: datetime | None  # the latest heartbeat of the worker's jobs (ST-005)
 
 
 class ThreadedRuntime:
@@ -443,6 +448,7 @@ class ThreadedRuntime:
             free = self._config.max_workers - len(self._owned)
             if free > 0:
                 for job in self._claim(free, now):
+                    self._record_heartbeat(job.last_heartbeat)  # the claim's (ST-001)
                     self._start(job)
         except Exception:
             self._crashes.append(f"poll at {now.isoformat()}:\n{traceback.format_exc()}")
@@ -455,11 +461,13 @@ class ThreadedRuntime:
         self._state.notify_all()
 
     def _beat(self, now: datetime) -> None:
-        """Record that this worker and each job it runs are alive."""
-        self._last_heartbeat = now
+        """Record that each job this worker runs is alive: the worker's heartbeat is the
+        latest of its jobs' (ST-005)."""
         for job_id, owned in self._owned.items():
             if self._config.poll_beats_jobs:
                 beaten = ownership.heartbeat(self._store, job_id, owned.fencing_token, now)
+                if beaten is not None:
+                    self._record_heartbeat(now)
             else:
                 beaten = self._store.get(job_id)
             # A canceller in another process can only reach the owner through the store.
@@ -606,8 +614,16 @@ class ThreadedRuntime:
         with self._state:
             owned = self._owned.get(job_id)
             if owned is not None:
-                ownership.heartbeat(self._store, job_id, owned.fencing_token,
-                                    self._clock.now())
+                now = self._clock.now()
+                if ownership.heartbeat(self._store, job_id, owned.fencing_token,
+                                       now) is not None:
+                    self._record_heartbeat(now)
+
+    def _record_heartbeat(self, at: datetime | None) -> None:
+        """The health report's last heartbeat only moves forward (ST-005); the caller
+        holds `_state`."""
+        if at is not None and (self._last_heartbeat is None or at > self._last_heartbeat):
+            self._last_heartbeat = at
 
     def detect_stuck(self, job_timeout_seconds: float) -> int:
         """Fail every running job silent for more than the timeout, this worker's or a
@@ -861,9 +877,15 @@ class ThreadedRuntime:
             )
 
     def _status(self) -> str:
+        """LC-029: stopping while a stop joins its threads or a drain waits for its
+        deadline; stopped once the threads are gone or the drain has cancelled the rest."""
         if self._stopped:
-            return "stopped"
-        return "stopping" if self._stopping else "running"
+            return WORKER_STOPPED
+        if self._stopping:
+            return WORKER_STOPPING
+        if self._draining:
+            return WORKER_STOPPING if self._drain_deadline is not None else WORKER_STOPPED
+        return WORKER_RUNNING
 
     # -- retention ---------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import CapacityExceeded, Clock, RuntimeSettings, TaskScript
+from jobconform.backends.step_runtime import HealthSnapshot
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -420,6 +421,25 @@ class DrainWithoutTimeoutRuntime(MemoryRuntime):
         return
 
 
+class WorkerIdSharedRuntime(MemoryRuntime):
+    """Every runtime names its worker alike (a fixed default id instead of one made at
+    startup), so two workers on one store cannot be told apart in their health reports."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._worker_id = "worker"
+
+
+class HeartbeatFromHeldJobsRuntime(MemoryRuntime):
+    """The health report's last heartbeat is read from the records still held, so cleanup
+    of the jobs that beat last takes it back (or away)."""
+
+    def health(self) -> HealthSnapshot:
+        beats = [job.last_heartbeat for job in self._store.list()
+                 if job.last_heartbeat is not None]
+        return replace(super().health(), last_heartbeat=max(beats, default=None))
+
+
 def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
                   catches: str, source: str, profile: str = "canonical") -> GalleryEntry:
     """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
@@ -493,6 +513,10 @@ GALLERY = (
                   profile="task-manager"),
     _memory_entry("module_id_unchecked", ModuleIdUncheckedRuntime, "LC-027",
                   "seed 004 Contract: AsyncTaskManager.submit", profile="task-manager"),
+    _memory_entry("worker_id_shared", WorkerIdSharedRuntime, "LC-029",
+                  "seed 000 Startup (a unique worker id) and Health Report"),
+    _memory_entry("heartbeat_from_held_jobs", HeartbeatFromHeldJobsRuntime, "ST-005",
+                  "seed 000 Health Report (the last heartbeat)"),
     _memory_entry("drain_without_timeout", DrainWithoutTimeoutRuntime, "LC-028",
                   "issue 22 (graceful shutdown that drains with a timeout)",
                   profile="draining-worker"),

@@ -604,6 +604,44 @@ class JobconformLibrary:
                              f" total={total}, backend shows queued={actual[0]}"
                              f" running={actual[1]} total={actual[2]}")
 
+    @keyword("Worker Status Should Be")
+    def worker_status_should_be(self, status: str) -> None:
+        """The health report names its worker, non-empty and the same id as the harness
+        saw first, with ``status`` (LC-029)."""
+        health = self._health()
+        worker_id = getattr(health, "worker_id", "<missing>")
+        first = self.harness.worker_id or worker_id
+        if not isinstance(worker_id, str) or not worker_id or worker_id != first:
+            raise self._fail(f"the health report's worker_id should stay {first!r} (a"
+                             f" non-empty string), backend shows {worker_id!r}")
+        actual = getattr(health, "status", "<missing>")
+        if actual != status:
+            raise self._fail(f"the worker status should be {status!r}, backend shows"
+                             f" {actual!r}")
+
+    @keyword("A Second Runtime Should Name Another Worker")
+    def second_runtime_names_another_worker(self) -> None:
+        """Two runtimes the backend opens never share a worker id (LC-029)."""
+        self.harness.check_worker_id_unique()
+
+    @keyword("Report Last Heartbeat Should Be At Second")
+    def report_heartbeat_should_be(self, seconds: float) -> None:
+        """The health report's last heartbeat, a UTC time ``seconds`` after the clock's
+        start (ST-005)."""
+        actual = getattr(self._health(), "last_heartbeat", "<missing>")
+        expected = EPOCH + timedelta(seconds=seconds)
+        if not (isinstance(actual, datetime) and actual.utcoffset() == timedelta(0)
+                and actual == expected):
+            raise self._fail(f"the health report's last heartbeat should be"
+                             f" {expected.isoformat()} (UTC), backend shows {actual!r}")
+
+    @keyword("Report Should Have No Last Heartbeat")
+    def report_has_no_heartbeat(self) -> None:
+        actual = getattr(self._health(), "last_heartbeat", "<missing>")
+        if actual is not None:
+            raise self._fail(f"the health report should have no last heartbeat yet, backend"
+                             f" shows {actual!r}")
+
     @keyword("Counters Should Show")
     def counters_should_show(self, processed: int, failed: int, cancelled: int) -> None:
         """The backend's outcome counters show ``processed``, ``failed`` and ``cancelled``."""

@@ -156,6 +156,23 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             super().__init__()
             self.harness = self._open()
             self.counter = 0
+            self._second_runtime_names_another_worker()
+
+        # The health report's worker id is the runtime's own: a second runtime of the
+        # backend names another (LC-029). The report's fields are compared after every
+        # rule; this is the one check a single runtime cannot show. It runs as each
+        # sequence opens, drawing nothing, so the other rules' sequences stay as they were.
+        def _second_runtime_names_another_worker(self) -> None:
+            if not self.harness.claims_health_report:
+                return
+            run.steps += 1
+            try:
+                self.harness.check_worker_id_unique()
+            except Divergence as divergence:
+                run.divergence = divergence
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
 
         @staticmethod
         def _open() -> Harness:

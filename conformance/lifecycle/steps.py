@@ -787,6 +787,49 @@ def check_counters(context: Any, processed: int, failed: int, cancelled: int) ->
            actual)
 
 
+# -- Then: the health report's worker (LC-029) and its last heartbeat (ST-005) ---------------
+
+
+@check_step('the health report names its worker, with status "{status}"')
+def check_worker_status(context: Any, status: str) -> None:
+    """worker_id (non-empty, the same as at the first snapshot) and status, as the BACKEND
+    reports them (LC-029)."""
+    harness = state_of(context).harness
+    health = harness.runtime.health()
+    worker_id = getattr(health, "worker_id", "<missing>")
+    first = harness.worker_id or worker_id  # as the harness saw it first
+    _check(context, isinstance(worker_id, str) and bool(worker_id) and worker_id == first,
+           "the health report's worker_id (non-empty, the same in every snapshot)", first,
+           worker_id)
+    actual = getattr(health, "status", "<missing>")
+    _check(context, actual == status, "the health report's worker status", status, actual)
+
+
+@check_step("a second runtime of the backend names another worker")
+def check_second_worker(context: Any) -> None:
+    """Two runtimes the backend opens never share a worker id (LC-029)."""
+    state_of(context).harness.check_worker_id_unique()
+
+
+@check_step("the health report's last heartbeat is at second {seconds:g}")
+def check_report_heartbeat(context: Any, seconds: float) -> None:
+    """last_heartbeat as the BACKEND's health report shows it, in UTC (ST-005)."""
+    actual = getattr(state_of(context).harness.runtime.health(), "last_heartbeat",
+                     "<missing>")
+    expected = _at(seconds)
+    in_utc = isinstance(actual, datetime) and actual.utcoffset() == timedelta(0)
+    _check(context, in_utc and actual == expected,
+           "the health report's last_heartbeat (timezone-aware UTC)",
+           f"{expected.isoformat()} (second {seconds:g})", actual)
+
+
+@check_step("the health report has no last heartbeat")
+def check_report_no_heartbeat(context: Any) -> None:
+    actual = getattr(state_of(context).harness.runtime.health(), "last_heartbeat",
+                     "<missing>")
+    _check(context, actual is None, "the health report's last_heartbeat", None, actual)
+
+
 # -- retry: submissions with a policy, and the delay function (spec area "retry") -------------
 
 _RETRY_FIELDS = ("{retries:d} retries, a delay of {delay:g} ms, multiplier {multiplier:g}"
