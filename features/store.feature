@@ -142,3 +142,23 @@ Feature: Task store
     And the store lists the tasks expired before 2 seconds
     And the store deletes task "t1"
     Then the store answers without an error
+
+  # -- TS-010: several threads at once -----------------------------------------------------------
+
+  @TS-010
+  Scenario: Eight threads saving at once lose none of their records
+    Given the store saves task "held" as {"status": "running", "started_at": 1}
+    When threads save the tasks "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8" at once, each as {"status": "succeeded", "started_at": 1, "completed_at": 2, "result": 1.0}
+    Then the store's list holds the tasks "held", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8"
+    When task "s5" is read from the store
+    Then the store answers task "s5" as {"status": "succeeded", "started_at": 1, "completed_at": 2, "result": 1.0}
+
+  @TS-010
+  Scenario: Threads replacing held records at once each leave their own version
+    Given the store saves task "a" as {"status": "queued"}
+    And the store saves task "b" as {"status": "queued"}
+    When threads save the tasks "a", "b", "c" at once, each as {"status": "running", "started_at": 3}
+    And the store lists its running tasks
+    Then the store's list holds the tasks "a", "b", "c"
+    When the store lists its queued tasks
+    Then the store's list holds no tasks

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for task stores (spec/store.yaml, TS-001..TS-009).
+Documentation       Conformance checks for task stores (spec/store.yaml, TS-001..TS-010).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -103,3 +103,19 @@ Every Operation Answers Through An Awaitable
     List Tasks Expired Before    2
     Delete Task    t1
     Store Should Not Raise
+
+Saves Made At Once From Several Threads Lose Nothing
+    [Tags]    TS-010
+    Save Task    held    {"status": "running", "started_at": 1}
+    Save Tasks At Once    s1    s2    s3    s4    s5    s6    s7    s8    fields={"status": "succeeded", "started_at": 1, "completed_at": 2, "result": 1.0}
+    Listed Tasks Should Be    held    s1    s2    s3    s4    s5    s6    s7    s8
+    Read Task    s5
+    Task Should Read    s5    {"status": "succeeded", "started_at": 1, "completed_at": 2, "result": 1.0}
+
+Threads Replacing Held Records At Once Each Leave Their Own Version
+    [Tags]    TS-010
+    Save Task    a    {"status": "queued"}
+    Save Task    b    {"status": "queued"}
+    Save Tasks At Once    a    b    c    fields={"status": "running", "started_at": 3}
+    List Tasks    running
+    Listed Tasks Should Be    a    b    c

@@ -1,4 +1,4 @@
-"""The store area (spec/store.yaml, TS-001..TS-009): the oracle's rules, the kit's stores
+"""The store area (spec/store.yaml, TS-001..TS-010): the oracle's rules, the kit's stores
 through the harness on every database, the async form under the task-manager profile, and
 the gallery's broken stores each caught by the machine with the requirement it breaks."""
 
@@ -33,11 +33,12 @@ from jobconform.reference.store.commands import (
     GetTask,
     ListExpired,
     ListTasks,
+    SaveConcurrently,
     SaveTask,
     StoreCommand,
 )
 from jobconform.reference.store.oracle import StoreOracle, TaskRecord, is_expired
-from jobconform.spec import load_registry
+from jobconform.spec import Profile, load_registry
 
 REGISTRY = load_registry()
 CANONICAL = REGISTRY.profile("canonical")
@@ -177,6 +178,109 @@ def test_concurrent_saves_of_one_new_id_leave_one_record(kind: str, tmp_path: Pa
             assert len(held) == 1 and held[0] in versions
         finally:
             store.close()
+
+
+# -- saves from several threads at once (TS-010) --------------------------------------------------
+
+
+def concurrent_batch(prefix: str, count: int) -> SaveConcurrently:
+    return SaveConcurrently(tuple(record(f"{prefix}{n}", status="succeeded", completed_at=2,
+                                         result=1.0) for n in range(count)))
+
+
+def run_concurrent_saves(backend: MemoryBackend, profile: Profile) -> set[str]:
+    harness = StoreHarness(backend, profile, REGISTRY)
+    try:
+        harness.run(SaveTask(record("s0", status="queued")))  # replaced by the batch
+        for round_number in range(5):
+            harness.run(concurrent_batch(f"r{round_number}-", 8))
+        harness.run(SaveConcurrently((record("s0", status="running", started_at=1),
+                                      record("s1"))))
+        listed = harness.run(ListTasks("running"))
+        assert isinstance(listed, tuple)
+        assert [form.task_id for form in listed] == ["s0"]
+    finally:
+        harness.close()
+    return harness.exercised
+
+
+@pytest.mark.parametrize("backend", [MemoryBackend(), SqlBackend("sqlite://"),
+                                     ThreadedBackend(), ThreadedSqlBackend("sqlite://")],
+                         ids=lambda backend: backend.name)
+def test_every_kit_store_keeps_every_concurrent_save(backend: MemoryBackend) -> None:
+    assert "TS-010" in run_concurrent_saves(backend, CANONICAL)
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
+def test_the_sql_store_keeps_every_concurrent_save_on_the_servers(kind: str,
+                                                                 tmp_path: Path) -> None:
+    with database(kind, tmp_path) as url:
+        assert "TS-009" in run_concurrent_saves(SqlBackend(url), TASK_MANAGER)
+
+
+def test_a_concurrent_save_names_each_task_id_once() -> None:
+    with pytest.raises(ValueError, match="each task id once"):
+        SaveConcurrently((record("a"), record("a")))
+    with pytest.raises(ValueError, match="2 to 8 records"):
+        SaveConcurrently((record("a"),))
+
+
+def test_saves_lost_on_other_threads_are_ts_010s() -> None:
+    backend = load_backend("jobconform.conformance.store.gallery:store_connection_per_thread")
+    harness = StoreHarness(backend, TASK_MANAGER, REGISTRY)
+    try:
+        harness.run(SaveTask(record("held")))  # the harness's own thread still works
+        assert harness.run(GetTask("held")) is not None
+        with pytest.raises(Divergence) as caught:
+            harness.run(concurrent_batch("c", 3))
+        assert caught.value.requirements[0] == "TS-010"
+    finally:
+        harness.close()
+
+
+class _SaveRaisesBesideAnotherStore(InMemoryTaskStore):
+    """save refuses any thread but the one that opened the store, as sqlite3 does with
+    check_same_thread."""
+
+    def save(self, record: TaskRecord) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            raise RuntimeError("SQLite objects created in a thread can only be used in that"
+                               " same thread")
+        super().save(record)
+
+
+class _SaveRaisesBackend(ThreadedBackend):
+    def open_store(self, clock: Clock) -> _SaveRaisesBesideAnotherStore:  # type: ignore[override]
+        return _SaveRaisesBesideAnotherStore()
+
+
+def test_a_save_raising_beside_another_is_ts_010s() -> None:
+    harness = StoreHarness(_SaveRaisesBackend(), CANONICAL, REGISTRY)
+    try:
+        with pytest.raises(Divergence, match=r"TS-010(.*\n)*.*actual: +Raised"):
+            harness.run(concurrent_batch("c", 2))
+    finally:
+        harness.close()
+
+
+class _HangingSaveStore(InMemoryTaskStore):
+    def save(self, record: TaskRecord) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            threading.Event().wait(3)  # longer than the harness waits for a saver
+
+
+class _HangingSaveBackend(ThreadedBackend):
+    def open_store(self, clock: Clock) -> _HangingSaveStore:  # type: ignore[override]
+        return _HangingSaveStore()
+
+
+def test_a_saver_that_never_returns_is_the_adapters_error() -> None:
+    harness = StoreHarness(_HangingSaveBackend(), CANONICAL, REGISTRY, safety_timeout=1.0)
+    try:
+        with pytest.raises(AdapterError, match="did not finish"):
+            harness.run(concurrent_batch("c", 2))
+    finally:
+        harness.close()
 
 
 # -- sync and async stores (TS-009) -------------------------------------------------------------

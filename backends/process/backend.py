@@ -136,6 +136,13 @@ NO_HEALTH_REPORT_NOTE = (
     " are reported not claimed.")
 
 
+SERIAL_STORE_NOTE = (
+    "TS-010 (saves from several threads at once) reaches the child through one pipe that"
+    " carries one request at a time: the kit's threads send their saves together, but the"
+    " child's store is never called from two threads, so a pass shows the saves arrive and"
+    " are kept, not that the child's store is thread-safe.")
+
+
 class ProcessBackend:
     """Entry point `process`: a child process speaking the protocol, found by command.
 
@@ -169,7 +176,7 @@ class ProcessBackend:
         # no message carries a fault plan, and the kit cannot reach the child's store.
         self.capabilities = claims.capabilities & carried_areas(session.version)
         self.version = session.version
-        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE)
+        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE, SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:
         """Talk to the child through `session`; version 2 needs the kit's objects on it."""

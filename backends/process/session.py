@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import collections
 import contextlib
+import itertools
 import os
 import select
 import shlex
@@ -102,7 +103,10 @@ class ChildSession:
         self.timeout_seconds = timeout_seconds
         self.validate = validate
         self._lock = threading.Lock()
-        self._next_id = 1
+        # Request ids come from a counter whose next() is atomic, since several of the
+        # kit's threads may send requests at once (TS-010's savers); the exchanges
+        # themselves take turns under the lock.
+        self._ids = itertools.count(1)
         self._unread = b""  # what the child wrote after the last complete line
         self._last_line = b""
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
@@ -251,8 +255,7 @@ class ChildSession:
         return self._malformed(operation, problem, message)
 
     def _envelope(self, operation: str, args: dict[str, Any]) -> dict[str, Any]:
-        request: dict[str, Any] = {"id": self._next_id, "op": operation, "args": args}
-        self._next_id += 1
+        request: dict[str, Any] = {"id": next(self._ids), "op": operation, "args": args}
         return request
 
     def _exchange(self, request: dict[str, Any], operation: str) -> dict[str, Any]:

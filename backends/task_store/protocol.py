@@ -1,4 +1,4 @@
-"""The task store adapter protocol (seed 004 §1.1; spec/store.yaml, TS-001..TS-009).
+"""The task store adapter protocol (seed 004 §1.1; spec/store.yaml, TS-001..TS-010).
 
 A backend that claims the `store` capability has a method
 
@@ -64,7 +64,8 @@ class TaskStore(Protocol):
 
     def save(self, record: TaskRecord) -> None:
         """Create the record, or replace the one held under its task id as a whole
-        (TS-001, TS-002)."""
+        (TS-001, TS-002). Several threads may call it at once; none loses its record
+        (TS-010)."""
         ...
 
     def get(self, task_id: str) -> TaskView | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import threading
 from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
@@ -103,6 +104,28 @@ class LiveRecordStore:
         self._live.clear()
 
 
+class ConnectionPerThreadStore(InMemoryTaskStore):
+    """Each thread gets its own connection to an in-memory SQLite database, and each such
+    connection is a database of its own: a save made on another thread lands where no
+    later reader looks, so concurrent savers lose their records (every operation from a
+    single thread still works)."""
+
+    def __init__(self) -> None:
+        self._per_thread = threading.local()
+        super().__init__()
+
+    @property
+    def _records(self) -> dict[str, TaskRecord]:
+        held: dict[str, TaskRecord] | None = getattr(self._per_thread, "records", None)
+        if held is None:
+            held = self._per_thread.records = {}
+        return held
+
+    @_records.setter
+    def _records(self, records: dict[str, TaskRecord]) -> None:
+        self._per_thread.records = records
+
+
 def _entry(name: str, broken: type, catches: str, source: str,
            open_broken: Callable[[], object]) -> GalleryEntry:
     """The memory backend with a broken task store, loadable as `<this module>:<name>`."""
@@ -139,4 +162,6 @@ GALLERY = (
            "seed 004 D-23: snapshots, never live references", LiveRecordStore),
     _memory_entry("store_float_result_narrowed", NarrowedFloatStore, "TS-001",
                   "seed 004 TaskStore.get: the stored record"),
+    _memory_entry("store_connection_per_thread", ConnectionPerThreadStore, "TS-010",
+                  "seed 004 TaskStore.save: thread_safe"),
 )

@@ -5,14 +5,18 @@ A store may answer directly or with awaitables (seed 004's D-17 makes them async
 harness awaits an awaitable answer on an event loop of its own whose time is the virtual
 clock (`jobconform.bridges.VirtualLoop`), so both forms meet the same checks. Lists are
 compared as sets, since the contract fixes no order. Every record the store hands out is
-kept and compared again after each later command: it must not change (TS-008). The first
-difference raises `Divergence` naming the requirement that explains it first.
+kept and compared again after each later command: it must not change (TS-008). A
+concurrent save (TS-010) calls save from several real threads released together, each
+awaiting its own answer on an event loop of its own, then lists the store from the
+harness's thread: every record saved must be there. The first difference raises
+`Divergence` naming the requirement that explains it first.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -37,6 +41,7 @@ from jobconform.reference.store.commands import (
     GetTask,
     ListExpired,
     ListTasks,
+    SaveConcurrently,
     SaveTask,
     StoreCommand,
     describe_store,
@@ -52,6 +57,7 @@ from jobconform.spec import Profile, Registry, load_registry
 
 ASYNC_REQUIREMENT = "TS-009"
 SNAPSHOT_REQUIREMENT = "TS-008"
+CONCURRENT_SAVE_REQUIREMENT = "TS-010"
 # Records handed out that the harness keeps re-checking (TS-008); the oldest go first.
 HELD_SNAPSHOTS = 64
 _MISSING = "<missing>"
@@ -237,6 +243,12 @@ class StoreHarness:
             case DeleteTask():
                 model.delete(command.task_id)
                 return None, ("TS-005",)
+            case SaveConcurrently():
+                model.save_concurrently(command.records)
+                for record in command.records:
+                    self.saved.setdefault(record.task_id, []).append(RecordForm.of(record))
+                return _sorted([RecordForm.of(r) for r in model.list()]), \
+                    (CONCURRENT_SAVE_REQUIREMENT, "TS-004")
             case ListExpired():
                 unfinished = any(r.status in (QUEUED, RUNNING) for r in model.records.values())
                 expected_list = _sorted([RecordForm.of(r)
@@ -305,7 +317,64 @@ class StoreHarness:
             case ListExpired():
                 before = command.before
                 return self._listed(self._call("list_expired", lambda expired: expired(before)))
+            case SaveConcurrently():
+                raised = self._save_on_threads(command.records)
+                if raised is not None:
+                    return raised, []
+                return self._listed(self._call("list", lambda listing: listing()))
         raise ValueError(f"not a store command: {command!r}")
+
+    def _save_on_threads(self, records: tuple[TaskRecord, ...]) -> Raised | None:
+        """Call save(record) for each record on a thread of its own, the threads released
+        together by a barrier; an awaitable answer is awaited on that thread, on an event
+        loop of its own. Returns the first saver's error in record order, or None.
+
+        Raises:
+            Divergence: under a profile needing awaitables, a save answered directly.
+            AdapterError: the store has no save, or a saver did not finish in time.
+        """
+        save = getattr(self.store, "save", None)
+        if not callable(save):
+            raise AdapterError(f"the task store of {self.backend.name!r} has no save();"
+                               " see jobconform.backends.task_store.protocol")
+        # Half the watchdog's limit for each wait, so that a hung store is reported as
+        # the adapter's error before the watchdog ends the process.
+        limit = self.safety_timeout / 2
+        start_together = threading.Barrier(len(records))
+        answers: list[object] = [None] * len(records)
+        awaited = [False] * len(records)
+
+        def saver(index: int, record: TaskRecord) -> None:
+            try:
+                start_together.wait(timeout=limit)
+                answer = save(record)
+                awaited[index] = inspect.isawaitable(answer)
+                if inspect.isawaitable(answer):
+                    loop = VirtualLoop(self.clock, safety_limit_seconds=limit)
+                    try:
+                        loop.run(answer, name="save()")
+                    finally:
+                        loop.close()
+            except Exception as error:
+                answers[index] = Raised(type(error).__name__, str(error))
+
+        threads = [threading.Thread(target=saver, args=(index, record), daemon=True,
+                                    name=f"jobconform-saver-{index + 1}")
+                   for index, record in enumerate(records)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=limit)
+            if thread.is_alive():
+                raise AdapterError(f"a save on {thread.name} did not finish within {limit:g} s"
+                                   " of real time while other threads saved too")
+        if self.async_required:
+            self.exercised.add(ASYNC_REQUIREMENT)
+            if not all(awaited):
+                raise self._fail((ASYNC_REQUIREMENT,), "what save() returned on a saver"
+                                 " thread", "an awaitable (a coroutine), as the profile"
+                                 " requires", "a plain answer, given by a blocking call")
+        return next((answer for answer in answers if isinstance(answer, Raised)), None)
 
     @staticmethod
     def _listed(found: object) -> tuple[object, list[object]]:
@@ -327,7 +396,10 @@ class StoreHarness:
                  requirements: tuple[str, ...]) -> None:
         if expected == actual:
             return
-        if isinstance(command, ListTasks | ListExpired) and isinstance(actual, tuple):
+        if isinstance(command, SaveConcurrently) and isinstance(actual, tuple):
+            assert isinstance(expected, tuple)
+            requirements = self._blame_concurrent(command, expected, actual)
+        elif isinstance(command, ListTasks | ListExpired) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
             requirements = self._blame_list(command, expected, actual) + requirements
         elif isinstance(command, GetTask) and isinstance(actual, RecordForm):
@@ -358,6 +430,29 @@ class StoreHarness:
         if listed:
             return ("TS-004",)  # the right record, where the filter should have left it out
         return ("TS-004", *model.explaining(task_id))
+
+    def _blame_concurrent(self, command: SaveConcurrently, expected: tuple[RecordForm, ...],
+                          actual: tuple[RecordForm, ...]) -> tuple[str, ...]:
+        """The requirements explaining the first record the list after a concurrent save
+        gets wrong: a record saved by one of the threads and missing is lost (TS-010);
+        one shown as a version saved before, a replacement lost (TS-002, TS-010); one
+        shown altered, the round trip (TS-001). A difference about a record the batch did
+        not touch is the list's."""
+        saved_now = {record.task_id for record in command.records}
+        differing = sorted({str(form.task_id) for form in set(expected) ^ set(actual)}
+                           & saved_now)
+        if not differing:
+            return (*self._blame_list(ListTasks(), expected, actual),
+                    CONCURRENT_SAVE_REQUIREMENT)
+        task_id = differing[0]
+        listed = [form for form in actual if form.task_id == task_id]
+        if not listed:
+            return (CONCURRENT_SAVE_REQUIREMENT, "TS-004")
+        if len(listed) > 1:
+            return ("TS-004", "TS-002", CONCURRENT_SAVE_REQUIREMENT)
+        if listed[0] in self.saved.get(task_id, [])[:-1]:
+            return (CONCURRENT_SAVE_REQUIREMENT, "TS-002")
+        return ("TS-001", CONCURRENT_SAVE_REQUIREMENT)
 
     def _explaining_version(self, task_id: str, shown: RecordForm) -> tuple[str, ...]:
         """The rules explaining a wrong version of a held record: a version saved earlier

@@ -1,4 +1,4 @@
-"""Robot Framework keywords for task stores (robot/store.robot, TS-001..TS-009).
+"""Robot Framework keywords for task stores (robot/store.robot, TS-001..TS-010).
 
 Every keyword that saves, reads, lists or deletes drives the `StoreHarness`, so the store
 and the oracle see the same command and a difference fails the test with the harness's
@@ -43,6 +43,7 @@ from jobconform.reference.store.commands import (
     GetTask,
     ListExpired,
     ListTasks,
+    SaveConcurrently,
     SaveTask,
     StoreCommand,
 )
@@ -108,6 +109,15 @@ class StoreLibrary:
     def save_task(self, task_id: str, fields: str = "{}") -> None:
         """Save the record of ``task_id`` with these fields (a JSON object)."""
         self._run(SaveTask(record_from_fields(task_id, _json(fields))))
+
+    @keyword("Save Tasks At Once")
+    def save_tasks_at_once(self, *task_ids: str, fields: str = "{}") -> None:
+        """Save a record of each of ``task_ids`` (with these fields) on a thread of its
+        own, the threads released together (TS-010); the answer is the store's list
+        afterwards."""
+        record_fields = _json(fields)
+        self._run(SaveConcurrently(tuple(record_from_fields(task_id, record_fields)
+                                         for task_id in task_ids)))
 
     @keyword("Read Task")
     def read_task(self, task_id: str) -> None:

@@ -6,13 +6,18 @@ The harness compares every answer with the oracle and re-checks every record han
 from a few whole seconds, and list_expired's cut-offs from the same ones, so records
 completed exactly at a cut-off come up often (TS-006), as do queued and running records
 that carry a completion instant (TS-007). Results include 1, 1.0, true and "1", which a
-store must keep apart (TS-001).
+store must keep apart (TS-001). Several threads save at once (TS-010) records of ids
+no other rule uses and the store does not hold (c1 to c4): a save lost to concurrency is
+then told apart from a replacement the store got wrong, and with each id used once an
+example has at most two such saves, which keeps the machine's real threads few.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from jobconform.backends.protocol import Backend
 from jobconform.backends.task_store.protocol import STORE
@@ -25,6 +30,7 @@ from jobconform.reference.store.commands import (
     GetTask,
     ListExpired,
     ListTasks,
+    SaveConcurrently,
     SaveTask,
     StoreCommand,
 )
@@ -38,6 +44,7 @@ ERRORS = (None, "boom", "")
 SECONDS = (0, 10, 20, 30)
 CUT_OFFS = (10, 20, 30, 40)
 STEPS_PER_EXAMPLE = 30
+CONCURRENT_IDS = ("c1", "c2", "c3", "c4")
 
 
 instants = st.sampled_from(SECONDS).map(at_seconds)
@@ -64,6 +71,7 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
         def __init__(self) -> None:
             super().__init__()
             self.harness: StoreHarness | None = None
+            self.unused_concurrent_ids = list(CONCURRENT_IDS)
 
         @initialize()
         def open_store(self) -> None:
@@ -87,6 +95,15 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
         @rule(record=records)
         def save(self, record: TaskRecord) -> None:
             self._run(SaveTask(record))
+
+        @precondition(lambda self: len(self.unused_concurrent_ids) >= 2)
+        @rule(batch=st.lists(records, min_size=2, max_size=len(CONCURRENT_IDS)))
+        def save_concurrently(self, batch: list[TaskRecord]) -> None:
+            fresh = [replace(record, task_id=task_id)
+                     for record, task_id in zip(batch, self.unused_concurrent_ids,
+                                                strict=False)]
+            del self.unused_concurrent_ids[:len(fresh)]
+            self._run(SaveConcurrently(tuple(fresh)))
 
         @rule(task_id=st.sampled_from(TASK_IDS))
         def get(self, task_id: str) -> None:

@@ -1,4 +1,4 @@
-"""Behave steps for task stores (features/store.feature, TS-001..TS-009).
+"""Behave steps for task stores (features/store.feature, TS-001..TS-010).
 
 Each When-step sends one command through `StoreHarness.run`, so the store's answer is
 compared with the oracle's and a `Divergence` fails the scenario with the requirement
@@ -32,6 +32,7 @@ from jobconform.reference.store.commands import (
     GetTask,
     ListExpired,
     ListTasks,
+    SaveConcurrently,
     SaveTask,
     StoreCommand,
 )
@@ -77,6 +78,14 @@ def _ids(text: str) -> list[str]:
 @action_step('the store saves task "{task_id}" as {fields:Json}')
 def step_save(context: Any, task_id: str, fields: JsonValue) -> None:
     store_of(context).run(SaveTask(record_from_fields(task_id, fields)))
+
+
+@action_step("threads save the tasks {ids} at once, each as {fields:Json}")
+def step_save_concurrently(context: Any, ids: str, fields: JsonValue) -> None:
+    """One thread per task id, released together (TS-010); the answer is the store's list
+    afterwards."""
+    records = tuple(record_from_fields(task_id, fields) for task_id in _ids(ids))
+    store_of(context).run(SaveConcurrently(records))
 
 
 @action_step('task "{task_id}" is read from the store')

@@ -40,7 +40,31 @@ class ListExpired:
     before: datetime
 
 
-StoreCommand: TypeAlias = SaveTask | GetTask | ListTasks | DeleteTask | ListExpired
+# Savers started at once by a concurrent save: enough for real contention, few enough
+# that a check stays quick.
+MAX_CONCURRENT_SAVERS = 8
+
+
+@dataclass(frozen=True)
+class SaveConcurrently:
+    """Save each record on a thread of its own, all threads started at once (TS-010);
+    then list the store. Each task id appears once: the order of concurrent saves of one
+    id is not defined, so only saves of distinct ids have one right outcome."""
+
+    records: tuple[TaskRecord, ...]
+
+    def __post_init__(self) -> None:
+        if not 2 <= len(self.records) <= MAX_CONCURRENT_SAVERS:
+            raise ValueError(f"a concurrent save has 2 to {MAX_CONCURRENT_SAVERS} records,"
+                             f" not {len(self.records)}")
+        task_ids = [record.task_id for record in self.records]
+        if len(set(task_ids)) != len(task_ids):
+            raise ValueError(f"a concurrent save saves each task id once, not {task_ids}:"
+                             " the order of concurrent saves of one id is not defined")
+
+
+StoreCommand: TypeAlias = (SaveTask | GetTask | ListTasks | DeleteTask | ListExpired
+                           | SaveConcurrently)
 
 
 def _instant(value: datetime | None) -> str:
@@ -74,4 +98,7 @@ def describe_store(command: StoreCommand) -> str:
             return "ListTasks()" if command.status is None else f"ListTasks({command.status!r})"
         case ListExpired():
             return f"ListExpired(before={_instant(command.before)})"
+        case SaveConcurrently():
+            saved = "; ".join(describe_record(record) for record in command.records)
+            return f"SaveConcurrently({saved})"
     raise ValueError(f"not a store command: {command!r}")

@@ -1,4 +1,4 @@
-"""The task store oracle (TS-001..TS-009): what a store holds after each operation.
+"""The task store oracle (TS-001..TS-010): what a store holds after each operation.
 
 A store is a map from task id to record, and the rules are few: `save` replaces the whole
 record of its id, `delete` forgets one, `list` filters by status, and `list_expired` keeps
@@ -93,6 +93,13 @@ class StoreOracle:
         seen = self.history.setdefault(record.task_id, IdHistory())
         seen.saves += 1
         seen.deleted = False
+
+    def save_concurrently(self, records: tuple[TaskRecord, ...]) -> None:
+        """Saves made at once from several threads (TS-010) end as if made one after
+        another in some order; with distinct task ids every order holds the same records,
+        so nothing any thread saved may be missing."""
+        for record in records:
+            self.save(record)
 
     def get(self, task_id: str) -> TaskRecord | None:
         return self.records.get(task_id)
