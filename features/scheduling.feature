@@ -295,3 +295,51 @@ Feature: Scheduling and autonomy
     When the schedulers are down for 60 seconds and one restarts
     And all schedules are listed
     Then the schedules listed are "a, b"
+
+  # -- SC-017: editing -------------------------------------------------------------------------
+
+  @SC-017
+  Scenario: An edit changes the fields given, and a new timetable starts from the edit
+    Given cron schedule "a" runs "hourly" at "0 * * * *" in UTC
+    And one-shot job "b" is scheduled with message "once" and a delay of 7200 seconds
+    When the scheduling clock advances 1800 seconds
+    And schedule "a" is edited to run "every quarter to"
+    Then the schedule answer is "edited"
+    And schedule "a" runs "every quarter to"
+    And schedule "a" next fires at 2026-01-01T01:00:00Z
+    When schedule "a" is edited to run at "45 * * * *" in Europe/Berlin
+    Then schedule "a" next fires at 2026-01-01T00:45:00Z
+    When schedule "a" is edited to run at "not cron" in UTC
+    Then the schedule answer is "rejected:expression"
+    And schedule "a" next fires at 2026-01-01T00:45:00Z
+    When schedule "b" is edited to run in Europe/Berlin
+    Then the schedule answer is "rejected:schedule"
+    When schedule "ghost" is edited to run "x"
+    Then the schedule answer is "not_found"
+    When the scheduling clock advances 900 seconds
+    Then execution 1 of schedule "a" is a schedule run for 2026-01-01T00:45:00Z
+    And execution 1 of schedule "a" dispatched "every quarter to"
+    And schedule "a" was created at 2026-01-01T00:00:00Z
+
+  # -- SC-018: deleting ------------------------------------------------------------------------
+
+  @SC-018
+  Scenario: A deleted schedule never fires again and is not found
+    Given cron schedule "a" runs "hourly" at "0 * * * *" in UTC
+    And cron schedule "b" runs "half past" at "30 * * * *" in UTC
+    When the scheduling clock advances 3600 seconds
+    Then schedule "a" was dispatched 1 time
+    When schedule "a" is deleted
+    Then the schedule answer is "deleted"
+    And schedule "a" is not held
+    When the scheduling clock advances 7200 seconds
+    And the schedulers are down for 7200 seconds and one restarts
+    Then schedule "a" was dispatched 1 time
+    When all schedules are listed
+    Then the schedules listed are "b"
+    When schedule "a" is triggered by hand
+    Then the schedule answer is "not_found"
+    When the history of schedule "a" is read
+    Then the schedule answer is "not_found"
+    When schedule "a" is deleted
+    Then the schedule answer is "not_found"

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for scheduling and autonomy (spec/scheduling.yaml,
-...                 SC-001..SC-016).
+...                 SC-001..SC-018).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -262,3 +262,48 @@ Reads Are Snapshots In Creation Order
     Restart Schedulers    down=60
     ${listed}=    List Schedules
     Listed Schedules Should Be    ${listed}    a    b
+
+An Edit Changes The Fields Given And Restarts The Timetable
+    [Tags]    SC-017
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=hourly
+    Schedule One-Shot Job    b    once    delay=7200
+    Advance Scheduling Clock    1800
+    ${answer}=    Edit Schedule    a    message=every quarter to
+    Answer Should Be    ${answer}    edited
+    Message Should Be    a    every quarter to
+    Next Fire Should Be    a    2026-01-01T01:00:00Z
+    Edit Schedule    a    expression=45 * * * *    timezone=Europe/Berlin
+    Next Fire Should Be    a    2026-01-01T00:45:00Z
+    ${answer}=    Edit Schedule    a    expression=not cron
+    Answer Should Be    ${answer}    rejected:expression
+    Next Fire Should Be    a    2026-01-01T00:45:00Z
+    ${answer}=    Edit Schedule    b    timezone=Europe/Berlin
+    Answer Should Be    ${answer}    rejected:schedule
+    ${answer}=    Edit Schedule    ghost    message=x
+    Answer Should Be    ${answer}    not_found
+    Advance Scheduling Clock    900
+    Execution Should Be    a    1    schedule    2026-01-01T00:45:00Z
+    Execution Should Have Dispatched    a    1    every quarter to
+
+A Deleted Schedule Never Fires Again
+    [Tags]    SC-018
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *
+    Create Cron Schedule    b    30 * * * *
+    Advance Scheduling Clock    3600
+    Dispatches Should Be    a    1
+    ${answer}=    Delete Schedule    a
+    Answer Should Be    ${answer}    deleted
+    Schedule Should Not Be Held    a
+    Advance Scheduling Clock    7200
+    Restart Schedulers    down=7200
+    Dispatches Should Be    a    1
+    ${listed}=    List Schedules
+    Listed Schedules Should Be    ${listed}    b
+    ${answer}=    Trigger Schedule    a
+    Answer Should Be    ${answer}    not_found
+    ${answer}=    Read History    a
+    Answer Should Be    ${answer}    not_found
+    ${answer}=    Delete Schedule    a
+    Answer Should Be    ${answer}    not_found

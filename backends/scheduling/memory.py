@@ -65,6 +65,21 @@ class InMemoryScheduleStore:
             self._shelf.schedules[schedule_id] = replace(current, next_fire_at=following)
             return True
 
+    def replace(self, schedule: StoredSchedule) -> bool:
+        with self._shelf.lock:
+            if schedule.schedule_id not in self._shelf.schedules:
+                return False
+            self._shelf.schedules[schedule.schedule_id] = schedule  # keeps its position
+            return True
+
+    def remove(self, schedule_id: str) -> bool:
+        with self._shelf.lock:
+            if self._shelf.schedules.pop(schedule_id, None) is None:
+                return False
+            self._shelf.executions = [e for e in self._shelf.executions
+                                      if e.schedule_id != schedule_id]
+            return True
+
     def record(self, execution: StoredExecution) -> None:
         with self._shelf.lock:
             self._shelf.executions.append(execution)

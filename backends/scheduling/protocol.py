@@ -155,6 +155,28 @@ class SchedulingRuntime(Protocol):
         """
         ...
 
+    def edit(self, schedule_id: str, message: str | None = None,
+             expression: str | None = None, timezone: str | None = None) -> None:
+        """Change the fields given; None leaves a field as it is (SC-017). A cron
+        schedule given a new expression or zone next fires at the new timetable's first
+        fire time strictly after the clock's current time; otherwise next_fire_at, like
+        created_at and the history, stays.
+
+        Raises:
+            ScheduleRejected: code expression or timezone as at creation, or code schedule
+                for an expression or zone given to a one-shot job; nothing changed.
+            ScheduleNotFound: unknown id.
+        """
+        ...
+
+    def delete(self, schedule_id: str) -> None:
+        """Remove the schedule with its history: it never fires again (SC-018).
+
+        Raises:
+            ScheduleNotFound: unknown id (a deleted one included).
+        """
+        ...
+
     def set_autonomy(self, enabled: bool) -> None:
         """Turn the master switch on or off (SC-010, SC-011)."""
         ...

@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Protocol
 
@@ -33,6 +33,8 @@ from jobconform.reference.scheduling.oracle import (
     PreCheckAnswer,
     Trigger,
     cron_problem,
+    edit_problem,
+    edited_timetable,
     fires_before,
     missed_to_run,
     next_fire,
@@ -44,6 +46,9 @@ REJECTION_TEXT = {
                 " (a finite number of seconds, at least 0)",
     "expression": "not a five-field cron expression that ever matches",
     "timezone": "not an IANA time zone name (such as Europe/Berlin)",
+}
+EDIT_REJECTION_TEXT = {
+    "schedule": "a one-shot job has no cron expression or time zone to change",
 }
 
 
@@ -95,6 +100,15 @@ class ScheduleStore(Protocol):
     def claim(self, schedule_id: str, expected: datetime | None,
               following: datetime | None) -> bool:
         """Move next_fire_at from `expected` to `following`, only if it is `expected`."""
+        ...
+
+    def replace(self, schedule: StoredSchedule) -> bool:
+        """Write every field of a held schedule (an edit, SC-017), keeping its place in
+        creation order; False when no schedule has its id."""
+        ...
+
+    def remove(self, schedule_id: str) -> bool:
+        """Delete the schedule and its executions (SC-018); False when none has the id."""
         ...
 
     def record(self, execution: StoredExecution) -> None: ...
@@ -160,6 +174,41 @@ class StepSchedulingRuntime:
                                        pre_check, now, first))
         self._schedules_changed()
         return schedule_id
+
+    # -- editing and deleting -------------------------------------------------------------
+
+    def edit(self, schedule_id: str, message: str | None = None,
+             expression: str | None = None, timezone: str | None = None) -> None:
+        schedule = self._store.get(schedule_id)
+        if schedule is None:
+            raise ScheduleNotFound(schedule_id)
+        now = self._clock.now()
+        timetable = edited_timetable(schedule.kind, expression, timezone, schedule.expression,
+                                     schedule.timezone)
+        problem = edit_problem(schedule.kind, timetable, now)
+        if problem is not None:
+            text = EDIT_REJECTION_TEXT.get(problem) or REJECTION_TEXT[problem]
+            raise ScheduleRejected(problem, f"{text}: {expression!r}, {timezone!r}")
+        edited = replace(schedule, message=schedule.message if message is None else message)
+        if timetable is not None:
+            edited = replace(edited, expression=timetable[0], timezone=timetable[1],
+                             next_fire_at=self._retimed(schedule, timetable, now))
+        if not self._store.replace(edited):
+            raise ScheduleNotFound(schedule_id)
+        self._schedules_changed()
+
+    def _retimed(self, schedule: StoredSchedule, timetable: tuple[str, str],
+                 now: datetime) -> datetime | None:
+        """The next fire time after an edit that changed the expression or zone: a new
+        timetable starts from the edit, so fires of the old one not yet reached are
+        dropped and the new one's first is strictly after now."""
+        del schedule  # the old timetable does not count
+        return self._first_fire(timetable[0], timetable[1], now)
+
+    def delete(self, schedule_id: str) -> None:
+        if not self._store.remove(schedule_id):
+            raise ScheduleNotFound(schedule_id)
+        self._schedules_changed()
 
     # -- the switch and manual triggers ---------------------------------------------------
 

@@ -180,6 +180,22 @@ class SqlScheduleStore:
                 .values(next_fire_at=following))
             return moved.rowcount == 1
 
+    def replace(self, schedule: StoredSchedule) -> bool:
+        with self._transaction() as connection:
+            changed = connection.execute(
+                update(SCHEDULES).where(SCHEDULES.c.schedule_id == schedule.schedule_id)
+                .values(**{name: getattr(schedule, name) for name in SCHEDULE_FIELDS
+                           if name != "schedule_id"}))
+            return changed.rowcount == 1
+
+    def remove(self, schedule_id: str) -> bool:
+        with self._transaction() as connection:
+            # Executions first: not every database enforces the foreign key's cascade.
+            connection.execute(delete(EXECUTIONS).where(EXECUTIONS.c.schedule_id == schedule_id))
+            removed = connection.execute(
+                delete(SCHEDULES).where(SCHEDULES.c.schedule_id == schedule_id))
+            return removed.rowcount == 1
+
     def record(self, execution: StoredExecution) -> None:
         with self._transaction() as connection:
             connection.execute(insert(EXECUTIONS).values(**execution_values(execution)))

@@ -94,6 +94,15 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
         with self._state:
             super().trigger(schedule_id)
 
+    def edit(self, schedule_id: str, message: str | None = None,
+             expression: str | None = None, timezone: str | None = None) -> None:
+        with self._state:
+            super().edit(schedule_id, message, expression, timezone)
+
+    def delete(self, schedule_id: str) -> None:
+        with self._state:
+            super().delete(schedule_id)
+
     def set_autonomy(self, enabled: bool) -> None:
         with self._state:
             super().set_autonomy(enabled)

@@ -145,6 +145,42 @@ class ManualRunsPreCheckRuntime(StepSchedulingRuntime):
         return schedule.pre_check
 
 
+class EditKeepsTimetableRuntime(StepSchedulingRuntime):
+    """An edit writes the new expression and zone but keeps the next fire time worked out
+    from the old ones, as a scheduler that arms its timer only at creation: the first fire
+    after the edit comes at the old timetable's time."""
+
+    def _retimed(self, schedule: StoredSchedule, timetable: tuple[str, str],
+                 now: datetime) -> datetime | None:
+        return schedule.next_fire_at
+
+
+class DeleteLeavesTimerRuntime(StepSchedulingRuntime):
+    """Deleting a schedule removes its row but not the timer armed for its next fire: the
+    timer still goes off once, dispatching the message of a schedule that is gone."""
+
+    def __init__(self, store: ScheduleStore, clock: Clock, config: SchedulingConfig,
+                 target: SchedulingTarget) -> None:
+        self._armed: dict[str, StoredSchedule] = {}  # deleted schedules whose timer stays
+        super().__init__(store, clock, config, target)
+
+    def delete(self, schedule_id: str) -> None:
+        schedule = self._store.get(schedule_id)
+        super().delete(schedule_id)
+        if schedule is not None and schedule.next_fire_at is not None:
+            self._armed[schedule_id] = schedule
+
+    def _fire_due(self, now: datetime) -> None:
+        super()._fire_due(now)
+        if not self._autonomy_on():
+            return
+        for schedule_id, schedule in list(self._armed.items()):
+            fire = schedule.next_fire_at
+            if fire is not None and fire <= now:
+                del self._armed[schedule_id]
+                self._target.dispatch(schedule_id, fire, schedule.message)
+
+
 # -- a broken threaded scheduler ------------------------------------------------------------
 
 
@@ -234,6 +270,10 @@ GALLERY = (
                   "SC-014", f"{SEED} §10.6.1 (fail-open)"),
     _memory_entry("scheduling_manual_runs_pre_check", ManualRunsPreCheckRuntime, "SC-009",
                   f"{SEED} §10.6.1 (manual triggers bypass the pre-check)"),
+    _memory_entry("scheduling_edit_keeps_timetable", EditKeepsTimetableRuntime, "SC-017",
+                  f"{SEED} §10.1 (schedule CRUD: editing)"),
+    _memory_entry("scheduling_delete_leaves_timer", DeleteLeavesTimerRuntime, "SC-018",
+                  f"{SEED} §10.1 (schedule CRUD: deleting)"),
     _threaded_entry("threaded_scheduling_resume_burst", ResumeBurstRuntime, "SC-011",
                     f"{SEED} §10.2 (autonomy back on)"),
     _sql_entry("sql_scheduling_history_newest_first", NewestFirstHistoryStore, "SC-015",

@@ -46,6 +46,8 @@ from jobconform.reference.commands import AdvanceTime, Command
 from jobconform.reference.scheduling.commands import (
     CreateCron,
     CreateOnce,
+    DeleteSchedule,
+    EditSchedule,
     GetSchedule,
     ListSchedules,
     ReadHistory,
@@ -60,6 +62,8 @@ from jobconform.reference.scheduling.commands import (
 from jobconform.reference.scheduling.oracle import (
     CREATED,
     CRON,
+    DELETED,
+    EDITED,
     NOT_FOUND,
     PRE_CHECK_PROMPT,
     REJECTIONS,
@@ -254,6 +258,8 @@ class SchedulingHarness:
         self.held: dict[str, tuple[ScheduleView, ScheduleRecord]] = {}
         self.held_executions: dict[str, tuple[ExecutionView, ExecutionRecord]] = {}
         self.last_answer: object = None
+        self.deleted: set[str] = set()  # aliases of schedules the oracle deleted
+        self.before_edit: datetime | None = None  # next_fire_at of the schedule last edited
         self.peer: SchedulingRuntime | None = None
         opener: object = getattr(self.backend, "open_scheduling", None)
         if not callable(opener):
@@ -356,28 +362,52 @@ class SchedulingHarness:
                 oracle.script(command.schedule, command.answer)
                 return None, ()
             case TriggerSchedule():
-                return oracle.trigger(command.schedule, now), ("SC-009",)
+                return oracle.trigger(command.schedule, now), (*self._gone(command.schedule),
+                                                               "SC-009")
+            case EditSchedule():
+                edited = oracle.schedules.get(command.schedule)
+                self.before_edit = None if edited is None else edited.next_fire_at
+                answer = oracle.edit(command.schedule, command.message, command.expression,
+                                     command.timezone, now)
+                return answer, (*self._gone(command.schedule), "SC-017")
+            case DeleteSchedule():
+                answer = oracle.delete(command.schedule)
+                if answer == DELETED:
+                    self.deleted.add(command.schedule)
+                return answer, ("SC-018",)
             case SetAutonomy():
                 oracle.set_autonomy(command.enabled, now)
                 return None, ("SC-010", "SC-011") if command.enabled else ("SC-010",)
             case StartSecondScheduler():
                 return None, ("SC-008",)
             case RestartScheduling():
-                oracle.restart(now + timedelta(seconds=command.down_seconds))
-                return None, ("SC-016",)
+                start = now + timedelta(seconds=command.down_seconds)
+                # A start with autonomy on puts SC-007 to work on every cron schedule:
+                # its next_fire_at moves past the start time, or stays when nothing was
+                # missed, whatever the policy runs of the missed fires.
+                timetabled = oracle.autonomy and any(
+                    state.kind == CRON and state.next_fire_at is not None
+                    for state in oracle.schedules.values())
+                oracle.restart(start)
+                return None, ("SC-016", "SC-007") if timetabled else ("SC-016",)
             case GetSchedule():
                 state = oracle.schedules.get(command.schedule)
-                return (None if state is None else expected_record(state)), ("SC-016",)
+                return ((None if state is None else expected_record(state)),
+                        (*self._gone(command.schedule), "SC-016"))
             case ListSchedules():
                 return oracle.list(), ("SC-016",)
             case ReadHistory():
                 if command.schedule not in oracle.history:
-                    return NOT_FOUND, ("SC-015",)
+                    return NOT_FOUND, (*self._gone(command.schedule), "SC-015")
                 return ([expected_execution(e) for e in oracle.executions(command.schedule)],
                         ("SC-015",))
             case AdvanceTime():
                 return None, (() if oracle.autonomy else ("SC-010",))
         raise ValueError(f"not a scheduling command: {command!r}")
+
+    def _gone(self, alias: str) -> tuple[str, ...]:
+        """SC-018 for a command on a deleted schedule: the rule its answer rests on."""
+        return ("SC-018",) if alias in self.deleted else ()
 
     def _fired_requirements(self, before: dict[str, int]) -> tuple[str, ...]:
         """The rules behind the executions the oracle made during this command."""
@@ -439,6 +469,24 @@ class SchedulingHarness:
                 except ScheduleNotFound:
                     return NOT_FOUND
                 return TRIGGERED
+            case EditSchedule():
+                schedule_id, e = self._id(command.schedule), command
+                try:
+                    self._call("edit", lambda: runtime.edit(
+                        schedule_id, message=e.message, expression=e.expression,
+                        timezone=e.timezone))
+                except ScheduleNotFound:
+                    return NOT_FOUND
+                except ScheduleRejected as rejection:
+                    return rejected(rejection.code)
+                return EDITED
+            case DeleteSchedule():
+                schedule_id = self._id(command.schedule)
+                try:
+                    self._call("delete", lambda: runtime.delete(schedule_id))
+                except ScheduleNotFound:
+                    return NOT_FOUND
+                return DELETED
             case SetAutonomy():
                 self._call("set_autonomy", lambda: runtime.set_autonomy(command.enabled))
             case StartSecondScheduler():
@@ -519,8 +567,10 @@ class SchedulingHarness:
         actual_aliases = [self.aliases.get(v.schedule_id, f"<unknown id {v.schedule_id}>")
                           for v in views]
         if actual_aliases != self.oracle.list():
+            kept = [alias for alias in actual_aliases if alias in self.deleted]
             raise self._fail((*requirements, "SC-016"), "the held schedules, in order",
-                             self.oracle.list(), actual_aliases)
+                             self.oracle.list(), actual_aliases,
+                             "SC-018" if kept else None)
         for alias, view in zip(actual_aliases, views, strict=True):
             self._compare_schedule(alias, view, requirements)
         for alias in actual_aliases:
@@ -593,6 +643,10 @@ class SchedulingHarness:
         """A wrong next fire time: a fire taken before its time (the backend executed a
         fire time still ahead), the DST rule it rests on, or the schedule's own rule."""
         once = state.kind != CRON
+        latest = self.commands[-1] if self.commands else None
+        edited = isinstance(latest, EditSchedule) and latest.schedule == alias
+        if edited and actual == self.before_edit and expected != actual:
+            return "SC-017"  # the edit left the old timetable's next fire in place
         if (not self.oracle.autonomy and isinstance(expected, datetime)
                 and (actual is None or (isinstance(actual, datetime) and actual > expected))):
             return "SC-010"  # the timetable moved on while autonomy was off: it fired
@@ -605,11 +659,12 @@ class SchedulingHarness:
         for instant in (expected, actual):
             for rid in dst_requirements(instant, state.timezone):
                 return rid
-        latest = self.commands[-1] if self.commands else None
         if isinstance(latest, SetAutonomy) and latest.enabled:
             return "SC-011"  # where autonomy coming back resumes the timetable
         if isinstance(latest, RestartScheduling):
             return "SC-007"  # where a restart resumes it after the fires it missed
+        if edited:
+            return "SC-017"  # where an edit restarts the timetable
         return "SC-002" if once else "SC-003"
 
     def _history_primary(self, state: ScheduleState, wanted: list[ExecutionRecord],
@@ -706,8 +761,11 @@ class SchedulingHarness:
             differing = sorted((made - self.oracle.dispatches) + (self.oracle.dispatches - made),
                                key=repr)
             blamed = (*requirements, "SC-006", "SC-008" if self.peer is not None else "SC-002")
+            # A dispatch of a deleted schedule breaks the deletion, whatever else it breaks.
+            gone = any(alias in self.deleted for alias, _, _ in differing)
             raise self._fail(blamed, f"dispatches made (differing: {differing})",
-                             dict(self.oracle.dispatches), dict(made))
+                             dict(self.oracle.dispatches), dict(made),
+                             "SC-018" if gone else None)
         checked = Counter(self.aliases.get(i, i) for i in pre_checks)
         if checked != self.oracle.pre_checks:
             raise self._fail((*requirements, "SC-009", "SC-012"), "pre-check calls, by schedule",

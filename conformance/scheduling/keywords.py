@@ -152,6 +152,18 @@ class SchedulingLibrary:
     def trigger_schedule(self, alias: str) -> object:
         return self.harness.run(sc.TriggerSchedule(alias))
 
+    @keyword("Edit Schedule")
+    def edit_schedule(self, alias: str, message: str | None = None,
+                      expression: str | None = None, timezone: str | None = None) -> object:
+        """Change the fields given (SC-017); returns the answer (edited, not_found or
+        rejected:<code>)."""
+        return self.harness.run(sc.EditSchedule(alias, message, expression, timezone))
+
+    @keyword("Delete Schedule")
+    def delete_schedule(self, alias: str) -> object:
+        """Delete the schedule (SC-018); returns the answer (deleted or not_found)."""
+        return self.harness.run(sc.DeleteSchedule(alias))
+
     @keyword("Turn Autonomy")
     def turn_autonomy(self, state: str) -> None:
         if state not in ("on", "off"):
@@ -206,6 +218,15 @@ class SchedulingLibrary:
     def next_fire_should_be(self, alias: str, instant: str) -> None:
         self._same(f"schedule {alias!r} next_fire_at", _instant(instant),
                    self._view(alias).next_fire_at)
+
+    @keyword("Schedule Should Not Be Held")
+    def schedule_should_not_be_held(self, alias: str) -> None:
+        self._same(f"schedule {alias!r} after its deletion", None,
+                   self.harness.runtime.get(self._id(alias)))
+
+    @keyword("Message Should Be")
+    def message_should_be(self, alias: str, message: str) -> None:
+        self._same(f"schedule {alias!r} message", message, self._view(alias).message)
 
     @keyword("Should Have No Next Fire")
     def should_have_no_next_fire(self, alias: str) -> None:

@@ -41,6 +41,13 @@ ZONES = ("America/New_York", "America/New_York", "UTC", "Mars/Olympus_Mons")
 EXPRESSIONS = ("30 2 * * *", "30 1 * * *", "*/30 * * * *", "0 * * * *", "15 1,3 * * *",
                "not cron")
 PRE_CHECKS = (None, None, *PreCheckAnswer)
+# Edits move timetables onto the hours New York's clocks skip or repeat (SC-004, SC-005
+# through SC-017), or leave a field as it is (None); an unknown zone or a bad expression
+# is refused.
+EDIT_EXPRESSIONS = (None, "30 2 * * *", "30 1 * * *", "0 * * * *", "not cron")
+EDIT_ZONES = (None, "America/New_York", "America/New_York", "UTC", "Mars/Olympus_Mons")
+# A change is an edit three times in four, else a deletion (SC-017, SC-018).
+CHANGES = ("edit", "edit", "delete", "edit")
 TIME_STEPS = (0.0, 60.0, 1799.0, 1800.0, 3600.0, 7200.0)
 DOWNTIMES = (0.0, 1800.0, 3600.0, 7200.0)
 
@@ -113,6 +120,20 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         @rule(schedule=st.one_of(schedules, st.just("unknown")))
         def trigger(self, schedule: str) -> None:
             self._run(sc.TriggerSchedule(schedule))
+
+        # One rule for editing and deleting: two rules of their own would thin out the
+        # sequences (a DST change reached, autonomy off and on again) others need.
+        @rule(schedule=schedules, action=st.sampled_from(CHANGES),
+              message=st.sampled_from(("edited", None)),
+              expression=st.sampled_from(EDIT_EXPRESSIONS),
+              timezone=st.sampled_from(EDIT_ZONES))
+        def change(self, schedule: str, action: str, message: str | None,
+                   expression: str | None, timezone: str | None) -> None:
+            if action == "delete":
+                self._run(sc.DeleteSchedule(schedule))
+            else:
+                self._run(sc.EditSchedule(schedule, None if message is None
+                                          else f"{message} {schedule}", expression, timezone))
 
         @rule(enabled=st.booleans())
         def set_autonomy(self, enabled: bool) -> None:

@@ -212,6 +212,26 @@ def step_trigger(context: Any, alias: str) -> None:
     _scheduling(context).run(sc.TriggerSchedule(alias))
 
 
+@action_step('schedule "{alias}" is edited to run "{message}"')
+def step_edit_message(context: Any, alias: str, message: str) -> None:
+    _scheduling(context).run(sc.EditSchedule(alias, message=message))
+
+
+@action_step('schedule "{alias}" is edited to run at "{expression}" in {timezone:S}')
+def step_edit_timetable(context: Any, alias: str, expression: str, timezone: str) -> None:
+    _scheduling(context).run(sc.EditSchedule(alias, expression=expression, timezone=timezone))
+
+
+@action_step('schedule "{alias}" is edited to run in {timezone:S}')
+def step_edit_timezone(context: Any, alias: str, timezone: str) -> None:
+    _scheduling(context).run(sc.EditSchedule(alias, timezone=timezone))
+
+
+@action_step('schedule "{alias}" is deleted')
+def step_delete(context: Any, alias: str) -> None:
+    _scheduling(context).run(sc.DeleteSchedule(alias))
+
+
 @action_step("autonomy is turned {state:w}")
 def step_autonomy(context: Any, state: str) -> None:
     if state not in ("on", "off"):
@@ -276,6 +296,18 @@ def step_rejected(context: Any, alias: str, code: str) -> None:
     answer = _scheduling(context).answers.get(alias)
     _check(context, answer == rejected(code), f"the creation of {alias!r}", rejected(code),
            answer)
+
+
+@check_step('schedule "{alias}" is not held')
+def step_not_held(context: Any, alias: str) -> None:
+    view = _scheduling(context).harness.runtime.get(_id(context, alias))
+    _check(context, view is None, f"schedule {alias!r} after its deletion", None, view)
+
+
+@check_step('schedule "{alias}" runs "{message}"')
+def step_message(context: Any, alias: str, message: str) -> None:
+    actual = _view(context, alias).message
+    _check(context, actual == message, f"schedule {alias!r} message", message, actual)
 
 
 @check_step('schedule "{alias}" next fires at {instant:Instant}')

@@ -50,6 +50,21 @@ class TriggerSchedule:
 
 
 @dataclass(frozen=True)
+class EditSchedule:
+    """Change the fields given; None leaves a field as it is (SC-017)."""
+
+    schedule: str
+    message: str | None = None
+    expression: str | None = None
+    timezone: str | None = None
+
+
+@dataclass(frozen=True)
+class DeleteSchedule:
+    schedule: str
+
+
+@dataclass(frozen=True)
 class SetAutonomy:
     enabled: bool
 
@@ -82,8 +97,9 @@ class ReadHistory:
 
 
 SchedulingCommand: TypeAlias = (CreateOnce | CreateCron | ScriptPreCheck | TriggerSchedule
-                                | SetAutonomy | StartSecondScheduler | RestartScheduling
-                                | GetSchedule | ListSchedules | ReadHistory | AdvanceTime)
+                                | EditSchedule | DeleteSchedule | SetAutonomy
+                                | StartSecondScheduler | RestartScheduling | GetSchedule
+                                | ListSchedules | ReadHistory | AdvanceTime)
 
 
 def describe_scheduling_command(command: SchedulingCommand) -> str:

@@ -23,6 +23,8 @@ from cronsim import CronSim, CronSimError
 ONCE, CRON = "once", "cron"
 CREATED = "created"
 TRIGGERED = "triggered"
+EDITED = "edited"
+DELETED = "deleted"
 NOT_FOUND = "not_found"
 # What a pre-check that finds work prints; the harness's hook answers with it.
 PRE_CHECK_PROMPT = "work found by the pre-check"
@@ -103,6 +105,31 @@ def zone(name: str) -> ZoneInfo | None:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         return None
+
+
+def edited_timetable(kind: str, expression: str | None, timezone: str | None,
+                     current_expression: str | None,
+                     current_timezone: str | None) -> tuple[str, str] | None:
+    """The expression and zone a cron schedule has after an edit that names either
+    (SC-017): each the current one when not given. None for an edit that names neither."""
+    if expression is None and timezone is None:
+        return None
+    if kind != CRON:
+        return ("", "")  # a one-shot job has no timetable to change: see edit_problem
+    assert current_expression is not None and current_timezone is not None
+    return (current_expression if expression is None else expression,
+            current_timezone if timezone is None else timezone)
+
+
+def edit_problem(kind: str, timetable: tuple[str, str] | None, now: datetime) -> str | None:
+    """The rejection code of an edit (SC-017), or None: an expression or zone given for a
+    one-shot job is code schedule; a cron schedule's new timetable is checked as at
+    creation (expression, then timezone). Any message is accepted."""
+    if timetable is None:
+        return None
+    if kind != CRON:
+        return "schedule"
+    return cron_problem(timetable[0], timetable[1], now)
 
 
 def cron_problem(expression: str, timezone: str, now: datetime) -> str | None:
@@ -230,6 +257,34 @@ class SchedulingOracle:
             return NOT_FOUND
         self._execute(alias, now, Trigger.MANUAL, now)
         return TRIGGERED
+
+    def edit(self, alias: str, message: str | None, expression: str | None,
+             timezone: str | None, now: datetime) -> str:
+        """Change the fields given (SC-017); a new expression or zone restarts the
+        timetable from `now`, anything else keeps next_fire_at."""
+        state = self.schedules.get(alias)
+        if state is None:
+            return NOT_FOUND
+        timetable = edited_timetable(state.kind, expression, timezone, state.expression,
+                                     state.timezone)
+        problem = edit_problem(state.kind, timetable, now)
+        if problem is not None:
+            return rejected(problem)
+        edited = replace(state, message=state.message if message is None else message)
+        if timetable is not None:
+            edited = replace(edited, expression=timetable[0], timezone=timetable[1],
+                             next_fire_at=next_fire(timetable[0], timetable[1], now))
+        self.schedules[alias] = edited
+        return EDITED
+
+    def delete(self, alias: str) -> str:
+        """Remove the schedule and its history (SC-018); it never fires again."""
+        if alias not in self.schedules:
+            return NOT_FOUND
+        del self.schedules[alias]
+        del self.history[alias]
+        self.scripts.pop(alias, None)
+        return DELETED
 
     def set_autonomy(self, enabled: bool, now: datetime) -> None:
         if enabled and not self.autonomy:
