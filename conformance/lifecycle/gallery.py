@@ -15,7 +15,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
-from jobconform.backends.protocol import CapacityExceeded, Clock, RuntimeSettings, TaskScript
+from jobconform.backends.protocol import (
+    WORKER_STOPPED,
+    CapacityExceeded,
+    Clock,
+    RuntimeSettings,
+    TaskScript,
+)
 from jobconform.backends.step_runtime import HealthSnapshot
 from jobconform.backends.store import (
     CANCELLED,
@@ -228,6 +234,7 @@ class ShutdownBeforeDispatchStaysOpenRuntime(MemoryRuntime):
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         super().__init__(settings, clock)
         self._dispatcher_started = False
+        self._told_to_stop = False  # the worker's own flag, which its health report reads
 
     def dispatch(self) -> None:
         self._dispatcher_started = True
@@ -235,8 +242,15 @@ class ShutdownBeforeDispatchStaysOpenRuntime(MemoryRuntime):
 
     def shutdown(self) -> None:
         super().shutdown()
+        self._told_to_stop = True
         if not self._dispatcher_started:
             self._shut_down = False  # no dispatcher yet to hold the flag
+
+    def _worker_status(self) -> str:
+        # The health report is right (LC-029): only the submission gate is lost.
+        if self._told_to_stop and not self._shut_down:
+            return WORKER_STOPPED
+        return super()._worker_status()
 
 
 class NewestFirstListRuntime(MemoryRuntime):
