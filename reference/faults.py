@@ -30,13 +30,19 @@ class StoreFault:
     """Strike the `write`-th store write (from 1) of the next command with `kind`.
 
     Raises:
-        ValueError: `write` is not a whole number of at least 1.
+        ValueError: `kind` is not a fault kind, or `write` is not a whole number of at
+            least 1.
     """
 
     kind: FaultKind
     write: int
 
     def __post_init__(self) -> None:
+        # A fault read back from a trace carries its kind as the plain string; the checks
+        # below compare members by identity, so the string is made the member again.
+        if self.kind not in tuple(FaultKind):
+            raise ValueError(f"a store fault is {' or '.join(FaultKind)}, not {self.kind!r}")
+        object.__setattr__(self, "kind", FaultKind(self.kind))
         if isinstance(self.write, bool) or not isinstance(self.write, int) or self.write < 1:
             raise ValueError(f"a store fault strikes write 1 or later, not {self.write!r}")
 

@@ -27,8 +27,10 @@ def write_report(folder: Path, registry: Registry, backend: str, *,
     and `untested` (no case at all)."""
     failing = dict(failing or {})
     expected = dict(expected or {})
+    # By default the backend claims every area and every capability a requirement needs.
     claims = frozenset(capabilities if capabilities is not None
-                       else {r.area for r in registry.requirements})
+                       else {r.area for r in registry.requirements}.union(
+                           *(r.needs for r in registry.requirements)))
     skip = set(untested) | set(failing) | set(expected)
     claimed = [r.id for r in registry.requirements if r.area in claims]
     behave = [CaseResult("behave", f"scenario {rid}", (rid,), True)

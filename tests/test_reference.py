@@ -33,6 +33,7 @@ from jobconform.reference.commands import (
     Get,
     GetResult,
     Heartbeat,
+    JobStoreFault,
     ListExpired,
     ListJobs,
     OperatorAlerts,
@@ -50,6 +51,7 @@ from jobconform.reference.commands import (
     describe,
     not_completed,
 )
+from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import (
     ACTIVE,
     TERMINAL,
@@ -601,6 +603,8 @@ EVERY_COMMAND: list[Command] = [
     ExpireLeases(60.0),
     OperatorAlerts(),
     StaleOwnerWrite("a", "heartbeat"),
+    JobStoreFault(StoreFault(FaultKind.FAIL, 2), ExpireLeases(60.0)),
+    JobStoreFault(StoreFault(FaultKind.CRASH, 1), AdvanceTime(30.0)),
 ]
 
 
@@ -614,6 +618,18 @@ def test_command_json_round_trip(command: Command) -> None:
     assert document["command"] == type(command).__name__
     text = json.dumps(document)  # really JSON
     assert command_from_json(json.loads(text)) == command
+
+
+def test_a_store_fault_read_back_from_json_keeps_its_kind() -> None:
+    # Equality alone cannot tell: the kind is a StrEnum, equal to its plain string. A trace
+    # that came back with "fail" as a string replayed it as a crash.
+    command = JobStoreFault(StoreFault(FaultKind.FAIL, 1), ExpireLeases(1.0))
+    back = command_from_json(json.loads(json.dumps(command_to_json(command))))
+    assert isinstance(back, JobStoreFault)
+    assert back.fault.kind is FaultKind.FAIL
+    assert back.fault.describe() == "store write 1 fails"
+    with pytest.raises(ValueError, match="fail or crash, not 'boom'"):
+        StoreFault("boom", 1)  # type: ignore[arg-type]
 
 
 def test_finish_json_shape() -> None:
