@@ -7,7 +7,13 @@ import importlib
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
-from jobconform.backends.protocol import HEALTH_REPORT, LIFECYCLE, Backend, store_faults
+from jobconform.backends.protocol import (
+    CONCURRENT_SUBMIT,
+    HEALTH_REPORT,
+    LIFECYCLE,
+    Backend,
+    store_faults,
+)
 from jobconform.spec.areas import areas
 
 ENTRY_POINT_GROUP = "jobconform.backends"
@@ -105,15 +111,19 @@ def check_backend(backend: object, name: str) -> Backend:
     backend = cast(Backend, backend)
     fault_claims = {store_faults(area): area for area in known}
     unknown = (set(backend.capabilities) - known.keys() - fault_claims.keys()
-               - {HEALTH_REPORT})
+               - {HEALTH_REPORT, CONCURRENT_SUBMIT})
     if unknown:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
-            f" known: {sorted(known)}, {HEALTH_REPORT}, and store-faults:<area> for each"
+            f" known: {sorted(known)}, {HEALTH_REPORT}, {CONCURRENT_SUBMIT}, and"
+            " store-faults:<area> for each"
         )
     if HEALTH_REPORT in backend.capabilities and LIFECYCLE not in backend.capabilities:
         raise BackendLoadError(f"backend {name!r} claims {HEALTH_REPORT} but not the"
                                f" {LIFECYCLE} area whose health snapshot it extends")
+    if CONCURRENT_SUBMIT in backend.capabilities and LIFECYCLE not in backend.capabilities:
+        raise BackendLoadError(f"backend {name!r} claims {CONCURRENT_SUBMIT} but not the"
+                               f" {LIFECYCLE} area whose submit it qualifies")
     for claim in sorted(set(backend.capabilities) & fault_claims.keys()):
         if fault_claims[claim] not in backend.capabilities:
             raise BackendLoadError(f"backend {name!r} claims {claim} but not the"

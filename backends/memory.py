@@ -18,6 +18,7 @@ from jobconform.backends.loops.memory import StepLoopRuntime
 from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
 from jobconform.backends.protocol import (
     ADMISSION,
+    CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
@@ -63,7 +64,7 @@ class MemoryBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
-                              COMPOSITE, HEALTH_REPORT,
+                              COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
 

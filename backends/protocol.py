@@ -38,6 +38,10 @@ STORE_FAULTS = "store-faults"
 # its last heartbeat (LC-029, ST-005) claims `health-report`; elsewhere those requirements
 # are "not claimed", and the harness reads none of the three fields.
 HEALTH_REPORT = "health-report"
+# A backend whose runtime takes submissions from several threads at the same time (LC-030)
+# claims `concurrent-submit`; elsewhere LC-030 is "not claimed", and the harness never calls
+# submit from two threads at once (an asyncio runtime driven through one event loop, say).
+CONCURRENT_SUBMIT = "concurrent-submit"
 # The worker statuses a health report names (LC-029).
 WORKER_RUNNING = "running"
 WORKER_STOPPING = "stopping"
@@ -260,7 +264,9 @@ class Runtime(Protocol):
         `retry` is only ever passed to a runtime that claims the retry capability; None
         means the default policy (no retries). A check of submit validation (LC-027)
         also passes the keyword `module_id=`; a runtime that never meets such a check
-        (one whose profile has no LC-027) need not accept it.
+        (one whose profile has no LC-027) need not accept it. A runtime whose backend
+        claims `concurrent-submit` is called from several threads at once (LC-030): each
+        call returns an id of its own and none is lost.
 
         Returns:
             The new job's id, unique within this runtime, at once.

@@ -109,7 +109,7 @@ class StepRuntime:
             raise RuntimeShutDown("the runtime is shut down; open a new one to submit")
         if module_id is not None:
             check_module(module_id, self._settings.modules)
-        job_id = str(uuid.uuid4())
+        job_id = self._new_job_id()
         job = StoredJob(job_id, QUEUED, self._now())
         if retry is not None:
             job = replace(job, max_retries=retry.max_retries,
@@ -117,6 +117,11 @@ class StepRuntime:
         self._store.add(job, self._settings.max_tasks)
         self._scripts[job_id] = script
         return job_id
+
+    @staticmethod
+    def _new_job_id() -> str:
+        """A new id, unique even when several threads submit at once (LC-030)."""
+        return str(uuid.uuid4())
 
     def dispatch(self) -> None:
         free = self._settings.max_concurrent - self._store.counts()[RUNNING]

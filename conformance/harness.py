@@ -8,6 +8,7 @@ requirement(s) involved, shows expected against actual, and lists the commands s
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -15,6 +16,7 @@ from functools import partial
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.protocol import (
+    CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     LIFECYCLE,
     REAPER,
@@ -311,6 +313,9 @@ class Harness:
             ("LC-029",) if self.claims_health_report else ()) + (
             ("ST-005",) if self.claims_health_report and self.claims_stuck else ())
         self.worker_id: str | None = None  # as the first snapshot named it
+        # Submissions from several threads at once (LC-030): only where claimed, so an
+        # adapter driving one event loop is "not claimed", never called from two threads.
+        self.claims_concurrent_submit = CONCURRENT_SUBMIT in self.backend.capabilities
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
                                         **self._area_defaults(), **self._lifecycle_defaults())
         self.model = ReferenceModel(
@@ -536,10 +541,28 @@ class Harness:
             job_faults.check_fault_command(self, command)
         if isinstance(command, cmd.Submit) and command.job in self.ids:
             raise ValueError(f"job alias {command.job!r} is already used; pick a new one")
+        if isinstance(command, cmd.SubmitConcurrently):
+            self._check_concurrent_submit(command)
         if isinstance(command, cmd.AdvanceTime) and not 0 <= command.seconds < float("inf"):
             raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")
         if isinstance(command, cmd.Cleanup) and not 0 <= command.max_age_seconds < float("inf"):
             raise ValueError(f"cleanup needs a finite age >= 0, not {command.max_age_seconds!r}")
+
+    def _check_concurrent_submit(self, command: cmd.SubmitConcurrently) -> None:
+        """A concurrent submit (LC-030) needs the claim, new aliases, and room for all."""
+        if not self.claims_concurrent_submit:
+            raise ValueError(f"backend {self.backend.name!r} does not claim"
+                             f" {CONCURRENT_SUBMIT}; {describe(command)} cannot be checked"
+                             " on it")
+        used = [alias for alias in command.jobs if alias in self.ids or alias in self.model.jobs]
+        if used:
+            raise ValueError(f"job aliases {used} are already used; pick new ones")
+        cap = self.settings.max_tasks
+        if cap is not None and not self.model.shut_down and (
+                len(self.model.jobs) + len(command.jobs) > cap):
+            raise ValueError(f"{describe(command)} must fit under the task cap"
+                             f" ({len(self.model.jobs)} of {cap} held): which of them a full"
+                             " cap refuses depends on the threads' order")
 
     @staticmethod
     def _check_values(command: Command) -> None:
@@ -591,6 +614,8 @@ class Harness:
         match command:
             case cmd.Submit():
                 return self._submit(command)
+            case cmd.SubmitConcurrently():
+                return self._submit_concurrently(command)
             case cmd.Dispatch():
                 self._call("dispatch", runtime.dispatch)
             case cmd.Finish():
@@ -733,6 +758,88 @@ class Harness:
         self.aliases[job_id] = command.job
         return cmd.ACCEPTED
 
+    def _submit_concurrently(self, command: cmd.SubmitConcurrently) -> list[str]:
+        """Call submit once per alias, each on a thread of its own, the threads released
+        together by a barrier (LC-030); then check that every id is new and held once, and
+        take the order the runtime lists the batch in into the oracle. Each thread's
+        answer is "accepted", a refusal, or what it raised.
+
+        Raises:
+            Divergence: two submissions returned one id, or an id is not held exactly once.
+            AdapterError: a submitter did not finish within the real-time safety limit.
+        """
+        count = len(command.jobs)
+        # Half the watchdog's limit for each wait, so that a hung submit is reported here,
+        # naming its thread, before the watchdog ends the command.
+        limit = self.safety_timeout / 2
+        start_together = threading.Barrier(count)
+        scripts = [TaskScript() for _ in command.jobs]
+        returned: list[object] = [None] * count
+        answers: list[str] = ["<no answer>"] * count
+        runtime = self.runtime
+
+        def submitter(index: int) -> None:
+            try:
+                start_together.wait(timeout=limit)
+                returned[index] = runtime.submit(scripts[index])
+                answers[index] = cmd.ACCEPTED
+            except CapacityExceeded:
+                answers[index] = cmd.REFUSED_CAPACITY
+            except RuntimeShutDown:
+                answers[index] = cmd.REFUSED_SHUT_DOWN
+            except Exception as error:  # a submit that fails beside another: LC-030's
+                answers[index] = f"raised {type(error).__name__}: {error}"
+
+        threads = [threading.Thread(target=submitter, args=(index,), daemon=True,
+                                    name=f"jobconform-submitter-{index + 1}")
+                   for index in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=limit)
+            if thread.is_alive():
+                raise AdapterError(f"a submit on {thread.name} did not finish within"
+                                   f" {limit:g} s of real time while other threads submitted"
+                                   " too")
+        accepted: list[tuple[str, str, TaskScript]] = []
+        for alias, job_id, script, answer in zip(command.jobs, returned, scripts, answers,
+                                                 strict=True):
+            if answer != cmd.ACCEPTED:
+                continue
+            if not isinstance(job_id, str):
+                raise AdapterError(f"adapter {self.backend.name!r}: submit returned"
+                                   f" {job_id!r} for job {alias!r}, not a job id (str)")
+            accepted.append((alias, job_id, script))
+        ids = [job_id for _, job_id, _ in accepted]
+        for alias, job_id, _ in accepted:
+            if ids.count(job_id) > 1 or job_id in self.aliases:
+                others = [a for a, i, _ in accepted if i == job_id and a != alias]
+                raise self._fail(("LC-030", "LC-008"), "the ids of submissions made at once"
+                                 " (each a new id of its own)", "a new id for each job",
+                                 f"{job_id!r} for job {alias!r} and for"
+                                 f" {others or [self.aliases[job_id]]}", "LC-030")
+        for alias, job_id, script in accepted:
+            self.scripts[alias] = script
+            self.ids[alias] = job_id
+            self.aliases[job_id] = alias
+        if len(accepted) == count:
+            self._adopt_concurrent_order(command, ids)
+        return answers
+
+    def _adopt_concurrent_order(self, command: cmd.SubmitConcurrently,
+                                ids: list[str]) -> None:
+        """Every job of the batch is held exactly once (LC-030); the oracle then holds
+        them in the order the runtime lists them, which is the runtime's to decide."""
+        views = list(self._call("list_jobs", lambda: self.runtime.list_jobs(None)))
+        listed = [view.job_id for view in views]
+        for alias, job_id in zip(command.jobs, ids, strict=True):
+            if listed.count(job_id) != 1:
+                raise self._fail(("LC-030", "LC-018"), f"how often job {alias!r}, submitted"
+                                 " at once with others, is held (listed)", 1,
+                                 listed.count(job_id), "LC-030")
+        self.model.adopt_order([self.aliases[job_id] for job_id in listed
+                                if job_id in set(ids)])
+
     def _start_reaper(self, command: cmd.StartReaper) -> object:
         start = self._area_method("start_reaper")
         # Only the values the command gives are passed: the rest are the runtime's defaults.
@@ -786,6 +893,9 @@ class Harness:
                 raise self._fail(requirements, f"the answer to {describe(command)}", expected,
                                  actual, self._delay_primary(command))
             return
+        if isinstance(command, cmd.SubmitConcurrently) and expected != actual:
+            raise self._fail(requirements, f"the answers to {describe(command)}, in job"
+                             " order", expected, actual, "LC-030")
         if expected != actual or type(expected) is not type(actual):
             if isinstance(command, cmd.Cleanup):
                 # Which jobs went tells the boundary (LC-020) from an active job (LC-019).

@@ -46,3 +46,28 @@ Feature: Task cap and concurrency limit
     Then job "c" is running
     And job "c" started at second 5
     And the health shows 0 queued, 2 running, 3 in total
+
+  @LC-030
+  Scenario: Eight threads submitting at once each get a job of their own
+    Given a runtime with 2 worker slots and a task cap of 9
+    And job "p" is submitted
+    When threads submit jobs "s1, s2, s3, s4, s5, s6, s7, s8" at once
+    Then the submission of job "s1" is accepted
+    And the submission of job "s8" is accepted
+    And jobs "p, s1, s2, s3, s4, s5, s6, s7, s8" each have an id of their own, held once
+    And job "s5" is queued
+    And the health shows 9 queued, 0 running, 9 in total
+    When the runtime dispatches
+    Then job "p" is running
+    And the health shows 7 queued, 2 running, 9 in total
+
+  @LC-030 @LC-023
+  Scenario: A shut-down runtime refuses every submission made at once
+    Given job "a" is submitted
+    And the runtime dispatches
+    And job "a" returns 1
+    When the runtime shuts down
+    And threads submit jobs "b, c, d" at once
+    Then the submission of job "b" is refused because the runtime is shut down
+    And the submission of job "d" is refused because the runtime is shut down
+    And the health shows 0 queued, 0 running, 1 in total

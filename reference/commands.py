@@ -43,6 +43,27 @@ class Submit:
     module: str | None = None  # the module id the submission names (LC-027), if any
 
 
+# Submissions made at once by a concurrent submit: enough for real contention, few
+# enough that a check stays quick (as TS-010's savers).
+MAX_CONCURRENT_SUBMITTERS = 8
+
+
+@dataclass(frozen=True)
+class SubmitConcurrently:
+    """Submit one job per alias, each from a thread of its own, the threads released
+    together (LC-030). Each alias is new; the runtime may take the submissions in any
+    order, so the batch's jobs may be listed in any order after the jobs held before."""
+
+    jobs: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not 2 <= len(self.jobs) <= MAX_CONCURRENT_SUBMITTERS:
+            raise ValueError(f"a concurrent submit has 2 to {MAX_CONCURRENT_SUBMITTERS} jobs,"
+                             f" not {len(self.jobs)}")
+        if len(set(self.jobs)) != len(self.jobs):
+            raise ValueError(f"a concurrent submit names each job once, not {list(self.jobs)}")
+
+
 @dataclass(frozen=True)
 class ComputeDelay:
     """Ask the runtime's own delay function for one value (RT-002, RT-009, RT-010)."""
@@ -190,7 +211,7 @@ Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
     | ListJobs | ComputeDelay | Heartbeat | DetectStuck | StartReaper | StopReaper | StoreOutage
     | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts | StaleOwnerWrite
-    | JobStoreFault
+    | JobStoreFault | SubmitConcurrently
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -198,7 +219,7 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
                 Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck, StartReaper, StopReaper,
                 StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts,
-                StaleOwnerWrite, JobStoreFault)
+                StaleOwnerWrite, JobStoreFault, SubmitConcurrently)
 }
 
 # Answers, as plain comparable values.
@@ -263,6 +284,8 @@ def command_from_json(document: dict[str, Any]) -> Command:
                 policy = dict(body[key])
                 policy["non_retryable"] = tuple(policy.get("non_retryable", ()))
                 body[key] = RetryPolicy(**policy)
+        if cls is SubmitConcurrently and isinstance(body.get("jobs"), list):
+            body["jobs"] = tuple(body["jobs"])
         if "jitter" in body:
             body["jitter"] = Jitter(body["jitter"])
         return cls(**body)

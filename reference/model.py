@@ -45,6 +45,7 @@ from jobconform.reference.commands import (
     StopReaper,
     StoreOutage,
     Submit,
+    SubmitConcurrently,
     Succeed,
     not_completed,
 )
@@ -182,6 +183,8 @@ class ReferenceModel:
         match command:
             case Submit():
                 return self._submit(command)
+            case SubmitConcurrently():
+                return self._submit_concurrently(command)
             case Dispatch():
                 return StepResult(None, self._dispatch())
             case Finish():
@@ -302,6 +305,38 @@ class ReferenceModel:
         if command.module is not None:
             accepted = ("LC-027", *accepted)
         return StepResult(ACCEPTED, accepted)
+
+    def _submit_concurrently(self, command: SubmitConcurrently) -> StepResult:
+        """Submissions made at once from several threads (LC-030) end as if made one after
+        another in some order: each is accepted, with an id of its own, and the runtime
+        holds every one. The order among them is the runtime's: the harness adopts the
+        order it lists them in. A shut-down runtime refuses them all (LC-023).
+
+        Raises:
+            ValueError: the batch does not fit under the task cap (which submissions a
+                full cap refuses depends on the threads' order, so no check asks it).
+        """
+        if self.shut_down:
+            return StepResult([REFUSED_SHUT_DOWN] * len(command.jobs), ("LC-023", "LC-030"))
+        cap = self.limits.max_tasks
+        if cap is not None and len(self.jobs) + len(command.jobs) > cap:
+            raise ValueError(f"a concurrent submit of {len(command.jobs)} jobs must fit under"
+                             f" the task cap ({len(self.jobs)} of {cap} held): which of them"
+                             " a full cap refuses depends on the threads' order")
+        for alias in command.jobs:
+            self.jobs[alias] = lifecycle.new_job(self.now)
+            self.scripts[alias] = _Script(False)
+        return StepResult([ACCEPTED] * len(command.jobs), ("LC-030", "LC-008", "LC-009"))
+
+    def adopt_order(self, aliases: list[str]) -> None:
+        """Hold the jobs of `aliases` (a concurrent batch, LC-030) in this order, in the
+        places the batch holds: the runtime decided the order of submissions made at once."""
+        batch = set(aliases)
+        if len(batch) != len(aliases) or not batch <= self.jobs.keys():
+            raise ValueError(f"not a held batch of distinct jobs: {aliases}")
+        order = iter(aliases)
+        self.jobs = {(picked := next(order) if alias in batch else alias): self.jobs[picked]
+                     for alias in self.jobs}
 
     def _dispatch(self) -> tuple[str, ...]:
         running = sum(job.status is Status.RUNNING for job in self.jobs.values())

@@ -194,6 +194,32 @@ Submit Returns A New Id For A Queued Job That Has Not Begun
     Job Record Should Carry Its Id    b
     Health Should Show    queued=2    running=0    total=2
 
+Submissions Made At Once From Several Threads Each Get A Job Of Their Own
+    [Documentation]    Eight threads released together each submit a job: every one is
+    ...                accepted with a new id and held once, queued; dispatch then starts
+    ...                the oldest, in the order the runtime took them.
+    [Tags]    LC-030
+    Start Runtime    slots=2    task_cap=9
+    Submit Job    p
+    ${ids}=    Submit Jobs At Once    s1    s2    s3    s4    s5    s6    s7    s8
+    Length Should Be    ${ids}    8
+    Jobs Should Each Be Held Once    p    s1    s2    s3    s4    s5    s6    s7    s8
+    Job Status Should Be    s5    queued
+    Health Should Show    queued=9    running=0    total=9
+    Dispatch
+    Job Status Should Be    p    running
+    Health Should Show    queued=7    running=2    total=9
+
+A Shut-Down Runtime Refuses Every Submission Made At Once
+    [Tags]    LC-030    LC-023
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Job Returns    a    1
+    Shut Down Runtime
+    Submit Jobs At Once    b    c    d    answer=shut down
+    Health Should Show    queued=0    running=0    total=1
+
 Terminal Records Count Against The Task Cap And Cleanup Makes Room
     [Tags]    LC-009
     Start Runtime    task_cap=2

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from jobconform.backends.loading import BackendLoadError, backend_names, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
+    CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
@@ -221,9 +222,9 @@ def test_load_memory_backend() -> None:
     assert LIFECYCLE in backend.capabilities
     names = {area.name for area in areas()}
     # Every claim is an area, the store faults of an area it claims, or the health report's
-    # worker fields.
+    # worker fields, or submissions from several threads at once.
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
-                                    | {HEALTH_REPORT})
+                                    | {HEALTH_REPORT, CONCURRENT_SUBMIT})
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities
 

@@ -492,7 +492,8 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
         "sql", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper", "redelivery",
                                      "idempotency", "breaker", "governor", "reminders",
                                      "admission", "loops", "scheduling", "store",
-                                     "composite", "health-report", "store-faults:reminders",
+                                     "composite", "health-report", "concurrent-submit",
+                                     "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))
     assert backend.url == "sqlite://"

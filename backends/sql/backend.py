@@ -38,6 +38,7 @@ from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
 from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.protocol import (
     ADMISSION,
+    CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
@@ -171,7 +172,7 @@ class SqlBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
-                              COMPOSITE, HEALTH_REPORT,
+                              COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones

@@ -32,6 +32,7 @@ from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
 from jobconform.backends.loops.threaded import ThreadedLoopRuntime
 from jobconform.backends.protocol import (
     ADMISSION,
+    CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
@@ -102,7 +103,7 @@ class ThreadedBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE, COMPOSITE, HEALTH_REPORT,
+                              STORE, COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:

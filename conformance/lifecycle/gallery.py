@@ -9,6 +9,7 @@ against every one of them and proves each is caught, by the requirement named in
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -454,6 +455,37 @@ class HeartbeatFromHeldJobsRuntime(MemoryRuntime):
         return replace(super().health(), last_heartbeat=max(beats, default=None))
 
 
+class RacyIdCounterRuntime(MemoryRuntime):
+    """Job ids come from a counter that submit reads, then writes back once the record is
+    built, with no lock around the two: a submission on a request thread yields in
+    between (an await of the store, say), so two submissions made at once read the same
+    number, both callers get one id, and the second record replaces the first. Submits
+    from one thread at a time never show it."""
+
+    # How long (real time) a submission on a thread other than the main one yields between
+    # its read and its write at most: until another submission has read the counter too.
+    YIELD_SECONDS = 0.5
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._next_number = 1
+        self._reads = 0
+        self._switch = threading.Condition()
+
+    def _new_job_id(self) -> str:  # type: ignore[override]
+        number = self._next_number
+        if threading.current_thread() is not threading.main_thread():
+            # The context switch between the read and the write, made to happen whenever
+            # another thread is submitting too, so the race is lost every time.
+            with self._switch:
+                self._reads += 1
+                mine = self._reads
+                self._switch.notify_all()
+                self._switch.wait_for(lambda: self._reads > mine, timeout=self.YIELD_SECONDS)
+        self._next_number = number + 1
+        return f"job-{number}"
+
+
 def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
                   catches: str, source: str, profile: str = "canonical") -> GalleryEntry:
     """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
@@ -531,6 +563,8 @@ GALLERY = (
                   "seed 000 Startup (a unique worker id) and Health Report"),
     _memory_entry("heartbeat_from_held_jobs", HeartbeatFromHeldJobsRuntime, "ST-005",
                   "seed 000 Health Report (the last heartbeat)"),
+    _memory_entry("racy_id_counter", RacyIdCounterRuntime, "LC-030",
+                  "seed 004 Contract: AsyncTaskManager.submit (thread_safe)"),
     _memory_entry("drain_without_timeout", DrainWithoutTimeoutRuntime, "LC-028",
                   "issue 22 (graceful shutdown that drains with a timeout)",
                   profile="draining-worker"),

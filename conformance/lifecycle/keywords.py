@@ -346,6 +346,36 @@ class JobconformLibrary:
             raise ValueError(f"reason is one of {', '.join(answers)}, not {reason!r}")
         self._refused(alias, answers[reason], module=module)
 
+    @keyword("Submit Jobs At Once")
+    def submit_jobs_at_once(self, *aliases: str, answer: str = "accepted") -> list[str]:
+        """Submit one job per alias, each from a thread of its own, the threads released
+        together (LC-030). Every answer must be ``answer`` (``accepted``, or ``shut down``
+        for a refusal). Returns the ids, in alias order, of the jobs accepted."""
+        answers = {"accepted": cmd.ACCEPTED, "shut down": cmd.REFUSED_SHUT_DOWN}
+        if answer not in answers:
+            raise ValueError(f"answer is one of {', '.join(answers)}, not {answer!r}")
+        actual = self.harness.run(cmd.SubmitConcurrently(tuple(aliases)))
+        wanted = [answers[answer]] * len(aliases)
+        if actual != wanted:
+            raise self._fail(f"submissions of {list(aliases)} made at once should each be"
+                             f" answered {answers[answer]!r}, backend answered {actual!r}")
+        return [self._job_id(alias) for alias in aliases if alias in self.harness.ids]
+
+    @keyword("Jobs Should Each Be Held Once")
+    def jobs_should_each_be_held_once(self, *aliases: str) -> None:
+        """The ids the backend returned for ``aliases`` are all different, and its listing
+        holds each exactly once (LC-030)."""
+        ids = [self.harness.ids.get(alias) for alias in aliases]
+        if None in ids or len(set(ids)) != len(ids):
+            raise self._fail(f"jobs {list(aliases)} should each have an id of their own,"
+                             f" backend returned {ids}")
+        listed = [view.job_id for view in self.harness.runtime.list_jobs(None)]
+        counts = {alias: listed.count(str(job_id)) for alias, job_id in zip(aliases, ids,
+                                                                             strict=True)}
+        if set(counts.values()) != {1}:
+            raise self._fail(f"jobs {list(aliases)} should each be listed once, backend"
+                             f" lists them {counts} times")
+
     @keyword("Submission Should Be Refused For Capacity")
     def submission_should_be_refused_for_capacity(self, alias: str) -> None:
         """Submit ``alias``: the answer must be a capacity refusal leaving no record."""

@@ -64,6 +64,10 @@ MODULE_IDS = st.one_of(
     st.sampled_from(sorted(HARNESS_MODULES)),
     st.sampled_from(["billing.charge_card", "Data.batch", "data..x", "", "mail.send-digest"]),
 )
+# Jobs submitted at once from threads of their own as each sequence opens (LC-030), on a
+# runtime of their own: two, then three, in turn (the machine's cap of four holds them
+# beside one job submitted before).
+CONCURRENT_BATCHES = (("c1", "c2"), ("c1", "c2", "c3"))
 # One retry at once, and a listed error: a job that fails for good either way, without
 # time passing (a rule that moved the clock would change what the other rules find).
 LAST_RETRY_POLICY = RetryPolicy(max_retries=1, retry_delay_ms=0.0, max_retry_delay_ms=0.0,
@@ -148,6 +152,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                  run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one backend and profile."""
     modules = MODULE_IDS if checks_module_ids(profile, registry) else st.none()
+    sequences_opened = [0]
 
     class LifecycleMachine(RuleBasedStateMachine):
         jobs = Bundle("jobs")
@@ -157,6 +162,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             self.harness = self._open()
             self.counter = 0
             self._second_runtime_names_another_worker()
+            self._submissions_at_once_on_a_runtime_of_their_own()
 
         # The health report's worker id is the runtime's own: a second runtime of the
         # backend names another (LC-029). The report's fields are compared after every
@@ -173,6 +179,30 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                 raise
             finally:
                 run.exercised |= self.harness.exercised
+
+        # Submissions from several threads at once (LC-030) need real threads and leave the
+        # order among them to the runtime, so they run as each sequence opens, on a runtime
+        # of their own: one job submitted, a batch submitted at once, a dispatch (which
+        # must start the oldest, in the order the runtime took the batch) and a listing.
+        # Like the worker id's check it draws nothing, so the other rules' sequences stay
+        # as they were, and it keeps the machine's threads few.
+        def _submissions_at_once_on_a_runtime_of_their_own(self) -> None:
+            if not self.harness.claims_concurrent_submit:
+                return
+            batch = CONCURRENT_BATCHES[sequences_opened[0] % len(CONCURRENT_BATCHES)]
+            sequences_opened[0] += 1
+            side = self._open()
+            try:
+                for command in (cmd.Submit("p"), cmd.SubmitConcurrently(batch),
+                                cmd.Dispatch(), cmd.ListJobs()):
+                    run.steps += 1
+                    side.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence
+                raise
+            finally:
+                run.exercised |= side.exercised
+                side.close()
 
         @staticmethod
         def _open() -> Harness:

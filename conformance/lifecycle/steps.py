@@ -439,6 +439,17 @@ def step_submit_many(context: Any, aliases: str) -> None:
         _submit(context, alias, ignores_cancel=False)
 
 
+@action_step('threads submit jobs "{aliases}" at once')
+def step_submit_concurrently(context: Any, aliases: str) -> None:
+    """One thread per job, released together (LC-030); each thread's answer is kept as
+    that job's submission answer."""
+    state = state_of(context)
+    jobs = tuple(_aliases(aliases))
+    answers = state.run(cmd.SubmitConcurrently(jobs))
+    assert isinstance(answers, list)
+    state.submissions.update(zip(jobs, answers, strict=True))
+
+
 @action_step("the runtime dispatches")
 def step_dispatch(context: Any) -> None:
     state_of(context).run(cmd.Dispatch())
@@ -638,6 +649,22 @@ def check_accepted(context: Any, alias: str) -> None:
     actual = state.submissions.get(alias)
     _check(context, actual == cmd.ACCEPTED, f"the submission of job {alias!r}", cmd.ACCEPTED,
            actual)
+
+
+@check_step('jobs "{aliases}" each have an id of their own, held once')
+def check_own_ids(context: Any, aliases: str) -> None:
+    """The ids the BACKEND returned for these jobs are all different, and its listing
+    holds each exactly once (LC-030)."""
+    harness = state_of(context).harness
+    jobs = _aliases(aliases)
+    ids = [harness.ids.get(alias) for alias in jobs]
+    _check(context, None not in ids and len(set(ids)) == len(ids),
+           f"the ids of jobs {jobs} (each its own)", "distinct ids", ids)
+    listed = [view.job_id for view in harness.runtime.list_jobs(None)]
+    counts = {alias: listed.count(str(job_id)) for alias, job_id in zip(jobs, ids,
+                                                                         strict=True)}
+    _check(context, set(counts.values()) == {1}, "how often each job is listed",
+           dict.fromkeys(jobs, 1), counts)
 
 
 @check_step('the submission of job "{alias}" is refused for capacity')
