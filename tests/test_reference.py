@@ -45,6 +45,7 @@ from jobconform.reference.commands import (
     StopReaper,
     StoreOutage,
     Submit,
+    SubmitConcurrently,
     Succeed,
     command_from_json,
     command_to_json,
@@ -605,6 +606,7 @@ EVERY_COMMAND: list[Command] = [
     StaleOwnerWrite("a", "heartbeat"),
     JobStoreFault(StoreFault(FaultKind.FAIL, 2), ExpireLeases(60.0)),
     JobStoreFault(StoreFault(FaultKind.CRASH, 1), AdvanceTime(30.0)),
+    SubmitConcurrently(("a", "b", "c")),
 ]
 
 
