@@ -68,6 +68,10 @@ SAFETY_TIMEOUT_SECONDS = float(os.environ.get("JOBCONFORM_SAFETY_TIMEOUT", "60")
 # these, a well-formed id that is none of them, or a malformed one.
 HARNESS_MODULES = frozenset({"data.process_batch", "mail.send_digest"})
 
+# Submit and cancel have made their change when they return (LC-031): the harness reads
+# the job straight after the call, before anything else reaches the runtime.
+AT_ONCE_REQUIREMENT = "LC-031"
+
 # Requirements every observation checks, whatever the command.
 OBSERVED_ALWAYS = ("LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025")
 
@@ -421,6 +425,7 @@ class Harness:
             try:
                 actual = self._apply(command)
                 self.last_answer = actual
+                read_at_once = self._read_at_once(command)
                 self.listed.check(
                     len(self.commands),
                     partial(self._compare_answer, command, expected.answer, actual,
@@ -440,6 +445,8 @@ class Harness:
                     f"adapter {self.backend.name!r}: {type(error).__name__}: {error}")) from error
         # Only requirements whose observations passed count as exercised.
         self.exercised.update(expected.requirements)
+        if read_at_once:
+            self.exercised.add(AT_ONCE_REQUIREMENT)
         self.exercised.update(OBSERVED_ALWAYS)
         self.exercised.update(self._report_requirements)
         return actual
@@ -715,6 +722,44 @@ class Harness:
             primary = job_faults.fault_requirement(last)
             self._fault_divergence = self._fail((*self._command_requirements, primary), what,
                                                 expected, actual, primary)
+
+    def _read_at_once(self, command: Command) -> bool:
+        """Read the job an accepted submit created, or a queued job a cancel cancelled,
+        straight after the call returned and before any other call reaches the runtime
+        (no settle, no dispatch): the record must already be the oracle's (LC-031). A
+        difference is held back until the command's end state has passed, as a store
+        fault's is, so a runtime whose record is wrong anyway is blamed on the rule for
+        that record; one that shows the change only once settled is LC-031's.
+
+        Returns:
+            Whether a read was made.
+        """
+        if isinstance(command, cmd.Submit):
+            alias = command.job
+            if alias not in self.ids or self.last_answer != cmd.ACCEPTED:
+                return False
+            also = "LC-008"
+        elif isinstance(command, cmd.Cancel):
+            before = self._before.get(command.job)
+            if (before is None or before.status is not Status.QUEUED
+                    or self.last_answer is not True or command.job not in self.ids):
+                return False
+            alias, also = command.job, "LC-011"
+        else:
+            return False
+        job = self.model.jobs.get(alias)
+        if job is None:
+            return False
+        job_id = self.ids[alias]
+        view = self._call("get", lambda: self.runtime.get(job_id))
+        wanted = self._expected(job)
+        shown = None if view is None else self._freeze(view)
+        if shown != wanted and self._fault_divergence is None:
+            self._fault_divergence = self._fail(
+                (AT_ONCE_REQUIREMENT, also), f"job {alias!r} read straight after"
+                f" {describe(command)} returned (before any other call)", wanted, shown,
+                AT_ONCE_REQUIREMENT)
+        return True
 
     def _observe_command(self, requirements: tuple[str, ...]) -> None:
         """`observe`, then what a store fault held back (`defer_fault`)."""

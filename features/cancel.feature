@@ -14,6 +14,25 @@ Feature: Cancellation
     And job "a" has no start time
     And the counters show 0 processed, 0 failed, 1 cancelled
 
+  # The harness reads the job straight after each submit and each cancel of a queued job,
+  # before the runtime gets any other call: the change must be made by then (LC-031).
+  @LC-031 @LC-011
+  Scenario: Submit and cancel have made their change when they return
+    Given a runtime with 1 worker slot
+    And 2 seconds pass
+    When job "a" is submitted
+    Then job "a" is queued
+    When job "b" is submitted
+    And job "a" is cancelled
+    Then the cancellation is accepted
+    And job "a" is cancelled
+    And job "a" finished at second 2
+    When 3 seconds pass
+    And job "b" is cancelled
+    Then job "b" is cancelled
+    And job "b" finished at second 5
+    And the counters show 0 processed, 0 failed, 2 cancelled
+
   @LC-012
   Scenario: A job cancelled before it started is skipped by every later dispatch
     Given a runtime with 1 worker slot

@@ -321,6 +321,22 @@ A Cancelled Queued Job Never Starts
     Job Should Not Have Started    a
     Job Result Should Be    a    null
 
+Submit And Cancel Have Made Their Change When They Return
+    [Documentation]    The harness reads the job straight after each submit and each cancel
+    ...                of a queued job, before the runtime gets any other call (LC-031).
+    [Tags]    LC-031    LC-011
+    Start Runtime    slots=1
+    Advance Clock    2
+    Submit Job    a
+    Job Status Should Be    a    queued
+    Submit Job    b
+    Cancel Should Apply    a
+    Job Status Should Be    a    cancelled
+    Advance Clock    3
+    Cancel Should Apply    b
+    Job Status Should Be    b    cancelled
+    Counters Should Show    processed=0    failed=0    cancelled=2
+
 Cancel Of A Running Job Ignoring Cancellation Leaves It Running Until The Body Ends
     [Tags]    LC-013
     Start Runtime

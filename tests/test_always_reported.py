@@ -42,7 +42,7 @@ def test_a_hanging_adapter_fails_its_cases_and_the_report_is_written(tmp_path: P
 
 
 @pytest.mark.parametrize("backend, problem", [
-    ("missing_methods", "object has no attribute 'settle'"),
+    ("missing_methods", "object has no attribute 'get'"),
     ("garbage_get", "'dict' object has no attribute"),
 ])
 def test_a_broken_runtime_is_named_in_the_report(tmp_path: Path, backend: str,

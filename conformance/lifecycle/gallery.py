@@ -486,6 +486,32 @@ class RacyIdCounterRuntime(MemoryRuntime):
         return f"job-{number}"
 
 
+class CancelWriteNotAwaitedRuntime(MemoryRuntime):
+    """Cancel of a queued job starts the store write and returns true without awaiting
+    it (a write scheduled on the runtime's loop): the job is cancelled only once the
+    runtime next gets to run, so a caller that reads it straight after cancel returned
+    still finds it queued. Everything the runtime shows once settled is right."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._writes_pending: list[str] = []
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is not None and job.status == QUEUED and job_id not in self._writes_pending:
+            self._writes_pending.append(job_id)
+            return True
+        if job_id in self._writes_pending:
+            return False  # already cancelled, as far as the caller can tell
+        return super().cancel(job_id)
+
+    def settle(self) -> None:
+        pending, self._writes_pending = self._writes_pending, []
+        for job_id in pending:
+            super().cancel(job_id)
+        super().settle()
+
+
 def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
                   catches: str, source: str, profile: str = "canonical") -> GalleryEntry:
     """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
@@ -565,6 +591,8 @@ GALLERY = (
                   "seed 000 Health Report (the last heartbeat)"),
     _memory_entry("racy_id_counter", RacyIdCounterRuntime, "LC-030",
                   "seed 004 Contract: AsyncTaskManager.submit (thread_safe)"),
+    _memory_entry("cancel_write_not_awaited", CancelWriteNotAwaitedRuntime, "LC-031",
+                  "seed 004 Contract: AsyncTaskManager.cancel (async, D10-004)"),
     _memory_entry("drain_without_timeout", DrainWithoutTimeoutRuntime, "LC-028",
                   "issue 22 (graceful shutdown that drains with a timeout)",
                   profile="draining-worker"),

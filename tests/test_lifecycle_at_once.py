@@ -1,0 +1,116 @@
+"""Submit and cancel have made their change when they return (LC-031): the harness reads
+the job straight after the call, and a write left pending until the runtime next runs is
+caught, with the rule for a wrong end state keeping its blame."""
+
+from __future__ import annotations
+
+import pytest
+
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
+from jobconform.backends.sql import SqlBackend
+from jobconform.backends.store import QUEUED, StoredJob
+from jobconform.backends.threaded import ThreadedBackend
+from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.lifecycle import gallery
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import RetryPolicy
+from jobconform.spec import load_registry
+
+REGISTRY = load_registry()
+PROFILE = REGISTRY.profile("canonical")
+
+
+@pytest.mark.parametrize("backend", [MemoryBackend(), SqlBackend(), ThreadedBackend()],
+                         ids=["memory", "sql", "threaded"])
+def test_the_shipped_runtimes_make_the_change_before_returning(backend: object) -> None:
+    harness = Harness(backend, PROFILE, REGISTRY, max_concurrent=1)  # type: ignore[arg-type]
+    try:
+        harness.run(cmd.Submit("a"))
+        harness.run(cmd.Submit("b"))
+        harness.run(cmd.Cancel("a"))
+        harness.run(cmd.Dispatch())
+        harness.run(cmd.Cancel("b"))  # running: not read at once (LC-013, LC-026)
+        assert "LC-031" in harness.exercised
+    finally:
+        harness.close()
+
+
+def test_a_cancel_write_not_awaited_is_lc_031() -> None:
+    harness = Harness(gallery.cancel_write_not_awaited(), PROFILE, REGISTRY)
+    try:
+        harness.run(cmd.Submit("a"))
+        with pytest.raises(Divergence) as caught:
+            harness.run(cmd.Cancel("a"))
+        assert caught.value.primary == "LC-031"
+        assert "read straight after" in caught.value.what
+    finally:
+        harness.close()
+
+
+class _SubmitStoredLater(MemoryRuntime):
+    """Submit returns the id and stores the record only when the runtime next runs."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._pending: list[tuple[TaskScript, str]] = []
+
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
+               module_id: str | None = None) -> str:
+        job_id = self._new_job_id()
+        self._pending.append((script, job_id))
+        return job_id
+
+    def settle(self) -> None:
+        pending, self._pending = self._pending, []
+        for script, job_id in pending:
+            self._store.add(StoredJob(job_id, QUEUED, self._now()), None)
+            self._scripts[job_id] = script
+        super().settle()
+
+
+class _SubmitStoredLaterBackend(MemoryBackend):
+    name = "submit-stored-later"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return _SubmitStoredLater(settings, clock)
+
+
+def test_a_submit_stored_only_once_settled_is_lc_031() -> None:
+    harness = Harness(_SubmitStoredLaterBackend(), PROFILE, REGISTRY)
+    try:
+        with pytest.raises(Divergence) as caught:
+            harness.run(cmd.Submit("a"))
+        assert caught.value.primary == "LC-031"
+        assert caught.value.actual is None
+    finally:
+        harness.close()
+
+
+class _CancelOnlyFlagsQueued(MemoryRuntime):
+    """Cancel of a queued job returns true and changes nothing, ever: the end state is
+    wrong, so the rule for it (LC-011) keeps the blame."""
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is not None and job.status == QUEUED:
+            return True
+        return super().cancel(job_id)
+
+
+class _CancelOnlyFlagsQueuedBackend(MemoryBackend):
+    name = "cancel-only-flags"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return _CancelOnlyFlagsQueued(settings, clock)
+
+
+def test_a_wrong_end_state_keeps_its_own_rule() -> None:
+    harness = Harness(_CancelOnlyFlagsQueuedBackend(), PROFILE, REGISTRY)
+    try:
+        harness.run(cmd.Submit("a"))
+        with pytest.raises(Divergence) as caught:
+            harness.run(cmd.Cancel("a"))
+        assert caught.value.primary != "LC-031"
+    finally:
+        harness.close()
