@@ -135,6 +135,11 @@ NO_HEALTH_REPORT_NOTE = (
     " answer is six counts, so the requirements that need health-report (LC-029, ST-005)"
     " are reported not claimed.")
 
+NO_CONCURRENT_SUBMIT_NOTE = (
+    "Submissions from several threads at once (concurrent-submit) are not claimed through"
+    " the process protocol: its pipe carries one request at a time, so the child's submit"
+    " is never called from two threads and LC-030 is reported not claimed.")
+
 
 SERIAL_STORE_NOTE = (
     "TS-010 (saves from several threads at once) reaches the child through one pipe that"
@@ -176,7 +181,8 @@ class ProcessBackend:
         # no message carries a fault plan, and the kit cannot reach the child's store.
         self.capabilities = claims.capabilities & carried_areas(session.version)
         self.version = session.version
-        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE, SERIAL_STORE_NOTE)
+        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
+                             NO_CONCURRENT_SUBMIT_NOTE, SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:
         """Talk to the child through `session`; version 2 needs the kit's objects on it."""
