@@ -324,7 +324,7 @@ A Cancelled Queued Job Never Starts
 Submit And Cancel Have Made Their Change When They Return
     [Documentation]    The harness reads the job straight after each submit and each cancel
     ...                of a queued job, before the runtime gets any other call (LC-031).
-    [Tags]    LC-031    LC-011
+    [Tags]    LC-031
     Start Runtime    slots=1
     Advance Clock    2
     Submit Job    a
