@@ -172,6 +172,22 @@ Feature: Idempotency keys
     When keyed webhook claim "three" arrives for token "hook-7" with key "evt-2" and body "a"
     Then claim "three" is started
 
+  # -- IK-016: keys derived from MCP call arguments ----------------------------------------------
+
+  @IK-016
+  Scenario: A tool call's retry is de-duplicated by its arguments; other arguments are another call
+    When tool call claim "call" is made to "chat_with_agent" with arguments {"agent": "ops", "message": "hi"}
+    Then claim "call" is started
+    When tool call claim "retry" is made to "chat_with_agent" with arguments {"message": "hi", "agent": "ops"}
+    Then claim "retry" is refused as a conflict
+    When claim "call" completes with result {"execution": "e-1"}
+    And tool call claim "late-retry" is made to "chat_with_agent" with arguments {"agent": "ops", "message": "hi"}
+    Then claim "late-retry" replays claim "call" returning {"execution": "e-1"}
+    When tool call claim "other" is made to "chat_with_agent" with arguments {"agent": "ops", "message": "bye"}
+    Then claim "other" is started
+    When tool call claim "fan" is made to "fan_out" with arguments {"agent": "ops", "message": "hi"}
+    Then claim "fan" is started
+
   # -- IK-009: scheduler keys --------------------------------------------------------------------
 
   @IK-009

@@ -452,3 +452,35 @@ Feature: Self-reminders
     And reminder "a" was dispatched 1 time
     When the dispatch of reminder "a" lands
     Then reminder "a" is fired
+
+  # -- RM-017: idempotency keys on creation -------------------------------------------------------
+
+  @RM-017
+  Scenario: A retried creation with the same key answers the reminder it created, before any limit
+    Given reminders with max_pending set to 1
+    When reminder "a" is created with message "check the PR", a delay of 3600 seconds and idempotency key "k1"
+    Then the creation of reminder "a" is accepted
+    When reminder "retry" is created with message "check the PR", a delay of 3600 seconds and idempotency key "k1"
+    Then the creation of reminder "retry" answers reminder "a"
+    When all reminders are listed
+    Then the reminders listed are "a"
+    When reminder "other" is created with message "check the PR", a delay of 3600 seconds and idempotency key "k2"
+    Then the creation of reminder "other" is rejected with "too_many_pending"
+
+  @RM-017
+  Scenario: A key stops answering once its reminder is final or 24 hours old
+    When reminder "a" is created with message "x", a delay of 172800 seconds and idempotency key "k1"
+    And reminder "a" is cancelled
+    And reminder "again" is created with message "x", a delay of 172800 seconds and idempotency key "k1"
+    Then the creation of reminder "again" is accepted
+    And reminder "again" is pending
+    When reminder "plain" is created with message "x" and a delay of 172800 seconds
+    Then the creation of reminder "plain" is accepted
+    When the reminder clock advances 86399 seconds
+    And reminder "inside" is created with message "x", a delay of 3600 seconds and idempotency key "k1"
+    Then the creation of reminder "inside" answers reminder "again"
+    When the reminder clock advances 1 second
+    And reminder "after" is created with message "x", a delay of 3600 seconds and idempotency key "k1"
+    Then the creation of reminder "after" is accepted
+    When all reminders are listed
+    Then the reminders listed are "a, again, plain, after"

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-015).
+Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-016).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -152,6 +152,22 @@ A Webhook With A Key Uses It
     Claim Should Be Started    one
     Claim Webhook    two    hook-7    b    key=evt-1
     Claim Should Mismatch    two    422
+
+# -- IK-016: MCP tool calls ----------------------------------------------------------------
+
+A Tool Call Retry Is De-duplicated By Its Arguments
+    [Tags]    IK-016
+    Claim Tool Call    call    chat_with_agent    {"agent": "ops", "message": "hi"}
+    Claim Should Be Started    call
+    Claim Tool Call    retry    chat_with_agent    {"message": "hi", "agent": "ops"}
+    Claim Should Conflict    retry
+    Complete Claim    call    {"execution": "e-1"}
+    Claim Tool Call    late-retry    chat_with_agent    {"agent": "ops", "message": "hi"}
+    Claim Should Replay Result    late-retry    call    {"execution": "e-1"}
+    Claim Tool Call    other    chat_with_agent    {"agent": "ops", "message": "bye"}
+    Claim Should Be Started    other
+    Claim Tool Call    fan    fan_out    {"agent": "ops", "message": "hi"}
+    Claim Should Be Started    fan
 
 # -- IK-009: scheduler ---------------------------------------------------------------------
 

@@ -334,3 +334,36 @@ A Crash Between Writes Loses No Reminder And Doubles No Dispatch
     Dispatch Of Reminder Under Store Fault    b    fails    crash    1
     Reminder Status Should Be    b    fired
     Reminder Dispatches Should Be    b    1
+
+# -- RM-017: idempotency keys on creation ---------------------------------------------------
+
+A Retried Creation With The Same Key Answers Its Reminder Before Any Limit
+    [Tags]    RM-017
+    Start Reminders    max_pending=1
+    Create Reminder    a    check the PR    delay=3600    key=k1
+    Creation Should Be Accepted    a
+    Create Reminder    retry    check the PR    delay=3600    key=k1
+    Creation Should Answer Reminder    retry    a
+    ${listed}=    List Reminders
+    Listed Reminders Should Be    ${listed}    a
+    Create Reminder    other    check the PR    delay=3600    key=k2
+    Creation Should Be Rejected    other    too_many_pending
+
+A Key Stops Answering Once Its Reminder Is Final Or 24 Hours Old
+    [Tags]    RM-017
+    Start Reminders
+    Create Reminder    a    x    delay=172800    key=k1
+    Cancel Reminder    a
+    Create Reminder    again    x    delay=172800    key=k1
+    Creation Should Be Accepted    again
+    Reminder Status Should Be    again    pending
+    Create Reminder    plain    x    delay=172800
+    Creation Should Be Accepted    plain
+    Advance Reminder Clock    86399
+    Create Reminder    inside    x    delay=3600    key=k1
+    Creation Should Answer Reminder    inside    again
+    Advance Reminder Clock    1
+    Create Reminder    after    x    delay=3600    key=k1
+    Creation Should Be Accepted    after
+    ${listed}=    List Reminders
+    Listed Reminders Should Be    ${listed}    a, again, plain, after

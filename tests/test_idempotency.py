@@ -28,11 +28,19 @@ from jobconform.backends.store import QUEUED, StoredJob
 from jobconform.backends.threaded import ThreadedBackend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import Divergence
-from jobconform.conformance.idempotency.gallery import CheckThenInsertKeyStore
+from jobconform.conformance.idempotency.gallery import (
+    CallKeyPerRequestService,
+    CheckThenInsertKeyStore,
+)
 from jobconform.conformance.idempotency.harness import IdempotencyHarness, config_for
 from jobconform.reference.commands import AdvanceTime, Raise, Succeed
 from jobconform.reference.idempotency import oracle
-from jobconform.reference.idempotency.commands import ClaimKey, CompleteClaim, ReleaseClaim
+from jobconform.reference.idempotency.commands import (
+    ClaimCall,
+    ClaimKey,
+    CompleteClaim,
+    ReleaseClaim,
+)
 from jobconform.reference.idempotency.oracle import (
     ClaimAnswer,
     IdempotencyConfig,
@@ -160,6 +168,16 @@ def test_derived_keys() -> None:
     assert (oracle.effect_key("a:b", "c", {}, None) != oracle.effect_key("a", "b:c", {}, None))
 
 
+def test_a_tool_call_key_is_its_tool_and_arguments_as_json() -> None:
+    key = oracle.call_key("chat_with_agent", {"agent": "ops", "message": "hi"})
+    assert key == oracle.call_key("chat_with_agent", {"message": "hi", "agent": "ops"})
+    others = {oracle.call_key("chat_with_agent", {"agent": "ops", "message": "bye"}),
+              oracle.call_key("fan_out", {"agent": "ops", "message": "hi"}),
+              oracle.call_key("chat_with_agent", {"agent": "ops", "message": "hi", "n": 1})}
+    assert key not in others and len(others) == 3
+    assert oracle.call_scope("fan_out") == "mcp:fan_out"
+
+
 @pytest.mark.parametrize(("field", "value", "message"), [
     ("ttl_seconds", 0.0, "ttl_seconds"),
     ("stale_lock_timeout_seconds", -1.0, "stale_lock_timeout_seconds"),
@@ -240,6 +258,47 @@ def test_a_divergence_names_the_requirement_and_the_commands() -> None:
         checks.run(ClaimKey("b", "s", "k", 1))
     assert caught.value.requirements[0] == "IK-004"
     assert "ReleaseClaim(handle='a')" in str(caught.value)
+
+
+TOOL_CALL_RETRY = [ClaimCall("call", "chat_with_agent", {"agent": "ops", "message": "hi"}),
+                   ClaimCall("retry", "chat_with_agent", {"message": "hi", "agent": "ops"}),
+                   CompleteClaim("call", Succeed({"execution": "e-1"})),
+                   ClaimCall("late", "chat_with_agent", {"agent": "ops", "message": "hi"}),
+                   ClaimCall("other", "chat_with_agent", {"agent": "ops", "message": "bye"}),
+                   ClaimCall("fan", "fan_out", {"agent": "ops", "message": "hi"})]
+
+
+@pytest.mark.parametrize("backend", [MemoryBackend, ThreadedBackend])
+def test_a_tool_call_retry_meets_the_first_call(backend: type[MemoryBackend]) -> None:
+    checks = harness(backend())
+    answers = [checks.run(command) for command in TOOL_CALL_RETRY]
+    kinds = [getattr(answer, "kind", answer) for answer in answers]
+    assert kinds == ["started", "conflict", True, "replay", "started", "started"]
+    assert "IK-016" in checks.exercised
+    checks.close()
+
+
+def test_a_tool_call_key_per_request_is_caught_as_ik_016() -> None:
+    class PerRequest(MemoryBackend):
+        def open_idempotency(self, clock: VirtualClock,  # type: ignore[override]
+                             config: IdempotencyConfig) -> IdempotencyService:
+            return CallKeyPerRequestService(MemoryKeyStore(), clock, config)
+
+    checks = harness(PerRequest())
+    checks.run(TOOL_CALL_RETRY[0])
+    with pytest.raises(Divergence) as caught:
+        checks.run(TOOL_CALL_RETRY[1])
+    assert caught.value.requirements[0] == "IK-016"
+    checks.close()
+
+
+def test_a_tool_call_needs_a_tool_and_an_object_of_arguments() -> None:
+    checks = harness()
+    with pytest.raises(ValueError, match="JSON object of arguments"):
+        checks.run(ClaimCall("a", "chat_with_agent", ["hi"]))
+    with pytest.raises(ValueError, match="JSON object of arguments"):
+        checks.run(ClaimCall("b", "", {}))
+    checks.close()
 
 
 # -- real concurrency -------------------------------------------------------------------------
@@ -437,6 +496,7 @@ def test_the_sql_backend_replays_a_stored_error_from_the_database(database_url: 
                     CompleteClaim("a", Raise("PaymentDeclined", "card expired")),
                     ClaimKey("b", "s", "k", {"n": 1}),
                     AdvanceTime(60),
-                    ClaimKey("c", "s", "k", {"n": 1})])
-    assert checks.exercised >= {"IK-001", "IK-003", "IK-007"}
+                    ClaimKey("c", "s", "k", {"n": 1}),
+                    *TOOL_CALL_RETRY])
+    assert checks.exercised >= {"IK-001", "IK-003", "IK-007", "IK-016"}
     checks.close()

@@ -38,6 +38,7 @@ from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import (
     CREATED,
+    REPLAYED,
     DeliveryOutcome,
     ReminderConfig,
     ReminderOracle,
@@ -143,6 +144,30 @@ def test_oracle_caps_pending_and_daily_creations() -> None:
     oracle.cancel("c")
     assert oracle.create("d", "x", None, 60.0, at(0)) == rejected("daily_limit")
     assert oracle.create("e", "x", None, 60.0, at(86_400)) == CREATED
+
+
+def test_oracle_answers_a_live_keyed_reminder_before_any_limit() -> None:
+    oracle = ReminderOracle(ReminderConfig(max_pending=1))
+    assert oracle.create("a", "x", None, 60.0, at(0), "k1") == CREATED
+    assert oracle.create("b", "other text", None, 600.0, at(0), "k1") == f"{REPLAYED}:a"
+    assert oracle.create("c", "x", None, 60.0, at(0), "k2") == rejected("too_many_pending")
+    assert oracle.create("d", "x", None, 60.0, at(0)) == rejected("too_many_pending")
+    assert oracle.list() == ["a"]
+    oracle.settle(at(60))  # firing: still live
+    assert oracle.create("e", "x", None, 60.0, at(60), "k1") == f"{REPLAYED}:a"
+    oracle.decide("a", DeliveryOutcome.LANDS)
+    oracle.settle(at(60))  # fired: final, no longer answers
+    assert oracle.create("f", "x", None, 60.0, at(60), "k1") == CREATED
+
+
+def test_oracle_keys_answer_for_less_than_24_hours() -> None:
+    oracle = ReminderOracle(ReminderConfig())
+    oracle.create("a", "x", None, 172_800.0, at(0), "k1")
+    assert oracle.keyed("k1", at(86_399.999999)) == "a"
+    assert oracle.keyed("k1", at(86_400)) is None
+    assert oracle.keyed(None, at(0)) is None
+    oracle.cancel("a")
+    assert oracle.keyed("k1", at(1)) is None
 
 
 def test_oracle_restart_reconciles_firing_as_fired() -> None:
@@ -259,6 +284,43 @@ def test_divergence_names_the_requirement() -> None:
     assert "reminder 'a' status" in str(caught.value)
 
 
+def test_a_key_answering_a_cancelled_reminder_is_caught_as_rm_017() -> None:
+    from jobconform.conformance.reminders.gallery import FinalReminderKeyReplayedRuntime
+
+    class Backend(MemoryBackend):
+        def open_reminders(self, clock: Any, config: Any, target: Any) -> StepReminderRuntime:
+            return FinalReminderKeyReplayedRuntime(InMemoryReminderStore(), clock, config,
+                                                   target)
+
+    harness = ReminderHarness(Backend(), CANONICAL, REGISTRY)
+    harness.run(rc.CreateReminder("a", "x", delay_seconds=60, idempotency_key="k1"))
+    harness.run(rc.CancelReminder("a"))
+    with pytest.raises(Divergence) as caught:
+        harness.run(rc.CreateReminder("b", "x", delay_seconds=60, idempotency_key="k1"))
+    assert caught.value.requirements[0] == "RM-017"
+    harness.close()
+
+
+def test_a_runtime_without_keys_still_takes_keyless_creations() -> None:
+    """The key is passed only when a check gives one: a runtime written before RM-017
+    (create without idempotency_key) is checked on everything else as before."""
+
+    class Keyless(StepReminderRuntime):
+        def create(self, message: str, fire_at: datetime | None = None,  # type: ignore[override]
+                   delay_seconds: float | None = None) -> str:
+            return super().create(message, fire_at, delay_seconds)
+
+    class Backend(MemoryBackend):
+        def open_reminders(self, clock: Any, config: Any, target: Any) -> StepReminderRuntime:
+            return Keyless(InMemoryReminderStore(), clock, config, target)
+
+    harness = ReminderHarness(Backend(), CANONICAL, REGISTRY)
+    assert harness.run(rc.CreateReminder("a", "x", delay_seconds=60)) == CREATED
+    with pytest.raises(AdapterError, match="idempotency_key"):
+        harness.run(rc.CreateReminder("b", "x", delay_seconds=60, idempotency_key="k"))
+    harness.close()
+
+
 def test_a_reused_alias_is_a_malformed_command() -> None:
     harness = ReminderHarness(MemoryBackend(), CANONICAL)
     harness.run(rc.CreateReminder("a", "x", delay_seconds=60))
@@ -266,6 +328,8 @@ def test_a_reused_alias_is_a_malformed_command() -> None:
         harness.run(rc.CreateReminder("a", "x", delay_seconds=60))
     with pytest.raises(ValueError, match="finite amount"):
         harness.run(rc.RestartReminders(-1))
+    with pytest.raises(ValueError, match="1 to 255 characters"):
+        harness.run(rc.CreateReminder("b", "x", delay_seconds=60, idempotency_key=""))
 
 
 # -- SQL: SQLite, PostgreSQL, MariaDB -----------------------------------------------------------
@@ -297,6 +361,15 @@ def test_sql_reminders_survive_a_new_engine(url: str) -> None:
         assert second.count_created_after(at(0)) == 0
         with pytest.raises(ValueError, match="a transition changes only"):
             second.transition("r-1", PENDING, colour="red")
+        # RM-017: the creation's key is kept, and found while the reminder is live.
+        second.add(StoredReminder("r-3", "x", PENDING, at(10), at(90), at(90),
+                                  idempotency_key="k1"))
+        found = second.live_with_key("k1", at(0))
+        assert found is not None and found.reminder_id == "r-3"
+        assert second.live_with_key("k1", at(10)) is None  # created at, not after
+        assert second.live_with_key("k2", at(0)) is None
+        second.transition("r-3", PENDING, status="cancelled", due_at=None)
+        assert second.live_with_key("k1", at(0)) is None
     finally:
         second.close()
 
@@ -343,6 +416,13 @@ def test_sql_backends_agree_with_the_oracle_across_restarts(url: str, runtime_ki
             rc.ListReminders(None),
         ])
         assert harness.last_answer == ["a", "b"]
+        # RM-017 across a restart: the key is in the store.
+        harness.run_all([
+            rc.CreateReminder("k", "x", delay_seconds=600, idempotency_key="key-1"),
+            rc.RestartReminders(),
+            rc.CreateReminder("k-retry", "x", delay_seconds=600, idempotency_key="key-1"),
+        ])
+        assert harness.last_answer == f"{REPLAYED}:k"
         a, b = harness.oracle.reminders["a"], harness.oracle.reminders["b"]
         assert (a.status, a.attempts, a.fired_at) == (ReminderStatus.FIRED, 2, at(120))
         assert (b.status, b.attempts, b.fired_at) == (ReminderStatus.FIRED, 1, at(90))

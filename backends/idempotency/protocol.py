@@ -1,4 +1,4 @@
-"""The idempotency area's adapter protocol (spec/idempotency.yaml, IK-001..IK-012).
+"""The idempotency area's adapter protocol (spec/idempotency.yaml, IK-001..IK-016).
 
 A backend that claims the `idempotency` capability has a method
 
@@ -9,7 +9,7 @@ the TTL, the mismatch status and the stale-lock timeout from `config`
 (`jobconform.reference.idempotency.oracle.IdempotencyConfig`).
 
 The runtime guards the boundaries where work starts: a trigger (an API call, a webhook
-delivery, a scheduler send) claims its key before it creates an execution, and an
+delivery, an MCP tool call, a scheduler send) claims its key before it creates an execution, and an
 execution claims each outbound effect before it performs it. The caller then completes
 the claim with the outcome, or releases it when the work was refused before it started.
 Payloads and outcomes are JSON values; the runtime fingerprints payloads itself.
@@ -75,6 +75,13 @@ class IdempotencyRuntime(Protocol):
     def claim_webhook(self, token: str, body: str, key: str | None) -> Claim:
         """Claim a webhook delivery (IK-008): in the webhook's scope, under `key` or, when
         it is None, under a key derived from the webhook token and a hash of the body."""
+        ...
+
+    def claim_call(self, tool: str, arguments: JsonValue) -> Claim:
+        """Claim an MCP tool call that carries no key (IK-016): in the tool's scope, under a
+        key derived from the tool and its arguments (a JSON object, compared as a JSON
+        value), so a transport retry of the same call is the same key and a call with
+        other arguments another."""
         ...
 
     def scheduler_key(self, execution_id: str) -> str:

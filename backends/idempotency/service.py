@@ -125,6 +125,12 @@ class IdempotencyService:
             key = f"derived:{_digest([token, body_hash])}"
         return self._claim(f"webhook:{token}", key, self.fingerprint(body))
 
+    def claim_call(self, tool: str, arguments: JsonValue) -> Claim:
+        # The MCP server forwards a key over the call's arguments, so a transport retry of
+        # the same call dedupes; the arguments are the payload too.
+        return self._claim(f"mcp:{tool}", f"call:{_digest([tool, arguments])}",
+                           self.fingerprint(arguments))
+
     def scheduler_key(self, execution_id: str) -> str:
         return f"sched:{execution_id}"
 

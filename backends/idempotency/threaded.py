@@ -41,6 +41,9 @@ class RequestThreadIdempotency:
     def claim_webhook(self, token: str, body: str, key: str | None) -> Claim:
         return self._on_request_thread(lambda: self._service.claim_webhook(token, body, key))
 
+    def claim_call(self, tool: str, arguments: JsonValue) -> Claim:
+        return self._on_request_thread(lambda: self._service.claim_call(tool, arguments))
+
     def scheduler_key(self, execution_id: str) -> str:
         return self._on_request_thread(lambda: self._service.scheduler_key(execution_id))
 

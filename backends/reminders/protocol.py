@@ -172,11 +172,16 @@ class ReadableDuringDispatch(Protocol):
 
 class ReminderRuntime(Protocol):
     def create(self, message: str, fire_at: datetime | None = None,
-               delay_seconds: float | None = None) -> str:
+               delay_seconds: float | None = None,
+               idempotency_key: str | None = None) -> str:
         """Schedule a reminder by exactly one of `fire_at` and `delay_seconds`.
 
+        With an `idempotency_key` that a pending or firing reminder was created with less
+        than 24 hours ago, nothing is created and that reminder's id is returned, before
+        any rule is checked (RM-017). None: no de-duplication.
+
         Returns:
-            The new reminder's id.
+            The new reminder's id, or the id of the reminder the key names.
 
         Raises:
             ReminderRejected: a rule is broken (RM-001..RM-005); nothing was created.

@@ -43,7 +43,7 @@ from jobconform.backends.reminders.store import (
     StoredReminder,
 )
 from jobconform.reference.faults import StoreFault
-from jobconform.reference.reminders.oracle import creation_problem, resolve_fire_at
+from jobconform.reference.reminders.oracle import KEY_WINDOW, creation_problem, resolve_fire_at
 
 DAY = timedelta(days=1)
 # How many further passes a settle makes after one that met a failed store write.
@@ -76,8 +76,15 @@ class StepReminderRuntime:
     # -- creation and cancel -------------------------------------------------------------
 
     def create(self, message: str, fire_at: datetime | None = None,
-               delay_seconds: float | None = None) -> str:
+               delay_seconds: float | None = None,
+               idempotency_key: str | None = None) -> str:
         now = self._clock.now()
+        if idempotency_key is not None:
+            # A retry of a creation that landed answers its reminder, before any limit is
+            # counted: the first creation may be what filled them (RM-017).
+            live = self._store.live_with_key(idempotency_key, now - KEY_WINDOW)
+            if live is not None:
+                return live.reminder_id
         code = self._problem(message, fire_at, delay_seconds, now)
         if code is not None:
             text = REJECTION_TEXT[code].format(**vars(self._config))
@@ -85,7 +92,8 @@ class StepReminderRuntime:
         resolved = resolve_fire_at(fire_at, delay_seconds, now)
         assert resolved is not None
         reminder_id = str(uuid.uuid4())
-        self._store.add(StoredReminder(reminder_id, message, PENDING, now, resolved, resolved))
+        self._store.add(StoredReminder(reminder_id, message, PENDING, now, resolved, resolved,
+                                       idempotency_key=idempotency_key))
         self._reminders_changed()
         return reminder_id
 

@@ -17,7 +17,7 @@ from typing import Any, cast
 from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, select, update
 
 from jobconform.backends.faults import SqlWriteFaults
-from jobconform.backends.reminders.store import FINAL, PENDING, StoredReminder
+from jobconform.backends.reminders.store import FINAL, FIRING, PENDING, StoredReminder
 from jobconform.backends.sql.database import connection_turns, migrate, transaction
 from jobconform.backends.sql.models import ReminderRow
 from jobconform.reference.faults import StoreFault
@@ -78,6 +78,17 @@ class SqlReminderStore:
         with self._transaction(read_only=True) as connection:
             return connection.scalar(select(func.count()).select_from(REMINDERS)
                                      .where(REMINDERS.c.status == status)) or 0
+
+    def live_with_key(self, idempotency_key: str,
+                      created_after: datetime) -> StoredReminder | None:
+        query = (select(REMINDERS)
+                 .where(REMINDERS.c.idempotency_key == idempotency_key,
+                        REMINDERS.c.status.in_((PENDING, FIRING)),
+                        REMINDERS.c.created_at > created_after)
+                 .order_by(REMINDERS.c.seq.desc()).limit(1))
+        with self._transaction(read_only=True) as connection:
+            row = connection.execute(query).first()
+            return None if row is None else to_stored(row)
 
     def count_created_after(self, instant: datetime) -> int:
         with self._transaction(read_only=True) as connection:

@@ -34,6 +34,7 @@ class StoredReminder:
     due_at: datetime | None
     attempts: int = 0
     fired_at: datetime | None = None
+    idempotency_key: str | None = None  # the key it was created with (RM-017)
 
 
 class ReminderStore(Protocol):
@@ -48,6 +49,12 @@ class ReminderStore(Protocol):
         ...
 
     def count(self, status: str) -> int: ...
+
+    def live_with_key(self, idempotency_key: str,
+                      created_after: datetime) -> StoredReminder | None:
+        """The latest pending or firing reminder created with this key strictly after
+        `created_after`, or None (RM-017)."""
+        ...
 
     def count_created_after(self, instant: datetime) -> int:
         """How many reminders have created_at strictly after `instant`."""
@@ -133,6 +140,12 @@ class InMemoryReminderStore:
 
     def count(self, status: str) -> int:
         return len(self.list(status))
+
+    def live_with_key(self, idempotency_key: str,
+                      created_after: datetime) -> StoredReminder | None:
+        return next((r for r in reversed(self.list())
+                     if r.idempotency_key == idempotency_key and r.status in (PENDING, FIRING)
+                     and r.created_at > created_after), None)
 
     def count_created_after(self, instant: datetime) -> int:
         return sum(1 for r in self.list() if r.created_at > instant)

@@ -118,9 +118,11 @@ class ThreadedReminderRuntime(StepReminderRuntime):
     # -- the harness's side ------------------------------------------------------------
 
     def create(self, message: str, fire_at: datetime | None = None,
-               delay_seconds: float | None = None) -> str:
+               delay_seconds: float | None = None,
+               idempotency_key: str | None = None) -> str:
+        # Under the lock, the key's lookup and the insert are one step (RM-017).
         with self._state:
-            return super().create(message, fire_at, delay_seconds)
+            return super().create(message, fire_at, delay_seconds, idempotency_key)
 
     def cancel(self, reminder_id: str) -> str:
         with self._state:

@@ -279,6 +279,8 @@ class ReminderRow(Base):
     due_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     fired_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    # The creation's idempotency key (RM-017), if it carried one.
+    idempotency_key: Mapped[str | None] = mapped_column(String(255), index=True)
 
     __table_args__ = (
         CheckConstraint(REMINDER_STATUS_CHECK, name="status"),

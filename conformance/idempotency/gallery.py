@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 
 from jobconform.backends.idempotency.memory import MemoryKeyStore
 from jobconform.backends.idempotency.protocol import Claim, ClaimKind, Clock, IdempotencyConfig
-from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry
+from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry, _digest
 from jobconform.backends.idempotency.sql import KEYS, SqlKeyStore, entry_values
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import StoreUnavailable
@@ -149,6 +149,21 @@ class WebhookKeyFromTokenOnlyService(IdempotencyService):
         return super().claim_webhook(token, body, key if key is not None else f"hook:{token}")
 
 
+class CallKeyPerRequestService(IdempotencyService):
+    """The key an MCP tool call forwards is built from its JSON-RPC request id as well as
+    its arguments: a transport retry is a new request with a new id, so it is a new key
+    and starts the work a second time."""
+
+    def __init__(self, store: MemoryKeyStore, clock: Clock, config: IdempotencyConfig) -> None:
+        super().__init__(store, clock, config)
+        self._requests = 0
+
+    def claim_call(self, tool: str, arguments: JsonValue) -> Claim:
+        self._requests += 1
+        return self._claim(f"mcp:{tool}", f"call:{self._requests}:{_digest([tool, arguments])}",
+                           self.fingerprint(arguments))
+
+
 class FailureAlwaysStoredService(IdempotencyService):
     """The failure policy is ignored: an error is always stored, so under a design that
     frees the key on failure, the client's retry gets the old error instead of a new run."""
@@ -263,6 +278,8 @@ GALLERY = (
            "seed 002 §10.10: claim before creating the execution; issue 18 (store faults)"),
     _entry("idempotency_lost_completion_reported_stored", LostCompletionReportedStoredService,
            "IK-015", "anchors: IETF draft, the stored result is returned; issue 18"),
+    _entry("mcp_call_key_per_request", CallKeyPerRequestService, "IK-016",
+           "seed 002 §10.10: MCP forwards a deterministic key over the call args"),
     _entry("webhook_key_from_token_only", WebhookKeyFromTokenOnlyService, "IK-008",
            "seed 002 §10.10: key from (token, body_hash)"),
 )

@@ -30,6 +30,7 @@ from jobconform.reference.idempotency import oracle
 from jobconform.reference.idempotency.commands import (
     CLAIM_COMMANDS,
     AskSchedulerKey,
+    ClaimCall,
     ClaimEffect,
     ClaimKey,
     ClaimWebhook,
@@ -60,17 +61,18 @@ COMPLETION_REQUIREMENTS = ("IK-003", "IK-004", "IK-007", "IK-010", "IK-013")
 # The rules that decide a claim by the key's record (freed by a release or a failure, its
 # payload, its age, its stale lock), whatever way its key was derived.
 RECORD_RULES = frozenset({"IK-004", "IK-006", "IK-007", "IK-010", "IK-013"})
-# The rules that derive a delivery's or an effect's key.
-KEY_RULES = frozenset({"IK-008", "IK-011", "IK-012"})
+# The rules that derive a delivery's, a tool call's or an effect's key.
+KEY_RULES = frozenset({"IK-008", "IK-011", "IK-012", "IK-016"})
 # How close to its stale-lock timeout an in-flight claim is "on the boundary": a runtime
 # that takes it over there has the boundary one tick (or a rounding) off.
 BOUNDARY_WINDOW = timedelta(seconds=1)
 
 
 def derives_key(command: IdempotencyCommand) -> bool:
-    """The claim's key is derived by the runtime (an effect, a webhook without a key)."""
-    return isinstance(command, ClaimEffect) or (isinstance(command, ClaimWebhook)
-                                                and command.key is None)
+    """The claim's key is derived by the runtime (an effect, a tool call, a webhook without
+    a key)."""
+    return isinstance(command, ClaimEffect | ClaimCall) or (isinstance(command, ClaimWebhook)
+                                                            and command.key is None)
 
 
 def config_for(profile: Profile, **overrides: float | str) -> IdempotencyConfig:
@@ -254,6 +256,12 @@ class IdempotencyHarness:
                 if value is not None and not 0 < len(value) <= MAX_KEY_LENGTH:
                     raise ValueError(f"keys and scopes have 1 to {MAX_KEY_LENGTH}"
                                      f" characters, not {len(value)}")
+        if isinstance(command, ClaimCall) and (
+                not isinstance(command.arguments, dict)
+                or not command.tool or len(oracle.call_scope(command.tool)) > MAX_KEY_LENGTH):
+            raise ValueError("a tool call names a tool (its scope has at most"
+                             f" {MAX_KEY_LENGTH} characters) and takes a JSON object of"
+                             f" arguments, not {command.tool!r} with {command.arguments!r}")
         if isinstance(command, IdempotencyStoreFault):
             if not self.takes_store_faults:
                 raise StoreFaultsNotClaimed(
@@ -284,6 +292,12 @@ class IdempotencyHarness:
                 # its key is derived.
                 return (self._form(decision.answer, True),
                         self._key_rules_placed(decision, now, ("IK-008",)))
+            case ClaimCall():
+                key = oracle.call_key(command.tool, command.arguments)
+                decision = model.claim(oracle.call_scope(command.tool), key, command.arguments,
+                                       command.handle, now)
+                return (self._form(decision.answer, True),
+                        self._key_rules_placed(decision, now, ("IK-016",)))
             case ClaimEffect(execution_id=None):
                 # No execution id: the guard fails open, as a claim without a key does.
                 decision = model.claim(oracle.effect_scope(""), None, None, command.handle,
@@ -377,6 +391,10 @@ class IdempotencyHarness:
                 w = command
                 return self._claimed(w.handle, self._call(
                     "claim_webhook", lambda: runtime.claim_webhook(w.token, w.body, w.key)))
+            case ClaimCall():
+                call = command
+                return self._claimed(call.handle, self._call(
+                    "claim_call", lambda: runtime.claim_call(call.tool, call.arguments)))
             case ClaimEffect():
                 e = command
                 return self._claimed(e.handle, self._call(

@@ -34,6 +34,7 @@ from jobconform.reference.commands import AdvanceTime, Raise, Succeed
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import (
     AskSchedulerKey,
+    ClaimCall,
     ClaimEffect,
     ClaimKey,
     ClaimWebhook,
@@ -156,6 +157,12 @@ class IdempotencyLibrary:
     def claim_webhook(self, handle: str, token: str, body: str, key: str | None = None) -> None:
         """A webhook delivery; without ``key`` the runtime derives one (IK-008)."""
         self._claim(handle, ClaimWebhook(handle, token, body, key))
+
+    @keyword("Claim Tool Call")
+    def claim_tool_call(self, handle: str, tool: str, arguments: str = "{}") -> None:
+        """An MCP tool call without a key; the runtime derives one from ``tool`` and
+        ``arguments`` (a JSON object) (IK-016)."""
+        self._claim(handle, ClaimCall(handle, tool, _json(arguments)))
 
     @keyword("Claim Scheduler Send")
     def claim_scheduler_send(self, handle: str, execution_id: str,

@@ -29,6 +29,7 @@ from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import (
     AskSchedulerKey,
+    ClaimCall,
     ClaimEffect,
     ClaimKey,
     ClaimWebhook,
@@ -48,6 +49,11 @@ PAYLOADS: tuple[JsonValue, ...] = ({"qty": 1}, {"qty": 2})
 WEBHOOK_TOKENS = ("hook-1", "hook-2")
 BODIES = ('{"event": 1}', '{"event": 2}')
 EXECUTIONS = ("e1", "e2")
+TOOLS = ("chat_with_agent", "fan_out")
+# A transport retry may encode the same arguments with their members in another order.
+CALL_ARGUMENTS: tuple[JsonValue, ...] = (
+    {"agent": "ops", "message": "hi"}, {"message": "hi", "agent": "ops"},
+    {"agent": "ops", "message": "bye"})
 EFFECT_TYPES = ("message", "call")
 IDENTITIES = ((("to", "bob"),), (("channel", "sms"), ("to", "bob")),
               (("to", "bob"), ("channel", "sms")))
@@ -131,6 +137,25 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             handle = self._handle()
             self._run(ClaimWebhook(handle, token, body, key))
             return handle
+
+        @rule(target=claims, tool=st.sampled_from(TOOLS),
+              arguments=st.sampled_from(CALL_ARGUMENTS))
+        def claim_tool_call(self, tool: str, arguments: JsonValue) -> str:
+            handle = self._handle()
+            self._run(ClaimCall(handle, tool, arguments))
+            return handle
+
+        @rule(target=claims, tool=st.sampled_from(TOOLS),
+              arguments=st.sampled_from(CALL_ARGUMENTS), reordered=st.booleans())
+        def tool_call_retried(self, tool: str, arguments: JsonValue, reordered: bool) -> str:
+            """IK-016: a transport retry of a tool call, sent at once (its members
+            re-encoded in another order, or not), meets the first call's claim."""
+            first = self._handle()
+            self._run(ClaimCall(first, tool, arguments))
+            assert isinstance(arguments, dict)
+            again = dict(reversed(arguments.items())) if reordered else dict(arguments)
+            self._run(ClaimCall(self._handle(), tool, again))
+            return first
 
         @rule(target=claims, execution=st.sampled_from(EXECUTIONS))
         def scheduler_send(self, execution: str) -> str:

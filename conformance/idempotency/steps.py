@@ -1,4 +1,4 @@
-"""Behave steps for idempotency keys (features/idempotency.feature, IK-001..IK-012).
+"""Behave steps for idempotency keys (features/idempotency.feature, IK-001..IK-016).
 
 Each When-step sends one command through `IdempotencyHarness.run`, so the backend's
 answer is compared with the oracle's and a `Divergence` fails the scenario with the
@@ -26,6 +26,7 @@ from jobconform.reference.commands import AdvanceTime, Raise, Succeed
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import (
     AskSchedulerKey,
+    ClaimCall,
     ClaimEffect,
     ClaimKey,
     ClaimWebhook,
@@ -148,6 +149,11 @@ def step_webhook(context: Any, handle: str, token: str, body: str) -> None:
              ' body "{body}"')
 def step_webhook_with_key(context: Any, handle: str, token: str, key: str, body: str) -> None:
     _claim(context, handle, ClaimWebhook(handle, token, body, key))
+
+
+@action_step('tool call claim "{handle}" is made to "{tool}" with arguments {arguments:Json}')
+def step_tool_call(context: Any, handle: str, tool: str, arguments: JsonValue) -> None:
+    _claim(context, handle, ClaimCall(handle, tool, arguments))
 
 
 @action_step('scheduler claim "{handle}" is sent for execution "{execution}" with payload'

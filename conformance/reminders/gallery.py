@@ -129,9 +129,12 @@ class DailyCountInMemoryRuntime(StepReminderRuntime):
         return sum(1 for created in self._created if created > now - timedelta(days=1))
 
     def create(self, message: str, fire_at: datetime | None = None,
-               delay_seconds: float | None = None) -> str:
-        reminder_id = super().create(message, fire_at, delay_seconds)
-        self._created.append(self._clock.now())
+               delay_seconds: float | None = None,
+               idempotency_key: str | None = None) -> str:
+        held = len(self._store.list())
+        reminder_id = super().create(message, fire_at, delay_seconds, idempotency_key)
+        if len(self._store.list()) > held:  # a replay creates nothing to count
+            self._created.append(self._clock.now())
         return reminder_id
 
 
@@ -155,10 +158,28 @@ class BothSchedulesAcceptedRuntime(StepReminderRuntime):
     the caller's intent is ambiguous and must be refused."""
 
     def create(self, message: str, fire_at: datetime | None = None,
-               delay_seconds: float | None = None) -> str:
+               delay_seconds: float | None = None,
+               idempotency_key: str | None = None) -> str:
         if fire_at is not None:
             delay_seconds = None
-        return super().create(message, fire_at, delay_seconds)
+        return super().create(message, fire_at, delay_seconds, idempotency_key)
+
+
+class FinalReminderKeyReplayedRuntime(StepReminderRuntime):
+    """A creation's key is looked up among every reminder created with it in the window,
+    whatever its state: cancelling a reminder and creating it again with the same key
+    answers the cancelled one, and no new reminder is ever made."""
+
+    def create(self, message: str, fire_at: datetime | None = None,
+               delay_seconds: float | None = None,
+               idempotency_key: str | None = None) -> str:
+        now = self._clock.now()
+        if idempotency_key is not None:
+            for reminder in reversed(self._store.list()):
+                if (reminder.idempotency_key == idempotency_key
+                        and reminder.created_at > now - timedelta(hours=24)):
+                    return reminder.reminder_id
+        return super().create(message, fire_at, delay_seconds, idempotency_key)
 
 
 class FiresEarlyRuntime(StepReminderRuntime):
@@ -262,9 +283,10 @@ class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
         super().__init__(store, clock, config, target)
 
     def create(self, message: str, fire_at: datetime | None = None,
-               delay_seconds: float | None = None) -> str:
+               delay_seconds: float | None = None,
+               idempotency_key: str | None = None) -> str:
         with self._state:
-            reminder_id = super().create(message, fire_at, delay_seconds)
+            reminder_id = super().create(message, fire_at, delay_seconds, idempotency_key)
             self._armed.add(reminder_id)
             return reminder_id
 
@@ -343,6 +365,8 @@ GALLERY = (
                   "RM-004", f"{SECTION} AC #7 (a real pending count)"),
     _memory_entry("reminder_both_schedules_accepted", BothSchedulesAcceptedRuntime, "RM-001",
                   f"{SECTION} AC #1 (fire_at XOR delay_seconds)"),
+    _memory_entry("reminder_final_key_replayed", FinalReminderKeyReplayedRuntime, "RM-017",
+                  f"{SECTION} AC #6 (terminal rows are excluded from replay)"),
     _memory_entry("reminder_fires_early", FiresEarlyRuntime, "RM-007",
                   f"{SECTION} AC #2 (one-shot trigger at the due time)"),
     _memory_entry("reminder_dispatched_before_firing", DispatchesBeforeFiringRuntime,

@@ -59,6 +59,7 @@ from jobconform.reference.reminders.oracle import (
     CREATED,
     NOT_FOUND,
     REJECTIONS,
+    REPLAYED,
     DeliveryOutcome,
     ReminderConfig,
     ReminderOracle,
@@ -70,6 +71,7 @@ from jobconform.reference.reminders.oracle import (
 from jobconform.spec import Profile, Registry
 
 T = TypeVar("T")
+MAX_KEY_LENGTH = 255  # the reminders table's key column
 CONFIG_PARAMETERS = ("min_delay_seconds", "max_delay_seconds", "max_message_chars",
                      "max_pending", "max_per_day", "max_attempts", "retry_delay_seconds",
                      "retention_days")
@@ -287,7 +289,7 @@ class ReminderHarness:
                 continue
             self.oracle.reminders[alias] = ReminderState(
                 view.message, status, view.created_at, view.fire_at, view.due_at,
-                view.attempts, view.fired_at)
+                view.attempts, view.fired_at, self.oracle.reminders[alias].idempotency_key)
         for alias in [alias for alias in self.oracle.reminders if alias not in listed]:
             del self.oracle.reminders[alias]
         made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
@@ -322,6 +324,10 @@ class ReminderHarness:
         if isinstance(command, CreateReminder) and command.reminder in self.ids:
             raise ValueError(f"reminder alias {command.reminder!r} is already used; pick a"
                              " new one")
+        if isinstance(command, CreateReminder) and command.idempotency_key is not None and (
+                not 0 < len(command.idempotency_key) <= MAX_KEY_LENGTH):
+            raise ValueError(f"an idempotency key has 1 to {MAX_KEY_LENGTH} characters, not"
+                             f" {len(command.idempotency_key)}")
         seconds = (command.seconds if isinstance(command, AdvanceTime) else
                    command.down_seconds if isinstance(command, RestartReminders) else 0.0)
         if not 0 <= seconds < float("inf"):
@@ -335,10 +341,14 @@ class ReminderHarness:
         match command:
             case CreateReminder():
                 answer = oracle.create(command.reminder, command.message, command.fire_at,
-                                       command.delay_seconds, now)
+                                       command.delay_seconds, now, command.idempotency_key)
+                keyed = ("RM-017",) if command.idempotency_key is not None else ()
+                if answer.startswith(f"{REPLAYED}:"):
+                    return answer, ("RM-017",)
                 if answer == CREATED:  # acceptance rests on every rule of creation
-                    return answer, ("RM-001", "RM-002", "RM-003", "RM-004", "RM-005", "RM-006")
-                return answer, ("RM-006", REJECTIONS[answer.split(":", 1)[1]])
+                    return answer, ("RM-001", "RM-002", "RM-003", "RM-004", "RM-005", "RM-006",
+                                    *keyed)
+                return answer, ("RM-006", REJECTIONS[answer.split(":", 1)[1]], *keyed)
             case CancelReminder():
                 return oracle.cancel(command.reminder), ("RM-011",)
             case DeliverReminder():
@@ -489,11 +499,16 @@ class ReminderHarness:
 
     def _create(self, command: CreateReminder) -> str:
         c = command
+        # The key is passed only when the check gives one, so a runtime written before
+        # RM-017 still takes every other creation.
+        keyed = {} if c.idempotency_key is None else {"idempotency_key": c.idempotency_key}
         try:
             reminder_id = self._call("create", lambda: self.runtime.create(
-                c.message, fire_at=c.fire_at, delay_seconds=c.delay_seconds))
+                c.message, fire_at=c.fire_at, delay_seconds=c.delay_seconds, **keyed))
         except ReminderRejected as rejection:
             return rejected(rejection.code)
+        if keyed and reminder_id in self.aliases:
+            return f"{REPLAYED}:{self.aliases[reminder_id]}"  # the reminder the key names
         if reminder_id in self.aliases:
             raise self._fail(("RM-001",), "create returned an id already in use",
                              "a new unique id", reminder_id)
@@ -535,7 +550,12 @@ class ReminderHarness:
             # (a runtime refusing for the pending cap where the oracle's count is under it
             # broke the cap, not the daily limit checked after it).
             refused = "rejected:" + min(codes, key=list(REJECTIONS).index)
-        if refused is not None:
+        if any(isinstance(answer, str) and answer.startswith(f"{REPLAYED}:")
+               for answer in (expected, actual)):
+            # One side answered a reminder the key names: the key's rule decided it.
+            primary = "RM-017"
+            blamed = ("RM-017", *(r for r in blamed if r != "RM-017"))
+        elif refused is not None:
             primary = REJECTIONS.get(refused.split(":", 1)[1], "RM-006")
             blamed += (primary,)
         raise self._fail(blamed, f"the answer to {describe_reminder_command(command)}",

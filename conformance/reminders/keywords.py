@@ -35,7 +35,13 @@ from jobconform.conformance.reminders.harness import ReminderHarness, ReminderRe
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders import commands as rc
-from jobconform.reference.reminders.oracle import CREATED, DeliveryOutcome, ReminderStatus, rejected
+from jobconform.reference.reminders.oracle import (
+    CREATED,
+    REPLAYED,
+    DeliveryOutcome,
+    ReminderStatus,
+    rejected,
+)
 from jobconform.spec import load_registry
 
 DEFAULT_BACKEND = "memory"
@@ -116,10 +122,12 @@ class ReminderLibrary:
 
     @keyword("Create Reminder")
     def create_reminder(self, alias: str, message: str = "remember",
-                        delay: float | None = None, fire_at_second: float | None = None) -> object:
-        """Create a reminder by ``delay`` seconds or ``fire_at_second``; returns the answer."""
+                        delay: float | None = None, fire_at_second: float | None = None,
+                        key: str | None = None) -> object:
+        """Create a reminder by ``delay`` seconds or ``fire_at_second``, with idempotency
+        key ``key`` if given (RM-017); returns the answer."""
         fire_at = None if fire_at_second is None else _at(fire_at_second)
-        answer = self.harness.run(rc.CreateReminder(alias, message, fire_at, delay))
+        answer = self.harness.run(rc.CreateReminder(alias, message, fire_at, delay, key))
         self._answers[alias] = answer
         return answer
 
@@ -203,6 +211,14 @@ class ReminderLibrary:
         if self._answers.get(alias) != CREATED:
             raise self._fail(f"the creation of {alias!r} should be accepted, the backend"
                              f" answered {self._answers.get(alias)!r}")
+
+    @keyword("Creation Should Answer Reminder")
+    def creation_should_answer_reminder(self, alias: str, original: str) -> None:
+        """The creation created nothing and answered the reminder its key names (RM-017)."""
+        wanted = f"{REPLAYED}:{original}"
+        if self._answers.get(alias) != wanted:
+            raise self._fail(f"the creation of {alias!r} should answer reminder {original!r}"
+                             f" ({wanted!r}), the backend answered {self._answers.get(alias)!r}")
 
     @keyword("Creation Should Be Rejected")
     def creation_should_be_rejected(self, alias: str, code: str) -> None:

@@ -40,6 +40,7 @@ MACHINE_LIMITS: dict[str, float] = {
 }
 DELAYS = (0.0, 59.0, 60.0, 61.0, 120.0, 600.0, 601.0)
 TIME_STEPS = (0.0, 30.0, 60.0, 61.0, 120.0, 86_400.0)
+KEYS = ("k1", "k2")
 # Valid messages weigh more: a rejected creation adds no reminder to play with.
 MESSAGES = ("hi", "", "  ", "hi", "12345678", "123456789", "hi")
 
@@ -95,6 +96,18 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             aliases = [self._alias() for _ in range(count)]
             for alias in aliases:
                 self._run(rc.CreateReminder(alias, "hi", delay_seconds=delay))
+            return multiple(*aliases)
+
+        # RM-017: two keys, so a key is met again while its reminder is live, after it is
+        # final (a cancel, a fire) and after its 24 hours (the 86 400 s clock step).
+        @rule(target=reminders, key=st.sampled_from(KEYS), delay=st.sampled_from((60.0, 600.0)),
+              retried=st.booleans())
+        def create_with_key(self, key: str, delay: float, retried: bool) -> MultipleResults[str]:
+            """A keyed creation, and when `retried` its transport retry at once."""
+            aliases = [self._alias() for _ in range(2 if retried else 1)]
+            for alias in aliases:
+                self._run(rc.CreateReminder(alias, "hi", delay_seconds=delay,
+                                            idempotency_key=key))
             return multiple(*aliases)
 
         @rule(reminder=reminders)

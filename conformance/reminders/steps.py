@@ -34,7 +34,13 @@ from jobconform.conformance.reminders.harness import (
 from jobconform.reference.commands import AdvanceTime, describe
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders import commands as rc
-from jobconform.reference.reminders.oracle import CREATED, DeliveryOutcome, ReminderStatus, rejected
+from jobconform.reference.reminders.oracle import (
+    CREATED,
+    REPLAYED,
+    DeliveryOutcome,
+    ReminderStatus,
+    rejected,
+)
 
 __all__: list[str] = []
 AREA = "reminders"
@@ -120,9 +126,16 @@ def step_reminder_parameter(context: Any, name: str, value: float) -> None:
 
 
 def _create(context: Any, alias: str, message: str, fire_at: datetime | None = None,
-            delay: float | None = None) -> None:
+            delay: float | None = None, key: str | None = None) -> None:
     area = _reminders(context)
-    area.answers[alias] = area.run(rc.CreateReminder(alias, message, fire_at, delay))
+    area.answers[alias] = area.run(rc.CreateReminder(alias, message, fire_at, delay, key))
+
+
+@action_step('reminder "{alias}" is created with message "{message}", a delay of'
+             ' {seconds:g} seconds and idempotency key "{key}"')
+def step_create_keyed(context: Any, alias: str, message: str, seconds: float,
+                      key: str) -> None:
+    _create(context, alias, message, delay=seconds, key=key)
 
 
 @action_step('reminder "{alias}" is created with message "{message}" and a delay of'
@@ -279,6 +292,13 @@ def step_list_all(context: Any) -> None:
 def step_accepted(context: Any, alias: str) -> None:
     answer = _reminders(context).answers.get(alias)
     _check(context, answer == CREATED, f"the creation of {alias!r}", CREATED, answer)
+
+
+@check_step('the creation of reminder "{alias}" answers reminder "{original}"')
+def step_replayed(context: Any, alias: str, original: str) -> None:
+    answer = _reminders(context).answers.get(alias)
+    wanted = f"{REPLAYED}:{original}"
+    _check(context, answer == wanted, f"the creation of {alias!r}", wanted, answer)
 
 
 @check_step('the creation of reminder "{alias}" is rejected with "{code}"')

@@ -35,6 +35,16 @@ class ClaimWebhook:
 
 
 @dataclass(frozen=True)
+class ClaimCall:
+    """An MCP tool call (chat_with_agent, fan_out) forwarded without a key of its own: the
+    runtime derives the key from the tool and its arguments (IK-016)."""
+
+    handle: str
+    tool: str
+    arguments: JsonValue  # a JSON object: the call's arguments
+
+
+@dataclass(frozen=True)
 class ClaimEffect:
     """An execution claims an outbound effect before performing it (IK-011, IK-012)."""
 
@@ -85,7 +95,8 @@ class IdempotencyStoreFault:
     """
 
     fault: StoreFault
-    command: ClaimKey | ClaimWebhook | ClaimEffect | CompleteClaim | ReleaseClaim | PurgeKeys
+    command: (ClaimKey | ClaimWebhook | ClaimCall | ClaimEffect | CompleteClaim | ReleaseClaim
+              | PurgeKeys)
 
     def __post_init__(self) -> None:
         if self.fault.kind is not FaultKind.FAIL:
@@ -94,10 +105,10 @@ class IdempotencyStoreFault:
 
 
 IdempotencyCommand: TypeAlias = (
-    ClaimKey | ClaimWebhook | ClaimEffect | CompleteClaim | ReleaseClaim | PurgeKeys
-    | AskSchedulerKey | AdvanceTime | IdempotencyStoreFault
+    ClaimKey | ClaimWebhook | ClaimCall | ClaimEffect | CompleteClaim | ReleaseClaim
+    | PurgeKeys | AskSchedulerKey | AdvanceTime | IdempotencyStoreFault
 )
-CLAIM_COMMANDS = (ClaimKey, ClaimWebhook, ClaimEffect)
+CLAIM_COMMANDS = (ClaimKey, ClaimWebhook, ClaimCall, ClaimEffect)
 
 
 def describe_outcome(outcome: Outcome | None) -> str:

@@ -1,4 +1,4 @@
-"""The idempotency oracle (IK-001..IK-012): which answer a claim on (scope, key) gets.
+"""The idempotency oracle (IK-001..IK-016): which answer a claim on (scope, key) gets.
 
 A record per (scope, key) says whether the first caller is still working (in flight) or
 has finished (completed, with its stored outcome). One pure function, `decide_claim`,
@@ -117,6 +117,17 @@ def webhook_scope(token: str) -> str:
 def webhook_key(token: str, body: str) -> str:
     """The key of a webhook delivery that carries none (IK-008)."""
     return f"derived:{sha256_hex(canonical_json([token, sha256_hex(body)]))}"
+
+
+def call_scope(tool: str) -> str:
+    return f"mcp:{tool}"
+
+
+def call_key(tool: str, arguments: JsonValue) -> str:
+    """The key an MCP tool call forwards (IK-016): the tool and its arguments as one JSON
+    value, so a transport retry of the same call (its members in any order) is the same
+    key, and other arguments another."""
+    return f"call:{sha256_hex(canonical_json([tool, arguments]))}"
 
 
 def scheduler_key(execution_id: str) -> str:

@@ -21,6 +21,7 @@ class CreateReminder:
     message: str
     fire_at: datetime | None = None
     delay_seconds: float | None = None
+    idempotency_key: str | None = None  # RM-017
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,11 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 DAY = timedelta(days=1)
+# How long a creation's idempotency key answers for its reminder (RM-017): seed 002
+# §10.10's window, the same key within 24 hours.
+KEY_WINDOW = timedelta(hours=24)
+# What a creation answers when its key finds a live reminder: f"{REPLAYED}:{alias}".
+REPLAYED = "replayed"
 
 
 class ReminderStatus(StrEnum):
@@ -142,6 +147,7 @@ class ReminderState:
     due_at: datetime | None  # the next dispatch's instant, while pending
     attempts: int = 0
     fired_at: datetime | None = None
+    idempotency_key: str | None = None  # the key it was created with (RM-017)
 
 
 def illegal_combination(status: str, due_at: object, attempts: object,
@@ -176,7 +182,13 @@ class ReminderOracle:
     autonomy: bool = True  # the agent's autonomy switch; off holds pending reminders (RM-015)
 
     def create(self, alias: str, message: str, fire_at: datetime | None,
-               delay_seconds: float | None, now: datetime) -> str:
+               delay_seconds: float | None, now: datetime,
+               idempotency_key: str | None = None) -> str:
+        """Create a reminder, or answer f"{REPLAYED}:{alias}" of the live reminder the key
+        names (RM-017), or f"rejected:{code}"."""
+        keyed = self.keyed(idempotency_key, now)
+        if keyed is not None:
+            return f"{REPLAYED}:{keyed}"
         problem = creation_problem(self.config, message, fire_at, delay_seconds, now)
         if problem is None and self._count(ReminderStatus.PENDING) >= self.config.max_pending:
             problem = "too_many_pending"
@@ -188,9 +200,18 @@ class ReminderOracle:
         resolved = resolve_fire_at(fire_at, delay_seconds, now)
         assert resolved is not None
         self.reminders[alias] = ReminderState(message, ReminderStatus.PENDING, now, resolved,
-                                              resolved)
+                                              resolved, idempotency_key=idempotency_key)
         self.dispatches[alias] = 0
         return CREATED
+
+    def keyed(self, idempotency_key: str | None, now: datetime) -> str | None:
+        """The reminder a creation with this key answers for (RM-017): one created with the
+        key less than KEY_WINDOW ago and not final. None for no key."""
+        if idempotency_key is None:
+            return None
+        return next((alias for alias, r in reversed(self.reminders.items())
+                     if r.idempotency_key == idempotency_key and r.status not in FINAL
+                     and now - r.created_at < KEY_WINDOW), None)
 
     def cancel(self, alias: str) -> str:
         reminder = self.reminders.get(alias)
