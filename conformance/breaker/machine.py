@@ -19,6 +19,7 @@ from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
     multiple,
+    precondition,
     rule,
 )
 
@@ -29,7 +30,7 @@ from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import FAILURE_CLASSES, BreakerSettings
-from jobconform.spec import Profile, Registry
+from jobconform.spec import Profile, Registry, SpecError
 
 TARGETS = ("t1", "t2")
 MACHINE_THRESHOLD = 2
@@ -59,8 +60,23 @@ def machine_settings(profile: Profile) -> BreakerSettings:
                                                    MACHINE_THRESHOLD))
 
 
+def checks_dispatch_seams(profile: Profile, registry: Registry | None) -> bool:
+    """Whether the backstop sweep and missed heartbeats apply under this profile (CB-014,
+    CB-015: the canonical profile's dispatch layer); elsewhere the machine sends neither,
+    so a breaker without them is never asked for them."""
+    if registry is None:
+        return False
+    try:
+        return all(profile.name in registry.requirement(rid).profiles
+                   for rid in ("CB-014", "CB-015"))
+    except SpecError:
+        return False
+
+
 def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
                          run: MachineRun) -> type[RuleBasedStateMachine]:
+    seams = checks_dispatch_seams(profile, registry)
+
     class BreakerMachine(RuleBasedStateMachine):
         calls = Bundle("calls")
 
@@ -177,6 +193,35 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
                 for step in steps_onto(0.0, self.harness.model.settings.probe_lease_seconds):
                     self._run(bc.PassTime(step))
             self._run(bc.Report(at, call, "success", None, worker))
+
+        # -- seed 002's dispatch layer: missed heartbeats and the backstop (CB-014, CB-015)
+
+        @precondition(lambda self: seams)
+        @rule(at=targets, worker=workers)
+        def missed_heartbeat(self, at: str, worker: int) -> None:
+            self._run(bc.MissedHeartbeat(at, worker))
+
+        @precondition(lambda self: seams)
+        @rule(worker=workers)
+        def backstop(self, worker: int) -> None:
+            self._run(bc.BackstopSweep(worker))
+
+        @precondition(lambda self: seams)
+        @rule(at=targets, worker=workers, works=st.integers(1, 2),
+              wait=st.sampled_from((0.0, 29.0, 30.0, 60.0)))
+        def lost_drain(self, at: str, worker: int, works: int, wait: float) -> None:
+            """CB-014: work is queued, the target trips (by calls or a missed heartbeat)
+            with its drain lost, time passes (into half-open, the backstop's usual case:
+            its period outlasts the base cooldown) and the backstop sweeps."""
+            for _ in range(works):
+                self._run(bc.AddWork(at, self._name("w")))
+            self._run(bc.DrainLost(True))
+            if self.harness.model.breaker(at).open_until is None:
+                self.calls_failing_auth(at, worker, MACHINE_THRESHOLD)
+            self._run(bc.DrainLost(False))
+            if wait:
+                self._run(bc.PassTime(wait))
+            self._run(bc.BackstopSweep(1 - worker))
 
         @rule(at=targets)
         def reset(self, at: str) -> None:
