@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the dispatch circuit breaker (spec/breaker.yaml,
-...                 CB-001..CB-013). Each test runs two workers on one store and is tagged
+...                 CB-001..CB-015). Each test runs two workers on one store and is tagged
 ...                 with the requirement IDs it checks. Run with
 ...                 `robot --variable BACKEND:memory --variable PROFILE:canonical robot/`.
 Resource            breaker.resource
