@@ -208,3 +208,67 @@ Feature: Dispatch circuit breaker
     And the breaker of target "a" is open at worker 2
     When call "c4" to target "a" arrives at worker 2
     Then call "c4" is refused
+
+  @CB-014
+  Scenario: The backstop sweep fails the work a lost drain left, the breaker half-open by then
+    Given the breaker is engaged for target "a"
+    And the breaker is engaged for target "b"
+    When work "w1" is queued for target "a"
+    And work "w2" is queued for target "a"
+    And work "v" is queued for target "b"
+    And the breaker's trip drains are lost
+    And target "a" fails 3 calls with auth
+    And the breaker's trip drains work again
+    Then the breaker of target "a" is open
+    And the queue of target "a" holds "w1, w2"
+    When the breaker clock moves 60 seconds
+    And the backstop sweep runs
+    Then the backstop sweep failed 2 pieces of work
+    And the breaker of target "a" is half_open
+    And the failed work of target "a" is "w1, w2"
+    And the queue of target "a" is empty
+    And the queue of target "b" holds "v"
+
+  @CB-014 @CB-011
+  Scenario: A sweep that cannot read the breaker keeps the work and logs the read once
+    Given the breaker is engaged for target "a"
+    When work "w" is queued for target "a"
+    And the breaker's trip drains are lost
+    And target "a" fails 3 calls with auth
+    And the breaker store goes down
+    And the backstop sweep runs
+    Then the backstop sweep failed 0 pieces of work
+    And the queue of target "a" holds "w"
+    And 1 breaker store outages are logged
+    When the breaker store comes back
+    And the backstop sweep runs
+    Then the backstop sweep failed 1 pieces of work
+    And the failed work of target "a" is "w"
+
+  @CB-015
+  Scenario: A missed heartbeat counts as a failure while closed and changes nothing while open
+    Given the breaker is engaged for target "a"
+    When work "w" is queued for target "a"
+    And target "a" misses a heartbeat
+    And target "a" misses a heartbeat
+    Then the breaker of target "a" counts 2 failures
+    When call "ok" to target "a" arrives
+    And call "ok" to target "a" succeeds
+    Then the breaker of target "a" counts 0 failures
+    When target "a" misses a heartbeat
+    And target "a" fails 1 calls with auth
+    And target "a" misses a heartbeat
+    Then the breaker of target "a" is open
+    And the breaker of target "a" is open until second 30
+    And the failed work of target "a" is "w"
+    When the breaker clock moves 10 seconds
+    And target "a" misses a heartbeat
+    Then the breaker of target "a" is open until second 30
+    And the breaker of target "a" has a cooldown of 30 seconds
+    When the breaker clock moves 20 seconds
+    And call "p" to target "a" arrives
+    And target "a" misses a heartbeat
+    Then the breaker of target "a" is half_open
+    And the probe of target "a" is call "p"
+    When call "p" to target "a" succeeds
+    Then the breaker of target "a" is closed

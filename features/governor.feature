@@ -9,6 +9,7 @@ Feature: Re-delivery governor
     Given a governor allowing 2 re-deliveries per target and 3 in all per 60 s
     And a governor pausing 300 s when 3 targets fail alike within 120 s
     And a governor waiting from 1000 ms up to 60000 ms
+    And a governor whose restart jitter is at most 60 s
 
   @RG-001
   Scenario: The wait is a decorrelated jitter, capped, with the retry-after as floor
@@ -103,3 +104,18 @@ Feature: Re-delivery governor
     Then re-delivery is not paused
     When a re-delivery for target "a" is offered
     Then the re-delivery is accepted
+
+  @RG-009
+  Scenario: A restart's first re-send sweep waits its own initial jitter
+    Then governor 1 has no re-send sweep due
+    When the governor clock moves 10 seconds
+    And governor 1 restarts with draw 0.5
+    And governor 2 restarts with draw 0.25
+    Then governor 1's first re-send sweep is due at second 40
+    And governor 2's first re-send sweep is due at second 25
+    When the governor clock moves 100 seconds
+    And governor 2 restarts with draw 0.999
+    Then governor 2's first re-send sweep is due at second 169.94
+    And governor 1's first re-send sweep is due at second 40
+    When governor 1 restarts with draw 0
+    Then governor 1's first re-send sweep is due at second 110

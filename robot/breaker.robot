@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the dispatch circuit breaker (spec/breaker.yaml,
-...                 CB-001..CB-013). Each test runs two workers on one store and is tagged
+...                 CB-001..CB-015). Each test runs two workers on one store and is tagged
 ...                 with the requirement IDs it checks. Run with
 ...                 `robot --variable BACKEND:memory --variable PROFILE:canonical robot/`.
 Resource            breaker.resource
@@ -167,3 +167,50 @@ Two Workers Share One Breaker
     Call Ends    a    c3    failure    auth    worker=2
     Breaker Should Be    a    open    worker=1
     Breaker Should Be    a    open    worker=2
+
+The Backstop Sweep Fails The Work A Lost Drain Left
+    [Tags]    CB-014
+    Engage Breaker For    a
+    Engage Breaker For    b
+    Queue Work    a    w1
+    Queue Work    a    w2
+    Queue Work    b    v
+    Trip Drains Are Lost
+    Target Fails Calls    a    3    auth
+    Trip Drains Are Lost    ${False}
+    Breaker Should Be    a    open
+    Queue Should Hold    a    w1, w2
+    Breaker Clock Moves    60
+    Backstop Sweep Runs
+    Backstop Should Have Failed    2
+    Breaker Should Be    a    half_open
+    Failed Work Should Be    a    w1, w2
+    Queue Should Hold    a
+    Queue Should Hold    b    v
+    Breaker Store Goes Down
+    Queue Work    a    x
+    Breaker Store Comes Back
+    Backstop Sweep Runs
+    Backstop Should Have Failed    1
+    Failed Work Should Be    a    w1, w2, x
+
+A Missed Heartbeat Counts Only While Closed
+    [Tags]    CB-015
+    Engage Breaker For    a
+    Queue Work    a    w
+    Target Misses Heartbeat    a
+    Breaker Should Count    a    1
+    Target Fails Calls    a    1    auth
+    Target Misses Heartbeat    a
+    Breaker Should Be    a    open
+    Failed Work Should Be    a    w
+    Breaker Clock Moves    10
+    Target Misses Heartbeat    a
+    Breaker Should Be Open Until Second    a    30
+    Cooldown Should Be    a    30
+    Breaker Clock Moves    20
+    Call Arrives    a    p
+    Target Misses Heartbeat    a
+    Probe Should Be    a    p
+    Call Ends    a    p    success
+    Breaker Should Be    a    closed

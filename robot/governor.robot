@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the re-delivery governor (spec/governor.yaml,
-...                 RG-001..RG-008). Each test runs two governors on one store and is tagged
+...                 RG-001..RG-009). Each test runs two governors on one store and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
 Library             jobconform.conformance.governor.keywords.GovernorLibrary
@@ -11,11 +11,11 @@ Test Tags           governor
 *** Keywords ***
 Start Small Governor
     [Documentation]    2 per target and 3 in all per 60 s; a 300 s pause when 3 targets fail
-    ...                alike within 120 s; waits from 1 s to 60 s.
+    ...                alike within 120 s; waits from 1 s to 60 s; a restart jitter up to 60 s.
     Start Governor    target_limit=2    fleet_limit=3    target_window_seconds=60
     ...    fleet_window_seconds=60    pause_threshold=3    pause_window_seconds=120
     ...    pause_ttl_seconds=300    pause_retry_after_seconds=30    pause_classes=auth,billing
-    ...    base_ms=1000    cap_ms=60000
+    ...    base_ms=1000    cap_ms=60000    initial_jitter_max_seconds=60
 
 
 *** Test Cases ***
@@ -104,3 +104,16 @@ The Pause Ends By Itself
     Pause Should End At Second    ${None}
     Offer Re-Delivery    a
     Re-Delivery Should Be Accepted
+
+A Restart Holds Its First Re-Send Sweep Back By Its Own Jitter
+    [Tags]    RG-009
+    Re-Send Sweep Should Be Due At Second    ${None}    governor=2
+    Governor Clock Moves    20
+    Governor Restarts    0.75    governor=1
+    Governor Restarts    0.1    governor=2
+    Re-Send Sweep Should Be Due At Second    65    governor=1
+    Re-Send Sweep Should Be Due At Second    26    governor=2
+    Governor Clock Moves    50
+    Governor Restarts    0.5    governor=1
+    Re-Send Sweep Should Be Due At Second    100    governor=1
+    Re-Send Sweep Should Be Due At Second    26    governor=2

@@ -124,6 +124,112 @@ def test_a_trip_fails_only_the_tripped_targets_queued_work() -> None:
     assert model.enqueue("a", "w2", at(1)).value == "refused"
 
 
+def test_the_backstop_fails_a_lost_drains_work_open_or_half_open() -> None:
+    """CB-014: the trip's drain is lost; the sweep fails the work, also once half-open,
+    and leaves closed and unengaged targets alone."""
+    model = engaged_model()
+    model.enqueue("a", "w1", at(0))
+    model.enqueue("b", "x1", at(0))
+    model.enqueue("c", "y1", at(0))  # c is not opted in
+    model.drain_lost = True
+    fail(model, 3)
+    model.drain_lost = False
+    assert model.queues["a"] == ["w1"] and model.failed_work == {}
+    assert model.backstop(at(60)) == 1
+    assert state(model, 60) is BreakerState.HALF_OPEN
+    assert model.failed_work == {"a": ["w1"]}
+    assert model.queues == {"b": ["x1"], "c": ["y1"]}
+    assert model.backstop(at(61)) == 0
+
+
+def test_a_backstop_that_cannot_read_the_breaker_keeps_the_work_and_logs_once() -> None:
+    model = engaged_model()
+    model.enqueue("a", "w1", at(0))
+    model.enqueue("b", "x1", at(0))
+    model.drain_lost = True
+    fail(model, 3)
+    model.store_down = True
+    assert model.backstop(at(1)) == 0
+    assert model.warnings == 2  # a and b each read once
+    model.store_down = False
+    assert model.backstop(at(1)) == 1 and model.failed_work == {"a": ["w1"]}
+
+
+def test_a_missed_heartbeat_counts_while_closed_and_never_while_open() -> None:
+    """CB-015: counted whatever counted_classes says; no probe's outcome while open."""
+    model = engaged_model()
+    model.enqueue("a", "w1", at(0))
+    model.missed_heartbeat("a", at(0))
+    fail(model, 1)
+    assert model.breaker("a").failures == 2
+    model.missed_heartbeat("a", at(5))
+    assert state(model, 5) is BreakerState.OPEN and model.failed_work == {"a": ["w1"]}
+    opened = model.breaker("a")
+    model.missed_heartbeat("a", at(20))
+    assert model.breaker("a") == opened
+    assert model.admit("a", "p", at(35)) is Admission.PROBE
+    model.missed_heartbeat("a", at(36))
+    view = model.read("a", at(36))
+    assert view is not None and view.probe == "p" and view.cooldown_seconds == 30
+    unengaged = BreakerModel(SEED, global_switch=True)
+    for _ in range(5):
+        unengaged.missed_heartbeat("a", at(0))
+    assert unengaged.breaker("a").failures == 0
+
+
+def test_the_runtime_sweeps_and_counts_heartbeats_like_the_oracle() -> None:
+    runtime = MemoryBackend().open_breaker(FixedClock(EPOCH), SEED)
+    runtime.set_global_switch(True)
+    runtime.set_opt_in("a", True)
+    runtime.enqueue("a", "w1")
+    runtime.set_drain_lost(True)
+    for _ in range(3):
+        runtime.record_missed_heartbeat("a")
+    readout = runtime.read("a")
+    assert readout is not None and readout.state == "open"
+    assert list(runtime.queued("a")) == ["w1"]
+    assert runtime.backstop() == 1 and list(runtime.failed_work("a")) == ["w1"]
+    runtime.record_missed_heartbeat("a")
+    assert runtime.read("a") == readout
+
+
+def test_the_seams_apply_under_the_canonical_profile_only() -> None:
+    from jobconform.conformance.breaker.machine import checks_dispatch_seams
+
+    registry = load_registry()
+    assert checks_dispatch_seams(registry.profile("canonical"), registry)
+    assert not checks_dispatch_seams(registry.profile("pybreaker"), registry)
+    assert not checks_dispatch_seams(registry.profile("canonical"), None)
+
+
+def test_the_harness_names_cb014_and_cb015_for_their_gallery_entries() -> None:
+    from jobconform.backends.loading import load_backend
+    from jobconform.conformance.breaker.gallery import GALLERY
+    from jobconform.conformance.harness import Divergence
+
+    registry = load_registry()
+    entries = {e.name: e for e in GALLERY}
+    harness = BreakerHarness(load_backend(entries["breaker_backstop_open_only"].target),
+                             registry.profile("canonical"), registry)
+    for command in [bc.SwitchBreaker(True), bc.OptIn("a"), bc.AddWork("a", "w"),
+                    bc.DrainLost(True), bc.MissedHeartbeat("a"), bc.MissedHeartbeat("a"),
+                    bc.MissedHeartbeat("a"), bc.PassTime(30)]:
+        harness.run(command)
+    with pytest.raises(Divergence) as caught:
+        harness.run(bc.BackstopSweep())
+    assert caught.value.primary == "CB-014"
+    harness.close()
+    harness = BreakerHarness(load_backend(entries["breaker_heartbeat_reopens"].target),
+                             registry.profile("canonical"), registry)
+    for command in [bc.SwitchBreaker(True), bc.OptIn("a"), bc.MissedHeartbeat("a"),
+                    bc.MissedHeartbeat("a"), bc.MissedHeartbeat("a")]:
+        harness.run(command)
+    with pytest.raises(Divergence) as caught:
+        harness.run(bc.MissedHeartbeat("a"))
+    assert caught.value.primary == "CB-015"
+    harness.close()
+
+
 def test_an_unengaged_or_unreachable_breaker_admits_everything() -> None:
     model = BreakerModel(SEED, global_switch=False, opted_in={"a"})
     fail(model, 5)
@@ -322,6 +428,10 @@ def test_the_harness_runs_on_sql_with_two_workers(breaker_url: str) -> None:
                     bc.PassTime(30), bc.CallsAtOnce("a", ("p1", "p2", "p3", "p4"))]:
         harness.run(command)
     assert harness.model.failed_work == {"a": ["w"]}
+    for command in [bc.StoreOutage(True), bc.AddWork("a", "v"), bc.StoreOutage(False),
+                    bc.MissedHeartbeat("a", 1), bc.BackstopSweep(1)]:
+        harness.run(command)
+    assert harness.model.failed_work == {"a": ["w", "v"]}
     harness.close()
 
 

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 import pytest
 from sql_databases import DATABASES, database
 
-from jobconform.backends.governor.runtime import StoreGovernorRuntime
+from jobconform.backends.governor.runtime import InMemoryGovernorStore, StoreGovernorRuntime
 from jobconform.backends.governor.sql import SqlGovernorStore
 from jobconform.backends.sql.database import create_store_engine, migrate
 from jobconform.conformance.breaker.race import FixedClock
@@ -96,6 +96,44 @@ def test_the_harness_names_a_pause_armed_by_one_target() -> None:
     harness.close()
 
 
+def test_a_restart_holds_its_first_re_send_sweep_back_by_its_own_draw() -> None:
+    """RG-009: u * initial_jitter_max_seconds after the restart, per worker, redrawn."""
+    model = GovernorModel(GovernorSettings())
+    assert model.sweep_at == {}
+    model.restart(0, 0.5, at(10))
+    model.restart(1, 0.999, at(10))
+    assert model.sweep_at == {0: at(40), 1: at(10 + 59.94)}
+    model.restart(0, 0.0, at(100))
+    assert model.sweep_at[0] == at(100) and model.sweep_at[1] == at(69.94)
+    with pytest.raises(ValueError, match="initial_jitter_max_seconds must be positive"):
+        GovernorSettings(initial_jitter_max_seconds=0)
+
+
+def test_the_runtime_keeps_each_workers_sweep_apart() -> None:
+    runtime = StoreGovernorRuntime(InMemoryGovernorStore(), FixedClock(at(5)), GovernorSettings())
+    peer = runtime.peer()
+    assert runtime.resend_sweep_at() is None
+    runtime.restart(0.25)
+    assert runtime.resend_sweep_at() == at(20) and peer.resend_sweep_at() is None
+
+
+def test_the_harness_names_a_restart_without_jitter() -> None:
+    from jobconform.backends.loading import load_backend
+
+    registry = load_registry()
+    harness = GovernorHarness(
+        load_backend("jobconform.conformance.governor.gallery:governor_restart_burst"),
+        registry.profile("canonical"), registry)
+    harness.run(gc.Restart(0.0))  # a draw of 0: at the restart, as the broken one does
+    with pytest.raises(Divergence) as caught:
+        harness.run(gc.Restart(0.5, 1))
+    assert caught.value.primary == "RG-009"
+    harness.close()
+    with pytest.raises(ValueError, match="a draw is in"):
+        GovernorHarness(load_backend("memory"), registry.profile("canonical"),
+                        registry).run(gc.Restart(1.0))
+
+
 @pytest.fixture(scope="module", params=DATABASES)
 def governor_url(request: pytest.FixtureRequest,
                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -148,6 +186,9 @@ def test_the_harness_runs_on_sql_with_two_governors(governor_url: str) -> None:
         profile, target_limit=1, pause_threshold=2))
     for command in [gc.Offer("a"), gc.Offer("a", 1), gc.RecordFailure("a", "auth", "r1"),
                     gc.RecordFailure("b", "auth", "r2", 1), gc.Offer("c"), gc.Elapse(300),
-                    gc.Offer("c", 1), gc.ReadPause()]:
+                    gc.Offer("c", 1), gc.ReadPause(), gc.Restart(0.5), gc.Elapse(1),
+                    gc.Restart(0.25, 1)]:
         harness.run(command)
+    assert harness.workers[0].resend_sweep_at() == at(330)
+    assert harness.workers[1].resend_sweep_at() == at(316)
     harness.close()

@@ -51,9 +51,15 @@ class InMemoryBreakerStore:
         with self._lock:
             return list(self._queues.get(target, []))
 
-    def fail_queued(self, target: str) -> None:
+    def queued_targets(self) -> list[str]:
         with self._lock:
-            self._failed.setdefault(target, []).extend(self._queues.pop(target, []))
+            return [target for target, work in self._queues.items() if work]
+
+    def fail_queued(self, target: str) -> int:
+        with self._lock:
+            work = self._queues.pop(target, [])
+            self._failed.setdefault(target, []).extend(work)
+            return len(work)
 
     def failed(self, target: str) -> list[str]:
         with self._lock:

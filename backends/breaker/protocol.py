@@ -61,6 +61,12 @@ class BreakerRuntime(Protocol):
         "timeout" or "agent_error") or "cancelled". Never raises."""
         ...
 
+    def record_missed_heartbeat(self, target: str) -> None:
+        """The target missed a heartbeat (seed 002's record_failure("missed_heartbeat")
+        seam; CB-015): while closed it counts as a failure whatever the counted classes,
+        and may trip; while open or half-open it changes nothing. Never raises."""
+        ...
+
     def enqueue(self, target: str, work: str) -> str:
         """New work for `target`: "queued" (added to the target's queue) or "refused"
         (fast-failed, not added). Never raises."""
@@ -76,6 +82,22 @@ class BreakerRuntime(Protocol):
 
     def reset(self, target: str) -> None:
         """The operator's reset (CB-012). Never raises."""
+        ...
+
+    def backstop(self) -> int:
+        """Run the periodic backstop sweep once (CB-014): fail the queued work of every
+        engaged target whose breaker is open or half-open, in queue order (a target whose
+        breaker cannot be read keeps its work, and the outage is logged once).
+
+        Returns:
+            How many pieces of work the sweep failed. Never raises.
+        """
+        ...
+
+    def set_drain_lost(self, lost: bool) -> None:
+        """Fault injection by the harness: while `lost`, a trip's inline drain is lost (the
+        breaker opens, the queued work stays queued), as when the worker dies between
+        writing the trip and failing the backlog; the backstop must then fail it."""
         ...
 
     def read(self, target: str) -> BreakerReadout | None:

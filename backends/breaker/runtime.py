@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Protocol, TypeVar
 
 from jobconform.backends.protocol import Clock
@@ -79,8 +80,13 @@ class BreakerStore(Protocol):
     def queued(self, target: str) -> list[str]:
         ...
 
-    def fail_queued(self, target: str) -> None:
-        """Move every piece of work queued for `target` to its failed list, in order."""
+    def queued_targets(self) -> list[str]:
+        """The targets with work queued, each once."""
+        ...
+
+    def fail_queued(self, target: str) -> int:
+        """Move every piece of work queued for `target` to its failed list, in order;
+        answers how many moved."""
         ...
 
     def failed(self, target: str) -> list[str]:
@@ -120,6 +126,7 @@ class StoreBreakerRuntime:
         self._peer_factory = peer_factory
         self._outages = 0
         self._outage_lock = threading.Lock()
+        self._drain_lost = False
 
     # -- configuration -------------------------------------------------------------------
 
@@ -148,9 +155,36 @@ class StoreBreakerRuntime:
         tripped = self._change(target, "record", lambda row, now: self._outcome(
             row, call, outcome, failure_class, now))
         if tripped:
-            # The trip has been written: from now on new work is refused, so what is
-            # queued is all there is to fail (CB-006).
+            self._drain(target)
+
+    def record_missed_heartbeat(self, target: str) -> None:
+        if not self._deployment.engaged(target):
+            return
+        tripped = self._change(target, "heartbeat", self._missed_heartbeat)
+        if tripped:
+            self._drain(target)
+
+    def _drain(self, target: str) -> None:
+        # The trip has been written: from now on new work is refused, so what is queued
+        # is all there is to fail (CB-006). A lost drain leaves it to the backstop (CB-014).
+        if not self._drain_lost:
             self._store.fail_queued(target)
+
+    def backstop(self) -> int:
+        """The periodic backstop sweep, once (CB-014): the queued work of every engaged
+        target whose breaker is open or half-open is failed. A target whose breaker cannot
+        be read keeps its work, and the outage is logged."""
+        swept = 0
+        for target in self._store.queued_targets():
+            if not self._deployment.engaged(target):
+                continue
+            row = self._reach_store("backstop", partial(self._store.load, target))
+            if isinstance(row, BreakerRow) and row.open_until is not None:
+                swept += self._store.fail_queued(target)
+        return swept
+
+    def set_drain_lost(self, lost: bool) -> None:
+        self._drain_lost = lost
 
     def enqueue(self, target: str, work: str) -> str:
         if self._deployment.engaged(target):
@@ -241,6 +275,16 @@ class StoreBreakerRuntime:
                            self._settings.cooldown_max_seconds)
             return False, self._opened(row, cooldown, now)
         return False, replace(row, probe=None, probe_until=None)
+
+    def _missed_heartbeat(self, row: BreakerRow,
+                          now: datetime) -> tuple[bool, BreakerRow | None]:
+        """A counted failure while closed, whatever the counted classes; while open or
+        half-open no probe's outcome, so nothing changes (CB-015)."""
+        if row.open_until is not None:
+            return False, None
+        if row.failures + 1 < self._settings.failure_threshold:
+            return False, replace(row, failures=row.failures + 1)
+        return True, self._opened(row, row.cooldown_seconds, now)
 
     @staticmethod
     def _opened(row: BreakerRow, cooldown: float, now: datetime) -> BreakerRow:

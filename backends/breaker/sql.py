@@ -129,11 +129,17 @@ class SqlBreakerStore:
     def queued(self, target: str) -> list[str]:
         return self._works(target, "queued")
 
-    def fail_queued(self, target: str) -> None:
+    def queued_targets(self) -> list[str]:
         with self._jobs() as connection:
-            connection.execute(update(WORK).where(WORK.c.target == target,
-                                                  WORK.c.status == "queued")
-                               .values(status="failed"))
+            return list(connection.scalars(select(WORK.c.target).where(
+                WORK.c.status == "queued").distinct().order_by(WORK.c.target)))
+
+    def fail_queued(self, target: str) -> int:
+        with self._jobs() as connection:
+            moved = connection.execute(update(WORK).where(WORK.c.target == target,
+                                                          WORK.c.status == "queued")
+                                       .values(status="failed"))
+            return int(moved.rowcount)
 
     def failed(self, target: str) -> list[str]:
         return self._works(target, "failed")

@@ -41,8 +41,17 @@ class PooledBreakerRuntime:
     def record(self, target: str, call: str, outcome: str, failure_class: str | None) -> None:
         self._on_pool(lambda: self._inner.record(target, call, outcome, failure_class))
 
+    def record_missed_heartbeat(self, target: str) -> None:
+        self._on_pool(lambda: self._inner.record_missed_heartbeat(target))
+
     def enqueue(self, target: str, work: str) -> str:
         return self._on_pool(lambda: self._inner.enqueue(target, work))
+
+    def backstop(self) -> int:
+        return self._on_pool(self._inner.backstop)
+
+    def set_drain_lost(self, lost: bool) -> None:
+        self._on_pool(lambda: self._inner.set_drain_lost(lost))
 
     def queued(self, target: str) -> Sequence[str]:
         return self._on_pool(lambda: self._inner.queued(target))

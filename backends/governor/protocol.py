@@ -44,6 +44,18 @@ class GovernorRuntime(Protocol):
         """The end of the running shared-cause pause (UTC), or None."""
         ...
 
+    def restart(self, draw: float) -> None:
+        """This governor's process restarts with re-sends pending (RG-009): its first
+        re-send sweep is due `settings.initial_jitter_max_seconds * draw` from now, `draw`
+        being a uniform draw in [0, 1) the harness supplies. A later restart schedules
+        afresh; a peer's restart does not move this governor's sweep."""
+        ...
+
+    def resend_sweep_at(self) -> datetime | None:
+        """When this governor's first re-send sweep after its latest restart is due
+        (UTC), or None before its first restart (RG-009)."""
+        ...
+
     def peer(self) -> GovernorRuntime:
         """Another process's governor on the same store: caps and pause are shared."""
         ...

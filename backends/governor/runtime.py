@@ -70,6 +70,8 @@ class StoreGovernorRuntime:
         self._store = store
         self._clock = clock
         self._settings = settings
+        # The restart's schedule is the process's own, not the shared store's (RG-009).
+        self._sweep_at: datetime | None = None
 
     def redelivery_wait_ms(self, previous_ms: float | None, draw: float,
                            retry_after_ms: float | None) -> float:
@@ -119,6 +121,13 @@ class StoreGovernorRuntime:
         with self._store.session() as session:
             paused = session.paused_until()
         return paused if paused is not None and now < paused else None
+
+    def restart(self, draw: float) -> None:
+        delay = timedelta(seconds=draw * self._settings.initial_jitter_max_seconds)
+        self._sweep_at = self._clock.now() + delay
+
+    def resend_sweep_at(self) -> datetime | None:
+        return self._sweep_at
 
     def peer(self) -> StoreGovernorRuntime:
         return StoreGovernorRuntime(self._store.peer(), self._clock, self._settings)

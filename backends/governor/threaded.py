@@ -37,6 +37,12 @@ class PooledGovernorRuntime:
     def paused_until(self) -> datetime | None:
         return self._on_pool(self._inner.paused_until)
 
+    def restart(self, draw: float) -> None:
+        self._on_pool(lambda: self._inner.restart(draw))
+
+    def resend_sweep_at(self) -> datetime | None:
+        return self._on_pool(self._inner.resend_sweep_at)
+
     def peer(self) -> PooledGovernorRuntime:
         return PooledGovernorRuntime(self._inner.peer())
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from functools import partial
 
 from jobconform.backends.breaker.memory import InMemoryBreakerStore
 from jobconform.backends.breaker.runtime import (
@@ -62,12 +63,44 @@ class EverlastingProbeRuntime(StoreBreakerRuntime):
         return row.probe is not None
 
 
-class NoDrainStore(InMemoryBreakerStore):
+class NoDrainRuntime(StoreBreakerRuntime):
     """A trip leaves the target's queued work queued, to wait for a target that cannot
-    answer until it expires."""
+    answer until it expires (or, at best, for the next backstop sweep)."""
 
-    def fail_queued(self, target: str) -> None:
+    def _drain(self, target: str) -> None:
         pass
+
+
+class BackstopOpenOnlyRuntime(StoreBreakerRuntime):
+    """The backstop sweep re-fails the backlog only of breakers that read open, not
+    half-open: a sweep every 60 s behind a 30 s cooldown mostly finds the breaker
+    half-open, so a lost drain's work waits for the probe, or a day to expire."""
+
+    def backstop(self) -> int:
+        swept = 0
+        now = self._clock.now()
+        for target in self._store.queued_targets():
+            if not self._deployment.engaged(target):
+                continue
+            row = self._reach_store("backstop", partial(self._store.load, target))
+            if (isinstance(row, BreakerRow) and row.open_until is not None
+                    and now < row.open_until):
+                swept += self._store.fail_queued(target)
+        return swept
+
+
+class HeartbeatReopensRuntime(StoreBreakerRuntime):
+    """A missed heartbeat while the breaker is open or half-open counts as a failed probe
+    and re-opens it for a longer cooldown: a dead target's heartbeat monitor keeps pushing
+    the open period out, so no probe ever gets through."""
+
+    def _missed_heartbeat(self, row: BreakerRow,
+                          now: datetime) -> tuple[bool, BreakerRow | None]:
+        if row.open_until is None:
+            return super()._missed_heartbeat(row, now)
+        cooldown = min(row.cooldown_seconds * self._settings.cooldown_multiplier,
+                       self._settings.cooldown_max_seconds)
+        return False, self._opened(row, cooldown, now)
 
 
 class FailsClosedRuntime(StoreBreakerRuntime):
@@ -143,8 +176,12 @@ GALLERY = (
                    "seed 002 10.11: TIMEOUT never counts"),
     _runtime_entry("breaker_everlasting_probe", EverlastingProbeRuntime, "CB-010",
                    "anchors: half-open stuck when the probe never reports"),
-    _breaker_entry("breaker_no_drain", StoreBreakerRuntime, NoDrainStore, "CB-006",
-                   "seed 002 10.11: drain-on-trip", NoDrainStore),
+    _runtime_entry("breaker_no_drain", NoDrainRuntime, "CB-006",
+                   "seed 002 10.11: drain-on-trip"),
+    _runtime_entry("breaker_backstop_open_only", BackstopOpenOnlyRuntime, "CB-014",
+                   "seed 002 10.11: the backstop re-fails a still-open breaker's backlog"),
+    _runtime_entry("breaker_heartbeat_reopens", HeartbeatReopensRuntime, "CB-015",
+                   "seed 002 10.11: record_failure(\"missed_heartbeat\") seam"),
     _runtime_entry("breaker_fails_closed", FailsClosedRuntime, "CB-011",
                    "seed 002 10.11: fail-open on Redis down"),
     _runtime_entry("breaker_per_worker", PerWorkerRuntime, "CB-013",

@@ -225,6 +225,19 @@ class BreakerHarness:
                     self._call("set_store_available",
                                partial(worker.set_store_available, not down))
                 model.store_down = down
+            case bc.MissedHeartbeat(target=target, worker=index):
+                worker = self.workers[index]
+                self._call("record_missed_heartbeat",
+                           lambda: worker.record_missed_heartbeat(target))
+                model.missed_heartbeat(target, now)
+            case bc.DrainLost(lost=lost):
+                for worker in self.workers:
+                    self._call("set_drain_lost", partial(worker.set_drain_lost, lost))
+                model.drain_lost = lost
+            case bc.BackstopSweep(worker=index):
+                worker = self.workers[index]
+                swept = self._call("backstop", worker.backstop)
+                return swept, model.backstop(now)
             case bc.PassTime(seconds=seconds):
                 self.clock.advance(seconds)
             case bc.ReadBreaker(target=target):
@@ -298,10 +311,14 @@ class BreakerHarness:
                                  and command.failure_class
                                  not in self.model.settings.counted_classes
                                  and bool({"CB-002", "CB-008"} & set(fields)))
+                    # A missed heartbeat that moved the breaker where the oracle did not
+                    # (or did not move it) is CB-015's, whatever field shows it.
+                    heartbeat = isinstance(command, bc.MissedHeartbeat)
                     raise self._fail(requirements + shared + fields + (
                                          ("CB-003",) if uncounted else ()),
                                      f"worker {index}'s read of target {target!r}",
                                      wanted, actual, shared[0] if shared
+                                     else "CB-015" if heartbeat
                                      else "CB-003" if uncounted
                                      else "CB-010" if fields[:1] == ("CB-010",) else next(
                                          (rid for rid in fields if rid in requirements),
@@ -314,29 +331,41 @@ class BreakerHarness:
                     raise self._fail((*requirements, "CB-013"), f"worker {index}'s read of"
                                      f" target {target!r}: open_until as a UTC instant",
                                      WANTED, describe_offset(open_until), "CB-013")
-            if isinstance(command, bc.AddWork | bc.Report | None):
-                self._compare_work(target, requirements)
+            if isinstance(command, bc.AddWork | bc.Report | bc.MissedHeartbeat
+                          | bc.BackstopSweep | None):
+                self._compare_work(target, requirements, command)
         outages = sum(self._call("logged_outages", worker.logged_outages)
                       for worker in self.workers)
         if outages != self.model.warnings:
             raise self._fail((*requirements, "CB-011"), "operations logged as store outages",
                              self.model.warnings, outages, "CB-011")
 
-    def _compare_work(self, target: str, requirements: tuple[str, ...]) -> None:
-        """The target's queue and failed work: only new work and outcomes (trips) change
-        them, so they are read after those commands (and on a full observation)."""
+    def _compare_work(self, target: str, requirements: tuple[str, ...],
+                      command: bc.BreakerCommand | None = None) -> None:
+        """The target's queue and failed work: only new work, outcomes and missed
+        heartbeats (trips) and the backstop sweep change them, so they are read after
+        those commands (and on a full observation)."""
+        # The command's own rule decides a difference it made: the sweep's (CB-014), a
+        # missed heartbeat's trip (CB-015); a lost drain's work is the backstop's too.
+        own = ("CB-014" if isinstance(command, bc.BackstopSweep)
+               else "CB-015" if isinstance(command, bc.MissedHeartbeat)
+               else "CB-014" if self.model.drain_lost and isinstance(command, bc.Report)
+               else None)
         queued = list(self._call("queued", lambda: self.workers[0].queued(target)))
         if queued != self.model.queues.get(target, []):
             # Work still queued that a trip should have drained into failed work is CB-006.
             undrained = [work for work in queued if work in self.model.failed_work.get(
                 target, []) and work not in self.model.queues.get(target, [])]
+            # A trip that did not drain is CB-006's whatever tripped it; a sweep that left
+            # work is the sweep's.
+            primary = ("CB-014" if isinstance(command, bc.BackstopSweep)
+                       else "CB-006" if undrained else own or "CB-005")
             raise self._fail((*requirements, "CB-005", "CB-006"), f"the queue of {target!r}",
-                             self.model.queues.get(target, []), queued,
-                             "CB-006" if undrained else "CB-005")
+                             self.model.queues.get(target, []), queued, primary)
         failed = list(self._call("failed_work", lambda: self.workers[0].failed_work(target)))
         if failed != self.model.failed_work.get(target, []):
             raise self._fail((*requirements, "CB-006"), f"the failed work of {target!r}",
-                             self.model.failed_work.get(target, []), failed, "CB-006")
+                             self.model.failed_work.get(target, []), failed, own or "CB-006")
 
     def _readout(self, worker: BreakerRuntime, target: str) -> BreakerView | str | None:
         """The backend's read as a `BreakerView`, or a description of what was wrong."""
@@ -371,6 +400,10 @@ class BreakerHarness:
         target = getattr(command, "target", None)
         if isinstance(command, bc.StoreOutage):
             return ("CB-011",)
+        if isinstance(command, bc.DrainLost):
+            return ("CB-014",)
+        if isinstance(command, bc.BackstopSweep):
+            return ("CB-014", "CB-011") if model.store_down else ("CB-014",)
         if isinstance(command, bc.SwitchBreaker | bc.OptIn):
             return ("CB-001",)
         if isinstance(command, bc.PassTime | bc.ReadBreaker) or target is None:
@@ -385,6 +418,11 @@ class BreakerHarness:
         state = state_at(breaker, now)
         if isinstance(command, bc.AddWork):
             return ("CB-005",)
+        if isinstance(command, bc.MissedHeartbeat):
+            trips = (state is BreakerState.CLOSED
+                     and breaker.failures + 1 >= self.model.settings.failure_threshold)
+            drain = ("CB-014",) if self.model.drain_lost else ("CB-006",)
+            return ("CB-015", *drain) if trips else ("CB-015",)
         if isinstance(command, bc.Call | bc.CallsAtOnce):
             if state is BreakerState.CLOSED:
                 return ("CB-002",)
@@ -405,7 +443,9 @@ class BreakerHarness:
             # A counted failure exercises the class rule too (every class counts under
             # the pybreaker profile).
             by_class = ("CB-003",) if counted else ()
-            return ("CB-002", *by_class, "CB-006") if trips else ("CB-002", *by_class)
+            # A trip whose drain is lost leaves the work to the backstop (CB-014).
+            drain = ("CB-014",) if self.model.drain_lost else ("CB-006",)
+            return ("CB-002", *by_class, *drain) if trips else ("CB-002", *by_class)
         else:
             by_outcome = "CB-008" if command.outcome == CallOutcome.SUCCESS else "CB-009"
         if state is not BreakerState.CLOSED and live_probe(breaker, now) != command.call:

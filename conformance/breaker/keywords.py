@@ -137,6 +137,19 @@ class BreakerLibrary:
     def store_back(self) -> None:
         self.harness.run(bc.StoreOutage(False))
 
+    @keyword("Target Misses Heartbeat")
+    def misses_heartbeat(self, target: str, worker: int = 1) -> None:
+        self.harness.run(bc.MissedHeartbeat(target, worker - 1))
+
+    @keyword("Trip Drains Are Lost")
+    def drains_lost(self, lost: bool = True) -> None:
+        """While on, a trip's inline drain is lost (the backstop must fail the work)."""
+        self.harness.run(bc.DrainLost(lost))
+
+    @keyword("Backstop Sweep Runs")
+    def backstop_runs(self, worker: int = 1) -> None:
+        self._answers["<backstop>"] = self.harness.run(bc.BackstopSweep(worker - 1))
+
     @keyword("Breaker Clock Moves")
     def clock_moves(self, seconds: float) -> None:
         self.harness.run(bc.PassTime(seconds))
@@ -149,6 +162,13 @@ class BreakerLibrary:
         actual = self._answers.get(name, "<never sent>")
         if actual != expected:
             raise self._fail(f"the answer to {name!r} should be {expected!r}, not {actual!r}")
+
+    @keyword("Backstop Should Have Failed")
+    def backstop_failed(self, count: int) -> None:
+        actual = self._answers.get("<backstop>", "<never run>")
+        if actual != count:
+            raise self._fail(f"the backstop sweep failed {actual!r} pieces of work, not"
+                             f" {count}")
 
     @keyword("Concurrent Calls Should Get")
     def concurrent_should_get(self, probes: int, refused: int) -> None:

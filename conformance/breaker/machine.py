@@ -29,7 +29,7 @@ from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import FAILURE_CLASSES, BreakerSettings
-from jobconform.spec import Profile, Registry
+from jobconform.spec import Profile, Registry, SpecError
 
 TARGETS = ("t1", "t2")
 MACHINE_THRESHOLD = 2
@@ -59,8 +59,23 @@ def machine_settings(profile: Profile) -> BreakerSettings:
                                                    MACHINE_THRESHOLD))
 
 
+def checks_dispatch_seams(profile: Profile, registry: Registry | None) -> bool:
+    """Whether the backstop sweep and missed heartbeats apply under this profile (CB-014,
+    CB-015: the canonical profile's dispatch layer); elsewhere the machine has no rule
+    sending either, so a breaker without them is never asked for them."""
+    if registry is None:
+        return False
+    try:
+        return all(profile.name in registry.requirement(rid).profiles
+                   for rid in ("CB-014", "CB-015"))
+    except SpecError:
+        return False
+
+
 def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
                          run: MachineRun) -> type[RuleBasedStateMachine]:
+    seams = checks_dispatch_seams(profile, registry)
+
     class BreakerMachine(RuleBasedStateMachine):
         calls = Bundle("calls")
 
@@ -216,7 +231,40 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
         def teardown(self) -> None:
             self.harness.close()
 
-    return BreakerMachine
+    if not seams:
+        # Under a profile without the dispatch seams the machine is the one it was before
+        # them, rule for rule, so the same seed draws the same sequences there.
+        return BreakerMachine
+
+    class BreakerMachineWithSeams(BreakerMachine):
+        """Seed 002's dispatch layer too: missed heartbeats and the backstop sweep
+        (CB-014, CB-015)."""
+
+        @rule(at=targets, worker=workers)
+        def missed_heartbeat(self, at: str, worker: int) -> None:
+            self._run(bc.MissedHeartbeat(at, worker))
+
+        @rule(worker=workers)
+        def backstop(self, worker: int) -> None:
+            self._run(bc.BackstopSweep(worker))
+
+        @rule(at=targets, worker=workers, works=st.integers(1, 2),
+              wait=st.sampled_from((0.0, 29.0, 30.0, 60.0)))
+        def lost_drain(self, at: str, worker: int, works: int, wait: float) -> None:
+            """CB-014: work is queued, the target trips (if it is not open already)
+            with its drain lost, time passes (into half-open, the backstop's usual case:
+            its period outlasts the base cooldown) and the backstop sweeps."""
+            for _ in range(works):
+                self._run(bc.AddWork(at, self._name("w")))
+            self._run(bc.DrainLost(True))
+            if self.harness.model.breaker(at).open_until is None:
+                self.calls_failing_auth(at, worker, MACHINE_THRESHOLD)
+            self._run(bc.DrainLost(False))
+            if wait:
+                self._run(bc.PassTime(wait))
+            self._run(bc.BackstopSweep(1 - worker))
+
+    return BreakerMachineWithSeams
 
 
 def run_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,

@@ -196,6 +196,27 @@ def store_back(context: Any) -> None:
     _breaker(context).run(bc.StoreOutage(False))
 
 
+@action_step('target "{target}" misses a heartbeat')
+def misses_heartbeat(context: Any, target: str) -> None:
+    _breaker(context).run(bc.MissedHeartbeat(target))
+
+
+@action_step("the breaker's trip drains are lost")
+def drains_lost(context: Any) -> None:
+    _breaker(context).run(bc.DrainLost(True))
+
+
+@action_step("the breaker's trip drains work again")
+def drains_work(context: Any) -> None:
+    _breaker(context).run(bc.DrainLost(False))
+
+
+@action_step("the backstop sweep runs")
+def backstop_runs(context: Any) -> None:
+    scenario = _breaker(context)
+    scenario.answers["<backstop>"] = scenario.run(bc.BackstopSweep())
+
+
 @action_step("the breaker clock moves {seconds:g} seconds")
 def clock_moves(context: Any, seconds: float) -> None:
     _breaker(context).run(bc.PassTime(seconds))
@@ -219,6 +240,12 @@ def call_answer(context: Any, call: str, answer: str) -> None:
 def work_answer(context: Any, work: str, answer: str) -> None:
     actual = _breaker(context).answers.get(work, "<never sent>")
     _check(context, actual == answer, f"the answer to work {work!r}", answer, actual)
+
+
+@check_step("the backstop sweep failed {count:d} pieces of work")
+def backstop_failed(context: Any, count: int) -> None:
+    actual = _breaker(context).answers.get("<backstop>", "<never run>")
+    _check(context, actual == count, "the work the backstop sweep failed", count, actual)
 
 
 @check_step("the concurrent calls got {probes:d} probe and {refused:d} refused")

@@ -44,6 +44,19 @@ class ReplayCountedStore(InMemoryGovernorStore):
         return True
 
 
+class RestartBurstRuntime(StoreGovernorRuntime):
+    """A restart re-sends its pending results at once: the first re-send sweep is due at
+    the restart itself, with no initial jitter, so every worker that restarts with the
+    backend re-sends in lockstep and the per-envelope jitter only spreads a burst that has
+    already started."""
+
+    def restart(self, draw: float) -> None:
+        self._sweep_at = self._clock.now()
+
+    def peer(self) -> StoreGovernorRuntime:
+        return RestartBurstRuntime(self._store.peer(), self._clock, self._settings)
+
+
 class ExtendingPauseRuntime(StoreGovernorRuntime):
     """Failures recorded during a pause arm it again, so a long outage keeps re-delivery
     paused well past its TTL instead of letting it resume by itself."""
@@ -128,6 +141,9 @@ GALLERY = (
     _governor_entry("governor_no_retry_after_floor", NoFloorRuntime, InMemoryGovernorStore,
                     "RG-001", "seed 002 10.11.1: honors a server Retry-After as a floor",
                     NoFloorRuntime),
+    _governor_entry("governor_restart_burst", RestartBurstRuntime, InMemoryGovernorStore,
+                    "RG-009", "seed 002 10.11.1: one-shot initial jitter of the re-send sweep",
+                    RestartBurstRuntime),
     _governor_entry("governor_pause_at_offset", PauseAtOffsetRuntime, InMemoryGovernorStore,
                     "RG-008", "issue 18: UTC everywhere (times outside job records)",
                     PauseAtOffsetRuntime),

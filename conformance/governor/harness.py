@@ -2,8 +2,9 @@
 
 A check runs two governors on one store (the one the backend opened and its `peer()`), as
 two processes share caps and the pause. After every command the harness compares the
-pause both of them report with `GovernorModel`; the first difference raises `Divergence`
-naming the requirements the command touched.
+pause both of them report, and when each one's first re-send sweep after its restart is
+due, with `GovernorModel`; the first difference raises `Divergence` naming the
+requirements the command touched.
 """
 
 from __future__ import annotations
@@ -124,6 +125,12 @@ class GovernorHarness:
         shown = self._call("paused_until", self.workers[0].paused_until)
         if shown is None or isinstance(shown, datetime):
             self.model.paused_until = shown
+        for index, worker in enumerate(self.workers):
+            sweep = self._call("resend_sweep_at", worker.resend_sweep_at)
+            if isinstance(sweep, datetime):
+                self.model.sweep_at[index] = sweep
+            elif sweep is None:
+                self.model.sweep_at.pop(index, None)
 
     def close(self) -> None:
         with guarded(self.safety_timeout, "closing the governor"):
@@ -133,7 +140,7 @@ class GovernorHarness:
     def _check_command(self, command: gc.GovernorCommand) -> None:
         if getattr(command, "worker", 0) not in range(WORKERS):
             raise ValueError(f"worker must be 0 or 1, not {getattr(command, 'worker', None)!r}")
-        if isinstance(command, gc.AskWait) and not 0 <= command.draw < 1:
+        if isinstance(command, gc.AskWait | gc.Restart) and not 0 <= command.draw < 1:
             raise ValueError(f"a draw is in [0, 1), not {command.draw!r}")
         if isinstance(command, gc.Elapse) and not 0 <= command.seconds < float("inf"):
             raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
@@ -156,6 +163,9 @@ class GovernorHarness:
                 self._call("record_failure", lambda: self.workers[index].record_failure(
                     target, failure_class, result_id))
                 model.record_failure(target, failure_class, result_id, now)
+            case gc.Restart(draw=draw, worker=index):
+                self._call("restart", lambda: self.workers[index].restart(draw))
+                model.restart(index, draw, now)
             case gc.Elapse(seconds=seconds):
                 self.clock.advance(seconds)
             case gc.ReadPause():
@@ -175,7 +185,8 @@ class GovernorHarness:
         return actual == expected
 
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
-        """Both governors must report the oracle's pause."""
+        """Both governors must report the oracle's pause and their own re-send sweep."""
+        self._observe_sweeps(requirements)
         wanted = self.model.pause_at(self.clock.now())
         for index, worker in enumerate(self.workers):
             actual = self._call("paused_until", worker.paused_until)
@@ -189,11 +200,29 @@ class GovernorHarness:
                                  " reports, as a UTC instant", WANTED, describe_offset(actual),
                                  "RG-008")
 
+    def _observe_sweeps(self, requirements: tuple[str, ...]) -> None:
+        """Each governor's first re-send sweep is due where its own restart put it (RG-009):
+        none before a restart, a peer's restart moving nothing."""
+        for index, worker in enumerate(self.workers):
+            wanted = self.model.sweep_at.get(index)
+            actual = self._call("resend_sweep_at", worker.resend_sweep_at)
+            if actual != wanted:
+                raise self._fail((*requirements, "RG-009"), f"when governor {index}'s first"
+                                 " re-send sweep after its restart is due", wanted, actual,
+                                 "RG-009")
+            if is_off_utc(actual):
+                assert isinstance(actual, datetime)
+                raise self._fail((*requirements, "RG-009"), f"governor {index}'s re-send"
+                                 " sweep, as a UTC instant", WANTED, describe_offset(actual),
+                                 "RG-009")
+
     def _requirements(self, command: gc.GovernorCommand) -> tuple[str, ...]:
         model, now = self.model, self.clock.now()
         assert self.settings is not None
         if isinstance(command, gc.AskWait):
             return ("RG-001",)
+        if isinstance(command, gc.Restart):
+            return ("RG-009",)
         if isinstance(command, gc.Elapse | gc.ReadPause):
             return ("RG-008",)
         if isinstance(command, gc.Offer):

@@ -78,6 +78,20 @@ class GovernorLibrary:
     def record(self, target: str, result: str, failure_class: str, governor: int = 1) -> None:
         self.harness.run(gc.RecordFailure(target, failure_class, result, governor - 1))
 
+    @keyword("Governor Restarts")
+    def restarts(self, draw: float, governor: int = 1) -> None:
+        """Governor ``governor`` restarts; its initial jitter takes ``draw`` in [0, 1)."""
+        self.harness.run(gc.Restart(draw, governor - 1))
+
+    @keyword("Re-Send Sweep Should Be Due At Second")
+    def sweep_due(self, second: float | None, governor: int = 1) -> None:
+        """``second`` None: no re-send sweep is due (no restart yet)."""
+        actual = self.harness.workers[governor - 1].resend_sweep_at()
+        wanted = None if second is None else EPOCH + timedelta(seconds=second)
+        if actual != wanted:
+            raise self._fail(f"governor {governor}'s first re-send sweep is due at"
+                             f" {actual!r}, not {wanted!r}")
+
     @keyword("Governor Clock Moves")
     def clock_moves(self, seconds: float) -> None:
         self.harness.run(gc.Elapse(seconds))

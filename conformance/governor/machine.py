@@ -3,7 +3,7 @@
 Small caps (two per target, three in all) and a pause threshold of three distinct targets
 among four make full windows, refusals, pauses and their expiry likely within a few dozen
 steps; time steps land on the window and TTL edges. The `GovernorHarness` compares every
-answer and both governors' pause with the oracle.
+answer, both governors' pause and each one's re-send sweep after a restart with the oracle.
 """
 
 from __future__ import annotations
@@ -75,6 +75,11 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
                      retry_after: float | None) -> None:
             self._run(gc.AskWait(previous, draw, retry_after))
 
+        @rule(worker=workers, draw=st.sampled_from([0.0, 0.25, 0.5, 0.999]))
+        def restart(self, worker: int, draw: float) -> None:
+            """RG-009: a worker restarts; its first re-send sweep waits its own jitter."""
+            self._run(gc.Restart(draw, worker))
+
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def elapse(self, seconds: float) -> None:
             self._run(gc.Elapse(seconds))
@@ -99,6 +104,21 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             for step in steps_to_edge(0.0, left):
                 self._run(gc.Elapse(step))
                 self._run(gc.Offer(TARGETS[0], worker))
+
+        @rule(failure_class=st.sampled_from(("auth", "billing")), worker=workers)
+        def replay_at_threshold(self, failure_class: str, worker: int) -> None:
+            """RG-007: one target fewer than the pause threshold fails alike, then the last
+            of those results is replayed under another target: counted, the replay alone
+            would arm the pause."""
+            settings = self.harness.settings
+            assert settings is not None
+            if self.harness.model.pause_at(self.harness.clock.now()) is not None:
+                return
+            for at in TARGETS[:settings.pause_threshold - 1]:
+                self.results += 1
+                self._run(gc.RecordFailure(at, failure_class, f"r{self.results}", worker))
+            self._run(gc.RecordFailure(TARGETS[settings.pause_threshold - 1], failure_class,
+                                       f"r{self.results}", 1 - worker))
 
         @rule(at=targets, worker=workers)
         def target_window_edge(self, at: str, worker: int) -> None:

@@ -125,6 +125,16 @@ def record_many(context: Any, targets: str, failure_class: str) -> None:
         scenario.run(gc.RecordFailure(target, failure_class, result))
 
 
+@setup_step("a governor whose restart jitter is at most {seconds:g} s")
+def restart_jitter(context: Any, seconds: float) -> None:
+    _governor(context).configure(initial_jitter_max_seconds=seconds)
+
+
+@action_step("governor {number:d} restarts with draw {draw:g}")
+def restarts(context: Any, number: int, draw: float) -> None:
+    _governor(context).run(gc.Restart(draw, number - 1))
+
+
 @action_step("the governor clock moves {seconds:g} seconds")
 def clock_moves(context: Any, seconds: float) -> None:
     _governor(context).run(gc.Elapse(seconds))
@@ -156,6 +166,20 @@ def paused(context: Any, second: float) -> None:
     actual = _governor(context).harness.workers[1].paused_until()
     wanted = EPOCH + timedelta(seconds=second)
     _check(context, actual == wanted, "the end of the pause", wanted, actual)
+
+
+@check_step("governor {number:d}'s first re-send sweep is due at second {second:g}")
+def sweep_due(context: Any, number: int, second: float) -> None:
+    actual = _governor(context).harness.workers[number - 1].resend_sweep_at()
+    wanted = EPOCH + timedelta(seconds=second)
+    _check(context, actual == wanted, f"when governor {number}'s re-send sweep is due",
+           wanted, actual)
+
+
+@check_step("governor {number:d} has no re-send sweep due")
+def no_sweep(context: Any, number: int) -> None:
+    actual = _governor(context).harness.workers[number - 1].resend_sweep_at()
+    _check(context, actual is None, f"governor {number}'s re-send sweep", None, actual)
 
 
 @check_step("re-delivery is not paused")

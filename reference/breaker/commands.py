@@ -75,6 +75,30 @@ class StoreOutage:
 
 
 @dataclass(frozen=True)
+class MissedHeartbeat:
+    """The target missed a heartbeat: seed 002's record_failure("missed_heartbeat") seam,
+    a failure reported for the target rather than for a call (CB-015)."""
+
+    target: str
+    worker: int = 0
+
+
+@dataclass(frozen=True)
+class DrainLost:
+    """Fault injection: while `lost`, a trip's inline drain is lost, as when the worker
+    dies between writing the trip and failing the backlog (CB-014)."""
+
+    lost: bool
+
+
+@dataclass(frozen=True)
+class BackstopSweep:
+    """The periodic backstop sweep runs once (CB-014); answers how many it failed."""
+
+    worker: int = 0
+
+
+@dataclass(frozen=True)
 class PassTime:
     seconds: float
 
@@ -85,4 +109,5 @@ class ReadBreaker:
 
 
 BreakerCommand: TypeAlias = (SwitchBreaker | OptIn | Call | CallsAtOnce | Report | AddWork
-                             | ResetBreaker | StoreOutage | PassTime | ReadBreaker)
+                             | ResetBreaker | StoreOutage | PassTime | ReadBreaker
+                             | MissedHeartbeat | DrainLost | BackstopSweep)

@@ -1,4 +1,4 @@
-"""The dispatch circuit breaker (spec/breaker.yaml, CB-001 to CB-013), as pure functions.
+"""The dispatch circuit breaker (spec/breaker.yaml, CB-001 to CB-015), as pure functions.
 
 One breaker per target. Its stored fields are a frozen `TargetBreaker`; the state a
 reader sees (closed, open, half-open) is derived from them and the time, so a breaker
@@ -198,6 +198,23 @@ def record(breaker: TargetBreaker, call: str, outcome: CallOutcome, failure_clas
     return replace(breaker, probe=None, probe_until=None), False  # CB-003, CB-004
 
 
+def missed_heartbeat(breaker: TargetBreaker, now: datetime,
+                     settings: BreakerSettings) -> tuple[TargetBreaker, bool]:
+    """The target missed a heartbeat (CB-015): a counted failure while closed, whatever
+    `counted_classes` says; while open or half-open it is no probe's outcome and changes
+    nothing.
+
+    Returns:
+        The new breaker and whether the miss tripped it from closed to open.
+    """
+    if state_at(breaker, now) is not BreakerState.CLOSED:
+        return breaker, False
+    failures = breaker.failures + 1
+    if failures >= settings.failure_threshold:
+        return _reopened(now, breaker.cooldown_seconds), True
+    return replace(breaker, failures=failures), False
+
+
 @dataclass
 class BreakerModel:
     """The oracle for a breaker runtime: targets, switches, queues and store availability.
@@ -213,6 +230,7 @@ class BreakerModel:
     queues: dict[str, list[str]] = field(default_factory=dict)
     failed_work: dict[str, list[str]] = field(default_factory=dict)
     store_down: bool = False
+    drain_lost: bool = False
     warnings: int = 0
 
     def engaged(self, target: str) -> bool:
@@ -240,7 +258,42 @@ class BreakerModel:
         self.breakers[target], tripped = record(self.breaker(target), call, outcome,
                                                 failure_class, now, self.settings)
         if tripped:
-            self.failed_work.setdefault(target, []).extend(self.queues.pop(target, []))
+            self._drain(target)
+
+    def missed_heartbeat(self, target: str, now: datetime) -> None:
+        if not self.engaged(target) or not self._store_reachable():
+            return
+        self.breakers[target], tripped = missed_heartbeat(self.breaker(target), now,
+                                                          self.settings)
+        if tripped:
+            self._drain(target)
+
+    def _drain(self, target: str) -> None:
+        """A trip fails the target's queued work (CB-006), unless the drain is lost."""
+        if not self.drain_lost:
+            self._fail_queued(target)
+
+    def _fail_queued(self, target: str) -> int:
+        work = self.queues.pop(target, [])
+        if work:
+            self.failed_work.setdefault(target, []).extend(work)
+        return len(work)
+
+    def backstop(self, now: datetime) -> int:
+        """The backstop sweep (CB-014): every engaged target with queued work whose
+        breaker is open or half-open has that work failed, in queue order. Each such
+        target whose breaker cannot be read (store down) is logged once and keeps its work.
+
+        Returns:
+            How many pieces of work the sweep failed.
+        """
+        swept = 0
+        for target in [name for name, work in self.queues.items() if work]:
+            if not self.engaged(target) or not self._store_reachable():
+                continue
+            if state_at(self.breaker(target), now) is not BreakerState.CLOSED:
+                swept += self._fail_queued(target)
+        return swept
 
     def enqueue(self, target: str, work: str, now: datetime) -> Enqueued:
         # Unengaged: no store access at all. Engaged: an unreachable store fails open.

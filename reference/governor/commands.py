@@ -37,6 +37,15 @@ class RecordFailure:
 
 
 @dataclass(frozen=True)
+class Restart:
+    """Governor `worker`'s process restarts with re-sends pending; `draw` is the uniform
+    draw in [0, 1) its initial jitter takes (RG-009)."""
+
+    draw: float
+    worker: int = 0
+
+
+@dataclass(frozen=True)
 class Elapse:
     seconds: float
 
@@ -46,4 +55,4 @@ class ReadPause:
     """Answers the end of the running pause, or None."""
 
 
-GovernorCommand: TypeAlias = AskWait | Offer | RecordFailure | Elapse | ReadPause
+GovernorCommand: TypeAlias = AskWait | Offer | RecordFailure | Restart | Elapse | ReadPause

@@ -1,10 +1,11 @@
-"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-008), as an oracle.
+"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-009), as an oracle.
 
 Three controls keep a fleet's re-deliveries from stampeding after an outage: each
 re-delivery waits a decorrelated jitter (with a server retry-after as its floor), offers
 are admitted under a per-target and a fleet-wide cap over sliding windows (over a cap:
 a retryable refusal with a retry-after, never a drop), and a failure of one class seen
-at enough distinct targets pauses re-delivery for a while. Time enters as an argument.
+at enough distinct targets pauses re-delivery for a while. A restarted worker holds its
+first re-send sweep back by an initial jitter. Time enters as an argument.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class GovernorSettings:
     pause_ttl_seconds: float = 300.0
     pause_retry_after_seconds: float = 30.0
     pause_classes: frozenset[str] = frozenset({"auth", "billing"})
+    initial_jitter_max_seconds: float = 60.0
 
     def __post_init__(self) -> None:
         problems = [f"{name} must be at least 1, not {getattr(self, name)}"
@@ -40,7 +42,7 @@ class GovernorSettings:
         problems += [f"{name} must be positive, not {getattr(self, name)}"
                      for name in ("target_window_seconds", "fleet_window_seconds",
                                   "pause_window_seconds", "pause_ttl_seconds",
-                                  "pause_retry_after_seconds")
+                                  "pause_retry_after_seconds", "initial_jitter_max_seconds")
                      if not getattr(self, name) > 0]
         if not 0 <= self.base_ms <= self.cap_ms:
             problems.append(f"0 <= base_ms <= cap_ms must hold, not {self.base_ms} and"
@@ -101,6 +103,14 @@ class GovernorModel:
     failing: dict[str, dict[str, datetime]] = field(default_factory=dict)
     results: set[str] = field(default_factory=set)
     paused_until: datetime | None = None
+    # worker -> when its first re-send sweep after its latest restart is due (RG-009)
+    sweep_at: dict[int, datetime] = field(default_factory=dict)
+
+    def restart(self, worker: int, draw: float, now: datetime) -> None:
+        """`worker` restarts: its first re-send sweep waits draw * initial_jitter_max_seconds
+        (RG-009), so restarted workers do not all re-send at the restart instant."""
+        delay = timedelta(seconds=draw * self.settings.initial_jitter_max_seconds)
+        self.sweep_at[worker] = now + delay
 
     def pause_at(self, now: datetime) -> datetime | None:
         """The end of the pause running at `now` (RG-008), or None."""
