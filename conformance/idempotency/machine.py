@@ -268,6 +268,20 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
         def purge(self) -> None:
             self._run(PurgeKeys())
 
+        @rule(target=claims, scope=st.sampled_from(SCOPES), payload=st.sampled_from(PAYLOADS),
+              duplicates=st.integers(2, 4))
+        def duplicate_storm(self, scope: str, payload: JsonValue, duplicates: int) -> str:
+            """IK-017: a key claimed and completed, then a storm of duplicates: each is a
+            replay with one audit event idempotent_replay, the claim none (the harness
+            checks the events after every command)."""
+            first = self._handle()
+            key = f"storm-{first}"
+            self._run(ClaimKey(first, scope, key, payload))
+            self._run(CompleteClaim(first, cmd.Succeed("done")))
+            for _ in range(duplicates):
+                self._run(ClaimKey(self._handle(), scope, key, payload))
+            return first
+
         def teardown(self) -> None:
             if self.harness is not None:
                 self.harness.close()
