@@ -12,12 +12,13 @@ from jobconform.backends.composite.wiring import SharedAdmission, open_shared_ad
 from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import StoreGovernorRuntime, open_memory_governor
 from jobconform.backends.idempotency.memory import open_memory_idempotency
-from jobconform.backends.idempotency.protocol import IdempotencyConfig
+from jobconform.backends.idempotency.protocol import IdempotencyAudit, IdempotencyConfig
 from jobconform.backends.idempotency.service import IdempotencyService
 from jobconform.backends.loops.memory import StepLoopRuntime
 from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
 from jobconform.backends.protocol import (
     ADMISSION,
+    AUDIT_EVENTS,
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
@@ -64,7 +65,7 @@ class MemoryBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
-                              COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT,
+                              COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
 
@@ -75,8 +76,11 @@ class MemoryBackend:
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)
 
-    def open_idempotency(self, clock: Clock, config: IdempotencyConfig) -> IdempotencyService:
-        return open_memory_idempotency(clock, config)
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
+                         audit: IdempotencyAudit | None = None) -> IdempotencyService:
+        runtime = open_memory_idempotency(clock, config)
+        runtime.audit = audit
+        return runtime
 
     def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
         return open_memory_breaker(clock, settings)

@@ -42,6 +42,10 @@ HEALTH_REPORT = "health-report"
 # claims `concurrent-submit`; elsewhere LC-030 is "not claimed", and the harness never calls
 # submit from two threads at once (an asyncio runtime driven through one event loop, say).
 CONCURRENT_SUBMIT = "concurrent-submit"
+# A backend whose idempotency runtime reports every replay to a kit-owned audit sink
+# (IK-017) claims `audit-events`; its `open_idempotency` then takes the sink as a third
+# argument. Elsewhere IK-017 is "not claimed" and the runtime is opened with two.
+AUDIT_EVENTS = "audit-events"
 # The worker statuses a health report names (LC-029).
 WORKER_RUNNING = "running"
 WORKER_STOPPING = "stopping"

@@ -85,3 +85,21 @@ class DispatchStates:
         """(reminder id, its status, its attempts) at each dispatch, in call order."""
         with self._lock:
             return list(self._seen)
+
+
+class ReplayAudit:
+    """The harness's audit sink for idempotent replays (`IdempotencyAudit`, IK-017): every
+    `idempotent_replay` event the runtime emits, in the order emitted."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: list[tuple[str, str, str]] = []
+
+    def replayed(self, scope: str, key: str, original: str) -> None:
+        with self._lock:
+            self._events.append((scope, key, original))
+
+    def events(self) -> list[tuple[str, str, str]]:
+        """(scope, key, the original claim's token) of every replay, in the order emitted."""
+        with self._lock:
+            return list(self._events)

@@ -330,3 +330,25 @@ Feature: Idempotency keys
     Then claim "again" is refused as a conflict
     When claim "first" is released
     Then the release of claim "first" is accepted
+
+  # -- IK-017: an audit event on every replay -----------------------------------------------------
+
+  @IK-017 @IK-002 @IK-003 @IK-006
+  Scenario: Every replay emits one idempotent_replay event; the claim, a conflict and a mismatch none
+    Given the idempotency keys emit audit events
+    When claim "first" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    Then claim "first" is started
+    And the audit log holds no idempotent_replay event
+    When claim "early" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    Then claim "early" is refused as a conflict
+    And the audit log holds no idempotent_replay event
+    When claim "first" completes with result {"execution": "e-1"}
+    And claim "other" is made on key "order-1" in scope "alice" with payload {"qty": 2}
+    Then claim "other" is refused as a mismatch with status 422
+    And the audit log holds no idempotent_replay event
+    When claim "again" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    Then claim "again" replays claim "first" returning {"execution": "e-1"}
+    And the audit log holds 1 idempotent_replay events, the last for claim "first" on key "order-1" in scope "alice"
+    When claim "storm-1" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    And claim "storm-2" is made on key "order-1" in scope "alice" with payload {"qty": 1}
+    Then the audit log holds 3 idempotent_replay events, the last for claim "first" on key "order-1" in scope "alice"

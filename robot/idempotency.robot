@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-016).
+Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-017).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -291,3 +291,24 @@ A Completion Or Release Whose Write Fails Keeps The Claim In Flight
     Answer Should Be Unavailable    release:second
     Claim Key    duplicate    alice    order-2    {"qty": 2}
     Claim Should Conflict    duplicate
+
+# -- IK-017: an audit event on every replay -------------------------------------------------
+
+Every Replay Emits One Audit Event And Nothing Else Does
+    [Tags]    IK-017    IK-002    IK-003    IK-006
+    Require Audit Events
+    Claim Key    first    alice    order-1    {"qty": 1}
+    Claim Should Be Started    first
+    Audit Log Should Hold    0
+    Claim Key    early    alice    order-1    {"qty": 1}
+    Claim Should Conflict    early
+    Audit Log Should Hold    0
+    Complete Claim    first    {"execution": "e-1"}
+    Claim Key    other    alice    order-1    {"qty": 2}
+    Audit Log Should Hold    0
+    Claim Key    again    alice    order-1    {"qty": 1}
+    Claim Should Replay Result    again    first    {"execution": "e-1"}
+    Audit Log Should Hold    1    first    order-1    alice
+    Claim Key    storm-1    alice    order-1    {"qty": 1}
+    Claim Key    storm-2    alice    order-1    {"qty": 1}
+    Audit Log Should Hold    3    first    order-1    alice

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from jobconform.backends.loading import BackendLoadError, backend_names, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
+    AUDIT_EVENTS,
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
@@ -222,9 +223,9 @@ def test_load_memory_backend() -> None:
     assert LIFECYCLE in backend.capabilities
     names = {area.name for area in areas()}
     # Every claim is an area, the store faults of an area it claims, or the health report's
-    # worker fields, or submissions from several threads at once.
+    # worker fields, or submissions from several threads at once, or the replay audit sink.
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
-                                    | {HEALTH_REPORT, CONCURRENT_SUBMIT})
+                                    | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities
 

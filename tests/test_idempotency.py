@@ -17,26 +17,31 @@ import pytest
 from sql_databases import DATABASES, database
 
 from jobconform.backends.idempotency.memory import MemoryKeyStore
-from jobconform.backends.idempotency.protocol import Claim, ClaimKind
+from jobconform.backends.idempotency.protocol import Claim, ClaimKind, IdempotencyAudit
 from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry, KeyStore
 from jobconform.backends.idempotency.sql import SqlKeyStore
 from jobconform.backends.idempotency.threaded import RequestThreadIdempotency
 from jobconform.backends.loading import BackendLoadError, check_backend
 from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import AUDIT_EVENTS
 from jobconform.backends.sql import SqlBackend, SqlJobStore
 from jobconform.backends.store import QUEUED, StoredJob
 from jobconform.backends.threaded import ThreadedBackend
+from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.idempotency.gallery import (
     CallKeyPerRequestService,
     CheckThenInsertKeyStore,
+    ClaimAuditedService,
 )
 from jobconform.conformance.idempotency.harness import IdempotencyHarness, config_for
+from jobconform.conformance.sinks import ReplayAudit
 from jobconform.reference.commands import AdvanceTime, Raise, Succeed
 from jobconform.reference.idempotency import oracle
 from jobconform.reference.idempotency.commands import (
     ClaimCall,
+    ClaimEffect,
     ClaimKey,
     CompleteClaim,
     ReleaseClaim,
@@ -248,8 +253,9 @@ def test_a_divergence_names_the_requirement_and_the_commands() -> None:
 
     class Forgetful(MemoryBackend):
         def open_idempotency(self, clock: VirtualClock,  # type: ignore[override]
-                             config: IdempotencyConfig) -> IdempotencyService:
-            return IdempotencyService(ForgetfulStore(), clock, config)
+                             config: IdempotencyConfig,
+                             audit: IdempotencyAudit | None = None) -> IdempotencyService:
+            return IdempotencyService(ForgetfulStore(), clock, config, audit)
 
     checks = harness(Forgetful())
     checks.run(ClaimKey("a", "s", "k", 1))
@@ -281,8 +287,11 @@ def test_a_tool_call_retry_meets_the_first_call(backend: type[MemoryBackend]) ->
 def test_a_tool_call_key_per_request_is_caught_as_ik_016() -> None:
     class PerRequest(MemoryBackend):
         def open_idempotency(self, clock: VirtualClock,  # type: ignore[override]
-                             config: IdempotencyConfig) -> IdempotencyService:
-            return CallKeyPerRequestService(MemoryKeyStore(), clock, config)
+                             config: IdempotencyConfig,
+                             audit: IdempotencyAudit | None = None) -> IdempotencyService:
+            runtime = CallKeyPerRequestService(MemoryKeyStore(), clock, config)
+            runtime.audit = audit
+            return runtime
 
     checks = harness(PerRequest())
     checks.run(TOOL_CALL_RETRY[0])
@@ -290,6 +299,105 @@ def test_a_tool_call_key_per_request_is_caught_as_ik_016() -> None:
         checks.run(TOOL_CALL_RETRY[1])
     assert caught.value.requirements[0] == "IK-016"
     checks.close()
+
+
+# -- IK-017: an audit event on every replay ------------------------------------------------
+
+AUDITED = [ClaimKey("first", "alice", "order-1", {"qty": 1}),
+           ClaimKey("early", "alice", "order-1", {"qty": 1}),
+           CompleteClaim("first", Succeed({"execution": "e-1"})),
+           ClaimKey("other", "alice", "order-1", {"qty": 2}),
+           ClaimKey("again", "alice", "order-1", {"qty": 1}),
+           ClaimKey("storm", "alice", "order-1", {"qty": 1}),
+           ClaimKey("loose", "alice", None, {"qty": 1})]
+
+
+def test_the_oracle_expects_one_event_per_replay_and_none_otherwise() -> None:
+    model = IdempotencyOracle(CONFIG)
+    now = EPOCH
+    model.claim("s", "k", 1, "a", now)
+    model.claim("s", "k", 1, "b", now)  # conflict
+    model.complete("a", Succeed(1), now)
+    model.claim("s", "k", 2, "c", now)  # mismatch
+    assert model.replays == []
+    model.claim("s", "k", 1, "d", now)
+    model.claim("s", "k", 1, "e", now)
+    assert model.replays == [("s", "k", "a"), ("s", "k", "a")]
+
+
+@pytest.mark.parametrize("backend", [MemoryBackend, ThreadedBackend])
+def test_every_replay_is_audited_once_and_nothing_else(backend: type[MemoryBackend]) -> None:
+    checks = harness(backend())
+    assert checks.audits
+    kinds = [getattr(checks.run(command), "kind", None) for command in AUDITED]
+    assert kinds == ["started", "conflict", None, "mismatch", "replay", "replay", "started"]
+    assert checks.audit_events() == [("alice", "order-1", "first")] * 2
+    assert "IK-017" in checks.exercised
+    checks.close()
+
+
+def test_the_sql_runtime_audits_its_replays(database_url: str) -> None:
+    sink = ReplayAudit()
+    runtime = SqlBackend(database_url).open_idempotency(VirtualClock(EPOCH), CONFIG, sink)
+    started = runtime.claim("s", "k", 1)
+    assert runtime.claim("s", "k", 1).kind is ClaimKind.CONFLICT
+    assert started.token is not None and runtime.complete(started.token, Succeed(1))
+    assert runtime.claim("s", "k", 2).kind is ClaimKind.MISMATCH
+    assert sink.events() == []
+    assert runtime.claim("s", "k", 1).kind is ClaimKind.REPLAY
+    assert sink.events() == [("s", "k", started.token)]
+    runtime.close()
+
+
+def test_a_derived_key_is_audited_in_the_runtimes_own_spelling_one_to_one() -> None:
+    checks = harness()
+    effect = (("to", "bob"),)
+    checks.run(ClaimEffect("e", "x1", "message", effect, "Hi"))
+    checks.run(CompleteClaim("e", Succeed(None)))
+    checks.run(ClaimEffect("again", "x1", "message", effect, "Hello"))
+    assert [event[2] for event in checks.audit_events()] == ["e"]
+    checks.close()
+
+
+def test_an_event_on_the_claim_too_is_caught_as_ik_017() -> None:
+    class Audited(MemoryBackend):
+        def open_idempotency(self, clock: VirtualClock,  # type: ignore[override]
+                             config: IdempotencyConfig,
+                             audit: IdempotencyAudit | None = None) -> IdempotencyService:
+            return ClaimAuditedService(MemoryKeyStore(), clock, config, audit)
+
+    checks = harness(Audited())
+    with pytest.raises(Divergence) as caught:
+        checks.run(AUDITED[0])
+    assert caught.value.requirements == ("IK-017",)
+    checks.close()
+
+
+def test_an_adapter_without_audit_events_is_opened_as_before_and_not_claimed() -> None:
+    class TwoArguments(MemoryBackend):
+        capabilities = MemoryBackend.capabilities - {AUDIT_EVENTS}
+
+        def open_idempotency(self, clock: VirtualClock,  # type: ignore[override]
+                             config: IdempotencyConfig) -> IdempotencyService:
+            return IdempotencyService(MemoryKeyStore(), clock, config)
+
+    checks = harness(TwoArguments())
+    assert not checks.audits
+    for command in AUDITED:
+        checks.run(command)
+    assert checks.audit_events() == [] and "IK-017" not in checks.exercised
+    checks.close()
+    registry = load_registry()
+    reason = skip_reason(registry, TwoArguments(), registry.profile("canonical"), ["IK-017"])
+    assert reason is not None and AUDIT_EVENTS in reason
+
+
+def test_audit_events_without_the_idempotency_area_is_refused() -> None:
+    class AuditOnly(MemoryBackend):
+        capabilities = frozenset({"lifecycle", AUDIT_EVENTS})
+
+    with pytest.raises(BackendLoadError, match=AUDIT_EVENTS):
+        check_backend(AuditOnly(), "audit-only")
 
 
 def test_a_tool_call_needs_a_tool_and_an_object_of_arguments() -> None:

@@ -23,6 +23,7 @@ from jsonschema import Draft202012Validator
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, ProcessBackend
 from jobconform.backends.process.backend import (
+    NO_AUDIT_EVENTS_NOTE,
     NO_CONCURRENT_SUBMIT_NOTE,
     NO_HEALTH_REPORT_NOTE,
     NO_STORE_FAULTS_NOTE,
@@ -167,14 +168,17 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     assert validated_session.version == 2
     # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015);
     # nor the health report's worker fields: the health answer is six counts (LC-029);
-    # nor submissions from several threads at once: one pipe, one request at a time (LC-030).
+    # nor submissions from several threads at once: one pipe, one request at a time (LC-030);
+    # nor the audit sink of replays: no message carries it to the child (IK-017).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
                      if not claim.startswith(STORE_FAULTS)
-                     and claim not in ("health-report", "concurrent-submit")}
+                     and claim not in ("health-report", "concurrent-submit", "audit-events")}
     assert backend.capabilities == areas_claimed
     assert NO_STORE_FAULTS_NOTE in backend.report_notes
     assert NO_HEALTH_REPORT_NOTE in backend.report_notes
     assert NO_CONCURRENT_SUBMIT_NOTE in backend.report_notes
+    assert NO_AUDIT_EVENTS_NOTE in backend.report_notes
+    assert "audit-events" not in backend.capabilities
     assert "health-report" not in backend.capabilities
     assert "concurrent-submit" not in backend.capabilities
     assert callable(backend.open_breaker) and callable(backend.open_scheduling)

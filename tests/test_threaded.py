@@ -182,7 +182,7 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
                                           "redelivery", "idempotency", "breaker", "governor",
                                           "reminders", "admission", "loops", "scheduling",
                                           "store", "composite", "health-report",
-                                          "concurrent-submit",
+                                          "concurrent-submit", "audit-events",
                                           "store-faults:reminders",
                                           "store-faults:idempotency"}))
 

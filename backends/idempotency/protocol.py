@@ -1,4 +1,4 @@
-"""The idempotency area's adapter protocol (spec/idempotency.yaml, IK-001..IK-016).
+"""The idempotency area's adapter protocol (spec/idempotency.yaml, IK-001..IK-017).
 
 A backend that claims the `idempotency` capability has a method
 
@@ -14,6 +14,13 @@ execution claims each outbound effect before it performs it. The caller then com
 the claim with the outcome, or releases it when the work was refused before it started.
 Payloads and outcomes are JSON values; the runtime fingerprints payloads itself.
 Nothing here needs inheriting.
+
+Audit events (IK-017) are an optional capability: a backend that also claims
+`audit-events` is opened as `open_idempotency(clock, config, audit)`, with a kit-owned
+`IdempotencyAudit`, and its runtime calls `audit.replayed(scope, key, original)` once for
+every replay it answers (a duplicate answered with the stored outcome), never for a
+started, conflicting or mismatched claim. A backend that does not claim it is opened with
+two arguments, as before.
 
 Store faults (IK-015) are an optional capability: a backend that also claims
 `store-faults:idempotency` gives its runtime `inject_store_fault(fault)` and
@@ -33,7 +40,8 @@ from jobconform.reference.commands import Outcome
 from jobconform.reference.idempotency.oracle import ClaimKind, IdempotencyConfig
 from jobconform.reference.lifecycle import JsonValue
 
-__all__ = ["Claim", "ClaimKind", "Clock", "IdempotencyConfig", "IdempotencyRuntime"]
+__all__ = ["Claim", "ClaimKind", "Clock", "IdempotencyAudit", "IdempotencyConfig",
+           "IdempotencyRuntime"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +63,16 @@ class Claim:
     token: str | None = None
     original: str | None = None
     outcome: Outcome | None = None
+
+
+class IdempotencyAudit(Protocol):
+    """The kit's audit sink for replays (IK-017); it never raises into the runtime."""
+
+    def replayed(self, scope: str, key: str, original: str) -> None:
+        """One event `idempotent_replay`: a claim of `key` in `scope` was answered with
+        the stored outcome of the claim whose token is `original`. Called once per replay,
+        before the replay is answered."""
+        ...
 
 
 class IdempotencyRuntime(Protocol):

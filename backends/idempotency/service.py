@@ -22,7 +22,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from jobconform.backends.idempotency.protocol import Claim, ClaimKind, Clock
+from jobconform.backends.idempotency.protocol import (
+    Claim,
+    ClaimKind,
+    Clock,
+    IdempotencyAudit,
+)
 from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.faults import StoreFault
 from jobconform.reference.idempotency.oracle import (
@@ -102,9 +107,14 @@ def check_key(what: str, value: str) -> None:
 
 
 class IdempotencyService:
-    """The `IdempotencyRuntime` of the shipped backends, over any `KeyStore`."""
+    """The `IdempotencyRuntime` of the shipped backends, over any `KeyStore`.
 
-    def __init__(self, store: KeyStore, clock: Clock, config: IdempotencyConfig) -> None:
+    `audit`, where given, hears of every replay (IK-017); it may be set after opening.
+    """
+
+    def __init__(self, store: KeyStore, clock: Clock, config: IdempotencyConfig,
+                 audit: IdempotencyAudit | None = None) -> None:
+        self.audit = audit
         self._store = store
         self._clock = clock
         self._ttl = timedelta(seconds=config.ttl_seconds)
@@ -178,6 +188,8 @@ class IdempotencyService:
                 continue
             if held.in_flight:
                 return Claim(ClaimKind.CONFLICT, status=CONFLICT_STATUS)
+            if self.audit is not None:  # every replay, once: duplicate storms show (IK-017)
+                self.audit.replayed(scope, key, held.holder)
             return Claim(ClaimKind.REPLAY, original=held.holder, outcome=held.outcome)
         raise RuntimeError(f"claim of {key!r} in {scope!r} lost {MAX_CLAIM_ROUNDS} swaps in a"
                            " row; the key store's compare-and-set is broken")

@@ -140,6 +140,11 @@ NO_CONCURRENT_SUBMIT_NOTE = (
     " the process protocol: its pipe carries one request at a time, so the child's submit"
     " is never called from two threads and LC-030 is reported not claimed.")
 
+NO_AUDIT_EVENTS_NOTE = (
+    "Audit events of idempotent replays (audit-events) are not claimed through the process"
+    " protocol: no message carries the kit's audit sink to the child, so IK-017 is reported"
+    " not claimed.")
+
 
 SERIAL_STORE_NOTE = (
     "TS-010 (saves from several threads at once) reaches the child through one pipe that"
@@ -182,7 +187,8 @@ class ProcessBackend:
         self.capabilities = claims.capabilities & carried_areas(session.version)
         self.version = session.version
         self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
-                             NO_CONCURRENT_SUBMIT_NOTE, SERIAL_STORE_NOTE)
+                             NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
+                             SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:
         """Talk to the child through `session`; version 2 needs the kit's objects on it."""

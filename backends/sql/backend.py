@@ -30,7 +30,7 @@ from jobconform.backends.composite.wiring import SharedAdmission, open_shared_ad
 from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import StoreGovernorRuntime
 from jobconform.backends.governor.sql import SqlGovernorStore
-from jobconform.backends.idempotency.protocol import IdempotencyConfig
+from jobconform.backends.idempotency.protocol import IdempotencyAudit, IdempotencyConfig
 from jobconform.backends.idempotency.service import IdempotencyService
 from jobconform.backends.idempotency.sql import SqlKeyStore
 from jobconform.backends.loops.memory import StepLoopRuntime
@@ -38,6 +38,7 @@ from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
 from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.protocol import (
     ADMISSION,
+    AUDIT_EVENTS,
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
@@ -172,7 +173,7 @@ class SqlBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
-                              COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT,
+                              COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
@@ -222,8 +223,9 @@ class SqlBackend:
         store.clear()
         return store
 
-    def open_idempotency(self, clock: Clock, config: IdempotencyConfig) -> IdempotencyService:
-        return IdempotencyService(self.empty_key_store(), clock, config)
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
+                         audit: IdempotencyAudit | None = None) -> IdempotencyService:
+        return IdempotencyService(self.empty_key_store(), clock, config, audit)
 
     def empty_key_store(self) -> SqlKeyStore:
         """A key store with no keys, made the way `empty_store` makes a job store."""

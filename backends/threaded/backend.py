@@ -24,7 +24,7 @@ from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import InMemoryGovernorStore, StoreGovernorRuntime
 from jobconform.backends.governor.threaded import PooledGovernorRuntime
 from jobconform.backends.idempotency.memory import MemoryKeyStore
-from jobconform.backends.idempotency.protocol import IdempotencyConfig
+from jobconform.backends.idempotency.protocol import IdempotencyAudit, IdempotencyConfig
 from jobconform.backends.idempotency.service import IdempotencyService, KeyStore
 from jobconform.backends.idempotency.threaded import RequestThreadIdempotency
 from jobconform.backends.loops.memory import InMemoryLoopStore
@@ -32,6 +32,7 @@ from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
 from jobconform.backends.loops.threaded import ThreadedLoopRuntime
 from jobconform.backends.protocol import (
     ADMISSION,
+    AUDIT_EVENTS,
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
@@ -103,7 +104,7 @@ class ThreadedBackend:
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE, COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT,
+                              STORE, COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
@@ -134,9 +135,10 @@ class ThreadedBackend:
         """An empty store for one runtime."""
         return InMemoryJobStore()
 
-    def open_idempotency(self, clock: Clock,
-                         config: IdempotencyConfig) -> RequestThreadIdempotency:
-        return RequestThreadIdempotency(IdempotencyService(self.new_key_store(), clock, config))
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
+                         audit: IdempotencyAudit | None = None) -> RequestThreadIdempotency:
+        return RequestThreadIdempotency(
+            IdempotencyService(self.new_key_store(), clock, config, audit))
 
     def new_key_store(self) -> KeyStore:
         """An empty key store for one runtime."""

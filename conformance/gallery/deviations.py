@@ -22,7 +22,12 @@ from jobconform.backends.breaker.memory import InMemoryBreakerStore
 from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.idempotency.memory import MemoryKeyStore
-from jobconform.backends.idempotency.protocol import Claim, ClaimKind, IdempotencyConfig
+from jobconform.backends.idempotency.protocol import (
+    Claim,
+    ClaimKind,
+    IdempotencyAudit,
+    IdempotencyConfig,
+)
 from jobconform.backends.idempotency.service import IdempotencyService
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
@@ -130,8 +135,9 @@ class ServiceDeviationsBackend(MemoryBackend):
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
         return NewestFirstDrainService(InMemoryAdmissionStore(), clock, config)
 
-    def open_idempotency(self, clock: Clock, config: IdempotencyConfig) -> IdempotencyService:
-        return MismatchAs400Service(MemoryKeyStore(), clock, config)
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
+                         audit: IdempotencyAudit | None = None) -> IdempotencyService:
+        return MismatchAs400Service(MemoryKeyStore(), clock, config, audit)
 
 
 service_deviations = ServiceDeviationsBackend

@@ -18,7 +18,13 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError
 
 from jobconform.backends.idempotency.memory import MemoryKeyStore
-from jobconform.backends.idempotency.protocol import Claim, ClaimKind, Clock, IdempotencyConfig
+from jobconform.backends.idempotency.protocol import (
+    Claim,
+    ClaimKind,
+    Clock,
+    IdempotencyAudit,
+    IdempotencyConfig,
+)
 from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry, _digest
 from jobconform.backends.idempotency.sql import KEYS, SqlKeyStore, entry_values
 from jobconform.backends.memory import MemoryBackend
@@ -228,6 +234,18 @@ class LostCompletionReportedStoredService(IdempotencyService):
             return True
 
 
+class ClaimAuditedService(IdempotencyService):
+    """The audit event `idempotent_replay` is emitted where the key is looked up, for
+    every claim that finds or takes it: the first, claiming call is logged as a replay too,
+    and a duplicate storm's count is off by the originals."""
+
+    def _claim(self, scope: str, key: str, fingerprint: str) -> Claim:
+        claim = super()._claim(scope, key, fingerprint)
+        if claim.kind is ClaimKind.STARTED and self.audit is not None and claim.token:
+            self.audit.replayed(scope, key, claim.token)
+        return claim
+
+
 def _entry(name: str, service: type[IdempotencyService], catches: str, source: str,
            store: type[MemoryKeyStore] = MemoryKeyStore) -> GalleryEntry:
     """The memory backend with a broken key runtime, loadable as `<this module>:<name>`."""
@@ -237,9 +255,11 @@ def _entry(name: str, service: type[IdempotencyService], catches: str, source: s
     class BrokenBackend(MemoryBackend):
         __doc__ = bug
 
-        def open_idempotency(self, clock: Clock,
-                             config: IdempotencyConfig) -> IdempotencyService:
-            return service(store(), clock, config)
+        def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
+                             audit: IdempotencyAudit | None = None) -> IdempotencyService:
+            runtime = service(store(), clock, config)
+            runtime.audit = audit
+            return runtime
 
     BrokenBackend.name = f"gallery.{name}"
     BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
@@ -280,6 +300,8 @@ GALLERY = (
            "IK-015", "anchors: IETF draft, the stored result is returned; issue 18"),
     _entry("mcp_call_key_per_request", CallKeyPerRequestService, "IK-016",
            "seed 002 §10.10: MCP forwards a deterministic key over the call args"),
+    _entry("replay_audit_on_claim", ClaimAuditedService, "IK-017",
+           "seed 002 §10.10: audit event idempotent_replay on every replay"),
     _entry("webhook_key_from_token_only", WebhookKeyFromTokenOnlyService, "IK-008",
            "seed 002 §10.10: key from (token, body_hash)"),
 )

@@ -16,7 +16,13 @@ from typing import Any, TypeVar
 
 from jobconform.backends.faults import StoreFaults, StoreFaultsNotClaimed
 from jobconform.backends.idempotency.protocol import Claim, IdempotencyRuntime
-from jobconform.backends.protocol import IDEMPOTENCY, Backend, StoreUnavailable, store_faults
+from jobconform.backends.protocol import (
+    AUDIT_EVENTS,
+    IDEMPOTENCY,
+    Backend,
+    StoreUnavailable,
+    store_faults,
+)
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
     SAFETY_TIMEOUT_SECONDS,
@@ -24,6 +30,7 @@ from jobconform.conformance.harness import (
     Divergence,
     ListedDeviations,
 )
+from jobconform.conformance.sinks import ReplayAudit
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import AdvanceTime, Command, Raise, Succeed
 from jobconform.reference.idempotency import oracle
@@ -159,9 +166,22 @@ class IdempotencyHarness:
         if not callable(opener):
             raise AdapterError(f"adapter {self.backend.name!r} claims the idempotency area but"
                                " has no open_idempotency(clock, config)")
+        # Only a backend claiming audit-events is handed the audit sink (IK-017); any
+        # other is opened with two arguments, as before, and IK-017 is "not claimed".
+        self.audit: ReplayAudit | None = (
+            ReplayAudit() if AUDIT_EVENTS in self.backend.capabilities else None)
+        audit = self.audit
+        # Events of claims whose key the runtime derives (an effect, a tool call, a webhook
+        # without a key), by index in the oracle's replays: their scope and key are the
+        # runtime's own spelling, matched to the oracle's one to one (`_spelled`).
+        self._derived_events: set[int] = set()
+        self._places: dict[tuple[str, str], tuple[str, str]] = {}  # runtime's -> oracle's
+        self._place_of: dict[tuple[str, str], tuple[str, str]] = {}  # oracle's -> runtime's
         with guarded(self.safety_timeout, f"opening {self.backend.name!r} idempotency"):
             self.runtime: IdempotencyRuntime = self._call(
-                "open_idempotency", lambda: opener(self.clock, self.config))
+                "open_idempotency",
+                lambda: (opener(self.clock, self.config) if audit is None
+                         else opener(self.clock, self.config, audit)))
 
     # -- the one operation ---------------------------------------------------------------
 
@@ -177,7 +197,7 @@ class IdempotencyHarness:
         self.commands.append(command)  # type: ignore[arg-type]
         if isinstance(command, IdempotencyStoreFault):
             return self._run_under_fault(command)
-        expected, requirements = self._expect(command)
+        expected, requirements = self._expect_noting_derived(command)
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe_idempotency(command)):
             actual = self._apply(command)
@@ -186,6 +206,7 @@ class IdempotencyHarness:
         # and the oracle keeps its records.
         self.listed.check(len(self.commands),
                           partial(self._compare, command, expected, actual, requirements))
+        self._check_audit(command)
         return actual
 
     @property
@@ -219,11 +240,12 @@ class IdempotencyHarness:
             expected: object = oracle.UNAVAILABLE
             requirements: tuple[str, ...] = ("IK-015",)
         else:
-            expected, requirements = self._expect(inner)
+            expected, requirements = self._expect_noting_derived(inner)
             requirements = (*requirements, "IK-015")
         self.exercised.update(requirements)
         self.last_answer = actual
         self._compare(command, expected, actual, requirements)
+        self._check_audit(inner)
         return actual
 
     def _apply_or_unavailable(self, command: IdempotencyCommand) -> object:
@@ -435,6 +457,64 @@ class IdempotencyHarness:
         return ComparedAnswer(kind_name, getattr(claim, "status", None), original_handle,
                               _outcome_form(getattr(claim, "outcome", None)),
                               token is not None)
+
+    # -- the audit events ------------------------------------------------------------------
+
+    @property
+    def audits(self) -> bool:
+        """Whether the backend claims audit-events, so IK-017 is checked on it."""
+        return self.audit is not None
+
+    def audit_events(self) -> list[tuple[str, str, str]]:
+        """The runtime's `idempotent_replay` events so far: (scope, key, the original
+        claim's handle), in the order emitted; [] where it does not claim audit-events."""
+        if self.audit is None:
+            return []
+        return [(scope, key, self.handles.get(original, f"<unknown token {original}>"))
+                for scope, key, original in self.audit.events()]
+
+    def _expect_noting_derived(self, command: IdempotencyCommand
+                               ) -> tuple[object, tuple[str, ...]]:
+        """`_expect`, noting a replay event of a claim whose key the runtime derives."""
+        before = len(self.oracle.replays)
+        expected = self._expect(command)
+        if derives_key(command) and len(self.oracle.replays) > before:
+            self._derived_events.add(before)
+        return expected
+
+    def _spelled(self, index: int, event: tuple[str, str, str],
+                 expected: list[tuple[str, str, str]]) -> tuple[str, str, str]:
+        """A runtime's event with a derived key in the oracle's spelling, where it names
+        the place (scope, key) the oracle's event does and that place is spelled one way
+        only: the same key always alike, two keys never alike. Any other event as it is."""
+        scope, key, original = event
+        if index not in self._derived_events or index >= len(expected):
+            return event
+        theirs, ours = (scope, key), expected[index][:2]
+        known = self._places.get(theirs)
+        owner = self._place_of.get(ours)
+        if known is None and owner is None:
+            self._places[theirs], self._place_of[ours] = ours, theirs
+            known, owner = ours, theirs
+        if known == ours and owner == theirs:
+            return (*ours, original)
+        return event
+
+    def _check_audit(self, command: IdempotencyCommand) -> None:
+        """After every command: exactly the replay events the oracle expects, in order
+        (IK-017): one per replay naming its scope, key and original claim, none for a
+        start, a conflict or a mismatch."""
+        if self.audit is None:
+            return
+        if isinstance(command, CLAIM_COMMANDS):
+            self.exercised.add("IK-017")
+        expected = list(self.oracle.replays)
+        actual = [self._spelled(index, event, expected)
+                  for index, event in enumerate(self.audit_events())]
+        if actual != expected:
+            raise self._fail(("IK-017",), "the audit events idempotent_replay (scope, key,"
+                             f" original) after {describe_idempotency(command)}",
+                             expected, actual)
 
     # -- comparing -------------------------------------------------------------------------
 

@@ -219,6 +219,29 @@ class IdempotencyLibrary:
             raise SkipExecution(f"backend {harness.backend.name} does not take store faults"
                                 " for its idempotency keys (store-faults:idempotency)")
 
+    # -- audit events of replays (IK-017) --------------------------------------------------
+
+    @keyword("Require Audit Events")
+    def require_audit_events(self) -> None:
+        """Skip the test where the backend does not claim audit-events: IK-017 cannot be
+        checked there, so it is not run."""
+        harness = self.harness
+        if not harness.audits:
+            raise SkipExecution(f"backend {harness.backend.name} does not report replays to"
+                                " an audit sink (audit-events)")
+
+    @keyword("Audit Log Should Hold")
+    def audit_log_should_hold(self, count: int, original: str | None = None,
+                              key: str | None = None, scope: str | None = None) -> None:
+        """The runtime emitted ``count`` idempotent_replay events (IK-017), the last
+        naming ``scope``, ``key`` and the claim ``original`` whose outcome it replayed."""
+        events = self.harness.audit_events()
+        last = [] if original is None else [(scope, key, original)]
+        if len(events) != int(count) or (last and events[-1:] != last):
+            raise self._fail(f"the audit log should hold {count} idempotent_replay events"
+                             f"{'' if not last else f', the last {last[0]}'}; it holds"
+                             f" {events}")
+
     def _failing(self, write: int,
                  command: ClaimKey | CompleteClaim | ReleaseClaim) -> IdempotencyStoreFault:
         return IdempotencyStoreFault(StoreFault(FaultKind.FAIL, int(write)), command)

@@ -7,6 +7,12 @@ which designs differ (failures stored or released, mismatch status 422 or 409). 
 scopes, two keys and two payloads make duplicates and mismatches common; the clock's
 steps sit on the stale-lock boundary (90 s, and half a second past it) and add up to the
 24-hour TTL within a short sequence, so takeovers and expiry come up often.
+
+Where the backend claims audit-events, the harness also checks after every command that
+the audit sink holds exactly the `idempotent_replay` events the oracle expects (IK-017):
+every duplicate the rules draw after a completion is a replay with one event, every
+claim, conflict and mismatch none. No rule of its own is drawn for it, so the sequences
+(and the gallery's first failures) stay those of the rules above.
 """
 
 from __future__ import annotations

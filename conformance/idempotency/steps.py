@@ -1,4 +1,4 @@
-"""Behave steps for idempotency keys (features/idempotency.feature, IK-001..IK-016).
+"""Behave steps for idempotency keys (features/idempotency.feature, IK-001..IK-017).
 
 Each When-step sends one command through `IdempotencyHarness.run`, so the backend's
 answer is compared with the oracle's and a `Divergence` fails the scenario with the
@@ -383,3 +383,35 @@ def check_scheduler_key(context: Any, execution: str, key: str) -> None:
     if answer != key:
         raise AssertionError(f"the scheduler key of {execution!r} should be {key!r}, backend"
                              f" answered {answer!r}")
+
+
+# -- audit events of replays (IK-017) ------------------------------------------------------------
+
+
+@setup_step("the idempotency keys emit audit events")
+def step_emits_audit_events(context: Any) -> None:
+    """IK-017 needs a backend claiming audit-events; elsewhere the scenario is skipped,
+    never passed."""
+    keys = keys_of(context)
+    if not keys.harness.audits:
+        context.scenario.skip(f"backend {keys.harness.backend.name} does not report replays"
+                              " to an audit sink (audit-events)")
+
+
+@check_step('the audit log holds {count:d} idempotent_replay events, the last for claim'
+            ' "{original}" on key "{key}" in scope "{scope}"')
+def check_audit_events(context: Any, count: int, original: str, key: str, scope: str) -> None:
+    events = keys_of(context).harness.audit_events()
+    if len(events) != count or events[-1:] != [(scope, key, original)]:
+        raise AssertionError(f"the audit log should hold {count} idempotent_replay events,"
+                             f" the last ({scope!r}, {key!r}, {original!r}); it holds"
+                             f" {events}")
+
+
+@check_step("the audit log holds no idempotent_replay event")
+def check_no_audit_events(context: Any) -> None:
+    events = keys_of(context).harness.audit_events()
+    if events:
+        raise AssertionError(f"the audit log should hold no idempotent_replay event; it holds"
+                             f" {events}")
+

@@ -1,4 +1,4 @@
-"""The idempotency oracle (IK-001..IK-016): which answer a claim on (scope, key) gets.
+"""The idempotency oracle (IK-001..IK-017): which answer a claim on (scope, key) gets.
 
 A record per (scope, key) says whether the first caller is still working (in flight) or
 has finished (completed, with its stored outcome). One pure function, `decide_claim`,
@@ -209,6 +209,9 @@ class IdempotencyOracle:
         # Records a release or the failure policy removed, in the order removed, with the
         # requirement: a runtime that kept one purges it later (see `purge_suspects`).
         self.removed: dict[tuple[str, str], tuple[str, KeyRecord]] = {}
+        # The audit events `idempotent_replay` (IK-017): (scope, key, the original claim's
+        # token) for every replay, in order; a start, a conflict or a mismatch adds none.
+        self.replays: list[tuple[str, str, str]] = []
 
     def claim(self, scope: str, key: str | None, payload: JsonValue, token: str,
               now: datetime) -> Decision:
@@ -223,6 +226,8 @@ class IdempotencyOracle:
             decision = replace(decision, requirements=(freed_by, *decision.requirements))
         if decision.record is not None:
             self.records[place] = decision.record
+        if decision.answer.kind is ClaimKind.REPLAY and decision.answer.original is not None:
+            self.replays.append((scope, key, decision.answer.original))
         return decision
 
     def _held_by(self, token: str, now: datetime) -> tuple[str, str] | None:
