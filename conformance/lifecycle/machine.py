@@ -26,7 +26,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import CONCURRENT_SUBMIT, Backend
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
@@ -159,10 +159,13 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
 
         def __init__(self) -> None:
             super().__init__()
+            # First, before the sequence's own runtime opens: on a server database every
+            # runtime of the backend shares the tables and opening one clears them, so
+            # the jobs this check leaves behind must not reach the sequence's runtime.
+            self._submissions_at_once_on_a_runtime_of_their_own()
             self.harness = self._open()
             self.counter = 0
             self._second_runtime_names_another_worker()
-            self._submissions_at_once_on_a_runtime_of_their_own()
 
         # The health report's worker id is the runtime's own: a second runtime of the
         # backend names another (LC-029). The report's fields are compared after every
@@ -187,7 +190,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         # Like the worker id's check it draws nothing, so the other rules' sequences stay
         # as they were, and it keeps the machine's threads few.
         def _submissions_at_once_on_a_runtime_of_their_own(self) -> None:
-            if not self.harness.claims_concurrent_submit:
+            if CONCURRENT_SUBMIT not in backend.capabilities:
                 return
             batch = CONCURRENT_BATCHES[sequences_opened[0] % len(CONCURRENT_BATCHES)]
             sequences_opened[0] += 1

@@ -65,10 +65,13 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
 
         def __init__(self) -> None:
             super().__init__()
+            # First, before the sequence's own runtime opens: on a server database every
+            # runtime shares the tables and opening one clears them, so the reminders this
+            # check leaves behind must not reach the sequence's runtime.
+            self._keyed_creations_on_a_runtime_of_their_own()
             self.harness = ReminderHarness(backend, profile, registry,
                                            overrides=dict(MACHINE_LIMITS))
             self.counter = 0
-            self._keyed_creations_on_a_runtime_of_their_own()
 
         # RM-017 as a fixed sequence on a second runtime: a drawn keyed-creation rule moved
         # every other rule's draws, and seed 0 then shrank reminder_fires_early to a
