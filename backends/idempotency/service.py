@@ -94,7 +94,9 @@ class KeyStore(Protocol):
     def close(self) -> None: ...
 
 
-def _digest(value: object) -> str:
+def key_digest(value: object) -> str:
+    """The SHA-256 of `value` as canonical JSON: the kit's spelling of a derived key
+    (public so that the self-test gallery derives keys the same way when it breaks them)."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -132,13 +134,13 @@ class IdempotencyService:
     def claim_webhook(self, token: str, body: str, key: str | None) -> Claim:
         if key is None:
             body_hash = hashlib.sha256(body.encode("utf-8")).hexdigest()
-            key = f"derived:{_digest([token, body_hash])}"
+            key = f"derived:{key_digest([token, body_hash])}"
         return self._claim(f"webhook:{token}", key, self.fingerprint(body))
 
     def claim_call(self, tool: str, arguments: JsonValue) -> Claim:
         # The MCP server forwards a key over the call's arguments, so a transport retry of
         # the same call dedupes; the arguments are the payload too.
-        return self._claim(f"mcp:{tool}", f"call:{_digest([tool, arguments])}",
+        return self._claim(f"mcp:{tool}", f"call:{key_digest([tool, arguments])}",
                            self.fingerprint(arguments))
 
     def scheduler_key(self, execution_id: str) -> str:
@@ -158,10 +160,11 @@ class IdempotencyService:
 
     def effect_key(self, execution_id: str, effect_type: str, identity: Mapping[str, str],
                    dedup_label: str | None) -> str:
-        return f"{effect_type}:{_digest([execution_id, effect_type, dict(identity), dedup_label])}"
+        digest = key_digest([execution_id, effect_type, dict(identity), dedup_label])
+        return f"{effect_type}:{digest}"
 
     def fingerprint(self, payload: JsonValue) -> str:
-        return _digest(payload)
+        return key_digest(payload)
 
     # -- the claim -------------------------------------------------------------------------
 

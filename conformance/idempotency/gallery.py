@@ -25,7 +25,7 @@ from jobconform.backends.idempotency.protocol import (
     IdempotencyAudit,
     IdempotencyConfig,
 )
-from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry, _digest
+from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry, key_digest
 from jobconform.backends.idempotency.sql import KEYS, SqlKeyStore, entry_values
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import StoreUnavailable
@@ -166,7 +166,7 @@ class CallKeyPerRequestService(IdempotencyService):
 
     def claim_call(self, tool: str, arguments: JsonValue) -> Claim:
         self._requests += 1
-        return self._claim(f"mcp:{tool}", f"call:{self._requests}:{_digest([tool, arguments])}",
+        return self._claim(f"mcp:{tool}", f"call:{self._requests}:{key_digest([tool, arguments])}",
                            self.fingerprint(arguments))
 
 
