@@ -2,8 +2,9 @@ Feature: Areas working together
   Loops, reminders and jobs of one owner share its admission: each loop run and each
   reminder fire takes a slot like a submitted job (seed 002, sections 38.1 and 10.14). A
   job meeting a half-open breaker is its probe only when a slot is free (section 10.11),
-  and the governor's shared-cause pause holds the backlog drain (section 10.11.1). Each
-  scenario runs one composite runtime: the backend's own area runtimes on one admission.
+  and the governor's shared-cause pause holds the backlog drain and the lease reaper
+  (section 10.11.1). Each scenario runs one composite runtime: the backend's own area
+  runtimes on one admission.
 
   Background:
     Given a composite admission of 2 slots per owner
@@ -74,3 +75,21 @@ Feature: Areas working together
     When the composite clock moves 50 seconds
     And the composite maintenance runs
     Then composite work "j5" is running
+
+  @CX-005
+  Scenario: A governor pause holds the lease reaper, and the lapsed leases go once it ends
+    When owner "a" submits composite jobs "j1, j2"
+    And owner "b" submits composite jobs "j3"
+    And the composite admission restarts
+    And the composite clock moves 1140 seconds
+    And composite owners "a, b" report auth failure results
+    Then the composite admission is paused
+    When the composite clock moves 60 seconds
+    Then composite work "j1, j2, j3" is running
+    When owner "a" submits composite jobs "j4"
+    Then composite work "j4" is queued
+    When composite work "j3" ends
+    Then composite work "j3" is finished
+    When the composite clock moves 240 seconds
+    Then composite work "j1, j2" is lease_expired
+    And composite work "j4" is running

@@ -337,6 +337,10 @@ class AdmissionModel:
     # re-delivery governor's pause (spec/composite.yaml, CX-004); the admission area's
     # own checks never set it.
     drain_held: bool = False
+    # While True no lapsed lease is reclaimed: an orphan keeps running and holds its slot.
+    # The composite area holds the lease reaper during the pause too (CX-005); the
+    # admission area's own checks never set it.
+    lease_reclaim_held: bool = False
     settings_failing: bool = False  # reads of the settings store fail (AD-020)
 
     def __post_init__(self) -> None:
@@ -703,7 +707,8 @@ class AdmissionModel:
     def _time_out_executions(self) -> tuple[str, ...]:
         """End, in arrival order, every running execution its runtime watches that has
         reached its timeout (AD-015), and every orphan whose slot lease has lapsed
-        (AD-017). What one ending drains starts now, well short of its own timeout."""
+        (AD-017), unless the lease reaper is held (`lease_reclaim_held`, CX-005). What one
+        ending drains starts now, well short of its own timeout."""
         found: list[str] = []
         for alias in list(self.executions):
             execution = self.executions[alias]
@@ -712,6 +717,6 @@ class AdmissionModel:
                 continue
             if not execution.orphaned and self.now >= deadline:
                 found += self._end(alias, TIMED_OUT, ("AD-015",)).requirements
-            elif self.now >= lease_end:
+            elif self.now >= lease_end and not self.lease_reclaim_held:
                 found += self._end(alias, LEASE_EXPIRED, ("AD-017",)).requirements
         return tuple(found)

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for areas working together (spec/composite.yaml,
-...                 CX-001..CX-004): loops, reminders, breaker-guarded jobs and the governor's
+...                 CX-001..CX-005): loops, reminders, breaker-guarded jobs and the governor's
 ...                 pause on one admission. Each test runs one composite runtime and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
@@ -87,3 +87,22 @@ A Governor Pause Holds The Drain Until It Ends
     Run Composite Maintenance
     Composite Work Should Be    running    j1    j2
     Composite Work Should Be    queued    L#2
+
+A Governor Pause Holds The Lease Reaper Until It Ends
+    [Tags]    CX-005
+    Start Composite Loop    a    L    2
+    Submit Composite Jobs    a    j1
+    Restart Composite Admission
+    Composite Clock Moves    1100
+    Report Composite Failures    auth    a    b
+    Composite Admission Should Be Paused
+    Composite Clock Moves    150
+    Composite Work Should Be    running    L#1    j1
+    Submit Composite Jobs    a    j2
+    Composite Work Should Be    queued    j2
+    End Composite Work    L#1
+    Composite Work Should Be    finished    L#1
+    Composite Work Should Be    queued    j2    L#2
+    Composite Clock Moves    150
+    Composite Work Should Be    lease_expired    j1
+    Composite Work Should Be    running    j2    L#2

@@ -1,4 +1,4 @@
-"""The composite area (spec/composite.yaml, CX-001..CX-004): the oracle's meeting points,
+"""The composite area (spec/composite.yaml, CX-001..CX-005): the oracle's meeting points,
 the kit's wiring of every shipped backend's own runtimes through the harness, the machine,
 and the gallery's broken wirings each caught by the machine with the requirement they
 break."""
@@ -13,7 +13,11 @@ from jobconform.backends.loading import load_backend
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.composite.gallery import GALLERY
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
-from jobconform.conformance.composite.machine import run_composite_machine
+from jobconform.conformance.composite.machine import (
+    LEASE_HOLD,
+    MACHINE_PARAMETERS,
+    run_composite_machine,
+)
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.harness import Divergence
 from jobconform.reference import admission as ad
@@ -87,6 +91,35 @@ def test_the_pause_holds_every_drain_but_not_the_expiry() -> None:
     assert states(oracle)["j3"] == ad.EXPIRED
 
 
+def test_the_pause_holds_a_lapsed_lease_until_it_ends() -> None:
+    oracle = model()
+    for owner, job in (("a", "o1"), ("a", "o2"), ("b", "o3")):
+        oracle.apply(cc.SubmitJob(owner, job))
+    assert oracle.apply(cc.Restart()).requirements == ("CX-005",)
+    oracle.apply(cc.PassTime(1140))
+    oracle.apply(cc.RecordFailure("a", "auth", "x1"))
+    oracle.apply(cc.RecordFailure("b", "auth", "x2"))
+    assert oracle.apply(cc.PassTime(60)).requirements[0] == "CX-005"  # the leases lapse
+    assert states(oracle) == {"o1": ad.RUNNING, "o2": ad.RUNNING, "o3": ad.RUNNING}
+    assert oracle.held_leases == {"o1", "o2", "o3"}
+    assert oracle.apply(cc.SubmitJob("a", "o4")).answer == ad.QUEUED  # no slot freed
+    assert oracle.apply(cc.FinishWork("o3")).answer is True  # a late result still lands
+    oracle.apply(cc.PassTime(240))  # the pause ends
+    assert states(oracle) == {"o1": ad.LEASE_EXPIRED, "o2": ad.LEASE_EXPIRED,
+                              "o3": ad.FINISHED, "o4": ad.RUNNING}
+
+
+def test_a_lease_lapsing_after_the_pause_is_reclaimed_and_not_held() -> None:
+    oracle = model()
+    oracle.apply(cc.SubmitJob("a", "o1"))
+    oracle.apply(cc.Restart())
+    oracle.apply(cc.RecordFailure("a", "auth", "x1"))
+    oracle.apply(cc.RecordFailure("b", "auth", "x2"))
+    oracle.apply(cc.PassTime(1200))  # the pause ended long before the lease lapsed
+    assert states(oracle) == {"o1": ad.LEASE_EXPIRED}
+    assert not oracle.held_leases
+
+
 def test_a_name_used_twice_is_a_malformed_check() -> None:
     oracle = model()
     oracle.apply(cc.StartLoop("a", "L", 1))
@@ -119,11 +152,45 @@ def test_every_shipped_backend_agrees_with_the_oracle(name: str) -> None:
         harness.close()
 
 
+@pytest.mark.parametrize("name", ["memory", "sql", "threaded", "threaded+sql"])
+def test_every_shipped_backend_holds_a_lapsed_lease_through_the_pause(name: str) -> None:
+    harness = CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
+                               composite_config(CANONICAL, **MACHINE_PARAMETERS))
+    try:
+        for command in LEASE_HOLD:
+            harness.run(command)
+        assert {work: state for work, _, state in harness.runtime.snapshot().executions} == {
+            "o1": ad.LEASE_EXPIRED, "o2": ad.LEASE_EXPIRED, "o3": ad.FINISHED,
+            "o4": ad.RUNNING}
+    finally:
+        harness.close()
+
+
+def test_a_runtime_without_restart_fails_cx_005() -> None:
+    harness = CompositeHarness(load_backend("memory"), CANONICAL, REGISTRY,
+                               composite_config(CANONICAL, **SMALL))
+    runtime = harness.runtime
+
+    class NoRestart:
+        def __getattr__(self, name: str) -> object:
+            if name == "restart":
+                raise AttributeError(name)
+            return getattr(runtime, name)
+
+    harness.runtime = NoRestart()  # type: ignore[assignment]
+    try:
+        with pytest.raises(Divergence) as caught:
+            harness.run(cc.Restart())
+        assert caught.value.primary == "CX-005"
+    finally:
+        runtime.close()
+
+
 def test_the_machine_passes_on_memory_and_reaches_every_requirement() -> None:
     run = run_composite_machine(load_backend("memory"), CANONICAL, REGISTRY, seed=0,
                                 examples=30)
     assert run.divergence is None
-    assert run.exercised >= {"CX-001", "CX-002", "CX-003", "CX-004"}
+    assert run.exercised >= {"CX-001", "CX-002", "CX-003", "CX-004", "CX-005"}
 
 
 @pytest.mark.parametrize("entry", GALLERY, ids=lambda entry: entry.name)

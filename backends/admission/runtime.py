@@ -122,6 +122,7 @@ class AdmissionService:
     """
 
     _drain_held = False  # see hold_drain
+    _lease_reclaim_held = False  # see hold_lease_reclaim
 
     def __init__(self, store: AdmissionStore, clock: Clock, config: AdmissionConfig) -> None:
         self._store = store
@@ -327,6 +328,14 @@ class AdmissionService:
         maintenance runs; expiry goes on. The composite area holds it during a governor's
         pause (CX-004); it is not part of the admission area's protocol."""
         self._drain_held = held
+
+    def hold_lease_reclaim(self, held: bool) -> None:
+        """While held, no lapsed lease is reclaimed: an orphan stays running and keeps its
+        slot; the timeouts of the work this process runs go on. The composite area holds
+        it during a governor's pause (CX-005); it is not part of the admission area's
+        protocol."""
+        self._lease_reclaim_held = held
+
     def _timeout_for(self, row: OwnerRow, requested: int | None) -> int:
         """The timeout new work runs under: its own when it names one (AD-016)."""
         return row.execution_timeout_seconds if requested is None else requested
@@ -494,7 +503,8 @@ class AdmissionService:
     def _time_out_executions(self) -> None:
         """Stop the work this process runs once it reaches its timeout (AD-015); reclaim
         the slot of work it does not run (an orphan of a restart) once the lease lapses
-        (AD-017). Arrival order; each ending drains its owner's backlog."""
+        (AD-017), unless the lease reaper is held (`hold_lease_reclaim`). Arrival order;
+        each ending drains its owner's backlog."""
         now = self._clock.now()
         for row in self._store.executions(state=spec.RUNNING):
             current = self._store.execution(row.execution_id)
@@ -504,7 +514,8 @@ class AdmissionService:
             if (current.execution_id in self._watched
                     and ran >= timedelta(seconds=current.timeout_seconds)):
                 self._end(current.execution_id, spec.TIMED_OUT)
-            elif ran >= timedelta(seconds=self._lease_seconds(current)):
+            elif (not self._lease_reclaim_held
+                  and ran >= timedelta(seconds=self._lease_seconds(current))):
                 self._end(current.execution_id, spec.LEASE_EXPIRED)
 
     def restart(self) -> None:

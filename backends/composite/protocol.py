@@ -1,5 +1,5 @@
 """The composite area's adapter protocol: loops, reminders, jobs, the breaker and the
-governor working through ONE admission (spec/composite.yaml, CX-001 to CX-004).
+governor working through ONE admission (spec/composite.yaml, CX-001 to CX-005).
 
 A backend that claims `composite` has `open_composite(clock, config) -> CompositeRuntime`
 returning a fresh runtime per check: no owners, no work, the global breaker switch on, no
@@ -99,9 +99,22 @@ class CompositeRuntime(Protocol):
         stale work but starts none (CX-004). Returns how many entries expired."""
         ...
 
+    def restart(self) -> None:
+        """The admission's process restarts over the same store (AD-018): work running
+        becomes an orphan, still running and holding its slot until its lease (timeout +
+        300 s) lapses (AD-017); its own end still ends it. Queued work keeps its place; the
+        loops, reminders, breakers and the governor's pause keep their state. While the
+        governor's pause holds, no lapsed lease is reclaimed; once it has ended, the lapsed
+        ones are (CX-005).
+
+        Optional: an adapter without it is reported as not meeting CX-005, nothing else."""
+        ...
+
     def settle(self) -> None:
         """Return once everything due at the clock's current time has happened: reminders
-        due have fired (their executions admitted) and every decided run is recorded."""
+        due have fired (their executions admitted), every decided run is recorded, and
+        work past its timeout or its lapsed lease has ended, the lease only when no pause
+        holds (CX-005)."""
         ...
 
     def snapshot(self) -> CompositeSnapshot: ...

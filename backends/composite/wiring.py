@@ -4,9 +4,9 @@
 a job after its owner's dispatch breaker, each run of a loop (the loop runtime is scripted
 so that a run ends only once it holds a slot), and each reminder's fire (the reminders
 runtime dispatches to this object, which admits the fire). It asks the governor whether a
-pause holds the backlog drain before each admission operation that could start
-waiting work. It adds no rule of an area's
-own: those stay in the runtimes it wires.
+pause holds before each admission operation that could start waiting work or reclaim a
+lapsed lease, and holds the admission's drain (CX-004) and its lease reaper (CX-005)
+while it does. It adds no rule of an area's own: those stay in the runtimes it wires.
 
 `open_shared_admission(backend, clock, config)` opens the runtimes through the backend's
 `open_admission`, `open_loops`, `open_reminders`, `open_breaker` and `open_governor`, so a
@@ -49,10 +49,15 @@ PROBE = "probe"
 
 
 class HoldableAdmission(AdmissionRuntime, Protocol):
-    """An admission runtime whose drain can be held (the kit's `AdmissionService`)."""
+    """An admission runtime whose drain and lease reaper can be held (the kit's
+    `AdmissionService`)."""
 
     def hold_drain(self, held: bool) -> None:
         """While held, no queued work starts; expiry goes on."""
+        ...
+
+    def hold_lease_reclaim(self, held: bool) -> None:
+        """While held, no lapsed lease is reclaimed; timeouts go on."""
         ...
 
 
@@ -191,10 +196,20 @@ class SharedAdmission:
     def drain_held(self) -> bool:
         return self.governor.paused_until() is not None
 
+    def lease_reclaim_held(self) -> bool:
+        return self.governor.paused_until() is not None
+
     def _hold(self) -> None:
-        """Hold the admission's drain while the governor's pause holds (CX-004); asked
-        before every admission operation that could start waiting work."""
+        """Hold the admission's drain (CX-004) and its lease reaper (CX-005) while the
+        governor's pause holds; asked before every admission operation that could start
+        waiting work or reclaim a lapsed lease."""
         self.admission.hold_drain(self.drain_held())
+        self.admission.hold_lease_reclaim(self.lease_reclaim_held())
+
+    def restart(self) -> None:
+        """The admission's process restarts (AD-018): its running work becomes orphans
+        whose slots only their leases free. The other runtimes keep their state."""
+        self.admission.restart()
 
     def maintain(self) -> int:
         self._hold()
@@ -204,7 +219,8 @@ class SharedAdmission:
 
     def settle(self) -> None:
         # Time may have passed since the last operation: the pause as it stands now
-        # decides whether a slot freed by a timeout is filled (CX-004).
+        # decides whether a slot freed by a timeout is filled (CX-004) and whether a
+        # lapsed lease is reclaimed (CX-005).
         self._hold()
         self.loops.settle()
         # A fire is admitted inside the dispatch; the runtime records it at its next settle.

@@ -48,6 +48,15 @@ class DrainsDuringPause(SharedAdmission):
         return False
 
 
+class ReapsLeasesDuringPause(SharedAdmission):
+    """The lease reaper does not read the governor's pause: an orphan whose lease lapses
+    during the pause is reclaimed at once (lease_expired), freeing its slot, instead of
+    staying running until the pause has ended."""
+
+    def lease_reclaim_held(self) -> bool:
+        return False
+
+
 def _composite_entry(name: str, wiring: type[SharedAdmission], catches: str,
                      source: str) -> GalleryEntry:
     """The memory backend with a broken wiring, loadable as `<this module>:<name>`."""
@@ -76,4 +85,6 @@ GALLERY = (
                      " (never enqueued)"),
     _composite_entry("composite_drains_during_pause", DrainsDuringPause, "CX-004",
                      "seed 002 10.11.1: capacity drain hold-off"),
+    _composite_entry("composite_reaps_leases_during_pause", ReapsLeasesDuringPause, "CX-005",
+                     "seed 002 10.11.1: lease reaper hold-off (keeps async rows RUNNING)"),
 )

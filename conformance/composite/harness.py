@@ -5,10 +5,11 @@ After every command the runtime settles, then the harness compares the command's
 and the whole snapshot (every execution of the one admission, every loop, reminder and
 breaker, and the pause) with `CompositeModel`. The first difference raises `Divergence`.
 Its primary requirement follows from what differs: a loop CX-001, a reminder CX-002, a
-breaker CX-003, the pause CX-004. For an execution, a work in another state at a command
-where two areas meet (a job at a half-open breaker: CX-003; work waiting while the pause
-holds the drain: CX-004) is that meeting point's; a work one side never admitted is its
-kind's (a loop's run CX-001, a reminder's execution CX-002), a job's the command's.
+breaker CX-003, the pause CX-004. For an execution, an orphan whose lapsed lease the pause
+held is CX-005's; a work in another state at a command where two areas meet (a job at a
+half-open breaker: CX-003; work waiting while the pause holds the drain: CX-004; a lapsed
+lease held: CX-005) is that meeting point's; a work one side never admitted is its kind's
+(a loop's run CX-001, a reminder's execution CX-002), a job's the command's.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.composite import commands as cc
 from jobconform.reference.composite.oracle import (
+    LEASE_REQUIREMENT,
     LOOPS_REQUIREMENT,
     PAUSE_REQUIREMENT,
     PROBE_REQUIREMENT,
@@ -50,7 +52,7 @@ from jobconform.spec import Profile, Registry, SpecError
 
 T = TypeVar("T")
 # Commands where two areas meet: their own requirement is the primary of any difference.
-MEETING_POINTS = (PROBE_REQUIREMENT, PAUSE_REQUIREMENT)
+MEETING_POINTS = (PROBE_REQUIREMENT, PAUSE_REQUIREMENT, LEASE_REQUIREMENT)
 
 
 def composite_config(profile: Profile, **overrides: Any) -> CompositeConfig:
@@ -179,6 +181,14 @@ class CompositeHarness:
                     return None
                 case cc.Maintain():
                     return self._call("maintain", runtime.maintain)
+                case cc.Restart():
+                    restart = getattr(runtime, "restart", None)
+                    if not callable(restart):
+                        raise self._fail((LEASE_REQUIREMENT,), "the runtime's restart",
+                                         "a restart() method (backends/composite/protocol.py)",
+                                         None, LEASE_REQUIREMENT)
+                    self._call("restart", restart)
+                    return None
                 case cc.PassTime(seconds=seconds):
                     self.clock.advance(seconds)
                     return None
@@ -233,6 +243,8 @@ class CompositeHarness:
             return self.model.kind_requirement(missing[0]) or meeting or (
                 requirements[0] if requirements else None)
         work = _first_difference(expected, actual)
+        if work in self.model.held_leases:
+            return LEASE_REQUIREMENT  # an orphan whose lapsed lease the pause held
         kind = self.model.kind_requirement(work) if work is not None else None
         if meeting is not None:
             return meeting

@@ -100,6 +100,11 @@ class CompositeLibrary:
     def maintain(self) -> None:
         self.harness.run(cc.Maintain())
 
+    @keyword("Restart Composite Admission")
+    def restart(self) -> None:
+        """The admission's process restarts: running work becomes orphans (CX-005)."""
+        self.harness.run(cc.Restart())
+
     @keyword("Composite Clock Moves")
     def clock_moves(self, seconds: float) -> None:
         self.harness.run(cc.PassTime(seconds))

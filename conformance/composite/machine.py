@@ -4,7 +4,9 @@ governor pauses drawn against one admission.
 Two owners with two slots each make full slots and backlogs likely within a few steps; a
 breaker that trips after two auth failures and cools down for 30 s, and a pause armed by
 two owners failing alike, reach the half-open probe and the held drain often. Two aimed
-rules walk straight to those meeting points (CX-003, CX-004). The `CompositeHarness`
+rules walk straight to those meeting points (CX-003, CX-004). The pause holding a lapsed
+lease (CX-005) needs a restart and twenty minutes of clock, so it runs as a fixed
+sequence on a runtime of its own (`LEASE_HOLD`), drawing nothing. The `CompositeHarness`
 compares every answer and the whole snapshot with the oracle after each command.
 
 The machine stays inside what the area states: backlogs far below their depth, and the
@@ -33,6 +35,25 @@ MACHINE_PARAMETERS: dict[str, object] = {
     "pause_threshold": 2, "pause_ttl_seconds": 300,
 }
 
+# CX-005 as a fixed sequence on a runtime of its own: three orphans of a restart (their
+# leases lapse 900 + 300 s after they started), a pause armed a minute before the leases
+# lapse, the lapse during the pause (the orphans stay running and a's keep its slots, so
+# new work waits; b's late result still ends its orphan), then the pause's end, when a's
+# orphans are reclaimed and the waiting work starts. No loop, reminder or breaker takes
+# part, and no slot frees while work waits in the pause, so the other entries' mistakes
+# stay with the drawn sequences. A drawn rule would move every other rule's draws.
+LEASE_HOLD: tuple[cc.CompositeCommand, ...] = (
+    *(cc.AddOwner(owner) for owner in OWNERS),
+    cc.SubmitJob("a", "o1"), cc.SubmitJob("a", "o2"), cc.SubmitJob("b", "o3"),
+    cc.Restart(),
+    cc.PassTime(1140.0),
+    cc.RecordFailure("a", "auth", "lease-x1"), cc.RecordFailure("b", "auth", "lease-x2"),
+    cc.PassTime(60.0),
+    cc.SubmitJob("a", "o4"),
+    cc.FinishWork("o3"),
+    cc.PassTime(240.0),
+)
+
 # The aimed rules send up to a dozen commands each, so fewer rules make an example.
 STEPS_PER_EXAMPLE = 20
 
@@ -41,15 +62,40 @@ owners = st.sampled_from(OWNERS)
 
 def make_composite_machine(backend: Backend, profile: Profile, registry: Registry | None,
                            run: MachineRun) -> type[RuleBasedStateMachine]:
+    lease_hold_passed = False  # the fixed sequence is deterministic: once passed, it passes
+
     class CompositeMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
+            # First, before the sequence's own runtime opens: on a server database every
+            # runtime shares the tables and opening one clears them.
+            self._lease_hold_on_a_runtime_of_its_own()
             self.harness = CompositeHarness(backend, profile, registry, composite_config(
                 profile, **MACHINE_PARAMETERS))
             self.names = 0
             self._start = self.harness.clock.now()
             for owner in OWNERS:
                 self._run(cc.AddOwner(owner))
+
+        def _lease_hold_on_a_runtime_of_its_own(self) -> None:
+            """CX-005's fixed sequence (`LEASE_HOLD`), until it has passed once; a sequence
+            that diverges diverges in every example, so Hypothesis reports it as such."""
+            nonlocal lease_hold_passed
+            if lease_hold_passed:
+                return
+            side = CompositeHarness(backend, profile, registry, composite_config(
+                profile, **MACHINE_PARAMETERS))
+            try:
+                for command in LEASE_HOLD:
+                    run.steps += 1
+                    side.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence
+                raise
+            finally:
+                run.exercised |= side.exercised
+                side.close()
+            lease_hold_passed = True
 
         def _name(self, prefix: str) -> str:
             self.names += 1

@@ -129,6 +129,11 @@ def maintain(context: Any) -> None:
     _composite(context).run(cc.Maintain())
 
 
+@action_step("the composite admission restarts")
+def restart(context: Any) -> None:
+    _composite(context).run(cc.Restart())
+
+
 @action_step("the composite clock moves {seconds:g} seconds")
 def clock_moves(context: Any, seconds: float) -> None:
     _composite(context).run(cc.PassTime(seconds))

@@ -70,12 +70,20 @@ class Maintain:
 
 
 @dataclass(frozen=True)
+class Restart:
+    """The admission's process restarts over the same store (AD-018): work running becomes
+    an orphan that keeps its slot until its lease lapses (AD-017), and whose own end, its
+    result arriving late, still ends it. The loops, reminders, breaker and governor keep
+    their state, as the seed's shared stores do (CX-005)."""
+
+
+@dataclass(frozen=True)
 class PassTime:
     seconds: float
 
 
 CompositeCommand: TypeAlias = (AddOwner | SubmitJob | StartLoop | CreateReminder | FinishWork
-                               | RecordFailure | Maintain | PassTime)
+                               | RecordFailure | Maintain | Restart | PassTime)
 
 
 def loop_run(loop: str, number: int) -> str:

@@ -1,5 +1,5 @@
 """The composite oracle: loops, reminders, breaker-guarded jobs and the governor's pause
-sharing one admission (spec/composite.yaml, CX-001 to CX-004).
+sharing one admission (spec/composite.yaml, CX-001 to CX-005).
 
 It owns one model of each area and composes them; it copies none of their rules. The
 admission model (`reference/admission.py`) holds every slot and backlog; a loop's state
@@ -11,7 +11,10 @@ from `reference/governor/oracle.py`. What this module adds is only where they me
 - a job meeting a half-open breaker is the probe only if a slot is free for it, counting
   the work already waiting; otherwise it is refused and the probe is not taken (CX-003);
 - while the governor's pause holds, no waiting work starts: not into a slot that frees,
-  not ahead of new work, not by maintenance, which still expires stale work (CX-004).
+  not ahead of new work, not by maintenance, which still expires stale work (CX-004);
+- while it holds, no lapsed lease is reclaimed: an orphan of a restart whose lease has
+  lapsed stays running and keeps its slot, and is reclaimed once the pause has ended
+  (CX-005).
 
 Time is a field, moved only by `PassTime`. Answers are plain data like the areas' own.
 """
@@ -43,6 +46,7 @@ LOOPS_REQUIREMENT = "CX-001"
 REMINDERS_REQUIREMENT = "CX-002"
 PROBE_REQUIREMENT = "CX-003"
 PAUSE_REQUIREMENT = "CX-004"
+LEASE_REQUIREMENT = "CX-005"
 
 REFUSED = "refused"  # a job the breaker fast-failed; nothing was admitted
 AUTH = "auth"  # the failure class a failed job reports to its breaker
@@ -103,6 +107,8 @@ class CompositeModel:
     reminder_owners: dict[str, str] = field(default_factory=dict)
     jobs: dict[str, str] = field(default_factory=dict)  # job -> owner
     probes: set[str] = field(default_factory=set)  # jobs admitted as the half-open probe
+    # Orphans whose lease lapsed while the pause held their reclaim (CX-005).
+    held_leases: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.admission = AdmissionModel(self.config.admission, self.now)
@@ -120,6 +126,11 @@ class CompositeModel:
         model = self.admission
         waiting = len(model.backlogs[owner])
         return model.running(owner) + waiting < model.effective_cap(owner)
+
+    def lease_held(self) -> bool:
+        """Some orphan whose lease lapsed during the pause is still running (CX-005)."""
+        executions = self.admission.executions
+        return any(executions[work].state == ad.RUNNING for work in self.held_leases)
 
     def half_open(self, owner: str) -> bool:
         view = self.breakers.read(owner, self.now)
@@ -165,16 +176,24 @@ class CompositeModel:
                 reminder's fire, a loop run reaching its timeout).
         """
         held = self.paused() and any(self.admission.backlogs.values())
+        lease_held = self.lease_held()
         expected = self._apply(command)
-        if held and PROBE_REQUIREMENT not in expected.requirements[:1] and isinstance(
-                command, cc.SubmitJob | cc.StartLoop | cc.FinishWork | cc.Maintain
-                | cc.PassTime):
+        requirements = expected.requirements
+        if PROBE_REQUIREMENT in requirements[:1]:
+            return expected
+        if lease_held or self.lease_held():
+            # An orphan's lapsed lease is held, or its hold ends now: whether it runs and
+            # keeps its slot is CX-005's to say.
+            requirements = (LEASE_REQUIREMENT,
+                            *(r for r in requirements if r != LEASE_REQUIREMENT))
+        if held and isinstance(command, cc.SubmitJob | cc.StartLoop | cc.FinishWork
+                               | cc.Maintain | cc.PassTime):
             # Work waited while the pause held the drain: what starts is CX-004's to say.
-            return Expected(expected.answer, (PAUSE_REQUIREMENT, *expected.requirements))
-        return expected
+            requirements = (PAUSE_REQUIREMENT, *requirements)
+        return Expected(expected.answer, requirements)
 
     def _apply(self, command: cc.CompositeCommand) -> Expected:
-        self.admission.drain_held = self.paused()
+        self.admission.drain_held = self.admission.lease_reclaim_held = self.paused()
         match command:
             case cc.AddOwner(owner=owner):
                 answer = self.admission.apply(ad.AddOwner(owner)).answer
@@ -195,6 +214,9 @@ class CompositeModel:
             case cc.Maintain():
                 return Expected(self.admission.apply(ad.Maintain()).answer,
                                 (PAUSE_REQUIREMENT,))
+            case cc.Restart():
+                self.admission.apply(ad.Restart())
+                return Expected(None, (LEASE_REQUIREMENT,))
             case cc.PassTime(seconds=seconds):
                 return self._pass_time(seconds)
         raise ValueError(f"not a composite command: {command!r}")
@@ -287,10 +309,18 @@ class CompositeModel:
     def _pass_time(self, seconds: float) -> Expected:
         self.now += timedelta(seconds=seconds)
         # Work that reaches its timeout during the pass frees its slot; whether the drain
-        # may fill it is the pause as it stands at the end of the pass, when a runtime
-        # next looks (a pause ending at the very instant of a timeout no longer holds).
-        self.admission.drain_held = self.paused()
+        # may fill it, and whether a lapsed lease is reclaimed, is the pause as it stands
+        # at the end of the pass, when a runtime next looks (a pause ending at the very
+        # instant of a timeout or a lease's end no longer holds).
+        paused = self.paused()
+        self.admission.drain_held = self.admission.lease_reclaim_held = paused
         self.admission.apply(ad.PassTime(seconds))
+        if paused:
+            for work, execution in self.admission.executions.items():
+                lease_end = execution.lease_end()
+                if (execution.state == ad.RUNNING and execution.orphaned
+                        and lease_end is not None and lease_end <= self.now):
+                    self.held_leases.add(work)
         for name, loop in self.loops.items():
             timeout_at = loop.run_timeout_at
             if timeout_at is not None and timeout_at <= self.now:
