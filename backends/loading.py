@@ -7,12 +7,14 @@ import importlib
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
+from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.protocol import (
     AUDIT_EVENTS,
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
+    LOOP_EVENTS,
     Backend,
     store_faults,
 )
@@ -113,12 +115,12 @@ def check_backend(backend: object, name: str) -> Backend:
     backend = cast(Backend, backend)
     fault_claims = {store_faults(area): area for area in known}
     unknown = (set(backend.capabilities) - known.keys() - fault_claims.keys()
-               - {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})
+               - {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS, LOOP_EVENTS})
     if unknown:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
             f" known: {sorted(known)}, {HEALTH_REPORT}, {CONCURRENT_SUBMIT}, {AUDIT_EVENTS},"
-            " and"
+            f" {LOOP_EVENTS}, and"
             " store-faults:<area> for each"
         )
     if HEALTH_REPORT in backend.capabilities and LIFECYCLE not in backend.capabilities:
@@ -130,6 +132,9 @@ def check_backend(backend: object, name: str) -> Backend:
     if AUDIT_EVENTS in backend.capabilities and IDEMPOTENCY not in backend.capabilities:
         raise BackendLoadError(f"backend {name!r} claims {AUDIT_EVENTS} but not the"
                                f" {IDEMPOTENCY} area whose replays it reports")
+    if LOOP_EVENTS in backend.capabilities and LOOPS not in backend.capabilities:
+        raise BackendLoadError(f"backend {name!r} claims {LOOP_EVENTS} but not the"
+                               f" {LOOPS} area whose runs and loops it reports")
     for claim in sorted(set(backend.capabilities) & fault_claims.keys()):
         if fault_claims[claim] not in backend.capabilities:
             raise BackendLoadError(f"backend {name!r} claims {claim} but not the"

@@ -15,7 +15,7 @@ from jobconform.backends.idempotency.memory import open_memory_idempotency
 from jobconform.backends.idempotency.protocol import IdempotencyAudit, IdempotencyConfig
 from jobconform.backends.idempotency.service import IdempotencyService
 from jobconform.backends.loops.memory import StepLoopRuntime
-from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
+from jobconform.backends.loops.protocol import LOOPS, LoopEvents, LoopsConfig
 from jobconform.backends.protocol import (
     ADMISSION,
     AUDIT_EVENTS,
@@ -23,6 +23,7 @@ from jobconform.backends.protocol import (
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
+    LOOP_EVENTS,
     REAPER,
     REDELIVERY,
     REMINDERS,
@@ -66,6 +67,7 @@ class MemoryBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
                               COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
+                              LOOP_EVENTS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
 
@@ -95,8 +97,9 @@ class MemoryBackend:
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
         return open_memory_admission(clock, config)
 
-    def open_loops(self, clock: Clock, config: LoopsConfig) -> StepLoopRuntime:
-        return StepLoopRuntime(clock, config)
+    def open_loops(self, clock: Clock, config: LoopsConfig,
+                   events: LoopEvents | None = None) -> StepLoopRuntime:
+        return StepLoopRuntime(clock, config, events=events)
 
     def open_scheduling(self, clock: Clock, config: SchedulingConfig,
                         target: SchedulingTarget) -> StepSchedulingRuntime:

@@ -46,6 +46,10 @@ CONCURRENT_SUBMIT = "concurrent-submit"
 # (IK-017) claims `audit-events`; its `open_idempotency` then takes the sink as a third
 # argument. Elsewhere IK-017 is "not claimed" and the runtime is opened with two.
 AUDIT_EVENTS = "audit-events"
+# A backend whose loop runtime reports every finished run and every loop's end to a
+# kit-owned event sink (LP-019) claims `loop-events`; its `open_loops` then takes the sink
+# as a third argument. Elsewhere LP-019 is "not claimed" and the runtime is opened with two.
+LOOP_EVENTS = "loop-events"
 # The worker statuses a health report names (LC-029).
 WORKER_RUNNING = "running"
 WORKER_STOPPING = "stopping"

@@ -5,8 +5,8 @@ which order. A sink the harness owns is called by the runtime at the moment of t
 and reads the runtime's observable state right then: the status of the job an alert is
 about, the state of the reminder a dispatch is for. The suites compare that state with the
 one the spec fixes for that moment, so an alert raised after the job already failed, or a
-dispatch made before the reminder was marked firing, is caught although the state after
-the command is right.
+dispatch made before the reminder was marked firing, a loop event emitted before the run
+it reports is recorded, is caught although the state after the command is right.
 
 A sink never raises into the runtime: what it could not read is recorded as such and
 compared like any other state.
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 
 def _state_of(read: Callable[[str], object], subject_id: str,
@@ -101,5 +102,75 @@ class ReplayAudit:
 
     def events(self) -> list[tuple[str, str, str]]:
         """(scope, key, the original claim's token) of every replay, in the order emitted."""
+        with self._lock:
+            return list(self._events)
+
+
+@dataclass(frozen=True)
+class LoopEventRecord:
+    """One loop event as the runtime emitted it (LP-019).
+
+    Attributes:
+        kind: "loop_run_completed" or "loop_completed".
+        loop_id: the loop the runtime named.
+        values: the event's other values as passed: (run number, execution id, cost,
+            duration in ms) for a run, (status, stop reason) for a loop.
+        seen: what the runtime showed right then: the run's status for a run event, the
+            loop's status and stop reason for a loop event.
+    """
+
+    kind: str
+    loop_id: str
+    values: tuple[object, ...]
+    seen: tuple[object, ...]
+
+
+class LoopEventLog:
+    """The harness's sink for loop events (`LoopEvents`, LP-019): every event, in the
+    order emitted, with what the runtime showed of its loop at that moment, so an event
+    emitted before the run's record (or the loop's end) is written is caught.
+
+    Args:
+        read: the loop runtime's `get_loop`; None until the runtime is open (an event
+            before that is recorded as not read).
+    """
+
+    def __init__(self, read: Callable[[str], object] | None = None) -> None:
+        self.read = read
+        self._lock = threading.Lock()
+        self._events: list[LoopEventRecord] = []
+
+    def loop_run_completed(self, loop_id: str, run_number: int, execution_id: str,
+                           cost: float | None, duration_ms: float) -> None:
+        seen = (self._run_status(loop_id, run_number),)
+        self._add(LoopEventRecord("loop_run_completed", loop_id,
+                                  (run_number, execution_id, cost, duration_ms), seen))
+
+    def loop_completed(self, loop_id: str, status: str, stop_reason: str) -> None:
+        read = self.read
+        seen = ((NOT_READ, NOT_READ) if read is None
+                else _state_of(read, loop_id, ("status", "stop_reason")))
+        self._add(LoopEventRecord("loop_completed", loop_id, (status, stop_reason), seen))
+
+    def _run_status(self, loop_id: str, run_number: int) -> object:
+        read = self.read
+        if read is None:
+            return NOT_READ
+        (runs,) = _state_of(read, loop_id, ("runs",))
+        if isinstance(runs, str):  # missing, or the read raised
+            return runs
+        try:
+            found = [run for run in runs  # type: ignore[attr-defined]
+                     if getattr(run, "run_number", None) == run_number]
+        except TypeError:
+            return f"<runs not readable: {runs!r}>"
+        return getattr(found[0], "status", "<missing>") if found else "<no such run>"
+
+    def _add(self, record: LoopEventRecord) -> None:
+        with self._lock:
+            self._events.append(record)
+
+    def events(self) -> list[LoopEventRecord]:
+        """Every event so far, in the order emitted."""
         with self._lock:
             return list(self._events)

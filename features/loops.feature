@@ -576,3 +576,55 @@ Feature: Sequential agent loops (spec/loops.yaml)
     When the run of loop "a" responds "done"
     And the loop clock moves 100 seconds
     Then loop "a" shows 12.5 elapsed seconds
+
+  # -- LP-019: loop events -------------------------------------------------------------------
+
+  @LP-019 @LP-008 @LP-009 @LP-016
+  Scenario: Each ended run emits loop_run_completed once it is recorded, the loop's end loop_completed
+    Given the loop events are emitted
+    When loop "a" is started with
+      | parameter               | value      |
+      | message                 | "go"       |
+      | max_runs                | 3          |
+      | delay_seconds           | 5          |
+      | timeout_per_run_seconds | 30         |
+      | on_failure              | "continue" |
+    Then loop "a" has emitted 0 events
+    When the loop clock moves 2.5 seconds
+    And the run of loop "a" responds "first" costing 0.25
+    Then loop "a" has emitted 1 events
+    And event 1 of loop "a" reports run 1 succeeded costing 0.25 in 2500 ms
+    When the loop clock moves 35 seconds
+    Then loop "a" has emitted 2 events
+    And event 2 of loop "a" reports run 2 failed costing none in 30000 ms
+    When the loop clock moves 5 seconds
+    And the run of loop "a" responds "last" costing 0.5
+    Then loop "a" ended completed_with_errors with stop reason max_runs_reached
+    And loop "a" has emitted 4 events
+    And event 3 of loop "a" reports run 3 succeeded costing 0.5 in 0 ms
+    And event 4 of loop "a" reports the loop completed_with_errors with stop reason max_runs_reached
+
+  @LP-019 @LP-006 @LP-017
+  Scenario: A stop between runs and a restart each emit loop_completed, and nothing for a run cut off
+    Given the loop events are emitted
+    When loop "a" is started with
+      | parameter     | value |
+      | message       | "go"  |
+      | max_runs      | 3     |
+      | delay_seconds | 10    |
+    And the run of loop "a" responds "one" costing none
+    And loop "a" is asked to stop
+    Then loop "a" ended stopped with stop reason user_stopped
+    And loop "a" has emitted 2 events
+    And event 1 of loop "a" reports run 1 succeeded costing none in 0 ms
+    And event 2 of loop "a" reports the loop stopped with stop reason user_stopped
+    When loop "b" is started with
+      | parameter | value |
+      | message   | "go"  |
+      | max_runs  | 3     |
+    And the loop clock moves 4 seconds
+    And the loop runtime restarts
+    Then loop "b" ended interrupted with stop reason interrupted
+    And loop "b" has emitted 1 events
+    And event 1 of loop "b" reports the loop interrupted with stop reason interrupted
+    And loop "a" has emitted 2 events

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for sequential agent loops (spec/loops.yaml, LP-001..LP-018).
+Documentation       Conformance checks for sequential agent loops (spec/loops.yaml, LP-001..LP-019).
 ...
 ...                 Each test plays the agent of its loops: a run ends only when the test says
 ...                 how. Time passes only through `Loop Clock Moves`. A test whose requirement's
@@ -191,3 +191,40 @@ Elapsed Seconds Are Computed On Read
     Run Responds    a    done
     Loop Clock Moves    3
     Loop Elapsed Seconds Should Be    a    3
+
+Each Ended Run And The Loop's End Emit One Event Each
+    [Tags]    LP-019    LP-008    LP-009    LP-016
+    Require Loop Events
+    Start Loop    a    message="go"    max_runs=3    delay_seconds=5    timeout_per_run_seconds=30    on_failure="continue"
+    Loop Should Have Emitted    a    0
+    Loop Clock Moves    2.5
+    Run Responds    a    first    0.25
+    Loop Should Have Emitted    a    1
+    Run Event Should Be    a    1    1    succeeded    0.25    2500
+    Loop Clock Moves    35
+    Loop Should Have Emitted    a    2
+    Run Event Should Be    a    2    2    failed    none    30000
+    Loop Clock Moves    5
+    Run Responds    a    last    0.5
+    Loop Should Have Ended    a    completed_with_errors    max_runs_reached
+    Loop Should Have Emitted    a    4
+    Run Event Should Be    a    3    3    succeeded    0.5    0
+    Loop Event Should Be    a    4    completed_with_errors    max_runs_reached
+
+A Stop Between Runs And A Restart Emit Only The Loop's End
+    [Tags]    LP-019    LP-006    LP-017
+    Require Loop Events
+    Start Loop    a    message="go"    max_runs=3    delay_seconds=10
+    Run Responds    a    one    none
+    Stop Answer Should Be    a    stopping
+    Loop Should Have Ended    a    stopped    user_stopped
+    Loop Should Have Emitted    a    2
+    Run Event Should Be    a    1    1    succeeded    none    0
+    Loop Event Should Be    a    2    stopped    user_stopped
+    Start Loop    b    message="go"    max_runs=3
+    Loop Clock Moves    4
+    Restart Loop Runtime
+    Loop Should Have Ended    b    interrupted    interrupted
+    Loop Should Have Emitted    b    1
+    Loop Event Should Be    b    1    interrupted    interrupted
+    Loop Should Have Emitted    a    2

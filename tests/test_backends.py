@@ -22,6 +22,7 @@ from jobconform.backends.protocol import (
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
+    LOOP_EVENTS,
     REAPER,
     REDELIVERY,
     REMINDERS,
@@ -223,9 +224,11 @@ def test_load_memory_backend() -> None:
     assert LIFECYCLE in backend.capabilities
     names = {area.name for area in areas()}
     # Every claim is an area, the store faults of an area it claims, or the health report's
-    # worker fields, or submissions from several threads at once, or the replay audit sink.
+    # worker fields, or submissions from several threads at once, or the replay audit sink,
+    # or the loop event sink.
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
-                                    | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})
+                                    | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
+                                       LOOP_EVENTS})
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities
 

@@ -14,14 +14,18 @@ from sql_databases import DATABASES, database
 from jobconform.backends.loading import BackendLoadError, check_backend
 from jobconform.backends.loops.memory import StepLoopRuntime
 from jobconform.backends.loops.protocol import LoopAgent, LoopsConfig, RunResult
+from jobconform.backends.loops.runner import Progress, StoredLoop
 from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import LOOP_EVENTS
 from jobconform.backends.sql.database import create_store_engine, migrate
 from jobconform.backends.threaded import ThreadedBackend
 from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
+from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import Divergence
-from jobconform.conformance.loops.harness import LoopsHarness
+from jobconform.conformance.loops.harness import OWN_EXECUTION, LoopsHarness
+from jobconform.conformance.sinks import LoopEventLog
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops import oracle
 from jobconform.reference.loops.oracle import (
@@ -303,3 +307,149 @@ def test_a_backend_claiming_loops_without_open_loops_is_refused() -> None:
     with pytest.raises(BackendLoadError,
                        match="claims the loops area but has no method open_loops"):
         check_backend(NoLoops(), "no-loops")
+
+
+# -- LP-019: loop events -----------------------------------------------------------------------
+
+
+def test_the_oracle_notes_one_event_per_ended_run_then_one_for_the_loop() -> None:
+    model = oracle.LoopsModel(DEFAULT_TIMEOUT)
+    model.start("a", LoopParameters("go", 3, delay_seconds=5.0, timeout_per_run_seconds=30,
+                                    on_failure="continue"), at(0))
+    model.end_run("a", Respond("one", 0.25), at(2.5))
+    model.advance_to(at(37.5))  # run 2 starts at 7.5 and times out at 37.5
+    model.start("b", LoopParameters("go", 3), at(37.5))
+    model.restart(at(40))  # a waits out its delay, b has run 1 in flight: neither ends a run
+    assert model.events["a"] == [
+        oracle.RunCompleted(1, 0.25, 2500.0, oracle.RunStatus.SUCCEEDED),
+        oracle.RunCompleted(2, None, 30000.0, oracle.RunStatus.FAILED),
+        oracle.LoopCompleted(LoopStatus.INTERRUPTED, StopReason.INTERRUPTED)]
+    assert model.events["b"] == [oracle.LoopCompleted(LoopStatus.INTERRUPTED,
+                                                      StopReason.INTERRUPTED)]
+    model.restart(at(50))  # ended loops emit nothing more
+    assert len(model.events["a"]) == 3 and len(model.events["b"]) == 1
+
+
+@pytest.mark.parametrize("backend", [MemoryBackend(), ThreadedBackend()],
+                         ids=["memory", "threaded"])
+def test_a_shipped_backend_emits_the_oracles_events(backend: object) -> None:
+    harness = run_script(backend)
+    assert harness.emits_events and "LP-019" in harness.exercised
+    kinds = [(event[0], event[1]) for event in harness.loop_events("a")]
+    assert kinds == [("loop_run_completed", 1), ("loop_run_completed", 2),
+                     ("loop_run_completed", 3), ("loop_completed", "interrupted")]
+    assert harness.loop_events("b")[-1] == ("loop_completed", "stopped", "user_stopped",
+                                            "stopped", "user_stopped")
+    assert {event[2] for event in harness.loop_events("a")[:3]} == {OWN_EXECUTION}
+
+
+def test_the_sql_backend_emits_its_events_after_it_commits() -> None:
+    from jobconform.backends.sql import SqlBackend
+
+    harness = run_script(SqlBackend())
+    assert [event[-1] for event in harness.loop_events("a")[:3]] == ["succeeded", "failed",
+                                                                     "succeeded"]
+
+
+def test_an_event_sent_before_its_record_is_caught_as_lp_019() -> None:
+    from jobconform.conformance.loops.gallery import loops_run_event_before_record
+
+    registry = load_registry()
+    harness = LoopsHarness(loops_run_event_before_record(),  # type: ignore[operator]
+                           registry.profile("canonical"), registry)
+    harness.run(lc.StartLoop("a", LoopParameters("go", 3)))
+    with pytest.raises(Divergence) as caught:
+        harness.run(lc.EndRun("a", Respond("one", 0.5)))
+    harness.close()
+    assert caught.value.requirements == ("LP-019",)
+    assert "running" in str(caught.value)
+
+
+class CompletedTwice(StepLoopRuntime):
+    """loop_completed sent a second time right after the first."""
+
+    def _commit(self, loop: StoredLoop, before: Progress) -> None:
+        super()._commit(loop, before)
+        if loop.status != "running" and self.events is not None:
+            self.events.loop_completed(loop.loop_id, loop.status, loop.stop_reason or "")
+
+
+def test_a_loop_completed_sent_twice_is_caught_as_lp_019() -> None:
+    class Twice(MemoryBackend):
+        def open_loops(self, clock: VirtualClock, config: LoopsConfig,  # type: ignore[override]
+                       events: LoopEventLog | None = None) -> StepLoopRuntime:
+            return CompletedTwice(clock, config, events=events)
+
+    registry = load_registry()
+    harness = LoopsHarness(Twice(), registry.profile("canonical"), registry)
+    harness.run(lc.StartLoop("a", LoopParameters("go", 1)))
+    with pytest.raises(Divergence) as caught:
+        harness.run(lc.EndRun("a", Respond("done")))
+    harness.close()
+    assert caught.value.requirements == ("LP-019",)
+
+
+def test_an_execution_id_shared_by_two_runs_is_caught_as_lp_019() -> None:
+    from jobconform.backends.loops.runner import LoopRules, StoredRun
+
+    class OneExecution(LoopRules):
+        def execution_id(self, loop: StoredLoop, run: StoredRun) -> str:
+            return loop.loop_id
+
+    class Shared(MemoryBackend):
+        def open_loops(self, clock: VirtualClock, config: LoopsConfig,  # type: ignore[override]
+                       events: LoopEventLog | None = None) -> StepLoopRuntime:
+            return StepLoopRuntime(clock, config, rules=OneExecution(), events=events)
+
+    registry = load_registry()
+    harness = LoopsHarness(Shared(), registry.profile("canonical"), registry)
+    harness.run(lc.StartLoop("a", LoopParameters("go", 3)))
+    harness.run(lc.EndRun("a", Respond("one")))
+    with pytest.raises(Divergence) as caught:
+        harness.run(lc.EndRun("a", Respond("two")))
+    harness.close()
+    assert caught.value.requirements == ("LP-019",)
+    assert "already the execution of loop 'a' run 1" in str(caught.value)
+
+
+def test_an_adapter_without_loop_events_is_opened_as_before_and_not_claimed() -> None:
+    class TwoArguments(MemoryBackend):
+        capabilities = MemoryBackend.capabilities - {LOOP_EVENTS}
+
+        def open_loops(self, clock: VirtualClock,  # type: ignore[override]
+                       config: LoopsConfig) -> StepLoopRuntime:
+            return StepLoopRuntime(clock, config)
+
+    harness = run_script(TwoArguments())
+    assert not harness.emits_events and harness.loop_events("a") == []
+    assert "LP-019" not in harness.exercised
+    registry = load_registry()
+    reason = skip_reason(registry, TwoArguments(), registry.profile("canonical"), ["LP-019"])
+    assert reason is not None and LOOP_EVENTS in reason
+
+
+def test_loop_events_without_the_loops_area_is_refused() -> None:
+    class EventsOnly(MemoryBackend):
+        capabilities = frozenset({"lifecycle", LOOP_EVENTS})
+
+    with pytest.raises(BackendLoadError, match=LOOP_EVENTS):
+        check_backend(EventsOnly(), "events-only")
+
+
+def test_the_composite_wiring_opens_loops_without_an_event_sink() -> None:
+    from jobconform.backends.composite.wiring import open_shared_admission
+    from jobconform.conformance.composite.harness import composite_config
+
+    registry = load_registry()
+    opened: list[object] = []
+
+    class Watched(MemoryBackend):
+        def open_loops(self, clock: VirtualClock, config: LoopsConfig,  # type: ignore[override]
+                       events: LoopEventLog | None = None) -> StepLoopRuntime:
+            opened.append(events)
+            return super().open_loops(clock, config, events)
+
+    composite = open_shared_admission(Watched(), VirtualClock(),
+                                      composite_config(registry.profile("canonical")))
+    composite.close()
+    assert opened == [None]

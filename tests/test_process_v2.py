@@ -26,6 +26,7 @@ from jobconform.backends.process.backend import (
     NO_AUDIT_EVENTS_NOTE,
     NO_CONCURRENT_SUBMIT_NOTE,
     NO_HEALTH_REPORT_NOTE,
+    NO_LOOP_EVENTS_NOTE,
     NO_STORE_FAULTS_NOTE,
     VALIDATE_VARIABLE,
     reference_child_command,
@@ -169,16 +170,20 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015);
     # nor the health report's worker fields: the health answer is six counts (LC-029);
     # nor submissions from several threads at once: one pipe, one request at a time (LC-030);
-    # nor the audit sink of replays: no message carries it to the child (IK-017).
+    # nor the audit sink of replays: no message carries it to the child (IK-017);
+    # nor the loop event sink, for the same reason (LP-019).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
                      if not claim.startswith(STORE_FAULTS)
-                     and claim not in ("health-report", "concurrent-submit", "audit-events")}
+                     and claim not in ("health-report", "concurrent-submit", "audit-events",
+                                       "loop-events")}
     assert backend.capabilities == areas_claimed
     assert NO_STORE_FAULTS_NOTE in backend.report_notes
     assert NO_HEALTH_REPORT_NOTE in backend.report_notes
     assert NO_CONCURRENT_SUBMIT_NOTE in backend.report_notes
     assert NO_AUDIT_EVENTS_NOTE in backend.report_notes
     assert "audit-events" not in backend.capabilities
+    assert NO_LOOP_EVENTS_NOTE in backend.report_notes
+    assert "loop-events" not in backend.capabilities
     assert "health-report" not in backend.capabilities
     assert "concurrent-submit" not in backend.capabilities
     assert callable(backend.open_breaker) and callable(backend.open_scheduling)

@@ -1,5 +1,5 @@
 """Harness-owned sinks (issue 18, item 2): an effect is recorded with the runtime's state at
-the moment it happens, so the order inside one command is checked (RD-003, RM-007)."""
+the moment it happens, so the order inside one command is checked (RD-003, RM-007, LP-019)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,19 @@ from jobconform.backends.loading import load_backend
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings
 from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.loops.harness import LoopsHarness
 from jobconform.conformance.reminders.harness import ReminderHarness
-from jobconform.conformance.sinks import NOT_READ, DispatchStates, OperatorQueue
+from jobconform.conformance.sinks import (
+    NOT_READ,
+    DispatchStates,
+    LoopEventLog,
+    LoopEventRecord,
+    OperatorQueue,
+)
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.loops import commands as lc
+from jobconform.reference.loops.oracle import LoopParameters, Respond
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import DeliveryOutcome
 from jobconform.spec import load_registry
@@ -114,3 +123,38 @@ def test_a_dispatch_before_the_reminder_is_firing_is_rm_007() -> None:
         assert "as its dispatch number 1 was made" in str(caught.value)
     finally:
         harness.close()
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_each_loop_event_finds_what_it_reports_recorded(name: str) -> None:
+    harness = LoopsHarness(load_backend(name), CANONICAL, REGISTRY)
+    try:
+        harness.run(lc.StartLoop("a", LoopParameters("go", 2)))
+        harness.run(lc.EndRun("a", Respond("one", 0.5)))
+        harness.run(lc.EndRun("a", Respond("two")))
+        assert harness.events is not None
+        loop_id = harness.ids["a"]
+        assert [(record.kind, record.seen) for record in harness.events.events()] == [
+            ("loop_run_completed", ("succeeded",)), ("loop_run_completed", ("succeeded",)),
+            ("loop_completed", ("completed", "max_runs_reached"))]
+        assert {record.loop_id for record in harness.events.events()} == {loop_id}
+    finally:
+        harness.close()
+
+
+def test_a_loop_event_sink_that_cannot_read_records_why() -> None:
+    def broken(loop_id: str) -> object:
+        raise LookupError(loop_id)
+
+    log = LoopEventLog(broken)
+    log.loop_run_completed("l", 1, "e", None, 0)
+    log.loop_completed("l", "failed", "error")
+    assert [record.seen for record in log.events()] == [
+        ("<read raised LookupError: l>",), ("<read raised LookupError: l>",) * 2]
+    unopened = LoopEventLog()
+    unopened.loop_run_completed("l", 1, "e", 0.5, 10)
+    assert unopened.events() == [LoopEventRecord("loop_run_completed", "l", (1, "e", 0.5, 10),
+                                                 (NOT_READ,))]
+    missing = LoopEventLog(lambda loop_id: None)
+    missing.loop_run_completed("l", 1, "e", None, 0)
+    assert missing.events()[0].seen == ("<missing>",)

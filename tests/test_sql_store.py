@@ -493,7 +493,7 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "idempotency", "breaker", "governor", "reminders",
                                      "admission", "loops", "scheduling", "store",
                                      "composite", "health-report", "concurrent-submit",
-                                     "audit-events",
+                                     "audit-events", "loop-events",
                                      "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))

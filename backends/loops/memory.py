@@ -3,7 +3,8 @@
 Deterministic and single-threaded. On `settle` it records every run whose outcome the
 agent has decided, applies every per-run timeout and delay end that the clock has
 reached, and starts the next runs, until nothing more can happen at this instant. The
-memory backend uses it over a dict store, the SQL backend over its tables.
+memory backend uses it over a dict store, the SQL backend over its tables. Given an event
+sink, it reports each step's ended runs and ended loop once the step is saved (LP-019).
 """
 
 from __future__ import annotations
@@ -15,13 +16,20 @@ from typing import Protocol
 
 from jobconform.backends.loops.protocol import (
     LoopAgent,
+    LoopEvents,
     LoopNotFound,
     LoopParameters,
     LoopsConfig,
     LoopSnapshot,
     RunResult,
 )
-from jobconform.backends.loops.runner import LoopRules, RunnerMemory, StoredLoop, snapshots
+from jobconform.backends.loops.runner import (
+    LoopRules,
+    Progress,
+    RunnerMemory,
+    StoredLoop,
+    snapshots,
+)
 from jobconform.backends.protocol import Clock
 
 
@@ -55,10 +63,14 @@ class InMemoryLoopStore:
 
 
 class StepLoopRuntime:
-    """A loop runtime that acts only inside `start_loop`, `stop_loop` and `settle`."""
+    """A loop runtime that acts only inside `start_loop`, `stop_loop` and `settle`.
+
+    `events`, where given, hears of every ended run and every ended loop (LP-019).
+    """
 
     def __init__(self, clock: Clock, config: LoopsConfig, store: LoopStore | None = None,
-                 rules: LoopRules | None = None) -> None:
+                 rules: LoopRules | None = None, events: LoopEvents | None = None) -> None:
+        self.events = events
         self._clock = clock
         self._config = config
         self._store: LoopStore = store if store is not None else InMemoryLoopStore()
@@ -87,9 +99,15 @@ class StepLoopRuntime:
         while progressed:
             progressed = False
             for loop in self._store.all():
+                before = Progress.of(loop)
                 if loop.status == "running" and self._step(loop):
-                    self._store.save(loop)
+                    self._commit(loop, before)
                     progressed = True
+
+    def _commit(self, loop: StoredLoop, before: Progress) -> None:
+        """Save what a step did to the loop, then tell the event sink (LP-019)."""
+        self._store.save(loop)
+        self.rules.announce(self.events, loop, before)
 
     def _step(self, loop: StoredLoop) -> bool:
         """One thing that can happen to the loop now; False if nothing can."""
@@ -143,10 +161,11 @@ class StepLoopRuntime:
             raise LoopNotFound(loop_id)
         if loop.status != "running":
             return "already_done"
+        before = Progress.of(loop)
         loop.stop_requested = True
         if loop.in_flight is None:  # waiting out a delay: nothing in flight to finish
             self.rules.finish(loop, "user_stopped", self._now())
-        self._store.save(loop)
+        self._commit(loop, before)
         return "stopping"
 
     def get_loop(self, loop_id: str) -> LoopSnapshot | None:
@@ -163,8 +182,9 @@ class StepLoopRuntime:
         now = self._now()
         for loop in self._store.all():
             if loop.status == "running":
+                before = Progress.of(loop)
                 self.rules.interrupt(loop, now)
-                self._store.save(loop)
+                self._commit(loop, before)
 
     def close(self) -> None:
         self._agents.clear()

@@ -11,6 +11,14 @@ Time passes only through the clock the harness passes in. `settle()` is the runt
 moment to act: it returns once every run whose outcome is decided has been recorded and
 every timer due at the clock's current time (a per-run timeout, the end of a delay) has
 been applied. Every timestamp the runtime records is the clock's current time.
+
+Loop events (LP-019) are an optional capability: a backend that also claims `loop-events`
+is opened as `open_loops(clock, config, events)`, with a kit-owned `LoopEvents` sink, and
+its runtime calls `events.loop_run_completed(...)` once for every run that ends (succeeded
+or failed, a timeout included; not a run a restart interrupts), after the run's record is
+written, and `events.loop_completed(...)` once when the loop ends in any terminal state,
+after that state is written. The sink may read the loop back through the runtime while it
+is called. A backend that does not claim it is opened with two arguments, as before.
 """
 
 from __future__ import annotations
@@ -34,9 +42,9 @@ from jobconform.reference.loops.oracle import (
 
 LOOPS = "loops"
 
-__all__ = ["LOOPS", "InvalidLoopParameters", "LoopAgent", "LoopNotFound", "LoopParameters",
-           "LoopRuntime", "LoopSnapshot", "LoopsConfig", "ParameterProblem", "RunResult",
-           "RunSnapshot"]
+__all__ = ["LOOPS", "InvalidLoopParameters", "LoopAgent", "LoopEvents", "LoopNotFound",
+           "LoopParameters", "LoopRuntime", "LoopSnapshot", "LoopsConfig", "ParameterProblem",
+           "RunResult", "RunSnapshot"]
 
 
 class LoopNotFound(KeyError):
@@ -151,6 +159,27 @@ class LoopSnapshot:
     runs: tuple[RunSnapshot, ...]
 
 
+class LoopEvents(Protocol):
+    """The kit's sink for loop events (LP-019); it never raises into the runtime. It may
+    read the loop back through the runtime's `get_loop` while it is called, from the
+    thread that calls it."""
+
+    def loop_run_completed(self, loop_id: str, run_number: int, execution_id: str,
+                           cost: float | None, duration_ms: float) -> None:
+        """One event `loop_run_completed`: run `run_number` of the loop ended (succeeded or
+        failed). `execution_id` is the run's execution, an id no other run has; `cost` the
+        run's counted cost as its record holds it (None: none reported); `duration_ms` the
+        milliseconds from the run's start to its end on the runtime's clock. Called once
+        per run, in run order, after the run's record is written."""
+        ...
+
+    def loop_completed(self, loop_id: str, status: str, stop_reason: str) -> None:
+        """One event `loop_completed`: the loop ended with this terminal status and stop
+        reason. Called once per loop, after its terminal state is written and after the
+        event of its last ended run."""
+        ...
+
+
 class LoopRuntime(Protocol):
     def start_loop(self, params: LoopParameters, agent: LoopAgent) -> str:
         """Start a loop; its first run is in flight when this returns.
@@ -201,6 +230,10 @@ class LoopsBackend(Protocol):
     """What a backend claiming `loops` adds to `jobconform.backends.protocol.Backend`."""
 
     def open_loops(self, clock: Clock, config: LoopsConfig) -> LoopRuntime:
-        """A fresh, empty loop runtime using `clock` for every timestamp."""
+        """A fresh, empty loop runtime using `clock` for every timestamp.
+
+        A backend that claims `loop-events` also takes `events: LoopEvents | None` as a
+        third argument and reports to it (LP-019); the kit passes it only to such a one.
+        """
         ...
 

@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from jobconform.backends.loops.protocol import (
     InvalidLoopParameters,
+    LoopEvents,
     LoopParameters,
     LoopSnapshot,
     ParameterProblem,
@@ -93,6 +94,19 @@ class StoredLoop:
     @property
     def in_flight(self) -> StoredRun | None:
         return self.runs[-1] if self.runs and self.runs[-1].status == "running" else None
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a loop had got when a step began, for the events of the step (LP-019): how
+    many of its runs had ended, and whether it was still running."""
+
+    ended_runs: int
+    running: bool
+
+    @classmethod
+    def of(cls, loop: StoredLoop) -> Progress:
+        return cls(loop.runs_completed, loop.status == "running")
 
 
 @dataclass
@@ -303,6 +317,25 @@ class LoopRules:
         if run is not None:
             run.status, run.finished_at = "interrupted", now
         self.finish(loop, "interrupted", now)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def execution_id(self, loop: StoredLoop, run: StoredRun) -> str:
+        """The execution a run is: an id of its own, the same whenever it is asked."""
+        return f"{loop.loop_id}/run-{run.run_number}"
+
+    def announce(self, events: LoopEvents | None, loop: StoredLoop, before: Progress) -> None:
+        """The events of what a step just wrote (LP-019), called once it is written: every
+        run that ended since `before`, in run order, then the loop's end if it ended."""
+        if events is None:
+            return
+        for run in loop.runs[before.ended_runs:loop.runs_completed]:
+            ended = run.finished_at if run.finished_at is not None else run.started_at
+            duration_ms = round((ended - run.started_at) / timedelta(milliseconds=1))
+            events.loop_run_completed(loop.loop_id, run.run_number,
+                                      self.execution_id(loop, run), run.cost, duration_ms)
+        if before.running and loop.status != "running":
+            events.loop_completed(loop.loop_id, loop.status, loop.stop_reason or "")
 
     # -- reading ---------------------------------------------------------------------------
 

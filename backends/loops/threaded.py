@@ -11,6 +11,10 @@ when the harness advances it.
 blocked again (on an undecided run, a timeout or a delay) or has ended its loop. It asks
 each thread for a fresh look by bumping a generation counter; a thread records the
 generation it saw when it blocks. The wait is bounded by a real-time safety limit.
+
+Given an event sink, a loop thread reports each ended run and its loop's end right after
+saving them, still holding the runtime's lock (LP-019), so a settle never returns between
+a save and its events.
 """
 
 from __future__ import annotations
@@ -23,13 +27,20 @@ from datetime import datetime, timedelta
 from jobconform.backends.loops.memory import LoopStore
 from jobconform.backends.loops.protocol import (
     LoopAgent,
+    LoopEvents,
     LoopNotFound,
     LoopParameters,
     LoopsConfig,
     LoopSnapshot,
     RunResult,
 )
-from jobconform.backends.loops.runner import LoopRules, RunnerMemory, StoredLoop, snapshots
+from jobconform.backends.loops.runner import (
+    LoopRules,
+    Progress,
+    RunnerMemory,
+    StoredLoop,
+    snapshots,
+)
 from jobconform.backends.threaded.clock import WaitableClock
 from jobconform.backends.threaded.worker import SettleTimeout
 
@@ -44,13 +55,16 @@ class ThreadedLoopRuntime:
         open_store: called once now and again after each restart; it returns the store
             on the same data (a restart loses only what the process held).
         on_close: releases what the store needs (an engine), after the threads ended.
+        events: hears of every ended run and every ended loop (LP-019), if given.
     """
 
     def __init__(self, clock: WaitableClock, config: LoopsConfig,
                  open_store: Callable[[], LoopStore],
                  on_close: Callable[[], None] = lambda: None,
                  rules: LoopRules | None = None,
-                 settle_limit: float = SETTLE_LIMIT_SECONDS) -> None:
+                 settle_limit: float = SETTLE_LIMIT_SECONDS,
+                 events: LoopEvents | None = None) -> None:
+        self.events = events
         self._clock = clock
         self._config = config
         self._open_store = open_store
@@ -131,8 +145,15 @@ class ThreadedLoopRuntime:
             now = self._clock.now()
             for loop in self._store.all():
                 if loop.status == "running":
+                    before = Progress.of(loop)
                     self.rules.interrupt(loop, now)
-                    self._store.save(loop)
+                    self._commit(loop, before)
+
+    def _commit(self, loop: StoredLoop, before: Progress) -> None:
+        """Save the loop, then tell the event sink what the save holds (LP-019); called
+        with the runtime's lock held."""
+        self._store.save(loop)
+        self.rules.announce(self.events, loop, before)
 
     def close(self) -> None:
         self._take_threads_down()
@@ -209,22 +230,24 @@ class ThreadedLoopRuntime:
             if self._leaving:
                 return
             now = self._clock.now()
+            before = Progress.of(loop)
             loop.stop_requested = loop.stop_requested or loop_id in self._stop_flags
             rules.record(loop, memory, result, now)
             reason = rules.after_run(loop, memory, now) or rules.before_next_run(
                 loop, memory, now)
             if reason is None and loop.params.delay_seconds > 0:
                 loop.next_run_at = rules.delay_until(loop, now)
-                self._store.save(loop)
+                self._commit(loop, before)
                 self._wait(loop_id, lambda: loop_id in self._stop_flags, loop.next_run_at)
                 if self._leaving:
                     return
                 now = self._clock.now()
+                before = Progress.of(loop)
                 loop.stop_requested = loop.stop_requested or loop_id in self._stop_flags
                 reason = rules.before_next_run(loop, memory, now)
             if reason is not None:
                 rules.finish(loop, reason, now)
-                self._store.save(loop)
+                self._commit(loop, before)
                 return
             rules.begin_run(loop, now)
-            self._store.save(loop)
+            self._commit(loop, before)

@@ -145,6 +145,10 @@ NO_AUDIT_EVENTS_NOTE = (
     " protocol: no message carries the kit's audit sink to the child, so IK-017 is reported"
     " not claimed.")
 
+NO_LOOP_EVENTS_NOTE = (
+    "Loop events (loop-events) are not claimed through the process protocol: no message"
+    " carries the kit's loop event sink to the child, so LP-019 is reported not claimed.")
+
 
 SERIAL_STORE_NOTE = (
     "TS-010 (saves from several threads at once) reaches the child through one pipe that"
@@ -188,7 +192,7 @@ class ProcessBackend:
         self.version = session.version
         self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
                              NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
-                             SERIAL_STORE_NOTE)
+                             NO_LOOP_EVENTS_NOTE, SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:
         """Talk to the child through `session`; version 2 needs the kit's objects on it."""

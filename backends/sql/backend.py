@@ -34,7 +34,7 @@ from jobconform.backends.idempotency.protocol import IdempotencyAudit, Idempoten
 from jobconform.backends.idempotency.service import IdempotencyService
 from jobconform.backends.idempotency.sql import SqlKeyStore
 from jobconform.backends.loops.memory import StepLoopRuntime
-from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
+from jobconform.backends.loops.protocol import LOOPS, LoopEvents, LoopsConfig
 from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.protocol import (
     ADMISSION,
@@ -43,6 +43,7 @@ from jobconform.backends.protocol import (
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
+    LOOP_EVENTS,
     REAPER,
     REDELIVERY,
     REMINDERS,
@@ -121,8 +122,8 @@ class SqlLoopRuntime(StepLoopRuntime):
     """
 
     def __init__(self, clock: Clock, config: LoopsConfig, engine: Engine,
-                 owns_engine: bool) -> None:
-        super().__init__(clock, config, SqlLoopStore(engine))
+                 owns_engine: bool, events: LoopEvents | None = None) -> None:
+        super().__init__(clock, config, SqlLoopStore(engine), events=events)
         self._engine = engine
         self._owns_engine = owns_engine
 
@@ -174,6 +175,7 @@ class SqlBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
                               COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
+                              LOOP_EVENTS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
@@ -203,8 +205,9 @@ class SqlBackend:
         store.clear()
         return store
 
-    def open_loops(self, clock: Clock, config: LoopsConfig) -> SqlLoopRuntime:
-        return SqlLoopRuntime(clock, config, *self.empty_loop_engine())
+    def open_loops(self, clock: Clock, config: LoopsConfig,
+                   events: LoopEvents | None = None) -> SqlLoopRuntime:
+        return SqlLoopRuntime(clock, config, *self.empty_loop_engine(), events=events)
 
     def empty_loop_engine(self) -> tuple[Engine, bool]:
         """An engine on a database without loops, and whether the caller owns it."""

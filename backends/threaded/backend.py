@@ -28,7 +28,7 @@ from jobconform.backends.idempotency.protocol import IdempotencyAudit, Idempoten
 from jobconform.backends.idempotency.service import IdempotencyService, KeyStore
 from jobconform.backends.idempotency.threaded import RequestThreadIdempotency
 from jobconform.backends.loops.memory import InMemoryLoopStore
-from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
+from jobconform.backends.loops.protocol import LOOPS, LoopEvents, LoopsConfig
 from jobconform.backends.loops.threaded import ThreadedLoopRuntime
 from jobconform.backends.protocol import (
     ADMISSION,
@@ -37,6 +37,7 @@ from jobconform.backends.protocol import (
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
+    LOOP_EVENTS,
     REAPER,
     REDELIVERY,
     REMINDERS,
@@ -105,17 +106,19 @@ class ThreadedBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
                               STORE, COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
+                              LOOP_EVENTS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
         """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""
         return open_shared_admission(self, clock, config)
 
-    def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
+    def open_loops(self, clock: Clock, config: LoopsConfig,
+                   events: LoopEvents | None = None) -> ThreadedLoopRuntime:
         """Loops whose runs execute on threads of their own, over an in-memory store that
         outlives a restart of the runtime (the process's memory stands in for a disk)."""
         store = InMemoryLoopStore()
-        return ThreadedLoopRuntime(waitable(clock), config, lambda: store)
+        return ThreadedLoopRuntime(waitable(clock), config, lambda: store, events=events)
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
         return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),

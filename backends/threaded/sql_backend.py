@@ -16,7 +16,7 @@ from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import StoreGovernorRuntime
 from jobconform.backends.governor.threaded import PooledGovernorRuntime
 from jobconform.backends.idempotency.service import KeyStore
-from jobconform.backends.loops.protocol import LOOPS, LoopsConfig
+from jobconform.backends.loops.protocol import LOOPS, LoopEvents, LoopsConfig
 from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.loops.threaded import ThreadedLoopRuntime
 from jobconform.backends.protocol import (
@@ -62,12 +62,15 @@ class ThreadedSqlBackend(ThreadedBackend):
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
 
-    def open_loops(self, clock: Clock, config: LoopsConfig) -> ThreadedLoopRuntime:
+    def open_loops(self, clock: Clock, config: LoopsConfig,
+                   events: LoopEvents | None = None) -> ThreadedLoopRuntime:
         """Loop threads over the SQL loop tables; a restart reads them back through a new
-        store object on the same database."""
+        store object on the same database. (It does not claim loop-events, so the kit
+        passes no event sink; one given is reported to all the same.)"""
         engine, owned = self._sql.empty_loop_engine()
         return ThreadedLoopRuntime(waitable(clock), config, lambda: SqlLoopStore(engine),
-                                   on_close=engine.dispose if owned else lambda: None)
+                                   on_close=engine.dispose if owned else lambda: None,
+                                   events=events)
 
     def new_store(self) -> JobStore:
         # The sql backend's own recipe: a fresh in-memory database, or one migrated engine

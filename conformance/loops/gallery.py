@@ -2,8 +2,9 @@
 
 Each entry is the memory backend whose loop runtime has one rule of
 `jobconform.backends.loops.runner.LoopRules` changed the way a loop runner could get it
-wrong; seed 002 §38 names several of these traps itself. The lifecycle stays correct, so
-only the loops checks may catch them, and each must name the requirement in `catches`.
+wrong; seed 002 §38 names several of these traps itself (one entry breaks the step runtime
+itself, where it tells its event sink). The lifecycle stays correct, so only the loops
+checks may catch them, and each must name the requirement in `catches`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.loops.memory import StepLoopRuntime
-from jobconform.backends.loops.protocol import LoopsConfig, LoopSnapshot, RunResult
-from jobconform.backends.loops.runner import LoopRules, RunnerMemory, StoredLoop
+from jobconform.backends.loops.protocol import LoopEvents, LoopsConfig, LoopSnapshot, RunResult
+from jobconform.backends.loops.runner import LoopRules, Progress, RunnerMemory, StoredLoop
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.conformance.gallery import GalleryEntry
@@ -96,16 +97,29 @@ class LoopTimesAtOffset(LoopRules):
                        completed_at=None if ended is None else ended.astimezone(EAST_OF_UTC))
 
 
-def _loops_entry(name: str, rules: type[LoopRules], catches: str,
-                 source: str) -> GalleryEntry:
-    """The memory backend with one loop rule broken, loadable as `<this module>:<name>`."""
-    bug = " ".join((rules.__doc__ or "").split())
+class EventBeforeRecord(StepLoopRuntime):
+    """The loop events are sent before the step that ended a run (or the loop) is saved,
+    as a service that broadcasts on its websocket before it commits: a client that reads
+    the loop on loop_run_completed still sees the run in flight."""
+
+    def _commit(self, loop: StoredLoop, before: Progress) -> None:
+        self.rules.announce(self.events, loop, before)
+        self._store.save(loop)
+
+
+def _loops_entry(name: str, rules: type[LoopRules], catches: str, source: str,
+                 runtime: type[StepLoopRuntime] = StepLoopRuntime) -> GalleryEntry:
+    """The memory backend with one loop rule (or the runtime's event order) broken,
+    loadable as `<this module>:<name>`."""
+    bug = " ".join(((rules if runtime is StepLoopRuntime else runtime).__doc__
+                    or "").split())
 
     class BrokenBackend(MemoryBackend):
         __doc__ = bug
 
-        def open_loops(self, clock: Clock, config: LoopsConfig) -> StepLoopRuntime:
-            return StepLoopRuntime(clock, config, rules=rules())
+        def open_loops(self, clock: Clock, config: LoopsConfig,
+                       events: LoopEvents | None = None) -> StepLoopRuntime:
+            return runtime(clock, config, rules=rules(), events=events)
 
     BrokenBackend.name = f"gallery.{name}"
     BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
@@ -126,4 +140,7 @@ GALLERY = (
                  "seed 002 §38.5 FR-2"),
     _loops_entry("loops_times_at_offset", LoopTimesAtOffset, "LP-018",
                  "issue 18: UTC everywhere (times outside job records)"),
+    _loops_entry("loops_run_event_before_record", LoopRules, "LP-019",
+                 "seed 002 §38.1: WebSocket events loop_run_completed and loop_completed",
+                 runtime=EventBeforeRecord),
 )

@@ -8,6 +8,11 @@ Time passes only through `PassTime`. The harness moves the clock to each instant
 the oracle expects a timer (a per-run timeout, the end of a delay, a deadline that cuts a
 delay short), settles the runtime there and compares, then moves on: a runtime that acts
 at the wrong instant is caught at the first instant where the two disagree.
+
+Where the backend claims loop-events, the runtime is opened with the harness's event sink,
+and every comparison also checks each loop's events against the oracle's (LP-019): one
+`loop_run_completed` per ended run, in run order, then one `loop_completed`, each emitted
+once its state was written. No command of its own drives this; every command does.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from jobconform.backends.loops.protocol import (
     LoopRuntime,
     LoopsConfig,
 )
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import LOOP_EVENTS, Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
     SAFETY_TIMEOUT_SECONDS,
@@ -35,15 +40,21 @@ from jobconform.conformance.harness import (
     Divergence,
     ListedDeviations,
 )
+from jobconform.conformance.sinks import LoopEventLog, LoopEventRecord
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import (
+    LOOP_COMPLETED,
+    RUN_COMPLETED,
     TIMEOUT_ERROR,
+    LoopCompleted,
+    LoopEvent,
     LoopsModel,
     LoopState,
     LoopStatus,
+    RunCompleted,
     RunRecord,
     RunStatus,
     StopReason,
@@ -70,6 +81,11 @@ OUTRANK_NO_PROGRESS = {"user_stopped", "deadline_exceeded", "stop_signal_matched
 # Costs are sums of the same floats in the same order; the tolerance only absorbs a
 # database that rounds the last bit.
 COST_TOLERANCE = 1e-9
+# A run event's duration may be rounded or cut to whole milliseconds.
+DURATION_TOLERANCE_MS = 1.0
+# How a run event's execution id shows when it is a non-empty string no other run's event
+# carries (LP-019); the runtime chooses the id, so only that is compared.
+OWN_EXECUTION = "<an execution id of its own>"
 
 
 def default_timeout(profile: Profile) -> float:
@@ -105,6 +121,25 @@ def same_cost(expected: float | None, actual: object) -> bool:
             and math.isfinite(actual) and abs(actual - expected) <= COST_TOLERANCE)
 
 
+def run_event_matches(event: tuple[object, ...], run_number: int, status: str,
+                      cost: float | None, duration_ms: float) -> bool:
+    """Whether `event` (a form of `LoopsHarness.loop_events`) is the loop_run_completed of
+    run `run_number`, with an execution id of its own, this cost and duration (within
+    tolerance), and the run recorded with `status` when it came."""
+    if len(event) != 6 or event[0] != RUN_COMPLETED:
+        return False
+    _, number, execution, got_cost, duration, seen = event
+    return (number == run_number and execution == OWN_EXECUTION and same_cost(cost, got_cost)
+            and isinstance(duration, int | float) and not isinstance(duration, bool)
+            and abs(duration - duration_ms) < DURATION_TOLERANCE_MS and seen == status)
+
+
+def loop_event_matches(event: tuple[object, ...], status: str, stop_reason: str) -> bool:
+    """Whether `event` is the loop_completed naming this status and stop reason, with the
+    loop recorded so when it came."""
+    return tuple(event) == (LOOP_COMPLETED, status, stop_reason, status, stop_reason)
+
+
 @dataclass
 class LoopsHarness:
     """Differential execution of loop commands on one backend and the oracle."""
@@ -133,9 +168,23 @@ class LoopsHarness:
         if not callable(opener):
             raise AdapterError(f"backend {self.backend.name!r} claims loops but has no"
                                " open_loops(clock, config); see backends/loops/protocol.py")
+        # Only a backend claiming loop-events is handed the event sink (LP-019); any other
+        # is opened with two arguments, as before, and LP-019 is "not claimed".
+        self.events: LoopEventLog | None = (
+            LoopEventLog() if LOOP_EVENTS in self.backend.capabilities else None)
+        events = self.events
+        # Execution ids of run events -> the (loop alias, run number) first seen with them.
+        self._executions: dict[str, tuple[str, object]] = {}
+        # Per loop alias, the events (the runtime's, the oracle's) taken as they are after
+        # a listed deviation was adopted; only later ones are compared.
+        self._events_adopted: dict[str, tuple[int, int]] = {}
         with guarded(self.safety_timeout, f"opening loops on {self.backend.name!r}"):
             self.runtime: LoopRuntime = self._call(
-                "open_loops", lambda: cast(LoopRuntime, opener(self.clock, self.config)))
+                "open_loops", lambda: cast(LoopRuntime, (
+                    opener(self.clock, self.config) if events is None
+                    else opener(self.clock, self.config, events))))
+        if events is not None:
+            events.read = self.runtime.get_loop
 
     # -- running commands ------------------------------------------------------------------
 
@@ -195,6 +244,7 @@ class LoopsHarness:
                 runs=runs, last_response=view.last_response, failed_runs=view.failed_runs,
                 cost_warnings=tuple(view.cost_warnings),
                 next_run_at=None if ended else loop.next_run_at)
+        self._adopt_events()
 
     def close(self) -> None:
         with guarded(self.safety_timeout, "closing the loop runtime"):
@@ -369,6 +419,98 @@ class LoopsHarness:
                                                                              None):
                 raise self._fail(("LP-002",), f"get_loop({alias!r}) against list_loops",
                                  getattr(view, "status", None), getattr(single, "status", None))
+        self._compare_events()
+
+    # -- loop events (LP-019) --------------------------------------------------------------
+
+    @property
+    def emits_events(self) -> bool:
+        """Whether the backend claims loop-events, so LP-019 is checked on it."""
+        return self.events is not None
+
+    def loop_events(self, alias: str) -> list[tuple[object, ...]]:
+        """The events the runtime emitted for loop `alias` so far, in order, in the form
+        the harness compares: ("loop_run_completed", run number, the execution id (as
+        OWN_EXECUTION when it is a run's own), cost, duration in ms, the run's status as
+        recorded when the event came) or ("loop_completed", status, stop reason, the
+        loop's status and stop reason as recorded when it came); [] without loop-events."""
+        return [self._event_form(alias, record, None) for record in self._records_of(alias)]
+
+    def _records_of(self, alias: str) -> list[LoopEventRecord]:
+        loop_id = self.ids.get(alias)
+        if self.events is None or loop_id is None:
+            return []
+        return [record for record in self.events.events() if record.loop_id == loop_id]
+
+    def _expected_form(self, event: LoopEvent) -> tuple[object, ...]:
+        if isinstance(event, RunCompleted):
+            return (RUN_COMPLETED, event.run_number, OWN_EXECUTION, event.cost,
+                    event.duration_ms, event.status.value)
+        assert isinstance(event, LoopCompleted)
+        return (LOOP_COMPLETED, event.status.value, event.stop_reason.value,
+                event.status.value, event.stop_reason.value)
+
+    def _event_form(self, alias: str, record: LoopEventRecord,
+                    counterpart: LoopEvent | None) -> tuple[object, ...]:
+        """A runtime's event as compared: a cost or a duration that matches the oracle's
+        counterpart within tolerance shows as the oracle's value; anything else as is."""
+        if record.kind == LOOP_COMPLETED:
+            return (LOOP_COMPLETED, *record.values, *record.seen)
+        if record.kind != RUN_COMPLETED or len(record.values) != 4:
+            return (record.kind, *record.values, *record.seen)
+        number, execution, cost, duration = record.values
+        if isinstance(counterpart, RunCompleted):
+            if same_cost(counterpart.cost, cost):
+                cost = counterpart.cost
+            if (isinstance(duration, int | float) and not isinstance(duration, bool)
+                    and abs(duration - counterpart.duration_ms) < DURATION_TOLERANCE_MS):
+                duration = counterpart.duration_ms
+        return (RUN_COMPLETED, number, self._execution_form(alias, number, execution),
+                cost, duration, *record.seen)
+
+    def _execution_form(self, alias: str, run_number: object, execution: object) -> object:
+        """OWN_EXECUTION for a non-empty string first seen with this loop's run; else the
+        id as given, with the run it already belongs to."""
+        if not isinstance(execution, str) or not execution:
+            return execution
+        owner = self._executions.setdefault(execution, (alias, run_number))
+        if owner == (alias, run_number):
+            return OWN_EXECUTION
+        return f"{execution!r}, already the execution of loop {owner[0]!r} run {owner[1]}"
+
+    def _compare_events(self) -> None:
+        """Each loop's events so far against the oracle's, in order (LP-019); an event
+        for a loop id the runtime never returned is one too many."""
+        if self.events is None:
+            return
+        known = set(self.ids.values())
+        stray = [record for record in self.events.events() if record.loop_id not in known]
+        if stray:
+            raise self._fail(("LP-019",), "loop events for loop ids start_loop never"
+                             " returned", [], stray)
+        for alias, expected_events in self.model.events.items():
+            if alias not in self.ids:
+                continue
+            if expected_events:
+                self.exercised.add("LP-019")
+            skip_actual, skip_expected = self._events_adopted.get(alias, (0, 0))
+            expected = expected_events[skip_expected:]
+            records = self._records_of(alias)[skip_actual:]
+            actual = [self._event_form(alias, record,
+                                       expected[index] if index < len(expected) else None)
+                      for index, record in enumerate(records)]
+            wanted = [self._expected_form(event) for event in expected]
+            if actual != wanted:
+                raise self._fail(
+                    ("LP-019",), f"the events of loop {alias!r}: (event, run, execution,"
+                    " cost, duration ms, the run's status when emitted) or (event, status,"
+                    " stop reason, the loop's status and stop reason when emitted)",
+                    wanted, actual)
+
+    def _adopt_events(self) -> None:
+        """After a listed deviation: each loop's events so far are taken as they are."""
+        for alias, expected in self.model.events.items():
+            self._events_adopted[alias] = (len(self._records_of(alias)), len(expected))
 
     def _compare_loop(self, alias: str, loop: LoopState, view: Any, now: datetime) -> None:
         reason = None if loop.stop_reason is None else loop.stop_reason.value

@@ -1,4 +1,4 @@
-"""Robot Framework keywords for sequential agent loops (spec/loops.yaml, LP-001..LP-018).
+"""Robot Framework keywords for sequential agent loops (spec/loops.yaml, LP-001..LP-019).
 
 Every keyword that changes something drives the `LoopsHarness`, so the backend and the
 oracle see the same command and any difference fails the test with the harness's
@@ -23,6 +23,7 @@ import math
 from datetime import timedelta
 from typing import Any
 
+from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
@@ -30,7 +31,12 @@ from jobconform.backends.loading import load_backend
 from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
 from jobconform.conformance import tolerance
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.loops.harness import LoopsHarness, same_cost
+from jobconform.conformance.loops.harness import (
+    LoopsHarness,
+    loop_event_matches,
+    run_event_matches,
+    same_cost,
+)
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import FailResult, LoopParameters, RaiseError, Respond
 from jobconform.spec import load_registry
@@ -231,3 +237,52 @@ class LoopsLibrary:
         actual = self.stop_loop(alias)
         if actual != answer:
             raise self._fail(f"the answer to stopping loop {alias!r}", answer, actual)
+
+    # -- loop events (LP-019) ----------------------------------------------------------------
+
+    @keyword("Require Loop Events")
+    def require_loop_events(self) -> None:
+        """Skip the test where the backend does not claim loop-events: LP-019 cannot be
+        checked there, so it is not run."""
+        harness = self.harness
+        if not harness.emits_events:
+            raise SkipExecution(f"backend {harness.backend.name} does not report loop events"
+                                " to an event sink (loop-events)")
+
+    def _event(self, alias: str, index: int) -> tuple[object, ...]:
+        events = self.harness.loop_events(alias)
+        if not 1 <= int(index) <= len(events):
+            raise self._fail(f"loop {alias!r} should have emitted an event {index}",
+                             f"event {index}", events)
+        return events[int(index) - 1]
+
+    @keyword("Loop Should Have Emitted")
+    def loop_should_have_emitted(self, alias: str, count: int) -> None:
+        """Loop ``alias`` emitted ``count`` events so far (LP-019)."""
+        events = self.harness.loop_events(alias)
+        if len(events) != int(count):
+            raise self._fail(f"the number of events loop {alias!r} emitted", int(count), events)
+
+    @keyword("Run Event Should Be")
+    def run_event_should_be(self, alias: str, index: int, run: int, status: str,
+                            cost: str, duration_ms: float) -> None:
+        """Event ``index`` of loop ``alias`` is loop_run_completed for run ``run``, with an
+        execution id of its own, ``cost`` (a number or none) and ``duration_ms``, the run
+        recorded ``status`` when it came."""
+        event = self._event(alias, index)
+        wanted_cost = _value(cost)
+        if not run_event_matches(event, int(run), status, wanted_cost, float(duration_ms)):
+            raise self._fail(f"event {index} of loop {alias!r} (event, run, execution, cost,"
+                             " duration ms, the run's status when emitted)",
+                             ("loop_run_completed", int(run), "<an execution id of its own>",
+                              wanted_cost, float(duration_ms), status), event)
+
+    @keyword("Loop Event Should Be")
+    def loop_event_should_be(self, alias: str, index: int, status: str, reason: str) -> None:
+        """Event ``index`` of loop ``alias`` is loop_completed naming ``status`` and
+        ``reason``, the loop recorded so when it came."""
+        event = self._event(alias, index)
+        if not loop_event_matches(event, status, reason):
+            raise self._fail(f"event {index} of loop {alias!r} (event, status, stop reason,"
+                             " the loop's status and stop reason when emitted)",
+                             ("loop_completed", status, reason, status, reason), event)

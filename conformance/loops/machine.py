@@ -7,6 +7,11 @@ cross the per-run timeouts, delays and deadlines it draws, and restarts the runt
 and then. The harness compares every loop after every command (status, stop reason,
 runs, failed runs, total cost, messages, timestamps); Hypothesis shrinks a divergence to
 a minimal command list.
+
+Where the backend claims loop-events, the harness also checks each loop's events after
+every command (LP-019): every run the rules end and every loop they end emits its event.
+No rule of its own is drawn for it, so the sequences (and the gallery's first failures)
+stay those of the rules below.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Behave steps for sequential agent loops (spec/loops.yaml, LP-001..LP-018).
+"""Behave steps for sequential agent loops (spec/loops.yaml, LP-001..LP-019).
 
 Every When-step sends one loop command through `LoopsHarness.run`, which applies it to
 the backend and to the oracle and compares every loop; a `Divergence` propagates as the
@@ -25,7 +25,12 @@ from jobconform.conformance.lifecycle.steps import (
     setup_step,
     state_of,
 )
-from jobconform.conformance.loops.harness import LoopsHarness, same_cost
+from jobconform.conformance.loops.harness import (
+    LoopsHarness,
+    loop_event_matches,
+    run_event_matches,
+    same_cost,
+)
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import (
     FailResult,
@@ -306,3 +311,53 @@ def stop_answer(context: Any, answer: str) -> None:
     actual = _loops(context).last_answer
     if actual != answer:
         raise _fail(context, "the answer to the stop request", answer, actual)
+
+
+# -- loop events (LP-019) ---------------------------------------------------------------------
+
+
+@setup_step("the loop events are emitted")
+def loop_events_emitted(context: Any) -> None:
+    """LP-019 needs a backend claiming loop-events; elsewhere the scenario is skipped, never
+    passed."""
+    harness = _loops(context)
+    if not harness.emits_events:
+        context.scenario.skip(f"backend {harness.backend.name} does not report loop events"
+                              " to an event sink (loop-events)")
+
+
+def _event(context: Any, alias: str, index: int) -> tuple[object, ...]:
+    events = _loops(context).loop_events(alias)
+    if not 1 <= index <= len(events):
+        raise _fail(context, f"loop {alias!r} should have emitted an event {index}",
+                    f"event {index}", events)
+    return events[index - 1]
+
+
+@check_step('loop "{alias}" has emitted {count:d} events')
+def loop_event_count(context: Any, alias: str, count: int) -> None:
+    events = _loops(context).loop_events(alias)
+    if len(events) != count:
+        raise _fail(context, f"the number of events loop {alias!r} emitted", count, events)
+
+
+@check_step('event {index:d} of loop "{alias}" reports run {run:d} {status:w} costing'
+            ' {cost:LoopCost} in {duration:g} ms')
+def run_event(context: Any, index: int, alias: str, run: int, status: str,
+              cost: float | None, duration: float) -> None:
+    event = _event(context, alias, index)
+    if not run_event_matches(event, run, status, cost, duration):
+        raise _fail(context, f"event {index} of loop {alias!r} (event, run, execution, cost,"
+                    " duration ms, the run's status when emitted)",
+                    ("loop_run_completed", run, "<an execution id of its own>", cost,
+                     duration, status), event)
+
+
+@check_step('event {index:d} of loop "{alias}" reports the loop {status:w} with stop reason'
+            ' {reason:w}')
+def loop_event(context: Any, index: int, alias: str, status: str, reason: str) -> None:
+    event = _event(context, alias, index)
+    if not loop_event_matches(event, status, reason):
+        raise _fail(context, f"event {index} of loop {alias!r} (event, status, stop reason,"
+                    " the loop's status and stop reason when emitted)",
+                    ("loop_completed", status, reason, status, reason), event)

@@ -8,6 +8,9 @@ the same instants always give the same loop.
 
 The harness scripts how each run ends (`Respond`, `FailResult`, `RaiseError`); a run
 with no scripted end by its per-run timeout fails as a timeout.
+
+Every change of a loop emits events (LP-019, `events_between`): one `loop_run_completed`
+per run that ended, in run order, then one `loop_completed` if the loop ended.
 """
 
 from __future__ import annotations
@@ -486,19 +489,76 @@ def interrupt(loop: LoopState, now: datetime) -> LoopState:
     return finish(replace(loop, runs=runs), StopReason.INTERRUPTED, now)
 
 
+# -- events (LP-019) -------------------------------------------------------------------------
+
+RUN_COMPLETED = "loop_run_completed"
+LOOP_COMPLETED = "loop_completed"
+ENDED_RUN_STATUSES = (RunStatus.SUCCEEDED, RunStatus.FAILED)
+
+
+@dataclass(frozen=True)
+class RunCompleted:
+    """The event `loop_run_completed` of one ended run: its number, its counted cost, how
+    long it took in milliseconds, and the status its record holds when the event is
+    emitted (the event comes after the record is written). The loop id and the execution
+    id are the runtime's own; the harness matches them."""
+
+    run_number: int
+    cost: float | None
+    duration_ms: float
+    status: RunStatus
+
+
+@dataclass(frozen=True)
+class LoopCompleted:
+    """The event `loop_completed`: the loop ended with this status and stop reason, which
+    its record holds when the event is emitted."""
+
+    status: LoopStatus
+    stop_reason: StopReason
+
+
+LoopEvent = RunCompleted | LoopCompleted
+
+
+def events_between(before: LoopState, after: LoopState) -> tuple[LoopEvent, ...]:
+    """The events of one loop going from `before` to `after`: a `RunCompleted` for each
+    run that ended in between (succeeded or failed; a run a restart interrupts did not
+    complete), in run order, then a `LoopCompleted` if the loop ended."""
+    ended = [run for run in after.runs if run.status in ENDED_RUN_STATUSES]
+    events: list[LoopEvent] = []
+    for run in ended[before.runs_completed:]:
+        finished = run.finished_at if run.finished_at is not None else run.started_at
+        events.append(RunCompleted(run.run_number, run.cost,
+                                   (finished - run.started_at) / timedelta(milliseconds=1),
+                                   run.status))
+    if (before.status is LoopStatus.RUNNING and after.status is not LoopStatus.RUNNING
+            and after.stop_reason is not None):
+        events.append(LoopCompleted(after.status, after.stop_reason))
+    return tuple(events)
+
+
 # -- many loops ------------------------------------------------------------------------------
 
 
 @dataclass
 class LoopsModel:
-    """The loops of one runtime, by the harness's aliases, in start order."""
+    """The loops of one runtime, by the harness's aliases, in start order, with the events
+    each loop has emitted so far, in order (LP-019)."""
 
     default_timeout_per_run_seconds: float
     loops: dict[str, LoopState] = field(default_factory=dict)
+    events: dict[str, list[LoopEvent]] = field(default_factory=dict)
+
+    def _change(self, alias: str, loop: LoopState) -> None:
+        """Replace the loop's state, noting the events of the change."""
+        self.events.setdefault(alias, []).extend(events_between(self.loops[alias], loop))
+        self.loops[alias] = loop
 
     def start(self, alias: str, params: LoopParameters, now: datetime) -> LoopState:
         loop = start(params, self.default_timeout_per_run_seconds, now)
         self.loops[alias] = loop
+        self.events[alias] = []
         return loop
 
     def next_due(self) -> datetime | None:
@@ -507,20 +567,21 @@ class LoopsModel:
 
     def advance_to(self, now: datetime) -> None:
         for alias, loop in self.loops.items():
-            self.loops[alias] = advance_to(loop, now)
+            self._change(alias, advance_to(loop, now))
 
     def end_run(self, alias: str, outcome: RunOutcome, now: datetime) -> bool:
         """Script the in-flight run of a loop; False when it has none."""
         loop = self.loops[alias]
         if loop.status is not LoopStatus.RUNNING or loop.current_run is None:
             return False
-        self.loops[alias] = end_run(loop, outcome, now)
+        self._change(alias, end_run(loop, outcome, now))
         return True
 
     def request_stop(self, alias: str, now: datetime) -> str:
-        answer, self.loops[alias] = request_stop(self.loops[alias], now)
+        answer, loop = request_stop(self.loops[alias], now)
+        self._change(alias, loop)
         return answer
 
     def restart(self, now: datetime) -> None:
         for alias, loop in self.loops.items():
-            self.loops[alias] = interrupt(loop, now)
+            self._change(alias, interrupt(loop, now))
