@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +106,19 @@ def test_a_profile_without_the_area_says_where_to_add_it() -> None:
 def test_creation_rules_in_order(message: str, fire_at: datetime | None,
                                  delay: float | None, code: str | None) -> None:
     assert creation_problem(ReminderConfig(), message, fire_at, delay, EPOCH) == code
+
+
+@pytest.mark.parametrize("backend", ["memory", "sql", "threaded"])
+def test_a_fire_time_at_another_offset_is_shown_in_utc(backend: str) -> None:
+    harness = ReminderHarness(load_backend(backend), CANONICAL, REGISTRY)
+    plus_two = at(3600).astimezone(timezone(timedelta(hours=2)))
+    try:
+        assert harness.run(rc.CreateReminder("a", "x", fire_at=plus_two)) == CREATED
+        view = harness.runtime.get(harness.ids["a"])
+        assert view is not None and view.fire_at == at(3600)
+        assert view.fire_at.utcoffset() == timedelta(0)
+    finally:
+        harness.close()
 
 
 def test_oracle_walks_all_five_states() -> None:

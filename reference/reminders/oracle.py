@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 DAY = timedelta(days=1)
@@ -110,11 +110,12 @@ def resolve_fire_at(fire_at: datetime | None, delay_seconds: float | None,
     if (fire_at is None) == (delay_seconds is None):
         return None
     if fire_at is not None:
-        return fire_at if fire_at.utcoffset() is not None else None
+        # Every instant a reminder shows is UTC, whatever offset it was given in (RM-001).
+        return fire_at.astimezone(UTC) if fire_at.utcoffset() is not None else None
     assert delay_seconds is not None
     if isinstance(delay_seconds, bool) or not math.isfinite(delay_seconds):
         return None
-    return now + timedelta(seconds=delay_seconds)
+    return (now + timedelta(seconds=delay_seconds)).astimezone(UTC)
 
 
 def creation_problem(config: ReminderConfig, message: str, fire_at: datetime | None,
