@@ -89,7 +89,7 @@ Feature: Self-reminders
     Then the creation of reminder "d" is accepted
     When the reminder clock advances 60 seconds
     Then reminder "b" is firing
-    When reminder "e" is created with message "x" and a delay of 600 seconds
+    When reminder "e" is created with message "y" and a delay of 600 seconds
     Then the creation of reminder "e" is accepted
 
   # -- RM-005: per-day cap, durable ------------------------------------------------------------
@@ -484,3 +484,68 @@ Feature: Self-reminders
     Then the creation of reminder "after" is accepted
     When all reminders are listed
     Then the reminders listed are "a, again, plain, after"
+
+  # -- RM-018: keys derived for creations without one ---------------------------------------------
+
+  @RM-018
+  Scenario: A retried creation without a key answers its reminder, though its delay now resolves later
+    Given reminders with max_pending set to 2
+    When reminder "a" is created with message "check the PR" and a delay of 3600 seconds
+    And the reminder clock advances 60 seconds
+    And reminder "retry" is created with message "check the PR" and a delay of 3600 seconds
+    Then the creation of reminder "retry" answers reminder "a"
+    And reminder "a" fires at second 3600
+    When reminder "at" is created with message "check the PR" to fire at second 3600
+    Then the creation of reminder "at" is accepted
+    When reminder "again" is created with message "check the PR" and a delay of 3600 seconds
+    Then the creation of reminder "again" answers reminder "a"
+    When reminder "other" is created with message "check the PR!" and a delay of 3600 seconds
+    Then the creation of reminder "other" is rejected with "too_many_pending"
+    When reminder "shorter" is created with message "check the PR" and a delay of 3540 seconds
+    Then the creation of reminder "shorter" is rejected with "too_many_pending"
+    When all reminders are listed
+    Then the reminders listed are "a, at"
+
+  @RM-018 @RM-001
+  Scenario: A fire time counts as written: the same instant at another offset is another reminder
+    When reminder "a" is created with message "x" to fire at second 7200
+    And reminder "b" is created with message "x" to fire at second 7200 written 2 hours ahead of UTC
+    Then the creation of reminder "b" is accepted
+    And reminder "b" fires at second 7200
+    When reminder "b-retry" is created with message "x" to fire at second 7200 written 2 hours ahead of UTC
+    Then the creation of reminder "b-retry" answers reminder "b"
+    When all reminders are listed
+    Then the reminders listed are "a, b"
+
+  @RM-018 @RM-012
+  Scenario: A derived key survives a restart and stops answering once its reminder is final or 24 hours old
+    When reminder "a" is created with message "x" and a delay of 172800 seconds
+    And the reminders runtime restarts
+    And reminder "retry" is created with message "x" and a delay of 172800 seconds
+    Then the creation of reminder "retry" answers reminder "a"
+    When reminder "a" is cancelled
+    And reminder "again" is created with message "x" and a delay of 172800 seconds
+    Then the creation of reminder "again" is accepted
+    And reminder "again" is pending
+    When the reminder clock advances 86399 seconds
+    And reminder "inside" is created with message "x" and a delay of 172800 seconds
+    Then the creation of reminder "inside" answers reminder "again"
+    When the reminder clock advances 1 second
+    And reminder "after" is created with message "x" and a delay of 172800 seconds
+    Then the creation of reminder "after" is accepted
+    When all reminders are listed
+    Then the reminders listed are "a, again, after"
+
+  @RM-018 @RM-017
+  Scenario: A key given and a key derived never answer each other
+    When reminder "keyed" is created with message "x", a delay of 600 seconds and idempotency key "k1"
+    And reminder "plain" is created with message "x" and a delay of 600 seconds
+    Then the creation of reminder "plain" is accepted
+    When reminder "plain-retry" is created with message "x" and a delay of 600 seconds
+    Then the creation of reminder "plain-retry" answers reminder "plain"
+    When reminder "keyed-retry" is created with message "x", a delay of 600 seconds and idempotency key "k1"
+    Then the creation of reminder "keyed-retry" answers reminder "keyed"
+    When reminder "other-key" is created with message "x", a delay of 600 seconds and idempotency key "k2"
+    Then the creation of reminder "other-key" is accepted
+    When all reminders are listed
+    Then the reminders listed are "keyed, plain, other-key"

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for self-reminders (spec/reminders.yaml, RM-001..RM-016).
+Documentation       Conformance checks for self-reminders (spec/reminders.yaml, RM-001..RM-018).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -77,7 +77,7 @@ The Pending Cap Counts Pending Reminders Only
     Creation Should Be Accepted    d
     Advance Reminder Clock    60
     Reminder Status Should Be    b    firing
-    Create Reminder    e    x    delay=600
+    Create Reminder    e    y    delay=600
     Creation Should Be Accepted    e
 
 The Day's Creations Are Capped Over A Rolling Day
@@ -367,3 +367,56 @@ A Key Stops Answering Once Its Reminder Is Final Or 24 Hours Old
     Creation Should Be Accepted    after
     ${listed}=    List Reminders
     Listed Reminders Should Be    ${listed}    a, again, plain, after
+
+# -- RM-018: keys derived for creations without one -----------------------------------------
+
+A Retried Creation Without A Key Answers Its Reminder Before Any Limit
+    [Tags]    RM-018
+    Start Reminders    max_pending=2
+    Create Reminder    a    check the PR    delay=3600
+    Advance Reminder Clock    60
+    Create Reminder    retry    check the PR    delay=3600
+    Creation Should Answer Reminder    retry    a
+    Reminder Should Fire At Second    a    3600
+    Create Reminder    at    check the PR    fire_at_second=3600
+    Creation Should Be Accepted    at
+    Create Reminder    at-offset    check the PR    fire_at_second=3600    utc_offset_hours=2
+    Creation Should Be Rejected    at-offset    too_many_pending
+    Create Reminder    again    check the PR    delay=3600
+    Creation Should Answer Reminder    again    a
+    Create Reminder    other    check the PR!    delay=3600
+    Creation Should Be Rejected    other    too_many_pending
+    ${listed}=    List Reminders
+    Listed Reminders Should Be    ${listed}    a, at
+
+A Derived Key Stops Answering Once Its Reminder Is Final Or 24 Hours Old
+    [Tags]    RM-018
+    Start Reminders
+    Create Reminder    a    x    delay=172800
+    Restart Reminders
+    Create Reminder    retry    x    delay=172800
+    Creation Should Answer Reminder    retry    a
+    Cancel Reminder    a
+    Create Reminder    again    x    delay=172800
+    Creation Should Be Accepted    again
+    Advance Reminder Clock    86399
+    Create Reminder    inside    x    delay=172800
+    Creation Should Answer Reminder    inside    again
+    Advance Reminder Clock    1
+    Create Reminder    after    x    delay=172800
+    Creation Should Be Accepted    after
+    ${listed}=    List Reminders
+    Listed Reminders Should Be    ${listed}    a, again, after
+
+A Key Given And A Key Derived Never Answer Each Other
+    [Tags]    RM-018
+    Start Reminders
+    Create Reminder    keyed    x    delay=600    key=k1
+    Create Reminder    plain    x    delay=600
+    Creation Should Be Accepted    plain
+    Create Reminder    plain-retry    x    delay=600
+    Creation Should Answer Reminder    plain-retry    plain
+    Create Reminder    other-key    x    delay=600    key=k2
+    Creation Should Be Accepted    other-key
+    ${listed}=    List Reminders
+    Listed Reminders Should Be    ${listed}    keyed, plain, other-key

@@ -139,7 +139,7 @@ def test_a_crash_between_fires_loses_and_doubles_nothing(backend: str) -> None:
     harness = ReminderHarness(load_backend(backend), CANONICAL, REGISTRY)
     try:
         for alias in ("a", "b", "c"):
-            harness.run(rc.CreateReminder(alias, "hi", delay_seconds=60))
+            harness.run(rc.CreateReminder(alias, f"remember {alias}", delay_seconds=60))
         harness.run(rc.ReminderStoreFault(StoreFault(FaultKind.CRASH, 2), AdvanceTime(60)))
         statuses = [view.status for view in harness.runtime.list_reminders()]
         assert statuses == ["fired", "firing", "firing"]

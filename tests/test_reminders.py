@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,9 @@ from jobconform.reference.reminders.oracle import (
     ReminderOracle,
     ReminderStatus,
     creation_problem,
+    derived_key,
     rejected,
+    schedule_as_given,
 )
 from jobconform.spec import SpecError, load_registry
 
@@ -108,10 +110,23 @@ def test_creation_rules_in_order(message: str, fire_at: datetime | None,
     assert creation_problem(ReminderConfig(), message, fire_at, delay, EPOCH) == code
 
 
+@pytest.mark.parametrize("backend", ["memory", "sql", "threaded"])
+def test_a_fire_time_at_another_offset_is_shown_in_utc(backend: str) -> None:
+    harness = ReminderHarness(load_backend(backend), CANONICAL, REGISTRY)
+    plus_two = at(3600).astimezone(timezone(timedelta(hours=2)))
+    try:
+        assert harness.run(rc.CreateReminder("a", "x", fire_at=plus_two)) == CREATED
+        view = harness.runtime.get(harness.ids["a"])
+        assert view is not None and view.fire_at == at(3600)
+        assert view.fire_at.utcoffset() == timedelta(0)
+    finally:
+        harness.close()
+
+
 def test_oracle_walks_all_five_states() -> None:
     oracle = ReminderOracle(ReminderConfig(max_attempts=2))
     for alias in ("lands", "fails", "unknown", "cancelled"):
-        assert oracle.create(alias, "x", None, 60.0, at(0)) == CREATED
+        assert oracle.create(alias, alias, None, 60.0, at(0)) == CREATED
     assert oracle.cancel("cancelled") == "cancelled"
     assert oracle.cancel("cancelled") == "already_cancelled"
     oracle.settle(at(60))
@@ -138,7 +153,7 @@ def test_oracle_walks_all_five_states() -> None:
 def test_oracle_caps_pending_and_daily_creations() -> None:
     oracle = ReminderOracle(ReminderConfig(max_pending=1, max_per_day=2))
     assert oracle.create("a", "x", None, 60.0, at(0)) == CREATED
-    assert oracle.create("b", "x", None, 60.0, at(0)) == rejected("too_many_pending")
+    assert oracle.create("b", "y", None, 60.0, at(0)) == rejected("too_many_pending")
     oracle.cancel("a")
     assert oracle.create("c", "x", None, 60.0, at(0)) == CREATED
     oracle.cancel("c")
@@ -170,6 +185,44 @@ def test_oracle_keys_answer_for_less_than_24_hours() -> None:
     assert oracle.keyed("k1", at(1)) is None
 
 
+def test_oracle_derives_a_key_over_the_schedule_as_given() -> None:
+    oracle = ReminderOracle(ReminderConfig(max_pending=2))
+    assert oracle.create("a", "x", None, 3600.0, at(0)) == CREATED
+    # A minute later the same delay resolves to another instant, and still answers.
+    assert oracle.create("retry", "x", None, 3600, at(60)) == f"{REPLAYED}:a"
+    # The same instant as a fire time, or at another offset, is another schedule.
+    assert oracle.create("at", "x", at(3600), None, at(60)) == CREATED
+    plus_two = at(3600).astimezone(timezone(timedelta(hours=2)))
+    assert oracle.create("at+2", "x", plus_two, None, at(60)) == rejected("too_many_pending")
+    assert oracle.create("at-retry", "x", at(3600), None, at(60)) == f"{REPLAYED}:at"
+    assert oracle.create("other", "y", None, 3600.0, at(60)) == rejected("too_many_pending")
+    oracle.cancel("a")
+    assert oracle.create("again", "x", None, 3600.0, at(60)) == CREATED
+    assert oracle.derived(derived_key("x", None, 3600.0), at(86_459.999)) == "again"
+    assert oracle.derived(derived_key("x", None, 3600.0), at(86_460)) is None
+    assert oracle.derived(None, at(60)) is None
+
+
+def test_given_and_derived_keys_never_answer_each_other() -> None:
+    oracle = ReminderOracle(ReminderConfig())
+    assert oracle.create("keyed", "x", None, 600.0, at(0), "k1") == CREATED
+    assert oracle.create("plain", "x", None, 600.0, at(0)) == CREATED
+    assert oracle.create("plain-retry", "x", None, 600.0, at(0)) == f"{REPLAYED}:plain"
+    # A key given whose text is the derived one still finds only keyed reminders.
+    assert oracle.create("same-text", "x", None, 600.0, at(0),
+                         derived_key("x", None, 600.0)) == CREATED
+
+
+def test_a_derived_key_is_the_schedule_as_written() -> None:
+    assert schedule_as_given(None, 60) == schedule_as_given(None, 60.0) == "delay_seconds=60.0"
+    assert schedule_as_given(at(0), None) == "fire_at=2026-01-01T00:00:00+00:00"
+    assert derived_key("x", at(0), None) != derived_key(
+        "x", at(0).astimezone(timezone(timedelta(hours=-5))), None)
+    assert derived_key("x", None, 60.0) != derived_key("y", None, 60.0)
+    assert derived_key("x", at(0), 60.0) is None and derived_key("x", None, None) is None
+    assert len(derived_key("m" * 4000, None, 60.0) or "") == 64  # the SQL column's width
+
+
 def test_oracle_restart_reconciles_firing_as_fired() -> None:
     oracle = ReminderOracle(ReminderConfig())
     oracle.create("a", "x", None, 60.0, at(0))
@@ -197,7 +250,7 @@ def test_oracle_hold_keeps_reminders_pending_until_autonomy_is_back() -> None:
 def test_oracle_sweep_deletes_only_old_final_reminders() -> None:
     oracle = ReminderOracle(ReminderConfig(retention_days=1))
     for alias in ("fired", "pending", "cancelled"):
-        oracle.create(alias, "x", None, 60.0 if alias == "fired" else 600.0, at(0))
+        oracle.create(alias, alias, None, 60.0 if alias == "fired" else 600.0, at(0))
     oracle.cancel("cancelled")
     oracle.settle(at(60))
     oracle.decide("fired", DeliveryOutcome.LANDS)
@@ -301,6 +354,23 @@ def test_a_key_answering_a_cancelled_reminder_is_caught_as_rm_017() -> None:
     harness.close()
 
 
+def test_a_key_derived_over_the_instant_is_caught_as_rm_018() -> None:
+    from jobconform.conformance.reminders.gallery import DerivedKeyOverInstantRuntime
+
+    class Backend(MemoryBackend):
+        def open_reminders(self, clock: Any, config: Any, target: Any) -> StepReminderRuntime:
+            return DerivedKeyOverInstantRuntime(InMemoryReminderStore(), clock, config, target)
+
+    harness = ReminderHarness(Backend(), CANONICAL, REGISTRY)
+    harness.run(rc.CreateReminder("a", "x", delay_seconds=600))
+    harness.run(AdvanceTime(60))
+    with pytest.raises(Divergence) as caught:
+        harness.run(rc.CreateReminder("retry", "x", delay_seconds=600))
+    assert caught.value.requirements[0] == "RM-018"
+    assert caught.value.primary == "RM-018"
+    harness.close()
+
+
 def test_a_runtime_without_keys_still_takes_keyless_creations() -> None:
     """The key is passed only when a check gives one: a runtime written before RM-017
     (create without idempotency_key) is checked on everything else as before."""
@@ -370,6 +440,16 @@ def test_sql_reminders_survive_a_new_engine(url: str) -> None:
         assert second.live_with_key("k2", at(0)) is None
         second.transition("r-3", PENDING, status="cancelled", due_at=None)
         assert second.live_with_key("k1", at(0)) is None
+        # RM-018: a derived key has a column of its own; the two kinds never meet.
+        digest = "d" * 64
+        second.add(StoredReminder("r-4", "x", PENDING, at(10), at(90), at(90),
+                                  derived_key=digest))
+        second.add(StoredReminder("r-5", "x", PENDING, at(10), at(90), at(90),
+                                  idempotency_key=digest))
+        found = second.live_with_key(digest, at(0), derived=True)
+        assert found is not None and found.reminder_id == "r-4" and found.derived_key == digest
+        found = second.live_with_key(digest, at(0))
+        assert found is not None and found.reminder_id == "r-5"
     finally:
         second.close()
 
@@ -423,6 +503,15 @@ def test_sql_backends_agree_with_the_oracle_across_restarts(url: str, runtime_ki
             rc.CreateReminder("k-retry", "x", delay_seconds=600, idempotency_key="key-1"),
         ])
         assert harness.last_answer == f"{REPLAYED}:k"
+        # RM-018 across a restart: the derived key is in the store too, and a delay's
+        # retry later still answers.
+        harness.run_all([
+            rc.CreateReminder("p", "plain", delay_seconds=600),
+            rc.RestartReminders(),
+            AdvanceTime(30),
+            rc.CreateReminder("p-retry", "plain", delay_seconds=600),
+        ])
+        assert harness.last_answer == f"{REPLAYED}:p"
         a, b = harness.oracle.reminders["a"], harness.oracle.reminders["b"]
         assert (a.status, a.attempts, a.fired_at) == (ReminderStatus.FIRED, 2, at(120))
         assert (b.status, b.attempts, b.fired_at) == (ReminderStatus.FIRED, 1, at(90))

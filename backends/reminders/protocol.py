@@ -178,7 +178,11 @@ class ReminderRuntime(Protocol):
 
         With an `idempotency_key` that a pending or firing reminder was created with less
         than 24 hours ago, nothing is created and that reminder's id is returned, before
-        any rule is checked (RM-017). None: no de-duplication.
+        any rule is checked (RM-017). Without one (None), the runtime derives a key from
+        the message and the schedule as given (`delay_seconds=N` or `fire_at` in the
+        offset it came in, never the instant it resolves to) and answers the same way a
+        pending or firing reminder created without a key, with the same derived key, less
+        than 24 hours ago (RM-018). A key given and a key derived never answer each other.
 
         Returns:
             The new reminder's id, or the id of the reminder the key names.

@@ -43,7 +43,12 @@ from jobconform.backends.reminders.store import (
     StoredReminder,
 )
 from jobconform.reference.faults import StoreFault
-from jobconform.reference.reminders.oracle import KEY_WINDOW, creation_problem, resolve_fire_at
+from jobconform.reference.reminders.oracle import (
+    KEY_WINDOW,
+    creation_problem,
+    derived_key,
+    resolve_fire_at,
+)
 
 DAY = timedelta(days=1)
 # How many further passes a settle makes after one that met a failed store write.
@@ -79,12 +84,20 @@ class StepReminderRuntime:
                delay_seconds: float | None = None,
                idempotency_key: str | None = None) -> str:
         now = self._clock.now()
+        derived = (None if idempotency_key is not None
+                   else self._derived_key(message, fire_at, delay_seconds, now))
+        # A retry of a creation that landed answers its reminder, before any limit is
+        # counted: the first creation may be what filled them. Under the key it gives
+        # (RM-017), or without one under the key derived for it (RM-018); the two kinds
+        # never answer each other.
         if idempotency_key is not None:
-            # A retry of a creation that landed answers its reminder, before any limit is
-            # counted: the first creation may be what filled them (RM-017).
             live = self._store.live_with_key(idempotency_key, now - KEY_WINDOW)
-            if live is not None:
-                return live.reminder_id
+        elif derived is not None:
+            live = self._store.live_with_key(derived, now - KEY_WINDOW, derived=True)
+        else:
+            live = None
+        if live is not None:
+            return live.reminder_id
         code = self._problem(message, fire_at, delay_seconds, now)
         if code is not None:
             text = REJECTION_TEXT[code].format(**vars(self._config))
@@ -93,9 +106,15 @@ class StepReminderRuntime:
         assert resolved is not None
         reminder_id = str(uuid.uuid4())
         self._store.add(StoredReminder(reminder_id, message, PENDING, now, resolved, resolved,
-                                       idempotency_key=idempotency_key))
+                                       idempotency_key=idempotency_key, derived_key=derived))
         self._reminders_changed()
         return reminder_id
+
+    def _derived_key(self, message: str, fire_at: datetime | None,
+                     delay_seconds: float | None, now: datetime) -> str | None:
+        """The key of a creation without one (RM-018): over the schedule as given, not the
+        instant it resolves to at `now`."""
+        return derived_key(message, fire_at, delay_seconds)
 
     def _problem(self, message: str, fire_at: datetime | None, delay_seconds: float | None,
                  now: datetime) -> str | None:

@@ -79,10 +79,11 @@ class SqlReminderStore:
             return connection.scalar(select(func.count()).select_from(REMINDERS)
                                      .where(REMINDERS.c.status == status)) or 0
 
-    def live_with_key(self, idempotency_key: str,
-                      created_after: datetime) -> StoredReminder | None:
+    def live_with_key(self, idempotency_key: str, created_after: datetime,
+                      derived: bool = False) -> StoredReminder | None:
+        column = REMINDERS.c.derived_key if derived else REMINDERS.c.idempotency_key
         query = (select(REMINDERS)
-                 .where(REMINDERS.c.idempotency_key == idempotency_key,
+                 .where(column == idempotency_key,
                         REMINDERS.c.status.in_((PENDING, FIRING)),
                         REMINDERS.c.created_at > created_after)
                  .order_by(REMINDERS.c.seq.desc()).limit(1))

@@ -35,6 +35,8 @@ class StoredReminder:
     attempts: int = 0
     fired_at: datetime | None = None
     idempotency_key: str | None = None  # the key it was created with (RM-017)
+    # Created without a key: the key derived from its message and schedule (RM-018).
+    derived_key: str | None = None
 
 
 class ReminderStore(Protocol):
@@ -50,10 +52,12 @@ class ReminderStore(Protocol):
 
     def count(self, status: str) -> int: ...
 
-    def live_with_key(self, idempotency_key: str,
-                      created_after: datetime) -> StoredReminder | None:
+    def live_with_key(self, idempotency_key: str, created_after: datetime,
+                      derived: bool = False) -> StoredReminder | None:
         """The latest pending or firing reminder created with this key strictly after
-        `created_after`, or None (RM-017)."""
+        `created_after`, or None (RM-017). With `derived`, the key is one derived for a
+        creation without a key, looked up among the reminders created without one (RM-018):
+        a key given and a key derived never answer each other."""
         ...
 
     def count_created_after(self, instant: datetime) -> int:
@@ -141,11 +145,12 @@ class InMemoryReminderStore:
     def count(self, status: str) -> int:
         return len(self.list(status))
 
-    def live_with_key(self, idempotency_key: str,
-                      created_after: datetime) -> StoredReminder | None:
+    def live_with_key(self, idempotency_key: str, created_after: datetime,
+                      derived: bool = False) -> StoredReminder | None:
         return next((r for r in reversed(self.list())
-                     if r.idempotency_key == idempotency_key and r.status in (PENDING, FIRING)
-                     and r.created_at > created_after), None)
+                     if (r.derived_key if derived else r.idempotency_key) == idempotency_key
+                     and r.status in (PENDING, FIRING) and r.created_at > created_after),
+                    None)
 
     def count_created_after(self, instant: datetime) -> int:
         return sum(1 for r in self.list() if r.created_at > instant)

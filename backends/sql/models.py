@@ -281,6 +281,9 @@ class ReminderRow(Base):
     fired_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     # The creation's idempotency key (RM-017), if it carried one.
     idempotency_key: Mapped[str | None] = mapped_column(String(255), index=True)
+    # Created without a key: the key derived from its message and schedule as given, a
+    # SHA-256 digest in hex (RM-018).
+    derived_key: Mapped[str | None] = mapped_column(String(64), index=True)
 
     __table_args__ = (
         CheckConstraint(REMINDER_STATUS_CHECK, name="status"),

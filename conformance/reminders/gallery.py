@@ -40,7 +40,11 @@ from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
 from jobconform.conformance.gallery import GalleryEntry
-from jobconform.reference.reminders.oracle import creation_problem
+from jobconform.reference.reminders.oracle import (
+    creation_problem,
+    derived_key,
+    resolve_fire_at,
+)
 
 # -- broken step runtimes (on the memory backend) -------------------------------------------
 
@@ -180,6 +184,18 @@ class FinalReminderKeyReplayedRuntime(StepReminderRuntime):
                         and reminder.created_at > now - timedelta(hours=24)):
                     return reminder.reminder_id
         return super().create(message, fire_at, delay_seconds, idempotency_key)
+
+
+class DerivedKeyOverInstantRuntime(StepReminderRuntime):
+    """A creation without a key is de-duplicated under a key derived from its message and
+    the instant its schedule resolves to, not the schedule as given: the retry of a delay
+    made a little later resolves to a later instant, misses its first attempt and makes a
+    second reminder, while a fire time written for the same instant answers the delay's."""
+
+    def _derived_key(self, message: str, fire_at: datetime | None,
+                     delay_seconds: float | None, now: datetime) -> str | None:
+        resolved = resolve_fire_at(fire_at, delay_seconds, now)
+        return None if resolved is None else derived_key(message, resolved, None)
 
 
 class FiresEarlyRuntime(StepReminderRuntime):
@@ -367,6 +383,9 @@ GALLERY = (
                   f"{SECTION} AC #1 (fire_at XOR delay_seconds)"),
     _memory_entry("reminder_final_key_replayed", FinalReminderKeyReplayedRuntime, "RM-017",
                   f"{SECTION} AC #6 (terminal rows are excluded from replay)"),
+    _memory_entry("reminder_derived_key_over_instant", DerivedKeyOverInstantRuntime,
+                  "RM-018", f"{SECTION} AC #6 (the literal delay_seconds=N/fire_at spec, NOT"
+                  " the resolved instant)"),
     _memory_entry("reminder_fires_early", FiresEarlyRuntime, "RM-007",
                   f"{SECTION} AC #2 (one-shot trigger at the due time)"),
     _memory_entry("reminder_dispatched_before_firing", DispatchesBeforeFiringRuntime,

@@ -92,6 +92,12 @@ FIELD_REQUIREMENTS = {
 }
 
 
+def key_requirement(command: CreateReminder) -> tuple[str]:
+    """The rule a creation's de-duplication follows: the key it gives (RM-017), or the
+    key derived for it when it gives none (RM-018)."""
+    return ("RM-017",) if command.idempotency_key is not None else ("RM-018",)
+
+
 def status_requirements(expected: object, actual: object) -> tuple[str, ...]:
     """The rules of the transitions that could explain a reminder shown in the wrong state:
     pending against firing is the firing rule, whatever command came before."""
@@ -289,7 +295,8 @@ class ReminderHarness:
                 continue
             self.oracle.reminders[alias] = ReminderState(
                 view.message, status, view.created_at, view.fire_at, view.due_at,
-                view.attempts, view.fired_at, self.oracle.reminders[alias].idempotency_key)
+                view.attempts, view.fired_at, self.oracle.reminders[alias].idempotency_key,
+                self.oracle.reminders[alias].derived_key)
         for alias in [alias for alias in self.oracle.reminders if alias not in listed]:
             del self.oracle.reminders[alias]
         made = Counter(self.aliases.get(d.reminder_id, d.reminder_id)
@@ -342,9 +349,11 @@ class ReminderHarness:
             case CreateReminder():
                 answer = oracle.create(command.reminder, command.message, command.fire_at,
                                        command.delay_seconds, now, command.idempotency_key)
-                keyed = ("RM-017",) if command.idempotency_key is not None else ()
+                # Given a key or not, the creation rests on the rule of that key (RM-017,
+                # RM-018): it found no live reminder, or it answers the one it found.
+                keyed = key_requirement(command)
                 if answer.startswith(f"{REPLAYED}:"):
-                    return answer, ("RM-017",)
+                    return answer, keyed
                 if answer == CREATED:  # acceptance rests on every rule of creation
                     return answer, ("RM-001", "RM-002", "RM-003", "RM-004", "RM-005", "RM-006",
                                     *keyed)
@@ -507,11 +516,10 @@ class ReminderHarness:
                 c.message, fire_at=c.fire_at, delay_seconds=c.delay_seconds, **keyed))
         except ReminderRejected as rejection:
             return rejected(rejection.code)
-        if keyed and reminder_id in self.aliases:
-            return f"{REPLAYED}:{self.aliases[reminder_id]}"  # the reminder the key names
         if reminder_id in self.aliases:
-            raise self._fail(("RM-001",), "create returned an id already in use",
-                             "a new unique id", reminder_id)
+            # The reminder the key names, given (RM-017) or derived (RM-018); the oracle
+            # says whether there is one.
+            return f"{REPLAYED}:{self.aliases[reminder_id]}"
         self.ids[c.reminder] = reminder_id
         self.aliases[reminder_id] = c.reminder
         return CREATED
@@ -551,10 +559,11 @@ class ReminderHarness:
             # broke the cap, not the daily limit checked after it).
             refused = "rejected:" + min(codes, key=list(REJECTIONS).index)
         if any(isinstance(answer, str) and answer.startswith(f"{REPLAYED}:")
-               for answer in (expected, actual)):
-            # One side answered a reminder the key names: the key's rule decided it.
-            primary = "RM-017"
-            blamed = ("RM-017", *(r for r in blamed if r != "RM-017"))
+               for answer in (expected, actual)) and isinstance(command, CreateReminder):
+            # One side answered a reminder the key names: the rule of the key given, or of
+            # the key derived for a creation without one, decided it.
+            (primary,) = key_requirement(command)
+            blamed = (primary, *(r for r in blamed if r != primary))
         elif refused is not None:
             primary = REJECTIONS.get(refused.split(":", 1)[1], "RM-006")
             blamed += (primary,)

@@ -19,7 +19,7 @@ of ``Restart Reminders``.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from robot.api import SkipExecution
@@ -123,10 +123,13 @@ class ReminderLibrary:
     @keyword("Create Reminder")
     def create_reminder(self, alias: str, message: str = "remember",
                         delay: float | None = None, fire_at_second: float | None = None,
-                        key: str | None = None) -> object:
-        """Create a reminder by ``delay`` seconds or ``fire_at_second``, with idempotency
-        key ``key`` if given (RM-017); returns the answer."""
-        fire_at = None if fire_at_second is None else _at(fire_at_second)
+                        key: str | None = None, utc_offset_hours: int = 0) -> object:
+        """Create a reminder by ``delay`` seconds or ``fire_at_second`` (written
+        ``utc_offset_hours`` ahead of UTC, the same instant), with idempotency key ``key``
+        if given (RM-017; without one the runtime derives a key, RM-018); returns the
+        answer."""
+        fire_at = None if fire_at_second is None else _at(fire_at_second).astimezone(
+            timezone(timedelta(hours=utc_offset_hours)))
         answer = self.harness.run(rc.CreateReminder(alias, message, fire_at, delay, key))
         self._answers[alias] = answer
         return answer

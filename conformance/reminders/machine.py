@@ -24,6 +24,7 @@ from hypothesis.stateful import (
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_onto
+from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.reminders.harness import ReminderHarness
@@ -54,8 +55,40 @@ KEYED_CREATIONS: tuple[rc.ReminderCommand | AdvanceTime, ...] = (
     rc.CreateReminder("k2-next-day", "hi", delay_seconds=60.0, idempotency_key="k2"),
     rc.ListReminders(None),
 )
-# Valid messages weigh more: a rejected creation adds no reminder to play with.
+# RM-018's creations without a key, run after those on the same runtime, a day on, with
+# "k2-next-day" pending: the first has that reminder's message and schedule but no key,
+# and is new (keys given and derived never answer each other); the same instant written
+# as a fire time is another schedule, so another reminder, which fills the pending cap; a
+# retry half a minute later, whose delay resolves to another instant, still answers the
+# first, before the cap is counted; another message meets the cap; after a cancel the
+# first creation makes a new reminder again. Nothing is due within a second of a step.
+_THEN = EPOCH + timedelta(days=1)  # where KEYED_CREATIONS leave the clock
+DERIVED_CREATIONS: tuple[rc.ReminderCommand | AdvanceTime, ...] = (
+    rc.CreateReminder("d1", "hi", delay_seconds=60.0),
+    rc.CreateReminder("d1-at", "hi", fire_at=_THEN + timedelta(seconds=60)),
+    AdvanceTime(30.0),
+    rc.CreateReminder("d1-retry", "hi", delay_seconds=60.0),
+    rc.CreateReminder("d2", "hey", delay_seconds=60.0),
+    rc.CancelReminder("d1"),
+    rc.CreateReminder("d1-again", "hi", delay_seconds=60.0),
+    rc.ListReminders(None),
+)
+# Valid messages weigh more: a rejected creation adds no reminder to play with. A valid
+# one becomes one of its own (`own_message`): identical creations without a key would
+# answer one another (RM-018), which the fixed creations above check, and a drawn
+# sequence would then lose the reminders its caps and firings are about.
 MESSAGES = ("hi", "", "  ", "hi", "12345678", "123456789", "hi")
+
+
+def own_message(drawn: str, alias: str) -> str:
+    """A message no other creation of the sequence has, of the drawn message's kind: the
+    alias for a short one, the alias padded to the limit (8) for one at the limit; an
+    empty or overlong message, always refused, stays as drawn."""
+    if not drawn.strip() or len(drawn) > MACHINE_LIMITS["max_message_chars"]:
+        return drawn
+    if len(drawn) == MACHINE_LIMITS["max_message_chars"]:
+        return alias.ljust(len(drawn), "-")
+    return alias
 
 
 def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry | None,
@@ -68,18 +101,19 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             # First, before the sequence's own runtime opens: on a server database every
             # runtime shares the tables and opening one clears them, so the reminders this
             # check leaves behind must not reach the sequence's runtime.
-            self._keyed_creations_on_a_runtime_of_their_own()
+            self._fixed_creations_on_a_runtime_of_their_own()
             self.harness = ReminderHarness(backend, profile, registry,
                                            overrides=dict(MACHINE_LIMITS))
             self.counter = 0
 
-        # RM-017 as a fixed sequence on a second runtime: a drawn keyed-creation rule moved
-        # every other rule's draws, and seed 0 then shrank reminder_fires_early to a
-        # restart's fault (RM-012) instead of its due time (RM-007). This draws nothing.
-        def _keyed_creations_on_a_runtime_of_their_own(self) -> None:
+        # RM-017 and RM-018 as a fixed sequence on a second runtime: a drawn keyed-creation
+        # rule moved every other rule's draws, and seed 0 then shrank reminder_fires_early
+        # to a restart's fault (RM-012) instead of its due time (RM-007). This draws
+        # nothing.
+        def _fixed_creations_on_a_runtime_of_their_own(self) -> None:
             side = ReminderHarness(backend, profile, registry, overrides=dict(MACHINE_LIMITS))
             try:
-                for command in KEYED_CREATIONS:
+                for command in (*KEYED_CREATIONS, *DERIVED_CREATIONS):
                     run.steps += 1
                     side.run(command)
             except Divergence as divergence:
@@ -107,7 +141,8 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
               delay=st.sampled_from(DELAYS))
         def create_with_delay(self, message: str, delay: float) -> str:
             alias = self._alias()
-            self._run(rc.CreateReminder(alias, message, delay_seconds=delay))
+            self._run(rc.CreateReminder(alias, own_message(message, alias),
+                                        delay_seconds=delay))
             return alias
 
         @rule(target=reminders, message=st.sampled_from(MESSAGES),
@@ -118,7 +153,8 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             alias = self._alias()
             fire_at = self.harness.clock.now() + timedelta(seconds=offset)
             self._run(rc.CreateReminder(
-                alias, message, fire_at=None if schedule == "neither" else fire_at,
+                alias, own_message(message, alias),
+                fire_at=None if schedule == "neither" else fire_at,
                 delay_seconds=offset if schedule == "both" else None))
             return alias
 
@@ -128,7 +164,7 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         def create_burst(self, count: int, delay: float) -> MultipleResults[str]:
             aliases = [self._alias() for _ in range(count)]
             for alias in aliases:
-                self._run(rc.CreateReminder(alias, "hi", delay_seconds=delay))
+                self._run(rc.CreateReminder(alias, alias, delay_seconds=delay))
             return multiple(*aliases)
 
         @rule(reminder=reminders)
@@ -207,10 +243,10 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             for delay in (limit + inward, limit, limit - inward):
                 aliases.append(self._alias())
                 if form == "delay":
-                    self._run(rc.CreateReminder(aliases[-1], "hi", delay_seconds=delay))
+                    self._run(rc.CreateReminder(aliases[-1], aliases[-1], delay_seconds=delay))
                 else:
                     fire_at = self.harness.clock.now() + timedelta(seconds=delay)
-                    self._run(rc.CreateReminder(aliases[-1], "hi", fire_at=fire_at))
+                    self._run(rc.CreateReminder(aliases[-1], aliases[-1], fire_at=fire_at))
             return multiple(*aliases)
 
         def _next_due(self) -> datetime | None:

@@ -13,7 +13,7 @@ so that they cannot clash with the lifecycle's.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from jobconform.backends.reminders.protocol import ReminderView
@@ -160,6 +160,16 @@ def step_create_long(context: Any, alias: str, count: int, seconds: float) -> No
              " {second:g}")
 def step_create_at(context: Any, alias: str, message: str, second: float) -> None:
     _create(context, alias, message, fire_at=_at(second))
+
+
+@action_step('reminder "{alias}" is created with message "{message}" to fire at second'
+             " {second:g} written {hours:d} hours ahead of UTC")
+def step_create_at_offset(context: Any, alias: str, message: str, second: float,
+                          hours: int) -> None:
+    """The same instant as "to fire at second ...", written at another UTC offset: a
+    different fire_at as given (RM-018), shown in UTC (RM-001)."""
+    _create(context, alias, message, fire_at=_at(second).astimezone(
+        timezone(timedelta(hours=hours))))
 
 
 @action_step('reminder "{alias}" is created with message "{message}", a delay of'

@@ -9,14 +9,17 @@ it fails cleanly, its outcome is unknown) and the model records that outcome at 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
 DAY = timedelta(days=1)
-# How long a creation's idempotency key answers for its reminder (RM-017): seed 002
-# §10.10's window, the same key within 24 hours.
+# How long a creation's idempotency key, given (RM-017) or derived (RM-018), answers for
+# its reminder: seed 002 §10.10's window, the same key within 24 hours.
 KEY_WINDOW = timedelta(hours=24)
 # What a creation answers when its key finds a live reminder: f"{REPLAYED}:{alias}".
 REPLAYED = "replayed"
@@ -110,11 +113,39 @@ def resolve_fire_at(fire_at: datetime | None, delay_seconds: float | None,
     if (fire_at is None) == (delay_seconds is None):
         return None
     if fire_at is not None:
-        return fire_at if fire_at.utcoffset() is not None else None
+        # Every instant a reminder shows is UTC, whatever offset it was given in (RM-001).
+        return fire_at.astimezone(UTC) if fire_at.utcoffset() is not None else None
     assert delay_seconds is not None
     if isinstance(delay_seconds, bool) or not math.isfinite(delay_seconds):
         return None
-    return now + timedelta(seconds=delay_seconds)
+    return (now + timedelta(seconds=delay_seconds)).astimezone(UTC)
+
+
+def schedule_as_given(fire_at: datetime | None, delay_seconds: float | None) -> str | None:
+    """The schedule as the creation wrote it (RM-018): `delay_seconds=N` for a delay (the
+    number, so 60 and 60.0 are one), `fire_at=<ISO 8601>` for a fire time in the offset it
+    was given in. None when it gives not exactly one of them."""
+    if (fire_at is None) == (delay_seconds is None):
+        return None
+    if fire_at is not None:
+        return f"fire_at={fire_at.isoformat()}"
+    number = (float(delay_seconds) if isinstance(delay_seconds, int | float)
+              and not isinstance(delay_seconds, bool) else delay_seconds)
+    return f"delay_seconds={number!r}"
+
+
+def derived_key(message: str, fire_at: datetime | None,
+                delay_seconds: float | None) -> str | None:
+    """The key a creation without one is de-duplicated under (RM-018): a digest of the
+    message and the schedule as given, never of the instant it resolves to, or a retry of
+    a delay would resolve to another instant each time and never meet its first attempt.
+    The agent is the runtime's own. None for a schedule that is not exactly one form: no
+    reminder held was created with one."""
+    spelled = schedule_as_given(fire_at, delay_seconds)
+    if spelled is None:
+        return None
+    text = json.dumps([message, spelled], ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def creation_problem(config: ReminderConfig, message: str, fire_at: datetime | None,
@@ -148,6 +179,7 @@ class ReminderState:
     attempts: int = 0
     fired_at: datetime | None = None
     idempotency_key: str | None = None  # the key it was created with (RM-017)
+    derived_key: str | None = None  # created without a key: the key derived (RM-018)
 
 
 def illegal_combination(status: str, due_at: object, attempts: object,
@@ -185,10 +217,14 @@ class ReminderOracle:
                delay_seconds: float | None, now: datetime,
                idempotency_key: str | None = None) -> str:
         """Create a reminder, or answer f"{REPLAYED}:{alias}" of the live reminder the key
-        names (RM-017), or f"rejected:{code}"."""
-        keyed = self.keyed(idempotency_key, now)
-        if keyed is not None:
-            return f"{REPLAYED}:{keyed}"
+        names (RM-017), or that a creation without a key derives (RM-018), or
+        f"rejected:{code}"."""
+        derived = (None if idempotency_key is not None
+                   else derived_key(message, fire_at, delay_seconds))
+        live = (self.keyed(idempotency_key, now) if idempotency_key is not None
+                else self.derived(derived, now))
+        if live is not None:
+            return f"{REPLAYED}:{live}"
         problem = creation_problem(self.config, message, fire_at, delay_seconds, now)
         if problem is None and self._count(ReminderStatus.PENDING) >= self.config.max_pending:
             problem = "too_many_pending"
@@ -200,7 +236,8 @@ class ReminderOracle:
         resolved = resolve_fire_at(fire_at, delay_seconds, now)
         assert resolved is not None
         self.reminders[alias] = ReminderState(message, ReminderStatus.PENDING, now, resolved,
-                                              resolved, idempotency_key=idempotency_key)
+                                              resolved, idempotency_key=idempotency_key,
+                                              derived_key=derived)
         self.dispatches[alias] = 0
         return CREATED
 
@@ -209,8 +246,19 @@ class ReminderOracle:
         key less than KEY_WINDOW ago and not final. None for no key."""
         if idempotency_key is None:
             return None
+        return self._live(lambda r: r.idempotency_key == idempotency_key, now)
+
+    def derived(self, key: str | None, now: datetime) -> str | None:
+        """The reminder a creation without a key answers for (RM-018): one created without
+        a key, whose derived key is `key`, less than KEY_WINDOW ago and not final. A key
+        given and a key derived never answer each other. None for no key."""
+        if key is None:
+            return None
+        return self._live(lambda r: r.idempotency_key is None and r.derived_key == key, now)
+
+    def _live(self, matches: Callable[[ReminderState], bool], now: datetime) -> str | None:
         return next((alias for alias, r in reversed(self.reminders.items())
-                     if r.idempotency_key == idempotency_key and r.status not in FINAL
+                     if matches(r) and r.status not in FINAL
                      and now - r.created_at < KEY_WINDOW), None)
 
     def cancel(self, alias: str) -> str:
