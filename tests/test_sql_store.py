@@ -425,6 +425,21 @@ def test_migrations_downgrade_to_nothing_and_back() -> None:
     engine.dispose()
 
 
+def test_server_options_in_a_postgresql_url_are_kept() -> None:
+    # The store sets its own server options (UTC, READ COMMITTED); options the URL gives
+    # (CI turns off waiting for the disk at commit) must come on top, not be dropped.
+    with scratch_database("postgresql") as url:
+        given = make_url(url).update_query_dict({"options": "-c synchronous_commit=off"})
+        engine = create_store_engine(given.render_as_string(hide_password=False))
+        try:
+            with engine.connect() as connection:
+                settings = [connection.execute(text(f"SHOW {name}")).scalar() for name in
+                            ("synchronous_commit", "timezone", "default_transaction_isolation")]
+        finally:
+            engine.dispose()
+    assert settings == ["off", "UTC", "read committed"]
+
+
 def test_migrating_twice_changes_nothing(database_url: str) -> None:
     SqlJobStore.connect(database_url).close()
     store = SqlJobStore.connect(database_url)

@@ -105,8 +105,14 @@ def create_store_engine(url: str) -> Engine:
             # Timestamps come back in UTC whatever the server's zone is. The store runs
             # lone statements in autocommit mode, where the server's default isolation
             # applies instead of the engine's: make that READ COMMITTED too.
-            options["connect_args"] = {
-                "options": r"-c timezone=UTC -c default_transaction_isolation=read\ committed"}
+            # Server options the URL gives itself (`?options=-c synchronous_commit=off`)
+            # come after these, so they are kept rather than silently replaced.
+            server_options = r"-c timezone=UTC -c default_transaction_isolation=read\ committed"
+            from_url = parsed.query.get("options")
+            for extra in (from_url,) if isinstance(from_url, str) else from_url or ():
+                server_options += f" {extra}"
+            parsed = parsed.difference_update_query(["options"])
+            options["connect_args"] = {"options": server_options}
     try:
         engine = create_engine(parsed, **options)
     except (ArgumentError, NoSuchModuleError, ImportError) as error:
