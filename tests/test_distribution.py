@@ -24,6 +24,10 @@ from trove_classifiers import classifiers as known_classifiers
 
 from jobconform.spec import load_registry
 
+# Every build of the checkout writes its build/ and *.egg-info folders: under pytest-xdist
+# (`--dist loadgroup` in tox.ini) these modules share one worker, so no two builds race.
+pytestmark = pytest.mark.xdist_group("builds-the-checkout")
+
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = (ROOT / "spec" / "VERSION").read_text(encoding="utf-8").strip()
 # Documents whose transcripts and version mentions must follow spec/VERSION.

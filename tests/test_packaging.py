@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 
+# Every build of the checkout writes its build/ and *.egg-info folders: under pytest-xdist
+# (`--dist loadgroup` in tox.ini) these modules share one worker, so no two builds race.
+pytestmark = pytest.mark.xdist_group("builds-the-checkout")
+
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 PACKAGE_DIRS: dict[str, str] = PYPROJECT["tool"]["setuptools"]["package-dir"]
