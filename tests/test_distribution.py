@@ -20,13 +20,10 @@ from email.message import Message
 from pathlib import Path
 
 import pytest
+from checkout import copy_of_checkout
 from trove_classifiers import classifiers as known_classifiers
 
 from jobconform.spec import load_registry
-
-# Every build of the checkout writes its build/ and *.egg-info folders: under pytest-xdist
-# (`--dist loadgroup` in tox.ini) these modules share one worker, so no two builds race.
-pytestmark = pytest.mark.xdist_group("builds-the-checkout")
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = (ROOT / "spec" / "VERSION").read_text(encoding="utf-8").strip()
@@ -44,8 +41,9 @@ VERSION_MENTION = re.compile(r"jobconform (\d+\.\d+\.\d+):|spec \(version (\d+\.
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
+    source = copy_of_checkout(tmp_path_factory.mktemp("source"))
     subprocess.run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out),
-                    str(ROOT)], check=True, capture_output=True, text=True)
+                    str(source)], check=True, capture_output=True, text=True)
     return out
 
 

@@ -13,10 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-# Every build of the checkout writes its build/ and *.egg-info folders: under pytest-xdist
-# (`--dist loadgroup` in tox.ini) these modules share one worker, so no two builds race.
-pytestmark = pytest.mark.xdist_group("builds-the-checkout")
+from checkout import copy_of_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -28,8 +25,9 @@ DATA_NAMES = ("VERSION", "requirements.lock")
 @pytest.fixture(scope="module")
 def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
     out = tmp_path_factory.mktemp("wheel")
+    source = copy_of_checkout(tmp_path_factory.mktemp("source"))
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(source)],
         check=True,
     )
     (wheel,) = out.glob("jobconform-*.whl")
