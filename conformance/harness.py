@@ -445,8 +445,8 @@ class Harness:
                     f"adapter {self.backend.name!r}: {type(error).__name__}: {error}")) from error
         # Only requirements whose observations passed count as exercised.
         self.exercised.update(expected.requirements)
-        if read_at_once:
-            self.exercised.add(AT_ONCE_REQUIREMENT)
+        if read_at_once is not None:
+            self.exercised.add(read_at_once)
         self.exercised.update(OBSERVED_ALWAYS)
         self.exercised.update(self._report_requirements)
         return actual
@@ -723,43 +723,58 @@ class Harness:
             self._fault_divergence = self._fail((*self._command_requirements, primary), what,
                                                 expected, actual, primary)
 
-    def _read_at_once(self, command: Command) -> bool:
+    def _read_at_once(self, command: Command) -> str | None:
         """Read the job an accepted submit created, or a queued job a cancel cancelled,
         straight after the call returned and before any other call reaches the runtime
-        (no settle, no dispatch): the record must already be the oracle's (LC-031). A
-        difference is held back until the command's end state has passed, as a store
-        fault's is, so a runtime whose record is wrong anyway is blamed on the rule for
-        that record; one that shows the change only once settled is LC-031's.
+        (no settle, no dispatch): the record must already be the oracle's (LC-031). Under
+        cancel_running interrupt, a cancel that returned true for a running job is read
+        so too, with the health snapshot: the job is cancelled, finished and counted by
+        the time cancel returns (LC-026). A difference is held back until the command's
+        end state has passed, as a store fault's is, so a runtime whose end state is wrong
+        anyway is blamed on the rule for that state; one that shows the change only once
+        settled is LC-031's, or LC-026's for the running job.
 
         Returns:
-            Whether a read was made.
+            The requirement the read checked, or None if no read was made.
         """
+        health_too = False
         if isinstance(command, cmd.Submit):
             alias = command.job
             if alias not in self.ids or self.last_answer != cmd.ACCEPTED:
-                return False
-            also = "LC-008"
+                return None
+            primary, also = AT_ONCE_REQUIREMENT, "LC-008"
         elif isinstance(command, cmd.Cancel):
-            before = self._before.get(command.job)
-            if (before is None or before.status is not Status.QUEUED
-                    or self.last_answer is not True or command.job not in self.ids):
-                return False
-            alias, also = command.job, "LC-011"
+            alias = command.job
+            before = self._before.get(alias)
+            if before is None or self.last_answer is not True or alias not in self.ids:
+                return None
+            if before.status is Status.QUEUED:
+                primary, also = AT_ONCE_REQUIREMENT, "LC-011"
+            elif before.status is Status.RUNNING and self.settings.cancel_interrupts:
+                primary, also, health_too = "LC-026", "LC-025", True
+            else:
+                return None  # a cooperative cancel leaves the job to its owner (LC-013)
         else:
-            return False
+            return None
         job = self.model.jobs.get(alias)
         if job is None:
-            return False
+            return None
         job_id = self.ids[alias]
         view = self._call("get", lambda: self.runtime.get(job_id))
         wanted = self._expected(job)
         shown = None if view is None else self._freeze(view)
+        what = f"straight after {describe(command)} returned (before any other call)"
         if shown != wanted and self._fault_divergence is None:
             self._fault_divergence = self._fail(
-                (AT_ONCE_REQUIREMENT, also), f"job {alias!r} read straight after"
-                f" {describe(command)} returned (before any other call)", wanted, shown,
-                AT_ONCE_REQUIREMENT)
-        return True
+                (primary, also), f"job {alias!r} read {what}", wanted, shown, primary)
+        if health_too:
+            health = health_of(self._call("health", self.runtime.health))
+            wanted_health = self.model.health()
+            if health != wanted_health and self._fault_divergence is None:
+                self._fault_divergence = self._fail(
+                    (primary, also), f"the health snapshot read {what}", wanted_health,
+                    health, primary)
+        return primary
 
     def _observe_command(self, requirements: tuple[str, ...]) -> None:
         """`observe`, then what a store fault held back (`defer_fault`)."""

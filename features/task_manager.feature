@@ -3,6 +3,8 @@ Feature: The task manager's cancel and submit
   itself, whether or not its body checks its cancellation token (D-18), and submit refuses
   a malformed or unknown module id before any record exists.
 
+  # The harness reads the job and the health straight after each cancel of a running job,
+  # before the runtime gets any other call: it must be cancelled and counted by then (LC-026).
   @LC-026
   Scenario: Cancel interrupts a running body that ignores cancellation
     Given a runtime with 1 worker slot

@@ -616,7 +616,9 @@ Drain Shutdown Lets Active Jobs Finish Until Its Timeout
 
 Cancel Interrupts The Running Invocation
     [Documentation]    Under task-manager (D-18), cancel interrupts the running body even
-    ...                when the body ignores its token; its later decision never runs.
+    ...                when the body ignores its token; its later decision never runs. The
+    ...                harness reads the job and the health straight after the cancel
+    ...                returns: it is cancelled and counted by then.
     [Tags]    LC-026
     Start Runtime    slots=1
     Submit Job Ignoring Cancellation    a

@@ -1,6 +1,8 @@
 """Submit and cancel have made their change when they return (LC-031): the harness reads
 the job straight after the call, and a write left pending until the runtime next runs is
-caught, with the rule for a wrong end state keeping its blame."""
+caught, with the rule for a wrong end state keeping its blame. Under cancel_running
+interrupt (task-manager) a cancel of a running job is read so too, with the health
+snapshot, and a late record is LC-026's."""
 
 from __future__ import annotations
 
@@ -19,10 +21,12 @@ from jobconform.spec import load_registry
 
 REGISTRY = load_registry()
 PROFILE = REGISTRY.profile("canonical")
+TASK_MANAGER = REGISTRY.profile("task-manager")
+SHIPPED = pytest.mark.parametrize("backend", [MemoryBackend(), SqlBackend(), ThreadedBackend()],
+                                  ids=["memory", "sql", "threaded"])
 
 
-@pytest.mark.parametrize("backend", [MemoryBackend(), SqlBackend(), ThreadedBackend()],
-                         ids=["memory", "sql", "threaded"])
+@SHIPPED
 def test_the_shipped_runtimes_make_the_change_before_returning(backend: object) -> None:
     harness = Harness(backend, PROFILE, REGISTRY, max_concurrent=1)  # type: ignore[arg-type]
     try:
@@ -30,7 +34,7 @@ def test_the_shipped_runtimes_make_the_change_before_returning(backend: object) 
         harness.run(cmd.Submit("b"))
         harness.run(cmd.Cancel("a"))
         harness.run(cmd.Dispatch())
-        harness.run(cmd.Cancel("b"))  # running: not read at once (LC-013, LC-026)
+        harness.run(cmd.Cancel("b"))  # running, cooperative: not read at once (LC-013)
         assert "LC-031" in harness.exercised
     finally:
         harness.close()
@@ -112,5 +116,54 @@ def test_a_wrong_end_state_keeps_its_own_rule() -> None:
         with pytest.raises(Divergence) as caught:
             harness.run(cmd.Cancel("a"))
         assert caught.value.primary != "LC-031"
+    finally:
+        harness.close()
+
+
+@SHIPPED
+def test_the_shipped_runtimes_have_cancelled_a_running_job_when_an_interrupting_cancel_returns(
+        backend: object) -> None:
+    """Every round cancels a running job, whose body ignores its token or honours it, and
+    the harness reads the job and the health straight after each cancel returned."""
+    harness = Harness(backend, TASK_MANAGER, REGISTRY, max_concurrent=2,  # type: ignore[arg-type]
+                      unlimited_tasks=True)
+    try:
+        for round_ in range(10):
+            harness.run(cmd.Submit(f"a{round_}", ignores_cancel=True))
+            harness.run(cmd.Submit(f"b{round_}"))
+            harness.run(cmd.Dispatch())
+            harness.run(cmd.AdvanceTime(1))
+            assert harness.run(cmd.Cancel(f"a{round_}")) is True
+            assert harness.run(cmd.Cancel(f"b{round_}")) is True
+            harness.run(cmd.Finish(f"a{round_}", cmd.Succeed("too late")))
+        assert "LC-026" in harness.exercised
+    finally:
+        harness.close()
+
+
+def test_an_interrupting_cancel_not_awaited_is_lc_026() -> None:
+    harness = Harness(gallery.interrupting_cancel_not_awaited(), TASK_MANAGER, REGISTRY)
+    try:
+        harness.run(cmd.Submit("a", ignores_cancel=True))
+        harness.run(cmd.Dispatch())
+        with pytest.raises(Divergence) as caught:
+            harness.run(cmd.Cancel("a"))
+        assert caught.value.primary == "LC-026"
+        assert "read straight after" in caught.value.what
+    finally:
+        harness.close()
+
+
+def test_a_cooperative_cancel_of_a_running_job_is_not_read_at_once() -> None:
+    """Under canonical the job stays running until its body observes the request (LC-013):
+    the same runtime, whose owner acts only when it next runs, conforms there."""
+    harness = Harness(gallery.interrupting_cancel_not_awaited(), PROFILE, REGISTRY)
+    try:
+        harness.run(cmd.Submit("a", ignores_cancel=True))
+        harness.run(cmd.Submit("b"))
+        harness.run(cmd.Dispatch())
+        assert harness.run(cmd.Cancel("a")) is True
+        assert harness.run(cmd.Cancel("b")) is True
+        harness.run(cmd.Finish("a", cmd.Succeed(1)))
     finally:
         harness.close()

@@ -850,6 +850,67 @@ def test_an_interrupting_cancel_releases_a_pool_thread_blocked_in_a_body_that_ig
     assert script.invocations == 0 and status(worker, job_id) == CANCELLED
 
 
+class _HeldOnceReleased(TaskScript):
+    """A body that ignores its token, whose pool thread, once its wait ends, is held until
+    the test lets it go: whatever the worker would record only in that thread, a read made
+    meanwhile cannot see. It forces the interleaving in which cancel has returned and the
+    pool thread has not yet run."""
+
+    def __init__(self) -> None:
+        super().__init__(honours_cancellation=False)
+        self.hold = threading.Event()
+
+    def wait_for_decision(self, released: Any) -> bool:
+        decided = super().wait_for_decision(released)
+        self.hold.wait(SAFETY)
+        return decided
+
+
+def _cancelled_at_once(worker: ThreadedRuntime, job_id: str, cancelled: int) -> None:
+    """What a caller reads straight after an interrupting cancel returned true (LC-026):
+    the job is cancelled, finished now, and counted, in every read of the runtime."""
+    job = worker.get(job_id)
+    assert job is not None and (job.status, job.finished_at) == (CANCELLED, EPOCH)
+    assert [(job.job_id, job.status) for job in worker.list_jobs(RUNNING)] == []
+    assert job_id in [job.job_id for job in worker.list_jobs(CANCELLED)]
+    health = worker.health()
+    assert (health.running, health.cancelled, health.processed) == (0, cancelled, 0)
+
+
+def test_an_interrupting_cancel_has_cancelled_the_job_when_it_returns(
+        workers: Workers) -> None:
+    """The pool thread is held once its body is released, so nothing it would record can
+    reach a read made straight after cancel returned: the cancel itself must have."""
+    worker = workers.open(slots=1, cancel_interrupts=True)
+    script = _HeldOnceReleased()
+    job_id = worker.submit(script)
+    worker.dispatch()
+    try:
+        assert worker.cancel(job_id) is True
+        _cancelled_at_once(worker, job_id, cancelled=1)
+        assert script.interrupted
+    finally:
+        script.hold.set()
+    script.decide(Succeed(1))  # the body's later outcome is never recorded (LC-026)
+    worker.settle()
+    _cancelled_at_once(worker, job_id, cancelled=1)
+    assert script.invocations == 0 and worker.cancel(job_id) is False
+
+
+def test_interrupting_cancels_read_at_once_many_times(workers: Workers) -> None:
+    """Without a hold: 200 cancels of a running job, each read the moment cancel returns,
+    while its pool thread races to wake up; the slot is free for the next job at once."""
+    worker = workers.open(slots=1, cancel_interrupts=True)
+    for done in range(1, 201):
+        job_id = worker.submit(TaskScript(honours_cancellation=False))
+        worker.dispatch()
+        assert status(worker, job_id) == RUNNING
+        assert worker.cancel(job_id) is True
+        _cancelled_at_once(worker, job_id, cancelled=done)
+        worker.settle()
+        _cancelled_at_once(worker, job_id, cancelled=done)
+
+
 def test_the_poll_thread_ends_a_drain_at_its_deadline(workers: Workers,
                                                       clock: VirtualClock) -> None:
     worker = workers.open(slots=1, shutdown_mode="drain", drain_timeout_seconds=30.0)

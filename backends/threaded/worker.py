@@ -8,7 +8,9 @@ write conditioned on the job still running under the fencing token of this worke
 so a late outcome, or one from a delivery that was rescued and claimed again, is absorbed
 (LC-003, RD-006; the rules are `jobconform.backends.ownership`). A
 cancel of a running job only records the request and signals the job's cancellation token;
-the owner moves the job (LC-013).
+the owner moves the job (LC-013). Under `cancel_interrupts` (LC-026) the cancel, holding the
+lock, writes the job cancelled under the claim's token itself and lets go of the pool thread,
+so the job is cancelled when cancel returns and the body's later outcome is never recorded.
 
 Between polls the poll thread sleeps on the clock. With `poll_interval=None` it polls only at
 dispatch points: that is how the conformance backend runs it, because the oracle starts jobs
@@ -106,8 +108,9 @@ class CancellationToken:
 
     `request` is a caller's cancel: a body that honours cancellation stops at once, one that
     ignores it runs on until it ends. `interrupt` is the worker stopping: it releases the
-    body whatever it does (LC-022). Either way the job ends cancelled, and only the owning
-    pool thread writes that. Flags are set under the worker's lock, then the body is woken.
+    body whatever it does (LC-022). Either way the job ends cancelled, and the owning pool
+    thread writes that; only an interrupting cancel (LC-026) writes it itself, and then
+    abandons the token. Flags are set under the worker's lock, then the body is woken.
     """
 
     def __init__(self, script: TaskScript) -> None:
@@ -131,8 +134,9 @@ class CancellationToken:
         self._script.interrupt()
 
     def abandon(self) -> None:
-        """The job was failed as stuck, re-delivered or parked: release the body, and let
-        the thread end without recording anything (the job is no longer its own)."""
+        """The job was failed as stuck, re-delivered, parked or cancelled by an interrupting
+        cancel: release the body, and let the thread end without recording anything (the
+        job is no longer its own)."""
         self.abandoned = True
         self._script.wake()
 
@@ -524,7 +528,9 @@ class ThreadedRuntime:
                 raised = error
         with self._state:
             if token.abandoned:
-                return  # failed as stuck, re-delivered or parked meanwhile
+                # Failed as stuck, re-delivered, parked, or cancelled by an interrupting
+                # cancel meanwhile.
+                return
             if token.is_cancelled:
                 self._end(job_id, CANCELLED, at=token.cancelled_at)
             elif raised is not None:
@@ -756,17 +762,34 @@ class ThreadedRuntime:
         return True
 
     def _request_cancellation(self, job: StoredJob) -> bool:
-        """Record the request and signal the owner's token; the owner moves the job."""
+        """Record the request and signal the owner's token; the owner moves the job. A job
+        of this worker's under cancel_running interrupt is cancelled here instead."""
         if job.cancel_requested:
             return False
         if self._store.update(job.job_id, RUNNING, cancel_requested=True) is None:
             return False
         owned = self._owned.get(job.job_id)
         if owned is not None:
-            owned.token.request()
             if self._cancel_interrupts:
-                owned.token.interrupt()  # whatever the body does (LC-026)
+                self._interrupt_owned(job.job_id, owned)
+            else:
+                owned.token.request()
         return True
+
+    def _interrupt_owned(self, job_id: str, owned: _OwnedJob) -> None:
+        """Cancel a running job of this worker's by interrupting its body (LC-026): the job
+        is cancelled, finished and counted before cancel returns, written under the claim's
+        token as the owner's own write, and its slot is free at once. The pool thread is
+        let go of: its body is released whatever it does, never runs, and the thread
+        records nothing, so the body's later outcome is ignored. The caller holds
+        `_state`."""
+        if ownership.finish(self._store, job_id, owned.fencing_token, CANCELLED,
+                            self._clock.now()) is not None:
+            self._count(CANCELLED)
+        del self._owned[job_id]
+        owned.token.request()
+        owned.token.interrupt()
+        owned.token.abandon()
 
     def stop(self) -> None:
         """Graceful shutdown (seed 000): refuse submissions, end the poll loop, cancel every

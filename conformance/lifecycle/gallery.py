@@ -512,6 +512,29 @@ class CancelWriteNotAwaitedRuntime(MemoryRuntime):
         super().settle()
 
 
+class InterruptingCancelNotAwaitedRuntime(MemoryRuntime):
+    """Under cancel_running interrupt, cancel of a running task interrupts its body and
+    returns true, but the task is moved to cancelled only when the runtime next gets to
+    run (the interrupted task's done-callback records it): a caller that reads it straight
+    after cancel returned still finds it running, with no finished_at, and not counted as
+    cancelled. Everything the runtime shows once settled is right."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._in_cancel = False
+
+    def cancel(self, job_id: str) -> bool:
+        self._in_cancel = True  # the owner's step the cancel would run is left for later
+        try:
+            return super().cancel(job_id)
+        finally:
+            self._in_cancel = False
+
+    def settle(self) -> None:
+        if not self._in_cancel:
+            super().settle()
+
+
 def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
                   catches: str, source: str, profile: str = "canonical") -> GalleryEntry:
     """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
@@ -593,6 +616,9 @@ GALLERY = (
                   "seed 004 Contract: AsyncTaskManager.submit (thread_safe)"),
     _memory_entry("cancel_write_not_awaited", CancelWriteNotAwaitedRuntime, "LC-031",
                   "seed 004 Contract: AsyncTaskManager.cancel (async, D10-004)"),
+    _memory_entry("interrupting_cancel_not_awaited", InterruptingCancelNotAwaitedRuntime,
+                  "LC-026", "seed 004 Contract: AsyncTaskManager.cancel (cancelled by the"
+                  " time cancel returns true)", profile="task-manager"),
     _memory_entry("drain_without_timeout", DrainWithoutTimeoutRuntime, "LC-028",
                   "issue 22 (graceful shutdown that drains with a timeout)",
                   profile="draining-worker"),
