@@ -7,9 +7,11 @@ import importlib
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
+from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.protocol import (
     AUDIT_EVENTS,
+    BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
@@ -115,12 +117,12 @@ def check_backend(backend: object, name: str) -> Backend:
     backend = cast(Backend, backend)
     fault_claims = {store_faults(area): area for area in known}
     unknown = (set(backend.capabilities) - known.keys() - fault_claims.keys()
-               - {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS, LOOP_EVENTS})
+               - {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS, LOOP_EVENTS, BREAKER_SEAMS})
     if unknown:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
             f" known: {sorted(known)}, {HEALTH_REPORT}, {CONCURRENT_SUBMIT}, {AUDIT_EVENTS},"
-            f" {LOOP_EVENTS}, and"
+            f" {LOOP_EVENTS}, {BREAKER_SEAMS}, and"
             " store-faults:<area> for each"
         )
     if HEALTH_REPORT in backend.capabilities and LIFECYCLE not in backend.capabilities:
@@ -135,6 +137,9 @@ def check_backend(backend: object, name: str) -> Backend:
     if LOOP_EVENTS in backend.capabilities and LOOPS not in backend.capabilities:
         raise BackendLoadError(f"backend {name!r} claims {LOOP_EVENTS} but not the"
                                f" {LOOPS} area whose runs and loops it reports")
+    if BREAKER_SEAMS in backend.capabilities and BREAKER not in backend.capabilities:
+        raise BackendLoadError(f"backend {name!r} claims {BREAKER_SEAMS} but not the"
+                               f" {BREAKER} area whose runtime has the seams")
     for claim in sorted(set(backend.capabilities) & fault_claims.keys()):
         if fault_claims[claim] not in backend.capabilities:
             raise BackendLoadError(f"backend {name!r} claims {claim} but not the"

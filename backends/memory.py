@@ -19,6 +19,7 @@ from jobconform.backends.loops.protocol import LOOPS, LoopEvents, LoopsConfig
 from jobconform.backends.protocol import (
     ADMISSION,
     AUDIT_EVENTS,
+    BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
@@ -67,7 +68,7 @@ class MemoryBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
                               COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                              LOOP_EVENTS,
+                              LOOP_EVENTS, BREAKER_SEAMS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
 

@@ -50,6 +50,11 @@ AUDIT_EVENTS = "audit-events"
 # kit-owned event sink (LP-019) claims `loop-events`; its `open_loops` then takes the sink
 # as a third argument. Elsewhere LP-019 is "not claimed" and the runtime is opened with two.
 LOOP_EVENTS = "loop-events"
+# A backend whose breaker runtime also has seed 002's dispatch seams, `backstop()`,
+# `record_missed_heartbeat(target)` and `set_drain_lost(lost)` (CB-014, CB-015), claims
+# `breaker-seams`; elsewhere those requirements are "not claimed", and the harness never
+# calls the three methods.
+BREAKER_SEAMS = "breaker-seams"
 # The worker statuses a health report names (LC-029).
 WORKER_RUNNING = "running"
 WORKER_STOPPING = "stopping"

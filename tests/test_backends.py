@@ -18,6 +18,7 @@ from jobconform.backends.loading import BackendLoadError, backend_names, check_b
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
     AUDIT_EVENTS,
+    BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
@@ -225,10 +226,11 @@ def test_load_memory_backend() -> None:
     names = {area.name for area in areas()}
     # Every claim is an area, the store faults of an area it claims, or the health report's
     # worker fields, or submissions from several threads at once, or the replay audit sink,
-    # or the loop event sink.
+    # or the loop event sink, or the breaker's dispatch seams.
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
                                     | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                                       LOOP_EVENTS})
+                                       LOOP_EVENTS, BREAKER_SEAMS})
+    assert BREAKER_SEAMS in backend.capabilities
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities
 

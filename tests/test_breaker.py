@@ -3,6 +3,7 @@ under real threads (every database) and real processes (PostgreSQL)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -17,7 +18,9 @@ from jobconform.backends.breaker.runtime import BreakerRow, StoreBreakerRuntime
 from jobconform.backends.breaker.sql import STATES, SqlBreakerStore
 from jobconform.backends.loading import BackendLoadError, check_backend
 from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.protocol import BREAKER_SEAMS
 from jobconform.backends.sql.database import create_store_engine, migrate
+from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.breaker.race import (
     TARGET,
@@ -27,6 +30,10 @@ from jobconform.conformance.breaker.race import (
     trip,
 )
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.partial_claims import (
+    BREAKER_WITHOUT_SEAMS,
+    BreakerWithoutSeamsBackend,
+)
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import (
     Admission,
@@ -200,6 +207,82 @@ def test_the_seams_apply_under_the_canonical_profile_only() -> None:
     assert checks_dispatch_seams(registry.profile("canonical"), registry)
     assert not checks_dispatch_seams(registry.profile("pybreaker"), registry)
     assert not checks_dispatch_seams(registry.profile("canonical"), None)
+    assert checks_dispatch_seams(registry.profile("canonical"), registry, MemoryBackend())
+    assert not checks_dispatch_seams(registry.profile("pybreaker"), registry, MemoryBackend())
+
+
+# -- breaker-seams: a breaker without the backstop sweep and the heartbeat seam ---------------
+
+
+def test_cb014_and_cb015_need_the_breaker_seams_capability() -> None:
+    registry = load_registry()
+    assert {r.id for r in registry.requirements if BREAKER_SEAMS in r.needs} == {"CB-014",
+                                                                                 "CB-015"}
+    backend = BreakerWithoutSeamsBackend()
+    for rid in ("CB-014", "CB-015"):
+        reason = skip_reason(registry, backend, registry.profile("canonical"), [rid])
+        assert reason is not None and BREAKER_SEAMS in reason
+    assert skip_reason(registry, backend, registry.profile("canonical"), ["CB-006"]) is None
+    assert skip_reason(registry, MemoryBackend(), registry.profile("canonical"),
+                       ["CB-014", "CB-015"]) is None
+
+
+def test_a_breaker_without_seams_gets_the_machine_without_their_rules() -> None:
+    from jobconform.conformance.breaker.machine import make_breaker_machine
+    from jobconform.conformance.machine_runner import MachineRun
+
+    registry = load_registry()
+    canonical = registry.profile("canonical")
+    seamless = make_breaker_machine(BreakerWithoutSeamsBackend(), canonical, registry,
+                                    MachineRun())
+    with_seams = make_breaker_machine(MemoryBackend(), canonical, registry, MachineRun())
+    assert with_seams.__name__ == "BreakerMachineWithSeams"
+    assert seamless.__name__ == "BreakerMachine"
+    assert not any(hasattr(seamless, rule) for rule in ("missed_heartbeat", "backstop",
+                                                        "lost_drain"))
+
+
+def test_the_harness_sends_no_seam_command_to_a_breaker_without_them() -> None:
+    registry = load_registry()
+    harness = BreakerHarness(BreakerWithoutSeamsBackend(), registry.profile("canonical"),
+                             registry)
+    assert not hasattr(harness.workers[0], "backstop")
+    harness.run(bc.SwitchBreaker(True))
+    for command in (bc.MissedHeartbeat("a"), bc.DrainLost(True), bc.BackstopSweep()):
+        with pytest.raises(ValueError, match=f"does not claim {BREAKER_SEAMS}"):
+            harness.run(command)
+    harness.run(bc.OptIn("a"))
+    harness.close()
+
+
+def test_an_adapter_without_breaker_seams_runs_the_area_with_cb014_and_cb015_not_claimed(
+        tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from jobconform.conformance.cli import main
+
+    result = CliRunner().invoke(main, ["run", "--backend", BREAKER_WITHOUT_SEAMS, "--area",
+                                       "breaker", "--examples", "100", "--report-dir",
+                                       str(tmp_path)])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert result.exit_code == 0, result.output
+    assert BREAKER_SEAMS not in report["capabilities"]
+    for rid, body in report["requirements"].items():
+        if body["area"] != "breaker":
+            continue
+        wanted = ({"not claimed"} if rid in ("CB-014", "CB-015")
+                  else {"n/a"} if "canonical" not in load_registry().requirement(rid).profiles
+                  else {"pass"})
+        assert set(body["suites"].values()) == wanted, (rid, body["suites"])
+
+
+def test_breaker_seams_without_the_breaker_area_is_refused() -> None:
+    class SeamsOnly(MemoryBackend):
+        capabilities = frozenset({"lifecycle", BREAKER_SEAMS})
+
+    with pytest.raises(BackendLoadError, match=BREAKER_SEAMS):
+        check_backend(SeamsOnly(), "seams-only")
+    check_backend(BreakerWithoutSeamsBackend(), "breaker-without-seams")
 
 
 def test_the_harness_names_cb014_and_cb015_for_their_gallery_entries() -> None:

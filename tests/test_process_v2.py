@@ -29,6 +29,7 @@ from jobconform.backends.process.backend import (
     NO_LOOP_EVENTS_NOTE,
     NO_STORE_FAULTS_NOTE,
     VALIDATE_VARIABLE,
+    carried_capabilities,
     reference_child_command,
 )
 from jobconform.backends.process.child import Child
@@ -171,7 +172,8 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     # nor the health report's worker fields: the health answer is six counts (LC-029);
     # nor submissions from several threads at once: one pipe, one request at a time (LC-030);
     # nor the audit sink of replays: no message carries it to the child (IK-017);
-    # nor the loop event sink, for the same reason (LP-019).
+    # nor the loop event sink, for the same reason (LP-019). The breaker's dispatch seams
+    # are kept: their methods are BreakerRuntime messages (CB-014, CB-015).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
                      if not claim.startswith(STORE_FAULTS)
                      and claim not in ("health-report", "concurrent-submit", "audit-events",
@@ -186,7 +188,25 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     assert "loop-events" not in backend.capabilities
     assert "health-report" not in backend.capabilities
     assert "concurrent-submit" not in backend.capabilities
+    assert "breaker-seams" in backend.capabilities
     assert callable(backend.open_breaker) and callable(backend.open_scheduling)
+
+
+def test_a_child_whose_breaker_lacks_the_seams_claims_the_breaker_alone(
+        canonical: Profile, registry: Registry) -> None:
+    from jobconform.conformance.breaker.machine import run_breaker_machine
+    from jobconform.conformance.partial_claims import BREAKER_WITHOUT_SEAMS
+
+    assert "breaker-seams" in carried_capabilities(2)
+    assert "breaker-seams" not in carried_capabilities(1)
+    backend = ProcessBackend(command=[*reference_child_command(), "--backend",
+                                      BREAKER_WITHOUT_SEAMS], timeout_seconds=SAFETY_SECONDS)
+    assert "breaker" in backend.capabilities and "breaker-seams" not in backend.capabilities
+    # The machine sends none of the three seams' messages, so the child never answers
+    # that its breaker has no such method (CB-014 and CB-015 are "not claimed").
+    run = run_breaker_machine(backend, canonical, registry, seed=1, examples=8)
+    assert run.divergence is None and run.steps > 20
+    assert not {"CB-014", "CB-015"} & run.exercised
 
 
 def test_a_task_bodys_scripted_error_crosses_with_its_type_and_retry_after() -> None:

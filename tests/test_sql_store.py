@@ -508,7 +508,7 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "idempotency", "breaker", "governor", "reminders",
                                      "admission", "loops", "scheduling", "store",
                                      "composite", "health-report", "concurrent-submit",
-                                     "audit-events", "loop-events",
+                                     "audit-events", "loop-events", "breaker-seams",
                                      "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))

@@ -108,7 +108,8 @@ def test_service_area_deviations_fail_their_requirements_and_hide_nothing(
         if "canonical" not in registry.requirement(rid).profiles:
             assert set(body["suites"].values()) == {"n/a"}, rid
         elif registry.requirement(rid).needs:
-            # It needs a capability besides its area (store faults) the backend lacks.
+            # It needs a capability besides its area (store faults, audit events, the
+            # breaker's seams) the backend lacks.
             assert set(body["suites"].values()) == {"not claimed"}, rid
         elif rid not in SERVICE_DEVIATION_IDS:
             # Every suite proves it, past the listed deviations: none is "blocked".

@@ -9,6 +9,12 @@ values); a `BreakerReadout` is any object with the fields of `BreakerView`.
 
 The breaker reads the time only from the clock it was given. Nothing here needs
 inheriting; any object with these methods fits.
+
+Seed 002's dispatch seams (CB-014, CB-015) are an optional capability: a backend that also
+claims `breaker-seams` has a runtime with `backstop()`, `record_missed_heartbeat(target)`
+and `set_drain_lost(lost)` (`SEAM_METHODS`). The harness calls them on no other backend, so
+a breaker without them claims `breaker` alone and sees those two requirements "not
+claimed". They stay in `BreakerRuntime` below so that the process protocol carries them.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ from jobconform.backends.protocol import Clock
 from jobconform.reference.breaker.oracle import BreakerSettings
 
 BREAKER = "breaker"
+# The runtime's methods that only a backend claiming `breaker-seams` has (CB-014, CB-015).
+SEAM_METHODS = ("backstop", "record_missed_heartbeat", "set_drain_lost")
 
 
 class BreakerReadout(Protocol):
@@ -64,7 +72,8 @@ class BreakerRuntime(Protocol):
     def record_missed_heartbeat(self, target: str) -> None:
         """The target missed a heartbeat (seed 002's record_failure("missed_heartbeat")
         seam; CB-015): while closed it counts as a failure whatever the counted classes,
-        and may trip; while open or half-open it changes nothing. Never raises."""
+        and may trip; while open or half-open it changes nothing. Never raises.
+        Called only on a backend claiming `breaker-seams`."""
         ...
 
     def enqueue(self, target: str, work: str) -> str:
@@ -91,13 +100,16 @@ class BreakerRuntime(Protocol):
 
         Returns:
             How many pieces of work the sweep failed. Never raises.
+
+        Called only on a backend claiming `breaker-seams`.
         """
         ...
 
     def set_drain_lost(self, lost: bool) -> None:
         """Fault injection by the harness: while `lost`, a trip's inline drain is lost (the
         breaker opens, the queued work stays queued), as when the worker dies between
-        writing the trip and failing the backlog; the backstop must then fail it."""
+        writing the trip and failing the backlog; the backstop must then fail it.
+        Called only on a backend claiming `breaker-seams`."""
         ...
 
     def read(self, target: str) -> BreakerReadout | None:

@@ -27,6 +27,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from jobconform.backends.breaker.protocol import BREAKER, SEAM_METHODS, BreakerRuntime
 from jobconform.backends.process import interfaces
 from jobconform.backends.process.errors import ChildStartError, MalformedMessage
 from jobconform.backends.process.remote import KitObjects, RemoteObject
@@ -46,6 +47,7 @@ from jobconform.backends.process.wire import (
     encode_timestamp,
 )
 from jobconform.backends.protocol import (
+    BREAKER_SEAMS,
     RETRY,
     STUCK,
     CapacityExceeded,
@@ -125,6 +127,17 @@ def carried_areas(version: int) -> frozenset[str]:
     return frozenset(area.name for area in BUILTIN_AREAS if (area.opener or "open") in openers)
 
 
+def carried_capabilities(version: int) -> frozenset[str]:
+    """What a child may claim through a protocol version: the areas it carries and, when
+    the breaker is one of them, `breaker-seams` (CB-014, CB-015) if the breaker runtime's
+    interface carries the seams' methods, as version 2's does. The other capabilities
+    beyond the areas need what no message carries (see the notes below)."""
+    carried = carried_areas(version)
+    if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
+        carried |= {BREAKER_SEAMS}
+    return carried
+
+
 NO_STORE_FAULTS_NOTE = (
     "Store faults are not claimed through the process protocol: no message carries a fault"
     " plan and the kit cannot reach the child's store, so the requirements that need"
@@ -188,7 +201,8 @@ class ProcessBackend:
         self.profile = claims.profile
         # A child's `store-faults:<area>` claims are dropped with the areas it cannot carry:
         # no message carries a fault plan, and the kit cannot reach the child's store.
-        self.capabilities = claims.capabilities & carried_areas(session.version)
+        # Its `breaker-seams` claim is kept: the seams' methods are BreakerRuntime messages.
+        self.capabilities = claims.capabilities & carried_capabilities(session.version)
         self.version = session.version
         self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
                              NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,

@@ -359,9 +359,9 @@ class Child:
         return request, None
 
     def claims(self, version: int) -> frozenset[str]:
-        from jobconform.backends.process.backend import carried_areas
+        from jobconform.backends.process.backend import carried_capabilities
 
-        return frozenset(self.backend.capabilities) & carried_areas(version)
+        return frozenset(self.backend.capabilities) & carried_capabilities(version)
 
     def hello(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """The answer to hello, and the version agreed (0: none)."""

@@ -39,6 +39,7 @@ from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.protocol import (
     ADMISSION,
     AUDIT_EVENTS,
+    BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
@@ -175,7 +176,7 @@ class SqlBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
                               COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                              LOOP_EVENTS,
+                              LOOP_EVENTS, BREAKER_SEAMS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones

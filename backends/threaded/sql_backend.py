@@ -21,6 +21,7 @@ from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.loops.threaded import ThreadedLoopRuntime
 from jobconform.backends.protocol import (
     ADMISSION,
+    BREAKER_SEAMS,
     IDEMPOTENCY,
     LIFECYCLE,
     REAPER,
@@ -56,7 +57,7 @@ class ThreadedSqlBackend(ThreadedBackend):
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE, COMPOSITE,
+                              STORE, COMPOSITE, BREAKER_SEAMS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def __init__(self, url: str | None = None) -> None:

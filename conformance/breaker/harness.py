@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.breaker.protocol import BREAKER, BreakerBackend, BreakerRuntime
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import BREAKER_SEAMS, Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
     SAFETY_TIMEOUT_SECONDS,
@@ -96,6 +96,9 @@ class BreakerHarness:
                              " (or lacks open_breaker); breaker checks cannot run on it")
         if self.settings is None:
             self.settings = breaker_settings(self.profile)
+        # The backstop sweep, missed heartbeats and lost drains (CB-014, CB-015) are sent
+        # only to a backend claiming the seams; any other need not have those methods.
+        self.claims_seams = BREAKER_SEAMS in self.backend.capabilities
         self.model = BreakerModel(self.settings)
         self._titles = ({r.id: r.title for r in self.registry.requirements}
                         if self.registry else {})
@@ -184,6 +187,10 @@ class BreakerHarness:
                                  f" {', '.join(OUTCOMES)}")
             if (command.outcome == CallOutcome.FAILURE) != (command.failure_class is not None):
                 raise ValueError("a failure needs a failure class and only a failure has one")
+        if (isinstance(command, bc.MissedHeartbeat | bc.DrainLost | bc.BackstopSweep)
+                and not self.claims_seams):
+            raise ValueError(f"backend {self.backend.name!r} does not claim {BREAKER_SEAMS};"
+                             f" {self._describe(command)} cannot be checked on it")
         if isinstance(command, bc.PassTime) and not 0 <= command.seconds < float("inf"):
             raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
         if isinstance(command, bc.CallsAtOnce) and len(set(command.calls)) != len(

@@ -22,7 +22,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import BREAKER_SEAMS, Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.harness import Divergence
@@ -59,11 +59,15 @@ def machine_settings(profile: Profile) -> BreakerSettings:
                                                    MACHINE_THRESHOLD))
 
 
-def checks_dispatch_seams(profile: Profile, registry: Registry | None) -> bool:
+def checks_dispatch_seams(profile: Profile, registry: Registry | None,
+                          backend: Backend | None = None) -> bool:
     """Whether the backstop sweep and missed heartbeats apply under this profile (CB-014,
-    CB-015: the canonical profile's dispatch layer); elsewhere the machine has no rule
-    sending either, so a breaker without them is never asked for them."""
+    CB-015: the canonical profile's dispatch layer) and, given a backend, whether it claims
+    `breaker-seams`; elsewhere the machine has no rule sending either, so a breaker without
+    them is never asked for them."""
     if registry is None:
+        return False
+    if backend is not None and BREAKER_SEAMS not in backend.capabilities:
         return False
     try:
         return all(profile.name in registry.requirement(rid).profiles
@@ -74,7 +78,7 @@ def checks_dispatch_seams(profile: Profile, registry: Registry | None) -> bool:
 
 def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
                          run: MachineRun) -> type[RuleBasedStateMachine]:
-    seams = checks_dispatch_seams(profile, registry)
+    seams = checks_dispatch_seams(profile, registry, backend)
 
     class BreakerMachine(RuleBasedStateMachine):
         calls = Bundle("calls")
@@ -232,8 +236,9 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
             self.harness.close()
 
     if not seams:
-        # Under a profile without the dispatch seams the machine is the one it was before
-        # them, rule for rule, so the same seed draws the same sequences there.
+        # Under a profile without the dispatch seams, or for a backend not claiming them,
+        # the machine is the one it was before them, rule for rule, so the same seed draws
+        # the same sequences there.
         return BreakerMachine
 
     class BreakerMachineWithSeams(BreakerMachine):
