@@ -4,13 +4,14 @@ An area's machine module builds a `RuleBasedStateMachine` class bound to one bac
 profile (a `MachineFactory`) and calls `run_machine` with it. Every machine thus runs under
 the same settings: no example database and the seed alone decide the sequences (so the
 same seed gives the same report), one shrunk counterexample per run, and no explain phase.
+A check that draws nothing runs on a runtime of its own through `run_on_a_runtime_of_its_own`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import hypothesis
 from hypothesis import HealthCheck, settings
@@ -41,6 +42,57 @@ class MachineRun:
 
 MachineFactory = Callable[[Backend, Profile, Registry | None, MachineRun],
                           type[RuleBasedStateMachine]]
+
+CommandT_contra = TypeVar("CommandT_contra", contravariant=True)
+
+
+class SideHarness(Protocol[CommandT_contra]):
+    """What a check on a runtime of its own needs of an area's harness."""
+
+    exercised: set[str]
+
+    def run(self, command: CommandT_contra) -> object: ...
+
+    def close(self) -> None: ...
+
+
+def run_on_a_runtime_of_its_own(open_harness: Callable[[], SideHarness[CommandT_contra]],
+                                commands: Iterable[CommandT_contra], run: MachineRun) -> None:
+    """Run a fixed list of commands on a harness of their own, recording them in `run`.
+
+    Some checks cannot be drawn: a drawn rule moves every other rule's draws (and with
+    them the example in which a gallery entry is caught, and its primary), or the check
+    needs threads or more clock than the drawn sequences reach. A machine runs such a
+    check as each sequence opens, on a fresh runtime, drawing nothing from Hypothesis.
+
+    The machine calls this first, before the sequence's own runtime opens: on a server
+    database (PostgreSQL, MariaDB) every runtime of a backend shares the tables and
+    opening one clears them. Opened after the check, the sequence's runtime clears what
+    the check left behind; opened before, it would find the check's jobs or reminders as
+    ids it never made (SQLite gives each runtime its own copy, which hides this).
+
+    Each command counts as a step of `run`, and what the harness exercised is added to
+    `run` whatever happens; the harness is closed in any case.
+
+    Args:
+        open_harness: opens the harness, on a fresh runtime of the backend.
+        commands: the fixed commands, run in order.
+        run: the machine run's record.
+
+    Raises:
+        Divergence: a command diverged; it is also recorded as `run.divergence`.
+    """
+    harness = open_harness()
+    try:
+        for command in commands:
+            run.steps += 1
+            harness.run(command)
+    except Divergence as divergence:
+        run.divergence = divergence
+        raise
+    finally:
+        run.exercised |= harness.exercised
+        harness.close()
 
 
 def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,

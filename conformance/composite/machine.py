@@ -21,7 +21,11 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
 from jobconform.conformance.harness import Divergence
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import (
+    MachineRun,
+    run_machine,
+    run_on_a_runtime_of_its_own,
+)
 from jobconform.reference import admission as ad
 from jobconform.reference.composite import commands as cc
 from jobconform.spec import Profile, Registry
@@ -67,11 +71,10 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
     class CompositeMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            # First, before the sequence's own runtime opens: on a server database every
-            # runtime shares the tables and opening one clears them.
+            # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
+            # says why).
             self._lease_hold_on_a_runtime_of_its_own()
-            self.harness = CompositeHarness(backend, profile, registry, composite_config(
-                profile, **MACHINE_PARAMETERS))
+            self.harness = self._open()
             self.names = 0
             self._start = self.harness.clock.now()
             for owner in OWNERS:
@@ -83,19 +86,13 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
             nonlocal lease_hold_passed
             if lease_hold_passed:
                 return
-            side = CompositeHarness(backend, profile, registry, composite_config(
-                profile, **MACHINE_PARAMETERS))
-            try:
-                for command in LEASE_HOLD:
-                    run.steps += 1
-                    side.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence
-                raise
-            finally:
-                run.exercised |= side.exercised
-                side.close()
+            run_on_a_runtime_of_its_own(self._open, LEASE_HOLD, run)
             lease_hold_passed = True
+
+        @staticmethod
+        def _open() -> CompositeHarness:
+            return CompositeHarness(backend, profile, registry,
+                                    composite_config(profile, **MACHINE_PARAMETERS))
 
         def _name(self, prefix: str) -> str:
             self.names += 1

@@ -28,7 +28,11 @@ from hypothesis.stateful import (
 
 from jobconform.backends.protocol import CONCURRENT_SUBMIT, Backend
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import (
+    MachineRun,
+    run_machine,
+    run_on_a_runtime_of_its_own,
+)
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JobState, Status
@@ -159,9 +163,8 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
 
         def __init__(self) -> None:
             super().__init__()
-            # First, before the sequence's own runtime opens: on a server database every
-            # runtime of the backend shares the tables and opening one clears them, so
-            # the jobs this check leaves behind must not reach the sequence's runtime.
+            # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
+            # says why).
             self._submissions_at_once_on_a_runtime_of_their_own()
             self.harness = self._open()
             self.counter = 0
@@ -194,18 +197,9 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                 return
             batch = CONCURRENT_BATCHES[sequences_opened[0] % len(CONCURRENT_BATCHES)]
             sequences_opened[0] += 1
-            side = self._open()
-            try:
-                for command in (cmd.Submit("p"), cmd.SubmitConcurrently(batch),
-                                cmd.Dispatch(), cmd.ListJobs()):
-                    run.steps += 1
-                    side.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence
-                raise
-            finally:
-                run.exercised |= side.exercised
-                side.close()
+            commands: tuple[cmd.Command, ...] = (
+                cmd.Submit("p"), cmd.SubmitConcurrently(batch), cmd.Dispatch(), cmd.ListJobs())
+            run_on_a_runtime_of_its_own(self._open, commands, run)
 
         @staticmethod
         def _open() -> Harness:

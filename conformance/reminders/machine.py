@@ -26,7 +26,11 @@ from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import Divergence
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import (
+    MachineRun,
+    run_machine,
+    run_on_a_runtime_of_its_own,
+)
 from jobconform.conformance.reminders.harness import ReminderHarness
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.faults import FaultKind, StoreFault
@@ -98,12 +102,10 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
 
         def __init__(self) -> None:
             super().__init__()
-            # First, before the sequence's own runtime opens: on a server database every
-            # runtime shares the tables and opening one clears them, so the reminders this
-            # check leaves behind must not reach the sequence's runtime.
+            # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
+            # says why).
             self._fixed_creations_on_a_runtime_of_their_own()
-            self.harness = ReminderHarness(backend, profile, registry,
-                                           overrides=dict(MACHINE_LIMITS))
+            self.harness = self._open()
             self.counter = 0
 
         # RM-017 and RM-018 as a fixed sequence on a second runtime: a drawn keyed-creation
@@ -111,17 +113,12 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         # to a restart's fault (RM-012) instead of its due time (RM-007). This draws
         # nothing.
         def _fixed_creations_on_a_runtime_of_their_own(self) -> None:
-            side = ReminderHarness(backend, profile, registry, overrides=dict(MACHINE_LIMITS))
-            try:
-                for command in (*KEYED_CREATIONS, *DERIVED_CREATIONS):
-                    run.steps += 1
-                    side.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence
-                raise
-            finally:
-                run.exercised |= side.exercised
-                side.close()
+            run_on_a_runtime_of_its_own(self._open, (*KEYED_CREATIONS, *DERIVED_CREATIONS),
+                                        run)
+
+        @staticmethod
+        def _open() -> ReminderHarness:
+            return ReminderHarness(backend, profile, registry, overrides=dict(MACHINE_LIMITS))
 
         def _run(self, command: rc.ReminderCommand) -> object:
             run.steps += 1
