@@ -23,13 +23,15 @@ def skip_reason(registry: Registry, backend: Backend, profile: Profile,
             requirement = registry.requirement(requirement_id)
         except SpecError:
             continue
+        # In the report's order: a requirement outside the profile is n/a before any
+        # capability it needs is missing.
         if requirement.area not in backend.capabilities:
             reason = f"backend {backend.name} does not claim area {requirement.area}"
+        elif profile.name not in requirement.profiles:
+            reason = f"requirement {requirement_id} does not apply to profile {profile.name}"
         elif not requirement.needs <= backend.capabilities:
             missing = ", ".join(sorted(requirement.needs - backend.capabilities))
             reason = f"backend {backend.name} does not claim {missing} ({requirement_id})"
-        elif profile.name not in requirement.profiles:
-            reason = f"requirement {requirement_id} does not apply to profile {profile.name}"
         else:
             continue
         if reason not in reasons:

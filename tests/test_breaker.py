@@ -225,6 +225,9 @@ def test_cb014_and_cb015_need_the_breaker_seams_capability() -> None:
     assert skip_reason(registry, backend, registry.profile("canonical"), ["CB-006"]) is None
     assert skip_reason(registry, MemoryBackend(), registry.profile("canonical"),
                        ["CB-014", "CB-015"]) is None
+    # Outside their profile they are n/a first, as the report says, whatever is claimed.
+    assert skip_reason(registry, backend, registry.profile("pybreaker"), ["CB-014"]) == (
+        "requirement CB-014 does not apply to profile pybreaker")
 
 
 def test_a_breaker_without_seams_gets_the_machine_without_their_rules() -> None:
