@@ -24,6 +24,7 @@ from jobconform.backends.protocol import (
     BREAKER_SEAMS,
     IDEMPOTENCY,
     LIFECYCLE,
+    LOOP_EVENTS,
     REAPER,
     REDELIVERY,
     REMINDERS,
@@ -57,7 +58,7 @@ class ThreadedSqlBackend(ThreadedBackend):
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE, COMPOSITE, BREAKER_SEAMS,
+                              STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def __init__(self, url: str | None = None) -> None:
@@ -66,8 +67,8 @@ class ThreadedSqlBackend(ThreadedBackend):
     def open_loops(self, clock: Clock, config: LoopsConfig,
                    events: LoopEvents | None = None) -> ThreadedLoopRuntime:
         """Loop threads over the SQL loop tables; a restart reads them back through a new
-        store object on the same database. (It does not claim loop-events, so the kit
-        passes no event sink; one given is reported to all the same.)"""
+        store object on the same database; the run and loop events go to `events`
+        (LP-019), as on the threaded backend."""
         engine, owned = self._sql.empty_loop_engine()
         return ThreadedLoopRuntime(waitable(clock), config, lambda: SqlLoopStore(engine),
                                    on_close=engine.dispose if owned else lambda: None,
