@@ -93,3 +93,15 @@ Feature: Areas working together
     When the composite clock moves 240 seconds
     Then composite work "j1, j2" is lease_expired
     And composite work "j4" is running
+
+  @CX-006
+  Scenario: A loop's run stopped at its owner's execution timeout fails, and the loop with it
+    When owner "a" starts composite loop "L" of 3 runs
+    And the composite clock moves 600 seconds
+    And owner "a" submits composite jobs "j1, j2"
+    Then composite work "j2" is queued
+    When the composite clock moves 300 seconds
+    Then composite work "L#1" is timed_out
+    And composite work "j1, j2" is running
+    And composite loop "L" is failed after 1 runs
+    And composite work "L#2" was never admitted

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for areas working together (spec/composite.yaml,
-...                 CX-001..CX-005): loops, reminders, breaker-guarded jobs and the governor's
+...                 CX-001..CX-006): loops, reminders, breaker-guarded jobs and the governor's
 ...                 pause on one admission. Each test runs one composite runtime and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
@@ -106,3 +106,15 @@ A Governor Pause Holds The Lease Reaper Until It Ends
     Composite Clock Moves    150
     Composite Work Should Be    lease_expired    j1
     Composite Work Should Be    running    j2    L#2
+
+A Loop Run Stopped At Its Execution Timeout Fails The Loop
+    [Tags]    CX-006
+    Start Composite Loop    b    L    3
+    Composite Clock Moves    600
+    Submit Composite Jobs    b    j1    j2
+    Composite Work Should Be    queued    j2
+    Composite Clock Moves    300
+    Composite Work Should Be    timed_out    L#1
+    Composite Work Should Be    running    j1    j2
+    Composite Loop Should Be    L    failed    1
+    Composite Work Should Be    None    L#2

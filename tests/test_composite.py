@@ -120,6 +120,23 @@ def test_a_lease_lapsing_after_the_pause_is_reclaimed_and_not_held() -> None:
     assert not oracle.held_leases
 
 
+def test_a_loop_run_the_admission_times_out_fails_its_loop() -> None:
+    oracle = model()
+    oracle.apply(cc.StartLoop("a", "L", 3))
+    oracle.apply(cc.SubmitJob("a", "j1"))
+    oracle.apply(cc.SubmitJob("a", "j2"))
+    oracle.apply(cc.PassTime(600))
+    oracle.apply(cc.FinishWork("j1"))
+    expected = oracle.apply(cc.PassTime(300))
+    assert "CX-006" in expected.requirements
+    # The owner's 900 s stop L#1 and free its slot (AD-015); the loop's run fails with
+    # TIMEOUT at that instant and, under abort, the loop fails: no next run is admitted.
+    assert states(oracle) == {"L#1": ad.TIMED_OUT, "j1": ad.FINISHED, "j2": ad.RUNNING}
+    assert oracle.view().loops == (("L", "failed", 1),)
+    assert oracle.loops["L"].runs[0].error == "TIMEOUT"
+    assert oracle.loops["L"].runs[0].finished_at == EPOCH + timedelta(seconds=900)
+
+
 def test_a_name_used_twice_is_a_malformed_check() -> None:
     oracle = model()
     oracle.apply(cc.StartLoop("a", "L", 1))
@@ -187,10 +204,12 @@ def test_a_runtime_without_restart_fails_cx_005() -> None:
 
 
 def test_the_machine_passes_on_memory_and_reaches_every_requirement() -> None:
+    # CX-006 needs a loop run past the owners' 900 s, which seed 0 draws by 50 examples.
     run = run_composite_machine(load_backend("memory"), CANONICAL, REGISTRY, seed=0,
-                                examples=30)
+                                examples=100)
     assert run.divergence is None
-    assert run.exercised >= {"CX-001", "CX-002", "CX-003", "CX-004", "CX-005"}
+    assert run.exercised >= {"CX-001", "CX-002", "CX-003", "CX-004", "CX-005",
+                            "CX-006"}
 
 
 @pytest.mark.parametrize("entry", GALLERY, ids=lambda entry: entry.name)
@@ -199,3 +218,21 @@ def test_the_machine_names_each_broken_wiring_by_its_requirement(entry: GalleryE
                                 examples=100)
     assert isinstance(run.divergence, Divergence)
     assert run.divergence.primary == entry.catches
+
+
+LOOP_TIMEOUT_CHECK = (
+    cc.AddOwner("a"), cc.StartLoop("a", "L", 3), cc.SubmitJob("a", "j1"),
+    cc.SubmitJob("a", "j2"), cc.PassTime(600), cc.FinishWork("j1"), cc.PassTime(300),
+)
+
+
+@pytest.mark.parametrize("name", ["memory", "sql", "threaded", "threaded+sql"])
+def test_every_shipped_backend_fails_a_loop_run_the_admission_times_out(name: str) -> None:
+    harness = CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
+                               composite_config(CANONICAL, **SMALL))
+    try:
+        for command in LOOP_TIMEOUT_CHECK:
+            harness.run(command)
+        assert harness.runtime.snapshot().loops == (("L", "failed", 1),)
+    finally:
+        harness.close()

@@ -1,5 +1,5 @@
 """The composite area's adapter protocol: loops, reminders, jobs, the breaker and the
-governor working through ONE admission (spec/composite.yaml, CX-001 to CX-005).
+governor working through ONE admission (spec/composite.yaml, CX-001 to CX-006).
 
 A backend that claims `composite` has `open_composite(clock, config) -> CompositeRuntime`
 returning a fresh runtime per check: no owners, no work, the global breaker switch on, no

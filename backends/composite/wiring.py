@@ -6,7 +6,9 @@ so that a run ends only once it holds a slot), and each reminder's fire (the rem
 runtime dispatches to this object, which admits the fire). It asks the governor whether a
 pause holds before each admission operation that could start waiting work or reclaim a
 lapsed lease, and holds the admission's drain (CX-004) and its lease reaper (CX-005)
-while it does. It adds no rule of an area's own: those stay in the runtimes it wires.
+while it does. When the admission stops a loop's run at its execution timeout, it tells
+the loop runtime that the run failed with TIMEOUT (CX-006). It adds no rule of an area's
+own: those stay in the runtimes it wires.
 
 `open_shared_admission(backend, clock, config)` opens the runtimes through the backend's
 `open_admission`, `open_loops`, `open_reminders`, `open_breaker` and `open_governor`, so a
@@ -42,7 +44,7 @@ from jobconform.reference.composite.oracle import (
     reminder_message,
     run_response,
 )
-from jobconform.reference.loops.oracle import FailResult, Respond
+from jobconform.reference.loops.oracle import TIMEOUT_ERROR, FailResult, Respond, RunOutcome
 from jobconform.reference.reminders.oracle import DeliveryOutcome
 
 PROBE = "probe"
@@ -84,6 +86,7 @@ class SharedAdmission:
         self._jobs: dict[str, str] = {}  # job -> owner
         self._reminders: dict[str, tuple[str, str]] = {}  # runtime id -> (name, owner)
         self._reminder_ids: dict[str, str] = {}  # name -> runtime id
+        self._timed_out_runs: set[str] = set()  # loop runs whose timeout the loop was told
         self.breaker.set_global_switch(True)
         self.reminders = open_reminders(self)
 
@@ -137,6 +140,9 @@ class SharedAdmission:
 
     def _end_run(self, loop: _Loop, name: str, work: str, failed: bool) -> list[object]:
         outcome = FailResult(FAILED_RUN_STATUS) if failed else Respond(run_response(work))
+        return self._end_run_with(loop, name, outcome)
+
+    def _end_run_with(self, loop: _Loop, name: str, outcome: RunOutcome) -> list[object]:
         loop.agent.decide(loop.run_number, outcome)
         self.loops.settle()
         snapshot = self.loops.get_loop(loop.loop_id)
@@ -146,6 +152,22 @@ class SharedAdmission:
         following = loop_run(name, loop.run_number)
         self._loop_names[following] = name
         return [True, self.admit_loop_run(following, loop.owner)]
+
+    def run_timed_out(self, work: str) -> bool:
+        """The admission stopped this loop run at its execution timeout (AD-015)."""
+        execution = self.admission.execution(work)
+        return execution is not None and execution.state == ad.TIMED_OUT
+
+    def _end_timed_out_runs(self) -> None:
+        """Each loop's run that the admission stopped at its timeout fails with TIMEOUT,
+        as the loop's own per-run timeout would end it; a loop that goes on asks a slot
+        for its next run (CX-006). In the loops' start order."""
+        for name, loop in list(self._loops.items()):
+            work = loop_run(name, loop.run_number)
+            if work in self._timed_out_runs or not self.run_timed_out(work):
+                continue
+            self._timed_out_runs.add(work)
+            self._end_run_with(loop, name, FailResult(TIMEOUT_ERROR))
 
     # -- reminders ----------------------------------------------------------------------------
 
@@ -227,6 +249,7 @@ class SharedAdmission:
         self.reminders.settle()
         self.reminders.settle()
         self.admission.settle()
+        self._end_timed_out_runs()
 
     def snapshot(self) -> CompositeSnapshot:
         executions = tuple((e.execution_id, e.owner, e.state)

@@ -57,6 +57,15 @@ class ReapsLeasesDuringPause(SharedAdmission):
         return False
 
 
+class LoopNotToldOfTimeout(SharedAdmission):
+    """The admission stops a loop's run at its owner's execution timeout and frees the
+    slot, but the loop runtime is never told: the loop stays running with its run open
+    for good, instead of failing the run with TIMEOUT and going on per its policy."""
+
+    def run_timed_out(self, work: str) -> bool:
+        return False
+
+
 def _composite_entry(name: str, wiring: type[SharedAdmission], catches: str,
                      source: str) -> GalleryEntry:
     """The memory backend with a broken wiring, loadable as `<this module>:<name>`."""
@@ -87,4 +96,7 @@ GALLERY = (
                      "seed 002 10.11.1: capacity drain hold-off"),
     _composite_entry("composite_reaps_leases_during_pause", ReapsLeasesDuringPause, "CX-005",
                      "seed 002 10.11.1: lease reaper hold-off (keeps async rows RUNNING)"),
+    _composite_entry("composite_loop_not_told_of_timeout", LoopNotToldOfTimeout, "CX-006",
+                     "seed 002 38.1: each iteration is an execution through admit/slot;"
+                     " 10.7: the execution timeout kills the work"),
 )

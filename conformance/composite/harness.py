@@ -4,12 +4,14 @@ composite oracle, and their answers and snapshots must agree.
 After every command the runtime settles, then the harness compares the command's answer
 and the whole snapshot (every execution of the one admission, every loop, reminder and
 breaker, and the pause) with `CompositeModel`. The first difference raises `Divergence`.
-Its primary requirement follows from what differs: a loop CX-001, a reminder CX-002, a
-breaker CX-003, the pause CX-004. For an execution, an orphan whose lapsed lease the pause
-held is CX-005's; a work in another state at a command where two areas meet (a job at a
-half-open breaker: CX-003; work waiting while the pause holds the drain: CX-004; a lapsed
-lease held: CX-005) is that meeting point's; a work one side never admitted is its kind's
-(a loop's run CX-001, a reminder's execution CX-002), a job's the command's.
+Its primary requirement follows from what differs: a loop CX-001 (CX-006 when its last
+ended run is one the admission timed out), a reminder CX-002, a breaker CX-003, the pause
+CX-004. For an execution, an orphan whose lapsed lease the pause held is CX-005's; a work
+in another state at a command where two areas meet (a job at a half-open breaker: CX-003;
+work waiting while the pause holds the drain: CX-004; a lapsed lease held: CX-005) is that
+meeting point's; a work one side never admitted is its kind's (a loop's run CX-001, or
+CX-006 when it follows a run the admission timed out; a reminder's execution CX-002), a
+job's the command's.
 """
 
 from __future__ import annotations
@@ -221,6 +223,9 @@ class CompositeHarness:
             if expected == shown_value:
                 continue
             primary = requirement
+            if requirement == LOOPS_REQUIREMENT:
+                loop = _first_difference(expected, shown_value)
+                primary = self.model.loop_requirement(loop) if loop else requirement
             if primary is None:  # executions: what the differing work is, and where
                 primary = self._execution_primary(expected, shown_value, requirements)
             raise self._fail((*(r for r in (primary,) if r), *requirements), what,

@@ -10,7 +10,9 @@ sequence on a runtime of its own (`LEASE_HOLD`), drawing nothing. The `Composite
 compares every answer and the whole snapshot with the oracle after each command.
 
 The machine stays inside what the area states: backlogs far below their depth, and the
-clock stopped well before any loop run's per-run timeout.
+clock stopped well before any loop run's per-run timeout. It still passes the owners'
+execution timeout (900 s), so the drawn sequences see loop runs the admission stops
+(CX-006) without a rule of their own.
 """
 
 from __future__ import annotations

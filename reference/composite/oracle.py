@@ -1,5 +1,5 @@
 """The composite oracle: loops, reminders, breaker-guarded jobs and the governor's pause
-sharing one admission (spec/composite.yaml, CX-001 to CX-005).
+sharing one admission (spec/composite.yaml, CX-001 to CX-006).
 
 It owns one model of each area and composes them; it copies none of their rules. The
 admission model (`reference/admission.py`) holds every slot and backlog; a loop's state
@@ -14,7 +14,10 @@ from `reference/governor/oracle.py`. What this module adds is only where they me
   not ahead of new work, not by maintenance, which still expires stale work (CX-004);
 - while it holds, no lapsed lease is reclaimed: an orphan of a restart whose lease has
   lapsed stays running and keeps its slot, and is reclaimed once the pause has ended
-  (CX-005).
+  (CX-005);
+- a loop's run whose execution the admission stops at its execution timeout (AD-015)
+  ends at that instant as the loop's own per-run timeout ends it (LP-009): failed with
+  TIMEOUT, the failure policy deciding whether the next run asks for a slot (CX-006).
 
 Time is a field, moved only by `PassTime`. Answers are plain data like the areas' own.
 """
@@ -47,12 +50,14 @@ REMINDERS_REQUIREMENT = "CX-002"
 PROBE_REQUIREMENT = "CX-003"
 PAUSE_REQUIREMENT = "CX-004"
 LEASE_REQUIREMENT = "CX-005"
+TIMEOUT_REQUIREMENT = "CX-006"
 
 REFUSED = "refused"  # a job the breaker fast-failed; nothing was admitted
 AUTH = "auth"  # the failure class a failed job reports to its breaker
 FAILED_RUN_STATUS = "AGENT_ERROR"
 # Every run of a composite loop gets the longest per-run timeout; the checks end their
-# runs long before it (see `CompositeModel._check_loop_timeouts`).
+# runs before it (see `CompositeModel._pass_time`), the admission's execution timeout
+# (900 s canonical) among them (CX-006).
 LOOP_RUN_TIMEOUT_SECONDS = float(lo.TIMEOUT_PER_RUN_RANGE[1])
 
 
@@ -142,10 +147,23 @@ class CompositeModel:
             return REMINDERS_REQUIREMENT
         if work in self.probes:
             return PROBE_REQUIREMENT
-        loop, mark, _ = work.rpartition("#")
+        loop, mark, number = work.rpartition("#")
         if mark and loop in self.loops:
+            runs = self.loops[loop].runs
+            previous = int(number) - 1
+            if 0 < previous <= len(runs) and runs[previous - 1].error == lo.TIMEOUT_ERROR:
+                return TIMEOUT_REQUIREMENT  # admitted as its run before timed out
             return LOOPS_REQUIREMENT
         return None
+
+    def loop_requirement(self, loop: str) -> str:
+        """CX-006 for a loop whose last ended run the admission timed out, else CX-001."""
+        state = self.loops.get(loop)
+        ended = [run for run in state.runs if run.status is not lo.RunStatus.RUNNING] if (
+            state is not None) else []
+        if ended and ended[-1].error == lo.TIMEOUT_ERROR:
+            return TIMEOUT_REQUIREMENT
+        return LOOPS_REQUIREMENT
 
     def view(self) -> CompositeView:
         owners = list(self.admission.owners)
@@ -321,6 +339,7 @@ class CompositeModel:
                 if (execution.state == ad.RUNNING and execution.orphaned
                         and lease_end is not None and lease_end <= self.now):
                     self.held_leases.add(work)
+        timed_out = self._end_timed_out_runs()
         for name, loop in self.loops.items():
             timeout_at = loop.run_timeout_at
             if timeout_at is not None and timeout_at <= self.now:
@@ -335,5 +354,33 @@ class CompositeModel:
             self._admit(name, self.reminder_owners[name])
             self.reminders.decide(name, DeliveryOutcome.LANDS)
         self.reminders.settle(self.now)
+        if timed_out:
+            self._admit_runs_after_timeouts(timed_out)
+            return Expected(None, (REMINDERS_REQUIREMENT, TIMEOUT_REQUIREMENT))
         return Expected(None, (REMINDERS_REQUIREMENT,))
 
+    def _end_timed_out_runs(self) -> list[str]:
+        """End each loop's run whose execution the admission stopped at its timeout
+        (AD-015) at that instant, as its own per-run timeout would (LP-009); the loops
+        whose runs ended, in start order (CX-006)."""
+        ended = []
+        for name, loop in self.loops.items():
+            run = loop.current_run
+            if run is None:
+                continue
+            execution = self.admission.executions.get(cc.loop_run(name, run.run_number))
+            if execution is None or execution.state != ad.TIMED_OUT:
+                continue
+            instant = execution.deadline()
+            assert instant is not None  # it ran
+            self.loops[name] = lo.timeout_run(loop, instant)
+            ended.append(name)
+        return ended
+
+    def _admit_runs_after_timeouts(self, loops: list[str]) -> None:
+        """The next run of each loop that goes on asks for a slot when the runtime next
+        looks, after the pass's own admissions (its timeouts' drains, reminders' fires)."""
+        for name in loops:
+            following = self.loops[name].current_run
+            if following is not None:
+                self._admit(cc.loop_run(name, following.run_number), self.loop_owners[name])
