@@ -429,3 +429,37 @@ def test_the_schema_leaves_a_later_argument_optional_and_knows_the_new_callback(
     callback = {"callback": 1, "op": "TaskBody.interrupt", "object": "kit-taskbody-1",
                 "args": {}}
     assert v2_problem(callback, "callback") is None
+
+
+def test_the_lifecycle_machine_passes_through_the_pipe_under_task_manager(
+        validated_session: ChildSession, registry: Registry) -> None:
+    # The interrupting cancel and the module ids cross with every line valid, and the
+    # machine exercises both requirements through the pipe.
+    area = next(a for a in BUILTIN_AREAS if a.name == "lifecycle")
+    backend = ProcessBackend(session=validated_session)
+    run = load_attribute(area.machine.run)(backend, registry.profile("task-manager"),
+                                           registry, seed=1, examples=8)
+    assert run.divergence is None
+    assert {"LC-026", "LC-027"} <= run.exercised
+
+
+def test_a_child_that_never_interrupts_the_body_is_caught_by_lc_026(
+        tmp_path: Path, registry: Registry) -> None:
+    # The child's runtime calls interrupt, but its server swallows the callback: the kit's
+    # body is never told, and the machine names LC-026.
+    command = fake_child(tmp_path, "import sys\n"
+                         "from jobconform.backends.process.child import main\n"
+                         "from jobconform.backends.process.server import ObjectServer\n"
+                         "class Swallowing(ObjectServer):\n"
+                         "    def call_kit(self, handle, method, args, kwargs):\n"
+                         "        if method.op == 'TaskBody.interrupt':\n"
+                         "            return None\n"
+                         "        return super().call_kit(handle, method, args, kwargs)\n"
+                         "sys.exit(main([], object_server_type=Swallowing))\n")
+    area = next(a for a in BUILTIN_AREAS if a.name == "lifecycle")
+    backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    run = load_attribute(area.machine.run)(backend, registry.profile("task-manager"),
+                                           registry, seed=0, examples=30)
+    backend.session.close()
+    assert run.divergence is not None
+    assert run.divergence.requirements[0] == "LC-026"
