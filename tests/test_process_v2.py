@@ -332,3 +332,134 @@ def test_a_child_rejecting_a_request_is_reported(validated_session: ChildSession
     runtime.close()
     with pytest.raises(ChildRejectedRequest, match=r"no object 'jobruntime-.*' here"):
         runtime.list_jobs()
+
+
+# -- what the task-manager profile needs: interrupting cancel, module ids --------------------
+
+
+def test_a_cancel_that_interrupts_calls_the_running_body_back(
+        validated_session: ChildSession) -> None:
+    # LC-026: the child's cancel interrupts the body through the TaskBody.interrupt
+    # callback, and the kit's script records it; the body never runs after it.
+    backend = ProcessBackend(session=validated_session)
+    settings = RuntimeSettings(max_concurrent=1, max_tasks=None, cancel_interrupts=True)
+    runtime = backend.open(settings, VirtualClock(EPOCH))
+    script = TaskScript(honours_cancellation=False)
+    job_id = runtime.submit(script)
+    runtime.dispatch()
+    assert runtime.get(job_id).status == "running"
+    assert runtime.cancel(job_id) is True
+    assert script.interrupted
+    script.decide(cmd.Succeed("late"))
+    runtime.settle()
+    assert runtime.get(job_id).status == "cancelled"
+    assert script.invocations == 0
+    runtime.close()
+
+
+def test_a_cancel_that_only_requests_sends_no_interrupt(
+        validated_session: ChildSession) -> None:
+    # Under canonical (cancel_interrupts false) nothing changes: the body that ignores
+    # cancellation runs until decided (LC-013), and is never interrupted.
+    backend = ProcessBackend(session=validated_session)
+    runtime = backend.open(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                           VirtualClock(EPOCH))
+    script = TaskScript(honours_cancellation=False)
+    job_id = runtime.submit(script)
+    runtime.dispatch()
+    assert runtime.cancel(job_id) is True
+    assert not script.interrupted
+    script.decide(cmd.Succeed("late"))
+    runtime.settle()
+    assert not script.interrupted
+    assert runtime.get(job_id).status == "cancelled"  # the request wins (LC-014)
+    runtime.close()
+
+
+def test_a_module_id_crosses_and_its_refusals_come_back_as_the_protocols_exceptions(
+        validated_session: ChildSession) -> None:
+    from jobconform.backends.protocol import InvalidModuleId, ModuleNotFound
+
+    backend = ProcessBackend(session=validated_session)
+    settings = RuntimeSettings(max_concurrent=1, max_tasks=None,
+                               modules=frozenset({"mail.send"}))
+    runtime = backend.open(settings, VirtualClock(EPOCH))
+    job_id = runtime.submit(TaskScript(), None, module_id="mail.send")
+    assert runtime.get(job_id).status == "queued"
+    with pytest.raises(InvalidModuleId):
+        runtime.submit(TaskScript(), None, module_id="Data..batch")
+    with pytest.raises(ModuleNotFound):
+        runtime.submit(TaskScript(), None, module_id="billing.charge_card")
+    assert [job.job_id for job in runtime.list_jobs(None)] == [job_id]  # no record left
+    runtime.close()
+
+
+def test_a_module_id_travels_only_when_given(tmp_path: Path) -> None:
+    # A child that predates module ids never receives one: the kit leaves the argument
+    # out unless a check of LC-027 names a module. This child answers each submit with
+    # the names of the arguments it received.
+    hello = {"id": 1, "ok": True, "result": {"protocol": 2, "name": "fake",
+                                             "profile": "canonical",
+                                             "capabilities": ["lifecycle"]}}
+    opened = {"id": 2, "ok": True, "result": {"handle": "jobruntime-1"}}
+    command = fake_child(tmp_path, "import json, sys\n"
+                         f"sys.stdin.readline()\nprint({json.dumps(hello)!r}, flush=True)\n"
+                         f"sys.stdin.readline()\nprint({json.dumps(opened)!r}, flush=True)\n"
+                         "for line in iter(sys.stdin.readline, ''):\n"
+                         "    request = json.loads(line)\n"
+                         "    names = ','.join(sorted(request['args']))\n"
+                         "    print(json.dumps({'id': request['id'], 'ok': True,"
+                         " 'result': names}), flush=True)\n")
+    backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    runtime = backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
+    assert runtime.submit(TaskScript()) == "retry,script"
+    assert runtime.submit(TaskScript(), RetryPolicy(max_retries=1)) == "retry,script"
+    assert runtime.submit(TaskScript(), None, module_id="mail.send") == "module_id,retry,script"
+    backend.session.close()
+
+
+def test_the_schema_leaves_a_later_argument_optional_and_knows_the_new_callback() -> None:
+    document = {"id": 3, "op": "JobRuntime.submit", "object": "jobruntime-1", "now": NOW,
+                "args": {"script": {"handle": "kit-taskbody-1",
+                                    "honours_cancellation": True}, "retry": None}}
+    assert v2_problem(document, "request") is None  # a version-2 request as it always was
+    assert v2_problem({**document, "args": {**document["args"], "module_id": "mail.send"}},
+                      "request") is None
+    assert "interrupt" in methods(KIT_INTERFACES[0])
+    callback = {"callback": 1, "op": "TaskBody.interrupt", "object": "kit-taskbody-1",
+                "args": {}}
+    assert v2_problem(callback, "callback") is None
+
+
+def test_the_lifecycle_machine_passes_through_the_pipe_under_task_manager(
+        validated_session: ChildSession, registry: Registry) -> None:
+    # The interrupting cancel and the module ids cross with every line valid, and the
+    # machine exercises both requirements through the pipe.
+    area = next(a for a in BUILTIN_AREAS if a.name == "lifecycle")
+    backend = ProcessBackend(session=validated_session)
+    run = load_attribute(area.machine.run)(backend, registry.profile("task-manager"),
+                                           registry, seed=1, examples=8)
+    assert run.divergence is None
+    assert {"LC-026", "LC-027"} <= run.exercised
+
+
+def test_a_child_that_never_interrupts_the_body_is_caught_by_lc_026(
+        tmp_path: Path, registry: Registry) -> None:
+    # The child's runtime calls interrupt, but its server swallows the callback: the kit's
+    # body is never told, and the machine names LC-026.
+    command = fake_child(tmp_path, "import sys\n"
+                         "from jobconform.backends.process.child import main\n"
+                         "from jobconform.backends.process.server import ObjectServer\n"
+                         "class Swallowing(ObjectServer):\n"
+                         "    def call_kit(self, handle, method, args, kwargs):\n"
+                         "        if method.op == 'TaskBody.interrupt':\n"
+                         "            return None\n"
+                         "        return super().call_kit(handle, method, args, kwargs)\n"
+                         "sys.exit(main([], object_server_type=Swallowing))\n")
+    area = next(a for a in BUILTIN_AREAS if a.name == "lifecycle")
+    backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    run = load_attribute(area.machine.run)(backend, registry.profile("task-manager"),
+                                           registry, seed=0, examples=30)
+    backend.session.close()
+    assert run.divergence is not None
+    assert run.divergence.requirements[0] == "LC-026"

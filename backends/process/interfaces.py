@@ -57,9 +57,11 @@ from jobconform.backends.loops.protocol import (
 from jobconform.backends.protocol import (
     CapacityExceeded,
     Clock,
+    InvalidModuleId,
     JobNotCompleted,
     JobNotFound,
     JobView,
+    ModuleNotFound,
     ReaperAlreadyRunning,
     ReaperRuntime,
     RedeliveryRuntime,
@@ -121,6 +123,13 @@ class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryR
     """The job runtime with the methods of every area checked through it; the kit calls
     only those of the areas the child claims."""
 
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
+               module_id: str | None = None) -> str:
+        """`Runtime.submit` with the module id a check of LC-027 names (task-manager): it
+        travels only when given (`LATER_ARGUMENTS`), so a child that never meets such a
+        check never receives it."""
+        ...
+
 
 class JobRecord(Protocol):
     """A job record: `JobView`'s fields, then those of each job area. A field of an area
@@ -176,6 +185,12 @@ class TaskBody(Protocol):
 
     def next_attempt(self) -> None:
         """The runtime retries: the next attempt waits for a new decision (RT-003)."""
+        ...
+
+    def interrupt(self) -> None:
+        """The runtime's cancel interrupts the invocation in flight (LC-026, under a
+        profile whose cancel interrupts): the body must not be run any more. The kit
+        records it, so the harness sees the body was interrupted, not merely flagged."""
         ...
 
 
@@ -246,6 +261,10 @@ CHILD_INTERFACES: tuple[type, ...] = (
 )
 KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCall,
                                     SchedulingTarget)
+# Arguments added to a method after its message was first carried: the kit sends each
+# only when its value is not the default, so a child that predates it never receives it
+# (the schema does not require it) and the version stays 2.
+LATER_ARGUMENTS: dict[str, frozenset[str]] = {"JobRuntime.submit": frozenset({"module_id"})}
 # Methods of the areas' protocols that cannot cross a pipe.
 NOT_CARRIED = frozenset({"wait_for_decision", "wake", "decide"})
 # The kit's classes in the areas' signatures, and the interfaces they cross as.
@@ -320,7 +339,8 @@ def _invalid_loop(message: str, data: dict[str, Any]) -> BaseException:
 # By the name the wire carries; the most specific classes first (an answer names its
 # exception's own class, and the receiver raises that class).
 ERROR_KINDS: dict[str, ErrorKind] = {kind.cls.__name__: kind for kind in (
-    _plain(CapacityExceeded), _plain(RuntimeShutDown), _keyed(JobNotFound),
+    _plain(CapacityExceeded), _plain(RuntimeShutDown), _plain(InvalidModuleId),
+    _plain(ModuleNotFound), _keyed(JobNotFound),
     ErrorKind(JobNotCompleted, lambda error: {"status": error.status},
               lambda message, data: JobNotCompleted(message.split()[1], data["status"])),
     _plain(ReaperAlreadyRunning), _plain(ValueError),
@@ -364,6 +384,8 @@ class Method:
     returns: Any
     takes_clock: bool
     defaults: tuple[tuple[str, Any], ...]
+    # Arguments sent only when given (`LATER_ARGUMENTS`); every other one always travels.
+    later: frozenset[str] = frozenset()
 
     @property
     def op(self) -> str:
@@ -415,9 +437,12 @@ def methods(interface: type) -> dict[str, Method]:
             parameters.append((parameter.name, annotation))
             if parameter.default is not inspect.Parameter.empty:
                 defaults.append((parameter.name, parameter.default))
+        op = f"{interface.__name__}.{name}"
+        later = LATER_ARGUMENTS.get(op, frozenset())
+        assert later <= {n for n, _ in defaults}, f"{op}: a later argument needs a default"
         found[name] = Method(interface.__name__, name, tuple(parameters),
                              wire_type(hints.get("return", type(None))), takes_clock,
-                             tuple(defaults))
+                             tuple(defaults), later)
     return found
 
 

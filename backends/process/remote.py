@@ -159,6 +159,10 @@ class RemoteObject:
         bound = _signature(method).bind(*args, **kwargs)
         bound.apply_defaults()  # every argument travels, so a child needs no defaults
         values = dict(bound.arguments)
+        defaults = dict(method.defaults)
+        for name in method.later:
+            if values.get(name) == defaults[name]:
+                del values[name]  # a later argument travels only when given
         clock = self.clock
         if method.takes_clock:
             clock = values.pop("clock")

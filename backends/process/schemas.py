@@ -184,8 +184,9 @@ def generate_v2_schema() -> dict[str, Any]:
     messages: dict[str, Any] = {}
     for interface in CHILD_INTERFACES + KIT_INTERFACES:
         for method in methods(interface).values():
-            # The kit sends every argument, defaults included.
-            required = [n for n, _ in method.parameters]
+            # The kit sends every argument, defaults included, but for the later ones
+            # (interfaces.LATER_ARGUMENTS), which it sends only when given.
+            required = [n for n, _ in method.parameters if n not in method.later]
             messages[method.op] = {
                 "args": {"type": "object", "additionalProperties": False,
                          "required": required,
