@@ -23,6 +23,15 @@ from jobconform.backends.protocol import (
 from jobconform.spec.areas import areas
 
 ENTRY_POINT_GROUP = "jobconform.backends"
+# Capabilities beyond the areas: each qualifies one area, which the backend must claim too,
+# and the words say what it adds to that area.
+QUALIFYING_CAPABILITIES = {
+    HEALTH_REPORT: (LIFECYCLE, "whose health snapshot it extends"),
+    CONCURRENT_SUBMIT: (LIFECYCLE, "whose submit it qualifies"),
+    AUDIT_EVENTS: (IDEMPOTENCY, "whose replays it reports"),
+    LOOP_EVENTS: (LOOPS, "whose runs and loops it reports"),
+    BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),
+}
 # Areas whose runtime a backend opens with its own `open_<area>(clock, config, ...)`.
 
 
@@ -117,29 +126,17 @@ def check_backend(backend: object, name: str) -> Backend:
     backend = cast(Backend, backend)
     fault_claims = {store_faults(area): area for area in known}
     unknown = (set(backend.capabilities) - known.keys() - fault_claims.keys()
-               - {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS, LOOP_EVENTS, BREAKER_SEAMS})
+               - QUALIFYING_CAPABILITIES.keys())
     if unknown:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
-            f" known: {sorted(known)}, {HEALTH_REPORT}, {CONCURRENT_SUBMIT}, {AUDIT_EVENTS},"
-            f" {LOOP_EVENTS}, {BREAKER_SEAMS}, and"
+            f" known: {sorted(known)}, {', '.join(QUALIFYING_CAPABILITIES)}, and"
             " store-faults:<area> for each"
         )
-    if HEALTH_REPORT in backend.capabilities and LIFECYCLE not in backend.capabilities:
-        raise BackendLoadError(f"backend {name!r} claims {HEALTH_REPORT} but not the"
-                               f" {LIFECYCLE} area whose health snapshot it extends")
-    if CONCURRENT_SUBMIT in backend.capabilities and LIFECYCLE not in backend.capabilities:
-        raise BackendLoadError(f"backend {name!r} claims {CONCURRENT_SUBMIT} but not the"
-                               f" {LIFECYCLE} area whose submit it qualifies")
-    if AUDIT_EVENTS in backend.capabilities and IDEMPOTENCY not in backend.capabilities:
-        raise BackendLoadError(f"backend {name!r} claims {AUDIT_EVENTS} but not the"
-                               f" {IDEMPOTENCY} area whose replays it reports")
-    if LOOP_EVENTS in backend.capabilities and LOOPS not in backend.capabilities:
-        raise BackendLoadError(f"backend {name!r} claims {LOOP_EVENTS} but not the"
-                               f" {LOOPS} area whose runs and loops it reports")
-    if BREAKER_SEAMS in backend.capabilities and BREAKER not in backend.capabilities:
-        raise BackendLoadError(f"backend {name!r} claims {BREAKER_SEAMS} but not the"
-                               f" {BREAKER} area whose runtime has the seams")
+    for claim, (area, what) in QUALIFYING_CAPABILITIES.items():
+        if claim in backend.capabilities and area not in backend.capabilities:
+            raise BackendLoadError(f"backend {name!r} claims {claim} but not the"
+                                   f" {area} area {what}")
     for claim in sorted(set(backend.capabilities) & fault_claims.keys()):
         if fault_claims[claim] not in backend.capabilities:
             raise BackendLoadError(f"backend {name!r} claims {claim} but not the"
