@@ -137,6 +137,36 @@ def test_a_loop_run_the_admission_times_out_fails_its_loop() -> None:
     assert oracle.loops["L"].runs[0].finished_at == EPOCH + timedelta(seconds=900)
 
 
+def test_a_loop_run_that_expires_in_the_backlog_fails_its_loop() -> None:
+    oracle = model()
+    oracle.apply(cc.SubmitJob("a", "j1"))
+    oracle.apply(cc.SubmitJob("a", "j2"))
+    assert oracle.apply(cc.StartLoop("a", "L", 3)).answer == ad.QUEUED
+    oracle.apply(cc.PassTime(201))
+    expected = oracle.apply(cc.Maintain())
+    assert "CX-006" in expected.requirements
+    # L#1 waited past backlog_max_age_seconds (200) and maintenance expires it (AD-008);
+    # the loop's run fails with TIMEOUT at that instant and, under abort, the loop fails.
+    assert states(oracle) == {"j1": ad.RUNNING, "j2": ad.RUNNING, "L#1": ad.EXPIRED}
+    assert oracle.view().loops == (("L", "failed", 1),)
+    assert oracle.loops["L"].runs[0].error == "TIMEOUT"
+    assert oracle.loops["L"].runs[0].finished_at == EPOCH + timedelta(seconds=201)
+
+
+def test_a_loop_run_whose_lease_is_reclaimed_fails_its_loop() -> None:
+    oracle = model()
+    oracle.apply(cc.StartLoop("a", "L", 3))
+    oracle.apply(cc.Restart())
+    expected = oracle.apply(cc.PassTime(1260))
+    assert "CX-006" in expected.requirements
+    # The orphan's lease lapses 900 + 300 s after it started and its slot is reclaimed
+    # (AD-017); the loop's run fails with TIMEOUT at the lease's end.
+    assert states(oracle) == {"L#1": ad.LEASE_EXPIRED}
+    assert oracle.view().loops == (("L", "failed", 1),)
+    assert oracle.loops["L"].runs[0].error == "TIMEOUT"
+    assert oracle.loops["L"].runs[0].finished_at == EPOCH + timedelta(seconds=1200)
+
+
 def test_a_name_used_twice_is_a_malformed_check() -> None:
     oracle = model()
     oracle.apply(cc.StartLoop("a", "L", 1))
@@ -234,5 +264,44 @@ def test_every_shipped_backend_fails_a_loop_run_the_admission_times_out(name: st
         for command in LOOP_TIMEOUT_CHECK:
             harness.run(command)
         assert harness.runtime.snapshot().loops == (("L", "failed", 1),)
+    finally:
+        harness.close()
+
+
+LOOP_EXPIRY_CHECK = (
+    cc.AddOwner("a"), cc.SubmitJob("a", "j1"), cc.SubmitJob("a", "j2"),
+    cc.StartLoop("a", "L", 3), cc.PassTime(201), cc.Maintain(),
+)
+LOOP_LEASE_CHECK = (cc.AddOwner("a"), cc.StartLoop("a", "L", 3), cc.Restart(), cc.PassTime(1260))
+
+
+@pytest.mark.parametrize("name", ["memory", "sql", "threaded", "threaded+sql"])
+@pytest.mark.parametrize("check", [LOOP_EXPIRY_CHECK, LOOP_LEASE_CHECK],
+                         ids=["expired", "lease_expired"])
+def test_every_shipped_backend_fails_a_loop_run_the_admission_expires_or_reclaims(
+        name: str, check: tuple[cc.CompositeCommand, ...]) -> None:
+    harness = CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
+                               composite_config(CANONICAL, **SMALL))
+    try:
+        for command in check:
+            harness.run(command)
+        assert harness.runtime.snapshot().loops == (("L", "failed", 1),)
+    finally:
+        harness.close()
+
+
+@pytest.mark.parametrize("check", [LOOP_TIMEOUT_CHECK, LOOP_EXPIRY_CHECK, LOOP_LEASE_CHECK],
+                         ids=["timed_out", "expired", "lease_expired"])
+def test_a_wiring_that_never_tells_the_loop_diverges_on_cx_006(
+        check: tuple[cc.CompositeCommand, ...]) -> None:
+    entry = next(entry for entry in GALLERY
+                 if entry.name == "composite_loop_not_told_of_timeout")
+    harness = CompositeHarness(load_backend(entry.target), CANONICAL, REGISTRY,
+                               composite_config(CANONICAL, **SMALL))
+    try:
+        with pytest.raises(Divergence) as raised:
+            for command in check:
+                harness.run(command)
+        assert raised.value.primary == "CX-006"
     finally:
         harness.close()

@@ -6,8 +6,9 @@ so that a run ends only once it holds a slot), and each reminder's fire (the rem
 runtime dispatches to this object, which admits the fire). It asks the governor whether a
 pause holds before each admission operation that could start waiting work or reclaim a
 lapsed lease, and holds the admission's drain (CX-004) and its lease reaper (CX-005)
-while it does. When the admission stops a loop's run at its execution timeout, it tells
-the loop runtime that the run failed with TIMEOUT (CX-006). It adds no rule of an area's
+while it does. When the admission stops a loop's run at its execution timeout, expires
+it in the backlog or reclaims it at its lease's end, it tells the loop runtime that the
+run failed with TIMEOUT (CX-006). It adds no rule of an area's
 own: those stay in the runtimes it wires.
 
 `open_shared_admission(backend, clock, config)` opens the runtimes through the backend's
@@ -39,6 +40,7 @@ from jobconform.reference.composite.oracle import (
     FAILED_RUN_STATUS,
     LOOP_RUN_TIMEOUT_SECONDS,
     REFUSED,
+    STOPPED_STATES,
     CompositeConfig,
     loop_parameters,
     reminder_message,
@@ -154,14 +156,15 @@ class SharedAdmission:
         return [True, self.admit_loop_run(following, loop.owner)]
 
     def run_timed_out(self, work: str) -> bool:
-        """The admission stopped this loop run at its execution timeout (AD-015)."""
+        """The admission stopped this loop run at its execution timeout (AD-015), expired
+        it in the backlog (AD-008) or reclaimed it at its lease's end (AD-017)."""
         execution = self.admission.execution(work)
-        return execution is not None and execution.state == ad.TIMED_OUT
+        return execution is not None and execution.state in STOPPED_STATES
 
     def _end_timed_out_runs(self) -> None:
-        """Each loop's run that the admission stopped at its timeout fails with TIMEOUT,
-        as the loop's own per-run timeout would end it; a loop that goes on asks a slot
-        for its next run (CX-006). In the loops' start order."""
+        """Each loop's run that the admission stopped, expired or reclaimed fails with
+        TIMEOUT, as the loop's own per-run timeout would end it; a loop that goes on asks
+        a slot for its next run (CX-006). In the loops' start order."""
         for name, loop in list(self._loops.items()):
             work = loop_run(name, loop.run_number)
             if work in self._timed_out_runs or not self.run_timed_out(work):
@@ -235,7 +238,9 @@ class SharedAdmission:
 
     def maintain(self) -> int:
         self._hold()
-        return self.admission.maintain()
+        expired = self.admission.maintain()
+        self._end_timed_out_runs()
+        return expired
 
     # -- reads and lifetime ----------------------------------------------------------------------
 

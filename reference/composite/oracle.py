@@ -15,8 +15,9 @@ from `reference/governor/oracle.py`. What this module adds is only where they me
 - while it holds, no lapsed lease is reclaimed: an orphan of a restart whose lease has
   lapsed stays running and keeps its slot, and is reclaimed once the pause has ended
   (CX-005);
-- a loop's run whose execution the admission stops at its execution timeout (AD-015)
-  ends at that instant as the loop's own per-run timeout ends it (LP-009): failed with
+- a loop's run whose execution the admission stops at its execution timeout (AD-015),
+  expires in the backlog (AD-008) or reclaims at its lease's end (AD-017) ends at that
+  instant as the loop's own per-run timeout ends it (LP-009): failed with
   TIMEOUT, the failure policy deciding whether the next run asks for a slot (CX-006).
 
 Time is a field, moved only by `PassTime`. Answers are plain data like the areas' own.
@@ -59,6 +60,10 @@ FAILED_RUN_STATUS = "AGENT_ERROR"
 # runs before it (see `CompositeModel._pass_time`), the admission's execution timeout
 # (900 s canonical) among them (CX-006).
 LOOP_RUN_TIMEOUT_SECONDS = float(lo.TIMEOUT_PER_RUN_RANGE[1])
+# How the admission may end a loop's run without its result: stopped at the execution
+# timeout (AD-015), expired in the backlog (AD-008), reclaimed at its lease's end
+# (AD-017). Each fails the run with TIMEOUT (CX-006).
+STOPPED_STATES = frozenset({ad.TIMED_OUT, ad.EXPIRED, ad.LEASE_EXPIRED})
 
 
 @dataclass(frozen=True)
@@ -230,8 +235,12 @@ class CompositeModel:
                 self.governor.record_failure(owner, failure_class, result, self.now)
                 return Expected(None, (PAUSE_REQUIREMENT,))
             case cc.Maintain():
-                return Expected(self.admission.apply(ad.Maintain()).answer,
-                                (PAUSE_REQUIREMENT,))
+                answer = self.admission.apply(ad.Maintain()).answer
+                expired = self._end_timed_out_runs()
+                if expired:
+                    self._admit_runs_after_timeouts(expired)
+                    return Expected(answer, (PAUSE_REQUIREMENT, TIMEOUT_REQUIREMENT))
+                return Expected(answer, (PAUSE_REQUIREMENT,))
             case cc.Restart():
                 self.admission.apply(ad.Restart())
                 return Expected(None, (LEASE_REQUIREMENT,))
@@ -361,18 +370,24 @@ class CompositeModel:
 
     def _end_timed_out_runs(self) -> list[str]:
         """End each loop's run whose execution the admission stopped at its timeout
-        (AD-015) at that instant, as its own per-run timeout would (LP-009); the loops
-        whose runs ended, in start order (CX-006)."""
+        (AD-015), expired in the backlog (AD-008) or reclaimed at its lease's end (AD-017)
+        at that instant, as its own per-run timeout would (LP-009); the loops whose runs
+        ended, in start order (CX-006)."""
         ended = []
         for name, loop in self.loops.items():
             run = loop.current_run
             if run is None:
                 continue
             execution = self.admission.executions.get(cc.loop_run(name, run.run_number))
-            if execution is None or execution.state != ad.TIMED_OUT:
+            if execution is None or execution.state not in STOPPED_STATES:
                 continue
-            instant = execution.deadline()
-            assert instant is not None  # it ran
+            if execution.state == ad.TIMED_OUT:
+                instant = execution.deadline()
+            elif execution.state == ad.LEASE_EXPIRED:
+                instant = execution.lease_end()
+            else:
+                instant = execution.ended_at
+            assert instant is not None  # it ran, or it ended
             self.loops[name] = lo.timeout_run(loop, instant)
             ended.append(name)
         return ended
