@@ -105,3 +105,23 @@ Feature: Areas working together
     And composite work "j1, j2" is running
     And composite loop "L" is failed after 1 runs
     And composite work "L#2" was never admitted
+
+  @CX-006
+  Scenario: A loop's run expired in the backlog fails, and the loop with it
+    When owner "a" submits composite jobs "j1, j2"
+    And owner "a" starts composite loop "L" of 3 runs
+    Then composite work "L#1" is queued
+    When the composite clock moves 201 seconds
+    And the composite maintenance runs
+    Then composite work "L#1" is expired
+    And composite loop "L" is failed after 1 runs
+    And composite work "L#2" was never admitted
+
+  @CX-006
+  Scenario: A loop's run whose lease is reclaimed after a restart fails, and the loop with it
+    When owner "a" starts composite loop "L" of 3 runs
+    And the composite admission restarts
+    And the composite clock moves 1260 seconds
+    Then composite work "L#1" is lease_expired
+    And composite loop "L" is failed after 1 runs
+    And composite work "L#2" was never admitted

@@ -118,3 +118,23 @@ A Loop Run Stopped At Its Execution Timeout Fails The Loop
     Composite Work Should Be    running    j1    j2
     Composite Loop Should Be    L    failed    1
     Composite Work Should Be    None    L#2
+
+A Loop Run Expired In The Backlog Fails The Loop
+    [Tags]    CX-006
+    Submit Composite Jobs    b    j1    j2
+    Start Composite Loop    b    L    3
+    Composite Work Should Be    queued    L#1
+    Composite Clock Moves    201
+    Run Composite Maintenance
+    Composite Work Should Be    expired    L#1
+    Composite Loop Should Be    L    failed    1
+    Composite Work Should Be    None    L#2
+
+A Loop Run Whose Lease Is Reclaimed After A Restart Fails The Loop
+    [Tags]    CX-006
+    Start Composite Loop    b    L    3
+    Restart Composite Admission
+    Composite Clock Moves    1260
+    Composite Work Should Be    lease_expired    L#1
+    Composite Loop Should Be    L    failed    1
+    Composite Work Should Be    None    L#2

@@ -6,8 +6,10 @@ breaker that trips after two auth failures and cools down for 30 s, and a pause 
 two owners failing alike, reach the half-open probe and the held drain often. Two aimed
 rules walk straight to those meeting points (CX-003, CX-004). The pause holding a lapsed
 lease (CX-005) needs a restart and twenty minutes of clock, so it runs as a fixed
-sequence on a runtime of its own (`LEASE_HOLD`), drawing nothing. The `CompositeHarness`
-compares every answer and the whole snapshot with the oracle after each command.
+sequence on a runtime of its own (`LEASE_HOLD`), drawing nothing, as do a loop run
+expired in the backlog and one whose lease is reclaimed (CX-006, `LOOP_ENDINGS`). The
+`CompositeHarness` compares every answer and the whole snapshot with the oracle after
+each command.
 
 The machine stays inside what the area states: backlogs far below their depth, and the
 clock stopped well before any loop run's per-run timeout. It still passes the owners'
@@ -60,6 +62,24 @@ LEASE_HOLD: tuple[cc.CompositeCommand, ...] = (
     cc.PassTime(240.0),
 )
 
+# CX-006's other endings as a fixed sequence on a runtime of its own, whose backlog
+# expires work older than 200 s: a's loop run waits behind two jobs and maintenance
+# expires it (AD-008); b's loop run is orphaned by a restart and its lease lapses 900 +
+# 300 s after it started (AD-017). Each loop fails its run with TIMEOUT and, under abort,
+# fails. The drawn sequences keep work far below the default backlog age, and a drawn
+# rule would move every other rule's draws.
+LOOP_ENDINGS_PARAMETERS: dict[str, object] = {**MACHINE_PARAMETERS,
+                                              "backlog_max_age_seconds": 200}
+LOOP_ENDINGS: tuple[cc.CompositeCommand, ...] = (
+    *(cc.AddOwner(owner) for owner in OWNERS),
+    cc.SubmitJob("a", "e1"), cc.SubmitJob("a", "e2"), cc.StartLoop("a", "EL1", 2),
+    cc.StartLoop("b", "EL2", 2),
+    cc.Restart(),
+    cc.PassTime(201.0),
+    cc.Maintain(),
+    cc.PassTime(1000.0),
+)
+
 # The aimed rules send up to a dozen commands each, so fewer rules make an example.
 STEPS_PER_EXAMPLE = 20
 
@@ -83,13 +103,20 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
                 self._run(cc.AddOwner(owner))
 
         def _lease_hold_on_a_runtime_of_its_own(self) -> None:
-            """CX-005's fixed sequence (`LEASE_HOLD`), until it has passed once; a sequence
-            that diverges diverges in every example, so Hypothesis reports it as such."""
+            """CX-005's fixed sequence (`LEASE_HOLD`) and CX-006's (`LOOP_ENDINGS`), until
+            they have passed once; a sequence that diverges diverges in every example, so
+            Hypothesis reports it as such."""
             nonlocal lease_hold_passed
             if lease_hold_passed:
                 return
             run_on_a_runtime_of_its_own(self._open, LEASE_HOLD, run)
+            run_on_a_runtime_of_its_own(self._open_for_loop_endings, LOOP_ENDINGS, run)
             lease_hold_passed = True
+
+        @staticmethod
+        def _open_for_loop_endings() -> CompositeHarness:
+            return CompositeHarness(backend, profile, registry,
+                                    composite_config(profile, **LOOP_ENDINGS_PARAMETERS))
 
         @staticmethod
         def _open() -> CompositeHarness:
