@@ -1,4 +1,4 @@
-"""The composite area (spec/composite.yaml, CX-001..CX-005): the oracle's meeting points,
+"""The composite area (spec/composite.yaml, CX-001..CX-006): the oracle's meeting points,
 the kit's wiring of every shipped backend's own runtimes through the harness, the machine,
 and the gallery's broken wirings each caught by the machine with the requirement they
 break."""
