@@ -91,6 +91,18 @@ def fake_child(tmp_path: Path, source: str) -> list[str]:
     return [sys.executable, str(script)]
 
 
+def answer_lines(*answers: dict[str, object]) -> str:
+    """Child source (after `import sys`) that reads one request per answer and prints it."""
+    return "".join(f"sys.stdin.readline()\nprint({json.dumps(answer)!r}, flush=True)\n"
+                   for answer in answers)
+
+
+# A lifecycle-only child's answers to the hello and the open (protocol 2).
+HELLO = {"id": 1, "ok": True, "result": {"protocol": 2, "name": "fake", "profile": "canonical",
+                                         "capabilities": ["lifecycle"]}}
+OPENED = {"id": 2, "ok": True, "result": {"handle": "jobruntime-1"}}
+
+
 # -- the generated schema ---------------------------------------------------------------------
 
 
@@ -271,14 +283,8 @@ def test_a_run_on_a_version_1_child_reports_the_other_areas_not_claimed(
 
 def test_a_bad_line_from_the_child_mid_session_is_named(tmp_path: Path) -> None:
     # The child answers the handshake and the open, then writes garbage for the submit.
-    hello = {"id": 1, "ok": True, "result": {"protocol": 2, "name": "fake",
-                                             "profile": "canonical",
-                                             "capabilities": ["lifecycle"]}}
-    opened = {"id": 2, "ok": True, "result": {"handle": "jobruntime-1"}}
-    command = fake_child(tmp_path, "import sys\n"
-                         f"sys.stdin.readline()\nprint({json.dumps(hello)!r}, flush=True)\n"
-                         f"sys.stdin.readline()\nprint({json.dumps(opened)!r}, flush=True)\n"
-                         "sys.stdin.readline()\nprint('{\"id\": 3, \"ok\": tru}', flush=True)\n"
+    command = fake_child(tmp_path, "import sys\n" + answer_lines(HELLO, OPENED)
+                         + "sys.stdin.readline()\nprint('{\"id\": 3, \"ok\": tru}', flush=True)\n"
                          "sys.stdin.read()\n")
     backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
     runtime = backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
@@ -290,14 +296,9 @@ def test_a_bad_line_from_the_child_mid_session_is_named(tmp_path: Path) -> None:
 
 
 def test_a_wrong_result_is_named_with_the_field(tmp_path: Path) -> None:
-    hello = {"id": 1, "ok": True, "result": {"protocol": 2, "name": "fake",
-                                             "profile": "canonical",
-                                             "capabilities": ["lifecycle"]}}
-    opened = {"id": 2, "ok": True, "result": {"handle": "jobruntime-1"}}
     record = {"id": 3, "ok": True, "result": {"job_id": "a", "status": "queued"}}
-    command = fake_child(tmp_path, "import sys\n" + "".join(
-        f"sys.stdin.readline()\nprint({json.dumps(line)!r}, flush=True)\n"
-        for line in (hello, opened, record)) + "sys.stdin.read()\n")
+    command = fake_child(tmp_path, "import sys\n" + answer_lines(HELLO, OPENED, record)
+                         + "sys.stdin.read()\n")
     backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
     runtime = backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
     with pytest.raises(MalformedMessage, match=r"the result of JobRuntime.get lacks"
@@ -398,14 +399,8 @@ def test_a_module_id_travels_only_when_given(tmp_path: Path) -> None:
     # A child that predates module ids never receives one: the kit leaves the argument
     # out unless a check of LC-027 names a module. This child answers each submit with
     # the names of the arguments it received.
-    hello = {"id": 1, "ok": True, "result": {"protocol": 2, "name": "fake",
-                                             "profile": "canonical",
-                                             "capabilities": ["lifecycle"]}}
-    opened = {"id": 2, "ok": True, "result": {"handle": "jobruntime-1"}}
-    command = fake_child(tmp_path, "import json, sys\n"
-                         f"sys.stdin.readline()\nprint({json.dumps(hello)!r}, flush=True)\n"
-                         f"sys.stdin.readline()\nprint({json.dumps(opened)!r}, flush=True)\n"
-                         "for line in iter(sys.stdin.readline, ''):\n"
+    command = fake_child(tmp_path, "import json, sys\n" + answer_lines(HELLO, OPENED)
+                         + "for line in iter(sys.stdin.readline, ''):\n"
                          "    request = json.loads(line)\n"
                          "    names = ','.join(sorted(request['args']))\n"
                          "    print(json.dumps({'id': request['id'], 'ok': True,"
