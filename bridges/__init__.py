@@ -4,13 +4,16 @@
   every thread (freezegun).
 - `VirtualLoop`: a private asyncio event loop whose time is the virtual clock; settle runs
   every timer due, in due order, each at its own deadline.
-- `ThreadWaits`: `time.sleep`, `Event.wait(timeout)` and `Condition.wait(timeout)` in the
-  runtime's own threads end on the virtual clock, and settle sees when they are all idle.
-- `DispatchGate`: a runtime that starts work on its own begins bodies only at dispatch.
+- `ThreadWaits`: `time.sleep`, `Event.wait(timeout)`, `Condition.wait(timeout)` and
+  `queue.Queue.get(timeout)` in the runtime's own threads end on the virtual clock, settle
+  sees when they are all idle, and `closing()` ends them at once for the runtime's close.
+- `DispatchGate`: a runtime that starts work on its own begins bodies only at dispatch;
+  `as_dispatched` reads the records of a runtime that marks a job running itself.
 - `DerivedHealth`: health counters from the job records, for runtimes without counters;
   `JobRecords`: the records themselves, for libraries that keep none with the spec's fields.
 
-docs/validate-your-runtime.md walks through them with two worked runtimes.
+docs/validate-your-runtime.md walks through them with two worked runtimes;
+docs/runtime-shapes.md says which to use for each shape of runtime, and how it closes.
 """
 
 from jobconform.bridges.gate import DispatchGate

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import selectors
-import time
 import traceback
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime, timedelta
@@ -36,6 +35,7 @@ from types import FrameType
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import Clock
+from jobconform.conformance.clock import real_monotonic
 
 T = TypeVar("T")
 SAFETY_LIMIT_SECONDS = 10.0
@@ -43,9 +43,6 @@ SAFETY_LIMIT_SECONDS = 10.0
 IO_POLL_SECONDS = 0.01
 # How long a cancelled coroutine has to end before the bridge gives up on it (real time).
 CANCEL_GRACE_SECONDS = 1.0
-# The real clock, kept where freezegun does not look: the wall-clock bridge replaces
-# module attributes that hold `time.monotonic`, and the safety limit must stay real.
-_REAL = {"monotonic": time.monotonic}
 
 
 class CoroutineNeverFinished(RuntimeError):
@@ -107,7 +104,7 @@ class VirtualLoop:
     def _idle(self, next_timer_in: float | None) -> float:
         """The loop has nothing to do now; returns how long to wait for sockets (real s)."""
         if self._mode == "run":
-            if _REAL["monotonic"]() > self._deadline:
+            if real_monotonic() > self._deadline:
                 self.loop.stop()
                 return 0.0
             return IO_POLL_SECONDS  # a socket may be about to answer
@@ -149,14 +146,14 @@ class VirtualLoop:
         if isinstance(task, asyncio.Task) and task is not awaitable:
             task.set_name(label)  # close() names a task left running by its label
         task.add_done_callback(lambda _: self.loop.stop())
-        self._deadline = _REAL["monotonic"]() + self._limit
+        self._deadline = real_monotonic() + self._limit
         self.loop.run_forever()
         if not task.done():
             stack = _format_stack(task)
             task.cancel()
             # A bounded wait for the cancellation to land: a coroutine may ignore it (it
             # catches CancelledError), and the error below must still be raised.
-            self._deadline = _REAL["monotonic"]() + min(self._limit, CANCEL_GRACE_SECONDS)
+            self._deadline = real_monotonic() + min(self._limit, CANCEL_GRACE_SECONDS)
             with contextlib.suppress(RuntimeError):  # the loop stopped with it still running
                 self.loop.run_until_complete(asyncio.gather(task, return_exceptions=True))
             raise CoroutineNeverFinished(

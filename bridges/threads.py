@@ -2,30 +2,40 @@
 
 A runtime with worker threads sleeps between polls (`time.sleep`), waits for work with a
 timeout (`Event.wait(timeout)`, `Condition.wait(timeout)`, and what is built on them:
-`Semaphore.acquire`, `Barrier.wait`) and blocks on conditions until another thread
-notifies it (`queue.Queue.get`, a task body waiting for the harness's decision). Inside
-`ThreadWaits(clock)`:
+`Condition.wait_for`, `Semaphore.acquire`, `Barrier.wait`, `queue.Queue.get` and `put`)
+and blocks on conditions until another thread notifies it (a task body waiting for the
+harness's decision). Inside `ThreadWaits(clock)`:
 
 - the threads the runtime starts (inside `adopting()`, and every thread those threads
   start) are *adopted*;
 - an adopted thread's timed wait ends when the harness advances the virtual clock to its
   deadline, and not before (unless it is notified, as usual);
+- the standard library's own reckoning of a timeout agrees: `threading` and `queue` read
+  `monotonic`, bound at their import, to see how much of a timeout is left and wait again
+  for the rest. While the bridge is on, that reading (`STDLIB_WAIT_TIMERS`) is virtual in
+  an adopted thread and real in any other, as each one's waits are, so `Queue.get(timeout)`
+  raises `Empty` when the clock passes its deadline and a harness thread's timeout ends in
+  real time;
 - `settle()` returns once every adopted thread is waiting: on an untimed condition, or on
   a deadline the clock has not reached. A notify marks its waiters busy at once, so a
   thread that has been woken but has not run yet keeps settle waiting. A real-time safety
-  limit turns a hang into `SettleTimeout` with every adopted thread's stack.
+  limit (`real_monotonic`, whatever is frozen) turns a hang into `SettleTimeout` with every
+  adopted thread's stack;
+- `closing()`, called before the runtime's own close, ends every timed wait of its
+  threads at once, as a timeout, from then on: a worker polling `queue.get(timeout=...)`
+  sees its stop flag at once instead of after a virtual interval no one will advance.
 
 Threads the bridge did not adopt (the harness's own) keep real waits. Limits: a wait
 bound before the bridge started (`from time import sleep` at import), a blocking
-`Lock.acquire` without timeout (busy, not idle) and `queue.Queue.get(timeout)` (it re-arms
-its timeout from the real monotonic clock, so it waits until notified) are not bridged.
-A wait may also end early when another waiter on the same condition times out, as a
-spurious wake-up; code that loops on its own predicate, as threading code does, is not
-affected.
+`Lock.acquire` without timeout (busy, not idle) and waits in C (`SimpleQueue.get`) are not
+bridged, and a thread still waiting after `stop()` waits on real time again. A wait may
+also end early when another waiter on the same condition times out, as a spurious
+wake-up; code that loops on its own predicate, as threading code does, is not affected.
 """
 
 from __future__ import annotations
 
+import queue
 import sys
 import threading
 import time
@@ -38,8 +48,13 @@ from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
 from jobconform.backends.protocol import Clock
+from jobconform.conformance.clock import real_monotonic
 
 SETTLE_LIMIT_SECONDS = 10.0
+# Where the standard library reads the clock to reckon its timed waits: `from time import
+# monotonic` bound at import in threading (Condition.wait_for, Semaphore.acquire, Barrier)
+# and in queue (Queue.get and put with a timeout).
+STDLIB_WAIT_TIMERS = ((threading, "_time"), (queue, "time"))
 
 _original_sleep = time.sleep
 _original_wait = threading.Condition.wait
@@ -66,6 +81,7 @@ class _Wait:
     condition: threading.Condition
     deadline: datetime | None  # None: until notified
     woken: bool = False  # notified or past its deadline: the thread is about to run
+    ends_at: float = 0.0  # the deadline as the thread's own timer reckons it (seconds())
 
 
 _active: ThreadWaits | None = None
@@ -84,6 +100,13 @@ class ThreadWaits:
         self._waits: dict[threading.Thread, _Wait] = {}
         self._adopting: threading.Thread | None = None
         self._remove_listener: Callable[[], None] | None = None
+        self._closing = False
+        self._origin = clock.now()  # the timer reads the virtual seconds since start()
+        # Per adopted thread, where its timer stands after a wait that ended as a timeout:
+        # the virtual clock counts whole microseconds, the caller's end time is a float, and
+        # its next reading must not fall short of that end by a rounding.
+        self._timer_floor: dict[threading.Thread, float] = {}
+        self._replaced_timers: list[object] = []
 
     # -- set-up ------------------------------------------------------------------------
 
@@ -98,11 +121,17 @@ class ThreadWaits:
             threading.Condition.wait = _wait  # type: ignore[method-assign]
             threading.Condition.notify = _notify  # type: ignore[method-assign]
             threading.Thread.start = _start  # type: ignore[method-assign]
+            self._origin = self._clock.now()
+            self._replaced_timers = [getattr(module, name) for module, name in STDLIB_WAIT_TIMERS]
+            for module, name in STDLIB_WAIT_TIMERS:
+                setattr(module, name, _wait_timer)
         self._remove_listener = self._clock.on_advance(self._advanced)
         return self
 
     def stop(self) -> None:
+        """Uninstall the bridge; every timed wait still on ends first, as a timeout."""
         global _active
+        self.closing()
         if self._remove_listener is not None:
             self._remove_listener()
             self._remove_listener = None
@@ -113,14 +142,19 @@ class ThreadWaits:
             threading.Condition.wait = _original_wait  # type: ignore[method-assign]
             threading.Condition.notify = _original_notify  # type: ignore[method-assign]
             threading.Thread.start = _original_start  # type: ignore[method-assign]
+            for (module, name), timer in zip(STDLIB_WAIT_TIMERS, self._replaced_timers,
+                                             strict=True):
+                setattr(module, name, timer)
             _active = None
-        # Wake whatever still waits on a deadline, so the runtime's threads can stop.
+
+    def closing(self) -> None:
+        """The runtime closes: from now on every timed wait of its threads (a sleep, a
+        poll with a timeout) ends at once, as a timeout, so a worker that polls sees its
+        stop flag now. Call it before the runtime's own close, which joins its threads;
+        untimed waits still end only when notified."""
         with self._state:
-            waits = list(self._waits.values())
-        for wait in waits:
-            with wait.condition:
-                wait.woken = True
-                wait.condition.notify_all()
+            self._closing = True
+        self.wake_sleepers()
 
     def __enter__(self) -> ThreadWaits:
         return self.start()
@@ -152,6 +186,8 @@ class ThreadWaits:
         Raises:
             SettleTimeout: not quiet within the real-time safety limit.
         """
+        # wait_for reckons the limit with threading's timer: real in this thread whatever
+        # is frozen, since the bridge's own timer (_wait_timer) stands there.
         with self._state:
             if not self._state.wait_for(self._quiet, timeout=self._limit):
                 raise SettleTimeout(self._stall_report())
@@ -219,12 +255,18 @@ class ThreadWaits:
             self._waits.pop(thread, None)
             self._state.notify_all()
 
+    def seconds(self) -> float:
+        """The timer the standard library's timed waits read in an adopted thread: the
+        virtual seconds since the bridge started."""
+        elapsed = (self._clock.now() - self._origin).total_seconds()
+        return max(elapsed, self._timer_floor.get(threading.current_thread(), 0.0))
+
     def sleep(self, seconds: float) -> None:
         thread = threading.current_thread()
         deadline = self._clock.now() + timedelta(seconds=max(0.0, seconds))
         wait = _Wait(self._state, deadline)
         with self._state:
-            if self._clock.now() >= deadline:
+            if self._closing or self._clock.now() >= deadline:
                 return
             self._waits[thread] = wait
             self._state.notify_all()
@@ -237,19 +279,28 @@ class ThreadWaits:
     def wait(self, condition: threading.Condition, timeout: float | None) -> bool:
         """Condition.wait for an adopted thread; the caller holds `condition`."""
         thread = threading.current_thread()
-        deadline = None
-        if timeout is not None:
-            deadline = self._clock.now() + timedelta(seconds=max(0.0, timeout))
-            if self._clock.now() >= deadline:
+        if timeout is None:
+            wait = _Wait(condition, None)
+        else:
+            wait = _Wait(condition, self._clock.now() + timedelta(seconds=max(0.0, timeout)),
+                         ends_at=self.seconds() + timeout)
+            if self._timed_out(wait):
                 return False
-        wait = _Wait(condition, deadline)
         self._enter(thread, wait)
         try:
             _original_wait(condition)
         finally:
             self._leave(thread)
-        # Woken with the clock at or past the deadline: a timeout, as Condition.wait says.
-        return deadline is None or self._clock.now() < deadline
+        return not self._timed_out(wait)
+
+    def _timed_out(self, wait: _Wait) -> bool:
+        """Whether a timed wait is over (the clock is at or past its deadline, or the
+        runtime closes); if so, the thread's timer reads at least its end from now on."""
+        if wait.deadline is None or not (self._closing or self._clock.now() >= wait.deadline):
+            return False
+        thread = threading.current_thread()
+        self._timer_floor[thread] = max(wait.ends_at, self._timer_floor.get(thread, 0.0))
+        return True
 
     def notified(self, condition: threading.Condition, n: int) -> None:
         """Waiters about to be woken by a notify are busy from now on (FIFO, as Python)."""
@@ -275,6 +326,7 @@ class ThreadWaits:
             finally:
                 with self._state:
                     self._adopted.discard(thread)
+                    self._timer_floor.pop(thread, None)
                     self._state.notify_all()
         thread.run = run_then_tell_settle  # type: ignore[method-assign]
 
@@ -310,3 +362,12 @@ def _start(self: threading.Thread, *args: Any, **kwargs: Any) -> None:
     if bridge is not None:
         bridge.adopt_if_ours(self)
     _original_start(self, *args, **kwargs)
+
+
+def _wait_timer() -> float:
+    """threading's and queue's clock while a bridge is on: virtual in an adopted thread,
+    whose waits are virtual; real in any other, whose waits are real."""
+    bridge = _active
+    if bridge is not None and bridge.owns_current_thread():
+        return bridge.seconds()
+    return real_monotonic()

@@ -7,16 +7,29 @@ built on freezegun (`freeze_time` without ticking, `real_asyncio=True` so that a
 loop beside it keeps its own clock) and moved by the clock itself: the kit's
 `VirtualClock` calls the bridge at every advance, before any sleeping thread wakes.
 
+What it leaves real on purpose: the clock `threading` and `queue` reckon their timeouts
+with (`Condition.wait_for`, `Semaphore.acquire`, `Barrier.wait`, `Queue.get(timeout)`).
+Their waits are lock acquires with a real timeout; frozen, the reckoning would find the
+whole timeout still left after every wait and wait again, forever, so a worker polling a
+queue would never see its stop flag. Three ways were weighed. Putting `threading` back on
+freezegun's ignore list is not one: that list also decides, by looking a few frames up the
+caller's stack, who reads real time, and every worker thread's body sits a few frames
+below `Thread.run`. Freezing the timers and letting them tick would make waits depend on
+real time in virtual results. So the bridge keeps them real here ("real, with the
+timeout as its bound"), and `ThreadWaits`, which makes an adopted thread's waits virtual,
+makes that thread's reckoning virtual with them (`STDLIB_WAIT_TIMERS`): each thread's
+timeouts end by the clock its waits run on.
+
 What it cannot reach: C extensions that read the clock themselves (a driver's own
 timestamps), `from time import monotonic` bound before the bridge started in a module
-freezegun does not scan (the standard library's `threading` and `queue` among them), and
-a database server's `now()`. An adapter compares only what the client writes, or says so
-in its deviation list.
+freezegun does not scan, and a database server's `now()`. An adapter compares only what
+the client writes, or says so in its deviation list.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from datetime import datetime
 from types import TracebackType
 from typing import Protocol
@@ -25,13 +38,15 @@ import freezegun
 import freezegun.config
 
 from jobconform.backends.protocol import Clock
+from jobconform.bridges.threads import STDLIB_WAIT_TIMERS
+from jobconform.conformance.clock import real_monotonic
 
 # Modules that must keep reading real time while the bridge is on: the kit's own
-# safety limits and durations. freezegun's default list also names `threading`, which
-# would hand real time to every worker thread whose loop sits within a few frames of
-# `Thread.run`, exactly the threads this bridge is for; so the list is replaced.
+# durations (its safety limits read `real_monotonic`, out of any freezer's reach).
+# freezegun's default list also names `threading`, which would hand real time to every
+# worker thread whose loop sits within a few frames of `Thread.run`, exactly the threads
+# this bridge is for; so the list is replaced.
 REAL_TIME_MODULES = [
-    "jobconform.conformance.watchdog",
     "jobconform.conformance.runner",
     "jobconform.conformance.cli",
     "_pytest.timing",  # pytest's own durations
@@ -79,6 +94,7 @@ class WallClock:
         finally:
             freezegun.configure(default_ignore_list=previous)
         factory = self._freezer.start()
+        _keep_stdlib_wait_timers_real()
         assert isinstance(factory, freezegun.api.FrozenDateTimeFactory)
         self._frozen = factory
         on_advance = getattr(self._clock, "on_advance", None)
@@ -113,3 +129,13 @@ class WallClock:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         self.stop()
+
+
+def _keep_stdlib_wait_timers_real() -> None:
+    """Undo freezegun's scan for the clock of the standard library's timed waits (see
+    the module's docstring); freezegun's own stop restores the original anyway. A timer
+    `ThreadWaits` installed is not freezegun's and stays."""
+    frozen = time.monotonic  # freezegun's fake while it is on
+    for module, name in STDLIB_WAIT_TIMERS:
+        if getattr(module, name) is frozen:
+            setattr(module, name, real_monotonic)

@@ -3,16 +3,28 @@
 Threads of a runtime under test may sleep on it: `wait_until` blocks on the runtime's own
 condition until the runtime notifies it or the harness advances the clock to the
 deadline. Nothing ever waits on the wall clock for virtual time to pass.
+
+`real_monotonic()` is the one real clock the kit's safety limits read.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 # A fixed start so that every run sees the same timestamps.
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+# The real monotonic clock, held where no freezer looks: freezegun replaces `time.monotonic`
+# and every module attribute that *is* it (a tuple's item is not one), and answers by
+# looking at the caller's module. A safety limit must fire whatever is frozen.
+_REAL_MONOTONIC = (time.monotonic,)
+
+
+def real_monotonic() -> float:
+    """Real seconds, for safety limits only: never to let virtual time pass."""
+    return _REAL_MONOTONIC[0]()
 
 
 class VirtualClock:

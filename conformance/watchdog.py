@@ -7,7 +7,8 @@ runs in the main thread, a signal then raises `AdapterHung` there: the case fail
 that message, the suites go on with fresh runtimes, and a report is written. Only if
 that does not end the call either (a hang inside C code) does the process exit, instead of
 hanging a CI job forever. Arming and disarming only set two attributes, so the guard
-costs nothing per command.
+costs nothing per command. The limit reads the real clock (`real_monotonic`), so it fires
+whatever a bridge or a test has frozen.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+from jobconform.conformance.clock import real_monotonic
 
 EXIT_CODE_HUNG = 3
 POLL_SECONDS = 0.5
@@ -51,7 +53,7 @@ class _Watchdog:
         self._interruptible = threading.current_thread() is threading.main_thread()
         if self._interruptible and signal.getsignal(HANG_SIGNAL) is not _raise_hung:
             signal.signal(HANG_SIGNAL, _raise_hung)
-        self._deadline = time.monotonic() + seconds
+        self._deadline = real_monotonic() + seconds
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, name="jobconform-watchdog",
@@ -66,13 +68,13 @@ class _Watchdog:
             # This wait is the real-time safety limit itself, not a way to let time pass.
             threading.Event().wait(POLL_SECONDS)
             deadline = self._deadline
-            if deadline is None or time.monotonic() <= deadline:
+            if deadline is None or real_monotonic() <= deadline:
                 continue
             self.hung_message = (f"{self._what} did not return within {self._limit:g} s of"
                                  " real time; the adapter hangs")
             if self._interruptible:
                 # The case fails with this message; the report names it, no stacks needed.
-                self._deadline = time.monotonic() + UNWIND_SECONDS
+                self._deadline = real_monotonic() + UNWIND_SECONDS
                 self._interruptible = False
                 signal.pthread_kill(threading.main_thread().ident or 0, HANG_SIGNAL)
                 continue

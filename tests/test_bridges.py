@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import queue
 import re
 import threading
 import time
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
 
+import freezegun
 import pytest
 
 from jobconform.backends.protocol import TaskScript
@@ -20,7 +24,8 @@ from jobconform.bridges import (
     VirtualLoop,
     WallClock,
 )
-from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.clock import EPOCH, VirtualClock, real_monotonic
+from jobconform.conformance.watchdog import AdapterHung, guarded
 from jobconform.reference.commands import Succeed
 
 
@@ -296,3 +301,212 @@ def test_derived_health_counts_each_outcome_once_and_keeps_it_after_cleanup() ->
     after = health.read([View("2", "failed"), View("3", "cancelled")])  # 1 cleaned up
     # processed counts every body that ended, failed ones too (LC-025)
     assert (after.total, after.processed, after.failed, after.cancelled) == (2, 2, 1, 1)
+
+
+# -- threading's and queue's own timeouts, the safety limits, a polling runtime's close ----
+# These tests measure real time only as a bound on a wait that must end: a few seconds
+# at most, whether the bridge holds or not.
+
+
+def _ends_within(seconds: float, call: Callable[[], object]) -> object:
+    """Run `call` in a harness thread; returns what it returned or raised.
+
+    Raises:
+        AssertionError: it was still running after `seconds` of real time.
+    """
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as error:  # the caller asserts on what was raised
+            outcome.append(error)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still waiting after {seconds} s of real time"
+    return outcome[0]
+
+
+def _stdlib_timed_waits(timeout: float) -> dict[str, object]:
+    """The standard library's waits that reckon a timeout with threading's or queue's
+    own timer, each given `timeout` and nothing that ends it sooner."""
+    condition, semaphore = threading.Condition(), threading.Semaphore(0)
+    with condition:
+        waited_for = condition.wait_for(lambda: False, timeout)
+    try:
+        queue.Queue[int]().get(timeout=timeout)
+        got: object = "an item"
+    except queue.Empty:
+        got = "empty"
+    barrier = threading.Barrier(2)
+    try:
+        barrier.wait(timeout)
+        crossed: object = "crossed"
+    except threading.BrokenBarrierError:
+        crossed = "broken"
+    return {"wait_for": waited_for, "queue.get": got,
+            "semaphore": semaphore.acquire(timeout=timeout), "barrier": crossed}
+
+
+TIMED_OUT = {"wait_for": False, "queue.get": "empty", "semaphore": False, "barrier": "broken"}
+
+
+def test_under_the_wall_clock_a_threads_stdlib_timeouts_end_in_real_time() -> None:
+    """Not adopted by ThreadWaits, a thread's waits are real, and so is the reckoning of
+    their timeouts, while what it reads of the date is virtual."""
+    with WallClock(VirtualClock(EPOCH)):
+        assert _ends_within(5, lambda: (_stdlib_timed_waits(0.05), datetime.now(UTC))) \
+            == (TIMED_OUT, EPOCH)
+
+
+def test_in_an_adopted_thread_stdlib_timeouts_end_when_the_clock_passes_them() -> None:
+    clock = VirtualClock(EPOCH)
+    outcomes: list[tuple[dict[str, object], datetime]] = []
+    with WallClock(clock), ThreadWaits(clock, settle_limit_seconds=5) as waits:
+        with waits.adopting():
+            thread = threading.Thread(
+                target=lambda: outcomes.append((_stdlib_timed_waits(30), clock.now())))
+            thread.start()
+        for _ in range(3):  # each wait is 30 virtual seconds, however long real time is
+            waits.settle()
+            clock.advance(29.999)
+            waits.settle()
+            clock.advance(0.001)
+        waits.settle()
+        assert outcomes == [] and thread.is_alive()  # the barrier's 30 s are still on
+        clock.advance(30)
+        thread.join(5)
+    assert outcomes == [(TIMED_OUT, EPOCH + timedelta(seconds=120))]
+
+
+def test_a_poll_every_100_ms_ends_once_per_advance_of_100_ms() -> None:
+    """The virtual clock counts whole microseconds; `queue` adds its timeout to a float
+    (0.2 + 0.1 > 0.3). A poll must still end at its deadline, not one advance later."""
+    clock = VirtualClock(EPOCH)
+    polls: list[datetime] = []
+    stop = threading.Event()
+
+    def poller() -> None:
+        while not stop.is_set():
+            with contextlib.suppress(queue.Empty):
+                queue.Queue[int]().get(timeout=0.1)
+            polls.append(clock.now())
+
+    with ThreadWaits(clock, settle_limit_seconds=5) as waits:
+        with waits.adopting():
+            thread = threading.Thread(target=poller)
+            thread.start()
+        for _ in range(30):
+            waits.settle()
+            clock.advance(0.1)
+        waits.settle()
+        stop.set()
+        waits.closing()
+        thread.join(5)
+    assert polls[:30] == [EPOCH + timedelta(seconds=0.1 * n) for n in range(1, 31)]
+
+
+class PollingRuntime:
+    """The smallest runtime with a worker that polls a broker: a thread looping on
+    `queue.get(timeout=...)`, a stop flag, and a close that joins the worker."""
+
+    def __init__(self, poll_seconds: float) -> None:
+        self.jobs: queue.Queue[Callable[[], object]] = queue.Queue()
+        self.ran: list[object] = []
+        self._poll_seconds = poll_seconds
+        self._stopping = threading.Event()
+        self._worker = threading.Thread(target=self._poll, name="poller")
+
+    def start(self) -> None:
+        self._worker.start()
+
+    def _poll(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                job = self.jobs.get(timeout=self._poll_seconds)
+            except queue.Empty:
+                continue
+            self.ran.append(job())
+
+    def close(self) -> None:
+        self._stopping.set()
+        self._worker.join()
+
+
+def test_a_polling_runtime_closes_at_once_on_the_bridges() -> None:
+    clock = VirtualClock(EPOCH)
+    with WallClock(clock), ThreadWaits(clock, settle_limit_seconds=5) as waits:
+        runtime = PollingRuntime(poll_seconds=30)  # virtual seconds no one will advance
+        with waits.adopting():
+            runtime.start()
+        runtime.jobs.put(lambda: datetime.now(UTC))
+        waits.settle()
+        assert runtime.ran == [EPOCH]  # the poll ends when work comes, as usual
+        started = real_monotonic()
+        waits.closing()  # the close recipe: timed waits end from here on, then the close
+        _ends_within(5, runtime.close)
+    assert real_monotonic() - started < 1.0
+
+
+def test_a_polling_runtime_closes_within_its_poll_under_the_wall_clock_alone() -> None:
+    with WallClock(VirtualClock(EPOCH)):
+        runtime = PollingRuntime(poll_seconds=0.1)  # real: no ThreadWaits
+        runtime.start()
+        runtime.jobs.put(lambda: datetime.now(UTC))
+        _ends_within(5, runtime.close)
+    assert runtime.ran == [EPOCH]
+
+
+@contextlib.contextmanager
+def _frozen(kind: str) -> Iterator[None]:
+    """The kit's own wall-clock bridge, or a test's own freezegun freeze (its default
+    ignore list, which knows nothing of jobconform)."""
+    if kind == "WallClock":
+        with WallClock(VirtualClock(EPOCH)):
+            yield
+    else:
+        with freezegun.freeze_time(EPOCH, tick=False):
+            yield
+
+
+@pytest.mark.parametrize("freezer", ["WallClock", "freeze_time"])
+def test_the_settle_limit_fires_whatever_is_frozen(freezer: str) -> None:
+    clock = VirtualClock(EPOCH)
+    stop = threading.Event()
+
+    def spinner() -> None:
+        while not stop.is_set():
+            pass
+
+    with _frozen(freezer), ThreadWaits(clock, settle_limit_seconds=0.2) as waits:
+        with waits.adopting():
+            thread = threading.Thread(target=spinner, name="spinner")
+            thread.start()
+        try:
+            outcome = _ends_within(5, waits.settle)
+        finally:
+            stop.set()
+            thread.join(5)
+    assert isinstance(outcome, SettleTimeout) and "spinner" in str(outcome)
+
+
+@pytest.mark.parametrize("freezer", ["WallClock", "freeze_time"])
+def test_the_loop_limit_fires_whatever_is_frozen(freezer: str) -> None:
+    with _frozen(freezer):
+        bridge = VirtualLoop(VirtualClock(EPOCH), safety_limit_seconds=0.2)
+        outcome = _ends_within(5, lambda: bridge.run(asyncio.Event().wait(), name="never"))
+        bridge.loop.close()
+    assert isinstance(outcome, CoroutineNeverFinished)
+
+
+@pytest.mark.parametrize("freezer", ["WallClock", "freeze_time"])
+def test_the_hang_watchdog_fires_whatever_is_frozen(freezer: str) -> None:
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("the watchdog interrupts only the main thread; elsewhere it exits")
+    started = real_monotonic()
+    with (_frozen(freezer), pytest.raises(AdapterHung, match="a hung call"),
+          guarded(0.2, "a hung call")):
+        threading.Event().wait(5)  # a real wait: returns after 5 s if nothing fires
+    assert real_monotonic() - started < 4
