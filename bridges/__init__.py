@@ -11,6 +11,8 @@
   `as_dispatched` reads the records of a runtime that marks a job running itself.
 - `DerivedHealth`: health counters from the job records, for runtimes without counters;
   `JobRecords`: the records themselves, for libraries that keep none with the spec's fields.
+- `keeping_signal_handlers`: a worker that installs signal handlers in the main thread
+  leaves the harness's in place.
 
 docs/validate-your-runtime.md walks through them with two worked runtimes;
 docs/runtime-shapes.md says which to use for each shape of runtime, and how it closes.
@@ -20,6 +22,7 @@ from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth, Health
 from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
 from jobconform.bridges.records import JobRecord, JobRecords
+from jobconform.bridges.signals import keeping_signal_handlers
 from jobconform.bridges.threads import SettleTimeout, ThreadWaits
 from jobconform.bridges.wallclock import WallClock
 
@@ -35,4 +38,5 @@ __all__ = [
     "ThreadWaits",
     "VirtualLoop",
     "WallClock",
+    "keeping_signal_handlers",
 ]

@@ -13,6 +13,13 @@ limit concurrency leaves `slots` out.
 `started(job_id)` tells the adapter whether the body really began, so it reports a job
 as running from then on, not from the moment a worker picked it up. A body released
 (`release(job_id)`: its job was cancelled) returns False and must not run its script.
+
+A runtime that keeps its own records often marks a job `running`, and stamps its start,
+when a worker picks it up, before it calls the body. The gate still belongs where the
+body is called (nothing inside the runtime's store is touched); the adapter then reads
+the runtime's records through `as_dispatched(record)`, which tells what the gate knows: a
+job whose body waits at the gate is `queued`, and a job started at the time its body was
+let in (`DispatchGate(now=...)`, the runtime's clock), not when a worker took it.
 """
 
 from __future__ import annotations
@@ -20,13 +27,22 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
 
 from jobconform.backends.protocol import TaskScript
+from jobconform.bridges.records import JobRecord
 
 
 class DispatchGate:
-    def __init__(self, slots: int | None = None) -> None:
+    """Args: slots: how many bodies may run at once (None: the runtime's workers limit
+    it); now: the runtime's clock, to stamp when each body was let in (`as_dispatched`)."""
+
+    def __init__(self, slots: int | None = None,
+                 now: Callable[[], datetime] | None = None) -> None:
         self._slots = slots
+        self._now = now
+        self._let_in_at: dict[str, datetime] = {}  # job id -> when its body last began
         self._state = threading.Condition()
         self._waiting: dict[str, int] = {}  # job id -> rank, for bodies at the gate
         self._admitted: set[str] = set()
@@ -52,6 +68,8 @@ class DispatchGate:
                 self._admitted.add(job_id)
                 self._holding.add(job_id)
                 admitted.append(job_id)
+                if self._now is not None:
+                    self._let_in_at[job_id] = self._now()
             self._wake(admitted)
             return admitted
 
@@ -93,6 +111,22 @@ class DispatchGate:
     def released(self, job_id: str) -> bool:
         with self._state:
             return job_id in self._released
+
+    def as_dispatched(self, record: JobRecord) -> JobRecord:
+        """The runtime's own record of a job as the spec sees it: `running` only while its
+        body is let in (until then, and again when a retry sent it back to the gate,
+        `queued`), and started when the gate last let its body in (never: None).
+
+        Raises:
+            ValueError: the gate was built without `now`, so it knows no start times.
+        """
+        if self._now is None:
+            raise ValueError("as_dispatched needs the gate's clock: DispatchGate(now=...)")
+        with self._state:
+            running = record.job_id in self._admitted
+            started_at = self._let_in_at.get(record.job_id)
+        status = "queued" if record.status == "running" and not running else record.status
+        return replace(record, status=status, started_at=started_at)
 
     def _wake(self, job_ids: list[str]) -> None:
         self._state.notify_all()

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import queue
 import re
+import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,10 +20,12 @@ from jobconform.bridges import (
     CoroutineNeverFinished,
     DerivedHealth,
     DispatchGate,
+    JobRecord,
     SettleTimeout,
     ThreadWaits,
     VirtualLoop,
     WallClock,
+    keeping_signal_handlers,
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock, real_monotonic
 from jobconform.conformance.watchdog import AdapterHung, guarded
@@ -510,3 +513,98 @@ def test_the_hang_watchdog_fires_whatever_is_frozen(freezer: str) -> None:
           guarded(0.2, "a hung call")):
         threading.Event().wait(5)  # a real wait: returns after 5 s if nothing fires
     assert real_monotonic() - started < 4
+
+
+# -- a runtime that keeps its own records ------------------------------------------------
+
+
+class RecordKeepingRuntime:
+    """A task manager with its own records: its worker marks a task running, stamped with
+    the wall clock, as it picks it up, then calls the body."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, JobRecord] = {}
+        self._tasks: queue.Queue[tuple[str, Callable[[], object]] | None] = queue.Queue()
+        self._worker = threading.Thread(target=self._work)
+
+    def start(self) -> None:
+        self._worker.start()
+
+    def submit(self, job_id: str, body: Callable[[], object]) -> None:
+        self.records[job_id] = JobRecord(job_id, "queued", datetime.now(UTC))
+        self._tasks.put((job_id, body))
+
+    def _work(self) -> None:
+        while (task := self._tasks.get()) is not None:
+            job_id, body = task
+            record = self.records[job_id]
+            if record.status != "queued":
+                continue
+            self.records[job_id] = record = JobRecord(job_id, "running", record.submitted_at,
+                                                      started_at=datetime.now(UTC))
+            result = body()
+            status = "cancelled" if result is None else "succeeded"
+            self.records[job_id] = JobRecord(job_id, status, record.submitted_at,
+                                             record.started_at, datetime.now(UTC), result)
+
+    def close(self) -> None:
+        self._tasks.put(None)
+        self._worker.join()
+
+
+def test_a_runtime_that_marks_running_itself_is_read_through_the_gate() -> None:
+    clock = VirtualClock(EPOCH)
+    gate = DispatchGate(slots=1, now=lambda: datetime.now(UTC))
+    scripts = {"a": TaskScript(), "b": TaskScript()}
+
+    def body(job_id: str) -> object:  # the gate sits where the runtime calls the body
+        if gate.wait(job_id, ord(job_id)) and gate.wait_for_decision(job_id, scripts[job_id]):
+            return scripts[job_id].run()
+        return None
+
+    with WallClock(clock), ThreadWaits(clock, settle_limit_seconds=5) as waits:
+        runtime = RecordKeepingRuntime()
+        with waits.adopting():
+            runtime.start()
+        runtime.submit("a", lambda: body("a"))
+        waits.settle()
+
+        def seen(job_id: str) -> tuple[str, datetime | None]:
+            record = gate.as_dispatched(runtime.records[job_id])
+            return record.status, record.started_at
+
+        assert runtime.records["a"].status == "running"  # its own record, at pickup
+        assert seen("a") == ("queued", None)  # the body has not begun
+        clock.advance(5)
+        assert gate.open() == ["a"]  # the adapter's dispatch point
+        waits.settle()
+        assert seen("a") == ("running", EPOCH + timedelta(seconds=5))
+        scripts["a"].decide(Succeed(1))
+        waits.settle()
+        gate.finished("a")
+        assert seen("a") == ("succeeded", EPOCH + timedelta(seconds=5))
+        assert runtime.records["a"].started_at == EPOCH  # what the gate corrects
+        runtime.submit("b", lambda: body("b"))
+        waits.settle()
+        gate.release("b")  # cancelled while its body waits at the gate
+        waits.settle()
+        assert seen("b") == ("cancelled", None)
+        runtime.close()
+    with pytest.raises(ValueError, match="now="):
+        DispatchGate().as_dispatched(runtime.records["a"])
+
+
+def test_a_worker_that_installs_signal_handlers_leaves_the_harnesss_in_place() -> None:
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are set in the main thread only")
+    harness = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+
+    def warm_shutdown(signum: int, frame: object) -> None:
+        """What a worker's own handler does: stop taking work."""
+
+    with keeping_signal_handlers():
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR2):
+            signal.signal(number, warm_shutdown)  # a worker's start, in the main thread
+        assert signal.getsignal(signal.SIGTERM) is warm_shutdown
+    assert {number: signal.getsignal(number) for number in harness} == harness
+    assert signal.getsignal(signal.SIGUSR2) is not warm_shutdown  # the watchdog's
