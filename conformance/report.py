@@ -174,7 +174,31 @@ def _counts(verdicts: dict[str, dict[str, str]]) -> dict[str, int]:
     return counts
 
 
-def counts_line(counts: Mapping[str, int]) -> str:
+# Verdicts that the fold over suites can hide: a requirement blocked or untested in one
+# suite but passed in another counts once, as a pass. Each suite's own count of them is
+# shown beside the totals, so a machine that stopped early cannot pass unseen.
+PER_SUITE = (BLOCKED, UNTESTED)
+
+
+def suite_counts(verdicts: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, int]]:
+    """How many requirements are blocked and untested in each suite's own column."""
+    counts: dict[str, dict[str, int]] = {}
+    for row in verdicts.values():
+        for suite, verdict in row.items():
+            per_verdict = counts.setdefault(suite, dict.fromkeys(PER_SUITE, 0))
+            if verdict in per_verdict:
+                per_verdict[verdict] += 1
+    return counts
+
+
+def per_suite_text(counts: Mapping[str, Mapping[str, int]], verdict: str) -> str:
+    """`hypothesis 17, robot 2`: the suites with requirements of that verdict ("" if none)."""
+    return ", ".join(f"{suite} {by_verdict[verdict]}" for suite, by_verdict in counts.items()
+                     if by_verdict.get(verdict))
+
+
+def counts_line(counts: Mapping[str, int],
+                per_suite: Mapping[str, Mapping[str, int]] | None = None) -> str:
     parts = [f"{counts[PASS]} passed", f"{counts[FAIL]} failed"]
     if counts[EXPECTED_FAILURE]:
         parts.append(f"{counts[EXPECTED_FAILURE]} expected failures")
@@ -186,7 +210,10 @@ def counts_line(counts: Mapping[str, int]) -> str:
         parts.append(f"{counts[NOT_RERUN]} not rerun")
     if counts[NOT_RUN]:
         parts.append(f"{counts[NOT_RUN]} not run")
-    return "requirements: " + ", ".join(parts)
+    line = "requirements: " + ", ".join(parts)
+    in_suites = [f"{verdict} in {text}" for verdict in PER_SUITE
+                 if (text := per_suite_text(per_suite or {}, verdict))]
+    return line + ("; per suite: " + "; ".join(in_suites) if in_suites else "")
 
 
 def console_table(summary: RunSummary, registry: Registry) -> str:
@@ -229,7 +256,7 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
         lines.append("  NOTHING CHECKED: no case ran; claim an area in the backend's"
                      " `capabilities` (see `jobconform list requirements`)")
     lines.append("")
-    lines.append(counts_line(_counts(verdicts)))
+    lines.append(counts_line(_counts(verdicts), suite_counts(verdicts)))
     return "\n".join(lines)
 
 
@@ -253,6 +280,7 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
         "seed": summary.seed,
         "verdict": "fail" if summary.failed(registry) else "pass",
         "counts": _counts(verdicts),
+        "suite_counts": suite_counts(verdicts),
         "unknown_tags": summary.unknown_tags(registry),
         "expected_failures": {rid: {"reason": e.reason, "link": e.link}
                               for rid, e in sorted(summary.expected.items())},
@@ -331,7 +359,8 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
         f"## jobconform: {'❌ FAIL' if failed else '✅ PASS'} — backend `{summary.backend}`,"
         f" profile `{summary.profile}`",
         "",
-        f"Spec {registry.version}, seed {summary.seed}. {counts_line(_counts(verdicts))}.",
+        f"Spec {registry.version}, seed {summary.seed}."
+        f" {counts_line(_counts(verdicts), suite_counts(verdicts))}.",
         "",
         *[f"> Note: {_cell(note)}\n" for note in summary.notes],
     ]
