@@ -84,6 +84,12 @@ class Column:
     source: Path
     # Blocked and untested requirements in each suite's own column (report.suite_counts).
     suite_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # A machine's backend answered a replay of the same commands differently.
+    nondeterministic: bool = False
+
+    @property
+    def verdict_text(self) -> str:
+        return self.verdict + (" (nondeterministic backend)" if self.nondeterministic else "")
 
     def count_text(self, verdict: str, total: int) -> str:
         """`0 (hypothesis 17)`: the folded total, and each suite's own count if any."""
@@ -257,7 +263,9 @@ def build_matrix(arguments: Iterable[str]) -> Matrix:
     columns = tuple(
         Column(label, str(doc["backend"]), str(doc["profile"]), str(doc["spec_version"]),
                int(doc["seed"]), str(doc["verdict"]), path,
-               suite_counts({rid: body["suites"] for rid, body in doc["requirements"].items()}))
+               suite_counts({rid: body["suites"] for rid, body in doc["requirements"].items()}),
+               any(case.get("nondeterministic", False)
+                   for suite in doc["suites"] for case in suite["cases"]))
         for label, (_, path, doc) in zip(labels, entries, strict=True))
     # Every requirement of every report, in spec order (the reports list them so).
     requirements: dict[str, Mapping[str, Any]] = {}
@@ -301,7 +309,7 @@ def to_markdown(matrix: Matrix) -> str:
               " | blocked | untested | not claimed |", "|" + "---|" * 10]
     for index, column in enumerate(matrix.columns):
         counts = matrix.counts(index)
-        verdict = "✅ pass" if column.verdict == "pass" else "❌ fail"
+        verdict = ("✅ " if column.verdict == "pass" else "❌ ") + column.verdict_text
         lines.append(f"| {labels[index]} | {column.profile} | {column.seed} | {verdict} | "
                      + " | ".join(column.count_text(v, counts[v])
                                   for v in (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED,
@@ -527,7 +535,7 @@ def to_html(matrix: Matrix, page: Path) -> str:
             f"<td>{_e(column.backend)}</td><td>{_e(column.profile)}</td>"
             f"<td>{_e(column.spec_version)}</td><td>{column.seed}</td>"
             f'<td class="{_VERDICT_CLASS[PASS if column.verdict == "pass" else FAIL]}">'
-            f"{_e(column.verdict)}</td>"
+            f"{_e(column.verdict_text)}</td>"
             + "".join(f"<td>{_e(column.count_text(v, counts[v]))}</td>"
                       for v in (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED, NOT_CLAIMED))
             + f'<td><a href="{_e(_link(column.source, page))}">report.json</a></td></tr>')

@@ -10,6 +10,8 @@ from click.testing import CliRunner
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.cli import main
+from jobconform.conformance.compare import build_matrix
+from jobconform.conformance.compare import to_markdown as compare_markdown
 from jobconform.conformance.expectations import ExpectedFailure
 from jobconform.conformance.lifecycle.machine import run_lifecycle_machine
 from jobconform.conformance.report import RunSummary, console_table, read_report
@@ -69,6 +71,11 @@ def test_the_report_gives_the_backend_the_verdict_and_blames_no_requirement(
     assert both["replay"]["commands"] == both["first"]["commands"]
     markdown = (tmp_path / "summary.md").read_text()
     assert "- nondeterministic backend: hypothesis: lifecycle machine" in markdown
+    # The comparison page says it of the run, and the blocked cells show both runs.
+    matrix = build_matrix([str(tmp_path / "report.json")])
+    assert "| ❌ fail (nondeterministic backend) |" in compare_markdown(matrix)
+    cell = next(row for row in matrix.rows if row.requirement == "LC-015").cells[0]
+    assert cell.verdict == "blocked" and "replay (passed" in cell.message
 
 
 def test_no_deviation_file_excuses_a_nondeterministic_backend() -> None:
