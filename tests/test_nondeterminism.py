@@ -89,3 +89,18 @@ def test_no_deviation_file_excuses_a_nondeterministic_backend() -> None:
     assert not summary.excused(case)
     assert summary.failed(registry)
     assert "NONDETERMINISTIC BACKEND lifecycle machine" in console_table(summary, registry)
+
+
+def test_a_merged_campaign_keeps_the_verdict() -> None:
+    # `jobconform merge` reads each shard's cases back from its report.json.
+    from jobconform.conformance.campaign import _case
+    from jobconform.conformance.report import to_json
+
+    registry = load_registry()
+    case = CaseResult("hypothesis", "lifecycle machine", ("LC-015",), False, "two runs",
+                      artifacts=("traces/lifecycle-machine-nondeterministic.json",),
+                      nondeterministic=True)
+    summary = RunSummary("b", "canonical", frozenset({"lifecycle"}), registry.version, 0,
+                         [SuiteRun("hypothesis", 0.1, [case])])
+    [written] = to_json(summary, registry)["suites"][0]["cases"]  # type: ignore[index]
+    assert _case(written) == case
