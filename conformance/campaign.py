@@ -158,7 +158,8 @@ def _case(document: Mapping[str, Any]) -> CaseResult:
                       blamed=tuple(document["blamed"]),
                       artifacts=tuple(document["artifacts"]),
                       completed=bool(document.get("completed", False)),
-                      also_broken=tuple(document.get("also_broken", ())))
+                      also_broken=tuple(document.get("also_broken", ())),
+                      nondeterministic=bool(document.get("nondeterministic", False)))
 
 
 def _same(reports: list[tuple[Path, dict[str, Any]]], key: str) -> Any:

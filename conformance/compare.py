@@ -13,7 +13,8 @@ behind the same backend) and shows them as:
 
 A cell holds one verdict per requirement and backend, folded over the suites in the same
 order as the report's counts: a failure in any suite wins, and a pass in one suite
-outweighs "blocked" (not checked) in another.
+outweighs "blocked" (not checked) in another. So that the fold hides nothing, a run's
+blocked and untested totals also show each suite's own count ("0 (hypothesis 17)").
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,9 @@ from jobconform.conformance.report import (
     UNTESTED,
     VERDICTS,
     ReportError,
+    per_suite_text,
     read_report,
+    suite_counts,
 )
 
 # The fold over suites, strongest first (as report._counts counts requirements).
@@ -79,6 +82,19 @@ class Column:
     seed: int
     verdict: str  # the run's own verdict: "pass" or "fail"
     source: Path
+    # Blocked and untested requirements in each suite's own column (report.suite_counts).
+    suite_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    # A machine's backend answered a replay of the same commands differently.
+    nondeterministic: bool = False
+
+    @property
+    def verdict_text(self) -> str:
+        return self.verdict + (" (nondeterministic backend)" if self.nondeterministic else "")
+
+    def count_text(self, verdict: str, total: int) -> str:
+        """`0 (hypothesis 17)`: the folded total, and each suite's own count if any."""
+        in_suites = per_suite_text(self.suite_counts, verdict)
+        return f"{total} ({in_suites})" if in_suites else str(total)
 
 
 @dataclass(frozen=True)
@@ -246,7 +262,10 @@ def build_matrix(arguments: Iterable[str]) -> Matrix:
     labels = _labels(entries)
     columns = tuple(
         Column(label, str(doc["backend"]), str(doc["profile"]), str(doc["spec_version"]),
-               int(doc["seed"]), str(doc["verdict"]), path)
+               int(doc["seed"]), str(doc["verdict"]), path,
+               suite_counts({rid: body["suites"] for rid, body in doc["requirements"].items()}),
+               any(case.get("nondeterministic", False)
+                   for suite in doc["suites"] for case in suite["cases"]))
         for label, (_, path, doc) in zip(labels, entries, strict=True))
     # Every requirement of every report, in spec order (the reports list them so).
     requirements: dict[str, Mapping[str, Any]] = {}
@@ -290,10 +309,11 @@ def to_markdown(matrix: Matrix) -> str:
               " | blocked | untested | not claimed |", "|" + "---|" * 10]
     for index, column in enumerate(matrix.columns):
         counts = matrix.counts(index)
-        verdict = "✅ pass" if column.verdict == "pass" else "❌ fail"
+        verdict = ("✅ " if column.verdict == "pass" else "❌ ") + column.verdict_text
         lines.append(f"| {labels[index]} | {column.profile} | {column.seed} | {verdict} | "
-                     + " | ".join(str(counts[v]) for v in (PASS, FAIL, EXPECTED_FAILURE,
-                                                          BLOCKED, UNTESTED, NOT_CLAIMED))
+                     + " | ".join(column.count_text(v, counts[v])
+                                  for v in (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED,
+                                            NOT_CLAIMED))
                      + " |")
     lines += ["", "### Pass rate per area", "", "| area | " + " | ".join(labels) + " |",
               "|" + "---|" * (len(labels) + 1)]
@@ -515,9 +535,9 @@ def to_html(matrix: Matrix, page: Path) -> str:
             f"<td>{_e(column.backend)}</td><td>{_e(column.profile)}</td>"
             f"<td>{_e(column.spec_version)}</td><td>{column.seed}</td>"
             f'<td class="{_VERDICT_CLASS[PASS if column.verdict == "pass" else FAIL]}">'
-            f"{_e(column.verdict)}</td>"
-            + "".join(f"<td>{counts[v]}</td>" for v in (PASS, FAIL, EXPECTED_FAILURE,
-                                                        BLOCKED, UNTESTED, NOT_CLAIMED))
+            f"{_e(column.verdict_text)}</td>"
+            + "".join(f"<td>{_e(column.count_text(v, counts[v]))}</td>"
+                      for v in (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED, NOT_CLAIMED))
             + f'<td><a href="{_e(_link(column.source, page))}">report.json</a></td></tr>')
     bodies = []
     for area in matrix.areas:

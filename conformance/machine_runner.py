@@ -5,6 +5,16 @@ profile (a `MachineFactory`) and calls `run_machine` with it. Every machine thus
 the same settings: no example database and the seed alone decide the sequences (so the
 same seed gives the same report), one shrunk counterexample per run, and no explain phase.
 A check that draws nothing runs on a runtime of its own through `run_on_a_runtime_of_its_own`.
+
+Real time never changes what a machine explores: no deadline, no `too_slow` health check,
+one bug reported (Hypothesis's ten-second search for more is never entered) and no
+time limit on shrinking (conformance/exploration.py). A machine's budget is counted in
+examples and steps, never in seconds, so a slow backend explores what a fast one does.
+
+A backend that answers the same commands differently (a race in its adapter) makes
+Hypothesis's replay of a failing example behave otherwise; Hypothesis calls that `Flaky`.
+It is the backend's verdict, not a requirement's: the run records both behaviours, the
+failing run and the replay, as `MachineRun.nondeterminism`.
 """
 
 from __future__ import annotations
@@ -15,15 +25,36 @@ from typing import Any, Protocol, TypeVar
 
 import hypothesis
 from hypothesis import HealthCheck, settings
+from hypothesis.errors import Flaky
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance import tolerance
+from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.shrinking import machine_phases
 from jobconform.spec import Profile, Registry
 
 STEPS_PER_EXAMPLE = 40
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """What one example of a machine did: the commands it ran on its latest runtime, and
+    its divergence (None: every command's observations passed)."""
+
+    commands: tuple[Any, ...]
+    divergence: Divergence | None
+
+
+@dataclass(frozen=True)
+class Nondeterminism:
+    """The same drawn example, two behaviours of the backend: the verdict is the
+    backend's ("nondeterministic backend"), not a requirement's."""
+
+    first: Behaviour  # the run that failed first
+    replay: Behaviour  # Hypothesis's replay of it, which behaved differently
+    hypothesis_says: str  # the `Flaky` error's type and first line
 
 
 @dataclass
@@ -38,6 +69,18 @@ class MachineRun:
     setup: dict[str, Any] = field(default_factory=dict)
     # Listed deviations the harnesses recorded and went past (--expected-failures).
     deviations: list[tolerance.Deviation] = field(default_factory=list)
+    # Set when a replay of an example behaved differently from its first run.
+    nondeterminism: Nondeterminism | None = None
+    # The example running last: the divergence recorded before it started, and the
+    # commands it ran (read as it ends), to tell its behaviour apart from the one before.
+    divergence_before_latest: Divergence | None = None
+    latest_commands: tuple[Any, ...] = ()
+
+    def latest_behaviour(self) -> Behaviour:
+        """What the latest example did: its divergence if it raised one, else its commands."""
+        if self.divergence is not None and self.divergence is not self.divergence_before_latest:
+            return Behaviour(tuple(self.divergence.commands), self.divergence)
+        return Behaviour(self.latest_commands, None)
 
 
 MachineFactory = Callable[[Backend, Profile, Registry | None, MachineRun],
@@ -113,27 +156,73 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
         Divergence: the machine raised one without recording it (a machine bug).
     """
     run = MachineRun()
-    machine = factory(backend, profile, registry, run)
+    machine = _recording(factory(backend, profile, registry, run), run)
     test_settings = settings(
         max_examples=examples,
         stateful_step_count=steps,
-        deadline=None,
+        deadline=None,  # no example fails for taking long
         database=None,  # no example database: a run depends on its seed alone
         print_blob=False,
-        report_multiple_bugs=False,  # one shrunk counterexample per run is the verdict
+        # One shrunk counterexample per run is the verdict; reporting several would keep
+        # searching for up to ten seconds of wall time after the first.
+        report_multiple_bugs=False,
         phases=machine_phases(),
+        # too_slow is the one health check that reads the wall clock.
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
     )
     test: Callable[[], None] = get_state_machine_test(machine, settings=test_settings)
     hypothesis.seed(seed)(test)
     tolerance.take()
     try:
-        test()
+        with seed_alone():
+            test()
     except Divergence:
         if run.divergence is None:
             raise
+    except Flaky as flaky:
+        run.nondeterminism = Nondeterminism(_first_behaviour(flaky, run),
+                                            run.latest_behaviour(), _first_line(flaky))
+        run.divergence = None  # no counterexample: the backend's answers do not repeat
     else:
         run.divergence = None
     finally:
         run.deviations = tolerance.take()
     return run
+
+
+def _recording(machine: type[RuleBasedStateMachine],
+               run: MachineRun) -> type[RuleBasedStateMachine]:
+    """The machine, recording in `run` what each example did, so that a replay that
+    behaves differently can be shown beside the run before it."""
+
+    class Recorded(machine):  # type: ignore[valid-type,misc]
+        def __init__(self) -> None:
+            run.divergence_before_latest = run.divergence
+            run.latest_commands = ()
+            super().__init__()
+
+        def teardown(self) -> None:
+            harness = getattr(self, "harness", None)
+            run.latest_commands = tuple(getattr(harness, "commands", ()))
+            super().teardown()
+
+    Recorded.__name__ = Recorded.__qualname__ = machine.__name__
+    return Recorded
+
+
+def _first_behaviour(flaky: Flaky, run: MachineRun) -> Behaviour:
+    """The failing run a `Flaky` error is about: Hypothesis keeps its exception (an
+    inconsistent replay keeps none: the divergence recorded before the replay began)."""
+    pending: list[BaseException] = [flaky]
+    while pending:
+        error = pending.pop()
+        if isinstance(error, Divergence):
+            return Behaviour(tuple(error.commands), error)
+        pending += getattr(error, "exceptions", ())
+    before = run.divergence_before_latest
+    return Behaviour(tuple(before.commands) if before else (), before)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0] if text else ''}"

@@ -14,6 +14,14 @@ A requirement's verdict in one suite:
   the kit, so the run fails);
 - "not claimed": the backend does not claim the requirement's area; never a pass;
 - "n/a": the requirement does not apply to the run's profile (and no case failed on it).
+
+A machine can also end with a verdict of the backend's own, "nondeterministic backend":
+Hypothesis replayed an example and the backend answered the same commands differently
+(a race). The case blames no requirement (what it covers is "blocked" in its column unless
+another case checked it), carries both runs in its message and in a trace file, is marked
+`"nondeterministic": true` in the JSON report, is listed under the Markdown's problems and
+shown as NONDETERMINISTIC BACKEND in the console, and fails the run: no deviation file can
+list it.
 """
 
 from __future__ import annotations
@@ -81,13 +89,16 @@ class RunSummary:
                 failed = [c for c in run.cases if not c.passed]
                 # It failed itself: it is a divergence's primary, or a case covering it
                 # failed without naming anything. Requirements only "also involved" in a
-                # divergence are not failed by it.
+                # divergence are not failed by it, nor those of a machine whose backend
+                # answered a replay differently (that verdict is the backend's).
                 direct = (any(rid in c.primaries for c in failed)
-                          or any(not c.blamed and rid in c.requirements for c in failed))
+                          or any(not c.blamed and not c.nondeterministic
+                                 and rid in c.requirements for c in failed))
                 # Cases that checked it to their end: passed, ran past listed deviations
-                # only, or (a machine) exercised it with passing observations.
-                checked = [c for c in run.cases if rid in c.requirements and (
-                    c.passed or c.completed or c.suite == "hypothesis")]
+                # only, or (a machine) exercised it with passing observations that repeat.
+                checked = [c for c in run.cases if rid in c.requirements
+                           and not c.nondeterministic
+                           and (c.passed or c.completed or c.suite == "hypothesis")]
                 if direct:
                     row[run.suite] = EXPECTED_FAILURE if rid in self.expected else FAIL
                 elif self.selected is not None and rid not in self.selected:
@@ -132,6 +143,8 @@ class RunSummary:
     def excused(self, case: CaseResult) -> bool:
         """A failed case explained by the listed deviations alone: what it blamed (or, when
         it blamed nothing, what it covers) is all in the expected-failures file."""
+        if case.nondeterministic:
+            return False  # no deviation file can list a backend's nondeterminism
         named = set(case.primaries or case.requirements)
         return bool(named) and named <= self.expected.keys()
 
@@ -139,6 +152,10 @@ class RunSummary:
         """Failed cases not explained by the expected failures alone."""
         return [c for run in self.suites for c in run.cases
                 if not c.passed and not self.excused(c)]
+
+    def nondeterministic_cases(self) -> list[CaseResult]:
+        """Machines whose backend answered a replayed example differently."""
+        return [c for run in self.suites for c in run.cases if c.nondeterministic]
 
     def nothing_checked(self) -> bool:
         """No case ran at all (a backend that claims nothing): a run that cannot fail."""
@@ -174,7 +191,31 @@ def _counts(verdicts: dict[str, dict[str, str]]) -> dict[str, int]:
     return counts
 
 
-def counts_line(counts: Mapping[str, int]) -> str:
+# Verdicts that the fold over suites can hide: a requirement blocked or untested in one
+# suite but passed in another counts once, as a pass. Each suite's own count of them is
+# shown beside the totals, so a machine that stopped early cannot pass unseen.
+PER_SUITE = (BLOCKED, UNTESTED)
+
+
+def suite_counts(verdicts: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, int]]:
+    """How many requirements are blocked and untested in each suite's own column."""
+    counts: dict[str, dict[str, int]] = {}
+    for row in verdicts.values():
+        for suite, verdict in row.items():
+            per_verdict = counts.setdefault(suite, dict.fromkeys(PER_SUITE, 0))
+            if verdict in per_verdict:
+                per_verdict[verdict] += 1
+    return counts
+
+
+def per_suite_text(counts: Mapping[str, Mapping[str, int]], verdict: str) -> str:
+    """`hypothesis 17, robot 2`: the suites with requirements of that verdict ("" if none)."""
+    return ", ".join(f"{suite} {by_verdict[verdict]}" for suite, by_verdict in counts.items()
+                     if by_verdict.get(verdict))
+
+
+def counts_line(counts: Mapping[str, int],
+                per_suite: Mapping[str, Mapping[str, int]] | None = None) -> str:
     parts = [f"{counts[PASS]} passed", f"{counts[FAIL]} failed"]
     if counts[EXPECTED_FAILURE]:
         parts.append(f"{counts[EXPECTED_FAILURE]} expected failures")
@@ -186,7 +227,10 @@ def counts_line(counts: Mapping[str, int]) -> str:
         parts.append(f"{counts[NOT_RERUN]} not rerun")
     if counts[NOT_RUN]:
         parts.append(f"{counts[NOT_RUN]} not run")
-    return "requirements: " + ", ".join(parts)
+    line = "requirements: " + ", ".join(parts)
+    in_suites = [f"{verdict} in {text}" for verdict in PER_SUITE
+                 if (text := per_suite_text(per_suite or {}, verdict))]
+    return line + ("; per suite: " + "; ".join(in_suites) if in_suites else "")
 
 
 def console_table(summary: RunSummary, registry: Registry) -> str:
@@ -213,8 +257,11 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
                      f" {run.seconds:.1f} s{steps}")
         for case in failed[:5]:
             primary = f" [{', '.join(case.primaries)}]" if case.primaries else ""
-            lines.append(f"  FAILED{primary} {case.name}")
-            lines += [f"    {line}" for line in case.message.strip().splitlines()[:25]]
+            status = "NONDETERMINISTIC BACKEND" if case.nondeterministic else "FAILED"
+            lines.append(f"  {status}{primary} {case.name}")
+            # Both runs of a nondeterministic backend are shown whole: they are its trace.
+            shown = None if case.nondeterministic else 25
+            lines += [f"    {line}" for line in case.message.strip().splitlines()[:shown]]
             lines += [f"    reproducer: {path}" for path in case.artifacts]
     for problem in summary.unknown_tags(registry):
         lines.append(f"  STALE TAG {problem}")
@@ -229,7 +276,7 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
         lines.append("  NOTHING CHECKED: no case ran; claim an area in the backend's"
                      " `capabilities` (see `jobconform list requirements`)")
     lines.append("")
-    lines.append(counts_line(_counts(verdicts)))
+    lines.append(counts_line(_counts(verdicts), suite_counts(verdicts)))
     return "\n".join(lines)
 
 
@@ -253,6 +300,7 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
         "seed": summary.seed,
         "verdict": "fail" if summary.failed(registry) else "pass",
         "counts": _counts(verdicts),
+        "suite_counts": suite_counts(verdicts),
         "unknown_tags": summary.unknown_tags(registry),
         "expected_failures": {rid: {"reason": e.reason, "link": e.link}
                               for rid, e in sorted(summary.expected.items())},
@@ -331,7 +379,8 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
         f"## jobconform: {'❌ FAIL' if failed else '✅ PASS'} — backend `{summary.backend}`,"
         f" profile `{summary.profile}`",
         "",
-        f"Spec {registry.version}, seed {summary.seed}. {counts_line(_counts(verdicts))}.",
+        f"Spec {registry.version}, seed {summary.seed}."
+        f" {counts_line(_counts(verdicts), suite_counts(verdicts))}.",
         "",
         *[f"> Note: {_cell(note)}\n" for note in summary.notes],
     ]
@@ -351,6 +400,9 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
         lines += ["<details><summary>" + f"{len(fine)} requirements pass in every suite"
                   + "</summary>", "", *table(fine), "", "</details>", ""]
     problems = (summary.unknown_tags(registry) + summary.expectation_problems(registry))
+    problems += [f"nondeterministic backend: {case.suite}: {case.name} — a replay of the same"
+                 " commands behaved differently (both runs below)"
+                 for case in summary.nondeterministic_cases()]
     if summary.nothing_checked():
         problems.append("nothing checked: no case ran, the backend claims no area")
     if problems:
@@ -367,6 +419,8 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
         lines += ["### Failed cases", ""]
         for case in broken[:10]:
             primary = f" — {', '.join(case.primaries)}" if case.primaries else ""
+            if case.nondeterministic:
+                primary = " — nondeterministic backend"
             lines += [f"<details><summary>{case.suite}: {_cell(case.name)}{primary}</summary>",
                       "",
                       "```", case.message.strip(), "```"]

@@ -39,9 +39,8 @@ from jobconform.conformance.area_trace import (
     write_area_trace,
 )
 from jobconform.conformance.defaults import SUITES as SUITES  # re-exported for callers
-from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import AdapterError, Divergence
-from jobconform.conformance.machine_runner import MachineRun
+from jobconform.conformance.machine_runner import Behaviour, MachineRun, Nondeterminism
 from jobconform.conformance.machines import MachineEntry, machines
 from jobconform.conformance.progress import CountingBackend, Meter
 from jobconform.conformance.tolerance import (
@@ -60,6 +59,7 @@ from jobconform.conformance.trace import (
     write_regression_features,
     write_trace,
 )
+from jobconform.reference.commands import describe
 from jobconform.spec import Profile, Registry
 from jobconform.spec.areas import areas
 
@@ -88,6 +88,9 @@ class CaseResult:
     completed: bool = False
     # A machine's shrunk trace replayed past its primary: requirements it shows broken too.
     also_broken: tuple[str, ...] = ()
+    # A machine whose replay of an example behaved differently from its first run: the
+    # verdict is the backend's ("nondeterministic backend"), and it blames no requirement.
+    nondeterministic: bool = False
 
     @property
     def primaries(self) -> tuple[str, ...]:
@@ -413,18 +416,22 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
                  config: RunConfig, seed: int) -> tuple[CaseResult, int]:
     name = f"{entry.name} (seed {seed}, {config.examples} examples)"
     try:
-        with seed_alone(), _fewer_collections():
+        with _fewer_collections():
             machine = entry.run(backend, profile, registry, seed, config.examples)
     except AdapterError as error:
         return CaseResult("hypothesis", name, (), False, str(error),
                           blamed_requirements(str(error))), 0
     except Exception as error:
-        # E.g. Hypothesis's "inconsistent data generation" when a broken child answers a
-        # replayed example differently: the machine's verdict, and the other machines run.
+        # An error the machine did not expect (a replay answered differently is not one:
+        # run_machine records it as the backend's nondeterminism): the machine's verdict,
+        # and the other machines run.
         message = tolerance.with_requirements(
             f"the machine stopped on {type(error).__name__}: {error}")
         return CaseResult("hypothesis", name, (), False, message,
                           blamed_requirements(message)), 0
+    if machine.nondeterminism is not None:
+        return _nondeterministic_case(name, entry, machine, machine.nondeterminism, config,
+                                      seed), machine.steps
     divergence = machine.divergence
     if divergence is None and machine.deviations:
         message = case_message(machine.deviations)
@@ -455,6 +462,54 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
                       message, divergence.requirements if divergence else (), artifacts,
                       also_broken=also_broken)
     return case, machine.steps
+
+
+NONDETERMINISTIC = "nondeterministic backend"
+
+
+def _behaviour_lines(label: str, behaviour: Behaviour) -> list[str]:
+    divergence = behaviour.divergence
+    outcome = "passed" if divergence is None else "diverged"
+    lines = [f"  {label} ({outcome}, {len(behaviour.commands)} commands):"]
+    lines += [f"    {i}. {describe(c)}" for i, c in enumerate(behaviour.commands, 1)]
+    if divergence is not None:
+        # Said without the `requirement(s):` line: the verdict blames no requirement.
+        lines += [f"    diverged on {divergence.primary or 'no requirement'}: {divergence.what}",
+                  f"      expected: {divergence.expected!r}",
+                  f"      actual:   {divergence.actual!r}"]
+    return lines
+
+
+def _nondeterministic_case(name: str, entry: MachineEntry, machine: MachineRun,
+                           found: Nondeterminism, config: RunConfig,
+                           seed: int) -> CaseResult:
+    """The machine's verdict when the backend answered a replayed example differently:
+    both behaviours in the message and in a trace file, and no requirement blamed."""
+    lines = [f"{NONDETERMINISTIC}: Hypothesis replayed an example and the backend did not"
+             f" behave as it did the first time ({found.hypothesis_says}). A race in the"
+             " adapter or the runtime makes its verdicts depend on timing; no requirement"
+             " is blamed. The two runs:",
+             *_behaviour_lines("first run", found.first),
+             *_behaviour_lines("replay", found.replay)]
+    suffix = f"-seed-{seed}" if config.seeds else ""
+    path = (config.work_dir / "traces"
+            / f"{machine_file_stem(entry.name)}{suffix}-nondeterministic.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {"verdict": NONDETERMINISTIC, "backend": config.backend,
+                "profile": config.profile, "machine": entry.name, "seed": seed,
+                "hypothesis": found.hypothesis_says,
+                "first": _behaviour_json(found.first), "replay": _behaviour_json(found.replay)}
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return CaseResult("hypothesis", name, tuple(sorted(machine.exercised)), False,
+                      "\n".join(lines), artifacts=(str(path),), nondeterministic=True)
+
+
+def _behaviour_json(behaviour: Behaviour) -> dict[str, object]:
+    divergence = behaviour.divergence
+    return {"commands": [describe(c) for c in behaviour.commands],
+            "divergence": None if divergence is None else {
+                "primary": divergence.primary, "what": divergence.what,
+                "expected": repr(divergence.expected), "actual": repr(divergence.actual)}}
 
 
 def _area_reproducer(entry: MachineEntry, machine: MachineRun, config: RunConfig,

@@ -20,11 +20,13 @@ def write_report(folder: Path, registry: Registry, backend: str, *,
                  capabilities: Iterable[str] | None = None,
                  failing: Mapping[str, str] | None = None,
                  expected: Mapping[str, str] | None = None,
-                 untested: Iterable[str] = (), seed: int = 0) -> Path:
+                 untested: Iterable[str] = (), unreached: Iterable[str] = (),
+                 seed: int = 0) -> Path:
     """A report where every claimed requirement has a passing Behave case and one machine
     case, except: `failing` (ID -> divergence message, blamed by a failed machine case
     with a trace written beside the report), `expected` (ID -> reason, failed and listed),
-    and `untested` (no case at all)."""
+    `untested` (no case at all) and `unreached` (Behave passes them, the machine never
+    reached them: blocked in its column when a machine case fails)."""
     failing = dict(failing or {})
     expected = dict(expected or {})
     # By default the backend claims every area and every capability a requirement needs.
@@ -36,7 +38,7 @@ def write_report(folder: Path, registry: Registry, backend: str, *,
     behave = [CaseResult("behave", f"scenario {rid}", (rid,), True)
               for rid in claimed if rid not in skip]
     machine_cases = [CaseResult("hypothesis", "all machines", tuple(
-        rid for rid in claimed if rid not in skip), True)]
+        rid for rid in claimed if rid not in skip | set(unreached)), True)]
     folder.mkdir(parents=True, exist_ok=True)
     for rid, message in {**failing, **expected}.items():
         trace = folder / "traces" / f"machine-{rid.lower()}.json"

@@ -234,3 +234,18 @@ def test_reports_of_two_spec_versions_are_flagged(tmp_path: Path, registry: Regi
     assert [c.verdict for c in row.cells] == ["pass", "n/a"]
     assert "different spec versions" in to_markdown(matrix)
     assert 'class="warning"' in to_html(matrix, tmp_path / "index.html")
+
+
+def test_blocked_in_one_suite_shows_beside_the_folded_total(tmp_path: Path,
+                                                             registry: Registry) -> None:
+    # Behave passes LC-004 and LC-005; the failed machine never reached them. The fold
+    # counts them as passes, and the runs table still says that the machine did not check them.
+    path = write_report(tmp_path / "stopped", registry, "stopped",
+                        failing={"LC-003": "wrong"}, unreached=["LC-004", "LC-005"])
+    matrix = matrix_of([path])
+    assert matrix.counts(0)["blocked"] == 0
+    assert matrix.columns[0].suite_counts["hypothesis"] == {"blocked": 2, "untested": 0}
+    run_row = next(line for line in to_markdown(matrix).splitlines()
+                   if line.startswith("| stopped |"))
+    assert "| 0 (hypothesis 2) |" in run_row
+    assert "<td>0 (hypothesis 2)</td>" in to_html(matrix, tmp_path / "index.html")

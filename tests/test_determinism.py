@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.lifecycle.machine import run_lifecycle_machine
 from jobconform.reference.commands import describe
@@ -38,3 +40,79 @@ def test_machines_shrink_except_inside_the_self_test() -> None:
         assert Phase.shrink not in machine_phases()
         assert Phase.generate in machine_phases()
     assert Phase.shrink in machine_phases()
+
+
+# -- real time changes nothing: a backend with threads, a slow machine -----------------------
+
+import itertools  # noqa: E402
+import time  # noqa: E402
+import types  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+from hypothesis import core, stateful  # noqa: E402
+from hypothesis.internal.conjecture import engine  # noqa: E402
+
+from jobconform.conformance.cli import main  # noqa: E402
+from jobconform.conformance.machine_runner import MachineRun  # noqa: E402
+
+THREADED_BUG = "jobconform.conformance.gallery.threaded:threaded_caller_cancels"
+
+
+def threaded_runs(backend: str, examples: int) -> list[MachineRun]:
+    registry = load_registry()
+    return [run_lifecycle_machine(load_backend(backend), registry.profile("canonical"),
+                                  registry, seed=5, examples=examples) for _ in range(2)]
+
+
+def test_a_backend_with_threads_explores_the_same_steps_on_the_same_seed() -> None:
+    # The threaded runtime's bodies run in pool threads and its poll thread wakes on its
+    # own: how long each step takes varies from run to run, what is explored does not.
+    first, second = threaded_runs("threaded", examples=15)
+    assert first.divergence is None and second.divergence is None
+    assert first.steps == second.steps
+    assert first.exercised == second.exercised
+
+
+def test_a_slow_machine_shrinks_as_far_as_a_fast_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Hypothesis reads the wall clock for its deadline, its too_slow health check, and to
+    # stop shrinking after five minutes. Here every clock it reads races ahead by a quarter
+    # of an hour at each reading, as if each step of a slow runtime took that long: the
+    # counterexample and the steps explored stay those of a fast run.
+    fast = threaded_runs(THREADED_BUG, examples=100)[0]
+    readings = itertools.count()
+
+    def racing_counter() -> float:
+        return time.perf_counter() + 900.0 * next(readings)
+
+    racing = types.SimpleNamespace(perf_counter=racing_counter, monotonic=racing_counter,
+                                   time=lambda: time.time() + 900.0 * next(readings))
+    monkeypatch.setattr(engine, "time", racing)  # shrinking's time limit
+    monkeypatch.setattr(core, "time", racing)  # the deadline
+    monkeypatch.setattr(stateful, "perf_counter", racing_counter)  # the too_slow check
+    slow = threaded_runs(THREADED_BUG, examples=100)[0]
+    assert fast.divergence is not None and slow.divergence is not None
+    assert [describe(c) for c in slow.divergence.commands] == [
+        describe(c) for c in fast.divergence.commands]
+    assert slow.steps == fast.steps
+
+
+def verdicts_of(report: Path) -> dict[str, object]:
+    document = json.loads(report.read_text())
+    return {"verdict": document["verdict"], "counts": document["counts"],
+            "requirements": document["requirements"],
+            "cases": [(c["name"], c["passed"], c["blamed"], c["requirements"])
+                      for suite in document["suites"] for c in suite["cases"]],
+            "steps": [suite["steps"] for suite in document["suites"]]}
+
+
+def test_two_runs_of_a_threaded_backend_write_the_same_report(tmp_path: Path) -> None:
+    reports = []
+    for name in ("first", "second"):
+        result = CliRunner().invoke(main, [
+            "run", "--backend", THREADED_BUG, "--suite", "hypothesis", "--examples", "20",
+            "--seed", "3", "--area", "lifecycle", "--report-dir", str(tmp_path / name)])
+        assert result.exit_code == 1, result.output  # the bug is found, both times
+        reports.append(verdicts_of(tmp_path / name / "report.json"))
+    assert reports[0] == reports[1]

@@ -225,3 +225,37 @@ def test_area_runs_only_that_area_and_reports_the_rest_as_not_run(tmp_path: Path
                                     str(tmp_path / "one")])
     assert one.exit_code == 1
     assert "[LC-015]" in one.output
+
+
+def test_blocked_and_untested_are_counted_per_suite(registry: Registry) -> None:
+    # Behave passes everything; the machine stopped early at LC-003, blocking the other
+    # requirements it covers. The folded totals count them as passes (Behave checked them),
+    # but the Hypothesis column's 'blocked' is shown beside them, in every report format.
+    machine = CaseResult("hypothesis", "lifecycle machine", ("LC-001", "LC-002", "LC-003"),
+                         False, "boom", ("LC-003",))
+    lifecycle = [r.id for r in registry.requirements
+                 if r.area == "lifecycle" and "canonical" in r.profiles and not r.needs]
+    run = RunSummary("b", "canonical", frozenset({"lifecycle"}), "0.1.0", 0,
+                     [SuiteRun("behave", 0.1, covering_all(registry)),
+                      SuiteRun("hypothesis", 0.1, [machine])])
+    verdicts = run.verdicts(registry)
+    assert verdicts["LC-004"] == {"behave": "pass", "hypothesis": "blocked"}
+    # All but LC-003, which fails, and LC-001 and LC-002, which the machine exercised.
+    blocked = len(lifecycle) - 3
+    document = to_json(run, registry)
+    validate_report(document)
+    assert document["counts"]["blocked"] == 0  # type: ignore[index]
+    assert document["suite_counts"] == {"behave": {"blocked": 0, "untested": 0},
+                                        "hypothesis": {"blocked": blocked, "untested": 0}}
+    line = f"per suite: blocked in hypothesis {blocked}"
+    assert line in console_table(run, registry).splitlines()[-1]
+    assert line in to_markdown(run, registry)
+    with pytest.raises(ReportError, match="suite_counts"):
+        validate_report({**document, "suite_counts": {"hypothesis": {"blocked": -1,
+                                                                     "untested": 0}}})
+
+
+def test_nothing_per_suite_is_shown_when_every_suite_checked_everything(
+        registry: Registry) -> None:
+    run = summary(covering_all(registry))
+    assert "per suite" not in console_table(run, registry)

@@ -1,0 +1,62 @@
+"""A backend that answers the same commands differently: the "nondeterministic backend"
+verdict's proof.
+
+A race in an adapter (a worker thread that sometimes wins, sometimes loses) makes a
+runtime answer one command sequence in two ways. To show it without a real race, this
+backend alternates: the first time a job that has ended is cancelled, its cancel answers
+true (LC-015 says false); the next time it answers false, then true again, and so on. The
+alternation lives in the backend, shared by every runtime it opens, so a replay of the
+failing example meets the other answer. That is deterministic in a test and differs on
+every replay, as a race does.
+
+It is not in the self-test's gallery: the suites must not name a requirement for it, but
+give the machine the verdict "nondeterministic backend" (tests/test_nondeterminism.py).
+"""
+
+from __future__ import annotations
+
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import LIFECYCLE, Clock, RuntimeSettings
+from jobconform.backends.store import TERMINAL
+
+
+class Alternation:
+    """True, false, true, ...: one answer per call, shared by every runtime."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def next(self) -> bool:
+        self.calls += 1
+        return self.calls % 2 == 1
+
+
+class AlternatingCancelRuntime(MemoryRuntime):
+    """Cancel of a job that has ended answers true on every other call."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock,
+                 alternation: Alternation) -> None:
+        super().__init__(settings, clock)
+        self._alternation = alternation
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is not None and job.status in TERMINAL:
+            return self._alternation.next()
+        return super().cancel(job_id)
+
+
+class AlternatingCancelBackend(MemoryBackend):
+    """The memory runtime whose cancel of an ended job answers true, then false, in turn."""
+
+    name = "gallery.alternating_cancel"
+    capabilities = frozenset({LIFECYCLE})
+
+    def __init__(self) -> None:
+        self.alternation = Alternation()
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return AlternatingCancelRuntime(settings, clock, self.alternation)
+
+
+alternating_cancel = AlternatingCancelBackend
