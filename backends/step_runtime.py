@@ -54,7 +54,7 @@ from jobconform.backends.store import (
 )
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.faults import StoreFault
-from jobconform.reference.lifecycle import INVALID_MODULE_ID, JsonValue, module_id_problem
+from jobconform.reference.lifecycle import JsonValue
 
 # How often a lease pass tries one job's step when a store write fails (RD-007).
 WRITE_ATTEMPTS = 2
@@ -458,6 +458,9 @@ class StepRuntime:
         return replace(job, result=copy.deepcopy(job.result))
 
 
+# LC-027: a module id is at most this long.
+MODULE_ID_MAX_CHARS = 128
+
 def check_module(module_id: str, known: frozenset[str]) -> None:
     """Refuse a submission naming a malformed or unknown module id (LC-027).
 
@@ -465,8 +468,12 @@ def check_module(module_id: str, known: frozenset[str]) -> None:
         InvalidModuleId: the id is malformed.
         ModuleNotFound: the id is well formed but no module has it.
     """
-    problem = module_id_problem(module_id, known)
-    if problem == INVALID_MODULE_ID:
+    segments = module_id.split(".")
+    if len(module_id) > MODULE_ID_MAX_CHARS or not all(
+            segment[:1].isascii() and segment[:1].islower() and all(
+                character.isascii() and (character.islower() or character.isdigit()
+                                         or character == "_") for character in segment)
+            for segment in segments):
         raise InvalidModuleId(f"malformed module id {module_id!r} (INVALID_MODULE_ID)")
-    if problem is not None:
+    if module_id not in known:
         raise ModuleNotFound(f"no module {module_id!r} (MODULE_NOT_FOUND)")
