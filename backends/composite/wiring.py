@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from jobconform.backends.admission import terms
 from jobconform.backends.admission.protocol import AdmissionRuntime, UnknownOwner
 from jobconform.backends.breaker.protocol import BreakerRuntime
 from jobconform.backends.composite.protocol import CompositeSnapshot
@@ -33,7 +34,6 @@ from jobconform.backends.reminders.protocol import (
     DeliveryTarget,
     ReminderRuntime,
 )
-from jobconform.reference import admission as ad
 from jobconform.reference.composite.commands import loop_run
 from jobconform.reference.composite.oracle import (
     AUTH,
@@ -100,7 +100,7 @@ class SharedAdmission:
 
     def _known(self, owner: str) -> None:
         if self.admission.owner(owner) is None:
-            raise UnknownOwner(ad.unknown_owner(owner))
+            raise UnknownOwner(terms.refusal("unknown_owner", owner=owner))
 
     def free_slot(self, owner: str) -> bool:
         """A slot that neither running work nor work already waiting has a claim on."""
@@ -203,7 +203,7 @@ class SharedAdmission:
 
     def finish(self, work: str, failed: bool = False) -> bool | list[object]:
         execution = self.admission.execution(work)
-        if execution is None or execution.state != ad.RUNNING:
+        if execution is None or execution.state != terms.RUNNING:
             return False
         self._hold()
         self.admission.finish(work)
