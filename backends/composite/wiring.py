@@ -40,7 +40,6 @@ from jobconform.reference.composite.oracle import (
     FAILED_RUN_STATUS,
     LOOP_RUN_TIMEOUT_SECONDS,
     REFUSED,
-    STOPPED_STATES,
     CompositeConfig,
     loop_parameters,
     reminder_message,
@@ -50,6 +49,9 @@ from jobconform.reference.loops.oracle import TIMEOUT_ERROR, FailResult, Respond
 from jobconform.reference.reminders.oracle import DeliveryOutcome
 
 PROBE = "probe"
+# How the admission ends a loop's run without its result: stopped at its execution timeout
+# (AD-015), expired in the backlog (AD-008) or reclaimed at its lease's end (AD-017).
+RUN_STOPPED_STATES = frozenset({terms.TIMED_OUT, terms.EXPIRED, terms.LEASE_EXPIRED})
 
 
 class HoldableAdmission(AdmissionRuntime, Protocol):
@@ -159,7 +161,7 @@ class SharedAdmission:
         """The admission stopped this loop run at its execution timeout (AD-015), expired
         it in the backlog (AD-008) or reclaimed it at its lease's end (AD-017)."""
         execution = self.admission.execution(work)
-        return execution is not None and execution.state in STOPPED_STATES
+        return execution is not None and execution.state in RUN_STOPPED_STATES
 
     def _end_timed_out_runs(self) -> None:
         """Each loop's run that the admission stopped, expired or reclaimed fails with
