@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import logging
+import math
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -18,7 +19,6 @@ from typing import Protocol
 
 from jobconform.backends.protocol import OperatorSink, ReaperAlreadyRunning, StoreUnavailable
 from jobconform.backends.store import StoredJob
-from jobconform.reference.reaper import check_reaper_settings
 
 LOG = logging.getLogger("jobconform.reaper")
 # A library leaves output to the application: without its own handlers configured, the
@@ -81,7 +81,11 @@ class Reaper:
         ttl = self._default_ttl_seconds if ttl_seconds is None else ttl_seconds
         interval = (self._default_sweep_interval_ms if sweep_interval_ms is None
                     else sweep_interval_ms)
-        check_reaper_settings(ttl, interval)
+        if not (ttl >= 0 and math.isfinite(ttl)):
+            raise ValueError(f"the reaper's ttl_seconds must be finite and >= 0, not {ttl!r}")
+        if not (interval > 0 and math.isfinite(interval)):
+            raise ValueError("the reaper's sweep_interval_ms must be finite and > 0, not"
+                             f" {interval!r}")
         with self._lock:
             if self._ttl is not None:
                 raise ReaperAlreadyRunning("the reaper is already running; stop it before"

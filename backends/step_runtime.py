@@ -35,6 +35,12 @@ from jobconform.backends.protocol import (
     TaskScript,
 )
 from jobconform.backends.reaper import OperatorAlerts, Reaper
+from jobconform.backends.retry_delay import (
+    is_retried,
+    policy_document,
+    policy_of_document,
+    retry_delay_ms,
+)
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -46,10 +52,9 @@ from jobconform.backends.store import (
     JobStore,
     StoredJob,
 )
-from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.faults import StoreFault
-from jobconform.reference.lifecycle import INVALID_MODULE_ID, JsonValue, module_id_problem
+from jobconform.reference.lifecycle import JsonValue
 
 # How often a lease pass tries one job's step when a store write fails (RD-007).
 WRITE_ATTEMPTS = 2
@@ -113,7 +118,7 @@ class StepRuntime:
         job = StoredJob(job_id, QUEUED, self._now())
         if retry is not None:
             job = replace(job, max_retries=retry.max_retries,
-                          retry_policy=backoff.policy_to_json(retry))  # type: ignore[arg-type]
+                          retry_policy=policy_document(retry))  # type: ignore[arg-type]
         self._store.add(job, self._settings.max_tasks)
         self._scripts[job_id] = script
         return job_id
@@ -161,8 +166,8 @@ class StepRuntime:
 
     def _retry(self, job: StoredJob, error: Exception) -> bool:
         """Send a failed attempt back to the queue if its policy allows (RT-003..RT-005)."""
-        policy = backoff.policy_from_json(job.retry_policy)
-        if policy is None or not policy.retries(type(error).__name__, job.retry_count):
+        policy = policy_of_document(job.retry_policy)
+        if policy is None or not is_retried(policy, type(error).__name__, job.retry_count):
             return False
         retry_after = getattr(error, "retry_after_ms", None)
         delay = self.compute_delay_ms(policy, job.retry_count, retry_after_ms=retry_after)
@@ -177,8 +182,8 @@ class StepRuntime:
                          jitter: Jitter = Jitter.NONE, draw: float = 0.0,
                          previous_ms: float | None = None,
                          retry_after_ms: float | None = None) -> float:
-        """This runtime's delay function (RT-002, RT-009, RT-010): the reference one."""
-        return backoff.delay_ms(policy, attempt, jitter, draw, previous_ms, retry_after_ms)
+        """This runtime's delay function (RT-002, RT-009, RT-010): its own, not the oracle's."""
+        return retry_delay_ms(policy, attempt, jitter, draw, previous_ms, retry_after_ms)
 
     @staticmethod
     def _error_message(error: Exception) -> str:
@@ -453,6 +458,9 @@ class StepRuntime:
         return replace(job, result=copy.deepcopy(job.result))
 
 
+# LC-027: a module id is at most this long.
+MODULE_ID_MAX_CHARS = 128
+
 def check_module(module_id: str, known: frozenset[str]) -> None:
     """Refuse a submission naming a malformed or unknown module id (LC-027).
 
@@ -460,8 +468,12 @@ def check_module(module_id: str, known: frozenset[str]) -> None:
         InvalidModuleId: the id is malformed.
         ModuleNotFound: the id is well formed but no module has it.
     """
-    problem = module_id_problem(module_id, known)
-    if problem == INVALID_MODULE_ID:
+    segments = module_id.split(".")
+    if len(module_id) > MODULE_ID_MAX_CHARS or not all(
+            segment[:1].isascii() and segment[:1].islower() and all(
+                character.isascii() and (character.islower() or character.isdigit()
+                                         or character == "_") for character in segment)
+            for segment in segments):
         raise InvalidModuleId(f"malformed module id {module_id!r} (INVALID_MODULE_ID)")
-    if problem is not None:
+    if module_id not in known:
         raise ModuleNotFound(f"no module {module_id!r} (MODULE_NOT_FOUND)")

@@ -8,6 +8,8 @@ import threading
 from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from functools import partial
+from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,8 @@ from jobconform.backends.sql.database import create_store_engine, migrate
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.breaker.race import (
+    GUARD_SECONDS,
+    SPAWN,
     TARGET,
     FixedClock,
     engaged_runtime,
@@ -462,7 +466,27 @@ def test_an_unreachable_sql_store_fails_open_and_logs(breaker_url: str, engine: 
     runtime.close()
 
 
-class BlindWriteStore(SqlBreakerStore):
+class ReadTogetherStore(SqlBreakerStore):
+    """A store whose callers all read the cooled breaker before any of them writes.
+
+    The barrier spans every caller of every process, so the window a write that ignores the
+    version loses is open in every race, not only when the processes happen to interleave.
+    Only the read of a cooled, probe-less breaker waits: the trip's reads go straight on,
+    and a caller that lost the swap and reads again finds the probe taken.
+    """
+
+    def __init__(self, engine: Engine, read_together: Barrier) -> None:
+        super().__init__(engine)
+        self._read_together = read_together
+
+    def load(self, target: str) -> BreakerRow | None:
+        row = super().load(target)
+        if row is not None and row.open_until is not None and row.probe is None:
+            self._read_together.wait(GUARD_SECONDS)
+        return row
+
+
+class BlindWriteStore(ReadTogetherStore):
     """A store whose writes ignore the version read: the race must catch it."""
 
     def swap(self, expected: BreakerRow | None, new: BreakerRow) -> bool:
@@ -482,20 +506,17 @@ def test_processes_on_postgresql_admit_exactly_one_probe(tmp_path: Path) -> None
     assert counted == {"probe": 1, "refused": 15}
 
 
-# A blind write loses the race only when two callers read before either writes, which real
-# processes do most of the time but not every time: the broken store gets a few races.
-BLIND_WRITE_RACES = 5
-
-
-def test_the_process_race_catches_a_write_that_ignores_the_version(tmp_path: Path) -> None:
-    rounds = []
+@pytest.mark.parametrize(("store", "answers"), [
+    (ReadTogetherStore, {"probe": 1, "refused": 15}),  # the version check: one probe still
+    (BlindWriteStore, {"probe": 16}),  # every caller read the same version and wrote
+])
+def test_the_process_race_catches_a_write_that_ignores_the_version(
+        tmp_path: Path, store: type[ReadTogetherStore], answers: dict[str, int]) -> None:
+    read_together = SPAWN.Barrier(4 * 4)  # every caller of every process
     with database("postgresql", tmp_path) as url:
-        for _ in range(BLIND_WRITE_RACES):
-            rounds.append(run_probe_race(url, BlindWriteStore, processes=4, callers=4))
-            if rounds[-1]["probe"] > 1:
-                return
-    raise AssertionError(f"a blind write admitted one probe only in {BLIND_WRITE_RACES}"
-                         f" races: {rounds}")
+        counted = run_probe_race(url, partial(store, read_together=read_together),  # type: ignore[arg-type]
+                                 processes=4, callers=4)
+    assert counted == answers
 
 
 def test_processes_on_every_database_admit_exactly_one_probe(breaker_url: str) -> None:

@@ -6,6 +6,7 @@ complaint, yet the wheel silently leaves it out; this test is the guard.
 
 from __future__ import annotations
 
+import configparser
 import subprocess
 import sys
 import tomllib
@@ -23,14 +24,19 @@ DATA_NAMES = ("VERSION", "requirements.lock")
 
 
 @pytest.fixture(scope="module")
-def wheel_names(tmp_path_factory: pytest.TempPathFactory) -> set[str]:
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     source = copy_of_checkout(tmp_path_factory.mktemp("source"))
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(source)],
         check=True,
     )
-    (wheel,) = out.glob("jobconform-*.whl")
+    (built,) = out.glob("jobconform-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def wheel_names(wheel: Path) -> set[str]:
     with zipfile.ZipFile(wheel) as archive:
         return set(archive.namelist())
 
@@ -77,6 +83,14 @@ def test_wheel_installs_nothing_but_jobconform(wheel_names: set[str]) -> None:
     assert not strays, f"generic top-level names in the wheel: {sorted(strays)}"
 
 
-def test_wheel_declares_the_memory_backend_entry_point(wheel_names: set[str]) -> None:
-    (entry_points,) = [n for n in wheel_names if n.endswith(".dist-info/entry_points.txt")]
-    assert entry_points
+def test_wheel_declares_the_memory_backend_entry_point(wheel: Path) -> None:
+    """`jobconform run --backend memory` finds its adapter through the wheel's entry points."""
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [n for n in archive.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        text = archive.read(name).decode("utf-8")
+    declared = configparser.ConfigParser(delimiters=("=",))
+    declared.read_string(text)
+    backends = dict(declared["jobconform.backends"]) if "jobconform.backends" in declared else {}
+    assert backends.get("memory") == "jobconform.backends.memory:MemoryBackend", text
+    # Every backend pyproject declares is in the wheel, pointing where pyproject says.
+    assert backends == PYPROJECT["project"]["entry-points"]["jobconform.backends"], text

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from jobconform.backends.admission import terms
 from jobconform.backends.admission.protocol import (
     AdmissionRefused,
     AdmissionSnapshot,
@@ -29,7 +30,6 @@ from jobconform.backends.admission.protocol import (
     UnknownOwner,
 )
 from jobconform.backends.protocol import Clock
-from jobconform.reference import admission as spec
 from jobconform.reference.admission import AdmissionConfig
 
 
@@ -111,7 +111,8 @@ def clamp_into(value: int, low: int, high: int) -> int:
 
 def _check_range(setting: str, value: int, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidSetting(spec.invalid_setting(setting, value, low, high))
+        raise InvalidSetting(terms.refusal("invalid_setting", setting=setting, value=value,
+                                           min=low, max=high))
 
 
 class AdmissionService:
@@ -159,10 +160,10 @@ class AdmissionService:
             stored = self._stored_ceiling()
         except SettingsReadFailed:
             # Fail open, as seed 002's getter does: dispatch goes on at the default.
-            return clamp_into(self._ceiling_on_failed_read(), *spec.CEILING_RANGE)
+            return clamp_into(self._ceiling_on_failed_read(), *terms.CEILING_RANGE)
         # A missing setting reads as the default as well.
         return clamp_into(self._config.fleet_ceiling if stored is None else stored,
-                          *spec.CEILING_RANGE)
+                          *terms.CEILING_RANGE)
 
     def _ceiling_view(self) -> CeilingView:
         try:
@@ -179,14 +180,14 @@ class AdmissionService:
     def _owner_row(self, owner: str) -> OwnerRow:
         row = self._store.owner(owner)
         if row is None:
-            raise UnknownOwner(spec.unknown_owner(owner))
+            raise UnknownOwner(terms.refusal("unknown_owner", owner=owner))
         return row
 
     def _effective_cap(self, row: OwnerRow) -> int:
         return min(row.parallel_cap, self._ceiling_in_force())
 
     def set_ceiling(self, value: int) -> None:
-        _check_range("fleet_ceiling", value, *spec.CEILING_RANGE)
+        _check_range("fleet_ceiling", value, *terms.CEILING_RANGE)
         with self._operation():
             self._store.write_ceiling(value)
 
@@ -201,7 +202,7 @@ class AdmissionService:
     def add_owner(self, owner: str) -> None:
         with self._operation():
             if self._store.owner(owner) is not None:
-                raise AdmissionRefused(spec.simple_refusal("owner_exists", owner))
+                raise AdmissionRefused(terms.refused("owner_exists", owner))
             self._store.save_owner(OwnerRow(owner, self._config.parallel_cap,
                                             self._config.backlog_depth,
                                             self._config.execution_timeout_seconds,
@@ -216,24 +217,28 @@ class AdmissionService:
     def set_backlog_depth(self, owner: str, value: int) -> None:
         with self._operation():
             row = self._owner_row(owner)
-            _check_range("backlog_depth", value, *spec.BACKLOG_DEPTH_RANGE)
+            _check_range("backlog_depth", value, *terms.BACKLOG_DEPTH_RANGE)
             self._store.save_owner(replace(row, backlog_depth=value))
 
     def set_execution_timeout(self, owner: str, seconds: int) -> None:
         with self._operation():
             row = self._owner_row(owner)
-            _check_range("execution_timeout_seconds", seconds, *spec.TIMEOUT_RANGE)
+            _check_range("execution_timeout_seconds", seconds, *terms.TIMEOUT_RANGE)
             blocking = self._schedules_above(owner, seconds)
             if blocking:
-                raise TimeoutBelowSchedules(spec.timeout_below_schedules(seconds, blocking))
+                raise TimeoutBelowSchedules(terms.refusal(
+                    "agent_timeout_below_active_schedules", requested_seconds=seconds,
+                    max_schedule_timeout_seconds=blocking[0][1],
+                    schedules=[{"schedule": name, "timeout_seconds": timeout}
+                               for name, timeout in blocking]))
             self._store.save_owner(replace(row, execution_timeout_seconds=seconds))
 
     def _owner_view(self, row: OwnerRow) -> OwnerView:
         effective = self._effective_cap(row)
-        running = len(self._store.executions(row.name, spec.RUNNING))
+        running = len(self._store.executions(row.name, terms.RUNNING))
         return OwnerView(row.parallel_cap, self._ceiling_in_force(), effective, running,
                          max(0, effective - running),
-                         len(self._store.executions(row.name, spec.QUEUED)),
+                         len(self._store.executions(row.name, terms.QUEUED)),
                          row.backlog_depth, row.execution_timeout_seconds)
 
     def owner(self, owner: str) -> OwnerView | None:
@@ -250,8 +255,8 @@ class AdmissionService:
             owners = []
             for row in self._store.owners():
                 mine = [e for e in executions if e.owner == row.name]
-                running = sum(1 for e in mine if e.state == spec.RUNNING)
-                backlog = tuple(e.execution_id for e in mine if e.state == spec.QUEUED)
+                running = sum(1 for e in mine if e.state == terms.RUNNING)
+                backlog = tuple(e.execution_id for e in mine if e.state == terms.QUEUED)
                 effective = min(row.parallel_cap, in_force)
                 view = OwnerView(row.parallel_cap, in_force, effective, running,
                                  max(0, effective - running), len(backlog), row.backlog_depth,
@@ -272,12 +277,12 @@ class AdmissionService:
         with self._operation():
             self._owner_row(owner)
             now = self._clock.now()
-            queued = self._store.executions(owner, spec.QUEUED)
+            queued = self._store.executions(owner, terms.QUEUED)
             for row in queued:
-                self._store.save_execution(replace(row, state=spec.CANCELLED, ended_at=now))
-            for call in self._store.calls(spec.CALL_WAITING):
+                self._store.save_execution(replace(row, state=terms.CANCELLED, ended_at=now))
+            for call in self._store.calls(terms.CALL_WAITING):
                 if call.target == owner:
-                    self._store.save_call(replace(call, state=spec.CALL_WITHDRAWN))
+                    self._store.save_call(replace(call, state=terms.CALL_WITHDRAWN))
             for schedule in self._store.schedules(owner):
                 self._store.remove_schedule(owner, schedule.name)
             self._store.remove_owner(owner)
@@ -288,7 +293,7 @@ class AdmissionService:
     def _start(self, row: ExecutionRow) -> None:
         """Give `row` a slot: it runs from now, as the identity it arrived with, and this
         process watches its timeout, whichever path started it (AD-015, AD-019)."""
-        self._store.save_execution(replace(row, state=spec.RUNNING,
+        self._store.save_execution(replace(row, state=terms.RUNNING,
                                            started_at=self._clock.now()))
         self._watched.add(row.execution_id)
         self._started(row)
@@ -342,14 +347,14 @@ class AdmissionService:
 
     def _lease_seconds(self, row: ExecutionRow) -> int:
         """How long a slot is held for its execution: timeout + 5 min (AD-017)."""
-        return row.timeout_seconds + spec.LEASE_BUFFER_SECONDS
+        return row.timeout_seconds + terms.LEASE_BUFFER_SECONDS
 
     def _drain(self, owner: str) -> None:
         row = self._store.owner(owner)
         if row is None or self._drain_held:
             return
-        for queued in self._drain_order(self._store.executions(owner, spec.QUEUED)):
-            if not self._has_free_slot(row, len(self._store.executions(owner, spec.RUNNING))):
+        for queued in self._drain_order(self._store.executions(owner, terms.QUEUED)):
+            if not self._has_free_slot(row, len(self._store.executions(owner, terms.RUNNING))):
                 break
             self._start(queued)
 
@@ -358,37 +363,38 @@ class AdmissionService:
         with self._operation():
             row = self._owner_row(owner)
             if self._store.execution(execution_id) is not None:
-                raise AdmissionRefused(spec.simple_refusal("execution_exists", execution_id))
+                raise AdmissionRefused(terms.refused("execution_exists", execution_id))
             if timeout_seconds is not None:
-                _check_range("timeout_seconds", timeout_seconds, spec.TIMEOUT_RANGE[0],
+                _check_range("timeout_seconds", timeout_seconds, terms.TIMEOUT_RANGE[0],
                              row.execution_timeout_seconds)
             timeout = self._timeout_for(row, timeout_seconds)
             self._drain(owner)
             now = self._clock.now()
-            new = ExecutionRow(execution_id, owner, spec.QUEUED, now, None, None,
+            new = ExecutionRow(execution_id, owner, terms.QUEUED, now, None, None,
                                self._store.next_seq(), timeout, identity)
-            queued = self._store.executions(owner, spec.QUEUED)
-            running = len(self._store.executions(owner, spec.RUNNING))
+            queued = self._store.executions(owner, terms.QUEUED)
+            running = len(self._store.executions(owner, terms.RUNNING))
             if not queued and self._has_free_slot(row, running):
                 self._start(new)
-                return spec.RUNNING
+                return terms.RUNNING
             if self._backlog_is_full(len(queued), row.backlog_depth):
-                raise BacklogFull(spec.backlog_full(owner, row.backlog_depth))
+                raise BacklogFull(terms.refusal(
+                    "backlog_full", owner=owner, backlog_depth=row.backlog_depth, retryable=True))
             self._store.save_execution(new)
-            return spec.QUEUED
+            return terms.QUEUED
 
     def _end(self, execution_id: str, state: str) -> bool:
         row = self._store.execution(execution_id)
-        if row is None or row.state != spec.RUNNING:
+        if row is None or row.state != terms.RUNNING:
             return False
         self._store.save_execution(replace(row, state=state, ended_at=self._clock.now()))
         self._watched.discard(execution_id)
         self._ended(row)
         for call in self._store.calls():
-            if call.execution_id == execution_id and call.state in (spec.CALL_IN_FLIGHT,
-                                                                     spec.CALL_WAITING):
-                ended = (spec.CALL_ENDED if call.state == spec.CALL_IN_FLIGHT
-                         else spec.CALL_WITHDRAWN)
+            if call.execution_id == execution_id and call.state in (terms.CALL_IN_FLIGHT,
+                                                                     terms.CALL_WAITING):
+                ended = (terms.CALL_ENDED if call.state == terms.CALL_IN_FLIGHT
+                         else terms.CALL_WITHDRAWN)
                 self._store.save_call(replace(call, state=ended))
         self._drain(row.owner)
         self._promote_calls()
@@ -396,16 +402,16 @@ class AdmissionService:
 
     def finish(self, execution_id: str) -> bool:
         with self._operation():
-            return self._end(execution_id, spec.FINISHED)
+            return self._end(execution_id, terms.FINISHED)
 
     def cancel(self, execution_id: str) -> bool:
         with self._operation():
             row = self._store.execution(execution_id)
-            if row is not None and row.state == spec.QUEUED:
-                self._store.save_execution(replace(row, state=spec.CANCELLED,
+            if row is not None and row.state == terms.QUEUED:
+                self._store.save_execution(replace(row, state=terms.CANCELLED,
                                                    ended_at=self._clock.now()))
                 return True
-            return self._end(execution_id, spec.CANCELLED)
+            return self._end(execution_id, terms.CANCELLED)
 
     def execution(self, execution_id: str) -> ExecutionView | None:
         with self._operation():
@@ -418,16 +424,16 @@ class AdmissionService:
 
     def backlog(self, owner: str) -> Sequence[str]:
         with self._operation():
-            return [row.execution_id for row in self._store.executions(owner, spec.QUEUED)]
+            return [row.execution_id for row in self._store.executions(owner, terms.QUEUED)]
 
     def maintain(self) -> int:
         with self._operation():
             now = self._clock.now()
             max_age = timedelta(seconds=self._config.backlog_max_age_seconds)
-            stale = [row for row in self._store.executions(state=spec.QUEUED)
+            stale = [row for row in self._store.executions(state=terms.QUEUED)
                      if now - row.arrived_at > max_age]
             for row in stale:
-                self._store.save_execution(replace(row, state=spec.EXPIRED, ended_at=now))
+                self._store.save_execution(replace(row, state=terms.EXPIRED, ended_at=now))
             for owner in self._store.owners():
                 self._drain(owner.name)
             self._promote_calls()
@@ -439,30 +445,30 @@ class AdmissionService:
         row = self._store.owner(target)
         if row is None:
             return False
-        in_flight = self._store.calls(spec.CALL_IN_FLIGHT)
+        in_flight = self._store.calls(terms.CALL_IN_FLIGHT)
         return (len(in_flight) < self._config.call_limit
                 and sum(1 for c in in_flight if c.target == target) < self._call_cap(row))
 
     def _promote_calls(self) -> None:
-        for call in self._store.calls(spec.CALL_WAITING):
+        for call in self._store.calls(terms.CALL_WAITING):
             if self._call_fits(call.target):
-                self._store.save_call(replace(call, state=spec.CALL_IN_FLIGHT))
+                self._store.save_call(replace(call, state=terms.CALL_IN_FLIGHT))
 
     def start_call(self, call_id: str, execution_id: str, target: str) -> str:
         with self._operation():
             if self._store.call(call_id) is not None:
-                raise AdmissionRefused(spec.simple_refusal("call_exists", call_id))
+                raise AdmissionRefused(terms.refused("call_exists", call_id))
             caller = self._store.execution(execution_id)
-            if caller is None or caller.state != spec.RUNNING:
-                raise AdmissionRefused(spec.simple_refusal("caller_not_running", execution_id))
-            open_states = (spec.CALL_IN_FLIGHT, spec.CALL_WAITING)
+            if caller is None or caller.state != terms.RUNNING:
+                raise AdmissionRefused(terms.refused("caller_not_running", execution_id))
+            open_states = (terms.CALL_IN_FLIGHT, terms.CALL_WAITING)
             if any(c.execution_id == execution_id and c.state in open_states
                    for c in self._store.calls()):
-                raise AdmissionRefused(spec.simple_refusal("caller_busy", execution_id))
+                raise AdmissionRefused(terms.refused("caller_busy", execution_id))
             self._owner_row(target)
-            waiting = self._store.calls(spec.CALL_WAITING)
-            state = (spec.CALL_IN_FLIGHT if not waiting and self._call_fits(target)
-                     else spec.CALL_WAITING)
+            waiting = self._store.calls(terms.CALL_WAITING)
+            state = (terms.CALL_IN_FLIGHT if not waiting and self._call_fits(target)
+                     else terms.CALL_WAITING)
             self._store.save_call(CallRow(call_id, execution_id, target, state,
                                           self._clock.now(), self._store.next_seq()))
             return state
@@ -470,9 +476,9 @@ class AdmissionService:
     def end_call(self, call_id: str) -> bool:
         with self._operation():
             call = self._store.call(call_id)
-            if call is None or call.state != spec.CALL_IN_FLIGHT:
+            if call is None or call.state != terms.CALL_IN_FLIGHT:
                 return False
-            self._store.save_call(replace(call, state=spec.CALL_ENDED))
+            self._store.save_call(replace(call, state=terms.CALL_ENDED))
             self._promote_calls()
             return True
 
@@ -491,14 +497,14 @@ class AdmissionService:
         if timeout == 0:
             return  # calls wait for ever
         now = self._clock.now()
-        for call in self._store.calls(spec.CALL_WAITING):
+        for call in self._store.calls(terms.CALL_WAITING):
             current = self._store.call(call.call_id)
-            if current is None or current.state != spec.CALL_WAITING:
+            if current is None or current.state != terms.CALL_WAITING:
                 continue
             if now - call.arrived_at >= timedelta(seconds=timeout):
-                self._store.save_call(replace(current, state=spec.CALL_REFUSED))
+                self._store.save_call(replace(current, state=terms.CALL_REFUSED))
                 # The caller's execution slot is released so the work can be retried.
-                self._end(call.execution_id, spec.BUDGET_EXHAUSTED)
+                self._end(call.execution_id, terms.BUDGET_EXHAUSTED)
 
     def _time_out_executions(self) -> None:
         """Stop the work this process runs once it reaches its timeout (AD-015); reclaim
@@ -506,17 +512,17 @@ class AdmissionService:
         (AD-017), unless the lease reaper is held (`hold_lease_reclaim`). Arrival order;
         each ending drains its owner's backlog."""
         now = self._clock.now()
-        for row in self._store.executions(state=spec.RUNNING):
+        for row in self._store.executions(state=terms.RUNNING):
             current = self._store.execution(row.execution_id)
-            if current is None or current.state != spec.RUNNING or current.started_at is None:
+            if current is None or current.state != terms.RUNNING or current.started_at is None:
                 continue
             ran = now - current.started_at
             if (current.execution_id in self._watched
                     and ran >= timedelta(seconds=current.timeout_seconds)):
-                self._end(current.execution_id, spec.TIMED_OUT)
+                self._end(current.execution_id, terms.TIMED_OUT)
             elif (not self._lease_reclaim_held
                   and ran >= timedelta(seconds=self._lease_seconds(current))):
-                self._end(current.execution_id, spec.LEASE_EXPIRED)
+                self._end(current.execution_id, terms.LEASE_EXPIRED)
 
     def restart(self) -> None:
         """A process restart over the same store (AD-018): the new process reads every
@@ -537,13 +543,15 @@ class AdmissionService:
             row = self._owner_row(owner)
             existing = {s.name: s for s in self._store.schedules(owner)}
             if new and schedule in existing:
-                raise AdmissionRefused(spec.simple_refusal("schedule_exists", schedule))
+                raise AdmissionRefused(terms.refused("schedule_exists", schedule))
             if not new and schedule not in existing:
-                raise AdmissionRefused(spec.simple_refusal("unknown_schedule", schedule))
-            _check_range("schedule_timeout_seconds", timeout_seconds, *spec.TIMEOUT_RANGE)
+                raise AdmissionRefused(terms.refused("unknown_schedule", schedule))
+            _check_range("schedule_timeout_seconds", timeout_seconds, *terms.TIMEOUT_RANGE)
             if not self._schedule_fits(row, timeout_seconds):
-                raise ScheduleTimeoutExceedsCap(spec.schedule_exceeds_cap(
-                    row.execution_timeout_seconds, timeout_seconds))
+                raise ScheduleTimeoutExceedsCap(terms.refusal(
+                    "schedule_timeout_exceeds_agent_cap",
+                    agent_cap_seconds=row.execution_timeout_seconds,
+                    requested_seconds=timeout_seconds))
             seq = self._store.next_seq() if new else existing[schedule].seq
             self._store.save_schedule(ScheduleRow(owner, schedule, timeout_seconds, seq))
 
@@ -557,7 +565,7 @@ class AdmissionService:
         with self._operation():
             self._owner_row(owner)
             if schedule not in {s.name for s in self._store.schedules(owner)}:
-                raise AdmissionRefused(spec.simple_refusal("unknown_schedule", schedule))
+                raise AdmissionRefused(terms.refused("unknown_schedule", schedule))
             self._store.remove_schedule(owner, schedule)
 
     def schedules(self, owner: str) -> Sequence[tuple[str, int]]:

@@ -40,6 +40,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 from sqlalchemy.pool import StaticPool
 
+from jobconform.backends.admission import terms
 from jobconform.backends.admission.runtime import (
     AdmissionService,
     CallRow,
@@ -49,13 +50,12 @@ from jobconform.backends.admission.runtime import (
 )
 from jobconform.backends.protocol import Clock
 from jobconform.backends.sql.models import Base, UtcDateTime
-from jobconform.reference import admission as spec
 from jobconform.reference.admission import AdmissionConfig
 
 CEILING_KEY = "max_parallel_tasks_ceiling"
-EXECUTION_STATES = (spec.QUEUED, spec.RUNNING, *sorted(spec.ENDED_STATES))
-CALL_STATES = (spec.CALL_IN_FLIGHT, spec.CALL_WAITING, spec.CALL_ENDED, spec.CALL_WITHDRAWN,
-               spec.CALL_REFUSED)
+EXECUTION_STATES = (terms.QUEUED, terms.RUNNING, *sorted(terms.ENDED_STATES))
+CALL_STATES = (terms.CALL_IN_FLIGHT, terms.CALL_WAITING, terms.CALL_ENDED, terms.CALL_WITHDRAWN,
+               terms.CALL_REFUSED)
 
 
 def _one_of(column: str, values: tuple[str, ...]) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from jobconform.backends.admission import terms
 from jobconform.backends.admission.protocol import AdmissionRuntime, UnknownOwner
 from jobconform.backends.breaker.protocol import BreakerRuntime
 from jobconform.backends.composite.protocol import CompositeSnapshot
@@ -33,14 +34,12 @@ from jobconform.backends.reminders.protocol import (
     DeliveryTarget,
     ReminderRuntime,
 )
-from jobconform.reference import admission as ad
 from jobconform.reference.composite.commands import loop_run
 from jobconform.reference.composite.oracle import (
     AUTH,
     FAILED_RUN_STATUS,
     LOOP_RUN_TIMEOUT_SECONDS,
     REFUSED,
-    STOPPED_STATES,
     CompositeConfig,
     loop_parameters,
     reminder_message,
@@ -50,6 +49,9 @@ from jobconform.reference.loops.oracle import TIMEOUT_ERROR, FailResult, Respond
 from jobconform.reference.reminders.oracle import DeliveryOutcome
 
 PROBE = "probe"
+# How the admission ends a loop's run without its result: stopped at its execution timeout
+# (AD-015), expired in the backlog (AD-008) or reclaimed at its lease's end (AD-017).
+RUN_STOPPED_STATES = frozenset({terms.TIMED_OUT, terms.EXPIRED, terms.LEASE_EXPIRED})
 
 
 class HoldableAdmission(AdmissionRuntime, Protocol):
@@ -100,7 +102,7 @@ class SharedAdmission:
 
     def _known(self, owner: str) -> None:
         if self.admission.owner(owner) is None:
-            raise UnknownOwner(ad.unknown_owner(owner))
+            raise UnknownOwner(terms.refusal("unknown_owner", owner=owner))
 
     def free_slot(self, owner: str) -> bool:
         """A slot that neither running work nor work already waiting has a claim on."""
@@ -159,7 +161,7 @@ class SharedAdmission:
         """The admission stopped this loop run at its execution timeout (AD-015), expired
         it in the backlog (AD-008) or reclaimed it at its lease's end (AD-017)."""
         execution = self.admission.execution(work)
-        return execution is not None and execution.state in STOPPED_STATES
+        return execution is not None and execution.state in RUN_STOPPED_STATES
 
     def _end_timed_out_runs(self) -> None:
         """Each loop's run that the admission stopped, expired or reclaimed fails with
@@ -203,7 +205,7 @@ class SharedAdmission:
 
     def finish(self, work: str, failed: bool = False) -> bool | list[object]:
         execution = self.admission.execution(work)
-        if execution is None or execution.state != ad.RUNNING:
+        if execution is None or execution.state != terms.RUNNING:
             return False
         self._hold()
         self.admission.finish(work)

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from jobconform.backends.protocol import Clock
-from jobconform.reference import backoff
+from jobconform.backends.retry_delay import retry_delay_ms
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.governor.oracle import GovernorSettings
 
@@ -77,7 +77,7 @@ class StoreGovernorRuntime:
                            retry_after_ms: float | None) -> float:
         policy = RetryPolicy(retry_delay_ms=self._settings.base_ms,
                              max_retry_delay_ms=self._settings.cap_ms)
-        return backoff.delay_ms(policy, 0, Jitter.DECORRELATED, draw, previous_ms,
+        return retry_delay_ms(policy, 0, Jitter.DECORRELATED, draw, previous_ms,
                                 retry_after_ms)
 
     def offer(self, target: str) -> Verdict:

@@ -30,13 +30,15 @@ from jobconform.backends.idempotency.protocol import (
 )
 from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.faults import StoreFault
-from jobconform.reference.idempotency.oracle import (
-    CONFLICT_STATUS,
-    MAX_KEY_LENGTH,
-    IdempotencyConfig,
-)
+from jobconform.reference.idempotency.oracle import IdempotencyConfig
 from jobconform.reference.lifecycle import JsonValue
 
+# A claim the key's first request still holds is refused with 409 Conflict (the spec's
+# idempotency area).
+CONFLICT_STATUS = 409
+# Scopes and keys are 1 to 255 characters: Stripe's limit, which fits a primary key on
+# every database the SQL store supports.
+MAX_KEY_LENGTH = 255
 # A claim that keeps losing swaps means a store whose compare-and-set never succeeds: a
 # bug, reported instead of spinning forever.
 MAX_CLAIM_ROUNDS = 100

@@ -16,9 +16,11 @@ stays in hand, and the next pass, at once, makes the write again (RM-014). A cra
 
 from __future__ import annotations
 
+import hashlib
+import math
 import uuid
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from jobconform.backends.faults import StoreWriteFailed
 from jobconform.backends.protocol import Clock
@@ -43,14 +45,10 @@ from jobconform.backends.reminders.store import (
     StoredReminder,
 )
 from jobconform.reference.faults import StoreFault
-from jobconform.reference.reminders.oracle import (
-    KEY_WINDOW,
-    creation_problem,
-    derived_key,
-    resolve_fire_at,
-)
 
 DAY = timedelta(days=1)
+# A retry answers the reminder its key made within the last 24 hours (RM-017, RM-018).
+KEY_WINDOW = timedelta(hours=24)
 # How many further passes a settle makes after one that met a failed store write.
 PASSES_AFTER_A_FAILED_WRITE = 2
 REJECTION_TEXT = {
@@ -64,6 +62,35 @@ REJECTION_TEXT = {
     "daily_limit": "{max_per_day} reminders were created in the last 24 hours",
 }
 
+
+
+def fire_at_asked(fire_at: datetime | None, delay_seconds: float | None,
+                  now: datetime) -> datetime | None:
+    """The UTC instant a creation asks for (RM-001), or None unless it gives exactly one
+    of an aware fire_at and a finite delay_seconds (its bounds are RM-002's to check)."""
+    if fire_at is not None and delay_seconds is None:
+        return fire_at.astimezone(UTC) if fire_at.utcoffset() is not None else None
+    if fire_at is None and isinstance(delay_seconds, int | float) and not isinstance(
+            delay_seconds, bool) and math.isfinite(delay_seconds):
+        return (now + timedelta(seconds=delay_seconds)).astimezone(UTC)
+    return None
+
+
+def key_of_creation(message: str, fire_at: datetime | None,
+                    delay_seconds: float | None) -> str | None:
+    """The key a creation without one is de-duplicated under (RM-018): a digest of its
+    message and its schedule as written, a fire_at's wall time with its offset or a
+    delay's number (60 and 60.0 alike), never the instant that resolves to. None for a
+    schedule that is not exactly one of the two: no reminder was created with one."""
+    if (fire_at is None) == (delay_seconds is None):
+        return None
+    if fire_at is not None:
+        schedule = ("fire_at", fire_at.replace(tzinfo=None).isoformat(), str(fire_at.utcoffset()))
+    elif isinstance(delay_seconds, int | float) and not isinstance(delay_seconds, bool):
+        schedule = ("delay_seconds", repr(float(delay_seconds)), "")
+    else:
+        schedule = ("delay_seconds", repr(delay_seconds), "")
+    return hashlib.sha256("\x1f".join((message, *schedule)).encode()).hexdigest()
 
 class StepReminderRuntime:
     # `get` reads the store only, so the harness may read a reminder inside a dispatch.
@@ -102,7 +129,7 @@ class StepReminderRuntime:
         if code is not None:
             text = REJECTION_TEXT[code].format(**vars(self._config))
             raise ReminderRejected(code, text)
-        resolved = resolve_fire_at(fire_at, delay_seconds, now)
+        resolved = fire_at_asked(fire_at, delay_seconds, now)
         assert resolved is not None
         reminder_id = str(uuid.uuid4())
         self._store.add(StoredReminder(reminder_id, message, PENDING, now, resolved, resolved,
@@ -114,17 +141,34 @@ class StepReminderRuntime:
                      delay_seconds: float | None, now: datetime) -> str | None:
         """The key of a creation without one (RM-018): over the schedule as given, not the
         instant it resolves to at `now`."""
-        return derived_key(message, fire_at, delay_seconds)
+        return key_of_creation(message, fire_at, delay_seconds)
 
     def _problem(self, message: str, fire_at: datetime | None, delay_seconds: float | None,
                  now: datetime) -> str | None:
         """The first rule a creation breaks, in RM-006's order, or None."""
-        code = creation_problem(self._config, message, fire_at, delay_seconds, now)
+        code = self._creation_problem(message, fire_at, delay_seconds, now)
         if code is None and self._store.count(PENDING) >= self._config.max_pending:
             code = "too_many_pending"
         if code is None and self._created_today(now) >= self._config.max_per_day:
             code = "daily_limit"
         return code
+
+    def _creation_problem(self, message: str, fire_at: datetime | None,
+                          delay_seconds: float | None, now: datetime) -> str | None:
+        """The first of RM-001 to RM-003 a creation breaks, in RM-006's order, or None."""
+        resolved = fire_at_asked(fire_at, delay_seconds, now)
+        if resolved is None:
+            return "schedule"
+        if not message.strip():
+            return "message_empty"
+        if len(message) > self._config.max_message_chars:
+            return "message_too_long"
+        delay = (resolved - now).total_seconds()
+        if delay < self._config.min_delay_seconds:
+            return "delay_too_short"
+        if delay > self._config.max_delay_seconds:
+            return "delay_too_long"
+        return None
 
     def _created_today(self, now: datetime) -> int:
         # Counted from the store, never from memory: the count survives a restart (RM-005).

@@ -11,11 +11,13 @@ profile's missed_fires (SC-007).
 from __future__ import annotations
 
 import builtins
+import math
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
+from zoneinfo import ZoneInfo
 
 from jobconform.backends.protocol import Clock
 from jobconform.backends.scheduling.protocol import (
@@ -26,19 +28,20 @@ from jobconform.backends.scheduling.protocol import (
     SchedulingConfig,
     SchedulingTarget,
 )
+from jobconform.backends.scheduling.timetable import (
+    CronSyntaxError,
+    fire_times,
+    next_fire_time,
+    parse,
+    zone,
+)
 from jobconform.reference.scheduling.oracle import (
     CRON,
     ONCE,
     ExecutionStatus,
+    MissedFires,
     PreCheckAnswer,
     Trigger,
-    cron_problem,
-    edit_problem,
-    edited_timetable,
-    fires_before,
-    missed_to_run,
-    next_fire,
-    resolve_run_at,
 )
 
 REJECTION_TEXT = {
@@ -50,7 +53,57 @@ REJECTION_TEXT = {
 EDIT_REJECTION_TEXT = {
     "schedule": "a one-shot job has no cron expression or time zone to change",
 }
+# An expression is checked for ever firing on UTC, whatever its zone (SC-003).
+UTC_ZONE = ZoneInfo("UTC")
 
+
+
+def run_at_asked(run_at: datetime | None, delay_seconds: float | None,
+                 now: datetime) -> datetime | None:
+    """The instant a one-shot creation asks for (SC-001), or None: exactly one of an aware
+    run_at and a finite, non-negative delay_seconds must be given."""
+    if run_at is not None and delay_seconds is None:
+        return run_at.astimezone(UTC) if run_at.utcoffset() is not None else None
+    if run_at is None and isinstance(delay_seconds, int | float) and not isinstance(
+            delay_seconds, bool) and math.isfinite(delay_seconds) and delay_seconds >= 0:
+        return now + timedelta(seconds=delay_seconds)
+    return None
+
+
+def timetable_problem(expression: str, timezone: str, now: datetime) -> str | None:
+    """Why a cron timetable is refused (SC-003): code expression for an expression that
+    does not parse or never fires, checked before code timezone for an unknown zone."""
+    try:
+        cron = parse(expression)
+    except CronSyntaxError:
+        return "expression"
+    if next_fire_time(cron, UTC_ZONE, now) is None:
+        return "expression"
+    return "timezone" if zone(timezone) is None else None
+
+
+def first_fire_after(expression: str, timezone: str, after: datetime) -> datetime:
+    """The first fire time strictly after `after` of a timetable that passed its check."""
+    tz = zone(timezone)
+    fire = None if tz is None else next_fire_time(parse(expression), tz, after)
+    assert fire is not None, f"{expression!r} in {timezone!r} passed its check yet never fires"
+    return fire
+
+
+def fires_until(expression: str, timezone: str, first: datetime,
+                limit: datetime) -> tuple[list[datetime], datetime]:
+    """The fire times from `first` (a fire time itself) up to, not including, `limit`, and
+    the first one at or after `limit`."""
+    if first >= limit:
+        return [], first
+    tz = zone(timezone)
+    assert tz is not None
+    passed = [first]
+    for fire in fire_times(parse(expression), tz, first):
+        if fire >= limit:
+            return passed, fire
+        passed.append(fire)
+    raise AssertionError(f"{expression!r} in {timezone!r} stopped firing")
 
 @dataclass(frozen=True)
 class StoredSchedule:
@@ -149,7 +202,7 @@ class StepSchedulingRuntime:
     def create_once(self, message: str, run_at: datetime | None = None,
                     delay_seconds: float | None = None, pre_check: bool = False) -> str:
         now = self._clock.now()
-        resolved = resolve_run_at(run_at, delay_seconds, now)
+        resolved = run_at_asked(run_at, delay_seconds, now)
         if resolved is None:
             raise ScheduleRejected("schedule", REJECTION_TEXT["schedule"])
         return self._add(ONCE, message, None, None, pre_check, now, resolved)
@@ -157,7 +210,7 @@ class StepSchedulingRuntime:
     def create_cron(self, message: str, expression: str, timezone: str,
                     pre_check: bool = False) -> str:
         now = self._clock.now()
-        problem = cron_problem(expression, timezone, now)
+        problem = timetable_problem(expression, timezone, now)
         if problem is not None:
             raise ScheduleRejected(problem, f"{REJECTION_TEXT[problem]}: {expression!r},"
                                             f" {timezone!r}")
@@ -165,7 +218,7 @@ class StepSchedulingRuntime:
                          self._first_fire(expression, timezone, now))
 
     def _first_fire(self, expression: str, timezone: str, now: datetime) -> datetime:
-        return next_fire(expression, timezone, now)
+        return first_fire_after(expression, timezone, now)
 
     def _add(self, kind: str, message: str, expression: str | None, timezone: str | None,
              pre_check: bool, now: datetime, first: datetime) -> str:
@@ -183,12 +236,18 @@ class StepSchedulingRuntime:
         if schedule is None:
             raise ScheduleNotFound(schedule_id)
         now = self._clock.now()
-        timetable = edited_timetable(schedule.kind, expression, timezone, schedule.expression,
-                                     schedule.timezone)
-        problem = edit_problem(schedule.kind, timetable, now)
-        if problem is not None:
-            text = EDIT_REJECTION_TEXT.get(problem) or REJECTION_TEXT[problem]
-            raise ScheduleRejected(problem, f"{text}: {expression!r}, {timezone!r}")
+        timetable = None  # an edit that names neither keeps the timetable (SC-017)
+        if expression is not None or timezone is not None:
+            if schedule.kind != CRON:
+                raise ScheduleRejected("schedule", f"{EDIT_REJECTION_TEXT['schedule']}:"
+                                                   f" {expression!r}, {timezone!r}")
+            assert schedule.expression is not None and schedule.timezone is not None
+            timetable = (schedule.expression if expression is None else expression,
+                         schedule.timezone if timezone is None else timezone)
+            problem = timetable_problem(*timetable, now)
+            if problem is not None:
+                raise ScheduleRejected(problem, f"{REJECTION_TEXT[problem]}: {expression!r},"
+                                                f" {timezone!r}")
         edited = replace(schedule, message=schedule.message if message is None else message)
         if timetable is not None:
             edited = replace(edited, expression=timetable[0], timezone=timetable[1],
@@ -225,8 +284,8 @@ class StepSchedulingRuntime:
         """Drop the fires that fell while autonomy was off (SC-011)."""
         assert schedule.expression is not None and schedule.timezone is not None
         assert schedule.next_fire_at is not None
-        _, following = fires_before(schedule.expression, schedule.timezone,
-                                    schedule.next_fire_at, now)
+        _, following = fires_until(schedule.expression, schedule.timezone,
+                                   schedule.next_fire_at, now)
         self._store.claim(schedule.schedule_id, schedule.next_fire_at, following)
 
     def trigger(self, schedule_id: str) -> None:
@@ -275,7 +334,7 @@ class StepSchedulingRuntime:
         if schedule.kind == ONCE:
             return None
         assert schedule.expression is not None and schedule.timezone is not None
-        return next_fire(schedule.expression, schedule.timezone, fire)
+        return first_fire_after(schedule.expression, schedule.timezone, fire)
 
     def _catch_up(self) -> None:
         """Boot: the cron fires missed while no scheduler ran (SC-007). One-shot jobs
@@ -288,13 +347,19 @@ class StepSchedulingRuntime:
             if schedule.kind != CRON or fire is None or fire >= now:
                 continue
             assert schedule.expression is not None and schedule.timezone is not None
-            missed, following = fires_before(schedule.expression, schedule.timezone, fire, now)
+            missed, following = fires_until(schedule.expression, schedule.timezone, fire, now)
             if self._store.claim(schedule.schedule_id, fire, following):
                 for missed_fire in self._missed_to_run(missed):
                     self._execute(schedule, missed_fire, Trigger.CATCH_UP, now)
 
     def _missed_to_run(self, missed: list[datetime]) -> list[datetime]:
-        return missed_to_run(missed, self._config.missed_fires)
+        """The missed fires that run on a catch-up, by the profile's policy (SC-007)."""
+        policy = self._config.missed_fires
+        if policy is MissedFires.ALL:
+            return list(missed)
+        if policy is MissedFires.ONE:
+            return missed[-1:]  # the latest fire stands for the ones it follows
+        return []
 
     def _execute(self, schedule: StoredSchedule, scheduled_for: datetime, trigger: Trigger,
                  now: datetime) -> None:

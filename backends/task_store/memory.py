@@ -12,7 +12,7 @@ import builtins
 import threading
 from datetime import datetime
 
-from jobconform.reference.store.oracle import TaskRecord, is_expired
+from jobconform.backends.task_store.protocol import TERMINAL, TaskRecord
 
 
 class InMemoryTaskStore:
@@ -42,7 +42,10 @@ class InMemoryTaskStore:
 
     def list_expired(self, before: datetime) -> builtins.list[TaskRecord]:
         with self._lock:
-            return [record for record in self._records.values() if is_expired(record, before)]
+            # Finished (TS-007) strictly before `before` (TS-006), as the SQL store's query.
+            return [record for record in self._records.values()
+                    if record.status in TERMINAL and record.completed_at is not None
+                    and record.completed_at < before]
 
     def close(self) -> None:
         with self._lock:

@@ -61,6 +61,12 @@ from jobconform.backends.protocol import (
     TaskScript,
 )
 from jobconform.backends.reaper import OperatorAlerts, Reaper
+from jobconform.backends.retry_delay import (
+    is_retried,
+    policy_document,
+    policy_of_document,
+    retry_delay_ms,
+)
 from jobconform.backends.step_runtime import check_module
 from jobconform.backends.store import (
     CANCELLED,
@@ -74,7 +80,6 @@ from jobconform.backends.store import (
 )
 from jobconform.backends.threaded.clock import SystemClock, WaitableClock
 from jobconform.backends.threaded.config import ENABLED_ENV, WorkerConfig
-from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JsonValue
 
@@ -321,7 +326,7 @@ class ThreadedRuntime:
                 # The policy travels with the job, so whichever worker claims a later
                 # attempt applies the same one (RT-001).
                 job = replace(job, max_retries=retry.max_retries,
-                              retry_policy=backoff.policy_to_json(retry))  # type: ignore[arg-type]
+                              retry_policy=policy_document(retry))  # type: ignore[arg-type]
             self._store.add(job, self._max_tasks)
             self._scripts[job_id] = script
             return job_id
@@ -551,9 +556,9 @@ class ThreadedRuntime:
             someone else meanwhile), False if the job must fail now.
         """
         job = self._store.get(job_id)
-        policy = backoff.policy_from_json(job.retry_policy) if job is not None else None
-        if job is None or policy is None or not policy.retries(type(raised).__name__,
-                                                                 job.retry_count):
+        policy = policy_of_document(job.retry_policy) if job is not None else None
+        if job is None or policy is None or not is_retried(
+                policy, type(raised).__name__, job.retry_count):
             return False
         retry_after = getattr(raised, "retry_after_ms", None)
         delay = self.compute_delay_ms(policy, job.retry_count, retry_after_ms=retry_after)
@@ -574,8 +579,8 @@ class ThreadedRuntime:
                          jitter: Jitter = Jitter.NONE, draw: float = 0.0,
                          previous_ms: float | None = None,
                          retry_after_ms: float | None = None) -> float:
-        """This worker's delay function (RT-002, RT-009, RT-010): the reference one."""
-        return backoff.delay_ms(policy, attempt, jitter, draw, previous_ms, retry_after_ms)
+        """This worker's delay function (RT-002, RT-009, RT-010): its own, not the oracle's."""
+        return retry_delay_ms(policy, attempt, jitter, draw, previous_ms, retry_after_ms)
 
     def _end(self, job_id: str, status: str, result: JsonValue = None,
              error: str | None = None, at: datetime | None = None) -> None:

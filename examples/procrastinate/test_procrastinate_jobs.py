@@ -95,8 +95,18 @@ def test_a_body_that_ignores_cancellation_does_not_hang_close() -> None:
 
     clock = VirtualClock(EPOCH)
     runtime = ProcrastinateRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    runtime.submit(TaskScript(honours_cancellation=False))
+    job_id = runtime.submit(TaskScript(honours_cancellation=False))
     runtime.dispatch()
+    connector = runtime.app.connector  # InMemoryConnector: procrastinate's own tables
+    assert runtime.get(job_id).status == "running"  # type: ignore[union-attr]
+    assert len(connector.workers) == 1
     # procrastinate's worker waits for its running job as it stops: the body must end, or
     # the loop's close would raise CoroutineNeverFinished after its safety limit.
     runtime.close()
+    assert runtime.get(job_id).status == "cancelled"  # type: ignore[union-attr]
+    # The worker finished the job in procrastinate's table and unregistered: it stopped,
+    # rather than being left behind on a loop nobody runs.
+    (job,) = connector.jobs.values()
+    assert (job["status"], job["worker_id"]) == ("aborted", None)
+    assert connector.workers == {}
+    assert [name for name, _ in connector.queries][-2:] == ["finish_job", "unregister_worker"]

@@ -82,7 +82,7 @@ class SchedulingConfig:
                              f" {', '.join(MissedFires)}, not {self.missed_fires!r}") from None
 
 
-# -- the rules as pure functions (the shipped runtimes use them too) ------------------------
+# -- the rules as pure functions (the shipped schedulers have their own: backends/scheduling) --
 
 
 def resolve_run_at(run_at: datetime | None, delay_seconds: float | None,
