@@ -13,16 +13,26 @@ checks exactly that for every entry.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 
+from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Command
 from jobconform.reference.lifecycle import JobState, Status
 
 # Requirements every observation checks whatever the command: they are never the most
 # specific explanation when a command's own requirement is also involved.
 GENERIC = frozenset({"LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025", "LC-018"})
+
+# Two delay functions agree when within this many milliseconds: SDKs that return whole
+# milliseconds (truncating) must still pass.
+DELAY_TOLERANCE_MS = 1.0
+
+# A backend's own delay function, asked one question (Runtime.compute_delay_ms).
+DelayFunction = Callable[[cmd.ComputeDelay], float]
 
 
 def ranked(requirements: Iterable[str], primary: str | None = None) -> tuple[str, ...]:
@@ -52,7 +62,7 @@ def _first(wanted: Iterable[str], among: Iterable[str]) -> str | None:
 def record_primary(command: Command | None, field: str, expected: object, actual: object,
                    job_before: JobState | None, command_requirements: tuple[str, ...],
                    field_requirements: tuple[str, ...],
-                   retry_after_ignored: bool = False) -> str:
+                   retry_after_ignored: bool = False, delay_holds: bool = False) -> str:
     """The requirement a difference in one record field breaks.
 
     Args:
@@ -64,6 +74,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         field_requirements: what governs the field whatever the command.
         retry_after_ignored: the job waits in backoff only because of a server's
             retry-after, its plain delay having passed.
+        delay_holds: the backend's own delay function gives the spec's delay for the
+            retry the job waits out (`retry_delay_holds`): a retried job that starts at
+            the wrong dispatch then waited wrongly (RT-003), not for a wrong delay (RT-002).
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -111,10 +124,15 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         if (job_before is not None and job_before.redelivery_count > 0
                 and job_before.status is Status.QUEUED and field == "status"):
             return "RD-001"  # the re-delivered job did not run again as the same job
-        if in_backoff and actual not in _status_values():
-            return "RT-003"  # backoff shown as a state of its own
-        if in_backoff and field in ("status", "started_at"):
-            return "RT-002"  # it started at the wrong time: the delay decides when
+        if in_backoff and field == "status":
+            if actual not in _status_values():
+                return "RT-003"  # backoff shown as a state of its own
+            # It started at the wrong dispatch: with the right delay, it was not started
+            # when due like any queued job (a retry re-queued at the tail), or started
+            # before it was due; else the delay itself was wrong.
+            return "RT-003" if delay_holds else "RT-002"
+        # A start time that differs while the status agrees (a retried attempt showing
+        # the first attempt's start) falls to the timestamp rule below (LC-004).
         if field == "started_at" and expected is not None and actual is None:
             # The job did not start at this dispatch although a slot was free for it (its
             # status may agree: a retried attempt that failed at once is queued again).
@@ -139,6 +157,45 @@ def record_primary(command: Command | None, field: str, expected: object, actual
 
 def _status_values() -> frozenset[object]:
     return frozenset(status.value for status in Status)
+
+
+def delay_primary(question: cmd.ComputeDelay, backend_delay: DelayFunction) -> str:
+    """Which part of a wrong delay is wrong, asked of the backend's own (pure) function
+    with simpler questions: the exponential and its cap (RT-002), then the jitter
+    (RT-009), then the retry-after floor (RT-010).
+
+    A delay function that raises gives a wrong answer like any other: one that overflows
+    at a large attempt breaks RT-002 (a very large n yields the cap), one that knows no
+    such jitter mode breaks RT-009 (every mode is defined), whichever question raised.
+    """
+    plain = replace(question, jitter=Jitter.NONE, draw=0.0, previous_ms=None,
+                    retry_after_ms=None)
+    jittered = replace(question, retry_after_ms=None)
+    for simpler, requirement in ((plain, "RT-002"), (jittered, "RT-009")):
+        if delay_differs(simpler, backend_delay):
+            return requirement
+    return "RT-010" if question.retry_after_ms is not None else "RT-009"
+
+
+def delay_differs(question: cmd.ComputeDelay, backend_delay: DelayFunction) -> bool:
+    """Whether the backend's delay function answers `question` otherwise than the spec,
+    raising included."""
+    try:
+        answer = float(backend_delay(question))
+    except Exception:  # any error at all is not the delay the spec gives
+        return True
+    expected = backoff.delay_ms(question.policy, question.attempt, question.jitter,
+                                question.draw, question.previous_ms, question.retry_after_ms)
+    return abs(answer - expected) > DELAY_TOLERANCE_MS
+
+
+def retry_delay_holds(job: JobState | None, policy: RetryPolicy | None,
+                      backend_delay: DelayFunction | None) -> bool:
+    """Whether the backend's delay function gives the spec's delay (no jitter, no
+    retry-after) for the retry that `job`, in backoff, waits out: its last one."""
+    if job is None or policy is None or backend_delay is None or job.retry_count == 0:
+        return False
+    return not delay_differs(cmd.ComputeDelay(policy, job.retry_count - 1), backend_delay)
 
 
 def listing_primary(command: Command | None, expected: list[str], actual: list[str],
