@@ -75,8 +75,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         retry_after_ignored: the job waits in backoff only because of a server's
             retry-after, its plain delay having passed.
         delay_holds: the backend's own delay function gives the spec's delay for the
-            retry the job waits out (`retry_delay_holds`): a retried job that starts at
-            the wrong dispatch then waited wrongly (RT-003), not for a wrong delay (RT-002).
+            retry the job waits out (`retry_delay_holds`): a retried job the backend did
+            not start when due then lost its turn (RT-003), not to a wrong delay (RT-002).
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -114,6 +114,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         # Failed in the oracle, retried by the backend: with retries left the error type
         # was listed as non-retryable (RT-005); with none left, the last failure (RT-004).
         return "RT-005" if job_before.retry_count < job_before.max_retries else "RT-004"
+    if (isinstance(command, cmd.DetectStuck) and job_before is not None
+            and job_before.status is not Status.RUNNING):
+        return "ST-004"  # a detection pass changed a queued or terminal job
     if isinstance(command, cmd.Dispatch):
         if job_before is not None and job_before.status is Status.CANCELLED:
             if in_backoff:
@@ -127,10 +130,11 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         if in_backoff and field == "status":
             if actual not in _status_values():
                 return "RT-003"  # backoff shown as a state of its own
-            # It started at the wrong dispatch: with the right delay, it was not started
-            # when due like any queued job (a retry re-queued at the tail), or started
-            # before it was due; else the delay itself was wrong.
-            return "RT-003" if delay_holds else "RT-002"
+            if delay_holds and expected == Status.RUNNING.value:
+                # Due, and its delay right on the backend's side too, yet not started at
+                # this dispatch like any queued job (a retry re-queued at the tail).
+                return "RT-003"
+            return "RT-002"  # it started at the wrong time: the delay decides when
         # A start time that differs while the status agrees (a retried attempt showing
         # the first attempt's start) falls to the timestamp rule below (LC-004).
         if field == "started_at" and expected is not None and actual is None:
@@ -260,12 +264,16 @@ def answer_primary(command: Command | None, expected: object, actual: object,
     """The requirement a wrong answer to a command breaks (None: the default rank)."""
     if isinstance(command, cmd.Submit):
         # LC-027 also fixes where the module check stands among the refusals.
-        for answer, requirement in ((cmd.REFUSED_INVALID_MODULE, "LC-027"),
-                                    (cmd.REFUSED_UNKNOWN_MODULE, "LC-027"),
-                                    (cmd.REFUSED_CAPACITY, "LC-009"),
-                                    (cmd.REFUSED_SHUT_DOWN, "LC-023")):
-            if answer in (expected, actual):
-                return requirement
+        if expected in _MODULE_REFUSALS or actual in _MODULE_REFUSALS:
+            return "LC-027"
+        # Else the spec's own refusal names the rule: refused for capacity where the spec
+        # refuses a runtime shut down (its cap full of jobs it took after shutdown) is
+        # LC-023's, and accepted where it refuses is the refusal's rule too.
+        for answer in (expected, actual):
+            if answer == cmd.REFUSED_SHUT_DOWN:
+                return "LC-023"
+            if answer == cmd.REFUSED_CAPACITY:
+                return "LC-009"
         return "LC-008"
     if isinstance(command, cmd.DetectStuck):
         return stuck_primary(command.job_timeout_seconds, actual, jobs_before, now)
@@ -289,6 +297,9 @@ def answer_primary(command: Command | None, expected: object, actual: object,
             return "RD-005"  # it touched jobs not past their lease, or missed some
         return "RD-001"
     return None
+
+
+_MODULE_REFUSALS = (cmd.REFUSED_INVALID_MODULE, cmd.REFUSED_UNKNOWN_MODULE)
 
 
 def _count(value: object) -> int:

@@ -71,6 +71,9 @@ def test_a_due_retried_job_not_started_breaks_rt003_when_the_delay_is_right() ->
     assert _dispatch_primary("status", "running", "queued", delay_holds=True) == "RT-003"
     # Its delay is wrong: the job was not yet due on the backend's side.
     assert _dispatch_primary("status", "running", "queued") == "RT-002"
+    # Started before it was due is the delay's (a re-queue without its backoff), whatever
+    # the backend's delay function answers when asked.
+    assert _dispatch_primary("status", "queued", "running", delay_holds=True) == "RT-002"
 
 
 @pytest.mark.parametrize(("function", "question", "primary"), [
@@ -97,3 +100,26 @@ def test_the_delay_holds_only_where_the_backends_function_gives_the_spec_delay()
     assert not blame.retry_delay_holds(JobState(Status.QUEUED, T0), POLICY, _spec_delay)
     assert not blame.retry_delay_holds(IN_BACKOFF, None, _spec_delay)
     assert not blame.retry_delay_holds(IN_BACKOFF, POLICY, None)
+
+
+def test_a_detection_pass_that_changes_a_queued_job_breaks_st004() -> None:
+    queued = JobState(Status.QUEUED, T0)
+    assert blame.record_primary(cmd.DetectStuck(60.0), "status", "queued", "failed", queued,
+                                ("ST-002", "ST-003", "ST-004"),
+                                ("LC-001", "LC-002")) == "ST-004"
+
+
+@pytest.mark.parametrize(("expected", "actual", "primary"), [
+    # Refused for capacity where the spec refuses a shut-down runtime: its cap was full
+    # of jobs it took after shutdown (LC-023), not a capacity rule broken.
+    (cmd.REFUSED_SHUT_DOWN, cmd.REFUSED_CAPACITY, "LC-023"),
+    (cmd.REFUSED_CAPACITY, cmd.REFUSED_SHUT_DOWN, "LC-009"),
+    ("job-1", cmd.REFUSED_CAPACITY, "LC-009"),
+    (cmd.REFUSED_SHUT_DOWN, "job-1", "LC-023"),
+    # The module check's place among the refusals is LC-027's, on either side.
+    (cmd.REFUSED_CAPACITY, cmd.REFUSED_INVALID_MODULE, "LC-027"),
+    (cmd.REFUSED_UNKNOWN_MODULE, cmd.REFUSED_SHUT_DOWN, "LC-027"),
+])
+def test_a_wrong_submit_answer_is_blamed_on_the_spec_refusal(expected: str, actual: str,
+                                                            primary: str) -> None:
+    assert blame.answer_primary(cmd.Submit("a"), expected, actual, {}, T0) == primary
