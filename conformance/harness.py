@@ -1118,10 +1118,7 @@ class Harness:
                     self._last_command(), name, getattr(wanted, name), getattr(actual, name),
                     self._before.get(alias) if alias is not None else None, requirements,
                     field_requirements, self._retry_after_holds(alias),
-                    blame.retry_delay_holds(
-                        self._before.get(alias) if alias is not None else None,
-                        self.model.scripts[alias].policy if alias in self.model.scripts
-                        else None, self._backend_delay()))
+                    self._retry_delay_holds(alias))
                 if (name == "status" and wanted.status == Status.CANCELLED.value
                         and actual.status in (Status.SUCCEEDED.value, Status.FAILED.value)
                         and self._counted_as_the_oracle()):
@@ -1143,6 +1140,14 @@ class Harness:
         script = self.model.scripts.get(alias) if alias is not None else None
         due = script.due_without_retry_after if script is not None else None
         return due is not None and due <= self.clock.now()
+
+    def _retry_delay_holds(self, alias: str | None) -> bool:
+        """Whether the backend's own delay function gives the spec's delay for the retry
+        job `alias` waits out (blame.retry_delay_holds)."""
+        if alias is None or alias not in self.model.scripts:
+            return False
+        return blame.retry_delay_holds(self._before.get(alias),
+                                       self.model.scripts[alias].policy, self._backend_delay())
 
     def _check_held_views(self) -> None:
         """Every record handed out earlier must still read as it did (LC-016).
