@@ -160,6 +160,7 @@ Feature: Retry and backoff
     And job "a" is submitted with 1 retry, a delay of 1000 ms, multiplier 2 and a cap of 60000 ms
     And job "b" is submitted
     And job "c" is submitted
+    And 1 second passes
     And the runtime dispatches
     And job "a" raises ValueError "flaky"
     When the runtime dispatches
@@ -169,7 +170,7 @@ Feature: Retry and backoff
     And 1 second passes
     And the runtime dispatches
     Then job "a" is running
-    And job "a" started at second 1
+    And job "a" started at second 2
     And job "c" is queued
 
   # -- RT-004: the last failure fails the job -----------------------------------------------
