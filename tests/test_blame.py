@@ -123,3 +123,19 @@ def test_a_detection_pass_that_changes_a_queued_job_breaks_st004() -> None:
 def test_a_wrong_submit_answer_is_blamed_on_the_spec_refusal(expected: str, actual: str,
                                                             primary: str) -> None:
     assert blame.answer_primary(cmd.Submit("a"), expected, actual, {}, T0) == primary
+
+
+@pytest.mark.parametrize(("actual", "failed_sweeps", "primary"), [
+    # No sweep at all where one failed on the store: the sweep's timing (a reaper that
+    # sweeps only when its worker polls), not how it handles the failure.
+    ({"running": True, "sweeps": 0, "failed_sweeps": 0, "deleted": 0}, 1, "RP-002"),
+    # The sweep was made, and its failure counted as a success: the failure handling.
+    ({"running": True, "sweeps": 1, "failed_sweeps": 0, "deleted": 0}, 1, "RP-005"),
+    # Stopped after the failed sweep.
+    ({"running": False, "sweeps": 0, "failed_sweeps": 1, "deleted": 0}, 1, "RP-005"),
+])
+def test_a_wrong_reaper_status_is_blamed_on_the_sweep_it_shows(
+        actual: dict[str, object], failed_sweeps: int, primary: str) -> None:
+    expected = {"running": True, "sweeps": 0, "failed_sweeps": 1, "deleted": 0}
+    assert blame.answer_primary(cmd.ReaperStatus(), expected, actual, {}, T0,
+                                failed_sweeps) == primary
