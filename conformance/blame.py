@@ -13,16 +13,26 @@ checks exactly that for every entry.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 
+from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Command
 from jobconform.reference.lifecycle import JobState, Status
 
 # Requirements every observation checks whatever the command: they are never the most
 # specific explanation when a command's own requirement is also involved.
 GENERIC = frozenset({"LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025", "LC-018"})
+
+# Two delay functions agree when within this many milliseconds: SDKs that return whole
+# milliseconds (truncating) must still pass.
+DELAY_TOLERANCE_MS = 1.0
+
+# A backend's own delay function, asked one question (Runtime.compute_delay_ms).
+DelayFunction = Callable[[cmd.ComputeDelay], float]
 
 
 def ranked(requirements: Iterable[str], primary: str | None = None) -> tuple[str, ...]:
@@ -52,7 +62,7 @@ def _first(wanted: Iterable[str], among: Iterable[str]) -> str | None:
 def record_primary(command: Command | None, field: str, expected: object, actual: object,
                    job_before: JobState | None, command_requirements: tuple[str, ...],
                    field_requirements: tuple[str, ...],
-                   retry_after_ignored: bool = False) -> str:
+                   retry_after_ignored: bool = False, delay_holds: bool = False) -> str:
     """The requirement a difference in one record field breaks.
 
     Args:
@@ -64,6 +74,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         field_requirements: what governs the field whatever the command.
         retry_after_ignored: the job waits in backoff only because of a server's
             retry-after, its plain delay having passed.
+        delay_holds: the backend's own delay function gives the spec's delay for the
+            retry the job waits out (`retry_delay_holds`): a retried job the backend did
+            not start when due then lost its turn (RT-003), not to a wrong delay (RT-002).
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -101,6 +114,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         # Failed in the oracle, retried by the backend: with retries left the error type
         # was listed as non-retryable (RT-005); with none left, the last failure (RT-004).
         return "RT-005" if job_before.retry_count < job_before.max_retries else "RT-004"
+    if (isinstance(command, cmd.DetectStuck) and job_before is not None
+            and job_before.status is not Status.RUNNING):
+        return "ST-004"  # a detection pass changed a queued or terminal job
     if isinstance(command, cmd.Dispatch):
         if job_before is not None and job_before.status is Status.CANCELLED:
             if in_backoff:
@@ -111,10 +127,16 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         if (job_before is not None and job_before.redelivery_count > 0
                 and job_before.status is Status.QUEUED and field == "status"):
             return "RD-001"  # the re-delivered job did not run again as the same job
-        if in_backoff and actual not in _status_values():
-            return "RT-003"  # backoff shown as a state of its own
-        if in_backoff and field in ("status", "started_at"):
+        if in_backoff and field == "status":
+            if actual not in _status_values():
+                return "RT-003"  # backoff shown as a state of its own
+            if delay_holds and expected == Status.RUNNING.value:
+                # Due, and its delay right on the backend's side too, yet not started at
+                # this dispatch like any queued job (a retry re-queued at the tail).
+                return "RT-003"
             return "RT-002"  # it started at the wrong time: the delay decides when
+        # A start time that differs while the status agrees (a retried attempt showing
+        # the first attempt's start) falls to the timestamp rule below (LC-004).
         if field == "started_at" and expected is not None and actual is None:
             # The job did not start at this dispatch although a slot was free for it (its
             # status may agree: a retried attempt that failed at once is queued again).
@@ -139,6 +161,45 @@ def record_primary(command: Command | None, field: str, expected: object, actual
 
 def _status_values() -> frozenset[object]:
     return frozenset(status.value for status in Status)
+
+
+def delay_primary(question: cmd.ComputeDelay, backend_delay: DelayFunction) -> str:
+    """Which part of a wrong delay is wrong, asked of the backend's own (pure) function
+    with simpler questions: the exponential and its cap (RT-002), then the jitter
+    (RT-009), then the retry-after floor (RT-010).
+
+    A delay function that raises gives a wrong answer like any other: one that overflows
+    at a large attempt breaks RT-002 (a very large n yields the cap), one that knows no
+    such jitter mode breaks RT-009 (every mode is defined), whichever question raised.
+    """
+    plain = replace(question, jitter=Jitter.NONE, draw=0.0, previous_ms=None,
+                    retry_after_ms=None)
+    jittered = replace(question, retry_after_ms=None)
+    for simpler, requirement in ((plain, "RT-002"), (jittered, "RT-009")):
+        if delay_differs(simpler, backend_delay):
+            return requirement
+    return "RT-010" if question.retry_after_ms is not None else "RT-009"
+
+
+def delay_differs(question: cmd.ComputeDelay, backend_delay: DelayFunction) -> bool:
+    """Whether the backend's delay function answers `question` otherwise than the spec,
+    raising included."""
+    try:
+        answer = float(backend_delay(question))
+    except Exception:  # any error at all is not the delay the spec gives
+        return True
+    expected = backoff.delay_ms(question.policy, question.attempt, question.jitter,
+                                question.draw, question.previous_ms, question.retry_after_ms)
+    return abs(answer - expected) > DELAY_TOLERANCE_MS
+
+
+def retry_delay_holds(job: JobState | None, policy: RetryPolicy | None,
+                      backend_delay: DelayFunction | None) -> bool:
+    """Whether the backend's delay function gives the spec's delay (no jitter, no
+    retry-after) for the retry that `job`, in backoff, waits out: its last one."""
+    if job is None or policy is None or backend_delay is None or job.retry_count == 0:
+        return False
+    return not delay_differs(cmd.ComputeDelay(policy, job.retry_count - 1), backend_delay)
 
 
 def listing_primary(command: Command | None, expected: list[str], actual: list[str],
@@ -203,12 +264,16 @@ def answer_primary(command: Command | None, expected: object, actual: object,
     """The requirement a wrong answer to a command breaks (None: the default rank)."""
     if isinstance(command, cmd.Submit):
         # LC-027 also fixes where the module check stands among the refusals.
-        for answer, requirement in ((cmd.REFUSED_INVALID_MODULE, "LC-027"),
-                                    (cmd.REFUSED_UNKNOWN_MODULE, "LC-027"),
-                                    (cmd.REFUSED_CAPACITY, "LC-009"),
-                                    (cmd.REFUSED_SHUT_DOWN, "LC-023")):
-            if answer in (expected, actual):
-                return requirement
+        if expected in _MODULE_REFUSALS or actual in _MODULE_REFUSALS:
+            return "LC-027"
+        # Else the spec's own refusal names the rule: refused for capacity where the spec
+        # refuses a runtime shut down (its cap full of jobs it took after shutdown) is
+        # LC-023's, and accepted where it refuses is the refusal's rule too.
+        for answer in (expected, actual):
+            if answer == cmd.REFUSED_SHUT_DOWN:
+                return "LC-023"
+            if answer == cmd.REFUSED_CAPACITY:
+                return "LC-009"
         return "LC-008"
     if isinstance(command, cmd.DetectStuck):
         return stuck_primary(command.job_timeout_seconds, actual, jobs_before, now)
@@ -219,11 +284,16 @@ def answer_primary(command: Command | None, expected: object, actual: object,
         return "RP-005" if failed_sweeps else "RP-006"
     if isinstance(command, cmd.ReaperStatus) and isinstance(expected, dict) and isinstance(
             actual, dict):
-        for key, requirement in (("running", "RP-005" if failed_sweeps else "RP-007"),
-                                 ("sweeps", "RP-002"), ("failed_sweeps", "RP-005"),
-                                 ("deleted", "RP-003")):
-            if expected.get(key) != actual.get(key):
-                return requirement
+        if expected.get("running") != actual.get("running"):
+            return "RP-005" if failed_sweeps else "RP-007"
+        if _sweeps_made(expected) != _sweeps_made(actual):
+            # A sweep that did not happen at its boundary (or an extra one), failed or
+            # not: its timing, not how a failure is handled.
+            return "RP-002"
+        if expected.get("failed_sweeps") != actual.get("failed_sweeps"):
+            return "RP-005"  # as many sweeps, but a failed one counted as made, or back
+        if expected.get("deleted") != actual.get("deleted"):
+            return "RP-003"
     if isinstance(command, cmd.ExpireLeases) and isinstance(expected, dict) and isinstance(
             actual, dict):
         if expected.get("parked") != actual.get("parked"):
@@ -234,8 +304,16 @@ def answer_primary(command: Command | None, expected: object, actual: object,
     return None
 
 
+_MODULE_REFUSALS = (cmd.REFUSED_INVALID_MODULE, cmd.REFUSED_UNKNOWN_MODULE)
+
+
 def _count(value: object) -> int:
     return value if isinstance(value, int) else 0
+
+
+def _sweeps_made(status: Mapping[str, object]) -> int:
+    """The sweeps a reaper status counts, whether they succeeded or failed."""
+    return _count(status.get("sweeps")) + _count(status.get("failed_sweeps"))
 
 
 def stuck_primary(timeout_seconds: float, actual: object, jobs: Mapping[str, JobState],

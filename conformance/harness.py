@@ -39,12 +39,12 @@ from jobconform.backends.protocol import (
     store_faults,
 )
 from jobconform.conformance import blame, job_faults, tolerance
+from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
 from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
-from jobconform.reference.backoff import Jitter
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.lifecycle import JobState, JsonValue, Status
 from jobconform.reference.model import (
@@ -95,10 +95,6 @@ class Record:
     alerted: object = None
     poisoned: object = None
 
-
-# Two delay functions agree when within this many milliseconds: SDKs that return whole
-# milliseconds (truncating) must still pass.
-DELAY_TOLERANCE_MS = 1.0
 
 FIELD_REQUIREMENTS = {
     "status": ("LC-001", "LC-002"),
@@ -502,7 +498,12 @@ class Harness:
         """The error with the command that raised and its requirement (primary first)."""
         if "\n  requirement(s): " in str(error):
             return error
-        named = named_requirements(ranked(requirements), self._titles)
+        # A delay function that raised is blamed like one that answered wrong.
+        backend_delay = self._backend_delay()
+        primary = (blame.delay_primary(command, backend_delay)
+                   if isinstance(command, cmd.ComputeDelay) and backend_delay is not None
+                   else None)
+        named = named_requirements(ranked(requirements, primary), self._titles)
         return AdapterError(f"{error}\n  during: {describe(command)} (step"
                             f" {len(self.commands)})\n  requirement(s): {named}")
 
@@ -968,20 +969,14 @@ class Harness:
                                                           self.model.failed_sweeps))
 
     def _delay_primary(self, question: cmd.ComputeDelay) -> str:
-        """Which part of the delay is wrong, asked of the backend's own (pure) function:
-        the exponential and its cap (RT-002), then the jitter (RT-009), then the
-        retry-after floor (RT-010)."""
-        compute = self._area_method("compute_delay_ms")
-        plain = replace(question, jitter=Jitter.NONE, draw=0.0, previous_ms=None,
-                        retry_after_ms=None)
-        jittered = replace(question, retry_after_ms=None)
-        for simpler, requirement in ((plain, "RT-002"), (jittered, "RT-009")):
-            wanted = self.model.apply(simpler).answer
-            assert isinstance(wanted, float)
-            got = self._call("compute_delay_ms", partial(_ask_delay, compute, simpler))
-            if abs(wanted - got) > DELAY_TOLERANCE_MS:
-                return requirement
-        return "RT-010" if question.retry_after_ms is not None else "RT-009"
+        """Which part of the delay is wrong (or raised), asked of the backend's own
+        function (blame.delay_primary)."""
+        return blame.delay_primary(question, partial(_ask_delay,
+                                                     self._area_method("compute_delay_ms")))
+
+    def _backend_delay(self) -> blame.DelayFunction | None:
+        compute: object = getattr(self.runtime, "compute_delay_ms", None)
+        return partial(_ask_delay, compute) if self.claims_retry and callable(compute) else None
 
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Compare every held job and the health snapshot with the oracle."""
@@ -1122,7 +1117,8 @@ class Harness:
                 primary = blame.record_primary(
                     self._last_command(), name, getattr(wanted, name), getattr(actual, name),
                     self._before.get(alias) if alias is not None else None, requirements,
-                    field_requirements, self._retry_after_holds(alias))
+                    field_requirements, self._retry_after_holds(alias),
+                    self._retry_delay_holds(alias))
                 if (name == "status" and wanted.status == Status.CANCELLED.value
                         and actual.status in (Status.SUCCEEDED.value, Status.FAILED.value)
                         and self._counted_as_the_oracle()):
@@ -1144,6 +1140,14 @@ class Harness:
         script = self.model.scripts.get(alias) if alias is not None else None
         due = script.due_without_retry_after if script is not None else None
         return due is not None and due <= self.clock.now()
+
+    def _retry_delay_holds(self, alias: str | None) -> bool:
+        """Whether the backend's own delay function gives the spec's delay for the retry
+        job `alias` waits out (blame.retry_delay_holds)."""
+        if alias is None or alias not in self.model.scripts:
+            return False
+        return blame.retry_delay_holds(self._before.get(alias),
+                                       self.model.scripts[alias].policy, self._backend_delay())
 
     def _check_held_views(self) -> None:
         """Every record handed out earlier must still read as it did (LC-016).

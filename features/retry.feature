@@ -154,11 +154,13 @@ Feature: Retry and backoff
     And job "a" started at second 1
     And job "a" has retry count 1 of 2
 
-  @RT-003
+  @RT-003 @LC-004
   Scenario: A job waiting in backoff does not hold up the queue, and takes its turn once its delay has passed
     Given a runtime with 1 worker slot
     And job "a" is submitted with 1 retry, a delay of 1000 ms, multiplier 2 and a cap of 60000 ms
     And job "b" is submitted
+    And job "c" is submitted
+    And 1 second passes
     And the runtime dispatches
     And job "a" raises ValueError "flaky"
     When the runtime dispatches
@@ -168,7 +170,8 @@ Feature: Retry and backoff
     And 1 second passes
     And the runtime dispatches
     Then job "a" is running
-    And job "a" started at second 1
+    And job "a" started at second 2
+    And job "c" is queued
 
   # -- RT-004: the last failure fails the job -----------------------------------------------
 

@@ -114,10 +114,12 @@ The First Retry Waits Exactly Retry Delay Ms
     Job Retry State Should Be    a    retry_count=1    max_retries=2
 
 A Job In Backoff Does Not Hold Up The Queue And Then Takes Its Turn
-    [Tags]    RT-003
+    [Tags]    RT-003    LC-004
     Start Runtime    slots=1
     Submit Job With Retry    a    1    delay_ms=1000    multiplier=2    cap_ms=60000
     Submit Job    b
+    Submit Job    c
+    Advance Clock    1
     Dispatch
     Attempt Should Fail And Wait    a    1    1
     Dispatch
@@ -127,7 +129,8 @@ A Job In Backoff Does Not Hold Up The Queue And Then Takes Its Turn
     Advance Clock    1
     Dispatch
     Job Status Should Be    a    running
-    Job Should Have Started At Second    a    1
+    Job Should Have Started At Second    a    2
+    Job Status Should Be    c    queued
 
 # -- RT-004: the last failure fails the job -----------------------------------------------
 

@@ -9,8 +9,9 @@ against every one of them and proves each is caught, by the requirement named in
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -286,6 +287,35 @@ class JitterAfterCapRuntime(MemoryRuntime):
         return capped + draw * capped
 
 
+class UnknownJitterModeRuntime(MemoryRuntime):
+    """The delay function knows no jitter mode but full: asked for equal or decorrelated
+    jitter it raises ValueError instead of answering (issue 29, "no such jitter mode")."""
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        if jitter in (Jitter.EQUAL, Jitter.DECORRELATED):
+            raise ValueError(f"no such jitter mode: {jitter.value}")
+        return super().compute_delay_ms(policy, attempt, jitter, draw, previous_ms,
+                                        retry_after_ms)
+
+
+class OverflowingDelayRuntime(MemoryRuntime):
+    """The plain delay function takes the power in floats before it caps it, so a large
+    attempt raises OverflowError instead of giving the cap (issue 29)."""
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        if jitter is Jitter.NONE and retry_after_ms is None:
+            return min(policy.retry_delay_ms * policy.backoff_multiplier ** attempt,
+                       policy.max_retry_delay_ms)
+        return super().compute_delay_ms(policy, attempt, jitter, draw, previous_ms,
+                                        retry_after_ms)
+
+
 class RetryingStateRuntime(MemoryRuntime):
     """A job waiting in backoff is shown in a sixth state, "retrying" (seed 004, <= v0.20)."""
 
@@ -375,6 +405,53 @@ class CleanupExclusiveBoundaryStore(InMemoryJobStore):
     @staticmethod
     def _expired(job: StoredJob, cutoff: datetime) -> bool:
         return job.status in TERMINAL and (job.finished_at or job.submitted_at) < cutoff
+
+
+class FirstStartKeptStore(InMemoryJobStore):
+    """The claim sets started_at only on a record that has none (a COALESCE(started_at,
+    now)), so every later attempt of a retried job shows the first attempt's start."""
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        first_starts = {job.job_id: job.started_at for job in self.list() if job.started_at}
+        claimed = [replace(job, started_at=first_starts.get(job.job_id, job.started_at))
+                   for job in super().claim(worker_id, limit, now)]
+        with self._lock:
+            for job in claimed:
+                self._jobs[job.job_id] = job
+        return claimed
+
+
+class TailRequeueStore(InMemoryJobStore):
+    """A failed attempt sends its job to the tail of the queue: the claim takes queued jobs
+    in the order they entered the queue, so a retried job whose delay has passed waits
+    behind jobs submitted after it. Listing still shows submission order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._arrivals = itertools.count()
+        self._entered: dict[str, int] = {}  # job id -> its (last) arrival in the queue
+
+    def add(self, job: StoredJob, max_records: int | None) -> None:
+        super().add(job, max_records)
+        self._entered[job.job_id] = next(self._arrivals)
+
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        updated = super().update(job_id, expected_status, expected=expected, **changes)
+        if updated is not None and expected_status == RUNNING and updated.status == QUEUED:
+            self._entered[job_id] = next(self._arrivals)  # back to the tail
+        return updated
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        # The claim itself is the real one, walking the records in queue order.
+        in_submission_order = list(self._jobs)
+        self._jobs = {job_id: self._jobs[job_id]
+                      for job_id in sorted(self._jobs, key=self._entered.__getitem__)}
+        try:
+            return super().claim(worker_id, limit, now)
+        finally:
+            self._jobs = {job_id: self._jobs[job_id] for job_id in in_submission_order}
 
 
 class CapCountsActiveOnlyStore(InMemoryJobStore):
@@ -591,6 +668,14 @@ GALLERY = (
     _memory_entry("jitter_after_cap", JitterAfterCapRuntime, "RT-009",
                   "anchors: jitter traps"),
     _memory_entry("retrying_state", RetryingStateRuntime, "RT-003", "seed 004 TaskStatus"),
+    _memory_entry("first_start_kept", FirstStartKeptStore, "LC-004",
+                  "issue 29 (a retried job keeps its first started_at)"),
+    _memory_entry("unknown_jitter_mode", UnknownJitterModeRuntime, "RT-009",
+                  "issue 29 (a delay function that raises: no such jitter mode)"),
+    _memory_entry("overflowing_delay", OverflowingDelayRuntime, "RT-002",
+                  "issue 29 (a delay function that raises: an overflow at a large attempt)"),
+    _memory_entry("tail_requeue", TailRequeueStore, "RT-003",
+                  "issue 29 (a retried job re-queued at the tail)"),
     _memory_entry("retried_attempt_counted", RetriedAttemptCountedRuntime, "RT-007",
                   "seed 000 health counters"),
     _memory_entry("non_retryable_ignored", NonRetryableIgnoredRuntime, "RT-005",

@@ -1,0 +1,141 @@
+"""Blame ranking (conformance/blame.py): the one primary requirement of a divergence.
+
+Issue 29's three misblamed cases, each also a gallery entry proven in every suite
+(`first_start_kept`, `unknown_jitter_mode`, `tail_requeue`): here the rules themselves,
+one difference at a time.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from jobconform.conformance import blame
+from jobconform.reference import backoff
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.lifecycle import JobState, Status
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+POLICY = RetryPolicy(max_retries=2, retry_delay_ms=1000.0)
+# A retried job waiting out its first retry's delay, as the oracle had it before a dispatch.
+IN_BACKOFF = JobState(Status.QUEUED, T0, started_at=T0, retry_count=1, max_retries=2,
+                      next_attempt_at=T0 + timedelta(seconds=1))
+DISPATCH_REQUIREMENTS = ("LC-010", "RT-003", "RT-002")
+
+
+def _dispatch_primary(field: str, expected: object, actual: object,
+                      delay_holds: bool = False) -> str:
+    return blame.record_primary(cmd.Dispatch(), field, expected, actual, IN_BACKOFF,
+                                DISPATCH_REQUIREMENTS, ("LC-001", "LC-002"),
+                                delay_holds=delay_holds)
+
+
+def _spec_delay(question: cmd.ComputeDelay) -> float:
+    return backoff.delay_ms(question.policy, question.attempt, question.jitter,
+                            question.draw, question.previous_ms, question.retry_after_ms)
+
+
+def _no_jitter_modes(question: cmd.ComputeDelay) -> float:
+    if question.jitter is not Jitter.NONE:
+        raise ValueError(f"no such jitter mode: {question.jitter.value}")
+    return _spec_delay(question)
+
+
+def _overflowing(question: cmd.ComputeDelay) -> float:
+    policy = question.policy
+    return min(policy.retry_delay_ms * policy.backoff_multiplier ** question.attempt,
+               policy.max_retry_delay_ms)
+
+
+def _twice_as_long(question: cmd.ComputeDelay) -> float:
+    return 2 * _spec_delay(question)
+
+
+def test_a_retried_start_that_keeps_the_first_start_time_breaks_the_timestamp_rule() -> None:
+    # The status agrees (running, compared first): only the time is wrong, so it is the
+    # record's timestamp rule, not "no retrying state" nor the delay.
+    restarted = T0 + timedelta(seconds=1)
+    assert _dispatch_primary("started_at", restarted, T0) == "LC-004"
+    assert _dispatch_primary("started_at", restarted, T0, delay_holds=True) == "LC-004"
+
+
+def test_a_sixth_state_for_a_job_in_backoff_breaks_rt003() -> None:
+    assert _dispatch_primary("status", "running", "retrying") == "RT-003"
+
+
+def test_a_due_retried_job_not_started_breaks_rt003_when_the_delay_is_right() -> None:
+    # The backend's own delay agrees, yet it started another job in its turn: the queue
+    # order after a retry (re-queued at the tail), not the delay.
+    assert _dispatch_primary("status", "running", "queued", delay_holds=True) == "RT-003"
+    # Its delay is wrong: the job was not yet due on the backend's side.
+    assert _dispatch_primary("status", "running", "queued") == "RT-002"
+    # Started before it was due is the delay's (a re-queue without its backoff), whatever
+    # the backend's delay function answers when asked.
+    assert _dispatch_primary("status", "queued", "running", delay_holds=True) == "RT-002"
+
+
+@pytest.mark.parametrize(("function", "question", "primary"), [
+    # A mode the function does not know, whatever the attempt: the jitter (RT-009).
+    (_no_jitter_modes, cmd.ComputeDelay(POLICY, 1, Jitter.EQUAL, 0.5), "RT-009"),
+    (_no_jitter_modes, cmd.ComputeDelay(POLICY, 1, Jitter.DECORRELATED, 0.5, 1000.0),
+     "RT-009"),
+    # An overflow raises on the plain question too: the exponential and its cap (RT-002).
+    (_overflowing, cmd.ComputeDelay(POLICY, 1100), "RT-002"),
+    (_overflowing, cmd.ComputeDelay(POLICY, 1100, Jitter.FULL, 0.5), "RT-002"),
+    (_twice_as_long, cmd.ComputeDelay(POLICY, 1, Jitter.FULL, 0.5), "RT-002"),
+], ids=["equal-unknown", "decorrelated-unknown", "overflow", "overflow-jittered",
+        "wrong-exponent"])
+def test_a_delay_function_that_raises_is_blamed_like_one_that_answers_wrong(
+        function: blame.DelayFunction, question: cmd.ComputeDelay, primary: str) -> None:
+    assert blame.delay_primary(question, function) == primary
+
+
+def test_the_delay_holds_only_where_the_backends_function_gives_the_spec_delay() -> None:
+    assert blame.retry_delay_holds(IN_BACKOFF, POLICY, _spec_delay)
+    assert blame.retry_delay_holds(IN_BACKOFF, POLICY, _no_jitter_modes)  # none asked
+    assert not blame.retry_delay_holds(IN_BACKOFF, POLICY, _twice_as_long)
+    # Nothing to ask: not a retried job, no policy, no delay function.
+    assert not blame.retry_delay_holds(JobState(Status.QUEUED, T0), POLICY, _spec_delay)
+    assert not blame.retry_delay_holds(IN_BACKOFF, None, _spec_delay)
+    assert not blame.retry_delay_holds(IN_BACKOFF, POLICY, None)
+
+
+def test_a_detection_pass_that_changes_a_queued_job_breaks_st004() -> None:
+    queued = JobState(Status.QUEUED, T0)
+    assert blame.record_primary(cmd.DetectStuck(60.0), "status", "queued", "failed", queued,
+                                ("ST-002", "ST-003", "ST-004"),
+                                ("LC-001", "LC-002")) == "ST-004"
+
+
+@pytest.mark.parametrize(("expected", "actual", "primary"), [
+    # Refused for capacity where the spec refuses a shut-down runtime: its cap was full
+    # of jobs it took after shutdown (LC-023), not a capacity rule broken.
+    (cmd.REFUSED_SHUT_DOWN, cmd.REFUSED_CAPACITY, "LC-023"),
+    (cmd.REFUSED_CAPACITY, cmd.REFUSED_SHUT_DOWN, "LC-009"),
+    ("job-1", cmd.REFUSED_CAPACITY, "LC-009"),
+    (cmd.REFUSED_SHUT_DOWN, "job-1", "LC-023"),
+    # The module check's place among the refusals is LC-027's, on either side.
+    (cmd.REFUSED_CAPACITY, cmd.REFUSED_INVALID_MODULE, "LC-027"),
+    (cmd.REFUSED_UNKNOWN_MODULE, cmd.REFUSED_SHUT_DOWN, "LC-027"),
+])
+def test_a_wrong_submit_answer_is_blamed_on_the_spec_refusal(expected: str, actual: str,
+                                                            primary: str) -> None:
+    assert blame.answer_primary(cmd.Submit("a"), expected, actual, {}, T0) == primary
+
+
+@pytest.mark.parametrize(("actual", "failed_sweeps", "primary"), [
+    # No sweep at all where one failed on the store: the sweep's timing (a reaper that
+    # sweeps only when its worker polls), not how it handles the failure.
+    ({"running": True, "sweeps": 0, "failed_sweeps": 0, "deleted": 0}, 1, "RP-002"),
+    # The sweep was made, and its failure counted as a success: the failure handling.
+    ({"running": True, "sweeps": 1, "failed_sweeps": 0, "deleted": 0}, 1, "RP-005"),
+    # Stopped after the failed sweep.
+    ({"running": False, "sweeps": 0, "failed_sweeps": 1, "deleted": 0}, 1, "RP-005"),
+])
+def test_a_wrong_reaper_status_is_blamed_on_the_sweep_it_shows(
+        actual: dict[str, object], failed_sweeps: int, primary: str) -> None:
+    expected = {"running": True, "sweeps": 0, "failed_sweeps": 1, "deleted": 0}
+    assert blame.answer_primary(cmd.ReaperStatus(), expected, actual, {}, T0,
+                                failed_sweeps) == primary
