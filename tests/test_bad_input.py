@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from jobconform.conformance.cli import main
 from jobconform.conformance.watchdog import AdapterExited, guarded
 
 BROKEN = "jobconform.conformance.gallery.broken_adapters"
@@ -61,3 +63,28 @@ def test_the_guard_turns_an_exit_into_an_error_but_lets_ctrl_c_through() -> None
             raise GeneratorExit
         with pytest.raises(KeyboardInterrupt), guarded(seconds, "a call"):
             raise KeyboardInterrupt
+
+
+# -- input files that are not text ---------------------------------------------------------
+
+def test_an_expected_failures_file_not_in_utf8_is_refused_before_the_run(
+        tmp_path: Path) -> None:
+    listed = tmp_path / "expected.yaml"
+    listed.write_bytes("LC-016:\n  reason: caf\u00e9\n".encode("latin-1"))
+    result = CliRunner().invoke(main, ["run", "--expected-failures", str(listed),
+                                       "--report-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert (f"the expected-failures file {listed} is not UTF-8 text (invalid continuation"
+            " byte at byte 21): save it as UTF-8") in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "r").exists()
+
+
+def test_compare_refuses_a_binary_file(tmp_path: Path) -> None:
+    binary = tmp_path / "report.json"
+    binary.write_bytes(bytes(range(256)))
+    result = CliRunner().invoke(main, ["compare", str(binary),
+                                       "--output-dir", str(tmp_path / "c")])
+    assert result.exit_code == 2, result.output
+    assert f"{binary} is not a report.json: not UTF-8 text" in result.output
+    assert isinstance(result.exception, SystemExit)
