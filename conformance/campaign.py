@@ -29,6 +29,8 @@ import click
 from jobconform.conformance.compare import trace_on_disk
 from jobconform.conformance.expectations import ExpectedFailure
 from jobconform.conformance.report import (
+    NOT_RERUN,
+    NOT_RUN,
     ReportError,
     RunSummary,
     console_table,
@@ -115,11 +117,13 @@ class CampaignPlan:
     seeds: tuple[int, ...] = ()  # empty: a single run at --seed
     shard: Shard | None = None
 
-    def report_entry(self) -> dict[str, object] | None:
-        """The report's "campaign" entry; None outside a campaign."""
+    def report_entry(self, examples: int) -> dict[str, object] | None:
+        """The report's "campaign" entry; None outside a campaign. The examples per seed
+        are part of it: shards that ran different counts are not one campaign."""
         if not self.seeds:
             return None
-        return {"seeds": list(self.seeds), "shards": [str(self.shard)] if self.shard else []}
+        return {"seeds": list(self.seeds), "shards": [str(self.shard)] if self.shard else [],
+                "examples": examples}
 
 
 def plan_campaign(seed_range: str | None, shard_text: str | None, seed: int,
@@ -193,6 +197,56 @@ def _shards(reports: list[tuple[Path, dict[str, Any]]]) -> list[str]:
     return sorted(seen, key=lambda shard: int(shard.split("/")[0]))
 
 
+def _same_examples(reports: list[tuple[Path, dict[str, Any]]]) -> int | None:
+    """The examples per seed every report ran (None where the reports, older, do not say)."""
+    counts = {(document.get("campaign") or {}).get("examples") for _, document in reports}
+    if len(counts) > 1:
+        shown = "; ".join(f"{path}: {(document.get('campaign') or {}).get('examples')}"
+                          for path, document in reports)
+        raise CampaignError("the reports are shards of different campaigns: they ran"
+                            f" different --examples per seed ({shown})")
+    return counts.pop()
+
+
+def _check_one_seed_range(reports: list[tuple[Path, dict[str, Any]]],
+                          seeds: Iterable[int]) -> None:
+    """Each shard ran the seeds that shard of one range A-B runs, A-B being the seeds the
+    reports cover together. Shard 1/2 of 0-3 and shard 2/2 of 0-5 are both there once, yet
+    joined they would lack seed 4: they are shards of two campaigns."""
+    every = sorted(seeds)
+    whole = tuple(range(every[0], every[-1] + 1))
+    for path, document in reports:
+        campaign = document.get("campaign") or {}
+        if len(campaign.get("shards", [])) != 1:
+            continue  # not one shard of a campaign (an earlier merge, or a whole range)
+        (shard,) = campaign["shards"]
+        wanted = list(shard_seeds(whole, parse_shard(shard)))
+        ran = sorted(campaign["seeds"])
+        if ran != wanted:
+            raise CampaignError(
+                f"the reports are shards of different campaigns: {path} is shard {shard}"
+                f" with seed(s) {_seed_list(ran)}, but shard {shard} of the seeds"
+                f" {whole[0]}-{whole[-1]} the reports cover together has"
+                f" {_seed_list(wanted)}; merge the shards of one `run --seeds A-B` only")
+
+
+def _seed_list(seeds: list[int]) -> str:
+    return ", ".join(map(str, seeds[:8])) + (", ..." if len(seeds) > 8 else "")
+
+
+def _unselected(reports: list[tuple[Path, dict[str, Any]]]) -> str:
+    """How the shards label a requirement they did not select: "not run" after --area or
+    --requirement, "not rerun" after --rerun-failed (the report keeps only the label)."""
+    labels = {NOT_RUN if any(verdict == NOT_RUN for body in document["requirements"].values()
+                             for verdict in body["suites"].values()) else NOT_RERUN
+              for _, document in reports if document["rerun_of"] is not None}
+    if len(labels) > 1:
+        raise CampaignError("the reports are not shards of one campaign: some selected their"
+                            " requirements with --area or --requirement, others reran the"
+                            " failed ones with --rerun-failed")
+    return labels.pop() if labels else NOT_RERUN
+
+
 def _copy_traces(cases: Iterable[CaseResult], source: Path, shard: str,
                  traces: Path) -> list[CaseResult]:
     """Copy each case's reproducers into the merged report's traces/ folder."""
@@ -230,6 +284,7 @@ def merge_reports(paths: Iterable[Path], registry: Registry, report_dir: Path) -
     for key in ("backend", "profile", "capabilities", "expected_failures", "rerun_of"):
         _same(reports, key)
     shards = _shards(reports)
+    examples = _same_examples(reports)
     seeds: set[int] = set()
     runs: dict[str, SuiteRun] = {}
     for path, document in reports:
@@ -246,6 +301,8 @@ def merge_reports(paths: Iterable[Path], registry: Registry, report_dir: Path) -
             run.steps += int(suite["steps"])
             cases = [_case(case) for case in suite["cases"]]
             run.cases += _copy_traces(cases, path, shard, report_dir / "traces")
+    if shards:
+        _check_one_seed_range(reports, seeds)
     first = reports[0][1]
     expected = {rid: ExpectedFailure(rid, body["reason"], body["link"])
                 for rid, body in first["expected_failures"].items()}
@@ -253,7 +310,9 @@ def merge_reports(paths: Iterable[Path], registry: Registry, report_dir: Path) -
     return RunSummary(
         str(first["backend"]), str(first["profile"]), frozenset(first["capabilities"]),
         registry.version, min(seeds), [runs[suite] for suite in SUITES if suite in runs],
-        expected, selected, {"seeds": sorted(seeds), "shards": shards})
+        expected, selected, {"seeds": sorted(seeds), "shards": shards,
+                             **({"examples": examples} if examples is not None else {})},
+        unselected=_unselected(reports))
 
 
 @click.command(name="merge")
@@ -282,7 +341,8 @@ def merge_command(reports: tuple[Path, ...], report_dir: Path,
     try:
         summary = merge_reports(reports, registry, report_dir)
     except (ReportError, CampaignError) as error:
-        raise click.ClickException(str(error)) from error
+        # Bad input: the usage-error code, so that 1 keeps meaning "the merged run fails".
+        raise click.BadParameter(str(error), param_hint="REPORT") from error
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
     write_junit(report_dir / "junit.xml", summary)

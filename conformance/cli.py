@@ -175,7 +175,7 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
     runs = run_suites(config, registry, _progress)
     summary = RunSummary(backend_name, profile, frozenset(backend.capabilities),
                          registry.version, seed, runs, expected, selected,
-                         campaign=plan.report_entry(),
+                         campaign=plan.report_entry(examples),
                          notes=tuple(getattr(backend, "report_notes", ())),
                          unselected=unselected)
     report_dir.mkdir(parents=True, exist_ok=True)

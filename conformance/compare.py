@@ -615,8 +615,8 @@ def compare_command(reports: tuple[str, ...], output_dir: Path) -> None:
     """
     try:
         matrix = build_matrix(reports)
-    except ReportError as error:
-        raise click.ClickException(str(error)) from error
+    except ReportError as error:  # bad input: the usage-error code, as the run's options
+        raise click.BadParameter(str(error), param_hint="REPORT") from error
     output_dir.mkdir(parents=True, exist_ok=True)
     page = output_dir / "index.html"
     page.write_text(to_html(matrix, page), encoding="utf-8")

@@ -60,12 +60,16 @@ def load_expectations(path: Path) -> dict[str, ExpectedFailure]:
     """Read an expected-failures YAML file.
 
     Raises:
-        ExpectationsError: the file is missing, not YAML, or off-schema.
+        ExpectationsError: the file is missing, not UTF-8, not YAML, or off-schema.
     """
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise ExpectationsError(f"cannot read the expected-failures file {path}: {error}"
+                                ) from error
+    except UnicodeDecodeError as error:
+        raise ExpectationsError(f"the expected-failures file {path} is not UTF-8 text"
+                                f" ({error.reason} at byte {error.start}): save it as UTF-8"
                                 ) from error
     try:
         document = yaml.safe_load(text)

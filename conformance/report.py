@@ -340,12 +340,15 @@ def read_report(path: Path) -> dict[str, object]:
     """Load and validate a JSON report written by `jobconform run`.
 
     Raises:
-        ReportError: unreadable, not JSON, or off-schema.
+        ReportError: unreadable, not UTF-8, not JSON, or off-schema.
     """
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as error:
         raise ReportError(f"cannot read the report {path}: {error}") from error
+    except UnicodeDecodeError as error:  # a binary file: no report.json is anything but UTF-8
+        raise ReportError(f"{path} is not a report.json: not UTF-8 text ({error.reason} at"
+                          f" byte {error.start})") from error
     validate_report(document, str(path))
     assert isinstance(document, dict)
     return document

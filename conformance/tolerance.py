@@ -213,4 +213,4 @@ def _only_at_listed_deviations(message: str) -> bool:
 
 def _is_error(message: str) -> bool:
     """An exception's message as Robot shows it (`TypeName: text`), not a failed check."""
-    return re.match(r"[A-Z]\w*(Error|Exception|Hung): ", message) is not None
+    return re.match(r"[A-Z]\w*(Error|Exception|Hung|Exited): ", message) is not None

@@ -9,6 +9,11 @@ that does not end the call either (a hang inside C code) does the process exit, 
 hanging a CI job forever. Arming and disarming only set two attributes, so the guard
 costs nothing per command. The limit reads the real clock (`real_monotonic`), so it fires
 whatever a bridge or a test has frozen.
+
+Every call into an adapter passes through this guard, so it is also where an adapter that
+tries to end the process (`sys.exit`, a stray `GeneratorExit`) is turned into an ordinary
+error: `except Exception` lets those through, and the run would stop with the adapter's
+exit code and no report. Ctrl-C (`KeyboardInterrupt`) still stops the run.
 """
 
 from __future__ import annotations
@@ -32,6 +37,10 @@ HANG_SIGNAL = signal.SIGUSR2
 
 class AdapterHung(RuntimeError):
     """A guarded call did not return within its real-time safety limit."""
+
+
+class AdapterExited(RuntimeError):
+    """A guarded call raised SystemExit or GeneratorExit: the adapter tried to end the run."""
 
 
 def _raise_hung(signum: int, frame: object) -> None:
@@ -89,12 +98,20 @@ _WATCHDOG = _Watchdog()
 
 @contextmanager
 def guarded(seconds: float, what: str) -> Iterator[None]:
-    """Exit the process with a stack dump if the body runs longer than `seconds`."""
-    if seconds <= 0:
-        yield
-        return
-    _WATCHDOG.arm(seconds, what)
+    """Exit the process with a stack dump if the body runs longer than `seconds`.
+
+    Raises:
+        AdapterExited: the body raised SystemExit or GeneratorExit (chained to it).
+    """
+    if seconds > 0:
+        _WATCHDOG.arm(seconds, what)
     try:
         yield
+    except (SystemExit, GeneratorExit) as stop:
+        shown = f"{type(stop).__name__}({stop.code!r})" if isinstance(stop, SystemExit) else (
+            type(stop).__name__)
+        raise AdapterExited(f"the adapter raised {shown} during {what}; an adapter must not"
+                            " end the run, so this case fails and the run goes on") from stop
     finally:
-        _WATCHDOG.disarm()
+        if seconds > 0:
+            _WATCHDOG.disarm()

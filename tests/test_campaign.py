@@ -66,8 +66,9 @@ def test_only_the_first_shard_runs_behave_and_robot() -> None:
     assert plan_campaign("0-9", "1/2", 0, suites).suites == suites
     second = plan_campaign("0-9", "2/2", 0, suites)
     assert second.suites == ("hypothesis",) and second.seeds == (1, 3, 5, 7, 9)
-    assert second.report_entry() == {"seeds": [1, 3, 5, 7, 9], "shards": ["2/2"]}
-    assert plan_campaign(None, None, 4, suites).report_entry() is None
+    assert second.report_entry(20) == {"seeds": [1, 3, 5, 7, 9], "shards": ["2/2"],
+                                       "examples": 20}
+    assert plan_campaign(None, None, 4, suites).report_entry(20) is None
     with pytest.raises(CampaignError, match="add --suite hypothesis"):
         plan_campaign("0-9", "2/2", 0, ("behave",))
     with pytest.raises(CampaignError, match="--seeds"):
@@ -81,12 +82,15 @@ def test_a_bad_shard_is_refused_by_run() -> None:
     assert code == 2 and "shard 5/4 does not exist" in output
 
 
-def run_shards(tmp_path: Path, backend: str, count: int, seeds: str) -> list[Path]:
+def run_shards(tmp_path: Path, backend: str, count: int, seeds: str, *extra: str,
+               only: tuple[int, ...] = ()) -> list[Path]:
+    """The reports of the campaign's shards (of the shards in `only`, when given)."""
     reports = []
-    for k in range(1, count + 1):
+    for k in only or range(1, count + 1):
         folder = tmp_path / f"shard-{k}"
         invoke("run", "--backend", backend, "--suite", "hypothesis", "--seeds", seeds,
-               "--shard", f"{k}/{count}", "--examples", EXAMPLES, "--report-dir", str(folder))
+               "--shard", f"{k}/{count}", "--examples", EXAMPLES, "--report-dir", str(folder),
+               *extra)
         reports.append(folder / "report.json")
     return reports
 
@@ -106,14 +110,16 @@ def test_merge_joins_every_shards_cases_verdicts_and_traces(broken_shards: list[
                                                             tmp_path: Path) -> None:
     shards = broken_shards
     first = json.loads(shards[0].read_text())
-    assert first["campaign"] == {"seeds": [0, 2], "shards": ["1/2"]}
+    assert first["campaign"] == {"seeds": [0, 2], "shards": ["1/2"],
+                                 "examples": int(EXAMPLES)}
     assert [c["name"] for c in first["suites"][0]["cases"]] == [
         f"lifecycle machine (seed {s}, {EXAMPLES} examples)" for s in (0, 2)]
     merged_dir = tmp_path / "merged"
     code, output = invoke("merge", *map(str, shards), "--report-dir", str(merged_dir))
     assert code == 1, output  # the broken backend fails, in the merged report too
     merged = json.loads((merged_dir / "report.json").read_text())
-    assert merged["campaign"] == {"seeds": [0, 1, 2, 3], "shards": ["1/2", "2/2"]}
+    assert merged["campaign"] == {"seeds": [0, 1, 2, 3], "shards": ["1/2", "2/2"],
+                                  "examples": int(EXAMPLES)}
     cases = merged["suites"][0]["cases"]
     assert sorted(c["name"] for c in cases) == sorted(
         f"lifecycle machine (seed {s}, {EXAMPLES} examples)" for s in range(4))
@@ -146,10 +152,10 @@ def test_merge_refuses_a_missing_or_repeated_shard(passing_shards: list[Path],
                                                   tmp_path: Path) -> None:
     shards = passing_shards
     code, output = invoke("merge", str(shards[0]), "--report-dir", str(tmp_path / "m"))
-    assert code == 1 and "shard(s) 2/2 missing" in output
+    assert code == 2 and "shard(s) 2/2 missing" in output
     code, output = invoke("merge", str(shards[0]), str(shards[0]), str(shards[1]),
                           "--report-dir", str(tmp_path / "m"))
-    assert code == 1 and "shard 1/2 is in both" in output
+    assert code == 2 and "shard 1/2 is in both" in output
 
 
 def test_merge_refuses_reports_of_different_backends(passing_shards: list[Path],
@@ -158,4 +164,46 @@ def test_merge_refuses_reports_of_different_backends(passing_shards: list[Path],
     code, output = invoke("merge", str(passing_shards[0]), str(broken_shards[1]),
                           "--report-dir",
                           str(tmp_path / "m"))
-    assert code == 1 and "differ in 'backend'" in output
+    assert code == 2 and "differ in 'backend'" in output
+
+
+def test_merge_refuses_shards_of_different_seed_ranges(passing_shards: list[Path],
+                                                      tmp_path: Path) -> None:
+    # Shard 1/2 of 0-1 has seed 0; shard 2/2 of 0-3 has seeds 1 and 3: each shard is there
+    # once, but seed 2 would be missing from the merged campaign.
+    (other,) = run_shards(tmp_path, LIFECYCLE_ONLY, 2, "0-3", only=(2,))
+    code, output = invoke("merge", str(passing_shards[0]), str(other),
+                          "--report-dir", str(tmp_path / "m"))
+    assert code == 2, output
+    assert "shards of different campaigns" in output
+    assert "shard 1/2 with seed(s) 0, but shard 1/2 of the seeds 0-3" in output
+    assert not (tmp_path / "m" / "report.json").exists()
+
+
+def test_merge_refuses_shards_that_ran_different_examples(passing_shards: list[Path],
+                                                         tmp_path: Path) -> None:
+    (other,) = run_shards(tmp_path, LIFECYCLE_ONLY, 2, "0-1", "--examples", "3", only=(2,))
+    code, output = invoke("merge", str(passing_shards[0]), str(other),
+                          "--report-dir", str(tmp_path / "m"))
+    assert code == 2, output
+    assert "different --examples per seed" in output
+
+
+def test_merged_shards_of_one_area_keep_the_rest_not_run(tmp_path: Path) -> None:
+    shards = run_shards(tmp_path, LIFECYCLE_ONLY, 2, "0-1", "--requirement", "LC-001")
+    code, output = invoke("merge", *map(str, shards), "--report-dir", str(tmp_path / "m"))
+    assert code == 0, output
+    merged = json.loads((tmp_path / "m" / "report.json").read_text())
+    shard = json.loads(shards[0].read_text())
+    for report in (shard, merged):
+        assert report["requirements"]["LC-002"]["suites"] == {"hypothesis": "not run"}
+    assert "not rerun" not in output
+
+
+def test_merge_refuses_a_file_that_is_not_text(tmp_path: Path) -> None:
+    binary = tmp_path / "report.json"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    code, output = invoke("merge", str(binary), "--report-dir", str(tmp_path / "m"))
+    assert code == 2, output
+    assert f"{binary} is not a report.json: not UTF-8 text (invalid start byte at byte 0)" in (
+        output)

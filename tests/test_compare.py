@@ -217,7 +217,7 @@ def test_compare_command_writes_page_summary_and_badges(reports: list[Path],
 
 def test_compare_command_fails_clearly_on_a_missing_report(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["compare", str(tmp_path / "nope.json")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # bad input: the usage-error code
     assert "cannot read the report" in result.output
 
 

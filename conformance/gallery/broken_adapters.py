@@ -90,10 +90,51 @@ class OverflowingDelayBackend(MemoryBackend):
         return OverflowingDelayRuntime(settings, clock)
 
 
+class ExitingSubmitRuntime(MemoryRuntime):
+    """`submit` calls sys.exit, as an SDK's fatal-error path might."""
+
+    def submit(self, *args: object, **kwargs: object) -> str:
+        sys.exit(7)
+
+
+class ExitingSubmitBackend(_LifecycleOnly):
+    name = "broken.exiting_submit"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return ExitingSubmitRuntime(settings, clock)
+
+
+class ExitingOpenBackend(_LifecycleOnly):
+    """`open` calls sys.exit (a runtime that cannot start and ends the process)."""
+
+    name = "broken.exiting_open"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        sys.exit(4)
+
+
+class ExitingCloseRuntime(MemoryRuntime):
+    """`close` calls sys.exit after closing."""
+
+    def close(self) -> None:
+        super().close()
+        sys.exit(5)
+
+
+class ExitingCloseBackend(_LifecycleOnly):
+    name = "broken.exiting_close"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return ExitingCloseRuntime(settings, clock)
+
+
 hanging_dispatch = HangingDispatchBackend
 missing_methods = MissingMethodsBackend
 garbage_get = GarbageGetBackend
 overflowing_delay = OverflowingDelayBackend
+exiting_submit = ExitingSubmitBackend
+exiting_open = ExitingOpenBackend
+exiting_close = ExitingCloseBackend
 
 
 # -- a process child that writes one bad line mid-session ---------------------------------

@@ -1,0 +1,90 @@
+"""Bad input gets a clear answer and a report (issue 34): an adapter that tries to end the
+process, and input files that cannot be read."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from jobconform.conformance.cli import main
+from jobconform.conformance.watchdog import AdapterExited, guarded
+
+BROKEN = "jobconform.conformance.gallery.broken_adapters"
+
+
+def _run(tmp_path: Path, backend: str, *extra: str) -> tuple[int, str, str]:
+    """Exit code, console output and every case message of a run against a broken adapter."""
+    command = [sys.executable, "-m", "jobconform.conformance.cli", "run", "--backend",
+               f"{BROKEN}:{backend}", "--examples", "5", "--report-dir", str(tmp_path),
+               *extra]
+    finished = subprocess.run(command, capture_output=True, text=True, timeout=600,
+                              check=False)
+    output = finished.stdout + finished.stderr
+    report = json.loads((tmp_path / "report.json").read_text()) if (
+        tmp_path / "report.json").exists() else {"suites": []}
+    messages = "\n".join(case["message"] for suite in report["suites"]
+                         for case in suite["cases"])
+    return finished.returncode, output, messages
+
+
+# -- an adapter raising SystemExit --------------------------------------------------------
+
+@pytest.mark.parametrize("suite", ["hypothesis", "robot", "behave"])
+def test_an_adapter_exiting_in_a_command_fails_the_case_with_its_requirement(
+        tmp_path: Path, suite: str) -> None:
+    code, output, messages = _run(tmp_path, "exiting_submit", "--suite", suite)
+    assert code == 1, output
+    assert "Traceback" not in output
+    assert (tmp_path / "junit.xml").exists()
+    assert "the adapter raised SystemExit(7) during Submit(" in messages
+    assert "requirement(s): LC-008" in messages
+
+
+@pytest.mark.parametrize("backend, during", [
+    ("exiting_open", "SystemExit(4) during opening backend 'broken.exiting_open'"),
+    ("exiting_close", "SystemExit(5) during close"),
+])
+def test_an_adapter_exiting_in_open_or_close_is_reported(tmp_path: Path, backend: str,
+                                                         during: str) -> None:
+    code, output, messages = _run(tmp_path, backend, "--suite", "hypothesis")
+    assert code == 1, output
+    assert f"the adapter raised {during}" in messages
+
+
+def test_the_guard_turns_an_exit_into_an_error_but_lets_ctrl_c_through() -> None:
+    for seconds in (0, 30):  # with and without the real-time limit
+        with pytest.raises(AdapterExited, match=r"GeneratorExit during a call"), \
+                guarded(seconds, "a call"):
+            raise GeneratorExit
+        with pytest.raises(KeyboardInterrupt), guarded(seconds, "a call"):
+            raise KeyboardInterrupt
+
+
+# -- input files that are not text ---------------------------------------------------------
+
+def test_an_expected_failures_file_not_in_utf8_is_refused_before_the_run(
+        tmp_path: Path) -> None:
+    listed = tmp_path / "expected.yaml"
+    listed.write_bytes("LC-016:\n  reason: caf\u00e9\n".encode("latin-1"))
+    result = CliRunner().invoke(main, ["run", "--expected-failures", str(listed),
+                                       "--report-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert (f"the expected-failures file {listed} is not UTF-8 text (invalid continuation"
+            " byte at byte 21): save it as UTF-8") in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "r").exists()
+
+
+def test_compare_refuses_a_binary_file(tmp_path: Path) -> None:
+    binary = tmp_path / "report.json"
+    binary.write_bytes(bytes(range(256)))
+    result = CliRunner().invoke(main, ["compare", str(binary),
+                                       "--output-dir", str(tmp_path / "c")])
+    assert result.exit_code == 2, result.output
+    assert f"{binary} is not a report.json: not UTF-8 text" in result.output
+    assert isinstance(result.exception, SystemExit)
