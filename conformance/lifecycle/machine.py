@@ -79,7 +79,6 @@ LAST_RETRY_POLICY = RetryPolicy(max_retries=1, retry_delay_ms=0.0, max_retry_del
                                 non_retryable=("PlanError",))
 
 
-
 def outcomes_with(
         retry_afters: st.SearchStrategy[float | None]) -> st.SearchStrategy[cmd.Outcome]:
     """How a body ends: a result, or an error carrying one of these retry-afters."""
