@@ -45,18 +45,6 @@ def unclaimed(requirement: Requirement, capabilities: Collection[str]) -> str | 
     return None
 
 
-def claims(registry: Registry | None, capabilities: Collection[str],
-           requirement_id: str) -> bool:
-    """Whether the requirement is claimed; True when there is no registry to ask or the
-    id is not in it (the caller then checks as it always did)."""
-    if registry is None:
-        return True
-    try:
-        return unclaimed(registry.requirement(requirement_id), capabilities) is None
-    except SpecError:
-        return True
-
-
 def skip_reason(registry: Registry, backend: Backend, profile: Profile,
                 requirement_ids: Sequence[str]) -> str | None:
     """Why a case checking these requirements must not run here, or None if it must run."""

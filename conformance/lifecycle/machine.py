@@ -27,7 +27,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import CONCURRENT_SUBMIT, Backend
-from jobconform.conformance.applicability import claims
+from jobconform.conformance.applicability import left_out
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.machine_runner import (
     MachineRun,
@@ -172,15 +172,14 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
     modules = MODULE_IDS if checks_module_ids(profile, registry) else st.none()
     # A backend claiming retry in part (conformance/applicability.py) is never asked what
     # it leaves out: its delay function (RT-002), jitter modes (RT-009), retry-afters
-    # (RT-010). A full claim draws exactly as before.
-    def claimed(requirement_id: str) -> bool:
-        return claims(registry, backend.capabilities, requirement_id)
-
-    asks_delays = claimed("RT-002")
-    retry_afters = RETRY_AFTERS if claimed("RT-010") else st.none()
+    # (RT-010). Every other backend draws exactly as before.
+    left_out_here = left_out(backend.capabilities)
+    asks_delays = "RT-002" not in left_out_here
+    asks_retry_afters = "RT-010" not in left_out_here
+    retry_afters = RETRY_AFTERS if asks_retry_afters else st.none()
     body_outcomes = outcomes_with(retry_afters)
-    questions = delay_questions(list(Jitter) if claimed("RT-009") else [Jitter.NONE],
-                                retry_after=claimed("RT-010"))
+    questions = delay_questions([Jitter.NONE] if "RT-009" in left_out_here else list(Jitter),
+                                retry_after=asks_retry_afters)
     sequences_opened = [0]
 
     class LifecycleMachine(RuleBasedStateMachine):
