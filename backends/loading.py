@@ -17,6 +17,9 @@ from jobconform.backends.protocol import (
     IDEMPOTENCY,
     LIFECYCLE,
     LOOP_EVENTS,
+    RETRY,
+    RETRY_INTERVALS,
+    RETRY_WITHOUT_JITTER,
     Backend,
     store_faults,
 )
@@ -31,6 +34,9 @@ QUALIFYING_CAPABILITIES = {
     AUDIT_EVENTS: (IDEMPOTENCY, "whose replays it reports"),
     LOOP_EVENTS: (LOOPS, "whose runs and loops it reports"),
     BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),
+    # Partial claims: what they leave out is in jobconform.conformance.applicability.
+    RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),
+    RETRY_INTERVALS: (RETRY, "that it claims as a list of intervals"),
 }
 # Areas whose runtime a backend opens with its own `open_<area>(clock, config, ...)`.
 

@@ -55,6 +55,17 @@ LOOP_EVENTS = "loop-events"
 # `breaker-seams`; elsewhere those requirements are "not claimed", and the harness never
 # calls the three methods.
 BREAKER_SEAMS = "breaker-seams"
+# Partial claims: a backend that implements only part of an area claims the area and
+# declares the part it leaves out; the requirements of that part are "not claimed"
+# (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the
+# area is checked. A retry runtime with no jitter modes declares `retry-without-jitter`
+# (RT-009). One whose retries wait out a list of intervals given to it, with no delay
+# formula, no jitter and no server retry-after of its own, declares `retry-intervals`
+# (RT-002, RT-009, RT-010): the kit then never calls its `compute_delay_ms` (it need
+# not have one) and never raises with a retry-after; the adapter turns each job's policy
+# into its list with `jobconform.bridges.translate.retry_intervals_ms`.
+RETRY_WITHOUT_JITTER = "retry-without-jitter"
+RETRY_INTERVALS = "retry-intervals"
 # The worker statuses a health report names (LC-029).
 WORKER_RUNNING = "running"
 WORKER_STOPPING = "stopping"

@@ -20,7 +20,7 @@ from jobconform.conformance.defaults import SELFTEST_EXAMPLES, SUITES
 if TYPE_CHECKING:
     from jobconform.backends.protocol import Backend
     from jobconform.conformance.expectations import ExpectedFailure
-    from jobconform.spec import Registry
+    from jobconform.spec import Profile, Registry
 
 
 def _registry() -> Registry:
@@ -320,6 +320,22 @@ def _replay_area_trace(trace_path: Path, backend_name: str, profile_name: str | 
     click.echo(f"AGREES: all {outcome.commands_run} commands match the oracle")
 
 
+def profile_lines(profile: Profile) -> list[str]:
+    """A profile as `list profiles` shows it: its vocabulary, the areas it has and every
+    default it sets (the lifecycle's, then each area's)."""
+    own_names = "/".join(profile.vocabulary[status] for status in profile.vocabulary)
+    defaults = {"max_concurrent": profile.max_concurrent, "max_tasks": profile.max_tasks,
+                "cleanup_max_age_seconds": profile.cleanup_max_age_seconds,
+                "max_retry_delay_ms": profile.max_retry_delay_ms, "jitter": profile.jitter}
+    lines = [f"  {profile.name}: {own_names}",
+             f"    areas: {', '.join(sorted(profile.areas))}",
+             "    defaults: " + ", ".join(f"{name} {value}" for name, value in defaults.items())]
+    for area, parameters in sorted(profile.area_parameters.items()):
+        values = ", ".join(f"{name} {value}" for name, value in parameters.items())
+        lines.append(f"    {area}: {values}")
+    return lines
+
+
 @main.command(name="list")
 @click.argument("what", default="all",
                 type=click.Choice(["all", "backends", "profiles", "requirements", "gallery"]))
@@ -340,9 +356,7 @@ def list_command(what: str) -> None:
     if what in ("all", "profiles"):
         click.echo("profiles:")
         for profile in registry.profiles.values():
-            names = "/".join(profile.vocabulary[s] for s in ("queued", "succeeded"))
-            click.echo(f"  {profile.name:<13} {names}, max_concurrent {profile.max_concurrent},"
-                       f" max_tasks {profile.max_tasks}")
+            click.echo("\n".join(profile_lines(profile)))
     if what in ("all", "requirements"):
         click.echo(f"requirements (spec {registry.version}):")
         for requirement in registry.requirements:

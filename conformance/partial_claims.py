@@ -8,6 +8,16 @@ that uses a retry policy, say), never run it and never count it as passed.
 every method of the area but the dispatch seams' (`backstop`, `record_missed_heartbeat`,
 `set_drain_lost`), as a third-party breaker has. CB-014 and CB-015 must show "not
 claimed" and the rest of the breaker area pass, the three methods never called.
+
+`retry_without_jitter` claims retry in part (`retry-without-jitter`): its delay function
+knows no jitter mode but "none" and raises for the others, as a library with no jitter
+modes does. RT-009 must show "not claimed" and the rest of the retry area pass.
+
+`retry_intervals` claims retry in part (`retry-intervals`): its retries wait out a list
+of intervals made from each job's policy (`retry_intervals_ms`), as a library configured
+with a user's list does; it has no formula, no jitter and no server retry-after, and its
+delay function answers only the n-th interval of that list. RT-002, RT-009 and RT-010
+must show "not claimed" and the rest of the retry area pass.
 """
 
 from __future__ import annotations
@@ -16,8 +26,18 @@ from typing import Any
 
 from jobconform.backends.breaker.protocol import SEAM_METHODS
 from jobconform.backends.breaker.runtime import StoreBreakerRuntime
-from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.protocol import BREAKER_SEAMS, LIFECYCLE, Clock
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import (
+    BREAKER_SEAMS,
+    LIFECYCLE,
+    RETRY,
+    RETRY_INTERVALS,
+    RETRY_WITHOUT_JITTER,
+    Clock,
+    RuntimeSettings,
+)
+from jobconform.bridges.translate import retry_intervals_ms
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.breaker.oracle import BreakerSettings
 
 
@@ -57,3 +77,47 @@ class BreakerWithoutSeamsBackend(MemoryBackend):
 
 breaker_without_seams = BreakerWithoutSeamsBackend
 BREAKER_WITHOUT_SEAMS = f"{__name__}:breaker_without_seams"
+
+
+class NoJitterRuntime(MemoryRuntime):
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        if jitter is not Jitter.NONE:
+            raise ValueError(f"no such jitter mode: {jitter.value}")
+        return super().compute_delay_ms(policy, attempt, retry_after_ms=retry_after_ms)
+
+
+class RetryWithoutJitterBackend(MemoryBackend):
+    name = "retry-without-jitter"
+    capabilities = frozenset({LIFECYCLE, RETRY, RETRY_WITHOUT_JITTER})
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> NoJitterRuntime:
+        return NoJitterRuntime(settings, clock)
+
+
+retry_without_jitter = RetryWithoutJitterBackend
+RETRY_WITHOUT_JITTER_BACKEND = f"{__name__}:retry_without_jitter"
+
+
+class IntervalsRuntime(MemoryRuntime):
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        # The retry step asks it for each retry's delay: the list's entry, whatever the
+        # jitter or the server's retry-after (an IndexError past the list's end).
+        return retry_intervals_ms(policy)[attempt]
+
+
+class RetryIntervalsBackend(MemoryBackend):
+    name = "retry-intervals"
+    capabilities = frozenset({LIFECYCLE, RETRY, RETRY_INTERVALS})
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> IntervalsRuntime:
+        return IntervalsRuntime(settings, clock)
+
+
+retry_intervals = RetryIntervalsBackend
+RETRY_INTERVALS_BACKEND = f"{__name__}:retry_intervals"

@@ -32,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from jobconform.conformance.applicability import unclaimed
 from jobconform.conformance.expectations import ExpectedFailure
 from jobconform.conformance.runner import CaseResult, SuiteRun
 from jobconform.conformance.schema_files import first_problem
@@ -82,8 +83,7 @@ class RunSummary:
                         or self.profile not in requirement.profiles):
                     row[run.suite] = NOT_APPLICABLE  # the profile does not have it
                     continue
-                if (requirement.area not in self.capabilities
-                        or not requirement.needs <= self.capabilities):
+                if unclaimed(requirement, self.capabilities) is not None:
                     row[run.suite] = NOT_CLAIMED
                     continue
                 failed = [c for c in run.cases if not c.passed]

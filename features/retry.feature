@@ -365,14 +365,25 @@ Feature: Retry and backoff
       | 0       | retry-after 500 ms                          | 1000  |
       | 0       | retry-after 90000 ms                        | 60000 |
       | 10000   | retry-after 90000 ms                        | 60000 |
-      | 2       | full jitter, draw 0 and retry-after 3000 ms | 3000  |
 
     Examples: a server asking for no wait, or for the runtime's own delay, or for 31 years
       | attempt | options                                  | delay |
       | 0       | retry-after 0 ms                         | 1000  |
       | 0       | retry-after 1000 ms                      | 1000  |
       | 0       | retry-after 1000000000000 ms             | 60000 |
-      | 10000   | full jitter, draw 0 and retry-after 0 ms | 0     |
+
+  # Jitter and a retry-after at once: skipped, with the jitter, on a backend that claims
+  # retry without jitter modes.
+  @RT-010 @RT-009
+  Scenario Outline: A server's retry-after is a floor on a jittered delay too
+    When the delay for attempt <attempt> is computed with 1000 ms, multiplier 2 and a cap of 60000 ms, with <options>
+    Then the delay is <delay> ms
+    And the delay is at most the cap
+
+    Examples:
+      | attempt | options                                     | delay |
+      | 2       | full jitter, draw 0 and retry-after 3000 ms | 3000  |
+      | 10000   | full jitter, draw 0 and retry-after 0 ms    | 0     |
 
   @RT-010 @RT-003
   Scenario: The runtime waits out a retry-after longer than its own delay

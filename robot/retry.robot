@@ -312,10 +312,16 @@ A Server Retry After Is A Floor On The Delay And The Cap Still Holds
     0        1000     retry_after_ms=500
     0        60000    retry_after_ms=90000
     10000    60000    retry_after_ms=90000
-    2        3000     jitter=full    draw=0    retry_after_ms=3000
     0        1000     retry_after_ms=0
     0        1000     retry_after_ms=1000
     0        60000    retry_after_ms=1000000000000
+
+A Server Retry After Is A Floor On A Jittered Delay Too
+    [Documentation]    Skipped, with the jitter, on a backend claiming retry without jitter modes.
+    [Tags]    RT-010    RT-009
+    [Setup]    Start Runtime
+    [Template]    Delay Should Come Out As
+    2        3000     jitter=full    draw=0    retry_after_ms=3000
     10000    0        jitter=full    draw=0    retry_after_ms=0
 
 The Runtime Waits Out A Retry After Longer Than Its Own Delay

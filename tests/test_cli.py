@@ -94,9 +94,32 @@ def test_a_profile_run_applies_the_profiles_requirements(tmp_path: Path) -> None
 def test_list_shows_backends_profiles_requirements_and_gallery() -> None:
     code, output = invoke("list")
     assert code == 0
-    for expected in ("memory", "task-manager", "pending/completed", "LC-025",
+    for expected in ("memory", "task-manager", "pending/running/completed", "LC-025",
                      "late_completion"):
         assert expected in output
+
+
+def test_list_profiles_shows_each_profiles_areas_and_defaults() -> None:
+    code, output = invoke("list", "profiles")
+    assert code == 0, output
+    blocks: dict[str, str] = {}
+    for line in output.splitlines()[1:]:
+        if not line.startswith("    "):  # a profile's first line; its details are indented
+            name = line.split(":", 1)[0].strip()
+        blocks[name] = blocks.get(name, "") + line + "\n"
+    registry = load_registry()
+    assert blocks.keys() == registry.profiles.keys()
+    manager = blocks["task-manager"]
+    assert "pending/running/completed/failed/cancelled" in manager
+    assert "areas: lifecycle, reaper, retry, store\n" in manager
+    assert "max_concurrent 10, max_tasks 1000" in manager
+    assert "lifecycle: cancel_running interrupt, shutdown_mode cancel" in manager
+    assert "breaker: failure_threshold 5, counted_classes auth,timeout,agent_error" in (
+        blocks["pybreaker"])
+    for name, profile in registry.profiles.items():
+        assert f"areas: {', '.join(sorted(profile.areas))}" in blocks[name]
+        for area in profile.area_parameters:
+            assert f"\n    {area}: " in blocks[name], (name, area)
 
 
 def test_spec_check_passes_on_the_shipped_spec() -> None:

@@ -27,6 +27,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import CONCURRENT_SUBMIT, Backend
+from jobconform.conformance.applicability import left_out
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.machine_runner import (
     MachineRun,
@@ -77,11 +78,19 @@ CONCURRENT_BATCHES = (("c1", "c2"), ("c1", "c2", "c3"))
 LAST_RETRY_POLICY = RetryPolicy(max_retries=1, retry_delay_ms=0.0, max_retry_delay_ms=0.0,
                                 non_retryable=("PlanError",))
 
-outcomes = st.one_of(
-    st.builds(cmd.Succeed, st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["ok", ""]))),
-    st.builds(cmd.Raise, st.sampled_from(ERROR_TYPES), st.sampled_from(["boom", "", "a: b"]),
-              RETRY_AFTERS),
-)
+
+def outcomes_with(
+        retry_afters: st.SearchStrategy[float | None]) -> st.SearchStrategy[cmd.Outcome]:
+    """How a body ends: a result, or an error carrying one of these retry-afters."""
+    return st.one_of(
+        st.builds(cmd.Succeed,
+                  st.one_of(st.none(), st.integers(-3, 3), st.sampled_from(["ok", ""]))),
+        st.builds(cmd.Raise, st.sampled_from(ERROR_TYPES), st.sampled_from(["boom", "", "a: b"]),
+                  retry_afters),
+    )
+
+
+outcomes = outcomes_with(RETRY_AFTERS)
 
 
 @st.composite
@@ -112,17 +121,22 @@ def delay_policies(draw: st.DrawFn) -> RetryPolicy:
     )
 
 
-delay_questions = st.builds(
-    cmd.ComputeDelay,
-    delay_policies(),
-    st.one_of(st.integers(0, 12), st.sampled_from([64, 1100, 10_000])),
-    st.sampled_from(list(Jitter)),
-    # A few telling values shrink far faster than arbitrary floats and hit every edge:
-    # no jitter at 0, the largest draws near 1, previous delays below and above the cap.
-    st.sampled_from([0.0, 0.25, 0.5, 0.99]),
-    st.one_of(st.none(), st.sampled_from([0.0, 1500.0, 30_000.0])),
-    st.one_of(st.none(), st.sampled_from([0.0, 2500.0, 90_000.0])),
-)
+def delay_questions(jitters: list[Jitter],
+                    retry_after: bool) -> st.SearchStrategy[cmd.ComputeDelay]:
+    """Questions to the delay function, in the jitter modes it claims, with a server's
+    retry-after where it claims one (RT-010)."""
+    return st.builds(
+        cmd.ComputeDelay,
+        delay_policies(),
+        st.one_of(st.integers(0, 12), st.sampled_from([64, 1100, 10_000])),
+        st.sampled_from(jitters),
+        # A few telling values shrink far faster than arbitrary floats and hit every edge:
+        # no jitter at 0, the largest draws near 1, previous delays below and above the cap.
+        st.sampled_from([0.0, 0.25, 0.5, 0.99]),
+        st.one_of(st.none(), st.sampled_from([0.0, 1500.0, 30_000.0])),
+        st.one_of(st.none(), st.sampled_from([0.0, 2500.0, 90_000.0])) if retry_after
+        else st.none(),
+    )
 
 
 def is_running(job: JobState) -> bool:
@@ -156,6 +170,16 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                  run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one backend and profile."""
     modules = MODULE_IDS if checks_module_ids(profile, registry) else st.none()
+    # A backend claiming retry in part (conformance/applicability.py) is never asked what
+    # it leaves out: its delay function (RT-002), jitter modes (RT-009), retry-afters
+    # (RT-010). Every other backend draws exactly as before.
+    left_out_here = left_out(backend.capabilities)
+    asks_delays = "RT-002" not in left_out_here
+    asks_retry_afters = "RT-010" not in left_out_here
+    retry_afters = RETRY_AFTERS if asks_retry_afters else st.none()
+    body_outcomes = outcomes_with(retry_afters)
+    questions = delay_questions([Jitter.NONE] if "RT-009" in left_out_here else list(Jitter),
+                                retry_after=asks_retry_afters)
     sequences_opened = [0]
 
     class LifecycleMachine(RuleBasedStateMachine):
@@ -272,8 +296,8 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         def detect_stuck(self, timeout: float) -> None:
             self._run(cmd.DetectStuck(timeout))
 
-        @precondition(lambda self: self.harness.claims_retry)
-        @rule(question=delay_questions)
+        @precondition(lambda self: self.harness.claims_retry and asks_delays)
+        @rule(question=questions)
         def compute_delay(self, question: cmd.ComputeDelay) -> None:
             self._run(question)
 
@@ -281,7 +305,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         def dispatch(self) -> None:
             self._run(cmd.Dispatch())
 
-        @rule(job=jobs, outcome=outcomes)
+        @rule(job=jobs, outcome=body_outcomes)
         def finish(self, job: str, outcome: cmd.Outcome) -> None:
             self._run(cmd.Finish(job, outcome))
 
@@ -308,7 +332,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @precondition(lambda self: self.harness.claims_retry
                       and bool(self._jobs_where(has_a_policy)))
         @rule(data=st.data(), error_type=st.sampled_from(("FlakyError", *ERROR_TYPES)),
-              retry_after_ms=RETRY_AFTERS)
+              retry_after_ms=retry_afters)
         def fail_policy_job(self, data: st.DataObject, error_type: str,
                             retry_after_ms: float | None) -> None:
             job = data.draw(st.sampled_from(self._jobs_where(has_a_policy)))
@@ -350,7 +374,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
 
         # A body that ignores cancellation, cancelled while it runs and then ending: the
         # requested cancellation wins over its outcome (LC-014).
-        @rule(target=jobs, outcome=outcomes)
+        @rule(target=jobs, outcome=body_outcomes)
         def cancel_then_finish(self, outcome: cmd.Outcome) -> str:
             self.counter += 1
             alias = f"j{self.counter}"
@@ -389,7 +413,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                 # Bodies decided while their jobs wait in the queue: shutdown must still
                 # never invoke them (LC-022).
                 for alias in self._jobs_where(is_queued):
-                    self._run(cmd.Finish(alias, data.draw(outcomes)))
+                    self._run(cmd.Finish(alias, data.draw(body_outcomes)))
             then = data.draw(st.sampled_from(SHUTDOWN_PROBES))
             was_running = self._jobs_where(is_running)
             self._run(cmd.Shutdown())
@@ -400,7 +424,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                 self._run(cmd.Submit(f"j{self.counter}"))
             elif then == "late outcome":
                 for alias in was_running:
-                    self._run(cmd.Finish(alias, data.draw(outcomes)))
+                    self._run(cmd.Finish(alias, data.draw(body_outcomes)))
 
         @rule(job=jobs)
         def get(self, job: str) -> None:

@@ -5,12 +5,10 @@ the harness's virtual clock. A body waits at the `DispatchGate` until a dispatch
 then for the harness's decision; records are stamped with `datetime.now()` (`WallClock`).
 """
 
-import asyncio
 import itertools
-from datetime import UTC, datetime
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
-from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, JobRecords, VirtualLoop, WallClock
+from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, VirtualLoop, WallClock, translate
 
 
 class AsyncioRuntime:
@@ -18,8 +16,8 @@ class AsyncioRuntime:
         self._wall = WallClock(clock).start()
         self._loop = VirtualLoop(clock, on_step=self._wall.move_to)
         self._gate, self._ranks = DispatchGate(slots=settings.max_concurrent), itertools.count()
-        self._jobs = jobs = JobRecords(lambda: datetime.now(UTC), settings.max_tasks)
-        self._decided: dict[str, tuple[TaskScript, asyncio.Future[None]]] = {}
+        self._jobs = jobs = translate.records_on_wall(settings)
+        self._decisions = translate.Decisions(self._gate)
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health = jobs.cleanup, jobs.health
 
@@ -35,24 +33,18 @@ class AsyncioRuntime:
             if not await self._gate.wait_async(job_id, rank):
                 return
             self._jobs.update(job_id, "running")
-            decision = self._loop.loop.create_future()
-            self._decided[job_id] = (script, decision)
-            await decision  # resolved by settle() once the harness has decided
-            if self._gate.released(job_id) and (script.decided() or script.honours_cancellation):
+            await self._decisions.wait(job_id, script)  # settle() lets it go once decided
+            if translate.cancellation_wins(self._gate, job_id, script):
                 self._jobs.update(job_id, "cancelled")
             else:
                 self._jobs.update(job_id, "succeeded", result=script.run())
         except Exception as error:
-            self._jobs.update(job_id, "failed", error=f"{type(error).__name__}: {error}")
+            self._jobs.update(job_id, "failed", error=translate.error_text(error))
         finally:
-            self._decided.pop(job_id, None)
             self._gate.finished(job_id)
 
     def settle(self) -> None:
-        for job_id, (script, decision) in list(self._decided.items()):
-            released = self._gate.released(job_id) and script.honours_cancellation
-            if (script.decided() or released) and not decision.done():
-                decision.set_result(None)
+        self._decisions.release_decided()
         self._loop.settle()
 
     def dispatch(self) -> None:
@@ -60,19 +52,13 @@ class AsyncioRuntime:
         self.settle()
 
     def cancel(self, job_id: str) -> bool:
-        record = self._jobs.get(job_id)
-        if not record or record.status not in ("queued", "running") or self._gate.released(job_id):
+        if translate.cancel_in(self._jobs, self._gate, job_id) is None:
             return False
-        self._gate.release(job_id)
-        if record.status == "queued":
-            self._jobs.update(job_id, "cancelled")
         self.settle()
         return True
 
     def shutdown(self) -> None:
-        for job_id in self._jobs.shut_down():
-            self._gate.release(job_id)
-            self._jobs.update(job_id, "cancelled")
+        translate.shut_down_in(self._jobs, self._gate)
         self.settle()
 
     def close(self) -> None:

@@ -12,13 +12,12 @@ import itertools
 import logging
 import signal
 import uuid
-from datetime import UTC, datetime
 
 from huey import MemoryHuey
 from huey.signals import SIGNAL_ERROR
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
-from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, JobRecords, ThreadWaits, WallClock
+from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, ThreadWaits, WallClock, translate
 
 
 class Cancelled(Exception):
@@ -28,7 +27,7 @@ class Cancelled(Exception):
 class HueyRuntime:
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         self._wall, self._waits = WallClock(clock).start(), ThreadWaits(clock).start()
-        self._jobs = jobs = JobRecords(lambda: datetime.now(UTC), settings.max_tasks)
+        self._jobs = jobs = translate.records_on_wall(settings)
         self._gate, self._ranks = DispatchGate(), itertools.count()
         self._scripts: dict[str, tuple[int, TaskScript]] = {}
         self._tasks: dict[str, str] = {}  # job id -> huey task id
@@ -52,19 +51,18 @@ class HueyRuntime:
         if not self._gate.wait(job_id, rank):
             return None
         self._jobs.update(job_id, "running")
-        decided = self._gate.wait_for_decision(job_id, script)
-        if self._gate.released(job_id) and (decided or script.honours_cancellation):
+        if not translate.may_run(self._gate, job_id, script):
             raise Cancelled
         result = script.run()
         self._jobs.update(job_id, "succeeded", result=result)
         return result
 
-    def _failed(self, signal_name: str, task: object, exc: BaseException | None = None) -> None:
+    def _failed(self, signal_name: str, task: object, exc: BaseException) -> None:
         job_id = str(getattr(task, "args", ("",))[0])
         if isinstance(exc, Cancelled):
             self._jobs.update(job_id, "cancelled")
         else:
-            self._jobs.update(job_id, "failed", error=f"{type(exc).__name__}: {exc}")
+            self._jobs.update(job_id, "failed", error=translate.error_text(exc))
 
     def submit(self, script: TaskScript, retry: object = None) -> str:
         rank = next(self._ranks)
@@ -80,21 +78,17 @@ class HueyRuntime:
         self._waits.settle()
 
     def cancel(self, job_id: str) -> bool:
-        record = self._jobs.get(job_id)
-        if not record or record.status not in ("queued", "running") or self._gate.released(job_id):
+        was = translate.cancel_in(self._jobs, self._gate, job_id)
+        if was is None:
             return False
-        self._gate.release(job_id)
-        if record.status == "queued":
+        if was == "queued":
             self._huey.revoke_by_id(self._tasks[job_id])
-            self._jobs.update(job_id, "cancelled")
         self._waits.settle()
         return True
 
     def shutdown(self) -> None:
-        for job_id in self._jobs.shut_down():
-            self._gate.release(job_id)
+        for job_id in translate.shut_down_in(self._jobs, self._gate):
             self._huey.revoke_by_id(self._tasks[job_id])
-            self._jobs.update(job_id, "cancelled")
         self._waits.settle()
 
     def close(self) -> None:

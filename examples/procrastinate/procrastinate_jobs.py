@@ -11,24 +11,23 @@ results or spec timestamps: what its task reports goes into the kit's `JobRecord
 import asyncio
 import itertools
 import logging
-from datetime import UTC, datetime
 
 import procrastinate
 from procrastinate.testing import InMemoryConnector
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
-from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, JobRecords, VirtualLoop, WallClock
+from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, VirtualLoop, WallClock, translate
 
 
 class ProcrastinateRuntime:
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         self._wall = WallClock(clock).start()
         self._loop = VirtualLoop(clock, on_step=self._wall.move_to)
-        self._jobs = jobs = JobRecords(lambda: datetime.now(UTC), settings.max_tasks)
+        self._jobs = jobs = translate.records_on_wall(settings)
         self._gate, self._ranks, self._closing = DispatchGate(), itertools.count(), False
         self._scripts: dict[str, tuple[int, TaskScript]] = {}
         self._ids: dict[str, int] = {}  # job id -> procrastinate's job id
-        self._decisions: dict[str, asyncio.Future[None]] = {}  # bodies waiting for the harness
+        self._decisions = translate.Decisions()  # a cancel is procrastinate's: it aborts the task
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health = jobs.cleanup, jobs.health
         logging.getLogger("procrastinate").setLevel(logging.CRITICAL)  # a traceback per failure
@@ -44,24 +43,21 @@ class ProcrastinateRuntime:
         if not await self._gate.wait_async(job_id, rank):
             return None
         self._jobs.update(job_id, "running")
-        decision = self._decisions[job_id] = asyncio.get_running_loop().create_future()
+        while not script.decided():
+            try:
+                await self._decisions.wait(job_id, script)
+            except asyncio.CancelledError:  # procrastinate aborts the job: cancels its task
+                if script.honours_cancellation or self._closing:
+                    self._jobs.update(job_id, "cancelled")
+                    raise
+        if self._gate.released(job_id):  # a requested cancellation wins over the outcome
+            self._jobs.update(job_id, "cancelled")
+            raise asyncio.CancelledError
         try:
-            while not decision.done():
-                try:
-                    await asyncio.shield(decision)
-                except asyncio.CancelledError:  # procrastinate aborts the job: cancels its task
-                    if script.honours_cancellation or self._closing:
-                        self._jobs.update(job_id, "cancelled")
-                        raise
-            if self._gate.released(job_id):  # a requested cancellation wins over the outcome
-                self._jobs.update(job_id, "cancelled")
-                raise asyncio.CancelledError
             result = script.run()
         except Exception as error:
-            self._jobs.update(job_id, "failed", error=f"{type(error).__name__}: {error}")
+            self._jobs.update(job_id, "failed", error=translate.error_text(error))
             raise
-        finally:
-            self._decisions.pop(job_id, None)
         self._jobs.update(job_id, "succeeded", result=result)
         return result
 
@@ -74,9 +70,7 @@ class ProcrastinateRuntime:
         return job_id
 
     def settle(self) -> None:
-        for job_id, decision in list(self._decisions.items()):
-            if self._scripts[job_id][1].decided() and not decision.done():
-                decision.set_result(None)
+        self._decisions.release_decided()
         self._loop.settle()
 
     def dispatch(self) -> None:
@@ -85,23 +79,18 @@ class ProcrastinateRuntime:
         self.settle()
 
     def _abort(self, job_id: str) -> None:
-        self._gate.release(job_id)
         manager = self.app.job_manager
         self._loop.run(manager.cancel_job_by_id_async(self._ids[job_id], abort=True), "cancel")
 
     def cancel(self, job_id: str) -> bool:
-        record = self._jobs.get(job_id)
-        if not record or record.status not in ("queued", "running") or self._gate.released(job_id):
+        if translate.cancel_in(self._jobs, self._gate, job_id) is None:
             return False
-        if record.status == "queued":
-            self._jobs.update(job_id, "cancelled")
         self._abort(job_id)
         self.settle()
         return True
 
     def shutdown(self) -> None:
-        for job_id in self._jobs.shut_down():
-            self._jobs.update(job_id, "cancelled")
+        for job_id in translate.shut_down_in(self._jobs, self._gate):
             self._abort(job_id)
         self.settle()
 

@@ -2,21 +2,19 @@
 that a peer shares it; a call runs in `breaker.calling()`, its report ends the block. Its
 `datetime.now()` is virtual (`WallClock`); switches and work queue are the adapter's data."""
 
-import asyncio
-import contextlib
 import logging.handlers
 import uuid
-from datetime import datetime, timedelta
+from datetime import timedelta
 from types import SimpleNamespace
 
 import pybreaker
 import redis
 
 from jobconform.backends.protocol import Clock
-from jobconform.bridges import WallClock
+from jobconform.bridges import WallClock, translate
 from jobconform.reference.breaker.oracle import BreakerSettings
 
-FAILURES = {name: type(name, (Exception,), {}) for name in ("auth", "timeout", "agent_error")}
+FAILURES = translate.error_types("auth", "timeout", "agent_error")
 
 
 class Worker(pybreaker.CircuitBreakerListener):
@@ -55,10 +53,8 @@ class Worker(pybreaker.CircuitBreakerListener):
     def admit(self, target: str, call: str) -> str:
         if not self.engaged(target):
             return "admitted"
-        block = self.breaker(target).calling()
-        try:
-            block.__enter__()
-        except pybreaker.CircuitBreakerError:
+        block = translate.entered(self.breaker(target).calling(), pybreaker.CircuitBreakerError)
+        if block is None:
             return "refused"
         trial = self.breaker(target).current_state == pybreaker.STATE_HALF_OPEN
         self.shared.in_flight[call] = ("probe" if trial else "admitted", block)
@@ -68,13 +64,9 @@ class Worker(pybreaker.CircuitBreakerListener):
         _, block = self.shared.in_flight.pop(call, (None, None))
         if block is None:  # reported again: pybreaker counts an outcome as its block ends
             again = self.engaged(target) and self.breaker(target).current_state == "closed"
-            block = self.breaker(target).calling() if again else contextlib.nullcontext()
-            block.__enter__()
-        error = None if outcome == "success" else (
-            asyncio.CancelledError() if outcome == "cancelled" else FAILURES[failure_class or ""]())
-        with contextlib.suppress(BaseException):  # pybreaker re-raises the error, or its own
-            self.shared.reporting = True
-            block.__exit__(type(error) if error else None, error, None)
+            block = translate.entered(self.breaker(target).calling()) if again else None
+        self.shared.reporting = True
+        translate.exit_with(block, translate.outcome_error(outcome, failure_class, FAILURES))
         self.shared.reporting = False
 
     def enqueue(self, target: str, work: str) -> str:
@@ -90,8 +82,8 @@ class Worker(pybreaker.CircuitBreakerListener):
             return None  # the store cannot be reached: the state is unknown
         breaker, opened = self.breaker(target), self.storages[target].opened_at
         until = opened and opened + timedelta(seconds=self.shared.settings.cooldown_seconds)
-        state = breaker.current_state.replace("-", "_")
-        if state == "open" and until is not None and datetime.now(until.tzinfo) >= until:
+        state = translate.canonical_status(breaker.current_state)  # "half-open" is half_open
+        if state == "open" and until is not None and translate.wall_now() >= until:
             state = "half_open"  # pybreaker's open state lets the next call try, lazily
         probe = next((call for call, (answer, _) in self.shared.in_flight.items()
                       if answer == "probe"), None) if state == "half_open" else None

@@ -8,14 +8,13 @@ it reports (`before_sleep`, the loop's end) goes into the kit's `JobRecords`, st
 
 import itertools
 import threading
-from datetime import UTC, datetime
 from types import SimpleNamespace
 from unittest import mock
 
 import tenacity
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
-from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, JobRecords, ThreadWaits, WallClock
+from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, ThreadWaits, WallClock, translate
 from jobconform.reference.backoff import Jitter, RetryPolicy
 
 
@@ -25,8 +24,9 @@ class Cancelled(Exception):
 
 def tenacity_wait(policy: RetryPolicy, jitter: Jitter) -> tenacity.wait.wait_base:
     """tenacity's closest wait: exponential with a cap, or full jitter (it has no others)."""
-    seconds = {"multiplier": policy.retry_delay_ms / 1000.0, "exp_base": policy.backoff_multiplier,
-               "max": policy.max_retry_delay_ms / 1000.0}
+    seconds = {"multiplier": translate.seconds(policy.retry_delay_ms),
+               "exp_base": policy.backoff_multiplier,
+               "max": translate.seconds(policy.max_retry_delay_ms)}
     if jitter is Jitter.FULL:
         return tenacity.wait_random_exponential(**seconds)
     return tenacity.wait_exponential(**seconds)
@@ -35,7 +35,7 @@ def tenacity_wait(policy: RetryPolicy, jitter: Jitter) -> tenacity.wait.wait_bas
 class TenacityRuntime:
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         self._wall, self._waits = WallClock(clock).start(), ThreadWaits(clock).start()
-        self._records = jobs = JobRecords(lambda: datetime.now(UTC), settings.max_tasks)
+        self._records = jobs = translate.records_on_wall(settings)
         self._gate, self._ranks = DispatchGate(slots=settings.max_concurrent), itertools.count()
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health, self.settle = jobs.cleanup, jobs.health, self._waits.settle
@@ -64,15 +64,14 @@ class TenacityRuntime:
                     if not self._gate.wait(job_id, rank):
                         raise Cancelled
                     self._records.update(job_id, "running")
-                    decided = self._gate.wait_for_decision(job_id, script)
-                    if self._gate.released(job_id) and (decided or script.honours_cancellation):
+                    if not translate.may_run(self._gate, job_id, script):
                         raise Cancelled  # a requested cancellation wins over the outcome
                     result = script.run()
             self._records.update(job_id, "succeeded", result=result)
         except Cancelled:
             self._records.update(job_id, "cancelled")
         except Exception as error:
-            self._records.update(job_id, "failed", error=f"{type(error).__name__}: {error}")
+            self._records.update(job_id, "failed", error=translate.error_text(error))
         finally:
             self._gate.finished(job_id)
 
@@ -90,18 +89,10 @@ class TenacityRuntime:
         self._waits.settle()
 
     def cancel(self, job_id: str) -> bool:
-        record = self._records.get(job_id)
-        if not record or record.status not in ("queued", "running") or self._gate.released(job_id):
-            return False
-        self._gate.release(job_id)
-        if record.status == "queued":
-            self._records.update(job_id, "cancelled")
-        return True
+        return translate.cancel_in(self._records, self._gate, job_id) is not None
 
     def shutdown(self) -> None:
-        for job_id in self._records.shut_down():
-            self._gate.release(job_id)
-            self._records.update(job_id, "cancelled")
+        translate.shut_down_in(self._records, self._gate)
         self._waits.settle()
 
     def close(self) -> None:
