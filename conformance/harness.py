@@ -552,8 +552,10 @@ class Harness:
             # has passed.
             if job.status is not Status.QUEUED:
                 script.outcome, script.starts = outcome, starts
-                waiting.append(alias)
-                self.model.jobs[alias] = self._adopted_schedule(alias, before)
+                kept = self._adopted_schedule(alias, before)
+                if kept.next_attempt_at == before.next_attempt_at:
+                    waiting.append(alias)  # it was due: the runtime queued others ahead
+                self.model.jobs[alias] = kept
             return
         adopted = replace(job, status=status, started_at=record.started_at,
                           finished_at=record.finished_at,
