@@ -339,9 +339,9 @@ class Harness:
         self.held: dict[str, tuple[JobView, Record]] = {}
         self.last_answer: object = None
         self._before: dict[str, JobState] = {}
-        # Each job's decided outcome and start count in the oracle before the command: an
-        # adoption puts them back for a job the runtime left as it was.
-        self._before_scripts: dict[str, tuple[cmd.Outcome | None, int]] = {}
+        # Each job's decided outcome, start count and cancel request in the oracle before
+        # the command: an adoption puts back what the runtime did not do.
+        self._before_scripts: dict[str, tuple[cmd.Outcome | None, int, bool]] = {}
         self._command_requirements: tuple[str, ...] = ()
         self._fault_divergence: Divergence | None = None  # see defer_fault
         self.listed = ListedDeviations(self.tolerated)
@@ -420,7 +420,7 @@ class Harness:
         tolerance.note_command(False)
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
-        self._before_scripts = {alias: (script.outcome, script.starts)
+        self._before_scripts = {alias: (script.outcome, script.starts, script.cancel_requested)
                                 for alias, script in self.model.scripts.items()}
         expected = self.model.apply(command)
         self._command_requirements = expected.requirements
@@ -512,7 +512,7 @@ class Harness:
             if alias not in self.model.jobs:
                 self._adopt_submission(alias, record)
             self._adopt_record(alias, status, record, started, waiting)
-        self.model.adopt_order([alias for alias in held if alias in self.model.jobs])
+        self.model.adopt_listing([alias for alias in held if alias in self.model.jobs])
         if started and waiting:
             self.model.requeue_at_tail(waiting)
         health_view = self._call("health", self.runtime.health)
@@ -542,7 +542,9 @@ class Harness:
         job = self.model.jobs[alias]
         script = self.model.scripts[alias]
         before = self._before.get(alias)
-        outcome, starts = self._before_scripts.get(alias, (None, 0))
+        outcome, starts, cancel_requested = self._before_scripts.get(alias, (None, 0, False))
+        if job.status is Status.CANCELLED and status is not Status.CANCELLED:
+            script.cancel_requested = cancel_requested  # the runtime did not cancel it
         if (before is not None and status is before.status is Status.QUEUED
                 and record.started_at == before.started_at
                 and (not self.claims_retry or record.retry_count == before.retry_count)):
@@ -560,11 +562,13 @@ class Harness:
         adopted = replace(job, status=status, started_at=record.started_at,
                           finished_at=record.finished_at,
                           result=cast(JsonValue, record.result), error=record.error)
-        if record.started_at is not None and record.started_at != job.started_at:
-            script.starts += 1  # the backend started an attempt the oracle did not
-        if record.started_at is not None and (before is None
-                                              or record.started_at != before.started_at):
+        if self._runtime_started(before, status, record):
+            # The attempt the runtime started is the one start of this command (the
+            # clock may not have moved, so started_at alone cannot tell).
+            script.starts = starts + 1
             started.append(alias)
+        elif before is not None:
+            script.starts = starts
         harness_script = self.scripts.get(alias)
         if harness_script is not None:
             script.starts = max(script.starts, harness_script.invocations)
@@ -580,6 +584,17 @@ class Harness:
                     script.policy, record.retry_count - 1, self.clock.now(), None))
             adopted = replace(adopted, retry_count=record.retry_count)
         self.model.jobs[alias] = adopted
+
+    def _runtime_started(self, before: JobState | None, status: Status,
+                         record: Record) -> bool:
+        """Whether the runtime started an attempt of a job during the latest command: it
+        was queued before, and now runs, has ended after a start, or was retried."""
+        if before is None or before.status is not Status.QUEUED:
+            return before is None and record.started_at is not None
+        retried = (self.claims_retry and isinstance(record.retry_count, int)
+                   and record.retry_count > before.retry_count)
+        return status is Status.RUNNING or retried or (
+            status in (Status.SUCCEEDED, Status.FAILED) and record.started_at is not None)
 
     def _adopted_schedule(self, alias: str, before: JobState) -> JobState:
         """A job in backoff the runtime did not start: due when its own delay ends."""

@@ -360,15 +360,20 @@ class ReferenceModel:
             self.scripts[alias].place = self.next_place
             self.next_place += 1
 
-    def adopt_order(self, aliases: list[str]) -> None:
-        """Hold the jobs of `aliases` (a concurrent batch, LC-030) in this order, in the
-        places the batch holds: the runtime decided the order of submissions made at once."""
+    def adopt_listing(self, aliases: list[str]) -> None:
+        """List the jobs of `aliases` in this order, in the places they hold in the listing
+        (their queue places stay: a runtime may list in one order and start in another)."""
         batch = set(aliases)
         if len(batch) != len(aliases) or not batch <= self.jobs.keys():
             raise ValueError(f"not a held batch of distinct jobs: {aliases}")
         order = iter(aliases)
         self.jobs = {(picked := next(order) if alias in batch else alias): self.jobs[picked]
                      for alias in self.jobs}
+
+    def adopt_order(self, aliases: list[str]) -> None:
+        """Hold the jobs of `aliases` (a concurrent batch, LC-030) in this order, in the
+        places the batch holds: the runtime decided the order of submissions made at once."""
+        self.adopt_listing(aliases)
         # The batch's queue places follow the same order.
         places = sorted(self.scripts[alias].place for alias in aliases)
         for alias, place in zip(aliases, places, strict=True):

@@ -33,10 +33,10 @@ from jobconform.conformance.lifecycle.gallery import (
     CancelAlwaysTrueRuntime,
     CapCountsActiveOnlyStore,
     JitterAfterCapRuntime,
-    MessageOnlyErrorRuntime,
     ModuleIdUncheckedRuntime,
     NonRetryableIgnoredRuntime,
     RetriedAttemptCountedRuntime,
+    ShutdownLeavesQueuedRuntime,
     StuckInclusiveBoundaryRuntime,
 )
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -180,8 +180,8 @@ def _entry(name: str, runtime: tuple[type[MemoryRuntime], ...], causes: tuple[st
 ADOPTION_GALLERY = (
     _entry("over_cap_with_late_jitter", (JitterAfterCapRuntime,), ("LC-009", "RT-009"),
            store=CapCountsActiveOnlyStore),
-    _entry("open_after_shutdown", (AcceptsAfterShutdownRuntime, MessageOnlyErrorRuntime),
-           ("LC-023", "LC-007")),
+    _entry("open_after_shutdown", (AcceptsAfterShutdownRuntime, ShutdownLeavesQueuedRuntime),
+           ("LC-023", "LC-022")),
     _entry("over_cap_after_shutdown", (AcceptsAfterShutdownRuntime, CancelAlwaysTrueRuntime),
            ("LC-009", "LC-023", "LC-015"), store=CapCountsActiveOnlyStore),
     _entry("unknown_module_accepted", (ModuleIdUncheckedRuntime, CancelAlwaysTrueRuntime),
