@@ -45,6 +45,7 @@ from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.lifecycle import JobState, JsonValue, Status
 from jobconform.reference.model import (
@@ -335,6 +336,9 @@ class Harness:
         self.held: dict[str, tuple[JobView, Record]] = {}
         self.last_answer: object = None
         self._before: dict[str, JobState] = {}
+        # Each job's decided outcome, start count and cancel request in the oracle before
+        # the command: an adoption puts back what the runtime did not do.
+        self._before_scripts: dict[str, tuple[cmd.Outcome | None, int, bool]] = {}
         self._command_requirements: tuple[str, ...] = ()
         self._fault_divergence: Divergence | None = None  # see defer_fault
         self.listed = ListedDeviations(self.tolerated)
@@ -413,10 +417,13 @@ class Harness:
         tolerance.note_command(False)
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
+        self._before_scripts = {alias: (script.outcome, script.starts, script.cancel_requested)
+                                for alias, script in self.model.scripts.items()}
         expected = self.model.apply(command)
         self._command_requirements = expected.requirements
         tolerance.note_command(False, self.last_command_named)
         actual: object = None
+        read_at_once: str | None = None
         with guarded(self.safety_timeout, describe(command)):
             try:
                 actual = self._apply(command)
@@ -431,9 +438,12 @@ class Harness:
             except (Divergence, ValueError):
                 raise
             except AdapterError as error:
-                # Chained to what the adapter raised, as the error itself is.
-                raise self._adapter_error(command, expected.requirements,
-                                          error) from error.__cause__ or error
+                primary = self._raised_primary(command, expected.requirements)
+                if primary not in self.tolerated:
+                    # Chained to what the adapter raised, as the error itself is.
+                    raise self._adapter_error(command, ranked(expected.requirements, primary),
+                                              error) from error.__cause__ or error
+                self._tolerate_raise(command, expected.requirements, error, primary)
             except Exception as error:
                 # The backend handed back something the harness cannot read (a dict for a
                 # record, a string for a count): an error of the command, not of the kit.
@@ -447,6 +457,27 @@ class Harness:
         self.exercised.update(self._report_requirements)
         return actual
 
+    def _raised_primary(self, command: Command, requirements: tuple[str, ...]) -> str | None:
+        """The requirement a command the adapter raised on breaks: the part of the delay
+        that raises for a delay question, else the command's primary."""
+        if isinstance(command, cmd.ComputeDelay):
+            return self._delay_primary(command)
+        return ranked(requirements)[0] if requirements else None
+
+    def _tolerate_raise(self, command: Command, requirements: tuple[str, ...],
+                        error: AdapterError, primary: str) -> None:
+        """A listed deviation that raises is recorded like one that answers wrong; the
+        command has no answer, and the oracle adopts the state the runtime shows."""
+        requirements = ranked(requirements, primary)
+        self._command_requirements = requirements
+        message = str(self._adapter_error(command, requirements, error))
+        step = len(self.commands)
+        self.listed.tolerate(step, Divergence(requirements, "the adapter raised", "an answer",
+                                              message, self.commands, self._titles, primary))
+        self.listed.check(step, None, partial(self._observe_command, requirements),
+                          self._adopt_backend_state)
+        tolerance.note_command(True)
+
     def last_command_ranked(self) -> tuple[str, ...]:
         """The latest command's requirements, primary first."""
         return ranked(self._command_requirements)
@@ -456,32 +487,31 @@ class Harness:
         return named_requirements(ranked(self._command_requirements), self._titles)
 
     def _adopt_backend_state(self) -> None:
-        """Take the backend's job records and outcome counters into the oracle, where they
-        fit the spec's types (a record with a sixth status is left as the oracle has it)."""
+        """Take the runtime's whole observable state into the oracle after a listed
+        deviation, so that its consequences are never judged again under another
+        requirement: every record the runtime holds (a submission the spec refuses that it
+        accepted included), in its listing order, with the runtime's start counts, retry
+        schedules and queue order as far as they show, and its outcome counters. A record
+        with a sixth status is left as the oracle has it."""
         views = list(self._call("list_jobs", lambda: self.runtime.list_jobs(None)))
         held = {self.aliases[view.job_id]: view for view in views
                 if view.job_id in self.aliases}
         for gone in [alias for alias in self.model.jobs if alias not in held]:
             del self.model.jobs[gone]  # removed by the backend
+        started: list[str] = []  # jobs the runtime started in this command
+        waiting: list[str] = []  # jobs it left waiting where the oracle started them
         for alias, view in held.items():
-            job = self.model.jobs.get(alias)
-            if job is None:
-                continue
             record = self._freeze(view)
             try:
                 status = Status(record.status)
             except ValueError:
                 continue
-            adopted = replace(job, status=status, started_at=record.started_at,
-                              finished_at=record.finished_at,
-                              result=cast(JsonValue, record.result), error=record.error)
-            if status is Status.RUNNING and job.status is not Status.RUNNING:
-                self.model.scripts[alias].starts += 1  # the backend started this attempt
-            if self.claims_stuck and isinstance(record.last_heartbeat, datetime | None):
-                adopted = replace(adopted, last_heartbeat=record.last_heartbeat)
-            if self.claims_retry and isinstance(record.retry_count, int):
-                adopted = replace(adopted, retry_count=record.retry_count)
-            self.model.jobs[alias] = adopted
+            if alias not in self.model.jobs:
+                self._adopt_submission(alias, record)
+            self._adopt_record(alias, status, record, started, waiting)
+        self.model.adopt_listing([alias for alias in held if alias in self.model.jobs])
+        if started and waiting:
+            self.model.requeue_at_tail(waiting)
         health_view = self._call("health", self.runtime.health)
         health = health_of(health_view)
         self.model.processed, self.model.failed, self.model.cancelled = (
@@ -493,17 +523,108 @@ class Harness:
             self.model.alert_states = [(self.aliases.get(job_id, job_id), str(status))
                                        for job_id, status in self.operator_queue.raised()]
 
+    def _adopt_submission(self, alias: str, record: Record) -> None:
+        """A job the runtime holds that the oracle refused: the oracle holds it too."""
+        # A job of a concurrent batch was submitted with the defaults.
+        submit = next((command for command in reversed(self.commands)
+                       if isinstance(command, cmd.Submit) and command.job == alias),
+                      cmd.Submit(alias))
+        submitted_at = (record.submitted_at if isinstance(record.submitted_at, datetime)
+                        else self.clock.now())
+        self.model.adopt_submission(submit, submitted_at)
+
+    def _adopt_record(self, alias: str, status: Status, record: Record,
+                      started: list[str], waiting: list[str]) -> None:
+        """One job's record, with what the runtime's record says of its attempts."""
+        job = self.model.jobs[alias]
+        script = self.model.scripts[alias]
+        before = self._before.get(alias)
+        outcome, starts, cancel_requested = self._before_scripts.get(alias, (None, 0, False))
+        if job.status is Status.CANCELLED and status is not Status.CANCELLED:
+            script.cancel_requested = cancel_requested  # the runtime did not cancel it
+        if (before is not None and status is before.status is Status.QUEUED
+                and record.started_at == before.started_at
+                and (not self.claims_retry or record.retry_count == before.retry_count)):
+            # The runtime left the job as it was: so does the oracle, with its decided
+            # outcome and its starts. A job that was due waits at the tail of the queue
+            # when the runtime started others instead, or until the runtime's own delay
+            # has passed.
+            if job.status is not Status.QUEUED:
+                script.outcome, script.starts = outcome, starts
+                kept = self._adopted_schedule(alias, before)
+                if kept.next_attempt_at == before.next_attempt_at:
+                    waiting.append(alias)  # it was due: the runtime queued others ahead
+                self.model.jobs[alias] = kept
+            return
+        adopted = replace(job, status=status, started_at=record.started_at,
+                          finished_at=record.finished_at,
+                          result=cast(JsonValue, record.result), error=record.error)
+        if self._runtime_started(before, status, record):
+            # The attempt the runtime started is the one start of this command (the
+            # clock may not have moved, so started_at alone cannot tell).
+            script.starts = starts + 1
+            started.append(alias)
+        elif before is not None:
+            script.starts = starts
+        harness_script = self.scripts.get(alias)
+        if harness_script is not None:
+            script.starts = max(script.starts, harness_script.invocations)
+        if self.claims_stuck and isinstance(record.last_heartbeat, datetime | None):
+            adopted = replace(adopted, last_heartbeat=record.last_heartbeat)
+        if self.claims_retry and isinstance(record.retry_count, int):
+            if status is Status.QUEUED and record.retry_count > job.retry_count:
+                # A retry the oracle did not make: the next attempt waits for its own
+                # decision, at the time the runtime's own delay function gives.
+                script.outcome = None
+                script.retried_at, script.retry_after_ms = self.clock.now(), None
+                adopted = replace(adopted, next_attempt_at=self._runtime_due(
+                    script.policy, record.retry_count - 1, self.clock.now(), None))
+            adopted = replace(adopted, retry_count=record.retry_count)
+        self.model.jobs[alias] = adopted
+
+    def _runtime_started(self, before: JobState | None, status: Status,
+                         record: Record) -> bool:
+        """Whether the runtime started an attempt of a job during the latest command: it
+        was queued before, and now runs, has ended after a start, or was retried."""
+        if before is None or before.status is not Status.QUEUED:
+            return before is None and record.started_at is not None
+        retried = (self.claims_retry and isinstance(record.retry_count, int)
+                   and record.retry_count > before.retry_count)
+        return status is Status.RUNNING or retried or (
+            status in (Status.SUCCEEDED, Status.FAILED) and record.started_at is not None)
+
+    def _adopted_schedule(self, alias: str, before: JobState) -> JobState:
+        """A job in backoff the runtime did not start: due when its own delay ends."""
+        script = self.model.scripts[alias]
+        if not before.retry_count or script.retried_at is None:
+            return before
+        due = self._runtime_due(script.policy, before.retry_count - 1, script.retried_at,
+                                script.retry_after_ms)
+        if due is None or due <= self.clock.now():
+            return before
+        return replace(before, next_attempt_at=due)
+
+    def _runtime_due(self, policy: RetryPolicy | None, attempt: int, retried_at: datetime,
+                     retry_after_ms: float | None) -> datetime | None:
+        """When the runtime's own delay function says a retry scheduled at `retried_at`
+        is due; None where it gives no answer (no policy, no function, or it raises)."""
+        compute = getattr(self.runtime, "compute_delay_ms", None)
+        if policy is None or not callable(compute):
+            return None
+        try:
+            delay = float(compute(policy, attempt, Jitter.NONE, 0.0, None, retry_after_ms))
+        except Exception:  # a raising delay function is that deviation's own report
+            return None
+        return retried_at + timedelta(milliseconds=delay) if delay >= 0 else None
+
     def _adapter_error(self, command: Command, requirements: tuple[str, ...],
                        error: AdapterError) -> AdapterError:
         """The error with the command that raised and its requirement (primary first)."""
         if "\n  requirement(s): " in str(error):
             return error
         # A delay function that raised is blamed like one that answered wrong.
-        backend_delay = self._backend_delay()
-        primary = (blame.delay_primary(command, backend_delay)
-                   if isinstance(command, cmd.ComputeDelay) and backend_delay is not None
-                   else None)
-        named = named_requirements(ranked(requirements, primary), self._titles)
+        named = named_requirements(
+            ranked(requirements, self._raised_primary(command, requirements)), self._titles)
         return AdapterError(f"{error}\n  during: {describe(command)} (step"
                             f" {len(self.commands)})\n  requirement(s): {named}")
 

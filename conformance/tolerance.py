@@ -4,7 +4,10 @@ With `--expected-failures`, the runner tells every harness which requirements ar
 deviations of the runtime (the environment variable below, so that the Behave child
 process sees them too). When a divergence's *primary* requirement is listed, the harness
 records it here instead of raising, takes the backend's answer for that step and carries
-on; one known deviation then no longer hides the rest of the case.
+on; one known deviation then no longer hides the rest of the case. An adapter that raises
+where its listed deviation is (a delay function that overflows) is recorded the same way.
+The oracle then adopts the runtime's whole observable state (`Harness`), so a deviation's
+consequences are never judged again under another requirement.
 
 At the end of each case the front-end takes the recorded deviations and reports the case
 as failed on them alone, having run to its end (`RAN_TO_END` in its message): the

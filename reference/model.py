@@ -133,6 +133,13 @@ class _Script:
     # Starts whose invocation a cancel interrupted before it was decided (LC-026): the
     # body of such a start never runs.
     interrupted: int = 0
+    # The job's place in the queue: dispatch starts waiting jobs lowest place first. It is
+    # the submission order, unless the harness adopted a runtime's other order.
+    place: float = 0.0
+    # When the latest retry of the job was scheduled, and the retry-after it carried: the
+    # harness asks a runtime's own delay function when it adopts that runtime's schedule.
+    retried_at: datetime | None = None
+    retry_after_ms: float | None = None
 
 
 @dataclass
@@ -166,6 +173,8 @@ class ReferenceModel:
     crash_alert_states: list[tuple[str, str]] | None = None
     # The latest heartbeat recorded for any job, held or not (ST-005).
     last_heartbeat: datetime | None = None
+    # The place the next submitted job takes in the queue (_Script.place).
+    next_place: float = 0.0
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
@@ -300,7 +309,7 @@ class ReferenceModel:
             return StepResult(REFUSED_CAPACITY, ("LC-009",))
         policy = command.retry
         self.jobs[command.job] = lifecycle.new_job(self.now, policy.max_retries if policy else 0)
-        self.scripts[command.job] = _Script(command.ignores_cancel, policy)
+        self.scripts[command.job] = self._queued_script(command.ignores_cancel, policy)
         accepted = ("LC-008", "LC-009", "RT-001", "RT-008") if policy else ("LC-008", "LC-009")
         if command.module is not None:
             accepted = ("LC-027", *accepted)
@@ -325,18 +334,50 @@ class ReferenceModel:
                              " a full cap refuses depends on the threads' order")
         for alias in command.jobs:
             self.jobs[alias] = lifecycle.new_job(self.now)
-            self.scripts[alias] = _Script(False)
+            self.scripts[alias] = self._queued_script(False)
         return StepResult([ACCEPTED] * len(command.jobs), ("LC-030", "LC-008", "LC-009"))
 
-    def adopt_order(self, aliases: list[str]) -> None:
-        """Hold the jobs of `aliases` (a concurrent batch, LC-030) in this order, in the
-        places the batch holds: the runtime decided the order of submissions made at once."""
+    def _queued_script(self, ignores_cancel: bool,
+                       policy: RetryPolicy | None = None) -> _Script:
+        """A new job's script, its place at the tail of the queue."""
+        script = _Script(ignores_cancel, policy, place=self.next_place)
+        self.next_place += 1
+        return script
+
+    def adopt_submission(self, command: Submit, submitted_at: datetime) -> None:
+        """Hold the job of a submission the spec refuses and a runtime accepted (over the
+        task cap, after shutdown, with an unknown module): the harness adopts it, so that
+        later commands judge the runtime with it."""
+        policy = command.retry
+        self.jobs[command.job] = lifecycle.new_job(submitted_at,
+                                                   policy.max_retries if policy else 0)
+        self.scripts[command.job] = self._queued_script(command.ignores_cancel, policy)
+
+    def requeue_at_tail(self, waiting: list[str]) -> None:
+        """Put the `waiting` jobs, in their order, at the tail of the queue: a runtime
+        started other jobs ahead of them (a retried job re-queued at the tail)."""
+        for alias in sorted(waiting, key=lambda a: self.scripts[a].place):
+            self.scripts[alias].place = self.next_place
+            self.next_place += 1
+
+    def adopt_listing(self, aliases: list[str]) -> None:
+        """List the jobs of `aliases` in this order, in the places they hold in the listing
+        (their queue places stay: a runtime may list in one order and start in another)."""
         batch = set(aliases)
         if len(batch) != len(aliases) or not batch <= self.jobs.keys():
             raise ValueError(f"not a held batch of distinct jobs: {aliases}")
         order = iter(aliases)
         self.jobs = {(picked := next(order) if alias in batch else alias): self.jobs[picked]
                      for alias in self.jobs}
+
+    def adopt_order(self, aliases: list[str]) -> None:
+        """Hold the jobs of `aliases` (a concurrent batch, LC-030) in this order, in the
+        places the batch holds: the runtime decided the order of submissions made at once."""
+        self.adopt_listing(aliases)
+        # The batch's queue places follow the same order.
+        places = sorted(self.scripts[alias].place for alias in aliases)
+        for alias, place in zip(aliases, places, strict=True):
+            self.scripts[alias].place = place
 
     def _dispatch(self) -> tuple[str, ...]:
         running = sum(job.status is Status.RUNNING for job in self.jobs.values())
@@ -345,7 +386,7 @@ class ReferenceModel:
         requirements += ["LC-010", "LC-012"]
         if any(job.redelivery_count for job in self.jobs.values()):
             requirements.append("RD-004")  # a new delivery is no reason to reset the count
-        for alias, job in self.jobs.items():
+        for alias, job in sorted(self.jobs.items(), key=lambda item: self.scripts[item[0]].place):
             if job.retry_count and job.status in (Status.QUEUED, Status.CANCELLED):
                 # A dispatch decides about a job in (or cancelled in) backoff.
                 # Whether it may start now depends on the delay (RT-002) and on backoff
@@ -387,6 +428,7 @@ class ReferenceModel:
             plain = backoff.delay_ms(policy, job.retry_count)
             script.due_without_retry_after = (self.now + timedelta(milliseconds=plain)
                                               if plain < delay else None)
+            script.retried_at, script.retry_after_ms = self.now, raised.retry_after_ms
             self._move(alias, EventKind.RETRY, retry_at=self.now + timedelta(milliseconds=delay))
             script.outcome = None  # the next attempt waits for its own decision
             return ("RT-003", "RT-002", "RT-010", "RT-007")
