@@ -62,7 +62,8 @@ def _first(wanted: Iterable[str], among: Iterable[str]) -> str | None:
 def record_primary(command: Command | None, field: str, expected: object, actual: object,
                    job_before: JobState | None, command_requirements: tuple[str, ...],
                    field_requirements: tuple[str, ...],
-                   retry_after_ignored: bool = False, delay_holds: bool = False) -> str:
+                   retry_after_ignored: bool = False, delay_holds: bool = False,
+                   now: datetime | None = None) -> str:
     """The requirement a difference in one record field breaks.
 
     Args:
@@ -77,6 +78,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         delay_holds: the backend's own delay function gives the spec's delay for the
             retry the job waits out (`retry_delay_holds`): a retried job the backend did
             not start when due then lost its turn (RT-003), not to a wrong delay (RT-002).
+        now: the virtual time of the command; with `delay_holds`, a retried job that
+            was due then and started out of its turn broke the queue's order (RT-003).
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -130,9 +133,13 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         if in_backoff and field == "status":
             if actual not in _status_values():
                 return "RT-003"  # backoff shown as a state of its own
-            if delay_holds and expected == Status.RUNNING.value:
+            due = job_before is not None and now is not None and (
+                job_before.next_attempt_at is None or job_before.next_attempt_at <= now)
+            if delay_holds and (expected == Status.RUNNING.value
+                                or (actual == Status.RUNNING.value and due)):
                 # Due, and its delay right on the backend's side too, yet not started at
-                # this dispatch like any queued job (a retry re-queued at the tail).
+                # this dispatch like any queued job (a retry re-queued at the tail), or
+                # started ahead of a job whose turn it was (the order, not the delay).
                 return "RT-003"
             return "RT-002"  # it started at the wrong time: the delay decides when
         # A start time that differs while the status agrees (a retried attempt showing

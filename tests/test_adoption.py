@@ -134,12 +134,12 @@ def test_a_listed_delay_function_that_raises_is_recorded_and_the_harness_goes_on
 
 def test_a_job_requeued_at_the_tail_waits_behind_the_jobs_the_runtime_started() -> None:
     retry_once = RetryPolicy(max_retries=1, retry_delay_ms=0.0, max_retry_delay_ms=0.0)
-    harness = _harness(tail_requeue(), {"RT-002"}, max_concurrent=1)
+    harness = _harness(tail_requeue(), {"RT-003"}, max_concurrent=1)
     harness.run_all([cmd.Submit("j1", retry=retry_once), cmd.Submit("j2"), cmd.Submit("j3"),
                      cmd.Finish("j1", cmd.Raise("FlakyError", "no")), cmd.Dispatch()])
     # The oracle would start j1 again; the runtime starts j2, queued ahead of it now.
     harness.run(cmd.Dispatch())
-    assert [deviation.primary for deviation in tolerance.take()] == ["RT-002"]
+    assert [deviation.primary for deviation in tolerance.take()] == ["RT-003"]
     assert harness.model.jobs["j1"].status is Status.QUEUED
     assert harness.model.scripts["j1"].starts == 1
     # j3 goes before j1, whose second attempt runs last, and nothing diverges again.

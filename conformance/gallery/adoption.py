@@ -98,8 +98,9 @@ class FixedMultiplierRuntime(MemoryRuntime):
 
 class TailRequeueStore(InMemoryJobStore):
     """A retried job goes back to the tail of the queue, behind every job waiting then,
-    instead of keeping its place in submission order. The kit's blame names the wrong job
-    started after a retry RT-002 (the delay's rule), so its lists name that."""
+    instead of keeping its place in submission order. The kit's blame names a due retried
+    job left queued RT-003 (a retry starts at the next dispatch once due), so its lists
+    name that."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -190,7 +191,7 @@ ADOPTION_GALLERY = (
            ("RT-002", "ST-003"), areas=("lifecycle", "retry", "stuck")),
     _entry("no_jitter_modes", (NoJitterModesRuntime, CancelAlwaysTrueRuntime),
            ("RT-009", "LC-015")),
-    _entry("tail_requeue", (CancelAlwaysTrueRuntime,), ("RT-002", "LC-015"),
+    _entry("tail_requeue", (CancelAlwaysTrueRuntime,), ("RT-003", "LC-015"),
            store=TailRequeueStore),
     _entry("every_error_retried", (NonRetryableIgnoredRuntime, JitterAfterCapRuntime),
            ("RT-005", "RT-009")),
