@@ -80,6 +80,10 @@ BREAKER_WITHOUT_SEAMS = f"{__name__}:breaker_without_seams"
 
 
 class NoJitterRuntime(MemoryRuntime):
+    """A delay function that knows no jitter modes and raises for any: right for a
+    backend claiming retry without jitter, a deviation (RT-009) for a full retry claim
+    (conformance/gallery/adoption.py's no_jitter_modes)."""
+
     def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
                          jitter: Jitter = Jitter.NONE, draw: float = 0.0,
                          previous_ms: float | None = None,

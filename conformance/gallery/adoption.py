@@ -39,6 +39,7 @@ from jobconform.conformance.lifecycle.gallery import (
     ShutdownLeavesQueuedRuntime,
     StuckInclusiveBoundaryRuntime,
 )
+from jobconform.conformance.partial_claims import NoJitterRuntime
 from jobconform.reference.backoff import Jitter, RetryPolicy
 
 HERE = Path(__file__).parent
@@ -68,19 +69,6 @@ class OverflowingDelayRuntime(MemoryRuntime):
                          previous_ms: float | None = None,
                          retry_after_ms: float | None = None) -> float:
         float(policy.backoff_multiplier) ** attempt  # raises OverflowError past ~1e308
-        return super().compute_delay_ms(policy, attempt, jitter, draw, previous_ms,
-                                        retry_after_ms)
-
-
-class NoJitterModesRuntime(MemoryRuntime):
-    """The delay function knows no jitter modes and raises for any (RT-009)."""
-
-    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
-                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
-                         previous_ms: float | None = None,
-                         retry_after_ms: float | None = None) -> float:
-        if jitter is not Jitter.NONE:
-            raise ValueError(f"no such jitter mode: {jitter.value}")
         return super().compute_delay_ms(policy, attempt, jitter, draw, previous_ms,
                                         retry_after_ms)
 
@@ -189,7 +177,7 @@ ADOPTION_GALLERY = (
            ("LC-027", "LC-015"), profile="task-manager"),
     _entry("overflowing_delay", (OverflowingDelayRuntime, StuckInclusiveBoundaryRuntime),
            ("RT-002", "ST-003"), areas=("lifecycle", "retry", "stuck")),
-    _entry("no_jitter_modes", (NoJitterModesRuntime, CancelAlwaysTrueRuntime),
+    _entry("no_jitter_modes", (NoJitterRuntime, CancelAlwaysTrueRuntime),
            ("RT-009", "LC-015")),
     _entry("tail_requeue", (CancelAlwaysTrueRuntime,), ("RT-003", "LC-015"),
            store=TailRequeueStore),
