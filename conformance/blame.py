@@ -203,10 +203,17 @@ def delay_differs(question: cmd.ComputeDelay, backend_delay: DelayFunction) -> b
 def retry_delay_holds(job: JobState | None, policy: RetryPolicy | None,
                       backend_delay: DelayFunction | None) -> bool:
     """Whether the backend's delay function gives the spec's delay (no jitter, no
-    retry-after) for the retry that `job`, in backoff, waits out: its last one."""
+    retry-after) for the retry that `job`, in backoff, waits out: its last one.
+
+    Not longer than the spec's, even within the tolerance: a delay of 1 ms where the spec
+    says 0 keeps the job back past the instant the spec makes it due, which is the
+    delay's fault (RT-002), not a lost turn."""
     if job is None or policy is None or backend_delay is None or job.retry_count == 0:
         return False
-    return not delay_differs(cmd.ComputeDelay(policy, job.retry_count - 1), backend_delay)
+    question = cmd.ComputeDelay(policy, job.retry_count - 1)
+    if delay_differs(question, backend_delay):
+        return False
+    return float(backend_delay(question)) <= backoff.delay_ms(policy, question.attempt)
 
 
 def listing_primary(command: Command | None, expected: list[str], actual: list[str],

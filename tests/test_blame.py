@@ -26,10 +26,10 @@ DISPATCH_REQUIREMENTS = ("LC-010", "RT-003", "RT-002")
 
 
 def _dispatch_primary(field: str, expected: object, actual: object,
-                      delay_holds: bool = False) -> str:
+                      delay_holds: bool = False, now: datetime | None = None) -> str:
     return blame.record_primary(cmd.Dispatch(), field, expected, actual, IN_BACKOFF,
                                 DISPATCH_REQUIREMENTS, ("LC-001", "LC-002"),
-                                delay_holds=delay_holds)
+                                delay_holds=delay_holds, now=now)
 
 
 def _spec_delay(question: cmd.ComputeDelay) -> float:
@@ -74,6 +74,15 @@ def test_a_due_retried_job_not_started_breaks_rt003_when_the_delay_is_right() ->
     # Started before it was due is the delay's (a re-queue without its backoff), whatever
     # the backend's delay function answers when asked.
     assert _dispatch_primary("status", "queued", "running", delay_holds=True) == "RT-002"
+    assert _dispatch_primary("status", "queued", "running", delay_holds=True,
+                             now=IN_BACKOFF.next_attempt_at - timedelta(seconds=0.5)) == "RT-002"
+
+
+def test_a_due_retried_job_started_out_of_its_turn_breaks_rt003() -> None:
+    # Due, its delay right on both sides, and started where the oracle starts another job
+    # (the turn an earlier re-queue at the tail gave it): the queue's order, not the delay.
+    assert _dispatch_primary("status", "queued", "running", delay_holds=True,
+                             now=IN_BACKOFF.next_attempt_at) == "RT-003"
 
 
 @pytest.mark.parametrize(("function", "question", "primary"), [
@@ -96,6 +105,11 @@ def test_the_delay_holds_only_where_the_backends_function_gives_the_spec_delay()
     assert blame.retry_delay_holds(IN_BACKOFF, POLICY, _spec_delay)
     assert blame.retry_delay_holds(IN_BACKOFF, POLICY, _no_jitter_modes)  # none asked
     assert not blame.retry_delay_holds(IN_BACKOFF, POLICY, _twice_as_long)
+    # Longer within the tolerance still holds a job past the instant the spec makes it
+    # due (node-retry waits 1 ms for a zero base): the delay's fault, not a lost turn.
+    zero_base = RetryPolicy(max_retries=2, retry_delay_ms=0.0)
+    assert not blame.retry_delay_holds(IN_BACKOFF, zero_base, lambda question: 1.0)
+    assert blame.retry_delay_holds(IN_BACKOFF, zero_base, _spec_delay)
     # Nothing to ask: not a retried job, no policy, no delay function.
     assert not blame.retry_delay_holds(JobState(Status.QUEUED, T0), POLICY, _spec_delay)
     assert not blame.retry_delay_holds(IN_BACKOFF, None, _spec_delay)
