@@ -45,7 +45,7 @@ from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
-from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.lifecycle import JobState, JsonValue, Status
 from jobconform.reference.model import (
@@ -608,11 +608,12 @@ class Harness:
                      retry_after_ms: float | None) -> datetime | None:
         """When the runtime's own delay function says a retry scheduled at `retried_at`
         is due; None where it gives no answer (no policy, no function, or it raises)."""
-        compute = getattr(self.runtime, "compute_delay_ms", None)
-        if policy is None or not callable(compute):
+        backend_delay = self._backend_delay()
+        if policy is None or backend_delay is None:
             return None
         try:
-            delay = float(compute(policy, attempt, Jitter.NONE, 0.0, None, retry_after_ms))
+            delay = backend_delay(cmd.ComputeDelay(policy, attempt,
+                                                   retry_after_ms=retry_after_ms))
         except Exception:  # a raising delay function is that deviation's own report
             return None
         return retried_at + timedelta(milliseconds=delay) if delay >= 0 else None
