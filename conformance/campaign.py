@@ -163,7 +163,8 @@ def _case(document: Mapping[str, Any]) -> CaseResult:
                       artifacts=tuple(document["artifacts"]),
                       completed=bool(document.get("completed", False)),
                       also_broken=tuple(document.get("also_broken", ())),
-                      nondeterministic=bool(document.get("nondeterministic", False)))
+                      nondeterministic=bool(document.get("nondeterministic", False)),
+                      hung=bool(document.get("hung", False)))
 
 
 def _same(reports: list[tuple[Path, dict[str, Any]]], key: str) -> Any:

@@ -43,7 +43,8 @@ from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_M
 from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
-from jobconform.conformance.watchdog import guarded
+from jobconform.conformance.watchdog import AdapterError as AdapterError
+from jobconform.conformance.watchdog import AdapterHung, guarded
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Command, describe
@@ -211,10 +212,6 @@ class ListedDeviations:
         tolerance.note_command(True)
 
 
-class AdapterError(RuntimeError):
-    """The adapter raised where the protocol allows no exception, or hung."""
-
-
 _MISSING = "<missing>"
 
 
@@ -342,7 +339,10 @@ class Harness:
         self._command_requirements: tuple[str, ...] = ()
         self._fault_divergence: Divergence | None = None  # see defer_fault
         self.listed = ListedDeviations(self.tolerated)
-        with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
+        # Once a call of this backend's runtime hangs, the later ones are not tried.
+        self.hang_scope = f"{self.backend.name!r} runtime"
+        with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}",
+                     self.hang_scope):
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
         self.operator_queue = self._attach_operator_queue()
@@ -424,7 +424,7 @@ class Harness:
         tolerance.note_command(False, self.last_command_named)
         actual: object = None
         read_at_once: str | None = None
-        with guarded(self.safety_timeout, describe(command)):
+        with guarded(self.safety_timeout, describe(command), self.hang_scope):
             try:
                 actual = self._apply(command)
                 self.last_answer = actual
@@ -435,8 +435,8 @@ class Harness:
                             expected.requirements),
                     partial(self._observe_command, expected.requirements),
                     self._adopt_backend_state)
-            except (Divergence, ValueError):
-                raise
+            except (Divergence, ValueError, AdapterHung):
+                raise  # a hang is the adapter's verdict, never a requirement's
             except AdapterError as error:
                 primary = self._raised_primary(command, expected.requirements)
                 if primary not in self.tolerated:
@@ -634,7 +634,7 @@ class Harness:
             self.run(command)
 
     def close(self) -> None:
-        with guarded(self.safety_timeout, "close"):
+        with guarded(self.safety_timeout, "close", self.hang_scope):
             self._call("close", self.runtime.close)
 
     # -- applying a command to the backend ---------------------------------------------
@@ -1175,13 +1175,13 @@ class Harness:
         if not self.claims_health_report:
             return
         own = getattr(self._call("health", self.runtime.health), "worker_id", _MISSING)
-        with guarded(self.safety_timeout, "opening a second runtime"):
+        with guarded(self.safety_timeout, "opening a second runtime", self.hang_scope):
             other_runtime = self._call("open", lambda: self.backend.open(self.settings,
                                                                          self.clock))
         try:
             other = getattr(self._call("health", other_runtime.health), "worker_id", _MISSING)
         finally:
-            with guarded(self.safety_timeout, "closing the second runtime"):
+            with guarded(self.safety_timeout, "closing the second runtime", self.hang_scope):
                 self._call("close", other_runtime.close)
         if other == own:
             raise self._fail(("LC-029",), "the worker_id of a second runtime of the backend",

@@ -39,6 +39,21 @@ class HangingDispatchBackend(_LifecycleOnly):
         return HangingDispatchRuntime(settings, clock)
 
 
+class HangingSettleRuntime(MemoryRuntime):
+    """`settle` never returns, so every case hangs at its first command (the issue's
+    hang-every-time adapter: one safety limit per area and suite process, not per case)."""
+
+    def settle(self) -> None:
+        threading.Event().wait()
+
+
+class HangingSettleBackend(_LifecycleOnly):
+    name = "broken.hanging_settle"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return HangingSettleRuntime(settings, clock)
+
+
 class MissingMethodsRuntime:
     """A runtime with `submit` and `close` only: every other protocol method is missing."""
 
@@ -129,6 +144,7 @@ class ExitingCloseBackend(_LifecycleOnly):
 
 
 hanging_dispatch = HangingDispatchBackend
+hanging_settle = HangingSettleBackend
 missing_methods = MissingMethodsBackend
 garbage_get = GarbageGetBackend
 overflowing_delay = OverflowingDelayBackend
