@@ -1,12 +1,12 @@
 """Dramatiq itself (its Worker's threads over its RedisBroker) against lifecycle and retry.
 
-Redis db 7, a namespace per runtime; the Worker's threads wait on `ThreadWaits` and read the
-`WallClock`. Retries: the `Retries` middleware, set per message, the non-retryable errors as
-the actor's `throws`; its jitter draw (the consumers' too, in racy order) is fixed at its
-lowest: one seed, one run. Unclaimed: `TimeLimit`, `AgeLimit` (the kit's are admission's).
+Redis db 7, a namespace per runtime; the Worker's threads wait on `ThreadWaits`, read the
+`WallClock`. Retries: `Retries` set per message, non-retryable errors the actor's `throws`;
+its jitter draw (the consumers' too, racy) is fixed at its lowest: one seed, one run. Not
+claimed: `AgeLimit`, `TimeLimit` (limits of the admission area; TimeLimit's thread sleeps on
+`from time import sleep`, bound at import, which ThreadWaits cannot reach or settle).
 """
 
-import logging
 import uuid
 from typing import Any
 from unittest import mock
@@ -37,8 +37,8 @@ class DramatiqRuntime(Middleware):  # its broker's first: a broker's after-hooks
         self._gate, self._scripts = DispatchGate(), dict[str, tuple[int, TaskScript, RetryPolicy]]()
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health, self.settle = jobs.cleanup, jobs.health, self._waits.settle
-        logging.getLogger("dramatiq").setLevel(logging.CRITICAL)  # a traceback per failure
-        self.broker = RedisBroker(url="redis://127.0.0.1:6379/7", maintenance_chance=0,
+        dramatiq.get_logger("dramatiq").setLevel("CRITICAL")  # it logs a traceback per failure
+        self.broker = RedisBroker(url="redis://127.0.0.1:6379/7", maintenance_chance=0,  # random
                                   namespace=f"jobconform-{uuid.uuid4().hex}",
                                   middleware=[self, Retries()])  # self hears after Retries
         self._actor = dramatiq.actor(self._body, broker=self.broker, actor_name="body",
