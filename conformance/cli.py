@@ -121,7 +121,11 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
         only_requirements: tuple[str, ...], debug: bool) -> None:
     """Run the conformance suites against a backend and print a per-requirement table."""
     from jobconform.conformance.campaign import CampaignError, plan_campaign
-    from jobconform.conformance.expectations import ExpectationsError, load_expectations
+    from jobconform.conformance.expectations import (
+        ExpectationsError,
+        load_expectations,
+        stale_entries,
+    )
     from jobconform.conformance.report import (
         NOT_RERUN,
         NOT_RUN,
@@ -167,6 +171,10 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
             expected = load_expectations(expected_file)
         except ExpectationsError as error:
             raise click.BadParameter(str(error), param_hint="--expected-failures") from error
+        stale = stale_entries(expected, set(registry.ids()), registry.version)
+        if stale:
+            raise click.BadParameter(f"{expected_file}: " + "; ".join(stale),
+                                     param_hint="--expected-failures")
     config = RunConfig(backend=backend_name, profile=profile, suites=plan.suites,
                        seed=seed, examples=examples, work_dir=report_dir, selected=selected,
                        regressions=regressions, seeds=plan.seeds, machine_areas=machine_areas,
