@@ -319,7 +319,10 @@ def _behave_cases(features: list[dict[str, Any]], deviations: dict[str, str] | N
             name = f"{feature.get('name', '?')}: {scenario.get('name', '?')}"
             tolerated = (deviations or {}).get(name)
             if status in ("error", "hook_error") and name in (step_errors or {}):
-                message = (step_errors or {})[name]  # behave's JSON leaves the message out
+                # behave's JSON leaves an error's message out; after a failed step (a
+                # divergence), a hook's error (closing the runtime) comes second.
+                said = [error for error in errors if error] if status == "hook_error" else []
+                message = "\n".join([*said, (step_errors or {})[name]])
             if status == "passed" and tolerated is not None:
                 message = tolerated
             yield CaseResult(

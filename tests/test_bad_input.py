@@ -58,6 +58,20 @@ def test_an_adapter_exiting_in_open_or_close_is_reported(tmp_path: Path, backend
     assert f"the adapter raised {during}" in messages
 
 
+@pytest.mark.parametrize("suite", ["behave", "robot"])
+def test_a_raising_close_fails_every_case_with_its_message_in_behave_and_robot_alike(
+        tmp_path: Path, suite: str) -> None:
+    code, output, messages = _run(tmp_path, "raising_close", "--suite", suite,
+                                  "--requirement", "LC-001")
+    assert code == 1, output
+    report = json.loads((tmp_path / "report.json").read_text())
+    cases = report["suites"][0]["cases"]
+    assert cases and not any(case["passed"] for case in cases)
+    assert all("closing the runtime: AdapterError: adapter 'broken.raising_close' raised"
+               " RuntimeError: close exploded during close" in case["message"]
+               for case in cases), messages
+
+
 # -- an adapter hanging in every case ------------------------------------------------------
 
 def test_an_adapter_hanging_in_every_case_costs_one_safety_limit_per_suite_process(

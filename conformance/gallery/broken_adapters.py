@@ -54,6 +54,20 @@ class HangingSettleBackend(_LifecycleOnly):
         return HangingSettleRuntime(settings, clock)
 
 
+class RaisingCloseRuntime(MemoryRuntime):
+    """`close` raises: every case fails on it, in Behave and Robot alike."""
+
+    def close(self) -> None:
+        raise RuntimeError("close exploded")
+
+
+class RaisingCloseBackend(_LifecycleOnly):
+    name = "broken.raising_close"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return RaisingCloseRuntime(settings, clock)
+
+
 class MissingMethodsRuntime:
     """A runtime with `submit` and `close` only: every other protocol method is missing."""
 
@@ -145,6 +159,7 @@ class ExitingCloseBackend(_LifecycleOnly):
 
 hanging_dispatch = HangingDispatchBackend
 hanging_settle = HangingSettleBackend
+raising_close = RaisingCloseBackend
 missing_methods = MissingMethodsBackend
 garbage_get = GarbageGetBackend
 overflowing_delay = OverflowingDelayBackend
