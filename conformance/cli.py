@@ -164,7 +164,13 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
     try:
         registry.profile(profile)
     except SpecError as error:
-        raise click.BadParameter(str(error), param_hint="--profile") from error
+        if profile_name:
+            raise click.BadParameter(str(error), param_hint="--profile") from error
+        # The user gave no --profile: the adapter's declaration is what is wrong.
+        raise click.ClickException(
+            f"backend {backend_name!r} declares `profile = {profile!r}`, which the spec does"
+            f" not define ({error}); fix the adapter's `profile` attribute, or run with"
+            " --profile NAME") from error
     expected: dict[str, ExpectedFailure] = {}
     if expected_file is not None:
         try:

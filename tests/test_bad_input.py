@@ -72,6 +72,15 @@ def test_a_raising_close_fails_every_case_with_its_message_in_behave_and_robot_a
                for case in cases), messages
 
 
+def test_an_adapter_declaring_an_unknown_profile_is_named_not_the_option(
+        tmp_path: Path) -> None:
+    code, output, _ = _run(tmp_path, "unknown_profile")
+    assert code == 1, output
+    assert (f"backend '{BROKEN}:unknown_profile' declares `profile = 'no-such-profile'`,"
+            " which the spec does not define") in output
+    assert "--profile:" not in output and "Traceback" not in output
+
+
 # -- an adapter hanging in every case ------------------------------------------------------
 
 def test_an_adapter_hanging_in_every_case_costs_one_safety_limit_per_suite_process(

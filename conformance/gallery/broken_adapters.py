@@ -68,6 +68,13 @@ class RaisingCloseBackend(_LifecycleOnly):
         return RaisingCloseRuntime(settings, clock)
 
 
+class UnknownProfileBackend(_LifecycleOnly):
+    """Declares a profile the spec does not define."""
+
+    name = "broken.unknown_profile"
+    profile = "no-such-profile"
+
+
 class MissingMethodsRuntime:
     """A runtime with `submit` and `close` only: every other protocol method is missing."""
 
@@ -160,6 +167,7 @@ class ExitingCloseBackend(_LifecycleOnly):
 hanging_dispatch = HangingDispatchBackend
 hanging_settle = HangingSettleBackend
 raising_close = RaisingCloseBackend
+unknown_profile = UnknownProfileBackend
 missing_methods = MissingMethodsBackend
 garbage_get = GarbageGetBackend
 overflowing_delay = OverflowingDelayBackend
