@@ -177,7 +177,9 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
                          registry.version, seed, runs, expected, selected,
                          campaign=plan.report_entry(examples),
                          notes=tuple(getattr(backend, "report_notes", ())),
-                         unselected=unselected)
+                         unselected=unselected,
+                         expected_file=(None if expected_file is None
+                                        else str(expected_file.resolve())))
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
     write_junit(report_dir / "junit.xml", summary)

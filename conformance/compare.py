@@ -37,6 +37,7 @@ from jobconform.conformance.report import (
     NOT_APPLICABLE,
     NOT_CLAIMED,
     NOT_RERUN,
+    NOT_RUN,
     PASS,
     UNTESTED,
     VERDICTS,
@@ -48,12 +49,14 @@ from jobconform.conformance.report import (
 
 # The fold over suites, strongest first (as report._counts counts requirements).
 _CHECKED_ORDER = (FAIL, UNTESTED, EXPECTED_FAILURE, PASS, BLOCKED)
-_UNCHECKED_ORDER = (NOT_CLAIMED, NOT_APPLICABLE, NOT_RERUN)
+_UNCHECKED_ORDER = (NOT_CLAIMED, NOT_APPLICABLE, NOT_RERUN, NOT_RUN)
 # Verdicts that count towards a pass rate: the backend claims the area, the profile has
 # the requirement, and the run meant to check it.
 CHECKED = frozenset(_CHECKED_ORDER)
 # A cell shows details (message, traces, reason) for these.
 _EXPLAINED = frozenset({FAIL, UNTESTED, EXPECTED_FAILURE, BLOCKED})
+# The counts a runs table shows, in its columns' order.
+RUN_COUNTS = (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED, NOT_CLAIMED, NOT_RUN)
 # Longest divergence message carried into a page cell; the trace has the rest.
 MESSAGE_LIMIT = 2000
 
@@ -67,6 +70,10 @@ def overall_verdict(suites: Mapping[str, str]) -> str:
     for verdict in _UNCHECKED_ORDER:
         if values == {verdict}:
             return verdict
+    # A run left the requirement out (--area, --requirement) in some suites and found it
+    # n/a or unclaimed in others: it was not run, which says more than n/a.
+    if NOT_RUN in values:
+        return NOT_RUN
     # A mix of unchecked verdicts (n/a in one suite, not rerun in another) or no suite.
     return NOT_APPLICABLE if values else NOT_CLAIMED
 
@@ -119,6 +126,9 @@ class Row:
 class AreaRate:
     passed: int
     checked: int  # requirements with a checked verdict (see CHECKED)
+    # What the area is when nothing in it was checked: "not run" (the run left it out
+    # with --area), "not claimed", or "n/a" (the profile does not have it).
+    unchecked: str = NOT_CLAIMED
 
     @property
     def percent(self) -> float | None:
@@ -142,7 +152,11 @@ class Matrix:
     def rate(self, area: str | None, column: int) -> AreaRate:
         cells = [row.cells[column] for row in self.rows if area is None or row.area == area]
         checked = [cell for cell in cells if cell.verdict in CHECKED]
-        return AreaRate(sum(cell.verdict == PASS for cell in checked), len(checked))
+        verdicts = {cell.verdict for cell in cells}
+        unchecked = next((verdict for verdict in (NOT_RUN, NOT_CLAIMED, NOT_RERUN)
+                          if verdict in verdicts), NOT_APPLICABLE)
+        return AreaRate(sum(cell.verdict == PASS for cell in checked), len(checked),
+                        unchecked)
 
     def counts(self, column: int) -> dict[str, int]:
         counts = dict.fromkeys(VERDICTS, 0)
@@ -286,7 +300,7 @@ def build_matrix(arguments: Iterable[str]) -> Matrix:
 
 _MARK = {PASS: "✅ pass", FAIL: "❌ fail", EXPECTED_FAILURE: "⚠️ expected failure",
          BLOCKED: "⏸️ blocked", UNTESTED: "❓ untested", NOT_CLAIMED: "⬜ not claimed",
-         NOT_APPLICABLE: "n/a", NOT_RERUN: "not rerun"}
+         NOT_APPLICABLE: "n/a", NOT_RERUN: "not rerun", NOT_RUN: "not run"}
 
 
 def _md(text: str) -> str:
@@ -294,7 +308,7 @@ def _md(text: str) -> str:
 
 
 def _rate_text(rate: AreaRate) -> str:
-    return "not claimed" if not rate.checked else f"{rate.passed}/{rate.checked}"
+    return rate.unchecked if not rate.checked else f"{rate.passed}/{rate.checked}"
 
 
 def to_markdown(matrix: Matrix) -> str:
@@ -306,14 +320,13 @@ def to_markdown(matrix: Matrix) -> str:
         lines += ["**The reports were made under different spec versions**; a requirement"
                   " missing from one shows as n/a there.", ""]
     lines += ["| backend | profile | seed | verdict | passed | failed | expected failures"
-              " | blocked | untested | not claimed |", "|" + "---|" * 10]
+              " | blocked | untested | not claimed | not run |", "|" + "---|" * 11]
     for index, column in enumerate(matrix.columns):
         counts = matrix.counts(index)
         verdict = ("✅ " if column.verdict == "pass" else "❌ ") + column.verdict_text
         lines.append(f"| {labels[index]} | {column.profile} | {column.seed} | {verdict} | "
                      + " | ".join(column.count_text(v, counts[v])
-                                  for v in (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED,
-                                            NOT_CLAIMED))
+                                  for v in RUN_COUNTS)
                      + " |")
     lines += ["", "### Pass rate per area", "", "| area | " + " | ".join(labels) + " |",
               "|" + "---|" * (len(labels) + 1)]
@@ -387,7 +400,7 @@ tr.area th{background:#e4e8f0;font-size:.95rem}
 td.rid{font-family:monospace;white-space:nowrap}
 .v-pass{background:#c8e6c9}.v-fail{background:#ffcdd2}.v-expected-failure{background:#fff3bf}
 .v-blocked{background:#e1d5f5}.v-untested{background:#ffe0b2}.v-not-claimed{background:#eee;color:#777}
-.v-n-a,.v-not-rerun{background:#fafafa;color:#999}
+.v-n-a,.v-not-rerun{background:#fafafa;color:#999}.v-not-run{background:#f4f4f4;color:#666;font-style:italic}
 details pre{white-space:pre-wrap;max-width:38rem;max-height:18rem;overflow:auto;font-size:.75rem;
 background:#fff;border:1px solid #ddd;padding:.3rem}
 .filters{display:flex;gap:1rem;align-items:center;margin:1rem 0}
@@ -475,7 +488,7 @@ def _chart(matrix: Matrix) -> str:
             y = y0 + index * bar_height
             percent = rate.percent
             length = 0.0 if percent is None else bar_width * percent / 100
-            text = "not claimed" if percent is None else f"{percent:.0f}%"
+            text = rate.unchecked if percent is None else f"{percent:.0f}%"
             parts.append(
                 f'<rect class="bar" data-area="{_e(area)}" data-backend="{_e(column.label)}"'
                 f' data-passed="{rate.passed}" data-checked="{rate.checked}"'
@@ -537,7 +550,7 @@ def to_html(matrix: Matrix, page: Path) -> str:
             f'<td class="{_VERDICT_CLASS[PASS if column.verdict == "pass" else FAIL]}">'
             f"{_e(column.verdict_text)}</td>"
             + "".join(f"<td>{_e(column.count_text(v, counts[v]))}</td>"
-                      for v in (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED, NOT_CLAIMED))
+                      for v in RUN_COUNTS)
             + f'<td><a href="{_e(_link(column.source, page))}">report.json</a></td></tr>')
     bodies = []
     for area in matrix.areas:
@@ -582,7 +595,8 @@ Open a coloured cell for its divergence message and trace.</p>
 <h2>Runs</h2>
 <table id="runs"><thead><tr><th>column</th><th>backend</th><th>profile</th><th>spec</th>
 <th>seed</th><th>verdict</th><th>passed</th><th>failed</th><th>expected failures</th>
-<th>blocked</th><th>untested</th><th>not claimed</th><th>report</th></tr></thead>
+<th>blocked</th><th>untested</th><th>not claimed</th><th>not run</th><th>report</th></tr>
+</thead>
 <tbody>{"".join(summary_rows)}</tbody></table>
 <h2>Pass rate per area</h2>
 {_chart(matrix)}
