@@ -13,6 +13,7 @@ import click
 from jobconform.conformance.campaign import merge_command
 from jobconform.conformance.compare import compare_command
 from jobconform.conformance.defaults import SELFTEST_EXAMPLES, SUITES
+from jobconform.conformance.publish import publish_command
 
 # The runner, the suites, the self-test gallery and the backends (Hypothesis, Robot
 # Framework, SQLAlchemy) are imported inside the commands that use them, so that
@@ -530,6 +531,7 @@ def spec_lock() -> None:
 
 main.add_command(compare_command)
 main.add_command(merge_command)
+main.add_command(publish_command)
 
 if __name__ == "__main__":
     main()

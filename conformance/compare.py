@@ -111,6 +111,7 @@ class Cell:
     message: str = ""  # the first divergence or failure message of a case covering it
     traces: tuple[Path, ...] = ()  # reproducers of the failing cases, as found on disk
     reason: str = ""  # the expected-failures reason, for an expected failure
+    finding: Path | None = None  # the published write-up of a listed deviation
 
 
 @dataclass(frozen=True)
@@ -311,10 +312,10 @@ def _rate_text(rate: AreaRate) -> str:
     return rate.unchecked if not rate.checked else f"{rate.passed}/{rate.checked}"
 
 
-def to_markdown(matrix: Matrix) -> str:
+def to_markdown(matrix: Matrix, title: str | None = None) -> str:
     """The comparison for a CI job page: overview, pass rates per area, differences."""
     labels = [_md(column.label) for column in matrix.columns]
-    lines = [f"## jobconform: {len(matrix.columns)} backends side by side",
+    lines = [f"## {title or f'jobconform: {len(matrix.columns)} backends side by side'}",
              "", f"Spec {', '.join(matrix.spec_versions)}.", ""]
     if len(matrix.spec_versions) > 1:
         lines += ["**The reports were made under different spec versions**; a requirement"
@@ -517,6 +518,9 @@ def _cell_html(cell: Cell, column: Column, page: Path) -> str:
     inner = [f"<details><summary>{_e(cell.verdict)}</summary>"]
     if cell.reason:
         inner.append(f'<p class="reason">listed deviation: {_e(cell.reason)}</p>')
+    if cell.finding is not None:
+        inner.append(f'<a class="finding" href="{_e(_link(cell.finding, page))}">finding and'
+                     " reproducer</a> ")
     if cell.message:
         inner.append(f'<pre class="message">{_e(cell.message)}</pre>')
     for trace in cell.traces:
@@ -532,9 +536,11 @@ def _select(name: str, options: Sequence[str]) -> str:
             "</select></label>")
 
 
-def to_html(matrix: Matrix, page: Path) -> str:
+def to_html(matrix: Matrix, page: Path, *, title: str | None = None,
+            source_text: str = "report.json") -> str:
     """The comparison as one static page; `page` is where it will be written (links to
-    the reports and traces are made relative to it)."""
+    the reports and traces are made relative to it). Each run links its column's
+    `source`, shown as `source_text`."""
     columns = matrix.columns
     head = "".join(
         f'<th class="backend" data-backend="{_e(c.label)}">{_e(c.label)}<br>'
@@ -551,7 +557,7 @@ def to_html(matrix: Matrix, page: Path) -> str:
             f"{_e(column.verdict_text)}</td>"
             + "".join(f"<td>{_e(column.count_text(v, counts[v]))}</td>"
                       for v in RUN_COUNTS)
-            + f'<td><a href="{_e(_link(column.source, page))}">report.json</a></td></tr>')
+            + f'<td><a href="{_e(_link(column.source, page))}">{_e(source_text)}</a></td></tr>')
     bodies = []
     for area in matrix.areas:
         rows = [row for row in matrix.rows if row.area == area]
@@ -580,7 +586,7 @@ def to_html(matrix: Matrix, page: Path) -> str:
         warning = ('<p class="warning">The reports were made under different spec versions'
                    f" ({_e(', '.join(matrix.spec_versions))}); a requirement missing from"
                    " one shows as n/a there.</p>")
-    title = f"jobconform: {len(columns)} backends side by side"
+    title = title or f"jobconform: {len(columns)} backends side by side"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{_POLICY}">
@@ -595,7 +601,7 @@ Open a coloured cell for its divergence message and trace.</p>
 <h2>Runs</h2>
 <table id="runs"><thead><tr><th>column</th><th>backend</th><th>profile</th><th>spec</th>
 <th>seed</th><th>verdict</th><th>passed</th><th>failed</th><th>expected failures</th>
-<th>blocked</th><th>untested</th><th>not claimed</th><th>not run</th><th>report</th></tr>
+<th>blocked</th><th>untested</th><th>not claimed</th><th>not run</th><th>{_e(source_text)}</th></tr>
 </thead>
 <tbody>{"".join(summary_rows)}</tbody></table>
 <h2>Pass rate per area</h2>
