@@ -199,7 +199,14 @@ def _finding_markdown(finding: Finding, registry: Registry, output_dir: Path,
         lines += ["No case of the report shows it with its commands: see the report's"
                   " cases for this requirement.", ""]
     else:
-        lines += [f"The shortest case in the report that shows it: {reproducer.case}.", "",
+        lines += [f"The shortest case in the report that shows it: {reproducer.case}.", ""]
+        if reproducer.case.startswith("hypothesis:") and not reproducer.traces:
+            lines += ["Its commands are the machine's sequence up to the divergence, not"
+                      " shrunk: a machine runs on past a listed deviation. Run it (below)"
+                      " with this entry taken out of the deviation list and the others kept,"
+                      " and the machine stops there, shrinks the sequence and writes it as a"
+                      " trace under `reports/traces/`.", ""]
+        lines += [
                   f"- what: {reproducer.what}", f"- the spec's answer: {reproducer.expected}",
                   f"- {library.name}'s answer: {reproducer.actual}", "",
                   "Commands, from a fresh runtime:", "", "```",

@@ -180,3 +180,20 @@ def test_reports_without_a_deviation_list_make_no_page(tmp_path: Path,
     code, output = publish(str(tmp_path / "reports"), "--output-dir", str(tmp_path / "out"))
     assert code == 2
     assert "no report under" in output and "--expected-failures" in output
+
+
+def test_the_committed_page_is_whole_and_portable() -> None:
+    page = Path(__file__).resolve().parents[1] / "docs" / "compatibility"
+    verdicts = json.loads((page / VERDICTS_FILE).read_text(encoding="utf-8"))
+    assert verdicts["libraries"], "the published page lists no library"
+    readme = (page / "README.md").read_text(encoding="utf-8")
+    for name, body in verdicts["libraries"].items():
+        assert (page / "badges" / f"{name}.json").is_file()
+        for rid in body["deviations"]:
+            assert (page / "findings" / f"{name}-{rid}.md").is_file()
+            assert f"[{rid}](findings/{name}-{rid}.md)" in readme
+    for path in page.rglob("*"):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            assert 'href="/' not in text and "](/" not in text and "file://" not in text, (
+                f"{path} links an absolute path: publish from the checkout")
