@@ -24,8 +24,6 @@ from typing import Any
 
 import pytest
 
-from jobconform.conformance.report import FAILING
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("jobconform", "jobconform: the conformance run of a job runtime")
@@ -96,6 +94,10 @@ def _child_path() -> str:
 
 def _failure_text(report: Path, output: str) -> str:
     """The failing requirements and problems of the report, then the run's last lines."""
+    # Imported here: pytest loads this plugin in every session of an environment that has
+    # the kit, and most of them never run it.
+    from jobconform.conformance.report import FAILING
+
     lines = []
     try:
         document: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))
