@@ -299,12 +299,12 @@ def build_matrix(arguments: Iterable[str]) -> Matrix:
 
 # --- Markdown --------------------------------------------------------------------------
 
-_MARK = {PASS: "✅ pass", FAIL: "❌ fail", EXPECTED_FAILURE: "⚠️ expected failure",
+MARKS = {PASS: "✅ pass", FAIL: "❌ fail", EXPECTED_FAILURE: "⚠️ expected failure",
          BLOCKED: "⏸️ blocked", UNTESTED: "❓ untested", NOT_CLAIMED: "⬜ not claimed",
          NOT_APPLICABLE: "n/a", NOT_RERUN: "not rerun", NOT_RUN: "not run"}
 
 
-def _md(text: str) -> str:
+def markdown_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
@@ -314,7 +314,7 @@ def _rate_text(rate: AreaRate) -> str:
 
 def to_markdown(matrix: Matrix, title: str | None = None) -> str:
     """The comparison for a CI job page: overview, pass rates per area, differences."""
-    labels = [_md(column.label) for column in matrix.columns]
+    labels = [markdown_cell(column.label) for column in matrix.columns]
     lines = [f"## {title or f'jobconform: {len(matrix.columns)} backends side by side'}",
              "", f"Spec {', '.join(matrix.spec_versions)}.", ""]
     if len(matrix.spec_versions) > 1:
@@ -342,9 +342,9 @@ def to_markdown(matrix: Matrix, title: str | None = None) -> str:
         lines += ["| requirement | area | level | title | " + " | ".join(labels) + " |",
                   "|" + "---|" * (len(labels) + 4)]
         for row in differing:
-            marks = [_MARK[cell.verdict] for cell in row.cells]
-            lines.append(f"| {row.requirement} | {row.area} | {row.level} | {_md(row.title)}"
-                         f" | " + " | ".join(marks) + " |")
+            marks = [MARKS[cell.verdict] for cell in row.cells]
+            lines.append(f"| {row.requirement} | {row.area} | {row.level}"
+                         f" | {markdown_cell(row.title)} | " + " | ".join(marks) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -37,8 +37,10 @@ from typing import Any
 import click
 
 from jobconform.conformance.compare import (
+    MARKS,
     Matrix,
     build_matrix,
+    markdown_cell,
     to_html,
     to_markdown,
     write_badges,
@@ -240,6 +242,25 @@ def verdict_content(matrix: Matrix, libraries: Sequence[Library],
     return content
 
 
+def _claimed_tables(matrix: Matrix) -> list[str]:
+    """Every requirement of each area some library checks, one table per area: the
+    Markdown is what a reader browsing the repository sees (index.html shows as source)."""
+    labels = [markdown_cell(column.label) for column in matrix.columns]
+    lines = ["## Every requirement of the areas the libraries claim", ""]
+    for area in matrix.areas:
+        if not any(matrix.rate(area, index).checked for index in range(len(labels))):
+            continue
+        lines += [f"### {area}", "", "| requirement | level | title | " + " | ".join(labels)
+                  + " |", "|" + "---|" * (len(labels) + 3)]
+        for row in matrix.rows:
+            if row.area == area:
+                marks = [MARKS[cell.verdict] for cell in row.cells]
+                lines.append(f"| {row.requirement} | {row.level} | {markdown_cell(row.title)} | "
+                             + " | ".join(marks) + " |")
+        lines.append("")
+    return lines
+
+
 def _markdown(matrix: Matrix, findings: Sequence[Finding]) -> str:
     lines = ["# Compatibility", "",
              "Each library below is validated by its example in `examples/` against the"
@@ -253,7 +274,8 @@ def _markdown(matrix: Matrix, findings: Sequence[Finding]) -> str:
     lines += [f"- **{finding.library.name}**, [{finding.requirement}]"
               f"(findings/{finding.file_name}): {finding.reason.replace(chr(10), ' ')}"
               for finding in findings]
-    return "\n".join(lines) + "\n"
+    lines += ["", *_claimed_tables(matrix)]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def publish(reports: Path, output_dir: Path, registry: Registry) -> dict[str, Any]:

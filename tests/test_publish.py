@@ -93,6 +93,12 @@ def test_the_page_holds_every_library_and_none_of_the_kits_runs(reports: Path) -
     assert ("- **slowq**, [RT-002](findings/slowq-RT-002.md): its backoff overflows at a"
             " high attempt") in readme
     assert "| retry | not claimed | 9/10 |" in readme
+    # The whole matrix of the claimed areas, for readers on the repository's web view.
+    claimed = readme.split("## Every requirement of the areas the libraries claim")[1]
+    assert "### lifecycle" in claimed and "### retry" in claimed
+    assert "### breaker" not in claimed  # no library claims it
+    assert "| RT-002 | MUST | Exponential delay, zero-indexed, capped | ⬜ not claimed |" \
+        " ⚠️ expected failure |" in claimed
 
 
 def test_a_finding_says_what_the_spec_and_the_library_do_with_the_shortest_case(
