@@ -313,7 +313,8 @@ def merge_reports(paths: Iterable[Path], registry: Registry, report_dir: Path) -
         registry.version, min(seeds), [runs[suite] for suite in SUITES if suite in runs],
         expected, selected, {"seeds": sorted(seeds), "shards": shards,
                              **({"examples": examples} if examples is not None else {})},
-        unselected=_unselected(reports))
+        unselected=_unselected(reports),
+        expected_file=first.get("expected_failures_file"))
 
 
 @click.command(name="merge")

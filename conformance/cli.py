@@ -13,6 +13,7 @@ import click
 from jobconform.conformance.campaign import merge_command
 from jobconform.conformance.compare import compare_command
 from jobconform.conformance.defaults import SELFTEST_EXAMPLES, SUITES
+from jobconform.conformance.publish import publish_command
 
 # The runner, the suites, the self-test gallery and the backends (Hypothesis, Robot
 # Framework, SQLAlchemy) are imported inside the commands that use them, so that
@@ -191,7 +192,9 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
                          registry.version, seed, runs, expected, selected,
                          campaign=plan.report_entry(examples),
                          notes=tuple(getattr(backend, "report_notes", ())),
-                         unselected=unselected)
+                         unselected=unselected,
+                         expected_file=(None if expected_file is None
+                                        else str(expected_file.resolve())))
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
     write_junit(report_dir / "junit.xml", summary)
@@ -542,6 +545,7 @@ def spec_lock() -> None:
 
 main.add_command(compare_command)
 main.add_command(merge_command)
+main.add_command(publish_command)
 
 if __name__ == "__main__":
     main()

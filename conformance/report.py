@@ -71,6 +71,10 @@ class RunSummary:
     # The verdict of a requirement left out of `selected`: "not rerun" for a rerun of
     # failed requirements, "not run" for --area / --requirement.
     unselected: str = "not rerun"
+    # The expected-failures file the run was given, as given (--expected-failures): a run
+    # with a deviation list of its own is a runtime's validation, which the published
+    # compatibility page collects (jobconform publish), and the page links its reasons there.
+    expected_file: str | None = None
 
     def verdicts(self, registry: Registry) -> dict[str, dict[str, str]]:
         profile_areas = (registry.profile(self.profile).areas
@@ -324,6 +328,8 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
             for run in summary.suites
         ],
         **({"campaign": dict(summary.campaign)} if summary.campaign is not None else {}),
+        **({"expected_failures_file": summary.expected_file}
+           if summary.expected_file is not None else {}),
     }
 
 
