@@ -17,10 +17,13 @@ is ready and no timer is due. The bridge's selector answers that request without
 timer's deadline. Nothing waits on the wall clock for virtual time to pass.
 
 `run(coroutine)` waits for the coroutine, letting sockets deliver (real I/O to a local
-server takes real time, which is not virtual time passing). A coroutine still not done
-after the real-time safety limit, because it waits for virtual time nobody advanced or for
-an event that never comes, is cancelled and raises `CoroutineNeverFinished` naming it,
-with its stack.
+server takes real time, which is not virtual time passing). `settle()` does not know when
+a runtime waits for an answer on a socket: a runtime that talks to a server says so with
+`busy` (a query in flight), and while it is true settle waits for sockets instead of
+stepping the time or ending, so each timer's queries are answered at its own deadline.
+A coroutine still not done after the real-time safety limit, because it waits for
+virtual time nobody advanced or for an event that never comes, is cancelled and raises
+`CoroutineNeverFinished` naming it, with its stack.
 """
 
 from __future__ import annotations
@@ -83,15 +86,21 @@ class VirtualLoop:
         on_step: called with the virtual time of each timer step (for instance
             `WallClock.move_to`, so that `datetime.now()` in a timer reads its deadline),
             and with the clock's time when the steps are done.
-        safety_limit_seconds: real seconds `run` waits for a coroutine.
+        safety_limit_seconds: real seconds `run` waits for a coroutine, and `settle` for
+            the I/O `busy` reports.
+        busy: whether the runtime waits for an answer on a socket (a query in flight);
+            settle waits for sockets while it is true. None: settle never waits.
     """
 
     def __init__(self, clock: Clock, on_step: Callable[[datetime], None] | None = None,
-                 safety_limit_seconds: float = SAFETY_LIMIT_SECONDS) -> None:
+                 safety_limit_seconds: float = SAFETY_LIMIT_SECONDS,
+                 busy: Callable[[], bool] | None = None) -> None:
         self._clock = clock
         self._origin = clock.now()
         self._on_step = on_step
         self._limit = safety_limit_seconds
+        self._busy = busy
+        self._stalled = False
         self.loop_time = 0.0
         self._target = 0.0  # the clock's time, in loop seconds, that settle catches up to
         self._mode = "run"
@@ -108,6 +117,12 @@ class VirtualLoop:
                 self.loop.stop()
                 return 0.0
             return IO_POLL_SECONDS  # a socket may be about to answer
+        if self._busy is not None and self._busy():  # an answer takes no virtual time
+            if real_monotonic() <= self._deadline:
+                return IO_POLL_SECONDS
+            self._stalled = True
+            self.loop.stop()
+            return 0.0
         if next_timer_in is not None and self.loop_time + next_timer_in <= self._target:
             self._step_to(self.loop_time + next_timer_in)
             return 0.0
@@ -122,13 +137,22 @@ class VirtualLoop:
                 self._on_step(self._origin + timedelta(seconds=seconds))
 
     def settle(self) -> None:
-        """Run ready callbacks and every timer due up to the clock's time, in due order."""
+        """Run ready callbacks and every timer due up to the clock's time, in due order.
+
+        Raises:
+            CoroutineNeverFinished: `busy` stayed true for the safety limit (real time).
+        """
         self._target = max(self.loop_time, self._clock_seconds())
-        self._mode = "settle"
+        self._mode, self._stalled = "settle", False
+        self._deadline = real_monotonic() + self._limit
         try:
             self.loop.run_forever()
         finally:
             self._mode = "run"
+        if self._stalled:
+            raise CoroutineNeverFinished(
+                f"settle: I/O still in flight after {self._limit:g} s of real time (a safety"
+                " limit): the server never answered, or busy() never turned false")
 
     def run(self, awaitable: Awaitable[T], name: str | None = None) -> T:
         """Run `awaitable` on the loop from synchronous code and return its result.

@@ -7,6 +7,7 @@ import contextlib
 import queue
 import re
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -95,6 +96,52 @@ def test_600_virtual_seconds_fire_a_1s_retry_and_a_300s_sweep_in_due_order() -> 
     assert fired[298] == ("retry", 299.0, EPOCH + timedelta(seconds=299))
     assert sorted(fired[299:301]) == [("retry", 300.0, EPOCH + timedelta(seconds=300)),
                                       ("sweep", 300.0, EPOCH + timedelta(seconds=300))]
+
+
+def test_settle_waits_for_io_in_flight_when_busy_says_so() -> None:
+    """A runtime querying a server on each timer (a real socket, a server thread that
+    answers after 50 ms of real time): each answer arrives at its query's own virtual
+    instant, and settle ends only when every query is answered."""
+    clock = VirtualClock(EPOCH)
+    ours, theirs = socket.socketpair()
+
+    def server() -> None:
+        with theirs, theirs.makefile("rwb") as stream:
+            for line in stream:
+                time.sleep(0.05)
+                stream.write(line)
+                stream.flush()
+
+    threading.Thread(target=server, daemon=True).start()
+    in_flight: list[float] = []
+    answered: list[tuple[bytes, float]] = []
+    bridge = VirtualLoop(clock, busy=lambda: bool(in_flight), safety_limit_seconds=5)
+
+    async def poll_every_10_s() -> None:
+        reader, writer = await asyncio.open_connection(sock=ours)
+        while True:
+            await asyncio.sleep(10)
+            in_flight.append(bridge.loop.time())
+            writer.write(f"query at {bridge.loop.time():g}\n".encode())
+            answered.append((await reader.readline(), bridge.loop.time()))
+            in_flight.pop()
+
+    bridge.spawn(poll_every_10_s())
+    bridge.settle()
+    clock.advance(30)
+    bridge.settle()
+    assert answered == [(b"query at 10\n", 10.0), (b"query at 20\n", 20.0),
+                        (b"query at 30\n", 30.0)]
+    bridge.close()
+    ours.close()
+
+
+def test_settle_names_io_that_never_answers() -> None:
+    clock = VirtualClock(EPOCH)
+    bridge = VirtualLoop(clock, busy=lambda: True, safety_limit_seconds=0.2)
+    with pytest.raises(CoroutineNeverFinished, match="I/O still in flight"):
+        bridge.settle()
+    bridge.close()
 
 
 def test_sync_code_runs_a_coroutine_and_time_does_not_pass_inside() -> None:
