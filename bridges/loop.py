@@ -61,12 +61,14 @@ class _SteppingSelector(selectors.DefaultSelector):
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         ready: list[tuple[selectors.SelectorKey, int]] = super().select(0)
-        if ready or timeout == 0:
-            return ready
-        # asyncio would block: nothing is ready, and the next timer (if any) is `timeout`
-        # seconds of loop time away. The bridge decides; it may wait for sockets.
-        wait_for_sockets = self._bridge._idle(timeout)
-        return super().select(wait_for_sockets) if wait_for_sockets else ready
+        if not ready and timeout != 0:
+            # asyncio would block: nothing is ready, and the next timer (if any) is
+            # `timeout` seconds of loop time away. The bridge decides; it may wait for sockets.
+            wait_for_sockets = self._bridge._idle(timeout)
+            ready = super().select(wait_for_sockets) if wait_for_sockets else ready
+        if ready:
+            self._bridge._io_deadline = None  # a socket answered: the I/O limit starts again
+        return ready
 
 
 class _VirtualEventLoop(asyncio.SelectorEventLoop):
@@ -87,7 +89,7 @@ class VirtualLoop:
             `WallClock.move_to`, so that `datetime.now()` in a timer reads its deadline),
             and with the clock's time when the steps are done.
         safety_limit_seconds: real seconds `run` waits for a coroutine, and `settle` for
-            the I/O `busy` reports.
+            an answer while `busy` stays true.
         busy: whether the runtime waits for an answer on a socket (a query in flight);
             settle waits for sockets while it is true. None: settle never waits.
     """
@@ -101,6 +103,7 @@ class VirtualLoop:
         self._limit = safety_limit_seconds
         self._busy = busy
         self._stalled = False
+        self._io_deadline: float | None = None
         self.loop_time = 0.0
         self._target = 0.0  # the clock's time, in loop seconds, that settle catches up to
         self._mode = "run"
@@ -118,7 +121,9 @@ class VirtualLoop:
                 return 0.0
             return IO_POLL_SECONDS  # a socket may be about to answer
         if self._busy is not None and self._busy():  # an answer takes no virtual time
-            if real_monotonic() <= self._deadline:
+            if self._io_deadline is None:
+                self._io_deadline = real_monotonic() + self._limit
+            if real_monotonic() <= self._io_deadline:
                 return IO_POLL_SECONDS
             self._stalled = True
             self.loop.stop()
@@ -140,11 +145,11 @@ class VirtualLoop:
         """Run ready callbacks and every timer due up to the clock's time, in due order.
 
         Raises:
-            CoroutineNeverFinished: `busy` stayed true for the safety limit (real time).
+            CoroutineNeverFinished: `busy` stayed true, with nothing else to run, for the
+                safety limit (real time).
         """
         self._target = max(self.loop_time, self._clock_seconds())
-        self._mode, self._stalled = "settle", False
-        self._deadline = real_monotonic() + self._limit
+        self._mode, self._stalled, self._io_deadline = "settle", False, None
         try:
             self.loop.run_forever()
         finally:
