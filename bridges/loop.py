@@ -19,8 +19,9 @@ timer's deadline. Nothing waits on the wall clock for virtual time to pass.
 `run(coroutine)` waits for the coroutine, letting sockets deliver (real I/O to a local
 server takes real time, which is not virtual time passing). `settle()` does not know when
 a runtime waits for an answer on a socket: a runtime that talks to a server says so with
-`busy` (a query in flight), and while it is true settle waits for sockets instead of
-stepping the time or ending, so each timer's queries are answered at its own deadline.
+`busy` (a query in flight; `InFlight` counts a client's calls awaiting an answer), and
+while it is true settle waits for sockets instead of stepping the time or ending, so each
+timer's queries are answered at its own deadline.
 A coroutine still not done after the real-time safety limit, because it waits for
 virtual time nobody advanced or for an event that never comes, is cancelled and raises
 `CoroutineNeverFinished` naming it, with its stack.
@@ -30,9 +31,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import selectors
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from datetime import datetime, timedelta
 from types import FrameType
 from typing import Any, TypeVar
@@ -211,6 +213,40 @@ class VirtualLoop:
                     f" cancelled; they ignore cancellation:\n{stuck}") from None
         self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         self.loop.close()
+
+
+class InFlight:
+    """A client (a database connection, say) whose calls awaiting an answer are counted.
+
+    Hand the runtime this proxy instead of the client, and give the loop its `busy`:
+    `VirtualLoop(clock, busy=calls.busy)` settles only once every call is answered.
+
+    Args:
+        client: the object whose coroutine methods talk to a server.
+        methods: the names of those methods; any other attribute is the client's own.
+    """
+
+    def __init__(self, client: Any, methods: Iterable[str]) -> None:
+        self.client = client
+        self._methods = frozenset(methods)
+        self.count = 0
+
+    def busy(self) -> bool:
+        return self.count > 0
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.client, name)
+        if name not in self._methods:
+            return attribute
+
+        @functools.wraps(attribute)
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            try:
+                return await attribute(*args, **kwargs)
+            finally:
+                self.count -= 1
+        return counted
 
 
 def _format_stack(task: asyncio.Future[Any]) -> str:

@@ -21,6 +21,7 @@ from jobconform.bridges import (
     CoroutineNeverFinished,
     DerivedHealth,
     DispatchGate,
+    InFlight,
     JobRecord,
     SettleTimeout,
     ThreadWaits,
@@ -113,18 +114,25 @@ def test_settle_waits_for_io_in_flight_when_busy_says_so() -> None:
                 stream.flush()
 
     threading.Thread(target=server, daemon=True).start()
-    in_flight: list[float] = []
     answered: list[tuple[bytes, float]] = []
-    bridge = VirtualLoop(clock, busy=lambda: bool(in_flight), safety_limit_seconds=5)
+
+    class Client:
+        def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.reader, self.writer = reader, writer
+
+        async def query(self, text: str) -> bytes:
+            self.writer.write(f"{text}\n".encode())
+            return await self.reader.readline()
+
+    calls = InFlight(None, ["query"])
+    bridge = VirtualLoop(clock, busy=calls.busy, safety_limit_seconds=5)
 
     async def poll_every_10_s() -> None:
-        reader, writer = await asyncio.open_connection(sock=ours)
+        calls.client = Client(*await asyncio.open_connection(sock=ours))
         while True:
             await asyncio.sleep(10)
-            in_flight.append(bridge.loop.time())
-            writer.write(f"query at {bridge.loop.time():g}\n".encode())
-            answered.append((await reader.readline(), bridge.loop.time()))
-            in_flight.pop()
+            answered.append((await calls.query(f"query at {bridge.loop.time():g}"),
+                             bridge.loop.time()))
 
     bridge.spawn(poll_every_10_s())
     bridge.settle()
@@ -132,6 +140,7 @@ def test_settle_waits_for_io_in_flight_when_busy_says_so() -> None:
     bridge.settle()
     assert answered == [(b"query at 10\n", 10.0), (b"query at 20\n", 20.0),
                         (b"query at 30\n", 30.0)]
+    assert calls.count == 0 and calls.writer is calls.client.writer  # others: the client's
     bridge.close()
     ours.close()
 
