@@ -36,9 +36,9 @@ class PgqueuerRuntime:
         self._wall = WallClock(clock).start()
         # One connection: the NOTIFYs its calls cause come in on it before their answers.
         self.connection = InFlight(None, ("fetch", "execute", "add_listener"))
-        self._loop = loop = VirtualLoop(clock, self._wall.move_to, busy=self.connection.busy)
+        self.loop = loop = VirtualLoop(clock, self._wall.move_to, busy=self.connection.busy)
         self.connection.client = loop.run(asyncpg.connect(URL), name="connect")
-        self.schema = name = f"jc_{uuid.uuid4().hex}"
+        self.schema = name = f"jobconform_pgq_{uuid.uuid4().hex[:16]}"
         db = DBSettings(db_schema=name, channel=name, durability=Durability.volatile)
         self.queries = Queries(AsyncpgDriver(self.connection), qbe=qb.QueryBuilderEnvironment(db),
                                qbq=qb.QueryQueueBuilder(db), qbs=qb.QuerySchedulerBuilder(db))
@@ -79,37 +79,36 @@ class PgqueuerRuntime:
     def submit(self, script: TaskScript, retry: object = None) -> str:
         rank = next(self._ranks)
         job_id = self._jobs.add(f"job-{rank}").job_id
-        (pgqueuer_id,) = self._loop.run(self.queries.enqueue("body", job_id.encode()))
+        (pgqueuer_id,) = self.loop.run(self.queries.enqueue("body", job_id.encode()))
         self._scripts[job_id] = (rank, script, pgqueuer_id)
         self.settle()
         return job_id
 
     def settle(self) -> None:
         self._decisions.release_decided()
-        self._loop.settle()
+        self.loop.settle()
 
     def dispatch(self) -> None:
         self.settle()  # bodies the worker has fetched reach the gate first
         self._gate.open()
         self.settle()
 
-    def _cancel(self, job_ids: list[str]) -> None:
+    def _cancel(self, job_ids: list[str]) -> bool:  # pgqueuer's cancel; whether it had any
         if ids := [self._scripts[job_id][2] for job_id in job_ids]:
-            self._loop.run(self.queries.mark_job_as_cancelled(ids), name="cancel")
+            self.loop.run(self.queries.mark_job_as_cancelled(ids), name="cancel")
         self.settle()
+        return bool(ids)
 
     def cancel(self, job_id: str) -> bool:
-        cancelled = kit.cancel_in(self._jobs, self._gate, job_id) is not None
-        self._cancel([job_id] if cancelled else [])
-        return cancelled
+        return self._cancel([job_id] if kit.cancel_in(self._jobs, self._gate, job_id) else [])
 
     def shutdown(self) -> None:
         self._cancel(kit.shut_down_in(self._jobs, self._gate))
 
     def close(self) -> None:
-        self._loop.run(self.connection.execute(f"DROP SCHEMA {self.schema} CASCADE"))
+        self.loop.run(self.connection.execute(f"DROP SCHEMA {self.schema} CASCADE"))
         self.connection.client.terminate()  # what pgqueuer sends from here on fails
-        self._loop.close()  # cancels its worker and the bodies
+        self.loop.close()  # cancels its worker and the bodies
         self._wall.stop()
 
 
