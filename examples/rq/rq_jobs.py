@@ -83,9 +83,11 @@ class RQRuntime:
 
     def dispatch(self) -> None:
         self._scheduler.enqueue_scheduled_jobs()  # retries whose interval has passed
-        while self._idle and (found := self._idle[0].dequeue_job_and_maintain_ttl(None)):
+        picked = [(w, *got) for w in self._idle if (got := w.dequeue_job_and_maintain_ttl(None))]
+        for worker, job, queue in picked:  # after every pop: a retry re-queued at once waits
+            self._idle.remove(worker)
             with self._waits.adopting():
-                threading.Thread(target=self._perform, args=(self._idle.pop(0), *found)).start()
+                threading.Thread(target=self._perform, args=(worker, job, queue)).start()
         self._waits.settle()
 
     def cancel(self, job_id: str) -> bool:
@@ -105,8 +107,7 @@ class RQRuntime:
         self._waits.settle()
         self.queue.delete(delete_jobs=True)
         self.redis.delete(*self.redis.scan_iter(f"*{self.name}*"))  # the lock, workers, registries
-        for job_id in self._scripts:
-            BODIES.pop(job_id, None)
+        BODIES.clear()  # one runtime at a time: WallClock is process-wide
         self.redis.close()
         self._waits.stop()
         self._wall.stop()
