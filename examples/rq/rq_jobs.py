@@ -1,10 +1,10 @@
 """RQ itself (SimpleWorker, RQScheduler, Redis db 6 on 127.0.0.1) against lifecycle and retry.
 
 RQ's `work()` loops install signal handlers and block the harness's main thread, so each
-dispatch runs one pass of each, as RQ's tests drive them: `enqueue_scheduled_jobs()`, then
-per idle worker `dequeue_job_and_maintain_ttl(None)` and `execute_job` in a thread (a
-SimpleWorker per slot; RQ's `TimerDeathPenalty`, as SIGALRM is the main thread's). RQ reads
-`datetime.now()` (`WallClock`) and decides each outcome and retry for the kit's `JobRecords`.
+dispatch runs one pass of each, as RQ's tests do: `enqueue_scheduled_jobs()`, then for each
+idle worker `dequeue_job_and_maintain_ttl(None)`, then `execute_job` in a thread (a
+SimpleWorker per slot with RQ's `TimerDeathPenalty`: SIGALRM is the main thread's). RQ reads
+`datetime.now()` (`WallClock`), decides outcomes and retries; the records are `JobRecords`.
 No job timeout (-1): the spec has none. Unclaimed: stuck (RQ takes no caller's timeout; its
 started registry drops an execution after a heartbeat TTL of its own), redelivery (no cap)."""
 
@@ -62,14 +62,13 @@ class RQRuntime:
 
     def _perform(self, worker: ThreadWorker, job: Job, queue: Queue) -> None:
         worker.execute_job(job, queue)
-        status = job.get_status(refresh=True)  # what RQ decided, as it stored it
-        if status == JobStatus.FINISHED:
+        if (status := job.get_status(refresh=True)) == JobStatus.FINISHED:  # as RQ stored it
             self._jobs.update(job.id, "succeeded", result=job.return_value())
         elif status == JobStatus.FAILED:
             self._jobs.update(job.id, "failed", error=self._errors.pop(job.id, None))
         else:  # scheduled after its interval, or queued again: RQ retries it
             self._scripts[job.id].next_attempt()
-            taken = len(job.retry_intervals) - job.retries_left  # RQ's count of retries left
+            taken = len(job.retry_intervals) - job.retries_left  # from RQ's retries left
             self._jobs.update(job.id, "queued", retry_count=taken)
         self._idle.append(worker)
 
