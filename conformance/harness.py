@@ -22,6 +22,7 @@ from jobconform.backends.protocol import (
     REAPER,
     REDELIVERY,
     RETRY,
+    RETRY_INTERVALS,
     STUCK,
     Backend,
     CapacityExceeded,
@@ -45,6 +46,7 @@ from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import AdapterError as AdapterError
 from jobconform.conformance.watchdog import AdapterHung, guarded
+from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Command, describe
@@ -294,6 +296,8 @@ class Harness:
                              f" max_tasks={max_tasks}")
         # Retry is checked only where the backend claims it and the profile has the area.
         self.claims_retry = RETRY in self.backend.capabilities and RETRY in self.profile.areas
+        # A `retry-intervals` claim: its retries wait out the intervals the kit gives it.
+        self.delays_given = self.claims_retry and RETRY_INTERVALS in self.backend.capabilities
         self.claims_stuck = STUCK in self.backend.capabilities and STUCK in self.profile.areas
         self.claims_reaper = (REAPER in self.backend.capabilities
                               and REAPER in self.profile.areas)
@@ -1097,6 +1101,10 @@ class Harness:
                                                      self._area_method("compute_delay_ms")))
 
     def _backend_delay(self) -> blame.DelayFunction | None:
+        if self.delays_given:
+            # Its retries wait out the list its adapter made from each policy
+            # (retry_intervals_ms), and it need have no delay function: the list's entry.
+            return _listed_interval
         compute: object = getattr(self.runtime, "compute_delay_ms", None)
         return partial(_ask_delay, compute) if self.claims_retry and callable(compute) else None
 
@@ -1240,7 +1248,7 @@ class Harness:
                     self._last_command(), name, getattr(wanted, name), getattr(actual, name),
                     self._before.get(alias) if alias is not None else None, requirements,
                     field_requirements, self._retry_after_holds(alias),
-                    self._retry_delay_holds(alias), self.clock.now())
+                    self._retry_delay_holds(alias), self.clock.now(), self.delays_given)
                 if (name == "status" and wanted.status == Status.CANCELLED.value
                         and actual.status in (Status.SUCCEEDED.value, Status.FAILED.value)
                         and self._counted_as_the_oracle()):
@@ -1292,6 +1300,10 @@ class Harness:
                 alias = self.aliases.get(view.job_id, view.job_id)
                 raise self._fail(("LC-005",), f"job {alias!r} {name} must be a timezone-aware"
                                  " UTC datetime", "tz-aware UTC datetime", value)
+
+
+def _listed_interval(question: cmd.ComputeDelay) -> float:
+    return backoff.delay_ms(question.policy, question.attempt)
 
 
 def _ask_delay(compute: Callable[..., Any], question: cmd.ComputeDelay) -> float:
