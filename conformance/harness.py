@@ -40,6 +40,7 @@ from jobconform.backends.protocol import (
     store_faults,
 )
 from jobconform.conformance import blame, job_faults, tolerance
+from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
 from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
@@ -721,7 +722,7 @@ class Harness:
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         try:
-            return function()
+            answer = function()
         except (Divergence, AdapterError, JobNotFound, JobNotCompleted, CapacityExceeded,
                 RuntimeShutDown, ReaperAlreadyRunning, InvalidModuleId, ModuleNotFound):
             raise
@@ -730,6 +731,10 @@ class Harness:
                 f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
                 f" during {action}; the protocol allows no exception there"
             ) from error
+        problem = shape_problem(action, answer)
+        if problem is not None:
+            raise AdapterError(f"adapter {self.backend.name!r}: {problem}")
+        return answer
 
     def _area_method(self, name: str) -> Callable[..., Any]:
         """A runtime method that only the areas beyond the lifecycle need."""

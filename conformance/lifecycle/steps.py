@@ -284,7 +284,10 @@ def after_scenario(context: Any, scenario: Any) -> None:
                 context.jobconform = None
         except Exception as close_error:
             # Behave marks the scenario `hook_error` and its JSON keeps no message: the
-            # runner reads this one (after what the steps said, if they failed).
+            # runner reads this one (after what the steps said, if they failed). A step's
+            # own error, written above, stays the case's message: it is the first cause.
+            if error is not None:
+                raise
             tolerance.write_case_error(
                 f"{getattr(scenario.feature, 'name', '?')}: {scenario.name}",
                 f"closing the runtime: {type(close_error).__name__}: {close_error}")

@@ -1,0 +1,61 @@
+"""The shape of each lifecycle answer, checked as it arrives (issue 34).
+
+An adapter that hands back something of the wrong kind (`get` returning a string, a
+`list_jobs` of dicts, `open` returning None) would otherwise surface later as a bare
+Python error ("'str' object has no attribute 'status'") that names neither the method
+nor what was expected. `shape_problem` names both, so the case's message says what the
+adapter must return. Only the kind is checked here; the values are the suites' business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+JOB_FIELDS = ("job_id", "status", "submitted_at", "started_at", "finished_at", "result",
+              "error")
+HEALTH_COUNTS = ("queued", "running", "total", "processed", "failed", "cancelled")
+RUNTIME_METHODS = ("submit", "dispatch", "settle", "cancel", "get", "get_result",
+                   "list_jobs", "cleanup", "shutdown", "health", "close")
+
+
+def _has(answer: object, names: tuple[str, ...]) -> bool:
+    return all(hasattr(answer, name) for name in names)
+
+
+def _is_job(answer: object) -> bool:
+    return _has(answer, JOB_FIELDS)
+
+
+# action -> (does the answer fit, what was expected), for the lifecycle calls whose answer
+# the harness reads.
+SHAPES: dict[str, tuple[Callable[[object], bool], str]] = {
+    "open": (lambda answer: _has(answer, RUNTIME_METHODS),
+             "a runtime with " + ", ".join(RUNTIME_METHODS)),
+    "submit": (lambda answer: isinstance(answer, str) and answer != "",
+               "the new job's id, a non-empty str"),
+    "get": (lambda answer: answer is None or _is_job(answer),
+            "a job record (with " + ", ".join(JOB_FIELDS) + ") or None"),
+    "list_jobs": (lambda answer: isinstance(answer, list | tuple)
+                  and all(_is_job(view) for view in answer),
+                  "a list of job records (each with " + ", ".join(JOB_FIELDS) + ")"),
+    "health": (lambda answer: _has(answer, HEALTH_COUNTS),
+               "a health snapshot (with " + ", ".join(HEALTH_COUNTS) + ")"),
+}
+
+
+def shape_problem(action: str, answer: object) -> str | None:
+    """What is wrong with the kind of `answer` to `action`, or None if it fits (or the
+    action's answer has no fixed kind)."""
+    if action == "open" and answer is not None:
+        missing = [name for name in RUNTIME_METHODS if not callable(getattr(answer, name, None))]
+        if missing:
+            return (f"`open` returned a {type(answer).__name__} without "
+                    + ", ".join(missing) + "; a runtime has all of "
+                    + ", ".join(RUNTIME_METHODS) + " (jobconform.backends.protocol.Runtime)")
+        return None
+    shape = SHAPES.get(action)
+    if shape is None or shape[0](answer):
+        return None
+    shown = repr(answer)
+    shown = shown if len(shown) <= 80 else shown[:77] + "..."
+    return (f"`{action}` returned {type(answer).__name__} {shown}, expected {shape[1]}")
