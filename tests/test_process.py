@@ -385,6 +385,18 @@ def test_a_child_speaking_another_version_is_refused(tmp_path: Path) -> None:
         ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
 
 
+@pytest.mark.parametrize("result", ['{}', '{"protocol": "2"}', '"hello"', 'null'])
+def test_a_malformed_hello_answer_is_a_malformed_message_not_a_version(
+        tmp_path: Path, result: str) -> None:
+    answer = f'{{"id": 1, "ok": true, "result": {result}}}'
+    command = fake_child(tmp_path, "import sys\nsys.stdin.readline()\n"
+                                   f"print({answer!r}, flush=True)\nsys.stdin.read()\n")
+    with pytest.raises(MalformedMessage, match=r"wrote a malformed answer to hello .*"
+                       r"`protocol` is the version the child speaks, an integer") as error:
+        ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    assert f"the line: {answer}" in str(error.value)
+
+
 def test_a_child_refusing_every_version_of_the_kit_is_refused(tmp_path: Path) -> None:
     # It refuses version 2, then version 1: the kit offers no other.
     command = fake_child(tmp_path, "import json, sys\nfor line in sys.stdin:\n"

@@ -33,7 +33,7 @@ from jobconform.backends.process.backend import (
     reference_child_command,
 )
 from jobconform.backends.process.child import Child
-from jobconform.backends.process.codec import decode, encode
+from jobconform.backends.process.codec import CodecError, decode, encode
 from jobconform.backends.process.interfaces import (
     CHILD_INTERFACES,
     KIT_INTERFACES,
@@ -159,6 +159,11 @@ def test_values_cross_by_their_annotations() -> None:
                     JobRecord, handles)
     assert record.submitted_at == EPOCH and record.submitted_at.utcoffset() is not None
     assert encode(float("nan"), float, handles) == "NaN"
+    # An operation that answers nothing (JobRuntime.dispatch) takes no answer but null.
+    dispatch = methods(CHILD_INTERFACES[1])["dispatch"].returns
+    assert decode(None, dispatch, handles) is None
+    with pytest.raises(CodecError, match="the dispatch answer must be null, not 5"):
+        decode(5, dispatch, handles, "the dispatch answer")
 
 
 # -- every area, round trip ---------------------------------------------------------------------

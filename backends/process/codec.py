@@ -249,6 +249,10 @@ def decode(document: Any, annotation: Any, handles: Handles, where: str = "value
         value_type = _args(annotation)[1]
         return {key: decode(item, value_type, handles, f"{where}.{key}")
                 for key, item in document.items()}
+    if annotation is None or annotation is type(None):
+        # An operation that answers nothing (dispatch, settle, close): anything else is a
+        # child that does something the kit does not know of.
+        raise CodecError(f"{where} must be null, not {_clip(document)}")
     return document
 
 

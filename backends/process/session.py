@@ -167,6 +167,11 @@ class ChildSession:
                 f"the child `{self.display}` refused the handshake for protocol versions"
                 f" {versions}: {reason}"
             )
+        if not isinstance(spoken, int) or isinstance(spoken, bool):
+            # Not another version: no version at all, so the answer itself is broken.
+            raise self._malformed("hello", "a hello answer's result is an object whose"
+                                  " `protocol` is the version the child speaks, an integer",
+                                  message)
         if spoken not in SUPPORTED_VERSIONS or spoken > offered:
             self.stop()
             raise ProtocolVersionMismatch(
