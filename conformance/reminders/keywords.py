@@ -19,18 +19,14 @@ of ``Restart Reminders``.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any
+from datetime import timedelta, timezone
 
 from robot.api import SkipExecution
 from robot.api.deco import keyword, library
-from robot.libraries.BuiltIn import BuiltIn
 
-from jobconform.backends.loading import load_backend
 from jobconform.backends.reminders.protocol import ReminderView
-from jobconform.conformance import tolerance
-from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.lifecycle.keywords import requirement_tags
+from jobconform.conformance.area_keywords import AreaLibrary
+from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.reminders.harness import ReminderHarness, ReminderRecord, freeze
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.faults import FaultKind, StoreFault
@@ -42,55 +38,24 @@ from jobconform.reference.reminders.oracle import (
     ReminderStatus,
     rejected,
 )
-from jobconform.spec import load_registry
 
-DEFAULT_BACKEND = "memory"
 OUTCOME_WORDS = {"lands": DeliveryOutcome.LANDS, "fails": DeliveryOutcome.FAILS,
                  "times out": DeliveryOutcome.UNKNOWN, "unknown": DeliveryOutcome.UNKNOWN}
 
 
-def _at(seconds: float) -> datetime:
-    return EPOCH + timedelta(seconds=seconds)
-
-
-def _aliases(text: str) -> list[str]:
-    return [alias.strip() for alias in text.split(",") if alias.strip()]
-
-
 @library(scope="TEST", auto_keywords=False)
-class ReminderLibrary:
+class ReminderLibrary(AreaLibrary[ReminderHarness]):
     """Drive one backend's reminders runtime and the oracle per test."""
 
-    ROBOT_LISTENER_API_VERSION = 3
+    START = "Start Reminders"
+    OPENS = "reminders runtime"
 
     def __init__(self) -> None:
-        self._harness: ReminderHarness | None = None
-        self._answers: dict[str, object] = {}
+        super().__init__()
         self._read: tuple[ReminderView, ReminderRecord] | None = None
-        self.ROBOT_LIBRARY_LISTENER = self
-
-    def end_test(self, data: Any, result: Any) -> None:
-        harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
-
-    @property
-    def harness(self) -> ReminderHarness:
-        if self._harness is None:
-            raise RuntimeError("no reminders runtime in this test yet: call `Start Reminders`")
-        return self._harness
-
-    def _fail(self, message: str) -> AssertionError:
-        ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
-        suffix = f" [test checks {', '.join(ids)}]" if ids else ""
-        return tolerance.robot_failure(message + suffix, ids)
 
     def _view(self, alias: str) -> ReminderView:
-        reminder_id = self.harness.ids.get(alias)
-        if reminder_id is None:
-            raise self._fail(f"reminder {alias!r} was never created (answer:"
-                             f" {self._answers.get(alias)!r})")
-        view = self.harness.runtime.get(reminder_id)
+        view = self.harness.runtime.get(self._created_id(self.harness.ids, "reminder", alias))
         if view is None:
             raise self._fail(f"the backend holds no record of reminder {alias!r}")
         return view
@@ -107,16 +72,9 @@ class ReminderLibrary:
     def start_reminders(self, **parameters: str) -> None:
         """Open a fresh reminders runtime; ``name=value`` pairs override the profile's
         parameters (``max_pending=2``)."""
-        if self._harness is not None:
-            raise RuntimeError("`Start Reminders` was already called in this test")
-        variables = BuiltIn()
-        backend_name = str(variables.get_variable_value("${BACKEND}") or DEFAULT_BACKEND)
-        backend = load_backend(backend_name)
-        registry = load_registry()
-        profile = registry.profile(str(variables.get_variable_value("${PROFILE}")
-                                       or backend.profile))
         overrides = {name: float(value) for name, value in parameters.items()}
-        self._harness = ReminderHarness(backend, profile, registry, overrides=overrides)
+        self._start(lambda backend, profile, registry: ReminderHarness(
+            backend, profile, registry, overrides=overrides))
 
     # -- commands ----------------------------------------------------------------------------
 
@@ -128,7 +86,7 @@ class ReminderLibrary:
         ``utc_offset_hours`` ahead of UTC, the same instant), with idempotency key ``key``
         if given (RM-017; without one the runtime derives a key, RM-018); returns the
         answer."""
-        fire_at = None if fire_at_second is None else _at(fire_at_second).astimezone(
+        fire_at = None if fire_at_second is None else at(fire_at_second).astimezone(
             timezone(timedelta(hours=utc_offset_hours)))
         answer = self.harness.run(rc.CreateReminder(alias, message, fire_at, delay, key))
         self._answers[alias] = answer
@@ -136,7 +94,7 @@ class ReminderLibrary:
 
     @keyword("Create Reminders")
     def create_reminders(self, aliases: str, delay: float) -> None:
-        for alias in _aliases(aliases):
+        for alias in alias_list(aliases):
             self.create_reminder(alias, f"remember {alias}", delay=delay)
 
     @keyword("Cancel Reminder")
@@ -246,7 +204,7 @@ class ReminderLibrary:
 
     @keyword("Reminder Should Be Due At Second")
     def reminder_should_be_due_at(self, alias: str, second: float) -> None:
-        self._expect(alias, "due_at", _at(second))
+        self._expect(alias, "due_at", at(second))
 
     @keyword("Reminder Should Not Be Due")
     def reminder_should_not_be_due(self, alias: str) -> None:
@@ -254,15 +212,15 @@ class ReminderLibrary:
 
     @keyword("Reminder Should Fire At Second")
     def reminder_should_fire_at(self, alias: str, second: float) -> None:
-        self._expect(alias, "fire_at", _at(second))
+        self._expect(alias, "fire_at", at(second))
 
     @keyword("Reminder Should Have Been Created At Second")
     def reminder_created_at(self, alias: str, second: float) -> None:
-        self._expect(alias, "created_at", _at(second))
+        self._expect(alias, "created_at", at(second))
 
     @keyword("Reminder Should Have Fired At Second")
     def reminder_fired_at(self, alias: str, second: float) -> None:
-        self._expect(alias, "fired_at", _at(second))
+        self._expect(alias, "fired_at", at(second))
 
     @keyword("Reminder Should Not Have Fired")
     def reminder_not_fired(self, alias: str) -> None:
@@ -295,8 +253,8 @@ class ReminderLibrary:
 
     @keyword("Listed Reminders Should Be")
     def listed_reminders_should_be(self, listed: object, aliases: str) -> None:
-        if listed != _aliases(aliases):
-            raise self._fail(f"the listing should be {_aliases(aliases)}, the backend"
+        if listed != alias_list(aliases):
+            raise self._fail(f"the listing should be {alias_list(aliases)}, the backend"
                              f" answered {listed!r}")
 
     @keyword("Reminder Read Earlier Should Be Unchanged")

@@ -17,7 +17,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from jobconform.backends.reminders.protocol import ReminderView
-from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.area_steps import (
+    AreaScenario,
+    alias_list,
+    at,
+    created_id,
+    expectation_failure,
+)
 from jobconform.conformance.lifecycle.steps import (
     RunConfig,
     action_step,
@@ -31,7 +37,7 @@ from jobconform.conformance.reminders.harness import (
     ReminderRecord,
     freeze,
 )
-from jobconform.reference.commands import AdvanceTime, describe
+from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import (
@@ -48,30 +54,13 @@ OUTCOME_WORDS = {"lands": DeliveryOutcome.LANDS, "fails": DeliveryOutcome.FAILS,
                  "times out": DeliveryOutcome.UNKNOWN}
 
 
-def _at(seconds: float) -> datetime:
-    return EPOCH + timedelta(seconds=seconds)
-
-
-def _aliases(text: str) -> list[str]:
-    return [alias.strip() for alias in text.split(",") if alias.strip()]
-
-
-class _Reminders:
-    """One scenario's reminders harness and what its steps have seen."""
+class _Reminders(AreaScenario[ReminderHarness]):
+    """One scenario's reminders harness, its answers and the reminder read last."""
 
     def __init__(self, config: RunConfig, overrides: dict[str, float]) -> None:
-        self.harness = ReminderHarness(config.backend, config.profile, config.registry,
-                                       overrides=overrides)
-        self.answers: dict[str, object] = {}  # alias -> creation answer
-        self.last_answer: object = None
+        super().__init__(ReminderHarness(config.backend, config.profile, config.registry,
+                                         overrides=overrides))
         self.read: tuple[ReminderView, ReminderRecord] | None = None
-
-    def run(self, command: rc.ReminderCommand) -> object:
-        self.last_answer = self.harness.run(command)
-        return self.last_answer
-
-    def close(self) -> None:
-        self.harness.close()
 
 
 def _reminders(context: Any) -> _Reminders:
@@ -82,25 +71,16 @@ def _reminders(context: Any) -> _Reminders:
 def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
     if ok:
         return
-    tags = sorted(str(tag) for tag in getattr(context.scenario, "effective_tags", ())
-                  if str(tag).startswith("RM-"))
     area = state_of(context).areas.get(AREA)
     commands = area.harness.commands if isinstance(area, _Reminders) else []
-    steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(commands, 1))  # type: ignore[arg-type]
-    raise AssertionError(
-        "the backend's reminders do not meet the scenario's expectation\n"
-        f"  requirement(s): {', '.join(tags)}\n  what: {what}\n"
-        f"  expected: {expected!r}\n  actual:   {actual!r}\n"
-        f"  commands so far:\n{steps or '    (none)'}")
+    raise expectation_failure(context, "the backend's reminders do not", "RM-", commands,
+                              what, expected, actual)
 
 
 def _view(context: Any, alias: str) -> ReminderView:
     area = _reminders(context)
-    reminder_id = area.harness.ids.get(alias)
-    if reminder_id is None:
-        raise AssertionError(f"reminder {alias!r} was never created (creation answer:"
-                             f" {area.answers.get(alias)!r})")
-    view = area.harness.runtime.get(reminder_id)
+    view = area.harness.runtime.get(created_id(area.harness.ids, area.answers, "reminder",
+                                               alias))
     _check(context, view is not None, f"reminder {alias!r} should be held", "a record", None)
     assert view is not None
     return view
@@ -159,7 +139,7 @@ def step_create_long(context: Any, alias: str, count: int, seconds: float) -> No
 @action_step('reminder "{alias}" is created with message "{message}" to fire at second'
              " {second:g}")
 def step_create_at(context: Any, alias: str, message: str, second: float) -> None:
-    _create(context, alias, message, fire_at=_at(second))
+    _create(context, alias, message, fire_at=at(second))
 
 
 @action_step('reminder "{alias}" is created with message "{message}" to fire at second'
@@ -168,7 +148,7 @@ def step_create_at_offset(context: Any, alias: str, message: str, second: float,
                           hours: int) -> None:
     """The same instant as "to fire at second ...", written at another UTC offset: a
     different fire_at as given (RM-018), shown in UTC (RM-001)."""
-    _create(context, alias, message, fire_at=_at(second).astimezone(
+    _create(context, alias, message, fire_at=at(second).astimezone(
         timezone(timedelta(hours=hours))))
 
 
@@ -176,7 +156,7 @@ def step_create_at_offset(context: Any, alias: str, message: str, second: float,
              " {seconds:g} seconds and a fire time of second {second:g}")
 def step_create_both(context: Any, alias: str, message: str, seconds: float,
                      second: float) -> None:
-    _create(context, alias, message, fire_at=_at(second), delay=seconds)
+    _create(context, alias, message, fire_at=at(second), delay=seconds)
 
 
 @action_step('reminder "{alias}" is created with message "{message}" and no schedule')
@@ -186,7 +166,7 @@ def step_create_neither(context: Any, alias: str, message: str) -> None:
 
 @action_step('reminders "{aliases}" are created with a delay of {seconds:g} seconds')
 def step_create_many(context: Any, aliases: str, seconds: float) -> None:
-    for alias in _aliases(aliases):
+    for alias in alias_list(aliases):
         _create(context, alias, f"remember {alias}", delay=seconds)
 
 
@@ -348,7 +328,7 @@ def step_dispatched(context: Any, alias: str, count: int) -> None:
 @check_step('reminder "{alias}" is due at second {second:g}')
 def step_due(context: Any, alias: str, second: float) -> None:
     actual = _view(context, alias).due_at
-    _check(context, actual == _at(second), f"reminder {alias!r} due_at", _at(second), actual)
+    _check(context, actual == at(second), f"reminder {alias!r} due_at", at(second), actual)
 
 
 @check_step('reminder "{alias}" is not due')
@@ -360,20 +340,20 @@ def step_not_due(context: Any, alias: str) -> None:
 @check_step('reminder "{alias}" fires at second {second:g}')
 def step_fire_at(context: Any, alias: str, second: float) -> None:
     actual = _view(context, alias).fire_at
-    _check(context, actual == _at(second), f"reminder {alias!r} fire_at", _at(second), actual)
+    _check(context, actual == at(second), f"reminder {alias!r} fire_at", at(second), actual)
 
 
 @check_step('reminder "{alias}" was created at second {second:g}')
 def step_created_at(context: Any, alias: str, second: float) -> None:
     actual = _view(context, alias).created_at
-    _check(context, actual == _at(second), f"reminder {alias!r} created_at", _at(second),
+    _check(context, actual == at(second), f"reminder {alias!r} created_at", at(second),
            actual)
 
 
 @check_step('reminder "{alias}" fired at second {second:g}')
 def step_fired_at(context: Any, alias: str, second: float) -> None:
     actual = _view(context, alias).fired_at
-    _check(context, actual == _at(second), f"reminder {alias!r} fired_at", _at(second), actual)
+    _check(context, actual == at(second), f"reminder {alias!r} fired_at", at(second), actual)
 
 
 @check_step('reminder "{alias}" has not fired')
@@ -408,7 +388,7 @@ def step_not_held(context: Any, alias: str) -> None:
 @check_step('the reminders listed are "{aliases}"')
 def step_listed(context: Any, aliases: str) -> None:
     actual = _reminders(context).last_answer
-    _check(context, actual == _aliases(aliases), "the listing", _aliases(aliases), actual)
+    _check(context, actual == alias_list(aliases), "the listing", alias_list(aliases), actual)
 
 
 @check_step("no reminders are listed")
