@@ -36,12 +36,14 @@ def robot_variable(name: str) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-def run_setting() -> tuple[Backend, Profile, Registry]:
-    """The backend (${BACKEND}, memory by default), the spec, and the profile (${PROFILE},
-    the backend's own by default) this Robot run checks."""
-    backend = load_backend(robot_variable("${BACKEND}") or DEFAULT_BACKEND)
+def run_setting(backend_name: str | None = None, profile_name: str | None = None
+                ) -> tuple[Backend, Profile, Registry]:
+    """The backend (`backend_name`, else ${BACKEND}, else memory), the spec, and the
+    profile (`profile_name`, else ${PROFILE}, else the backend's own) a Robot run checks."""
+    backend = load_backend(backend_name or robot_variable("${BACKEND}") or DEFAULT_BACKEND)
     registry = load_registry()
-    return backend, registry.profile(robot_variable("${PROFILE}") or backend.profile), registry
+    profile = registry.profile(profile_name or robot_variable("${PROFILE}") or backend.profile)
+    return backend, profile, registry
 
 
 def test_failure(message: str) -> AssertionError:
@@ -75,8 +77,8 @@ class AreaLibrary(Generic[HarnessT]):
             raise RuntimeError(f"no {self.OPENS} in this test yet: call `{self.START}` first")
         return self._harness
 
-    def _start(self, open_harness: Callable[[Backend, Profile, Registry], HarnessT]
-               ) -> HarnessT:
+    def _start(self, open_harness: Callable[[Backend, Profile, Registry], HarnessT],
+               backend_name: str | None = None, profile_name: str | None = None) -> HarnessT:
         """Open the test's harness on the run's backend and profile (`run_setting`).
 
         Raises:
@@ -84,8 +86,18 @@ class AreaLibrary(Generic[HarnessT]):
         """
         if self._harness is not None:
             raise RuntimeError(f"`{self.START}` was already called in this test")
-        self._harness = open_harness(*run_setting())
+        self._harness = open_harness(*run_setting(backend_name, profile_name))
         return self._harness
+
+    @property
+    def answers(self) -> dict[str, Any]:
+        """The answers kept by alias (conformance/vocabulary.py keeps creations' here)."""
+        return self._answers
+
+    def run(self, command: Any) -> object:
+        """Send one command through the test's harness; its answer."""
+        harness: Any = self.harness
+        return harness.run(command)
 
     def _fail(self, message: str) -> AssertionError:
         return test_failure(message)
