@@ -19,28 +19,21 @@ of ``Restart Reminders``.
 
 from __future__ import annotations
 
-from datetime import timedelta, timezone
-
 from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 
 from jobconform.backends.reminders.protocol import ReminderView
 from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.area_steps import alias_list, at
+from jobconform.conformance.reminders.declarations import DECLARATIONS, cancel_reminder
 from jobconform.conformance.reminders.harness import ReminderHarness, ReminderRecord, freeze
-from jobconform.reference.commands import AdvanceTime
-from jobconform.reference.faults import FaultKind, StoreFault
+from jobconform.conformance.vocabulary import derive_keywords
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import (
     CREATED,
     REPLAYED,
-    DeliveryOutcome,
-    ReminderStatus,
     rejected,
 )
-
-OUTCOME_WORDS = {"lands": DeliveryOutcome.LANDS, "fails": DeliveryOutcome.FAILS,
-                 "times out": DeliveryOutcome.UNKNOWN, "unknown": DeliveryOutcome.UNKNOWN}
 
 
 @library(scope="TEST", auto_keywords=False)
@@ -76,37 +69,8 @@ class ReminderLibrary(AreaLibrary[ReminderHarness]):
         self._start(lambda backend, profile, registry: ReminderHarness(
             backend, profile, registry, overrides=overrides))
 
-    # -- commands ----------------------------------------------------------------------------
-
-    @keyword("Create Reminder")
-    def create_reminder(self, alias: str, message: str = "remember",
-                        delay: float | None = None, fire_at_second: float | None = None,
-                        key: str | None = None, utc_offset_hours: int = 0) -> object:
-        """Create a reminder by ``delay`` seconds or ``fire_at_second`` (written
-        ``utc_offset_hours`` ahead of UTC, the same instant), with idempotency key ``key``
-        if given (RM-017; without one the runtime derives a key, RM-018); returns the
-        answer."""
-        fire_at = None if fire_at_second is None else at(fire_at_second).astimezone(
-            timezone(timedelta(hours=utc_offset_hours)))
-        answer = self.harness.run(rc.CreateReminder(alias, message, fire_at, delay, key))
-        self._answers[alias] = answer
-        return answer
-
-    @keyword("Create Reminders")
-    def create_reminders(self, aliases: str, delay: float) -> None:
-        for alias in alias_list(aliases):
-            self.create_reminder(alias, f"remember {alias}", delay=delay)
-
-    @keyword("Cancel Reminder")
-    def cancel_reminder(self, alias: str) -> object:
-        return self.harness.run(rc.CancelReminder(alias))
-
-    @keyword("Dispatch Of Reminder")
-    def dispatch_of_reminder(self, alias: str, outcome: str) -> None:
-        """Decide how the reminder's dispatch in flight ends: lands, fails or times out."""
-        if outcome not in OUTCOME_WORDS:
-            raise ValueError(f"a dispatch {', '.join(OUTCOME_WORDS)}; not {outcome!r}")
-        self.harness.run(rc.DeliverReminder(alias, OUTCOME_WORDS[outcome]))
+    # -- commands: derived from declarations.py (derive_keywords, at the end); what
+    # -- stays here is not a command alone (a skip, a read that keeps the record) ---------
 
     @keyword("Require Store Faults")
     def require_store_faults(self) -> None:
@@ -116,54 +80,11 @@ class ReminderLibrary(AreaLibrary[ReminderHarness]):
             raise SkipExecution(f"backend {self.harness.backend.name} does not take store"
                                 " faults for its reminders (store-faults:reminders)")
 
-    @keyword("Advance Reminder Clock Under Store Fault")
-    def advance_under_fault(self, seconds: float, fault: str, write: int) -> None:
-        """Advance the clock while store write ``write`` ``fail``s or the process
-        ``crash``es at it (then the runtime restarts over its store)."""
-        self.harness.run(rc.ReminderStoreFault(StoreFault(FaultKind(fault), int(write)),
-                                               AdvanceTime(seconds)))
-
-    @keyword("Dispatch Of Reminder Under Store Fault")
-    def dispatch_under_fault(self, alias: str, outcome: str, fault: str, write: int) -> None:
-        """Decide a dispatch's end while store write ``write`` ``fail``s or the process
-        ``crash``es at it."""
-        if outcome not in OUTCOME_WORDS:
-            raise ValueError(f"a dispatch {', '.join(OUTCOME_WORDS)}; not {outcome!r}")
-        self.harness.run(rc.ReminderStoreFault(
-            StoreFault(FaultKind(fault), int(write)),
-            rc.DeliverReminder(alias, OUTCOME_WORDS[outcome])))
-
-    @keyword("Advance Reminder Clock")
-    def advance_reminder_clock(self, seconds: float) -> None:
-        self.harness.run(AdvanceTime(seconds))
-
-    @keyword("Restart Reminders")
-    def restart_reminders(self, down: float = 0.0) -> None:
-        """Crash the runtime, let ``down`` seconds pass, reopen it over the same store."""
-        self.harness.run(rc.RestartReminders(down))
-
-    @keyword("Set Reminder Autonomy")
-    def set_reminder_autonomy(self, state: str) -> None:
-        """Turn the agent's autonomy ``off`` (its pending reminders are held) or ``on``."""
-        if state not in ("on", "off"):
-            raise ValueError(f"autonomy is on or off, not {state!r}")
-        self.harness.run(rc.SetAutonomy(state == "on"))
-
-    @keyword("Sweep Reminders")
-    def sweep_reminders(self) -> object:
-        """Run the retention sweep once; returns how many reminders the backend deleted."""
-        return self.harness.run(rc.SweepReminders())
-
     @keyword("Read Reminder")
     def read_reminder(self, alias: str) -> None:
         self.harness.run(rc.GetReminder(alias))
         view = self.harness.runtime.get(self.harness.ids.get(alias, f"unknown-{alias}"))
         self._read = None if view is None else (view, freeze(view))
-
-    @keyword("List Reminders")
-    def list_reminders(self, status: str | None = None) -> object:
-        wanted = None if status is None else ReminderStatus(status)
-        return self.harness.run(rc.ListReminders(wanted))
 
     # -- assertions ---------------------------------------------------------------------------
 
@@ -189,7 +110,7 @@ class ReminderLibrary(AreaLibrary[ReminderHarness]):
 
     @keyword("Cancel Should Answer")
     def cancel_should_answer(self, alias: str, expected: str) -> None:
-        answer = self.cancel_reminder(alias)
+        answer = self.run(cancel_reminder(alias))
         if answer != expected:
             raise self._fail(f"cancel of {alias!r} should answer {expected!r}, the backend"
                              f" answered {answer!r}")
@@ -271,3 +192,6 @@ class ReminderLibrary(AreaLibrary[ReminderHarness]):
         if self._read is not None:
             raise self._fail(f"reading an unknown reminder should find nothing, the backend"
                              f" returned {self._read[1]!r}")
+
+
+derive_keywords(ReminderLibrary, DECLARATIONS, lambda library: library)
