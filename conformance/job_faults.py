@@ -12,15 +12,59 @@ holds what a new rescuer needs (a park's alert is marked on the job before it is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from jobconform.backends.faults import ProcessCrashed, StoreFaults, StoreFaultsNotClaimed
-from jobconform.backends.protocol import REAPER, REDELIVERY, store_faults
+from jobconform.backends.protocol import REAPER, REDELIVERY, Backend, JobView, Runtime, store_faults
+from jobconform.conformance.sinks import OperatorQueue
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind
+from jobconform.reference.lifecycle import JobState
+from jobconform.reference.model import ReferenceModel
 
-if TYPE_CHECKING:
-    from jobconform.conformance.harness import Harness
+T = TypeVar("T")
+
+
+class Harness(Protocol):
+    """What running a store fault needs of the lifecycle harness (conformance/harness.py,
+    its section "what `job_faults` needs of the harness"), named here so that this module
+    does not import the harness that calls it."""
+
+    @property
+    def backend(self) -> Backend: ...
+
+    @property
+    def runtime(self) -> Runtime: ...
+
+    @property
+    def model(self) -> ReferenceModel: ...
+
+    @property
+    def aliases(self) -> dict[str, str]: ...
+
+    @property
+    def operator_queue(self) -> OperatorQueue | None: ...
+
+    @property
+    def faults_reaper(self) -> bool: ...
+
+    @property
+    def faults_redelivery(self) -> bool: ...
+
+    def call(self, action: str, function: Callable[[], T]) -> T: ...
+
+    def apply_plain(self, command: cmd.Command) -> object: ...
+
+    def area_method(self, name: str) -> Callable[..., Any]: ...
+
+    def adapter_fault(self, message: str) -> Exception: ...
+
+    def defer_fault(self, what: str, expected: object, actual: object) -> None: ...
+
+    def expected_of(self, job: JobState) -> object: ...
+
+    def frozen(self, view: JobView) -> object: ...
 
 REDELIVERY_FAULTS = "RD-007"
 REAPER_FAULTS = "RP-008"

@@ -77,6 +77,28 @@ class MachineRun:
     divergence_before_latest: Divergence | None = None
     latest_commands: tuple[Any, ...] = ()
 
+    def step(self, harness: SideHarness[CommandT_contra], command: CommandT_contra,
+             setup: Callable[[], dict[str, Any]] | None = None) -> object:
+        """Run one drawn command through a machine's `harness` and return its answer.
+
+        The step is counted, a divergence is kept (the last one is the shrunk one) with
+        what `setup` says the example drew for its harness, and what the harness
+        exercised is added whatever happens.
+
+        Raises:
+            Divergence: the command diverged.
+        """
+        self.steps += 1
+        try:
+            return harness.run(command)
+        except Divergence as divergence:
+            self.divergence = divergence
+            if setup is not None:
+                self.setup = setup()
+            raise
+        finally:
+            self.exercised |= harness.exercised
+
     def latest_behaviour(self) -> Behaviour:
         """What the latest example did: its divergence if it raised one, else its commands."""
         if self.divergence is not None and self.divergence is not self.divergence_before_latest:

@@ -43,6 +43,7 @@ from jobconform.conformance.harness import AdapterError, Divergence
 from jobconform.conformance.machine_runner import Behaviour, MachineRun, Nondeterminism
 from jobconform.conformance.machines import MachineEntry, machines
 from jobconform.conformance.progress import CountingBackend, Meter
+from jobconform.conformance.regressions import write_regression_features
 from jobconform.conformance.tolerance import (
     DEVIATIONS_FILE_VARIABLE,
     RAN_TO_END,
@@ -56,7 +57,6 @@ from jobconform.conformance.trace import (
     replay,
     to_gherkin,
     trace_from_divergence,
-    write_regression_features,
     write_trace,
 )
 from jobconform.conformance.watchdog import HUNG_MARK, forget_hangs

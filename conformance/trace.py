@@ -265,28 +265,6 @@ def trace_name(path: Path) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem).strip("-") or "trace"
 
 
-def write_regression_features(traces: list[Path], folder: Path) -> list[Path]:
-    """Convert trace files into .feature files in `folder` (for the Behave run).
-
-    Raises:
-        TraceError: a trace file is not valid.
-    """
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.feature"):
-        old.unlink()
-    from jobconform.conformance.area_trace import AREA_TRACE_FORMAT, area_gherkin, read_area_trace
-
-    written = []
-    for path in traces:
-        target = folder / f"{trace_name(path)}.feature"
-        if trace_format(path) == AREA_TRACE_FORMAT:  # an area machine's trace
-            text = area_gherkin(read_area_trace(path), trace_name(path))
-        else:
-            text = to_gherkin(read_trace(path), trace_name(path))
-        target.write_text(text, encoding="utf-8")
-        written.append(target)
-    return written
-
 
 def trace_format(path: Path) -> object:
     """The `format` a trace file declares (None when it declares none).

@@ -9,7 +9,7 @@ offset), and blames the requirement whose statement carries that clause.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
 
 ZERO = timedelta(0)
@@ -49,3 +49,13 @@ def first_off_utc(value: object, where: str) -> tuple[str, datetime] | None:
 def describe_offset(value: datetime) -> str:
     """What was returned, as the divergence shows it: the ISO text with its offset."""
     return value.isoformat() if value.tzinfo is not None else f"{value.isoformat()} (naive)"
+
+
+def off_utc_field(view: object, names: Iterable[str]) -> tuple[str, object] | None:
+    """The first of `names` whose value in `view` is set but is not a timezone-aware UTC
+    datetime (a naive one, another offset, or no datetime at all), with that value."""
+    for name in names:
+        value = getattr(view, name)
+        if value is not None and (not isinstance(value, datetime) or is_off_utc(value)):
+            return name, value
+    return None

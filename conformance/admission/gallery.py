@@ -22,7 +22,7 @@ from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference import admission as spec
 from jobconform.reference.admission import AdmissionConfig
 
@@ -283,37 +283,27 @@ class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
 def _threaded_admission_entry(name: str, broken: type[ThreadedAdmissionRuntime],
                               catches: str, source: str) -> GalleryEntry:
     """Build the threaded backend on a broken admission runtime."""
-    bug = " ".join((broken.__doc__ or "").split())
+    bug = bug_text(broken)
 
     class BrokenBackend(ThreadedBackend):
-        __doc__ = bug
-
         def open_admission(self, clock: Clock,
                            config: AdmissionConfig) -> ThreadedAdmissionRuntime:
             return broken(self.new_admission_store(), clock, config)
 
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return register(__name__, name, BrokenBackend, bug, catches, source)
 
 
 def _admission_entry(name: str, broken: type[AdmissionService], catches: str,
                      source: str) -> GalleryEntry:
     """Build the memory backend on a broken admission runtime, loadable as
     `<this module>:<name>`."""
-    bug = " ".join((broken.__doc__ or "").split())
+    bug = bug_text(broken)
 
     class BrokenBackend(MemoryBackend):
-        __doc__ = bug
-
         def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
             return broken(InMemoryAdmissionStore(), clock, config)
 
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return register(__name__, name, BrokenBackend, bug, catches, source)
 
 
 GALLERY = (

@@ -14,28 +14,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar
 
 from jobconform.backends.admission.protocol import (
     AdmissionRefused,
     AdmissionRuntime,
     ExecutionView,
 )
-from jobconform.backends.protocol import ADMISSION, Backend
-from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import (
-    SAFETY_TIMEOUT_SECONDS,
-    AdapterError,
-    Divergence,
-    ListedDeviations,
-)
+from jobconform.backends.protocol import ADMISSION
+from jobconform.conformance.area_harness import AreaHarness, profile_parameters
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import admission as ad
 from jobconform.reference.admission import AdmissionCommand, AdmissionConfig, AdmissionModel
-from jobconform.spec import Profile, Registry, SpecError
-
-T = TypeVar("T")
+from jobconform.spec import Profile, SpecError
 
 # Which requirement an observed field belongs to, beyond the command's own.
 OWNER_FIELD_REQUIREMENTS = {
@@ -68,23 +60,8 @@ def admission_config(profile: Profile, **overrides: Any) -> AdmissionConfig:
         SpecError: the profile lacks a default, or an override names no parameter.
         ValueError: a value is out of range.
     """
-    unknown = set(overrides) - set(AdmissionConfig.names())
-    if unknown:
-        raise SpecError(f"unknown admission parameter(s) {sorted(unknown)}; known:"
-                        f" {', '.join(AdmissionConfig.names())}")
-    values: dict[str, Any] = {name: profile.parameter(ADMISSION, name)
-                              for name in AdmissionConfig.names()}
-    values.update(overrides)
-    return AdmissionConfig(**values)
-
-
-def open_admission_runtime(backend: Backend, clock: VirtualClock,
-                           config: AdmissionConfig) -> AdmissionRuntime:
-    opener = getattr(backend, "open_admission", None)
-    if not callable(opener):
-        raise AdapterError(f"adapter {backend.name!r} claims the admission area but has no"
-                           " open_admission(clock, config) method")
-    return cast(AdmissionRuntime, opener(clock, config))
+    return AdmissionConfig(**profile_parameters(profile, ADMISSION, AdmissionConfig.names(),
+                                                overrides, SpecError))
 
 
 def ceiling_primary(expected: object, actual: object) -> str:
@@ -97,7 +74,7 @@ def ceiling_primary(expected: object, actual: object) -> str:
 
 
 @dataclass
-class AdmissionHarness:
+class AdmissionHarness(AreaHarness[AdmissionCommand]):
     """Differential execution of admission commands on one backend runtime and the oracle.
 
     Args:
@@ -107,28 +84,21 @@ class AdmissionHarness:
         overrides: admission parameters of this check (backlog_depth=2, ...).
     """
 
-    backend: Backend
-    profile: Profile
-    registry: Registry | None = None
+    AREA: ClassVar[str] = ADMISSION
+    PASSES_THROUGH: ClassVar[tuple[type[Exception], ...]] = (AdmissionRefused,)
+
     overrides: dict[str, Any] = field(default_factory=dict)
-    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
-    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
-    commands: list[AdmissionCommand] = field(default_factory=list)
-    exercised: set[str] = field(default_factory=set)
-    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
-        if ADMISSION not in self.backend.capabilities:
-            raise ValueError(f"backend {self.backend.name!r} does not claim the admission"
-                             " area; its checks cannot run on it")
+        self._require_area()
         self.config = admission_config(self.profile, **self.overrides)
         self.model = AdmissionModel(self.config, self.clock.now())
-        self._titles = ({r.id: r.title for r in self.registry.requirements}
-                        if self.registry else {})
         self.last_answer: object = None
-        with guarded(self.safety_timeout, f"opening {self.backend.name!r} admission"):
-            self.runtime = self._call("open_admission", lambda: open_admission_runtime(
-                self.backend, self.clock, self.config))
+        opener = self._opener("clock, config")
+        self.runtime: AdmissionRuntime = self._open(lambda: opener(self.clock, self.config))
+
+    def _to_close(self) -> list[AdmissionRuntime]:
+        return [self.runtime]
 
     # -- the one operation ---------------------------------------------------------------
 
@@ -200,9 +170,6 @@ class AdmissionHarness:
             if call in model.calls:
                 model.calls[call] = replace(model.calls[call], state=state)
 
-    def close(self) -> None:
-        with guarded(self.safety_timeout, "closing the admission runtime"):
-            self._call("close", self.runtime.close)
 
     # -- applying --------------------------------------------------------------------------
 
@@ -213,17 +180,6 @@ class AdmissionHarness:
             raise ValueError(f"call alias {command.call!r} is already used")
         if isinstance(command, ad.PassTime) and not 0 <= command.seconds < float("inf"):
             raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
-
-    def _call(self, action: str, function: Callable[[], T]) -> T:
-        try:
-            return function()
-        except (Divergence, AdapterError, AdmissionRefused):
-            raise
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during admission {action}; the protocol allows no such exception there"
-            ) from error
 
     def _refusable(self, action: str, function: Callable[[], object]) -> object:
         """Call the runtime; a refusal becomes its structured detail, None becomes "ok"."""
@@ -309,11 +265,6 @@ class AdmissionHarness:
         raise ValueError(f"not an admission command: {command!r}")
 
     # -- comparing -------------------------------------------------------------------------
-
-    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object, primary: str | None = None) -> Divergence:
-        return Divergence(requirements, what, expected, actual,
-                          cast(list[Any], self.commands), self._titles, primary)
 
     def _same(self, requirements: tuple[str, ...], what: str, expected: object,
               actual: object) -> None:

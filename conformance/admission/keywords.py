@@ -25,14 +25,12 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.admission.protocol import ExecutionView
-from jobconform.backends.loading import load_backend
 from jobconform.conformance import tolerance
 from jobconform.conformance.admission.harness import AdmissionHarness
+from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
 from jobconform.reference import admission as ad
-from jobconform.spec import load_registry
 
-DEFAULT_BACKEND = "memory"
 REQUIREMENT_TAG = re.compile(r"[A-Z]{2,4}-\d{3}")
 
 
@@ -47,37 +45,20 @@ def _json(text: object) -> Any:
 
 
 @library(scope="TEST", auto_keywords=False)
-class AdmissionLibrary:
+class AdmissionLibrary(AreaLibrary[AdmissionHarness]):
     """One admission runtime per test, opened by ``Start Admission Runtime``."""
 
-    ROBOT_LISTENER_API_VERSION = 3
+    START = "Start Admission Runtime"
+    OPENS = "admission runtime"
 
     def __init__(self, backend: str | None = None, profile: str | None = None) -> None:
+        super().__init__()
         self._backend_name = backend
         self._profile_name = profile
-        self._harness: AdmissionHarness | None = None
-        self.ROBOT_LIBRARY_LISTENER = self
-
-    def end_test(self, data: Any, result: Any) -> None:
-        """Close the test's runtime, whatever the outcome."""
-        harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
 
     # -- helpers --------
 
-    @property
-    def harness(self) -> AdmissionHarness:
-        if self._harness is None:
-            raise RuntimeError("no admission runtime in this test: call"
-                               " `Start Admission Runtime` first")
-        return self._harness
-
-    def _variable(self, name: str) -> str | None:
-        value = BuiltIn().get_variable_value(name)
-        return None if value is None or value == "" else str(value)
-
-    def _fail(self, what: str, expected: object, actual: object) -> AssertionError:
+    def _mismatch(self, what: str, expected: object, actual: object) -> AssertionError:
         tags = BuiltIn().get_variable_value("@{TEST_TAGS}") or []
         ids = sorted({str(t) for t in tags if REQUIREMENT_TAG.fullmatch(str(t))})
         suffix = f" [test checks {', '.join(ids)}]" if ids else ""
@@ -87,7 +68,7 @@ class AdmissionLibrary:
     def _execution(self, execution: str) -> ExecutionView:
         view = self.harness.runtime.execution(execution)
         if view is None:
-            raise self._fail(f"execution {execution!r}", "a record", None)
+            raise self._mismatch(f"execution {execution!r}", "a record", None)
         return view
 
     # -- setting up --------
@@ -96,15 +77,9 @@ class AdmissionLibrary:
     def start_admission_runtime(self, **settings: str) -> None:
         """Open a fresh admission runtime with the profile's defaults, overridden by
         ``name=value`` settings of AdmissionConfig (``backlog_depth=2``)."""
-        if self._harness is not None:
-            raise RuntimeError("`Start Admission Runtime` was already called in this test")
-        backend = load_backend(self._backend_name or self._variable("${BACKEND}")
-                               or DEFAULT_BACKEND)
-        registry = load_registry()
-        profile = registry.profile(self._profile_name or self._variable("${PROFILE}")
-                                   or backend.profile)
         overrides = {name: _json(value) for name, value in settings.items()}
-        self._harness = AdmissionHarness(backend, profile, registry, overrides)
+        self._start(lambda backend, profile, registry: AdmissionHarness(
+            backend, profile, registry, overrides), self._backend_name, self._profile_name)
 
     # -- commands (each returns the backend's answer) --------
 
@@ -215,7 +190,7 @@ class AdmissionLibrary:
         """``expected`` is JSON (``"running"``, ``true``, ``2``) or plain text."""
         wanted = _json(expected)
         if answer != wanted or type(answer) is not type(wanted):
-            raise self._fail("the answer", wanted, answer)
+            raise self._mismatch("the answer", wanted, answer)
 
     @keyword("Refusal Should Be")
     def refusal_should_be(self, answer: object, error: str, **details: str) -> None:
@@ -223,13 +198,13 @@ class AdmissionLibrary:
         wanted = {"error": error, **{key: _json(value) for key, value in details.items()}}
         shown = {key: answer.get(key) for key in wanted} if isinstance(answer, dict) else answer
         if shown != wanted:
-            raise self._fail("the refusal", wanted, answer)
+            raise self._mismatch("the refusal", wanted, answer)
 
     @keyword("Execution State Should Be")
     def execution_state_should_be(self, execution: str, state: str) -> None:
         actual = self._execution(execution).state
         if actual != state:
-            raise self._fail(f"execution {execution!r} state", state, actual)
+            raise self._mismatch(f"execution {execution!r} state", state, actual)
 
     @keyword("Executions Should Be")
     def executions_should_be(self, state: str, *executions: str) -> None:
@@ -241,39 +216,39 @@ class AdmissionLibrary:
         wanted = EPOCH + timedelta(seconds=float(seconds))
         actual = self._execution(execution).started_at
         if actual != wanted:
-            raise self._fail(f"execution {execution!r} started_at", wanted, actual)
+            raise self._mismatch(f"execution {execution!r} started_at", wanted, actual)
 
     @keyword("Execution Should Have Ended At Second")
     def execution_should_have_ended_at_second(self, execution: str, seconds: float) -> None:
         wanted = EPOCH + timedelta(seconds=float(seconds))
         actual = self._execution(execution).ended_at
         if actual != wanted:
-            raise self._fail(f"execution {execution!r} ended_at", wanted, actual)
+            raise self._mismatch(f"execution {execution!r} ended_at", wanted, actual)
 
     @keyword("Execution Timeout Should Be")
     def execution_timeout_should_be(self, execution: str, seconds: int) -> None:
         actual = self._execution(execution).timeout_seconds
         if actual != int(seconds):
-            raise self._fail(f"execution {execution!r} timeout_seconds", int(seconds), actual)
+            raise self._mismatch(f"execution {execution!r} timeout_seconds", int(seconds), actual)
 
     @keyword("Execution Should Act On Behalf Of")
     def execution_should_act_on_behalf_of(self, execution: str, identity: str) -> None:
         actual = self._execution(execution).identity
         if actual != identity:
-            raise self._fail(f"execution {execution!r} identity", identity, actual)
+            raise self._mismatch(f"execution {execution!r} identity", identity, actual)
 
     @keyword("Execution Should Never Have Started")
     def execution_should_never_have_started(self, execution: str) -> None:
         actual = self._execution(execution).started_at
         if actual is not None:
-            raise self._fail(f"execution {execution!r} started_at", None, actual)
+            raise self._mismatch(f"execution {execution!r} started_at", None, actual)
 
     @keyword("Backlog Should Be")
     def backlog_should_be(self, owner: str, *executions: str) -> None:
         """The owner's queued executions, oldest first (none given: empty)."""
         actual = list(self.harness.runtime.backlog(owner))
         if actual != list(executions):
-            raise self._fail(f"owner {owner!r} backlog", list(executions), actual)
+            raise self._mismatch(f"owner {owner!r} backlog", list(executions), actual)
 
     @keyword("Owner Should Show")
     def owner_should_show(self, owner: str, **fields: str) -> None:
@@ -283,19 +258,19 @@ class AdmissionLibrary:
         shown = None if view is None else {key: getattr(view, key, "<missing>")
                                            for key in wanted}
         if shown != wanted:
-            raise self._fail(f"owner {owner!r}", wanted, shown)
+            raise self._mismatch(f"owner {owner!r}", wanted, shown)
 
     @keyword("Owner Should Not Exist")
     def owner_should_not_exist(self, owner: str) -> None:
         view = self.harness.runtime.owner(owner)
         if view is not None:
-            raise self._fail(f"owner {owner!r}", None, view)
+            raise self._mismatch(f"owner {owner!r}", None, view)
 
     @keyword("Fleet Ceiling Should Be")
     def fleet_ceiling_should_be(self, stored: int, in_force: int) -> None:
         view = self.harness.runtime.ceiling()
         if (view.stored, view.in_force) != (stored, in_force):
-            raise self._fail("the fleet ceiling (stored, in force)", (stored, in_force),
+            raise self._mismatch("the fleet ceiling (stored, in force)", (stored, in_force),
                              (view.stored, view.in_force))
 
     @keyword("Fleet Ceiling Should Be Unreadable And In Force")
@@ -303,18 +278,18 @@ class AdmissionLibrary:
         """The stored ceiling is unknown (its read fails) and `in_force` applies."""
         view = self.harness.runtime.ceiling()
         if (view.stored, view.in_force) != (None, in_force):
-            raise self._fail("the fleet ceiling (stored, in force)", (None, in_force),
+            raise self._mismatch("the fleet ceiling (stored, in force)", (None, in_force),
                              (view.stored, view.in_force))
 
     @keyword("Call State Should Be")
     def call_state_should_be(self, call: str, state: str) -> None:
         actual = self.harness.runtime.call_state(call)
         if actual != state:
-            raise self._fail(f"call {call!r} state", state, actual)
+            raise self._mismatch(f"call {call!r} state", state, actual)
 
     @keyword("Schedules Should Be")
     def schedules_should_be(self, owner: str, expected: str) -> None:
         """``expected`` is JSON: ``[["nightly", 600]]`` in creation order."""
         actual = [list(s) for s in self.harness.runtime.schedules(owner)]
         if actual != _json(expected):
-            raise self._fail(f"owner {owner!r} schedules", _json(expected), actual)
+            raise self._mismatch(f"owner {owner!r} schedules", _json(expected), actual)

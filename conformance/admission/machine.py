@@ -24,7 +24,6 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.admission.harness import AdmissionHarness
 from jobconform.conformance.aim import steps_to_edge
-from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import admission as ad
 from jobconform.spec import Profile, Registry
@@ -65,14 +64,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             self.counter = 0
 
         def _run(self, command: ad.AdmissionCommand) -> object:
-            run.steps += 1
-            try:
-                return self.harness.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
+            return run.step(self.harness, command)
 
         def _alias(self, prefix: str) -> str:
             self.counter += 1

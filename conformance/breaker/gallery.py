@@ -20,7 +20,7 @@ from jobconform.backends.breaker.runtime import (
 )
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference.breaker.oracle import BreakerSettings
 
 
@@ -148,18 +148,13 @@ def _breaker_entry(name: str, runtime: type[StoreBreakerRuntime],
                    store: type[InMemoryBreakerStore], catches: str, source: str,
                    bug_of: type) -> GalleryEntry:
     """The memory backend with a broken breaker, loadable as `<this module>:<name>`."""
-    bug = " ".join((bug_of.__doc__ or "").split())
+    bug = bug_text(bug_of)
 
     class BrokenBackend(MemoryBackend):
-        __doc__ = bug
-
         def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
             return runtime(store(), clock, settings, BreakerDeployment())
 
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return register(__name__, name, BrokenBackend, bug, catches, source)
 
 
 def _runtime_entry(name: str, runtime: type[StoreBreakerRuntime], catches: str,

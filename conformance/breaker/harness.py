@@ -11,21 +11,15 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar, cast
 
 from jobconform.backends.breaker.protocol import BREAKER, BreakerBackend, BreakerRuntime
-from jobconform.backends.protocol import BREAKER_SEAMS, Backend
-from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import (
-    SAFETY_TIMEOUT_SECONDS,
-    AdapterError,
-    Divergence,
-    ListedDeviations,
-)
+from jobconform.backends.protocol import BREAKER_SEAMS
+from jobconform.conformance.area_harness import AreaHarness, all_profile_parameters
+from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.breaker import commands as bc
@@ -41,9 +35,8 @@ from jobconform.reference.breaker.oracle import (
     state_at,
 )
 from jobconform.reference.commands import Command, describe
-from jobconform.spec import Profile, Registry, SpecError
+from jobconform.spec import Profile
 
-T = TypeVar("T")
 WORKERS = 2
 OUTCOMES = tuple(outcome.value for outcome in CallOutcome)
 
@@ -55,21 +48,11 @@ def breaker_settings(profile: Profile, **overrides: Any) -> BreakerSettings:
         SpecError: the profile has no breaker parameters.
         ValueError: a parameter is out of range or unknown.
     """
-    try:
-        parameters = dict(profile.area_parameters[BREAKER])
-    except KeyError:
-        raise SpecError(f"profile {profile.name!r} has no breaker parameters; add"
-                        " area_parameters.breaker to it in profiles.yaml") from None
-    unknown = set(overrides) - set(parameters)
-    if unknown:
-        raise ValueError(f"unknown breaker parameter(s) {sorted(unknown)}; known:"
-                         f" {', '.join(sorted(parameters))}")
-    parameters.update(overrides)
-    return BreakerSettings.from_parameters(parameters)
+    return BreakerSettings.from_parameters(all_profile_parameters(profile, BREAKER, overrides))
 
 
 @dataclass
-class BreakerHarness:
+class BreakerHarness(AreaHarness[bc.BreakerCommand]):
     """Differential execution of breaker commands on a backend and the oracle.
 
     Args:
@@ -79,29 +62,21 @@ class BreakerHarness:
         settings: the breaker parameters; the profile's by default.
     """
 
-    backend: Backend
-    profile: Profile
-    registry: Registry | None = None
+    AREA: ClassVar[str] = BREAKER
+
     settings: BreakerSettings | None = None
-    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
-    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
-    commands: list[bc.BreakerCommand] = field(default_factory=list)
-    exercised: set[str] = field(default_factory=set)
-    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
-        if BREAKER not in self.backend.capabilities or not isinstance(self.backend,
-                                                                     BreakerBackend):
-            raise ValueError(f"backend {self.backend.name!r} does not claim the breaker area"
-                             " (or lacks open_breaker); breaker checks cannot run on it")
+        self._require_area("breaker checks cannot run on it")
+        if not isinstance(self.backend, BreakerBackend):
+            raise ValueError(f"backend {self.backend.name!r} lacks open_breaker; breaker"
+                             " checks cannot run on it")
         if self.settings is None:
             self.settings = breaker_settings(self.profile)
         # The backstop sweep, missed heartbeats and lost drains (CB-014, CB-015) are sent
         # only to a backend claiming the seams; any other need not have those methods.
         self.claims_seams = BREAKER_SEAMS in self.backend.capabilities
         self.model = BreakerModel(self.settings)
-        self._titles = ({r.id: r.title for r in self.registry.requirements}
-                        if self.registry else {})
         self.targets: list[str] = []
         backend = self.backend
         settings = self.settings
@@ -170,10 +145,8 @@ class BreakerHarness:
         model.warnings = sum(self._call("logged_outages", worker.logged_outages)
                              for worker in self.workers)
 
-    def close(self) -> None:
-        with guarded(self.safety_timeout, "closing the breaker"):
-            for worker in self.workers:
-                self._call("close", worker.close)
+    def _to_close(self) -> list[BreakerRuntime]:
+        return self.workers
 
     # -- applying ------------------------------------------------------------------------
 
@@ -459,22 +432,6 @@ class BreakerHarness:
             return ("CB-010",) if breaker.probe == command.call else ("CB-007",)
         return (by_outcome,)
 
-    def _call(self, action: str, function: Callable[[], T]) -> T:
-        try:
-            return function()
-        except (Divergence, AdapterError):
-            raise
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during {action}; the breaker protocol allows no exception there"
-            ) from error
-
     @staticmethod
     def _describe(command: bc.BreakerCommand) -> str:
         return describe(cast(Command, command))
-
-    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object, primary: str | None = None) -> Divergence:
-        return Divergence(requirements, what, expected, actual,
-                          cast(list[Command], self.commands), self._titles, primary)

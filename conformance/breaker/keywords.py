@@ -18,14 +18,11 @@ from typing import Any
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from jobconform.backends.loading import load_backend
 from jobconform.conformance import tolerance
+from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.clock import EPOCH
 from jobconform.reference.breaker import commands as bc
-from jobconform.spec import load_registry
-
-DEFAULT_BACKEND = "memory"
 
 
 def _names(text: str) -> tuple[str, ...]:
@@ -33,32 +30,15 @@ def _names(text: str) -> tuple[str, ...]:
 
 
 @library(scope="TEST", auto_keywords=False)
-class BreakerLibrary:
+class BreakerLibrary(AreaLibrary[BreakerHarness]):
     """Drive one backend breaker and the oracle per test."""
 
-    ROBOT_LISTENER_API_VERSION = 3
+    START = "Start Breaker"
+    OPENS = "breaker"
 
     def __init__(self) -> None:
-        self._harness: BreakerHarness | None = None
-        self._answers: dict[str, object] = {}
+        super().__init__()
         self._concurrent: dict[str, int] = {}
-        self.ROBOT_LIBRARY_LISTENER = self
-
-    def end_test(self, data: Any, result: Any) -> None:
-        """Close the test's breaker, whatever the outcome."""
-        harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
-
-    @property
-    def harness(self) -> BreakerHarness:
-        if self._harness is None:
-            raise RuntimeError("no breaker in this test yet: call `Start Breaker` first")
-        return self._harness
-
-    def _variable(self, name: str) -> str | None:
-        value = BuiltIn().get_variable_value(name)
-        return None if value is None or value == "" else str(value)
 
     def _fail(self, message: str) -> AssertionError:
         tags = BuiltIn().get_variable_value("@{TEST_TAGS}") or []
@@ -75,11 +55,8 @@ class BreakerLibrary:
     def start_breaker(self, **overrides: str) -> None:
         """Open a fresh breaker (two workers on one store) with the profile's parameters,
         overridden by ``name=value`` pairs (failure_threshold=3, counted_classes=auth)."""
-        backend = load_backend(self._variable("${BACKEND}") or DEFAULT_BACKEND)
-        registry = load_registry()
-        profile = registry.profile(self._variable("${PROFILE}") or backend.profile)
-        settings = breaker_settings(profile, **overrides)
-        self._harness = BreakerHarness(backend, profile, registry, settings)
+        self._start(lambda backend, profile, registry: BreakerHarness(
+            backend, profile, registry, breaker_settings(profile, **overrides)))
 
     @keyword("Engage Breaker For")
     def engage(self, target: str) -> None:

@@ -25,7 +25,6 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import BREAKER_SEAMS, Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
-from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import FAILURE_CLASSES, BreakerSettings
@@ -90,14 +89,7 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
             self.counter = 0
 
         def _run(self, command: bc.BreakerCommand) -> object:
-            run.steps += 1
-            try:
-                return self.harness.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
+            return run.step(self.harness, command)
 
         def _name(self, prefix: str) -> str:
             self.counter += 1

@@ -16,9 +16,8 @@ job's the command's.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar, cast
+from dataclasses import dataclass
+from typing import Any, ClassVar, cast
 
 from jobconform.backends.admission.protocol import AdmissionRefused
 from jobconform.backends.composite.protocol import (
@@ -27,13 +26,12 @@ from jobconform.backends.composite.protocol import (
     CompositeRuntime,
     CompositeSnapshot,
 )
-from jobconform.backends.protocol import Backend
 from jobconform.backends.reminders.protocol import ReminderRejected
 from jobconform.conformance.admission.harness import admission_config
+from jobconform.conformance.area_harness import AreaHarness
 from jobconform.conformance.breaker.harness import breaker_settings
-from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.governor.harness import governor_settings
-from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS, AdapterError, Divergence
+from jobconform.conformance.harness import Divergence
 from jobconform.conformance.reminders.harness import CONFIG_PARAMETERS, config_for
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.admission import AdmissionConfig
@@ -50,9 +48,8 @@ from jobconform.reference.composite.oracle import (
     CompositeView,
 )
 from jobconform.reference.reminders.oracle import rejected
-from jobconform.spec import Profile, Registry, SpecError
+from jobconform.spec import Profile, SpecError
 
-T = TypeVar("T")
 # Commands where two areas meet: their own requirement is the primary of any difference.
 MEETING_POINTS = (PROBE_REQUIREMENT, PAUSE_REQUIREMENT, LEASE_REQUIREMENT)
 
@@ -100,7 +97,7 @@ def _first_difference(expected: tuple[tuple[Any, ...], ...],
 
 
 @dataclass
-class CompositeHarness:
+class CompositeHarness(AreaHarness[cc.CompositeCommand]):
     """Differential execution of composite commands on one backend and the oracle.
 
     Raises:
@@ -108,25 +105,20 @@ class CompositeHarness:
         AdapterError: the backend has no `open_composite` or it raised.
     """
 
-    backend: Backend
-    profile: Profile
-    registry: Registry | None = None
+    AREA: ClassVar[str] = COMPOSITE
+    PASSES_THROUGH: ClassVar[tuple[type[Exception], ...]] = (AdmissionRefused,
+                                                             ReminderRejected)
+
     config: CompositeConfig | None = None
-    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
-    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
-    commands: list[cc.CompositeCommand] = field(default_factory=list)
-    exercised: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        if COMPOSITE not in self.backend.capabilities or not isinstance(self.backend,
-                                                                       CompositeBackend):
-            raise ValueError(f"backend {self.backend.name!r} does not claim the composite"
-                             " area (or lacks open_composite); composite checks cannot run")
+        self._require_area("composite checks cannot run")
+        if not isinstance(self.backend, CompositeBackend):
+            raise ValueError(f"backend {self.backend.name!r} lacks open_composite; composite"
+                             " checks cannot run")
         if self.config is None:
             self.config = composite_config(self.profile)
         self.model = CompositeModel(self.config, self.clock.now())
-        self._titles = ({r.id: r.title for r in self.registry.requirements}
-                        if self.registry else {})
         backend, config = self.backend, self.config
         with guarded(self.safety_timeout, f"opening the composite runtime of {backend.name!r}"):
             self.runtime: CompositeRuntime = self._call(
@@ -155,9 +147,8 @@ class CompositeHarness:
             self.observe(expected.requirements)
         return answer
 
-    def close(self) -> None:
-        with guarded(self.safety_timeout, "closing the composite runtime"):
-            self._call("close", self.runtime.close)
+    def _to_close(self) -> list[CompositeRuntime]:
+        return [self.runtime]
 
     def _apply(self, command: cc.CompositeCommand) -> object:
         runtime = self.runtime
@@ -255,18 +246,7 @@ class CompositeHarness:
             return meeting
         return kind or (requirements[0] if requirements else None)
 
-    def _call(self, action: str, function: Callable[[], T]) -> T:
-        try:
-            return function()
-        except (Divergence, AdapterError, AdmissionRefused, ReminderRejected):
-            raise
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during {action}; the composite protocol allows no exception there"
-            ) from error
-
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
               actual: object, primary: str | None = None) -> Divergence:
-        return Divergence(requirements or (LOOPS_REQUIREMENT,), what, expected, actual,
-                          cast(list[Command], self.commands), self._titles, primary)
+        return super()._fail(requirements or (LOOPS_REQUIREMENT,), what, expected, actual,
+                             primary)

@@ -7,17 +7,11 @@ the BACKEND's snapshot. The backend and profile come from ``${BACKEND}`` and
 
 from __future__ import annotations
 
-from typing import Any
-
 from robot.api.deco import keyword, library
-from robot.libraries.BuiltIn import BuiltIn
 
-from jobconform.backends.loading import load_backend
+from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
 from jobconform.reference.composite import commands as cc
-from jobconform.spec import load_registry
-
-DEFAULT_BACKEND = "memory"
 
 
 def _number(text: str) -> int | float | str:
@@ -32,45 +26,21 @@ def _number(text: str) -> int | float | str:
 
 
 @library(scope="TEST", auto_keywords=False)
-class CompositeLibrary:
+class CompositeLibrary(AreaLibrary[CompositeHarness]):
     """Drive one backend composite runtime and the oracle per test."""
 
-    ROBOT_LISTENER_API_VERSION = 3
-
-    def __init__(self) -> None:
-        self._harness: CompositeHarness | None = None
-        self._answers: dict[str, object] = {}
-        self.ROBOT_LIBRARY_LISTENER = self
-
-    def end_test(self, data: Any, result: Any) -> None:
-        harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
-
-    @property
-    def harness(self) -> CompositeHarness:
-        if self._harness is None:
-            raise RuntimeError("no composite runtime in this test yet: call `Start Composite`"
-                               " first")
-        return self._harness
-
-    def _variable(self, name: str) -> str | None:
-        value = BuiltIn().get_variable_value(name)
-        return None if value is None or value == "" else str(value)
+    START = "Start Composite"
+    OPENS = "composite runtime"
 
     @keyword("Start Composite")
     def start_composite(self, *owners: str, **overrides: str) -> None:
         """A fresh composite runtime with `owners`, the profile's parameters overridden by
         ``name=value`` pairs of any composed area (parallel_cap=2, pause_threshold=2)."""
-        backend = load_backend(self._variable("${BACKEND}") or DEFAULT_BACKEND)
-        registry = load_registry()
-        profile = registry.profile(self._variable("${PROFILE}") or backend.profile)
-        self._harness = CompositeHarness(backend, profile, registry,
-                                         composite_config(profile, **{
-                                             name: _number(value)
-                                             for name, value in overrides.items()}))
+        harness = self._start(lambda backend, profile, registry: CompositeHarness(
+            backend, profile, registry, composite_config(profile, **{
+                name: _number(value) for name, value in overrides.items()})))
         for owner in owners:
-            self._harness.run(cc.AddOwner(owner))
+            harness.run(cc.AddOwner(owner))
 
     @keyword("Start Composite Loop")
     def start_loop(self, owner: str, loop: str, runs: int) -> None:

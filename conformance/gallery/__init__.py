@@ -9,6 +9,7 @@ suite that catches none of these is worthless, whatever it counts.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 
@@ -25,3 +26,19 @@ class GalleryEntry:
     # The profile the self-test checks it under: a bug of a profile-scoped requirement
     # (LC-026 under task-manager) shows only under a profile that has it.
     profile: str = "canonical"
+
+
+def bug_text(broken: type) -> str:
+    """A broken class's docstring on one line: the bug its gallery entry shows."""
+    return " ".join((broken.__doc__ or "").split())
+
+
+def register(module: str, name: str, backend: type, bug: str, catches: str,
+             source: str) -> GalleryEntry:
+    """Name `backend` as the broken backend of entry `name` and put it in `module`, so
+    that it loads as `module:name`; the entry that says so."""
+    backend.name = f"gallery.{name}"  # type: ignore[attr-defined]
+    backend.__name__ = backend.__qualname__ = name
+    backend.__doc__ = bug
+    setattr(sys.modules[module], name, backend)
+    return GalleryEntry(name, f"{module}:{name}", bug, catches, source)

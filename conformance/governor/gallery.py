@@ -16,7 +16,7 @@ from jobconform.backends.governor.runtime import (
 )
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference.governor.oracle import GovernorSettings
 
 
@@ -111,19 +111,14 @@ def _governor_entry(name: str, runtime: type[StoreGovernorRuntime],
                     store: type[InMemoryGovernorStore], catches: str, source: str,
                     bug_of: type) -> GalleryEntry:
     """The memory backend with a broken governor, loadable as `<this module>:<name>`."""
-    bug = " ".join((bug_of.__doc__ or "").split())
+    bug = bug_text(bug_of)
 
     class BrokenBackend(MemoryBackend):
-        __doc__ = bug
-
         def open_governor(self, clock: Clock,
                           settings: GovernorSettings) -> StoreGovernorRuntime:
             return runtime(store(), clock, settings)
 
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return register(__name__, name, BrokenBackend, bug, catches, source)
 
 
 GALLERY = (

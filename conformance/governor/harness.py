@@ -9,30 +9,21 @@ requirements the command touched.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar, cast
 
 from jobconform.backends.governor.protocol import GOVERNOR, GovernorBackend, GovernorRuntime
-from jobconform.backends.protocol import Backend
-from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import (
-    DELAY_TOLERANCE_MS,
-    SAFETY_TIMEOUT_SECONDS,
-    AdapterError,
-    Divergence,
-    ListedDeviations,
-)
+from jobconform.conformance.area_harness import AreaHarness, all_profile_parameters
+from jobconform.conformance.harness import DELAY_TOLERANCE_MS
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.governor import commands as gc
 from jobconform.reference.governor.oracle import GovernorModel, GovernorSettings, redelivery_wait_ms
-from jobconform.spec import Profile, Registry, SpecError
+from jobconform.spec import Profile
 
-T = TypeVar("T")
 WORKERS = 2
 # Retry-afters are differences of instants with microseconds; float seconds agree to this.
 SECONDS_TOLERANCE = 1e-6
@@ -45,43 +36,26 @@ def governor_settings(profile: Profile, **overrides: Any) -> GovernorSettings:
         SpecError: the profile has no governor parameters.
         ValueError: a parameter is unknown or out of range.
     """
-    try:
-        parameters = dict(profile.area_parameters[GOVERNOR])
-    except KeyError:
-        raise SpecError(f"profile {profile.name!r} has no governor parameters; add"
-                        " area_parameters.governor to it in profiles.yaml") from None
-    unknown = set(overrides) - set(parameters)
-    if unknown:
-        raise ValueError(f"unknown governor parameter(s) {sorted(unknown)}; known:"
-                         f" {', '.join(sorted(parameters))}")
-    parameters.update(overrides)
-    return GovernorSettings.from_parameters(parameters)
+    return GovernorSettings.from_parameters(
+        all_profile_parameters(profile, GOVERNOR, overrides))
 
 
 @dataclass
-class GovernorHarness:
+class GovernorHarness(AreaHarness[gc.GovernorCommand]):
     """Differential execution of governor commands on a backend and the oracle."""
 
-    backend: Backend
-    profile: Profile
-    registry: Registry | None = None
+    AREA: ClassVar[str] = GOVERNOR
+
     settings: GovernorSettings | None = None
-    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
-    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
-    commands: list[gc.GovernorCommand] = field(default_factory=list)
-    exercised: set[str] = field(default_factory=set)
-    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
-        if GOVERNOR not in self.backend.capabilities or not isinstance(self.backend,
-                                                                      GovernorBackend):
-            raise ValueError(f"backend {self.backend.name!r} does not claim the governor area"
-                             " (or lacks open_governor); governor checks cannot run on it")
+        self._require_area("governor checks cannot run on it")
+        if not isinstance(self.backend, GovernorBackend):
+            raise ValueError(f"backend {self.backend.name!r} lacks open_governor; governor"
+                             " checks cannot run on it")
         if self.settings is None:
             self.settings = governor_settings(self.profile)
         self.model = GovernorModel(self.settings)
-        self._titles = ({r.id: r.title for r in self.registry.requirements}
-                        if self.registry else {})
         backend, settings = self.backend, self.settings
         with guarded(self.safety_timeout, f"opening the governor of {backend.name!r}"):
             first: GovernorRuntime = self._call("open_governor", lambda: backend.open_governor(
@@ -132,10 +106,8 @@ class GovernorHarness:
             elif sweep is None:
                 self.model.sweep_at.pop(index, None)
 
-    def close(self) -> None:
-        with guarded(self.safety_timeout, "closing the governor"):
-            for worker in self.workers:
-                self._call("close", worker.close)
+    def _to_close(self) -> list[GovernorRuntime]:
+        return self.workers
 
     def _check_command(self, command: gc.GovernorCommand) -> None:
         if getattr(command, "worker", 0) not in range(WORKERS):
@@ -238,19 +210,3 @@ class GovernorHarness:
             return ("RG-008",)
         counted = model.failing.get(command.failure_class, {})
         return ("RG-006",) if command.target in counted else ("RG-005", "RG-006")
-
-    def _call(self, action: str, function: Callable[[], T]) -> T:
-        try:
-            return function()
-        except (Divergence, AdapterError):
-            raise
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during {action}; the governor protocol allows no exception there"
-            ) from error
-
-    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object, primary: str | None = None) -> Divergence:
-        return Divergence(requirements, what, expected, actual,
-                          cast(list[Command], self.commands), self._titles, primary)

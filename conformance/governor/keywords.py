@@ -8,48 +8,29 @@ the lifecycle resource's listener skips tests of unclaimed areas.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from jobconform.backends.loading import load_backend
 from jobconform.conformance import tolerance
+from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
 from jobconform.conformance.lifecycle.keywords import requirement_tags
 from jobconform.reference.governor import commands as gc
-from jobconform.spec import load_registry
-
-DEFAULT_BACKEND = "memory"
 
 
 @library(scope="TEST", auto_keywords=False)
-class GovernorLibrary:
+class GovernorLibrary(AreaLibrary[GovernorHarness]):
     """Drive one backend governor and the oracle per test."""
 
-    ROBOT_LISTENER_API_VERSION = 3
+    START = "Start Governor"
+    OPENS = "governor"
 
     def __init__(self) -> None:
-        self._harness: GovernorHarness | None = None
+        super().__init__()
         self._offer: object = None
         self._wait: object = None
-        self.ROBOT_LIBRARY_LISTENER = self
-
-    def end_test(self, data: Any, result: Any) -> None:
-        harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
-
-    @property
-    def harness(self) -> GovernorHarness:
-        if self._harness is None:
-            raise RuntimeError("no governor in this test yet: call `Start Governor` first")
-        return self._harness
-
-    def _variable(self, name: str) -> str | None:
-        value = BuiltIn().get_variable_value(name)
-        return None if value is None or value == "" else str(value)
 
     def _fail(self, message: str) -> AssertionError:
         ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
@@ -59,11 +40,8 @@ class GovernorLibrary:
     def start_governor(self, **overrides: str) -> None:
         """A fresh governor pair on one store, the profile's parameters overridden by
         ``name=value`` pairs (target_limit=2, pause_threshold=3)."""
-        backend = load_backend(self._variable("${BACKEND}") or DEFAULT_BACKEND)
-        registry = load_registry()
-        profile = registry.profile(self._variable("${PROFILE}") or backend.profile)
-        self._harness = GovernorHarness(backend, profile, registry,
-                                        governor_settings(profile, **overrides))
+        self._start(lambda backend, profile, registry: GovernorHarness(
+            backend, profile, registry, governor_settings(profile, **overrides)))
 
     @keyword("Ask Re-Delivery Wait")
     def ask_wait(self, previous_ms: float | None, draw: float,

@@ -14,7 +14,6 @@ from hypothesis.stateful import RuleBasedStateMachine, rule
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
-from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.governor import commands as gc
 from jobconform.spec import Profile, Registry
@@ -39,14 +38,7 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             self.results = 0
 
         def _run(self, command: gc.GovernorCommand) -> object:
-            run.steps += 1
-            try:
-                return self.harness.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
+            return run.step(self.harness, command)
 
         @rule(at=targets, worker=workers)
         def offer(self, at: str, worker: int) -> None:

@@ -29,7 +29,7 @@ from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry
 from jobconform.backends.idempotency.sql import KEYS, SqlKeyStore, entry_values
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import StoreUnavailable
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
 
@@ -250,21 +250,16 @@ def _entry(name: str, service: type[IdempotencyService], catches: str, source: s
            store: type[MemoryKeyStore] = MemoryKeyStore) -> GalleryEntry:
     """The memory backend with a broken key runtime, loadable as `<this module>:<name>`."""
     broken = service if service is not IdempotencyService else store
-    bug = " ".join((broken.__doc__ or "").split())
+    bug = bug_text(broken)
 
     class BrokenBackend(MemoryBackend):
-        __doc__ = bug
-
         def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
                              audit: IdempotencyAudit | None = None) -> IdempotencyService:
             runtime = service(store(), clock, config)
             runtime.audit = audit
             return runtime
 
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return register(__name__, name, BrokenBackend, bug, catches, source)
 
 
 GALLERY = (

@@ -8,31 +8,24 @@ replay naming the claim it came from is compared by handle. The first difference
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import ClassVar
 
 from jobconform.backends.faults import StoreFaults, StoreFaultsNotClaimed
 from jobconform.backends.idempotency.protocol import Claim, IdempotencyRuntime
 from jobconform.backends.protocol import (
     AUDIT_EVENTS,
     IDEMPOTENCY,
-    Backend,
     StoreUnavailable,
     store_faults,
 )
-from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import (
-    SAFETY_TIMEOUT_SECONDS,
-    AdapterError,
-    Divergence,
-    ListedDeviations,
-)
+from jobconform.conformance.area_harness import AreaHarness, profile_parameters
+from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.sinks import ReplayAudit
 from jobconform.conformance.watchdog import guarded
-from jobconform.reference.commands import AdvanceTime, Command, Raise, Succeed
+from jobconform.reference.commands import AdvanceTime, Raise, Succeed
 from jobconform.reference.idempotency import oracle
 from jobconform.reference.idempotency.commands import (
     CLAIM_COMMANDS,
@@ -57,9 +50,8 @@ from jobconform.reference.idempotency.oracle import (
     IdempotencyOracle,
     canonical_json,
 )
-from jobconform.spec import Profile, Registry
+from jobconform.spec import Profile
 
-T = TypeVar("T")
 CONFIG_PARAMETERS = ("ttl_seconds", "mismatch_status", "stale_lock_timeout_seconds",
                      "failure_policy")
 # Requirements a completion's answer rests on: it is refused after a release, a takeover
@@ -89,13 +81,7 @@ def config_for(profile: Profile, **overrides: float | str) -> IdempotencyConfig:
         ValueError: an unknown parameter name or an invalid value.
         SpecError: the profile sets no defaults for the area.
     """
-    unknown = set(overrides) - set(CONFIG_PARAMETERS)
-    if unknown:
-        raise ValueError(f"unknown idempotency parameter(s) {sorted(unknown)};"
-                         f" known: {', '.join(CONFIG_PARAMETERS)}")
-    values: dict[str, Any] = {name: profile.parameter(IDEMPOTENCY, name)
-                              for name in CONFIG_PARAMETERS}
-    values.update(overrides)
+    values = profile_parameters(profile, IDEMPOTENCY, CONFIG_PARAMETERS, overrides)
     return IdempotencyConfig(ttl_seconds=float(values["ttl_seconds"]),
                              mismatch_status=int(values["mismatch_status"]),
                              stale_lock_timeout_seconds=float(
@@ -124,7 +110,7 @@ def _outcome_form(outcome: object) -> object:
 
 
 @dataclass
-class IdempotencyHarness:
+class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
     """Differential execution of idempotency commands on one backend and the oracle.
 
     Args:
@@ -139,33 +125,20 @@ class IdempotencyHarness:
         AdapterError: the backend has no `open_idempotency` or it raised.
     """
 
-    backend: Backend
-    profile: Profile
-    registry: Registry | None = None
+    AREA: ClassVar[str] = IDEMPOTENCY
+
     overrides: dict[str, float | str] = field(default_factory=dict)
-    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
-    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
-    commands: list[Command] = field(default_factory=list)
-    exercised: set[str] = field(default_factory=set)
-    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
-        if IDEMPOTENCY not in self.backend.capabilities:
-            raise ValueError(f"backend {self.backend.name!r} does not claim the idempotency"
-                             " area; its keys cannot be checked")
+        self._require_area("its keys cannot be checked")
         self.config = config_for(self.profile, **self.overrides)
         self.oracle = IdempotencyOracle(self.config)
-        self._titles = (
-            {r.id: r.title for r in self.registry.requirements} if self.registry else {})
         self.tokens: dict[str, str] = {}  # handle -> the runtime's claim token
         self.handles: dict[str, str] = {}  # the runtime's claim token -> handle
         self.claimed: set[str] = set()  # handles used by a claim command
         self.last_answer: object = None
         self.purge_suspects: tuple[str, ...] = ()  # see IdempotencyOracle.purge_suspects
-        opener: object = getattr(self.backend, "open_idempotency", None)
-        if not callable(opener):
-            raise AdapterError(f"adapter {self.backend.name!r} claims the idempotency area but"
-                               " has no open_idempotency(clock, config)")
+        opener = self._opener("clock, config")
         # Only a backend claiming audit-events is handed the audit sink (IK-017); any
         # other is opened with two arguments, as before, and IK-017 is "not claimed".
         self.audit: ReplayAudit | None = (
@@ -177,11 +150,9 @@ class IdempotencyHarness:
         self._derived_events: set[int] = set()
         self._places: dict[tuple[str, str], tuple[str, str]] = {}  # runtime's -> oracle's
         self._place_of: dict[tuple[str, str], tuple[str, str]] = {}  # oracle's -> runtime's
-        with guarded(self.safety_timeout, f"opening {self.backend.name!r} idempotency"):
-            self.runtime: IdempotencyRuntime = self._call(
-                "open_idempotency",
-                lambda: (opener(self.clock, self.config) if audit is None
-                         else opener(self.clock, self.config, audit)))
+        self.runtime: IdempotencyRuntime = self._open(
+            lambda: (opener(self.clock, self.config) if audit is None
+                     else opener(self.clock, self.config, audit)))
 
     # -- the one operation ---------------------------------------------------------------
 
@@ -194,7 +165,7 @@ class IdempotencyHarness:
             ValueError: the command is malformed (a handle claimed twice, a bad key).
         """
         self._check_command(command)
-        self.commands.append(command)  # type: ignore[arg-type]
+        self.commands.append(command)
         if isinstance(command, IdempotencyStoreFault):
             return self._run_under_fault(command)
         expected, requirements = self._expect_noting_derived(command)
@@ -262,9 +233,8 @@ class IdempotencyHarness:
         for command in commands:
             self.run(command)
 
-    def close(self) -> None:
-        with guarded(self.safety_timeout, "closing the idempotency runtime"):
-            self._call("close", self.runtime.close)
+    def _to_close(self) -> list[IdempotencyRuntime]:
+        return [self.runtime]
 
     # -- checks on the command -----------------------------------------------------------
 
@@ -387,17 +357,6 @@ class IdempotencyHarness:
 
     # -- the backend's side --------------------------------------------------------------
 
-    def _call(self, action: str, function: Callable[[], T]) -> T:
-        try:
-            return function()
-        except (Divergence, AdapterError):
-            raise
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during {action}; the protocol allows no exception there"
-            ) from error
-
     def _token(self, handle: str) -> str:
         # A claim that started nothing has no token: use one no runtime holds.
         return self.tokens.get(handle, f"unknown-{handle}")
@@ -517,10 +476,6 @@ class IdempotencyHarness:
                              expected, actual)
 
     # -- comparing -------------------------------------------------------------------------
-
-    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
-        return Divergence(requirements, what, expected, actual, self.commands, self._titles)
 
     def _compare(self, command: IdempotencyCommand, expected: object, actual: object,
                  requirements: tuple[str, ...]) -> None:

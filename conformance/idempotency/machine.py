@@ -28,7 +28,6 @@ from hypothesis.stateful import (
 
 from jobconform.backends.protocol import IDEMPOTENCY, Backend
 from jobconform.conformance.aim import steps_to_edge
-from jobconform.conformance.harness import Divergence
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
@@ -105,17 +104,13 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             return self.harness
 
         def _run(self, command: IdempotencyCommand) -> object:
-            run.steps += 1
-            try:
-                return self.keys.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                config = self.keys.oracle.config
-                run.setup = {"failure_policy": config.failure_policy,
-                             "mismatch_status": config.mismatch_status}
-                raise
-            finally:
-                run.exercised |= self.keys.exercised
+            return run.step(self.keys, command, self._drawn_setup)
+
+        def _drawn_setup(self) -> dict[str, object]:
+            """What this example drew for its harness, for its trace's replay."""
+            config = self.keys.oracle.config
+            return {"failure_policy": config.failure_policy,
+                    "mismatch_status": config.mismatch_status}
 
         def _handle(self) -> str:
             self.counter += 1

@@ -17,7 +17,7 @@ from jobconform.backends.loops.protocol import LoopEvents, LoopsConfig, LoopSnap
 from jobconform.backends.loops.runner import LoopRules, Progress, RunnerMemory, StoredLoop
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, register
 
 
 class BudgetBeforeDeadline(LoopRules):
@@ -115,16 +115,11 @@ def _loops_entry(name: str, rules: type[LoopRules], catches: str, source: str,
                     or "").split())
 
     class BrokenBackend(MemoryBackend):
-        __doc__ = bug
-
         def open_loops(self, clock: Clock, config: LoopsConfig,
                        events: LoopEvents | None = None) -> StepLoopRuntime:
             return runtime(clock, config, rules=rules(), events=events)
 
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return register(__name__, name, BrokenBackend, bug, catches, source)
 
 
 GALLERY = (

@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar, cast
 
 from jobconform.backends.loops.protocol import (
     LOOPS,
@@ -32,18 +32,11 @@ from jobconform.backends.loops.protocol import (
     LoopRuntime,
     LoopsConfig,
 )
-from jobconform.backends.protocol import LOOP_EVENTS, Backend
-from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import (
-    SAFETY_TIMEOUT_SECONDS,
-    AdapterError,
-    Divergence,
-    ListedDeviations,
-)
+from jobconform.backends.protocol import LOOP_EVENTS
+from jobconform.conformance.area_harness import AreaHarness
 from jobconform.conformance.sinks import LoopEventLog, LoopEventRecord
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
-from jobconform.reference.commands import Command
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import (
     LOOP_COMPLETED,
@@ -59,9 +52,7 @@ from jobconform.reference.loops.oracle import (
     RunStatus,
     StopReason,
 )
-from jobconform.spec import Profile, Registry
-
-T = TypeVar("T")
+from jobconform.spec import Profile
 
 # Which requirement a stop reason (or the status that goes with it) belongs to.
 REASON_REQUIREMENTS = {
@@ -141,33 +132,23 @@ def loop_event_matches(event: tuple[object, ...], status: str, stop_reason: str)
 
 
 @dataclass
-class LoopsHarness:
+class LoopsHarness(AreaHarness[lc.LoopCommand]):
     """Differential execution of loop commands on one backend and the oracle."""
 
-    backend: Backend
-    profile: Profile
-    registry: Registry | None = None
-    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
-    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
-    commands: list[lc.LoopCommand] = field(default_factory=list)
-    exercised: set[str] = field(default_factory=set)
-    listed: ListedDeviations = field(default_factory=ListedDeviations)
+    AREA: ClassVar[str] = LOOPS
+    PASSES_THROUGH: ClassVar[tuple[type[Exception], ...]] = (InvalidLoopParameters,
+                                                             LoopNotFound)
+
     refused: set[str] = field(default_factory=set)  # aliases of loops the oracle refused
 
     def __post_init__(self) -> None:
-        if LOOPS not in self.backend.capabilities:
-            raise ValueError(f"backend {self.backend.name!r} does not claim the loops area")
+        self._require_area()
         self.config = LoopsConfig(default_timeout(self.profile))
         self.model = LoopsModel(self.config.default_timeout_per_run_seconds)
-        self._titles = ({r.id: r.title for r in self.registry.requirements}
-                        if self.registry else {})
         self.ids: dict[str, str] = {}  # alias -> backend id
         self.agents: dict[str, LoopAgent] = {}
         self.last_answer: object = None
-        opener: object = getattr(self.backend, "open_loops", None)
-        if not callable(opener):
-            raise AdapterError(f"backend {self.backend.name!r} claims loops but has no"
-                               " open_loops(clock, config); see backends/loops/protocol.py")
+        opener = self._opener("clock, config; see backends/loops/protocol.py")
         # Only a backend claiming loop-events is handed the event sink (LP-019); any other
         # is opened with two arguments, as before, and LP-019 is "not claimed".
         self.events: LoopEventLog | None = (
@@ -178,11 +159,9 @@ class LoopsHarness:
         # Per loop alias, the events (the runtime's, the oracle's) taken as they are after
         # a listed deviation was adopted; only later ones are compared.
         self._events_adopted: dict[str, tuple[int, int]] = {}
-        with guarded(self.safety_timeout, f"opening loops on {self.backend.name!r}"):
-            self.runtime: LoopRuntime = self._call(
-                "open_loops", lambda: cast(LoopRuntime, (
-                    opener(self.clock, self.config) if events is None
-                    else opener(self.clock, self.config, events))))
+        self.runtime: LoopRuntime = self._open(
+            lambda: cast(LoopRuntime, (opener(self.clock, self.config) if events is None
+                                       else opener(self.clock, self.config, events))))
         if events is not None:
             events.read = self.runtime.get_loop
 
@@ -246,9 +225,8 @@ class LoopsHarness:
                 next_run_at=None if ended else loop.next_run_at)
         self._adopt_events()
 
-    def close(self) -> None:
-        with guarded(self.safety_timeout, "closing the loop runtime"):
-            self._call("close", self.runtime.close)
+    def _to_close(self) -> list[LoopRuntime]:
+        return [self.runtime]
 
     def _check(self, command: lc.LoopCommand) -> None:
         if isinstance(command, lc.StartLoop) and (command.loop in self.model.loops
@@ -382,23 +360,7 @@ class LoopsHarness:
         self.exercised.update(self._changes(before))
         self.listed.check(len(self.commands), observe=self.observe, adopt=self._adopt)
 
-    def _call(self, action: str, function: Callable[[], T]) -> T:
-        try:
-            return function()
-        except (Divergence, AdapterError, InvalidLoopParameters, LoopNotFound):
-            raise
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during {action}; the protocol allows no exception there"
-            ) from error
-
     # -- comparing -------------------------------------------------------------------------
-
-    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object) -> Divergence:
-        return Divergence(requirements, what, expected, actual,
-                          cast(list[Command], self.commands), self._titles)
 
     def observe(self) -> None:
         """Settle the runtime, then compare every loop with the oracle."""

@@ -27,9 +27,9 @@ from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
-from jobconform.backends.loading import load_backend
 from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
 from jobconform.conformance import tolerance
+from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.loops.harness import (
     LoopsHarness,
@@ -39,9 +39,7 @@ from jobconform.conformance.loops.harness import (
 )
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import FailResult, LoopParameters, RaiseError, Respond
-from jobconform.spec import load_registry
 
-DEFAULT_BACKEND = "memory"
 SPECIAL_NUMBERS = {"NaN": math.nan, "inf": math.inf, "-inf": -math.inf, "none": None}
 
 
@@ -57,31 +55,13 @@ def _value(text: str) -> Any:
 
 
 @library(scope="TEST", auto_keywords=False)
-class LoopsLibrary:
+class LoopsLibrary(AreaLibrary[LoopsHarness]):
     """One loop runtime and the oracle per test."""
 
-    ROBOT_LISTENER_API_VERSION = 3
+    START = "Start Loop Runtime"
+    OPENS = "loop runtime"
 
-    def __init__(self) -> None:
-        self._harness: LoopsHarness | None = None
-        self.ROBOT_LIBRARY_LISTENER = self
-
-    def end_test(self, data: Any, result: Any) -> None:
-        harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
-
-    @property
-    def harness(self) -> LoopsHarness:
-        if self._harness is None:
-            raise RuntimeError("no loop runtime in this test yet: call `Start Loop Runtime`")
-        return self._harness
-
-    def _variable(self, name: str) -> str | None:
-        value = BuiltIn().get_variable_value(name)
-        return None if value is None or value == "" else str(value)
-
-    def _fail(self, what: str, expected: object, actual: object) -> AssertionError:
+    def _mismatch(self, what: str, expected: object, actual: object) -> AssertionError:
         tags = [str(t) for t in BuiltIn().get_variable_value("@{TEST_TAGS}") or []
                 if str(t).startswith("LP-")]
         return tolerance.robot_failure(f"requirement(s): {', '.join(sorted(tags))}\n"
@@ -91,16 +71,17 @@ class LoopsLibrary:
     def _view(self, alias: str) -> LoopSnapshot:
         loop_id = self.harness.ids.get(alias)
         if loop_id is None:
-            raise self._fail(f"loop {alias!r} should have been started", "an id", None)
+            raise self._mismatch(f"loop {alias!r} should have been started", "an id", None)
         view = self.harness.runtime.get_loop(loop_id)
         if view is None:
-            raise self._fail(f"loop {alias!r} should be held", "a record", None)
+            raise self._mismatch(f"loop {alias!r} should be held", "a record", None)
         return view
 
     def _run(self, alias: str, number: int) -> RunSnapshot:
         runs = self._view(alias).runs
         if not 1 <= number <= len(runs):
-            raise self._fail(f"loop {alias!r} run {number}", f"run {number}", f"{len(runs)} runs")
+            raise self._mismatch(f"loop {alias!r} run {number}", f"run {number}",
+                                 f"{len(runs)} runs")
         return runs[number - 1]
 
     # -- actions -----------------------------------------------------------------------------
@@ -108,10 +89,7 @@ class LoopsLibrary:
     @keyword("Start Loop Runtime")
     def start_loop_runtime(self) -> None:
         """A fresh loop runtime of ``${BACKEND}`` under ``${PROFILE}``."""
-        registry = load_registry()
-        backend = load_backend(self._variable("${BACKEND}") or DEFAULT_BACKEND)
-        profile = registry.profile(self._variable("${PROFILE}") or backend.profile)
-        self._harness = LoopsHarness(backend, profile, registry)
+        self._start(LoopsHarness)
 
     @keyword("Start Loop")
     def start_loop(self, alias: str, **parameters: str) -> object:
@@ -128,7 +106,7 @@ class LoopsLibrary:
         answer = self.start_loop(alias, **parameters)
         wanted = lc.Refused(tuple(name.strip() for name in refused.split(",")))
         if answer != wanted:
-            raise self._fail(f"the answer to starting loop {alias!r}", wanted, answer)
+            raise self._mismatch(f"the answer to starting loop {alias!r}", wanted, answer)
 
     @keyword("Run Responds")
     def run_responds(self, alias: str, text: str, cost: str = "0") -> None:
@@ -164,14 +142,14 @@ class LoopsLibrary:
     def loop_should_have_ended(self, alias: str, status: str, reason: str) -> None:
         view = self._view(alias)
         if (view.status, view.stop_reason) != (status, reason):
-            raise self._fail(f"loop {alias!r} status and stop reason", (status, reason),
+            raise self._mismatch(f"loop {alias!r} status and stop reason", (status, reason),
                              (view.status, view.stop_reason))
 
     @keyword("Loop Should Be Running")
     def loop_should_be_running(self, alias: str, runs: int) -> None:
         view = self._view(alias)
         if (view.status, view.stop_reason, len(view.runs)) != ("running", None, int(runs)):
-            raise self._fail(f"loop {alias!r} status, stop reason and runs",
+            raise self._mismatch(f"loop {alias!r} status, stop reason and runs",
                              ("running", None, int(runs)),
                              (view.status, view.stop_reason, len(view.runs)))
 
@@ -179,7 +157,7 @@ class LoopsLibrary:
     def loop_counts(self, alias: str, runs: int, failed: int) -> None:
         view = self._view(alias)
         if (len(view.runs), view.failed_runs) != (int(runs), int(failed)):
-            raise self._fail(f"loop {alias!r} runs and failed runs", (int(runs), int(failed)),
+            raise self._mismatch(f"loop {alias!r} runs and failed runs", (int(runs), int(failed)),
                              (len(view.runs), view.failed_runs))
 
     @keyword("Run Message Should Be")
@@ -187,7 +165,7 @@ class LoopsLibrary:
         shown = self._run(alias, int(number)).message
         sent = self.harness.agents[alias].received.get(int(number), shown)
         if (shown, sent) != (message, message):
-            raise self._fail(f"loop {alias!r} run {number} message (recorded, sent)",
+            raise self._mismatch(f"loop {alias!r} run {number} message (recorded, sent)",
                              (message, message), (shown, sent))
 
     @keyword("Run Status Should Be")
@@ -195,7 +173,7 @@ class LoopsLibrary:
         run = self._run(alias, int(number))
         wanted = (status, error or None)
         if (run.status, run.error) != wanted:
-            raise self._fail(f"loop {alias!r} run {number} status and error", wanted,
+            raise self._mismatch(f"loop {alias!r} run {number} status and error", wanted,
                              (run.status, run.error))
 
     @keyword("Run Should Have Started At")
@@ -203,40 +181,40 @@ class LoopsLibrary:
         wanted = EPOCH + timedelta(seconds=float(seconds))
         run = self._run(alias, int(number))
         if run.started_at != wanted:
-            raise self._fail(f"loop {alias!r} run {number} started_at", wanted, run.started_at)
+            raise self._mismatch(f"loop {alias!r} run {number} started_at", wanted, run.started_at)
 
     @keyword("Loop Should Have Ended At")
     def loop_ended_at(self, alias: str, seconds: float) -> None:
         wanted = EPOCH + timedelta(seconds=float(seconds))
         view = self._view(alias)
         if view.completed_at != wanted:
-            raise self._fail(f"loop {alias!r} completed_at", wanted, view.completed_at)
+            raise self._mismatch(f"loop {alias!r} completed_at", wanted, view.completed_at)
 
     @keyword("Loop Should Have Spent")
     def loop_spent(self, alias: str, total: float) -> None:
         view = self._view(alias)
         if not same_cost(float(total), view.total_cost):
-            raise self._fail(f"loop {alias!r} total_cost", float(total), view.total_cost)
+            raise self._mismatch(f"loop {alias!r} total_cost", float(total), view.total_cost)
 
     @keyword("Loop Cost Warnings Should Be")
     def loop_cost_warnings(self, alias: str, *numbers: int) -> None:
         wanted = tuple(int(n) for n in numbers)
         view = self._view(alias)
         if tuple(view.cost_warnings) != wanted:
-            raise self._fail(f"loop {alias!r} cost_warnings", wanted, view.cost_warnings)
+            raise self._mismatch(f"loop {alias!r} cost_warnings", wanted, view.cost_warnings)
 
     @keyword("Loop Elapsed Seconds Should Be")
     def loop_elapsed(self, alias: str, seconds: float) -> None:
         view = self._view(alias)
         if abs(view.elapsed_seconds - float(seconds)) > 1e-6:
-            raise self._fail(f"loop {alias!r} elapsed_seconds", float(seconds),
+            raise self._mismatch(f"loop {alias!r} elapsed_seconds", float(seconds),
                              view.elapsed_seconds)
 
     @keyword("Stop Answer Should Be")
     def stop_answer(self, alias: str, answer: str) -> None:
         actual = self.stop_loop(alias)
         if actual != answer:
-            raise self._fail(f"the answer to stopping loop {alias!r}", answer, actual)
+            raise self._mismatch(f"the answer to stopping loop {alias!r}", answer, actual)
 
     # -- loop events (LP-019) ----------------------------------------------------------------
 
@@ -252,7 +230,7 @@ class LoopsLibrary:
     def _event(self, alias: str, index: int) -> tuple[object, ...]:
         events = self.harness.loop_events(alias)
         if not 1 <= int(index) <= len(events):
-            raise self._fail(f"loop {alias!r} should have emitted an event {index}",
+            raise self._mismatch(f"loop {alias!r} should have emitted an event {index}",
                              f"event {index}", events)
         return events[int(index) - 1]
 
@@ -261,7 +239,7 @@ class LoopsLibrary:
         """Loop ``alias`` emitted ``count`` events so far (LP-019)."""
         events = self.harness.loop_events(alias)
         if len(events) != int(count):
-            raise self._fail(f"the number of events loop {alias!r} emitted", int(count), events)
+            raise self._mismatch(f"the number of events loop {alias!r} emitted", int(count), events)
 
     @keyword("Run Event Should Be")
     def run_event_should_be(self, alias: str, index: int, run: int, status: str,
@@ -272,7 +250,7 @@ class LoopsLibrary:
         event = self._event(alias, index)
         wanted_cost = _value(cost)
         if not run_event_matches(event, int(run), status, wanted_cost, float(duration_ms)):
-            raise self._fail(f"event {index} of loop {alias!r} (event, run, execution, cost,"
+            raise self._mismatch(f"event {index} of loop {alias!r} (event, run, execution, cost,"
                              " duration ms, the run's status when emitted)",
                              ("loop_run_completed", int(run), "<an execution id of its own>",
                               wanted_cost, float(duration_ms), status), event)
@@ -283,6 +261,6 @@ class LoopsLibrary:
         ``reason``, the loop recorded so when it came."""
         event = self._event(alias, index)
         if not loop_event_matches(event, status, reason):
-            raise self._fail(f"event {index} of loop {alias!r} (event, status, stop reason,"
+            raise self._mismatch(f"event {index} of loop {alias!r} (event, status, stop reason,"
                              " the loop's status and stop reason when emitted)",
                              ("loop_completed", status, reason, status, reason), event)

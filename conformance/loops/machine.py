@@ -31,7 +31,6 @@ from hypothesis.stateful import (
 from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_to_edge
-from jobconform.conformance.harness import Divergence
 from jobconform.conformance.loops.harness import LoopsHarness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.loops import commands as lc
@@ -136,14 +135,7 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
             self.restarted = False
 
         def _run(self, command: lc.LoopCommand) -> object:
-            run.steps += 1
-            try:
-                return self.harness.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
+            return run.step(self.harness, command)
 
         def _running(self) -> list[str]:
             return [alias for alias, loop in self.harness.model.loops.items()

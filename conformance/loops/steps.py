@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import datetime, timedelta
 from typing import Any
 
 from behave import register_type
 
 from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
-from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.area_steps import AreaScenario, at, expectation_failure
 from jobconform.conformance.lifecycle.steps import (
     RunConfig,
     action_step,
@@ -66,37 +65,23 @@ class _Cost:
 register_type(LoopCost=_Cost())
 
 
-class LoopsScenario:
+def _open_loops(config: RunConfig) -> AreaScenario[LoopsHarness]:
     """The loops harness of one scenario, opened on first use and closed after it."""
-
-    def __init__(self, config: RunConfig) -> None:
-        self.harness = LoopsHarness(config.backend, config.profile, config.registry)
-
-    def close(self) -> None:
-        self.harness.close()
+    return AreaScenario(LoopsHarness(config.backend, config.profile, config.registry))
 
 
 def _loops(context: Any) -> LoopsHarness:
-    return state_of(context).area_state("loops", LoopsScenario).harness
+    return state_of(context).area_state("loops", _open_loops).harness
 
 
 def _send(context: Any, command: lc.LoopCommand) -> object:
     return _loops(context).run(command)
 
 
-def _at(seconds: float) -> datetime:
-    return EPOCH + timedelta(seconds=seconds)
-
-
 def _fail(context: Any, what: str, expected: object, actual: object) -> AssertionError:
-    tags = sorted(str(t) for t in getattr(context.scenario, "effective_tags", ())
-                  if str(t).startswith("LP-"))
-    steps = "\n".join(f"    {i}. {lc.describe_loop_command(c)}"
-                      for i, c in enumerate(_loops(context).commands, 1))
-    return AssertionError(
-        "the backend's loop does not meet the scenario's expectation\n"
-        f"  requirement(s): {', '.join(tags)}\n  what: {what}\n"
-        f"  expected: {expected!r}\n  actual:   {actual!r}\n  commands so far:\n{steps}")
+    return expectation_failure(context, "the backend's loop does not", "LP-",
+                               _loops(context).commands, what, expected, actual,
+                               lc.describe_loop_command)
 
 
 def _view(context: Any, alias: str) -> LoopSnapshot:
@@ -263,16 +248,16 @@ def run_status(context: Any, alias: str, number: int, status: str) -> None:
 @check_step('run {number:d} of loop "{alias}" started at second {seconds:g}')
 def run_started(context: Any, alias: str, number: int, seconds: float) -> None:
     run = _run(context, alias, number)
-    if run.started_at != _at(seconds):
-        raise _fail(context, f"loop {alias!r} run {number} started_at", _at(seconds),
+    if run.started_at != at(seconds):
+        raise _fail(context, f"loop {alias!r} run {number} started_at", at(seconds),
                     run.started_at)
 
 
 @check_step('loop "{alias}" ended at second {seconds:g}')
 def loop_completed_at(context: Any, alias: str, seconds: float) -> None:
     view = _view(context, alias)
-    if view.completed_at != _at(seconds):
-        raise _fail(context, f"loop {alias!r} completed_at", _at(seconds), view.completed_at)
+    if view.completed_at != at(seconds):
+        raise _fail(context, f"loop {alias!r} completed_at", at(seconds), view.completed_at)
 
 
 @check_step('loop "{alias}" has spent {total:g}')

@@ -39,7 +39,7 @@ from jobconform.backends.reminders.store import (
 from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference.reminders.oracle import (
     creation_problem,
     derived_key,
@@ -320,18 +320,6 @@ class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
 # -- entries --------------------------------------------------------------------------------
 
 
-def _bug(broken: type) -> str:
-    return " ".join((broken.__doc__ or "").split())
-
-
-def _register(name: str, backend: type, bug: str, catches: str, source: str) -> GalleryEntry:
-    backend.name = f"gallery.{name}"  # type: ignore[attr-defined]
-    backend.__name__ = backend.__qualname__ = name
-    backend.__doc__ = bug
-    globals()[name] = backend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
-
-
 def _memory_entry(name: str, broken: type[StepReminderRuntime], catches: str,
                   source: str) -> GalleryEntry:
     class BrokenBackend(MemoryBackend):
@@ -339,7 +327,7 @@ def _memory_entry(name: str, broken: type[StepReminderRuntime], catches: str,
                            target: DeliveryTarget) -> StepReminderRuntime:
             return broken(InMemoryReminderStore(), clock, config, target)
 
-    return _register(name, BrokenBackend, _bug(broken), catches, source)
+    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
 
 
 def _sql_entry(name: str, broken: type[SqlReminderStore], catches: str,
@@ -350,7 +338,7 @@ def _sql_entry(name: str, broken: type[SqlReminderStore], catches: str,
             store.__class__ = broken  # the same engine and state, the broken transitions
             return store
 
-    return _register(name, BrokenBackend, _bug(broken), catches, source)
+    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
 
 
 def _threaded_entry(name: str, broken: type[ThreadedReminderRuntime], catches: str,
@@ -360,7 +348,7 @@ def _threaded_entry(name: str, broken: type[ThreadedReminderRuntime], catches: s
                            target: DeliveryTarget) -> ThreadedReminderRuntime:
             return broken(self.new_reminder_store(), clock, config, target)
 
-    return _register(name, BrokenBackend, _bug(broken), catches, source)
+    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
 
 
 SECTION = "seed 002 §10.14"

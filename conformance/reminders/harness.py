@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 from functools import partial
-from typing import Any, TypeVar
+from typing import ClassVar
 
 from jobconform.backends.faults import ProcessCrashed, StoreFaults, StoreFaultsNotClaimed
-from jobconform.backends.protocol import REMINDERS, Backend, store_faults
+from jobconform.backends.protocol import REMINDERS, store_faults
 from jobconform.backends.reminders.protocol import (
     Delivery,
     ReminderConflict,
@@ -30,16 +29,12 @@ from jobconform.backends.reminders.protocol import (
     ReminderRuntime,
     ReminderView,
 )
-from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import (
-    SAFETY_TIMEOUT_SECONDS,
-    AdapterError,
-    Divergence,
-    ListedDeviations,
-)
+from jobconform.conformance.area_harness import AreaHarness, profile_parameters
+from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.sinks import NOT_READ, DispatchStates
+from jobconform.conformance.utc import off_utc_field
 from jobconform.conformance.watchdog import guarded
-from jobconform.reference.commands import AdvanceTime, Command
+from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders.commands import (
     CancelReminder,
@@ -68,9 +63,8 @@ from jobconform.reference.reminders.oracle import (
     illegal_combination,
     rejected,
 )
-from jobconform.spec import Profile, Registry
+from jobconform.spec import Profile
 
-T = TypeVar("T")
 MAX_KEY_LENGTH = 255  # the reminders table's key column
 CONFIG_PARAMETERS = ("min_delay_seconds", "max_delay_seconds", "max_message_chars",
                      "max_pending", "max_per_day", "max_attempts", "retry_delay_seconds",
@@ -121,13 +115,7 @@ def config_for(profile: Profile, **overrides: float) -> ReminderConfig:
         ValueError: an unknown parameter name or a value out of range.
         SpecError: the profile sets no defaults for the area.
     """
-    unknown = set(overrides) - set(CONFIG_PARAMETERS)
-    if unknown:
-        raise ValueError(f"unknown reminder parameter(s) {sorted(unknown)};"
-                         f" known: {', '.join(CONFIG_PARAMETERS)}")
-    values: dict[str, Any] = {name: profile.parameter(REMINDERS, name)
-                              for name in CONFIG_PARAMETERS}
-    values.update(overrides)
+    values = profile_parameters(profile, REMINDERS, CONFIG_PARAMETERS, overrides)
     for name in WHOLE_NUMBER_PARAMETERS:
         value = values[name]
         if isinstance(value, float) and value.is_integer():
@@ -180,7 +168,7 @@ class HarnessTarget:
 
 
 @dataclass
-class ReminderHarness:
+class ReminderHarness(AreaHarness[ReminderCommand]):
     """Differential execution of reminder commands on one backend and the oracle.
 
     Args:
@@ -194,25 +182,17 @@ class ReminderHarness:
         AdapterError: the backend has no `open_reminders`, or it raised or hung.
     """
 
-    backend: Backend
-    profile: Profile
-    registry: Registry | None = None
+    AREA: ClassVar[str] = REMINDERS
+    PASSES_THROUGH: ClassVar[tuple[type[Exception], ...]] = (
+        ReminderRejected, ReminderNotFound, ReminderConflict)
+
     overrides: dict[str, float] = field(default_factory=dict)
-    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
-    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
-    commands: list[ReminderCommand] = field(default_factory=list)
-    exercised: set[str] = field(default_factory=set)
-    listed: ListedDeviations = field(default_factory=ListedDeviations)
 
     def __post_init__(self) -> None:
-        if REMINDERS not in self.backend.capabilities:
-            raise ValueError(f"backend {self.backend.name!r} does not claim the reminders"
-                             " area; its reminders cannot be checked")
+        self._require_area("its reminders cannot be checked")
         self.config = config_for(self.profile, **self.overrides)
         self.oracle = ReminderOracle(self.config)
         self.target = HarnessTarget()
-        self._titles = (
-            {r.id: r.title for r in self.registry.requirements} if self.registry else {})
         self.ids: dict[str, str] = {}  # alias -> the runtime's id
         self.aliases: dict[str, str] = {}  # the runtime's id -> alias
         self.held: dict[str, tuple[ReminderView, ReminderRecord]] = {}
@@ -224,13 +204,9 @@ class ReminderHarness:
         # The reminders a faulted command wrote: where their fields are impossible, or a
         # dispatch their failed write guarded was made, the fault's rule is the one broken.
         self.fault_writes: set[str] = set()
-        opener: object = getattr(self.backend, "open_reminders", None)
-        if not callable(opener):
-            raise AdapterError(f"adapter {self.backend.name!r} claims the reminders area but"
-                               " has no open_reminders(clock, config, target)")
-        with guarded(self.safety_timeout, f"opening {self.backend.name!r} reminders"):
-            self.runtime: ReminderRuntime = self._call(
-                "open_reminders", lambda: opener(self.clock, self.config, self.target))
+        opener = self._opener("clock, config, target")
+        self.runtime: ReminderRuntime = self._open(
+            lambda: opener(self.clock, self.config, self.target))
         self._read_at_dispatch()
 
     def _read_at_dispatch(self) -> None:
@@ -316,9 +292,8 @@ class ReminderHarness:
         for command in commands:
             self.run(command)
 
-    def close(self) -> None:
-        with guarded(self.safety_timeout, "closing the reminders runtime"):
-            self._call("close", self.runtime.close)
+    def _to_close(self) -> list[ReminderRuntime]:
+        return [self.runtime]
 
     def _check_command(self, command: ReminderCommand) -> None:
         if isinstance(command, ReminderStoreFault):
@@ -394,18 +369,6 @@ class ReminderHarness:
         return () if self.oracle.autonomy else ("RM-015",)
 
     # -- the backend's side --------------------------------------------------------------
-
-    def _call(self, action: str, function: Callable[[], T]) -> T:
-        try:
-            return function()
-        except (Divergence, AdapterError, ReminderRejected, ReminderNotFound,
-                ReminderConflict):
-            raise
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during {action}; the protocol allows no exception there"
-            ) from error
 
     def _id(self, alias: str) -> str:
         # A reminder the harness never managed to create gets an id no runtime holds.
@@ -534,12 +497,6 @@ class ReminderHarness:
         return None
 
     # -- comparing -----------------------------------------------------------------------
-
-    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
-              actual: object, primary: str | None = None) -> Divergence:
-        commands: list[Command] = list(self.commands)  # type: ignore[arg-type]
-        return Divergence(requirements, what, expected, actual, commands, self._titles,
-                          primary)
 
     def _compare_answer(self, command: ReminderCommand, expected: object, actual: object,
                         requirements: tuple[str, ...]) -> None:
@@ -692,9 +649,8 @@ class ReminderHarness:
                                  "a legal reminder", record, "RM-014")
 
     def _check_utc(self, alias: str, record: ReminderRecord) -> None:
-        for name in ("created_at", "fire_at", "due_at", "fired_at"):
-            value = getattr(record, name)
-            if value is not None and (not isinstance(value, datetime)
-                                      or value.utcoffset() != timedelta(0)):
-                raise self._fail(("RM-001",), f"reminder {alias!r} {name} must be a"
-                                 " timezone-aware UTC datetime", "tz-aware UTC", value)
+        off = off_utc_field(record, ("created_at", "fire_at", "due_at", "fired_at"))
+        if off is not None:
+            name, value = off
+            raise self._fail(("RM-001",), f"reminder {alias!r} {name} must be a"
+                             " timezone-aware UTC datetime", "tz-aware UTC", value)

@@ -19,78 +19,36 @@ of ``Restart Reminders``.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any
-
 from robot.api import SkipExecution
 from robot.api.deco import keyword, library
-from robot.libraries.BuiltIn import BuiltIn
 
-from jobconform.backends.loading import load_backend
 from jobconform.backends.reminders.protocol import ReminderView
-from jobconform.conformance import tolerance
-from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.lifecycle.keywords import requirement_tags
+from jobconform.conformance.area_keywords import AreaLibrary
+from jobconform.conformance.area_steps import alias_list, at
+from jobconform.conformance.reminders.declarations import DECLARATIONS, cancel_reminder
 from jobconform.conformance.reminders.harness import ReminderHarness, ReminderRecord, freeze
-from jobconform.reference.commands import AdvanceTime
-from jobconform.reference.faults import FaultKind, StoreFault
+from jobconform.conformance.vocabulary import derive_keywords
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import (
     CREATED,
     REPLAYED,
-    DeliveryOutcome,
-    ReminderStatus,
     rejected,
 )
-from jobconform.spec import load_registry
-
-DEFAULT_BACKEND = "memory"
-OUTCOME_WORDS = {"lands": DeliveryOutcome.LANDS, "fails": DeliveryOutcome.FAILS,
-                 "times out": DeliveryOutcome.UNKNOWN, "unknown": DeliveryOutcome.UNKNOWN}
-
-
-def _at(seconds: float) -> datetime:
-    return EPOCH + timedelta(seconds=seconds)
-
-
-def _aliases(text: str) -> list[str]:
-    return [alias.strip() for alias in text.split(",") if alias.strip()]
 
 
 @library(scope="TEST", auto_keywords=False)
-class ReminderLibrary:
+class ReminderLibrary(AreaLibrary[ReminderHarness]):
     """Drive one backend's reminders runtime and the oracle per test."""
 
-    ROBOT_LISTENER_API_VERSION = 3
+    START = "Start Reminders"
+    OPENS = "reminders runtime"
 
     def __init__(self) -> None:
-        self._harness: ReminderHarness | None = None
-        self._answers: dict[str, object] = {}
+        super().__init__()
         self._read: tuple[ReminderView, ReminderRecord] | None = None
-        self.ROBOT_LIBRARY_LISTENER = self
-
-    def end_test(self, data: Any, result: Any) -> None:
-        harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
-
-    @property
-    def harness(self) -> ReminderHarness:
-        if self._harness is None:
-            raise RuntimeError("no reminders runtime in this test yet: call `Start Reminders`")
-        return self._harness
-
-    def _fail(self, message: str) -> AssertionError:
-        ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
-        suffix = f" [test checks {', '.join(ids)}]" if ids else ""
-        return tolerance.robot_failure(message + suffix, ids)
 
     def _view(self, alias: str) -> ReminderView:
-        reminder_id = self.harness.ids.get(alias)
-        if reminder_id is None:
-            raise self._fail(f"reminder {alias!r} was never created (answer:"
-                             f" {self._answers.get(alias)!r})")
-        view = self.harness.runtime.get(reminder_id)
+        view = self.harness.runtime.get(self._created_id(self.harness.ids, "reminder", alias))
         if view is None:
             raise self._fail(f"the backend holds no record of reminder {alias!r}")
         return view
@@ -107,48 +65,12 @@ class ReminderLibrary:
     def start_reminders(self, **parameters: str) -> None:
         """Open a fresh reminders runtime; ``name=value`` pairs override the profile's
         parameters (``max_pending=2``)."""
-        if self._harness is not None:
-            raise RuntimeError("`Start Reminders` was already called in this test")
-        variables = BuiltIn()
-        backend_name = str(variables.get_variable_value("${BACKEND}") or DEFAULT_BACKEND)
-        backend = load_backend(backend_name)
-        registry = load_registry()
-        profile = registry.profile(str(variables.get_variable_value("${PROFILE}")
-                                       or backend.profile))
         overrides = {name: float(value) for name, value in parameters.items()}
-        self._harness = ReminderHarness(backend, profile, registry, overrides=overrides)
+        self._start(lambda backend, profile, registry: ReminderHarness(
+            backend, profile, registry, overrides=overrides))
 
-    # -- commands ----------------------------------------------------------------------------
-
-    @keyword("Create Reminder")
-    def create_reminder(self, alias: str, message: str = "remember",
-                        delay: float | None = None, fire_at_second: float | None = None,
-                        key: str | None = None, utc_offset_hours: int = 0) -> object:
-        """Create a reminder by ``delay`` seconds or ``fire_at_second`` (written
-        ``utc_offset_hours`` ahead of UTC, the same instant), with idempotency key ``key``
-        if given (RM-017; without one the runtime derives a key, RM-018); returns the
-        answer."""
-        fire_at = None if fire_at_second is None else _at(fire_at_second).astimezone(
-            timezone(timedelta(hours=utc_offset_hours)))
-        answer = self.harness.run(rc.CreateReminder(alias, message, fire_at, delay, key))
-        self._answers[alias] = answer
-        return answer
-
-    @keyword("Create Reminders")
-    def create_reminders(self, aliases: str, delay: float) -> None:
-        for alias in _aliases(aliases):
-            self.create_reminder(alias, f"remember {alias}", delay=delay)
-
-    @keyword("Cancel Reminder")
-    def cancel_reminder(self, alias: str) -> object:
-        return self.harness.run(rc.CancelReminder(alias))
-
-    @keyword("Dispatch Of Reminder")
-    def dispatch_of_reminder(self, alias: str, outcome: str) -> None:
-        """Decide how the reminder's dispatch in flight ends: lands, fails or times out."""
-        if outcome not in OUTCOME_WORDS:
-            raise ValueError(f"a dispatch {', '.join(OUTCOME_WORDS)}; not {outcome!r}")
-        self.harness.run(rc.DeliverReminder(alias, OUTCOME_WORDS[outcome]))
+    # -- commands: derived from declarations.py (derive_keywords, at the end); what
+    # -- stays here is not a command alone (a skip, a read that keeps the record) ---------
 
     @keyword("Require Store Faults")
     def require_store_faults(self) -> None:
@@ -158,54 +80,11 @@ class ReminderLibrary:
             raise SkipExecution(f"backend {self.harness.backend.name} does not take store"
                                 " faults for its reminders (store-faults:reminders)")
 
-    @keyword("Advance Reminder Clock Under Store Fault")
-    def advance_under_fault(self, seconds: float, fault: str, write: int) -> None:
-        """Advance the clock while store write ``write`` ``fail``s or the process
-        ``crash``es at it (then the runtime restarts over its store)."""
-        self.harness.run(rc.ReminderStoreFault(StoreFault(FaultKind(fault), int(write)),
-                                               AdvanceTime(seconds)))
-
-    @keyword("Dispatch Of Reminder Under Store Fault")
-    def dispatch_under_fault(self, alias: str, outcome: str, fault: str, write: int) -> None:
-        """Decide a dispatch's end while store write ``write`` ``fail``s or the process
-        ``crash``es at it."""
-        if outcome not in OUTCOME_WORDS:
-            raise ValueError(f"a dispatch {', '.join(OUTCOME_WORDS)}; not {outcome!r}")
-        self.harness.run(rc.ReminderStoreFault(
-            StoreFault(FaultKind(fault), int(write)),
-            rc.DeliverReminder(alias, OUTCOME_WORDS[outcome])))
-
-    @keyword("Advance Reminder Clock")
-    def advance_reminder_clock(self, seconds: float) -> None:
-        self.harness.run(AdvanceTime(seconds))
-
-    @keyword("Restart Reminders")
-    def restart_reminders(self, down: float = 0.0) -> None:
-        """Crash the runtime, let ``down`` seconds pass, reopen it over the same store."""
-        self.harness.run(rc.RestartReminders(down))
-
-    @keyword("Set Reminder Autonomy")
-    def set_reminder_autonomy(self, state: str) -> None:
-        """Turn the agent's autonomy ``off`` (its pending reminders are held) or ``on``."""
-        if state not in ("on", "off"):
-            raise ValueError(f"autonomy is on or off, not {state!r}")
-        self.harness.run(rc.SetAutonomy(state == "on"))
-
-    @keyword("Sweep Reminders")
-    def sweep_reminders(self) -> object:
-        """Run the retention sweep once; returns how many reminders the backend deleted."""
-        return self.harness.run(rc.SweepReminders())
-
     @keyword("Read Reminder")
     def read_reminder(self, alias: str) -> None:
         self.harness.run(rc.GetReminder(alias))
         view = self.harness.runtime.get(self.harness.ids.get(alias, f"unknown-{alias}"))
         self._read = None if view is None else (view, freeze(view))
-
-    @keyword("List Reminders")
-    def list_reminders(self, status: str | None = None) -> object:
-        wanted = None if status is None else ReminderStatus(status)
-        return self.harness.run(rc.ListReminders(wanted))
 
     # -- assertions ---------------------------------------------------------------------------
 
@@ -231,7 +110,7 @@ class ReminderLibrary:
 
     @keyword("Cancel Should Answer")
     def cancel_should_answer(self, alias: str, expected: str) -> None:
-        answer = self.cancel_reminder(alias)
+        answer = self.run(cancel_reminder(alias))
         if answer != expected:
             raise self._fail(f"cancel of {alias!r} should answer {expected!r}, the backend"
                              f" answered {answer!r}")
@@ -246,7 +125,7 @@ class ReminderLibrary:
 
     @keyword("Reminder Should Be Due At Second")
     def reminder_should_be_due_at(self, alias: str, second: float) -> None:
-        self._expect(alias, "due_at", _at(second))
+        self._expect(alias, "due_at", at(second))
 
     @keyword("Reminder Should Not Be Due")
     def reminder_should_not_be_due(self, alias: str) -> None:
@@ -254,15 +133,15 @@ class ReminderLibrary:
 
     @keyword("Reminder Should Fire At Second")
     def reminder_should_fire_at(self, alias: str, second: float) -> None:
-        self._expect(alias, "fire_at", _at(second))
+        self._expect(alias, "fire_at", at(second))
 
     @keyword("Reminder Should Have Been Created At Second")
     def reminder_created_at(self, alias: str, second: float) -> None:
-        self._expect(alias, "created_at", _at(second))
+        self._expect(alias, "created_at", at(second))
 
     @keyword("Reminder Should Have Fired At Second")
     def reminder_fired_at(self, alias: str, second: float) -> None:
-        self._expect(alias, "fired_at", _at(second))
+        self._expect(alias, "fired_at", at(second))
 
     @keyword("Reminder Should Not Have Fired")
     def reminder_not_fired(self, alias: str) -> None:
@@ -295,8 +174,8 @@ class ReminderLibrary:
 
     @keyword("Listed Reminders Should Be")
     def listed_reminders_should_be(self, listed: object, aliases: str) -> None:
-        if listed != _aliases(aliases):
-            raise self._fail(f"the listing should be {_aliases(aliases)}, the backend"
+        if listed != alias_list(aliases):
+            raise self._fail(f"the listing should be {alias_list(aliases)}, the backend"
                              f" answered {listed!r}")
 
     @keyword("Reminder Read Earlier Should Be Unchanged")
@@ -313,3 +192,6 @@ class ReminderLibrary:
         if self._read is not None:
             raise self._fail(f"reading an unknown reminder should find nothing, the backend"
                              f" returned {self._read[1]!r}")
+
+
+derive_keywords(ReminderLibrary, DECLARATIONS, lambda library: library)

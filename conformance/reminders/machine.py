@@ -25,7 +25,6 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import (
     MachineRun,
     run_machine,
@@ -121,14 +120,7 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             return ReminderHarness(backend, profile, registry, overrides=dict(MACHINE_LIMITS))
 
         def _run(self, command: rc.ReminderCommand) -> object:
-            run.steps += 1
-            try:
-                return self.harness.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
+            return run.step(self.harness, command)
 
         def _alias(self) -> str:
             self.counter += 1

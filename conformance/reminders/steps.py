@@ -13,11 +13,16 @@ so that they cannot clash with the lifecycle's.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from jobconform.backends.reminders.protocol import ReminderView
-from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.area_steps import (
+    AreaScenario,
+    alias_list,
+    at,
+    created_id,
+    expectation_failure,
+)
 from jobconform.conformance.lifecycle.steps import (
     RunConfig,
     action_step,
@@ -25,53 +30,32 @@ from jobconform.conformance.lifecycle.steps import (
     setup_step,
     state_of,
 )
+from jobconform.conformance.reminders.declarations import DECLARATIONS
 from jobconform.conformance.reminders.harness import (
     CONFIG_PARAMETERS,
     ReminderHarness,
     ReminderRecord,
     freeze,
 )
-from jobconform.reference.commands import AdvanceTime, describe
-from jobconform.reference.faults import FaultKind, StoreFault
+from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import (
     CREATED,
     REPLAYED,
-    DeliveryOutcome,
-    ReminderStatus,
     rejected,
 )
 
 __all__: list[str] = []
 AREA = "reminders"
-OUTCOME_WORDS = {"lands": DeliveryOutcome.LANDS, "fails": DeliveryOutcome.FAILS,
-                 "times out": DeliveryOutcome.UNKNOWN}
 
 
-def _at(seconds: float) -> datetime:
-    return EPOCH + timedelta(seconds=seconds)
-
-
-def _aliases(text: str) -> list[str]:
-    return [alias.strip() for alias in text.split(",") if alias.strip()]
-
-
-class _Reminders:
-    """One scenario's reminders harness and what its steps have seen."""
+class _Reminders(AreaScenario[ReminderHarness]):
+    """One scenario's reminders harness, its answers and the reminder read last."""
 
     def __init__(self, config: RunConfig, overrides: dict[str, float]) -> None:
-        self.harness = ReminderHarness(config.backend, config.profile, config.registry,
-                                       overrides=overrides)
-        self.answers: dict[str, object] = {}  # alias -> creation answer
-        self.last_answer: object = None
+        super().__init__(ReminderHarness(config.backend, config.profile, config.registry,
+                                         overrides=overrides))
         self.read: tuple[ReminderView, ReminderRecord] | None = None
-
-    def run(self, command: rc.ReminderCommand) -> object:
-        self.last_answer = self.harness.run(command)
-        return self.last_answer
-
-    def close(self) -> None:
-        self.harness.close()
 
 
 def _reminders(context: Any) -> _Reminders:
@@ -82,25 +66,16 @@ def _reminders(context: Any) -> _Reminders:
 def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
     if ok:
         return
-    tags = sorted(str(tag) for tag in getattr(context.scenario, "effective_tags", ())
-                  if str(tag).startswith("RM-"))
     area = state_of(context).areas.get(AREA)
     commands = area.harness.commands if isinstance(area, _Reminders) else []
-    steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(commands, 1))  # type: ignore[arg-type]
-    raise AssertionError(
-        "the backend's reminders do not meet the scenario's expectation\n"
-        f"  requirement(s): {', '.join(tags)}\n  what: {what}\n"
-        f"  expected: {expected!r}\n  actual:   {actual!r}\n"
-        f"  commands so far:\n{steps or '    (none)'}")
+    raise expectation_failure(context, "the backend's reminders do not", "RM-", commands,
+                              what, expected, actual)
 
 
 def _view(context: Any, alias: str) -> ReminderView:
     area = _reminders(context)
-    reminder_id = area.harness.ids.get(alias)
-    if reminder_id is None:
-        raise AssertionError(f"reminder {alias!r} was never created (creation answer:"
-                             f" {area.answers.get(alias)!r})")
-    view = area.harness.runtime.get(reminder_id)
+    view = area.harness.runtime.get(created_id(area.harness.ids, area.answers, "reminder",
+                                               alias))
     _check(context, view is not None, f"reminder {alias!r} should be held", "a record", None)
     assert view is not None
     return view
@@ -122,90 +97,9 @@ def step_reminder_parameter(context: Any, name: str, value: float) -> None:
     context.reminder_overrides = overrides
 
 
-# -- Given/When: commands ------------------------------------------------------------------
+# -- Given/When: commands, derived from their declarations (declarations.py) ---------------
 
-
-def _create(context: Any, alias: str, message: str, fire_at: datetime | None = None,
-            delay: float | None = None, key: str | None = None) -> None:
-    area = _reminders(context)
-    area.answers[alias] = area.run(rc.CreateReminder(alias, message, fire_at, delay, key))
-
-
-@action_step('reminder "{alias}" is created with message "{message}", a delay of'
-             ' {seconds:g} seconds and idempotency key "{key}"')
-def step_create_keyed(context: Any, alias: str, message: str, seconds: float,
-                      key: str) -> None:
-    _create(context, alias, message, delay=seconds, key=key)
-
-
-@action_step('reminder "{alias}" is created with message "{message}" and a delay of'
-             " {seconds:g} seconds")
-def step_create_delay(context: Any, alias: str, message: str, seconds: float) -> None:
-    _create(context, alias, message, delay=seconds)
-
-
-@action_step('reminder "{alias}" is created with an empty message and a delay of'
-             " {seconds:g} seconds")
-def step_create_empty(context: Any, alias: str, seconds: float) -> None:
-    _create(context, alias, "", delay=seconds)
-
-
-@action_step('reminder "{alias}" is created with a message of {count:d} characters and a'
-             " delay of {seconds:g} seconds")
-def step_create_long(context: Any, alias: str, count: int, seconds: float) -> None:
-    _create(context, alias, "m" * count, delay=seconds)
-
-
-@action_step('reminder "{alias}" is created with message "{message}" to fire at second'
-             " {second:g}")
-def step_create_at(context: Any, alias: str, message: str, second: float) -> None:
-    _create(context, alias, message, fire_at=_at(second))
-
-
-@action_step('reminder "{alias}" is created with message "{message}" to fire at second'
-             " {second:g} written {hours:d} hours ahead of UTC")
-def step_create_at_offset(context: Any, alias: str, message: str, second: float,
-                          hours: int) -> None:
-    """The same instant as "to fire at second ...", written at another UTC offset: a
-    different fire_at as given (RM-018), shown in UTC (RM-001)."""
-    _create(context, alias, message, fire_at=_at(second).astimezone(
-        timezone(timedelta(hours=hours))))
-
-
-@action_step('reminder "{alias}" is created with message "{message}", a delay of'
-             " {seconds:g} seconds and a fire time of second {second:g}")
-def step_create_both(context: Any, alias: str, message: str, seconds: float,
-                     second: float) -> None:
-    _create(context, alias, message, fire_at=_at(second), delay=seconds)
-
-
-@action_step('reminder "{alias}" is created with message "{message}" and no schedule')
-def step_create_neither(context: Any, alias: str, message: str) -> None:
-    _create(context, alias, message)
-
-
-@action_step('reminders "{aliases}" are created with a delay of {seconds:g} seconds')
-def step_create_many(context: Any, aliases: str, seconds: float) -> None:
-    for alias in _aliases(aliases):
-        _create(context, alias, f"remember {alias}", delay=seconds)
-
-
-@action_step('reminder "{alias}" is cancelled')
-def step_cancel_reminder(context: Any, alias: str) -> None:
-    _reminders(context).run(rc.CancelReminder(alias))
-
-
-@action_step('the dispatch of reminder "{alias}" {outcome}')
-def step_deliver(context: Any, alias: str, outcome: str) -> None:
-    if outcome not in OUTCOME_WORDS:
-        raise ValueError(f"a dispatch {' or '.join(OUTCOME_WORDS)}, not {outcome!r}")
-    _reminders(context).run(rc.DeliverReminder(alias, OUTCOME_WORDS[outcome]))
-
-
-@action_step("the reminder clock advances {seconds:g} seconds",
-             "the reminder clock advances {seconds:g} second")
-def step_reminder_clock(context: Any, seconds: float) -> None:
-    _reminders(context).run(AdvanceTime(seconds))
+derive_steps(DECLARATIONS, _reminders)
 
 
 @setup_step("the reminders runtime takes store faults")
@@ -218,64 +112,6 @@ def step_takes_store_faults(context: Any) -> None:
                               " faults for its reminders (store-faults:reminders)")
 
 
-def _fault(kind: FaultKind, write: int) -> StoreFault:
-    return StoreFault(kind, write)
-
-
-@action_step("store write {write:d} fails while the reminder clock advances {seconds:g} seconds")
-def step_clock_write_fails(context: Any, write: int, seconds: float) -> None:
-    _reminders(context).run(rc.ReminderStoreFault(_fault(FaultKind.FAIL, write),
-                                                  AdvanceTime(seconds)))
-
-
-@action_step("the process crashes at store write {write:d} while the reminder clock advances"
-             " {seconds:g} seconds")
-def step_clock_crash(context: Any, write: int, seconds: float) -> None:
-    _reminders(context).run(rc.ReminderStoreFault(_fault(FaultKind.CRASH, write),
-                                                  AdvanceTime(seconds)))
-
-
-def _deliver(alias: str, outcome: str) -> rc.DeliverReminder:
-    if outcome not in OUTCOME_WORDS:
-        raise ValueError(f"a dispatch {' or '.join(OUTCOME_WORDS)}, not {outcome!r}")
-    return rc.DeliverReminder(alias, OUTCOME_WORDS[outcome])
-
-
-@action_step('store write {write:d} fails while the dispatch of reminder "{alias}" {outcome}')
-def step_deliver_write_fails(context: Any, write: int, alias: str, outcome: str) -> None:
-    _reminders(context).run(rc.ReminderStoreFault(_fault(FaultKind.FAIL, write),
-                                                  _deliver(alias, outcome)))
-
-
-@action_step('the process crashes at store write {write:d} while the dispatch of reminder'
-             ' "{alias}" {outcome}')
-def step_deliver_crash(context: Any, write: int, alias: str, outcome: str) -> None:
-    _reminders(context).run(rc.ReminderStoreFault(_fault(FaultKind.CRASH, write),
-                                                  _deliver(alias, outcome)))
-
-
-@action_step("the reminders runtime restarts")
-def step_restart(context: Any) -> None:
-    _reminders(context).run(rc.RestartReminders())
-
-
-@action_step("the reminders runtime is down for {seconds:g} seconds and restarts")
-def step_restart_after(context: Any, seconds: float) -> None:
-    _reminders(context).run(rc.RestartReminders(seconds))
-
-
-@action_step("the agent's autonomy is turned {state:w}")
-def step_autonomy(context: Any, state: str) -> None:
-    if state not in ("on", "off"):
-        raise ValueError(f"autonomy is turned on or off, not {state!r}")
-    _reminders(context).run(rc.SetAutonomy(state == "on"))
-
-
-@action_step("the reminder retention sweep runs")
-def step_sweep(context: Any) -> None:
-    _reminders(context).run(rc.SweepReminders())
-
-
 @action_step('reminder "{alias}" is read')
 def step_read_reminder(context: Any, alias: str) -> None:
     area = _reminders(context)
@@ -283,16 +119,6 @@ def step_read_reminder(context: Any, alias: str) -> None:
     reminder_id = area.harness.ids.get(alias, f"unknown-{alias}")
     view = area.harness.runtime.get(reminder_id)
     area.read = None if view is None else (view, freeze(view))
-
-
-@action_step("the {status:w} reminders are listed")
-def step_list_status(context: Any, status: str) -> None:
-    _reminders(context).run(rc.ListReminders(ReminderStatus(status)))
-
-
-@action_step("all reminders are listed")
-def step_list_all(context: Any) -> None:
-    _reminders(context).run(rc.ListReminders(None))
 
 
 # -- Then: checks on what the backend shows ---------------------------------------------------
@@ -348,7 +174,7 @@ def step_dispatched(context: Any, alias: str, count: int) -> None:
 @check_step('reminder "{alias}" is due at second {second:g}')
 def step_due(context: Any, alias: str, second: float) -> None:
     actual = _view(context, alias).due_at
-    _check(context, actual == _at(second), f"reminder {alias!r} due_at", _at(second), actual)
+    _check(context, actual == at(second), f"reminder {alias!r} due_at", at(second), actual)
 
 
 @check_step('reminder "{alias}" is not due')
@@ -360,20 +186,20 @@ def step_not_due(context: Any, alias: str) -> None:
 @check_step('reminder "{alias}" fires at second {second:g}')
 def step_fire_at(context: Any, alias: str, second: float) -> None:
     actual = _view(context, alias).fire_at
-    _check(context, actual == _at(second), f"reminder {alias!r} fire_at", _at(second), actual)
+    _check(context, actual == at(second), f"reminder {alias!r} fire_at", at(second), actual)
 
 
 @check_step('reminder "{alias}" was created at second {second:g}')
 def step_created_at(context: Any, alias: str, second: float) -> None:
     actual = _view(context, alias).created_at
-    _check(context, actual == _at(second), f"reminder {alias!r} created_at", _at(second),
+    _check(context, actual == at(second), f"reminder {alias!r} created_at", at(second),
            actual)
 
 
 @check_step('reminder "{alias}" fired at second {second:g}')
 def step_fired_at(context: Any, alias: str, second: float) -> None:
     actual = _view(context, alias).fired_at
-    _check(context, actual == _at(second), f"reminder {alias!r} fired_at", _at(second), actual)
+    _check(context, actual == at(second), f"reminder {alias!r} fired_at", at(second), actual)
 
 
 @check_step('reminder "{alias}" has not fired')
@@ -408,7 +234,7 @@ def step_not_held(context: Any, alias: str) -> None:
 @check_step('the reminders listed are "{aliases}"')
 def step_listed(context: Any, aliases: str) -> None:
     actual = _reminders(context).last_answer
-    _check(context, actual == _aliases(aliases), "the listing", _aliases(aliases), actual)
+    _check(context, actual == alias_list(aliases), "the listing", alias_list(aliases), actual)
 
 
 @check_step("no reminders are listed")

@@ -29,7 +29,7 @@ from jobconform.backends.scheduling.sql import EXECUTIONS, SqlScheduleStore, to_
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference.scheduling.oracle import CRON, PreCheckAnswer, Trigger
 
 # -- broken step schedulers (on the memory backend) -----------------------------------------
@@ -211,18 +211,6 @@ class NewestFirstHistoryStore(SqlScheduleStore):
 # -- entries --------------------------------------------------------------------------------
 
 
-def _bug(broken: type) -> str:
-    return " ".join((broken.__doc__ or "").split())
-
-
-def _register(name: str, backend: type, bug: str, catches: str, source: str) -> GalleryEntry:
-    backend.name = f"gallery.{name}"  # type: ignore[attr-defined]
-    backend.__name__ = backend.__qualname__ = name
-    backend.__doc__ = bug
-    globals()[name] = backend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
-
-
 def _memory_entry(name: str, broken: type[StepSchedulingRuntime], catches: str,
                   source: str) -> GalleryEntry:
     class BrokenBackend(MemoryBackend):
@@ -230,7 +218,7 @@ def _memory_entry(name: str, broken: type[StepSchedulingRuntime], catches: str,
                             target: SchedulingTarget) -> StepSchedulingRuntime:
             return broken(InMemoryScheduleStore(), clock, config, target)
 
-    return _register(name, BrokenBackend, _bug(broken), catches, source)
+    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
 
 
 def _threaded_entry(name: str, broken: type[ThreadedSchedulingRuntime], catches: str,
@@ -240,7 +228,7 @@ def _threaded_entry(name: str, broken: type[ThreadedSchedulingRuntime], catches:
                             target: SchedulingTarget) -> ThreadedSchedulingRuntime:
             return broken(self.new_schedule_store(), clock, config, target)
 
-    return _register(name, BrokenBackend, _bug(broken), catches, source)
+    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
 
 
 def _sql_entry(name: str, broken: type[SqlScheduleStore], catches: str,
@@ -251,7 +239,7 @@ def _sql_entry(name: str, broken: type[SqlScheduleStore], catches: str,
             store.__class__ = broken  # the same engine and state, the broken read
             return store
 
-    return _register(name, BrokenBackend, _bug(broken), catches, source)
+    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
 
 
 SEED = "seed 002"

@@ -19,10 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
-from typing import Any, TypeVar, cast
+from typing import Any, ClassVar, cast
 from zoneinfo import ZoneInfo
 
-from jobconform.backends.protocol import Backend
 from jobconform.backends.scheduling.protocol import (
     SCHEDULING,
     ExecutionView,
@@ -33,16 +32,12 @@ from jobconform.backends.scheduling.protocol import (
     ScheduleView,
     SchedulingRuntime,
 )
+from jobconform.conformance.area_harness import AreaHarness, profile_parameters
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import (
-    SAFETY_TIMEOUT_SECONDS,
-    AdapterError,
-    Divergence,
-    ListedDeviations,
-)
-from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc, off_utc_field
 from jobconform.conformance.watchdog import guarded
-from jobconform.reference.commands import AdvanceTime, Command
+from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling.commands import (
     CreateCron,
     CreateOnce,
@@ -75,9 +70,8 @@ from jobconform.reference.scheduling.oracle import (
     SchedulingOracle,
     rejected,
 )
-from jobconform.spec import Profile, Registry
+from jobconform.spec import Profile
 
-T = TypeVar("T")
 CONFIG_PARAMETERS = ("missed_fires",)
 # How long the harness's pre-check waits, in real time, for the harness to learn the id of
 # a schedule that fired as soon as it was created (a threaded scheduler may be that quick).
@@ -108,13 +102,7 @@ def config_for(profile: Profile, **overrides: str) -> SchedulingConfig:
         ValueError: an unknown parameter name or value.
         SpecError: the profile sets no defaults for the area.
     """
-    unknown = set(overrides) - set(CONFIG_PARAMETERS)
-    if unknown:
-        raise ValueError(f"unknown scheduling parameter(s) {sorted(unknown)};"
-                         f" known: {', '.join(CONFIG_PARAMETERS)}")
-    values: dict[str, Any] = {name: profile.parameter(SCHEDULING, name)
-                              for name in CONFIG_PARAMETERS}
-    values.update(overrides)
+    values = profile_parameters(profile, SCHEDULING, CONFIG_PARAMETERS, overrides)
     return SchedulingConfig(**values)
 
 
@@ -217,7 +205,7 @@ class HarnessTarget:
 
 
 @dataclass
-class SchedulingHarness:
+class SchedulingHarness(AreaHarness[SchedulingCommand]):
     """Differential execution of scheduling commands on one backend and the oracle.
 
     Args:
@@ -232,26 +220,21 @@ class SchedulingHarness:
         AdapterError: the backend has no `open_scheduling`, or it raised or hung.
     """
 
-    backend: Backend
-    profile: Profile
-    registry: Registry | None = None
+    AREA: ClassVar[str] = SCHEDULING
+    PASSES_THROUGH: ClassVar[tuple[type[Exception], ...]] = (ScheduleRejected,
+                                                             ScheduleNotFound)
+
     overrides: dict[str, str] = field(default_factory=dict)
     start: datetime = EPOCH
-    safety_timeout: float = SAFETY_TIMEOUT_SECONDS
-    commands: list[SchedulingCommand] = field(default_factory=list)
-    exercised: set[str] = field(default_factory=set)
-    listed: ListedDeviations = field(default_factory=ListedDeviations)
+    # The clock starts at `start`, not at the kit's epoch.
+    clock: VirtualClock = field(init=False, kw_only=True)
 
     def __post_init__(self) -> None:
-        if SCHEDULING not in self.backend.capabilities:
-            raise ValueError(f"backend {self.backend.name!r} does not claim the scheduling"
-                             " area; its schedules cannot be checked")
+        self._require_area("its schedules cannot be checked")
         self.clock = VirtualClock(self.start.astimezone(UTC))
         self.config = config_for(self.profile, **self.overrides)
         self.oracle = SchedulingOracle(self.config)
         self.target = HarnessTarget()
-        self._titles = (
-            {r.id: r.title for r in self.registry.requirements} if self.registry else {})
         self.ids: dict[str, str] = {}  # alias -> the runtime's id
         self.aliases: dict[str, str] = {}  # the runtime's id -> alias
         # Snapshots handed out, with what they showed then.
@@ -261,13 +244,9 @@ class SchedulingHarness:
         self.deleted: set[str] = set()  # aliases of schedules the oracle deleted
         self.before_edit: datetime | None = None  # next_fire_at of the schedule last edited
         self.peer: SchedulingRuntime | None = None
-        opener: object = getattr(self.backend, "open_scheduling", None)
-        if not callable(opener):
-            raise AdapterError(f"adapter {self.backend.name!r} claims the scheduling area but"
-                               " has no open_scheduling(clock, config, target)")
-        with guarded(self.safety_timeout, f"opening {self.backend.name!r} scheduling"):
-            self.runtime: SchedulingRuntime = self._call(
-                "open_scheduling", lambda: opener(self.clock, self.config, self.target))
+        opener = self._opener("clock, config, target")
+        self.runtime: SchedulingRuntime = self._open(
+            lambda: opener(self.clock, self.config, self.target))
 
     # -- the one operation ---------------------------------------------------------------
 
@@ -328,11 +307,8 @@ class SchedulingHarness:
         for command in commands:
             self.run(command)
 
-    def close(self) -> None:
-        with guarded(self.safety_timeout, "closing the scheduling runtime"):
-            if self.peer is not None:
-                self._call("close", self.peer.close)
-            self._call("close", self.runtime.close)
+    def _to_close(self) -> list[SchedulingRuntime]:
+        return ([] if self.peer is None else [self.peer]) + [self.runtime]
 
     def _check_command(self, command: SchedulingCommand) -> None:
         if isinstance(command, CreateOnce | CreateCron) and command.schedule in self.ids:
@@ -427,17 +403,6 @@ class SchedulingHarness:
         return tuple(named)
 
     # -- the backend's side --------------------------------------------------------------
-
-    def _call(self, action: str, function: Callable[[], T]) -> T:
-        try:
-            return function()
-        except (Divergence, AdapterError, ScheduleRejected, ScheduleNotFound):
-            raise
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during {action}; the protocol allows no exception there"
-            ) from error
 
     def _id(self, alias: str) -> str:
         # A schedule the harness never managed to create gets an id no runtime holds.
@@ -540,11 +505,11 @@ class SchedulingHarness:
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
               actual: object, primary: str | None = None) -> Divergence:
-        commands: list[Command] = list(self.commands)  # type: ignore[arg-type]
+        # The primary is always among the requirements named here, even one a caller
+        # names only as the primary.
         if primary is not None:
             requirements += (primary,)
-        return Divergence(requirements, what, expected, actual, commands, self._titles,
-                          primary)
+        return super()._fail(requirements, what, expected, actual, primary)
 
     def _compare_answer(self, command: SchedulingCommand, expected: object, actual: object,
                         requirements: tuple[str, ...]) -> None:
@@ -603,12 +568,11 @@ class SchedulingHarness:
                            if name == "next_fire_at" else None)
                 raise self._fail(blamed, f"schedule {alias!r} {name}", expected_value,
                                  actual_value, primary)
-        for name in ("created_at", "next_fire_at"):
-            value = getattr(actual, name)
-            if value is not None and (not isinstance(value, datetime)
-                                      or value.utcoffset() != timedelta(0)):
-                raise self._fail(("SC-016",), f"schedule {alias!r} {name} must be a"
-                                 " timezone-aware UTC datetime", "tz-aware UTC", value)
+        off = off_utc_field(actual, ("created_at", "next_fire_at"))
+        if off is not None:
+            name, value = off
+            raise self._fail(("SC-016",), f"schedule {alias!r} {name} must be a"
+                             " timezone-aware UTC datetime", "tz-aware UTC", value)
         self.held[f"list:{alias}"] = (view, actual)
         if state.kind == CRON:
             self.exercised.update(dst_requirements(state.next_fire_at, state.timezone))

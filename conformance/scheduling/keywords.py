@@ -22,23 +22,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 from robot.api.deco import keyword, library
-from robot.libraries.BuiltIn import BuiltIn
 
-from jobconform.backends.loading import load_backend
 from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
-from jobconform.conformance import tolerance
+from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.lifecycle.keywords import requirement_tags
 from jobconform.conformance.scheduling.harness import ScheduleRecord, SchedulingHarness, freeze
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
 from jobconform.reference.scheduling.oracle import CREATED, PreCheckAnswer, rejected
-from jobconform.spec import load_registry
-
-DEFAULT_BACKEND = "memory"
 
 
 def _instant(text: str | None) -> datetime | None:
@@ -50,39 +43,18 @@ def _pre_check(answer: str | None) -> PreCheckAnswer | None:
 
 
 @library(scope="TEST", auto_keywords=False)
-class SchedulingLibrary:
+class SchedulingLibrary(AreaLibrary[SchedulingHarness]):
     """Drive one backend's scheduler(s) and the oracle per test."""
 
-    ROBOT_LISTENER_API_VERSION = 3
+    START = "Start Scheduling"
+    OPENS = "scheduler"
 
     def __init__(self) -> None:
-        self._harness: SchedulingHarness | None = None
-        self._answers: dict[str, object] = {}
+        super().__init__()
         self._read: tuple[ScheduleView, ScheduleRecord] | None = None
-        self.ROBOT_LIBRARY_LISTENER = self
-
-    def end_test(self, data: Any, result: Any) -> None:
-        harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
-
-    @property
-    def harness(self) -> SchedulingHarness:
-        if self._harness is None:
-            raise RuntimeError("no scheduler in this test yet: call `Start Scheduling`")
-        return self._harness
-
-    def _fail(self, message: str) -> AssertionError:
-        ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
-        suffix = f" [test checks {', '.join(ids)}]" if ids else ""
-        return tolerance.robot_failure(message + suffix, ids)
 
     def _id(self, alias: str) -> str:
-        schedule_id = self.harness.ids.get(alias)
-        if schedule_id is None:
-            raise self._fail(f"schedule {alias!r} was never created (answer:"
-                             f" {self._answers.get(alias)!r})")
-        return schedule_id
+        return self._created_id(self.harness.ids, "schedule", alias)
 
     def _view(self, alias: str) -> ScheduleView:
         view = self.harness.runtime.get(self._id(alias))
@@ -110,17 +82,9 @@ class SchedulingLibrary:
     def start_scheduling(self, start: str | None = None, **parameters: str) -> None:
         """Open a fresh scheduler, its clock at ``start`` (default the kit's epoch);
         ``name=value`` pairs override the profile's parameters (``missed_fires=all``)."""
-        if self._harness is not None:
-            raise RuntimeError("`Start Scheduling` was already called in this test")
-        variables = BuiltIn()
-        backend_name = str(variables.get_variable_value("${BACKEND}") or DEFAULT_BACKEND)
-        backend = load_backend(backend_name)
-        registry = load_registry()
-        profile = registry.profile(str(variables.get_variable_value("${PROFILE}")
-                                       or backend.profile))
-        self._harness = SchedulingHarness(backend, profile, registry,
-                                          overrides=dict(parameters),
-                                          start=_instant(start) or EPOCH)
+        self._start(lambda backend, profile, registry: SchedulingHarness(
+            backend, profile, registry, overrides=dict(parameters),
+            start=_instant(start) or EPOCH))
 
     # -- commands ----------------------------------------------------------------------------
 

@@ -25,7 +25,6 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import steps_onto
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.scheduling.harness import SchedulingHarness
 from jobconform.reference.commands import AdvanceTime
@@ -79,15 +78,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
             return self.harness
 
         def _run(self, command: sc.SchedulingCommand) -> object:
-            run.steps += 1
-            try:
-                return self.h.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                run.setup = {"start": self.start}
-                raise
-            finally:
-                run.exercised |= self.h.exercised
+            return run.step(self.h, command, lambda: {"start": self.start})
 
         def _alias(self) -> str:
             self.counter += 1

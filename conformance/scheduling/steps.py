@@ -21,6 +21,12 @@ from typing import Any
 from behave import register_type
 
 from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
+from jobconform.conformance.area_steps import (
+    AreaScenario,
+    alias_list,
+    created_id,
+    expectation_failure,
+)
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.lifecycle.steps import (
     RunConfig,
@@ -35,7 +41,7 @@ from jobconform.conformance.scheduling.harness import (
     SchedulingHarness,
     freeze,
 )
-from jobconform.reference.commands import AdvanceTime, describe
+from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
 from jobconform.reference.scheduling.oracle import CREATED, PreCheckAnswer, rejected
 
@@ -62,26 +68,13 @@ class _AnswerType:
 register_type(Instant=_InstantType(), PreCheck=_AnswerType())
 
 
-def _aliases(text: str) -> list[str]:
-    return [alias.strip() for alias in text.split(",") if alias.strip()]
-
-
-class _Scheduling:
-    """One scenario's scheduling harness and what its steps have seen."""
+class _Scheduling(AreaScenario[SchedulingHarness]):
+    """One scenario's scheduling harness, its answers and the schedule read last."""
 
     def __init__(self, config: RunConfig, overrides: dict[str, str], start: datetime) -> None:
-        self.harness = SchedulingHarness(config.backend, config.profile, config.registry,
-                                         overrides=overrides, start=start)
-        self.answers: dict[str, object] = {}  # alias -> creation answer
-        self.last_answer: object = None
+        super().__init__(SchedulingHarness(config.backend, config.profile, config.registry,
+                                           overrides=overrides, start=start))
         self.read: tuple[ScheduleView, ScheduleRecord] | None = None
-
-    def run(self, command: sc.SchedulingCommand) -> object:
-        self.last_answer = self.harness.run(command)
-        return self.last_answer
-
-    def close(self) -> None:
-        self.harness.close()
 
 
 def _scheduling(context: Any) -> _Scheduling:
@@ -94,25 +87,15 @@ def _scheduling(context: Any) -> _Scheduling:
 def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
     if ok:
         return
-    tags = sorted(str(tag) for tag in getattr(context.scenario, "effective_tags", ())
-                  if str(tag).startswith("SC-"))
     area = state_of(context).areas.get(AREA)
     commands = area.harness.commands if isinstance(area, _Scheduling) else []
-    steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(commands, 1))  # type: ignore[arg-type]
-    raise AssertionError(
-        "the backend's schedules do not meet the scenario's expectation\n"
-        f"  requirement(s): {', '.join(tags)}\n  what: {what}\n"
-        f"  expected: {expected!r}\n  actual:   {actual!r}\n"
-        f"  commands so far:\n{steps or '    (none)'}")
+    raise expectation_failure(context, "the backend's schedules do not", "SC-", commands,
+                              what, expected, actual)
 
 
 def _id(context: Any, alias: str) -> str:
     area = _scheduling(context)
-    schedule_id = area.harness.ids.get(alias)
-    if schedule_id is None:
-        raise AssertionError(f"schedule {alias!r} was never created (creation answer:"
-                             f" {area.answers.get(alias)!r})")
-    return schedule_id
+    return created_id(area.harness.ids, area.answers, "schedule", alias)
 
 
 def _view(context: Any, alias: str) -> ScheduleView:
@@ -412,7 +395,7 @@ def step_answer(context: Any, answer: str) -> None:
 @check_step('the schedules listed are "{aliases}"')
 def step_listed(context: Any, aliases: str) -> None:
     actual = _scheduling(context).last_answer
-    _check(context, actual == _aliases(aliases), "the listing", _aliases(aliases), actual)
+    _check(context, actual == alias_list(aliases), "the listing", alias_list(aliases), actual)
 
 
 @check_step("the schedule read earlier still reads as it did")

@@ -1,0 +1,164 @@
+"""What every service area's harness shares: the one base the area harnesses build on.
+
+An area harness (breaker, governor, idempotency, reminders, scheduling, admission,
+loops) applies each command to the backend's runtime and to the area's oracle, compares
+what both show, and raises `Divergence` at the first difference. The parts that are the
+same in every area live here, once:
+
+- the fields every harness takes (backend, profile, registry; the safety timeout, the
+  virtual clock, the commands run so far, the requirements exercised and the listed
+  deviations gone past) and the check that the backend claims the area;
+- the profile's area parameters with a check's own values on top;
+- opening the runtime through the backend's `open_<area>` and closing it;
+- calling the adapter (`_call`: an exception the protocol does not allow becomes
+  `AdapterError`, with one message layout) and building the divergence (`_fail`).
+
+What differs (the commands, the oracle, how a difference is blamed) stays in the area's
+own harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generic, TypeVar, cast
+
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.harness import (
+    SAFETY_TIMEOUT_SECONDS,
+    AdapterError,
+    Divergence,
+    ListedDeviations,
+)
+from jobconform.conformance.watchdog import guarded
+from jobconform.reference.commands import Command
+from jobconform.spec import Profile, Registry, SpecError
+
+T = TypeVar("T")
+CommandT = TypeVar("CommandT")
+
+
+def with_overrides(area: str, known: Iterable[str], values: dict[str, Any],
+                   overrides: dict[str, Any],
+                   error: type[Exception] = ValueError) -> dict[str, Any]:
+    """`values` with a check's own `overrides` on top, each of them one of `known`.
+
+    Raises:
+        error: an override names no parameter of the area (ValueError by default).
+    """
+    names = list(known)
+    unknown = set(overrides) - set(names)
+    if unknown:
+        raise error(f"unknown {area} parameter(s) {sorted(unknown)}; known:"
+                    f" {', '.join(names)}")
+    return {**values, **overrides}
+
+
+def profile_parameters(profile: Profile, area: str, names: Sequence[str],
+                       overrides: dict[str, Any],
+                       error: type[Exception] = ValueError) -> dict[str, Any]:
+    """The profile's value of each of `names` for `area`, with `overrides` on top.
+
+    Raises:
+        SpecError: the profile sets no value for one of the names.
+        error: an override names no parameter (ValueError by default).
+    """
+    values = {name: profile.parameter(area, name) for name in names}
+    return with_overrides(area, names, values, overrides, error)
+
+
+def all_profile_parameters(profile: Profile, area: str,
+                           overrides: dict[str, Any]) -> dict[str, Any]:
+    """Every parameter the profile gives `area`, with `overrides` on top.
+
+    Raises:
+        SpecError: the profile has no parameters for the area.
+        ValueError: an override names no parameter the profile gives.
+    """
+    try:
+        values = dict(profile.area_parameters[area])
+    except KeyError:
+        raise SpecError(f"profile {profile.name!r} has no {area} parameters; add"
+                        f" area_parameters.{area} to it in profiles.yaml") from None
+    return with_overrides(area, sorted(values), values, overrides)
+
+
+@dataclass
+class AreaHarness(Generic[CommandT]):
+    """The fields and plumbing every service area's harness shares.
+
+    A subclass sets `AREA` (the capability it needs, which also names its protocol in
+    messages) and `PASSES_THROUGH` (the exceptions its protocol allows the adapter to
+    raise), calls `_require_area()` first in its `__post_init__`, and keeps its runtimes
+    in `_to_close()` for `close`. Fields after `registry` are keyword-only, so that an
+    area's own fields (its settings, overrides) come fourth when passed by position.
+    """
+
+    AREA: ClassVar[str]
+    PASSES_THROUGH: ClassVar[tuple[type[Exception], ...]] = ()
+
+    backend: Backend
+    profile: Profile
+    registry: Registry | None = None
+    safety_timeout: float = field(default=SAFETY_TIMEOUT_SECONDS, kw_only=True)
+    clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH), kw_only=True)
+    commands: list[CommandT] = field(default_factory=list, kw_only=True)
+    exercised: set[str] = field(default_factory=set, kw_only=True)
+    listed: ListedDeviations = field(default_factory=ListedDeviations, kw_only=True)
+
+    def _require_area(self, detail: str = "its checks cannot run on it") -> None:
+        """Refuse a backend that does not claim the area; note the requirement titles.
+
+        Raises:
+            ValueError: the backend does not claim `AREA`.
+        """
+        if self.AREA not in self.backend.capabilities:
+            raise ValueError(f"backend {self.backend.name!r} does not claim the {self.AREA}"
+                             f" area; {detail}")
+        self._titles = ({r.id: r.title for r in self.registry.requirements}
+                        if self.registry else {})
+
+    def _opener(self, signature: str) -> Callable[..., Any]:
+        """The backend's `open_<area>` method.
+
+        Raises:
+            AdapterError: the backend claims the area but has no such method.
+        """
+        opener: object = getattr(self.backend, f"open_{self.AREA}", None)
+        if not callable(opener):
+            raise AdapterError(f"adapter {self.backend.name!r} claims the {self.AREA} area"
+                               f" but has no open_{self.AREA}({signature})")
+        return cast(Callable[..., Any], opener)
+
+    def _open(self, open_runtime: Callable[[], T]) -> T:
+        """Open the area's runtime under the safety timeout, as an adapter call."""
+        with guarded(self.safety_timeout, f"opening {self.backend.name!r} {self.AREA}"):
+            return self._call(f"open_{self.AREA}", open_runtime)
+
+    def _to_close(self) -> Sequence[Any]:
+        """The runtimes `close` closes, in order (each area says which it opened)."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        with guarded(self.safety_timeout, f"closing the {self.AREA} runtime"):
+            for runtime in self._to_close():
+                self._call("close", runtime.close)
+
+    def _call(self, action: str, function: Callable[[], T]) -> T:
+        """Call the adapter; an exception its protocol does not allow is `AdapterError`."""
+        allowed: tuple[type[Exception], ...] = (Divergence, AdapterError, *self.PASSES_THROUGH)
+        try:
+            return function()
+        except allowed:
+            raise
+        except Exception as error:
+            raise AdapterError(
+                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
+                f" during {action}; the {self.AREA} protocol allows no exception there"
+            ) from error
+
+    def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
+              actual: object, primary: str | None = None) -> Divergence:
+        return Divergence(requirements, what, expected, actual,
+                          cast(list[Command], self.commands), self._titles, primary)

@@ -1,0 +1,112 @@
+"""What every service area's Robot library shares: one harness per test, opened by the
+area's start keyword on the backend and profile the run names, closed when the test ends
+whatever its outcome, and failures that name the test's requirement tags.
+
+An area's library (conformance/<area>/keywords.py) subclasses `AreaLibrary`, says how its
+start keyword is spelt (`START`) and what it opens (`OPENS`), and keeps only its own
+keywords.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from robot.libraries.BuiltIn import BuiltIn
+
+from jobconform.backends.loading import load_backend
+from jobconform.backends.protocol import Backend
+from jobconform.conformance import tolerance
+from jobconform.conformance.lifecycle.keywords import requirement_tags
+from jobconform.spec import Profile, Registry, load_registry
+
+DEFAULT_BACKEND = "memory"
+
+
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+HarnessT = TypeVar("HarnessT", bound=Closable)
+
+
+def robot_variable(name: str) -> str | None:
+    """A Robot variable's value as text; None where it is unset or empty."""
+    value = BuiltIn().get_variable_value(name)
+    return None if value is None or value == "" else str(value)
+
+
+def run_setting(backend_name: str | None = None, profile_name: str | None = None
+                ) -> tuple[Backend, Profile, Registry]:
+    """The backend (`backend_name`, else ${BACKEND}, else memory), the spec, and the
+    profile (`profile_name`, else ${PROFILE}, else the backend's own) a Robot run checks."""
+    backend = load_backend(backend_name or robot_variable("${BACKEND}") or DEFAULT_BACKEND)
+    registry = load_registry()
+    profile = registry.profile(profile_name or robot_variable("${PROFILE}") or backend.profile)
+    return backend, profile, registry
+
+
+def test_failure(message: str) -> AssertionError:
+    """A failed expectation naming the requirement tags of the running test."""
+    ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
+    suffix = f" [test checks {', '.join(ids)}]" if ids else ""
+    return tolerance.robot_failure(message + suffix, ids)
+
+
+class AreaLibrary(Generic[HarnessT]):
+    """One harness of an area per Robot test, closed as the test ends."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+    START: ClassVar[str]  # the keyword that opens the harness, e.g. "Start Reminders"
+    OPENS: ClassVar[str]  # what it opens, e.g. "reminders runtime"
+
+    def __init__(self) -> None:
+        self._harness: HarnessT | None = None
+        self._answers: dict[str, Any] = {}  # alias -> the answer to its creation
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def end_test(self, data: Any, result: Any) -> None:
+        """Close the test's harness, whatever the outcome."""
+        harness, self._harness = self._harness, None
+        if harness is not None:
+            harness.close()
+
+    @property
+    def harness(self) -> HarnessT:
+        if self._harness is None:
+            raise RuntimeError(f"no {self.OPENS} in this test yet: call `{self.START}` first")
+        return self._harness
+
+    def _start(self, open_harness: Callable[[Backend, Profile, Registry], HarnessT],
+               backend_name: str | None = None, profile_name: str | None = None) -> HarnessT:
+        """Open the test's harness on the run's backend and profile (`run_setting`).
+
+        Raises:
+            RuntimeError: the start keyword already ran in this test.
+        """
+        if self._harness is not None:
+            raise RuntimeError(f"`{self.START}` was already called in this test")
+        self._harness = open_harness(*run_setting(backend_name, profile_name))
+        return self._harness
+
+    @property
+    def answers(self) -> dict[str, Any]:
+        """The answers kept by alias (conformance/vocabulary.py keeps creations' here)."""
+        return self._answers
+
+    def run(self, command: Any) -> object:
+        """Send one command through the test's harness; its answer."""
+        harness: Any = self.harness
+        return harness.run(command)
+
+    def _fail(self, message: str) -> AssertionError:
+        return test_failure(message)
+
+    def _created_id(self, ids: dict[str, str], noun: str, alias: str) -> str:
+        """The backend's id of the `noun` created as `alias`; a failure showing the
+        creation's answer where it was never created."""
+        found = ids.get(alias)
+        if found is None:
+            raise self._fail(f"{noun} {alias!r} was never created (answer:"
+                             f" {self._answers.get(alias)!r})")
+        return found

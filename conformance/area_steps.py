@@ -1,0 +1,84 @@
+"""What the Behave steps of every service area share.
+
+A scenario's harness of an area is opened on first use (`ScenarioState.area_state`) and
+closed after the scenario; `AreaScenario` keeps it with the answers the steps have seen.
+A Then-step that finds the backend short of the scenario's expectation fails with
+`expectation_failure`, in one layout: the requirement tags, what was read, the expected
+and actual values, and the commands so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, Generic, Protocol, TypeVar
+
+from jobconform.conformance.clock import EPOCH
+from jobconform.reference.commands import describe
+
+CommandT_contra = TypeVar("CommandT_contra", contravariant=True)
+
+
+class ScenarioHarness(Protocol[CommandT_contra]):
+    def run(self, command: CommandT_contra) -> object: ...
+
+    def close(self) -> None: ...
+
+
+HarnessT = TypeVar("HarnessT", bound=ScenarioHarness[Any])
+
+
+class AreaScenario(Generic[HarnessT]):
+    """One scenario's harness of an area and what its steps have seen."""
+
+    def __init__(self, harness: HarnessT) -> None:
+        self.harness = harness
+        self.answers: dict[str, object] = {}  # alias -> the answer to its creation
+        self.last_answer: object = None
+
+    def run(self, command: Any) -> object:
+        self.last_answer = self.harness.run(command)
+        return self.last_answer
+
+    def close(self) -> None:
+        self.harness.close()
+
+
+def at(seconds: float) -> datetime:
+    """The instant `seconds` after the virtual clock's start."""
+    return EPOCH + timedelta(seconds=seconds)
+
+
+def alias_list(text: str) -> list[str]:
+    """`a, b, c` as a list of aliases, blanks dropped."""
+    return [alias.strip() for alias in text.split(",") if alias.strip()]
+
+
+def created_id(ids: dict[str, str], answers: dict[str, object], noun: str,
+               alias: str) -> str:
+    """The backend's id of the `noun` created as `alias`.
+
+    Raises:
+        AssertionError: it was never created; the message shows the creation's answer.
+    """
+    found = ids.get(alias)
+    if found is None:
+        raise AssertionError(f"{noun} {alias!r} was never created (creation answer:"
+                             f" {answers.get(alias)!r})")
+    return found
+
+
+def expectation_failure(context: Any, shows: str, prefix: str, commands: Sequence[Any],
+                        what: str, expected: object, actual: object,
+                        describe_command: Callable[[Any], str] = describe) -> AssertionError:
+    """The failure of a Then-step: `what` was read, `expected` against `actual`, after
+    `commands`. `shows` says what fell short ("the backend's reminders do not"); `prefix`
+    picks the scenario's requirement tags ("RM-")."""
+    tags = sorted(str(tag) for tag in getattr(context.scenario, "effective_tags", ())
+                  if str(tag).startswith(prefix))
+    steps = "\n".join(f"    {i}. {describe_command(c)}" for i, c in enumerate(commands, 1))
+    return AssertionError(
+        f"{shows} meet the scenario's expectation\n"
+        f"  requirement(s): {', '.join(tags)}\n  what: {what}\n"
+        f"  expected: {expected!r}\n  actual:   {actual!r}\n"
+        f"  commands so far:\n{steps or '    (none)'}")

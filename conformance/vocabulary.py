@@ -1,0 +1,123 @@
+"""An area's commands declared once; its Behave action steps and Robot keywords derived.
+
+Each `Declaration` says, for one command an area's suites send: the Robot keyword that
+sends it (its arguments are those of `command`, which builds the command from them), the
+Gherkin wordings that send it (each a `Phrase`: a step pattern and how the fields it
+parses build the command), and whether the answer is kept under the alias it names.
+One engine applies any declared command through the scenario's (or the test's) harness,
+which applies it to the backend and the oracle and compares; so the steps and keywords
+of an area hold no translation of their own.
+
+What is not a command (a Then-step's check of what the backend shows, a step that reads
+and keeps a record) stays hand-written in the area's steps and keywords.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from robot.api.deco import keyword
+
+from jobconform.conformance.lifecycle.steps import action_step
+
+
+class Answers(Protocol):
+    """Where a scenario or a test runs its commands and keeps their answers by alias."""
+
+    @property
+    def answers(self) -> dict[str, Any]: ...
+
+    def run(self, command: Any) -> object: ...
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """One Gherkin wording of a command: `pattern` (a behave step pattern) and `command`,
+    which builds the command, or the commands in order, from the fields it parses."""
+
+    pattern: str
+    command: Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class Declaration:
+    """One command an area's suites send, declared once.
+
+    Args:
+        keyword: the Robot keyword that sends it.
+        command: builds the command, or the commands in order, from the keyword's
+            arguments; its signature is the keyword's.
+        phrases: the Gherkin wordings that send it, as Given or When steps.
+        kept_as: the alias a command's answer is kept under (a creation's), if any.
+    """
+
+    keyword: str
+    command: Callable[..., Any]
+    phrases: tuple[Phrase, ...] = ()
+    kept_as: Callable[[Any], str] | None = None
+
+    def send(self, through: Answers, built: Any) -> object:
+        """Run the built command(s) through `through`; the last answer."""
+        answer: object = None
+        for command in built if isinstance(built, list | tuple) else [built]:
+            answer = through.run(command)
+            if self.kept_as is not None:
+                through.answers[self.kept_as(command)] = answer
+        return answer
+
+
+def derive_steps(declarations: Iterable[Declaration],
+                 scenario: Callable[[Any], Answers]) -> None:
+    """Register every phrase of `declarations` as a Given/When step sending its command
+    through the scenario's harness (`scenario(context)`)."""
+    for declaration in declarations:
+        for phrase in declaration.phrases:
+            action_step(phrase.pattern)(_step(declaration, phrase, scenario))
+
+
+def _step(declaration: Declaration, phrase: Phrase,
+          scenario: Callable[[Any], Answers]) -> Callable[..., None]:
+    def step(context: Any, **fields: Any) -> None:
+        declaration.send(scenario(context), phrase.command(**fields))
+
+    step.__doc__ = f"{phrase.pattern} (the command of keyword `{declaration.keyword}`)"
+    return step
+
+
+def keyword_method_name(name: str) -> str:
+    """`Create Reminder` -> `create_reminder`: the method a derived keyword becomes."""
+    return re.sub(r"\W+", "_", name).strip("_").lower()
+
+
+def derive_keywords(library: type, declarations: Iterable[Declaration],
+                    through: Callable[[Any], Answers]) -> None:
+    """Add to the Robot `library` class one keyword per declaration, taking the arguments
+    of its `command` and sending what it builds through `through(library instance)`."""
+    for declaration in declarations:
+        name = keyword_method_name(declaration.keyword)
+        if hasattr(library, name):
+            raise ValueError(f"{library.__name__} already has {name!r}; the keyword"
+                             f" {declaration.keyword!r} would hide it")
+        setattr(library, name, _keyword(declaration, name, through))
+
+
+def _keyword(declaration: Declaration, name: str,
+             through: Callable[[Any], Answers]) -> Callable[..., object]:
+    def send(self: Any, *args: Any, **kwargs: Any) -> object:
+        return declaration.send(through(self), declaration.command(*args, **kwargs))
+
+    # Robot reads a keyword's arguments, their defaults and types from its signature:
+    # the builder's, behind the instance.
+    builder = inspect.signature(declaration.command)
+    instance = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
+    send.__signature__ = builder.replace(  # type: ignore[attr-defined]
+        parameters=[instance, *builder.parameters.values()])
+    send.__annotations__ = dict(inspect.get_annotations(declaration.command, eval_str=True))
+    send.__name__ = send.__qualname__ = name
+    send.__doc__ = declaration.command.__doc__
+    registered: Callable[..., object] = keyword(declaration.keyword)(send)
+    return registered

@@ -1,0 +1,71 @@
+"""Commands declared once (conformance/vocabulary.py): the keywords and steps derived from
+the reminders area's declarations are the ones its Robot suites and features use."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import pytest
+from robot.api.deco import library
+
+from jobconform.conformance.reminders.declarations import DECLARATIONS
+from jobconform.conformance.reminders.keywords import ReminderLibrary
+from jobconform.conformance.vocabulary import (
+    Declaration,
+    derive_keywords,
+    keyword_method_name,
+)
+from jobconform.reference.reminders import commands as rc
+
+ROBOT_SUITES = Path(__file__).resolve().parents[1] / "robot"
+
+
+@pytest.mark.parametrize("declaration", DECLARATIONS, ids=lambda d: d.keyword)
+def test_each_declared_command_is_a_keyword_taking_its_builders_arguments(
+        declaration: Declaration) -> None:
+    method = getattr(ReminderLibrary(), keyword_method_name(declaration.keyword))
+    assert method.robot_name == declaration.keyword
+    # Robot reads the arguments from the bound method's signature.
+    assert inspect.signature(method) == inspect.signature(declaration.command)
+
+
+def test_every_reminder_keyword_a_robot_suite_uses_exists() -> None:
+    names = {getattr(member, "robot_name", None) for _, member in
+             inspect.getmembers(ReminderLibrary)} - {None}
+    used = set()
+    for suite in ROBOT_SUITES.rglob("*reminder*.robot"):
+        for line in suite.read_text(encoding="utf-8").splitlines():
+            if line.startswith("    ") and not line.strip().startswith(("[", "#", "${")):
+                used.add(line.split("    ")[1].strip())
+    declared = {d.keyword for d in DECLARATIONS}
+    assert declared <= names
+    assert used & declared, "no reminders suite found, or none uses a declared command"
+
+
+def test_a_keyword_hiding_a_hand_written_method_is_refused() -> None:
+    @library(scope="TEST", auto_keywords=False)
+    class Library:
+        def cancel_reminder(self) -> None: ...
+
+    with pytest.raises(ValueError, match="would hide it"):
+        derive_keywords(Library, [Declaration("Cancel Reminder", rc.CancelReminder)],
+                        lambda library: library)
+
+
+def test_a_derived_keyword_sends_what_its_builder_builds_and_keeps_creations() -> None:
+    class Through:
+        def __init__(self) -> None:
+            self.answers: dict[str, object] = {}
+            self.sent: list[object] = []
+
+        def run(self, command: object) -> object:
+            self.sent.append(command)
+            return f"answer {len(self.sent)}"
+
+    (create_many,) = [d for d in DECLARATIONS if d.keyword == "Create Reminders"]
+    through = Through()
+    answer = create_many.send(through, create_many.command("a, b", 60))
+    assert [c.reminder for c in through.sent] == ["a", "b"]  # type: ignore[attr-defined]
+    assert through.answers == {"a": "answer 1", "b": "answer 2"}
+    assert answer == "answer 2"
