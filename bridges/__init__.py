@@ -9,6 +9,8 @@
   sees when they are all idle, and `closing()` ends them at once for the runtime's close.
 - `DispatchGate`: a runtime that starts work on its own begins bodies only at dispatch;
   `as_dispatched` reads the records of a runtime that marks a job running itself.
+- `InFlight`: settle for a worker fed by a broker whose threads wait where no bridge sees
+  (a socket, a C queue): the adapter says what it sent and where each body runs.
 - `DerivedHealth`: health counters from the job records, for runtimes without counters;
   `JobRecords`: the records themselves, for libraries that keep none with the spec's fields.
 - `keeping_signal_handlers`: a worker that installs signal handlers in the main thread
@@ -18,6 +20,7 @@ docs/validate-your-runtime.md walks through them with two worked runtimes;
 docs/runtime-shapes.md says which to use for each shape of runtime, and how it closes.
 """
 
+from jobconform.bridges.flight import InFlight, InFlightTimeout
 from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth, Health
 from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
@@ -32,6 +35,8 @@ __all__ = [
     "DerivedHealth",
     "DispatchGate",
     "Health",
+    "InFlight",
+    "InFlightTimeout",
     "JobRecord",
     "JobRecords",
     "SettleTimeout",

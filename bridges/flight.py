@@ -1,0 +1,96 @@
+"""Settle for a worker fed by a broker, whose threads wait where no bridge sees them.
+
+A queue library's worker reads its broker's socket (RabbitMQ, Redis) and hands each message
+to a pool whose idle threads wait on a C-level queue (`concurrent.futures`'s `SimpleQueue`):
+`ThreadWaits` cannot tell those threads idle from busy, so its settle never returns. The
+adapter knows what is in flight instead, and tells `InFlight`:
+
+- `sent(job_id, due)`: a message for the job is on its way (submitted, or a retry with an
+  ETA); its body may begin from `due` (None: now);
+- `dropped(job_id)`: no message for the job will come as a body after all (a cancel, a retry
+  the library did not send);
+- `with flight.body(job_id):` around each body the worker runs, which takes the job's message
+  and holds one of the worker's threads while it runs.
+
+`settle()` returns once every body waits at the `DispatchGate` or for its undecided decision
+(`DispatchGate.waits`), and no message is due while one of the worker's threads is free: a
+worker with every thread held leaves the rest in its own queue, in its own order. A real-time
+safety limit turns a hang into `InFlightTimeout` naming the bodies and the messages.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+from jobconform.bridges.gate import DispatchGate
+from jobconform.bridges.translate import wall_now
+
+SETTLE_LIMIT_SECONDS = 10.0
+
+
+class InFlightTimeout(RuntimeError):
+    """The worker's bodies did not all come to a wait within the real-time safety limit."""
+
+
+class InFlight:
+    """Args: gate: where the bodies wait; threads: how many bodies the worker runs at once;
+    now: the runtime's clock, which a message's `due` is read against (the wall clock,
+    virtual under `WallClock`)."""
+
+    def __init__(self, gate: DispatchGate, threads: int,
+                 now: Callable[[], datetime] = wall_now,
+                 settle_limit_seconds: float = SETTLE_LIMIT_SECONDS) -> None:
+        self._gate, self._threads, self._now = gate, threads, now
+        self._limit = settle_limit_seconds
+        self._state = threading.Condition()  # the worker's threads notify it
+        self._bodies: Counter[str] = Counter()  # per job, its bodies running now
+        self._due: dict[str, datetime] = {}  # per job, the message on its way: due from
+
+    def sent(self, job_id: str, due: datetime | None = None) -> None:
+        with self._state:
+            self._due[job_id] = self._now() if due is None else due
+            self._state.notify_all()
+
+    def dropped(self, job_id: str) -> None:
+        with self._state:
+            self._due.pop(job_id, None)
+            self._state.notify_all()
+
+    @contextmanager
+    def body(self, job_id: str) -> Iterator[None]:
+        with self._state:
+            self._bodies[job_id] += 1
+            self._due.pop(job_id, None)
+            self._state.notify_all()
+        try:
+            yield
+        finally:
+            with self._state:
+                self._bodies[job_id] -= 1
+                self._state.notify_all()
+
+    def settle(self) -> None:
+        """Return once every body waits and no message is due while a thread is free.
+
+        Raises:
+            InFlightTimeout: not quiet within the real-time safety limit.
+        """
+        # wait_for reckons the limit with threading's timer, real in the harness's thread.
+        with self._state:
+            if not self._state.wait_for(self._quiet, timeout=self._limit):
+                running = {job_id: n for job_id, n in self._bodies.items() if n}
+                raise InFlightTimeout(
+                    f"the worker did not settle within {self._limit:g} s of real time (a"
+                    f" safety limit; virtual time does not pass while waiting): bodies running"
+                    f" {running}, messages on their way (due from) {self._due}")
+
+    def _quiet(self) -> bool:
+        running = +self._bodies
+        if any(n > 1 or not self._gate.waits(job_id) for job_id, n in running.items()):
+            return False
+        now = self._now()
+        return running.total() >= self._threads or all(due > now for due in self._due.values())
