@@ -1,7 +1,8 @@
 """Bridges that put a real runtime on the harness's virtual clock.
 
 - `WallClock`: `time.time()`, `datetime.now()` and friends read the virtual clock, in
-  every thread (freezegun).
+  every thread (freezegun); `importing_on_bridges()` imports a library that binds the clock
+  at import so that what it binds is the bridges' own.
 - `VirtualLoop`: a private asyncio event loop whose time is the virtual clock; settle runs
   every timer due, in due order, each at its own deadline.
 - `ThreadWaits`: `time.sleep`, `Event.wait(timeout)`, `Condition.wait(timeout)` and
@@ -27,7 +28,7 @@ from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
 from jobconform.bridges.records import JobRecord, JobRecords
 from jobconform.bridges.signals import keeping_signal_handlers
 from jobconform.bridges.threads import SettleTimeout, ThreadWaits
-from jobconform.bridges.wallclock import WallClock
+from jobconform.bridges.wallclock import WallClock, importing_on_bridges
 
 __all__ = [
     "DERIVED_HEALTH_NOTE",
@@ -43,5 +44,6 @@ __all__ = [
     "ThreadWaits",
     "VirtualLoop",
     "WallClock",
+    "importing_on_bridges",
     "keeping_signal_handlers",
 ]

@@ -5,12 +5,12 @@ to a pool whose idle threads wait on a C-level queue (`concurrent.futures`'s `Si
 `ThreadWaits` cannot tell those threads idle from busy, so its settle never returns. The
 adapter knows what is in flight instead, and tells `InFlight`:
 
-- `sent(job_id, due)`: a message for the job is on its way (submitted, or a retry with an
-  ETA); its body may begin from `due` (None: now);
+- `sent(job_id, delay_seconds)`: a message for the job is on its way (submitted, or a retry
+  with a countdown); its body may begin that many seconds from now;
 - `dropped(job_id)`: no message for the job will come as a body after all (a cancel, a retry
   the library did not send);
 - `with flight.body(job_id):` around each body the worker runs, which takes the job's message
-  and holds one of the worker's threads while it runs.
+  and holds one of the worker's threads while it runs; its end frees its slot at the gate.
 
 `settle()` returns once every body waits at the `DispatchGate` or for its undecided decision
 (`DispatchGate.waits`), and no message is due while one of the worker's threads is free: a
@@ -24,7 +24,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.translate import wall_now
@@ -52,9 +52,9 @@ class InFlight:
         self._bodies: Counter[str] = Counter()  # per job, its bodies running now
         self._due: dict[str, datetime] = {}  # per job, the message on its way: due from
 
-    def sent(self, job_id: str, due: datetime | None = None) -> None:
+    def sent(self, job_id: str, delay_seconds: float = 0.0) -> None:
         with self._state:
-            self._due[job_id] = self._now() if due is None else due
+            self._due[job_id] = self._now() + timedelta(seconds=delay_seconds)
             self._state.notify_all()
 
     def dropped(self, job_id: str) -> None:
@@ -71,9 +71,16 @@ class InFlight:
         try:
             yield
         finally:
+            self._gate.finished(job_id)
             with self._state:
                 self._bodies[job_id] -= 1
                 self._state.notify_all()
+
+    def dispatch(self) -> None:
+        """A dispatch point: the bodies of messages due reach the gate, which lets them in."""
+        self.settle()
+        self._gate.open()
+        self.settle()
 
     def settle(self) -> None:
         """Return once every body waits and no message is due while a thread is free.

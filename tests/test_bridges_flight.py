@@ -1,4 +1,5 @@
-"""InFlight: the settle of a worker fed by a broker, whose threads wait where no bridge sees.
+"""InFlight, the settle of a worker fed by a broker whose threads wait where no bridge sees;
+importing_on_bridges, for a library that binds the clock at import.
 
 The worker here is the smallest of its kind: a consumer thread blocked on a C-level queue
 (`queue.SimpleQueue`, as a broker's socket would be) hands each message to a thread pool
@@ -13,12 +14,18 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
 from jobconform.backends.protocol import TaskScript
-from jobconform.bridges import DispatchGate, InFlight, InFlightTimeout
+from jobconform.bridges import (
+    DispatchGate,
+    InFlight,
+    InFlightTimeout,
+    WallClock,
+    importing_on_bridges,
+)
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.commands import Succeed
 
@@ -36,7 +43,7 @@ class BrokerFedWorker:
 
     def send(self, job_id: str, delay_seconds: float = 0.0) -> None:
         self.scripts[job_id] = TaskScript()
-        self.flight.sent(job_id, self.clock.now() + timedelta(seconds=delay_seconds))
+        self.flight.sent(job_id, delay_seconds)
         self._broker.put(job_id)
 
     def _consume(self) -> None:
@@ -51,7 +58,6 @@ class BrokerFedWorker:
                 self.gate.wait_for_decision(job_id, self.scripts[job_id])
                 time.sleep(0.05)
                 self.ended.append(job_id)
-            self.gate.finished(job_id)
 
     def close(self) -> None:
         self.gate.close()
@@ -76,9 +82,7 @@ def test_settle_waits_until_each_body_sent_waits_at_the_gate(worker: BrokerFedWo
 
 def test_a_decided_body_is_waited_for_until_it_ends(worker: BrokerFedWorker) -> None:
     worker.send("j0")
-    worker.flight.settle()
-    worker.gate.open()
-    worker.flight.settle()
+    worker.flight.dispatch()
     assert worker.gate.waits("j0") and worker.ended == []  # waiting for its decision
     worker.scripts["j0"].decide(Succeed(1))
     worker.flight.settle()
@@ -99,10 +103,28 @@ def test_with_every_thread_held_a_message_due_stays_in_the_workers_queue(
 def test_a_message_due_later_is_waited_for_only_once_it_is_due() -> None:
     clock = VirtualClock(EPOCH)
     flight = InFlight(DispatchGate(), threads=1, now=clock.now, settle_limit_seconds=0.2)
-    flight.sent("j0", clock.now() + timedelta(seconds=5))  # a retry's ETA; no worker here
+    flight.sent("j0", delay_seconds=5)  # a retry's ETA; no worker here
     flight.settle()  # not due yet: nothing to wait for
     clock.advance(5)
     with pytest.raises(InFlightTimeout, match="j0"):
         flight.settle()  # due, a thread free, and no body ever takes it
     flight.dropped("j0")
     flight.settle()
+
+
+def test_a_module_imported_on_the_bridges_binds_their_clock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "binds_clock_at_import.py").write_text(
+        "from time import monotonic, sleep\n\n"
+        "def reading(now=monotonic):\n    return now()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with importing_on_bridges("binds_clock_at_import"):
+        import binds_clock_at_import as module
+    clock = VirtualClock(EPOCH)
+    with WallClock(clock):
+        clock.advance(90)
+        assert module.reading() == EPOCH.timestamp() + 90  # the default argument: virtual
+    assert module.reading() == pytest.approx(time.monotonic(), abs=5)  # real again
+    with pytest.raises(ImportError, match="binds_clock_at_import"), importing_on_bridges(
+            "binds_clock_at_import"):
+        pass
