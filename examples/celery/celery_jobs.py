@@ -40,10 +40,10 @@ class CeleryRuntime:
         self.settle, self.dispatch = self._flight.settle, self._flight.dispatch
         self.app = Celery(name := f"jobconform-{uuid4().hex[:8]}",  # RabbitMQ, results in Redis
                           broker="amqp://127.0.0.1:5672//", backend="redis://127.0.0.1:6379/5")
-        self.app.conf.update(  # its queue and exchanges, gone with it
-            task_queues=[Queue(name, Exchange(name, auto_delete=True), name, auto_delete=True)],
-            task_default_queue=name, control_exchange=name, broker_heartbeat=0,
-            worker_prefetch_multiplier=0, broker_connection_retry_on_startup=True)
+        self.app.conf.update(task_queues=[Queue(  # its own, gone with it (or unused for 60 s)
+            name, Exchange(name, auto_delete=True), name, auto_delete=True, expires=60)],
+            task_default_queue=name, broker_heartbeat=0, worker_prefetch_multiplier=0,
+            broker_connection_retry_on_startup=True, result_expires=600)
         self._task = self.app.task(name="body", shared=False, typing=False)(self._body)
         with self._waits.adopting(), ExitStack() as worker:  # its consumer, timer, pool threads
             self.hostname = worker.enter_context(start_worker(
@@ -57,8 +57,8 @@ class CeleryRuntime:
             if not self._gate.wait(job_id, rank):
                 return None
             self._jobs.update(job_id, "running")
-            if not translate.may_run(self._gate, job_id, script):
-                return self._jobs.update(job_id, "cancelled") and None
+            if not (translate.may_run(self._gate, job_id, script) and script.decided()):
+                return self._jobs.update(job_id, "cancelled") and None  # or let go: closed
             try:
                 result = script.run()
             except Exception as error:
