@@ -16,6 +16,7 @@ adapter knows what is in flight instead, and tells `InFlight`:
 (`DispatchGate.waits`), and no message is due while one of the worker's threads is free: a
 worker with every thread held leaves the rest in its own queue, in its own order. A real-time
 safety limit turns a hang into `InFlightTimeout` naming the bodies and the messages.
+`dispatch()` is a dispatch point on top: settle, open the gate, settle.
 """
 
 from __future__ import annotations
