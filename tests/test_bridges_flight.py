@@ -10,6 +10,7 @@ in between, so that a settle that returned early would be seen.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -120,6 +121,7 @@ def test_a_module_imported_on_the_bridges_binds_their_clock(
     monkeypatch.syspath_prepend(str(tmp_path))
     with importing_on_bridges("binds_clock_at_import"):
         import binds_clock_at_import as module
+    monkeypatch.setitem(sys.modules, "binds_clock_at_import", module)  # gone again afterwards
     clock = VirtualClock(EPOCH)
     with WallClock(clock):
         clock.advance(90)
