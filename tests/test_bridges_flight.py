@@ -114,14 +114,14 @@ def test_a_message_due_later_is_waited_for_only_once_it_is_due() -> None:
 
 
 def test_a_module_imported_on_the_bridges_binds_their_clock(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    request.addfinalizer(lambda: sys.modules.pop("binds_clock_at_import", None))
     (tmp_path / "binds_clock_at_import.py").write_text(
         "from time import monotonic, sleep\n\n"
         "def reading(now=monotonic):\n    return now()\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     with importing_on_bridges("binds_clock_at_import"):
         import binds_clock_at_import as module
-    monkeypatch.setitem(sys.modules, "binds_clock_at_import", module)  # gone again afterwards
     clock = VirtualClock(EPOCH)
     with WallClock(clock):
         clock.advance(90)
