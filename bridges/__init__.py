@@ -10,7 +10,7 @@
   sees when they are all idle, and `closing()` ends them at once for the runtime's close.
 - `DispatchGate`: a runtime that starts work on its own begins bodies only at dispatch;
   `as_dispatched` reads the records of a runtime that marks a job running itself.
-- `InFlight`: settle for a worker fed by a broker whose threads wait where no bridge sees
+- `Deliveries`: settle for a worker fed by a broker whose threads wait where no bridge sees
   (a socket, a C queue): the adapter says what it sent and where each body runs.
 - `DerivedHealth`: health counters from the job records, for runtimes without counters;
   `JobRecords`: the records themselves, for libraries that keep none with the spec's fields.
@@ -21,7 +21,7 @@ docs/validate-your-runtime.md walks through them with two worked runtimes;
 docs/runtime-shapes.md says which to use for each shape of runtime, and how it closes.
 """
 
-from jobconform.bridges.flight import InFlight, InFlightTimeout
+from jobconform.bridges.deliveries import Deliveries, DeliveriesTimeout
 from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth, Health
 from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
@@ -33,11 +33,11 @@ from jobconform.bridges.wallclock import WallClock, importing_on_bridges
 __all__ = [
     "DERIVED_HEALTH_NOTE",
     "CoroutineNeverFinished",
+    "Deliveries",
+    "DeliveriesTimeout",
     "DerivedHealth",
     "DispatchGate",
     "Health",
-    "InFlight",
-    "InFlightTimeout",
     "JobRecord",
     "JobRecords",
     "SettleTimeout",

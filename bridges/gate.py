@@ -116,7 +116,7 @@ class DispatchGate:
         """Whether the job's body waits for the harness: at the gate (neither let in nor
         released), or for its script's decision (undecided, and not let go). A body let in
         but not yet waiting for its decision is still on its way: not waiting. For a settle
-        that cannot see the body's thread itself (`jobconform.bridges.flight.InFlight`)."""
+        that cannot see the body's thread itself (`jobconform.bridges.deliveries.Deliveries`)."""
         with self._state:
             if job_id in self._waiting:
                 return self._verdict(job_id) is None

@@ -2,7 +2,7 @@
 
 The task is the job's body: it waits at the gate, then for the harness's decision, and keeps
 the spec's records. A retry's ETA waits in the worker's timer thread, asleep under ThreadWaits
-(its synchronous loop: the event loop's poll is real); it waits on sockets: InFlight settles it.
+(its synchronous loop: the event loop's poll is real); it waits on sockets: Deliveries settles it.
 autoretry's options are fixed per task, the policy per job: the body makes its call. Stuck and
 re-delivery: not claimed (Celery has no job heartbeat; RabbitMQ times deliveries on its clock).
 """
@@ -36,8 +36,8 @@ class CeleryRuntime:
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health = jobs.cleanup, jobs.health
         self._gate, self._work = bridges.DispatchGate(), {}  # job id -> rank, script, policy
-        self._flight = bridges.InFlight(self._gate, threads=settings.max_concurrent)
-        self.settle, self.dispatch = self._flight.settle, self._flight.dispatch
+        self._deliveries = bridges.Deliveries(self._gate, threads=settings.max_concurrent)
+        self.settle, self.dispatch = self._deliveries.settle, self._deliveries.dispatch
         self.app = Celery(name := f"jobconform-{uuid4().hex[:8]}",  # RabbitMQ, results in Redis
                           broker="amqp://127.0.0.1:5672//", backend="redis://127.0.0.1:6379/5")
         self.app.conf.update(task_queues=[Queue(  # its own, gone with it (or unused for 60 s)
@@ -53,7 +53,7 @@ class CeleryRuntime:
 
     def _body(self, job_id: str) -> object:
         (rank, script, policy), retries = self._work[job_id], self._task.request.retries
-        with self._flight.body(job_id):
+        with self._deliveries.body(job_id):
             if not self._gate.wait(job_id, rank):
                 return None
             self._jobs.update(job_id, "running")
@@ -64,7 +64,7 @@ class CeleryRuntime:
             except Exception as error:
                 if type(error).__name__ not in policy.non_retryable:  # autoretry's call:
                     delay = self.compute_delay_ms(policy, retries) / 1000
-                    self._flight.sent(job_id, delay)
+                    self._deliveries.sent(job_id, delay)
                     try:
                         self._task.retry(exc=error, countdown=delay, max_retries=policy.max_retries)
                     except Retry:
@@ -72,7 +72,7 @@ class CeleryRuntime:
                         self._jobs.update(job_id, "queued", retry_count=retries + 1)
                         raise
                     except Exception:  # Celery re-raises the error once no retry is left
-                        self._flight.dropped(job_id)
+                        self._deliveries.dropped(job_id)
                 self._jobs.update(job_id, "failed", error=translate.error_text(error))
                 raise
             self._jobs.update(job_id, "succeeded", result=result)
@@ -91,7 +91,7 @@ class CeleryRuntime:
         policy, rank = retry or RetryPolicy(), len(self._work)
         job_id = self._jobs.add(f"{self.app.main}-{rank}", policy.max_retries).job_id
         self._work[job_id] = (rank, script, policy)
-        self._flight.sent(job_id)
+        self._deliveries.sent(job_id)
         self._task.apply_async((job_id,), task_id=job_id)
         return job_id
 

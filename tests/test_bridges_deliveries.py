@@ -1,4 +1,4 @@
-"""InFlight, the settle of a worker fed by a broker whose threads wait where no bridge sees;
+"""Deliveries, the settle of a worker fed by a broker whose threads wait where no bridge sees;
 importing_on_bridges, for a library that binds the clock at import.
 
 The worker here is the smallest of its kind: a consumer thread blocked on a C-level queue
@@ -21,9 +21,9 @@ import pytest
 
 from jobconform.backends.protocol import TaskScript
 from jobconform.bridges import (
+    Deliveries,
+    DeliveriesTimeout,
     DispatchGate,
-    InFlight,
-    InFlightTimeout,
     WallClock,
     importing_on_bridges,
 )
@@ -34,7 +34,7 @@ from jobconform.reference.commands import Succeed
 class BrokerFedWorker:
     def __init__(self, threads: int, clock: VirtualClock) -> None:
         self.gate, self.clock = DispatchGate(), clock
-        self.flight = InFlight(self.gate, threads, now=clock.now, settle_limit_seconds=5.0)
+        self.deliveries = Deliveries(self.gate, threads, now=clock.now, settle_limit_seconds=5.0)
         self.scripts: dict[str, TaskScript] = {}
         self.ended: list[str] = []
         self._broker: queue.SimpleQueue[str | None] = queue.SimpleQueue()
@@ -44,7 +44,7 @@ class BrokerFedWorker:
 
     def send(self, job_id: str, delay_seconds: float = 0.0) -> None:
         self.scripts[job_id] = TaskScript()
-        self.flight.sent(job_id, delay_seconds)
+        self.deliveries.sent(job_id, delay_seconds)
         self._broker.put(job_id)
 
     def _consume(self) -> None:
@@ -53,7 +53,7 @@ class BrokerFedWorker:
             self._pool.submit(self._body, job_id)
 
     def _body(self, job_id: str) -> None:
-        with self.flight.body(job_id):
+        with self.deliveries.body(job_id):
             time.sleep(0.05)
             if self.gate.wait(job_id, int(job_id[1:])):
                 self.gate.wait_for_decision(job_id, self.scripts[job_id])
@@ -77,16 +77,16 @@ def worker() -> Iterator[BrokerFedWorker]:
 def test_settle_waits_until_each_body_sent_waits_at_the_gate(worker: BrokerFedWorker) -> None:
     worker.send("j0")
     worker.send("j1")
-    worker.flight.settle()
+    worker.deliveries.settle()
     assert worker.gate.waiting() == ["j0", "j1"]
 
 
 def test_a_decided_body_is_waited_for_until_it_ends(worker: BrokerFedWorker) -> None:
     worker.send("j0")
-    worker.flight.dispatch()
+    worker.deliveries.dispatch()
     assert worker.gate.waits("j0") and worker.ended == []  # waiting for its decision
     worker.scripts["j0"].decide(Succeed(1))
-    worker.flight.settle()
+    worker.deliveries.settle()
     assert worker.ended == ["j0"]
 
 
@@ -94,23 +94,23 @@ def test_with_every_thread_held_a_message_due_stays_in_the_workers_queue(
         worker: BrokerFedWorker) -> None:
     for job_id in ("j0", "j1", "j2"):
         worker.send(job_id)
-    worker.flight.settle()  # two threads, both held at the gate: j2 waits in the pool
+    worker.deliveries.settle()  # two threads, both held at the gate: j2 waits in the pool
     assert worker.gate.waiting() == ["j0", "j1"]
     worker.gate.release("j0")  # a cancel: its body leaves and frees a thread for j2
-    worker.flight.settle()
+    worker.deliveries.settle()
     assert worker.gate.waiting() == ["j1", "j2"]
 
 
 def test_a_message_due_later_is_waited_for_only_once_it_is_due() -> None:
     clock = VirtualClock(EPOCH)
-    flight = InFlight(DispatchGate(), threads=1, now=clock.now, settle_limit_seconds=0.2)
-    flight.sent("j0", delay_seconds=5)  # a retry's ETA; no worker here
-    flight.settle()  # not due yet: nothing to wait for
+    deliveries = Deliveries(DispatchGate(), threads=1, now=clock.now, settle_limit_seconds=0.2)
+    deliveries.sent("j0", delay_seconds=5)  # a retry's ETA; no worker here
+    deliveries.settle()  # not due yet: nothing to wait for
     clock.advance(5)
-    with pytest.raises(InFlightTimeout, match="j0"):
-        flight.settle()  # due, a thread free, and no body ever takes it
-    flight.dropped("j0")
-    flight.settle()
+    with pytest.raises(DeliveriesTimeout, match="j0"):
+        deliveries.settle()  # due, a thread free, and no body ever takes it
+    deliveries.dropped("j0")
+    deliveries.settle()
 
 
 def test_a_module_imported_on_the_bridges_binds_their_clock(

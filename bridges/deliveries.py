@@ -3,19 +3,19 @@
 A queue library's worker reads its broker's socket (RabbitMQ, Redis) and hands each message
 to a pool whose idle threads wait on a C-level queue (`concurrent.futures`'s `SimpleQueue`):
 `ThreadWaits` cannot tell those threads idle from busy, so its settle never returns. The
-adapter knows what is in flight instead, and tells `InFlight`:
+adapter knows what is in flight instead, and tells `Deliveries`:
 
 - `sent(job_id, delay_seconds)`: a message for the job is on its way (submitted, or a retry
   with a countdown); its body may begin that many seconds from now;
 - `dropped(job_id)`: no message for the job will come as a body after all (a cancel, a retry
   the library did not send);
-- `with flight.body(job_id):` around each body the worker runs, which takes the job's message
+- `with deliveries.body(job_id):` around each body the worker runs, which takes the job's message
   and holds one of the worker's threads while it runs; its end frees its slot at the gate.
 
 `settle()` returns once every body waits at the `DispatchGate` or for its undecided decision
 (`DispatchGate.waits`), and no message is due while one of the worker's threads is free: a
 worker with every thread held leaves the rest in its own queue, in its own order. A real-time
-safety limit turns a hang into `InFlightTimeout` naming the bodies and the messages.
+safety limit turns a hang into `DeliveriesTimeout` naming the bodies and the messages.
 `dispatch()` is a dispatch point on top: settle, open the gate, settle.
 """
 
@@ -35,11 +35,11 @@ SETTLE_LIMIT_SECONDS = 10.0
 POLL_SECONDS = 0.002
 
 
-class InFlightTimeout(RuntimeError):
+class DeliveriesTimeout(RuntimeError):
     """The worker's bodies did not all come to a wait within the real-time safety limit."""
 
 
-class InFlight:
+class Deliveries:
     """Args: gate: where the bodies wait; threads: how many bodies the worker runs at once;
     now: the runtime's clock, which a message's `due` is read against (the wall clock,
     virtual under `WallClock`)."""
@@ -87,7 +87,7 @@ class InFlight:
         """Return once every body waits and no message is due while a thread is free.
 
         Raises:
-            InFlightTimeout: not quiet within the real-time safety limit.
+            DeliveriesTimeout: not quiet within the real-time safety limit.
         """
         # The gate and the scripts change without telling this condition, so settle looks
         # again every few real milliseconds; the bodies' own moves wake it at once.
@@ -96,7 +96,7 @@ class InFlight:
             while not self._quiet():
                 if real_monotonic() > deadline:
                     running = {job_id: n for job_id, n in self._bodies.items() if n}
-                    raise InFlightTimeout(
+                    raise DeliveriesTimeout(
                         f"the worker did not settle within {self._limit:g} s of real time (a"
                         " safety limit; virtual time does not pass while waiting): bodies"
                         f" running {running}, messages on their way (due from) {self._due}")
