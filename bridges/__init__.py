@@ -4,7 +4,8 @@
   every thread (freezegun); `importing_on_bridges()` imports a library that binds the clock
   at import so that what it binds is the bridges' own.
 - `VirtualLoop`: a private asyncio event loop whose time is the virtual clock; settle runs
-  every timer due, in due order, each at its own deadline.
+  every timer due, in due order, each at its own deadline; with `busy` (`InFlight`
+  counts a client's calls awaiting a server), settle waits for their answers too.
 - `ThreadWaits`: `time.sleep`, `Event.wait(timeout)`, `Condition.wait(timeout)` and
   `queue.Queue.get(timeout)` in the runtime's own threads end on the virtual clock, settle
   sees when they are all idle, and `closing()` ends them at once for the runtime's close.
@@ -24,7 +25,7 @@ docs/runtime-shapes.md says which to use for each shape of runtime, and how it c
 from jobconform.bridges.deliveries import Deliveries, DeliveriesTimeout
 from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth, Health
-from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
+from jobconform.bridges.loop import CoroutineNeverFinished, InFlight, VirtualLoop
 from jobconform.bridges.records import JobRecord, JobRecords
 from jobconform.bridges.signals import keeping_signal_handlers
 from jobconform.bridges.threads import SettleTimeout, ThreadWaits
@@ -38,6 +39,7 @@ __all__ = [
     "DerivedHealth",
     "DispatchGate",
     "Health",
+    "InFlight",
     "JobRecord",
     "JobRecords",
     "SettleTimeout",

@@ -17,19 +17,24 @@ is ready and no timer is due. The bridge's selector answers that request without
 timer's deadline. Nothing waits on the wall clock for virtual time to pass.
 
 `run(coroutine)` waits for the coroutine, letting sockets deliver (real I/O to a local
-server takes real time, which is not virtual time passing). A coroutine still not done
-after the real-time safety limit, because it waits for virtual time nobody advanced or for
-an event that never comes, is cancelled and raises `CoroutineNeverFinished` naming it,
-with its stack.
+server takes real time, which is not virtual time passing). `settle()` does not know when
+a runtime waits for an answer on a socket: a runtime that talks to a server says so with
+`busy` (a query in flight; `InFlight` counts a client's calls awaiting an answer), and
+while it is true settle waits for sockets instead of stepping the time or ending, so each
+timer's queries are answered at its own deadline.
+A coroutine still not done after the real-time safety limit, because it waits for
+virtual time nobody advanced or for an event that never comes, is cancelled and raises
+`CoroutineNeverFinished` naming it, with its stack.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import selectors
 import traceback
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from datetime import datetime, timedelta
 from types import FrameType
 from typing import Any, TypeVar
@@ -58,12 +63,14 @@ class _SteppingSelector(selectors.DefaultSelector):
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         ready: list[tuple[selectors.SelectorKey, int]] = super().select(0)
-        if ready or timeout == 0:
-            return ready
-        # asyncio would block: nothing is ready, and the next timer (if any) is `timeout`
-        # seconds of loop time away. The bridge decides; it may wait for sockets.
-        wait_for_sockets = self._bridge._idle(timeout)
-        return super().select(wait_for_sockets) if wait_for_sockets else ready
+        if not ready and timeout != 0:
+            # asyncio would block: nothing is ready, and the next timer (if any) is
+            # `timeout` seconds of loop time away. The bridge decides; it may wait for sockets.
+            wait_for_sockets = self._bridge._idle(timeout)
+            ready = super().select(wait_for_sockets) if wait_for_sockets else ready
+        if ready:
+            self._bridge._io_deadline = None  # a socket answered: the I/O limit starts again
+        return ready
 
 
 class _VirtualEventLoop(asyncio.SelectorEventLoop):
@@ -83,15 +90,22 @@ class VirtualLoop:
         on_step: called with the virtual time of each timer step (for instance
             `WallClock.move_to`, so that `datetime.now()` in a timer reads its deadline),
             and with the clock's time when the steps are done.
-        safety_limit_seconds: real seconds `run` waits for a coroutine.
+        safety_limit_seconds: real seconds `run` waits for a coroutine, and `settle` for
+            an answer while `busy` stays true.
+        busy: whether the runtime waits for an answer on a socket (a query in flight);
+            settle waits for sockets while it is true. None: settle never waits.
     """
 
     def __init__(self, clock: Clock, on_step: Callable[[datetime], None] | None = None,
-                 safety_limit_seconds: float = SAFETY_LIMIT_SECONDS) -> None:
+                 safety_limit_seconds: float = SAFETY_LIMIT_SECONDS,
+                 busy: Callable[[], bool] | None = None) -> None:
         self._clock = clock
         self._origin = clock.now()
         self._on_step = on_step
         self._limit = safety_limit_seconds
+        self._busy = busy
+        self._stalled = False
+        self._io_deadline: float | None = None
         self.loop_time = 0.0
         self._target = 0.0  # the clock's time, in loop seconds, that settle catches up to
         self._mode = "run"
@@ -108,6 +122,14 @@ class VirtualLoop:
                 self.loop.stop()
                 return 0.0
             return IO_POLL_SECONDS  # a socket may be about to answer
+        if self._busy is not None and self._busy():  # an answer takes no virtual time
+            if self._io_deadline is None:
+                self._io_deadline = real_monotonic() + self._limit
+            if real_monotonic() <= self._io_deadline:
+                return IO_POLL_SECONDS
+            self._stalled = True
+            self.loop.stop()
+            return 0.0
         if next_timer_in is not None and self.loop_time + next_timer_in <= self._target:
             self._step_to(self.loop_time + next_timer_in)
             return 0.0
@@ -122,13 +144,22 @@ class VirtualLoop:
                 self._on_step(self._origin + timedelta(seconds=seconds))
 
     def settle(self) -> None:
-        """Run ready callbacks and every timer due up to the clock's time, in due order."""
+        """Run ready callbacks and every timer due up to the clock's time, in due order.
+
+        Raises:
+            CoroutineNeverFinished: `busy` stayed true, with nothing else to run, for the
+                safety limit (real time).
+        """
         self._target = max(self.loop_time, self._clock_seconds())
-        self._mode = "settle"
+        self._mode, self._stalled, self._io_deadline = "settle", False, None
         try:
             self.loop.run_forever()
         finally:
             self._mode = "run"
+        if self._stalled:
+            raise CoroutineNeverFinished(
+                f"settle: I/O still in flight after {self._limit:g} s of real time (a safety"
+                " limit): the server never answered, or busy() never turned false")
 
     def run(self, awaitable: Awaitable[T], name: str | None = None) -> T:
         """Run `awaitable` on the loop from synchronous code and return its result.
@@ -182,6 +213,40 @@ class VirtualLoop:
                     f" cancelled; they ignore cancellation:\n{stuck}") from None
         self.loop.run_until_complete(self.loop.shutdown_asyncgens())
         self.loop.close()
+
+
+class InFlight:
+    """A client (a database connection, say) whose calls awaiting an answer are counted.
+
+    Hand the runtime this proxy instead of the client, and give the loop its `busy`:
+    `VirtualLoop(clock, busy=calls.busy)` settles only once every call is answered.
+
+    Args:
+        client: the object whose coroutine methods talk to a server.
+        methods: the names of those methods; any other attribute is the client's own.
+    """
+
+    def __init__(self, client: Any, methods: Iterable[str]) -> None:
+        self.client = client
+        self._methods = frozenset(methods)
+        self.count = 0
+
+    def busy(self) -> bool:
+        return self.count > 0
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self.client, name)
+        if name not in self._methods:
+            return attribute
+
+        @functools.wraps(attribute)
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            self.count += 1
+            try:
+                return await attribute(*args, **kwargs)
+            finally:
+                self.count -= 1
+        return counted
 
 
 def _format_stack(task: asyncio.Future[Any]) -> str:

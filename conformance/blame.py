@@ -63,7 +63,7 @@ def record_primary(command: Command | None, field: str, expected: object, actual
                    job_before: JobState | None, command_requirements: tuple[str, ...],
                    field_requirements: tuple[str, ...],
                    retry_after_ignored: bool = False, delay_holds: bool = False,
-                   now: datetime | None = None) -> str:
+                   now: datetime | None = None, delays_given: bool = False) -> str:
     """The requirement a difference in one record field breaks.
 
     Args:
@@ -80,6 +80,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
             not start when due then lost its turn (RT-003), not to a wrong delay (RT-002).
         now: the virtual time of the command; with `delay_holds`, a retried job that
             was due then and started out of its turn broke the queue's order (RT-003).
+        delays_given: the backend waits out the intervals the kit gave it
+            (`retry-intervals`) and has no delay formula (RT-002 left out): a retried job
+            started before its interval passed broke its backoff's wait (RT-003).
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -141,6 +144,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
                 # this dispatch like any queued job (a retry re-queued at the tail), or
                 # started ahead of a job whose turn it was (the order, not the delay).
                 return "RT-003"
+            if delays_given:
+                return "RT-003"  # early on an interval it was given: the wait, not a formula
             return "RT-002"  # it started at the wrong time: the delay decides when
         # A start time that differs while the status agrees (a retried attempt showing
         # the first attempt's start) falls to the timestamp rule below (LC-004).

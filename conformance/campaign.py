@@ -163,7 +163,8 @@ def _case(document: Mapping[str, Any]) -> CaseResult:
                       artifacts=tuple(document["artifacts"]),
                       completed=bool(document.get("completed", False)),
                       also_broken=tuple(document.get("also_broken", ())),
-                      nondeterministic=bool(document.get("nondeterministic", False)))
+                      nondeterministic=bool(document.get("nondeterministic", False)),
+                      hung=bool(document.get("hung", False)))
 
 
 def _same(reports: list[tuple[Path, dict[str, Any]]], key: str) -> Any:
@@ -312,7 +313,8 @@ def merge_reports(paths: Iterable[Path], registry: Registry, report_dir: Path) -
         registry.version, min(seeds), [runs[suite] for suite in SUITES if suite in runs],
         expected, selected, {"seeds": sorted(seeds), "shards": shards,
                              **({"examples": examples} if examples is not None else {})},
-        unselected=_unselected(reports))
+        unselected=_unselected(reports),
+        expected_file=first.get("expected_failures_file"))
 
 
 @click.command(name="merge")

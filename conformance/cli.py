@@ -13,6 +13,7 @@ import click
 from jobconform.conformance.campaign import merge_command
 from jobconform.conformance.compare import compare_command
 from jobconform.conformance.defaults import SELFTEST_EXAMPLES, SUITES
+from jobconform.conformance.publish import publish_command
 
 # The runner, the suites, the self-test gallery and the backends (Hypothesis, Robot
 # Framework, SQLAlchemy) are imported inside the commands that use them, so that
@@ -121,7 +122,11 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
         only_requirements: tuple[str, ...], debug: bool) -> None:
     """Run the conformance suites against a backend and print a per-requirement table."""
     from jobconform.conformance.campaign import CampaignError, plan_campaign
-    from jobconform.conformance.expectations import ExpectationsError, load_expectations
+    from jobconform.conformance.expectations import (
+        ExpectationsError,
+        load_expectations,
+        stale_entries,
+    )
     from jobconform.conformance.report import (
         NOT_RERUN,
         NOT_RUN,
@@ -160,13 +165,23 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
     try:
         registry.profile(profile)
     except SpecError as error:
-        raise click.BadParameter(str(error), param_hint="--profile") from error
+        if profile_name:
+            raise click.BadParameter(str(error), param_hint="--profile") from error
+        # The user gave no --profile: the adapter's declaration is what is wrong.
+        raise click.ClickException(
+            f"backend {backend_name!r} declares `profile = {profile!r}`, which the spec does"
+            f" not define ({error}); fix the adapter's `profile` attribute, or run with"
+            " --profile NAME") from error
     expected: dict[str, ExpectedFailure] = {}
     if expected_file is not None:
         try:
             expected = load_expectations(expected_file)
         except ExpectationsError as error:
             raise click.BadParameter(str(error), param_hint="--expected-failures") from error
+        stale = stale_entries(expected, set(registry.ids()), registry.version)
+        if stale:
+            raise click.BadParameter(f"{expected_file}: " + "; ".join(stale),
+                                     param_hint="--expected-failures")
     config = RunConfig(backend=backend_name, profile=profile, suites=plan.suites,
                        seed=seed, examples=examples, work_dir=report_dir, selected=selected,
                        regressions=regressions, seeds=plan.seeds, machine_areas=machine_areas,
@@ -177,7 +192,9 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
                          registry.version, seed, runs, expected, selected,
                          campaign=plan.report_entry(examples),
                          notes=tuple(getattr(backend, "report_notes", ())),
-                         unselected=unselected)
+                         unselected=unselected,
+                         expected_file=(None if expected_file is None
+                                        else str(expected_file.resolve())))
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
     write_junit(report_dir / "junit.xml", summary)
@@ -528,6 +545,7 @@ def spec_lock() -> None:
 
 main.add_command(compare_command)
 main.add_command(merge_command)
+main.add_command(publish_command)
 
 if __name__ == "__main__":
     main()

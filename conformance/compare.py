@@ -37,6 +37,7 @@ from jobconform.conformance.report import (
     NOT_APPLICABLE,
     NOT_CLAIMED,
     NOT_RERUN,
+    NOT_RUN,
     PASS,
     UNTESTED,
     VERDICTS,
@@ -48,12 +49,14 @@ from jobconform.conformance.report import (
 
 # The fold over suites, strongest first (as report._counts counts requirements).
 _CHECKED_ORDER = (FAIL, UNTESTED, EXPECTED_FAILURE, PASS, BLOCKED)
-_UNCHECKED_ORDER = (NOT_CLAIMED, NOT_APPLICABLE, NOT_RERUN)
+_UNCHECKED_ORDER = (NOT_CLAIMED, NOT_APPLICABLE, NOT_RERUN, NOT_RUN)
 # Verdicts that count towards a pass rate: the backend claims the area, the profile has
 # the requirement, and the run meant to check it.
 CHECKED = frozenset(_CHECKED_ORDER)
 # A cell shows details (message, traces, reason) for these.
 _EXPLAINED = frozenset({FAIL, UNTESTED, EXPECTED_FAILURE, BLOCKED})
+# The counts a runs table shows, in its columns' order.
+RUN_COUNTS = (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED, NOT_CLAIMED, NOT_RUN)
 # Longest divergence message carried into a page cell; the trace has the rest.
 MESSAGE_LIMIT = 2000
 
@@ -67,6 +70,10 @@ def overall_verdict(suites: Mapping[str, str]) -> str:
     for verdict in _UNCHECKED_ORDER:
         if values == {verdict}:
             return verdict
+    # A run left the requirement out (--area, --requirement) in some suites and found it
+    # n/a or unclaimed in others: it was not run, which says more than n/a.
+    if NOT_RUN in values:
+        return NOT_RUN
     # A mix of unchecked verdicts (n/a in one suite, not rerun in another) or no suite.
     return NOT_APPLICABLE if values else NOT_CLAIMED
 
@@ -104,6 +111,7 @@ class Cell:
     message: str = ""  # the first divergence or failure message of a case covering it
     traces: tuple[Path, ...] = ()  # reproducers of the failing cases, as found on disk
     reason: str = ""  # the expected-failures reason, for an expected failure
+    finding: Path | None = None  # the published write-up of a listed deviation
 
 
 @dataclass(frozen=True)
@@ -119,6 +127,9 @@ class Row:
 class AreaRate:
     passed: int
     checked: int  # requirements with a checked verdict (see CHECKED)
+    # What the area is when nothing in it was checked: "not run" (the run left it out
+    # with --area), "not claimed", or "n/a" (the profile does not have it).
+    unchecked: str = NOT_CLAIMED
 
     @property
     def percent(self) -> float | None:
@@ -142,7 +153,11 @@ class Matrix:
     def rate(self, area: str | None, column: int) -> AreaRate:
         cells = [row.cells[column] for row in self.rows if area is None or row.area == area]
         checked = [cell for cell in cells if cell.verdict in CHECKED]
-        return AreaRate(sum(cell.verdict == PASS for cell in checked), len(checked))
+        verdicts = {cell.verdict for cell in cells}
+        unchecked = next((verdict for verdict in (NOT_RUN, NOT_CLAIMED, NOT_RERUN)
+                          if verdict in verdicts), NOT_APPLICABLE)
+        return AreaRate(sum(cell.verdict == PASS for cell in checked), len(checked),
+                        unchecked)
 
     def counts(self, column: int) -> dict[str, int]:
         counts = dict.fromkeys(VERDICTS, 0)
@@ -284,36 +299,35 @@ def build_matrix(arguments: Iterable[str]) -> Matrix:
 
 # --- Markdown --------------------------------------------------------------------------
 
-_MARK = {PASS: "✅ pass", FAIL: "❌ fail", EXPECTED_FAILURE: "⚠️ expected failure",
+MARKS = {PASS: "✅ pass", FAIL: "❌ fail", EXPECTED_FAILURE: "⚠️ expected failure",
          BLOCKED: "⏸️ blocked", UNTESTED: "❓ untested", NOT_CLAIMED: "⬜ not claimed",
-         NOT_APPLICABLE: "n/a", NOT_RERUN: "not rerun"}
+         NOT_APPLICABLE: "n/a", NOT_RERUN: "not rerun", NOT_RUN: "not run"}
 
 
-def _md(text: str) -> str:
+def markdown_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
 def _rate_text(rate: AreaRate) -> str:
-    return "not claimed" if not rate.checked else f"{rate.passed}/{rate.checked}"
+    return rate.unchecked if not rate.checked else f"{rate.passed}/{rate.checked}"
 
 
-def to_markdown(matrix: Matrix) -> str:
+def to_markdown(matrix: Matrix, title: str | None = None) -> str:
     """The comparison for a CI job page: overview, pass rates per area, differences."""
-    labels = [_md(column.label) for column in matrix.columns]
-    lines = [f"## jobconform: {len(matrix.columns)} backends side by side",
+    labels = [markdown_cell(column.label) for column in matrix.columns]
+    lines = [f"## {title or f'jobconform: {len(matrix.columns)} backends side by side'}",
              "", f"Spec {', '.join(matrix.spec_versions)}.", ""]
     if len(matrix.spec_versions) > 1:
         lines += ["**The reports were made under different spec versions**; a requirement"
                   " missing from one shows as n/a there.", ""]
     lines += ["| backend | profile | seed | verdict | passed | failed | expected failures"
-              " | blocked | untested | not claimed |", "|" + "---|" * 10]
+              " | blocked | untested | not claimed | not run |", "|" + "---|" * 11]
     for index, column in enumerate(matrix.columns):
         counts = matrix.counts(index)
         verdict = ("✅ " if column.verdict == "pass" else "❌ ") + column.verdict_text
         lines.append(f"| {labels[index]} | {column.profile} | {column.seed} | {verdict} | "
                      + " | ".join(column.count_text(v, counts[v])
-                                  for v in (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED,
-                                            NOT_CLAIMED))
+                                  for v in RUN_COUNTS)
                      + " |")
     lines += ["", "### Pass rate per area", "", "| area | " + " | ".join(labels) + " |",
               "|" + "---|" * (len(labels) + 1)]
@@ -328,9 +342,9 @@ def to_markdown(matrix: Matrix) -> str:
         lines += ["| requirement | area | level | title | " + " | ".join(labels) + " |",
                   "|" + "---|" * (len(labels) + 4)]
         for row in differing:
-            marks = [_MARK[cell.verdict] for cell in row.cells]
-            lines.append(f"| {row.requirement} | {row.area} | {row.level} | {_md(row.title)}"
-                         f" | " + " | ".join(marks) + " |")
+            marks = [MARKS[cell.verdict] for cell in row.cells]
+            lines.append(f"| {row.requirement} | {row.area} | {row.level}"
+                         f" | {markdown_cell(row.title)} | " + " | ".join(marks) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -387,7 +401,7 @@ tr.area th{background:#e4e8f0;font-size:.95rem}
 td.rid{font-family:monospace;white-space:nowrap}
 .v-pass{background:#c8e6c9}.v-fail{background:#ffcdd2}.v-expected-failure{background:#fff3bf}
 .v-blocked{background:#e1d5f5}.v-untested{background:#ffe0b2}.v-not-claimed{background:#eee;color:#777}
-.v-n-a,.v-not-rerun{background:#fafafa;color:#999}
+.v-n-a,.v-not-rerun{background:#fafafa;color:#999}.v-not-run{background:#f4f4f4;color:#666;font-style:italic}
 details pre{white-space:pre-wrap;max-width:38rem;max-height:18rem;overflow:auto;font-size:.75rem;
 background:#fff;border:1px solid #ddd;padding:.3rem}
 .filters{display:flex;gap:1rem;align-items:center;margin:1rem 0}
@@ -475,7 +489,7 @@ def _chart(matrix: Matrix) -> str:
             y = y0 + index * bar_height
             percent = rate.percent
             length = 0.0 if percent is None else bar_width * percent / 100
-            text = "not claimed" if percent is None else f"{percent:.0f}%"
+            text = rate.unchecked if percent is None else f"{percent:.0f}%"
             parts.append(
                 f'<rect class="bar" data-area="{_e(area)}" data-backend="{_e(column.label)}"'
                 f' data-passed="{rate.passed}" data-checked="{rate.checked}"'
@@ -504,6 +518,9 @@ def _cell_html(cell: Cell, column: Column, page: Path) -> str:
     inner = [f"<details><summary>{_e(cell.verdict)}</summary>"]
     if cell.reason:
         inner.append(f'<p class="reason">listed deviation: {_e(cell.reason)}</p>')
+    if cell.finding is not None:
+        inner.append(f'<a class="finding" href="{_e(_link(cell.finding, page))}">finding and'
+                     " reproducer</a> ")
     if cell.message:
         inner.append(f'<pre class="message">{_e(cell.message)}</pre>')
     for trace in cell.traces:
@@ -519,9 +536,11 @@ def _select(name: str, options: Sequence[str]) -> str:
             "</select></label>")
 
 
-def to_html(matrix: Matrix, page: Path) -> str:
+def to_html(matrix: Matrix, page: Path, *, title: str | None = None,
+            source_text: str = "report.json") -> str:
     """The comparison as one static page; `page` is where it will be written (links to
-    the reports and traces are made relative to it)."""
+    the reports and traces are made relative to it). Each run links its column's
+    `source`, shown as `source_text`."""
     columns = matrix.columns
     head = "".join(
         f'<th class="backend" data-backend="{_e(c.label)}">{_e(c.label)}<br>'
@@ -537,8 +556,8 @@ def to_html(matrix: Matrix, page: Path) -> str:
             f'<td class="{_VERDICT_CLASS[PASS if column.verdict == "pass" else FAIL]}">'
             f"{_e(column.verdict_text)}</td>"
             + "".join(f"<td>{_e(column.count_text(v, counts[v]))}</td>"
-                      for v in (PASS, FAIL, EXPECTED_FAILURE, BLOCKED, UNTESTED, NOT_CLAIMED))
-            + f'<td><a href="{_e(_link(column.source, page))}">report.json</a></td></tr>')
+                      for v in RUN_COUNTS)
+            + f'<td><a href="{_e(_link(column.source, page))}">{_e(source_text)}</a></td></tr>')
     bodies = []
     for area in matrix.areas:
         rows = [row for row in matrix.rows if row.area == area]
@@ -567,7 +586,7 @@ def to_html(matrix: Matrix, page: Path) -> str:
         warning = ('<p class="warning">The reports were made under different spec versions'
                    f" ({_e(', '.join(matrix.spec_versions))}); a requirement missing from"
                    " one shows as n/a there.</p>")
-    title = f"jobconform: {len(columns)} backends side by side"
+    title = title or f"jobconform: {len(columns)} backends side by side"
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{_POLICY}">
@@ -582,7 +601,8 @@ Open a coloured cell for its divergence message and trace.</p>
 <h2>Runs</h2>
 <table id="runs"><thead><tr><th>column</th><th>backend</th><th>profile</th><th>spec</th>
 <th>seed</th><th>verdict</th><th>passed</th><th>failed</th><th>expected failures</th>
-<th>blocked</th><th>untested</th><th>not claimed</th><th>report</th></tr></thead>
+<th>blocked</th><th>untested</th><th>not claimed</th><th>not run</th><th>{_e(source_text)}</th></tr>
+</thead>
 <tbody>{"".join(summary_rows)}</tbody></table>
 <h2>Pass rate per area</h2>
 {_chart(matrix)}

@@ -11,13 +11,17 @@ optional link to the issue that tracks it:
 A listed requirement that fails is reported as "expected failure" and does not fail the
 run. The list must stay honest, so two things fail the run: an entry whose requirement no
 suite fails any more (an unexpected pass: remove the entry), and an entry naming no
-requirement of the spec (a stale entry: a typo, or a requirement that was removed).
+requirement of the spec (a stale entry: a typo, or a requirement that was removed). The
+second is known before anything runs, so `jobconform run` refuses such a file at once, as
+it does a file listing one requirement twice (YAML would keep the last silently) or a
+link that is not an http(s) URL.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -37,6 +41,31 @@ class ExpectedFailure:
     link: str | None = None
 
 
+class _UniqueKeysLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a mapping that holds one key twice."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[object, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise ExpectationsError(
+                    f"{key!r} is listed twice (lines {seen[key]} and {line}): YAML would keep"
+                    " the second entry only; merge the two into one")
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def stale_entries(expected: dict[str, ExpectedFailure], known: set[str],
+                  version: str) -> list[str]:
+    """Entries naming no requirement of the spec, each with how to fix it."""
+    return [f"{rid}: stale entry, the spec {version} has no such requirement (reason given:"
+            f" {entry.reason!r}); fix the ID or remove the entry (`jobconform list"
+            " requirements` lists them)"
+            for rid, entry in sorted(expected.items()) if rid not in known]
+
+
 def parse_expectations(document: object, source: str) -> dict[str, ExpectedFailure]:
     """Validate a loaded expected-failures document and turn it into entries.
 
@@ -50,7 +79,7 @@ def parse_expectations(document: object, source: str) -> dict[str, ExpectedFailu
     if problem is not None:
         raise ExpectationsError(
             f"{source} does not match {SCHEMA_FILE} {problem}. Each entry is a requirement"
-            " ID mapping to {reason: text, link: optional URL}")
+            " ID mapping to {reason: text, link: optional http(s) URL}")
     assert isinstance(document, dict)
     return {rid: ExpectedFailure(rid, body["reason"].strip(), body.get("link"))
             for rid, body in document.items()}
@@ -72,7 +101,9 @@ def load_expectations(path: Path) -> dict[str, ExpectedFailure]:
                                 f" ({error.reason} at byte {error.start}): save it as UTF-8"
                                 ) from error
     try:
-        document = yaml.safe_load(text)
+        document = yaml.load(text, Loader=_UniqueKeysLoader)  # a SafeLoader underneath
     except yaml.YAMLError as error:
         raise ExpectationsError(f"{path} is not valid YAML: {error}") from error
+    except ExpectationsError as error:
+        raise ExpectationsError(f"{path}: {error}") from error
     return parse_expectations(document, str(path))

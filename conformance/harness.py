@@ -22,6 +22,7 @@ from jobconform.backends.protocol import (
     REAPER,
     REDELIVERY,
     RETRY,
+    RETRY_INTERVALS,
     STUCK,
     Backend,
     CapacityExceeded,
@@ -43,7 +44,9 @@ from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_M
 from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
-from jobconform.conformance.watchdog import guarded
+from jobconform.conformance.watchdog import AdapterError as AdapterError
+from jobconform.conformance.watchdog import AdapterHung, guarded
+from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Command, describe
@@ -211,10 +214,6 @@ class ListedDeviations:
         tolerance.note_command(True)
 
 
-class AdapterError(RuntimeError):
-    """The adapter raised where the protocol allows no exception, or hung."""
-
-
 _MISSING = "<missing>"
 
 
@@ -297,6 +296,8 @@ class Harness:
                              f" max_tasks={max_tasks}")
         # Retry is checked only where the backend claims it and the profile has the area.
         self.claims_retry = RETRY in self.backend.capabilities and RETRY in self.profile.areas
+        # A `retry-intervals` claim: its retries wait out the intervals the kit gives it.
+        self.delays_given = self.claims_retry and RETRY_INTERVALS in self.backend.capabilities
         self.claims_stuck = STUCK in self.backend.capabilities and STUCK in self.profile.areas
         self.claims_reaper = (REAPER in self.backend.capabilities
                               and REAPER in self.profile.areas)
@@ -342,7 +343,10 @@ class Harness:
         self._command_requirements: tuple[str, ...] = ()
         self._fault_divergence: Divergence | None = None  # see defer_fault
         self.listed = ListedDeviations(self.tolerated)
-        with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}"):
+        # Once a call of this backend's runtime hangs, the later ones are not tried.
+        self.hang_scope = f"{self.backend.name!r} runtime"
+        with guarded(self.safety_timeout, f"opening backend {self.backend.name!r}",
+                     self.hang_scope):
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
         self.operator_queue = self._attach_operator_queue()
@@ -424,7 +428,7 @@ class Harness:
         tolerance.note_command(False, self.last_command_named)
         actual: object = None
         read_at_once: str | None = None
-        with guarded(self.safety_timeout, describe(command)):
+        with guarded(self.safety_timeout, describe(command), self.hang_scope):
             try:
                 actual = self._apply(command)
                 self.last_answer = actual
@@ -435,8 +439,8 @@ class Harness:
                             expected.requirements),
                     partial(self._observe_command, expected.requirements),
                     self._adopt_backend_state)
-            except (Divergence, ValueError):
-                raise
+            except (Divergence, ValueError, AdapterHung):
+                raise  # a hang is the adapter's verdict, never a requirement's
             except AdapterError as error:
                 primary = self._raised_primary(command, expected.requirements)
                 if primary not in self.tolerated:
@@ -634,7 +638,7 @@ class Harness:
             self.run(command)
 
     def close(self) -> None:
-        with guarded(self.safety_timeout, "close"):
+        with guarded(self.safety_timeout, "close", self.hang_scope):
             self._call("close", self.runtime.close)
 
     # -- applying a command to the backend ---------------------------------------------
@@ -1097,6 +1101,10 @@ class Harness:
                                                      self._area_method("compute_delay_ms")))
 
     def _backend_delay(self) -> blame.DelayFunction | None:
+        if self.delays_given:
+            # Its retries wait out the list its adapter made from each policy
+            # (retry_intervals_ms), and it need have no delay function: the list's entry.
+            return _listed_interval
         compute: object = getattr(self.runtime, "compute_delay_ms", None)
         return partial(_ask_delay, compute) if self.claims_retry and callable(compute) else None
 
@@ -1175,13 +1183,13 @@ class Harness:
         if not self.claims_health_report:
             return
         own = getattr(self._call("health", self.runtime.health), "worker_id", _MISSING)
-        with guarded(self.safety_timeout, "opening a second runtime"):
+        with guarded(self.safety_timeout, "opening a second runtime", self.hang_scope):
             other_runtime = self._call("open", lambda: self.backend.open(self.settings,
                                                                          self.clock))
         try:
             other = getattr(self._call("health", other_runtime.health), "worker_id", _MISSING)
         finally:
-            with guarded(self.safety_timeout, "closing the second runtime"):
+            with guarded(self.safety_timeout, "closing the second runtime", self.hang_scope):
                 self._call("close", other_runtime.close)
         if other == own:
             raise self._fail(("LC-029",), "the worker_id of a second runtime of the backend",
@@ -1240,7 +1248,7 @@ class Harness:
                     self._last_command(), name, getattr(wanted, name), getattr(actual, name),
                     self._before.get(alias) if alias is not None else None, requirements,
                     field_requirements, self._retry_after_holds(alias),
-                    self._retry_delay_holds(alias), self.clock.now())
+                    self._retry_delay_holds(alias), self.clock.now(), self.delays_given)
                 if (name == "status" and wanted.status == Status.CANCELLED.value
                         and actual.status in (Status.SUCCEEDED.value, Status.FAILED.value)
                         and self._counted_as_the_oracle()):
@@ -1292,6 +1300,10 @@ class Harness:
                 alias = self.aliases.get(view.job_id, view.job_id)
                 raise self._fail(("LC-005",), f"job {alias!r} {name} must be a timezone-aware"
                                  " UTC datetime", "tz-aware UTC datetime", value)
+
+
+def _listed_interval(question: cmd.ComputeDelay) -> float:
+    return backoff.delay_ms(question.policy, question.attempt)
 
 
 def _ask_delay(compute: Callable[..., Any], question: cmd.ComputeDelay) -> float:

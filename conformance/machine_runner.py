@@ -33,6 +33,7 @@ from jobconform.conformance import tolerance
 from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.shrinking import machine_phases
+from jobconform.conformance.watchdog import AdapterHung, hangs
 from jobconform.spec import Profile, Registry
 
 STEPS_PER_EXAMPLE = 40
@@ -157,6 +158,7 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
     """
     run = MachineRun()
     machine = _recording(factory(backend, profile, registry, run), run)
+    hangs_before = len(hangs())
     test_settings = settings(
         max_examples=examples,
         stateful_step_count=steps,
@@ -180,6 +182,12 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
         if run.divergence is None:
             raise
     except Flaky as flaky:
+        new_hangs = hangs()[hangs_before:]
+        if new_hangs:
+            # Once the adapter hung, every replay stops at once on a call not tried (see
+            # watchdog), which Hypothesis reads as an example that behaves differently:
+            # the verdict is the hang, not the backend's nondeterminism.
+            raise AdapterHung(new_hangs[0]) from None
         run.nondeterminism = Nondeterminism(_first_behaviour(flaky, run),
                                             run.latest_behaviour(), _first_line(flaky))
         run.divergence = None  # no counterexample: the backend's answers do not repeat

@@ -21,7 +21,8 @@ Hypothesis replayed an example and the backend answered the same commands differ
 another case checked it), carries both runs in its message and in a trace file, is marked
 `"nondeterministic": true` in the JSON report, is listed under the Markdown's problems and
 shown as NONDETERMINISTIC BACKEND in the console, and fails the run: no deviation file can
-list it.
+list it. A case in which the adapter hung (or was not tried because an earlier call of the
+same area hung) is the adapter's verdict in the same way: "hung": true, ADAPTER HUNG.
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ class RunSummary:
     # The verdict of a requirement left out of `selected`: "not rerun" for a rerun of
     # failed requirements, "not run" for --area / --requirement.
     unselected: str = "not rerun"
+    # The expected-failures file the run was given, as given (--expected-failures): a run
+    # with a deviation list of its own is a runtime's validation, which the published
+    # compatibility page collects (jobconform publish), and the page links its reasons there.
+    expected_file: str | None = None
 
     def verdicts(self, registry: Registry) -> dict[str, dict[str, str]]:
         profile_areas = (registry.profile(self.profile).areas
@@ -92,12 +97,12 @@ class RunSummary:
                 # divergence are not failed by it, nor those of a machine whose backend
                 # answered a replay differently (that verdict is the backend's).
                 direct = (any(rid in c.primaries for c in failed)
-                          or any(not c.blamed and not c.nondeterministic
+                          or any(not c.blamed and not c.backend_verdict
                                  and rid in c.requirements for c in failed))
                 # Cases that checked it to their end: passed, ran past listed deviations
                 # only, or (a machine) exercised it with passing observations that repeat.
                 checked = [c for c in run.cases if rid in c.requirements
-                           and not c.nondeterministic
+                           and not c.backend_verdict
                            and (c.passed or c.completed or c.suite == "hypothesis")]
                 if direct:
                     row[run.suite] = EXPECTED_FAILURE if rid in self.expected else FAIL
@@ -143,8 +148,8 @@ class RunSummary:
     def excused(self, case: CaseResult) -> bool:
         """A failed case explained by the listed deviations alone: what it blamed (or, when
         it blamed nothing, what it covers) is all in the expected-failures file."""
-        if case.nondeterministic:
-            return False  # no deviation file can list a backend's nondeterminism
+        if case.backend_verdict:
+            return False  # no deviation file can list a backend's nondeterminism or hang
         named = set(case.primaries or case.requirements)
         return bool(named) and named <= self.expected.keys()
 
@@ -156,6 +161,10 @@ class RunSummary:
     def nondeterministic_cases(self) -> list[CaseResult]:
         """Machines whose backend answered a replayed example differently."""
         return [c for run in self.suites for c in run.cases if c.nondeterministic]
+
+    def hung_cases(self) -> list[CaseResult]:
+        """Cases in which the adapter hung, or that were not tried after it had."""
+        return [c for run in self.suites for c in run.cases if c.hung]
 
     def nothing_checked(self) -> bool:
         """No case ran at all (a backend that claims nothing): a run that cannot fail."""
@@ -257,7 +266,8 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
                      f" {run.seconds:.1f} s{steps}")
         for case in failed[:5]:
             primary = f" [{', '.join(case.primaries)}]" if case.primaries else ""
-            status = "NONDETERMINISTIC BACKEND" if case.nondeterministic else "FAILED"
+            status = ("NONDETERMINISTIC BACKEND" if case.nondeterministic
+                      else "ADAPTER HUNG" if case.hung else "FAILED")
             lines.append(f"  {status}{primary} {case.name}")
             # Both runs of a nondeterministic backend are shown whole: they are its trace.
             shown = None if case.nondeterministic else 25
@@ -318,6 +328,8 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
             for run in summary.suites
         ],
         **({"campaign": dict(summary.campaign)} if summary.campaign is not None else {}),
+        **({"expected_failures_file": summary.expected_file}
+           if summary.expected_file is not None else {}),
     }
 
 
@@ -406,6 +418,11 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
     problems += [f"nondeterministic backend: {case.suite}: {case.name} — a replay of the same"
                  " commands behaved differently (both runs below)"
                  for case in summary.nondeterministic_cases()]
+    hung = summary.hung_cases()
+    if hung:
+        problems.append(f"adapter hung: {hung[0].suite}: {hung[0].name} — the first of"
+                        f" {len(hung)} case(s) the adapter hung in or that were not tried"
+                        " after it had (its message holds the stacks)")
     if summary.nothing_checked():
         problems.append("nothing checked: no case ran, the backend claims no area")
     if problems:
@@ -424,6 +441,8 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
             primary = f" — {', '.join(case.primaries)}" if case.primaries else ""
             if case.nondeterministic:
                 primary = " — nondeterministic backend"
+            elif case.hung:
+                primary = " — adapter hung"
             lines += [f"<details><summary>{case.suite}: {_cell(case.name)}{primary}</summary>",
                       "",
                       "```", case.message.strip(), "```"]

@@ -59,6 +59,7 @@ from jobconform.conformance.trace import (
     write_regression_features,
     write_trace,
 )
+from jobconform.conformance.watchdog import HUNG_MARK, forget_hangs
 from jobconform.reference.commands import describe
 from jobconform.spec import Profile, Registry
 from jobconform.spec.areas import areas
@@ -91,6 +92,15 @@ class CaseResult:
     # A machine whose replay of an example behaved differently from its first run: the
     # verdict is the backend's ("nondeterministic backend"), and it blames no requirement.
     nondeterministic: bool = False
+    # The adapter hung in this case (or an earlier call of the same area had hung, so this
+    # one was not tried): the verdict is the adapter's ("adapter hung"), no requirement's.
+    hung: bool = False
+
+    @property
+    def backend_verdict(self) -> bool:
+        """The case ended on a verdict of the backend's own, which blames no requirement
+        and which no deviation file can list."""
+        return self.nondeterministic or self.hung
 
     @property
     def primaries(self) -> tuple[str, ...]:
@@ -151,6 +161,12 @@ def blamed_requirements(message: str) -> tuple[str, ...]:
     primary first."""
     match = NAMED_LINE.search(message) or CHECKED_SUFFIX.search(message)
     return tuple(REQUIREMENT_ID.findall(match.group(1))) if match else ()
+
+
+def _blamed(message: str) -> tuple[str, ...]:
+    """What a failed case blames: nothing when the adapter hung (that is its own verdict,
+    whatever the message goes on to name)."""
+    return () if HUNG_MARK in message else blamed_requirements(message)
 
 
 def _tags(raw: list[str]) -> tuple[str, ...]:
@@ -303,7 +319,10 @@ def _behave_cases(features: list[dict[str, Any]], deviations: dict[str, str] | N
             name = f"{feature.get('name', '?')}: {scenario.get('name', '?')}"
             tolerated = (deviations or {}).get(name)
             if status in ("error", "hook_error") and name in (step_errors or {}):
-                message = (step_errors or {})[name]  # behave's JSON leaves the message out
+                # behave's JSON leaves an error's message out; after a failed step (a
+                # divergence), a hook's error (closing the runtime) comes second.
+                said = [error for error in errors if error] if status == "hook_error" else []
+                message = "\n".join([*said, (step_errors or {})[name]])
             if status == "passed" and tolerated is not None:
                 message = tolerated
             yield CaseResult(
@@ -312,8 +331,9 @@ def _behave_cases(features: list[dict[str, Any]], deviations: dict[str, str] | N
                 requirements=_tags(feature_tags + list(scenario.get("tags", []))),
                 passed=status == "passed" and tolerated is None,
                 message=message,
-                blamed=blamed_requirements(message),
+                blamed=_blamed(message),
                 completed=RAN_TO_END in message,
+                hung=HUNG_MARK in message,
             )
 
 
@@ -346,8 +366,9 @@ def run_robot(config: RunConfig) -> SuiteRun:
             run.cases.append(CaseResult(
                 suite="robot", name=str(test.full_name), requirements=_tags(list(test.tags)),
                 passed=test.status == "PASS", message=str(test.message),
-                blamed=blamed_requirements(str(test.message)),
+                blamed=_blamed(str(test.message)),
                 completed=RAN_TO_END in str(test.message),
+                hung=HUNG_MARK in str(test.message),
             ))
     if not output.exists():
         tail = "\n".join(console.getvalue().strip().splitlines()[-15:])
@@ -419,8 +440,8 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
         with _fewer_collections():
             machine = entry.run(backend, profile, registry, seed, config.examples)
     except AdapterError as error:
-        return CaseResult("hypothesis", name, (), False, str(error),
-                          blamed_requirements(str(error))), 0
+        return CaseResult("hypothesis", name, (), False, str(error), _blamed(str(error)),
+                          hung=HUNG_MARK in str(error)), 0
     except Exception as error:
         # An error the machine did not expect (a replay answered differently is not one:
         # run_machine records it as the backend's nondeterminism): the machine's verdict,
@@ -568,6 +589,7 @@ def run_suites(config: RunConfig, registry: Registry,
     unknown = [suite for suite in config.suites if suite not in SUITES]
     if unknown:
         raise ValueError(f"unknown suite(s) {unknown}; choose from {', '.join(SUITES)}")
+    forget_hangs()  # a hang of an earlier run in this process (the self-test) is not ours
     runs = []
     with tolerating(config.tolerate):
         for number, suite in enumerate(config.suites, 1):

@@ -10,6 +10,14 @@ hanging a CI job forever. Arming and disarming only set two attributes, so the g
 costs nothing per command. The limit reads the real clock (`real_monotonic`), so it fires
 whatever a bridge or a test has frozen.
 
+A hang is diagnosed once per scope (an adapter's runtime, or one of its service areas):
+the first hung call's error carries every thread's stack, and every later guarded call of
+that scope in this process fails at once, without calling the adapter, with an error that
+points back to the first. A backend that hangs on every case therefore costs one safety
+limit per area and suite process, not one per case. The signal raises a `BaseException`
+inside the adapter's call, so that no `except Exception` of the adapter or of a harness
+wrapper mistakes it for the adapter's own error; `guarded` turns it into `AdapterHung`.
+
 Every call into an adapter passes through this guard, so it is also where an adapter that
 tries to end the process (`sys.exit`, a stray `GeneratorExit`) is turned into an ordinary
 error: `except Exception` lets those through, and the run would stop with the adapter's
@@ -23,6 +31,7 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -33,18 +42,46 @@ POLL_SECONDS = 0.5
 # After the signal, how long the hung call gets to unwind before the process exits.
 UNWIND_SECONDS = 10.0
 HANG_SIGNAL = signal.SIGUSR2
+# The first words of every hang's message: the runner reads a case's verdict from them
+# (a case that hung is the adapter's verdict, "adapter hung", not a requirement's).
+HUNG_MARK = "ADAPTER HUNG:"
+# How many innermost frames of each thread a hang's message shows.
+STACK_FRAMES = 12
 
 
-class AdapterHung(RuntimeError):
-    """A guarded call did not return within its real-time safety limit."""
+class AdapterError(RuntimeError):
+    """The adapter raised where the protocol allows no exception, or hung."""
+
+
+class AdapterHung(AdapterError):
+    """A guarded call did not return within its real-time safety limit, or was not tried
+    because an earlier call of the same scope hung."""
 
 
 class AdapterExited(RuntimeError):
     """A guarded call raised SystemExit or GeneratorExit: the adapter tried to end the run."""
 
 
+class _HangSignal(BaseException):
+    """Raised in the main thread by the watchdog's signal; `guarded` turns it into
+    AdapterHung once it has left the adapter's code."""
+
+
 def _raise_hung(signum: int, frame: object) -> None:
-    raise AdapterHung(_WATCHDOG.hung_message)
+    raise _HangSignal(_WATCHDOG.hung_message)
+
+
+def thread_stacks() -> str:
+    """Every thread's innermost frames, named, for a hang's message."""
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    parts = []
+    # sys._current_frames is the documented way to read another thread's stack.
+    for ident, frame in sys._current_frames().items():
+        if names.get(ident) == "jobconform-watchdog":
+            continue
+        stack = "".join(traceback.format_stack(frame)[-STACK_FRAMES:])
+        parts.append(f"thread {names.get(ident, ident)!r}:\n{stack.rstrip()}")
+    return "\n".join(parts)
 
 
 class _Watchdog:
@@ -55,10 +92,13 @@ class _Watchdog:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._interruptible = False
+        self._scope = ""
         self.hung_message = ""
+        # scope -> its first hang's message, stacks included (see `guarded`).
+        self.hung_scopes: dict[str, str] = {}
 
-    def arm(self, seconds: float, what: str) -> None:
-        self._limit, self._what = seconds, what
+    def arm(self, seconds: float, what: str, scope: str) -> None:
+        self._limit, self._what, self._scope = seconds, what, scope
         self._interruptible = threading.current_thread() is threading.main_thread()
         if self._interruptible and signal.getsignal(HANG_SIGNAL) is not _raise_hung:
             signal.signal(HANG_SIGNAL, _raise_hung)
@@ -79,10 +119,14 @@ class _Watchdog:
             deadline = self._deadline
             if deadline is None or real_monotonic() <= deadline:
                 continue
-            self.hung_message = (f"{self._what} did not return within {self._limit:g} s of"
-                                 " real time; the adapter hangs")
+            self.hung_message = (f"{HUNG_MARK} {self._what} did not return within"
+                                 f" {self._limit:g} s of real time; the adapter hangs")
             if self._interruptible:
-                # The case fails with this message; the report names it, no stacks needed.
+                # The case fails with this message and the stacks; the later calls of the
+                # scope are not tried (see `guarded`).
+                self.hung_message += ("\nthe stacks of the threads when it hung (innermost"
+                                      f" last):\n{thread_stacks()}")
+                self.hung_scopes[self._scope] = self.hung_message
                 self._deadline = real_monotonic() + UNWIND_SECONDS
                 self._interruptible = False
                 signal.pthread_kill(threading.main_thread().ident or 0, HANG_SIGNAL)
@@ -96,17 +140,42 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
+def hangs() -> list[str]:
+    """The first hang's message of each scope that hung since `forget_hangs`, in order."""
+    return list(_WATCHDOG.hung_scopes.values())
+
+
+def forget_hangs() -> None:
+    """Start a run with no scope marked hung (the self-test runs many backends in one
+    process)."""
+    _WATCHDOG.hung_scopes.clear()
+
+
 @contextmanager
-def guarded(seconds: float, what: str) -> Iterator[None]:
-    """Exit the process with a stack dump if the body runs longer than `seconds`.
+def guarded(seconds: float, what: str, scope: str = "adapter") -> Iterator[None]:
+    """Fail the body with AdapterHung if it runs longer than `seconds` (or exit the process
+    with a stack dump when it cannot be interrupted).
+
+    `scope` names what a hang puts out of use: once a call of the scope hung, every later
+    guarded call of it raises AdapterHung at once instead of running its body.
 
     Raises:
+        AdapterHung: the body hung, or an earlier call of the same scope did.
         AdapterExited: the body raised SystemExit or GeneratorExit (chained to it).
     """
+    first = _WATCHDOG.hung_scopes.get(scope)
+    if first is not None:
+        said = first.splitlines()[0].removeprefix(HUNG_MARK).strip()
+        raise AdapterHung(f"{HUNG_MARK} {what} was not tried: an earlier call of the same"
+                          f" adapter hung ({said}); every"
+                          " later case of this area is blocked, the first one shows the"
+                          " stacks")
     if seconds > 0:
-        _WATCHDOG.arm(seconds, what)
+        _WATCHDOG.arm(seconds, what, scope)
     try:
         yield
+    except _HangSignal as hang:
+        raise AdapterHung(str(hang)) from None
     except (SystemExit, GeneratorExit) as stop:
         shown = f"{type(stop).__name__}({stop.code!r})" if isinstance(stop, SystemExit) else (
             type(stop).__name__)

@@ -4,6 +4,7 @@ process, and input files that cannot be read."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,13 +18,14 @@ from jobconform.conformance.watchdog import AdapterExited, guarded
 BROKEN = "jobconform.conformance.gallery.broken_adapters"
 
 
-def _run(tmp_path: Path, backend: str, *extra: str) -> tuple[int, str, str]:
+def _run(tmp_path: Path, backend: str, *extra: str,
+         env: dict[str, str] | None = None) -> tuple[int, str, str]:
     """Exit code, console output and every case message of a run against a broken adapter."""
     command = [sys.executable, "-m", "jobconform.conformance.cli", "run", "--backend",
                f"{BROKEN}:{backend}", "--examples", "5", "--report-dir", str(tmp_path),
                *extra]
     finished = subprocess.run(command, capture_output=True, text=True, timeout=600,
-                              check=False)
+                              env={**os.environ, **(env or {})}, check=False)
     output = finished.stdout + finished.stderr
     report = json.loads((tmp_path / "report.json").read_text()) if (
         tmp_path / "report.json").exists() else {"suites": []}
@@ -54,6 +56,56 @@ def test_an_adapter_exiting_in_open_or_close_is_reported(tmp_path: Path, backend
     code, output, messages = _run(tmp_path, backend, "--suite", "hypothesis")
     assert code == 1, output
     assert f"the adapter raised {during}" in messages
+
+
+@pytest.mark.parametrize("suite", ["behave", "robot"])
+def test_a_raising_close_fails_every_case_with_its_message_in_behave_and_robot_alike(
+        tmp_path: Path, suite: str) -> None:
+    code, output, messages = _run(tmp_path, "raising_close", "--suite", suite,
+                                  "--requirement", "LC-001")
+    assert code == 1, output
+    report = json.loads((tmp_path / "report.json").read_text())
+    cases = report["suites"][0]["cases"]
+    assert cases and not any(case["passed"] for case in cases)
+    assert all("closing the runtime: AdapterError: adapter 'broken.raising_close' raised"
+               " RuntimeError: close exploded during close" in case["message"]
+               for case in cases), messages
+
+
+def test_an_adapter_declaring_an_unknown_profile_is_named_not_the_option(
+        tmp_path: Path) -> None:
+    code, output, _ = _run(tmp_path, "unknown_profile")
+    assert code == 1, output
+    assert (f"backend '{BROKEN}:unknown_profile' declares `profile = 'no-such-profile'`,"
+            " which the spec does not define") in output
+    assert "--profile:" not in output and "Traceback" not in output
+
+
+# -- an adapter hanging in every case ------------------------------------------------------
+
+def test_an_adapter_hanging_in_every_case_costs_one_safety_limit_per_suite_process(
+        tmp_path: Path) -> None:
+    # Behave runs in a child process, Robot and Hypothesis in this one: two hangs in all,
+    # each waiting the 2 s limit; every other case is not tried and says why.
+    code, output, _ = _run(tmp_path, "hanging_settle", "--area", "lifecycle",
+                           env={"JOBCONFORM_SAFETY_TIMEOUT": "2"})
+    assert code == 1, output
+    assert "Traceback" not in output
+    report = json.loads((tmp_path / "report.json").read_text())
+    cases = [case for suite in report["suites"] for case in suite["cases"]]
+    assert cases and all(case["hung"] and not case["passed"] and case["primary"] == []
+                         for case in cases), output
+    first = [case for case in cases if "the stacks of the threads when it hung" in
+             case["message"]]
+    assert [case["suite"] for case in first] == ["behave", "robot"], output
+    assert "in settle" in first[0]["message"] and "threading.Event().wait()" in (
+        first[0]["message"])
+    assert all("was not tried: an earlier call of the same adapter hung" in case["message"]
+               for case in cases if case not in first)
+    verdicts = {verdict for body in report["requirements"].values()
+                for verdict in body["suites"].values()}
+    assert "fail" not in verdicts and "pass" not in verdicts and "blocked" in verdicts
+    assert "ADAPTER HUNG" in output
 
 
 def test_the_guard_turns_an_exit_into_an_error_but_lets_ctrl_c_through() -> None:

@@ -153,3 +153,13 @@ def test_a_wrong_reaper_status_is_blamed_on_the_sweep_it_shows(
     expected = {"running": True, "sweeps": 0, "failed_sweeps": 1, "deleted": 0}
     assert blame.answer_primary(cmd.ReaperStatus(), expected, actual, {}, T0,
                                 failed_sweeps) == primary
+
+
+def test_a_retry_started_early_on_an_interval_it_was_given_breaks_rt003() -> None:
+    # A `retry-intervals` backend has no formula of its own (RT-002 is left out of its
+    # claim): started before the interval the kit gave it had passed, it broke the wait
+    # in backoff (RT-003). RQ's scheduler, scoring whole seconds, does this.
+    early = IN_BACKOFF.next_attempt_at - timedelta(seconds=0.5)  # type: ignore[operator]
+    assert blame.record_primary(cmd.Dispatch(), "status", "queued", "running", IN_BACKOFF,
+                                DISPATCH_REQUIREMENTS, ("LC-001", "LC-002"),
+                                delay_holds=True, now=early, delays_given=True) == "RT-003"

@@ -7,6 +7,7 @@ import contextlib
 import queue
 import re
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -20,6 +21,7 @@ from jobconform.bridges import (
     CoroutineNeverFinished,
     DerivedHealth,
     DispatchGate,
+    InFlight,
     JobRecord,
     SettleTimeout,
     ThreadWaits,
@@ -95,6 +97,60 @@ def test_600_virtual_seconds_fire_a_1s_retry_and_a_300s_sweep_in_due_order() -> 
     assert fired[298] == ("retry", 299.0, EPOCH + timedelta(seconds=299))
     assert sorted(fired[299:301]) == [("retry", 300.0, EPOCH + timedelta(seconds=300)),
                                       ("sweep", 300.0, EPOCH + timedelta(seconds=300))]
+
+
+def test_settle_waits_for_io_in_flight_when_busy_says_so() -> None:
+    """A runtime querying a server on each timer (a real socket, a server thread that
+    answers after 50 ms of real time): each answer arrives at its query's own virtual
+    instant, and settle ends only when every query is answered."""
+    clock = VirtualClock(EPOCH)
+    ours, theirs = socket.socketpair()
+
+    def server() -> None:
+        with theirs, theirs.makefile("rwb") as stream:
+            for line in stream:
+                time.sleep(0.05)
+                stream.write(line)
+                stream.flush()
+
+    threading.Thread(target=server, daemon=True).start()
+    answered: list[tuple[bytes, float]] = []
+
+    class Client:
+        def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.reader, self.writer = reader, writer
+
+        async def query(self, text: str) -> bytes:
+            self.writer.write(f"{text}\n".encode())
+            return await self.reader.readline()
+
+    calls = InFlight(None, ["query"])
+    bridge = VirtualLoop(clock, busy=calls.busy, safety_limit_seconds=5)
+
+    async def poll_every_10_s() -> None:
+        calls.client = Client(*await asyncio.open_connection(sock=ours))
+        while True:
+            await asyncio.sleep(10)
+            answered.append((await calls.query(f"query at {bridge.loop.time():g}"),
+                             bridge.loop.time()))
+
+    bridge.spawn(poll_every_10_s())
+    bridge.settle()
+    clock.advance(30)
+    bridge.settle()
+    assert answered == [(b"query at 10\n", 10.0), (b"query at 20\n", 20.0),
+                        (b"query at 30\n", 30.0)]
+    assert calls.count == 0 and calls.writer is calls.client.writer  # others: the client's
+    bridge.close()
+    ours.close()
+
+
+def test_settle_names_io_that_never_answers() -> None:
+    clock = VirtualClock(EPOCH)
+    bridge = VirtualLoop(clock, busy=lambda: True, safety_limit_seconds=0.2)
+    with pytest.raises(CoroutineNeverFinished, match="I/O still in flight"):
+        bridge.settle()
+    bridge.close()
 
 
 def test_sync_code_runs_a_coroutine_and_time_does_not_pass_inside() -> None:

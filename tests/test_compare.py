@@ -249,3 +249,30 @@ def test_blocked_in_one_suite_shows_beside_the_folded_total(tmp_path: Path,
                    if line.startswith("| stopped |"))
     assert "| 0 (hypothesis 2) |" in run_row
     assert "<td>0 (hypothesis 2)</td>" in to_html(matrix, tmp_path / "index.html")
+
+
+def test_an_area_left_out_by_area_shows_as_not_run(tmp_path: Path,
+                                                   registry: Registry) -> None:
+    # `jobconform run --area lifecycle` on a backend claiming every area: retry was
+    # claimed but not run, which is not the same as not claimed.
+    path = write_report(tmp_path / "lifecycle-only", registry, "lifecycle-only",
+                        areas=["lifecycle"])
+    partial = write_report(tmp_path / "partial", registry, "partial",
+                           capabilities={"lifecycle"})
+    matrix = matrix_of([path, partial])
+    row = {r.requirement: r for r in matrix.rows}
+    assert [c.verdict for c in row["RT-002"].cells] == ["not run", "not claimed"]
+    assert row["LC-001"].cells[0].verdict == "pass"
+    assert matrix.counts(0)["not run"] == len(
+        [r for r in registry.requirements if r.area != "lifecycle"
+         and "canonical" in r.profiles and registry.profile("canonical").areas >= {r.area}])
+    assert matrix.rate("retry", 0).unchecked == "not run"
+    assert matrix.rate("retry", 1).unchecked == "not claimed"
+    markdown = to_markdown(matrix)
+    assert "| retry | not run | not claimed |" in markdown
+    differing = markdown.split("### Requirements that do not pass everywhere")[1]
+    assert "| RT-002 |" not in differing  # neither a failure nor a gap
+    page = to_html(matrix, tmp_path / "index.html")
+    assert 'class="cell v-not-run" data-verdict="not run"' in page
+    assert ">not run</text>" in page  # the chart's label for the retry bar
+    assert "<th>not run</th>" in page

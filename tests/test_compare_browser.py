@@ -10,6 +10,7 @@ With CI=true a missing `chromium` fails the test (.ci/run installs it); elsewher
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -148,3 +149,27 @@ def test_a_screenshot_is_kept_with_the_test_artefacts(page: Path, tmp_path: Path
     data = picture.read_bytes()
     assert data.startswith(b"\x89PNG\r\n\x1a\n")
     assert len(data) > 20_000, "the screenshot is nearly empty: the page did not render"
+
+
+# The published compatibility page (jobconform publish; `tox -e compare` checks it is not
+# stale against the examples' reports).
+COMPATIBILITY = ROOT / "docs" / "compatibility"
+
+
+def test_the_published_compatibility_page_renders(tmp_path: Path, registry: Registry) -> None:
+    verdicts = json.loads((COMPATIBILITY / "verdicts.json").read_text(encoding="utf-8"))
+    page = (COMPATIBILITY / "index.html").as_uri()
+    loaded = dom(browse(page, tmp_path / "profile", "--dump-dom"))
+    assert len(requirement_rows(loaded)) == len(registry.requirements)
+    columns = [a["data-backend"] for tag, a in loaded.elements
+               if tag == "th" and a.get("class") == "backend"]
+    assert columns == sorted(verdicts["libraries"])
+    findings = {a["href"] for tag, a in loaded.elements
+                if tag == "a" and a.get("class") == "finding"}
+    assert findings == {f"findings/{name}-{rid}.md"
+                        for name, body in verdicts["libraries"].items()
+                        for rid in body["deviations"]}
+    listed = dom(browse(page + "?verdict=expected-failure", tmp_path / "p1", "--dump-dom"))
+    shown = {a["id"] for a in requirement_rows(listed) if "hidden" not in a}
+    assert shown == {rid for body in verdicts["libraries"].values()
+                     for rid in body["deviations"]}

@@ -6,6 +6,7 @@ several lists, which is what `--expected-failures` does after the run.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -104,11 +105,29 @@ def test_the_command_line_reads_the_file_and_passes(tmp_path: Path) -> None:
     assert skipped is not None and "expected failure (" in skipped.get("message", "")
     stale = tmp_path / "stale.yaml"
     stale.write_text(DEVIATIONS_FILE.read_text() + "XY-123:\n  reason: gone\n")
+    # Refused before anything runs: no suite starts, no report is written.
     result = CliRunner().invoke(main, [
         "run", "--backend", TWO_DEVIATIONS, "--suite", "behave",
-        "--expected-failures", str(stale), "--report-dir", str(tmp_path)])
-    assert result.exit_code == 1
-    assert "XY-123: stale entry" in result.output
+        "--expected-failures", str(stale), "--report-dir", str(tmp_path / "stale")])
+    assert result.exit_code == 2, result.output
+    assert "XY-123: stale entry, the spec" in result.output
+    assert not (tmp_path / "stale").exists()
+
+
+@pytest.mark.parametrize(("text", "complaint"), [
+    ("LC-001:\n  reason: a\nLC-001:\n  reason: b\n",
+     "'LC-001' is listed twice (lines 1 and 3)"),
+    ("LC-001:\n  reason: a\n  link: not a url\n", "does not match '^https?://"),
+])
+def test_a_file_listing_an_id_twice_or_a_link_that_is_no_url_is_refused(
+        tmp_path: Path, text: str, complaint: str) -> None:
+    listed = tmp_path / "expected.yaml"
+    listed.write_text(text)
+    result = CliRunner().invoke(main, ["run", "--expected-failures", str(listed),
+                                       "--report-dir", str(tmp_path / "r")])
+    assert result.exit_code == 2, result.output
+    assert complaint in result.output
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize(("document", "complaint"), [
@@ -118,7 +137,8 @@ def test_the_command_line_reads_the_file_and_passes(tmp_path: Path) -> None:
     (["LC-001"], "is not of type 'object'"),
 ])
 def test_a_malformed_list_is_refused_with_what_to_fix(document: object, complaint: str) -> None:
-    with pytest.raises(ExpectationsError, match="reason: text, link: optional URL") as error:
+    with pytest.raises(ExpectationsError,
+                       match=re.escape("reason: text, link: optional http(s) URL")) as error:
         parse_expectations(document, "deviations.yaml")
     assert complaint in str(error.value)
 

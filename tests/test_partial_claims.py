@@ -10,16 +10,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from jobconform.backends.loading import BackendLoadError, check_backend
-from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.protocol import LIFECYCLE, RETRY, RETRY_INTERVALS, RETRY_WITHOUT_JITTER
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import (
+    LIFECYCLE,
+    RETRY,
+    RETRY_INTERVALS,
+    RETRY_WITHOUT_JITTER,
+    Clock,
+    RuntimeSettings,
+)
 from jobconform.bridges.translate import retry_intervals_ms
 from jobconform.conformance.applicability import PARTIAL_CLAIMS, left_out, skip_reason, unclaimed
 from jobconform.conformance.cli import main
+from jobconform.conformance.gallery.adoption import TailRequeueStore
 from jobconform.conformance.harness import AdapterError, Divergence, Harness
 from jobconform.conformance.lifecycle.machine import run_lifecycle_machine
 from jobconform.conformance.partial_claims import (
@@ -125,3 +134,45 @@ def test_the_same_runtime_claiming_the_whole_area_fails_what_the_claim_left_out(
     # Declared, the machine never asks what the claim leaves out.
     for backend in (RetryWithoutJitterBackend(), RetryIntervalsBackend()):
         assert run_lifecycle_machine(backend, profile, registry, examples=30).divergence is None
+
+
+class WithoutDelayFunction:
+    """A memory runtime whose retry queue puts a retried job at the tail, with no delay
+    function: a `retry-intervals` runtime need have none (the kit never asks it)."""
+
+    def __init__(self, runtime: MemoryRuntime) -> None:
+        self._runtime = runtime
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "compute_delay_ms":
+            raise AttributeError(name)
+        return getattr(self._runtime, name)
+
+
+class TailRequeueIntervalsBackend(MemoryBackend):
+    name = "tail-requeue-intervals"
+    capabilities = frozenset({LIFECYCLE, RETRY, RETRY_INTERVALS})
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> WithoutDelayFunction:  # type: ignore[override]
+        return WithoutDelayFunction(MemoryRuntime(settings, clock, store=TailRequeueStore()))
+
+
+def test_under_retry_intervals_a_due_retry_out_of_its_turn_is_rt003_not_the_left_out_rt002(
+        ) -> None:
+    # The interval the kit gave is the job's delay: a due retry that waits behind jobs
+    # queued after it broke the backoff's turn (RT-003), never the formula the claim
+    # leaves out (RT-002), even with no delay function to ask.
+    registry = load_registry()
+    harness = Harness(TailRequeueIntervalsBackend(), registry.profile("canonical"), registry,
+                      max_concurrent=1)
+    retry = RetryPolicy(max_retries=1, retry_delay_ms=1000)
+    try:
+        with pytest.raises(Divergence) as caught:
+            for command in (cmd.Submit("a", retry=retry), cmd.Submit("b"), cmd.Submit("c"),
+                            cmd.Dispatch(), cmd.Finish("a", cmd.Raise("ValueError", "flaky")),
+                            cmd.Dispatch(), cmd.Finish("b", cmd.Succeed(1)),
+                            cmd.AdvanceTime(1.0), cmd.Dispatch()):
+                harness.run(command)
+    finally:
+        harness.close()
+    assert caught.value.primary == "RT-003"

@@ -39,6 +39,42 @@ class HangingDispatchBackend(_LifecycleOnly):
         return HangingDispatchRuntime(settings, clock)
 
 
+class HangingSettleRuntime(MemoryRuntime):
+    """`settle` never returns, so every case hangs at its first command (the issue's
+    hang-every-time adapter: one safety limit per area and suite process, not per case)."""
+
+    def settle(self) -> None:
+        threading.Event().wait()
+
+
+class HangingSettleBackend(_LifecycleOnly):
+    name = "broken.hanging_settle"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return HangingSettleRuntime(settings, clock)
+
+
+class RaisingCloseRuntime(MemoryRuntime):
+    """`close` raises: every case fails on it, in Behave and Robot alike."""
+
+    def close(self) -> None:
+        raise RuntimeError("close exploded")
+
+
+class RaisingCloseBackend(_LifecycleOnly):
+    name = "broken.raising_close"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return RaisingCloseRuntime(settings, clock)
+
+
+class UnknownProfileBackend(_LifecycleOnly):
+    """Declares a profile the spec does not define."""
+
+    name = "broken.unknown_profile"
+    profile = "no-such-profile"
+
+
 class MissingMethodsRuntime:
     """A runtime with `submit` and `close` only: every other protocol method is missing."""
 
@@ -129,6 +165,9 @@ class ExitingCloseBackend(_LifecycleOnly):
 
 
 hanging_dispatch = HangingDispatchBackend
+hanging_settle = HangingSettleBackend
+raising_close = RaisingCloseBackend
+unknown_profile = UnknownProfileBackend
 missing_methods = MissingMethodsBackend
 garbage_get = GarbageGetBackend
 overflowing_delay = OverflowingDelayBackend

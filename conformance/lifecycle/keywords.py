@@ -95,6 +95,14 @@ def _second(value: object) -> object:
 
 
 @library(scope="TEST", auto_keywords=False)
+def fail_test_on_close(result: Any, error: Exception) -> None:
+    """Mark a Robot test failed by the error its runtime's close raised, after what the
+    test itself said (a listener's exception would only be logged)."""
+    said = f"closing the runtime: {type(error).__name__}: {error}"
+    result.message = f"{result.message}\n{said}" if result.message else said
+    result.status = "FAIL"
+
+
 class JobconformLibrary:
     """Drive one backend runtime and the oracle per test, and assert on what the backend shows.
 
@@ -139,10 +147,14 @@ class JobconformLibrary:
         data.setup.config(name="BuiltIn.Skip", args=(reason,))
 
     def end_test(self, data: Any, result: Any) -> None:
-        """Close the test's runtime, whatever the outcome."""
+        """Close the test's runtime, whatever the outcome; a close that raises fails the
+        test, as it fails the Behave scenario (Robot only logs a listener's exception)."""
         harness, self._harness = self._harness, None
         if harness is not None:
-            harness.close()
+            try:
+                harness.close()
+            except Exception as error:
+                fail_test_on_close(result, error)
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -275,12 +275,20 @@ def after_scenario(context: Any, scenario: Any) -> None:
             f"{getattr(scenario.feature, 'name', '?')}: {scenario.name}", error)
     if isinstance(state, ScenarioState):
         try:
-            for area_state in state.areas.values():
-                area_state.close()
-        finally:
-            if state.opened is not None:
-                state.opened.close()
-            context.jobconform = None
+            try:
+                for area_state in state.areas.values():
+                    area_state.close()
+            finally:
+                if state.opened is not None:
+                    state.opened.close()
+                context.jobconform = None
+        except Exception as close_error:
+            # Behave marks the scenario `hook_error` and its JSON keeps no message: the
+            # runner reads this one (after what the steps said, if they failed).
+            tolerance.write_case_error(
+                f"{getattr(scenario.feature, 'name', '?')}: {scenario.name}",
+                f"closing the runtime: {type(close_error).__name__}: {close_error}")
+            raise
     deviations = tolerance.take()
     if deviations:
         # Behave's own results cannot carry them: the runner reads this file beside them.

@@ -1,0 +1,120 @@
+"""Dramatiq itself (its Worker's threads over its RedisBroker) against lifecycle and retry.
+
+Redis db 7, a namespace per runtime; the Worker's threads wait on `ThreadWaits`, read the
+`WallClock`. Retries: `Retries` set per message, non-retryable errors the actor's `throws`;
+its jitter draw (the consumers' too, racy) is fixed at its lowest: one seed, one run. Not
+claimed: `AgeLimit`, `TimeLimit` (limits of the admission area; TimeLimit's thread sleeps on
+`from time import sleep`, bound at import, which ThreadWaits cannot reach or settle).
+"""
+
+import uuid
+from typing import Any
+from unittest import mock
+
+import dramatiq.common
+from dramatiq.brokers.redis import RedisBroker
+from dramatiq.middleware import Middleware, Retries
+from dramatiq.middleware.retries import DEFAULT_MAX_BACKOFF
+
+from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
+from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, ThreadWaits, WallClock, translate
+from jobconform.reference.backoff import Jitter, RetryPolicy
+
+
+def drawing(draw: float) -> Any:  # meanwhile dramatiq's uniform(low, top) draws `draw`
+    return mock.patch.object(dramatiq.common, "uniform", lambda low, top: low + draw * (top - low))
+
+
+NotRetried = type("NotRetried", (Exception,), {})  # the actor's throws: non-retryable errors
+
+
+class DramatiqRuntime(Middleware):  # its broker's first: a broker's after-hooks run backwards
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        self._wall, self._waits = WallClock(clock).start(), ThreadWaits(clock).start()
+        self._uniform = drawing(0.0)  # the lowest draw: a backoff below the cap as it is
+        self._uniform.start()
+        self._jobs = jobs = translate.records_on_wall(settings)
+        self._gate, self._scripts = DispatchGate(), dict[str, tuple[int, TaskScript, RetryPolicy]]()
+        self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
+        self.cleanup, self.health, self.settle = jobs.cleanup, jobs.health, self._waits.settle
+        dramatiq.get_logger("dramatiq").setLevel("CRITICAL")  # it logs a traceback per failure
+        self.broker = RedisBroker(url="redis://127.0.0.1:6379/7", maintenance_chance=0,  # random
+                                  namespace=f"jobconform-{uuid.uuid4().hex}",
+                                  middleware=[self, Retries()])  # self hears after Retries
+        self._actor = dramatiq.actor(self._body, broker=self.broker, actor_name="body",
+                                     queue_name="jobs", throws=(NotRetried,))
+        self._worker = dramatiq.Worker(self.broker, worker_threads=settings.max_concurrent)
+        with self._waits.adopting():
+            self._worker.start()
+
+    def _body(self, job_id: str) -> None:
+        rank, script, policy = self._scripts[job_id]
+        if not self._gate.wait(job_id, rank):
+            return  # cancelled before it began
+        self._jobs.update(job_id, "running")
+        if not translate.may_run(self._gate, job_id, script):
+            self._jobs.update(job_id, "cancelled")
+            return
+        try:
+            result = script.run()
+        except Exception as error:
+            if (name := type(error).__name__) in policy.non_retryable:  # same name and text
+                raise type(name, (NotRetried,), {})(*error.args) from error
+            raise
+        self._jobs.update(job_id, "succeeded", result=result)
+
+    def after_process_message(self, broker: object, message: Any, **ended: Any) -> None:
+        job_id, error = message.args[0], ended.get("exception")
+        if error is not None and message.failed:  # Retries gave up, or the actor throws it
+            self._jobs.update(job_id, "failed", error=translate.error_text(error))
+        elif error is not None:  # Retries sent it to the delay queue: to the gate when due
+            self._gate.finished(job_id)
+            self._scripts[job_id][1].next_attempt()
+            self._jobs.update(job_id, "queued", retry_count=message.options["retries"])
+
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
+        policy, rank = retry or RetryPolicy(), len(self._scripts)  # submission order
+        job_id = self._jobs.add(f"job-{rank}", policy.max_retries).job_id
+        self._scripts[job_id] = (rank, script, policy)
+        self._actor.send_with_options(args=(job_id,), max_retries=policy.max_retries,
+                                      min_backoff=policy.retry_delay_ms,
+                                      max_backoff=policy.max_retry_delay_ms)
+        return job_id
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int, jitter: Jitter = Jitter.NONE,
+                         draw: float = 0.0, *no_place_in_dramatiq: float | None) -> float:
+        with drawing(draw if jitter is not Jitter.NONE else 0.0):  # none: the runtime's draw
+            return float(dramatiq.common.compute_backoff(
+                attempt, factor=policy.retry_delay_ms,  # type: ignore[arg-type]
+                max_backoff=min(policy.max_retry_delay_ms, DEFAULT_MAX_BACKOFF))[1])
+
+    def dispatch(self) -> None:
+        for _ in range(2):  # the delay queue's consumer moves a due retry, then it is fetched
+            self._waits.wake_sleepers()
+            self._waits.settle()
+        self._gate.open()
+        self._waits.settle()
+
+    def cancel(self, job_id: str) -> bool:
+        return translate.cancel_in(self._jobs, self._gate, job_id) is not None
+
+    def shutdown(self) -> None:
+        translate.shut_down_in(self._jobs, self._gate)  # bodies let go end as settle sees
+
+    def close(self) -> None:
+        self._gate.close()
+        self._waits.closing()
+        self._worker.stop(timeout=10_000)
+        self.broker.client.delete(*self.broker.client.keys(f"{self.broker.namespace}*") or ["-"])
+        self.broker.client.connection_pool.disconnect()
+        self._uniform.stop()
+        self._waits.stop()
+        self._wall.stop()
+
+
+class DramatiqBackend:  # jobconform run --backend dramatiq_jobs:DramatiqBackend
+    name, profile, capabilities = "dramatiq", "canonical", frozenset({"lifecycle", "retry"})
+    report_notes = (DERIVED_HEALTH_NOTE,)
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> DramatiqRuntime:
+        return DramatiqRuntime(settings, clock)

@@ -1,0 +1,140 @@
+"""The Dramatiq example: its Worker's threads and RedisBroker on the virtual clock, and its report.
+
+Run with `tox -e example-dramatiq` (installs the `dramatiq-example` extra); it needs Redis
+on 127.0.0.1:6379 (the adapter uses db 7).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from click.testing import CliRunner
+
+from jobconform.backends.protocol import RuntimeSettings, TaskScript
+from jobconform.conformance.cli import main
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.expectations import load_expectations
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.commands import Raise, Succeed
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+DEVIATIONS = HERE / "expected-failures.yaml"
+REDIS = redis.Redis(host="127.0.0.1", port=6379, db=7, socket_timeout=2)
+
+
+@pytest.fixture(autouse=True)
+def redis_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The broker is Redis on 127.0.0.1:6379; CI must have it running. The adapter module
+    must import here and in the Behave child process."""
+    try:
+        REDIS.ping()
+    except redis.RedisError as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Redis is not running on 127.0.0.1:6379: {error}")
+        pytest.skip(f"Redis is not running on 127.0.0.1:6379: {error}")
+    monkeypatch.syspath_prepend(str(HERE))
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock(EPOCH)
+
+
+@pytest.fixture
+def runtime(clock: VirtualClock) -> Iterator[object]:
+    from dramatiq_jobs import DramatiqRuntime
+
+    opened = DramatiqRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
+    try:
+        yield opened
+    finally:
+        opened.close()
+    assert REDIS.keys(f"{opened.broker.namespace}*") == []  # its namespace is gone
+    assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
+
+
+def test_with_its_deviation_list_the_robot_retry_suite_passes(tmp_path: Path) -> None:
+    # The retry area only, to keep `tox -e example-dramatiq` short: its run then checks all.
+    result = CliRunner().invoke(main, [
+        "run", "--backend", "dramatiq_jobs:DramatiqBackend", "--suite", "robot", "--area",
+        "retry", "--report-dir", str(tmp_path), "--expected-failures", str(DEVIATIONS)])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert result.exit_code == 0, report["expectation_problems"]
+    expected = {rid for rid, body in report["requirements"].items()
+                if "expected failure" in body["suites"].values()}
+    assert expected == set(load_expectations(DEVIATIONS))  # each listed one fails here
+    assert report["counts"]["pass"] == 6  # RT-001 and RT-004 to RT-008
+
+
+def test_the_worker_polls_fetches_and_stamps_on_the_virtual_clock(runtime, clock) -> None:
+    script = TaskScript()
+    job_id = runtime.submit(script)
+    assert REDIS.keys(f"{runtime.broker.namespace}*")  # the message is in Redis
+    clock.advance(3600)  # the consumers poll many times and the worker takes the message
+    runtime.settle()
+    assert runtime.get(job_id).status == "queued"  # its body waits for a dispatch point
+    runtime.dispatch()
+    clock.advance(1.5)
+    script.decide(Succeed("done"))
+    runtime.settle()
+    view = runtime.get(job_id)
+    assert (view.status, view.result) == ("succeeded", "done")
+    assert (view.started_at - EPOCH).total_seconds() == 3600
+    assert (view.finished_at - EPOCH).total_seconds() == 3601.5
+
+
+def test_a_retry_waits_in_the_delay_queue_until_its_eta_on_the_virtual_clock(
+        runtime, clock) -> None:
+    script = TaskScript()
+    job_id = runtime.submit(script, RetryPolicy(max_retries=2, retry_delay_ms=1000))
+    runtime.dispatch()
+    script.decide(Raise("FlakyError", "try again"))
+    runtime.settle()
+    view = runtime.get(job_id)
+    assert (view.status, view.retry_count, view.error) == ("queued", 1, None)
+    clock.advance(0.999)
+    runtime.dispatch()
+    assert runtime.get(job_id).status == "queued"  # its eta is a millisecond away
+    clock.advance(0.001)
+    runtime.dispatch()
+    assert runtime.get(job_id).status == "running"
+    script.decide(Raise("FlakyError", "again"))
+    runtime.settle()
+    clock.advance(2)  # the second retry waits 1000 * 2 ** 1 ms
+    runtime.dispatch()
+    script.decide(Raise("FlakyError", "for the last time"))
+    runtime.settle()
+    view = runtime.get(job_id)
+    assert (view.status, view.retry_count) == ("failed", 2)
+    assert view.error == "FlakyError: for the last time"
+
+
+def test_a_non_retryable_error_is_one_the_actor_throws_and_fails_at_once(runtime) -> None:
+    script = TaskScript()
+    policy = RetryPolicy(max_retries=3, non_retryable=("PlanError",))
+    job_id = runtime.submit(script, policy)
+    runtime.dispatch()
+    script.decide(Raise("PlanError", "no plan"))
+    runtime.settle()
+    view = runtime.get(job_id)
+    assert (view.status, view.retry_count, view.error) == ("failed", 0, "PlanError: no plan")
+
+
+def test_retries_backoff_doubles_and_jitters_below_the_cap_and_past_it(runtime) -> None:
+    policy = RetryPolicy(retry_delay_ms=1000, backoff_multiplier=3.0, max_retry_delay_ms=60_000)
+    delay = runtime.compute_delay_ms
+    # No multiplier of its own: it doubles, whatever the policy's.
+    assert [delay(policy, attempt) for attempt in range(4)] == [1000, 2000, 4000, 8000]
+    assert delay(policy, 6) == 30_000  # past the cap: max_backoff * uniform(0.5, 1), drawn 0
+    assert delay(policy, 2, Jitter.FULL, 1.0) == 8000  # below it: the delay * uniform(1, 2)
+    assert delay(policy, 6, Jitter.EQUAL, 1.0) == 60_000
+    assert delay(policy, 2, Jitter.NONE, 1.0) == 4000  # the runtime's own draw, the lowest

@@ -1,0 +1,148 @@
+"""The pgqueuer example: pgqueuer's QueueManager on the real PostgreSQL, on the virtual clock.
+
+Run with `tox -e example-pgqueuer` (installs the `pgqueuer-example` extra). PostgreSQL
+must listen on 127.0.0.1:5432 (trust); under CI=true a missing server fails the tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import asyncpg  # type: ignore[import-untyped]
+import pytest
+
+from jobconform.backends.protocol import RuntimeSettings, TaskScript
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.reference.commands import Raise, Succeed
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+async def fetch(query: str) -> list[asyncpg.Record]:
+    """A query on a connection of the test's own (not the runtime's), in real time."""
+    connection = await asyncpg.connect(URL, timeout=5)
+    try:
+        return list(await connection.fetch(query))
+    finally:
+        await connection.close()
+
+
+@pytest.fixture(autouse=True)
+def postgres(monkeypatch: pytest.MonkeyPatch) -> None:
+    try:
+        asyncio.run(fetch("SELECT 1"))
+    except (TimeoutError, OSError, asyncpg.PostgresError) as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL is not running on 127.0.0.1:5432: {error}")
+        pytest.skip(f"PostgreSQL is not running on 127.0.0.1:5432: {error}")
+    monkeypatch.syspath_prepend(str(HERE))
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock(EPOCH)
+
+
+@pytest.fixture
+def runtime(clock: VirtualClock) -> Iterator[object]:
+    from pgqueuer_jobs import PgqueuerRuntime
+
+    runtime = PgqueuerRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def pgqueuer_rows(runtime: object, table: str) -> list[tuple[object, ...]]:
+    """pgqueuer's own rows, read from outside (its job table or its log)."""
+    columns = "id, status" if table == "pgqueuer" else "job_id, status"
+    rows = asyncio.run(fetch(f"SELECT {columns} FROM {runtime.schema}.{table}"  # type: ignore[attr-defined]
+                             " ORDER BY 1, 2"))
+    return [tuple(row) for row in rows]
+
+
+def test_jobs_wait_at_the_gate_picked_by_pgqueuer_and_run_at_dispatch(
+        runtime: object, clock: VirtualClock) -> None:
+    first, second = TaskScript(), TaskScript()
+    first_id, second_id = runtime.submit(first), runtime.submit(second)  # type: ignore[attr-defined]
+    # pgqueuer's worker heard the NOTIFY and picked both jobs: they wait at the gate.
+    assert pgqueuer_rows(runtime, "pgqueuer") == [(1, "picked"), (2, "picked")]
+    clock.advance(600)  # 6000 of its 0.1 s log-flush timers and 60 health checks
+    runtime.settle()  # type: ignore[attr-defined]
+    statuses = [runtime.get(job).status for job in (first_id, second_id)]  # type: ignore[attr-defined]
+    assert statuses == ["queued", "queued"]
+    runtime.dispatch()  # type: ignore[attr-defined]
+    clock.advance(1.5)
+    first.decide(Succeed("done"))
+    runtime.settle()  # type: ignore[attr-defined]
+    view = runtime.get(first_id)  # type: ignore[attr-defined]
+    assert (view.status, view.result) == ("succeeded", "done")
+    assert (view.started_at - EPOCH).total_seconds() == 600
+    assert (view.finished_at - EPOCH).total_seconds() == 601.5
+    assert runtime.get(second_id).status == "queued"  # type: ignore[attr-defined]  # one slot
+    runtime.dispatch()  # type: ignore[attr-defined]
+    second.decide(Raise("ValueError", "boom"))
+    runtime.settle()  # type: ignore[attr-defined]
+    assert runtime.get(second_id).error == "ValueError: boom"  # type: ignore[attr-defined]
+    # pgqueuer moved both to its log, the failure as its own "exception" status.
+    assert pgqueuer_rows(runtime, "pgqueuer") == []
+    assert (1, "successful") in pgqueuer_rows(runtime, "pgqueuer_log")
+    assert (2, "exception") in pgqueuer_rows(runtime, "pgqueuer_log")
+
+
+def test_a_cancel_is_pgqueuers_and_reaches_a_running_body_by_notify(runtime: object) -> None:
+    honours, ignores = TaskScript(), TaskScript(honours_cancellation=False)
+    honours_id = runtime.submit(honours)  # type: ignore[attr-defined]
+    runtime.dispatch()  # type: ignore[attr-defined]
+    assert runtime.cancel(honours_id)  # type: ignore[attr-defined]
+    assert runtime.get(honours_id).status == "cancelled"  # type: ignore[attr-defined]
+    assert (1, "canceled") in pgqueuer_rows(runtime, "pgqueuer_log")
+    ignores_id = runtime.submit(ignores)  # type: ignore[attr-defined]
+    runtime.dispatch()  # type: ignore[attr-defined]
+    assert runtime.cancel(ignores_id)  # type: ignore[attr-defined]
+    assert runtime.get(ignores_id).status == "running"  # type: ignore[attr-defined]
+    assert not runtime.cancel(ignores_id)  # type: ignore[attr-defined]  # already asked
+    ignores.decide(Succeed("late"))
+    runtime.settle()  # type: ignore[attr-defined]
+    assert runtime.get(ignores_id).status == "cancelled"  # type: ignore[attr-defined]
+
+
+def test_close_ends_running_bodies_and_drops_the_scratch_schema(clock: VirtualClock) -> None:
+    from pgqueuer_jobs import PgqueuerRuntime
+
+    runtime = PgqueuerRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
+    runtime.submit(TaskScript(honours_cancellation=False))
+    runtime.submit(TaskScript())
+    runtime.submit(TaskScript())  # at the gate: two slots
+    runtime.dispatch()
+    started = time.monotonic()
+    runtime.close()
+    assert time.monotonic() - started < 5
+    schemas = asyncio.run(fetch("SELECT nspname FROM pg_namespace"
+                                f" WHERE nspname = '{runtime.schema}'"))
+    assert schemas == []
+
+
+def test_pgqueuer_times_a_deferred_job_by_the_database_clock(
+        runtime: object, clock: VirtualClock) -> None:
+    """Why retry, stuck, redelivery and scheduling are unclaimed: pgqueuer compares
+    `execute_after` (and heartbeats, and schedules' next runs) with the database's NOW(). A
+    job deferred by a minute is still not due after two minutes of virtual time; it comes due
+    as real time passes, whatever the virtual clock says."""
+    loop, queries = runtime.loop, runtime.queries  # type: ignore[attr-defined]
+    loop.run(queries.enqueue("body", b"never-picked", execute_after=timedelta(minutes=1)))
+    clock.advance(120)
+    runtime.settle()  # type: ignore[attr-defined]
+    assert pgqueuer_rows(runtime, "pgqueuer") == [(1, "queued")]
+    eta = loop.run(queries.next_deferred_eta(["body"]))
+    assert timedelta(seconds=30) < eta <= timedelta(minutes=1)  # real time, still ahead

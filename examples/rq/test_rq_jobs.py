@@ -1,0 +1,121 @@
+"""The RQ example: RQ's worker and scheduler on the virtual clock over the local Redis.
+
+Run with `tox -e example-rq` (installs the `rq-example` extra; Redis on 127.0.0.1:6379).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+import redis
+from click.testing import CliRunner
+
+from jobconform.backends.protocol import RuntimeSettings, TaskScript
+from jobconform.conformance.cli import main
+from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.reference.backoff import RetryPolicy
+from jobconform.reference.commands import Raise, Succeed
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+@pytest.fixture(autouse=True)
+def redis_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    """RQ keeps its queues in Redis (127.0.0.1:6379); CI must have it running."""
+    try:
+        redis.Redis(host="127.0.0.1", port=6379, socket_timeout=2).ping()
+    except redis.RedisError as error:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Redis is not running on 127.0.0.1:6379: {error}")
+        pytest.skip(f"Redis is not running on 127.0.0.1:6379: {error}")
+    # The adapter module must import here and in the Behave child process.
+    monkeypatch.syspath_prepend(str(HERE))
+    monkeypatch.setenv("PYTHONPATH", str(HERE))
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    return VirtualClock(EPOCH)
+
+
+@pytest.fixture
+def runtime(clock: VirtualClock) -> Iterator[object]:
+    from rq_jobs import RQRuntime
+
+    opened = RQRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
+    try:
+        yield opened
+    finally:
+        opened.close()
+    assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
+    assert not list(opened.redis.scan_iter(f"*{opened.name}*"))  # nothing of it left in Redis
+
+
+def test_with_its_deviation_list_the_retry_area_passes(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, [
+        "run", "--backend", "rq_jobs:RQBackend", "--suite", "robot", "--area", "retry",
+        "--report-dir", str(tmp_path), "--expected-failures", str(HERE / "expected-failures.yaml")])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert result.exit_code == 0, (result.output, report["expectation_problems"])
+    suites = {rid: body["suites"]["robot"] for rid, body in report["requirements"].items()}
+    assert suites["RT-003"] == suites["RT-005"] == "expected failure"
+    # Under retry-intervals the kit never blames the formula RQ does not have.
+    assert suites["RT-002"] == "not claimed"
+    passed = {rid for rid, verdict in suites.items() if verdict == "pass"}
+    assert passed == {"RT-001", "RT-004", "RT-006", "RT-007", "RT-008"}
+
+
+def test_rqs_worker_starts_and_stamps_on_the_virtual_clock(runtime, clock) -> None:  # type: ignore[no-untyped-def]
+    from rq.job import Job, JobStatus
+
+    script = TaskScript()
+    job_id = runtime.submit(script)
+    clock.advance(3600)  # RQ's workers are idle until a dispatch point pops the queue
+    runtime.settle()
+    assert runtime.get(job_id).status == "queued"
+    runtime.dispatch()
+    clock.advance(1.5)
+    script.decide(Succeed("done"))
+    runtime.settle()
+    view = runtime.get(job_id)
+    assert (view.status, view.result) == ("succeeded", "done")
+    assert (view.started_at - EPOCH, view.finished_at - EPOCH) == (
+        timedelta(hours=1), timedelta(hours=1, seconds=1.5))
+    stored = Job.fetch(job_id, connection=runtime.redis)  # RQ's own record, on the same clock
+    assert stored.get_status() == JobStatus.FINISHED
+    assert stored.started_at.timestamp() == (EPOCH + timedelta(hours=1)).timestamp()
+
+
+def test_a_retry_waits_in_rqs_schedule_which_counts_whole_seconds(runtime, clock) -> None:  # type: ignore[no-untyped-def]
+    from rq.job import Job, JobStatus
+
+    script = TaskScript()
+    job_id = runtime.submit(script, RetryPolicy(max_retries=2, retry_delay_ms=1000))
+    clock.advance(0.5)
+    runtime.dispatch()
+    script.decide(Raise("ValueError", "flaky"))
+    runtime.settle()
+    view = runtime.get(job_id)
+    assert (view.status, view.retry_count, view.error) == ("queued", 1, None)
+    assert Job.fetch(job_id, connection=runtime.redis).get_status() == JobStatus.SCHEDULED
+    # Due at 1.5 s; RQ's ScheduledJobRegistry scores the time in whole seconds (1), and its
+    # scheduler compares whole seconds too, so the retry goes back to the queue at 1.0 s.
+    clock.advance(0.5)
+    runtime.dispatch()
+    assert runtime.get(job_id).status == "running"
+    script.decide(Raise("ValueError", "flaky again"))
+    runtime.settle()
+    clock.advance(2)
+    runtime.dispatch()
+    script.decide(Raise("ValueError", "for good"))
+    runtime.settle()
+    view = runtime.get(job_id)
+    assert (view.status, view.retry_count, view.error) == ("failed", 2, "ValueError: for good")
