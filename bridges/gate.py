@@ -112,6 +112,19 @@ class DispatchGate:
         with self._state:
             return job_id in self._released
 
+    def waits(self, job_id: str) -> bool:
+        """Whether the job's body waits for the harness: at the gate (neither let in nor
+        released), or for its script's decision (undecided, and not let go). A body let in
+        but not yet waiting for its decision is still on its way: not waiting. For a settle
+        that cannot see the body's thread itself (`jobconform.bridges.deliveries.Deliveries`)."""
+        with self._state:
+            if job_id in self._waiting:
+                return self._verdict(job_id) is None
+            script = self._deciding.get(job_id)
+            let_go = self._closed or (job_id in self._released
+                                      and script is not None and script.honours_cancellation)
+        return script is not None and not let_go and not script.decided()
+
     def as_dispatched(self, record: JobRecord) -> JobRecord:
         """The runtime's own record of a job as the spec sees it: `running` only while its
         body is let in (until then, and again when a retry sent it back to the gate,

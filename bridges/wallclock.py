@@ -28,8 +28,11 @@ the client writes, or says so in its deviation list.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from types import TracebackType
 from typing import Protocol
@@ -38,8 +41,8 @@ import freezegun
 import freezegun.config
 
 from jobconform.backends.protocol import Clock
-from jobconform.bridges.threads import STDLIB_WAIT_TIMERS
-from jobconform.conformance.clock import real_monotonic
+from jobconform.bridges.threads import STDLIB_WAIT_TIMERS, ThreadWaits
+from jobconform.conformance.clock import VirtualClock, real_monotonic
 
 # Modules that must keep reading real time while the bridge is on: the kit's own
 # durations (its safety limits read `real_monotonic`, out of any freezer's reach).
@@ -129,6 +132,28 @@ class WallClock:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         self.stop()
+
+
+@contextmanager
+def importing_on_bridges(*modules: str) -> Iterator[None]:
+    """Import inside this block a library that binds the clock when it is imported (`from
+    time import sleep`, `time.monotonic` as a default argument): what it binds is then the
+    bridges' own, which reads the virtual clock while a runtime's bridges are on and real
+    time otherwise. Imported anywhere else first, those bindings stay real for good.
+
+    Args:
+        modules: the library's modules that bind the clock, to check they are not imported.
+
+    Raises:
+        ImportError: one of `modules` was imported already, bound to the real clock.
+    """
+    early = [name for name in modules if name in sys.modules]
+    if early:
+        raise ImportError(f"{', '.join(early)} imported before the bridges were on: bound to"
+                          " the real clock for good; import them in importing_on_bridges()")
+    clock = VirtualClock()
+    with WallClock(clock), ThreadWaits(clock):
+        yield
 
 
 def _keep_stdlib_wait_timers_real() -> None:

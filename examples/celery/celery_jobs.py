@@ -1,0 +1,119 @@
+"""Celery itself: its embedded worker (threads pool) in process, RabbitMQ and Redis on loopback.
+
+The task is the job's body: it waits at the gate, then for the harness's decision, and keeps
+the spec's records. A retry's ETA waits in the worker's timer thread, asleep under ThreadWaits
+(its synchronous loop: the event loop's poll is real); it waits on sockets: Deliveries settles it.
+autoretry's options are fixed per task, the policy per job: the body makes its call. Stuck and
+re-delivery: not claimed (Celery has no job heartbeat; RabbitMQ times deliveries on its clock).
+"""
+
+import logging
+from contextlib import ExitStack
+from unittest import mock
+from uuid import uuid4
+
+from jobconform import bridges
+from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
+from jobconform.bridges import translate
+from jobconform.reference.backoff import Jitter, RetryPolicy
+
+with bridges.importing_on_bridges("kombu.asynchronous.timer", "celery.utils.timer2"):
+    import celery.utils.time
+    import celery.utils.timer2
+    from celery import Celery, signals
+    from celery.contrib.testing.worker import start_worker
+    from celery.exceptions import Retry
+    from kombu import Exchange, Queue
+signals.setup_logging.connect(lambda **_: None, weak=False)  # Celery leaves logging alone
+logging.getLogger("celery").setLevel(logging.CRITICAL)  # a traceback per failed body
+
+
+class CeleryRuntime:
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        self._wall = bridges.WallClock(clock).start()
+        self._waits = bridges.ThreadWaits(clock).start()
+        self._jobs = jobs = translate.records_on_wall(settings)
+        self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
+        self.cleanup, self.health = jobs.cleanup, jobs.health
+        self._gate, self._work = bridges.DispatchGate(), {}  # job id -> rank, script, policy
+        self._deliveries = bridges.Deliveries(self._gate, threads=settings.max_concurrent)
+        self.settle, self.dispatch = self._deliveries.settle, self._deliveries.dispatch
+        self.app = Celery(name := f"jobconform-{uuid4().hex[:8]}",  # RabbitMQ, results in Redis
+                          broker="amqp://127.0.0.1:5672//", backend="redis://127.0.0.1:6379/5")
+        self.app.conf.update(task_queues=[Queue(  # its own, gone with it (or unused for 60 s)
+            name, Exchange(name, auto_delete=True), name, auto_delete=True, expires=60)],
+            task_default_queue=name, broker_heartbeat=0, worker_prefetch_multiplier=0,
+            broker_connection_retry_on_startup=True, result_expires=600)
+        self._task = self.app.task(name="body", shared=False, typing=False)(self._body)
+        with self._waits.adopting(), ExitStack() as worker:  # its consumer, timer, pool threads
+            self.hostname = worker.enter_context(start_worker(
+                self.app, concurrency=settings.max_concurrent, pool="threads",
+                perform_ping_check=False, use_eventloop=False, hostname=f"{name}@jc")).hostname
+            self._worker = worker.pop_all()
+
+    def _body(self, job_id: str) -> object:
+        (rank, script, policy), retries = self._work[job_id], self._task.request.retries
+        with self._deliveries.body(job_id):
+            if not self._gate.wait(job_id, rank):
+                return None
+            self._jobs.update(job_id, "running")
+            if not (translate.may_run(self._gate, job_id, script) and script.decided()):
+                return self._jobs.update(job_id, "cancelled") and None  # or let go: closed
+            try:
+                result = script.run()
+            except Exception as error:
+                if type(error).__name__ not in policy.non_retryable:  # autoretry's call:
+                    delay = self.compute_delay_ms(policy, retries) / 1000
+                    self._deliveries.sent(job_id, delay)
+                    try:
+                        self._task.retry(exc=error, countdown=delay, max_retries=policy.max_retries)
+                    except Retry:
+                        script.next_attempt()
+                        self._jobs.update(job_id, "queued", retry_count=retries + 1)
+                        raise
+                    except Exception:  # Celery re-raises the error once no retry is left
+                        self._deliveries.dropped(job_id)
+                self._jobs.update(job_id, "failed", error=translate.error_text(error))
+                raise
+            self._jobs.update(job_id, "succeeded", result=result)
+            return result
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int, jitter: Jitter = Jitter.NONE,
+                         draw: float = 0.0, *no_place_in_celery: float | None) -> float:
+        """autoretry's: retry_backoff (0: off), retry_backoff_max, retry_jitter (drawn)."""
+        backoff, drawn = translate.seconds(policy.retry_delay_ms), lambda stop: int(draw * stop)
+        with mock.patch.object(celery.utils.time, "random", mock.Mock(randrange=drawn)):
+            return 1000.0 * (celery.utils.time.get_exponential_backoff_interval(
+                int(max(1.0, backoff)), attempt, int(translate.seconds(policy.max_retry_delay_ms)),
+                full_jitter=jitter is Jitter.FULL) if backoff else self._task.default_retry_delay)
+
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
+        policy, rank = retry or RetryPolicy(), len(self._work)
+        job_id = self._jobs.add(f"{self.app.main}-{rank}", policy.max_retries).job_id
+        self._work[job_id] = (rank, script, policy)
+        self._deliveries.sent(job_id)
+        self._task.apply_async((job_id,), task_id=job_id)
+        return job_id
+
+    def cancel(self, job_id: str) -> bool:  # Celery's task then leaves at the gate, at once
+        return translate.cancel_in(self._jobs, self._gate, job_id) is not None
+
+    def shutdown(self) -> None:
+        translate.shut_down_in(self._jobs, self._gate)
+
+    def close(self) -> None:
+        self._gate.close()
+        self._waits.closing()  # the timer thread's sleeps end, so the worker can stop
+        self.app.control.shutdown(destination=[self.hostname])  # its loop ends now
+        self._worker.close()
+        self.app.close()
+        self._waits.stop()
+        self._wall.stop()
+
+
+class CeleryBackend:  # jobconform run --backend celery_jobs:CeleryBackend
+    name, profile, capabilities = "celery", "canonical", frozenset({"lifecycle", "retry"})
+    report_notes = (bridges.DERIVED_HEALTH_NOTE,)
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> CeleryRuntime:
+        return CeleryRuntime(settings, clock)
