@@ -131,9 +131,15 @@ class AreaHarness(Generic[CommandT]):
                                f" but has no open_{self.AREA}({signature})")
         return cast(Callable[..., Any], opener)
 
+    @property
+    def hang_scope(self) -> str:
+        """What a hang puts out of use (see watchdog.guarded): this backend's area."""
+        return f"{self.backend.name!r} {self.AREA}"
+
     def _open(self, open_runtime: Callable[[], T]) -> T:
         """Open the area's runtime under the safety timeout, as an adapter call."""
-        with guarded(self.safety_timeout, f"opening {self.backend.name!r} {self.AREA}"):
+        with guarded(self.safety_timeout, f"opening {self.backend.name!r} {self.AREA}",
+                     self.hang_scope):
             return self._call(f"open_{self.AREA}", open_runtime)
 
     def _to_close(self) -> Sequence[Any]:
@@ -141,7 +147,7 @@ class AreaHarness(Generic[CommandT]):
         raise NotImplementedError
 
     def close(self) -> None:
-        with guarded(self.safety_timeout, f"closing the {self.AREA} runtime"):
+        with guarded(self.safety_timeout, f"closing the {self.AREA} runtime", self.hang_scope):
             for runtime in self._to_close():
                 self._call("close", runtime.close)
 

@@ -114,7 +114,7 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         self.commands.append(command)
         expected = self.model.apply(command)
         self.exercised.update(expected.requirements)
-        with guarded(self.safety_timeout, ad.describe(command)):
+        with guarded(self.safety_timeout, ad.describe(command), self.hang_scope):
             actual = self._apply(command)
             self.last_answer = actual
             self.listed.check(len(self.commands),

@@ -80,7 +80,8 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
         self.targets: list[str] = []
         backend = self.backend
         settings = self.settings
-        with guarded(self.safety_timeout, f"opening the breaker of {backend.name!r}"):
+        with guarded(self.safety_timeout, f"opening the breaker of {backend.name!r}",
+                     self.hang_scope):
             first: BreakerRuntime = self._call("open_breaker", lambda: backend.open_breaker(
                 self.clock, settings))
             self.workers = [first, self._call("peer", first.peer)]
@@ -102,7 +103,7 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
             self.targets.append(target)
         requirements = self._requirements(command)
         self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe(cast(Command, command))):
+        with guarded(self.safety_timeout, describe(cast(Command, command)), self.hang_scope):
             answer, expected = self._apply(command)
             self.listed.check(len(self.commands),
                               partial(self._compare_answer, command, requirements, expected,

@@ -120,7 +120,8 @@ class CompositeHarness(AreaHarness[cc.CompositeCommand]):
             self.config = composite_config(self.profile)
         self.model = CompositeModel(self.config, self.clock.now())
         backend, config = self.backend, self.config
-        with guarded(self.safety_timeout, f"opening the composite runtime of {backend.name!r}"):
+        with guarded(self.safety_timeout, f"opening the composite runtime of {backend.name!r}",
+                     self.hang_scope):
             self.runtime: CompositeRuntime = self._call(
                 "open_composite", lambda: backend.open_composite(self.clock, config))
 
@@ -137,7 +138,7 @@ class CompositeHarness(AreaHarness[cc.CompositeCommand]):
         expected = self.model.apply(command)
         self.commands.append(command)
         self.exercised.update(expected.requirements)
-        with guarded(self.safety_timeout, describe(cast(Command, command))):
+        with guarded(self.safety_timeout, describe(cast(Command, command)), self.hang_scope):
             answer = self._apply(command)
             self._call("settle", self.runtime.settle)
             if answer != expected.answer:

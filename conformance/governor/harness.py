@@ -57,7 +57,8 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             self.settings = governor_settings(self.profile)
         self.model = GovernorModel(self.settings)
         backend, settings = self.backend, self.settings
-        with guarded(self.safety_timeout, f"opening the governor of {backend.name!r}"):
+        with guarded(self.safety_timeout, f"opening the governor of {backend.name!r}",
+                     self.hang_scope):
             first: GovernorRuntime = self._call("open_governor", lambda: backend.open_governor(
                 self.clock, settings))
             self.workers = [first, self._call("peer", first.peer)]
@@ -74,7 +75,7 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
         self.commands.append(command)
         requirements = self._requirements(command)
         self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe(cast(Command, command))):
+        with guarded(self.safety_timeout, describe(cast(Command, command)), self.hang_scope):
             answer, expected = self._apply(command)
             self.listed.check(len(self.commands),
                               partial(self._compare_answer, command, requirements, expected,

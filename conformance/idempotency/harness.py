@@ -170,7 +170,7 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
             return self._run_under_fault(command)
         expected, requirements = self._expect_noting_derived(command)
         self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe_idempotency(command)):
+        with guarded(self.safety_timeout, describe_idempotency(command), self.hang_scope):
             actual = self._apply(command)
         self.last_answer = actual
         # Answers are all the runtime shows of its keys: a listed deviation is recorded
@@ -198,7 +198,7 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
                                f" {store_faults(IDEMPOTENCY)} but its idempotency runtime"
                                " lacks inject_store_fault(fault) or store_fault_struck()")
         inner = command.command
-        with guarded(self.safety_timeout, describe_idempotency(command)):
+        with guarded(self.safety_timeout, describe_idempotency(command), self.hang_scope):
             self._call("inject_store_fault", lambda: runtime.inject_store_fault(command.fault))
             try:
                 actual = self._apply_or_unavailable(inner)

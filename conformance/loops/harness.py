@@ -177,7 +177,7 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         """
         self._check(command)
         self.commands.append(command)
-        with guarded(self.safety_timeout, lc.describe_loop_command(command)):
+        with guarded(self.safety_timeout, lc.describe_loop_command(command), self.hang_scope):
             if isinstance(command, lc.PassTime):
                 self._pass_time(command.seconds)
                 self.last_answer = None

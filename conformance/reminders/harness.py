@@ -234,7 +234,7 @@ class ReminderHarness(AreaHarness[ReminderCommand]):
         self.commands.append(command)
         expected, requirements = self._expect(command)
         self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe_reminder_command(command)):
+        with guarded(self.safety_timeout, describe_reminder_command(command), self.hang_scope):
             actual = self._apply(command)  # AdvanceTime moves the clock here
             self.fault_writes = set()
             if isinstance(command, ReminderStoreFault) and command.fault.kind is FaultKind.CRASH:

@@ -174,7 +174,10 @@ class StoreHarness:
         if not callable(opener):
             raise AdapterError(f"adapter {self.backend.name!r} claims the store area but has"
                                " no open_store(clock)")
-        with guarded(self.safety_timeout, f"opening {self.backend.name!r} task store"):
+        # Once a call of this backend's task store hangs, the later ones are not tried.
+        self.hang_scope = f"{self.backend.name!r} store"
+        with guarded(self.safety_timeout, f"opening {self.backend.name!r} task store",
+                     self.hang_scope):
             try:
                 self.store: Any = opener(self.clock)
             except Exception as error:
@@ -198,7 +201,7 @@ class StoreHarness:
         self.commands.append(command)  # type: ignore[arg-type]
         expected, requirements = self._expect(command)
         self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe_store(command)):
+        with guarded(self.safety_timeout, describe_store(command), self.hang_scope):
             actual, views = self._apply(command)
         self.listed.check(len(self.commands),
                           partial(self._compare, command, expected, actual, requirements),
@@ -211,7 +214,7 @@ class StoreHarness:
             self.run(command)
 
     def close(self) -> None:
-        with guarded(self.safety_timeout, "closing the task store"):
+        with guarded(self.safety_timeout, "closing the task store", self.hang_scope):
             try:
                 closing = getattr(self.store, "close", None)
                 answer = closing() if callable(closing) else None
