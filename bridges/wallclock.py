@@ -100,7 +100,8 @@ class WallClock:
         finally:
             freezegun.configure(default_ignore_list=previous)
         factory = self._freezer.start()
-        freezegun.api.datetime_to_fakedatetime = _to_fake_keeping_fold
+        # Its parameter is named `datetime` there; every caller passes it by position.
+        freezegun.api.datetime_to_fakedatetime = _to_fake_keeping_fold  # type: ignore[assignment]
         _keep_stdlib_wait_timers_real()
         assert isinstance(factory, freezegun.api.FrozenDateTimeFactory)
         self._frozen = factory
