@@ -175,6 +175,19 @@ def test_divergence_names_the_requirement() -> None:
     harness.close()
 
 
+def test_a_gap_mistake_while_autonomy_is_off_is_blamed_on_the_gap() -> None:
+    """A schedule created while autonomy is off, whose next fire time is wrong by the DST
+    gap, has fired nothing: the gap's rule (SC-004) is broken, not the switch (SC-010)."""
+    broken = next(e for e in GALLERY if e.name == "scheduling_dst_gap_naive")
+    harness = SchedulingHarness(load_backend(broken.target), CANONICAL, REGISTRY,
+                                start=datetime(2026, 3, 8, 6, 0, tzinfo=UTC))
+    harness.run(sc.SetAutonomy(False))
+    with pytest.raises(Divergence) as caught:
+        harness.run(sc.CreateCron("a", "nightly", "30 2 * * *", "America/New_York"))
+    assert caught.value.primary == "SC-004"
+    harness.close()
+
+
 def test_a_reused_alias_is_a_malformed_command() -> None:
     harness = SchedulingHarness(MemoryBackend(), CANONICAL, REGISTRY)
     harness.run(sc.CreateCron("a", "poll", "0 * * * *"))

@@ -648,7 +648,8 @@ class SchedulingHarness:
         if edited and actual == self.before_edit and expected != actual:
             return "SC-017"  # the edit left the old timetable's next fire in place
         if (not self.oracle.autonomy and isinstance(expected, datetime)
-                and (actual is None or (isinstance(actual, datetime) and actual > expected))):
+                and (actual is None or (isinstance(actual, datetime) and actual > expected))
+                and self._executed_more(alias)):
             return "SC-010"  # the timetable moved on while autonomy was off: it fired
         if isinstance(expected, datetime) and expected > self.clock.now():
             schedule_id = self.ids[alias]
@@ -666,6 +667,14 @@ class SchedulingHarness:
         if edited:
             return "SC-017"  # where an edit restarts the timetable
         return "SC-002" if once else "SC-003"
+
+    def _executed_more(self, alias: str) -> bool:
+        """Whether the backend shows more executions of the schedule than the oracle made:
+        a later next fire time while autonomy is off is a fire only then (a schedule
+        created while off with another timetable has fired nothing)."""
+        schedule_id = self.ids[alias]
+        shown = self._call("history", lambda: self.runtime.history(schedule_id))
+        return len(list(shown)) > len(self.oracle.executions(alias))
 
     def _history_primary(self, state: ScheduleState, wanted: list[ExecutionRecord],
                          actual: list[ExecutionRecord]) -> str:
