@@ -709,6 +709,14 @@ class SchedulingHarness:
                 return "SC-011"
             if not self.oracle.autonomy:
                 return "SC-010"
+            if (not once and str(record.trigger) == "schedule"
+                    and record.scheduled_for == self.clock.now()):
+                # A fire at the very instant of its creation or edit: the first fire time
+                # is strictly after it (the timetable's rule, not one of firing).
+                if isinstance(latest, CreateCron):
+                    return "SC-003"
+                if isinstance(latest, EditSchedule):
+                    return "SC-017"
             for rid in dst_requirements(record.scheduled_for, state.timezone):
                 return rid
             return "SC-002" if once else "SC-006"
