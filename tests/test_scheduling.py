@@ -221,6 +221,15 @@ def test_a_first_fire_at_the_creation_instant_is_the_timetables_mistake(autonomy
         harness.run(sc.EditSchedule("a", None, "*/30 * * * *", None))
     assert edited.value.primary == "SC-017"
     harness.close()
+    # Edited on the instant it has just fired, to the same timetable: it fires again.
+    harness = SchedulingHarness(FirstFireAtCreationBackend(), CANONICAL, REGISTRY,
+                                start=EPOCH + timedelta(minutes=10))
+    harness.run(sc.CreateCron("a", "poll", "0 * * * *"))
+    harness.run(AdvanceTime(3000))  # 01:00, its fire
+    with pytest.raises(Divergence) as again:
+        harness.run(sc.EditSchedule("a", "edited", None, "UTC"))
+    assert again.value.primary == "SC-017"
+    harness.close()
 
 
 def test_a_reused_alias_is_a_malformed_command() -> None:

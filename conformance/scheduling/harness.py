@@ -700,6 +700,13 @@ class SchedulingHarness:
             return "SC-009"
         if isinstance(latest, RestartScheduling) or str(record.trigger) == "catch_up":
             return "SC-007"  # what a restart runs of the fires missed while down
+        if (extra and not missing and not once and str(record.trigger) == "schedule"
+                and record.scheduled_for == self.clock.now()
+                and isinstance(latest, CreateCron | EditSchedule)):
+            # A fire at the very instant of the schedule's creation or edit (again, if it
+            # had just fired): the first fire time is strictly after it, the timetable's
+            # rule rather than one of firing.
+            return "SC-003" if isinstance(latest, CreateCron) else "SC-017"
         if extra and not missing:
             # Executions the oracle did not make: a burst when autonomy came back, a fire
             # while off, a fire taken twice (by a second scheduler or by the one).
@@ -709,14 +716,6 @@ class SchedulingHarness:
                 return "SC-011"
             if not self.oracle.autonomy:
                 return "SC-010"
-            if (not once and str(record.trigger) == "schedule"
-                    and record.scheduled_for == self.clock.now()):
-                # A fire at the very instant of its creation or edit: the first fire time
-                # is strictly after it (the timetable's rule, not one of firing).
-                if isinstance(latest, CreateCron):
-                    return "SC-003"
-                if isinstance(latest, EditSchedule):
-                    return "SC-017"
             for rid in dst_requirements(record.scheduled_for, state.timezone):
                 return rid
             return "SC-002" if once else "SC-006"
