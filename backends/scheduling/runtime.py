@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
@@ -239,6 +240,13 @@ def execute(store: ScheduleStore, target: SchedulingTarget, schedule: StoredSche
         schedule.schedule_id, scheduled_for, now, trigger.value,
         ExecutionStatus.DISPATCHED.value, message, None,
         None if outcome is None else outcome.value))
+
+
+def execute_as_seeded(store: ScheduleStore, target: SchedulingTarget, schedule: StoredSchedule,
+                      scheduled_for: datetime, trigger: Trigger, now: datetime) -> None:
+    """`execute` with the seed's pre-check: asked through `target` when `runs_pre_check`."""
+    ask = partial(pre_check_verdict, target) if runs_pre_check(schedule, trigger) else None
+    execute(store, target, schedule, scheduled_for, trigger, now, ask)
 
 
 class StepSchedulingRuntime:
