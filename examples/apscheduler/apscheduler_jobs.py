@@ -33,8 +33,8 @@ def timetable(expression: str | None, timezone: str | None) -> CronTrigger:
     return trigger
 
 class ApschedulerRuntime:
-    def __init__(self, shared: SimpleNamespace) -> None:
-        self.shared, self.records, self.now = shared, shared.records, shared.now
+    def __init__(self, shared: SimpleNamespace, peer: bool = False) -> None:
+        self.shared, self.peer, self.records, self.now = shared, peer, shared.records, shared.now
         self.store = SQLAlchemyJobStore(url=DATABASE, tablename=shared.table)
         self.scheduler = AsyncIOScheduler(
             event_loop=shared.loop.loop, timezone=UTC, jobstores={"default": self.store},
@@ -45,7 +45,8 @@ class ApschedulerRuntime:
         self.scheduler.start(paused=not shared.autonomy)  # autonomy is pause() and resume()
         self.settle()  # its start runs the fires missed while down, as coalesce and grace say
         self.booting = shared.running.append(self.scheduler) or False
-        self.open_peer = self.reopen = lambda: ApschedulerRuntime(shared)
+        self.open_peer = lambda: ApschedulerRuntime(shared, peer=True)
+        self.reopen = lambda: ApschedulerRuntime(shared)
         self.history = lambda sid: (self.held(sid), self.records.history(sid))[1]
         self.trigger = lambda sid: runtime.execute_as_seeded(
             self.records, shared.target, self.held(sid), self.now(), Trigger.MANUAL, self.now())
@@ -101,8 +102,8 @@ class ApschedulerRuntime:
             self.scheduler.shutdown(wait=False)
         self.settle()
     def close(self) -> None:
-        self.crash()  # its job store disposed of its engine; the last one drops the table
-        if not any(scheduler.running for scheduler in self.shared.running):
+        self.crash()  # its job store disposed of its engine; a peer leaves the rest
+        if not self.peer:
             self.store.jobs_t.drop(self.store.engine, checkfirst=True)
             self.store.engine.dispose()
             self.shared.loop.close()
@@ -110,7 +111,6 @@ class ApschedulerRuntime:
 
 class ApschedulerBackend:  # jobconform run --backend apscheduler_jobs:ApschedulerBackend
     name, profile, capabilities = "apscheduler", "canonical", frozenset({"scheduling"})
-
     def open_scheduling(self, clock: runtime.Clock, config: protocol.SchedulingConfig,
                         target: protocol.SchedulingTarget) -> ApschedulerRuntime:
         wall = WallClock(clock).start()
