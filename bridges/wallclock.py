@@ -20,6 +20,12 @@ timeout as its bound"), and `ThreadWaits`, which makes an adopted thread's waits
 makes that thread's reckoning virtual with them (`STDLIB_WAIT_TIMERS`): each thread's
 timeouts end by the clock its waits run on.
 
+What it mends: freezegun turns a datetime it hands back (from `astimezone`, arithmetic,
+`now`) into its own type through a helper that drops `fold` (spulec/freezegun#422, still
+open), so under it the second 01:30 of a night whose clocks move back reads as the first,
+and a library walking a time zone through a DST fold goes wrong or loops forever
+(APScheduler's CronTrigger does). While the bridge is on, that helper keeps `fold`.
+
 What it cannot reach: C extensions that read the clock themselves (a driver's own
 timestamps), `from time import monotonic` bound before the bridge started in a module
 freezegun does not scan, and a database server's `now()`. An adapter compares only what
@@ -97,6 +103,8 @@ class WallClock:
         finally:
             freezegun.configure(default_ignore_list=previous)
         factory = self._freezer.start()
+        # Its parameter is named `datetime` there; every caller passes it by position.
+        freezegun.api.datetime_to_fakedatetime = _to_fake_keeping_fold  # type: ignore[assignment]
         _keep_stdlib_wait_timers_real()
         assert isinstance(factory, freezegun.api.FrozenDateTimeFactory)
         self._frozen = factory
@@ -124,6 +132,7 @@ class WallClock:
             self._frozen = None
         self._freezer.stop()
         self._freezer = None
+        freezegun.api.datetime_to_fakedatetime = _FREEZEGUN_TO_FAKE
         _ACTIVE.release()
 
     def __enter__(self) -> WallClock:
@@ -154,6 +163,16 @@ def importing_on_bridges(*modules: str) -> Iterator[None]:
     clock = VirtualClock()
     with WallClock(clock), ThreadWaits(clock):
         yield
+
+
+_FREEZEGUN_TO_FAKE = freezegun.api.datetime_to_fakedatetime
+
+
+def _to_fake_keeping_fold(value: datetime) -> freezegun.api.FakeDatetime:
+    """freezegun's conversion to its datetime type, keeping `fold` (see the docstring)."""
+    return freezegun.api.FakeDatetime(value.year, value.month, value.day, value.hour,
+                                      value.minute, value.second, value.microsecond,
+                                      value.tzinfo, fold=value.fold)
 
 
 def _keep_stdlib_wait_timers_real() -> None:

@@ -420,6 +420,23 @@ def test_under_the_wall_clock_a_threads_stdlib_timeouts_end_in_real_time() -> No
             == (TIMED_OUT, EPOCH)
 
 
+def test_under_the_wall_clock_a_datetime_keeps_its_fold_through_astimezone() -> None:
+    """freezegun's own conversion drops fold (spulec/freezegun#422): the second 01:30 of
+    New York's repeated hour would read as the first. The bridge keeps it, and gives
+    freezegun's conversion back when it stops."""
+    from zoneinfo import ZoneInfo
+    new_york = ZoneInfo("America/New_York")
+    second = datetime(2026, 11, 1, 6, 30, tzinfo=UTC)  # 01:30 EST, the repeated hour
+    converter = freezegun.api.datetime_to_fakedatetime
+    with WallClock(VirtualClock(second)):
+        now = datetime.now(UTC)
+        local = now.astimezone(new_york)
+        assert (type(now).__name__, local.fold, local.utcoffset()) == (
+            "FakeDatetime", 1, timedelta(hours=-5))
+        assert local.astimezone(UTC) == second
+    assert freezegun.api.datetime_to_fakedatetime is converter
+
+
 def test_in_an_adopted_thread_stdlib_timeouts_end_when_the_clock_passes_them() -> None:
     clock = VirtualClock(EPOCH)
     outcomes: list[tuple[dict[str, object], datetime]] = []

@@ -14,7 +14,9 @@ from sql_databases import DATABASES, database
 
 from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.scheduling.memory import InMemoryScheduleStore
 from jobconform.backends.scheduling.protocol import ScheduleNotFound, ScheduleRejected
+from jobconform.backends.scheduling.runtime import StepSchedulingRuntime, first_fire_after
 from jobconform.backends.scheduling.sql import SqlScheduleStore
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.sql import SqlBackend, create_store_engine
@@ -172,6 +174,61 @@ def test_divergence_names_the_requirement() -> None:
     with pytest.raises(Divergence) as caught:
         harness.run(AdvanceTime(1799))
     assert "SC-006" in caught.value.requirements
+    harness.close()
+
+
+def test_a_gap_mistake_while_autonomy_is_off_is_blamed_on_the_gap() -> None:
+    """A schedule created while autonomy is off, whose next fire time is wrong by the DST
+    gap, has fired nothing: the gap's rule (SC-004) is broken, not the switch (SC-010)."""
+    broken = next(e for e in GALLERY if e.name == "scheduling_dst_gap_naive")
+    harness = SchedulingHarness(load_backend(broken.target), CANONICAL, REGISTRY,
+                                start=datetime(2026, 3, 8, 6, 0, tzinfo=UTC))
+    harness.run(sc.SetAutonomy(False))
+    with pytest.raises(Divergence) as caught:
+        harness.run(sc.CreateCron("a", "nightly", "30 2 * * *", "America/New_York"))
+    assert caught.value.primary == "SC-004"
+    harness.close()
+
+
+class FirstFireAtCreationRuntime(StepSchedulingRuntime):
+    """A timetable whose first fire time may be the creation's instant itself."""
+
+    def _first_fire(self, expression: str, timezone: str, now: datetime) -> datetime:
+        return first_fire_after(expression, timezone, now - timedelta(microseconds=1))
+
+
+class FirstFireAtCreationBackend(MemoryBackend):
+    def open_scheduling(self, clock: Any, config: Any, target: Any) -> StepSchedulingRuntime:
+        return FirstFireAtCreationRuntime(InMemoryScheduleStore(), clock, config, target)
+
+
+@pytest.mark.parametrize("autonomy", [True, False])
+def test_a_first_fire_at_the_creation_instant_is_the_timetables_mistake(autonomy: bool) -> None:
+    """Fired at once (autonomy on) or shown as next (off), a first fire time at the very
+    instant of creation or edit breaks one rule either way: SC-003, and SC-017 for an edit."""
+    harness = SchedulingHarness(FirstFireAtCreationBackend(), CANONICAL, REGISTRY)
+    harness.run(sc.SetAutonomy(autonomy))
+    with pytest.raises(Divergence) as created:
+        harness.run(sc.CreateCron("a", "poll", "0 * * * *"))
+    assert created.value.primary == "SC-003"
+    harness.close()
+    harness = SchedulingHarness(FirstFireAtCreationBackend(), CANONICAL, REGISTRY,
+                                start=EPOCH + timedelta(minutes=10))
+    harness.run(sc.SetAutonomy(autonomy))
+    harness.run(sc.CreateCron("a", "poll", "0 * * * *"))
+    harness.run(AdvanceTime(1200))  # 00:30, no fire of the hourly timetable
+    with pytest.raises(Divergence) as edited:
+        harness.run(sc.EditSchedule("a", None, "*/30 * * * *", None))
+    assert edited.value.primary == "SC-017"
+    harness.close()
+    # Edited on the instant it has just fired, to the same timetable: it fires again.
+    harness = SchedulingHarness(FirstFireAtCreationBackend(), CANONICAL, REGISTRY,
+                                start=EPOCH + timedelta(minutes=10))
+    harness.run(sc.CreateCron("a", "poll", "0 * * * *"))
+    harness.run(AdvanceTime(3000))  # 01:00, its fire
+    with pytest.raises(Divergence) as again:
+        harness.run(sc.EditSchedule("a", "edited", None, "UTC"))
+    assert again.value.primary == "SC-017"
     harness.close()
 
 

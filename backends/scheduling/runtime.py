@@ -13,9 +13,10 @@ from __future__ import annotations
 import builtins
 import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
@@ -186,6 +187,66 @@ class ScheduleStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def runs_pre_check(schedule: StoredSchedule, trigger: Trigger) -> bool:
+    """Whether an execution asks the schedule's pre-check: a scheduled fire (or catch-up) of
+    a schedule with a hook does; a manual trigger never does, as explicit operator intent
+    always fires (seed 002 §10.6.1)."""
+    return schedule.pre_check and trigger is not Trigger.MANUAL
+
+
+def pre_check_verdict(target: SchedulingTarget, schedule_id: str) -> PreCheckAnswer | str:
+    """The hook's verdict: SKIP, its output to dispatch, or a failure that fails open
+    (SC-012..SC-014)."""
+    try:
+        output: object = target.pre_check(schedule_id)
+    except PreCheckTimedOut:
+        return PreCheckAnswer.TIMEOUT
+    except PreCheckFailed:
+        return PreCheckAnswer.ERROR
+    if not isinstance(output, str):
+        return PreCheckAnswer.ERROR  # a malformed answer fails open too
+    return output if output else PreCheckAnswer.SKIP  # empty output: skip (SC-012)
+
+
+def execute(store: ScheduleStore, target: SchedulingTarget, schedule: StoredSchedule,
+            scheduled_for: datetime, trigger: Trigger, now: datetime,
+            ask: Callable[[str], PreCheckAnswer | str] | None) -> None:
+    """One execution of a fire or a manual trigger, as seed 002 makes it, recorded in
+    `store` (SC-015): `ask` (None: no pre-check) gives the pre-check's verdict first; a
+    skip records a skipped execution at cost 0, anything else dispatches to `target` the
+    hook's output or the schedule's message. A runtime that keeps no executions of its own
+    calls this from where its library runs a fire (examples/apscheduler does).
+
+    Args:
+        ask: the pre-check, usually `partial(pre_check_verdict, target)` when
+            `runs_pre_check(schedule, trigger)`, else None.
+    """
+    message, outcome = schedule.message, None
+    if ask is not None:
+        verdict = ask(schedule.schedule_id)
+        if isinstance(verdict, PreCheckAnswer):
+            outcome = verdict
+        else:  # the hook's output replaces the message for this fire (SC-013)
+            outcome, message = PreCheckAnswer.PROMPT, verdict
+        if outcome is PreCheckAnswer.SKIP:
+            store.record(StoredExecution(
+                schedule.schedule_id, scheduled_for, now, trigger.value,
+                ExecutionStatus.SKIPPED.value, None, 0.0, outcome.value))
+            return
+    target.dispatch(schedule.schedule_id, scheduled_for, message)
+    store.record(StoredExecution(
+        schedule.schedule_id, scheduled_for, now, trigger.value,
+        ExecutionStatus.DISPATCHED.value, message, None,
+        None if outcome is None else outcome.value))
+
+
+def execute_as_seeded(store: ScheduleStore, target: SchedulingTarget, schedule: StoredSchedule,
+                      scheduled_for: datetime, trigger: Trigger, now: datetime) -> None:
+    """`execute` with the seed's pre-check: asked through `target` when `runs_pre_check`."""
+    ask = partial(pre_check_verdict, target) if runs_pre_check(schedule, trigger) else None
+    execute(store, target, schedule, scheduled_for, trigger, now, ask)
 
 
 class StepSchedulingRuntime:
@@ -364,40 +425,14 @@ class StepSchedulingRuntime:
     def _execute(self, schedule: StoredSchedule, scheduled_for: datetime, trigger: Trigger,
                  now: datetime) -> None:
         """One execution of a claimed fire (or a manual trigger), recorded (SC-015)."""
-        message, outcome = schedule.message, None
-        if self._runs_pre_check(schedule, trigger):
-            verdict = self._pre_check(schedule.schedule_id)
-            if isinstance(verdict, PreCheckAnswer):
-                outcome = verdict
-            else:  # the hook's output replaces the message for this fire (SC-013)
-                outcome, message = PreCheckAnswer.PROMPT, verdict
-            if outcome is PreCheckAnswer.SKIP:
-                self._store.record(StoredExecution(
-                    schedule.schedule_id, scheduled_for, now, trigger.value,
-                    ExecutionStatus.SKIPPED.value, None, 0.0, outcome.value))
-                return
-        self._target.dispatch(schedule.schedule_id, scheduled_for, message)
-        self._store.record(StoredExecution(
-            schedule.schedule_id, scheduled_for, now, trigger.value,
-            ExecutionStatus.DISPATCHED.value, message, None,
-            None if outcome is None else outcome.value))
+        ask = self._pre_check if self._runs_pre_check(schedule, trigger) else None
+        execute(self._store, self._target, schedule, scheduled_for, trigger, now, ask)
 
     def _runs_pre_check(self, schedule: StoredSchedule, trigger: Trigger) -> bool:
-        # Explicit operator intent always fires (seed 002 §10.6.1).
-        return schedule.pre_check and trigger is not Trigger.MANUAL
+        return runs_pre_check(schedule, trigger)
 
     def _pre_check(self, schedule_id: str) -> PreCheckAnswer | str:
-        """The hook's verdict: SKIP, its output to dispatch, or a failure that fails open
-        (SC-012..SC-014)."""
-        try:
-            output: object = self._target.pre_check(schedule_id)
-        except PreCheckTimedOut:
-            return PreCheckAnswer.TIMEOUT
-        except PreCheckFailed:
-            return PreCheckAnswer.ERROR
-        if not isinstance(output, str):
-            return PreCheckAnswer.ERROR  # a malformed answer fails open too
-        return output if output else PreCheckAnswer.SKIP  # empty output: skip (SC-012)
+        return pre_check_verdict(self._target, schedule_id)
 
     def _schedules_changed(self) -> None:
         """A hook for schedulers with a thread: the next fire time may have moved."""
