@@ -33,7 +33,7 @@ class ProcrastinateRuntime:
             concurrency=settings.max_concurrent, install_signal_handlers=False), name="worker")
 
     def _strategy(self, policy: RetryPolicy, retries: int) -> procrastinate.RetryStrategy:
-        growth = round(policy.backoff_multiplier) if policy.backoff_multiplier >= 1.5 else 0
+        growth = round(policy.backoff_multiplier) if policy.backoff_multiplier >= 1.5 else 0  # ints
         return procrastinate.RetryStrategy(max_attempts=retries, retry_exceptions=[self.Retried],
             exponential_wait=growth, wait=0 if growth else round(policy.retry_delay_ms / 1000))
 
