@@ -1,94 +1,107 @@
-"""huey itself (MemoryHuey and its consumer's worker threads) against the lifecycle area.
+"""huey itself (MemoryHuey, its consumer's worker and scheduler threads): lifecycle, retry.
 
-The consumer runs `max_concurrent` worker threads and a scheduler thread, as `huey_consumer`
-would; they poll, sleep and stamp times on the wall clock, which `ThreadWaits` and
-`WallClock` make virtual. The task huey runs is the job's body: it waits at the
-`DispatchGate` (huey's workers pick tasks up on their own), then for the harness's
-decision. huey keeps results, not job records: what its task and its signals report goes
-into the kit's `JobRecords`. A queued job is cancelled with `revoke_by_id`.
-"""
+Its threads poll, sleep and stamp on the wall clock, made virtual by `ThreadWaits` and
+`WallClock`. Its task is the job's body: at the `DispatchGate`, then the harness's decision;
+the body and huey's SIGNAL_ERROR fill the kit's `JobRecords`. Cancel: `revoke_by_id`.
+Retries are huey's, per call (`retries`, `retry_delay`, `retry_backoff`); no jitter, hence
+`retry-without-jitter`. Not claimed: `expires` (the admission area's stale backlog, whose
+owners and caps huey lacks), periodic tasks (declared at import in UTC or local time; the
+scheduling area makes, edits and deletes schedules at run time, in IANA zones)."""
 
-import itertools
 import logging
-import signal
 import uuid
 
-from huey import MemoryHuey
+from huey.api import MemoryHuey, Task
+from huey.exceptions import CancelExecution
 from huey.signals import SIGNAL_ERROR
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, ThreadWaits, WallClock, translate
-
-
-class Cancelled(Exception):
-    """The job was cancelled while its body ran; huey reports it as an error."""
+from jobconform.bridges.signals import keeping_signal_handlers
+from jobconform.reference.backoff import RetryPolicy
 
 
 class HueyRuntime:
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         self._wall, self._waits = WallClock(clock).start(), ThreadWaits(clock).start()
         self._jobs = jobs = translate.records_on_wall(settings)
-        self._gate, self._ranks = DispatchGate(), itertools.count()
-        self._scripts: dict[str, tuple[int, TaskScript]] = {}
-        self._tasks: dict[str, str] = {}  # job id -> huey task id
+        self._gate, self._scripts = DispatchGate(), dict[str, tuple[int, TaskScript, RetryPolicy]]()
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health, self.settle = jobs.cleanup, jobs.health, self._waits.settle
         logging.getLogger("huey").setLevel(logging.CRITICAL)  # a traceback per failed body
-        self._huey = MemoryHuey(f"jobconform-{uuid.uuid4().hex}", utc=True)
+        # utc=False: huey's etas read datetime.now(), which WallClock makes virtual (its
+        # utcnow, below Python 3.12, is datetime.utcnow bound at import: out of reach).
+        self._huey = MemoryHuey(f"jobconform-{uuid.uuid4().hex}", utc=False)
         self._run = self._huey.task()(self._body)
         self._huey.signal(SIGNAL_ERROR)(self._failed)
         self._consumer = self._huey.create_consumer(
             workers=settings.max_concurrent, worker_type="thread", periodic=False)
-        handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
-        with self._waits.adopting():
+        with self._waits.adopting(), keeping_signal_handlers():
             self._consumer.start()  # its threads, and the signal handlers of a consumer process
-        for number, handler in handlers.items():
-            signal.signal(number, handler)  # the harness keeps its own
         self._waits.settle()
 
     def _body(self, job_id: str) -> object:
-        rank, script = self._scripts[job_id]
+        rank, script, policy = self._scripts[job_id]
         if not self._gate.wait(job_id, rank):
             return None
         self._jobs.update(job_id, "running")
         if not translate.may_run(self._gate, job_id, script):
-            raise Cancelled
-        result = script.run()
+            self._jobs.update(job_id, "cancelled")
+            raise CancelExecution(retry=False)  # huey's way to end a task, never retried
+        try:
+            result = script.run()
+        except Exception as error:
+            if type(error).__name__ not in policy.non_retryable:
+                raise  # huey's SIGNAL_ERROR, then its retry if the task has one left
+            self._jobs.update(job_id, "failed", error=translate.error_text(error))
+            raise CancelExecution(retry=False) from error
         self._jobs.update(job_id, "succeeded", result=result)
         return result
 
-    def _failed(self, signal_name: str, task: object, exc: BaseException) -> None:
-        job_id = str(getattr(task, "args", ("",))[0])
-        if isinstance(exc, Cancelled):
-            self._jobs.update(job_id, "cancelled")
-        else:
+    def _failed(self, signal_name: str, task: Task, exc: BaseException) -> None:
+        job_id, retries_left = task.args[0], task.retries  # huey requeues it when > 0
+        if not retries_left:
             self._jobs.update(job_id, "failed", error=translate.error_text(exc))
+            return
+        self._gate.finished(job_id)  # the next attempt waits at the gate, for a new decision
+        self._scripts[job_id][1].next_attempt()
+        retries_taken = self._scripts[job_id][2].max_retries - retries_left + 1
+        self._jobs.update(job_id, "queued", retry_count=retries_taken)
 
-    def submit(self, script: TaskScript, retry: object = None) -> str:
-        rank = next(self._ranks)
-        job_id = self._jobs.add(f"job-{rank}").job_id
-        self._scripts[job_id] = (rank, script)
-        self._tasks[job_id] = self._run(job_id).id
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
+        policy, rank = retry or RetryPolicy(), len(self._scripts)  # submission order
+        job_id = self._jobs.add(f"job-{rank}", policy.max_retries).job_id
+        self._scripts[job_id] = (rank, script, policy)
+        self._run(job_id, id=job_id, retries=policy.max_retries,  # its task's id is the job's
+                  retry_delay=translate.seconds(policy.retry_delay_ms),
+                  retry_backoff=policy.backoff_multiplier)
         return job_id
 
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int, *unused: object) -> float:
+        # huey's Huey._requeue_task: the first retry waits retry_delay, and every retry
+        # multiplies the task's retry_delay by retry_backoff: no cap (it grows to inf), no
+        # jitter, no retry-after (the harness's jitter, draw, previous and retry-after).
+        delay = policy.retry_delay_ms
+        for _ in range(attempt):
+            delay *= policy.backoff_multiplier
+        return delay
+
     def dispatch(self) -> None:
-        self._waits.wake_sleepers()  # a dispatch point: huey's workers poll now
-        self._waits.settle()
+        for _ in range(2):  # a dispatch point: huey's scheduler queues a due retry, then
+            self._waits.wake_sleepers()  # its workers poll and fetch
+            self._waits.settle()
         self._gate.open()
         self._waits.settle()
 
     def cancel(self, job_id: str) -> bool:
-        was = translate.cancel_in(self._jobs, self._gate, job_id)
-        if was is None:
-            return False
-        if was == "queued":
-            self._huey.revoke_by_id(self._tasks[job_id])
+        if (was := translate.cancel_in(self._jobs, self._gate, job_id)) == "queued":
+            self._huey.revoke_by_id(job_id)  # also a task in backoff, same id
         self._waits.settle()
-        return True
+        return was is not None
 
     def shutdown(self) -> None:
         for job_id in translate.shut_down_in(self._jobs, self._gate):
-            self._huey.revoke_by_id(self._tasks[job_id])
+            self._huey.revoke_by_id(job_id)
         self._waits.settle()
 
     def close(self) -> None:
@@ -99,7 +112,8 @@ class HueyRuntime:
 
 
 class HueyBackend:  # jobconform run --backend huey_jobs:HueyBackend
-    name, profile, capabilities = "huey", "canonical", frozenset({"lifecycle"})
+    name, profile = "huey", "canonical"
+    capabilities = frozenset({"lifecycle", "retry", "retry-without-jitter"})
     report_notes = (DERIVED_HEALTH_NOTE,)
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> HueyRuntime:

@@ -1,15 +1,10 @@
-"""procrastinate itself (its asyncio worker, its in-memory connector) against lifecycle.
+"""procrastinate itself (its asyncio worker, its InMemoryConnector): lifecycle and retry.
 
-The worker is a task on the runtime's own event loop (`VirtualLoop`). Over
-`procrastinate.testing.InMemoryConnector` no socket I/O is left when the loop settles, and
-it polls, beats and stamps on the virtual clock (`WallClock`). Its task is the job's body:
-at the `DispatchGate` (the worker fetches a job once deferred), then the harness's decision.
-A cancel is procrastinate's `cancel_job_by_id_async(abort=True)`. procrastinate keeps no
-results or spec timestamps: what its task reports goes into the kit's `JobRecords`.
-"""
+On a `VirtualLoop` and `WallClock`, its task waits at the `DispatchGate`; cancel is its abort,
+retry a `RetryStrategy` per policy. Not claimed: stuck and re-delivery (its heartbeat is the
+worker's, not a body's progress), periodic tasks (the scheduling area edits them live)."""
 
 import asyncio
-import itertools
 import logging
 
 import procrastinate
@@ -17,29 +12,33 @@ from procrastinate.testing import InMemoryConnector
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, VirtualLoop, WallClock, translate
+from jobconform.reference.backoff import RetryPolicy
 
 
 class ProcrastinateRuntime:
+    Retried = type("Retried", (Exception,), {})  # retry_exceptions: errors not non_retryable
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         self._wall = WallClock(clock).start()
         self._loop = VirtualLoop(clock, on_step=self._wall.move_to)
         self._jobs = jobs = translate.records_on_wall(settings)
-        self._gate, self._ranks, self._closing = DispatchGate(), itertools.count(), False
-        self._scripts: dict[str, tuple[int, TaskScript]] = {}
-        self._ids: dict[str, int] = {}  # job id -> procrastinate's job id
-        self._decisions = translate.Decisions()  # a cancel is procrastinate's: it aborts the task
+        self._gate, self._decisions, self._closing = DispatchGate(), translate.Decisions(), False
+        self._scripts = dict[str, tuple[int, TaskScript, RetryPolicy]]()  # rank, body, policy
+        self._ids, self._tasks = dict[str, int](), dict[RetryPolicy, procrastinate.tasks.Task]()
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health = jobs.cleanup, jobs.health
         logging.getLogger("procrastinate").setLevel(logging.CRITICAL)  # a traceback per failure
         self.app = procrastinate.App(connector=InMemoryConnector())  # public: tests read it
-        self._task = self.app.task(name="body")(self._body)
         self._loop.run(self.app.open_async(), name="open_async")
         self._loop.spawn(self.app.run_worker_async(
             concurrency=settings.max_concurrent, install_signal_handlers=False), name="worker")
-        self.settle()
 
-    async def _body(self, job_id: str) -> object:
-        rank, script = self._scripts[job_id]
+    def _strategy(self, policy: RetryPolicy, retries: int) -> procrastinate.RetryStrategy:
+        growth = round(policy.backoff_multiplier) if policy.backoff_multiplier >= 1.5 else 0  # ints
+        return procrastinate.RetryStrategy(max_attempts=retries, retry_exceptions=[self.Retried],
+            exponential_wait=growth, wait=0 if growth else round(policy.retry_delay_ms / 1000))
+
+    async def _body(self, context: procrastinate.JobContext, job_id: str) -> object:
+        rank, script, policy = self._scripts[job_id]
         if not await self._gate.wait_async(job_id, rank):
             return None
         self._jobs.update(job_id, "running")
@@ -56,18 +55,34 @@ class ProcrastinateRuntime:
         try:
             result = script.run()
         except Exception as error:
-            self._jobs.update(job_id, "failed", error=translate.error_text(error))
-            raise
+            if (name := type(error).__name__) not in policy.non_retryable:
+                error = type(name, (self.Retried,), {})(*error.args)  # same name and text
+            if self._tasks[policy].get_retry_exception(exception=error, job=context.job):
+                self._gate.finished(job_id)  # its worker retries it: back to the gate
+                script.next_attempt()
+                self._jobs.update(job_id, "queued", retry_count=context.job.attempts + 1)
+            else:
+                self._jobs.update(job_id, "failed", error=translate.error_text(error))
+            raise error from None
         self._jobs.update(job_id, "succeeded", result=result)
         return result
 
-    def submit(self, script: TaskScript, retry: object = None) -> str:
-        rank = next(self._ranks)
-        job_id = self._jobs.add(f"job-{rank}").job_id
-        self._scripts[job_id] = (rank, script)
-        self._ids[job_id] = self._loop.run(self._task.defer_async(job_id=job_id), name="defer")
-        self.settle()
-        return job_id
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None) -> str:
+        policy, rank = retry or RetryPolicy(), len(self._scripts)  # submission order
+        job_id = self._jobs.add(f"job-{rank}", policy.max_retries).job_id
+        self._scripts[job_id] = (rank, script, policy)
+        if policy not in self._tasks:  # a retry strategy is a task's: a task per policy
+            self._tasks[policy] = self.app.task(name=f"body-{len(self._tasks)}", pass_context=True,
+                retry=policy.max_retries and self._strategy(policy, policy.max_retries))(self._body)
+        self._ids[job_id] = self._loop.run(self._tasks[policy].defer_async(job_id=job_id), "defer")
+        return job_id  # its worker fetches it as the loop settles next (dispatch settles first)
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int, *unused: object) -> float:
+        job = procrastinate.jobs.Job(queue="", lock=None, queueing_lock=None, task_name="",
+                                     attempts=attempt)  # its formula, saturating at datetime.max
+        decision = self._strategy(policy, attempt + 1).get_retry_decision(
+            exception=self.Retried(), job=job)
+        return (decision.retry_at - translate.wall_now()).total_seconds() * 1000.0  # type: ignore
 
     def settle(self) -> None:
         self._decisions.release_decided()
@@ -78,21 +93,17 @@ class ProcrastinateRuntime:
         self._gate.open()
         self.settle()
 
-    def _abort(self, job_id: str) -> None:
-        manager = self.app.job_manager
-        self._loop.run(manager.cancel_job_by_id_async(self._ids[job_id], abort=True), "cancel")
-
     def cancel(self, job_id: str) -> bool:
-        if translate.cancel_in(self._jobs, self._gate, job_id) is None:
-            return False
-        self._abort(job_id)
+        return translate.cancel_in(self._jobs, self._gate, job_id) is not None and self._end(job_id)
+
+    def _end(self, job_id: str) -> bool:  # procrastinate's cancel: it aborts a running task
+        self._loop.run(self.app.job_manager.cancel_job_by_id_async(self._ids[job_id], abort=True))
         self.settle()
         return True
 
     def shutdown(self) -> None:
         for job_id in translate.shut_down_in(self._jobs, self._gate):
-            self._abort(job_id)
-        self.settle()
+            self._end(job_id)
 
     def close(self) -> None:
         self._closing = True
@@ -102,8 +113,8 @@ class ProcrastinateRuntime:
 
 
 class ProcrastinateBackend:  # jobconform run --backend procrastinate_jobs:ProcrastinateBackend
-    name, profile, capabilities = "procrastinate", "canonical", frozenset({"lifecycle"})
-    report_notes = (DERIVED_HEALTH_NOTE,)
+    name, profile, report_notes = "procrastinate", "canonical", (DERIVED_HEALTH_NOTE,)
+    capabilities = frozenset({"lifecycle", "retry", "retry-without-jitter"})
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ProcrastinateRuntime:
         return ProcrastinateRuntime(settings, clock)
