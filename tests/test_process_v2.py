@@ -209,6 +209,23 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     assert callable(backend.open_breaker) and callable(backend.open_scheduling)
 
 
+def test_a_child_claims_retry_in_part_through_the_pipe(registry: Registry) -> None:
+    from jobconform.conformance.applicability import unclaimed
+    from jobconform.conformance.partial_claims import RETRY_WITHOUT_JITTER_BACKEND
+
+    assert {"retry-without-jitter", "retry-intervals"} <= carried_capabilities(1)
+    backend = ProcessBackend(command=[*reference_child_command(), "--backend",
+                                      RETRY_WITHOUT_JITTER_BACKEND],
+                             timeout_seconds=SAFETY_SECONDS)
+    try:
+        assert {"retry", "retry-without-jitter"} <= backend.capabilities
+        # The jitter modes are not asked of it; the rest of retry is.
+        assert unclaimed(registry.requirement("RT-009"), backend.capabilities) is not None
+        assert unclaimed(registry.requirement("RT-002"), backend.capabilities) is None
+    finally:
+        backend.session.close()
+
+
 def test_a_child_whose_breaker_lacks_the_seams_claims_the_breaker_alone(
         canonical: Profile, registry: Registry) -> None:
     from jobconform.conformance.breaker.machine import run_breaker_machine

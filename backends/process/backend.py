@@ -49,6 +49,8 @@ from jobconform.backends.process.wire import (
 from jobconform.backends.protocol import (
     BREAKER_SEAMS,
     RETRY,
+    RETRY_INTERVALS,
+    RETRY_WITHOUT_JITTER,
     STUCK,
     CapacityExceeded,
     Clock,
@@ -130,11 +132,15 @@ def carried_areas(version: int) -> frozenset[str]:
 def carried_capabilities(version: int) -> frozenset[str]:
     """What a child may claim through a protocol version: the areas it carries and, when
     the breaker is one of them, `breaker-seams` (CB-014, CB-015) if the breaker runtime's
-    interface carries the seams' methods, as version 2's does. The other capabilities
-    beyond the areas need what no message carries (see the notes below)."""
+    interface carries the seams' methods, as version 2's does; with retry, its partial
+    claims (`retry-without-jitter`, `retry-intervals`). The other capabilities beyond the
+    areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
         carried |= {BREAKER_SEAMS}
+    if RETRY in carried:
+        # The partial claims only narrow retry (the kit asks less); no message carries them.
+        carried |= {RETRY_WITHOUT_JITTER, RETRY_INTERVALS}
     return carried
 
 
