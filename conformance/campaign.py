@@ -199,14 +199,18 @@ def _shards(reports: list[tuple[Path, dict[str, Any]]]) -> list[str]:
 
 
 def _same_examples(reports: list[tuple[Path, dict[str, Any]]]) -> int | None:
-    """The examples per seed every report ran (None where the reports, older, do not say)."""
+    """The examples per seed every report ran (None where the reports, older, do not say).
+
+    A shard written before reports recorded their examples says nothing either way: it
+    joins the others, whose count stands for the merge."""
     counts = {(document.get("campaign") or {}).get("examples") for _, document in reports}
+    counts.discard(None)
     if len(counts) > 1:
         shown = "; ".join(f"{path}: {(document.get('campaign') or {}).get('examples')}"
                           for path, document in reports)
         raise CampaignError("the reports are shards of different campaigns: they ran"
                             f" different --examples per seed ({shown})")
-    return counts.pop()
+    return counts.pop() if counts else None
 
 
 def _check_one_seed_range(reports: list[tuple[Path, dict[str, Any]]],

@@ -189,6 +189,21 @@ def test_merge_refuses_shards_that_ran_different_examples(passing_shards: list[P
     assert "different --examples per seed" in output
 
 
+def test_merge_joins_a_shard_written_before_reports_recorded_their_examples(
+        passing_shards: list[Path], tmp_path: Path) -> None:
+    older = json.loads(passing_shards[1].read_text())
+    del older["campaign"]["examples"]
+    old_shard = tmp_path / "old" / "report.json"
+    old_shard.parent.mkdir()
+    old_shard.write_text(json.dumps(older))
+    code, output = invoke("merge", str(passing_shards[0]), str(old_shard),
+                          "--report-dir", str(tmp_path / "m"))
+    assert code == 0, output
+    merged = json.loads((tmp_path / "m" / "report.json").read_text())
+    assert merged["campaign"]["examples"] == json.loads(
+        passing_shards[0].read_text())["campaign"]["examples"]
+
+
 def test_merged_shards_of_one_area_keep_the_rest_not_run(tmp_path: Path) -> None:
     shards = run_shards(tmp_path, LIFECYCLE_ONLY, 2, "0-1", "--requirement", "LC-001")
     code, output = invoke("merge", *map(str, shards), "--report-dir", str(tmp_path / "m"))
