@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, TypeVar, cast
 
+from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
@@ -31,7 +32,7 @@ from jobconform.conformance.harness import (
     Divergence,
     ListedDeviations,
 )
-from jobconform.conformance.watchdog import guarded
+from jobconform.conformance.watchdog import guarded, hung
 from jobconform.reference.commands import Command
 from jobconform.spec import Profile, Registry, SpecError
 
@@ -158,6 +159,8 @@ class AreaHarness(Generic[CommandT]):
             return function()
         except allowed:
             raise
+        except ChildHung as error:
+            raise hung(self.hang_scope, f"{action}: {error}") from error
         except Exception as error:
             raise AdapterError(
                 f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"

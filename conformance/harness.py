@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar, cast
 
+from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import (
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
@@ -46,7 +47,7 @@ from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import AdapterError as AdapterError
-from jobconform.conformance.watchdog import AdapterHung, guarded
+from jobconform.conformance.watchdog import AdapterHung, guarded, hung
 from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -726,6 +727,8 @@ class Harness:
         except (Divergence, AdapterError, JobNotFound, JobNotCompleted, CapacityExceeded,
                 RuntimeShutDown, ReaperAlreadyRunning, InvalidModuleId, ModuleNotFound):
             raise
+        except ChildHung as error:
+            raise hung(self.hang_scope, f"{action}: {error}") from error
         except Exception as error:
             raise AdapterError(
                 f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"

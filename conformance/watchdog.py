@@ -140,6 +140,14 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
+def hung(scope: str, message: str) -> AdapterHung:
+    """A hang the adapter reported itself (a process child past its own safety limit):
+    recorded like one the watchdog caught, so the later calls of `scope` are not tried."""
+    text = f"{HUNG_MARK} {message}"
+    _WATCHDOG.hung_scopes.setdefault(scope, text)
+    return AdapterHung(text)
+
+
 def hangs() -> list[str]:
     """The first hang's message of each scope that hung since `forget_hangs`, in order."""
     return list(_WATCHDOG.hung_scopes.values())

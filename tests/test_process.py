@@ -52,8 +52,9 @@ from jobconform.backends.process.wire import OPERATIONS, PROTOCOL_AREAS, PROTOCO
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.gallery.process import PROCESS_DIRECTED_GALLERY
-from jobconform.conformance.harness import AdapterError, Divergence, Harness
+from jobconform.conformance.harness import Divergence, Harness
 from jobconform.conformance.lifecycle.machine import run_lifecycle_machine
+from jobconform.conformance.watchdog import AdapterHung, forget_hangs
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.spec import Profile, Registry, load_registry
@@ -419,14 +420,21 @@ def test_a_hung_child_is_stopped_after_the_safety_limit(tmp_path: Path) -> None:
     assert not backend.session.alive
 
 
-def test_the_harness_reports_a_hung_child_as_an_adapter_error(
+def test_the_harness_reports_a_hung_child_once_as_a_hang(
         tmp_path: Path, canonical: Profile) -> None:
     opened = '{"id": 2, "ok": true, "result": {"runtime": "r"}}'
     command = fake_child(tmp_path, answering_hello_then(
         f"sys.stdin.readline()\nprint({opened!r}, flush=True)\nsys.stdin.read()\n"))
-    harness = Harness(ProcessBackend(command=command, timeout_seconds=0.5), canonical)
-    with pytest.raises(AdapterError, match=r"ChildHung: the child .* did not answer submit"):
+    forget_hangs()
+    backend = ProcessBackend(command=command, timeout_seconds=0.5)
+    harness = Harness(backend, canonical)
+    with pytest.raises(AdapterHung, match=r"ADAPTER HUNG: submit: the child .* did not answer"
+                                          r" submit"):
         harness.run(cmd.Submit("a"))
+    # Every later call of that runtime is not tried: a child that hangs costs one limit.
+    with pytest.raises(AdapterHung, match="was not tried: an earlier call of the same"):
+        Harness(backend, canonical)
+    forget_hangs()
 
 
 # -- configuration ---------------------------------------------------------------------------
