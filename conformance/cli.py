@@ -18,6 +18,10 @@ from jobconform.conformance.publish import publish_command
 # The runner, the suites, the self-test gallery and the backends (Hypothesis, Robot
 # Framework, SQLAlchemy) are imported inside the commands that use them, so that
 # `jobconform --help` and `jobconform list requirements` start in a fraction of a second.
+# A run stopped by Ctrl-C (or an adapter raising KeyboardInterrupt) still writes its report
+# of what ran, then exits as a shell reports an interrupted command.
+EXIT_INTERRUPTED = 130
+
 if TYPE_CHECKING:
     from jobconform.backends.protocol import Backend
     from jobconform.conformance.expectations import ExpectedFailure
@@ -211,6 +215,8 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
     click.echo(console_table(summary, registry))
     click.echo(f"reports: {', '.join(map(str, written))}"
                f" ({time.perf_counter() - started:.1f} s)")
+    if any(run.interrupted for run in runs):
+        sys.exit(EXIT_INTERRUPTED)
     if summary.failed(registry):
         sys.exit(1)
 

@@ -154,6 +154,9 @@ class SuiteRun:
     seconds: float
     cases: list[CaseResult] = field(default_factory=list)
     steps: int = 0  # Hypothesis only: commands executed
+    # The suite was stopped by KeyboardInterrupt (Ctrl-C, or an adapter raising it): the
+    # suites after it did not run, and the report says so.
+    interrupted: bool = False
 
 
 def blamed_requirements(message: str) -> tuple[str, ...]:
@@ -595,6 +598,16 @@ def run_suites(config: RunConfig, registry: Registry,
         for number, suite in enumerate(config.suites, 1):
             try:
                 runs.append(_run_suite(config, registry, number, suite, progress))
+            except KeyboardInterrupt:
+                # Ctrl-C (or an adapter raising it) stops the run, but what ran so far is
+                # reported: the caller writes the report, then exits with 130.
+                message = (f"{suite} interrupted: KeyboardInterrupt (Ctrl-C, or raised by"
+                           " the adapter); the suites after it did not run")
+                if progress is not None:
+                    progress(message)
+                runs.append(SuiteRun(suite, 0.0, [CaseResult(suite, f"{suite} run", (), False,
+                                                             message)], interrupted=True))
+                break
             except Exception as error:
                 # An error that stops a suite becomes its failed case, named once, so that
                 # the other suites run and a report is written whatever happens.

@@ -81,6 +81,19 @@ def test_an_adapter_declaring_an_unknown_profile_is_named_not_the_option(
     assert "--profile:" not in output and "Traceback" not in output
 
 
+def test_a_keyboard_interrupt_stops_the_run_but_its_report_is_written(
+        tmp_path: Path) -> None:
+    # The machines run in this process, where Ctrl-C raises KeyboardInterrupt: the run
+    # stops there, Behave after it does not run, and what ran is reported.
+    code, output, messages = _run(tmp_path, "interrupting_dispatch", "--suite",
+                                  "hypothesis", "--suite", "behave", "--area", "lifecycle")
+    assert code == 130, output
+    assert "hypothesis interrupted: KeyboardInterrupt" in messages
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [suite["suite"] for suite in report["suites"]] == ["hypothesis"]
+    assert (tmp_path / "junit.xml").exists()
+
+
 # -- an adapter hanging in every case ------------------------------------------------------
 
 def test_an_adapter_hanging_in_every_case_costs_one_safety_limit_per_suite_process(

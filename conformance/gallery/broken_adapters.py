@@ -68,6 +68,20 @@ class RaisingCloseBackend(_LifecycleOnly):
         return RaisingCloseRuntime(settings, clock)
 
 
+class InterruptingDispatchRuntime(MemoryRuntime):
+    """`dispatch` raises KeyboardInterrupt, as Ctrl-C would inside the adapter."""
+
+    def dispatch(self) -> None:
+        raise KeyboardInterrupt
+
+
+class InterruptingDispatchBackend(_LifecycleOnly):
+    name = "broken.interrupting_dispatch"
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return InterruptingDispatchRuntime(settings, clock)
+
+
 class UnknownProfileBackend(_LifecycleOnly):
     """Declares a profile the spec does not define."""
 
@@ -168,6 +182,7 @@ hanging_dispatch = HangingDispatchBackend
 hanging_settle = HangingSettleBackend
 raising_close = RaisingCloseBackend
 unknown_profile = UnknownProfileBackend
+interrupting_dispatch = InterruptingDispatchBackend
 missing_methods = MissingMethodsBackend
 garbage_get = GarbageGetBackend
 overflowing_delay = OverflowingDelayBackend
