@@ -4,8 +4,9 @@
 its lock is current, the CHANGELOG has an entry for the VERSION, every MUST and SHOULD
 requirement is checked by at least one Behave scenario and one Robot test (and by a
 Hypothesis machine where one covers its area), every requirement tag names a real
-requirement, the seed coverage table accounts for every seed section, and the oracle's
-own backend (memory) passes every suite under every profile.
+requirement, the seed coverage table accounts for every seed section and every
+requirement a row counts as covering it is checked by a test, and the oracle's own
+backend (memory) passes every suite under every profile.
 
 `impact` answers "what does this spec change touch?": the requirements whose normative
 text differs from a git revision, the tests that cover them, and their results on every
