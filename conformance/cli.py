@@ -448,7 +448,8 @@ def spec_check(static_only: bool, examples: int, work_dir: Path,
     """The CI gate: registry, lock and CHANGELOG, coverage both ways, the oracle passes.
 
     Every MUST and SHOULD requirement needs a Behave scenario and a Robot test; every
-    requirement tag must name a real requirement; the memory backend must pass every
+    requirement tag must name a real requirement; every requirement a seed table row counts
+    as covering it must be checked by a test; the memory backend must pass every
     suite under every profile; with --seeds, every machine must reach each of its
     requirements on every one of those seeds. Non-zero exit on any problem, each on its
     own line.
@@ -474,6 +475,9 @@ def spec_check(static_only: bool, examples: int, work_dir: Path,
     click.echo(f"spec {registry.version}: {len(registry.requirements)} requirements,"
                f" {len(registry.profiles)} profiles; lock up to date, CHANGELOG entry"
                f" present, every MUST/SHOULD requirement has a Behave and a Robot test{ran}")
+    table = spec_gate.load_seed_coverage()
+    if table is not None:
+        click.echo(spec_gate.seed_coverage_line(table))
 
 
 @spec.command(name="impact")

@@ -4,8 +4,9 @@
 its lock is current, the CHANGELOG has an entry for the VERSION, every MUST and SHOULD
 requirement is checked by at least one Behave scenario and one Robot test (and by a
 Hypothesis machine where one covers its area), every requirement tag names a real
-requirement, the seed coverage table accounts for every seed section, and the oracle's
-own backend (memory) passes every suite under every profile.
+requirement, the seed coverage table accounts for every seed section and every
+requirement a row counts as covering it is checked by a test, and the oracle's own
+backend (memory) passes every suite under every profile.
 
 `impact` answers "what does this spec change touch?": the requirements whose normative
 text differs from a git revision, the tests that cover them, and their results on every
@@ -137,24 +138,26 @@ def _row_problems(where: str, row: Mapping[str, Any], known: set[str]) -> list[s
     problems = []
     statements = row["statements"]
     covered = row.get("covered", 0)
+    partly = row.get("partly", 0)
     out_of_scope = row.get("out_of_scope", 0)
     requirements = row.get("requirements", [])
     unknown = [rid for rid in requirements if rid not in known]
     if unknown:
         problems.append(f"{where} names {', '.join(unknown)}, which the spec does not define")
-    if covered + out_of_scope > statements:
-        problems.append(f"{where} counts {covered} covered and {out_of_scope} out of scope of"
-                        f" only {statements} statements")
-    if covered and not requirements:
-        problems.append(f"{where} counts {covered} covered statements but names no requirement")
-    if requirements and not covered:
+    if covered + partly + out_of_scope > statements:
+        problems.append(f"{where} counts {covered} covered, {partly} partly covered and"
+                        f" {out_of_scope} out of scope of only {statements} statements")
+    if (covered or partly) and not requirements:
+        problems.append(f"{where} counts {covered + partly} (partly) covered statements but"
+                        " names no requirement")
+    if requirements and not (covered or partly):
         problems.append(f"{where} names requirements but counts no covered statement")
     if (out_of_scope or not statements) and "out_of_scope_reason" not in row:
         problems.append(f"{where} has statements out of scope (or none at all) without an"
                         " out_of_scope_reason")
     if statements - covered - out_of_scope > 0 and "gap" not in row:
         problems.append(f"{where} leaves {statements - covered - out_of_scope} statement(s)"
-                        " neither covered nor out of scope: say what is missing under `gap`")
+                        " partly or not covered: say what is missing under `gap`")
     return problems
 
 
@@ -224,19 +227,92 @@ def seed_coverage_problems(registry: Registry, document: Any,
     return problems
 
 
+FIGURES = ("statements", "covered", "partly", "missing", "out_of_scope")
+
+
 def seed_coverage_figures(document: Any) -> dict[str, dict[str, int]]:
-    """Statements, covered, out of scope and gaps per seed, and for all seeds ("all")."""
+    """Statements, covered, partly covered, missing and out of scope per seed, and for all
+    seeds ("all"); `missing` is what a row counts neither covered, partly nor out of scope."""
     figures: dict[str, dict[str, int]] = {}
     for seed in document["seeds"]:
-        totals = {"statements": 0, "covered": 0, "out_of_scope": 0}
+        totals = dict.fromkeys(FIGURES, 0)
         for row in seed["sections"]:
-            for name in totals:
+            for name in ("statements", "covered", "partly", "out_of_scope"):
                 totals[name] += row.get(name, 0)
-        totals["gaps"] = totals["statements"] - totals["covered"] - totals["out_of_scope"]
+        totals["missing"] = (totals["statements"] - totals["covered"] - totals["partly"]
+                             - totals["out_of_scope"])
         figures[seed["seed"]] = totals
-    figures["all"] = {name: sum(seed[name] for seed in figures.values())
-                      for name in ("statements", "covered", "out_of_scope", "gaps")}
+    figures["all"] = {name: sum(seed[name] for seed in figures.values()) for name in FIGURES}
     return figures
+
+
+def seed_coverage_line(document: Any) -> str:
+    """The table's figures in one line, as `spec check` prints them and the README quotes."""
+    every = seed_coverage_figures(document)["all"]
+    return (f"seed coverage: {every['statements']} statements, {every['covered']} covered,"
+            f" {every['partly']} partly, {every['missing']} missing,"
+            f" {every['out_of_scope']} out of scope")
+
+
+def requirement_checks(registry: Registry, coverage: Coverage) -> dict[str, list[str]]:
+    """requirement -> the tests that check it, derived from what the suites already say:
+    the Behave scenarios and Robot tests tagged with its ID, and the Hypothesis machine of
+    its area. A machine counts for every requirement of the areas it covers because the
+    oracle run fails a requirement of those areas that the machine never exercised
+    ("untested"), and `spec check --seeds` fails one that some seed leaves unreached."""
+    machine_of = {area: name for name, areas in _machine_areas().items() for area in areas}
+    checks: dict[str, list[str]] = {}
+    for requirement in registry.requirements:
+        found = [f"{test.suite}: {test.name}" for test in coverage.covering(requirement.id)]
+        if requirement.area in machine_of:
+            found.append(f"hypothesis: {machine_of[requirement.area]}")
+        checks[requirement.id] = found
+    return checks
+
+
+def seed_test_problems(registry: Registry, document: Any, coverage: Coverage) -> list[str]:
+    """A row that counts (partly) covered statements must back them with tests: every
+    requirement it names is checked by some test (tagged with its ID, or its area's machine),
+    and every test it names under `tests` exists and carries one of the row's requirements
+    (a Behave scenario as `file.feature: Scenario name`, a Robot test by its full name, a
+    machine as its title)."""
+    checks = requirement_checks(registry, coverage)
+    by_name = {f"{test.suite}: {test.name}": test for test in coverage.tests}
+    machine_areas = _machine_areas()
+    area_of = {requirement.id: requirement.area for requirement in registry.requirements}
+    problems = []
+    for seed in document["seeds"]:
+        for row in seed["sections"]:
+            if not (row.get("covered", 0) or row.get("partly", 0)):
+                continue
+            where = f"seed {seed['seed']} {row['section']!r}"
+            named = row.get("requirements", [])
+            problems += [f"{where} counts {rid} as covering it, but no test checks {rid}: tag a"
+                         f" scenario and a Robot test @{rid}, or count the statement missing"
+                         for rid in named if rid in checks and not checks[rid]]
+            for name in row.get("tests", []):
+                suite, _, title = name.partition(": ")
+                if suite == "hypothesis":
+                    areas = machine_areas.get(title)
+                    if areas is None:
+                        problems.append(f"{where} names {name!r}: no such machine")
+                    elif not any(area_of.get(rid) in areas for rid in named):
+                        problems.append(f"{where} names {name!r}, which covers none of the"
+                                        " row's requirements")
+                    continue
+                test = by_name.get(name)
+                if test is None:
+                    problems.append(f"{where} names {name!r}, which is no test of the suites")
+                elif not set(test.requirements) & set(named):
+                    problems.append(f"{where} names {name!r}, which carries none of the row's"
+                                    " requirements")
+    return problems
+
+
+def _machine_areas() -> dict[str, frozenset[str]]:
+    from jobconform.conformance.machines import machines
+
+    return {entry.name: entry.areas for entry in machines()}
 
 
 def coverage_problems(registry: Registry, coverage: Coverage) -> list[str]:
@@ -310,10 +386,13 @@ def check(registry: Registry, work_dir: Path, run_oracle: bool = True, examples:
     minute or more per seed, so it is asked for apart (`spec check --seeds 0-19`).
     """
     problems = lock_problems(registry) + changelog_problems(registry)
-    problems += coverage_problems(registry, static_coverage())
+    coverage = static_coverage()
+    problems += coverage_problems(registry, coverage)
     seeds_dir = os.environ.get(SEEDS_DIR_ENV)
-    problems += seed_coverage_problems(registry, load_seed_coverage(),
-                                       Path(seeds_dir) if seeds_dir else None)
+    table = load_seed_coverage()
+    table_problems = seed_coverage_problems(registry, table,
+                                            Path(seeds_dir) if seeds_dir else None)
+    problems += table_problems or seed_test_problems(registry, table, coverage)
     # A machine's coverage is what it exercises, known only by running it: the oracle run
     # reports a requirement of a machine's area that the machine never reached as
     # "untested", which fails it.

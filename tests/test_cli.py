@@ -127,3 +127,4 @@ def test_spec_check_passes_on_the_shipped_spec() -> None:
     code, output = invoke("spec", "check", "--no-run")
     assert code == 0, output
     assert "lock up to date" in output
+    assert "seed coverage: " in output and " partly, " in output
