@@ -454,6 +454,10 @@ class ThreadedRuntime:
             self._next_poll_at = now + timedelta(seconds=self._config.poll_interval)
         try:
             self._beat(now)
+            if self._config.poll_interval is not None:
+                # Seed 000's detect_stuck_jobs() on the worker's own timer (SR-002): before
+                # the claim, so a slot a stuck job held is free for this poll.
+                self.detect_stuck(self._config.job_timeout)
             free = self._config.max_workers - len(self._owned)
             if free > 0:
                 for job in self._claim(free, now):
