@@ -10,6 +10,10 @@ one inside the window, its close), settles the runtime and reads every job there
 action taken too early fails as surely as one taken late or never; the instant the runtime
 recorded for it (started_at, finished_at) must lie in its window too.
 
+A job waiting for a slot gets its start window when one frees, the oldest first (LC-010);
+a retry or re-delivery that falls due while every slot is held is outside the model, so
+checks that let jobs fail into retries or lose their leases give every job a slot.
+
 Each job is followed through a small model: queued with the window its start falls in
 (none while it waits for a slot), running since an instant with a last heartbeat, or
 ended. Windows are computed from the instants the runtime itself recorded once they have
@@ -43,7 +47,7 @@ from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
 from jobconform.reference import self_running as oracle
 from jobconform.reference.backoff import RetryPolicy
-from jobconform.reference.lifecycle import STUCK_ERROR
+from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR
 from jobconform.reference.self_running import Window
 from jobconform.spec import Profile, Registry
 
@@ -291,6 +295,17 @@ class SelfRunningHarness:
             if finished is None or not first.holds(finished):
                 raise self._early_or_outside(job, first, finished, view)
             self.exercised.add("SR-002")
+            job.status = FAILED
+            self._freed_at.append(finished)
+            return
+        if (view.status == FAILED and view.error == POISON_ERROR
+                and job.redeliveries >= self.settings.max_redelivery):
+            # At the cap the lease pass parks the job instead (RD-003), in the same window.
+            finished = view.finished_at
+            if (first.action != oracle.REQUEUE or first.forbids(now) or finished is None
+                    or not first.holds(finished)):
+                raise self._early_or_outside(job, first, finished, view)
+            self.exercised.add("SR-003")
             job.status = FAILED
             self._freed_at.append(finished)
             return
