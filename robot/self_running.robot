@@ -38,9 +38,7 @@ A Job Whose Lease Lapsed Is Running Again Within Two Poll Intervals
     [Tags]    SR-003
     Open Self-Running Runtime    lease=20    job_timeout=2000
     Submit To Self-Running Runtime    a
-    Let Time Pass On Self-Running Runtime    1
-    Let Self-Running Windows Pass
-    Let Self-Running Windows Pass
+    Let Time Pass On Self-Running Runtime    23
     Self-Running Job Status Should Be    a    running
     Self-Running Job Should Be Re-Delivered    a    1
 

@@ -58,8 +58,8 @@ from jobconform.backends.scheduling.protocol import (
     SchedulingTarget,
 )
 from jobconform.backends.scheduling.runtime import ScheduleStore
-from jobconform.backends.self_running import SELF_RUNNING, Clockwork
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
+from jobconform.backends.self_running import SELF_RUNNING, Clockwork
 from jobconform.backends.store import InMemoryJobStore, JobStore
 from jobconform.backends.task_store.memory import InMemoryTaskStore
 from jobconform.backends.task_store.protocol import STORE, TaskStore

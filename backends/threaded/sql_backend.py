@@ -36,8 +36,8 @@ from jobconform.backends.protocol import (
 from jobconform.backends.reminders.store import ReminderStore
 from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.scheduling.runtime import ScheduleStore
-from jobconform.backends.sql import SqlBackend
 from jobconform.backends.self_running import SELF_RUNNING
+from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.task_store.protocol import STORE, TaskStore
 from jobconform.backends.threaded.backend import ThreadedBackend, waitable
