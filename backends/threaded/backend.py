@@ -7,6 +7,10 @@ heartbeats are the bodies' own (`heartbeat(job_id)`), so a job is stuck, or its 
 expires, when its body falls silent, as the spec and the oracle have it. The environment's
 JOBCONFORM_ASYNC_* variables configure real deployments, not conformance runs, so that a
 run depends on its seed alone.
+
+Opened self-running (`open_self_running`, SR-001..SR-004), the same worker polls every poll
+interval on the virtual clock by itself: each poll fails the jobs silent past the job
+timeout and claims queued work, and a lease pass runs every poll interval too.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ dispatch points: that is how the conformance backend runs it, because the oracle
 only at dispatch points (LC-010); with an interval it also polls each time the clock passes
 the next poll boundary.
 
+A periodic poll also fails the jobs silent past `job_timeout` (seed 000's
+`detect_stuck_jobs()` on the worker's own timer, SR-002), before it claims.
+
 The poll thread also runs the opt-in reaper (RP-001..RP-007) and, by default, lease passes
 (`WorkerConfig.recovery_interval`): it sleeps until the earliest of the next poll, sweep and
 lease pass, and runs each one the clock has reached. A lease pass re-queues the jobs of a
