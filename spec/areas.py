@@ -157,6 +157,15 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                           "store"),
          steps=f"{_C}.store.steps", keywords=f"{_C}.store.keywords.StoreLibrary",
          gallery=f"{_C}.store.gallery:GALLERY"),
+    # A runtime's own clockwork: the harness only lets time pass (issue 32). Its backends
+    # have `open_self_running`; the oracle gives each action's window.
+    Area("self-running", "SR", oracle=f"{_R}.self_running",
+         protocol=f"{_B}.self_running", opener="open_self_running",
+         machine=_machine("self-running machine", f"{_C}.self_running.machine",
+                          "run_self_running_machine", "self-running"),
+         steps=f"{_C}.self_running.steps",
+         keywords=f"{_C}.self_running.keywords.SelfRunningLibrary",
+         gallery=f"{_C}.self_running.gallery:GALLERY"),
     # Loops, reminders, jobs, the breaker and the governor through one admission; its
     # oracle composes theirs.
     _service_area("composite", "CX", f"{_R}.composite.oracle", "CompositeLibrary",

@@ -69,18 +69,30 @@ def canonical(registry: Registry) -> Profile:
     return registry.profile("canonical")
 
 
-@pytest.fixture(scope="module")
-def validated_session() -> Iterator[ChildSession]:
-    """The reference child speaking version 2, every line checked on both sides."""
+def _validated(command: list[str]) -> ChildSession:
     environment = os.environ.get(VALIDATE_VARIABLE)
     os.environ[VALIDATE_VARIABLE] = "1"  # the child inherits it
     try:
-        session = ChildSession(reference_child_command(), SAFETY_SECONDS, validate=True)
+        return ChildSession(command, SAFETY_SECONDS, validate=True)
     finally:
         if environment is None:
             del os.environ[VALIDATE_VARIABLE]
         else:
             os.environ[VALIDATE_VARIABLE] = environment
+
+
+@pytest.fixture(scope="module")
+def validated_session() -> Iterator[ChildSession]:
+    """The reference child speaking version 2, every line checked on both sides."""
+    session = _validated(reference_child_command())
+    yield session
+    session.close()
+
+
+@pytest.fixture(scope="module")
+def validated_self_running_session() -> Iterator[ChildSession]:
+    """The reference child with a clockwork of its own (`--self-running`), validated."""
+    session = _validated([*reference_child_command(), "--self-running"])
     yield session
     session.close()
 
@@ -172,9 +184,13 @@ def test_values_cross_by_their_annotations() -> None:
 @pytest.mark.parametrize("area", [a for a in BUILTIN_AREAS if a.machine is not None],
                          ids=lambda a: a.name)
 def test_each_areas_machine_passes_through_the_pipe_with_every_line_valid(
-        area: Any, validated_session: ChildSession, canonical: Profile,
+        area: Any, validated_session: ChildSession,
+        validated_self_running_session: ChildSession, canonical: Profile,
         registry: Registry) -> None:
-    backend = ProcessBackend(session=validated_session)
+    # The memory backend keeps the commanded mode; the child's --self-running claims it.
+    session = (validated_self_running_session if area.name == "self-running"
+               else validated_session)
+    backend = ProcessBackend(session=session)
     assert area.machine.covers & backend.capabilities
     run = load_attribute(area.machine.run)(backend, canonical, registry, seed=1, examples=8)
     assert run.divergence is None

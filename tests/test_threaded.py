@@ -183,7 +183,7 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
                                           "reminders", "admission", "loops", "scheduling",
                                           "store", "composite", "health-report",
                                           "concurrent-submit", "audit-events",
-                                          "loop-events", "breaker-seams",
+                                          "loop-events", "breaker-seams", "self-running",
                                           "store-faults:reminders",
                                           "store-faults:idempotency"}))
 

@@ -26,7 +26,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from jobconform.backends.loading import BackendLoadError, load_backend
 from jobconform.backends.process.backend import validation_requested
@@ -62,6 +62,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
+from jobconform.backends.self_running import WithOwnClockwork
 from jobconform.reference.commands import Outcome
 
 
@@ -390,12 +391,18 @@ def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildSe
     parser.add_argument("--protocol", type=int, choices=(1, 2), default=newest,
                         help="the newest protocol version to speak (1: act as a version-1"
                              f" child; default: {newest})")
+    parser.add_argument("--self-running", action="store_true",
+                        help="give the served backend's job runtimes a clockwork of their"
+                             " own and claim self-running (SR-001..SR-004): each settle"
+                             " runs the poll due by the request's time")
     options = parser.parse_args(argv)
     try:
-        backend = load_backend(options.backend)
+        backend: Backend = load_backend(options.backend)
     except BackendLoadError as error:
         print(f"jobconform child: {error}", file=sys.stderr)
         return 2
+    if options.self_running:
+        backend = cast(Backend, WithOwnClockwork(backend))
     # Answers own the real stdout; anything else the backend prints goes to stderr.
     answers = sys.stdout
     sys.stdout = sys.stderr

@@ -90,6 +90,7 @@ from jobconform.backends.scheduling.protocol import (
     SchedulingRuntime,
     SchedulingTarget,
 )
+from jobconform.backends.self_running import Clockwork
 from jobconform.backends.task_store.protocol import TaskStore
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -251,6 +252,13 @@ class Backend(Protocol):
         ...
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> CompositeRuntime: ...
+
+    def open_self_running(self, settings: RuntimeSettings, clock: Clock,
+                          clockwork: Clockwork) -> JobRuntime:
+        """A job runtime that acts by itself as its clock passes (SR-001..SR-004): it runs
+        every pass due by each request's `now` before answering it, and is never sent
+        dispatch, detect_stuck or expire_leases."""
+        ...
 
 
 # The child's interfaces (the kit calls them) and the kit's (the child calls them back).

@@ -18,6 +18,7 @@ import asyncio
 import inspect
 import itertools
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -46,16 +47,45 @@ class KitFailed(RuntimeError):
 
 
 class PushedClock:
-    """An opened object's only clock: the kit's reading, as sent with the latest request."""
+    """An opened object's only clock: the kit's reading, as sent with the latest request.
+
+    A runtime that runs its own clockwork (self-running) sleeps on it between its passes:
+    `wait_until` returns when a request has pushed the clock to the deadline, so a
+    runtime's threads act on the time each request carries before the request is served.
+    """
 
     def __init__(self, now: datetime) -> None:
         self._now = now
+        self._lock = threading.Lock()
+        self._sleepers: list[threading.Condition] = []
 
     def set(self, now: datetime) -> None:
-        self._now = now
+        with self._lock:
+            moved = now != self._now
+            self._now = now
+            sleepers = list(dict.fromkeys(self._sleepers)) if moved else []
+        # Notified outside the clock's lock: a sleeper holds its condition while it
+        # registers, so taking both locks in the other order could deadlock.
+        for condition in sleepers:
+            with condition:
+                condition.notify_all()
 
     def now(self) -> datetime:
-        return self._now
+        with self._lock:
+            return self._now
+
+    def wait_until(self, condition: threading.Condition, deadline: datetime) -> None:
+        """Block on `condition` (held by the caller) until it is notified or a request
+        pushes the clock to `deadline`; the caller re-checks what it waits for."""
+        with self._lock:
+            if self._now >= deadline:
+                return
+            self._sleepers.append(condition)
+        try:
+            condition.wait()
+        finally:
+            with self._lock:
+                self._sleepers.remove(condition)
 
 
 @dataclass

@@ -7,6 +7,10 @@ heartbeats are the bodies' own (`heartbeat(job_id)`), so a job is stuck, or its 
 expires, when its body falls silent, as the spec and the oracle have it. The environment's
 JOBCONFORM_ASYNC_* variables configure real deployments, not conformance runs, so that a
 run depends on its seed alone.
+
+Opened self-running (`open_self_running`, SR-001..SR-004), the same worker polls every poll
+interval on the virtual clock by itself: each poll fails the jobs silent past the job
+timeout and claims queued work, and a lease pass runs every poll interval too.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ from jobconform.backends.scheduling.protocol import (
 )
 from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
+from jobconform.backends.self_running import SELF_RUNNING, Clockwork
 from jobconform.backends.store import InMemoryJobStore, JobStore
 from jobconform.backends.task_store.memory import InMemoryTaskStore
 from jobconform.backends.task_store.protocol import STORE, TaskStore
@@ -85,6 +90,25 @@ def conformance_config(settings: RuntimeSettings) -> WorkerConfig:
                         poll_beats_jobs=False)
 
 
+def _whole_seconds(seconds: float, name: str) -> int:
+    if not float(seconds).is_integer():
+        raise ValueError(f"the threaded worker counts {name} in whole seconds, not {seconds}")
+    return int(seconds)
+
+
+def self_running_config(settings: RuntimeSettings, clockwork: Clockwork) -> WorkerConfig:
+    """The worker configuration of a self-running check (SR-001..SR-004): it polls every
+    poll interval, and each poll fails the jobs silent past the job timeout; its lease
+    passes run every poll interval too. Heartbeats stay the bodies' own, as in
+    `conformance_config`, so a job falls silent when its body does."""
+    return WorkerConfig(enabled=True, max_workers=settings.max_concurrent,
+                        poll_interval=clockwork.poll_interval_seconds, poll_beats_jobs=False,
+                        job_timeout=_whole_seconds(clockwork.job_timeout_seconds,
+                                                   "job_timeout_seconds"),
+                        lease_seconds=_whole_seconds(clockwork.lease_seconds, "lease_seconds"),
+                        recovery_interval=clockwork.poll_interval_seconds)
+
+
 # Why the threaded job runtime does not claim store-faults:redelivery or :reaper (RD-007,
 # RP-008): its poll thread runs the reaper's sweeps and its own recovery lease passes, and
 # its pool threads write outcomes and heartbeats, all beside the caller's command, so the
@@ -107,7 +131,7 @@ class ThreadedBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
                               STORE, COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                              LOOP_EVENTS, BREAKER_SEAMS,
+                              LOOP_EVENTS, BREAKER_SEAMS, SELF_RUNNING,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
@@ -131,6 +155,14 @@ class ThreadedBackend:
                                shutdown_mode=settings.shutdown_mode,
                                drain_timeout_seconds=settings.drain_timeout_seconds,
                                modules=settings.modules)
+
+    def open_self_running(self, settings: RuntimeSettings, clock: Clock,
+                          clockwork: Clockwork) -> ThreadedRuntime:
+        """The same worker, polling on its clock by itself (SR-001..SR-004)."""
+        return ThreadedRuntime(self.new_store(), waitable(clock),
+                               self_running_config(settings, clockwork),
+                               max_tasks=settings.max_tasks,
+                               max_redelivery=settings.max_redelivery)
 
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> ThreadedAdmissionRuntime:
         return ThreadedAdmissionRuntime(self.new_admission_store(), clock, config)

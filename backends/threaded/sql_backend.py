@@ -36,6 +36,7 @@ from jobconform.backends.protocol import (
 from jobconform.backends.reminders.store import ReminderStore
 from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.scheduling.runtime import ScheduleStore
+from jobconform.backends.self_running import SELF_RUNNING
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.store import JobStore
 from jobconform.backends.task_store.protocol import STORE, TaskStore
@@ -58,7 +59,7 @@ class ThreadedSqlBackend(ThreadedBackend):
     profile = "canonical"
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS,
+                              STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS, SELF_RUNNING,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def __init__(self, url: str | None = None) -> None:

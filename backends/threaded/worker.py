@@ -17,6 +17,9 @@ dispatch points: that is how the conformance backend runs it, because the oracle
 only at dispatch points (LC-010); with an interval it also polls each time the clock passes
 the next poll boundary.
 
+A periodic poll also fails the jobs silent past `job_timeout` (seed 000's
+`detect_stuck_jobs()` on the worker's own timer, SR-002), before it claims.
+
 The poll thread also runs the opt-in reaper (RP-001..RP-007) and, by default, lease passes
 (`WorkerConfig.recovery_interval`): it sleeps until the earliest of the next poll, sweep and
 lease pass, and runs each one the clock has reached. A lease pass re-queues the jobs of a
@@ -454,6 +457,10 @@ class ThreadedRuntime:
             self._next_poll_at = now + timedelta(seconds=self._config.poll_interval)
         try:
             self._beat(now)
+            if self._config.poll_interval is not None:
+                # Seed 000's detect_stuck_jobs() on the worker's own timer (SR-002): before
+                # the claim, so a slot a stuck job held is free for this poll.
+                self.detect_stuck(self._config.job_timeout)
             free = self._config.max_workers - len(self._owned)
             if free > 0:
                 for job in self._claim(free, now):

@@ -1,0 +1,117 @@
+"""Robot Framework keywords for a self-running runtime (robot/self_running.robot,
+SR-001..SR-004).
+
+`Open Self-Running Runtime` opens the backend's runtime with `open_self_running`; after
+that, keywords only submit, end bodies, send heartbeats and let time pass, and the
+`SelfRunningHarness` reads at every read point of an open window on the way: a runtime that
+acts early, late or never fails the test with a `Divergence` naming the requirement.
+
+Usage::
+
+    *** Settings ***
+    Resource    lifecycle.resource
+    Library     jobconform.conformance.self_running.keywords.SelfRunningLibrary
+
+The backend and profile come from ``${BACKEND}`` and ``${PROFILE}`` as for the lifecycle
+library, whose listener also skips tests tagged with requirements the backend does not
+claim or the profile does not have.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from robot.api.deco import keyword, library
+from robot.libraries.BuiltIn import BuiltIn
+
+from jobconform.backends.loading import load_backend
+from jobconform.conformance.lifecycle.keywords import DEFAULT_BACKEND
+from jobconform.conformance.self_running.harness import SelfRunningHarness
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import RetryPolicy
+from jobconform.spec import load_registry
+
+
+@library(scope="TEST", auto_keywords=False)
+class SelfRunningLibrary:
+    """Drive one backend's self-running runtime per test."""
+
+    def __init__(self) -> None:
+        self._harness: SelfRunningHarness | None = None
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def end_test(self, data: Any, result: Any) -> None:
+        """Close the test's runtime, whatever the outcome."""
+        harness, self._harness = self._harness, None
+        if harness is not None:
+            harness.close()
+
+    def _variable(self, name: str) -> str | None:
+        value = BuiltIn().get_variable_value(name)
+        return None if value is None or value == "" else str(value)
+
+    @property
+    def harness(self) -> SelfRunningHarness:
+        if self._harness is None:
+            raise RuntimeError("call Open Self-Running Runtime first")
+        return self._harness
+
+    @keyword("Open Self-Running Runtime")
+    def open_runtime(self, slots: int = 2, job_timeout: float = 60,
+                     lease: float = 6000) -> None:
+        """Open the runtime with ``slots`` slots, the job timeout and the lease (seconds);
+        its poll interval is the profile's."""
+        backend = load_backend(self._variable("${BACKEND}") or DEFAULT_BACKEND)
+        registry = load_registry()
+        profile = registry.profile(self._variable("${PROFILE}") or backend.profile)
+        self._harness = SelfRunningHarness(backend, profile, registry,
+                                           max_concurrent=int(slots),
+                                           job_timeout_seconds=float(job_timeout),
+                                           lease_seconds=float(lease))
+
+    @keyword("Submit To Self-Running Runtime")
+    def submit(self, alias: str, retries: int = 0, delay_ms: float = 1000) -> None:
+        """Submit job ``alias``; with ``retries``, failures are retried ``delay_ms`` apart."""
+        policy = None
+        if int(retries):
+            policy = RetryPolicy(max_retries=int(retries), retry_delay_ms=float(delay_ms),
+                                 backoff_multiplier=1,
+                                 max_retry_delay_ms=max(float(delay_ms), 60_000.0))
+        self.harness.submit(alias, policy)
+
+    @keyword("Let Time Pass On Self-Running Runtime")
+    def pass_time(self, seconds: float) -> None:
+        """Let ``seconds`` pass, reading at every window's read points on the way."""
+        self.harness.pass_time(float(seconds))
+
+    @keyword("Let Self-Running Windows Pass")
+    def windows_pass(self) -> None:
+        """Let time pass until every window open now has closed."""
+        self.harness.pass_through_windows()
+
+    @keyword("Self-Running Job Returns")
+    def job_returns(self, alias: str) -> None:
+        self.harness.finish(alias, cmd.Succeed("done"))
+
+    @keyword("Self-Running Job Raises")
+    def job_raises(self, alias: str, error_type: str = "IOError") -> None:
+        self.harness.finish(alias, cmd.Raise(error_type, "boom"))
+
+    @keyword("Self-Running Job Sends A Heartbeat")
+    def heartbeat(self, alias: str) -> None:
+        self.harness.heartbeat(alias)
+
+    @keyword("Self-Running Job Status Should Be")
+    def status_should_be(self, alias: str, status: str) -> None:
+        self.harness.read()
+        actual = self.harness.view_of(alias).status
+        if actual != status:
+            raise AssertionError(f"job {alias!r}'s status: expected {status!r}, got {actual!r}")
+
+    @keyword("Self-Running Job Should Be Re-Delivered")
+    def redelivered(self, alias: str, times: int) -> None:
+        self.harness.read()
+        actual = getattr(self.harness.view_of(alias), "redelivery_count", None)
+        if actual != int(times):
+            raise AssertionError(f"job {alias!r}'s redelivery_count: expected {times},"
+                                 f" got {actual!r}")

@@ -1,0 +1,131 @@
+"""The Hypothesis machine for a self-running runtime: random submissions, bodies that end
+or fail into a retry, heartbeats and stretches of time, on a runtime that is never told to
+dispatch, detect stuck jobs or expire leases (SR-001..SR-004).
+
+The runtime has a slot for every job the machine submits: a retry or a re-delivery that
+falls due while every slot is held waits for the runtime's order among eligible jobs, which
+the harness does not model; the fixed SR-001 checks take slots away instead. Each example
+draws which silence the runtime watches: a job timeout (the
+lease far away, SR-002) or a lease (the job timeout far away, SR-003); two silences close
+together would leave the order of the two passes to the runtime. Every `pass_time` stops
+at the read points of every open window (`SelfRunningHarness`), so the drawn stretches
+only decide where time lands between them. Retry delays are whole seconds of at least two
+poll intervals, so a retry's early read comes after its failure.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from jobconform.backends.protocol import Backend
+from jobconform.backends.self_running import SELF_RUNNING
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.self_running.harness import RUNNING, SelfRunningHarness
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import RetryPolicy
+from jobconform.spec import Profile, Registry
+
+ALIASES = ("a", "b", "c", "d")
+SILENCES = (5.0, 12.0, 30.0)
+FAR = 100_000.0
+STRETCHES = (0.5, 1.0, 2.0, 4.0, 9.0, 25.0)
+RETRY_DELAYS_MS = (2000.0, 3000.0, 7000.0)
+STEPS_PER_EXAMPLE = 12
+
+
+def make_self_running_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                              run: MachineRun) -> type[RuleBasedStateMachine]:
+    """A state machine class bound to one backend and profile."""
+
+    class SelfRunningMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.harness: SelfRunningHarness | None = None
+            self.silence = 0.0
+
+        @initialize(watches_stuck=st.booleans(), silence=st.sampled_from(SILENCES),
+                    delay_ms=st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)))
+        def open_runtime(self, watches_stuck: bool, silence: float,
+                         delay_ms: float | None) -> None:
+            """Open the runtime and submit the first job: every example has one."""
+            run.setup = {"watches_stuck": watches_stuck, "silence": silence}
+            self.silence = silence
+            self.harness = SelfRunningHarness(
+                backend, profile, registry, max_concurrent=len(ALIASES),
+                job_timeout_seconds=silence if watches_stuck else FAR,
+                lease_seconds=FAR if watches_stuck else silence)
+            self._submit(delay_ms)
+
+        @property
+        def runtime(self) -> SelfRunningHarness:
+            assert self.harness is not None, "open_runtime runs before every rule"
+            return self.harness
+
+        def _do(self, action: str, *args: object) -> None:
+            run.steps += 1
+            try:
+                getattr(self.runtime, action)(*args)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.runtime.exercised
+
+        def _running(self) -> list[str]:
+            return [alias for alias, job in self.runtime.jobs.items() if job.status == RUNNING]
+
+        def _submit(self, delay_ms: float | None) -> None:
+            alias = ALIASES[len(self.runtime.jobs)]
+            policy = None if delay_ms is None else RetryPolicy(
+                max_retries=2, retry_delay_ms=delay_ms, backoff_multiplier=1,
+                max_retry_delay_ms=60_000.0)
+            self._do("submit", alias, policy)
+
+        @precondition(lambda self: self.harness is not None
+                      and len(self.harness.jobs) < len(ALIASES))
+        @rule(delay_ms=st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)))
+        def submit(self, delay_ms: float | None) -> None:
+            self._submit(delay_ms)
+
+        @rule()
+        def silence_passes(self) -> None:
+            """Long enough for a job silent from now on to be failed or re-delivered."""
+            self._do("pass_time", self.silence + 2 * self.runtime.poll_interval)
+
+        @rule(seconds=st.sampled_from(STRETCHES))
+        def pass_time(self, seconds: float) -> None:
+            self._do("pass_time", seconds)
+
+        @rule()
+        def windows_pass(self) -> None:
+            self._do("pass_through_windows")
+
+        @precondition(lambda self: self.harness is not None and bool(self._running()))
+        @rule(data=st.data(), fails=st.booleans())
+        def body_ends(self, data: st.DataObject, fails: bool) -> None:
+            alias = data.draw(st.sampled_from(self._running()))
+            outcome: cmd.Outcome = cmd.Raise("IOError", "boom") if fails else cmd.Succeed(1)
+            self._do("finish", alias, outcome)
+
+        @precondition(lambda self: self.harness is not None and bool(self._running()))
+        @rule(data=st.data())
+        def heartbeat(self, data: st.DataObject) -> None:
+            self._do("heartbeat", data.draw(st.sampled_from(self._running())))
+
+        def teardown(self) -> None:
+            if self.harness is not None:
+                self.harness.close()
+
+    return SelfRunningMachine
+
+
+def run_self_running_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                             seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the machine; the same seed gives the same sequences and the same result. A
+    profile without the area runs nothing (the report says n/a)."""
+    if SELF_RUNNING not in profile.areas:
+        return MachineRun()
+    return run_machine(make_self_running_machine, backend, profile, registry, seed=seed,
+                       examples=examples, steps=STEPS_PER_EXAMPLE)

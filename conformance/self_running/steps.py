@@ -1,0 +1,142 @@
+"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-004).
+
+The runtime is opened with `open_self_running` on first use, with the slots, job timeout
+and lease the scenario's Given-steps set. After that, steps only submit, decide bodies,
+send heartbeats and let time pass: `SelfRunningHarness` stops at every read point of an
+open window on the way and fails the scenario with a `Divergence` naming the requirement
+whose window was broken. Steps speak of "the self-running runtime" so that they cannot
+clash with the lifecycle steps. Register them from features/steps/ (every area's library
+is imported there):
+
+    from jobconform.conformance.self_running.steps import *  # noqa: F403
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobconform.conformance.lifecycle.steps import (
+    RunConfig,
+    action_step,
+    check_step,
+    setup_step,
+    state_of,
+)
+from jobconform.conformance.self_running.harness import SelfRunningHarness
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import RetryPolicy
+
+__all__: list[str] = []
+
+AREA = "self-running"
+
+
+@dataclass
+class SelfRunningScenario:
+    """One scenario's settings, then its harness once a command needs it."""
+
+    config: RunConfig
+    options: dict[str, float] = field(default_factory=dict)
+    opened: SelfRunningHarness | None = None
+
+    @property
+    def harness(self) -> SelfRunningHarness:
+        if self.opened is None:
+            self.opened = SelfRunningHarness(
+                self.config.backend, self.config.profile, self.config.registry,
+                max_concurrent=int(self.options.get("slots", 2)),
+                job_timeout_seconds=self.options.get("job_timeout", 60.0),
+                lease_seconds=self.options.get("lease", 6000.0))
+        return self.opened
+
+    def close(self) -> None:
+        if self.opened is not None:
+            self.opened.close()
+
+
+def _scenario(context: Any) -> SelfRunningScenario:
+    scenario: SelfRunningScenario = state_of(context).area_state(AREA, SelfRunningScenario)
+    return scenario
+
+
+def _set(context: Any, name: str, value: float) -> None:
+    scenario = _scenario(context)
+    if scenario.opened is not None:
+        raise ValueError("set the self-running runtime up before its first command")
+    scenario.options[name] = value
+
+
+def _check(what: str, expected: object, actual: object) -> None:
+    if expected != actual:
+        raise AssertionError(f"{what}: expected {expected!r}, got {actual!r}")
+
+
+@setup_step("a self-running runtime with {slots:d} slots")
+def step_slots(context: Any, slots: int) -> None:
+    _set(context, "slots", slots)
+
+
+@setup_step("a self-running runtime with a job timeout of {seconds:g} seconds")
+def step_job_timeout(context: Any, seconds: float) -> None:
+    _set(context, "job_timeout", seconds)
+
+
+@setup_step("a self-running runtime with a lease of {seconds:g} seconds")
+def step_lease(context: Any, seconds: float) -> None:
+    """The lease; the job timeout goes far beyond it, so a silent job is re-delivered."""
+    _set(context, "lease", seconds)
+    _set(context, "job_timeout", seconds * 100)
+
+
+@action_step('the self-running runtime takes job "{alias}"')
+def step_submit(context: Any, alias: str) -> None:
+    _scenario(context).harness.submit(alias)
+
+
+@action_step('the self-running runtime takes job "{alias}" with {retries:d} retries'
+             " {delay_ms:g} ms apart")
+def step_submit_retried(context: Any, alias: str, retries: int, delay_ms: float) -> None:
+    policy = RetryPolicy(max_retries=retries, retry_delay_ms=delay_ms, backoff_multiplier=1,
+                         max_retry_delay_ms=max(delay_ms, 60_000.0))
+    _scenario(context).harness.submit(alias, policy)
+
+
+@action_step("{seconds:g} seconds pass on the self-running runtime")
+def step_pass(context: Any, seconds: float) -> None:
+    _scenario(context).harness.pass_time(seconds)
+
+
+@action_step("the self-running runtime's windows pass")
+def step_windows_pass(context: Any) -> None:
+    _scenario(context).harness.pass_through_windows()
+
+
+@action_step('job "{alias}" on the self-running runtime returns')
+def step_returns(context: Any, alias: str) -> None:
+    _scenario(context).harness.finish(alias, cmd.Succeed("done"))
+
+
+@action_step('job "{alias}" on the self-running runtime raises {error_type}')
+def step_raises(context: Any, alias: str, error_type: str) -> None:
+    _scenario(context).harness.finish(alias, cmd.Raise(error_type, "boom"))
+
+
+@action_step('job "{alias}" on the self-running runtime sends a heartbeat')
+def step_heartbeat(context: Any, alias: str) -> None:
+    _scenario(context).harness.heartbeat(alias)
+
+
+@check_step('the self-running runtime shows job "{alias}" {status}')
+def check_status(context: Any, alias: str, status: str) -> None:
+    harness = _scenario(context).harness
+    harness.read()
+    _check(f"job {alias!r}'s status", status, harness.view_of(alias).status)
+
+
+@check_step('the self-running runtime has re-delivered job "{alias}" {count:d} time(s)')
+def check_redelivered(context: Any, alias: str, count: int) -> None:
+    harness = _scenario(context).harness
+    harness.read()
+    _check(f"job {alias!r}'s redelivery_count", count,
+           getattr(harness.view_of(alias), "redelivery_count", None))

@@ -1,0 +1,86 @@
+Feature: A self-running runtime's own clockwork
+  A runtime that claims self-running is opened with a poll interval (the profile's, 1 s)
+  and acts by itself: nothing here dispatches, detects stuck jobs or expires leases. The
+  steps only submit, end bodies, send heartbeats and let time pass; on the way the harness
+  reads at the last instant each action is still forbidden, inside its window and at the
+  window's close, so an early action fails as surely as a late or missing one. Scenarios
+  here are skipped on a backend that does not claim self-running.
+
+  # -- SR-001: queued work starts without a dispatch ----------------------------------------
+
+  @SR-001
+  Scenario: A submitted job starts within one poll interval, with no dispatch
+    Given the self-running runtime takes job "a"
+    When 1 seconds pass on the self-running runtime
+    Then the self-running runtime shows job "a" running
+
+  @SR-001
+  Scenario: A job waiting for a slot starts within one poll interval after the slot frees
+    Given a self-running runtime with 1 slots
+    And the self-running runtime takes job "a"
+    And the self-running runtime takes job "b"
+    When 3 seconds pass on the self-running runtime
+    Then the self-running runtime shows job "b" queued
+    When job "a" on the self-running runtime returns
+    And 1 seconds pass on the self-running runtime
+    Then the self-running runtime shows job "b" running
+
+  # -- SR-002: stuck detection by itself ------------------------------------------------------
+
+  @SR-002
+  Scenario: A silent job is failed as stuck within one poll interval after its timeout
+    Given a self-running runtime with a job timeout of 30 seconds
+    And the self-running runtime takes job "a"
+    When 1 seconds pass on the self-running runtime
+    And the self-running runtime's windows pass
+    Then the self-running runtime shows job "a" failed
+
+  @SR-002
+  Scenario: A heartbeat moves the stuck window, and a freed slot takes the next job
+    Given a self-running runtime with 1 slots
+    And a self-running runtime with a job timeout of 30 seconds
+    And the self-running runtime takes job "a"
+    And the self-running runtime takes job "b"
+    When 20 seconds pass on the self-running runtime
+    And job "a" on the self-running runtime sends a heartbeat
+    And 25 seconds pass on the self-running runtime
+    Then the self-running runtime shows job "a" running
+    When the self-running runtime's windows pass
+    Then the self-running runtime shows job "a" failed
+    When 1 seconds pass on the self-running runtime
+    Then the self-running runtime shows job "b" running
+
+  # -- SR-003: re-delivery by itself ----------------------------------------------------------
+
+  @SR-003
+  Scenario: A job whose lease lapsed is re-queued and running again within two poll intervals
+    Given a self-running runtime with a lease of 20 seconds
+    And the self-running runtime takes job "a"
+    When 23 seconds pass on the self-running runtime
+    Then the self-running runtime shows job "a" running
+    And the self-running runtime has re-delivered job "a" 1 time(s)
+
+  @SR-003
+  Scenario: A re-delivered body that returns ends the job
+    Given a self-running runtime with a lease of 10 seconds
+    And the self-running runtime takes job "a"
+    When 15 seconds pass on the self-running runtime
+    Then the self-running runtime shows job "a" running
+    When job "a" on the self-running runtime returns
+    Then the self-running runtime shows job "a" succeeded
+    And the self-running runtime has re-delivered job "a" 1 time(s)
+
+  # -- SR-004: retries come back when due -----------------------------------------------------
+
+  @SR-004
+  Scenario: A retried failure starts again when due, not before, within one poll interval
+    Given the self-running runtime takes job "a" with 2 retries 5000 ms apart
+    When 1 seconds pass on the self-running runtime
+    And job "a" on the self-running runtime raises IOError
+    Then the self-running runtime shows job "a" queued
+    When the self-running runtime's windows pass
+    Then the self-running runtime shows job "a" running
+    When job "a" on the self-running runtime raises IOError
+    And the self-running runtime's windows pass
+    And job "a" on the self-running runtime returns
+    Then the self-running runtime shows job "a" succeeded

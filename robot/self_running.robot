@@ -1,0 +1,55 @@
+*** Settings ***
+Documentation       Conformance checks for a self-running runtime (spec/self-running.yaml,
+...                 SR-001..SR-004).
+...
+...                 The runtime is opened with open_self_running and acts by itself: no test
+...                 dispatches, detects stuck jobs or expires leases. Keywords only submit,
+...                 end bodies, send heartbeats and let time pass; the harness reads at the
+...                 last instant each action is still forbidden, inside its window and at its
+...                 close. Tests are skipped on a backend that does not claim self-running.
+Resource            lifecycle.resource
+Library             jobconform.conformance.self_running.keywords.SelfRunningLibrary
+Test Tags           self-running
+
+
+*** Test Cases ***
+Queued Work Starts Within One Poll Interval Without A Dispatch
+    [Tags]    SR-001
+    Open Self-Running Runtime    slots=1
+    Submit To Self-Running Runtime    a
+    Submit To Self-Running Runtime    b
+    Let Time Pass On Self-Running Runtime    3
+    Self-Running Job Status Should Be    a    running
+    Self-Running Job Status Should Be    b    queued
+    Self-Running Job Returns    a
+    Let Time Pass On Self-Running Runtime    1
+    Self-Running Job Status Should Be    b    running
+
+A Silent Job Is Failed As Stuck Within One Poll Interval After Its Timeout
+    [Tags]    SR-002
+    Open Self-Running Runtime    job_timeout=20
+    Submit To Self-Running Runtime    a
+    Let Time Pass On Self-Running Runtime    10
+    Self-Running Job Sends A Heartbeat    a
+    Let Self-Running Windows Pass
+    Self-Running Job Status Should Be    a    failed
+
+A Job Whose Lease Lapsed Is Running Again Within Two Poll Intervals
+    [Tags]    SR-003
+    Open Self-Running Runtime    lease=20    job_timeout=2000
+    Submit To Self-Running Runtime    a
+    Let Time Pass On Self-Running Runtime    23
+    Self-Running Job Status Should Be    a    running
+    Self-Running Job Should Be Re-Delivered    a    1
+
+A Retried Failure Starts Again When Due And Not Before
+    [Tags]    SR-004
+    Open Self-Running Runtime
+    Submit To Self-Running Runtime    a    retries=1    delay_ms=5000
+    Let Time Pass On Self-Running Runtime    1
+    Self-Running Job Raises    a
+    Self-Running Job Status Should Be    a    queued
+    Let Self-Running Windows Pass
+    Self-Running Job Status Should Be    a    running
+    Self-Running Job Returns    a
+    Self-Running Job Status Should Be    a    succeeded

@@ -1,0 +1,134 @@
+"""The self-running area (SR-001..SR-004): the window oracle, the harness that only lets
+time pass, the threaded worker's own clockwork, the reference child's over the pipe."""
+
+from __future__ import annotations
+
+import sys
+from datetime import timedelta
+
+import pytest
+
+from jobconform.backends.loading import load_backend
+from jobconform.backends.memory import MemoryBackend
+from jobconform.backends.process import ProcessBackend
+from jobconform.backends.self_running import SELF_RUNNING, Clockwork, WithOwnClockwork
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.self_running.gallery import GALLERY
+from jobconform.conformance.self_running.harness import SelfRunningHarness
+from jobconform.reference import commands as cmd
+from jobconform.reference import self_running as oracle
+from jobconform.reference.backoff import RetryPolicy
+from jobconform.spec import Registry, load_registry
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry()
+
+
+def at(seconds: float) -> object:
+    return EPOCH + timedelta(seconds=seconds)
+
+
+def test_a_stuck_window_is_open_after_the_timeout_and_closes_one_poll_later() -> None:
+    window = oracle.stuck_window(EPOCH, 60, 1)
+    assert window.forbids(at(60)) and not window.forbids(at(60.5))
+    assert not window.requires(at(60.5)) and window.requires(at(61))
+    assert window.read_points() == (at(60), at(60.5), at(61))
+    assert window.holds(at(61)) and not window.holds(at(60)) and not window.holds(at(61.1))
+
+
+def test_a_start_may_happen_at_its_due_time_and_is_read_half_a_poll_before() -> None:
+    window = oracle.retry_window(EPOCH, RetryPolicy(max_retries=1, retry_delay_ms=5000), 0, 1)
+    assert (window.opens, window.closes) == (at(5), at(6))
+    assert window.holds(at(5)) and window.forbids(at(4.9))
+    assert window.read_points() == (at(4.5), at(5.5), at(6))
+
+
+def test_clockwork_refuses_a_non_positive_interval() -> None:
+    with pytest.raises(ValueError, match="poll_interval_seconds"):
+        Clockwork(0, 60, 60)
+
+
+def _scenarios(harness_of: object) -> None:
+    """Every requirement once: a start, a stuck job, a lease lapse, a due retry."""
+    open_harness = harness_of  # (job_timeout, lease) -> SelfRunningHarness
+    stuck = open_harness(30.0, 6000.0)  # type: ignore[operator]
+    try:
+        stuck.submit("a")
+        stuck.pass_time(10)
+        stuck.heartbeat("a")
+        stuck.pass_through_windows()
+        assert stuck.view_of("a").status == "failed"
+        assert stuck.view_of("a").finished_at == at(41)
+    finally:
+        stuck.close()
+    lease = open_harness(6000.0, 20.0)  # type: ignore[operator]
+    try:
+        lease.submit("a")
+        lease.pass_time(23)
+        assert (lease.view_of("a").status, lease.view_of("a").redelivery_count) == (
+            "running", 1)
+    finally:
+        lease.close()
+    retry = open_harness(6000.0, 6000.0)  # type: ignore[operator]
+    try:
+        retry.submit("a", RetryPolicy(max_retries=1, retry_delay_ms=5000))
+        retry.pass_time(1)
+        retry.finish("a", cmd.Raise("IOError", "boom"))
+        retry.pass_through_windows()
+        retry.finish("a", cmd.Succeed(1))
+        assert retry.view_of("a").status == "succeeded"
+        assert retry.exercised == {"SR-001", "SR-004"}
+    finally:
+        retry.close()
+
+
+@pytest.mark.parametrize("name", ["threaded", "threaded+sql"])
+def test_the_threaded_backends_run_their_own_clockwork(name: str, registry: Registry) -> None:
+    backend = load_backend(name)
+    assert SELF_RUNNING in backend.capabilities
+    profile = registry.profile("canonical")
+    _scenarios(lambda timeout, lease: SelfRunningHarness(
+        backend, profile, registry, job_timeout_seconds=timeout, lease_seconds=lease))
+
+
+def test_a_step_runtime_runs_self_running_with_passes_on_settle(registry: Registry) -> None:
+    backend = WithOwnClockwork(MemoryBackend())
+    profile = registry.profile("canonical")
+    _scenarios(lambda timeout, lease: SelfRunningHarness(
+        backend, profile, registry, job_timeout_seconds=timeout,  # type: ignore[arg-type]
+        lease_seconds=lease))
+
+
+def test_memory_and_sql_keep_the_commanded_mode() -> None:
+    assert SELF_RUNNING not in load_backend("memory").capabilities
+    assert SELF_RUNNING not in load_backend("sql").capabilities
+
+
+def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry) -> None:
+    backend = ProcessBackend([sys.executable, "-m", "jobconform.backends.process.child",
+                              "--self-running"])
+    assert SELF_RUNNING in backend.capabilities
+    harness = SelfRunningHarness(backend, registry.profile("canonical"), registry,
+                                 job_timeout_seconds=30.0)
+    try:
+        harness.submit("a")
+        harness.pass_through_windows()  # started
+        harness.pass_through_windows()  # failed as stuck, in its window
+        assert harness.view_of("a").status == "failed"
+        assert harness.exercised == {"SR-001", "SR-002"}
+    finally:
+        harness.close()
+
+
+@pytest.mark.parametrize("entry", GALLERY, ids=[entry.name for entry in GALLERY])
+def test_each_broken_clockwork_is_caught_at_its_requirement(entry: object,
+                                                            registry: Registry) -> None:
+    backend = load_backend(entry.target)  # type: ignore[attr-defined]
+    profile = registry.profile("canonical")
+    with pytest.raises(Divergence) as caught:
+        _scenarios(lambda timeout, lease: SelfRunningHarness(
+            backend, profile, registry, job_timeout_seconds=timeout, lease_seconds=lease))
+    assert caught.value.primary == entry.catches  # type: ignore[attr-defined]
