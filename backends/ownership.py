@@ -12,6 +12,10 @@ the step runtime and the threaded worker both follow, over any job store.
   lands between the read and the write wins; a second rescuer racing the first finds the job
   moved and writes nothing. The re-delivery count written is the count read plus one, exact
   because the write only lands while the read is still current (RD-002, RD-004).
+- **Cancellers** ask for a running job's cancellation with the token they read: a request
+  reaches the delivery the canceller saw, or none, and the canceller reads the job again
+  (a re-queued job is cancelled as queued, a re-claimed one asked again). Every write to a
+  running job names a token; the stores refuse one that does not.
 - **The reaper** deletes terminal jobs only (RP-004). Terminal states are absorbing, so its
   list-then-delete needs no token.
 
@@ -111,6 +115,17 @@ def requeue_for_retry(store: OwnedStore, job: StoredJob, token: int,
     return owner_write(store, job.job_id, token, status=QUEUED,
                        retry_count=job.retry_count + 1, next_attempt_at=next_attempt_at,
                        worker_id=None)
+
+
+def request_cancellation(store: OwnedStore, seen: StoredJob) -> StoredJob | None:
+    """A caller asks the running delivery it read to stop (LC-013); its owner moves the job.
+
+    Returns:
+        The new record, or None when that delivery ended or was taken back since the read:
+        the caller reads the job again and cancels what it finds.
+    """
+    return store.update(seen.job_id, RUNNING, expected={"fencing_token": seen.fencing_token},
+                        cancel_requested=True)
 
 
 # -- a rescuer's writes ------------------------------------------------------------------------

@@ -360,10 +360,14 @@ class StepRuntime:
             return self.cancel(job_id)
         if job.cancel_requested:
             return False
-        if self._store.update(job_id, RUNNING, cancel_requested=True) is None:
-            return False
+        if ownership.request_cancellation(self._store, job) is None:
+            # The delivery read has ended or was taken back meanwhile: cancel what is there.
+            return self.cancel(job_id)
         script = self._scripts.get(job_id)
-        if self._settings.cancel_interrupts and script is not None and job_id in self._owned:
+        # Only the delivery asked is interrupted: not a stale one of this runtime's whose
+        # job another worker has claimed since.
+        if (self._settings.cancel_interrupts and script is not None
+                and self._owned.get(job_id) == job.fencing_token):
             # The invocation stops, whatever the body does (LC-026).
             self._interrupted.add(job_id)
             script.interrupt()

@@ -10,7 +10,8 @@ Each claim also issues the job a new fencing token (`fencing_token`, the number 
 so far). A running job's owner writes only with the token its claim returned, and a rescuer
 writes only if the token and heartbeat it read are still there, so neither can overwrite a
 delivery that began after its own view (RD-006; the rules are in
-`jobconform.backends.ownership`).
+`jobconform.backends.ownership`). A store refuses a write to a running job that names no
+token at all (`check_fenced`).
 
 Records are frozen values: a store never hands out something a caller could mutate.
 """
@@ -79,6 +80,25 @@ def check_changes(changes: Mapping[str, Any]) -> None:
                         f" StoredJob fields: {sorted(CHANGEABLE_FIELDS)}")
 
 
+def check_fenced(expected_status: str, expected: Mapping[str, Any] | None) -> None:
+    """A running job is owned: a write to it names the delivery it is for (RD-006).
+
+    Without the token, a write meant for one delivery lands on whichever delivery holds
+    the job when it arrives: the outcome, heartbeat or cancel request meant for a delivery
+    that a rescue took away would change the job another worker has claimed since. The
+    store refuses such a write whatever the job's state, so a writer that forgets the
+    token fails at once, not only when a re-claim happens to race it.
+
+    Raises:
+        TypeError: a write conditioned on `running` without an expected fencing_token.
+    """
+    if expected_status == RUNNING and "fencing_token" not in (expected or {}):
+        raise TypeError("a write to a running job needs the token of the delivery it is"
+                        " for: pass expected={'fencing_token': <the token claimed or read>}"
+                        " (jobconform.backends.ownership has the owner's and the"
+                        " rescuer's writes)")
+
+
 class JobStore(Protocol):
     """The store contract every runtime is written against."""
 
@@ -115,12 +135,17 @@ class JobStore(Protocol):
         `expected` still holds the value given there, in one atomic compare-and-set.
 
         An owner passes `expected={"fencing_token": <its claim's token>}`; a rescuer the
-        token and last_heartbeat it read. fencing_token itself is not changeable: only a
-        claim issues one.
+        token and last_heartbeat it read; a canceller the token it read. A write to a
+        running job without a token is refused (`check_fenced`). fencing_token itself is
+        not changeable: only a claim issues one.
 
         Returns:
             The updated record, or None when the job is gone, in another state, or any
             expected field has moved.
+
+        Raises:
+            TypeError: a field that is not changeable, or a write to a running job
+                without an expected fencing_token.
         """
         ...
 
@@ -215,6 +240,7 @@ class InMemoryJobStore:
                expected: Mapping[str, Any] | None = None,
                **changes: Any) -> StoredJob | None:
         check_changes(changes)
+        check_fenced(expected_status, expected)
         self._faults.before_write()
         with self._lock:
             job = self._jobs.get(job_id)

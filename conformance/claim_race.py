@@ -25,8 +25,9 @@ from datetime import datetime
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 
+from jobconform.backends import ownership
 from jobconform.backends.sql import SqlJobStore
-from jobconform.backends.store import QUEUED, RUNNING, SUCCEEDED, StoredJob
+from jobconform.backends.store import QUEUED, SUCCEEDED, StoredJob
 from jobconform.conformance.clock import EPOCH
 
 # A real-time guard on the whole race, only against a hung worker or database.
@@ -123,8 +124,8 @@ def claim_until_empty(url: str, store_type: type[SqlJobStore], worker_id: str, b
             while jobs := store.claim(worker_id, batch, now):
                 for job in jobs:
                     claimed.append(job.job_id)
-                    store.update(job.job_id, RUNNING, status=SUCCEEDED, finished_at=now,
-                                 result=worker_id)
+                    ownership.finish(store, job.job_id, job.fencing_token, SUCCEEDED, now,
+                                     result=worker_id)
         finally:
             store.close()
     except Exception:

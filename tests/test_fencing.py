@@ -19,7 +19,7 @@ token itself.
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
@@ -34,10 +34,12 @@ from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.backends.sql import SqlBackend, SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import (
+    CANCELLED,
     FAILED,
     QUEUED,
     RUNNING,
     SUCCEEDED,
+    TERMINAL,
     InMemoryJobStore,
     JobStore,
     StoredJob,
@@ -330,6 +332,130 @@ def test_each_claim_issues_the_next_token_and_writes_are_fenced(db: Database) ->
         store.update("a", SUCCEEDED, fencing_token=7)
     if db.shared is None:
         store.close()
+
+
+# -- fencing everywhere (issue 34) -------------------------------------------------------------
+
+
+def test_a_write_to_a_running_job_without_a_token_is_refused(db: Database) -> None:
+    # The job was re-delivered and B has claimed it: a write naming no delivery would land
+    # on B's, whoever meant it. The store refuses it outright (whatever the job's state).
+    store = db.connect()
+    now = VirtualClock().now()
+    store.add(StoredJob("a", QUEUED, now), None)
+    (first,) = store.claim("A", 1, now)
+    assert ownership.redeliver(store, first) is not None
+    (second,) = store.claim("B", 1, now)
+    for changes in ({"status": SUCCEEDED, "finished_at": now, "result": "A"},
+                    {"last_heartbeat": now}, {"cancel_requested": True},
+                    {"status": QUEUED, "worker_id": None}):
+        with pytest.raises(TypeError, match="fencing_token"):
+            store.update("a", RUNNING, **changes)
+        with pytest.raises(TypeError, match="fencing_token"):
+            store.update("a", RUNNING, expected={"worker_id": "B"}, **changes)
+    assert record(store, "a") == second, "a write without a token changed B's job"
+    # A queued job is nobody's: writes to it need no token.
+    store.add(StoredJob("b", QUEUED, now), None)
+    assert store.update("b", QUEUED, status=CANCELLED, finished_at=now) is not None
+    if db.shared is None:
+        store.close()
+
+
+class RescuedBeforeTheCancelRequest:
+    """A store handle that runs `meanwhile` once, right before the first cancel request
+    reaches the store: the canceller's read of the job is stale when it writes."""
+
+    def __init__(self, store: JobStore, meanwhile: Callable[[], None]) -> None:
+        self._store = store
+        self._meanwhile: Callable[[], None] | None = meanwhile
+
+    def update(self, job_id: str, expected_status: str, **arguments: Any) -> StoredJob | None:
+        if arguments.get("cancel_requested") and self._meanwhile is not None:
+            meanwhile, self._meanwhile = self._meanwhile, None
+            meanwhile()
+        return self._store.update(job_id, expected_status, **arguments)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+@pytest.mark.parametrize("kind", RUNTIMES)
+@pytest.mark.parametrize("reclaimed", (False, True), ids=("requeued", "reclaimed"))
+def test_a_cancel_racing_a_redelivery_cancels_the_delivery_that_holds_the_job(
+        owners: Owners, kind: str, reclaimed: bool) -> None:
+    # The owner reads its job running and asks it to cancel; before the request lands, a
+    # lease pass re-queues the job (and worker B claims it). The request for the delivery
+    # read is refused, and cancel reads again: a queued job is cancelled at once, B's
+    # delivery is asked to cancel. Unfenced, the request failed on the queued job and the
+    # cancel was lost (it answered False, the job ran on).
+    store_b = owners.store()
+
+    def lease_pass_and_maybe_a_claim() -> None:
+        rescuer = owners.open("step", "rescuer")
+        assert rescuer.expire_leases(LEASE_SECONDS) == {"requeued": 1, "parked": 0}
+        if reclaimed:
+            (claimed,) = store_b.claim("worker-B", 1, owners.clock.now())
+            assert claimed.fencing_token == 2
+
+    owner = owners.open(kind, "worker-A", store=RescuedBeforeTheCancelRequest(
+        owners.store(), lease_pass_and_maybe_a_claim))
+    job_id = owner.submit(TaskScript())
+    owner.dispatch()
+    owners.clock.advance(LEASE_SECONDS + 1)
+    assert owner.cancel(job_id) is True
+    job = record(store_b, job_id)
+    if reclaimed:
+        assert (job.status, job.worker_id, job.cancel_requested, job.fencing_token) == (
+            RUNNING, "worker-B", True, 2)
+    else:
+        assert job.status == CANCELLED, "the cancel was lost when the job was re-queued"
+
+
+class PollsInsideTheTerminalWrite(InMemoryJobStore):
+    """A store whose first terminal write, once it has landed, has the worker poll before
+    it returns (its pool thread holds the worker's lock; dispatch's wait lets the poll
+    thread in): the poll comes while the job is finished in the store. It counts the
+    heartbeats written for finished jobs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.worker: ThreadedRuntime | None = None
+        self.beats_for_finished: list[str] = []
+
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        stored = self.get(job_id)
+        if "last_heartbeat" in changes and stored is not None and stored.status in TERMINAL:
+            self.beats_for_finished.append(job_id)
+        updated = super().update(job_id, expected_status, expected=expected, **changes)
+        if "finished_at" in changes and self.worker is not None:
+            worker, self.worker = self.worker, None
+            worker.dispatch()
+        return updated
+
+
+def test_the_poll_does_not_beat_for_a_job_it_has_finished() -> None:
+    store = PollsInsideTheTerminalWrite()
+    config = WorkerConfig(enabled=True, max_workers=1, poll_interval=None,
+                          poll_beats_jobs=True)
+    # Before the fix the nested dispatch never settled: a short safety limit fails fast.
+    worker = ThreadedRuntime(store, VirtualClock(), config, settle_limit=2.0)
+    try:
+        body = TaskScript()
+        body.decide(Succeed("done"))
+        job_id = worker.submit(body)
+        store.worker = worker
+        try:
+            worker.dispatch()  # claims it; its pool thread finishes it, the poll comes then
+        finally:  # checked first: a worker still owning the job never settles here
+            assert store.beats_for_finished == [], (
+                "the poll sent a heartbeat for a job whose outcome was already written")
+        assert store.worker is None, "the terminal write was never made"
+        worker.stop()  # joins the pool thread, which counts the outcome after its write
+        assert (record(store, job_id).status, worker.health().processed) == (SUCCEEDED, 1)
+    finally:
+        worker.close()
 
 
 # -- the stale owner as a process of its own -----------------------------------------------------

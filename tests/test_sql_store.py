@@ -183,11 +183,14 @@ def test_claim_of_nothing(store: SqlJobStore) -> None:
 
 def test_update_only_moves_a_job_still_in_the_expected_state(store: SqlJobStore) -> None:
     store.add(queued("a"), None)
-    store.claim("w", 1, EPOCH)
-    cancelled = store.update("a", RUNNING, status=CANCELLED, finished_at=at(1))
+    (claimed,) = store.claim("w", 1, EPOCH)
+    token = {"fencing_token": claimed.fencing_token}
+    cancelled = store.update("a", RUNNING, expected=token, status=CANCELLED,
+                             finished_at=at(1))
     assert cancelled is not None and cancelled.status == CANCELLED
     # The worker's late completion is absorbed (LC-003).
-    assert store.update("a", RUNNING, status=SUCCEEDED, result=1, finished_at=at(2)) is None
+    assert store.update("a", RUNNING, expected=token, status=SUCCEEDED, result=1,
+                        finished_at=at(2)) is None
     assert store.get("a") == cancelled
     assert store.update("ghost", QUEUED, status=CANCELLED) is None
 
@@ -222,7 +225,8 @@ def test_counts(store: SqlJobStore) -> None:
     for job_id in "abcd":
         store.add(queued(job_id), None)
     store.claim("w", 2, EPOCH)
-    store.update("a", RUNNING, status=SUCCEEDED, finished_at=EPOCH)
+    store.update("a", RUNNING, expected={"fencing_token": 1}, status=SUCCEEDED,
+                 finished_at=EPOCH)
     assert store.counts() == {QUEUED: 2, RUNNING: 1, SUCCEEDED: 1, FAILED: 0, CANCELLED: 0}
 
 

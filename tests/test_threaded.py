@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jobconform.backends import ownership
 from jobconform.backends.protocol import RuntimeSettings, RuntimeShutDown, TaskScript
 from jobconform.backends.store import (
     CANCELLED,
@@ -558,7 +559,9 @@ def test_a_cancel_requested_through_the_store_reaches_the_owner(workers: Workers
     worker = workers.open(store=store)
     job = worker.submit(TaskScript())
     worker.dispatch()
-    assert store.update(job, RUNNING, cancel_requested=True) is not None  # another process
+    claimed = store.get(job)
+    assert claimed is not None
+    assert ownership.request_cancellation(store, claimed) is not None  # another process
     worker.dispatch()  # the poll's heartbeat reads the request
     assert status(worker, job) == CANCELLED
     assert worker.health().cancelled == 1

@@ -80,6 +80,7 @@ from jobconform.backends.store import (
     TERMINAL,
     StoredJob,
     check_changes,
+    check_fenced,
 )
 from jobconform.reference.faults import StoreFault
 
@@ -365,6 +366,7 @@ class SqlJobStore:
                expected: Mapping[str, Any] | None = None,
                **changes: Any) -> StoredJob | None:
         check_changes(changes)
+        check_fenced(expected_status, expected)
         expected = expected or {}
         unknown = set(expected) - set(STORED_FIELDS)
         if unknown:

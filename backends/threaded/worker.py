@@ -591,8 +591,14 @@ class ThreadedRuntime:
 
     def _end(self, job_id: str, status: str, result: JsonValue = None,
              error: str | None = None, at: datetime | None = None) -> None:
-        """The owner's terminal write, under its claim's token (caller holds `_state`)."""
-        owned = self._owned.get(job_id)
+        """The owner's terminal write, under its claim's token (caller holds `_state`).
+
+        The job stops being this worker's before the write, in the same hold of the lock,
+        so no poll beats for a job whose outcome is written: a poll that took the lock
+        between this write and the pool thread's next turn at it used to (its `finally`
+        in `_run_owned` let go of the job only then).
+        """
+        owned = self._owned.pop(job_id, None)
         if owned is None:
             return  # let go of meanwhile: nothing of this worker's to record
         ended = ownership.finish(self._store, job_id, owned.fencing_token, status,
@@ -778,10 +784,13 @@ class ThreadedRuntime:
         of this worker's under cancel_running interrupt is cancelled here instead."""
         if job.cancel_requested:
             return False
-        if self._store.update(job.job_id, RUNNING, cancel_requested=True) is None:
-            return False
+        if ownership.request_cancellation(self._store, job) is None:
+            # The delivery read has ended or was taken back meanwhile: cancel what is there.
+            return self.cancel(job.job_id)
         owned = self._owned.get(job.job_id)
-        if owned is not None:
+        # Only the delivery asked hears it: not a stale one of this worker's, whose job a
+        # lease pass took back and another worker has claimed since.
+        if owned is not None and owned.fencing_token == job.fencing_token:
             if self._cancel_interrupts:
                 self._interrupt_owned(job.job_id, owned)
             else:

@@ -75,6 +75,20 @@ def checks_dispatch_seams(profile: Profile, registry: Registry | None,
         return False
 
 
+def race_won_first(names: tuple[str, ...], probe: str | None) -> tuple[str, ...]:
+    """Concurrent callers in the order later rules draw them from the bundle: the one that
+    won the race for the probe first (if one of them did), then the others as named.
+
+    Which caller wins is the threads' timing, not the seed's (CB-007 only says one does).
+    Later rules draw a caller by its position in the bundle, so with the callers in naming
+    order the same seed would report on the probe in one run and on a refused caller in
+    the next, and the runs would part from there. In this order a position stands for the
+    same role in every run, so the same seed runs the same commands; only which of the
+    callers' names the probe carries may differ.
+    """
+    return tuple(sorted(names, key=lambda name: name != probe))
+
+
 def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
                          run: MachineRun) -> type[RuleBasedStateMachine]:
     seams = checks_dispatch_seams(profile, registry, backend)
@@ -119,7 +133,8 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
         def calls_at_once(self, at: str, count: int) -> MultipleResults[Called]:
             names = tuple(self._name("c") for _ in range(count))
             self._run(bc.CallsAtOnce(at, names))
-            return multiple(*((at, name) for name in names))
+            return multiple(*((at, name) for name in race_won_first(
+                names, self.harness.model.breaker(at).probe)))
 
         @rule(called=calls, outcome=outcomes, worker=workers)
         def report(self, called: Called, outcome: tuple[str, str | None], worker: int) -> None:

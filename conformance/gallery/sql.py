@@ -47,7 +47,13 @@ class WithoutFencingStore(SqlJobStore):
     def update(self, job_id: str, expected_status: str, *,
                expected: Mapping[str, Any] | None = None,
                **changes: Any) -> StoredJob | None:
-        return super().update(job_id, expected_status, **changes)
+        # Whatever the writer read or claimed, the token compared is the one stored now:
+        # the status alone decides (the store itself refuses a write naming no token).
+        current = self.get(job_id)
+        if current is None:
+            return None
+        return super().update(job_id, expected_status,
+                              expected={"fencing_token": current.fencing_token}, **changes)
 
 
 class NonAtomicClaimStore(SqlJobStore):

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from jobconform.backends import ownership
 from jobconform.backends.protocol import Clock, RuntimeSettings
 from jobconform.backends.store import CANCELLED, FAILED, QUEUED, RUNNING, StoredJob
 from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime, conformance_config
 from jobconform.backends.threaded.worker import _OwnedJob
 from jobconform.conformance.gallery import GalleryEntry
-from jobconform.reference.lifecycle import STUCK_ERROR
 
 
 class SerialPollWorker(ThreadedRuntime):
@@ -34,8 +34,10 @@ class CallerCancelsRunningWorker(ThreadedRuntime):
     def _request_cancellation(self, job: StoredJob) -> bool:
         if job.cancel_requested:
             return False
-        moved = self._store.update(job.job_id, RUNNING, status=CANCELLED,
-                                   cancel_requested=True, finished_at=self._clock.now())
+        moved = self._store.update(job.job_id, RUNNING,
+                                   expected={"fencing_token": job.fencing_token},
+                                   status=CANCELLED, cancel_requested=True,
+                                   finished_at=self._clock.now())
         if moved is None:
             return False
         self._count(CANCELLED)
@@ -95,9 +97,7 @@ class StuckKeepsSlotWorker(ThreadedRuntime):
         with self._state:
             failed = 0
             for job in self._silent_jobs(job_timeout_seconds):
-                if self._store.update(job.job_id, RUNNING, status=FAILED,
-                                      finished_at=self._clock.now(),
-                                      error=STUCK_ERROR) is not None:
+                if ownership.fail_stuck(self._store, job, self._clock.now()) is not None:
                     self._count(FAILED)
                     failed += 1
             return failed
@@ -108,8 +108,7 @@ class RedeliveryDropsBodyWorker(ThreadedRuntime):
     the next claim has nothing to run and fails the job."""
 
     def _redeliver(self, job: StoredJob) -> int:
-        requeued = self._store.update(job.job_id, RUNNING, status=QUEUED, worker_id=None,
-                                      redelivery_count=job.redelivery_count + 1)
+        requeued = ownership.redeliver(self._store, job)
         if requeued is None:
             return 0
         self._let_go(job.job_id)

@@ -133,7 +133,8 @@ class CallerCancelsRunningRuntime(MemoryRuntime):
     def cancel(self, job_id: str) -> bool:
         job = self._store.get(job_id)
         if job is not None and job.status == RUNNING and not job.cancel_requested:
-            self._store.update(job_id, RUNNING, status=CANCELLED, cancel_requested=True,
+            self._store.update(job_id, RUNNING, expected={"fencing_token": job.fencing_token},
+                               status=CANCELLED, cancel_requested=True,
                                finished_at=self._now())
             self.cancelled += 1
             self.settle()

@@ -20,7 +20,6 @@ from jobconform.backends.sql.store import JOBS, to_stored
 from jobconform.backends.store import (
     FAILED,
     QUEUED,
-    RUNNING,
     TERMINAL,
     InMemoryJobStore,
     StoredJob,
@@ -125,15 +124,18 @@ class CountResetOnProgressRuntime(MemoryRuntime):
     job that progresses a little on each delivery is never parked."""
 
     def heartbeat(self, job_id: str) -> None:
-        self._store.update(job_id, RUNNING, last_heartbeat=self._now(), redelivery_count=0)
+        token = self._owned.get(job_id)
+        if token is not None:
+            ownership.owner_write(self._store, job_id, token, last_heartbeat=self._now(),
+                                  redelivery_count=0)
 
 
 class SilentParkingRuntime(MemoryRuntime):
     """At the cap the job is failed as poison, but no operator alert is raised."""
 
     def _park(self, job: StoredJob) -> bool:
-        parked = self._store.update(job.job_id, RUNNING, status=FAILED, poisoned=True,
-                                    error=POISON_ERROR, finished_at=self._now())
+        parked = ownership.rescue(self._store, job, status=FAILED, poisoned=True,
+                                  error=POISON_ERROR, finished_at=self._now())
         if parked is None:
             return False
         self._count_outcome(FAILED)
