@@ -40,7 +40,7 @@ from jobconform.backends.protocol import (
     TaskScript,
     store_faults,
 )
-from jobconform.conformance import blame, job_faults, tolerance
+from jobconform.conformance import blame, job_faults, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
 from jobconform.conformance.blame import ranked
@@ -1308,6 +1308,13 @@ class Harness:
                 alias = self.aliases.get(view.job_id, view.job_id)
                 raise self._fail(("LC-005",), f"job {alias!r} {name} must be a timezone-aware"
                                  " UTC datetime", "tz-aware UTC datetime", value)
+        # Every other instant field too (last_heartbeat, next_attempt_at, …): the record
+        # comparison reads them as instants, which ignores the offset (issue 33).
+        off = utc.field_off_utc(view)
+        if off is not None:
+            alias = self.aliases.get(view.job_id, view.job_id)
+            raise self._fail(("LC-005",), f"job {alias!r} {off[0]} must be a timezone-aware"
+                             " UTC datetime", utc.WANTED, utc.describe_offset(off[1]))
 
 
 def _listed_interval(question: cmd.ComputeDelay) -> float:

@@ -13,7 +13,7 @@ import itertools
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
@@ -168,6 +168,22 @@ class NaiveTimestampRuntime(MemoryRuntime):
 
     def _now(self) -> datetime:
         return super()._now().replace(tzinfo=None)
+
+
+# India Standard Time: the offset of one column a driver reads back in the session's zone.
+SESSION_OFFSET = timezone(timedelta(hours=5, minutes=30))
+
+
+class HeartbeatAtOffsetRuntime(MemoryRuntime):
+    """One column comes back at another offset: a record's last_heartbeat reads at +05:30
+    (the same instant) while its other timestamps are UTC, as a column typed without a
+    time zone that the driver reads in the session's zone."""
+
+    def _copy(self, job: StoredJob) -> StoredJob:
+        copied = super()._copy(job)
+        if copied.last_heartbeat is None:
+            return copied
+        return replace(copied, last_heartbeat=copied.last_heartbeat.astimezone(SESSION_OFFSET))
 
 
 class _LiveRecord:
@@ -644,6 +660,8 @@ GALLERY = (
     _memory_entry("cancel_counted_as_processed", CancelCountedAsProcessedRuntime, "LC-025",
                   "seed 000 B2"),
     _memory_entry("naive_timestamps", NaiveTimestampRuntime, "LC-005", "seed 000 B4"),
+    _memory_entry("heartbeat_at_offset", HeartbeatAtOffsetRuntime, "LC-005",
+                  "issue 33: every timestamp is UTC, each instant field of a record"),
     _memory_entry("live_records", LiveRecordRuntime, "LC-016", "seed 004 D-23"),
     _memory_entry("cleanup_removes_active", CleanupRemovesActiveStore, "LC-019",
                   "seed 004 cleanup"),
