@@ -1095,10 +1095,8 @@ class Harness:
             if isinstance(command, cmd.Cleanup):
                 # Which jobs went tells the boundary (LC-020) from an active job (LC-019).
                 self.observe(requirements)
-            # Under a store fault, the answer is the pass's (RD-007 holds back its own).
-            asked = command.command if isinstance(command, cmd.JobStoreFault) else command
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
-                             actual, blame.answer_primary(asked, expected, actual,
+                             actual, blame.answer_primary(command, expected, actual,
                                                           self._before, self.clock.now(),
                                                           self.model.failed_sweeps))
 
