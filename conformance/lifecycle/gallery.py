@@ -383,6 +383,17 @@ class StuckIgnoresHeartbeatsRuntime(MemoryRuntime):
         return job.started_at is not None and job.started_at < cutoff
 
 
+class StuckWholeSecondsRuntime(MemoryRuntime):
+    """Silence is measured in whole seconds, `int(now - last_heartbeat) > timeout`, so a
+    job silent for the timeout plus half a second is left running (issue 33)."""
+
+    @staticmethod
+    def _is_stuck(job: StoredJob, cutoff: datetime) -> bool:
+        # With a whole-second timeout, int(silence) > timeout holds from timeout + 1 s on.
+        return (job.last_heartbeat is not None
+                and job.last_heartbeat <= cutoff - timedelta(seconds=1))
+
+
 class StuckInclusiveBoundaryRuntime(MemoryRuntime):
     """A job whose last heartbeat is exactly the timeout old is already failed as stuck."""
 
@@ -704,6 +715,8 @@ GALLERY = (
                   "seed 000 stuck detection"),
     _memory_entry("stuck_inclusive_boundary", StuckInclusiveBoundaryRuntime, "ST-003",
                   "seed 000 stuck detection"),
+    _memory_entry("stuck_whole_seconds", StuckWholeSecondsRuntime, "ST-002",
+                  "issue 33: time finer than a second"),
     _memory_entry("stuck_fails_queued", StuckFailsQueuedRuntime, "ST-004",
                   "seed 000 stuck detection"),
     _memory_entry("flag_only_running_cancel", FlagOnlyRunningCancelRuntime, "LC-026",

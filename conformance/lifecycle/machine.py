@@ -384,7 +384,8 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         # target rules so that those keep their draws (issue 33):
         # - "beat": a job that started long ago but heartbeated since is not stuck
         #   (ST-002): it starts at t, beats at t + 30 and is checked `seconds` later
-        #   against a 30 s timeout, when the cut-off is past its start but not its beat;
+        #   against a 30 s timeout, when the cut-off is past its start but not its beat,
+        #   then again once it has been silent for 30.5 s (stuck: finer than a second);
         # - "backoff": a job back from backoff keeps its place before the jobs that were
         #   queued behind it when it failed (RT-003): it fails while more jobs wait than
         #   the slots take, and the claim after its delay must take it first.
@@ -409,6 +410,10 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                     self._run(cmd.AdvanceTime(30.0))
                     self._run(cmd.Heartbeat(alias))
                     self._run(cmd.AdvanceTime(seconds))
+                    self._run(cmd.DetectStuck(30.0))
+                    # Then silent for the timeout plus half a second: stuck, which a
+                    # runtime counting whole seconds misses (issue 33).
+                    self._run(cmd.AdvanceTime(30.5 - seconds))
                     self._run(cmd.DetectStuck(30.0))
                 return alias
             if not self.harness.claims_retry:
