@@ -434,6 +434,22 @@ class CleanupExclusiveBoundaryStore(InMemoryJobStore):
         return job.status in TERMINAL and (job.finished_at or job.submitted_at) < cutoff
 
 
+def _to_millisecond(instant: datetime) -> datetime:
+    return instant.replace(microsecond=instant.microsecond // 1000 * 1000)
+
+
+class CleanupMillisecondStore(InMemoryJobStore):
+    """Cleanup compares instants at millisecond precision, as a store column that keeps
+    milliseconds: a job finished within the same millisecond as the cut-off, but after it,
+    is removed though younger than the max age (issue 33)."""
+
+    @staticmethod
+    def _expired(job: StoredJob, cutoff: datetime) -> bool:
+        finished = job.finished_at or job.submitted_at
+        return job.status in TERMINAL and (
+            _to_millisecond(finished) <= _to_millisecond(cutoff))
+
+
 class FirstStartKeptStore(InMemoryJobStore):
     """The claim sets started_at only on a record that has none (a COALESCE(started_at,
     now)), so every later attempt of a retried job shows the first attempt's start."""
@@ -678,6 +694,8 @@ GALLERY = (
                   "seed 004 cleanup"),
     _memory_entry("cleanup_exclusive_boundary", CleanupExclusiveBoundaryStore, "LC-020",
                   "seed 004 cleanup"),
+    _memory_entry("cleanup_millisecond_precision", CleanupMillisecondStore, "LC-020",
+                  "issue 33: time finer than a second (instants compared at milliseconds)"),
     _memory_entry("cap_counts_active_only", CapCountsActiveOnlyStore, "LC-009",
                   "anchors: task cap trap"),
     _memory_entry("overbooking", OverbookingRuntime, "LC-010", "seed 000 B3"),

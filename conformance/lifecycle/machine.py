@@ -385,7 +385,8 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         # - "beat": a job that started long ago but heartbeated since is not stuck
         #   (ST-002): it starts at t, beats at t + 30 and is checked `seconds` later
         #   against a 30 s timeout, when the cut-off is past its start but not its beat,
-        #   then again once it has been silent for 30.5 s (stuck: finer than a second);
+        #   then again once it has been silent for 30.5005 s (stuck: finer than a second),
+        #   and a cleanup just short of its age (finer than a millisecond);
         # - "backoff": a job back from backoff keeps its place before the jobs that were
         #   queued behind it when it failed (RT-003): it fails while more jobs wait than
         #   the slots take, and the claim after its delay must take it first.
@@ -413,8 +414,16 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                     self._run(cmd.DetectStuck(30.0))
                     # Then silent for the timeout plus half a second: stuck, which a
                     # runtime counting whole seconds misses (issue 33).
-                    self._run(cmd.AdvanceTime(30.5 - seconds))
+                    self._run(cmd.AdvanceTime(30.5005 - seconds))
                     self._run(cmd.DetectStuck(30.0))
+                    # Failed as stuck half a millisecond into a second: a cleanup whose
+                    # cut-off falls 0.4 ms before that keeps it, which a store comparing
+                    # at millisecond precision misses (LC-020, issue 33).
+                    # (Not while a job waits in backoff: the 5 s step would end its wait
+                    # and move the draws that find the backoff bugs.)
+                    if not self._jobs_where(is_in_backoff):
+                        self._run(cmd.AdvanceTime(4.9996))
+                        self._run(cmd.Cleanup(5.0))
                 return alias
             if not self.harness.claims_retry:
                 self._run(cmd.Submit(alias))
