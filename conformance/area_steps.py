@@ -9,12 +9,14 @@ and actual values, and the commands so far.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
 from jobconform.conformance.clock import EPOCH
 from jobconform.reference.commands import describe
+from jobconform.spec.areas import areas
 
 CommandT_contra = TypeVar("CommandT_contra", contravariant=True)
 
@@ -82,3 +84,13 @@ def expectation_failure(context: Any, shows: str, prefix: str, commands: Sequenc
         f"  requirement(s): {', '.join(tags)}\n  what: {what}\n"
         f"  expected: {expected!r}\n  actual:   {actual!r}\n"
         f"  commands so far:\n{steps or '    (none)'}")
+
+
+def load_step_libraries() -> None:
+    """Import every area's Behave step library (importing one defines its steps), in the
+    order of the areas' names: when two steps' patterns both match a line, Behave takes the
+    one registered first. features/steps/areas.py runs this when Behave starts, and the
+    runner before Behave runs in process (see runner._behave_here)."""
+    for area in sorted(areas(), key=lambda area: area.name):
+        if area.steps is not None:
+            importlib.import_module(area.steps)

@@ -30,6 +30,7 @@ from typing import Any, cast
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance import tolerance
+from jobconform.conformance.area_steps import load_step_libraries
 from jobconform.conformance.area_trace import (
     REPLAY_HOOK,
     AreaTrace,
@@ -281,6 +282,11 @@ def _behave_here(arguments: list[str]) -> str:
     """
     from behave.__main__ import main as behave_main
 
+    # Behave (1.3) clears its registered parameter types at the start of every run, and a
+    # step library compiles its patterns when first imported: one first imported during
+    # a run, after the types were cleared, fails on `{x:Json}`. Every library imported
+    # now compiles while the types its imports register are there.
+    load_step_libraries()
     console = io.StringIO()
     with contextlib.redirect_stdout(console), contextlib.redirect_stderr(console):
         try:

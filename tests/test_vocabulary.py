@@ -4,6 +4,8 @@ the reminders area's declarations are the ones its Robot suites and features use
 from __future__ import annotations
 
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -69,3 +71,28 @@ def test_a_derived_keyword_sends_what_its_builder_builds_and_keeps_creations() -
     assert [c.reminder for c in through.sent] == ["a", "b"]  # type: ignore[attr-defined]
     assert through.answers == {"a": "answer 1", "b": "answer 2"}
     assert answer == "answer 2"
+
+
+def test_behave_in_process_after_a_step_library_was_imported_finds_its_types(
+        tmp_path: Path) -> None:
+    # Behave 1.3 clears its parameter types as each run starts; a step library imported for
+    # the first time during a run (after lifecycle's `Json` was registered and cleared)
+    # failed with "format spec 'Json' not recognised". A fresh interpreter fixes the order.
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "import jobconform.conformance.vocabulary  # imports lifecycle's steps first\n"
+        "from jobconform.conformance.runner import RunConfig, run_behave\n"
+        "from jobconform.spec import load_registry\n"
+        "selected = frozenset(r.id for r in load_registry().requirements\n"
+        "                     if r.area == 'idempotency')\n"
+        "config = RunConfig(backend='memory', profile='canonical', suites=('behave',),\n"
+        "                   seed=0, examples=5, work_dir=Path(sys.argv[1]),\n"
+        "                   selected=selected, behave_in_process=True)\n"
+        "run = run_behave(config)\n"
+        "print(len(run.cases), [c.message for c in run.cases if not c.passed][:1])\n")
+    finished = subprocess.run([sys.executable, "-c", script, str(tmp_path)],
+                              capture_output=True, text=True, timeout=600, check=False)
+    assert finished.returncode == 0, finished.stderr
+    count, failures = finished.stdout.strip().split(" ", 1)
+    assert int(count) > 10 and failures == "[]", finished.stdout

@@ -5,10 +5,6 @@ load in the order of their names: when two steps' patterns both match a line, Be
 the one registered first.
 """
 
-from importlib import import_module
+from jobconform.conformance.area_steps import load_step_libraries
 
-from jobconform.spec.areas import areas
-
-for _area in sorted(areas(), key=lambda area: area.name):
-    if _area.steps is not None:
-        import_module(_area.steps)
+load_step_libraries()
