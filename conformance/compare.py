@@ -148,7 +148,8 @@ class Matrix:
 
     @property
     def spec_versions(self) -> list[str]:
-        return sorted({column.spec_version for column in self.columns})
+        """The reports' spec versions, oldest first (0.9.0 before 0.10.0, by number)."""
+        return sorted({column.spec_version for column in self.columns}, key=_version_key)
 
     def rate(self, area: str | None, column: int) -> AreaRate:
         cells = [row.cells[column] for row in self.rows if area is None or row.area == area]
@@ -653,3 +654,9 @@ def compare_command(reports: tuple[str, ...], output_dir: Path) -> None:
                    f"  ({column.source})")
     click.echo(f"wrote {page}, {output_dir / 'summary.md'} and {len(badges)} badges in"
                f" {output_dir / 'badges'}")
+
+
+def _version_key(version: str) -> tuple[tuple[int, str], ...]:
+    """A version's parts compared as numbers where they are numbers."""
+    return tuple((int(part), "") if part.isdigit() else (-1, part)
+                 for part in version.split("."))

@@ -225,7 +225,7 @@ def test_reports_of_two_spec_versions_are_flagged(tmp_path: Path, registry: Regi
     new = write_report(tmp_path / "new", registry, "new")
     old = write_report(tmp_path / "old", registry, "old")
     document = json.loads(old.read_text())
-    document["spec_version"] = "0.3.0"
+    document["spec_version"] = "0.3.0"  # before the registry's 0.10.0, by number
     del document["requirements"]["LC-025"]  # a requirement the older spec did not have
     old.write_text(json.dumps(document))
     matrix = matrix_of([new, old])
