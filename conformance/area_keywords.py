@@ -17,7 +17,7 @@ from robot.libraries.BuiltIn import BuiltIn
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance import tolerance
-from jobconform.conformance.lifecycle.keywords import requirement_tags
+from jobconform.conformance.lifecycle.keywords import close_at_end_of_test, requirement_tags
 from jobconform.spec import Profile, Registry, load_registry
 
 DEFAULT_BACKEND = "memory"
@@ -68,8 +68,7 @@ class AreaLibrary(Generic[HarnessT]):
     def end_test(self, data: Any, result: Any) -> None:
         """Close the test's harness, whatever the outcome."""
         harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
+        close_at_end_of_test(harness, result)
 
     @property
     def harness(self) -> HarnessT:

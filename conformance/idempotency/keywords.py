@@ -29,7 +29,11 @@ from robot.libraries.BuiltIn import BuiltIn
 from jobconform.backends.loading import load_backend
 from jobconform.conformance import tolerance
 from jobconform.conformance.idempotency.harness import ComparedAnswer, IdempotencyHarness
-from jobconform.conformance.lifecycle.keywords import DEFAULT_BACKEND, requirement_tags
+from jobconform.conformance.lifecycle.keywords import (
+    DEFAULT_BACKEND,
+    close_at_end_of_test,
+    requirement_tags,
+)
 from jobconform.reference.commands import AdvanceTime, Raise, Succeed
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import (
@@ -83,8 +87,7 @@ class IdempotencyLibrary:
     def end_test(self, data: Any, result: Any) -> None:
         """Close the test's runtime, whatever the outcome."""
         harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
+        close_at_end_of_test(harness, result)
 
     # -- helpers ---------------------------------------------------------------------------
 

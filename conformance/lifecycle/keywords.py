@@ -35,7 +35,7 @@ import json
 import re
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from robot.api import SkipExecution
 from robot.api.deco import keyword, library
@@ -95,12 +95,22 @@ def _second(value: object) -> object:
 
 
 @library(scope="TEST", auto_keywords=False)
-def fail_test_on_close(result: Any, error: Exception) -> None:
-    """Mark a Robot test failed by the error its runtime's close raised, after what the
-    test itself said (a listener's exception would only be logged)."""
-    said = f"closing the runtime: {type(error).__name__}: {error}"
-    result.message = f"{result.message}\n{said}" if result.message else said
-    result.status = "FAIL"
+class Closable(Protocol):
+    def close(self) -> None: ...
+
+
+def close_at_end_of_test(harness: Closable | None, result: Any) -> None:
+    """Close a Robot test's runtime, whatever the outcome; a close that raises fails the
+    test, after what the test itself said, as it fails the Behave scenario (Robot would
+    only log a listener's exception). Every Robot library's `end_test` calls this."""
+    if harness is None:
+        return
+    try:
+        harness.close()
+    except Exception as error:
+        said = f"closing the runtime: {type(error).__name__}: {error}"
+        result.message = f"{result.message}\n{said}" if result.message else said
+        result.status = "FAIL"
 
 
 class JobconformLibrary:
@@ -150,11 +160,7 @@ class JobconformLibrary:
         """Close the test's runtime, whatever the outcome; a close that raises fails the
         test, as it fails the Behave scenario (Robot only logs a listener's exception)."""
         harness, self._harness = self._harness, None
-        if harness is not None:
-            try:
-                harness.close()
-            except Exception as error:
-                fail_test_on_close(result, error)
+        close_at_end_of_test(harness, result)
 
     # -- helpers ---------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
-from jobconform.conformance.lifecycle.keywords import DEFAULT_BACKEND
+from jobconform.conformance.lifecycle.keywords import DEFAULT_BACKEND, close_at_end_of_test
 from jobconform.conformance.self_running.harness import SelfRunningHarness
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -43,8 +43,7 @@ class SelfRunningLibrary:
     def end_test(self, data: Any, result: Any) -> None:
         """Close the test's runtime, whatever the outcome."""
         harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
+        close_at_end_of_test(harness, result)
 
     def _variable(self, name: str) -> str | None:
         value = BuiltIn().get_variable_value(name)

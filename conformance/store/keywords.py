@@ -27,7 +27,11 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance import tolerance
-from jobconform.conformance.lifecycle.keywords import DEFAULT_BACKEND, requirement_tags
+from jobconform.conformance.lifecycle.keywords import (
+    DEFAULT_BACKEND,
+    close_at_end_of_test,
+    requirement_tags,
+)
 from jobconform.conformance.store.harness import (
     Raised,
     RecordForm,
@@ -73,8 +77,7 @@ class StoreLibrary:
     def end_test(self, data: Any, result: Any) -> None:
         """Close the test's store, whatever the outcome."""
         harness, self._harness = self._harness, None
-        if harness is not None:
-            harness.close()
+        close_at_end_of_test(harness, result)
 
     def _variable(self, name: str) -> str | None:
         value = BuiltIn().get_variable_value(name)
