@@ -171,3 +171,58 @@ class AreaHarness(Generic[CommandT]):
               actual: object, primary: str | None = None) -> Divergence:
         return Divergence(requirements, what, expected, actual,
                           cast(list[Command], self.commands), self._titles, primary)
+
+
+def check_time_step(seconds: float) -> None:
+    """Time moves forward by a finite amount, or not at all.
+
+    Raises:
+        ValueError: `seconds` is negative, infinite or NaN.
+    """
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"time advances by a finite amount >= 0, not {seconds!r}")
+
+
+def same_answer(expected: object, actual: object) -> bool:
+    """The backend answered as the oracle did: equal, and of the same type (True is not 1)."""
+    return expected == actual and type(expected) is type(actual)
+
+
+@dataclass
+class AliasedHarness(AreaHarness[CommandT]):
+    """An area harness whose checks name what they create by aliases of their own.
+
+    The runtime gives each creation an id; the harness keeps both ways between alias and
+    id, and compares what the runtime lists through the aliases.
+    """
+
+    ids: dict[str, str] = field(default_factory=dict, init=False)  # alias -> runtime id
+    aliases: dict[str, str] = field(default_factory=dict, init=False)  # runtime id -> alias
+    last_answer: object = field(default=None, init=False)
+
+    def run(self, command: CommandT) -> object:
+        raise NotImplementedError
+
+    def run_all(self, commands: Iterable[CommandT]) -> None:
+        for command in commands:
+            self.run(command)
+
+    def _check_new_alias(self, noun: str, alias: str) -> None:
+        """Raises ValueError where the check names a second creation as an earlier one."""
+        if alias in self.ids:
+            raise ValueError(f"{noun} alias {alias!r} is already used; pick a new one")
+
+    def _remember(self, alias: str, runtime_id: str) -> None:
+        self.ids[alias] = runtime_id
+        self.aliases[runtime_id] = alias
+
+    def _id(self, alias: str) -> str:
+        """The runtime's id of `alias`; one no runtime holds where the harness never
+        managed to create it."""
+        return self.ids.get(alias, f"unknown-{alias}")
+
+    def _listed(self, runtime_ids: Iterable[str]) -> list[str]:
+        """What the runtime lists, by alias; an id the harness never learnt is shown
+        as such (a difference with the oracle's list)."""
+        return [self.aliases.get(runtime_id, f"<unknown id {runtime_id}>")
+                for runtime_id in runtime_ids]
