@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import Backend
@@ -38,6 +38,15 @@ from jobconform.spec import Profile, Registry, SpecError
 
 T = TypeVar("T")
 CommandT = TypeVar("CommandT")
+
+
+class Peered(Protocol):
+    def peer(self) -> Self:
+        """Another process's runtime over the same store."""
+        ...
+
+
+PeeredT = TypeVar("PeeredT", bound=Peered)
 
 
 def with_overrides(area: str, known: Iterable[str], values: dict[str, Any],
@@ -142,6 +151,14 @@ class AreaHarness(Generic[CommandT]):
         with guarded(self.safety_timeout, f"opening {self.backend.name!r} {self.AREA}",
                      self.hang_scope):
             return self._call(f"open_{self.AREA}", open_runtime)
+
+    def _open_with_peer(self, open_runtime: Callable[[], PeeredT]) -> list[PeeredT]:
+        """Open the area's runtime and its `peer()` over the same store, as two processes
+        would be (a check's two workers), under the safety timeout."""
+        with guarded(self.safety_timeout, f"opening the {self.AREA} of {self.backend.name!r}",
+                     self.hang_scope):
+            first = self._call(f"open_{self.AREA}", open_runtime)
+            return [first, self._call("peer", first.peer)]
 
     def _to_close(self) -> Sequence[Any]:
         """The runtimes `close` closes, in order (each area says which it opened)."""

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from robot.api.deco import library
 
+from jobconform.conformance.governor import declarations as governor
+from jobconform.conformance.governor.keywords import GovernorLibrary
 from jobconform.conformance.reminders import declarations as reminders
 from jobconform.conformance.reminders.keywords import ReminderLibrary
 from jobconform.conformance.scheduling import declarations as scheduling
@@ -27,6 +29,7 @@ ROBOT_SUITES = Path(__file__).resolve().parents[1] / "robot"
 AREAS = {
     "reminders": (reminders.DECLARATIONS, ReminderLibrary, "*reminder*.robot"),
     "scheduling": (scheduling.DECLARATIONS, SchedulingLibrary, "scheduling*.robot"),
+    "governor": (governor.DECLARATIONS, GovernorLibrary, "governor*.robot"),
 }
 DECLARED = [(area, declaration) for area, (declarations, _, _) in AREAS.items()
             for declaration in declarations]

@@ -12,48 +12,32 @@ A scenario may fix breaker parameters before its first command ("a breaker tripp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from jobconform.conformance.area_steps import ConfiguredScenario
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.lifecycle import steps as core
-from jobconform.conformance.lifecycle.steps import RunConfig, action_step, check_step, setup_step
+from jobconform.conformance.lifecycle.steps import action_step, check_step, setup_step
 from jobconform.reference.breaker import commands as bc
 
 __all__: list[str] = []
 
 
-@dataclass
-class BreakerScenario:
-    """One scenario's breaker harness, opened on first use with the scenario's parameters."""
+class BreakerScenario(ConfiguredScenario[BreakerHarness]):
+    """One scenario's breaker harness; its answers are kept by call or work name."""
 
-    config: RunConfig
-    overrides: dict[str, object] = field(default_factory=dict)
-    answers: dict[str, object] = field(default_factory=dict)  # call or work -> answer
-    concurrent: dict[str, int] = field(default_factory=dict)
-    _harness: BreakerHarness | None = None
+    NOUN = "breaker"
 
-    @property
-    def harness(self) -> BreakerHarness:
-        if self._harness is None:
-            settings = breaker_settings(self.config.profile, **self.overrides)
-            self._harness = BreakerHarness(self.config.backend, self.config.profile,
-                                           self.config.registry, settings)
-        return self._harness
+    def __init__(self, config: Any) -> None:
+        super().__init__(config)
+        self.concurrent: dict[str, int] = {}
 
-    def configure(self, **overrides: object) -> None:
-        if self._harness is not None:
-            raise RuntimeError("breaker parameters are fixed before the first breaker step")
-        self.overrides.update(overrides)
-
-    def run(self, command: bc.BreakerCommand) -> object:
-        return self.harness.run(command)
-
-    def close(self) -> None:
-        if self._harness is not None:
-            self._harness.close()
+    def open(self) -> BreakerHarness:
+        settings = breaker_settings(self.config.profile, **self.overrides)
+        return BreakerHarness(self.config.backend, self.config.profile,
+                              self.config.registry, settings)
 
 
 def _breaker(context: Any) -> BreakerScenario:
