@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from robot.api.deco import library
 
+from jobconform.conformance.breaker import declarations as breaker
+from jobconform.conformance.breaker.keywords import BreakerLibrary
 from jobconform.conformance.governor import declarations as governor
 from jobconform.conformance.governor.keywords import GovernorLibrary
 from jobconform.conformance.reminders import declarations as reminders
@@ -30,6 +32,7 @@ AREAS = {
     "reminders": (reminders.DECLARATIONS, ReminderLibrary, "*reminder*.robot"),
     "scheduling": (scheduling.DECLARATIONS, SchedulingLibrary, "scheduling*.robot"),
     "governor": (governor.DECLARATIONS, GovernorLibrary, "governor*.robot"),
+    "breaker": (breaker.DECLARATIONS, BreakerLibrary, "breaker*.robot"),
 }
 DECLARED = [(area, declaration) for area, (declarations, _, _) in AREAS.items()
             for declaration in declarations]
