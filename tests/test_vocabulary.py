@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from robot.api.deco import library
 
+from jobconform.conformance.admission import declarations as admission
+from jobconform.conformance.admission.keywords import AdmissionLibrary
 from jobconform.conformance.breaker import declarations as breaker
 from jobconform.conformance.breaker.keywords import BreakerLibrary
 from jobconform.conformance.governor import declarations as governor
@@ -33,6 +35,7 @@ AREAS = {
     "scheduling": (scheduling.DECLARATIONS, SchedulingLibrary, "scheduling*.robot"),
     "governor": (governor.DECLARATIONS, GovernorLibrary, "governor*.robot"),
     "breaker": (breaker.DECLARATIONS, BreakerLibrary, "breaker*.robot"),
+    "admission": (admission.DECLARATIONS, AdmissionLibrary, "admission*.robot"),
 }
 DECLARED = [(area, declaration) for area, (declarations, _, _) in AREAS.items()
             for declaration in declarations]
