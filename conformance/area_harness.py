@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import Backend
@@ -38,6 +38,15 @@ from jobconform.spec import Profile, Registry, SpecError
 
 T = TypeVar("T")
 CommandT = TypeVar("CommandT")
+
+
+class Peered(Protocol):
+    def peer(self) -> Self:
+        """Another process's runtime over the same store."""
+        ...
+
+
+PeeredT = TypeVar("PeeredT", bound=Peered)
 
 
 def with_overrides(area: str, known: Iterable[str], values: dict[str, Any],
@@ -143,6 +152,14 @@ class AreaHarness(Generic[CommandT]):
                      self.hang_scope):
             return self._call(f"open_{self.AREA}", open_runtime)
 
+    def _open_with_peer(self, open_runtime: Callable[[], PeeredT]) -> list[PeeredT]:
+        """Open the area's runtime and its `peer()` over the same store, as two processes
+        would be (a check's two workers), under the safety timeout."""
+        with guarded(self.safety_timeout, f"opening the {self.AREA} of {self.backend.name!r}",
+                     self.hang_scope):
+            first = self._call(f"open_{self.AREA}", open_runtime)
+            return [first, self._call("peer", first.peer)]
+
     def _to_close(self) -> Sequence[Any]:
         """The runtimes `close` closes, in order (each area says which it opened)."""
         raise NotImplementedError
@@ -171,3 +188,58 @@ class AreaHarness(Generic[CommandT]):
               actual: object, primary: str | None = None) -> Divergence:
         return Divergence(requirements, what, expected, actual,
                           cast(list[Command], self.commands), self._titles, primary)
+
+
+def check_time_step(seconds: float) -> None:
+    """Time moves forward by a finite amount, or not at all.
+
+    Raises:
+        ValueError: `seconds` is negative, infinite or NaN.
+    """
+    if not 0 <= seconds < float("inf"):
+        raise ValueError(f"time advances by a finite amount >= 0, not {seconds!r}")
+
+
+def same_answer(expected: object, actual: object) -> bool:
+    """The backend answered as the oracle did: equal, and of the same type (True is not 1)."""
+    return expected == actual and type(expected) is type(actual)
+
+
+@dataclass
+class AliasedHarness(AreaHarness[CommandT]):
+    """An area harness whose checks name what they create by aliases of their own.
+
+    The runtime gives each creation an id; the harness keeps both ways between alias and
+    id, and compares what the runtime lists through the aliases.
+    """
+
+    ids: dict[str, str] = field(default_factory=dict, init=False)  # alias -> runtime id
+    aliases: dict[str, str] = field(default_factory=dict, init=False)  # runtime id -> alias
+    last_answer: object = field(default=None, init=False)
+
+    def run(self, command: CommandT) -> object:
+        raise NotImplementedError
+
+    def run_all(self, commands: Iterable[CommandT]) -> None:
+        for command in commands:
+            self.run(command)
+
+    def _check_new_alias(self, noun: str, alias: str) -> None:
+        """Raises ValueError where the check names a second creation as an earlier one."""
+        if alias in self.ids:
+            raise ValueError(f"{noun} alias {alias!r} is already used; pick a new one")
+
+    def _remember(self, alias: str, runtime_id: str) -> None:
+        self.ids[alias] = runtime_id
+        self.aliases[runtime_id] = alias
+
+    def _id(self, alias: str) -> str:
+        """The runtime's id of `alias`; one no runtime holds where the harness never
+        managed to create it."""
+        return self.ids.get(alias, f"unknown-{alias}")
+
+    def _listed(self, runtime_ids: Iterable[str]) -> list[str]:
+        """What the runtime lists, by alias; an id the harness never learnt is shown
+        as such (a difference with the oracle's list)."""
+        return [self.aliases.get(runtime_id, f"<unknown id {runtime_id}>")
+                for runtime_id in runtime_ids]

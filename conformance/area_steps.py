@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from jobconform.conformance.clock import EPOCH
 from jobconform.reference.commands import describe
@@ -44,6 +44,43 @@ class AreaScenario(Generic[HarnessT]):
 
     def close(self) -> None:
         self.harness.close()
+
+
+class ConfiguredScenario(Generic[HarnessT]):
+    """One scenario's harness of an area whose parameters the scenario may fix before its
+    first command ("a breaker tripping after 3 failures ..."): opened on first use with
+    them, the rest from the profile; closed after the scenario where it was opened."""
+
+    NOUN: ClassVar[str]  # what the area's steps call it ("breaker")
+
+    def __init__(self, config: Any) -> None:
+        self.config = config  # the run's RunConfig (conformance/lifecycle/steps.py)
+        self.overrides: dict[str, object] = {}
+        self.answers: dict[str, object] = {}  # name -> the answer kept under it
+        self._harness: HarnessT | None = None
+
+    def open(self) -> HarnessT:
+        """The area's harness on the run's backend, with `overrides` applied."""
+        raise NotImplementedError
+
+    @property
+    def harness(self) -> HarnessT:
+        if self._harness is None:
+            self._harness = self.open()
+        return self._harness
+
+    def configure(self, **overrides: object) -> None:
+        if self._harness is not None:
+            raise RuntimeError(f"{self.NOUN} parameters are fixed before the first"
+                               f" {self.NOUN} step")
+        self.overrides.update(overrides)
+
+    def run(self, command: Any) -> object:
+        return self.harness.run(command)
+
+    def close(self) -> None:
+        if self._harness is not None:
+            self._harness.close()
 
 
 def at(seconds: float) -> datetime:

@@ -1,5 +1,5 @@
 """Commands declared once (conformance/vocabulary.py): the keywords and steps derived from
-the reminders area's declarations are the ones its Robot suites and features use."""
+each converted area's declarations are the ones its Robot suites and features use."""
 
 from __future__ import annotations
 
@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 from robot.api.deco import library
 
-from jobconform.conformance.reminders.declarations import DECLARATIONS
+from jobconform.conformance.admission import declarations as admission
+from jobconform.conformance.admission.keywords import AdmissionLibrary
+from jobconform.conformance.breaker import declarations as breaker
+from jobconform.conformance.breaker.keywords import BreakerLibrary
+from jobconform.conformance.governor import declarations as governor
+from jobconform.conformance.governor.keywords import GovernorLibrary
+from jobconform.conformance.reminders import declarations as reminders
 from jobconform.conformance.reminders.keywords import ReminderLibrary
+from jobconform.conformance.scheduling import declarations as scheduling
+from jobconform.conformance.scheduling.keywords import SchedulingLibrary
 from jobconform.conformance.vocabulary import (
     Declaration,
     derive_keywords,
@@ -21,28 +29,42 @@ from jobconform.conformance.vocabulary import (
 from jobconform.reference.reminders import commands as rc
 
 ROBOT_SUITES = Path(__file__).resolve().parents[1] / "robot"
+# area -> its declarations, its Robot library, the glob of its Robot suites
+AREAS = {
+    "reminders": (reminders.DECLARATIONS, ReminderLibrary, "*reminder*.robot"),
+    "scheduling": (scheduling.DECLARATIONS, SchedulingLibrary, "scheduling*.robot"),
+    "governor": (governor.DECLARATIONS, GovernorLibrary, "governor*.robot"),
+    "breaker": (breaker.DECLARATIONS, BreakerLibrary, "breaker*.robot"),
+    "admission": (admission.DECLARATIONS, AdmissionLibrary, "admission*.robot"),
+}
+DECLARED = [(area, declaration) for area, (declarations, _, _) in AREAS.items()
+            for declaration in declarations]
+DECLARATIONS = reminders.DECLARATIONS
 
 
-@pytest.mark.parametrize("declaration", DECLARATIONS, ids=lambda d: d.keyword)
+@pytest.mark.parametrize(("area", "declaration"), DECLARED,
+                         ids=[f"{area}:{d.keyword}" for area, d in DECLARED])
 def test_each_declared_command_is_a_keyword_taking_its_builders_arguments(
-        declaration: Declaration) -> None:
-    method = getattr(ReminderLibrary(), keyword_method_name(declaration.keyword))
+        area: str, declaration: Declaration) -> None:
+    method = getattr(AREAS[area][1](), keyword_method_name(declaration.keyword))
     assert method.robot_name == declaration.keyword
     # Robot reads the arguments from the bound method's signature.
     assert inspect.signature(method) == inspect.signature(declaration.command)
 
 
-def test_every_reminder_keyword_a_robot_suite_uses_exists() -> None:
+@pytest.mark.parametrize("area", AREAS)
+def test_every_keyword_an_areas_robot_suite_uses_exists(area: str) -> None:
+    declarations, library_class, suites = AREAS[area]
     names = {getattr(member, "robot_name", None) for _, member in
-             inspect.getmembers(ReminderLibrary)} - {None}
+             inspect.getmembers(library_class)} - {None}
     used = set()
-    for suite in ROBOT_SUITES.rglob("*reminder*.robot"):
+    for suite in ROBOT_SUITES.rglob(suites):
         for line in suite.read_text(encoding="utf-8").splitlines():
             if line.startswith("    ") and not line.strip().startswith(("[", "#", "${")):
                 used.add(line.split("    ")[1].strip())
-    declared = {d.keyword for d in DECLARATIONS}
+    declared = {d.keyword for d in declarations}
     assert declared <= names
-    assert used & declared, "no reminders suite found, or none uses a declared command"
+    assert used & declared, f"no {area} suite found, or none uses a declared command"
 
 
 def test_a_keyword_hiding_a_hand_written_method_is_refused() -> None:

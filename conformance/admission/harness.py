@@ -22,7 +22,7 @@ from jobconform.backends.admission.protocol import (
     ExecutionView,
 )
 from jobconform.backends.protocol import ADMISSION
-from jobconform.conformance.area_harness import AreaHarness, profile_parameters
+from jobconform.conformance.area_harness import AreaHarness, check_time_step, profile_parameters
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import admission as ad
@@ -178,8 +178,8 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
             raise ValueError(f"execution alias {command.execution!r} is already used")
         if isinstance(command, ad.StartCall) and command.call in self.model.calls:
             raise ValueError(f"call alias {command.call!r} is already used")
-        if isinstance(command, ad.PassTime) and not 0 <= command.seconds < float("inf"):
-            raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
+        if isinstance(command, ad.PassTime):
+            check_time_step(command.seconds)
 
     def _refusable(self, action: str, function: Callable[[], object]) -> object:
         """Call the runtime; a refusal becomes its structured detail, None becomes "ok"."""

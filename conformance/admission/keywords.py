@@ -26,10 +26,11 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.admission.protocol import ExecutionView
 from jobconform.conformance import tolerance
+from jobconform.conformance.admission.declarations import DECLARATIONS
 from jobconform.conformance.admission.harness import AdmissionHarness
 from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
-from jobconform.reference import admission as ad
+from jobconform.conformance.vocabulary import derive_keywords
 
 REQUIREMENT_TAG = re.compile(r"[A-Z]{2,4}-\d{3}")
 
@@ -81,107 +82,8 @@ class AdmissionLibrary(AreaLibrary[AdmissionHarness]):
         self._start(lambda backend, profile, registry: AdmissionHarness(
             backend, profile, registry, overrides), self._backend_name, self._profile_name)
 
-    # -- commands (each returns the backend's answer) --------
-
-    @keyword("Add Owner")
-    def add_owner(self, owner: str) -> object:
-        return self.harness.run(ad.AddOwner(owner))
-
-    @keyword("Set Fleet Ceiling")
-    def set_fleet_ceiling(self, value: int) -> object:
-        return self.harness.run(ad.SetCeiling(value))
-
-    @keyword("Store Raw Fleet Ceiling")
-    def store_raw_fleet_ceiling(self, value: int) -> object:
-        """Put a value into the settings store around the validation (AD-003)."""
-        return self.harness.run(ad.StoreRawCeiling(value))
-
-    @keyword("Fail Settings Reads")
-    def fail_settings_reads(self, failing: bool = True) -> None:
-        """Every read of the settings store fails from now on (``False``: reads succeed
-        again); the runtime must take the default ceiling meanwhile (AD-020)."""
-        self.harness.run(ad.FailSettingsReads(bool(failing)))
-
-    @keyword("Read Fleet Ceiling")
-    def read_fleet_ceiling(self) -> object:
-        return self.harness.run(ad.ReadCeiling())
-
-    @keyword("Set Parallel Cap")
-    def set_parallel_cap(self, owner: str, value: int) -> object:
-        return self.harness.run(ad.SetParallelCap(owner, value))
-
-    @keyword("Set Backlog Depth")
-    def set_backlog_depth(self, owner: str, value: int) -> object:
-        return self.harness.run(ad.SetBacklogDepth(owner, value))
-
-    @keyword("Set Execution Timeout")
-    def set_execution_timeout(self, owner: str, seconds: int) -> object:
-        return self.harness.run(ad.SetExecutionTimeout(owner, seconds))
-
-    @keyword("Delete Owner")
-    def delete_owner(self, owner: str) -> object:
-        return self.harness.run(ad.DeleteOwner(owner))
-
-    @keyword("Admit Execution")
-    def admit_execution(self, execution: str, owner: str) -> object:
-        return self.harness.run(ad.Admit(execution, owner))
-
-    @keyword("Admit Execution With Timeout")
-    def admit_execution_with_timeout(self, execution: str, owner: str,
-                                     timeout_seconds: int) -> object:
-        """New work naming its own timeout, overriding its owner's (AD-016)."""
-        return self.harness.run(ad.Admit(execution, owner, timeout_seconds=timeout_seconds))
-
-    @keyword("Admit Execution On Behalf Of")
-    def admit_execution_on_behalf_of(self, execution: str, owner: str,
-                                     identity: str) -> object:
-        """New work acting for `identity`, captured now and used at its start (AD-019)."""
-        return self.harness.run(ad.Admit(execution, owner, identity=identity))
-
-    @keyword("Restart Admission Runtime")
-    def restart_admission_runtime(self) -> None:
-        """The runtime's process restarts over the same store (AD-018)."""
-        self.harness.run(ad.Restart())
-
-    @keyword("Admit Executions")
-    def admit_executions(self, owner: str, *executions: str) -> list[object]:
-        return [self.harness.run(ad.Admit(execution, owner)) for execution in executions]
-
-    @keyword("Complete Execution")
-    def complete_execution(self, execution: str) -> object:
-        return self.harness.run(ad.FinishExecution(execution))
-
-    @keyword("Cancel Execution")
-    def cancel_execution(self, execution: str) -> object:
-        return self.harness.run(ad.CancelExecution(execution))
-
-    @keyword("Run Admission Maintenance")
-    def run_admission_maintenance(self) -> object:
-        return self.harness.run(ad.Maintain())
-
-    @keyword("Pass Admission Time")
-    def pass_admission_time(self, seconds: float) -> None:
-        self.harness.run(ad.PassTime(seconds))
-
-    @keyword("Start Call")
-    def start_call(self, call: str, execution: str, target: str) -> object:
-        return self.harness.run(ad.StartCall(call, execution, target))
-
-    @keyword("End Call")
-    def end_call(self, call: str) -> object:
-        return self.harness.run(ad.EndCall(call))
-
-    @keyword("Create Schedule")
-    def create_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> object:
-        return self.harness.run(ad.AddSchedule(owner, schedule, timeout_seconds))
-
-    @keyword("Change Schedule")
-    def change_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> object:
-        return self.harness.run(ad.ChangeSchedule(owner, schedule, timeout_seconds))
-
-    @keyword("Remove Schedule")
-    def remove_schedule(self, owner: str, schedule: str) -> object:
-        return self.harness.run(ad.RemoveSchedule(owner, schedule))
+    # -- commands (each returns the backend's answer): derived from declarations.py
+    # -- (derive_keywords, at the end) --------
 
     # -- assertions on the backend --------
 
@@ -293,3 +195,6 @@ class AdmissionLibrary(AreaLibrary[AdmissionHarness]):
         actual = [list(s) for s in self.harness.runtime.schedules(owner)]
         if actual != _json(expected):
             raise self._mismatch(f"owner {owner!r} schedules", _json(expected), actual)
+
+
+derive_keywords(AdmissionLibrary, DECLARATIONS, lambda library: library)

@@ -18,16 +18,18 @@ from datetime import timedelta
 from typing import Any
 
 from jobconform.backends.admission.protocol import ExecutionView
+from jobconform.conformance.admission.declarations import DECLARATIONS
 from jobconform.conformance.admission.harness import AdmissionHarness
+from jobconform.conformance.area_steps import AreaScenario, alias_list
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.lifecycle.steps import (
     REQUIREMENT_TAG,
     RunConfig,
-    action_step,
     check_step,
     setup_step,
     state_of,
 )
+from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference import admission as ad
 
 __all__: list[str] = []
@@ -35,21 +37,19 @@ __all__: list[str] = []
 AREA = "admission"
 
 
-def _harness(context: Any, **overrides: Any) -> AdmissionHarness:
-    """The scenario's admission harness, opened with the profile's defaults on first use."""
+def _admission(context: Any, **overrides: Any) -> AreaScenario[AdmissionHarness]:
+    """The scenario's admission harness, opened with the profile's defaults (and
+    `overrides`) on first use."""
 
-    def open_area(config: RunConfig) -> AdmissionHarness:
-        return AdmissionHarness(config.backend, config.profile, config.registry, overrides)
+    def open_area(config: RunConfig) -> AreaScenario[AdmissionHarness]:
+        return AreaScenario(AdmissionHarness(config.backend, config.profile, config.registry,
+                                             overrides))
 
     return state_of(context).area_state(AREA, open_area)
 
 
-def _run(context: Any, command: ad.AdmissionCommand) -> object:
-    return _harness(context).run(command)
-
-
-def _aliases(text: str) -> list[str]:
-    return [alias.strip() for alias in text.split(",") if alias.strip()]
+def _harness(context: Any) -> AdmissionHarness:
+    return _admission(context).harness
 
 
 def _json(text: str) -> Any:
@@ -66,8 +66,8 @@ def _check(context: Any, ok: bool, what: str, expected: object, actual: object) 
     scenario = getattr(context, "scenario", None)
     tags = sorted({str(t) for t in getattr(scenario, "effective_tags", ())
                    if REQUIREMENT_TAG.fullmatch(str(t))})
-    harness = state_of(context).areas.get(AREA)
-    commands = harness.commands if isinstance(harness, AdmissionHarness) else []
+    area = state_of(context).areas.get(AREA)
+    commands = area.harness.commands if isinstance(area, AreaScenario) else []
     steps = "\n".join(f"    {i}. {ad.describe(c)}" for i, c in enumerate(commands, 1))
     raise AssertionError(
         "the backend's admission state does not meet the scenario's expectation\n"
@@ -99,148 +99,15 @@ def step_admission_runtime_with(context: Any, settings: str) -> None:
     if AREA in state_of(context).areas:
         raise ValueError("configure the admission runtime before its first command")
     overrides: dict[str, Any] = {}
-    for pair in _aliases(settings):
+    for pair in alias_list(settings):
         name, _, value = pair.partition("=")
         overrides[name.strip()] = _json(value.strip())
-    _harness(context, **overrides)
+    _admission(context, **overrides)
 
 
-# -- Given/When: commands ---------------------------------------------------------------------
+# -- Given/When: commands, derived from their declarations (declarations.py) ---------------
 
-
-@action_step('owner "{owner}" is added')
-def step_add_owner(context: Any, owner: str) -> None:
-    _run(context, ad.AddOwner(owner))
-
-
-@action_step('owners "{owners}" are added')
-def step_add_owners(context: Any, owners: str) -> None:
-    for owner in _aliases(owners):
-        _run(context, ad.AddOwner(owner))
-
-
-@action_step("the fleet ceiling is set to {value:d}")
-def step_set_ceiling(context: Any, value: int) -> None:
-    _run(context, ad.SetCeiling(value))
-
-
-@action_step("the settings store holds a fleet ceiling of {value:d}")
-def step_raw_ceiling(context: Any, value: int) -> None:
-    _run(context, ad.StoreRawCeiling(value))
-
-
-@action_step("reads of the settings store fail")
-def step_settings_reads_fail(context: Any) -> None:
-    _run(context, ad.FailSettingsReads(True))
-
-
-@action_step("reads of the settings store succeed again")
-def step_settings_reads_recover(context: Any) -> None:
-    _run(context, ad.FailSettingsReads(False))
-
-
-@action_step("the fleet ceiling is read")
-def step_read_ceiling(context: Any) -> None:
-    _run(context, ad.ReadCeiling())
-
-
-@action_step('owner "{owner}" parallel cap is set to {value:d}')
-def step_set_cap(context: Any, owner: str, value: int) -> None:
-    _run(context, ad.SetParallelCap(owner, value))
-
-
-@action_step('owner "{owner}" backlog depth is set to {value:d}')
-def step_set_depth(context: Any, owner: str, value: int) -> None:
-    _run(context, ad.SetBacklogDepth(owner, value))
-
-
-@action_step('owner "{owner}" execution timeout is set to {seconds:d} seconds')
-def step_set_timeout(context: Any, owner: str, seconds: int) -> None:
-    _run(context, ad.SetExecutionTimeout(owner, seconds))
-
-
-@action_step('owner "{owner}" is read')
-def step_read_owner(context: Any, owner: str) -> None:
-    _run(context, ad.ReadOwner(owner))
-
-
-@action_step('owner "{owner}" is deleted')
-def step_delete_owner(context: Any, owner: str) -> None:
-    _run(context, ad.DeleteOwner(owner))
-
-
-@action_step('execution "{execution}" arrives for owner "{owner}"')
-def step_admit(context: Any, execution: str, owner: str) -> None:
-    _run(context, ad.Admit(execution, owner))
-
-
-@action_step('execution "{execution}" arrives for owner "{owner}" with its own timeout of'
-             " {seconds:d} seconds")
-def step_admit_with_timeout(context: Any, execution: str, owner: str, seconds: int) -> None:
-    _run(context, ad.Admit(execution, owner, timeout_seconds=seconds))
-
-
-@action_step('execution "{execution}" arrives for owner "{owner}" on behalf of {identity:w}')
-def step_admit_on_behalf(context: Any, execution: str, owner: str, identity: str) -> None:
-    _run(context, ad.Admit(execution, owner, identity=identity))
-
-
-@action_step("the admission runtime restarts")
-def step_restart(context: Any) -> None:
-    _run(context, ad.Restart())
-
-
-@action_step('executions "{executions}" arrive for owner "{owner}"')
-def step_admit_many(context: Any, executions: str, owner: str) -> None:
-    for execution in _aliases(executions):
-        _run(context, ad.Admit(execution, owner))
-
-
-@action_step('execution "{execution}" completes')
-def step_finish(context: Any, execution: str) -> None:
-    _run(context, ad.FinishExecution(execution))
-
-
-@action_step('execution "{execution}" is cancelled')
-def step_cancel(context: Any, execution: str) -> None:
-    _run(context, ad.CancelExecution(execution))
-
-
-@action_step("an admission maintenance pass runs")
-def step_maintain(context: Any) -> None:
-    _run(context, ad.Maintain())
-
-
-@action_step("{seconds:g} seconds pass on the admission clock")
-def step_pass_time(context: Any, seconds: float) -> None:
-    _run(context, ad.PassTime(seconds))
-
-
-@action_step('execution "{execution}" calls owner "{target}" as call "{call}"')
-def step_start_call(context: Any, execution: str, target: str, call: str) -> None:
-    _run(context, ad.StartCall(call, execution, target))
-
-
-@action_step('call "{call}" returns')
-def step_end_call(context: Any, call: str) -> None:
-    _run(context, ad.EndCall(call))
-
-
-@action_step('schedule "{schedule}" of owner "{owner}" is created with a timeout of'
-             " {seconds:d} seconds")
-def step_add_schedule(context: Any, schedule: str, owner: str, seconds: int) -> None:
-    _run(context, ad.AddSchedule(owner, schedule, seconds))
-
-
-@action_step('schedule "{schedule}" of owner "{owner}" is changed to a timeout of'
-             " {seconds:d} seconds")
-def step_change_schedule(context: Any, schedule: str, owner: str, seconds: int) -> None:
-    _run(context, ad.ChangeSchedule(owner, schedule, seconds))
-
-
-@action_step('schedule "{schedule}" of owner "{owner}" is removed')
-def step_remove_schedule(context: Any, schedule: str, owner: str) -> None:
-    _run(context, ad.RemoveSchedule(owner, schedule))
+derive_steps(DECLARATIONS, _admission)
 
 
 # -- Then: checks on what the backend shows ---------------------------------------------------
@@ -279,7 +146,7 @@ def check_execution_state(context: Any, execution: str, state: str) -> None:
 
 @check_step('executions "{executions}" are {state:w}')
 def check_execution_states(context: Any, executions: str, state: str) -> None:
-    for execution in _aliases(executions):
+    for execution in alias_list(executions):
         check_execution_state(context, execution, state)
 
 
@@ -319,8 +186,8 @@ def check_never_started(context: Any, execution: str) -> None:
 @check_step('the backlog of owner "{owner}" is "{executions}"')
 def check_backlog(context: Any, owner: str, executions: str) -> None:
     actual = list(_harness(context).runtime.backlog(owner))
-    _check(context, actual == _aliases(executions), f"owner {owner!r} backlog, oldest first",
-           _aliases(executions), actual)
+    _check(context, actual == alias_list(executions), f"owner {owner!r} backlog, oldest first",
+           alias_list(executions), actual)
 
 
 @check_step('the backlog of owner "{owner}" is empty')

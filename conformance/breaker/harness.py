@@ -16,9 +16,13 @@ from datetime import timedelta
 from functools import partial
 from typing import Any, ClassVar, cast
 
-from jobconform.backends.breaker.protocol import BREAKER, BreakerBackend, BreakerRuntime
+from jobconform.backends.breaker.protocol import BREAKER, BreakerRuntime
 from jobconform.backends.protocol import BREAKER_SEAMS
-from jobconform.conformance.area_harness import AreaHarness, all_profile_parameters
+from jobconform.conformance.area_harness import (
+    AreaHarness,
+    all_profile_parameters,
+    check_time_step,
+)
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
@@ -68,9 +72,7 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
 
     def __post_init__(self) -> None:
         self._require_area("breaker checks cannot run on it")
-        if not isinstance(self.backend, BreakerBackend):
-            raise ValueError(f"backend {self.backend.name!r} lacks open_breaker; breaker"
-                             " checks cannot run on it")
+        opener = self._opener("clock, settings")
         if self.settings is None:
             self.settings = breaker_settings(self.profile)
         # The backstop sweep, missed heartbeats and lost drains (CB-014, CB-015) are sent
@@ -78,13 +80,9 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
         self.claims_seams = BREAKER_SEAMS in self.backend.capabilities
         self.model = BreakerModel(self.settings)
         self.targets: list[str] = []
-        backend = self.backend
         settings = self.settings
-        with guarded(self.safety_timeout, f"opening the breaker of {backend.name!r}",
-                     self.hang_scope):
-            first: BreakerRuntime = self._call("open_breaker", lambda: backend.open_breaker(
-                self.clock, settings))
-            self.workers = [first, self._call("peer", first.peer)]
+        self.workers: list[BreakerRuntime] = self._open_with_peer(
+            lambda: opener(self.clock, settings))
 
     # -- the one operation -------------------------------------------------------------
 
@@ -165,8 +163,8 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
                 and not self.claims_seams):
             raise ValueError(f"backend {self.backend.name!r} does not claim {BREAKER_SEAMS};"
                              f" {self._describe(command)} cannot be checked on it")
-        if isinstance(command, bc.PassTime) and not 0 <= command.seconds < float("inf"):
-            raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
+        if isinstance(command, bc.PassTime):
+            check_time_step(command.seconds)
         if isinstance(command, bc.CallsAtOnce) and len(set(command.calls)) != len(
                 command.calls):
             raise ValueError(f"concurrent calls need distinct names, not {command.calls!r}")

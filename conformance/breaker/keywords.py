@@ -20,13 +20,16 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.conformance import tolerance
 from jobconform.conformance.area_keywords import AreaLibrary
+from jobconform.conformance.breaker.declarations import (
+    BACKSTOP,
+    DECLARATIONS,
+    concurrent_answers_of,
+    names,
+)
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.vocabulary import derive_keywords
 from jobconform.reference.breaker import commands as bc
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 @library(scope="TEST", auto_keywords=False)
@@ -35,10 +38,6 @@ class BreakerLibrary(AreaLibrary[BreakerHarness]):
 
     START = "Start Breaker"
     OPENS = "breaker"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._concurrent: dict[str, int] = {}
 
     def _fail(self, message: str) -> AssertionError:
         tags = BuiltIn().get_variable_value("@{TEST_TAGS}") or []
@@ -58,78 +57,17 @@ class BreakerLibrary(AreaLibrary[BreakerHarness]):
         self._start(lambda backend, profile, registry: BreakerHarness(
             backend, profile, registry, breaker_settings(profile, **overrides)))
 
-    @keyword("Engage Breaker For")
-    def engage(self, target: str) -> None:
-        """Turn the global switch on and opt ``target`` in."""
-        self.harness.run(bc.SwitchBreaker(True))
-        self.harness.run(bc.OptIn(target, True))
-
-    @keyword("Turn Global Breaker Switch")
-    def switch(self, on: bool) -> None:
-        self.harness.run(bc.SwitchBreaker(on))
-
-    @keyword("Opt In Target")
-    def opt_in(self, target: str, on: bool = True) -> None:
-        self.harness.run(bc.OptIn(target, on))
-
-    # -- commands ------------------------------------------------------------------------
-
-    @keyword("Call Arrives")
-    def call_arrives(self, target: str, call: str, worker: int = 1) -> None:
-        self._answers[call] = self.harness.run(bc.Call(target, call, worker - 1))
-
-    @keyword("Calls Arrive At Once")
-    def calls_at_once(self, target: str, calls: str) -> None:
-        answer = self.harness.run(bc.CallsAtOnce(target, _names(calls)))
-        assert isinstance(answer, dict)
-        self._concurrent = {str(key): int(value) for key, value in answer.items()}
-
-    @keyword("Call Ends")
-    def call_ends(self, target: str, call: str, outcome: str,
-                  failure_class: str | None = None, worker: int = 1) -> None:
-        """``outcome`` is success, failure (give ``failure_class``) or cancelled."""
-        self.harness.run(bc.Report(target, call, outcome, failure_class, worker - 1))
+    # -- commands: derived from declarations.py (derive_keywords, at the end); what
+    # -- stays here is not a command alone ---------------------------------------------
 
     @keyword("Target Fails Calls")
     def fails_calls(self, target: str, count: int, failure_class: str) -> None:
-        """``count`` calls to ``target`` arrive and each fails with ``failure_class``."""
+        """``count`` calls to ``target`` arrive and each fails with ``failure_class``. Not a
+        command alone: each call is named after the commands run so far."""
         for number in range(1, count + 1):
             call = f"{target}-{failure_class}-{len(self.harness.commands)}-{number}"
-            self._answers[call] = self.harness.run(bc.Call(target, call))
-            self.harness.run(bc.Report(target, call, "failure", failure_class))
-
-    @keyword("Queue Work")
-    def queue_work(self, target: str, work: str) -> None:
-        self._answers[work] = self.harness.run(bc.AddWork(target, work))
-
-    @keyword("Reset Breaker")
-    def reset(self, target: str) -> None:
-        self.harness.run(bc.ResetBreaker(target))
-
-    @keyword("Breaker Store Goes Down")
-    def store_down(self) -> None:
-        self.harness.run(bc.StoreOutage(True))
-
-    @keyword("Breaker Store Comes Back")
-    def store_back(self) -> None:
-        self.harness.run(bc.StoreOutage(False))
-
-    @keyword("Target Misses Heartbeat")
-    def misses_heartbeat(self, target: str, worker: int = 1) -> None:
-        self.harness.run(bc.MissedHeartbeat(target, worker - 1))
-
-    @keyword("Trip Drains Are Lost")
-    def drains_lost(self, lost: bool = True) -> None:
-        """While on, a trip's inline drain is lost (the backstop must fail the work)."""
-        self.harness.run(bc.DrainLost(lost))
-
-    @keyword("Backstop Sweep Runs")
-    def backstop_runs(self, worker: int = 1) -> None:
-        self._answers["<backstop>"] = self.harness.run(bc.BackstopSweep(worker - 1))
-
-    @keyword("Breaker Clock Moves")
-    def clock_moves(self, seconds: float) -> None:
-        self.harness.run(bc.PassTime(seconds))
+            self._answers[call] = self.run(bc.Call(target, call))
+            self.run(bc.Report(target, call, "failure", failure_class))
 
     # -- assertions ----------------------------------------------------------------------
 
@@ -142,7 +80,7 @@ class BreakerLibrary(AreaLibrary[BreakerHarness]):
 
     @keyword("Backstop Should Have Failed")
     def backstop_failed(self, count: int) -> None:
-        actual = self._answers.get("<backstop>", "<never run>")
+        actual = self._answers.get(BACKSTOP, "<never run>")
         if actual != count:
             raise self._fail(f"the backstop sweep failed {actual!r} pieces of work, not"
                              f" {count}")
@@ -151,9 +89,9 @@ class BreakerLibrary(AreaLibrary[BreakerHarness]):
     def concurrent_should_get(self, probes: int, refused: int) -> None:
         wanted = {key: value for key, value in (("probe", probes), ("refused", refused))
                   if value}
-        if self._concurrent != wanted:
-            raise self._fail(f"the concurrent callers should get {wanted}, not"
-                             f" {self._concurrent}")
+        got = concurrent_answers_of(self._answers)
+        if got != wanted:
+            raise self._fail(f"the concurrent callers should get {wanted}, not {got}")
 
     @keyword("Breaker Should Be")
     def state_should_be(self, target: str, state: str, worker: int = 1) -> None:
@@ -198,15 +136,15 @@ class BreakerLibrary(AreaLibrary[BreakerHarness]):
     @keyword("Queue Should Hold")
     def queue_should_hold(self, target: str, works: str = "") -> None:
         actual = tuple(self.harness.workers[0].queued(target))
-        if actual != _names(works):
-            raise self._fail(f"the queue of {target!r} holds {actual}, not {_names(works)}")
+        if actual != names(works):
+            raise self._fail(f"the queue of {target!r} holds {actual}, not {names(works)}")
 
     @keyword("Failed Work Should Be")
     def failed_should_be(self, target: str, works: str = "") -> None:
         actual = tuple(self.harness.workers[0].failed_work(target))
-        if actual != _names(works):
+        if actual != names(works):
             raise self._fail(f"the failed work of {target!r} is {actual}, not"
-                             f" {_names(works)}")
+                             f" {names(works)}")
 
     @keyword("Logged Store Outages Should Be")
     def outages_should_be(self, count: int) -> None:
@@ -228,7 +166,7 @@ class BreakerLibrary(AreaLibrary[BreakerHarness]):
         cooldown = getattr(self._read(target), "cooldown_seconds", None)
         if not isinstance(cooldown, float):
             raise self._fail(f"the backend reads no cooldown for {target!r}: {cooldown!r}")
-        self.harness.run(bc.PassTime(cooldown))
+        self.run(bc.PassTime(cooldown))
 
     @keyword("Cooldown Should Follow The Profile")
     def cooldown_follows_profile(self, target: str, failed_probes: int) -> None:
@@ -239,3 +177,6 @@ class BreakerLibrary(AreaLibrary[BreakerHarness]):
         for _ in range(failed_probes):
             wanted = min(wanted * settings.cooldown_multiplier, settings.cooldown_max_seconds)
         self.cooldown_should_be(target, wanted)
+
+
+derive_keywords(BreakerLibrary, DECLARATIONS, lambda library: library)

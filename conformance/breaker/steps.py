@@ -12,48 +12,37 @@ A scenario may fix breaker parameters before its first command ("a breaker tripp
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from jobconform.conformance.area_steps import ConfiguredScenario
+from jobconform.conformance.breaker.declarations import (
+    BACKSTOP,
+    DECLARATIONS,
+    concurrent_answers_of,
+    names,
+    worker_index,
+)
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.lifecycle import steps as core
-from jobconform.conformance.lifecycle.steps import RunConfig, action_step, check_step, setup_step
+from jobconform.conformance.lifecycle.steps import action_step, check_step, setup_step
+from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.breaker import commands as bc
 
 __all__: list[str] = []
 
 
-@dataclass
-class BreakerScenario:
-    """One scenario's breaker harness, opened on first use with the scenario's parameters."""
+class BreakerScenario(ConfiguredScenario[BreakerHarness]):
+    """One scenario's breaker harness; its answers are kept by call or work name (and
+    under BACKSTOP and CONCURRENT)."""
 
-    config: RunConfig
-    overrides: dict[str, object] = field(default_factory=dict)
-    answers: dict[str, object] = field(default_factory=dict)  # call or work -> answer
-    concurrent: dict[str, int] = field(default_factory=dict)
-    _harness: BreakerHarness | None = None
+    NOUN = "breaker"
 
-    @property
-    def harness(self) -> BreakerHarness:
-        if self._harness is None:
-            settings = breaker_settings(self.config.profile, **self.overrides)
-            self._harness = BreakerHarness(self.config.backend, self.config.profile,
-                                           self.config.registry, settings)
-        return self._harness
-
-    def configure(self, **overrides: object) -> None:
-        if self._harness is not None:
-            raise RuntimeError("breaker parameters are fixed before the first breaker step")
-        self.overrides.update(overrides)
-
-    def run(self, command: bc.BreakerCommand) -> object:
-        return self.harness.run(command)
-
-    def close(self) -> None:
-        if self._harness is not None:
-            self._harness.close()
+    def open(self) -> BreakerHarness:
+        settings = breaker_settings(self.config.profile, **self.overrides)
+        return BreakerHarness(self.config.backend, self.config.profile,
+                              self.config.registry, settings)
 
 
 def _breaker(context: Any) -> BreakerScenario:
@@ -62,16 +51,6 @@ def _breaker(context: Any) -> BreakerScenario:
 
 def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
     core._check(context, ok, what, expected, actual)
-
-
-def _names(text: str) -> tuple[str, ...]:
-    return tuple(name.strip() for name in text.split(",") if name.strip())
-
-
-def _worker(number: int) -> int:
-    if number not in (1, 2):
-        raise ValueError(f"a check has workers 1 and 2, not {number}")
-    return number - 1
 
 
 # -- parameters ------------------------------------------------------------------------------
@@ -87,7 +66,7 @@ def breaker_parameters(context: Any, threshold: int, cooldown: float, multiplier
 
 @setup_step('a breaker that counts only "{classes}" failures')
 def counted_classes(context: Any, classes: str) -> None:
-    _breaker(context).configure(counted_classes=",".join(_names(classes)))
+    _breaker(context).configure(counted_classes=",".join(names(classes)))
 
 
 @setup_step("a breaker whose probe lease is {lease:g} seconds")
@@ -95,79 +74,15 @@ def probe_lease(context: Any, lease: float) -> None:
     _breaker(context).configure(probe_lease_seconds=lease)
 
 
-# -- actions --------------------------------------------------------------------------------
+# -- actions: derived from their declarations (declarations.py) -----------------------------
 
 
-@action_step('the breaker is engaged for target "{target}"')
-def engaged(context: Any, target: str) -> None:
-    _breaker(context).run(bc.SwitchBreaker(True))
-    _breaker(context).run(bc.OptIn(target, True))
-
-
-@action_step("the global breaker switch is turned on")
-def switch_on(context: Any) -> None:
-    _breaker(context).run(bc.SwitchBreaker(True))
-
-
-@action_step("the global breaker switch is turned off")
-def switch_off(context: Any) -> None:
-    _breaker(context).run(bc.SwitchBreaker(False))
-
-
-@action_step('target "{target}" opts in to the breaker')
-def opts_in(context: Any, target: str) -> None:
-    _breaker(context).run(bc.OptIn(target, True))
-
-
-@action_step('target "{target}" opts out of the breaker')
-def opts_out(context: Any, target: str) -> None:
-    _breaker(context).run(bc.OptIn(target, False))
-
-
-@action_step('call "{call}" to target "{target}" arrives')
-def call_arrives(context: Any, call: str, target: str) -> None:
-    scenario = _breaker(context)
-    scenario.answers[call] = scenario.run(bc.Call(target, call))
-
-
-@action_step('call "{call}" to target "{target}" arrives at worker {number:d}')
-def call_arrives_at(context: Any, call: str, target: str, number: int) -> None:
-    scenario = _breaker(context)
-    scenario.answers[call] = scenario.run(bc.Call(target, call, _worker(number)))
-
-
-@action_step('calls "{calls}" to target "{target}" arrive at once')
-def calls_at_once(context: Any, calls: str, target: str) -> None:
-    scenario = _breaker(context)
-    answer = scenario.run(bc.CallsAtOnce(target, _names(calls)))
-    assert isinstance(answer, dict)
-    scenario.concurrent = {str(key): int(value) for key, value in answer.items()}
-
-
-@action_step('call "{call}" to target "{target}" succeeds')
-def call_succeeds(context: Any, call: str, target: str) -> None:
-    _breaker(context).run(bc.Report(target, call, "success"))
-
-
-@action_step('call "{call}" to target "{target}" fails with {failure_class:w}')
-def call_fails(context: Any, call: str, target: str, failure_class: str) -> None:
-    _breaker(context).run(bc.Report(target, call, "failure", failure_class))
-
-
-@action_step('call "{call}" to target "{target}" fails with {failure_class:w} at worker'
-             ' {number:d}')
-def call_fails_at(context: Any, call: str, target: str, failure_class: str,
-                  number: int) -> None:
-    _breaker(context).run(bc.Report(target, call, "failure", failure_class, _worker(number)))
-
-
-@action_step('call "{call}" to target "{target}" is cancelled')
-def call_cancelled(context: Any, call: str, target: str) -> None:
-    _breaker(context).run(bc.Report(target, call, "cancelled"))
+derive_steps(DECLARATIONS, _breaker)
 
 
 @action_step('target "{target}" fails {count:d} calls with {failure_class:w}')
 def fails_calls(context: Any, target: str, count: int, failure_class: str) -> None:
+    """Not a command alone: each call is named after the commands run so far."""
     scenario = _breaker(context)
     for number in range(1, count + 1):
         call = f"{target}-{failure_class}-{len(scenario.harness.commands)}-{number}"
@@ -175,59 +90,12 @@ def fails_calls(context: Any, target: str, count: int, failure_class: str) -> No
         scenario.run(bc.Report(target, call, "failure", failure_class))
 
 
-@action_step('work "{work}" is queued for target "{target}"')
-def work_queued(context: Any, work: str, target: str) -> None:
-    scenario = _breaker(context)
-    scenario.answers[work] = scenario.run(bc.AddWork(target, work))
-
-
-@action_step('the breaker of target "{target}" is reset')
-def reset(context: Any, target: str) -> None:
-    _breaker(context).run(bc.ResetBreaker(target))
-
-
-@action_step("the breaker store goes down")
-def store_down(context: Any) -> None:
-    _breaker(context).run(bc.StoreOutage(True))
-
-
-@action_step("the breaker store comes back")
-def store_back(context: Any) -> None:
-    _breaker(context).run(bc.StoreOutage(False))
-
-
-@action_step('target "{target}" misses a heartbeat')
-def misses_heartbeat(context: Any, target: str) -> None:
-    _breaker(context).run(bc.MissedHeartbeat(target))
-
-
-@action_step("the breaker's trip drains are lost")
-def drains_lost(context: Any) -> None:
-    _breaker(context).run(bc.DrainLost(True))
-
-
-@action_step("the breaker's trip drains work again")
-def drains_work(context: Any) -> None:
-    _breaker(context).run(bc.DrainLost(False))
-
-
-@action_step("the backstop sweep runs")
-def backstop_runs(context: Any) -> None:
-    scenario = _breaker(context)
-    scenario.answers["<backstop>"] = scenario.run(bc.BackstopSweep())
-
-
-@action_step("the breaker clock moves {seconds:g} seconds")
-def clock_moves(context: Any, seconds: float) -> None:
-    _breaker(context).run(bc.PassTime(seconds))
-
-
 # -- checks -----------------------------------------------------------------------------------
 
 
 def _read(context: Any, target: str, number: int = 1) -> Any:
     scenario = _breaker(context)
-    return scenario.harness.workers[_worker(number)].read(target)
+    return scenario.harness.workers[worker_index(number)].read(target)
 
 
 @check_step('call "{call}" is {answer:w}')
@@ -244,13 +112,13 @@ def work_answer(context: Any, work: str, answer: str) -> None:
 
 @check_step("the backstop sweep failed {count:d} pieces of work")
 def backstop_failed(context: Any, count: int) -> None:
-    actual = _breaker(context).answers.get("<backstop>", "<never run>")
+    actual = _breaker(context).answers.get(BACKSTOP, "<never run>")
     _check(context, actual == count, "the work the backstop sweep failed", count, actual)
 
 
 @check_step("the concurrent calls got {probes:d} probe and {refused:d} refused")
 def concurrent_answers(context: Any, probes: int, refused: int) -> None:
-    actual = _breaker(context).concurrent
+    actual = concurrent_answers_of(_breaker(context).answers)
     wanted = {key: value for key, value in (("probe", probes), ("refused", refused)) if value}
     _check(context, actual == wanted, "the concurrent callers' answers", wanted, actual)
 
@@ -310,7 +178,7 @@ def state_unknown(context: Any, target: str) -> None:
 @check_step('the queue of target "{target}" holds "{works}"')
 def queue_holds(context: Any, target: str, works: str) -> None:
     actual = tuple(_breaker(context).harness.workers[0].queued(target))
-    _check(context, actual == _names(works), f"the queue of {target!r}", _names(works), actual)
+    _check(context, actual == names(works), f"the queue of {target!r}", names(works), actual)
 
 
 @check_step('the queue of target "{target}" is empty')
@@ -322,7 +190,7 @@ def queue_empty(context: Any, target: str) -> None:
 @check_step('the failed work of target "{target}" is "{works}"')
 def failed_work(context: Any, target: str, works: str) -> None:
     actual = tuple(_breaker(context).harness.workers[0].failed_work(target))
-    _check(context, actual == _names(works), f"the failed work of {target!r}", _names(works),
+    _check(context, actual == names(works), f"the failed work of {target!r}", names(works),
            actual)
 
 

@@ -14,8 +14,12 @@ from datetime import datetime
 from functools import partial
 from typing import Any, ClassVar, cast
 
-from jobconform.backends.governor.protocol import GOVERNOR, GovernorBackend, GovernorRuntime
-from jobconform.conformance.area_harness import AreaHarness, all_profile_parameters
+from jobconform.backends.governor.protocol import GOVERNOR, GovernorRuntime
+from jobconform.conformance.area_harness import (
+    AreaHarness,
+    all_profile_parameters,
+    check_time_step,
+)
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
@@ -50,18 +54,13 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
 
     def __post_init__(self) -> None:
         self._require_area("governor checks cannot run on it")
-        if not isinstance(self.backend, GovernorBackend):
-            raise ValueError(f"backend {self.backend.name!r} lacks open_governor; governor"
-                             " checks cannot run on it")
+        opener = self._opener("clock, settings")
         if self.settings is None:
             self.settings = governor_settings(self.profile)
         self.model = GovernorModel(self.settings)
-        backend, settings = self.backend, self.settings
-        with guarded(self.safety_timeout, f"opening the governor of {backend.name!r}",
-                     self.hang_scope):
-            first: GovernorRuntime = self._call("open_governor", lambda: backend.open_governor(
-                self.clock, settings))
-            self.workers = [first, self._call("peer", first.peer)]
+        settings = self.settings
+        self.workers: list[GovernorRuntime] = self._open_with_peer(
+            lambda: opener(self.clock, settings))
 
     def run(self, command: gc.GovernorCommand) -> object:
         """Apply `command` to both sides, compare, return the backend's answer.
@@ -115,8 +114,8 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             raise ValueError(f"worker must be 0 or 1, not {getattr(command, 'worker', None)!r}")
         if isinstance(command, gc.AskWait | gc.Restart) and not 0 <= command.draw < 1:
             raise ValueError(f"a draw is in [0, 1), not {command.draw!r}")
-        if isinstance(command, gc.Elapse) and not 0 <= command.seconds < float("inf"):
-            raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
+        if isinstance(command, gc.Elapse):
+            check_time_step(command.seconds)
 
     def _apply(self, command: gc.GovernorCommand) -> tuple[object, object]:
         model, now = self.model, self.clock.now()

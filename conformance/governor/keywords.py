@@ -15,9 +15,10 @@ from robot.libraries.BuiltIn import BuiltIn
 from jobconform.conformance import tolerance
 from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.governor.declarations import DECLARATIONS, OFFER, WAIT
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
 from jobconform.conformance.lifecycle.keywords import requirement_tags
-from jobconform.reference.governor import commands as gc
+from jobconform.conformance.vocabulary import derive_keywords
 
 
 @library(scope="TEST", auto_keywords=False)
@@ -26,11 +27,6 @@ class GovernorLibrary(AreaLibrary[GovernorHarness]):
 
     START = "Start Governor"
     OPENS = "governor"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._offer: object = None
-        self._wait: object = None
 
     def _fail(self, message: str) -> AssertionError:
         ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
@@ -43,23 +39,8 @@ class GovernorLibrary(AreaLibrary[GovernorHarness]):
         self._start(lambda backend, profile, registry: GovernorHarness(
             backend, profile, registry, governor_settings(profile, **overrides)))
 
-    @keyword("Ask Re-Delivery Wait")
-    def ask_wait(self, previous_ms: float | None, draw: float,
-                 retry_after_ms: float | None = None) -> None:
-        self._wait = self.harness.run(gc.AskWait(previous_ms, draw, retry_after_ms))
-
-    @keyword("Offer Re-Delivery")
-    def offer(self, target: str, governor: int = 1) -> None:
-        self._offer = self.harness.run(gc.Offer(target, governor - 1))
-
-    @keyword("Record Failure Result")
-    def record(self, target: str, result: str, failure_class: str, governor: int = 1) -> None:
-        self.harness.run(gc.RecordFailure(target, failure_class, result, governor - 1))
-
-    @keyword("Governor Restarts")
-    def restarts(self, draw: float, governor: int = 1) -> None:
-        """Governor ``governor`` restarts; its initial jitter takes ``draw`` in [0, 1)."""
-        self.harness.run(gc.Restart(draw, governor - 1))
+    # -- commands: derived from declarations.py (derive_keywords, at the end) --------------
+    # -- assertions ---------------------------------------------------------------------------
 
     @keyword("Re-Send Sweep Should Be Due At Second")
     def sweep_due(self, second: float | None, governor: int = 1) -> None:
@@ -70,23 +51,21 @@ class GovernorLibrary(AreaLibrary[GovernorHarness]):
             raise self._fail(f"governor {governor}'s first re-send sweep is due at"
                              f" {actual!r}, not {wanted!r}")
 
-    @keyword("Governor Clock Moves")
-    def clock_moves(self, seconds: float) -> None:
-        self.harness.run(gc.Elapse(seconds))
-
     @keyword("Re-Delivery Wait Should Be")
     def wait_should_be(self, ms: float) -> None:
-        if not isinstance(self._wait, float) or abs(self._wait - ms) > 1.0:
-            raise self._fail(f"the re-delivery wait is {self._wait!r} ms, not {ms} ms")
+        wait = self._answers.get(WAIT)
+        if not isinstance(wait, float) or abs(wait - ms) > 1.0:
+            raise self._fail(f"the re-delivery wait is {wait!r} ms, not {ms} ms")
 
     @keyword("Re-Delivery Should Be Accepted")
     def should_be_accepted(self) -> None:
-        if self._offer != (True, None):
-            raise self._fail(f"the re-delivery should be accepted, got {self._offer!r}")
+        offer = self._answers.get(OFFER)
+        if offer != (True, None):
+            raise self._fail(f"the re-delivery should be accepted, got {offer!r}")
 
     @keyword("Re-Delivery Should Be Refused")
     def should_be_refused(self, retry_after_seconds: float) -> None:
-        offer = self._offer
+        offer = self._answers.get(OFFER)
         if not (isinstance(offer, tuple) and offer[0] is False
                 and isinstance(offer[1], int | float)
                 and abs(offer[1] - retry_after_seconds) < 1e-6):
@@ -101,3 +80,6 @@ class GovernorLibrary(AreaLibrary[GovernorHarness]):
         if actual != wanted:
             raise self._fail(f"governor {governor} reports the pause ending {actual!r},"
                              f" not {wanted!r}")
+
+
+derive_keywords(GovernorLibrary, DECLARATIONS, lambda library: library)

@@ -29,7 +29,12 @@ from jobconform.backends.reminders.protocol import (
     ReminderRuntime,
     ReminderView,
 )
-from jobconform.conformance.area_harness import AreaHarness, profile_parameters
+from jobconform.conformance.area_harness import (
+    AliasedHarness,
+    check_time_step,
+    profile_parameters,
+    same_answer,
+)
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.sinks import NOT_READ, DispatchStates
 from jobconform.conformance.utc import off_utc_field
@@ -168,7 +173,7 @@ class HarnessTarget:
 
 
 @dataclass
-class ReminderHarness(AreaHarness[ReminderCommand]):
+class ReminderHarness(AliasedHarness[ReminderCommand]):
     """Differential execution of reminder commands on one backend and the oracle.
 
     Args:
@@ -193,10 +198,7 @@ class ReminderHarness(AreaHarness[ReminderCommand]):
         self.config = config_for(self.profile, **self.overrides)
         self.oracle = ReminderOracle(self.config)
         self.target = HarnessTarget()
-        self.ids: dict[str, str] = {}  # alias -> the runtime's id
-        self.aliases: dict[str, str] = {}  # the runtime's id -> alias
         self.held: dict[str, tuple[ReminderView, ReminderRecord]] = {}
-        self.last_answer: object = None
         self._live_from = 0  # deliveries before this index were lost in a restart
         # Reminders not yet final when the runtime last restarted: a later divergence of
         # one of them also implicates what the restart kept or lost (RM-012).
@@ -288,10 +290,6 @@ class ReminderHarness(AreaHarness[ReminderCommand]):
         not, never passed."""
         return store_faults(REMINDERS) in self.backend.capabilities
 
-    def run_all(self, commands: list[ReminderCommand]) -> None:
-        for command in commands:
-            self.run(command)
-
     def _to_close(self) -> list[ReminderRuntime]:
         return [self.runtime]
 
@@ -303,17 +301,14 @@ class ReminderHarness(AreaHarness[ReminderCommand]):
                     f" {store_faults(REMINDERS)}; RM-014 cannot be checked on it")
             self._check_command(command.command)
             return
-        if isinstance(command, CreateReminder) and command.reminder in self.ids:
-            raise ValueError(f"reminder alias {command.reminder!r} is already used; pick a"
-                             " new one")
+        if isinstance(command, CreateReminder):
+            self._check_new_alias("reminder", command.reminder)
         if isinstance(command, CreateReminder) and command.idempotency_key is not None and (
                 not 0 < len(command.idempotency_key) <= MAX_KEY_LENGTH):
             raise ValueError(f"an idempotency key has 1 to {MAX_KEY_LENGTH} characters, not"
                              f" {len(command.idempotency_key)}")
-        seconds = (command.seconds if isinstance(command, AdvanceTime) else
-                   command.down_seconds if isinstance(command, RestartReminders) else 0.0)
-        if not 0 <= seconds < float("inf"):
-            raise ValueError(f"time advances by a finite amount >= 0, not {seconds!r}")
+        check_time_step(command.seconds if isinstance(command, AdvanceTime) else
+                        command.down_seconds if isinstance(command, RestartReminders) else 0.0)
 
     # -- the oracle's side ---------------------------------------------------------------
 
@@ -369,10 +364,6 @@ class ReminderHarness(AreaHarness[ReminderCommand]):
         return () if self.oracle.autonomy else ("RM-015",)
 
     # -- the backend's side --------------------------------------------------------------
-
-    def _id(self, alias: str) -> str:
-        # A reminder the harness never managed to create gets an id no runtime holds.
-        return self.ids.get(alias, f"unknown-{alias}")
 
     def _apply(self, command: ReminderCommand) -> object:
         runtime = self.runtime
@@ -456,8 +447,7 @@ class ReminderHarness(AreaHarness[ReminderCommand]):
         before `crash()`: what the dead process left, not what a new one recovers."""
         blamed = (*requirements, "RM-014")
         views = list(self._call("list_reminders", lambda: self.runtime.list_reminders(None)))
-        aliases = [self.aliases.get(v.reminder_id, f"<unknown id {v.reminder_id}>")
-                   for v in views]
+        aliases = self._listed(v.reminder_id for v in views)
         self._check_legal(aliases, views, requirements, set(aliases))
         if aliases != self.oracle.list():
             raise self._fail(blamed, "the held reminders the crash left", self.oracle.list(),
@@ -483,8 +473,7 @@ class ReminderHarness(AreaHarness[ReminderCommand]):
             # The reminder the key names, given (RM-017) or derived (RM-018); the oracle
             # says whether there is one.
             return f"{REPLAYED}:{self.aliases[reminder_id]}"
-        self.ids[c.reminder] = reminder_id
-        self.aliases[reminder_id] = c.reminder
+        self._remember(c.reminder, reminder_id)
         return CREATED
 
     def _in_flight(self, alias: str) -> Delivery | None:
@@ -500,7 +489,7 @@ class ReminderHarness(AreaHarness[ReminderCommand]):
 
     def _compare_answer(self, command: ReminderCommand, expected: object, actual: object,
                         requirements: tuple[str, ...]) -> None:
-        if expected == actual and type(expected) is type(actual):
+        if same_answer(expected, actual):
             return
         blamed = requirements
         primary = None
@@ -537,8 +526,7 @@ class ReminderHarness(AreaHarness[ReminderCommand]):
                 raise self._fail(("RM-013",), f"a reminder read earlier ({key}) changed after"
                                  " it was returned", record, now)
         views = list(self._call("list_reminders", lambda: self.runtime.list_reminders(None)))
-        actual_aliases = [self.aliases.get(v.reminder_id, f"<unknown id {v.reminder_id}>")
-                          for v in views]
+        actual_aliases = self._listed(v.reminder_id for v in views)
         if self.fault_writes:
             self._check_legal(actual_aliases, views, requirements, self.fault_writes)
         expected_aliases = self.oracle.list()

@@ -32,7 +32,12 @@ from jobconform.backends.scheduling.protocol import (
     ScheduleView,
     SchedulingRuntime,
 )
-from jobconform.conformance.area_harness import AreaHarness, profile_parameters
+from jobconform.conformance.area_harness import (
+    AliasedHarness,
+    check_time_step,
+    profile_parameters,
+    same_answer,
+)
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc, off_utc_field
@@ -205,7 +210,7 @@ class HarnessTarget:
 
 
 @dataclass
-class SchedulingHarness(AreaHarness[SchedulingCommand]):
+class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     """Differential execution of scheduling commands on one backend and the oracle.
 
     Args:
@@ -235,12 +240,9 @@ class SchedulingHarness(AreaHarness[SchedulingCommand]):
         self.config = config_for(self.profile, **self.overrides)
         self.oracle = SchedulingOracle(self.config)
         self.target = HarnessTarget()
-        self.ids: dict[str, str] = {}  # alias -> the runtime's id
-        self.aliases: dict[str, str] = {}  # the runtime's id -> alias
         # Snapshots handed out, with what they showed then.
         self.held: dict[str, tuple[ScheduleView, ScheduleRecord]] = {}
         self.held_executions: dict[str, tuple[ExecutionView, ExecutionRecord]] = {}
-        self.last_answer: object = None
         self.deleted: set[str] = set()  # aliases of schedules the oracle deleted
         self.before_edit: datetime | None = None  # next_fire_at of the schedule last edited
         self.peer: SchedulingRuntime | None = None
@@ -303,21 +305,14 @@ class SchedulingHarness(AreaHarness[SchedulingCommand]):
         self.held_executions = {key: (view, freeze_execution(view))
                                 for key, (view, _) in self.held_executions.items()}
 
-    def run_all(self, commands: list[SchedulingCommand]) -> None:
-        for command in commands:
-            self.run(command)
-
     def _to_close(self) -> list[SchedulingRuntime]:
         return ([] if self.peer is None else [self.peer]) + [self.runtime]
 
     def _check_command(self, command: SchedulingCommand) -> None:
-        if isinstance(command, CreateOnce | CreateCron) and command.schedule in self.ids:
-            raise ValueError(f"schedule alias {command.schedule!r} is already used; pick a"
-                             " new one")
-        seconds = (command.seconds if isinstance(command, AdvanceTime) else
-                   command.down_seconds if isinstance(command, RestartScheduling) else 0.0)
-        if not 0 <= seconds < float("inf"):
-            raise ValueError(f"time advances by a finite amount >= 0, not {seconds!r}")
+        if isinstance(command, CreateOnce | CreateCron):
+            self._check_new_alias("schedule", command.schedule)
+        check_time_step(command.seconds if isinstance(command, AdvanceTime) else
+                        command.down_seconds if isinstance(command, RestartScheduling) else 0.0)
 
     # -- the oracle's side ---------------------------------------------------------------
 
@@ -403,10 +398,6 @@ class SchedulingHarness(AreaHarness[SchedulingCommand]):
         return tuple(named)
 
     # -- the backend's side --------------------------------------------------------------
-
-    def _id(self, alias: str) -> str:
-        # A schedule the harness never managed to create gets an id no runtime holds.
-        return self.ids.get(alias, f"unknown-{alias}")
 
     def _runtimes(self) -> list[SchedulingRuntime]:
         return [self.runtime] if self.peer is None else [self.runtime, self.peer]
@@ -496,8 +487,7 @@ class SchedulingHarness(AreaHarness[SchedulingCommand]):
         if schedule_id in self.aliases:
             raise self._fail(("SC-016",), "create returned an id already in use",
                              "a new unique id", schedule_id)
-        self.ids[alias] = schedule_id
-        self.aliases[schedule_id] = alias
+        self._remember(alias, schedule_id)
         self.target.register(schedule_id, pre_check)
         return CREATED
 
@@ -513,7 +503,7 @@ class SchedulingHarness(AreaHarness[SchedulingCommand]):
 
     def _compare_answer(self, command: SchedulingCommand, expected: object, actual: object,
                         requirements: tuple[str, ...]) -> None:
-        if expected == actual and type(expected) is type(actual):
+        if same_answer(expected, actual):
             return
         blamed = requirements
         for answer in (expected, actual):
@@ -529,8 +519,7 @@ class SchedulingHarness(AreaHarness[SchedulingCommand]):
             self._call("settle", running.settle)
         self._check_snapshots()
         views = list(self._call("list_schedules", self.runtime.list_schedules))
-        actual_aliases = [self.aliases.get(v.schedule_id, f"<unknown id {v.schedule_id}>")
-                          for v in views]
+        actual_aliases = self._listed(v.schedule_id for v in views)
         if actual_aliases != self.oracle.list():
             kept = [alias for alias in actual_aliases if alias in self.deleted]
             raise self._fail((*requirements, "SC-016"), "the held schedules, in order",
@@ -692,47 +681,6 @@ class SchedulingHarness(AreaHarness[SchedulingCommand]):
         for rid in dst_requirements(record.scheduled_for, state.timezone):
             return rid
         return "SC-002" if once else "SC-006"  # the right executions in the wrong order
-        once = state.kind != CRON
-        latest = self.commands[-1] if self.commands else None
-        for number in range(max(len(wanted), len(actual))):
-            expected = wanted[number] if number < len(wanted) else None
-            got = actual[number] if number < len(actual) else None
-            if expected == got:
-                continue
-            record = expected or got
-            assert record is not None
-            earlier = [(r.scheduled_for, r.trigger) for r in actual[:number]]
-            if got is not None and (got.scheduled_for, got.trigger) in earlier:
-                # The same fire executed again: by a second scheduler, or by the one.
-                return "SC-008" if self.peer is not None else "SC-006"
-            if (expected is not None and got is not None
-                    and replace(expected, started_at=got.started_at) == got):
-                # The right fire, run at the wrong time.
-                return "SC-002" if once else "SC-006"
-            if str(record.trigger) == "manual":
-                return "SC-009"
-            if isinstance(latest, RestartScheduling) or str(record.trigger) == "catch_up":
-                return "SC-007"  # what a restart runs of the fires missed while down
-            if expected is None:
-                # An execution the oracle did not make: a burst when autonomy came back,
-                # a fire while off, a fire taken twice (by a second scheduler or not).
-                if isinstance(latest, SetAutonomy) and latest.enabled:
-                    return "SC-011"
-                if not self.oracle.autonomy:
-                    return "SC-010"
-                return "SC-002" if once else "SC-006"
-            if got is not None and expected.scheduled_for != got.scheduled_for:
-                for rid in dst_requirements(expected.scheduled_for, state.timezone):
-                    return rid
-                return "SC-002" if once else "SC-003"
-            if got is not None and expected.started_at != got.started_at:
-                return "SC-002" if once else "SC-006"
-            for rid in PRE_CHECK_REQUIREMENTS.get(str(expected.pre_check), ()):
-                return rid  # the pre-check's answer was not followed
-            if got is None and not self.oracle.autonomy:
-                return "SC-010"
-            return "SC-002" if once else "SC-006"
-        return "SC-015"
 
     def _compare_calls(self, requirements: tuple[str, ...]) -> None:
         dispatches, pre_checks = self.target.made()

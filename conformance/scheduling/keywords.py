@@ -28,18 +28,12 @@ from robot.api.deco import keyword, library
 from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
 from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.scheduling.declarations import DECLARATIONS, parse_instant
 from jobconform.conformance.scheduling.harness import ScheduleRecord, SchedulingHarness, freeze
+from jobconform.conformance.vocabulary import derive_keywords
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
-from jobconform.reference.scheduling.oracle import CREATED, PreCheckAnswer, rejected
-
-
-def _instant(text: str | None) -> datetime | None:
-    return None if text is None else datetime.fromisoformat(text)
-
-
-def _pre_check(answer: str | None) -> PreCheckAnswer | None:
-    return None if answer is None else PreCheckAnswer(answer)
+from jobconform.reference.scheduling.oracle import CREATED, rejected
 
 
 @library(scope="TEST", auto_keywords=False)
@@ -84,89 +78,23 @@ class SchedulingLibrary(AreaLibrary[SchedulingHarness]):
         ``name=value`` pairs override the profile's parameters (``missed_fires=all``)."""
         self._start(lambda backend, profile, registry: SchedulingHarness(
             backend, profile, registry, overrides=dict(parameters),
-            start=_instant(start) or EPOCH))
+            start=parse_instant(start) or EPOCH))
 
-    # -- commands ----------------------------------------------------------------------------
-
-    @keyword("Schedule One-Shot Job")
-    def schedule_one_shot_job(self, alias: str, message: str = "run",
-                              delay: float | None = None, run_at: str | None = None,
-                              pre_check: str | None = None) -> object:
-        """Schedule a one-shot job by ``delay`` seconds or ``run_at``; returns the answer."""
-        answer = self.harness.run(sc.CreateOnce(alias, message, _instant(run_at), delay,
-                                                _pre_check(pre_check)))
-        self._answers[alias] = answer
-        return answer
-
-    @keyword("Create Cron Schedule")
-    def create_cron_schedule(self, alias: str, expression: str, timezone: str = "UTC",
-                             message: str = "run", pre_check: str | None = None) -> object:
-        """A cron schedule; ``pre_check`` is its hook's first answer (skip, prompt, error,
-        timeout), none for a schedule without a hook."""
-        answer = self.harness.run(sc.CreateCron(alias, message, expression, timezone,
-                                                _pre_check(pre_check)))
-        self._answers[alias] = answer
-        return answer
-
-    @keyword("Pre-Check Answers")
-    def pre_check_answers(self, alias: str, answer: str) -> None:
-        self.harness.run(sc.ScriptPreCheck(alias, PreCheckAnswer(answer)))
-
-    @keyword("Trigger Schedule")
-    def trigger_schedule(self, alias: str) -> object:
-        return self.harness.run(sc.TriggerSchedule(alias))
-
-    @keyword("Edit Schedule")
-    def edit_schedule(self, alias: str, message: str | None = None,
-                      expression: str | None = None, timezone: str | None = None) -> object:
-        """Change the fields given (SC-017); returns the answer (edited, not_found or
-        rejected:<code>)."""
-        return self.harness.run(sc.EditSchedule(alias, message, expression, timezone))
-
-    @keyword("Delete Schedule")
-    def delete_schedule(self, alias: str) -> object:
-        """Delete the schedule (SC-018); returns the answer (deleted or not_found)."""
-        return self.harness.run(sc.DeleteSchedule(alias))
-
-    @keyword("Turn Autonomy")
-    def turn_autonomy(self, state: str) -> None:
-        if state not in ("on", "off"):
-            raise ValueError(f"autonomy is turned on or off, not {state!r}")
-        self.harness.run(sc.SetAutonomy(state == "on"))
-
-    @keyword("Start Second Scheduler")
-    def start_second_scheduler(self) -> None:
-        self.harness.run(sc.StartSecondScheduler())
-
-    @keyword("Advance Scheduling Clock")
-    def advance_scheduling_clock(self, seconds: float) -> None:
-        self.harness.run(AdvanceTime(seconds))
+    # -- commands: derived from declarations.py (derive_keywords, at the end); what
+    # -- stays here is not a command alone (it reads the clock, or keeps the record) ----
 
     @keyword("Advance Scheduling Clock To")
     def advance_scheduling_clock_to(self, instant: str) -> None:
         seconds = (datetime.fromisoformat(instant) - self.harness.clock.now()).total_seconds()
         if seconds < 0:
             raise ValueError(f"the scheduling clock is already past {instant}")
-        self.harness.run(AdvanceTime(seconds))
-
-    @keyword("Restart Schedulers")
-    def restart_schedulers(self, down: float = 0.0) -> None:
-        """Crash every scheduler, let ``down`` seconds pass, start one over the store."""
-        self.harness.run(sc.RestartScheduling(down))
+        self.run(AdvanceTime(seconds))
 
     @keyword("Read Schedule")
     def read_schedule(self, alias: str) -> None:
-        self.harness.run(sc.GetSchedule(alias))
+        self.run(sc.GetSchedule(alias))
         view = self.harness.runtime.get(self.harness.ids.get(alias, f"unknown-{alias}"))
         self._read = None if view is None else (view, freeze(view))
-
-    @keyword("List Schedules")
-    def list_schedules(self) -> object:
-        return self.harness.run(sc.ListSchedules())
-
-    @keyword("Read History")
-    def read_history(self, alias: str) -> object:
-        return self.harness.run(sc.ReadHistory(alias))
 
     # -- assertions ---------------------------------------------------------------------------
 
@@ -180,7 +108,7 @@ class SchedulingLibrary(AreaLibrary[SchedulingHarness]):
 
     @keyword("Next Fire Should Be")
     def next_fire_should_be(self, alias: str, instant: str) -> None:
-        self._same(f"schedule {alias!r} next_fire_at", _instant(instant),
+        self._same(f"schedule {alias!r} next_fire_at", parse_instant(instant),
                    self._view(alias).next_fire_at)
 
     @keyword("Schedule Should Not Be Held")
@@ -198,7 +126,7 @@ class SchedulingLibrary(AreaLibrary[SchedulingHarness]):
 
     @keyword("Created At Should Be")
     def created_at_should_be(self, alias: str, instant: str) -> None:
-        self._same(f"schedule {alias!r} created_at", _instant(instant),
+        self._same(f"schedule {alias!r} created_at", parse_instant(instant),
                    self._view(alias).created_at)
 
     @keyword("Executions Should Be")
@@ -210,12 +138,12 @@ class SchedulingLibrary(AreaLibrary[SchedulingHarness]):
                             scheduled_for: str) -> None:
         execution = self._execution(alias, number)
         self._same(f"execution {number} of {alias!r} (trigger, scheduled_for)",
-                   (trigger, _instant(scheduled_for)),
+                   (trigger, parse_instant(scheduled_for)),
                    (execution.trigger, execution.scheduled_for))
 
     @keyword("Execution Should Have Started At")
     def execution_should_have_started_at(self, alias: str, number: int, instant: str) -> None:
-        self._same(f"execution {number} of {alias!r} started_at", _instant(instant),
+        self._same(f"execution {number} of {alias!r} started_at", parse_instant(instant),
                    self._execution(alias, number).started_at)
 
     @keyword("Execution Should Be Skipped At Zero Cost")
@@ -264,3 +192,6 @@ class SchedulingLibrary(AreaLibrary[SchedulingHarness]):
             raise self._fail("no schedule was read")
         view, record = self._read
         self._same("the schedule read earlier", record, freeze(view))
+
+
+derive_keywords(SchedulingLibrary, DECLARATIONS, lambda library: library)

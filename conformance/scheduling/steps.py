@@ -35,12 +35,14 @@ from jobconform.conformance.lifecycle.steps import (
     setup_step,
     state_of,
 )
+from jobconform.conformance.scheduling.declarations import DECLARATIONS
 from jobconform.conformance.scheduling.harness import (
     CONFIG_PARAMETERS,
     ScheduleRecord,
     SchedulingHarness,
     freeze,
 )
+from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
 from jobconform.reference.scheduling.oracle import CREATED, PreCheckAnswer, rejected
@@ -141,110 +143,19 @@ def step_scheduling_start(context: Any, start: datetime) -> None:
     context.scheduling_start = start
 
 
-# -- Given/When: commands ------------------------------------------------------------------
+# -- Given/When: commands, derived from their declarations (declarations.py) ---------------
 
-
-def _create(context: Any, command: sc.CreateOnce | sc.CreateCron) -> None:
-    area = _scheduling(context)
-    area.answers[command.schedule] = area.run(command)
-
-
-@action_step('one-shot job "{alias}" is scheduled with message "{message}" and a delay of'
-             " {seconds:g} seconds")
-def step_once_delay(context: Any, alias: str, message: str, seconds: float) -> None:
-    _create(context, sc.CreateOnce(alias, message, delay_seconds=seconds))
-
-
-@action_step('one-shot job "{alias}" is scheduled with message "{message}" to run at'
-             " {run_at:Instant}")
-def step_once_at(context: Any, alias: str, message: str, run_at: datetime) -> None:
-    _create(context, sc.CreateOnce(alias, message, run_at=run_at))
-
-
-@action_step('one-shot job "{alias}" is scheduled with message "{message}", a delay of'
-             " {seconds:g} seconds and a run time of {run_at:Instant}")
-def step_once_both(context: Any, alias: str, message: str, seconds: float,
-                   run_at: datetime) -> None:
-    _create(context, sc.CreateOnce(alias, message, run_at=run_at, delay_seconds=seconds))
-
-
-@action_step('one-shot job "{alias}" is scheduled with message "{message}" and no time')
-def step_once_neither(context: Any, alias: str, message: str) -> None:
-    _create(context, sc.CreateOnce(alias, message))
-
-
-@action_step('cron schedule "{alias}" runs "{message}" at "{expression}" in {timezone:S}')
-def step_cron(context: Any, alias: str, message: str, expression: str, timezone: str) -> None:
-    _create(context, sc.CreateCron(alias, message, expression, timezone))
-
-
-@action_step('cron schedule "{alias}" runs "{message}" at "{expression}" in {timezone:S}'
-             " with a pre-check that answers {answer:PreCheck}")
-def step_cron_pre_check(context: Any, alias: str, message: str, expression: str,
-                        timezone: str, answer: PreCheckAnswer) -> None:
-    _create(context, sc.CreateCron(alias, message, expression, timezone, answer))
-
-
-@action_step('the pre-check of schedule "{alias}" answers {answer:PreCheck}')
-def step_script(context: Any, alias: str, answer: PreCheckAnswer) -> None:
-    _scheduling(context).run(sc.ScriptPreCheck(alias, answer))
-
-
-@action_step('schedule "{alias}" is triggered by hand')
-def step_trigger(context: Any, alias: str) -> None:
-    _scheduling(context).run(sc.TriggerSchedule(alias))
-
-
-@action_step('schedule "{alias}" is edited to run "{message}"')
-def step_edit_message(context: Any, alias: str, message: str) -> None:
-    _scheduling(context).run(sc.EditSchedule(alias, message=message))
-
-
-@action_step('schedule "{alias}" is edited to run at "{expression}" in {timezone:S}')
-def step_edit_timetable(context: Any, alias: str, expression: str, timezone: str) -> None:
-    _scheduling(context).run(sc.EditSchedule(alias, expression=expression, timezone=timezone))
-
-
-@action_step('schedule "{alias}" is edited to run in {timezone:S}')
-def step_edit_timezone(context: Any, alias: str, timezone: str) -> None:
-    _scheduling(context).run(sc.EditSchedule(alias, timezone=timezone))
-
-
-@action_step('schedule "{alias}" is deleted')
-def step_delete(context: Any, alias: str) -> None:
-    _scheduling(context).run(sc.DeleteSchedule(alias))
-
-
-@action_step("autonomy is turned {state:w}")
-def step_autonomy(context: Any, state: str) -> None:
-    if state not in ("on", "off"):
-        raise ValueError(f"autonomy is turned on or off, not {state!r}")
-    _scheduling(context).run(sc.SetAutonomy(state == "on"))
-
-
-@action_step("a second scheduler starts")
-def step_peer(context: Any) -> None:
-    _scheduling(context).run(sc.StartSecondScheduler())
-
-
-@action_step("the scheduling clock advances {seconds:g} seconds",
-             "the scheduling clock advances {seconds:g} second")
-def step_advance(context: Any, seconds: float) -> None:
-    _scheduling(context).run(AdvanceTime(seconds))
+derive_steps(DECLARATIONS, _scheduling)
 
 
 @action_step("the scheduling clock advances to {instant:Instant}")
 def step_advance_to(context: Any, instant: datetime) -> None:
+    """Not a command alone: how far to advance depends on where the clock is."""
     area = _scheduling(context)
     seconds = (instant - area.harness.clock.now()).total_seconds()
     if seconds < 0:
         raise ValueError(f"the scheduling clock is already past {instant.isoformat()}")
     area.run(AdvanceTime(seconds))
-
-
-@action_step("the schedulers are down for {seconds:g} seconds and one restarts")
-def step_restart_after(context: Any, seconds: float) -> None:
-    _scheduling(context).run(sc.RestartScheduling(seconds))
 
 
 @action_step('schedule "{alias}" is read')
@@ -253,16 +164,6 @@ def step_read(context: Any, alias: str) -> None:
     area.run(sc.GetSchedule(alias))
     view = area.harness.runtime.get(area.harness.ids.get(alias, f"unknown-{alias}"))
     area.read = None if view is None else (view, freeze(view))
-
-
-@action_step("all schedules are listed")
-def step_list(context: Any) -> None:
-    _scheduling(context).run(sc.ListSchedules())
-
-
-@action_step('the history of schedule "{alias}" is read')
-def step_read_history(context: Any, alias: str) -> None:
-    _scheduling(context).run(sc.ReadHistory(alias))
 
 
 # -- Then: checks on what the backend shows ---------------------------------------------------

@@ -1,0 +1,66 @@
+"""The governor area's commands, declared once (conformance/vocabulary.py).
+
+Each declaration names the Robot keyword that sends a command, builds the command from
+the keyword's arguments, and lists the Gherkin wordings that send it. The Behave steps
+(conformance/governor/steps.py) and the Robot keywords (conformance/governor/keywords.py)
+are derived from this list; the wordings are the feature file's and Robot suite's own.
+
+The suites number the check's two governors 1 and 2; the commands, 0 and 1. The answer
+to the last wait asked and to the last offer are kept (under WAIT and OFFER) for the
+Then-checks to read.
+"""
+
+from __future__ import annotations
+
+from jobconform.conformance.vocabulary import Declaration, Phrase
+from jobconform.reference.governor import commands as gc
+
+WAIT = "the re-delivery wait"  # where the last wait asked is kept
+OFFER = "the re-delivery offer"  # where the answer to the last offer is kept
+
+
+def offer_redelivery(target: str, governor: int = 1) -> gc.Offer:
+    return gc.Offer(target, governor - 1)
+
+
+def record_failure_result(target: str, result: str, failure_class: str,
+                          governor: int = 1) -> gc.RecordFailure:
+    return gc.RecordFailure(target, failure_class, result, governor - 1)
+
+
+def governor_restarts(draw: float, governor: int = 1) -> gc.Restart:
+    """Governor ``governor`` restarts; its initial jitter takes ``draw`` in [0, 1)."""
+    return gc.Restart(draw, governor - 1)
+
+
+DECLARATIONS = (
+    # A command whose fields are the keyword's arguments is its own builder.
+    Declaration("Ask Re-Delivery Wait", gc.AskWait, (
+        Phrase("the re-delivery wait is asked after {previous:g} ms with draw {draw:g}",
+               lambda previous, draw: gc.AskWait(previous, draw)),
+        Phrase("the first re-delivery wait is asked with draw {draw:g}",
+               lambda draw: gc.AskWait(None, draw)),
+        Phrase("the re-delivery wait is asked after {previous:g} ms with draw {draw:g} and a"
+               " retry-after of {floor:g} ms",
+               lambda previous, draw, floor: gc.AskWait(previous, draw, floor)),
+    ), kept_as=lambda command: WAIT),
+    Declaration("Offer Re-Delivery", offer_redelivery, (
+        Phrase('a re-delivery for target "{target}" is offered',
+               lambda target: offer_redelivery(target)),
+        Phrase('a re-delivery for target "{target}" is offered at governor {number:d}',
+               lambda target, number: offer_redelivery(target, number)),
+        Phrase('{count:d} re-deliveries for target "{target}" are offered',
+               lambda count, target: [offer_redelivery(target)] * count),
+    ), kept_as=lambda command: OFFER),
+    Declaration("Record Failure Result", record_failure_result, (
+        Phrase('target "{target}" records failure result "{result}" of class'
+               " {failure_class:w}", record_failure_result),
+    )),
+    Declaration("Governor Restarts", governor_restarts, (
+        Phrase("governor {number:d} restarts with draw {draw:g}",
+               lambda number, draw: governor_restarts(draw, number)),
+    )),
+    Declaration("Governor Clock Moves", gc.Elapse, (
+        Phrase("the governor clock moves {seconds:g} seconds", gc.Elapse),
+    )),
+)
