@@ -281,6 +281,16 @@ def answer_primary(command: Command | None, expected: object, actual: object,
                    jobs_before: Mapping[str, JobState], now: datetime,
                    failed_sweeps: int = 0) -> str | None:
     """The requirement a wrong answer to a command breaks (None: the default rank)."""
+    if isinstance(command, cmd.JobStoreFault):
+        inner = command.command
+        if (isinstance(inner, cmd.ExpireLeases) and isinstance(expected, dict)
+                and isinstance(actual, dict) and expected.get("parked") == actual.get("parked")
+                and sum(map(_count, actual.values())) < sum(map(_count, expected.values()))):
+            # Fewer re-queued than the same pass without the fault: the fault lost a
+            # re-delivery (issue 33: the fault's rule under an injected fault).
+            return "RD-007"
+        # Else the answer is the pass's own, judged as without the fault.
+        return answer_primary(inner, expected, actual, jobs_before, now, failed_sweeps)
     if isinstance(command, cmd.Submit):
         # LC-027 also fixes where the module check stands among the refusals.
         if expected in _MODULE_REFUSALS or actual in _MODULE_REFUSALS:

@@ -40,7 +40,7 @@ from jobconform.backends.protocol import (
     TaskScript,
     store_faults,
 )
-from jobconform.conformance import blame, job_faults, tolerance
+from jobconform.conformance import blame, job_faults, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
 from jobconform.conformance.blame import ranked
@@ -1095,10 +1095,8 @@ class Harness:
             if isinstance(command, cmd.Cleanup):
                 # Which jobs went tells the boundary (LC-020) from an active job (LC-019).
                 self.observe(requirements)
-            # Under a store fault, the answer is the pass's (RD-007 holds back its own).
-            asked = command.command if isinstance(command, cmd.JobStoreFault) else command
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
-                             actual, blame.answer_primary(asked, expected, actual,
+                             actual, blame.answer_primary(command, expected, actual,
                                                           self._before, self.clock.now(),
                                                           self.model.failed_sweeps))
 
@@ -1308,6 +1306,13 @@ class Harness:
                 alias = self.aliases.get(view.job_id, view.job_id)
                 raise self._fail(("LC-005",), f"job {alias!r} {name} must be a timezone-aware"
                                  " UTC datetime", "tz-aware UTC datetime", value)
+        # Every other instant field too (last_heartbeat, next_attempt_at, …): the record
+        # comparison reads them as instants, which ignores the offset (issue 33).
+        off = utc.field_off_utc(view)
+        if off is not None:
+            alias = self.aliases.get(view.job_id, view.job_id)
+            raise self._fail(("LC-005",), f"job {alias!r} {off[0]} must be a timezone-aware"
+                             " UTC datetime", utc.WANTED, utc.describe_offset(off[1]))
 
 
 def _listed_interval(question: cmd.ComputeDelay) -> float:

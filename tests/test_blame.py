@@ -163,3 +163,19 @@ def test_a_retry_started_early_on_an_interval_it_was_given_breaks_rt003() -> Non
     assert blame.record_primary(cmd.Dispatch(), "status", "queued", "running", IN_BACKOFF,
                                 DISPATCH_REQUIREMENTS, ("LC-001", "LC-002"),
                                 delay_holds=True, now=early, delays_given=True) == "RT-003"
+
+
+def test_a_lease_pass_that_requeues_fewer_under_a_fault_is_blamed_on_the_fault_rule() -> None:
+    # Issue 33: under an injected store fault, a pass that re-queued fewer jobs than the
+    # same pass without it lost a re-delivery to the fault (RD-007), not a lease boundary.
+    from jobconform.reference.faults import FaultKind, StoreFault
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    under_fault = cmd.JobStoreFault(StoreFault(FaultKind.FAIL, 2), cmd.ExpireLeases(2.0))
+    lost = blame.answer_primary(under_fault, {"requeued": 1, "parked": 0},
+                                {"requeued": 0, "parked": 0}, {}, now)
+    assert lost == "RD-007"
+    # More than the pass should touch is still the boundary's, fault or none.
+    extra = blame.answer_primary(under_fault, {"requeued": 0, "parked": 0},
+                                 {"requeued": 1, "parked": 0}, {}, now)
+    assert extra == "RD-005"
