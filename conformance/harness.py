@@ -554,8 +554,9 @@ class Harness:
             # The runtime left the job as it was: so does the oracle, with its decided
             # outcome and its starts. A job that was due waits at the tail of the queue
             # when the runtime started others instead, or until the runtime's own delay
-            # has passed.
-            if job.status is not Status.QUEUED:
+            # has passed. The oracle may have started it and seen it fail back into the
+            # queue at once (a retry with no delay): queued again, but not as it was.
+            if job != before or script.starts != starts:
                 script.outcome, script.starts = outcome, starts
                 kept = self._adopted_schedule(alias, before)
                 if kept.next_attempt_at == before.next_attempt_at:
