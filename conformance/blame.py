@@ -63,7 +63,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
                    job_before: JobState | None, command_requirements: tuple[str, ...],
                    field_requirements: tuple[str, ...],
                    retry_after_ignored: bool = False, delay_holds: bool = False,
-                   now: datetime | None = None, delays_given: bool = False) -> str:
+                   now: datetime | None = None, delays_given: bool = False,
+                   status: object = None) -> str:
     """The requirement a difference in one record field breaks.
 
     Args:
@@ -83,6 +84,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         delays_given: the backend waits out the intervals the kit gave it
             (`retry-intervals`) and has no delay formula (RT-002 left out): a retried job
             started before its interval passed broke its backoff's wait (RT-003).
+        status: the status the backend's record shows (compared first, so where another
+            field differs, the oracle's too).
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -133,12 +136,17 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         if (job_before is not None and job_before.redelivery_count > 0
                 and job_before.status is Status.QUEUED and field == "status"):
             return "RD-001"  # the re-delivered job did not run again as the same job
-        if in_backoff and field == "status":
-            if actual not in _status_values():
+        # A retried job the oracle started at this dispatch and whose attempt failed
+        # back into the queue at once agrees in status; its start time shows that the
+        # runtime did not start it (it kept the previous attempt's).
+        passed_over = (field == "started_at" and status == Status.QUEUED.value
+                       and job_before is not None and actual == job_before.started_at != expected)
+        if in_backoff and (field == "status" or passed_over):
+            if actual not in _status_values() and field == "status":
                 return "RT-003"  # backoff shown as a state of its own
             due = job_before is not None and now is not None and (
                 job_before.next_attempt_at is None or job_before.next_attempt_at <= now)
-            if delay_holds and (expected == Status.RUNNING.value
+            if delay_holds and (passed_over or expected == Status.RUNNING.value
                                 or (actual == Status.RUNNING.value and due)):
                 # Due, and its delay right on the backend's side too, yet not started at
                 # this dispatch like any queued job (a retry re-queued at the tail), or

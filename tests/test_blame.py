@@ -26,10 +26,11 @@ DISPATCH_REQUIREMENTS = ("LC-010", "RT-003", "RT-002")
 
 
 def _dispatch_primary(field: str, expected: object, actual: object,
-                      delay_holds: bool = False, now: datetime | None = None) -> str:
+                      delay_holds: bool = False, now: datetime | None = None,
+                      status: str = "running") -> str:
     return blame.record_primary(cmd.Dispatch(), field, expected, actual, IN_BACKOFF,
                                 DISPATCH_REQUIREMENTS, ("LC-001", "LC-002"),
-                                delay_holds=delay_holds, now=now)
+                                delay_holds=delay_holds, now=now, status=status)
 
 
 def _spec_delay(question: cmd.ComputeDelay) -> float:
@@ -59,6 +60,17 @@ def test_a_retried_start_that_keeps_the_first_start_time_breaks_the_timestamp_ru
     restarted = T0 + timedelta(seconds=1)
     assert _dispatch_primary("started_at", restarted, T0) == "LC-004"
     assert _dispatch_primary("started_at", restarted, T0, delay_holds=True) == "LC-004"
+
+
+def test_a_due_retry_passed_over_whose_attempt_failed_at_once_in_the_oracle() -> None:
+    # Queued on both sides: the oracle started it and its attempt failed back into the
+    # queue, the runtime kept it waiting (RQ re-queues a due retry at the tail): its start
+    # time is the previous attempt's. The queue order where the delay is right (RT-003),
+    # the delay where it is not (RT-002) -- as for a status that differs.
+    restarted = T0 + timedelta(seconds=1)
+    assert _dispatch_primary("started_at", restarted, T0, delay_holds=True,
+                             status="queued") == "RT-003"
+    assert _dispatch_primary("started_at", restarted, T0, status="queued") == "RT-002"
 
 
 def test_a_sixth_state_for_a_job_in_backoff_breaks_rt003() -> None:
