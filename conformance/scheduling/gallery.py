@@ -155,6 +155,16 @@ class EditKeepsTimetableRuntime(StepSchedulingRuntime):
         return schedule.next_fire_at
 
 
+class EditFiresOnTheEditInstantRuntime(StepSchedulingRuntime):
+    """An edit takes the new timetable's first fire time at or after the edit, the way a
+    new job's first fire is found, so an edit made exactly on one of the new timetable's
+    fire times fires at once (APScheduler's reschedule_job)."""
+
+    def _retimed(self, schedule: StoredSchedule, timetable: tuple[str, str],
+                 now: datetime) -> datetime | None:
+        return super()._retimed(schedule, timetable, now - timedelta(microseconds=1))
+
+
 class DeleteLeavesTimerRuntime(StepSchedulingRuntime):
     """Deleting a schedule removes its row but not the timer armed for its next fire: the
     timer still goes off once, dispatching the message of a schedule that is gone."""
@@ -259,6 +269,9 @@ GALLERY = (
     _memory_entry("scheduling_manual_runs_pre_check", ManualRunsPreCheckRuntime, "SC-009",
                   f"{SEED} §10.6.1 (manual triggers bypass the pre-check)"),
     _memory_entry("scheduling_edit_keeps_timetable", EditKeepsTimetableRuntime, "SC-017",
+                  f"{SEED} §10.1 (schedule CRUD: editing)"),
+    _memory_entry("scheduling_edit_fires_on_the_edit_instant",
+                  EditFiresOnTheEditInstantRuntime, "SC-017",
                   f"{SEED} §10.1 (schedule CRUD: editing)"),
     _memory_entry("scheduling_delete_leaves_timer", DeleteLeavesTimerRuntime, "SC-018",
                   f"{SEED} §10.1 (schedule CRUD: deleting)"),
