@@ -64,7 +64,7 @@ def record_primary(command: Command | None, field: str, expected: object, actual
                    field_requirements: tuple[str, ...],
                    retry_after_ignored: bool = False, delay_holds: bool = False,
                    now: datetime | None = None, delays_given: bool = False,
-                   status: object = None) -> str:
+                   status: object = None, due_for_runtime: bool = False) -> str:
     """The requirement a difference in one record field breaks.
 
     Args:
@@ -86,6 +86,9 @@ def record_primary(command: Command | None, field: str, expected: object, actual
             started before its interval passed broke its backoff's wait (RT-003).
         status: the status the backend's record shows (compared first, so where another
             field differs, the oracle's too).
+        due_for_runtime: the job in backoff was due by the backend's own delay function
+            (`delay_holds` or not): one the backend then did not start at a dispatch lost
+            its turn (RT-003), whatever its delay.
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -146,11 +149,13 @@ def record_primary(command: Command | None, field: str, expected: object, actual
                 return "RT-003"  # backoff shown as a state of its own
             due = job_before is not None and now is not None and (
                 job_before.next_attempt_at is None or job_before.next_attempt_at <= now)
-            if delay_holds and (passed_over or expected == Status.RUNNING.value
-                                or (actual == Status.RUNNING.value and due)):
-                # Due, and its delay right on the backend's side too, yet not started at
-                # this dispatch like any queued job (a retry re-queued at the tail), or
-                # started ahead of a job whose turn it was (the order, not the delay).
+            not_started = passed_over or expected == Status.RUNNING.value
+            if ((delay_holds or due_for_runtime) and not_started) or (
+                    delay_holds and actual == Status.RUNNING.value and due):
+                # Due on the backend's side too, by its own delay, yet not started at this
+                # dispatch like any queued job (a retry re-queued at the tail, or fetched
+                # only at the worker's next poll); or, its delay right, started ahead of a
+                # job whose turn it was: the order, not the delay.
                 return "RT-003"
             if delays_given:
                 return "RT-003"  # early on an interval it was given: the wait, not a formula

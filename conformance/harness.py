@@ -342,6 +342,9 @@ class Harness:
         # Each job's decided outcome, start count and cancel request in the oracle before
         # the command: an adoption puts back what the runtime did not do.
         self._before_scripts: dict[str, tuple[cmd.Outcome | None, int, bool]] = {}
+        # Each job's latest retry in the oracle before the command: when and with what
+        # retry-after it was re-queued (blame: was it due by the runtime's own delay?).
+        self._before_retries: dict[str, tuple[datetime | None, float | None]] = {}
         self._command_requirements: tuple[str, ...] = ()
         self._fault_divergence: Divergence | None = None  # see defer_fault
         self.listed = ListedDeviations(self.tolerated)
@@ -424,6 +427,8 @@ class Harness:
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
         self._before_scripts = {alias: (script.outcome, script.starts, script.cancel_requested)
+                                for alias, script in self.model.scripts.items()}
+        self._before_retries = {alias: (script.retried_at, script.retry_after_ms)
                                 for alias, script in self.model.scripts.items()}
         expected = self.model.apply(command)
         self._command_requirements = expected.requirements
@@ -1256,7 +1261,7 @@ class Harness:
                     self._before.get(alias) if alias is not None else None, requirements,
                     field_requirements, self._retry_after_holds(alias),
                     self._retry_delay_holds(alias), self.clock.now(), self.delays_given,
-                    actual.status)
+                    actual.status, self._due_for_runtime(alias))
                 if (name == "status" and wanted.status == Status.CANCELLED.value
                         and actual.status in (Status.SUCCEEDED.value, Status.FAILED.value)
                         and self._counted_as_the_oracle()):
@@ -1277,6 +1282,21 @@ class Harness:
         """Whether job `alias` still waits only because of a server's retry-after."""
         script = self.model.scripts.get(alias) if alias is not None else None
         due = script.due_without_retry_after if script is not None else None
+        return due is not None and due <= self.clock.now()
+
+    def _due_for_runtime(self, alias: str | None) -> bool:
+        """Whether job `alias`, in backoff before the latest command, was due by then by
+        the runtime's own delay function (right or wrong against the spec)."""
+        if alias is None:
+            return False
+        before, script = self._before.get(alias), self.model.scripts.get(alias)
+        if before is None or script is None or before.retry_count == 0:
+            return False
+        retried_at, retry_after_ms = self._before_retries.get(alias, (None, None))
+        if retried_at is None:
+            return False
+        due = self._runtime_due(script.policy, before.retry_count - 1, retried_at,
+                                retry_after_ms)
         return due is not None and due <= self.clock.now()
 
     def _retry_delay_holds(self, alias: str | None) -> bool:

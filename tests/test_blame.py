@@ -73,6 +73,18 @@ def test_a_due_retry_passed_over_whose_attempt_failed_at_once_in_the_oracle() ->
     assert _dispatch_primary("started_at", restarted, T0, status="queued") == "RT-002"
 
 
+def test_a_retry_due_by_the_runtimes_own_delay_but_not_started_lost_its_turn() -> None:
+    # The runtime's delay is wrong (longer than the spec's) but had passed too: a worker
+    # that fetches a due retry only at its next poll (procrastinate) keeps it waiting; the
+    # turn (RT-003), not the delay.
+    restarted = T0 + timedelta(seconds=1)
+    for field, expected, actual, status in (("status", "running", "queued", "running"),
+                                            ("started_at", restarted, T0, "queued")):
+        assert blame.record_primary(
+            cmd.Dispatch(), field, expected, actual, IN_BACKOFF, DISPATCH_REQUIREMENTS,
+            ("LC-001", "LC-002"), status=status, due_for_runtime=True) == "RT-003"
+
+
 def test_a_sixth_state_for_a_job_in_backoff_breaks_rt003() -> None:
     assert _dispatch_primary("status", "running", "retrying") == "RT-003"
 
