@@ -63,7 +63,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
                    job_before: JobState | None, command_requirements: tuple[str, ...],
                    field_requirements: tuple[str, ...],
                    retry_after_ignored: bool = False, delay_holds: bool = False,
-                   now: datetime | None = None, delays_given: bool = False) -> str:
+                   now: datetime | None = None, delays_given: bool = False,
+                   status: object = None, due_for_runtime: bool = False) -> str:
     """The requirement a difference in one record field breaks.
 
     Args:
@@ -83,6 +84,11 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         delays_given: the backend waits out the intervals the kit gave it
             (`retry-intervals`) and has no delay formula (RT-002 left out): a retried job
             started before its interval passed broke its backoff's wait (RT-003).
+        status: the status the backend's record shows (compared first, so where another
+            field differs, the oracle's too).
+        due_for_runtime: the job in backoff was due by the backend's own delay function
+            (`delay_holds` or not): one the backend then did not start at a dispatch lost
+            its turn (RT-003), whatever its delay.
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -133,16 +139,23 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         if (job_before is not None and job_before.redelivery_count > 0
                 and job_before.status is Status.QUEUED and field == "status"):
             return "RD-001"  # the re-delivered job did not run again as the same job
-        if in_backoff and field == "status":
-            if actual not in _status_values():
+        # A retried job the oracle started at this dispatch and whose attempt failed
+        # back into the queue at once agrees in status; its start time shows that the
+        # runtime did not start it (it kept the previous attempt's).
+        passed_over = (field == "started_at" and status == Status.QUEUED.value
+                       and job_before is not None and actual == job_before.started_at != expected)
+        if in_backoff and (field == "status" or passed_over):
+            if actual not in _status_values() and field == "status":
                 return "RT-003"  # backoff shown as a state of its own
             due = job_before is not None and now is not None and (
                 job_before.next_attempt_at is None or job_before.next_attempt_at <= now)
-            if delay_holds and (expected == Status.RUNNING.value
-                                or (actual == Status.RUNNING.value and due)):
-                # Due, and its delay right on the backend's side too, yet not started at
-                # this dispatch like any queued job (a retry re-queued at the tail), or
-                # started ahead of a job whose turn it was (the order, not the delay).
+            not_started = passed_over or expected == Status.RUNNING.value
+            if ((delay_holds or due_for_runtime) and not_started) or (
+                    delay_holds and actual == Status.RUNNING.value and due):
+                # Due on the backend's side too, by its own delay, yet not started at this
+                # dispatch like any queued job (a retry re-queued at the tail, or fetched
+                # only at the worker's next poll); or, its delay right, started ahead of a
+                # job whose turn it was: the order, not the delay.
                 return "RT-003"
             if delays_given:
                 return "RT-003"  # early on an interval it was given: the wait, not a formula
@@ -281,6 +294,16 @@ def answer_primary(command: Command | None, expected: object, actual: object,
                    jobs_before: Mapping[str, JobState], now: datetime,
                    failed_sweeps: int = 0) -> str | None:
     """The requirement a wrong answer to a command breaks (None: the default rank)."""
+    if isinstance(command, cmd.JobStoreFault):
+        inner = command.command
+        if (isinstance(inner, cmd.ExpireLeases) and isinstance(expected, dict)
+                and isinstance(actual, dict) and expected.get("parked") == actual.get("parked")
+                and sum(map(_count, actual.values())) < sum(map(_count, expected.values()))):
+            # Fewer re-queued than the same pass without the fault: the fault lost a
+            # re-delivery (issue 33: the fault's rule under an injected fault).
+            return "RD-007"
+        # Else the answer is the pass's own, judged as without the fault.
+        return answer_primary(inner, expected, actual, jobs_before, now, failed_sweeps)
     if isinstance(command, cmd.Submit):
         # LC-027 also fixes where the module check stands among the refusals.
         if expected in _MODULE_REFUSALS or actual in _MODULE_REFUSALS:

@@ -12,7 +12,7 @@ import click
 
 from jobconform.conformance.campaign import merge_command
 from jobconform.conformance.compare import compare_command
-from jobconform.conformance.defaults import SELFTEST_EXAMPLES, SUITES
+from jobconform.conformance.defaults import RUN_EXAMPLES, SELFTEST_EXAMPLES, SUITES
 from jobconform.conformance.publish import publish_command
 
 # The runner, the suites, the self-test gallery and the backends (Hypothesis, Robot
@@ -86,7 +86,7 @@ def failed_in_report(path: Path) -> tuple[dict[str, object], frozenset[str]]:
               help="Run only these suites (repeatable). Default: all three.")
 @click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
               help="Hypothesis seed: the same seed gives the same sequences.")
-@click.option("--examples", default=200, show_default=True, type=click.IntRange(min=1),
+@click.option("--examples", default=RUN_EXAMPLES, show_default=True, type=click.IntRange(min=1),
               help="Hypothesis examples (command sequences) to try.")
 @click.option("--seeds", "seed_range", default=None, metavar="A-B",
               help="A Hypothesis campaign: every machine runs once per seed from A to B.")

@@ -40,7 +40,7 @@ from jobconform.backends.protocol import (
     TaskScript,
     store_faults,
 )
-from jobconform.conformance import blame, job_faults, tolerance
+from jobconform.conformance import blame, job_faults, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
 from jobconform.conformance.blame import ranked
@@ -342,6 +342,9 @@ class Harness:
         # Each job's decided outcome, start count and cancel request in the oracle before
         # the command: an adoption puts back what the runtime did not do.
         self._before_scripts: dict[str, tuple[cmd.Outcome | None, int, bool]] = {}
+        # Each job's latest retry in the oracle before the command: when and with what
+        # retry-after it was re-queued (blame: was it due by the runtime's own delay?).
+        self._before_retries: dict[str, tuple[datetime | None, float | None]] = {}
         self._command_requirements: tuple[str, ...] = ()
         self._fault_divergence: Divergence | None = None  # see defer_fault
         self.listed = ListedDeviations(self.tolerated)
@@ -424,6 +427,8 @@ class Harness:
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
         self._before_scripts = {alias: (script.outcome, script.starts, script.cancel_requested)
+                                for alias, script in self.model.scripts.items()}
+        self._before_retries = {alias: (script.retried_at, script.retry_after_ms)
                                 for alias, script in self.model.scripts.items()}
         expected = self.model.apply(command)
         self._command_requirements = expected.requirements
@@ -554,8 +559,9 @@ class Harness:
             # The runtime left the job as it was: so does the oracle, with its decided
             # outcome and its starts. A job that was due waits at the tail of the queue
             # when the runtime started others instead, or until the runtime's own delay
-            # has passed.
-            if job.status is not Status.QUEUED:
+            # has passed. The oracle may have started it and seen it fail back into the
+            # queue at once (a retry with no delay): queued again, but not as it was.
+            if job != before or script.starts != starts:
                 script.outcome, script.starts = outcome, starts
                 kept = self._adopted_schedule(alias, before)
                 if kept.next_attempt_at == before.next_attempt_at:
@@ -1095,10 +1101,8 @@ class Harness:
             if isinstance(command, cmd.Cleanup):
                 # Which jobs went tells the boundary (LC-020) from an active job (LC-019).
                 self.observe(requirements)
-            # Under a store fault, the answer is the pass's (RD-007 holds back its own).
-            asked = command.command if isinstance(command, cmd.JobStoreFault) else command
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
-                             actual, blame.answer_primary(asked, expected, actual,
+                             actual, blame.answer_primary(command, expected, actual,
                                                           self._before, self.clock.now(),
                                                           self.model.failed_sweeps))
 
@@ -1256,7 +1260,8 @@ class Harness:
                     self._last_command(), name, getattr(wanted, name), getattr(actual, name),
                     self._before.get(alias) if alias is not None else None, requirements,
                     field_requirements, self._retry_after_holds(alias),
-                    self._retry_delay_holds(alias), self.clock.now(), self.delays_given)
+                    self._retry_delay_holds(alias), self.clock.now(), self.delays_given,
+                    actual.status, self._due_for_runtime(alias))
                 if (name == "status" and wanted.status == Status.CANCELLED.value
                         and actual.status in (Status.SUCCEEDED.value, Status.FAILED.value)
                         and self._counted_as_the_oracle()):
@@ -1277,6 +1282,21 @@ class Harness:
         """Whether job `alias` still waits only because of a server's retry-after."""
         script = self.model.scripts.get(alias) if alias is not None else None
         due = script.due_without_retry_after if script is not None else None
+        return due is not None and due <= self.clock.now()
+
+    def _due_for_runtime(self, alias: str | None) -> bool:
+        """Whether job `alias`, in backoff before the latest command, was due by then by
+        the runtime's own delay function (right or wrong against the spec)."""
+        if alias is None:
+            return False
+        before, script = self._before.get(alias), self.model.scripts.get(alias)
+        if before is None or script is None or before.retry_count == 0:
+            return False
+        retried_at, retry_after_ms = self._before_retries.get(alias, (None, None))
+        if retried_at is None:
+            return False
+        due = self._runtime_due(script.policy, before.retry_count - 1, retried_at,
+                                retry_after_ms)
         return due is not None and due <= self.clock.now()
 
     def _retry_delay_holds(self, alias: str | None) -> bool:
@@ -1308,6 +1328,13 @@ class Harness:
                 alias = self.aliases.get(view.job_id, view.job_id)
                 raise self._fail(("LC-005",), f"job {alias!r} {name} must be a timezone-aware"
                                  " UTC datetime", "tz-aware UTC datetime", value)
+        # Every other instant field too (last_heartbeat, next_attempt_at, …): the record
+        # comparison reads them as instants, which ignores the offset (issue 33).
+        off = utc.field_off_utc(view)
+        if off is not None:
+            alias = self.aliases.get(view.job_id, view.job_id)
+            raise self._fail(("LC-005",), f"job {alias!r} {off[0]} must be a timezone-aware"
+                             " UTC datetime", utc.WANTED, utc.describe_offset(off[1]))
 
 
 def _listed_interval(question: cmd.ComputeDelay) -> float:

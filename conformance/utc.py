@@ -59,3 +59,26 @@ def off_utc_field(view: object, names: Iterable[str]) -> tuple[str, object] | No
         if value is not None and (not isinstance(value, datetime) or is_off_utc(value)):
             return name, value
     return None
+
+
+def record_fields(record: object) -> Iterator[tuple[str, object]]:
+    """(name, value) for every public field of a record or view: a dataclass's fields,
+    otherwise its public instance attributes (a view proxy that reads through
+    `__getattr__` shows none, and is judged by the fields its caller names)."""
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        for field in dataclasses.fields(record):
+            yield field.name, getattr(record, field.name)
+        return
+    for name, value in getattr(record, "__dict__", {}).items():
+        if not name.startswith("_"):
+            yield name, value
+
+
+def field_off_utc(record: object) -> tuple[str, datetime] | None:
+    """The first field of `record` holding an instant that is naive or not at UTC: every
+    instant field counts (LC-005: every timestamp is UTC), not only the ones a check
+    compares, so one column read back at +05:30 is caught while the others are UTC."""
+    for name, value in record_fields(record):
+        if isinstance(value, datetime) and is_off_utc(value):
+            return name, value
+    return None

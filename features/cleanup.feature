@@ -30,6 +30,20 @@ Feature: Cleanup of old terminal jobs
     And job "a" is not held
 
   @LC-020
+  Scenario: A job 0.4 milliseconds younger than the max age is kept
+    Given job "a" is submitted
+    And the runtime dispatches
+    And 0.0005 seconds pass
+    And job "a" returns 1
+    When 3599.9996 seconds pass
+    And cleanup runs with a max age of 3600 seconds
+    Then cleanup removed 0 jobs
+    And job "a" is succeeded
+    When 0.0004 seconds pass
+    And cleanup runs with a max age of 3600 seconds
+    Then cleanup removed 1 job
+
+  @LC-020
   Scenario: A job's age counts from when it finished, not from submission or start
     Given job "a" is submitted
     And 1000 seconds pass

@@ -321,6 +321,15 @@ Feature: Scheduling and autonomy
     And execution 1 of schedule "a" dispatched "every quarter to"
     And schedule "a" was created at 2026-01-01T00:00:00Z
 
+  @SC-017
+  Scenario: A timetable edited exactly on one of its new fire times first fires after the edit
+    Given cron schedule "a" runs "half past" at "30 * * * *" in UTC
+    When the scheduling clock advances 3600 seconds
+    And schedule "a" is edited to run at "0 * * * *" in UTC
+    Then schedule "a" next fires at 2026-01-01T02:00:00Z
+    When the scheduling clock advances 1 seconds
+    Then schedule "a" was dispatched 1 time
+
   # -- SC-018: deleting ------------------------------------------------------------------------
 
   @SC-018

@@ -67,6 +67,16 @@ Feature: Stuck-job detection
     And the counters show 1 processed, 1 failed, 0 cancelled
     And the health shows 0 queued, 0 running, 1 in total
 
+  @ST-002
+  Scenario: A job silent for half a second past the timeout is failed as stuck
+    Given job "a" is submitted
+    And the runtime dispatches
+    When 60.5 seconds pass
+    And stuck jobs are detected with a timeout of 60 seconds
+    Then 1 job was failed as stuck
+    And job "a" is failed
+    And job "a" finished at second 60.5
+
   @ST-002 @LC-010
   Scenario: A job failed as stuck frees its worker slot for the next queued job
     Given a runtime with 1 worker slot

@@ -483,6 +483,18 @@ Cleanup Never Removes A Queued Or Running Job
     Job Should Not Be Held    a
     Listing Should Show    b
 
+Cleanup Keeps A Job 0.4 Milliseconds Younger Than The Max Age
+    [Tags]    LC-020
+    Start Runtime
+    Submit Job    a
+    Advance Clock    0.0005
+    Run Job To Success    a
+    Advance Clock    3599.9996
+    Cleanup Should Remove    ${MAX_AGE}    0
+    Job Status Should Be    a    succeeded
+    Advance Clock    0.0004
+    Cleanup Should Remove    ${MAX_AGE}    1
+
 Cleanup Removes A Job Exactly Max Age Old But Not One Second Younger
     [Tags]    LC-020
     Start Runtime

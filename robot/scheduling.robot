@@ -286,6 +286,16 @@ An Edit Changes The Fields Given And Restarts The Timetable
     Execution Should Be    a    1    schedule    2026-01-01T00:45:00Z
     Execution Should Have Dispatched    a    1    every quarter to
 
+An Edit Exactly On A Fire Time Of The New Timetable Fires After It
+    [Tags]    SC-017
+    Start Scheduling
+    Create Cron Schedule    a    30 * * * *    message=half past
+    Advance Scheduling Clock    3600
+    Edit Schedule    a    expression=0 * * * *    timezone=UTC
+    Next Fire Should Be    a    2026-01-01T02:00:00Z
+    Advance Scheduling Clock    1
+    Dispatches Should Be    a    1
+
 A Deleted Schedule Never Fires Again
     [Tags]    SC-018
     Start Scheduling

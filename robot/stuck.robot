@@ -77,6 +77,16 @@ A Job Silent For 61 Seconds Is Failed As Stuck With A Timeout Of 60
     Counters Should Show    processed=1    failed=1    cancelled=0
     Health Should Show    queued=0    running=0    total=1
 
+A Job Silent For Half A Second Past The Timeout Is Failed As Stuck
+    [Tags]    ST-002
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Advance Clock    60.5
+    Stuck Detection Should Fail    60    1
+    Job Status Should Be    a    failed
+    Job Should Have Finished At Second    a    60.5
+
 A Job Failed As Stuck Frees Its Worker Slot For The Next Queued Job
     [Tags]    ST-002    LC-010
     Start Runtime    slots=1

@@ -24,6 +24,7 @@ from jobconform.conformance.gallery.adoption import (
     AdoptionEntry,
     no_jitter_modes,
     over_cap_with_late_jitter,
+    retry_after_ignored,
     tail_requeue,
 )
 from jobconform.conformance.harness import AdapterError, Harness, open_harness
@@ -147,5 +148,29 @@ def test_a_job_requeued_at_the_tail_waits_behind_the_jobs_the_runtime_started() 
                      cmd.Finish("j2", cmd.Succeed(2)), cmd.Dispatch(),
                      cmd.Finish("j3", cmd.Succeed(3)), cmd.Dispatch()])
     assert harness.model.jobs["j1"].status is Status.FAILED
+    assert tolerance.take() == []
+    harness.close()
+
+
+def test_a_job_the_oracle_started_and_requeued_is_put_back_if_the_runtime_did_not() -> None:
+    # Found by the tenacity example at 200 examples: the runtime starts a retry early
+    # (the listed RT-010) where the oracle starts the next queued job, whose body fails
+    # back into the queue at once; adopted, that job has not started, and nothing
+    # diverges again (before, it was LC-010 at the next dispatch).
+    no_delay = RetryPolicy(max_retries=1, retry_delay_ms=0.0, max_retry_delay_ms=0.0)
+    floored = RetryPolicy(max_retries=1, retry_delay_ms=0.0, max_retry_delay_ms=4000.0)
+    harness = _harness(retry_after_ignored(), {"RT-010"}, max_concurrent=2)
+    harness.run_all([cmd.Submit("j1", retry=floored), cmd.Submit("j2"),
+                     cmd.Submit("j3", retry=no_delay),
+                     cmd.Finish("j3", cmd.Raise("FlakyError", "no")), cmd.Dispatch(),
+                     cmd.Finish("j3", cmd.Raise("FlakyError", "no")),
+                     cmd.Finish("j1", cmd.Raise("FlakyError", "later", retry_after_ms=500.0))])
+    harness.run(cmd.Dispatch())
+    assert [deviation.primary for deviation in tolerance.take()] == ["RT-010"]
+    assert harness.model.jobs["j3"].status is Status.QUEUED
+    assert harness.model.jobs["j3"].started_at is None
+    assert harness.model.scripts["j3"].starts == 0
+    harness.run_all([cmd.Dispatch(), cmd.Finish("j1", cmd.Succeed(1)), cmd.Dispatch(),
+                     cmd.Dispatch()])
     assert tolerance.take() == []
     harness.close()

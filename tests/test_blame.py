@@ -26,10 +26,11 @@ DISPATCH_REQUIREMENTS = ("LC-010", "RT-003", "RT-002")
 
 
 def _dispatch_primary(field: str, expected: object, actual: object,
-                      delay_holds: bool = False, now: datetime | None = None) -> str:
+                      delay_holds: bool = False, now: datetime | None = None,
+                      status: str = "running") -> str:
     return blame.record_primary(cmd.Dispatch(), field, expected, actual, IN_BACKOFF,
                                 DISPATCH_REQUIREMENTS, ("LC-001", "LC-002"),
-                                delay_holds=delay_holds, now=now)
+                                delay_holds=delay_holds, now=now, status=status)
 
 
 def _spec_delay(question: cmd.ComputeDelay) -> float:
@@ -59,6 +60,29 @@ def test_a_retried_start_that_keeps_the_first_start_time_breaks_the_timestamp_ru
     restarted = T0 + timedelta(seconds=1)
     assert _dispatch_primary("started_at", restarted, T0) == "LC-004"
     assert _dispatch_primary("started_at", restarted, T0, delay_holds=True) == "LC-004"
+
+
+def test_a_due_retry_passed_over_whose_attempt_failed_at_once_in_the_oracle() -> None:
+    # Queued on both sides: the oracle started it and its attempt failed back into the
+    # queue, the runtime kept it waiting (RQ re-queues a due retry at the tail): its start
+    # time is the previous attempt's. The queue order where the delay is right (RT-003),
+    # the delay where it is not (RT-002) -- as for a status that differs.
+    restarted = T0 + timedelta(seconds=1)
+    assert _dispatch_primary("started_at", restarted, T0, delay_holds=True,
+                             status="queued") == "RT-003"
+    assert _dispatch_primary("started_at", restarted, T0, status="queued") == "RT-002"
+
+
+def test_a_retry_due_by_the_runtimes_own_delay_but_not_started_lost_its_turn() -> None:
+    # The runtime's delay is wrong (longer than the spec's) but had passed too: a worker
+    # that fetches a due retry only at its next poll (procrastinate) keeps it waiting; the
+    # turn (RT-003), not the delay.
+    restarted = T0 + timedelta(seconds=1)
+    for field, expected, actual, status in (("status", "running", "queued", "running"),
+                                            ("started_at", restarted, T0, "queued")):
+        assert blame.record_primary(
+            cmd.Dispatch(), field, expected, actual, IN_BACKOFF, DISPATCH_REQUIREMENTS,
+            ("LC-001", "LC-002"), status=status, due_for_runtime=True) == "RT-003"
 
 
 def test_a_sixth_state_for_a_job_in_backoff_breaks_rt003() -> None:
@@ -163,3 +187,19 @@ def test_a_retry_started_early_on_an_interval_it_was_given_breaks_rt003() -> Non
     assert blame.record_primary(cmd.Dispatch(), "status", "queued", "running", IN_BACKOFF,
                                 DISPATCH_REQUIREMENTS, ("LC-001", "LC-002"),
                                 delay_holds=True, now=early, delays_given=True) == "RT-003"
+
+
+def test_a_lease_pass_that_requeues_fewer_under_a_fault_is_blamed_on_the_fault_rule() -> None:
+    # Issue 33: under an injected store fault, a pass that re-queued fewer jobs than the
+    # same pass without it lost a re-delivery to the fault (RD-007), not a lease boundary.
+    from jobconform.reference.faults import FaultKind, StoreFault
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    under_fault = cmd.JobStoreFault(StoreFault(FaultKind.FAIL, 2), cmd.ExpireLeases(2.0))
+    lost = blame.answer_primary(under_fault, {"requeued": 1, "parked": 0},
+                                {"requeued": 0, "parked": 0}, {}, now)
+    assert lost == "RD-007"
+    # More than the pass should touch is still the boundary's, fault or none.
+    extra = blame.answer_primary(under_fault, {"requeued": 0, "parked": 0},
+                                 {"requeued": 1, "parked": 0}, {}, now)
+    assert extra == "RD-005"

@@ -453,3 +453,19 @@ def test_the_composite_wiring_opens_loops_without_an_event_sink() -> None:
                                       composite_config(registry.profile("canonical")))
     composite.close()
     assert opened == [None]
+
+
+def test_the_default_run_finds_a_failed_run_that_overwrites_the_previous_response() -> None:
+    # Random draws needed about 9,700 steps to line up a loop whose message quotes the
+    # previous response, a good answer, a failure and a further run (issue 33); the
+    # user's default run (200 examples, seed 0) must find what the self-test proves.
+    from jobconform.conformance.defaults import RUN_EXAMPLES
+    from jobconform.conformance.loops.gallery import loops_failed_run_overwrites_previous
+    from jobconform.conformance.loops.machine import run_loops_machine
+
+    registry = load_registry()
+    run = run_loops_machine(loops_failed_run_overwrites_previous(),  # type: ignore[operator]
+                            registry.profile("canonical"), registry, seed=0,
+                            examples=RUN_EXAMPLES)
+    assert run.divergence is not None, "the loops machine missed a failed run overwriting"
+    assert run.divergence.requirements[0] == "LP-003"

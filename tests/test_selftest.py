@@ -34,3 +34,16 @@ def test_a_suite_that_stopped_is_a_miss_that_says_why() -> None:
         "ModuleNotFoundError: No module named 'no_such_module'",))
     text = format_catches([stopped])
     assert "MISSED: the suite stopped: ModuleNotFoundError: No module named" in text
+
+
+def test_the_self_test_proves_each_bug_at_the_default_runs_examples() -> None:
+    # What the self-test proves, the user's `jobconform run` must find (issue 33): both
+    # use one count, and the command line shows it as the default.
+    from click.testing import CliRunner
+
+    from jobconform.conformance.cli import main
+    from jobconform.conformance.defaults import RUN_EXAMPLES, SELFTEST_EXAMPLES
+
+    assert SELFTEST_EXAMPLES == RUN_EXAMPLES == 200
+    shown = CliRunner().invoke(main, ["run", "--help"]).output
+    assert f"[default: {RUN_EXAMPLES};" in " ".join(shown.split())

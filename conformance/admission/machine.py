@@ -331,6 +331,28 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             command = ad.AddSchedule if new else ad.ChangeSchedule
             self._run(command(owner, schedule, seconds))
 
+        # A schedule, then its owner's timeout lowered below it: refused, listing the
+        # schedule (AD-014); then work for that owner, under the timeout that stands.
+        # Random draws need an owner, a long schedule and a lower timeout in that order,
+        # and reached it only past the default run's 200 examples (issue 33). Its target
+        # and three arguments sort it after every other rule, so those keep their draws.
+        @rule(target=executions, owner=st.sampled_from(OWNERS),
+              schedule=st.sampled_from(SCHEDULES), lower=st.sampled_from((59, 300)))
+        def timeout_lowered_under_schedule(self, owner: str, schedule: str,
+                                           lower: int) -> str:
+            model = self.harness.model
+            if owner not in model.owners:
+                self._run(ad.AddOwner(owner))
+            if owner in model.owners:  # not refused (the owner limit of the moment)
+                self._run(ad.SetExecutionTimeout(owner, 900))
+                known = {name for name, _ in model.owners[owner].schedules}
+                command = ad.ChangeSchedule if schedule in known else ad.AddSchedule
+                self._run(command(owner, schedule, 600))
+                self._run(ad.SetExecutionTimeout(owner, lower))
+            alias = self._alias("e")
+            self._run(ad.Admit(alias, owner))
+            return alias
+
         @rule(owner=st.sampled_from(OWNERS), schedule=st.sampled_from(SCHEDULES))
         def remove_schedule(self, owner: str, schedule: str) -> None:
             self._run(ad.RemoveSchedule(owner, schedule))

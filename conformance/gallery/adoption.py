@@ -84,6 +84,18 @@ class FixedMultiplierRuntime(MemoryRuntime):
                                         jitter, draw, previous_ms, retry_after_ms)
 
 
+class RetryAfterIgnoredRuntime(MemoryRuntime):
+    """The delay function never sees a server's retry-after, so it is no floor: a job
+    retried with a retry-after longer than its own delay starts again early (RT-010), as
+    tenacity's wait strategies do."""
+
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
+                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
+                         previous_ms: float | None = None,
+                         retry_after_ms: float | None = None) -> float:
+        return super().compute_delay_ms(policy, attempt, jitter, draw, previous_ms, None)
+
+
 class TailRequeueStore(InMemoryJobStore):
     """A retried job goes back to the tail of the queue, behind every job waiting then,
     instead of keeping its place in submission order. The kit's blame names a due retried
@@ -185,4 +197,6 @@ ADOPTION_GALLERY = (
            ("RT-005", "RT-009")),
     _entry("fixed_multiplier", (FixedMultiplierRuntime, RetriedAttemptCountedRuntime),
            ("RT-002", "RT-007")),
+    _entry("retry_after_ignored", (RetryAfterIgnoredRuntime, CancelAlwaysTrueRuntime),
+           ("RT-010", "LC-015")),
 )

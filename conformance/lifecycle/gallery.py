@@ -13,7 +13,7 @@ import itertools
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
@@ -169,6 +169,22 @@ class NaiveTimestampRuntime(MemoryRuntime):
 
     def _now(self) -> datetime:
         return super()._now().replace(tzinfo=None)
+
+
+# India Standard Time: the offset of one column a driver reads back in the session's zone.
+SESSION_OFFSET = timezone(timedelta(hours=5, minutes=30))
+
+
+class HeartbeatAtOffsetRuntime(MemoryRuntime):
+    """One column comes back at another offset: a record's last_heartbeat reads at +05:30
+    (the same instant) while its other timestamps are UTC, as a column typed without a
+    time zone that the driver reads in the session's zone."""
+
+    def _copy(self, job: StoredJob) -> StoredJob:
+        copied = super()._copy(job)
+        if copied.last_heartbeat is None:
+            return copied
+        return replace(copied, last_heartbeat=copied.last_heartbeat.astimezone(SESSION_OFFSET))
 
 
 class _LiveRecord:
@@ -368,6 +384,17 @@ class StuckIgnoresHeartbeatsRuntime(MemoryRuntime):
         return job.started_at is not None and job.started_at < cutoff
 
 
+class StuckWholeSecondsRuntime(MemoryRuntime):
+    """Silence is measured in whole seconds, `int(now - last_heartbeat) > timeout`, so a
+    job silent for the timeout plus half a second is left running (issue 33)."""
+
+    @staticmethod
+    def _is_stuck(job: StoredJob, cutoff: datetime) -> bool:
+        # With a whole-second timeout, int(silence) > timeout holds from timeout + 1 s on.
+        return (job.last_heartbeat is not None
+                and job.last_heartbeat <= cutoff - timedelta(seconds=1))
+
+
 class StuckInclusiveBoundaryRuntime(MemoryRuntime):
     """A job whose last heartbeat is exactly the timeout old is already failed as stuck."""
 
@@ -406,6 +433,22 @@ class CleanupExclusiveBoundaryStore(InMemoryJobStore):
     @staticmethod
     def _expired(job: StoredJob, cutoff: datetime) -> bool:
         return job.status in TERMINAL and (job.finished_at or job.submitted_at) < cutoff
+
+
+def _to_millisecond(instant: datetime) -> datetime:
+    return instant.replace(microsecond=instant.microsecond // 1000 * 1000)
+
+
+class CleanupMillisecondStore(InMemoryJobStore):
+    """Cleanup compares instants at millisecond precision, as a store column that keeps
+    milliseconds: a job finished within the same millisecond as the cut-off, but after it,
+    is removed though younger than the max age (issue 33)."""
+
+    @staticmethod
+    def _expired(job: StoredJob, cutoff: datetime) -> bool:
+        finished = job.finished_at or job.submitted_at
+        return job.status in TERMINAL and (
+            _to_millisecond(finished) <= _to_millisecond(cutoff))
 
 
 class FirstStartKeptStore(InMemoryJobStore):
@@ -645,11 +688,15 @@ GALLERY = (
     _memory_entry("cancel_counted_as_processed", CancelCountedAsProcessedRuntime, "LC-025",
                   "seed 000 B2"),
     _memory_entry("naive_timestamps", NaiveTimestampRuntime, "LC-005", "seed 000 B4"),
+    _memory_entry("heartbeat_at_offset", HeartbeatAtOffsetRuntime, "LC-005",
+                  "issue 33: every timestamp is UTC, each instant field of a record"),
     _memory_entry("live_records", LiveRecordRuntime, "LC-016", "seed 004 D-23"),
     _memory_entry("cleanup_removes_active", CleanupRemovesActiveStore, "LC-019",
                   "seed 004 cleanup"),
     _memory_entry("cleanup_exclusive_boundary", CleanupExclusiveBoundaryStore, "LC-020",
                   "seed 004 cleanup"),
+    _memory_entry("cleanup_millisecond_precision", CleanupMillisecondStore, "LC-020",
+                  "issue 33: time finer than a second (instants compared at milliseconds)"),
     _memory_entry("cap_counts_active_only", CapCountsActiveOnlyStore, "LC-009",
                   "anchors: task cap trap"),
     _memory_entry("overbooking", OverbookingRuntime, "LC-010", "seed 000 B3"),
@@ -687,6 +734,8 @@ GALLERY = (
                   "seed 000 stuck detection"),
     _memory_entry("stuck_inclusive_boundary", StuckInclusiveBoundaryRuntime, "ST-003",
                   "seed 000 stuck detection"),
+    _memory_entry("stuck_whole_seconds", StuckWholeSecondsRuntime, "ST-002",
+                  "issue 33: time finer than a second"),
     _memory_entry("stuck_fails_queued", StuckFailsQueuedRuntime, "ST-004",
                   "seed 000 stuck detection"),
     _memory_entry("flag_only_running_cancel", FlagOnlyRunningCancelRuntime, "LC-026",

@@ -47,6 +47,7 @@ from jobconform.conformance import tolerance
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, freeze
+from jobconform.conformance.utc import describe_offset, field_off_utc
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Raise, Succeed, describe
@@ -639,6 +640,12 @@ class JobconformLibrary:
                 if value.utcoffset() != timedelta(0):
                     raise self._fail(f"job {alias!r} {name} is at offset {value.utcoffset()}"
                                      f" ({value!r}); it must be UTC")
+            # Every other instant field of the record too (last_heartbeat, …): one
+            # column at +05:30 is off while the others are UTC (LC-005).
+            off = field_off_utc(view)
+            if off is not None:
+                raise self._fail(f"job {alias!r} {off[0]} is {describe_offset(off[1])};"
+                                 " it must be timezone-aware UTC")
 
     # -- assertions on the health snapshot ------------------------------------------------
 

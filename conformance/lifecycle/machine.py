@@ -192,6 +192,8 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             self._submissions_at_once_on_a_runtime_of_their_own()
             self.harness = self._open()
             self.counter = 0
+            # Whether this sequence has dispatched yet (the aimed rule `was_aimed_at`).
+            self.dispatched = False
             self._second_runtime_names_another_worker()
 
         # The health report's worker id is the runtime's own: a second runtime of the
@@ -244,6 +246,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
 
         def _run(self, command: cmd.Command) -> object:
             run.steps += 1
+            self.dispatched |= isinstance(command, cmd.Dispatch)
             try:
                 return self.harness.run(command)
             except Divergence as divergence:
@@ -370,6 +373,69 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             if not listed:
                 self._run(cmd.Dispatch())
                 self._run(cmd.Finish(alias, cmd.Raise("FlakyError", message)))
+            return alias
+
+        # Aimed rules for bugs random draws reached only past the default run's 200
+        # examples (issue 33); their names sort them after the other target rules, so
+        # those keep their draws.
+
+        # Two bugs random draws reached only past the default run's 200 examples, in one
+        # aimed rule (one more rule moves fewer draws than two), sorting after the other
+        # target rules so that those keep their draws (issue 33):
+        # - "beat": a job that started long ago but heartbeated since is not stuck
+        #   (ST-002): it starts at t, beats at t + 30 and is checked `seconds` later
+        #   against a 30 s timeout, when the cut-off is past its start but not its beat,
+        #   then again once it has been silent for 30.5005 s (stuck: finer than a second),
+        #   and a cleanup just short of its age (finer than a millisecond);
+        # - "backoff": a job back from backoff keeps its place before the jobs that were
+        #   queued behind it when it failed (RT-003): it fails while more jobs wait than
+        #   the slots take, and the claim after its delay must take it first.
+        # Both dispatch; drawn before the sequence's first dispatch, the rule shuts the
+        # runtime down instead and submits: refused (LC-023), which a runtime whose
+        # shut-down flag lives in a dispatcher not yet started misses. (Dispatching
+        # first would hide that bug from the rest of the sequence.)
+        @precondition(lambda self: self.harness.claims_stuck or self.harness.claims_retry)
+        @rule(target=jobs, aim=st.sampled_from(("beat", "backoff")),
+              seconds=st.sampled_from((1.0, 5.0)))
+        def was_aimed_at(self, aim: str, seconds: float) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            if not self.dispatched:
+                self._run(cmd.Shutdown())
+                self._run(cmd.Submit(alias))
+                return alias
+            if aim == "beat" and self.harness.claims_stuck:
+                self._run(cmd.Submit(alias))
+                self._run(cmd.Dispatch())
+                if alias in self._jobs_where(is_running):
+                    self._run(cmd.AdvanceTime(30.0))
+                    self._run(cmd.Heartbeat(alias))
+                    self._run(cmd.AdvanceTime(seconds))
+                    self._run(cmd.DetectStuck(30.0))
+                    # Then silent for the timeout plus half a second: stuck, which a
+                    # runtime counting whole seconds misses (issue 33).
+                    self._run(cmd.AdvanceTime(30.5005 - seconds))
+                    self._run(cmd.DetectStuck(30.0))
+                    # Failed as stuck half a millisecond into a second: a cleanup whose
+                    # cut-off falls 0.4 ms before that keeps it, which a store comparing
+                    # at millisecond precision misses (LC-020, issue 33).
+                    # (Not while a job waits in backoff: the 5 s step would end its wait
+                    # and move the draws that find the backoff bugs.)
+                    if not self._jobs_where(is_in_backoff):
+                        self._run(cmd.AdvanceTime(4.9996))
+                        self._run(cmd.Cleanup(5.0))
+                return alias
+            if not self.harness.claims_retry:
+                self._run(cmd.Submit(alias))
+                return alias
+            self._run(cmd.Submit(alias, False, BACKOFF_POLICY))
+            self._run(cmd.Finish(alias, cmd.Raise("FlakyError", "try again")))
+            for _ in range(MACHINE_SLOTS):
+                self.counter += 1
+                self._run(cmd.Submit(f"j{self.counter}"))
+            self._run(cmd.Dispatch())
+            self._run(cmd.AdvanceTime(seconds * 6))  # past the 5 s delay
+            self._run(cmd.Dispatch())
             return alias
 
         # A body that ignores cancellation, cancelled while it runs and then ending: the

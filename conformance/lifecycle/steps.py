@@ -43,6 +43,7 @@ from jobconform.conformance import tolerance
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Divergence, Harness
+from jobconform.conformance.utc import field_off_utc
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import describe
@@ -586,6 +587,10 @@ def check_utc(context: Any, alias: str) -> None:
         _check(context, aware and value.utcoffset() == timedelta(0),
                f"job {alias!r} {name} must be timezone-aware UTC", "a UTC-aware datetime",
                value)
+    # Every other instant field of the record too: one column at +05:30 is off (LC-005).
+    off = field_off_utc(view)
+    _check(context, off is None, f"job {alias!r} {off[0] if off else ''} must be"
+           " timezone-aware UTC", "a UTC-aware datetime", off[1] if off else None)
 
 
 @check_step('job "{alias}" has the result {result:Json}')

@@ -89,6 +89,20 @@ outcomes: st.SearchStrategy[RunOutcome] = st.one_of(
 )
 
 
+# A loop whose message quotes the previous response, for a failure between two answers:
+# the run after the failure must still receive the last good answer (LP-003). Random
+# loops took about 9,700 steps to line up the template, an answer, a failure and a
+# further run (issue 33).
+# Its second failure, after an answer, must not end it: the answer reset the failure
+# streak (LP-015).
+QUOTING_LOOP = LoopParameters(message="#{{run}} <{{previous_response}}>", max_runs=4,
+                              on_failure="continue", max_consecutive_failures=2)
+failures: st.SearchStrategy[RunOutcome] = st.one_of(
+    st.builds(FailResult, st.sampled_from(("AGENT_ERROR", "AUTH")), costs),
+    st.builds(RaiseError, st.just("ValueError"), st.sampled_from(("boom", ""))),
+)
+
+
 @st.composite
 def loop_parameters(draw: st.DrawFn) -> LoopParameters:
     """Small limits, so that deadlines, budgets and streaks are reached within a few runs.
@@ -181,6 +195,22 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
             self._run(lc.EndRun(alias, Respond("a", 0.25)))
             self._run(lc.PassTime(40.0))
             self._run(lc.EndRun(alias, outcome))
+            return alias
+
+        # A failure between two answers of a loop that quotes the previous response: the
+        # third run must receive the first run's answer, not the failure's empty one; a
+        # second failure after the answer starts a new streak.
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @rule(target=loops, failure=failures, answer=st.sampled_from(("a", " a\n")))
+        def failure_between_answers(self, failure: RunOutcome, answer: str) -> str:
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, QUOTING_LOOP))
+            self._run(lc.EndRun(alias, Respond(answer, 0.25)))
+            self._run(lc.EndRun(alias, failure))
+            self._run(lc.EndRun(alias, Respond("b", 0.25)))
+            self._run(lc.EndRun(alias, failure))
             return alias
 
         # -- aimed at the boundaries (conformance/aim.py) ------------------------------

@@ -88,26 +88,52 @@ class FiresEarlyRuntime(StepSchedulingRuntime):
 
 
 class NaiveWallClockRuntime(StepSchedulingRuntime):
-    """Fire times are computed on a naive wall clock and the zone attached afterwards, so
-    a local time inside a DST gap (02:30 on the night clocks jump from 02:00 to 03:00)
-    keeps the old offset and fires half an hour after the gap ends, not at its end."""
+    """A local fire time inside a DST gap (02:30 on the night clocks jump from 02:00 to
+    03:00) is read with the offset from before the gap, as a zone attached to a naive
+    wall time reads it, and fires an hour after the gap ends, not at its end. Times that
+    exist are right (a wall clock attached naively would also lose a fold's repeat,
+    SC-005's bug of its own)."""
 
     def _first_fire(self, expression: str, timezone: str, now: datetime) -> datetime:
-        return self._naive_next(expression, timezone, now)
+        return self._gap_read_late(expression, timezone, now,
+                                   super()._first_fire(expression, timezone, now))
 
     def _following(self, schedule: StoredSchedule, fire: datetime) -> datetime | None:
-        if schedule.expression is None or schedule.timezone is None:
-            return None
-        return self._naive_next(schedule.expression, schedule.timezone, fire)
+        following = super()._following(schedule, fire)
+        if following is None or schedule.expression is None or schedule.timezone is None:
+            return following
+        return self._gap_read_late(schedule.expression, schedule.timezone, fire, following)
 
     @staticmethod
-    def _naive_next(expression: str, timezone: str, after: datetime) -> datetime:
+    def _gap_read_late(expression: str, timezone: str, after: datetime,
+                       right: datetime) -> datetime:
+        """`right`, unless the first matching wall time after `after` does not exist:
+        then that wall time read with the offset from before the gap."""
         zone = ZoneInfo(timezone)
         for wall in CronSim(expression, after.astimezone(zone).replace(tzinfo=None)):
             instant = wall.replace(tzinfo=zone).astimezone(UTC)
-            if instant > after:
-                return instant
+            if instant <= after:
+                continue
+            exists = instant.astimezone(zone).replace(tzinfo=None) == wall
+            return right if exists else instant
         raise AssertionError("unreachable: cron fire times never end")
+
+
+class FoldRepeatSkippedRuntime(StepSchedulingRuntime):
+    """The fire after a fire must fall at a later wall time, so a wildcard-hour schedule
+    whose local time repeats in a DST fold (01:00 EDT, then 01:00 EST an hour later)
+    skips the repeat, as a scheduler that remembers the last wall time it fired does."""
+
+    def _following(self, schedule: StoredSchedule, fire: datetime) -> datetime | None:
+        following = super()._following(schedule, fire)
+        if following is None or schedule.timezone is None:
+            return following
+        zone = ZoneInfo(schedule.timezone)
+        last_wall = fire.astimezone(zone).replace(tzinfo=None)
+        while (following is not None
+               and following.astimezone(zone).replace(tzinfo=None) <= last_wall):
+            following = super()._following(schedule, following)
+        return following
 
 
 class CatchUpBurstRuntime(StepSchedulingRuntime):
@@ -153,6 +179,16 @@ class EditKeepsTimetableRuntime(StepSchedulingRuntime):
     def _retimed(self, schedule: StoredSchedule, timetable: tuple[str, str],
                  now: datetime) -> datetime | None:
         return schedule.next_fire_at
+
+
+class EditFiresOnTheEditInstantRuntime(StepSchedulingRuntime):
+    """An edit takes the new timetable's first fire time at or after the edit, the way a
+    new job's first fire is found, so an edit made exactly on one of the new timetable's
+    fire times fires at once (APScheduler's reschedule_job)."""
+
+    def _retimed(self, schedule: StoredSchedule, timetable: tuple[str, str],
+                 now: datetime) -> datetime | None:
+        return super()._retimed(schedule, timetable, now - timedelta(microseconds=1))
 
 
 class DeleteLeavesTimerRuntime(StepSchedulingRuntime):
@@ -250,6 +286,8 @@ GALLERY = (
                   f"{SEED} §10.1 (cron-based automation)"),
     _memory_entry("scheduling_dst_gap_naive", NaiveWallClockRuntime, "SC-004",
                   f"{SEED} §10.1 (timezone support)"),
+    _memory_entry("scheduling_fold_repeat_skipped", FoldRepeatSkippedRuntime, "SC-005",
+                  f"{SEED} §10.1 (timezone support)"),
     _memory_entry("scheduling_catch_up_burst", CatchUpBurstRuntime, "SC-007",
                   f"{SEED} §10.1 (missed fires after downtime)"),
     _memory_entry("scheduling_ignores_switch_off", IgnoresSwitchRuntime, "SC-010",
@@ -259,6 +297,9 @@ GALLERY = (
     _memory_entry("scheduling_manual_runs_pre_check", ManualRunsPreCheckRuntime, "SC-009",
                   f"{SEED} §10.6.1 (manual triggers bypass the pre-check)"),
     _memory_entry("scheduling_edit_keeps_timetable", EditKeepsTimetableRuntime, "SC-017",
+                  f"{SEED} §10.1 (schedule CRUD: editing)"),
+    _memory_entry("scheduling_edit_fires_on_the_edit_instant",
+                  EditFiresOnTheEditInstantRuntime, "SC-017",
                   f"{SEED} §10.1 (schedule CRUD: editing)"),
     _memory_entry("scheduling_delete_leaves_timer", DeleteLeavesTimerRuntime, "SC-018",
                   f"{SEED} §10.1 (schedule CRUD: deleting)"),
