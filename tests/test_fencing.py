@@ -458,6 +458,47 @@ def test_the_poll_does_not_beat_for_a_job_it_has_finished() -> None:
         worker.close()
 
 
+class CountsRefusedBeats(InMemoryJobStore):
+    """A store that counts the heartbeats it refused (a token that no longer owns the job)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused_beats = 0
+
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        updated = super().update(job_id, expected_status, expected=expected, **changes)
+        if "last_heartbeat" in changes and updated is None:
+            self.refused_beats += 1
+        return updated
+
+
+def test_the_poll_stops_beating_a_delivery_whose_heartbeat_was_refused() -> None:
+    # Worker A's job was re-delivered to B while A's body still runs: A's next poll learns
+    # it from the refused heartbeat, and beats for it no more (the store's answer to a
+    # superseded token never changes; each beat would be a round trip per poll).
+    store, clock = CountsRefusedBeats(), VirtualClock()
+    config = WorkerConfig(enabled=True, max_workers=1, poll_interval=None,
+                          poll_beats_jobs=True)
+    worker = ThreadedRuntime(store, clock, config)
+    try:
+        job_id = worker.submit(TaskScript())
+        worker.dispatch()  # claims it; its body waits
+        clock.advance(LEASE_SECONDS + 1)
+        rescuer = StepRuntime(SETTINGS, clock, store, worker_id="rescuer")
+        assert rescuer.expire_leases(LEASE_SECONDS) == {"requeued": 1, "parked": 0}
+        (claimed,) = store.claim("worker-B", 1, clock.now())
+        assert claimed.job_id == job_id
+        for _ in range(3):
+            clock.advance(1)
+            worker.dispatch()  # a poll: beats for the jobs A still runs
+        assert store.refused_beats == 1, "the poll kept beating a delivery it had lost"
+        assert record(store, job_id).worker_id == "worker-B"
+    finally:
+        worker.stop()
+
+
 # -- the stale owner as a process of its own -----------------------------------------------------
 
 

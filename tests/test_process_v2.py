@@ -176,6 +176,17 @@ def test_values_cross_by_their_annotations() -> None:
     assert decode(None, dispatch, handles) is None
     with pytest.raises(CodecError, match="the dispatch answer must be null, not 5"):
         decode(5, dispatch, handles, "the dispatch answer")
+    # A scalar answer is of its type: a whole number may stand for a float, a boolean for
+    # nothing but a boolean.
+    cancel = methods(CHILD_INTERFACES[1])["cancel"].returns
+    assert decode(True, cancel, handles) is True
+    with pytest.raises(CodecError, match="the cancel answer must be true or false, not 1"):
+        decode(1, cancel, handles, "the cancel answer")
+    assert decode(2, float, handles) == 2
+    for garbage, annotation, wanted in ((True, float, "a number"), ("5", int, "a whole number"),
+                                        (5, str, "a string"), (1.5, int, "a whole number")):
+        with pytest.raises(CodecError, match=f"must be {wanted}, not"):
+            decode(garbage, annotation, handles)
 
 
 # -- every area, round trip ---------------------------------------------------------------------
@@ -361,7 +372,10 @@ def test_a_bad_line_from_the_kit_is_answered_naming_it() -> None:
     assert opened["result"] == {"handle": "jobruntime-1"}
     assert garbage["id"] is None and garbage["error"]["type"] == "ProtocolError"
     assert garbage["error"]["message"].startswith("line 3 from the kit is not a request")
-    assert mistyped["ok"] is True  # a wrong type is the runtime's to judge: no such job
+    # A scalar of the wrong type is refused by the codec, naming the argument, before the
+    # runtime sees it (the same check reads the child's answers).
+    assert mistyped["ok"] is False and mistyped["error"]["type"] == "ProtocolError"
+    assert mistyped["error"]["message"] == "args.job_id must be a string, not 5"
     assert "no object 'nope'" in unknown["error"]["message"]
 
 

@@ -253,7 +253,23 @@ def decode(document: Any, annotation: Any, handles: Handles, where: str = "value
         # An operation that answers nothing (dispatch, settle, close): anything else is a
         # child that does something the kit does not know of.
         raise CodecError(f"{where} must be null, not {_clip(document)}")
+    if annotation in SCALARS and not _is_scalar(document, annotation):
+        raise CodecError(f"{where} must be {SCALARS[annotation]}, not {_clip(document)}")
     return document
+
+
+# What a JSON scalar must be to stand for each Python type: a whole number may stand for a
+# float (JSON writes 2.0 as 2); a boolean is never a number, though Python's bool is an int.
+SCALARS: dict[Any, str] = {bool: "true or false", int: "a whole number",
+                           float: "a number", str: "a string"}
+
+
+def _is_scalar(document: Any, annotation: Any) -> bool:
+    if annotation is bool or isinstance(document, bool):
+        return annotation is bool and isinstance(document, bool)
+    if annotation is float:
+        return isinstance(document, int | float)
+    return isinstance(document, annotation)
 
 
 def _decode_fields(document: Any, fields: tuple[tuple[str, Any], ...], build: Any,

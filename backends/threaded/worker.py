@@ -168,6 +168,9 @@ class _OwnedJob:
     token: CancellationToken
     fencing_token: int  # the claim's: every write for this delivery carries it
     reached_body: bool = False  # its pool thread has started waiting in the body
+    # The store refused a heartbeat of this delivery: the job was re-delivered or ended
+    # meanwhile, and a token once superseded never owns it again, so the poll stops beating.
+    lost: bool = False
 
     def blocked_on_body(self) -> bool:
         return (self.reached_body and not self.script.decided()
@@ -480,9 +483,13 @@ class ThreadedRuntime:
         """Record that each job this worker runs is alive: the worker's heartbeat is the
         latest of its jobs' (ST-005)."""
         for job_id, owned in self._owned.items():
+            if owned.lost:
+                continue
             if self._config.poll_beats_jobs:
                 beaten = ownership.heartbeat(self._store, job_id, owned.fencing_token, now)
-                if beaten is not None:
+                if beaten is None:
+                    owned.lost = True
+                else:
                     self._record_heartbeat(now)
             else:
                 beaten = self._store.get(job_id)
