@@ -110,6 +110,11 @@ class StepRuntime:
         self.failed = 0
         self.cancelled = 0
 
+    @property
+    def store(self) -> JobStore:
+        """The store this runtime runs over (a restart opens the next one over it)."""
+        return self._store
+
     # -- submission and dispatch -------------------------------------------------------
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,

@@ -100,7 +100,6 @@ class SqlRuntime(StepRuntime):
     def __init__(self, settings: RuntimeSettings, clock: Clock, store: SqlJobStore,
                  bodies: Mapping[str, TaskScript] | None = None) -> None:
         super().__init__(settings, clock, store, bodies=bodies)
-        self.store = store
         self._outliving_bodies: dict[str, StoredJob] = {}  # job id -> the worker's view
 
     def _cancel_active(self, at: datetime) -> None:
@@ -204,7 +203,7 @@ class SqlBackend:
         """A new process over the same database (RS-001..RS-003): a new store object on
         the old one's engine (an in-memory database lives as long as its engine, so the
         new store takes it over), then the old runtime closed; it writes nothing more."""
-        store = runtime.store.reopen()
+        store = cast(SqlJobStore, runtime.store).reopen()
         runtime.close()
         return SqlRuntime(settings, clock, store, bodies=bodies)
 

@@ -31,9 +31,8 @@ class KeptMemoryBackend(MemoryBackend):
 
     def restart(self, runtime: MemoryRuntime, settings: RuntimeSettings, clock: Clock,
                 bodies: Mapping[str, TaskScript]) -> MemoryRuntime:
-        return MemoryRuntime(settings, clock, self.reopened(cast(InMemoryJobStore,
-                                                                 runtime._store)),
-                             bodies=bodies)
+        store = self.reopened(cast(InMemoryJobStore, runtime.store))
+        return MemoryRuntime(settings, clock, store, bodies=bodies)
 
     def reopened(self, store: InMemoryJobStore) -> InMemoryJobStore:
         """The store the new process finds."""
