@@ -896,7 +896,10 @@ class Harness:
         command = self._last_command()
         named = re.match(r"job '([^']+)'", divergence.what)
         alias = named.group(1) if named else None
-        if alias is not None and alias in self._orphans_before and (
+        # The jobs running at this restart, or at the one before this lease pass or dispatch.
+        orphans = self.model.orphans if isinstance(command, cmd.Restart) else (
+            self._orphans_before)
+        if alias is not None and alias in orphans and (
                 isinstance(command, cmd.Restart | cmd.ExpireLeases | cmd.Dispatch)):
             return "RS-003"
         if isinstance(command, cmd.Restart):

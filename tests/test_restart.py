@@ -143,10 +143,13 @@ def test_the_machine_reaches_every_requirement(name: str, registry: Registry) ->
 def test_each_broken_restart_is_caught_at_its_requirement(entry: object,
                                                           registry: Registry) -> None:
     backend = load_backend(entry.target)  # type: ignore[attr-defined]
-    harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=1)
+    # Two slots: "a" runs across the restart (the gallery's memory runtime counts it in a
+    # slot), "b" and "c" wait; one dispatch after it starts one of them.
+    harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=2)
     try:
         with pytest.raises(Divergence) as caught:
-            for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Restart(),
+            for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Submit("b"),
+                            cmd.Submit("c"), cmd.AdvanceTime(1), cmd.Restart(),
                             cmd.Dispatch()):
                 harness.run(command)
         assert caught.value.primary == entry.catches  # type: ignore[attr-defined]

@@ -80,6 +80,18 @@ class QueueOrderLostOnRestart(KeptMemoryBackend):
         return StackedBacklogStore(store)
 
 
+class RequeuedAtStartup(KeptMemoryBackend):
+    """A restarted runtime runs a lease pass with no lease as it starts: every job it finds
+    running is taken for lost at once and re-queued, though its lease has not lapsed (a
+    worker elsewhere may still be running it)."""
+
+    def restart(self, runtime: MemoryRuntime, settings: RuntimeSettings, clock: Clock,
+                bodies: Mapping[str, TaskScript]) -> MemoryRuntime:
+        restarted = super().restart(runtime, settings, clock, bodies)
+        restarted.expire_leases(0)
+        return restarted
+
+
 GALLERY = (
     register(__name__, "restart_records_lost", RecordsLostOnRestart,
              bug_text(RecordsLostOnRestart), "RS-001",
@@ -88,4 +100,7 @@ GALLERY = (
     register(__name__, "restart_newest_first", QueueOrderLostOnRestart,
              bug_text(QueueOrderLostOnRestart), "RS-002",
              "seed 004 §1.1 and seed 000's polling loop: queued work is claimed in its order"),
+    register(__name__, "restart_requeues_running_at_once", RequeuedAtStartup,
+             bug_text(RequeuedAtStartup), "RS-003",
+             "seed 002 §10.13: work comes back when its lease lapses, not before"),
 )
