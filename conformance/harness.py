@@ -878,7 +878,7 @@ class Harness:
 
     def _restart_blamed(self, check: Callable[[], None]) -> None:
         """Run `check`; a difference it finds that a restart explains names the restart's
-        requirement as its primary (`restart_primary`)."""
+        requirement as its primary (`_restart_primary`)."""
         try:
             check()
         except Divergence as divergence:
