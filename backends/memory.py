@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from jobconform.backends.admission.memory import open_memory_admission
 from jobconform.backends.admission.runtime import AdmissionService
 from jobconform.backends.breaker.memory import open_memory_breaker
@@ -32,6 +34,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
     RuntimeSettings,
+    TaskScript,
     store_faults,
 )
 from jobconform.backends.reminders.memory import open_memory_reminders
@@ -56,8 +59,10 @@ from jobconform.reference.governor.oracle import GovernorSettings
 
 class MemoryRuntime(StepRuntime):
     def __init__(self, settings: RuntimeSettings, clock: Clock,
-                 store: InMemoryJobStore | None = None) -> None:
-        super().__init__(settings, clock, store if store is not None else InMemoryJobStore())
+                 store: InMemoryJobStore | None = None,
+                 bodies: Mapping[str, TaskScript] | None = None) -> None:
+        super().__init__(settings, clock, store if store is not None else InMemoryJobStore(),
+                         bodies=bodies)
 
 
 class MemoryBackend:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
@@ -80,7 +80,11 @@ class StepRuntime:
     reaper_type: type[Reaper] = Reaper  # the self-test gallery swaps in broken ones
 
     def __init__(self, settings: RuntimeSettings, clock: Clock, store: JobStore,
-                 worker_id: str | None = None) -> None:
+                 worker_id: str | None = None,
+                 bodies: Mapping[str, TaskScript] | None = None) -> None:
+        """`bodies`: the body of each job already in `store`, by id, for a runtime opened
+        over a store another process filled (a restart, RS-002): a job it claims runs the
+        body given for it."""
         self._settings = settings
         self._clock = clock
         self._store = store
@@ -88,7 +92,7 @@ class StepRuntime:
         self._worker_id = worker_id or f"worker-{uuid.uuid4().hex[:8]}"
         # The latest heartbeat recorded for a job of this runtime (ST-005).
         self._last_heartbeat: datetime | None = None
-        self._scripts: dict[str, TaskScript] = {}
+        self._scripts: dict[str, TaskScript] = dict(bodies or {})
         # Jobs this runtime claimed, each with its claim's fencing token: the token every
         # owner write carries. An entry goes when the write is refused or the job moves on.
         self._owned: dict[str, int] = {}
@@ -105,6 +109,11 @@ class StepRuntime:
         self.processed = 0
         self.failed = 0
         self.cancelled = 0
+
+    @property
+    def store(self) -> JobStore:
+        """The store this runtime runs over (a restart opens the next one over it)."""
+        return self._store
 
     # -- submission and dispatch -------------------------------------------------------
 

@@ -8,6 +8,7 @@ requirement(s) involved, shows expected against actual, and lists the commands s
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,7 @@ from jobconform.backends.protocol import (
     TaskScript,
     store_faults,
 )
+from jobconform.backends.restart import RESTART
 from jobconform.conformance import blame, job_faults, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
@@ -317,6 +319,8 @@ class Harness:
             ("LC-029",) if self.claims_health_report else ()) + (
             ("ST-005",) if self.claims_health_report and self.claims_stuck else ())
         self.worker_id: str | None = None  # as the first snapshot named it
+        self.claims_restart = RESTART in self.backend.capabilities
+        self._orphans_before: set[str] = set()  # the oracle's orphans before the command
         # Submissions from several threads at once (LC-030): only where claimed, so an
         # adapter driving one event loop is "not claimed", never called from two threads.
         self.claims_concurrent_submit = CONCURRENT_SUBMIT in self.backend.capabilities
@@ -426,6 +430,7 @@ class Harness:
         tolerance.note_command(False)
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
+        self._orphans_before = set(self.model.orphans)
         self._before_scripts = {alias: (script.outcome, script.starts, script.cancel_requested)
                                 for alias, script in self.model.scripts.items()}
         self._before_retries = {alias: (script.retried_at, script.retry_after_ms)
@@ -442,9 +447,11 @@ class Harness:
                 read_at_once = self._read_at_once(command)
                 self.listed.check(
                     len(self.commands),
-                    partial(self._compare_answer, command, expected.answer, actual,
-                            expected.requirements),
-                    partial(self._observe_command, expected.requirements),
+                    partial(self._restart_blamed, partial(
+                        self._compare_answer, command, expected.answer, actual,
+                        expected.requirements)),
+                    partial(self._restart_blamed, partial(self._observe_command,
+                                                          expected.requirements)),
                     self._adopt_backend_state)
             except (Divergence, ValueError, AdapterHung):
                 raise  # a hang is the adapter's verdict, never a requirement's
@@ -689,6 +696,25 @@ class Harness:
             raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")
         if isinstance(command, cmd.Cleanup) and not 0 <= command.max_age_seconds < float("inf"):
             raise ValueError(f"cleanup needs a finite age >= 0, not {command.max_age_seconds!r}")
+        self._check_restart_command(command)
+
+    def _check_restart_command(self, command: Command) -> None:
+        """A restart needs the claim; the body of a job running at a restart went with the
+        old process, so nothing may decide, cancel or beat for it, and what a shutdown does
+        to work no process runs is not specified, until a lease pass re-queues it."""
+        if isinstance(command, cmd.Restart) and not self.claims_restart:
+            raise ValueError(f"backend {self.backend.name!r} does not claim {RESTART};"
+                             f" {describe(command)} cannot be checked on it")
+        orphans = self.model.orphans
+        if isinstance(command, cmd.Finish | cmd.Heartbeat | cmd.Cancel) and (
+                command.job in orphans):
+            raise ValueError(f"job {command.job!r} was running at the restart: its body is"
+                             f" gone, so {describe(command)} has nothing to act on until a"
+                             " lease pass re-queues it")
+        if isinstance(command, cmd.Shutdown) and orphans:
+            raise ValueError(f"jobs {sorted(orphans)} were running at the restart and no"
+                             " process runs them: re-queue them (a lease pass) before a"
+                             " shutdown")
 
     def _check_concurrent_submit(self, command: cmd.SubmitConcurrently) -> None:
         """A concurrent submit (LC-030) needs the claim, new aliases, and room for all."""
@@ -837,6 +863,58 @@ class Harness:
                 return [self.aliases.get(view.job_id, view.job_id) for view in views]
             case cmd.JobStoreFault():
                 return job_faults.run_under_fault(self, command)
+            case cmd.Restart():
+                self._restart()
+        return None
+
+    def _restart(self) -> None:
+        """The backend stops its runtime and opens a new one over the same store (RS-001);
+        the new process names a new worker and takes the operator sink afresh."""
+        restart: Any = getattr(self.backend, "restart", None)
+        if not callable(restart):
+            raise AdapterError(f"adapter {self.backend.name!r} claims {RESTART} but has no"
+                               " restart(runtime, settings, clock, bodies)")
+        bodies = {self.ids[alias]: script for alias, script in self.scripts.items()
+                  if alias in self.ids}
+        old = self.runtime
+        self.runtime = self._call("restart", lambda: restart(old, self.settings, self.clock,
+                                                             bodies))
+        self.worker_id = None
+        self.operator_queue = self._attach_operator_queue()
+
+    def _restart_blamed(self, check: Callable[[], None]) -> None:
+        """Run `check`; a difference it finds that a restart explains names the restart's
+        requirement as its primary (`_restart_primary`)."""
+        try:
+            check()
+        except Divergence as divergence:
+            primary = self._restart_primary(divergence)
+            if primary is None or primary == divergence.primary:
+                raise
+            raise self._fail((*divergence.requirements, primary), divergence.what,
+                             divergence.expected, divergence.actual, primary) from None
+
+    def _restart_primary(self, divergence: Divergence) -> str | None:
+        """RS-003 for a job running at the restart (the restart itself, or the lease pass
+        or dispatch that should bring it back); RS-001 for anything else the restart
+        changed; RS-002 for a dispatch that should have started the jobs queued at the
+        restart in their order. None when no restart is involved."""
+        command = self._last_command()
+        named = re.match(r"job '([^']+)'", divergence.what)
+        alias = named.group(1) if named else None
+        # The jobs running at this restart, or at the one before this lease pass or dispatch.
+        orphans = self.model.orphans if isinstance(command, cmd.Restart) else (
+            self._orphans_before)
+        if alias is not None and alias in orphans and (
+                isinstance(command, cmd.Restart | cmd.ExpireLeases | cmd.Dispatch)):
+            return "RS-003"
+        if isinstance(command, cmd.Restart):
+            return "RS-001"
+        if "RS-003" in self._command_requirements and alias is None:
+            return "RS-003"  # a lease pass's answer, with a job running at the restart
+        if "RS-002" in self._command_requirements and (
+                alias is None or divergence.what.endswith((" status", " started_at"))):
+            return "RS-002"
         return None
 
     # -- what `job_faults` needs of the harness ----------------------------------------

@@ -193,6 +193,13 @@ class Shutdown:
 
 
 @dataclass(frozen=True)
+class Restart:
+    """The runtime's process stops without a shutdown and a new one opens over the same
+    store (RS-001..RS-003): every record stays; a running job's body is gone with the
+    process, so the job waits for a lease pass."""
+
+
+@dataclass(frozen=True)
 class GetResult:
     job: str
 
@@ -211,7 +218,7 @@ Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
     | ListJobs | ComputeDelay | Heartbeat | DetectStuck | StartReaper | StopReaper | StoreOutage
     | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts | StaleOwnerWrite
-    | JobStoreFault | SubmitConcurrently
+    | JobStoreFault | SubmitConcurrently | Restart
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -219,7 +226,7 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
                 Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck, StartReaper, StopReaper,
                 StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts,
-                StaleOwnerWrite, JobStoreFault, SubmitConcurrently)
+                StaleOwnerWrite, JobStoreFault, SubmitConcurrently, Restart)
 }
 
 # Answers, as plain comparable values.

@@ -39,6 +39,7 @@ from jobconform.reference.commands import (
     Outcome,
     Raise,
     ReaperStatus,
+    Restart,
     Shutdown,
     StaleOwnerWrite,
     StartReaper,
@@ -175,17 +176,31 @@ class ReferenceModel:
     last_heartbeat: datetime | None = None
     # The place the next submitted job takes in the queue (_Script.place).
     next_place: float = 0.0
+    # Jobs running at the latest restart whose body went with the old process: they stay
+    # running, no body of theirs ends, until a lease pass re-queues them (RS-003).
+    orphans: set[str] = field(default_factory=set)
+    # Jobs queued at the latest restart and not started since: they start first (RS-002).
+    carried_over: set[str] = field(default_factory=set)
+    # Each record's last heartbeat at the latest restart: the old process's, which the new
+    # worker's report does not show (ST-005).
+    heartbeats_at_restart: dict[str, datetime | None] = field(default_factory=dict)
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
         result = self._apply(command)
         # Every heartbeat a job's record got during the command is the worker's latest
         # (ST-005): a job's last_heartbeat only moves forward while the job is held, and
-        # no command both sets it and removes the job.
-        for job in self.jobs.values():
-            if job.last_heartbeat is not None and (self.last_heartbeat is None
-                                                   or job.last_heartbeat > self.last_heartbeat):
+        # no command both sets it and removes the job. A heartbeat a record carried into a
+        # restart is the old process's, not this one's.
+        for alias, job in self.jobs.items():
+            carried = self.heartbeats_at_restart.get(alias)
+            if job.last_heartbeat is not None and job.last_heartbeat != carried and (
+                    self.last_heartbeat is None or job.last_heartbeat > self.last_heartbeat):
                 self.last_heartbeat = job.last_heartbeat
+        self.orphans = {alias for alias in self.orphans if alias in self.jobs
+                        and self.jobs[alias].status is Status.RUNNING}
+        self.carried_over = {alias for alias in self.carried_over if alias in self.jobs
+                             and self.jobs[alias].status is Status.QUEUED}
         return result
 
     def _apply(self, command: Command) -> StepResult:
@@ -251,6 +266,8 @@ class ReferenceModel:
                 return StepResult(False, ("RD-006",))
             case JobStoreFault():
                 return self._under_fault(command)
+            case Restart():
+                return self._restart()
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
@@ -384,6 +401,8 @@ class ReferenceModel:
         # While a drain is under way, queued jobs still start (LC-028).
         requirements = ["LC-028"] if self.drain_deadline is not None else []
         requirements += ["LC-010", "LC-012"]
+        if self.carried_over:
+            requirements.insert(0, "RS-002")  # the jobs queued at the restart go first
         if any(job.redelivery_count for job in self.jobs.values()):
             requirements.append("RD-004")  # a new delivery is no reason to reset the count
         for alias, job in sorted(self.jobs.items(), key=lambda item: self.scripts[item[0]].place):
@@ -411,8 +430,8 @@ class ReferenceModel:
         """
         script = self.scripts[alias]
         job = self.jobs.get(alias)
-        if job is None or job.status is not Status.RUNNING:
-            return ()
+        if job is None or job.status is not Status.RUNNING or alias in self.orphans:
+            return ()  # an orphan's body went with the process that ran it (RS-003)
         if script.cancel_requested and (not script.ignores_cancel or script.outcome is not None):
             self._move(alias, EventKind.CANCEL)
             return ("LC-013", "LC-014")
@@ -570,7 +589,8 @@ class ReferenceModel:
             self.jobs[alias] = replace(self.jobs[alias], poisoned=True)
             parked += 1
         answer: dict[str, JsonValue] = {"requeued": requeued, "parked": parked}
-        return StepResult(answer, ("RD-001", "RD-002", "RD-003", "RD-005"))
+        orphaned = ("RS-003",) if self.orphans & set(lapsed) else ()
+        return StepResult(answer, ("RD-001", "RD-002", "RD-003", "RD-005", *orphaned))
 
     def lease_pass_writes(self, lease_seconds: float) -> int:
         """How many store writes a lease pass makes now (RD-007): for a fault's draw."""
@@ -608,6 +628,27 @@ class ReferenceModel:
         # on the pass's own rules first (conformance/job_faults.py holds the fault's back).
         return StepResult(recovery.answer, (*recovery.requirements, *crashed.requirements,
                                             "RD-007"))
+
+    def _restart(self) -> StepResult:
+        """The process stops without a shutdown and a new one opens over the same store
+        (RS-001..RS-003). Every record stays as it is. What was the process's own starts
+        afresh: its outcome counters, its reaper and the alerts it answered, its last
+        heartbeat, a shutdown or drain it was under. Running jobs lose their bodies."""
+        self.orphans = {alias for alias, job in self.jobs.items()
+                        if job.status is Status.RUNNING}
+        self.carried_over = {alias for alias, job in self.jobs.items()
+                             if job.status is Status.QUEUED}
+        self.processed = self.failed = self.cancelled = 0
+        self.shut_down = False
+        self.drain_deadline = None
+        self.reaper = None
+        self.store_outage_sweeps = self.sweeps = self.failed_sweeps = self.reaper_deleted = 0
+        self.alerts, self.alert_states = [], []
+        self.crash_left = self.crash_alert_states = None
+        self.last_heartbeat = None
+        self.heartbeats_at_restart = {alias: job.last_heartbeat
+                                      for alias, job in self.jobs.items()}
+        return StepResult(None, ("RS-001", "RS-003") if self.orphans else ("RS-001",))
 
     def _cleanup(self, max_age_seconds: float) -> StepResult:
         limit = timedelta(seconds=max_age_seconds)

@@ -166,6 +166,14 @@ BUILTIN_AREAS: tuple[Area, ...] = (
          steps=f"{_C}.self_running.steps",
          keywords=f"{_C}.self_running.keywords.SelfRunningLibrary",
          gallery=f"{_C}.self_running.gallery:GALLERY"),
+    # Restart over the same store (issue 32): checked through the job `Runtime`, which the
+    # backend's `restart(runtime, settings, clock, bodies)` replaces by a new one over the
+    # same store; the oracle is the lifecycle model's `Restart` command.
+    Area("restart", "RS", oracle=f"{_R}.model", protocol=f"{_B}.restart",
+         machine=_machine("restart machine", f"{_C}.restart.machine", "run_restart_machine",
+                          "restart"),
+         steps=f"{_C}.restart.steps", keywords=f"{_C}.restart.keywords.RestartLibrary",
+         gallery=f"{_C}.restart.gallery:GALLERY"),
     # Loops, reminders, jobs, the breaker and the governor through one admission; its
     # oracle composes theirs.
     _service_area("composite", "CX", f"{_R}.composite.oracle", "CompositeLibrary",

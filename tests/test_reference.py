@@ -39,6 +39,7 @@ from jobconform.reference.commands import (
     OperatorAlerts,
     Raise,
     ReaperStatus,
+    Restart,
     Shutdown,
     StaleOwnerWrite,
     StartReaper,
@@ -607,6 +608,7 @@ EVERY_COMMAND: list[Command] = [
     JobStoreFault(StoreFault(FaultKind.FAIL, 2), ExpireLeases(60.0)),
     JobStoreFault(StoreFault(FaultKind.CRASH, 1), AdvanceTime(30.0)),
     SubmitConcurrently(("a", "b", "c")),
+    Restart(),
 ]
 
 

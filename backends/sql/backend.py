@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import cast
@@ -52,11 +53,13 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
     RuntimeSettings,
+    TaskScript,
     store_faults,
 )
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
 from jobconform.backends.reminders.sql import SqlReminderStore
+from jobconform.backends.restart import RESTART
 from jobconform.backends.scheduling.protocol import (
     SCHEDULING,
     SchedulingConfig,
@@ -94,8 +97,9 @@ class SqlRuntime(StepRuntime):
     late write (LC-003), and the suites check that it does.
     """
 
-    def __init__(self, settings: RuntimeSettings, clock: Clock, store: SqlJobStore) -> None:
-        super().__init__(settings, clock, store)
+    def __init__(self, settings: RuntimeSettings, clock: Clock, store: SqlJobStore,
+                 bodies: Mapping[str, TaskScript] | None = None) -> None:
+        super().__init__(settings, clock, store, bodies=bodies)
         self._outliving_bodies: dict[str, StoredJob] = {}  # job id -> the worker's view
 
     def _cancel_active(self, at: datetime) -> None:
@@ -176,7 +180,7 @@ class SqlBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
                               COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                              LOOP_EVENTS, BREAKER_SEAMS,
+                              LOOP_EVENTS, BREAKER_SEAMS, RESTART,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
@@ -193,6 +197,15 @@ class SqlBackend:
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> SqlRuntime:
         return SqlRuntime(settings, clock, self.empty_store())
+
+    def restart(self, runtime: SqlRuntime, settings: RuntimeSettings, clock: Clock,
+                bodies: Mapping[str, TaskScript]) -> SqlRuntime:
+        """A new process over the same database (RS-001..RS-003): a new store object on
+        the old one's engine (an in-memory database lives as long as its engine, so the
+        new store takes it over), then the old runtime closed; it writes nothing more."""
+        store = cast(SqlJobStore, runtime.store).reopen()
+        runtime.close()
+        return SqlRuntime(settings, clock, store, bodies=bodies)
 
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
         return open_sql_admission(self.empty_admission_store(), clock, config)

@@ -398,6 +398,13 @@ class SqlJobStore:
             counts.update({status: count for status, count in connection.execute(COUNTS)})
             return counts
 
+    def reopen(self) -> SqlJobStore:
+        """A new store object on the same database, as a restarted process opens it: it
+        knows only what the tables hold (RS-001). It takes the engine over, so this object's
+        `close` leaves the database to it; this object is not used again."""
+        owns, self._owns_engine = self._owns_engine, False
+        return type(self)(self._engine, migrate_schema=False, owns_engine=owns)
+
     def close(self) -> None:
         self._faults.arm(None)
         with self._idle_lock:

@@ -15,6 +15,8 @@ timeout and claims queued work, and a lease pass runs every poll interval too.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from jobconform.backends.admission.memory import InMemoryAdmissionStore
 from jobconform.backends.admission.runtime import AdmissionStore
 from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
@@ -50,6 +52,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Clock,
     RuntimeSettings,
+    TaskScript,
     store_faults,
 )
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
@@ -64,7 +67,7 @@ from jobconform.backends.scheduling.protocol import (
 from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.self_running import SELF_RUNNING, Clockwork
-from jobconform.backends.store import InMemoryJobStore, JobStore
+from jobconform.backends.store import InMemoryJobStore, JobStore, StoredJob
 from jobconform.backends.task_store.memory import InMemoryTaskStore
 from jobconform.backends.task_store.protocol import STORE, TaskStore
 from jobconform.backends.task_store.threaded import RequestThreadTaskStore
@@ -146,8 +149,14 @@ class ThreadedBackend:
         return ThreadedLoopRuntime(waitable(clock), config, lambda: store, events=events)
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
-        return ThreadedRuntime(self.new_store(), clock, conformance_config(settings),
-                               max_tasks=settings.max_tasks,
+        return self.worker_over(self.new_store(), settings, clock)
+
+    def worker_over(self, store: JobStore, settings: RuntimeSettings, clock: Clock,
+                    bodies: Callable[[StoredJob], TaskScript | None] | None = None,
+                    ) -> ThreadedRuntime:
+        """A worker in the commanded mode over `store`; `bodies` as ThreadedRuntime's."""
+        return ThreadedRuntime(store, clock, conformance_config(settings),
+                               max_tasks=settings.max_tasks, bodies=bodies,
                                reaper_ttl_seconds=settings.reaper_ttl_seconds,
                                reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
                                max_redelivery=settings.max_redelivery,

@@ -7,6 +7,9 @@ one. Point the variable at a scratch database: the backend deletes its jobs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import cast
+
 from jobconform.backends.admission.runtime import AdmissionStore
 from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
@@ -31,16 +34,21 @@ from jobconform.backends.protocol import (
     RETRY,
     STUCK,
     Clock,
+    RuntimeSettings,
+    TaskScript,
     store_faults,
 )
 from jobconform.backends.reminders.store import ReminderStore
+from jobconform.backends.restart import RESTART
 from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.self_running import SELF_RUNNING
 from jobconform.backends.sql import SqlBackend
+from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.store import JobStore
 from jobconform.backends.task_store.protocol import STORE, TaskStore
 from jobconform.backends.threaded.backend import ThreadedBackend, waitable
+from jobconform.backends.threaded.worker import ThreadedRuntime
 from jobconform.reference.breaker.oracle import BreakerSettings
 from jobconform.reference.governor.oracle import GovernorSettings
 
@@ -60,7 +68,7 @@ class ThreadedSqlBackend(ThreadedBackend):
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
                               STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS, SELF_RUNNING,
-                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+                              RESTART, store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -74,6 +82,18 @@ class ThreadedSqlBackend(ThreadedBackend):
         return ThreadedLoopRuntime(waitable(clock), config, lambda: SqlLoopStore(engine),
                                    on_close=engine.dispose if owned else lambda: None,
                                    events=events)
+
+    def restart(self, runtime: ThreadedRuntime, settings: RuntimeSettings, clock: Clock,
+                bodies: Mapping[str, TaskScript]) -> ThreadedRuntime:
+        """A new worker process over the same database (RS-001..RS-003): the old worker
+        halts (its threads end, it writes nothing more), its store object hands the
+        database to a new one, and a new worker claims from it; a job submitted before the
+        restart runs the body given for its id."""
+        store = cast(SqlJobStore, runtime.store).reopen()
+        runtime.halt()
+        runtime.close()
+        return self.worker_over(store, settings, clock,
+                                bodies=lambda job: bodies.get(job.job_id))
 
     def new_store(self) -> JobStore:
         # The sql backend's own recipe: a fresh in-memory database, or one migrated engine

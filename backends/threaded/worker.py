@@ -219,9 +219,10 @@ class ThreadedRuntime:
         reaper_ttl_seconds, reaper_sweep_interval_ms: the reaper's defaults when
             `start_reaper` is called without them (RP-002).
         max_redelivery: lease expiries a job may have before it is parked (RD-002).
-        bodies: where each claimed job's body comes from, called with the claimed record
-            (one new body per delivery): for a worker process serving jobs submitted
-            elsewhere. None runs the bodies submitted here, and fails a job submitted
+        bodies: where the body of a claimed job submitted elsewhere comes from, called
+            with the claimed record (one new body per delivery): for a worker process
+            serving jobs submitted elsewhere, or one restarted over the store (RS-002). A
+            job submitted here runs the body submitted with it. None fails a job submitted
             elsewhere, since its body is not here.
 
     Raises:
@@ -242,7 +243,7 @@ class ThreadedRuntime:
                  reaper_ttl_seconds: float = 3600.0,
                  reaper_sweep_interval_ms: float = 300_000.0,
                  max_redelivery: int = 3,
-                 bodies: Callable[[StoredJob], TaskScript] | None = None,
+                 bodies: Callable[[StoredJob], TaskScript | None] | None = None,
                  cancel_interrupts: bool = False, shutdown_mode: str = "cancel",
                  drain_timeout_seconds: float = 30.0,
                  modules: frozenset[str] = frozenset()) -> None:
@@ -503,7 +504,7 @@ class ThreadedRuntime:
 
     def _start(self, job: StoredJob) -> None:
         script = self._scripts.pop(job.job_id, None)
-        if self._bodies is not None:
+        if script is None and self._bodies is not None:
             script = self._bodies(job)
         if script is None:
             # Claimed from a store shared with other runtimes: its body lives there.
@@ -836,6 +837,29 @@ class ThreadedRuntime:
             with self._state:
                 self._stopped = True
                 self._state.notify_all()
+
+    def halt(self) -> None:
+        """The process ends without a graceful stop (killed, crashed, restarted over its
+        store, RS-003): the poll thread ends and every body is let go, and nothing more is
+        written, so a job running here stays running in the store for a lease pass to
+        bring back. `close` after it only releases the store."""
+        with self._stop_lock:
+            with self._state:
+                self._stopping = True
+                for job_id in list(self._owned):
+                    self._let_go(job_id)
+                self._state.notify_all()
+            self._poll_thread.join()
+            self._pool.shutdown(wait=True)
+            self._restore_signal_handlers()
+            with self._state:
+                self._stopped = True
+                self._state.notify_all()
+
+    @property
+    def store(self) -> JobStore:
+        """The store this worker runs over (a restart opens the next one over it)."""
+        return self._store
 
     def wait_stopped(self, timeout: float | None = None) -> bool:
         """Block until the worker has stopped, say on a signal (a worker process's main

@@ -1,0 +1,106 @@
+"""The restart gallery: runtimes that break a restart over the same store the ways issue 32
+names.
+
+`GALLERY` joins the self-test: every suite must catch each entry, naming the requirement
+in `catches`. Each is the memory backend given a restart: `KeptMemoryBackend` keeps its
+store object across the restart (the process's memory stands in for a database, so only
+the bug differs from a correct restart), and each broken one loses what a restart must
+keep.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
+from typing import cast
+
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
+from jobconform.backends.restart import RESTART
+from jobconform.backends.store import QUEUED, RUNNING, InMemoryJobStore, StoredJob
+from jobconform.conformance.gallery import bug_text, register
+
+
+class KeptMemoryBackend(MemoryBackend):
+    """The memory backend with a restart that keeps its store object: a correct restart,
+    which the broken ones below change in one way each."""
+
+    capabilities = MemoryBackend.capabilities | {RESTART}
+
+    def restart(self, runtime: MemoryRuntime, settings: RuntimeSettings, clock: Clock,
+                bodies: Mapping[str, TaskScript]) -> MemoryRuntime:
+        store = self.reopened(cast(InMemoryJobStore, runtime.store))
+        return MemoryRuntime(settings, clock, store, bodies=bodies)
+
+    def reopened(self, store: InMemoryJobStore) -> InMemoryJobStore:
+        """The store the new process finds."""
+        return store
+
+
+class RecordsLostOnRestart(KeptMemoryBackend):
+    """Each runtime keeps its jobs in a dict of its own: a restarted runtime starts with
+    no records at all."""
+
+    def reopened(self, store: InMemoryJobStore) -> InMemoryJobStore:
+        return InMemoryJobStore()
+
+
+class StackedBacklogStore(InMemoryJobStore):
+    """A store whose claims take the jobs that were queued when it was opened from a stack
+    (the newest first), before any job queued since."""
+
+    def __init__(self, kept: InMemoryJobStore) -> None:
+        super().__init__()
+        self._jobs, self._lock = kept._jobs, kept._lock
+        self._stacked = [job_id for job_id, job in self._jobs.items() if job.status == QUEUED]
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> builtins.list[StoredJob]:
+        self._faults.before_write()
+        with self._lock:
+            stacked = [self._jobs[job_id] for job_id in reversed(self._stacked)
+                       if job_id in self._jobs]
+            rest = [job for job in self._jobs.values() if job.job_id not in self._stacked]
+            eligible = [job for job in (*stacked, *rest) if job.status == QUEUED
+                        and (job.next_attempt_at is None or job.next_attempt_at <= now)]
+            claimed = [replace(job, status=RUNNING, started_at=now, worker_id=worker_id,
+                               last_heartbeat=now, fencing_token=job.fencing_token + 1)
+                       for job in eligible[:max(limit, 0)]]
+            for job in claimed:
+                self._jobs[job.job_id] = job
+            return claimed
+
+
+class QueueOrderLostOnRestart(KeptMemoryBackend):
+    """A restarted runtime rebuilds its ready queue by pushing the stored queued jobs on a
+    stack: of the jobs queued before the restart, the newest starts first."""
+
+    def reopened(self, store: InMemoryJobStore) -> InMemoryJobStore:
+        return StackedBacklogStore(store)
+
+
+class RequeuedAtStartup(KeptMemoryBackend):
+    """A restarted runtime runs a lease pass with no lease as it starts: every job it finds
+    running is taken for lost at once and re-queued, though its lease has not lapsed (a
+    worker elsewhere may still be running it)."""
+
+    def restart(self, runtime: MemoryRuntime, settings: RuntimeSettings, clock: Clock,
+                bodies: Mapping[str, TaskScript]) -> MemoryRuntime:
+        restarted = super().restart(runtime, settings, clock, bodies)
+        restarted.expire_leases(0)
+        return restarted
+
+
+GALLERY = (
+    register(__name__, "restart_records_lost", RecordsLostOnRestart,
+             bug_text(RecordsLostOnRestart), "RS-001",
+             "seed 004 §1.1: a task store outlives the process (persistence across process"
+             " restarts)"),
+    register(__name__, "restart_newest_first", QueueOrderLostOnRestart,
+             bug_text(QueueOrderLostOnRestart), "RS-002",
+             "seed 004 §1.1 and seed 000's polling loop: queued work is claimed in its order"),
+    register(__name__, "restart_requeues_running_at_once", RequeuedAtStartup,
+             bug_text(RequeuedAtStartup), "RS-003",
+             "seed 002 §10.13: work comes back when its lease lapses, not before"),
+)

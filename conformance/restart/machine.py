@@ -1,0 +1,148 @@
+"""The Hypothesis machine for a restart over the same store (RS-001..RS-003).
+
+Random programs of submissions (some with a retry policy), dispatches, outcomes,
+heartbeats, clock steps, lease passes and restarts, applied to the backend and the oracle
+by the lifecycle harness, which compares every record, the listing and the health after
+each. A restart stops the runtime and opens a new one over the store; the oracle keeps
+every record. Whether a job running at a restart (whose body went with the old process)
+holds one of the new runtime's slots is the runtime's own, so no check may depend on it:
+each example draws either one slot, and restarts only while nothing runs (the order in
+which queued work comes back shows, RS-002), or a slot for every job, and restarts at
+any time (running work is left to the lease pass, RS-003). Nothing decides, beats for or
+cancels a job running at a restart until a lease pass re-queues it (the harness refuses
+it).
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
+
+from jobconform.backends.protocol import Backend
+from jobconform.backends.restart import RESTART
+from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import RetryPolicy
+from jobconform.reference.lifecycle import Status
+from jobconform.spec import Profile, Registry
+
+ALIASES = ("a", "b", "c", "d")
+TIME_STEPS = (0.5, 1.0, 2.0, 5.0)
+LEASE_SECONDS = 2.0
+RETRY_DELAYS_MS = (1000.0, 3000.0)
+STEPS_PER_EXAMPLE = 16
+outcomes = st.sampled_from((cmd.Succeed("done"), cmd.Raise("IOError", "boom")))
+
+
+def make_restart_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                         run: MachineRun) -> type[RuleBasedStateMachine]:
+    """A state machine class bound to one backend and profile."""
+
+    class RestartMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.opened: Harness | None = None
+            self.contended = False
+
+        @initialize(contended=st.booleans())
+        def open_runtime(self, contended: bool) -> None:
+            run.setup = {"contended": contended}
+            self.contended = contended
+            self.opened = replay_harness(backend, profile, registry, run.setup)
+
+        @property
+        def harness(self) -> Harness:
+            assert self.opened is not None, "open_runtime runs before every rule"
+            return self.opened
+
+        def _run(self, command: cmd.Command) -> object:
+            run.steps += 1
+            try:
+                return self.harness.run(command)
+            except Divergence as divergence:
+                run.divergence = divergence  # the last one is the shrunk one
+                raise
+            finally:
+                run.exercised |= self.harness.exercised
+
+        def _running_with_body(self) -> list[str]:
+            """Running jobs whose body a process of this runtime holds (not orphans)."""
+            model = self.harness.model
+            return [alias for alias, job in model.jobs.items()
+                    if job.status is Status.RUNNING and alias not in model.orphans]
+
+        @precondition(lambda self: self.opened is not None
+                      and len(self.harness.ids) < len(ALIASES))
+        @rule(delay_ms=st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)))
+        def submit(self, delay_ms: float | None) -> None:
+            alias = ALIASES[len(self.harness.ids)]
+            policy = None if delay_ms is None else RetryPolicy(
+                max_retries=1, retry_delay_ms=delay_ms, backoff_multiplier=1,
+                max_retry_delay_ms=60_000.0)
+            self._run(cmd.Submit(alias, retry=policy))
+
+        @rule()
+        def dispatch(self) -> None:
+            self._run(cmd.Dispatch())
+
+        @precondition(lambda self: self.opened is not None and bool(self._running_with_body()))
+        @rule(data=st.data(), outcome=outcomes)
+        def finish(self, data: st.DataObject, outcome: cmd.Outcome) -> None:
+            self._run(cmd.Finish(data.draw(st.sampled_from(self._running_with_body())),
+                                 outcome))
+
+        @precondition(lambda self: self.opened is not None and bool(self._running_with_body()))
+        @rule(data=st.data())
+        def heartbeat(self, data: st.DataObject) -> None:
+            self._run(cmd.Heartbeat(data.draw(st.sampled_from(self._running_with_body()))))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def advance(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+
+        @rule()
+        def expire_leases(self) -> None:
+            self._run(cmd.ExpireLeases(LEASE_SECONDS))
+
+        @precondition(lambda self: self.opened is not None and not (
+            self.contended and self.harness.model.health().running))
+        @rule()
+        def restart(self) -> None:
+            self._run(cmd.Restart())
+
+        @precondition(lambda self: self.opened is not None and not self.contended
+                      and len(self.harness.ids) < len(ALIASES))
+        @rule()
+        def restart_with_work_running(self) -> None:
+            """Aimed at RS-003, which random draws reach late: a job starts, a second
+            passes, and the process stops under it; a later lease pass brings it back."""
+            self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
+            self._run(cmd.Dispatch())
+            self._run(cmd.AdvanceTime(1.0))
+            self._run(cmd.Restart())
+
+        def teardown(self) -> None:
+            if self.opened is not None:
+                self.opened.close()
+
+    return RestartMachine
+
+
+def run_restart_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                        seed: int = 0, examples: int = 200) -> MachineRun:
+    """Run the machine; the same seed gives the same sequences and the same result. A
+    profile without the area, or a backend without the claim, runs nothing."""
+    if RESTART not in profile.areas or RESTART not in backend.capabilities:
+        return MachineRun()
+    return run_machine(make_restart_machine, backend, profile, registry, seed=seed,
+                       examples=examples, steps=STEPS_PER_EXAMPLE)
+
+
+def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
+                   setup: dict[str, object]) -> Harness:
+    """The harness this machine runs its commands through, for a trace's replay
+    (conformance/area_trace.py): one slot when the example drew `contended`, else a slot
+    for every job; no task cap."""
+    slots = 1 if setup.get("contended") else len(ALIASES)
+    return Harness(backend, profile, registry, max_concurrent=slots, unlimited_tasks=True)

@@ -1,0 +1,25 @@
+"""Behave steps for a restart over the same store (features/restart.feature, RS-001..RS-003).
+
+A restart is one more command of the lifecycle harness (`Restart`): the backend stops its
+runtime and opens a new one over the same store, the oracle keeps every record, and the
+harness compares the whole state after it as after any command. Every other step of a
+restart scenario is a lifecycle or redelivery step. Register it from features/steps/ (every
+area's library is imported there):
+
+    from jobconform.conformance.restart.steps import *  # noqa: F403
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jobconform.conformance.lifecycle.steps import action_step, state_of
+from jobconform.reference import commands as cmd
+
+__all__: list[str] = []
+
+
+@action_step("the runtime restarts over the same store")
+def step_restart(context: Any) -> None:
+    """The process stops without a shutdown and a new one opens over its store."""
+    state_of(context).run(cmd.Restart())

@@ -1,0 +1,64 @@
+Feature: Restart over the same store
+  A runtime whose store outlives it (a database) is stopped without a shutdown and a new
+  one opens over the same store: every record is there as it was, queued work starts first
+  and in its order, and work that was running comes back through the lease pass. The
+  oracle keeps every record across the restart, and the harness compares every record, the
+  listing and the health after it. Scenarios here are skipped on a backend that does not
+  claim restart (one that keeps its jobs in the process's memory).
+
+  # -- RS-001: records outlive the restart -------------------------------------------------
+
+  @RS-001
+  Scenario: Finished and queued jobs are there after a restart, as they were
+    Given a runtime with 4 worker slots
+    And jobs "a,b,c" are submitted
+    When the runtime dispatches
+    And job "a" returns {"answer": 42}
+    And job "b" raises ValueError "boom"
+    And 5 seconds pass
+    And job "d" is submitted
+    And the runtime restarts over the same store
+    Then job "a" is succeeded
+    And job "a" has the result {"answer": 42}
+    And job "b" has the error "ValueError: boom"
+    And job "c" is running
+    And job "d" is queued
+    When the jobs are listed
+    Then the listing is "a,b,c,d"
+    And every timestamp of job "a" is timezone-aware UTC
+    And the health shows 1 queued, 1 running, 4 in total
+
+  # -- RS-002: queued work keeps its place ---------------------------------------------------
+
+  @RS-002
+  Scenario: Jobs queued at a restart start first, in their order
+    Given a runtime with 1 worker slot
+    And jobs "a,b" are submitted
+    And the runtime restarts over the same store
+    When job "c" is submitted
+    And the runtime dispatches
+    Then job "a" is running
+    When job "a" returns 1
+    And the runtime dispatches
+    Then job "b" is running
+    And job "c" is queued
+
+  # -- RS-003: running work comes back through the lease pass ----------------------------------
+
+  @RS-003
+  Scenario: A job running at a restart stays running until its lease lapses, then runs again
+    Given a runtime with 2 worker slots
+    And job "a" is submitted
+    When the runtime dispatches
+    And 10 seconds pass
+    And the runtime restarts over the same store
+    Then job "a" is running
+    When leases expire with a lease of 60 seconds
+    Then job "a" is running
+    When 51 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then job "a" is queued
+    And job "a" has re-delivery count 1
+    When the runtime dispatches
+    And job "a" returns 7
+    Then job "a" is succeeded

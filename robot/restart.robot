@@ -1,0 +1,62 @@
+*** Settings ***
+Documentation       Conformance checks for a restart over the same store (spec/restart.yaml,
+...                 RS-001..RS-003).
+...
+...                 The runtime is stopped without a shutdown and a new one opens over the
+...                 same store; the harness compares every record, the listing and the
+...                 health with the oracle, which keeps every record. Tests are skipped on a
+...                 backend that does not claim restart.
+Resource            lifecycle.resource
+Library             jobconform.conformance.restart.keywords.RestartLibrary
+Test Tags           restart
+
+
+*** Test Cases ***
+Records Outlive A Restart Unchanged
+    [Tags]    RS-001
+    Start Runtime    slots=4
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Dispatch
+    Job Returns    a    {"answer": 42}
+    Job Raises    b    ValueError    boom
+    Advance Clock    5
+    Submit Job    d
+    Restart Runtime Over The Same Store
+    Job Status Should Be    a    succeeded
+    Job Result Should Be    a    {"answer": 42}
+    Job Status Should Be    c    running
+    Job Status Should Be    d    queued
+    Listing Should Show    a    b    c    d
+    Timestamps Should Be UTC    a
+
+Queued Work Keeps Its Place Across A Restart
+    [Tags]    RS-002
+    Start Runtime    slots=1
+    Submit Job    a
+    Submit Job    b
+    Restart Runtime Over The Same Store
+    Submit Job    c
+    Dispatch
+    Job Status Should Be    a    running
+    Job Returns    a
+    Dispatch
+    Job Status Should Be    b    running
+    Job Status Should Be    c    queued
+
+Work Running At A Restart Comes Back Through The Lease Pass
+    [Tags]    RS-003
+    Start Runtime    slots=2
+    Submit Job    a
+    Dispatch
+    Advance Clock    10
+    Restart Runtime Over The Same Store
+    Expire Leases    60
+    Job Status Should Be    a    running
+    Advance Clock    51
+    Expire Leases    60
+    Job Status Should Be    a    queued
+    Dispatch
+    Job Returns    a    7
+    Job Status Should Be    a    succeeded

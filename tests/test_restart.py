@@ -1,0 +1,166 @@
+"""The restart area (RS-001..RS-003): the oracle keeps records across a restart, the sql and
+threaded+sql backends reopen their store, the machine reaches every requirement, and each
+gallery runtime is caught at its requirement."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sql_databases import database
+
+from jobconform.backends.loading import load_backend
+from jobconform.backends.protocol import Backend
+from jobconform.backends.restart import RESTART
+from jobconform.backends.sql import SqlBackend
+from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.restart.gallery import GALLERY, KeptMemoryBackend
+from jobconform.conformance.restart.machine import run_restart_machine
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import RetryPolicy
+from jobconform.reference.lifecycle import Status
+from jobconform.reference.model import Limits, ReferenceModel
+from jobconform.spec import Registry, load_registry
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry()
+
+
+def test_the_oracle_keeps_every_record_and_forgets_what_was_the_process() -> None:
+    model = ReferenceModel(Limits(2, None), EPOCH)
+    for alias in ("a", "b", "c"):
+        model.apply(cmd.Submit(alias))
+    model.apply(cmd.Dispatch())
+    model.apply(cmd.Finish("a", cmd.Succeed(1)))
+    before = dict(model.jobs)
+    result = model.apply(cmd.Restart())
+    assert model.jobs == before
+    assert result.requirements == ("RS-001", "RS-003")
+    assert (model.orphans, model.carried_over) == ({"b"}, {"c"})
+    assert (model.processed, model.last_heartbeat) == (0, None)
+    # The orphan's body is gone: deciding it ends nothing; the lease pass brings it back.
+    model.apply(cmd.AdvanceTime(61))
+    requeued = model.apply(cmd.ExpireLeases(60))
+    assert requeued.answer == {"requeued": 1, "parked": 0}
+    assert "RS-003" in requeued.requirements
+    assert model.jobs["b"].status is Status.QUEUED and not model.orphans
+    assert model.apply(cmd.Dispatch()).requirements[0] == "RS-002"
+
+
+def _every_requirement(harness: Harness) -> None:
+    """A finished, a retried, a queued and a running job across two restarts."""
+    retry = RetryPolicy(max_retries=1, retry_delay_ms=5000, backoff_multiplier=1)
+    for command in (cmd.Submit("a"), cmd.Submit("b", retry=retry), cmd.Submit("c"),
+                    cmd.Dispatch(), cmd.Finish("a", cmd.Succeed({"n": 1})),
+                    cmd.Finish("b", cmd.Raise("IOError", "boom")), cmd.Submit("d"),
+                    cmd.Restart(), cmd.AdvanceTime(3), cmd.Restart(), cmd.Submit("e"),
+                    cmd.Dispatch(), cmd.AdvanceTime(60), cmd.ExpireLeases(60),
+                    cmd.Dispatch(), cmd.Finish("c", cmd.Succeed(2)),
+                    cmd.Finish("b", cmd.Succeed(3)), cmd.Finish("d", cmd.Succeed(4))):
+        harness.run(command)
+    assert {"RS-001", "RS-002", "RS-003"} <= harness.exercised
+    views = {alias: harness.runtime.get(job_id) for alias, job_id in harness.ids.items()}
+    assert {alias: view.status for alias, view in views.items() if view} == {
+        "a": "succeeded", "b": "succeeded", "c": "succeeded", "d": "succeeded",
+        "e": "running"}
+
+
+@pytest.fixture(params=["sqlite-file", "postgresql", "mariadb"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    kind = "sqlite" if request.param == "sqlite-file" else request.param
+    with database(kind, tmp_path) as url:
+        yield url
+
+
+@pytest.mark.parametrize("make", [SqlBackend, ThreadedSqlBackend, None],
+                         ids=["sql", "threaded+sql", "sql-in-memory"])
+def test_the_sql_backends_keep_their_jobs_across_a_restart(
+        make: type[SqlBackend] | type[ThreadedSqlBackend] | None, registry: Registry,
+        tmp_path: Path) -> None:
+    backend: Backend = SqlBackend("sqlite://") if make is None else make(
+        f"sqlite:///{tmp_path / 'jobs.db'}")
+    assert RESTART in backend.capabilities
+    harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=4)
+    try:
+        _every_requirement(harness)
+    finally:
+        harness.close()
+
+
+def test_the_sql_backend_restarts_over_a_database_server(database_url: str,
+                                                         registry: Registry) -> None:
+    harness = Harness(SqlBackend(database_url), registry.profile("canonical"), registry,
+                      max_concurrent=4)
+    try:
+        _every_requirement(harness)
+    finally:
+        harness.close()
+
+
+def test_memory_and_threaded_keep_jobs_in_the_process_and_claim_no_restart() -> None:
+    assert RESTART not in load_backend("memory").capabilities
+    assert RESTART not in load_backend("threaded").capabilities
+    assert RESTART in load_backend("sql").capabilities
+
+
+def test_nothing_acts_on_the_lost_body_of_a_job_running_at_a_restart(
+        registry: Registry) -> None:
+    harness = Harness(KeptMemoryBackend(), registry.profile("canonical"), registry)
+    try:
+        for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Restart()):
+            harness.run(command)
+        for refused in (cmd.Finish("a", cmd.Succeed(1)), cmd.Heartbeat("a"),
+                        cmd.Cancel("a"), cmd.Shutdown()):
+            with pytest.raises(ValueError, match="restart"):
+                harness.run(refused)
+    finally:
+        harness.close()
+
+
+def test_a_restart_is_refused_on_a_backend_without_the_claim(registry: Registry) -> None:
+    harness = Harness(load_backend("memory"), registry.profile("canonical"), registry)
+    try:
+        with pytest.raises(ValueError, match="does not claim restart"):
+            harness.run(cmd.Restart())
+    finally:
+        harness.close()
+
+
+@pytest.mark.parametrize("name", ["sql", "threaded+sql"])
+def test_the_machine_reaches_every_requirement(name: str, registry: Registry) -> None:
+    run = run_restart_machine(load_backend(name), registry.profile("canonical"), registry,
+                              examples=30)
+    assert run.divergence is None
+    assert {"RS-001", "RS-002", "RS-003"} <= run.exercised
+
+
+@pytest.mark.parametrize("entry", GALLERY, ids=[entry.name for entry in GALLERY])
+def test_each_broken_restart_is_caught_at_its_requirement(entry: object,
+                                                          registry: Registry) -> None:
+    backend = load_backend(entry.target)  # type: ignore[attr-defined]
+    # Two slots: "a" runs across the restart (the gallery's memory runtime counts it in a
+    # slot), "b" and "c" wait; one dispatch after it starts one of them.
+    harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=2)
+    try:
+        with pytest.raises(Divergence) as caught:
+            for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Submit("b"),
+                            cmd.Submit("c"), cmd.AdvanceTime(1), cmd.Restart(),
+                            cmd.Dispatch()):
+                harness.run(command)
+        assert caught.value.primary == entry.catches  # type: ignore[attr-defined]
+    finally:
+        harness.close()
+
+
+def test_the_correct_gallery_base_passes(registry: Registry) -> None:
+    harness = Harness(KeptMemoryBackend(), registry.profile("canonical"), registry,
+                      max_concurrent=4)
+    try:
+        _every_requirement(harness)
+    finally:
+        harness.close()
