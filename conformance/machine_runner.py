@@ -46,6 +46,10 @@ class Behaviour:
 
     commands: tuple[Any, ...]
     divergence: Divergence | None
+    # What the example raised that is not a divergence (an adapter error, a crash in the
+    # runtime's own threads), as "Type: first line"; its commands may be none, when it
+    # raised before its first command (opening the runtime).
+    raised: str | None = None
 
 
 @dataclass(frozen=True)
@@ -244,12 +248,18 @@ def _first_behaviour(flaky: Flaky, run: MachineRun) -> Behaviour:
     """The failing run a `Flaky` error is about: Hypothesis keeps its exception (an
     inconsistent replay keeps none: the divergence recorded before the replay began)."""
     pending: list[BaseException] = [flaky]
+    raised: BaseException | None = None
     while pending:
         error = pending.pop()
         if isinstance(error, Divergence):
             return Behaviour(tuple(error.commands), error)
-        pending += getattr(error, "exceptions", ())
+        nested = getattr(error, "exceptions", ())
+        if not nested and error is not flaky and raised is None:
+            raised = error
+        pending += nested
     before = run.divergence_before_latest
+    if before is None and raised is not None:
+        return Behaviour((), None, _first_line(raised))
     return Behaviour(tuple(before.commands) if before else (), before)
 
 

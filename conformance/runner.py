@@ -499,7 +499,8 @@ NONDETERMINISTIC = "nondeterministic backend"
 
 def _behaviour_lines(label: str, behaviour: Behaviour) -> list[str]:
     divergence = behaviour.divergence
-    outcome = "passed" if divergence is None else "diverged"
+    outcome = ("diverged" if divergence is not None
+               else f"raised {behaviour.raised}" if behaviour.raised is not None else "passed")
     lines = [f"  {label} ({outcome}, {len(behaviour.commands)} commands):"]
     lines += [f"    {i}. {describe(c)}" for i, c in enumerate(behaviour.commands, 1)]
     if divergence is not None:
@@ -536,7 +537,7 @@ def _nondeterministic_case(name: str, entry: MachineEntry, machine: MachineRun,
 
 def _behaviour_json(behaviour: Behaviour) -> dict[str, object]:
     divergence = behaviour.divergence
-    return {"commands": [describe(c) for c in behaviour.commands],
+    return {"commands": [describe(c) for c in behaviour.commands], "raised": behaviour.raised,
             "divergence": None if divergence is None else {
                 "primary": divergence.primary, "what": divergence.what,
                 "expected": repr(divergence.expected), "actual": repr(divergence.actual)}}

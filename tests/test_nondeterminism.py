@@ -20,6 +20,7 @@ from jobconform.reference.commands import describe
 from jobconform.spec import load_registry
 
 ALTERNATING = "jobconform.conformance.gallery.nondeterministic:alternating_cancel"
+ALTERNATING_OPEN = "jobconform.conformance.gallery.nondeterministic:alternating_open"
 
 
 def test_a_replay_that_behaves_differently_is_recorded_with_both_runs() -> None:
@@ -104,3 +105,21 @@ def test_a_merged_campaign_keeps_the_verdict() -> None:
                          [SuiteRun("hypothesis", 0.1, [case])])
     [written] = to_json(summary, registry)["suites"][0]["cases"]  # type: ignore[index]
     assert _case(written) == case
+
+
+def test_a_first_run_that_raised_before_its_first_command_says_what_it_raised(
+        tmp_path: Path) -> None:
+    # A runtime that sometimes cannot open (a broker refusing a connection under load):
+    # the example that met it raised, the replay passed; the message says what was raised,
+    # not "passed, 0 commands".
+    result = CliRunner().invoke(main, [
+        "run", "--backend", ALTERNATING_OPEN, "--suite", "hypothesis", "--examples", "20",
+        "--report-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    document = read_report(tmp_path / "report.json")
+    [case] = document["suites"][0]["cases"]  # type: ignore[index]
+    assert case["nondeterministic"] is True, case["message"]
+    assert "first run (raised AdapterError:" in case["message"], case["message"]
+    assert "the broker refused the connection" in case["message"]
+    [trace] = case["artifacts"]
+    assert "the broker refused" in json.loads(Path(trace).read_text())["first"]["raised"]

@@ -60,3 +60,23 @@ class AlternatingCancelBackend(MemoryBackend):
 
 
 alternating_cancel = AlternatingCancelBackend
+
+
+class AlternatingOpenBackend(MemoryBackend):
+    """The memory backend whose every other open fails, as a broker connection that is
+    sometimes refused under load: the example that met the refusal raised before its first
+    command, and its replay passed."""
+
+    name = "gallery.alternating_open"
+    capabilities = frozenset({LIFECYCLE})
+
+    def __init__(self) -> None:
+        self.alternation = Alternation()
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        if self.alternation.next():
+            raise ConnectionRefusedError("the broker refused the connection")
+        return super().open(settings, clock)
+
+
+alternating_open = AlternatingOpenBackend
