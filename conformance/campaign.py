@@ -318,7 +318,8 @@ def merge_reports(paths: Iterable[Path], registry: Registry, report_dir: Path) -
         expected, selected, {"seeds": sorted(seeds), "shards": shards,
                              **({"examples": examples} if examples is not None else {})},
         unselected=_unselected(reports),
-        expected_file=first.get("expected_failures_file"))
+        expected_file=first.get("expected_failures_file"),
+        libraries=dict(first.get("libraries", {})))
 
 
 @click.command(name="merge")

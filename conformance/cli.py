@@ -136,6 +136,7 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
         NOT_RUN,
         RunSummary,
         console_table,
+        library_versions,
         to_markdown,
         write_json,
         write_junit,
@@ -176,6 +177,10 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
             f"backend {backend_name!r} declares `profile = {profile!r}`, which the spec does"
             f" not define ({error}); fix the adapter's `profile` attribute, or run with"
             " --profile NAME") from error
+    try:
+        libraries = library_versions(backend)
+    except ValueError as error:
+        raise click.ClickException(f"{error}; fix the adapter's `libraries` attribute") from error
     expected: dict[str, ExpectedFailure] = {}
     if expected_file is not None:
         try:
@@ -198,7 +203,8 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
                          notes=tuple(getattr(backend, "report_notes", ())),
                          unselected=unselected,
                          expected_file=(None if expected_file is None
-                                        else str(expected_file.resolve())))
+                                        else str(expected_file.resolve())),
+                         libraries=libraries)
     report_dir.mkdir(parents=True, exist_ok=True)
     write_json(report_dir / "report.json", summary, registry)
     write_junit(report_dir / "junit.xml", summary)

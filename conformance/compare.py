@@ -93,6 +93,13 @@ class Column:
     suite_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     # A machine's backend answered a replay of the same commands differently.
     nondeterministic: bool = False
+    # The libraries the backend wraps, with their versions (report "libraries").
+    libraries: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def libraries_text(self) -> str:
+        """`rq 3.0.0`, or `—` for a backend that names no library."""
+        return ", ".join(f"{name} {version}" for name, version in self.libraries.items()) or "—"
 
     @property
     def verdict_text(self) -> str:
@@ -281,7 +288,8 @@ def build_matrix(arguments: Iterable[str]) -> Matrix:
                int(doc["seed"]), str(doc["verdict"]), path,
                suite_counts({rid: body["suites"] for rid, body in doc["requirements"].items()}),
                any(case.get("nondeterministic", False)
-                   for suite in doc["suites"] for case in suite["cases"]))
+                   for suite in doc["suites"] for case in suite["cases"]),
+               dict(doc.get("libraries", {})))
         for label, (_, path, doc) in zip(labels, entries, strict=True))
     # Every requirement of every report, in spec order (the reports list them so).
     requirements: dict[str, Mapping[str, Any]] = {}
@@ -321,12 +329,14 @@ def to_markdown(matrix: Matrix, title: str | None = None) -> str:
     if len(matrix.spec_versions) > 1:
         lines += ["**The reports were made under different spec versions**; a requirement"
                   " missing from one shows as n/a there.", ""]
-    lines += ["| backend | profile | seed | verdict | passed | failed | expected failures"
-              " | blocked | untested | not claimed | not run |", "|" + "---|" * 11]
+    lines += ["| backend | library | profile | seed | verdict | passed | failed"
+              " | expected failures | blocked | untested | not claimed | not run |",
+              "|" + "---|" * 12]
     for index, column in enumerate(matrix.columns):
         counts = matrix.counts(index)
         verdict = ("✅ " if column.verdict == "pass" else "❌ ") + column.verdict_text
-        lines.append(f"| {labels[index]} | {column.profile} | {column.seed} | {verdict} | "
+        lines.append(f"| {labels[index]} | {markdown_cell(column.libraries_text)}"
+                     f" | {column.profile} | {column.seed} | {verdict} | "
                      + " | ".join(column.count_text(v, counts[v])
                                   for v in RUN_COUNTS)
                      + " |")
@@ -552,7 +562,8 @@ def to_html(matrix: Matrix, page: Path, *, title: str | None = None,
         counts = matrix.counts(index)
         summary_rows.append(
             f'<tr class="run" data-backend="{_e(column.label)}"><td>{_e(column.label)}</td>'
-            f"<td>{_e(column.backend)}</td><td>{_e(column.profile)}</td>"
+            f"<td>{_e(column.backend)}</td><td>{_e(column.libraries_text)}</td>"
+            f"<td>{_e(column.profile)}</td>"
             f"<td>{_e(column.spec_version)}</td><td>{column.seed}</td>"
             f'<td class="{_VERDICT_CLASS[PASS if column.verdict == "pass" else FAIL]}">'
             f"{_e(column.verdict_text)}</td>"
@@ -600,8 +611,8 @@ def to_html(matrix: Matrix, page: Path, *, title: str | None = None,
 Open a coloured cell for its divergence message and trace.</p>
 {warning}
 <h2>Runs</h2>
-<table id="runs"><thead><tr><th>column</th><th>backend</th><th>profile</th><th>spec</th>
-<th>seed</th><th>verdict</th><th>passed</th><th>failed</th><th>expected failures</th>
+<table id="runs"><thead><tr><th>column</th><th>backend</th><th>library</th><th>profile</th>
+<th>spec</th><th>seed</th><th>verdict</th><th>passed</th><th>failed</th><th>expected failures</th>
 <th>blocked</th><th>untested</th><th>not claimed</th><th>not run</th><th>{_e(source_text)}</th></tr>
 </thead>
 <tbody>{"".join(summary_rows)}</tbody></table>

@@ -234,7 +234,7 @@ def verdict_content(matrix: Matrix, libraries: Sequence[Library],
     for index, (column, library) in enumerate(zip(matrix.columns, libraries, strict=True)):
         content["libraries"][library.name] = {
             "backend": column.backend, "profile": column.profile, "seed": column.seed,
-            "verdict": column.verdict_text,
+            "libraries": dict(column.libraries), "verdict": column.verdict_text,
             "requirements": {row.requirement: row.cells[index].verdict for row in matrix.rows},
             "deviations": {finding.requirement: finding.reason for finding in findings
                            if finding.library is library},

@@ -31,6 +31,7 @@ import json
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from importlib import metadata
 from pathlib import Path
 
 from jobconform.conformance.applicability import unclaimed
@@ -75,6 +76,10 @@ class RunSummary:
     # with a deviation list of its own is a runtime's validation, which the published
     # compatibility page collects (jobconform publish), and the page links its reasons there.
     expected_file: str | None = None
+    # The third-party libraries the backend wraps, by distribution name, with the version
+    # installed for the run (`library_versions`): the compatibility page says what was
+    # validated, not only that something was.
+    libraries: Mapping[str, str] = field(default_factory=dict)
 
     def verdicts(self, registry: Registry) -> dict[str, dict[str, str]]:
         profile_areas = (registry.profile(self.profile).areas
@@ -298,6 +303,39 @@ def _case_json(case: CaseResult) -> dict[str, object]:
     return document
 
 
+NOT_INSTALLED = "not installed"
+
+
+def library_versions(backend: object) -> dict[str, str]:
+    """The installed version of each distribution the backend names in its `libraries`
+    attribute (a tuple of names, as pip knows them), "not installed" for a name pip does
+    not know. Without the attribute, the backend's `name` where it is an installed
+    distribution (an adapter named "rq" wraps RQ: the examples' adapters are), else none."""
+    names = getattr(backend, "libraries", None)
+    if names is None:
+        name = getattr(backend, "name", None)
+        return {name: metadata.version(name)} if (
+            isinstance(name, str) and name != "jobconform" and _installed(name)) else {}
+    if isinstance(names, str) or not all(isinstance(name, str) for name in names):
+        raise ValueError(f"backend {getattr(backend, 'name', backend)!r}: `libraries` must be a"
+                         f" tuple of distribution names, not {names!r}")
+    versions: dict[str, str] = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = NOT_INSTALLED
+    return versions
+
+
+def _installed(name: str) -> bool:
+    try:
+        metadata.version(name)
+    except (metadata.PackageNotFoundError, ValueError):
+        return False
+    return True
+
+
 def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
     """The report as data; it matches conformance/schemas/report.schema.json."""
     verdicts = summary.verdicts(registry)
@@ -330,6 +368,7 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
         **({"campaign": dict(summary.campaign)} if summary.campaign is not None else {}),
         **({"expected_failures_file": summary.expected_file}
            if summary.expected_file is not None else {}),
+        **({"libraries": dict(summary.libraries)} if summary.libraries else {}),
     }
 
 

@@ -270,3 +270,31 @@ def test_nothing_per_suite_is_shown_when_every_suite_checked_everything(
         registry: Registry) -> None:
     run = summary(covering_all(registry))
     assert "per suite" not in console_table(run, registry)
+
+
+# -- the libraries a backend wraps ---------------------------------------------------------------
+
+
+def test_the_report_names_the_versions_of_the_libraries_a_backend_wraps() -> None:
+    from importlib import metadata
+
+    from jobconform.conformance.report import NOT_INSTALLED, library_versions
+
+    class Declared:
+        name, libraries = "mine", ("click", "no-such-distribution")
+
+    class NamedAsItsLibrary:  # an adapter named after the library it wraps, as the examples
+        name = "hypothesis"
+
+    class NoLibrary:
+        name = "memory"
+
+    class Garbage:
+        name, libraries = "mine", "click"
+
+    assert library_versions(Declared) == {"click": metadata.version("click"),
+                                          "no-such-distribution": NOT_INSTALLED}
+    assert library_versions(NamedAsItsLibrary) == {"hypothesis": metadata.version("hypothesis")}
+    assert library_versions(NoLibrary) == {}
+    with pytest.raises(ValueError, match="`libraries` must be a tuple of distribution names"):
+        library_versions(Garbage)
