@@ -32,7 +32,7 @@ from jobconform.conformance.harness import (
     Divergence,
     ListedDeviations,
 )
-from jobconform.conformance.watchdog import guarded, hung
+from jobconform.conformance.watchdog import guarded, hung, note_adapter_interrupt
 from jobconform.reference.commands import Command
 from jobconform.spec import Profile, Registry, SpecError
 
@@ -183,6 +183,9 @@ class AreaHarness(Generic[CommandT]):
                 f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
                 f" during {action}; the {self.AREA} protocol allows no exception there"
             ) from error
+        except KeyboardInterrupt:
+            note_adapter_interrupt()  # Robot would swallow it (watchdog._Interrupts)
+            raise
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
               actual: object, primary: str | None = None) -> Divergence:

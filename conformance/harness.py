@@ -49,7 +49,7 @@ from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import AdapterError as AdapterError
-from jobconform.conformance.watchdog import AdapterHung, guarded, hung
+from jobconform.conformance.watchdog import AdapterHung, guarded, hung, note_adapter_interrupt
 from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -766,6 +766,9 @@ class Harness:
                 f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
                 f" during {action}; the protocol allows no exception there"
             ) from error
+        except KeyboardInterrupt:
+            note_adapter_interrupt()  # Robot would swallow it (watchdog._Interrupts)
+            raise
         problem = shape_problem(action, answer)
         if problem is not None:
             raise AdapterError(f"adapter {self.backend.name!r}: {problem}")

@@ -60,7 +60,12 @@ from jobconform.conformance.trace import (
     trace_from_divergence,
     write_trace,
 )
-from jobconform.conformance.watchdog import HUNG_MARK, forget_hangs
+from jobconform.conformance.watchdog import (
+    HUNG_MARK,
+    adapter_interrupted,
+    forget_hangs,
+    forget_interrupts,
+)
 from jobconform.reference.commands import describe
 from jobconform.spec import Profile, Registry
 from jobconform.spec.areas import areas
@@ -355,6 +360,7 @@ def run_robot(config: RunConfig) -> SuiteRun:
     out_dir.mkdir(parents=True, exist_ok=True)
     console = io.StringIO()
     sources = [suite_folder("jobconform.robot"), *area_suite_folders("robot")]
+    forget_interrupts()
     run_robot_suites(
         *(str(source) for source in sources), outputdir=str(out_dir), output="output.xml",
         log="NONE", report="NONE",
@@ -365,6 +371,10 @@ def run_robot(config: RunConfig) -> SuiteRun:
         runemptysuite=True, listener=[RobotDeviationListener()],
     )
     (config.work_dir / "robot.log").write_text(console.getvalue(), encoding="utf-8")
+    if adapter_interrupted():
+        # Robot stopped at the adapter's KeyboardInterrupt and returned, its output cut
+        # short: the run stops here as it does at one in the other suites.
+        raise KeyboardInterrupt
     run = SuiteRun("robot", 0.0)
     output = out_dir / "output.xml"
     if output.exists():

@@ -159,6 +159,26 @@ def forget_hangs() -> None:
     _WATCHDOG.hung_scopes.clear()
 
 
+class _Interrupts:
+    """Whether an adapter call raised KeyboardInterrupt since `forget_interrupts`: Robot
+    Framework, which runs in this process, takes one raised inside a keyword as its own
+    stop and returns, so the run learns of it only here."""
+
+    raised = False
+
+
+def note_adapter_interrupt() -> None:
+    _Interrupts.raised = True
+
+
+def adapter_interrupted() -> bool:
+    return _Interrupts.raised
+
+
+def forget_interrupts() -> None:
+    _Interrupts.raised = False
+
+
 @contextmanager
 def guarded(seconds: float, what: str, scope: str = "adapter") -> Iterator[None]:
     """Fail the body with AdapterHung if it runs longer than `seconds` (or exit the process

@@ -94,6 +94,19 @@ def test_a_keyboard_interrupt_stops_the_run_but_its_report_is_written(
     assert (tmp_path / "junit.xml").exists()
 
 
+def test_an_adapter_raising_keyboard_interrupt_under_robot_stops_the_run_with_a_report(
+        tmp_path: Path) -> None:
+    # Robot Framework takes a KeyboardInterrupt raised in a keyword as its own stop and
+    # returns, its output.xml cut short: the run learns of it from the harness and stops
+    # there all the same, with its report and exit code 130.
+    code, output, messages = _run(tmp_path, "interrupting_dispatch", "--suite", "robot",
+                                  "--suite", "behave", "--area", "lifecycle")
+    assert code == 130, output
+    assert "robot interrupted: KeyboardInterrupt" in messages
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert [suite["suite"] for suite in report["suites"]] == ["robot"]
+
+
 # -- an adapter hanging in every case ------------------------------------------------------
 
 def test_an_adapter_hanging_in_every_case_costs_one_safety_limit_per_suite_process(
