@@ -122,6 +122,19 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             self._run(cmd.AdvanceTime(1.0))
             self._run(cmd.Restart())
 
+        @precondition(lambda self: self.opened is not None and self.contended
+                      and not self.harness.model.health().running
+                      and len(self.harness.ids) <= len(ALIASES) - 2)
+        @rule()
+        def restart_with_work_queued(self) -> None:
+            """Aimed at RS-002, which random draws reach on some seeds only: two jobs wait
+            in the queue of a one-slot runtime as it stops, and the new one starts them
+            in their order."""
+            for _ in range(2):
+                self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
+            self._run(cmd.Restart())
+            self._run(cmd.Dispatch())
+
         def teardown(self) -> None:
             if self.opened is not None:
                 self.opened.close()
