@@ -11,7 +11,10 @@ same in every area live here, once:
 - the profile's area parameters with a check's own values on top;
 - opening the runtime through the backend's `open_<area>` and closing it;
 - calling the adapter (`_call`: an exception the protocol does not allow becomes
-  `AdapterError`, with one message layout) and building the divergence (`_fail`).
+  `AdapterError`, with one message layout) and building the divergence (`_fail`);
+- for an area whose checks name what they create by aliases (`AliasedHarness`): the
+  aliases, and the frame of `run` (check the command, record it, let the area apply
+  it, then compare the answer and the state through the listed deviations).
 
 What differs (the commands, the oracle, how a difference is blamed) stays in the area's
 own harness.
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from jobconform.backends.process.errors import ChildHung
@@ -221,6 +225,51 @@ class AliasedHarness(AreaHarness[CommandT]):
     last_answer: object = field(default=None, init=False)
 
     def run(self, command: CommandT) -> object:
+        """Apply `command` to both sides, settle both, compare everything.
+
+        Returns:
+            The backend's answer.
+
+        Raises:
+            Divergence: the backend's answer or state differs from the oracle's.
+            AdapterError: the adapter raised outside its contract or hung.
+            ValueError: the command is malformed (an alias used twice, time going back).
+        """
+        self._check_command(command)
+        self.commands.append(command)
+        return self._run(command)
+
+    def _check_command(self, command: CommandT) -> None:
+        """Refuse a malformed command before either side sees it (ValueError)."""
+        raise NotImplementedError
+
+    def _run(self, command: CommandT) -> object:
+        """The area's part of `run`: apply a checked command to both sides, settle them
+        and `_compare` what they answered; the backend's answer."""
+        raise NotImplementedError
+
+    def _compare(self, command: CommandT, expected: object, actual: object,
+                 requirements: tuple[str, ...]) -> None:
+        """Keep the backend's answer as the last, then compare it with the oracle's
+        (`_compare_answer`) and everything else (`observe`), where a listed deviation
+        of an earlier step has not already been adopted (`_adopt`)."""
+        self.last_answer = actual
+        self.listed.check(len(self.commands),
+                          partial(self._compare_answer, command, expected, actual,
+                                  requirements),
+                          partial(self.observe, requirements), self._adopt)
+
+    def _compare_answer(self, command: CommandT, expected: object, actual: object,
+                        requirements: tuple[str, ...]) -> None:
+        """Raises Divergence where the backend's answer is not the oracle's."""
+        raise NotImplementedError
+
+    def observe(self, requirements: tuple[str, ...] = ()) -> None:
+        """Raises Divergence at the first difference of the backend's state."""
+        raise NotImplementedError
+
+    def _adopt(self) -> None:
+        """After a listed deviation, take the backend's state as the oracle's."""
         raise NotImplementedError
 
     def run_all(self, commands: Iterable[CommandT]) -> None:

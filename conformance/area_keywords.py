@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
@@ -109,3 +110,37 @@ class AreaLibrary(Generic[HarnessT]):
             raise self._fail(f"{noun} {alias!r} was never created (answer:"
                              f" {self._answers.get(alias)!r})")
         return found
+
+
+ReadT = TypeVar("ReadT")
+
+
+class CreatingLibrary(AreaLibrary[HarnessT], Generic[HarnessT, ReadT]):
+    """An area library whose tests create by alias and check how each creation was
+    answered: `CREATED`, or `rejected(code)`, as the area's oracle spells them. It keeps
+    the record a test read last (`ReadT`: the runtime's view and what it showed then)."""
+
+    CREATED: ClassVar[str]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._read: ReadT | None = None
+
+    @staticmethod
+    def rejected(code: str) -> str:
+        """A creation's answer refusing it with `code`."""
+        raise NotImplementedError
+
+    def _creation_should_be(self, alias: str, wanted: str) -> None:
+        answer = self._answers.get(alias)
+        if answer != wanted:
+            raise self._fail(f"the creation of {alias!r} should be answered {wanted!r}, the"
+                             f" backend answered {answer!r}")
+
+    @keyword("Creation Should Be Accepted")
+    def creation_should_be_accepted(self, alias: str) -> None:
+        self._creation_should_be(alias, self.CREATED)
+
+    @keyword("Creation Should Be Rejected")
+    def creation_should_be_rejected(self, alias: str, code: str) -> None:
+        self._creation_should_be(alias, self.rejected(code))

@@ -46,6 +46,40 @@ class AreaScenario(Generic[HarnessT]):
         self.harness.close()
 
 
+class ComparingHarness(ScenarioHarness[CommandT_contra], Protocol):
+    @property
+    def commands(self) -> Sequence[Any]:
+        """The commands run so far, in order."""
+        ...
+
+
+ComparingT = TypeVar("ComparingT", bound=ComparingHarness[Any])
+
+
+class CheckingScenario(AreaScenario[ComparingT]):
+    """An `AreaScenario` whose Then-steps check what the backend shows and fail, where it
+    falls short, in the layout of `expectation_failure`.
+
+    A subclass says what falls short (`SHOWS`, "the backend's reminders do not") and
+    which of the scenario's tags name its requirements (`PREFIX`, "RM-").
+    """
+
+    SHOWS: ClassVar[str]
+    PREFIX: ClassVar[str]
+
+    def check(self, context: Any, ok: bool, what: str, expected: object,
+              actual: object) -> None:
+        """Raises AssertionError, naming `what` was read, where not `ok`."""
+        if not ok:
+            raise expectation_failure(context, self.SHOWS, self.PREFIX, self.harness.commands,
+                                      what, expected, actual)
+
+    def check_creation(self, context: Any, alias: str, wanted: object) -> None:
+        """The answer kept for the creation of `alias` is `wanted`."""
+        answer = self.answers.get(alias)
+        self.check(context, answer == wanted, f"the creation of {alias!r}", wanted, answer)
+
+
 class ConfiguredScenario(Generic[HarnessT]):
     """One scenario's harness of an area whose parameters the scenario may fix before its
     first command ("a breaker tripping after 3 failures ..."): opened on first use with

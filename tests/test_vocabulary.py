@@ -17,6 +17,10 @@ from jobconform.conformance.breaker import declarations as breaker
 from jobconform.conformance.breaker.keywords import BreakerLibrary
 from jobconform.conformance.governor import declarations as governor
 from jobconform.conformance.governor.keywords import GovernorLibrary
+from jobconform.conformance.idempotency import declarations as idempotency
+from jobconform.conformance.idempotency.keywords import IdempotencyLibrary
+from jobconform.conformance.loops import declarations as loops
+from jobconform.conformance.loops.keywords import LoopsLibrary
 from jobconform.conformance.reminders import declarations as reminders
 from jobconform.conformance.reminders.keywords import ReminderLibrary
 from jobconform.conformance.scheduling import declarations as scheduling
@@ -36,6 +40,8 @@ AREAS = {
     "governor": (governor.DECLARATIONS, GovernorLibrary, "governor*.robot"),
     "breaker": (breaker.DECLARATIONS, BreakerLibrary, "breaker*.robot"),
     "admission": (admission.DECLARATIONS, AdmissionLibrary, "admission*.robot"),
+    "idempotency": (idempotency.DECLARATIONS, IdempotencyLibrary, "idempotency*.robot"),
+    "loops": (loops.DECLARATIONS, LoopsLibrary, "loops*.robot"),
 }
 DECLARED = [(area, declaration) for area, (declarations, _, _) in AREAS.items()
             for declaration in declarations]

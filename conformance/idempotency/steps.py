@@ -1,7 +1,8 @@
 """Behave steps for idempotency keys (features/idempotency.feature, IK-001..IK-017).
 
-Each When-step sends one command through `IdempotencyHarness.run`, so the backend's
-answer is compared with the oracle's and a `Divergence` fails the scenario with the
+Each Given/When-step sends one command through `IdempotencyHarness.run` (the steps that
+send one command alone are derived from conformance/idempotency/declarations.py), so the
+backend's answer is compared with the oracle's and a `Divergence` fails the scenario with the
 requirement IDs. Each Then-step checks the BACKEND's own answer against the value the
 scenario states. Steps speak of claims, keys and the key clock so that they cannot clash
 with the lifecycle steps. Register them from features/steps/idempotency_steps.py:
@@ -11,9 +12,10 @@ with the lifecycle steps. Register them from features/steps/idempotency_steps.py
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
+from jobconform.conformance.area_steps import AreaScenario
+from jobconform.conformance.idempotency.declarations import DECLARATIONS
 from jobconform.conformance.idempotency.harness import ComparedAnswer, IdempotencyHarness
 from jobconform.conformance.lifecycle.steps import (
     RunConfig,
@@ -22,20 +24,8 @@ from jobconform.conformance.lifecycle.steps import (
     setup_step,
     state_of,
 )
-from jobconform.reference.commands import AdvanceTime, Raise, Succeed
-from jobconform.reference.faults import FaultKind, StoreFault
-from jobconform.reference.idempotency.commands import (
-    AskSchedulerKey,
-    ClaimCall,
-    ClaimEffect,
-    ClaimKey,
-    ClaimWebhook,
-    CompleteClaim,
-    IdempotencyCommand,
-    IdempotencyStoreFault,
-    PurgeKeys,
-    ReleaseClaim,
-)
+from jobconform.conformance.vocabulary import derive_steps
+from jobconform.reference.idempotency.commands import AskSchedulerKey, ClaimKey
 from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, UNAVAILABLE, canonical_json
 from jobconform.reference.lifecycle import JsonValue
 
@@ -47,42 +37,18 @@ PARAMETER_NAMES = {"TTL": "ttl_seconds", "mismatch status": "mismatch_status",
                    "stale-lock timeout": "stale_lock_timeout_seconds"}
 
 
-@dataclass
-class KeyScenario:
-    """One scenario's idempotency harness and the backend's answers by claim handle."""
-
-    harness: IdempotencyHarness
-    answers: dict[str, object] = field(default_factory=dict)
-
-    def run(self, command: IdempotencyCommand) -> object:
-        return self.harness.run(command)
-
-    def close(self) -> None:
-        self.harness.close()
-
-
 def _opener(overrides: dict[str, float | str]) -> Any:
-    def open_keys(config: RunConfig) -> KeyScenario:
-        return KeyScenario(IdempotencyHarness(config.backend, config.profile, config.registry,
-                                              overrides=overrides))
+    def open_keys(config: RunConfig) -> AreaScenario[IdempotencyHarness]:
+        return AreaScenario(IdempotencyHarness(config.backend, config.profile,
+                                               config.registry, overrides=overrides))
     return open_keys
 
 
-def keys_of(context: Any) -> KeyScenario:
-    keys: KeyScenario = state_of(context).area_state(AREA, _opener({}))
+def keys_of(context: Any) -> AreaScenario[IdempotencyHarness]:
+    """The scenario's idempotency harness (opened with the profile's parameters on first
+    use) and the backend's answers, kept by claim handle and the names `kept_as` gives."""
+    keys: AreaScenario[IdempotencyHarness] = state_of(context).area_state(AREA, _opener({}))
     return keys
-
-
-def _identity(text: str) -> tuple[tuple[str, str], ...]:
-    """`to=bob, channel=sms` as name-value pairs, in the order written."""
-    pairs = []
-    for part in text.split(","):
-        name, equals, value = part.strip().partition("=")
-        if not equals or not name:
-            raise ValueError(f"write an effect's identity as name=value pairs separated by"
-                             f" commas, e.g. 'to=bob, channel=sms'; got {text!r}")
-        pairs.append((name.strip(), value.strip()))
-    return tuple(pairs)
 
 
 def _answer(context: Any, handle: str) -> ComparedAnswer:
@@ -120,40 +86,10 @@ def step_parameter_seconds(context: Any, name: str, value: float) -> None:
     step_parameter(context, name, value)
 
 
-# -- claims ----------------------------------------------------------------------------------
+# -- Given/When: commands, derived from their declarations (declarations.py); what stays
+# -- here is not a command alone (a claim whose key is the answer to an earlier command) --
 
-
-def _claim(context: Any, handle: str, command: IdempotencyCommand) -> None:
-    keys = keys_of(context)
-    keys.answers[handle] = keys.run(command)
-
-
-@action_step('claim "{handle}" is made on key "{key}" in scope "{scope}" with payload'
-             " {payload:Json}")
-def step_claim(context: Any, handle: str, key: str, scope: str, payload: JsonValue) -> None:
-    _claim(context, handle, ClaimKey(handle, scope, key, payload))
-
-
-@action_step('claim "{handle}" is made without a key in scope "{scope}" with payload'
-             " {payload:Json}")
-def step_claim_without_key(context: Any, handle: str, scope: str, payload: JsonValue) -> None:
-    _claim(context, handle, ClaimKey(handle, scope, None, payload))
-
-
-@action_step('webhook claim "{handle}" arrives for token "{token}" with body "{body}"')
-def step_webhook(context: Any, handle: str, token: str, body: str) -> None:
-    _claim(context, handle, ClaimWebhook(handle, token, body))
-
-
-@action_step('keyed webhook claim "{handle}" arrives for token "{token}" with key "{key}" and'
-             ' body "{body}"')
-def step_webhook_with_key(context: Any, handle: str, token: str, key: str, body: str) -> None:
-    _claim(context, handle, ClaimWebhook(handle, token, body, key))
-
-
-@action_step('tool call claim "{handle}" is made to "{tool}" with arguments {arguments:Json}')
-def step_tool_call(context: Any, handle: str, tool: str, arguments: JsonValue) -> None:
-    _claim(context, handle, ClaimCall(handle, tool, arguments))
+derive_steps(DECLARATIONS, keys_of)
 
 
 @action_step('scheduler claim "{handle}" is sent for execution "{execution}" with payload'
@@ -164,56 +100,7 @@ def step_scheduler_claim(context: Any, handle: str, execution: str,
     key = keys.run(AskSchedulerKey(execution))
     if not isinstance(key, str):
         raise AssertionError(f"the scheduler key should be a string, backend answered {key!r}")
-    _claim(context, handle, ClaimKey(handle, SCHEDULER_SCOPE, key, payload))
-
-
-@action_step('the scheduler key of execution "{execution}" is asked for')
-def step_ask_scheduler_key(context: Any, execution: str) -> None:
-    keys = keys_of(context)
-    keys.answers[f"scheduler:{execution}"] = keys.run(AskSchedulerKey(execution))
-
-
-@action_step('effect claim "{handle}" is made by execution "{execution}" for "{effect_type}"'
-             ' to "{identity}" with content {content:Json}')
-def step_effect(context: Any, handle: str, execution: str, effect_type: str, identity: str,
-                content: JsonValue) -> None:
-    _claim(context, handle, ClaimEffect(handle, execution, effect_type, _identity(identity),
-                                        content))
-
-
-@action_step('effect claim "{handle}" is made with no execution id for "{effect_type}" to'
-             ' "{identity}" with content {content:Json}')
-def step_effect_without_execution(context: Any, handle: str, effect_type: str, identity: str,
-                                  content: JsonValue) -> None:
-    _claim(context, handle, ClaimEffect(handle, None, effect_type, _identity(identity),
-                                        content))
-
-
-@action_step('labelled effect claim "{handle}" with dedup label "{label}" is made by execution'
-             ' "{execution}" for "{effect_type}" to "{identity}" with content {content:Json}')
-def step_effect_labelled(context: Any, handle: str, label: str, execution: str,
-                         effect_type: str, identity: str, content: JsonValue) -> None:
-    _claim(context, handle, ClaimEffect(handle, execution, effect_type, _identity(identity),
-                                        content, label))
-
-
-@action_step('claim "{handle}" completes with result {result:Json}')
-def step_complete(context: Any, handle: str, result: JsonValue) -> None:
-    keys = keys_of(context)
-    keys.answers[f"complete:{handle}"] = keys.run(CompleteClaim(handle, Succeed(result)))
-
-
-@action_step('claim "{handle}" fails with {error_type} "{message}"')
-def step_fail(context: Any, handle: str, error_type: str, message: str) -> None:
-    keys = keys_of(context)
-    keys.answers[f"complete:{handle}"] = keys.run(
-        CompleteClaim(handle, Raise(error_type, message)))
-
-
-@action_step('claim "{handle}" is released')
-def step_release(context: Any, handle: str) -> None:
-    keys = keys_of(context)
-    keys.answers[f"release:{handle}"] = keys.run(ReleaseClaim(handle))
+    keys.answers[handle] = keys.run(ClaimKey(handle, SCHEDULER_SCOPE, key, payload))
 
 
 # -- store faults (IK-015) ---------------------------------------------------------------------
@@ -227,31 +114,6 @@ def step_takes_store_faults(context: Any) -> None:
     if not keys.harness.takes_store_faults:
         context.scenario.skip(f"backend {keys.harness.backend.name} does not take store"
                               " faults for its idempotency keys (store-faults:idempotency)")
-
-
-def _failing(write: int, command: ClaimKey | CompleteClaim | ReleaseClaim) -> IdempotencyStoreFault:
-    return IdempotencyStoreFault(StoreFault(FaultKind.FAIL, write), command)
-
-
-@action_step('store write {write:d} fails while claim "{handle}" is made on key "{key}" in scope'
-             ' "{scope}" with payload {payload:Json}')
-def step_claim_write_fails(context: Any, write: int, handle: str, key: str, scope: str,
-                           payload: JsonValue) -> None:
-    _claim(context, handle, _failing(write, ClaimKey(handle, scope, key, payload)))
-
-
-@action_step('store write {write:d} fails while claim "{handle}" completes with result'
-             " {result:Json}")
-def step_complete_write_fails(context: Any, write: int, handle: str, result: JsonValue) -> None:
-    keys = keys_of(context)
-    keys.answers[f"complete:{handle}"] = keys.run(
-        _failing(write, CompleteClaim(handle, Succeed(result))))
-
-
-@action_step('store write {write:d} fails while claim "{handle}" is released')
-def step_release_write_fails(context: Any, write: int, handle: str) -> None:
-    keys = keys_of(context)
-    keys.answers[f"release:{handle}"] = keys.run(_failing(write, ReleaseClaim(handle)))
 
 
 @check_step('claim "{handle}" is answered unavailable')
@@ -271,22 +133,6 @@ def check_call_unavailable(context: Any, what: str, handle: str) -> None:
     if answer != UNAVAILABLE:
         raise AssertionError(f"the {what} of {handle!r} met a failed store write and should"
                              f" answer {UNAVAILABLE!r}; backend answered {answer!r}")
-
-
-@action_step("{seconds:g} seconds pass on the key clock")
-def step_key_clock(context: Any, seconds: float) -> None:
-    keys_of(context).run(AdvanceTime(seconds))
-
-
-@action_step("{hours:g} hours pass on the key clock")
-def step_key_clock_hours(context: Any, hours: float) -> None:
-    keys_of(context).run(AdvanceTime(hours * 3600))
-
-
-@action_step("the expired keys are purged")
-def step_purge(context: Any) -> None:
-    keys = keys_of(context)
-    keys.answers["purge"] = keys.run(PurgeKeys())
 
 
 # -- checks on what the backend answered --------------------------------------------------------

@@ -1,6 +1,7 @@
 """Robot Framework keywords for sequential agent loops (spec/loops.yaml, LP-001..LP-019).
 
-Every keyword that changes something drives the `LoopsHarness`, so the backend and the
+Every keyword that changes something (those that send one command are derived from
+conformance/loops/declarations.py) drives the `LoopsHarness`, so the backend and the
 oracle see the same command and any difference fails the test with the harness's
 `Divergence`. The assertion keywords read the BACKEND's own loop record and compare it
 with the value the test states.
@@ -18,10 +19,7 @@ library. Loop parameters are given as named arguments whose values are JSON
 
 from __future__ import annotations
 
-import json
-import math
 from datetime import timedelta
-from typing import Any
 
 from robot.api import SkipExecution
 from robot.api.deco import keyword, library
@@ -31,27 +29,20 @@ from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
 from jobconform.conformance import tolerance
 from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.loops.declarations import (
+    DECLARATIONS,
+    start_loop,
+    stop_loop,
+    written_value,
+)
 from jobconform.conformance.loops.harness import (
     LoopsHarness,
     loop_event_matches,
     run_event_matches,
     same_cost,
 )
+from jobconform.conformance.vocabulary import derive_keywords
 from jobconform.reference.loops import commands as lc
-from jobconform.reference.loops.oracle import FailResult, LoopParameters, RaiseError, Respond
-
-SPECIAL_NUMBERS = {"NaN": math.nan, "inf": math.inf, "-inf": -math.inf, "none": None}
-
-
-def _value(text: str) -> Any:
-    """A parameter or cost as a test writes it: JSON, or NaN / inf / -inf / none."""
-    if text in SPECIAL_NUMBERS:
-        return SPECIAL_NUMBERS[text]
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{text!r} is not a JSON value ({error.msg}); write strings in"
-                         ' double quotes, e.g. message="go"') from None
 
 
 @library(scope="TEST", auto_keywords=False)
@@ -84,57 +75,21 @@ class LoopsLibrary(AreaLibrary[LoopsHarness]):
                                  f"{len(runs)} runs")
         return runs[number - 1]
 
-    # -- actions -----------------------------------------------------------------------------
+    # -- actions: the commands are derived from declarations.py (derive_keywords, at the
+    # -- end) ------------------------------------------------------------------------------
 
     @keyword("Start Loop Runtime")
     def start_loop_runtime(self) -> None:
         """A fresh loop runtime of ``${BACKEND}`` under ``${PROFILE}``."""
         self._start(LoopsHarness)
 
-    @keyword("Start Loop")
-    def start_loop(self, alias: str, **parameters: str) -> object:
-        """Start loop ``alias``; returns the answer (``started`` or a refusal)."""
-        try:
-            params = LoopParameters(**{name: _value(text) for name, text in parameters.items()})
-        except TypeError as error:
-            raise ValueError(f"bad loop parameters: {error}") from None
-        return self.harness.run(lc.StartLoop(alias, params))
-
     @keyword("Start Of Loop Should Be Refused")
     def start_should_be_refused(self, alias: str, refused: str, **parameters: str) -> None:
         """Start loop ``alias``; it must be refused naming ``refused`` (comma-separated)."""
-        answer = self.start_loop(alias, **parameters)
+        answer = self.run(start_loop(alias, **parameters))
         wanted = lc.Refused(tuple(name.strip() for name in refused.split(",")))
         if answer != wanted:
             raise self._mismatch(f"the answer to starting loop {alias!r}", wanted, answer)
-
-    @keyword("Run Responds")
-    def run_responds(self, alias: str, text: str, cost: str = "0") -> None:
-        self.harness.run(lc.EndRun(alias, Respond(text, _value(cost))))
-
-    @keyword("Run Sends No Response")
-    def run_sends_nothing(self, alias: str) -> None:
-        self.harness.run(lc.EndRun(alias, Respond(None, 0.0)))
-
-    @keyword("Run Returns Non Success")
-    def run_fails(self, alias: str, status: str, cost: str = "none") -> None:
-        self.harness.run(lc.EndRun(alias, FailResult(status, _value(cost))))
-
-    @keyword("Run Raises")
-    def run_raises(self, alias: str, error_type: str, message: str) -> None:
-        self.harness.run(lc.EndRun(alias, RaiseError(error_type, message)))
-
-    @keyword("Stop Loop")
-    def stop_loop(self, alias: str) -> object:
-        return self.harness.run(lc.StopLoop(alias))
-
-    @keyword("Loop Clock Moves")
-    def loop_clock_moves(self, seconds: float) -> None:
-        self.harness.run(lc.PassTime(float(seconds)))
-
-    @keyword("Restart Loop Runtime")
-    def restart(self) -> None:
-        self.harness.run(lc.RestartLoops())
 
     # -- checks ------------------------------------------------------------------------------
 
@@ -212,7 +167,7 @@ class LoopsLibrary(AreaLibrary[LoopsHarness]):
 
     @keyword("Stop Answer Should Be")
     def stop_answer(self, alias: str, answer: str) -> None:
-        actual = self.stop_loop(alias)
+        actual = self.run(stop_loop(alias))
         if actual != answer:
             raise self._mismatch(f"the answer to stopping loop {alias!r}", answer, actual)
 
@@ -248,7 +203,7 @@ class LoopsLibrary(AreaLibrary[LoopsHarness]):
         execution id of its own, ``cost`` (a number or none) and ``duration_ms``, the run
         recorded ``status`` when it came."""
         event = self._event(alias, index)
-        wanted_cost = _value(cost)
+        wanted_cost = written_value(cost)
         if not run_event_matches(event, int(run), status, wanted_cost, float(duration_ms)):
             raise self._mismatch(f"event {index} of loop {alias!r} (event, run, execution, cost,"
                              " duration ms, the run's status when emitted)",
@@ -264,3 +219,6 @@ class LoopsLibrary(AreaLibrary[LoopsHarness]):
             raise self._mismatch(f"event {index} of loop {alias!r} (event, status, stop reason,"
                              " the loop's status and stop reason when emitted)",
                              ("loop_completed", status, reason, status, reason), event)
+
+
+derive_keywords(LoopsLibrary, DECLARATIONS, lambda library: library)

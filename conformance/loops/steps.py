@@ -1,10 +1,11 @@
 """Behave steps for sequential agent loops (spec/loops.yaml, LP-001..LP-019).
 
-Every When-step sends one loop command through `LoopsHarness.run`, which applies it to
-the backend and to the oracle and compares every loop; a `Divergence` propagates as the
-scenario's failure. Every Then-step reads the BACKEND's own loop record and checks the
-value the scenario states. Loops are named by aliases; seconds count from the virtual
-clock's start. Register with `from jobconform.conformance.loops.steps import *`.
+Every When-step sends one loop command through `LoopsHarness.run` (the steps of the
+commands declared in conformance/loops/declarations.py are derived from them), which
+applies it to the backend and to the oracle and compares every loop; a `Divergence`
+propagates as the scenario's failure. Every Then-step reads the BACKEND's own loop record
+and checks the value the scenario states. Loops are named by aliases; seconds count from
+the virtual clock's start. Register with `from jobconform.conformance.loops.steps import *`.
 """
 
 from __future__ import annotations
@@ -24,20 +25,16 @@ from jobconform.conformance.lifecycle.steps import (
     setup_step,
     state_of,
 )
+from jobconform.conformance.loops.declarations import DECLARATIONS
 from jobconform.conformance.loops.harness import (
     LoopsHarness,
     loop_event_matches,
     run_event_matches,
     same_cost,
 )
+from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.loops import commands as lc
-from jobconform.reference.loops.oracle import (
-    FailResult,
-    LoopParameters,
-    RaiseError,
-    Respond,
-    RunOutcome,
-)
+from jobconform.reference.loops.oracle import LoopParameters
 
 __all__: list[str] = []
 
@@ -70,12 +67,13 @@ def _open_loops(config: RunConfig) -> AreaScenario[LoopsHarness]:
     return AreaScenario(LoopsHarness(config.backend, config.profile, config.registry))
 
 
+def _scenario(context: Any) -> AreaScenario[LoopsHarness]:
+    scenario: AreaScenario[LoopsHarness] = state_of(context).area_state("loops", _open_loops)
+    return scenario
+
+
 def _loops(context: Any) -> LoopsHarness:
-    return state_of(context).area_state("loops", _open_loops).harness
-
-
-def _send(context: Any, command: lc.LoopCommand) -> object:
-    return _loops(context).run(command)
+    return _scenario(context).harness
 
 
 def _fail(context: Any, what: str, expected: object, actual: object) -> AssertionError:
@@ -124,63 +122,14 @@ def a_loop_runtime(context: Any) -> None:
     _loops(context)
 
 
+# The other commands' steps are derived from their declarations (declarations.py); this
+# one reads the step's parameter table.
 @action_step('loop "{alias}" is started with')
 def loop_is_started(context: Any, alias: str) -> None:
-    _send(context, lc.StartLoop(alias, _parameters(context)))
+    _scenario(context).run(lc.StartLoop(alias, _parameters(context)))
 
 
-def _end(context: Any, alias: str, outcome: RunOutcome) -> None:
-    _send(context, lc.EndRun(alias, outcome))
-
-
-@action_step('the run of loop "{alias}" responds "{text}" costing {cost:LoopCost}')
-def run_responds(context: Any, alias: str, text: str, cost: float | None) -> None:
-    _end(context, alias, Respond(text.replace("\\n", "\n"), cost))
-
-
-@action_step('the run of loop "{alias}" responds "{text}"')
-def run_responds_free(context: Any, alias: str, text: str) -> None:
-    _end(context, alias, Respond(text.replace("\\n", "\n"), 0.0))
-
-
-@action_step('the run of loop "{alias}" responds with {count:d} times "{text}"')
-def run_responds_long(context: Any, alias: str, count: int, text: str) -> None:
-    _end(context, alias, Respond(text * count, 0.0))
-
-
-@action_step('the run of loop "{alias}" responds with an empty text')
-def run_responds_empty(context: Any, alias: str) -> None:
-    _end(context, alias, Respond("", 0.0))
-
-
-@action_step('the run of loop "{alias}" sends no response')
-def run_sends_nothing(context: Any, alias: str) -> None:
-    _end(context, alias, Respond(None, 0.0))
-
-
-@action_step('the run of loop "{alias}" returns the non-success result {status:w}')
-def run_fails(context: Any, alias: str, status: str) -> None:
-    _end(context, alias, FailResult(status))
-
-
-@action_step('the run of loop "{alias}" raises {error_type:w} "{message}"')
-def run_raises(context: Any, alias: str, error_type: str, message: str) -> None:
-    _end(context, alias, RaiseError(error_type, message))
-
-
-@action_step('loop "{alias}" is asked to stop')
-def loop_stop(context: Any, alias: str) -> None:
-    _send(context, lc.StopLoop(alias))
-
-
-@action_step("the loop clock moves {seconds:g} seconds")
-def loop_time(context: Any, seconds: float) -> None:
-    _send(context, lc.PassTime(seconds))
-
-
-@action_step("the loop runtime restarts")
-def loop_restart(context: Any) -> None:
-    _send(context, lc.RestartLoops())
+derive_steps(DECLARATIONS, _scenario)
 
 
 # -- Then ------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import partial
 from typing import ClassVar
 
 from jobconform.backends.faults import ProcessCrashed, StoreFaults, StoreFaultsNotClaimed
@@ -221,19 +220,7 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
 
     # -- the one operation ---------------------------------------------------------------
 
-    def run(self, command: ReminderCommand) -> object:
-        """Apply `command` to both sides, settle both, compare everything.
-
-        Returns:
-            The backend's answer.
-
-        Raises:
-            Divergence: the backend's answer or state differs from the oracle's.
-            AdapterError: the adapter raised outside its contract or hung.
-            ValueError: the command is malformed (an alias used twice, time going back).
-        """
-        self._check_command(command)
-        self.commands.append(command)
+    def _run(self, command: ReminderCommand) -> object:
         expected, requirements = self._expect(command)
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe_reminder_command(command), self.hang_scope):
@@ -249,11 +236,7 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
             written = self.oracle.settle(self.clock.now())
             if isinstance(command, ReminderStoreFault) and command.fault.kind is FaultKind.FAIL:
                 self.fault_writes = set(written)
-            self.last_answer = actual
-            self.listed.check(len(self.commands),
-                              partial(self._compare_answer, command, expected, actual,
-                                      requirements),
-                              partial(self.observe, requirements), self._adopt)
+            self._compare(command, expected, actual, requirements)
         return actual
 
     def _adopt(self) -> None:

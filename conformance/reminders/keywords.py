@@ -23,29 +23,24 @@ from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 
 from jobconform.backends.reminders.protocol import ReminderView
-from jobconform.conformance.area_keywords import AreaLibrary
+from jobconform.conformance.area_keywords import CreatingLibrary
 from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.reminders.declarations import DECLARATIONS, cancel_reminder
 from jobconform.conformance.reminders.harness import ReminderHarness, ReminderRecord, freeze
 from jobconform.conformance.vocabulary import derive_keywords
 from jobconform.reference.reminders import commands as rc
-from jobconform.reference.reminders.oracle import (
-    CREATED,
-    REPLAYED,
-    rejected,
-)
+from jobconform.reference.reminders import oracle
+from jobconform.reference.reminders.oracle import REPLAYED
 
 
 @library(scope="TEST", auto_keywords=False)
-class ReminderLibrary(AreaLibrary[ReminderHarness]):
+class ReminderLibrary(CreatingLibrary[ReminderHarness, tuple[ReminderView, ReminderRecord]]):
     """Drive one backend's reminders runtime and the oracle per test."""
 
     START = "Start Reminders"
     OPENS = "reminders runtime"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._read: tuple[ReminderView, ReminderRecord] | None = None
+    CREATED = oracle.CREATED
+    rejected = staticmethod(oracle.rejected)
 
     def _view(self, alias: str) -> ReminderView:
         view = self.harness.runtime.get(self._created_id(self.harness.ids, "reminder", alias))
@@ -88,25 +83,12 @@ class ReminderLibrary(AreaLibrary[ReminderHarness]):
 
     # -- assertions ---------------------------------------------------------------------------
 
-    @keyword("Creation Should Be Accepted")
-    def creation_should_be_accepted(self, alias: str) -> None:
-        if self._answers.get(alias) != CREATED:
-            raise self._fail(f"the creation of {alias!r} should be accepted, the backend"
-                             f" answered {self._answers.get(alias)!r}")
+    # "Creation Should Be Accepted" and "Creation Should Be Rejected": CreatingLibrary.
 
     @keyword("Creation Should Answer Reminder")
     def creation_should_answer_reminder(self, alias: str, original: str) -> None:
         """The creation created nothing and answered the reminder its key names (RM-017)."""
-        wanted = f"{REPLAYED}:{original}"
-        if self._answers.get(alias) != wanted:
-            raise self._fail(f"the creation of {alias!r} should answer reminder {original!r}"
-                             f" ({wanted!r}), the backend answered {self._answers.get(alias)!r}")
-
-    @keyword("Creation Should Be Rejected")
-    def creation_should_be_rejected(self, alias: str, code: str) -> None:
-        if self._answers.get(alias) != rejected(code):
-            raise self._fail(f"the creation of {alias!r} should be {rejected(code)!r}, the"
-                             f" backend answered {self._answers.get(alias)!r}")
+        self._creation_should_be(alias, f"{REPLAYED}:{original}")
 
     @keyword("Cancel Should Answer")
     def cancel_should_answer(self, alias: str, expected: str) -> None:

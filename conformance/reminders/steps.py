@@ -17,11 +17,10 @@ from typing import Any
 
 from jobconform.backends.reminders.protocol import ReminderView
 from jobconform.conformance.area_steps import (
-    AreaScenario,
+    CheckingScenario,
     alias_list,
     at,
     created_id,
-    expectation_failure,
 )
 from jobconform.conformance.lifecycle.steps import (
     RunConfig,
@@ -49,8 +48,11 @@ __all__: list[str] = []
 AREA = "reminders"
 
 
-class _Reminders(AreaScenario[ReminderHarness]):
+class _Reminders(CheckingScenario[ReminderHarness]):
     """One scenario's reminders harness, its answers and the reminder read last."""
+
+    SHOWS = "the backend's reminders do not"
+    PREFIX = "RM-"
 
     def __init__(self, config: RunConfig, overrides: dict[str, float]) -> None:
         super().__init__(ReminderHarness(config.backend, config.profile, config.registry,
@@ -64,12 +66,7 @@ def _reminders(context: Any) -> _Reminders:
 
 
 def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
-    if ok:
-        return
-    area = state_of(context).areas.get(AREA)
-    commands = area.harness.commands if isinstance(area, _Reminders) else []
-    raise expectation_failure(context, "the backend's reminders do not", "RM-", commands,
-                              what, expected, actual)
+    _reminders(context).check(context, ok, what, expected, actual)
 
 
 def _view(context: Any, alias: str) -> ReminderView:
@@ -126,22 +123,17 @@ def step_read_reminder(context: Any, alias: str) -> None:
 
 @check_step('the creation of reminder "{alias}" is accepted')
 def step_accepted(context: Any, alias: str) -> None:
-    answer = _reminders(context).answers.get(alias)
-    _check(context, answer == CREATED, f"the creation of {alias!r}", CREATED, answer)
+    _reminders(context).check_creation(context, alias, CREATED)
 
 
 @check_step('the creation of reminder "{alias}" answers reminder "{original}"')
 def step_replayed(context: Any, alias: str, original: str) -> None:
-    answer = _reminders(context).answers.get(alias)
-    wanted = f"{REPLAYED}:{original}"
-    _check(context, answer == wanted, f"the creation of {alias!r}", wanted, answer)
+    _reminders(context).check_creation(context, alias, f"{REPLAYED}:{original}")
 
 
 @check_step('the creation of reminder "{alias}" is rejected with "{code}"')
 def step_rejected(context: Any, alias: str, code: str) -> None:
-    answer = _reminders(context).answers.get(alias)
-    _check(context, answer == rejected(code), f"the creation of {alias!r}", rejected(code),
-           answer)
+    _reminders(context).check_creation(context, alias, rejected(code))
 
 
 @check_step('the cancel answers "{answer}"')

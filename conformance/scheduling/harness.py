@@ -252,19 +252,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
 
     # -- the one operation ---------------------------------------------------------------
 
-    def run(self, command: SchedulingCommand) -> object:
-        """Apply `command` to both sides, settle both, compare everything.
-
-        Returns:
-            The backend's answer.
-
-        Raises:
-            Divergence: the backend's answer or state differs from the oracle's.
-            AdapterError: the adapter raised outside its contract or hung.
-            ValueError: the command is malformed (an alias used twice, time going back).
-        """
-        self._check_command(command)
-        self.commands.append(command)
+    def _run(self, command: SchedulingCommand) -> object:
         executions_before = {alias: len(h) for alias, h in self.oracle.history.items()}
         expected, requirements = self._expect(command)
         if not self.oracle.autonomy:  # every step while off checks that nothing fires
@@ -274,11 +262,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             self.oracle.settle(self.clock.now())
             requirements += self._fired_requirements(executions_before)
             self.exercised.update(requirements)
-            self.last_answer = actual
-            self.listed.check(len(self.commands),
-                              partial(self._compare_answer, command, expected, actual,
-                                      requirements),
-                              partial(self.observe, requirements), self._adopt)
+            self._compare(command, expected, actual, requirements)
         return actual
 
     def _adopt(self) -> None:

@@ -26,26 +26,24 @@ from datetime import datetime
 from robot.api.deco import keyword, library
 
 from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
-from jobconform.conformance.area_keywords import AreaLibrary
+from jobconform.conformance.area_keywords import CreatingLibrary
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.scheduling.declarations import DECLARATIONS, parse_instant
 from jobconform.conformance.scheduling.harness import ScheduleRecord, SchedulingHarness, freeze
 from jobconform.conformance.vocabulary import derive_keywords
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
-from jobconform.reference.scheduling.oracle import CREATED, rejected
+from jobconform.reference.scheduling import oracle
 
 
 @library(scope="TEST", auto_keywords=False)
-class SchedulingLibrary(AreaLibrary[SchedulingHarness]):
+class SchedulingLibrary(CreatingLibrary[SchedulingHarness, tuple[ScheduleView, ScheduleRecord]]):
     """Drive one backend's scheduler(s) and the oracle per test."""
 
     START = "Start Scheduling"
     OPENS = "scheduler"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._read: tuple[ScheduleView, ScheduleRecord] | None = None
+    CREATED = oracle.CREATED
+    rejected = staticmethod(oracle.rejected)
 
     def _id(self, alias: str) -> str:
         return self._created_id(self.harness.ids, "schedule", alias)
@@ -98,13 +96,7 @@ class SchedulingLibrary(AreaLibrary[SchedulingHarness]):
 
     # -- assertions ---------------------------------------------------------------------------
 
-    @keyword("Creation Should Be Accepted")
-    def creation_should_be_accepted(self, alias: str) -> None:
-        self._same(f"the creation of {alias!r}", CREATED, self._answers.get(alias))
-
-    @keyword("Creation Should Be Rejected")
-    def creation_should_be_rejected(self, alias: str, code: str) -> None:
-        self._same(f"the creation of {alias!r}", rejected(code), self._answers.get(alias))
+    # "Creation Should Be Accepted" and "Creation Should Be Rejected": CreatingLibrary.
 
     @keyword("Next Fire Should Be")
     def next_fire_should_be(self, alias: str, instant: str) -> None:

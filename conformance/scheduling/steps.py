@@ -22,10 +22,9 @@ from behave import register_type
 
 from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
 from jobconform.conformance.area_steps import (
-    AreaScenario,
+    CheckingScenario,
     alias_list,
     created_id,
-    expectation_failure,
 )
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.lifecycle.steps import (
@@ -70,8 +69,11 @@ class _AnswerType:
 register_type(Instant=_InstantType(), PreCheck=_AnswerType())
 
 
-class _Scheduling(AreaScenario[SchedulingHarness]):
+class _Scheduling(CheckingScenario[SchedulingHarness]):
     """One scenario's scheduling harness, its answers and the schedule read last."""
+
+    SHOWS = "the backend's schedules do not"
+    PREFIX = "SC-"
 
     def __init__(self, config: RunConfig, overrides: dict[str, str], start: datetime) -> None:
         super().__init__(SchedulingHarness(config.backend, config.profile, config.registry,
@@ -87,12 +89,7 @@ def _scheduling(context: Any) -> _Scheduling:
 
 
 def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
-    if ok:
-        return
-    area = state_of(context).areas.get(AREA)
-    commands = area.harness.commands if isinstance(area, _Scheduling) else []
-    raise expectation_failure(context, "the backend's schedules do not", "SC-", commands,
-                              what, expected, actual)
+    _scheduling(context).check(context, ok, what, expected, actual)
 
 
 def _id(context: Any, alias: str) -> str:
@@ -171,15 +168,12 @@ def step_read(context: Any, alias: str) -> None:
 
 @check_step('the creation of schedule "{alias}" is accepted')
 def step_accepted(context: Any, alias: str) -> None:
-    answer = _scheduling(context).answers.get(alias)
-    _check(context, answer == CREATED, f"the creation of {alias!r}", CREATED, answer)
+    _scheduling(context).check_creation(context, alias, CREATED)
 
 
 @check_step('the creation of schedule "{alias}" is rejected with "{code}"')
 def step_rejected(context: Any, alias: str, code: str) -> None:
-    answer = _scheduling(context).answers.get(alias)
-    _check(context, answer == rejected(code), f"the creation of {alias!r}", rejected(code),
-           answer)
+    _scheduling(context).check_creation(context, alias, rejected(code))
 
 
 @check_step('schedule "{alias}" is not held')
