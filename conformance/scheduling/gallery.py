@@ -44,6 +44,7 @@ class OwnTimetableRuntime(StepSchedulingRuntime):
                  target: SchedulingTarget) -> None:
         super().__init__(store, clock, config, target)  # the boot catch-up comes first
         self._timetable = {s.schedule_id: s.next_fire_at for s in store.list()}
+        self._autonomy_seen = store.autonomy()
 
     def _add(self, kind: str, message: str, expression: str | None, timezone: str | None,
              pre_check: bool, now: datetime, first: datetime) -> str:
@@ -52,7 +53,14 @@ class OwnTimetableRuntime(StepSchedulingRuntime):
         return schedule_id
 
     def _fire_due(self, now: datetime) -> None:
-        if not self._store.autonomy():
+        autonomy = self._store.autonomy()
+        if autonomy and not self._autonomy_seen:
+            # The switch came back on, in whichever process: the fires held meanwhile are
+            # dropped, as the store's next fire times say (this bug is the timetable kept
+            # from the start, not a burst on resume, SC-011's).
+            self._timetable = {s.schedule_id: s.next_fire_at for s in self._store.list()}
+        self._autonomy_seen = autonomy
+        if not autonomy:
             return
         for schedule in self._store.list():
             fire = self._timetable.get(schedule.schedule_id)

@@ -646,8 +646,10 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             return "SC-003" if isinstance(latest, CreateCron) else "SC-017"
         if extra and not missing:
             # Executions the oracle did not make: a burst when autonomy came back, a fire
-            # while off, a fire taken twice (by a second scheduler or by the one).
-            if [r.scheduled_for for r in actual].count(record.scheduled_for) > 1:
+            # while off, a fire taken twice (by a second scheduler or by the one). A manual
+            # run at a fire time is not the same fire (its scheduled_for is its trigger's).
+            if [r.scheduled_for for r in actual
+                    if r.trigger == record.trigger].count(record.scheduled_for) > 1:
                 return "SC-008" if self.peer is not None else "SC-006"
             if isinstance(latest, SetAutonomy) and latest.enabled:
                 return "SC-011"
