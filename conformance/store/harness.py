@@ -8,8 +8,13 @@ compared as sets, since the contract fixes no order. Every record the store hand
 kept and compared again after each later command: it must not change (TS-008). A
 concurrent save (TS-010) calls save from several real threads released together, each
 awaiting its own answer on an event loop of its own, then lists the store from the
-harness's thread: every record saved must be there. The first difference raises
-`Divergence` naming the requirement that explains it first.
+harness's thread: every record saved must be there. Reads and deletes run at once
+(TS-012) the same way: each read is first made alone from the harness's thread, then all
+together, and the answers must be the same. A store whose backend can be lost is cut off
+through its fault seam (TS-011): every operation must then raise TASK_STORE_UNAVAILABLE and
+change nothing; a store without the seam keeps its records in memory and must go on
+answering. The first difference raises `Divergence` naming the requirement that explains
+it first.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from functools import partial
 from typing import Any
 
 from jobconform.backends.protocol import Backend
-from jobconform.backends.task_store.protocol import STORE
+from jobconform.backends.task_store.protocol import STORE, reachability_seam
 from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
@@ -37,10 +42,13 @@ from jobconform.conformance.harness import (
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command
 from jobconform.reference.store.commands import (
+    AtOnce,
+    BackendOutage,
     DeleteTask,
     GetTask,
     ListExpired,
     ListTasks,
+    ReadOrDelete,
     SaveConcurrently,
     SaveTask,
     StoreCommand,
@@ -50,14 +58,18 @@ from jobconform.reference.store.oracle import (
     QUEUED,
     RUNNING,
     STATUSES,
+    UNAVAILABLE,
     StoreOracle,
     TaskRecord,
+    Unavailable,
 )
 from jobconform.spec import Profile, Registry, load_registry
 
 ASYNC_REQUIREMENT = "TS-009"
 SNAPSHOT_REQUIREMENT = "TS-008"
 CONCURRENT_SAVE_REQUIREMENT = "TS-010"
+UNAVAILABLE_REQUIREMENT = "TS-011"
+AT_ONCE_REQUIREMENT = "TS-012"
 # Records handed out that the harness keeps re-checking (TS-008); the oldest go first.
 HELD_SNAPSHOTS = 64
 _MISSING = "<missing>"
@@ -66,10 +78,28 @@ RECORD_FIELDS = tuple(item.name for item in fields(TaskRecord))
 
 @dataclass(frozen=True)
 class Raised:
-    """An operation raised instead of answering."""
+    """An operation raised instead of answering; `code` is the error's `code` attribute,
+    if it has a text one (seed 004's TaskStoreError has)."""
 
     error_type: str
     message: str
+    code: str | None = None
+
+    @classmethod
+    def of(cls, error: BaseException) -> Raised:
+        code = getattr(error, "code", None)
+        return cls(type(error).__name__, str(error), code if isinstance(code, str) else None)
+
+
+def refused_as_unavailable(answer: object) -> bool:
+    """Whether an operation's answer is the error an unreachable backend gives (TS-011)."""
+    return isinstance(answer, Raised) and answer.code == UNAVAILABLE
+
+
+def _agrees(expected: object, actual: object) -> bool:
+    if isinstance(expected, Unavailable):
+        return refused_as_unavailable(actual)
+    return expected == actual
 
 
 def _result_form(value: object) -> object:
@@ -132,6 +162,33 @@ def _check_command(command: StoreCommand) -> None:
                          " instants")
 
 
+def _operation(op: SaveTask | ReadOrDelete) -> tuple[str, Callable[[Any], object]]:
+    """The store method an operation calls, and how it calls it."""
+    match op:
+        case SaveTask(record=record):
+            return "save", lambda save: save(record)
+        case GetTask(task_id=task_id):
+            return "get", lambda get: get(task_id)
+        case ListTasks(status=status):
+            return "list", lambda listing: listing() if status is None else listing(status)
+        case ListExpired(before=before):
+            return "list_expired", lambda expired: expired(before)
+        case DeleteTask(task_id=task_id):
+            return "delete", lambda delete: delete(task_id)
+    raise ValueError(f"not a store operation: {op!r}")
+
+
+def _compared(op: SaveTask | ReadOrDelete, answer: object) -> tuple[object, list[object]]:
+    """An operation's answer in compared form, and the views it handed out."""
+    if isinstance(answer, Raised):
+        return answer, []
+    if isinstance(op, SaveTask | DeleteTask):
+        return None, []  # they answer nothing; what they return is not looked at
+    if isinstance(op, GetTask):
+        return (None, []) if answer is None else (RecordForm.of(answer), [answer])
+    return StoreHarness._listed(answer)
+
+
 @dataclass
 class StoreHarness:
     """Differential execution of store commands on one backend and the oracle.
@@ -183,6 +240,15 @@ class StoreHarness:
             except Exception as error:
                 raise AdapterError(f"adapter {self.backend.name!r} raised"
                                    f" {type(error).__name__}: {error} in open_store") from error
+        # A store with a backend to lose offers the fault seam; one kept in memory does not
+        # (TS-011), and an outage asked of it changes nothing.
+        self.reachability = reachability_seam(self.store)
+        self.outage = False  # an outage asked and not yet ended, whether or not it bites
+
+    @property
+    def has_backend(self) -> bool:
+        """Whether the store can be cut off its backend (it offers the fault seam)."""
+        return self.reachability is not None
 
     # -- the one operation ---------------------------------------------------------------
 
@@ -198,7 +264,10 @@ class StoreHarness:
                 cut-off without a timezone).
         """
         _check_command(command)
+        self._check_against_state(command)
         self.commands.append(command)  # type: ignore[arg-type]
+        if isinstance(command, AtOnce):
+            return self._run_at_once(command)
         expected, requirements = self._expect(command)
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe_store(command), self.hang_scope):
@@ -225,9 +294,34 @@ class StoreHarness:
                     self._loop.close()
                     self._loop = None
 
+    def _check_against_state(self, command: StoreCommand) -> None:
+        """Refuse a batch the store's state gives no single right outcome."""
+        if isinstance(command, SaveConcurrently | AtOnce) and self.outage:
+            raise ValueError("threads run at once only while the store's backend is"
+                             " reachable: end the outage first")
+        if isinstance(command, AtOnce) and command.deletes:
+            unknown = [op.task_id for op in command.operations
+                       if isinstance(op, DeleteTask) and op.task_id not in self.oracle.records]
+            if unknown:
+                raise ValueError(f"deletes run at once name records the store holds, not"
+                                 f" {unknown}: deleting an unknown id is asked alone (TS-005)")
+
     # -- the oracle's side ---------------------------------------------------------------
 
     def _expect(self, command: StoreCommand) -> tuple[object, tuple[str, ...]]:
+        model = self.oracle
+        if isinstance(command, BackendOutage):
+            self.outage = command.down
+            model.backend_outage(command.down, self.has_backend)
+            return None, (UNAVAILABLE_REQUIREMENT,)
+        if model.unreachable:
+            return Unavailable(), (UNAVAILABLE_REQUIREMENT,)  # refused; nothing changes
+        expected, requirements = self._expect_answer(command)
+        if self.outage:  # asked of a store kept in memory: it must go on answering
+            requirements = (*requirements, UNAVAILABLE_REQUIREMENT)
+        return expected, requirements
+
+    def _expect_answer(self, command: StoreCommand) -> tuple[object, tuple[str, ...]]:
         model = self.oracle
         match command:
             case SaveTask():
@@ -277,7 +371,7 @@ class StoreHarness:
         try:
             answer = call(method)
         except Exception as error:
-            return Raised(type(error).__name__, str(error))
+            return Raised.of(error)
         if self.async_required:
             self.exercised.add(ASYNC_REQUIREMENT)
             if not inspect.isawaitable(answer):
@@ -293,92 +387,141 @@ class StoreHarness:
             raise AdapterError(f"the task store's {operation}() never finished: {error}") \
                 from error
         except Exception as error:
-            return Raised(type(error).__name__, str(error))
+            return Raised.of(error)
 
     def _apply(self, command: StoreCommand) -> tuple[object, list[object]]:
         """The backend's answer in compared form, and the views it handed out."""
         match command:
-            case SaveTask():
-                record = command.record
-                answer = self._call("save", lambda save: save(record))
-                return (answer if isinstance(answer, Raised) else None), []
-            case DeleteTask():
-                task_id = command.task_id
-                answer = self._call("delete", lambda delete: delete(task_id))
-                return (answer if isinstance(answer, Raised) else None), []
-            case GetTask():
-                task_id = command.task_id
-                view = self._call("get", lambda get: get(task_id))
-                if view is None or isinstance(view, Raised):
-                    return view, []
-                return RecordForm.of(view), [view]
-            case ListTasks():
-                status = command.status
-                found = self._call("list", lambda listing: (listing() if status is None
-                                                            else listing(status)))
-                return self._listed(found)
-            case ListExpired():
-                before = command.before
-                return self._listed(self._call("list_expired", lambda expired: expired(before)))
+            case BackendOutage():
+                if self.reachability is not None:
+                    self._cut_off(command.down)
+                return None, []
+            case SaveTask() | DeleteTask() | GetTask() | ListTasks() | ListExpired():
+                return _compared(command, self._call(*_operation(command)))
             case SaveConcurrently():
-                raised = self._save_on_threads(command.records)
+                answers = self._on_threads([_operation(SaveTask(record))
+                                            for record in command.records])
+                raised = next((a for a in answers if isinstance(a, Raised)), None)
                 if raised is not None:
                     return raised, []
                 return self._listed(self._call("list", lambda listing: listing()))
         raise ValueError(f"not a store command: {command!r}")
 
-    def _save_on_threads(self, records: tuple[TaskRecord, ...]) -> Raised | None:
-        """Call save(record) for each record on a thread of its own, the threads released
-        together by a barrier; an awaitable answer is awaited on that thread, on an event
-        loop of its own. Returns the first saver's error in record order, or None.
+    def _cut_off(self, down: bool) -> None:
+        assert self.reachability is not None
+        try:
+            self.reachability(not down)
+        except Exception as error:
+            raise AdapterError(f"the task store of {self.backend.name!r} raised"
+                               f" {type(error).__name__}: {error} in set_reachable"
+                               f"({not down})") from error
+
+    def _method(self, operation: str) -> Any:
+        method = getattr(self.store, operation, None)
+        if not callable(method):
+            raise AdapterError(f"the task store of {self.backend.name!r} has no {operation}();"
+                               " see jobconform.backends.task_store.protocol")
+        return method
+
+    def _on_threads(self, calls: list[tuple[str, Callable[[Any], object]]]) -> list[object]:
+        """Make each call of a store operation on a thread of its own, the threads
+        released together by a barrier; an awaitable answer is awaited on that thread, on
+        an event loop of its own. Returns each call's answer, or `Raised`.
 
         Raises:
-            Divergence: under a profile needing awaitables, a save answered directly.
-            AdapterError: the store has no save, or a saver did not finish in time.
+            Divergence: under a profile needing awaitables, a call answered directly.
+            AdapterError: the store lacks an operation, or a call did not finish in time.
         """
-        save = getattr(self.store, "save", None)
-        if not callable(save):
-            raise AdapterError(f"the task store of {self.backend.name!r} has no save();"
-                               " see jobconform.backends.task_store.protocol")
+        methods = [self._method(operation) for operation, _ in calls]
         # Half the watchdog's limit for each wait, so that a hung store is reported as
         # the adapter's error before the watchdog ends the process.
         limit = self.safety_timeout / 2
-        start_together = threading.Barrier(len(records))
-        answers: list[object] = [None] * len(records)
-        awaited = [False] * len(records)
+        start_together = threading.Barrier(len(calls))
+        answers: list[object] = [None] * len(calls)
+        awaited = [False] * len(calls)
 
-        def saver(index: int, record: TaskRecord) -> None:
+        def caller(index: int) -> None:
+            operation, call = calls[index]
             try:
                 start_together.wait(timeout=limit)
-                answer = save(record)
+                answer = call(methods[index])
                 awaited[index] = inspect.isawaitable(answer)
                 if inspect.isawaitable(answer):
                     loop = VirtualLoop(self.clock, safety_limit_seconds=limit)
                     try:
-                        loop.run(answer, name="save()")
+                        answer = loop.run(answer, name=f"{operation}()")
                     finally:
                         loop.close()
+                answers[index] = answer
             except Exception as error:
-                answers[index] = Raised(type(error).__name__, str(error))
+                answers[index] = Raised.of(error)
 
-        threads = [threading.Thread(target=saver, args=(index, record), daemon=True,
-                                    name=f"jobconform-saver-{index + 1}")
-                   for index, record in enumerate(records)]
+        threads = [threading.Thread(target=caller, args=(index,), daemon=True,
+                                    name=f"jobconform-{operation}-{index + 1}")
+                   for index, (operation, _) in enumerate(calls)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(timeout=limit)
             if thread.is_alive():
-                raise AdapterError(f"a save on {thread.name} did not finish within {limit:g} s"
-                                   " of real time while other threads saved too")
+                raise AdapterError(f"a call on {thread.name} did not finish within"
+                                   f" {limit:g} s of real time while other threads called"
+                                   " the store too")
         if self.async_required:
             self.exercised.add(ASYNC_REQUIREMENT)
-            if not all(awaited):
-                raise self._fail((ASYNC_REQUIREMENT,), "what save() returned on a saver"
-                                 " thread", "an awaitable (a coroutine), as the profile"
-                                 " requires", "a plain answer, given by a blocking call")
-        return next((answer for answer in answers if isinstance(answer, Raised)), None)
+            lazy = [operation for (operation, _), was in zip(calls, awaited, strict=True)
+                    if not was]
+            if lazy:
+                raise self._fail((ASYNC_REQUIREMENT,), f"what {lazy[0]}() returned on a"
+                                 " thread of its own", "an awaitable (a coroutine), as the"
+                                 " profile requires", "a plain answer, given by a blocking"
+                                 " call")
+        return answers
 
+    # -- reads and deletes at once (TS-012) --------------------------------------------------
+
+    def _run_at_once(self, command: AtOnce) -> object:
+        """Reads: each made alone first, where its own rules judge it, then all at once;
+        deletes: all at once. Either way the store is listed afterwards from the harness's
+        thread, and that list is the answer."""
+        step = len(self.commands)
+        operations = command.operations
+        expected = [self._expect_answer(op) for op in operations]  # deletes update it
+        self.exercised.update(rid for _, requirements in expected for rid in requirements)
+        self.exercised.add(AT_ONCE_REQUIREMENT)
+        after = _sorted([RecordForm.of(r) for r in self.oracle.list()])
+        views: list[object] = []
+        alone: list[object] = []
+        with guarded(self.safety_timeout, describe_store(command), self.hang_scope):
+            if not command.deletes:
+                for op in operations:
+                    answer, handed = self._apply(op)
+                    alone.append(answer)
+                    views += handed
+            at_once = [_compared(op, answer) for op, answer in zip(
+                operations, self._on_threads([_operation(op) for op in operations]),
+                strict=True)]
+            listed, handed = self._listed(self._call("list", lambda listing: listing()))
+        views += [view for _, held in at_once for view in held] + handed
+
+        def compare() -> None:
+            for op, (want, requirements), answer in zip(operations, expected, alone,
+                                                        strict=False):
+                self._compare(op, want, answer, requirements)
+            for op, (want, requirements), (answer, _) in zip(operations, expected, at_once,
+                                                             strict=True):
+                if not _agrees(want, answer):
+                    raise self._fail((AT_ONCE_REQUIREMENT, *requirements),
+                                     f"the answer to {describe_store(op)}, made at once"
+                                     f" with {len(operations) - 1} other(s)", want, answer)
+            if listed != after:
+                raise self._fail((AT_ONCE_REQUIREMENT, "TS-005", "TS-004"),
+                                 f"the store's list after {describe_store(command)}",
+                                 after, listed)
+
+        self.listed.check(step, compare, self._check_snapshots, self._adopt_snapshots)
+        self._hold(command, views)
+        return listed
     @staticmethod
     def _listed(found: object) -> tuple[object, list[object]]:
         if isinstance(found, Raised):
@@ -397,8 +540,11 @@ class StoreHarness:
 
     def _compare(self, command: StoreCommand, expected: object, actual: object,
                  requirements: tuple[str, ...]) -> None:
-        if expected == actual:
+        if _agrees(expected, actual):
             return
+        if refused_as_unavailable(actual):
+            # The error of an unreachable backend, from a store that was not cut off.
+            requirements = (UNAVAILABLE_REQUIREMENT, *requirements)
         if isinstance(command, SaveConcurrently) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
             requirements = self._blame_concurrent(command, expected, actual)

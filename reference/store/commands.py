@@ -63,8 +63,46 @@ class SaveConcurrently:
                              " the order of concurrent saves of one id is not defined")
 
 
+@dataclass(frozen=True)
+class BackendOutage:
+    """The store's backend becomes unreachable (down) or reachable again (TS-011). The
+    harness cuts a store off through its fault seam; a store kept in memory has no
+    backend to lose and goes on answering."""
+
+    down: bool
+
+
+ReadOrDelete: TypeAlias = GetTask | ListTasks | ListExpired | DeleteTask
+
+
+@dataclass(frozen=True)
+class AtOnce:
+    """Run each operation on a thread of its own, all threads started at once (TS-012);
+    then list the store. A batch reads (get, list, list_expired) or deletes, not both:
+    a read beside a delete may see the record or not, and only a batch of one kind has
+    one right outcome. Deletes name distinct task ids, which the harness requires the
+    store to hold: deleting an unknown id is TS-005's question, asked alone."""
+
+    operations: tuple[ReadOrDelete, ...]
+
+    def __post_init__(self) -> None:
+        if not 2 <= len(self.operations) <= MAX_CONCURRENT_SAVERS:
+            raise ValueError(f"a batch run at once has 2 to {MAX_CONCURRENT_SAVERS}"
+                             f" operations, not {len(self.operations)}")
+        deleted = [op.task_id for op in self.operations if isinstance(op, DeleteTask)]
+        if deleted and len(deleted) != len(self.operations):
+            raise ValueError("a batch run at once reads or deletes, not both: a read beside"
+                             " a delete may see the record or not")
+        if len(set(deleted)) != len(deleted):
+            raise ValueError(f"deletes run at once name each task id once, not {deleted}")
+
+    @property
+    def deletes(self) -> bool:
+        return isinstance(self.operations[0], DeleteTask)
+
+
 StoreCommand: TypeAlias = (SaveTask | GetTask | ListTasks | DeleteTask | ListExpired
-                           | SaveConcurrently)
+                           | SaveConcurrently | BackendOutage | AtOnce)
 
 
 def _instant(value: datetime | None) -> str:
@@ -101,4 +139,8 @@ def describe_store(command: StoreCommand) -> str:
         case SaveConcurrently():
             saved = "; ".join(describe_record(record) for record in command.records)
             return f"SaveConcurrently({saved})"
+        case BackendOutage():
+            return f"BackendOutage(down={command.down})"
+        case AtOnce():
+            return f"AtOnce({'; '.join(describe_store(op) for op in command.operations)})"
     raise ValueError(f"not a store command: {command!r}")
