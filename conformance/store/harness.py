@@ -48,11 +48,13 @@ from jobconform.reference.store.commands import (
     GetTask,
     ListExpired,
     ListTasks,
-    ReadOrDelete,
+    Operation,
+    Read,
     SaveConcurrently,
     SaveTask,
     StoreCommand,
     describe_store,
+    is_write,
 )
 from jobconform.reference.store.oracle import (
     QUEUED,
@@ -62,6 +64,7 @@ from jobconform.reference.store.oracle import (
     StoreOracle,
     TaskRecord,
     Unavailable,
+    is_expired,
 )
 from jobconform.spec import Profile, Registry, load_registry
 
@@ -162,7 +165,7 @@ def _check_command(command: StoreCommand) -> None:
                          " instants")
 
 
-def _operation(op: SaveTask | ReadOrDelete) -> tuple[str, Callable[[Any], object]]:
+def _operation(op: Operation) -> tuple[str, Callable[[Any], object]]:
     """The store method an operation calls, and how it calls it."""
     match op:
         case SaveTask(record=record):
@@ -178,7 +181,7 @@ def _operation(op: SaveTask | ReadOrDelete) -> tuple[str, Callable[[Any], object
     raise ValueError(f"not a store operation: {op!r}")
 
 
-def _compared(op: SaveTask | ReadOrDelete, answer: object) -> tuple[object, list[object]]:
+def _compared(op: Operation, answer: object) -> tuple[object, list[object]]:
     """An operation's answer in compared form, and the views it handed out."""
     if isinstance(answer, Raised):
         return answer, []
@@ -187,6 +190,44 @@ def _compared(op: SaveTask | ReadOrDelete, answer: object) -> tuple[object, list
     if isinstance(op, GetTask):
         return (None, []) if answer is None else (RecordForm.of(answer), [answer])
     return StoreHarness._listed(answer)
+
+
+def _selects(op: Read) -> Callable[[TaskRecord], bool]:
+    """Which records a list or list_expired answers with."""
+    if isinstance(op, ListExpired):
+        return lambda record: is_expired(record, op.before)
+    if isinstance(op, ListTasks):
+        return lambda record: op.status is None or record.status == op.status
+    return lambda record: record.task_id == op.task_id
+
+
+def _expected_reading(op: Read, records: dict[str, TaskRecord]) -> object:
+    """What `op` answers on a store holding `records`, in compared form."""
+    chosen = [RecordForm.of(r) for r in records.values() if _selects(op)(r)]
+    if isinstance(op, GetTask):
+        return chosen[0] if chosen else None
+    return _sorted(chosen)
+
+
+def _read_fits(op: Read, answer: object, before: dict[str, TaskRecord],
+               after: dict[str, TaskRecord]) -> bool:
+    """Whether a read made beside writes shows each record as it was before or after
+    the write that touched it (an untouched record has one version), each once."""
+    if isinstance(op, GetTask):
+        return answer in (_expected_reading(op, before), _expected_reading(op, after))
+    if not isinstance(answer, tuple):
+        return False
+    shown = Counter(str(form.task_id) for form in answer)
+    if any(count > 1 for count in shown.values()):
+        return False
+    by_id = {str(form.task_id): form for form in answer}
+    selects = _selects(op)
+    for task_id in before.keys() | after.keys() | by_id.keys():
+        versions = (before.get(task_id), after.get(task_id))
+        allowed = {RecordForm.of(v) if v is not None and selects(v) else None for v in versions}
+        if by_id.get(task_id) not in allowed:
+            return False
+    return True
 
 
 @dataclass
@@ -299,7 +340,7 @@ class StoreHarness:
         if isinstance(command, SaveConcurrently | AtOnce) and self.outage:
             raise ValueError("threads run at once only while the store's backend is"
                              " reachable: end the outage first")
-        if isinstance(command, AtOnce) and command.deletes:
+        if isinstance(command, AtOnce):
             unknown = [op.task_id for op in command.operations
                        if isinstance(op, DeleteTask) and op.task_id not in self.oracle.records]
             if unknown:
@@ -478,25 +519,31 @@ class StoreHarness:
                                  " call")
         return answers
 
-    # -- reads and deletes at once (TS-012) --------------------------------------------------
+    # -- operations at once (TS-012) ----------------------------------------------------------
 
     def _run_at_once(self, command: AtOnce) -> object:
-        """Reads: each made alone first, where its own rules judge it, then all at once;
-        deletes: all at once. Either way the store is listed afterwards from the harness's
-        thread, and that list is the answer."""
+        """Each read made alone first, where its own rules judge it; then every operation
+        at once, each on a thread of its own; then the store listed from the harness's
+        thread, and that list is the answer. A read made at once must see each record a
+        write of the batch touches as before or after that write, every other record
+        exactly as made alone."""
         step = len(self.commands)
         operations = command.operations
-        expected = [self._expect_answer(op) for op in operations]  # deletes update it
-        self.exercised.update(rid for _, requirements in expected for rid in requirements)
+        before = dict(self.oracle.records)
+        wanted = {index: self._expect_answer(op) for index, op in enumerate(operations)
+                  if not is_write(op)}  # the reads answer the store as it was
+        wanted |= {index: self._expect_answer(op) for index, op in enumerate(operations)
+                   if is_write(op)}
+        after = dict(self.oracle.records)
+        self.exercised.update(rid for _, requirements in wanted.values() for rid in requirements)
         self.exercised.add(AT_ONCE_REQUIREMENT)
-        after = _sorted([RecordForm.of(r) for r in self.oracle.list()])
+        everything = _sorted([RecordForm.of(r) for r in after.values()])
         views: list[object] = []
-        alone: list[object] = []
+        alone: dict[int, object] = {}
         with guarded(self.safety_timeout, describe_store(command), self.hang_scope):
-            if not command.deletes:
-                for op in operations:
-                    answer, handed = self._apply(op)
-                    alone.append(answer)
+            for index, op in enumerate(operations):
+                if not is_write(op):
+                    alone[index], handed = self._apply(op)
                     views += handed
             at_once = [_compared(op, answer) for op, answer in zip(
                 operations, self._on_threads([_operation(op) for op in operations]),
@@ -505,23 +552,51 @@ class StoreHarness:
         views += [view for _, held in at_once for view in held] + handed
 
         def compare() -> None:
-            for op, (want, requirements), answer in zip(operations, expected, alone,
-                                                        strict=False):
-                self._compare(op, want, answer, requirements)
-            for op, (want, requirements), (answer, _) in zip(operations, expected, at_once,
-                                                             strict=True):
-                if not _agrees(want, answer):
-                    raise self._fail((AT_ONCE_REQUIREMENT, *requirements),
+            for index, answer in alone.items():
+                want, requirements = wanted[index]
+                self._compare(operations[index], want, answer, requirements)
+            for op, (answer, _) in zip(operations, at_once, strict=True):
+                if is_write(op) and isinstance(answer, Raised):
+                    first = (CONCURRENT_SAVE_REQUIREMENT if isinstance(op, SaveTask)
+                             else AT_ONCE_REQUIREMENT)
+                    raise self._fail((first, AT_ONCE_REQUIREMENT, *wanted[operations.index(op)][1]),
                                      f"the answer to {describe_store(op)}, made at once"
-                                     f" with {len(operations) - 1} other(s)", want, answer)
-            if listed != after:
-                raise self._fail((AT_ONCE_REQUIREMENT, "TS-005", "TS-004"),
+                                     f" with {len(operations) - 1} other(s)", None, answer)
+            if listed != everything:
+                raise self._fail(self._blame_after_at_once(
+                    command, everything, listed if isinstance(listed, tuple) else ()),
                                  f"the store's list after {describe_store(command)}",
-                                 after, listed)
+                                 everything, listed)
+            for index, op in enumerate(operations):
+                if isinstance(op, SaveTask | DeleteTask) or _read_fits(
+                        op, at_once[index][0], before, after):
+                    continue
+                want, requirements = wanted[index]
+                shown: object = want
+                if command.writes:
+                    shown = (f"as before the writes, {want!r}, or with any of them"
+                             f" made: {_expected_reading(op, after)!r}")
+                raise self._fail((AT_ONCE_REQUIREMENT, *requirements),
+                                 f"the answer to {describe_store(op)}, made at once with"
+                                 f" {len(operations) - 1} other(s)", shown, at_once[index][0])
 
         self.listed.check(step, compare, self._check_snapshots, self._adopt_snapshots)
         self._hold(command, views)
         return listed
+
+    def _blame_after_at_once(self, command: AtOnce, expected: tuple[RecordForm, ...],
+                             actual: tuple[RecordForm, ...]) -> tuple[str, ...]:
+        """A record saved in the batch and wrong afterwards is TS-010's (or the round
+        trip's); one deleted in it and still there is TS-012's; any other, the list's."""
+        saved = {op.record.task_id for op in command.writes if isinstance(op, SaveTask)}
+        deleted = {op.task_id for op in command.writes if isinstance(op, DeleteTask)}
+        differing = {str(form.task_id) for form in set(expected) ^ set(actual)}
+        if differing & saved:
+            return (*self._blame_concurrent(saved, expected, actual), AT_ONCE_REQUIREMENT)
+        if differing & deleted:
+            return (AT_ONCE_REQUIREMENT, "TS-005")
+        return (AT_ONCE_REQUIREMENT, *self._blame_list(ListTasks(), expected, actual))
+
     @staticmethod
     def _listed(found: object) -> tuple[object, list[object]]:
         if isinstance(found, Raised):
@@ -547,7 +622,8 @@ class StoreHarness:
             requirements = (UNAVAILABLE_REQUIREMENT, *requirements)
         if isinstance(command, SaveConcurrently) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
-            requirements = self._blame_concurrent(command, expected, actual)
+            requirements = self._blame_concurrent(
+                {record.task_id for record in command.records}, expected, actual)
         elif isinstance(command, ListTasks | ListExpired) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
             requirements = self._blame_list(command, expected, actual) + requirements
@@ -580,14 +656,13 @@ class StoreHarness:
             return ("TS-004",)  # the right record, where the filter should have left it out
         return ("TS-004", *model.explaining(task_id))
 
-    def _blame_concurrent(self, command: SaveConcurrently, expected: tuple[RecordForm, ...],
+    def _blame_concurrent(self, saved_now: set[str], expected: tuple[RecordForm, ...],
                           actual: tuple[RecordForm, ...]) -> tuple[str, ...]:
         """The requirements explaining the first record the list after a concurrent save
         gets wrong: a record saved by one of the threads and missing is lost (TS-010);
         one shown as a version saved before, a replacement lost (TS-002, TS-010); one
         shown altered, the round trip (TS-001). A difference about a record the batch did
         not touch is the list's."""
-        saved_now = {record.task_id for record in command.records}
         differing = sorted({str(form.task_id) for form in set(expected) ^ set(actual)}
                            & saved_now)
         if not differing:

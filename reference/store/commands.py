@@ -72,33 +72,51 @@ class BackendOutage:
     down: bool
 
 
-ReadOrDelete: TypeAlias = GetTask | ListTasks | ListExpired | DeleteTask
+Read: TypeAlias = GetTask | ListTasks | ListExpired
+Operation: TypeAlias = SaveTask | GetTask | ListTasks | ListExpired | DeleteTask
 
 
 @dataclass(frozen=True)
 class AtOnce:
     """Run each operation on a thread of its own, all threads started at once (TS-012);
-    then list the store. A batch reads (get, list, list_expired) or deletes, not both:
-    a read beside a delete may see the record or not, and only a batch of one kind has
-    one right outcome. Deletes name distinct task ids, which the harness requires the
-    store to hold: deleting an unknown id is TS-005's question, asked alone."""
+    then list the store. Reads (get, list, list_expired) may run beside saves and
+    deletes: a read then sees each record a write touches as it was before or after that
+    write, and every other record exactly. The writes name distinct task ids, so that
+    the store's content afterwards has one right value; a delete must name a record the
+    store holds (deleting an unknown id is TS-005's question, asked alone)."""
 
-    operations: tuple[ReadOrDelete, ...]
+    operations: tuple[Operation, ...]
 
     def __post_init__(self) -> None:
         if not 2 <= len(self.operations) <= MAX_CONCURRENT_SAVERS:
             raise ValueError(f"a batch run at once has 2 to {MAX_CONCURRENT_SAVERS}"
                              f" operations, not {len(self.operations)}")
-        deleted = [op.task_id for op in self.operations if isinstance(op, DeleteTask)]
-        if deleted and len(deleted) != len(self.operations):
-            raise ValueError("a batch run at once reads or deletes, not both: a read beside"
-                             " a delete may see the record or not")
-        if len(set(deleted)) != len(deleted):
-            raise ValueError(f"deletes run at once name each task id once, not {deleted}")
+        written = [written_id(op) for op in self.operations if is_write(op)]
+        if len(set(written)) != len(written):
+            raise ValueError(f"the saves and deletes of a batch run at once name each task"
+                             f" id once, not {written}: two writes of one id may land in"
+                             " either order")
 
     @property
-    def deletes(self) -> bool:
-        return isinstance(self.operations[0], DeleteTask)
+    def reads(self) -> tuple[Read, ...]:
+        return tuple(op for op in self.operations if not isinstance(op, SaveTask | DeleteTask))
+
+    @property
+    def writes(self) -> tuple[SaveTask | DeleteTask, ...]:
+        return tuple(op for op in self.operations if isinstance(op, SaveTask | DeleteTask))
+
+
+def is_write(op: Operation) -> bool:
+    return isinstance(op, SaveTask | DeleteTask)
+
+
+def written_id(op: Operation) -> str:
+    """The task id a save or delete writes."""
+    if isinstance(op, SaveTask):
+        return op.record.task_id
+    if isinstance(op, DeleteTask):
+        return op.task_id
+    raise ValueError(f"{op!r} writes nothing")
 
 
 StoreCommand: TypeAlias = (SaveTask | GetTask | ListTasks | DeleteTask | ListExpired
