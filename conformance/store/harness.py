@@ -620,7 +620,9 @@ class StoreHarness:
         if refused_as_unavailable(actual):
             # The error of an unreachable backend, from a store that was not cut off.
             requirements = (UNAVAILABLE_REQUIREMENT, *requirements)
-        if isinstance(command, SaveConcurrently) and isinstance(actual, tuple):
+        if isinstance(expected, Unavailable):
+            pass  # cut off: whatever else it answered, TS-011 alone explains it
+        elif isinstance(command, SaveConcurrently) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
             requirements = self._blame_concurrent(
                 {record.task_id for record in command.records}, expected, actual)
