@@ -122,7 +122,7 @@ Threads Replacing Held Records At Once Each Leave Their Own Version
 
 A Store Cut Off From Its Backend Refuses Every Operation
     [Tags]    TS-011
-    Store Backend Should Be Removable
+    Store Should Have A Backend To Lose
     Save Task    done    {"status": "succeeded", "completed_at": 1}
     Save Task    waiting
     Cut The Store Off Its Backend

@@ -183,8 +183,8 @@ class StoreLibrary:
                        if task_id.strip()]
         self._run(AtOnce(tuple(operations)))
 
-    @keyword("Store Backend Should Be Removable")
-    def backend_should_be_removable(self) -> None:
+    @keyword("Store Should Have A Backend To Lose")
+    def should_have_a_backend(self) -> None:
         """Skip the test where the store keeps its records in memory (no set_reachable
         seam): TS-011's refusals need a backend to lose."""
         if not self.harness.has_backend:
