@@ -162,3 +162,67 @@ Feature: Task store
     Then the store's list holds the tasks "a", "b", "c"
     When the store lists its queued tasks
     Then the store's list holds no tasks
+
+  # -- TS-011: an unreachable backend --------------------------------------------------------------
+
+  @TS-011
+  Scenario: A store cut off from its backend refuses every operation with TASK_STORE_UNAVAILABLE
+    Given the store's backend can be made unreachable
+    And the store saves task "done" as {"status": "succeeded", "completed_at": 1}
+    And the store saves task "waiting" as {"status": "queued"}
+    When the store's backend becomes unreachable
+    And the store saves task "new" as {"status": "queued"}
+    Then the store refuses with TASK_STORE_UNAVAILABLE
+    When task "done" is read from the store
+    Then the store refuses with TASK_STORE_UNAVAILABLE
+    When the store lists its tasks
+    Then the store refuses with TASK_STORE_UNAVAILABLE
+    When the store lists the tasks expired before 10 seconds
+    Then the store refuses with TASK_STORE_UNAVAILABLE
+    When the store deletes task "done"
+    Then the store refuses with TASK_STORE_UNAVAILABLE
+    When the store's backend is reachable again
+    And the store lists its tasks
+    Then the store's list holds the tasks "done", "waiting"
+
+  @TS-011
+  Scenario: A store kept in memory has no backend to lose and goes on answering
+    Given the store keeps its records in memory
+    And the store saves task "done" as {"status": "succeeded", "completed_at": 1}
+    When the store's backend becomes unreachable
+    And the store saves task "new" as {"status": "queued"}
+    Then the store answers without an error
+    When the store lists the tasks expired before 10 seconds
+    Then the store's list holds the tasks "done"
+    When the store deletes task "done"
+    And the store lists its tasks
+    Then the store's list holds the tasks "new"
+
+  # -- TS-012: reads and deletes from several threads at once --------------------------------------
+
+  @TS-012
+  Scenario: Reads made at once from several threads each answer what they answer alone
+    Given the store saves task "a" as {"status": "succeeded", "completed_at": 1, "result": 1.0}
+    And the store saves task "b" as {"status": "failed", "completed_at": 2, "error": "boom"}
+    And the store saves task "c" as {"status": "queued"}
+    When threads read the tasks "a", "b", "c", "ghost" at once
+    And 4 threads list the store's tasks at once
+    And 4 threads list the tasks expired before 10 seconds at once
+    Then the store's list holds the tasks "a", "b", "c"
+
+  @TS-012
+  Scenario: Deletes made at once from several threads each remove their record
+    Given the store saves task "a" as {"status": "succeeded", "completed_at": 1}
+    And the store saves task "b" as {"status": "succeeded", "completed_at": 1}
+    And the store saves task "c" as {"status": "cancelled", "completed_at": 1}
+    And the store saves task "kept" as {"status": "running", "started_at": 1}
+    When threads delete the tasks "a", "b", "c" at once
+    Then the store's list holds the tasks "kept"
+
+  @TS-012
+  Scenario: Lists made beside saves and deletes see each record before or after its write
+    Given the store saves task "a" as {"status": "succeeded", "completed_at": 1}
+    And the store saves task "b" as {"status": "queued"}
+    And the store saves task "kept" as {"status": "running", "started_at": 1}
+    When 4 threads list the store's tasks at once, beside threads saving the tasks "n1", "n2" as {"status": "queued"} and threads deleting the tasks "a", "b"
+    Then the store's list holds the tasks "kept", "n1", "n2"

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for task stores (spec/store.yaml, TS-001..TS-010).
+Documentation       Conformance checks for task stores (spec/store.yaml, TS-001..TS-012).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -119,3 +119,64 @@ Threads Replacing Held Records At Once Each Leave Their Own Version
     Save Tasks At Once    a    b    c    fields={"status": "running", "started_at": 3}
     List Tasks    running
     Listed Tasks Should Be    a    b    c
+
+A Store Cut Off From Its Backend Refuses Every Operation
+    [Tags]    TS-011
+    Store Should Have A Backend To Lose
+    Save Task    done    {"status": "succeeded", "completed_at": 1}
+    Save Task    waiting
+    Cut The Store Off Its Backend
+    Save Task    new
+    Store Should Refuse As Unavailable
+    Read Task    done
+    Store Should Refuse As Unavailable
+    List Tasks
+    Store Should Refuse As Unavailable
+    List Tasks Expired Before    10
+    Store Should Refuse As Unavailable
+    Delete Task    done
+    Store Should Refuse As Unavailable
+    Reconnect The Store
+    List Tasks
+    Listed Tasks Should Be    done    waiting
+
+A Store Kept In Memory Goes On Answering
+    [Tags]    TS-011
+    Store Should Keep Its Records In Memory
+    Save Task    done    {"status": "succeeded", "completed_at": 1}
+    Cut The Store Off Its Backend
+    Save Task    new
+    Store Should Not Raise
+    List Tasks Expired Before    10
+    Listed Tasks Should Be    done
+    Delete Task    done
+    List Tasks
+    Listed Tasks Should Be    new
+
+Reads Made At Once Answer As Made Alone
+    [Tags]    TS-012
+    Save Task    a    {"status": "succeeded", "completed_at": 1, "result": 1.0}
+    Save Task    b    {"status": "failed", "completed_at": 2, "error": "boom"}
+    Save Task    c
+    Read Tasks At Once    a    b    c    ghost
+    List Tasks At Once    4
+    List Tasks At Once    3    queued
+    List Tasks Expired At Once    4    10
+    Listed Tasks Should Be    a    b    c
+
+Deletes Made At Once Each Remove Their Record
+    [Tags]    TS-012
+    Save Task    a    {"status": "succeeded", "completed_at": 1}
+    Save Task    b    {"status": "succeeded", "completed_at": 1}
+    Save Task    c    {"status": "cancelled", "completed_at": 1}
+    Save Task    kept    {"status": "running", "started_at": 1}
+    Delete Tasks At Once    a    b    c
+    Listed Tasks Should Be    kept
+
+Lists Made Beside Saves And Deletes See Each Record Before Or After Its Write
+    [Tags]    TS-012
+    Save Task    a    {"status": "succeeded", "completed_at": 1}
+    Save Task    b
+    Save Task    kept    {"status": "running", "started_at": 1}
+    List Tasks At Once Beside Writes    4    n1, n2    a, b    fields={"status": "queued"}
+    Listed Tasks Should Be    kept    n1    n2

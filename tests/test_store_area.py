@@ -1,13 +1,14 @@
-"""The store area (spec/store.yaml, TS-001..TS-010): the oracle's rules, the kit's stores
-through the harness on every database, the async form under the task-manager profile, and
-the gallery's broken stores each caught by the machine with the requirement it breaks."""
+"""The store area (spec/store.yaml, TS-001..TS-012): the oracle's rules, the kit's stores
+through the harness on every database, the async form under the task-manager profile, an
+unreachable backend, operations from several threads at once, and the gallery's broken
+stores each caught by the machine with the requirement it breaks."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,8 @@ from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.sql.database import create_store_engine
-from jobconform.backends.task_store.memory import InMemoryTaskStore
+from jobconform.backends.task_store.memory import AsyncInMemoryTaskStore, InMemoryTaskStore
+from jobconform.backends.task_store.protocol import TASK_STORE_UNAVAILABLE, TaskStoreError
 from jobconform.backends.task_store.sql import SqlTaskStore
 from jobconform.backends.threaded import ThreadedBackend
 from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
@@ -26,9 +28,17 @@ from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.harness import AdapterError, Divergence
 from jobconform.conformance.store.gallery import GALLERY
-from jobconform.conformance.store.harness import Raised, StoreHarness, record_from_fields
+from jobconform.conformance.store.harness import (
+    Raised,
+    StoreHarness,
+    at_seconds,
+    record_from_fields,
+    refused_as_unavailable,
+)
 from jobconform.conformance.store.machine import run_store_machine
 from jobconform.reference.store.commands import (
+    AtOnce,
+    BackendOutage,
     DeleteTask,
     GetTask,
     ListExpired,
@@ -365,3 +375,259 @@ def test_the_machine_names_each_broken_stores_requirement_first(
 def test_the_gallery_covers_at_least_three_requirements() -> None:
     assert len({entry.catches for entry in GALLERY}) >= 3
     assert all(REGISTRY.requirement(entry.catches).area == "store" for entry in GALLERY)
+
+
+# -- an unreachable backend (TS-011) ---------------------------------------------------------------
+
+
+OUTAGE: list[StoreCommand] = [
+    SaveTask(record("a", status="succeeded", completed_at=1)),
+    SaveTask(record("b")),
+    BackendOutage(True),
+    SaveTask(record("c")),
+    GetTask("a"),
+    ListTasks(),
+    ListTasks("queued"),
+    ListExpired(EPOCH + after(10)),
+    DeleteTask("a"),
+    BackendOutage(False),
+    ListTasks(),
+    GetTask("a"),
+]
+
+
+def test_the_oracle_refuses_everything_while_a_backend_is_down_and_only_then() -> None:
+    oracle = StoreOracle()
+    oracle.backend_outage(True, has_backend=False)
+    assert not oracle.unreachable  # a store kept in memory has nothing to lose
+    oracle.backend_outage(True, has_backend=True)
+    assert oracle.unreachable
+    oracle.backend_outage(False, has_backend=True)
+    assert not oracle.unreachable
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql", "mariadb"])
+def test_the_sql_store_refuses_every_operation_while_cut_off(kind: str, tmp_path: Path) -> None:
+    with database(kind, tmp_path) as url:
+        store = SqlTaskStore(create_store_engine(url), owns_engine=True)
+        try:
+            store.save(record("a"))
+            store.set_reachable(False)
+            for operation in (lambda: store.save(record("b")), lambda: store.get("a"),
+                              store.list, lambda: store.delete("a"),
+                              lambda: store.list_expired(EPOCH)):
+                with pytest.raises(TaskStoreError) as refused:
+                    operation()
+                assert refused.value.code == TASK_STORE_UNAVAILABLE
+                assert "cannot be reached" in str(refused.value)
+            store.set_reachable(True)
+            assert [held.task_id for held in store.list()] == ["a"]
+        finally:
+            store.close()
+
+
+@pytest.mark.parametrize("backend", [SqlBackend("sqlite://"), ThreadedSqlBackend("sqlite://")],
+                         ids=lambda backend: backend.name)
+def test_the_sql_stores_offer_the_seam_and_pass_an_outage(backend: MemoryBackend) -> None:
+    harness = StoreHarness(backend, CANONICAL, REGISTRY)
+    try:
+        assert harness.has_backend
+        answers = [harness.run(command) for command in OUTAGE]
+    finally:
+        harness.close()
+    refused = answers[3:9]
+    assert all(refused_as_unavailable(answer) for answer in refused), refused
+    assert "TS-011" in harness.exercised
+
+
+@pytest.mark.parametrize("backend", [MemoryBackend(), ThreadedBackend()],
+                         ids=lambda backend: backend.name)
+def test_a_store_kept_in_memory_goes_on_answering_through_an_outage(
+        backend: MemoryBackend) -> None:
+    harness = StoreHarness(backend, CANONICAL, REGISTRY)
+    try:
+        assert not harness.has_backend
+        answers = [harness.run(command) for command in OUTAGE]
+    finally:
+        harness.close()
+    assert not any(isinstance(answer, Raised) for answer in answers)
+    assert "TS-011" in harness.exercised
+
+
+def test_a_raw_driver_error_and_an_empty_answer_are_ts_011s() -> None:
+    backend = load_backend(
+        "jobconform.conformance.store.gallery:store_unreachable_driver_error")
+    for operation in (SaveTask(record("b")), GetTask("a"), ListTasks()):
+        harness = StoreHarness(backend, CANONICAL, REGISTRY)
+        try:
+            harness.run_all([SaveTask(record("a")), BackendOutage(True)])
+            with pytest.raises(Divergence) as caught:
+                harness.run(operation)
+            assert caught.value.requirements == ("TS-011",)
+        finally:
+            harness.close()
+
+
+class _UnavailableWhenBusyStore(InMemoryTaskStore):
+    """Raises TASK_STORE_UNAVAILABLE with nothing cut off (a lock timeout reported as an
+    outage)."""
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        raise TaskStoreError(TASK_STORE_UNAVAILABLE, "lock busy")
+
+
+class _UnavailableWhenBusyBackend(MemoryBackend):
+    def open_store(self, clock: Clock) -> AsyncInMemoryTaskStore:
+        return AsyncInMemoryTaskStore(_UnavailableWhenBusyStore())
+
+
+def test_the_unavailable_error_from_a_reachable_store_is_ts_011s() -> None:
+    harness = StoreHarness(_UnavailableWhenBusyBackend(), CANONICAL, REGISTRY)
+    try:
+        with pytest.raises(Divergence) as caught:
+            harness.run(GetTask("t1"))
+        assert caught.value.requirements[0] == "TS-011"
+    finally:
+        harness.close()
+
+
+def test_no_batch_runs_on_threads_during_an_outage() -> None:
+    harness = StoreHarness(SqlBackend("sqlite://"), CANONICAL, REGISTRY)
+    try:
+        harness.run_all([SaveTask(record("a")), BackendOutage(True)])
+        with pytest.raises(ValueError, match="end the outage"):
+            harness.run(AtOnce((GetTask("a"), ListTasks())))
+    finally:
+        harness.close()
+
+
+# -- reads, deletes and saves at once (TS-012) -------------------------------------------------
+
+
+AT_ONCE_SEQUENCE: list[StoreCommand] = [
+    SaveTask(record("a", status="succeeded", completed_at=1, result=1.0)),
+    SaveTask(record("b", status="failed", completed_at=2)),
+    SaveTask(record("c")),
+    SaveTask(record("d", status="running", started_at=1)),
+    AtOnce((GetTask("a"), GetTask("ghost"), ListTasks(), ListTasks("queued"),
+            ListExpired(EPOCH + after(2)))),
+    AtOnce((ListTasks(), ListExpired(EPOCH + after(5)), GetTask("b"), DeleteTask("a"),
+            DeleteTask("b"), SaveTask(record("e", status="cancelled", completed_at=3)),
+            SaveTask(record("c", status="running", started_at=4)))),
+    AtOnce((DeleteTask("d"), DeleteTask("e"))),
+    ListTasks(),
+]
+
+
+@pytest.mark.parametrize("backend", [MemoryBackend(), SqlBackend("sqlite://"),
+                                     ThreadedBackend(), ThreadedSqlBackend("sqlite://")],
+                         ids=lambda backend: backend.name)
+def test_every_kit_store_answers_operations_made_at_once(backend: MemoryBackend) -> None:
+    harness = StoreHarness(backend, CANONICAL, REGISTRY)
+    try:
+        for _ in range(3):
+            answers = [harness.run(command) for command in AT_ONCE_SEQUENCE]
+            assert [form.task_id for form in answers[-1]] == ["c"]  # type: ignore[attr-defined]
+            harness.run(DeleteTask("c"))
+    finally:
+        harness.close()
+    assert "TS-012" in harness.exercised
+
+
+@pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
+def test_the_sql_store_answers_operations_made_at_once_on_the_servers(
+        kind: str, tmp_path: Path) -> None:
+    with database(kind, tmp_path) as url:
+        harness = StoreHarness(SqlBackend(url), TASK_MANAGER, REGISTRY)
+        try:
+            harness.run_all(AT_ONCE_SEQUENCE + OUTAGE)
+        finally:
+            harness.close()
+
+
+def test_a_batch_run_at_once_has_one_right_outcome() -> None:
+    with pytest.raises(ValueError, match="each task id once"):
+        AtOnce((DeleteTask("a"), SaveTask(record("a"))))
+    with pytest.raises(ValueError, match="2 to 8 operations"):
+        AtOnce((GetTask("a"),))
+    harness = StoreHarness(MemoryBackend(), CANONICAL, REGISTRY)
+    try:
+        with pytest.raises(ValueError, match="asked alone"):
+            harness.run(AtOnce((DeleteTask("ghost"), ListTasks())))
+    finally:
+        harness.close()
+
+
+class _OneOperationOnOpenerThreadOnlyStore(InMemoryTaskStore):
+    """One operation, named by the subclass, finds an empty store on any thread but the
+    opener's."""
+
+    broken = ""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._opener = threading.get_ident()
+
+    def _elsewhere(self) -> bool:
+        return threading.get_ident() != self._opener
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        return None if self.broken == "get" and self._elsewhere() else super().get(task_id)
+
+    def list(self, status: str | None = None) -> list[TaskRecord]:
+        if self.broken == "list" and self._elsewhere():
+            return []
+        return super().list(status)
+
+    def list_expired(self, before: datetime) -> list[TaskRecord]:
+        if self.broken == "list_expired" and self._elsewhere():
+            return super().list_expired(before) * 2  # each record twice
+        return super().list_expired(before)
+
+    def delete(self, task_id: str) -> None:
+        if not (self.broken == "delete" and self._elsewhere()):
+            super().delete(task_id)
+
+
+def _broken_on_other_threads(operation: str) -> MemoryBackend:
+    store_class = type(f"Broken_{operation}", (_OneOperationOnOpenerThreadOnlyStore,),
+                       {"broken": operation})
+
+    class Backend(MemoryBackend):
+        def open_store(self, clock: Clock) -> AsyncInMemoryTaskStore:
+            return AsyncInMemoryTaskStore(store_class())
+
+    return Backend()
+
+
+@pytest.mark.parametrize(("operation", "batch"), [
+    ("get", AtOnce((GetTask("a"), GetTask("b")))),
+    ("list", AtOnce((ListTasks(), ListTasks("queued"), SaveTask(record("n"))))),
+    ("list_expired", AtOnce((ListExpired(EPOCH + after(9)), GetTask("a")))),
+    ("delete", AtOnce((DeleteTask("a"), ListTasks()))),
+])
+def test_each_operation_going_wrong_only_beside_others_is_ts_012s(
+        operation: str, batch: AtOnce) -> None:
+    # Saves from the harness's thread still work, so only the batch can go wrong.
+    harness = StoreHarness(_broken_on_other_threads(operation), CANONICAL, REGISTRY)
+    try:
+        harness.run_all([SaveTask(record("a", status="succeeded", completed_at=1)),
+                         SaveTask(record("b"))])
+        with pytest.raises(Divergence) as caught:
+            harness.run(batch)
+        assert caught.value.requirements[0] == "TS-012"
+    finally:
+        harness.close()
+
+
+def test_a_read_beside_a_write_may_see_either_version_but_nothing_else() -> None:
+    harness = StoreHarness(MemoryBackend(), CANONICAL, REGISTRY)
+    try:
+        harness.run(SaveTask(record("a")))
+        listed = harness.run(AtOnce((ListTasks(), ListTasks(),
+                                     SaveTask(record("a", status="running", started_at=1)),
+                                     SaveTask(record("n")))))
+        assert [form.task_id for form in listed] == ["a", "n"]  # type: ignore[attr-defined]
+        assert harness.run(ListExpired(at_seconds(60))) == ()
+    finally:
+        harness.close()

@@ -12,12 +12,13 @@ import builtins
 import threading
 from datetime import datetime
 
-from jobconform.backends.task_store.protocol import TERMINAL, TaskRecord
+from jobconform.backends.task_store.protocol import TERMINAL, TaskRecord, reachability_seam
 
 
 class InMemoryTaskStore:
     """A `TaskStore` in a dict; the lock makes it safe for the threaded backend's request
-    threads."""
+    threads. It has no backend to lose, so it offers no reachability seam and never
+    raises TASK_STORE_UNAVAILABLE (TS-011)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -58,6 +59,9 @@ class AsyncInMemoryTaskStore:
 
     def __init__(self, store: InMemoryTaskStore | None = None) -> None:
         self._store = store if store is not None else InMemoryTaskStore()
+        seam = reachability_seam(self._store)
+        if seam is not None:
+            self.set_reachable = seam  # a wrapped store with a backend to lose (TS-011)
 
     async def save(self, record: TaskRecord) -> None:
         self._store.save(record)

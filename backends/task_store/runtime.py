@@ -13,7 +13,7 @@ import builtins
 from collections.abc import Sequence
 from datetime import datetime
 
-from jobconform.backends.task_store.protocol import TaskStore, TaskView
+from jobconform.backends.task_store.protocol import TaskStore, TaskView, reachability_seam
 from jobconform.reference.store.oracle import TaskRecord
 
 
@@ -22,6 +22,9 @@ class ThreadOffloadedTaskStore:
 
     def __init__(self, store: TaskStore) -> None:
         self._store = store
+        seam = reachability_seam(store)
+        if seam is not None:
+            self.set_reachable = seam  # the fault seam of the store underneath (TS-011)
 
     async def save(self, record: TaskRecord) -> None:
         await asyncio.to_thread(self._store.save, record)

@@ -6,13 +6,22 @@ database lets one commit, and the other's retry then finds the row and replaces 
 later save wins either way (TS-002). `list_expired` is one query on the indexed
 completion instant, with the terminal statuses in its WHERE clause (TS-006, TS-007).
 Rows never leave the store: callers get frozen `TaskRecord` values (TS-008).
+
+The database may be out of reach. A transaction that cannot connect or begin, or whose
+connection is lost, raises `TaskStoreError(TASK_STORE_UNAVAILABLE)` instead of the
+driver's error (TS-011); any other database error (a constraint) stays what it is. The
+fault seam `set_reachable(False)` makes the outage real: the store's statements go to an
+engine for the same kind of database that cannot connect (a closed port, or a file in a
+missing folder), as the SQL breaker's do; `set_reachable(True)` goes back to the database,
+which kept everything.
 """
 
 from __future__ import annotations
 
 import builtins
 import json
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from datetime import datetime
 from typing import Any, cast
@@ -33,12 +42,14 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
-from jobconform.backends.sql.database import connection_turns, migrate, transaction
+from jobconform.backends.breaker.sql import unreachable_engine
+from jobconform.backends.sql.database import connection_turns, migrate, redacted, transaction
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, Base, UtcDateTime
 from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
+from jobconform.backends.task_store.protocol import TASK_STORE_UNAVAILABLE, TaskStoreError
 from jobconform.reference.store.oracle import STATUSES, TERMINAL, TaskRecord
 
 TASK_STATUS_CHECK = "status IN ({})".format(", ".join(f"'{status}'" for status in STATUSES))
@@ -117,9 +128,33 @@ class SqlTaskStore:
         self._engine = engine
         self._owns_engine = owns_engine
         self._turns = connection_turns(engine)
+        # The engine statements go to: `engine`, or while cut off an unreachable one.
+        self._reached = engine
 
-    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
-        return transaction(self._engine, self._turns, read_only)
+    def set_reachable(self, reachable: bool) -> None:
+        """Fault injection (TS-011): cut the store off its database, or connect it again."""
+        if reachable and self._reached is not self._engine:
+            self._reached.dispose()
+            self._reached = self._engine
+        elif not reachable and self._reached is self._engine:
+            self._reached = unreachable_engine(self._engine)
+
+    @contextmanager
+    def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
+        begun = False
+        try:
+            with transaction(self._reached, self._turns, read_only) as connection:
+                begun = True
+                yield connection
+        except DBAPIError as error:
+            # Unreachable: no transaction could begin, or its connection was lost.
+            # Anything else (a constraint, a lost insert race) is the caller's to handle.
+            if begun and not error.connection_invalidated:
+                raise
+            raise TaskStoreError(
+                TASK_STORE_UNAVAILABLE,
+                f"the task store's database at {redacted(self._engine.url)} cannot be"
+                f" reached: {' '.join(str(error.orig).split())}") from error
 
     def save(self, record: TaskRecord) -> None:
         values = record_values(record)
@@ -166,5 +201,6 @@ class SqlTaskStore:
             connection.execute(delete(TASKS))
 
     def close(self) -> None:
+        self.set_reachable(True)
         if self._owns_engine:
             self._engine.dispose()

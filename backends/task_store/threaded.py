@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TypeVar
 
-from jobconform.backends.task_store.protocol import TaskStore, TaskView
+from jobconform.backends.task_store.protocol import TaskStore, TaskView, reachability_seam
 from jobconform.reference.store.oracle import TaskRecord
 
 T = TypeVar("T")
@@ -28,6 +28,9 @@ class RequestThreadTaskStore:
         self._store = store
         self._pool = ThreadPoolExecutor(max_workers=threads,
                                         thread_name_prefix="jobconform-store")
+        seam = reachability_seam(store)
+        if seam is not None:
+            self.set_reachable = seam  # the fault seam of the store underneath (TS-011)
 
     def _on_request_thread(self, call: Callable[[], T]) -> T:
         # No real-time limit here: the harness's watchdog guards every call.

@@ -105,25 +105,92 @@ class LiveRecordStore:
 
 
 class ConnectionPerThreadStore(InMemoryTaskStore):
-    """Each thread gets its own connection to an in-memory SQLite database, and each such
-    connection is a database of its own: a save made on another thread lands where no
-    later reader looks, so concurrent savers lose their records (every operation from a
-    single thread still works)."""
+    """save takes a connection of the calling thread's own, so that saves can run side by
+    side, and on an in-memory SQLite database each connection is a database of its own:
+    a save made on any thread but the one that opened the store lands where no reader
+    looks, so concurrent savers lose their records (the other operations share the
+    opener's connection, and every operation from that thread works)."""
 
     def __init__(self) -> None:
-        self._per_thread = threading.local()
         super().__init__()
+        self._opener = threading.get_ident()
+        self._per_thread = threading.local()
 
-    @property
-    def _records(self) -> dict[str, TaskRecord]:
-        held: dict[str, TaskRecord] | None = getattr(self._per_thread, "records", None)
-        if held is None:
-            held = self._per_thread.records = {}
-        return held
+    def save(self, record: TaskRecord) -> None:
+        if threading.get_ident() == self._opener:
+            super().save(record)
+            return
+        own: dict[str, TaskRecord] | None = getattr(self._per_thread, "records", None)
+        if own is None:
+            own = self._per_thread.records = {}
+        own[record.task_id] = record
 
-    @_records.setter
-    def _records(self, records: dict[str, TaskRecord]) -> None:
-        self._per_thread.records = records
+
+class ReadsOnOwnConnectionStore(InMemoryTaskStore):
+    """Saves share the store's one connection under a lock (the fix made when saves from
+    several threads were lost), but get, list, list_expired and delete still open a
+    connection of the calling thread's own, each an empty in-memory database: made from
+    any thread but the one that opened the store, a get answers None, a list nothing and
+    a delete removes nothing (every operation from the opener's thread works)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._opener = threading.get_ident()
+
+    def _seen(self) -> dict[str, TaskRecord]:
+        return self._records if threading.get_ident() == self._opener else {}
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        with self._lock:
+            return self._seen().get(task_id)
+
+    def list(self, status: str | None = None) -> builtins.list[TaskRecord]:
+        with self._lock:
+            return [record for record in self._seen().values()
+                    if status is None or record.status == status]
+
+    def delete(self, task_id: str) -> None:
+        with self._lock:
+            self._seen().pop(task_id, None)
+
+    def list_expired(self, before: datetime) -> builtins.list[TaskRecord]:
+        with self._lock:
+            return [record for record in self._seen().values() if is_expired(record, before)]
+
+
+class DriverErrorWhenUnreachableStore(InMemoryTaskStore):
+    """A store over a network service whose client lets the driver's own error through:
+    while the service cannot be reached, save and delete raise ConnectionRefusedError,
+    and get, list and list_expired answer from an empty local cache (None, nothing), so a
+    caller takes an outage for an empty store; none raises TASK_STORE_UNAVAILABLE."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._reachable = True
+
+    def set_reachable(self, reachable: bool) -> None:
+        self._reachable = reachable
+
+    def _connect(self) -> None:
+        if not self._reachable:
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    def save(self, record: TaskRecord) -> None:
+        self._connect()
+        super().save(record)
+
+    def delete(self, task_id: str) -> None:
+        self._connect()
+        super().delete(task_id)
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        return super().get(task_id) if self._reachable else None
+
+    def list(self, status: str | None = None) -> builtins.list[TaskRecord]:
+        return super().list(status) if self._reachable else []
+
+    def list_expired(self, before: datetime) -> builtins.list[TaskRecord]:
+        return super().list_expired(before) if self._reachable else []
 
 
 def _entry(name: str, broken: type, catches: str, source: str,
@@ -164,4 +231,8 @@ GALLERY = (
                   "seed 004 TaskStore.get: the stored record"),
     _memory_entry("store_connection_per_thread", ConnectionPerThreadStore, "TS-010",
                   "seed 004 TaskStore.save: thread_safe"),
+    _memory_entry("store_unreachable_driver_error", DriverErrorWhenUnreachableStore, "TS-011",
+                  "seed 004 TaskStore contracts: TaskStoreError(TASK_STORE_UNAVAILABLE)"),
+    _memory_entry("store_reads_on_own_connection", ReadsOnOwnConnectionStore, "TS-012",
+                  "seed 004 TaskStore.get/list/delete/list_expired: thread_safe"),
 )

@@ -8,8 +8,13 @@ compared as sets, since the contract fixes no order. Every record the store hand
 kept and compared again after each later command: it must not change (TS-008). A
 concurrent save (TS-010) calls save from several real threads released together, each
 awaiting its own answer on an event loop of its own, then lists the store from the
-harness's thread: every record saved must be there. The first difference raises
-`Divergence` naming the requirement that explains it first.
+harness's thread: every record saved must be there. Reads and deletes run at once
+(TS-012) the same way: each read is first made alone from the harness's thread, then all
+together, and the answers must be the same. A store whose backend can be lost is cut off
+through its fault seam (TS-011): every operation must then raise TASK_STORE_UNAVAILABLE and
+change nothing; a store without the seam keeps its records in memory and must go on
+answering. The first difference raises `Divergence` naming the requirement that explains
+it first.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from functools import partial
 from typing import Any
 
 from jobconform.backends.protocol import Backend
-from jobconform.backends.task_store.protocol import STORE
+from jobconform.backends.task_store.protocol import STORE, reachability_seam
 from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
@@ -37,27 +42,37 @@ from jobconform.conformance.harness import (
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command
 from jobconform.reference.store.commands import (
+    AtOnce,
+    BackendOutage,
     DeleteTask,
     GetTask,
     ListExpired,
     ListTasks,
+    Operation,
+    Read,
     SaveConcurrently,
     SaveTask,
     StoreCommand,
     describe_store,
+    is_write,
 )
 from jobconform.reference.store.oracle import (
     QUEUED,
     RUNNING,
     STATUSES,
+    UNAVAILABLE,
     StoreOracle,
     TaskRecord,
+    Unavailable,
+    is_expired,
 )
 from jobconform.spec import Profile, Registry, load_registry
 
 ASYNC_REQUIREMENT = "TS-009"
 SNAPSHOT_REQUIREMENT = "TS-008"
 CONCURRENT_SAVE_REQUIREMENT = "TS-010"
+UNAVAILABLE_REQUIREMENT = "TS-011"
+AT_ONCE_REQUIREMENT = "TS-012"
 # Records handed out that the harness keeps re-checking (TS-008); the oldest go first.
 HELD_SNAPSHOTS = 64
 _MISSING = "<missing>"
@@ -66,10 +81,28 @@ RECORD_FIELDS = tuple(item.name for item in fields(TaskRecord))
 
 @dataclass(frozen=True)
 class Raised:
-    """An operation raised instead of answering."""
+    """An operation raised instead of answering; `code` is the error's `code` attribute,
+    if it has a text one (seed 004's TaskStoreError has)."""
 
     error_type: str
     message: str
+    code: str | None = None
+
+    @classmethod
+    def of(cls, error: BaseException) -> Raised:
+        code = getattr(error, "code", None)
+        return cls(type(error).__name__, str(error), code if isinstance(code, str) else None)
+
+
+def refused_as_unavailable(answer: object) -> bool:
+    """Whether an operation's answer is the error an unreachable backend gives (TS-011)."""
+    return isinstance(answer, Raised) and answer.code == UNAVAILABLE
+
+
+def _agrees(expected: object, actual: object) -> bool:
+    if isinstance(expected, Unavailable):
+        return refused_as_unavailable(actual)
+    return expected == actual
 
 
 def _result_form(value: object) -> object:
@@ -124,12 +157,80 @@ def _sorted(forms: list[RecordForm]) -> tuple[RecordForm, ...]:
 
 
 def _check_command(command: StoreCommand) -> None:
+    if isinstance(command, AtOnce):
+        for op in command.operations:
+            _check_command(op)
     if isinstance(command, ListTasks) and command.status not in (None, *STATUSES):
         raise ValueError(f"list by a canonical status ({', '.join(STATUSES)}), not"
                          f" {command.status!r}; adapters translate their own names")
     if isinstance(command, ListExpired) and command.before.utcoffset() is None:
         raise ValueError(f"the cut-off {command.before!r} has no timezone; stores compare UTC"
                          " instants")
+
+
+def _operation(op: Operation) -> tuple[str, Callable[[Any], object]]:
+    """The store method an operation calls, and how it calls it."""
+    match op:
+        case SaveTask(record=record):
+            return "save", lambda save: save(record)
+        case GetTask(task_id=task_id):
+            return "get", lambda get: get(task_id)
+        case ListTasks(status=status):
+            return "list", lambda listing: listing() if status is None else listing(status)
+        case ListExpired(before=before):
+            return "list_expired", lambda expired: expired(before)
+        case DeleteTask(task_id=task_id):
+            return "delete", lambda delete: delete(task_id)
+    raise ValueError(f"not a store operation: {op!r}")
+
+
+def _compared(op: Operation, answer: object) -> tuple[object, list[object]]:
+    """An operation's answer in compared form, and the views it handed out."""
+    if isinstance(answer, Raised):
+        return answer, []
+    if isinstance(op, SaveTask | DeleteTask):
+        return None, []  # they answer nothing; what they return is not looked at
+    if isinstance(op, GetTask):
+        return (None, []) if answer is None else (RecordForm.of(answer), [answer])
+    return StoreHarness._listed(answer)
+
+
+def _selects(op: Read) -> Callable[[TaskRecord], bool]:
+    """Which records a list or list_expired answers with."""
+    if isinstance(op, ListExpired):
+        return lambda record: is_expired(record, op.before)
+    if isinstance(op, ListTasks):
+        return lambda record: op.status is None or record.status == op.status
+    return lambda record: record.task_id == op.task_id
+
+
+def _expected_reading(op: Read, records: dict[str, TaskRecord]) -> object:
+    """What `op` answers on a store holding `records`, in compared form."""
+    chosen = [RecordForm.of(r) for r in records.values() if _selects(op)(r)]
+    if isinstance(op, GetTask):
+        return chosen[0] if chosen else None
+    return _sorted(chosen)
+
+
+def _read_fits(op: Read, answer: object, before: dict[str, TaskRecord],
+               after: dict[str, TaskRecord]) -> bool:
+    """Whether a read made beside writes shows each record as it was before or after
+    the write that touched it (an untouched record has one version), each once."""
+    if isinstance(op, GetTask):
+        return answer in (_expected_reading(op, before), _expected_reading(op, after))
+    if not isinstance(answer, tuple):
+        return False
+    shown = Counter(str(form.task_id) for form in answer)
+    if any(count > 1 for count in shown.values()):
+        return False
+    by_id = {str(form.task_id): form for form in answer}
+    selects = _selects(op)
+    for task_id in before.keys() | after.keys() | by_id.keys():
+        versions = (before.get(task_id), after.get(task_id))
+        allowed = {RecordForm.of(v) if v is not None and selects(v) else None for v in versions}
+        if by_id.get(task_id) not in allowed:
+            return False
+    return True
 
 
 @dataclass
@@ -183,6 +284,15 @@ class StoreHarness:
             except Exception as error:
                 raise AdapterError(f"adapter {self.backend.name!r} raised"
                                    f" {type(error).__name__}: {error} in open_store") from error
+        # A store with a backend to lose offers the fault seam; one kept in memory does not
+        # (TS-011), and an outage asked of it changes nothing.
+        self.reachability = reachability_seam(self.store)
+        self.outage = False  # an outage asked and not yet ended, whether or not it bites
+
+    @property
+    def has_backend(self) -> bool:
+        """Whether the store can be cut off its backend (it offers the fault seam)."""
+        return self.reachability is not None
 
     # -- the one operation ---------------------------------------------------------------
 
@@ -198,7 +308,10 @@ class StoreHarness:
                 cut-off without a timezone).
         """
         _check_command(command)
+        self._check_against_state(command)
         self.commands.append(command)  # type: ignore[arg-type]
+        if isinstance(command, AtOnce):
+            return self._run_at_once(command)
         expected, requirements = self._expect(command)
         self.exercised.update(requirements)
         with guarded(self.safety_timeout, describe_store(command), self.hang_scope):
@@ -225,9 +338,34 @@ class StoreHarness:
                     self._loop.close()
                     self._loop = None
 
+    def _check_against_state(self, command: StoreCommand) -> None:
+        """Refuse a batch the store's state gives no single right outcome."""
+        if isinstance(command, SaveConcurrently | AtOnce) and self.outage:
+            raise ValueError("threads run at once only while the store's backend is"
+                             " reachable: end the outage first")
+        if isinstance(command, AtOnce):
+            unknown = [op.task_id for op in command.operations
+                       if isinstance(op, DeleteTask) and op.task_id not in self.oracle.records]
+            if unknown:
+                raise ValueError(f"deletes run at once name records the store holds, not"
+                                 f" {unknown}: deleting an unknown id is asked alone (TS-005)")
+
     # -- the oracle's side ---------------------------------------------------------------
 
     def _expect(self, command: StoreCommand) -> tuple[object, tuple[str, ...]]:
+        model = self.oracle
+        if isinstance(command, BackendOutage):
+            self.outage = command.down
+            model.backend_outage(command.down, self.has_backend)
+            return None, (UNAVAILABLE_REQUIREMENT,)
+        if model.unreachable:
+            return Unavailable(), (UNAVAILABLE_REQUIREMENT,)  # refused; nothing changes
+        expected, requirements = self._expect_answer(command)
+        if self.outage:  # asked of a store kept in memory: it must go on answering
+            requirements = (*requirements, UNAVAILABLE_REQUIREMENT)
+        return expected, requirements
+
+    def _expect_answer(self, command: StoreCommand) -> tuple[object, tuple[str, ...]]:
         model = self.oracle
         match command:
             case SaveTask():
@@ -277,7 +415,7 @@ class StoreHarness:
         try:
             answer = call(method)
         except Exception as error:
-            return Raised(type(error).__name__, str(error))
+            return Raised.of(error)
         if self.async_required:
             self.exercised.add(ASYNC_REQUIREMENT)
             if not inspect.isawaitable(answer):
@@ -293,91 +431,176 @@ class StoreHarness:
             raise AdapterError(f"the task store's {operation}() never finished: {error}") \
                 from error
         except Exception as error:
-            return Raised(type(error).__name__, str(error))
+            return Raised.of(error)
 
     def _apply(self, command: StoreCommand) -> tuple[object, list[object]]:
         """The backend's answer in compared form, and the views it handed out."""
         match command:
-            case SaveTask():
-                record = command.record
-                answer = self._call("save", lambda save: save(record))
-                return (answer if isinstance(answer, Raised) else None), []
-            case DeleteTask():
-                task_id = command.task_id
-                answer = self._call("delete", lambda delete: delete(task_id))
-                return (answer if isinstance(answer, Raised) else None), []
-            case GetTask():
-                task_id = command.task_id
-                view = self._call("get", lambda get: get(task_id))
-                if view is None or isinstance(view, Raised):
-                    return view, []
-                return RecordForm.of(view), [view]
-            case ListTasks():
-                status = command.status
-                found = self._call("list", lambda listing: (listing() if status is None
-                                                            else listing(status)))
-                return self._listed(found)
-            case ListExpired():
-                before = command.before
-                return self._listed(self._call("list_expired", lambda expired: expired(before)))
+            case BackendOutage():
+                if self.reachability is not None:
+                    self._cut_off(command.down)
+                return None, []
+            case SaveTask() | DeleteTask() | GetTask() | ListTasks() | ListExpired():
+                return _compared(command, self._call(*_operation(command)))
             case SaveConcurrently():
-                raised = self._save_on_threads(command.records)
+                answers = self._on_threads([_operation(SaveTask(record))
+                                            for record in command.records])
+                raised = next((a for a in answers if isinstance(a, Raised)), None)
                 if raised is not None:
                     return raised, []
                 return self._listed(self._call("list", lambda listing: listing()))
         raise ValueError(f"not a store command: {command!r}")
 
-    def _save_on_threads(self, records: tuple[TaskRecord, ...]) -> Raised | None:
-        """Call save(record) for each record on a thread of its own, the threads released
-        together by a barrier; an awaitable answer is awaited on that thread, on an event
-        loop of its own. Returns the first saver's error in record order, or None.
+    def _cut_off(self, down: bool) -> None:
+        assert self.reachability is not None
+        try:
+            self.reachability(not down)
+        except Exception as error:
+            raise AdapterError(f"the task store of {self.backend.name!r} raised"
+                               f" {type(error).__name__}: {error} in set_reachable"
+                               f"({not down})") from error
+
+    def _method(self, operation: str) -> Any:
+        method = getattr(self.store, operation, None)
+        if not callable(method):
+            raise AdapterError(f"the task store of {self.backend.name!r} has no {operation}();"
+                               " see jobconform.backends.task_store.protocol")
+        return method
+
+    def _on_threads(self, calls: list[tuple[str, Callable[[Any], object]]]) -> list[object]:
+        """Make each call of a store operation on a thread of its own, the threads
+        released together by a barrier; an awaitable answer is awaited on that thread, on
+        an event loop of its own. Returns each call's answer, or `Raised`.
 
         Raises:
-            Divergence: under a profile needing awaitables, a save answered directly.
-            AdapterError: the store has no save, or a saver did not finish in time.
+            Divergence: under a profile needing awaitables, a call answered directly.
+            AdapterError: the store lacks an operation, or a call did not finish in time.
         """
-        save = getattr(self.store, "save", None)
-        if not callable(save):
-            raise AdapterError(f"the task store of {self.backend.name!r} has no save();"
-                               " see jobconform.backends.task_store.protocol")
+        methods = [self._method(operation) for operation, _ in calls]
         # Half the watchdog's limit for each wait, so that a hung store is reported as
         # the adapter's error before the watchdog ends the process.
         limit = self.safety_timeout / 2
-        start_together = threading.Barrier(len(records))
-        answers: list[object] = [None] * len(records)
-        awaited = [False] * len(records)
+        start_together = threading.Barrier(len(calls))
+        answers: list[object] = [None] * len(calls)
+        awaited = [False] * len(calls)
 
-        def saver(index: int, record: TaskRecord) -> None:
+        def caller(index: int) -> None:
+            operation, call = calls[index]
             try:
                 start_together.wait(timeout=limit)
-                answer = save(record)
+                answer = call(methods[index])
                 awaited[index] = inspect.isawaitable(answer)
                 if inspect.isawaitable(answer):
                     loop = VirtualLoop(self.clock, safety_limit_seconds=limit)
                     try:
-                        loop.run(answer, name="save()")
+                        answer = loop.run(answer, name=f"{operation}()")
                     finally:
                         loop.close()
+                answers[index] = answer
             except Exception as error:
-                answers[index] = Raised(type(error).__name__, str(error))
+                answers[index] = Raised.of(error)
 
-        threads = [threading.Thread(target=saver, args=(index, record), daemon=True,
-                                    name=f"jobconform-saver-{index + 1}")
-                   for index, record in enumerate(records)]
+        threads = [threading.Thread(target=caller, args=(index,), daemon=True,
+                                    name=f"jobconform-{operation}-{index + 1}")
+                   for index, (operation, _) in enumerate(calls)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(timeout=limit)
             if thread.is_alive():
-                raise AdapterError(f"a save on {thread.name} did not finish within {limit:g} s"
-                                   " of real time while other threads saved too")
+                raise AdapterError(f"a call on {thread.name} did not finish within"
+                                   f" {limit:g} s of real time while other threads called"
+                                   " the store too")
         if self.async_required:
             self.exercised.add(ASYNC_REQUIREMENT)
-            if not all(awaited):
-                raise self._fail((ASYNC_REQUIREMENT,), "what save() returned on a saver"
-                                 " thread", "an awaitable (a coroutine), as the profile"
-                                 " requires", "a plain answer, given by a blocking call")
-        return next((answer for answer in answers if isinstance(answer, Raised)), None)
+            lazy = [operation for (operation, _), was in zip(calls, awaited, strict=True)
+                    if not was]
+            if lazy:
+                raise self._fail((ASYNC_REQUIREMENT,), f"what {lazy[0]}() returned on a"
+                                 " thread of its own", "an awaitable (a coroutine), as the"
+                                 " profile requires", "a plain answer, given by a blocking"
+                                 " call")
+        return answers
+
+    # -- operations at once (TS-012) ----------------------------------------------------------
+
+    def _run_at_once(self, command: AtOnce) -> object:
+        """Each read made alone first, where its own rules judge it; then every operation
+        at once, each on a thread of its own; then the store listed from the harness's
+        thread, and that list is the answer. A read made at once must see each record a
+        write of the batch touches as before or after that write, every other record
+        exactly as made alone."""
+        step = len(self.commands)
+        operations = command.operations
+        before = dict(self.oracle.records)
+        wanted = {index: self._expect_answer(op) for index, op in enumerate(operations)
+                  if not is_write(op)}  # the reads answer the store as it was
+        wanted |= {index: self._expect_answer(op) for index, op in enumerate(operations)
+                   if is_write(op)}
+        after = dict(self.oracle.records)
+        self.exercised.update(rid for _, requirements in wanted.values() for rid in requirements)
+        self.exercised.add(AT_ONCE_REQUIREMENT)
+        everything = _sorted([RecordForm.of(r) for r in after.values()])
+        views: list[object] = []
+        alone: dict[int, object] = {}
+        with guarded(self.safety_timeout, describe_store(command), self.hang_scope):
+            for index, op in enumerate(operations):
+                if not is_write(op):
+                    alone[index], handed = self._apply(op)
+                    views += handed
+            at_once = [_compared(op, answer) for op, answer in zip(
+                operations, self._on_threads([_operation(op) for op in operations]),
+                strict=True)]
+            listed, handed = self._listed(self._call("list", lambda listing: listing()))
+        views += [view for _, held in at_once for view in held] + handed
+
+        def compare() -> None:
+            for index, answer in alone.items():
+                want, requirements = wanted[index]
+                self._compare(operations[index], want, answer, requirements)
+            for index, op in enumerate(operations):
+                answer = at_once[index][0]
+                if is_write(op) and isinstance(answer, Raised):
+                    # A save raising beside others breaks TS-010 as in a concurrent save.
+                    first = (CONCURRENT_SAVE_REQUIREMENT if isinstance(op, SaveTask)
+                             else AT_ONCE_REQUIREMENT)
+                    raise self._fail((first, AT_ONCE_REQUIREMENT, *wanted[index][1]),
+                                     f"the answer to {describe_store(op)}, made at once"
+                                     f" with {len(operations) - 1} other(s)", None, answer)
+            if listed != everything:
+                raise self._fail(self._blame_after_at_once(
+                    command, everything, listed if isinstance(listed, tuple) else ()),
+                                 f"the store's list after {describe_store(command)}",
+                                 everything, listed)
+            for index, op in enumerate(operations):
+                if isinstance(op, SaveTask | DeleteTask) or _read_fits(
+                        op, at_once[index][0], before, after):
+                    continue
+                want, requirements = wanted[index]
+                shown: object = want
+                if command.writes:
+                    shown = (f"as before the writes, {want!r}, or with any of them"
+                             f" made: {_expected_reading(op, after)!r}")
+                raise self._fail((AT_ONCE_REQUIREMENT, *requirements),
+                                 f"the answer to {describe_store(op)}, made at once with"
+                                 f" {len(operations) - 1} other(s)", shown, at_once[index][0])
+
+        self.listed.check(step, compare, self._check_snapshots, self._adopt_snapshots)
+        self._hold(command, views)
+        return listed
+
+    def _blame_after_at_once(self, command: AtOnce, expected: tuple[RecordForm, ...],
+                             actual: tuple[RecordForm, ...]) -> tuple[str, ...]:
+        """A record saved in the batch and wrong afterwards is TS-010's (or the round
+        trip's); one deleted in it and still there is TS-012's; any other, the list's."""
+        saved = {op.record.task_id for op in command.writes if isinstance(op, SaveTask)}
+        deleted = {op.task_id for op in command.writes if isinstance(op, DeleteTask)}
+        differing = {str(form.task_id) for form in set(expected) ^ set(actual)}
+        if differing & saved:
+            return (*self._blame_concurrent(saved, expected, actual), AT_ONCE_REQUIREMENT)
+        if differing & deleted:
+            return (AT_ONCE_REQUIREMENT, "TS-005")
+        return (AT_ONCE_REQUIREMENT, *self._blame_list(ListTasks(), expected, actual))
 
     @staticmethod
     def _listed(found: object) -> tuple[object, list[object]]:
@@ -397,11 +620,17 @@ class StoreHarness:
 
     def _compare(self, command: StoreCommand, expected: object, actual: object,
                  requirements: tuple[str, ...]) -> None:
-        if expected == actual:
+        if _agrees(expected, actual):
             return
-        if isinstance(command, SaveConcurrently) and isinstance(actual, tuple):
+        if refused_as_unavailable(actual):
+            # The error of an unreachable backend, from a store that was not cut off.
+            requirements = (UNAVAILABLE_REQUIREMENT, *requirements)
+        if isinstance(expected, Unavailable):
+            pass  # cut off: whatever else it answered, TS-011 alone explains it
+        elif isinstance(command, SaveConcurrently) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
-            requirements = self._blame_concurrent(command, expected, actual)
+            requirements = self._blame_concurrent(
+                {record.task_id for record in command.records}, expected, actual)
         elif isinstance(command, ListTasks | ListExpired) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
             requirements = self._blame_list(command, expected, actual) + requirements
@@ -434,14 +663,13 @@ class StoreHarness:
             return ("TS-004",)  # the right record, where the filter should have left it out
         return ("TS-004", *model.explaining(task_id))
 
-    def _blame_concurrent(self, command: SaveConcurrently, expected: tuple[RecordForm, ...],
+    def _blame_concurrent(self, saved_now: set[str], expected: tuple[RecordForm, ...],
                           actual: tuple[RecordForm, ...]) -> tuple[str, ...]:
         """The requirements explaining the first record the list after a concurrent save
         gets wrong: a record saved by one of the threads and missing is lost (TS-010);
         one shown as a version saved before, a replacement lost (TS-002, TS-010); one
         shown altered, the round trip (TS-001). A difference about a record the batch did
         not touch is the list's."""
-        saved_now = {record.task_id for record in command.records}
         differing = sorted({str(form.task_id) for form in set(expected) ^ set(actual)}
                            & saved_now)
         if not differing:

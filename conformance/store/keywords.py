@@ -1,4 +1,4 @@
-"""Robot Framework keywords for task stores (robot/store.robot, TS-001..TS-010).
+"""Robot Framework keywords for task stores (robot/store.robot, TS-001..TS-012).
 
 Every keyword that saves, reads, lists or deletes drives the `StoreHarness`, so the store
 and the oracle see the same command and a difference fails the test with the harness's
@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
@@ -40,13 +41,17 @@ from jobconform.conformance.store.harness import (
     differing_fields,
     listed_ids,
     record_from_fields,
+    refused_as_unavailable,
 )
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.reference.store.commands import (
+    AtOnce,
+    BackendOutage,
     DeleteTask,
     GetTask,
     ListExpired,
     ListTasks,
+    Operation,
     SaveConcurrently,
     SaveTask,
     StoreCommand,
@@ -142,7 +147,75 @@ class StoreLibrary:
         epoch."""
         self._run(ListExpired(at_seconds(float(seconds))))
 
+    @keyword("Read Tasks At Once")
+    def read_tasks_at_once(self, *task_ids: str) -> None:
+        """Read each of ``task_ids`` on a thread of its own, the threads released together
+        (TS-012); each read is made alone first. The answer is the store's list."""
+        self._run(AtOnce(tuple(GetTask(task_id) for task_id in task_ids)))
+
+    @keyword("List Tasks At Once")
+    def list_tasks_at_once(self, threads: int, status: str | None = None) -> None:
+        """List the store (or one canonical status) from ``threads`` threads at once."""
+        self._run(AtOnce((ListTasks(status),) * int(threads)))
+
+    @keyword("List Tasks Expired At Once")
+    def list_expired_at_once(self, threads: int, seconds: float) -> None:
+        """Ask ``threads`` threads at once for the records expired before ``seconds``."""
+        self._run(AtOnce((ListExpired(at_seconds(float(seconds))),) * int(threads)))
+
+    @keyword("Delete Tasks At Once")
+    def delete_tasks_at_once(self, *task_ids: str) -> None:
+        """Delete each of ``task_ids`` (held records) on a thread of its own, the threads
+        released together (TS-012); the answer is the store's list afterwards."""
+        self._run(AtOnce(tuple(DeleteTask(task_id) for task_id in task_ids)))
+
+    @keyword("List Tasks At Once Beside Writes")
+    def list_beside_writes(self, threads: int, saved: str, deleted: str,
+                           fields: str = "{}") -> None:
+        """List the store from ``threads`` threads while other threads save the task ids
+        in ``saved`` (comma-separated, with these fields) and delete those in ``deleted``
+        (held records), all at once (TS-012); the answer is the store's list afterwards."""
+        record_fields = _json(fields)
+        operations: list[Operation] = [ListTasks()] * int(threads)
+        operations += [SaveTask(record_from_fields(task_id.strip(), record_fields))
+                       for task_id in saved.split(",") if task_id.strip()]
+        operations += [DeleteTask(task_id.strip()) for task_id in deleted.split(",")
+                       if task_id.strip()]
+        self._run(AtOnce(tuple(operations)))
+
+    @keyword("Store Should Have A Backend To Lose")
+    def should_have_a_backend(self) -> None:
+        """Skip the test where the store keeps its records in memory (no set_reachable
+        seam): TS-011's refusals need a backend to lose."""
+        if not self.harness.has_backend:
+            raise SkipExecution(f"the task store of {self.harness.backend.name} keeps its"
+                                " records in memory: it has no backend to lose")
+
+    @keyword("Store Should Keep Its Records In Memory")
+    def should_keep_records_in_memory(self) -> None:
+        """Skip the test where the store has a backend to lose (it offers set_reachable)."""
+        if self.harness.has_backend:
+            raise SkipExecution(f"the task store of {self.harness.backend.name} has a"
+                                " backend to lose")
+
+    @keyword("Cut The Store Off Its Backend")
+    def cut_off(self) -> None:
+        """The store's backend becomes unreachable (TS-011)."""
+        self._run(BackendOutage(True))
+
+    @keyword("Reconnect The Store")
+    def reconnect(self) -> None:
+        self._run(BackendOutage(False))
+
     # -- assertions ------------------------------------------------------------------------
+
+    @keyword("Store Should Refuse As Unavailable")
+    def should_refuse_as_unavailable(self) -> None:
+        """The last operation raised an error with code TASK_STORE_UNAVAILABLE."""
+        answer = self._last()
+        if not refused_as_unavailable(answer):
+            raise self._fail(f"the store should raise an error with code"
+                             f" TASK_STORE_UNAVAILABLE, it answered {answer!r}")
 
     @keyword("Task Should Read")
     def task_should_read(self, task_id: str, fields: str = "{}") -> None:

@@ -9,12 +9,17 @@ that carry a completion instant (TS-007). Results include 1, 1.0, true and "1", 
 store must keep apart (TS-001). Several threads save at once (TS-010) records of ids
 no other rule uses and the store does not hold (c1 to c4): a save lost to concurrency is
 then told apart from a replacement the store got wrong, and with each id used once an
-example has at most two such saves, which keeps the machine's real threads few.
+example has at most two such saves, which keeps the machine's real threads few. Reads
+run at once (TS-012), beside deletes of held records and saves of fresh ids (n1 to n4). The
+store's backend goes down and comes back (TS-011): a store with the fault seam must then
+refuse every operation with TASK_STORE_UNAVAILABLE, one kept in memory go on answering;
+nothing runs on threads during an outage.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
@@ -26,10 +31,13 @@ from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.store.harness import StoreHarness, at_seconds
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.reference.store.commands import (
+    AtOnce,
+    BackendOutage,
     DeleteTask,
     GetTask,
     ListExpired,
     ListTasks,
+    Operation,
     SaveConcurrently,
     SaveTask,
     StoreCommand,
@@ -45,6 +53,11 @@ SECONDS = (0, 10, 20, 30)
 CUT_OFFS = (10, 20, 30, 40)
 STEPS_PER_EXAMPLE = 30
 CONCURRENT_IDS = ("c1", "c2", "c3", "c4")
+AT_ONCE = 4  # reads in a batch run at once: contention, yet few real threads
+AT_ONCE_WRITES = 2  # deletes, and saves, beside them
+# Ids saved only beside other operations, each once: a record such a save loses is told
+# apart from a replacement the store got wrong (TS-002), as with CONCURRENT_IDS.
+FRESH_IDS = ("n1", "n2", "n3", "n4")
 
 
 instants = st.sampled_from(SECONDS).map(at_seconds)
@@ -61,6 +74,11 @@ records = st.builds(
     retry_count=st.integers(0, 2),
     max_retries=st.integers(0, 3),
 )
+reads = st.one_of(
+    st.sampled_from(TASK_IDS).map(GetTask),
+    st.one_of(st.none(), st.sampled_from(STATUSES)).map(ListTasks),
+    st.sampled_from(CUT_OFFS).map(lambda before: ListExpired(at_seconds(before))),
+)
 
 
 def make_store_machine(backend: Backend, profile: Profile, registry: Registry | None,
@@ -72,6 +90,8 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
             super().__init__()
             self.harness: StoreHarness | None = None
             self.unused_concurrent_ids = list(CONCURRENT_IDS)
+            self.unused_fresh_ids = list(FRESH_IDS)
+            self.down = False  # the store's backend is unreachable (TS-011)
 
         @initialize()
         def open_store(self) -> None:
@@ -96,7 +116,7 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
         def save(self, record: TaskRecord) -> None:
             self._run(SaveTask(record))
 
-        @precondition(lambda self: len(self.unused_concurrent_ids) >= 2)
+        @precondition(lambda self: len(self.unused_concurrent_ids) >= 2 and not self.down)
         @rule(batch=st.lists(records, min_size=2, max_size=len(CONCURRENT_IDS)))
         def save_concurrently(self, batch: list[TaskRecord]) -> None:
             fresh = [replace(record, task_id=task_id)
@@ -104,6 +124,28 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
                                                 strict=False)]
             del self.unused_concurrent_ids[:len(fresh)]
             self._run(SaveConcurrently(tuple(fresh)))
+
+        @precondition(lambda self: not self.down)
+        @rule(data=st.data())
+        def at_once(self, data: Any) -> None:
+            """Reads, deletes of held records and saves of fresh ids, all at once."""
+            held = sorted(self.store.oracle.records)
+            batch: list[Operation] = []
+            if held:
+                batch += [DeleteTask(task_id) for task_id in data.draw(
+                    st.lists(st.sampled_from(held), max_size=AT_ONCE_WRITES, unique=True))]
+            fresh = data.draw(st.lists(records, max_size=min(AT_ONCE_WRITES,
+                                                             len(self.unused_fresh_ids))))
+            batch += [SaveTask(replace(record, task_id=self.unused_fresh_ids.pop(0)))
+                      for record in fresh]
+            batch += data.draw(st.lists(reads, min_size=max(0, 2 - len(batch)),
+                                        max_size=AT_ONCE))
+            self._run(AtOnce(tuple(batch)))
+
+        @rule(down=st.booleans())
+        def backend_outage(self, down: bool) -> None:
+            self.down = down
+            self._run(BackendOutage(down))
 
         @rule(task_id=st.sampled_from(TASK_IDS))
         def get(self, task_id: str) -> None:

@@ -1,4 +1,4 @@
-"""Behave steps for task stores (features/store.feature, TS-001..TS-010).
+"""Behave steps for task stores (features/store.feature, TS-001..TS-012).
 
 Each When-step sends one command through `StoreHarness.run`, so the store's answer is
 compared with the oracle's and a `Divergence` fails the scenario with the requirement
@@ -13,10 +13,17 @@ features/steps/ (every area's library is imported there):
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobconform.conformance.lifecycle.steps import RunConfig, action_step, check_step, state_of
+from jobconform.conformance.lifecycle.steps import (
+    RunConfig,
+    action_step,
+    check_step,
+    setup_step,
+    state_of,
+)
 from jobconform.conformance.store.harness import (
     Raised,
     RecordForm,
@@ -25,13 +32,17 @@ from jobconform.conformance.store.harness import (
     differing_fields,
     listed_ids,
     record_from_fields,
+    refused_as_unavailable,
 )
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.reference.store.commands import (
+    AtOnce,
+    BackendOutage,
     DeleteTask,
     GetTask,
     ListExpired,
     ListTasks,
+    Operation,
     SaveConcurrently,
     SaveTask,
     StoreCommand,
@@ -113,6 +124,72 @@ def step_list_expired(context: Any, seconds: float) -> None:
     store_of(context).run(ListExpired(at_seconds(seconds)))
 
 
+@action_step("threads read the tasks {ids} at once")
+def step_get_at_once(context: Any, ids: str) -> None:
+    """One get per task id, each on a thread of its own, released together (TS-012)."""
+    _at_once(context, [GetTask(task_id) for task_id in _ids(ids)])
+
+
+@action_step("{count:d} threads list the store's tasks at once")
+def step_list_at_once(context: Any, count: int) -> None:
+    _at_once(context, [ListTasks()] * count)
+
+
+@action_step("{count:d} threads list the tasks expired before {seconds:g} seconds at once")
+def step_list_expired_at_once(context: Any, count: int, seconds: float) -> None:
+    _at_once(context, [ListExpired(at_seconds(seconds))] * count)
+
+
+@action_step("threads delete the tasks {ids} at once")
+def step_delete_at_once(context: Any, ids: str) -> None:
+    """One delete per task id, each on a thread of its own; the answer is the store's
+    list afterwards."""
+    _at_once(context, [DeleteTask(task_id) for task_id in _ids(ids)])
+
+
+@action_step("{count:d} threads list the store's tasks at once, beside threads saving the"
+             " tasks {saved} as {fields:Json} and threads deleting the tasks {deleted}")
+def step_list_beside_writes(context: Any, count: int, saved: str, fields: JsonValue,
+                            deleted: str) -> None:
+    """Lists made at once with saves and deletes: each list shows every record a write
+    touches as before or after that write, and every other record exactly (TS-012)."""
+    _at_once(context, [ListTasks()] * count
+             + [SaveTask(record_from_fields(task_id, fields)) for task_id in _ids(saved)]
+             + [DeleteTask(task_id) for task_id in _ids(deleted)])
+
+
+def _at_once(context: Any, operations: Sequence[Operation]) -> None:
+    store_of(context).run(AtOnce(tuple(operations)))
+
+
+@setup_step("the store's backend can be made unreachable")
+def step_has_backend(context: Any) -> None:
+    """TS-011's refusals need a store with a backend to lose (the fault seam
+    `set_reachable`); a store kept in memory is checked by the scenario for it."""
+    harness = store_of(context).harness
+    if not harness.has_backend:
+        context.scenario.skip(f"the task store of {harness.backend.name} keeps its records in"
+                              " memory (no set_reachable seam): it has no backend to lose")
+
+
+@setup_step("the store keeps its records in memory")
+def step_in_memory(context: Any) -> None:
+    harness = store_of(context).harness
+    if harness.has_backend:
+        context.scenario.skip(f"the task store of {harness.backend.name} has a backend to"
+                              " lose (it offers set_reachable)")
+
+
+@action_step("the store's backend becomes unreachable")
+def step_outage(context: Any) -> None:
+    store_of(context).run(BackendOutage(True))
+
+
+@action_step("the store's backend is reachable again")
+def step_outage_over(context: Any) -> None:
+    store_of(context).run(BackendOutage(False))
+
+
 # -- checks on the store's own answers ----------------------------------------------------------
 
 
@@ -144,6 +221,14 @@ def step_answers_quietly(context: Any) -> None:
     answer = _answer(context)
     if isinstance(answer, Raised):
         raise AssertionError(f"the store raised {answer.error_type}: {answer.message}")
+
+
+@check_step("the store refuses with TASK_STORE_UNAVAILABLE")
+def step_refuses(context: Any) -> None:
+    answer = _answer(context)
+    if not refused_as_unavailable(answer):
+        raise AssertionError(f"the store should raise an error with code"
+                             f" TASK_STORE_UNAVAILABLE, it answered {answer!r}")
 
 
 @check_step("the store's list holds the tasks {ids}")

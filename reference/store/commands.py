@@ -63,8 +63,64 @@ class SaveConcurrently:
                              " the order of concurrent saves of one id is not defined")
 
 
+@dataclass(frozen=True)
+class BackendOutage:
+    """The store's backend becomes unreachable (down) or reachable again (TS-011). The
+    harness cuts a store off through its fault seam; a store kept in memory has no
+    backend to lose and goes on answering."""
+
+    down: bool
+
+
+Read: TypeAlias = GetTask | ListTasks | ListExpired
+Operation: TypeAlias = SaveTask | GetTask | ListTasks | ListExpired | DeleteTask
+
+
+@dataclass(frozen=True)
+class AtOnce:
+    """Run each operation on a thread of its own, all threads started at once (TS-012);
+    then list the store. Reads (get, list, list_expired) may run beside saves and
+    deletes: a read then sees each record a write touches as it was before or after that
+    write, and every other record exactly. The writes name distinct task ids, so that
+    the store's content afterwards has one right value; a delete must name a record the
+    store holds (deleting an unknown id is TS-005's question, asked alone)."""
+
+    operations: tuple[Operation, ...]
+
+    def __post_init__(self) -> None:
+        if not 2 <= len(self.operations) <= MAX_CONCURRENT_SAVERS:
+            raise ValueError(f"a batch run at once has 2 to {MAX_CONCURRENT_SAVERS}"
+                             f" operations, not {len(self.operations)}")
+        written = [written_id(op) for op in self.operations if is_write(op)]
+        if len(set(written)) != len(written):
+            raise ValueError(f"the saves and deletes of a batch run at once name each task"
+                             f" id once, not {written}: two writes of one id may land in"
+                             " either order")
+
+    @property
+    def reads(self) -> tuple[Read, ...]:
+        return tuple(op for op in self.operations if not isinstance(op, SaveTask | DeleteTask))
+
+    @property
+    def writes(self) -> tuple[SaveTask | DeleteTask, ...]:
+        return tuple(op for op in self.operations if isinstance(op, SaveTask | DeleteTask))
+
+
+def is_write(op: Operation) -> bool:
+    return isinstance(op, SaveTask | DeleteTask)
+
+
+def written_id(op: Operation) -> str:
+    """The task id a save or delete writes."""
+    if isinstance(op, SaveTask):
+        return op.record.task_id
+    if isinstance(op, DeleteTask):
+        return op.task_id
+    raise ValueError(f"{op!r} writes nothing")
+
+
 StoreCommand: TypeAlias = (SaveTask | GetTask | ListTasks | DeleteTask | ListExpired
-                           | SaveConcurrently)
+                           | SaveConcurrently | BackendOutage | AtOnce)
 
 
 def _instant(value: datetime | None) -> str:
@@ -101,4 +157,8 @@ def describe_store(command: StoreCommand) -> str:
         case SaveConcurrently():
             saved = "; ".join(describe_record(record) for record in command.records)
             return f"SaveConcurrently({saved})"
+        case BackendOutage():
+            return f"BackendOutage(down={command.down})"
+        case AtOnce():
+            return f"AtOnce({'; '.join(describe_store(op) for op in command.operations)})"
     raise ValueError(f"not a store command: {command!r}")

@@ -1,8 +1,10 @@
-"""The task store oracle (TS-001..TS-010): what a store holds after each operation.
+"""The task store oracle (TS-001..TS-012): what a store holds after each operation.
 
 A store is a map from task id to record, and the rules are few: `save` replaces the whole
 record of its id, `delete` forgets one, `list` filters by status, and `list_expired` keeps
-the terminal records completed strictly before its cut-off. The oracle also remembers the
+the terminal records completed strictly before its cut-off. While the store's backend is
+unreachable, every operation is refused with TASK_STORE_UNAVAILABLE and changes nothing
+(TS-011). The oracle also remembers the
 history of every id (saved how often, deleted), because that history decides which rule a
 wrong answer about the id breaks. Instants are fields of records; no clock is read.
 """
@@ -20,6 +22,8 @@ QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED = (
 STATUSES = (QUEUED, RUNNING, SUCCEEDED, FAILED, CANCELLED)
 TERMINAL = frozenset({SUCCEEDED, FAILED, CANCELLED})
 OPERATIONS = ("save", "get", "list", "delete", "list_expired")
+# The code of seed 004's TaskStoreError for a backend that cannot be reached (TS-011).
+UNAVAILABLE = "TASK_STORE_UNAVAILABLE"
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,14 @@ def is_expired(record: TaskRecord, before: datetime) -> bool:
             and record.completed_at < before)
 
 
+@dataclass(frozen=True)
+class Unavailable:
+    """The answer of every operation while the store's backend is unreachable: an error
+    with this code (TS-011)."""
+
+    code: str = UNAVAILABLE
+
+
 @dataclass
 class IdHistory:
     saves: int = 0
@@ -87,6 +99,14 @@ class StoreOracle:
 
     records: dict[str, TaskRecord] = field(default_factory=dict)
     history: dict[str, IdHistory] = field(default_factory=dict)
+    # The backend cannot be reached: every operation is refused (TS-011). Only a store
+    # with a backend to lose is ever unreachable; one kept in memory never is.
+    unreachable: bool = False
+
+    def backend_outage(self, down: bool, has_backend: bool) -> None:
+        """The store's backend goes down or comes back; a store without a backend (kept
+        in memory) is not touched by it."""
+        self.unreachable = down and has_backend
 
     def save(self, record: TaskRecord) -> None:
         self.records[record.task_id] = record
