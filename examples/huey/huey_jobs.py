@@ -23,8 +23,8 @@ from jobconform.reference.backoff import RetryPolicy
 class HueyRuntime:
     def __init__(self, settings: RuntimeSettings, clock: Clock,
                  clockwork: Clockwork | None = None) -> None:  # None: commanded
-        self._wall = WallClock(clock).start()  # its threads in turn when self-running: no races
-        self._waits = ThreadWaits(clock, in_turn=clockwork is not None).start()
+        self._wall = WallClock(clock).start()
+        self._waits = ThreadWaits(clock, in_turn=clockwork is not None).start()  # no wake races
         self._jobs = jobs = translate.records_on_wall(settings)
         self._gate = DispatchGate(on_arrival=clockwork is not None)
         self._scripts = dict[str, tuple[int, TaskScript, RetryPolicy]]()
@@ -66,8 +66,8 @@ class HueyRuntime:
         if not retries_left:
             self._jobs.update(job_id, "failed", error=translate.error_text(exc))
             return
-        self._scripts[job_id][1].next_attempt()  # the next attempt waits for a new decision
-        self._gate.finished(job_id)  # and at the gate
+        self._gate.finished(job_id)  # the next attempt waits at the gate, for a new decision
+        self._scripts[job_id][1].next_attempt()
         retries_taken = self._scripts[job_id][2].max_retries - retries_left + 1
         self._jobs.update(job_id, "queued", retry_count=retries_taken)
 
