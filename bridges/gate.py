@@ -14,6 +14,12 @@ limit concurrency leaves `slots` out.
 as running from then on, not from the moment a worker picked it up. A body released
 (`release(job_id)`: its job was cancelled) returns False and must not run its script.
 
+A self-running runtime (`jobconform.backends.self_running`, opened with
+`open_self_running`) is never told to dispatch: its workers' own polls are its dispatch
+points. Its gate, `DispatchGate(on_arrival=True)`, lets each body in as it arrives, within
+the slots; the same adapter keeps the gate's other duties (the decision, cancellation,
+`as_dispatched`) in both modes.
+
 A runtime that keeps its own records often marks a job `running`, and stamps its start,
 when a worker picks it up, before it calls the body. The gate still belongs where the
 body is called (nothing inside the runtime's store is touched); the adapter then reads
@@ -36,12 +42,14 @@ from jobconform.bridges.records import JobRecord
 
 class DispatchGate:
     """Args: slots: how many bodies may run at once (None: the runtime's workers limit
-    it); now: the runtime's clock, to stamp when each body was let in (`as_dispatched`)."""
+    it); now: the runtime's clock, to stamp when each body was let in (`as_dispatched`);
+    on_arrival: let each body in as it arrives (a self-running runtime), not at `open`."""
 
     def __init__(self, slots: int | None = None,
-                 now: Callable[[], datetime] | None = None) -> None:
+                 now: Callable[[], datetime] | None = None, on_arrival: bool = False) -> None:
         self._slots = slots
         self._now = now
+        self._on_arrival = on_arrival
         self._let_in_at: dict[str, datetime] = {}  # job id -> when its body last began
         self._state = threading.Condition()
         self._waiting: dict[str, int] = {}  # job id -> rank, for bodies at the gate
@@ -59,19 +67,24 @@ class DispatchGate:
             The job ids let in, in order.
         """
         with self._state:
-            admitted = []
-            for job_id in sorted(self._waiting, key=self._waiting.__getitem__):
-                if job_id in self._released or job_id in self._admitted:
-                    continue
-                if self._slots is not None and len(self._holding) >= self._slots:
-                    break
-                self._admitted.add(job_id)
-                self._holding.add(job_id)
-                admitted.append(job_id)
-                if self._now is not None:
-                    self._let_in_at[job_id] = self._now()
-            self._wake(admitted)
-            return admitted
+            return self._let_in()
+
+    def _let_in(self) -> list[str]:
+        """Let bodies at the gate in, lowest rank first, into free slots (holding the
+        state's lock)."""
+        admitted = []
+        for job_id in sorted(self._waiting, key=self._waiting.__getitem__):
+            if job_id in self._released or job_id in self._admitted:
+                continue
+            if self._slots is not None and len(self._holding) >= self._slots:
+                break
+            self._admitted.add(job_id)
+            self._holding.add(job_id)
+            admitted.append(job_id)
+            if self._now is not None:
+                self._let_in_at[job_id] = self._now()
+        self._wake(admitted)
+        return admitted
 
     def release(self, job_id: str) -> None:
         """The job was cancelled: its body leaves the gate (now or when it arrives)
@@ -99,6 +112,8 @@ class DispatchGate:
         with self._state:
             self._holding.discard(job_id)
             self._admitted.discard(job_id)
+            if self._on_arrival:
+                self._let_in()
 
     def waiting(self) -> list[str]:
         with self._state:
@@ -161,6 +176,8 @@ class DispatchGate:
         """
         with self._state:
             self._waiting[job_id] = rank
+            if self._on_arrival:
+                self._let_in()
             try:
                 self._state.wait_for(lambda: self._verdict(job_id) is not None)
             finally:
@@ -197,6 +214,8 @@ class DispatchGate:
         with self._state:
             self._waiting[job_id] = rank
             self._wakers[job_id] = lambda: loop.call_soon_threadsafe(_resolve, woken)
+            if self._on_arrival:
+                self._let_in()
             ready = self._verdict(job_id) is not None
         try:
             if not ready:

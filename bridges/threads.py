@@ -25,6 +25,16 @@ harness's decision). Inside `ThreadWaits(clock)`:
   threads at once, as a timeout, from then on: a worker polling `queue.get(timeout=...)`
   sees its stop flag at once instead of after a virtual interval no one will advance.
 
+`ThreadWaits(clock, in_turn=True)` is for a runtime whose threads hand work to each other
+on their own (a scheduler queues a due retry, then a worker's poll takes it) with no one
+telling them to. In real time two such wake-ups never fall on the same instant; on the
+virtual clock they often do, since every wait a jump ends starts again at the jump's
+instant, and which thread runs first would be a race. In turn, the waits a jump ends are
+woken one at a time, the earliest deadline first (ties: the thread started first), each
+thread running until it waits again before the next wakes; a thread woken by someone
+else's wake-up only (a shared condition) waits on. So the runtime behaves the same on
+every run.
+
 Threads the bridge did not adopt (the harness's own) keep real waits. Limits: a wait
 bound before the bridge started (`from time import sleep` at import), a blocking
 `Lock.acquire` without timeout (busy, not idle) and waits in C (`SimpleQueue.get`) are not
@@ -89,12 +99,15 @@ _install = threading.Lock()
 
 
 class ThreadWaits:
-    def __init__(self, clock: Clock, settle_limit_seconds: float = SETTLE_LIMIT_SECONDS) -> None:
+    def __init__(self, clock: Clock, settle_limit_seconds: float = SETTLE_LIMIT_SECONDS,
+                 in_turn: bool = False) -> None:
         if not isinstance(clock, AdvancingClock):
             raise TypeError("ThreadWaits needs a clock that tells it when it advances"
                             " (on_advance), such as the kit's VirtualClock")
         self._clock = clock
         self._limit = settle_limit_seconds
+        self._in_turn = in_turn
+        self._started: dict[threading.Thread, int] = {}  # adopted thread -> its start rank
         self._state = threading.Condition()  # guards everything below; sleeps wait on it
         self._adopted: set[threading.Thread] = set()
         self._waits: dict[threading.Thread, _Wait] = {}
@@ -234,6 +247,9 @@ class ThreadWaits:
     # -- the bridged waits (adopted threads only) ---------------------------------------
 
     def _advanced(self, now: datetime) -> None:
+        if self._in_turn:
+            self._wake_in_turn(now)
+            return
         with self._state:
             due = [wait for wait in self._waits.values()
                    if wait.deadline is not None and wait.deadline <= now and not wait.woken]
@@ -244,6 +260,26 @@ class ThreadWaits:
             if wait.condition is not self._state:
                 with wait.condition:
                     wait.condition.notify_all()
+
+    def _wake_in_turn(self, now: datetime) -> None:
+        """Wake the waits due at `now` one at a time, earliest deadline first, then the
+        thread started first; each runs until it waits again before the next wakes."""
+        while True:
+            with self._state:
+                due = [(wait.deadline, self._started.get(thread, 0), wait)
+                       for thread, wait in self._waits.items()
+                       if wait.deadline is not None and wait.deadline <= now and not wait.woken]
+                if not due:
+                    return
+                first = min(due, key=lambda item: item[:2])[2]
+                first.woken = True
+                self._state.notify_all()
+            if first.condition is not self._state:
+                with first.condition:
+                    # Not notify_all: the bridge would take every waiter on the condition
+                    # as notified; the others wake, see it is not their turn and wait on.
+                    _original_notify(first.condition, sys.maxsize)
+            self.settle()
 
     def _enter(self, thread: threading.Thread, wait: _Wait) -> None:
         with self._state:
@@ -289,6 +325,8 @@ class ThreadWaits:
         self._enter(thread, wait)
         try:
             _original_wait(condition)
+            while self._in_turn and not (wait.woken or self._closing):
+                _original_wait(condition)  # another thread's turn woke the condition
         finally:
             self._leave(thread)
         return not self._timed_out(wait)
@@ -302,15 +340,24 @@ class ThreadWaits:
         self._timer_floor[thread] = max(wait.ends_at, self._timer_floor.get(thread, 0.0))
         return True
 
-    def notified(self, condition: threading.Condition, n: int) -> None:
-        """Waiters about to be woken by a notify are busy from now on (FIFO, as Python)."""
+    def notified(self, condition: threading.Condition, n: int) -> int:
+        """Waiters about to be woken by a notify are busy from now on (FIFO, as Python).
+
+        Returns:
+            How many waiters the notify wakes: `n`; in turn, all of them, since a waiter
+            that another's turn woke may be between two waits, out of the condition's
+            own queue, and must not miss a notify (each goes back to its own predicate).
+        """
         with self._state:
             waiting = [wait for wait in self._waits.values()
                        if wait.condition is condition and not wait.woken]
+            if self._in_turn:
+                n = sys.maxsize
             for wait in waiting[:n]:
                 wait.woken = True
             if waiting:
                 self._state.notify_all()
+        return n
 
     def adopt_if_ours(self, thread: threading.Thread) -> None:
         current = threading.current_thread()
@@ -318,6 +365,7 @@ class ThreadWaits:
             if not (current is self._adopting or current in self._adopted):
                 return
             self._adopted.add(thread)
+            self._started[thread] = len(self._started)
         run = thread.run
 
         def run_then_tell_settle() -> None:
@@ -353,7 +401,7 @@ def _wait(self: threading.Condition, timeout: float | None = None) -> bool:
 def _notify(self: threading.Condition, n: int = 1) -> None:
     bridge = _active
     if bridge is not None and self is not getattr(bridge, "_state", None):
-        bridge.notified(self, n)
+        n = bridge.notified(self, n)
     _original_notify(self, n)
 
 

@@ -6,14 +6,16 @@ translations came back in every worked example and in every adapter users wrote:
 - time: a library stamps with the wall clock (`wall_now`, virtual under `WallClock`), keeps
   naive or epoch-second times (`utc`), counts seconds where the spec counts milliseconds
   (`seconds`), or takes its retry delays as a list (`retry_intervals_ms`, for a backend
-  declaring the partial claim `retry-intervals`);
+  declaring the partial claim `retry-intervals`) or grows them without a cap
+  (`multiplied_delay_ms`);
 - status: the library's own names for states (`canonical_status`);
 - exceptions: the error text the spec records (`error_text`), exception classes for the
   failure names the harness raises (`error_types`), a reported outcome as the exception
   a library learns it from (`outcome_error`), and a library's wrapper around one call
   entered and ended where the protocol splits the call (`entered`, `exit_with`);
 - the job table and the gate: `records_on_wall`, `cancel_in` and `shut_down_in` for a
-  runtime whose records are the kit's `JobRecords`, released at the `DispatchGate`;
+  runtime whose records are the kit's `JobRecords`, released at the `DispatchGate`, and
+  `dispatch_point` for a runtime whose own threads poll and move due work;
 - the wait for the harness's decision: `may_run` in a worker thread, `Decisions` on an
   event loop.
 """
@@ -29,6 +31,7 @@ from datetime import UTC, datetime
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.records import JobRecords
+from jobconform.bridges.threads import ThreadWaits
 from jobconform.reference.backoff import RetryPolicy, delay_ms
 
 ACTIVE = ("queued", "running")
@@ -66,6 +69,16 @@ def retry_intervals_ms(policy: RetryPolicy) -> list[float]:
 # -- status ----------------------------------------------------------------------------------
 
 _SEPARATORS = re.compile(r"[\s-]+")
+
+
+def multiplied_delay_ms(policy: RetryPolicy, attempt: int) -> float:
+    """The delay before retry `attempt` (0: the first) of a library that keeps a task's
+    delay and multiplies it by the backoff at each retry, in that order: no cap, no
+    jitter (huey's retry_backoff)."""
+    delay = policy.retry_delay_ms
+    for _ in range(attempt):
+        delay *= policy.backoff_multiplier
+    return delay
 
 
 def canonical_status(name: str, vocabulary: Mapping[str, str] | None = None) -> str:
@@ -172,6 +185,17 @@ def cancellation_wins(gate: DispatchGate, job_id: str, script: TaskScript) -> bo
     """Whether a requested cancellation ends the body instead of its outcome (LC-014):
     the job was released, and its script is decided or honours cancellation."""
     return gate.released(job_id) and (script.decided() or script.honours_cancellation)
+
+
+def dispatch_point(waits: ThreadWaits, gate: DispatchGate, hops: int = 2) -> None:
+    """A commanded dispatch for a runtime whose own threads poll: `hops` rounds of waking
+    its sleeping threads and settling (each round moves work one stage on: a scheduler
+    queues a due retry, then a worker fetches it), then the gate lets the bodies in."""
+    for _ in range(hops):
+        waits.wake_sleepers()
+        waits.settle()
+    gate.open()
+    waits.settle()
 
 
 def may_run(gate: DispatchGate, job_id: str, script: TaskScript) -> bool:

@@ -18,6 +18,12 @@ of intervals made from each job's policy (`retry_intervals_ms`), as a library co
 with a user's list does; it has no formula, no jitter and no server retry-after, and its
 delay function answers only the n-th interval of that list. RT-002, RT-009 and RT-010
 must show "not claimed" and the rest of the retry area pass.
+
+`self_running_without_watches` claims self-running with lifecycle and retry but neither
+`stuck` nor `redelivery`, as a job library whose consumer polls and brings retries back
+but has no job timeout or lease does: the threaded worker opened self-running with no stuck
+pass and no lease of its own. SR-002 and SR-003 must show "not claimed", SR-001 and SR-004
+pass, and no suite may send it a heartbeat or leave a job silent for a timeout.
 """
 
 from __future__ import annotations
@@ -36,6 +42,9 @@ from jobconform.backends.protocol import (
     Clock,
     RuntimeSettings,
 )
+from jobconform.backends.self_running import SELF_RUNNING, Clockwork
+from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime
+from jobconform.backends.threaded.backend import self_running_config, waitable
 from jobconform.bridges.translate import retry_intervals_ms
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.breaker.oracle import BreakerSettings
@@ -125,3 +134,33 @@ class RetryIntervalsBackend(MemoryBackend):
 
 retry_intervals = RetryIntervalsBackend
 RETRY_INTERVALS_BACKEND = f"{__name__}:retry_intervals"
+
+
+# Beyond any check's clock: the worker's stuck and lease passes never find a job.
+NEVER_SECONDS = 10.0**9
+
+
+class WithoutWatchesWorker(ThreadedRuntime):
+    """The threaded worker as a runtime with no stuck pass and no lease: nothing of it
+    reads a heartbeat, so a check that sends one has drawn what the claim leaves out."""
+
+    def heartbeat(self, job_id: str) -> None:
+        raise AssertionError("heartbeat sent to a runtime that claims neither stuck nor"
+                             " redelivery")
+
+
+class SelfRunningWithoutWatchesBackend(ThreadedBackend):
+    name = "self-running-without-watches"
+    capabilities = frozenset({LIFECYCLE, RETRY, SELF_RUNNING})
+
+    def open_self_running(self, settings: RuntimeSettings, clock: Clock,
+                          clockwork: Clockwork) -> ThreadedRuntime:
+        never = Clockwork(clockwork.poll_interval_seconds, NEVER_SECONDS, NEVER_SECONDS)
+        return WithoutWatchesWorker(self.new_store(), waitable(clock),
+                                    self_running_config(settings, never),
+                                    max_tasks=settings.max_tasks,
+                                    max_redelivery=settings.max_redelivery)
+
+
+self_running_without_watches = SelfRunningWithoutWatchesBackend
+SELF_RUNNING_WITHOUT_WATCHES_BACKEND = f"{__name__}:self_running_without_watches"

@@ -4,7 +4,8 @@ Feature: A self-running runtime's own clockwork
   steps only submit, end bodies, send heartbeats and let time pass; on the way the harness
   reads at the last instant each action is still forbidden, inside its window and at the
   window's close, so an early action fails as surely as a late or missing one. Scenarios
-  here are skipped on a backend that does not claim self-running.
+  here are skipped on a backend that does not claim self-running, and those of SR-002,
+  SR-003 and SR-004 on one that does not also claim stuck, redelivery or retry.
 
   # -- SR-001: queued work starts without a dispatch ----------------------------------------
 

@@ -6,7 +6,9 @@ Documentation       Conformance checks for a self-running runtime (spec/self-run
 ...                 dispatches, detects stuck jobs or expires leases. Keywords only submit,
 ...                 end bodies, send heartbeats and let time pass; the harness reads at the
 ...                 last instant each action is still forbidden, inside its window and at its
-...                 close. Tests are skipped on a backend that does not claim self-running.
+...                 close. Tests are skipped on a backend that does not claim self-running,
+...                 and those of SR-002, SR-003 and SR-004 on one that does not also claim
+...                 stuck, redelivery or retry.
 Resource            lifecycle.resource
 Library             jobconform.conformance.self_running.keywords.SelfRunningLibrary
 Test Tags           self-running

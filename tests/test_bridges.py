@@ -328,6 +328,72 @@ def test_the_gate_lets_bodies_in_only_at_a_dispatch_point() -> None:
             thread.join(5)
 
 
+def test_a_self_running_gate_lets_bodies_in_as_they_arrive_within_its_slots() -> None:
+    clock = VirtualClock(EPOCH)
+    gate = DispatchGate(slots=1, now=clock.now, on_arrival=True)
+    began: list[str] = []
+
+    def worker(job_id: str) -> None:
+        if gate.wait(job_id, ord(job_id)):
+            began.append(job_id)
+
+    with ThreadWaits(clock, settle_limit_seconds=5) as waits:
+        with waits.adopting():
+            first = threading.Thread(target=worker, args=("a",))
+            first.start()
+        waits.settle()
+        assert began == ["a"] and gate.started("a")  # no open(): its arrival let it in
+        with waits.adopting():
+            second = threading.Thread(target=worker, args=("b",))
+            second.start()
+        waits.settle()
+        assert began == ["a"] and gate.waiting() == ["b"]  # the only slot is held
+        clock.advance(2)
+        gate.finished("a")
+        waits.settle()
+        assert began == ["a", "b"]
+        assert gate.as_dispatched(JobRecord("b", "running", EPOCH)).started_at == (
+            EPOCH + timedelta(seconds=2))
+        for thread in (first, second):
+            thread.join(5)
+
+
+def _hand_off_in_turn() -> list[str]:
+    """A scheduler that queues work and a worker that polls for it, both due at 1 s."""
+    clock = VirtualClock(EPOCH)
+    stop, queued, seen = threading.Event(), list[str](), list[str]()
+
+    def scheduler() -> None:
+        while not stop.wait(1.0):
+            queued.append("retry")
+
+    def worker() -> None:
+        while not stop.wait(1.0):
+            seen.append(queued.pop() if queued else "empty")
+
+    with ThreadWaits(clock, settle_limit_seconds=5, in_turn=True) as waits:
+        with waits.adopting():
+            threads = [threading.Thread(target=body) for body in (scheduler, worker)]
+            for thread in threads:
+                thread.start()
+        waits.settle()
+        clock.advance(1)
+        waits.settle()
+        stop.set()
+        for thread in threads:
+            thread.join(5)
+            assert not thread.is_alive()
+    return seen
+
+
+def test_in_turn_the_waits_a_jump_ends_run_one_at_a_time_in_a_fixed_order() -> None:
+    """In turn, of two threads due at the same instant the one started first runs first,
+    every time (at once, the worker might poll before the scheduler queued), and a notify
+    (the stop flag) still ends every wait."""
+    for _ in range(20):
+        assert _hand_off_in_turn() == ["retry"]
+
+
 def test_the_gate_on_the_asyncio_bridge() -> None:
     bridge = VirtualLoop(VirtualClock(EPOCH))
     gate = DispatchGate()

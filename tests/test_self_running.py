@@ -1,21 +1,32 @@
 """The self-running area (SR-001..SR-004): the window oracle, the harness that only lets
-time pass, the threaded worker's own clockwork, the reference child's over the pipe."""
+time pass, the threaded worker's own clockwork, the reference child's over the pipe, and a
+claim without stuck or redelivery checked in part."""
 
 from __future__ import annotations
 
+import json
 import sys
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ProcessBackend
 from jobconform.backends.self_running import SELF_RUNNING, Clockwork, WithOwnClockwork
+from jobconform.conformance.applicability import skip_reason, unclaimed
+from jobconform.conformance.cli import main
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import Divergence
+from jobconform.conformance.harness import AdapterError, Divergence
+from jobconform.conformance.partial_claims import (
+    SELF_RUNNING_WITHOUT_WATCHES_BACKEND,
+    SelfRunningWithoutWatchesBackend,
+)
 from jobconform.conformance.self_running.gallery import GALLERY
 from jobconform.conformance.self_running.harness import SelfRunningHarness
+from jobconform.conformance.self_running.machine import run_self_running_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference import self_running as oracle
 from jobconform.reference.backoff import RetryPolicy
@@ -132,3 +143,70 @@ def test_each_broken_clockwork_is_caught_at_its_requirement(entry: object,
         _scenarios(lambda timeout, lease: SelfRunningHarness(
             backend, profile, registry, job_timeout_seconds=timeout, lease_seconds=lease))
     assert caught.value.primary == entry.catches  # type: ignore[attr-defined]
+
+
+# -- applicability by claim: SR-002 with stuck, SR-003 with redelivery, SR-004 with retry --
+
+def test_each_pass_of_the_area_needs_the_claim_of_the_area_it_times(registry: Registry) -> None:
+    needs = {r.id: set(r.needs) for r in registry.requirements if r.area == SELF_RUNNING}
+    assert needs == {"SR-001": set(), "SR-002": {"stuck"}, "SR-003": {"redelivery"},
+                     "SR-004": {"retry"}}
+    backend = SelfRunningWithoutWatchesBackend()
+    assert unclaimed(registry.requirement("SR-002"), backend.capabilities) == (
+        "does not claim stuck")
+    assert skip_reason(registry, backend, registry.profile("canonical"), ["SR-003"]) == (
+        "backend self-running-without-watches does not claim redelivery (SR-003)")
+    for rid in ("SR-001", "SR-004"):
+        assert unclaimed(registry.requirement(rid), backend.capabilities) is None
+
+
+def test_without_stuck_or_redelivery_a_silent_job_stays_running(registry: Registry) -> None:
+    """The harness watches no silence the backend does not claim a pass for: a job left
+    silent for far longer than the job timeout it was given is running, and that passes."""
+    harness = SelfRunningHarness(SelfRunningWithoutWatchesBackend(),
+                                 registry.profile("canonical"), registry,
+                                 job_timeout_seconds=5.0, lease_seconds=5.0)
+    try:
+        harness.submit("a")
+        harness.pass_time(60)
+        assert harness.view_of("a").status == "running"
+        with pytest.raises(AdapterError, match="heartbeat"):
+            harness.heartbeat("a")  # the worker refuses one: no check may send it
+    finally:
+        harness.close()
+
+
+def test_the_same_worker_claiming_stuck_is_caught_at_sr_002(registry: Registry) -> None:
+    class ClaimingStuck(SelfRunningWithoutWatchesBackend):
+        capabilities = SelfRunningWithoutWatchesBackend.capabilities | {"stuck"}
+
+    harness = SelfRunningHarness(ClaimingStuck(), registry.profile("canonical"), registry,
+                                 job_timeout_seconds=5.0)
+    try:
+        harness.submit("a")
+        with pytest.raises(Divergence) as caught:
+            harness.pass_time(10)
+        assert caught.value.primary == "SR-002"
+    finally:
+        harness.close()
+
+
+def test_the_machine_draws_only_what_the_backend_claims(registry: Registry) -> None:
+    # Its worker raises on a heartbeat, and a silent job would be checked running: 30
+    # examples without a divergence means no heartbeat and no watched silence was drawn.
+    run = run_self_running_machine(SelfRunningWithoutWatchesBackend(),
+                                   registry.profile("canonical"), registry, examples=30)
+    assert run.divergence is None
+    assert run.exercised == {"SR-001", "SR-004"}
+
+
+def test_a_partial_self_running_claim_is_checked_in_part_in_every_suite(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["run", "--backend", SELF_RUNNING_WITHOUT_WATCHES_BACKEND,
+                                       "--area", SELF_RUNNING, "--examples", "20",
+                                       "--report-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "report.json").read_text())
+    verdicts = {rid: set(body["suites"].values())
+                for rid, body in report["requirements"].items() if rid.startswith("SR-")}
+    assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
+                        "SR-003": {"not claimed"}, "SR-004": {"pass"}}

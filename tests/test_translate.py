@@ -22,12 +22,14 @@ from jobconform.bridges.translate import (
     error_types,
     exit_with,
     may_run,
+    multiplied_delay_ms,
     outcome_error,
     records_on_wall,
     seconds,
     shut_down_in,
     utc,
 )
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
 
 EPOCH = datetime(2030, 1, 1, tzinfo=UTC)
@@ -179,3 +181,10 @@ def test_bodies_on_an_event_loop_wait_for_the_decision(with_gate: bool) -> None:
             wait.cancel()
 
     asyncio.run(main())
+
+
+def test_a_multiplied_delay_grows_by_the_backoff_at_each_retry_without_a_cap() -> None:
+    policy = RetryPolicy(max_retries=5, retry_delay_ms=1000.0, backoff_multiplier=3.0,
+                         max_retry_delay_ms=5000.0)
+    assert [multiplied_delay_ms(policy, n) for n in range(4)] == [1000.0, 3000.0, 9000.0,
+                                                                   27_000.0]

@@ -16,7 +16,10 @@ checks that let jobs fail into retries or lose their leases give every job a slo
 
 Each job is followed through a small model: queued with the window its start falls in
 (none while it waits for a slot), running since an instant with a last heartbeat, or
-ended. Windows are computed from the instants the runtime itself recorded once they have
+ended. A running job is watched only for the silences the backend claims a pass for: a
+job timeout if it claims `stuck` (SR-002), a lease if it claims `redelivery` (SR-003); a
+runtime that claims neither leaves a silent job running, and that is right for it. Windows
+are computed from the instants the runtime itself recorded once they have
 passed their own check, so one late start does not shift every later verdict. The first
 difference raises `Divergence` naming the requirement of the window it broke.
 """
@@ -30,6 +33,8 @@ from typing import Any, TypeVar
 
 from jobconform.backends.protocol import (
     REDELIVERY,
+    RETRY,
+    STUCK,
     Backend,
     JobView,
     Runtime,
@@ -126,6 +131,11 @@ class SelfRunningHarness:
 
     def __post_init__(self) -> None:
         self.poll_interval = poll_interval_of(self.profile)
+        # SR-002, SR-003 and SR-004 apply only with the backend's claim of the pass they
+        # time (spec/self-running.yaml `needs`): unclaimed, the harness never expects it.
+        claims = frozenset(self.backend.capabilities)
+        self.watches_stuck, self.watches_leases = STUCK in claims, REDELIVERY in claims
+        self.retries = RETRY in claims
         self.clockwork = Clockwork(self.poll_interval, self.job_timeout_seconds,
                                    self.lease_seconds)
         max_redelivery = (int(self.profile.parameter(REDELIVERY, "max_redelivery"))  # type: ignore[arg-type]
@@ -150,6 +160,9 @@ class SelfRunningHarness:
         """Submit a job whose body waits for the harness; it must start by itself."""
         if alias in self.jobs:
             raise ValueError(f"job {alias!r} is submitted already; use a new alias")
+        if retry is not None and not self.retries:
+            raise ValueError(f"backend {self.backend.name!r} does not claim {RETRY}:"
+                             " submit without a retry policy")
         self.commands.append(cmd.Submit(alias, retry=retry))
         script = TaskScript()
         runtime = self.runtime
@@ -274,20 +287,32 @@ class SelfRunningHarness:
         job.last_heartbeat = getattr(view, "last_heartbeat", None) or started
 
     def _running_windows(self, job: JobModel) -> list[Window]:
+        """The windows of the passes the backend claims, the first due first: none for a
+        runtime with neither a stuck pass nor leases."""
         assert job.last_heartbeat is not None
-        stuck = oracle.stuck_window(job.last_heartbeat, self.job_timeout_seconds,
-                                    self.poll_interval)
-        lease = oracle.lease_window(job.last_heartbeat, self.lease_seconds, self.poll_interval)
-        return sorted((stuck, lease), key=lambda window: window.opens)
+        windows = []
+        if self.watches_stuck:
+            windows.append(oracle.stuck_window(job.last_heartbeat, self.job_timeout_seconds,
+                                               self.poll_interval))
+        if self.watches_leases:
+            windows.append(oracle.lease_window(job.last_heartbeat, self.lease_seconds,
+                                               self.poll_interval))
+        return sorted(windows, key=lambda window: window.opens)
 
     def _check_running(self, job: JobModel, view: JobView, now: datetime) -> None:
-        first = self._running_windows(job)[0]
+        windows = self._running_windows(job)
         redelivered = getattr(view, "redelivery_count", 0) or 0
         if (view.status == RUNNING and redelivered == job.redeliveries
                 and view.started_at == job.started_at):
-            if first.requires(now):
-                raise self._late(job, first, now, view)
+            if windows and windows[0].requires(now):
+                raise self._late(job, windows[0], now, view)
             return
+        if not windows:
+            # Only its body ends a job when no pass of the runtime's own is claimed.
+            raise self._fail(OUTCOME_REQUIREMENTS, f"job {job.alias!r} at {now.isoformat()}"
+                             " (no stuck pass or lease claimed)", "running until its body"
+                             " ends", _shown(view))
+        first = windows[0]
         if view.status == FAILED and view.error == STUCK_ERROR:
             if first.action != oracle.FAIL_STUCK or first.forbids(now):
                 raise self._early_or_outside(job, first, view.finished_at, view)
@@ -347,7 +372,7 @@ class SelfRunningHarness:
             if job.status == QUEUED and job.window is not None:
                 windows.append(job.window)
             elif job.status == RUNNING:
-                windows.append(self._running_windows(job)[0])
+                windows.extend(self._running_windows(job)[:1])
         return windows
 
     # -- verdicts ------------------------------------------------------------------------

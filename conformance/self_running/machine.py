@@ -11,6 +11,11 @@ together would leave the order of the two passes to the runtime. Every `pass_tim
 at the read points of every open window (`SelfRunningHarness`), so the drawn stretches
 only decide where time lands between them. Retry delays are whole seconds of at least two
 poll intervals, so a retry's early read comes after its failure.
+
+It draws only what the backend claims (spec/self-running.yaml `needs`): the job timeout
+with `stuck`, the lease with `redelivery`, retry policies with `retry`. A backend claiming
+neither silence gets no silence and no heartbeats (nothing would read them); one claiming
+no retry gets jobs without a policy.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import REDELIVERY, RETRY, STUCK, Backend
 from jobconform.backends.self_running import SELF_RUNNING
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -38,6 +43,14 @@ STEPS_PER_EXAMPLE = 12
 def make_self_running_machine(backend: Backend, profile: Profile, registry: Registry | None,
                               run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one backend and profile."""
+    claims = frozenset(backend.capabilities)
+    # Which silence an example watches: True the job timeout, False the lease, None neither.
+    watched: st.SearchStrategy[bool | None] = (
+        st.booleans() if {STUCK, REDELIVERY} <= claims else st.just(STUCK in claims)
+        if claims & {STUCK, REDELIVERY} else st.none())
+    delays: st.SearchStrategy[float | None] = (
+        st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)) if RETRY in claims
+        else st.none())
 
     class SelfRunningMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -45,17 +58,17 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
             self.harness: SelfRunningHarness | None = None
             self.silence = 0.0
 
-        @initialize(watches_stuck=st.booleans(), silence=st.sampled_from(SILENCES),
-                    delay_ms=st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)))
-        def open_runtime(self, watches_stuck: bool, silence: float,
+        @initialize(watches_stuck=watched, silence=st.sampled_from(SILENCES),
+                    delay_ms=delays)
+        def open_runtime(self, watches_stuck: bool | None, silence: float,
                          delay_ms: float | None) -> None:
             """Open the runtime and submit the first job: every example has one."""
             run.setup = {"watches_stuck": watches_stuck, "silence": silence}
-            self.silence = silence
+            self.silence = 0.0 if watches_stuck is None else silence
             self.harness = SelfRunningHarness(
                 backend, profile, registry, max_concurrent=len(ALIASES),
                 job_timeout_seconds=silence if watches_stuck else FAR,
-                lease_seconds=FAR if watches_stuck else silence)
+                lease_seconds=silence if watches_stuck is False else FAR)
             self._submit(delay_ms)
 
         @property
@@ -85,10 +98,11 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
 
         @precondition(lambda self: self.harness is not None
                       and len(self.harness.jobs) < len(ALIASES))
-        @rule(delay_ms=st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)))
+        @rule(delay_ms=delays)
         def submit(self, delay_ms: float | None) -> None:
             self._submit(delay_ms)
 
+        @precondition(lambda self: self.silence > 0)
         @rule()
         def silence_passes(self) -> None:
             """Long enough for a job silent from now on to be failed or re-delivered."""
@@ -109,7 +123,8 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
             outcome: cmd.Outcome = cmd.Raise("IOError", "boom") if fails else cmd.Succeed(1)
             self._do("finish", alias, outcome)
 
-        @precondition(lambda self: self.harness is not None and bool(self._running()))
+        @precondition(lambda self: self.harness is not None and self.silence > 0
+                      and bool(self._running()))
         @rule(data=st.data())
         def heartbeat(self, data: st.DataObject) -> None:
             self._do("heartbeat", data.draw(st.sampled_from(self._running())))

@@ -1,12 +1,10 @@
-"""huey itself (MemoryHuey, its consumer's worker and scheduler threads): lifecycle, retry.
-
-Its threads poll, sleep and stamp on the wall clock, made virtual by `ThreadWaits` and
-`WallClock`. Its task is the job's body: at the `DispatchGate`, then the harness's decision;
-the body and huey's SIGNAL_ERROR fill the kit's `JobRecords`. Cancel: `revoke_by_id`.
-Retries are huey's, per call (`retries`, `retry_delay`, `retry_backoff`); no jitter, hence
-`retry-without-jitter`. Not claimed: `expires` (the admission area's stale backlog, whose
-owners and caps huey lacks), periodic tasks (declared at import in UTC or local time; the
-scheduling area makes, edits and deletes schedules at run time, in IANA zones)."""
+"""huey itself (MemoryHuey, its consumer's worker and scheduler threads): lifecycle, retry,
+self-running, on `ThreadWaits` and `WallClock`. Its task is the job's body: at the
+`DispatchGate` (let in on arrival when self-running, where a worker's idle poll, one a poll
+interval, is the dispatch), then the harness's decision; the body and SIGNAL_ERROR fill the
+kit's `JobRecords`. Retries: huey's, no jitter. Not claimed: stuck, redelivery (thread
+workers have no job timeout or lease), `expires` (the admission area's backlog has owners,
+caps), periodic tasks (fixed at import; the scheduling area edits schedules at run time)."""
 
 import logging
 import uuid
@@ -16,26 +14,31 @@ from huey.exceptions import CancelExecution
 from huey.signals import SIGNAL_ERROR
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
+from jobconform.backends.self_running import Clockwork
 from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, ThreadWaits, WallClock, translate
 from jobconform.bridges.signals import keeping_signal_handlers
 from jobconform.reference.backoff import RetryPolicy
 
 
 class HueyRuntime:
-    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
-        self._wall, self._waits = WallClock(clock).start(), ThreadWaits(clock).start()
+    def __init__(self, settings: RuntimeSettings, clock: Clock,
+                 clockwork: Clockwork | None = None) -> None:  # None: commanded
+        self._wall = WallClock(clock).start()
+        self._waits = ThreadWaits(clock, in_turn=clockwork is not None).start()  # no wake races
         self._jobs = jobs = translate.records_on_wall(settings)
-        self._gate, self._scripts = DispatchGate(), dict[str, tuple[int, TaskScript, RetryPolicy]]()
+        self._gate = DispatchGate(on_arrival=clockwork is not None)
+        self._scripts = dict[str, tuple[int, TaskScript, RetryPolicy]]()
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health, self.settle = jobs.cleanup, jobs.health, self._waits.settle
         logging.getLogger("huey").setLevel(logging.CRITICAL)  # a traceback per failed body
-        # utc=False: huey's etas read datetime.now(), which WallClock makes virtual (its
-        # utcnow, below Python 3.12, is datetime.utcnow bound at import: out of reach).
+        # utc=False: etas read datetime.now(), virtual; utcnow is bound at import below 3.12
         self._huey = MemoryHuey(f"jobconform-{uuid.uuid4().hex}", utc=False)
         self._run = self._huey.task()(self._body)
         self._huey.signal(SIGNAL_ERROR)(self._failed)
+        every = clockwork and clockwork.poll_interval_seconds  # an idle poll, no back-off
+        idle = {"initial_delay": every, "backoff": 1, "max_delay": every} if every else {}
         self._consumer = self._huey.create_consumer(
-            workers=settings.max_concurrent, worker_type="thread", periodic=False)
+            workers=settings.max_concurrent, worker_type="thread", periodic=False, **idle)
         with self._waits.adopting(), keeping_signal_handlers():
             self._consumer.start()  # its threads, and the signal handlers of a consumer process
         self._waits.settle()
@@ -78,20 +81,12 @@ class HueyRuntime:
         return job_id
 
     def compute_delay_ms(self, policy: RetryPolicy, attempt: int, *unused: object) -> float:
-        # huey's Huey._requeue_task: the first retry waits retry_delay, and every retry
-        # multiplies the task's retry_delay by retry_backoff: no cap (it grows to inf), no
-        # jitter, no retry-after (the harness's jitter, draw, previous and retry-after).
-        delay = policy.retry_delay_ms
-        for _ in range(attempt):
-            delay *= policy.backoff_multiplier
-        return delay
+        # huey's Huey._requeue_task: the first retry waits retry_delay, every retry multiplies
+        # it by retry_backoff: no cap (it grows to inf), no jitter, no retry-after.
+        return translate.multiplied_delay_ms(policy, attempt)
 
-    def dispatch(self) -> None:
-        for _ in range(2):  # a dispatch point: huey's scheduler queues a due retry, then
-            self._waits.wake_sleepers()  # its workers poll and fetch
-            self._waits.settle()
-        self._gate.open()
-        self._waits.settle()
+    def dispatch(self) -> None:  # huey's scheduler queues a due retry, its workers fetch
+        translate.dispatch_point(self._waits, self._gate)
 
     def cancel(self, job_id: str) -> bool:
         if (was := translate.cancel_in(self._jobs, self._gate, job_id)) == "queued":
@@ -113,8 +108,12 @@ class HueyRuntime:
 
 class HueyBackend:  # jobconform run --backend huey_jobs:HueyBackend
     name, profile = "huey", "canonical"
-    capabilities = frozenset({"lifecycle", "retry", "retry-without-jitter"})
+    capabilities = frozenset({"lifecycle", "retry", "retry-without-jitter", "self-running"})
     report_notes = (DERIVED_HEALTH_NOTE,)
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> HueyRuntime:
         return HueyRuntime(settings, clock)
+
+    def open_self_running(self, settings: RuntimeSettings, clock: Clock,
+                          clockwork: Clockwork) -> HueyRuntime:
+        return HueyRuntime(settings, clock, clockwork)

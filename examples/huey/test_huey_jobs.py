@@ -36,7 +36,8 @@ def test_the_robot_suite_passes_but_for_the_listed_retry_deviations(tmp_path: Pa
         str(tmp_path), "--expected-failures", str(HERE / "expected-failures.yaml")])
     report = json.loads((tmp_path / "report.json").read_text())
     assert result.exit_code == 0, report["expectation_problems"]
-    assert report["counts"]["pass"] == 32  # every lifecycle requirement, LC-031 among them
+    assert report["counts"]["pass"] == 34  # every lifecycle requirement, LC-031 among them,
+    # and SR-001, SR-004 of self-running (SR-002, SR-003 need stuck and redelivery)
     assert sorted(report["expected_failures"]) == ["RT-002", "RT-003", "RT-010"]
     assert "health counters derived" in report["notes"][0]
 
@@ -118,3 +119,17 @@ def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() ->
         assert (fatal.invocations, backoff.invocations) == (1, 1)
     finally:
         runtime.close()
+
+
+def test_huey_runs_its_own_clockwork_its_idle_poll_the_profiles_interval(tmp_path: Path) -> None:
+    """Self-running: no dispatch; its workers poll once a second and its scheduler brings
+    a due retry back, SR-001 and SR-004 in every suite; no job timeout or lease to claim."""
+    result = CliRunner().invoke(main, [
+        "run", "--backend", "huey_jobs:HueyBackend", "--area", "self-running", "--examples",
+        "50", "--report-dir", str(tmp_path)])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert result.exit_code == 0, result.output
+    verdicts = {rid: set(body["suites"].values())
+                for rid, body in report["requirements"].items() if rid.startswith("SR-")}
+    assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
+                        "SR-003": {"not claimed"}, "SR-004": {"pass"}}
