@@ -59,7 +59,7 @@ from jobconform.backends.protocol import (
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
 from jobconform.backends.reminders.sql import SqlReminderStore
-from jobconform.backends.restart import RESTART
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
 from jobconform.backends.scheduling.protocol import (
     SCHEDULING,
     SchedulingConfig,
@@ -180,7 +180,7 @@ class SqlBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
                               COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                              LOOP_EVENTS, BREAKER_SEAMS, RESTART,
+                              LOOP_EVENTS, BREAKER_SEAMS, RESTART, STOP_SIGNAL,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
@@ -197,6 +197,14 @@ class SqlBackend:
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> SqlRuntime:
         return SqlRuntime(settings, clock, self.empty_store())
+
+    def stop_by_signal(self, runtime: SqlRuntime, settings: RuntimeSettings, clock: Clock,
+                       bodies: Mapping[str, TaskScript], grace_seconds: float) -> SignalStop:
+        """SIGTERM to the runtime's process (RS-004): its handler is the runtime's
+        shutdown, which in cancel mode ends every active job at once, so the process
+        exits; a runtime still holding active work is killed, as a restart stops it."""
+        return stop_in_process(runtime.shutdown, runtime,
+                               lambda: self.restart(runtime, settings, clock, bodies))
 
     def restart(self, runtime: SqlRuntime, settings: RuntimeSettings, clock: Clock,
                 bodies: Mapping[str, TaskScript]) -> SqlRuntime:
