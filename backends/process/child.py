@@ -67,6 +67,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
+from jobconform.backends.restart import RESTART, STOP_SIGNAL
 from jobconform.backends.self_running import WithOwnClockwork
 from jobconform.reference.commands import Outcome
 
@@ -388,9 +389,15 @@ class Child:
         return request, None
 
     def claims(self, version: int) -> frozenset[str]:
+        """What the child claims: the backend's capabilities the version carries, without
+        restart and stop-signal unless its store outlives this process (a database file
+        or a server, not memory that ends with the process)."""
         from jobconform.backends.process.backend import carried_capabilities
 
-        return frozenset(self.backend.capabilities) & carried_capabilities(version)
+        claims = frozenset(self.backend.capabilities) & carried_capabilities(version)
+        if not getattr(self.backend, "store_outlives_process", False):
+            claims -= {RESTART, STOP_SIGNAL}
+        return claims
 
     def hello(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """The answer to hello, and the version agreed (0: none)."""

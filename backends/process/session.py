@@ -441,6 +441,19 @@ class ChildSession:
                     process.stdin.close()
         return SignalStopReport(requests, escalated, code)
 
+    def kill(self) -> None:
+        """SIGKILL, between two requests: the child ends at once and writes nothing more
+        (a restart without a shutdown, RS-001..RS-003)."""
+        with self._lock:
+            if self._broken is None:
+                self._broken = "it was killed"
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+            self._process.wait()
+            if self._process.stdin is not None and not self._process.stdin.closed:
+                with contextlib.suppress(OSError):
+                    self._process.stdin.close()
+
     def stop(self, grace_seconds: float = EXIT_GRACE_SECONDS) -> None:
         """Close the child's stdin, give it `grace_seconds` to exit, then kill it."""
         if self._broken is None:
@@ -472,6 +485,20 @@ def shared_session(command: Sequence[str], timeout_seconds: float,
             session = ChildSession(command, timeout_seconds, validate)
             _SESSIONS[key] = session
         return session
+
+
+def replace_shared_session(command: Sequence[str], timeout_seconds: float,
+                           validate: bool = False) -> ChildSession:
+    """A new session for this command, started now (with its handshake), in place of the
+    one stopped for a restart; the old one is closed."""
+    key = tuple(command)
+    session = ChildSession(command, timeout_seconds, validate)
+    with _SESSIONS_LOCK:
+        old = _SESSIONS.get(key)
+        _SESSIONS[key] = session
+    if old is not None and old is not session:
+        old.stop(grace_seconds=0)
+    return session
 
 
 @atexit.register

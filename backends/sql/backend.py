@@ -206,6 +206,23 @@ class SqlBackend:
         return stop_in_process(runtime.shutdown, runtime,
                                lambda: self.restart(runtime, settings, clock, bodies))
 
+    @property
+    def store_outlives_process(self) -> bool:
+        """Whether a new process given the same URL finds the jobs: a database file or a
+        server does; an in-memory database ends with its process, so a reference child
+        serving this backend claims restart only when this is true."""
+        return not self._in_memory
+
+    def open_restarted(self, settings: RuntimeSettings, clock: Clock,
+                       bodies: Mapping[str, TaskScript]) -> SqlRuntime:
+        """A runtime in a new process over the database an earlier one left (the process
+        protocol's restart, RS-001..RS-004): its tables as they are, not emptied."""
+        if self._in_memory:
+            raise ValueError("an in-memory database ends with its process: nothing is left"
+                             " to open after a restart; give a database file or a server")
+        store = self.store_type(_migrated_engine(self.url), migrate_schema=False)
+        return SqlRuntime(settings, clock, store, bodies=bodies)
+
     def restart(self, runtime: SqlRuntime, settings: RuntimeSettings, clock: Clock,
                 bodies: Mapping[str, TaskScript]) -> SqlRuntime:
         """A new process over the same database (RS-001..RS-003): a new store object on

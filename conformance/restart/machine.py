@@ -10,9 +10,9 @@ each example draws either one slot, and restarts only while nothing runs (the or
 which queued work comes back shows, RS-002), or a slot for every job, and restarts at
 any time (running work is left to the lease pass, RS-003). Nothing decides, beats for or
 cancels a job running at a restart until a lease pass re-queues it (the harness refuses
-it). Where the backend claims stop-signal, a stop by SIGTERM (RS-004) is one more rule,
-drawn at most once an example, once two jobs are submitted, while no job waits for a
-lease pass (its shutdown would act on work no process runs).
+it). Where the backend claims stop-signal, an aimed rule stops the runtime by SIGTERM (RS-004)
+at most once an example, with work running, while no job waits for a lease pass (its
+shutdown would act on work no process runs).
 """
 
 from __future__ import annotations
@@ -128,12 +128,17 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
 
         @precondition(lambda self: self.opened is not None
                       and self.harness.claims_stop_signal and not self.harness.model.orphans
-                      and len(self.harness.ids) >= 2 and not self.signalled)
+                      and len(self.harness.ids) <= len(ALIASES) - 2 and not self.signalled)
         @rule()
-        def stop_by_signal(self) -> None:
-            """Once an example, not before two jobs: its shutdown cancels what is
-            active, which would leave the restarts little to carry over if drawn often."""
+        def stop_by_signal_with_work(self) -> None:
+            """Aimed at RS-004, once an example: two jobs more, a dispatch, and SIGTERM
+            while one runs (or both), so the shutdown has work to end and a runtime that
+            ignores the signal shows it. Drawn freely and often it would cancel what the
+            restarts should carry over."""
             self.signalled = True
+            for _ in range(2):
+                self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
+            self._run(cmd.Dispatch())
             self._run(cmd.StopBySignal(GRACE_SECONDS))
 
         def teardown(self) -> None:
