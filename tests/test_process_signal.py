@@ -153,3 +153,19 @@ def test_a_child_over_an_in_memory_database_claims_no_restart(
         session.close()
     assert RESTART not in claims and STOP_SIGNAL not in claims
     assert "lifecycle" in claims
+
+
+def test_a_restart_of_a_session_a_test_gave_leaves_the_shared_sessions_alone(
+        sql_file_child: list[str], registry: Registry) -> None:
+    given = ChildSession(sql_file_child, SAFETY_SECONDS)
+    backend = ProcessBackend(session=given)
+    harness = Harness(backend, registry.profile("canonical"), registry)
+    try:
+        for command in (cmd.Submit("a"), cmd.Restart(), cmd.Dispatch(),
+                        cmd.Finish("a", cmd.Succeed(1))):
+            harness.run(command)
+        assert not given.alive and backend.session is not given and backend.session.alive
+        assert tuple(sql_file_child) not in session_module._SESSIONS
+    finally:
+        harness.close()
+        backend.session.close()

@@ -284,10 +284,10 @@ class ProcessBackend:
 
     def _open_restarted(self, settings: RuntimeSettings, clock: Clock,
                         bodies: Mapping[str, TaskScript]) -> Any:
-        session = self.session
-        started = (self._restart if self._restart is not None
-                   else (session.command, session.timeout_seconds, session.validate))
-        self._attach(replace_shared_session(*started))
+        old = self.session
+        # A session a test gave is replaced by one of its own, never by the shared one.
+        self._attach(replace_shared_session(*self._restart) if self._restart is not None
+                     else ChildSession(old.command, old.timeout_seconds, old.validate))
         assert self._remote is not None, "restart is carried by version 2 only"
         return self._remote.open_restarted(settings, clock, dict(bodies))
 
