@@ -12,7 +12,9 @@ it names.
 
 from __future__ import annotations
 
+import atexit
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -119,6 +121,7 @@ class SigtermIgnoredBackend(ProcessBackend):
 
     def __init__(self) -> None:
         folder = tempfile.mkdtemp(prefix="jobconform-sigterm-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # the kit's exit ends it
         url = f"sqlite:///{Path(folder) / 'jobs.db'}"
         super().__init__(command=[sys.executable, "-m", MODULE, SIGTERM_IGNORED, url],
                          signal_limit_seconds=SIGTERM_IGNORED_LIMIT_SECONDS)
