@@ -23,6 +23,7 @@ from jobconform.backends.protocol import (
     Backend,
     store_faults,
 )
+from jobconform.backends.restart import RESTART, STOP_SIGNAL
 from jobconform.spec.areas import areas
 
 ENTRY_POINT_GROUP = "jobconform.backends"
@@ -34,6 +35,7 @@ QUALIFYING_CAPABILITIES = {
     AUDIT_EVENTS: (IDEMPOTENCY, "whose replays it reports"),
     LOOP_EVENTS: (LOOPS, "whose runs and loops it reports"),
     BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),
+    STOP_SIGNAL: (RESTART, "after whose stop by signal a new runtime opens"),
     # Partial claims: what they leave out is in jobconform.conformance.applicability.
     RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),
     RETRY_INTERVALS: (RETRY, "that it claims as a list of intervals"),

@@ -41,7 +41,7 @@ from jobconform.backends.protocol import (
     TaskScript,
     store_faults,
 )
-from jobconform.backends.restart import RESTART
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
 from jobconform.conformance import blame, job_faults, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
@@ -320,6 +320,9 @@ class Harness:
             ("ST-005",) if self.claims_health_report and self.claims_stuck else ())
         self.worker_id: str | None = None  # as the first snapshot named it
         self.claims_restart = RESTART in self.backend.capabilities
+        # A stop by signal (RS-004) needs a restart too: the new runtime opens after it.
+        self.claims_stop_signal = (self.claims_restart
+                                   and STOP_SIGNAL in self.backend.capabilities)
         self._orphans_before: set[str] = set()  # the oracle's orphans before the command
         # Submissions from several threads at once (LC-030): only where claimed, so an
         # adapter driving one event loop is "not claimed", never called from two threads.
@@ -705,13 +708,20 @@ class Harness:
         if isinstance(command, cmd.Restart) and not self.claims_restart:
             raise ValueError(f"backend {self.backend.name!r} does not claim {RESTART};"
                              f" {describe(command)} cannot be checked on it")
+        if isinstance(command, cmd.StopBySignal):
+            if not self.claims_stop_signal:
+                raise ValueError(f"backend {self.backend.name!r} does not claim {RESTART} and"
+                                 f" {STOP_SIGNAL}; {describe(command)} cannot be checked on it")
+            if not 0 <= command.grace_seconds < float("inf"):
+                raise ValueError("a grace period is a finite number of seconds >= 0, not"
+                                 f" {command.grace_seconds!r}")
         orphans = self.model.orphans
         if isinstance(command, cmd.Finish | cmd.Heartbeat | cmd.Cancel) and (
                 command.job in orphans):
             raise ValueError(f"job {command.job!r} was running at the restart: its body is"
                              f" gone, so {describe(command)} has nothing to act on until a"
                              " lease pass re-queues it")
-        if isinstance(command, cmd.Shutdown) and orphans:
+        if isinstance(command, cmd.Shutdown | cmd.StopBySignal) and orphans:
             raise ValueError(f"jobs {sorted(orphans)} were running at the restart and no"
                              " process runs them: re-queue them (a lease pass) before a"
                              " shutdown")
@@ -868,6 +878,8 @@ class Harness:
                 return job_faults.run_under_fault(self, command)
             case cmd.Restart():
                 self._restart()
+            case cmd.StopBySignal():
+                return self._stop_by_signal(command.grace_seconds)
         return None
 
     def _restart(self) -> None:
@@ -884,6 +896,33 @@ class Harness:
                                                              bodies))
         self.worker_id = None
         self.operator_queue = self._attach_operator_queue()
+
+    def _stop_by_signal(self, grace_seconds: float) -> str:
+        """SIGTERM to the runtime's process, SIGKILL if it has not exited when the grace
+        period ends, and a new runtime over the same store (RS-004). The answer says how
+        it stopped, as the case's message shows it: the oracle's is always
+        `cmd.EXITED_ON_SIGTERM`, so an escalation is a difference that names both."""
+        stop: Any = getattr(self.backend, "stop_by_signal", None)
+        if not callable(stop):
+            raise AdapterError(f"adapter {self.backend.name!r} claims {STOP_SIGNAL} but has no"
+                               " stop_by_signal(runtime, settings, clock, bodies,"
+                               " grace_seconds)")
+        bodies = {self.ids[alias]: script for alias, script in self.scripts.items()
+                  if alias in self.ids}
+        old = self.runtime
+        stopped = self._call("stop_by_signal", lambda: stop(old, self.settings, self.clock,
+                                                            bodies, grace_seconds))
+        if not isinstance(stopped, SignalStop):
+            raise AdapterError(f"adapter {self.backend.name!r}: stop_by_signal returned"
+                               f" {type(stopped).__name__}, not a SignalStop")
+        self.runtime = stopped.runtime
+        self.worker_id = None
+        self.operator_queue = self._attach_operator_queue()
+        if not stopped.escalated:
+            return cmd.EXITED_ON_SIGTERM
+        before = len(self.commands) - 1  # the commands before the signal
+        return (f"stopped by SIGTERM after {before} commands; {cmd.ESCALATED_TO_SIGKILL}"
+                f" ({grace_seconds:g} s)")
 
     def _restart_blamed(self, check: Callable[[], None]) -> None:
         """Run `check`; a difference it finds that a restart explains names the restart's
@@ -911,6 +950,8 @@ class Harness:
         if alias is not None and alias in orphans and (
                 isinstance(command, cmd.Restart | cmd.ExpireLeases | cmd.Dispatch)):
             return "RS-003"
+        if isinstance(command, cmd.StopBySignal):
+            return "RS-004"  # the stop itself, and every record it left
         if isinstance(command, cmd.Restart):
             return "RS-001"
         if "RS-003" in self._command_requirements and alias is None:

@@ -62,3 +62,21 @@ Feature: Restart over the same store
     When the runtime dispatches
     And job "a" returns 7
     Then job "a" is succeeded
+
+  # -- RS-004: a stop by signal ----------------------------------------------------------------
+
+  @RS-004
+  Scenario: SIGTERM shuts the runtime down, and the next runtime finds what it ended
+    Given a runtime with 1 worker slot
+    And jobs "a,b,c" are submitted
+    When the runtime dispatches
+    And job "a" returns 1
+    And the runtime dispatches
+    And 3 seconds pass
+    And the runtime is sent SIGTERM with a grace period of 10 seconds
+    Then job "a" is succeeded
+    And job "b" is cancelled
+    And job "c" is cancelled
+    When job "d" is submitted
+    And the runtime dispatches
+    Then job "d" is running

@@ -200,6 +200,20 @@ class Restart:
 
 
 @dataclass(frozen=True)
+class StopBySignal:
+    """The runtime's process is sent SIGTERM and, if it has not exited when the grace
+    period ends, SIGKILL; then a new one opens over the same store (RS-004). The answer
+    is how it stopped: `EXITED_ON_SIGTERM` or `ESCALATED_TO_SIGKILL`."""
+
+    grace_seconds: float = 10.0
+
+
+# The two answers of StopBySignal (RS-004).
+EXITED_ON_SIGTERM = "exited on SIGTERM"
+ESCALATED_TO_SIGKILL = "escalated to SIGKILL after the grace period"
+
+
+@dataclass(frozen=True)
 class GetResult:
     job: str
 
@@ -218,7 +232,7 @@ Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
     | ListJobs | ComputeDelay | Heartbeat | DetectStuck | StartReaper | StopReaper | StoreOutage
     | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts | StaleOwnerWrite
-    | JobStoreFault | SubmitConcurrently | Restart
+    | JobStoreFault | SubmitConcurrently | Restart | StopBySignal
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -226,7 +240,8 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
                 Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck, StartReaper, StopReaper,
                 StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts,
-                StaleOwnerWrite, JobStoreFault, SubmitConcurrently, Restart)
+                StaleOwnerWrite, JobStoreFault, SubmitConcurrently, Restart,
+                StopBySignal)
 }
 
 # Answers, as plain comparable values.

@@ -13,6 +13,7 @@ from jobconform.reference import backoff, lifecycle, reaper
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import (
     ACCEPTED,
+    EXITED_ON_SIGTERM,
     NOT_FOUND,
     REAPER_STARTED,
     REFUSED_CAPACITY,
@@ -43,6 +44,7 @@ from jobconform.reference.commands import (
     Shutdown,
     StaleOwnerWrite,
     StartReaper,
+    StopBySignal,
     StopReaper,
     StoreOutage,
     Submit,
@@ -268,6 +270,8 @@ class ReferenceModel:
                 return self._under_fault(command)
             case Restart():
                 return self._restart()
+            case StopBySignal():
+                return self._stop_by_signal()
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
@@ -649,6 +653,18 @@ class ReferenceModel:
         self.heartbeats_at_restart = {alias: job.last_heartbeat
                                       for alias, job in self.jobs.items()}
         return StepResult(None, ("RS-001", "RS-003") if self.orphans else ("RS-001",))
+
+    def _stop_by_signal(self) -> StepResult:
+        """SIGTERM, then a new process over the same store (RS-004). With shutdown_mode
+        cancel the signal's shutdown ends every active job at once (LC-022), so the
+        process exits on the signal and its restart finds no running work. A drain
+        bounded by the grace period is not modelled yet."""
+        if self.limits.shutdown_mode != SHUTDOWN_CANCEL:
+            raise ValueError("a stop by signal is modelled for shutdown_mode cancel only;"
+                             f" this profile's is {self.limits.shutdown_mode}")
+        shutdown = self._shutdown()
+        restart = self._restart()
+        return StepResult(EXITED_ON_SIGTERM, ("RS-004", *shutdown, *restart.requirements))
 
     def _cleanup(self, max_age_seconds: float) -> StepResult:
         limit = timedelta(seconds=max_age_seconds)

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for a restart over the same store (spec/restart.yaml,
-...                 RS-001..RS-003).
+...                 RS-001..RS-004).
 ...
 ...                 The runtime is stopped without a shutdown and a new one opens over the
 ...                 same store; the harness compares every record, the listing and the
@@ -60,3 +60,21 @@ Work Running At A Restart Comes Back Through The Lease Pass
     Dispatch
     Job Returns    a    7
     Job Status Should Be    a    succeeded
+
+SIGTERM Shuts The Runtime Down And The Next Runtime Finds What It Ended
+    [Tags]    RS-004
+    Start Runtime    slots=1
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Dispatch
+    Job Returns    a    1
+    Dispatch
+    Advance Clock    3
+    Send SIGTERM To The Runtime    grace_seconds=10
+    Job Status Should Be    a    succeeded
+    Job Status Should Be    b    cancelled
+    Job Status Should Be    c    cancelled
+    Submit Job    d
+    Dispatch
+    Job Status Should Be    d    running

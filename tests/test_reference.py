@@ -43,6 +43,7 @@ from jobconform.reference.commands import (
     Shutdown,
     StaleOwnerWrite,
     StartReaper,
+    StopBySignal,
     StopReaper,
     StoreOutage,
     Submit,
@@ -609,6 +610,7 @@ EVERY_COMMAND: list[Command] = [
     JobStoreFault(StoreFault(FaultKind.CRASH, 1), AdvanceTime(30.0)),
     SubmitConcurrently(("a", "b", "c")),
     Restart(),
+    StopBySignal(10.0),
 ]
 
 

@@ -1,6 +1,6 @@
-"""The restart area (RS-001..RS-003): the oracle keeps records across a restart, the sql and
-threaded+sql backends reopen their store, the machine reaches every requirement, and each
-gallery runtime is caught at its requirement."""
+"""The restart area (RS-001..RS-004): the oracle keeps records across a restart, the sql and
+threaded+sql backends reopen their store and stop by signal, the machine reaches every
+requirement, and each gallery runtime is caught at its requirement."""
 
 from __future__ import annotations
 
@@ -12,12 +12,17 @@ from sql_databases import database
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
-from jobconform.backends.restart import RESTART
+from jobconform.backends.restart import RESTART, STOP_SIGNAL
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import Divergence, Harness
-from jobconform.conformance.restart.gallery import GALLERY, KeptMemoryBackend
+from jobconform.conformance.restart.gallery import (
+    GALLERY,
+    KeptMemoryBackend,
+    SignalledMemoryBackend,
+    SigtermIgnored,
+)
 from jobconform.conformance.restart.machine import run_restart_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -136,7 +141,7 @@ def test_the_machine_reaches_every_requirement(name: str, registry: Registry) ->
     run = run_restart_machine(load_backend(name), registry.profile("canonical"), registry,
                               examples=30)
     assert run.divergence is None
-    assert {"RS-001", "RS-002", "RS-003"} <= run.exercised
+    assert {"RS-001", "RS-002", "RS-003", "RS-004"} <= run.exercised
 
 
 @pytest.mark.parametrize("entry", GALLERY, ids=[entry.name for entry in GALLERY])
@@ -146,11 +151,13 @@ def test_each_broken_restart_is_caught_at_its_requirement(entry: object,
     # Two slots: "a" runs across the restart (the gallery's memory runtime counts it in a
     # slot), "b" and "c" wait; one dispatch after it starts one of them.
     harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=2)
+    # The stop by signal's entry is stopped by SIGTERM where the others restart.
+    catches = entry.catches  # type: ignore[attr-defined]
+    stop = cmd.StopBySignal(10) if catches == "RS-004" else cmd.Restart()
     try:
         with pytest.raises(Divergence) as caught:
             for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Submit("b"),
-                            cmd.Submit("c"), cmd.AdvanceTime(1), cmd.Restart(),
-                            cmd.Dispatch()):
+                            cmd.Submit("c"), cmd.AdvanceTime(1), stop, cmd.Dispatch()):
                 harness.run(command)
         assert caught.value.primary == entry.catches  # type: ignore[attr-defined]
     finally:
@@ -162,5 +169,75 @@ def test_the_correct_gallery_base_passes(registry: Registry) -> None:
                       max_concurrent=4)
     try:
         _every_requirement(harness)
+    finally:
+        harness.close()
+
+
+def test_the_oracle_stops_by_signal_as_a_shutdown_then_a_restart() -> None:
+    model = ReferenceModel(Limits(1, None), EPOCH)
+    for alias in ("a", "b", "c"):
+        model.apply(cmd.Submit(alias))
+    model.apply(cmd.Dispatch())
+    model.apply(cmd.Finish("a", cmd.Succeed(1)))
+    model.apply(cmd.Dispatch())
+    result = model.apply(cmd.StopBySignal(10))
+    assert result.answer == cmd.EXITED_ON_SIGTERM
+    assert result.requirements[0] == "RS-004" and "LC-022" in result.requirements
+    assert {alias: job.status for alias, job in model.jobs.items()} == {
+        "a": Status.SUCCEEDED, "b": Status.CANCELLED, "c": Status.CANCELLED}
+    assert not model.orphans and not model.shut_down and model.cancelled == 0
+
+
+def _stopped_by_signal(harness: Harness) -> None:
+    for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch(),
+                    cmd.Finish("a", cmd.Succeed(1)), cmd.Submit("c"), cmd.AdvanceTime(2),
+                    cmd.StopBySignal(10), cmd.Submit("d"), cmd.Dispatch(),
+                    cmd.Finish("d", cmd.Succeed(4))):
+        harness.run(command)
+    assert "RS-004" in harness.exercised
+
+
+@pytest.mark.parametrize("make", [SqlBackend, ThreadedSqlBackend, SignalledMemoryBackend],
+                         ids=["sql", "threaded+sql", "gallery-base"])
+def test_sigterm_shuts_down_and_the_next_runtime_finds_every_record(
+        make: type[Backend], registry: Registry, tmp_path: Path) -> None:
+    backend = (make() if make is SignalledMemoryBackend  # type: ignore[call-arg]
+               else make(f"sqlite:///{tmp_path / 'jobs.db'}"))  # type: ignore[call-arg]
+    assert STOP_SIGNAL in backend.capabilities
+    harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=2)
+    try:
+        _stopped_by_signal(harness)
+    finally:
+        harness.close()
+
+
+def test_an_ignored_sigterm_is_escalated_and_the_message_says_so(registry: Registry) -> None:
+    harness = Harness(SigtermIgnored(), registry.profile("canonical"), registry,
+                      max_concurrent=1)
+    try:
+        with pytest.raises(Divergence) as caught:
+            _stopped_by_signal(harness)
+    finally:
+        harness.close()
+    assert caught.value.primary == "RS-004"
+    assert caught.value.expected == cmd.EXITED_ON_SIGTERM
+    assert caught.value.actual == ("stopped by SIGTERM after 6 commands; escalated to"
+                                   " SIGKILL after the grace period (10 s)")
+
+
+def test_a_stop_by_signal_needs_the_claim_and_no_job_waiting_for_a_lease_pass(
+        registry: Registry) -> None:
+    harness = Harness(KeptMemoryBackend(), registry.profile("canonical"), registry)
+    try:
+        with pytest.raises(ValueError, match="does not claim restart and stop-signal"):
+            harness.run(cmd.StopBySignal(10))
+    finally:
+        harness.close()
+    harness = Harness(SignalledMemoryBackend(), registry.profile("canonical"), registry)
+    try:
+        for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Restart()):
+            harness.run(command)
+        with pytest.raises(ValueError, match="restart"):
+            harness.run(cmd.StopBySignal(10))
     finally:
         harness.close()

@@ -24,14 +24,20 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jobconform.backends.breaker.protocol import BREAKER, SEAM_METHODS, BreakerRuntime
 from jobconform.backends.process import interfaces
 from jobconform.backends.process.errors import ChildStartError, MalformedMessage
 from jobconform.backends.process.remote import KitObjects, RemoteObject
-from jobconform.backends.process.session import Answer, ChildSession, shared_session
+from jobconform.backends.process.session import (
+    SIGNAL_EXIT_LIMIT_SECONDS,
+    Answer,
+    ChildSession,
+    replace_shared_session,
+    shared_session,
+)
 from jobconform.backends.process.wire import (
     PROTOCOL_AREAS,
     V1,
@@ -60,11 +66,13 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.restart import RESTART
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.spec.areas import BUILTIN_AREAS
 
 # The opener of each area checked through a service of its own, and its area.
+# The Backend message that opens a job runtime in a restarted child (RS-001..RS-004).
+RESTART_OPENER = "open_restarted"
 _OPENERS = {area.opener: area.name for area in BUILTIN_AREAS if area.opener is not None}
 
 COMMAND_VARIABLE = "JOBCONFORM_PROCESS_COMMAND"
@@ -127,10 +135,11 @@ def carried_areas(version: int) -> frozenset[str]:
     if version == V1:
         return PROTOCOL_AREAS
     openers = interfaces.methods(interfaces.Backend)
-    # No message carries a restart over the same store (RS-001..RS-003) yet: a child's
-    # claim of it shows as not claimed.
+    # A restart over the same store (RS-001..RS-004) is carried by `open_restarted`, which
+    # opens a job runtime in a new child over the store the old one left.
     return frozenset(area.name for area in BUILTIN_AREAS
-                     if (area.opener or "open") in openers and area.name != RESTART)
+                     if (area.opener or "open") in openers and (
+                         area.name != RESTART or RESTART_OPENER in openers))
 
 
 def carried_capabilities(version: int) -> frozenset[str]:
@@ -142,6 +151,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
         carried |= {BREAKER_SEAMS}
+    if RESTART in carried:
+        # The kit sends the child SIGTERM itself (ChildSession.stop_by_signal).
+        carried |= {STOP_SIGNAL}
     if RETRY in carried:
         # The partial claims only narrow retry (the kit asks less); no message carries them.
         carried |= {RETRY_WITHOUT_JITTER, RETRY_INTERVALS}
@@ -189,6 +201,8 @@ class ProcessBackend:
             or 30 s.
         (JOBCONFORM_PROCESS_VALIDATE=1 checks every message against the schemas.)
         session: a session to use instead of the shared one for the command (tests).
+        signal_limit_seconds: how long a child sent SIGTERM has to exit, in real time,
+            before SIGKILL (a safety limit; the grace period is virtual time).
 
     Raises:
         ProcessBackendError: the child cannot be started or fails the handshake.
@@ -196,7 +210,10 @@ class ProcessBackend:
 
     def __init__(self, command: Sequence[str] | None = None,
                  timeout_seconds: float | None = None,
-                 session: ChildSession | None = None) -> None:
+                 session: ChildSession | None = None,
+                 signal_limit_seconds: float = SIGNAL_EXIT_LIMIT_SECONDS) -> None:
+        # How long, in real time, a child sent SIGTERM has to exit before SIGKILL (RS-004).
+        self.signal_limit_seconds = signal_limit_seconds
         # How to start the shared session again once a child has broken it (None: a
         # session given by a test is never replaced).
         self._restart: tuple[list[str], float, bool] | None = None
@@ -248,6 +265,31 @@ class ProcessBackend:
         return ProcessRuntime(self.session, str(answer.result["runtime"]), clock,
                               with_retry=RETRY in self.capabilities,
                               with_stuck=STUCK in self.capabilities)
+
+    def restart(self, runtime: Any, settings: RuntimeSettings, clock: Clock,
+                bodies: Mapping[str, TaskScript]) -> Any:
+        """A crash and a new child (RS-001..RS-003): the child is killed (SIGKILL: it
+        writes nothing more), a new one started with the same command, and a job runtime
+        opened in it over the store the old one left."""
+        self.session.kill()
+        return self._open_restarted(settings, clock, bodies)
+
+    def stop_by_signal(self, runtime: Any, settings: RuntimeSettings, clock: Clock,
+                       bodies: Mapping[str, TaskScript], grace_seconds: float) -> SignalStop:
+        """SIGTERM to the child, SIGKILL if it has not exited within the real-time safety
+        limit (the grace period itself is virtual time: nothing happens in it but what
+        the child does on the signal), then a new child over the same store (RS-004)."""
+        report = self.session.stop_by_signal(self.signal_limit_seconds)
+        return SignalStop(self._open_restarted(settings, clock, bodies), report.escalated)
+
+    def _open_restarted(self, settings: RuntimeSettings, clock: Clock,
+                        bodies: Mapping[str, TaskScript]) -> Any:
+        old = self.session
+        # A session a test gave is replaced by one of its own, never by the shared one.
+        self._attach(replace_shared_session(*self._restart) if self._restart is not None
+                     else ChildSession(old.command, old.timeout_seconds, old.validate))
+        assert self._remote is not None, "restart is carried by version 2 only"
+        return self._remote.open_restarted(settings, clock, dict(bodies))
 
     def __getattr__(self, name: str) -> Any:
         """The opener of each service area the child claims (`open_breaker`, ...), as the

@@ -11,8 +11,10 @@ threads wait on task bodies (`--backend threaded`) that way, since version 2's c
 are made within a request only. With JOBCONFORM_PROCESS_VALIDATE=1 it checks every
 request against the protocol's schemas.
 It never reads a clock: each runtime's clock is the time the kit sent with the latest
-request. Task bodies run here; their outcomes are the kit's (version 1: the decisions
-sent with requests; version 2: the kit's task body, called back).
+request. On SIGTERM or SIGINT it shuts down every open job runtime as its settings say
+(RS-004) and exits, unless a drain leaves work active (then the kit's SIGKILL ends it).
+Task bodies run here; their outcomes are the kit's (version 1: the decisions sent with
+requests; version 2: the kit's task body, called back).
 
 `ChildServer` and `ObjectServer` are importable, so a broken child for the self-test
 gallery is one of them with one method changed.
@@ -21,15 +23,18 @@ gallery is one of them with one method changed.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import FrameType
 from typing import Any, TextIO, cast
 
 from jobconform.backends.loading import BackendLoadError, load_backend
 from jobconform.backends.process.backend import validation_requested
+from jobconform.backends.process.interfaces import JobRuntime
 from jobconform.backends.process.schemas import request_problem, v2_problem
 from jobconform.backends.process.server import ObjectServer, PushedClock, error_answer
 from jobconform.backends.process.wire import (
@@ -62,6 +67,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
+from jobconform.backends.restart import RESTART, STOP_SIGNAL
 from jobconform.backends.self_running import WithOwnClockwork
 from jobconform.reference.commands import Outcome
 
@@ -308,10 +314,12 @@ class Child:
         self.server_type = server_type
         self.object_server_type = object_server_type
         self.version = 0
+        self.v1: ChildServer | None = None  # the servers of the conversation under way
+        self.v2: ObjectServer | None = None
 
     def serve(self, requests: TextIO, answers: TextIO) -> None:
         """Answer every line until goodbye or the end of input."""
-        v1 = self.server_type(self.backend, validate=self.validate)
+        v1 = self.v1 = self.server_type(self.backend, validate=self.validate)
         v2: ObjectServer | None = None
         number = 0
         while line := requests.readline():
@@ -322,8 +330,8 @@ class Child:
             if request is not None and request.get("op") == "hello":
                 answer, version = self.hello(request)
                 if version == 2:
-                    v2 = self.object_server_type(self.backend, self.claims(2), requests,
-                                                 answers)
+                    v2 = self.v2 = self.object_server_type(self.backend, self.claims(2),
+                                                           requests, answers)
                 self.version = version or self.version
             elif self.version == V1 or (self.version == 0 and problem is None):
                 answers.write(v1.answer(line))  # version 1's own checks and answers
@@ -345,6 +353,27 @@ class Child:
             if request is not None and request.get("op") == "goodbye":
                 return
 
+    def on_stop_signal(self) -> bool:
+        """What SIGTERM or SIGINT does (RS-004): every open job runtime shuts down as its
+        settings say (cancel ends its active jobs at once; drain lets them run on).
+        Returns True when no job is left active, so the process may exit; a drain with
+        work still active keeps the process, and the kit kills it when the grace period
+        is over (its bodies are the kit's, which calls them back only within a request)."""
+        runtimes: list[Runtime] = []
+        if self.v1 is not None:
+            runtimes += [opened.runtime for opened in self.v1.runtimes.values()]
+        if self.v2 is not None:
+            runtimes += [served.value for served in self.v2.objects.values()
+                         if served.interface is JobRuntime]
+        active = 0
+        for runtime in runtimes:
+            runtime.shutdown()
+            health = runtime.health()
+            active += health.queued + health.running
+        print(f"jobconform child: stop signal: {len(runtimes)} job runtime(s) shut down,"
+              f" {active} job(s) still active", file=sys.stderr, flush=True)
+        return active == 0
+
     def _read(self, line: str, number: int) -> tuple[dict[str, Any] | None, str | None]:
         """The request on one line, or why it is not one (naming the line)."""
         try:
@@ -360,9 +389,15 @@ class Child:
         return request, None
 
     def claims(self, version: int) -> frozenset[str]:
+        """What the child claims: the backend's capabilities the version carries, without
+        restart and stop-signal unless its store outlives this process (a database file
+        or a server, not memory that ends with the process)."""
         from jobconform.backends.process.backend import carried_capabilities
 
-        return frozenset(self.backend.capabilities) & carried_capabilities(version)
+        claims = frozenset(self.backend.capabilities) & carried_capabilities(version)
+        if not getattr(self.backend, "store_outlives_process", False):
+            claims -= {RESTART, STOP_SIGNAL}
+        return claims
 
     def hello(self, request: dict[str, Any]) -> tuple[dict[str, Any], int]:
         """The answer to hello, and the version agreed (0: none)."""
@@ -375,6 +410,19 @@ class Child:
         return {"id": request.get("id"), "ok": True, "result": {
             "protocol": protocol, "name": self.backend.name, "profile": self.backend.profile,
             "capabilities": sorted(self.claims(protocol))}}, protocol
+
+
+def install_stop_signal_handlers(child: Child) -> None:
+    """SIGTERM and SIGINT shut the child's runtimes down and end the process (RS-004).
+    The kit signals only between two requests, so the handler interrupts a wait for the
+    next line, never an answer half written."""
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        if child.on_stop_signal():
+            raise SystemExit(0)
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
 
 
 def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildServer,
@@ -406,8 +454,9 @@ def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildSe
     # Answers own the real stdout; anything else the backend prints goes to stderr.
     answers = sys.stdout
     sys.stdout = sys.stderr
-    Child(backend, options.protocol, server_type, object_server_type).serve(sys.stdin,
-                                                                           answers)
+    child = Child(backend, options.protocol, server_type, object_server_type)
+    install_stop_signal_handlers(child)
+    child.serve(sys.stdin, answers)
     return 0
 
 

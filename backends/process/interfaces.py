@@ -253,6 +253,15 @@ class Backend(Protocol):
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> CompositeRuntime: ...
 
+    def open_restarted(self, settings: RuntimeSettings, clock: Clock,
+                       bodies: dict[str, TaskScript]) -> JobRuntime:
+        """A job runtime over the store an earlier child's runtime left (RS-001..RS-004):
+        the kit stopped that child (killed it, or sent it SIGTERM) and started this one,
+        whose store is the same database, so it holds every job under the same id. It
+        runs a job it claims with the body `bodies` gives for its id. Only a child whose
+        store outlives its process claims `restart`."""
+        ...
+
     def open_self_running(self, settings: RuntimeSettings, clock: Clock,
                           clockwork: Clockwork) -> JobRuntime:
         """A job runtime that acts by itself as its clock passes (SR-001..SR-004): it runs

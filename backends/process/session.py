@@ -20,6 +20,7 @@ import itertools
 import os
 import select
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -56,6 +57,10 @@ STDERR_LINES_KEPT = 20
 # How long a child gets to exit after `goodbye` or a closed stdin before it is killed.
 EXIT_GRACE_SECONDS = 5.0
 READ_CHUNK_BYTES = 1 << 16
+# How long a child sent SIGTERM has, in real time, to exit before it gets SIGKILL. A
+# safety limit, not the grace period (RS-004's grace period is virtual time): a child that
+# shuts down on the signal exits in milliseconds, and one that does not is killed soon.
+SIGNAL_EXIT_LIMIT_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,23 @@ class Answer:
     error_message: str
     error_status: str | None
     next_attempt: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SignalStopReport:
+    """How a child sent SIGTERM ended (RS-004): on the signal, or by the SIGKILL that
+    followed when it had not exited in time."""
+
+    requests: int  # requests the child had answered before the signal (not the hello)
+    escalated: bool
+    exit_code: int  # negative: the signal that ended it
+
+    @property
+    def message(self) -> str:
+        if not self.escalated:
+            return "exited on SIGTERM"
+        return (f"stopped by SIGTERM after {self.requests} commands; escalated to SIGKILL"
+                " after the grace period")
 
 
 class ChildSession:
@@ -130,6 +152,7 @@ class ChildSession:
         self.on_callback: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self.kit_objects: object | None = None  # the kit's objects the child may call
         self._lines = 0  # lines read from the child's stdout, for error messages
+        self.requests_answered = 0  # after the handshake, for a stop by signal's report
         self.claims = self._handshake()
 
     def _keep_stderr(self, stream: IO[bytes]) -> None:
@@ -215,6 +238,7 @@ class ChildSession:
             if problem is not None:
                 raise ValueError(f"the kit built an invalid {operation} request: {problem}")
         message = self._exchange(request, operation)
+        self.requests_answered += 1
         self._check_answer(message, operation)
         next_attempt = tuple(message.get("next_attempt", ()))
         if message["ok"]:
@@ -248,6 +272,7 @@ class ChildSession:
             if problem is not None:
                 raise ValueError(f"the kit built an invalid {op} request: {problem}")
         message = self._exchange(request, op)
+        self.requests_answered += 1
         problem = (v2_problem(message, "answer", op) if self.validate
                    else v2_envelope_problem(message))
         if problem is not None:
@@ -387,6 +412,48 @@ class ChildSession:
                 self.request("goodbye", {})
         self.stop()
 
+    def stop_by_signal(self,
+                       limit_seconds: float = SIGNAL_EXIT_LIMIT_SECONDS) -> SignalStopReport:
+        """Send the child SIGTERM between two requests, wait `limit_seconds` of real time
+        for it to exit, and SIGKILL it if it has not (RS-004). The session ends either way.
+
+        Raises:
+            ChildExited: the child had exited already, or the session was broken.
+        """
+        with self._lock:  # never while a request waits for its answer
+            process = self._process
+            if self._broken is not None or process.poll() is not None:
+                raise ChildExited(f"the child `{self.display}` cannot be sent SIGTERM: it"
+                                  f" {self._broken or f'exited (code {process.returncode})'}")
+            requests = self.requests_answered
+            process.send_signal(signal.SIGTERM)
+            try:
+                code = process.wait(timeout=limit_seconds)
+                escalated = False
+            except subprocess.TimeoutExpired:
+                process.kill()
+                code = process.wait()
+                escalated = True
+            self._broken = ("it was killed after SIGTERM" if escalated
+                            else "it exited on SIGTERM")
+            if process.stdin is not None and not process.stdin.closed:
+                with contextlib.suppress(OSError):  # the child is gone
+                    process.stdin.close()
+        return SignalStopReport(requests, escalated, code)
+
+    def kill(self) -> None:
+        """SIGKILL, between two requests: the child ends at once and writes nothing more
+        (a restart without a shutdown, RS-001..RS-003)."""
+        with self._lock:
+            if self._broken is None:
+                self._broken = "it was killed"
+            with contextlib.suppress(ProcessLookupError):
+                self._process.kill()
+            self._process.wait()
+            if self._process.stdin is not None and not self._process.stdin.closed:
+                with contextlib.suppress(OSError):
+                    self._process.stdin.close()
+
     def stop(self, grace_seconds: float = EXIT_GRACE_SECONDS) -> None:
         """Close the child's stdin, give it `grace_seconds` to exit, then kill it."""
         if self._broken is None:
@@ -418,6 +485,20 @@ def shared_session(command: Sequence[str], timeout_seconds: float,
             session = ChildSession(command, timeout_seconds, validate)
             _SESSIONS[key] = session
         return session
+
+
+def replace_shared_session(command: Sequence[str], timeout_seconds: float,
+                           validate: bool = False) -> ChildSession:
+    """A new session for this command, started now (with its handshake), in place of the
+    one stopped for a restart; the old one is closed."""
+    key = tuple(command)
+    session = ChildSession(command, timeout_seconds, validate)
+    with _SESSIONS_LOCK:
+        old = _SESSIONS.get(key)
+        _SESSIONS[key] = session
+    if old is not None and old is not session:
+        old.stop(grace_seconds=0)
+    return session
 
 
 @atexit.register

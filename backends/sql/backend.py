@@ -59,7 +59,7 @@ from jobconform.backends.protocol import (
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
 from jobconform.backends.reminders.sql import SqlReminderStore
-from jobconform.backends.restart import RESTART
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
 from jobconform.backends.scheduling.protocol import (
     SCHEDULING,
     SchedulingConfig,
@@ -180,7 +180,7 @@ class SqlBackend:
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
                               GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
                               COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                              LOOP_EVENTS, BREAKER_SEAMS, RESTART,
+                              LOOP_EVENTS, BREAKER_SEAMS, RESTART, STOP_SIGNAL,
                               store_faults(REMINDERS), store_faults(IDEMPOTENCY),
                               store_faults(REDELIVERY), store_faults(REAPER)})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
@@ -197,6 +197,31 @@ class SqlBackend:
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> SqlRuntime:
         return SqlRuntime(settings, clock, self.empty_store())
+
+    def stop_by_signal(self, runtime: SqlRuntime, settings: RuntimeSettings, clock: Clock,
+                       bodies: Mapping[str, TaskScript], grace_seconds: float) -> SignalStop:
+        """SIGTERM to the runtime's process (RS-004): its handler is the runtime's
+        shutdown, which in cancel mode ends every active job at once, so the process
+        exits; a runtime still holding active work is killed, as a restart stops it."""
+        return stop_in_process(runtime.shutdown, runtime,
+                               lambda: self.restart(runtime, settings, clock, bodies))
+
+    @property
+    def store_outlives_process(self) -> bool:
+        """Whether a new process given the same URL finds the jobs: a database file or a
+        server does; an in-memory database ends with its process, so a reference child
+        serving this backend claims restart only when this is true."""
+        return not self._in_memory
+
+    def open_restarted(self, settings: RuntimeSettings, clock: Clock,
+                       bodies: Mapping[str, TaskScript]) -> SqlRuntime:
+        """A runtime in a new process over the database an earlier one left (the process
+        protocol's restart, RS-001..RS-004): its tables as they are, not emptied."""
+        if self._in_memory:
+            raise ValueError("an in-memory database ends with its process: nothing is left"
+                             " to open after a restart; give a database file or a server")
+        store = self.store_type(_migrated_engine(self.url), migrate_schema=False)
+        return SqlRuntime(settings, clock, store, bodies=bodies)
 
     def restart(self, runtime: SqlRuntime, settings: RuntimeSettings, clock: Clock,
                 bodies: Mapping[str, TaskScript]) -> SqlRuntime:

@@ -39,7 +39,7 @@ from jobconform.backends.protocol import (
     store_faults,
 )
 from jobconform.backends.reminders.store import ReminderStore
-from jobconform.backends.restart import RESTART
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
 from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.self_running import SELF_RUNNING
@@ -68,7 +68,8 @@ class ThreadedSqlBackend(ThreadedBackend):
     capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
                               BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
                               STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS, SELF_RUNNING,
-                              RESTART, store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+                              RESTART, STOP_SIGNAL, store_faults(REMINDERS),
+                              store_faults(IDEMPOTENCY)})
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)
@@ -82,6 +83,14 @@ class ThreadedSqlBackend(ThreadedBackend):
         return ThreadedLoopRuntime(waitable(clock), config, lambda: SqlLoopStore(engine),
                                    on_close=engine.dispose if owned else lambda: None,
                                    events=events)
+
+    def stop_by_signal(self, runtime: ThreadedRuntime, settings: RuntimeSettings, clock: Clock,
+                       bodies: Mapping[str, TaskScript], grace_seconds: float) -> SignalStop:
+        """SIGTERM to the runtime's process (RS-004): its handler is the runtime's
+        shutdown, which in cancel mode ends every active job at once, so the process
+        exits; a runtime still holding active work is killed, as a restart stops it."""
+        return stop_in_process(runtime.shutdown, runtime,
+                               lambda: self.restart(runtime, settings, clock, bodies))
 
     def restart(self, runtime: ThreadedRuntime, settings: RuntimeSettings, clock: Clock,
                 bodies: Mapping[str, TaskScript]) -> ThreadedRuntime:

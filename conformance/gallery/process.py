@@ -3,20 +3,27 @@ languages get wrong at the process boundary.
 
 Each entry is the `process` backend driving a broken child,
 `python -m jobconform.conformance.gallery.process NAME`, which is the reference child's
-protocol-2 server (over the memory backend) with one method changed. `PROCESS_GALLERY` joins the
-self-test: every suite must catch each entry, by the requirement it names.
+protocol-2 server (over the memory backend) with one method changed, or (the one that
+ignores SIGTERM) the reference child over a database file without its signal handler.
+`PROCESS_GALLERY` joins the self-test: every suite must catch each entry, by the requirement
+it names.
 `PROCESS_DIRECTED_GALLERY` holds a bug that only some suites meet (see there).
 """
 
 from __future__ import annotations
 
+import atexit
 import re
+import shutil
+import signal
 import sys
+import tempfile
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any
 
 from jobconform.backends.process import ProcessBackend
-from jobconform.backends.process.child import main
+from jobconform.backends.process.child import Child, main
 from jobconform.backends.process.interfaces import Method
 from jobconform.backends.process.server import ObjectServer, PushedClock
 from jobconform.conformance.gallery import GalleryEntry
@@ -100,10 +107,49 @@ def _process_entry(name: str, server: type[ObjectServer], catches: str,
     return GalleryEntry(name, f"{MODULE}:{name}", bug, catches, source)
 
 
+# The child that ignores SIGTERM serves the sql backend over a database file, so that it
+# claims restart and stop-signal; each backend object gets a file of its own.
+SIGTERM_IGNORED = "process_sigterm_ignored"
+# Its kill comes after this much real time: short, so the self-test's shrinking stays cheap.
+SIGTERM_IGNORED_LIMIT_SECONDS = 0.2
+
+
+class SigtermIgnoredBackend(ProcessBackend):
+    """The child ignores SIGTERM (no handler, the signal set to be ignored): it neither
+    shuts its runtime down nor exits, so the kit kills it after the limit, its running
+    work left running and its queued work queued."""
+
+    def __init__(self) -> None:
+        folder = tempfile.mkdtemp(prefix="jobconform-sigterm-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # the kit's exit ends it
+        url = f"sqlite:///{Path(folder) / 'jobs.db'}"
+        super().__init__(command=[sys.executable, "-m", MODULE, SIGTERM_IGNORED, url],
+                         signal_limit_seconds=SIGTERM_IGNORED_LIMIT_SECONDS)
+        self.name = f"gallery.{SIGTERM_IGNORED}"
+
+
+globals()[SIGTERM_IGNORED] = SigtermIgnoredBackend
+
+
+def serve_ignoring_sigterm(url: str) -> int:
+    """The reference child over the sql backend at `url`, SIGTERM ignored."""
+    from jobconform.backends.sql import SqlBackend
+
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the bug
+    answers = sys.stdout
+    sys.stdout = sys.stderr
+    Child(SqlBackend(url)).serve(sys.stdin, answers)
+    return 0
+
+
 PROCESS_GALLERY = (
     _process_entry("process_own_clock", OwnClockChild, "LC-004",
                    "anchors: compare times on one clock"),
     _process_entry("process_local_offset", LocalOffsetChild, "LC-005", "seed 000 B4"),
+    GalleryEntry(SIGTERM_IGNORED, f"{MODULE}:{SIGTERM_IGNORED}",
+                 " ".join((SigtermIgnoredBackend.__doc__ or "").split()), "RS-004",
+                 "seed 002 §10.4: a stop asks politely first and kills only after the grace"
+                 " period"),
 )
 
 # Behave and Robot catch these two (their RT-003 and RT-010 scenarios), but the Hypothesis
@@ -120,7 +166,10 @@ PROCESS_DIRECTED_GALLERY = (
 
 
 def serve(argv: list[str]) -> int:
-    """Run the broken child named by the one argument."""
+    """Run the broken child named by the one argument (the one ignoring SIGTERM takes its
+    database's URL as a second)."""
+    if len(argv) == 2 and argv[0] == SIGTERM_IGNORED:
+        return serve_ignoring_sigterm(argv[1])
     if len(argv) != 1 or argv[0] not in CHILDREN:
         print(f"usage: python -m {MODULE} NAME, NAME one of {', '.join(CHILDREN)}",
               file=sys.stderr)

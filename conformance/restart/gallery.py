@@ -18,7 +18,7 @@ from typing import cast
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
-from jobconform.backends.restart import RESTART
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
 from jobconform.backends.store import QUEUED, RUNNING, InMemoryJobStore, StoredJob
 from jobconform.conformance.gallery import bug_text, register
 
@@ -92,6 +92,31 @@ class RequeuedAtStartup(KeptMemoryBackend):
         return restarted
 
 
+class SignalledMemoryBackend(KeptMemoryBackend):
+    """The kept memory backend with a stop by signal (RS-004): its SIGTERM handler is the
+    runtime's shutdown, as in the sql backends."""
+
+    capabilities = KeptMemoryBackend.capabilities | {STOP_SIGNAL}
+
+    def stop_by_signal(self, runtime: MemoryRuntime, settings: RuntimeSettings,
+                       clock: Clock, bodies: Mapping[str, TaskScript],
+                       grace_seconds: float) -> SignalStop:
+        return stop_in_process(lambda: self.on_sigterm(runtime), runtime,
+                               lambda: self.restart(runtime, settings, clock, bodies))
+
+    def on_sigterm(self, runtime: MemoryRuntime) -> None:
+        runtime.shutdown()
+
+
+class SigtermIgnored(SignalledMemoryBackend):
+    """The runtime installs no handler for SIGTERM (or one that only logs): it keeps
+    running its work through the grace period and is killed, so jobs it was running are
+    left running in the store and queued ones are never cancelled."""
+
+    def on_sigterm(self, runtime: MemoryRuntime) -> None:
+        pass
+
+
 GALLERY = (
     register(__name__, "restart_records_lost", RecordsLostOnRestart,
              bug_text(RecordsLostOnRestart), "RS-001",
@@ -103,4 +128,8 @@ GALLERY = (
     register(__name__, "restart_requeues_running_at_once", RequeuedAtStartup,
              bug_text(RequeuedAtStartup), "RS-003",
              "seed 002 §10.13: work comes back when its lease lapses, not before"),
+    register(__name__, "stop_signal_ignored", SigtermIgnored, bug_text(SigtermIgnored),
+             "RS-004",
+             "seed 002 §10.4: a stop asks politely first and kills only after the grace"
+             " period"),
 )

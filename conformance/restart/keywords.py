@@ -1,5 +1,5 @@
 """Robot Framework keywords for a restart over the same store (robot/restart.robot,
-RS-001..RS-003).
+RS-001..RS-004).
 
 A restart is one more command of the lifecycle library's harness: this library runs it
 on the runtime that `Start Runtime` opened, so a suite imports both::
@@ -36,3 +36,11 @@ class RestartLibrary:
         harness then compares every record, the listing and the health with the oracle."""
         lifecycle = cast(JobconformLibrary, BuiltIn().get_library_instance(LIFECYCLE_LIBRARY))
         lifecycle.harness.run(cmd.Restart())
+
+    @keyword("Send SIGTERM To The Runtime")
+    def stop_by_signal(self, grace_seconds: float = 10.0) -> None:
+        """SIGTERM to the runtime's process, SIGKILL if it is still there when the grace
+        period ends, and a new runtime over the same store (RS-004); the harness compares
+        how it stopped, every record, the listing and the health with the oracle."""
+        lifecycle = cast(JobconformLibrary, BuiltIn().get_library_instance(LIFECYCLE_LIBRARY))
+        lifecycle.harness.run(cmd.StopBySignal(float(grace_seconds)))

@@ -1,4 +1,4 @@
-"""The Hypothesis machine for a restart over the same store (RS-001..RS-003).
+"""The Hypothesis machine for a restart over the same store (RS-001..RS-004).
 
 Random programs of submissions (some with a retry policy), dispatches, outcomes,
 heartbeats, clock steps, lease passes and restarts, applied to the backend and the oracle
@@ -10,7 +10,9 @@ each example draws either one slot, and restarts only while nothing runs (the or
 which queued work comes back shows, RS-002), or a slot for every job, and restarts at
 any time (running work is left to the lease pass, RS-003). Nothing decides, beats for or
 cancels a job running at a restart until a lease pass re-queues it (the harness refuses
-it).
+it). Where the backend claims stop-signal, an aimed rule stops the runtime by SIGTERM (RS-004)
+at most once an example, with work running, while no job waits for a lease pass (its
+shutdown would act on work no process runs).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ TIME_STEPS = (0.5, 1.0, 2.0, 5.0)
 LEASE_SECONDS = 2.0
 RETRY_DELAYS_MS = (1000.0, 3000.0)
 STEPS_PER_EXAMPLE = 16
+GRACE_SECONDS = 10.0
 outcomes = st.sampled_from((cmd.Succeed("done"), cmd.Raise("IOError", "boom")))
 
 
@@ -44,6 +47,7 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             super().__init__()
             self.opened: Harness | None = None
             self.contended = False
+            self.signalled = False  # a stop by signal was drawn in this example
 
         @initialize(contended=st.booleans())
         def open_runtime(self, contended: bool) -> None:
@@ -134,6 +138,21 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
                 self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
             self._run(cmd.Restart())
             self._run(cmd.Dispatch())
+
+        @precondition(lambda self: self.opened is not None
+                      and self.harness.claims_stop_signal and not self.harness.model.orphans
+                      and len(self.harness.ids) <= len(ALIASES) - 2 and not self.signalled)
+        @rule()
+        def stop_by_signal_with_work(self) -> None:
+            """Aimed at RS-004, once an example: two jobs more, a dispatch, and SIGTERM
+            while one runs (or both), so the shutdown has work to end and a runtime that
+            ignores the signal shows it. Drawn freely and often it would cancel what the
+            restarts should carry over."""
+            self.signalled = True
+            for _ in range(2):
+                self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
+            self._run(cmd.Dispatch())
+            self._run(cmd.StopBySignal(GRACE_SECONDS))
 
         def teardown(self) -> None:
             if self.opened is not None:

@@ -1,4 +1,4 @@
-"""Behave steps for a restart over the same store (features/restart.feature, RS-001..RS-003).
+"""Behave steps for a restart over the same store (features/restart.feature, RS-001..RS-004).
 
 A restart is one more command of the lifecycle harness (`Restart`): the backend stops its
 runtime and opens a new one over the same store, the oracle keeps every record, and the
@@ -23,3 +23,10 @@ __all__: list[str] = []
 def step_restart(context: Any) -> None:
     """The process stops without a shutdown and a new one opens over its store."""
     state_of(context).run(cmd.Restart())
+
+
+@action_step("the runtime is sent SIGTERM with a grace period of {seconds:g} seconds")
+def step_stop_by_signal(context: Any, seconds: float) -> None:
+    """SIGTERM, SIGKILL if the process is still there when the grace period ends, and a
+    new runtime over the same store (RS-004); the harness compares how it stopped."""
+    state_of(context).run(cmd.StopBySignal(seconds))
