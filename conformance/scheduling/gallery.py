@@ -75,6 +75,15 @@ class OwnTimetableRuntime(StepSchedulingRuntime):
         super().set_autonomy(enabled)
         self._timetable = {s.schedule_id: s.next_fire_at for s in self._store.list()}
 
+    def edit(self, schedule_id: str, message: str | None = None,
+             expression: str | None = None, timezone: str | None = None) -> None:
+        # The editing scheduler moves its own timer (its bug is the other's timetable, not
+        # an edit that keeps the old one, SC-017's gallery entry).
+        super().edit(schedule_id, message, expression, timezone)
+        stored = self._store.get(schedule_id)
+        if stored is not None:
+            self._timetable[schedule_id] = stored.next_fire_at
+
 
 class FiresEarlyRuntime(StepSchedulingRuntime):
     """The scheduler runs its cron timetable a minute ahead, to save a wake-up: a cron
