@@ -1,4 +1,4 @@
-"""The self-running area (SR-001..SR-004): the window oracle, the harness that only lets
+"""The self-running area (SR-001..SR-005): the window oracle, the harness that only lets
 time pass, the threaded worker's own clockwork, the reference child's over the pipe, and a
 claim without stuck or redelivery checked in part."""
 
@@ -57,13 +57,21 @@ def test_a_start_may_happen_at_its_due_time_and_is_read_half_a_poll_before() -> 
     assert window.read_points() == (at(4.5), at(5.5), at(6))
 
 
+def test_a_reap_window_is_open_after_the_ttl_and_closes_one_sweep_interval_later() -> None:
+    window = oracle.reap_window(EPOCH, 3600, 300_000)
+    assert (window.opens, window.closes) == (at(3600), at(3900))
+    assert window.forbids(at(3600)) and not window.forbids(at(3600.5))  # strict, RP-003
+    assert window.read_points() == (at(3600), at(3750), at(3900))
+
+
 def test_clockwork_refuses_a_non_positive_interval() -> None:
     with pytest.raises(ValueError, match="poll_interval_seconds"):
         Clockwork(0, 60, 60)
 
 
 def _scenarios(harness_of: object) -> None:
-    """Every requirement once: a start, a stuck job, a lease lapse, a due retry."""
+    """Every requirement once: a start, a stuck job, a lease lapse, a due retry, and an
+    ended job removed by the runtime's own reaper."""
     open_harness = harness_of  # (job_timeout, lease) -> SelfRunningHarness
     stuck = open_harness(30.0, 6000.0)  # type: ignore[operator]
     try:
@@ -94,6 +102,19 @@ def _scenarios(harness_of: object) -> None:
         assert retry.exercised == {"SR-001", "SR-004"}
     finally:
         retry.close()
+    reaper = open_harness(6000.0, 6000.0)  # type: ignore[operator]
+    try:
+        if reaper.watches_reaper:
+            reaper.submit("a")
+            reaper.pass_time(1)
+            reaper.finish("a", cmd.Succeed(1))
+            reaper.pass_time(3600)  # finished_at + ttl: still held (RP-003 is strict)
+            assert reaper.view_of("a").status == "succeeded"
+            reaper.pass_through_windows()
+            assert reaper.status_of("a") == "removed"
+            assert "SR-005" in reaper.exercised
+    finally:
+        reaper.close()
 
 
 @pytest.mark.parametrize("name", ["threaded", "threaded+sql"])
@@ -128,8 +149,9 @@ def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry)
         harness.submit("a")
         harness.pass_through_windows()  # started
         harness.pass_through_windows()  # failed as stuck, in its window
-        assert harness.view_of("a").status == "failed"
-        assert harness.exercised == {"SR-001", "SR-002"}
+        harness.pass_through_windows()  # removed by its own reaper, in its window
+        assert harness.status_of("a") == "removed"
+        assert harness.exercised == {"SR-001", "SR-002", "SR-005"}
     finally:
         harness.close()
 
@@ -150,7 +172,7 @@ def test_each_broken_clockwork_is_caught_at_its_requirement(entry: object,
 def test_each_pass_of_the_area_needs_the_claim_of_the_area_it_times(registry: Registry) -> None:
     needs = {r.id: set(r.needs) for r in registry.requirements if r.area == SELF_RUNNING}
     assert needs == {"SR-001": set(), "SR-002": {"stuck"}, "SR-003": {"redelivery"},
-                     "SR-004": {"retry"}}
+                     "SR-004": {"retry"}, "SR-005": {"reaper"}}
     backend = SelfRunningWithoutWatchesBackend()
     assert unclaimed(registry.requirement("SR-002"), backend.capabilities) == (
         "does not claim stuck")
@@ -209,4 +231,5 @@ def test_a_partial_self_running_claim_is_checked_in_part_in_every_suite(tmp_path
     verdicts = {rid: set(body["suites"].values())
                 for rid, body in report["requirements"].items() if rid.startswith("SR-")}
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
-                        "SR-003": {"not claimed"}, "SR-004": {"pass"}}
+                        "SR-003": {"not claimed"}, "SR-004": {"pass"},
+                        "SR-005": {"not claimed"}}
