@@ -15,7 +15,13 @@ from click.testing import CliRunner
 from jobconform.backends.loading import load_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ProcessBackend
-from jobconform.backends.self_running import SELF_RUNNING, Clockwork, WithOwnClockwork
+from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.self_running import (
+    SELF_RUNNING,
+    Clockwork,
+    PassesOnSettle,
+    WithOwnClockwork,
+)
 from jobconform.conformance.applicability import skip_reason, unclaimed
 from jobconform.conformance.cli import main
 from jobconform.conformance.clock import EPOCH
@@ -132,6 +138,32 @@ def test_a_step_runtime_runs_self_running_with_passes_on_settle(registry: Regist
     _scenarios(lambda timeout, lease: SelfRunningHarness(
         backend, profile, registry, job_timeout_seconds=timeout,  # type: ignore[arg-type]
         lease_seconds=lease))
+
+
+class EarlyReaperBackend(WithOwnClockwork):
+    """A step runtime whose own reaper counts a TTL one sweep interval short: it removes
+    an ended job before finished_at + ttl."""
+
+    def open_self_running(self, settings: RuntimeSettings, clock: Clock,
+                          clockwork: Clockwork) -> PassesOnSettle:
+        runtime = MemoryBackend().open(settings, clock)
+        runtime.start_reaper(settings.reaper_ttl_seconds
+                             - settings.reaper_sweep_interval_ms / 1000)
+        return PassesOnSettle(runtime, clock, clockwork)
+
+
+def test_a_reaper_that_removes_before_the_ttl_is_caught_at_sr_005(registry: Registry) -> None:
+    harness = SelfRunningHarness(EarlyReaperBackend(MemoryBackend()),  # type: ignore[arg-type]
+                                 registry.profile("canonical"), registry)
+    try:
+        harness.submit("a")
+        harness.pass_time(1)
+        harness.finish("a", cmd.Succeed(1))
+        with pytest.raises(Divergence) as caught:
+            harness.pass_time(3600)
+        assert caught.value.primary == "SR-005"
+    finally:
+        harness.close()
 
 
 def test_memory_and_sql_keep_the_commanded_mode() -> None:
