@@ -1,8 +1,11 @@
-"""What a backend implements to claim `self-running` (spec area self-running, SR-001..SR-004).
+"""What a backend implements to claim `self-running` (spec area self-running, SR-001..SR-005).
 
 A runtime that runs its own clockwork starts queued work, fails stuck jobs, re-delivers
-work whose lease lapsed and brings retries back when due, all by itself as its clock
-passes. Such a backend claims the `self-running` capability and has
+work whose lease lapsed, brings retries back when due and, claiming `reaper`, sweeps
+expired jobs away, all by itself as its clock passes. Its reaper runs from the opening
+with the settings' `reaper_ttl_seconds` and `reaper_sweep_interval_ms` (the profile's):
+opening the runtime self-running is the opt-in RP-001 asks for, and no `start_reaper`
+follows. Such a backend claims the `self-running` capability and has
 
     def open_self_running(self, settings: RuntimeSettings, clock: Clock,
                           clockwork: Clockwork) -> Runtime: ...
@@ -25,7 +28,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.protocol import REAPER, Clock, RuntimeSettings
 
 SELF_RUNNING = "self-running"
 
@@ -91,8 +94,9 @@ class PassesOnSettle:
 class WithOwnClockwork:
     """A backend whose job runtimes, opened self-running, poll by `PassesOnSettle`; it
     claims `self-running` besides the backend's own capabilities and passes every other
-    opener through. The backend's runtime must answer detect_stuck, expire_leases and
-    dispatch (it claims stuck and redelivery)."""
+    opener through. Claiming `reaper`, its runtime's reaper is started at the opening.
+    The backend's runtime must answer detect_stuck, expire_leases and dispatch (it claims
+    stuck and redelivery)."""
 
     def __init__(self, backend: Any) -> None:
         self._backend = backend
@@ -102,7 +106,10 @@ class WithOwnClockwork:
 
     def open_self_running(self, settings: RuntimeSettings, clock: Clock,
                           clockwork: Clockwork) -> PassesOnSettle:
-        return PassesOnSettle(self._backend.open(settings, clock), clock, clockwork)
+        runtime = self._backend.open(settings, clock)
+        if REAPER in self.capabilities:
+            runtime.start_reaper()  # a step runtime sweeps on settle once its reaper runs
+        return PassesOnSettle(runtime, clock, clockwork)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._backend, name)

@@ -5,7 +5,8 @@ Feature: A self-running runtime's own clockwork
   reads at the last instant each action is still forbidden, inside its window and at the
   window's close, so an early action fails as surely as a late or missing one. Scenarios
   here are skipped on a backend that does not claim self-running, and those of SR-002,
-  SR-003 and SR-004 on one that does not also claim stuck, redelivery or retry.
+  SR-003, SR-004 and SR-005 on one that does not also claim stuck, redelivery, retry or
+  reaper.
 
   # -- SR-001: queued work starts without a dispatch ----------------------------------------
 
@@ -85,3 +86,15 @@ Feature: A self-running runtime's own clockwork
     And the self-running runtime's windows pass
     And job "a" on the self-running runtime returns
     Then the self-running runtime shows job "a" succeeded
+
+  # -- SR-005: the reaper sweeps by itself -----------------------------------------------------
+
+  @SR-005
+  Scenario: An ended job is held through its TTL and removed within one sweep interval
+    Given the self-running runtime takes job "a"
+    When 1 seconds pass on the self-running runtime
+    And job "a" on the self-running runtime returns
+    And the reaper's time to live passes on the self-running runtime
+    Then the self-running runtime shows job "a" succeeded
+    When the self-running runtime's windows pass
+    Then the self-running runtime has removed job "a"

@@ -1,13 +1,14 @@
-"""The oracle of the self-running area (SR-001..SR-004): when a runtime that runs its own
+"""The oracle of the self-running area (SR-001..SR-005): when a runtime that runs its own
 clockwork may, and must, have acted.
 
 A commanded runtime acts at the command; a self-running one acts somewhere in a window.
 Each function here gives that window from instants the runtime recorded (a job's
-submission, start or last heartbeat, the end of its failed attempt) and the poll interval:
-the action is forbidden up to the window's opening (or before it, for an opening it may
-act at), and required from its close on. `read_points` are the instants a check reads at
-so that an early action is as visible as a late or missing one: one where it is still
-forbidden, one inside, and the close. Pure: no clock, no I/O.
+submission, start or last heartbeat, the end of its failed attempt or of the job) and the
+poll interval, or the reaper's sweep interval: the action is forbidden up to the window's
+opening (or before it, for an opening it may act at), and required from its close on.
+`read_points` are the instants a check reads at so that an early action is as visible as
+a late or missing one: one where it is still forbidden, one inside, and the close. Pure:
+no clock, no I/O.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ START = "start"
 FAIL_STUCK = "fail as stuck"
 REQUEUE = "re-queue (lease lapsed)"
 START_RETRY = "start the retry"
+REAP = "remove (reaper sweep)"
 
 
 @dataclass(frozen=True)
@@ -108,3 +110,13 @@ def retry_window(failed_at: datetime, policy: RetryPolicy, retries_taken: int,
     """SR-004: started again no earlier than due, no later than one poll interval after."""
     due = retry_due(failed_at, policy, retries_taken)
     return Window(START_RETRY, due, due + poll(poll_interval_seconds), at_opening=True)
+
+
+def reap_window(finished_at: datetime, ttl_seconds: float, sweep_interval_ms: float) -> Window:
+    """SR-005: a terminal job is removed by a sweep of the runtime's own reaper strictly
+    after finished_at + ttl (a sweep at boundary b removes what list_expired(b - ttl)
+    returns, and that is strict, RP-002, RP-003), and by the first sweep boundary after
+    that instant, at most one sweep interval later."""
+    expiry = finished_at + timedelta(seconds=ttl_seconds)
+    return Window(REAP, expiry, expiry + timedelta(milliseconds=sweep_interval_ms),
+                  at_opening=False)

@@ -1,14 +1,14 @@
 *** Settings ***
 Documentation       Conformance checks for a self-running runtime (spec/self-running.yaml,
-...                 SR-001..SR-004).
+...                 SR-001..SR-005).
 ...
 ...                 The runtime is opened with open_self_running and acts by itself: no test
 ...                 dispatches, detects stuck jobs or expires leases. Keywords only submit,
 ...                 end bodies, send heartbeats and let time pass; the harness reads at the
 ...                 last instant each action is still forbidden, inside its window and at its
 ...                 close. Tests are skipped on a backend that does not claim self-running,
-...                 and those of SR-002, SR-003 and SR-004 on one that does not also claim
-...                 stuck, redelivery or retry.
+...                 and those of SR-002, SR-003, SR-004 and SR-005 on one that does not also
+...                 claim stuck, redelivery, retry or reaper.
 Resource            lifecycle.resource
 Library             jobconform.conformance.self_running.keywords.SelfRunningLibrary
 Test Tags           self-running
@@ -55,3 +55,14 @@ A Retried Failure Starts Again When Due And Not Before
     Self-Running Job Status Should Be    a    running
     Self-Running Job Returns    a
     Self-Running Job Status Should Be    a    succeeded
+
+An Ended Job Is Removed By The Runtime's Own Reaper Within One Sweep Interval
+    [Tags]    SR-005
+    Open Self-Running Runtime
+    Submit To Self-Running Runtime    a
+    Let Time Pass On Self-Running Runtime    1
+    Self-Running Job Raises    a
+    Let The Reaper's Time To Live Pass On Self-Running Runtime
+    Self-Running Job Status Should Be    a    failed
+    Let Self-Running Windows Pass
+    Self-Running Job Should Be Removed    a

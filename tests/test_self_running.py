@@ -1,4 +1,4 @@
-"""The self-running area (SR-001..SR-004): the window oracle, the harness that only lets
+"""The self-running area (SR-001..SR-005): the window oracle, the harness that only lets
 time pass, the threaded worker's own clockwork, the reference child's over the pipe, and a
 claim without stuck or redelivery checked in part."""
 
@@ -15,7 +15,13 @@ from click.testing import CliRunner
 from jobconform.backends.loading import load_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ProcessBackend
-from jobconform.backends.self_running import SELF_RUNNING, Clockwork, WithOwnClockwork
+from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.self_running import (
+    SELF_RUNNING,
+    Clockwork,
+    PassesOnSettle,
+    WithOwnClockwork,
+)
 from jobconform.conformance.applicability import skip_reason, unclaimed
 from jobconform.conformance.cli import main
 from jobconform.conformance.clock import EPOCH
@@ -57,13 +63,21 @@ def test_a_start_may_happen_at_its_due_time_and_is_read_half_a_poll_before() -> 
     assert window.read_points() == (at(4.5), at(5.5), at(6))
 
 
+def test_a_reap_window_is_open_after_the_ttl_and_closes_one_sweep_interval_later() -> None:
+    window = oracle.reap_window(EPOCH, 3600, 300_000)
+    assert (window.opens, window.closes) == (at(3600), at(3900))
+    assert window.forbids(at(3600)) and not window.forbids(at(3600.5))  # strict, RP-003
+    assert window.read_points() == (at(3600), at(3750), at(3900))
+
+
 def test_clockwork_refuses_a_non_positive_interval() -> None:
     with pytest.raises(ValueError, match="poll_interval_seconds"):
         Clockwork(0, 60, 60)
 
 
 def _scenarios(harness_of: object) -> None:
-    """Every requirement once: a start, a stuck job, a lease lapse, a due retry."""
+    """Every requirement once: a start, a stuck job, a lease lapse, a due retry, and an
+    ended job removed by the runtime's own reaper."""
     open_harness = harness_of  # (job_timeout, lease) -> SelfRunningHarness
     stuck = open_harness(30.0, 6000.0)  # type: ignore[operator]
     try:
@@ -94,6 +108,19 @@ def _scenarios(harness_of: object) -> None:
         assert retry.exercised == {"SR-001", "SR-004"}
     finally:
         retry.close()
+    reaper = open_harness(6000.0, 6000.0)  # type: ignore[operator]
+    try:
+        if reaper.watches_reaper:
+            reaper.submit("a")
+            reaper.pass_time(1)
+            reaper.finish("a", cmd.Succeed(1))
+            reaper.pass_time(3600)  # finished_at + ttl: still held (RP-003 is strict)
+            assert reaper.view_of("a").status == "succeeded"
+            reaper.pass_through_windows()
+            assert reaper.status_of("a") == "removed"
+            assert "SR-005" in reaper.exercised
+    finally:
+        reaper.close()
 
 
 @pytest.mark.parametrize("name", ["threaded", "threaded+sql"])
@@ -113,6 +140,32 @@ def test_a_step_runtime_runs_self_running_with_passes_on_settle(registry: Regist
         lease_seconds=lease))
 
 
+class EarlyReaperBackend(WithOwnClockwork):
+    """A step runtime whose own reaper counts a TTL one sweep interval short: it removes
+    an ended job before finished_at + ttl."""
+
+    def open_self_running(self, settings: RuntimeSettings, clock: Clock,
+                          clockwork: Clockwork) -> PassesOnSettle:
+        runtime = MemoryBackend().open(settings, clock)
+        runtime.start_reaper(settings.reaper_ttl_seconds
+                             - settings.reaper_sweep_interval_ms / 1000)
+        return PassesOnSettle(runtime, clock, clockwork)
+
+
+def test_a_reaper_that_removes_before_the_ttl_is_caught_at_sr_005(registry: Registry) -> None:
+    harness = SelfRunningHarness(EarlyReaperBackend(MemoryBackend()),  # type: ignore[arg-type]
+                                 registry.profile("canonical"), registry)
+    try:
+        harness.submit("a")
+        harness.pass_time(1)
+        harness.finish("a", cmd.Succeed(1))
+        with pytest.raises(Divergence) as caught:
+            harness.pass_time(3600)
+        assert caught.value.primary == "SR-005"
+    finally:
+        harness.close()
+
+
 def test_memory_and_sql_keep_the_commanded_mode() -> None:
     assert SELF_RUNNING not in load_backend("memory").capabilities
     assert SELF_RUNNING not in load_backend("sql").capabilities
@@ -128,8 +181,9 @@ def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry)
         harness.submit("a")
         harness.pass_through_windows()  # started
         harness.pass_through_windows()  # failed as stuck, in its window
-        assert harness.view_of("a").status == "failed"
-        assert harness.exercised == {"SR-001", "SR-002"}
+        harness.pass_through_windows()  # removed by its own reaper, in its window
+        assert harness.status_of("a") == "removed"
+        assert harness.exercised == {"SR-001", "SR-002", "SR-005"}
     finally:
         harness.close()
 
@@ -150,7 +204,7 @@ def test_each_broken_clockwork_is_caught_at_its_requirement(entry: object,
 def test_each_pass_of_the_area_needs_the_claim_of_the_area_it_times(registry: Registry) -> None:
     needs = {r.id: set(r.needs) for r in registry.requirements if r.area == SELF_RUNNING}
     assert needs == {"SR-001": set(), "SR-002": {"stuck"}, "SR-003": {"redelivery"},
-                     "SR-004": {"retry"}}
+                     "SR-004": {"retry"}, "SR-005": {"reaper"}}
     backend = SelfRunningWithoutWatchesBackend()
     assert unclaimed(registry.requirement("SR-002"), backend.capabilities) == (
         "does not claim stuck")
@@ -209,4 +263,5 @@ def test_a_partial_self_running_claim_is_checked_in_part_in_every_suite(tmp_path
     verdicts = {rid: set(body["suites"].values())
                 for rid, body in report["requirements"].items() if rid.startswith("SR-")}
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
-                        "SR-003": {"not claimed"}, "SR-004": {"pass"}}
+                        "SR-003": {"not claimed"}, "SR-004": {"pass"},
+                        "SR-005": {"not claimed"}}

@@ -441,7 +441,7 @@ def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildSe
                              f" child; default: {newest})")
     parser.add_argument("--self-running", action="store_true",
                         help="give the served backend's job runtimes a clockwork of their"
-                             " own and claim self-running (SR-001..SR-004): each settle"
+                             " own and claim self-running (SR-001..SR-005): each settle"
                              " runs the poll due by the request's time")
     options = parser.parse_args(argv)
     try:

@@ -264,7 +264,7 @@ class Backend(Protocol):
 
     def open_self_running(self, settings: RuntimeSettings, clock: Clock,
                           clockwork: Clockwork) -> JobRuntime:
-        """A job runtime that acts by itself as its clock passes (SR-001..SR-004): it runs
+        """A job runtime that acts by itself as its clock passes (SR-001..SR-005): it runs
         every pass due by each request's `now` before answering it, and is never sent
         dispatch, detect_stuck or expire_leases."""
         ...

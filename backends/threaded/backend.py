@@ -8,9 +8,10 @@ expires, when its body falls silent, as the spec and the oracle have it. The env
 JOBCONFORM_ASYNC_* variables configure real deployments, not conformance runs, so that a
 run depends on its seed alone.
 
-Opened self-running (`open_self_running`, SR-001..SR-004), the same worker polls every poll
+Opened self-running (`open_self_running`, SR-001..SR-005), the same worker polls every poll
 interval on the virtual clock by itself: each poll fails the jobs silent past the job
-timeout and claims queued work, and a lease pass runs every poll interval too.
+timeout and claims queued work, and a lease pass runs every poll interval too; its reaper
+runs from the opening, sweeping every sweep interval.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def _whole_seconds(seconds: float, name: str) -> int:
 
 
 def self_running_config(settings: RuntimeSettings, clockwork: Clockwork) -> WorkerConfig:
-    """The worker configuration of a self-running check (SR-001..SR-004): it polls every
+    """The worker configuration of a self-running check (SR-001..SR-005): it polls every
     poll interval, and each poll fails the jobs silent past the job timeout; its lease
     passes run every poll interval too. Heartbeats stay the bodies' own, as in
     `conformance_config`, so a job falls silent when its body does."""
@@ -167,11 +168,18 @@ class ThreadedBackend:
 
     def open_self_running(self, settings: RuntimeSettings, clock: Clock,
                           clockwork: Clockwork) -> ThreadedRuntime:
-        """The same worker, polling on its clock by itself (SR-001..SR-004)."""
-        return ThreadedRuntime(self.new_store(), waitable(clock),
-                               self_running_config(settings, clockwork),
-                               max_tasks=settings.max_tasks,
-                               max_redelivery=settings.max_redelivery)
+        """The same worker, polling on its clock by itself (SR-001..SR-004); its poll
+        thread runs the reaper's sweeps from the opening, with the settings' TTL and sweep
+        interval and no start_reaper call (SR-005)."""
+        runtime = ThreadedRuntime(self.new_store(), waitable(clock),
+                                  self_running_config(settings, clockwork),
+                                  max_tasks=settings.max_tasks,
+                                  reaper_ttl_seconds=settings.reaper_ttl_seconds,
+                                  reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
+                                  max_redelivery=settings.max_redelivery)
+        if REAPER in self.capabilities:
+            runtime.start_reaper()
+        return runtime
 
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> ThreadedAdmissionRuntime:
         return ThreadedAdmissionRuntime(self.new_admission_store(), clock, config)

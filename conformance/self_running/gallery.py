@@ -47,9 +47,10 @@ class EarlyRetryWorker(ThreadedRuntime):
 
 def _entry(name: str, bug: str, catches: str, source: str,
            worker: type[ThreadedRuntime] = ThreadedRuntime,
-           recovery_every_polls: int = 1) -> GalleryEntry:
+           recovery_every_polls: int = 1, starts_reaper: bool = True) -> GalleryEntry:
     """The threaded backend whose self-running worker is `worker`, with its lease passes
-    `recovery_every_polls` poll intervals apart; loadable as `<this module>:<name>`."""
+    `recovery_every_polls` poll intervals apart and its reaper started at the opening
+    unless `starts_reaper` is false; loadable as `<this module>:<name>`."""
 
     class BrokenBackend(ThreadedBackend):
         __doc__ = bug
@@ -59,9 +60,14 @@ def _entry(name: str, bug: str, catches: str, source: str,
             config: WorkerConfig = self_running_config(settings, clockwork)
             config = replace(config, recovery_interval=(clockwork.poll_interval_seconds
                                                         * recovery_every_polls))
-            return worker(self.new_store(), waitable(clock), config,
-                          max_tasks=settings.max_tasks,
-                          max_redelivery=settings.max_redelivery)
+            runtime = worker(self.new_store(), waitable(clock), config,
+                             max_tasks=settings.max_tasks,
+                             reaper_ttl_seconds=settings.reaper_ttl_seconds,
+                             reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
+                             max_redelivery=settings.max_redelivery)
+            if starts_reaper:
+                runtime.start_reaper()
+            return runtime
 
     BrokenBackend.name = f"gallery.{name}"
     BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
@@ -82,4 +88,10 @@ GALLERY = (
     _entry("self_running_early_retry", " ".join((EarlyRetryWorker.__doc__ or "").split()),
            "SR-004", "seed 004 §1.2: the next attempt waits out the delay",
            worker=EarlyRetryWorker),
+    _entry("self_running_reaper_never_sweeps",
+           "Its reaper sweeps only once start_reaper is called: opened self-running it"
+           " never starts, so an ended job is kept for good however long its TTL has"
+           " passed.", "SR-005",
+           "seed 004 §1.3: the reaper deletes expired terminal jobs on its schedule",
+           starts_reaper=False),
 )

@@ -1,5 +1,5 @@
 """The self-running harness: the runtime acts by itself, the harness only lets time pass
-and reads (spec area self-running, SR-001..SR-004).
+and reads (spec area self-running, SR-001..SR-005).
 
 The backend's runtime is opened with `open_self_running(settings, clock, clockwork)` and is
 never told to dispatch, detect stuck jobs or expire leases. The harness submits jobs,
@@ -18,9 +18,12 @@ Each job is followed through a small model: queued with the window its start fal
 (none while it waits for a slot), running since an instant with a last heartbeat, or
 ended. A running job is watched only for the silences the backend claims a pass for: a
 job timeout if it claims `stuck` (SR-002), a lease if it claims `redelivery` (SR-003); a
-runtime that claims neither leaves a silent job running, and that is right for it. Windows
-are computed from the instants the runtime itself recorded once they have
-passed their own check, so one late start does not shift every later verdict. The first
+runtime that claims neither leaves a silent job running, and that is right for it. An ended
+job is watched for its removal by the runtime's own reaper if the backend claims `reaper`
+(SR-005): the runtime is opened with the profile's TTL and sweep interval in its settings,
+and the job must still be held at finished_at + ttl and be gone one sweep interval later.
+Windows are computed from the instants the runtime itself recorded once they have passed
+their own check, so one late start does not shift every later verdict. The first
 difference raises `Divergence` naming the requirement of the window it broke.
 """
 
@@ -32,6 +35,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import (
+    REAPER,
     REDELIVERY,
     RETRY,
     STUCK,
@@ -59,6 +63,8 @@ from jobconform.spec import Profile, Registry
 T = TypeVar("T")
 
 QUEUED, RUNNING, SUCCEEDED, FAILED = "queued", "running", "succeeded", "failed"
+# An ended job the runtime's own reaper removed (SR-005): nothing of it is read any more.
+REMOVED = "removed"
 # A re-delivered job's new start: within one more poll interval after its re-queue (SR-003).
 RESTART = "start again (re-delivered)"
 
@@ -68,6 +74,7 @@ REQUIREMENT_OF_ACTION = {
     oracle.REQUEUE: "SR-003",
     RESTART: "SR-003",
     oracle.START_RETRY: "SR-004",
+    oracle.REAP: "SR-005",
 }
 # A job's body decided by the harness ends at once (LC-002's transitions); a retried
 # failure goes back to the queue (RT-003), whose new start SR-004 bounds.
@@ -92,6 +99,7 @@ class JobModel:
     window: Window | None = None  # a queued job's start window; None: waits for a slot
     started_at: datetime | None = None
     last_heartbeat: datetime | None = None
+    finished_at: datetime | None = None  # an ended job's, which its reaper window counts from
     redeliveries: int = 0
     retries: int = 0
 
@@ -136,13 +144,23 @@ class SelfRunningHarness:
         claims = frozenset(self.backend.capabilities)
         self.watches_stuck, self.watches_leases = STUCK in claims, REDELIVERY in claims
         self.retries = RETRY in claims
+        # SR-005 with the claim of `reaper`, and the profile's TTL and sweep interval.
+        self.watches_reaper = REAPER in claims and REAPER in self.profile.areas
+        defaults = RuntimeSettings(max_concurrent=self.max_concurrent, max_tasks=None)
+        self.reaper_ttl_seconds, self.reaper_sweep_interval_ms = (
+            (float(self.profile.parameter(REAPER, "ttl_seconds")),  # type: ignore[arg-type]
+             float(self.profile.parameter(REAPER, "sweep_interval_ms")))  # type: ignore[arg-type]
+            if REAPER in self.profile.areas
+            else (defaults.reaper_ttl_seconds, defaults.reaper_sweep_interval_ms))
         self.clockwork = Clockwork(self.poll_interval, self.job_timeout_seconds,
                                    self.lease_seconds)
         max_redelivery = (int(self.profile.parameter(REDELIVERY, "max_redelivery"))  # type: ignore[arg-type]
                           if REDELIVERY in self.profile.areas else 3)
         self.settings = RuntimeSettings(max_concurrent=self.max_concurrent,
                                         max_tasks=self.profile.max_tasks,
-                                        max_redelivery=max_redelivery)
+                                        max_redelivery=max_redelivery,
+                                        reaper_ttl_seconds=self.reaper_ttl_seconds,
+                                        reaper_sweep_interval_ms=self.reaper_sweep_interval_ms)
         self._titles = ({r.id: r.title for r in self.registry.requirements}
                         if self.registry else {})
         self.jobs: dict[str, JobModel] = {}
@@ -199,7 +217,7 @@ class SelfRunningHarness:
             if view.status != wanted:
                 raise self._fail(OUTCOME_REQUIREMENTS, f"job {alias!r} after its body ended",
                                  wanted, _shown(view))
-            job.status = wanted
+            self._ended(job, wanted, view.finished_at)
         self._give_free_slots(now)
         self.read()
 
@@ -258,6 +276,9 @@ class SelfRunningHarness:
         for job in [job for job in self.jobs.values() if job.status == QUEUED]:
             self._check_queued(job, self._view(job), now)
         self._give_free_slots(now)
+        if self.watches_reaper:
+            for job in [job for job in self.jobs.values() if job.status in (SUCCEEDED, FAILED)]:
+                self._check_ended(job, now)
 
     def status_of(self, alias: str) -> str:
         return self._job(alias).status
@@ -285,6 +306,34 @@ class SelfRunningHarness:
         self.exercised.add(REQUIREMENT_OF_ACTION[window.action])
         job.status, job.window, job.started_at = RUNNING, None, started
         job.last_heartbeat = getattr(view, "last_heartbeat", None) or started
+
+    def _ended(self, job: JobModel, status: str, finished_at: datetime | None) -> None:
+        """A job reached its end; a reaper the backend claims removes it in its window."""
+        if self.watches_reaper and finished_at is None:
+            raise self._fail(("SR-005",), f"job {job.alias!r} {status}", "a finished_at,"
+                             " which the reaper's TTL counts from", None)
+        job.status, job.finished_at = status, finished_at
+
+    def _reap_window(self, job: JobModel) -> Window:
+        assert job.finished_at is not None
+        return oracle.reap_window(job.finished_at, self.reaper_ttl_seconds,
+                                  self.reaper_sweep_interval_ms)
+
+    def _check_ended(self, job: JobModel, now: datetime) -> None:
+        """An ended job is held up to finished_at + ttl and gone a sweep interval after
+        (SR-005): the runtime's own reaper removed it, with no start_reaper or sweep."""
+        window = self._reap_window(job)
+        runtime = self.runtime
+        view = self._call("get", lambda: runtime.get(job.job_id))
+        if view is not None:
+            if window.requires(now):
+                raise self._late(job, window, now, view)
+            return
+        if window.forbids(now):
+            raise self._fail(("SR-005",), f"job {job.alias!r} read at {now.isoformat()}:"
+                             " removed before its window", window.describe(), None)
+        self.exercised.add("SR-005")
+        job.status = REMOVED
 
     def _running_windows(self, job: JobModel) -> list[Window]:
         """The windows of the passes the backend claims, the first due first: none for a
@@ -320,7 +369,7 @@ class SelfRunningHarness:
             if finished is None or not first.holds(finished):
                 raise self._early_or_outside(job, first, finished, view)
             self.exercised.add("SR-002")
-            job.status = FAILED
+            self._ended(job, FAILED, finished)
             self._freed_at.append(finished)
             return
         if (view.status == FAILED and view.error == POISON_ERROR
@@ -331,7 +380,7 @@ class SelfRunningHarness:
                     or not first.holds(finished)):
                 raise self._early_or_outside(job, first, finished, view)
             self.exercised.add("SR-003")
-            job.status = FAILED
+            self._ended(job, FAILED, finished)
             self._freed_at.append(finished)
             return
         if redelivered == job.redeliveries + 1 and view.status in (QUEUED, RUNNING):
@@ -373,6 +422,8 @@ class SelfRunningHarness:
                 windows.append(job.window)
             elif job.status == RUNNING:
                 windows.extend(self._running_windows(job)[:1])
+            elif job.status in (SUCCEEDED, FAILED) and self.watches_reaper:
+                windows.append(self._reap_window(job))
         return windows
 
     # -- verdicts ------------------------------------------------------------------------

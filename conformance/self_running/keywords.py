@@ -1,5 +1,5 @@
 """Robot Framework keywords for a self-running runtime (robot/self_running.robot,
-SR-001..SR-004).
+SR-001..SR-005).
 
 `Open Self-Running Runtime` opens the backend's runtime with `open_self_running`; after
 that, keywords only submit, end bodies, send heartbeats and let time pass, and the
@@ -26,7 +26,7 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.lifecycle.keywords import DEFAULT_BACKEND, close_at_end_of_test
-from jobconform.conformance.self_running.harness import SelfRunningHarness
+from jobconform.conformance.self_running.harness import REMOVED, SelfRunningHarness
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.spec import load_registry
@@ -83,6 +83,11 @@ class SelfRunningLibrary:
         """Let ``seconds`` pass, reading at every window's read points on the way."""
         self.harness.pass_time(float(seconds))
 
+    @keyword("Let The Reaper's Time To Live Pass On Self-Running Runtime")
+    def ttl_passes(self) -> None:
+        """Let the reaper's TTL (the profile's) pass: an ended job is due for removal."""
+        self.harness.pass_time(self.harness.reaper_ttl_seconds)
+
     @keyword("Let Self-Running Windows Pass")
     def windows_pass(self) -> None:
         """Let time pass until every window open now has closed."""
@@ -106,6 +111,14 @@ class SelfRunningLibrary:
         actual = self.harness.view_of(alias).status
         if actual != status:
             raise AssertionError(f"job {alias!r}'s status: expected {status!r}, got {actual!r}")
+
+    @keyword("Self-Running Job Should Be Removed")
+    def removed(self, alias: str) -> None:
+        """Removed by the runtime's own reaper, within its window (SR-005)."""
+        self.harness.read()
+        actual = self.harness.status_of(alias)
+        if actual != REMOVED:
+            raise AssertionError(f"job {alias!r}: expected {REMOVED!r}, got {actual!r}")
 
     @keyword("Self-Running Job Should Be Re-Delivered")
     def redelivered(self, alias: str, times: int) -> None:

@@ -1,6 +1,6 @@
 """The Hypothesis machine for a self-running runtime: random submissions, bodies that end
 or fail into a retry, heartbeats and stretches of time, on a runtime that is never told to
-dispatch, detect stuck jobs or expire leases (SR-001..SR-004).
+dispatch, detect stuck jobs or expire leases (SR-001..SR-005).
 
 The runtime has a slot for every job the machine submits: a retry or a re-delivery that
 falls due while every slot is held waits for the runtime's order among eligible jobs, which
@@ -11,6 +11,10 @@ together would leave the order of the two passes to the runtime. Every `pass_tim
 at the read points of every open window (`SelfRunningHarness`), so the drawn stretches
 only decide where time lands between them. Retry delays are whole seconds of at least two
 poll intervals, so a retry's early read comes after its failure.
+
+With the reaper claimed (SR-005), an ended job's removal window is an open window like the
+others: `windows_pass` lets the reaper's TTL and one sweep interval go by, so the machine
+reaches it without a rule of its own and its draws stay as they were.
 
 It draws only what the backend claims (spec/self-running.yaml `needs`): the job timeout
 with `stuck`, the lease with `redelivery`, retry policies with `retry`. A backend claiming

@@ -1,4 +1,4 @@
-"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-004).
+"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-005).
 
 The runtime is opened with `open_self_running` on first use, with the slots, job timeout
 and lease the scenario's Given-steps set. After that, steps only submit, decide bodies,
@@ -23,7 +23,7 @@ from jobconform.conformance.lifecycle.steps import (
     setup_step,
     state_of,
 )
-from jobconform.conformance.self_running.harness import SelfRunningHarness
+from jobconform.conformance.self_running.harness import REMOVED, SelfRunningHarness
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 
@@ -107,6 +107,13 @@ def step_pass(context: Any, seconds: float) -> None:
     _scenario(context).harness.pass_time(seconds)
 
 
+@action_step("the reaper's time to live passes on the self-running runtime")
+def step_ttl_passes(context: Any) -> None:
+    """As long as the reaper's TTL (the profile's): an ended job is due for removal now."""
+    harness = _scenario(context).harness
+    harness.pass_time(harness.reaper_ttl_seconds)
+
+
 @action_step("the self-running runtime's windows pass")
 def step_windows_pass(context: Any) -> None:
     _scenario(context).harness.pass_through_windows()
@@ -132,6 +139,14 @@ def check_status(context: Any, alias: str, status: str) -> None:
     harness = _scenario(context).harness
     harness.read()
     _check(f"job {alias!r}'s status", status, harness.view_of(alias).status)
+
+
+@check_step('the self-running runtime has removed job "{alias}"')
+def check_removed(context: Any, alias: str) -> None:
+    """Removed by the runtime's own reaper, within its window (SR-005)."""
+    harness = _scenario(context).harness
+    harness.read()
+    _check(f"job {alias!r}", REMOVED, harness.status_of(alias))
 
 
 @check_step('the self-running runtime has re-delivered job "{alias}" {count:d} time(s)')
