@@ -7,6 +7,8 @@ adapter knows what is in flight instead, and tells `Deliveries`:
 
 - `sent(job_id, delay_seconds)`: a message for the job is on its way (submitted, or a retry
   with a countdown); its body may begin that many seconds from now;
+- `received(job_id)` (with `receipts=True`): the message reached the worker (Celery's
+  `task_received`); settle waits until every message sent has;
 - `dropped(job_id)`: no message for the job will come as a body after all (a cancel, a retry
   the library did not send);
 - `with deliveries.body(job_id):` around each body the worker runs, which takes the job's message
@@ -46,9 +48,16 @@ class Deliveries:
 
     def __init__(self, gate: DispatchGate, threads: int,
                  now: Callable[[], datetime] = wall_now,
-                 settle_limit_seconds: float = SETTLE_LIMIT_SECONDS) -> None:
+                 settle_limit_seconds: float = SETTLE_LIMIT_SECONDS,
+                 receipts: bool = False) -> None:
         self._gate, self._threads, self._now = gate, threads, now
         self._limit = settle_limit_seconds
+        # With `receipts` the adapter also says when each message reaches the worker
+        # (`received`), and settle waits for every message sent to arrive: one still on
+        # the wire would reach the worker before or after the next command, as the network
+        # has it, and the worker would queue it differently from run to run.
+        self._receipts = receipts
+        self._on_the_wire: Counter[str] = Counter()  # per job, messages sent, not received
         self._state = threading.Condition()  # the worker's threads notify it
         self._bodies: Counter[str] = Counter()  # per job, its bodies running now
         self._due: dict[str, datetime] = {}  # per job, the message on its way: due from
@@ -56,11 +65,21 @@ class Deliveries:
     def sent(self, job_id: str, delay_seconds: float = 0.0) -> None:
         with self._state:
             self._due[job_id] = self._now() + timedelta(seconds=delay_seconds)
+            if self._receipts:
+                self._on_the_wire[job_id] += 1
+            self._state.notify_all()
+
+    def received(self, job_id: str) -> None:
+        """The worker has the job's message (with `receipts`): no longer on the wire."""
+        with self._state:
+            if self._on_the_wire[job_id] > 0:
+                self._on_the_wire[job_id] -= 1
             self._state.notify_all()
 
     def dropped(self, job_id: str) -> None:
         with self._state:
             self._due.pop(job_id, None)
+            self._on_the_wire.pop(job_id, None)
             self._state.notify_all()
 
     @contextmanager
@@ -99,10 +118,13 @@ class Deliveries:
                     raise DeliveriesTimeout(
                         f"the worker did not settle within {self._limit:g} s of real time (a"
                         " safety limit; virtual time does not pass while waiting): bodies"
-                        f" running {running}, messages on their way (due from) {self._due}")
+                        f" running {running}, messages on their way (due from) {self._due},"
+                        f" sent but not yet received {dict(+self._on_the_wire)}")
                 self._state.wait(POLL_SECONDS)
 
     def _quiet(self) -> bool:
+        if +self._on_the_wire:
+            return False
         running = +self._bodies
         if any(n > 1 or not self._gate.waits(job_id) for job_id, n in running.items()):
             return False

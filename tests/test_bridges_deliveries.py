@@ -113,6 +113,25 @@ def test_a_message_due_later_is_waited_for_only_once_it_is_due() -> None:
     deliveries.settle()
 
 
+def test_with_receipts_settle_waits_for_a_message_due_later_to_reach_the_worker() -> None:
+    # A retry's message with a countdown: due later, so without receipts settle returns at
+    # once, whether or not the worker has it yet; with them, not before it arrives.
+    clock = VirtualClock(EPOCH)
+    deliveries = Deliveries(DispatchGate(), threads=1, now=clock.now, settle_limit_seconds=0.2,
+                            receipts=True)
+    deliveries.sent("j0", delay_seconds=5)
+    with pytest.raises(DeliveriesTimeout, match=r"sent but not yet received \{'j0': 1\}"):
+        deliveries.settle()
+    arrival = threading.Timer(0.05, deliveries.received, ("j0",))  # the broker's round trip
+    arrival.start()
+    deliveries.settle()  # returns once the worker has it, its delay still ahead
+    arrival.join()
+    deliveries.received("j0")  # a second notice of one message changes nothing
+    deliveries.sent("j1", delay_seconds=5)
+    deliveries.dropped("j1")  # a retry the library did not send: nothing comes
+    deliveries.settle()
+
+
 def test_a_module_imported_on_the_bridges_binds_their_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     request.addfinalizer(lambda: sys.modules.pop("binds_clock_at_import", None))

@@ -1,11 +1,9 @@
 """Celery itself: its embedded worker (threads pool) in process, RabbitMQ and Redis on loopback.
-
 The task is the job's body: it waits at the gate, then for the harness's decision, and keeps
-the spec's records. A retry's ETA waits in the worker's timer thread, asleep under ThreadWaits
-(its synchronous loop: the event loop's poll is real); it waits on sockets: Deliveries settles it.
-autoretry's options are fixed per task, the policy per job: the body makes its call. Stuck and
-re-delivery: not claimed (Celery has no job heartbeat; RabbitMQ times deliveries on its clock).
-"""
+the spec's records. A retry's ETA waits in the worker's timer thread, asleep under ThreadWaits;
+sockets: Deliveries settles it, each message received first. autoretry's options are fixed per
+task, the policy per job: the body makes its call. Stuck and re-delivery: not claimed (Celery
+has no job heartbeat; RabbitMQ times deliveries on its clock)."""
 
 import logging
 from contextlib import ExitStack
@@ -36,7 +34,7 @@ class CeleryRuntime:
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health = jobs.cleanup, jobs.health
         self._gate, self._work = bridges.DispatchGate(), {}  # job id -> rank, script, policy
-        self._deliveries = bridges.Deliveries(self._gate, threads=settings.max_concurrent)
+        self._deliveries = bridges.Deliveries(self._gate, settings.max_concurrent, receipts=True)
         self.settle, self.dispatch = self._deliveries.settle, self._deliveries.dispatch
         self.app = Celery(name := f"jobconform-{uuid4().hex[:8]}",  # RabbitMQ, results in Redis
                           broker="amqp://127.0.0.1:5672//", backend="redis://127.0.0.1:6379/5")
@@ -45,6 +43,8 @@ class CeleryRuntime:
             task_default_queue=name, broker_heartbeat=0, worker_prefetch_multiplier=0,
             broker_connection_retry_on_startup=True, result_expires=600)
         self._task = self.app.task(name="body", shared=False, typing=False)(self._body)
+        signals.task_received.connect(lambda request, **_: self._deliveries.received(request.id),
+                                      weak=False, dispatch_uid=name)  # off the wire
         with self._waits.adopting(), ExitStack() as worker:  # its consumer, timer, pool threads
             self.hostname = worker.enter_context(start_worker(
                 self.app, concurrency=settings.max_concurrent, pool="threads",
@@ -106,6 +106,7 @@ class CeleryRuntime:
         self._waits.closing()  # the timer thread's sleeps end, so the worker can stop
         self.app.control.shutdown(destination=[self.hostname])  # its loop ends now
         self._worker.close()
+        signals.task_received.disconnect(dispatch_uid=self.app.main)
         self.app.close()
         self._waits.stop()
         self._wall.stop()
