@@ -281,3 +281,65 @@ def test_a_partial_self_running_claim_is_checked_in_part_in_every_suite(tmp_path
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
                         "SR-003": {"not claimed"}, "SR-004": {"pass"},
                         "SR-005": {"not claimed"}, "SR-006": {"not claimed"}}
+
+
+# -- SR-006: schedules fired by the runtime itself -------------------------------------------
+
+def test_a_fire_window_opens_at_the_fire_time_and_closes_one_poll_later() -> None:
+    window = oracle.fire_window(at(30), 1.0)  # type: ignore[arg-type]
+    assert (window.forbids(at(29.9)), window.holds(at(30)), window.requires(at(31))) == (  # type: ignore[arg-type]
+        True, True, True)
+    assert window.read_points() == (at(29.5), at(30.5), at(31))
+
+
+def _watch_of(registry: Registry) -> SelfRunningHarness:
+    return SelfRunningHarness(load_backend("threaded"), registry.profile("canonical"),
+                              registry)
+
+
+def test_a_one_shot_job_dispatched_twice_is_caught_at_sr_006(registry: Registry) -> None:
+    harness = _watch_of(registry)
+    try:
+        harness.schedule_once("once", 5)
+        harness.pass_time(5)
+        schedule_id = harness.schedules.schedules["once"].schedule_id
+        harness.schedules.recorder.dispatch(schedule_id, at(5), "again")  # type: ignore[arg-type]
+        with pytest.raises(Divergence) as caught:
+            harness.read()
+        assert caught.value.requirements[:2] == ("SR-006", "SC-002")
+    finally:
+        harness.close()
+
+
+def test_a_fire_dispatched_for_another_time_is_caught_at_sr_006(registry: Registry) -> None:
+    harness = _watch_of(registry)
+    try:
+        harness.schedule_cron("cron", "*/2 * * * *")
+        schedule_id = harness.schedules.schedules["cron"].schedule_id
+        harness.schedules.recorder.dispatch(schedule_id, at(240), "ahead")  # type: ignore[arg-type]
+        with pytest.raises(Divergence) as caught:
+            harness.read()
+        assert caught.value.primary == "SR-006"
+        assert "scheduled_for 2026-01-01T00:02:00+00:00" in str(caught.value)
+    finally:
+        harness.close()
+
+
+def test_the_watch_reads_nothing_of_the_scheduler_while_time_passes(registry: Registry) -> None:
+    """The scheduling area's checks read the schedules after every command; here nothing
+    is read while time passes, which is what lets a scheduler fired by reads be caught."""
+    harness = _watch_of(registry)
+    reads: list[str] = []
+    try:
+        harness.schedule_cron("cron", "*/2 * * * *")
+        scheduler = harness.schedules.scheduler
+        for name in ("get", "list_schedules", "history"):
+            original = getattr(scheduler, name)
+            setattr(scheduler, name, lambda *args, _name=name, _original=original: (
+                reads.append(_name), _original(*args))[1])
+        harness.pass_time(600)
+        assert reads == []
+        assert harness.schedules.check_history("cron") == 5
+        assert reads == ["history"]
+    finally:
+        harness.close()
