@@ -5,7 +5,9 @@ A library's validation is a run made with a deviation list of its own
 (`jobconform run ... --expected-failures FILE`, which the report records as
 `expected_failures_file`). `jobconform publish REPORTS` takes every such report under the
 folder REPORTS, one folder per library (`reports/huey/report.json` is the library "huey"),
-so a new example is picked up by its tox environment alone. It writes:
+so a new example is picked up by its tox environment alone. A second run of a library, in
+another area, writes into a folder inside the library's (`reports/huey/periodic`: huey's
+periodic tasks) and shows as the column "huey/periodic", beside "huey". It writes:
 
 - `index.html`, `README.md` and `badges/`: the compare page of those reports
   (conformance/compare.py), one column per library;
@@ -69,7 +71,12 @@ class PublishError(ValueError):
 class Library:
     """One library's validation: the report of a run with its own deviation list."""
 
-    name: str  # the report's folder under REPORTS
+    name: str  # the report's folder under REPORTS; "huey/periodic": a second run of huey
+
+    @property
+    def file_stem(self) -> str:
+        """The name in file names: a second run's folder inside its library's, flattened."""
+        return self.name.replace("/", "-")
     report: Path
     document: Mapping[str, Any]
     deviations_file: Path
@@ -97,7 +104,7 @@ class Finding:
 
     @property
     def file_name(self) -> str:
-        return f"{self.library.name}-{self.requirement}.md"
+        return f"{self.library.file_stem}-{self.requirement}.md"
 
 
 def find_libraries(folder: Path) -> list[Library]:
@@ -108,7 +115,8 @@ def find_libraries(folder: Path) -> list[Library]:
         PublishError: none was made with a deviation list, or two share a name.
     """
     libraries = []
-    for path in sorted(folder.rglob("report.json")):
+    # By folder, parts compared in turn: a library's second run comes right after it.
+    for path in sorted(folder.rglob("report.json"), key=lambda p: p.relative_to(folder).parts[:-1]):
         document = read_report(path)
         listed = document.get("expected_failures_file")
         if not isinstance(listed, str):
@@ -297,7 +305,7 @@ def publish(reports: Path, output_dir: Path, registry: Registry) -> dict[str, An
     for finding in findings:
         reproducer = finding.reproducer
         for number, trace in enumerate(reproducer.traces if reproducer else (), start=1):
-            name = f"{finding.library.name}-{finding.requirement}-{number}.trace.json"
+            name = f"{finding.library.file_stem}-{finding.requirement}-{number}.trace.json"
             shutil.copyfile(trace, output_dir / "findings" / name)
             traces.setdefault((finding.library.name, finding.requirement), []).append(name)
         text = _finding_markdown(finding, registry, output_dir,

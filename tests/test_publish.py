@@ -203,3 +203,20 @@ def test_the_committed_page_is_whole_and_portable() -> None:
             text = path.read_text(encoding="utf-8")
             assert 'href="/' not in text and "](/" not in text and "file://" not in text, (
                 f"{path} links an absolute path: publish from the checkout")
+
+
+def test_a_second_run_of_a_library_shows_beside_it(reports: Path, registry: Registry) -> None:
+    """A library validated in a second area writes into a folder inside its own
+    (reports/huey/periodic): its column is "slowq/periodic", its files flattened."""
+    library_report(reports, registry, "slowq/periodic", capabilities={"lifecycle", "retry"},
+                   expected={"RT-002": "its periodic runs overflow too"})
+    page = reports.parent / "docs" / "compatibility"
+    code, output = publish(str(reports), "--output-dir", str(page))
+    assert code == 0, output
+    assert "published 3 libraries (fastq, slowq, slowq/periodic)" in output
+    verdicts = json.loads((page / VERDICTS_FILE).read_text())
+    assert verdicts["libraries"]["slowq/periodic"]["deviations"] == {
+        "RT-002": "its periodic runs overflow too"}
+    assert (page / "findings" / "slowq-periodic-RT-002.md").is_file()
+    assert 'href="findings/slowq-periodic-RT-002.md">finding and reproducer' in (
+        page / "index.html").read_text()

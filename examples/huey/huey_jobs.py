@@ -4,7 +4,7 @@ self-running, on `ThreadWaits` and `WallClock`. Its task is the job's body: at t
 interval, is the dispatch), then the harness's decision; the body and SIGNAL_ERROR fill the
 kit's `JobRecords`. Retries: huey's, no jitter. Not claimed: stuck, redelivery (thread
 workers have no job timeout or lease), `expires` (the admission area's backlog has owners,
-caps), periodic tasks (fixed at import; the scheduling area edits schedules at run time)."""
+caps). Periodic tasks: huey_periodic.py, against the scheduling area."""
 
 import logging
 import uuid

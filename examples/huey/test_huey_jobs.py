@@ -134,3 +134,56 @@ def test_huey_runs_its_own_clockwork_its_idle_poll_the_profiles_interval(tmp_pat
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
                         "SR-003": {"not claimed"}, "SR-004": {"pass"},
                         "SR-005": {"not claimed"}}  # no reaper either
+
+
+# -- periodic tasks (huey_periodic.py) against the scheduling area ----------------------------
+
+
+def open_periodic(clock: VirtualClock) -> tuple[object, object]:
+    from huey_periodic import HueyPeriodicBackend
+
+    from jobconform.conformance.scheduling.harness import HarnessTarget
+    from jobconform.reference.scheduling.oracle import MissedFires, SchedulingConfig
+
+    target = HarnessTarget()
+    config = SchedulingConfig(MissedFires.ONE)
+    return HueyPeriodicBackend().open_scheduling(clock, config, target), target
+
+
+def test_a_periodic_task_fires_on_its_minute_and_skips_those_one_step_passed() -> None:
+    """SC-006's entry: one clock step over several fire times is a stall to huey's Scheduler,
+    which tests the current minute only."""
+    clock = VirtualClock(EPOCH)
+    runtime, target = open_periodic(clock)
+    try:
+        schedule_id = runtime.create_cron("tick", "*/30 * * * *", "UTC")  # type: ignore[attr-defined]
+        clock.advance(1800)  # 00:30: reached on its own minute
+        runtime.settle()  # type: ignore[attr-defined]
+        clock.advance(5400)  # over 01:00 and 01:30 onto 02:00
+        runtime.settle()  # type: ignore[attr-defined]
+        fires = [e.scheduled_for.strftime("%H:%M")
+                 for e in runtime.history(schedule_id)]  # type: ignore[attr-defined]
+        assert fires == ["00:30", "02:00"]
+        assert len(target.dispatches) == 2  # type: ignore[attr-defined]
+    finally:
+        runtime.close()  # type: ignore[attr-defined]
+
+
+def test_a_restarted_consumer_catches_nothing_up_and_zones_are_refused() -> None:
+    """SC-007's and SC-003's entries: no catch-up after downtime; no zone but UTC."""
+    from jobconform.backends.scheduling.protocol import ScheduleRejected
+
+    clock = VirtualClock(EPOCH.replace(minute=10))
+    runtime, _ = open_periodic(clock)
+    try:
+        with pytest.raises(ScheduleRejected) as refused:
+            runtime.create_cron("x", "0 9 * * *", "Europe/Berlin")  # type: ignore[attr-defined]
+        assert refused.value.code == "timezone"
+        schedule_id = runtime.create_cron("hourly", "0 * * * *", "UTC")  # type: ignore[attr-defined]
+        runtime.crash()  # type: ignore[attr-defined]
+        clock.advance(3 * 3600)  # down over 01:00, 02:00 and 03:00
+        runtime = runtime.reopen()  # type: ignore[attr-defined]
+        assert runtime.history(schedule_id) == []  # type: ignore[attr-defined]
+        assert runtime.get(schedule_id).next_fire_at.hour == 4  # type: ignore[attr-defined]
+    finally:
+        runtime.close()  # type: ignore[attr-defined]

@@ -2,7 +2,7 @@
 
 On a `VirtualLoop` and `WallClock`, its task waits at the `DispatchGate`; cancel is its abort,
 retry a `RetryStrategy` per policy. Not claimed: stuck and re-delivery (its heartbeat is the
-worker's, not a body's progress), periodic tasks (the scheduling area edits them live)."""
+worker's, not a body's progress). Periodic tasks: procrastinate_periodic.py (scheduling)."""
 
 import asyncio
 import logging

@@ -189,3 +189,73 @@ def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() ->
         assert (fatal.invocations, backoff.invocations) == (1, 1)
     finally:
         runtime.close()
+
+
+# -- periodic tasks (procrastinate_periodic.py) against the scheduling area -------------------
+
+
+def open_periodic(clock: VirtualClock) -> tuple[Any, Any]:
+    from procrastinate_periodic import ProcrastinatePeriodicBackend
+
+    from jobconform.conformance.scheduling.harness import HarnessTarget
+    from jobconform.reference.scheduling.oracle import MissedFires, SchedulingConfig
+
+    target = HarnessTarget()
+    config = SchedulingConfig(MissedFires.ONE)
+    return ProcrastinatePeriodicBackend().open_scheduling(clock, config, target), target
+
+
+def test_a_periodic_task_is_deferred_half_a_second_after_its_fire_time() -> None:
+    """SC-006's entry: the deferrer oversleeps every fire time by its MARGIN, 0.5 s."""
+    clock = VirtualClock(EPOCH)
+    runtime, target = open_periodic(clock)
+    try:
+        schedule_id = runtime.create_cron("tick", "*/30 * * * *", "UTC")
+        clock.advance(1800)  # 00:30:00, its fire time
+        runtime.settle()
+        assert runtime.history(schedule_id) == []
+        clock.advance(0.5)
+        runtime.settle()
+        [execution] = runtime.history(schedule_id)
+        assert execution.scheduled_for == EPOCH.replace(minute=30)
+        assert (execution.started_at - execution.scheduled_for).total_seconds() == 0.5
+        assert len(target.dispatches) == 1
+    finally:
+        runtime.close()
+
+
+def test_a_restart_catches_up_only_a_fire_within_max_delay_and_zones_are_refused() -> None:
+    """SC-007's and SC-003's entries: the latest missed fire only if at most 600 s ago."""
+    from jobconform.backends.scheduling.protocol import ScheduleRejected
+
+    clock = VirtualClock(EPOCH.replace(minute=20))
+    runtime, _ = open_periodic(clock)
+    try:
+        with pytest.raises(ScheduleRejected) as refused:
+            runtime.create_cron("x", "0 9 * * *", "Europe/Berlin")
+        assert refused.value.code == "timezone"
+        schedule_id = runtime.create_cron("hourly", "0 * * * *", "UTC")
+        runtime.crash()
+        clock.advance(10500)  # down over 01:00, 02:00 and 03:00, up at 03:15
+        runtime = runtime.reopen()
+        assert runtime.history(schedule_id) == []  # 03:00 was 15 minutes ago: past max_delay
+        runtime.crash()
+        clock.advance(3000)  # down over 04:00, up at 04:05: five minutes after it
+        runtime = runtime.reopen()
+        runs = [(e.trigger, e.scheduled_for.hour) for e in runtime.history(schedule_id)]
+        assert runs == [("catch_up", 4)]
+    finally:
+        runtime.close()
+
+
+def test_a_new_periodic_task_runs_its_fire_of_the_last_ten_minutes_at_once() -> None:
+    """A worker that starts defers each task's latest past fire within max_delay, a task
+    declared a moment ago included: created at 00:10, its 00:00 fire runs then."""
+    clock = VirtualClock(EPOCH.replace(minute=10))
+    runtime, _ = open_periodic(clock)
+    try:
+        schedule_id = runtime.create_cron("hourly", "0 * * * *", "UTC")
+        runs = [(e.trigger, e.scheduled_for.minute) for e in runtime.history(schedule_id)]
+        assert runs == [("catch_up", 0)]
+    finally:
+        runtime.close()
