@@ -20,10 +20,12 @@ from jobconform.backends.protocol import (
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
+    SCHEDULING_UTC_ONLY,
     Backend,
     store_faults,
 )
 from jobconform.backends.restart import RESTART, STOP_SIGNAL
+from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.spec.areas import areas
 
 ENTRY_POINT_GROUP = "jobconform.backends"
@@ -39,6 +41,7 @@ QUALIFYING_CAPABILITIES = {
     # Partial claims: what they leave out is in jobconform.conformance.applicability.
     RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),
     RETRY_INTERVALS: (RETRY, "that it claims as a list of intervals"),
+    SCHEDULING_UTC_ONLY: (SCHEDULING, "whose schedules it keeps in UTC only"),
 }
 # Areas whose runtime a backend opens with its own `open_<area>(clock, config, ...)`.
 

@@ -66,6 +66,13 @@ BREAKER_SEAMS = "breaker-seams"
 # into its list with `jobconform.bridges.translate.retry_intervals_ms`.
 RETRY_WITHOUT_JITTER = "retry-without-jitter"
 RETRY_INTERVALS = "retry-intervals"
+# A scheduler whose cron schedules have no time zone (every timetable read in UTC, as
+# huey's crontab and procrastinate's periodic tasks are) declares `scheduling-utc-only`:
+# the daylight-saving rules (SC-004, SC-005) are "not claimed", the kit creates and edits
+# cron schedules in UTC only (or in a zone name no database knows, which the runtime must
+# still refuse with `timezone`), and the Behave and Robot cases tagged `zones` (they name
+# a zone other than UTC) are skipped as not applicable.
+SCHEDULING_UTC_ONLY = "scheduling-utc-only"
 # The worker statuses a health report names (LC-029).
 WORKER_RUNNING = "running"
 WORKER_STOPPING = "stopping"

@@ -19,6 +19,12 @@ with a user's list does; it has no formula, no jitter and no server retry-after,
 delay function answers only the n-th interval of that list. RT-002, RT-009 and RT-010
 must show "not claimed" and the rest of the retry area pass.
 
+`scheduling_utc_only` claims scheduling in part (`scheduling-utc-only`): the memory
+scheduler refusing every zone but UTC (code timezone), as an adapter for a library whose
+crons have no zone does (huey, procrastinate). SC-004 and SC-005 must show "not claimed",
+the cases tagged `zones` be skipped, and the rest of the area pass in every suite: a kit
+that asked it for a real zone other than UTC would meet a refusal the oracle does not make.
+
 `self_running_without_watches` claims self-running with lifecycle and retry but neither
 `stuck` nor `redelivery`, as a job library whose consumer polls and brings retries back
 but has no job timeout or lease does: the threaded worker opened self-running with no stuck
@@ -39,9 +45,18 @@ from jobconform.backends.protocol import (
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
+    SCHEDULING_UTC_ONLY,
     Clock,
     RuntimeSettings,
 )
+from jobconform.backends.scheduling.memory import InMemoryScheduleStore
+from jobconform.backends.scheduling.protocol import (
+    SCHEDULING,
+    ScheduleRejected,
+    SchedulingConfig,
+    SchedulingTarget,
+)
+from jobconform.backends.scheduling.runtime import StepSchedulingRuntime, timetable_problem
 from jobconform.backends.self_running import SELF_RUNNING, Clockwork
 from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime
 from jobconform.backends.threaded.backend import self_running_config, waitable
@@ -134,6 +149,40 @@ class RetryIntervalsBackend(MemoryBackend):
 
 retry_intervals = RetryIntervalsBackend
 RETRY_INTERVALS_BACKEND = f"{__name__}:retry_intervals"
+
+
+class UtcOnlyScheduler(StepSchedulingRuntime):
+    """The step scheduler refusing a timetable in any zone but UTC with the code timezone,
+    after the expression's own check (the expression is refused first, SC-003)."""
+
+    def _refuse_zone(self, expression: str, timezone: str) -> None:
+        if timezone != "UTC" and timetable_problem(expression, "UTC", self._clock.now()) is None:
+            raise ScheduleRejected("timezone", f"no zone but UTC here: {timezone!r}")
+
+    def create_cron(self, message: str, expression: str, timezone: str,
+                    pre_check: bool = False) -> str:
+        self._refuse_zone(expression, timezone)
+        return super().create_cron(message, expression, timezone, pre_check)
+
+    def edit(self, schedule_id: str, message: str | None = None,
+             expression: str | None = None, timezone: str | None = None) -> None:
+        held = self.get(schedule_id)
+        if held is not None and held.kind == "cron" and timezone is not None:
+            self._refuse_zone(expression or str(held.expression), timezone)
+        super().edit(schedule_id, message, expression, timezone)
+
+
+class SchedulingUtcOnlyBackend(MemoryBackend):
+    name = "scheduling-utc-only"
+    capabilities = frozenset({SCHEDULING, SCHEDULING_UTC_ONLY})
+
+    def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                        target: SchedulingTarget) -> UtcOnlyScheduler:
+        return UtcOnlyScheduler(InMemoryScheduleStore(), clock, config, target)
+
+
+scheduling_utc_only = SchedulingUtcOnlyBackend
+SCHEDULING_UTC_ONLY_BACKEND = f"{__name__}:scheduling_utc_only"
 
 
 # Beyond any check's clock: the worker's stuck and lease passes never find a job.

@@ -60,19 +60,25 @@ Feature: Scheduling and autonomy
   # -- SC-003: cron fire times in a zone ------------------------------------------------------
 
   @SC-003
-  Scenario: The first fire is the first matching instant after the creation, in the zone
+  Scenario: The first fire is the first matching instant after the creation
     Given the scheduling clock starts at 2026-06-01T12:00:00Z
     When cron schedule "a" runs "tick" at "0 * * * *" in UTC
-    And cron schedule "b" runs "standup" at "0 9 * * *" in Europe/Berlin
-    And cron schedule "c" runs "standup" at "0 9 * * *" in America/New_York
     And cron schedule "d" runs "noon" at "0 12 * * *" in UTC
     Then schedule "a" next fires at 2026-06-01T13:00:00Z
-    And schedule "b" next fires at 2026-06-02T07:00:00Z
-    And schedule "c" next fires at 2026-06-01T13:00:00Z
     And schedule "d" next fires at 2026-06-02T12:00:00Z
     When the scheduling clock advances to 2026-06-01T13:00:00Z
     Then schedule "a" next fires at 2026-06-01T14:00:00Z
-    And schedule "c" next fires at 2026-06-02T13:00:00Z
+
+  # Not applicable to a runtime that claims scheduling-utc-only (its schedules have no zone).
+  @SC-003 @zones
+  Scenario: The fire times are read on the zone's wall clock
+    Given the scheduling clock starts at 2026-06-01T12:00:00Z
+    When cron schedule "b" runs "standup" at "0 9 * * *" in Europe/Berlin
+    And cron schedule "c" runs "standup" at "0 9 * * *" in America/New_York
+    Then schedule "b" next fires at 2026-06-02T07:00:00Z
+    And schedule "c" next fires at 2026-06-01T13:00:00Z
+    When the scheduling clock advances to 2026-06-01T13:00:00Z
+    Then schedule "c" next fires at 2026-06-02T13:00:00Z
 
   @SC-003
   Scenario: Bad expressions and unknown zones are refused, the expression first
@@ -307,12 +313,12 @@ Feature: Scheduling and autonomy
     Then the schedule answer is "edited"
     And schedule "a" runs "every quarter to"
     And schedule "a" next fires at 2026-01-01T01:00:00Z
-    When schedule "a" is edited to run at "45 * * * *" in Europe/Berlin
+    When schedule "a" is edited to run at "45 * * * *" in UTC
     Then schedule "a" next fires at 2026-01-01T00:45:00Z
     When schedule "a" is edited to run at "not cron" in UTC
     Then the schedule answer is "rejected:expression"
     And schedule "a" next fires at 2026-01-01T00:45:00Z
-    When schedule "b" is edited to run in Europe/Berlin
+    When schedule "b" is edited to run in UTC
     Then the schedule answer is "rejected:schedule"
     When schedule "ghost" is edited to run "x"
     Then the schedule answer is "not_found"
@@ -320,6 +326,22 @@ Feature: Scheduling and autonomy
     Then execution 1 of schedule "a" is a schedule run for 2026-01-01T00:45:00Z
     And execution 1 of schedule "a" dispatched "every quarter to"
     And schedule "a" was created at 2026-01-01T00:00:00Z
+
+  # Not applicable to a runtime that claims scheduling-utc-only (its schedules have no zone).
+  @SC-017 @zones
+  Scenario: An edit into another zone reads the timetable on that zone's wall clock
+    Given cron schedule "a" runs "nine" at "0 9 * * *" in UTC
+    And one-shot job "b" is scheduled with message "once" and a delay of 7200 seconds
+    Then schedule "a" next fires at 2026-01-01T09:00:00Z
+    When schedule "a" is edited to run in Europe/Berlin
+    Then the schedule answer is "edited"
+    And schedule "a" next fires at 2026-01-01T08:00:00Z
+    When schedule "a" is edited to run in America/New_York
+    Then schedule "a" next fires at 2026-01-01T14:00:00Z
+    When schedule "b" is edited to run in Europe/Berlin
+    Then the schedule answer is "rejected:schedule"
+    When the scheduling clock advances to 2026-01-01T14:00:00Z
+    Then execution 1 of schedule "a" is a schedule run for 2026-01-01T14:00:00Z
 
   @SC-017
   Scenario: A timetable edited exactly on one of its new fire times first fires after the edit

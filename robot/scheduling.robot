@@ -58,24 +58,31 @@ A One-Shot Job Runs Once When Due And Never Before
     Dispatches Should Be    b    1
     Execution Should Have Started At    b    1    2026-01-01T02:00:00Z
 
-Cron Fire Times Come From The Expression In The Zone
+Cron Fire Times Come From The Expression
     [Tags]    SC-003
     Start Scheduling    start=2026-06-01T12:00:00Z
     Create Cron Schedule    a    0 * * * *    UTC
-    Create Cron Schedule    b    0 9 * * *    Europe/Berlin
-    Create Cron Schedule    c    0 9 * * *    ${NEW_YORK}
+    Create Cron Schedule    g    0 12 * * *    UTC
     Next Fire Should Be    a    2026-06-01T13:00:00Z
-    Next Fire Should Be    b    2026-06-02T07:00:00Z
-    Next Fire Should Be    c    2026-06-01T13:00:00Z
+    Next Fire Should Be    g    2026-06-02T12:00:00Z
     Advance Scheduling Clock To    2026-06-01T13:00:00Z
     Next Fire Should Be    a    2026-06-01T14:00:00Z
-    Next Fire Should Be    c    2026-06-02T13:00:00Z
     Create Cron Schedule    d    61 * * * *    UTC
     Creation Should Be Rejected    d    expression
     Create Cron Schedule    e    0 * * * *    Mars/Olympus_Mons
     Creation Should Be Rejected    e    timezone
     Create Cron Schedule    f    every hour    Mars/Olympus_Mons
     Creation Should Be Rejected    f    expression
+
+Cron Fire Times Are Read On The Zone's Wall Clock
+    [Tags]    SC-003    zones
+    Start Scheduling    start=2026-06-01T12:00:00Z
+    Create Cron Schedule    b    0 9 * * *    Europe/Berlin
+    Create Cron Schedule    c    0 9 * * *    ${NEW_YORK}
+    Next Fire Should Be    b    2026-06-02T07:00:00Z
+    Next Fire Should Be    c    2026-06-01T13:00:00Z
+    Advance Scheduling Clock To    2026-06-01T13:00:00Z
+    Next Fire Should Be    c    2026-06-02T13:00:00Z
 
 A Time In The Spring-Forward Gap Fires When The Gap Ends
     [Tags]    SC-004
@@ -273,18 +280,34 @@ An Edit Changes The Fields Given And Restarts The Timetable
     Answer Should Be    ${answer}    edited
     Message Should Be    a    every quarter to
     Next Fire Should Be    a    2026-01-01T01:00:00Z
-    Edit Schedule    a    expression=45 * * * *    timezone=Europe/Berlin
+    Edit Schedule    a    expression=45 * * * *    timezone=UTC
     Next Fire Should Be    a    2026-01-01T00:45:00Z
     ${answer}=    Edit Schedule    a    expression=not cron
     Answer Should Be    ${answer}    rejected:expression
     Next Fire Should Be    a    2026-01-01T00:45:00Z
-    ${answer}=    Edit Schedule    b    timezone=Europe/Berlin
+    ${answer}=    Edit Schedule    b    timezone=UTC
     Answer Should Be    ${answer}    rejected:schedule
     ${answer}=    Edit Schedule    ghost    message=x
     Answer Should Be    ${answer}    not_found
     Advance Scheduling Clock    900
     Execution Should Be    a    1    schedule    2026-01-01T00:45:00Z
     Execution Should Have Dispatched    a    1    every quarter to
+
+An Edit Into Another Zone Reads The Timetable On That Zone's Wall Clock
+    [Tags]    SC-017    zones
+    Start Scheduling
+    Create Cron Schedule    a    0 9 * * *    UTC    message=nine
+    Schedule One-Shot Job    b    once    delay=7200
+    Next Fire Should Be    a    2026-01-01T09:00:00Z
+    ${answer}=    Edit Schedule    a    timezone=Europe/Berlin
+    Answer Should Be    ${answer}    edited
+    Next Fire Should Be    a    2026-01-01T08:00:00Z
+    Edit Schedule    a    timezone=${NEW_YORK}
+    Next Fire Should Be    a    2026-01-01T14:00:00Z
+    ${answer}=    Edit Schedule    b    timezone=Europe/Berlin
+    Answer Should Be    ${answer}    rejected:schedule
+    Advance Scheduling Clock To    2026-01-01T14:00:00Z
+    Execution Should Be    a    1    schedule    2026-01-01T14:00:00Z
 
 An Edit Exactly On A Fire Time Of The New Timetable Fires After It
     [Tags]    SC-017

@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from jobconform.backends.loading import BackendLoadError, check_backend
+from jobconform.backends.loading import QUALIFYING_CAPABILITIES, BackendLoadError, check_backend
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
     LIFECYCLE,
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
+    SCHEDULING_UTC_ONLY,
     Clock,
     RuntimeSettings,
 )
@@ -41,14 +42,16 @@ from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.spec import load_registry
 
-LEFT_OUT = {RETRY_WITHOUT_JITTER: {"RT-009"}, RETRY_INTERVALS: {"RT-002", "RT-009", "RT-010"}}
+LEFT_OUT = {RETRY_WITHOUT_JITTER: {"RT-009"}, RETRY_INTERVALS: {"RT-002", "RT-009", "RT-010"},
+            SCHEDULING_UTC_ONLY: {"SC-004", "SC-005"}}
 
 
 def test_each_partial_claim_leaves_out_requirements_of_its_own_area() -> None:
     registry = load_registry()
     assert {claim: set(ids) for claim, ids in PARTIAL_CLAIMS.items()} == LEFT_OUT
-    for ids in PARTIAL_CLAIMS.values():
-        assert {registry.requirement(rid).area for rid in ids} == {RETRY}
+    for claim, ids in PARTIAL_CLAIMS.items():
+        area = QUALIFYING_CAPABILITIES[claim][0]
+        assert {registry.requirement(rid).area for rid in ids} == {area}
 
 
 def test_a_left_out_requirement_is_not_claimed_and_skipped_with_its_reason() -> None:

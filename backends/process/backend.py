@@ -57,6 +57,7 @@ from jobconform.backends.protocol import (
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
+    SCHEDULING_UTC_ONLY,
     STUCK,
     CapacityExceeded,
     Clock,
@@ -67,6 +68,7 @@ from jobconform.backends.protocol import (
     TaskScript,
 )
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
+from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.spec.areas import BUILTIN_AREAS
 
@@ -146,7 +148,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     """What a child may claim through a protocol version: the areas it carries and, when
     the breaker is one of them, `breaker-seams` (CB-014, CB-015) if the breaker runtime's
     interface carries the seams' methods, as version 2's does; with retry, its partial
-    claims (`retry-without-jitter`, `retry-intervals`). The other capabilities beyond the
+    claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
+    `scheduling-utc-only`. The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -157,6 +160,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
     if RETRY in carried:
         # The partial claims only narrow retry (the kit asks less); no message carries them.
         carried |= {RETRY_WITHOUT_JITTER, RETRY_INTERVALS}
+    if SCHEDULING in carried:
+        # It only narrows scheduling too: the kit sends UTC alone (no message carries it).
+        carried |= {SCHEDULING_UTC_ONLY}
     return carried
 
 

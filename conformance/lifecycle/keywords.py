@@ -151,7 +151,8 @@ class JobconformLibrary:
         if selected is None:
             return  # a bad backend or profile name: `Start Runtime` reports it
         backend, profile = selected
-        reason = skip_reason(_registry(), backend, profile, requirement_tags(result.tags))
+        reason = skip_reason(_registry(), backend, profile, requirement_tags(result.tags),
+                             case_tags=result.tags)
         if reason is None:
             return
         self._skip_reason = reason

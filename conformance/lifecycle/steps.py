@@ -246,8 +246,9 @@ def before_scenario(context: Any, scenario: Any) -> None:
     config = _run_config(context)
     context.jobconform = None
     tolerance.start_case()  # a fresh journal of listed deviations for this scenario
+    tags = getattr(scenario, "effective_tags", ())
     reason = skip_reason(config.registry, config.backend, config.profile,
-                         requirement_tags(getattr(scenario, "effective_tags", ())))
+                         requirement_tags(tags), case_tags=tags)
     if reason is not None:
         scenario.skip(reason)
         return
