@@ -169,6 +169,25 @@ class IgnoresSwitchRuntime(StepSchedulingRuntime):
         return True
 
 
+class PauseDropsFiresRuntime(StepSchedulingRuntime):
+    """While autonomy is off, a cron schedule's due fire is taken and dropped instead of
+    held: its timetable moves on with nothing run, so the next fire time it shows is no
+    longer the first one missed (huey's revoked periodic task, queued at each fire time
+    and discarded)."""
+
+    def _fire_due(self, now: datetime) -> None:
+        if self._autonomy_on():
+            super()._fire_due(now)
+            return
+        for schedule in self._store.due(now):
+            fire = schedule.next_fire_at
+            while schedule.kind == CRON and fire is not None and fire <= now:
+                following = self._following(schedule, fire)
+                if not self._store.claim(schedule.schedule_id, fire, following):
+                    break
+                fire = following
+
+
 class PreCheckFailureSkipsRuntime(StepSchedulingRuntime):
     """A pre-check that fails or times out is taken as "nothing to do", so a broken hook
     silently suppresses every scheduled run (fail-closed instead of fail-open)."""
@@ -308,6 +327,8 @@ GALLERY = (
     _memory_entry("scheduling_catch_up_burst", CatchUpBurstRuntime, "SC-007",
                   f"{SEED} §10.1 (missed fires after downtime)"),
     _memory_entry("scheduling_ignores_switch_off", IgnoresSwitchRuntime, "SC-010",
+                  f"{SEED} §10.2 (the master toggle disables all schedules)"),
+    _memory_entry("scheduling_pause_drops_fires", PauseDropsFiresRuntime, "SC-010",
                   f"{SEED} §10.2 (the master toggle disables all schedules)"),
     _memory_entry("scheduling_failing_pre_check_blocks", PreCheckFailureSkipsRuntime,
                   "SC-014", f"{SEED} §10.6.1 (fail-open)"),

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from itertools import islice
 from typing import Any, ClassVar, cast
 from zoneinfo import ZoneInfo
 
@@ -73,6 +74,7 @@ from jobconform.reference.scheduling.oracle import (
     ScheduleState,
     SchedulingConfig,
     SchedulingOracle,
+    fire_times,
     rejected,
 )
 from jobconform.spec import Profile
@@ -245,6 +247,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         self.held_executions: dict[str, tuple[ExecutionView, ExecutionRecord]] = {}
         self.deleted: set[str] = set()  # aliases of schedules the oracle deleted
         self.before_edit: datetime | None = None  # next_fire_at of the schedule last edited
+        self.resumed_at: datetime | None = None  # when autonomy last came back on
         self.peer: SchedulingRuntime | None = None
         opener = self._opener("clock, config, target")
         self.runtime: SchedulingRuntime = self._open(
@@ -331,6 +334,8 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                     self.deleted.add(command.schedule)
                 return answer, ("SC-018",)
             case SetAutonomy():
+                if command.enabled and not oracle.autonomy:
+                    self.resumed_at = now
                 oracle.set_autonomy(command.enabled, now)
                 return None, ("SC-010", "SC-011") if command.enabled else ("SC-010",)
             case StartSecondScheduler():
@@ -588,6 +593,11 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 and (actual is None or (isinstance(actual, datetime) and actual > expected))
                 and self._executed_more(alias)):
             return "SC-010"  # the timetable moved on while autonomy was off: it fired
+        if not self.oracle.autonomy and self._later_fire_time(state, expected, actual):
+            # The held fire time's own timetable, moved on to a later fire time of it while
+            # autonomy was off, though nothing fired: the switch's hold broken, not the
+            # timetable (a wrong timetable would not land on one of its fire times).
+            return "SC-010"
         if isinstance(expected, datetime) and expected > self.clock.now():
             schedule_id = self.ids[alias]
             executed = [freeze_execution(view).scheduled_for for view in
@@ -599,11 +609,30 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 return rid
         if isinstance(latest, SetAutonomy) and latest.enabled:
             return "SC-011"  # where autonomy coming back resumes the timetable
+        if (once and expected is None and isinstance(actual, datetime)
+                and self.resumed_at is not None and actual <= self.resumed_at
+                and state.created_at <= self.resumed_at):
+            # A one-shot job due by the time autonomy came back, still held afterwards:
+            # what resuming does with it (it runs once), not its own firing rule.
+            return "SC-011"
         if isinstance(latest, RestartScheduling):
             return "SC-007"  # where a restart resumes it after the fires it missed
         if edited:
             return "SC-017"  # where an edit restarts the timetable
         return "SC-002" if once else "SC-003"
+
+    @staticmethod
+    def _later_fire_time(state: ScheduleState, expected: object, actual: object) -> bool:
+        """Whether `actual` is a fire time of the schedule's timetable after `expected`."""
+        if (state.kind != CRON or state.expression is None or state.timezone is None
+                or not isinstance(expected, datetime) or not isinstance(actual, datetime)
+                or actual <= expected):
+            return False
+        # A year of minutely fires bounds the walk: no check holds autonomy off longer.
+        for fire in islice(fire_times(state.expression, state.timezone, expected), 530_000):
+            if fire >= actual:
+                return fire == actual
+        return False
 
     def _executed_more(self, alias: str) -> bool:
         """Whether the backend shows more executions of the schedule than the oracle made:
@@ -644,6 +673,11 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             # had just fired): the first fire time is strictly after it, the timetable's
             # rule rather than one of firing.
             return "SC-003" if isinstance(latest, CreateCron) else "SC-017"
+        if (extra and not missing and not once and str(record.trigger) == "schedule"
+                and record.scheduled_for == state.created_at):
+            # The same, made later (a scheduler started in the creation's minute fires
+            # it): the creation instant is never a fire time of the schedule.
+            return "SC-003"
         if extra and not missing:
             # Executions the oracle did not make: a burst when autonomy came back, a fire
             # while off, a fire taken twice (by a second scheduler or by the one). A manual
@@ -659,6 +693,11 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 return rid
             return "SC-002" if once else "SC-006"
         if missing and extra:
+            if any(self._taken_twice(actual, r) for r in extra):
+                # A fire executed twice beside a fire missing (two schedulers that each
+                # fire the one due and skip an earlier one): the doubled fire is a cause
+                # of its own, not a fire moved to another time.
+                return "SC-008" if self.peer is not None else "SC-006"
             for rid in dst_requirements(missing[0].scheduled_for, state.timezone):
                 return rid
             return "SC-002" if once else "SC-003"  # a fire at another time than due
@@ -667,6 +706,13 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         for rid in dst_requirements(record.scheduled_for, state.timezone):
             return rid
         return "SC-002" if once else "SC-006"  # the right executions in the wrong order
+
+    @staticmethod
+    def _taken_twice(actual: list[ExecutionRecord], record: ExecutionRecord) -> bool:
+        """Whether the backend shows the scheduled fire of `record` more than once."""
+        return str(record.trigger) != "manual" and sum(
+            1 for r in actual if r.trigger == record.trigger
+            and r.scheduled_for == record.scheduled_for) > 1
 
     def _compare_calls(self, requirements: tuple[str, ...]) -> None:
         dispatches, pre_checks = self.target.made()
