@@ -109,7 +109,7 @@ class HueyPeriodicRuntime:
         self.shared.wall.stop() if not self.peer else None
 class HueyPeriodicBackend:  # jobconform run --backend huey_periodic:HueyPeriodicBackend
     name, profile, libraries = "huey-periodic", "canonical", ("huey",)
-    capabilities = frozenset({"scheduling"})
+    capabilities = frozenset({"scheduling", "scheduling-utc-only"})
     def open_scheduling(self, clock: runtime.Clock, config: protocol.SchedulingConfig,
                         target: protocol.SchedulingTarget) -> HueyPeriodicRuntime:
         shared = SimpleNamespace(  # a naive clock (utc=False): datetime.now() on WallClock
