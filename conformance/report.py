@@ -309,9 +309,16 @@ NOT_INSTALLED = "not installed"
 def library_versions(backend: object) -> dict[str, str]:
     """The installed version of each distribution the backend names in its `libraries`
     attribute (a tuple of names, as pip knows them), "not installed" for a name pip does
-    not know. Without the attribute, the backend's `name` where it is an installed
-    distribution (an adapter named "rq" wraps RQ: the examples' adapters are), else none."""
+    not know; or, when `libraries` maps names to versions, those as the backend says.
+    Without the attribute, the backend's `name` where it is an installed distribution
+    (an adapter named "rq" wraps RQ: the examples' adapters are), else none."""
     names = getattr(backend, "libraries", None)
+    if isinstance(names, Mapping):
+        # Versions the backend found itself (a process child's, from its handshake).
+        if not all(isinstance(n, str) and isinstance(v, str) for n, v in names.items()):
+            raise ValueError(f"backend {getattr(backend, 'name', backend)!r}: `libraries` as a"
+                             f" mapping must map names to version strings, not {names!r}")
+        return dict(names)
     if names is None:
         name = getattr(backend, "name", None)
         return {name: metadata.version(name)} if (

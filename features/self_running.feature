@@ -5,8 +5,8 @@ Feature: A self-running runtime's own clockwork
   reads at the last instant each action is still forbidden, inside its window and at the
   window's close, so an early action fails as surely as a late or missing one. Scenarios
   here are skipped on a backend that does not claim self-running, and those of SR-002,
-  SR-003, SR-004 and SR-005 on one that does not also claim stuck, redelivery, retry or
-  reaper.
+  SR-003, SR-004, SR-005 and SR-006 on one that does not also claim stuck, redelivery,
+  retry, reaper or scheduling.
 
   # -- SR-001: queued work starts without a dispatch ----------------------------------------
 
@@ -98,3 +98,25 @@ Feature: A self-running runtime's own clockwork
     Then the self-running runtime shows job "a" succeeded
     When the self-running runtime's windows pass
     Then the self-running runtime has removed job "a"
+
+  # -- SR-006: schedules fire by themselves ----------------------------------------------------
+
+  @SR-006
+  Scenario: A one-shot job fires by itself within one poll interval after its time, not before
+    Given the self-running scheduler has a one-shot job "report" in 30 seconds
+    When 29 seconds pass on the self-running runtime
+    Then the self-running scheduler has fired schedule "report" 0 time(s)
+    When the self-running runtime's windows pass
+    Then the self-running scheduler has fired schedule "report" 1 time(s)
+    When 300 seconds pass on the self-running runtime
+    Then the self-running scheduler has fired schedule "report" 1 time(s)
+
+  @SR-006
+  Scenario: A cron schedule fires each fire time by itself, once, within one poll interval
+    Given the self-running scheduler has a cron schedule "digest" at "*/2 * * * *"
+    And the self-running runtime takes job "a"
+    When 1 seconds pass on the self-running runtime
+    And job "a" on the self-running runtime returns
+    And 365 seconds pass on the self-running runtime
+    Then the self-running scheduler has fired schedule "digest" 3 time(s)
+    And the self-running runtime shows job "a" succeeded

@@ -1,9 +1,10 @@
-"""The oracle of the self-running area (SR-001..SR-005): when a runtime that runs its own
+"""The oracle of the self-running area (SR-001..SR-006): when a runtime that runs its own
 clockwork may, and must, have acted.
 
 A commanded runtime acts at the command; a self-running one acts somewhere in a window.
 Each function here gives that window from instants the runtime recorded (a job's
-submission, start or last heartbeat, the end of its failed attempt or of the job) and the
+submission, start or last heartbeat, the end of its failed attempt or of the job, a
+schedule's fire time) and the
 poll interval, or the reaper's sweep interval: the action is forbidden up to the window's
 opening (or before it, for an opening it may act at), and required from its close on.
 `read_points` are the instants a check reads at so that an early action is as visible as
@@ -24,6 +25,7 @@ FAIL_STUCK = "fail as stuck"
 REQUEUE = "re-queue (lease lapsed)"
 START_RETRY = "start the retry"
 REAP = "remove (reaper sweep)"
+FIRE = "fire the schedule"
 
 
 @dataclass(frozen=True)
@@ -120,3 +122,10 @@ def reap_window(finished_at: datetime, ttl_seconds: float, sweep_interval_ms: fl
     expiry = finished_at + timedelta(seconds=ttl_seconds)
     return Window(REAP, expiry, expiry + timedelta(milliseconds=sweep_interval_ms),
                   at_opening=False)
+
+
+def fire_window(fire_at: datetime, poll_interval_seconds: float) -> Window:
+    """SR-006: a schedule's fire at `fire_at` (a one-shot job's instant, a cron fire time)
+    is dispatched no earlier than `fire_at` (it may be at that instant, SC-006's "never
+    before its fire time") and within one poll interval after it."""
+    return Window(FIRE, fire_at, fire_at + poll(poll_interval_seconds), at_opening=True)

@@ -1,14 +1,14 @@
 *** Settings ***
 Documentation       Conformance checks for a self-running runtime (spec/self-running.yaml,
-...                 SR-001..SR-005).
+...                 SR-001..SR-006).
 ...
 ...                 The runtime is opened with open_self_running and acts by itself: no test
 ...                 dispatches, detects stuck jobs or expires leases. Keywords only submit,
 ...                 end bodies, send heartbeats and let time pass; the harness reads at the
 ...                 last instant each action is still forbidden, inside its window and at its
 ...                 close. Tests are skipped on a backend that does not claim self-running,
-...                 and those of SR-002, SR-003, SR-004 and SR-005 on one that does not also
-...                 claim stuck, redelivery, retry or reaper.
+...                 and those of SR-002, SR-003, SR-004, SR-005 and SR-006 on one that does
+...                 not also claim stuck, redelivery, retry, reaper or scheduling.
 Resource            lifecycle.resource
 Library             jobconform.conformance.self_running.keywords.SelfRunningLibrary
 Test Tags           self-running
@@ -66,3 +66,14 @@ An Ended Job Is Removed By The Runtime's Own Reaper Within One Sweep Interval
     Self-Running Job Status Should Be    a    failed
     Let Self-Running Windows Pass
     Self-Running Job Should Be Removed    a
+
+Schedules Fire By Themselves Within One Poll Interval And Never Early
+    [Tags]    SR-006
+    Open Self-Running Runtime
+    Schedule One-Shot Job On Self-Running Scheduler    report    30
+    Schedule Cron On Self-Running Scheduler    digest    */2 * * * *
+    Let Time Pass On Self-Running Runtime    29
+    Self-Running Schedule Should Have Fired    report    0
+    Let Time Pass On Self-Running Runtime    250
+    Self-Running Schedule Should Have Fired    report    1
+    Self-Running Schedule Should Have Fired    digest    2

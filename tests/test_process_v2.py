@@ -346,6 +346,22 @@ def test_a_bad_line_from_the_child_mid_session_is_named(tmp_path: Path) -> None:
     assert not backend.session.alive
 
 
+def test_a_child_names_the_libraries_it_wraps_in_its_hello(tmp_path: Path) -> None:
+    # The report's "libraries" for a child: npm's packages are not pip's to look up.
+    says = {"id": 1, "ok": True, "result": {**HELLO["result"],  # type: ignore[dict-item]
+                                            "libraries": {"p-queue": "8.1.1"}}}
+    command = fake_child(tmp_path, "import sys\n" + answer_lines(says) + "sys.stdin.read()\n")
+    backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    assert backend.libraries == {"p-queue": "8.1.1"}
+    backend.session.stop()
+    mistyped = {"id": 1, "ok": True, "result": {**HELLO["result"],  # type: ignore[dict-item]
+                                                "libraries": {"p-queue": 8}}}
+    command = fake_child(tmp_path, "import sys\n" + answer_lines(mistyped)
+                         + "sys.stdin.read()\n")
+    with pytest.raises(MalformedMessage, match="libraries, an object of version strings"):
+        ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+
+
 def test_a_wrong_result_is_named_with_the_field(tmp_path: Path) -> None:
     record = {"id": 3, "ok": True, "result": {"job_id": "a", "status": "queued"}}
     command = fake_child(tmp_path, "import sys\n" + answer_lines(HELLO, OPENED, record)

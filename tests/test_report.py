@@ -292,9 +292,18 @@ def test_the_report_names_the_versions_of_the_libraries_a_backend_wraps() -> Non
     class Garbage:
         name, libraries = "mine", "click"
 
+    class SaysItsVersions:  # a process child's, from its handshake
+        name, libraries = "process:node-p-queue", {"p-queue": "8.1.1"}
+
+    class MistypedVersions:
+        name, libraries = "mine", {"p-queue": 8}
+
     assert library_versions(Declared) == {"click": metadata.version("click"),
                                           "no-such-distribution": NOT_INSTALLED}
     assert library_versions(NamedAsItsLibrary) == {"hypothesis": metadata.version("hypothesis")}
     assert library_versions(NoLibrary) == {}
+    assert library_versions(SaysItsVersions) == {"p-queue": "8.1.1"}
     with pytest.raises(ValueError, match="`libraries` must be a tuple of distribution names"):
         library_versions(Garbage)
+    with pytest.raises(ValueError, match="must map names to version strings"):
+        library_versions(MistypedVersions)

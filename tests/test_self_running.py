@@ -1,4 +1,4 @@
-"""The self-running area (SR-001..SR-005): the window oracle, the harness that only lets
+"""The self-running area (SR-001..SR-006): the window oracle, the harness that only lets
 time pass, the threaded worker's own clockwork, the reference child's over the pipe, and a
 claim without stuck or redelivery checked in part."""
 
@@ -76,8 +76,8 @@ def test_clockwork_refuses_a_non_positive_interval() -> None:
 
 
 def _scenarios(harness_of: object) -> None:
-    """Every requirement once: a start, a stuck job, a lease lapse, a due retry, and an
-    ended job removed by the runtime's own reaper."""
+    """Every requirement once: a start, a stuck job, a lease lapse, a due retry, an ended
+    job removed by the runtime's own reaper, and schedules fired by themselves."""
     open_harness = harness_of  # (job_timeout, lease) -> SelfRunningHarness
     stuck = open_harness(30.0, 6000.0)  # type: ignore[operator]
     try:
@@ -121,6 +121,19 @@ def _scenarios(harness_of: object) -> None:
             assert "SR-005" in reaper.exercised
     finally:
         reaper.close()
+    fires = open_harness(6000.0, 6000.0)  # type: ignore[operator]
+    try:
+        if fires.schedules.claimed:
+            fires.schedule_once("once", 30)
+            fires.schedule_cron("cron", "*/2 * * * *")
+            fires.pass_time(29)
+            assert fires.schedules.fired("once") == 0
+            fires.pass_time(250)
+            assert (fires.schedules.check_history("once"),
+                    fires.schedules.check_history("cron")) == (1, 2)
+            assert fires.exercised == {"SR-006"}
+    finally:
+        fires.close()
 
 
 @pytest.mark.parametrize("name", ["threaded", "threaded+sql"])
@@ -183,7 +196,10 @@ def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry)
         harness.pass_through_windows()  # failed as stuck, in its window
         harness.pass_through_windows()  # removed by its own reaper, in its window
         assert harness.status_of("a") == "removed"
-        assert harness.exercised == {"SR-001", "SR-002", "SR-005"}
+        harness.schedule_once("once", 5)  # the child's step scheduler fires on its settle
+        harness.pass_through_windows()
+        assert harness.schedules.check_history("once") == 1
+        assert harness.exercised == {"SR-001", "SR-002", "SR-005", "SR-006"}
     finally:
         harness.close()
 
@@ -204,7 +220,7 @@ def test_each_broken_clockwork_is_caught_at_its_requirement(entry: object,
 def test_each_pass_of_the_area_needs_the_claim_of_the_area_it_times(registry: Registry) -> None:
     needs = {r.id: set(r.needs) for r in registry.requirements if r.area == SELF_RUNNING}
     assert needs == {"SR-001": set(), "SR-002": {"stuck"}, "SR-003": {"redelivery"},
-                     "SR-004": {"retry"}, "SR-005": {"reaper"}}
+                     "SR-004": {"retry"}, "SR-005": {"reaper"}, "SR-006": {"scheduling"}}
     backend = SelfRunningWithoutWatchesBackend()
     assert unclaimed(registry.requirement("SR-002"), backend.capabilities) == (
         "does not claim stuck")
@@ -264,4 +280,66 @@ def test_a_partial_self_running_claim_is_checked_in_part_in_every_suite(tmp_path
                 for rid, body in report["requirements"].items() if rid.startswith("SR-")}
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
                         "SR-003": {"not claimed"}, "SR-004": {"pass"},
-                        "SR-005": {"not claimed"}}
+                        "SR-005": {"not claimed"}, "SR-006": {"not claimed"}}
+
+
+# -- SR-006: schedules fired by the runtime itself -------------------------------------------
+
+def test_a_fire_window_opens_at_the_fire_time_and_closes_one_poll_later() -> None:
+    window = oracle.fire_window(at(30), 1.0)  # type: ignore[arg-type]
+    assert (window.forbids(at(29.9)), window.holds(at(30)), window.requires(at(31))) == (  # type: ignore[arg-type]
+        True, True, True)
+    assert window.read_points() == (at(29.5), at(30.5), at(31))
+
+
+def _watch_of(registry: Registry) -> SelfRunningHarness:
+    return SelfRunningHarness(load_backend("threaded"), registry.profile("canonical"),
+                              registry)
+
+
+def test_a_one_shot_job_dispatched_twice_is_caught_at_sr_006(registry: Registry) -> None:
+    harness = _watch_of(registry)
+    try:
+        harness.schedule_once("once", 5)
+        harness.pass_time(5)
+        schedule_id = harness.schedules.schedules["once"].schedule_id
+        harness.schedules.recorder.dispatch(schedule_id, at(5), "again")  # type: ignore[arg-type]
+        with pytest.raises(Divergence) as caught:
+            harness.read()
+        assert caught.value.requirements[:2] == ("SR-006", "SC-002")
+    finally:
+        harness.close()
+
+
+def test_a_fire_dispatched_for_another_time_is_caught_at_sr_006(registry: Registry) -> None:
+    harness = _watch_of(registry)
+    try:
+        harness.schedule_cron("cron", "*/2 * * * *")
+        schedule_id = harness.schedules.schedules["cron"].schedule_id
+        harness.schedules.recorder.dispatch(schedule_id, at(240), "ahead")  # type: ignore[arg-type]
+        with pytest.raises(Divergence) as caught:
+            harness.read()
+        assert caught.value.primary == "SR-006"
+        assert "scheduled_for 2026-01-01T00:02:00+00:00" in str(caught.value)
+    finally:
+        harness.close()
+
+
+def test_the_watch_reads_nothing_of_the_scheduler_while_time_passes(registry: Registry) -> None:
+    """The scheduling area's checks read the schedules after every command; here nothing
+    is read while time passes, which is what lets a scheduler fired by reads be caught."""
+    harness = _watch_of(registry)
+    reads: list[str] = []
+    try:
+        harness.schedule_cron("cron", "*/2 * * * *")
+        scheduler = harness.schedules.scheduler
+        for name in ("get", "list_schedules", "history"):
+            original = getattr(scheduler, name)
+            setattr(scheduler, name, lambda *args, _name=name, _original=original: (
+                reads.append(_name), _original(*args))[1])
+        harness.pass_time(600)
+        assert reads == []
+        assert harness.schedules.check_history("cron") == 5
+        assert reads == ["history"]
+    finally:
+        harness.close()

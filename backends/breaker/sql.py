@@ -23,34 +23,20 @@ from sqlalchemy import (
     Connection,
     Engine,
     Table,
-    create_engine,
     delete,
     insert,
     select,
     update,
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.pool import NullPool, StaticPool
+from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.breaker.runtime import BreakerRow, StoreUnavailable
-from jobconform.backends.sql.database import redacted
+from jobconform.backends.sql.database import redacted, unreachable_engine
 from jobconform.backends.sql.models import BreakerStateRow, BreakerWorkRow
 
 STATES = cast(Table, BreakerStateRow.__table__)
 WORK = cast(Table, BreakerWorkRow.__table__)
-UNREACHABLE_PORT = 1  # nothing listens on port 1 of the local host
-UNREACHABLE_SQLITE = "sqlite:////nonexistent-jobconform-folder/breaker.db"
-
-
-def unreachable_engine(engine: Engine) -> Engine:
-    """An engine for the same kind of database as `engine` that cannot connect."""
-    url = engine.url
-    if url.get_backend_name() == "sqlite":
-        return create_engine(UNREACHABLE_SQLITE, poolclass=NullPool)
-    return create_engine(url.set(host="127.0.0.1", port=UNREACHABLE_PORT), poolclass=NullPool,
-                         connect_args={"connect_timeout": 2})
-
-
 class SqlBreakerStore:
     """Breaker rows and work on one engine (see the module docstring).
 

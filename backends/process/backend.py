@@ -226,6 +226,9 @@ class ProcessBackend:
         claims = session.claims
         self.name = f"process:{claims.name}"
         self.profile = claims.profile
+        # The libraries the child says it wraps, with their versions: the kit cannot ask
+        # pip about a child's (npm's, a JVM's) packages, so the report carries the child's.
+        self.libraries: Mapping[str, str] = claims.libraries
         # A child's `store-faults:<area>` claims are dropped with the areas it cannot carry:
         # no message carries a fault plan, and the kit cannot reach the child's store.
         # Its `breaker-seams` claim is kept: the seams' methods are BreakerRuntime messages.

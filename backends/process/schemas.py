@@ -198,7 +198,11 @@ def generate_v2_schema() -> dict[str, Any]:
                     "properties": {"protocol": {"const": 2}, "name": {"type": "string"},
                                    "profile": {"type": "string"},
                                    "capabilities": {"type": "array",
-                                                    "items": {"type": "string"}}}}
+                                                    "items": {"type": "string"}},
+                                   # The libraries the child wraps and their versions
+                                   # (the report's "libraries"), when it says.
+                                   "libraries": {"type": "object",
+                                                 "additionalProperties": {"type": "string"}}}}
     messages["hello"] = {"args": {"type": "object", "required": ["protocol"],
                                   "properties": {"protocol": {"type": "integer"}}},
                          "result": hello_result}

@@ -24,8 +24,8 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 from jobconform.backends.process.errors import (
@@ -70,6 +70,8 @@ class Claims:
     name: str
     profile: str
     capabilities: frozenset[str]
+    # The libraries the child wraps, with their versions (none said: empty).
+    libraries: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,8 @@ class ChildSession:
             if problem is not None:
                 raise self._malformed("hello", problem, message)
         assert isinstance(result, dict)
-        return Claims(result["name"], result["profile"], frozenset(result["capabilities"]))
+        return Claims(result["name"], result["profile"], frozenset(result["capabilities"]),
+                      dict(result.get("libraries", {})))
 
     # -- requests --------------------------------------------------------------------------
 

@@ -73,6 +73,12 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _is_versions(value: object) -> bool:
+    """A hello's `libraries`: each library the child wraps, by name, with its version."""
+    return isinstance(value, dict) and all(
+        isinstance(name, str) and isinstance(version, str) for name, version in value.items())
+
+
 def _is_count(value: object) -> bool:
     return _is_int(value) and value >= 0  # type: ignore[operator]
 
@@ -88,11 +94,13 @@ def _is_job(value: object) -> bool:
 # What each operation's result must be. The schemas say the same in full; this cheap check
 # runs on every answer, the schemas when validation is switched on (tests, child authors).
 RESULT_CHECKS: dict[str, tuple[str, Any]] = {
-    "hello": ("an object with protocol, name, profile and capabilities",
+    "hello": ("an object with protocol, name, profile and capabilities (and libraries,"
+              " an object of version strings, if given)",
               lambda r: isinstance(r, dict) and _is_int(r.get("protocol"))
               and isinstance(r.get("name"), str) and isinstance(r.get("profile"), str)
               and isinstance(r.get("capabilities"), list)
-              and all(isinstance(c, str) for c in r["capabilities"])),
+              and all(isinstance(c, str) for c in r["capabilities"])
+              and _is_versions(r.get("libraries", {}))),
     "open": ("an object with a runtime handle",
              lambda r: isinstance(r, dict) and isinstance(r.get("runtime"), str)
              and bool(r["runtime"])),

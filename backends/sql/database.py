@@ -18,7 +18,7 @@ from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.pool import NullPool, StaticPool
 
 from jobconform.backends.faults import CrashedInStatement, ProcessCrashed
 
@@ -227,3 +227,17 @@ def _migration_lock(connection: Connection) -> Iterator[None]:
     finally:
         connection.execute(text(release))
         connection.commit()
+
+
+# A store made unreachable on purpose (a breaker or task store told its database is down):
+UNREACHABLE_PORT = 1  # nothing listens on port 1 of the local host
+UNREACHABLE_SQLITE = "sqlite:////nonexistent-jobconform-folder/unreachable.db"
+
+
+def unreachable_engine(engine: Engine) -> Engine:
+    """An engine for the same kind of database as `engine` that cannot connect."""
+    url = engine.url
+    if url.get_backend_name() == "sqlite":
+        return create_engine(UNREACHABLE_SQLITE, poolclass=NullPool)
+    return create_engine(url.set(host="127.0.0.1", port=UNREACHABLE_PORT), poolclass=NullPool,
+                         connect_args={"connect_timeout": 2})

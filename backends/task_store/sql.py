@@ -45,8 +45,13 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
-from jobconform.backends.breaker.sql import unreachable_engine
-from jobconform.backends.sql.database import connection_turns, migrate, redacted, transaction
+from jobconform.backends.sql.database import (
+    connection_turns,
+    migrate,
+    redacted,
+    transaction,
+    unreachable_engine,
+)
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, Base, UtcDateTime
 from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
 from jobconform.backends.task_store.protocol import TASK_STORE_UNAVAILABLE, TaskStoreError

@@ -3,16 +3,21 @@ clockwork broken the ways issue 32 names.
 
 `GALLERY` joins the self-test: every suite must catch each entry, naming the requirement
 in `catches`. Each is the `threaded` backend whose `open_self_running` opens a worker that
-acts by itself, but too late, too early or never.
+acts by itself, but too late, too early or never, or whose `open_scheduling` opens such a
+scheduler (SR-006).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
+from jobconform.backends.scheduling.runtime import StoredExecution, StoredSchedule
+from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.self_running import Clockwork
 from jobconform.backends.store import QUEUED
 from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime
@@ -43,6 +48,69 @@ class EarlyRetryWorker(ThreadedRuntime):
             self._store.update(job_id, QUEUED,
                                next_attempt_at=job.next_attempt_at - timedelta(seconds=1))
         return retried
+
+
+class FiresWhenReadScheduler(ThreadedSchedulingRuntime):
+    """It fires a due schedule only when someone reads its schedules or their history, as
+    a poor man's cron fires on a page visit: its thread never fires, so a scheduler left
+    alone fires nothing, however long its fire times have passed."""
+
+    def _fire_due(self, now: datetime) -> None:
+        if threading.current_thread().name != "scheduler":
+            super()._fire_due(now)
+
+    def _next_wake(self) -> datetime | None:
+        return None  # nothing for its thread to wake for
+
+    def get(self, schedule_id: str) -> StoredSchedule | None:
+        self._fire_on_visit()
+        return super().get(schedule_id)
+
+    def list_schedules(self) -> Sequence[StoredSchedule]:
+        self._fire_on_visit()
+        return super().list_schedules()
+
+    def history(self, schedule_id: str) -> Sequence[StoredExecution]:
+        self._fire_on_visit()
+        return super().history(schedule_id)
+
+    def _fire_on_visit(self) -> None:
+        with self._state:
+            self._fire_due(self._clock.now())
+
+
+# How far ahead the early scheduler looks.
+LOOK_AHEAD = timedelta(seconds=1)
+
+
+class LookAheadScheduler(ThreadedSchedulingRuntime):
+    """It takes whatever falls due within the next second as due now, to save a wake-up:
+    its thread wakes a second before each fire time and fires it then, early."""
+
+    def _fire_due(self, now: datetime) -> None:
+        super()._fire_due(now + LOOK_AHEAD)
+
+    def _next_wake(self) -> datetime | None:
+        due = super()._next_wake()
+        return None if due is None else due - LOOK_AHEAD
+
+
+def _scheduling_entry(name: str, scheduler: type[ThreadedSchedulingRuntime], catches: str,
+                      source: str) -> GalleryEntry:
+    """The threaded backend whose scheduler is `scheduler`; its job runtime is sound."""
+
+    class BrokenBackend(ThreadedBackend):
+        __doc__ = scheduler.__doc__
+
+        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                            target: SchedulingTarget) -> ThreadedSchedulingRuntime:
+            return scheduler(self.new_schedule_store(), clock, config, target)
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", " ".join((scheduler.__doc__ or "").split()),
+                        catches, source)
 
 
 def _entry(name: str, bug: str, catches: str, source: str,
@@ -94,4 +162,8 @@ GALLERY = (
            " passed.", "SR-005",
            "seed 004 §1.3: the reaper deletes expired terminal jobs on its schedule",
            starts_reaper=False),
+    _scheduling_entry("self_running_schedule_fires_only_when_read", FiresWhenReadScheduler,
+                      "SR-006", "seed 002 §10.1: schedules fire at their times, unattended"),
+    _scheduling_entry("self_running_schedule_fires_early", LookAheadScheduler, "SR-006",
+                      "seed 002 §10.6: the scheduler fires each fire time, never early"),
 )

@@ -1,5 +1,5 @@
 """The self-running harness: the runtime acts by itself, the harness only lets time pass
-and reads (spec area self-running, SR-001..SR-005).
+and reads (spec area self-running, SR-001..SR-006).
 
 The backend's runtime is opened with `open_self_running(settings, clock, clockwork)` and is
 never told to dispatch, detect stuck jobs or expire leases. The harness submits jobs,
@@ -22,6 +22,9 @@ runtime that claims neither leaves a silent job running, and that is right for i
 job is watched for its removal by the runtime's own reaper if the backend claims `reaper`
 (SR-005): the runtime is opened with the profile's TTL and sweep interval in its settings,
 and the job must still be held at finished_at + ttl and be gone one sweep interval later.
+A backend that also claims `scheduling` has its scheduler watched the same way (SR-006,
+`ScheduleWatch` in schedules.py): each fire's dispatch must reach the harness's target
+inside its window, with nothing read from the scheduler on the way.
 Windows are computed from the instants the runtime itself recorded once they have passed
 their own check, so one late start does not shift every later verdict. The first
 difference raises `Divergence` naming the requirement of the window it broke.
@@ -32,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from jobconform.backends.protocol import (
     REAPER,
@@ -52,11 +55,13 @@ from jobconform.conformance.harness import (
     AdapterError,
     Divergence,
 )
+from jobconform.conformance.self_running.schedules import FIRE_REQUIREMENT, ScheduleWatch
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
 from jobconform.reference import self_running as oracle
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR
+from jobconform.reference.scheduling.commands import CreateCron, CreateOnce
 from jobconform.reference.self_running import Window
 from jobconform.spec import Profile, Registry
 
@@ -75,6 +80,7 @@ REQUIREMENT_OF_ACTION = {
     RESTART: "SR-003",
     oracle.START_RETRY: "SR-004",
     oracle.REAP: "SR-005",
+    oracle.FIRE: FIRE_REQUIREMENT,
 }
 # A job's body decided by the harness ends at once (LC-002's transitions); a retried
 # failure goes back to the queue (RT-003), whose new start SR-004 bounds.
@@ -171,6 +177,10 @@ class SelfRunningHarness:
                                " no open_self_running(settings, clock, clockwork)")
         self.runtime: Runtime = self._call("open_self_running", lambda: opener(
             self.settings, self.clock, self.clockwork))
+        # SR-006: the scheduler, opened on the first schedule, over the same clock.
+        self.schedules = ScheduleWatch(self.backend, self.profile, self.clock,
+                                       self.poll_interval, self._fail, self._call,
+                                       self.exercised)
 
     # -- commands ------------------------------------------------------------------------
 
@@ -221,6 +231,21 @@ class SelfRunningHarness:
         self._give_free_slots(now)
         self.read()
 
+    def schedule_once(self, alias: str, delay_seconds: float) -> None:
+        """Create a one-shot job `delay_seconds` from now; it must fire by itself (SR-006)."""
+        # The scheduling area's own command, listed with the job commands in a reproducer.
+        self.commands.append(cast(cmd.Command, CreateOnce(alias, f"one-shot {alias}",
+                                                          delay_seconds=delay_seconds)))
+        self.schedules.create_once(alias, delay_seconds)
+        self.read()
+
+    def schedule_cron(self, alias: str, expression: str, timezone: str = "UTC") -> None:
+        """Create a cron schedule; each of its fire times must fire by itself (SR-006)."""
+        self.commands.append(cast(cmd.Command, CreateCron(alias, f"cron {alias}", expression,
+                                                          timezone)))
+        self.schedules.create_cron(alias, expression, timezone)
+        self.read()
+
     def heartbeat(self, alias: str) -> None:
         """The body of a running job reports progress: its windows move (ST-001)."""
         job = self._job(alias)
@@ -258,8 +283,11 @@ class SelfRunningHarness:
             self.pass_time(max((last - self.clock.now()).total_seconds(), 0.0))
 
     def close(self) -> None:
-        runtime = self.runtime
-        self._call("close", runtime.close)
+        try:
+            self.schedules.close()
+        finally:
+            runtime = self.runtime
+            self._call("close", runtime.close)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -279,6 +307,7 @@ class SelfRunningHarness:
         if self.watches_reaper:
             for job in [job for job in self.jobs.values() if job.status in (SUCCEEDED, FAILED)]:
                 self._check_ended(job, now)
+        self.schedules.read(now)
 
     def status_of(self, alias: str) -> str:
         return self._job(alias).status
@@ -424,7 +453,7 @@ class SelfRunningHarness:
                 windows.extend(self._running_windows(job)[:1])
             elif job.status in (SUCCEEDED, FAILED) and self.watches_reaper:
                 windows.append(self._reap_window(job))
-        return windows
+        return windows + self.schedules.windows()
 
     # -- verdicts ------------------------------------------------------------------------
 
@@ -462,6 +491,7 @@ class SelfRunningHarness:
 
     def _settle(self) -> None:
         self._call("settle", self.runtime.settle)
+        self.schedules.settle()
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         with guarded(self.safety_timeout, f"{self.backend.name}: {action}"):

@@ -1,5 +1,5 @@
 """Robot Framework keywords for a self-running runtime (robot/self_running.robot,
-SR-001..SR-005).
+SR-001..SR-006).
 
 `Open Self-Running Runtime` opens the backend's runtime with `open_self_running`; after
 that, keywords only submit, end bodies, send heartbeats and let time pass, and the
@@ -77,6 +77,26 @@ class SelfRunningLibrary:
                                  backoff_multiplier=1,
                                  max_retry_delay_ms=max(float(delay_ms), 60_000.0))
         self.harness.submit(alias, policy)
+
+    @keyword("Schedule One-Shot Job On Self-Running Scheduler")
+    def schedule_once(self, alias: str, seconds: float) -> None:
+        """A one-shot job ``seconds`` from now on the backend's scheduler (SR-006)."""
+        self.harness.schedule_once(alias, float(seconds))
+
+    @keyword("Schedule Cron On Self-Running Scheduler")
+    def schedule_cron(self, alias: str, expression: str, timezone: str = "UTC") -> None:
+        """A cron schedule on the backend's scheduler; each fire must come by itself."""
+        self.harness.schedule_cron(alias, expression, timezone)
+
+    @keyword("Self-Running Schedule Should Have Fired")
+    def should_have_fired(self, alias: str, count: int) -> None:
+        """Fired ``count`` times by itself, each in its window, and shown in its history."""
+        self.harness.read()
+        fired = self.harness.schedules.fired(alias)
+        shown = self.harness.schedules.check_history(alias)
+        if fired != int(count) or shown != int(count):
+            raise AssertionError(f"schedule {alias!r}: expected {count} fires, the runtime"
+                                 f" made {fired} and shows {shown}")
 
     @keyword("Let Time Pass On Self-Running Runtime")
     def pass_time(self, seconds: float) -> None:

@@ -16,6 +16,10 @@ With the reaper claimed (SR-005), an ended job's removal window is an open windo
 others: `windows_pass` lets the reaper's TTL and one sweep interval go by, so the machine
 reaches it without a rule of its own and its draws stay as they were.
 
+With scheduling claimed (SR-006), a rule creates a one-shot job or a cron schedule on
+the backend's scheduler, over the same clock; each fire's window is an open window too, so
+every stretch of time stops at its read points. A backend without the claim never draws it.
+
 It draws only what the backend claims (spec/self-running.yaml `needs`): the job timeout
 with `stuck`, the lease with `redelivery`, retry policies with `retry`. A backend claiming
 neither silence gets no silence and no heartbeats (nothing would read them); one claiming
@@ -28,6 +32,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from jobconform.backends.protocol import REDELIVERY, RETRY, STUCK, Backend
+from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.self_running import SELF_RUNNING
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -42,6 +47,12 @@ FAR = 100_000.0
 STRETCHES = (0.5, 1.0, 2.0, 4.0, 9.0, 25.0)
 RETRY_DELAYS_MS = (2000.0, 3000.0, 7000.0)
 STEPS_PER_EXAMPLE = 12
+SCHEDULES = ("s1", "s2", "s3")
+# A one-shot job's delay (0: due at once), or a cron expression: fire times two minutes
+# apart, so a long stretch passes several, or a quarter of an hour apart, so few of its
+# read points land in the reaper's hour-long windows.
+ONE_SHOT_DELAYS = (0.0, 0.5, 7.0, 45.0)
+CRON_EXPRESSIONS = ("*/2 * * * *", "*/15 * * * *")
 
 
 def make_self_running_machine(backend: Backend, profile: Profile, registry: Registry | None,
@@ -52,6 +63,7 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
     watched: st.SearchStrategy[bool | None] = (
         st.booleans() if {STUCK, REDELIVERY} <= claims else st.just(STUCK in claims)
         if claims & {STUCK, REDELIVERY} else st.none())
+    schedules = SCHEDULING in claims and SCHEDULING in profile.areas
     delays: st.SearchStrategy[float | None] = (
         st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)) if RETRY in claims
         else st.none())
@@ -105,6 +117,18 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
         @rule(delay_ms=delays)
         def submit(self, delay_ms: float | None) -> None:
             self._submit(delay_ms)
+
+        @precondition(lambda self: schedules and self.harness is not None
+                      and len(self.harness.schedules.schedules) < len(SCHEDULES))
+        @rule(timetable=st.one_of(st.sampled_from(ONE_SHOT_DELAYS),
+                                  st.sampled_from(CRON_EXPRESSIONS)))
+        def schedule(self, timetable: float | str) -> None:
+            """A one-shot job or a cron schedule: it must fire by itself (SR-006)."""
+            alias = SCHEDULES[len(self.runtime.schedules.schedules)]
+            if isinstance(timetable, str):
+                self._do("schedule_cron", alias, timetable)
+            else:
+                self._do("schedule_once", alias, timetable)
 
         @precondition(lambda self: self.silence > 0)
         @rule()

@@ -1,4 +1,4 @@
-"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-005).
+"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-006).
 
 The runtime is opened with `open_self_running` on first use, with the slots, job timeout
 and lease the scenario's Given-steps set. After that, steps only submit, decide bodies,
@@ -132,6 +132,26 @@ def step_raises(context: Any, alias: str, error_type: str) -> None:
 @action_step('job "{alias}" on the self-running runtime sends a heartbeat')
 def step_heartbeat(context: Any, alias: str) -> None:
     _scenario(context).harness.heartbeat(alias)
+
+
+@action_step('the self-running scheduler has a one-shot job "{alias}" in {seconds:g} seconds')
+def step_once(context: Any, alias: str, seconds: float) -> None:
+    """The backend's scheduler, opened on the same clock; it must fire by itself (SR-006)."""
+    _scenario(context).harness.schedule_once(alias, seconds)
+
+
+@action_step('the self-running scheduler has a cron schedule "{alias}" at "{expression}"')
+def step_cron(context: Any, alias: str, expression: str) -> None:
+    _scenario(context).harness.schedule_cron(alias, expression)
+
+
+@check_step('the self-running scheduler has fired schedule "{alias}" {count:d} time(s)')
+def check_fired(context: Any, alias: str, count: int) -> None:
+    """Fired by itself, each fire in its window; its history shows the same executions."""
+    harness = _scenario(context).harness
+    harness.read()
+    _check(f"schedule {alias!r}'s fires", count, harness.schedules.fired(alias))
+    _check(f"schedule {alias!r}'s executions", count, harness.schedules.check_history(alias))
 
 
 @check_step('the self-running runtime shows job "{alias}" {status}')

@@ -12,12 +12,19 @@
 // areas: the kit reports every other area "not claimed". Each library is used as it is;
 // expected-failures.yaml lists where their behaviour differs from the spec, and why.
 
+import { readFileSync } from 'node:fs';
 import readline from 'node:readline';
 import PQueue from 'p-queue';
 import retry from 'retry';
 import FakeTimers from '@sinonjs/fake-timers';
 
 const CLAIMS = ['lifecycle', 'retry'];
+// The libraries this child wraps, with the versions npm installed: the report names them.
+// Read from each package's own package.json (p-queue's exports do not list it for import).
+const LIBRARIES = Object.fromEntries(['p-queue', 'retry', '@sinonjs/fake-timers'].map((name) => [
+  name,
+  JSON.parse(readFileSync(new URL(`./node_modules/${name}/package.json`, import.meta.url), 'utf8')).version,
+]));
 
 // -- the pipe: one JSON object per line --------------------------------------------------------
 
@@ -307,7 +314,7 @@ async function answer(request) {
   const { id, op, args } = request;
   if (op === 'hello') {
     if (args.protocol !== 2) throw new WireError('ProtocolError', `this child speaks protocol 2, not ${args.protocol}`);
-    return { protocol: 2, name: 'node-p-queue', profile: 'canonical', capabilities: CLAIMS };
+    return { protocol: 2, name: 'node-p-queue', profile: 'canonical', capabilities: CLAIMS, libraries: LIBRARIES };
   }
   if (op === 'goodbye') return null;
   const method = METHODS[op];
