@@ -17,7 +17,7 @@ from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.governor.declarations import DECLARATIONS, OFFER, WAIT
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
-from jobconform.conformance.lifecycle.keywords import requirement_tags
+from jobconform.conformance.requirement_tags import requirement_tags
 from jobconform.conformance.vocabulary import derive_keywords
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from jobconform.conformance import scenario as core
 from jobconform.conformance.area_steps import ConfiguredScenario
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.governor.declarations import DECLARATIONS, OFFER, WAIT
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
-from jobconform.conformance.lifecycle import steps as core
-from jobconform.conformance.lifecycle.steps import action_step, check_step, setup_step
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.governor import commands as gc
 
