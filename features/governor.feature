@@ -74,6 +74,27 @@ Feature: Re-delivery governor
     And targets "d, e, f" each record a failure result of class timeout
     Then re-delivery is not paused
 
+  @RG-010
+  Scenario: Rate limits at three targets pause re-delivery as billing failures
+    When targets "a, b" each record a rate-limited result
+    Then re-delivery is not paused
+    When target "a" records rate-limited result "a-again"
+    And target "c" records failure result "c1" of class auth
+    Then re-delivery is not paused
+    When the governor clock moves 50 seconds
+    And target "c" records rate-limited result "c2"
+    Then re-delivery is paused until second 350
+    When a re-delivery for target "z" is offered
+    Then the re-delivery is refused, to retry after 30 seconds
+
+  @RG-010
+  Scenario: A rate limit counts together with the billing failures of other targets
+    When target "a" records rate-limited result "a1"
+    And target "b" records failure result "b1" of class billing
+    Then re-delivery is not paused
+    When target "c" records rate-limited result "c1"
+    Then re-delivery is paused until second 300
+
   @RG-006
   Scenario: One target failing again and again cannot arm the pause
     When target "a" records failure result "a1" of class auth

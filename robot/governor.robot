@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the re-delivery governor (spec/governor.yaml,
-...                 RG-001..RG-009). Each test runs two governors on one store and is tagged
+...                 RG-001..RG-010). Each test runs two governors on one store and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
 Library             jobconform.conformance.governor.keywords.GovernorLibrary
@@ -104,6 +104,20 @@ The Pause Ends By Itself
     Pause Should End At Second    ${None}
     Offer Re-Delivery    a
     Re-Delivery Should Be Accepted
+
+A Rate Limit Counts As A Billing Failure
+    [Tags]    RG-010
+    Record Rate-Limited Result    a    a1
+    Record Failure Result    b    b1    billing
+    Record Failure Result    c    c1    auth
+    Pause Should End At Second    ${None}
+    Record Rate-Limited Result    a    a1    governor=2
+    Pause Should End At Second    ${None}
+    Governor Clock Moves    30
+    Record Rate-Limited Result    c    c2    governor=2
+    Pause Should End At Second    330
+    Offer Re-Delivery    z
+    Re-Delivery Should Be Refused    30
 
 A Restart Holds Its First Re-Send Sweep Back By Its Own Jitter
     [Tags]    RG-009

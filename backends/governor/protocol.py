@@ -40,6 +40,11 @@ class GovernorRuntime(Protocol):
         """A terminal failure result of `target` (RG-005 to RG-007)."""
         ...
 
+    def record_rate_limited(self, target: str, result_id: str) -> None:
+        """A terminal result of `target` that the agent answered with HTTP 429 (rate
+        limited): recorded as a failure of class billing (RG-010)."""
+        ...
+
     def paused_until(self) -> datetime | None:
         """The end of the running shared-cause pause (UTC), or None."""
         ...

@@ -17,7 +17,7 @@ from typing import Protocol
 from jobconform.backends.protocol import Clock
 from jobconform.backends.retry_delay import retry_delay_ms
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.governor.oracle import GovernorSettings
+from jobconform.reference.governor.oracle import RATE_LIMIT_CLASS, GovernorSettings
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,10 @@ class StoreGovernorRuntime:
             since = now - timedelta(seconds=settings.pause_window_seconds)
             if session.failing_targets_since(failure_class, since) >= settings.pause_threshold:
                 session.pause(now + timedelta(seconds=settings.pause_ttl_seconds))
+
+    def record_rate_limited(self, target: str, result_id: str) -> None:
+        # The terminal reason stays rate_limit; the class the pause counts is billing.
+        self.record_failure(target, RATE_LIMIT_CLASS, result_id)
 
     def paused_until(self) -> datetime | None:
         now = self._clock.now()

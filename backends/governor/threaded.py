@@ -34,6 +34,9 @@ class PooledGovernorRuntime:
     def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
         self._on_pool(lambda: self._inner.record_failure(target, failure_class, result_id))
 
+    def record_rate_limited(self, target: str, result_id: str) -> None:
+        self._on_pool(lambda: self._inner.record_rate_limited(target, result_id))
+
     def paused_until(self) -> datetime | None:
         return self._on_pool(self._inner.paused_until)
 

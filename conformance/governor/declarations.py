@@ -28,6 +28,12 @@ def record_failure_result(target: str, result: str, failure_class: str,
     return gc.RecordFailure(target, failure_class, result, governor - 1)
 
 
+def record_rate_limited_result(target: str, result: str,
+                                governor: int = 1) -> gc.RecordRateLimited:
+    """A result the agent answered with HTTP 429 (RG-010)."""
+    return gc.RecordRateLimited(target, result, governor - 1)
+
+
 def governor_restarts(draw: float, governor: int = 1) -> gc.Restart:
     """Governor ``governor`` restarts; its initial jitter takes ``draw`` in [0, 1)."""
     return gc.Restart(draw, governor - 1)
@@ -55,6 +61,10 @@ DECLARATIONS = (
     Declaration("Record Failure Result", record_failure_result, (
         Phrase('target "{target}" records failure result "{result}" of class'
                " {failure_class:w}", record_failure_result),
+    )),
+    Declaration("Record Rate-Limited Result", record_rate_limited_result, (
+        Phrase('target "{target}" records rate-limited result "{result}"',
+               lambda target, result: record_rate_limited_result(target, result)),
     )),
     Declaration("Governor Restarts", governor_restarts, (
         Phrase("governor {number:d} restarts with draw {draw:g}",

@@ -91,6 +91,17 @@ class NoFloorRuntime(StoreGovernorRuntime):
         return super().redelivery_wait_ms(previous_ms, draw, None)
 
 
+class RateLimitUncountedRuntime(StoreGovernorRuntime):
+    """An agent's 429 is recorded under its terminal reason, rate_limit, a class the
+    pause does not count: a fleet-wide rate-limit storm never pauses re-delivery."""
+
+    def record_rate_limited(self, target: str, result_id: str) -> None:
+        self.record_failure(target, "rate_limit", result_id)
+
+    def peer(self) -> StoreGovernorRuntime:
+        return RateLimitUncountedRuntime(self._store.peer(), self._clock, self._settings)
+
+
 # A zone two hours east of UTC, as a runtime that formats times for its operators' desk.
 EAST_OF_UTC = timezone(timedelta(hours=2))
 
@@ -139,6 +150,10 @@ GALLERY = (
     _governor_entry("governor_restart_burst", RestartBurstRuntime, InMemoryGovernorStore,
                     "RG-009", "seed 002 10.11.1: one-shot initial jitter of the re-send sweep",
                     RestartBurstRuntime),
+    _governor_entry("governor_rate_limit_uncounted", RateLimitUncountedRuntime,
+                    InMemoryGovernorStore, "RG-010",
+                    "seed 002 10.11.1: agent 429 mapped to billing",
+                    RateLimitUncountedRuntime),
     _governor_entry("governor_pause_at_offset", PauseAtOffsetRuntime, InMemoryGovernorStore,
                     "RG-008", "issue 18: UTC everywhere (times outside job records)",
                     PauseAtOffsetRuntime),

@@ -25,7 +25,12 @@ from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.governor import commands as gc
-from jobconform.reference.governor.oracle import GovernorModel, GovernorSettings, redelivery_wait_ms
+from jobconform.reference.governor.oracle import (
+    RATE_LIMIT_CLASS,
+    GovernorModel,
+    GovernorSettings,
+    redelivery_wait_ms,
+)
 from jobconform.spec import Profile
 
 WORKERS = 2
@@ -135,6 +140,10 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
                 self._call("record_failure", lambda: self.workers[index].record_failure(
                     target, failure_class, result_id))
                 model.record_failure(target, failure_class, result_id, now)
+            case gc.RecordRateLimited(target=target, result_id=result_id, worker=index):
+                self._call("record_rate_limited", lambda: self.workers[index]
+                           .record_rate_limited(target, result_id))
+                model.record_rate_limited(target, result_id, now)
             case gc.Restart(draw=draw, worker=index):
                 self._call("restart", lambda: self.workers[index].restart(draw))
                 model.restart(index, draw, now)
@@ -202,11 +211,23 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
                 return ("RG-005",)
             expired = ("RG-008",) if model.paused_until is not None else ()
             return ("RG-002", "RG-003", "RG-004", *expired)
-        if command.result_id in model.results:
+        if isinstance(command, gc.RecordRateLimited):
+            # RG-010 first: a pause that does not come (or comes early) after a rate limit
+            # is the mapping's fault before it is the counting's.
+            return ("RG-010", *self._failure_requirements(command.target, RATE_LIMIT_CLASS,
+                                                          command.result_id))
+        return self._failure_requirements(command.target, command.failure_class,
+                                          command.result_id)
+
+    def _failure_requirements(self, target: str, failure_class: str,
+                              result_id: str) -> tuple[str, ...]:
+        model, now = self.model, self.clock.now()
+        assert self.settings is not None
+        if result_id in model.results:
             return ("RG-007",)
-        if command.failure_class not in self.settings.pause_classes:
+        if failure_class not in self.settings.pause_classes:
             return ("RG-005",)
         if model.pause_at(now) is not None:
             return ("RG-008",)
-        counted = model.failing.get(command.failure_class, {})
-        return ("RG-006",) if command.target in counted else ("RG-005", "RG-006")
+        counted = model.failing.get(failure_class, {})
+        return ("RG-006",) if target in counted else ("RG-005", "RG-006")

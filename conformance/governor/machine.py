@@ -53,6 +53,20 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
                 self.results += 1
             self._run(gc.RecordFailure(at, failure_class, f"r{self.results}", worker))
 
+        @rule(at=targets, worker=workers, replay=st.booleans())
+        def record_rate_limited(self, at: str, worker: int, replay: bool) -> None:
+            """RG-010: a result the agent answered with HTTP 429, new or a replay."""
+            if not (replay and self.results):
+                self.results += 1
+            self._run(gc.RecordRateLimited(at, f"r{self.results}", worker))
+
+        @rule(count=st.integers(2, 4), worker=workers)
+        def rate_limit_storm(self, count: int, worker: int) -> None:
+            """RG-010: the provider rate-limits several targets at one moment."""
+            for at in TARGETS[:count]:
+                self.results += 1
+                self._run(gc.RecordRateLimited(at, f"r{self.results}", worker))
+
         @rule(failure_class=st.sampled_from(CLASSES), count=st.integers(2, 4))
         def shared_cause(self, failure_class: str, count: int) -> None:
             """Several targets fail alike at one moment, as in a provider outage."""

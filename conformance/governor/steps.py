@@ -77,6 +77,16 @@ def record_many(context: Any, targets: str, failure_class: str) -> None:
         scenario.run(gc.RecordFailure(target, failure_class, result))
 
 
+@action_step('targets "{targets}" each record a rate-limited result')
+def rate_limit_many(context: Any, targets: str) -> None:
+    """The agents of several targets answer HTTP 429 at one moment (RG-010); each result
+    is named after the commands run so far."""
+    scenario = _governor(context)
+    for target in (name.strip() for name in targets.split(",") if name.strip()):
+        result = f"{target}-429-{len(scenario.harness.commands)}"
+        scenario.run(gc.RecordRateLimited(target, result))
+
+
 @setup_step("a governor whose restart jitter is at most {seconds:g} s")
 def restart_jitter(context: Any, seconds: float) -> None:
     _governor(context).configure(initial_jitter_max_seconds=seconds)

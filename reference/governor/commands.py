@@ -37,6 +37,16 @@ class RecordFailure:
 
 
 @dataclass(frozen=True)
+class RecordRateLimited:
+    """A terminal result `result_id` of `target` that the agent answered with HTTP 429
+    (RG-010)."""
+
+    target: str
+    result_id: str
+    worker: int = 0
+
+
+@dataclass(frozen=True)
 class Restart:
     """Governor `worker`'s process restarts with re-sends pending; `draw` is the uniform
     draw in [0, 1) its initial jitter takes (RG-009)."""
@@ -55,4 +65,5 @@ class ReadPause:
     """Answers the end of the running pause, or None."""
 
 
-GovernorCommand: TypeAlias = AskWait | Offer | RecordFailure | Restart | Elapse | ReadPause
+GovernorCommand: TypeAlias = (AskWait | Offer | RecordFailure | RecordRateLimited | Restart
+                               | Elapse | ReadPause)

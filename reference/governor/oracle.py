@@ -1,4 +1,4 @@
-"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-009), as an oracle.
+"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-010), as an oracle.
 
 Three controls keep a fleet's re-deliveries from stampeding after an outage: each
 re-delivery waits a decorrelated jitter (with a server retry-after as its floor), offers
@@ -83,6 +83,8 @@ class Decision:
 
 
 ACCEPTED = Decision(True)
+# The failure class an agent's rate-limit answer (HTTP 429) is recorded under (RG-010).
+RATE_LIMIT_CLASS = "billing"
 
 
 def redelivery_wait_ms(settings: GovernorSettings, previous_ms: float | None, draw: float,
@@ -140,6 +142,11 @@ class GovernorModel:
             return Decision(False, max(waits))  # RG-002, RG-003, RG-004
         self.accepted.append((now, target))
         return ACCEPTED
+
+    def record_rate_limited(self, target: str, result_id: str, now: datetime) -> None:
+        """RG-010: an agent's 429 is a billing failure, so a fleet-wide rate-limit storm
+        arms the pause like any other shared cause."""
+        self.record_failure(target, RATE_LIMIT_CLASS, result_id, now)
 
     def record_failure(self, target: str, failure_class: str, result_id: str,
                        now: datetime) -> None:
