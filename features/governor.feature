@@ -95,6 +95,36 @@ Feature: Re-delivery governor
     When target "c" records rate-limited result "c1"
     Then re-delivery is paused until second 300
 
+  @RG-011
+  Scenario: A governor whose store is down holds nothing back, and the store keeps its pause
+    When targets "a, b, c" each record a failure result of class auth
+    Then re-delivery is paused until second 300
+    When the governor store becomes unreachable
+    Then re-delivery is not paused
+    When 3 re-deliveries for target "a" are offered
+    Then the re-delivery is accepted
+    When the governor store is reachable again
+    Then re-delivery is paused until second 300
+    When a re-delivery for target "a" is offered
+    Then the re-delivery is refused, to retry after 30 seconds
+
+  @RG-011
+  Scenario: Nothing done while the store is down counts once it is back
+    When the governor store becomes unreachable
+    And targets "a, b" each record a failure result of class auth
+    And target "c" records rate-limited result "c1"
+    And 3 re-deliveries for target "a" are offered
+    Then the re-delivery is accepted
+    When the governor store is reachable again
+    And target "c" records failure result "c2" of class auth
+    Then re-delivery is not paused
+    When 2 re-deliveries for target "a" are offered
+    Then the re-delivery is accepted
+    When target "a" records rate-limited result "a9"
+    And target "b" records rate-limited result "b9"
+    And target "c" records rate-limited result "c1"
+    Then re-delivery is paused until second 300
+
   @RG-006
   Scenario: One target failing again and again cannot arm the pause
     When target "a" records failure result "a1" of class auth

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the re-delivery governor (spec/governor.yaml,
-...                 RG-001..RG-010). Each test runs two governors on one store and is tagged
+...                 RG-001..RG-011). Each test runs two governors on one store and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
 Library             jobconform.conformance.governor.keywords.GovernorLibrary
@@ -118,6 +118,26 @@ A Rate Limit Counts As A Billing Failure
     Pause Should End At Second    330
     Offer Re-Delivery    z
     Re-Delivery Should Be Refused    30
+
+A Governor Whose Store Is Down Fails Open
+    [Tags]    RG-011
+    Record Failure Result    a    a1    auth
+    Offer Re-Delivery    a
+    Offer Re-Delivery    a
+    Governor Store Outage    ${True}
+    Pause Should End At Second    ${None}
+    Offer Re-Delivery    a    governor=2
+    Re-Delivery Should Be Accepted
+    Record Failure Result    b    b1    auth
+    Record Failure Result    c    c1    auth    governor=2
+    Pause Should End At Second    ${None}
+    Governor Store Outage    ${False}
+    Pause Should End At Second    ${None}
+    Offer Re-Delivery    a
+    Re-Delivery Should Be Refused    60
+    Record Failure Result    b    b1    auth
+    Record Failure Result    c    c1    auth
+    Pause Should End At Second    300
 
 A Restart Holds Its First Re-Send Sweep Back By Its Own Jitter
     [Tags]    RG-009

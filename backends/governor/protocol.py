@@ -61,6 +61,13 @@ class GovernorRuntime(Protocol):
         (UTC), or None before its first restart (RG-009)."""
         ...
 
+    def set_store_available(self, available: bool) -> None:
+        """Fault injection by the harness: make the governor's store unreachable, or
+        reachable again (RG-011). While it is unreachable the governor fails open: offers
+        accepted uncounted, failures not counted, no pause read, no error raised. The
+        harness calls it on both governors of a check, as they share one store."""
+        ...
+
     def peer(self) -> GovernorRuntime:
         """Another process's governor on the same store: caps and pause are shared."""
         ...

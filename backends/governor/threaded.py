@@ -46,6 +46,9 @@ class PooledGovernorRuntime:
     def resend_sweep_at(self) -> datetime | None:
         return self._on_pool(self._inner.resend_sweep_at)
 
+    def set_store_available(self, available: bool) -> None:
+        self._on_pool(lambda: self._inner.set_store_available(available))
+
     def peer(self) -> PooledGovernorRuntime:
         return PooledGovernorRuntime(self._inner.peer())
 

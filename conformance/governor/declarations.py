@@ -34,6 +34,11 @@ def record_rate_limited_result(target: str, result: str,
     return gc.RecordRateLimited(target, result, governor - 1)
 
 
+def governor_store_outage(down: bool) -> gc.GovernorStoreOutage:
+    """The governors' shared store goes down (True) or comes back (False) (RG-011)."""
+    return gc.GovernorStoreOutage(down)
+
+
 def governor_restarts(draw: float, governor: int = 1) -> gc.Restart:
     """Governor ``governor`` restarts; its initial jitter takes ``draw`` in [0, 1)."""
     return gc.Restart(draw, governor - 1)
@@ -65,6 +70,10 @@ DECLARATIONS = (
     Declaration("Record Rate-Limited Result", record_rate_limited_result, (
         Phrase('target "{target}" records rate-limited result "{result}"',
                lambda target, result: record_rate_limited_result(target, result)),
+    )),
+    Declaration("Governor Store Outage", governor_store_outage, (
+        Phrase("the governor store becomes unreachable", lambda: governor_store_outage(True)),
+        Phrase("the governor store is reachable again", lambda: governor_store_outage(False)),
     )),
     Declaration("Governor Restarts", governor_restarts, (
         Phrase("governor {number:d} restarts with draw {draw:g}",

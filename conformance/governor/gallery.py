@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.governor.runtime import (
+    GovernorStoreUnavailable,
     InMemoryGovernorStore,
     StoreGovernorRuntime,
     Verdict,
@@ -102,6 +103,21 @@ class RateLimitUncountedRuntime(StoreGovernorRuntime):
         return RateLimitUncountedRuntime(self._store.peer(), self._clock, self._settings)
 
 
+class FailsClosedRuntime(StoreGovernorRuntime):
+    """While its store is unreachable the governor holds every re-delivery back, as if a
+    pause held, so a storage outage becomes a delivery outage (the seed: everything is
+    fail-open)."""
+
+    def offer(self, target: str) -> Verdict:
+        try:
+            return self._offer(target)
+        except GovernorStoreUnavailable:
+            return Verdict(False, self._settings.pause_retry_after_seconds)
+
+    def peer(self) -> StoreGovernorRuntime:
+        return FailsClosedRuntime(self._store.peer(), self._clock, self._settings)
+
+
 # A zone two hours east of UTC, as a runtime that formats times for its operators' desk.
 EAST_OF_UTC = timezone(timedelta(hours=2))
 
@@ -154,6 +170,9 @@ GALLERY = (
                     InMemoryGovernorStore, "RG-010",
                     "seed 002 10.11.1: agent 429 mapped to billing",
                     RateLimitUncountedRuntime),
+    _governor_entry("governor_fails_closed", FailsClosedRuntime, InMemoryGovernorStore,
+                    "RG-011", "seed 002 10.11.1: everything is fail-open",
+                    FailsClosedRuntime),
     _governor_entry("governor_pause_at_offset", PauseAtOffsetRuntime, InMemoryGovernorStore,
                     "RG-008", "issue 18: UTC everywhere (times outside job records)",
                     PauseAtOffsetRuntime),

@@ -147,6 +147,12 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             case gc.Restart(draw=draw, worker=index):
                 self._call("restart", lambda: self.workers[index].restart(draw))
                 model.restart(index, draw, now)
+            case gc.GovernorStoreOutage(down=down):
+                # One store behind both governors: both lose it, and get it back.
+                for worker in self.workers:
+                    self._call("set_store_available",
+                               partial(worker.set_store_available, not down))
+                model.store_down = down
             case gc.Elapse(seconds=seconds):
                 self.clock.advance(seconds)
             case gc.ReadPause():
@@ -204,6 +210,10 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             return ("RG-001",)
         if isinstance(command, gc.Restart):
             return ("RG-009",)
+        if isinstance(command, gc.GovernorStoreOutage) or model.store_down:
+            # Down: whatever the command, the governor must fail open. Back up: the pause
+            # and the windows must be the store's, untouched by the outage.
+            return ("RG-011",)
         if isinstance(command, gc.Elapse | gc.ReadPause):
             return ("RG-008",)
         if isinstance(command, gc.Offer):

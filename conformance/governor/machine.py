@@ -86,6 +86,11 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             """RG-009: a worker restarts; its first re-send sweep waits its own jitter."""
             self._run(gc.Restart(draw, worker))
 
+        @rule(down=st.booleans())
+        def store_outage(self, down: bool) -> None:
+            """RG-011: the shared store goes down (everything fails open) or comes back."""
+            self._run(gc.GovernorStoreOutage(down))
+
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def elapse(self, seconds: float) -> None:
             self._run(gc.Elapse(seconds))

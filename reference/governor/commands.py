@@ -56,6 +56,14 @@ class Restart:
 
 
 @dataclass(frozen=True)
+class GovernorStoreOutage:
+    """The governors' shared store becomes unreachable (down) or reachable again
+    (RG-011)."""
+
+    down: bool
+
+
+@dataclass(frozen=True)
 class Elapse:
     seconds: float
 
@@ -66,4 +74,4 @@ class ReadPause:
 
 
 GovernorCommand: TypeAlias = (AskWait | Offer | RecordFailure | RecordRateLimited | Restart
-                               | Elapse | ReadPause)
+                               | GovernorStoreOutage | Elapse | ReadPause)

@@ -1,4 +1,4 @@
-"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-010), as an oracle.
+"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-011), as an oracle.
 
 Three controls keep a fleet's re-deliveries from stampeding after an outage: each
 re-delivery waits a decorrelated jitter (with a server retry-after as its floor), offers
@@ -107,6 +107,8 @@ class GovernorModel:
     paused_until: datetime | None = None
     # worker -> when its first re-send sweep after its latest restart is due (RG-009)
     sweep_at: dict[int, datetime] = field(default_factory=dict)
+    # RG-011: while the store is down the governor fails open and changes nothing in it.
+    store_down: bool = False
 
     def restart(self, worker: int, draw: float, now: datetime) -> None:
         """`worker` restarts: its first re-send sweep waits draw * initial_jitter_max_seconds
@@ -115,7 +117,10 @@ class GovernorModel:
         self.sweep_at[worker] = now + delay
 
     def pause_at(self, now: datetime) -> datetime | None:
-        """The end of the pause running at `now` (RG-008), or None."""
+        """The end of the pause running at `now` (RG-008), or None; none can be read
+        while the store is down (RG-011)."""
+        if self.store_down:
+            return None
         if self.paused_until is not None and now < self.paused_until:
             return self.paused_until
         return None
@@ -131,6 +136,8 @@ class GovernorModel:
         return (min(counted) + window - now).total_seconds()
 
     def offer(self, target: str, now: datetime) -> Decision:
+        if self.store_down:
+            return ACCEPTED  # RG-011: accepted, and counted nowhere
         if self.pause_at(now) is not None:
             return Decision(False, self.settings.pause_retry_after_seconds)  # RG-005
         s = self.settings
@@ -150,6 +157,8 @@ class GovernorModel:
 
     def record_failure(self, target: str, failure_class: str, result_id: str,
                        now: datetime) -> None:
+        if self.store_down:
+            return  # RG-011: neither counted nor remembered
         if result_id in self.results:
             return  # RG-007: a replay is not counted again
         self.results.add(result_id)
