@@ -95,6 +95,18 @@ Feature: Re-delivery governor
     When target "c" records rate-limited result "c1"
     Then re-delivery is paused until second 300
 
+  @RG-012
+  Scenario: The re-send sweep sends its envelopes one after another, each after its own jitter
+    When governor 1 is asked when its sweep re-sends envelopes with draws "0.5"
+    Then no envelope is re-sent
+    When the governor clock moves 10 seconds
+    And governor 1 restarts with draw 0.5
+    And governor 1 is asked when its sweep re-sends envelopes with draws "0.5, 0.25, 0, 0.75"
+    Then the envelopes are re-sent at seconds "40.5, 40.75, 40.75, 41.5"
+    When governor 2 restarts with draw 0
+    And governor 2 is asked when its sweep re-sends envelopes with draws "0.999, 0.5"
+    Then the envelopes are re-sent at seconds "10.999, 11.499"
+
   @RG-011
   Scenario: A governor whose store is down holds nothing back, and the store keeps its pause
     When targets "a, b, c" each record a failure result of class auth

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the re-delivery governor (spec/governor.yaml,
-...                 RG-001..RG-011). Each test runs two governors on one store and is tagged
+...                 RG-001..RG-012). Each test runs two governors on one store and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
 Library             jobconform.conformance.governor.keywords.GovernorLibrary
@@ -138,6 +138,15 @@ A Governor Whose Store Is Down Fails Open
     Record Failure Result    b    b1    auth
     Record Failure Result    c    c1    auth
     Pause Should End At Second    300
+
+The Re-Send Sweep Spaces Its Envelopes By A Jitter Each
+    [Tags]    RG-012
+    Governor Clock Moves    20
+    Governor Restarts    0.5    governor=2
+    Ask Re-Send Times    0.25, 0.5, 0.999    governor=2
+    Envelopes Should Be Re-Sent At Seconds    50.25, 50.75, 51.749
+    Ask Re-Send Times    0.5
+    No Envelope Should Be Re-Sent
 
 A Restart Holds Its First Re-Send Sweep Back By Its Own Jitter
     [Tags]    RG-009

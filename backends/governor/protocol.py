@@ -8,6 +8,7 @@ deliveries are strings the harness picks. The governor reads time only from its 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -66,6 +67,13 @@ class GovernorRuntime(Protocol):
         reachable again (RG-011). While it is unreachable the governor fails open: offers
         accepted uncounted, failures not counted, no pause read, no error raised. The
         harness calls it on both governors of a check, as they share one store."""
+        ...
+
+    def resend_times(self, draws: Sequence[float]) -> Sequence[datetime] | None:
+        """When the re-send sweep after this governor's latest restart sends each of
+        len(draws) pending envelopes, oldest first, the k-th waiting
+        `draws[k] * settings.envelope_jitter_max_seconds` after the one before (the first
+        after the sweep is due) (RG-012); None before its first restart. UTC instants."""
         ...
 
     def peer(self) -> GovernorRuntime:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -177,6 +177,15 @@ class StoreGovernorRuntime:
 
     def resend_sweep_at(self) -> datetime | None:
         return self._sweep_at
+
+    def resend_times(self, draws: Sequence[float]) -> list[datetime] | None:
+        if self._sweep_at is None:
+            return None
+        times, at = [], self._sweep_at
+        for draw in draws:  # one envelope after another, each after its own wait
+            at += timedelta(seconds=draw * self._settings.envelope_jitter_max_seconds)
+            times.append(at)
+        return times
 
     def peer(self) -> StoreGovernorRuntime:
         return StoreGovernorRuntime(self._store.peer(), self._clock, self._settings)

@@ -3,7 +3,7 @@ as a threaded worker's bodies offer re-deliveries and report results from pool t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TypeVar
@@ -48,6 +48,9 @@ class PooledGovernorRuntime:
 
     def set_store_available(self, available: bool) -> None:
         self._on_pool(lambda: self._inner.set_store_available(available))
+
+    def resend_times(self, draws: Sequence[float]) -> list[datetime] | None:
+        return self._on_pool(lambda: self._inner.resend_times(draws))
 
     def peer(self) -> PooledGovernorRuntime:
         return PooledGovernorRuntime(self._inner.peer())

@@ -7,6 +7,7 @@ naming the requirement in `catches`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.governor.runtime import (
@@ -103,6 +104,17 @@ class RateLimitUncountedRuntime(StoreGovernorRuntime):
         return RateLimitUncountedRuntime(self._store.peer(), self._clock, self._settings)
 
 
+class EnvelopeBurstRuntime(StoreGovernorRuntime):
+    """The sweep re-sends every pending envelope at its start, with no per-envelope
+    jitter: a worker with many results still bursts them all at one instant."""
+
+    def resend_times(self, draws: Sequence[float]) -> list[datetime] | None:
+        return None if self._sweep_at is None else [self._sweep_at for _ in draws]
+
+    def peer(self) -> StoreGovernorRuntime:
+        return EnvelopeBurstRuntime(self._store.peer(), self._clock, self._settings)
+
+
 class FailsClosedRuntime(StoreGovernorRuntime):
     """While its store is unreachable the governor holds every re-delivery back, as if a
     pause held, so a storage outage becomes a delivery outage (the seed: everything is
@@ -170,6 +182,9 @@ GALLERY = (
                     InMemoryGovernorStore, "RG-010",
                     "seed 002 10.11.1: agent 429 mapped to billing",
                     RateLimitUncountedRuntime),
+    _governor_entry("governor_envelope_burst", EnvelopeBurstRuntime, InMemoryGovernorStore,
+                    "RG-012", "seed 002 10.11.1: per-envelope jitter of the re-send sweep",
+                    EnvelopeBurstRuntime),
     _governor_entry("governor_fails_closed", FailsClosedRuntime, InMemoryGovernorStore,
                     "RG-011", "seed 002 10.11.1: everything is fail-open",
                     FailsClosedRuntime),

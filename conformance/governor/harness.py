@@ -89,6 +89,12 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
 
     def _compare_answer(self, command: gc.GovernorCommand, requirements: tuple[str, ...],
                         expected: object, answer: object) -> None:
+        if isinstance(command, gc.AskResendTimes) and isinstance(answer, tuple) and any(
+                is_off_utc(at) for at in answer):
+            # The right instants at another offset compare equal: RG-012 asks for UTC.
+            raise self._fail(requirements, "the envelopes' instants, in UTC", WANTED,
+                             [describe_offset(at) for at in answer
+                              if isinstance(at, datetime)], "RG-012")
         if not self._agree(answer, expected):
             # Refused on both sides, but not with the oracle's retry-after: a refusal the
             # sender cannot retry (RG-004), whatever cap refused it.
@@ -119,6 +125,9 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             raise ValueError(f"worker must be 0 or 1, not {getattr(command, 'worker', None)!r}")
         if isinstance(command, gc.AskWait | gc.Restart) and not 0 <= command.draw < 1:
             raise ValueError(f"a draw is in [0, 1), not {command.draw!r}")
+        if isinstance(command, gc.AskResendTimes) and not all(
+                0 <= draw < 1 for draw in command.draws):
+            raise ValueError(f"draws are in [0, 1), not {command.draws!r}")
         if isinstance(command, gc.Elapse):
             check_time_step(command.seconds)
 
@@ -153,6 +162,11 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
                     self._call("set_store_available",
                                partial(worker.set_store_available, not down))
                 model.store_down = down
+            case gc.AskResendTimes(draws=draws, worker=index):
+                times = self._call("resend_times",
+                                   lambda: self.workers[index].resend_times(list(draws)))
+                sent_at = tuple(times) if isinstance(times, list | tuple) else times
+                return sent_at, model.resend_times(index, draws)
             case gc.Elapse(seconds=seconds):
                 self.clock.advance(seconds)
             case gc.ReadPause():
@@ -210,6 +224,8 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             return ("RG-001",)
         if isinstance(command, gc.Restart):
             return ("RG-009",)
+        if isinstance(command, gc.AskResendTimes):
+            return ("RG-012",)
         if isinstance(command, gc.GovernorStoreOutage) or model.store_down:
             # Down: whatever the command, the governor must fail open. Back up: the pause
             # and the windows must be the store's, untouched by the outage.

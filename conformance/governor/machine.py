@@ -86,6 +86,12 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             """RG-009: a worker restarts; its first re-send sweep waits its own jitter."""
             self._run(gc.Restart(draw, worker))
 
+        @rule(worker=workers, draws=st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.999]),
+                                             max_size=4))
+        def ask_resend_times(self, worker: int, draws: list[float]) -> None:
+            """RG-012: when the sweep after the latest restart sends its envelopes."""
+            self._run(gc.AskResendTimes(tuple(draws), worker))
+
         @rule(down=st.booleans())
         def store_outage(self, down: bool) -> None:
             """RG-011: the shared store goes down (everything fails open) or comes back."""

@@ -64,6 +64,15 @@ class GovernorStoreOutage:
 
 
 @dataclass(frozen=True)
+class AskResendTimes:
+    """When governor `worker`'s sweep after its latest restart sends each of len(draws)
+    pending envelopes, the k-th taking the uniform draw draws[k] in [0, 1) (RG-012)."""
+
+    draws: tuple[float, ...]
+    worker: int = 0
+
+
+@dataclass(frozen=True)
 class Elapse:
     seconds: float
 
@@ -74,4 +83,4 @@ class ReadPause:
 
 
 GovernorCommand: TypeAlias = (AskWait | Offer | RecordFailure | RecordRateLimited | Restart
-                               | GovernorStoreOutage | Elapse | ReadPause)
+                               | GovernorStoreOutage | AskResendTimes | Elapse | ReadPause)

@@ -1,4 +1,4 @@
-"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-011), as an oracle.
+"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-012), as an oracle.
 
 Three controls keep a fleet's re-deliveries from stampeding after an outage: each
 re-delivery waits a decorrelated jitter (with a server retry-after as its floor), offers
@@ -10,7 +10,7 @@ first re-send sweep back by an initial jitter. Time enters as an argument.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -34,6 +34,7 @@ class GovernorSettings:
     pause_retry_after_seconds: float = 30.0
     pause_classes: frozenset[str] = frozenset({"auth", "billing"})
     initial_jitter_max_seconds: float = 60.0
+    envelope_jitter_max_seconds: float = 1.0
 
     def __post_init__(self) -> None:
         problems = [f"{name} must be at least 1, not {getattr(self, name)}"
@@ -42,7 +43,8 @@ class GovernorSettings:
         problems += [f"{name} must be positive, not {getattr(self, name)}"
                      for name in ("target_window_seconds", "fleet_window_seconds",
                                   "pause_window_seconds", "pause_ttl_seconds",
-                                  "pause_retry_after_seconds", "initial_jitter_max_seconds")
+                                  "pause_retry_after_seconds", "initial_jitter_max_seconds",
+                                  "envelope_jitter_max_seconds")
                      if not getattr(self, name) > 0]
         if not 0 <= self.base_ms <= self.cap_ms:
             problems.append(f"0 <= base_ms <= cap_ms must hold, not {self.base_ms} and"
@@ -95,6 +97,17 @@ def redelivery_wait_ms(settings: GovernorSettings, previous_ms: float | None, dr
     return backoff.delay_ms(policy, 0, Jitter.DECORRELATED, draw, previous_ms, retry_after_ms)
 
 
+def envelope_times(settings: GovernorSettings, sweep_at: datetime,
+                   draws: Sequence[float]) -> tuple[datetime, ...]:
+    """The instants a sweep due at `sweep_at` sends its envelopes (RG-012)."""
+    times: list[datetime] = []
+    at = sweep_at
+    for draw in draws:
+        at += timedelta(seconds=draw * settings.envelope_jitter_max_seconds)
+        times.append(at)
+    return tuple(times)
+
+
 @dataclass
 class GovernorModel:
     """The oracle for a governor runtime: accepted re-deliveries, counted failures, pause."""
@@ -115,6 +128,15 @@ class GovernorModel:
         (RG-009), so restarted workers do not all re-send at the restart instant."""
         delay = timedelta(seconds=draw * self.settings.initial_jitter_max_seconds)
         self.sweep_at[worker] = now + delay
+
+    def resend_times(self, worker: int, draws: Sequence[float]) -> tuple[datetime, ...] | None:
+        """RG-012: when `worker`'s sweep sends each of len(draws) envelopes, one after
+        another, each draws[k] * envelope_jitter_max_seconds after the one before (the
+        first after the sweep's start); None before the worker's first restart."""
+        start = self.sweep_at.get(worker)
+        if start is None:
+            return None
+        return envelope_times(self.settings, start, draws)
 
     def pause_at(self, now: datetime) -> datetime | None:
         """The end of the pause running at `now` (RG-008), or None; none can be read
