@@ -63,7 +63,7 @@ class ExtendingPauseRuntime(StoreGovernorRuntime):
     """Failures recorded during a pause arm it again, so a long outage keeps re-delivery
     paused well past its TTL instead of letting it resume by itself."""
 
-    def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
+    def _record_failure(self, target: str, failure_class: str, result_id: str) -> None:
         now = self._clock.now()
         settings = self._settings
         with self._store.session() as session:

@@ -10,7 +10,7 @@ requirements the command touched.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, ClassVar, cast
 
@@ -238,12 +238,36 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             expired = ("RG-008",) if model.paused_until is not None else ()
             return ("RG-002", "RG-003", "RG-004", *expired)
         if isinstance(command, gc.RecordRateLimited):
-            # RG-010 first: a pause that does not come (or comes early) after a rate limit
-            # is the mapping's fault before it is the counting's.
-            return ("RG-010", *self._failure_requirements(command.target, RATE_LIMIT_CLASS,
-                                                          command.result_id))
-        return self._failure_requirements(command.target, command.failure_class,
-                                          command.result_id)
+            counting = self._failure_requirements(command.target, RATE_LIMIT_CLASS,
+                                                  command.result_id)
+            if counting[0] in ("RG-007", "RG-008") or counting == ("RG-006",):
+                # A replay, a failure during a pause or a target counted already: what
+                # goes wrong there is the counting's, whatever class the 429 took.
+                return (*counting, "RG-010")
+            # A new target's rate limit: a pause that does not come (or comes early) is
+            # the mapping's fault first.
+            return ("RG-010", *counting)
+        counting = self._failure_requirements(command.target, command.failure_class,
+                                              command.result_id)
+        if command.failure_class == RATE_LIMIT_CLASS and self._arms_with_rate_limits(
+                command.target, counting):
+            # The pause this billing failure arms rests on rate limits counted as billing:
+            # a backend that does not arm it here most likely never counted those.
+            return ("RG-010", *counting)
+        return counting
+
+    def _arms_with_rate_limits(self, target: str, counting: tuple[str, ...]) -> bool:
+        """Would this new target's billing failure arm the pause, with a target counted
+        by a rate limit among those in the window?"""
+        model, now = self.model, self.clock.now()
+        assert self.settings is not None
+        if counting != ("RG-005", "RG-006"):
+            return False
+        window = timedelta(seconds=self.settings.pause_window_seconds)
+        inside = {at for at, when in model.failing.get(RATE_LIMIT_CLASS, {}).items()
+                  if when + window > now}
+        return (len(inside | {target}) >= self.settings.pause_threshold
+                and bool(inside & model.rate_limited))
 
     def _failure_requirements(self, target: str, failure_class: str,
                               result_id: str) -> tuple[str, ...]:

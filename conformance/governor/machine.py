@@ -53,11 +53,13 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
                 self.results += 1
             self._run(gc.RecordFailure(at, failure_class, f"r{self.results}", worker))
 
-        @rule(at=targets, worker=workers, replay=st.booleans())
-        def record_rate_limited(self, at: str, worker: int, replay: bool) -> None:
-            """RG-010: a result the agent answered with HTTP 429, new or a replay."""
-            if not (replay and self.results):
-                self.results += 1
+        @rule(at=targets, worker=workers)
+        def record_rate_limited(self, at: str, worker: int) -> None:
+            """RG-010: a new result the agent answered with HTTP 429. Replays are
+            record_failure's: a replay counted shows only when a later failure arms the
+            pause, and a run without shrinking blames that failure (RG-007's gallery
+            entry is found by replay_at_threshold)."""
+            self.results += 1
             self._run(gc.RecordRateLimited(at, f"r{self.results}", worker))
 
         @rule(count=st.integers(2, 4), worker=workers)

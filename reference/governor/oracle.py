@@ -122,6 +122,8 @@ class GovernorModel:
     sweep_at: dict[int, datetime] = field(default_factory=dict)
     # RG-011: while the store is down the governor fails open and changes nothing in it.
     store_down: bool = False
+    # Targets whose latest counted billing failure was a rate limit (RG-010).
+    rate_limited: set[str] = field(default_factory=set)
 
     def restart(self, worker: int, draw: float, now: datetime) -> None:
         """`worker` restarts: its first re-send sweep waits draw * initial_jitter_max_seconds
@@ -175,10 +177,10 @@ class GovernorModel:
     def record_rate_limited(self, target: str, result_id: str, now: datetime) -> None:
         """RG-010: an agent's 429 is a billing failure, so a fleet-wide rate-limit storm
         arms the pause like any other shared cause."""
-        self.record_failure(target, RATE_LIMIT_CLASS, result_id, now)
+        self.record_failure(target, RATE_LIMIT_CLASS, result_id, now, via_rate_limit=True)
 
     def record_failure(self, target: str, failure_class: str, result_id: str,
-                       now: datetime) -> None:
+                       now: datetime, via_rate_limit: bool = False) -> None:
         if self.store_down:
             return  # RG-011: neither counted nor remembered
         if result_id in self.results:
@@ -187,6 +189,8 @@ class GovernorModel:
         if failure_class not in self.settings.pause_classes:
             return
         self.failing.setdefault(failure_class, {})[target] = now
+        if failure_class == RATE_LIMIT_CLASS:
+            (self.rate_limited.add if via_rate_limit else self.rate_limited.discard)(target)
         if self.pause_at(now) is not None:
             return  # RG-008: a running pause is not extended
         window = timedelta(seconds=self.settings.pause_window_seconds)
