@@ -18,9 +18,8 @@ from sqlalchemy import Connection, Engine, Table, delete, func, insert, select, 
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
-from jobconform.backends.breaker.sql import unreachable_engine
 from jobconform.backends.governor.runtime import GovernorStoreUnavailable
-from jobconform.backends.sql.database import redacted
+from jobconform.backends.sql.database import redacted, unreachable_engine
 from jobconform.backends.sql.models import (
     GovernorDeliveryRow,
     GovernorFailureRow,
