@@ -18,7 +18,7 @@ from robot.libraries.BuiltIn import BuiltIn
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
 from jobconform.conformance import tolerance
-from jobconform.conformance.lifecycle.keywords import close_at_end_of_test, requirement_tags
+from jobconform.conformance.requirement_tags import requirement_tags
 from jobconform.spec import Profile, Registry, load_registry
 
 DEFAULT_BACKEND = "memory"
@@ -29,6 +29,20 @@ class Closable(Protocol):
 
 
 HarnessT = TypeVar("HarnessT", bound=Closable)
+
+
+def close_at_end_of_test(harness: Closable | None, result: Any) -> None:
+    """Close a Robot test's runtime, whatever the outcome; a close that raises fails the
+    test, after what the test itself said, as it fails the Behave scenario (Robot would
+    only log a listener's exception). Every Robot library's `end_test` calls this."""
+    if harness is None:
+        return
+    try:
+        harness.close()
+    except Exception as error:
+        said = f"closing the runtime: {type(error).__name__}: {error}"
+        result.message = f"{result.message}\n{said}" if result.message else said
+        result.status = "FAIL"
 
 
 def robot_variable(name: str) -> str | None:

@@ -88,7 +88,7 @@ class ConfiguredScenario(Generic[HarnessT]):
     NOUN: ClassVar[str]  # what the area's steps call it ("breaker")
 
     def __init__(self, config: Any) -> None:
-        self.config = config  # the run's RunConfig (conformance/lifecycle/steps.py)
+        self.config = config  # the run's RunConfig (conformance/scenario.py)
         self.overrides: dict[str, object] = {}
         self.answers: dict[str, object] = {}  # name -> the answer kept under it
         self._harness: HarnessT | None = None

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from jobconform.conformance.area_trace import ReplayHarness, decode, open_replay_harness
-from jobconform.conformance.lifecycle.steps import RunConfig, action_step, setup_step, state_of
 from jobconform.conformance.machines import machines
+from jobconform.conformance.scenario import RunConfig, state_of
+from jobconform.conformance.step_library import action_step, setup_step
 
 __all__ = ["step_machine_command", "step_machine_harness"]
 

@@ -278,10 +278,19 @@ def build_matrix(arguments: Iterable[str]) -> Matrix:
         ReportError: a report is unreadable or off-schema, none was given, or two
             reports would share a column.
     """
-    entries: list[tuple[str | None, Path, dict[str, Any]]] = [
+    entries: list[tuple[str | None, Path, Mapping[str, Any]]] = [
         (label, path, read_report(path)) for label, path in report_paths(arguments)]
     if not entries:
         raise ReportError("no reports to compare")
+    return matrix_of(entries)
+
+
+def matrix_of(entries: Sequence[tuple[str | None, Path, Mapping[str, Any]]]) -> Matrix:
+    """Line up reports read already (label or None, where the report is, its document).
+
+    Raises:
+        ReportError: two reports would share a column.
+    """
     labels = _labels(entries)
     columns = tuple(
         Column(label, str(doc["backend"]), str(doc["profile"]), str(doc["spec_version"]),

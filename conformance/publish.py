@@ -5,9 +5,10 @@ A library's validation is a run made with a deviation list of its own
 (`jobconform run ... --expected-failures FILE`, which the report records as
 `expected_failures_file`). `jobconform publish REPORTS` takes every such report under the
 folder REPORTS, one folder per library (`reports/huey/report.json` is the library "huey"),
-so a new example is picked up by its tox environment alone. A second run of a library, in
-another area, writes into a folder inside the library's (`reports/huey/periodic`: huey's
-periodic tasks) and shows as the column "huey/periodic", beside "huey". It writes:
+so a new example is picked up by its tox environment alone. A library checked in further
+runs of its own (another adapter module, other areas) keeps each in a subfolder of its
+folder (`reports/rq/stuck/report.json`, with a deviation list of its own): its column joins
+them, each requirement with the verdicts of the runs that checked it. It writes:
 
 - `index.html`, `README.md` and `badges/`: the compare page of those reports
   (conformance/compare.py), one column per library;
@@ -41,13 +42,15 @@ import click
 from jobconform.conformance.compare import (
     MARKS,
     Matrix,
-    build_matrix,
     markdown_cell,
+    matrix_of,
+    overall_verdict,
     to_html,
     to_markdown,
+    trace_on_disk,
     write_badges,
 )
-from jobconform.conformance.report import EXPECTED_FAILURE, ReportError, read_report
+from jobconform.conformance.report import EXPECTED_FAILURE, FAIL, NOT_RUN, ReportError, read_report
 from jobconform.spec import Registry, load_registry
 
 VERDICTS_FILE = "verdicts.json"
@@ -69,14 +72,9 @@ class PublishError(ValueError):
 
 @dataclass(frozen=True)
 class Library:
-    """One library's validation: the report of a run with its own deviation list."""
+    """One run of a library's validation: its report, made with its own deviation list."""
 
-    name: str  # the report's folder under REPORTS; "huey/periodic": a second run of huey
-
-    @property
-    def file_stem(self) -> str:
-        """The name in file names: a second run's folder inside its library's, flattened."""
-        return self.name.replace("/", "-")
+    name: str  # the library's folder under REPORTS (the run's report may be in a subfolder)
     report: Path
     document: Mapping[str, Any]
     deviations_file: Path
@@ -104,29 +102,75 @@ class Finding:
 
     @property
     def file_name(self) -> str:
-        return f"{self.library.file_stem}-{self.requirement}.md"
+        return f"{self.library.name}-{self.requirement}.md"
 
 
 def find_libraries(folder: Path) -> list[Library]:
-    """Every report under `folder` made with a deviation list, named by its folder.
+    """Every report under `folder` made with a deviation list, named by its library's
+    folder (the first under `folder`): the library's own report first, then its further
+    runs in their subfolders' order.
 
     Raises:
         ReportError: a report is unreadable or off-schema.
         PublishError: none was made with a deviation list, or two share a name.
     """
     libraries = []
-    # By folder, parts compared in turn: a library's second run comes right after it.
-    for path in sorted(folder.rglob("report.json"), key=lambda p: p.relative_to(folder).parts[:-1]):
+    for path in sorted(folder.rglob("report.json")):
         document = read_report(path)
         listed = document.get("expected_failures_file")
         if not isinstance(listed, str):
             continue  # one of the kit's own runs, or a run without a deviation list
-        name = path.parent.relative_to(folder).as_posix()
+        name = path.parent.relative_to(folder).parts[0]
         libraries.append(Library(name, path, document, Path(listed)))
     if not libraries:
         raise PublishError(f"no report under {folder} was made with --expected-failures:"
                            f" {REFRESH}")
-    return libraries
+    # The library's own report first, wherever a subfolder's name sorts.
+    return sorted(libraries, key=lambda run: (run.name, run.report.parent != folder / run.name))
+
+
+def _stronger(kept: str | None, other: str) -> str:
+    """One suite's verdict of a requirement over two runs: a run that left it out (--area)
+    yields to the other, otherwise the stronger verdict wins (a failure over a pass)."""
+    if kept is None or kept == NOT_RUN:
+        return other
+    if other == NOT_RUN:
+        return kept
+    return overall_verdict({"kept": kept, "other": other})
+
+
+def joined(runs: Sequence[Library]) -> dict[str, Any]:
+    """One report document for a library checked in several runs: the first run's, with
+    every requirement's verdicts joined suite by suite, every run's cases (their traces
+    where they are now) and listed deviations, and failed when one run failed.
+
+    Raises:
+        PublishError: two runs list the same requirement (one finding per deviation).
+    """
+    document = dict(runs[0].document)
+    requirements = {rid: dict(body) for rid, body in document["requirements"].items()}
+    suites: list[dict[str, Any]] = []
+    listed: dict[str, Any] = {}
+    for run in runs:
+        for rid, body in run.document["requirements"].items():
+            mine = requirements.setdefault(rid, dict(body))
+            verdicts = dict(mine["suites"])
+            for suite, verdict in body["suites"].items():
+                verdicts[suite] = _stronger(verdicts.get(suite), verdict)
+            mine["suites"] = verdicts
+        suites += [{**suite, "cases": [
+            {**case, "artifacts": [trace_on_disk(artifact, run.report).as_posix()
+                                   for artifact in case["artifacts"]]}
+            for case in suite["cases"]]} for suite in run.document["suites"]]
+        twice = sorted(listed.keys() & run.document["expected_failures"].keys())
+        if twice:
+            raise PublishError(f"{run.name}: {twice[0]} is listed in two of its runs'"
+                               " deviation lists; list each deviation in one")
+        listed.update(run.document["expected_failures"])
+    failed = any(run.document["verdict"] == FAIL for run in runs)
+    document.update(requirements=requirements, suites=suites, expected_failures=listed,
+                    verdict=FAIL if failed else document["verdict"])
+    return document
 
 
 def _divergences(message: str) -> list[tuple[str, str, str, str, tuple[str, ...]]]:
@@ -245,7 +289,7 @@ def verdict_content(matrix: Matrix, libraries: Sequence[Library],
             "libraries": dict(column.libraries), "verdict": column.verdict_text,
             "requirements": {row.requirement: row.cells[index].verdict for row in matrix.rows},
             "deviations": {finding.requirement: finding.reason for finding in findings
-                           if finding.library is library},
+                           if finding.library.name == library.name},
         }
     return content
 
@@ -294,9 +338,14 @@ def publish(reports: Path, output_dir: Path, registry: Registry) -> dict[str, An
         ReportError: a report is unreadable or off-schema.
         PublishError: no library's report is there.
     """
-    libraries = find_libraries(reports)
-    matrix = build_matrix([f"{library.name}={library.report}" for library in libraries])
-    findings = [finding for library in libraries for finding in findings_of(library)]
+    runs = find_libraries(reports)
+    by_name: dict[str, list[Library]] = {}
+    for run in runs:
+        by_name.setdefault(run.name, []).append(run)
+    libraries = [named[0] for named in by_name.values()]  # a column each, its own report's
+    matrix = matrix_of([(name, named[0].report, joined(named))
+                        for name, named in by_name.items()])
+    findings = [finding for run in runs for finding in findings_of(run)]
     if output_dir.exists():
         shutil.rmtree(output_dir)
     (output_dir / "findings").mkdir(parents=True)
@@ -305,7 +354,7 @@ def publish(reports: Path, output_dir: Path, registry: Registry) -> dict[str, An
     for finding in findings:
         reproducer = finding.reproducer
         for number, trace in enumerate(reproducer.traces if reproducer else (), start=1):
-            name = f"{finding.library.file_stem}-{finding.requirement}-{number}.trace.json"
+            name = f"{finding.library.name}-{finding.requirement}-{number}.trace.json"
             shutil.copyfile(trace, output_dir / "findings" / name)
             traces.setdefault((finding.library.name, finding.requirement), []).append(name)
         text = _finding_markdown(finding, registry, output_dir,

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jobconform.conformance.lifecycle.steps import action_step, setup_step, state_of
+from jobconform.conformance.scenario import state_of
+from jobconform.conformance.step_library import action_step, setup_step
 from jobconform.reference.commands import command_from_json
 
 __all__ = ["step_areas_claimed", "step_recorded_command"]

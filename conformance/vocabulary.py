@@ -8,21 +8,30 @@ One engine applies any declared command through the scenario's (or the test's) h
 which applies it to the backend and the oracle and compares; so the steps and keywords
 of an area hold no translation of their own.
 
+A command may depend on the run's profile (a default the profile sets, a status in the
+profile's own words): its builder then gives an `OnProfile`, which the engine completes
+with the profile of the scenario or test it is sent through.
+
 What is not a command (a Then-step's check of what the backend shows, a step that reads
-and keeps a record) stays hand-written in the area's steps and keywords.
+and keeps a record) stays hand-written in the area's steps and keywords. A Robot keyword
+that also checks the answer it got (a submission that must be accepted) names that check
+in `derive_keywords`' `answered`.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from robot.api.deco import keyword
 
-from jobconform.conformance.lifecycle.steps import action_step
+from jobconform.conformance.step_library import action_step
+from jobconform.reference.lifecycle import JsonValue
+from jobconform.spec import Profile
 
 
 class Answers(Protocol):
@@ -32,6 +41,34 @@ class Answers(Protocol):
     def answers(self) -> dict[str, Any]: ...
 
     def run(self, command: Any) -> object: ...
+
+
+class ProfiledAnswers(Answers, Protocol):
+    """Answers that know the run's profile, for commands built `OnProfile`."""
+
+    @property
+    def profile(self) -> Profile: ...
+
+
+@dataclass(frozen=True)
+class OnProfile:
+    """A command the run's profile completes: `build(profile)` is the command."""
+
+    build: Callable[[Profile], Any]
+
+
+def json_value(text: str) -> JsonValue:
+    """A JSON value as a Robot test writes it (``42``, ``"done"``, ``{"n": 1}``, ``null``).
+
+    Raises:
+        ValueError: `text` is not JSON.
+    """
+    try:
+        value: JsonValue = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{text!r} is not a JSON value ({error.msg}); write strings in double"
+                         ' quotes, e.g. "done", and null for no value') from None
+    return value
 
 
 @dataclass(frozen=True)
@@ -64,6 +101,8 @@ class Declaration:
         """Run the built command(s) through `through`; the last answer."""
         answer: object = None
         for command in built if isinstance(built, list | tuple) else [built]:
+            if isinstance(command, OnProfile):
+                command = command.build(cast(ProfiledAnswers, through).profile)
             answer = through.run(command)
             if self.kept_as is not None:
                 through.answers[self.kept_as(command)] = answer
@@ -93,22 +132,40 @@ def keyword_method_name(name: str) -> str:
     return re.sub(r"\W+", "_", name).strip("_").lower()
 
 
+# What a keyword makes of the answer it got: given the library instance and the answer,
+# it checks it (raising the test's failure) and returns what the keyword returns.
+Answered = Callable[[Any, object], object]
+
+
 def derive_keywords(library: type, declarations: Iterable[Declaration],
-                    through: Callable[[Any], Answers]) -> None:
+                    through: Callable[[Any], Answers],
+                    answered: Mapping[str, Answered] | None = None) -> None:
     """Add to the Robot `library` class one keyword per declaration, taking the arguments
-    of its `command` and sending what it builds through `through(library instance)`."""
-    for declaration in declarations:
+    of its `command` and sending what it builds through `through(library instance)`;
+    where `answered` names the keyword, the keyword returns what that makes of the answer.
+
+    Raises:
+        ValueError: a keyword would hide a method of `library`, or `answered` names a
+            keyword no declaration has.
+    """
+    declared = list(declarations)
+    unknown = set(answered or {}) - {declaration.keyword for declaration in declared}
+    if unknown:
+        raise ValueError(f"no declaration has the keyword(s) {sorted(unknown)}")
+    for declaration in declared:
         name = keyword_method_name(declaration.keyword)
         if hasattr(library, name):
             raise ValueError(f"{library.__name__} already has {name!r}; the keyword"
                              f" {declaration.keyword!r} would hide it")
-        setattr(library, name, _keyword(declaration, name, through))
+        setattr(library, name, _keyword(declaration, name, through,
+                                        (answered or {}).get(declaration.keyword)))
 
 
-def _keyword(declaration: Declaration, name: str,
-             through: Callable[[Any], Answers]) -> Callable[..., object]:
+def _keyword(declaration: Declaration, name: str, through: Callable[[Any], Answers],
+             answered: Answered | None) -> Callable[..., object]:
     def send(self: Any, *args: Any, **kwargs: Any) -> object:
-        return declaration.send(through(self), declaration.command(*args, **kwargs))
+        answer = declaration.send(through(self), declaration.command(*args, **kwargs))
+        return answer if answered is None else answered(self, answer)
 
     # Robot reads a keyword's arguments, their defaults and types from its signature:
     # the builder's, behind the instance.

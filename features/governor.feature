@@ -74,6 +74,69 @@ Feature: Re-delivery governor
     And targets "d, e, f" each record a failure result of class timeout
     Then re-delivery is not paused
 
+  @RG-010
+  Scenario: Rate limits at three targets pause re-delivery as billing failures
+    When targets "a, b" each record a rate-limited result
+    Then re-delivery is not paused
+    When target "a" records rate-limited result "a-again"
+    And target "c" records failure result "c1" of class auth
+    Then re-delivery is not paused
+    When the governor clock moves 50 seconds
+    And target "c" records rate-limited result "c2"
+    Then re-delivery is paused until second 350
+    When a re-delivery for target "z" is offered
+    Then the re-delivery is refused, to retry after 30 seconds
+
+  @RG-010
+  Scenario: A rate limit counts together with the billing failures of other targets
+    When target "a" records rate-limited result "a1"
+    And target "b" records failure result "b1" of class billing
+    Then re-delivery is not paused
+    When target "c" records rate-limited result "c1"
+    Then re-delivery is paused until second 300
+
+  @RG-012
+  Scenario: The re-send sweep sends its envelopes one after another, each after its own jitter
+    When governor 1 is asked when its sweep re-sends envelopes with draws "0.5"
+    Then no envelope is re-sent
+    When the governor clock moves 10 seconds
+    And governor 1 restarts with draw 0.5
+    And governor 1 is asked when its sweep re-sends envelopes with draws "0.5, 0.25, 0, 0.75"
+    Then the envelopes are re-sent at seconds "40.5, 40.75, 40.75, 41.5"
+    When governor 2 restarts with draw 0
+    And governor 2 is asked when its sweep re-sends envelopes with draws "0.999, 0.5"
+    Then the envelopes are re-sent at seconds "10.999, 11.499"
+
+  @RG-011
+  Scenario: A governor whose store is down holds nothing back, and the store keeps its pause
+    When targets "a, b, c" each record a failure result of class auth
+    Then re-delivery is paused until second 300
+    When the governor store becomes unreachable
+    Then re-delivery is not paused
+    When 3 re-deliveries for target "a" are offered
+    Then the re-delivery is accepted
+    When the governor store is reachable again
+    Then re-delivery is paused until second 300
+    When a re-delivery for target "a" is offered
+    Then the re-delivery is refused, to retry after 30 seconds
+
+  @RG-011
+  Scenario: Nothing done while the store is down counts once it is back
+    When the governor store becomes unreachable
+    And targets "a, b" each record a failure result of class auth
+    And target "c" records rate-limited result "c1"
+    And 3 re-deliveries for target "a" are offered
+    Then the re-delivery is accepted
+    When the governor store is reachable again
+    And target "c" records failure result "c2" of class auth
+    Then re-delivery is not paused
+    When 2 re-deliveries for target "a" are offered
+    Then the re-delivery is accepted
+    When target "a" records rate-limited result "a9"
+    And target "b" records rate-limited result "b9"
+    And target "c" records rate-limited result "c1"
+    Then re-delivery is paused until second 300
+
   @RG-006
   Scenario: One target failing again and again cannot arm the pause
     When target "a" records failure result "a1" of class auth

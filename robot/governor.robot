@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the re-delivery governor (spec/governor.yaml,
-...                 RG-001..RG-009). Each test runs two governors on one store and is tagged
+...                 RG-001..RG-012). Each test runs two governors on one store and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
 Library             jobconform.conformance.governor.keywords.GovernorLibrary
@@ -104,6 +104,49 @@ The Pause Ends By Itself
     Pause Should End At Second    ${None}
     Offer Re-Delivery    a
     Re-Delivery Should Be Accepted
+
+A Rate Limit Counts As A Billing Failure
+    [Tags]    RG-010
+    Record Rate-Limited Result    a    a1
+    Record Failure Result    b    b1    billing
+    Record Failure Result    c    c1    auth
+    Pause Should End At Second    ${None}
+    Record Rate-Limited Result    a    a1    governor=2
+    Pause Should End At Second    ${None}
+    Governor Clock Moves    30
+    Record Rate-Limited Result    c    c2    governor=2
+    Pause Should End At Second    330
+    Offer Re-Delivery    z
+    Re-Delivery Should Be Refused    30
+
+A Governor Whose Store Is Down Fails Open
+    [Tags]    RG-011
+    Record Failure Result    a    a1    auth
+    Offer Re-Delivery    a
+    Offer Re-Delivery    a
+    Governor Store Outage    ${True}
+    Pause Should End At Second    ${None}
+    Offer Re-Delivery    a    governor=2
+    Re-Delivery Should Be Accepted
+    Record Failure Result    b    b1    auth
+    Record Failure Result    c    c1    auth    governor=2
+    Pause Should End At Second    ${None}
+    Governor Store Outage    ${False}
+    Pause Should End At Second    ${None}
+    Offer Re-Delivery    a
+    Re-Delivery Should Be Refused    60
+    Record Failure Result    b    b1    auth
+    Record Failure Result    c    c1    auth
+    Pause Should End At Second    300
+
+The Re-Send Sweep Spaces Its Envelopes By A Jitter Each
+    [Tags]    RG-012
+    Governor Clock Moves    20
+    Governor Restarts    0.5    governor=2
+    Ask Re-Send Times    0.25, 0.5, 0.999    governor=2
+    Envelopes Should Be Re-Sent At Seconds    50.25, 50.75, 51.749
+    Ask Re-Send Times    0.5
+    No Envelope Should Be Re-Sent
 
 A Restart Holds Its First Re-Send Sweep Back By Its Own Jitter
     [Tags]    RG-009

@@ -192,3 +192,37 @@ def test_the_harness_runs_on_sql_with_two_governors(governor_url: str) -> None:
     assert harness.workers[0].resend_sweep_at() == at(330)
     assert harness.workers[1].resend_sweep_at() == at(316)
     harness.close()
+
+
+def test_a_sweeps_envelopes_each_wait_their_own_draw_after_the_one_before() -> None:
+    """RG-012: one after another, oldest first, from the sweep's start; none before a
+    restart."""
+    model = GovernorModel(GovernorSettings(envelope_jitter_max_seconds=2))
+    assert model.resend_times(0, [0.5]) is None
+    model.restart(0, 0.5, at(10))
+    assert model.resend_times(0, [0.5, 0.0, 0.25]) == (at(41), at(41), at(41.5))
+    assert model.resend_times(0, []) == ()
+    runtime = StoreGovernorRuntime(InMemoryGovernorStore(), FixedClock(at(10)),
+                                   GovernorSettings(envelope_jitter_max_seconds=2))
+    assert runtime.resend_times([0.5]) is None
+    runtime.restart(0.5)
+    assert runtime.resend_times([0.5, 0.0, 0.25]) == [at(41), at(41), at(41.5)]
+    with pytest.raises(ValueError, match="envelope_jitter_max_seconds must be positive"):
+        GovernorSettings(envelope_jitter_max_seconds=0)
+
+
+def test_a_governor_whose_store_is_down_fails_open_and_changes_nothing() -> None:
+    """RG-011 on the shipped runtime: accepted uncounted, nothing remembered, no pause."""
+    settings = GovernorSettings(target_limit=1, pause_threshold=2)
+    runtime = StoreGovernorRuntime(InMemoryGovernorStore(), FixedClock(at(0)), settings)
+    runtime.record_failure("a", "auth", "r1")
+    runtime.set_store_available(False)
+    assert runtime.offer("a").accepted and runtime.offer("a").accepted
+    runtime.record_failure("b", "auth", "r2")
+    runtime.record_rate_limited("c", "r3")
+    assert runtime.paused_until() is None
+    runtime.set_store_available(True)
+    assert runtime.offer("a").accepted and not runtime.offer("a").accepted
+    assert runtime.paused_until() is None
+    runtime.record_failure("b", "auth", "r2")
+    assert runtime.paused_until() == at(300)

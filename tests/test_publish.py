@@ -205,18 +205,39 @@ def test_the_committed_page_is_whole_and_portable() -> None:
                 f"{path} links an absolute path: publish from the checkout")
 
 
-def test_a_second_run_of_a_library_shows_beside_it(reports: Path, registry: Registry) -> None:
-    """A library validated in a second area writes into a folder inside its own
-    (reports/huey/periodic): its column is "slowq/periodic", its files flattened."""
-    library_report(reports, registry, "slowq/periodic", capabilities={"lifecycle", "retry"},
-                   expected={"RT-002": "its periodic runs overflow too"})
+def test_a_further_run_in_a_subfolder_joins_its_librarys_column(reports: Path,
+                                                                registry: Registry) -> None:
+    # fastq claims lifecycle; a second adapter module checks the stuck area in a run of
+    # its own (--area stuck) with a deviation list of its own, in reports/fastq/stuck.
+    stuck_list = reports.parent / "examples" / "fastq" / "expected-failures-stuck.yaml"
+    stuck_list.write_text("{}\n", encoding="utf-8")
+    write_report(reports / "fastq" / "stuck", registry, "fastq",
+                 capabilities={"lifecycle", "stuck"}, areas={"stuck"},
+                 expected={"ST-003": "its bound is inclusive"}, expected_file=stuck_list)
     page = reports.parent / "docs" / "compatibility"
     code, output = publish(str(reports), "--output-dir", str(page))
     assert code == 0, output
-    assert "published 3 libraries (fastq, slowq, slowq/periodic)" in output
-    verdicts = json.loads((page / VERDICTS_FILE).read_text())
-    assert verdicts["libraries"]["slowq/periodic"]["deviations"] == {
-        "RT-002": "its periodic runs overflow too"}
-    assert (page / "findings" / "slowq-periodic-RT-002.md").is_file()
-    assert 'href="findings/slowq-periodic-RT-002.md">finding and reproducer' in (
-        page / "index.html").read_text()
+    assert "published 2 libraries (fastq, slowq)" in output  # one column for fastq's runs
+    fastq = json.loads((page / VERDICTS_FILE).read_text())["libraries"]["fastq"]
+    # Lifecycle from its own run (not run in the stuck run), stuck from the further run.
+    assert fastq["requirements"]["LC-001"] == "pass"
+    assert fastq["requirements"]["ST-002"] == "pass"
+    assert fastq["requirements"]["ST-003"] == "expected failure"
+    assert fastq["requirements"]["RT-002"] == "not claimed"
+    assert fastq["deviations"] == {"ST-003": "its bound is inclusive"}
+    finding = (page / "findings" / "fastq-ST-003.md").read_text()
+    assert "(../../../examples/fastq/expected-failures-stuck.yaml)" in finding
+    html = (page / "index.html").read_text()
+    assert 'href="../../examples/fastq/expected-failures.yaml">deviation list' in html
+    # The check sees the joined column as the page has it.
+    assert publish(str(reports), "--check", str(page))[0] == 0
+
+
+def test_a_deviation_listed_in_two_runs_of_one_library_is_refused(reports: Path,
+                                                                 registry: Registry) -> None:
+    write_report(reports / "slowq" / "again", registry, "slowq",
+                 capabilities={"lifecycle", "retry"}, areas={"retry"},
+                 expected={"RT-002": "listed again"},
+                 expected_file=reports.parent / "examples" / "slowq" / "expected-failures.yaml")
+    code, output = publish(str(reports), "--output-dir", str(reports.parent / "page"))
+    assert code != 0 and "RT-002 is listed in two of its runs' deviation lists" in output

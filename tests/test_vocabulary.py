@@ -19,6 +19,8 @@ from jobconform.conformance.governor import declarations as governor
 from jobconform.conformance.governor.keywords import GovernorLibrary
 from jobconform.conformance.idempotency import declarations as idempotency
 from jobconform.conformance.idempotency.keywords import IdempotencyLibrary
+from jobconform.conformance.lifecycle import declarations as lifecycle
+from jobconform.conformance.lifecycle.keywords import JobconformLibrary
 from jobconform.conformance.loops import declarations as loops
 from jobconform.conformance.loops.keywords import LoopsLibrary
 from jobconform.conformance.reminders import declarations as reminders
@@ -27,10 +29,13 @@ from jobconform.conformance.scheduling import declarations as scheduling
 from jobconform.conformance.scheduling.keywords import SchedulingLibrary
 from jobconform.conformance.vocabulary import (
     Declaration,
+    OnProfile,
     derive_keywords,
     keyword_method_name,
 )
+from jobconform.reference import commands as cmd
 from jobconform.reference.reminders import commands as rc
+from jobconform.spec import load_registry
 
 ROBOT_SUITES = Path(__file__).resolve().parents[1] / "robot"
 # area -> its declarations, its Robot library, the glob of its Robot suites
@@ -42,6 +47,7 @@ AREAS = {
     "admission": (admission.DECLARATIONS, AdmissionLibrary, "admission*.robot"),
     "idempotency": (idempotency.DECLARATIONS, IdempotencyLibrary, "idempotency*.robot"),
     "loops": (loops.DECLARATIONS, LoopsLibrary, "loops*.robot"),
+    "lifecycle": (lifecycle.DECLARATIONS, JobconformLibrary, "*.robot"),
 }
 DECLARED = [(area, declaration) for area, (declarations, _, _) in AREAS.items()
             for declaration in declarations]
@@ -101,6 +107,49 @@ def test_a_derived_keyword_sends_what_its_builder_builds_and_keeps_creations() -
     assert answer == "answer 2"
 
 
+def test_a_command_on_the_profile_is_completed_by_the_profile_it_is_sent_under() -> None:
+    class Through:
+        profile = load_registry().profile("task-manager")
+
+        def __init__(self) -> None:
+            self.answers: dict[str, object] = {}
+            self.sent: list[object] = []
+
+        def run(self, command: object) -> object:
+            self.sent.append(command)
+            return "accepted"
+
+    (with_retry,) = [d for d in lifecycle.DECLARATIONS if d.keyword == "Submit Job With Retry"]
+    through = Through()
+    built = with_retry.command("a", 2)
+    assert isinstance(built, OnProfile)
+    with_retry.send(through, built)
+    (sent,) = through.sent
+    assert isinstance(sent, cmd.Submit) and sent.retry is not None
+    assert sent.retry.max_retry_delay_ms == Through.profile.max_retry_delay_ms
+    assert through.answers == {"a": "accepted"}
+
+
+def test_a_keyword_checks_its_answer_where_the_library_says_how() -> None:
+    @library(scope="TEST", auto_keywords=False)
+    class Library:
+        def __init__(self) -> None:
+            self.answers: dict[str, object] = {}
+
+        def run(self, command: object) -> object:
+            return 3
+
+        def doubled(self, answer: object) -> object:
+            assert isinstance(answer, int)
+            return answer * 2
+
+    derive_keywords(Library, [Declaration("Cancel Reminder", rc.CancelReminder)],
+                    lambda library: library, {"Cancel Reminder": Library.doubled})
+    assert Library().cancel_reminder("a") == 6  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="no declaration has"):
+        derive_keywords(Library, [], lambda library: library, {"Cancel Reminder": Library.doubled})
+
+
 def test_behave_in_process_after_a_step_library_was_imported_finds_its_types(
         tmp_path: Path) -> None:
     # Behave 1.3 clears its parameter types as each run starts; a step library imported for
@@ -109,7 +158,7 @@ def test_behave_in_process_after_a_step_library_was_imported_finds_its_types(
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "import jobconform.conformance.vocabulary  # imports lifecycle's steps first\n"
+        "import jobconform.conformance.vocabulary  # imports the step library first\n"
         "from jobconform.conformance.runner import RunConfig, run_behave\n"
         "from jobconform.spec import load_registry\n"
         "selected = frozenset(r.id for r in load_registry().requirements\n"

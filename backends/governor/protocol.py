@@ -8,6 +8,7 @@ deliveries are strings the harness picks. The governor reads time only from its 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
@@ -40,6 +41,11 @@ class GovernorRuntime(Protocol):
         """A terminal failure result of `target` (RG-005 to RG-007)."""
         ...
 
+    def record_rate_limited(self, target: str, result_id: str) -> None:
+        """A terminal result of `target` that the agent answered with HTTP 429 (rate
+        limited): recorded as a failure of class billing (RG-010)."""
+        ...
+
     def paused_until(self) -> datetime | None:
         """The end of the running shared-cause pause (UTC), or None."""
         ...
@@ -54,6 +60,20 @@ class GovernorRuntime(Protocol):
     def resend_sweep_at(self) -> datetime | None:
         """When this governor's first re-send sweep after its latest restart is due
         (UTC), or None before its first restart (RG-009)."""
+        ...
+
+    def set_store_available(self, available: bool) -> None:
+        """Fault injection by the harness: make the governor's store unreachable, or
+        reachable again (RG-011). While it is unreachable the governor fails open: offers
+        accepted uncounted, failures not counted, no pause read, no error raised. The
+        harness calls it on both governors of a check, as they share one store."""
+        ...
+
+    def resend_times(self, draws: Sequence[float]) -> Sequence[datetime] | None:
+        """When the re-send sweep after this governor's latest restart sends each of
+        len(draws) pending envelopes, oldest first, the k-th waiting
+        `draws[k] * settings.envelope_jitter_max_seconds` after the one before (the first
+        after the sweep is due) (RG-012); None before its first restart. UTC instants."""
         ...
 
     def peer(self) -> GovernorRuntime:

@@ -7,17 +7,27 @@ and SQL backends differ only in the store.
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from jobconform.backends.protocol import Clock
 from jobconform.backends.retry_delay import retry_delay_ms
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.governor.oracle import GovernorSettings
+from jobconform.reference.governor.oracle import RATE_LIMIT_CLASS, GovernorSettings
+
+LOG = logging.getLogger("jobconform.governor")
+# A library logs only where its host configures logging (no last-resort stderr lines).
+LOG.addHandler(logging.NullHandler())
+T = TypeVar("T")
+
+
+class GovernorStoreUnavailable(ConnectionError):
+    """The governor's store cannot be reached; the runtime fails open (RG-011)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,12 @@ class GovernorSession(Protocol):
 
 class GovernorStore(Protocol):
     def session(self) -> AbstractContextManager[GovernorSession]:
+        """One atomic unit of work; raises GovernorStoreUnavailable when the store
+        cannot be reached."""
+        ...
+
+    def set_available(self, available: bool) -> None:
+        """Fault injection: make the store unreachable, or reachable again."""
         ...
 
     def peer(self) -> GovernorStore:
@@ -72,6 +88,7 @@ class StoreGovernorRuntime:
         self._settings = settings
         # The restart's schedule is the process's own, not the shared store's (RG-009).
         self._sweep_at: datetime | None = None
+        self._store_lost = False  # the store failed the latest operation (logged once)
 
     def redelivery_wait_ms(self, previous_ms: float | None, draw: float,
                            retry_after_ms: float | None) -> float:
@@ -81,6 +98,10 @@ class StoreGovernorRuntime:
                                 retry_after_ms)
 
     def offer(self, target: str) -> Verdict:
+        # RG-011: with the store down, an offer goes out uncounted rather than waiting.
+        return self._failing_open("offer", lambda: self._offer(target), Verdict(True))
+
+    def _offer(self, target: str) -> Verdict:
         now = self._clock.now()
         settings = self._settings
         with self._store.session() as session:
@@ -101,6 +122,10 @@ class StoreGovernorRuntime:
             return Verdict(True)
 
     def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
+        self._failing_open("record_failure", lambda: self._record_failure(
+            target, failure_class, result_id), None)
+
+    def _record_failure(self, target: str, failure_class: str, result_id: str) -> None:
         now = self._clock.now()
         settings = self._settings
         with self._store.session() as session:
@@ -116,11 +141,35 @@ class StoreGovernorRuntime:
             if session.failing_targets_since(failure_class, since) >= settings.pause_threshold:
                 session.pause(now + timedelta(seconds=settings.pause_ttl_seconds))
 
+    def record_rate_limited(self, target: str, result_id: str) -> None:
+        # The terminal reason stays rate_limit; the class the pause counts is billing.
+        self.record_failure(target, RATE_LIMIT_CLASS, result_id)
+
     def paused_until(self) -> datetime | None:
+        return self._failing_open("paused_until", self._paused_until, None)
+
+    def _paused_until(self) -> datetime | None:
         now = self._clock.now()
         with self._store.session() as session:
             paused = session.paused_until()
         return paused if paused is not None and now < paused else None
+
+    def set_store_available(self, available: bool) -> None:
+        self._store.set_available(available)
+
+    def _failing_open(self, action: str, operation: Callable[[], T], fallback: T) -> T:
+        """`operation`, or `fallback` when the store cannot be reached (RG-011); the
+        outage is logged once, when this governor first meets it."""
+        try:
+            answer = operation()
+        except GovernorStoreUnavailable as error:
+            if not self._store_lost:
+                self._store_lost = True
+                LOG.warning("governor store unavailable during %s, failing open until it"
+                            " answers again: %s", action, error)
+            return fallback
+        self._store_lost = False
+        return answer
 
     def restart(self, draw: float) -> None:
         delay = timedelta(seconds=draw * self._settings.initial_jitter_max_seconds)
@@ -128,6 +177,15 @@ class StoreGovernorRuntime:
 
     def resend_sweep_at(self) -> datetime | None:
         return self._sweep_at
+
+    def resend_times(self, draws: Sequence[float]) -> list[datetime] | None:
+        if self._sweep_at is None:
+            return None
+        times, at = [], self._sweep_at
+        for draw in draws:  # one envelope after another, each after its own wait
+            at += timedelta(seconds=draw * self._settings.envelope_jitter_max_seconds)
+            times.append(at)
+        return times
 
     def peer(self) -> StoreGovernorRuntime:
         return StoreGovernorRuntime(self._store.peer(), self._clock, self._settings)
@@ -145,11 +203,18 @@ class InMemoryGovernorStore:
         self._results: set[str] = set()
         self._failing: dict[tuple[str, str], datetime] = {}
         self._paused_until: datetime | None = None
+        self._available = True
 
     @contextmanager
     def session(self) -> Iterator[InMemoryGovernorStore]:
         with self._lock:
+            if not self._available:
+                raise GovernorStoreUnavailable("the in-memory governor store is switched off")
             yield self
+
+    def set_available(self, available: bool) -> None:
+        with self._lock:
+            self._available = available
 
     def accepted_since(self, since: datetime, target: str | None) -> list[datetime]:
         return [at for at, whose in self._accepted

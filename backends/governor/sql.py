@@ -15,8 +15,11 @@ from datetime import datetime
 from typing import cast
 
 from sqlalchemy import Connection, Engine, Table, delete, func, insert, select, update
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
+from jobconform.backends.governor.runtime import GovernorStoreUnavailable
+from jobconform.backends.sql.database import redacted, unreachable_engine
 from jobconform.backends.sql.models import (
     GovernorDeliveryRow,
     GovernorFailureRow,
@@ -81,6 +84,9 @@ class SqlGovernorStore:
                  turns: AbstractContextManager[object] | None = None) -> None:
         self._engine = engine
         self._owns_engine = owns_engine
+        # The engine decisions use: the store's, or one that cannot connect (RG-011).
+        self._state_engine = engine
+        self._dead_engine: Engine | None = None
         if turns is None:
             turns = (threading.Lock() if isinstance(engine.pool, StaticPool)
                      else nullcontext())
@@ -88,10 +94,26 @@ class SqlGovernorStore:
 
     @contextmanager
     def session(self) -> Iterator[SqlGovernorSession]:
-        with self._turns, self._engine.begin() as connection:
-            paused = connection.execute(select(PAUSE.c.paused_until).where(PAUSE.c.id == 1)
-                                        .with_for_update()).scalar_one()
-            yield SqlGovernorSession(connection, paused)
+        with self._turns:
+            try:
+                connection = self._state_engine.connect()
+            except DBAPIError as error:
+                raise GovernorStoreUnavailable(
+                    f"governor store at {redacted(self._state_engine.url)}:"
+                    f" {type(error.orig).__name__}") from error
+            with connection, connection.begin():
+                paused = connection.execute(select(PAUSE.c.paused_until)
+                                            .where(PAUSE.c.id == 1)
+                                            .with_for_update()).scalar_one()
+                yield SqlGovernorSession(connection, paused)
+
+    def set_available(self, available: bool) -> None:
+        if available:
+            self._state_engine = self._engine
+            return
+        if self._dead_engine is None:
+            self._dead_engine = unreachable_engine(self._engine)
+        self._state_engine = self._dead_engine
 
     def peer(self) -> SqlGovernorStore:
         return SqlGovernorStore(self._engine, turns=self._turns)
@@ -104,5 +126,7 @@ class SqlGovernorStore:
             connection.execute(update(PAUSE).where(PAUSE.c.id == 1).values(paused_until=None))
 
     def close(self) -> None:
+        if self._dead_engine is not None:
+            self._dead_engine.dispose()
         if self._owns_engine:
             self._engine.dispose()

@@ -3,7 +3,7 @@ as a threaded worker's bodies offer re-deliveries and report results from pool t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TypeVar
@@ -34,6 +34,9 @@ class PooledGovernorRuntime:
     def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
         self._on_pool(lambda: self._inner.record_failure(target, failure_class, result_id))
 
+    def record_rate_limited(self, target: str, result_id: str) -> None:
+        self._on_pool(lambda: self._inner.record_rate_limited(target, result_id))
+
     def paused_until(self) -> datetime | None:
         return self._on_pool(self._inner.paused_until)
 
@@ -42,6 +45,12 @@ class PooledGovernorRuntime:
 
     def resend_sweep_at(self) -> datetime | None:
         return self._on_pool(self._inner.resend_sweep_at)
+
+    def set_store_available(self, available: bool) -> None:
+        self._on_pool(lambda: self._inner.set_store_available(available))
+
+    def resend_times(self, draws: Sequence[float]) -> list[datetime] | None:
+        return self._on_pool(lambda: self._inner.resend_times(draws))
 
     def peer(self) -> PooledGovernorRuntime:
         return PooledGovernorRuntime(self._inner.peer())

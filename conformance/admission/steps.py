@@ -22,13 +22,9 @@ from jobconform.conformance.admission.declarations import DECLARATIONS
 from jobconform.conformance.admission.harness import AdmissionHarness
 from jobconform.conformance.area_steps import AreaScenario, alias_list
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.lifecycle.steps import (
-    REQUIREMENT_TAG,
-    RunConfig,
-    check_step,
-    setup_step,
-    state_of,
-)
+from jobconform.conformance.requirement_tags import REQUIREMENT_TAG
+from jobconform.conformance.scenario import RunConfig, state_of
+from jobconform.conformance.step_library import check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference import admission as ad
 

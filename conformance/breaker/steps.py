@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from jobconform.conformance import scenario as core
 from jobconform.conformance.area_steps import ConfiguredScenario
 from jobconform.conformance.breaker.declarations import (
     BACKSTOP,
@@ -25,8 +26,7 @@ from jobconform.conformance.breaker.declarations import (
 )
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.lifecycle import steps as core
-from jobconform.conformance.lifecycle.steps import action_step, check_step, setup_step
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.breaker import commands as bc
 

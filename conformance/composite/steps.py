@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobconform.conformance import scenario as core
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
-from jobconform.conformance.lifecycle import steps as core
-from jobconform.conformance.lifecycle.steps import RunConfig, action_step, check_step, setup_step
+from jobconform.conformance.scenario import RunConfig
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.reference.composite import commands as cc
 
 __all__: list[str] = []

@@ -17,6 +17,7 @@ from jobconform.reference.governor import commands as gc
 
 WAIT = "the re-delivery wait"  # where the last wait asked is kept
 OFFER = "the re-delivery offer"  # where the answer to the last offer is kept
+RESEND = "the envelopes' re-send times"  # where the last answer of resend_times is kept
 
 
 def offer_redelivery(target: str, governor: int = 1) -> gc.Offer:
@@ -26,6 +27,24 @@ def offer_redelivery(target: str, governor: int = 1) -> gc.Offer:
 def record_failure_result(target: str, result: str, failure_class: str,
                           governor: int = 1) -> gc.RecordFailure:
     return gc.RecordFailure(target, failure_class, result, governor - 1)
+
+
+def record_rate_limited_result(target: str, result: str,
+                                governor: int = 1) -> gc.RecordRateLimited:
+    """A result the agent answered with HTTP 429 (RG-010)."""
+    return gc.RecordRateLimited(target, result, governor - 1)
+
+
+def governor_store_outage(down: bool) -> gc.GovernorStoreOutage:
+    """The governors' shared store goes down (True) or comes back (False) (RG-011)."""
+    return gc.GovernorStoreOutage(down)
+
+
+def ask_resend_times(draws: str, governor: int = 1) -> gc.AskResendTimes:
+    """When governor ``governor``'s sweep sends one envelope per draw; ``draws`` is a
+    comma-separated list of uniform draws in [0, 1), empty for none (RG-012)."""
+    return gc.AskResendTimes(tuple(float(d) for d in draws.split(",") if d.strip()),
+                             governor - 1)
 
 
 def governor_restarts(draw: float, governor: int = 1) -> gc.Restart:
@@ -56,6 +75,18 @@ DECLARATIONS = (
         Phrase('target "{target}" records failure result "{result}" of class'
                " {failure_class:w}", record_failure_result),
     )),
+    Declaration("Record Rate-Limited Result", record_rate_limited_result, (
+        Phrase('target "{target}" records rate-limited result "{result}"',
+               lambda target, result: record_rate_limited_result(target, result)),
+    )),
+    Declaration("Governor Store Outage", governor_store_outage, (
+        Phrase("the governor store becomes unreachable", lambda: governor_store_outage(True)),
+        Phrase("the governor store is reachable again", lambda: governor_store_outage(False)),
+    )),
+    Declaration("Ask Re-Send Times", ask_resend_times, (
+        Phrase('governor {number:d} is asked when its sweep re-sends envelopes with draws'
+               ' "{draws}"', lambda number, draws: ask_resend_times(draws, number)),
+    ), kept_as=lambda command: RESEND),
     Declaration("Governor Restarts", governor_restarts, (
         Phrase("governor {number:d} restarts with draw {draw:g}",
                lambda number, draw: governor_restarts(draw, number)),

@@ -7,9 +7,11 @@ naming the requirement in `catches`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.governor.runtime import (
+    GovernorStoreUnavailable,
     InMemoryGovernorStore,
     StoreGovernorRuntime,
     Verdict,
@@ -61,7 +63,7 @@ class ExtendingPauseRuntime(StoreGovernorRuntime):
     """Failures recorded during a pause arm it again, so a long outage keeps re-delivery
     paused well past its TTL instead of letting it resume by itself."""
 
-    def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
+    def _record_failure(self, target: str, failure_class: str, result_id: str) -> None:
         now = self._clock.now()
         settings = self._settings
         with self._store.session() as session:
@@ -89,6 +91,43 @@ class NoFloorRuntime(StoreGovernorRuntime):
     def redelivery_wait_ms(self, previous_ms: float | None, draw: float,
                            retry_after_ms: float | None) -> float:
         return super().redelivery_wait_ms(previous_ms, draw, None)
+
+
+class RateLimitUncountedRuntime(StoreGovernorRuntime):
+    """An agent's 429 is recorded under its terminal reason, rate_limit, a class the
+    pause does not count: a fleet-wide rate-limit storm never pauses re-delivery."""
+
+    def record_rate_limited(self, target: str, result_id: str) -> None:
+        self.record_failure(target, "rate_limit", result_id)
+
+    def peer(self) -> StoreGovernorRuntime:
+        return RateLimitUncountedRuntime(self._store.peer(), self._clock, self._settings)
+
+
+class EnvelopeBurstRuntime(StoreGovernorRuntime):
+    """The sweep re-sends every pending envelope at its start, with no per-envelope
+    jitter: a worker with many results still bursts them all at one instant."""
+
+    def resend_times(self, draws: Sequence[float]) -> list[datetime] | None:
+        return None if self._sweep_at is None else [self._sweep_at for _ in draws]
+
+    def peer(self) -> StoreGovernorRuntime:
+        return EnvelopeBurstRuntime(self._store.peer(), self._clock, self._settings)
+
+
+class FailsClosedRuntime(StoreGovernorRuntime):
+    """While its store is unreachable the governor holds every re-delivery back, as if a
+    pause held, so a storage outage becomes a delivery outage (the seed: everything is
+    fail-open)."""
+
+    def offer(self, target: str) -> Verdict:
+        try:
+            return self._offer(target)
+        except GovernorStoreUnavailable:
+            return Verdict(False, self._settings.pause_retry_after_seconds)
+
+    def peer(self) -> StoreGovernorRuntime:
+        return FailsClosedRuntime(self._store.peer(), self._clock, self._settings)
 
 
 # A zone two hours east of UTC, as a runtime that formats times for its operators' desk.
@@ -139,6 +178,16 @@ GALLERY = (
     _governor_entry("governor_restart_burst", RestartBurstRuntime, InMemoryGovernorStore,
                     "RG-009", "seed 002 10.11.1: one-shot initial jitter of the re-send sweep",
                     RestartBurstRuntime),
+    _governor_entry("governor_rate_limit_uncounted", RateLimitUncountedRuntime,
+                    InMemoryGovernorStore, "RG-010",
+                    "seed 002 10.11.1: agent 429 mapped to billing",
+                    RateLimitUncountedRuntime),
+    _governor_entry("governor_envelope_burst", EnvelopeBurstRuntime, InMemoryGovernorStore,
+                    "RG-012", "seed 002 10.11.1: per-envelope jitter of the re-send sweep",
+                    EnvelopeBurstRuntime),
+    _governor_entry("governor_fails_closed", FailsClosedRuntime, InMemoryGovernorStore,
+                    "RG-011", "seed 002 10.11.1: everything is fail-open",
+                    FailsClosedRuntime),
     _governor_entry("governor_pause_at_offset", PauseAtOffsetRuntime, InMemoryGovernorStore,
                     "RG-008", "issue 18: UTC everywhere (times outside job records)",
                     PauseAtOffsetRuntime),

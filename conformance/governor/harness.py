@@ -10,7 +10,7 @@ requirements the command touched.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, ClassVar, cast
 
@@ -25,7 +25,12 @@ from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.governor import commands as gc
-from jobconform.reference.governor.oracle import GovernorModel, GovernorSettings, redelivery_wait_ms
+from jobconform.reference.governor.oracle import (
+    RATE_LIMIT_CLASS,
+    GovernorModel,
+    GovernorSettings,
+    redelivery_wait_ms,
+)
 from jobconform.spec import Profile
 
 WORKERS = 2
@@ -84,6 +89,12 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
 
     def _compare_answer(self, command: gc.GovernorCommand, requirements: tuple[str, ...],
                         expected: object, answer: object) -> None:
+        if isinstance(command, gc.AskResendTimes) and isinstance(answer, tuple) and any(
+                is_off_utc(at) for at in answer):
+            # The right instants at another offset compare equal: RG-012 asks for UTC.
+            raise self._fail(requirements, "the envelopes' instants, in UTC", WANTED,
+                             [describe_offset(at) for at in answer
+                              if isinstance(at, datetime)], "RG-012")
         if not self._agree(answer, expected):
             # Refused on both sides, but not with the oracle's retry-after: a refusal the
             # sender cannot retry (RG-004), whatever cap refused it.
@@ -114,6 +125,9 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             raise ValueError(f"worker must be 0 or 1, not {getattr(command, 'worker', None)!r}")
         if isinstance(command, gc.AskWait | gc.Restart) and not 0 <= command.draw < 1:
             raise ValueError(f"a draw is in [0, 1), not {command.draw!r}")
+        if isinstance(command, gc.AskResendTimes) and not all(
+                0 <= draw < 1 for draw in command.draws):
+            raise ValueError(f"draws are in [0, 1), not {command.draws!r}")
         if isinstance(command, gc.Elapse):
             check_time_step(command.seconds)
 
@@ -135,9 +149,24 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
                 self._call("record_failure", lambda: self.workers[index].record_failure(
                     target, failure_class, result_id))
                 model.record_failure(target, failure_class, result_id, now)
+            case gc.RecordRateLimited(target=target, result_id=result_id, worker=index):
+                self._call("record_rate_limited", lambda: self.workers[index]
+                           .record_rate_limited(target, result_id))
+                model.record_rate_limited(target, result_id, now)
             case gc.Restart(draw=draw, worker=index):
                 self._call("restart", lambda: self.workers[index].restart(draw))
                 model.restart(index, draw, now)
+            case gc.GovernorStoreOutage(down=down):
+                # One store behind both governors: both lose it, and get it back.
+                for worker in self.workers:
+                    self._call("set_store_available",
+                               partial(worker.set_store_available, not down))
+                model.store_down = down
+            case gc.AskResendTimes(draws=draws, worker=index):
+                times = self._call("resend_times",
+                                   lambda: self.workers[index].resend_times(list(draws)))
+                sent_at = tuple(times) if isinstance(times, list | tuple) else times
+                return sent_at, model.resend_times(index, draws)
             case gc.Elapse(seconds=seconds):
                 self.clock.advance(seconds)
             case gc.ReadPause():
@@ -195,6 +224,12 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             return ("RG-001",)
         if isinstance(command, gc.Restart):
             return ("RG-009",)
+        if isinstance(command, gc.AskResendTimes):
+            return ("RG-012",)
+        if isinstance(command, gc.GovernorStoreOutage) or model.store_down:
+            # Down: whatever the command, the governor must fail open. Back up: the pause
+            # and the windows must be the store's, untouched by the outage.
+            return ("RG-011",)
         if isinstance(command, gc.Elapse | gc.ReadPause):
             return ("RG-008",)
         if isinstance(command, gc.Offer):
@@ -202,11 +237,47 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
                 return ("RG-005",)
             expired = ("RG-008",) if model.paused_until is not None else ()
             return ("RG-002", "RG-003", "RG-004", *expired)
-        if command.result_id in model.results:
+        if isinstance(command, gc.RecordRateLimited):
+            counting = self._failure_requirements(command.target, RATE_LIMIT_CLASS,
+                                                  command.result_id)
+            if counting[0] in ("RG-007", "RG-008") or counting == ("RG-006",):
+                # A replay, a failure during a pause or a target counted already: what
+                # goes wrong there is the counting's, whatever class the 429 took.
+                return (*counting, "RG-010")
+            # A new target's rate limit: a pause that does not come (or comes early) is
+            # the mapping's fault first.
+            return ("RG-010", *counting)
+        counting = self._failure_requirements(command.target, command.failure_class,
+                                              command.result_id)
+        if command.failure_class == RATE_LIMIT_CLASS and self._arms_with_rate_limits(
+                command.target, counting):
+            # The pause this billing failure arms rests on rate limits counted as billing:
+            # a backend that does not arm it here most likely never counted those.
+            return ("RG-010", *counting)
+        return counting
+
+    def _arms_with_rate_limits(self, target: str, counting: tuple[str, ...]) -> bool:
+        """Would this new target's billing failure arm the pause, with a target counted
+        by a rate limit among those in the window?"""
+        model, now = self.model, self.clock.now()
+        assert self.settings is not None
+        if counting != ("RG-005", "RG-006"):
+            return False
+        window = timedelta(seconds=self.settings.pause_window_seconds)
+        inside = {at for at, when in model.failing.get(RATE_LIMIT_CLASS, {}).items()
+                  if when + window > now}
+        return (len(inside | {target}) >= self.settings.pause_threshold
+                and bool(inside & model.rate_limited))
+
+    def _failure_requirements(self, target: str, failure_class: str,
+                              result_id: str) -> tuple[str, ...]:
+        model, now = self.model, self.clock.now()
+        assert self.settings is not None
+        if result_id in model.results:
             return ("RG-007",)
-        if command.failure_class not in self.settings.pause_classes:
+        if failure_class not in self.settings.pause_classes:
             return ("RG-005",)
         if model.pause_at(now) is not None:
             return ("RG-008",)
-        counted = model.failing.get(command.failure_class, {})
-        return ("RG-006",) if command.target in counted else ("RG-005", "RG-006")
+        counted = model.failing.get(failure_class, {})
+        return ("RG-006",) if target in counted else ("RG-005", "RG-006")

@@ -15,9 +15,9 @@ from robot.libraries.BuiltIn import BuiltIn
 from jobconform.conformance import tolerance
 from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.governor.declarations import DECLARATIONS, OFFER, WAIT
+from jobconform.conformance.governor.declarations import DECLARATIONS, OFFER, RESEND, WAIT
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
-from jobconform.conformance.lifecycle.keywords import requirement_tags
+from jobconform.conformance.requirement_tags import requirement_tags
 from jobconform.conformance.vocabulary import derive_keywords
 
 
@@ -50,6 +50,24 @@ class GovernorLibrary(AreaLibrary[GovernorHarness]):
         if actual != wanted:
             raise self._fail(f"governor {governor}'s first re-send sweep is due at"
                              f" {actual!r}, not {wanted!r}")
+
+    @keyword("Envelopes Should Be Re-Sent At Seconds")
+    def envelopes_at(self, seconds: str) -> None:
+        """``seconds``: comma-separated, one per envelope asked about."""
+        actual = self._answers.get(RESEND)
+        wanted = tuple(EPOCH + timedelta(seconds=float(s)) for s in seconds.split(",")
+                       if s.strip())
+        if not (isinstance(actual, tuple) and len(actual) == len(wanted) and all(
+                abs((got - want).total_seconds()) < 1e-6
+                for got, want in zip(actual, wanted, strict=True))):
+            raise self._fail(f"the envelopes are re-sent at {actual!r}, not {wanted!r}")
+
+    @keyword("No Envelope Should Be Re-Sent")
+    def no_envelopes(self) -> None:
+        """The governor asked has not restarted: no sweep, nothing re-sent."""
+        actual = self._answers.get(RESEND, "nothing asked")
+        if actual is not None:
+            raise self._fail(f"no envelope should be re-sent before a restart, got {actual!r}")
 
     @keyword("Re-Delivery Wait Should Be")
     def wait_should_be(self, ms: float) -> None:

@@ -53,6 +53,22 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
                 self.results += 1
             self._run(gc.RecordFailure(at, failure_class, f"r{self.results}", worker))
 
+        @rule(at=targets, worker=workers)
+        def record_rate_limited(self, at: str, worker: int) -> None:
+            """RG-010: a new result the agent answered with HTTP 429. Replays are
+            record_failure's: a replay counted shows only when a later failure arms the
+            pause, and a run without shrinking blames that failure (RG-007's gallery
+            entry is found by replay_at_threshold)."""
+            self.results += 1
+            self._run(gc.RecordRateLimited(at, f"r{self.results}", worker))
+
+        @rule(count=st.integers(2, 4), worker=workers)
+        def rate_limit_storm(self, count: int, worker: int) -> None:
+            """RG-010: the provider rate-limits several targets at one moment."""
+            for at in TARGETS[:count]:
+                self.results += 1
+                self._run(gc.RecordRateLimited(at, f"r{self.results}", worker))
+
         @rule(failure_class=st.sampled_from(CLASSES), count=st.integers(2, 4))
         def shared_cause(self, failure_class: str, count: int) -> None:
             """Several targets fail alike at one moment, as in a provider outage."""
@@ -71,6 +87,17 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
         def restart(self, worker: int, draw: float) -> None:
             """RG-009: a worker restarts; its first re-send sweep waits its own jitter."""
             self._run(gc.Restart(draw, worker))
+
+        @rule(worker=workers, draws=st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.999]),
+                                             max_size=4))
+        def ask_resend_times(self, worker: int, draws: list[float]) -> None:
+            """RG-012: when the sweep after the latest restart sends its envelopes."""
+            self._run(gc.AskResendTimes(tuple(draws), worker))
+
+        @rule(down=st.booleans())
+        def store_outage(self, down: bool) -> None:
+            """RG-011: the shared store goes down (everything fails open) or comes back."""
+            self._run(gc.GovernorStoreOutage(down))
 
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def elapse(self, seconds: float) -> None:

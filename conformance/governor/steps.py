@@ -11,12 +11,12 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from jobconform.conformance import scenario as core
 from jobconform.conformance.area_steps import ConfiguredScenario
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.governor.declarations import DECLARATIONS, OFFER, WAIT
+from jobconform.conformance.governor.declarations import DECLARATIONS, OFFER, RESEND, WAIT
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
-from jobconform.conformance.lifecycle import steps as core
-from jobconform.conformance.lifecycle.steps import action_step, check_step, setup_step
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.governor import commands as gc
 
@@ -77,6 +77,16 @@ def record_many(context: Any, targets: str, failure_class: str) -> None:
         scenario.run(gc.RecordFailure(target, failure_class, result))
 
 
+@action_step('targets "{targets}" each record a rate-limited result')
+def rate_limit_many(context: Any, targets: str) -> None:
+    """The agents of several targets answer HTTP 429 at one moment (RG-010); each result
+    is named after the commands run so far."""
+    scenario = _governor(context)
+    for target in (name.strip() for name in targets.split(",") if name.strip()):
+        result = f"{target}-429-{len(scenario.harness.commands)}"
+        scenario.run(gc.RecordRateLimited(target, result))
+
+
 @setup_step("a governor whose restart jitter is at most {seconds:g} s")
 def restart_jitter(context: Any, seconds: float) -> None:
     _governor(context).configure(initial_jitter_max_seconds=seconds)
@@ -125,6 +135,22 @@ def sweep_due(context: Any, number: int, second: float) -> None:
 def no_sweep(context: Any, number: int) -> None:
     actual = _governor(context).harness.workers[number - 1].resend_sweep_at()
     _check(context, actual is None, f"governor {number}'s re-send sweep", None, actual)
+
+
+@check_step('the envelopes are re-sent at seconds "{seconds}"')
+def envelopes_at(context: Any, seconds: str) -> None:
+    actual = _governor(context).answers.get(RESEND)
+    wanted = tuple(EPOCH + timedelta(seconds=float(s)) for s in seconds.split(",") if s.strip())
+    ok = isinstance(actual, tuple) and len(actual) == len(wanted) and all(
+        abs((got - want).total_seconds()) < 1e-6 for got, want in zip(actual, wanted, strict=True))
+    _check(context, ok, "when the envelopes are re-sent", wanted, actual)
+
+
+@check_step("no envelope is re-sent")
+def no_envelopes(context: Any) -> None:
+    actual = _governor(context).answers.get(RESEND, "nothing asked")
+    _check(context, actual is None, "the envelopes' re-send times, before any restart",
+           None, actual)
 
 
 @check_step("re-delivery is not paused")

@@ -14,27 +14,10 @@ Then-checks read it by (`kept_as`).
 
 from __future__ import annotations
 
-import json
-
-from jobconform.conformance.vocabulary import Declaration, Phrase
+from jobconform.conformance.vocabulary import Declaration, Phrase, json_value
 from jobconform.reference.commands import AdvanceTime, Raise, Succeed
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency import commands as ic
-from jobconform.reference.lifecycle import JsonValue
-
-
-def json_value(text: str) -> JsonValue:
-    """A JSON value as a Robot test writes it.
-
-    Raises:
-        ValueError: `text` is not JSON.
-    """
-    try:
-        value: JsonValue = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{text!r} is not a JSON value ({error.msg}); write strings in double"
-                         ' quotes, e.g. "done", and null for no value') from None
-    return value
 
 
 def identity_pairs(text: str) -> tuple[tuple[str, str], ...]:

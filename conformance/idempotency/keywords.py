@@ -28,11 +28,10 @@ from jobconform.conformance.idempotency.declarations import (
     DECLARATIONS,
     ask_scheduler_key,
     claim_key,
-    json_value,
     purge_expired_keys,
 )
 from jobconform.conformance.idempotency.harness import ComparedAnswer, IdempotencyHarness
-from jobconform.conformance.vocabulary import derive_keywords
+from jobconform.conformance.vocabulary import derive_keywords, json_value
 from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, UNAVAILABLE, canonical_json
 
 SCHEDULER_SCOPE = "scheduler"

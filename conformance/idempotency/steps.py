@@ -17,13 +17,8 @@ from typing import Any
 from jobconform.conformance.area_steps import AreaScenario
 from jobconform.conformance.idempotency.declarations import DECLARATIONS
 from jobconform.conformance.idempotency.harness import ComparedAnswer, IdempotencyHarness
-from jobconform.conformance.lifecycle.steps import (
-    RunConfig,
-    action_step,
-    check_step,
-    setup_step,
-    state_of,
-)
+from jobconform.conformance.scenario import RunConfig, state_of
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.idempotency.commands import AskSchedulerKey, ClaimKey
 from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, UNAVAILABLE, canonical_json

@@ -1,5 +1,7 @@
 """Robot Framework keywords for the lifecycle, retry, stuck, reaper and redelivery areas.
 
+The lifecycle, retry and stuck keywords that send a command are derived from their
+declarations (declarations.py); the reaper's and re-delivery's are still written here.
 Every keyword that changes something drives the `Harness`, so the backend and the oracle
 see the same command and any difference fails the test with the harness's `Divergence`
 (its whole message, naming the requirement IDs). The assertion keywords then read the
@@ -31,11 +33,9 @@ the test SKIP with the reason before any keyword runs, so it is never counted as
 from __future__ import annotations
 
 import copy
-import json
-import re
 from datetime import datetime, timedelta
 from functools import lru_cache
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from robot.api import SkipExecution
 from robot.api.deco import keyword, library
@@ -43,49 +43,32 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import BackendLoadError, load_backend
 from jobconform.backends.protocol import Backend, HealthView, JobView
-from jobconform.conformance import tolerance
 from jobconform.conformance.applicability import skip_reason
+from jobconform.conformance.area_keywords import (
+    DEFAULT_BACKEND,
+    close_at_end_of_test,
+    robot_variable,
+    test_failure,
+)
+from jobconform.conformance.area_steps import at
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, freeze
+from jobconform.conformance.lifecycle.declarations import DECLARATIONS, canonical_status
+from jobconform.conformance.requirement_tags import requirement_tags
 from jobconform.conformance.utc import describe_offset, field_off_utc
+from jobconform.conformance.vocabulary import derive_keywords, json_value
 from jobconform.reference import commands as cmd
-from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.commands import Raise, Succeed, describe
+from jobconform.reference.commands import describe
 from jobconform.reference.faults import FaultKind, StoreFault
-from jobconform.reference.lifecycle import POISON_ERROR, JsonValue, Status
+from jobconform.reference.lifecycle import POISON_ERROR
 from jobconform.spec import Profile, Registry, SpecError, load_registry
 
-DEFAULT_BACKEND = "memory"
-CANONICAL_STATUSES = tuple(status.value for status in Status)
 TIMESTAMP_FIELDS = ("submitted_at", "started_at", "finished_at")
-# A requirement ID as a test tag: LC-011, RT-003 (the spec's id pattern).
-REQUIREMENT_TAG = re.compile(r"[A-Z]{2,4}-\d{3}")
 
 
 @lru_cache(maxsize=1)
 def _registry() -> Registry:
     return load_registry()
-
-
-def _json(text: str) -> JsonValue:
-    """Parse a JSON value given in a test (``42``, ``"text"``, ``{"n": 1}``, ``null``)."""
-    try:
-        value: JsonValue = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(
-            f"{text!r} is not a JSON value ({error.msg}); write strings in double quotes,"
-            ' e.g. "done", and null for no value'
-        ) from None
-    return value
-
-
-def _at(seconds: float) -> datetime:
-    return EPOCH + timedelta(seconds=seconds)
-
-
-def requirement_tags(tags: Any) -> list[str]:
-    """The requirement IDs among a test's tags, sorted and unique."""
-    return sorted({str(tag) for tag in tags if REQUIREMENT_TAG.fullmatch(str(tag))})
 
 
 def _second(value: object) -> object:
@@ -95,25 +78,8 @@ def _second(value: object) -> object:
     return value
 
 
+
 @library(scope="TEST", auto_keywords=False)
-class Closable(Protocol):
-    def close(self) -> None: ...
-
-
-def close_at_end_of_test(harness: Closable | None, result: Any) -> None:
-    """Close a Robot test's runtime, whatever the outcome; a close that raises fails the
-    test, after what the test itself said, as it fails the Behave scenario (Robot would
-    only log a listener's exception). Every Robot library's `end_test` calls this."""
-    if harness is None:
-        return
-    try:
-        harness.close()
-    except Exception as error:
-        said = f"closing the runtime: {type(error).__name__}: {error}"
-        result.message = f"{result.message}\n{said}" if result.message else said
-        result.status = "FAIL"
-
-
 class JobconformLibrary:
     """Drive one backend runtime and the oracle per test, and assert on what the backend shows.
 
@@ -135,6 +101,8 @@ class JobconformLibrary:
         self._skip_reason: str | None = None
         # The last `Compute Delay`: its command and the backend's answer.
         self._last_delay: tuple[cmd.ComputeDelay, float] | None = None
+        self._answers: dict[str, Any] = {}  # alias -> the answer to its submission
+        self._sent: cmd.Command | None = None  # the last command sent
         # The library is its own listener so that each test's runtime is closed.
         self.ROBOT_LIBRARY_LISTENER = self
 
@@ -180,35 +148,23 @@ class JobconformLibrary:
 
     def _selection(self) -> tuple[Backend, Profile] | None:
         """The backend and profile the library arguments or variables name, if loadable."""
-        backend_name = (self._backend_name or self._variable("${BACKEND}")
+        backend_name = (self._backend_name or robot_variable("${BACKEND}")
                         or DEFAULT_BACKEND)
         try:
             backend: Backend = load_backend(backend_name)
-            profile_name = (self._profile_name or self._variable("${PROFILE}")
+            profile_name = (self._profile_name or robot_variable("${PROFILE}")
                             or backend.profile)
             return backend, _registry().profile(profile_name)
         except (BackendLoadError, SpecError):
             return None
 
-    def _variable(self, name: str) -> str | None:
-        value = BuiltIn().get_variable_value(name)
-        return None if value is None or value == "" else str(value)
-
     def _fail(self, message: str) -> AssertionError:
         """An assertion error naming the requirements the running test is tagged with."""
-        ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
-        suffix = f" [test checks {', '.join(ids)}]" if ids else ""
-        return tolerance.robot_failure(message + suffix, ids)
+        return test_failure(message)
 
     def _canonical(self, status: str) -> str:
         """A status given in the test, in the canonical vocabulary."""
-        if status in CANONICAL_STATUSES:
-            return status
-        try:
-            return self.profile.to_canonical(status)
-        except SpecError as error:
-            raise ValueError(f"{error}; or give a canonical status:"
-                             f" {', '.join(CANONICAL_STATUSES)}") from None
+        return canonical_status(self.profile, status)
 
     def _job_id(self, alias: str) -> str:
         job_id = self.harness.ids.get(alias)
@@ -232,7 +188,7 @@ class JobconformLibrary:
                 for view in harness.runtime.list_jobs(None)]
 
     def _check_timestamp(self, alias: str, name: str, expected: datetime | None) -> None:
-        actual = getattr(self._view(alias), name)
+        actual = getattr(self._view(alias), name, "<missing>")
         if actual != expected:
             raise self._fail(
                 f"job {alias!r} {name} should be "
@@ -241,23 +197,12 @@ class JobconformLibrary:
                 f" (second {_second(actual)})"
             )
 
-    def _submit(self, alias: str, ignores_cancel: bool) -> object:
-        return self.harness.run(cmd.Submit(alias, ignores_cancel=ignores_cancel))
-
-    def _policy(self, max_retries: int, delay_ms: float, multiplier: float,
-                cap_ms: float | None, not_retried: str = "") -> RetryPolicy:
-        cap = self.profile.max_retry_delay_ms if cap_ms is None else cap_ms
-        names = tuple(name.strip() for name in not_retried.split(",") if name.strip())
-        return RetryPolicy(max_retries=max_retries, retry_delay_ms=float(delay_ms),
-                           backoff_multiplier=float(multiplier),
-                           max_retry_delay_ms=float(cap), non_retryable=names)
-
     def _refused(self, alias: str, expected: str, ignores_cancel: bool = False,
                  module: str | None = None) -> None:
         before_total = self._health().total
         before_held = self._held_aliases()
-        answer = (self._submit(alias, ignores_cancel) if module is None
-                  else self.harness.run(cmd.Submit(alias, module=module)))
+        answer = (self.run(cmd.Submit(alias, ignores_cancel=ignores_cancel)) if module is None
+                  else self.run(cmd.Submit(alias, module=module)))
         if answer != expected:
             raise self._fail(f"submission of {alias!r} should be {expected!r}, backend answered"
                              f" {answer!r}")
@@ -294,11 +239,11 @@ class JobconformLibrary:
             raise ValueError("give either task_cap or unlimited_tasks=True, not both")
         if redelivery_cap is not None and redelivery_cap < 0:
             raise ValueError(f"redelivery_cap must be at least 0, not {redelivery_cap}")
-        backend_name = (self._backend_name or self._variable("${BACKEND}")
+        backend_name = (self._backend_name or robot_variable("${BACKEND}")
                         or DEFAULT_BACKEND)
         backend: Backend = load_backend(backend_name)
         registry = _registry()
-        profile_name = self._profile_name or self._variable("${PROFILE}") or backend.profile
+        profile_name = self._profile_name or robot_variable("${PROFILE}") or backend.profile
         self._profile = registry.profile(profile_name)
         self._harness = Harness(backend, self._profile, registry, max_concurrent=slots,
                                 max_tasks=task_cap, unlimited_tasks=unlimited_tasks,
@@ -308,51 +253,62 @@ class JobconformLibrary:
                       f" {profile_name!r}: max_concurrent={settings.max_concurrent},"
                       f" max_tasks={settings.max_tasks}")
 
-    # -- commands ----------------------------------------------------------------------------
+    # -- commands: derived from declarations.py (derive_keywords, at the end); what
+    # -- stays here checks the answer in its own way or keeps what it read -------------------
 
-    @keyword("Submit Job")
-    def submit_job(self, alias: str) -> str:
-        """Submit a job whose body honours cancellation; it must be accepted. Returns its id."""
-        answer = self._submit(alias, ignores_cancel=False)
+    @property
+    def answers(self) -> dict[str, Any]:
+        """The submissions' answers by alias (conformance/vocabulary.py keeps them here)."""
+        return self._answers
+
+    def run(self, command: cmd.Command) -> object:
+        """Send one command through the test's harness; its answer."""
+        self._sent = command
+        return self.harness.run(command)
+
+    def _accepted(self, answer: object) -> str:
+        """A submission's answer must be acceptance; the id the backend gave the job."""
+        submitted = cast(cmd.Submit, self._sent)
+        alias = submitted.job
         if answer != cmd.ACCEPTED:
-            raise self._fail(f"submission of {alias!r} should be accepted, backend answered"
-                             f" {answer!r}")
+            detail = (f" with {submitted.retry}" if submitted.retry is not None
+                      else f" for module {submitted.module!r}" if submitted.module is not None
+                      else "")
+            raise self._fail(f"submission of {alias!r}{detail} should be accepted, backend"
+                             f" answered {answer!r}")
         return self._job_id(alias)
 
-    @keyword("Submit Job Ignoring Cancellation")
-    def submit_job_ignoring_cancellation(self, alias: str) -> str:
-        """Submit a job whose body never checks its cancellation token. Returns its id."""
-        answer = self._submit(alias, ignores_cancel=True)
-        if answer != cmd.ACCEPTED:
-            raise self._fail(f"submission of {alias!r} should be accepted, backend answered"
-                             f" {answer!r}")
-        return self._job_id(alias)
+    def _cancel_answer(self, answer: object) -> bool:
+        if not isinstance(answer, bool):
+            raise self._fail(f"cancel of {cast(cmd.Cancel, self._sent).job!r} should answer"
+                             f" true or false, backend answered {answer!r}")
+        return answer
 
-    @keyword("Submit Job With Retry")
-    def submit_job_with_retry(self, alias: str, max_retries: int, delay_ms: float = 1000.0,
-                              multiplier: float = 2.0, cap_ms: float | None = None,
-                              not_retried: str = "") -> str:
-        """Submit a job with its own retry policy; it must be accepted. Returns its id.
+    def _cleanup_count(self, answer: object) -> int:
+        if not isinstance(answer, int) or isinstance(answer, bool):
+            raise self._fail(f"cleanup should answer a count, backend answered {answer!r}")
+        return answer
 
-        Unset values are RT-001's defaults: ``delay_ms`` 1000, ``multiplier`` 2, ``cap_ms``
-        the profile's max_retry_delay_ms. ``not_retried`` lists error type names, separated
-        by commas, that fail the job at once (RT-005).
-        """
-        policy = self._policy(max_retries, delay_ms, multiplier, cap_ms, not_retried)
-        answer = self.harness.run(cmd.Submit(alias, retry=policy))
-        if answer != cmd.ACCEPTED:
-            raise self._fail(f"submission of {alias!r} with {policy} should be accepted,"
+    def _listing(self, answer: object) -> list[str]:
+        if not isinstance(answer, list):
+            raise self._fail(f"list_jobs should answer a list, backend answered {answer!r}")
+        return [str(alias) for alias in answer]
+
+    def _stuck_count(self, answer: object) -> int:
+        if not isinstance(answer, int) or isinstance(answer, bool):
+            timeout = cast(cmd.DetectStuck, self._sent).job_timeout_seconds
+            raise self._fail(f"detect_stuck({timeout:g}) should answer a count, backend"
+                             f" answered {answer!r}")
+        return answer
+
+    def _delay_answer(self, answer: object) -> float:
+        """The delay answered to `Compute Delay`, kept for the `Delay Should …` checks."""
+        command = cast(cmd.ComputeDelay, self._sent)
+        if not isinstance(answer, float):
+            raise self._fail(f"{describe(command)} should answer a number of milliseconds,"
                              f" backend answered {answer!r}")
-        return self._job_id(alias)
-
-    @keyword("Submit Job For Module")
-    def submit_job_for_module(self, alias: str, module: str) -> str:
-        """Submit a job naming ``module`` (LC-027); it must be accepted. Returns its id."""
-        answer = self.harness.run(cmd.Submit(alias, module=module))
-        if answer != cmd.ACCEPTED:
-            raise self._fail(f"submission of {alias!r} for module {module!r} should be"
-                             f" accepted, backend answered {answer!r}")
-        return self._job_id(alias)
+        self._last_delay = (command, answer)
+        return answer
 
     @keyword("Submission For Module Should Be Refused")
     def submission_for_module_should_be_refused(self, alias: str, module: str,
@@ -406,65 +362,11 @@ class JobconformLibrary:
         """Submit ``alias``: the answer must be a shut-down refusal leaving no record."""
         self._refused(alias, cmd.REFUSED_SHUT_DOWN)
 
-    @keyword("Dispatch")
-    def dispatch(self) -> None:
-        """A dispatch point: the runtime starts queued jobs into its free slots."""
-        self.harness.run(cmd.Dispatch())
-
-    @keyword("Job Returns")
-    def job_returns(self, alias: str, result: str = "null") -> None:
-        """The job's body returns ``result`` (a JSON value), now or as soon as it starts."""
-        self.harness.run(cmd.Finish(alias, Succeed(_json(result))))
-
-    @keyword("Job Raises")
-    def job_raises(self, alias: str, error_type: str, message: str,
-                   retry_after_ms: float | None = None) -> None:
-        """The job's body raises ``error_type(message)``, now or as soon as it starts.
-
-        ``retry_after_ms`` is a server's retry-after carried by the error (RT-010).
-        """
-        self.harness.run(cmd.Finish(alias, Raise(error_type, message, retry_after_ms)))
-
-    @keyword("Cancel Job")
-    def cancel_job(self, alias: str) -> bool:
-        """Cancel the job (an alias never submitted is an unknown id); returns the answer."""
-        answer = self.harness.run(cmd.Cancel(alias))
-        if not isinstance(answer, bool):
-            raise self._fail(f"cancel of {alias!r} should answer true or false, backend"
-                             f" answered {answer!r}")
-        return answer
-
-    @keyword("Advance Clock")
-    def advance_clock(self, seconds: float) -> None:
-        """Let ``seconds`` of virtual time pass."""
-        self.harness.run(cmd.AdvanceTime(seconds))
-
-    @keyword("Run Cleanup")
-    def run_cleanup(self, max_age: float) -> int:
-        """Remove terminal jobs at least ``max_age`` seconds old; returns the backend's count."""
-        answer = self.harness.run(cmd.Cleanup(max_age))
-        if not isinstance(answer, int) or isinstance(answer, bool):
-            raise self._fail(f"cleanup should answer a count, backend answered {answer!r}")
-        return answer
-
-    @keyword("Shut Down Runtime")
-    def shut_down_runtime(self) -> None:
-        """Shut the runtime down: active jobs are cancelled, submissions refused."""
-        self.harness.run(cmd.Shutdown())
-
-    # -- reads -------------------------------------------------------------------------------
-
-    @keyword("Read Result")
-    def read_result(self, alias: str) -> object:
-        """The backend's answer to get_result: the value, or ``error: not found`` /
-        ``error: not completed (status=...)``."""
-        return self.harness.run(cmd.GetResult(alias))
-
     @keyword("Result Should Be")
     def result_should_be(self, alias: str, expected: str) -> None:
         """get_result of the job must answer ``expected`` (a JSON value)."""
-        wanted = _json(expected)
-        answer = self.read_result(alias)
+        wanted = json_value(expected)
+        answer = self.run(cmd.GetResult(alias))
         if answer != wanted or type(answer) is not type(wanted):
             raise self._fail(f"get_result({alias!r}) should return {wanted!r}, backend answered"
                              f" {answer!r}")
@@ -473,7 +375,7 @@ class JobconformLibrary:
     def reading_result_should_fail_with(self, alias: str, expected: str) -> None:
         """get_result must fail; ``expected`` is ``not found`` or ``not completed (status=S)``
         (S canonical or the profile's name)."""
-        answer = self.read_result(alias)
+        answer = self.run(cmd.GetResult(alias))
         wanted = cmd.NOT_FOUND if expected == "not found" else None
         prefix = "not completed (status="
         if expected.startswith(prefix) and expected.endswith(")"):
@@ -516,19 +418,11 @@ class JobconformLibrary:
             raise self._fail(f"the record of {alias!r} read earlier changed after it was"
                              f" returned: {then!r} became {now!r}")
 
-    @keyword("List Jobs")
-    def list_jobs(self, status: str | None = None) -> list[str]:
-        """The aliases of the jobs the backend lists, optionally of one status only."""
-        wanted = None if status is None else self._canonical(status)
-        answer = self.harness.run(cmd.ListJobs(wanted))
-        if not isinstance(answer, list):
-            raise self._fail(f"list_jobs should answer a list, backend answered {answer!r}")
-        return [str(alias) for alias in answer]
-
     @keyword("Listing Should Show")
     def listing_should_show(self, *aliases: str, status: str | None = None) -> None:
         """list_jobs (with ``status=`` as filter) must list exactly ``aliases``, in order."""
-        listed = self.list_jobs(status)
+        wanted = None if status is None else self._canonical(status)
+        listed = self._listing(self.run(cmd.ListJobs(wanted)))
         if listed != list(aliases):
             what = "all jobs" if status is None else f"jobs with status {status!r}"
             raise self._fail(f"listing {what} should show {list(aliases)}, backend listed"
@@ -572,15 +466,15 @@ class JobconformLibrary:
 
     @keyword("Job Should Have Been Submitted At Second")
     def job_should_have_been_submitted_at_second(self, alias: str, second: float) -> None:
-        self._check_timestamp(alias, "submitted_at", _at(second))
+        self._check_timestamp(alias, "submitted_at", at(second))
 
     @keyword("Job Should Have Started At Second")
     def job_should_have_started_at_second(self, alias: str, second: float) -> None:
-        self._check_timestamp(alias, "started_at", _at(second))
+        self._check_timestamp(alias, "started_at", at(second))
 
     @keyword("Job Should Have Finished At Second")
     def job_should_have_finished_at_second(self, alias: str, second: float) -> None:
-        self._check_timestamp(alias, "finished_at", _at(second))
+        self._check_timestamp(alias, "finished_at", at(second))
 
     @keyword("Job Should Not Have Started")
     def job_should_not_have_started(self, alias: str) -> None:
@@ -595,7 +489,7 @@ class JobconformLibrary:
     @keyword("Job Result Should Be")
     def job_result_should_be(self, alias: str, expected: str = "null") -> None:
         """The record's result field equals ``expected`` (a JSON value; null for empty)."""
-        wanted = _json(expected)
+        wanted = json_value(expected)
         actual = self._view(alias).result
         if actual != wanted or type(actual) is not type(wanted):
             raise self._fail(f"job {alias!r} result should be {wanted!r} but the backend shows"
@@ -685,7 +579,7 @@ class JobconformLibrary:
         """The health report's last heartbeat, a UTC time ``seconds`` after the clock's
         start (ST-005)."""
         actual = getattr(self._health(), "last_heartbeat", "<missing>")
-        expected = EPOCH + timedelta(seconds=seconds)
+        expected = at(seconds)
         if not (isinstance(actual, datetime) and actual.utcoffset() == timedelta(0)
                 and actual == expected):
             raise self._fail(f"the health report's last heartbeat should be"
@@ -721,32 +615,6 @@ class JobconformLibrary:
             raise self._fail(f"job {alias!r} should show retry_count={retry_count}"
                              f" max_retries={max_retries}, backend shows"
                              f" retry_count={actual[0]!r} max_retries={actual[1]!r}")
-
-    @keyword("Compute Delay")
-    def compute_delay(self, attempt: int, delay_ms: float = 1000.0, multiplier: float = 2.0,
-                      cap_ms: float | None = None, jitter: str = "none", draw: float = 0.0,
-                      previous_ms: float | None = None,
-                      retry_after_ms: float | None = None) -> float:
-        """Ask the backend's delay function; returns its answer in milliseconds.
-
-        ``attempt`` counts retries already taken (0 before the first retry). ``jitter`` is
-        none, full, equal or decorrelated; ``draw`` the uniform draw in [0, 1);
-        ``previous_ms`` the previous delay (decorrelated); ``retry_after_ms`` a server's
-        retry-after. The harness compares the answer with the oracle's.
-        """
-        try:
-            mode = Jitter(jitter.strip().lower())
-        except ValueError:
-            raise ValueError(f"jitter must be one of {', '.join(m.value for m in Jitter)},"
-                             f" not {jitter!r}") from None
-        command = cmd.ComputeDelay(self._policy(0, delay_ms, multiplier, cap_ms), attempt,
-                                   mode, draw, previous_ms, retry_after_ms)
-        answer = self.harness.run(command)
-        if not isinstance(answer, float):
-            raise self._fail(f"{describe(command)} should answer a number of milliseconds,"
-                             f" backend answered {answer!r}")
-        self._last_delay = (command, answer)
-        return answer
 
     def _delay(self) -> tuple[cmd.ComputeDelay, float]:
         if self._last_delay is None:
@@ -786,28 +654,11 @@ class JobconformLibrary:
             raise self._fail(f"{describe(command)} should be more than {ms:g} ms, backend"
                              f" answered {actual!r}")
 
-    # -- stuck: heartbeats and detection passes -------------------------------------------
-
-    @keyword("Send Heartbeat")
-    def send_heartbeat(self, alias: str) -> None:
-        """The job's body reports progress (ST-001); only a running job's heartbeat counts."""
-        self.harness.run(cmd.Heartbeat(alias))
-
-    @keyword("Detect Stuck Jobs")
-    def detect_stuck_jobs(self, timeout: float) -> int:
-        """A detection pass with ``timeout`` seconds; returns the backend's count of jobs
-        it failed as stuck (ST-002)."""
-        answer = self.harness.run(cmd.DetectStuck(float(timeout)))
-        if not isinstance(answer, int) or isinstance(answer, bool):
-            raise self._fail(f"detect_stuck({timeout:g}) should answer a count, backend"
-                             f" answered {answer!r}")
-        return answer
-
     @keyword("Stuck Detection Should Fail")
     def stuck_detection_should_fail(self, timeout: float, count: int) -> None:
         """A detection pass with ``timeout`` seconds must answer that it failed ``count``
         jobs as stuck."""
-        answer = self.detect_stuck_jobs(timeout)
+        answer = self._stuck_count(self.run(cmd.DetectStuck(float(timeout))))
         if answer != count:
             raise self._fail(f"detect_stuck({timeout:g}) should fail {count} job(s) as stuck,"
                              f" backend answered {answer!r}")
@@ -815,22 +666,12 @@ class JobconformLibrary:
     @keyword("Job Last Heartbeat Should Be At Second")
     def job_last_heartbeat_should_be_at_second(self, alias: str, second: float) -> None:
         """The backend's record shows last_heartbeat at ``second`` (ST-001)."""
-        self._check_last_heartbeat(alias, _at(second))
+        self._check_timestamp(alias, "last_heartbeat", at(second))
 
     @keyword("Job Should Have No Last Heartbeat")
     def job_should_have_no_last_heartbeat(self, alias: str) -> None:
         """The backend's record shows no last_heartbeat (a job never started)."""
-        self._check_last_heartbeat(alias, None)
-
-    def _check_last_heartbeat(self, alias: str, expected: datetime | None) -> None:
-        actual = getattr(self._view(alias), "last_heartbeat", "<missing>")
-        if actual != expected:
-            raise self._fail(
-                f"job {alias!r} last_heartbeat should be "
-                f"{'empty' if expected is None else f'second {_second(expected)}'}"
-                f" ({expected!r}) but the backend shows {actual!r}"
-                f" (second {_second(actual)})"
-            )
+        self._check_timestamp(alias, "last_heartbeat", None)
 
     # -- reaper: start, stop, outages, status, list_expired (RP-001..RP-007) ---------------
 
@@ -1008,3 +849,16 @@ class JobconformLibrary:
         if answer != list(aliases):
             raise self._fail(f"operator alerts should be {list(aliases)}, backend shows"
                              f" {answer!r}")
+
+
+derive_keywords(JobconformLibrary, DECLARATIONS, lambda library: library, {
+    "Submit Job": JobconformLibrary._accepted,
+    "Submit Job Ignoring Cancellation": JobconformLibrary._accepted,
+    "Submit Job With Retry": JobconformLibrary._accepted,
+    "Submit Job For Module": JobconformLibrary._accepted,
+    "Cancel Job": JobconformLibrary._cancel_answer,
+    "Run Cleanup": JobconformLibrary._cleanup_count,
+    "List Jobs": JobconformLibrary._listing,
+    "Detect Stuck Jobs": JobconformLibrary._stuck_count,
+    "Compute Delay": JobconformLibrary._delay_answer,
+})

@@ -18,13 +18,6 @@ from behave import register_type
 
 from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
 from jobconform.conformance.area_steps import AreaScenario, at, expectation_failure
-from jobconform.conformance.lifecycle.steps import (
-    RunConfig,
-    action_step,
-    check_step,
-    setup_step,
-    state_of,
-)
 from jobconform.conformance.loops.declarations import DECLARATIONS
 from jobconform.conformance.loops.harness import (
     LoopsHarness,
@@ -32,6 +25,8 @@ from jobconform.conformance.loops.harness import (
     run_event_matches,
     same_cost,
 )
+from jobconform.conformance.scenario import RunConfig, state_of
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import LoopParameters

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobconform.conformance.lifecycle.steps import (
-    _aliases,
+from jobconform.conformance.area_steps import alias_list
+from jobconform.conformance.scenario import (
     _check,
-    _last_answer,
-    _same,
-    action_step,
-    check_step,
+    last_answer,
+    same_value,
     state_of,
 )
+from jobconform.conformance.step_library import action_step, check_step
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind, StoreFault
 
@@ -85,14 +84,14 @@ def step_default_interval_passes_but(context: Any, seconds: float) -> None:
 
 @check_step("the reaper start is accepted")
 def check_start_accepted(context: Any) -> None:
-    answer = _last_answer(context, cmd.StartReaper, "the reaper start is accepted")
+    answer = last_answer(context, cmd.StartReaper, "the reaper start is accepted")
     _check(context, answer == cmd.REAPER_STARTED, "the answer to start_reaper",
            cmd.REAPER_STARTED, answer)
 
 
 @check_step("the reaper start is refused as already running")
 def check_start_refused(context: Any) -> None:
-    answer = _last_answer(context, cmd.StartReaper, "the reaper start is refused …")
+    answer = last_answer(context, cmd.StartReaper, "the reaper start is refused …")
     _check(context, answer == cmd.REFUSED_REAPER_RUNNING,
            "the answer to start_reaper on a running reaper (ReaperAlreadyRunning)",
            cmd.REFUSED_REAPER_RUNNING, answer)
@@ -100,26 +99,26 @@ def check_start_refused(context: Any) -> None:
 
 @check_step("the stop found the reaper running")
 def check_stop_true(context: Any) -> None:
-    answer = _last_answer(context, cmd.StopReaper, "the stop found the reaper running")
-    _check(context, _same(True, answer), "stop_reaper's answer", True, answer)
+    answer = last_answer(context, cmd.StopReaper, "the stop found the reaper running")
+    _check(context, same_value(True, answer), "stop_reaper's answer", True, answer)
 
 
 @check_step("the stop found no reaper running")
 def check_stop_false(context: Any) -> None:
-    answer = _last_answer(context, cmd.StopReaper, "the stop found no reaper running")
-    _check(context, _same(False, answer), "stop_reaper's answer", False, answer)
+    answer = last_answer(context, cmd.StopReaper, "the stop found no reaper running")
+    _check(context, same_value(False, answer), "stop_reaper's answer", False, answer)
 
 
 @check_step('the expired jobs are "{aliases}"')
 def check_expired(context: Any, aliases: str) -> None:
-    answer = _last_answer(context, cmd.ListExpired, "the expired jobs are …")
-    _check(context, answer == _aliases(aliases), "list_expired's jobs, in submission order",
-           _aliases(aliases), answer)
+    answer = last_answer(context, cmd.ListExpired, "the expired jobs are …")
+    _check(context, answer == alias_list(aliases), "list_expired's jobs, in submission order",
+           alias_list(aliases), answer)
 
 
 @check_step("no job is expired")
 def check_none_expired(context: Any) -> None:
-    answer = _last_answer(context, cmd.ListExpired, "no job is expired")
+    answer = last_answer(context, cmd.ListExpired, "no job is expired")
     _check(context, answer == [], "list_expired's jobs", [], answer)
 
 

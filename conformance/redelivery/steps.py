@@ -9,18 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobconform.conformance.lifecycle.steps import (
-    _aliases,
+from jobconform.conformance.area_steps import alias_list
+from jobconform.conformance.scenario import (
     _check,
-    _last_answer,
-    _reconfigure,
-    _same,
-    _view,
-    action_step,
-    check_step,
-    setup_step,
+    job_view,
+    last_answer,
+    reopen_runtime,
+    same_value,
     state_of,
 )
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import POISON_ERROR
@@ -32,7 +30,7 @@ __all__: list[str] = []
 def step_runtime_redelivery_cap(context: Any, cap: int) -> None:
     """Keeps the limits set by earlier Given-steps; only the cap changes."""
     harness = state_of(context).harness
-    _reconfigure(context, max_concurrent=harness.max_concurrent, max_tasks=harness.max_tasks,
+    reopen_runtime(context, max_concurrent=harness.max_concurrent, max_tasks=harness.max_tasks,
                  unlimited_tasks=harness.unlimited_tasks, max_redelivery=cap)
 
 
@@ -63,20 +61,20 @@ def step_expire_leases_crash(context: Any, write: int, seconds: float) -> None:
 def check_lease_pass(context: Any, requeued: int, parked: int) -> None:
     kind = (cmd.JobStoreFault if isinstance(state_of(context).last_command, cmd.JobStoreFault)
             else cmd.ExpireLeases)
-    answer = _last_answer(context, kind, "the lease pass re-queued …")
+    answer = last_answer(context, kind, "the lease pass re-queued …")
     expected = {"requeued": requeued, "parked": parked}
     _check(context, answer == expected, "expire_leases' answer", expected, answer)
 
 
 @check_step('job "{alias}" has re-delivery count {count:d}')
 def check_redelivery_count(context: Any, alias: str, count: int) -> None:
-    actual = getattr(_view(context, alias), "redelivery_count", "<missing>")
-    _check(context, _same(count, actual), f"job {alias!r} redelivery_count", count, actual)
+    actual = getattr(job_view(context, alias), "redelivery_count", "<missing>")
+    _check(context, same_value(count, actual), f"job {alias!r} redelivery_count", count, actual)
 
 
 @check_step('job "{alias}" is parked as poison')
 def check_parked(context: Any, alias: str) -> None:
-    view = _view(context, alias)
+    view = job_view(context, alias)
     actual = (view.status, view.error, getattr(view, "alerted", "<missing>"),
               getattr(view, "poisoned", "<missing>"))
     expected = ("failed", POISON_ERROR, True, True)
@@ -86,7 +84,7 @@ def check_parked(context: Any, alias: str) -> None:
 
 @check_step('job "{alias}" is not parked')
 def check_not_parked(context: Any, alias: str) -> None:
-    view = _view(context, alias)
+    view = job_view(context, alias)
     actual = (getattr(view, "alerted", "<missing>"), getattr(view, "poisoned", "<missing>"))
     _check(context, actual == (False, False), f"job {alias!r} (alerted, poisoned)",
            (False, False), actual)
@@ -109,7 +107,7 @@ def step_stale_owner_write(context: Any, alias: str, what: str) -> None:
 
 @check_step("the previous owner's write was refused")
 def check_stale_write_refused(context: Any) -> None:
-    answer = _last_answer(context, cmd.StaleOwnerWrite, "the previous owner's write was …")
+    answer = last_answer(context, cmd.StaleOwnerWrite, "the previous owner's write was …")
     _check(context, answer is False, "stale_owner_write's answer (accepted?)", False, answer)
 
 
@@ -120,8 +118,8 @@ def _alerts(context: Any) -> object:
 @check_step('the operator alerts are "{aliases}"')
 def check_alerts(context: Any, aliases: str) -> None:
     actual = _alerts(context)
-    _check(context, actual == _aliases(aliases), "operator_alerts(), in the order raised",
-           _aliases(aliases), actual)
+    _check(context, actual == alias_list(aliases), "operator_alerts(), in the order raised",
+           alias_list(aliases), actual)
 
 
 @check_step("no operator alert was raised")

@@ -22,13 +22,6 @@ from jobconform.conformance.area_steps import (
     at,
     created_id,
 )
-from jobconform.conformance.lifecycle.steps import (
-    RunConfig,
-    action_step,
-    check_step,
-    setup_step,
-    state_of,
-)
 from jobconform.conformance.reminders.declarations import DECLARATIONS
 from jobconform.conformance.reminders.harness import (
     CONFIG_PARAMETERS,
@@ -36,6 +29,8 @@ from jobconform.conformance.reminders.harness import (
     ReminderRecord,
     freeze,
 )
+from jobconform.conformance.scenario import RunConfig, state_of
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.reminders import commands as rc
 from jobconform.reference.reminders.oracle import (

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobconform.conformance.lifecycle.steps import action_step, state_of
+from jobconform.conformance.scenario import state_of
+from jobconform.conformance.step_library import action_step
 from jobconform.reference import commands as cmd
 
 __all__: list[str] = []

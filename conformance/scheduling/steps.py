@@ -27,13 +27,7 @@ from jobconform.conformance.area_steps import (
     created_id,
 )
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.lifecycle.steps import (
-    RunConfig,
-    action_step,
-    check_step,
-    setup_step,
-    state_of,
-)
+from jobconform.conformance.scenario import RunConfig, state_of
 from jobconform.conformance.scheduling.declarations import DECLARATIONS
 from jobconform.conformance.scheduling.harness import (
     CONFIG_PARAMETERS,
@@ -41,6 +35,7 @@ from jobconform.conformance.scheduling.harness import (
     SchedulingHarness,
     freeze,
 )
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc

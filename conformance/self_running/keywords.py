@@ -25,7 +25,7 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
-from jobconform.conformance.lifecycle.keywords import DEFAULT_BACKEND, close_at_end_of_test
+from jobconform.conformance.area_keywords import DEFAULT_BACKEND, close_at_end_of_test
 from jobconform.conformance.self_running.harness import REMOVED, SelfRunningHarness
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy

@@ -16,14 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobconform.conformance.lifecycle.steps import (
-    RunConfig,
-    action_step,
-    check_step,
-    setup_step,
-    state_of,
-)
+from jobconform.conformance.scenario import RunConfig, state_of
 from jobconform.conformance.self_running.harness import REMOVED, SelfRunningHarness
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 

@@ -28,11 +28,8 @@ from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
 from jobconform.conformance import tolerance
-from jobconform.conformance.lifecycle.keywords import (
-    DEFAULT_BACKEND,
-    close_at_end_of_test,
-    requirement_tags,
-)
+from jobconform.conformance.area_keywords import DEFAULT_BACKEND, close_at_end_of_test
+from jobconform.conformance.requirement_tags import requirement_tags
 from jobconform.conformance.store.harness import (
     Raised,
     RecordForm,

@@ -17,13 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jobconform.conformance.lifecycle.steps import (
-    RunConfig,
-    action_step,
-    check_step,
-    setup_step,
-    state_of,
-)
+from jobconform.conformance.scenario import RunConfig, state_of
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.conformance.store.harness import (
     Raised,
     RecordForm,

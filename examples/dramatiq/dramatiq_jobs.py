@@ -1,11 +1,6 @@
-"""Dramatiq itself (its Worker's threads over its RedisBroker) against lifecycle and retry.
-
-Redis db 7, a namespace per runtime; the Worker's threads wait on `ThreadWaits`, read the
-`WallClock`. Retries: `Retries` set per message, non-retryable errors the actor's `throws`;
-its jitter draw (the consumers' too, racy) is fixed at its lowest: one seed, one run. Not
-claimed: `AgeLimit`, `TimeLimit` (limits of the admission area; TimeLimit's thread sleeps on
-`from time import sleep`, bound at import, which ThreadWaits cannot reach or settle).
-"""
+"""Dramatiq itself (Worker threads, RedisBroker on Redis db 7): lifecycle, retry, self-running
+(`dramatiq_self_running`). Retries: `Retries` per message, the actor `throws` what is not
+retried; its jitter draw (the consumers' too, racy) fixed at its lowest. No AgeLimit, TimeLimit."""
 
 import uuid
 from typing import Any
@@ -17,6 +12,7 @@ from dramatiq.middleware import Middleware, Retries
 from dramatiq.middleware.retries import DEFAULT_MAX_BACKOFF
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
+from jobconform.backends.self_running import Clockwork
 from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, ThreadWaits, WallClock, translate
 from jobconform.reference.backoff import Jitter, RetryPolicy
 
@@ -29,12 +25,15 @@ NotRetried = type("NotRetried", (Exception,), {})  # the actor's throws: non-ret
 
 
 class DramatiqRuntime(Middleware):  # its broker's first: a broker's after-hooks run backwards
-    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
-        self._wall, self._waits = WallClock(clock).start(), ThreadWaits(clock).start()
+    def __init__(self, settings: RuntimeSettings, clock: Clock,
+                 clockwork: Clockwork | None = None) -> None:  # None: commanded
+        self._wall, every = WallClock(clock).start(), clockwork and clockwork.poll_interval_seconds
+        self._waits = ThreadWaits(clock, in_turn=bool(every)).start()  # self-running: no races
         self._uniform = drawing(0.0)  # the lowest draw: a backoff below the cap as it is
         self._uniform.start()
         self._jobs = jobs = translate.records_on_wall(settings)
-        self._gate, self._scripts = DispatchGate(), dict[str, tuple[int, TaskScript, RetryPolicy]]()
+        self._gate = DispatchGate(on_arrival=bool(every))  # self-running: its polls dispatch
+        self._scripts = dict[str, tuple[int, TaskScript, RetryPolicy]]()
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health, self.settle = jobs.cleanup, jobs.health, self._waits.settle
         dramatiq.get_logger("dramatiq").setLevel("CRITICAL")  # it logs a traceback per failure
@@ -43,7 +42,8 @@ class DramatiqRuntime(Middleware):  # its broker's first: a broker's after-hooks
                                   middleware=[self, Retries()])  # self hears after Retries
         self._actor = dramatiq.actor(self._body, broker=self.broker, actor_name="body",
                                      queue_name="jobs", throws=(NotRetried,))
-        self._worker = dramatiq.Worker(self.broker, worker_threads=settings.max_concurrent)
+        self._worker = dramatiq.Worker(self.broker, worker_threads=settings.max_concurrent,
+                                       worker_timeout=int(1000 * (every or 1)))  # idle polls' cap
         with self._waits.adopting():
             self._worker.start()
 

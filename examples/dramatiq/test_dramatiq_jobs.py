@@ -138,3 +138,56 @@ def test_retries_backoff_doubles_and_jitters_below_the_cap_and_past_it(runtime) 
     assert delay(policy, 2, Jitter.FULL, 1.0) == 8000  # below it: the delay * uniform(1, 2)
     assert delay(policy, 6, Jitter.EQUAL, 1.0) == 60_000
     assert delay(policy, 2, Jitter.NONE, 1.0) == 4000  # the runtime's own draw, the lowest
+
+
+@pytest.fixture
+def self_running(clock: VirtualClock) -> Iterator[object]:
+    from dramatiq_self_running import SelfRunningDramatiq
+
+    from jobconform.backends.self_running import Clockwork
+
+    opened = SelfRunningDramatiq(RuntimeSettings(max_concurrent=1, max_tasks=None), clock,
+                                 Clockwork(poll_interval_seconds=1, job_timeout_seconds=3600,
+                                           lease_seconds=60))
+    try:
+        yield opened
+    finally:
+        opened.close()
+    assert REDIS.keys(f"{opened.broker.namespace}*") == []
+
+
+def test_on_its_own_clockwork_a_job_and_its_retry_start_with_no_dispatch(  # type: ignore[no-untyped-def]
+        self_running, clock) -> None:
+    script = TaskScript()
+    job_id = self_running.submit(script, RetryPolicy(max_retries=1, retry_delay_ms=2000))
+    self_running.settle()
+    assert self_running.get(job_id).status == "queued"  # its consumer sleeps on the clock
+    clock.advance(1)  # one poll interval: an idle poll backs off to half of it at most
+    self_running.settle()
+    view = self_running.get(job_id)
+    assert view.status == "running" and 0 < (view.started_at - EPOCH).total_seconds() <= 1
+    script.decide(Raise("FlakyError", "try again"))  # at 1 s: due at 3 s
+    self_running.settle()
+    clock.advance(1.9)  # the delay queue holds it until its eta, 2 s after the failure
+    self_running.settle()
+    assert self_running.get(job_id).status == "queued"
+    clock.advance(1.1)  # its eta has passed: moved to its queue and fetched, unasked
+    self_running.settle()
+    view = self_running.get(job_id)
+    assert (view.status, view.retry_count) == ("running", 1)
+    assert 3 <= (view.started_at - EPOCH).total_seconds() <= 4  # within one poll of due
+
+
+def test_on_its_own_clockwork_with_its_own_deviation_list_the_area_passes(
+        tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, [
+        "run", "--backend", "dramatiq_self_running:DramatiqSelfRunningBackend",
+        "--suite", "behave", "--area", "self-running", "--report-dir", str(tmp_path),
+        "--expected-failures", str(HERE / "expected-failures-self-running.yaml")])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert result.exit_code == 0, (result.output, report["expectation_problems"])
+    suites = {rid: body["suites"]["behave"] for rid, body in report["requirements"].items()}
+    assert suites["SR-001"] == "pass"
+    assert suites["SR-004"] == "expected failure"  # a policy's multiplier other than 2
+    # No heartbeat-based job timeout, no lease, no reaper: not claimed, never passed.
+    assert suites["SR-002"] == suites["SR-003"] == suites["SR-005"] == "not claimed"

@@ -119,3 +119,68 @@ def test_a_retry_waits_in_rqs_schedule_which_counts_whole_seconds(runtime, clock
     runtime.settle()
     view = runtime.get(job_id)
     assert (view.status, view.retry_count, view.error) == ("failed", 2, "ValueError: for good")
+
+
+@pytest.fixture
+def stuck_runtime(clock: VirtualClock) -> Iterator[object]:
+    from rq_stuck import RQStuckRuntime
+
+    opened = RQStuckRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
+    try:
+        yield opened
+    finally:
+        opened.close()
+    assert not list(opened.redis.scan_iter(f"*{opened.name}*"))
+
+
+def test_with_its_own_deviation_list_the_stuck_area_passes(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, [
+        "run", "--backend", "rq_stuck:RQStuckBackend", "--suite", "robot", "--area", "stuck",
+        "--report-dir", str(tmp_path),
+        "--expected-failures", str(HERE / "expected-failures-stuck.yaml")])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert result.exit_code == 0, (result.output, report["expectation_problems"])
+    suites = {rid: body["suites"]["robot"] for rid, body in report["requirements"].items()}
+    assert {rid for rid, verdict in suites.items() if verdict == "expected failure"} == {
+        "ST-001", "ST-002", "ST-003", "LC-003", "LC-010"}
+    assert suites["ST-004"] == "pass"
+    assert suites["ST-005"] == "not claimed"  # no health-report claim
+
+
+def test_rqs_cleanup_fails_a_silent_job_and_its_late_body_overwrites_it(  # type: ignore[no-untyped-def]
+        stuck_runtime, clock) -> None:
+    from rq.job import Job, JobStatus
+    from rq.registry import FailedJobRegistry
+
+    script = TaskScript()
+    job_id = stuck_runtime.submit(script)
+    stuck_runtime.dispatch()
+    clock.advance(30)
+    stuck_runtime.heartbeat(job_id)  # RQ's execution entry renewed: silent from 30 s on
+    assert stuck_runtime.get(job_id).last_heartbeat == EPOCH + timedelta(seconds=30)
+    clock.advance(60)
+    assert stuck_runtime.detect_stuck(60) == 1  # 60 s silent: RQ's bound is inclusive
+    view = stuck_runtime.get(job_id)
+    assert (view.status, view.error) == ("failed", "Heartbeat timeout — job stuck")
+    stored = Job.fetch(job_id, connection=stuck_runtime.redis)
+    assert stored.get_status() == JobStatus.FAILED
+    assert "AbandonedJobError" in stored.latest_result().exc_string
+    script.decide(Succeed("late"))  # the worker was alive all along: its body returns
+    stuck_runtime.settle()
+    assert Job.fetch(job_id, connection=stuck_runtime.redis).get_status() == JobStatus.FINISHED
+    assert job_id in FailedJobRegistry(queue=stuck_runtime.queue)
+    view = stuck_runtime.get(job_id)
+    assert (view.status, view.result) == ("succeeded", "late")  # as RQ now stores it
+
+
+def test_rqs_cleanup_retries_a_silent_job_with_a_retry_left(stuck_runtime, clock) -> None:  # type: ignore[no-untyped-def]
+    from rq.job import Job, JobStatus
+
+    script = TaskScript()
+    job_id = stuck_runtime.submit(script, RetryPolicy(max_retries=1, retry_delay_ms=0))
+    stuck_runtime.dispatch()
+    clock.advance(61)
+    assert stuck_runtime.detect_stuck(60) == 0
+    view = stuck_runtime.get(job_id)
+    assert (view.status, view.retry_count) == ("queued", 1)
+    assert Job.fetch(job_id, connection=stuck_runtime.redis).get_status() == JobStatus.QUEUED

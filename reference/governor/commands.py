@@ -37,11 +37,38 @@ class RecordFailure:
 
 
 @dataclass(frozen=True)
+class RecordRateLimited:
+    """A terminal result `result_id` of `target` that the agent answered with HTTP 429
+    (RG-010)."""
+
+    target: str
+    result_id: str
+    worker: int = 0
+
+
+@dataclass(frozen=True)
 class Restart:
     """Governor `worker`'s process restarts with re-sends pending; `draw` is the uniform
     draw in [0, 1) its initial jitter takes (RG-009)."""
 
     draw: float
+    worker: int = 0
+
+
+@dataclass(frozen=True)
+class GovernorStoreOutage:
+    """The governors' shared store becomes unreachable (down) or reachable again
+    (RG-011)."""
+
+    down: bool
+
+
+@dataclass(frozen=True)
+class AskResendTimes:
+    """When governor `worker`'s sweep after its latest restart sends each of len(draws)
+    pending envelopes, the k-th taking the uniform draw draws[k] in [0, 1) (RG-012)."""
+
+    draws: tuple[float, ...]
     worker: int = 0
 
 
@@ -55,4 +82,5 @@ class ReadPause:
     """Answers the end of the running pause, or None."""
 
 
-GovernorCommand: TypeAlias = AskWait | Offer | RecordFailure | Restart | Elapse | ReadPause
+GovernorCommand: TypeAlias = (AskWait | Offer | RecordFailure | RecordRateLimited | Restart
+                               | GovernorStoreOutage | AskResendTimes | Elapse | ReadPause)

@@ -1,4 +1,4 @@
-"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-009), as an oracle.
+"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-012), as an oracle.
 
 Three controls keep a fleet's re-deliveries from stampeding after an outage: each
 re-delivery waits a decorrelated jitter (with a server retry-after as its floor), offers
@@ -10,7 +10,7 @@ first re-send sweep back by an initial jitter. Time enters as an argument.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -34,6 +34,7 @@ class GovernorSettings:
     pause_retry_after_seconds: float = 30.0
     pause_classes: frozenset[str] = frozenset({"auth", "billing"})
     initial_jitter_max_seconds: float = 60.0
+    envelope_jitter_max_seconds: float = 1.0
 
     def __post_init__(self) -> None:
         problems = [f"{name} must be at least 1, not {getattr(self, name)}"
@@ -42,7 +43,8 @@ class GovernorSettings:
         problems += [f"{name} must be positive, not {getattr(self, name)}"
                      for name in ("target_window_seconds", "fleet_window_seconds",
                                   "pause_window_seconds", "pause_ttl_seconds",
-                                  "pause_retry_after_seconds", "initial_jitter_max_seconds")
+                                  "pause_retry_after_seconds", "initial_jitter_max_seconds",
+                                  "envelope_jitter_max_seconds")
                      if not getattr(self, name) > 0]
         if not 0 <= self.base_ms <= self.cap_ms:
             problems.append(f"0 <= base_ms <= cap_ms must hold, not {self.base_ms} and"
@@ -83,6 +85,8 @@ class Decision:
 
 
 ACCEPTED = Decision(True)
+# The failure class an agent's rate-limit answer (HTTP 429) is recorded under (RG-010).
+RATE_LIMIT_CLASS = "billing"
 
 
 def redelivery_wait_ms(settings: GovernorSettings, previous_ms: float | None, draw: float,
@@ -91,6 +95,17 @@ def redelivery_wait_ms(settings: GovernorSettings, previous_ms: float | None, dr
     and three times the previous wait, capped, with a retry-after as its floor."""
     policy = RetryPolicy(retry_delay_ms=settings.base_ms, max_retry_delay_ms=settings.cap_ms)
     return backoff.delay_ms(policy, 0, Jitter.DECORRELATED, draw, previous_ms, retry_after_ms)
+
+
+def envelope_times(settings: GovernorSettings, sweep_at: datetime,
+                   draws: Sequence[float]) -> tuple[datetime, ...]:
+    """The instants a sweep due at `sweep_at` sends its envelopes (RG-012)."""
+    times: list[datetime] = []
+    at = sweep_at
+    for draw in draws:
+        at += timedelta(seconds=draw * settings.envelope_jitter_max_seconds)
+        times.append(at)
+    return tuple(times)
 
 
 @dataclass
@@ -105,6 +120,10 @@ class GovernorModel:
     paused_until: datetime | None = None
     # worker -> when its first re-send sweep after its latest restart is due (RG-009)
     sweep_at: dict[int, datetime] = field(default_factory=dict)
+    # RG-011: while the store is down the governor fails open and changes nothing in it.
+    store_down: bool = False
+    # Targets whose latest counted billing failure was a rate limit (RG-010).
+    rate_limited: set[str] = field(default_factory=set)
 
     def restart(self, worker: int, draw: float, now: datetime) -> None:
         """`worker` restarts: its first re-send sweep waits draw * initial_jitter_max_seconds
@@ -112,8 +131,20 @@ class GovernorModel:
         delay = timedelta(seconds=draw * self.settings.initial_jitter_max_seconds)
         self.sweep_at[worker] = now + delay
 
+    def resend_times(self, worker: int, draws: Sequence[float]) -> tuple[datetime, ...] | None:
+        """RG-012: when `worker`'s sweep sends each of len(draws) envelopes, one after
+        another, each draws[k] * envelope_jitter_max_seconds after the one before (the
+        first after the sweep's start); None before the worker's first restart."""
+        start = self.sweep_at.get(worker)
+        if start is None:
+            return None
+        return envelope_times(self.settings, start, draws)
+
     def pause_at(self, now: datetime) -> datetime | None:
-        """The end of the pause running at `now` (RG-008), or None."""
+        """The end of the pause running at `now` (RG-008), or None; none can be read
+        while the store is down (RG-011)."""
+        if self.store_down:
+            return None
         if self.paused_until is not None and now < self.paused_until:
             return self.paused_until
         return None
@@ -129,6 +160,8 @@ class GovernorModel:
         return (min(counted) + window - now).total_seconds()
 
     def offer(self, target: str, now: datetime) -> Decision:
+        if self.store_down:
+            return ACCEPTED  # RG-011: accepted, and counted nowhere
         if self.pause_at(now) is not None:
             return Decision(False, self.settings.pause_retry_after_seconds)  # RG-005
         s = self.settings
@@ -141,14 +174,23 @@ class GovernorModel:
         self.accepted.append((now, target))
         return ACCEPTED
 
+    def record_rate_limited(self, target: str, result_id: str, now: datetime) -> None:
+        """RG-010: an agent's 429 is a billing failure, so a fleet-wide rate-limit storm
+        arms the pause like any other shared cause."""
+        self.record_failure(target, RATE_LIMIT_CLASS, result_id, now, via_rate_limit=True)
+
     def record_failure(self, target: str, failure_class: str, result_id: str,
-                       now: datetime) -> None:
+                       now: datetime, via_rate_limit: bool = False) -> None:
+        if self.store_down:
+            return  # RG-011: neither counted nor remembered
         if result_id in self.results:
             return  # RG-007: a replay is not counted again
         self.results.add(result_id)
         if failure_class not in self.settings.pause_classes:
             return
         self.failing.setdefault(failure_class, {})[target] = now
+        if failure_class == RATE_LIMIT_CLASS:
+            (self.rate_limited.add if via_rate_limit else self.rate_limited.discard)(target)
         if self.pause_at(now) is not None:
             return  # RG-008: a running pause is not extended
         window = timedelta(seconds=self.settings.pause_window_seconds)

@@ -4,7 +4,7 @@ from typing import Any
 
 from behave import then, when
 
-from jobconform.conformance.lifecycle import steps as core
+from jobconform.conformance import scenario as core
 from tally_area.harness import TallyHarness
 
 

@@ -1,0 +1,306 @@
+"""The job runtime's commands (lifecycle, retry, stuck), declared once
+(conformance/vocabulary.py).
+
+Each declaration names the Robot keyword that sends a command, builds the command from
+the keyword's arguments, and lists the Gherkin wordings that send it. The Behave steps
+(conformance/lifecycle/steps.py) and the Robot keywords
+(conformance/lifecycle/keywords.py) are derived from this list; the wordings are the
+feature files' and the Robot suites' own.
+
+The keywords take results as JSON text and statuses in the canonical vocabulary or the
+profile's own; the steps get JSON parsed already and statuses canonical (the `Json` and
+`Status` types of conformance/step_library.py). A retry policy's cap left out is the
+profile's (RT-001), so those commands are completed `OnProfile`. A submission's answer
+is kept under its alias, for the Then-checks that read it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jobconform.conformance.area_steps import alias_list
+from jobconform.conformance.vocabulary import Declaration, OnProfile, Phrase, json_value
+from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.lifecycle import Status
+from jobconform.spec import Profile, SpecError
+
+CANONICAL_STATUSES = tuple(status.value for status in Status)
+
+
+def canonical_status(profile: Profile, status: str) -> str:
+    """A status a test gives, canonical or in the profile's words, in the canonical words.
+
+    Raises:
+        ValueError: neither names a status.
+    """
+    if status in CANONICAL_STATUSES:
+        return status
+    try:
+        return profile.to_canonical(status)
+    except SpecError as error:
+        raise ValueError(f"{error}; or give a canonical status:"
+                         f" {', '.join(CANONICAL_STATUSES)}") from None
+
+
+def retry_policy(profile: Profile, max_retries: int, delay_ms: float = 1000.0,
+                 multiplier: float = 2.0, cap_ms: float | None = None,
+                 not_retried: str = "") -> RetryPolicy:
+    """A retry policy from a test's values; the cap left out is the profile's (RT-001).
+    Malformed values fail the step or keyword, not a check."""
+    cap = profile.max_retry_delay_ms if cap_ms is None else cap_ms
+    return RetryPolicy(max_retries=max_retries, retry_delay_ms=float(delay_ms),
+                       backoff_multiplier=float(multiplier), max_retry_delay_ms=float(cap),
+                       non_retryable=tuple(alias_list(not_retried)))
+
+
+def _submitted(command: cmd.Submit) -> str:
+    return command.job
+
+
+# -- builders: each is a Robot keyword's signature and documentation ---------------------
+
+
+def submit_job(alias: str) -> cmd.Submit:
+    """Submit a job whose body honours cancellation; it must be accepted. Returns its id."""
+    return cmd.Submit(alias)
+
+
+def submit_job_ignoring_cancellation(alias: str) -> cmd.Submit:
+    """Submit a job whose body never checks its cancellation token. Returns its id."""
+    return cmd.Submit(alias, ignores_cancel=True)
+
+
+def submit_job_with_retry(alias: str, max_retries: int, delay_ms: float = 1000.0,
+                          multiplier: float = 2.0, cap_ms: float | None = None,
+                          not_retried: str = "") -> OnProfile:
+    """Submit a job with its own retry policy; it must be accepted. Returns its id.
+
+    Unset values are RT-001's defaults: ``delay_ms`` 1000, ``multiplier`` 2, ``cap_ms``
+    the profile's max_retry_delay_ms. ``not_retried`` lists error type names, separated
+    by commas, that fail the job at once (RT-005).
+    """
+    return OnProfile(lambda profile: cmd.Submit(alias, retry=retry_policy(
+        profile, max_retries, delay_ms, multiplier, cap_ms, not_retried)))
+
+
+def submit_job_for_module(alias: str, module: str) -> cmd.Submit:
+    """Submit a job naming ``module`` (LC-027); it must be accepted. Returns its id."""
+    return cmd.Submit(alias, module=module)
+
+
+def dispatch() -> cmd.Dispatch:
+    """A dispatch point: the runtime starts queued jobs into its free slots."""
+    return cmd.Dispatch()
+
+
+def job_returns(alias: str, result: str = "null") -> cmd.Finish:
+    """The job's body returns ``result`` (a JSON value), now or as soon as it starts."""
+    return cmd.Finish(alias, cmd.Succeed(json_value(result)))
+
+
+def job_raises(alias: str, error_type: str, message: str,
+               retry_after_ms: float | None = None) -> cmd.Finish:
+    """The job's body raises ``error_type(message)``, now or as soon as it starts.
+
+    ``retry_after_ms`` is a server's retry-after carried by the error (RT-010).
+    """
+    return cmd.Finish(alias, cmd.Raise(error_type, message, retry_after_ms))
+
+
+def cancel_job(alias: str) -> cmd.Cancel:
+    """Cancel the job (an alias never submitted is an unknown id); returns the answer."""
+    return cmd.Cancel(alias)
+
+
+def advance_clock(seconds: float) -> cmd.AdvanceTime:
+    """Let ``seconds`` of virtual time pass."""
+    return cmd.AdvanceTime(seconds)
+
+
+def run_cleanup(max_age: float) -> cmd.Cleanup:
+    """Remove terminal jobs at least ``max_age`` seconds old; returns the backend's count."""
+    return cmd.Cleanup(max_age)
+
+
+def shut_down_runtime() -> cmd.Shutdown:
+    """Shut the runtime down: active jobs are cancelled, submissions refused."""
+    return cmd.Shutdown()
+
+
+def read_result(alias: str) -> cmd.GetResult:
+    """The backend's answer to get_result: the value, or ``error: not found`` /
+    ``error: not completed (status=...)``."""
+    return cmd.GetResult(alias)
+
+
+def list_jobs(status: str | None = None) -> OnProfile:
+    """The aliases of the jobs the backend lists, optionally of one status only."""
+    return OnProfile(lambda profile: cmd.ListJobs(
+        None if status is None else canonical_status(profile, status)))
+
+
+def send_heartbeat(alias: str) -> cmd.Heartbeat:
+    """The job's body reports progress (ST-001); only a running job's heartbeat counts."""
+    return cmd.Heartbeat(alias)
+
+
+def detect_stuck_jobs(timeout: float) -> cmd.DetectStuck:
+    """A detection pass with ``timeout`` seconds; returns the backend's count of jobs
+    it failed as stuck (ST-002)."""
+    return cmd.DetectStuck(float(timeout))
+
+
+def compute_delay(attempt: int, delay_ms: float = 1000.0, multiplier: float = 2.0,
+                  cap_ms: float | None = None, jitter: str = "none", draw: float = 0.0,
+                  previous_ms: float | None = None,
+                  retry_after_ms: float | None = None) -> OnProfile:
+    """Ask the backend's delay function; returns its answer in milliseconds.
+
+    ``attempt`` counts retries already taken (0 before the first retry). ``jitter`` is
+    none, full, equal or decorrelated; ``draw`` the uniform draw in [0, 1);
+    ``previous_ms`` the previous delay (decorrelated); ``retry_after_ms`` a server's
+    retry-after. The harness compares the answer with the oracle's.
+    """
+    try:
+        mode = Jitter(jitter.strip().lower())
+    except ValueError:
+        raise ValueError(f"jitter must be one of {', '.join(m.value for m in Jitter)},"
+                         f" not {jitter!r}") from None
+    return OnProfile(lambda profile: cmd.ComputeDelay(
+        retry_policy(profile, 0, delay_ms, multiplier, cap_ms), attempt, mode, draw,
+        previous_ms, retry_after_ms))
+
+
+# -- the steps' delay clauses: "full jitter, draw 0.5 and previous 2000 ms" ----------------
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_JITTER_MODES = "|".join(mode.value for mode in Jitter)
+_DELAY_CLAUSES = {
+    "jitter": re.compile(rf"(?P<value>{_JITTER_MODES}) jitter|jitter (?P<value2>{_JITTER_MODES})"),
+    "draw": re.compile(rf"draw (?P<value>{_NUMBER})"),
+    "previous_ms": re.compile(rf"(?:a )?previous (?:delay )?(?:of )?(?P<value>{_NUMBER}) ms"),
+    "retry_after_ms": re.compile(rf"(?:a )?retry-after (?:of )?(?P<value>{_NUMBER}) ms"),
+}
+
+
+def delay_options(text: str) -> dict[str, Any]:
+    """Parse "full jitter, draw 0.5 and previous 2000 ms" into ComputeDelay's fields.
+
+    Raises:
+        ValueError: a clause is not one of: MODE jitter, draw U, previous P ms,
+            retry-after R ms; or a clause is given twice.
+    """
+    options: dict[str, Any] = {}
+    for clause in (part.strip() for part in re.split(r",|\band\b", text)):
+        for name, pattern in _DELAY_CLAUSES.items():
+            match = pattern.fullmatch(clause)
+            if match is None:
+                continue
+            if name in options:
+                raise ValueError(f"{name} is given twice in {text!r}")
+            value = str(match.group("value") or match.groupdict().get("value2"))
+            options[name] = Jitter(value) if name == "jitter" else float(value)
+            break
+        else:
+            raise ValueError(
+                f"cannot read {clause!r} in {text!r}; write clauses such as 'full jitter',"
+                " 'draw 0.5', 'previous 2000 ms', 'retry-after 5000 ms', joined by ',' or"
+                " 'and'")
+    return options
+
+
+def _delay_with(attempt: int, delay: float, multiplier: float, cap: float,
+                options: str) -> OnProfile:
+    return OnProfile(lambda profile: cmd.ComputeDelay(
+        retry_policy(profile, 0, delay, multiplier, cap), attempt,
+        **(delay_options(options) if options else {})))
+
+
+_RETRY_FIELDS = ("{retries:d} retries, a delay of {delay:g} ms, multiplier {multiplier:g}"
+                 " and a cap of {cap:g} ms")
+_RETRY_FIELDS_ONE = _RETRY_FIELDS.replace(" retries,", " retry,", 1)  # "with 1 retry, …"
+_NOT_RETRIED = ' and "{not_retried}" not retried'
+_DELAY_QUERY = ("the delay for attempt {attempt:d} is computed with {delay:g} ms,"
+                " multiplier {multiplier:g} and a cap of {cap:g} ms")
+
+
+def _with_retry(alias: str, retries: int, delay: float = 1000.0, multiplier: float = 2.0,
+                cap: float | None = None, not_retried: str = "") -> OnProfile:
+    return submit_job_with_retry(alias, retries, delay, multiplier, cap, not_retried)
+
+
+def _each_retry_wording(pattern: str) -> tuple[Phrase, ...]:
+    """`pattern` with "retries" and with "retry" (one), without and with errors not
+    retried."""
+    one = pattern.replace(" retries", " retry", 1)
+    return tuple(Phrase(wording, _with_retry)
+                 for wording in (pattern, one, pattern + _NOT_RETRIED, one + _NOT_RETRIED))
+
+
+DECLARATIONS = (
+    Declaration("Submit Job", submit_job, (
+        Phrase('job "{alias}" is submitted', submit_job),
+        Phrase('jobs "{aliases}" are submitted',
+               lambda aliases: [cmd.Submit(alias) for alias in alias_list(aliases)]),
+    ), kept_as=_submitted),
+    Declaration("Submit Job Ignoring Cancellation", submit_job_ignoring_cancellation, (
+        Phrase('job "{alias}" is submitted with a body that ignores cancellation',
+               submit_job_ignoring_cancellation),
+    ), kept_as=_submitted),
+    Declaration("Submit Job For Module", submit_job_for_module, (
+        Phrase('job "{alias}" is submitted for module "{module}"', submit_job_for_module),
+    ), kept_as=_submitted),
+    Declaration("Submit Job With Retry", submit_job_with_retry, (
+        *_each_retry_wording('job "{alias}" is submitted with {retries:d} retries'),
+        *_each_retry_wording(f'job "{{alias}}" is submitted with {_RETRY_FIELDS}'),
+    ), kept_as=_submitted),
+    Declaration("Dispatch", dispatch, (Phrase("the runtime dispatches", dispatch),)),
+    Declaration("Job Returns", job_returns, (
+        Phrase('job "{alias}" returns {result:Json}',
+               lambda alias, result: cmd.Finish(alias, cmd.Succeed(result))),
+    )),
+    Declaration("Job Raises", job_raises, (
+        Phrase('job "{alias}" raises {error_type:w} "{message}"', job_raises),
+        Phrase('job "{alias}" raises {error_type:w} "{message}" with a retry-after of'
+               " {ms:g} ms", lambda alias, error_type, message, ms: job_raises(
+                   alias, error_type, message, float(ms))),
+    )),
+    Declaration("Cancel Job", cancel_job, (Phrase('job "{alias}" is cancelled', cancel_job),)),
+    Declaration("Advance Clock", advance_clock, (
+        Phrase("{seconds:g} seconds pass", advance_clock),
+        Phrase("{seconds:g} second passes", advance_clock),
+    )),
+    Declaration("Run Cleanup", run_cleanup, (
+        Phrase("cleanup runs with a max age of {seconds:g} seconds",
+               lambda seconds: run_cleanup(seconds)),
+    )),
+    Declaration("Shut Down Runtime", shut_down_runtime, (
+        Phrase("the runtime shuts down", shut_down_runtime),
+    )),
+    Declaration("Read Result", read_result, (
+        Phrase('the result of job "{alias}" is read', read_result),
+    )),
+    Declaration("List Jobs", list_jobs, (
+        Phrase("the jobs are listed", cmd.ListJobs),
+        Phrase('the jobs are listed with status "{status:Status}"', cmd.ListJobs),
+    )),
+    Declaration("Send Heartbeat", send_heartbeat, (
+        Phrase('job "{alias}" sends a heartbeat', send_heartbeat),
+    )),
+    Declaration("Detect Stuck Jobs", detect_stuck_jobs, (
+        Phrase("stuck jobs are detected with a timeout of {seconds:g} seconds",
+               lambda seconds: detect_stuck_jobs(seconds)),
+        Phrase("stuck jobs are detected with a timeout of {seconds:g} second",
+               lambda seconds: detect_stuck_jobs(seconds)),
+    )),
+    Declaration("Compute Delay", compute_delay, (
+        Phrase(_DELAY_QUERY, lambda attempt, delay, multiplier, cap: _delay_with(
+            attempt, delay, multiplier, cap, "")),
+        Phrase(_DELAY_QUERY + ", with {options}", _delay_with),
+        Phrase(_DELAY_QUERY + " with {options}", _delay_with),
+        Phrase("the delay for attempt {attempt:d} is computed with the default policy",
+               compute_delay),
+    )),
+)
