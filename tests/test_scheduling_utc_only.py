@@ -218,3 +218,20 @@ def test_a_one_shot_job_due_by_the_resume_and_still_held_later_is_sc011() -> Non
         assert harness._next_fire_primary("c", later, None, later.created_at) == "SC-002"
     finally:
         harness.close()
+
+
+def test_a_fire_made_late_into_the_next_clock_step_is_sc006_not_a_fire_moved() -> None:
+    # procrastinate defers each fire half a second after its time: the 01:00 fire lands in
+    # the step to 02:00, beside the 02:00 fire not made yet. The right fire at the wrong
+    # time (SC-006), not a fire at another time than due (SC-003).
+    harness = _memory_harness()
+    try:
+        harness.run(sc.CreateCron("a", "poll", "0 * * * *", "UTC"))
+        state = harness.oracle.schedules["a"]
+        one, two = EPOCH + timedelta(hours=1), EPOCH + timedelta(hours=2)
+        assert harness._history_primary(state, [_fire(two)], [_fire(one, two)]) == "SC-006"
+        # A fire at an instant that is no fire time of the timetable stays SC-003's.
+        off = one + timedelta(minutes=1)
+        assert harness._history_primary(state, [_fire(two)], [_fire(off, two)]) == "SC-003"
+    finally:
+        harness.close()
