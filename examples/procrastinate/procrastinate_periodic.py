@@ -109,7 +109,7 @@ class ProcrastinatePeriodicRuntime:
         self.shared.loop.close() or self.shared.wall.stop() if not self.peer else None
 class ProcrastinatePeriodicBackend:  # --backend procrastinate_periodic:ProcrastinatePeriodicBackend
     name, profile, libraries = "procrastinate-periodic", "canonical", ("procrastinate",)
-    capabilities = frozenset({"scheduling"})
+    capabilities = frozenset({"scheduling", "scheduling-utc-only"})
     def open_scheduling(self, clock: runtime.Clock, config: protocol.SchedulingConfig,
                         target: protocol.SchedulingTarget) -> ProcrastinatePeriodicRuntime:
         logging.getLogger("procrastinate").setLevel(logging.CRITICAL)  # its own warnings
