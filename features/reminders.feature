@@ -398,6 +398,26 @@ Feature: Self-reminders
     When the cancelled reminders are listed
     Then the reminders listed are "c"
 
+  # -- RM-019: the list's default ---------------------------------------------------------------
+
+  @RM-019
+  Scenario: A listing that names no status lists the pending reminders
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And reminder "b" is created with message "x" and a delay of 600 seconds
+    And reminder "c" is created with message "x" and a delay of 300 seconds
+    And reminder "d" is created with message "x" and a delay of 900 seconds
+    And reminder "c" is cancelled
+    And the reminders are listed without a filter
+    Then the reminders listed are "a, b, d"
+    When the reminder clock advances 60 seconds
+    And the reminders are listed without a filter
+    Then the reminders listed are "b, d"
+    When the dispatch of reminder "a" lands
+    And the reminders are listed without a filter
+    Then the reminders listed are "b, d"
+    When all reminders are listed
+    Then the reminders listed are "a, b, c, d"
+
   @RM-013
   Scenario: A reminder read is a snapshot
     When reminder "a" is created with message "x" and a delay of 60 seconds

@@ -305,6 +305,24 @@ Listings Follow Creation Order And Reads Are Snapshots
     Read Reminder    ghost
     No Reminder Should Have Been Read
 
+A Listing That Names No Status Lists The Pending Reminders
+    [Tags]    RM-019
+    Start Reminders
+    Create Reminder    a    x    delay=60
+    Create Reminder    b    x    delay=600
+    Create Reminder    c    x    delay=300
+    Cancel Reminder    c
+    ${listed}=    List Reminders By Default
+    Listed Reminders Should Be    ${listed}    a, b
+    Advance Reminder Clock    60
+    ${listed}=    List Reminders By Default
+    Listed Reminders Should Be    ${listed}    b
+    Dispatch Of Reminder    a    lands
+    ${listed}=    List Reminders By Default
+    Listed Reminders Should Be    ${listed}    b
+    ${all}=    List Reminders
+    Listed Reminders Should Be    ${all}    a, b, c
+
 A Store Write That Fails Is Made Again And Nothing Is Dispatched Twice
     [Tags]    RM-014
     Start Reminders

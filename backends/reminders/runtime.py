@@ -209,7 +209,7 @@ class StepReminderRuntime:
     def get(self, reminder_id: str) -> StoredReminder | None:
         return self._store.get(reminder_id)
 
-    def list_reminders(self, status: str | None = None) -> Sequence[StoredReminder]:
+    def list_reminders(self, status: str | None = PENDING) -> Sequence[StoredReminder]:
         if status is not None and status not in REMINDER_STATUSES:
             raise ValueError(f"unknown reminder status {status!r}; known:"
                              f" {', '.join(REMINDER_STATUSES)}")

@@ -46,6 +46,7 @@ from jobconform.reference.reminders.commands import (
     DeliverReminder,
     GetReminder,
     ListReminders,
+    ListRemindersByDefault,
     ReminderCommand,
     ReminderStoreFault,
     RestartReminders,
@@ -331,6 +332,8 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
                 return (None if state is None else expected_record(state)), ("RM-013",)
             case ListReminders():
                 return oracle.list(command.status), ("RM-013",)
+            case ListRemindersByDefault():
+                return oracle.list(ReminderStatus.PENDING), ("RM-019", "RM-013")
             case AdvanceTime():
                 return None, ("RM-007", *self._held())
             case ReminderStoreFault():
@@ -389,6 +392,10 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
             case ListReminders():
                 status = None if command.status is None else command.status.value
                 views = self._call("list_reminders", lambda: runtime.list_reminders(status))
+                return [self.aliases.get(view.reminder_id, view.reminder_id) for view in views]
+            case ListRemindersByDefault():
+                # No argument at all: what the runtime lists by itself (RM-019).
+                views = self._call("list_reminders", lambda: runtime.list_reminders())
                 return [self.aliases.get(view.reminder_id, view.reminder_id) for view in views]
             case AdvanceTime():
                 self.clock.advance(command.seconds)

@@ -296,6 +296,11 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         def list_reminders(self, status: ReminderStatus | None) -> None:
             self._run(rc.ListReminders(status))
 
+        @rule()
+        def list_reminders_by_default(self) -> None:
+            """RM-019: a listing that names no status answers the pending reminders."""
+            self._run(rc.ListRemindersByDefault())
+
         def teardown(self) -> None:
             self.harness.close()
 
