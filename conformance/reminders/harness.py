@@ -73,8 +73,9 @@ from jobconform.spec import Profile
 MAX_KEY_LENGTH = 255  # the reminders table's key column
 CONFIG_PARAMETERS = ("min_delay_seconds", "max_delay_seconds", "max_message_chars",
                      "max_pending", "max_per_day", "max_attempts", "retry_delay_seconds",
-                     "retention_days")
-WHOLE_NUMBER_PARAMETERS = ("max_message_chars", "max_pending", "max_per_day", "max_attempts")
+                     "retention_days", "create_rate_limit", "create_window_seconds")
+WHOLE_NUMBER_PARAMETERS = ("max_message_chars", "max_pending", "max_per_day", "max_attempts",
+                           "create_rate_limit")
 OUTCOME_REQUIREMENTS = {
     DeliveryOutcome.LANDS: ("RM-008",),
     DeliveryOutcome.FAILS: ("RM-009",),
@@ -306,11 +307,13 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
                 # Given a key or not, the creation rests on the rule of that key (RM-017,
                 # RM-018): it found no live reminder, or it answers the one it found.
                 keyed = key_requirement(command)
+                if answer == rejected("rate_limited"):  # before any other rule (RM-020)
+                    return answer, ("RM-020",)
                 if answer.startswith(f"{REPLAYED}:"):
                     return answer, keyed
                 if answer == CREATED:  # acceptance rests on every rule of creation
                     return answer, ("RM-001", "RM-002", "RM-003", "RM-004", "RM-005", "RM-006",
-                                    *keyed)
+                                    *keyed, "RM-020")
                 return answer, ("RM-006", REJECTIONS[answer.split(":", 1)[1]], *keyed)
             case CancelReminder():
                 return oracle.cancel(command.reminder), ("RM-011",)
