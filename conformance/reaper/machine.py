@@ -16,7 +16,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rul
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.harness import Divergence, Harness
-from jobconform.conformance.lifecycle.machine import MACHINE_SLOTS, outcomes
+from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind, StoreFault
