@@ -234,15 +234,8 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                 self.harness = self._open()
 
         def _run(self, command: cmd.Command) -> object:
-            run.steps += 1
             self.dispatched |= isinstance(command, cmd.Dispatch)
-            try:
-                return self.harness.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
+            return run.step(self.harness, command)
 
         @rule(target=jobs, ignores_cancel=st.booleans(), module=modules)
         def submit(self, ignores_cancel: bool, module: str | None) -> str:
