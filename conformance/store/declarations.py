@@ -11,10 +11,8 @@ separated by commas).
 
 from __future__ import annotations
 
-import json
-
 from jobconform.conformance.store.harness import at_seconds, record_from_fields
-from jobconform.conformance.vocabulary import Declaration, Phrase
+from jobconform.conformance.vocabulary import Declaration, Phrase, json_value
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.reference.store.commands import (
     AtOnce,
@@ -27,21 +25,6 @@ from jobconform.reference.store.commands import (
     SaveConcurrently,
     SaveTask,
 )
-
-
-def record_fields(text: str) -> JsonValue:
-    """A record's fields as a Robot test writes them (a JSON object).
-
-    Raises:
-        ValueError: `text` is not JSON.
-    """
-    try:
-        value: JsonValue = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{text!r} is not a JSON value ({error.msg}); write a record's fields"
-                         ' as an object, e.g. {"status": "succeeded", "completed_at": 30}'
-                         ) from None
-    return value
 
 
 def step_ids(text: str) -> list[str]:
@@ -66,14 +49,14 @@ def _beside_writes(threads: int, saved: list[str], fields: JsonValue,
 
 def save_task(task_id: str, fields: str = "{}") -> SaveTask:
     """Save the record of ``task_id`` with these fields (a JSON object)."""
-    return SaveTask(record_from_fields(task_id, record_fields(fields)))
+    return SaveTask(record_from_fields(task_id, json_value(fields)))
 
 
 def save_tasks_at_once(*task_ids: str, fields: str = "{}") -> SaveConcurrently:
     """Save a record of each of ``task_ids`` (with these fields) on a thread of its
     own, the threads released together (TS-010); the answer is the store's list
     afterwards."""
-    given = record_fields(fields)
+    given = json_value(fields)
     return SaveConcurrently(tuple(record_from_fields(task_id, given) for task_id in task_ids))
 
 
@@ -125,7 +108,7 @@ def list_tasks_at_once_beside_writes(threads: int, saved: str, deleted: str,
     """List the store from ``threads`` threads while other threads save the task ids
     in ``saved`` (comma-separated, with these fields) and delete those in ``deleted``
     (held records), all at once (TS-012); the answer is the store's list afterwards."""
-    return _beside_writes(threads, _comma_separated(saved), record_fields(fields),
+    return _beside_writes(threads, _comma_separated(saved), json_value(fields),
                           _comma_separated(deleted))
 
 

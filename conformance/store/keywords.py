@@ -30,7 +30,7 @@ from jobconform.backends.loading import load_backend
 from jobconform.conformance import tolerance
 from jobconform.conformance.area_keywords import DEFAULT_BACKEND, close_at_end_of_test
 from jobconform.conformance.requirement_tags import requirement_tags
-from jobconform.conformance.store.declarations import DECLARATIONS, record_fields
+from jobconform.conformance.store.declarations import DECLARATIONS
 from jobconform.conformance.store.harness import (
     Raised,
     RecordForm,
@@ -40,7 +40,7 @@ from jobconform.conformance.store.harness import (
     record_from_fields,
     refused_as_unavailable,
 )
-from jobconform.conformance.vocabulary import derive_keywords
+from jobconform.conformance.vocabulary import derive_keywords, json_value
 from jobconform.reference.store.commands import StoreCommand
 from jobconform.spec import load_registry
 
@@ -125,7 +125,7 @@ class StoreLibrary:
     @keyword("Task Should Read")
     def task_should_read(self, task_id: str, fields: str = "{}") -> None:
         """The last read answered the record of ``task_id`` with these fields."""
-        expected = record_from_fields(task_id, record_fields(fields))
+        expected = record_from_fields(task_id, json_value(fields))
         differences = differing_fields(self._last(), expected)
         if differences:
             raise self._fail(f"the store's record of {task_id!r} differs: {differences}")
@@ -156,7 +156,7 @@ class StoreLibrary:
         if not held:
             raise RuntimeError(f"no record of {task_id!r} was read in this test")
         differences = differing_fields(RecordForm.of(held[0]),
-                                       record_from_fields(task_id, record_fields(fields)))
+                                       record_from_fields(task_id, json_value(fields)))
         if differences:
             raise self._fail(f"the record of {task_id!r} read earlier changed: {differences}")
 
