@@ -6,9 +6,8 @@ entrypoint is the body: the `DispatchGate`, then the harness's decision. The gat
 the concurrency limit: pgqueuer's `concurrency_limit` would poll every 0.1 s while a job
 waits for a slot (`min_dequeue_poll_interval`), a million polls in a 100000 s advance.
 A cancel is pgqueuer's `mark_job_as_cancelled`, its NOTIFY cancels `Context.cancellation`.
-Unclaimed, as pgqueuer times them by the database's NOW(), which no bridge moves: retry
-(`execute_after = NOW() + delay`), stuck and redelivery (`heartbeat < NOW() - timeout`),
-scheduling (`next_run <= NOW()`). They come due only as real time passes.
+pgqueuer's SQL reads the database's NOW(): the connection answers it with the virtual
+instant (`pgqueuer_clock`), so a deferred job comes due on the virtual clock.
 """
 
 import itertools
@@ -16,19 +15,19 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
 from pgqueuer import AsyncpgDriver, Queries, QueueManager
 from pgqueuer.adapters.persistence import qb
 from pgqueuer.domain.models import Context, Job
 from pgqueuer.domain.settings import DBSettings, Durability
 from pgqueuer.domain.types import Channel
+from pgqueuer_clock import connect
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, InFlight, VirtualLoop, WallClock
 from jobconform.bridges import translate as kit
 
 URL = "postgresql://postgres@127.0.0.1:5432/test"  # the local server (trust)
-NEVER = timedelta(days=3650)  # the heartbeat timeout (real time: see above); idle polls
+NEVER = timedelta(days=3650)  # the heartbeat timeout; idle polls
 
 
 class PgqueuerRuntime:
@@ -37,12 +36,12 @@ class PgqueuerRuntime:
         # One connection: the NOTIFYs its calls cause come in on it before their answers.
         self.connection = InFlight(None, ("fetch", "execute", "add_listener"))
         self.loop = loop = VirtualLoop(clock, self._wall.move_to, busy=self.connection.busy)
-        self.connection.client = loop.run(asyncpg.connect(URL), name="connect")
         self.schema = name = f"jobconform_pgq_{uuid.uuid4().hex[:16]}"
+        self.connection.client = loop.run(connect(URL, name), name="connect")
         db = DBSettings(db_schema=name, channel=name, durability=Durability.volatile)
         self.queries = Queries(AsyncpgDriver(self.connection), qbe=qb.QueryBuilderEnvironment(db),
                                qbq=qb.QueryQueueBuilder(db), qbs=qb.QuerySchedulerBuilder(db))
-        loop.run(self.queries.install(), name="install")
+        loop.run(self.queries.install(create_schema=False), name="install")
         self._jobs = jobs = kit.records_on_wall(settings)
         self._gate, self._ranks = DispatchGate(slots=settings.max_concurrent), itertools.count()
         self._scripts: dict[str, tuple[int, TaskScript, Any]] = {}  # and pgqueuer's job id
@@ -106,8 +105,8 @@ class PgqueuerRuntime:
         self._cancel(kit.shut_down_in(self._jobs, self._gate))
 
     def close(self) -> None:
-        self.loop.run(self.connection.execute(f"DROP SCHEMA {self.schema} CASCADE"))
-        self.connection.client.terminate()  # what pgqueuer sends from here on fails
+        self.loop.run(self.queries.driver.execute(f"DROP SCHEMA {self.schema} CASCADE"))
+        self.connection.client.connection.terminate()  # what pgqueuer sends from here on fails
         self.loop.close()  # cancels its worker and the bodies
         self._wall.stop()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -133,16 +134,35 @@ def test_close_ends_running_bodies_and_drops_the_scratch_schema(clock: VirtualCl
     assert schemas == []
 
 
-def test_pgqueuer_times_a_deferred_job_by_the_database_clock(
+def test_a_deferred_job_comes_due_on_the_virtual_clock(
         runtime: object, clock: VirtualClock) -> None:
-    """Why retry, stuck, redelivery and scheduling are unclaimed: pgqueuer compares
-    `execute_after` (and heartbeats, and schedules' next runs) with the database's NOW(). A
-    job deferred by a minute is still not due after two minutes of virtual time; it comes due
-    as real time passes, whatever the virtual clock says."""
+    """pgqueuer compares `execute_after` with the database's NOW(), which the connection
+    answers with the virtual instant: a job deferred by a minute waits 59 s of virtual time
+    and runs once 60 have passed, however little real time that took."""
     loop, queries = runtime.loop, runtime.queries  # type: ignore[attr-defined]
-    loop.run(queries.enqueue("body", b"never-picked", execute_after=timedelta(minutes=1)))
-    clock.advance(120)
+    (deferred,) = loop.run(queries.enqueue("body", b"x", execute_after=timedelta(minutes=1)))
+    eta = loop.run(queries.next_deferred_eta(["body"]))  # the microseconds of a few queries
+    assert timedelta(seconds=59.99) < eta <= timedelta(minutes=1)
+    clock.advance(59)
     runtime.settle()  # type: ignore[attr-defined]
-    assert pgqueuer_rows(runtime, "pgqueuer") == [(1, "queued")]
-    eta = loop.run(queries.next_deferred_eta(["body"]))
-    assert timedelta(seconds=30) < eta <= timedelta(minutes=1)  # real time, still ahead
+    assert pgqueuer_rows(runtime, "pgqueuer") == [(deferred, "queued")]
+    clock.advance(1.5)
+    runtime.settle()  # type: ignore[attr-defined]
+    assert pgqueuer_rows(runtime, "pgqueuer") == []  # picked: its body ran (and failed,
+    assert (deferred, "exception") in pgqueuer_rows(runtime, "pgqueuer_log")  # unscripted)
+    created = asyncio.run(fetch(f"SELECT created FROM {runtime.schema}.pgqueuer_log"))  # type: ignore[attr-defined]
+    # The log's default is the virtual NOW() too, within the microseconds it moves a query.
+    assert all(timedelta(0) <= row["created"] - EPOCH < timedelta(seconds=61) for row in created)
+
+
+def test_pgqueuer_reads_no_other_database_clock() -> None:
+    """The virtual NOW() covers pgqueuer's SQL only while it reads time by no other name."""
+    import pgqueuer
+
+    package = Path(pgqueuer.__file__).parent
+    other_clocks = re.compile(r"current_timestamp|clock_timestamp|statement_timestamp|"
+                              r"transaction_timestamp|localtimestamp|timeofday|'now'", re.I)
+    found = [f"{path.relative_to(package)}: {match.group()}"
+             for path in sorted(package.rglob("*.py")) if "inmemory" not in path.parts
+             for match in other_clocks.finditer(path.read_text())]
+    assert found == []
