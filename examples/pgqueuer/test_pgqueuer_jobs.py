@@ -20,6 +20,7 @@ import pytest
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
 
 HERE = Path(__file__).resolve().parent
@@ -166,3 +167,52 @@ def test_pgqueuer_reads_no_other_database_clock() -> None:
              for path in sorted(package.rglob("*.py")) if "inmemory" not in path.parts
              for match in other_clocks.finditer(path.read_text())]
     assert found == []
+
+
+@pytest.fixture
+def retrying(clock: VirtualClock) -> Iterator[object]:
+    from pgqueuer_retry import PgqueuerRetryRuntime
+
+    runtime = PgqueuerRetryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def test_pgqueuers_delay_formula_is_the_specs_without_jitter(retrying: object) -> None:
+    policy = RetryPolicy(max_retries=3, retry_delay_ms=1000, backoff_multiplier=2,
+                         max_retry_delay_ms=6000)
+    delays = [retrying.compute_delay_ms(policy, attempt) for attempt in range(5)]  # type: ignore[attr-defined]
+    assert delays == [1000, 2000, 4000, 6000, 6000]
+    with pytest.raises(OverflowError):  # it multiplies before it caps (RT-002's entry)
+        retrying.compute_delay_ms(policy, 47)  # type: ignore[attr-defined]
+
+
+def test_a_retry_waits_its_delay_then_the_workers_next_poll(
+        retrying: object, clock: VirtualClock) -> None:
+    """pgqueuer re-queues a failed attempt (attempts + 1, execute_after = NOW() + delay) by
+    an UPDATE its statement-level trigger does not announce: the worker finds it at its next
+    poll (30 s, its default dequeue_timeout), not when the 1 s delay has passed (RT-003)."""
+    script = TaskScript()
+    policy = RetryPolicy(max_retries=1, retry_delay_ms=1000, max_retry_delay_ms=1000)
+    job_id = retrying.submit(script, policy)  # type: ignore[attr-defined]
+    retrying.dispatch()  # type: ignore[attr-defined]
+    script.decide(Raise("ValueError", "flaky"))
+    retrying.settle()  # type: ignore[attr-defined]
+    view = retrying.get(job_id)  # type: ignore[attr-defined]
+    assert (view.status, view.retry_count, view.max_retries) == ("queued", 1, 1)
+    rows = asyncio.run(fetch("SELECT status, attempts, execute_after FROM"
+                             f" {retrying.schema}.pgqueuer"))  # type: ignore[attr-defined]
+    assert [(row["status"], row["attempts"]) for row in rows] == [("queued", 1)]
+    assert timedelta(seconds=1) <= rows[0]["execute_after"] - EPOCH < timedelta(seconds=1.01)
+    clock.advance(29)
+    retrying.dispatch()  # type: ignore[attr-defined]
+    assert retrying.get(job_id).status == "queued"  # type: ignore[attr-defined]  # due, unseen
+    clock.advance(1)  # the worker's poll, 30 s after it last looked
+    retrying.dispatch()  # type: ignore[attr-defined]
+    assert retrying.get(job_id).status == "running"  # type: ignore[attr-defined]
+    script.decide(Raise("ValueError", "still"))
+    retrying.settle()  # type: ignore[attr-defined]
+    view = retrying.get(job_id)  # type: ignore[attr-defined]
+    assert (view.status, view.retry_count, view.error) == ("failed", 1, "ValueError: still")
