@@ -11,8 +11,8 @@ moves to each timer's deadline) plus a microsecond for every query sent before. 
 server's NOW() (its transaction's start) moves on between two statements; pgqueuer counts
 on it: a job is due when `execute_after < NOW()`, strictly, so on a clock standing still
 a job enqueued for now would wait for pgqueuer's next poll (0.1 s). The microseconds keep
-that order and stay far below any duration the kit checks (a run sends thousands of
-queries, not a million).
+that order; they run ahead of the virtual clock by one per query the runtime has sent
+(thousands in a runtime's life, so milliseconds at most, and never behind it).
 
 What it leaves real: `CURRENT_TIMESTAMP`, `clock_timestamp()` and `statement_timestamp()`
 (SQL syntax or other names, bound to pg_catalog); pgqueuer 1.6's SQL uses none of them
