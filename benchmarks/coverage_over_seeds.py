@@ -1,7 +1,7 @@
 """Which requirements each Hypothesis machine reaches on each seed, on the memory backend.
 
 Run from the repository root: `python benchmarks/coverage_over_seeds.py [--seeds 0-19]
-[--examples 200] [--profile canonical] [--machine "breaker machine"]`. For every machine
+[--examples 100] [--profile canonical] [--machine "breaker machine"]`. For every machine
 that applies to the memory backend under each profile it prints a requirement x seeds table
 (`#` reached on that seed, `.` not), then every requirement some seed left unreached. Exit
 status 1 when there is one: `jobconform spec check --seeds 0-19` fails on the same finding.
@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from jobconform.conformance.campaign import parse_seeds
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.seed_coverage import measure, problems, summary
 from jobconform.spec import load_registry
 
@@ -20,7 +21,7 @@ from jobconform.spec import load_registry
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", default="0-19", help="inclusive range A-B (default 0-19)")
-    parser.add_argument("--examples", type=int, default=200, help="examples per run")
+    parser.add_argument("--examples", type=int, default=RUN_EXAMPLES, help="examples per run")
     parser.add_argument("--profile", action="append", dest="profiles",
                         help="a profile to measure (repeatable; default every profile)")
     parser.add_argument("--machine", action="append", dest="machines",

@@ -442,8 +442,8 @@ def spec() -> None:
 @spec.command(name="check")
 @click.option("--no-run", "static_only", is_flag=True,
               help="Skip running the suites on the oracle (the static checks only).")
-@click.option("--examples", default=200, show_default=True, type=click.IntRange(min=1),
-              help="Hypothesis examples for the oracle run.")
+@click.option("--examples", default=RUN_EXAMPLES, show_default=True,
+              type=click.IntRange(min=1), help="Hypothesis examples for the oracle run.")
 @click.option("--work-dir", default=Path("reports/spec-check"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path))
 @click.option("--seeds", "seed_range", default=None, metavar="A-B",

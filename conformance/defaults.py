@@ -9,8 +9,11 @@ from __future__ import annotations
 
 SUITES = ("behave", "robot", "hypothesis")
 
-# Examples per machine of `jobconform run` (and `jobconform campaign`) unless told.
-RUN_EXAMPLES = 200
+# Examples per machine of `jobconform run` (and `jobconform campaign`) unless told. 100
+# since issue 33: every machine reaches all its requirements within 100 on seeds 0-19,
+# and the self-test catches every gallery bug at 100, the stories random draws reach too
+# rarely coming from aimed rules.
+RUN_EXAMPLES = 100
 
 # The self-test proves each gallery bug at the user's default count: a bug it finds only
 # with a larger budget is one the default run never reports (issue 33). A bug random

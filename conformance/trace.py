@@ -18,7 +18,7 @@ from typing import Any
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import AdapterError, Divergence, Harness
-from jobconform.conformance.lifecycle.machine import MACHINE_SLOTS, MACHINE_TASK_CAP
+from jobconform.conformance.job_draws import MACHINE_SLOTS, MACHINE_TASK_CAP
 from jobconform.conformance.schema_files import first_problem
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import Command, command_from_json, command_to_json

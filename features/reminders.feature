@@ -398,6 +398,57 @@ Feature: Self-reminders
     When the cancelled reminders are listed
     Then the reminders listed are "c"
 
+  # -- RM-020: the create flood guard ----------------------------------------------------------
+
+  @RM-020
+  Scenario: A flood of creations is refused before any other rule, and the window moves on
+    Given reminders with create_rate_limit set to 2
+    And reminders with create_window_seconds set to 60
+    When reminder "a" is created with message "x" and a delay of 600 seconds
+    And reminder "empty" is created with an empty message and a delay of 600 seconds
+    And reminder "b" is created with message "y" and a delay of 600 seconds
+    Then the creation of reminder "a" is accepted
+    And the creation of reminder "empty" is rejected with "message_empty"
+    And the creation of reminder "b" is rejected with "rate_limited"
+    When the reminder clock advances 59 seconds
+    And reminder "c" is created with message "y" and a delay of 600 seconds
+    Then the creation of reminder "c" is rejected with "rate_limited"
+    When the reminder clock advances 1 second
+    And reminder "d" is created with message "y" and a delay of 600 seconds
+    Then the creation of reminder "d" is accepted
+
+  @RM-020
+  Scenario: The flood guard counts a retry that answers its reminder, and a restart empties it
+    Given reminders with create_rate_limit set to 2
+    When reminder "a" is created with message "x", a delay of 600 seconds and idempotency key "k1"
+    And reminder "retry" is created with message "x", a delay of 600 seconds and idempotency key "k1"
+    And reminder "b" is created with message "y" and a delay of 600 seconds
+    Then the creation of reminder "retry" answers reminder "a"
+    And the creation of reminder "b" is rejected with "rate_limited"
+    When the reminders runtime is down for 0 seconds and restarts
+    And reminder "c" is created with message "y" and a delay of 600 seconds
+    Then the creation of reminder "c" is accepted
+
+  # -- RM-019: the list's default ---------------------------------------------------------------
+
+  @RM-019
+  Scenario: A listing that names no status lists the pending reminders
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And reminder "b" is created with message "x" and a delay of 600 seconds
+    And reminder "c" is created with message "x" and a delay of 300 seconds
+    And reminder "d" is created with message "x" and a delay of 900 seconds
+    And reminder "c" is cancelled
+    And the reminders are listed without a filter
+    Then the reminders listed are "a, b, d"
+    When the reminder clock advances 60 seconds
+    And the reminders are listed without a filter
+    Then the reminders listed are "b, d"
+    When the dispatch of reminder "a" lands
+    And the reminders are listed without a filter
+    Then the reminders listed are "b, d"
+    When all reminders are listed
+    Then the reminders listed are "a, b, c, d"
+
   @RM-013
   Scenario: A reminder read is a snapshot
     When reminder "a" is created with message "x" and a delay of 60 seconds

@@ -305,6 +305,47 @@ Listings Follow Creation Order And Reads Are Snapshots
     Read Reminder    ghost
     No Reminder Should Have Been Read
 
+A Flood Of Creations Is Refused Before Any Other Rule Until The Window Moves On
+    [Tags]    RM-020
+    Start Reminders    create_rate_limit=2    create_window_seconds=60
+    Create Reminder    a    x    delay=600    key=k1
+    Create Reminder    retry    x    delay=600    key=k1
+    Create Reminder    b    y    delay=600
+    Creation Should Be Accepted    a
+    Creation Should Answer Reminder    retry    a
+    Creation Should Be Rejected    b    rate_limited
+    Advance Reminder Clock    59
+    Create Reminder    c    ${EMPTY}    delay=600
+    Creation Should Be Rejected    c    rate_limited
+    Advance Reminder Clock    1
+    Create Reminder    d    ${EMPTY}    delay=600
+    Creation Should Be Rejected    d    message_empty
+    Create Reminder    e    y    delay=600
+    Creation Should Be Accepted    e
+    Create Reminder    f    z    delay=600
+    Creation Should Be Rejected    f    rate_limited
+    Restart Reminders
+    Create Reminder    g    z    delay=600
+    Creation Should Be Accepted    g
+
+A Listing That Names No Status Lists The Pending Reminders
+    [Tags]    RM-019
+    Start Reminders
+    Create Reminder    a    x    delay=60
+    Create Reminder    b    x    delay=600
+    Create Reminder    c    x    delay=300
+    Cancel Reminder    c
+    ${listed}=    List Reminders By Default
+    Listed Reminders Should Be    ${listed}    a, b
+    Advance Reminder Clock    60
+    ${listed}=    List Reminders By Default
+    Listed Reminders Should Be    ${listed}    b
+    Dispatch Of Reminder    a    lands
+    ${listed}=    List Reminders By Default
+    Listed Reminders Should Be    ${listed}    b
+    ${all}=    List Reminders
+    Listed Reminders Should Be    ${all}    a, b, c
+
 A Store Write That Fails Is Made Again And Nothing Is Dispatched Twice
     [Tags]    RM-014
     Start Reminders

@@ -24,7 +24,7 @@ SERVER_DATABASE_EXAMPLES = 40
 
 def test_run_on_memory_passes_every_requirement_in_every_suite(tmp_path: Path) -> None:
     # One run checks two things. The report: every requirement passes in every suite (the
-    # tox environment `conformance` runs the full 200 on memory). And the examples of the
+    # tox environment `conformance` runs the full default 100 on memory). And the examples of the
     # server-database environments: a machine's draws depend on the oracle's state and the
     # claimed areas, not on the store, so `sql` on PostgreSQL or MariaDB explores what
     # `memory` explores here; a requirement unreached here would show there as untested,

@@ -141,7 +141,7 @@ def test_a_crash_between_fires_loses_and_doubles_nothing(backend: str) -> None:
         for alias in ("a", "b", "c"):
             harness.run(rc.CreateReminder(alias, f"remember {alias}", delay_seconds=60))
         harness.run(rc.ReminderStoreFault(StoreFault(FaultKind.CRASH, 2), AdvanceTime(60)))
-        statuses = [view.status for view in harness.runtime.list_reminders()]
+        statuses = [view.status for view in harness.runtime.list_reminders(None)]
         assert statuses == ["fired", "firing", "firing"]
         assert harness.oracle.dispatches == {"a": 1, "b": 1, "c": 1}
         assert harness.oracle.reminders["a"].fired_at == EPOCH + timedelta(seconds=60)

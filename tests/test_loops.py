@@ -458,7 +458,7 @@ def test_the_composite_wiring_opens_loops_without_an_event_sink() -> None:
 def test_the_default_run_finds_a_failed_run_that_overwrites_the_previous_response() -> None:
     # Random draws needed about 9,700 steps to line up a loop whose message quotes the
     # previous response, a good answer, a failure and a further run (issue 33); the
-    # user's default run (200 examples, seed 0) must find what the self-test proves.
+    # user's default run (100 examples, seed 0) must find what the self-test proves.
     from jobconform.conformance.defaults import RUN_EXAMPLES
     from jobconform.conformance.loops.gallery import loops_failed_run_overwrites_previous
     from jobconform.conformance.loops.machine import run_loops_machine

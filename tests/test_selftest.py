@@ -44,6 +44,6 @@ def test_the_self_test_proves_each_bug_at_the_default_runs_examples() -> None:
     from jobconform.conformance.cli import main
     from jobconform.conformance.defaults import RUN_EXAMPLES, SELFTEST_EXAMPLES
 
-    assert SELFTEST_EXAMPLES == RUN_EXAMPLES == 200
+    assert SELFTEST_EXAMPLES == RUN_EXAMPLES == 100
     shown = CliRunner().invoke(main, ["run", "--help"]).output
     assert f"[default: {RUN_EXAMPLES};" in " ".join(shown.split())

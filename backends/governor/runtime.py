@@ -18,7 +18,11 @@ from typing import Protocol, TypeVar
 from jobconform.backends.protocol import Clock
 from jobconform.backends.retry_delay import retry_delay_ms
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.governor.oracle import RATE_LIMIT_CLASS, GovernorSettings
+from jobconform.reference.governor.oracle import GovernorSettings
+
+# The failure class an agent's HTTP 429 counts as (RG-010), spelled here and not taken
+# from the oracle: a backend that used the oracle's constant would agree with it blindly.
+RATE_LIMITED_AS = "billing"
 
 LOG = logging.getLogger("jobconform.governor")
 # A library logs only where its host configures logging (no last-resort stderr lines).
@@ -143,7 +147,7 @@ class StoreGovernorRuntime:
 
     def record_rate_limited(self, target: str, result_id: str) -> None:
         # The terminal reason stays rate_limit; the class the pause counts is billing.
-        self.record_failure(target, RATE_LIMIT_CLASS, result_id)
+        self.record_failure(target, RATE_LIMITED_AS, result_id)
 
     def paused_until(self) -> datetime | None:
         return self._failing_open("paused_until", self._paused_until, None)

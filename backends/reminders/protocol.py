@@ -223,8 +223,13 @@ class ReminderRuntime(Protocol):
         """A snapshot of the reminder, or None for an unknown id."""
         ...
 
-    def list_reminders(self, status: str | None = None) -> Sequence[ReminderView]:
-        """Snapshots in creation order, optionally of one status only."""
+    def list_reminders(self, status: str | None = "pending") -> Sequence[ReminderView]:
+        """Snapshots in creation order (RM-013).
+
+        Args:
+            status: list the reminders of this status only; None lists every status.
+                A caller that names none gets the pending reminders (RM-019).
+        """
         ...
 
     def settle(self) -> None:

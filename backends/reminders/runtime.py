@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import math
 import uuid
+from collections import deque
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
@@ -60,6 +61,8 @@ REJECTION_TEXT = {
     "delay_too_long": "the reminder would fire in more than {max_delay_seconds:g} seconds",
     "too_many_pending": "{max_pending} reminders are already pending; cancel one or wait",
     "daily_limit": "{max_per_day} reminders were created in the last 24 hours",
+    "rate_limited": "more than {create_rate_limit} creations in {create_window_seconds:g}"
+                    " seconds; slow down",
 }
 
 
@@ -103,6 +106,9 @@ class StepReminderRuntime:
         self._config = config
         self._target = target
         self._in_flight: dict[str, Delivery] = {}  # reminder id -> its dispatch
+        # When the flood guard let each creation call through (RM-020). Kept in memory
+        # only, as the seed's per-agent rate limiter is: a restart starts it afresh.
+        self._guarded_calls: deque[datetime] = deque()
         self._recover()
 
     # -- creation and cancel -------------------------------------------------------------
@@ -111,6 +117,9 @@ class StepReminderRuntime:
                delay_seconds: float | None = None,
                idempotency_key: str | None = None) -> str:
         now = self._clock.now()
+        if not self._let_through(now):  # the flood guard comes before any other rule
+            raise ReminderRejected("rate_limited", REJECTION_TEXT["rate_limited"].format(
+                **vars(self._config)))
         derived = (None if idempotency_key is not None
                    else self._derived_key(message, fire_at, delay_seconds, now))
         # A retry of a creation that landed answers its reminder, before any limit is
@@ -136,6 +145,20 @@ class StepReminderRuntime:
                                        idempotency_key=idempotency_key, derived_key=derived))
         self._reminders_changed()
         return reminder_id
+
+    def _let_through(self, now: datetime) -> bool:
+        """The flood guard (RM-020): False once create_rate_limit calls were let through
+        in the window ending at `now`. A call let through counts, whatever it answers."""
+        limit = self._config.create_rate_limit
+        if limit == 0:
+            return True
+        since = now - timedelta(seconds=self._config.create_window_seconds)
+        while self._guarded_calls and self._guarded_calls[0] <= since:
+            self._guarded_calls.popleft()
+        if len(self._guarded_calls) >= limit:
+            return False
+        self._guarded_calls.append(now)
+        return True
 
     def _derived_key(self, message: str, fire_at: datetime | None,
                      delay_seconds: float | None, now: datetime) -> str | None:
@@ -209,7 +232,7 @@ class StepReminderRuntime:
     def get(self, reminder_id: str) -> StoredReminder | None:
         return self._store.get(reminder_id)
 
-    def list_reminders(self, status: str | None = None) -> Sequence[StoredReminder]:
+    def list_reminders(self, status: str | None = PENDING) -> Sequence[StoredReminder]:
         if status is not None and status not in REMINDER_STATUSES:
             raise ValueError(f"unknown reminder status {status!r}; known:"
                              f" {', '.join(REMINDER_STATUSES)}")

@@ -1,7 +1,8 @@
 """Robot Framework keywords for the lifecycle, retry, stuck, reaper and redelivery areas.
 
-The lifecycle, retry and stuck keywords that send a command are derived from their
-declarations (declarations.py); the reaper's and re-delivery's are still written here.
+The keywords that send a command are derived from their declarations: the lifecycle,
+retry and stuck areas' (declarations.py), the reaper's and re-delivery's (their areas'
+declarations.py).
 Every keyword that changes something drives the `Harness`, so the backend and the oracle
 see the same command and any difference fails the test with the harness's `Divergence`
 (its whole message, naming the requirement IDs). The assertion keywords then read the
@@ -54,12 +55,13 @@ from jobconform.conformance.area_steps import at
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, freeze
 from jobconform.conformance.lifecycle.declarations import DECLARATIONS, canonical_status
+from jobconform.conformance.reaper import declarations as reaper
+from jobconform.conformance.redelivery import declarations as redelivery
 from jobconform.conformance.requirement_tags import requirement_tags
 from jobconform.conformance.utc import describe_offset, field_off_utc
 from jobconform.conformance.vocabulary import derive_keywords, json_value
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import describe
-from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import POISON_ERROR
 from jobconform.spec import Profile, Registry, SpecError, load_registry
 
@@ -673,34 +675,19 @@ class JobconformLibrary:
         """The backend's record shows no last_heartbeat (a job never started)."""
         self._check_timestamp(alias, "last_heartbeat", None)
 
-    # -- reaper: start, stop, outages, status, list_expired (RP-001..RP-007) ---------------
+    # -- reaper: its commands derived from conformance/reaper/declarations.py; what stays
+    # -- here checks an answer or lets the runtime's configured defaults pass (RP-001..RP-008)
 
-    def _start_reaper(self, ttl: float | None, interval_ms: float | None) -> object:
-        return self.harness.run(cmd.StartReaper(None if ttl is None else float(ttl),
-                                                None if interval_ms is None
-                                                else float(interval_ms)))
-
-    @keyword("Start Reaper")
-    def start_reaper(self, ttl: float | None = None, interval_ms: float | None = None) -> None:
-        """Start the reaper with a TTL in seconds and a sweep interval in ms; a value left
-        out is the runtime's configured default (RP-002). It must be accepted."""
-        answer = self._start_reaper(ttl, interval_ms)
+    def _reaper_started(self, answer: object) -> None:
         if answer != cmd.REAPER_STARTED:
             raise self._fail(f"start_reaper should be accepted, backend answered {answer!r}")
 
-    @keyword("Starting Reaper Should Be Refused")
-    def starting_reaper_should_be_refused(self, ttl: float | None = None,
-                                          interval_ms: float | None = None) -> None:
-        """Start the reaper again: it must raise ReaperAlreadyRunning (RP-006)."""
-        answer = self._start_reaper(ttl, interval_ms)
+    def _reaper_refused(self, answer: object) -> None:
         if answer != cmd.REFUSED_REAPER_RUNNING:
             raise self._fail("start_reaper on a running reaper should be refused"
                              f" ({cmd.REFUSED_REAPER_RUNNING!r}), backend answered {answer!r}")
 
-    @keyword("Stop Reaper")
-    def stop_reaper(self) -> bool:
-        """Stop the reaper; returns the backend's answer: whether one was running."""
-        answer = self.harness.run(cmd.StopReaper())
+    def _reaper_stopped(self, answer: object) -> bool:
         if not isinstance(answer, bool):
             raise self._fail(f"stop_reaper should answer true or false, backend answered"
                              f" {answer!r}")
@@ -709,14 +696,9 @@ class JobconformLibrary:
     @keyword("Stop Reaper Should Answer")
     def stop_reaper_should_answer(self, expected: bool) -> None:
         """Stop the reaper; it must answer ``expected`` (RP-007)."""
-        answer = self.stop_reaper()
+        answer = self._reaper_stopped(self.run(reaper.stop_reaper()))
         if answer is not expected:
             raise self._fail(f"stop_reaper should answer {expected}, backend answered {answer}")
-
-    @keyword("Store Fails For Next Sweeps")
-    def store_fails_for_next_sweeps(self, sweeps: int) -> None:
-        """The next ``sweeps`` reaper sweeps find the job store unavailable (RP-005)."""
-        self.harness.run(cmd.StoreOutage(sweeps))
 
     def _reaper_status(self) -> dict[str, object]:
         answer = self.harness.run(cmd.ReaperStatus())
@@ -747,7 +729,7 @@ class JobconformLibrary:
     def expired_jobs_should_be(self, older_than: float, *aliases: str) -> None:
         """list_expired(now - ``older_than`` seconds) must return exactly ``aliases``, in
         submission order (RP-003)."""
-        answer = self.harness.run(cmd.ListExpired(float(older_than)))
+        answer = self.run(reaper.list_expired_jobs(older_than))
         if answer != list(aliases):
             raise self._fail(f"list_expired(now - {older_than:g} s) should return"
                              f" {list(aliases)}, backend returned {answer!r}")
@@ -766,12 +748,10 @@ class JobconformLibrary:
                              " be left out of it")
         self.harness.run(cmd.AdvanceTime(interval - seconds))
 
-    # -- re-delivery: lease passes, counts, parking, stale owners (RD-001..RD-006) -----------
+    # -- re-delivery: its commands derived from conformance/redelivery/declarations.py;
+    # -- what stays here checks an answer or a record (RD-001..RD-007) ---------------------
 
-    @keyword("Expire Leases")
-    def expire_leases(self, lease: float) -> dict[str, object]:
-        """One lease pass with ``lease`` seconds; returns the backend's answer."""
-        answer = self.harness.run(cmd.ExpireLeases(float(lease)))
+    def _lease_pass(self, answer: object) -> dict[str, object]:
         if not isinstance(answer, dict):
             raise self._fail(f"expire_leases should answer a dict, backend answered {answer!r}")
         return answer
@@ -780,7 +760,7 @@ class JobconformLibrary:
     def previous_owner_write_should_be_refused(self, alias: str, write: str) -> None:
         """The owner of the delivery the job's latest lease expiry took away writes late
         (``outcome``, ``failure`` or ``heartbeat``); the runtime must refuse it (RD-006)."""
-        answer = self.harness.run(cmd.StaleOwnerWrite(alias, write))
+        answer = self.run(redelivery.previous_owner_writes(alias, write))
         if answer is not False:
             raise self._fail(f"the previous owner's {write} for job {alias!r} was accepted"
                              f" (answer {answer!r}); a superseded delivery writes nothing")
@@ -789,7 +769,7 @@ class JobconformLibrary:
     def lease_pass_should_requeue_and_park(self, lease: float, requeued: int,
                                            parked: int) -> None:
         """A lease pass must answer that it re-queued ``requeued`` and parked ``parked``."""
-        answer = self.expire_leases(lease)
+        answer = self._lease_pass(self.run(redelivery.expire_leases(lease)))
         expected = {"requeued": requeued, "parked": parked}
         if answer != expected:
             raise self._fail(f"expire_leases({lease:g}) should answer {expected}, backend"
@@ -801,18 +781,11 @@ class JobconformLibrary:
         """A lease pass while store write ``write`` ``fail``s or the process ``crash``es at
         it (a restarted rescuer then passes again at once) must answer ``requeued`` and
         ``parked`` (RD-007)."""
-        answer = self.harness.run(cmd.JobStoreFault(StoreFault(FaultKind(fault), int(write)),
-                                                    cmd.ExpireLeases(float(lease))))
+        answer = self.run(redelivery.expire_leases_under_store_fault(lease, fault, write))
         expected = {"requeued": int(requeued), "parked": int(parked)}
         if answer != expected:
             raise self._fail(f"expire_leases({lease:g}) under a store fault should answer"
                              f" {expected}, backend answered {answer!r}")
-
-    @keyword("Advance Clock While Store Write Fails")
-    def advance_clock_while_store_write_fails(self, seconds: float, write: int) -> None:
-        """Move the clock; store write ``write`` of the sweeps it makes due fails (RP-008)."""
-        self.harness.run(cmd.JobStoreFault(StoreFault(FaultKind.FAIL, int(write)),
-                                           cmd.AdvanceTime(float(seconds))))
 
     @keyword("Job Redelivery Count Should Be")
     def job_redelivery_count_should_be(self, alias: str, count: int) -> None:
@@ -862,3 +835,10 @@ derive_keywords(JobconformLibrary, DECLARATIONS, lambda library: library, {
     "Detect Stuck Jobs": JobconformLibrary._stuck_count,
     "Compute Delay": JobconformLibrary._delay_answer,
 })
+derive_keywords(JobconformLibrary, reaper.DECLARATIONS, lambda library: library, {
+    "Start Reaper": JobconformLibrary._reaper_started,
+    "Starting Reaper Should Be Refused": JobconformLibrary._reaper_refused,
+    "Stop Reaper": JobconformLibrary._reaper_stopped,
+})
+derive_keywords(JobconformLibrary, redelivery.DECLARATIONS, lambda library: library,
+                {"Expire Leases": JobconformLibrary._lease_pass})

@@ -63,6 +63,20 @@ STALLING_LOOP = LoopParameters(message="go", max_runs=6, stop_signal="DONE",
 DEADLINE_LOOP = LoopParameters(message="go", max_runs=6, timeout_per_run_seconds=60.0,
                                max_duration_seconds=61)
 
+# A deadline and a budget crossed by the same run: run 1 ends at 30 s under budget, run 2
+# is still in flight at the 61 s deadline and spends past the budget; the gate after it
+# must name the deadline first (LP-004). Random loops line the two up too rarely for the
+# default run (issue 33).
+DEADLINE_AND_BUDGET_LOOP = LoopParameters(message="go", max_runs=6, timeout_per_run_seconds=60.0,
+                                          max_duration_seconds=61, max_cost_usd=1.0)
+
+# A deadline inside the delay after run 1: run 1 ends at 20 s, the delay would end at 50 s,
+# the deadline is at 40 s; the loop wakes at its deadline and ends there (LP-007).
+DELAY_PAST_DEADLINE_LOOP = LoopParameters(message="go", max_runs=4, delay_seconds=30.0,
+                                          timeout_per_run_seconds=30.0,
+                                          max_duration_seconds=40)
+DELAY_LOOP_FIRST_RUN_SECONDS = 20.0
+
 # The timing edges of one loop in a row (conformance/aim.py): run 1 times out at 30 s
 # (LP-009), run 2 starts after the delay d, at 30 + d (LP-008), and is the last: the loop
 # completes with the timed-out run tolerated (LP-016). Its deadline, at 34 + d, is never
@@ -214,6 +228,32 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
             return alias
 
         # -- aimed at the boundaries (conformance/aim.py) ------------------------------
+
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @rule(target=loops, response=st.sampled_from(("a", "b")))
+        def deadline_and_budget_together(self, response: str) -> str:
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, DEADLINE_AND_BUDGET_LOOP))
+            self._run(lc.PassTime(30.0))
+            self._run(lc.EndRun(alias, Respond("a", 0.25)))
+            self._run(lc.PassTime(40.0))
+            self._run(lc.EndRun(alias, Respond(response, 2.5)))
+            return alias
+
+        # Onto the deadline that cuts the delay short, one tick before it and past it.
+        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @rule(target=loops, answer=st.sampled_from(("a", " a\n")))
+        def deadline_inside_delay(self, answer: str) -> str:
+            self.counter += 1
+            alias = f"l{self.counter}"
+            self._run(lc.StartLoop(alias, DELAY_PAST_DEADLINE_LOOP))
+            self._run(lc.PassTime(DELAY_LOOP_FIRST_RUN_SECONDS))
+            self._run(lc.EndRun(alias, Respond(answer, 0.25)))
+            self._step_across(alias, lambda loop: loop.deadline)
+            return alias
 
         # One tick before the run's timeout, on it and past it; then the same around the
         # end of the delay: random time steps reach these exact instants on some seeds

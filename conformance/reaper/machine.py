@@ -15,8 +15,8 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rul
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import steps_to_edge
-from jobconform.conformance.harness import Divergence, Harness
-from jobconform.conformance.lifecycle.machine import MACHINE_SLOTS, outcomes
+from jobconform.conformance.harness import Harness
+from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind, StoreFault
@@ -51,14 +51,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             self.counter = 0
 
         def _run(self, command: cmd.Command) -> object:
-            run.steps += 1
-            try:
-                return self.harness.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
+            return run.step(self.harness, command)
 
         def _jobs_where(self, wanted: Callable[[JobState], bool]) -> list[str]:
             return [alias for alias, job in self.harness.model.jobs.items() if wanted(job)]

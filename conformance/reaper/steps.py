@@ -2,6 +2,8 @@
 
 Like every step library here, each action sends one command through the harness (which
 compares backend and oracle), and each check reads what the BACKEND answered or holds.
+The commands' steps are derived from their declarations (declarations.py); the two that
+let the runtime's configured reaper defaults pass read the harness's settings.
 Register it with `from jobconform.conformance.reaper.steps import *  # noqa: F403` in a
 module under `features/steps/`.
 """
@@ -11,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobconform.conformance.area_steps import alias_list
+from jobconform.conformance.reaper.declarations import DECLARATIONS
 from jobconform.conformance.scenario import (
     _check,
     last_answer,
@@ -18,47 +21,14 @@ from jobconform.conformance.scenario import (
     state_of,
 )
 from jobconform.conformance.step_library import action_step, check_step
+from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference import commands as cmd
-from jobconform.reference.faults import FaultKind, StoreFault
 
 __all__: list[str] = []
 
-# -- actions ---------------------------------------------------------------------------------
+# -- actions: the commands' steps are derived from their declarations (declarations.py) ----
 
-
-@action_step("the reaper is started with its defaults")
-def step_start_reaper_defaults(context: Any) -> None:
-    """start_reaper() with no values: the runtime's configured defaults (RP-002)."""
-    state_of(context).run(cmd.StartReaper())
-
-
-@action_step("the reaper is started with a TTL of {ttl:g} seconds and a sweep every {ms:g} ms")
-def step_start_reaper(context: Any, ttl: float, ms: float) -> None:
-    state_of(context).run(cmd.StartReaper(float(ttl), float(ms)))
-
-
-@action_step("the reaper is stopped")
-def step_stop_reaper(context: Any) -> None:
-    state_of(context).run(cmd.StopReaper())
-
-
-@action_step("the job store fails for the next {sweeps:d} sweep",
-             "the job store fails for the next {sweeps:d} sweeps")
-def step_store_outage(context: Any, sweeps: int) -> None:
-    state_of(context).run(cmd.StoreOutage(sweeps))
-
-
-@action_step("store write {write:d} fails while {seconds:g} seconds pass")
-def step_sweep_write_fails(context: Any, write: int, seconds: float) -> None:
-    """The clock steps; store write `write` of the sweeps it makes due fails (RP-008)."""
-    state_of(context).run(cmd.JobStoreFault(StoreFault(FaultKind.FAIL, write),
-                                            cmd.AdvanceTime(float(seconds))))
-
-
-@action_step("the jobs expired more than {seconds:g} seconds ago are listed")
-def step_list_expired(context: Any, seconds: float) -> None:
-    """list_expired(now - seconds) (RP-003)."""
-    state_of(context).run(cmd.ListExpired(float(seconds)))
+derive_steps(DECLARATIONS, state_of)
 
 
 @action_step("the default reaper TTL passes")

@@ -1,8 +1,8 @@
 """Behave steps for re-delivery and poison parking (spec area "redelivery", RD-001..RD-006).
 
 Register it with `from jobconform.conformance.redelivery.steps import *  # noqa: F403` in a
-module under `features/steps/`. Heartbeats use the stuck area's step
-(`job "a" sends a heartbeat`).
+module under `features/steps/`. The commands' steps are derived from their declarations
+(declarations.py). Heartbeats use the stuck area's step (`job "a" sends a heartbeat`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from jobconform.conformance.area_steps import alias_list
+from jobconform.conformance.redelivery.declarations import DECLARATIONS
 from jobconform.conformance.scenario import (
     _check,
     job_view,
@@ -18,9 +19,9 @@ from jobconform.conformance.scenario import (
     same_value,
     state_of,
 )
-from jobconform.conformance.step_library import action_step, check_step, setup_step
+from jobconform.conformance.step_library import check_step, setup_step
+from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference import commands as cmd
-from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import POISON_ERROR
 
 __all__: list[str] = []
@@ -34,27 +35,12 @@ def step_runtime_redelivery_cap(context: Any, cap: int) -> None:
                  unlimited_tasks=harness.unlimited_tasks, max_redelivery=cap)
 
 
-@action_step("leases expire with a lease of {seconds:g} seconds")
-def step_expire_leases(context: Any, seconds: float) -> None:
-    """One pass of the lease reaper (RD-001)."""
-    state_of(context).run(cmd.ExpireLeases(float(seconds)))
+# -- actions: the commands' steps are derived from their declarations (declarations.py) ----
+
+derive_steps(DECLARATIONS, state_of)
 
 
-@action_step("store write {write:d} fails while leases expire with a lease of {seconds:g}"
-             " seconds")
-def step_expire_leases_write_fails(context: Any, write: int, seconds: float) -> None:
-    """One lease pass whose store write `write` fails (RD-007)."""
-    state_of(context).run(cmd.JobStoreFault(StoreFault(FaultKind.FAIL, write),
-                                            cmd.ExpireLeases(float(seconds))))
-
-
-@action_step("the process crashes at store write {write:d} while leases expire with a lease"
-             " of {seconds:g} seconds")
-def step_expire_leases_crash(context: Any, write: int, seconds: float) -> None:
-    """One lease pass that dies at store write `write`; a restarted rescuer then passes
-    again at once (RD-007). Its answer is the restarted rescuer's."""
-    state_of(context).run(cmd.JobStoreFault(StoreFault(FaultKind.CRASH, write),
-                                            cmd.ExpireLeases(float(seconds))))
+# -- checks ----------------------------------------------------------------------------------
 
 
 @check_step("the lease pass re-queued {requeued:d} and parked {parked:d}")
@@ -88,21 +74,6 @@ def check_not_parked(context: Any, alias: str) -> None:
     actual = (getattr(view, "alerted", "<missing>"), getattr(view, "poisoned", "<missing>"))
     _check(context, actual == (False, False), f"job {alias!r} (alerted, poisoned)",
            (False, False), actual)
-
-
-# The step's words for the previous owner's late writes (RD-006).
-STALE_WRITE_WORDS = {"its outcome": "outcome", "a failure": "failure",
-                     "a heartbeat": "heartbeat"}
-
-
-@action_step('the previous owner of job "{alias}" reports {what}')
-def step_stale_owner_write(context: Any, alias: str, what: str) -> None:
-    """The worker that lost the job to the latest lease expiry, unaware, writes late
-    (RD-006): "its outcome", "a failure" or "a heartbeat"."""
-    if what not in STALE_WRITE_WORDS:
-        raise ValueError(f"the previous owner reports one of {sorted(STALE_WRITE_WORDS)},"
-                         f" not {what!r}")
-    state_of(context).run(cmd.StaleOwnerWrite(alias, STALE_WRITE_WORDS[what]))
 
 
 @check_step("the previous owner's write was refused")

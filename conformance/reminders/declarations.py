@@ -105,7 +105,13 @@ def sweep_reminders() -> rc.SweepReminders:
 
 
 def list_reminders(status: str | None = None) -> rc.ListReminders:
+    """List the reminders of one status, or of every status when none is named."""
     return rc.ListReminders(None if status is None else ReminderStatus(status))
+
+
+def list_reminders_by_default() -> rc.ListRemindersByDefault:
+    """List the reminders as the runtime does when the caller names no status (RM-019)."""
+    return rc.ListRemindersByDefault()
 
 
 CREATED_BY = 'reminder "{alias}" is created with'
@@ -184,5 +190,8 @@ DECLARATIONS = (
     Declaration("List Reminders", list_reminders, (
         Phrase("the {status:w} reminders are listed", list_reminders),
         Phrase("all reminders are listed", list_reminders),
+    )),
+    Declaration("List Reminders By Default", list_reminders_by_default, (
+        Phrase("the reminders are listed without a filter", list_reminders_by_default),
     )),
 )

@@ -49,6 +49,27 @@ from jobconform.reference.reminders.oracle import (
 # -- broken step runtimes (on the memory backend) -------------------------------------------
 
 
+class FloodGuardCountsCreatedOnlyRuntime(StepReminderRuntime):
+    """The flood guard counts the reminders created in its window, not the creation calls
+    it let through: a caller whose creations are refused, or answered as replays, is never
+    slowed down."""
+
+    def _let_through(self, now: datetime) -> bool:
+        limit = self._config.create_rate_limit
+        since = now - timedelta(seconds=self._config.create_window_seconds)
+        created = sum(1 for reminder in self._store.list(None) if reminder.created_at > since)
+        return limit == 0 or created < limit
+
+
+class ListDefaultsToEveryStatusRuntime(StepReminderRuntime):
+    """A listing that names no status lists every status, so reminders that fired or
+    were cancelled show beside the ones still to fire."""
+
+    def list_reminders(self, status: str | None = None) -> Sequence[StoredReminder]:
+        return super().list_reminders(status)
+
+
+
 class UnknownOutcomeRetriedRuntime(StepReminderRuntime):
     """A dispatch that timed out is treated as a failure and retried, so a reminder whose
     execution did start is dispatched again: it fires twice."""
@@ -380,6 +401,11 @@ GALLERY = (
                   "RM-007", f"{SECTION} Storage (CAS pending -> firing, then dispatch)"),
     _memory_entry("reminder_hold_ignored", HoldIgnoredRuntime, "RM-015",
                   f"{SECTION} Autonomy hold (get_active_reminders filters autonomy_enabled)"),
+    _memory_entry("reminder_flood_guard_counts_created_only",
+                  FloodGuardCountsCreatedOnlyRuntime, "RM-020",
+                  f"{SECTION} AC #7 (a per-agent create rate-limit, the flood guard)"),
+    _memory_entry("reminder_list_defaults_to_every_status", ListDefaultsToEveryStatusRuntime,
+                  "RM-019", f"{SECTION} AC #4 (default ?status=pending)"),
     _memory_entry("reminder_retention_sweeps_any_state", RetentionSweepsAnyStateRuntime,
                   "RM-016", f"{SECTION} Retention (pending/firing never deleted)"),
     _sql_entry("sql_reminder_torn_fire_move", TornFireMoveStore, "RM-014",

@@ -46,6 +46,7 @@ from jobconform.reference.reminders.commands import (
     DeliverReminder,
     GetReminder,
     ListReminders,
+    ListRemindersByDefault,
     ReminderCommand,
     ReminderStoreFault,
     RestartReminders,
@@ -72,8 +73,9 @@ from jobconform.spec import Profile
 MAX_KEY_LENGTH = 255  # the reminders table's key column
 CONFIG_PARAMETERS = ("min_delay_seconds", "max_delay_seconds", "max_message_chars",
                      "max_pending", "max_per_day", "max_attempts", "retry_delay_seconds",
-                     "retention_days")
-WHOLE_NUMBER_PARAMETERS = ("max_message_chars", "max_pending", "max_per_day", "max_attempts")
+                     "retention_days", "create_rate_limit", "create_window_seconds")
+WHOLE_NUMBER_PARAMETERS = ("max_message_chars", "max_pending", "max_per_day", "max_attempts",
+                           "create_rate_limit")
 OUTCOME_REQUIREMENTS = {
     DeliveryOutcome.LANDS: ("RM-008",),
     DeliveryOutcome.FAILS: ("RM-009",),
@@ -305,11 +307,13 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
                 # Given a key or not, the creation rests on the rule of that key (RM-017,
                 # RM-018): it found no live reminder, or it answers the one it found.
                 keyed = key_requirement(command)
+                if answer == rejected("rate_limited"):  # before any other rule (RM-020)
+                    return answer, ("RM-020",)
                 if answer.startswith(f"{REPLAYED}:"):
                     return answer, keyed
                 if answer == CREATED:  # acceptance rests on every rule of creation
                     return answer, ("RM-001", "RM-002", "RM-003", "RM-004", "RM-005", "RM-006",
-                                    *keyed)
+                                    *keyed, "RM-020")
                 return answer, ("RM-006", REJECTIONS[answer.split(":", 1)[1]], *keyed)
             case CancelReminder():
                 return oracle.cancel(command.reminder), ("RM-011",)
@@ -331,6 +335,8 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
                 return (None if state is None else expected_record(state)), ("RM-013",)
             case ListReminders():
                 return oracle.list(command.status), ("RM-013",)
+            case ListRemindersByDefault():
+                return oracle.list(ReminderStatus.PENDING), ("RM-019", "RM-013")
             case AdvanceTime():
                 return None, ("RM-007", *self._held())
             case ReminderStoreFault():
@@ -389,6 +395,10 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
             case ListReminders():
                 status = None if command.status is None else command.status.value
                 views = self._call("list_reminders", lambda: runtime.list_reminders(status))
+                return [self.aliases.get(view.reminder_id, view.reminder_id) for view in views]
+            case ListRemindersByDefault():
+                # No argument at all: what the runtime lists by itself (RM-019).
+                views = self._call("list_reminders", lambda: runtime.list_reminders())
                 return [self.aliases.get(view.reminder_id, view.reminder_id) for view in views]
             case AdvanceTime():
                 self.clock.advance(command.seconds)

@@ -76,6 +76,30 @@ DERIVED_CREATIONS: tuple[rc.ReminderCommand | AdvanceTime, ...] = (
     rc.CreateReminder("d1-again", "hi", delay_seconds=60.0),
     rc.ListReminders(None),
 )
+# RM-020's flood guard, on a runtime of its own with a limit of 2 creations a minute: a
+# creation the guard lets through counts whether it is created or refused by a later rule
+# (an empty message); the third within the minute is refused, also half a minute on; a
+# minute after the first two both have left the window; a restart starts the guard afresh.
+# Every delay is 600 s, so nothing falls due. Then RM-019: with one reminder cancelled, a
+# listing that names no status lists the pending ones. Both are fixed, not drawn: a drawn
+# rule moved the draws, and seed 0 then blamed reminder_fires_early on a restart (RM-012).
+FLOOD_LIMITS = {"create_rate_limit": 2, "create_window_seconds": 60}
+FLOOD_CREATIONS: tuple[rc.ReminderCommand | AdvanceTime, ...] = (
+    rc.CreateReminder("f1", "f1", delay_seconds=600.0),
+    rc.CreateReminder("f-empty", "", delay_seconds=600.0),
+    rc.CreateReminder("f2", "f2", delay_seconds=600.0),
+    AdvanceTime(30.0),
+    rc.CreateReminder("f3", "f3", delay_seconds=600.0),
+    AdvanceTime(30.0),
+    rc.CreateReminder("f4", "f4", delay_seconds=600.0),
+    rc.CreateReminder("f5", "f5", delay_seconds=600.0),
+    rc.CreateReminder("f6", "f6", delay_seconds=600.0),
+    rc.RestartReminders(),
+    rc.CreateReminder("f7", "f7", delay_seconds=600.0),
+    rc.ListReminders(None),
+    rc.CancelReminder("f4"),
+    rc.ListRemindersByDefault(),
+)
 # Valid messages weigh more: a rejected creation adds no reminder to play with. A valid
 # one becomes one of its own (`own_message`): identical creations without a key would
 # answer one another (RM-018), which the fixed creations above check, and a drawn
@@ -114,6 +138,10 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         def _fixed_creations_on_a_runtime_of_their_own(self) -> None:
             run_on_a_runtime_of_its_own(self._open, (*KEYED_CREATIONS, *DERIVED_CREATIONS),
                                         run)
+            run_on_a_runtime_of_its_own(
+                lambda: ReminderHarness(backend, profile, registry,
+                                        overrides={**MACHINE_LIMITS, **FLOOD_LIMITS}),
+                FLOOD_CREATIONS, run)
 
         @staticmethod
         def _open() -> ReminderHarness:

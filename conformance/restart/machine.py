@@ -22,7 +22,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from jobconform.backends.protocol import Backend
 from jobconform.backends.restart import RESTART
-from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.harness import Harness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -61,14 +61,7 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             return self.opened
 
         def _run(self, command: cmd.Command) -> object:
-            run.steps += 1
-            try:
-                return self.harness.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
+            return run.step(self.harness, command)
 
         def _running_with_body(self) -> list[str]:
             """Running jobs whose body a process of this runtime holds (not orphans)."""

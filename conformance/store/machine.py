@@ -26,7 +26,6 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from jobconform.backends.protocol import Backend
 from jobconform.backends.task_store.protocol import STORE
-from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.store.harness import StoreHarness, at_seconds
 from jobconform.reference.lifecycle import JsonValue
@@ -103,14 +102,7 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
             return self.harness
 
         def _run(self, command: StoreCommand) -> None:
-            run.steps += 1
-            try:
-                self.store.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                raise
-            finally:
-                run.exercised |= self.store.exercised
+            run.step(self.store, command)
 
         @rule(record=records)
         def save(self, record: TaskRecord) -> None:

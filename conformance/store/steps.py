@@ -1,9 +1,10 @@
 """Behave steps for task stores (features/store.feature, TS-001..TS-012).
 
-Each When-step sends one command through `StoreHarness.run`, so the store's answer is
-compared with the oracle's and a `Divergence` fails the scenario with the requirement
-IDs. Each Then-step checks the store's own last answer against what the scenario states.
-Records are written as JSON objects of their fields, instants in seconds after the epoch:
+Each When-step, derived from the command's declaration (declarations.py), sends one
+command through `StoreHarness.run`, so the store's answer is compared with the oracle's
+and a `Divergence` fails the scenario with the requirement IDs. Each Then-step checks
+the store's own last answer against what the scenario states. Records are written as
+JSON objects of their fields, instants in seconds after the epoch:
 `the store saves task "t1" as {"status": "succeeded", "completed_at": 30}`. Steps speak
 of "the store" so that they cannot clash with the lifecycle steps. Register them from
 features/steps/ (every area's library is imported there):
@@ -13,35 +14,24 @@ features/steps/ (every area's library is imported there):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from jobconform.conformance.scenario import RunConfig, state_of
-from jobconform.conformance.step_library import action_step, check_step, setup_step
+from jobconform.conformance.step_library import check_step, setup_step
+from jobconform.conformance.store.declarations import DECLARATIONS, step_ids
 from jobconform.conformance.store.harness import (
     Raised,
     RecordForm,
     StoreHarness,
-    at_seconds,
     differing_fields,
     listed_ids,
     record_from_fields,
     refused_as_unavailable,
 )
+from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.lifecycle import JsonValue
-from jobconform.reference.store.commands import (
-    AtOnce,
-    BackendOutage,
-    DeleteTask,
-    GetTask,
-    ListExpired,
-    ListTasks,
-    Operation,
-    SaveConcurrently,
-    SaveTask,
-    StoreCommand,
-)
+from jobconform.reference.store.commands import StoreCommand
 
 __all__: list[str] = []
 
@@ -55,6 +45,8 @@ class StoreScenario:
     harness: StoreHarness
     last_answer: object = None
     last_command: StoreCommand | None = None
+    # No store command's answer is kept by alias; the vocabulary's engine asks for a place.
+    answers: dict[str, Any] = field(default_factory=dict)
 
     def run(self, command: StoreCommand) -> None:
         self.last_command = command
@@ -73,88 +65,9 @@ def store_of(context: Any) -> StoreScenario:
     return store
 
 
-def _ids(text: str) -> list[str]:
-    """`"t1", "t2"` or `t1, t2` as ids."""
-    return sorted(part.strip().strip('"') for part in text.split(",") if part.strip())
+# -- commands: derived from their declarations (declarations.py) --------------------------
 
-
-# -- commands ----------------------------------------------------------------------------------
-
-
-@action_step('the store saves task "{task_id}" as {fields:Json}')
-def step_save(context: Any, task_id: str, fields: JsonValue) -> None:
-    store_of(context).run(SaveTask(record_from_fields(task_id, fields)))
-
-
-@action_step("threads save the tasks {ids} at once, each as {fields:Json}")
-def step_save_concurrently(context: Any, ids: str, fields: JsonValue) -> None:
-    """One thread per task id, released together (TS-010); the answer is the store's list
-    afterwards."""
-    records = tuple(record_from_fields(task_id, fields) for task_id in _ids(ids))
-    store_of(context).run(SaveConcurrently(records))
-
-
-@action_step('task "{task_id}" is read from the store')
-def step_get(context: Any, task_id: str) -> None:
-    store_of(context).run(GetTask(task_id))
-
-
-@action_step("the store lists its tasks")
-def step_list(context: Any) -> None:
-    store_of(context).run(ListTasks())
-
-
-@action_step("the store lists its {status:Status} tasks")
-def step_list_status(context: Any, status: str) -> None:
-    store_of(context).run(ListTasks(status))
-
-
-@action_step('the store deletes task "{task_id}"')
-def step_delete(context: Any, task_id: str) -> None:
-    store_of(context).run(DeleteTask(task_id))
-
-
-@action_step("the store lists the tasks expired before {seconds:g} seconds")
-def step_list_expired(context: Any, seconds: float) -> None:
-    store_of(context).run(ListExpired(at_seconds(seconds)))
-
-
-@action_step("threads read the tasks {ids} at once")
-def step_get_at_once(context: Any, ids: str) -> None:
-    """One get per task id, each on a thread of its own, released together (TS-012)."""
-    _at_once(context, [GetTask(task_id) for task_id in _ids(ids)])
-
-
-@action_step("{count:d} threads list the store's tasks at once")
-def step_list_at_once(context: Any, count: int) -> None:
-    _at_once(context, [ListTasks()] * count)
-
-
-@action_step("{count:d} threads list the tasks expired before {seconds:g} seconds at once")
-def step_list_expired_at_once(context: Any, count: int, seconds: float) -> None:
-    _at_once(context, [ListExpired(at_seconds(seconds))] * count)
-
-
-@action_step("threads delete the tasks {ids} at once")
-def step_delete_at_once(context: Any, ids: str) -> None:
-    """One delete per task id, each on a thread of its own; the answer is the store's
-    list afterwards."""
-    _at_once(context, [DeleteTask(task_id) for task_id in _ids(ids)])
-
-
-@action_step("{count:d} threads list the store's tasks at once, beside threads saving the"
-             " tasks {saved} as {fields:Json} and threads deleting the tasks {deleted}")
-def step_list_beside_writes(context: Any, count: int, saved: str, fields: JsonValue,
-                            deleted: str) -> None:
-    """Lists made at once with saves and deletes: each list shows every record a write
-    touches as before or after that write, and every other record exactly (TS-012)."""
-    _at_once(context, [ListTasks()] * count
-             + [SaveTask(record_from_fields(task_id, fields)) for task_id in _ids(saved)]
-             + [DeleteTask(task_id) for task_id in _ids(deleted)])
-
-
-def _at_once(context: Any, operations: Sequence[Operation]) -> None:
-    store_of(context).run(AtOnce(tuple(operations)))
+derive_steps(DECLARATIONS, store_of)
 
 
 @setup_step("the store's backend can be made unreachable")
@@ -173,16 +86,6 @@ def step_in_memory(context: Any) -> None:
     if harness.has_backend:
         context.scenario.skip(f"the task store of {harness.backend.name} has a backend to"
                               " lose (it offers set_reachable)")
-
-
-@action_step("the store's backend becomes unreachable")
-def step_outage(context: Any) -> None:
-    store_of(context).run(BackendOutage(True))
-
-
-@action_step("the store's backend is reachable again")
-def step_outage_over(context: Any) -> None:
-    store_of(context).run(BackendOutage(False))
 
 
 # -- checks on the store's own answers ----------------------------------------------------------
@@ -229,8 +132,8 @@ def step_refuses(context: Any) -> None:
 @check_step("the store's list holds the tasks {ids}")
 def step_list_holds(context: Any, ids: str) -> None:
     got = listed_ids(_answer(context))
-    if got != _ids(ids):
-        raise AssertionError(f"the store's list holds {got}, expected {_ids(ids)}")
+    if got != step_ids(ids):
+        raise AssertionError(f"the store's list holds {got}, expected {step_ids(ids)}")
 
 
 @check_step("the store's list holds no tasks")

@@ -1,14 +1,10 @@
 """pgqueuer itself (its asyncio QueueManager on the real PostgreSQL) against lifecycle.
 
-Each runtime gets a scratch schema and NOTIFY channel, dropped at close. `QueueManager.run`
-runs on the `VirtualLoop`; settle also waits for the queries it sends (`InFlight`). Its
-entrypoint is the body: the `DispatchGate`, then the harness's decision. The gate holds
-the concurrency limit: pgqueuer's `concurrency_limit` would poll every 0.1 s while a job
-waits for a slot (`min_dequeue_poll_interval`), a million polls in a 100000 s advance.
-A cancel is pgqueuer's `mark_job_as_cancelled`, its NOTIFY cancels `Context.cancellation`.
-Unclaimed, as pgqueuer times them by the database's NOW(), which no bridge moves: retry
-(`execute_after = NOW() + delay`), stuck and redelivery (`heartbeat < NOW() - timeout`),
-scheduling (`next_run <= NOW()`). They come due only as real time passes.
+Each runtime: a scratch schema and NOTIFY channel, dropped at close; a connection whose NOW()
+is the virtual clock's (`pgqueuer_clock`); `QueueManager.run` on the `VirtualLoop` (settle
+waits for its queries: `InFlight`). Its entrypoint is the body: the `DispatchGate` (the
+concurrency limit: pgqueuer's polls every 0.1 s while a job waits for a slot), then the
+harness's decision. A cancel is `mark_job_as_cancelled`: its NOTIFY cancels the context.
 """
 
 import itertools
@@ -16,43 +12,41 @@ import uuid
 from datetime import timedelta
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
 from pgqueuer import AsyncpgDriver, Queries, QueueManager
 from pgqueuer.adapters.persistence import qb
 from pgqueuer.domain.models import Context, Job
 from pgqueuer.domain.settings import DBSettings, Durability
 from pgqueuer.domain.types import Channel
+from pgqueuer_clock import connect
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, InFlight, VirtualLoop, WallClock
 from jobconform.bridges import translate as kit
 
 URL = "postgresql://postgres@127.0.0.1:5432/test"  # the local server (trust)
-NEVER = timedelta(days=3650)  # the heartbeat timeout (real time: see above); idle polls
 
 
 class PgqueuerRuntime:
+    poll_every = timedelta(days=3650)  # its dequeue_timeout (default 30 s): no idle polls
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         self._wall = WallClock(clock).start()
-        # One connection: the NOTIFYs its calls cause come in on it before their answers.
-        self.connection = InFlight(None, ("fetch", "execute", "add_listener"))
+        self.connection = InFlight(None, ("fetch", "execute", "add_listener"))  # NOTIFYs in order
         self.loop = loop = VirtualLoop(clock, self._wall.move_to, busy=self.connection.busy)
-        self.connection.client = loop.run(asyncpg.connect(URL), name="connect")
         self.schema = name = f"jobconform_pgq_{uuid.uuid4().hex[:16]}"
+        self.connection.client = loop.run(connect(URL, name), name="connect")
         db = DBSettings(db_schema=name, channel=name, durability=Durability.volatile)
         self.queries = Queries(AsyncpgDriver(self.connection), qbe=qb.QueryBuilderEnvironment(db),
                                qbq=qb.QueryQueueBuilder(db), qbs=qb.QuerySchedulerBuilder(db))
-        loop.run(self.queries.install(), name="install")
+        loop.run(self.queries.install(create_schema=False), name="install")
         self._jobs = jobs = kit.records_on_wall(settings)
         self._gate, self._ranks = DispatchGate(slots=settings.max_concurrent), itertools.count()
         self._scripts: dict[str, tuple[int, TaskScript, Any]] = {}  # and pgqueuer's job id
-        self._decisions = kit.Decisions()
-        self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
-        self.cleanup, self.health = jobs.cleanup, jobs.health
+        self._decisions, self.get, self.get_result = kit.Decisions(), jobs.get, jobs.get_result
+        self.list_jobs, self.cleanup, self.health = jobs.list_jobs, jobs.cleanup, jobs.health
         self.qm = QueueManager(self.queries, Channel(name))
         self.qm.entrypoint("body", accepts_context=True)(self._body)
-        loop.spawn(self.qm.run(NEVER, batch_size=1, heartbeat_timeout=NEVER,
-                              log_aggregation_interval=timedelta(0)))
+        loop.spawn(self.qm.run(self.poll_every, batch_size=1, heartbeat_timeout=timedelta(
+            days=3650), log_aggregation_interval=timedelta(0)))  # no beats, no aggregation
         self.settle()
 
     async def _body(self, job: Job, context: Context) -> None:
@@ -71,16 +65,22 @@ class PgqueuerRuntime:
             try:
                 self._jobs.update(job_id, "succeeded", result=script.run())
             except Exception as error:  # pgqueuer logs it too, as an exception
-                self._jobs.update(job_id, "failed", error=kit.error_text(error))
+                self._failed(job, script, error)
                 raise
         finally:
             self._gate.finished(job_id)  # its slot is free at the next dispatch
 
+    def _failed(self, job: Job, script: TaskScript, error: Exception) -> None:  # pgqueuer_retry
+        self._jobs.update((job.payload or b"").decode(), "failed", error=kit.error_text(error))
+
+    def _entrypoint(self, retry: Any) -> tuple[str, int]:  # and the retries it allows
+        return "body", 0
+
     def submit(self, script: TaskScript, retry: object = None) -> str:
-        rank = next(self._ranks)
-        job_id = self._jobs.add(f"job-{rank}").job_id
-        (pgqueuer_id,) = self.loop.run(self.queries.enqueue("body", job_id.encode()))
-        self._scripts[job_id] = (rank, script, pgqueuer_id)
+        rank, (entrypoint, retries) = next(self._ranks), self._entrypoint(retry)
+        job_id = self._jobs.add(f"job-{rank}", retries).job_id
+        self._scripts[job_id] = (rank, script, *self.loop.run(
+            self.queries.enqueue(entrypoint, job_id.encode())))  # and pgqueuer's id
         self.settle()
         return job_id
 
@@ -106,8 +106,8 @@ class PgqueuerRuntime:
         self._cancel(kit.shut_down_in(self._jobs, self._gate))
 
     def close(self) -> None:
-        self.loop.run(self.connection.execute(f"DROP SCHEMA {self.schema} CASCADE"))
-        self.connection.client.terminate()  # what pgqueuer sends from here on fails
+        self.loop.run(self.queries.driver.execute(f"DROP SCHEMA {self.schema} CASCADE"))
+        self.connection.client.connection.terminate()  # what pgqueuer sends from here on fails
         self.loop.close()  # cancels its worker and the bodies
         self._wall.stop()
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ import pytest
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
 
 HERE = Path(__file__).resolve().parent
@@ -133,16 +135,84 @@ def test_close_ends_running_bodies_and_drops_the_scratch_schema(clock: VirtualCl
     assert schemas == []
 
 
-def test_pgqueuer_times_a_deferred_job_by_the_database_clock(
+def test_a_deferred_job_comes_due_on_the_virtual_clock(
         runtime: object, clock: VirtualClock) -> None:
-    """Why retry, stuck, redelivery and scheduling are unclaimed: pgqueuer compares
-    `execute_after` (and heartbeats, and schedules' next runs) with the database's NOW(). A
-    job deferred by a minute is still not due after two minutes of virtual time; it comes due
-    as real time passes, whatever the virtual clock says."""
+    """pgqueuer compares `execute_after` with the database's NOW(), which the connection
+    answers with the virtual instant: a job deferred by a minute waits 59 s of virtual time
+    and runs once 60 have passed, however little real time that took."""
     loop, queries = runtime.loop, runtime.queries  # type: ignore[attr-defined]
-    loop.run(queries.enqueue("body", b"never-picked", execute_after=timedelta(minutes=1)))
-    clock.advance(120)
+    (deferred,) = loop.run(queries.enqueue("body", b"x", execute_after=timedelta(minutes=1)))
+    eta = loop.run(queries.next_deferred_eta(["body"]))  # the microseconds of a few queries
+    assert timedelta(seconds=59.99) < eta <= timedelta(minutes=1)
+    clock.advance(59)
     runtime.settle()  # type: ignore[attr-defined]
-    assert pgqueuer_rows(runtime, "pgqueuer") == [(1, "queued")]
-    eta = loop.run(queries.next_deferred_eta(["body"]))
-    assert timedelta(seconds=30) < eta <= timedelta(minutes=1)  # real time, still ahead
+    assert pgqueuer_rows(runtime, "pgqueuer") == [(deferred, "queued")]
+    clock.advance(1.5)
+    runtime.settle()  # type: ignore[attr-defined]
+    assert pgqueuer_rows(runtime, "pgqueuer") == []  # picked: its body ran (and failed,
+    assert (deferred, "exception") in pgqueuer_rows(runtime, "pgqueuer_log")  # unscripted)
+    created = asyncio.run(fetch(f"SELECT created FROM {runtime.schema}.pgqueuer_log"))  # type: ignore[attr-defined]
+    # The log's default is the virtual NOW() too, within the microseconds it moves a query.
+    assert all(timedelta(0) <= row["created"] - EPOCH < timedelta(seconds=61) for row in created)
+
+
+def test_pgqueuer_reads_no_other_database_clock() -> None:
+    """The virtual NOW() covers pgqueuer's SQL only while it reads time by no other name."""
+    import pgqueuer
+
+    package = Path(pgqueuer.__file__).parent
+    other_clocks = re.compile(r"current_timestamp|clock_timestamp|statement_timestamp|"
+                              r"transaction_timestamp|localtimestamp|timeofday|'now'", re.I)
+    found = [f"{path.relative_to(package)}: {match.group()}"
+             for path in sorted(package.rglob("*.py")) if "inmemory" not in path.parts
+             for match in other_clocks.finditer(path.read_text())]
+    assert found == []
+
+
+@pytest.fixture
+def retrying(clock: VirtualClock) -> Iterator[object]:
+    from pgqueuer_retry import PgqueuerRetryRuntime
+
+    runtime = PgqueuerRetryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def test_pgqueuers_delay_formula_is_the_specs_without_jitter(retrying: object) -> None:
+    policy = RetryPolicy(max_retries=3, retry_delay_ms=1000, backoff_multiplier=2,
+                         max_retry_delay_ms=6000)
+    delays = [retrying.compute_delay_ms(policy, attempt) for attempt in range(5)]  # type: ignore[attr-defined]
+    assert delays == [1000, 2000, 4000, 6000, 6000]
+    with pytest.raises(OverflowError):  # it multiplies before it caps (RT-002's entry)
+        retrying.compute_delay_ms(policy, 47)  # type: ignore[attr-defined]
+
+
+def test_a_retry_waits_its_delay_then_the_workers_next_poll(
+        retrying: object, clock: VirtualClock) -> None:
+    """pgqueuer re-queues a failed attempt (attempts + 1, execute_after = NOW() + delay) by
+    an UPDATE its statement-level trigger does not announce: the worker finds it at its next
+    poll (30 s, its default dequeue_timeout), not when the 1 s delay has passed (RT-003)."""
+    script = TaskScript()
+    policy = RetryPolicy(max_retries=1, retry_delay_ms=1000, max_retry_delay_ms=1000)
+    job_id = retrying.submit(script, policy)  # type: ignore[attr-defined]
+    retrying.dispatch()  # type: ignore[attr-defined]
+    script.decide(Raise("ValueError", "flaky"))
+    retrying.settle()  # type: ignore[attr-defined]
+    view = retrying.get(job_id)  # type: ignore[attr-defined]
+    assert (view.status, view.retry_count, view.max_retries) == ("queued", 1, 1)
+    rows = asyncio.run(fetch("SELECT status, attempts, execute_after FROM"
+                             f" {retrying.schema}.pgqueuer"))  # type: ignore[attr-defined]
+    assert [(row["status"], row["attempts"]) for row in rows] == [("queued", 1)]
+    assert timedelta(seconds=1) <= rows[0]["execute_after"] - EPOCH < timedelta(seconds=1.01)
+    clock.advance(29)
+    retrying.dispatch()  # type: ignore[attr-defined]
+    assert retrying.get(job_id).status == "queued"  # type: ignore[attr-defined]  # due, unseen
+    clock.advance(1)  # the worker's poll, 30 s after it last looked
+    retrying.dispatch()  # type: ignore[attr-defined]
+    assert retrying.get(job_id).status == "running"  # type: ignore[attr-defined]
+    script.decide(Raise("ValueError", "still"))
+    retrying.settle()  # type: ignore[attr-defined]
+    view = retrying.get(job_id)  # type: ignore[attr-defined]
+    assert (view.status, view.retry_count, view.error) == ("failed", 1, "ValueError: still")

@@ -63,7 +63,14 @@ class GetReminder:
 
 @dataclass(frozen=True)
 class ListReminders:
+    """List the reminders of one status, or of every status when `status` is None."""
+
     status: ReminderStatus | None = None
+
+
+@dataclass(frozen=True)
+class ListRemindersByDefault:
+    """List the reminders without naming a status: the runtime's default filter (RM-019)."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +85,8 @@ class ReminderStoreFault:
 
 ReminderCommand: TypeAlias = (CreateReminder | CancelReminder | DeliverReminder
                               | RestartReminders | SetAutonomy | SweepReminders | GetReminder
-                              | ListReminders | AdvanceTime | ReminderStoreFault)
+                              | ListReminders | ListRemindersByDefault | AdvanceTime
+                              | ReminderStoreFault)
 
 
 def describe_reminder_command(command: ReminderCommand) -> str:

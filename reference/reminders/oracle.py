@@ -53,6 +53,7 @@ REJECTIONS = {
     "delay_too_long": "RM-002",
     "too_many_pending": "RM-004",
     "daily_limit": "RM-005",
+    "rate_limited": "RM-020",
 }
 
 # Cancel's answers (RM-011); a conflict is answered as f"{CONFLICT}:{status}".
@@ -83,6 +84,10 @@ class ReminderConfig:
     max_attempts: int = 3
     retry_delay_seconds: float = 60.0
     retention_days: float = 90.0  # 0 turns the retention sweep off (RM-016)
+    # The flood guard on creation calls (RM-020): at most this many in any window of
+    # create_window_seconds; 0 turns it off. The seed leaves the limit to the deployment.
+    create_rate_limit: int = 0
+    create_window_seconds: float = 60.0
 
     def __post_init__(self) -> None:
         for name in ("max_message_chars", "max_pending", "max_per_day", "max_attempts"):
@@ -90,7 +95,12 @@ class ReminderConfig:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"reminder parameter {name} must be a whole number of at"
                                  f" least 1, not {value!r}")
-        for name in ("min_delay_seconds", "max_delay_seconds", "retry_delay_seconds"):
+        limit = self.create_rate_limit
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            raise ValueError(f"reminder parameter create_rate_limit must be a whole number of"
+                             f" at least 0 (0 turns the guard off), not {limit!r}")
+        for name in ("min_delay_seconds", "max_delay_seconds", "retry_delay_seconds",
+                     "create_window_seconds"):
             value = getattr(self, name)
             if (isinstance(value, bool) or not isinstance(value, int | float)
                     or not math.isfinite(value) or value <= 0):
@@ -212,6 +222,9 @@ class ReminderOracle:
     deliveries: dict[str, DeliveryOutcome | None] = field(default_factory=dict)
     dispatches: dict[str, int] = field(default_factory=dict)  # alias -> dispatches made
     autonomy: bool = True  # the agent's autonomy switch; off holds pending reminders (RM-015)
+    # When the flood guard let each creation call through (RM-020); the runtime's memory,
+    # so a restart empties it.
+    guarded_calls: list[datetime] = field(default_factory=list)
 
     def create(self, alias: str, message: str, fire_at: datetime | None,
                delay_seconds: float | None, now: datetime,
@@ -219,6 +232,8 @@ class ReminderOracle:
         """Create a reminder, or answer f"{REPLAYED}:{alias}" of the live reminder the key
         names (RM-017), or that a creation without a key derives (RM-018), or
         f"rejected:{code}"."""
+        if not self.let_through(now):
+            return rejected("rate_limited")
         derived = (None if idempotency_key is not None
                    else derived_key(message, fire_at, delay_seconds))
         live = (self.keyed(idempotency_key, now) if idempotency_key is not None
@@ -240,6 +255,20 @@ class ReminderOracle:
                                               derived_key=derived)
         self.dispatches[alias] = 0
         return CREATED
+
+    def let_through(self, now: datetime) -> bool:
+        """The flood guard (RM-020), before every other rule of a creation: False when
+        create_rate_limit calls were let through in the window ending at `now`; a call
+        let through counts, whatever the creation then answers."""
+        limit = self.config.create_rate_limit
+        if limit == 0:
+            return True
+        since = now - timedelta(seconds=self.config.create_window_seconds)
+        self.guarded_calls = [at for at in self.guarded_calls if at > since]
+        if len(self.guarded_calls) >= limit:
+            return False
+        self.guarded_calls.append(now)
+        return True
 
     def keyed(self, idempotency_key: str | None, now: datetime) -> str | None:
         """The reminder a creation with this key answers for (RM-017): one created with the
@@ -331,6 +360,7 @@ class ReminderOracle:
         dispatches in flight are lost, and the reminders they were for are reconciled as
         dispatched."""
         self.deliveries.clear()
+        self.guarded_calls.clear()
         for alias, reminder in self.reminders.items():
             if reminder.status is ReminderStatus.FIRING:
                 self.reminders[alias] = replace(reminder, status=ReminderStatus.FIRED,
