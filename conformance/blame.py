@@ -64,7 +64,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
                    field_requirements: tuple[str, ...],
                    retry_after_ignored: bool = False, delay_holds: bool = False,
                    now: datetime | None = None, delays_given: bool = False,
-                   status: object = None, due_for_runtime: bool = False) -> str:
+                   status: object = None, due_for_runtime: bool = False,
+                   started_at: object = None) -> str:
     """The requirement a difference in one record field breaks.
 
     Args:
@@ -89,6 +90,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         due_for_runtime: the job in backoff was due by the backend's own delay function
             (`delay_holds` or not): one the backend then did not start at a dispatch lost
             its turn (RT-003), whatever its delay.
+        started_at: the start time the backend's record shows (compared with the job's
+            before the command: the same one means the backend did not start it again).
     """
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
@@ -121,6 +124,13 @@ def record_primary(command: Command | None, field: str, expected: object, actual
             and actual == Status.QUEUED.value and job_before is not None
             and job_before.redelivery_count > 0 and isinstance(command, cmd.ExpireLeases)):
         return "RD-002"  # re-queued past the cap instead of parked
+    if (isinstance(command, cmd.Dispatch) and in_backoff and field == "status"
+            and actual == Status.QUEUED.value and (delay_holds or due_for_runtime)
+            and job_before is not None and started_at == job_before.started_at):
+        # Due by the backend's own delay, left queued at this dispatch and not started
+        # again (its start time is the previous attempt's): whatever the oracle's attempt
+        # then did (failed for good, say), the runtime lost the job's turn (RT-003).
+        return "RT-003"
     if (job_before is not None and job_before.max_retries > 0 and field == "status"
             and expected == Status.FAILED.value and actual == Status.QUEUED.value):
         # Failed in the oracle, retried by the backend: with retries left the error type

@@ -1383,7 +1383,7 @@ class Harness:
                     self._before.get(alias) if alias is not None else None, requirements,
                     field_requirements, self._retry_after_holds(alias),
                     self._retry_delay_holds(alias), self.clock.now(), self.delays_given,
-                    actual.status, self._due_for_runtime(alias))
+                    actual.status, self._due_for_runtime(alias), actual.started_at)
                 if (name == "status" and wanted.status == Status.CANCELLED.value
                         and actual.status in (Status.SUCCEEDED.value, Status.FAILED.value)
                         and self._counted_as_the_oracle()):

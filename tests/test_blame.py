@@ -7,6 +7,7 @@ one difference at a time.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -83,6 +84,23 @@ def test_a_retry_due_by_the_runtimes_own_delay_but_not_started_lost_its_turn() -
         assert blame.record_primary(
             cmd.Dispatch(), field, expected, actual, IN_BACKOFF, DISPATCH_REQUIREMENTS,
             ("LC-001", "LC-002"), status=status, due_for_runtime=True) == "RT-003"
+
+
+def test_a_due_last_retry_left_queued_lost_its_turn_not_its_final_failure() -> None:
+    # The oracle starts the job's last retry at the dispatch and its attempt fails for
+    # good; the runtime, due by its own delay, did not start it (pgqueuer fetches a retry
+    # only at its next poll): RT-003, the listed cause, not RT-004's final failure. A
+    # runtime that did start it and re-queued it (a new start time) broke RT-004.
+    last = replace(IN_BACKOFF, retry_count=2)
+    kept = blame.record_primary(cmd.Dispatch(), "status", "failed", "queued", last,
+                                DISPATCH_REQUIREMENTS, ("LC-001", "LC-002"), status="queued",
+                                due_for_runtime=True, started_at=T0)
+    assert kept == "RT-003"
+    again = blame.record_primary(cmd.Dispatch(), "status", "failed", "queued", last,
+                                 DISPATCH_REQUIREMENTS, ("LC-001", "LC-002"),
+                                 status="queued", due_for_runtime=True,
+                                 started_at=T0 + timedelta(seconds=1))
+    assert again == "RT-004"
 
 
 def test_a_sixth_state_for_a_job_in_backoff_breaks_rt003() -> None:

@@ -123,7 +123,8 @@ def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() ->
 
 def test_huey_runs_its_own_clockwork_its_idle_poll_the_profiles_interval(tmp_path: Path) -> None:
     """Self-running: no dispatch; its workers poll once a second and its scheduler brings
-    a due retry back, SR-001 and SR-004 in every suite; no job timeout or lease to claim."""
+    a due retry back, SR-001 and SR-004 in every suite at 50 examples (at the tox run's 200
+    the machine finds SR-004's listed deviation, the test below); no job timeout or lease."""
     result = CliRunner().invoke(main, [
         "run", "--backend", "huey_jobs:HueyBackend", "--area", "self-running", "--examples",
         "50", "--report-dir", str(tmp_path)])
@@ -135,6 +136,39 @@ def test_huey_runs_its_own_clockwork_its_idle_poll_the_profiles_interval(tmp_pat
                         "SR-003": {"not claimed"}, "SR-004": {"pass"},
                         "SR-005": {"not claimed"},  # no reaper either
                         "SR-006": {"not claimed"}}  # its periodic tasks: huey_periodic.py
+
+
+
+def test_a_due_retry_waits_for_the_scheduler_tick_and_then_for_a_worker_poll() -> None:
+    """SR-004's listed deviation, as the self-running machine found it: the retry is due
+    at 4.5 s; huey's Scheduler moves it to the queue at its 5 s tick, after the worker's
+    5 s poll found the queue empty, so it starts at the worker's next poll, at 6 s, where
+    the spec's window closes at 5.5 s."""
+    from huey_jobs import HueyBackend
+
+    from jobconform.conformance.harness import Divergence
+    from jobconform.conformance.self_running.harness import SelfRunningHarness
+    from jobconform.spec import load_registry
+
+    registry = load_registry()
+    harness = SelfRunningHarness(HueyBackend(), registry.profile("canonical"), registry)
+    try:
+        harness.submit("a", RetryPolicy(max_retries=2, retry_delay_ms=3000.0,
+                                        backoff_multiplier=1.0))
+        for step in (0.5, 1.0):  # it starts by itself at its first poll, at 1 s
+            harness.pass_time(step)
+        harness.finish("a", Raise("IOError", "boom"))  # at 1.5 s: due again at 4.5 s
+        for step in (0.5, 0.5, 1.0):
+            harness.pass_time(step)
+        with pytest.raises(Divergence, match=r"(?s)SR-004.*read at 2026-01-01T00:00:05.5"):
+            harness.pass_time(2.0)
+        harness.clock.advance(0.5)
+        harness.runtime.settle()
+        view = harness.runtime.get(harness.jobs["a"].job_id)
+        assert view is not None and view.status == "running"
+        assert (view.started_at - EPOCH).total_seconds() == 6  # type: ignore[operator]
+    finally:
+        harness.close()
 
 
 # -- periodic tasks (huey_periodic.py) against the scheduling area ----------------------------
