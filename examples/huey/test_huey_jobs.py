@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
@@ -31,9 +32,15 @@ def importable(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_the_robot_suite_passes_but_for_the_listed_retry_deviations(tmp_path: Path) -> None:
+    # SR-004's listed cause is found by the self-running machine only (no Robot case
+    # lands a retry between the two loops' ticks): a Robot-only run lists the rest.
+    listed = yaml.safe_load((HERE / "expected-failures.yaml").read_text(encoding="utf-8"))
+    del listed["SR-004"]
+    robot_list = tmp_path / "expected-failures.yaml"
+    robot_list.write_text(yaml.safe_dump(listed), encoding="utf-8")
     result = CliRunner().invoke(main, [
         "run", "--backend", "huey_jobs:HueyBackend", "--suite", "robot", "--report-dir",
-        str(tmp_path), "--expected-failures", str(HERE / "expected-failures.yaml")])
+        str(tmp_path), "--expected-failures", str(robot_list)])
     report = json.loads((tmp_path / "report.json").read_text())
     assert result.exit_code == 0, report["expectation_problems"]
     assert report["counts"]["pass"] == 34  # every lifecycle requirement, LC-031 among them,
