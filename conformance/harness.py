@@ -532,7 +532,15 @@ class Harness:
             self._adopt_record(alias, status, record, started, waiting)
         self.model.adopt_listing([alias for alias in held if alias in self.model.jobs])
         if started and waiting:
-            self.model.requeue_at_tail(waiting)
+            # A runtime that queues a due retry behind the jobs it started queues every
+            # due retry it left there alike (a scheduler moving due retries to the tail,
+            # in their order), not only the ones the oracle would have started now.
+            now = self.clock.now()
+            self.model.requeue_at_tail(waiting + [
+                alias for alias, job in self.model.jobs.items()
+                if alias not in waiting and alias not in started
+                and job.status is Status.QUEUED and job.retry_count > 0
+                and job.next_attempt_at is not None and job.next_attempt_at <= now])
         health_view = self._call("health", self.runtime.health)
         health = health_of(health_view)
         self.model.processed, self.model.failed, self.model.cancelled = (
