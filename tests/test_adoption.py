@@ -22,6 +22,7 @@ from jobconform.conformance.expectations import load_expectations
 from jobconform.conformance.gallery.adoption import (
     ADOPTION_GALLERY,
     AdoptionEntry,
+    due_tail_requeue,
     no_jitter_modes,
     over_cap_with_late_jitter,
     retry_after_ignored,
@@ -173,4 +174,26 @@ def test_a_job_the_oracle_started_and_requeued_is_put_back_if_the_runtime_did_no
     harness.run_all([cmd.Dispatch(), cmd.Finish("j1", cmd.Succeed(1)), cmd.Dispatch(),
                      cmd.Dispatch()])
     assert tolerance.take() == []
+    harness.close()
+
+
+def test_due_retries_left_behind_started_jobs_all_go_to_the_tail_in_their_order() -> None:
+    # huey at 200 examples: two due retries, both left queued while the runtime started a
+    # plain job; the oracle moved only the one it would have started (j2) to the tail, so
+    # when a slot freed it started j3 where the runtime started j2 (the listed RT-003
+    # again, blamed LC-004). The runtime queues every due retry at the tail alike.
+    policy = RetryPolicy(max_retries=2, retry_delay_ms=5000.0)
+    fail = cmd.Raise("FlakyError", "try again")
+    harness = _harness(due_tail_requeue(), {"RT-003", "LC-015"}, max_concurrent=2,
+                       max_tasks=4)
+    harness.run_all([
+        cmd.Submit("j2", retry=policy), cmd.Finish("j2", fail), cmd.Dispatch(),
+        cmd.Submit("j3", retry=policy), cmd.Finish("j3", fail), cmd.Submit("j4"),
+        cmd.Submit("j5"), cmd.Dispatch(), cmd.AdvanceTime(6.0), cmd.Dispatch(),
+        cmd.AdvanceTime(6.0), cmd.Dispatch(),
+        cmd.Finish("j2", cmd.Raise("ValueError", "attempt failed")), cmd.Cancel("j4"),
+        cmd.Dispatch()])
+    assert {deviation.primary for deviation in tolerance.take()} == {"RT-003"}
+    assert harness.model.jobs["j2"].retry_count == 2  # j2 took the freed slot, as it did
+    assert harness.model.jobs["j3"].status is Status.QUEUED
     harness.close()

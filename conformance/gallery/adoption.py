@@ -135,6 +135,34 @@ class TailRequeueStore(InMemoryJobStore):
             return claimed
 
 
+class DueTailRequeueStore(TailRequeueStore):
+    """A retried job joins the tail of the queue only when its retry comes due, as a
+    scheduler that moves due retries into the queue does (huey's, RQ's): the due retries
+    queue behind every job waiting then, in the order they came due."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._scheduled: set[str] = set()  # retried jobs not due yet: not in the queue
+
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Any = None, **changes: Any) -> StoredJob | None:
+        updated = super().update(job_id, expected_status, expected=expected, **changes)
+        if updated is not None and expected_status == RUNNING and updated.status == QUEUED:
+            self._scheduled.add(job_id)
+        return updated
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        with self._lock:
+            due = sorted((self._jobs[job_id] for job_id in self._scheduled
+                          if self._jobs[job_id].status != QUEUED
+                          or (self._jobs[job_id].next_attempt_at or now) <= now),
+                         key=lambda job: (job.next_attempt_at or now, self._places[job.job_id]))
+            for job in due:
+                self._scheduled.discard(job.job_id)
+                self._queue_at_tail(job.job_id)
+        return super().claim(worker_id, limit, now)
+
+
 # -- the gallery -----------------------------------------------------------------------------
 
 
@@ -193,6 +221,8 @@ ADOPTION_GALLERY = (
            ("RT-009", "LC-015")),
     _entry("tail_requeue", (CancelAlwaysTrueRuntime,), ("RT-003", "LC-015"),
            store=TailRequeueStore),
+    _entry("due_tail_requeue", (CancelAlwaysTrueRuntime,), ("RT-003", "LC-015"),
+           store=DueTailRequeueStore),
     _entry("every_error_retried", (NonRetryableIgnoredRuntime, JitterAfterCapRuntime),
            ("RT-005", "RT-009")),
     _entry("fixed_multiplier", (FixedMultiplierRuntime, RetriedAttemptCountedRuntime),
