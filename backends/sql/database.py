@@ -229,7 +229,8 @@ def _migration_lock(connection: Connection) -> Iterator[None]:
         connection.commit()
 
 
-# A store made unreachable on purpose (a breaker or task store told its database is down):
+# A store made unreachable on purpose (a breaker, governor or task store told its database
+# is down):
 UNREACHABLE_PORT = 1  # nothing listens on port 1 of the local host
 UNREACHABLE_SQLITE = "sqlite:////nonexistent-jobconform-folder/unreachable.db"
 
