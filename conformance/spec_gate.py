@@ -3,7 +3,8 @@
 `check` answers "may this spec and these suites be merged?": the registry validates and
 its lock is current, the CHANGELOG has an entry for the VERSION, every MUST and SHOULD
 requirement is checked by at least one Behave scenario and one Robot test (and by a
-Hypothesis machine where one covers its area), every requirement tag names a real
+Hypothesis machine where one covers its area), at least one of which, in each suite, is
+its plain case (not tagged `edge`), every requirement tag names a real
 requirement, the seed coverage table accounts for every seed section and every
 requirement a row counts as covering it is checked by a test, and the oracle's own
 backend (memory) passes every suite under every profile.
@@ -40,6 +41,12 @@ from jobconform.spec import AREA_FILES, Registry, Requirement, lock_problems, sp
 
 COVERED_LEVELS = ("MUST", "SHOULD")
 ORACLE_BACKEND = "memory"
+# The tag of a scenario or test that checks only an edge of the requirements it names: a
+# boundary, an extreme or invalid value, an empty input, a fault or an unusual combination.
+# Every other case is a plain case: the requirement doing its ordinary work on ordinary
+# values. A requirement whose cases in a suite are all edges is reported, since a runtime
+# that handles only the edges would pass that suite (issue 33).
+EDGE_TAG = "edge"
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,7 @@ class TaggedTest:
     suite: str
     name: str
     requirements: tuple[str, ...]
+    edge: bool = False
 
 
 @dataclass
@@ -77,11 +85,13 @@ def static_coverage() -> Coverage:
         for scenario in feature.walk_scenarios():
             coverage.tests.append(TaggedTest(
                 "behave", f"{path.name}: {scenario.name}",
-                _requirement_tags(scenario.effective_tags)))
+                _requirement_tags(scenario.effective_tags),
+                edge=EDGE_TAG in scenario.effective_tags))
     robot_suite = TestSuiteBuilder().build(str(suite_folder("jobconform.robot")))
     for test in robot_suite.all_tests:
         coverage.tests.append(TaggedTest("robot", str(test.full_name),
-                                         _requirement_tags(test.tags)))
+                                         _requirement_tags(test.tags),
+                                         edge=EDGE_TAG in test.tags))
     return coverage
 
 
@@ -323,9 +333,14 @@ def coverage_problems(registry: Registry, coverage: Coverage) -> list[str]:
         how = {"behave": f"tag a scenario @{requirement.id}",
                "robot": f"add {requirement.id} to a test's [Tags]"}
         for suite, fix in how.items():
-            if not coverage.covering(requirement.id, suite):
+            tests = coverage.covering(requirement.id, suite)
+            if not tests:
                 problems.append(f"{requirement.id} ({requirement.level}) has no {suite} test:"
                                 f" {fix}")
+            elif all(test.edge for test in tests):
+                problems.append(f"{requirement.id} ({requirement.level}) has only edge cases"
+                                f" in {suite} ({', '.join(test.name for test in tests)}):"
+                                f" add its plain case, a test not tagged {EDGE_TAG}")
     known = set(registry.ids())
     for test in coverage.tests:
         for rid in test.requirements:

@@ -147,7 +147,7 @@ Feature: Sequential agent loops (spec/loops.yaml)
     And the run of loop "a" responds with 700 times "abc"
     Then run 2 of loop "a" has a message of 2000 characters ending in "abc"
 
-  @LP-003 @LP-015
+  @LP-003 @LP-015 @edge
   Scenario: A failed run does not overwrite the previous response
     When loop "a" is started with
       | parameter  | value                    |
@@ -330,6 +330,21 @@ Feature: Sequential agent loops (spec/loops.yaml)
   # -- LP-010: costs -------------------------------------------------------------------------
 
   @LP-010
+  Scenario: Finite positive costs are summed while the budget lasts
+    When loop "a" is started with
+      | parameter             | value |
+      | message               | "go"  |
+      | max_runs              | 3     |
+      | max_cost_usd          | 10.0  |
+      | no_progress_threshold | 0     |
+    And the run of loop "a" responds "a" costing 0.25
+    And the run of loop "a" responds "b" costing 1.5
+    Then loop "a" has spent 1.75
+    When the run of loop "a" responds "c" costing 2
+    Then loop "a" has spent 3.75
+    And loop "a" ended completed with stop reason max_runs_reached
+
+  @LP-010 @edge
   Scenario: NaN, infinities and negative costs are ignored and a missing cost is logged once
     When loop "a" is started with
       | parameter             | value  |
@@ -347,7 +362,7 @@ Feature: Sequential agent loops (spec/loops.yaml)
     And loop "a" logged a missing cost for runs "5"
     And loop "a" ended completed with stop reason max_runs_reached
 
-  @LP-010
+  @LP-010 @edge
   Scenario: A loop without ended runs has spent nothing
     When loop "a" is started with
       | parameter | value |
@@ -420,7 +435,7 @@ Feature: Sequential agent loops (spec/loops.yaml)
     And the run of loop "a" responds "foo bar"
     Then loop "a" ended completed with stop reason max_runs_reached
 
-  @LP-012 @LP-015
+  @LP-012 @LP-015 @edge
   Scenario: A failed run neither counts nor breaks the streak
     When loop "a" is started with
       | parameter             | value      |
@@ -499,6 +514,21 @@ Feature: Sequential agent loops (spec/loops.yaml)
     And the run of loop "a" returns the non-success result CIRCUIT_OPEN
     Then loop "a" ended failed with stop reason error
     And run 1 of loop "a" is failed with error "CIRCUIT_OPEN"
+
+  @LP-015 @LP-016
+  Scenario: Under continue a loop whose runs all succeed ends completed
+    When loop "a" is started with
+      | parameter                | value        |
+      | message                  | "go {{run}}" |
+      | max_runs                 | 3            |
+      | on_failure               | "continue"   |
+      | max_consecutive_failures | 2            |
+    And the run of loop "a" responds "a"
+    And the run of loop "a" responds "b"
+    Then loop "a" is running with 3 runs
+    When the run of loop "a" responds "c"
+    Then loop "a" ended completed with stop reason max_runs_reached
+    And loop "a" has 3 runs and 0 failed runs
 
   @LP-015
   Scenario: A success resets the failure streak; a full streak fails the loop

@@ -44,8 +44,17 @@ Runs Are Sequential And Numbered From One
     Run Responds    a    second
     Loop Should Have Ended    a    completed    max_runs_reached
 
+Each Run Gets The Previous Response
+    [Tags]    LP-003
+    Start Loop    a    message="prev=[{{previous_response}}]"    max_runs=3
+    Run Message Should Be    a    1    prev=[]
+    Run Responds    a    alpha
+    Run Message Should Be    a    2    prev=[alpha]
+    Run Responds    a    beta
+    Run Message Should Be    a    3    prev=[beta]
+
 A Failed Run Keeps The Previous Response
-    [Tags]    LP-003    LP-015
+    [Tags]    LP-003    LP-015    edge
     Start Loop    a    message="[{{previous_response}}]"    max_runs=3    on_failure="continue"
     Run Message Should Be    a    1    []
     Run Responds    a    kept
@@ -118,8 +127,19 @@ A Silent Run Times Out
     Loop Should Have Ended    a    completed_with_errors    max_runs_reached
     Loop Run Counts Should Be    a    2    1
 
-Only Finite Positive Costs Count
+Finite Positive Costs Are Summed While The Budget Lasts
     [Tags]    LP-010
+    Start Loop    a    message="go"    max_runs=3    max_cost_usd=10.0    no_progress_threshold=0
+    Run Responds    a    a    0.25
+    Run Responds    a    b    1.5
+    Loop Should Have Spent    a    1.75
+    Loop Cost Warnings Should Be    a
+    Run Responds    a    c    2
+    Loop Should Have Spent    a    3.75
+    Loop Should Have Ended    a    completed    max_runs_reached
+
+Only Finite Positive Costs Count
+    [Tags]    LP-010    edge
     Start Loop    a    message="go"    max_runs=5    max_cost_usd=10.0    no_progress_threshold=0
     Run Responds    a    a    1.5
     Run Responds    a    b    NaN
@@ -161,6 +181,16 @@ Abort Fails The Loop At The First Failure
     Run Returns Non Success    a    AUTH
     Loop Should Have Ended    a    failed    error
     Run Status Should Be    a    1    failed    AUTH
+
+Under Continue A Loop Whose Runs All Succeed Ends Completed
+    [Tags]    LP-015    LP-016
+    Start Loop    a    message="go {{run}}"    max_runs=3    on_failure="continue"    max_consecutive_failures=2
+    Run Responds    a    a
+    Run Responds    a    b
+    Loop Should Be Running    a    3
+    Run Responds    a    c
+    Loop Should Have Ended    a    completed    max_runs_reached
+    Loop Run Counts Should Be    a    3    0
 
 Continue Fails The Loop After A Streak
     [Tags]    LP-015    LP-016

@@ -39,6 +39,28 @@ def test_a_requirement_without_a_robot_test_and_a_stale_tag_are_reported(
     assert len(problems) == 2
 
 
+def test_a_requirement_whose_cases_in_a_suite_are_all_edges_is_reported(
+        registry: Registry) -> None:
+    coverage = spec_gate.static_coverage()
+    # The shipped suites mark edge cases: LP-010's NaN and infinite costs in both suites.
+    assert any(t.edge and "LP-010" in t.requirements and "NaN" in t.name
+               for t in coverage.tests if t.suite == "behave")
+    assert any(t.edge and "LP-010" in t.requirements for t in coverage.tests
+               if t.suite == "robot")
+    # Without its plain case (the finite costs summed), LP-010 has only edges in Behave.
+    only_edges = Coverage([t for t in coverage.tests
+                           if not (t.suite == "behave" and "LP-010" in t.requirements
+                                   and not t.edge)])
+    [problem] = spec_gate.coverage_problems(registry, only_edges)
+    assert problem.startswith("LP-010 (MUST) has only edge cases in behave (loops.feature:")
+    assert problem.endswith("add its plain case, a test not tagged edge")
+    # A plain case in one suite does not stand for the other.
+    robot_edges = Coverage([replace(t, edge=True) if "LP-010" in t.requirements
+                            and t.suite == "robot" else t for t in coverage.tests])
+    [problem] = spec_gate.coverage_problems(registry, robot_edges)
+    assert problem.startswith("LP-010 (MUST) has only edge cases in robot")
+
+
 def test_a_version_without_a_changelog_entry_fails(registry: Registry) -> None:
     assert spec_gate.changelog_problems(registry) == []
     [problem] = spec_gate.changelog_problems(replace(registry, version="9.9.9"))
