@@ -110,6 +110,15 @@ Feature: The reaper
     When 10 seconds pass
     Then job "a" is not held
 
+  @RP-003 @edge
+  Scenario: A job finished a microsecond before the cutoff is expired
+    Given job "a" is submitted
+    And the runtime dispatches
+    And job "a" returns 1
+    When 10.000001 seconds pass
+    And the jobs expired more than 10 seconds ago are listed
+    Then the expired jobs are "a"
+
   # -- RP-004: never a queued or running job ----------------------------------------------------
 
   @RP-004

@@ -28,6 +28,15 @@ Feature: Re-delivery cap and poison parking
     And job "a" has the result "done"
     And job "a" has re-delivery count 1
 
+  @RD-001 @edge
+  Scenario: A job silent for its lease plus a microsecond is re-delivered
+    Given job "a" is submitted
+    And the runtime dispatches
+    When 60.000001 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 1 and parked 0
+    And job "a" is queued
+
   @RD-001 @RT-001
   Scenario: A re-delivery spends no retry
     Given job "a" is submitted with 2 retries

@@ -118,6 +118,12 @@ A Job Finished Exactly At A Sweep's Cutoff Survives That Sweep
     Advance Clock    10
     Job Should Not Be Held    a
 
+A Job Finished A Microsecond Before The Cutoff Is Expired
+    [Tags]    RP-003    edge
+    Start With A Finished Job
+    Advance Clock    10.000001
+    Expired Jobs Should Be    10    a
+
 # -- RP-004: never a queued or running job ----------------------------------------------------
 
 The Reaper Never Deletes A Queued Or Running Job

@@ -44,6 +44,15 @@ An Expired Lease Puts The Same Job Back In The Queue
     Job Result Should Be    a    "done"
     Job Redelivery Count Should Be    a    1
 
+A Job Silent For Its Lease Plus A Microsecond Is Re-delivered
+    [Tags]    RD-001    edge
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Advance Clock    60.000001
+    Lease Pass Should Re-queue And Park    60    1    0
+    Job Status Should Be    a    queued
+
 A Re-delivery Spends No Retry
     [Tags]    RD-001    RT-001
     Start Runtime

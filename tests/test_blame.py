@@ -221,3 +221,16 @@ def test_a_lease_pass_that_requeues_fewer_under_a_fault_is_blamed_on_the_fault_r
     extra = blame.answer_primary(under_fault, {"requeued": 0, "parked": 0},
                                  {"requeued": 1, "parked": 0}, {}, now)
     assert extra == "RD-005"
+
+
+def test_a_lease_pass_that_misses_a_job_past_its_lease_is_blamed_on_the_lease_rule() -> None:
+    # Issue 33: a pass that re-queues fewer jobs than it should (a silence counted in whole
+    # seconds leaves a job silent for the lease plus a microsecond) breaks RD-001, the rule
+    # that takes every job past its lease; RD-005 is for jobs touched before their time.
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    missed = blame.answer_primary(cmd.ExpireLeases(60.0), {"requeued": 1, "parked": 0},
+                                  {"requeued": 0, "parked": 0}, {}, now)
+    assert missed == "RD-001"
+    extra = blame.answer_primary(cmd.ExpireLeases(60.0), {"requeued": 0, "parked": 0},
+                                 {"requeued": 1, "parked": 0}, {}, now)
+    assert extra == "RD-005"

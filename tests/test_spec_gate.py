@@ -174,21 +174,44 @@ def test_spec_check_refuses_a_bad_seed_range() -> None:
     assert "is not a seed range" in result.output
 
 
-def test_steps_to_edge_reach_one_tick_before_on_and_past_the_boundary() -> None:
+def test_steps_to_edge_land_a_microsecond_before_on_and_past_the_boundary() -> None:
     from jobconform.conformance.aim import steps_to_edge
 
-    assert steps_to_edge(0.0, 90.0) == (89.0, 1.0, 1.0)
-    assert steps_to_edge(89.5, 90.0) == (0.5, 1.0)
+    assert steps_to_edge(0.0, 90.0) == (89.999999, 0.000001, 0.000001)
+    assert steps_to_edge(89.5, 90.0) == (0.499999, 0.000001, 0.000001)
     assert steps_to_edge(95.0, 90.0) == ()
-    with pytest.raises(ValueError, match="times are >= 0"):
+    # A relaxed precision (a profile whose store keeps milliseconds) lands a millisecond off.
+    assert steps_to_edge(0.0, 2.0, precision=0.001) == (1.999, 0.001, 0.001)
+    with pytest.raises(ValueError):
         steps_to_edge(0.0, -1.0)
+    with pytest.raises(ValueError):
+        steps_to_edge(0.0, 1.0, precision=0.0)
 
 
-def test_steps_onto_stop_one_tick_short_then_land_on_the_boundary() -> None:
+def test_steps_to_edge_land_exactly_on_the_clock() -> None:
+    """The landings are whole microseconds on the virtual clock, whatever the float sums."""
+    from datetime import timedelta
+
+    from jobconform.conformance.aim import steps_to_edge
+    from jobconform.conformance.clock import VirtualClock
+
+    for elapsed, boundary in ((0.0, 0.1), (0.3, 86_400.0), (1.5, 3600.0), (0.0, 0.0)):
+        clock = VirtualClock()
+        start = clock.now()
+        clock.advance(elapsed)
+        landed = []
+        for step in steps_to_edge(elapsed, boundary):
+            clock.advance(step)
+            landed.append(clock.now() - start)
+        assert landed[-2:] == [timedelta(seconds=boundary),
+                               timedelta(seconds=boundary, microseconds=1)]
+
+
+def test_steps_onto_stop_a_microsecond_short_then_land_on_the_boundary() -> None:
     from jobconform.conformance.aim import steps_onto
 
-    assert steps_onto(0.0, 30.0) == (29.0, 1.0)
-    assert steps_onto(0.0, 0.5) == (0.5,)  # less than a tick ahead: straight onto it
+    assert steps_onto(0.0, 30.0) == (29.999999, 0.000001)
+    assert steps_onto(0.0, 0.0) == (0.0,)  # a boundary at the start: straight onto it
     assert steps_onto(40.0, 30.0) == ()
 
 
@@ -228,4 +251,6 @@ def test_the_loops_timing_rule_crosses_timeout_and_delay(registry: Registry) -> 
     assert {"LP-008", "LP-009", "LP-016"} <= run.exercised
     steps = [c for c in machine.harness.commands]  # type: ignore[attr-defined]
     waits = [c.seconds for c in steps if hasattr(c, "seconds")]
-    assert waits == [29.0, 1.0, 1.0, 3.0, 1.0, 1.0]
+    # A microsecond before the 30 s timeout, on it and past it; the run fails there, at
+    # 30.000001 s, and the next one starts 5 s later: a microsecond before, on and past.
+    assert waits == [29.999999, 1e-06, 1e-06, 4.999998, 1e-06, 1e-06]

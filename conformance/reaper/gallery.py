@@ -7,6 +7,7 @@ requirement in `catches`.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 
 from sqlalchemy import select
@@ -109,6 +110,32 @@ class InclusiveExpirySqlStore(SqlJobStore):
                  .where(JOBS.c.finished_at <= before).order_by(JOBS.c.submission_order))
         with self._transaction(read_only=True) as connection:
             return [to_stored(row) for row in connection.execute(query)]
+
+
+def _to_millisecond(instant: datetime) -> datetime:
+    return instant.replace(microsecond=instant.microsecond // 1000 * 1000)
+
+
+class MillisecondExpiryStore(InMemoryJobStore):
+    """list_expired compares instants at millisecond precision, as a store column that
+    keeps milliseconds: a job finished a microsecond before the cutoff, within the same
+    millisecond, is not listed though it is past the TTL (issue 33)."""
+
+    @staticmethod
+    def _finished_before(job: StoredJob, before: datetime) -> bool:
+        return (job.status in TERMINAL and job.finished_at is not None
+                and _to_millisecond(job.finished_at) < _to_millisecond(before))
+
+
+class LeaseWholeSecondsRuntime(MemoryRuntime):
+    """A lease lapses when `int(now - last_heartbeat) > lease_seconds`: silence is counted
+    in whole seconds, so a job silent for its lease plus less than a second keeps its
+    lease and is not re-delivered (issue 33)."""
+
+    def expire_leases(self, lease_seconds: float) -> dict[str, int]:
+        # int(silence) > lease holds once silence >= floor(lease) + 1 s; the runtime's
+        # strict comparison reaches that with a lease a microsecond short of it.
+        return super().expire_leases(math.floor(lease_seconds) + 1 - 1e-6)
 
 
 class UncappedRedeliveryRuntime(MemoryRuntime):
@@ -243,6 +270,10 @@ GALLERY = (
            "seed 004 TaskStore.list_expired"),
     _sql_entry("sql_reaper_inclusive_boundary", InclusiveExpirySqlStore, "RP-003",
                "seed 004 TaskStore.list_expired"),
+    _entry("reaper_expiry_millisecond_precision", MillisecondExpiryStore, "RP-003",
+           "issue 33: time finer than a second (instants compared at milliseconds)"),
+    _entry("redelivery_lease_whole_seconds", LeaseWholeSecondsRuntime, "RD-001",
+           "issue 33: time finer than a second (silence counted in whole seconds)"),
     _entry("reaper_stops_after_error", StopsAfterErrorReaper, "RP-005",
            "seed 004 start_reaper: log WARN and retry next interval"),
     _entry("reaper_sweeps_every_minute", MinuteSweepReaper, "RP-002",
