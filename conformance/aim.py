@@ -19,12 +19,14 @@ between two milliseconds, which the machine's own steps provide or not.)
 
 from __future__ import annotations
 
+from jobconform.spec import MICROSECOND, Profile
+
 # A second: the unit the spec writes its durations in; machines use it for their own
 # margins (a bound one second inside a range, a boundary far enough ahead to aim at).
 TICK_SECONDS = 1.0
 # The precision a runtime keeps and compares instants at (LC-005): the aimed steps land
-# this far either side of a boundary.
-MICROSECOND = 1e-6
+# this far either side of a boundary (a profile's time_precision_seconds, when it relaxes
+# the microsecond).
 
 
 def steps_to_edge(elapsed: float, boundary: float,
@@ -61,3 +63,13 @@ def steps_onto(elapsed: float, boundary: float,
     """
     steps = steps_to_edge(elapsed, boundary, precision)
     return steps[:-1] if steps else steps
+
+
+def precision_notes(profile: Profile) -> tuple[str, ...]:
+    """The report's note for a profile that relaxes LC-005's microsecond, else none: its
+    boundaries were checked only to the precision it declares."""
+    if profile.time_precision_seconds <= MICROSECOND:
+        return ()
+    return (f"profile {profile.name!r} declares a time precision of"
+            f" {profile.time_precision_seconds:g} s: boundaries were checked that far either"
+            f" side, not to LC-005's microsecond",)

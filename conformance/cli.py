@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from jobconform.conformance.aim import precision_notes
 from jobconform.conformance.campaign import merge_command
 from jobconform.conformance.compare import compare_command
 from jobconform.conformance.defaults import RUN_EXAMPLES, SELFTEST_EXAMPLES, SUITES
@@ -200,7 +201,8 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
     summary = RunSummary(backend_name, profile, frozenset(backend.capabilities),
                          registry.version, seed, runs, expected, selected,
                          campaign=plan.report_entry(examples),
-                         notes=tuple(getattr(backend, "report_notes", ())),
+                         notes=(tuple(getattr(backend, "report_notes", ()))
+                                + precision_notes(registry.profile(profile))),
                          unselected=unselected,
                          expected_file=(None if expected_file is None
                                         else str(expected_file.resolve())),
@@ -480,7 +482,8 @@ def spec_check(static_only: bool, examples: int, work_dir: Path,
         ran += f", every machine reaches its requirements on seeds {seed_range}"
     click.echo(f"spec {registry.version}: {len(registry.requirements)} requirements,"
                f" {len(registry.profiles)} profiles; lock up to date, CHANGELOG entry"
-               f" present, every MUST/SHOULD requirement has a Behave and a Robot test{ran}")
+               f" present, every MUST/SHOULD requirement has a Behave and a Robot test"
+               f" (a plain case among each suite's){ran}")
     table = spec_gate.load_seed_coverage()
     if table is not None:
         click.echo(spec_gate.seed_coverage_line(table))

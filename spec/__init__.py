@@ -32,6 +32,8 @@ AREA_FILES = tuple(area.spec_file for area in sorted(
 PROFILES_FILE = "profiles.yaml"
 LOCK_FILE = "requirements.lock"
 PARAMETER_VALUE = float | int | str | bool | None
+# The precision time is kept and compared to (LC-005), unless a profile relaxes it.
+MICROSECOND = 1e-6
 
 
 class SpecError(ValueError):
@@ -82,6 +84,9 @@ class Profile:
     max_retry_delay_ms: float
     jitter: str
     areas: frozenset[str]
+    # The precision time is kept and compared to (LC-005): a microsecond, unless the profile
+    # declares a coarser one (a store that keeps milliseconds); reported with every run.
+    time_precision_seconds: float = MICROSECOND
     # Defaults of the areas beyond the job lifecycle, by area: {"breaker": {"threshold": 3}}.
     area_parameters: Mapping[str, Mapping[str, PARAMETER_VALUE]] = field(default_factory=dict)
 
@@ -199,6 +204,8 @@ def _profiles(document: Mapping[str, Any]) -> dict[str, Profile]:
             max_retry_delay_ms=float(parameters["max_retry_delay_ms"]),
             jitter=parameters["jitter"],
             areas=frozenset(body["areas"]),
+            time_precision_seconds=float(
+                parameters.get("time_precision_seconds", MICROSECOND)),
             area_parameters={area: dict(values)
                              for area, values in body.get("area_parameters", {}).items()},
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pathlib
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 import yaml
@@ -342,6 +343,22 @@ def test_missing_required_field(spec_copy: pathlib.Path, missing: str) -> None:
     assert "registry.schema.json" in message
     assert "requirements/3" in message
     assert f"'{missing}' is a required property" in message
+
+
+def test_a_profile_may_declare_a_coarser_time_precision(spec_copy: pathlib.Path) -> None:
+    def relax(precision: float) -> Callable[[dict[str, Any]], None]:
+        def edit(document: dict[str, Any]) -> None:
+            document["profiles"]["task-manager"]["parameters"]["time_precision_seconds"] = (
+                precision)
+        return edit
+
+    edit_yaml(spec_copy / PROFILES_FILE, relax(0.001))
+    registry = load_registry(folder=spec_copy)
+    assert registry.profile("task-manager").time_precision_seconds == 0.001
+    assert registry.profile("canonical").time_precision_seconds == 1e-6  # LC-005's default
+    edit_yaml(spec_copy / PROFILES_FILE, relax(0))
+    with pytest.raises(SpecError, match="time_precision_seconds"):
+        load_registry(folder=spec_copy)
 
 
 def test_missing_profile_field(spec_copy: pathlib.Path) -> None:

@@ -80,7 +80,8 @@ def test_changed_normative_text_without_a_bump_fails_with_what_to_do(
 def test_the_gate_passes_statically_on_the_shipped_spec() -> None:
     result = CliRunner().invoke(main, ["spec", "check", "--no-run"])
     assert result.exit_code == 0, result.output
-    assert "every MUST/SHOULD requirement has a Behave and a Robot test" in result.output
+    assert ("every MUST/SHOULD requirement has a Behave and a Robot test (a plain case"
+            " among each suite's)") in result.output
 
 
 def _git(repo: Path, *args: str) -> None:
@@ -186,6 +187,20 @@ def test_steps_to_edge_land_a_microsecond_before_on_and_past_the_boundary() -> N
         steps_to_edge(0.0, -1.0)
     with pytest.raises(ValueError):
         steps_to_edge(0.0, 1.0, precision=0.0)
+
+
+def test_a_profile_may_relax_the_time_precision_and_the_report_says_so(
+        registry: Registry) -> None:
+    from jobconform.conformance.aim import precision_notes
+    from jobconform.spec import MICROSECOND
+
+    canonical = registry.profile("canonical")
+    assert canonical.time_precision_seconds == MICROSECOND
+    assert precision_notes(canonical) == ()
+    milliseconds = replace(canonical, name="ms-store", time_precision_seconds=0.001)
+    [note] = precision_notes(milliseconds)
+    assert "'ms-store' declares a time precision of 0.001 s" in note
+    assert "LC-005" in note
 
 
 def test_steps_to_edge_land_exactly_on_the_clock() -> None:

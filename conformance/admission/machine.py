@@ -227,7 +227,8 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
                     self._run(ad.Admit(self._alias("e"), owner))
             if not model.backlogs[owner]:
                 return
-            for step in steps_to_edge(self._waited(model.backlogs[owner][0]), max_age):
+            for step in steps_to_edge(self._waited(model.backlogs[owner][0]), max_age,
+                                      profile.time_precision_seconds):
                 self._run(ad.PassTime(step))
                 self._run(ad.Maintain())
 
@@ -252,7 +253,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
                 return  # the settings leave no caller running (a cap or ceiling of 0)
             waited = (model.now - waiting[0].arrived_at).total_seconds()
             timeout = float(MACHINE_SETTINGS["call_acquire_timeout_seconds"])
-            for step in steps_to_edge(waited, timeout):
+            for step in steps_to_edge(waited, timeout, profile.time_precision_seconds):
                 self._run(ad.PassTime(step))
 
         def _waiting_calls(self) -> list[ad.Call]:
@@ -301,7 +302,8 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             execution = self._running_where(orphaned=False)[0]
             assert execution.started_at is not None
             ran = (self.harness.model.now - execution.started_at).total_seconds()
-            for step in steps_to_edge(ran, float(execution.timeout_seconds)):
+            for step in steps_to_edge(ran, float(execution.timeout_seconds),
+                                      profile.time_precision_seconds):
                 self._run(ad.PassTime(step))
 
         # Enabled also where work runs but no orphan exists yet: the rule then restarts
@@ -321,7 +323,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             assert execution.started_at is not None
             ran = (self.harness.model.now - execution.started_at).total_seconds()
             lease = float(execution.timeout_seconds + ad.LEASE_BUFFER_SECONDS)
-            for step in steps_to_edge(ran, lease):
+            for step in steps_to_edge(ran, lease, profile.time_precision_seconds):
                 self._run(ad.PassTime(step))
 
         def _waited(self, execution: str) -> float:

@@ -195,12 +195,13 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
                 return  # engaged off, store down, or already at the edge
             left = (open_until - now).total_seconds()
             call = ""
-            for step in steps_onto(0.0, left):
+            for step in steps_onto(0.0, left, profile.time_precision_seconds):
                 self._run(bc.PassTime(step))
                 call = self._name("e")
                 self._run(bc.Call(at, call, worker))
             if lapse:
-                for step in steps_onto(0.0, self.harness.model.settings.probe_lease_seconds):
+                for step in steps_onto(0.0, self.harness.model.settings.probe_lease_seconds,
+                                       profile.time_precision_seconds):
                     self._run(bc.PassTime(step))
             self._run(bc.Report(at, call, "success", None, worker))
 

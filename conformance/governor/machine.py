@@ -120,7 +120,7 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             if paused_until is None:
                 return
             left = (paused_until - self.harness.clock.now()).total_seconds()
-            for step in steps_to_edge(0.0, left):
+            for step in steps_to_edge(0.0, left, profile.time_precision_seconds):
                 self._run(gc.Elapse(step))
                 self._run(gc.Offer(TARGETS[0], worker))
 
@@ -148,7 +148,8 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             assert settings is not None
             for _ in range(settings.target_limit):
                 self._run(gc.Offer(at, worker))
-            for step in steps_to_edge(0.0, settings.target_window_seconds):
+            for step in steps_to_edge(0.0, settings.target_window_seconds,
+                                      profile.time_precision_seconds):
                 self._run(gc.Elapse(step))
                 self._run(gc.Offer(at, worker))
 

@@ -213,7 +213,7 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             self.edges += 1
             key = f"edge{self.edges}"
             self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
-            for step in steps_to_edge(0.0, timeout):
+            for step in steps_to_edge(0.0, timeout, profile.time_precision_seconds):
                 self._run(cmd.AdvanceTime(step))
                 self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
 
@@ -229,7 +229,7 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             self._run(CompleteClaim(first, cmd.Succeed("done")))
             other = PAYLOADS[1 - PAYLOADS.index(payload)]
             self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, other))
-            for step in steps_to_edge(0.0, ttl):
+            for step in steps_to_edge(0.0, ttl, profile.time_precision_seconds):
                 self._run(cmd.AdvanceTime(step))
                 self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
                 self._run(PurgeKeys())

@@ -402,8 +402,10 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                     # cut-off falls 0.4 ms before that keeps it, which a store comparing
                     # at millisecond precision misses (LC-020, issue 33).
                     # (Not while a job waits in backoff: the 5 s step would end its wait
-                    # and move the draws that find the backoff bugs.)
-                    if not self._jobs_where(is_in_backoff):
+                    # and move the draws that find the backoff bugs; nor under a profile
+                    # whose time precision is coarser than the 0.4 ms, LC-005.)
+                    if (not self._jobs_where(is_in_backoff)
+                            and profile.time_precision_seconds < 0.0004):
                         self._run(cmd.AdvanceTime(4.9996))
                         self._run(cmd.Cleanup(5.0))
                 return alias

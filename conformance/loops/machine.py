@@ -283,7 +283,7 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
                 return
             left = (when - self.harness.clock.now()).total_seconds()
             if left >= TICK_SECONDS:
-                for step in steps_to_edge(0.0, left):
+                for step in steps_to_edge(0.0, left, profile.time_precision_seconds):
                     self._run(lc.PassTime(step))
 
         # Runs end far more often than anything else happens: that is where the rules are.

@@ -170,7 +170,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
                 self._run(cmd.Dispatch())
             if self.harness.model.jobs[alias].finished_at is None:
                 return  # no slot free: the job waits in the queue
-            for step in steps_to_edge(0.0, ttl):
+            for step in steps_to_edge(0.0, ttl, profile.time_precision_seconds):
                 self._run(cmd.AdvanceTime(step))
                 self._run(cmd.ListExpired(ttl))
 
@@ -186,7 +186,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             self._run(cmd.Dispatch())
             if self.harness.model.jobs[alias].status is not Status.RUNNING:
                 return  # no slot free
-            for step in steps_to_edge(0.0, lease):
+            for step in steps_to_edge(0.0, lease, profile.time_precision_seconds):
                 self._run(cmd.AdvanceTime(step))
                 self._run(cmd.ExpireLeases(lease))
 

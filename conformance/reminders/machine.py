@@ -246,7 +246,7 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             due = self._next_due()
             assert due is not None
             left = (due - self.harness.clock.now()).total_seconds()
-            for step in steps_onto(0.0, left):
+            for step in steps_onto(0.0, left, profile.time_precision_seconds):
                 self._run(AdvanceTime(step))
 
         @rule(target=reminders, form=st.sampled_from(("delay", "fire_at")),

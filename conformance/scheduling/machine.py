@@ -170,7 +170,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
             fire = self._next_fire()
             assert fire is not None
             left = max(0.0, (fire - self.h.clock.now()).total_seconds())
-            for step in steps_onto(0.0, left):
+            for step in steps_onto(0.0, left, profile.time_precision_seconds):
                 self._run(AdvanceTime(step))
 
         def _next_fire(self) -> datetime | None:
@@ -195,7 +195,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
                     break
                 self._run(sc.ListSchedules())  # each next fire time read as it falls due
                 left = max(0.0, (fire - self.h.clock.now()).total_seconds())
-                for step in steps_onto(0.0, left):
+                for step in steps_onto(0.0, left, profile.time_precision_seconds):
                     self._run(AdvanceTime(step))
             return daily
 
@@ -241,7 +241,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
                 if fire is None:
                     break
                 left = max(0.0, (fire - self.h.clock.now()).total_seconds())
-                for step in steps_onto(0.0, left):
+                for step in steps_onto(0.0, left, profile.time_precision_seconds):
                     self._run(AdvanceTime(step))
             return alias
 
