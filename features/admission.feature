@@ -45,7 +45,7 @@ Feature: Admission, backlog and execution timeouts
 
   # -- AD-003: clamp on read, never rewrite -------------------------------------------------------
 
-  @AD-003
+  @AD-003 @edge
   Scenario: A stored ceiling of 0 is read as 1 and still admits one execution
     Given an admission runtime
     And owner "o" is added
@@ -58,7 +58,7 @@ Feature: Admission, backlog and execution timeouts
     Then the admission answer is "queued"
     And the stored fleet ceiling is 0 and the ceiling in force is 1
 
-  @AD-003
+  @AD-003 @edge
   Scenario: A stored ceiling of 999 is read as 32 and never rewritten
     Given an admission runtime
     And owner "o" is added

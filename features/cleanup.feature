@@ -29,7 +29,7 @@ Feature: Cleanup of old terminal jobs
     Then cleanup removed 1 job
     And job "a" is not held
 
-  @LC-020
+  @LC-020 @edge
   Scenario: A job 0.4 milliseconds younger than the max age is kept
     Given job "a" is submitted
     And the runtime dispatches

@@ -411,7 +411,7 @@ Feature: Sequential agent loops (spec/loops.yaml)
     When the run of loop "a" responds "same answer"
     Then loop "a" ended stopped with stop reason no_progress
 
-  @LP-012
+  @LP-012 @edge
   Scenario: Empty, missing and blank responses share one fingerprint
     When loop "a" is started with
       | parameter             | value |
@@ -423,7 +423,7 @@ Feature: Sequential agent loops (spec/loops.yaml)
     And the run of loop "a" responds "   "
     Then loop "a" ended stopped with stop reason no_progress
 
-  @LP-012
+  @LP-012 @edge
   Scenario: Word boundaries count and threshold 0 turns detection off
     When loop "a" is started with
       | parameter             | value |

@@ -87,7 +87,7 @@ Feature: Re-delivery cap and poison parking
     And job "a" finished at second 244
     And the counters show 1 processed, 1 failed, 0 cancelled
 
-  @RD-002 @RD-003
+  @RD-002 @RD-003 @edge
   Scenario: A cap of 0 parks at the first expiry
     Given a runtime with a re-delivery cap of 0
     And job "a" is submitted

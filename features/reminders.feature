@@ -373,7 +373,7 @@ Feature: Self-reminders
     Then the sweep deleted 1 reminder
     And reminder "a" is no longer held
 
-  @RM-016
+  @RM-016 @edge
   Scenario: A retention window of 0 turns the sweep off
     Given reminders with retention_days set to 0
     When reminder "a" is created with message "x" and a delay of 60 seconds

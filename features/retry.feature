@@ -22,7 +22,7 @@ Feature: Retry and backoff
     And the runtime dispatches
     Then job "a" is failed
 
-  @RT-001
+  @RT-001 @edge
   Scenario: A policy of zero retries fails the job at its first failure
     Given job "a" is submitted with 0 retries
     And the runtime dispatches

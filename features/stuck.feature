@@ -67,7 +67,7 @@ Feature: Stuck-job detection
     And the counters show 1 processed, 1 failed, 0 cancelled
     And the health shows 0 queued, 0 running, 1 in total
 
-  @ST-002
+  @ST-002 @edge
   Scenario: A job silent for half a second past the timeout is failed as stuck
     Given job "a" is submitted
     And the runtime dispatches

@@ -46,7 +46,7 @@ The Fleet Ceiling Is 10 And Written Within 1 To 32
 # -- AD-003: clamp on read, never rewrite --------------------------------------------------------
 
 A Stored Ceiling Of 0 Still Admits One Execution And Stays 0
-    [Tags]    AD-003
+    [Tags]    AD-003    edge
     Start Admission Runtime
     Add Owner    o
     Store Raw Fleet Ceiling    0

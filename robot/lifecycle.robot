@@ -484,7 +484,7 @@ Cleanup Never Removes A Queued Or Running Job
     Listing Should Show    b
 
 Cleanup Keeps A Job 0.4 Milliseconds Younger Than The Max Age
-    [Tags]    LC-020
+    [Tags]    LC-020    edge
     Start Runtime
     Submit Job    a
     Advance Clock    0.0005

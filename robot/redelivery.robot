@@ -98,7 +98,7 @@ With The Default Cap Of 3 The Fourth Expiry Parks The Job
     Counters Should Show    processed=1    failed=1    cancelled=0
 
 A Cap Of 0 Parks At The First Expiry
-    [Tags]    RD-002    RD-003
+    [Tags]    RD-002    RD-003    edge
     Start Runtime    redelivery_cap=0
     Submit Job    a
     Dispatch

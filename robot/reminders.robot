@@ -278,7 +278,7 @@ The Retention Sweep Deletes Only Old Final Reminders
     Listed Reminders Should Be    ${all}    d, b, e
 
 A Retention Window Of 0 Turns The Sweep Off
-    [Tags]    RM-016
+    [Tags]    RM-016    edge
     Start Reminders    retention_days=0
     Create Reminder    a    x    delay=60
     Cancel Reminder    a

@@ -25,7 +25,7 @@ Without A Retry Policy A Failed Attempt Fails The Job
     Job Status Should Be    a    failed
 
 A Policy Of Zero Retries Fails The Job At Its First Failure
-    [Tags]    RT-001
+    [Tags]    RT-001    edge
     Start Runtime
     Submit Job With Retry    a    0
     Run Job To Failure    a    ValueError    boom

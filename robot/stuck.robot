@@ -78,7 +78,7 @@ A Job Silent For 61 Seconds Is Failed As Stuck With A Timeout Of 60
     Health Should Show    queued=0    running=0    total=1
 
 A Job Silent For Half A Second Past The Timeout Is Failed As Stuck
-    [Tags]    ST-002
+    [Tags]    ST-002    edge
     Start Runtime
     Submit Job    a
     Dispatch
