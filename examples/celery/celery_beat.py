@@ -1,0 +1,178 @@
+"""Celery beat: per time zone one Celery app (its `timezone`) and, per scheduler, one embedded
+beat (`beat.EmbeddedService`, a thread asleep under ThreadWaits, 1 s max interval) over its own
+PersistentScheduler file, all on WallClock. The schedules are each app's `beat_schedule`,
+merged into running beats (`merge_inplace`) as beat does at its start; a one-shot job is a
+`schedule(run_every)` from its creation. A fire: the Scheduler's `apply_async`, eager."""
+
+import logging
+import shelve
+import tempfile
+import zoneinfo
+from contextlib import nullcontext
+from datetime import UTC, datetime, timedelta
+from types import SimpleNamespace
+
+from celery import Celery, beat, schedules, signals
+
+from jobconform.backends.scheduling import memory, protocol, runtime
+from jobconform.bridges import HeldSchedules, ThreadWaits, WallClock
+from jobconform.reference.scheduling.oracle import Trigger
+
+signals.setup_logging.connect(lambda **_: None, weak=False)  # Celery leaves logging alone
+logging.getLogger("celery").setLevel(logging.CRITICAL)  # and says nothing
+MAX_INTERVAL = 1.0  # beat's longest sleep between its looks at the schedule (default 300 s)
+
+
+def crontab(expression: str, app: Celery | None = None) -> schedules.crontab:
+    try:  # cron's five fields, in crontab's order
+        minute, hour, day, month, weekday = expression.split()
+        return schedules.crontab(minute, hour, day, month, weekday, app=app)
+    except ValueError as error:
+        raise protocol.ScheduleRejected("expression", str(error)) from None
+
+
+class FiringScheduler(beat.PersistentScheduler):
+    def apply_async(self, entry: beat.ScheduleEntry, producer: object = None,
+                    advance: bool = True, **kwargs: object) -> object:
+        due = self.app.now() + entry.schedule.remaining_estimate(entry.last_run_at)
+        if not isinstance(entry.schedule, schedules.crontab):  # a one-shot job's: it is done
+            self.schedule.pop(entry.name, None)
+        return self.app.tasks["fire"].apply_async((entry.name, due.astimezone(UTC)))
+
+
+class CeleryBeatRuntime:
+    def __init__(self, shared: SimpleNamespace, slot: str) -> None:
+        self.shared, self.slot, self.beats = shared, slot, {}  # zone -> this scheduler's beat
+        self.now, self.settle = shared.now, shared.waits.settle
+        self.held = HeldSchedules(shared.store, shared.target, shared.now, self.next_fire)
+        self.get, self.list_schedules = self.held.get, self.held.list_schedules
+        self.history, self.trigger = self.held.history, self.held.trigger
+        shared.running.append(self)
+        self.start_beats()
+        self.open_peer = lambda: CeleryBeatRuntime(shared, f"peer{len(shared.running)}")
+        self.reopen = lambda: CeleryBeatRuntime(shared, slot)
+
+    def app(self, zone: str) -> Celery:  # one app per zone: a crontab reads its app's zone
+        if zone not in self.shared.apps:
+            self.shared.apps[zone] = app = Celery(f"beat-{zone}", broker="memory://")
+            app.conf.update(timezone=zone, task_always_eager=True, beat_schedule={})
+            app.task(name="fire", shared=False, typing=False)(self.fire)
+        return self.shared.apps[zone]
+
+    def filename(self, zone: str) -> str:  # a scheduler's file for a zone: its restart's too
+        return f"{self.shared.folder}/{self.slot}-{zone.replace('/', '_')}"
+
+    def fire(self, schedule_id: str, due: datetime) -> None:  # beat's due time: the fire's
+        if (schedule := self.shared.store.get(schedule_id)) is not None:
+            self.held.run(schedule, due, Trigger.SCHEDULE)
+        if schedule is not None and schedule.kind == "once":  # done: a restart drops it
+            self.shared.store.claim(schedule_id, schedule.next_fire_at, None)
+            self.app("UTC").conf.beat_schedule.pop(schedule_id, None)
+
+    def start_beats(self) -> None:  # a beat for every zone, reading its app's beat_schedule
+        for zone, app in list(self.shared.apps.items()) if self.shared.autonomy else []:
+            if zone in self.beats:
+                continue
+            self.beats[zone] = service = beat.EmbeddedService(
+                app, thread=True, max_interval=MAX_INTERVAL, schedule_filename=self.filename(zone),
+                scheduler_cls=FiringScheduler)
+            service.service.scheduler  # noqa: B018  set up here, not in its thread
+            with self.shared.waits.adopting():
+                service.start()
+        self.settle()
+
+    def declare(self, zone: str, schedule_id: str, entry: dict[str, object] | None) -> None:
+        declared = self.app(zone).conf.beat_schedule  # what a beat that starts reads
+        declared.pop(schedule_id, None) if entry is None else declared.update({schedule_id: entry})
+        for scheduler in self.shared.running:  # a running beat: its schedule changed
+            scheduler.start_beats()
+            running = scheduler.beats[zone].service.scheduler if zone in scheduler.beats else None
+            if running is not None and entry is None:
+                running.schedule.pop(schedule_id, None)
+            elif running is not None:
+                running.update_from_dict({schedule_id: entry})
+
+    def create_cron(self, message: str, expression: str, timezone: str,
+                    pre_check: bool = False) -> str:
+        matches = self.timetable(expression, timezone)
+        sid = self.held.add_cron(message, expression, timezone, pre_check)
+        self.declare(timezone, sid, {"task": "fire", "schedule": matches, "last_run_at": self.now()})
+        return sid
+
+    def timetable(self, expression: str, timezone: str) -> schedules.crontab:
+        crontab(expression)  # the expression first, as the spec checks it
+        try:
+            zoneinfo.ZoneInfo(timezone)
+        except (ValueError, zoneinfo.ZoneInfoNotFoundError) as error:
+            raise protocol.ScheduleRejected("timezone", str(error)) from None
+        return crontab(expression, self.app(timezone))
+
+    def create_once(self, message: str, run_at: datetime | None = None,
+                    delay_seconds: float | None = None, pre_check: bool = False) -> str:
+        once = self.held.add_once(message, run_at, delay_seconds, pre_check)
+        every = schedules.schedule(run_every=once.next_fire_at - once.created_at, app=self.app("UTC"))
+        self.declare("UTC", once.schedule_id, {"task": "fire", "schedule": every,
+                                               "last_run_at": once.created_at})
+        return once.schedule_id
+
+    def edit(self, sid: str, message: str | None = None, expression: str | None = None,
+             timezone: str | None = None) -> None:
+        new, retimed = self.held.edited(sid, message, expression, timezone)
+        if retimed:  # beat keeps an entry's last run when its schedule changes
+            matches = self.timetable(str(new.expression), str(new.timezone))
+            self.declare(str(self.held.held(sid).timezone), sid, None)
+            self.declare(str(new.timezone), sid, {"task": "fire", "schedule": matches,
+                                                  "last_run_at": self.now()})
+        self.shared.store.replace(new)
+
+    def delete(self, schedule_id: str) -> None:
+        self.declare(self.held.held(schedule_id).timezone or "UTC", schedule_id, None)
+        self.shared.store.remove(schedule_id)
+
+    def set_autonomy(self, enabled: bool) -> None:  # off: every beat stops; on: they start
+        self.shared.autonomy = enabled
+        for scheduler in list(self.shared.running):
+            scheduler.stop_beats() if not enabled else scheduler.start_beats()
+
+    def next_fire(self, schedule: runtime.StoredSchedule) -> datetime | None:
+        if schedule.kind == "once":
+            return schedule.next_fire_at
+        zone = str(schedule.timezone)  # the entry's last run: its beat's, or in beat's file
+        with shelve.open(self.filename(zone)) if zone not in self.beats else nullcontext(
+                {"entries": self.beats[zone].service.scheduler.schedule}) as kept:
+            entry = kept.get("entries", {}).get(schedule.schedule_id)
+        timetable = crontab(str(schedule.expression), self.app(zone))
+        left = timetable.remaining_estimate(entry.last_run_at if entry else self.now())
+        return (self.now() + left).astimezone(UTC)
+
+    def stop_beats(self) -> None:  # its sleep ends (ThreadWaits), it stops and syncs its file
+        for service in self.beats.values():
+            service.service.stop()
+        self.shared.waits.wake_sleepers()
+        for service in self.beats.values():
+            service.join(10.0)  # a real-time safety limit: beat's stop is immediate
+        self.beats.clear()
+        self.settle()
+
+    def crash(self) -> None:
+        self.stop_beats()
+        self.shared.running.remove(self)
+
+    def close(self) -> None:  # a peer stops its beats; the first scheduler every one
+        for scheduler in list(self.shared.running) if self.slot == "main" else [self]:
+            scheduler.crash()
+        if self.slot == "main":
+            self.shared.waits.stop()
+            self.shared.wall.stop()
+
+
+class CeleryBeatBackend:  # jobconform run --backend celery_beat:CeleryBeatBackend
+    name, profile, libraries = "celery-beat", "canonical", ("celery",)
+    capabilities = frozenset({"scheduling"})
+
+    def open_scheduling(self, clock: runtime.Clock, config: protocol.SchedulingConfig,
+                        target: protocol.SchedulingTarget) -> CeleryBeatRuntime:
+        return CeleryBeatRuntime(SimpleNamespace(
+            now=clock.now, target=target, store=memory.InMemoryScheduleStore(), apps={},
+            running=[], autonomy=True, folder=tempfile.mkdtemp(prefix="celery-beat-"),
+            wall=WallClock(clock).start(), waits=ThreadWaits(clock).start()), "main")
