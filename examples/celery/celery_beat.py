@@ -1,7 +1,7 @@
 """Celery beat: per time zone one Celery app (its `timezone`) and, per scheduler, one embedded
 beat (`beat.EmbeddedService`, a thread asleep under ThreadWaits, 1 s max interval) over its own
-PersistentScheduler file, all on WallClock. The schedules are each app's `beat_schedule`,
-merged into running beats (`merge_inplace`) as beat does at its start; a one-shot job is a
+PersistentScheduler file, all on WallClock. The schedules: each app's `beat_schedule`, read by
+a beat at its start, and given to running ones (`update_from_dict`); a one-shot job is a
 `schedule(run_every)` from its creation. A fire: the Scheduler's `apply_async`, eager."""
 
 import logging
@@ -9,7 +9,7 @@ import shelve
 import tempfile
 import zoneinfo
 from contextlib import nullcontext
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from types import SimpleNamespace
 
 from celery import Celery, beat, schedules, signals
@@ -51,24 +51,20 @@ class CeleryBeatRuntime:
         self.start_beats()
         self.open_peer = lambda: CeleryBeatRuntime(shared, f"peer{len(shared.running)}")
         self.reopen = lambda: CeleryBeatRuntime(shared, slot)
-
     def app(self, zone: str) -> Celery:  # one app per zone: a crontab reads its app's zone
         if zone not in self.shared.apps:
             self.shared.apps[zone] = app = Celery(f"beat-{zone}", broker="memory://")
             app.conf.update(timezone=zone, task_always_eager=True, beat_schedule={})
             app.task(name="fire", shared=False, typing=False)(self.fire)
         return self.shared.apps[zone]
-
     def filename(self, zone: str) -> str:  # a scheduler's file for a zone: its restart's too
         return f"{self.shared.folder}/{self.slot}-{zone.replace('/', '_')}"
-
     def fire(self, schedule_id: str, due: datetime) -> None:  # beat's due time: the fire's
         if (schedule := self.shared.store.get(schedule_id)) is not None:
             self.held.run(schedule, due, Trigger.SCHEDULE)
         if schedule is not None and schedule.kind == "once":  # done: a restart drops it
             self.shared.store.claim(schedule_id, schedule.next_fire_at, None)
             self.app("UTC").conf.beat_schedule.pop(schedule_id, None)
-
     def start_beats(self) -> None:  # a beat for every zone, reading its app's beat_schedule
         for zone, app in list(self.shared.apps.items()) if self.shared.autonomy else []:
             if zone in self.beats:
@@ -80,7 +76,6 @@ class CeleryBeatRuntime:
             with self.shared.waits.adopting():
                 service.start()
         self.settle()
-
     def declare(self, zone: str, schedule_id: str, entry: dict[str, object] | None) -> None:
         declared = self.app(zone).conf.beat_schedule  # what a beat that starts reads
         declared.pop(schedule_id, None) if entry is None else declared.update({schedule_id: entry})
@@ -91,30 +86,25 @@ class CeleryBeatRuntime:
                 running.schedule.pop(schedule_id, None)
             elif running is not None:
                 running.update_from_dict({schedule_id: entry})
-
     def create_cron(self, message: str, expression: str, timezone: str,
                     pre_check: bool = False) -> str:
         matches = self.timetable(expression, timezone)
         sid = self.held.add_cron(message, expression, timezone, pre_check)
-        self.declare(timezone, sid, {"task": "fire", "schedule": matches, "last_run_at": self.now()})
+        self.declare(timezone, sid, {"task": "fire", "schedule": matches,
+                                     "last_run_at": self.now()})
         return sid
-
     def timetable(self, expression: str, timezone: str) -> schedules.crontab:
         crontab(expression)  # the expression first, as the spec checks it
-        try:
-            zoneinfo.ZoneInfo(timezone)
-        except (ValueError, zoneinfo.ZoneInfoNotFoundError) as error:
-            raise protocol.ScheduleRejected("timezone", str(error)) from None
+        if timezone not in zoneinfo.available_timezones():
+            raise protocol.ScheduleRejected("timezone", f"not an IANA time zone: {timezone!r}")
         return crontab(expression, self.app(timezone))
-
     def create_once(self, message: str, run_at: datetime | None = None,
                     delay_seconds: float | None = None, pre_check: bool = False) -> str:
         once = self.held.add_once(message, run_at, delay_seconds, pre_check)
-        every = schedules.schedule(run_every=once.next_fire_at - once.created_at, app=self.app("UTC"))
+        every = schedules.schedule(once.next_fire_at - once.created_at, app=self.app("UTC"))
         self.declare("UTC", once.schedule_id, {"task": "fire", "schedule": every,
                                                "last_run_at": once.created_at})
         return once.schedule_id
-
     def edit(self, sid: str, message: str | None = None, expression: str | None = None,
              timezone: str | None = None) -> None:
         new, retimed = self.held.edited(sid, message, expression, timezone)
@@ -124,16 +114,13 @@ class CeleryBeatRuntime:
             self.declare(str(new.timezone), sid, {"task": "fire", "schedule": matches,
                                                   "last_run_at": self.now()})
         self.shared.store.replace(new)
-
     def delete(self, schedule_id: str) -> None:
         self.declare(self.held.held(schedule_id).timezone or "UTC", schedule_id, None)
         self.shared.store.remove(schedule_id)
-
     def set_autonomy(self, enabled: bool) -> None:  # off: every beat stops; on: they start
         self.shared.autonomy = enabled
         for scheduler in list(self.shared.running):
             scheduler.stop_beats() if not enabled else scheduler.start_beats()
-
     def next_fire(self, schedule: runtime.StoredSchedule) -> datetime | None:
         if schedule.kind == "once":
             return schedule.next_fire_at
@@ -142,9 +129,9 @@ class CeleryBeatRuntime:
                 {"entries": self.beats[zone].service.scheduler.schedule}) as kept:
             entry = kept.get("entries", {}).get(schedule.schedule_id)
         timetable = crontab(str(schedule.expression), self.app(zone))
-        left = timetable.remaining_estimate(entry.last_run_at if entry else self.now())
+        declared = self.app(zone).conf.beat_schedule[schedule.schedule_id]  # read at its start
+        left = timetable.remaining_estimate(entry.last_run_at if entry else declared["last_run_at"])
         return (self.now() + left).astimezone(UTC)
-
     def stop_beats(self) -> None:  # its sleep ends (ThreadWaits), it stops and syncs its file
         for service in self.beats.values():
             service.service.stop()
@@ -153,15 +140,13 @@ class CeleryBeatRuntime:
             service.join(10.0)  # a real-time safety limit: beat's stop is immediate
         self.beats.clear()
         self.settle()
-
     def crash(self) -> None:
         self.stop_beats()
-        self.shared.running.remove(self)
-
+        self.shared.running.remove(self) if self in self.shared.running else None
     def close(self) -> None:  # a peer stops its beats; the first scheduler every one
         for scheduler in list(self.shared.running) if self.slot == "main" else [self]:
             scheduler.crash()
-        if self.slot == "main":
+        if self.slot == "main":  # the bridges last: a restart's reopen still needs them
             self.shared.waits.stop()
             self.shared.wall.stop()
 
@@ -169,7 +154,6 @@ class CeleryBeatRuntime:
 class CeleryBeatBackend:  # jobconform run --backend celery_beat:CeleryBeatBackend
     name, profile, libraries = "celery-beat", "canonical", ("celery",)
     capabilities = frozenset({"scheduling"})
-
     def open_scheduling(self, clock: runtime.Clock, config: protocol.SchedulingConfig,
                         target: protocol.SchedulingTarget) -> CeleryBeatRuntime:
         return CeleryBeatRuntime(SimpleNamespace(
