@@ -1,14 +1,13 @@
 """Celery beat: per time zone one Celery app (its `timezone`) and, per scheduler, one embedded
 beat (`beat.EmbeddedService`, a thread asleep under ThreadWaits, 1 s max interval) over its own
 PersistentScheduler file, all on WallClock. The schedules: each app's `beat_schedule`, read by
-a beat at its start, and given to running ones (`update_from_dict`); a one-shot job is a
-`schedule(run_every)` from its creation. A fire: the Scheduler's `apply_async`, eager."""
+a beat as it starts, and merged into running ones (`merge_inplace`); a one-shot job is an entry
+every (run_at - creation) from its creation. A fire: the Scheduler's `apply_async`, eager."""
 
 import logging
 import shelve
 import tempfile
 import zoneinfo
-from contextlib import nullcontext
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
@@ -23,14 +22,14 @@ logging.getLogger("celery").setLevel(logging.CRITICAL)  # and says nothing
 MAX_INTERVAL = 1.0  # beat's longest sleep between its looks at the schedule (default 300 s)
 
 
-def crontab(expression: str, app: Celery | None = None) -> schedules.crontab:
-    try:  # cron's five fields, in crontab's order
-        minute, hour, day, month, weekday = expression.split()
-        return schedules.crontab(minute, hour, day, month, weekday, app=app)
+def crontab(expression: str, timezone: str) -> schedules.crontab:
+    try:  # cron's five fields (crontab's own order differs); the expression first, as the spec
+        matches = schedules.crontab.from_string(expression)
     except ValueError as error:
         raise protocol.ScheduleRejected("expression", str(error)) from None
-
-
+    if timezone not in zoneinfo.available_timezones():
+        raise protocol.ScheduleRejected("timezone", f"not an IANA time zone: {timezone!r}")
+    return matches
 class FiringScheduler(beat.PersistentScheduler):
     def apply_async(self, entry: beat.ScheduleEntry, producer: object = None,
                     advance: bool = True, **kwargs: object) -> object:
@@ -38,8 +37,6 @@ class FiringScheduler(beat.PersistentScheduler):
         if not isinstance(entry.schedule, schedules.crontab):  # a one-shot job's: it is done
             self.schedule.pop(entry.name, None)
         return self.app.tasks["fire"].apply_async((entry.name, due.astimezone(UTC)))
-
-
 class CeleryBeatRuntime:
     def __init__(self, shared: SimpleNamespace, slot: str) -> None:
         self.shared, self.slot, self.beats = shared, slot, {}  # zone -> this scheduler's beat
@@ -66,50 +63,39 @@ class CeleryBeatRuntime:
             self.shared.store.claim(schedule_id, schedule.next_fire_at, None)
             self.app("UTC").conf.beat_schedule.pop(schedule_id, None)
     def start_beats(self) -> None:  # a beat for every zone, reading its app's beat_schedule
-        for zone, app in list(self.shared.apps.items()) if self.shared.autonomy else []:
-            if zone in self.beats:
-                continue
+        for zone in [z for z in self.shared.apps if z not in self.beats and self.shared.autonomy]:
             self.beats[zone] = service = beat.EmbeddedService(
-                app, thread=True, max_interval=MAX_INTERVAL, schedule_filename=self.filename(zone),
-                scheduler_cls=FiringScheduler)
+                self.shared.apps[zone], thread=True, max_interval=MAX_INTERVAL,
+                schedule_filename=self.filename(zone), scheduler_cls=FiringScheduler)
             service.service.scheduler  # noqa: B018  set up here, not in its thread
             with self.shared.waits.adopting():
                 service.start()
         self.settle()
     def declare(self, zone: str, schedule_id: str, entry: dict[str, object] | None) -> None:
-        declared = self.app(zone).conf.beat_schedule  # what a beat that starts reads
+        declared = self.app(zone).conf.beat_schedule  # what a beat merges in as it starts,
         declared.pop(schedule_id, None) if entry is None else declared.update({schedule_id: entry})
-        for scheduler in self.shared.running:  # a running beat: its schedule changed
+        for scheduler in self.shared.running:  # and a running one now (a new zone: a new beat)
             scheduler.start_beats()
-            running = scheduler.beats[zone].service.scheduler if zone in scheduler.beats else None
-            if running is not None and entry is None:
-                running.schedule.pop(schedule_id, None)
-            elif running is not None:
-                running.update_from_dict({schedule_id: entry})
+        for running in [s.beats[zone] for s in self.shared.running if zone in s.beats]:
+            running.service.scheduler.merge_inplace(declared)
     def create_cron(self, message: str, expression: str, timezone: str,
                     pre_check: bool = False) -> str:
-        matches = self.timetable(expression, timezone)
+        matches = crontab(expression, timezone)  # its app: the beat's, as beat builds an entry
         sid = self.held.add_cron(message, expression, timezone, pre_check)
         self.declare(timezone, sid, {"task": "fire", "schedule": matches,
                                      "last_run_at": self.now()})
         return sid
-    def timetable(self, expression: str, timezone: str) -> schedules.crontab:
-        crontab(expression)  # the expression first, as the spec checks it
-        if timezone not in zoneinfo.available_timezones():
-            raise protocol.ScheduleRejected("timezone", f"not an IANA time zone: {timezone!r}")
-        return crontab(expression, self.app(timezone))
     def create_once(self, message: str, run_at: datetime | None = None,
                     delay_seconds: float | None = None, pre_check: bool = False) -> str:
         once = self.held.add_once(message, run_at, delay_seconds, pre_check)
-        every = schedules.schedule(once.next_fire_at - once.created_at, app=self.app("UTC"))
-        self.declare("UTC", once.schedule_id, {"task": "fire", "schedule": every,
-                                               "last_run_at": once.created_at})
+        self.declare("UTC", once.schedule_id, {"task": "fire", "last_run_at": once.created_at,
+                                               "schedule": once.next_fire_at - once.created_at})
         return once.schedule_id
     def edit(self, sid: str, message: str | None = None, expression: str | None = None,
              timezone: str | None = None) -> None:
         new, retimed = self.held.edited(sid, message, expression, timezone)
-        if retimed:  # beat keeps an entry's last run when its schedule changes
-            matches = self.timetable(str(new.expression), str(new.timezone))
+        if retimed:  # a new entry: its last run is now, as for a new schedule
+            matches = crontab(str(new.expression), str(new.timezone))
             self.declare(str(self.held.held(sid).timezone), sid, None)
             self.declare(str(new.timezone), sid, {"task": "fire", "schedule": matches,
                                                   "last_run_at": self.now()})
@@ -124,22 +110,21 @@ class CeleryBeatRuntime:
     def next_fire(self, schedule: runtime.StoredSchedule) -> datetime | None:
         if schedule.kind == "once":
             return schedule.next_fire_at
-        zone = str(schedule.timezone)  # the entry's last run: its beat's, or in beat's file
-        with shelve.open(self.filename(zone)) if zone not in self.beats else nullcontext(
-                {"entries": self.beats[zone].service.scheduler.schedule}) as kept:
-            entry = kept.get("entries", {}).get(schedule.schedule_id)
-        timetable = crontab(str(schedule.expression), self.app(zone))
-        declared = self.app(zone).conf.beat_schedule[schedule.schedule_id]  # read at its start
-        left = timetable.remaining_estimate(entry.last_run_at if entry else declared["last_run_at"])
+        zone, sid = str(schedule.timezone), schedule.schedule_id  # its entry's last run:
+        if zone in self.beats:  # its running beat's, else its file's, else as declared
+            entry = self.beats[zone].service.scheduler.schedule.get(sid)
+        else:
+            with shelve.open(self.filename(zone)) as kept:
+                entry = kept.get("entries", {}).get(sid)
+        last = entry.last_run_at if entry else self.app(zone).conf.beat_schedule[sid]["last_run_at"]
+        timetable = crontab(str(schedule.expression), zone)  # on its zone's app, as in beat
+        left = schedules.maybe_schedule(timetable, app=self.app(zone)).remaining_estimate(last)
         return (self.now() + left).astimezone(UTC)
-    def stop_beats(self) -> None:  # its sleep ends (ThreadWaits), it stops and syncs its file
-        for service in self.beats.values():
+    def stop_beats(self) -> None:  # each stops at its next look (its sleep ends), syncing
+        for service in self.beats.values():  # its file
             service.service.stop()
-        self.shared.waits.wake_sleepers()
-        for service in self.beats.values():
-            service.join(10.0)  # a real-time safety limit: beat's stop is immediate
+            self.shared.waits.join_woken(service)
         self.beats.clear()
-        self.settle()
     def crash(self) -> None:
         self.stop_beats()
         self.shared.running.remove(self) if self in self.shared.running else None
@@ -149,8 +134,6 @@ class CeleryBeatRuntime:
         if self.slot == "main":  # the bridges last: a restart's reopen still needs them
             self.shared.waits.stop()
             self.shared.wall.stop()
-
-
 class CeleryBeatBackend:  # jobconform run --backend celery_beat:CeleryBeatBackend
     name, profile, libraries = "celery-beat", "canonical", ("celery",)
     capabilities = frozenset({"scheduling"})
