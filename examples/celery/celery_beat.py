@@ -1,8 +1,7 @@
-"""Celery beat: per time zone one Celery app (its `timezone`) and, per scheduler, one embedded
-beat (`beat.EmbeddedService`, a thread asleep under ThreadWaits, 1 s max interval) over its own
-PersistentScheduler file, all on WallClock. The schedules: each app's `beat_schedule`, read by
-a beat as it starts, and merged into running ones (`merge_inplace`); a one-shot job is an entry
-every (run_at - creation) from its creation. A fire: the Scheduler's `apply_async`, eager."""
+"""Celery beat: per time zone a Celery app (its `timezone`) and, per scheduler, an embedded beat
+(a thread asleep under ThreadWaits, 1 s max interval) over its own PersistentScheduler file, on
+WallClock. Schedules: each app's `beat_schedule`, merged into a beat as it starts and into a
+running one; a one-shot job: every (run_at - creation) from its creation, fired once, eagerly."""
 
 import logging
 import shelve
@@ -11,14 +10,13 @@ import zoneinfo
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
-from celery import Celery, beat, schedules, signals
+from celery import Celery, beat, schedules
 
 from jobconform.backends.scheduling import memory, protocol, runtime
 from jobconform.bridges import HeldSchedules, ThreadWaits, WallClock
 from jobconform.reference.scheduling.oracle import Trigger
 
-signals.setup_logging.connect(lambda **_: None, weak=False)  # Celery leaves logging alone
-logging.getLogger("celery").setLevel(logging.CRITICAL)  # and says nothing
+logging.getLogger("celery").setLevel(logging.CRITICAL)  # beat logs every fire it sends
 MAX_INTERVAL = 1.0  # beat's longest sleep between its looks at the schedule (default 300 s)
 
 
@@ -67,7 +65,6 @@ class CeleryBeatRuntime:
             self.beats[zone] = service = beat.EmbeddedService(
                 self.shared.apps[zone], thread=True, max_interval=MAX_INTERVAL,
                 schedule_filename=self.filename(zone), scheduler_cls=FiringScheduler)
-            service.service.scheduler  # noqa: B018  set up here, not in its thread
             with self.shared.waits.adopting():
                 service.start()
         self.settle()
