@@ -483,7 +483,9 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
               if rid in verdicts and EXPECTED_FAILURE in verdicts[rid].values()]
     if listed:
         lines += ["### Expected failures", ""]
-        lines += [f"- **{rid}**: {_cell(e.reason)}" + (f" ([link]({e.link}))" if e.link else "")
+        lines += [f"- **{rid}**"
+                  + ("" if e.suites is None else f" ({', '.join(sorted(e.suites))} only)")
+                  + f": {_cell(e.reason)}" + (f" ([link]({e.link}))" if e.link else "")
                   for rid, e in listed]
         lines.append("")
     broken = summary.unexcused_cases()

@@ -207,9 +207,11 @@ def test_the_command_line_tolerates_a_limited_entry_in_its_suites_only(tmp_path:
     assert all(e.suites == {"robot"} for e in load_expectations(limited).values())
     result = CliRunner().invoke(main, [
         "run", "--backend", TWO_DEVIATIONS, "--suite", "behave", "--suite", "robot",
-        "--expected-failures", str(limited), "--report-dir", str(tmp_path / "r")])
+        "--expected-failures", str(limited), "--report-dir", str(tmp_path / "r"),
+        "--markdown", str(tmp_path / "summary.md")])
     assert result.exit_code == 1, result.output
     assert "EXPECTED FAILURE ST-003 [robot only]" in result.output
+    assert "- **ST-003** (robot only): " in (tmp_path / "summary.md").read_text()
     report = json.loads((tmp_path / "r" / "report.json").read_text())
     assert report["requirements"]["ST-003"]["suites"] == {"behave": FAIL,
                                                          "robot": EXPECTED_FAILURE}
