@@ -61,3 +61,18 @@ def test_a_gap_time_fires_an_hour_late_as_listed() -> None:
             datetime(2026, 3, 8, 7, 30, tzinfo=UTC)]
     finally:
         runtime.close()
+
+
+def test_a_wildcard_hour_skips_the_repeated_hour_as_listed() -> None:
+    """SC-005's entry: stepped through New York's fall-back fold, "0 * * * *" fires at 01:00
+    EDT (05:00Z), then 02:00 EST (07:00Z): 01:00 EST (06:00Z) never comes."""
+    clock = VirtualClock(datetime(2026, 11, 1, 4, 0, tzinfo=UTC))
+    runtime, target = open_runtime(clock)
+    try:
+        runtime.create_cron("hourly", "0 * * * *", "America/New_York")
+        for _ in range(8):  # half-hour steps to 08:00Z
+            clock.advance(1800)
+            runtime.settle()
+        assert [when.hour for _, when, _ in target.dispatches] == [5, 7, 8]
+    finally:
+        runtime.close()
