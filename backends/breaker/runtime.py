@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Protocol, TypeVar
 
+from jobconform.backends.breaker.classify import failure_class_of
 from jobconform.backends.protocol import Clock
 from jobconform.reference.breaker.oracle import BreakerSettings
 
@@ -156,6 +157,17 @@ class StoreBreakerRuntime:
             row, call, outcome, failure_class, now))
         if tripped:
             self._drain(target)
+
+    def record_end(self, target: str, call: str, signal: str | None, exit_code: int | None,
+                   output: bool, error_text: str) -> str:
+        """Class a failed call's raw end (CB-016, CB-017) and record it as that failure."""
+        failure_class = self._classify(signal, exit_code, output, error_text)
+        self.record(target, call, "failure", failure_class)
+        return failure_class
+
+    def _classify(self, signal: str | None, exit_code: int | None, output: bool,
+                  error_text: str) -> str:
+        return failure_class_of(signal, exit_code, output, error_text)
 
     def record_missed_heartbeat(self, target: str) -> None:
         if not self._deployment.engaged(target):

@@ -41,6 +41,11 @@ class PooledBreakerRuntime:
     def record(self, target: str, call: str, outcome: str, failure_class: str | None) -> None:
         self._on_pool(lambda: self._inner.record(target, call, outcome, failure_class))
 
+    def record_end(self, target: str, call: str, signal: str | None, exit_code: int | None,
+                   output: bool, error_text: str) -> str:
+        return self._on_pool(lambda: self._inner.record_end(target, call, signal, exit_code,
+                                                            output, error_text))
+
     def record_missed_heartbeat(self, target: str) -> None:
         self._on_pool(lambda: self._inner.record_missed_heartbeat(target))
 
