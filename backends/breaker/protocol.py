@@ -134,6 +134,20 @@ class BreakerRuntime(Protocol):
         Called only on a backend claiming `breaker-seams`."""
         ...
 
+    def start_backstop(self, interval_seconds: float) -> None:
+        """Run the backstop sweep by itself from now on (SR-007): at every boundary
+        `interval_seconds` apart counted from now, and at no other time. Called only on a
+        backend claiming `self-running` and `breaker-seams`, by the self-running checks;
+        a breaker whose backstop was not started never sweeps by itself."""
+        ...
+
+    def settle(self) -> None:
+        """Return once whatever the runtime's own clockwork can do at the clock's current
+        instant is done (its sweep due at a boundary the clock has reached has run). A
+        breaker without clockwork of its own returns at once. Called only where
+        `start_backstop` is."""
+        ...
+
     def read(self, target: str) -> BreakerReadout | None:
         """The target's breaker now, or None when the store cannot be reached."""
         ...

@@ -128,6 +128,9 @@ class StoreBreakerRuntime:
         self._outages = 0
         self._outage_lock = threading.Lock()
         self._drain_lost = False
+        # The backstop's own schedule, once started (SR-007); never in a commanded check.
+        self._next_backstop: datetime | None = None
+        self._backstop_interval = timedelta(0)
 
     # -- configuration -------------------------------------------------------------------
 
@@ -197,6 +200,32 @@ class StoreBreakerRuntime:
 
     def set_drain_lost(self, lost: bool) -> None:
         self._drain_lost = lost
+
+    @property
+    def clock(self) -> Clock:
+        """The clock the runtime reads (a sweeper thread sleeps on it)."""
+        return self._clock
+
+    # -- the backstop on its own schedule (SR-007) -------------------------------------
+
+    def start_backstop(self, interval_seconds: float) -> None:
+        """Sweep by itself from now on, at every `interval_seconds` boundary counted from
+        now. A step runtime has no thread: `settle` runs the sweep due by the clock, as the
+        reference child's job runtime polls on settle (backends/self_running.py)."""
+        self._backstop_interval = timedelta(seconds=interval_seconds)
+        self._next_backstop = self._clock.now() + self._backstop_interval
+
+    def settle(self) -> None:
+        """Run the backstop sweep if a boundary has come; one sweep covers any boundaries
+        the clock jumped over (nothing else happened between them)."""
+        due = self._next_backstop
+        now = self._clock.now()
+        if due is None or now < due:
+            return
+        self.backstop()
+        while due <= now:
+            due += self._backstop_interval
+        self._next_backstop = due
 
     def enqueue(self, target: str, work: str) -> str:
         if self._deployment.engaged(target):

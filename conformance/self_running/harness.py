@@ -55,11 +55,13 @@ from jobconform.conformance.harness import (
     AdapterError,
     Divergence,
 )
+from jobconform.conformance.self_running.backstop import BackstopWatch, watches_backstop
 from jobconform.conformance.self_running.schedules import FIRE_REQUIREMENT, ScheduleWatch
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
 from jobconform.reference import self_running as oracle
 from jobconform.reference.backoff import RetryPolicy
+from jobconform.reference.breaker.commands import TripWithLostDrain
 from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR
 from jobconform.reference.scheduling.commands import CreateCron, CreateOnce
 from jobconform.reference.self_running import Window
@@ -181,6 +183,14 @@ class SelfRunningHarness:
         self.schedules = ScheduleWatch(self.backend, self.profile, self.clock,
                                        self.poll_interval, self._fail, self._call,
                                        self.exercised)
+        # SR-007: the breaker, opened on the first trip, sweeping by itself.
+        self.backstop = BackstopWatch(self.backend, self.profile, self.clock,
+                                      watches_backstop(self.backend, self.profile,
+                                                       self.registry),
+                                      self._fail, self._call, self.exercised)
+        if self.backstop.claimed:
+            # Started with the runtime, so its boundaries count from the opening.
+            self.backstop.open()
 
     # -- commands ------------------------------------------------------------------------
 
@@ -246,6 +256,14 @@ class SelfRunningHarness:
         self.schedules.create_cron(alias, expression, timezone)
         self.read()
 
+    def trip_breaker_with_lost_drain(self, target: str, works: tuple[str, ...]) -> None:
+        """Queue `works` for `target` and trip its breaker with the drain lost: the
+        runtime's own backstop must fail them at its next sweep, not before (SR-007)."""
+        self.commands.append(cast(cmd.Command, TripWithLostDrain(target, works)))
+        self.read()
+        self.backstop.trip_with_lost_drain(target, works)
+        self.read()
+
     def heartbeat(self, alias: str) -> None:
         """The body of a running job reports progress: its windows move (ST-001)."""
         job = self._job(alias)
@@ -268,7 +286,8 @@ class SelfRunningHarness:
         while True:
             now = self.clock.now()
             points = [at for window in self._windows() for at in window.read_points()
-                      if now < at < target]
+                      if now < at < target] + [at for at in self.backstop.read_points()
+                                               if now < at < target]
             stop = min(points, default=target)
             self.clock.advance((stop - now).total_seconds())
             self.read()
@@ -285,6 +304,7 @@ class SelfRunningHarness:
     def close(self) -> None:
         try:
             self.schedules.close()
+            self.backstop.close()
         finally:
             runtime = self.runtime
             self._call("close", runtime.close)
@@ -308,6 +328,7 @@ class SelfRunningHarness:
             for job in [job for job in self.jobs.values() if job.status in (SUCCEEDED, FAILED)]:
                 self._check_ended(job, now)
         self.schedules.read(now)
+        self.backstop.read(now)
 
     def status_of(self, alias: str) -> str:
         return self._job(alias).status
@@ -492,6 +513,7 @@ class SelfRunningHarness:
     def _settle(self) -> None:
         self._call("settle", self.runtime.settle)
         self.schedules.settle()
+        self.backstop.settle()
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         with guarded(self.safety_timeout, f"{self.backend.name}: {action}"):

@@ -114,6 +114,16 @@ class BackstopSweep:
 
 
 @dataclass(frozen=True)
+class TripWithLostDrain:
+    """Work is queued for `target`, whose breaker is then reset and tripped by counted
+    failures with its drain lost: the runtime's own backstop must fail the work at its
+    next sweep (SR-007, in the self-running checks)."""
+
+    target: str
+    works: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class PassTime:
     seconds: float
 
