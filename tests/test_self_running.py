@@ -1,4 +1,4 @@
-"""The self-running area (SR-001..SR-006): the window oracle, the harness that only lets
+"""The self-running area (SR-001..SR-007): the window oracle, the harness that only lets
 time pass, the threaded worker's own clockwork, the reference child's over the pipe, and a
 claim without stuck or redelivery checked in part."""
 

@@ -1,5 +1,5 @@
 """The self-running harness: the runtime acts by itself, the harness only lets time pass
-and reads (spec area self-running, SR-001..SR-006).
+and reads (spec area self-running, SR-001..SR-007).
 
 The backend's runtime is opened with `open_self_running(settings, clock, clockwork)` and is
 never told to dispatch, detect stuck jobs or expire leases. The harness submits jobs,
@@ -24,7 +24,10 @@ job is watched for its removal by the runtime's own reaper if the backend claims
 and the job must still be held at finished_at + ttl and be gone one sweep interval later.
 A backend that also claims `scheduling` has its scheduler watched the same way (SR-006,
 `ScheduleWatch` in schedules.py): each fire's dispatch must reach the harness's target
-inside its window, with nothing read from the scheduler on the way.
+inside its window, with nothing read from the scheduler on the way. A backend that also
+claims `breaker-seams` has its breaker opened with the runtime and its backstop started
+(SR-007, `BackstopWatch` in backstop.py): a lost drain's work must still be queued one
+tick before each sweep boundary and be failed at it.
 Windows are computed from the instants the runtime itself recorded once they have passed
 their own check, so one late start does not shift every later verdict. The first
 difference raises `Divergence` naming the requirement of the window it broke.

@@ -1,5 +1,5 @@
 """Robot Framework keywords for a self-running runtime (robot/self_running.robot,
-SR-001..SR-006).
+SR-001..SR-007).
 
 `Open Self-Running Runtime` opens the backend's runtime with `open_self_running`; after
 that, keywords only submit, end bodies, send heartbeats and let time pass, and the

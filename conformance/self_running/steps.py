@@ -1,4 +1,4 @@
-"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-006).
+"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-007).
 
 The runtime is opened with `open_self_running` on first use, with the slots, job timeout
 and lease the scenario's Given-steps set. After that, steps only submit, decide bodies,
