@@ -21,20 +21,9 @@ def add_composite_owners(*owners: str) -> list[cc.AddOwner]:
     return [cc.AddOwner(owner) for owner in owners]
 
 
-def start_composite_loop(owner: str, loop: str, runs: int) -> cc.StartLoop:
-    """A fixed-mode loop of ``runs`` runs for ``owner``; its run 1 asks for a slot."""
-    return cc.StartLoop(owner, loop, runs)
-
-
 def submit_composite_jobs(owner: str, *jobs: str) -> list[cc.SubmitJob]:
     """New work for ``owner``, each job through its breaker and then its admission."""
     return [cc.SubmitJob(owner, job) for job in jobs]
-
-
-def set_composite_reminder(owner: str, reminder: str,
-                           delay_seconds: float) -> cc.CreateReminder:
-    """A reminder of ``owner`` due in ``delay_seconds``; its fire asks for a slot."""
-    return cc.CreateReminder(owner, reminder, delay_seconds)
 
 
 def end_composite_work(*works: str, failed: bool = False) -> list[cc.FinishWork]:
@@ -53,37 +42,22 @@ def report_composite_failures(failure_class: str, *owners: str) -> list[AfterCom
     return [_failure_result(owner, failure_class) for owner in owners]
 
 
-def run_composite_maintenance() -> cc.Maintain:
-    """One maintenance pass of the admission: stale backlog entries expire."""
-    return cc.Maintain()
-
-
-def restart_composite_admission() -> cc.Restart:
-    """The admission's process restarts: running work becomes orphans (CX-005)."""
-    return cc.Restart()
-
-
-def composite_clock_moves(seconds: float) -> cc.PassTime:
-    """Let ``seconds`` of virtual time pass for the composite runtime."""
-    return cc.PassTime(seconds)
-
-
 DECLARATIONS = (
     Declaration("Add Composite Owners", add_composite_owners, (
         Phrase('composite owners "{owners}" are added',
                lambda owners: add_composite_owners(*alias_list(owners))),
     )),
-    Declaration("Start Composite Loop", start_composite_loop, (
-        Phrase('owner "{owner}" starts composite loop "{loop}" of {runs:d} runs',
-               start_composite_loop),
+    # A command whose fields are the keyword's arguments is its own builder.
+    Declaration("Start Composite Loop", cc.StartLoop, (
+        Phrase('owner "{owner}" starts composite loop "{loop}" of {runs:d} runs', cc.StartLoop),
     )),
     Declaration("Submit Composite Jobs", submit_composite_jobs, (
         Phrase('owner "{owner}" submits composite jobs "{jobs}"',
                lambda owner, jobs: submit_composite_jobs(owner, *alias_list(jobs))),
     ), kept_as=lambda command: command.job),
-    Declaration("Set Composite Reminder", set_composite_reminder, (
+    Declaration("Set Composite Reminder", cc.CreateReminder, (
         Phrase('owner "{owner}" sets composite reminder "{reminder}" due in {seconds:g}'
-               " seconds", lambda owner, reminder, seconds: set_composite_reminder(
+               " seconds", lambda owner, reminder, seconds: cc.CreateReminder(
                    owner, reminder, seconds)),
     )),
     Declaration("End Composite Work", end_composite_work, (
@@ -97,13 +71,13 @@ DECLARATIONS = (
                lambda owners, failure_class: report_composite_failures(
                    failure_class, *alias_list(owners))),
     )),
-    Declaration("Run Composite Maintenance", run_composite_maintenance, (
-        Phrase("the composite maintenance runs", run_composite_maintenance),
+    Declaration("Run Composite Maintenance", cc.Maintain, (
+        Phrase("the composite maintenance runs", cc.Maintain),
     )),
-    Declaration("Restart Composite Admission", restart_composite_admission, (
-        Phrase("the composite admission restarts", restart_composite_admission),
+    Declaration("Restart Composite Admission", cc.Restart, (
+        Phrase("the composite admission restarts", cc.Restart),
     )),
-    Declaration("Composite Clock Moves", composite_clock_moves, (
-        Phrase("the composite clock moves {seconds:g} seconds", composite_clock_moves),
+    Declaration("Composite Clock Moves", cc.PassTime, (
+        Phrase("the composite clock moves {seconds:g} seconds", cc.PassTime),
     )),
 )

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobconform.conformance import scenario as core
 from jobconform.conformance.area_steps import ConfiguredScenario, alias_list
 from jobconform.conformance.composite.declarations import DECLARATIONS
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
+from jobconform.conformance.scenario import _check, state_of
 from jobconform.conformance.step_library import check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 
@@ -34,11 +34,7 @@ class CompositeScenario(ConfiguredScenario[CompositeHarness]):
 
 
 def _composite(context: Any) -> CompositeScenario:
-    return core.state_of(context).area_state("composite", CompositeScenario)
-
-
-def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
-    core._check(context, ok, what, expected, actual)
+    return state_of(context).area_state("composite", CompositeScenario)
 
 
 @setup_step("a composite admission of {cap:d} slots per owner")
