@@ -7,53 +7,34 @@ from collections.abc import Mapping
 from jobconform.backends.admission.memory import open_memory_admission
 from jobconform.backends.admission.runtime import AdmissionService
 from jobconform.backends.breaker.memory import open_memory_breaker
-from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import StoreBreakerRuntime
-from jobconform.backends.composite.protocol import COMPOSITE
-from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
-from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import StoreGovernorRuntime, open_memory_governor
 from jobconform.backends.idempotency.memory import open_memory_idempotency
 from jobconform.backends.idempotency.protocol import IdempotencyAudit, IdempotencyConfig
 from jobconform.backends.idempotency.service import IdempotencyService
 from jobconform.backends.loops.memory import StepLoopRuntime
-from jobconform.backends.loops.protocol import LOOPS, LoopEvents, LoopsConfig
-from jobconform.backends.protocol import (
-    ADMISSION,
-    AUDIT_EVENTS,
-    BREAKER_SEAMS,
-    CONCURRENT_SUBMIT,
-    HEALTH_REPORT,
-    IDEMPOTENCY,
-    LIFECYCLE,
-    LOOP_EVENTS,
-    REAPER,
-    REDELIVERY,
-    REMINDERS,
-    RETRY,
-    STUCK,
-    Clock,
-    RuntimeSettings,
-    TaskScript,
-    store_faults,
-)
+from jobconform.backends.loops.protocol import LoopEvents, LoopsConfig
+from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.backends.reminders.memory import open_memory_reminders
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
 from jobconform.backends.scheduling.memory import open_memory_scheduling
 from jobconform.backends.scheduling.protocol import (
-    SCHEDULING,
     SchedulingConfig,
     SchedulingTarget,
 )
 from jobconform.backends.scheduling.runtime import StepSchedulingRuntime
+from jobconform.backends.shipped import (
+    EVERY_SHIPPED_BACKEND,
+    HEALTH_AND_AUDIT,
+    JOB_STORE_FAULTS,
+    ShippedBackend,
+)
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import InMemoryJobStore
 from jobconform.backends.task_store.memory import AsyncInMemoryTaskStore
-from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker.oracle import BreakerSettings
-from jobconform.reference.composite.oracle import CompositeConfig
 from jobconform.reference.governor.oracle import GovernorSettings
 
 
@@ -65,21 +46,11 @@ class MemoryRuntime(StepRuntime):
                          bodies=bodies)
 
 
-class MemoryBackend:
+class MemoryBackend(ShippedBackend):
     """Entry point `memory`: deterministic, single-threaded, nothing to install."""
 
     name = "memory"
-    profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
-                              COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                              LOOP_EVENTS, BREAKER_SEAMS,
-                              store_faults(REMINDERS), store_faults(IDEMPOTENCY),
-                              store_faults(REDELIVERY), store_faults(REAPER)})
-
-    def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
-        """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""
-        return open_shared_admission(self, clock, config)
+    capabilities = EVERY_SHIPPED_BACKEND | HEALTH_AND_AUDIT | JOB_STORE_FAULTS
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, clock)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from jobconform.backends import ownership
@@ -41,6 +41,7 @@ from jobconform.backends.retry_delay import (
     policy_of_document,
     retry_delay_ms,
 )
+from jobconform.backends.runtime_health import HealthSnapshot, OutcomeTally
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -62,21 +63,7 @@ WRITE_ATTEMPTS = 2
 _IMMUTABLE_RESULTS = (type(None), bool, int, float, str)
 
 
-@dataclass(frozen=True)
-class HealthSnapshot:
-    queued: int
-    running: int
-    total: int
-    processed: int
-    failed: int
-    cancelled: int
-    # The health report's worker fields (seed 000 §Health Report; LC-029, ST-005).
-    worker_id: str
-    status: str
-    last_heartbeat: datetime | None
-
-
-class StepRuntime:
+class StepRuntime(OutcomeTally):
     reaper_type: type[Reaper] = Reaper  # the self-test gallery swaps in broken ones
 
     def __init__(self, settings: RuntimeSettings, clock: Clock, store: JobStore,
@@ -90,8 +77,6 @@ class StepRuntime:
         self._store = store
         # Unique per runtime, as seed 000's worker makes one at startup (LC-029).
         self._worker_id = worker_id or f"worker-{uuid.uuid4().hex[:8]}"
-        # The latest heartbeat recorded for a job of this runtime (ST-005).
-        self._last_heartbeat: datetime | None = None
         self._scripts: dict[str, TaskScript] = dict(bodies or {})
         # Jobs this runtime claimed, each with its claim's fencing token: the token every
         # owner write carries. An entry goes when the write is refused or the job moves on.
@@ -106,9 +91,6 @@ class StepRuntime:
         self._reaper = self.reaper_type(store, settings.reaper_ttl_seconds,
                                         settings.reaper_sweep_interval_ms)
         self._alerts = OperatorAlerts()
-        self.processed = 0
-        self.failed = 0
-        self.cancelled = 0
 
     @property
     def store(self) -> JobStore:
@@ -209,14 +191,6 @@ class StepRuntime:
         if ended is not None:  # else the job moved meanwhile: a late outcome is absorbed
             self._count_outcome(status)
 
-    def _count_outcome(self, status: str) -> None:
-        if status == CANCELLED:
-            self.cancelled += 1
-            return
-        self.processed += 1
-        if status == FAILED:
-            self.failed += 1
-
     # -- heartbeats and stuck jobs (ST-001..ST-004) ----------------------------------------
 
     def heartbeat(self, job_id: str) -> None:
@@ -230,11 +204,6 @@ class StepRuntime:
             del self._owned[job_id]  # rescued or claimed again: no longer this runtime's
         else:
             self._record_heartbeat(beaten.last_heartbeat)
-
-    def _record_heartbeat(self, at: datetime | None) -> None:
-        """The health report's last heartbeat only moves forward (ST-005)."""
-        if at is not None and (self._last_heartbeat is None or at > self._last_heartbeat):
-            self._last_heartbeat = at
 
     def detect_stuck(self, job_timeout_seconds: float) -> int:
         """Fail every running job silent for more than the timeout; return how many."""
@@ -428,18 +397,7 @@ class StepRuntime:
         return [self._copy(job) for job in self._store.list(status)]
 
     def health(self) -> HealthSnapshot:
-        counts = self._store.counts()
-        return HealthSnapshot(
-            queued=counts[QUEUED],
-            running=counts[RUNNING],
-            total=sum(counts.values()),
-            processed=self.processed,
-            failed=self.failed,
-            cancelled=self.cancelled,
-            worker_id=self._worker_id,
-            status=self._worker_status(),
-            last_heartbeat=self._last_heartbeat,
-        )
+        return self._health(self._store.counts(), self._worker_id, self._worker_status())
 
     def _worker_status(self) -> str:
         """Running until shutdown; stopping while a drain waits for its timeout (LC-029)."""

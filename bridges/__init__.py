@@ -15,6 +15,8 @@
   (a socket, a C queue): the adapter says what it sent and where each body runs.
 - `DerivedHealth`: health counters from the job records, for runtimes without counters;
   `JobRecords`: the records themselves, for libraries that keep none with the spec's fields.
+- `HeldSchedules`: a scheduler library's schedules and executions, kept for it with the
+  protocol's reads (get, list, history, trigger), for libraries that fire but keep no records.
 - `keeping_signal_handlers`: a worker that installs signal handlers in the main thread
   leaves the harness's in place.
 
@@ -27,6 +29,7 @@ from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth, Health
 from jobconform.bridges.loop import CoroutineNeverFinished, InFlight, VirtualLoop
 from jobconform.bridges.records import JobRecord, JobRecords
+from jobconform.bridges.schedules import HeldSchedules
 from jobconform.bridges.signals import keeping_signal_handlers
 from jobconform.bridges.threads import SettleTimeout, ThreadWaits
 from jobconform.bridges.wallclock import WallClock, importing_on_bridges
@@ -39,6 +42,7 @@ __all__ = [
     "DerivedHealth",
     "DispatchGate",
     "Health",
+    "HeldSchedules",
     "InFlight",
     "JobRecord",
     "JobRecords",

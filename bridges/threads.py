@@ -23,7 +23,9 @@ harness's decision). Inside `ThreadWaits(clock)`:
   adopted thread's stack;
 - `closing()`, called before the runtime's own close, ends every timed wait of its
   threads at once, as a timeout, from then on: a worker polling `queue.get(timeout=...)`
-  sees its stop flag at once instead of after a virtual interval no one will advance.
+  sees its stop flag at once instead of after a virtual interval no one will advance;
+- `join_woken(thread)` does the same for one thread told to stop (one of several
+  schedulers), leaving the others' waits alone.
 
 `ThreadWaits(clock, in_turn=True)` is for a runtime whose threads hand work to each other
 on their own (a scheduler queues a due retry, then a worker's poll takes it) with no one
@@ -218,6 +220,34 @@ class ThreadWaits:
             if wait.condition is not self._state:
                 with wait.condition:
                     wait.condition.notify_all()
+
+    def join_woken(self, thread: threading.Thread) -> None:
+        """Join an adopted thread that was told to stop, ending each timed wait it is in or
+        enters as if its interval had ended, until it ends; the other threads' waits go on.
+        A runtime that sleeps on the clock between looks at its stop flag (celery beat's
+        loop) would otherwise wait for virtual time no one advances; waking it by
+        `wake_sleepers` would wake every thread, and joining before it sleeps would miss it.
+
+        Raises:
+            SettleTimeout: the thread still runs after the real-time safety limit.
+        """
+        give_up = real_monotonic() + self._limit
+        while thread.is_alive():
+            with self._state:
+                wait = self._waits.get(thread)
+                if wait is not None and wait.deadline is not None and not wait.woken:
+                    wait.woken = True
+                    self._state.notify_all()
+                else:
+                    wait = None  # not in a timed wait (yet): look again in a moment
+            if wait is not None and wait.condition is not self._state:
+                with wait.condition:
+                    _original_notify(wait.condition, sys.maxsize)
+            thread.join(0.005)
+            if real_monotonic() > give_up:
+                raise SettleTimeout(f"{thread.name} did not end within {self._limit:g} s of"
+                                    f" real time after it was told to stop\n"
+                                    f"{self._stall_report()}")
 
     def _quiet(self) -> bool:
         for thread in self._adopted:

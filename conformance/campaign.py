@@ -309,7 +309,8 @@ def merge_reports(paths: Iterable[Path], registry: Registry, report_dir: Path) -
     if shards:
         _check_one_seed_range(reports, seeds)
     first = reports[0][1]
-    expected = {rid: ExpectedFailure(rid, body["reason"], body["link"])
+    expected = {rid: ExpectedFailure(rid, body["reason"], body["link"],
+                                     frozenset(body["suites"]) if "suites" in body else None)
                 for rid, body in first["expected_failures"].items()}
     selected = frozenset(first["rerun_of"]) if first["rerun_of"] is not None else None
     return RunSummary(

@@ -195,7 +195,9 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
     config = RunConfig(backend=backend_name, profile=profile, suites=plan.suites,
                        seed=seed, examples=examples, work_dir=report_dir, selected=selected,
                        regressions=regressions, seeds=plan.seeds, machine_areas=machine_areas,
-                       tolerate=frozenset(expected), debug=debug)
+                       tolerate=frozenset(expected), debug=debug,
+                       tolerate_only_in={rid: entry.suites for rid, entry in expected.items()
+                                         if entry.suites is not None})
     started = time.perf_counter()
     runs = run_suites(config, registry, _progress)
     summary = RunSummary(backend_name, profile, frozenset(backend.capabilities),

@@ -267,8 +267,16 @@ def _cell(document: Mapping[str, Any], source: Path, requirement: str) -> Cell:
     traces = tuple(dict.fromkeys(trace_on_disk(artifact, source) for case in cases
                                  for artifact in case["artifacts"]))
     expected = document["expected_failures"].get(requirement)
-    reason = str(expected["reason"]) if expected and verdict == EXPECTED_FAILURE else ""
+    reason = listed_reason(expected) if expected and verdict == EXPECTED_FAILURE else ""
     return Cell(verdict, suites, message, traces, reason)
+
+
+def listed_reason(entry: Mapping[str, Any]) -> str:
+    """An expected-failures entry's reason as a reader sees it, with the suites it is
+    limited to (its `suites`), if any."""
+    suites = entry.get("suites")
+    scope = f" (listed for {', '.join(suites)} only)" if suites else ""
+    return f"{entry['reason']}{scope}"
 
 
 def build_matrix(arguments: Iterable[str]) -> Matrix:

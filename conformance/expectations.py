@@ -8,13 +8,22 @@ optional link to the issue that tracks it:
       reason: get() hands out the live record; tracked upstream
       link: https://example.org/issues/12
 
-A listed requirement that fails is reported as "expected failure" and does not fail the
-run. The list must stay honest, so two things fail the run: an entry whose requirement no
-suite fails any more (an unexpected pass: remove the entry), and an entry naming no
-requirement of the spec (a stale entry: a typo, or a requirement that was removed). The
-second is known before anything runs, so `jobconform run` refuses such a file at once, as
-it does a file listing one requirement twice (YAML would keep the last silently) or a
-link that is not an http(s) URL.
+An entry may name the suites it applies to, for a cause only some suites meet (say, a
+sequence only the Hypothesis machine draws):
+
+    SC-002:
+      reason: a change is seen at the scheduler's next look, up to a second late
+      suites: [hypothesis]
+
+A listed requirement that fails in a suite the entry applies to (every suite, unless it
+names some) is reported as "expected failure" and does not fail the run; in any other
+suite its failure is a failure. The list must stay honest, so two things fail the run:
+an entry whose requirement no suite it applies to fails any more (an unexpected pass:
+remove the entry), and an entry naming no requirement of the spec (a stale entry: a
+typo, or a requirement that was removed). The second is known before anything runs, so
+`jobconform run` refuses such a file at once, as it does a file listing one requirement
+twice (YAML would keep the last silently), a link that is not an http(s) URL or a suite
+that is not behave, robot or hypothesis.
 """
 
 from __future__ import annotations
@@ -39,6 +48,11 @@ class ExpectedFailure:
     requirement: str
     reason: str
     link: str | None = None
+    # The suites the entry applies to; None: every suite.
+    suites: frozenset[str] | None = None
+
+    def applies_to(self, suite: str) -> bool:
+        return self.suites is None or suite in self.suites
 
 
 class _UniqueKeysLoader(yaml.SafeLoader):
@@ -79,9 +93,11 @@ def parse_expectations(document: object, source: str) -> dict[str, ExpectedFailu
     if problem is not None:
         raise ExpectationsError(
             f"{source} does not match {SCHEMA_FILE} {problem}. Each entry is a requirement"
-            " ID mapping to {reason: text, link: optional http(s) URL}")
+            " ID mapping to {reason: text, link: optional http(s) URL, suites: optional"
+            " list of behave, robot, hypothesis}")
     assert isinstance(document, dict)
-    return {rid: ExpectedFailure(rid, body["reason"].strip(), body.get("link"))
+    return {rid: ExpectedFailure(rid, body["reason"].strip(), body.get("link"),
+                                 frozenset(body["suites"]) if "suites" in body else None)
             for rid, body in document.items()}
 
 

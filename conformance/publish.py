@@ -42,6 +42,7 @@ import click
 from jobconform.conformance.compare import (
     MARKS,
     Matrix,
+    listed_reason,
     markdown_cell,
     matrix_of,
     overall_verdict,
@@ -222,7 +223,7 @@ def findings_of(library: Library) -> list[Finding]:
         suites = document["requirements"].get(rid, {}).get("suites", {})
         if EXPECTED_FAILURE not in suites.values():
             continue  # the run did not see it: the report lists it as a problem
-        found.append(Finding(library, rid, str(entry["reason"]), entry["link"],
+        found.append(Finding(library, rid, listed_reason(entry), entry["link"],
                              shortest_reproducer(document, library.report, rid)))
     return found
 

@@ -110,7 +110,8 @@ class RunSummary:
                            and not c.backend_verdict
                            and (c.passed or c.completed or c.suite == "hypothesis")]
                 if direct:
-                    row[run.suite] = EXPECTED_FAILURE if rid in self.expected else FAIL
+                    listed = rid in self.expected and self.expected[rid].applies_to(run.suite)
+                    row[run.suite] = EXPECTED_FAILURE if listed else FAIL
                 elif self.selected is not None and rid not in self.selected:
                     row[run.suite] = self.unselected
                 elif checked:
@@ -144,6 +145,8 @@ class RunSummary:
                                 " or remove the entry")
             elif self.selected is not None and rid not in self.selected:
                 continue  # not rerun, so not checked this time
+            elif not any(entry.applies_to(run.suite) for run in self.suites):
+                continue  # none of the suites it names ran
             elif EXPECTED_FAILURE not in verdicts[rid].values():
                 shown = ", ".join(f"{suite} {v}" for suite, v in verdicts[rid].items())
                 problems.append(f"{rid}: unexpected pass, listed as an expected failure but no"
@@ -156,7 +159,8 @@ class RunSummary:
         if case.backend_verdict:
             return False  # no deviation file can list a backend's nondeterminism or hang
         named = set(case.primaries or case.requirements)
-        return bool(named) and named <= self.expected.keys()
+        listed = {rid for rid, entry in self.expected.items() if entry.applies_to(case.suite)}
+        return bool(named) and named <= listed
 
     def unexcused_cases(self) -> list[CaseResult]:
         """Failed cases not explained by the expected failures alone."""
@@ -284,7 +288,8 @@ def console_table(summary: RunSummary, registry: Registry) -> str:
     for rid, entry in sorted(summary.expected.items()):
         if rid in verdicts and EXPECTED_FAILURE in verdicts[rid].values():
             link = f" ({entry.link})" if entry.link else ""
-            lines.append(f"  EXPECTED FAILURE {rid}: {entry.reason}{link}")
+            scope = "" if entry.suites is None else f" [{', '.join(sorted(entry.suites))} only]"
+            lines.append(f"  EXPECTED FAILURE {rid}{scope}: {entry.reason}{link}")
     for problem in summary.expectation_problems(registry):
         lines.append(f"  EXPECTATION WRONG {problem}")
     if summary.nothing_checked():
@@ -357,7 +362,8 @@ def to_json(summary: RunSummary, registry: Registry) -> dict[str, object]:
         "counts": _counts(verdicts),
         "suite_counts": suite_counts(verdicts),
         "unknown_tags": summary.unknown_tags(registry),
-        "expected_failures": {rid: {"reason": e.reason, "link": e.link}
+        "expected_failures": {rid: {"reason": e.reason, "link": e.link,
+                                    **({} if e.suites is None else {"suites": sorted(e.suites)})}
                               for rid, e in sorted(summary.expected.items())},
         "expectation_problems": summary.expectation_problems(registry),
         "notes": list(summary.notes),
@@ -477,7 +483,9 @@ def to_markdown(summary: RunSummary, registry: Registry) -> str:
               if rid in verdicts and EXPECTED_FAILURE in verdicts[rid].values()]
     if listed:
         lines += ["### Expected failures", ""]
-        lines += [f"- **{rid}**: {_cell(e.reason)}" + (f" ([link]({e.link}))" if e.link else "")
+        lines += [f"- **{rid}**"
+                  + ("" if e.suites is None else f" ({', '.join(sorted(e.suites))} only)")
+                  + f": {_cell(e.reason)}" + (f" ([link]({e.link}))" if e.link else "")
                   for rid, e in listed]
         lines.append("")
     broken = summary.unexcused_cases()

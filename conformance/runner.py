@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -150,6 +150,9 @@ class RunConfig:
     # Listed deviations (--expected-failures): their divergences are recorded as each
     # case goes on, instead of stopping it (conformance/tolerance.py).
     tolerate: frozenset[str] = frozenset()
+    # The listed deviations that apply to some suites only (an entry's `suites`): in the
+    # other suites they are not tolerated.
+    tolerate_only_in: Mapping[str, frozenset[str]] = field(default_factory=dict)
     # Print the Python traceback of an error that stops a suite (`run --debug`).
     debug: bool = False
 
@@ -611,8 +614,10 @@ def run_suites(config: RunConfig, registry: Registry,
         raise ValueError(f"unknown suite(s) {unknown}; choose from {', '.join(SUITES)}")
     forget_hangs()  # a hang of an earlier run in this process (the self-test) is not ours
     runs = []
-    with tolerating(config.tolerate):
-        for number, suite in enumerate(config.suites, 1):
+    for number, suite in enumerate(config.suites, 1):
+        tolerated = {rid for rid in config.tolerate
+                     if suite in config.tolerate_only_in.get(rid, {suite})}
+        with tolerating(tolerated):
             try:
                 runs.append(_run_suite(config, registry, number, suite, progress))
             except KeyboardInterrupt:

@@ -10,7 +10,9 @@ of an area hold no translation of their own.
 
 A command may depend on the run's profile (a default the profile sets, a status in the
 profile's own words): its builder then gives an `OnProfile`, which the engine completes
-with the profile of the scenario or test it is sent through.
+with the profile of the scenario or test it is sent through. A command named after how
+many commands ran before it (a failure result that must be new each time) is built
+`AfterCommands`, which the engine completes with that count as it sends it.
 
 What is not a command (a Then-step's check of what the backend shows, a step that reads
 and keeps a record) stays hand-written in the area's steps and keywords. A Robot keyword
@@ -23,7 +25,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -50,11 +52,34 @@ class ProfiledAnswers(Answers, Protocol):
     def profile(self) -> Profile: ...
 
 
+class CommandLog(Protocol):
+    @property
+    def commands(self) -> Sequence[Any]:
+        """The commands run so far, in order."""
+        ...
+
+
+class LoggedAnswers(Answers, Protocol):
+    """Answers whose harness keeps the commands it ran, for commands built
+    `AfterCommands`."""
+
+    @property
+    def harness(self) -> CommandLog: ...
+
+
 @dataclass(frozen=True)
 class OnProfile:
     """A command the run's profile completes: `build(profile)` is the command."""
 
     build: Callable[[Profile], Any]
+
+
+@dataclass(frozen=True)
+class AfterCommands:
+    """A command named after the number of commands the harness ran before it:
+    `build(count)` is the command."""
+
+    build: Callable[[int], Any]
 
 
 def json_value(text: str) -> JsonValue:
@@ -103,6 +128,8 @@ class Declaration:
         for command in built if isinstance(built, list | tuple) else [built]:
             if isinstance(command, OnProfile):
                 command = command.build(cast(ProfiledAnswers, through).profile)
+            elif isinstance(command, AfterCommands):
+                command = command.build(len(cast(LoggedAnswers, through).harness.commands))
             answer = through.run(command)
             if self.kept_as is not None:
                 through.answers[self.kept_as(command)] = answer

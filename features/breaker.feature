@@ -272,3 +272,58 @@ Feature: Dispatch circuit breaker
     And the probe of target "a" is call "p"
     When call "p" to target "a" succeeds
     Then the breaker of target "a" is closed
+
+  @CB-016
+  Scenario: A call killed by a signal is never an auth failure, whatever its text says
+    Given the breaker is engaged for target "a"
+    When work "w" is queued for target "a"
+    And call "k1" to target "a" arrives
+    And call "k1" to target "a" is killed by SIGKILL
+    And call "k2" to target "a" arrives
+    And call "k2" to target "a" exits with code 137 and no output
+    And call "k3" to target "a" arrives
+    And call "k3" to target "a" exits with code -15 saying "authentication failed"
+    And call "k4" to target "a" arrives
+    And call "k4" to target "a" exits with code 1, no output, saying "OOM: token expired or revoked?"
+    Then the end of call "k1" is classed timeout
+    And the end of call "k2" is classed timeout
+    And the end of call "k3" is classed timeout
+    And the end of call "k4" is classed timeout
+    And the breaker of target "a" is closed
+    And the breaker of target "a" counts 0 failures
+    And the queue of target "a" holds "w"
+
+  @CB-016
+  Scenario: A killed probe decides nothing
+    Given the breaker is engaged for target "a"
+    When target "a" fails 3 calls with auth
+    And the breaker clock moves 30 seconds
+    And call "p" to target "a" arrives
+    And call "p" to target "a" is killed by SIGTERM
+    Then the end of call "p" is classed timeout
+    And the breaker of target "a" is half_open
+    And the breaker of target "a" has a cooldown of 30 seconds
+    When call "q" to target "a" arrives
+    Then call "q" is probe
+
+  @CB-017
+  Scenario: Only a confirmed authentication message is an auth failure
+    Given the breaker is engaged for target "a"
+    When call "s" to target "a" arrives
+    And call "s" to target "a" exits with code 1 and no output
+    And call "e" to target "a" arrives
+    And call "e" to target "a" exits with code 2 saying "tool call failed: invalid JSON"
+    Then the end of call "s" is classed agent_error
+    And the end of call "e" is classed agent_error
+    And the breaker of target "a" counts 0 failures
+    When call "u1" to target "a" arrives
+    And call "u1" to target "a" exits with code 1, no output, saying "Authentication failed: invalid API key"
+    And call "u2" to target "a" arrives
+    And call "u2" to target "a" exits with code 1 saying "HTTP 401 Unauthorized"
+    Then the end of call "u1" is classed auth
+    And the end of call "u2" is classed auth
+    And the breaker of target "a" counts 2 failures
+    When call "u3" to target "a" arrives
+    And call "u3" to target "a" exits with code 1 saying "subscription token expired or revoked"
+    Then the end of call "u3" is classed auth
+    And the breaker of target "a" is open

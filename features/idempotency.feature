@@ -274,6 +274,18 @@ Feature: Idempotency keys
     When effect claim "scoped" is made by execution "e1" for "message" to "to=bob" with content "Hi"
     Then claim "scoped" is started
 
+  @IK-018
+  Scenario: Once executions may be re-delivered, an effect without an execution id is refused
+    Given idempotency keys whose executions may be re-delivered
+    And effect claim "first" is made with no execution id for "message" to "to=bob" with content "Hi"
+    Then claim "first" is refused for want of an execution id
+    When effect claim "again" is made with no execution id for "message" to "to=bob" with content "Hi"
+    Then claim "again" is refused for want of an execution id
+    When effect claim "scoped" is made by execution "e1" for "message" to "to=bob" with content "Hi"
+    Then claim "scoped" is started
+    When effect claim "scoped-again" is made by execution "e1" for "message" to "to=bob" with content "Hi"
+    Then claim "scoped-again" is refused as a conflict
+
   # -- IK-013: failures stored or released -----------------------------------------------------
 
   @IK-013 @IK-003

@@ -120,3 +120,21 @@ Feature: A self-running runtime's own clockwork
     And 365 seconds pass on the self-running runtime
     Then the self-running scheduler has fired schedule "digest" 3 time(s)
     And the self-running runtime shows job "a" succeeded
+
+  # -- SR-007: the breaker's backstop sweeps by itself -------------------------------------------
+
+  @SR-007
+  Scenario: The breaker's backstop fails a lost drain's work by itself at its interval, not before
+    Given 5 seconds pass on the self-running runtime
+    And the self-running breaker trips target "a" with work "w1, w2" queued and its drain lost
+    When 54 seconds pass on the self-running runtime
+    Then the self-running breaker queues work "w1, w2" for target "a"
+    When 1 seconds pass on the self-running runtime
+    Then the self-running breaker has failed work "w1, w2" of target "a"
+    And the self-running breaker queues no work for target "a"
+    When 40 seconds pass on the self-running runtime
+    And the self-running breaker trips target "a" with work "w3" queued and its drain lost
+    And 19 seconds pass on the self-running runtime
+    Then the self-running breaker queues work "w3" for target "a"
+    When 1 seconds pass on the self-running runtime
+    Then the self-running breaker has failed work "w1, w2, w3" of target "a"

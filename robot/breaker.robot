@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the dispatch circuit breaker (spec/breaker.yaml,
-...                 CB-001..CB-015). Each test runs two workers on one store and is tagged
+...                 CB-001..CB-017). Each test runs two workers on one store and is tagged
 ...                 with the requirement IDs it checks. Run with
 ...                 `robot --variable BACKEND:memory --variable PROFILE:canonical robot/`.
 Resource            breaker.resource
@@ -214,3 +214,53 @@ A Missed Heartbeat Counts Only While Closed
     Probe Should Be    a    p
     Call Ends    a    p    success
     Breaker Should Be    a    closed
+
+A Call Killed By A Signal Is Never An Auth Failure
+    [Tags]    CB-016
+    Engage Breaker For    a
+    Queue Work    a    w
+    Call Arrives    a    k1
+    Call Ends Raw    a    k1    signal=SIGKILL
+    Answer Should Be    k1    timeout
+    Call Arrives    a    k2
+    Call Ends Raw    a    k2    exit_code=137
+    Answer Should Be    k2    timeout
+    Call Arrives    a    k3
+    Call Ends Raw    a    k3    exit_code=-9    output=${True}    error_text=Authentication failed
+    Answer Should Be    k3    timeout
+    Call Arrives    a    k4
+    Call Ends Raw    a    k4    exit_code=1    error_text=Killed: out of memory (401 retry budget)
+    Answer Should Be    k4    timeout
+    Breaker Should Be    a    closed
+    Breaker Should Count    a    0
+    Queue Should Hold    a    w
+    Target Fails Calls    a    3    auth
+    Breaker Clock Moves    30
+    Call Arrives    a    p
+    Call Ends Raw    a    p    signal=SIGINT
+    Breaker Should Be    a    half_open
+    Cooldown Should Be    a    30
+    Call Arrives    a    q
+    Answer Should Be    q    probe
+
+Only A Confirmed Authentication Message Is An Auth Failure
+    [Tags]    CB-017
+    Engage Breaker For    a
+    Call Arrives    a    s
+    Call Ends Raw    a    s    exit_code=1
+    Answer Should Be    s    agent_error
+    Call Arrives    a    e
+    Call Ends Raw    a    e    exit_code=2    output=${True}    error_text=tool failed: bad JSON
+    Answer Should Be    e    agent_error
+    Breaker Should Count    a    0
+    Call Arrives    a    u1
+    Call Ends Raw    a    u1    exit_code=1    error_text=Authentication failed: invalid API key
+    Answer Should Be    u1    auth
+    Call Arrives    a    u2
+    Call Ends Raw    a    u2    exit_code=1    output=${True}    error_text=HTTP 401 Unauthorized
+    Answer Should Be    u2    auth
+    Breaker Should Count    a    2
+    Call Arrives    a    u3
+    Call Ends Raw    a    u3    error_text=subscription token expired or revoked
+    Answer Should Be    u3    auth
+    Breaker Should Be    a    open

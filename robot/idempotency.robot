@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-017).
+Documentation       Conformance checks for idempotency keys (spec/idempotency.yaml, IK-001..IK-018).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -241,6 +241,18 @@ An Effect Without An Execution Id Is Not Guarded
     Claim Should Be Started Without Token    second
     Claim Effect    scoped    e1    message    to=bob    "Hi"
     Claim Should Be Started    scoped
+
+An Effect Without An Execution Id Is Refused Once Executions May Be Re-Delivered
+    [Tags]    IK-018
+    Start Key Runtime    redelivery=enabled
+    Claim Effect Without Execution    first    message    to=bob    "Hi"
+    Claim Should Be Refused Without Execution    first
+    Claim Effect Without Execution    again    message    to=bob    "Hi"
+    Claim Should Be Refused Without Execution    again
+    Claim Effect    scoped    e1    message    to=bob    "Hi"
+    Claim Should Be Started    scoped
+    Claim Effect    scoped-again    e1    message    to=bob    "Hi"
+    Claim Should Conflict    scoped-again
 
 # -- IK-013: failures stored or released ---------------------------------------------------
 

@@ -1,14 +1,15 @@
 *** Settings ***
 Documentation       Conformance checks for a self-running runtime (spec/self-running.yaml,
-...                 SR-001..SR-006).
+...                 SR-001..SR-007).
 ...
 ...                 The runtime is opened with open_self_running and acts by itself: no test
 ...                 dispatches, detects stuck jobs or expires leases. Keywords only submit,
 ...                 end bodies, send heartbeats and let time pass; the harness reads at the
 ...                 last instant each action is still forbidden, inside its window and at its
 ...                 close. Tests are skipped on a backend that does not claim self-running,
-...                 and those of SR-002, SR-003, SR-004, SR-005 and SR-006 on one that does
-...                 not also claim stuck, redelivery, retry, reaper or scheduling.
+...                 and those of SR-002, SR-003, SR-004, SR-005, SR-006 and SR-007 on one that
+...                 does not also claim stuck, redelivery, retry, reaper, scheduling or
+...                 breaker-seams.
 Resource            lifecycle.resource
 Library             jobconform.conformance.self_running.keywords.SelfRunningLibrary
 Test Tags           self-running
@@ -77,3 +78,21 @@ Schedules Fire By Themselves Within One Poll Interval And Never Early
     Let Time Pass On Self-Running Runtime    250
     Self-Running Schedule Should Have Fired    report    1
     Self-Running Schedule Should Have Fired    digest    2
+
+The Breaker's Backstop Sweeps By Itself At Its Interval And Never Early
+    [Tags]    SR-007
+    Open Self-Running Runtime
+    Let Time Pass On Self-Running Runtime    10
+    Trip Self-Running Breaker With Lost Drain    a    w1, w2
+    Trip Self-Running Breaker With Lost Drain    b    v
+    Let Time Pass On Self-Running Runtime    49
+    Self-Running Breaker Should Queue    a    w1, w2
+    Self-Running Breaker Should Queue    b    v
+    Let Time Pass On Self-Running Runtime    1
+    Self-Running Breaker Should Have Failed    a    w1, w2
+    Self-Running Breaker Should Have Failed    b    v
+    Trip Self-Running Breaker With Lost Drain    a    w3
+    Let Time Pass On Self-Running Runtime    59
+    Self-Running Breaker Should Queue    a    w3
+    Let Time Pass On Self-Running Runtime    1
+    Self-Running Breaker Should Have Failed    a    w1, w2, w3

@@ -218,12 +218,17 @@ def test_the_seams_apply_under_the_canonical_profile_only() -> None:
 # -- breaker-seams: a breaker without the backstop sweep and the heartbeat seam ---------------
 
 
-def test_cb014_and_cb015_need_the_breaker_seams_capability() -> None:
+SEAM_REQUIREMENTS = ("CB-014", "CB-015", "CB-016", "CB-017")
+
+
+def test_cb014_to_cb017_need_the_breaker_seams_capability() -> None:
     registry = load_registry()
-    assert {r.id for r in registry.requirements if BREAKER_SEAMS in r.needs} == {"CB-014",
-                                                                                 "CB-015"}
+    # SR-007 (the backstop on its own schedule) needs the seams too, in the self-running
+    # area, which a breaker-only backend does not claim either.
+    assert {r.id for r in registry.requirements if BREAKER_SEAMS in r.needs} == {
+        *SEAM_REQUIREMENTS, "SR-007"}
     backend = BreakerWithoutSeamsBackend()
-    for rid in ("CB-014", "CB-015"):
+    for rid in SEAM_REQUIREMENTS:
         reason = skip_reason(registry, backend, registry.profile("canonical"), [rid])
         assert reason is not None and BREAKER_SEAMS in reason
     assert skip_reason(registry, backend, registry.profile("canonical"), ["CB-006"]) is None
@@ -246,7 +251,7 @@ def test_a_breaker_without_seams_gets_the_machine_without_their_rules() -> None:
     assert with_seams.__name__ == "BreakerMachineWithSeams"
     assert seamless.__name__ == "BreakerMachine"
     assert not any(hasattr(seamless, rule) for rule in ("missed_heartbeat", "backstop",
-                                                        "lost_drain"))
+                                                        "lost_drain", "raw_end"))
 
 
 def test_the_harness_sends_no_seam_command_to_a_breaker_without_them() -> None:
@@ -255,7 +260,8 @@ def test_the_harness_sends_no_seam_command_to_a_breaker_without_them() -> None:
                              registry)
     assert not hasattr(harness.workers[0], "backstop")
     harness.run(bc.SwitchBreaker(True))
-    for command in (bc.MissedHeartbeat("a"), bc.DrainLost(True), bc.BackstopSweep()):
+    for command in (bc.MissedHeartbeat("a"), bc.DrainLost(True), bc.BackstopSweep(),
+                    bc.CallEndsRaw("a", "c", "SIGKILL")):
         with pytest.raises(ValueError, match=f"does not claim {BREAKER_SEAMS}"):
             harness.run(command)
     harness.run(bc.OptIn("a"))
@@ -277,7 +283,7 @@ def test_an_adapter_without_breaker_seams_runs_the_area_with_cb014_and_cb015_not
     for rid, body in report["requirements"].items():
         if body["area"] != "breaker":
             continue
-        wanted = ({"not claimed"} if rid in ("CB-014", "CB-015")
+        wanted = ({"not claimed"} if rid in SEAM_REQUIREMENTS
                   else {"n/a"} if "canonical" not in load_registry().requirement(rid).profiles
                   else {"pass"})
         assert set(body["suites"].values()) == wanted, (rid, body["suites"])

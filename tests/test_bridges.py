@@ -273,6 +273,52 @@ def test_settle_waits_for_a_worker_woken_by_a_decision() -> None:
         thread.join(5)
 
 
+def test_join_woken_ends_the_sleeps_of_one_thread_told_to_stop_only() -> None:
+    clock = VirtualClock(EPOCH)
+    stops = {"first": threading.Event(), "second": threading.Event()}
+    looks = {"first": 0, "second": 0}
+
+    def looper(name: str) -> None:  # a scheduler's loop: look, then sleep a virtual second
+        while not stops[name].is_set():
+            looks[name] += 1
+            time.sleep(1.0)
+
+    with ThreadWaits(clock, settle_limit_seconds=5) as waits:
+        with waits.adopting():
+            threads = {name: threading.Thread(target=looper, args=(name,), name=name)
+                       for name in stops}
+            for thread in threads.values():
+                thread.start()
+        waits.settle()
+        assert looks == {"first": 1, "second": 1}
+        stops["first"].set()
+        waits.join_woken(threads["first"])
+        assert not threads["first"].is_alive()
+        waits.settle()
+        assert looks == {"first": 1, "second": 1}  # the other thread slept on
+        clock.advance(1)
+        waits.settle()
+        assert looks == {"first": 1, "second": 2}
+        stops["second"].set()
+
+
+def test_join_woken_gives_up_on_a_thread_that_never_stops() -> None:
+    clock = VirtualClock(EPOCH)
+    stop = threading.Event()
+
+    def deaf() -> None:  # told to stop, it sleeps on regardless
+        while not stop.is_set():
+            time.sleep(1.0)
+
+    with ThreadWaits(clock, settle_limit_seconds=0.2) as waits:
+        with waits.adopting():
+            thread = threading.Thread(target=deaf, name="deaf")
+            thread.start()
+        with pytest.raises(SettleTimeout, match="deaf did not end"):
+            waits.join_woken(thread)
+        stop.set()
+
+
 def test_settle_times_out_with_a_report_when_a_worker_never_waits() -> None:
     clock = VirtualClock(EPOCH)
     stop = threading.Event()

@@ -188,6 +188,7 @@ def test_a_tool_call_key_is_its_tool_and_arguments_as_json() -> None:
     ("stale_lock_timeout_seconds", -1.0, "stale_lock_timeout_seconds"),
     ("mismatch_status", 200, "client error status"),
     ("failure_policy", "forget", "failure_policy is one of store, release"),
+    ("redelivery", "on", "redelivery is one of disabled, enabled"),
 ])
 def test_invalid_parameters_are_refused_with_the_reason(field: str, value: object,
                                                         message: str) -> None:
@@ -608,3 +609,16 @@ def test_the_sql_backend_replays_a_stored_error_from_the_database(database_url: 
                     *TOOL_CALL_RETRY])
     assert checks.exercised >= {"IK-001", "IK-003", "IK-007", "IK-016"}
     checks.close()
+
+
+def test_an_effect_without_an_execution_id_fails_open_unless_executions_may_be_redelivered(
+        ) -> None:
+    # IK-014 and IK-018 decide the same claim by the one parameter, and neither records.
+    open_ = oracle.decide_effect_without_execution(IdempotencyConfig(60.0, 422, 9.0))
+    closed = oracle.decide_effect_without_execution(
+        IdempotencyConfig(60.0, 422, 9.0, redelivery="enabled"))
+    assert (open_.answer.kind, open_.answer.status, open_.record) == (
+        oracle.ClaimKind.STARTED, None, None)
+    assert (closed.answer.kind, closed.answer.status, closed.record) == (
+        oracle.ClaimKind.REFUSED, 400, None)
+    assert (open_.requirements[0], closed.requirements[0]) == ("IK-014", "IK-018")

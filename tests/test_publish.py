@@ -241,3 +241,25 @@ def test_a_deviation_listed_in_two_runs_of_one_library_is_refused(reports: Path,
                  expected_file=reports.parent / "examples" / "slowq" / "expected-failures.yaml")
     code, output = publish(str(reports), "--output-dir", str(reports.parent / "page"))
     assert code != 0 and "RT-002 is listed in two of its runs' deviation lists" in output
+
+
+def test_an_entry_listed_for_some_suites_says_so_in_its_finding(reports: Path,
+                                                               registry: Registry) -> None:
+    # A further run whose entry is limited to the machine (`suites: [hypothesis]`).
+    machine_list = reports.parent / "examples" / "fastq" / "expected-failures-stuck.yaml"
+    machine_list.write_text("{}\n", encoding="utf-8")
+    path = write_report(reports / "fastq" / "stuck", registry, "fastq",
+                        capabilities={"lifecycle", "stuck"}, areas={"stuck"},
+                        expected={"ST-003": "its bound is inclusive"},
+                        expected_file=machine_list)
+    document = json.loads(path.read_text())
+    document["expected_failures"]["ST-003"]["suites"] = ["hypothesis"]
+    path.write_text(json.dumps(document))
+    page = reports.parent / "docs" / "compatibility"
+    code, output = publish(str(reports), "--output-dir", str(page))
+    assert code == 0, output
+    fastq = json.loads((page / VERDICTS_FILE).read_text())["libraries"]["fastq"]
+    reason = "its bound is inclusive (listed for hypothesis only)"
+    assert fastq["deviations"] == {"ST-003": reason}
+    assert reason in (page / "findings" / "fastq-ST-003.md").read_text()
+    assert publish(str(reports), "--check", str(page))[0] == 0

@@ -1,4 +1,4 @@
-"""The self-running area (SR-001..SR-006): the window oracle, the harness that only lets
+"""The self-running area (SR-001..SR-007): the window oracle, the harness that only lets
 time pass, the threaded worker's own clockwork, the reference child's over the pipe, and a
 claim without stuck or redelivery checked in part."""
 
@@ -134,6 +134,19 @@ def _scenarios(harness_of: object) -> None:
             assert fires.exercised == {"SR-006"}
     finally:
         fires.close()
+    sweeps = open_harness(6000.0, 6000.0)  # type: ignore[operator]
+    try:
+        if sweeps.backstop.claimed:
+            sweeps.pass_time(10)
+            sweeps.trip_breaker_with_lost_drain("t", ("w1", "w2"))
+            sweeps.pass_time(49)  # one tick before the first boundary: still queued
+            breaker = sweeps.backstop.breaker
+            assert breaker is not None and tuple(breaker.queued("t")) == ("w1", "w2")
+            sweeps.pass_time(1)  # the boundary, 60 s after the opening: swept
+            assert tuple(breaker.failed_work("t")) == ("w1", "w2")
+            assert sweeps.exercised == {"SR-007"}
+    finally:
+        sweeps.close()
 
 
 @pytest.mark.parametrize("name", ["threaded", "threaded+sql"])
@@ -199,7 +212,9 @@ def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry)
         harness.schedule_once("once", 5)  # the child's step scheduler fires on its settle
         harness.pass_through_windows()
         assert harness.schedules.check_history("once") == 1
-        assert harness.exercised == {"SR-001", "SR-002", "SR-005", "SR-006"}
+        harness.trip_breaker_with_lost_drain("t", ("w",))  # its breaker sweeps on settle
+        harness.pass_time(60)
+        assert harness.exercised == {"SR-001", "SR-002", "SR-005", "SR-006", "SR-007"}
     finally:
         harness.close()
 
@@ -220,7 +235,8 @@ def test_each_broken_clockwork_is_caught_at_its_requirement(entry: object,
 def test_each_pass_of_the_area_needs_the_claim_of_the_area_it_times(registry: Registry) -> None:
     needs = {r.id: set(r.needs) for r in registry.requirements if r.area == SELF_RUNNING}
     assert needs == {"SR-001": set(), "SR-002": {"stuck"}, "SR-003": {"redelivery"},
-                     "SR-004": {"retry"}, "SR-005": {"reaper"}, "SR-006": {"scheduling"}}
+                     "SR-004": {"retry"}, "SR-005": {"reaper"}, "SR-006": {"scheduling"},
+                     "SR-007": {"breaker-seams"}}
     backend = SelfRunningWithoutWatchesBackend()
     assert unclaimed(registry.requirement("SR-002"), backend.capabilities) == (
         "does not claim stuck")
@@ -280,7 +296,8 @@ def test_a_partial_self_running_claim_is_checked_in_part_in_every_suite(tmp_path
                 for rid, body in report["requirements"].items() if rid.startswith("SR-")}
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
                         "SR-003": {"not claimed"}, "SR-004": {"pass"},
-                        "SR-005": {"not claimed"}, "SR-006": {"not claimed"}}
+                        "SR-005": {"not claimed"}, "SR-006": {"not claimed"},
+                        "SR-007": {"not claimed"}}
 
 
 # -- SR-006: schedules fired by the runtime itself -------------------------------------------

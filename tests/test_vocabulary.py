@@ -15,6 +15,8 @@ from jobconform.conformance.admission import declarations as admission
 from jobconform.conformance.admission.keywords import AdmissionLibrary
 from jobconform.conformance.breaker import declarations as breaker
 from jobconform.conformance.breaker.keywords import BreakerLibrary
+from jobconform.conformance.composite import declarations as composite
+from jobconform.conformance.composite.keywords import CompositeLibrary
 from jobconform.conformance.governor import declarations as governor
 from jobconform.conformance.governor.keywords import GovernorLibrary
 from jobconform.conformance.idempotency import declarations as idempotency
@@ -25,15 +27,19 @@ from jobconform.conformance.loops import declarations as loops
 from jobconform.conformance.loops.keywords import LoopsLibrary
 from jobconform.conformance.reminders import declarations as reminders
 from jobconform.conformance.reminders.keywords import ReminderLibrary
+from jobconform.conformance.restart import declarations as restart
+from jobconform.conformance.restart.keywords import RestartLibrary
 from jobconform.conformance.scheduling import declarations as scheduling
 from jobconform.conformance.scheduling.keywords import SchedulingLibrary
 from jobconform.conformance.vocabulary import (
+    AfterCommands,
     Declaration,
     OnProfile,
     derive_keywords,
     keyword_method_name,
 )
 from jobconform.reference import commands as cmd
+from jobconform.reference.composite import commands as cc
 from jobconform.reference.reminders import commands as rc
 from jobconform.spec import load_registry
 
@@ -48,6 +54,8 @@ AREAS = {
     "idempotency": (idempotency.DECLARATIONS, IdempotencyLibrary, "idempotency*.robot"),
     "loops": (loops.DECLARATIONS, LoopsLibrary, "loops*.robot"),
     "lifecycle": (lifecycle.DECLARATIONS, JobconformLibrary, "*.robot"),
+    "composite": (composite.DECLARATIONS, CompositeLibrary, "composite*.robot"),
+    "restart": (restart.DECLARATIONS, RestartLibrary, "restart*.robot"),
 }
 DECLARED = [(area, declaration) for area, (declarations, _, _) in AREAS.items()
             for declaration in declarations]
@@ -128,6 +136,26 @@ def test_a_command_on_the_profile_is_completed_by_the_profile_it_is_sent_under()
     assert isinstance(sent, cmd.Submit) and sent.retry is not None
     assert sent.retry.max_retry_delay_ms == Through.profile.max_retry_delay_ms
     assert through.answers == {"a": "accepted"}
+
+
+def test_a_command_after_commands_is_named_by_the_count_run_before_it() -> None:
+    class Through:
+        def __init__(self) -> None:
+            self.answers: dict[str, object] = {}
+            self.harness = self
+            self.commands: list[object] = ["an earlier command"]
+
+        def run(self, command: object) -> object:
+            self.commands.append(command)
+            return None
+
+    (report,) = [d for d in composite.DECLARATIONS if d.keyword == "Report Composite Failures"]
+    through = Through()
+    built = report.command("auth", "a", "b")
+    assert all(isinstance(command, AfterCommands) for command in built)
+    report.send(through, built)
+    assert through.commands[1:] == [cc.RecordFailure("a", "auth", "a-auth-1"),
+                                    cc.RecordFailure("b", "auth", "b-auth-2")]
 
 
 def test_a_keyword_checks_its_answer_where_the_library_says_how() -> None:

@@ -10,11 +10,12 @@ values); a `BreakerReadout` is any object with the fields of `BreakerView`.
 The breaker reads the time only from the clock it was given. Nothing here needs
 inheriting; any object with these methods fits.
 
-Seed 002's dispatch seams (CB-014, CB-015) are an optional capability: a backend that also
-claims `breaker-seams` has a runtime with `backstop()`, `record_missed_heartbeat(target)`
-and `set_drain_lost(lost)` (`SEAM_METHODS`). The harness calls them on no other backend, so
-a breaker without them claims `breaker` alone and sees those two requirements "not
-claimed". They stay in `BreakerRuntime` below so that the process protocol carries them.
+Seed 002's dispatch seams (CB-014 to CB-017) are an optional capability: a backend that
+also claims `breaker-seams` has a runtime with `backstop()`, `record_missed_heartbeat(target)`,
+`set_drain_lost(lost)` and `record_end(...)`, its own failure classifier (`SEAM_METHODS`).
+The harness calls them on no other backend, so a breaker without them claims `breaker`
+alone and sees those requirements "not claimed". They stay in `BreakerRuntime` below so
+that the process protocol carries them.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from jobconform.backends.protocol import Clock
 from jobconform.reference.breaker.oracle import BreakerSettings
 
 BREAKER = "breaker"
-# The runtime's methods that only a backend claiming `breaker-seams` has (CB-014, CB-015).
-SEAM_METHODS = ("backstop", "record_missed_heartbeat", "set_drain_lost")
+# The runtime's methods that only a backend claiming `breaker-seams` has (CB-014 to CB-017).
+SEAM_METHODS = ("backstop", "record_missed_heartbeat", "set_drain_lost", "record_end")
 
 
 class BreakerReadout(Protocol):
@@ -67,6 +68,27 @@ class BreakerRuntime(Protocol):
     def record(self, target: str, call: str, outcome: str, failure_class: str | None) -> None:
         """The call `call` ended: outcome "success", "failure" (with its class: "auth",
         "timeout" or "agent_error") or "cancelled". Never raises."""
+        ...
+
+    def record_end(self, target: str, call: str, signal: str | None, exit_code: int | None,
+                   output: bool, error_text: str) -> str:
+        """The call `call` failed; the runtime classes its raw end itself and records the
+        failure under that class, as `record` would (CB-016, CB-017).
+
+        Args:
+            signal: the name of the signal that ended the call's process ("SIGKILL",
+                "SIGTERM", ...), or None when it exited.
+            exit_code: its exit code, None when unknown.
+            output: whether it produced any output before it ended.
+            error_text: what it, or its host, said about the failure.
+
+        Returns:
+            The class it decided: "auth", "timeout" or "agent_error". A kill is never
+            "auth". Never raises, also when the breaker is not engaged or its store is
+            down (the class is answered all the same).
+
+        Called only on a backend claiming `breaker-seams`.
+        """
         ...
 
     def record_missed_heartbeat(self, target: str) -> None:
@@ -110,6 +132,20 @@ class BreakerRuntime(Protocol):
         breaker opens, the queued work stays queued), as when the worker dies between
         writing the trip and failing the backlog; the backstop must then fail it.
         Called only on a backend claiming `breaker-seams`."""
+        ...
+
+    def start_backstop(self, interval_seconds: float) -> None:
+        """Run the backstop sweep by itself from now on (SR-007): at every boundary
+        `interval_seconds` apart counted from now, and at no other time. Called only on a
+        backend claiming `self-running` and `breaker-seams`, by the self-running checks;
+        a breaker whose backstop was not started never sweeps by itself."""
+        ...
+
+    def settle(self) -> None:
+        """Return once whatever the runtime's own clockwork can do at the clock's current
+        instant is done (its sweep due at a boundary the clock has reached has run). A
+        breaker without clockwork of its own returns at once. Called only where
+        `start_backstop` is."""
         ...
 
     def read(self, target: str) -> BreakerReadout | None:

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Protocol, TypeVar
 
+from jobconform.backends.breaker.classify import failure_class_of
 from jobconform.backends.protocol import Clock
 from jobconform.reference.breaker.oracle import BreakerSettings
 
@@ -127,6 +128,9 @@ class StoreBreakerRuntime:
         self._outages = 0
         self._outage_lock = threading.Lock()
         self._drain_lost = False
+        # The backstop's own schedule, once started (SR-007); never in a commanded check.
+        self._next_backstop: datetime | None = None
+        self._backstop_interval = timedelta(0)
 
     # -- configuration -------------------------------------------------------------------
 
@@ -157,6 +161,17 @@ class StoreBreakerRuntime:
         if tripped:
             self._drain(target)
 
+    def record_end(self, target: str, call: str, signal: str | None, exit_code: int | None,
+                   output: bool, error_text: str) -> str:
+        """Class a failed call's raw end (CB-016, CB-017) and record it as that failure."""
+        failure_class = self._classify(signal, exit_code, output, error_text)
+        self.record(target, call, "failure", failure_class)
+        return failure_class
+
+    def _classify(self, signal: str | None, exit_code: int | None, output: bool,
+                  error_text: str) -> str:
+        return failure_class_of(signal, exit_code, output, error_text)
+
     def record_missed_heartbeat(self, target: str) -> None:
         if not self._deployment.engaged(target):
             return
@@ -185,6 +200,32 @@ class StoreBreakerRuntime:
 
     def set_drain_lost(self, lost: bool) -> None:
         self._drain_lost = lost
+
+    @property
+    def clock(self) -> Clock:
+        """The clock the runtime reads (a sweeper thread sleeps on it)."""
+        return self._clock
+
+    # -- the backstop on its own schedule (SR-007) -------------------------------------
+
+    def start_backstop(self, interval_seconds: float) -> None:
+        """Sweep by itself from now on, at every `interval_seconds` boundary counted from
+        now. A step runtime has no thread: `settle` runs the sweep due by the clock, as the
+        reference child's job runtime polls on settle (backends/self_running.py)."""
+        self._backstop_interval = timedelta(seconds=interval_seconds)
+        self._next_backstop = self._clock.now() + self._backstop_interval
+
+    def settle(self) -> None:
+        """Run the backstop sweep if a boundary has come; one sweep covers any boundaries
+        the clock jumped over (nothing else happened between them)."""
+        due = self._next_backstop
+        now = self._clock.now()
+        if due is None or now < due:
+            return
+        self.backstop()
+        while due <= now:
+            due += self._backstop_interval
+        self._next_backstop = due
 
     def enqueue(self, target: str, work: str) -> str:
         if self._deployment.engaged(target):

@@ -32,7 +32,7 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.breaker.runtime import BreakerRow, StoreUnavailable
-from jobconform.backends.sql.database import redacted, unreachable_engine
+from jobconform.backends.sql.database import OutageSwitch, redacted
 from jobconform.backends.sql.models import BreakerStateRow, BreakerWorkRow
 
 STATES = cast(Table, BreakerStateRow.__table__)
@@ -49,8 +49,7 @@ class SqlBreakerStore:
                  turns: AbstractContextManager[object] | None = None) -> None:
         self._engine = engine
         self._owns_engine = owns_engine
-        self._state_engine = engine
-        self._dead_engine: Engine | None = None
+        self._outage = OutageSwitch(engine)
         # One in-memory SQLite connection serves every thread: take turns on it.
         if turns is None:
             turns = (threading.Lock() if isinstance(engine.pool, StaticPool)
@@ -65,12 +64,12 @@ class SqlBreakerStore:
     def _state(self) -> Iterator[Connection]:
         """A transaction on the breaker's state store; unreachable -> StoreUnavailable."""
         try:
-            with self._turns, self._state_engine.begin() as connection:
+            with self._turns, self._outage.engine.begin() as connection:
                 yield connection
         except IntegrityError:
             raise
         except DBAPIError as error:
-            raise StoreUnavailable(f"breaker store at {redacted(self._state_engine.url)}:"
+            raise StoreUnavailable(f"breaker store at {redacted(self._outage.engine.url)}:"
                                    f" {' '.join(str(error.orig).split())}") from error
 
     @contextmanager
@@ -131,12 +130,7 @@ class SqlBreakerStore:
         return self._works(target, "failed")
 
     def set_available(self, available: bool) -> None:
-        if available:
-            self._state_engine = self._engine
-            return
-        if self._dead_engine is None:
-            self._dead_engine = unreachable_engine(self._engine)
-        self._state_engine = self._dead_engine
+        self._outage.set_reachable(available)
 
     def clear(self) -> None:
         """Delete every breaker and every piece of work."""
@@ -145,7 +139,6 @@ class SqlBreakerStore:
             connection.execute(delete(STATES))
 
     def close(self) -> None:
-        if self._dead_engine is not None:
-            self._dead_engine.dispose()
+        self._outage.close()
         if self._owns_engine:
             self._engine.dispose()

@@ -9,15 +9,81 @@ worker with its own pool.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
 from typing import TypeVar
 
 from jobconform.backends.breaker.runtime import Readout, StoreBreakerRuntime
+from jobconform.backends.protocol import Clock
 
 T = TypeVar("T")
 # Enough threads for the harness's largest burst of concurrent callers on one worker.
 POOL_THREADS = 8
+# A real-time bound on settle: it never lets time pass (the clock is virtual), it only
+# turns a hung sweeper thread into an error.
+SETTLE_LIMIT_SECONDS = 10.0
+
+
+class BackstopSettleTimeout(RuntimeError):
+    """The sweeper thread did not go back to sleep within the real-time safety limit."""
+
+
+class BackstopSweeper:
+    """The worker's maintenance thread for the breaker (SR-007): it sleeps on the clock
+    until the next interval boundary counted from its start, runs the backstop sweep
+    (CB-014) and sleeps again. `settle()` waits until it sleeps towards a boundary the
+    clock has not reached."""
+
+    def __init__(self, sweep: Callable[[], object], clock: Clock,
+                 interval_seconds: float) -> None:
+        self._sweep, self._clock = sweep, clock
+        self._interval = timedelta(seconds=interval_seconds)
+        self._state = threading.Condition()
+        self._stopping = False
+        self._next = clock.now() + self._interval
+        self._asleep = False
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name="breaker-backstop")
+        self._thread.start()
+
+    def _run(self) -> None:
+        with self._state:
+            while not self._stopping:
+                if self._clock.now() >= self._next:
+                    self._sweep()
+                    self._next += self._interval
+                    continue
+                self._asleep = True
+                self._state.notify_all()
+                self._sleep_until(self._next)
+                self._asleep = False
+
+    def _sleep_until(self, deadline: datetime) -> None:
+        wait_until = getattr(self._clock, "wait_until", None)
+        if callable(wait_until):
+            wait_until(self._state, deadline)
+        else:
+            remaining = (deadline - self._clock.now()).total_seconds()
+            if remaining > 0:
+                self._state.wait(remaining)
+
+    def _quiet(self) -> bool:
+        return self._asleep and self._clock.now() < self._next
+
+    def settle(self) -> None:
+        with self._state:
+            if not self._state.wait_for(self._quiet, timeout=SETTLE_LIMIT_SECONDS):
+                raise BackstopSettleTimeout(
+                    f"the breaker's sweeper thread did not sleep again within"
+                    f" {SETTLE_LIMIT_SECONDS:g} s of real time (next sweep {self._next})")
+
+    def stop(self) -> None:
+        with self._state:
+            self._stopping = True
+            self._state.notify_all()
+        self._thread.join()
 
 
 class PooledBreakerRuntime:
@@ -25,6 +91,7 @@ class PooledBreakerRuntime:
         self._inner = inner
         self._pool = ThreadPoolExecutor(max_workers=POOL_THREADS,
                                         thread_name_prefix="breaker-worker")
+        self._sweeper: BackstopSweeper | None = None
 
     def _on_pool(self, operation: Callable[[], T]) -> T:
         return self._pool.submit(operation).result()
@@ -41,6 +108,11 @@ class PooledBreakerRuntime:
     def record(self, target: str, call: str, outcome: str, failure_class: str | None) -> None:
         self._on_pool(lambda: self._inner.record(target, call, outcome, failure_class))
 
+    def record_end(self, target: str, call: str, signal: str | None, exit_code: int | None,
+                   output: bool, error_text: str) -> str:
+        return self._on_pool(lambda: self._inner.record_end(target, call, signal, exit_code,
+                                                            output, error_text))
+
     def record_missed_heartbeat(self, target: str) -> None:
         self._on_pool(lambda: self._inner.record_missed_heartbeat(target))
 
@@ -52,6 +124,16 @@ class PooledBreakerRuntime:
 
     def set_drain_lost(self, lost: bool) -> None:
         self._on_pool(lambda: self._inner.set_drain_lost(lost))
+
+    def start_backstop(self, interval_seconds: float) -> None:
+        """Start the worker's own sweeper thread (SR-007)."""
+        if self._sweeper is None:
+            self._sweeper = BackstopSweeper(self._inner.backstop, self._inner.clock,
+                                            interval_seconds)
+
+    def settle(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.settle()
 
     def queued(self, target: str) -> Sequence[str]:
         return self._on_pool(lambda: self._inner.queued(target))
@@ -75,6 +157,8 @@ class PooledBreakerRuntime:
         return PooledBreakerRuntime(self._inner.peer())
 
     def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.stop()
         try:
             self._on_pool(self._inner.close)
         finally:

@@ -19,7 +19,7 @@ from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.governor.runtime import GovernorStoreUnavailable
-from jobconform.backends.sql.database import redacted, unreachable_engine
+from jobconform.backends.sql.database import OutageSwitch, redacted
 from jobconform.backends.sql.models import (
     GovernorDeliveryRow,
     GovernorFailureRow,
@@ -85,8 +85,7 @@ class SqlGovernorStore:
         self._engine = engine
         self._owns_engine = owns_engine
         # The engine decisions use: the store's, or one that cannot connect (RG-011).
-        self._state_engine = engine
-        self._dead_engine: Engine | None = None
+        self._outage = OutageSwitch(engine)
         if turns is None:
             turns = (threading.Lock() if isinstance(engine.pool, StaticPool)
                      else nullcontext())
@@ -96,10 +95,10 @@ class SqlGovernorStore:
     def session(self) -> Iterator[SqlGovernorSession]:
         with self._turns:
             try:
-                connection = self._state_engine.connect()
+                connection = self._outage.engine.connect()
             except DBAPIError as error:
                 raise GovernorStoreUnavailable(
-                    f"governor store at {redacted(self._state_engine.url)}:"
+                    f"governor store at {redacted(self._outage.engine.url)}:"
                     f" {type(error.orig).__name__}") from error
             with connection, connection.begin():
                 paused = connection.execute(select(PAUSE.c.paused_until)
@@ -108,12 +107,7 @@ class SqlGovernorStore:
                 yield SqlGovernorSession(connection, paused)
 
     def set_available(self, available: bool) -> None:
-        if available:
-            self._state_engine = self._engine
-            return
-        if self._dead_engine is None:
-            self._dead_engine = unreachable_engine(self._engine)
-        self._state_engine = self._dead_engine
+        self._outage.set_reachable(available)
 
     def peer(self) -> SqlGovernorStore:
         return SqlGovernorStore(self._engine, turns=self._turns)
@@ -126,7 +120,6 @@ class SqlGovernorStore:
             connection.execute(update(PAUSE).where(PAUSE.c.id == 1).values(paused_until=None))
 
     def close(self) -> None:
-        if self._dead_engine is not None:
-            self._dead_engine.dispose()
+        self._outage.close()
         if self._owns_engine:
             self._engine.dispose()

@@ -1,11 +1,12 @@
-"""The idempotency area's adapter protocol (spec/idempotency.yaml, IK-001..IK-017).
+"""The idempotency area's adapter protocol (spec/idempotency.yaml, IK-001..IK-018).
 
 A backend that claims the `idempotency` capability has a method
 
     open_idempotency(clock, config) -> IdempotencyRuntime
 
 returning a fresh runtime with no records, which reads the time from `clock` and takes
-the TTL, the mismatch status and the stale-lock timeout from `config`
+the TTL, the mismatch status, the stale-lock timeout, the failure policy and whether
+executions may be re-delivered from `config`
 (`jobconform.reference.idempotency.oracle.IdempotencyConfig`).
 
 The runtime guards the boundaries where work starts: a trigger (an API call, a webhook
@@ -49,9 +50,10 @@ class Claim:
     """A runtime's answer to a claim.
 
     Attributes:
-        kind: started, conflict, replay or mismatch.
+        kind: started, conflict, replay, mismatch or refused (an effect without an
+            execution id while executions may be re-delivered, IK-018).
         status: the HTTP status a router answers for a refusal: 409 for conflict,
-            the configured mismatch status for mismatch; None otherwise.
+            the configured mismatch status for mismatch, 400 for refused; None otherwise.
         token: for started, the claim token the caller completes or releases with (None
             when no key was given, IK-005); None otherwise.
         original: for replay, the token of the claim whose outcome is replayed.
@@ -113,7 +115,9 @@ class IdempotencyRuntime(Protocol):
 
         Args:
             execution_id: None when the caller has none: the guard fails open (IK-014),
-                answering started with no token and recording nothing.
+                answering started with no token, unless `config.redelivery` is
+                "enabled", where it fails closed (IK-018), answering refused with status
+                400; either way it records nothing.
             identity: the resolved identifying arguments (recipient, channel, file name).
             content: the generated content; it must not affect the key.
             dedup_label: lets one execution repeat an effect to the same target on purpose.

@@ -36,6 +36,9 @@ from jobconform.reference.lifecycle import JsonValue
 # A claim the key's first request still holds is refused with 409 Conflict (the spec's
 # idempotency area).
 CONFLICT_STATUS = 409
+# An effect refused because it names no execution while re-delivery is on: the status a
+# router answers a request missing what it requires (Bad Request).
+MISSING_EXECUTION_STATUS = 400
 # Scopes and keys are 1 to 255 characters: Stripe's limit, which fits a primary key on
 # every database the SQL store supports.
 MAX_KEY_LENGTH = 255
@@ -125,6 +128,8 @@ class IdempotencyService:
         self._stale_after = timedelta(seconds=config.stale_lock_timeout_seconds)
         self._mismatch_status = config.mismatch_status
         self._release_failures = config.failure_policy == "release"
+        # An execution may be delivered again (pull mode): an unguarded effect could repeat.
+        self._effects_fail_closed = config.redelivery == "enabled"
 
     # -- triggers ----------------------------------------------------------------------
 
@@ -154,7 +159,11 @@ class IdempotencyService:
                      identity: Mapping[str, str], content: JsonValue,
                      dedup_label: str | None) -> Claim:
         if execution_id is None:
-            # No execution to scope it to: the guard fails open and records nothing.
+            # No execution to scope it to. Once an execution can be delivered again, a
+            # re-run would perform the effect a second time: refuse it (fail closed).
+            # Without re-delivery the guard fails open. Either way nothing is recorded.
+            if self._effects_fail_closed:
+                return Claim(ClaimKind.REFUSED, status=MISSING_EXECUTION_STATUS)
             return Claim(ClaimKind.STARTED)
         key = self.effect_key(execution_id, effect_type, identity, dedup_label)
         # The content is generated anew on a re-run: it is neither key nor fingerprint.

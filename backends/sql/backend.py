@@ -14,59 +14,42 @@ from __future__ import annotations
 import functools
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
-from typing import cast
+from typing import Protocol, TypeVar, cast
 
 from sqlalchemy import Engine
 
 from jobconform.backends.admission.runtime import AdmissionService
 from jobconform.backends.admission.sql import SqlAdmissionStore, open_sql_admission
-from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.breaker.sql import SqlBreakerStore
-from jobconform.backends.composite.protocol import COMPOSITE
-from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
-from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import StoreGovernorRuntime
 from jobconform.backends.governor.sql import SqlGovernorStore
 from jobconform.backends.idempotency.protocol import IdempotencyAudit, IdempotencyConfig
 from jobconform.backends.idempotency.service import IdempotencyService
 from jobconform.backends.idempotency.sql import SqlKeyStore
 from jobconform.backends.loops.memory import StepLoopRuntime
-from jobconform.backends.loops.protocol import LOOPS, LoopEvents, LoopsConfig
+from jobconform.backends.loops.protocol import LoopEvents, LoopsConfig
 from jobconform.backends.loops.sql import SqlLoopStore
-from jobconform.backends.protocol import (
-    ADMISSION,
-    AUDIT_EVENTS,
-    BREAKER_SEAMS,
-    CONCURRENT_SUBMIT,
-    HEALTH_REPORT,
-    IDEMPOTENCY,
-    LIFECYCLE,
-    LOOP_EVENTS,
-    REAPER,
-    REDELIVERY,
-    REMINDERS,
-    RETRY,
-    STUCK,
-    Clock,
-    RuntimeSettings,
-    TaskScript,
-    store_faults,
-)
+from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
 from jobconform.backends.reminders.sql import SqlReminderStore
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
 from jobconform.backends.scheduling.protocol import (
-    SCHEDULING,
     SchedulingConfig,
     SchedulingTarget,
 )
 from jobconform.backends.scheduling.runtime import StepSchedulingRuntime
 from jobconform.backends.scheduling.sql import SqlScheduleStore
+from jobconform.backends.shipped import (
+    EVERY_SHIPPED_BACKEND,
+    HEALTH_AND_AUDIT,
+    JOB_STORE_FAULTS,
+    ShippedBackend,
+)
 from jobconform.backends.sql.database import (
     SQL_URL_ENV,
     create_store_engine,
@@ -77,15 +60,22 @@ from jobconform.backends.sql.database import (
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.step_runtime import StepRuntime
 from jobconform.backends.store import RUNNING, StoredJob
-from jobconform.backends.task_store.protocol import STORE
 from jobconform.backends.task_store.runtime import ThreadOffloadedTaskStore
 from jobconform.backends.task_store.sql import SqlTaskStore
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker.oracle import BreakerSettings
-from jobconform.reference.composite.oracle import CompositeConfig
 from jobconform.reference.governor.oracle import GovernorSettings
 
 DEFAULT_SQL_URL = "sqlite://"
+
+
+class Clearable(Protocol):
+    def clear(self) -> None:
+        """Delete every row the store keeps, leaving its tables."""
+        ...
+
+
+ClearableT = TypeVar("ClearableT", bound=Clearable)
 
 
 class SqlRuntime(StepRuntime):
@@ -164,7 +154,7 @@ def _copy_of_migrated_in_memory_database(url: str) -> Engine:
     return engine
 
 
-class SqlBackend:
+class SqlBackend(ShippedBackend):
     """Entry point `sql`: SQLAlchemy 2 on SQLite (default), PostgreSQL or MariaDB.
 
     Args:
@@ -176,18 +166,9 @@ class SqlBackend:
     """
 
     name = "sql"
-    profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER,
-                              GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING, STORE,
-                              COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                              LOOP_EVENTS, BREAKER_SEAMS, RESTART, STOP_SIGNAL,
-                              store_faults(REMINDERS), store_faults(IDEMPOTENCY),
-                              store_faults(REDELIVERY), store_faults(REAPER)})
+    capabilities = (EVERY_SHIPPED_BACKEND | HEALTH_AND_AUDIT | JOB_STORE_FAULTS
+                    | {RESTART, STOP_SIGNAL})
     store_type: type[SqlJobStore] = SqlJobStore  # the self-test gallery swaps in broken ones
-
-    def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
-        """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""
-        return open_shared_admission(self, clock, config)
 
     def __init__(self, url: str | None = None) -> None:
         self.url = url if url is not None else os.environ.get(SQL_URL_ENV, DEFAULT_SQL_URL)
@@ -236,13 +217,8 @@ class SqlBackend:
         return open_sql_admission(self.empty_admission_store(), clock, config)
 
     def empty_admission_store(self) -> SqlAdmissionStore:
-        """Admission tables with no rows, by the same recipe as `empty_store`."""
-        if self._in_memory:
-            return SqlAdmissionStore(_copy_of_migrated_in_memory_database(self.url),
-                                     owns_engine=True)
-        store = SqlAdmissionStore(_migrated_engine(self.url))
-        store.clear()
-        return store
+        """Admission tables with no rows."""
+        return self._empty(SqlAdmissionStore)
 
     def open_loops(self, clock: Clock, config: LoopsConfig,
                    events: LoopEvents | None = None) -> SqlLoopRuntime:
@@ -256,27 +232,27 @@ class SqlBackend:
         SqlLoopStore(engine).clear()
         return engine, False
 
-    def empty_store(self) -> SqlJobStore:
-        """A store with no jobs: a fresh copy in memory, or the server's tables cleared."""
+    def _empty(self, open_store: Callable[..., ClearableT]) -> ClearableT:
+        """A store with no rows, one recipe for every store: `open_store` over a fresh
+        copy of the migrated in-memory database (the store owns that engine), or over the
+        one migrated engine of a file or server database, its tables cleared."""
         if self._in_memory:
-            return self.store_type(_copy_of_migrated_in_memory_database(self.url),
-                                   migrate_schema=False, owns_engine=True)
-        store = self.store_type(_migrated_engine(self.url), migrate_schema=False)
+            return open_store(_copy_of_migrated_in_memory_database(self.url), owns_engine=True)
+        store = open_store(_migrated_engine(self.url))
         store.clear()
         return store
+
+    def empty_store(self) -> SqlJobStore:
+        """A store with no jobs: a fresh copy in memory, or the server's tables cleared."""
+        return self._empty(functools.partial(self.store_type, migrate_schema=False))
 
     def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
                          audit: IdempotencyAudit | None = None) -> IdempotencyService:
         return IdempotencyService(self.empty_key_store(), clock, config, audit)
 
     def empty_key_store(self) -> SqlKeyStore:
-        """A key store with no keys, made the way `empty_store` makes a job store."""
-        if self._in_memory:
-            return SqlKeyStore(_copy_of_migrated_in_memory_database(self.url),
-                               migrate_schema=False, owns_engine=True)
-        store = SqlKeyStore(_migrated_engine(self.url), migrate_schema=False)
-        store.clear()
-        return store
+        """A key store with no keys."""
+        return self._empty(functools.partial(SqlKeyStore, migrate_schema=False))
 
     def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
         """A breaker on the database's breaker tables, emptied; its peers are further
@@ -285,52 +261,31 @@ class SqlBackend:
         return StoreBreakerRuntime(store, clock, settings, BreakerDeployment(), store.peer)
 
     def empty_breaker_store(self) -> SqlBreakerStore:
-        if self._in_memory:
-            return SqlBreakerStore(_copy_of_migrated_in_memory_database(self.url),
-                                   owns_engine=True)
-        store = SqlBreakerStore(_migrated_engine(self.url))
-        store.clear()
-        return store
+        return self._empty(SqlBreakerStore)
 
     def open_governor(self, clock: Clock, settings: GovernorSettings) -> StoreGovernorRuntime:
         """A governor on the database's governor tables, emptied."""
         return StoreGovernorRuntime(self.empty_governor_store(), clock, settings)
 
     def empty_governor_store(self) -> SqlGovernorStore:
-        if self._in_memory:
-            return SqlGovernorStore(_copy_of_migrated_in_memory_database(self.url),
-                                    owns_engine=True)
-        store = SqlGovernorStore(_migrated_engine(self.url))
-        store.clear()
-        return store
+        return self._empty(SqlGovernorStore)
 
     def open_reminders(self, clock: Clock, config: ReminderConfig,
                        target: DeliveryTarget) -> StepReminderRuntime:
         return StepReminderRuntime(self.empty_reminder_store(), clock, config, target)
 
     def empty_reminder_store(self) -> SqlReminderStore:
-        """A reminder store with no reminders, made the way `empty_store` makes a job store.
-        A restart reopens it over the same database (`SqlReminderStore.reopen`)."""
-        if self._in_memory:
-            return SqlReminderStore(_copy_of_migrated_in_memory_database(self.url),
-                                    migrate_schema=False, owns_engine=True)
-        store = SqlReminderStore(_migrated_engine(self.url), migrate_schema=False)
-        store.clear()
-        return store
+        """A reminder store with no reminders. A restart reopens it over the same database
+        (`SqlReminderStore.reopen`)."""
+        return self._empty(functools.partial(SqlReminderStore, migrate_schema=False))
 
     def open_scheduling(self, clock: Clock, config: SchedulingConfig,
                         target: SchedulingTarget) -> StepSchedulingRuntime:
         return StepSchedulingRuntime(self.empty_schedule_store(), clock, config, target)
 
     def empty_schedule_store(self) -> SqlScheduleStore:
-        """A schedule store with no schedules and autonomy on, made the way
-        `empty_reminder_store` is."""
-        if self._in_memory:
-            return SqlScheduleStore(_copy_of_migrated_in_memory_database(self.url),
-                                    migrate_schema=False, owns_engine=True)
-        store = SqlScheduleStore(_migrated_engine(self.url), migrate_schema=False)
-        store.clear()
-        return store
+        """A schedule store with no schedules and autonomy on."""
+        return self._empty(functools.partial(SqlScheduleStore, migrate_schema=False))
 
     def open_store(self, clock: Clock) -> ThreadOffloadedTaskStore:
         """The SQL task store behind coroutines whose statements run on worker threads,
@@ -338,10 +293,5 @@ class SqlBackend:
         return ThreadOffloadedTaskStore(self.empty_task_store())
 
     def empty_task_store(self) -> SqlTaskStore:
-        """A task store with no records, made the way `empty_store` makes a job store."""
-        if self._in_memory:
-            return SqlTaskStore(_copy_of_migrated_in_memory_database(self.url),
-                                migrate_schema=False, owns_engine=True)
-        store = SqlTaskStore(_migrated_engine(self.url), migrate_schema=False)
-        store.clear()
-        return store
+        """A task store with no records."""
+        return self._empty(functools.partial(SqlTaskStore, migrate_schema=False))

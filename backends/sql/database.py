@@ -242,3 +242,34 @@ def unreachable_engine(engine: Engine) -> Engine:
         return create_engine(UNREACHABLE_SQLITE, poolclass=NullPool)
     return create_engine(url.set(host="127.0.0.1", port=UNREACHABLE_PORT), poolclass=NullPool,
                          connect_args={"connect_timeout": 2})
+
+
+class OutageSwitch:
+    """The engine a store's statements go to: its own, or, while the store is told its
+    database is down (a breaker's, a governor's or a task store's fault seam), one that
+    cannot connect, so the outage is a real failed connection.
+
+    Args:
+        engine: the store's own engine; `close` leaves it to its owner.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self._own = engine
+        self._unreachable: Engine | None = None  # made at the first outage, kept to `close`
+        self.engine = engine
+
+    def set_reachable(self, reachable: bool) -> None:
+        """Point the store at its own engine again, or at one that cannot connect."""
+        if reachable:
+            self.engine = self._own
+            return
+        if self._unreachable is None:
+            self._unreachable = unreachable_engine(self._own)
+        self.engine = self._unreachable
+
+    def close(self) -> None:
+        """Back to the store's own engine; the unreachable one, if made, is disposed of."""
+        self.engine = self._own
+        if self._unreachable is not None:
+            self._unreachable.dispose()
+            self._unreachable = None

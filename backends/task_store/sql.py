@@ -46,11 +46,11 @@ from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Mapped, mapped_column
 
 from jobconform.backends.sql.database import (
+    OutageSwitch,
     connection_turns,
     migrate,
     redacted,
     transaction,
-    unreachable_engine,
 )
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, Base, UtcDateTime
 from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
@@ -134,21 +134,17 @@ class SqlTaskStore:
         self._owns_engine = owns_engine
         self._turns = connection_turns(engine)
         # The engine statements go to: `engine`, or while cut off an unreachable one.
-        self._reached = engine
+        self._outage = OutageSwitch(engine)
 
     def set_reachable(self, reachable: bool) -> None:
         """Fault injection (TS-011): cut the store off its database, or connect it again."""
-        if reachable and self._reached is not self._engine:
-            self._reached.dispose()
-            self._reached = self._engine
-        elif not reachable and self._reached is self._engine:
-            self._reached = unreachable_engine(self._engine)
+        self._outage.set_reachable(reachable)
 
     @contextmanager
     def _transaction(self, read_only: bool = False) -> Iterator[Connection]:
         begun = False
         try:
-            with transaction(self._reached, self._turns, read_only) as connection:
+            with transaction(self._outage.engine, self._turns, read_only) as connection:
                 begun = True
                 yield connection
         except DBAPIError as error:
@@ -206,6 +202,6 @@ class SqlTaskStore:
             connection.execute(delete(TASKS))
 
     def close(self) -> None:
-        self.set_reachable(True)
+        self._outage.close()
         if self._owns_engine:
             self._engine.dispose()

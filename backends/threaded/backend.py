@@ -22,12 +22,8 @@ from jobconform.backends.admission.memory import InMemoryAdmissionStore
 from jobconform.backends.admission.runtime import AdmissionStore
 from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
 from jobconform.backends.breaker.memory import InMemoryBreakerStore
-from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.breaker.threaded import PooledBreakerRuntime
-from jobconform.backends.composite.protocol import COMPOSITE
-from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
-from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import InMemoryGovernorStore, StoreGovernorRuntime
 from jobconform.backends.governor.threaded import PooledGovernorRuntime
 from jobconform.backends.idempotency.memory import MemoryKeyStore
@@ -35,49 +31,30 @@ from jobconform.backends.idempotency.protocol import IdempotencyAudit, Idempoten
 from jobconform.backends.idempotency.service import IdempotencyService, KeyStore
 from jobconform.backends.idempotency.threaded import RequestThreadIdempotency
 from jobconform.backends.loops.memory import InMemoryLoopStore
-from jobconform.backends.loops.protocol import LOOPS, LoopEvents, LoopsConfig
+from jobconform.backends.loops.protocol import LoopEvents, LoopsConfig
 from jobconform.backends.loops.threaded import ThreadedLoopRuntime
-from jobconform.backends.protocol import (
-    ADMISSION,
-    AUDIT_EVENTS,
-    BREAKER_SEAMS,
-    CONCURRENT_SUBMIT,
-    HEALTH_REPORT,
-    IDEMPOTENCY,
-    LIFECYCLE,
-    LOOP_EVENTS,
-    REAPER,
-    REDELIVERY,
-    REMINDERS,
-    RETRY,
-    STUCK,
-    Clock,
-    RuntimeSettings,
-    TaskScript,
-    store_faults,
-)
+from jobconform.backends.protocol import REAPER, Clock, RuntimeSettings, TaskScript
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.store import InMemoryReminderStore, ReminderStore
 from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
 from jobconform.backends.scheduling.memory import InMemoryScheduleStore
 from jobconform.backends.scheduling.protocol import (
-    SCHEDULING,
     SchedulingConfig,
     SchedulingTarget,
 )
 from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.self_running import SELF_RUNNING, Clockwork
+from jobconform.backends.shipped import EVERY_SHIPPED_BACKEND, HEALTH_AND_AUDIT, ShippedBackend
 from jobconform.backends.store import InMemoryJobStore, JobStore, StoredJob
 from jobconform.backends.task_store.memory import InMemoryTaskStore
-from jobconform.backends.task_store.protocol import STORE, TaskStore
+from jobconform.backends.task_store.protocol import TaskStore
 from jobconform.backends.task_store.threaded import RequestThreadTaskStore
 from jobconform.backends.threaded.clock import WaitableClock
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import ThreadedRuntime
 from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.breaker.oracle import BreakerSettings
-from jobconform.reference.composite.oracle import CompositeConfig
 from jobconform.reference.governor.oracle import GovernorSettings
 
 
@@ -124,23 +101,14 @@ NO_JOB_STORE_FAULTS_NOTE = (
     " are reported not claimed.")
 
 
-class ThreadedBackend:
+class ThreadedBackend(ShippedBackend):
     """Entry point `threaded`: jobs really run in pool threads, up to max_concurrent; each
     admitted execution's body runs in a thread of its own."""
 
     report_notes = (NO_JOB_STORE_FAULTS_NOTE,)
 
     name = "threaded"
-    profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
-                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE, COMPOSITE, HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                              LOOP_EVENTS, BREAKER_SEAMS, SELF_RUNNING,
-                              store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
-
-    def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
-        """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""
-        return open_shared_admission(self, clock, config)
+    capabilities = EVERY_SHIPPED_BACKEND | HEALTH_AND_AUDIT | {SELF_RUNNING}
 
     def open_loops(self, clock: Clock, config: LoopsConfig,
                    events: LoopEvents | None = None) -> ThreadedLoopRuntime:

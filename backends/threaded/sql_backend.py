@@ -11,42 +11,24 @@ from collections.abc import Mapping
 from typing import cast
 
 from jobconform.backends.admission.runtime import AdmissionStore
-from jobconform.backends.breaker.protocol import BREAKER
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.breaker.threaded import PooledBreakerRuntime
-from jobconform.backends.composite.protocol import COMPOSITE
-from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.governor.runtime import StoreGovernorRuntime
 from jobconform.backends.governor.threaded import PooledGovernorRuntime
 from jobconform.backends.idempotency.service import KeyStore
-from jobconform.backends.loops.protocol import LOOPS, LoopEvents, LoopsConfig
+from jobconform.backends.loops.protocol import LoopEvents, LoopsConfig
 from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.loops.threaded import ThreadedLoopRuntime
-from jobconform.backends.protocol import (
-    ADMISSION,
-    BREAKER_SEAMS,
-    IDEMPOTENCY,
-    LIFECYCLE,
-    LOOP_EVENTS,
-    REAPER,
-    REDELIVERY,
-    REMINDERS,
-    RETRY,
-    STUCK,
-    Clock,
-    RuntimeSettings,
-    TaskScript,
-    store_faults,
-)
+from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.backends.reminders.store import ReminderStore
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
-from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.self_running import SELF_RUNNING
+from jobconform.backends.shipped import EVERY_SHIPPED_BACKEND
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.sql.store import SqlJobStore
 from jobconform.backends.store import JobStore
-from jobconform.backends.task_store.protocol import STORE, TaskStore
+from jobconform.backends.task_store.protocol import TaskStore
 from jobconform.backends.threaded.backend import ThreadedBackend, waitable
 from jobconform.backends.threaded.worker import ThreadedRuntime
 from jobconform.reference.breaker.oracle import BreakerSettings
@@ -64,12 +46,7 @@ class ThreadedSqlBackend(ThreadedBackend):
     """
 
     name = "threaded+sql"
-    profile = "canonical"
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY,
-                              BREAKER, GOVERNOR, REMINDERS, ADMISSION, LOOPS, SCHEDULING,
-                              STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS, SELF_RUNNING,
-                              RESTART, STOP_SIGNAL, store_faults(REMINDERS),
-                              store_faults(IDEMPOTENCY)})
+    capabilities = EVERY_SHIPPED_BACKEND | {SELF_RUNNING, RESTART, STOP_SIGNAL}
 
     def __init__(self, url: str | None = None) -> None:
         self._sql = SqlBackend(url)

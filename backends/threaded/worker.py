@@ -70,6 +70,7 @@ from jobconform.backends.retry_delay import (
     policy_of_document,
     retry_delay_ms,
 )
+from jobconform.backends.runtime_health import HealthSnapshot, OutcomeTally
 from jobconform.backends.step_runtime import check_module
 from jobconform.backends.store import (
     CANCELLED,
@@ -183,28 +184,11 @@ class _OwnedJob:
                 " recorded the outcome")
 
 
-@dataclass(frozen=True)
-class WorkerHealth:
-    """The health report (seed 000 §Health Report); the first six fields are HealthView's.
-
-    Queue depth and counters are read together under the worker's lock, and the depth
-    comes from one store snapshot (LC-024).
-    """
-
-    queued: int
-    running: int
-    total: int
-    processed: int
-    failed: int
-    cancelled: int
-    worker_id: str
-    # "running", "stopping" (no more polls, or a drain waiting for its deadline) or
-    # "stopped" (threads gone, or the drain has cancelled what was left) (LC-029)
-    status: str
-    last_heartbeat: datetime | None  # the latest heartbeat of the worker's jobs (ST-005)
+# The worker's health report: the step runtime's, read under the worker's lock.
+WorkerHealth = HealthSnapshot
 
 
-class ThreadedRuntime:
+class ThreadedRuntime(OutcomeTally):
     """A worker over a job store; it starts its threads at once.
 
     Args:
@@ -276,7 +260,6 @@ class ThreadedRuntime:
         self._polls_requested = 0
         self._polls_done = 0
         self._next_poll_at: datetime | None = None
-        self._last_heartbeat: datetime | None = None
         self._crashes: list[str] = []
         self._reaper = self.reaper_type(store, reaper_ttl_seconds, reaper_sweep_interval_ms)
         self._max_redelivery = max_redelivery
@@ -289,9 +272,6 @@ class ThreadedRuntime:
             assert self._config.recovery_interval is not None
             self._recovery = RecoverySchedule.starting(
                 self._clock.now(), self._config.lease_seconds, self._config.recovery_interval)
-        self.processed = 0
-        self.failed = 0
-        self.cancelled = 0
 
         self._stop_lock = threading.Lock()  # one stop at a time; the others wait for it
         self._previous_handlers: dict[int, Any] = {}
@@ -511,7 +491,7 @@ class ThreadedRuntime:
             if ownership.finish(self._store, job.job_id, job.fencing_token, FAILED,
                                 self._clock.now(), error=f"LookupError: worker"
                                 f" {self.worker_id} has no body for this job") is not None:
-                self._count(FAILED)
+                self._count_outcome(FAILED)
             return
         owned = _OwnedJob(script, CancellationToken(script), job.fencing_token)
         self._owned[job.job_id] = owned
@@ -612,15 +592,7 @@ class ThreadedRuntime:
         ended = ownership.finish(self._store, job_id, owned.fencing_token, status,
                                  self._clock.now() if at is None else at, result, error)
         if ended is not None:  # else the job moved meanwhile: the late outcome is absorbed
-            self._count(status)
-
-    def _count(self, status: str) -> None:
-        if status == CANCELLED:
-            self.cancelled += 1
-            return
-        self.processed += 1
-        if status == FAILED:
-            self.failed += 1
+            self._count_outcome(status)
 
     def _drain_due(self) -> bool:
         return (not self._stopping and self._drain_deadline is not None
@@ -651,12 +623,6 @@ class ThreadedRuntime:
                                        now) is not None:
                     self._record_heartbeat(now)
 
-    def _record_heartbeat(self, at: datetime | None) -> None:
-        """The health report's last heartbeat only moves forward (ST-005); the caller
-        holds `_state`."""
-        if at is not None and (self._last_heartbeat is None or at > self._last_heartbeat):
-            self._last_heartbeat = at
-
     def detect_stuck(self, job_timeout_seconds: float) -> int:
         """Fail every running job silent for more than the timeout, this worker's or a
         dead worker's, and free the pool threads of this worker's; return how many."""
@@ -664,7 +630,7 @@ class ThreadedRuntime:
             failed = 0
             for job in self._silent_jobs(job_timeout_seconds):
                 if ownership.fail_stuck(self._store, job, self._clock.now()) is not None:
-                    self._count(FAILED)
+                    self._count_outcome(FAILED)
                     failed += 1
                     self._let_go(job.job_id)
             return failed
@@ -719,7 +685,7 @@ class ThreadedRuntime:
         if ownership.park(self._store, job, self._clock.now(), self._alerts) is None:
             return 0
         self._superseded[job.job_id] = job.fencing_token
-        self._count(FAILED)
+        self._count_outcome(FAILED)
         self._let_go(job.job_id)
         return 1
 
@@ -784,7 +750,7 @@ class ThreadedRuntime:
                               finished_at=self._clock.now() if at is None else at) is None:
             return False
         self._scripts.pop(job_id, None)
-        self._count(CANCELLED)
+        self._count_outcome(CANCELLED)
         return True
 
     def _request_cancellation(self, job: StoredJob) -> bool:
@@ -814,7 +780,7 @@ class ThreadedRuntime:
         `_state`."""
         if ownership.finish(self._store, job_id, owned.fencing_token, CANCELLED,
                             self._clock.now()) is not None:
-            self._count(CANCELLED)
+            self._count_outcome(CANCELLED)
         del self._owned[job_id]
         owned.token.request()
         owned.token.interrupt()
@@ -938,18 +904,7 @@ class ThreadedRuntime:
 
     def health(self) -> WorkerHealth:
         with self._state:
-            counts = self._store.counts()
-            return WorkerHealth(
-                queued=counts[QUEUED],
-                running=counts[RUNNING],
-                total=sum(counts.values()),
-                processed=self.processed,
-                failed=self.failed,
-                cancelled=self.cancelled,
-                worker_id=self.worker_id,
-                status=self._status(),
-                last_heartbeat=self._last_heartbeat,
-            )
+            return self._health(self._store.counts(), self.worker_id, self._status())
 
     def _status(self) -> str:
         """LC-029: stopping while a stop joins its threads or a drain waits for its

@@ -66,6 +66,15 @@ def call_ends(target: str, call: str, outcome: str, failure_class: str | None = 
     return bc.Report(target, call, outcome, failure_class, worker - 1)
 
 
+def call_ends_raw(target: str, call: str, signal: str | None = None,
+                  exit_code: int | None = None, output: bool = False, error_text: str = "",
+                  worker: int = 1) -> bc.CallEndsRaw:
+    """The call failed; the runtime classes its raw end (``signal`` such as SIGKILL or
+    None, ``exit_code``, whether it gave ``output``, its ``error_text``) and answers the
+    class (CB-016, CB-017), kept under the call's name."""
+    return bc.CallEndsRaw(target, call, signal, exit_code, output, error_text, worker - 1)
+
+
 def store_goes_down() -> bc.StoreOutage:
     return bc.StoreOutage(True)
 
@@ -121,6 +130,18 @@ DECLARATIONS = (
         Phrase(CALL + " is cancelled", lambda call, target: bc.Report(target, call,
                                                                       "cancelled")),
     )),
+    Declaration("Call Ends Raw", call_ends_raw, (
+        Phrase(CALL + " is killed by {signal:w}",
+               lambda call, target, signal: bc.CallEndsRaw(target, call, signal)),
+        Phrase(CALL + " exits with code {code:d} and no output",
+               lambda call, target, code: bc.CallEndsRaw(target, call, None, code)),
+        Phrase(CALL + ' exits with code {code:d} saying "{text}"',
+               lambda call, target, code, text: bc.CallEndsRaw(target, call, None, code,
+                                                               True, text)),
+        Phrase(CALL + ' exits with code {code:d}, no output, saying "{text}"',
+               lambda call, target, code, text: bc.CallEndsRaw(target, call, None, code,
+                                                               False, text)),
+    ), kept_as=lambda command: command.call),
     Declaration("Queue Work", bc.AddWork, (
         Phrase('work "{work}" is queued for target "{target}"', bc.AddWork),
     ), kept_as=_named),

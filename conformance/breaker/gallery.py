@@ -7,6 +7,7 @@ selftest` proves each is caught by every suite, naming the requirement in `catch
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from functools import partial
@@ -22,6 +23,10 @@ from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference.breaker.oracle import BreakerSettings
+
+# The kill markers a classifier without seed 002's negative markers does not look for.
+KILL_WORDS = re.compile(r"\b(SIGKILL|SIGTERM|SIGINT|OOM|out of memory|timed out|timeout)\b",
+                        re.IGNORECASE)
 
 
 class TwoProbesRuntime(StoreBreakerRuntime):
@@ -103,6 +108,43 @@ class HeartbeatReopensRuntime(StoreBreakerRuntime):
         return False, self._opened(row, cooldown, now)
 
 
+class KillClassedAuthRuntime(StoreBreakerRuntime):
+    """An OOM kill is taken for an expired token: an end by SIGKILL (or its exit code, 137
+    or -9) is classed auth, as seed 002's chat path did before it called the signal-exit
+    classifier, so a memory-hungry task trips its target's breaker."""
+
+    def _classify(self, signal: str | None, exit_code: int | None, output: bool,
+                  error_text: str) -> str:
+        if signal == "SIGKILL" or exit_code in (137, -9):
+            return "auth"
+        return super()._classify(signal, exit_code, output, error_text)
+
+
+class AuthIndicatorFirstRuntime(StoreBreakerRuntime):
+    """An auth indicator in the error text wins over a kill marker in the same text
+    ("OOM kill: authentication failed" is auth): the auth check lacks the negative
+    markers seed 002 gave it, so a residual wording trips the breaker on a kill."""
+
+    def _classify(self, signal: str | None, exit_code: int | None, output: bool,
+                  error_text: str) -> str:
+        if super()._classify(None, None, output, re.sub(KILL_WORDS, "", error_text)) == "auth":
+            return "auth"
+        return super()._classify(signal, exit_code, output, error_text)
+
+
+class SilenceClassedAuthRuntime(StoreBreakerRuntime):
+    """The zero-output fallback: a non-zero exit with no output and no recognised text is
+    worded "possible authentication issue" and classed auth, so any silent crash counts
+    toward a trip."""
+
+    def _classify(self, signal: str | None, exit_code: int | None, output: bool,
+                  error_text: str) -> str:
+        failure_class = super()._classify(signal, exit_code, output, error_text)
+        if failure_class == "agent_error" and not output and exit_code not in (None, 0):
+            return "auth"
+        return failure_class
+
+
 class FailsClosedRuntime(StoreBreakerRuntime):
     """With the store down, calls are refused instead of admitted: a store outage stops
     all dispatch (fails closed)."""
@@ -177,6 +219,12 @@ GALLERY = (
                    "seed 002 10.11: the backstop re-fails a still-open breaker's backlog"),
     _runtime_entry("breaker_heartbeat_reopens", HeartbeatReopensRuntime, "CB-015",
                    "seed 002 10.11: record_failure(\"missed_heartbeat\") seam"),
+    _runtime_entry("breaker_kill_classed_auth", KillClassedAuthRuntime, "CB-016",
+                   "seed 002 10.4.1: an OOM kill taken for a subscription auth failure"),
+    _runtime_entry("breaker_auth_indicator_first", AuthIndicatorFirstRuntime, "CB-016",
+                   "seed 002 10.4.1: is_auth_failure skips signal/OOM/timeout markers"),
+    _runtime_entry("breaker_silence_classed_auth", SilenceClassedAuthRuntime, "CB-017",
+                   "seed 002 10.4.1: the zero-output fallback said authentication issue"),
     _runtime_entry("breaker_fails_closed", FailsClosedRuntime, "CB-011",
                    "seed 002 10.11: fail-open on Redis down"),
     _runtime_entry("breaker_per_worker", PerWorkerRuntime, "CB-013",

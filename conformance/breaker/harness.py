@@ -27,6 +27,7 @@ from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.breaker import commands as bc
+from jobconform.reference.breaker.classify import RawEnd, classify_end, killed
 from jobconform.reference.breaker.oracle import (
     Admission,
     BreakerModel,
@@ -53,6 +54,16 @@ def breaker_settings(profile: Profile, **overrides: Any) -> BreakerSettings:
         ValueError: a parameter is out of range or unknown.
     """
     return BreakerSettings.from_parameters(all_profile_parameters(profile, BREAKER, overrides))
+
+
+def raw_end(command: bc.CallEndsRaw) -> RawEnd:
+    return RawEnd(command.signal, command.exit_code, command.output, command.error_text)
+
+
+def as_report(command: bc.CallEndsRaw) -> bc.Report:
+    """The report of the failure under the class the spec gives the raw end."""
+    return bc.Report(command.target, command.call, "failure",
+                     classify_end(raw_end(command)), command.worker)
 
 
 @dataclass
@@ -159,8 +170,8 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
                                  f" {', '.join(OUTCOMES)}")
             if (command.outcome == CallOutcome.FAILURE) != (command.failure_class is not None):
                 raise ValueError("a failure needs a failure class and only a failure has one")
-        if (isinstance(command, bc.MissedHeartbeat | bc.DrainLost | bc.BackstopSweep)
-                and not self.claims_seams):
+        if (isinstance(command, bc.MissedHeartbeat | bc.DrainLost | bc.BackstopSweep
+                       | bc.CallEndsRaw) and not self.claims_seams):
             raise ValueError(f"backend {self.backend.name!r} does not claim {BREAKER_SEAMS};"
                              f" {self._describe(command)} cannot be checked on it")
         if isinstance(command, bc.PassTime):
@@ -204,6 +215,13 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
                     self._call("set_store_available",
                                partial(worker.set_store_available, not down))
                 model.store_down = down
+            case bc.CallEndsRaw():
+                ended = command
+                worker = self.workers[ended.worker]
+                answer = self._call("record_end", lambda: worker.record_end(
+                    ended.target, ended.call, ended.signal, ended.exit_code, ended.output,
+                    ended.error_text))
+                return answer, model.record_end(ended.target, ended.call, raw_end(ended), now)
             case bc.MissedHeartbeat(target=target, worker=index):
                 worker = self.workers[index]
                 self._call("record_missed_heartbeat",
@@ -285,9 +303,13 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
                     # the one the command also names if any (a timeout counted: CB-003).
                     # An uncounted failure that moved the count or the cooldown was
                     # counted: CB-003, whatever state the breaker was in.
-                    uncounted = (isinstance(command, bc.Report)
-                                 and command.outcome == CallOutcome.FAILURE
-                                 and command.failure_class
+                    # A raw end's class was compared as its answer already, so what
+                    # differs here is how that class was counted, as for its report.
+                    report = (as_report(command) if isinstance(command, bc.CallEndsRaw)
+                              else command)
+                    uncounted = (isinstance(report, bc.Report)
+                                 and report.outcome == CallOutcome.FAILURE
+                                 and report.failure_class
                                  not in self.model.settings.counted_classes
                                  and bool({"CB-002", "CB-008"} & set(fields)))
                     # A missed heartbeat that moved the breaker where the oracle did not
@@ -311,7 +333,7 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
                                      f" target {target!r}: open_until as a UTC instant",
                                      WANTED, describe_offset(open_until), "CB-013")
             if isinstance(command, bc.AddWork | bc.Report | bc.MissedHeartbeat
-                          | bc.BackstopSweep | None):
+                          | bc.BackstopSweep | bc.CallEndsRaw | None):
                 self._compare_work(target, requirements, command)
         outages = sum(self._call("logged_outages", worker.logged_outages)
                       for worker in self.workers)
@@ -328,7 +350,8 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
         # missed heartbeat's trip (CB-015); a lost drain's work is the backstop's too.
         own = ("CB-014" if isinstance(command, bc.BackstopSweep)
                else "CB-015" if isinstance(command, bc.MissedHeartbeat)
-               else "CB-014" if self.model.drain_lost and isinstance(command, bc.Report)
+               else "CB-014" if self.model.drain_lost and isinstance(
+                   command, bc.Report | bc.CallEndsRaw)
                else None)
         queued = list(self._call("queued", lambda: self.workers[0].queued(target)))
         if queued != self.model.queues.get(target, []):
@@ -385,6 +408,11 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
             return ("CB-014", "CB-011") if model.store_down else ("CB-014",)
         if isinstance(command, bc.SwitchBreaker | bc.OptIn):
             return ("CB-001",)
+        if isinstance(command, bc.CallEndsRaw):
+            # The class decides first (CB-016 for a kill, CB-017 otherwise); the failure
+            # it makes then exercises what a report of that class would.
+            by_class = self._requirements(as_report(command))
+            return ("CB-016" if killed(raw_end(command)) else "CB-017", *by_class)
         if isinstance(command, bc.PassTime | bc.ReadBreaker) or target is None:
             return ("CB-013",)
         if isinstance(command, bc.ResetBreaker):

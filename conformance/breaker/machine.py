@@ -49,6 +49,28 @@ outcomes = st.one_of(
 )
 
 
+# Raw ends of failed calls (CB-016, CB-017): kills by signal name and by exit code, and
+# plain exits, each with or without output and with texts that carry auth indicators,
+# kill markers, both or neither. Plain exits are half of the draws: they are where an
+# auth indicator decides, and where no output must not.
+RAW_TEXTS = ("", "", "tool call failed", "authentication", "Authentication failed",
+             "HTTP 401 Unauthorized", "invalid API key", "token expired or revoked",
+             "Execution terminated by SIGKILL", "request timed out",
+             "OOM kill: authentication failed", "Unauthorized: SIGTERM received")
+RawEndFields = tuple[str | None, int | None, bool, str]
+raw_texts = st.sampled_from(RAW_TEXTS)
+raw_ends = st.one_of(
+    st.tuples(st.sampled_from(("SIGKILL", "SIGTERM", "SIGINT")),
+              st.sampled_from((None, 1, 137, -9)), st.booleans(), raw_texts),
+    st.tuples(st.sampled_from((None, "SIGHUP")), st.sampled_from((137, 143, 130, -9, -15, -2)),
+              st.booleans(), raw_texts),
+    st.tuples(st.sampled_from((None, "SIGHUP")), st.sampled_from((None, 1, 2, 139, 255)),
+              st.booleans(), raw_texts),
+    st.tuples(st.sampled_from((None, "SIGHUP")), st.sampled_from((None, 1, 2, 139, 255)),
+              st.booleans(), raw_texts),
+)
+
+
 def machine_settings(profile: Profile) -> BreakerSettings:
     """The profile's breaker settings with the machine's low threshold: it reaches trips,
     probes and doubled cooldowns in few steps, as the lifecycle machine's two slots reach
@@ -250,8 +272,18 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
         return BreakerMachine
 
     class BreakerMachineWithSeams(BreakerMachine):
-        """Seed 002's dispatch layer too: missed heartbeats and the backstop sweep
-        (CB-014, CB-015)."""
+        """Seed 002's dispatch layer too: missed heartbeats, the backstop sweep and the
+        runtime's own classing of raw ends (CB-014 to CB-017)."""
+
+        @rule(at=targets, worker=workers, ends=st.lists(raw_ends, min_size=1, max_size=3))
+        def raw_end(self, at: str, worker: int, ends: list[RawEndFields]) -> None:
+            """CB-016, CB-017: calls arrive and each fails with a raw end the runtime
+            classes; a closed breaker's count, an open one's probe, show what it decided."""
+            for signal, exit_code, output, error_text in ends:
+                call = self._name("r")
+                self._run(bc.Call(at, call, worker))
+                self._run(bc.CallEndsRaw(at, call, signal, exit_code, output, error_text,
+                                         worker))
 
         @rule(at=targets, worker=workers)
         def missed_heartbeat(self, at: str, worker: int) -> None:

@@ -104,6 +104,13 @@ def call_answer(context: Any, call: str, answer: str) -> None:
     _check(context, actual == answer, f"the breaker's answer to call {call!r}", answer, actual)
 
 
+@check_step('the end of call "{call}" is classed {failure_class:w}')
+def end_classed(context: Any, call: str, failure_class: str) -> None:
+    actual = _breaker(context).answers.get(call, "<never sent>")
+    _check(context, actual == failure_class, f"the class of call {call!r}'s end",
+           failure_class, actual)
+
+
 @check_step('work "{work}" is {answer:w}')
 def work_answer(context: Any, work: str, answer: str) -> None:
     actual = _breaker(context).answers.get(work, "<never sent>")

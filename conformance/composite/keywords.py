@@ -1,7 +1,8 @@
 """Robot Framework keywords of the composite area (robot/composite.robot).
 
-Commands go through `CompositeHarness.run` (backend and oracle, compared); assertions read
-the BACKEND's snapshot. The backend and profile come from ``${BACKEND}`` and
+The commands' keywords are derived from their declarations (declarations.py) and go
+through `CompositeHarness.run` (backend and oracle, compared); assertions read the
+BACKEND's snapshot. The backend and profile come from ``${BACKEND}`` and
 ``${PROFILE}``; the lifecycle resource's listener skips tests of unclaimed areas.
 """
 
@@ -10,8 +11,9 @@ from __future__ import annotations
 from robot.api.deco import keyword, library
 
 from jobconform.conformance.area_keywords import AreaLibrary
+from jobconform.conformance.composite.declarations import DECLARATIONS, add_composite_owners
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
-from jobconform.reference.composite import commands as cc
+from jobconform.conformance.vocabulary import derive_keywords
 
 
 def _number(text: str) -> int | float | str:
@@ -39,45 +41,11 @@ class CompositeLibrary(AreaLibrary[CompositeHarness]):
         harness = self._start(lambda backend, profile, registry: CompositeHarness(
             backend, profile, registry, composite_config(profile, **{
                 name: _number(value) for name, value in overrides.items()})))
-        for owner in owners:
-            harness.run(cc.AddOwner(owner))
+        for command in add_composite_owners(*owners):
+            harness.run(command)
 
-    @keyword("Start Composite Loop")
-    def start_loop(self, owner: str, loop: str, runs: int) -> None:
-        self.harness.run(cc.StartLoop(owner, loop, runs))
-
-    @keyword("Submit Composite Jobs")
-    def submit(self, owner: str, *jobs: str) -> None:
-        for job in jobs:
-            self._answers[job] = self.harness.run(cc.SubmitJob(owner, job))
-
-    @keyword("Set Composite Reminder")
-    def reminder(self, owner: str, reminder: str, delay_seconds: float) -> None:
-        self.harness.run(cc.CreateReminder(owner, reminder, delay_seconds))
-
-    @keyword("End Composite Work")
-    def finish(self, *works: str, failed: bool = False) -> None:
-        for work in works:
-            self.harness.run(cc.FinishWork(work, failed))
-
-    @keyword("Report Composite Failures")
-    def failures(self, failure_class: str, *owners: str) -> None:
-        for owner in owners:
-            result = f"{owner}-{failure_class}-{len(self.harness.commands)}"
-            self.harness.run(cc.RecordFailure(owner, failure_class, result))
-
-    @keyword("Run Composite Maintenance")
-    def maintain(self) -> None:
-        self.harness.run(cc.Maintain())
-
-    @keyword("Restart Composite Admission")
-    def restart(self) -> None:
-        """The admission's process restarts: running work becomes orphans (CX-005)."""
-        self.harness.run(cc.Restart())
-
-    @keyword("Composite Clock Moves")
-    def clock_moves(self, seconds: float) -> None:
-        self.harness.run(cc.PassTime(seconds))
+    # -- commands: derived from declarations.py (derive_keywords, at the end) --------------
+    # -- assertions ---------------------------------------------------------------------------
 
     @keyword("Composite Work Should Be")
     def work_should_be(self, state: str, *works: str) -> None:
@@ -120,3 +88,6 @@ class CompositeLibrary(AreaLibrary[CompositeHarness]):
     def should_be_paused(self) -> None:
         if self.harness.runtime.snapshot().paused_until is None:
             raise AssertionError("the governor's pause should hold, but none is reported")
+
+
+derive_keywords(CompositeLibrary, DECLARATIONS, lambda library: library)

@@ -1,65 +1,40 @@
 """Behave steps of the composite area (features/composite.feature).
 
-Every When-step sends one command through `CompositeHarness.run` (backend and oracle, then
-compared); Then-steps read what the BACKEND shows. Every step says "composite" (or names
-an owner's loop, reminder or job in the composite) so that none clashes with another
-area's. Time passes only with "the composite clock moves N seconds".
+The commands' steps are derived from their declarations (declarations.py): each sends
+one command through `CompositeHarness.run` (backend and oracle, then compared);
+Then-steps read what the BACKEND shows. Every step says "composite" (or names an owner's
+loop, reminder or job in the composite) so that none clashes with another area's. Time
+passes only with "the composite clock moves N seconds".
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from jobconform.conformance import scenario as core
+from jobconform.conformance.area_steps import ConfiguredScenario, alias_list
+from jobconform.conformance.composite.declarations import DECLARATIONS
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
-from jobconform.conformance.scenario import RunConfig
-from jobconform.conformance.step_library import action_step, check_step, setup_step
-from jobconform.reference.composite import commands as cc
+from jobconform.conformance.scenario import _check, state_of
+from jobconform.conformance.step_library import check_step, setup_step
+from jobconform.conformance.vocabulary import derive_steps
 
 __all__: list[str] = []
 
 
-@dataclass
-class CompositeScenario:
-    """One scenario's composite harness, opened on first use with its parameters."""
+class CompositeScenario(ConfiguredScenario[CompositeHarness]):
+    """One scenario's composite harness, opened on first use with its parameters; its
+    answers keep each submission's under the job's name."""
 
-    config: RunConfig
-    overrides: dict[str, object] = field(default_factory=dict)
-    answers: dict[str, object] = field(default_factory=dict)  # job -> the submit's answer
-    _harness: CompositeHarness | None = None
+    NOUN = "composite"
 
-    @property
-    def harness(self) -> CompositeHarness:
-        if self._harness is None:
-            settings = composite_config(self.config.profile, **self.overrides)
-            self._harness = CompositeHarness(self.config.backend, self.config.profile,
-                                             self.config.registry, settings)
-        return self._harness
-
-    def configure(self, **overrides: object) -> None:
-        if self._harness is not None:
-            raise RuntimeError("composite parameters are fixed before the first composite step")
-        self.overrides.update(overrides)
-
-    def run(self, command: cc.CompositeCommand) -> object:
-        return self.harness.run(command)
-
-    def close(self) -> None:
-        if self._harness is not None:
-            self._harness.close()
+    def open(self) -> CompositeHarness:
+        settings = composite_config(self.config.profile, **self.overrides)
+        return CompositeHarness(self.config.backend, self.config.profile,
+                                self.config.registry, settings)
 
 
 def _composite(context: Any) -> CompositeScenario:
-    return core.state_of(context).area_state("composite", CompositeScenario)
-
-
-def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
-    core._check(context, ok, what, expected, actual)
-
-
-def _names(text: str) -> list[str]:
-    return [name.strip() for name in text.split(",") if name.strip()]
+    return state_of(context).area_state("composite", CompositeScenario)
 
 
 @setup_step("a composite admission of {cap:d} slots per owner")
@@ -82,62 +57,12 @@ def max_age(context: Any, seconds: float) -> None:
     _composite(context).configure(backlog_max_age_seconds=seconds)
 
 
-@action_step('composite owners "{owners}" are added')
-def add_owners(context: Any, owners: str) -> None:
-    for owner in _names(owners):
-        _composite(context).run(cc.AddOwner(owner))
+# -- Given/When: commands, derived from their declarations (declarations.py) ---------------
+
+derive_steps(DECLARATIONS, _composite)
 
 
-@action_step('owner "{owner}" starts composite loop "{loop}" of {runs:d} runs')
-def start_loop(context: Any, owner: str, loop: str, runs: int) -> None:
-    _composite(context).run(cc.StartLoop(owner, loop, runs))
-
-
-@action_step('owner "{owner}" submits composite jobs "{jobs}"')
-def submit(context: Any, owner: str, jobs: str) -> None:
-    scenario = _composite(context)
-    for job in _names(jobs):
-        scenario.answers[job] = scenario.run(cc.SubmitJob(owner, job))
-
-
-@action_step('owner "{owner}" sets composite reminder "{reminder}" due in {seconds:g} seconds')
-def reminder(context: Any, owner: str, reminder: str, seconds: float) -> None:
-    _composite(context).run(cc.CreateReminder(owner, reminder, seconds))
-
-
-@action_step('composite work "{works}" ends')
-def finish(context: Any, works: str) -> None:
-    for work in _names(works):
-        _composite(context).run(cc.FinishWork(work))
-
-
-@action_step('composite work "{works}" ends with an auth failure')
-def finish_failed(context: Any, works: str) -> None:
-    for work in _names(works):
-        _composite(context).run(cc.FinishWork(work, failed=True))
-
-
-@action_step('composite owners "{owners}" report {failure_class:w} failure results')
-def failures(context: Any, owners: str, failure_class: str) -> None:
-    scenario = _composite(context)
-    for owner in _names(owners):
-        result = f"{owner}-{failure_class}-{len(scenario.harness.commands)}"
-        scenario.run(cc.RecordFailure(owner, failure_class, result))
-
-
-@action_step("the composite maintenance runs")
-def maintain(context: Any) -> None:
-    _composite(context).run(cc.Maintain())
-
-
-@action_step("the composite admission restarts")
-def restart(context: Any) -> None:
-    _composite(context).run(cc.Restart())
-
-
-@action_step("the composite clock moves {seconds:g} seconds")
-def clock_moves(context: Any, seconds: float) -> None:
-    _composite(context).run(cc.PassTime(seconds))
+# -- Then: checks on what the backend shows ------------------------------------------------
 
 
 def _states(context: Any) -> dict[str, str]:
@@ -148,7 +73,7 @@ def _states(context: Any) -> dict[str, str]:
 @check_step('composite work "{works}" is {state:w}')
 def work_is(context: Any, works: str, state: str) -> None:
     states = _states(context)
-    for work in _names(works):
+    for work in alias_list(works):
         actual = states.get(work)
         _check(context, actual == state, f"the admission state of {work!r}", state, actual)
 

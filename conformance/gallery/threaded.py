@@ -40,7 +40,7 @@ class CallerCancelsRunningWorker(ThreadedRuntime):
                                    finished_at=self._clock.now())
         if moved is None:
             return False
-        self._count(CANCELLED)
+        self._count_outcome(CANCELLED)
         owned = self._owned.get(job.job_id)
         if owned is not None:
             owned.token.request()
@@ -98,7 +98,7 @@ class StuckKeepsSlotWorker(ThreadedRuntime):
             failed = 0
             for job in self._silent_jobs(job_timeout_seconds):
                 if ownership.fail_stuck(self._store, job, self._clock.now()) is not None:
-                    self._count(FAILED)
+                    self._count_outcome(FAILED)
                     failed += 1
             return failed
 

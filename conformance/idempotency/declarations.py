@@ -96,7 +96,7 @@ def claim_effect(handle: str, execution_id: str, effect_type: str, identity: str
 
 def claim_effect_without_execution(handle: str, effect_type: str, identity: str,
                                    content: str = "null") -> ic.ClaimEffect:
-    """A caller with no execution id claims an outbound effect (IK-014)."""
+    """A caller with no execution id claims an outbound effect (IK-014, IK-018)."""
     return ic.ClaimEffect(handle, None, effect_type, identity_pairs(identity), json_value(content))
 
 

@@ -234,6 +234,20 @@ class LostCompletionReportedStoredService(IdempotencyService):
             return True
 
 
+class EffectFailsOpenUnderRedeliveryService(IdempotencyService):
+    """An effect without an execution id is always let through, as the guard did before
+    pull mode: once executions may be re-delivered, a re-run of the same turn sends the
+    message, places the call or settles the payment a second time."""
+
+    def claim_effect(self, execution_id: str | None, effect_type: str,
+                     identity: Mapping[str, str], content: JsonValue,
+                     dedup_label: str | None) -> Claim:
+        if execution_id is None:
+            return Claim(ClaimKind.STARTED)
+        return super().claim_effect(execution_id, effect_type, identity, content,
+                                    dedup_label)
+
+
 class ClaimAuditedService(IdempotencyService):
     """The audit event `idempotent_replay` is emitted where the key is looked up, for
     every claim that finds or takes it: the first, claiming call is logged as a replay too,
@@ -280,6 +294,9 @@ GALLERY = (
            "seed 002 §10.10.1: never the LLM-generated body"),
     _entry("effect_without_execution_guarded", EffectWithoutExecutionGuardedService, "IK-014",
            "seed 002 §10.10.1: fail-open when the execution id is absent"),
+    _entry("effect_without_execution_fails_open_on_redelivery",
+           EffectFailsOpenUnderRedeliveryService, "IK-018",
+           "seed 002 §10.10.1: pull mode requires fail-closed-when-absent"),
     _entry("scheduler_key_per_attempt", SchedulerKeyPerAttemptService, "IK-009",
            "seed 002 §10.10: sched:{execution_id}"),
     _entry("absent_key_deduped", AbsentKeyDedupedService, "IK-005",

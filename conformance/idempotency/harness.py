@@ -53,7 +53,7 @@ from jobconform.reference.idempotency.oracle import (
 from jobconform.spec import Profile
 
 CONFIG_PARAMETERS = ("ttl_seconds", "mismatch_status", "stale_lock_timeout_seconds",
-                     "failure_policy")
+                     "failure_policy", "redelivery")
 # Requirements a completion's answer rests on: it is refused after a release, a takeover
 # or expiry, and stored otherwise.
 COMPLETION_REQUIREMENTS = ("IK-003", "IK-004", "IK-007", "IK-010", "IK-013")
@@ -86,7 +86,8 @@ def config_for(profile: Profile, **overrides: float | str) -> IdempotencyConfig:
                              mismatch_status=int(values["mismatch_status"]),
                              stale_lock_timeout_seconds=float(
                                  values["stale_lock_timeout_seconds"]),
-                             failure_policy=str(values["failure_policy"]))
+                             failure_policy=str(values["failure_policy"]),
+                             redelivery=str(values["redelivery"]))
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,8 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
         profile: whose area parameters apply.
         registry: the spec, for requirement titles in messages.
         overrides: parameters of this check (ttl_seconds, mismatch_status,
-            stale_lock_timeout_seconds, failure_policy) replacing the profile's.
+            stale_lock_timeout_seconds, failure_policy, redelivery) replacing the
+            profile's.
 
     Raises:
         ValueError: the backend does not claim the area, or a bad override.
@@ -291,10 +293,10 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
                 return (self._form(decision.answer, True),
                         self._key_rules_placed(decision, now, ("IK-016",)))
             case ClaimEffect(execution_id=None):
-                # No execution id: the guard fails open, as a claim without a key does.
-                decision = model.claim(oracle.effect_scope(""), None, None, command.handle,
-                                       now)
-                return self._form(decision.answer, False), ("IK-014",)
+                # No execution id: the guard fails open, as a claim without a key does
+                # (IK-014), or closed once executions may be re-delivered (IK-018).
+                decision = oracle.decide_effect_without_execution(self.config)
+                return self._form(decision.answer, False), decision.requirements
             case ClaimEffect(execution_id=str(execution_id)):
                 key = oracle.effect_key(execution_id, command.effect_type,
                                         dict(command.identity), command.dedup_label)

@@ -1,4 +1,4 @@
-"""Robot Framework keywords for idempotency keys (robot/idempotency.robot, IK-001..IK-012).
+"""Robot Framework keywords for idempotency keys (robot/idempotency.robot, IK-001..IK-018).
 
 Every keyword that claims, completes, releases, purges or lets time pass (those that send
 one command alone are derived from conformance/idempotency/declarations.py) drives the
@@ -32,7 +32,12 @@ from jobconform.conformance.idempotency.declarations import (
 )
 from jobconform.conformance.idempotency.harness import ComparedAnswer, IdempotencyHarness
 from jobconform.conformance.vocabulary import derive_keywords, json_value
-from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, UNAVAILABLE, canonical_json
+from jobconform.reference.idempotency.oracle import (
+    CONFLICT_STATUS,
+    MISSING_EXECUTION_STATUS,
+    UNAVAILABLE,
+    canonical_json,
+)
 
 SCHEDULER_SCOPE = "scheduler"
 
@@ -64,7 +69,8 @@ class IdempotencyLibrary(AreaLibrary[IdempotencyHarness]):
     def start_key_runtime(self, ttl_seconds: float | None = None,
                           mismatch_status: int | None = None,
                           stale_lock_timeout_seconds: float | None = None,
-                          failure_policy: str | None = None) -> None:
+                          failure_policy: str | None = None,
+                          redelivery: str | None = None) -> None:
         """Open the backend's idempotency runtime; unset parameters are the profile's.
 
         Claim keywords open it with the profile's parameters when a test has not.
@@ -78,6 +84,8 @@ class IdempotencyLibrary(AreaLibrary[IdempotencyHarness]):
             name: float(value) for name, value in given.items() if value is not None}
         if failure_policy is not None:
             overrides["failure_policy"] = failure_policy
+        if redelivery is not None:
+            overrides["redelivery"] = redelivery
         self._start(lambda backend, profile, registry: IdempotencyHarness(
             backend, profile, registry, overrides=overrides))
 
@@ -165,6 +173,17 @@ class IdempotencyLibrary(AreaLibrary[IdempotencyHarness]):
         if answer.kind != "started" or answer.with_token:
             raise self._fail(f"claim {handle!r} should be started with no token, backend"
                              f" answered {answer}")
+
+    @keyword("Claim Should Be Refused Without Execution")
+    def claim_should_be_refused_without_execution(self, handle: str) -> None:
+        """The effect named no execution while executions may be re-delivered (IK-018):
+        refused with status 400 and no token."""
+        answer = self._answer(handle)
+        if (answer.kind, answer.status, answer.with_token) != (
+                "refused", MISSING_EXECUTION_STATUS, False):
+            raise self._fail(f"claim {handle!r} should be refused with status"
+                             f" {MISSING_EXECUTION_STATUS} and no token, backend answered"
+                             f" {answer}")
 
     @keyword("Claim Should Conflict")
     def claim_should_conflict(self, handle: str) -> None:

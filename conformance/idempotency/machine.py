@@ -8,6 +8,12 @@ scopes, two keys and two payloads make duplicates and mismatches common; the clo
 steps sit on the stale-lock boundary (90 s, and half a second past it) and add up to the
 24-hour TTL within a short sequence, so takeovers and expiry come up often.
 
+Whether executions may be re-delivered is not drawn: a drawn parameter moved every rule's
+draws, and seed 0 then missed two gallery entries. Each sequence opens with the same
+fixed effects on two runtimes of their own, re-delivery disabled and then enabled:
+effects without an execution id go out unguarded (IK-014), then are refused (IK-018),
+while effects naming one are guarded as ever.
+
 Where the backend claims audit-events, the harness also checks after every command that
 the audit sink holds exactly the `idempotent_replay` events the oracle expects (IK-017):
 every duplicate the rules draw after a completion is a replay with one event, every
@@ -16,6 +22,8 @@ claim, conflict and mismatch none. No rule of its own is drawn for it, so the se
 """
 
 from __future__ import annotations
+
+from functools import partial
 
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -29,7 +37,11 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import IDEMPOTENCY, Backend
 from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import (
+    MachineRun,
+    run_machine,
+    run_on_a_runtime_of_its_own,
+)
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.idempotency.commands import (
@@ -69,6 +81,18 @@ FAILURE_POLICIES = ("store", "release")
 MISMATCH_STATUSES = (422, 409)
 
 FaultableCommand = ClaimKey | CompleteClaim | ReleaseClaim | PurgeKeys
+# Effects with and without an execution id, run with re-delivery disabled (IK-014: the
+# ones without go out unguarded) and enabled (IK-018: they are refused); either way
+# nothing they leave blocks or replays the guarded ones after them.
+FIXED_EFFECTS: tuple[IdempotencyCommand, ...] = (
+    ClaimEffect("unscoped-1", None, "message", (("to", "bob"),), "Hi"),
+    ClaimEffect("unscoped-2", None, "message", (("to", "bob"),), "Hi again"),
+    ClaimEffect("scoped-1", "e1", "message", (("to", "bob"),), "Hi"),
+    ClaimEffect("scoped-2", "e1", "message", (("to", "bob"),), "Hi"),
+    CompleteClaim("scoped-1", cmd.Succeed({"message_id": "m-1"})),
+    ClaimEffect("unscoped-3", None, "message", (("to", "bob"),), "Hi"),
+    ClaimEffect("scoped-3", "e1", "message", (("to", "bob"),), "Hello"),
+)
 
 outcomes = st.one_of(
     st.builds(cmd.Succeed, st.sampled_from([None, 1, True, "done", {"id": 1}])),
@@ -86,6 +110,12 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
 
         def __init__(self) -> None:
             super().__init__()
+            # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
+            # says why); it draws nothing.
+            for redelivery in ("disabled", "enabled"):
+                run_on_a_runtime_of_its_own(partial(
+                    IdempotencyHarness, backend, profile, registry,
+                    overrides={"redelivery": redelivery}), FIXED_EFFECTS, run)
             self.harness: IdempotencyHarness | None = None
             self.counter = 0
             self.edges = 0  # fresh keys for the aimed rules

@@ -1,4 +1,4 @@
-"""Behave steps for idempotency keys (features/idempotency.feature, IK-001..IK-017).
+"""Behave steps for idempotency keys (features/idempotency.feature, IK-001..IK-018).
 
 Each Given/When-step sends one command through `IdempotencyHarness.run` (the steps that
 send one command alone are derived from conformance/idempotency/declarations.py), so the
@@ -21,7 +21,12 @@ from jobconform.conformance.scenario import RunConfig, state_of
 from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.idempotency.commands import AskSchedulerKey, ClaimKey
-from jobconform.reference.idempotency.oracle import CONFLICT_STATUS, UNAVAILABLE, canonical_json
+from jobconform.reference.idempotency.oracle import (
+    CONFLICT_STATUS,
+    MISSING_EXECUTION_STATUS,
+    UNAVAILABLE,
+    canonical_json,
+)
 from jobconform.reference.lifecycle import JsonValue
 
 __all__: list[str] = []
@@ -74,6 +79,11 @@ def _open_with(context: Any, overrides: dict[str, float | str]) -> None:
 @setup_step("idempotency keys that are released when the work fails")
 def step_release_failures(context: Any) -> None:
     _open_with(context, {"failure_policy": "release"})
+
+
+@setup_step("idempotency keys whose executions may be re-delivered")
+def step_redelivery_enabled(context: Any) -> None:
+    _open_with(context, {"redelivery": "enabled"})
 
 
 @setup_step("idempotency keys with a {name} of {value:g} seconds")
@@ -147,6 +157,17 @@ def check_started_untracked(context: Any, handle: str) -> None:
     if answer.kind != "started" or answer.with_token:
         raise AssertionError(f"claim {handle!r} should be started with no token (nothing"
                              f" recorded), backend answered {answer}")
+
+
+@check_step('claim "{handle}" is refused for want of an execution id')
+def check_refused_without_execution(context: Any, handle: str) -> None:
+    answer = _answer(context, handle)
+    if (answer.kind, answer.status, answer.with_token) != (
+            "refused", MISSING_EXECUTION_STATUS, False):
+        raise AssertionError(f"claim {handle!r} names no execution while executions may be"
+                             f" re-delivered, so it should be refused with status"
+                             f" {MISSING_EXECUTION_STATUS} and no token; backend answered"
+                             f" {answer}")
 
 
 @check_step('claim "{handle}" is refused as a conflict')

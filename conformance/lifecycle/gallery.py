@@ -24,7 +24,7 @@ from jobconform.backends.protocol import (
     RuntimeSettings,
     TaskScript,
 )
-from jobconform.backends.step_runtime import HealthSnapshot
+from jobconform.backends.runtime_health import HealthSnapshot
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,

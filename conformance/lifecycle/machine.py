@@ -1,8 +1,8 @@
 """The Hypothesis front-end: random command sequences, backend against oracle at every step.
 
 The harness does the comparing; this machine only generates commands. Small limits
-(two slots, a cap of six records) and a few time steps and ages make the interesting
-edges (a full cap, the exact cleanup boundary, a cancel racing a finish) likely.
+(two slots, a cap of four records: MACHINE_TASK_CAP) and a few time steps and ages make
+the interesting edges (a full cap, the exact cleanup boundary, a cancel racing a finish) likely.
 When a sequence diverges, Hypothesis shrinks it and the last `Divergence` holds the
 minimal command list.
 

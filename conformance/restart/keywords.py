@@ -1,8 +1,9 @@
 """Robot Framework keywords for a restart over the same store (robot/restart.robot,
 RS-001..RS-004).
 
-A restart is one more command of the lifecycle library's harness: this library runs it
-on the runtime that `Start Runtime` opened, so a suite imports both::
+A restart is one more command of the lifecycle library's harness: this library's
+keywords, derived from the commands' declarations (declarations.py), run it through the
+runtime that `Start Runtime` opened, so a suite imports both::
 
     *** Settings ***
     Resource    lifecycle.resource
@@ -17,11 +18,12 @@ from __future__ import annotations
 
 from typing import cast
 
-from robot.api.deco import keyword, library
+from robot.api.deco import library
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.conformance.lifecycle.keywords import JobconformLibrary
-from jobconform.reference import commands as cmd
+from jobconform.conformance.restart.declarations import DECLARATIONS
+from jobconform.conformance.vocabulary import derive_keywords
 
 LIFECYCLE_LIBRARY = "jobconform.conformance.lifecycle.keywords.JobconformLibrary"
 
@@ -30,17 +32,10 @@ LIFECYCLE_LIBRARY = "jobconform.conformance.lifecycle.keywords.JobconformLibrary
 class RestartLibrary:
     """Restart the test's runtime over the same store."""
 
-    @keyword("Restart Runtime Over The Same Store")
-    def restart(self) -> None:
-        """The process stops without a shutdown and a new one opens over its store; the
-        harness then compares every record, the listing and the health with the oracle."""
-        lifecycle = cast(JobconformLibrary, BuiltIn().get_library_instance(LIFECYCLE_LIBRARY))
-        lifecycle.harness.run(cmd.Restart())
 
-    @keyword("Send SIGTERM To The Runtime")
-    def stop_by_signal(self, grace_seconds: float = 10.0) -> None:
-        """SIGTERM to the runtime's process, SIGKILL if it is still there when the grace
-        period ends, and a new runtime over the same store (RS-004); the harness compares
-        how it stopped, every record, the listing and the health with the oracle."""
-        lifecycle = cast(JobconformLibrary, BuiltIn().get_library_instance(LIFECYCLE_LIBRARY))
-        lifecycle.harness.run(cmd.StopBySignal(float(grace_seconds)))
+def _lifecycle(restart: RestartLibrary) -> JobconformLibrary:
+    """The test's lifecycle library, whose harness runs the restart."""
+    return cast(JobconformLibrary, BuiltIn().get_library_instance(LIFECYCLE_LIBRARY))
+
+
+derive_keywords(RestartLibrary, DECLARATIONS, _lifecycle)

@@ -14,6 +14,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from jobconform.backends.breaker.memory import InMemoryBreakerStore
+from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
+from jobconform.backends.breaker.threaded import PooledBreakerRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings
 from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
 from jobconform.backends.scheduling.runtime import StoredExecution, StoredSchedule
@@ -25,6 +28,7 @@ from jobconform.backends.threaded.backend import self_running_config, waitable
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import _OwnedJob
 from jobconform.conformance.gallery import GalleryEntry
+from jobconform.reference.breaker.oracle import BreakerSettings
 
 
 class StuckOnlyWhenAskedWorker(ThreadedRuntime):
@@ -93,6 +97,41 @@ class LookAheadScheduler(ThreadedSchedulingRuntime):
     def _next_wake(self) -> datetime | None:
         due = super()._next_wake()
         return None if due is None else due - LOOK_AHEAD
+
+
+class BackstopOnlyWhenCalledBreaker(PooledBreakerRuntime):
+    """Its backstop sweeps only when a caller calls backstop(): told to sweep by itself
+    it starts no sweeper, so a lost drain's work waits for the day it takes to expire."""
+
+    def start_backstop(self, interval_seconds: float) -> None:
+        pass
+
+
+class BackstopOnCooldownBreaker(PooledBreakerRuntime):
+    """Its sweeper runs every half interval (on the breaker's 30 s base cooldown rather
+    than the 60 s maintenance interval): it sweeps before the boundaries, twice as often
+    as the maintenance schedule says."""
+
+    def start_backstop(self, interval_seconds: float) -> None:
+        super().start_backstop(interval_seconds / 2)
+
+
+def _breaker_entry(name: str, breaker: type[PooledBreakerRuntime], catches: str,
+                   source: str) -> GalleryEntry:
+    """The threaded backend whose breaker is `breaker`; its job runtime is sound."""
+
+    class BrokenBackend(ThreadedBackend):
+        __doc__ = breaker.__doc__
+
+        def open_breaker(self, clock: Clock, settings: BreakerSettings) -> PooledBreakerRuntime:
+            return breaker(StoreBreakerRuntime(InMemoryBreakerStore(), clock, settings,
+                                               BreakerDeployment()))
+
+    BrokenBackend.name = f"gallery.{name}"
+    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
+    globals()[name] = BrokenBackend
+    return GalleryEntry(name, f"{__name__}:{name}", " ".join((breaker.__doc__ or "").split()),
+                        catches, source)
 
 
 def _scheduling_entry(name: str, scheduler: type[ThreadedSchedulingRuntime], catches: str,
@@ -166,4 +205,8 @@ GALLERY = (
                       "SR-006", "seed 002 §10.1: schedules fire at their times, unattended"),
     _scheduling_entry("self_running_schedule_fires_early", LookAheadScheduler, "SR-006",
                       "seed 002 §10.6: the scheduler fires each fire time, never early"),
+    _breaker_entry("self_running_backstop_never_sweeps", BackstopOnlyWhenCalledBreaker,
+                   "SR-007", "seed 002 §10.11: the 60 s run_maintenance backstop"),
+    _breaker_entry("self_running_backstop_sweeps_early", BackstopOnCooldownBreaker,
+                   "SR-007", "seed 002 §10.11: the backstop runs on the maintenance interval"),
 )

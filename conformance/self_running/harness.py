@@ -1,5 +1,5 @@
 """The self-running harness: the runtime acts by itself, the harness only lets time pass
-and reads (spec area self-running, SR-001..SR-006).
+and reads (spec area self-running, SR-001..SR-007).
 
 The backend's runtime is opened with `open_self_running(settings, clock, clockwork)` and is
 never told to dispatch, detect stuck jobs or expire leases. The harness submits jobs,
@@ -24,7 +24,10 @@ job is watched for its removal by the runtime's own reaper if the backend claims
 and the job must still be held at finished_at + ttl and be gone one sweep interval later.
 A backend that also claims `scheduling` has its scheduler watched the same way (SR-006,
 `ScheduleWatch` in schedules.py): each fire's dispatch must reach the harness's target
-inside its window, with nothing read from the scheduler on the way.
+inside its window, with nothing read from the scheduler on the way. A backend that also
+claims `breaker-seams` has its breaker opened with the runtime and its backstop started
+(SR-007, `BackstopWatch` in backstop.py): a lost drain's work must still be queued one
+tick before each sweep boundary and be failed at it.
 Windows are computed from the instants the runtime itself recorded once they have passed
 their own check, so one late start does not shift every later verdict. The first
 difference raises `Divergence` naming the requirement of the window it broke.
@@ -55,11 +58,13 @@ from jobconform.conformance.harness import (
     AdapterError,
     Divergence,
 )
+from jobconform.conformance.self_running.backstop import BackstopWatch, watches_backstop
 from jobconform.conformance.self_running.schedules import FIRE_REQUIREMENT, ScheduleWatch
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
 from jobconform.reference import self_running as oracle
 from jobconform.reference.backoff import RetryPolicy
+from jobconform.reference.breaker.commands import TripWithLostDrain
 from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR
 from jobconform.reference.scheduling.commands import CreateCron, CreateOnce
 from jobconform.reference.self_running import Window
@@ -181,6 +186,14 @@ class SelfRunningHarness:
         self.schedules = ScheduleWatch(self.backend, self.profile, self.clock,
                                        self.poll_interval, self._fail, self._call,
                                        self.exercised)
+        # SR-007: the breaker, opened on the first trip, sweeping by itself.
+        self.backstop = BackstopWatch(self.backend, self.profile, self.clock,
+                                      watches_backstop(self.backend, self.profile,
+                                                       self.registry),
+                                      self._fail, self._call, self.exercised)
+        if self.backstop.claimed:
+            # Started with the runtime, so its boundaries count from the opening.
+            self.backstop.open()
 
     # -- commands ------------------------------------------------------------------------
 
@@ -246,6 +259,14 @@ class SelfRunningHarness:
         self.schedules.create_cron(alias, expression, timezone)
         self.read()
 
+    def trip_breaker_with_lost_drain(self, target: str, works: tuple[str, ...]) -> None:
+        """Queue `works` for `target` and trip its breaker with the drain lost: the
+        runtime's own backstop must fail them at its next sweep, not before (SR-007)."""
+        self.commands.append(cast(cmd.Command, TripWithLostDrain(target, works)))
+        self.read()
+        self.backstop.trip_with_lost_drain(target, works)
+        self.read()
+
     def heartbeat(self, alias: str) -> None:
         """The body of a running job reports progress: its windows move (ST-001)."""
         job = self._job(alias)
@@ -268,7 +289,8 @@ class SelfRunningHarness:
         while True:
             now = self.clock.now()
             points = [at for window in self._windows() for at in window.read_points()
-                      if now < at < target]
+                      if now < at < target] + [at for at in self.backstop.read_points()
+                                               if now < at < target]
             stop = min(points, default=target)
             self.clock.advance((stop - now).total_seconds())
             self.read()
@@ -285,6 +307,7 @@ class SelfRunningHarness:
     def close(self) -> None:
         try:
             self.schedules.close()
+            self.backstop.close()
         finally:
             runtime = self.runtime
             self._call("close", runtime.close)
@@ -308,6 +331,7 @@ class SelfRunningHarness:
             for job in [job for job in self.jobs.values() if job.status in (SUCCEEDED, FAILED)]:
                 self._check_ended(job, now)
         self.schedules.read(now)
+        self.backstop.read(now)
 
     def status_of(self, alias: str) -> str:
         return self._job(alias).status
@@ -492,6 +516,7 @@ class SelfRunningHarness:
     def _settle(self) -> None:
         self._call("settle", self.runtime.settle)
         self.schedules.settle()
+        self.backstop.settle()
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         with guarded(self.safety_timeout, f"{self.backend.name}: {action}"):

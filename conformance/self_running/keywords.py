@@ -1,5 +1,5 @@
 """Robot Framework keywords for a self-running runtime (robot/self_running.robot,
-SR-001..SR-006).
+SR-001..SR-007).
 
 `Open Self-Running Runtime` opens the backend's runtime with `open_self_running`; after
 that, keywords only submit, end bodies, send heartbeats and let time pass, and the
@@ -98,6 +98,28 @@ class SelfRunningLibrary:
             raise AssertionError(f"schedule {alias!r}: expected {count} fires, the runtime"
                                  f" made {fired} and shows {shown}")
 
+    @keyword("Trip Self-Running Breaker With Lost Drain")
+    def trip_with_lost_drain(self, target: str, works: str) -> None:
+        """Queue ``works`` (comma-separated) for ``target`` and trip its breaker with the
+        drain lost: the runtime's own backstop must fail them at its next sweep (SR-007)."""
+        self.harness.trip_breaker_with_lost_drain(target, _names(works))
+
+    @keyword("Self-Running Breaker Should Queue")
+    def breaker_should_queue(self, target: str, works: str = "") -> None:
+        breaker = self.harness.backstop.breaker
+        actual = tuple(breaker.queued(target)) if breaker is not None else None
+        if actual != _names(works):
+            raise AssertionError(f"the work queued for {target!r} is {actual}, not"
+                                 f" {_names(works)}")
+
+    @keyword("Self-Running Breaker Should Have Failed")
+    def breaker_should_have_failed(self, target: str, works: str = "") -> None:
+        breaker = self.harness.backstop.breaker
+        actual = tuple(breaker.failed_work(target)) if breaker is not None else None
+        if actual != _names(works):
+            raise AssertionError(f"the failed work of {target!r} is {actual}, not"
+                                 f" {_names(works)}")
+
     @keyword("Let Time Pass On Self-Running Runtime")
     def pass_time(self, seconds: float) -> None:
         """Let ``seconds`` pass, reading at every window's read points on the way."""
@@ -147,3 +169,7 @@ class SelfRunningLibrary:
         if actual != int(times):
             raise AssertionError(f"job {alias!r}'s redelivery_count: expected {times},"
                                  f" got {actual!r}")
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())

@@ -20,6 +20,11 @@ With scheduling claimed (SR-006), a rule creates a one-shot job or a cron schedu
 the backend's scheduler, over the same clock; each fire's window is an open window too, so
 every stretch of time stops at its read points. A backend without the claim never draws it.
 
+With the breaker's seams claimed (SR-007), a rule trips a target's breaker with work
+queued and its drain lost (at most twice, in half of the examples, so that the other
+rules keep their share), and may let the backstop's interval pass at once: every stretch
+of time stops one tick before the next sweep boundary and at it while such work waits.
+
 It draws only what the backend claims (spec/self-running.yaml `needs`): the job timeout
 with `stuck`, the lease with `redelivery`, retry policies with `retry`. A backend claiming
 neither silence gets no silence and no heartbeats (nothing would read them); one claiming
@@ -36,6 +41,10 @@ from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.self_running import SELF_RUNNING
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.self_running.backstop import (
+    backstop_interval_of,
+    watches_backstop,
+)
 from jobconform.conformance.self_running.harness import RUNNING, SelfRunningHarness
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -53,6 +62,8 @@ SCHEDULES = ("s1", "s2", "s3")
 # read points land in the reaper's hour-long windows.
 ONE_SHOT_DELAYS = (0.0, 0.5, 7.0, 45.0)
 CRON_EXPRESSIONS = ("*/2 * * * *", "*/15 * * * *")
+BREAKER_TARGETS = ("t1", "t2")
+MAX_TRIPS = 2
 
 
 def make_self_running_machine(backend: Backend, profile: Profile, registry: Registry | None,
@@ -64,6 +75,7 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
         st.booleans() if {STUCK, REDELIVERY} <= claims else st.just(STUCK in claims)
         if claims & {STUCK, REDELIVERY} else st.none())
     schedules = SCHEDULING in claims and SCHEDULING in profile.areas
+    backstop = watches_backstop(backend, profile, registry)
     delays: st.SearchStrategy[float | None] = (
         st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)) if RETRY in claims
         else st.none())
@@ -73,13 +85,17 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
             super().__init__()
             self.harness: SelfRunningHarness | None = None
             self.silence = 0.0
+            self.trips = 0
 
         @initialize(watches_stuck=watched, silence=st.sampled_from(SILENCES),
-                    delay_ms=delays)
+                    delay_ms=delays, trips=st.booleans() if backstop else st.just(False))
         def open_runtime(self, watches_stuck: bool | None, silence: float,
-                         delay_ms: float | None) -> None:
-            """Open the runtime and submit the first job: every example has one."""
+                         delay_ms: float | None, trips: bool) -> None:
+            """Open the runtime and submit the first job: every example has one. Half of
+            the examples trip breakers (SR-007), so that the others keep the job rules'
+            share of the steps."""
             run.setup = {"watches_stuck": watches_stuck, "silence": silence}
+            self.trips = 0 if trips else MAX_TRIPS
             self.silence = 0.0 if watches_stuck is None else silence
             self.harness = SelfRunningHarness(
                 backend, profile, registry, max_concurrent=len(ALIASES),
@@ -129,6 +145,21 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
                 self._do("schedule_cron", alias, timetable)
             else:
                 self._do("schedule_once", alias, timetable)
+
+        @precondition(lambda self: backstop and self.harness is not None
+                      and self.trips < MAX_TRIPS)
+        @rule(at=st.sampled_from(BREAKER_TARGETS), works=st.integers(1, 2),
+              sweep=st.booleans())
+        def breaker_trips(self, at: str, works: int, sweep: bool) -> None:
+            """Work queued for `at` and its breaker tripped with the drain lost: the
+            runtime's own backstop must fail it at its next sweep, not before (SR-007);
+            with `sweep`, the backstop's interval passes at once (reading one tick before
+            the boundary and at it), else later stretches of time reach it."""
+            self.trips += 1
+            names = tuple(f"{at}-w{self.trips}-{number}" for number in range(works))
+            self._do("trip_breaker_with_lost_drain", at, names)
+            if sweep:
+                self._do("pass_time", backstop_interval_of(profile))
 
         @precondition(lambda self: self.silence > 0)
         @rule()

@@ -1,4 +1,4 @@
-"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-006).
+"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-007).
 
 The runtime is opened with `open_self_running` on first use, with the slots, job timeout
 and lease the scenario's Given-steps set. After that, steps only submit, decide bodies,
@@ -147,6 +147,36 @@ def check_fired(context: Any, alias: str, count: int) -> None:
     harness.read()
     _check(f"schedule {alias!r}'s fires", count, harness.schedules.fired(alias))
     _check(f"schedule {alias!r}'s executions", count, harness.schedules.check_history(alias))
+
+
+@action_step('the self-running breaker trips target "{target}" with work "{works}" queued and'
+             ' its drain lost')
+def trip_with_lost_drain(context: Any, target: str, works: str) -> None:
+    """The runtime's own backstop must fail the work at its next sweep, not before (SR-007)."""
+    _scenario(context).harness.trip_breaker_with_lost_drain(target, _names(works))
+
+
+@check_step('the self-running breaker queues work "{works}" for target "{target}"')
+def breaker_queues(context: Any, target: str, works: str) -> None:
+    breaker = _scenario(context).harness.backstop.breaker
+    actual = tuple(breaker.queued(target)) if breaker is not None else None
+    _check(f"the work queued for {target!r}", _names(works), actual)
+
+
+@check_step('the self-running breaker queues no work for target "{target}"')
+def breaker_queues_nothing(context: Any, target: str) -> None:
+    breaker_queues(context, target, "")
+
+
+@check_step('the self-running breaker has failed work "{works}" of target "{target}"')
+def breaker_failed(context: Any, target: str, works: str) -> None:
+    breaker = _scenario(context).harness.backstop.breaker
+    actual = tuple(breaker.failed_work(target)) if breaker is not None else None
+    _check(f"the failed work of {target!r}", _names(works), actual)
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 @check_step('the self-running runtime shows job "{alias}" {status}')

@@ -3,7 +3,6 @@ table a restart and a peer reopen), one `VirtualLoop` and `WallClock`, run inlin
 It keeps no runs: the kit's schedule store does; EVENT_JOB_EXECUTED (its fire time) runs a fire."""
 
 import uuid
-from dataclasses import replace
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
@@ -15,7 +14,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 
 from jobconform.backends.scheduling import memory, protocol, runtime
-from jobconform.bridges import VirtualLoop, WallClock
+from jobconform.bridges import HeldSchedules, VirtualLoop, WallClock
 from jobconform.reference.scheduling.oracle import Trigger
 
 DATABASE = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
@@ -35,6 +34,7 @@ def timetable(expression: str | None, timezone: str | None) -> CronTrigger:
 class ApschedulerRuntime:
     def __init__(self, shared: SimpleNamespace, peer: bool = False) -> None:
         self.shared, self.peer, self.records, self.now = shared, peer, shared.records, shared.now
+        self.held = HeldSchedules(shared.records, shared.target, shared.now, self.next_fire)
         self.store = SQLAlchemyJobStore(url=DATABASE, tablename=shared.table)
         self.scheduler = AsyncIOScheduler(
             event_loop=shared.loop.loop, timezone=UTC, jobstores={"default": self.store},
@@ -47,42 +47,28 @@ class ApschedulerRuntime:
         self.booting = shared.running.append(self.scheduler) or False
         self.open_peer = lambda: ApschedulerRuntime(shared, peer=True)
         self.reopen = lambda: ApschedulerRuntime(shared)
-        self.history = lambda sid: (self.held(sid), self.records.history(sid))[1]
-        self.trigger = lambda sid: runtime.execute_as_seeded(
-            self.records, shared.target, self.held(sid), self.now(), Trigger.MANUAL, self.now())
-        self.create_cron = lambda message, expression, timezone, pre_check=False: self.add(
-            "cron", message, expression, timezone, pre_check, timetable(expression, timezone))
-        self.get = lambda i: next((s for s in self.list_schedules() if s.schedule_id == i), None)
+        self.get, self.history, self.trigger = self.held.get, self.held.history, self.held.trigger
+        self.list_schedules = self.held.list_schedules
     def executed(self, event: JobExecutionEvent) -> None:
-        schedule, fire = self.held(event.job_id), event.scheduled_run_time.astimezone(UTC)
+        schedule, fire = self.held.held(event.job_id), event.scheduled_run_time.astimezone(UTC)
         missed = self.booting and schedule.kind == "cron" and fire < self.now()  # run at start
-        runtime.execute_as_seeded(self.records, self.shared.target, schedule, fire,
-                                  Trigger.CATCH_UP if missed else Trigger.SCHEDULE, self.now())
+        self.held.run(schedule, fire, Trigger.CATCH_UP if missed else Trigger.SCHEDULE)
+    def create_cron(self, message: str, expression: str, timezone: str,
+                    pre_check: bool = False) -> str:
+        trigger = timetable(expression, timezone)
+        schedule_id = self.held.add_cron(message, expression, timezone, pre_check)
+        self.scheduler.add_job(fired, trigger, args=(schedule_id,), id=schedule_id)
+        return schedule_id
     def create_once(self, message: str, run_at: datetime | None = None,
                     delay_seconds: float | None = None, pre_check: bool = False) -> str:
-        if (when := runtime.run_at_asked(run_at, delay_seconds, self.now())) is None:
-            raise protocol.ScheduleRejected("schedule", "one of an aware run_at and a delay")
-        return self.add("once", message, None, None, pre_check, DateTrigger(when))
-    def add(self, kind: str, message: str, expression: str | None, timezone: str | None,
-            checked: bool, trigger: CronTrigger | DateTrigger) -> str:
-        schedule_id = str(uuid.uuid4())
-        self.records.add(runtime.StoredSchedule(
-            schedule_id, kind, message, expression, timezone, checked, self.now(), None))
-        self.scheduler.add_job(fired, trigger, args=(schedule_id,), id=schedule_id, **(
-            {"misfire_grace_time": None} if kind == "once" else {}))  # a one-shot always runs
-        return schedule_id
-    def held(self, schedule_id: str) -> runtime.StoredSchedule:
-        if (schedule := self.records.get(schedule_id)) is None:
-            raise protocol.ScheduleNotFound(schedule_id)
-        return schedule
+        once = self.held.add_once(message, run_at, delay_seconds, pre_check)
+        self.scheduler.add_job(fired, DateTrigger(once.next_fire_at), args=(once.schedule_id,),
+                               id=once.schedule_id, misfire_grace_time=None)  # it always runs
+        return once.schedule_id
     def edit(self, sid: str, message: str | None = None, expression: str | None = None,
              timezone: str | None = None) -> None:
-        old = self.held(sid)
-        if (expression or timezone) and old.kind != "cron":
-            raise protocol.ScheduleRejected("schedule", "a one-shot job has no timetable")
-        new = replace(old, message=old.message if message is None else message,
-                      expression=expression or old.expression, timezone=timezone or old.timezone)
-        if expression or timezone:  # its first fire at or after now
+        new, retimed = self.held.edited(sid, message, expression, timezone)
+        if retimed:  # its first fire at or after now
             self.scheduler.reschedule_job(sid, None, timetable(new.expression, new.timezone))
         self.records.replace(new)
     def delete(self, schedule_id: str) -> None:
@@ -94,9 +80,9 @@ class ApschedulerRuntime:
         self.shared.autonomy = enabled
         for scheduler in (s for s in self.shared.running if s.running):
             scheduler.resume() if enabled else scheduler.pause()
-    def list_schedules(self) -> list[runtime.StoredSchedule]:
-        fires = {job.id: job.next_run_time.astimezone(UTC) for job in self.scheduler.get_jobs()}
-        return [replace(s, next_fire_at=fires.get(s.schedule_id)) for s in self.records.list()]
+    def next_fire(self, schedule: runtime.StoredSchedule) -> datetime | None:
+        job = self.scheduler.get_job(schedule.schedule_id)  # a one-shot job that ran: gone
+        return job.next_run_time.astimezone(UTC) if job is not None else None
     def crash(self) -> None:
         if self.scheduler.running:  # AsyncIOScheduler shuts down on its loop: at the settle
             self.scheduler.shutdown(wait=False)

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from huey.api import MemoryHuey, crontab
 
 from jobconform.backends.scheduling import memory, protocol, runtime
-from jobconform.bridges import ThreadWaits, WallClock, keeping_signal_handlers
+from jobconform.bridges import HeldSchedules, ThreadWaits, WallClock, keeping_signal_handlers
 from jobconform.reference.scheduling.oracle import Trigger
 
 
@@ -24,12 +24,19 @@ def timetable(expression: str, timezone: str) -> crontab:
     if timezone != "UTC":  # huey tests every crontab on its one clock, UTC here
         raise protocol.ScheduleRejected("timezone", f"huey's crontab has no zone: {timezone}")
     return matches
+def next_match(schedule: runtime.StoredSchedule, now: datetime) -> datetime | None:
+    if schedule.kind == "once":  # a one-shot job's, as stored; a cron's: a year on at most
+        return schedule.next_fire_at
+    matches = timetable(str(schedule.expression), str(schedule.timezone))  # huey's test
+    minutes = (now.replace(second=0, microsecond=0, tzinfo=None) + timedelta(minutes=n)
+               for n in range(1, 366 * 24 * 60))  # of each minute after now
+    return next((m.replace(tzinfo=UTC) for m in minutes if matches(m)), None)
 def fire(shared: SimpleNamespace, schedule_id: str) -> None:  # every task's body: one fire
     if (schedule := shared.store.get(schedule_id)) is None:
         return  # deleted between its queueing and its run
     now = shared.now()  # a cron fire's time: the minute huey's crontab matched
     when = schedule.next_fire_at if schedule.kind == "once" else now.replace(second=0)
-    runtime.execute_as_seeded(shared.store, shared.target, schedule, when, Trigger.SCHEDULE, now)
+    shared.held.run(schedule, when, Trigger.SCHEDULE)
     shared.store.replace(replace(schedule, next_fire_at=None)) if schedule.kind == "once" else 0
 class HueyPeriodicRuntime:
     def __init__(self, shared: SimpleNamespace, peer: bool = False) -> None:
@@ -41,10 +48,8 @@ class HueyPeriodicRuntime:
         self.settle()  # a peer: a second consumer; reopen: a new one, same storage and tasks
         self.open_peer, self.reopen = (lambda: HueyPeriodicRuntime(shared, peer=True),
                                        lambda: HueyPeriodicRuntime(shared))
-        self.get = lambda i: next((s for s in self.list_schedules() if s.schedule_id == i), None)
-        self.history = lambda sid: (self.held(sid), self.store.history(sid))[1]
-        self.trigger = lambda sid: runtime.execute_as_seeded(
-            self.store, shared.target, self.held(sid), self.now(), Trigger.MANUAL, self.now())
+        self.held, self.get, self.history = shared.held.held, shared.held.get, shared.held.history
+        self.trigger, self.list_schedules = shared.held.trigger, shared.held.list_schedules
     def settle(self) -> None:  # a worker takes a queued task at once, as one blocked on
         while self.shared.waits.settle() or self.huey.pending_count():  # RedisHuey's would
             self.shared.waits.wake_sleepers()
@@ -54,32 +59,21 @@ class HueyPeriodicRuntime:
         task.revoke() if not self.shared.autonomy else None
     def create_cron(self, message: str, expression: str, timezone: str,
                     pre_check: bool = False) -> str:
-        matches, sid = timetable(expression, timezone), str(uuid.uuid4())  # refused: no record
-        self.store.add(runtime.StoredSchedule(
-            sid, "cron", message, expression, timezone, pre_check, self.now(), None))
-        self.declare(sid, matches)
+        matches = timetable(expression, timezone)  # refused: no record
+        self.declare(sid := self.shared.held.add_cron(message, expression, timezone, pre_check),
+                     matches)
         return sid
     def create_once(self, message: str, run_at: datetime | None = None,
                     delay_seconds: float | None = None, pre_check: bool = False) -> str:
-        if (when := runtime.run_at_asked(run_at, delay_seconds, self.now())) is None:
-            raise protocol.ScheduleRejected("schedule", "one of an aware run_at and a delay")
-        self.store.add(runtime.StoredSchedule(sid := str(uuid.uuid4()), "once", message, None,
-                                              None, pre_check, self.now(), when))
+        once = self.shared.held.add_once(message, run_at, delay_seconds, pre_check)
+        when, sid = once.next_fire_at, once.schedule_id  # huey's eta: naive, on its own clock
         self.shared.once.schedule(args=(sid,), eta=when.astimezone(UTC).replace(tzinfo=None),
-                                  id=sid)  # huey's eta: naive, on its own clock
+                                  id=sid)
         return sid
-    def held(self, schedule_id: str) -> runtime.StoredSchedule:
-        if (schedule := self.store.get(schedule_id)) is None:
-            raise protocol.ScheduleNotFound(schedule_id)
-        return schedule
     def edit(self, sid: str, message: str | None = None, expression: str | None = None,
              timezone: str | None = None) -> None:
-        old = self.held(sid)
-        if (expression or timezone) and old.kind != "cron":
-            raise protocol.ScheduleRejected("schedule", "a one-shot job has no timetable")
-        new = replace(old, message=old.message if message is None else message,
-                      expression=expression or old.expression, timezone=timezone or old.timezone)
-        if expression or timezone:  # huey cannot change a periodic task: a new one replaces it
+        new, retimed = self.shared.held.edited(sid, message, expression, timezone)
+        if retimed:  # huey cannot change a periodic task: a new one replaces it
             matches = timetable(str(new.expression), str(new.timezone))
             self.shared.tasks.pop(sid).unregister()
             self.declare(sid, matches)
@@ -92,14 +86,6 @@ class HueyPeriodicRuntime:
         self.shared.autonomy = enabled  # huey keeps a revocation in its storage
         for task in (self.shared.once, *self.shared.tasks.values()):
             task.restore() if enabled else task.revoke()
-    def list_schedules(self) -> list[runtime.StoredSchedule]:
-        return [s if s.kind == "once" else replace(s, next_fire_at=self.next_match(s))
-                for s in self.store.list()]
-    def next_match(self, schedule: runtime.StoredSchedule) -> datetime | None:  # a year on
-        matches = timetable(str(schedule.expression), str(schedule.timezone))  # huey's test
-        minutes = (self.now().replace(second=0, microsecond=0, tzinfo=None) + timedelta(minutes=n)
-                   for n in range(1, 366 * 24 * 60))  # of each minute after now
-        return next((m.replace(tzinfo=UTC) for m in minutes if matches(m)), None)
     def crash(self) -> None:  # its stop flag ends every wait of its threads at once
         self.consumer.stop() or self.shared.waits.settle()
     def close(self) -> None:  # a peer stops its consumer, the first scheduler every one
@@ -117,4 +103,6 @@ class HueyPeriodicBackend:  # jobconform run --backend huey_periodic:HueyPeriodi
             target=target, tasks={}, consumers=[], autonomy=True, wall=WallClock(clock).start(),
             waits=ThreadWaits(clock, in_turn=True).start(), store=memory.InMemoryScheduleStore())
         shared.once = shared.huey.task(name="once")(lambda sid: fire(shared, sid))
+        shared.held = HeldSchedules(shared.store, target, clock.now,
+                                    lambda s: next_match(s, clock.now()))
         return HueyPeriodicRuntime(shared)

@@ -4,7 +4,6 @@ is a deploy (a new App declaring them, its workers restarted); autonomy off: no 
 one-shot: `schedule_at`. A job's body is the fire. Refused: zones but UTC (crons have none)."""
 
 import logging
-import uuid
 from dataclasses import replace
 from datetime import UTC, datetime
 from types import SimpleNamespace
@@ -14,7 +13,7 @@ import procrastinate
 from procrastinate.testing import InMemoryConnector
 
 from jobconform.backends.scheduling import memory, protocol, runtime
-from jobconform.bridges import VirtualLoop, WallClock
+from jobconform.bridges import HeldSchedules, VirtualLoop, WallClock
 from jobconform.reference.scheduling.oracle import Trigger
 
 
@@ -23,6 +22,11 @@ def checked(expression: str, timezone: str) -> None:  # croniter: the deferrer's
         raise protocol.ScheduleRejected("expression", f"not for croniter: {expression!r}")
     if timezone != "UTC":  # the deferrer reads its crons on POSIX timestamps: UTC
         raise protocol.ScheduleRejected("timezone", f"procrastinate's cron has no zone: {timezone}")
+def next_fire(schedule: runtime.StoredSchedule, now: datetime) -> datetime | None:
+    if schedule.kind == "once":  # the deferrer's own reckoning: croniter on timestamps
+        return schedule.next_fire_at
+    cron = croniter.croniter(str(schedule.expression), now.timestamp())
+    return datetime.fromtimestamp(cron.get_next(float), UTC)
 class ProcrastinatePeriodicRuntime:
     def __init__(self, shared: SimpleNamespace, peer: bool = False) -> None:
         self.shared, self.store, self.now, self.peer = shared, shared.store, shared.now, peer
@@ -30,17 +34,14 @@ class ProcrastinatePeriodicRuntime:
         self.deploy()  # a worker that starts defers the latest fire missed within max_delay
         self.open_peer = lambda: ProcrastinatePeriodicRuntime(shared, peer=True)
         self.reopen, self.settle = lambda: ProcrastinatePeriodicRuntime(shared), shared.loop.settle
-        self.get = lambda i: next((s for s in self.list_schedules() if s.schedule_id == i), None)
-        self.history = lambda sid: (self.held(sid), self.store.history(sid))[1]
-        self.trigger = lambda sid: runtime.execute_as_seeded(
-            self.store, shared.target, self.held(sid), self.now(), Trigger.MANUAL, self.now())
+        self.held, self.get, self.history = shared.held.held, shared.held.get, shared.held.history
+        self.trigger, self.list_schedules = shared.held.trigger, shared.held.list_schedules
     async def fire(self, schedule_id: str, timestamp: int | None = None) -> None:
         if (schedule := self.store.get(schedule_id)) is None:
             return  # a one-shot job deleted after its job was fetched
         at = schedule.next_fire_at if timestamp is None else datetime.fromtimestamp(timestamp, UTC)
         late = timestamp is not None and timestamp < self.shared.started.timestamp()
-        runtime.execute_as_seeded(self.store, self.shared.target, schedule, at,
-                                  Trigger.CATCH_UP if late else Trigger.SCHEDULE, self.now())
+        self.shared.held.run(schedule, at, Trigger.CATCH_UP if late else Trigger.SCHEDULE)
         self.store.replace(replace(schedule, next_fire_at=None)) if timestamp is None else None
     def deploy(self) -> None:  # this scheduler's worker: stopped, then started on a new App
         self.crash(again=True)
@@ -60,29 +61,18 @@ class ProcrastinatePeriodicRuntime:
     def create_cron(self, message: str, expression: str, timezone: str,
                     pre_check: bool = False) -> str:
         checked(expression, timezone)
-        self.store.add(runtime.StoredSchedule(sid := str(uuid.uuid4()), "cron", message,
-                                              expression, timezone, pre_check, self.now(), None))
+        sid = self.shared.held.add_cron(message, expression, timezone, pre_check)
         return self.redeploy() or sid
     def create_once(self, message: str, run_at: datetime | None = None,
                     delay_seconds: float | None = None, pre_check: bool = False) -> str:
-        if (when := runtime.run_at_asked(run_at, delay_seconds, self.now())) is None:
-            raise protocol.ScheduleRejected("schedule", "one of an aware run_at and a delay")
-        self.store.add(runtime.StoredSchedule(sid := str(uuid.uuid4()), "once", message, None,
-                                              None, pre_check, self.now(), when))
-        deferring = self.app.configure_task("fire", schedule_at=when).defer_async(schedule_id=sid)
+        once = self.shared.held.add_once(message, run_at, delay_seconds, pre_check)
+        deferring = self.app.configure_task("fire", schedule_at=once.next_fire_at).defer_async(
+            schedule_id=(sid := once.schedule_id))
         self.shared.jobs[sid] = self.shared.loop.run(deferring, name="defer")
         return sid
-    def held(self, schedule_id: str) -> runtime.StoredSchedule:
-        if (schedule := self.store.get(schedule_id)) is None:
-            raise protocol.ScheduleNotFound(schedule_id)
-        return schedule
     def edit(self, sid: str, message: str | None = None, expression: str | None = None,
              timezone: str | None = None) -> None:
-        old, retimed = self.held(sid), bool(expression or timezone)
-        if retimed and old.kind != "cron":
-            raise protocol.ScheduleRejected("schedule", "a one-shot job has no timetable")
-        new = replace(old, message=old.message if message is None else message,
-                      expression=expression or old.expression, timezone=timezone or old.timezone)
+        new, retimed = self.shared.held.edited(sid, message, expression, timezone)
         checked(str(new.expression), str(new.timezone)) if retimed else None
         self.store.replace(new)
         self.redeploy() if retimed else None  # a deploy of the new timetable
@@ -94,11 +84,6 @@ class ProcrastinatePeriodicRuntime:
     def set_autonomy(self, enabled: bool) -> None:
         self.shared.autonomy = enabled  # off: every worker stops; on: they start again
         self.redeploy()
-    def list_schedules(self) -> list[runtime.StoredSchedule]:
-        now = self.now().timestamp()  # the deferrer's own reckoning: croniter on timestamps
-        return [s if s.kind == "once" else replace(s, next_fire_at=datetime.fromtimestamp(
-            croniter.croniter(str(s.expression), now).get_next(float), UTC))
-            for s in self.store.list()]
     def crash(self, again: bool = False) -> None:  # its worker cancelled (again: redeployed)
         self.worker.cancel() if self.worker is not None else None  # type: ignore[attr-defined]
         self.worker = self.shared.loop.settle()
@@ -113,8 +98,9 @@ class ProcrastinatePeriodicBackend:  # --backend procrastinate_periodic:Procrast
     def open_scheduling(self, clock: runtime.Clock, config: protocol.SchedulingConfig,
                         target: protocol.SchedulingTarget) -> ProcrastinatePeriodicRuntime:
         logging.getLogger("procrastinate").setLevel(logging.CRITICAL)  # its own warnings
-        wall = WallClock(clock).start()
+        wall, store = WallClock(clock).start(), memory.InMemoryScheduleStore()
         return ProcrastinatePeriodicRuntime(SimpleNamespace(
             connector=InMemoryConnector(), loop=VirtualLoop(clock, on_step=wall.move_to),
-            wall=wall, now=clock.now, target=target, store=memory.InMemoryScheduleStore(),
-            running=[], jobs={}, autonomy=True, started=clock.now()))
+            wall=wall, now=clock.now, target=target, store=store, running=[], jobs={},
+            autonomy=True, started=clock.now(),
+            held=HeldSchedules(store, target, clock.now, lambda s: next_fire(s, clock.now()))))

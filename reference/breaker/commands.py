@@ -84,6 +84,21 @@ class MissedHeartbeat:
 
 
 @dataclass(frozen=True)
+class CallEndsRaw:
+    """The call failed, and the runtime is given its raw end to class (CB-016, CB-017):
+    the signal that ended it (a name such as "SIGKILL", or None), its exit code (None:
+    unknown), whether it produced output and its error text. Answers the class."""
+
+    target: str
+    call: str
+    signal: str | None = None
+    exit_code: int | None = None
+    output: bool = False
+    error_text: str = ""
+    worker: int = 0
+
+
+@dataclass(frozen=True)
 class DrainLost:
     """Fault injection: while `lost`, a trip's inline drain is lost, as when the worker
     dies between writing the trip and failing the backlog (CB-014)."""
@@ -99,6 +114,16 @@ class BackstopSweep:
 
 
 @dataclass(frozen=True)
+class TripWithLostDrain:
+    """Work is queued for `target`, whose breaker is then reset and tripped by counted
+    failures with its drain lost: the runtime's own backstop must fail the work at its
+    next sweep (SR-007, in the self-running checks)."""
+
+    target: str
+    works: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class PassTime:
     seconds: float
 
@@ -110,4 +135,4 @@ class ReadBreaker:
 
 BreakerCommand: TypeAlias = (SwitchBreaker | OptIn | Call | CallsAtOnce | Report | AddWork
                              | ResetBreaker | StoreOutage | PassTime | ReadBreaker
-                             | MissedHeartbeat | DrainLost | BackstopSweep)
+                             | MissedHeartbeat | DrainLost | BackstopSweep | CallEndsRaw)

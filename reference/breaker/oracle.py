@@ -1,4 +1,4 @@
-"""The dispatch circuit breaker (spec/breaker.yaml, CB-001 to CB-015), as pure functions.
+"""The dispatch circuit breaker (spec/breaker.yaml, CB-001 to CB-017), as pure functions.
 
 One breaker per target. Its stored fields are a frozen `TargetBreaker`; the state a
 reader sees (closed, open, half-open) is derived from them and the time, so a breaker
@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
+
+from jobconform.reference.breaker.classify import RawEnd, classify_end
 
 
 class BreakerState(StrEnum):
@@ -259,6 +261,17 @@ class BreakerModel:
                                                 failure_class, now, self.settings)
         if tripped:
             self._drain(target)
+
+    def record_end(self, target: str, call: str, end: RawEnd, now: datetime) -> str:
+        """A call failed and the runtime classes its raw end (CB-016, CB-017), then
+        records the failure under that class as `record` does.
+
+        Returns:
+            The class: the runtime answers it whether or not the breaker is engaged.
+        """
+        failure_class = classify_end(end)
+        self.record(target, call, CallOutcome.FAILURE, failure_class, now)
+        return failure_class
 
     def missed_heartbeat(self, target: str, now: datetime) -> None:
         if not self.engaged(target) or not self._store_reachable():

@@ -1,4 +1,4 @@
-"""The idempotency oracle (IK-001..IK-017): which answer a claim on (scope, key) gets.
+"""The idempotency oracle (IK-001..IK-018): which answer a claim on (scope, key) gets.
 
 A record per (scope, key) says whether the first caller is still working (in flight) or
 has finished (completed, with its stored outcome). One pure function, `decide_claim`,
@@ -28,6 +28,12 @@ UNAVAILABLE = "unavailable"
 MAX_KEY_LENGTH = 255
 # What completing a claim with an error does: store it for replay, or free the key.
 FAILURE_POLICIES = ("store", "release")
+# Whether the runtime may deliver an execution more than once (pull mode, a lease that
+# lapses): where it may, an effect claimed without an execution id fails closed (IK-018).
+REDELIVERY_MODES = ("disabled", "enabled")
+# The status of an effect refused for want of an execution id: the IETF draft answers a
+# request missing a required key with 400.
+MISSING_EXECUTION_STATUS = 400
 
 
 class ClaimKind(StrEnum):
@@ -35,6 +41,7 @@ class ClaimKind(StrEnum):
     CONFLICT = "conflict"  # the first caller is still working
     REPLAY = "replay"  # the stored outcome, again
     MISMATCH = "mismatch"  # the same key with another payload
+    REFUSED = "refused"  # an effect without an execution id, once re-delivery is on
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,12 @@ class IdempotencyConfig:
     mismatch_status: int
     stale_lock_timeout_seconds: float
     failure_policy: str = "store"  # or "release" (IK-013)
+    redelivery: str = "disabled"  # or "enabled": effects fail closed (IK-018)
 
     def __post_init__(self) -> None:
+        if self.redelivery not in REDELIVERY_MODES:
+            raise ValueError(f"redelivery is one of {', '.join(REDELIVERY_MODES)}, not"
+                             f" {self.redelivery!r}")
         if self.failure_policy not in FAILURE_POLICIES:
             raise ValueError(f"failure_policy is one of {', '.join(FAILURE_POLICIES)}, not"
                              f" {self.failure_policy!r}")
@@ -188,6 +199,16 @@ def decide_claim(record: KeyRecord | None, fingerprint: str, token: str, now: da
                         ("IK-002", "IK-010"))
     return Decision(ClaimAnswer(ClaimKind.REPLAY, None, record.holder, record.outcome), record,
                     ("IK-003",))
+
+
+def decide_effect_without_execution(config: IdempotencyConfig) -> Decision:
+    """An effect claimed with no execution id: nothing to scope a key to, so it is not
+    guarded (IK-014), unless executions may be re-delivered, where performing it unguarded
+    could repeat it, so it is refused and not performed (IK-018). Nothing is recorded."""
+    if config.redelivery == "enabled":
+        return Decision(ClaimAnswer(ClaimKind.REFUSED, MISSING_EXECUTION_STATUS), None,
+                        ("IK-018", "IK-014"))
+    return Decision(ClaimAnswer(ClaimKind.STARTED), None, ("IK-014", "IK-018"))
 
 
 class IdempotencyOracle:

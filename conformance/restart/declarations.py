@@ -1,0 +1,38 @@
+"""A restart's commands (RS-001..RS-004), declared once (conformance/vocabulary.py).
+
+A restart is one more command of the job runtime's harness. The Behave steps
+(conformance/restart/steps.py) and the Robot keywords (conformance/restart/keywords.py,
+sent through the lifecycle library's harness) are derived from this list; the wordings
+are the feature file's and the Robot suite's own.
+"""
+
+from __future__ import annotations
+
+from jobconform.conformance.vocabulary import Declaration, Phrase
+from jobconform.reference import commands as cmd
+
+# -- builders: each is a Robot keyword's signature and documentation ---------------------
+
+
+def restart_runtime_over_the_same_store() -> cmd.Restart:
+    """The process stops without a shutdown and a new one opens over its store; the
+    harness then compares every record, the listing and the health with the oracle."""
+    return cmd.Restart()
+
+
+def send_sigterm_to_the_runtime(grace_seconds: float = 10.0) -> cmd.StopBySignal:
+    """SIGTERM to the runtime's process, SIGKILL if it is still there when the grace
+    period ends, and a new runtime over the same store (RS-004); the harness compares
+    how it stopped, every record, the listing and the health with the oracle."""
+    return cmd.StopBySignal(float(grace_seconds))
+
+
+DECLARATIONS = (
+    Declaration("Restart Runtime Over The Same Store", restart_runtime_over_the_same_store, (
+        Phrase("the runtime restarts over the same store", restart_runtime_over_the_same_store),
+    )),
+    Declaration("Send SIGTERM To The Runtime", send_sigterm_to_the_runtime, (
+        Phrase("the runtime is sent SIGTERM with a grace period of {seconds:g} seconds",
+               lambda seconds: send_sigterm_to_the_runtime(seconds)),
+    )),
+)
