@@ -107,7 +107,9 @@ def test_lowering_the_timeout_lists_blocking_schedules_longest_first() -> None:
 def test_the_admission_machine_gives_the_same_counterexample_for_the_same_seed() -> None:
     registry = load_registry()
     backend = load_backend("jobconform.conformance.admission.gallery:admission_newest_first_drain")
-    runs = [run_admission_machine(backend, CANONICAL, registry, seed=5, examples=300)
+    # Seed 0, the default run's: it finds the bug in 4424 steps and shrinks it to ten
+    # commands in about 2 CPU-s a run; seed 5 took 21487 steps and 11 CPU-s a run.
+    runs = [run_admission_machine(backend, CANONICAL, registry, seed=0, examples=300)
             for _ in range(2)]
     first, second = (run.divergence for run in runs)
     assert first is not None and second is not None

@@ -60,10 +60,14 @@ from jobconform.conformance.machine_runner import MachineRun  # noqa: E402
 THREADED_BUG = "jobconform.conformance.gallery.threaded:threaded_caller_cancels"
 
 
-def threaded_runs(backend: str, examples: int) -> list[MachineRun]:
+def threaded_run(backend: str, examples: int) -> MachineRun:
     registry = load_registry()
-    return [run_lifecycle_machine(load_backend(backend), registry.profile("canonical"),
-                                  registry, seed=5, examples=examples) for _ in range(2)]
+    return run_lifecycle_machine(load_backend(backend), registry.profile("canonical"),
+                                 registry, seed=5, examples=examples)
+
+
+def threaded_runs(backend: str, examples: int) -> list[MachineRun]:
+    return [threaded_run(backend, examples) for _ in range(2)]
 
 
 def test_a_backend_with_threads_explores_the_same_steps_on_the_same_seed() -> None:
@@ -80,7 +84,7 @@ def test_a_slow_machine_shrinks_as_far_as_a_fast_one(monkeypatch: pytest.MonkeyP
     # stop shrinking after five minutes. Here every clock it reads races ahead by a quarter
     # of an hour at each reading, as if each step of a slow runtime took that long: the
     # counterexample and the steps explored stay those of a fast run.
-    fast = threaded_runs(THREADED_BUG, examples=100)[0]
+    fast = threaded_run(THREADED_BUG, examples=100)
     readings = itertools.count()
 
     def racing_counter() -> float:
@@ -91,7 +95,7 @@ def test_a_slow_machine_shrinks_as_far_as_a_fast_one(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(engine, "time", racing)  # shrinking's time limit
     monkeypatch.setattr(core, "time", racing)  # the deadline
     monkeypatch.setattr(stateful, "perf_counter", racing_counter)  # the too_slow check
-    slow = threaded_runs(THREADED_BUG, examples=100)[0]
+    slow = threaded_run(THREADED_BUG, examples=100)
     assert fast.divergence is not None and slow.divergence is not None
     assert [describe(c) for c in slow.divergence.commands] == [
         describe(c) for c in fast.divergence.commands]
