@@ -87,6 +87,20 @@ Feature: A self-running runtime's own clockwork
     And job "a" on the self-running runtime returns
     Then the self-running runtime shows job "a" succeeded
 
+  @SR-004 @edge
+  Scenario: A retry that comes due between two polls starts within one poll interval
+    # due at 4.5 s, half a poll after a tick: a runtime whose scheduler moves it to the
+    # queue only after its workers' poll at 5 s starts it at 6 s, past the window at 5.5 s
+    Given the self-running runtime takes job "a" with 2 retries 3000 ms apart
+    When 0.5 seconds pass on the self-running runtime
+    And 1 seconds pass on the self-running runtime
+    And job "a" on the self-running runtime raises IOError
+    And 0.5 seconds pass on the self-running runtime
+    And 0.5 seconds pass on the self-running runtime
+    And 1 seconds pass on the self-running runtime
+    And 2 seconds pass on the self-running runtime
+    Then the self-running runtime shows job "a" running
+
   # -- SR-005: the reaper sweeps by itself -----------------------------------------------------
 
   @SR-005

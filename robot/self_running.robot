@@ -57,6 +57,22 @@ A Retried Failure Starts Again When Due And Not Before
     Self-Running Job Returns    a
     Self-Running Job Status Should Be    a    succeeded
 
+A Retry That Comes Due Between Two Polls Starts Within One Poll Interval
+    [Documentation]    Due at 4.5 s, half a poll after a tick: a runtime whose scheduler
+    ...                moves it to the queue only after its workers' poll at 5 s starts it
+    ...                at 6 s, past the window at 5.5 s.
+    [Tags]    SR-004    edge
+    Open Self-Running Runtime
+    Submit To Self-Running Runtime    a    retries=2    delay_ms=3000
+    Let Time Pass On Self-Running Runtime    0.5
+    Let Time Pass On Self-Running Runtime    1
+    Self-Running Job Raises    a
+    Let Time Pass On Self-Running Runtime    0.5
+    Let Time Pass On Self-Running Runtime    0.5
+    Let Time Pass On Self-Running Runtime    1
+    Let Time Pass On Self-Running Runtime    2
+    Self-Running Job Status Should Be    a    running
+
 An Ended Job Is Removed By The Runtime's Own Reaper Within One Sweep Interval
     [Tags]    SR-005
     Open Self-Running Runtime
