@@ -99,8 +99,11 @@ def _scenarios(harness_of: object) -> None:
         lease.close()
     retry = open_harness(6000.0, 6000.0)  # type: ignore[operator]
     try:
-        retry.submit("a", RetryPolicy(max_retries=1, retry_delay_ms=5000))
+        retry.submit("a", RetryPolicy(max_retries=2, retry_delay_ms=5000))
         retry.pass_time(1)
+        retry.finish("a", cmd.Raise("IOError", "boom"))
+        retry.pass_through_windows()
+        retry.pass_time(0.5)  # the next retry comes due between two polls
         retry.finish("a", cmd.Raise("IOError", "boom"))
         retry.pass_through_windows()
         retry.finish("a", cmd.Succeed(1))

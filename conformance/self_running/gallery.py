@@ -54,6 +54,22 @@ class EarlyRetryWorker(ThreadedRuntime):
         return retried
 
 
+class TwoGridRetryWorker(ThreadedRuntime):
+    """Its scheduler moves a due retry to the queue only at its next whole-second tick,
+    after the workers' poll at that tick, so a retry due between two ticks starts at the
+    poll after, up to two poll intervals late; one due on a tick starts on time (as
+    huey's Scheduler and worker loops, each on a one-second grid of its own)."""
+
+    def _retry(self, job_id: str, owned: _OwnedJob, raised: Exception) -> bool:
+        retried = super()._retry(job_id, owned, raised)
+        job = self._store.get(job_id)
+        due = None if job is None else job.next_attempt_at
+        if retried and due is not None and due.microsecond:
+            self._store.update(job_id, QUEUED,
+                               next_attempt_at=due.replace(microsecond=0) + timedelta(seconds=2))
+        return retried
+
+
 class FiresWhenReadScheduler(ThreadedSchedulingRuntime):
     """It fires a due schedule only when someone reads its schedules or their history, as
     a poor man's cron fires on a page visit: its thread never fires, so a scheduler left
@@ -195,6 +211,10 @@ GALLERY = (
     _entry("self_running_early_retry", " ".join((EarlyRetryWorker.__doc__ or "").split()),
            "SR-004", "seed 004 §1.2: the next attempt waits out the delay",
            worker=EarlyRetryWorker),
+    _entry("self_running_retry_on_two_grids", " ".join(
+        (TwoGridRetryWorker.__doc__ or "").split()), "SR-004",
+        "seed 004 §1.2: the next attempt starts once its delay has passed",
+        worker=TwoGridRetryWorker),
     _entry("self_running_reaper_never_sweeps",
            "Its reaper sweeps only once start_reaper is called: opened self-running it"
            " never starts, so an ended job is kept for good however long its TTL has"

@@ -182,6 +182,18 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
             outcome: cmd.Outcome = cmd.Raise("IOError", "boom") if fails else cmd.Succeed(1)
             self._do("finish", alias, outcome)
 
+        @precondition(lambda self: self.harness is not None and bool(self._running()))
+        @rule(data=st.data())
+        def body_fails_between_polls(self, data: st.DataObject) -> None:
+            """Half a poll interval passes, then a running body fails: its retry comes due
+            off the poll grid, between two ticks, which random stretches (mostly whole
+            ticks) rarely give, where a runtime whose scheduler and workers poll on grids
+            of their own starts it late (SR-004)."""
+            alias = data.draw(st.sampled_from(self._running()))
+            self._do("pass_time", self.runtime.poll_interval / 2)
+            if alias in self._running():
+                self._do("finish", alias, cmd.Raise("IOError", "boom"))
+
         @precondition(lambda self: self.harness is not None and self.silence > 0
                       and bool(self._running()))
         @rule(data=st.data())
