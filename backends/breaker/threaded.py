@@ -12,11 +12,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import TypeVar
 
 from jobconform.backends.breaker.runtime import Readout, StoreBreakerRuntime
 from jobconform.backends.protocol import Clock
+from jobconform.backends.threaded.clock import sleep_until
 
 T = TypeVar("T")
 # Enough threads for the harness's largest burst of concurrent callers on one worker.
@@ -57,17 +58,9 @@ class BackstopSweeper:
                     continue
                 self._asleep = True
                 self._state.notify_all()
-                self._sleep_until(self._next)
+                sleep_until(self._clock, self._state, self._next)
                 self._asleep = False
 
-    def _sleep_until(self, deadline: datetime) -> None:
-        wait_until = getattr(self._clock, "wait_until", None)
-        if callable(wait_until):
-            wait_until(self._state, deadline)
-        else:
-            remaining = (deadline - self._clock.now()).total_seconds()
-            if remaining > 0:
-                self._state.wait(remaining)
 
     def _quiet(self) -> bool:
         return self._asleep and self._clock.now() < self._next

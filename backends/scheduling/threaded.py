@@ -18,6 +18,7 @@ from datetime import datetime
 from jobconform.backends.protocol import Clock
 from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
 from jobconform.backends.scheduling.runtime import ScheduleStore, StepSchedulingRuntime
+from jobconform.backends.threaded.clock import sleep_until
 
 # A real-time bound on settle; it never lets time pass for the scheduler (the clock is
 # virtual), it only turns a hung thread into an error.
@@ -55,19 +56,9 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
                 if until is None:
                     self._state.wait()
                 else:
-                    self._sleep_until(until)
+                    sleep_until(self._clock, self._state, until)
                 self._asleep = False
 
-    def _sleep_until(self, deadline: datetime) -> None:
-        """Sleep on the clock: the kit's virtual clock wakes the thread when time reaches
-        the deadline; any other clock is taken as real time."""
-        wait_until = getattr(self._clock, "wait_until", None)
-        if callable(wait_until):
-            wait_until(self._state, deadline)
-        else:
-            remaining = (deadline - self._clock.now()).total_seconds()
-            if remaining > 0:
-                self._state.wait(remaining)
 
     def _next_wake(self) -> datetime | None:
         """When the thread must wake next: the earliest next fire time, none while

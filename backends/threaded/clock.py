@@ -33,3 +33,15 @@ class SystemClock:
         remaining = (deadline - self.now()).total_seconds()
         if remaining > 0:
             condition.wait(remaining)
+
+
+def sleep_until(clock: Clock, condition: threading.Condition, deadline: datetime) -> None:
+    """Sleep on `condition` (held by the caller) until it is notified or `clock` reaches
+    `deadline`: a waitable clock (the kit's virtual one) wakes the thread itself; any other
+    clock is taken as real time."""
+    if isinstance(clock, WaitableClock):
+        clock.wait_until(condition, deadline)
+        return
+    remaining = (deadline - clock.now()).total_seconds()
+    if remaining > 0:
+        condition.wait(remaining)
