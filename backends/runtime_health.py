@@ -10,19 +10,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from jobconform.backends.store import CANCELLED, FAILED, QUEUED, RUNNING
+from jobconform.reference.model import Health
 
 
 @dataclass(frozen=True)
-class HealthSnapshot:
-    """The health report; the first six fields are HealthView's. Queue depth and counters
-    are read together, the depth from one store snapshot (LC-024)."""
+class HealthSnapshot(Health):
+    """The health report: the six counts of HealthView, then the worker's own fields.
+    Queue depth and counters are read together, the depth from one store snapshot
+    (LC-024)."""
 
-    queued: int
-    running: int
-    total: int
-    processed: int
-    failed: int
-    cancelled: int
     # The health report's worker fields (LC-029, ST-005).
     worker_id: str
     # "running", "stopping" (no more polls, or a drain waiting for its deadline) or

@@ -26,13 +26,14 @@ docs/runtime-shapes.md says which to use for each shape of runtime, and how it c
 
 from jobconform.bridges.deliveries import Deliveries, DeliveriesTimeout
 from jobconform.bridges.gate import DispatchGate
-from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth, Health
+from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth
 from jobconform.bridges.loop import CoroutineNeverFinished, InFlight, VirtualLoop
 from jobconform.bridges.records import JobRecord, JobRecords
 from jobconform.bridges.schedules import HeldSchedules
 from jobconform.bridges.signals import keeping_signal_handlers
 from jobconform.bridges.threads import SettleTimeout, ThreadWaits
 from jobconform.bridges.wallclock import WallClock, importing_on_bridges
+from jobconform.reference.model import Health
 
 __all__ = [
     "DERIVED_HEALTH_NOTE",

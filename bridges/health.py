@@ -16,24 +16,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from jobconform.backends.protocol import JobView
+from jobconform.reference.model import Health
 
 DERIVED_HEALTH_NOTE = ("health counters derived by the kit from the job records"
                        " (jobconform.bridges.DerivedHealth): the runtime keeps none")
 CANCELLED, FAILED, QUEUED, RUNNING, SUCCEEDED = (
     "cancelled", "failed", "queued", "running", "succeeded")
-
-
-@dataclass(frozen=True)
-class Health:
-    queued: int
-    running: int
-    total: int
-    processed: int
-    failed: int
-    cancelled: int
 
 
 class DerivedHealth:

@@ -23,7 +23,8 @@ from jobconform.backends.protocol import (
     JobNotFound,
     RuntimeShutDown,
 )
-from jobconform.bridges.health import DerivedHealth, Health
+from jobconform.bridges.health import DerivedHealth
+from jobconform.reference.model import Health
 
 ACTIVE = ("queued", "running")
 

@@ -41,7 +41,6 @@ from jobconform.backends.process.session import (
 from jobconform.backends.process.wire import (
     PROTOCOL_AREAS,
     V1,
-    HealthRecord,
     JobRecord,
     WireError,
     decode_health,
@@ -70,6 +69,7 @@ from jobconform.backends.protocol import (
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
 from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.model import Health
 from jobconform.spec.areas import BUILTIN_AREAS
 
 # The opener of each area checked through a service of its own, and its area.
@@ -403,7 +403,7 @@ class ProcessRuntime:
     def shutdown(self) -> None:
         self._ask("shutdown")
 
-    def health(self) -> HealthRecord:
+    def health(self) -> Health:
         return decode_health(self._result("health"))
 
     def close(self) -> None:

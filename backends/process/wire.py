@@ -18,6 +18,7 @@ from jobconform.backends.protocol import HealthView, JobView, RuntimeSettings
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Outcome, Raise, Succeed
 from jobconform.reference.lifecycle import JsonValue
+from jobconform.reference.model import Health
 
 # The major version of the protocol. A change that an existing child could misread
 # increments it. The kit offers the newest version first and falls back to the older one
@@ -365,18 +366,8 @@ def encode_health(view: HealthView) -> dict[str, int]:
     return {name: int(getattr(view, name)) for name in HEALTH_FIELDS}
 
 
-@dataclass(frozen=True)
-class HealthRecord:
-    queued: int
-    running: int
-    total: int
-    processed: int
-    failed: int
-    cancelled: int
-
-
-def decode_health(document: dict[str, Any]) -> HealthRecord:
-    return HealthRecord(**{name: document[name] for name in HEALTH_FIELDS})
+def decode_health(document: dict[str, Any]) -> Health:
+    return Health(**{name: document[name] for name in HEALTH_FIELDS})
 
 
 def encode_delay(delay: float) -> float:
