@@ -111,6 +111,17 @@ Feature: Scheduling and autonomy
     And execution 2 of schedule "a" is a schedule run for 2026-03-08T07:00:00Z
     And execution 3 of schedule "a" is a schedule run for 2026-03-08T07:30:00Z
 
+  @SC-004
+  Scenario: A wildcard hour fires once at the end of the spring-forward gap
+    # The missing 02:00 and the 03:00 after it are the same instant, 07:00Z: one fire.
+    Given the scheduling clock starts at 2026-03-08T05:30:00Z
+    When cron schedule "a" runs "hourly" at "0 * * * *" in America/New_York
+    And the scheduling clock advances to 2026-03-08T08:00:00Z
+    Then schedule "a" has 3 executions
+    And execution 1 of schedule "a" is a schedule run for 2026-03-08T06:00:00Z
+    And execution 2 of schedule "a" is a schedule run for 2026-03-08T07:00:00Z
+    And execution 3 of schedule "a" is a schedule run for 2026-03-08T08:00:00Z
+
   @SC-005
   Scenario: A named hour in the repeated hour fires once, at its first occurrence
     # New York, 2026-11-01: 01:00-02:00 happens twice, as EDT (05:00Z) and EST (06:00Z).
@@ -131,6 +142,17 @@ Feature: Scheduling and autonomy
     And execution 1 of schedule "a" is a schedule run for 2026-11-01T05:00:00Z
     And execution 2 of schedule "a" is a schedule run for 2026-11-01T06:00:00Z
     And execution 3 of schedule "a" is a schedule run for 2026-11-01T07:00:00Z
+
+  @SC-005
+  Scenario: A wildcard minute fires in both occurrences of the repeated hour
+    Given the scheduling clock starts at 2026-11-01T04:50:00Z
+    When cron schedule "a" runs "poll" at "*/30 * * * *" in America/New_York
+    And the scheduling clock advances to 2026-11-01T06:30:00Z
+    Then schedule "a" has 4 executions
+    And execution 1 of schedule "a" is a schedule run for 2026-11-01T05:00:00Z
+    And execution 2 of schedule "a" is a schedule run for 2026-11-01T05:30:00Z
+    And execution 3 of schedule "a" is a schedule run for 2026-11-01T06:00:00Z
+    And execution 4 of schedule "a" is a schedule run for 2026-11-01T06:30:00Z
 
   # -- SC-006: each fire once, never early ----------------------------------------------------
 

@@ -110,6 +110,25 @@ A Repeated Hour Fires Once Unless The Hour Is A Wildcard
     Execution Should Be    b    1    schedule    2026-11-01T05:00:00Z
     Execution Should Be    b    2    schedule    2026-11-01T06:00:00Z
 
+A Wildcard Hour Fires Once At The End Of The Spring-Forward Gap
+    [Tags]    SC-004
+    Start Scheduling    start=${BEFORE_GAP}
+    Create Cron Schedule    a    0 * * * *    ${NEW_YORK}
+    Advance Scheduling Clock To    2026-03-08T08:00:00Z
+    Executions Should Be    a    2
+    Execution Should Be    a    1    schedule    2026-03-08T07:00:00Z
+    Execution Should Be    a    2    schedule    2026-03-08T08:00:00Z
+
+A Wildcard Minute Fires In Both Occurrences Of The Repeated Hour
+    [Tags]    SC-005
+    Start Scheduling    start=${BEFORE_FOLD}
+    Create Cron Schedule    a    */30 * * * *    ${NEW_YORK}
+    Advance Scheduling Clock To    2026-11-01T06:30:00Z
+    Executions Should Be    a    5
+    Execution Should Be    a    3    schedule    2026-11-01T05:30:00Z
+    Execution Should Be    a    4    schedule    2026-11-01T06:00:00Z
+    Execution Should Be    a    5    schedule    2026-11-01T06:30:00Z
+
 A Running Scheduler Fires Every Fire Time Once And Never Early
     [Tags]    SC-006
     Start Scheduling

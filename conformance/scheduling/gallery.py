@@ -153,6 +153,42 @@ class FoldRepeatSkippedRuntime(StepSchedulingRuntime):
         return following
 
 
+class GapWallTimesEachFireRuntime(StepSchedulingRuntime):
+    """A scheduler that walks the wall clock fires once per matching wall time: on the
+    night clocks jump from 02:00 to 03:00, an hourly schedule's missing 02:00 and the
+    03:00 after it both land on the gap's end, so the schedule runs twice there (a
+    half-hourly one three times), where SC-004 makes them one fire."""
+
+    def _execute(self, schedule: StoredSchedule, scheduled_for: datetime, trigger: Trigger,
+                 now: datetime) -> None:
+        super()._execute(schedule, scheduled_for, trigger, now)
+        if trigger is not Trigger.SCHEDULE or schedule.expression is None:
+            return
+        for _ in range(_missing_wall_times(schedule.expression, schedule.timezone,
+                                           scheduled_for)):
+            super()._execute(schedule, scheduled_for, trigger, now)
+
+
+def _missing_wall_times(expression: str, timezone: str | None, fire: datetime) -> int:
+    """How many matching wall times the DST gap that ends at `fire` skipped (none when no
+    gap ends there)."""
+    if timezone is None:
+        return 0
+    zone = ZoneInfo(timezone)
+    before = (fire - timedelta(microseconds=1)).astimezone(zone)
+    after = fire.astimezone(zone)
+    skipped = after.utcoffset() - before.utcoffset()  # type: ignore[operator]
+    if skipped <= timedelta(0):
+        return 0
+    gap_end = after.replace(tzinfo=None)
+    missing = 0
+    for wall in CronSim(expression, gap_end - skipped - timedelta(microseconds=1)):
+        if wall >= gap_end:
+            return missing
+        missing += 1
+    return missing
+
+
 class CatchUpBurstRuntime(StepSchedulingRuntime):
     """After downtime every missed fire runs, whatever missed_fires says: a scheduler down
     for a night floods the agent with a burst of catch-up runs."""
@@ -322,6 +358,8 @@ GALLERY = (
                   f"{SEED} §10.1 (cron-based automation)"),
     _memory_entry("scheduling_dst_gap_naive", NaiveWallClockRuntime, "SC-004",
                   f"{SEED} §10.1 (timezone support)"),
+    _memory_entry("scheduling_gap_wall_times_each_fire", GapWallTimesEachFireRuntime,
+                  "SC-004", f"{SEED} §10.1 (timezone support)"),
     _memory_entry("scheduling_fold_repeat_skipped", FoldRepeatSkippedRuntime, "SC-005",
                   f"{SEED} §10.1 (timezone support)"),
     _memory_entry("scheduling_catch_up_burst", CatchUpBurstRuntime, "SC-007",

@@ -684,7 +684,13 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             # run at a fire time is not the same fire (its scheduled_for is its trigger's).
             if [r.scheduled_for for r in actual
                     if r.trigger == record.trigger].count(record.scheduled_for) > 1:
-                return "SC-008" if self.peer is not None else "SC-006"
+                if self.peer is not None:
+                    return "SC-008"
+                # One scheduler firing the end of a forward gap more than once: the gap's
+                # wall times were not made the one fire SC-004 makes them.
+                if "SC-004" in dst_requirements(record.scheduled_for, state.timezone):
+                    return "SC-004"
+                return "SC-006"
             if isinstance(latest, SetAutonomy) and latest.enabled:
                 return "SC-011"
             if not self.oracle.autonomy:
