@@ -182,3 +182,29 @@ Feature: Re-delivery governor
     And governor 1's first re-send sweep is due at second 40
     When governor 1 restarts with draw 0
     Then governor 1's first re-send sweep is due at second 110
+
+  @RG-013
+  Scenario: A governor switched off holds nothing back, but the failures it records pause the other
+    When governor 1 is switched off
+    And 3 re-deliveries for target "a" are offered
+    Then the re-delivery is accepted
+    When targets "a, b, c" each record a failure result of class auth
+    Then re-delivery is paused until second 300
+    And governor 1 reads no pause
+    When a re-delivery for target "a" is offered
+    Then the re-delivery is accepted
+    When a re-delivery for target "a" is offered at governor 2
+    Then the re-delivery is refused, to retry after 30 seconds
+    When governor 1 is switched on
+    And a re-delivery for target "a" is offered
+    Then the re-delivery is refused, to retry after 30 seconds
+
+  @RG-013
+  Scenario: Offers let through while switched off fill no window
+    When governor 1 is switched off
+    And 3 re-deliveries for target "a" are offered
+    And governor 1 is switched on
+    And 2 re-deliveries for target "a" are offered
+    Then the re-delivery is accepted
+    When a re-delivery for target "a" is offered
+    Then the re-delivery is refused, to retry after 60 seconds

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the re-delivery governor (spec/governor.yaml,
-...                 RG-001..RG-012). Each test runs two governors on one store and is tagged
+...                 RG-001..RG-013). Each test runs two governors on one store and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
 Library             jobconform.conformance.governor.keywords.GovernorLibrary
@@ -160,3 +160,30 @@ A Restart Holds Its First Re-Send Sweep Back By Its Own Jitter
     Governor Restarts    0.5    governor=1
     Re-Send Sweep Should Be Due At Second    100    governor=1
     Re-Send Sweep Should Be Due At Second    26    governor=2
+
+A Governor Switched Off Holds Nothing Back But Counts The Failures It Records
+    [Tags]    RG-013
+    Switch Governor    ${False}
+    Offer Re-Delivery    a
+    Offer Re-Delivery    a
+    Offer Re-Delivery    a
+    Re-Delivery Should Be Accepted
+    Switch Governor    ${True}
+    Offer Re-Delivery    a
+    Offer Re-Delivery    a
+    Re-Delivery Should Be Accepted
+    Offer Re-Delivery    a
+    Re-Delivery Should Be Refused    60
+    Switch Governor    ${False}
+    Record Failure Result    a    a1    auth
+    Record Failure Result    b    b1    auth
+    Record Failure Result    c    c1    auth
+    Pause Should End At Second    300
+    Pause Should End At Second    ${None}    governor=1
+    Offer Re-Delivery    a
+    Re-Delivery Should Be Accepted
+    Offer Re-Delivery    b    governor=2
+    Re-Delivery Should Be Refused    30
+    Switch Governor    ${True}
+    Offer Re-Delivery    b
+    Re-Delivery Should Be Refused    30

@@ -69,6 +69,12 @@ class GovernorRuntime(Protocol):
         harness calls it on both governors of a check, as they share one store."""
         ...
 
+    def set_enabled(self, enabled: bool) -> None:
+        """This governor's master switch (RG-013); a new governor is on. Off, it accepts
+        every offer uncounted and reads no pause, but still counts the failures and rate
+        limits it records in the shared store."""
+        ...
+
     def resend_times(self, draws: Sequence[float]) -> Sequence[datetime] | None:
         """When the re-send sweep after this governor's latest restart sends each of
         len(draws) pending envelopes, oldest first, the k-th waiting

@@ -93,6 +93,7 @@ class StoreGovernorRuntime:
         # The restart's schedule is the process's own, not the shared store's (RG-009).
         self._sweep_at: datetime | None = None
         self._store_lost = False  # the store failed the latest operation (logged once)
+        self._enabled = True  # the master switch; only its read points depend on it (RG-013)
 
     def redelivery_wait_ms(self, previous_ms: float | None, draw: float,
                            retry_after_ms: float | None) -> float:
@@ -102,6 +103,8 @@ class StoreGovernorRuntime:
                                 retry_after_ms)
 
     def offer(self, target: str) -> Verdict:
+        if not self._enabled:
+            return Verdict(True)  # RG-013: switched off, nothing held back or counted
         # RG-011: with the store down, an offer goes out uncounted rather than waiting.
         return self._failing_open("offer", lambda: self._offer(target), Verdict(True))
 
@@ -150,6 +153,8 @@ class StoreGovernorRuntime:
         self.record_failure(target, RATE_LIMITED_AS, result_id)
 
     def paused_until(self) -> datetime | None:
+        if not self._enabled:
+            return None  # RG-013: the pause is one of the switch's read points
         return self._failing_open("paused_until", self._paused_until, None)
 
     def _paused_until(self) -> datetime | None:
@@ -160,6 +165,9 @@ class StoreGovernorRuntime:
 
     def set_store_available(self, available: bool) -> None:
         self._store.set_available(available)
+
+    def set_enabled(self, enabled: bool) -> None:
+        self._enabled = enabled
 
     def _failing_open(self, action: str, operation: Callable[[], T], fallback: T) -> T:
         """`operation`, or `fallback` when the store cannot be reached (RG-011); the

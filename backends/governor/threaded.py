@@ -49,6 +49,9 @@ class PooledGovernorRuntime:
     def set_store_available(self, available: bool) -> None:
         self._on_pool(lambda: self._inner.set_store_available(available))
 
+    def set_enabled(self, enabled: bool) -> None:
+        self._on_pool(lambda: self._inner.set_enabled(enabled))
+
     def resend_times(self, draws: Sequence[float]) -> list[datetime] | None:
         return self._on_pool(lambda: self._inner.resend_times(draws))
 

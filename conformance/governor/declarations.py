@@ -40,6 +40,11 @@ def governor_store_outage(down: bool) -> gc.GovernorStoreOutage:
     return gc.GovernorStoreOutage(down)
 
 
+def switch_governor(enabled: bool, governor: int = 1) -> gc.SwitchGovernor:
+    """Governor ``governor``'s master switch is turned on (True) or off (RG-013)."""
+    return gc.SwitchGovernor(enabled, governor - 1)
+
+
 def ask_resend_times(draws: str, governor: int = 1) -> gc.AskResendTimes:
     """When governor ``governor``'s sweep sends one envelope per draw; ``draws`` is a
     comma-separated list of uniform draws in [0, 1), empty for none (RG-012)."""
@@ -82,6 +87,12 @@ DECLARATIONS = (
     Declaration("Governor Store Outage", governor_store_outage, (
         Phrase("the governor store becomes unreachable", lambda: governor_store_outage(True)),
         Phrase("the governor store is reachable again", lambda: governor_store_outage(False)),
+    )),
+    Declaration("Switch Governor", switch_governor, (
+        Phrase("governor {number:d} is switched off",
+               lambda number: switch_governor(False, number)),
+        Phrase("governor {number:d} is switched on",
+               lambda number: switch_governor(True, number)),
     )),
     Declaration("Ask Re-Send Times", ask_resend_times, (
         Phrase('governor {number:d} is asked when its sweep re-sends envelopes with draws'

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.governor.runtime import (
+    GovernorStore,
     GovernorStoreUnavailable,
     InMemoryGovernorStore,
     StoreGovernorRuntime,
@@ -120,9 +121,9 @@ class FailsClosedRuntime(StoreGovernorRuntime):
     pause held, so a storage outage becomes a delivery outage (the seed: everything is
     fail-open)."""
 
-    def offer(self, target: str) -> Verdict:
+    def _offer(self, target: str) -> Verdict:
         try:
-            return self._offer(target)
+            return super()._offer(target)
         except GovernorStoreUnavailable:
             return Verdict(False, self._settings.pause_retry_after_seconds)
 
@@ -144,6 +145,40 @@ class PauseAtOffsetRuntime(StoreGovernorRuntime):
 
     def peer(self) -> StoreGovernorRuntime:
         return PauseAtOffsetRuntime(self._store.peer(), self._clock, self._settings)
+
+
+class SwitchIgnoredRuntime(StoreGovernorRuntime):
+    """The master switch is read nowhere: a governor switched off still caps its offers
+    and refuses them while a pause runs, as if the flag were on."""
+
+    def set_enabled(self, enabled: bool) -> None:
+        """Ignored."""
+
+    def peer(self) -> StoreGovernorRuntime:
+        return SwitchIgnoredRuntime(self._store.peer(), self._clock, self._settings)
+
+
+class SwitchedOffForgetsFailuresRuntime(StoreGovernorRuntime):
+    """The master switch gates the recording too: a governor switched off drops the
+    failures it records, so a fleet-wide storm that ends while the flag is off never
+    pauses the governors that have it on."""
+
+    def __init__(self, store: GovernorStore, clock: Clock,
+                 settings: GovernorSettings) -> None:
+        super().__init__(store, clock, settings)
+        self._switched_off = False
+
+    def set_enabled(self, enabled: bool) -> None:
+        super().set_enabled(enabled)
+        self._switched_off = not enabled
+
+    def record_failure(self, target: str, failure_class: str, result_id: str) -> None:
+        if not self._switched_off:
+            super().record_failure(target, failure_class, result_id)
+
+    def peer(self) -> StoreGovernorRuntime:
+        return SwitchedOffForgetsFailuresRuntime(self._store.peer(), self._clock,
+                                                 self._settings)
 
 
 def _governor_entry(name: str, runtime: type[StoreGovernorRuntime],
@@ -191,4 +226,11 @@ GALLERY = (
     _governor_entry("governor_pause_at_offset", PauseAtOffsetRuntime, InMemoryGovernorStore,
                     "RG-008", "issue 18: UTC everywhere (times outside job records)",
                     PauseAtOffsetRuntime),
+    _governor_entry("governor_switch_ignored", SwitchIgnoredRuntime, InMemoryGovernorStore,
+                    "RG-013", "seed 002 10.11.1: backend controls default-OFF behind one"
+                    " master flag", SwitchIgnoredRuntime),
+    _governor_entry("governor_switched_off_forgets_failures",
+                    SwitchedOffForgetsFailuresRuntime, InMemoryGovernorStore, "RG-013",
+                    "seed 002 10.11.1: three flag-gated read points (recording is not one)",
+                    SwitchedOffForgetsFailuresRuntime),
 )

@@ -141,7 +141,7 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
                 return answer, redelivery_wait_ms(self.settings, previous, draw, floor)
             case gc.Offer(target=target, worker=index):
                 decision = self._call("offer", lambda: self.workers[index].offer(target))
-                expected = model.offer(target, now)
+                expected = model.offer(target, now, index)
                 return ((decision.accepted, decision.retry_after_seconds),
                         (expected.accepted, expected.retry_after_seconds))
             case gc.RecordFailure(target=target, failure_class=failure_class,
@@ -162,6 +162,9 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
                     self._call("set_store_available",
                                partial(worker.set_store_available, not down))
                 model.store_down = down
+            case gc.SwitchGovernor(enabled=enabled, worker=index):
+                self._call("set_enabled", partial(self.workers[index].set_enabled, enabled))
+                model.switch(index, enabled)
             case gc.AskResendTimes(draws=draws, worker=index):
                 times = self._call("resend_times",
                                    lambda: self.workers[index].resend_times(list(draws)))
@@ -186,14 +189,20 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
         return actual == expected
 
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
-        """Both governors must report the oracle's pause and their own re-send sweep."""
+        """Both governors must report the oracle's pause (none from one switched off) and
+        their own re-send sweep."""
         self._observe_sweeps(requirements)
-        wanted = self.model.pause_at(self.clock.now())
         for index, worker in enumerate(self.workers):
+            wanted = self.model.pause_at(self.clock.now(), index)
             actual = self._call("paused_until", worker.paused_until)
             if actual != wanted:
-                raise self._fail((*requirements, "RG-005", "RG-008"),
-                                 f"the pause governor {index} reports", wanted, actual)
+                # A governor switched off reads no pause; one switched on reads the store's,
+                # which the failures a switched-off peer recorded may have armed (RG-013).
+                switch = (("RG-013",) if index in self.model.switched_off
+                          and not self.model.store_down else ())
+                raise self._fail((*switch, *requirements, "RG-005", "RG-008"),
+                                 f"the pause governor {index} reports", wanted, actual,
+                                 switch[0] if switch else None)
             if is_off_utc(actual):
                 # The right instant at another offset compares equal: RG-008 asks for UTC.
                 assert isinstance(actual, datetime)
@@ -230,25 +239,39 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             # Down: whatever the command, the governor must fail open. Back up: the pause
             # and the windows must be the store's, untouched by the outage.
             return ("RG-011",)
+        if isinstance(command, gc.SwitchGovernor) or (
+                isinstance(command, gc.Offer) and command.worker in model.switched_off):
+            return ("RG-013",)
         if isinstance(command, gc.Elapse | gc.ReadPause):
             return ("RG-008",)
         if isinstance(command, gc.Offer):
-            if model.pause_at(now) is not None:
+            if model.pause_at(now, command.worker) is not None:
                 return ("RG-005",)
             expired = ("RG-008",) if model.paused_until is not None else ()
             return ("RG-002", "RG-003", "RG-004", *expired)
         if isinstance(command, gc.RecordRateLimited):
             counting = self._failure_requirements(command.target, RATE_LIMIT_CLASS,
                                                   command.result_id)
+            # Recorded by a governor switched off (RG-013): a pause that does not come is
+            # still the 429's mapping first, which a switch that drops records breaks too.
+            switch = ("RG-013",) if command.worker in model.switched_off else ()
+            if counting == ("RG-006",) and command.target in model.rate_limited:
+                # Counted already, by an earlier rate limit: a pause that does not come
+                # now most likely never counted that one.
+                return ("RG-010", *counting, *switch)
             if counting[0] in ("RG-007", "RG-008") or counting == ("RG-006",):
                 # A replay, a failure during a pause or a target counted already: what
                 # goes wrong there is the counting's, whatever class the 429 took.
-                return (*counting, "RG-010")
+                return (*counting, "RG-010", *switch)
             # A new target's rate limit: a pause that does not come (or comes early) is
             # the mapping's fault first.
-            return ("RG-010", *counting)
+            return ("RG-010", *counting, *switch)
         counting = self._failure_requirements(command.target, command.failure_class,
                                               command.result_id)
+        if command.worker in model.switched_off:
+            # Recorded by a governor switched off: counted as ever (RG-013), or a pause
+            # that does not come is the switch's fault first.
+            return ("RG-013", *counting)
         if command.failure_class == RATE_LIMIT_CLASS and self._arms_with_rate_limits(
                 command.target, counting):
             # The pause this billing failure arms rests on rate limits counted as billing:
@@ -277,7 +300,7 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
             return ("RG-007",)
         if failure_class not in self.settings.pause_classes:
             return ("RG-005",)
-        if model.pause_at(now) is not None:
+        if model.running_pause(now) is not None:
             return ("RG-008",)
         counted = model.failing.get(failure_class, {})
         return ("RG-006",) if target in counted else ("RG-005", "RG-006")

@@ -99,6 +99,12 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             """RG-011: the shared store goes down (everything fails open) or comes back."""
             self._run(gc.GovernorStoreOutage(down))
 
+        @rule(worker=workers, enabled=st.booleans())
+        def switch(self, worker: int, enabled: bool) -> None:
+            """RG-013: a governor's master switch; off, it holds nothing back but still
+            counts the failures it records."""
+            self._run(gc.SwitchGovernor(enabled, worker))
+
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def elapse(self, seconds: float) -> None:
             self._run(gc.Elapse(seconds))
@@ -112,11 +118,11 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             caps again)."""
             settings = self.harness.settings
             assert settings is not None
-            if self.harness.model.pause_at(self.harness.clock.now()) is None:
+            if self.harness.model.running_pause(self.harness.clock.now()) is None:
                 for at in TARGETS[:settings.pause_threshold]:
                     self.results += 1
                     self._run(gc.RecordFailure(at, failure_class, f"r{self.results}"))
-            paused_until = self.harness.model.pause_at(self.harness.clock.now())
+            paused_until = self.harness.model.running_pause(self.harness.clock.now())
             if paused_until is None:
                 return
             left = (paused_until - self.harness.clock.now()).total_seconds()
@@ -131,7 +137,7 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             would arm the pause."""
             settings = self.harness.settings
             assert settings is not None
-            if self.harness.model.pause_at(self.harness.clock.now()) is not None:
+            if self.harness.model.running_pause(self.harness.clock.now()) is not None:
                 return
             for at in TARGETS[:settings.pause_threshold - 1]:
                 self.results += 1

@@ -153,6 +153,12 @@ def no_envelopes(context: Any) -> None:
            None, actual)
 
 
+@check_step("governor {number:d} reads no pause")
+def reads_no_pause(context: Any, number: int) -> None:
+    actual = _governor(context).harness.workers[number - 1].paused_until()
+    _check(context, actual is None, f"the pause governor {number} reads", None, actual)
+
+
 @check_step("re-delivery is not paused")
 def not_paused(context: Any) -> None:
     actual = _governor(context).harness.workers[0].paused_until()

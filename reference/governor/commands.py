@@ -64,6 +64,14 @@ class GovernorStoreOutage:
 
 
 @dataclass(frozen=True)
+class SwitchGovernor:
+    """Governor `worker`'s master switch is turned on or off (RG-013)."""
+
+    enabled: bool
+    worker: int = 0
+
+
+@dataclass(frozen=True)
 class AskResendTimes:
     """When governor `worker`'s sweep after its latest restart sends each of len(draws)
     pending envelopes, the k-th taking the uniform draw draws[k] in [0, 1) (RG-012)."""
@@ -83,4 +91,5 @@ class ReadPause:
 
 
 GovernorCommand: TypeAlias = (AskWait | Offer | RecordFailure | RecordRateLimited | Restart
-                               | GovernorStoreOutage | AskResendTimes | Elapse | ReadPause)
+                               | GovernorStoreOutage | SwitchGovernor | AskResendTimes | Elapse
+                               | ReadPause)

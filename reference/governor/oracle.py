@@ -1,4 +1,4 @@
-"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-012), as an oracle.
+"""The re-delivery governor (spec/governor.yaml, RG-001 to RG-013), as an oracle.
 
 Three controls keep a fleet's re-deliveries from stampeding after an outage: each
 re-delivery waits a decorrelated jitter (with a server retry-after as its floor), offers
@@ -124,6 +124,8 @@ class GovernorModel:
     store_down: bool = False
     # Targets whose latest counted billing failure was a rate limit (RG-010).
     rate_limited: set[str] = field(default_factory=set)
+    # RG-013: the workers whose master switch is off; they hold nothing back.
+    switched_off: set[int] = field(default_factory=set)
 
     def restart(self, worker: int, draw: float, now: datetime) -> None:
         """`worker` restarts: its first re-send sweep waits draw * initial_jitter_max_seconds
@@ -140,9 +142,17 @@ class GovernorModel:
             return None
         return envelope_times(self.settings, start, draws)
 
-    def pause_at(self, now: datetime) -> datetime | None:
-        """The end of the pause running at `now` (RG-008), or None; none can be read
-        while the store is down (RG-011)."""
+    def pause_at(self, now: datetime, worker: int = 0) -> datetime | None:
+        """The end of the pause running at `now` (RG-008) as `worker` reads it, or None;
+        none can be read while the store is down (RG-011) or by a worker switched off
+        (RG-013)."""
+        if worker in self.switched_off:
+            return None
+        return self.running_pause(now)
+
+    def running_pause(self, now: datetime) -> datetime | None:
+        """The end of the pause the store holds at `now`, whatever the switches say; None
+        while the store is down."""
         if self.store_down:
             return None
         if self.paused_until is not None and now < self.paused_until:
@@ -159,10 +169,10 @@ class GovernorModel:
         # The window frees a place when its oldest counted re-delivery leaves it.
         return (min(counted) + window - now).total_seconds()
 
-    def offer(self, target: str, now: datetime) -> Decision:
-        if self.store_down:
-            return ACCEPTED  # RG-011: accepted, and counted nowhere
-        if self.pause_at(now) is not None:
+    def offer(self, target: str, now: datetime, worker: int = 0) -> Decision:
+        if self.store_down or worker in self.switched_off:
+            return ACCEPTED  # RG-011, RG-013: accepted, and counted nowhere
+        if self.pause_at(now, worker) is not None:
             return Decision(False, self.settings.pause_retry_after_seconds)  # RG-005
         s = self.settings
         waits = [wait for wait in (
@@ -173,6 +183,10 @@ class GovernorModel:
             return Decision(False, max(waits))  # RG-002, RG-003, RG-004
         self.accepted.append((now, target))
         return ACCEPTED
+
+    def switch(self, worker: int, enabled: bool) -> None:
+        """RG-013: `worker`'s master switch; recording failures does not depend on it."""
+        (self.switched_off.discard if enabled else self.switched_off.add)(worker)
 
     def record_rate_limited(self, target: str, result_id: str, now: datetime) -> None:
         """RG-010: an agent's 429 is a billing failure, so a fleet-wide rate-limit storm
@@ -191,8 +205,8 @@ class GovernorModel:
         self.failing.setdefault(failure_class, {})[target] = now
         if failure_class == RATE_LIMIT_CLASS:
             (self.rate_limited.add if via_rate_limit else self.rate_limited.discard)(target)
-        if self.pause_at(now) is not None:
-            return  # RG-008: a running pause is not extended
+        if self.paused_until is not None and now < self.paused_until:
+            return  # RG-008: a running pause is not extended (whoever records, RG-013)
         window = timedelta(seconds=self.settings.pause_window_seconds)
         distinct = sum(1 for when in self.failing[failure_class].values() if when + window > now)
         if distinct >= self.settings.pause_threshold:  # RG-005, RG-006
