@@ -96,9 +96,11 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
         job_before.status in (Status.QUEUED, Status.CANCELLED))
-    if field == "retry_count" and isinstance(command, cmd.ExpireLeases):
-        return "RD-001"  # a re-delivery spends no retry (RQ's is a retry)
-    if field == "error" and isinstance(command, cmd.ExpireLeases):
+    lease_pass = isinstance(command, cmd.ExpireLeases) or (
+        isinstance(command, cmd.JobStoreFault) and isinstance(command.command, cmd.ExpireLeases))
+    if field == "retry_count" and lease_pass:
+        return "RD-001"  # a re-delivery spends no retry (RQ's is a retry), fault or not
+    if field == "error" and lease_pass:
         return "RD-003"  # a parked job fails with the poison error, no other
     if field in ("retry_count", "max_retries"):
         return _first(("RT-003", "RT-008") if field == "retry_count" else ("RT-001", "RT-008"),
