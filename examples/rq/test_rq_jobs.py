@@ -223,3 +223,47 @@ def test_the_worker_rqs_cleanup_took_a_job_from_still_writes_it(lease_runtime, c
     assert lease_runtime.stale_owner_write(job_id, "outcome") is True
     # The first worker's success, with its old execution, is stored over the running one.
     assert Job.fetch(job_id, connection=lease_runtime.redis).get_status() == JobStatus.FINISHED
+
+
+def test_rqs_job_timeout_fires_on_the_clock_but_a_waiting_body_runs_on(clock) -> None:  # type: ignore[no-untyped-def]
+    # Why job timeouts are not claimed (README): the adapter's TimerDeathPenalty starts a
+    # threading.Timer from the body's thread, which ThreadWaits adopts, so the timer fires
+    # on the virtual clock; what it fires is PyThreadState_SetAsyncExc, an exception the
+    # body's thread raises only at its next bytecode, so a body blocked in a wait is not
+    # stopped at its timeout, and the exception lands wherever the thread resumes.
+    import threading
+    import uuid
+
+    from rq import Queue
+    from rq.job import Job, JobStatus
+    from rq_jobs import BODIES, ThreadWorker, run_body
+
+    from jobconform.bridges import ThreadWaits, WallClock
+    from jobconform.conformance.clock import real_monotonic
+
+    began, released = real_monotonic(), threading.Event()
+    job_id = f"jobconform-timeout-{uuid.uuid4().hex}"
+    BODIES[job_id] = released.wait  # a body busy in a wait, as one waiting on a socket
+    with WallClock(clock), ThreadWaits(clock) as waits, redis.Redis(db=6) as connection:
+        queue = Queue(job_id, connection=connection)
+        try:
+            queue.enqueue(run_body, job_id, job_id=job_id, job_timeout=5)
+            worker = ThreadWorker([queue], name=job_id, connection=connection)
+            job, _ = worker.dequeue_job_and_maintain_ttl(None)  # as the adapter's dispatch
+            with waits.adopting():
+                threading.Thread(target=worker.execute_job, args=(job, queue)).start()
+            waits.settle()
+            clock.advance(600)  # the 5 s timer fired long ago, on the virtual clock
+            waits.settle()
+            assert Job.fetch(job_id, connection=connection).get_status() == JobStatus.STARTED
+            assert real_monotonic() - began < 5  # so no real-time timer could have fired
+            released.set()  # the body wakes: the pending exception is raised now
+            waits.settle()
+            job = Job.fetch(job_id, connection=connection)
+            assert job.get_status() == JobStatus.FAILED
+            assert "JobTimeoutException" in job.latest_result().exc_string
+        finally:
+            released.set()
+            queue.delete(delete_jobs=True)
+            connection.delete(*connection.scan_iter(f"*{job_id}*"))
+            BODIES.clear()
