@@ -96,6 +96,12 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     involved = (*command_requirements, *field_requirements)
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
         job_before.status in (Status.QUEUED, Status.CANCELLED))
+    lease_pass = isinstance(command, cmd.ExpireLeases) or (
+        isinstance(command, cmd.JobStoreFault) and isinstance(command.command, cmd.ExpireLeases))
+    if field == "retry_count" and lease_pass:
+        return "RD-001"  # a re-delivery spends no retry (RQ's is a retry), fault or not
+    if field == "error" and lease_pass:
+        return "RD-003"  # a parked job fails with the poison error, no other
     if field in ("retry_count", "max_retries"):
         return _first(("RT-003", "RT-008") if field == "retry_count" else ("RT-001", "RT-008"),
                       involved) or field_requirements[0]
@@ -348,11 +354,13 @@ def answer_primary(command: Command | None, expected: object, actual: object,
             return "RP-003"
     if isinstance(command, cmd.ExpireLeases) and isinstance(expected, dict) and isinstance(
             actual, dict):
-        if expected.get("parked") != actual.get("parked"):
-            return "RD-002"
         touched = sum(map(_count, actual.values()))
         if touched > sum(map(_count, expected.values())):
-            return "RD-005"  # it touched jobs not past their lease
+            # It touched a job not past its lease, whether it re-queued or parked it (RQ
+            # fails a job silent exactly the lease: its bound is inclusive).
+            return "RD-005"
+        if expected.get("parked") != actual.get("parked"):
+            return "RD-002"
         # It missed jobs past their lease (a silence counted in whole seconds, issue 33)
         # or re-queued them wrongly: the rule that takes every job past its lease.
         return "RD-001"

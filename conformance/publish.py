@@ -7,7 +7,7 @@ A library's validation is a run made with a deviation list of its own
 folder REPORTS, one folder per library (`reports/huey/report.json` is the library "huey"),
 so a new example is picked up by its tox environment alone. A library checked in further
 runs of its own (another adapter module, other areas) keeps each in a subfolder of its
-folder (`reports/rq/stuck/report.json`, with a deviation list of its own): its column joins
+folder (`reports/rq/abandoned/report.json`, with a deviation list of its own): its column joins
 them, each requirement with the verdicts of the runs that checked it. It writes:
 
 - `index.html`, `README.md` and `badges/`: the compare page of those reports

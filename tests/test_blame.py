@@ -165,6 +165,19 @@ def test_a_detection_pass_that_changes_a_queued_job_breaks_st004() -> None:
                                 ("LC-001", "LC-002")) == "ST-004"
 
 
+def test_a_lease_pass_that_spends_a_retry_or_fails_with_its_own_error_breaks_rd() -> None:
+    # RQ re-delivers a lapsed job as a retry, and fails one with AbandonedJobError: the
+    # retry count and the error a lease pass leaves are RD-001's and RD-003's, whatever
+    # the retry and error rules say of other commands.
+    running = JobState(Status.RUNNING, T0)
+    rules = ("RD-001", "RD-002", "RD-003", "RD-005")
+    assert blame.record_primary(cmd.ExpireLeases(60.0), "retry_count", 0, 1, running, rules,
+                                ("RT-008", "RT-003")) == "RD-001"
+    assert blame.record_primary(cmd.ExpireLeases(60.0), "error",
+                                "poison_lease: re-delivery cap reached", "AbandonedJobError",
+                                running, rules, ("LC-006", "LC-007")) == "RD-003"
+
+
 @pytest.mark.parametrize(("expected", "actual", "primary"), [
     # Refused for capacity where the spec refuses a shut-down runtime: its cap was full
     # of jobs it took after shutdown (LC-023), not a capacity rule broken.

@@ -146,6 +146,19 @@ class UncappedRedeliveryRuntime(MemoryRuntime):
         return float("inf")
 
 
+class RedeliverySpendsRetryRuntime(MemoryRuntime):
+    """A lapsed lease re-queues the job as a retry: one of its retries is spent with each
+    re-delivery, so a job that loses its lease has fewer left for its body's failures
+    (RQ's StartedJobRegistry.cleanup calls Job.retry)."""
+
+    def _redeliver(self, job: StoredJob) -> bool:
+        if not super()._redeliver(job):
+            return False
+        if job.retry_count < job.max_retries:
+            self._store.update(job.job_id, QUEUED, retry_count=job.retry_count + 1)
+        return True
+
+
 class CountResetOnProgressRuntime(MemoryRuntime):
     """A heartbeat after a re-delivery counts as progress and resets redelivery_count, so a
     job that progresses a little on each delivery is never parked."""
@@ -282,6 +295,8 @@ GALLERY = (
            "seed 004 start_reaper: idempotent false"),
     _entry("redelivery_without_cap", UncappedRedeliveryRuntime, "RD-002",
            "anchors: unbounded re-pick"),
+    _entry("redelivery_spends_a_retry", RedeliverySpendsRetryRuntime, "RD-001",
+           "seed 002 §10.13: a re-delivery is not an outcome (RQ 3.0: Job.retry)"),
     _entry("redelivery_count_reset_on_progress", CountResetOnProgressRuntime, "RD-004",
            "seed 002 §10.13: no reset-on-progress"),
     _entry("redelivery_parks_silently", SilentParkingRuntime, "RD-003",

@@ -19,6 +19,7 @@ from jobconform.conformance.harness import Harness
 from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import JobState, Status
 from jobconform.reference.reaper import is_expired
@@ -36,6 +37,7 @@ LEASES = (0.0, 1.0, 2.0)
 # Whole ticks, so that one tick before the edge is a time ahead.
 AIMED_TTLS = (1.0, 2.0, 5.0)
 AIMED_LEASES = (1.0, 2.0)
+RETRIES = RetryPolicy(max_retries=2, retry_delay_ms=0.0)
 
 
 def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry | None,
@@ -60,7 +62,11 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
         def submit(self) -> str:
             self.counter += 1
             alias = f"j{self.counter}"
-            self._run(cmd.Submit(alias))
+            # Every other job has retries of its own where the backend claims retry: a
+            # lapsed lease must spend none of them (RD-001; RQ re-delivers by a retry).
+            # Taken from the count, not drawn, so the machine's draws stay as they were.
+            retry = RETRIES if self.harness.claims_retry and self.counter % 2 == 0 else None
+            self._run(cmd.Submit(alias, retry=retry))
             return alias
 
         @rule()

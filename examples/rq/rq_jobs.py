@@ -5,8 +5,8 @@ dispatch runs one pass of each, as RQ's tests do: `enqueue_scheduled_jobs()`, th
 idle worker `dequeue_job_and_maintain_ttl(None)`, then `execute_job` in a thread (a
 SimpleWorker per slot with RQ's `TimerDeathPenalty`: SIGALRM is the main thread's). RQ reads
 `datetime.now()` (`WallClock`), decides outcomes and retries; the records are `JobRecords`.
-No job timeout (-1): it runs from the start, deaf to heartbeats. The stuck area is `rq_stuck`
-(its started registry's cleanup as the pass); unclaimed: redelivery (no cap, no alert)."""
+No job timeout (-1): its timer fires on the clock, but kills a waiting body only once it
+wakes (README). Stuck and redelivery: `rq_stuck`, `rq_redelivery` (its registry's cleanup)."""
 
 import logging
 import threading

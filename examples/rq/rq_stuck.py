@@ -38,6 +38,8 @@ class StuckView(JobRecord):
 
 
 class RQStuckRuntime(RQRuntime):
+    abandoned_errors: tuple[str, ...] = (STUCK_ERROR,)  # a failure RQ's cleanup recorded
+
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         super().__init__(settings, clock)
         self.get, self.list_jobs = self._get, self._list_jobs  # views with RQ's last beat
@@ -51,7 +53,7 @@ class RQStuckRuntime(RQRuntime):
     def _view(self, record: JobRecord) -> StuckView:
         job = self._stored(record.job_id)
         fields = asdict(record)
-        if job is not None and record.status == "failed" and record.error == STUCK_ERROR \
+        if job is not None and record.status == "failed" and record.error in self.abandoned_errors \
                 and job.get_status() == JobStatus.FINISHED:  # the late body's result won
             fields.update(status="succeeded", result=job.return_value(), error=None)
         return StuckView(**fields, last_heartbeat=job.last_heartbeat if job else None)
@@ -74,19 +76,23 @@ class RQStuckRuntime(RQRuntime):
             job.heartbeat(now(), DEFAULT_WORKER_TTL, pipeline=pipeline)
             pipeline.execute()
 
-    def detect_stuck(self, job_timeout_seconds: float) -> int:
+    def abandon(self, seconds: float, error: str = STUCK_ERROR) -> tuple[int, int]:
+        """RQ's cleanup at the cutoff that makes its TTL `seconds`: (retried, failed)."""
         registry = StartedJobRegistry(queue=self.queue)
         held = registry.get_job_ids(cleanup=False)
-        registry.cleanup(timestamp=time.time() - job_timeout_seconds + DEFAULT_WORKER_TTL)
-        failed = 0
+        registry.cleanup(timestamp=time.time() - seconds + DEFAULT_WORKER_TTL)
+        retried = failed = 0
         for job in filter(None, map(self._stored, held)):
             if (status := job.get_status()) == JobStatus.FAILED:  # abandoned, no retry left
-                failed += self._jobs.update(job.id, "failed", error=STUCK_ERROR)
+                failed += self._jobs.update(job.id, "failed", error=error)
             elif status != JobStatus.STARTED:  # abandoned with a retry left: RQ retries it
                 taken = len(job.retry_intervals or ()) - (job.retries_left or 0)
-                self._jobs.update(job.id, "queued", retry_count=taken)
+                retried += self._jobs.update(job.id, "queued", retry_count=taken)
         self._waits.settle()
-        return failed
+        return retried, failed
+
+    def detect_stuck(self, job_timeout_seconds: float) -> int:
+        return self.abandon(job_timeout_seconds)[1]
 
 
 class RQStuckBackend(RQBackend):  # jobconform run --backend rq_stuck:RQStuckBackend

@@ -5,6 +5,7 @@ Run with `tox -e example-rq` (installs the `rq-example` extra; Redis on 127.0.0.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -46,17 +47,21 @@ def clock() -> VirtualClock:
     return VirtualClock(EPOCH)
 
 
+def opened(module: str, name: str, clock: VirtualClock, slots: int) -> Iterator[object]:
+    """An adapter's runtime, closed after the test, leaving nothing of it in Redis."""
+    runtime_class = getattr(importlib.import_module(module), name)
+    runtime = runtime_class(RuntimeSettings(max_concurrent=slots, max_tasks=None), clock)
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+    assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
+    assert not list(runtime.redis.scan_iter(f"*{runtime.name}*"))
+
+
 @pytest.fixture
 def runtime(clock: VirtualClock) -> Iterator[object]:
-    from rq_jobs import RQRuntime
-
-    opened = RQRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
-    try:
-        yield opened
-    finally:
-        opened.close()
-    assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
-    assert not list(opened.redis.scan_iter(f"*{opened.name}*"))  # nothing of it left in Redis
+    yield from opened("rq_jobs", "RQRuntime", clock, 2)
 
 
 def test_with_its_deviation_list_the_retry_area_passes(tmp_path: Path) -> None:
@@ -123,28 +128,24 @@ def test_a_retry_waits_in_rqs_schedule_which_counts_whole_seconds(runtime, clock
 
 @pytest.fixture
 def stuck_runtime(clock: VirtualClock) -> Iterator[object]:
-    from rq_stuck import RQStuckRuntime
-
-    opened = RQStuckRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
-        yield opened
-    finally:
-        opened.close()
-    assert not list(opened.redis.scan_iter(f"*{opened.name}*"))
+    yield from opened("rq_stuck", "RQStuckRuntime", clock, 1)
 
 
-def test_with_its_own_deviation_list_the_stuck_area_passes(tmp_path: Path) -> None:
+def test_with_its_own_deviation_list_rqs_cleanup_passes_stuck_and_redelivery(
+        tmp_path: Path) -> None:
     result = CliRunner().invoke(main, [
-        "run", "--backend", "rq_stuck:RQStuckBackend", "--suite", "robot", "--area", "stuck",
-        "--report-dir", str(tmp_path),
-        "--expected-failures", str(HERE / "expected-failures-stuck.yaml")])
+        "run", "--backend", "rq_redelivery:RQRedeliveryBackend", "--suite", "robot",
+        "--area", "stuck", "--area", "redelivery", "--report-dir", str(tmp_path),
+        "--expected-failures", str(HERE / "expected-failures-abandoned.yaml")])
     report = json.loads((tmp_path / "report.json").read_text())
     assert result.exit_code == 0, (result.output, report["expectation_problems"])
     suites = {rid: body["suites"]["robot"] for rid, body in report["requirements"].items()}
     assert {rid for rid, verdict in suites.items() if verdict == "expected failure"} == {
-        "ST-001", "ST-002", "ST-003", "LC-003", "LC-010"}
-    assert suites["ST-004"] == "pass"
+        "ST-001", "ST-002", "ST-003", "LC-003", "LC-010", "RD-001", "RD-002", "RD-003",
+        "RD-004", "RD-005", "RD-006"}
+    assert {rid for rid, verdict in suites.items() if verdict == "pass"} == {"ST-004"}
     assert suites["ST-005"] == "not claimed"  # no health-report claim
+    assert suites["RD-007"] == "not claimed"  # no fault plan reaches RQ's Redis writes
 
 
 def test_rqs_cleanup_fails_a_silent_job_and_its_late_body_overwrites_it(  # type: ignore[no-untyped-def]
@@ -184,3 +185,85 @@ def test_rqs_cleanup_retries_a_silent_job_with_a_retry_left(stuck_runtime, clock
     view = stuck_runtime.get(job_id)
     assert (view.status, view.retry_count) == ("queued", 1)
     assert Job.fetch(job_id, connection=stuck_runtime.redis).get_status() == JobStatus.QUEUED
+
+
+@pytest.fixture
+def lease_runtime(clock: VirtualClock) -> Iterator[object]:
+    yield from opened("rq_redelivery", "RQRedeliveryRuntime", clock, 2)
+
+
+def test_rqs_cleanup_re_delivers_a_lapsed_job_only_as_a_retry(lease_runtime, clock) -> None:  # type: ignore[no-untyped-def]
+    from rq.job import Job, JobStatus
+
+    with_retry, without = TaskScript(), TaskScript()
+    retried = lease_runtime.submit(with_retry, RetryPolicy(max_retries=1, retry_delay_ms=0))
+    failed = lease_runtime.submit(without)
+    lease_runtime.dispatch()
+    clock.advance(61)
+    assert lease_runtime.expire_leases(60) == {"requeued": 1, "parked": 1}
+    view = lease_runtime.get(retried)  # back in the queue, one retry spent, nothing counted
+    assert (view.status, view.retry_count, view.redelivery_count) == ("queued", 1, 0)
+    assert Job.fetch(retried, connection=lease_runtime.redis).get_status() == JobStatus.QUEUED
+    view = lease_runtime.get(failed)  # no retry left: RQ fails it, alerting nobody
+    assert (view.status, view.error, view.alerted, view.poisoned) == (
+        "failed", "AbandonedJobError", False, False)
+    assert lease_runtime.operator_alerts() == ()
+
+
+def test_the_worker_rqs_cleanup_took_a_job_from_still_writes_it(lease_runtime, clock) -> None:  # type: ignore[no-untyped-def]
+    from rq.job import Job, JobStatus
+
+    job_id = lease_runtime.submit(TaskScript(), RetryPolicy(max_retries=1, retry_delay_ms=0))
+    assert lease_runtime.stale_owner_write(job_id, "outcome") is False  # no expiry yet
+    lease_runtime.dispatch()
+    clock.advance(61)
+    lease_runtime.expire_leases(60)
+    lease_runtime.dispatch()  # the other worker claims it again
+    assert Job.fetch(job_id, connection=lease_runtime.redis).get_status() == JobStatus.STARTED
+    assert lease_runtime.stale_owner_write(job_id, "outcome") is True
+    # The first worker's success, with its old execution, is stored over the running one.
+    assert Job.fetch(job_id, connection=lease_runtime.redis).get_status() == JobStatus.FINISHED
+
+
+def test_rqs_job_timeout_fires_on_the_clock_but_a_waiting_body_runs_on(clock) -> None:  # type: ignore[no-untyped-def]
+    # Why job timeouts are not claimed (README): the adapter's TimerDeathPenalty starts a
+    # threading.Timer from the body's thread, which ThreadWaits adopts, so the timer fires
+    # on the virtual clock; what it fires is PyThreadState_SetAsyncExc, an exception the
+    # body's thread raises only at its next bytecode, so a body blocked in a wait is not
+    # stopped at its timeout, and the exception lands wherever the thread resumes.
+    import threading
+    import uuid
+
+    from rq import Queue
+    from rq.job import Job, JobStatus
+    from rq_jobs import BODIES, ThreadWorker, run_body
+
+    from jobconform.bridges import ThreadWaits, WallClock
+    from jobconform.conformance.clock import real_monotonic
+
+    began, released = real_monotonic(), threading.Event()
+    job_id = f"jobconform-timeout-{uuid.uuid4().hex}"
+    BODIES[job_id] = released.wait  # a body busy in a wait, as one waiting on a socket
+    with WallClock(clock), ThreadWaits(clock) as waits, redis.Redis(db=6) as connection:
+        queue = Queue(job_id, connection=connection)
+        try:
+            queue.enqueue(run_body, job_id, job_id=job_id, job_timeout=5)
+            worker = ThreadWorker([queue], name=job_id, connection=connection)
+            job, _ = worker.dequeue_job_and_maintain_ttl(None)  # as the adapter's dispatch
+            with waits.adopting():
+                threading.Thread(target=worker.execute_job, args=(job, queue)).start()
+            waits.settle()
+            clock.advance(600)  # the 5 s timer fired long ago, on the virtual clock
+            waits.settle()
+            assert Job.fetch(job_id, connection=connection).get_status() == JobStatus.STARTED
+            assert real_monotonic() - began < 5  # so no real-time timer could have fired
+            released.set()  # the body wakes: the pending exception is raised now
+            waits.settle()
+            job = Job.fetch(job_id, connection=connection)
+            assert job.get_status() == JobStatus.FAILED
+            assert "JobTimeoutException" in job.latest_result().exc_string
+        finally:
+            released.set()
+            queue.delete(delete_jobs=True)
+            connection.delete(*connection.scan_iter(f"*{job_id}*"))
+            BODIES.clear()
