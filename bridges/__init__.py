@@ -16,7 +16,10 @@
 - `DerivedHealth`: health counters from the job records, for runtimes without counters;
   `JobRecords`: the records themselves, for libraries that keep none with the spec's fields.
 - `HeldSchedules`: a scheduler library's schedules and executions, kept for it with the
-  protocol's reads (get, list, history, trigger), for libraries that fire but keep no records.
+  protocol's reads (get, list, history, trigger), for libraries that fire but keep no records;
+  with a `ScheduleLibrary` (check, declare, withdraw) it answers the writes too;
+  `Schedulers`: a scheduler's peers and restarts, their autonomy, crash and close;
+  `HeldScheduler`: the whole scheduling runtime over those two and a library's machinery.
 - `keeping_signal_handlers`: a worker that installs signal handlers in the main thread
   leaves the harness's in place.
 
@@ -29,7 +32,15 @@ from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth
 from jobconform.bridges.loop import CoroutineNeverFinished, InFlight, VirtualLoop
 from jobconform.bridges.records import JobRecord, JobRecords
-from jobconform.bridges.schedules import HeldSchedules
+from jobconform.bridges.schedules import (
+    HeldMachinery,
+    HeldScheduler,
+    HeldSchedules,
+    Machinery,
+    ScheduleLibrary,
+    Schedulers,
+    known_zone,
+)
 from jobconform.bridges.signals import keeping_signal_handlers
 from jobconform.bridges.threads import SettleTimeout, ThreadWaits
 from jobconform.bridges.wallclock import WallClock, importing_on_bridges
@@ -43,14 +54,20 @@ __all__ = [
     "DerivedHealth",
     "DispatchGate",
     "Health",
+    "HeldMachinery",
+    "HeldScheduler",
     "HeldSchedules",
     "InFlight",
     "JobRecord",
     "JobRecords",
+    "Machinery",
+    "ScheduleLibrary",
+    "Schedulers",
     "SettleTimeout",
     "ThreadWaits",
     "VirtualLoop",
     "WallClock",
     "importing_on_bridges",
     "keeping_signal_handlers",
+    "known_zone",
 ]

@@ -541,6 +541,10 @@ class Harness:
                 if alias not in waiting and alias not in started
                 and job.status is Status.QUEUED and job.retry_count > 0
                 and job.next_attempt_at is not None and job.next_attempt_at <= now])
+        if self.claims_redelivery:  # the alerts it raised, or did not (RD-003)
+            alerts = self._call("operator_alerts", self._area_method("operator_alerts"))
+            self.model.alerts = [self.aliases[job_id] for job_id in alerts
+                                 if job_id in self.aliases]
         health_view = self._call("health", self.runtime.health)
         health = health_of(health_view)
         self.model.processed, self.model.failed, self.model.cancelled = (
@@ -573,7 +577,9 @@ class Harness:
             script.cancel_requested = cancel_requested  # the runtime did not cancel it
         if (before is not None and status is before.status is Status.QUEUED
                 and record.started_at == before.started_at
-                and (not self.claims_retry or record.retry_count == before.retry_count)):
+                and (not self.claims_retry or record.retry_count == before.retry_count)
+                and (not self.claims_redelivery
+                     or record.redelivery_count == before.redelivery_count)):
             # The runtime left the job as it was: so does the oracle, with its decided
             # outcome and its starts. A job that was due waits at the tail of the queue
             # when the runtime started others instead, or until the runtime's own delay
@@ -610,6 +616,10 @@ class Harness:
                 adopted = replace(adopted, next_attempt_at=self._runtime_due(
                     script.policy, record.retry_count - 1, self.clock.now(), None))
             adopted = replace(adopted, retry_count=record.retry_count)
+        if self.claims_redelivery and isinstance(record.redelivery_count, int):
+            # A lease pass the oracle did not make, or made differently (RD-001..RD-005).
+            adopted = replace(adopted, redelivery_count=record.redelivery_count,
+                              alerted=record.alerted is True, poisoned=record.poisoned is True)
         self.model.jobs[alias] = adopted
 
     def _runtime_started(self, before: JobState | None, status: Status,

@@ -10,7 +10,7 @@ import pytest
 from jobconform.backends.scheduling.memory import InMemoryScheduleStore
 from jobconform.backends.scheduling.protocol import ScheduleNotFound, ScheduleRejected
 from jobconform.backends.scheduling.runtime import StoredSchedule
-from jobconform.bridges import HeldSchedules
+from jobconform.bridges import HeldScheduler, HeldSchedules, Schedulers, known_zone
 from jobconform.reference.scheduling.oracle import Trigger
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
@@ -94,3 +94,98 @@ def test_an_edit_is_checked_and_returned_for_the_library_to_apply() -> None:
     assert error.value.code == "schedule"
     with pytest.raises(ScheduleNotFound):
         schedules.edited("unknown", "x", None, None)
+
+
+@dataclass
+class Library:
+    """A library's side: it records what it was asked, and refuses the expression "never"."""
+
+    calls: list[tuple[str, str]] = field(default_factory=list)
+    running: bool = False
+    held: HeldSchedules | None = None
+
+    def check(self, expression: str, timezone: str) -> None:
+        if expression == "never":
+            raise ScheduleRejected("expression", "never fires")
+        known_zone(timezone)
+
+    def declare(self, schedule: StoredSchedule) -> None:
+        self.calls.append(("declare", str(schedule.expression or schedule.kind)))
+
+    def withdraw(self, schedule: StoredSchedule) -> None:
+        self.calls.append(("withdraw", str(schedule.expression or schedule.kind)))
+
+    def start(self) -> None:
+        self.running = True
+
+    def stop(self) -> None:
+        self.running = False
+
+    def again(self, restart: bool) -> Library:
+        library = Library()
+        library.held = self.held
+        return library
+
+
+def test_the_writes_ask_the_library_in_order_and_a_refusal_keeps_nothing() -> None:
+    library = Library()
+    schedules = HeldSchedules(InMemoryScheduleStore(), Target(), lambda: NOW, library_next,
+                              library, once_as_held=True)
+    with pytest.raises(ScheduleRejected) as error:
+        schedules.create_cron("tick", "never", "UTC")
+    with pytest.raises(ScheduleRejected) as zone:
+        schedules.create_cron("tick", "0 * * * *", "Mars/Olympus")
+    assert (error.value.code, zone.value.code, schedules.list_schedules()) == (
+        "expression", "timezone", [])
+    cron = schedules.create_cron("tick", "0 * * * *", "UTC")
+    once = schedules.create_once("once", None, 60.0)
+    schedules.edit(cron, expression="*/5 * * * *")
+    schedules.edit(cron, message="tock")  # no new timetable: the library is not asked
+    schedules.delete(once)
+    assert library.calls == [("declare", "0 * * * *"), ("declare", "once"),
+                             ("withdraw", "0 * * * *"), ("declare", "*/5 * * * *"),
+                             ("withdraw", "once")]
+    assert [(s.message, s.expression) for s in schedules.list_schedules()] == [
+        ("tock", "*/5 * * * *")]
+
+
+def test_a_fire_runs_a_held_schedule_once_and_ends_a_one_shot_job() -> None:
+    target = Target()
+    schedules = HeldSchedules(InMemoryScheduleStore(), target, lambda: NOW, library_next,
+                              once_as_held=True)
+    once = schedules.add_once("once", None, 60.0, pre_check=False)
+    assert schedules.list_schedules()[0].next_fire_at == once.next_fire_at  # as held
+    assert schedules.fired(once.schedule_id, once.next_fire_at) == once
+    assert schedules.held(once.schedule_id).next_fire_at is None  # done
+    assert schedules.fired("deleted meanwhile", NOW) is None
+    assert target.dispatched == [(once.schedule_id, once.next_fire_at, "once")]
+    with pytest.raises(TypeError):
+        schedules.create_once("no library", None, 1.0)
+
+
+def test_a_peer_closes_itself_and_the_first_closes_every_one_then_the_bridges() -> None:
+    stopped: list[str] = []
+
+    @dataclass
+    class Bridge:
+        name: str
+
+        def stop(self) -> None:
+            stopped.append(self.name)
+
+    group: Schedulers[Library] = Schedulers(Bridge("waits"), Bridge("wall"))
+    library = Library()
+    library.held = held()
+    first = HeldScheduler(library, group, lambda: None)
+    peer = first.open_peer()
+    assert (library.running, peer.library.running, peer.first) == (True, True, False)
+    first.set_autonomy(False)
+    assert not library.running and not peer.library.running and not group.autonomy
+    first.set_autonomy(True)
+    peer.close()
+    assert (group.running, stopped) == ([library], [])
+    restarted = first.reopen()
+    first.crash()
+    assert group.running == [restarted.library] and restarted.first
+    restarted.close()
+    assert (group.running, stopped, restarted.library.running) == ([], ["waits", "wall"], False)

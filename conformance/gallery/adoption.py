@@ -3,11 +3,12 @@
 Each entry is the memory backend with a few of the ways real runtimes got the spec wrong:
 one accepts submissions the spec refuses (over the task cap, after shutdown, with an
 unknown module id), one re-queues a retried job at the tail of its queue, one's delay
-function raises (an overflow at a large attempt, "no such jitter mode"). With exactly its
-causes listed (`<name>.yaml` beside this module) a run of every suite must exit 0: after a
-listed divergence the oracle takes over the runtime's whole state, so a consequence never
-fails under another requirement. Left one entry out, the run fails on that one alone
-(tests/test_adoption.py).
+function raises (an overflow at a large attempt, "no such jitter mode"), one re-delivers
+forever from an inclusive lease boundary (the oracle takes its counts and alerts too). With
+exactly its causes listed (`<name>.yaml` beside this module) a run of every suite must exit
+0: after a listed divergence the oracle takes over the runtime's whole state, so a
+consequence never fails under another requirement. Left one entry out, the run fails on that
+one alone (tests/test_adoption.py).
 
 It is not in the self-test gallery: the self-test holds one bug class per backend.
 """
@@ -22,6 +23,7 @@ from typing import Any
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
     LIFECYCLE,
+    REDELIVERY,
     RETRY,
     STUCK,
     Clock,
@@ -40,6 +42,7 @@ from jobconform.conformance.lifecycle.gallery import (
     StuckInclusiveBoundaryRuntime,
 )
 from jobconform.conformance.partial_claims import NoJitterRuntime
+from jobconform.conformance.reaper.gallery import UncappedRedeliveryRuntime
 from jobconform.reference.backoff import Jitter, RetryPolicy
 
 HERE = Path(__file__).parent
@@ -94,6 +97,14 @@ class RetryAfterIgnoredRuntime(MemoryRuntime):
                          previous_ms: float | None = None,
                          retry_after_ms: float | None = None) -> float:
         return super().compute_delay_ms(policy, attempt, jitter, draw, previous_ms, None)
+
+
+class InclusiveLeaseRuntime(MemoryRuntime):
+    """A lease lapses once the job has been silent for the lease or longer: a job exactly
+    the lease old is re-delivered (RD-005), as kombu's Redis visibility sweep does."""
+
+    def expire_leases(self, lease_seconds: float) -> dict[str, int]:
+        return super().expire_leases(lease_seconds - 1e-6)  # the clock's resolution
 
 
 class TailRequeueStore(InMemoryJobStore):
@@ -189,7 +200,8 @@ def _entry(name: str, runtime: tuple[type[MemoryRuntime], ...], causes: tuple[st
     runtime_type: type[MemoryRuntime] = (
         runtime[0] if len(runtime) == 1
         else type(f"{name.title().replace('_', '')}Runtime", runtime, {}))
-    claims = frozenset({LIFECYCLE, RETRY, *((STUCK,) if "stuck" in areas else ())})
+    claims = frozenset({LIFECYCLE, RETRY, *((STUCK,) if "stuck" in areas else ()),
+                        *((REDELIVERY,) if "redelivery" in areas else ())})
 
     class Backend(MemoryBackend):
         capabilities = claims
@@ -229,4 +241,6 @@ ADOPTION_GALLERY = (
            ("RT-002", "RT-007")),
     _entry("retry_after_ignored", (RetryAfterIgnoredRuntime, CancelAlwaysTrueRuntime),
            ("RT-010", "LC-015")),
+    _entry("uncapped_inclusive_lease", (UncappedRedeliveryRuntime, InclusiveLeaseRuntime),
+           ("RD-002", "RD-005"), areas=("redelivery",)),
 )
