@@ -396,3 +396,35 @@ Feature: Scheduling and autonomy
     Then the schedule answer is "not_found"
     When schedule "a" is deleted
     Then the schedule answer is "not_found"
+
+  # -- SC-019: how a dispatched execution ended -------------------------------------------------
+  # Skipped on a backend that does not claim scheduling-ends.
+
+  @SC-019
+  Scenario: The history learns how each dispatched execution ended, and the first end stays
+    Given cron schedule "a" runs "hourly" at "0 * * * *" in UTC
+    And cron schedule "b" runs "checked" at "0 * * * *" in UTC with a pre-check that answers skip
+    When the scheduling clock advances 7200 seconds
+    And schedule "a" is triggered by hand
+    Then schedule "a" has 3 executions
+    And execution 1 of schedule "a" has not ended
+    When the execution of schedule "a" for 2026-01-01T01:00:00Z ends succeeded at a cost of 0.25
+    Then the schedule answer is "ended"
+    And execution 1 of schedule "a" ended succeeded at a cost of 0.25
+    And execution 2 of schedule "a" has not ended
+    When the execution of schedule "a" for 2026-01-01T01:00:00Z ends failed
+    Then the schedule answer is "refused"
+    And execution 1 of schedule "a" ended succeeded at a cost of 0.25
+    When the execution of schedule "a" for 2026-01-01T02:00:00Z ends failed at a cost of 0.5
+    And the execution of schedule "a" for 2026-01-01T02:00:00Z ends cancelled at a cost of 0
+    Then execution 2 of schedule "a" ended failed at a cost of 0.5
+    And execution 3 of schedule "a" ended cancelled at a cost of 0
+    When the execution of schedule "b" for 2026-01-01T01:00:00Z ends succeeded
+    Then the schedule answer is "refused"
+    When the execution of schedule "a" for 2026-01-01T01:30:00Z ends succeeded
+    Then the schedule answer is "refused"
+    When the schedulers are down for 60 seconds and one restarts
+    Then execution 1 of schedule "a" ended succeeded at a cost of 0.25
+    When schedule "a" is deleted
+    And the execution of schedule "a" for 2026-01-01T01:00:00Z ends failed
+    Then the schedule answer is "not_found"
