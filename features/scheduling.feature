@@ -1,7 +1,8 @@
 Feature: Scheduling and autonomy
   One-shot jobs run at an instant or after a delay; cron schedules fire at the times their
   expression names on a time zone's wall clock (seed 002 §10.1). The autonomy switch holds
-  every schedule (§10.2); a pre-check may skip a scheduled fire, and fails open (§10.6.1).
+  every schedule (§10.2); a pre-check may skip a scheduled fire, and fails open (§10.6.1);
+  the history learns how each dispatched execution ended, and the first end stays (§10.6).
   Instants are UTC unless they carry another offset; the scheduling clock starts at
   2026-01-01T00:00:00Z unless a scenario says otherwise. Scenarios are skipped on a backend
   that does not claim the scheduling area.
