@@ -20,6 +20,7 @@ from jobconform.backends.protocol import (
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
+    SCHEDULING_ENDS,
     SCHEDULING_UTC_ONLY,
     Backend,
     store_faults,
@@ -37,6 +38,7 @@ QUALIFYING_CAPABILITIES = {
     AUDIT_EVENTS: (IDEMPOTENCY, "whose replays it reports"),
     LOOP_EVENTS: (LOOPS, "whose runs and loops it reports"),
     BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),
+    SCHEDULING_ENDS: (SCHEDULING, "whose history learns how executions ended"),
     STOP_SIGNAL: (RESTART, "after whose stop by signal a new runtime opens"),
     # Partial claims: what they leave out is in jobconform.conformance.applicability.
     RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),

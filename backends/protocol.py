@@ -55,6 +55,11 @@ LOOP_EVENTS = "loop-events"
 # `breaker-seams`; elsewhere those requirements are "not claimed", and the harness never
 # calls the three methods.
 BREAKER_SEAMS = "breaker-seams"
+# A backend whose scheduler's history learns how each dispatched execution ended, through
+# `end_execution(schedule_id, scheduled_for, outcome, cost)`, and whose executions show
+# `outcome` (SC-019), claims `scheduling-ends`; elsewhere SC-019 is "not claimed", and the
+# harness never calls the method nor reads the field.
+SCHEDULING_ENDS = "scheduling-ends"
 # Partial claims: a backend that implements only part of an area claims the area and
 # declares the part it leaves out; the requirements of that part are "not claimed"
 # (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the

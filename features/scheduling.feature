@@ -1,7 +1,8 @@
 Feature: Scheduling and autonomy
   One-shot jobs run at an instant or after a delay; cron schedules fire at the times their
   expression names on a time zone's wall clock (seed 002 §10.1). The autonomy switch holds
-  every schedule (§10.2); a pre-check may skip a scheduled fire, and fails open (§10.6.1).
+  every schedule (§10.2); a pre-check may skip a scheduled fire, and fails open (§10.6.1);
+  the history learns how each dispatched execution ended, and the first end stays (§10.6).
   Instants are UTC unless they carry another offset; the scheduling clock starts at
   2026-01-01T00:00:00Z unless a scenario says otherwise. Scenarios are skipped on a backend
   that does not claim the scheduling area.
@@ -395,4 +396,36 @@ Feature: Scheduling and autonomy
     When the history of schedule "a" is read
     Then the schedule answer is "not_found"
     When schedule "a" is deleted
+    Then the schedule answer is "not_found"
+
+  # -- SC-019: how a dispatched execution ended -------------------------------------------------
+  # Skipped on a backend that does not claim scheduling-ends.
+
+  @SC-019
+  Scenario: The history learns how each dispatched execution ended, and the first end stays
+    Given cron schedule "a" runs "hourly" at "0 * * * *" in UTC
+    And cron schedule "b" runs "checked" at "0 * * * *" in UTC with a pre-check that answers skip
+    When the scheduling clock advances 7200 seconds
+    And schedule "a" is triggered by hand
+    Then schedule "a" has 3 executions
+    And execution 1 of schedule "a" has not ended
+    When the execution of schedule "a" for 2026-01-01T01:00:00Z ends succeeded at a cost of 0.25
+    Then the schedule answer is "ended"
+    And execution 1 of schedule "a" ended succeeded at a cost of 0.25
+    And execution 2 of schedule "a" has not ended
+    When the execution of schedule "a" for 2026-01-01T01:00:00Z ends failed
+    Then the schedule answer is "refused"
+    And execution 1 of schedule "a" ended succeeded at a cost of 0.25
+    When the execution of schedule "a" for 2026-01-01T02:00:00Z ends failed at a cost of 0.5
+    And the execution of schedule "a" for 2026-01-01T02:00:00Z ends cancelled at a cost of 0
+    Then execution 2 of schedule "a" ended failed at a cost of 0.5
+    And execution 3 of schedule "a" ended cancelled at a cost of 0
+    When the execution of schedule "b" for 2026-01-01T01:00:00Z ends succeeded
+    Then the schedule answer is "refused"
+    When the execution of schedule "a" for 2026-01-01T01:30:00Z ends succeeded
+    Then the schedule answer is "refused"
+    When the schedulers are down for 60 seconds and one restarts
+    Then execution 1 of schedule "a" ended succeeded at a cost of 0.25
+    When schedule "a" is deleted
+    And the execution of schedule "a" for 2026-01-01T01:00:00Z ends failed
     Then the schedule answer is "not_found"

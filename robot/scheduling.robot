@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for scheduling and autonomy (spec/scheduling.yaml,
-...                 SC-001..SC-018).
+...                 SC-001..SC-019).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -358,4 +358,34 @@ A Deleted Schedule Never Fires Again
     ${answer}=    Read History    a
     Answer Should Be    ${answer}    not_found
     ${answer}=    Delete Schedule    a
+    Answer Should Be    ${answer}    not_found
+
+The History Learns How Each Dispatched Execution Ended And The First End Stays
+    [Tags]    SC-019
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=hourly
+    Create Cron Schedule    b    0 * * * *    message=checked    pre_check=skip
+    Advance Scheduling Clock    7200
+    Trigger Schedule    a
+    Executions Should Be    a    3
+    Execution Should Not Have Ended    a    1
+    ${answer}=    End Execution    a    2026-01-01T01:00:00Z    succeeded    cost=0.25
+    Answer Should Be    ${answer}    ended
+    Execution Should Have Ended    a    1    succeeded    cost=0.25
+    Execution Should Not Have Ended    a    2
+    ${answer}=    End Execution    a    2026-01-01T01:00:00Z    failed
+    Answer Should Be    ${answer}    refused
+    Execution Should Have Ended    a    1    succeeded    cost=0.25
+    End Execution    a    2026-01-01T02:00:00Z    failed    cost=0.5
+    End Execution    a    2026-01-01T02:00:00Z    cancelled    cost=0
+    Execution Should Have Ended    a    2    failed    cost=0.5
+    Execution Should Have Ended    a    3    cancelled    cost=0
+    ${answer}=    End Execution    b    2026-01-01T01:00:00Z    succeeded
+    Answer Should Be    ${answer}    refused
+    ${answer}=    End Execution    a    2026-01-01T01:30:00Z    succeeded
+    Answer Should Be    ${answer}    refused
+    Restart Schedulers    down=60
+    Execution Should Have Ended    a    1    succeeded    cost=0.25
+    Delete Schedule    a
+    ${answer}=    End Execution    a    2026-01-01T01:00:00Z    failed
     Answer Should Be    ${answer}    not_found

@@ -56,6 +56,7 @@ from jobconform.backends.protocol import (
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
+    SCHEDULING_ENDS,
     SCHEDULING_UTC_ONLY,
     STUCK,
     CapacityExceeded,
@@ -67,7 +68,7 @@ from jobconform.backends.protocol import (
     TaskScript,
 )
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
-from jobconform.backends.scheduling.protocol import SCHEDULING
+from jobconform.backends.scheduling.protocol import SCHEDULING, SchedulingRuntime
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.model import Health
 from jobconform.spec.areas import BUILTIN_AREAS
@@ -149,7 +150,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     the breaker is one of them, `breaker-seams` (CB-014, CB-015) if the breaker runtime's
     interface carries the seams' methods, as version 2's does; with retry, its partial
     claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
-    `scheduling-utc-only`. The other capabilities beyond the
+    `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
+    `scheduling-ends` (SC-019). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -163,6 +165,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     if SCHEDULING in carried:
         # It only narrows scheduling too: the kit sends UTC alone (no message carries it).
         carried |= {SCHEDULING_UTC_ONLY}
+        if "end_execution" in interfaces.methods(SchedulingRuntime):
+            carried |= {SCHEDULING_ENDS}
     return carried
 
 

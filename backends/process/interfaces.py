@@ -164,9 +164,10 @@ class JobRecord(Protocol):
     def poisoned(self) -> bool | None: ...
 
 
-# Fields a runtime's own view may lack (their area is not claimed): read as null.
+# Fields a runtime's own view may lack (their area, or the capability that adds them, is not
+# claimed: an execution's outcome is scheduling-ends'): read as null.
 AREA_FIELDS = frozenset({"retry_count", "max_retries", "last_heartbeat", "redelivery_count",
-                         "alerted", "poisoned"})
+                         "alerted", "poisoned", "outcome"})
 
 
 class TaskBody(Protocol):

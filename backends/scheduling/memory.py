@@ -18,6 +18,7 @@ from jobconform.backends.scheduling.runtime import (
     StoredExecution,
     StoredSchedule,
 )
+from jobconform.reference.scheduling.oracle import ExecutionStatus
 
 
 class _Shelf:
@@ -28,6 +29,12 @@ class _Shelf:
         self.schedules: dict[str, StoredSchedule] = {}  # insertion order is creation order
         self.executions: list[StoredExecution] = []
         self.autonomy = True
+
+
+def _in_history_order(executions: builtins.list[StoredExecution]) -> builtins.list[int]:
+    """Indexes by start, then fire time; stable, so equal keys stay in the order recorded."""
+    return sorted(range(len(executions)),
+                  key=lambda i: (executions[i].started_at, executions[i].scheduled_for))
 
 
 class InMemoryScheduleStore:
@@ -84,11 +91,27 @@ class InMemoryScheduleStore:
         with self._shelf.lock:
             self._shelf.executions.append(execution)
 
+    def end(self, schedule_id: str, scheduled_for: datetime, outcome: str,
+            cost: float | None) -> bool:
+        with self._shelf.lock:
+            executions = self._shelf.executions
+            for index in _in_history_order(executions):
+                execution = executions[index]
+                if (execution.schedule_id == schedule_id
+                        and execution.scheduled_for == scheduled_for
+                        and self._takes_end(execution)):
+                    executions[index] = replace(execution, outcome=outcome, cost=cost)
+                    return True
+            return False
+
+    def _takes_end(self, execution: StoredExecution) -> bool:
+        """A dispatched execution not ended yet: the first end stays (SC-019)."""
+        return execution.status == ExecutionStatus.DISPATCHED and execution.outcome is None
+
     def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
         with self._shelf.lock:
             held = [e for e in self._shelf.executions if e.schedule_id == schedule_id]
-        # By start, then fire time; stable, so equal keys stay in the order recorded.
-        return sorted(held, key=lambda e: (e.started_at, e.scheduled_for))
+        return [held[index] for index in _in_history_order(held)]
 
     def autonomy(self) -> bool:
         with self._shelf.lock:

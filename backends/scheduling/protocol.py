@@ -18,6 +18,10 @@ A restart is `crash()` (threads stop, nothing is written) then `reopen()`, which
 new scheduler over the same durable store after its boot catch-up. `open_peer()` starts a
 second scheduler over the same store, as a second process would; both then run until
 `crash` or `close`. Nothing here needs inheriting; any object with these attributes fits.
+
+A backend that also claims `scheduling-ends` (SC-019) has `end_execution`, through which
+the runtime records how a dispatched execution ended, and its executions show `outcome`;
+the kit calls the one and reads the other only on such a backend.
 """
 
 from __future__ import annotations
@@ -122,6 +126,11 @@ class ExecutionView(Protocol):
     def cost(self) -> float | None: ...
     @property
     def pre_check(self) -> str | None: ...  # skip, prompt, error, timeout, or None
+    @property
+    def outcome(self) -> str | None:
+        """succeeded, failed or cancelled once ended, else None (SC-019); read only from a
+        backend claiming `scheduling-ends`."""
+        ...
 
 
 class SchedulingRuntime(Protocol):
@@ -149,6 +158,25 @@ class SchedulingRuntime(Protocol):
 
     def trigger(self, schedule_id: str) -> None:
         """Execute the schedule once now, bypassing its pre-check (SC-009).
+
+        Raises:
+            ScheduleNotFound: unknown id.
+        """
+        ...
+
+    def end_execution(self, schedule_id: str, scheduled_for: datetime, outcome: str,
+                      cost: float | None) -> bool:
+        """Record how the execution dispatched for `scheduled_for` ended (SC-019), on the
+        first execution of that fire, in history order, with no end yet; called only on
+        a backend claiming `scheduling-ends`.
+
+        Args:
+            outcome: succeeded, failed or cancelled.
+            cost: what it cost; None when not known.
+
+        Returns:
+            True when recorded; False when refused (that fire has ended already, or has
+            no dispatched execution), nothing changed.
 
         Raises:
             ScheduleNotFound: unknown id.

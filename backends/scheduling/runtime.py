@@ -130,6 +130,7 @@ class StoredExecution:
     message: str | None
     cost: float | None
     pre_check: str | None
+    outcome: str | None = None  # how it ended, once the runtime learns it (SC-019)
 
 
 class ScheduleStore(Protocol):
@@ -166,6 +167,12 @@ class ScheduleStore(Protocol):
         ...
 
     def record(self, execution: StoredExecution) -> None: ...
+
+    def end(self, schedule_id: str, scheduled_for: datetime, outcome: str,
+            cost: float | None) -> bool:
+        """Set the outcome and cost of the first dispatched execution of that fire, in
+        history order, that has no outcome yet (SC-019); False when there is none."""
+        ...
 
     def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
         """The schedule's executions by started_at, then scheduled_for, then as recorded."""
@@ -356,6 +363,16 @@ class StepSchedulingRuntime:
         now = self._clock.now()
         self._execute(schedule, now, Trigger.MANUAL, now)
         self._schedules_changed()
+
+    # -- how an execution ended -----------------------------------------------------------
+
+    def end_execution(self, schedule_id: str, scheduled_for: datetime, outcome: str,
+                      cost: float | None) -> bool:
+        """The first end of an execution stays (SC-019): the store sets it only on an
+        execution with none yet."""
+        if self._store.get(schedule_id) is None:
+            raise ScheduleNotFound(schedule_id)
+        return self._store.end(schedule_id, scheduled_for, outcome, cost)
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -3,7 +3,9 @@
 Each method is one transaction. A claim is `UPDATE schedules SET next_fire_at = :following
 WHERE schedule_id = :id AND next_fire_at = :expected`: of two schedulers racing for one
 fire, only the one whose update changes a row executes it (SC-008). Executions are rows of
-their own, in the order made; the autonomy switch is the one row of scheduling_switch.
+their own, in the order made; an execution's end is set once, by an update that lands only
+on a row with no outcome yet (SC-019). The autonomy switch is the one row of
+scheduling_switch.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from jobconform.backends.scheduling.runtime import StoredExecution, StoredSchedule
 from jobconform.backends.sql.database import connection_turns, migrate, transaction
 from jobconform.backends.sql.models import Base, UtcDateTime
+from jobconform.reference.scheduling.oracle import ExecutionStatus
 
 SWITCH_ROW = 1
 
@@ -77,10 +80,13 @@ class ScheduleExecutionRow(Base):
     message: Mapped[str | None] = mapped_column(Text)
     cost: Mapped[float | None] = mapped_column(Double)
     pre_check: Mapped[str | None] = mapped_column(String(10))
+    # How a dispatched execution ended, once the runtime learns it (SC-019; migration 0035).
+    outcome: Mapped[str | None] = mapped_column(String(10))
 
     __table_args__ = (
         CheckConstraint("fired_by IN ('schedule', 'catch_up', 'manual')", name="fired_by"),
         CheckConstraint("status IN ('dispatched', 'skipped')", name="status"),
+        CheckConstraint("outcome IN ('succeeded', 'failed', 'cancelled')", name="outcome"),
         Index(None, "schedule_id"),
     )
 
@@ -97,6 +103,8 @@ class SchedulingSwitchRow(Base):
 SCHEDULES = cast(Table, ScheduleRow.__table__)
 EXECUTIONS = cast(Table, ScheduleExecutionRow.__table__)
 SWITCH = cast(Table, SchedulingSwitchRow.__table__)
+# By start, then fire time, then as recorded (SC-015).
+HISTORY_ORDER = (EXECUTIONS.c.started_at, EXECUTIONS.c.scheduled_for, EXECUTIONS.c.seq)
 SCHEDULE_FIELDS = tuple(item.name for item in fields(StoredSchedule))
 EXECUTION_FIELDS = tuple(item.name for item in fields(StoredExecution))
 
@@ -200,10 +208,29 @@ class SqlScheduleStore:
         with self._transaction() as connection:
             connection.execute(insert(EXECUTIONS).values(**execution_values(execution)))
 
+    def end(self, schedule_id: str, scheduled_for: datetime, outcome: str,
+            cost: float | None) -> bool:
+        """A compare-and-set per execution: the update lands only on a row still without
+        an outcome, so of two ends racing for one execution the first stays (SC-019)."""
+        open_ends = (select(EXECUTIONS.c.seq)
+                     .where(EXECUTIONS.c.schedule_id == schedule_id,
+                            EXECUTIONS.c.scheduled_for == scheduled_for,
+                            EXECUTIONS.c.status == ExecutionStatus.DISPATCHED.value,
+                            EXECUTIONS.c.outcome.is_(None))
+                     .order_by(*HISTORY_ORDER))
+        with self._transaction() as connection:
+            for seq in connection.scalars(open_ends).all():
+                ended = connection.execute(
+                    update(EXECUTIONS)
+                    .where(EXECUTIONS.c.seq == seq, EXECUTIONS.c.outcome.is_(None))
+                    .values(outcome=outcome, cost=cost))
+                if ended.rowcount == 1:
+                    return True
+            return False
+
     def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
         query = (select(EXECUTIONS).where(EXECUTIONS.c.schedule_id == schedule_id)
-                 .order_by(EXECUTIONS.c.started_at, EXECUTIONS.c.scheduled_for,
-                           EXECUTIONS.c.seq))
+                 .order_by(*HISTORY_ORDER))
         with self._transaction(read_only=True) as connection:
             return [to_execution(row) for row in connection.execute(query)]
 

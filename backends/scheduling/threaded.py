@@ -98,6 +98,11 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
         with self._state:
             super().set_autonomy(enabled)
 
+    def end_execution(self, schedule_id: str, scheduled_for: datetime, outcome: str,
+                      cost: float | None) -> bool:
+        with self._state:
+            return super().end_execution(schedule_id, scheduled_for, outcome, cost)
+
     def _quiet(self) -> bool:
         return (self._asleep and self._scheduler_saw == self._changes
                 and (self._asleep_until is None or self._clock.now() < self._asleep_until))

@@ -18,7 +18,7 @@ from datetime import datetime
 from jobconform.conformance.vocabulary import Declaration, Phrase
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
-from jobconform.reference.scheduling.oracle import PreCheckAnswer
+from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer
 
 
 def parse_instant(text: str | None) -> datetime | None:
@@ -55,6 +55,16 @@ def pre_check_answers(alias: str, answer: str) -> sc.ScriptPreCheck:
 
 def trigger_schedule(alias: str) -> sc.TriggerSchedule:
     return sc.TriggerSchedule(alias)
+
+
+def end_execution(alias: str, scheduled_for: str, outcome: str,
+                  cost: float | None = None) -> sc.EndExecution:
+    """The runtime learns how the execution it dispatched for ``scheduled_for`` ended:
+    ``outcome`` succeeded, failed or cancelled, ``cost`` none when unknown (SC-019);
+    returns the answer (ended, refused or not_found)."""
+    instant = parse_instant(scheduled_for)
+    assert instant is not None
+    return sc.EndExecution(alias, instant, ExecutionOutcome(outcome), cost)
 
 
 def edit_schedule(alias: str, message: str | None = None, expression: str | None = None,
@@ -99,6 +109,7 @@ def read_history(alias: str) -> sc.ReadHistory:
 
 ONE_SHOT = 'one-shot job "{alias}" is scheduled with message "{message}"'
 CRON = 'cron schedule "{alias}" runs "{message}" at "{expression}" in {timezone:S}'
+ENDS = 'the execution of schedule "{alias}" for {scheduled_for:Instant} ends {outcome:w}'
 DECLARATIONS = (
     Declaration("Schedule One-Shot Job", schedule_one_shot_job, (
         Phrase(ONE_SHOT + " and a delay of {seconds:g} seconds",
@@ -125,6 +136,13 @@ DECLARATIONS = (
     )),
     Declaration("Trigger Schedule", trigger_schedule, (
         Phrase('schedule "{alias}" is triggered by hand', trigger_schedule),
+    )),
+    Declaration("End Execution", end_execution, (
+        Phrase(ENDS, lambda alias, scheduled_for, outcome: sc.EndExecution(
+            alias, scheduled_for, ExecutionOutcome(outcome))),
+        Phrase(ENDS + " at a cost of {cost:g}",
+               lambda alias, scheduled_for, outcome, cost: sc.EndExecution(
+                   alias, scheduled_for, ExecutionOutcome(outcome), cost)),
     )),
     Declaration("Edit Schedule", edit_schedule, (
         Phrase('schedule "{alias}" is edited to run "{message}"', edit_schedule),

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
@@ -30,7 +30,12 @@ from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
 from jobconform.conformance.gallery import GalleryEntry, bug_text, register
-from jobconform.reference.scheduling.oracle import CRON, PreCheckAnswer, Trigger
+from jobconform.reference.scheduling.oracle import (
+    CRON,
+    ExecutionStatus,
+    PreCheckAnswer,
+    Trigger,
+)
 
 # -- broken step schedulers (on the memory backend) -----------------------------------------
 
@@ -302,7 +307,19 @@ class ResumeBurstRuntime(ThreadedSchedulingRuntime):
             self._schedules_changed()
 
 
-# -- a broken SQL store ---------------------------------------------------------------------
+# -- a broken in-memory store ---------------------------------------------------------------
+
+
+class LateFailureOverwritesStore(InMemoryScheduleStore):
+    """Every end the scheduler is told is written, the latest last: a failure inferred after
+    the execution completed (the connection to the backend dropped) overwrites the
+    completion recorded before it, the false failure seed 002 §10.6's status guard stops."""
+
+    def _takes_end(self, execution: StoredExecution) -> bool:
+        return execution.status == ExecutionStatus.DISPATCHED
+
+
+# -- broken SQL stores ----------------------------------------------------------------------
 
 
 class NewestFirstHistoryStore(SqlScheduleStore):
@@ -316,6 +333,27 @@ class NewestFirstHistoryStore(SqlScheduleStore):
             return [to_execution(row) for row in connection.execute(query)]
 
 
+class EndOnLatestRunStore(SqlScheduleStore):
+    """An end is written to the schedule's latest execution still open, as a scheduler
+    that keeps one current run per schedule does: with two executions open, the end of
+    the earlier fire lands on the later one."""
+
+    def end(self, schedule_id: str, scheduled_for: datetime, outcome: str,
+            cost: float | None) -> bool:
+        latest = (select(EXECUTIONS.c.seq)
+                  .where(EXECUTIONS.c.schedule_id == schedule_id,
+                         EXECUTIONS.c.status == ExecutionStatus.DISPATCHED.value,
+                         EXECUTIONS.c.outcome.is_(None))
+                  .order_by(EXECUTIONS.c.seq.desc()).limit(1))
+        with self._transaction() as connection:
+            seq = connection.scalar(latest)
+            if seq is None:
+                return False
+            connection.execute(update(EXECUTIONS).where(EXECUTIONS.c.seq == seq)
+                               .values(outcome=outcome, cost=cost))
+            return True
+
+
 # -- entries --------------------------------------------------------------------------------
 
 
@@ -325,6 +363,16 @@ def _memory_entry(name: str, broken: type[StepSchedulingRuntime], catches: str,
         def open_scheduling(self, clock: Clock, config: SchedulingConfig,
                             target: SchedulingTarget) -> StepSchedulingRuntime:
             return broken(InMemoryScheduleStore(), clock, config, target)
+
+    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
+
+
+def _memory_store_entry(name: str, broken: type[InMemoryScheduleStore], catches: str,
+                        source: str) -> GalleryEntry:
+    class BrokenBackend(MemoryBackend):
+        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                            target: SchedulingTarget) -> StepSchedulingRuntime:
+            return StepSchedulingRuntime(broken(), clock, config, target)
 
     return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
 
@@ -383,4 +431,8 @@ GALLERY = (
                     f"{SEED} §10.2 (autonomy back on)"),
     _sql_entry("sql_scheduling_history_newest_first", NewestFirstHistoryStore, "SC-015",
                f"{SEED} §10.1 (execution history)"),
+    _memory_store_entry("scheduling_late_failure_overwrites_end", LateFailureOverwritesStore,
+                        "SC-019", f"{SEED} §10.6 (status overwrite guard)"),
+    _sql_entry("sql_scheduling_end_on_latest_run", EndOnLatestRunStore, "SC-019",
+               f"{SEED} §10.6 (polling until the execution ends)"),
 )

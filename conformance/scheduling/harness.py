@@ -23,6 +23,7 @@ from itertools import islice
 from typing import Any, ClassVar, cast
 from zoneinfo import ZoneInfo
 
+from jobconform.backends.protocol import SCHEDULING_ENDS
 from jobconform.backends.scheduling.protocol import (
     SCHEDULING,
     ExecutionView,
@@ -49,6 +50,7 @@ from jobconform.reference.scheduling.commands import (
     CreateOnce,
     DeleteSchedule,
     EditSchedule,
+    EndExecution,
     GetSchedule,
     ListSchedules,
     ReadHistory,
@@ -65,10 +67,13 @@ from jobconform.reference.scheduling.oracle import (
     CRON,
     DELETED,
     EDITED,
+    ENDED,
     NOT_FOUND,
     PRE_CHECK_PROMPT,
+    REFUSED,
     REJECTIONS,
     TRIGGERED,
+    ExecutionOutcome,
     ExecutionState,
     PreCheckAnswer,
     ScheduleState,
@@ -96,6 +101,8 @@ FIELD_REQUIREMENTS = {
 }
 EXECUTION_FIELDS = ("scheduled_for", "started_at", "trigger", "status", "message", "cost",
                     "pre_check")
+# Read only from a backend claiming scheduling-ends (SC-019); None for any other.
+ENDED_FIELD = "outcome"
 TRIGGER_REQUIREMENTS = {"schedule": ("SC-002", "SC-006"), "catch_up": ("SC-007",),
                         "manual": ("SC-009",)}
 PRE_CHECK_REQUIREMENTS = {"skip": ("SC-012",), "prompt": ("SC-013",), "error": ("SC-014",),
@@ -151,14 +158,19 @@ class ExecutionRecord:
     message: object
     cost: object
     pre_check: object
+    outcome: object = None
 
 
 def freeze(view: ScheduleView) -> ScheduleRecord:
     return ScheduleRecord(*(getattr(view, name, "<missing>") for name in SCHEDULE_FIELDS))
 
 
-def freeze_execution(view: ExecutionView) -> ExecutionRecord:
-    return ExecutionRecord(*(getattr(view, name, "<missing>") for name in EXECUTION_FIELDS))
+def freeze_execution(view: ExecutionView, ends: bool = False) -> ExecutionRecord:
+    """The execution as shown; its outcome only when the backend claims `ends`
+    (scheduling-ends): another backend's executions need not have the field."""
+    shown = {name: getattr(view, name, "<missing>") for name in EXECUTION_FIELDS}
+    return ExecutionRecord(**shown, outcome=getattr(view, ENDED_FIELD, "<missing>") if ends
+                           else None)
 
 
 def expected_record(state: ScheduleState) -> ScheduleRecord:
@@ -168,7 +180,7 @@ def expected_record(state: ScheduleState) -> ScheduleRecord:
 
 def expected_execution(state: ExecutionState) -> ExecutionRecord:
     return ExecutionRecord(state.scheduled_for, state.started_at, state.trigger, state.status,
-                           state.message, state.cost, state.pre_check)
+                           state.message, state.cost, state.pre_check, state.outcome)
 
 
 class HarnessTarget:
@@ -238,6 +250,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
 
     def __post_init__(self) -> None:
         self._require_area("its schedules cannot be checked")
+        self.ends = SCHEDULING_ENDS in self.backend.capabilities
         self.clock = VirtualClock(self.start.astimezone(UTC))
         self.config = config_for(self.profile, **self.overrides)
         self.oracle = SchedulingOracle(self.config)
@@ -281,15 +294,16 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             if shown.next_fire_at is None or isinstance(shown.next_fire_at, datetime):
                 self.oracle.schedules[alias] = replace(state, next_fire_at=shown.next_fire_at)
             history = self._call("history", partial(self.runtime.history, view.schedule_id))
+            fields = (*EXECUTION_FIELDS, ENDED_FIELD) if self.ends else EXECUTION_FIELDS
             self.oracle.history[alias] = [
-                ExecutionState(*(cast(Any, getattr(execution, name, None))
-                                 for name in EXECUTION_FIELDS)) for execution in history]
+                ExecutionState(**{name: cast(Any, getattr(execution, name, None))
+                                  for name in fields}) for execution in history]
         dispatches, pre_checks = self.target.made()
         self.oracle.dispatches = Counter((self.aliases.get(i, i), when, message)
                                          for i, when, message in dispatches)
         self.oracle.pre_checks = Counter(self.aliases.get(i, i) for i in pre_checks)
         self.held = {key: (view, freeze(view)) for key, (view, _) in self.held.items()}
-        self.held_executions = {key: (view, freeze_execution(view))
+        self.held_executions = {key: (view, self._freeze_execution(view))
                                 for key, (view, _) in self.held_executions.items()}
 
     def _to_close(self) -> list[SchedulingRuntime]:
@@ -298,8 +312,14 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def _check_command(self, command: SchedulingCommand) -> None:
         if isinstance(command, CreateOnce | CreateCron):
             self._check_new_alias("schedule", command.schedule)
+        if isinstance(command, EndExecution) and not self.ends:
+            raise ValueError(f"backend {self.backend.name!r} does not claim {SCHEDULING_ENDS};"
+                             f" {describe_scheduling_command(command)} cannot be checked on it")
         check_time_step(command.seconds if isinstance(command, AdvanceTime) else
                         command.down_seconds if isinstance(command, RestartScheduling) else 0.0)
+
+    def _freeze_execution(self, view: ExecutionView) -> ExecutionRecord:
+        return freeze_execution(view, self.ends)
 
     # -- the oracle's side ---------------------------------------------------------------
 
@@ -322,6 +342,10 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             case TriggerSchedule():
                 return oracle.trigger(command.schedule, now), (*self._gone(command.schedule),
                                                                "SC-009")
+            case EndExecution():
+                answer = oracle.end_execution(command.schedule, command.scheduled_for,
+                                              ExecutionOutcome(command.outcome), command.cost)
+                return answer, (*self._gone(command.schedule), "SC-019")
             case EditSchedule():
                 edited = oracle.schedules.get(command.schedule)
                 self.before_edit = None if edited is None else edited.next_fire_at
@@ -414,6 +438,15 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 except ScheduleNotFound:
                     return NOT_FOUND
                 return TRIGGERED
+            case EndExecution():
+                schedule_id, end = self._id(command.schedule), command
+                try:
+                    recorded = self._call("end_execution", lambda: runtime.end_execution(
+                        schedule_id, end.scheduled_for, ExecutionOutcome(end.outcome).value,
+                        end.cost))
+                except ScheduleNotFound:
+                    return NOT_FOUND
+                return ENDED if recorded is True else REFUSED if recorded is False else recorded
             case EditSchedule():
                 schedule_id, e = self._id(command.schedule), command
                 try:
@@ -462,7 +495,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                     executions = list(self._call("history", lambda: runtime.history(schedule_id)))
                 except ScheduleNotFound:
                     return NOT_FOUND
-                return [freeze_execution(e) for e in executions]
+                return [self._freeze_execution(e) for e in executions]
             case AdvanceTime():
                 self.clock.advance(command.seconds)
         return None
@@ -498,8 +531,11 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         for answer in (expected, actual):
             if isinstance(answer, str) and answer.startswith("rejected:"):
                 blamed += (REJECTIONS.get(answer.split(":", 1)[1], "SC-003"),)
+        primary = None
+        if isinstance(command, EndExecution):
+            primary = "SC-018" if command.schedule in self.deleted else "SC-019"
         raise self._fail(blamed, f"the answer to {describe_scheduling_command(command)}",
-                         expected, actual)
+                         expected, actual, primary)
 
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Settle every scheduler, then compare every schedule, every history, the
@@ -523,7 +559,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def _check_snapshots(self) -> None:
         shown: list[tuple[str, object, object]] = [
             (key, record, freeze(view)) for key, (view, record) in self.held.items()]
-        shown += [(key, record, freeze_execution(view))
+        shown += [(key, record, self._freeze_execution(view))
                   for key, (view, record) in self.held_executions.items()]
         for key, record, now in shown:
             if now != record:
@@ -558,7 +594,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def _compare_history(self, alias: str, requirements: tuple[str, ...]) -> None:
         schedule_id = self.ids[alias]
         views = list(self._call("history", lambda: self.runtime.history(schedule_id)))
-        actual = [freeze_execution(view) for view in views]
+        actual = [self._freeze_execution(view) for view in views]
         wanted = [expected_execution(e) for e in self.oracle.executions(alias)]
         if actual == wanted:
             # The right instants at another offset compare equal: SC-016 asks for UTC.
@@ -572,6 +608,8 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         blamed = (*requirements, "SC-015")
         timezone = self.oracle.schedules[alias].timezone
         for record in [*wanted, *actual]:
+            if record.outcome is not None:
+                blamed += ("SC-019",)
             blamed += TRIGGER_REQUIREMENTS.get(str(record.trigger), ())
             blamed += PRE_CHECK_REQUIREMENTS.get(str(record.pre_check), ())
             blamed += dst_requirements(record.scheduled_for, timezone)
@@ -600,7 +638,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             return "SC-010"
         if isinstance(expected, datetime) and expected > self.clock.now():
             schedule_id = self.ids[alias]
-            executed = [freeze_execution(view).scheduled_for for view in
+            executed = [self._freeze_execution(view).scheduled_for for view in
                         self._call("history", lambda: self.runtime.history(schedule_id))]
             if expected in executed:
                 return "SC-002" if once else "SC-006"
@@ -654,6 +692,8 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         latest = self.commands[-1] if self.commands else None
         if not missing and not extra:
             return "SC-015"
+        if self._ends_differ(wanted, actual, missing + extra):
+            return "SC-019"
         if missing and extra:
             expected, got = missing[0], extra[0]
             if replace(expected, started_at=got.started_at) == got:
@@ -717,6 +757,16 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         for rid in dst_requirements(record.scheduled_for, state.timezone):
             return rid
         return "SC-002" if once else "SC-006"  # the right executions in the wrong order
+
+    @staticmethod
+    def _ends_differ(wanted: list[ExecutionRecord], actual: list[ExecutionRecord],
+                     differing: list[ExecutionRecord]) -> bool:
+        """Whether the histories hold the same executions but for how some ended: an end
+        recorded on the wrong execution, overwritten, or lost (SC-019)."""
+        def unended(records: list[ExecutionRecord]) -> Counter[ExecutionRecord]:
+            return Counter(replace(r, outcome=None, cost=None) for r in records)
+        return (any(r.outcome is not None for r in differing)
+                and unended(wanted) == unended(actual))
 
     @staticmethod
     def _late_fire(state: ScheduleState, record: ExecutionRecord) -> bool:

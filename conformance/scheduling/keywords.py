@@ -157,6 +157,21 @@ class SchedulingLibrary(CreatingLibrary[SchedulingHarness, tuple[ScheduleView, S
         self._same(f"execution {number} of {alias!r} pre_check", outcome,
                    self._execution(alias, number).pre_check)
 
+    @keyword("Execution Should Have Ended")
+    def execution_should_have_ended(self, alias: str, number: int, outcome: str,
+                                    cost: float | None = None) -> None:
+        """The end recorded on the execution (SC-019): its outcome and cost (none when
+        unknown)."""
+        execution = self._execution(alias, number)
+        self._same(f"execution {number} of {alias!r} (outcome, cost)", (outcome, cost),
+                   (getattr(execution, "outcome", "<missing>"), execution.cost))
+
+    @keyword("Execution Should Not Have Ended")
+    def execution_should_not_have_ended(self, alias: str, number: int) -> None:
+        execution = self._execution(alias, number)
+        self._same(f"execution {number} of {alias!r} (outcome, cost)", (None, None),
+                   (getattr(execution, "outcome", "<missing>"), execution.cost))
+
     @keyword("Dispatches Should Be")
     def dispatches_should_be(self, alias: str, count: int) -> None:
         schedule_id = self._id(alias)

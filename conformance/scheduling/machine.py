@@ -24,14 +24,14 @@ from hypothesis.stateful import (
     rule,
 )
 
-from jobconform.backends.protocol import SCHEDULING_UTC_ONLY, Backend
+from jobconform.backends.protocol import SCHEDULING_ENDS, SCHEDULING_UTC_ONLY, Backend
 from jobconform.conformance.aim import steps_onto
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.scheduling.harness import SchedulingHarness
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
-from jobconform.reference.scheduling.oracle import PreCheckAnswer
+from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer
 from jobconform.spec import Profile, Registry
 
 # An hour before New York's clocks jump from 02:00 to 03:00 (2026-03-08), and an hour
@@ -53,6 +53,8 @@ ZONE_UTC_ONLY = {"America/New_York": "UTC"}
 # A change is an edit three times in four, else a deletion (SC-017, SC-018).
 CHANGES = ("edit", "edit", "delete", "edit")
 TIME_STEPS = (0.0, 60.0, 1799.0, 1800.0, 3600.0, 7200.0)
+# What an execution cost when it ended (None: not known).
+END_COSTS = (None, 0.0, 0.25)
 DOWNTIMES = (0.0, 1800.0, 3600.0, 7200.0)
 
 
@@ -261,7 +263,33 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
             if self.harness is not None:
                 self.harness.close()
 
-    return SchedulingMachine
+    if SCHEDULING_ENDS not in backend.capabilities:
+        # For a scheduler whose history does not learn ends, the machine is the one it
+        # was before them, rule for rule, so the same seed draws the same sequences.
+        return SchedulingMachine
+
+    class SchedulingMachineWithEnds(SchedulingMachine):
+        """Seed 002 §10.6 too: the runtime learns how its dispatched executions ended."""
+
+        # An end for one of the schedule's executions, picked by its place in the history
+        # (an unheld schedule's, or one with none, is refused or not found), and with
+        # `late`, a failure inferred later for the same fire, which must be refused once
+        # the first end stands (SC-019).
+        @rule(schedule=st.one_of(SchedulingMachine.schedules, st.just("unknown")),
+              pick=st.integers(0, 3),
+              outcome=st.sampled_from(list(ExecutionOutcome)),
+              cost=st.sampled_from(END_COSTS), late=st.booleans())
+        def end_execution(self, schedule: str, pick: int, outcome: ExecutionOutcome,
+                          cost: float | None, late: bool) -> None:
+            held = self.h.oracle.history.get(schedule)
+            executions = self.h.oracle.executions(schedule) if held else []
+            fire = (executions[pick % len(executions)].scheduled_for if executions
+                    else self.h.clock.now())
+            self._run(sc.EndExecution(schedule, fire, outcome, cost))
+            if late:
+                self._run(sc.EndExecution(schedule, fire, ExecutionOutcome.FAILED))
+
+    return SchedulingMachineWithEnds
 
 
 def run_scheduling_machine(backend: Backend, profile: Profile, registry: Registry | None,

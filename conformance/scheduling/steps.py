@@ -257,6 +257,23 @@ def step_execution_no_pre_check(context: Any, number: int, alias: str) -> None:
            actual)
 
 
+@check_step('execution {number:d} of schedule "{alias}" ended {outcome:w} at a cost of {cost:g}')
+def step_execution_ended(context: Any, number: int, alias: str, outcome: str,
+                         cost: float) -> None:
+    execution = _execution(context, number, alias)
+    actual = (getattr(execution, "outcome", "<missing>"), execution.cost)
+    _check(context, actual == (outcome, cost), f"execution {number} of {alias!r} (outcome,"
+           " cost)", (outcome, cost), actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" has not ended')
+def step_execution_not_ended(context: Any, number: int, alias: str) -> None:
+    execution = _execution(context, number, alias)
+    actual = (getattr(execution, "outcome", "<missing>"), execution.cost)
+    _check(context, actual == (None, None), f"execution {number} of {alias!r} (outcome, cost)",
+           (None, None), actual)
+
+
 @check_step('schedule "{alias}" was dispatched {count:d} times',
             'schedule "{alias}" was dispatched {count:d} time')
 def step_dispatched(context: Any, alias: str, count: int) -> None:

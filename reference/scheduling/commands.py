@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import TypeAlias
 
 from jobconform.reference.commands import AdvanceTime
-from jobconform.reference.scheduling.oracle import PreCheckAnswer
+from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,17 @@ class ScriptPreCheck:
 @dataclass(frozen=True)
 class TriggerSchedule:
     schedule: str
+
+
+@dataclass(frozen=True)
+class EndExecution:
+    """The runtime learns how the execution it dispatched for `scheduled_for` ended
+    (SC-019); `cost` None: not known."""
+
+    schedule: str
+    scheduled_for: datetime
+    outcome: ExecutionOutcome
+    cost: float | None = None
 
 
 @dataclass(frozen=True)
@@ -97,7 +108,7 @@ class ReadHistory:
 
 
 SchedulingCommand: TypeAlias = (CreateOnce | CreateCron | ScriptPreCheck | TriggerSchedule
-                                | EditSchedule | DeleteSchedule | SetAutonomy
+                                | EndExecution | EditSchedule | DeleteSchedule | SetAutonomy
                                 | StartSecondScheduler | RestartScheduling | GetSchedule
                                 | ListSchedules | ReadHistory | AdvanceTime)
 

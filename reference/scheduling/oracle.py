@@ -26,6 +26,8 @@ TRIGGERED = "triggered"
 EDITED = "edited"
 DELETED = "deleted"
 NOT_FOUND = "not_found"
+ENDED = "ended"
+REFUSED = "refused"
 # What a pre-check that finds work prints; the harness's hook answers with it.
 PRE_CHECK_PROMPT = "work found by the pre-check"
 # Rejection codes of a creation, with the requirement of each.
@@ -49,6 +51,14 @@ class Trigger(StrEnum):
 class ExecutionStatus(StrEnum):
     DISPATCHED = "dispatched"
     SKIPPED = "skipped"
+
+
+class ExecutionOutcome(StrEnum):
+    """How a dispatched execution ended, as the runtime learns it (SC-019)."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 class PreCheckAnswer(StrEnum):
@@ -208,6 +218,7 @@ class ExecutionState:
     message: str | None
     cost: float | None
     pre_check: str | None
+    outcome: str | None = None  # how it ended, once the runtime learns it (SC-019)
 
 
 @dataclass
@@ -285,6 +296,23 @@ class SchedulingOracle:
         del self.history[alias]
         self.scripts.pop(alias, None)
         return DELETED
+
+    def end_execution(self, alias: str, scheduled_for: datetime, outcome: ExecutionOutcome,
+                      cost: float | None) -> str:
+        """Record how a dispatched execution of that fire ended (SC-019): on the first
+        of them, in history order, with no end yet; the first end stays."""
+        if alias not in self.schedules:
+            return NOT_FOUND
+        history = self.history[alias]
+        in_order = sorted(range(len(history)),
+                          key=lambda i: (history[i].started_at, history[i].scheduled_for))
+        for index in in_order:
+            execution = history[index]
+            if (execution.scheduled_for == scheduled_for and execution.outcome is None
+                    and execution.status == ExecutionStatus.DISPATCHED):
+                history[index] = replace(execution, outcome=outcome.value, cost=cost)
+                return ENDED
+        return REFUSED
 
     def set_autonomy(self, enabled: bool, now: datetime) -> None:
         if enabled and not self.autonomy:
