@@ -917,9 +917,11 @@ class Harness:
 
     def _stop_by_signal(self, grace_seconds: float) -> str:
         """SIGTERM to the runtime's process, SIGKILL if it has not exited when the grace
-        period ends, and a new runtime over the same store (RS-004). The answer says how
-        it stopped, as the case's message shows it: the oracle's is always
-        `cmd.EXITED_ON_SIGTERM`, so an escalation is a difference that names both."""
+        period ends, and a new runtime over the same store (RS-004, RS-005). The answer
+        says how it stopped, as the case's message shows it: the oracle's is
+        `cmd.EXITED_ON_SIGTERM` but for a drain still under way when the grace period
+        ends (`cmd.ESCALATED_TO_SIGKILL`), so an unexpected escalation is a difference
+        that names both."""
         stop: Any = getattr(self.backend, "stop_by_signal", None)
         if not callable(stop):
             raise AdapterError(f"adapter {self.backend.name!r} claims {STOP_SIGNAL} but has no"
@@ -938,6 +940,8 @@ class Harness:
         self.operator_queue = self._attach_operator_queue()
         if not stopped.escalated:
             return cmd.EXITED_ON_SIGTERM
+        if self.model.stop_escalated:
+            return cmd.ESCALATED_TO_SIGKILL  # a drain still under way when the grace ended
         before = len(self.commands) - 1  # the commands before the signal
         return (f"stopped by SIGTERM after {before} commands; {cmd.ESCALATED_TO_SIGKILL}"
                 f" ({grace_seconds:g} s)")
@@ -969,7 +973,8 @@ class Harness:
                 isinstance(command, cmd.Restart | cmd.ExpireLeases | cmd.Dispatch)):
             return "RS-003"
         if isinstance(command, cmd.StopBySignal):
-            return "RS-004"  # the stop itself, and every record it left
+            # The stop itself, and every record it left: RS-005 where it drains.
+            return "RS-004" if self.model.limits.shutdown_mode == SHUTDOWN_CANCEL else "RS-005"
         if isinstance(command, cmd.Restart):
             return "RS-001"
         if "RS-003" in self._command_requirements and alias is None:

@@ -80,3 +80,21 @@ Feature: Restart over the same store
     When job "d" is submitted
     And the runtime dispatches
     Then job "d" is running
+
+  # -- RS-005: a stop by signal under drain ----------------------------------------------------
+
+  @RS-005
+  Scenario: SIGTERM under drain lets the work run on, and the kill at the grace period's end changes no record
+    Given a runtime with 2 worker slots
+    And jobs "a,b" are submitted
+    When the runtime dispatches
+    And job "a" returns 1
+    And job "c" is submitted
+    And 3 seconds pass
+    And the runtime is sent SIGTERM with a grace period of 10 seconds
+    Then job "a" is succeeded
+    And job "b" is running
+    And job "c" is queued
+    When the runtime dispatches
+    Then job "c" is running
+    And job "b" is running

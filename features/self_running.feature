@@ -5,8 +5,8 @@ Feature: A self-running runtime's own clockwork
   reads at the last instant each action is still forbidden, inside its window and at the
   window's close, so an early action fails as surely as a late or missing one. Scenarios
   here are skipped on a backend that does not claim self-running, and those of SR-002,
-  SR-003, SR-004, SR-005 and SR-006 on one that does not also claim stuck, redelivery,
-  retry, reaper or scheduling.
+  SR-003, SR-004, SR-005, SR-006, SR-007 and SR-008 on one that does not also claim stuck,
+  redelivery, retry, reaper, scheduling, breaker-seams or reminders.
 
   # -- SR-001: queued work starts without a dispatch ----------------------------------------
 
@@ -152,3 +152,23 @@ Feature: A self-running runtime's own clockwork
     Then the self-running breaker queues work "w3" for target "a"
     When 1 seconds pass on the self-running runtime
     Then the self-running breaker has failed work "w1, w2, w3" of target "a"
+
+  # -- SR-008: reminders dispatched by the runtime itself ----------------------------------------
+
+  @SR-008
+  Scenario: Reminders are dispatched by the runtime itself at their due time, never early
+    Given the self-running runtime has a reminder "check the PR" in 60 seconds
+    And the self-running runtime has a reminder "follow up" in 90 seconds whose first 1 dispatch(es) fail
+    When 59 seconds pass on the self-running runtime
+    Then the self-running runtime has dispatched reminder "check the PR" 0 time(s)
+    When 1 seconds pass on the self-running runtime
+    Then the self-running runtime has dispatched reminder "check the PR" 1 time(s)
+    And the self-running runtime shows reminder "check the PR" fired
+    When 30 seconds pass on the self-running runtime
+    Then the self-running runtime has dispatched reminder "follow up" 1 time(s)
+    And the self-running runtime shows reminder "follow up" pending
+    When 59 seconds pass on the self-running runtime
+    Then the self-running runtime has dispatched reminder "follow up" 1 time(s)
+    When 1 seconds pass on the self-running runtime
+    Then the self-running runtime has dispatched reminder "follow up" 2 time(s)
+    And the self-running runtime shows reminder "follow up" fired

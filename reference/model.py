@@ -13,6 +13,7 @@ from jobconform.reference import backoff, lifecycle, reaper
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import (
     ACCEPTED,
+    ESCALATED_TO_SIGKILL,
     EXITED_ON_SIGTERM,
     NOT_FOUND,
     REAPER_STARTED,
@@ -186,6 +187,8 @@ class ReferenceModel:
     # Each record's last heartbeat at the latest restart: the old process's, which the new
     # worker's report does not show (ST-005).
     heartbeats_at_restart: dict[str, datetime | None] = field(default_factory=dict)
+    # Whether the latest stop by signal had to be escalated to a kill (RS-005's drain).
+    stop_escalated: bool = False
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
@@ -271,7 +274,7 @@ class ReferenceModel:
             case Restart():
                 return self._restart()
             case StopBySignal():
-                return self._stop_by_signal()
+                return self._stop_by_signal(command.grace_seconds)
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
@@ -654,17 +657,36 @@ class ReferenceModel:
                                       for alias, job in self.jobs.items()}
         return StepResult(None, ("RS-001", "RS-003") if self.orphans else ("RS-001",))
 
-    def _stop_by_signal(self) -> StepResult:
-        """SIGTERM, then a new process over the same store (RS-004). With shutdown_mode
-        cancel the signal's shutdown ends every active job at once (LC-022), so the
-        process exits on the signal and its restart finds no running work. A drain
-        bounded by the grace period is not modelled yet."""
-        if self.limits.shutdown_mode != SHUTDOWN_CANCEL:
-            raise ValueError("a stop by signal is modelled for shutdown_mode cancel only;"
-                             f" this profile's is {self.limits.shutdown_mode}")
+    def _stop_by_signal(self, grace_seconds: float) -> StepResult:
+        """SIGTERM, then a new process over the same store (RS-004, RS-005).
+
+        With shutdown_mode cancel the signal's shutdown ends every active job at once
+        (LC-022), so the process exits on the signal and its restart finds no running
+        work (RS-004). With drain the shutdown lets active work go on (LC-028); in the
+        commanded mode nothing ends it between the signal and the grace period's end, so a
+        process with work still queued or running is killed then, changing no record, and
+        its restart finds the running jobs running (RS-003) and the queued ones queued
+        (RS-002); one with none exits on the signal (RS-005). A drain whose own timeout
+        ends before the grace period would end its work itself first, at an instant
+        between the two: that is not modelled.
+        """
+        self.stop_escalated = False
+        if self.limits.shutdown_mode == SHUTDOWN_CANCEL:
+            shutdown = self._shutdown()
+            restart = self._restart()
+            return StepResult(EXITED_ON_SIGTERM, ("RS-004", *shutdown,
+                                                  *restart.requirements))
+        if self.limits.drain_timeout_seconds <= grace_seconds:
+            raise ValueError("a stop by signal under drain is modelled with a grace period"
+                             f" shorter than the drain timeout"
+                             f" ({self.limits.drain_timeout_seconds:g} s), not"
+                             f" {grace_seconds:g} s")
+        active = any(not job.status.is_terminal for job in self.jobs.values())
         shutdown = self._shutdown()
         restart = self._restart()
-        return StepResult(EXITED_ON_SIGTERM, ("RS-004", *shutdown, *restart.requirements))
+        self.stop_escalated = active
+        return StepResult(ESCALATED_TO_SIGKILL if active else EXITED_ON_SIGTERM,
+                          ("RS-005", *shutdown, *restart.requirements))
 
     def _cleanup(self, max_age_seconds: float) -> StepResult:
         limit = timedelta(seconds=max_age_seconds)

@@ -1,4 +1,4 @@
-"""The oracle of the self-running area (SR-001..SR-006): when a runtime that runs its own
+"""The oracle of the self-running area (SR-001..SR-008): when a runtime that runs its own
 clockwork may, and must, have acted.
 
 A commanded runtime acts at the command; a self-running one acts somewhere in a window.
@@ -26,6 +26,7 @@ REQUEUE = "re-queue (lease lapsed)"
 START_RETRY = "start the retry"
 REAP = "remove (reaper sweep)"
 FIRE = "fire the schedule"
+DELIVER = "dispatch the reminder"
 
 
 @dataclass(frozen=True)
@@ -129,3 +130,10 @@ def fire_window(fire_at: datetime, poll_interval_seconds: float) -> Window:
     is dispatched no earlier than `fire_at` (it may be at that instant, SC-006's "never
     before its fire time") and within one poll interval after it."""
     return Window(FIRE, fire_at, fire_at + poll(poll_interval_seconds), at_opening=True)
+
+
+def delivery_window(due_at: datetime) -> Window:
+    """SR-008: a pending reminder due at `due_at` (its fire_at, or the retry's due time
+    after a dispatch that did not land) is dispatched at that instant: not before it, and
+    by it. The window is the one instant; a check reads one tick before it and at it."""
+    return Window(DELIVER, due_at, due_at, at_opening=True)

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for a restart over the same store (spec/restart.yaml,
-...                 RS-001..RS-004).
+...                 RS-001..RS-005).
 ...
 ...                 The runtime is stopped without a shutdown and a new one opens over the
 ...                 same store; the harness compares every record, the listing and the
@@ -78,3 +78,20 @@ SIGTERM Shuts The Runtime Down And The Next Runtime Finds What It Ended
     Submit Job    d
     Dispatch
     Job Status Should Be    d    running
+
+SIGTERM Under Drain Lets The Work Run On And The Kill Changes No Record
+    [Tags]    RS-005
+    Start Runtime    slots=2
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Job Returns    a    1
+    Submit Job    c
+    Advance Clock    3
+    Send SIGTERM To The Runtime    grace_seconds=10
+    Job Status Should Be    a    succeeded
+    Job Status Should Be    b    running
+    Job Status Should Be    c    queued
+    Dispatch
+    Job Status Should Be    c    running
+    Job Status Should Be    b    running

@@ -1,15 +1,15 @@
 *** Settings ***
 Documentation       Conformance checks for a self-running runtime (spec/self-running.yaml,
-...                 SR-001..SR-007).
+...                 SR-001..SR-008).
 ...
 ...                 The runtime is opened with open_self_running and acts by itself: no test
 ...                 dispatches, detects stuck jobs or expires leases. Keywords only submit,
 ...                 end bodies, send heartbeats and let time pass; the harness reads at the
 ...                 last instant each action is still forbidden, inside its window and at its
 ...                 close. Tests are skipped on a backend that does not claim self-running,
-...                 and those of SR-002, SR-003, SR-004, SR-005, SR-006 and SR-007 on one that
-...                 does not also claim stuck, redelivery, retry, reaper, scheduling or
-...                 breaker-seams.
+...                 and those of SR-002, SR-003, SR-004, SR-005, SR-006, SR-007 and SR-008 on
+...                 one that does not also claim stuck, redelivery, retry, reaper, scheduling,
+...                 breaker-seams or reminders.
 Resource            lifecycle.resource
 Library             jobconform.conformance.self_running.keywords.SelfRunningLibrary
 Test Tags           self-running
@@ -112,3 +112,19 @@ The Breaker's Backstop Sweeps By Itself At Its Interval And Never Early
     Self-Running Breaker Should Queue    a    w3
     Let Time Pass On Self-Running Runtime    1
     Self-Running Breaker Should Have Failed    a    w1, w2, w3
+
+Reminders Are Dispatched By The Runtime Itself At Their Due Time And Never Early
+    [Tags]    SR-008
+    Open Self-Running Runtime
+    Remind On Self-Running Runtime    check the PR    60
+    Remind On Self-Running Runtime    follow up    75    failures=2
+    Let Time Pass On Self-Running Runtime    59
+    Self-Running Reminder Should Have Been Dispatched    check the PR    0
+    Let Time Pass On Self-Running Runtime    1
+    Self-Running Reminder Should Have Been Dispatched    check the PR    1
+    Self-Running Reminder Status Should Be    check the PR    fired
+    Let Time Pass On Self-Running Runtime    15
+    Self-Running Reminder Status Should Be    follow up    pending
+    Let Time Pass On Self-Running Runtime    120
+    Self-Running Reminder Should Have Been Dispatched    follow up    3
+    Self-Running Reminder Status Should Be    follow up    fired

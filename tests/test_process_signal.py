@@ -132,6 +132,25 @@ def test_a_child_over_a_database_file_restarts_and_stops_by_signal(
         harness.close()
 
 
+def test_a_draining_child_is_killed_at_the_grace_period_and_its_work_stays(
+        sql_file_child: list[str], registry: Registry) -> None:
+    """RS-005 under draining-worker: the child's SIGTERM handler drains, so with b
+    running it stays, and the kit kills it; the next child finds b running, c queued."""
+    harness = Harness(ProcessBackend(command=sql_file_child),
+                      registry.profile("draining-worker"), registry, max_concurrent=2)
+    try:
+        for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch(),
+                        cmd.Finish("a", cmd.Succeed(1)), cmd.Submit("c"),
+                        cmd.AdvanceTime(1)):
+            harness.run(command)
+        assert harness.run(cmd.StopBySignal(10)) == cmd.ESCALATED_TO_SIGKILL
+        harness.run(cmd.Dispatch())
+        harness.run(cmd.Finish("c", cmd.Succeed(3)))
+        assert "RS-005" in harness.exercised
+    finally:
+        harness.close()
+
+
 def test_a_child_that_ignores_sigterm_is_caught_at_rs_004(
         sql_file_child: list[str], registry: Registry) -> None:
     harness = _harness([sys.executable, "-c", IGNORING_CHILD, "--backend", "sql"], registry)

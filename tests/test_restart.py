@@ -27,7 +27,7 @@ from jobconform.conformance.restart.machine import run_restart_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.lifecycle import Status
-from jobconform.reference.model import Limits, ReferenceModel
+from jobconform.reference.model import Limits, ReferenceModel, StepResult
 from jobconform.spec import Registry, load_registry
 
 
@@ -150,10 +150,11 @@ def test_each_broken_restart_is_caught_at_its_requirement(entry: object,
     backend = load_backend(entry.target)  # type: ignore[attr-defined]
     # Two slots: "a" runs across the restart (the gallery's memory runtime counts it in a
     # slot), "b" and "c" wait; one dispatch after it starts one of them.
-    harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=2)
-    # The stop by signal's entry is stopped by SIGTERM where the others restart.
+    harness = Harness(backend, registry.profile(entry.profile),  # type: ignore[attr-defined]
+                      registry, max_concurrent=2)
+    # The stop by signal's entries are stopped by SIGTERM where the others restart.
     catches = entry.catches  # type: ignore[attr-defined]
-    stop = cmd.StopBySignal(10) if catches == "RS-004" else cmd.Restart()
+    stop = cmd.StopBySignal(10) if catches in ("RS-004", "RS-005") else cmd.Restart()
     try:
         with pytest.raises(Divergence) as caught:
             for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Submit("b"),
@@ -173,19 +174,40 @@ def test_the_correct_gallery_base_passes(registry: Registry) -> None:
         harness.close()
 
 
-def test_the_oracle_stops_by_signal_as_a_shutdown_then_a_restart() -> None:
-    model = ReferenceModel(Limits(1, None), EPOCH)
+def _signalled(limits: Limits) -> tuple[ReferenceModel, StepResult]:
+    """One slot: a ran and succeeded, b runs, c waits; then SIGTERM with 10 s of grace."""
+    model = ReferenceModel(limits, EPOCH)
     for alias in ("a", "b", "c"):
         model.apply(cmd.Submit(alias))
     model.apply(cmd.Dispatch())
     model.apply(cmd.Finish("a", cmd.Succeed(1)))
     model.apply(cmd.Dispatch())
-    result = model.apply(cmd.StopBySignal(10))
+    return model, model.apply(cmd.StopBySignal(10))
+
+
+def test_the_oracle_stops_by_signal_as_a_shutdown_then_a_restart() -> None:
+    model, result = _signalled(Limits(1, None))
     assert result.answer == cmd.EXITED_ON_SIGTERM
     assert result.requirements[0] == "RS-004" and "LC-022" in result.requirements
     assert {alias: job.status for alias, job in model.jobs.items()} == {
         "a": Status.SUCCEEDED, "b": Status.CANCELLED, "c": Status.CANCELLED}
     assert not model.orphans and not model.shut_down and model.cancelled == 0
+
+
+def test_the_oracle_stops_by_signal_under_drain_and_kills_at_the_grace_period() -> None:
+    """RS-005: the drain lets b run on and c wait; nothing ends them within the grace
+    period, so the kill comes, and the records stay as they were for the next runtime."""
+    model, result = _signalled(Limits(1, None, shutdown_mode="drain",
+                                      drain_timeout_seconds=30))
+    assert result.answer == cmd.ESCALATED_TO_SIGKILL
+    assert result.requirements[0] == "RS-005" and "LC-028" in result.requirements
+    assert {alias: job.status for alias, job in model.jobs.items()} == {
+        "a": Status.SUCCEEDED, "b": Status.RUNNING, "c": Status.QUEUED}
+    assert model.orphans == {"b"} and model.carried_over == {"c"} and not model.shut_down
+    idle = ReferenceModel(Limits(1, None, shutdown_mode="drain"), EPOCH)
+    assert idle.apply(cmd.StopBySignal(10)).answer == cmd.EXITED_ON_SIGTERM
+    with pytest.raises(ValueError, match="drain timeout"):
+        model.apply(cmd.StopBySignal(30))  # the drain would end first: not modelled
 
 
 def _stopped_by_signal(harness: Harness) -> None:
@@ -207,6 +229,30 @@ def test_sigterm_shuts_down_and_the_next_runtime_finds_every_record(
     harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=2)
     try:
         _stopped_by_signal(harness)
+    finally:
+        harness.close()
+
+
+@pytest.mark.parametrize("make", [SqlBackend, ThreadedSqlBackend, SignalledMemoryBackend],
+                         ids=["sql", "threaded+sql", "gallery-base"])
+def test_sigterm_under_drain_is_escalated_and_the_next_runtime_finds_the_work_running(
+        make: type[Backend], registry: Registry, tmp_path: Path) -> None:
+    """RS-005 under draining-worker: the drain keeps b running and c queued through the
+    grace period, the kill leaves them so, and the next runtime starts c in the slot b
+    does not hold."""
+    backend = (make() if make is SignalledMemoryBackend  # type: ignore[call-arg]
+               else make(f"sqlite:///{tmp_path / 'jobs.db'}"))  # type: ignore[call-arg]
+    harness = Harness(backend, registry.profile("draining-worker"), registry,
+                      max_concurrent=2)
+    try:
+        for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch(),
+                        cmd.Finish("a", cmd.Succeed(1)), cmd.Submit("c"),
+                        cmd.AdvanceTime(2)):
+            harness.run(command)
+        assert harness.run(cmd.StopBySignal(10)) == cmd.ESCALATED_TO_SIGKILL
+        for command in (cmd.Dispatch(), cmd.Finish("c", cmd.Succeed(3))):
+            harness.run(command)
+        assert "RS-005" in harness.exercised
     finally:
         harness.close()
 

@@ -1,4 +1,4 @@
-"""The self-running area (SR-001..SR-007): the window oracle, the harness that only lets
+"""The self-running area (SR-001..SR-008): the window oracle, the harness that only lets
 time pass, the threaded worker's own clockwork, the reference child's over the pipe, and a
 claim without stuck or redelivery checked in part."""
 
@@ -150,6 +150,24 @@ def _scenarios(harness_of: object) -> None:
             assert sweeps.exercised == {"SR-007"}
     finally:
         sweeps.close()
+    reminds = open_harness(6000.0, 6000.0)  # type: ignore[operator]
+    try:
+        if reminds.reminders.claimed:
+            reminds.remind("r1", 60)
+            reminds.remind("r2", 90, failures=1)
+            reminds.pass_time(59)  # one tick before r1's due time: not dispatched
+            assert reminds.reminders.delivered("r1") == 0
+            reminds.pass_time(1)
+            assert (reminds.reminders.delivered("r1"), reminds.reminders.check("r1")) == (
+                1, "fired")
+            reminds.pass_time(30)  # r2's dispatch fails: due again 60 s later (RM-009)
+            assert reminds.reminders.check("r2") == "pending"
+            reminds.pass_time(60)
+            assert (reminds.reminders.delivered("r2"), reminds.reminders.check("r2")) == (
+                2, "fired")
+            assert reminds.exercised == {"SR-008"}
+    finally:
+        reminds.close()
 
 
 @pytest.mark.parametrize("name", ["threaded", "threaded+sql"])
@@ -217,7 +235,11 @@ def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry)
         assert harness.schedules.check_history("once") == 1
         harness.trip_breaker_with_lost_drain("t", ("w",))  # its breaker sweeps on settle
         harness.pass_time(60)
-        assert harness.exercised == {"SR-001", "SR-002", "SR-005", "SR-006", "SR-007"}
+        harness.remind("r", 60)  # its step reminders fire on its settle too
+        harness.pass_time(60)
+        assert harness.reminders.check("r") == "fired"
+        assert harness.exercised == {"SR-001", "SR-002", "SR-005", "SR-006", "SR-007",
+                                     "SR-008"}
     finally:
         harness.close()
 
@@ -239,7 +261,7 @@ def test_each_pass_of_the_area_needs_the_claim_of_the_area_it_times(registry: Re
     needs = {r.id: set(r.needs) for r in registry.requirements if r.area == SELF_RUNNING}
     assert needs == {"SR-001": set(), "SR-002": {"stuck"}, "SR-003": {"redelivery"},
                      "SR-004": {"retry"}, "SR-005": {"reaper"}, "SR-006": {"scheduling"},
-                     "SR-007": {"breaker-seams"}}
+                     "SR-007": {"breaker-seams"}, "SR-008": {"reminders"}}
     backend = SelfRunningWithoutWatchesBackend()
     assert unclaimed(registry.requirement("SR-002"), backend.capabilities) == (
         "does not claim stuck")
@@ -300,7 +322,7 @@ def test_a_partial_self_running_claim_is_checked_in_part_in_every_suite(tmp_path
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
                         "SR-003": {"not claimed"}, "SR-004": {"pass"},
                         "SR-005": {"not claimed"}, "SR-006": {"not claimed"},
-                        "SR-007": {"not claimed"}}
+                        "SR-007": {"not claimed"}, "SR-008": {"not claimed"}}
 
 
 # -- SR-006: schedules fired by the runtime itself -------------------------------------------

@@ -117,6 +117,20 @@ class SigtermIgnored(SignalledMemoryBackend):
         pass
 
 
+class DrainCutShort(SignalledMemoryBackend):
+    """Its stop has one mode, whatever the profile says: SIGTERM cancels every active job
+    at once, so under drain the running work is cut short at the signal instead of
+    running on until the grace period is over."""
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return super().open(replace(settings, shutdown_mode="cancel"), clock)
+
+    def restart(self, runtime: MemoryRuntime, settings: RuntimeSettings, clock: Clock,
+                bodies: Mapping[str, TaskScript]) -> MemoryRuntime:
+        return super().restart(runtime, replace(settings, shutdown_mode="cancel"), clock,
+                               bodies)
+
+
 GALLERY = (
     register(__name__, "restart_records_lost", RecordsLostOnRestart,
              bug_text(RecordsLostOnRestart), "RS-001",
@@ -132,4 +146,8 @@ GALLERY = (
              "RS-004",
              "seed 002 §10.4: a stop asks politely first and kills only after the grace"
              " period"),
+    replace(register(__name__, "stop_signal_drain_cut_short", DrainCutShort,
+                     bug_text(DrainCutShort), "RS-005",
+                     "seed 000 Graceful Shutdown and seed 002 §10.4: a drain lets work run"
+                     " on until the grace period ends"), profile="draining-worker"),
 )

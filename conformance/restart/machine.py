@@ -1,4 +1,4 @@
-"""The Hypothesis machine for a restart over the same store (RS-001..RS-004).
+"""The Hypothesis machine for a restart over the same store (RS-001..RS-005).
 
 Random programs of submissions (some with a retry policy), dispatches, outcomes,
 heartbeats, clock steps, lease passes and restarts, applied to the backend and the oracle
@@ -12,7 +12,11 @@ any time (running work is left to the lease pass, RS-003). Nothing decides, beat
 cancels a job running at a restart until a lease pass re-queues it (the harness refuses
 it). Where the backend claims stop-signal, an aimed rule stops the runtime by SIGTERM (RS-004)
 at most once an example, with work running, while no job waits for a lease pass (its
-shutdown would act on work no process runs).
+shutdown would act on work no process runs). Under a draining profile (RS-005) that stop
+leaves the work running and queued for the kill, as a restart would, so it is drawn only
+in the examples with a slot for every job; lease passes (and heartbeats) are drawn only
+where the profile has the redelivery area (or stuck, for heartbeats), retry policies
+where it has retry.
 """
 
 from __future__ import annotations
@@ -20,13 +24,14 @@ from __future__ import annotations
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import RETRY, Backend
 from jobconform.backends.restart import RESTART
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.lifecycle import Status
+from jobconform.reference.model import SHUTDOWN_CANCEL
 from jobconform.spec import Profile, Registry
 
 ALIASES = ("a", "b", "c", "d")
@@ -41,6 +46,9 @@ outcomes = st.sampled_from((cmd.Succeed("done"), cmd.Raise("IOError", "boom")))
 def make_restart_machine(backend: Backend, profile: Profile, registry: Registry | None,
                          run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one backend and profile."""
+    delays: st.SearchStrategy[float | None] = (
+        st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS))
+        if RETRY in profile.areas and RETRY in backend.capabilities else st.none())
 
     class RestartMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -71,7 +79,7 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
 
         @precondition(lambda self: self.opened is not None
                       and len(self.harness.ids) < len(ALIASES))
-        @rule(delay_ms=st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)))
+        @rule(delay_ms=delays)
         def submit(self, delay_ms: float | None) -> None:
             alias = ALIASES[len(self.harness.ids)]
             policy = None if delay_ms is None else RetryPolicy(
@@ -89,7 +97,8 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             self._run(cmd.Finish(data.draw(st.sampled_from(self._running_with_body())),
                                  outcome))
 
-        @precondition(lambda self: self.opened is not None and bool(self._running_with_body()))
+        @precondition(lambda self: self.opened is not None and bool(self._running_with_body())
+                      and (self.harness.claims_stuck or self.harness.claims_redelivery))
         @rule(data=st.data())
         def heartbeat(self, data: st.DataObject) -> None:
             self._run(cmd.Heartbeat(data.draw(st.sampled_from(self._running_with_body()))))
@@ -98,6 +107,7 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
         def advance(self, seconds: float) -> None:
             self._run(cmd.AdvanceTime(seconds))
 
+        @precondition(lambda self: self.opened is not None and self.harness.claims_redelivery)
         @rule()
         def expire_leases(self) -> None:
             self._run(cmd.ExpireLeases(LEASE_SECONDS))
@@ -134,7 +144,9 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
 
         @precondition(lambda self: self.opened is not None
                       and self.harness.claims_stop_signal and not self.harness.model.orphans
-                      and len(self.harness.ids) <= len(ALIASES) - 2 and not self.signalled)
+                      and len(self.harness.ids) <= len(ALIASES) - 2 and not self.signalled
+                      and not (self.contended and self.harness.model.limits.shutdown_mode
+                               != SHUTDOWN_CANCEL))
         @rule()
         def stop_by_signal_with_work(self) -> None:
             """Aimed at RS-004, once an example: two jobs more, a dispatch, and SIGTERM

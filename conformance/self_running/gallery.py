@@ -4,7 +4,8 @@ clockwork broken the ways issue 32 names.
 `GALLERY` joins the self-test: every suite must catch each entry, naming the requirement
 in `catches`. Each is the `threaded` backend whose `open_self_running` opens a worker that
 acts by itself, but too late, too early or never, or whose `open_scheduling` opens such a
-scheduler (SR-006).
+scheduler (SR-006), whose `open_breaker` such a backstop (SR-007), or whose
+`open_reminders` such reminders (SR-008).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from jobconform.backends.breaker.memory import InMemoryBreakerStore
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.breaker.threaded import PooledBreakerRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
+from jobconform.backends.reminders.store import StoredReminder
+from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
 from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
 from jobconform.backends.scheduling.runtime import StoredExecution, StoredSchedule
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
@@ -27,7 +31,7 @@ from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime
 from jobconform.backends.threaded.backend import self_running_config, waitable
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import _OwnedJob
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference.breaker.oracle import BreakerSettings
 
 
@@ -132,22 +136,67 @@ class BackstopOnCooldownBreaker(PooledBreakerRuntime):
         super().start_backstop(interval_seconds / 2)
 
 
+class RemindersFireWhenListed(ThreadedReminderRuntime):
+    """It fires a due reminder only when someone reads the reminders (get,
+    list_reminders), as a list that brings itself up to date when it is viewed: its
+    scheduler thread never sleeps until a due time, so reminders left alone never fire."""
+
+    def _fire_due(self, now: datetime) -> bool:
+        if threading.current_thread().name == "reminder-scheduler":
+            return False
+        return super()._fire_due(now)
+
+    def _next_due(self) -> datetime | None:
+        return None  # nothing for its thread to wake for
+
+    def get(self, reminder_id: str) -> StoredReminder | None:
+        self._fire_on_view()
+        return super().get(reminder_id)
+
+    def list_reminders(self, status: str | None = "pending") -> Sequence[StoredReminder]:
+        self._fire_on_view()
+        return super().list_reminders(status)
+
+    def _fire_on_view(self) -> None:
+        with self._state:
+            self._fire_due(self._clock.now())
+
+
+class LookAheadReminders(ThreadedReminderRuntime):
+    """It takes a reminder due within the next second as due now, to save a wake-up: its
+    scheduler wakes a second before each due time and dispatches the reminder then,
+    early."""
+
+    def _fire_due(self, now: datetime) -> bool:
+        return super()._fire_due(now + LOOK_AHEAD)
+
+    def _next_due(self) -> datetime | None:
+        due = super()._next_due()
+        return None if due is None else due - LOOK_AHEAD
+
+
+def _reminders_entry(name: str, reminders: type[ThreadedReminderRuntime], catches: str,
+                     source: str) -> GalleryEntry:
+    """The threaded backend whose reminders are `reminders`; its job runtime is sound."""
+
+    class BrokenBackend(ThreadedBackend):
+        def open_reminders(self, clock: Clock, config: ReminderConfig,
+                           target: DeliveryTarget) -> ThreadedReminderRuntime:
+            return reminders(self.new_reminder_store(), clock, config, target)
+
+    return register(__name__, name, BrokenBackend, bug_text(reminders), catches, source)
+
+
 def _breaker_entry(name: str, breaker: type[PooledBreakerRuntime], catches: str,
                    source: str) -> GalleryEntry:
     """The threaded backend whose breaker is `breaker`; its job runtime is sound."""
 
     class BrokenBackend(ThreadedBackend):
-        __doc__ = breaker.__doc__
-
         def open_breaker(self, clock: Clock, settings: BreakerSettings) -> PooledBreakerRuntime:
             return breaker(StoreBreakerRuntime(InMemoryBreakerStore(), clock, settings,
                                                BreakerDeployment()))
 
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", " ".join((breaker.__doc__ or "").split()),
-                        catches, source)
+    return register(__name__, name, BrokenBackend, bug_text(breaker), catches, source)
 
 
 def _scheduling_entry(name: str, scheduler: type[ThreadedSchedulingRuntime], catches: str,
@@ -155,17 +204,11 @@ def _scheduling_entry(name: str, scheduler: type[ThreadedSchedulingRuntime], cat
     """The threaded backend whose scheduler is `scheduler`; its job runtime is sound."""
 
     class BrokenBackend(ThreadedBackend):
-        __doc__ = scheduler.__doc__
-
         def open_scheduling(self, clock: Clock, config: SchedulingConfig,
                             target: SchedulingTarget) -> ThreadedSchedulingRuntime:
             return scheduler(self.new_schedule_store(), clock, config, target)
 
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", " ".join((scheduler.__doc__ or "").split()),
-                        catches, source)
+    return register(__name__, name, BrokenBackend, bug_text(scheduler), catches, source)
 
 
 def _entry(name: str, bug: str, catches: str, source: str,
@@ -176,8 +219,6 @@ def _entry(name: str, bug: str, catches: str, source: str,
     unless `starts_reaper` is false; loadable as `<this module>:<name>`."""
 
     class BrokenBackend(ThreadedBackend):
-        __doc__ = bug
-
         def open_self_running(self, settings: RuntimeSettings, clock: Clock,
                               clockwork: Clockwork) -> ThreadedRuntime:
             config: WorkerConfig = self_running_config(settings, clockwork)
@@ -192,15 +233,11 @@ def _entry(name: str, bug: str, catches: str, source: str,
                 runtime.start_reaper()
             return runtime
 
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return register(__name__, name, BrokenBackend, bug, catches, source)
 
 
 GALLERY = (
-    _entry("self_running_never_detects_stuck", " ".join(
-        (StuckOnlyWhenAskedWorker.__doc__ or "").split()), "SR-002",
+    _entry("self_running_never_detects_stuck", bug_text(StuckOnlyWhenAskedWorker), "SR-002",
         "seed 000 Stuck Job Detection: automatically marked as failed",
         worker=StuckOnlyWhenAskedWorker),
     _entry("self_running_late_redelivery",
@@ -208,11 +245,10 @@ GALLERY = (
            " re-delivered up to ten poll intervals late.", "SR-003",
            "seed 002 §10.13: the lease reaper brings lost work back",
            recovery_every_polls=10),
-    _entry("self_running_early_retry", " ".join((EarlyRetryWorker.__doc__ or "").split()),
+    _entry("self_running_early_retry", bug_text(EarlyRetryWorker),
            "SR-004", "seed 004 §1.2: the next attempt waits out the delay",
            worker=EarlyRetryWorker),
-    _entry("self_running_retry_on_two_grids", " ".join(
-        (TwoGridRetryWorker.__doc__ or "").split()), "SR-004",
+    _entry("self_running_retry_on_two_grids", bug_text(TwoGridRetryWorker), "SR-004",
         "seed 004 §1.2: the next attempt starts once its delay has passed",
         worker=TwoGridRetryWorker),
     _entry("self_running_reaper_never_sweeps",
@@ -229,4 +265,8 @@ GALLERY = (
                    "SR-007", "seed 002 §10.11: the 60 s run_maintenance backstop"),
     _breaker_entry("self_running_backstop_sweeps_early", BackstopOnCooldownBreaker,
                    "SR-007", "seed 002 §10.11: the backstop runs on the maintenance interval"),
+    _reminders_entry("self_running_reminder_fires_only_when_listed", RemindersFireWhenListed,
+                     "SR-008", "seed 002 §10.14: when the timer fires, Trinity dispatches"),
+    _reminders_entry("self_running_reminder_fires_early", LookAheadReminders, "SR-008",
+                     "seed 002 §10.14: a one-shot DateTrigger per pending reminder"),
 )

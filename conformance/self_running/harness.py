@@ -1,5 +1,5 @@
 """The self-running harness: the runtime acts by itself, the harness only lets time pass
-and reads (spec area self-running, SR-001..SR-007).
+and reads (spec area self-running, SR-001..SR-008).
 
 The backend's runtime is opened with `open_self_running(settings, clock, clockwork)` and is
 never told to dispatch, detect stuck jobs or expire leases. The harness submits jobs,
@@ -27,7 +27,10 @@ A backend that also claims `scheduling` has its scheduler watched the same way (
 inside its window, with nothing read from the scheduler on the way. A backend that also
 claims `breaker-seams` has its breaker opened with the runtime and its backstop started
 (SR-007, `BackstopWatch` in backstop.py): a lost drain's work must still be queued one
-tick before each sweep boundary and be failed at it.
+tick before each sweep boundary and be failed at it. A backend that also claims
+`reminders` has its reminders opened on the first creation (SR-008, `ReminderWatch` in
+reminders.py): each dispatch must reach the harness's target at the reminder's due time,
+none one tick before it, with nothing read from the reminders on the way.
 Windows are computed from the instants the runtime itself recorded once they have passed
 their own check, so one late start does not shift every later verdict. The first
 difference raises `Divergence` naming the requirement of the window it broke.
@@ -59,6 +62,7 @@ from jobconform.conformance.harness import (
     Divergence,
 )
 from jobconform.conformance.self_running.backstop import BackstopWatch, watches_backstop
+from jobconform.conformance.self_running.reminders import ReminderWatch, watches_reminders
 from jobconform.conformance.self_running.schedules import FIRE_REQUIREMENT, ScheduleWatch
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
@@ -66,6 +70,7 @@ from jobconform.reference import self_running as oracle
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.breaker.commands import TripWithLostDrain
 from jobconform.reference.lifecycle import POISON_ERROR, STUCK_ERROR
+from jobconform.reference.reminders.commands import CreateReminder
 from jobconform.reference.scheduling.commands import CreateCron, CreateOnce
 from jobconform.reference.self_running import Window
 from jobconform.spec import Profile, Registry
@@ -86,6 +91,7 @@ REQUIREMENT_OF_ACTION = {
     oracle.START_RETRY: "SR-004",
     oracle.REAP: "SR-005",
     oracle.FIRE: FIRE_REQUIREMENT,
+    oracle.DELIVER: "SR-008",
 }
 # A job's body decided by the harness ends at once (LC-002's transitions); a retried
 # failure goes back to the queue (RT-003), whose new start SR-004 bounds.
@@ -194,6 +200,11 @@ class SelfRunningHarness:
         if self.backstop.claimed:
             # Started with the runtime, so its boundaries count from the opening.
             self.backstop.open()
+        # SR-008: the reminders, opened on the first creation, over the same clock.
+        self.reminders = ReminderWatch(self.backend, self.profile, self.clock,
+                                       watches_reminders(self.backend, self.profile,
+                                                         self.registry),
+                                       self._fail, self._call, self.exercised)
 
     # -- commands ------------------------------------------------------------------------
 
@@ -267,6 +278,14 @@ class SelfRunningHarness:
         self.backstop.trip_with_lost_drain(target, works)
         self.read()
 
+    def remind(self, alias: str, delay_seconds: float, failures: int = 0) -> None:
+        """Create a reminder `delay_seconds` from now whose first `failures` dispatches
+        fail cleanly: each dispatch must come by itself at its due time (SR-008)."""
+        self.commands.append(cast(cmd.Command, CreateReminder(
+            alias, f"reminder {alias}", delay_seconds=delay_seconds)))
+        self.reminders.create(alias, delay_seconds, failures)
+        self.read()
+
     def heartbeat(self, alias: str) -> None:
         """The body of a running job reports progress: its windows move (ST-001)."""
         job = self._job(alias)
@@ -289,8 +308,10 @@ class SelfRunningHarness:
         while True:
             now = self.clock.now()
             points = [at for window in self._windows() for at in window.read_points()
-                      if now < at < target] + [at for at in self.backstop.read_points()
-                                               if now < at < target]
+                      if now < at < target] + [
+                          at for at in (*self.backstop.read_points(),
+                                        *self.reminders.read_points())
+                          if now < at < target]
             stop = min(points, default=target)
             self.clock.advance((stop - now).total_seconds())
             self.read()
@@ -308,6 +329,7 @@ class SelfRunningHarness:
         try:
             self.schedules.close()
             self.backstop.close()
+            self.reminders.close()
         finally:
             runtime = self.runtime
             self._call("close", runtime.close)
@@ -332,6 +354,7 @@ class SelfRunningHarness:
                 self._check_ended(job, now)
         self.schedules.read(now)
         self.backstop.read(now)
+        self.reminders.read(now)
 
     def status_of(self, alias: str) -> str:
         return self._job(alias).status
@@ -477,7 +500,7 @@ class SelfRunningHarness:
                 windows.extend(self._running_windows(job)[:1])
             elif job.status in (SUCCEEDED, FAILED) and self.watches_reaper:
                 windows.append(self._reap_window(job))
-        return windows + self.schedules.windows()
+        return windows + self.schedules.windows() + self.reminders.windows()
 
     # -- verdicts ------------------------------------------------------------------------
 
@@ -517,6 +540,7 @@ class SelfRunningHarness:
         self._call("settle", self.runtime.settle)
         self.schedules.settle()
         self.backstop.settle()
+        self.reminders.settle()
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         with guarded(self.safety_timeout, f"{self.backend.name}: {action}"):

@@ -1,5 +1,5 @@
 """Robot Framework keywords for a self-running runtime (robot/self_running.robot,
-SR-001..SR-007).
+SR-001..SR-008).
 
 `Open Self-Running Runtime` opens the backend's runtime with `open_self_running`; after
 that, keywords only submit, end bodies, send heartbeats and let time pass, and the
@@ -119,6 +119,31 @@ class SelfRunningLibrary:
         if actual != _names(works):
             raise AssertionError(f"the failed work of {target!r} is {actual}, not"
                                  f" {_names(works)}")
+
+    @keyword("Remind On Self-Running Runtime")
+    def remind(self, alias: str, seconds: float, failures: int = 0) -> None:
+        """A reminder ``seconds`` from now on the backend's reminders, whose first
+        ``failures`` dispatches fail cleanly: each dispatch must come by itself at its due
+        time (SR-008)."""
+        self.harness.remind(alias, float(seconds), int(failures))
+
+    @keyword("Self-Running Reminder Should Have Been Dispatched")
+    def should_have_dispatched(self, alias: str, count: int) -> None:
+        """Dispatched ``count`` times by itself, each at its due time."""
+        self.harness.read()
+        made = self.harness.reminders.delivered(alias)
+        if made != int(count):
+            raise AssertionError(f"reminder {alias!r}: expected {count} dispatches, the"
+                                 f" runtime made {made}")
+
+    @keyword("Self-Running Reminder Status Should Be")
+    def reminder_status_should_be(self, alias: str, status: str) -> None:
+        """The runtime's record of the reminder, read after its dispatches were matched."""
+        self.harness.read()
+        actual = self.harness.reminders.check(alias)
+        if actual != status:
+            raise AssertionError(f"reminder {alias!r}'s status: expected {status!r}, got"
+                                 f" {actual!r}")
 
     @keyword("Let Time Pass On Self-Running Runtime")
     def pass_time(self, seconds: float) -> None:

@@ -1,6 +1,6 @@
 """The Hypothesis machine for a self-running runtime: random submissions, bodies that end
 or fail into a retry, heartbeats and stretches of time, on a runtime that is never told to
-dispatch, detect stuck jobs or expire leases (SR-001..SR-005).
+dispatch, detect stuck jobs or expire leases (SR-001..SR-008).
 
 The runtime has a slot for every job the machine submits: a retry or a re-delivery that
 falls due while every slot is held waits for the runtime's order among eligible jobs, which
@@ -25,6 +25,11 @@ queued and its drain lost (at most twice, in half of the examples, so that the o
 rules keep their share), and may let the backstop's interval pass at once: every stretch
 of time stops one tick before the next sweep boundary and at it while such work waits.
 
+With reminders claimed (SR-008), a rule creates a reminder (at most two) a minute or a
+minute and a half ahead, whose first dispatches may fail (each comes back
+retry_delay_seconds later, and three failures end it), and may let its delay pass at
+once: every stretch of time stops one tick before each due time and at it.
+
 It draws only what the backend claims (spec/self-running.yaml `needs`): the job timeout
 with `stuck`, the lease with `redelivery`, retry policies with `retry`. A backend claiming
 neither silence gets no silence and no heartbeats (nothing would read them); one claiming
@@ -46,6 +51,7 @@ from jobconform.conformance.self_running.backstop import (
     watches_backstop,
 )
 from jobconform.conformance.self_running.harness import RUNNING, SelfRunningHarness
+from jobconform.conformance.self_running.reminders import watches_reminders
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.spec import Profile, Registry
@@ -64,6 +70,9 @@ ONE_SHOT_DELAYS = (0.0, 0.5, 7.0, 45.0)
 CRON_EXPRESSIONS = ("*/2 * * * *", "*/15 * * * *")
 BREAKER_TARGETS = ("t1", "t2")
 MAX_TRIPS = 2
+REMINDERS = ("r1", "r2")
+# At least the canonical min_delay_seconds; one lands between two whole seconds.
+REMINDER_DELAYS = (60.0, 61.5, 90.0)
 
 
 def make_self_running_machine(backend: Backend, profile: Profile, registry: Registry | None,
@@ -76,6 +85,7 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
         if claims & {STUCK, REDELIVERY} else st.none())
     schedules = SCHEDULING in claims and SCHEDULING in profile.areas
     backstop = watches_backstop(backend, profile, registry)
+    reminds = watches_reminders(backend, profile, registry)
     delays: st.SearchStrategy[float | None] = (
         st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)) if RETRY in claims
         else st.none())
@@ -160,6 +170,18 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
             self._do("trip_breaker_with_lost_drain", at, names)
             if sweep:
                 self._do("pass_time", backstop_interval_of(profile))
+
+        @precondition(lambda self: reminds and self.harness is not None
+                      and len(self.harness.reminders.ids) < len(REMINDERS))
+        @rule(delay=st.sampled_from(REMINDER_DELAYS), failures=st.integers(0, 3),
+              wait=st.booleans())
+        def remind(self, delay: float, failures: int, wait: bool) -> None:
+            """A reminder whose first `failures` dispatches fail: each dispatch must come
+            by itself at its due time, none a tick before (SR-008); with `wait`, its delay
+            passes at once, else later stretches of time reach it."""
+            self._do("remind", REMINDERS[len(self.runtime.reminders.ids)], delay, failures)
+            if wait:
+                self._do("pass_time", delay)
 
         @precondition(lambda self: self.silence > 0)
         @rule()

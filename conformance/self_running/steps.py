@@ -1,4 +1,4 @@
-"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-007).
+"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-008).
 
 The runtime is opened with `open_self_running` on first use, with the slots, job timeout
 and lease the scenario's Given-steps set. After that, steps only submit, decide bodies,
@@ -173,6 +173,36 @@ def breaker_failed(context: Any, target: str, works: str) -> None:
     breaker = _scenario(context).harness.backstop.breaker
     actual = tuple(breaker.failed_work(target)) if breaker is not None else None
     _check(f"the failed work of {target!r}", _names(works), actual)
+
+
+@action_step('the self-running runtime has a reminder "{alias}" in {seconds:g} seconds')
+def step_remind(context: Any, alias: str, seconds: float) -> None:
+    """The backend's reminders, opened on the same clock; each dispatch must come by
+    itself at the reminder's due time (SR-008). Every dispatch lands."""
+    _scenario(context).harness.remind(alias, seconds)
+
+
+@action_step('the self-running runtime has a reminder "{alias}" in {seconds:g} seconds whose'
+             " first {failures:d} dispatch(es) fail")
+def step_remind_failing(context: Any, alias: str, seconds: float, failures: int) -> None:
+    """Its first dispatches fail cleanly: each is due again retry_delay_seconds later."""
+    _scenario(context).harness.remind(alias, seconds, failures)
+
+
+@check_step('the self-running runtime has dispatched reminder "{alias}" {count:d} time(s)')
+def check_dispatched(context: Any, alias: str, count: int) -> None:
+    """Dispatched by itself, each dispatch at its due time."""
+    harness = _scenario(context).harness
+    harness.read()
+    _check(f"reminder {alias!r}'s dispatches", count, harness.reminders.delivered(alias))
+
+
+@check_step('the self-running runtime shows reminder "{alias}" {status}')
+def check_reminder(context: Any, alias: str, status: str) -> None:
+    """The runtime's record of the reminder, read after its dispatches were matched."""
+    harness = _scenario(context).harness
+    harness.read()
+    _check(f"reminder {alias!r}'s status", status, harness.reminders.check(alias))
 
 
 def _names(text: str) -> tuple[str, ...]:
