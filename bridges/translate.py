@@ -228,6 +228,12 @@ class Decisions:
         finally:
             self._waiting.pop(job_id, None)
 
+    def abandon(self, job_id: str) -> None:
+        """The delivery waiting for `job_id`'s decision was taken away (its worker is gone,
+        a lease pass re-queued the job): it is never woken, and the job's next delivery
+        waits for the next decision."""
+        self._waiting.pop(job_id, None)
+
     def release_decided(self) -> None:
         for job_id, (script, future) in list(self._waiting.items()):
             let_go = (self._gate is not None and self._gate.released(job_id)

@@ -1,27 +1,29 @@
 """Dramatiq itself (Worker threads, RedisBroker on Redis db 7): lifecycle, retry, self-running
 (`dramatiq_self_running`). Retries: `Retries` per message, the actor `throws` what is not
-retried; its jitter draw (the consumers' too, racy) fixed at its lowest. No AgeLimit, TimeLimit."""
+retried; its jitter, always on, draws from Python's `random`, seeded with the job and retry
+count before each draw (reproducible runs). No AgeLimit, TimeLimit: see dramatiq_limits.py."""
 
+import random
 import uuid
 from typing import Any
-from unittest import mock
 
-import dramatiq.common
+import dramatiq
 from dramatiq.brokers.redis import RedisBroker
+from dramatiq.common import compute_backoff
 from dramatiq.middleware import Middleware, Retries
 from dramatiq.middleware.retries import DEFAULT_MAX_BACKOFF
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.backends.self_running import Clockwork
 from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, ThreadWaits, WallClock, translate
-from jobconform.reference.backoff import Jitter, RetryPolicy
-
-
-def drawing(draw: float) -> Any:  # meanwhile dramatiq's uniform(low, top) draws `draw`
-    return mock.patch.object(dramatiq.common, "uniform", lambda low, top: low + draw * (top - low))
-
+from jobconform.reference.backoff import RetryPolicy
 
 NotRetried = type("NotRetried", (Exception,), {})  # the actor's throws: non-retryable errors
+
+
+class SeededDraws(Middleware):  # after Retries in the list, so it hears a failure first
+    def after_process_message(self, broker: object, message: Any, **ended: Any) -> None:
+        random.seed(f"{message.args[0]}:{message.options.get('retries', 0)}")
 
 
 class DramatiqRuntime(Middleware):  # its broker's first: a broker's after-hooks run backwards
@@ -29,8 +31,6 @@ class DramatiqRuntime(Middleware):  # its broker's first: a broker's after-hooks
                  clockwork: Clockwork | None = None) -> None:  # None: commanded
         self._wall, every = WallClock(clock).start(), clockwork and clockwork.poll_interval_seconds
         self._waits = ThreadWaits(clock, in_turn=bool(every)).start()  # self-running: no races
-        self._uniform = drawing(0.0)  # the lowest draw: a backoff below the cap as it is
-        self._uniform.start()
         self._jobs = jobs = translate.records_on_wall(settings)
         self._gate = DispatchGate(on_arrival=bool(every))  # self-running: its polls dispatch
         self._scripts = dict[str, tuple[int, TaskScript, RetryPolicy]]()
@@ -39,7 +39,7 @@ class DramatiqRuntime(Middleware):  # its broker's first: a broker's after-hooks
         dramatiq.get_logger("dramatiq").setLevel("CRITICAL")  # it logs a traceback per failure
         self.broker = RedisBroker(url="redis://127.0.0.1:6379/7", maintenance_chance=0,  # random
                                   namespace=f"jobconform-{uuid.uuid4().hex}",
-                                  middleware=[self, Retries()])  # self hears after Retries
+                                  middleware=[self, Retries(), SeededDraws()])  # self last
         self._actor = dramatiq.actor(self._body, broker=self.broker, actor_name="body",
                                      queue_name="jobs", throws=(NotRetried,))
         self._worker = dramatiq.Worker(self.broker, worker_threads=settings.max_concurrent,
@@ -81,12 +81,13 @@ class DramatiqRuntime(Middleware):  # its broker's first: a broker's after-hooks
                                       max_backoff=policy.max_retry_delay_ms)
         return job_id
 
-    def compute_delay_ms(self, policy: RetryPolicy, attempt: int, jitter: Jitter = Jitter.NONE,
-                         draw: float = 0.0, *no_place_in_dramatiq: float | None) -> float:
-        with drawing(draw if jitter is not Jitter.NONE else 0.0):  # none: the runtime's draw
-            return float(dramatiq.common.compute_backoff(
-                attempt, factor=policy.retry_delay_ms,  # type: ignore[arg-type]
-                max_backoff=min(policy.max_retry_delay_ms, DEFAULT_MAX_BACKOFF))[1])
+    def compute_delay_ms(self, policy: RetryPolicy, attempt: int, *asked: Any) -> float:
+        held = random.getstate()  # the others' draws go on as if this one had not been made
+        random.seed(f"compute:{attempt}")  # Retries' own formula and jitter, a seeded draw
+        delay = compute_backoff(attempt, factor=policy.retry_delay_ms,  # type: ignore[arg-type]
+                                max_backoff=min(policy.max_retry_delay_ms, DEFAULT_MAX_BACKOFF))
+        random.setstate(held)
+        return float(delay[1])
 
     def dispatch(self) -> None:
         for _ in range(2):  # the delay queue's consumer moves a due retry, then it is fetched
@@ -107,14 +108,13 @@ class DramatiqRuntime(Middleware):  # its broker's first: a broker's after-hooks
         self._worker.stop(timeout=10_000)
         self.broker.client.delete(*self.broker.client.keys(f"{self.broker.namespace}*") or ["-"])
         self.broker.client.connection_pool.disconnect()
-        self._uniform.stop()
         self._waits.stop()
         self._wall.stop()
 
 
 class DramatiqBackend:  # jobconform run --backend dramatiq_jobs:DramatiqBackend
-    name, profile, capabilities = "dramatiq", "canonical", frozenset({"lifecycle", "retry"})
-    report_notes = (DERIVED_HEALTH_NOTE,)
+    name, profile, report_notes = "dramatiq", "canonical", (DERIVED_HEALTH_NOTE,)
+    capabilities = frozenset({"lifecycle", "retry", "retry-without-jitter"})  # no mode, no draw
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> DramatiqRuntime:
         return DramatiqRuntime(settings, clock)

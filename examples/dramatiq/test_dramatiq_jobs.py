@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -21,7 +23,7 @@ from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.conformance.cli import main
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.expectations import load_expectations
-from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
 
 HERE = Path(__file__).resolve().parent
@@ -71,8 +73,9 @@ def test_with_its_deviation_list_the_robot_retry_suite_passes(tmp_path: Path) ->
     assert result.exit_code == 0, report["expectation_problems"]
     expected = {rid for rid, body in report["requirements"].items()
                 if "expected failure" in body["suites"].values()}
-    assert expected == set(load_expectations(DEVIATIONS))  # each listed one fails here
-    assert report["counts"]["pass"] == 6  # RT-001 and RT-004 to RT-008
+    # RT-003 is listed for the Hypothesis machine only (the list says why).
+    assert expected == set(load_expectations(DEVIATIONS)) - {"RT-003"}
+    assert report["counts"]["pass"] == 7  # RT-001, RT-003 to RT-008 (RT-009 not claimed)
 
 
 def test_the_worker_polls_fetches_and_stamps_on_the_virtual_clock(runtime, clock) -> None:
@@ -103,13 +106,13 @@ def test_a_retry_waits_in_the_delay_queue_until_its_eta_on_the_virtual_clock(
     assert (view.status, view.retry_count, view.error) == ("queued", 1, None)
     clock.advance(0.999)
     runtime.dispatch()
-    assert runtime.get(job_id).status == "queued"  # its eta is a millisecond away
-    clock.advance(0.001)
+    assert runtime.get(job_id).status == "queued"  # its eta: 1000 ms times uniform(1, 2)
+    clock.advance(1.001)
     runtime.dispatch()
     assert runtime.get(job_id).status == "running"
     script.decide(Raise("FlakyError", "again"))
     runtime.settle()
-    clock.advance(2)  # the second retry waits 1000 * 2 ** 1 ms
+    clock.advance(4)  # the second retry waits 1000 * 2 ** 1 ms times uniform(1, 2)
     runtime.dispatch()
     script.decide(Raise("FlakyError", "for the last time"))
     runtime.settle()
@@ -132,12 +135,10 @@ def test_a_non_retryable_error_is_one_the_actor_throws_and_fails_at_once(runtime
 def test_retries_backoff_doubles_and_jitters_below_the_cap_and_past_it(runtime) -> None:
     policy = RetryPolicy(retry_delay_ms=1000, backoff_multiplier=3.0, max_retry_delay_ms=60_000)
     delay = runtime.compute_delay_ms
-    # No multiplier of its own: it doubles, whatever the policy's.
-    assert [delay(policy, attempt) for attempt in range(4)] == [1000, 2000, 4000, 8000]
-    assert delay(policy, 6) == 30_000  # past the cap: max_backoff * uniform(0.5, 1), drawn 0
-    assert delay(policy, 2, Jitter.FULL, 1.0) == 8000  # below it: the delay * uniform(1, 2)
-    assert delay(policy, 6, Jitter.EQUAL, 1.0) == 60_000
-    assert delay(policy, 2, Jitter.NONE, 1.0) == 4000  # the runtime's own draw, the lowest
+    for attempt in range(4):  # it doubles, whatever the policy's multiplier, times uniform(1, 2)
+        assert 1000 * 2**attempt <= delay(policy, attempt) <= 2000 * 2**attempt
+    assert 30_000 <= delay(policy, 6) <= 60_000  # past the cap: max_backoff * uniform(0.5, 1)
+    assert delay(policy, 2) == delay(policy, 2)  # a seeded draw: the same answer each time
 
 
 @pytest.fixture
@@ -166,16 +167,20 @@ def test_on_its_own_clockwork_a_job_and_its_retry_start_with_no_dispatch(  # typ
     self_running.settle()
     view = self_running.get(job_id)
     assert view.status == "running" and 0 < (view.started_at - EPOCH).total_seconds() <= 1
-    script.decide(Raise("FlakyError", "try again"))  # at 1 s: due at 3 s
+    script.decide(Raise("FlakyError", "try again"))  # at 1 s: its eta 2 to 4 s later
     self_running.settle()
-    clock.advance(1.9)  # the delay queue holds it until its eta, 2 s after the failure
+    clock.advance(1.9)  # the delay queue holds it until its eta, never before 3 s
     self_running.settle()
     assert self_running.get(job_id).status == "queued"
-    clock.advance(1.1)  # its eta has passed: moved to its queue and fetched, unasked
-    self_running.settle()
+    while self_running.get(job_id).status == "queued" and clock.now() < EPOCH + timedelta(
+            seconds=8):  # in small steps, so each poll wakes at its own time
+        clock.advance(0.25)  # its eta passes: moved to its queue and fetched, unasked
+        self_running.settle()
     view = self_running.get(job_id)
     assert (view.status, view.retry_count) == ("running", 1)
-    assert 3 <= (view.started_at - EPOCH).total_seconds() <= 4  # within one poll of due
+    # Within two polls of its eta: the delay queue's consumer moves it, its queue's takes it,
+    # each idle poll backing off up to the interval (jittered too).
+    assert 3 <= (view.started_at - EPOCH).total_seconds() <= 7
 
 
 def test_on_its_own_clockwork_with_its_own_deviation_list_the_area_passes(
@@ -191,3 +196,16 @@ def test_on_its_own_clockwork_with_its_own_deviation_list_the_area_passes(
     assert suites["SR-004"] == "expected failure"  # a policy's multiplier other than 2
     # No heartbeat-based job timeout, no lease, no reaper: not claimed, never passed.
     assert suites["SR-002"] == suites["SR-003"] == suites["SR-005"] == "not claimed"
+
+
+def test_time_limit_and_age_limit_on_the_virtual_clock() -> None:
+    """Why neither is claimed (dramatiq_limits.py): the times are virtual, the interrupt is not."""
+    probe = subprocess.run([sys.executable, str(HERE / "dramatiq_limits.py")], check=True,
+                           capture_output=True, text=True, timeout=60)
+    seen = json.loads(probe.stdout.splitlines()[-1])
+    assert seen["4.5"] == [["start", "a", 0.0]]
+    assert seen["5.0"][-1] == ["TimeLimit raises", "a", 5.0]  # its checker, on time
+    assert seen["15.0"] == seen["5.0"]  # the body, blocked in a wait, is not interrupted
+    assert seen["decided at 15.0"][-1] == ["TimeLimitExceeded", "a", 15.0]  # until it wakes
+    assert seen["dead letters"] == ["b"]  # 15 s old when taken: AgeLimit drops it
+

@@ -1,8 +1,6 @@
-"""procrastinate itself (its asyncio worker, its InMemoryConnector): lifecycle and retry.
-
-On a `VirtualLoop` and `WallClock`, its task waits at the `DispatchGate`; cancel is its abort,
-retry a `RetryStrategy` per policy. Not claimed: stuck and re-delivery (its heartbeat is the
-worker's, not a body's progress). Periodic tasks: procrastinate_periodic.py (scheduling)."""
+"""procrastinate itself (its asyncio worker, its InMemoryConnector): lifecycle and retry. On a
+`VirtualLoop` and `WallClock`, its task waits at the `DispatchGate`; cancel is its abort, retry a
+`RetryStrategy` per policy. Also: procrastinate_redelivery.py, procrastinate_periodic.py."""
 
 import asyncio
 import logging
@@ -29,8 +27,10 @@ class ProcrastinateRuntime:
         logging.getLogger("procrastinate").setLevel(logging.CRITICAL)  # a traceback per failure
         self.app = procrastinate.App(connector=InMemoryConnector())  # public: tests read it
         self._loop.run(self.app.open_async(), name="open_async")
-        self._loop.spawn(self.app.run_worker_async(
-            concurrency=settings.max_concurrent, install_signal_handlers=False), name="worker")
+        self.start_worker(concurrency=settings.max_concurrent)
+
+    def start_worker(self, **options: float) -> None:  # its concurrency, its timers
+        self._loop.spawn(self.app.run_worker_async(install_signal_handlers=False, **options))
 
     def _strategy(self, policy: RetryPolicy, retries: int) -> procrastinate.RetryStrategy:
         growth = round(policy.backoff_multiplier) if policy.backoff_multiplier >= 1.5 else 0  # ints

@@ -259,3 +259,73 @@ def test_a_new_periodic_task_runs_its_fire_of_the_last_ten_minutes_at_once() -> 
         assert runs == [("catch_up", 0)]
     finally:
         runtime.close()
+
+
+def test_a_worker_whose_heartbeat_stops_has_its_job_rescued_under_the_same_id() -> None:
+    from procrastinate_redelivery import ProcrastinateRedeliveryRuntime
+
+    clock = VirtualClock(EPOCH)
+    runtime = ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None),
+                                             clock)
+    try:
+        script = TaskScript()
+        job_id = runtime.submit(script, RetryPolicy(max_retries=2))
+        runtime.dispatch()  # a worker per free slot; one fetches it and begins its body
+        (job,) = runtime.app.connector.jobs.values()  # procrastinate's own table
+        first_worker = job["worker_id"]
+        clock.advance(30)
+        runtime.heartbeat(job_id)  # its worker beats: silent from 30 s on
+        clock.advance(60)
+        assert runtime.expire_leases(60) == {"requeued": 0, "parked": 0}  # exactly the lease
+        clock.advance(0.5)
+        assert runtime.expire_leases(60) == {"requeued": 1, "parked": 0}  # get_stalled_jobs
+        view = runtime.get(job_id)
+        assert view is not None and view.status == "queued"
+        # retry_job spends an attempt, a retry to its RetryStrategy (RD-001, listed).
+        assert (view.redelivery_count, view.retry_count) == (1, 1)  # type: ignore[attr-defined]
+        assert (job["status"], job["attempts"]) == ("todo", 1)
+        runtime.dispatch()  # a new worker takes the dead one's slot and the job
+        assert job["status"] == "doing" and job["worker_id"] != first_worker
+        script.decide(Succeed("done"))
+        runtime.settle()
+        assert runtime.get(job_id).status == "succeeded"  # type: ignore[union-attr]
+        assert script.invocations == 1  # the dead worker's body never ran the script
+    finally:
+        runtime.close()
+
+
+def test_a_rescued_jobs_old_worker_can_still_end_it_and_nothing_is_parked() -> None:
+    from procrastinate_redelivery import ProcrastinateRedeliveryRuntime
+
+    clock = VirtualClock(EPOCH)
+    runtime = ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                             clock)
+    try:
+        job_id = runtime.submit(TaskScript())
+        assert runtime.stale_owner_write(job_id, "outcome") is False  # never rescued
+        for _ in range(5):  # no cap: re-queued however often (RD-002, listed)
+            runtime.dispatch()
+            clock.advance(61)
+            assert runtime.expire_leases(60) == {"requeued": 1, "parked": 0}
+        assert runtime.operator_alerts() == []  # nor parks, nor alerts
+        runtime.dispatch()
+        assert runtime.stale_owner_write(job_id, "heartbeat") is False  # the dead worker's row
+        assert runtime.stale_owner_write(job_id, "outcome") is True  # no fencing (RD-006)
+        (job,) = runtime.app.connector.jobs.values()
+        assert job["status"] == "succeeded"
+        assert runtime.get(job_id).status == "succeeded"  # type: ignore[union-attr]
+    finally:
+        runtime.close()
+
+
+def test_with_its_own_deviation_list_the_redelivery_area_passes(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, [
+        "run", "--backend", "procrastinate_redelivery:ProcrastinateRedeliveryBackend",
+        "--suite", "behave", "--area", "redelivery", "--report-dir", str(tmp_path),
+        "--expected-failures", str(HERE / "redelivery-expected-failures.yaml")])
+    report = json.loads((tmp_path / "report.json").read_text())
+    assert result.exit_code == 0, (result.output, report["expectation_problems"])
+    behave = {rid: body["suites"]["behave"] for rid, body in report["requirements"].items()}
+    assert behave["RD-003"] == behave["RD-004"] == behave["RD-005"] == "pass"
+    assert {behave[rid] for rid in ("RD-001", "RD-002", "RD-006")} == {"expected failure"}
+    assert behave["RD-007"] == "not claimed"
