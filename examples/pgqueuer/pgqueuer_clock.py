@@ -7,7 +7,8 @@ search_path, and searches pg_catalog first only when the path does not name it. 
 connection here lists the runtime's scratch schema before pg_catalog, and the schema holds
 a `now()` that answers the session setting `jobconform.now`, which `VirtualNow` sets
 before each query: the virtual instant (the wall-clock bridge's, which the `VirtualLoop`
-moves to each timer's deadline) plus a microsecond for every query sent before. A real
+moves to each timer's deadline) plus a microsecond for every query sent before on any
+connection to the schema (a scheduler's peers and restarts have their own). A real
 server's NOW() (its transaction's start) moves on between two statements; pgqueuer counts
 on it: a job is due when `execute_after < NOW()`, strictly, so on a clock standing still
 a job enqueued for now would wait for pgqueuer's next poll (0.1 s). The microseconds keep
@@ -19,10 +20,20 @@ What it leaves real: `CURRENT_TIMESTAMP`, `clock_timestamp()` and `statement_tim
 (checked by `test_pgqueuer_reads_no_other_database_clock`).
 """
 
+import itertools
+import uuid
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg  # type: ignore[import-untyped]
+from pgqueuer import AsyncpgDriver, Queries
+from pgqueuer.adapters.persistence import qb
+from pgqueuer.domain.settings import DBSettings, Durability
+
+from jobconform.bridges import InFlight, VirtualLoop
+
+URL = "postgresql://postgres@127.0.0.1:5432/test"  # the local server (trust)
 
 VIRTUAL_NOW = """CREATE FUNCTION {schema}.now() RETURNS timestamptz LANGUAGE sql STABLE
     AS $$ SELECT current_setting('jobconform.now')::timestamptz $$"""
@@ -31,13 +42,12 @@ VIRTUAL_NOW = """CREATE FUNCTION {schema}.now() RETURNS timestamptz LANGUAGE sql
 class VirtualNow:
     """An asyncpg connection that tells the server the virtual instant before a query."""
 
-    def __init__(self, connection: Any) -> None:
+    def __init__(self, connection: Any, queries: Iterator[int]) -> None:
         self.connection = connection
-        self.queries = 0
+        self.queries = queries  # shared by the schema's connections: NOW() never goes back
 
     async def _tell(self) -> None:
-        now = datetime.now(UTC) + timedelta(microseconds=self.queries)
-        self.queries += 1
+        now = datetime.now(UTC) + timedelta(microseconds=next(self.queries))
         await self.connection.execute("SELECT set_config('jobconform.now', $1, false)",
                                       now.isoformat())
 
@@ -53,10 +63,47 @@ class VirtualNow:
         return getattr(self.connection, name)
 
 
-async def connect(url: str, schema: str) -> VirtualNow:
-    """A connection whose NOW() is the virtual clock's, with `schema` made and holding it."""
+async def connect(url: str, schema: str, create: bool = True,
+                  queries: Iterator[int] | None = None) -> VirtualNow:
+    """A connection whose NOW() is the virtual clock's, with `schema` made and holding it
+    (create) or made already by another connection (a second process's), whose count of
+    `queries` it shares."""
     settings = {"search_path": f"{schema}, pg_catalog, public",
                 "jobconform.now": datetime.now(UTC).isoformat()}
     connection = await asyncpg.connect(url, server_settings=settings)
-    await connection.execute(f"CREATE SCHEMA {schema}; {VIRTUAL_NOW.format(schema=schema)}")
-    return VirtualNow(connection)
+    if create:
+        await connection.execute(f"CREATE SCHEMA {schema}; {VIRTUAL_NOW.format(schema=schema)}")
+    return VirtualNow(connection, queries or itertools.count())
+
+
+def any_busy(connections: list[InFlight]) -> Callable[[], bool]:
+    """A loop's `busy`: a query in flight on any of the connections."""
+    return lambda: any(connection.busy() for connection in connections)
+
+
+def scratch_schema() -> str:
+    return f"jobconform_pgq_{uuid.uuid4().hex[:16]}"
+
+
+def open_queries(loop: VirtualLoop, schema: str, connections: list[InFlight],
+                 create: bool = False) -> Queries:
+    """pgqueuer's queries on a connection of their own to `schema` (made, with pgqueuer's
+    tables, when `create`), on `loop`; the connection is added to `connections`, whose
+    calls in flight the loop's `busy` counts."""
+    connection = InFlight(None, ("fetch", "execute", "add_listener"))  # NOTIFYs in order
+    queries = connections[0].client.queries if connections else None
+    connection.client = loop.run(connect(URL, schema, create, queries), name="connect")
+    connections.append(connection)
+    db = DBSettings(db_schema=schema, channel=schema, durability=Durability.volatile)
+    queries = Queries(AsyncpgDriver(connection), qbe=qb.QueryBuilderEnvironment(db),
+                      qbq=qb.QueryQueueBuilder(db), qbs=qb.QuerySchedulerBuilder(db))
+    if create:
+        loop.run(queries.install(create_schema=False), name="install")
+    return queries
+
+
+def drop(loop: VirtualLoop, schema: str, connections: list[InFlight]) -> None:
+    """Drop `schema` and end every connection: what pgqueuer sends from here on fails."""
+    loop.run(connections[0].execute(f"DROP SCHEMA {schema} CASCADE"), name="drop")
+    for connection in connections:
+        connection.client.connection.terminate()

@@ -8,36 +8,28 @@ harness's decision. A cancel is `mark_job_as_cancelled`: its NOTIFY cancels the 
 """
 
 import itertools
-import uuid
 from datetime import timedelta
 from typing import Any
 
-from pgqueuer import AsyncpgDriver, Queries, QueueManager
-from pgqueuer.adapters.persistence import qb
+from pgqueuer import QueueManager
 from pgqueuer.domain.models import Context, Job
-from pgqueuer.domain.settings import DBSettings, Durability
 from pgqueuer.domain.types import Channel
-from pgqueuer_clock import connect
+from pgqueuer_clock import any_busy, drop, open_queries, scratch_schema
 
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.bridges import DERIVED_HEALTH_NOTE, DispatchGate, InFlight, VirtualLoop, WallClock
 from jobconform.bridges import translate as kit
-
-URL = "postgresql://postgres@127.0.0.1:5432/test"  # the local server (trust)
 
 
 class PgqueuerRuntime:
     poll_every = timedelta(days=3650)  # its dequeue_timeout (default 30 s): no idle polls
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         self._wall = WallClock(clock).start()
-        self.connection = InFlight(None, ("fetch", "execute", "add_listener"))  # NOTIFYs in order
-        self.loop = loop = VirtualLoop(clock, self._wall.move_to, busy=self.connection.busy)
-        self.schema = name = f"jobconform_pgq_{uuid.uuid4().hex[:16]}"
-        self.connection.client = loop.run(connect(URL, name), name="connect")
-        db = DBSettings(db_schema=name, channel=name, durability=Durability.volatile)
-        self.queries = Queries(AsyncpgDriver(self.connection), qbe=qb.QueryBuilderEnvironment(db),
-                               qbq=qb.QueryQueueBuilder(db), qbs=qb.QuerySchedulerBuilder(db))
-        loop.run(self.queries.install(create_schema=False), name="install")
+        connections: list[InFlight] = []
+        self.loop = loop = VirtualLoop(clock, self._wall.move_to, busy=any_busy(connections))
+        self.schema = name = scratch_schema()
+        self.queries = open_queries(loop, name, connections, create=True)
+        self.connection = connections[0]
         self._jobs = jobs = kit.records_on_wall(settings)
         self._gate, self._ranks = DispatchGate(slots=settings.max_concurrent), itertools.count()
         self._scripts: dict[str, tuple[int, TaskScript, Any]] = {}  # and pgqueuer's job id
@@ -106,8 +98,7 @@ class PgqueuerRuntime:
         self._cancel(kit.shut_down_in(self._jobs, self._gate))
 
     def close(self) -> None:
-        self.loop.run(self.queries.driver.execute(f"DROP SCHEMA {self.schema} CASCADE"))
-        self.connection.client.connection.terminate()  # what pgqueuer sends from here on fails
+        drop(self.loop, self.schema, [self.connection])
         self.loop.close()  # cancels its worker and the bodies
         self._wall.stop()
 

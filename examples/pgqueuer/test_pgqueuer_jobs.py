@@ -12,7 +12,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import asyncpg  # type: ignore[import-untyped]
@@ -216,3 +216,89 @@ def test_a_retry_waits_its_delay_then_the_workers_next_poll(
     retrying.settle()  # type: ignore[attr-defined]
     view = retrying.get(job_id)  # type: ignore[attr-defined]
     assert (view.status, view.retry_count, view.error) == ("failed", 1, "ValueError: still")
+
+
+class Dispatches:
+    """The scheduling target: no pre-check is asked for here; every dispatch is kept."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, datetime, str]] = []
+
+    def pre_check(self, schedule_id: str) -> str:
+        raise AssertionError("no schedule here has a pre-check")
+
+    def dispatch(self, schedule_id: str, scheduled_for: datetime, message: str) -> None:
+        self.sent.append((schedule_id, scheduled_for, message))
+
+
+@pytest.fixture
+def dispatches() -> Dispatches:
+    return Dispatches()
+
+
+@pytest.fixture
+def scheduler(clock: VirtualClock, dispatches: Dispatches) -> Iterator[object]:
+    from pgqueuer_schedules import PgqueuerSchedulesBackend
+
+    from jobconform.reference.scheduling.oracle import SchedulingConfig
+
+    runtime = PgqueuerSchedulesBackend().open_scheduling(clock, SchedulingConfig(), dispatches)
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def schedule_rows(runtime: object) -> list[tuple[object, ...]]:
+    """pgqueuer's schedules table, read from outside."""
+    rows = asyncio.run(fetch("SELECT entrypoint, expression, next_run, status FROM"
+                             f" {runtime.shared.schema}.pgqueuer_schedules"))  # type: ignore[attr-defined]
+    return [(row["entrypoint"], row["expression"], row["next_run"] - EPOCH, row["status"])
+            for row in rows]
+
+
+def test_a_cron_is_a_row_of_pgqueuers_and_fires_a_second_after_its_time(
+        scheduler: object, clock: VirtualClock, dispatches: Dispatches) -> None:
+    """SC-003's entry: the SchedulerManager sleeps to the fire time plus a one-second
+    leeway; until then its row shows the passed fire time."""
+    sid = scheduler.create_cron("poll", "*/30 * * * *", "UTC")  # type: ignore[attr-defined]
+    assert schedule_rows(scheduler) == [(sid, "*/30 * * * *", timedelta(minutes=30), "queued")]
+    clock.advance(1800)
+    scheduler.settle()  # type: ignore[attr-defined]
+    assert dispatches.sent == []
+    assert scheduler.get(sid).next_fire_at - EPOCH == timedelta(minutes=30)  # type: ignore[attr-defined]
+    clock.advance(1)
+    scheduler.settle()  # type: ignore[attr-defined]
+    assert dispatches.sent == [(sid, EPOCH + timedelta(minutes=30), "poll")]
+    assert schedule_rows(scheduler) == [(sid, "*/30 * * * *", timedelta(hours=1), "queued")]
+    with pytest.raises(ValueError, match="expression"):  # pgqueuer's check: croniter's
+        scheduler.create_cron("x", "61 * * * *", "UTC")  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="timezone"):  # its crontabs have no zone
+        scheduler.create_cron("x", "0 * * * *", "Europe/Berlin")  # type: ignore[attr-defined]
+
+
+def test_a_restart_runs_the_overdue_row_once_whatever_was_missed(
+        scheduler: object, clock: VirtualClock, dispatches: Dispatches) -> None:
+    """SC-007's entry: the row keeps its passed next_run through the downtime (the new
+    SchedulerManager's INSERT does nothing on conflict) and is picked once at its start."""
+    sid = scheduler.create_cron("hourly", "0 * * * *", "UTC")  # type: ignore[attr-defined]
+    scheduler.crash()  # type: ignore[attr-defined]
+    clock.advance(9000)  # 02:30: the fires at 01:00 and 02:00 missed
+    again = scheduler.reopen()  # type: ignore[attr-defined]
+    assert dispatches.sent == [(sid, EPOCH + timedelta(hours=2), "hourly")]
+    assert [e.trigger for e in again.history(sid)] == ["catch_up"]
+    assert schedule_rows(again) == [(sid, "0 * * * *", timedelta(hours=3), "queued")]
+
+
+def test_a_one_shot_job_is_a_deferred_job_run_by_a_queue_manager_while_it_waits(
+        scheduler: object, clock: VirtualClock, dispatches: Dispatches) -> None:
+    sid = scheduler.create_once("renew", delay_seconds=60)  # type: ignore[attr-defined]
+    assert scheduler.deferrals.task is not None  # type: ignore[attr-defined]
+    assert pgqueuer_rows(scheduler.shared, "pgqueuer") == [(1, "queued")]  # type: ignore[attr-defined]
+    clock.advance(59.999)
+    scheduler.settle()  # type: ignore[attr-defined]
+    assert dispatches.sent == []
+    clock.advance(0.001)
+    scheduler.settle()  # type: ignore[attr-defined]
+    assert dispatches.sent == [(sid, EPOCH + timedelta(minutes=1), "renew")]
+    assert scheduler.deferrals.task is None  # type: ignore[attr-defined]  # none waits
