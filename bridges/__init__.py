@@ -12,9 +12,11 @@
 - `DispatchGate`: a runtime that starts work on its own begins bodies only at dispatch;
   `as_dispatched` reads the records of a runtime that marks a job running itself.
 - `Deliveries`: settle for a worker fed by a broker whose threads wait where no bridge sees
-  (a socket, a C queue): the adapter says what it sent and where each body runs.
+  (a socket, a C queue): the adapter says what it sent and where each body runs; `until`
+  waits out a step the library takes after a body returned (a broker's acknowledgement).
 - `DerivedHealth`: health counters from the job records, for runtimes without counters;
-  `JobRecords`: the records themselves, for libraries that keep none with the spec's fields.
+  `JobRecords`: the records themselves, for libraries that keep none with the spec's fields;
+  `RedeliveryRecord`: one with the redelivery area's fields, as a view over them.
 - `HeldSchedules`: a scheduler library's schedules and executions, kept for it with the
   protocol's reads (get, list, history, trigger), for libraries that fire but keep no records;
   with a `ScheduleLibrary` (check, declare, withdraw) it answers the writes too;
@@ -27,11 +29,11 @@ docs/validate-your-runtime.md walks through them with two worked runtimes;
 docs/runtime-shapes.md says which to use for each shape of runtime, and how it closes.
 """
 
-from jobconform.bridges.deliveries import Deliveries, DeliveriesTimeout
+from jobconform.bridges.deliveries import Deliveries, DeliveriesTimeout, until
 from jobconform.bridges.gate import DispatchGate
 from jobconform.bridges.health import DERIVED_HEALTH_NOTE, DerivedHealth
 from jobconform.bridges.loop import CoroutineNeverFinished, InFlight, VirtualLoop
-from jobconform.bridges.records import JobRecord, JobRecords
+from jobconform.bridges.records import JobRecord, JobRecords, RedeliveryRecord
 from jobconform.bridges.schedules import (
     HeldMachinery,
     HeldScheduler,
@@ -61,6 +63,7 @@ __all__ = [
     "JobRecord",
     "JobRecords",
     "Machinery",
+    "RedeliveryRecord",
     "ScheduleLibrary",
     "Schedulers",
     "SettleTimeout",
@@ -70,4 +73,5 @@ __all__ = [
     "importing_on_bridges",
     "keeping_signal_handlers",
     "known_zone",
+    "until",
 ]

@@ -130,3 +130,22 @@ class Deliveries:
             return False
         now = self._now()
         return running.total() >= self._threads or all(due > now for due in self._due.values())
+
+
+def until(condition: Callable[[], bool], what: str,
+          limit_seconds: float = SETTLE_LIMIT_SECONDS) -> None:
+    """Wait, looking every few real milliseconds, until `condition()` holds: for a step a
+    library takes in its own thread after the body returned, where no bridge sees it (a
+    broker's acknowledgement). Virtual time does not pass meanwhile.
+
+    Raises:
+        DeliveriesTimeout: `condition()` did not hold within the real-time safety limit;
+            the message names `what` was awaited.
+    """
+    deadline = real_monotonic() + limit_seconds
+    pause = threading.Event()  # never set: its wait is a real-time pause
+    while not condition():
+        if real_monotonic() > deadline:
+            raise DeliveriesTimeout(f"{what}: not within {limit_seconds:g} s of real time (a"
+                                    " safety limit; virtual time does not pass while waiting)")
+        pause.wait(POLL_SECONDS)

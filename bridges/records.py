@@ -42,6 +42,16 @@ class JobRecord:
     max_retries: int = 0
 
 
+@dataclass(frozen=True)
+class RedeliveryRecord(JobRecord):
+    """A record with the redelivery area's fields, for a runtime that counts re-deliveries
+    itself (or reads the count off its broker) and whose library parks and alerts, or not."""
+
+    redelivery_count: int = 0
+    alerted: bool = False
+    poisoned: bool = False
+
+
 class JobRecords:
     """Args: now: the runtime's own clock reading (under `WallClock`, the virtual one);
     max_tasks: the task cap, counting every record held (LC-009)."""

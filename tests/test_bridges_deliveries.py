@@ -26,6 +26,7 @@ from jobconform.bridges import (
     DispatchGate,
     WallClock,
     importing_on_bridges,
+    until,
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.commands import Succeed
@@ -154,3 +155,14 @@ def test_a_module_imported_on_the_bridges_binds_their_clock(
     with pytest.raises(ImportError, match="binds_clock_at_import"), importing_on_bridges(
             "binds_clock_at_import"):
         pass
+
+
+def test_until_waits_for_a_step_a_library_takes_in_its_own_thread_after_the_body() -> None:
+    """A broker acknowledgement after the body returned: until returns once it happened,
+    and names what it waited for when it never does."""
+    acked = threading.Event()
+    threading.Timer(0.05, acked.set).start()  # the library's thread, a little later
+    until(acked.is_set, "the acknowledgement")
+    assert acked.is_set()
+    with pytest.raises(DeliveriesTimeout, match=r"the acknowledgement: not within 0.05 s"):
+        until(lambda: False, "the acknowledgement", limit_seconds=0.05)

@@ -1,18 +1,17 @@
-"""Celery itself: its embedded worker (threads pool) in process, RabbitMQ and Redis on loopback.
-The task is the job's body: it waits at the gate, then for the harness's decision, and keeps
-the spec's records. A retry's ETA waits in the worker's timer thread, asleep under ThreadWaits;
-sockets: Deliveries settles it, each message received first. autoretry's options are fixed per
-task, the policy per job: the body makes its call. Stuck and re-delivery: not claimed (Celery
-has no job heartbeat; RabbitMQ times deliveries on its clock)."""
+"""Celery's embedded worker (threads pool) in process, RabbitMQ and Redis on loopback. The task
+is the job's body: it waits at the gate, then for the decision, and keeps the spec's records. A
+retry's ETA waits in the timer thread, asleep under ThreadWaits; sockets: Deliveries settles it,
+each message received first. autoretry is per task, the policy per job: the body calls retry."""
 
 import logging
 from contextlib import ExitStack
+from typing import ClassVar
 from unittest import mock
 from uuid import uuid4
 
 from jobconform import bridges
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
-from jobconform.bridges import translate
+from jobconform.bridges import ThreadWaits, WallClock, translate
 from jobconform.reference.backoff import Jitter, RetryPolicy
 
 with bridges.importing_on_bridges("kombu.asynchronous.timer", "celery.utils.timer2"):
@@ -27,21 +26,20 @@ logging.getLogger("celery").setLevel(logging.CRITICAL)  # a traceback per failed
 
 
 class CeleryRuntime:
+    conf: ClassVar[dict[str, object]] = {"broker_url": "amqp://127.0.0.1:5672//"}  # or a subclass's
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
-        self._wall = bridges.WallClock(clock).start()
-        self._waits = bridges.ThreadWaits(clock).start()
+        self._wall, self._waits = WallClock(clock).start(), ThreadWaits(clock).start()
         self._jobs = jobs = translate.records_on_wall(settings)
         self.get, self.get_result, self.list_jobs = jobs.get, jobs.get_result, jobs.list_jobs
         self.cleanup, self.health = jobs.cleanup, jobs.health
         self._gate, self._work = bridges.DispatchGate(), {}  # job id -> rank, script, policy
         self._deliveries = bridges.Deliveries(self._gate, settings.max_concurrent, receipts=True)
         self.settle, self.dispatch = self._deliveries.settle, self._deliveries.dispatch
-        self.app = Celery(name := f"jobconform-{uuid4().hex[:8]}",  # RabbitMQ, results in Redis
-                          broker="amqp://127.0.0.1:5672//", backend="redis://127.0.0.1:6379/5")
+        self.app = Celery(name := f"jobconform-{uuid4().hex[:8]}", backend="redis://127.0.0.1:6379/5")
         self.app.conf.update(task_queues=[Queue(  # its own, gone with it (or unused for 60 s)
             name, Exchange(name, auto_delete=True), name, auto_delete=True, expires=60)],
             task_default_queue=name, broker_heartbeat=0, worker_prefetch_multiplier=0,
-            broker_connection_retry_on_startup=True, result_expires=600)
+            broker_connection_retry_on_startup=True, result_expires=600, **self.conf)
         self._task = self.app.task(name="body", shared=False, typing=False)(self._body)
         signals.task_received.connect(lambda request, **_: self._deliveries.received(request.id),
                                       weak=False, dispatch_uid=name)  # off the wire
@@ -52,31 +50,33 @@ class CeleryRuntime:
             self._worker = worker.pop_all()
 
     def _body(self, job_id: str) -> object:
-        (rank, script, policy), retries = self._work[job_id], self._task.request.retries
+        rank, script, _ = self._work[job_id]
         with self._deliveries.body(job_id):
             if not self._gate.wait(job_id, rank):
                 return None
             self._jobs.update(job_id, "running")
             if not (translate.may_run(self._gate, job_id, script) and script.decided()):
                 return self._jobs.update(job_id, "cancelled") and None  # or let go: closed
-            try:
-                result = script.run()
-            except Exception as error:
-                if type(error).__name__ not in policy.non_retryable:  # autoretry's call:
-                    delay = self.compute_delay_ms(policy, retries) / 1000
-                    self._deliveries.sent(job_id, delay)
-                    try:
-                        self._task.retry(exc=error, countdown=delay, max_retries=policy.max_retries)
-                    except Retry:
-                        script.next_attempt()
-                        self._jobs.update(job_id, "queued", retry_count=retries + 1)
-                        raise
-                    except Exception:  # Celery re-raises the error once no retry is left
-                        self._deliveries.dropped(job_id)
-                self._jobs.update(job_id, "failed", error=translate.error_text(error))
-                raise
-            self._jobs.update(job_id, "succeeded", result=result)
-            return result
+            return self._end(job_id)
+
+    def _end(self, job_id: str) -> object:  # the decided body's: its result, a retry or its error
+        (_, script, policy), retries = self._work[job_id], self._task.request.retries
+        try:
+            result = script.run()
+        except Exception as error:
+            if type(error).__name__ not in policy.non_retryable:  # autoretry's call:
+                self._deliveries.sent(job_id, delay := self.compute_delay_ms(policy, retries) / 1e3)
+                try:
+                    self._task.retry(exc=error, countdown=delay, max_retries=policy.max_retries)
+                except Retry:
+                    script.next_attempt()
+                    self._jobs.update(job_id, "queued", retry_count=retries + 1)
+                    raise
+                except Exception:  # Celery re-raises the error once no retry is left
+                    self._deliveries.dropped(job_id)
+            self._jobs.update(job_id, "failed", error=translate.error_text(error))
+            raise
+        return self._jobs.update(job_id, "succeeded", result=result) and result
 
     def compute_delay_ms(self, policy: RetryPolicy, attempt: int, jitter: Jitter = Jitter.NONE,
                          draw: float = 0.0, *no_place_in_celery: float | None) -> float:
