@@ -81,6 +81,18 @@ Feature: Restart over the same store
     And the runtime dispatches
     Then job "d" is running
 
+  @RS-004
+  Scenario: SIGTERM after a restart ends the jobs queued before the restart too
+    Given a runtime with 1 worker slot
+    And jobs "a,b" are submitted
+    And the runtime restarts over the same store
+    When the runtime dispatches
+    And job "c" is submitted
+    And the runtime is sent SIGTERM with a grace period of 10 seconds
+    Then job "a" is cancelled
+    And job "b" is cancelled
+    And job "c" is cancelled
+
   # -- RS-005: a stop by signal under drain ----------------------------------------------------
 
   @RS-005

@@ -79,6 +79,19 @@ SIGTERM Shuts The Runtime Down And The Next Runtime Finds What It Ended
     Dispatch
     Job Status Should Be    d    running
 
+SIGTERM After A Restart Ends The Jobs Queued Before It Too
+    [Tags]    RS-004
+    Start Runtime    slots=1
+    Submit Job    a
+    Submit Job    b
+    Restart Runtime Over The Same Store
+    Dispatch
+    Submit Job    c
+    Send SIGTERM To The Runtime    grace_seconds=10
+    Job Status Should Be    a    cancelled
+    Job Status Should Be    b    cancelled
+    Job Status Should Be    c    cancelled
+
 SIGTERM Under Drain Lets The Work Run On And The Kill Changes No Record
     [Tags]    RS-005
     Start Runtime    slots=2

@@ -182,7 +182,8 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
         "threaded", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper",
                                           "redelivery", "idempotency", "breaker", "governor",
                                           "reminders", "admission", "loops", "scheduling",
-                                          "store", "composite", "health-report",
+                                          "scheduling-ends", "store", "composite",
+                                          "health-report",
                                           "concurrent-submit", "audit-events",
                                           "loop-events", "breaker-seams", "self-running",
                                           "store-faults:reminders",
@@ -912,6 +913,26 @@ def test_interrupting_cancels_read_at_once_many_times(workers: Workers) -> None:
         _cancelled_at_once(worker, job_id, cancelled=done)
         worker.settle()
         _cancelled_at_once(worker, job_id, cancelled=done)
+
+
+def test_shutdown_cancels_the_jobs_of_the_store_it_did_not_submit(workers: Workers,
+                                                                     clock: VirtualClock) -> None:
+    """LC-022 over a store another runtime filled (RS-004 after a restart): a job queued
+    there and one running under a worker that is gone end cancelled with its own."""
+    store = InMemoryJobStore()
+    before = workers.open(store=store, slots=1)
+    lost, earlier = before.submit(TaskScript()), before.submit(TaskScript())
+    before.dispatch()
+    before.halt()  # the process is gone: `lost` stays running, `earlier` queued
+    after = workers.open(store=store, slots=1)
+    own = after.submit(TaskScript())
+    clock.advance(4)
+    after.shutdown()
+    for job in (lost, earlier, own):
+        record = after.get(job)
+        assert record is not None
+        assert (record.status, record.finished_at) == (CANCELLED, EPOCH + timedelta(seconds=4))
+    assert after.health().cancelled == 3
 
 
 def test_the_poll_thread_ends_a_drain_at_its_deadline(workers: Workers,

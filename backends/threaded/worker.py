@@ -599,16 +599,28 @@ class ThreadedRuntime(OutcomeTally):
                 and self._clock.now() >= self._drain_deadline)
 
     def _end_drain(self) -> None:
-        """The drain's deadline: interrupt every running body and cancel every queued job
-        submitted here, at the deadline (LC-028). The poll thread holds `_state`."""
+        """The drain's deadline: interrupt every running body and cancel every other job
+        still active in the store, at the deadline (LC-028). The poll thread holds
+        `_state`."""
         deadline = self._drain_deadline
         assert deadline is not None
         self._drain_deadline = None
         for owned in self._owned.values():
             owned.token.interrupt(at=deadline)
-        for job_id in list(self._scripts):
-            self._cancel_queued(job_id, at=deadline)
+        self._cancel_active(deadline)
         self._state.notify_all()
+
+    def _cancel_active(self, at: datetime) -> None:
+        """Cancel, at `at`, every job in the store still queued or running that no body of
+        this worker's runs (those end through their tokens): the queued ones, submitted
+        here or to a runtime before a restart, and running ones whose body is gone with
+        another process (RS-003). Each is cancelled as read, so one claimed again
+        meanwhile is left to its new delivery. The caller holds `_state`."""
+        for job in self._store.list():
+            if (job.status not in TERMINAL and job.job_id not in self._owned
+                    and ownership.stop_as_seen(self._store, job, at) is not None):
+                self._scripts.pop(job.job_id, None)
+                self._count_outcome(CANCELLED)
 
     # -- heartbeats, stuck jobs and re-delivery (ST-001..ST-004, RD-001..RD-005) ---------------
 
@@ -744,10 +756,10 @@ class ThreadedRuntime(OutcomeTally):
                     return False
             return self._request_cancellation(job)
 
-    def _cancel_queued(self, job_id: str, at: datetime | None = None) -> bool:
+    def _cancel_queued(self, job_id: str) -> bool:
         """No worker owns a queued job, so the caller moves it (LC-011)."""
         if self._store.update(job_id, QUEUED, status=CANCELLED,
-                              finished_at=self._clock.now() if at is None else at) is None:
+                              finished_at=self._clock.now()) is None:
             return False
         self._scripts.pop(job_id, None)
         self._count_outcome(CANCELLED)
@@ -834,9 +846,12 @@ class ThreadedRuntime(OutcomeTally):
             return self._state.wait_for(lambda: self._stopped, timeout)
 
     def shutdown(self) -> None:
-        """Stop, and cancel the jobs submitted here that are still queued (LC-022). In
-        drain mode, refuse submissions now and let the poll thread cancel what is still
-        active once the drain timeout has passed on the clock (LC-028)."""
+        """Stop, and cancel every job still active in the store (LC-022): the running
+        bodies through their tokens, then what is left, queued or running, whoever
+        submitted it: a runtime restarted over the store (RS-004) ends the jobs the one
+        before it left too. In drain mode, refuse submissions now and let the poll thread
+        cancel what is still active once the drain timeout has passed on the clock
+        (LC-028). `stop` is the one that ends only this worker's part in a shared store."""
         if self._shutdown_mode == "drain":
             with self._state:
                 if not (self._draining or self._stopping):
@@ -846,9 +861,7 @@ class ThreadedRuntime(OutcomeTally):
             return
         self.stop()
         with self._state:
-            queued_here = list(self._scripts)
-        for job_id in queued_here:
-            self.cancel(job_id)
+            self._cancel_active(self._clock.now())
 
     def close(self) -> None:
         """Stop, and release the store; no thread of the worker is left running."""

@@ -16,10 +16,18 @@ from dataclasses import replace
 from datetime import datetime
 from typing import cast
 
+from jobconform.backends import ownership
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
-from jobconform.backends.store import QUEUED, RUNNING, InMemoryJobStore, StoredJob
+from jobconform.backends.store import (
+    CANCELLED,
+    QUEUED,
+    RUNNING,
+    TERMINAL,
+    InMemoryJobStore,
+    StoredJob,
+)
 from jobconform.conformance.gallery import bug_text, register
 
 
@@ -117,6 +125,38 @@ class SigtermIgnored(SignalledMemoryBackend):
         pass
 
 
+class SubmittedHereRuntime(MemoryRuntime):
+    """A runtime whose shutdown ends its running work and the queued jobs submitted to it,
+    and spares the ones it found queued in the store when it opened."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock,
+                 store: InMemoryJobStore | None = None,
+                 bodies: Mapping[str, TaskScript] | None = None) -> None:
+        super().__init__(settings, clock, store, bodies)
+        self._found_at_open = frozenset(bodies or {})
+
+    def _cancel_active(self, at: datetime) -> None:
+        for job in self._store.list():
+            spared = job.status == QUEUED and job.job_id in self._found_at_open
+            if (job.status not in TERMINAL and not spared
+                    and ownership.stop_as_seen(self._store, job, at) is not None):
+                self._count_outcome(CANCELLED)
+
+
+class ShutdownSparesEarlierQueue(SignalledMemoryBackend):
+    """Its shutdown cancels only what this runtime instance submitted or runs: after a
+    restart, jobs queued before it stay queued through SIGTERM, so the runtime still
+    holds work at the grace period's end and is killed."""
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return SubmittedHereRuntime(settings, clock)
+
+    def restart(self, runtime: MemoryRuntime, settings: RuntimeSettings, clock: Clock,
+                bodies: Mapping[str, TaskScript]) -> MemoryRuntime:
+        store = self.reopened(cast(InMemoryJobStore, runtime.store))
+        return SubmittedHereRuntime(settings, clock, store, bodies=bodies)
+
+
 class DrainCutShort(SignalledMemoryBackend):
     """Its stop has one mode, whatever the profile says: SIGTERM cancels every active job
     at once, so under drain the running work is cut short at the signal instead of
@@ -146,6 +186,10 @@ GALLERY = (
              "RS-004",
              "seed 002 §10.4: a stop asks politely first and kills only after the grace"
              " period"),
+    register(__name__, "stop_signal_spares_earlier_queue", ShutdownSparesEarlierQueue,
+             bug_text(ShutdownSparesEarlierQueue), "RS-004",
+             "seed 004 AsyncTaskManager.shutdown and seed 002 §10.4: the stop ends every"
+             " active job in the store, whichever process submitted it"),
     replace(register(__name__, "stop_signal_drain_cut_short", DrainCutShort,
                      bug_text(DrainCutShort), "RS-005",
                      "seed 000 Graceful Shutdown and seed 002 §10.4: a drain lets work run"
