@@ -244,6 +244,7 @@ def test_rqs_job_timeout_fires_on_the_clock_but_a_waiting_body_runs_on(clock) ->
     from jobconform.conformance.clock import real_monotonic
 
     began, released = real_monotonic(), threading.Event()
+    body: threading.Thread | None = None
     job_id = f"jobconform-timeout-{uuid.uuid4().hex}"
     BODIES[job_id] = released.wait  # a body busy in a wait, as one waiting on a socket
     with WallClock(clock), ThreadWaits(clock) as waits, redis.Redis(db=6) as connection:
@@ -252,20 +253,23 @@ def test_rqs_job_timeout_fires_on_the_clock_but_a_waiting_body_runs_on(clock) ->
             queue.enqueue(run_body, job_id, job_id=job_id, job_timeout=5)
             worker = ThreadWorker([queue], name=job_id, connection=connection)
             job, _ = worker.dequeue_job_and_maintain_ttl(None)  # as the adapter's dispatch
+            body = threading.Thread(target=worker.execute_job, args=(job, queue))
             with waits.adopting():
-                threading.Thread(target=worker.execute_job, args=(job, queue)).start()
+                body.start()
             waits.settle()
             clock.advance(600)  # the 5 s timer fired long ago, on the virtual clock
             waits.settle()
             assert Job.fetch(job_id, connection=connection).get_status() == JobStatus.STARTED
             assert real_monotonic() - began < 5  # so no real-time timer could have fired
-            released.set()  # the body wakes: the pending exception is raised now
-            waits.settle()
-            job = Job.fetch(job_id, connection=connection)
-            assert job.get_status() == JobStatus.FAILED
-            assert "JobTimeoutException" in job.latest_result().exc_string
+            # Where the pending exception lands once the body wakes depends on the thread
+            # scheduling (in the body, failing the job, or in RQ's own code after it,
+            # leaving it finished), so the test stops at what is certain: no stop at the
+            # timeout.
         finally:
             released.set()
+            waits.settle()
+            if body is not None:
+                body.join(timeout=5)  # real-time safety: the woken body ends before cleanup
             queue.delete(delete_jobs=True)
             connection.delete(*connection.scan_iter(f"*{job_id}*"))
             BODIES.clear()
