@@ -45,6 +45,7 @@ from jobconform.conformance.machine_runner import Behaviour, MachineRun, Nondete
 from jobconform.conformance.machines import MachineEntry, machines
 from jobconform.conformance.progress import CountingBackend, Meter
 from jobconform.conformance.regressions import write_regression_features
+from jobconform.conformance.requirement_tags import files_mentioning
 from jobconform.conformance.tolerance import (
     DEVIATIONS_FILE_VARIABLE,
     RAN_TO_END,
@@ -219,24 +220,26 @@ def run_behave(config: RunConfig) -> SuiteRun:
     config.work_dir.mkdir(parents=True, exist_ok=True)
     json_path = config.work_dir / "behave.json"
     json_path.unlink(missing_ok=True)
-    command = [
-        sys.executable, "-m", "behave", str(suite_folder("jobconform.features")),
-        "-D", f"backend={config.backend}", "-D", f"profile={config.profile}",
-        "--format", "json", "--outfile", str(json_path),
-        "--no-capture", "--no-color", "--no-summary", "--no-snippets",
-    ]
+    paths = [suite_folder("jobconform.features"),
+             *reversed(area_suite_folders("features"))]
     # Traces shipped in features/regressions and those of --regressions become scenarios.
     folders = [suite_folder("jobconform.features") / "regressions", config.regressions]
     traces = [trace for folder in folders if folder is not None and folder.is_dir()
               for trace in sorted(folder.glob("*.json"))]
     if write_regression_features(traces, config.work_dir / "regressions"):
-        command.insert(4, str(config.work_dir / "regressions"))
-    for folder in area_suite_folders("features"):
-        command.insert(4, str(folder))
+        paths.append(config.work_dir / "regressions")
+    options = []
     if config.selected is not None:
+        paths = _selected_feature_files(paths, config.selected)
         # Tag expressions: `@LC-001 or @RT-002`; an empty selection matches nothing.
         wanted = " or ".join(f"@{rid}" for rid in sorted(config.selected)) or "@none-selected"
-        command += ["--tags", wanted]
+        options = ["--tags", wanted]
+    command = [
+        sys.executable, "-m", "behave", *map(str, paths),
+        "-D", f"backend={config.backend}", "-D", f"profile={config.profile}",
+        "--format", "json", "--outfile", str(json_path),
+        "--no-capture", "--no-color", "--no-summary", "--no-snippets", *options,
+    ]
     deviations_file = config.work_dir / "behave-deviations.jsonl"
     deviations_file.unlink(missing_ok=True)
     if config.behave_in_process:
@@ -265,6 +268,16 @@ def run_behave(config: RunConfig) -> SuiteRun:
                                 f" {config.work_dir / 'behave.log'}):\n{tail}")]
     run.seconds = time.perf_counter() - started
     return run
+
+
+def _selected_feature_files(folders: list[Path], selected: frozenset[str]) -> list[Path]:
+    """The feature files in `folders` that name a selected requirement: Behave parses every
+    file it is given before its tag filter skips a scenario (in the self-test, which
+    selects one requirement, that was most of its Behave time). The kit's folder, the
+    first, stays whole when none of its files names one: Behave finds its steps and
+    environment beside the first path."""
+    kept = [files_mentioning(sorted(folder.rglob("*.feature")), selected) for folder in folders]
+    return [*(kept[0] or folders[:1]), *(path for files in kept[1:] for path in files)]
 
 
 @contextlib.contextmanager
@@ -363,6 +376,11 @@ def run_robot(config: RunConfig) -> SuiteRun:
     out_dir.mkdir(parents=True, exist_ok=True)
     console = io.StringIO()
     sources = [suite_folder("jobconform.robot"), *area_suite_folders("robot")]
+    # A selection parses only the suite files that name one of its requirements (Robot,
+    # like Behave, parses every file before its tag filter applies); the suites keep their
+    # folder's structure, and so their full names. None names one: every file, none runs.
+    parsed = [] if config.selected is None else files_mentioning(
+        sorted(path for source in sources for path in source.rglob("*.robot")), config.selected)
     forget_interrupts()
     run_robot_suites(
         *(str(source) for source in sources), outputdir=str(out_dir), output="output.xml",
@@ -371,6 +389,7 @@ def run_robot(config: RunConfig) -> SuiteRun:
         stdout=console, stderr=console, consolecolors="off",
         # A rerun includes only the failed requirements' tags (several includes: any).
         include=sorted(config.selected) if config.selected is not None else [],
+        parseinclude=[str(path) for path in parsed],
         runemptysuite=True, listener=[RobotDeviationListener()],
     )
     (config.work_dir / "robot.log").write_text(console.getvalue(), encoding="utf-8")

@@ -21,10 +21,10 @@ def test_run_reports_every_verdict_kind_in_the_summary_report_and_junit(tmp_path
     # The report's layout, on one area: every suite passes it, the areas memory does not
     # claim are "not claimed", the other profiles' requirements "n/a", the rest "not run".
     # A whole memory run is the tox environment `conformance` (100 examples, which fails on
-    # any requirement failed or untested); whether 40 examples reach every requirement is
-    # checked by conformance-postgres and conformance-mariadb, which run 40 and fail on an
+    # any requirement failed or untested); whether 30 examples reach every requirement is
+    # checked by conformance-postgres and conformance-mariadb, which run 30 and fail on an
     # untested one themselves. This test ran all of memory at 40 as well, about 70 CPU-s.
-    code, output = invoke("run", "--backend", "memory", "--area", "store", "--examples", "40",
+    code, output = invoke("run", "--backend", "memory", "--area", "store", "--examples", "30",
                           "--report-dir", str(tmp_path))
     registry = load_registry()
     assert code == 0, output

@@ -7,14 +7,15 @@ from pathlib import Path
 import pytest
 
 from jobconform.conformance.gallery import GalleryEntry
-from jobconform.conformance.runner import SUITES
+from jobconform.conformance.requirement_tags import files_mentioning
+from jobconform.conformance.runner import SUITES, suite_folder
 from jobconform.conformance.selftest import Catch, check_entry, format_catches, gallery
 from jobconform.spec import load_registry
 
 
 @pytest.mark.parametrize("entry", gallery(), ids=[entry.name for entry in gallery()])
 def test_gallery_entry_is_caught_by_every_suite(entry: GalleryEntry, tmp_path: Path) -> None:
-    catches = check_entry(entry, load_registry(), tmp_path)
+    catches = check_entry(entry, load_registry(), tmp_path, primary_only=True)
     assert [catch.suite for catch in catches] == list(SUITES)
     for catch in catches:
         assert catch.caught, f"{catch.suite} missed {entry.name}: {entry.bug}"
@@ -47,3 +48,13 @@ def test_the_self_test_proves_each_bug_at_the_default_runs_examples() -> None:
     assert SELFTEST_EXAMPLES == RUN_EXAMPLES == 100
     shown = CliRunner().invoke(main, ["run", "--help"]).output
     assert f"[default: {RUN_EXAMPLES};" in " ".join(shown.split())
+
+
+def test_a_selection_hands_behave_and_robot_only_the_files_that_name_it() -> None:
+    # Both parse every file they are given before a tag filter skips a case: the gallery's
+    # test selects one requirement per entry and parses one file a suite, not all of them.
+    files = [*sorted(suite_folder("jobconform.features").rglob("*.feature")),
+             *sorted(suite_folder("jobconform.robot").rglob("*.robot"))]
+    assert [path.name for path in files_mentioning(files, ["ST-004"])] == [
+        "stuck.feature", "stuck.robot"]
+    assert files_mentioning(files, ["ST-00"]) == files_mentioning(files, []) == []
