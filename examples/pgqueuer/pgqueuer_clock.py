@@ -13,7 +13,9 @@ server's NOW() (its transaction's start) moves on between two statements; pgqueu
 on it: a job is due when `execute_after < NOW()`, strictly, so on a clock standing still
 a job enqueued for now would wait for pgqueuer's next poll (0.1 s). The microseconds keep
 that order; they run ahead of the virtual clock by one per query the runtime has sent
-(thousands in a runtime's life, so milliseconds at most, and never behind it).
+(thousands in a runtime's life, so milliseconds at most, and never behind it). With `exact`
+set it sends the virtual instant itself: `pgqueuer_redelivery`'s beats and lease passes, whose
+bound (`heartbeat < NOW() - timeout`) must be the virtual clock's to the microsecond.
 
 What it leaves real: `CURRENT_TIMESTAMP`, `clock_timestamp()` and `statement_timestamp()`
 (SQL syntax or other names, bound to pg_catalog); pgqueuer 1.6's SQL uses none of them
@@ -45,9 +47,10 @@ class VirtualNow:
     def __init__(self, connection: Any, queries: Iterator[int]) -> None:
         self.connection = connection
         self.queries = queries  # shared by the schema's connections: NOW() never goes back
+        self.exact = False  # while set, NOW() is the virtual instant itself (a lease's bounds)
 
     async def _tell(self) -> None:
-        now = datetime.now(UTC) + timedelta(microseconds=next(self.queries))
+        now = datetime.now(UTC) + timedelta(microseconds=0 if self.exact else next(self.queries))
         await self.connection.execute("SELECT set_config('jobconform.now', $1, false)",
                                       now.isoformat())
 

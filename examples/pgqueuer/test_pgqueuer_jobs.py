@@ -302,3 +302,38 @@ def test_a_one_shot_job_is_a_deferred_job_run_by_a_queue_manager_while_it_waits(
     scheduler.settle()  # type: ignore[attr-defined]
     assert dispatches.sent == [(sid, EPOCH + timedelta(minutes=1), "renew")]
     assert scheduler.deferrals.task is None  # type: ignore[attr-defined]  # none waits
+
+
+@pytest.fixture
+def redelivering(clock: VirtualClock) -> Iterator[object]:
+    from pgqueuer_redelivery import PgqueuerRedeliveryRuntime
+
+    runtime = PgqueuerRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+
+
+def test_a_lease_pass_is_pgqueuers_stale_re_pick_and_the_lost_owner_still_writes(
+        redelivering: object, clock: VirtualClock) -> None:
+    """The pass is pgqueuer's dequeue with the lease as heartbeat_timeout: its bound is
+    exclusive to the microsecond (NOW() exact), the same row is picked again under a new
+    queue manager id, and the worker that lost it still deletes it by id (RD-006's entry)."""
+    runtime, script = redelivering, TaskScript()
+    job_id = runtime.submit(script)  # type: ignore[attr-defined]
+    runtime.dispatch()  # type: ignore[attr-defined]  # its worker beats as the body begins
+    clock.advance(60)
+    assert runtime.expire_leases(60) == {"requeued": 0, "parked": 0}  # type: ignore[attr-defined]
+    clock.advance(0.000001)
+    assert runtime.expire_leases(60) == {"requeued": 1, "parked": 0}  # type: ignore[attr-defined]
+    view = runtime.get(job_id)  # type: ignore[attr-defined]
+    assert (view.status, view.redelivery_count, view.retry_count) == ("queued", 1, 0)
+    assert pgqueuer_rows(runtime, "pgqueuer") == [(1, "picked")]  # the same row, picked again
+    runtime.dispatch()  # type: ignore[attr-defined]
+    assert runtime.get(job_id).status == "running"  # type: ignore[attr-defined]
+    assert runtime.stale_owner_write(job_id, "heartbeat")  # type: ignore[attr-defined]
+    assert runtime.stale_owner_write(job_id, "outcome")  # type: ignore[attr-defined]
+    assert pgqueuer_rows(runtime, "pgqueuer") == []  # deleted under the live delivery
+    assert runtime.get(job_id).status == "succeeded"  # type: ignore[attr-defined]
+    assert runtime.operator_alerts() == []  # type: ignore[attr-defined]
