@@ -12,7 +12,6 @@ failed: a runtime that does not sweep by itself leaves it queued).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -21,7 +20,8 @@ from jobconform.backends.breaker.protocol import BREAKER, BreakerRuntime
 from jobconform.backends.protocol import BREAKER_SEAMS, Backend, Clock
 from jobconform.conformance.aim import TICK_SECONDS
 from jobconform.conformance.breaker.harness import breaker_settings
-from jobconform.conformance.harness import AdapterError, Divergence
+from jobconform.conformance.harness import AdapterError
+from jobconform.conformance.self_running.watch import CallHook, FailHook, HarnessWatch
 from jobconform.reference.breaker.oracle import (
     BreakerModel,
     BreakerState,
@@ -57,21 +57,14 @@ def watches_backstop(backend: Backend, profile: Profile, registry: Registry | No
     return True
 
 
-class BackstopWatch:
-    """One self-running check's breaker, against the oracle's sweeps at the boundaries.
-
-    Args:
-        backend, profile, clock: the harness's; the breaker is opened on the first trip.
-        fail: builds the harness's Divergence from (requirements, what, expected, actual).
-        call: runs an adapter call under the harness's safety limit.
-        exercised: the harness's set of requirements exercised.
-    """
+class BackstopWatch(HarnessWatch):
+    """One self-running check's breaker, against the oracle's sweeps at the boundaries;
+    the breaker is opened on the first trip. `claimed`: whether SR-007 applies."""
 
     def __init__(self, backend: Backend, profile: Profile, clock: Clock, claimed: bool,
-                 fail: Callable[[tuple[str, ...], str, object, object], Divergence],
-                 call: Callable[[str, Callable[[], Any]], Any], exercised: set[str]) -> None:
-        self.backend, self.profile, self.clock, self.claimed = backend, profile, clock, claimed
-        self._fail, self._call, self._exercised = fail, call, exercised
+                 fail: FailHook, call: CallHook, exercised: set[str]) -> None:
+        super().__init__(backend, profile, clock, fail, call, exercised)
+        self.claimed = claimed
         self.breaker: BreakerRuntime | None = None
         self.model: BreakerModel | None = None
         self.targets: list[str] = []

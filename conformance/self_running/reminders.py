@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -31,8 +30,9 @@ from typing import Any
 from jobconform.backends.protocol import REMINDERS, Backend, Clock
 from jobconform.backends.reminders.protocol import Delivery, ReminderRuntime
 from jobconform.conformance.aim import TICK_SECONDS
-from jobconform.conformance.harness import AdapterError, Divergence
+from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.reminders.harness import config_for, expected_record, freeze
+from jobconform.conformance.self_running.watch import CallHook, FailHook, HarnessWatch
 from jobconform.reference.reminders.oracle import (
     CREATED,
     DeliveryOutcome,
@@ -110,23 +110,14 @@ class DeliveryRecorder:
         return made
 
 
-class ReminderWatch:
-    """The reminders of one self-running check, against their due times.
-
-    Args:
-        backend, profile, clock: the harness's; the reminders are opened on the first
-            creation, over the same clock as the job runtime.
-        claimed: whether SR-008 applies (`watches_reminders`).
-        fail: builds the harness's Divergence from (requirements, what, expected, actual).
-        call: runs an adapter call under the harness's safety limit.
-        exercised: the harness's set of requirements exercised.
-    """
+class ReminderWatch(HarnessWatch):
+    """The reminders of one self-running check, against their due times; they are opened
+    on the first creation. `claimed`: whether SR-008 applies (`watches_reminders`)."""
 
     def __init__(self, backend: Backend, profile: Profile, clock: Clock, claimed: bool,
-                 fail: Callable[[tuple[str, ...], str, object, object], Divergence],
-                 call: Callable[[str, Callable[[], Any]], Any], exercised: set[str]) -> None:
-        self.backend, self.profile, self.clock, self.claimed = backend, profile, clock, claimed
-        self._fail, self._call, self._exercised = fail, call, exercised
+                 fail: FailHook, call: CallHook, exercised: set[str]) -> None:
+        super().__init__(backend, profile, clock, fail, call, exercised)
+        self.claimed = claimed
         self.recorder = DeliveryRecorder(clock)
         self.runtime: ReminderRuntime | None = None
         self.oracle: ReminderOracle | None = None

@@ -19,15 +19,15 @@ requires each one's started_at inside the window of its fire.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
 from jobconform.backends.protocol import Backend, Clock
 from jobconform.backends.scheduling.protocol import SCHEDULING, SchedulingRuntime
-from jobconform.conformance.harness import AdapterError, Divergence
+from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.scheduling.harness import config_for
+from jobconform.conformance.self_running.watch import CallHook, FailHook, HarnessWatch
 from jobconform.reference import self_running as oracle
 from jobconform.reference.scheduling.oracle import next_fire
 from jobconform.reference.self_running import Window
@@ -84,24 +84,14 @@ class ScheduleModel:
     fired: list[tuple[datetime, datetime]] = field(default_factory=list)  # (fire, made at)
 
 
-class ScheduleWatch:
-    """The schedules of one self-running check, against their fire windows.
-
-    Args:
-        backend, profile, clock: the harness's; the scheduler is opened on the first
-            schedule, over the same clock as the job runtime.
-        poll_interval: the profile's, SR-006's bound.
-        fail: builds the harness's Divergence from (requirements, what, expected, actual).
-        call: runs an adapter call under the harness's safety limit.
-        exercised: the harness's set of requirements exercised.
-    """
+class ScheduleWatch(HarnessWatch):
+    """The schedules of one self-running check, against their fire windows; the scheduler
+    is opened on the first schedule. `poll_interval`: the profile's, SR-006's bound."""
 
     def __init__(self, backend: Backend, profile: Profile, clock: Clock, poll_interval: float,
-                 fail: Callable[[tuple[str, ...], str, object, object], Divergence],
-                 call: Callable[[str, Callable[[], Any]], Any], exercised: set[str]) -> None:
-        self.backend, self.profile, self.clock = backend, profile, clock
+                 fail: FailHook, call: CallHook, exercised: set[str]) -> None:
+        super().__init__(backend, profile, clock, fail, call, exercised)
         self.poll_interval = poll_interval
-        self._fail, self._call, self._exercised = fail, call, exercised
         self.recorder = FireRecorder(clock)
         self.scheduler: SchedulingRuntime | None = None
         self.schedules: dict[str, ScheduleModel] = {}

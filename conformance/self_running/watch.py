@@ -1,0 +1,36 @@
+"""What every watch of a self-running check shares: the harness's backend, profile and
+clock, and its three hooks (a divergence, a guarded adapter call, the requirements
+exercised). A watch keeps one service the runtime runs by itself (its scheduler, its
+breaker's backstop, its reminders) against the oracle, reading before and at each
+boundary; the harness builds one per service."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from jobconform.backends.protocol import Backend, Clock
+from jobconform.conformance.harness import Divergence
+from jobconform.spec import Profile
+
+# Builds the harness's Divergence from (requirements, what, expected, actual).
+FailHook = Callable[[tuple[str, ...], str, object, object], Divergence]
+# Runs an adapter call, named, under the harness's safety limit.
+CallHook = Callable[[str, Callable[[], Any]], Any]
+
+
+class HarnessWatch:
+    """The harness's parts a watch reads and reports through.
+
+    Args:
+        backend, profile, clock: the harness's; the watched service is opened over the
+            same clock as the job runtime.
+        fail: builds the harness's Divergence from (requirements, what, expected, actual).
+        call: runs an adapter call under the harness's safety limit.
+        exercised: the harness's set of requirements exercised.
+    """
+
+    def __init__(self, backend: Backend, profile: Profile, clock: Clock, fail: FailHook,
+                 call: CallHook, exercised: set[str]) -> None:
+        self.backend, self.profile, self.clock = backend, profile, clock
+        self._fail, self._call, self._exercised = fail, call, exercised
