@@ -28,6 +28,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "jobconform.reference.lifecycle": frozenset({"JsonValue", "STUCK_ERROR", "POISON_ERROR"}),
     "jobconform.reference.faults": frozenset({"FaultKind", "StoreFault"}),
     "jobconform.reference.backoff": frozenset({"Jitter", "RetryPolicy"}),
+    # The health snapshot's six counts, one record for runtimes, the pipe and the bridges.
+    "jobconform.reference.model": frozenset({"Health"}),
     "jobconform.reference.admission": frozenset({"AdmissionConfig"}),
     "jobconform.reference.breaker.oracle": frozenset({"BreakerSettings"}),
     "jobconform.reference.governor.oracle": frozenset({"GovernorSettings"}),

@@ -513,7 +513,8 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "admission", "loops", "scheduling", "store",
                                      "composite", "health-report", "concurrent-submit",
                                      "audit-events", "loop-events", "breaker-seams",
-                                     "restart", "stop-signal", "store-faults:reminders",
+                                     "restart", "stop-signal", "scheduling-ends",
+                                     "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))
     assert backend.url == "sqlite://"
