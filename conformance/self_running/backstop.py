@@ -21,14 +21,19 @@ from jobconform.backends.protocol import BREAKER_SEAMS, Backend, Clock
 from jobconform.conformance.aim import TICK_SECONDS
 from jobconform.conformance.breaker.harness import breaker_settings
 from jobconform.conformance.harness import AdapterError
-from jobconform.conformance.self_running.watch import CallHook, FailHook, HarnessWatch
+from jobconform.conformance.self_running.watch import (
+    CallHook,
+    FailHook,
+    HarnessWatch,
+    service_watched,
+)
 from jobconform.reference.breaker.oracle import (
     BreakerModel,
     BreakerState,
     CallOutcome,
     state_at,
 )
-from jobconform.spec import Profile, Registry, SpecError
+from jobconform.spec import Profile, Registry
 
 BACKSTOP_REQUIREMENT = "SR-007"
 AREA = "self-running"
@@ -46,15 +51,8 @@ def backstop_interval_of(profile: Profile) -> float:
 def watches_backstop(backend: Backend, profile: Profile, registry: Registry | None) -> bool:
     """Whether SR-007 applies: the backend claims the breaker's seams, the profile has the
     breaker and the requirement (or, without a registry, the interval parameter)."""
-    if BREAKER_SEAMS not in frozenset(backend.capabilities) or BREAKER not in profile.areas:
-        return False
-    try:
-        if registry is not None:
-            return profile.name in registry.requirement(BACKSTOP_REQUIREMENT).profiles
-        backstop_interval_of(profile)
-    except SpecError:
-        return False
-    return True
+    return service_watched(backend, profile, registry, BREAKER_SEAMS, BREAKER,
+                           BACKSTOP_REQUIREMENT, backstop_interval_of)
 
 
 class BackstopWatch(HarnessWatch):

@@ -32,7 +32,12 @@ from jobconform.backends.reminders.protocol import Delivery, ReminderRuntime
 from jobconform.conformance.aim import TICK_SECONDS
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.reminders.harness import config_for, expected_record, freeze
-from jobconform.conformance.self_running.watch import CallHook, FailHook, HarnessWatch
+from jobconform.conformance.self_running.watch import (
+    CallHook,
+    FailHook,
+    HarnessWatch,
+    service_watched,
+)
 from jobconform.reference.reminders.oracle import (
     CREATED,
     DeliveryOutcome,
@@ -40,7 +45,7 @@ from jobconform.reference.reminders.oracle import (
     ReminderStatus,
 )
 from jobconform.reference.self_running import Window, delivery_window
-from jobconform.spec import Profile, Registry, SpecError
+from jobconform.spec import Profile, Registry
 
 DELIVERY_REQUIREMENT = "SR-008"
 AREA = "self-running"
@@ -59,15 +64,8 @@ def reconcile_interval_of(profile: Profile) -> float:
 def watches_reminders(backend: Backend, profile: Profile, registry: Registry | None) -> bool:
     """Whether SR-008 applies: the backend claims reminders, the profile has the area and
     the requirement (or, without a registry, the reconcile parameter)."""
-    if REMINDERS not in frozenset(backend.capabilities) or REMINDERS not in profile.areas:
-        return False
-    try:
-        if registry is not None:
-            return profile.name in registry.requirement(DELIVERY_REQUIREMENT).profiles
-        reconcile_interval_of(profile)
-    except SpecError:
-        return False
-    return True
+    return service_watched(backend, profile, registry, REMINDERS, REMINDERS,
+                           DELIVERY_REQUIREMENT, reconcile_interval_of)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 from jobconform.backends.protocol import Backend, Clock
 from jobconform.conformance.harness import Divergence
-from jobconform.spec import Profile
+from jobconform.spec import Profile, Registry, SpecError
 
 # Builds the harness's Divergence from (requirements, what, expected, actual).
 FailHook = Callable[[tuple[str, ...], str, object, object], Divergence]
@@ -34,3 +34,20 @@ class HarnessWatch:
                  call: CallHook, exercised: set[str]) -> None:
         self.backend, self.profile, self.clock = backend, profile, clock
         self._fail, self._call, self._exercised = fail, call, exercised
+
+
+def service_watched(backend: Backend, profile: Profile, registry: Registry | None,
+                    capability: str, area: str, requirement: str,
+                    parameter_of: Callable[[Profile], float]) -> bool:
+    """Whether a watch's requirement applies: the backend claims `capability`, the profile
+    has `area` and the requirement (or, without a registry, the watch's parameter, which
+    `parameter_of` reads and which raises SpecError when the profile sets none)."""
+    if capability not in frozenset(backend.capabilities) or area not in profile.areas:
+        return False
+    try:
+        if registry is not None:
+            return profile.name in registry.requirement(requirement).profiles
+        parameter_of(profile)
+    except SpecError:
+        return False
+    return True
