@@ -16,8 +16,11 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
-from sqlalchemy import create_engine, make_url, text
+from alembic.config import Config
+from sqlalchemy import Connection, create_engine, make_url, text
 from sqlalchemy.exc import DBAPIError
+
+from jobconform.backends.sql.database import MIGRATIONS
 
 SERVER_URLS = {
     "postgresql": os.environ.get("JOBCONFORM_TEST_POSTGRES_URL",
@@ -70,3 +73,12 @@ def database(kind: str, folder: Path) -> Iterator[str]:
         return
     with scratch_database(kind) as url:
         yield url
+
+
+def migrations_on(connection: Connection) -> Config:
+    """The store's Alembic migrations, run on `connection` (inside its transaction), for a
+    test that steps through the revisions itself."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config

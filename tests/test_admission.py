@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from alembic import command as alembic
-from alembic.config import Config
-from sql_databases import DATABASES, database
+from sql_databases import DATABASES, database, migrations_on
 from sqlalchemy import select, text
 
 from jobconform.backends.admission.memory import InMemoryAdmissionStore
@@ -23,7 +22,6 @@ from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
 from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.sql import SqlBackend, create_store_engine
-from jobconform.backends.sql.database import MIGRATIONS
 from jobconform.conformance.admission.harness import AdmissionHarness, admission_config
 from jobconform.conformance.admission.machine import run_admission_machine
 from jobconform.conformance.clock import EPOCH, VirtualClock
@@ -244,10 +242,8 @@ def test_migration_0031_keeps_existing_executions(kind: str, tmp_path: Path) -> 
     widened state CHECK takes the new end states."""
     with database(kind, tmp_path) as url:
         engine = create_store_engine(url)
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
         with engine.begin() as connection:
-            config.attributes["connection"] = connection
+            config = migrations_on(connection)
             alembic.upgrade(config, "0004")
             connection.execute(text(
                 "INSERT INTO admission_executions (execution_id, owner, state, arrived_at,"

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from alembic import command as alembic
-from alembic.config import Config
-from sql_databases import DATABASES, database
+from sql_databases import DATABASES, database, migrations_on
 from sqlalchemy import text
 
 from jobconform.backends.memory import MemoryBackend
@@ -20,7 +19,6 @@ from jobconform.backends.process.backend import carried_capabilities
 from jobconform.backends.protocol import SCHEDULING_ENDS
 from jobconform.backends.scheduling.sql import SqlScheduleStore
 from jobconform.backends.sql import SqlBackend, create_store_engine
-from jobconform.backends.sql.database import MIGRATIONS
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import VirtualClock
 from jobconform.conformance.machine_runner import MachineRun
@@ -132,10 +130,8 @@ def test_migration_0035_keeps_existing_executions(kind: str, tmp_path: Path) -> 
     """Rows written before spec 0.19.0 have not ended, and the outcome CHECK holds."""
     with database(kind, tmp_path) as url:
         engine = create_store_engine(url)
-        config = Config()
-        config.set_main_option("script_location", str(MIGRATIONS))
         with engine.begin() as connection:
-            config.attributes["connection"] = connection
+            config = migrations_on(connection)
             alembic.upgrade(config, "0021")
             connection.execute(text(
                 "INSERT INTO schedules (schedule_id, kind, message, pre_check, created_at)"

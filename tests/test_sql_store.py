@@ -15,9 +15,8 @@ from typing import Any, cast
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
-from alembic.config import Config
 from alembic.migration import MigrationContext
-from sql_databases import DATABASES, database, scratch_database
+from sql_databases import DATABASES, database, migrations_on, scratch_database
 from sqlalchemy import Engine, event, inspect, make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError, StatementError
 from sqlalchemy.pool import QueuePool
@@ -35,7 +34,6 @@ from jobconform.backends.sql import (
     UnknownSchemaVersion,
     create_store_engine,
 )
-from jobconform.backends.sql.database import MIGRATIONS
 from jobconform.backends.sql.models import Base, JobRow
 from jobconform.backends.store import (
     CANCELLED,
@@ -417,10 +415,8 @@ def test_migrations_build_exactly_the_models(kind: str) -> None:
 
 def test_migrations_downgrade_to_nothing_and_back() -> None:
     engine = create_store_engine("sqlite://")
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
-        config.attributes["connection"] = connection
+        config = migrations_on(connection)
         command.upgrade(config, "heads")
         command.downgrade(config, "base")
         assert inspect(connection).get_table_names() == ["alembic_version"]
