@@ -13,6 +13,8 @@ from jobconform.backends.protocol import (
     AUDIT_EVENTS,
     BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
+    EXECUTION_OPTIONS,
+    EXECUTION_QUERIES,
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
@@ -35,6 +37,8 @@ ENTRY_POINT_GROUP = "jobconform.backends"
 QUALIFYING_CAPABILITIES = {
     HEALTH_REPORT: (LIFECYCLE, "whose health snapshot it extends"),
     CONCURRENT_SUBMIT: (LIFECYCLE, "whose submit it qualifies"),
+    EXECUTION_QUERIES: (LIFECYCLE, "whose jobs it pages, filters and counts"),
+    EXECUTION_OPTIONS: (LIFECYCLE, "whose jobs carry options to their bodies"),
     AUDIT_EVENTS: (IDEMPOTENCY, "whose replays it reports"),
     LOOP_EVENTS: (LOOPS, "whose runs and loops it reports"),
     BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),

@@ -60,6 +60,15 @@ BREAKER_SEAMS = "breaker-seams"
 # `outcome` (SC-019), claims `scheduling-ends`; elsewhere SC-019 is "not claimed", and the
 # harness never calls the method nor reads the field.
 SCHEDULING_ENDS = "scheduling-ends"
+# A backend whose runtime answers the executions query and its statistics
+# (`query_executions`, `execution_stats`) and takes each job's owner and trigger at
+# submission (LC-032..LC-034) claims `execution-queries`; elsewhere those requirements
+# are "not claimed", and the harness never calls the two methods nor passes the names.
+EXECUTION_QUERIES = "execution-queries"
+# A backend whose runtime takes a job's execution options at submission, shows them on
+# its record and hands them to its body (LC-035) claims `execution-options`; elsewhere
+# LC-035 is "not claimed", and the harness never passes options.
+EXECUTION_OPTIONS = "execution-options"
 # Partial claims: a backend that implements only part of an area claims the area and
 # declares the part it leaves out; the requirements of that part are "not claimed"
 # (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the
@@ -159,6 +168,8 @@ class TaskScript:
         # of its job, and never for a job cancelled before it started.
         self.invocations = 0
         self.interrupted = False
+        # The execution options each run was handed, in order (LC-035).
+        self.options_handed: list[JsonValue] = []
 
     def interrupt(self) -> None:
         """Interrupt the invocation in flight: a thread in `wait_for_decision` returns
@@ -197,8 +208,12 @@ class TaskScript:
     def decided(self) -> bool:
         return self._outcome is not None
 
-    def run(self) -> JsonValue:
+    def run(self, options: JsonValue = None) -> JsonValue:
         """Execute the body.
+
+        Args:
+            options: the job's execution options, which a runtime claiming
+                execution-options hands to each run (LC-035); None when it has none.
 
         Returns:
             The scripted result.
@@ -209,6 +224,7 @@ class TaskScript:
         """
         with self._decision:
             self.invocations += 1
+            self.options_handed.append(options)
             outcome = self._outcome
         if outcome is None:
             raise RuntimeError("the runtime ran a task body the harness has not decided yet")
@@ -291,6 +307,8 @@ class RuntimeSettings:
     drain_timeout_seconds: float = 30.0
     # The module ids the runtime has (LC-027): a submission naming another is refused.
     modules: frozenset[str] = frozenset()
+    # The most jobs a page of the executions query holds (LC-032).
+    page_size: int = 50
 
 
 class Runtime(Protocol):
@@ -351,6 +369,11 @@ class Runtime(Protocol):
         """Snapshots of held jobs in submission order, optionally of one status only."""
         ...
 
+    # A runtime claiming execution-queries also has `query_executions` and
+    # `execution_stats` (ExecutionQueries below), and its submit takes `owner=` and
+    # `trigger=`; one claiming execution-options takes `options=` (LC-035), shows it as
+    # the record's `options` and hands it to each run of the body, `script.run(options)`.
+
     def cleanup(self, max_age_seconds: float) -> int:
         """Remove terminal jobs at least this old; return how many were removed."""
         ...
@@ -367,6 +390,34 @@ class Runtime(Protocol):
 
     def close(self) -> None:
         """Release whatever the runtime holds (threads, connections)."""
+        ...
+
+
+class ExecutionQueries(Protocol):
+    """What a runtime claiming `execution-queries` adds (LC-032..LC-034). Its records also
+    carry `owner` and `trigger`, as submitted (None when not)."""
+
+    def query_executions(self, *, status: str | None = None, trigger: str | None = None,
+                         owners: Sequence[str] | None = None, hours: float | None = None,
+                         search: str | None = None, offset: int = 0,
+                         limit: int | None = None) -> Sequence[JobView]:
+        """One page of the held jobs passing every filter given, newest submission first:
+        from `offset`, at most `limit`, never more than `RuntimeSettings.page_size`.
+
+        Args:
+            status: only jobs in exactly this status.
+            trigger: only jobs submitted with exactly this trigger.
+            owners: only jobs submitted for one of these owners (none for an empty set).
+            hours: only jobs submitted at or after the clock's reading less this many hours.
+            search: only jobs whose error contains this text, the case of letters aside.
+        """
+        ...
+
+    def execution_stats(self, hours: float | None = None,
+                        owners: Sequence[str] | None = None) -> dict[str, int]:
+        """{"total", "succeeded", "failed"} over the jobs submitted within the window of
+        `hours` (every held job if None), {"running", "queued"} over the held jobs whatever
+        their age; every count only of `owners`' jobs if given; one snapshot."""
         ...
 
 

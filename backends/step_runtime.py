@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from jobconform.backends import ownership
+from jobconform.backends import executions, ownership
 from jobconform.backends.faults import StoreWriteFailed
 from jobconform.backends.protocol import (
     WORKER_RUNNING,
@@ -100,13 +100,15 @@ class StepRuntime(OutcomeTally):
     # -- submission and dispatch -------------------------------------------------------
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None) -> str:
+               module_id: str | None = None, owner: str | None = None,
+               trigger: str | None = None, options: JsonValue = None) -> str:
         if self._shut_down:
             raise RuntimeShutDown("the runtime is shut down; open a new one to submit")
         if module_id is not None:
             check_module(module_id, self._settings.modules)
         job_id = self._new_job_id()
-        job = StoredJob(job_id, QUEUED, self._now())
+        job = StoredJob(job_id, QUEUED, self._now(), owner=owner, trigger=trigger,
+                        options=copy.deepcopy(options))
         if retry is not None:
             job = replace(job, max_retries=retry.max_retries,
                           retry_policy=policy_document(retry))  # type: ignore[arg-type]
@@ -148,7 +150,7 @@ class StepRuntime(OutcomeTally):
         if not script.decided():
             return
         try:
-            result = script.run()
+            result = script.run(self._options_for_body(job))
         except Exception as error:
             if not self._retry(job, error):
                 self._end(job, FAILED, error=self._error_message(error))
@@ -168,6 +170,11 @@ class StepRuntime(OutcomeTally):
         if requeued is not None:
             self._scripts[job.job_id].next_attempt()
         return True
+
+    def _options_for_body(self, job: StoredJob) -> JsonValue:
+        """The job's execution options, as the body is handed them (LC-035): a copy, so
+        a body cannot change the record."""
+        return copy.deepcopy(job.options)
 
     def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
                          jitter: Jitter = Jitter.NONE, draw: float = 0.0,
@@ -396,6 +403,21 @@ class StepRuntime(OutcomeTally):
     def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
         return [self._copy(job) for job in self._store.list(status)]
 
+    def query_executions(self, *, status: str | None = None, trigger: str | None = None,
+                         owners: Sequence[str] | None = None, hours: float | None = None,
+                         search: str | None = None, offset: int = 0,
+                         limit: int | None = None) -> Sequence[StoredJob]:
+        """One page of the executions query (LC-032, LC-033), from one read of the store."""
+        return [self._copy(job) for job in executions.page(
+            self._store.list(), self._now(), self._settings.page_size, status=status,
+            trigger=trigger, owners=owners, hours=hours, search=search, offset=offset,
+            limit=limit)]
+
+    def execution_stats(self, hours: float | None = None,
+                        owners: Sequence[str] | None = None) -> dict[str, int]:
+        """The execution statistics (LC-034), from one read of the store."""
+        return executions.stats(self._store.list(), self._now(), hours, owners)
+
     def health(self) -> HealthSnapshot:
         return self._health(self._store.counts(), self._worker_id, self._worker_status())
 
@@ -424,9 +446,11 @@ class StepRuntime(OutcomeTally):
         A record whose result is a scalar (or None) has nothing a caller could change, so
         it is handed out as it is: list_jobs runs after every harness step.
         """
-        if isinstance(job.result, _IMMUTABLE_RESULTS):
+        if isinstance(job.result, _IMMUTABLE_RESULTS) and isinstance(job.options,
+                                                                    _IMMUTABLE_RESULTS):
             return job
-        return replace(job, result=copy.deepcopy(job.result))
+        return replace(job, result=copy.deepcopy(job.result),
+                       options=copy.deepcopy(job.options))
 
 
 # LC-027: a module id is at most this long.

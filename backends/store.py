@@ -64,6 +64,11 @@ class StoredJob:
     # Ownership fencing (RD-006): claims so far. Every claim issues the next number, and
     # nothing else changes it, so a writer holding an older one holds a stale delivery.
     fencing_token: int = 0
+    # What the submission named: who the job runs for and what started it (LC-033), and
+    # the execution options its body is handed (LC-035).
+    owner: str | None = None
+    trigger: str | None = None
+    options: JsonValue = None
 
 
 # What `update` may change: everything but the identity and the fencing token.

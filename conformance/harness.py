@@ -19,6 +19,8 @@ from typing import Any, TypeVar, cast
 from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import (
     CONCURRENT_SUBMIT,
+    EXECUTION_OPTIONS,
+    EXECUTION_QUERIES,
     HEALTH_REPORT,
     LIFECYCLE,
     REAPER,
@@ -50,10 +52,11 @@ from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import AdapterError as AdapterError
 from jobconform.conformance.watchdog import AdapterHung, guarded, hung, note_adapter_interrupt
-from jobconform.reference import backoff
+from jobconform.reference import backoff, executions
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Command, describe
+from jobconform.reference.executions import PAGE_SIZE
 from jobconform.reference.lifecycle import JobState, JsonValue, Status
 from jobconform.reference.model import (
     SHUTDOWN_CANCEL,
@@ -102,6 +105,11 @@ class Record:
     redelivery_count: object = None
     alerted: object = None
     poisoned: object = None
+    # Compared only for backends claiming execution-queries (owner, trigger) and
+    # execution-options (options).
+    owner: object = None
+    trigger: object = None
+    options: object = None
 
 
 FIELD_REQUIREMENTS = {
@@ -117,6 +125,9 @@ FIELD_REQUIREMENTS = {
     "redelivery_count": ("RD-004", "RD-001"),
     "alerted": ("RD-003",),
     "poisoned": ("RD-003",),
+    "owner": ("LC-033",),
+    "trigger": ("LC-033",),
+    "options": ("LC-035",),
 }
 
 
@@ -222,7 +233,8 @@ _MISSING = "<missing>"
 
 
 def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False,
-           with_redelivery: bool = False) -> Record:
+           with_redelivery: bool = False, with_queries: bool = False,
+           with_options: bool = False) -> Record:
     """The record of a backend's view, built in one call (observe runs this per job per step).
 
     A field of an area the backend does not claim stays None; a claimed field the view
@@ -237,11 +249,15 @@ def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False,
         getattr(view, "redelivery_count", _MISSING) if with_redelivery else None,
         getattr(view, "alerted", _MISSING) if with_redelivery else None,
         getattr(view, "poisoned", _MISSING) if with_redelivery else None,
+        getattr(view, "owner", _MISSING) if with_queries else None,
+        getattr(view, "trigger", _MISSING) if with_queries else None,
+        getattr(view, "options", _MISSING) if with_options else None,
     )
 
 
 def expected_record(job: JobState, with_retry: bool = False,
-                    with_stuck: bool = False, with_redelivery: bool = False) -> Record:
+                    with_stuck: bool = False, with_redelivery: bool = False,
+                    with_queries: bool = False, with_options: bool = False) -> Record:
     """The record the oracle's job must read as, built in one call like `freeze`."""
     return Record(
         job.status.value, job.submitted_at, job.started_at, job.finished_at, job.result,
@@ -252,6 +268,9 @@ def expected_record(job: JobState, with_retry: bool = False,
         job.redelivery_count if with_redelivery else None,
         job.alerted if with_redelivery else None,
         job.poisoned if with_redelivery else None,
+        job.owner if with_queries else None,
+        job.trigger if with_queries else None,
+        job.options if with_options else None,
     )
 
 
@@ -278,6 +297,8 @@ class Harness:
     max_tasks: int | None = None
     unlimited_tasks: bool = False
     max_redelivery: int | None = None
+    # The executions query's page size (LC-032), instead of the profile's.
+    page_size: int | None = None
     # The reaper defaults the runtime is configured with, instead of the profile's.
     reaper_ttl_seconds: float | None = None
     reaper_sweep_interval_ms: float | None = None
@@ -327,6 +348,10 @@ class Harness:
         # Submissions from several threads at once (LC-030): only where claimed, so an
         # adapter driving one event loop is "not claimed", never called from two threads.
         self.claims_concurrent_submit = CONCURRENT_SUBMIT in self.backend.capabilities
+        # The executions query (LC-032..LC-034) and a job's execution options (LC-035):
+        # the names and options are passed, and the records' fields read, only where claimed.
+        self.claims_queries = EXECUTION_QUERIES in self.backend.capabilities
+        self.claims_options = EXECUTION_OPTIONS in self.backend.capabilities
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
                                         **self._area_defaults(), **self._lifecycle_defaults())
         self.model = ReferenceModel(
@@ -334,7 +359,7 @@ class Harness:
                    self.settings.reaper_ttl_seconds, self.settings.reaper_sweep_interval_ms,
                    self.settings.max_redelivery, self.settings.cancel_interrupts,
                    self.settings.shutdown_mode, self.settings.drain_timeout_seconds,
-                   self.settings.modules),
+                   self.settings.modules, self.settings.page_size),
             self.clock.now(),
         )
         self._titles = (
@@ -387,9 +412,13 @@ class Harness:
         if not 0 <= timeout < float("inf"):
             raise ValueError(f"profile {self.profile.name!r}: drain_timeout_seconds is a"
                              f" finite number >= 0, not {timeout!r}")
+        page_size = (int(values.get("page_size", PAGE_SIZE))  # type: ignore[arg-type]
+                     if self.page_size is None else self.page_size)
+        if page_size < 1:
+            raise ValueError(f"a page holds at least one job, not page_size={page_size}")
         return {"cancel_interrupts": values.get("cancel_running") == "interrupt",
                 "shutdown_mode": mode, "drain_timeout_seconds": timeout,
-                "modules": HARNESS_MODULES}
+                "modules": HARNESS_MODULES, "page_size": page_size}
 
     def _area_defaults(self) -> dict[str, Any]:
         """The runtime's configured defaults: the profile's, for the areas it has."""
@@ -709,6 +738,22 @@ class Harness:
         if isinstance(command, cmd.JobStoreFault):
             self._check_command(command.command)
             job_faults.check_fault_command(self, command)
+        if isinstance(command, cmd.Submit) and (
+                command.owner is not None or command.trigger is not None) and (
+                not self.claims_queries):
+            raise ValueError(f"backend {self.backend.name!r} does not claim"
+                             f" {EXECUTION_QUERIES}; {describe(command)} cannot be checked on"
+                             " it")
+        if isinstance(command, cmd.QueryExecutions | cmd.ExecutionStats) and (
+                not self.claims_queries):
+            raise ValueError(f"backend {self.backend.name!r} does not claim"
+                             f" {EXECUTION_QUERIES}; {describe(command)} cannot be checked on"
+                             " it")
+        if isinstance(command, cmd.Submit) and command.options is not None and (
+                not self.claims_options):
+            raise ValueError(f"backend {self.backend.name!r} does not claim"
+                             f" {EXECUTION_OPTIONS}; {describe(command)} cannot be checked on"
+                             " it")
         if isinstance(command, cmd.Submit) and command.job in self.ids:
             raise ValueError(f"job alias {command.job!r} is already used; pick a new one")
         if isinstance(command, cmd.SubmitConcurrently):
@@ -892,6 +937,14 @@ class Harness:
                 status = command.status
                 views = self._call("list_jobs", lambda: runtime.list_jobs(status))
                 return [self.aliases.get(view.job_id, view.job_id) for view in views]
+            case cmd.QueryExecutions():
+                return self._query_executions(command)
+            case cmd.ExecutionStats():
+                stats_of = self._area_method("execution_stats")
+                hours, owners = command.hours, command.owners
+                counts = self._call("execution_stats", lambda: stats_of(
+                    hours, None if owners is None else list(owners)))
+                return {name: counts.get(name, _MISSING) for name in cmd.STATS_FIELDS}
             case cmd.JobStoreFault():
                 return job_faults.run_under_fault(self, command)
             case cmd.Restart():
@@ -899,6 +952,29 @@ class Harness:
             case cmd.StopBySignal():
                 return self._stop_by_signal(command.grace_seconds)
         return None
+
+    def _query_executions(self, query: cmd.QueryExecutions) -> list[str]:
+        """The aliases of the page the runtime answers (LC-032, LC-033)."""
+        ask = self._area_method("query_executions")
+        views = self._call("query_executions", lambda: ask(
+            status=query.status, trigger=query.trigger,
+            owners=None if query.owners is None else list(query.owners), hours=query.hours,
+            search=query.search, offset=query.offset, limit=query.limit))
+        return [self.aliases.get(view.job_id, view.job_id) for view in views]
+
+    def _query_primary(self, query: cmd.QueryExecutions) -> str:
+        """Whether a wrong page broke the filters (LC-033) or the paging (LC-032): the
+        runtime's first page of the same filters is asked again, and the filters hold if
+        it holds the oracle's first page and nothing the filters keep out."""
+        if all(value is None for value in (query.status, query.trigger, query.owners,
+                                           query.hours, query.search)):
+            return "LC-032"
+        first = set(self._query_executions(replace(query, offset=0, limit=None)))
+        matching = executions.page(self.model.jobs, self.model.now, len(self.model.jobs) + 1,
+                                   status=query.status, trigger=query.trigger,
+                                   owners=query.owners, hours=query.hours, search=query.search)
+        wanted_first = set(matching[:self.settings.page_size])
+        return "LC-032" if wanted_first <= first <= set(matching) else "LC-033"
 
     def _restart(self) -> None:
         """The backend stops its runtime and opens a new one over the same store (RS-001);
@@ -1078,12 +1154,17 @@ class Harness:
     def _submit(self, command: cmd.Submit) -> object:
         script = TaskScript(honours_cancellation=not command.ignores_cancel)
         retry = command.retry
-        module = command.module
+        # Only a check of LC-027 names a module, only one of LC-033 an owner or trigger,
+        # only one of LC-035 options: other runtimes keep the old call.
+        named: dict[str, object] = {
+            name: value for name, value in (
+                ("module_id", command.module), ("owner", command.owner),
+                ("trigger", command.trigger), ("options", command.options))
+            if value is not None}
         try:
-            if module is not None:
-                # Only a check of LC-027 names a module: other runtimes keep the old call.
+            if named:
                 job_id = self._call("submit", lambda: self.runtime.submit(
-                    script, retry, module_id=module))  # type: ignore[call-arg]
+                    script, retry, **named))
             elif retry is None:
                 job_id = self._call("submit", lambda: self.runtime.submit(script))
             else:
@@ -1239,6 +1320,14 @@ class Harness:
                 raise self._fail(requirements, f"the answer to {describe(command)}", expected,
                                  actual, self._delay_primary(command))
             return
+        if isinstance(command, cmd.QueryExecutions | cmd.ExecutionStats) and (
+                expected != actual):
+            # A record or count that differs already is its own rule's, not the query's.
+            self.observe(requirements)
+            primary = (self._query_primary(command)
+                       if isinstance(command, cmd.QueryExecutions) else "LC-034")
+            raise self._fail(requirements, f"the answer to {describe(command)}", expected,
+                             actual, primary)
         if isinstance(command, cmd.SubmitConcurrently) and expected != actual:
             raise self._fail(requirements, f"the answers to {describe(command)}, in job"
                              " order", expected, actual, "LC-030")
@@ -1382,6 +1471,8 @@ class Harness:
                                  " its invocation was interrupted)",
                                  model_script.starts - model_script.interrupted,
                                  script.invocations, "LC-026")
+            if self.claims_options:
+                self._check_options_handed(alias, script, requirements)
             starts = model_script.starts
             if script.invocations > starts:
                 job = self.model.jobs.get(alias)
@@ -1390,12 +1481,26 @@ class Harness:
                                  f"how often the body of job {alias!r} ran (at most once per"
                                  " start)", starts, script.invocations, primary)
 
+    def _check_options_handed(self, alias: str, script: TaskScript,
+                              requirements: tuple[str, ...]) -> None:
+        """Each run of the body was handed the job's execution options (LC-035)."""
+        job = self.model.jobs.get(alias)
+        if job is None:
+            return  # removed: its runs were checked while it was held
+        for handed in script.options_handed:
+            if handed != job.options:
+                raise self._fail((*requirements, "LC-035"),
+                                 f"the execution options the body of job {alias!r} was"
+                                 " handed", job.options, handed, "LC-035")
+
     def _freeze(self, view: JobView) -> Record:
-        return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery)
+        return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery,
+                      self.claims_queries, self.claims_options)
 
     def _expected(self, job: JobState) -> Record:
         return expected_record(job, self.claims_retry, self.claims_stuck,
-                               self.claims_redelivery)
+                               self.claims_redelivery, self.claims_queries,
+                               self.claims_options)
 
     def _compare_record(self, what: str, wanted: Record, actual: Record,
                         requirements: tuple[str, ...], alias: str | None = None) -> None:

@@ -106,10 +106,12 @@ def run_config(context: Any) -> RunConfig:
 
 def open_state(config: RunConfig, max_concurrent: int | None = None,
                max_tasks: int | None = None, unlimited_tasks: bool = False,
-               max_redelivery: int | None = None) -> ScenarioState:
+               max_redelivery: int | None = None,
+               page_size: int | None = None) -> ScenarioState:
     return ScenarioState(config, lambda: Harness(
         config.backend, config.profile, config.registry, max_concurrent=max_concurrent,
-        max_tasks=max_tasks, unlimited_tasks=unlimited_tasks, max_redelivery=max_redelivery))
+        max_tasks=max_tasks, unlimited_tasks=unlimited_tasks, max_redelivery=max_redelivery,
+        page_size=page_size))
 
 
 def state_of(context: Any) -> ScenarioState:
@@ -124,7 +126,7 @@ def state_of(context: Any) -> ScenarioState:
 
 def reopen_runtime(context: Any, max_concurrent: int | None = None,
                    max_tasks: int | None = None, unlimited_tasks: bool = False,
-                   max_redelivery: int | None = None) -> None:
+                   max_redelivery: int | None = None, page_size: int | None = None) -> None:
     """Open the scenario's job runtime again with these limits (a Given-step's).
 
     Raises:
@@ -139,10 +141,12 @@ def reopen_runtime(context: Any, max_concurrent: int | None = None,
         raise ValueError(f"a task cap is at least 1, not {max_tasks}")
     if max_redelivery is not None and max_redelivery < 0:
         raise ValueError(f"a re-delivery cap is at least 0, not {max_redelivery}")
+    if page_size is not None and page_size < 1:
+        raise ValueError(f"a page holds at least one job, not {page_size}")
     if old.opened is not None:
         old.opened.close()
     context.jobconform = open_state(old.config, max_concurrent, max_tasks, unlimited_tasks,
-                                    max_redelivery)
+                                    max_redelivery, page_size)
 
 
 # -- checks in the Divergence's layout ------------------------------------------------------

@@ -41,6 +41,11 @@ class Submit:
     ignores_cancel: bool = False  # the body never checks its cancellation token
     retry: RetryPolicy | None = None  # only for backends claiming the retry area
     module: str | None = None  # the module id the submission names (LC-027), if any
+    # Who the job runs for and what started it (LC-033), and its execution options
+    # (LC-035): sent only to a runtime claiming execution-queries, execution-options.
+    owner: str | None = None
+    trigger: str | None = None
+    options: JsonValue = None
 
 
 # Submissions made at once by a concurrent submit: enough for real contention, few
@@ -228,11 +233,51 @@ class ListJobs:
     status: str | None = None
 
 
+@dataclass(frozen=True)
+class QueryExecutions:
+    """One page of the executions query (LC-032, LC-033): the answer is the aliases of
+    the page's jobs, in its order. A filter left None keeps every job; `owners` is the
+    set of owners (LC-033) as a tuple; `limit` None is the runtime's page size."""
+
+    status: str | None = None
+    trigger: str | None = None
+    owners: tuple[str, ...] | None = None
+    hours: float | None = None
+    search: str | None = None
+    offset: int = 0
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.offset < 0 or (self.limit is not None and self.limit < 1):
+            raise ValueError(f"a page has an offset of at least 0 and a limit of at least 1,"
+                             f" not offset={self.offset}, limit={self.limit}")
+        if self.hours is not None and not self.hours > 0:
+            raise ValueError(f"a window is a positive number of hours, not {self.hours}")
+
+
+@dataclass(frozen=True)
+class ExecutionStats:
+    """The execution statistics (LC-034) over a window of hours (None: every held job),
+    for a set of owners (None: every job). The answer is STATS_FIELDS' counts."""
+
+    hours: float | None = None
+    owners: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.hours is not None and not self.hours > 0:
+            raise ValueError(f"a window is a positive number of hours, not {self.hours}")
+
+
+# The counts of the execution statistics (LC-034), in the order they are shown.
+STATS_FIELDS = ("total", "succeeded", "failed", "running", "queued")
+
+
 Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
     | ListJobs | ComputeDelay | Heartbeat | DetectStuck | StartReaper | StopReaper | StoreOutage
     | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts | StaleOwnerWrite
-    | JobStoreFault | SubmitConcurrently | Restart | StopBySignal
+    | JobStoreFault | SubmitConcurrently | Restart | StopBySignal | QueryExecutions
+    | ExecutionStats
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -241,7 +286,7 @@ COMMAND_TYPES: dict[str, type[Command]] = {
                 Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck, StartReaper, StopReaper,
                 StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts,
                 StaleOwnerWrite, JobStoreFault, SubmitConcurrently, Restart,
-                StopBySignal)
+                StopBySignal, QueryExecutions, ExecutionStats)
 }
 
 # Answers, as plain comparable values.
@@ -308,6 +353,8 @@ def command_from_json(document: dict[str, Any]) -> Command:
                 body[key] = RetryPolicy(**policy)
         if cls is SubmitConcurrently and isinstance(body.get("jobs"), list):
             body["jobs"] = tuple(body["jobs"])
+        if isinstance(body.get("owners"), list):
+            body["owners"] = tuple(body["owners"])
         if "jitter" in body:
             body["jitter"] = Jitter(body["jitter"])
         return cls(**body)

@@ -91,10 +91,15 @@ class JobState:
     redelivery_count: int = 0  # RD-001, RD-004: lease expiries so far, never reset
     alerted: bool = False  # RD-003: an operator alert was raised for this job
     poisoned: bool = False  # RD-003: parked as poison at the re-delivery cap
+    owner: str | None = None  # LC-033: who the job runs for, as submitted
+    trigger: str | None = None  # LC-033: what started it, as submitted
+    options: JsonValue = None  # LC-035: its execution options, as submitted
 
 
-def new_job(submitted_at: datetime, max_retries: int = 0) -> JobState:
-    return JobState(status=Status.QUEUED, submitted_at=submitted_at, max_retries=max_retries)
+def new_job(submitted_at: datetime, max_retries: int = 0, owner: str | None = None,
+            trigger: str | None = None, options: JsonValue = None) -> JobState:
+    return JobState(status=Status.QUEUED, submitted_at=submitted_at, max_retries=max_retries,
+                    owner=owner, trigger=trigger, options=options)
 
 
 def step(job: JobState, event: Event) -> JobState:

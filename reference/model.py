@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from jobconform.reference import backoff, lifecycle, reaper
+from jobconform.reference import backoff, executions, lifecycle, reaper
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import (
     ACCEPTED,
@@ -29,6 +29,7 @@ from jobconform.reference.commands import (
     ComputeDelay,
     DetectStuck,
     Dispatch,
+    ExecutionStats,
     ExpireLeases,
     Finish,
     Get,
@@ -39,6 +40,7 @@ from jobconform.reference.commands import (
     ListJobs,
     OperatorAlerts,
     Outcome,
+    QueryExecutions,
     Raise,
     ReaperStatus,
     Restart,
@@ -81,6 +83,8 @@ class Limits:
     shutdown_mode: str = "cancel"
     drain_timeout_seconds: float = 30.0
     modules: frozenset[str] = frozenset()
+    # The most jobs a page of the executions query holds (LC-032).
+    page_size: int = executions.PAGE_SIZE
 
 
 # Shutdown modes (the profile parameter shutdown_mode).
@@ -279,6 +283,23 @@ class ReferenceModel:
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
                 return StepResult(names, ("LC-018",))
+            case QueryExecutions():
+                return self._query_executions(command)
+            case ExecutionStats():
+                counts = executions.stats(self.jobs.values(), self.now, command.hours,
+                                          command.owners)
+                return StepResult(dict[str, JsonValue](counts), ("LC-034",))
+
+    def _query_executions(self, query: QueryExecutions) -> StepResult:
+        """One page (LC-032) of the jobs passing the query's filters (LC-033): the
+        filters' requirement first when one is given, the paging's otherwise."""
+        keys: list[JsonValue] = list(executions.page(
+            self.jobs, self.now, self.limits.page_size, offset=query.offset,
+            limit=query.limit, status=query.status, trigger=query.trigger,
+            owners=query.owners, hours=query.hours, search=query.search))
+        filtered = any(value is not None for value in (
+            query.status, query.trigger, query.owners, query.hours, query.search))
+        return StepResult(keys, ("LC-033", "LC-032") if filtered else ("LC-032", "LC-033"))
 
     def health(self) -> Health:
         statuses = [job.status for job in self.jobs.values()]
@@ -332,11 +353,15 @@ class ReferenceModel:
         if self.limits.max_tasks is not None and len(self.jobs) >= self.limits.max_tasks:
             return StepResult(REFUSED_CAPACITY, ("LC-009",))
         policy = command.retry
-        self.jobs[command.job] = lifecycle.new_job(self.now, policy.max_retries if policy else 0)
+        self.jobs[command.job] = self._new_job(command, self.now)
         self.scripts[command.job] = self._queued_script(command.ignores_cancel, policy)
         accepted = ("LC-008", "LC-009", "RT-001", "RT-008") if policy else ("LC-008", "LC-009")
         if command.module is not None:
             accepted = ("LC-027", *accepted)
+        if command.options is not None:
+            accepted = ("LC-035", *accepted)
+        if command.owner is not None or command.trigger is not None:
+            accepted = ("LC-033", *accepted)
         return StepResult(ACCEPTED, accepted)
 
     def _submit_concurrently(self, command: SubmitConcurrently) -> StepResult:
@@ -372,10 +397,15 @@ class ReferenceModel:
         """Hold the job of a submission the spec refuses and a runtime accepted (over the
         task cap, after shutdown, with an unknown module): the harness adopts it, so that
         later commands judge the runtime with it."""
+        self.jobs[command.job] = self._new_job(command, submitted_at)
+        self.scripts[command.job] = self._queued_script(command.ignores_cancel, command.retry)
+
+    @staticmethod
+    def _new_job(command: Submit, submitted_at: datetime) -> JobState:
+        """The record a submission creates, with what it names (LC-033, LC-035)."""
         policy = command.retry
-        self.jobs[command.job] = lifecycle.new_job(submitted_at,
-                                                   policy.max_retries if policy else 0)
-        self.scripts[command.job] = self._queued_script(command.ignores_cancel, policy)
+        return lifecycle.new_job(submitted_at, policy.max_retries if policy else 0,
+                                 command.owner, command.trigger, command.options)
 
     def requeue_at_tail(self, waiting: list[str]) -> None:
         """Put the `waiting` jobs, in their order, at the tail of the queue: a runtime

@@ -53,6 +53,8 @@ from jobconform.backends.process.wire import (
 )
 from jobconform.backends.protocol import (
     BREAKER_SEAMS,
+    EXECUTION_OPTIONS,
+    EXECUTION_QUERIES,
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
@@ -151,7 +153,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     interface carries the seams' methods, as version 2's does; with retry, its partial
     claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
     `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
-    `scheduling-ends` (SC-019). The other capabilities beyond the
+    `scheduling-ends` (SC-019); with the lifecycle, `execution-queries` and
+    `execution-options` (LC-032..LC-035). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -162,6 +165,13 @@ def carried_capabilities(version: int) -> frozenset[str]:
     if RETRY in carried:
         # The partial claims only narrow retry (the kit asks less); no message carries them.
         carried |= {RETRY_WITHOUT_JITTER, RETRY_INTERVALS}
+    # Version 1's job messages are its own (lifecycle, retry, stuck); version 2 carries
+    # the job runtime's interface, with the executions query and the submission's options.
+    job_runtime = interfaces.methods(interfaces.JobRuntime)
+    if version != V1 and {"query_executions", "execution_stats"} <= job_runtime.keys():
+        carried |= {EXECUTION_QUERIES}  # LC-032..LC-034
+    if version != V1 and "options" in job_runtime["submit"].later:
+        carried |= {EXECUTION_OPTIONS}  # LC-035: the body gets them through TaskBody.run
     if SCHEDULING in carried:
         # It only narrows scheduling too: the kit sends UTC alone (no message carries it).
         carried |= {SCHEDULING_UTC_ONLY}

@@ -57,6 +57,7 @@ from jobconform.backends.loops.protocol import (
 from jobconform.backends.protocol import (
     CapacityExceeded,
     Clock,
+    ExecutionQueries,
     InvalidModuleId,
     JobNotCompleted,
     JobNotFound,
@@ -120,15 +121,17 @@ class StuckMethods(Protocol):
 
 
 class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryRuntime,
-                 Protocol):
+                 ExecutionQueries, Protocol):
     """The job runtime with the methods of every area checked through it; the kit calls
     only those of the areas the child claims."""
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None) -> str:
-        """`Runtime.submit` with the module id a check of LC-027 names (task-manager): it
-        travels only when given (`LATER_ARGUMENTS`), so a child that never meets such a
-        check never receives it."""
+               module_id: str | None = None, owner: str | None = None,
+               trigger: str | None = None, options: JsonValue = None) -> str:
+        """`Runtime.submit` with the module id a check of LC-027 names (task-manager), the
+        owner and trigger a check of LC-033 names and the options one of LC-035 gives:
+        each travels only when given (`LATER_ARGUMENTS`), so a child that never meets
+        such a check never receives it."""
         ...
 
 
@@ -162,12 +165,18 @@ class JobRecord(Protocol):
     def alerted(self) -> bool | None: ...
     @property
     def poisoned(self) -> bool | None: ...
+    @property
+    def owner(self) -> str | None: ...
+    @property
+    def trigger(self) -> str | None: ...
+    @property
+    def options(self) -> JsonValue: ...
 
 
 # Fields a runtime's own view may lack (their area, or the capability that adds them, is not
 # claimed: an execution's outcome is scheduling-ends'): read as null.
 AREA_FIELDS = frozenset({"retry_count", "max_retries", "last_heartbeat", "redelivery_count",
-                         "alerted", "poisoned", "outcome"})
+                         "alerted", "poisoned", "outcome", "owner", "trigger", "options"})
 
 
 class TaskBody(Protocol):
@@ -180,9 +189,10 @@ class TaskBody(Protocol):
         """True once the harness has decided how the current attempt ends."""
         ...
 
-    def run(self) -> JsonValue:
+    def run(self, options: JsonValue = None) -> JsonValue:
         """The attempt's result, or the scripted exception (type name, message and
-        retry-after travel as a `ScriptedError`)."""
+        retry-after travel as a `ScriptedError`). `options`: the job's execution options,
+        handed by a runtime claiming execution-options (LC-035)."""
         ...
 
     def next_attempt(self) -> None:
@@ -282,7 +292,9 @@ KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCal
 # Arguments added to a method after its message was first carried: the kit sends each
 # only when its value is not the default, so a child that predates it never receives it
 # (the schema does not require it) and the version stays 2.
-LATER_ARGUMENTS: dict[str, frozenset[str]] = {"JobRuntime.submit": frozenset({"module_id"})}
+LATER_ARGUMENTS: dict[str, frozenset[str]] = {
+    "JobRuntime.submit": frozenset({"module_id", "owner", "trigger", "options"}),
+    "TaskBody.run": frozenset({"options"})}
 # Methods of the areas' protocols that cannot cross a pipe.
 NOT_CARRIED = frozenset({"wait_for_decision", "wake", "decide"})
 # The kit's classes in the areas' signatures, and the interfaces they cross as.

@@ -115,6 +115,10 @@ class JobRow(Base):
     poisoned: Mapped[bool] = mapped_column(server_default=false())
     # Claims so far: the fencing token every owner write and rescue is conditioned on.
     fencing_token: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    # What the submission named (LC-033, LC-035); the owners filter reads `owner`.
+    owner: Mapped[str | None] = mapped_column(String(255), index=True)
+    trigger: Mapped[str | None] = mapped_column(String(255))
+    options: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
     schema_version: Mapped[int] = mapped_column(
         Integer, server_default=text(str(JSON_SCHEMA_VERSION)))
 

@@ -132,7 +132,7 @@ class ThreadedBackend(ShippedBackend):
                                cancel_interrupts=settings.cancel_interrupts,
                                shutdown_mode=settings.shutdown_mode,
                                drain_timeout_seconds=settings.drain_timeout_seconds,
-                               modules=settings.modules)
+                               modules=settings.modules, page_size=settings.page_size)
 
     def open_self_running(self, settings: RuntimeSettings, clock: Clock,
                           clockwork: Clockwork) -> ThreadedRuntime:
@@ -144,7 +144,8 @@ class ThreadedBackend(ShippedBackend):
                                   max_tasks=settings.max_tasks,
                                   reaper_ttl_seconds=settings.reaper_ttl_seconds,
                                   reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
-                                  max_redelivery=settings.max_redelivery)
+                                  max_redelivery=settings.max_redelivery,
+                                  page_size=settings.page_size)
         if REAPER in self.capabilities:
             runtime.start_reaper()
         return runtime

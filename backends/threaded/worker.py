@@ -49,7 +49,7 @@ from datetime import datetime, timedelta
 from types import FrameType, TracebackType
 from typing import Any
 
-from jobconform.backends import ownership
+from jobconform.backends import executions, ownership
 from jobconform.backends.ownership import RecoverySchedule
 from jobconform.backends.protocol import (
     WORKER_RUNNING,
@@ -168,6 +168,7 @@ class _OwnedJob:
     script: TaskScript
     token: CancellationToken
     fencing_token: int  # the claim's: every write for this delivery carries it
+    options: JsonValue  # the job's execution options, handed to its body (LC-035)
     reached_body: bool = False  # its pool thread has started waiting in the body
     # The store refused a heartbeat of this delivery: the job was re-delivered or ended
     # meanwhile, and a token once superseded never owns it again, so the poll stops beating.
@@ -230,7 +231,7 @@ class ThreadedRuntime(OutcomeTally):
                  bodies: Callable[[StoredJob], TaskScript | None] | None = None,
                  cancel_interrupts: bool = False, shutdown_mode: str = "cancel",
                  drain_timeout_seconds: float = 30.0,
-                 modules: frozenset[str] = frozenset()) -> None:
+                 modules: frozenset[str] = frozenset(), page_size: int = 50) -> None:
         self._config = config if config is not None else WorkerConfig.from_environment()
         if not self._config.enabled:
             raise WorkerDisabled(f"asynchronous execution is disabled; set {ENABLED_ENV}=1"
@@ -254,6 +255,7 @@ class ThreadedRuntime(OutcomeTally):
         self._shutdown_mode = shutdown_mode
         self._drain_timeout = timedelta(seconds=drain_timeout_seconds)
         self._modules = modules
+        self._page_size = page_size  # the executions query's (LC-032)
         self._draining = False  # a drain-mode shutdown was called: no more submissions
         self._drain_deadline: datetime | None = None  # when the drain cancels the rest
         self._stopped = False  # ...and every running job has ended, the threads are gone
@@ -300,7 +302,8 @@ class ThreadedRuntime(OutcomeTally):
     # -- submission and dispatch -------------------------------------------------------
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None) -> str:
+               module_id: str | None = None, owner: str | None = None,
+               trigger: str | None = None, options: JsonValue = None) -> str:
         with self._state:
             if self._stopping or self._draining:
                 raise RuntimeShutDown(f"worker {self.worker_id} is stopped; open a new"
@@ -308,7 +311,8 @@ class ThreadedRuntime(OutcomeTally):
             if module_id is not None:
                 check_module(module_id, self._modules)
             job_id = str(uuid.uuid4())
-            job = StoredJob(job_id, QUEUED, self._clock.now())
+            job = StoredJob(job_id, QUEUED, self._clock.now(), owner=owner, trigger=trigger,
+                            options=copy.deepcopy(options))
             if retry is not None:
                 # The policy travels with the job, so whichever worker claims a later
                 # attempt applies the same one (RT-001).
@@ -493,7 +497,8 @@ class ThreadedRuntime(OutcomeTally):
                                 f" {self.worker_id} has no body for this job") is not None:
                 self._count_outcome(FAILED)
             return
-        owned = _OwnedJob(script, CancellationToken(script), job.fencing_token)
+        owned = _OwnedJob(script, CancellationToken(script), job.fencing_token,
+                          copy.deepcopy(job.options))
         self._owned[job.job_id] = owned
         self._pool.submit(self._run_owned, job.job_id, owned)
 
@@ -523,7 +528,7 @@ class ThreadedRuntime(OutcomeTally):
         raised: Exception | None = None
         if decided:
             try:
-                result = owned.script.run()
+                result = owned.script.run(owned.options)
             except Exception as error:  # the body's own failure, never the worker's
                 raised = error
         with self._state:
@@ -915,6 +920,21 @@ class ThreadedRuntime(OutcomeTally):
     def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
         return [_snapshot(job) for job in self._store.list(status)]
 
+    def query_executions(self, *, status: str | None = None, trigger: str | None = None,
+                         owners: Sequence[str] | None = None, hours: float | None = None,
+                         search: str | None = None, offset: int = 0,
+                         limit: int | None = None) -> Sequence[StoredJob]:
+        """One page of the executions query (LC-032, LC-033), from one read of the store."""
+        return [_snapshot(job) for job in executions.page(
+            self._store.list(), self._clock.now(), self._page_size, status=status,
+            trigger=trigger, owners=owners, hours=hours, search=search, offset=offset,
+            limit=limit)]
+
+    def execution_stats(self, hours: float | None = None,
+                        owners: Sequence[str] | None = None) -> dict[str, int]:
+        """The execution statistics (LC-034), from one read of the store."""
+        return executions.stats(self._store.list(), self._clock.now(), hours, owners)
+
     def health(self) -> WorkerHealth:
         with self._state:
             return self._health(self._store.counts(), self.worker_id, self._status())
@@ -963,5 +983,6 @@ class ThreadedRuntime(OutcomeTally):
 
 
 def _snapshot(job: StoredJob) -> StoredJob:
-    """Records are frozen, but a result may be a dict: hand out a copy of it too (LC-016)."""
-    return replace(job, result=copy.deepcopy(job.result))
+    """Records are frozen, but a result or options may be a dict: hand out copies of them
+    too (LC-016)."""
+    return replace(job, result=copy.deepcopy(job.result), options=copy.deepcopy(job.options))

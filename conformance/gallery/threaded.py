@@ -128,7 +128,8 @@ def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
                           max_tasks=settings.max_tasks,
                           reaper_ttl_seconds=settings.reaper_ttl_seconds,
                           reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
-                          max_redelivery=settings.max_redelivery)
+                          max_redelivery=settings.max_redelivery,
+                          page_size=settings.page_size)
 
     BrokenBackend.name = f"gallery.{name}"
     BrokenBackend.__name__ = BrokenBackend.__qualname__ = name

@@ -90,6 +90,18 @@ def submit_job_for_module(alias: str, module: str) -> cmd.Submit:
     return cmd.Submit(alias, module=module)
 
 
+def submit_job_for_owner(alias: str, owner: str, trigger: str | None = None) -> cmd.Submit:
+    """Submit a job run for ``owner``, started by ``trigger`` if given (LC-033); it must
+    be accepted. Returns its id."""
+    return cmd.Submit(alias, owner=owner, trigger=trigger)
+
+
+def submit_job_with_options(alias: str, options: str) -> cmd.Submit:
+    """Submit a job with ``options`` (a JSON value) as its execution options (LC-035); it
+    must be accepted. Returns its id."""
+    return cmd.Submit(alias, options=json_value(options))
+
+
 def dispatch() -> cmd.Dispatch:
     """A dispatch point: the runtime starts queued jobs into its free slots."""
     return cmd.Dispatch()
@@ -141,6 +153,55 @@ def list_jobs(status: str | None = None) -> OnProfile:
         None if status is None else canonical_status(profile, status)))
 
 
+def query_executions(status: str | None = None, trigger: str | None = None,
+                     owners: str | None = None, hours: float | None = None,
+                     search: str | None = None, offset: int = 0,
+                     limit: int | None = None) -> OnProfile:
+    """One page of the executions query (LC-032, LC-033); returns the aliases of its jobs.
+
+    ``owners`` lists owners separated by commas; a filter left out keeps every job, and
+    ``limit`` left out is the runtime's page size.
+    """
+    return OnProfile(lambda profile: cmd.QueryExecutions(
+        None if status is None else canonical_status(profile, status), trigger,
+        None if owners is None else tuple(alias_list(owners)),
+        None if hours is None else float(hours), search, int(offset),
+        None if limit is None else int(limit)))
+
+
+def read_execution_stats(hours: float | None = None,
+                         owners: str | None = None) -> cmd.ExecutionStats:
+    """The execution statistics (LC-034) over the last ``hours`` (every held job if left
+    out), of ``owners`` only if given (separated by commas); returns the five counts."""
+    return cmd.ExecutionStats(None if hours is None else float(hours),
+                              None if owners is None else tuple(alias_list(owners)))
+
+
+def query_clauses(clauses: str) -> OnProfile:
+    """Parse a query's clauses into QueryExecutions (a status in the profile's words too).
+
+    Raises:
+        ValueError: a clause is not one of: status "S", trigger "T", owners "A, B",
+            search "X", hours H, offset N, limit N; or one is given twice.
+    """
+    values: dict[str, Any] = {}
+    for part in (piece.strip() for piece in _QUERY_SEPARATOR.split(clauses)):
+        match = _QUERY_CLAUSE.fullmatch(part)
+        if match is None:
+            raise ValueError(f'cannot read {part!r} in {clauses!r}; write clauses such as'
+                             ' \'status "failed"\', \'owners "ann, bob"\', \'hours 1\','
+                             " 'offset 2', 'limit 2', joined by ',' or 'and'")
+        name = match.group("name") or match.group("number_name")
+        if name in values:
+            raise ValueError(f"{name} is given twice in {clauses!r}")
+        values[name] = (match.group("text") if match.group("name")
+                        else float(match.group("number")))
+    for whole in ("offset", "limit"):
+        if whole in values:
+            values[whole] = int(values[whole])
+    return query_executions(**values)
+
+
 def send_heartbeat(alias: str) -> cmd.Heartbeat:
     """The job's body reports progress (ST-001); only a running job's heartbeat counts."""
     return cmd.Heartbeat(alias)
@@ -183,6 +244,13 @@ _DELAY_CLAUSES = {
     "previous_ms": re.compile(rf"(?:a )?previous (?:delay )?(?:of )?(?P<value>{_NUMBER}) ms"),
     "retry_after_ms": re.compile(rf"(?:a )?retry-after (?:of )?(?P<value>{_NUMBER}) ms"),
 }
+
+
+# The clauses of a query's step: `status "failed", owners "ann, bob" and limit 2`.
+_QUERY_CLAUSE = re.compile(rf'(?P<name>status|trigger|owners|search) "(?P<text>[^"]*)"'
+                           rf"|(?P<number_name>hours|offset|limit) (?P<number>{_NUMBER})")
+# A comma outside quotes, or "and": what separates a query's clauses.
+_QUERY_SEPARATOR = re.compile(r'(?:,|\band\b)(?=(?:[^"]*"[^"]*")*[^"]*$)')
 
 
 def delay_options(text: str) -> dict[str, Any]:
@@ -256,6 +324,16 @@ DECLARATIONS = (
         *_each_retry_wording('job "{alias}" is submitted with {retries:d} retries'),
         *_each_retry_wording(f'job "{{alias}}" is submitted with {_RETRY_FIELDS}'),
     ), kept_as=_submitted),
+    Declaration("Submit Job For Owner", submit_job_for_owner, (
+        # The longer wording first: the shorter one's owner would swallow its trigger.
+        Phrase('job "{alias}" is submitted for owner "{owner}" with trigger "{trigger}"',
+               submit_job_for_owner),
+        Phrase('job "{alias}" is submitted for owner "{owner}"', submit_job_for_owner),
+    ), kept_as=_submitted),
+    Declaration("Submit Job With Options", submit_job_with_options, (
+        Phrase('job "{alias}" is submitted with options {options:Json}',
+               lambda alias, options: cmd.Submit(alias, options=options)),
+    ), kept_as=_submitted),
     Declaration("Dispatch", dispatch, (Phrase("the runtime dispatches", dispatch),)),
     Declaration("Job Returns", job_returns, (
         Phrase('job "{alias}" returns {result:Json}',
@@ -285,6 +363,19 @@ DECLARATIONS = (
     Declaration("List Jobs", list_jobs, (
         Phrase("the jobs are listed", cmd.ListJobs),
         Phrase('the jobs are listed with status "{status:Status}"', cmd.ListJobs),
+    )),
+    Declaration("Query Executions", query_executions, (
+        Phrase("the executions are queried", query_executions),
+        Phrase("the executions are queried with {clauses}", query_clauses),
+    )),
+    Declaration("Read Execution Stats", read_execution_stats, (
+        Phrase("the execution statistics are read", read_execution_stats),
+        Phrase("the execution statistics are read for the last {hours:g} hours",
+               lambda hours: read_execution_stats(hours)),
+        Phrase("the execution statistics are read for the last {hours:g} hour",
+               lambda hours: read_execution_stats(hours)),
+        Phrase('the execution statistics are read for owners "{owners}"',
+               lambda owners: read_execution_stats(None, owners)),
     )),
     Declaration("Send Heartbeat", send_heartbeat, (
         Phrase('job "{alias}" sends a heartbeat', send_heartbeat),

@@ -38,7 +38,7 @@ from jobconform.backends.store import (
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import STUCK_ERROR
+from jobconform.reference.lifecycle import STUCK_ERROR, JsonValue
 
 # -- broken runtimes ---------------------------------------------------------------------
 
@@ -545,8 +545,9 @@ class ModuleIdUncheckedRuntime(MemoryRuntime):
     contract)."""
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None) -> str:
-        return super().submit(script, retry)
+               module_id: str | None = None, owner: str | None = None,
+               trigger: str | None = None, options: JsonValue = None) -> str:
+        return super().submit(script, retry, owner=owner, trigger=trigger, options=options)
 
 
 class DrainWithoutTimeoutRuntime(MemoryRuntime):
@@ -656,6 +657,80 @@ class InterruptingCancelNotAwaitedRuntime(MemoryRuntime):
             super().settle()
 
 
+class PageOverlapsRuntime(MemoryRuntime):
+    """The executions query counts its offset from 1: every page after the first starts
+    one job early, so the last job of a page is also the first of the next."""
+
+    def query_executions(self, *, status: str | None = None, trigger: str | None = None,
+                         owners: Sequence[str] | None = None, hours: float | None = None,
+                         search: str | None = None, offset: int = 0,
+                         limit: int | None = None) -> Sequence[StoredJob]:
+        return super().query_executions(status=status, trigger=trigger, owners=owners,
+                                        hours=hours, search=search,
+                                        offset=max(offset - 1, 0), limit=limit)
+
+
+class WindowExcludesItsEdgeRuntime(MemoryRuntime):
+    """The executions query's window of hours is open at its start: a job submitted
+    exactly that many hours ago is left out (`submitted_at > now - hours`)."""
+
+    def query_executions(self, *, status: str | None = None, trigger: str | None = None,
+                         owners: Sequence[str] | None = None, hours: float | None = None,
+                         search: str | None = None, offset: int = 0,
+                         limit: int | None = None) -> Sequence[StoredJob]:
+        # One microsecond less of window: the edge's own instant falls outside.
+        narrower = None if hours is None else hours - ONE_MICROSECOND_IN_HOURS
+        return super().query_executions(status=status, trigger=trigger, owners=owners,
+                                        hours=narrower, search=search, offset=offset,
+                                        limit=limit)
+
+
+ONE_MICROSECOND_IN_HOURS = 1 / 3_600_000_000
+
+
+class StatsWindowActiveCountsRuntime(MemoryRuntime):
+    """The execution statistics count running and queued jobs within the window too, so
+    a job running for longer than the window drops out of the live counts."""
+
+    def execution_stats(self, hours: float | None = None,
+                        owners: Sequence[str] | None = None) -> dict[str, int]:
+        counts = super().execution_stats(hours, owners)
+        if hours is None:
+            return counts
+        since = self._now() - timedelta(hours=hours)
+        recent = [job for job in self._store.list()
+                  if job.submitted_at >= since and (owners is None or job.owner in owners)]
+        return {**counts, "running": sum(job.status == RUNNING for job in recent),
+                "queued": sum(job.status == QUEUED for job in recent)}
+
+
+class OptionsDroppedOnRecordRuntime(MemoryRuntime):
+    """Submit hands the execution options to the body when it runs but never stores
+    them: the record shows none, so nobody can tell later what the job ran with."""
+
+    def _options_for_body(self, job: StoredJob) -> JsonValue:
+        return self._given_options.get(job.job_id)
+
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
+               module_id: str | None = None, owner: str | None = None,
+               trigger: str | None = None, options: JsonValue = None) -> str:
+        job_id = super().submit(script, retry, owner=owner, trigger=trigger)
+        self._given_options[job_id] = options
+        return job_id
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(settings, clock)
+        self._given_options: dict[str, JsonValue] = {}
+
+
+class OptionsNotHandedToBodyRuntime(MemoryRuntime):
+    """The record keeps the execution options, but the body is run without them, as a
+    worker that reads the job's arguments and forgets its options would."""
+
+    def _options_for_body(self, job: StoredJob) -> JsonValue:
+        return None
+
+
 def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
                   catches: str, source: str, profile: str = "canonical") -> GalleryEntry:
     """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
@@ -757,4 +832,14 @@ GALLERY = (
     _memory_entry("drain_without_timeout", DrainWithoutTimeoutRuntime, "LC-028",
                   "issue 22 (graceful shutdown that drains with a timeout)",
                   profile="draining-worker"),
+    _memory_entry("executions_page_overlaps", PageOverlapsRuntime, "LC-032",
+                  "seed 002 §10.12 (offset pagination of the executions list)"),
+    _memory_entry("executions_window_excludes_edge", WindowExcludesItsEdgeRuntime, "LC-033",
+                  "seed 002 §10.12 (the list's hours filter)"),
+    _memory_entry("executions_stats_window_on_live_counts", StatsWindowActiveCountsRuntime,
+                  "LC-034", "seed 002 §10.12 (running and queued counts always live)"),
+    _memory_entry("execution_options_dropped_on_record", OptionsDroppedOnRecordRuntime,
+                  "LC-035", "seed 002 §10.5 (model_used audit trail in execution records)"),
+    _memory_entry("execution_options_not_handed_to_body", OptionsNotHandedToBodyRuntime,
+                  "LC-035", "seed 002 §10.5 (the task runs with the model chosen)"),
 )

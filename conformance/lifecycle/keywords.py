@@ -222,12 +222,14 @@ class JobconformLibrary:
     @keyword("Start Runtime")
     def start_runtime(self, slots: int | None = None, task_cap: int | None = None,
                       unlimited_tasks: bool = False,
-                      redelivery_cap: int | None = None) -> None:
+                      redelivery_cap: int | None = None,
+                      page_size: int | None = None) -> None:
         """Open a fresh runtime on the backend, with the profile's limits unless overridden.
 
         ``slots`` is max_concurrent, ``task_cap`` is max_tasks; ``unlimited_tasks=True``
         removes the cap whatever the profile says; ``redelivery_cap`` is max_redelivery
-        (RD-002; the profile's by default).
+        (RD-002; the profile's by default); ``page_size`` the most a page of the
+        executions query holds (LC-032; the profile's, else 50, by default).
         """
         if self._skip_reason is not None:
             raise SkipExecution(self._skip_reason)
@@ -241,6 +243,8 @@ class JobconformLibrary:
             raise ValueError("give either task_cap or unlimited_tasks=True, not both")
         if redelivery_cap is not None and redelivery_cap < 0:
             raise ValueError(f"redelivery_cap must be at least 0, not {redelivery_cap}")
+        if page_size is not None and page_size < 1:
+            raise ValueError(f"page_size must be at least 1, not {page_size}")
         backend_name = (self._backend_name or robot_variable("${BACKEND}")
                         or DEFAULT_BACKEND)
         backend: Backend = load_backend(backend_name)
@@ -249,7 +253,7 @@ class JobconformLibrary:
         self._profile = registry.profile(profile_name)
         self._harness = Harness(backend, self._profile, registry, max_concurrent=slots,
                                 max_tasks=task_cap, unlimited_tasks=unlimited_tasks,
-                                max_redelivery=redelivery_cap)
+                                max_redelivery=redelivery_cap, page_size=page_size)
         settings = self._harness.settings
         BuiltIn().log(f"runtime on backend {backend.name!r} ({backend_name}), profile"
                       f" {profile_name!r}: max_concurrent={settings.max_concurrent},"
@@ -430,7 +434,63 @@ class JobconformLibrary:
             raise self._fail(f"listing {what} should show {list(aliases)}, backend listed"
                              f" {listed}")
 
+    @keyword("Page Should Be")
+    def page_should_be(self, *aliases: str) -> None:
+        """The latest executions query answered exactly ``aliases``, in order (LC-032)."""
+        answer = self._answer_to(cmd.QueryExecutions, "Page Should Be")
+        if answer != list(aliases):
+            raise self._fail(f"the page should hold {list(aliases)}, backend answered"
+                             f" {answer!r}")
+
+    @keyword("Stats Should Be")
+    def stats_should_be(self, total: int, succeeded: int, failed: int, running: int,
+                        queued: int) -> None:
+        """The latest execution statistics answered these five counts (LC-034)."""
+        answer = self._answer_to(cmd.ExecutionStats, "Stats Should Be")
+        wanted = dict(zip(cmd.STATS_FIELDS, (total, succeeded, failed, running, queued),
+                          strict=True))
+        if answer != wanted:
+            raise self._fail(f"the execution statistics should be {wanted}, backend"
+                             f" answered {answer!r}")
+
+    def _answer_to(self, kind: type, keyword_name: str) -> object:
+        """The answer to the latest command, which must be of `kind`."""
+        if not isinstance(self._sent, kind):
+            raise RuntimeError(f"`{keyword_name}` checks the answer to {kind.__name__}, but"
+                               f" the latest command was {self._sent!r}")
+        return self.harness.last_answer
+
     # -- assertions on the backend's records ----------------------------------------------
+
+    @keyword("Job Owner And Trigger Should Be")
+    def job_owner_and_trigger_should_be(self, alias: str, owner: str | None,
+                                        trigger: str | None = None) -> None:
+        """The record shows the owner and trigger the job was submitted with (LC-033);
+        ``None`` for one not given."""
+        view = self._view(alias)
+        actual = (getattr(view, "owner", "<missing>"), getattr(view, "trigger", "<missing>"))
+        if actual != (owner, trigger):
+            raise self._fail(f"job {alias!r} should show owner and trigger {(owner, trigger)},"
+                             f" the backend shows {actual}")
+
+    @keyword("Job Options Should Be")
+    def job_options_should_be(self, alias: str, options: str) -> None:
+        """The record shows ``options`` (a JSON value) as its execution options (LC-035)."""
+        wanted = json_value(options)
+        actual = getattr(self._view(alias), "options", "<missing>")
+        if actual != wanted or type(actual) is not type(wanted):
+            raise self._fail(f"job {alias!r} should show options {wanted!r}, the backend"
+                             f" shows {actual!r}")
+
+    @keyword("Job Body Should Have Been Handed Options")
+    def job_body_should_have_been_handed_options(self, alias: str, options: str) -> None:
+        """Each run of the job's body was handed ``options`` (a JSON value; LC-035)."""
+        wanted = json_value(options)
+        script = self.harness.scripts.get(alias)
+        handed = [] if script is None else script.options_handed
+        if not handed or any(value != wanted for value in handed):
+            raise self._fail(f"each run of the body of job {alias!r} should have been handed"
+                             f" {wanted!r}; it was handed {handed!r}")
 
     @keyword("Job Body Should Have Been Interrupted")
     def job_body_should_have_been_interrupted(self, alias: str) -> None:
@@ -829,6 +889,8 @@ derive_keywords(JobconformLibrary, DECLARATIONS, lambda library: library, {
     "Submit Job Ignoring Cancellation": JobconformLibrary._accepted,
     "Submit Job With Retry": JobconformLibrary._accepted,
     "Submit Job For Module": JobconformLibrary._accepted,
+    "Submit Job For Owner": JobconformLibrary._accepted,
+    "Submit Job With Options": JobconformLibrary._accepted,
     "Cancel Job": JobconformLibrary._cancel_answer,
     "Run Cleanup": JobconformLibrary._cleanup_count,
     "List Jobs": JobconformLibrary._listing,

@@ -16,6 +16,7 @@ padding before it. A divergence names the commands of the runtime it happened on
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -43,7 +44,7 @@ from jobconform.conformance.machine_runner import (
 )
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import JobState, Status
+from jobconform.reference.lifecycle import JobState, JsonValue, Status
 from jobconform.spec import Profile, Registry, SpecError
 
 TIME_STEPS = (0.0, 1.0, 5.0, 30.0, 60.0)
@@ -74,6 +75,30 @@ MODULE_IDS = st.one_of(
 # runtime of their own: two, then three, in turn (the machine's cap of four holds them
 # beside one job submitted before).
 CONCURRENT_BATCHES = (("c1", "c2"), ("c1", "c2", "c3"))
+# What a submission names where the backend claims execution-queries (owner, trigger) and
+# execution-options (options), taken in turn by the job's number: drawn from nothing, so
+# the other rules' sequences stay as they were. None among them: a job that names none.
+OWNERS = ("ann", "bob", None)
+TRIGGERS = ("manual", "schedule")
+OPTIONS: tuple[JsonValue, ...] = ({"model": "haiku"}, None, "opus", [1, 2])
+# The executions query's page size on the machine's runtime: below its task cap, so that
+# a page without a limit, or with a larger one, meets it (LC-032).
+MACHINE_PAGE_SIZE = 3
+# A window of hours as long as the age of the oldest job held (LC-033): its submission
+# is the window's inclusive edge.
+AGE_OF_THE_OLDEST = "the oldest held job's age"
+# The executions queries and statistics a submission is followed by, in turn, where the
+# backend claims execution-queries: paging, each filter (a window whose edge is a held
+# job's submission, and one of 30 s), and statistics; the commonest bugs' shapes first,
+# as sequences are short. Taken in turn rather than drawn, for the same reason as OWNERS.
+QUERY_SHAPES: tuple[dict[str, object], ...] = (
+    {"offset": 1}, {"hours": AGE_OF_THE_OLDEST}, {"limit": 2}, {"owners": ("ann",)},
+    {"search": "TIMEOUT"}, {"status": "failed"}, {"offset": 2, "limit": 2},
+    {"trigger": "schedule", "offset": 1}, {"hours": AGE_OF_THE_OLDEST, "status": "queued"},
+    {"owners": ("ann", "bob"), "limit": 1}, {}, {"owners": ()},
+    {"status": "running", "hours": 30 / 3600})
+STATS_SHAPES: tuple[dict[str, object], ...] = (
+    {"hours": 5 / 3600}, {}, {"hours": 30 / 3600, "owners": ("ann",)}, {"owners": ("bob",)})
 # One retry at once, and a listed error: a job that fails for good either way, without
 # time passing (a rule that moved the clock would change what the other rules find).
 LAST_RETRY_POLICY = RetryPolicy(max_retries=1, retry_delay_ms=0.0, max_retry_delay_ms=0.0,
@@ -181,6 +206,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             self._submissions_at_once_on_a_runtime_of_their_own()
             self.harness = self._open()
             self.counter = 0
+            self.queries = 0  # executions queries sent (QUERY_SHAPES)
             # Whether this sequence has dispatched yet (the aimed rule `was_aimed_at`).
             self.dispatched = False
             self._second_runtime_names_another_worker()
@@ -219,7 +245,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @staticmethod
         def _open() -> Harness:
             return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
-                           max_tasks=MACHINE_TASK_CAP)
+                           max_tasks=MACHINE_TASK_CAP, page_size=MACHINE_PAGE_SIZE)
 
         # After every rule: a runtime that is shut down and has no active job left can
         # show nothing new but refusals, so the sequence goes on with a fresh one. Jobs of
@@ -241,8 +267,24 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         def submit(self, ignores_cancel: bool, module: str | None) -> str:
             self.counter += 1
             alias = f"j{self.counter}"
-            self._run(cmd.Submit(alias, ignores_cancel, module=module))
+            self._run(self._named(cmd.Submit(alias, ignores_cancel, module=module)))
+            if self.harness.claims_queries:
+                # After a submission, whose record the harness has compared already: a
+                # runtime with a wrong clock or record shows it there, under its own rule.
+                self._query_in_turn()
             return alias
+
+        def _named(self, submission: cmd.Submit) -> cmd.Submit:
+            """The submission with the owner, trigger and options the job's number takes
+            (OWNERS), where the backend claims them (LC-033, LC-035)."""
+            number = self.counter
+            if self.harness.claims_queries:
+                owner = OWNERS[number % len(OWNERS)]
+                submission = replace(submission, owner=owner, trigger=None if owner is None
+                                     else TRIGGERS[number % len(TRIGGERS)])
+            if self.harness.claims_options:
+                submission = replace(submission, options=OPTIONS[number % len(OPTIONS)])
+            return submission
 
         @precondition(lambda self: self.harness.claims_retry)
         @rule(target=jobs, ignores_cancel=st.booleans(), policy=retry_policies())
@@ -496,6 +538,28 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @rule(status=st.one_of(st.none(), st.sampled_from([s.value for s in Status])))
         def list_jobs(self, status: str | None) -> None:
             self._run(cmd.ListJobs(status))
+
+        def _query_in_turn(self) -> None:
+            """The next executions query or statistics, the two in turn (QUERY_SHAPES,
+            STATS_SHAPES): one read per submission keeps the step's cost low."""
+            self.queries += 1
+            if self.queries % 2:
+                shape = dict(QUERY_SHAPES[self.queries // 2 % len(QUERY_SHAPES)])
+                if shape.get("hours") == AGE_OF_THE_OLDEST:
+                    shape["hours"] = self._age_of_the_oldest_in_hours()
+                self._run(cmd.QueryExecutions(**shape))  # type: ignore[arg-type]
+            else:
+                stats = STATS_SHAPES[(self.queries // 2 - 1) % len(STATS_SHAPES)]
+                self._run(cmd.ExecutionStats(**stats))  # type: ignore[arg-type]
+
+        def _age_of_the_oldest_in_hours(self) -> float | None:
+            """How long ago the oldest held job was submitted, in hours; None (no window)
+            when none is older than now."""
+            model = self.harness.model
+            ages = [(model.now - job.submitted_at).total_seconds()
+                    for job in model.jobs.values()]
+            oldest = max(ages, default=0.0)
+            return oldest / 3600 if oldest > 0 else None
 
         def teardown(self) -> None:
             self.harness.close()

@@ -69,6 +69,11 @@ def step_runtime_uncapped(context: Any) -> None:
     reopen_runtime(context, unlimited_tasks=True)
 
 
+@setup_step("a runtime whose executions query pages {size:d} jobs at most")
+def step_runtime_page_size(context: Any, size: int) -> None:
+    reopen_runtime(context, page_size=size)
+
+
 # -- Given/When: commands, derived from their declarations (declarations.py) ---------------
 
 derive_steps(DECLARATIONS, state_of)
@@ -373,6 +378,52 @@ def check_listing(context: Any, aliases: str) -> None:
 def check_listing_empty(context: Any) -> None:
     actual = last_answer(context, cmd.ListJobs, "the listing is empty")
     _check(context, actual == [], "the listed jobs", [], actual)
+
+
+@check_step('the page is "{aliases}"')
+def check_page(context: Any, aliases: str) -> None:
+    actual = last_answer(context, cmd.QueryExecutions, "the page is …")
+    expected = alias_list(aliases)
+    _check(context, actual == expected, "the page's jobs, in order", expected, actual)
+
+
+@check_step("the page is empty")
+def check_page_empty(context: Any) -> None:
+    actual = last_answer(context, cmd.QueryExecutions, "the page is empty")
+    _check(context, actual == [], "the page's jobs", [], actual)
+
+
+@check_step("the statistics show {total:d} in total, {succeeded:d} succeeded, {failed:d}"
+            " failed, {running:d} running and {queued:d} queued")
+def check_stats(context: Any, total: int, succeeded: int, failed: int, running: int,
+                queued: int) -> None:
+    actual = last_answer(context, cmd.ExecutionStats, "the statistics show …")
+    expected = dict(zip(cmd.STATS_FIELDS, (total, succeeded, failed, running, queued),
+                        strict=True))
+    _check(context, actual == expected, "the execution statistics", expected, actual)
+
+
+@check_step('job "{alias}" is owned by "{owner}" with trigger "{trigger}"')
+def check_owner_trigger(context: Any, alias: str, owner: str, trigger: str) -> None:
+    view = job_view(context, alias)
+    actual = (getattr(view, "owner", "<missing>"), getattr(view, "trigger", "<missing>"))
+    _check(context, actual == (owner, trigger), f"job {alias!r} (owner, trigger)",
+           (owner, trigger), actual)
+
+
+@check_step('job "{alias}" has options {options:Json}')
+def check_options(context: Any, alias: str, options: JsonValue) -> None:
+    actual = getattr(job_view(context, alias), "options", "<missing>")
+    _check(context, same_value(actual, options), f"job {alias!r} options", options, actual)
+
+
+@check_step('the body of job "{alias}" was handed options {options:Json}')
+def check_options_handed(context: Any, alias: str, options: JsonValue) -> None:
+    script = state_of(context).harness.scripts[alias]
+    _check(context, bool(script.options_handed) and all(
+        same_value(handed, options) for handed in script.options_handed),
+        f"the options each run of job {alias!r}'s body was handed", options,
+        script.options_handed)
 
 
 # -- Then: health -----------------------------------------------------------------------------
