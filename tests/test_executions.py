@@ -17,6 +17,8 @@ from sqlalchemy import text
 
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process.backend import carried_capabilities
+from jobconform.backends.process.codec import decode
+from jobconform.backends.process.interfaces import JobRecord
 from jobconform.backends.protocol import (
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
@@ -37,6 +39,7 @@ from jobconform.spec import load_registry
 REGISTRY = load_registry()
 CANONICAL = REGISTRY.profile("canonical")
 START = datetime(2026, 1, 1, tzinfo=UTC)
+NOW = "2026-01-01T00:00:00.000000Z"
 
 
 class WithoutExecutions(MemoryBackend):
@@ -121,6 +124,17 @@ def test_a_body_changing_its_options_does_not_change_the_record() -> None:
 def test_the_process_protocol_carries_both_claims() -> None:
     assert {EXECUTION_QUERIES, EXECUTION_OPTIONS} <= carried_capabilities(2)
     assert not {EXECUTION_QUERIES, EXECUTION_OPTIONS} & carried_capabilities(1)
+
+
+def test_a_child_that_predates_the_fields_sends_records_without_them() -> None:
+    """A version-2 child written before spec 0.20.0 (the worked Node.js child) leaves the
+    record's owner, trigger and options out: the kit reads them as null."""
+    record = decode({"job_id": "a", "status": "queued", "submitted_at": NOW,
+                     "started_at": None, "finished_at": None, "result": None, "error": None,
+                     "retry_count": None, "max_retries": None, "last_heartbeat": None,
+                     "redelivery_count": None, "alerted": None, "poisoned": None},
+                    JobRecord, None)  # type: ignore[arg-type]
+    assert (record.owner, record.trigger, record.options) == (None, None, None)
 
 
 # -- the SQL store ------------------------------------------------------------------------------

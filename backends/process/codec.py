@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 from jobconform.backends.process.interfaces import (
     AREA_FIELDS,
+    LATER_FIELDS,
     is_interface,
     is_view,
     view_fields,
@@ -224,6 +225,10 @@ def decode(document: Any, annotation: Any, handles: Handles, where: str = "value
                              f" {annotation.__name__}, not {document!r}")
         return handles.object_for(document, annotation)
     if is_view(annotation):
+        later = LATER_FIELDS.get(annotation.__name__, frozenset())
+        if later and isinstance(document, dict):
+            # A child that predates a field added later leaves it out: null.
+            document = {**dict.fromkeys(later), **document}
         return _decode_fields(document, view_fields(annotation), record_type(annotation),
                               handles, where)
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):

@@ -295,6 +295,10 @@ KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCal
 LATER_ARGUMENTS: dict[str, frozenset[str]] = {
     "JobRuntime.submit": frozenset({"module_id", "owner", "trigger", "options"}),
     "TaskBody.run": frozenset({"options"})}
+# Fields added to a record after it was first carried: a child that predates one leaves
+# it out (the schema does not require it) and the kit reads null, so the version stays 2.
+LATER_FIELDS: dict[str, frozenset[str]] = {
+    "JobRecord": frozenset({"owner", "trigger", "options"})}
 # Methods of the areas' protocols that cannot cross a pipe.
 NOT_CARRIED = frozenset({"wait_for_decision", "wake", "decide"})
 # The kit's classes in the areas' signatures, and the interfaces they cross as.
