@@ -119,6 +119,9 @@ def every_field_set(job_id: str) -> StoredJob:
         alerted=True,
         poisoned=True,
         fencing_token=4,
+        owner="ann",
+        trigger="schedule",
+        options={"model": "opus", "tiers": [1, 2]},
     )
 
 
@@ -510,6 +513,7 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "composite", "health-report", "concurrent-submit",
                                      "audit-events", "loop-events", "breaker-seams",
                                      "restart", "stop-signal", "scheduling-ends",
+                                     "execution-queries", "execution-options",
                                      "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))
