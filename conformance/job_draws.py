@@ -16,6 +16,9 @@ from jobconform.reference import commands as cmd
 # few steps away.
 MACHINE_SLOTS = 2
 MACHINE_TASK_CAP = 4
+# The executions query's page size on the machine's runtime: below its task cap, so that
+# a page without a limit, or with a larger one, meets it (LC-032).
+MACHINE_PAGE_SIZE = 3
 ERROR_TYPES = ("ValueError", "TimeoutError", "PlanError")
 
 # A server's retry-after on a raised error: none, below, near and above typical delays.

@@ -18,7 +18,11 @@ from typing import Any
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import AdapterError, Divergence, Harness
-from jobconform.conformance.job_draws import MACHINE_SLOTS, MACHINE_TASK_CAP
+from jobconform.conformance.job_draws import (
+    MACHINE_PAGE_SIZE,
+    MACHINE_SLOTS,
+    MACHINE_TASK_CAP,
+)
 from jobconform.conformance.schema_files import first_problem
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import Command, command_from_json, command_to_json
@@ -32,6 +36,8 @@ TRACE_SCHEMA = "trace.schema.json"
 MACHINE_LIMITS: dict[str, tuple[int, int | None]] = {
     "lifecycle machine": (MACHINE_SLOTS, MACHINE_TASK_CAP),
 }
+# The executions query's page size a machine's harness sets (LC-032), where it sets one.
+MACHINE_PAGE_SIZES: dict[str, int] = {"lifecycle machine": MACHINE_PAGE_SIZE}
 
 
 class TraceError(ValueError):
@@ -52,8 +58,13 @@ class Trace:
     expected: str
     actual: str
     commands: tuple[Command, ...] = field(default_factory=tuple)
+    page_size: int | None = None  # the executions query's (LC-032); None: the profile's
 
     def to_json(self) -> dict[str, Any]:
+        limits: dict[str, Any] = {"max_concurrent": self.max_concurrent,
+                                  "max_tasks": self.max_tasks}
+        if self.page_size is not None:
+            limits["page_size"] = self.page_size
         return {
             "format": TRACE_FORMAT,
             "spec_version": self.spec_version,
@@ -61,7 +72,7 @@ class Trace:
             "profile": self.profile,
             "machine": self.machine,
             "seed": self.seed,
-            "limits": {"max_concurrent": self.max_concurrent, "max_tasks": self.max_tasks},
+            "limits": limits,
             "divergence": {"requirements": list(self.requirements), "what": self.what,
                            "expected": self.expected, "actual": self.actual},
             "commands": [command_to_json(command) for command in self.commands],
@@ -76,7 +87,8 @@ def trace_from_divergence(divergence: Divergence, *, backend: str, profile: str,
     slots, cap = MACHINE_LIMITS[machine]
     return Trace(backend, profile, spec_version, machine, seed, slots, cap,
                  divergence.requirements, divergence.what, repr(divergence.expected),
-                 repr(divergence.actual), tuple(divergence.commands))
+                 repr(divergence.actual), tuple(divergence.commands),
+                 MACHINE_PAGE_SIZES.get(machine))
 
 
 def parse_trace(document: object, source: str) -> Trace:
@@ -99,7 +111,8 @@ def parse_trace(document: object, source: str) -> Trace:
     return Trace(document["backend"], document["profile"], document["spec_version"],
                  document["machine"], document["seed"], limits["max_concurrent"],
                  limits["max_tasks"], tuple(divergence["requirements"]), divergence["what"],
-                 divergence["expected"], divergence["actual"], tuple(commands))
+                 divergence["expected"], divergence["actual"], tuple(commands),
+                 limits.get("page_size"))
 
 
 def read_trace(path: Path) -> Trace:
@@ -142,7 +155,8 @@ class Replay:
 def replay(trace: Trace, backend: Backend, profile: Profile, registry: Registry) -> Replay:
     """Apply the trace's commands to `backend` and the oracle under the trace's limits."""
     harness = Harness(backend, profile, registry, max_concurrent=trace.max_concurrent,
-                      max_tasks=trace.max_tasks, unlimited_tasks=trace.max_tasks is None)
+                      max_tasks=trace.max_tasks, unlimited_tasks=trace.max_tasks is None,
+                      page_size=trace.page_size)
     try:
         for command in trace.commands:
             harness.run(command)
@@ -175,7 +189,8 @@ def gherkin_step(command: Command) -> str:
     """The step sentence for a command: the suite's own steps where one fits exactly,
     otherwise the trace step, which carries the command's JSON (trace_steps.py)."""
     match command:
-        case cmd.Submit(job=job, ignores_cancel=ignores, retry=None) if _plain(job):
+        case cmd.Submit(job=job, ignores_cancel=ignores, retry=None, module=None, owner=None,
+                        trigger=None, options=None) if _plain(job):
             ending = " with a body that ignores cancellation" if ignores else ""
             return f'job "{job}" is submitted{ending}'
         case cmd.Dispatch():
@@ -228,7 +243,9 @@ def _runtime_step(trace: Trace) -> str:
         raise TraceError("a trace without a task cap cannot become Gherkin yet; replay it"
                          " with `jobconform replay` instead")
     slots = f"{trace.max_concurrent} worker slot{'s' if trace.max_concurrent != 1 else ''}"
-    return f"Given a runtime with {slots} and a task cap of {trace.max_tasks}"
+    paged = ("" if trace.page_size is None
+             else f" whose executions query pages {trace.page_size} jobs at most")
+    return f"Given a runtime with {slots} and a task cap of {trace.max_tasks}{paged}"
 
 
 def to_gherkin(trace: Trace, name: str) -> str:

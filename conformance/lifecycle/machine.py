@@ -32,6 +32,7 @@ from jobconform.conformance.applicability import left_out
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.job_draws import (
     ERROR_TYPES,
+    MACHINE_PAGE_SIZE,
     MACHINE_SLOTS,
     MACHINE_TASK_CAP,
     RETRY_AFTERS,
@@ -81,9 +82,6 @@ CONCURRENT_BATCHES = (("c1", "c2"), ("c1", "c2", "c3"))
 OWNERS = ("ann", "bob", None)
 TRIGGERS = ("manual", "schedule")
 OPTIONS: tuple[JsonValue, ...] = ({"model": "haiku"}, None, "opus", [1, 2])
-# The executions query's page size on the machine's runtime: below its task cap, so that
-# a page without a limit, or with a larger one, meets it (LC-032).
-MACHINE_PAGE_SIZE = 3
 # A window of hours as long as the age of the oldest job held (LC-033): its submission
 # is the window's inclusive edge.
 AGE_OF_THE_OLDEST = "the oldest held job's age"

@@ -74,6 +74,15 @@ def step_runtime_page_size(context: Any, size: int) -> None:
     reopen_runtime(context, page_size=size)
 
 
+@setup_step("a runtime with {slots:d} worker slot and a task cap of {cap:d} whose executions"
+            " query pages {size:d} jobs at most",
+            "a runtime with {slots:d} worker slots and a task cap of {cap:d} whose executions"
+            " query pages {size:d} jobs at most")
+def step_runtime_slots_cap_page_size(context: Any, slots: int, cap: int, size: int) -> None:
+    """A machine trace's runtime (conformance/trace.py)."""
+    reopen_runtime(context, max_concurrent=slots, max_tasks=cap, page_size=size)
+
+
 # -- Given/When: commands, derived from their declarations (declarations.py) ---------------
 
 derive_steps(DECLARATIONS, state_of)
