@@ -319,6 +319,23 @@ Lowering An Owner's Timeout Below Its Schedules Is Refused Listing Them
     ${answer}=    Set Execution Timeout    o    600
     Admission Answer Should Be    ${answer}    "ok"
 
+# -- AD-021: a schedule stored above its owner's timeout ----------------------------------------------------
+
+Work From A Schedule Stored Above Its Owner's Timeout Runs Under The Owner's
+    [Tags]    AD-021
+    Start Admission Runtime
+    Add Owner    o
+    Set Execution Timeout    o    300
+    Store Raw Schedule    o    legacy    3600
+    ${answer}=    Admit Scheduled Execution    a    o    legacy
+    Admission Answer Should Be    ${answer}    "running"
+    Execution Timeout Should Be    a    300
+    Schedules Should Be    o    [["legacy", 3600]]
+    ${answer}=    Admit Scheduled Execution    b    o    missing
+    Refusal Should Be    ${answer}    unknown_schedule    subject="missing"
+    Pass Admission Time    300
+    Execution State Should Be    a    timed_out
+
 # -- AD-015: execution timeouts enforced on running work -------------------------------------------------------
 
 Work Admitted At Once Is Stopped At Its Owner's Timeout

@@ -36,6 +36,12 @@ def admit_execution_on_behalf_of(execution: str, owner: str, identity: str) -> a
     return ad.Admit(execution, owner, identity=identity)
 
 
+def admit_scheduled_execution(execution: str, owner: str, schedule: str) -> ad.Admit:
+    """Work the owner's `schedule` dispatched: it runs under the schedule's timeout
+    clamped to its owner's (AD-021)."""
+    return ad.Admit(execution, owner, schedule=schedule)
+
+
 def admit_executions(owner: str, *executions: str) -> list[ad.Admit]:
     return [ad.Admit(execution, owner) for execution in executions]
 
@@ -90,6 +96,10 @@ DECLARATIONS = (
     Declaration("Admit Execution On Behalf Of", admit_execution_on_behalf_of, (
         Phrase(ARRIVES + " on behalf of {identity:w}", admit_execution_on_behalf_of),
     )),
+    Declaration("Admit Scheduled Execution", admit_scheduled_execution, (
+        Phrase('schedule "{schedule}" of owner "{owner}" dispatches execution "{execution}"',
+               admit_scheduled_execution),
+    )),
     Declaration("Restart Admission Runtime", ad.Restart, (
         Phrase("the admission runtime restarts", ad.Restart),
     )),
@@ -126,5 +136,11 @@ DECLARATIONS = (
     )),
     Declaration("Remove Schedule", ad.RemoveSchedule, (
         Phrase(SCHEDULE + " removed", ad.RemoveSchedule),
+    )),
+    Declaration("Store Raw Schedule", ad.StoreRawSchedule, (
+        Phrase('the store holds schedule "{schedule}" of owner "{owner}" with a timeout of'
+               " {seconds:d} seconds",
+               lambda schedule, owner, seconds: ad.StoreRawSchedule(owner, schedule,
+                                                                     seconds)),
     )),
 )
