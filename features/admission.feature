@@ -538,3 +538,19 @@ Feature: Admission, backlog and execution timeouts
     When schedule "nightly" of owner "o" is changed to a timeout of 600 seconds
     Then the admission answer is "ok"
     And the schedules of owner "o" are [["nightly", 600], ["hourly", 300]]
+
+  # -- AD-022: the record of ceiling changes ----------------------------------------------------------
+
+  @AD-022
+  Scenario: Every accepted change of the fleet ceiling is recorded with its admin and time
+    Given an admission runtime
+    When the fleet ceiling is set to 4 by ann
+    And 30 seconds pass on the admission clock
+    And the fleet ceiling is set to 33 by bob
+    Then the admission refusal is "invalid_setting" with {"setting": "fleet_ceiling", "value": 33}
+    When the settings store holds a fleet ceiling of 99
+    And the admission runtime restarts
+    And the fleet ceiling is set to 6 by bob
+    Then the fleet ceiling's changes are [{"value": 4, "by": "ann", "second": 0}, {"value": 6, "by": "bob", "second": 30}]
+    When the fleet ceiling's changes are read
+    Then the stored fleet ceiling is 6 and the ceiling in force is 6

@@ -86,9 +86,16 @@ class AdmissionConfig:
 
 @dataclass(frozen=True)
 class SetCeiling:
-    """The admin writes the fleet ceiling through its validated route."""
+    """The admin writes the fleet ceiling through its validated route; `by` names the
+    admin, recorded with the change (AD-022)."""
 
     value: int
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class ReadCeilingChanges:
+    """The record of the ceiling's accepted writes, oldest first (AD-022)."""
 
 
 @dataclass(frozen=True)
@@ -246,8 +253,9 @@ class StoreRawSchedule:
 
 
 AdmissionCommand: TypeAlias = (
-    SetCeiling | StoreRawCeiling | ReadCeiling | FailSettingsReads | AddOwner | SetParallelCap
-    | SetBacklogDepth | SetExecutionTimeout | ReadOwner | DeleteOwner | Admit | FinishExecution
+    SetCeiling | ReadCeilingChanges | StoreRawCeiling | ReadCeiling | FailSettingsReads
+    | AddOwner | SetParallelCap | SetBacklogDepth | SetExecutionTimeout | ReadOwner
+    | DeleteOwner | Admit | FinishExecution
     | CancelExecution | Maintain | PassTime | Restart | StartCall | EndCall | AddSchedule
     | ChangeSchedule | RemoveSchedule | StoreRawSchedule
 )
@@ -369,6 +377,9 @@ class AdmissionModel:
     # admission area's own checks never set it.
     lease_reclaim_held: bool = False
     settings_failing: bool = False  # reads of the settings store fail (AD-020)
+    # Every accepted write of the ceiling: its value, who wrote it, when, as an ISO 8601
+    # UTC instant (AD-022).
+    ceiling_changes: list[JsonValue] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.stored_ceiling = self.config.fleet_ceiling
@@ -417,7 +428,11 @@ class AdmissionModel:
                     return Expected(invalid_setting("fleet_ceiling", command.value, low, high),
                                     ("AD-002",))
                 self.stored_ceiling = command.value
-                return Expected(OK, ("AD-002",))
+                self.ceiling_changes.append({"value": command.value, "by": command.by,
+                                             "at": self.now.isoformat()})
+                return Expected(OK, ("AD-002", "AD-022"))
+            case ReadCeilingChanges():
+                return Expected(list(self.ceiling_changes), ("AD-022",))
             case StoreRawCeiling():
                 self.stored_ceiling = command.value
                 return Expected(None, ("AD-003",))

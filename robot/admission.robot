@@ -336,6 +336,19 @@ Work From A Schedule Stored Above Its Owner's Timeout Runs Under The Owner's
     Pass Admission Time    300
     Execution State Should Be    a    timed_out
 
+# -- AD-022: the record of ceiling changes -------------------------------------------------------------------
+
+Every Accepted Change Of The Fleet Ceiling Is Recorded With Its Admin And Time
+    [Tags]    AD-022
+    Start Admission Runtime
+    ${answer}=    Set Fleet Ceiling    8    by=carol
+    Admission Answer Should Be    ${answer}    "ok"
+    ${answer}=    Set Fleet Ceiling    0    by=dave
+    Refusal Should Be    ${answer}    invalid_setting    setting="fleet_ceiling"    value=0
+    Pass Admission Time    5
+    Set Fleet Ceiling    3
+    Fleet Ceiling Changes Should Be    [{"value": 8, "by": "carol", "second": 0}, {"value": 3, "by": null, "second": 5}]
+
 # -- AD-015: execution timeouts enforced on running work -------------------------------------------------------
 
 Work Admitted At Once Is Stopped At Its Owner's Timeout

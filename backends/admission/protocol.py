@@ -52,6 +52,15 @@ class TimeoutBelowSchedules(AdmissionRefused):
 
 
 @dataclass(frozen=True)
+class CeilingChange:
+    """One accepted write of the fleet ceiling (AD-022)."""
+
+    value: int
+    by: str | None  # the admin who wrote it, as the write named them
+    at: datetime  # when, on the runtime's clock, in UTC
+
+
+@dataclass(frozen=True)
 class CeilingView:
     stored: int | None  # exactly what the settings store holds; None while unreadable
     in_force: int  # the stored value clamped into the valid range
@@ -107,12 +116,21 @@ class AdmissionSnapshot:
 class AdmissionRuntime(Protocol):
     # -- settings ---------------------------------------------------------------------------
 
-    def set_ceiling(self, value: int) -> None:
-        """The admin's validated write of the fleet ceiling.
+    def set_ceiling(self, value: int, *, by: str | None = None) -> None:
+        """The admin's validated write of the fleet ceiling, recorded with `by` (the
+        admin; the harness passes it only when a check names one) and the time
+        (AD-022).
 
         Raises:
-            InvalidSetting: value outside 1..32; nothing changed.
+            InvalidSetting: value outside 1..32; nothing changed, nothing recorded.
         """
+        ...
+
+    def ceiling_changes(self) -> Sequence[CeilingChange]:
+        """Every accepted `set_ceiling`, oldest first, kept in the store: its value, who
+        wrote it and when (AD-022). Refused writes and `store_raw_ceiling` are not in it.
+
+        Optional: an adapter without it is reported as not meeting AD-022."""
         ...
 
     def store_raw_ceiling(self, value: int) -> None:

@@ -20,6 +20,7 @@ from jobconform.backends.admission.protocol import (
     AdmissionRefused,
     AdmissionSnapshot,
     BacklogFull,
+    CeilingChange,
     CeilingView,
     ExecutionView,
     InvalidSetting,
@@ -66,6 +67,14 @@ class CallRow:
 
 
 @dataclass(frozen=True)
+class CeilingChangeRow:
+    value: int
+    set_by: str | None
+    set_at: datetime
+    seq: int
+
+
+@dataclass(frozen=True)
 class ScheduleRow:
     owner: str
     name: str
@@ -80,6 +89,8 @@ class AdmissionStore(Protocol):
     def next_seq(self) -> int: ...
     def read_ceiling(self) -> int | None: ...
     def write_ceiling(self, value: int) -> None: ...
+    def record_ceiling_change(self, row: CeilingChangeRow) -> None: ...
+    def ceiling_changes(self) -> list[CeilingChangeRow]: ...
     def owner(self, name: str) -> OwnerRow | None: ...
     def owners(self) -> list[OwnerRow]: ...
     def save_owner(self, row: OwnerRow) -> None: ...
@@ -186,10 +197,21 @@ class AdmissionService:
     def _effective_cap(self, row: OwnerRow) -> int:
         return min(row.parallel_cap, self._ceiling_in_force())
 
-    def set_ceiling(self, value: int) -> None:
+    def set_ceiling(self, value: int, *, by: str | None = None) -> None:
         _check_range("fleet_ceiling", value, *terms.CEILING_RANGE)
         with self._operation():
             self._store.write_ceiling(value)
+            self._record_ceiling_change(value, by)
+
+    def _record_ceiling_change(self, value: int, by: str | None) -> None:
+        """Who changed the ceiling and when, with the write itself (AD-022)."""
+        self._store.record_ceiling_change(CeilingChangeRow(
+            value, by, self._clock.now(), self._store.next_seq()))
+
+    def ceiling_changes(self) -> Sequence[CeilingChange]:
+        with self._operation():
+            return [CeilingChange(row.value, row.set_by, row.set_at)
+                    for row in self._store.ceiling_changes()]
 
     def store_raw_ceiling(self, value: int) -> None:
         with self._operation():

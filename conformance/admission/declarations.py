@@ -58,6 +58,10 @@ DECLARATIONS = (
     )),
     Declaration("Set Fleet Ceiling", ad.SetCeiling, (
         Phrase("the fleet ceiling is set to {value:d}", ad.SetCeiling),
+        Phrase("the fleet ceiling is set to {value:d} by {by:w}", ad.SetCeiling),
+    )),
+    Declaration("Read Fleet Ceiling Changes", ad.ReadCeilingChanges, (
+        Phrase("the fleet ceiling's changes are read", ad.ReadCeilingChanges),
     )),
     Declaration("Store Raw Fleet Ceiling", ad.StoreRawCeiling, (
         Phrase("the settings store holds a fleet ceiling of {value:d}", ad.StoreRawCeiling),

@@ -167,6 +167,14 @@ class TimeoutLoweredPastSchedulesService(AdmissionService):
         return []
 
 
+class CeilingChangeAnonymousService(AdmissionService):
+    """The ceiling's change is logged without who made it: the record says when the
+    ceiling changed and to what, but not which admin set it."""
+
+    def _record_ceiling_change(self, value: int, by: str | None) -> None:
+        super()._record_ceiling_change(value, None)
+
+
 class ScheduleTimeoutUnclampedService(AdmissionService):
     """Work a schedule dispatches runs under the schedule row's stored timeout, never
     compared with its owner's: a row written before the cap existed outlasts the cap
@@ -344,6 +352,8 @@ GALLERY = (
                      "AD-013", "seed 002 §35.1"),
     _admission_entry("admission_timeout_lowered_past_schedules",
                      TimeoutLoweredPastSchedulesService, "AD-014", "seed 002 §35.1"),
+    _admission_entry("admission_ceiling_change_anonymous", CeilingChangeAnonymousService,
+                     "AD-022", "seed 002 §10.8.1 admin-only, audit-logged ceiling route"),
     _admission_entry("admission_schedule_timeout_unclamped",
                      ScheduleTimeoutUnclampedService, "AD-021",
                      "seed 002 §35.1 pre-existing rows left alone"),

@@ -194,7 +194,19 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         c: Any = command
         match command:
             case ad.SetCeiling():
-                return self._refusable("set_ceiling", lambda: rt.set_ceiling(c.value))
+                # The admin goes only where a check names one (AD-022), so an adapter
+                # written before 0.20 still writes the ceiling.
+                named = {} if c.by is None else {"by": c.by}
+                return self._refusable("set_ceiling", lambda: rt.set_ceiling(c.value, **named))
+            case ad.ReadCeilingChanges():
+                changes = getattr(rt, "ceiling_changes", None)
+                if not callable(changes):
+                    raise self._fail(("AD-022",), "the runtime's record of ceiling changes",
+                                     "a ceiling_changes() method"
+                                     " (backends/admission/protocol.py)", "none", "AD-022")
+                return [{"value": change.value, "by": change.by,
+                         "at": change.at.isoformat()}
+                        for change in self._call("ceiling_changes", changes)]
             case ad.StoreRawCeiling():
                 self._call("store_raw_ceiling", lambda: rt.store_raw_ceiling(c.value))
                 return None

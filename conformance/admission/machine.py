@@ -89,7 +89,10 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
 
         @rule(value=st.sampled_from(CEILING_WRITES))
         def set_ceiling(self, value: int) -> None:
-            self._run(ad.SetCeiling(value))
+            # Written by an admin, then the record read: an accepted write is in it with
+            # its admin and time, a refused one is not (AD-022).
+            self._run(ad.SetCeiling(value, by="admin"))
+            self._run(ad.ReadCeilingChanges())
 
         @rule(value=st.sampled_from(RAW_CEILINGS))
         def store_raw_ceiling(self, value: int) -> None:
