@@ -17,6 +17,8 @@ from jobconform.backends.protocol import (
     IDEMPOTENCY,
     LIFECYCLE,
     LOOP_EVENTS,
+    OPERATOR_QUEUE,
+    REDELIVERY,
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
@@ -39,6 +41,7 @@ QUALIFYING_CAPABILITIES = {
     LOOP_EVENTS: (LOOPS, "whose runs and loops it reports"),
     BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),
     SCHEDULING_ENDS: (SCHEDULING, "whose history learns how executions ended"),
+    OPERATOR_QUEUE: (REDELIVERY, "whose operator queue it keys by agent and request id"),
     STOP_SIGNAL: (RESTART, "after whose stop by signal a new runtime opens"),
     # Partial claims: what they leave out is in jobconform.conformance.applicability.
     RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),

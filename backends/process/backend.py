@@ -53,6 +53,8 @@ from jobconform.backends.process.wire import (
 )
 from jobconform.backends.protocol import (
     BREAKER_SEAMS,
+    OPERATOR_QUEUE,
+    REDELIVERY,
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
@@ -151,7 +153,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     interface carries the seams' methods, as version 2's does; with retry, its partial
     claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
     `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
-    `scheduling-ends` (SC-019). The other capabilities beyond the
+    `scheduling-ends` (SC-019); with redelivery, `operator-queue` (RD-008), as version
+    2's job runtime interface carries `park_request`. The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -167,6 +170,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
+    if REDELIVERY in carried and "park_request" in interfaces.methods(interfaces.JobRuntime):
+        carried |= {OPERATOR_QUEUE}  # version 2's job runtime carries the queue (RD-008)
     return carried
 
 

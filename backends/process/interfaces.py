@@ -62,6 +62,7 @@ from jobconform.backends.protocol import (
     JobNotFound,
     JobView,
     ModuleNotFound,
+    OperatorQueueRuntime,
     ReaperAlreadyRunning,
     ReaperRuntime,
     RedeliveryRuntime,
@@ -120,7 +121,7 @@ class StuckMethods(Protocol):
 
 
 class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryRuntime,
-                 Protocol):
+                 OperatorQueueRuntime, Protocol):
     """The job runtime with the methods of every area checked through it; the kit calls
     only those of the areas the child claims."""
 
