@@ -50,6 +50,14 @@ AUDIT_EVENTS = "audit-events"
 # kit-owned event sink (LP-019) claims `loop-events`; its `open_loops` then takes the sink
 # as a third argument. Elsewhere LP-019 is "not claimed" and the runtime is opened with two.
 LOOP_EVENTS = "loop-events"
+# A backend whose loop runtime labels each run's execution with what triggered it and the
+# loop it belongs to, `agent.execute(run_number, message, "loop", loop_id)` (LP-020),
+# claims `loop-labels`; elsewhere LP-020 is "not claimed" and the labels are not read.
+LOOP_LABELS = "loop-labels"
+# A backend whose reminders runtime labels each dispatch with what triggered it,
+# `target.dispatch(reminder_id, message, "reminder")` (RM-021), claims `reminder-labels`;
+# elsewhere RM-021 is "not claimed" and the label is not read.
+REMINDER_LABELS = "reminder-labels"
 # A backend whose breaker runtime also has seed 002's dispatch seams, `backstop()`,
 # `record_missed_heartbeat(target)` and `set_drain_lost(lost)` (CB-014, CB-015), claims
 # `breaker-seams`; elsewhere those requirements are "not claimed", and the harness never

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jobconform.backends.breaker.protocol import BREAKER, SEAM_METHODS, BreakerRuntime
+from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.process import interfaces
 from jobconform.backends.process.errors import ChildStartError, MalformedMessage
 from jobconform.backends.process.remote import KitObjects, RemoteObject
@@ -53,8 +54,11 @@ from jobconform.backends.process.wire import (
 )
 from jobconform.backends.protocol import (
     BREAKER_SEAMS,
+    LOOP_LABELS,
     OPERATOR_QUEUE,
     REDELIVERY,
+    REMINDER_LABELS,
+    REMINDERS,
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
@@ -170,6 +174,12 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
+    if LOOPS in carried and "loop_id" in dict(interfaces.methods(interfaces.Agent)[
+            "execute"].parameters):
+        carried |= {LOOP_LABELS}  # version 2's agent call carries the run's labels (LP-020)
+    if REMINDERS in carried and "triggered_by" in dict(interfaces.methods(
+            interfaces.ReminderTarget)["dispatch"].parameters):
+        carried |= {REMINDER_LABELS}  # version 2's dispatch call carries it (RM-021)
     if REDELIVERY in carried and "park_request" in interfaces.methods(interfaces.JobRuntime):
         carried |= {OPERATOR_QUEUE}  # version 2's job runtime carries the queue (RD-008)
     return carried
