@@ -50,6 +50,14 @@ AUDIT_EVENTS = "audit-events"
 # kit-owned event sink (LP-019) claims `loop-events`; its `open_loops` then takes the sink
 # as a third argument. Elsewhere LP-019 is "not claimed" and the runtime is opened with two.
 LOOP_EVENTS = "loop-events"
+# A backend whose loop runtime labels each run's execution with what triggered it and the
+# loop it belongs to, `agent.execute(run_number, message, "loop", loop_id)` (LP-020),
+# claims `loop-labels`; elsewhere LP-020 is "not claimed" and the labels are not read.
+LOOP_LABELS = "loop-labels"
+# A backend whose reminders runtime labels each dispatch with what triggered it,
+# `target.dispatch(reminder_id, message, "reminder")` (RM-021), claims `reminder-labels`;
+# elsewhere RM-021 is "not claimed" and the label is not read.
+REMINDER_LABELS = "reminder-labels"
 # A backend whose breaker runtime also has seed 002's dispatch seams, `backstop()`,
 # `record_missed_heartbeat(target)` and `set_drain_lost(lost)` (CB-014, CB-015), claims
 # `breaker-seams`; elsewhere those requirements are "not claimed", and the harness never
@@ -60,6 +68,11 @@ BREAKER_SEAMS = "breaker-seams"
 # `outcome` (SC-019), claims `scheduling-ends`; elsewhere SC-019 is "not claimed", and the
 # harness never calls the method nor reads the field.
 SCHEDULING_ENDS = "scheduling-ends"
+# A backend whose job runtime keeps an operator queue of the requests jobs park for a human,
+# keyed by agent and request id, through `park_request(agent, request_id)` and
+# `operator_requests()` (RD-008), claims `operator-queue`; elsewhere RD-008 is "not
+# claimed", and the harness never calls the two methods.
+OPERATOR_QUEUE = "operator-queue"
 # Partial claims: a backend that implements only part of an area claims the area and
 # declares the part it leaves out; the requirements of that part are "not claimed"
 # (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the
@@ -443,6 +456,26 @@ class RedeliveryRuntime(Protocol):
             True if the store accepted the write (a conforming runtime never does), False
             if it refused it or the job never lost a delivery to a lease expiry.
         """
+        ...
+
+
+class OperatorQueueRuntime(Protocol):
+    """What a runtime claiming `operator-queue` adds to re-delivery (RD-008): the requests
+    jobs park for a human operator (an approval before an irreversible step, say), one
+    per agent and request id."""
+
+    def park_request(self, agent: str, request_id: str) -> str:
+        """Park `agent`'s request `request_id` for an operator.
+
+        Returns:
+            The id of the request it lands on: a new one the runtime mints, or the one
+            `agent` already holds under `request_id`, unchanged (a re-park).
+        """
+        ...
+
+    def operator_requests(self) -> Sequence[tuple[str, str, str]]:
+        """Every parked request once, as (its id, agent, request id), in the order first
+        parked."""
         ...
 
 

@@ -22,8 +22,11 @@ from jobconform.backends.protocol import (
     IDEMPOTENCY,
     LIFECYCLE,
     LOOP_EVENTS,
+    LOOP_LABELS,
+    OPERATOR_QUEUE,
     REAPER,
     REDELIVERY,
+    REMINDER_LABELS,
     REMINDERS,
     RETRY,
     SCHEDULING_ENDS,
@@ -35,12 +38,14 @@ from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.composite.oracle import CompositeConfig
 
-# Every area, the breaker's and the loops' seams, the scheduler's execution ends, and
-# planned store faults in reminders and idempotency: claimed by every shipped backend.
+# Every area, the breaker's and the loops' seams, the loop runs' and reminders' labels,
+# the scheduler's execution ends, the operator queue, and planned store faults in
+# reminders and idempotency: claimed by every shipped backend.
 EVERY_SHIPPED_BACKEND = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
-    ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS,
-    SCHEDULING_ENDS, store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+    ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS, LOOP_LABELS,
+    SCHEDULING_ENDS, OPERATOR_QUEUE, REMINDER_LABELS, store_faults(REMINDERS),
+    store_faults(IDEMPOTENCY)})
 # The health report, submissions from threads at once and the audit events: claimed by
 # memory, sql and threaded (not threaded+sql).
 HEALTH_AND_AUDIT = frozenset({HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})

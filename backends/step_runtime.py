@@ -277,6 +277,14 @@ class StepRuntime(OutcomeTally):
     def operator_alerts(self) -> list[str]:
         return self._alerts.job_ids()
 
+    def park_request(self, agent: str, request_id: str) -> str:
+        """Park an operator request, one per agent and request id (RD-008): the store's
+        key decides, so a re-park and a racing parker land on the request it holds."""
+        return self._store.park_request(agent, request_id)
+
+    def operator_requests(self) -> list[tuple[str, str, str]]:
+        return self._store.operator_requests()
+
     def attach_operator_sink(self, sink: OperatorSink) -> None:
         """Raise every alert to the harness's sink as well (OperatorSinkRuntime)."""
         self._alerts.sink = sink

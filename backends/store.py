@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import threading
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
@@ -167,6 +168,20 @@ class JobStore(Protocol):
         """Remove the record; an unknown id is a no-op (seed 004 `TaskStore.delete`)."""
         ...
 
+    def park_request(self, agent: str, request_id: str) -> str:
+        """Park `agent`'s operator request `request_id` (RD-008), atomically: a new
+        request under a newly minted id if `agent` holds none under `request_id`, else
+        nothing changes.
+
+        Returns:
+            The id of the request held under (agent, request_id).
+        """
+        ...
+
+    def operator_requests(self) -> builtins.list[tuple[str, str, str]]:
+        """Every parked request as (id, agent, request id), in the order first parked."""
+        ...
+
     def close(self) -> None:
         ...
 
@@ -196,6 +211,8 @@ class InMemoryJobStore:
         self._lock = threading.Lock()
         self._jobs: dict[str, StoredJob] = {}
         self._faults = WriteFaults()
+        # The operator queue (RD-008): each request's id under its key, in parking order.
+        self._requests: dict[tuple[str, str], str] = {}
 
     def inject_fault(self, fault: StoreFault | None) -> None:
         self._faults.arm(fault)
@@ -288,6 +305,16 @@ class InMemoryJobStore:
                 counts[job.status] += 1
             return counts
 
+    def park_request(self, agent: str, request_id: str) -> str:
+        with self._lock:
+            return self._requests.setdefault((agent, request_id), str(uuid.uuid4()))
+
+    def operator_requests(self) -> builtins.list[tuple[str, str, str]]:
+        with self._lock:
+            return [(minted, agent, request_id)
+                    for (agent, request_id), minted in self._requests.items()]
+
     def close(self) -> None:
         with self._lock:
             self._jobs.clear()
+            self._requests.clear()

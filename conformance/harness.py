@@ -21,6 +21,7 @@ from jobconform.backends.protocol import (
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     LIFECYCLE,
+    OPERATOR_QUEUE,
     REAPER,
     REDELIVERY,
     RETRY,
@@ -61,6 +62,7 @@ from jobconform.reference.model import (
     Health,
     Limits,
     ReferenceModel,
+    request_label,
 )
 from jobconform.reference.reaper import check_reaper_settings
 from jobconform.spec import Profile, Registry
@@ -307,6 +309,9 @@ class Harness:
                               and REAPER in self.profile.areas)
         self.claims_redelivery = (REDELIVERY in self.backend.capabilities
                                   and REDELIVERY in self.profile.areas)
+        # The operator queue keyed by agent and request id (RD-008): only where claimed.
+        self.claims_operator_queue = (self.claims_redelivery
+                                      and OPERATOR_QUEUE in self.backend.capabilities)
         # Store faults in a lease pass (RD-007) and in the reaper's sweeps (RP-008).
         self.faults_redelivery = (self.claims_redelivery
                                   and store_faults(REDELIVERY) in self.backend.capabilities)
@@ -342,6 +347,8 @@ class Harness:
         )
         self.ids: dict[str, str] = {}  # alias -> backend id
         self.aliases: dict[str, str] = {}  # backend id -> alias
+        # The operator queue's ids as the runtime minted them -> "request n" (RD-008).
+        self.request_labels: dict[str, str] = {}
         self.scripts: dict[str, TaskScript] = {}
         self.held: dict[str, tuple[JobView, Record]] = {}
         self.last_answer: object = None
@@ -545,6 +552,9 @@ class Harness:
             alerts = self._call("operator_alerts", self._area_method("operator_alerts"))
             self.model.alerts = [self.aliases[job_id] for job_id in alerts
                                  if job_id in self.aliases]
+        if self.claims_operator_queue:  # the requests it holds, as it keys them (RD-008)
+            self.model.operator_requests = [(agent, request) for _, agent, request
+                                            in self._operator_requests()]
         health_view = self._call("health", self.runtime.health)
         health = health_of(health_view)
         self.model.processed, self.model.failed, self.model.cancelled = (
@@ -694,6 +704,11 @@ class Harness:
                 not self.claims_redelivery):
             raise ValueError(f"backend {self.backend.name!r} does not claim the redelivery"
                              f" area; {describe(command)} cannot be checked on it")
+        if isinstance(command, cmd.ParkRequest | cmd.OperatorRequests) and (
+                not self.claims_operator_queue):
+            raise ValueError(f"backend {self.backend.name!r} does not claim the redelivery"
+                             f" area with {OPERATOR_QUEUE}; {describe(command)} cannot be"
+                             " checked on it")
         self._check_values(command)
         if isinstance(command, cmd.Heartbeat) and not (self.claims_stuck
                                                        or self.claims_redelivery):
@@ -888,6 +903,13 @@ class Harness:
                 alerts = self._area_method("operator_alerts")
                 return [self.aliases.get(job_id, job_id)
                         for job_id in self._call("operator_alerts", alerts)]
+            case cmd.ParkRequest():
+                park = self._area_method("park_request")
+                agent, request = command.agent, command.request
+                return self._request_label(str(self._call("park_request",
+                                                          lambda: park(agent, request))))
+            case cmd.OperatorRequests():
+                return self._operator_requests()
             case cmd.ListJobs():
                 status = command.status
                 views = self._call("list_jobs", lambda: runtime.list_jobs(status))
@@ -899,6 +921,17 @@ class Harness:
             case cmd.StopBySignal():
                 return self._stop_by_signal(command.grace_seconds)
         return None
+
+    def _request_label(self, minted: str) -> str:
+        """The suites' name of an operator request: "request n" for the n-th id the
+        runtime answered with (RD-008)."""
+        return self.request_labels.setdefault(minted, request_label(len(self.request_labels)))
+
+    def _operator_requests(self) -> list[list[str]]:
+        """The operator queue as [label, agent, request id] per request (RD-008)."""
+        listed = self._call("operator_requests", self._area_method("operator_requests"))
+        return [[self._request_label(str(minted)), str(agent), str(request)]
+                for minted, agent, request in listed]
 
     def _restart(self) -> None:
         """The backend stops its runtime and opens a new one over the same store (RS-001);

@@ -167,6 +167,22 @@ class OperatorAlerts:
 
 
 @dataclass(frozen=True)
+class ParkRequest:
+    """Agent `agent` parks its request `request` for a human operator (RD-008). The
+    answer names the request it lands on as the harness labels the runtime's ids: "request
+    n" for the n-th request the runtime answered with."""
+
+    agent: str
+    request: str
+
+
+@dataclass(frozen=True)
+class OperatorRequests:
+    """Read the operator queue: each request as [its label, agent, request id], in the
+    order first parked (RD-008)."""
+
+
+@dataclass(frozen=True)
 class AdvanceTime:
     seconds: float
 
@@ -232,7 +248,7 @@ Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
     | ListJobs | ComputeDelay | Heartbeat | DetectStuck | StartReaper | StopReaper | StoreOutage
     | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts | StaleOwnerWrite
-    | JobStoreFault | SubmitConcurrently | Restart | StopBySignal
+    | ParkRequest | OperatorRequests | JobStoreFault | SubmitConcurrently | Restart | StopBySignal
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -240,8 +256,8 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
                 Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck, StartReaper, StopReaper,
                 StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts,
-                StaleOwnerWrite, JobStoreFault, SubmitConcurrently, Restart,
-                StopBySignal)
+                StaleOwnerWrite, ParkRequest, OperatorRequests, JobStoreFault,
+                SubmitConcurrently, Restart, StopBySignal)
 }
 
 # Answers, as plain comparable values.

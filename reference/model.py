@@ -38,7 +38,9 @@ from jobconform.reference.commands import (
     ListExpired,
     ListJobs,
     OperatorAlerts,
+    OperatorRequests,
     Outcome,
+    ParkRequest,
     Raise,
     ReaperStatus,
     Restart,
@@ -97,6 +99,12 @@ class Health:
     processed: int
     failed: int
     cancelled: int
+
+
+def request_label(index: int) -> str:
+    """How the suites name the operator queue's requests (RD-008): by the order the
+    runtime first answered with each one's id, "request 1" first, as its ids are its own."""
+    return f"request {index + 1}"
 
 
 # The worker statuses of the health report (LC-029).
@@ -166,6 +174,9 @@ class ReferenceModel:
     reaper_deleted: int = 0
     # Operator alerts raised by poison parking, in order (RD-003).
     alerts: list[str] = field(default_factory=list)
+    # The operator queue's requests by their key, (agent, request id), in parking order
+    # (RD-008). They live in the store, so a restart keeps them.
+    operator_requests: list[tuple[str, str]] = field(default_factory=list)
     # When a drain-mode shutdown cancels the jobs still active (LC-028); None when no
     # drain is under way.
     drain_deadline: datetime | None = None
@@ -266,6 +277,13 @@ class ReferenceModel:
                 return self._expire_leases(command.lease_seconds)
             case OperatorAlerts():
                 return StepResult(list[JsonValue](self.alerts), ("RD-003",))
+            case ParkRequest():
+                return self._park_request(command.agent, command.request)
+            case OperatorRequests():
+                listed: list[JsonValue] = [
+                    [request_label(index), agent, request]
+                    for index, (agent, request) in enumerate(self.operator_requests)]
+                return StepResult(listed, ("RD-008",))
             case StaleOwnerWrite():
                 # A superseded delivery writes nothing, whatever the job's state (RD-006).
                 return StepResult(False, ("RD-006",))
@@ -635,6 +653,13 @@ class ReferenceModel:
         # on the pass's own rules first (conformance/job_faults.py holds the fault's back).
         return StepResult(recovery.answer, (*recovery.requirements, *crashed.requirements,
                                             "RD-007"))
+
+    def _park_request(self, agent: str, request: str) -> StepResult:
+        """The request the agent holds under this id, else a new one (RD-008)."""
+        key = (agent, request)
+        if key not in self.operator_requests:
+            self.operator_requests.append(key)
+        return StepResult(request_label(self.operator_requests.index(key)), ("RD-008",))
 
     def _restart(self) -> StepResult:
         """The process stops without a shutdown and a new one opens over the same store

@@ -24,8 +24,11 @@ from jobconform.backends.protocol import (
     IDEMPOTENCY,
     LIFECYCLE,
     LOOP_EVENTS,
+    LOOP_LABELS,
+    OPERATOR_QUEUE,
     REAPER,
     REDELIVERY,
+    REMINDER_LABELS,
     REMINDERS,
     SCHEDULING_ENDS,
     Backend,
@@ -227,10 +230,12 @@ def test_load_memory_backend() -> None:
     names = {area.name for area in areas()}
     # Every claim is an area, the store faults of an area it claims, or the health report's
     # worker fields, or submissions from several threads at once, or the replay audit sink,
-    # or the loop event sink, or the breaker's dispatch seams, or the scheduler's ends.
+    # or the loop event sink, or the loop runs' and reminders' labels, or the breaker's
+    # dispatch seams, or the scheduler's ends, or the operator queue.
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
                                     | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                                       LOOP_EVENTS, BREAKER_SEAMS, SCHEDULING_ENDS})
+                                       LOOP_EVENTS, LOOP_LABELS, REMINDER_LABELS,
+                                       BREAKER_SEAMS, SCHEDULING_ENDS, OPERATOR_QUEUE})
     assert BREAKER_SEAMS in backend.capabilities
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities

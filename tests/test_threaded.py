@@ -186,7 +186,8 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
                                           "health-report",
                                           "concurrent-submit", "audit-events",
                                           "loop-events", "breaker-seams", "self-running",
-                                          "store-faults:reminders",
+                                          "operator-queue", "loop-labels",
+                                          "reminder-labels", "store-faults:reminders",
                                           "store-faults:idempotency"}))
 
 

@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jobconform.backends.breaker.protocol import BREAKER, SEAM_METHODS, BreakerRuntime
+from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.process import interfaces
 from jobconform.backends.process.errors import ChildStartError, MalformedMessage
 from jobconform.backends.process.remote import KitObjects, RemoteObject
@@ -53,6 +54,11 @@ from jobconform.backends.process.wire import (
 )
 from jobconform.backends.protocol import (
     BREAKER_SEAMS,
+    LOOP_LABELS,
+    OPERATOR_QUEUE,
+    REDELIVERY,
+    REMINDER_LABELS,
+    REMINDERS,
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
@@ -151,7 +157,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     interface carries the seams' methods, as version 2's does; with retry, its partial
     claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
     `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
-    `scheduling-ends` (SC-019). The other capabilities beyond the
+    `scheduling-ends` (SC-019); with redelivery, `operator-queue` (RD-008), as version
+    2's job runtime interface carries `park_request`. The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -167,6 +174,14 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
+    if LOOPS in carried and "loop_id" in dict(interfaces.methods(interfaces.Agent)[
+            "execute"].parameters):
+        carried |= {LOOP_LABELS}  # version 2's agent call carries the run's labels (LP-020)
+    if REMINDERS in carried and "triggered_by" in dict(interfaces.methods(
+            interfaces.ReminderTarget)["dispatch"].parameters):
+        carried |= {REMINDER_LABELS}  # version 2's dispatch call carries it (RM-021)
+    if REDELIVERY in carried and "park_request" in interfaces.methods(interfaces.JobRuntime):
+        carried |= {OPERATOR_QUEUE}  # version 2's job runtime carries the queue (RD-008)
     return carried
 
 

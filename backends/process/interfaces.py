@@ -62,6 +62,7 @@ from jobconform.backends.protocol import (
     JobNotFound,
     JobView,
     ModuleNotFound,
+    OperatorQueueRuntime,
     ReaperAlreadyRunning,
     ReaperRuntime,
     RedeliveryRuntime,
@@ -120,7 +121,7 @@ class StuckMethods(Protocol):
 
 
 class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryRuntime,
-                 Protocol):
+                 OperatorQueueRuntime, Protocol):
     """The job runtime with the methods of every area checked through it; the kit calls
     only those of the areas the child claims."""
 
@@ -201,7 +202,8 @@ class Agent(Protocol):
 
     def decided(self, run_number: int) -> bool: ...
 
-    def execute(self, run_number: int, message: str) -> RunResult: ...
+    def execute(self, run_number: int, message: str, triggered_by: str | None = None,
+                loop_id: str | None = None) -> RunResult: ...
 
 
 class DeliveryCall(Protocol):
@@ -220,7 +222,8 @@ class DeliveryCall(Protocol):
 class ReminderTarget(Protocol):
     """Where the child's reminders runtime dispatches (the kit's `DeliveryTarget`)."""
 
-    def dispatch(self, reminder_id: str, message: str) -> DeliveryCall: ...
+    def dispatch(self, reminder_id: str, message: str,
+                 triggered_by: str | None = None) -> DeliveryCall: ...
 
 
 class Backend(Protocol):

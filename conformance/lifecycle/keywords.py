@@ -63,6 +63,7 @@ from jobconform.conformance.vocabulary import derive_keywords, json_value
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import describe
 from jobconform.reference.lifecycle import POISON_ERROR
+from jobconform.reference.model import request_label
 from jobconform.spec import Profile, Registry, SpecError, load_registry
 
 TIMESTAMP_FIELDS = ("submitted_at", "started_at", "finished_at")
@@ -821,6 +822,27 @@ class JobconformLibrary:
         answer = self.harness.run(cmd.OperatorAlerts())
         if answer != list(aliases):
             raise self._fail(f"operator alerts should be {list(aliases)}, backend shows"
+                             f" {answer!r}")
+
+    @keyword("Parked Request Should Be")
+    def parked_request_should_be(self, agent: str, request: str, number: int) -> None:
+        """Agent ``agent`` parks ``request`` (RD-008), which must land on request
+        ``number``: the ``number``-th the runtime answered with."""
+        answer = self.run(redelivery.park_request(agent, request))
+        expected = request_label(int(number) - 1)
+        if answer != expected:
+            raise self._fail(f"parking {request!r} of {agent!r} should land on {expected},"
+                             f" backend answered {answer!r}")
+
+    @keyword("Operator Requests Should Be")
+    def operator_requests_should_be(self, *requests: str) -> None:
+        """The operator queue holds exactly ``requests``, each "agent request-id", in the
+        order first parked, and each is the request of that place (RD-008)."""
+        expected = [[request_label(index), *pair.split()]
+                    for index, pair in enumerate(requests)]
+        answer = self.harness.run(cmd.OperatorRequests())
+        if answer != expected:
+            raise self._fail(f"operator requests should be {expected}, backend shows"
                              f" {answer!r}")
 
 
