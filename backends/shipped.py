@@ -20,8 +20,10 @@ from jobconform.backends.protocol import (
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     IDEMPOTENCY,
+    JOB_ARGUMENTS,
     LIFECYCLE,
     LOOP_EVENTS,
+    QUEUED_EXECUTION_SWITCH,
     REAPER,
     REDELIVERY,
     REMINDERS,
@@ -35,12 +37,14 @@ from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.composite.oracle import CompositeConfig
 
-# Every area, the breaker's and the loops' seams, the scheduler's execution ends, and
-# planned store faults in reminders and idempotency: claimed by every shipped backend.
+# Every area, the breaker's and the loops' seams, the scheduler's execution ends,
+# planned store faults in reminders and idempotency, jobs' arguments and the switch of
+# queued execution: claimed by every shipped backend.
 EVERY_SHIPPED_BACKEND = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
     ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS,
-    SCHEDULING_ENDS, store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+    SCHEDULING_ENDS, store_faults(REMINDERS), store_faults(IDEMPOTENCY),
+    JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH})
 # The health report, submissions from threads at once and the audit events: claimed by
 # memory, sql and threaded (not threaded+sql).
 HEALTH_AND_AUDIT = frozenset({HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})

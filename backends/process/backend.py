@@ -53,6 +53,9 @@ from jobconform.backends.process.wire import (
 )
 from jobconform.backends.protocol import (
     BREAKER_SEAMS,
+    JOB_ARGUMENTS,
+    LIFECYCLE,
+    QUEUED_EXECUTION_SWITCH,
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
@@ -167,6 +170,10 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
+    if LIFECYCLE in carried and version != V1:
+        # Version 2 carries a job's arguments (submit's later argument, the record's
+        # field, the body's run) and the settings' queued_execution (LC-036, LC-037).
+        carried |= {JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH}
     return carried
 
 
