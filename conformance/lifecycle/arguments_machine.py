@@ -18,14 +18,14 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
 
 from jobconform.backends.protocol import JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH, Backend
-from jobconform.conformance.harness import Harness
+from jobconform.conformance.harness import Divergence, Harness
 from jobconform.conformance.job_draws import (
     MACHINE_SLOTS,
     MACHINE_TASK_CAP,
     job_arguments,
     outcomes,
 )
-from jobconform.conformance.machine_runner import MachineRun
+from jobconform.conformance.machine_runner import MachineRun, run_on_a_runtime_of_its_own
 from jobconform.reference import commands as cmd
 from jobconform.reference.lifecycle import JsonValue, Status
 from jobconform.spec import Profile, Registry
@@ -34,6 +34,11 @@ TIME_STEPS = (0.0, 1.0, 30.0)
 CLEANUP_AGES = (0.0, 30.0)
 # One draw in this many of the shutdown rule shuts down (as the lifecycle machine's).
 SHUTDOWN_ODDS = 9
+# Arguments a store or a wire gets wrong most often: the 64-bit bounds, an integer past a
+# float's 53 bits, a float apart from an integer, a character beyond the BMP and a
+# combining mark.
+EDGE_ARGUMENTS: JsonValue = {"ints": [2**63 - 1, -(2**63), 2**53 + 1], "float": 2.0,
+                             "text": "\U0001d11e e\u0301"}
 
 
 def claims_any(backend: Backend) -> bool:
@@ -54,9 +59,32 @@ def make_arguments_machine(backend: Backend, profile: Profile, registry: Registr
 
         def __init__(self) -> None:
             super().__init__()
+            # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
+            # says why).
+            self._queued_execution_off_on_a_runtime_of_its_own()
             self.queued_execution = True
             self.harness: Harness | None = None
             self.counter = 0
+
+        # A few drawn examples may all keep queued execution on (a short run, a server
+        # database's 30 examples): so each sequence opens with a fixed check of the
+        # switch off, on a runtime of its own, drawing nothing. A body that succeeds and
+        # one that fails, each ended by its submit; a cancel of an ended job; cleanup.
+        def _queued_execution_off_on_a_runtime_of_its_own(self) -> None:
+            if not switches:
+                return
+            arguments = EDGE_ARGUMENTS if claims_arguments else None
+            commands: tuple[cmd.Command, ...] = (
+                cmd.Submit("s1", arguments=arguments, outcome=cmd.Succeed(arguments)),
+                cmd.Submit("s2", outcome=cmd.Raise("ValueError", "boom")),
+                cmd.Cancel("s1"), cmd.Cleanup(0.0))
+            try:
+                run_on_a_runtime_of_its_own(lambda: Harness(
+                    backend, profile, registry, max_concurrent=MACHINE_SLOTS,
+                    max_tasks=MACHINE_TASK_CAP, queued_execution=False), commands, run)
+            except Divergence:
+                run.setup = {"queued_execution": False}  # its trace replays so
+                raise
 
         # Drawn, where the backend has the switch: a sequence keeps its runtime's mode, as
         # a deployment keeps its configuration.
