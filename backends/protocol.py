@@ -12,6 +12,7 @@ failed, cancelled); `jobconform.spec.Profile.to_canonical` translates a runtime'
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -73,6 +74,16 @@ SCHEDULING_ENDS = "scheduling-ends"
 # `operator_requests()` (RD-008), claims `operator-queue`; elsewhere RD-008 is "not
 # claimed", and the harness never calls the two methods.
 OPERATOR_QUEUE = "operator-queue"
+# A backend whose runtime keeps each job's arguments and hands them to its body (LC-036)
+# claims `job-arguments`: its `submit` then takes the keyword `arguments=` (a JSON value),
+# its records show them as `arguments`, and its bodies are run as `script.run(arguments)`.
+# Elsewhere LC-036 is "not claimed", and the harness never passes arguments.
+JOB_ARGUMENTS = "job-arguments"
+# A backend whose runtime can be opened with queued execution switched off
+# (`RuntimeSettings.queued_execution` false; seed 000's async.enabled) claims
+# `queued-execution-switch` (LC-037); elsewhere LC-037 is "not claimed", and every runtime
+# is opened with queued execution on.
+QUEUED_EXECUTION_SWITCH = "queued-execution-switch"
 # Partial claims: a backend that implements only part of an area claims the area and
 # declares the part it leaves out; the requirements of that part are "not claimed"
 # (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the
@@ -172,6 +183,8 @@ class TaskScript:
         # of its job, and never for a job cancelled before it started.
         self.invocations = 0
         self.interrupted = False
+        # The arguments each invocation received (LC-036), in order.
+        self.received_arguments: list[JsonValue] = []
 
     def interrupt(self) -> None:
         """Interrupt the invocation in flight: a thread in `wait_for_decision` returns
@@ -210,8 +223,12 @@ class TaskScript:
     def decided(self) -> bool:
         return self._outcome is not None
 
-    def run(self) -> JsonValue:
+    def run(self, arguments: JsonValue = None) -> JsonValue:
         """Execute the body.
+
+        Args:
+            arguments: the job's arguments, as a runtime claiming `job-arguments` hands
+                them to its body (LC-036); recorded, so the harness sees what it received.
 
         Returns:
             The scripted result.
@@ -222,6 +239,7 @@ class TaskScript:
         """
         with self._decision:
             self.invocations += 1
+            self.received_arguments.append(copy.deepcopy(arguments))
             outcome = self._outcome
         if outcome is None:
             raise RuntimeError("the runtime ran a task body the harness has not decided yet")
@@ -247,7 +265,9 @@ class TaskScript:
 
 
 class JobView(Protocol):
-    """One job record as the runtime returns it; it must be a snapshot (LC-016)."""
+    """One job record as the runtime returns it; it must be a snapshot (LC-016). A
+    runtime claiming `job-arguments` adds `arguments`, the job's arguments (null when it
+    was given none, LC-036); the harness reads it with getattr."""
 
     @property
     def job_id(self) -> str: ...
@@ -304,6 +324,9 @@ class RuntimeSettings:
     drain_timeout_seconds: float = 30.0
     # The module ids the runtime has (LC-027): a submission naming another is refused.
     modules: frozenset[str] = frozenset()
+    # Queued execution (LC-037): false only for a backend claiming
+    # `queued-execution-switch`, whose runtime then runs each body inside submit.
+    queued_execution: bool = True
 
 
 class Runtime(Protocol):
@@ -314,8 +337,12 @@ class Runtime(Protocol):
         means the default policy (no retries). A check of submit validation (LC-027)
         also passes the keyword `module_id=`; a runtime that never meets such a check
         (one whose profile has no LC-027) need not accept it. A runtime whose backend
-        claims `concurrent-submit` is called from several threads at once (LC-030): each
-        call returns an id of its own and none is lost.
+        claims `job-arguments` is passed the job's arguments as the keyword `arguments=`
+        (LC-036), only when they are not null; it keeps them and runs the body with them.
+        With queued execution off (`queued-execution-switch`, LC-037) the script is
+        decided before the call, and submit runs it to its end before returning. A
+        runtime whose backend claims `concurrent-submit` is called from several threads at
+        once (LC-030): each call returns an id of its own and none is lost.
 
         Returns:
             The new job's id, unique within this runtime, at once.

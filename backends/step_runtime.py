@@ -53,6 +53,7 @@ from jobconform.backends.store import (
     JobStore,
     StoredJob,
 )
+from jobconform.backends.synchronous import run_in_submit
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.faults import StoreFault
 from jobconform.reference.lifecycle import JsonValue
@@ -100,16 +101,23 @@ class StepRuntime(OutcomeTally):
     # -- submission and dispatch -------------------------------------------------------
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None) -> str:
+               module_id: str | None = None, arguments: JsonValue = None) -> str:
         if self._shut_down:
             raise RuntimeShutDown("the runtime is shut down; open a new one to submit")
         if module_id is not None:
             check_module(module_id, self._settings.modules)
         job_id = self._new_job_id()
-        job = StoredJob(job_id, QUEUED, self._now())
+        # A copy: the caller may change its value afterwards, the job keeps what was given.
+        job = StoredJob(job_id, QUEUED, self._now(), arguments=copy.deepcopy(arguments))
         if retry is not None:
             job = replace(job, max_retries=retry.max_retries,
                           retry_policy=policy_document(retry))  # type: ignore[arg-type]
+        if not self._settings.queued_execution:
+            status = run_in_submit(self._store, job, self._settings.max_tasks,
+                                   self._worker_id, script)
+            self._record_heartbeat(job.submitted_at)
+            self._count_outcome(status)
+            return job_id
         self._store.add(job, self._settings.max_tasks)
         self._scripts[job_id] = script
         return job_id
@@ -148,7 +156,7 @@ class StepRuntime(OutcomeTally):
         if not script.decided():
             return
         try:
-            result = script.run()
+            result = script.run(job.arguments)
         except Exception as error:
             if not self._retry(job, error):
                 self._end(job, FAILED, error=self._error_message(error))
@@ -432,9 +440,11 @@ class StepRuntime(OutcomeTally):
         A record whose result is a scalar (or None) has nothing a caller could change, so
         it is handed out as it is: list_jobs runs after every harness step.
         """
-        if isinstance(job.result, _IMMUTABLE_RESULTS):
+        if isinstance(job.result, _IMMUTABLE_RESULTS) and isinstance(
+                job.arguments, _IMMUTABLE_RESULTS):
             return job
-        return replace(job, result=copy.deepcopy(job.result))
+        return replace(job, result=copy.deepcopy(job.result),
+                       arguments=copy.deepcopy(job.arguments))
 
 
 # LC-027: a module id is at most this long.

@@ -65,6 +65,8 @@ class StoredJob:
     # Ownership fencing (RD-006): claims so far. Every claim issues the next number, and
     # nothing else changes it, so a writer holding an older one holds a stale delivery.
     fencing_token: int = 0
+    # The job's arguments, a JSON value (LC-036): kept as submitted, handed to its body.
+    arguments: JsonValue = None
 
 
 # What `update` may change: everything but the identity and the fencing token.

@@ -20,8 +20,10 @@ from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import (
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
+    JOB_ARGUMENTS,
     LIFECYCLE,
     OPERATOR_QUEUE,
+    QUEUED_EXECUTION_SWITCH,
     REAPER,
     REDELIVERY,
     RETRY,
@@ -55,7 +57,7 @@ from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Command, describe
-from jobconform.reference.lifecycle import JobState, JsonValue, Status
+from jobconform.reference.lifecycle import JobState, JsonValue, Status, arguments_text
 from jobconform.reference.model import (
     SHUTDOWN_CANCEL,
     SHUTDOWN_MODES,
@@ -242,6 +244,16 @@ def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False,
     )
 
 
+def shown_arguments(value: object) -> str:
+    """A runtime's arguments as the oracle's text, or what makes them no JSON value."""
+    if value is _MISSING:
+        return _MISSING
+    try:
+        return arguments_text(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return f"<not a JSON value: {value!r}>"
+
+
 def expected_record(job: JobState, with_retry: bool = False,
                     with_stuck: bool = False, with_redelivery: bool = False) -> Record:
     """The record the oracle's job must read as, built in one call like `freeze`."""
@@ -284,6 +296,8 @@ class Harness:
     reaper_ttl_seconds: float | None = None
     reaper_sweep_interval_ms: float | None = None
     safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    # Queued execution switched off (LC-037): only for a backend claiming the switch.
+    queued_execution: bool = True
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[Command] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
@@ -332,14 +346,22 @@ class Harness:
         # Submissions from several threads at once (LC-030): only where claimed, so an
         # adapter driving one event loop is "not claimed", never called from two threads.
         self.claims_concurrent_submit = CONCURRENT_SUBMIT in self.backend.capabilities
+        # Jobs' arguments (LC-036): passed and read only where claimed.
+        self.claims_arguments = JOB_ARGUMENTS in self.backend.capabilities
+        if not self.queued_execution and (
+                QUEUED_EXECUTION_SWITCH not in self.backend.capabilities):
+            raise ValueError(f"backend {self.backend.name!r} does not claim"
+                             f" {QUEUED_EXECUTION_SWITCH}: it cannot be opened with queued"
+                             " execution off (LC-037 is not claimed)")
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
+                                        queued_execution=self.queued_execution,
                                         **self._area_defaults(), **self._lifecycle_defaults())
         self.model = ReferenceModel(
             Limits(self.settings.max_concurrent, self.settings.max_tasks,
                    self.settings.reaper_ttl_seconds, self.settings.reaper_sweep_interval_ms,
                    self.settings.max_redelivery, self.settings.cancel_interrupts,
                    self.settings.shutdown_mode, self.settings.drain_timeout_seconds,
-                   self.settings.modules),
+                   self.settings.modules, self.settings.queued_execution),
             self.clock.now(),
         )
         self._titles = (
@@ -1062,6 +1084,9 @@ class Harness:
             if alias not in self.ids or self.last_answer != cmd.ACCEPTED:
                 return None
             primary, also = AT_ONCE_REQUIREMENT, "LC-008"
+            if not self.settings.queued_execution:
+                # The body ran inside the call: ended and counted by its return (LC-037).
+                primary, also, health_too = "LC-037", "LC-031", True
         elif isinstance(command, cmd.Cancel):
             alias = command.job
             before = self._before.get(alias)
@@ -1110,25 +1135,35 @@ class Harness:
 
     def _submit(self, command: cmd.Submit) -> object:
         script = TaskScript(honours_cancellation=not command.ignores_cancel)
+        if command.outcome is not None:
+            script.decide(command.outcome)  # before the call: it may run the body (LC-037)
         retry = command.retry
-        module = command.module
+        # Only a check of LC-027 names a module, and only a runtime claiming job-arguments
+        # is given arguments (LC-036): other runtimes keep the old call.
+        keywords: dict[str, Any] = {}
+        if command.module is not None:
+            keywords["module_id"] = command.module
+        if command.arguments is not None:
+            if not self.claims_arguments:
+                raise ValueError(f"backend {self.backend.name!r} does not claim"
+                                 f" {JOB_ARGUMENTS}: submit it no arguments")
+            keywords["arguments"] = command.arguments
         try:
-            if module is not None:
-                # Only a check of LC-027 names a module: other runtimes keep the old call.
+            if keywords:
                 job_id = self._call("submit", lambda: self.runtime.submit(
-                    script, retry, module_id=module))  # type: ignore[call-arg]
+                    script, retry, **keywords))
             elif retry is None:
                 job_id = self._call("submit", lambda: self.runtime.submit(script))
             else:
                 job_id = self._call("submit", lambda: self.runtime.submit(script, retry))
         except CapacityExceeded:
-            return cmd.REFUSED_CAPACITY
+            return self._refused(script, cmd.REFUSED_CAPACITY)
         except RuntimeShutDown:
-            return cmd.REFUSED_SHUT_DOWN
+            return self._refused(script, cmd.REFUSED_SHUT_DOWN)
         except InvalidModuleId:
-            return cmd.REFUSED_INVALID_MODULE
+            return self._refused(script, cmd.REFUSED_INVALID_MODULE)
         except ModuleNotFound:
-            return cmd.REFUSED_UNKNOWN_MODULE
+            return self._refused(script, cmd.REFUSED_UNKNOWN_MODULE)
         self.scripts[command.job] = script
         if job_id in self.aliases:
             raise Divergence(("LC-008",), "submit returned an id already in use",
@@ -1136,6 +1171,15 @@ class Harness:
         self.ids[command.job] = job_id
         self.aliases[job_id] = command.job
         return cmd.ACCEPTED
+
+    def _refused(self, script: TaskScript, answer: str) -> str:
+        """A refused submission's answer, once its body is seen not to have run: a refusal
+        comes before the body, with queued execution off too (LC-037)."""
+        if script.invocations:
+            raise Divergence(("LC-037", "LC-009", "LC-023"),
+                             f"how often the body of the submission refused as {answer!r}"
+                             " ran", 0, script.invocations, self.commands, self._titles)
+        return answer
 
     def _submit_concurrently(self, command: cmd.SubmitConcurrently) -> list[str]:
         """Call submit once per alias, each on a thread of its own, the threads released
@@ -1321,6 +1365,7 @@ class Harness:
             self._compare_record(f"job {alias!r}", wanted, actual_record, requirements, alias)
             self.held[f"list:{alias}"] = (view, actual_record)
         self._check_bodies(requirements)
+        self._check_arguments(list(zip(actual_aliases, views, strict=True)), requirements)
         self._check_alert_order(requirements)
         health_view = self._call("health", self.runtime.health)
         health = health_of(health_view)
@@ -1422,6 +1467,28 @@ class Harness:
                 raise self._fail((*requirements, primary),
                                  f"how often the body of job {alias!r} ran (at most once per"
                                  " start)", starts, script.invocations, primary)
+
+    def _check_arguments(self, listed: list[tuple[str, JobView]],
+                         requirements: tuple[str, ...]) -> None:
+        """Where claimed (LC-036): each listed record shows the arguments its job was
+        submitted with, and every invocation of each body received them, the same JSON
+        value (`arguments_text`: types apart, keys in any order)."""
+        if not self.claims_arguments:
+            return
+        for alias, view in listed:
+            wanted = arguments_text(self.model.scripts[alias].arguments)
+            shown = shown_arguments(getattr(view, "arguments", _MISSING))
+            if shown != wanted:
+                raise self._fail((*requirements, "LC-036"), f"job {alias!r} arguments",
+                                 wanted, shown, "LC-036")
+        for alias, script in self.scripts.items():
+            wanted = arguments_text(self.model.scripts[alias].arguments)
+            for received in script.received_arguments:
+                shown = shown_arguments(received)
+                if shown != wanted:
+                    raise self._fail((*requirements, "LC-036"),
+                                     f"the arguments the body of job {alias!r} received",
+                                     wanted, shown, "LC-036")
 
     def _freeze(self, view: JobView) -> Record:
         return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery)

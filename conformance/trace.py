@@ -52,8 +52,14 @@ class Trace:
     expected: str
     actual: str
     commands: tuple[Command, ...] = field(default_factory=tuple)
+    # Found on a runtime opened with queued execution off (LC-037): replayed on one too.
+    queued_execution: bool = True
 
     def to_json(self) -> dict[str, Any]:
+        limits: dict[str, Any] = {"max_concurrent": self.max_concurrent,
+                                  "max_tasks": self.max_tasks}
+        if not self.queued_execution:
+            limits["queued_execution"] = False
         return {
             "format": TRACE_FORMAT,
             "spec_version": self.spec_version,
@@ -61,7 +67,7 @@ class Trace:
             "profile": self.profile,
             "machine": self.machine,
             "seed": self.seed,
-            "limits": {"max_concurrent": self.max_concurrent, "max_tasks": self.max_tasks},
+            "limits": limits,
             "divergence": {"requirements": list(self.requirements), "what": self.what,
                            "expected": self.expected, "actual": self.actual},
             "commands": [command_to_json(command) for command in self.commands],
@@ -99,7 +105,8 @@ def parse_trace(document: object, source: str) -> Trace:
     return Trace(document["backend"], document["profile"], document["spec_version"],
                  document["machine"], document["seed"], limits["max_concurrent"],
                  limits["max_tasks"], tuple(divergence["requirements"]), divergence["what"],
-                 divergence["expected"], divergence["actual"], tuple(commands))
+                 divergence["expected"], divergence["actual"], tuple(commands),
+                 limits.get("queued_execution", True))
 
 
 def read_trace(path: Path) -> Trace:
@@ -142,7 +149,8 @@ class Replay:
 def replay(trace: Trace, backend: Backend, profile: Profile, registry: Registry) -> Replay:
     """Apply the trace's commands to `backend` and the oracle under the trace's limits."""
     harness = Harness(backend, profile, registry, max_concurrent=trace.max_concurrent,
-                      max_tasks=trace.max_tasks, unlimited_tasks=trace.max_tasks is None)
+                      max_tasks=trace.max_tasks, unlimited_tasks=trace.max_tasks is None,
+                      queued_execution=trace.queued_execution)
     try:
         for command in trace.commands:
             harness.run(command)
@@ -175,7 +183,8 @@ def gherkin_step(command: Command) -> str:
     """The step sentence for a command: the suite's own steps where one fits exactly,
     otherwise the trace step, which carries the command's JSON (trace_steps.py)."""
     match command:
-        case cmd.Submit(job=job, ignores_cancel=ignores, retry=None) if _plain(job):
+        case cmd.Submit(job=job, ignores_cancel=ignores, retry=None, module=None,
+                        arguments=None, outcome=None) if _plain(job):
             ending = " with a body that ignores cancellation" if ignores else ""
             return f'job "{job}" is submitted{ending}'
         case cmd.Dispatch():
@@ -227,6 +236,9 @@ def _runtime_step(trace: Trace) -> str:
         # The suite's steps set the slots or lift the cap, not both.
         raise TraceError("a trace without a task cap cannot become Gherkin yet; replay it"
                          " with `jobconform replay` instead")
+    if not trace.queued_execution:
+        # Slots do not matter there: no job waits for one (LC-037).
+        return f"Given a runtime with queued execution off and a task cap of {trace.max_tasks}"
     slots = f"{trace.max_concurrent} worker slot{'s' if trace.max_concurrent != 1 else ''}"
     return f"Given a runtime with {slots} and a task cap of {trace.max_tasks}"
 

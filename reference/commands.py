@@ -41,6 +41,12 @@ class Submit:
     ignores_cancel: bool = False  # the body never checks its cancellation token
     retry: RetryPolicy | None = None  # only for backends claiming the retry area
     module: str | None = None  # the module id the submission names (LC-027), if any
+    # The job's arguments, a JSON value (LC-036); None is null, as for a job given none.
+    # Only for backends claiming `job-arguments`.
+    arguments: JsonValue = None
+    # The body's outcome, decided before the call: a runtime with queued execution
+    # switched off runs the body inside submit (LC-037), so it must be decided by then.
+    outcome: Outcome | None = None
 
 
 # Submissions made at once by a concurrent submit: enough for real contention, few
@@ -281,7 +287,7 @@ def command_to_json(command: Command) -> dict[str, Any]:
                 "fault": {"kind": command.fault.kind.value, "write": command.fault.write},
                 "inner": command_to_json(command.command)}
     body = asdict(command)
-    if isinstance(command, Finish):
+    if isinstance(command, Finish | Submit) and command.outcome is not None:
         body["outcome"] = {"kind": type(command.outcome).__name__, **asdict(command.outcome)}
     return {"command": type(command).__name__, **body}
 
@@ -309,7 +315,7 @@ def command_from_json(document: dict[str, Any]) -> Command:
                                  f" not {type(inner).__name__}")
             fault = dict(body["fault"])
             return JobStoreFault(StoreFault(FaultKind(fault["kind"]), fault["write"]), inner)
-        if cls is Finish:
+        if cls is Finish or (cls is Submit and body.get("outcome") is not None):
             outcome = dict(body["outcome"])
             outcome_kind = outcome.pop("kind", None)
             outcome_types: dict[str, type[Outcome]] = {"Succeed": Succeed, "Raise": Raise}

@@ -83,6 +83,8 @@ class Limits:
     shutdown_mode: str = "cancel"
     drain_timeout_seconds: float = 30.0
     modules: frozenset[str] = frozenset()
+    # Queued execution (LC-037): switched off, a runtime runs each body inside submit.
+    queued_execution: bool = True
 
 
 # Shutdown modes (the profile parameter shutdown_mode).
@@ -152,6 +154,9 @@ class _Script:
     # harness asks a runtime's own delay function when it adopts that runtime's schedule.
     retried_at: datetime | None = None
     retry_after_ms: float | None = None
+    # The arguments the job was submitted with (LC-036): its record keeps them and its
+    # body receives them, each exactly as given (lifecycle.arguments_text compares).
+    arguments: JsonValue = None
 
 
 @dataclass
@@ -351,11 +356,37 @@ class ReferenceModel:
             return StepResult(REFUSED_CAPACITY, ("LC-009",))
         policy = command.retry
         self.jobs[command.job] = lifecycle.new_job(self.now, policy.max_retries if policy else 0)
-        self.scripts[command.job] = self._queued_script(command.ignores_cancel, policy)
+        script = self._queued_script(command.ignores_cancel, policy)
+        script.arguments = command.arguments
+        script.outcome = command.outcome  # a body decided before the call, if any
+        self.scripts[command.job] = script
         accepted = ("LC-008", "LC-009", "RT-001", "RT-008") if policy else ("LC-008", "LC-009")
         if command.module is not None:
             accepted = ("LC-027", *accepted)
+        if command.arguments is not None:
+            accepted = ("LC-036", *accepted)
+        if not self.limits.queued_execution:
+            accepted = ("LC-037", *accepted, *self._run_in_submit(command.job))
         return StepResult(ACCEPTED, accepted)
+
+    def _run_in_submit(self, alias: str) -> tuple[str, ...]:
+        """Queued execution switched off (LC-037): the job starts and its body ends inside
+        the submit call, at the call's instant, as a job started at a dispatch point and
+        ended there would; it is never queued for a dispatch.
+
+        Raises:
+            ValueError: the body was not decided before the call (it would block submit),
+                or the submission carries a retry policy (not a combination checked).
+        """
+        script = self.scripts[alias]
+        if script.outcome is None:
+            raise ValueError("with queued execution off, submit runs the body: decide it in"
+                             " the Submit command (outcome=...)")
+        if script.policy is not None:
+            raise ValueError("with queued execution off, a submission carries no retry policy")
+        self._move(alias, EventKind.START)
+        script.starts += 1
+        return self._run_body(alias)
 
     def _submit_concurrently(self, command: SubmitConcurrently) -> StepResult:
         """Submissions made at once from several threads (LC-030) end as if made one after
@@ -367,6 +398,8 @@ class ReferenceModel:
             ValueError: the batch does not fit under the task cap (which submissions a
                 full cap refuses depends on the threads' order, so no check asks it).
         """
+        if not self.limits.queued_execution:
+            raise ValueError("submissions at once are not checked with queued execution off")
         if self.shut_down:
             return StepResult([REFUSED_SHUT_DOWN] * len(command.jobs), ("LC-023", "LC-030"))
         cap = self.limits.max_tasks

@@ -119,6 +119,8 @@ def every_field_set(job_id: str) -> StoredJob:
         alerted=True,
         poisoned=True,
         fencing_token=4,
+        arguments={"plan": "01HXYZ", "big": 2**63 - 1, "past a double": 2**53 + 1,
+                   "text": "𝄞 e\u0301 \u0000", "float": -0.0, "list": [[], {}, None]},
     )
 
 
@@ -511,6 +513,7 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "audit-events", "loop-events", "breaker-seams",
                                      "restart", "stop-signal", "scheduling-ends",
                                      "operator-queue", "loop-labels", "reminder-labels",
+                                     "job-arguments", "queued-execution-switch",
                                      "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))

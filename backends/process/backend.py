@@ -54,8 +54,11 @@ from jobconform.backends.process.wire import (
 )
 from jobconform.backends.protocol import (
     BREAKER_SEAMS,
+    JOB_ARGUMENTS,
+    LIFECYCLE,
     LOOP_LABELS,
     OPERATOR_QUEUE,
+    QUEUED_EXECUTION_SWITCH,
     REDELIVERY,
     REMINDER_LABELS,
     REMINDERS,
@@ -182,6 +185,10 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {REMINDER_LABELS}  # version 2's dispatch call carries it (RM-021)
     if REDELIVERY in carried and "park_request" in interfaces.methods(interfaces.JobRuntime):
         carried |= {OPERATOR_QUEUE}  # version 2's job runtime carries the queue (RD-008)
+    if LIFECYCLE in carried and version != V1:
+        # Version 2 carries a job's arguments (submit's later argument, the record's
+        # field, the body's run) and the settings' queued_execution (LC-036, LC-037).
+        carried |= {JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH}
     return carried
 
 

@@ -126,10 +126,10 @@ class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryR
     only those of the areas the child claims."""
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None) -> str:
-        """`Runtime.submit` with the module id a check of LC-027 names (task-manager): it
-        travels only when given (`LATER_ARGUMENTS`), so a child that never meets such a
-        check never receives it."""
+               module_id: str | None = None, arguments: JsonValue = None) -> str:
+        """`Runtime.submit` with the module id a check of LC-027 names (task-manager) and
+        the job's arguments (LC-036, `job-arguments`): each travels only when given
+        (`LATER_ARGUMENTS`), so a child that never meets such a check never receives it."""
         ...
 
 
@@ -163,12 +163,14 @@ class JobRecord(Protocol):
     def alerted(self) -> bool | None: ...
     @property
     def poisoned(self) -> bool | None: ...
+    @property
+    def arguments(self) -> JsonValue: ...
 
 
 # Fields a runtime's own view may lack (their area, or the capability that adds them, is not
 # claimed: an execution's outcome is scheduling-ends'): read as null.
 AREA_FIELDS = frozenset({"retry_count", "max_retries", "last_heartbeat", "redelivery_count",
-                         "alerted", "poisoned", "outcome"})
+                         "alerted", "poisoned", "outcome", "arguments"})
 
 
 class TaskBody(Protocol):
@@ -181,9 +183,10 @@ class TaskBody(Protocol):
         """True once the harness has decided how the current attempt ends."""
         ...
 
-    def run(self) -> JsonValue:
+    def run(self, arguments: JsonValue = None) -> JsonValue:
         """The attempt's result, or the scripted exception (type name, message and
-        retry-after travel as a `ScriptedError`)."""
+        retry-after travel as a `ScriptedError`). `arguments`: the job's, which a runtime
+        claiming `job-arguments` hands to its body (LC-036)."""
         ...
 
     def next_attempt(self) -> None:
@@ -285,7 +288,14 @@ KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCal
 # Arguments added to a method after its message was first carried: the kit sends each
 # only when its value is not the default, so a child that predates it never receives it
 # (the schema does not require it) and the version stays 2.
-LATER_ARGUMENTS: dict[str, frozenset[str]] = {"JobRuntime.submit": frozenset({"module_id"})}
+LATER_ARGUMENTS: dict[str, frozenset[str]] = {
+    "JobRuntime.submit": frozenset({"module_id", "arguments"}),
+    "TaskBody.run": frozenset({"arguments"}),
+}
+# Fields added to a view after it was first carried: a child that predates one need not
+# send it (the schema does not require it) and the kit reads it as null, so the version
+# stays 2. A job's arguments (LC-036) are only read where `job-arguments` is claimed.
+LATER_FIELDS: dict[str, frozenset[str]] = {"JobRecord": frozenset({"arguments"})}
 # Methods of the areas' protocols that cannot cross a pipe.
 NOT_CARRIED = frozenset({"wait_for_decision", "wake", "decide"})
 # The kit's classes in the areas' signatures, and the interfaces they cross as.

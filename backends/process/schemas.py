@@ -30,6 +30,7 @@ from jobconform.backends.process.interfaces import (
     CHILD_INTERFACES,
     ERROR_KINDS,
     KIT_INTERFACES,
+    LATER_FIELDS,
     ScriptedError,
     is_interface,
     is_view,
@@ -155,7 +156,8 @@ def schema_of(annotation: Any, defs: dict[str, Any]) -> dict[str, Any]:
         elif is_view(annotation) or dataclasses.is_dataclass(annotation):
             if is_view(annotation):
                 fields = list(view_fields(annotation))
-                required = [field for field, _ in fields]
+                later = LATER_FIELDS.get(annotation.__name__, frozenset())
+                required = [field for field, _ in fields if field not in later]
             else:
                 hints = typing.get_type_hints(annotation)
                 fields = [(f.name, hints[f.name]) for f in dataclasses.fields(annotation)]

@@ -116,6 +116,8 @@ class JobRow(Base):
     poisoned: Mapped[bool] = mapped_column(server_default=false())
     # Claims so far: the fencing token every owner write and rescue is conditioned on.
     fencing_token: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    # The job's arguments as submitted (LC-036), JSON text as the result is.
+    arguments: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
     schema_version: Mapped[int] = mapped_column(
         Integer, server_default=text(str(JSON_SCHEMA_VERSION)))
 

@@ -82,6 +82,7 @@ from jobconform.backends.store import (
     JobStore,
     StoredJob,
 )
+from jobconform.backends.synchronous import run_in_submit
 from jobconform.backends.threaded.clock import SystemClock, WaitableClock
 from jobconform.backends.threaded.config import ENABLED_ENV, WorkerConfig
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -168,6 +169,7 @@ class _OwnedJob:
     script: TaskScript
     token: CancellationToken
     fencing_token: int  # the claim's: every write for this delivery carries it
+    arguments: JsonValue  # the job's, handed to its body (LC-036)
     reached_body: bool = False  # its pool thread has started waiting in the body
     # The store refused a heartbeat of this delivery: the job was re-delivered or ended
     # meanwhile, and a token once superseded never owns it again, so the poll stops beating.
@@ -230,7 +232,8 @@ class ThreadedRuntime(OutcomeTally):
                  bodies: Callable[[StoredJob], TaskScript | None] | None = None,
                  cancel_interrupts: bool = False, shutdown_mode: str = "cancel",
                  drain_timeout_seconds: float = 30.0,
-                 modules: frozenset[str] = frozenset()) -> None:
+                 modules: frozenset[str] = frozenset(),
+                 queued_execution: bool = True) -> None:
         self._config = config if config is not None else WorkerConfig.from_environment()
         if not self._config.enabled:
             raise WorkerDisabled(f"asynchronous execution is disabled; set {ENABLED_ENV}=1"
@@ -254,6 +257,8 @@ class ThreadedRuntime(OutcomeTally):
         self._shutdown_mode = shutdown_mode
         self._drain_timeout = timedelta(seconds=drain_timeout_seconds)
         self._modules = modules
+        # Off: each body runs inside submit, in the caller's thread (LC-037).
+        self._queued_execution = queued_execution
         self._draining = False  # a drain-mode shutdown was called: no more submissions
         self._drain_deadline: datetime | None = None  # when the drain cancels the rest
         self._stopped = False  # ...and every running job has ended, the threads are gone
@@ -300,7 +305,7 @@ class ThreadedRuntime(OutcomeTally):
     # -- submission and dispatch -------------------------------------------------------
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None) -> str:
+               module_id: str | None = None, arguments: JsonValue = None) -> str:
         with self._state:
             if self._stopping or self._draining:
                 raise RuntimeShutDown(f"worker {self.worker_id} is stopped; open a new"
@@ -308,12 +313,21 @@ class ThreadedRuntime(OutcomeTally):
             if module_id is not None:
                 check_module(module_id, self._modules)
             job_id = str(uuid.uuid4())
-            job = StoredJob(job_id, QUEUED, self._clock.now())
+            # A copy: the caller may change its value afterwards (LC-036).
+            job = StoredJob(job_id, QUEUED, self._clock.now(),
+                            arguments=copy.deepcopy(arguments))
             if retry is not None:
                 # The policy travels with the job, so whichever worker claims a later
                 # attempt applies the same one (RT-001).
                 job = replace(job, max_retries=retry.max_retries,
                               retry_policy=policy_document(retry))  # type: ignore[arg-type]
+            if not self._queued_execution:
+                # In the caller's thread, under the lock: no poll sees the job (LC-037).
+                status = run_in_submit(self._store, job, self._max_tasks, self.worker_id,
+                                       script)
+                self._record_heartbeat(job.submitted_at)
+                self._count_outcome(status)
+                return job_id
             self._store.add(job, self._max_tasks)
             self._scripts[job_id] = script
             return job_id
@@ -493,7 +507,8 @@ class ThreadedRuntime(OutcomeTally):
                                 f" {self.worker_id} has no body for this job") is not None:
                 self._count_outcome(FAILED)
             return
-        owned = _OwnedJob(script, CancellationToken(script), job.fencing_token)
+        owned = _OwnedJob(script, CancellationToken(script), job.fencing_token,
+                          job.arguments)
         self._owned[job.job_id] = owned
         self._pool.submit(self._run_owned, job.job_id, owned)
 
@@ -523,7 +538,7 @@ class ThreadedRuntime(OutcomeTally):
         raised: Exception | None = None
         if decided:
             try:
-                result = owned.script.run()
+                result = owned.script.run(owned.arguments)
             except Exception as error:  # the body's own failure, never the worker's
                 raised = error
         with self._state:
@@ -972,4 +987,5 @@ class ThreadedRuntime(OutcomeTally):
 
 def _snapshot(job: StoredJob) -> StoredJob:
     """Records are frozen, but a result may be a dict: hand out a copy of it too (LC-016)."""
-    return replace(job, result=copy.deepcopy(job.result))
+    return replace(job, result=copy.deepcopy(job.result),
+                   arguments=copy.deepcopy(job.arguments))

@@ -44,6 +44,7 @@ from jobconform.conformance.lifecycle.gallery import (
 from jobconform.conformance.partial_claims import NoJitterRuntime
 from jobconform.conformance.reaper.gallery import UncappedRedeliveryRuntime
 from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.lifecycle import JsonValue
 
 HERE = Path(__file__).parent
 
@@ -55,10 +56,10 @@ class AcceptsAfterShutdownRuntime(MemoryRuntime):
     that has stopped (LC-023)."""
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None) -> str:
+               module_id: str | None = None, arguments: JsonValue = None) -> str:
         shut_down, self._shut_down = self._shut_down, False
         try:
-            return super().submit(script, retry, module_id)
+            return super().submit(script, retry, module_id, arguments)
         finally:
             self._shut_down = shut_down
 

@@ -53,7 +53,13 @@ from jobconform.conformance.area_keywords import (
 )
 from jobconform.conformance.area_steps import at
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, freeze
+from jobconform.conformance.harness import (
+    DELAY_TOLERANCE_MS,
+    Harness,
+    Record,
+    freeze,
+    shown_arguments,
+)
 from jobconform.conformance.lifecycle.declarations import DECLARATIONS, canonical_status
 from jobconform.conformance.reaper import declarations as reaper
 from jobconform.conformance.redelivery import declarations as redelivery
@@ -62,7 +68,7 @@ from jobconform.conformance.utc import describe_offset, field_off_utc
 from jobconform.conformance.vocabulary import derive_keywords, json_value
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import describe
-from jobconform.reference.lifecycle import POISON_ERROR
+from jobconform.reference.lifecycle import POISON_ERROR, arguments_text
 from jobconform.reference.model import request_label
 from jobconform.spec import Profile, Registry, SpecError, load_registry
 
@@ -223,12 +229,14 @@ class JobconformLibrary:
     @keyword("Start Runtime")
     def start_runtime(self, slots: int | None = None, task_cap: int | None = None,
                       unlimited_tasks: bool = False,
-                      redelivery_cap: int | None = None) -> None:
+                      redelivery_cap: int | None = None,
+                      queued_execution: bool = True) -> None:
         """Open a fresh runtime on the backend, with the profile's limits unless overridden.
 
         ``slots`` is max_concurrent, ``task_cap`` is max_tasks; ``unlimited_tasks=True``
         removes the cap whatever the profile says; ``redelivery_cap`` is max_redelivery
-        (RD-002; the profile's by default).
+        (RD-002; the profile's by default); ``queued_execution=False`` opens it with queued
+        execution off, so that submit runs each body itself (LC-037).
         """
         if self._skip_reason is not None:
             raise SkipExecution(self._skip_reason)
@@ -250,7 +258,8 @@ class JobconformLibrary:
         self._profile = registry.profile(profile_name)
         self._harness = Harness(backend, self._profile, registry, max_concurrent=slots,
                                 max_tasks=task_cap, unlimited_tasks=unlimited_tasks,
-                                max_redelivery=redelivery_cap)
+                                max_redelivery=redelivery_cap,
+                                queued_execution=queued_execution)
         settings = self._harness.settings
         BuiltIn().log(f"runtime on backend {backend.name!r} ({backend_name}), profile"
                       f" {profile_name!r}: max_concurrent={settings.max_concurrent},"
@@ -497,6 +506,28 @@ class JobconformLibrary:
         if actual != wanted or type(actual) is not type(wanted):
             raise self._fail(f"job {alias!r} result should be {wanted!r} but the backend shows"
                              f" {actual!r}")
+
+    @keyword("Job Arguments Should Be")
+    def job_arguments_should_be(self, alias: str, expected: str = "null") -> None:
+        """The record shows the job's arguments as ``expected`` (a JSON value, LC-036):
+        the same value, types apart, an object's keys in any order."""
+        wanted = arguments_text(json_value(expected))
+        shown = shown_arguments(getattr(self._view(alias), "arguments", "<missing>"))
+        if shown != wanted:
+            raise self._fail(f"job {alias!r} arguments should be {wanted} but the backend"
+                             f" shows {shown}")
+
+    @keyword("Job Body Should Have Received")
+    def job_body_should_have_received(self, alias: str, expected: str = "null") -> None:
+        """The job's body ran, and each invocation received ``expected`` (a JSON value)
+        as its arguments (LC-036)."""
+        wanted = arguments_text(json_value(expected))
+        script = self.harness.scripts.get(alias)
+        received = [] if script is None else [shown_arguments(value)
+                                              for value in script.received_arguments]
+        if not received or any(value != wanted for value in received):
+            raise self._fail(f"the body of job {alias!r} should have received {wanted}, it"
+                             f" received {received or 'nothing (it never ran)'}")
 
     @keyword("Job Error Should Be")
     def job_error_should_be(self, alias: str, expected: str | None) -> None:
@@ -851,6 +882,9 @@ derive_keywords(JobconformLibrary, DECLARATIONS, lambda library: library, {
     "Submit Job Ignoring Cancellation": JobconformLibrary._accepted,
     "Submit Job With Retry": JobconformLibrary._accepted,
     "Submit Job For Module": JobconformLibrary._accepted,
+    "Submit Job With Arguments": JobconformLibrary._accepted,
+    "Submit Job That Returns": JobconformLibrary._accepted,
+    "Submit Job That Raises": JobconformLibrary._accepted,
     "Cancel Job": JobconformLibrary._cancel_answer,
     "Run Cleanup": JobconformLibrary._cleanup_count,
     "List Jobs": JobconformLibrary._listing,
