@@ -1,4 +1,4 @@
-"""The Hypothesis machine for a restart over the same store (RS-001..RS-005).
+"""The Hypothesis machine for a restart over the same store (RS-001..RS-008).
 
 Random programs of submissions (some with a retry policy), dispatches, outcomes,
 heartbeats, clock steps, lease passes and restarts, applied to the backend and the oracle
@@ -147,17 +147,26 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
                       and len(self.harness.ids) <= len(ALIASES) - 2 and not self.signalled
                       and not (self.contended and self.harness.model.limits.shutdown_mode
                                != SHUTDOWN_CANCEL))
-        @rule()
-        def stop_by_signal_with_work(self) -> None:
-            """Aimed at RS-004, once an example: two jobs more, a dispatch, and SIGTERM
-            while one runs (or both), so the shutdown has work to end and a runtime that
-            ignores the signal shows it. Drawn freely and often it would cancel what the
-            restarts should carry over."""
+        @rule(sigint=st.booleans(), ends_in_grace=st.booleans(), outcome=outcomes,
+              seconds=st.sampled_from(TIME_STEPS))
+        def stop_by_signal_with_work(self, sigint: bool, ends_in_grace: bool,
+                                     outcome: cmd.Outcome, seconds: float) -> None:
+            """Aimed at RS-004..RS-007, once an example: two jobs more, a dispatch, and a
+            stop signal while one runs (or both), so the shutdown has work to end and a
+            runtime that ignores the signal shows it. SIGINT is drawn under cancel (RS-007);
+            in the grace period some time may pass and a running body end (RS-006). Drawn
+            freely and often it would cancel what the restarts should carry over."""
             self.signalled = True
             for _ in range(2):
                 self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
             self._run(cmd.Dispatch())
-            self._run(cmd.StopBySignal(GRACE_SECONDS))
+            cancels = self.harness.model.limits.shutdown_mode == SHUTDOWN_CANCEL
+            running = self._running_with_body()
+            during: tuple[cmd.Finish | cmd.AdvanceTime, ...] = ()
+            if ends_in_grace and running:
+                during = (cmd.AdvanceTime(seconds), cmd.Finish(running[0], outcome))
+            self._run(cmd.StopBySignal(GRACE_SECONDS, "SIGINT" if sigint and cancels
+                                       else "SIGTERM", during))
 
         def teardown(self) -> None:
             if self.opened is not None:
