@@ -132,7 +132,12 @@ class SigtermIgnored(SignalledMemoryBackend):
     left running in the store and queued ones are never cancelled."""
 
     def handlers(self, runtime: MemoryRuntime) -> StopSignalHandlers:
-        return StopSignalHandlers(lambda name: runtime.shutdown(), handled=("SIGINT",))
+        def on_signal(name: str) -> None:
+            handlers.restore()
+            runtime.shutdown()
+
+        handlers = StopSignalHandlers(on_signal, handled=("SIGINT",))
+        return handlers
 
 
 class SigintIgnored(SignalledMemoryBackend):
@@ -157,20 +162,23 @@ class HandlersLeftInstalled(SignalledMemoryBackend):
 
 
 class KilledAtTheSignal(SignalledMemoryBackend):
-    """Under drain its handler ends the process at once instead of draining: the bodies
-    it was running die with it (their jobs left running in the store for a lease pass),
-    so a body that would have ended in the grace period never ends, and queued work is
-    left queued. With shutdown_mode cancel it shuts down as it should."""
+    """Under drain its handler kills the running bodies at the signal and then waits
+    out the grace period for them: a body that would have ended in the grace period
+    never ends (its job stays running in the store for a lease pass), so the process
+    still holds work at the grace period's end and is killed. With nothing ending in
+    the grace period it looks like a correct drain; with shutdown_mode cancel it shuts
+    down as it should."""
 
     def stop_by_signal(self, runtime: MemoryRuntime, settings: RuntimeSettings,
                        clock: Clock, bodies: Mapping[str, TaskScript],
                        plan: SignalPlan) -> SignalStop:
         if settings.shutdown_mode != "drain":
             return super().stop_by_signal(runtime, settings, clock, bodies, plan)
-        restarted = self.restart(runtime, settings, clock, bodies)  # gone at the signal
+        health = runtime.health()
+        restarted = self.restart(runtime, settings, clock, bodies)  # the bodies die here
         for step in plan.steps:
             step()
-        return SignalStop(restarted, escalated=False, handlers_restored=True)
+        return SignalStop(restarted, escalated=health.queued + health.running > 0)
 
 
 class SubmittedHereRuntime(MemoryRuntime):
