@@ -12,7 +12,9 @@ are made within a request only. With JOBCONFORM_PROCESS_VALIDATE=1 it checks eve
 request against the protocol's schemas.
 It never reads a clock: each runtime's clock is the time the kit sent with the latest
 request. On SIGTERM or SIGINT it shuts down every open job runtime as its settings say
-(RS-004) and exits, unless a drain leaves work active (then the kit's SIGKILL ends it).
+(RS-004, RS-007) and exits; a drain that leaves work active keeps it serving the grace
+period's requests until its last job ends (RS-006) or the kit's SIGKILL ends it. Before
+it exits it puts back the signal handlers it found, and its exit status says so (RS-008).
 Task bodies run here; their outcomes are the kit's (version 1: the decisions sent with
 requests; version 2: the kit's task body, called back).
 
