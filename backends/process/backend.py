@@ -294,16 +294,24 @@ class ProcessBackend:
         steps, each followed by a settle while the child is there (its bodies are called
         back within a request, and the time travels with it), so a body that ends in the
         grace period ends in the child; a child with no work left exits by itself. At the
-        grace period's end the child gets the real-time safety limit to exit and SIGKILL
-        after it; its exit status says whether it put the host's handlers back. Then a
-        new child over the same store."""
+        grace period's end a child still answering is killed (SIGKILL), and one that is
+        not gets the real-time safety limit to exit first; its exit status says whether
+        it put the host's handlers back. Then a new child over the same store."""
         self.session.send_stop_signal(plan.signal)
         for step in plan.steps:
             step()
             if self.session.alive:
                 with contextlib.suppress(ChildExited):  # it exited once its work was done
                     runtime.settle()
-        report = self.session.await_exit(self.signal_limit_seconds)
+        # A child exits after the answer with which its last job ended, before it reads
+        # another line: one that answers a read now has chosen to stay, so it is killed
+        # at once; one that does not is given the safety limit to finish exiting.
+        stayed = False
+        if self.session.alive:
+            with contextlib.suppress(ChildExited):
+                runtime.health()
+                stayed = True
+        report = self.session.await_exit(0.0 if stayed else self.signal_limit_seconds)
         return SignalStop(self._open_restarted(settings, clock, bodies), report.escalated,
                           report.handlers_restored)
 
