@@ -17,7 +17,12 @@ from jobconform.backends.restart import RESTART, STOP_SIGNAL
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.harness import (
+    Divergence,
+    GracePeriodEnds,
+    GracePeriodOpened,
+    Harness,
+)
 from jobconform.conformance.restart.gallery import (
     GALLERY,
     KeptMemoryBackend,
@@ -320,5 +325,31 @@ def test_a_stop_by_signal_needs_the_claim_and_no_job_waiting_for_a_lease_pass(
             harness.run(command)
         with pytest.raises(ValueError, match="restart"):
             harness.run(cmd.StopBySignal(10))
+    finally:
+        harness.close()
+
+
+def test_a_stop_written_step_by_step_is_the_one_command_and_refuses_reads(
+        registry: Registry) -> None:
+    """The front-ends' GracePeriodOpened ... GracePeriodEnds runs one StopBySignal with the
+    steps in between as its `during`; a read or a dispatch cannot come between, and the
+    steps must fit in the grace period."""
+    harness = Harness(SignalledMemoryBackend(), registry.profile("draining-worker"),
+                      registry, max_concurrent=1)
+    try:
+        for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch()):
+            harness.run(command)
+        harness.run(GracePeriodOpened("SIGTERM", 10))
+        with pytest.raises(ValueError, match="only bodies end and time passes"):
+            harness.run(cmd.Get("a"))
+        harness.run(cmd.AdvanceTime(3))
+        harness.run(cmd.Finish("a", cmd.Succeed(1)))
+        assert harness.run(GracePeriodEnds()) == cmd.ESCALATED_TO_SIGKILL  # b is queued
+        assert harness.commands[-1] == cmd.StopBySignal(10, "SIGTERM", (
+            cmd.AdvanceTime(3), cmd.Finish("a", cmd.Succeed(1))))
+        # Killed at the grace period's end: its handlers are not looked at (RS-008).
+        assert "RS-006" in harness.exercised and "RS-008" not in harness.exercised
+        with pytest.raises(ValueError, match="more than the grace period"):
+            harness.run(cmd.StopBySignal(2, during=(cmd.AdvanceTime(3),)))
     finally:
         harness.close()
