@@ -25,6 +25,7 @@ gallery is one of them with one method changed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import traceback
@@ -430,6 +431,11 @@ class Child:
             "capabilities": sorted(self.claims(protocol))}}, protocol
 
 
+class ExitOnStopSignal(SystemExit):
+    """Raised by the stop-signal handler when nothing is left active: it ends `serve`,
+    and `main` exits with the status that says where the handlers are (RS-008)."""
+
+
 def install_stop_signal_handlers(child: Child) -> Callable[[], int]:
     """SIGTERM and SIGINT shut the child's runtimes down and end the process (RS-004,
     RS-007). The kit signals only between two requests, so the handler interrupts a wait
@@ -449,7 +455,7 @@ def install_stop_signal_handlers(child: Child) -> Callable[[], int]:
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         if child.on_stop_signal():
-            raise SystemExit(restore())
+            raise ExitOnStopSignal()  # main puts the handlers back, and exits
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -487,7 +493,8 @@ def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildSe
     sys.stdout = sys.stderr
     child = Child(backend, options.protocol, server_type, object_server_type)
     restore_handlers = install_stop_signal_handlers(child)
-    child.serve(sys.stdin, answers)
+    with contextlib.suppress(ExitOnStopSignal):
+        child.serve(sys.stdin, answers)
     # After a stop signal the host's handlers come back before the exit, which says so.
     return restore_handlers() if child.stop_signalled else 0
 
