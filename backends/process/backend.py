@@ -212,8 +212,9 @@ class ProcessBackend:
             or 30 s.
         (JOBCONFORM_PROCESS_VALIDATE=1 checks every message against the schemas.)
         session: a session to use instead of the shared one for the command (tests).
-        signal_limit_seconds: how long a child sent SIGTERM has to exit, in real time,
-            before SIGKILL (a safety limit; the grace period is virtual time).
+        signal_limit_seconds: how long a child sent a stop signal that has stopped
+            answering has to exit, in real time, before SIGKILL (a safety limit; the
+            grace period is virtual time).
 
     Raises:
         ProcessBackendError: the child cannot be started or fails the handshake.
