@@ -3,8 +3,11 @@ Feature: Restart over the same store
   one opens over the same store: every record is there as it was, queued work starts first
   and in its order, and work that was running comes back through the lease pass. The
   oracle keeps every record across the restart, and the harness compares every record, the
-  listing and the health after it. Scenarios here are skipped on a backend that does not
-  claim restart (one that keeps its jobs in the process's memory).
+  listing and the health after it. A stop by SIGTERM or SIGINT shuts down first, lets
+  what ends within the grace period end (the steps between "during which" and "the grace
+  period ends"), kills only what is left, and puts the host's signal handlers back.
+  Scenarios here are skipped on a backend that does not claim restart (one that keeps its
+  jobs in the process's memory).
 
   # -- RS-001: records outlive the restart -------------------------------------------------
 

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for a restart over the same store (spec/restart.yaml,
-...                 RS-001..RS-005).
+...                 RS-001..RS-008).
 ...
 ...                 The runtime is stopped without a shutdown and a new one opens over the
 ...                 same store; the harness compares every record, the listing and the
