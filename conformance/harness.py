@@ -44,7 +44,7 @@ from jobconform.backends.protocol import (
     TaskScript,
     store_faults,
 )
-from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalPlan, SignalStop
 from jobconform.conformance import blame, job_faults, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
@@ -274,6 +274,23 @@ def health_of(view: HealthView) -> Health:
                   view.cancelled)
 
 
+@dataclass(frozen=True)
+class GracePeriodOpened:
+    """A front-end's way to write a stop by signal step by step (RS-006): the signal is
+    sent, and the bodies ending (`Finish`) and time passing (`AdvanceTime`) the harness
+    is given next are the steps during the grace period, until `GracePeriodEnds` runs the
+    whole stop as one `StopBySignal`. Nothing is read in between: the process may have
+    exited."""
+
+    signal: str
+    grace_seconds: float
+
+
+@dataclass(frozen=True)
+class GracePeriodEnds:
+    """The end of the grace period `GracePeriodOpened` began: the stop runs now."""
+
+
 @dataclass
 class Harness:
     """Differential execution of commands on one backend runtime and the oracle.
@@ -343,6 +360,10 @@ class Harness:
         self.claims_stop_signal = (self.claims_restart
                                    and STOP_SIGNAL in self.backend.capabilities)
         self._orphans_before: set[str] = set()  # the oracle's orphans before the command
+        self._handlers_read = False  # a stop by signal reported the host's handlers (RS-008)
+        # A stop written step by step (GracePeriodOpened): the signal, and its steps so far.
+        self._grace_period: tuple[GracePeriodOpened, list[cmd.Finish | cmd.AdvanceTime]] | None
+        self._grace_period = None
         # Submissions from several threads at once (LC-030): only where claimed, so an
         # adapter driving one event loop is "not claimed", never called from two threads.
         self.claims_concurrent_submit = CONCURRENT_SUBMIT in self.backend.capabilities
@@ -448,17 +469,23 @@ class Harness:
 
     # -- the one operation -------------------------------------------------------------
 
-    def run(self, command: Command) -> object:
+    def run(self, command: Command | GracePeriodOpened | GracePeriodEnds) -> object:
         """Apply `command` to both sides, compare everything, return the backend's answer.
+        Between `GracePeriodOpened` and `GracePeriodEnds` the steps are kept for the
+        stop they build (answered None), which runs at the end.
 
         Raises:
             Divergence: the backend's answer or state differs from the oracle's.
             AdapterError: the adapter raised outside its contract or hung.
             ValueError: the command itself is malformed (e.g. an alias used twice).
         """
+        if isinstance(command, GracePeriodOpened | GracePeriodEnds) or (
+                self._grace_period is not None):
+            return self._grace_period_step(command)
         self._check_command(command)
         self.commands.append(command)
         self._fault_divergence = None
+        self._handlers_read = False
         tolerance.note_command(False)
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
@@ -503,9 +530,32 @@ class Harness:
         self.exercised.update(expected.requirements)
         if read_at_once is not None:
             self.exercised.add(read_at_once)
+        if self._handlers_read:
+            self.exercised.add("RS-008")  # the stop's report said where the handlers were
         self.exercised.update(OBSERVED_ALWAYS)
         self.exercised.update(self._report_requirements)
         return actual
+
+    def _grace_period_step(self, step: Command | GracePeriodOpened | GracePeriodEnds) -> object:
+        """Keep a step of a stop written step by step, or run the stop at its end."""
+        if isinstance(step, GracePeriodOpened):
+            if self._grace_period is not None:
+                raise ValueError("a grace period is under way already; end it first")
+            self._grace_period = (step, [])
+            return None
+        if self._grace_period is None:
+            raise ValueError("the grace period ends only after a signal opened it")
+        opened, steps = self._grace_period
+        if isinstance(step, GracePeriodEnds):
+            self._grace_period = None
+            return self.run(cmd.StopBySignal(opened.grace_seconds, opened.signal,
+                                             tuple(steps)))
+        if not isinstance(step, cmd.Finish | cmd.AdvanceTime):
+            raise ValueError(f"between the signal and the grace period's end only bodies end"
+                             f" and time passes; {describe(step)} cannot come there (and"
+                             " nothing is read: the process may have exited)")
+        steps.append(step)
+        return None
 
     def _raised_primary(self, command: Command, requirements: tuple[str, ...]) -> str | None:
         """The requirement a command the adapter raised on breaks: the part of the delay
@@ -767,9 +817,7 @@ class Harness:
             if not self.claims_stop_signal:
                 raise ValueError(f"backend {self.backend.name!r} does not claim {RESTART} and"
                                  f" {STOP_SIGNAL}; {describe(command)} cannot be checked on it")
-            if not 0 <= command.grace_seconds < float("inf"):
-                raise ValueError("a grace period is a finite number of seconds >= 0, not"
-                                 f" {command.grace_seconds!r}")
+            self._check_grace_period(command)
         orphans = self.model.orphans
         if isinstance(command, cmd.Finish | cmd.Heartbeat | cmd.Cancel) and (
                 command.job in orphans):
@@ -780,6 +828,26 @@ class Harness:
             raise ValueError(f"jobs {sorted(orphans)} were running at the restart and no"
                              " process runs them: re-queue them (a lease pass) before a"
                              " shutdown")
+
+    def _check_grace_period(self, command: cmd.StopBySignal) -> None:
+        """The signal is one of the two, and the steps in the grace period are bodies
+        ending and time passing that fit in it (each step checked as on its own)."""
+        if command.signal not in cmd.STOP_SIGNALS:
+            raise ValueError(f"a stop signal is one of {', '.join(cmd.STOP_SIGNALS)}, not"
+                             f" {command.signal!r}")
+        if not 0 <= command.grace_seconds < float("inf"):
+            raise ValueError("a grace period is a finite number of seconds >= 0, not"
+                             f" {command.grace_seconds!r}")
+        passed = 0.0
+        for step in command.during:
+            if not isinstance(step, cmd.Finish | cmd.AdvanceTime):
+                raise ValueError("the steps during a grace period are bodies ending (Finish)"
+                                 f" and time passing (AdvanceTime), not {describe(step)}")
+            self._check_command(step)
+            passed += step.seconds if isinstance(step, cmd.AdvanceTime) else 0.0
+        if passed > command.grace_seconds:
+            raise ValueError(f"the steps during the grace period let {passed:g} s pass, more"
+                             f" than the grace period ({command.grace_seconds:g} s)")
 
     def _check_concurrent_submit(self, command: cmd.SubmitConcurrently) -> None:
         """A concurrent submit (LC-030) needs the claim, new aliases, and room for all."""
@@ -941,7 +1009,7 @@ class Harness:
             case cmd.Restart():
                 self._restart()
             case cmd.StopBySignal():
-                return self._stop_by_signal(command.grace_seconds)
+                return self._stop_by_signal(command)
         return None
 
     def _request_label(self, minted: str) -> str:
@@ -970,36 +1038,51 @@ class Harness:
         self.worker_id = None
         self.operator_queue = self._attach_operator_queue()
 
-    def _stop_by_signal(self, grace_seconds: float) -> str:
-        """SIGTERM to the runtime's process, SIGKILL if it has not exited when the grace
-        period ends, and a new runtime over the same store (RS-004, RS-005). The answer
-        says how it stopped, as the case's message shows it: the oracle's is
-        `cmd.EXITED_ON_SIGTERM` but for a drain still under way when the grace period
-        ends (`cmd.ESCALATED_TO_SIGKILL`), so an unexpected escalation is a difference
-        that names both."""
+    def _stop_by_signal(self, command: cmd.StopBySignal) -> str:
+        """The signal to the runtime's process, the steps in the grace period (each
+        applied here as on its own: a body's end decided, the clock advanced), the clock
+        brought to the grace period's end, SIGKILL if the process has not exited, and a
+        new runtime over the same store (RS-004..RS-007). The answer says how it stopped,
+        as the case's message shows it: the oracle's is `cmd.exited_on(signal)` but for a
+        drain still under way when the grace period ends (`cmd.ESCALATED_TO_SIGKILL`), so
+        an unexpected escalation is a difference that names both. Handlers the runtime
+        left in the host's place fail RS-008 here."""
         stop: Any = getattr(self.backend, "stop_by_signal", None)
         if not callable(stop):
             raise AdapterError(f"adapter {self.backend.name!r} claims {STOP_SIGNAL} but has no"
-                               " stop_by_signal(runtime, settings, clock, bodies,"
-                               " grace_seconds)")
+                               " stop_by_signal(runtime, settings, clock, bodies, plan)")
         bodies = {self.ids[alias]: script for alias, script in self.scripts.items()
                   if alias in self.ids}
+        grace_end = self.clock.now() + timedelta(seconds=command.grace_seconds)
+        steps: list[Callable[[], object]] = [partial(self._apply, step)
+                                             for step in command.during]
+        steps.append(lambda: self.clock.advance(
+            max((grace_end - self.clock.now()).total_seconds(), 0.0)))
+        plan = SignalPlan(command.signal, command.grace_seconds, tuple(steps))
         old = self.runtime
         stopped = self._call("stop_by_signal", lambda: stop(old, self.settings, self.clock,
-                                                            bodies, grace_seconds))
+                                                            bodies, plan))
         if not isinstance(stopped, SignalStop):
             raise AdapterError(f"adapter {self.backend.name!r}: stop_by_signal returned"
                                f" {type(stopped).__name__}, not a SignalStop")
         self.runtime = stopped.runtime
         self.worker_id = None
         self.operator_queue = self._attach_operator_queue()
+        if stopped.handlers_restored is False:
+            # Held back until the stop's answer and records have passed (as a store
+            # fault's difference is): a stop wrong in those is blamed on their rules.
+            self._fault_divergence = self._fail(("RS-008", *self._command_requirements),
+                             f"the handlers for SIGINT and SIGTERM after the runtime stopped"
+                             f" on {command.signal}", "the host's, as before the runtime"
+                             " installed its own", "the runtime's, left installed", "RS-008")
+        self._handlers_read = stopped.handlers_restored is not None
         if not stopped.escalated:
-            return cmd.EXITED_ON_SIGTERM
+            return cmd.exited_on(command.signal)
         if self.model.stop_escalated:
             return cmd.ESCALATED_TO_SIGKILL  # a drain still under way when the grace ended
         before = len(self.commands) - 1  # the commands before the signal
-        return (f"stopped by SIGTERM after {before} commands; {cmd.ESCALATED_TO_SIGKILL}"
-                f" ({grace_seconds:g} s)")
+        return (f"stopped by {command.signal} after {before} commands;"
+                f" {cmd.ESCALATED_TO_SIGKILL} ({command.grace_seconds:g} s)")
 
     def _restart_blamed(self, check: Callable[[], None]) -> None:
         """Run `check`; a difference it finds that a restart explains names the restart's
@@ -1018,6 +1101,8 @@ class Harness:
         or dispatch that should bring it back); RS-001 for anything else the restart
         changed; RS-002 for a dispatch that should have started the jobs queued at the
         restart in their order. None when no restart is involved."""
+        if divergence.primary == "RS-008":
+            return None  # the handlers a stop left: no record or answer of the restart's
         command = self._last_command()
         named = re.match(r"job '([^']+)'", divergence.what)
         alias = named.group(1) if named else None
@@ -1028,8 +1113,11 @@ class Harness:
                 isinstance(command, cmd.Restart | cmd.ExpireLeases | cmd.Dispatch)):
             return "RS-003"
         if isinstance(command, cmd.StopBySignal):
-            # The stop itself, and every record it left: RS-005 where it drains.
-            return "RS-004" if self.model.limits.shutdown_mode == SHUTDOWN_CANCEL else "RS-005"
+            # The stop itself, and every record it left: RS-007 for SIGINT, else RS-004
+            # where it cancels, RS-006 where time passes in a drain, RS-005 otherwise.
+            stop_rules = [rule for rule in self._command_requirements
+                          if rule in ("RS-004", "RS-005", "RS-006", "RS-007")]
+            return stop_rules[0]
         if isinstance(command, cmd.Restart):
             return "RS-001"
         if "RS-003" in self._command_requirements and alias is None:

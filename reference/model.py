@@ -14,7 +14,6 @@ from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import (
     ACCEPTED,
     ESCALATED_TO_SIGKILL,
-    EXITED_ON_SIGTERM,
     NOT_FOUND,
     REAPER_STARTED,
     REFUSED_CAPACITY,
@@ -53,6 +52,7 @@ from jobconform.reference.commands import (
     Submit,
     SubmitConcurrently,
     Succeed,
+    exited_on,
     not_completed,
 )
 from jobconform.reference.faults import FaultKind
@@ -297,7 +297,7 @@ class ReferenceModel:
             case Restart():
                 return self._restart()
             case StopBySignal():
-                return self._stop_by_signal(command.grace_seconds)
+                return self._stop_by_signal(command)
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
@@ -715,36 +715,41 @@ class ReferenceModel:
                                       for alias, job in self.jobs.items()}
         return StepResult(None, ("RS-001", "RS-003") if self.orphans else ("RS-001",))
 
-    def _stop_by_signal(self, grace_seconds: float) -> StepResult:
-        """SIGTERM, then a new process over the same store (RS-004, RS-005).
+    def _stop_by_signal(self, command: StopBySignal) -> StepResult:
+        """SIGTERM or SIGINT (the same stop, RS-007), the grace period, then a new process
+        over the same store (RS-004..RS-006).
 
-        With shutdown_mode cancel the signal's shutdown ends every active job at once
-        (LC-022), so the process exits on the signal and its restart finds no running
-        work (RS-004). With drain the shutdown lets active work go on (LC-028); in the
-        commanded mode nothing ends it between the signal and the grace period's end, so a
-        process with work still queued or running is killed then, changing no record, and
-        its restart finds the running jobs running (RS-003) and the queued ones queued
-        (RS-002); one with none exits on the signal (RS-005). A drain whose own timeout
-        ends before the grace period would end its work itself first, at an instant
-        between the two: that is not modelled.
+        The signal starts the profile's shutdown: with shutdown_mode cancel it ends every
+        active job at once (LC-022), so the process exits on the signal (RS-004); with
+        drain it ends nothing (LC-028). The steps during the grace period come next, each
+        as it would come at any time: a body that ends, ends as it ends (its record says
+        so), and time that passes may reach the drain's timeout, which cancels what is
+        left (RS-006). When the grace period is over the clock stands `grace_seconds`
+        after the signal; a process with work still queued or running is killed then,
+        changing no record, and its restart finds the running jobs running (RS-003) and
+        the queued ones queued (RS-002); one with none has exited by itself (RS-005).
         """
         self.stop_escalated = False
-        if self.limits.shutdown_mode == SHUTDOWN_CANCEL:
-            shutdown = self._shutdown()
-            restart = self._restart()
-            return StepResult(EXITED_ON_SIGTERM, ("RS-004", *shutdown,
-                                                  *restart.requirements))
-        if self.limits.drain_timeout_seconds <= grace_seconds:
-            raise ValueError("a stop by signal under drain is modelled with a grace period"
-                             f" shorter than the drain timeout"
-                             f" ({self.limits.drain_timeout_seconds:g} s), not"
-                             f" {grace_seconds:g} s")
-        active = any(not job.status.is_terminal for job in self.jobs.values())
+        at_signal = self.now
+        mode: tuple[str, ...] = (
+            ("RS-004",) if self.limits.shutdown_mode == SHUTDOWN_CANCEL else ("RS-005",))
+        if mode == ("RS-005",) and (command.during or command.grace_seconds
+                                    >= self.limits.drain_timeout_seconds):
+            mode = ("RS-006", "RS-005")  # time passes in the drain before the kill
+        sigint = ("RS-007",) if command.signal == "SIGINT" else ()
         shutdown = self._shutdown()
+        in_grace: list[str] = []
+        for step in command.during:
+            in_grace += self._apply(step).requirements
+        rest = at_signal + timedelta(seconds=command.grace_seconds) - self.now
+        in_grace += self._apply(AdvanceTime(max(rest.total_seconds(), 0.0))).requirements
+        active = any(not job.status.is_terminal for job in self.jobs.values())
         restart = self._restart()
         self.stop_escalated = active
-        return StepResult(ESCALATED_TO_SIGKILL if active else EXITED_ON_SIGTERM,
-                          ("RS-005", *shutdown, *restart.requirements))
+        answer = ESCALATED_TO_SIGKILL if active else exited_on(command.signal)
+        # RS-008 (the host's handlers back after the stop) is the harness's own check.
+        return StepResult(answer, (*sigint, *mode, *shutdown, *dict.fromkeys(in_grace),
+                                   *restart.requirements))
 
     def _cleanup(self, max_age_seconds: float) -> StepResult:
         limit = timedelta(seconds=max_age_seconds)

@@ -615,6 +615,7 @@ EVERY_COMMAND: list[Command] = [
     SubmitConcurrently(("a", "b", "c")),
     Restart(),
     StopBySignal(10.0),
+    StopBySignal(10.0, "SIGINT", (AdvanceTime(3.0), Finish("a", Succeed(1)))),
 ]
 
 

@@ -629,7 +629,8 @@ def test_close_releases_a_body_blocked_on_an_undecided_script(clock: VirtualCloc
 
 def test_sigterm_stops_the_worker_and_restores_the_handlers(workers: Workers) -> None:
     # The handlers before the worker, not Python's defaults: a shell starts a background
-    # job with SIGINT ignored, and the worker must give back whatever it found.
+    # job with SIGINT ignored, and the worker must give back whatever it found (RS-008).
+    # The signal is the worker's shutdown (RS-004): the queued job ends cancelled too.
     previous = signal.getsignal(signal.SIGTERM)
     previous_interrupt = signal.getsignal(signal.SIGINT)
     worker = workers.open(slots=1, install_signal_handlers=True)
@@ -641,7 +642,7 @@ def test_sigterm_stops_the_worker_and_restores_the_handlers(workers: Workers) ->
     assert signal.getsignal(signal.SIGTERM) is previous
     assert signal.getsignal(signal.SIGINT) is previous_interrupt
     assert worker.wait_stopped(timeout=SAFETY)
-    assert (status(worker, running), status(worker, queued)) == (CANCELLED, QUEUED)
+    assert (status(worker, running), status(worker, queued)) == (CANCELLED, CANCELLED)
 
 
 def test_close_restores_the_signal_handlers(clock: VirtualClock) -> None:

@@ -21,6 +21,7 @@ carries the virtual clock's reading.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -30,7 +31,7 @@ from typing import Any
 from jobconform.backends.breaker.protocol import BREAKER, SEAM_METHODS, BreakerRuntime
 from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.process import interfaces
-from jobconform.backends.process.errors import ChildStartError, MalformedMessage
+from jobconform.backends.process.errors import ChildExited, ChildStartError, MalformedMessage
 from jobconform.backends.process.remote import KitObjects, RemoteObject
 from jobconform.backends.process.session import (
     SIGNAL_EXIT_LIMIT_SECONDS,
@@ -76,7 +77,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalPlan, SignalStop
 from jobconform.backends.scheduling.protocol import SCHEDULING, SchedulingRuntime
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.model import Health
@@ -233,8 +234,9 @@ class ProcessBackend:
             or 30 s.
         (JOBCONFORM_PROCESS_VALIDATE=1 checks every message against the schemas.)
         session: a session to use instead of the shared one for the command (tests).
-        signal_limit_seconds: how long a child sent SIGTERM has to exit, in real time,
-            before SIGKILL (a safety limit; the grace period is virtual time).
+        signal_limit_seconds: how long a child sent a stop signal that has stopped
+            answering has to exit, in real time, before SIGKILL (a safety limit; the
+            grace period is virtual time).
 
     Raises:
         ProcessBackendError: the child cannot be started or fails the handshake.
@@ -310,12 +312,31 @@ class ProcessBackend:
         return self._open_restarted(settings, clock, bodies)
 
     def stop_by_signal(self, runtime: Any, settings: RuntimeSettings, clock: Clock,
-                       bodies: Mapping[str, TaskScript], grace_seconds: float) -> SignalStop:
-        """SIGTERM to the child, SIGKILL if it has not exited within the real-time safety
-        limit (the grace period itself is virtual time: nothing happens in it but what
-        the child does on the signal), then a new child over the same store (RS-004)."""
-        report = self.session.stop_by_signal(self.signal_limit_seconds)
-        return SignalStop(self._open_restarted(settings, clock, bodies), report.escalated)
+                       bodies: Mapping[str, TaskScript], plan: SignalPlan) -> SignalStop:
+        """A real SIGTERM or SIGINT to the child (RS-004..RS-008); then the grace period's
+        steps, each followed by a settle while the child is there (its bodies are called
+        back within a request, and the time travels with it), so a body that ends in the
+        grace period ends in the child; a child with no work left exits by itself. At the
+        grace period's end a child still answering is killed (SIGKILL), and one that is
+        not gets the real-time safety limit to exit first; its exit status says whether
+        it put the host's handlers back. Then a new child over the same store."""
+        self.session.send_stop_signal(plan.signal)
+        for step in plan.steps:
+            step()
+            if self.session.alive:
+                with contextlib.suppress(ChildExited):  # it exited once its work was done
+                    runtime.settle()
+        # A child exits after the answer with which its last job ended, before it reads
+        # another line: one that answers a read now has chosen to stay, so it is killed
+        # at once; one that does not is given the safety limit to finish exiting.
+        stayed = False
+        if self.session.alive:
+            with contextlib.suppress(ChildExited):
+                runtime.health()
+                stayed = True
+        report = self.session.await_exit(0.0 if stayed else self.signal_limit_seconds)
+        return SignalStop(self._open_restarted(settings, clock, bodies), report.escalated,
+                          report.handlers_restored)
 
     def _open_restarted(self, settings: RuntimeSettings, clock: Clock,
                         bodies: Mapping[str, TaskScript]) -> Any:

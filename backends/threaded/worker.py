@@ -200,8 +200,9 @@ class ThreadedRuntime(OutcomeTally):
         config: default `WorkerConfig.from_environment()`.
         max_tasks: the task cap (LC-009) checked at each submission.
         settle_limit: real-time seconds that `settle` and `dispatch` may take.
-        install_signal_handlers: stop gracefully on SIGINT and SIGTERM; the previous
-            handlers come back when the worker stops.
+        install_signal_handlers: shut down (as `shutdown_mode` says) on SIGINT and
+            SIGTERM; the host's previous handlers come back as the worker takes the
+            signal, or when it stops (RS-007, RS-008).
         reaper_ttl_seconds, reaper_sweep_interval_ms: the reaper's defaults when
             `start_reaper` is called without them (RP-002).
         max_redelivery: lease expiries a job may have before it is parked (RD-002).
@@ -895,6 +896,17 @@ class ThreadedRuntime(OutcomeTally):
 
     # -- signals ---------------------------------------------------------------------------
 
+    def take_stop_signals(self) -> None:
+        """Install the SIGINT and SIGTERM handlers now, as `install_signal_handlers` does
+        at the start (from the main thread only)."""
+        self._install_signal_handlers()
+
+    def wait_signal_stop(self) -> None:
+        """Return once the shutdown a stop signal started has returned (in drain mode at
+        once: the drain goes on in the poll thread)."""
+        if self._signal_stop is not None:
+            self._signal_stop.join()
+
     def _install_signal_handlers(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             raise RuntimeError("signal handlers can only be installed from the main thread;"
@@ -907,8 +919,9 @@ class ThreadedRuntime(OutcomeTally):
     def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
         # This runs in the main thread between two bytecodes, maybe while that thread
         # holds the worker's lock, which stopping needs: another thread does the stopping.
+        # SIGINT and SIGTERM are the same stop, the shutdown the settings ask for (RS-007).
         self._restore_signal_handlers()
-        self._signal_stop = threading.Thread(target=self.stop,
+        self._signal_stop = threading.Thread(target=self.shutdown,
                                              name=f"{self.worker_id}-signal-stop")
         self._signal_stop.start()
 
