@@ -12,6 +12,7 @@ failed, cancelled); `jobconform.spec.Profile.to_canonical` translates a runtime'
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,6 +51,14 @@ AUDIT_EVENTS = "audit-events"
 # kit-owned event sink (LP-019) claims `loop-events`; its `open_loops` then takes the sink
 # as a third argument. Elsewhere LP-019 is "not claimed" and the runtime is opened with two.
 LOOP_EVENTS = "loop-events"
+# A backend whose loop runtime labels each run's execution with what triggered it and the
+# loop it belongs to, `agent.execute(run_number, message, "loop", loop_id)` (LP-020),
+# claims `loop-labels`; elsewhere LP-020 is "not claimed" and the labels are not read.
+LOOP_LABELS = "loop-labels"
+# A backend whose reminders runtime labels each dispatch with what triggered it,
+# `target.dispatch(reminder_id, message, "reminder")` (RM-021), claims `reminder-labels`;
+# elsewhere RM-021 is "not claimed" and the label is not read.
+REMINDER_LABELS = "reminder-labels"
 # A backend whose breaker runtime also has seed 002's dispatch seams, `backstop()`,
 # `record_missed_heartbeat(target)` and `set_drain_lost(lost)` (CB-014, CB-015), claims
 # `breaker-seams`; elsewhere those requirements are "not claimed", and the harness never
@@ -69,6 +78,22 @@ EXECUTION_QUERIES = "execution-queries"
 # its record and hands them to its body (LC-035) claims `execution-options`; elsewhere
 # LC-035 is "not claimed", and the harness never passes options.
 EXECUTION_OPTIONS = "execution-options"
+# A backend whose job runtime keeps an operator queue of the requests jobs park for a human,
+# keyed by agent and request id, through `park_request(agent, request_id)` and
+# `operator_requests()` (RD-008), claims `operator-queue`; elsewhere RD-008 is "not
+# claimed", and the harness never calls the two methods.
+OPERATOR_QUEUE = "operator-queue"
+# A backend whose runtime keeps each job's arguments and hands them to its body (LC-036)
+# claims `job-arguments`: its `submit` then takes the keyword `arguments=` (a JSON value),
+# its records show them as `arguments`, and its bodies are run as
+# `script.run(arguments, options)` (options: the job's execution options, LC-035, or None).
+# Elsewhere LC-036 is "not claimed", and the harness never passes arguments.
+JOB_ARGUMENTS = "job-arguments"
+# A backend whose runtime can be opened with queued execution switched off
+# (`RuntimeSettings.queued_execution` false; seed 000's async.enabled) claims
+# `queued-execution-switch` (LC-037); elsewhere LC-037 is "not claimed", and every runtime
+# is opened with queued execution on.
+QUEUED_EXECUTION_SWITCH = "queued-execution-switch"
 # Partial claims: a backend that implements only part of an area claims the area and
 # declares the part it leaves out; the requirements of that part are "not claimed"
 # (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the
@@ -170,6 +195,8 @@ class TaskScript:
         self.interrupted = False
         # The execution options each run was handed, in order (LC-035).
         self.options_handed: list[JsonValue] = []
+        # The arguments each invocation received (LC-036), in order.
+        self.received_arguments: list[JsonValue] = []
 
     def interrupt(self) -> None:
         """Interrupt the invocation in flight: a thread in `wait_for_decision` returns
@@ -208,10 +235,12 @@ class TaskScript:
     def decided(self) -> bool:
         return self._outcome is not None
 
-    def run(self, options: JsonValue = None) -> JsonValue:
+    def run(self, arguments: JsonValue = None, options: JsonValue = None) -> JsonValue:
         """Execute the body.
 
         Args:
+            arguments: the job's arguments, as a runtime claiming `job-arguments` hands
+                them to its body (LC-036); recorded, so the harness sees what it received.
             options: the job's execution options, which a runtime claiming
                 execution-options hands to each run (LC-035); None when it has none.
 
@@ -224,6 +253,7 @@ class TaskScript:
         """
         with self._decision:
             self.invocations += 1
+            self.received_arguments.append(copy.deepcopy(arguments))
             self.options_handed.append(options)
             outcome = self._outcome
         if outcome is None:
@@ -250,7 +280,9 @@ class TaskScript:
 
 
 class JobView(Protocol):
-    """One job record as the runtime returns it; it must be a snapshot (LC-016)."""
+    """One job record as the runtime returns it; it must be a snapshot (LC-016). A
+    runtime claiming `job-arguments` adds `arguments`, the job's arguments (null when it
+    was given none, LC-036); the harness reads it with getattr."""
 
     @property
     def job_id(self) -> str: ...
@@ -309,6 +341,9 @@ class RuntimeSettings:
     modules: frozenset[str] = frozenset()
     # The most jobs a page of the executions query holds (LC-032).
     page_size: int = 50
+    # Queued execution (LC-037): false only for a backend claiming
+    # `queued-execution-switch`, whose runtime then runs each body inside submit.
+    queued_execution: bool = True
 
 
 class Runtime(Protocol):
@@ -319,8 +354,12 @@ class Runtime(Protocol):
         means the default policy (no retries). A check of submit validation (LC-027)
         also passes the keyword `module_id=`; a runtime that never meets such a check
         (one whose profile has no LC-027) need not accept it. A runtime whose backend
-        claims `concurrent-submit` is called from several threads at once (LC-030): each
-        call returns an id of its own and none is lost.
+        claims `job-arguments` is passed the job's arguments as the keyword `arguments=`
+        (LC-036), only when they are not null; it keeps them and runs the body with them.
+        With queued execution off (`queued-execution-switch`, LC-037) the script is
+        decided before the call, and submit runs it to its end before returning. A
+        runtime whose backend claims `concurrent-submit` is called from several threads at
+        once (LC-030): each call returns an id of its own and none is lost.
 
         Returns:
             The new job's id, unique within this runtime, at once.
@@ -372,7 +411,8 @@ class Runtime(Protocol):
     # A runtime claiming execution-queries also has `query_executions` and
     # `execution_stats` (ExecutionQueries below), and its submit takes `owner=` and
     # `trigger=`; one claiming execution-options takes `options=` (LC-035), shows it as
-    # the record's `options` and hands it to each run of the body, `script.run(options)`.
+    # the record's `options` and hands it to each run of the body as the second argument
+    # of `script.run(arguments, options)`.
 
     def cleanup(self, max_age_seconds: float) -> int:
         """Remove terminal jobs at least this old; return how many were removed."""
@@ -494,6 +534,26 @@ class RedeliveryRuntime(Protocol):
             True if the store accepted the write (a conforming runtime never does), False
             if it refused it or the job never lost a delivery to a lease expiry.
         """
+        ...
+
+
+class OperatorQueueRuntime(Protocol):
+    """What a runtime claiming `operator-queue` adds to re-delivery (RD-008): the requests
+    jobs park for a human operator (an approval before an irreversible step, say), one
+    per agent and request id."""
+
+    def park_request(self, agent: str, request_id: str) -> str:
+        """Park `agent`'s request `request_id` for an operator.
+
+        Returns:
+            The id of the request it lands on: a new one the runtime mints, or the one
+            `agent` already holds under `request_id`, unchanged (a re-park).
+        """
+        ...
+
+    def operator_requests(self) -> Sequence[tuple[str, str, str]]:
+        """Every parked request once, as (its id, agent, request id), in the order first
+        parked."""
         ...
 
 

@@ -22,10 +22,15 @@ from jobconform.backends.protocol import (
     EXECUTION_QUERIES,
     HEALTH_REPORT,
     IDEMPOTENCY,
+    JOB_ARGUMENTS,
     LIFECYCLE,
     LOOP_EVENTS,
+    LOOP_LABELS,
+    OPERATOR_QUEUE,
+    QUEUED_EXECUTION_SWITCH,
     REAPER,
     REDELIVERY,
+    REMINDER_LABELS,
     REMINDERS,
     RETRY,
     SCHEDULING_ENDS,
@@ -37,14 +42,16 @@ from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.composite.oracle import CompositeConfig
 
-# Every area, the breaker's and the loops' seams, the scheduler's execution ends, the
-# executions query and options, and planned store faults in reminders and idempotency:
-# claimed by every shipped backend.
+# Every area, the breaker's and the loops' seams, the loop runs' and reminders' labels,
+# the scheduler's execution ends, the executions query and options, the operator queue,
+# planned store faults in reminders and idempotency, jobs' arguments and the switch of
+# queued execution: claimed by every shipped backend.
 EVERY_SHIPPED_BACKEND = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
-    ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS,
-    SCHEDULING_ENDS, EXECUTION_QUERIES, EXECUTION_OPTIONS, store_faults(REMINDERS),
-    store_faults(IDEMPOTENCY)})
+    ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS, LOOP_LABELS,
+    SCHEDULING_ENDS, EXECUTION_QUERIES, EXECUTION_OPTIONS, OPERATOR_QUEUE, REMINDER_LABELS,
+    store_faults(REMINDERS), store_faults(IDEMPOTENCY), JOB_ARGUMENTS,
+    QUEUED_EXECUTION_SWITCH})
 # The health report, submissions from threads at once and the audit events: claimed by
 # memory, sql and threaded (not threaded+sql).
 HEALTH_AND_AUDIT = frozenset({HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})

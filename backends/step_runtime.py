@@ -53,6 +53,7 @@ from jobconform.backends.store import (
     JobStore,
     StoredJob,
 )
+from jobconform.backends.synchronous import run_in_submit
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.faults import StoreFault
 from jobconform.reference.lifecycle import JsonValue
@@ -100,18 +101,26 @@ class StepRuntime(OutcomeTally):
     # -- submission and dispatch -------------------------------------------------------
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None, owner: str | None = None,
-               trigger: str | None = None, options: JsonValue = None) -> str:
+               module_id: str | None = None, arguments: JsonValue = None,
+               owner: str | None = None, trigger: str | None = None,
+               options: JsonValue = None) -> str:
         if self._shut_down:
             raise RuntimeShutDown("the runtime is shut down; open a new one to submit")
         if module_id is not None:
             check_module(module_id, self._settings.modules)
         job_id = self._new_job_id()
-        job = StoredJob(job_id, QUEUED, self._now(), owner=owner, trigger=trigger,
-                        options=copy.deepcopy(options))
+        # Copies: the caller may change its values afterwards, the job keeps what was given.
+        job = StoredJob(job_id, QUEUED, self._now(), arguments=copy.deepcopy(arguments),
+                        owner=owner, trigger=trigger, options=copy.deepcopy(options))
         if retry is not None:
             job = replace(job, max_retries=retry.max_retries,
                           retry_policy=policy_document(retry))  # type: ignore[arg-type]
+        if not self._settings.queued_execution:
+            status = run_in_submit(self._store, job, self._settings.max_tasks,
+                                   self._worker_id, script)
+            self._record_heartbeat(job.submitted_at)
+            self._count_outcome(status)
+            return job_id
         self._store.add(job, self._settings.max_tasks)
         self._scripts[job_id] = script
         return job_id
@@ -150,7 +159,7 @@ class StepRuntime(OutcomeTally):
         if not script.decided():
             return
         try:
-            result = script.run(self._options_for_body(job))
+            result = script.run(job.arguments, self._options_for_body(job))
         except Exception as error:
             if not self._retry(job, error):
                 self._end(job, FAILED, error=self._error_message(error))
@@ -283,6 +292,14 @@ class StepRuntime(OutcomeTally):
 
     def operator_alerts(self) -> list[str]:
         return self._alerts.job_ids()
+
+    def park_request(self, agent: str, request_id: str) -> str:
+        """Park an operator request, one per agent and request id (RD-008): the store's
+        key decides, so a re-park and a racing parker land on the request it holds."""
+        return self._store.park_request(agent, request_id)
+
+    def operator_requests(self) -> list[tuple[str, str, str]]:
+        return self._store.operator_requests()
 
     def attach_operator_sink(self, sink: OperatorSink) -> None:
         """Raise every alert to the harness's sink as well (OperatorSinkRuntime)."""
@@ -446,10 +463,11 @@ class StepRuntime(OutcomeTally):
         A record whose result is a scalar (or None) has nothing a caller could change, so
         it is handed out as it is: list_jobs runs after every harness step.
         """
-        if isinstance(job.result, _IMMUTABLE_RESULTS) and isinstance(job.options,
-                                                                    _IMMUTABLE_RESULTS):
+        if all(isinstance(value, _IMMUTABLE_RESULTS)
+               for value in (job.result, job.arguments, job.options)):
             return job
         return replace(job, result=copy.deepcopy(job.result),
+                       arguments=copy.deepcopy(job.arguments),
                        options=copy.deepcopy(job.options))
 
 

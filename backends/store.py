@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import threading
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
@@ -69,6 +70,8 @@ class StoredJob:
     owner: str | None = None
     trigger: str | None = None
     options: JsonValue = None
+    # The job's arguments, a JSON value (LC-036): kept as submitted, handed to its body.
+    arguments: JsonValue = None
 
 
 # What `update` may change: everything but the identity and the fencing token.
@@ -172,6 +175,20 @@ class JobStore(Protocol):
         """Remove the record; an unknown id is a no-op (seed 004 `TaskStore.delete`)."""
         ...
 
+    def park_request(self, agent: str, request_id: str) -> str:
+        """Park `agent`'s operator request `request_id` (RD-008), atomically: a new
+        request under a newly minted id if `agent` holds none under `request_id`, else
+        nothing changes.
+
+        Returns:
+            The id of the request held under (agent, request_id).
+        """
+        ...
+
+    def operator_requests(self) -> builtins.list[tuple[str, str, str]]:
+        """Every parked request as (id, agent, request id), in the order first parked."""
+        ...
+
     def close(self) -> None:
         ...
 
@@ -201,6 +218,8 @@ class InMemoryJobStore:
         self._lock = threading.Lock()
         self._jobs: dict[str, StoredJob] = {}
         self._faults = WriteFaults()
+        # The operator queue (RD-008): each request's id under its key, in parking order.
+        self._requests: dict[tuple[str, str], str] = {}
 
     def inject_fault(self, fault: StoreFault | None) -> None:
         self._faults.arm(fault)
@@ -293,6 +312,16 @@ class InMemoryJobStore:
                 counts[job.status] += 1
             return counts
 
+    def park_request(self, agent: str, request_id: str) -> str:
+        with self._lock:
+            return self._requests.setdefault((agent, request_id), str(uuid.uuid4()))
+
+    def operator_requests(self) -> builtins.list[tuple[str, str, str]]:
+        with self._lock:
+            return [(minted, agent, request_id)
+                    for (agent, request_id), minted in self._requests.items()]
+
     def close(self) -> None:
         with self._lock:
             self._jobs.clear()
+            self._requests.clear()

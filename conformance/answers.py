@@ -40,6 +40,11 @@ SHAPES: dict[str, tuple[Callable[[object], bool], str]] = {
                   "a list of job records (each with " + ", ".join(JOB_FIELDS) + ")"),
     "health": (lambda answer: _has(answer, HEALTH_COUNTS),
                "a health snapshot (with " + ", ".join(HEALTH_COUNTS) + ")"),
+    "park_request": (lambda answer: isinstance(answer, str) and answer != "",
+                     "the parked request's id, a non-empty str"),
+    "operator_requests": (lambda answer: isinstance(answer, list | tuple) and all(
+        isinstance(entry, list | tuple) and len(entry) == 3 for entry in answer),
+        "a list of (request's id, agent, request id)"),
 }
 
 

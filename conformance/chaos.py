@@ -150,10 +150,10 @@ class LoggedBody(TaskScript):
         self._work_seconds = work_seconds
         self.decide(Succeed(delivery_name(job.worker_id, job.fencing_token)))
 
-    def run(self, options: JsonValue = None) -> JsonValue:
+    def run(self, arguments: JsonValue = None, options: JsonValue = None) -> JsonValue:
         self._log.write(self._delivery + "\n")
         time.sleep(self._work_seconds)  # the job's work, not a wait for time to pass
-        return super().run(options)
+        return super().run(arguments, options)
 
 
 def delivery_name(worker_id: str | None, token: int) -> str:

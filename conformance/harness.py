@@ -22,7 +22,10 @@ from jobconform.backends.protocol import (
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
     HEALTH_REPORT,
+    JOB_ARGUMENTS,
     LIFECYCLE,
+    OPERATOR_QUEUE,
+    QUEUED_EXECUTION_SWITCH,
     REAPER,
     REDELIVERY,
     RETRY,
@@ -43,7 +46,7 @@ from jobconform.backends.protocol import (
     TaskScript,
     store_faults,
 )
-from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalPlan, SignalStop
 from jobconform.conformance import blame, job_faults, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
@@ -57,13 +60,14 @@ from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.executions import PAGE_SIZE
-from jobconform.reference.lifecycle import JobState, JsonValue, Status
+from jobconform.reference.lifecycle import JobState, JsonValue, Status, arguments_text
 from jobconform.reference.model import (
     SHUTDOWN_CANCEL,
     SHUTDOWN_MODES,
     Health,
     Limits,
     ReferenceModel,
+    request_label,
 )
 from jobconform.reference.reaper import check_reaper_settings
 from jobconform.spec import Profile, Registry
@@ -255,6 +259,16 @@ def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False,
     )
 
 
+def shown_arguments(value: object) -> str:
+    """A runtime's arguments as the oracle's text, or what makes them no JSON value."""
+    if value is _MISSING:
+        return _MISSING
+    try:
+        return arguments_text(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return f"<not a JSON value: {value!r}>"
+
+
 def expected_record(job: JobState, with_retry: bool = False,
                     with_stuck: bool = False, with_redelivery: bool = False,
                     with_queries: bool = False, with_options: bool = False) -> Record:
@@ -277,6 +291,23 @@ def expected_record(job: JobState, with_retry: bool = False,
 def health_of(view: HealthView) -> Health:
     return Health(view.queued, view.running, view.total, view.processed, view.failed,
                   view.cancelled)
+
+
+@dataclass(frozen=True)
+class GracePeriodOpened:
+    """A front-end's way to write a stop by signal step by step (RS-006): the signal is
+    sent, and the bodies ending (`Finish`) and time passing (`AdvanceTime`) the harness
+    is given next are the steps during the grace period, until `GracePeriodEnds` runs the
+    whole stop as one `StopBySignal`. Nothing is read in between: the process may have
+    exited."""
+
+    signal: str
+    grace_seconds: float
+
+
+@dataclass(frozen=True)
+class GracePeriodEnds:
+    """The end of the grace period `GracePeriodOpened` began: the stop runs now."""
 
 
 @dataclass
@@ -303,6 +334,8 @@ class Harness:
     reaper_ttl_seconds: float | None = None
     reaper_sweep_interval_ms: float | None = None
     safety_timeout: float = SAFETY_TIMEOUT_SECONDS
+    # Queued execution switched off (LC-037): only for a backend claiming the switch.
+    queued_execution: bool = True
     clock: VirtualClock = field(default_factory=lambda: VirtualClock(EPOCH))
     commands: list[Command] = field(default_factory=list)
     exercised: set[str] = field(default_factory=set)
@@ -328,6 +361,9 @@ class Harness:
                               and REAPER in self.profile.areas)
         self.claims_redelivery = (REDELIVERY in self.backend.capabilities
                                   and REDELIVERY in self.profile.areas)
+        # The operator queue keyed by agent and request id (RD-008): only where claimed.
+        self.claims_operator_queue = (self.claims_redelivery
+                                      and OPERATOR_QUEUE in self.backend.capabilities)
         # Store faults in a lease pass (RD-007) and in the reaper's sweeps (RP-008).
         self.faults_redelivery = (self.claims_redelivery
                                   and store_faults(REDELIVERY) in self.backend.capabilities)
@@ -345,6 +381,10 @@ class Harness:
         self.claims_stop_signal = (self.claims_restart
                                    and STOP_SIGNAL in self.backend.capabilities)
         self._orphans_before: set[str] = set()  # the oracle's orphans before the command
+        self._handlers_read = False  # a stop by signal reported the host's handlers (RS-008)
+        # A stop written step by step (GracePeriodOpened): the signal, and its steps so far.
+        self._grace_period: tuple[GracePeriodOpened, list[cmd.Finish | cmd.AdvanceTime]] | None
+        self._grace_period = None
         # Submissions from several threads at once (LC-030): only where claimed, so an
         # adapter driving one event loop is "not claimed", never called from two threads.
         self.claims_concurrent_submit = CONCURRENT_SUBMIT in self.backend.capabilities
@@ -352,14 +392,23 @@ class Harness:
         # the names and options are passed, and the records' fields read, only where claimed.
         self.claims_queries = EXECUTION_QUERIES in self.backend.capabilities
         self.claims_options = EXECUTION_OPTIONS in self.backend.capabilities
+        # Jobs' arguments (LC-036): passed and read only where claimed.
+        self.claims_arguments = JOB_ARGUMENTS in self.backend.capabilities
+        if not self.queued_execution and (
+                QUEUED_EXECUTION_SWITCH not in self.backend.capabilities):
+            raise ValueError(f"backend {self.backend.name!r} does not claim"
+                             f" {QUEUED_EXECUTION_SWITCH}: it cannot be opened with queued"
+                             " execution off (LC-037 is not claimed)")
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
+                                        queued_execution=self.queued_execution,
                                         **self._area_defaults(), **self._lifecycle_defaults())
         self.model = ReferenceModel(
             Limits(self.settings.max_concurrent, self.settings.max_tasks,
                    self.settings.reaper_ttl_seconds, self.settings.reaper_sweep_interval_ms,
                    self.settings.max_redelivery, self.settings.cancel_interrupts,
                    self.settings.shutdown_mode, self.settings.drain_timeout_seconds,
-                   self.settings.modules, self.settings.page_size),
+                   self.settings.modules, self.settings.page_size,
+                   self.settings.queued_execution),
             self.clock.now(),
         )
         self._titles = (
@@ -367,6 +416,8 @@ class Harness:
         )
         self.ids: dict[str, str] = {}  # alias -> backend id
         self.aliases: dict[str, str] = {}  # backend id -> alias
+        # The operator queue's ids as the runtime minted them -> "request n" (RD-008).
+        self.request_labels: dict[str, str] = {}
         self.scripts: dict[str, TaskScript] = {}
         self.held: dict[str, tuple[JobView, Record]] = {}
         self.last_answer: object = None
@@ -448,17 +499,23 @@ class Harness:
 
     # -- the one operation -------------------------------------------------------------
 
-    def run(self, command: Command) -> object:
+    def run(self, command: Command | GracePeriodOpened | GracePeriodEnds) -> object:
         """Apply `command` to both sides, compare everything, return the backend's answer.
+        Between `GracePeriodOpened` and `GracePeriodEnds` the steps are kept for the
+        stop they build (answered None), which runs at the end.
 
         Raises:
             Divergence: the backend's answer or state differs from the oracle's.
             AdapterError: the adapter raised outside its contract or hung.
             ValueError: the command itself is malformed (e.g. an alias used twice).
         """
+        if isinstance(command, GracePeriodOpened | GracePeriodEnds) or (
+                self._grace_period is not None):
+            return self._grace_period_step(command)
         self._check_command(command)
         self.commands.append(command)
         self._fault_divergence = None
+        self._handlers_read = False
         tolerance.note_command(False)
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
@@ -503,9 +560,32 @@ class Harness:
         self.exercised.update(expected.requirements)
         if read_at_once is not None:
             self.exercised.add(read_at_once)
+        if self._handlers_read:
+            self.exercised.add("RS-008")  # the stop's report said where the handlers were
         self.exercised.update(OBSERVED_ALWAYS)
         self.exercised.update(self._report_requirements)
         return actual
+
+    def _grace_period_step(self, step: Command | GracePeriodOpened | GracePeriodEnds) -> object:
+        """Keep a step of a stop written step by step, or run the stop at its end."""
+        if isinstance(step, GracePeriodOpened):
+            if self._grace_period is not None:
+                raise ValueError("a grace period is under way already; end it first")
+            self._grace_period = (step, [])
+            return None
+        if self._grace_period is None:
+            raise ValueError("the grace period ends only after a signal opened it")
+        opened, steps = self._grace_period
+        if isinstance(step, GracePeriodEnds):
+            self._grace_period = None
+            return self.run(cmd.StopBySignal(opened.grace_seconds, opened.signal,
+                                             tuple(steps)))
+        if not isinstance(step, cmd.Finish | cmd.AdvanceTime):
+            raise ValueError(f"between the signal and the grace period's end only bodies end"
+                             f" and time passes; {describe(step)} cannot come there (and"
+                             " nothing is read: the process may have exited)")
+        steps.append(step)
+        return None
 
     def _raised_primary(self, command: Command, requirements: tuple[str, ...]) -> str | None:
         """The requirement a command the adapter raised on breaks: the part of the delay
@@ -574,6 +654,9 @@ class Harness:
             alerts = self._call("operator_alerts", self._area_method("operator_alerts"))
             self.model.alerts = [self.aliases[job_id] for job_id in alerts
                                  if job_id in self.aliases]
+        if self.claims_operator_queue:  # the requests it holds, as it keys them (RD-008)
+            self.model.operator_requests = [(agent, request) for _, agent, request
+                                            in self._operator_requests()]
         health_view = self._call("health", self.runtime.health)
         health = health_of(health_view)
         self.model.processed, self.model.failed, self.model.cancelled = (
@@ -723,6 +806,11 @@ class Harness:
                 not self.claims_redelivery):
             raise ValueError(f"backend {self.backend.name!r} does not claim the redelivery"
                              f" area; {describe(command)} cannot be checked on it")
+        if isinstance(command, cmd.ParkRequest | cmd.OperatorRequests) and (
+                not self.claims_operator_queue):
+            raise ValueError(f"backend {self.backend.name!r} does not claim the redelivery"
+                             f" area with {OPERATOR_QUEUE}; {describe(command)} cannot be"
+                             " checked on it")
         self._check_values(command)
         if isinstance(command, cmd.Heartbeat) and not (self.claims_stuck
                                                        or self.claims_redelivery):
@@ -775,9 +863,7 @@ class Harness:
             if not self.claims_stop_signal:
                 raise ValueError(f"backend {self.backend.name!r} does not claim {RESTART} and"
                                  f" {STOP_SIGNAL}; {describe(command)} cannot be checked on it")
-            if not 0 <= command.grace_seconds < float("inf"):
-                raise ValueError("a grace period is a finite number of seconds >= 0, not"
-                                 f" {command.grace_seconds!r}")
+            self._check_grace_period(command)
         orphans = self.model.orphans
         if isinstance(command, cmd.Finish | cmd.Heartbeat | cmd.Cancel) and (
                 command.job in orphans):
@@ -788,6 +874,26 @@ class Harness:
             raise ValueError(f"jobs {sorted(orphans)} were running at the restart and no"
                              " process runs them: re-queue them (a lease pass) before a"
                              " shutdown")
+
+    def _check_grace_period(self, command: cmd.StopBySignal) -> None:
+        """The signal is one of the two, and the steps in the grace period are bodies
+        ending and time passing that fit in it (each step checked as on its own)."""
+        if command.signal not in cmd.STOP_SIGNALS:
+            raise ValueError(f"a stop signal is one of {', '.join(cmd.STOP_SIGNALS)}, not"
+                             f" {command.signal!r}")
+        if not 0 <= command.grace_seconds < float("inf"):
+            raise ValueError("a grace period is a finite number of seconds >= 0, not"
+                             f" {command.grace_seconds!r}")
+        passed = 0.0
+        for step in command.during:
+            if not isinstance(step, cmd.Finish | cmd.AdvanceTime):
+                raise ValueError("the steps during a grace period are bodies ending (Finish)"
+                                 f" and time passing (AdvanceTime), not {describe(step)}")
+            self._check_command(step)
+            passed += step.seconds if isinstance(step, cmd.AdvanceTime) else 0.0
+        if passed > command.grace_seconds:
+            raise ValueError(f"the steps during the grace period let {passed:g} s pass, more"
+                             f" than the grace period ({command.grace_seconds:g} s)")
 
     def _check_concurrent_submit(self, command: cmd.SubmitConcurrently) -> None:
         """A concurrent submit (LC-030) needs the claim, new aliases, and room for all."""
@@ -933,6 +1039,13 @@ class Harness:
                 alerts = self._area_method("operator_alerts")
                 return [self.aliases.get(job_id, job_id)
                         for job_id in self._call("operator_alerts", alerts)]
+            case cmd.ParkRequest():
+                park = self._area_method("park_request")
+                agent, request = command.agent, command.request
+                return self._request_label(str(self._call("park_request",
+                                                          lambda: park(agent, request))))
+            case cmd.OperatorRequests():
+                return self._operator_requests()
             case cmd.ListJobs():
                 status = command.status
                 views = self._call("list_jobs", lambda: runtime.list_jobs(status))
@@ -950,7 +1063,7 @@ class Harness:
             case cmd.Restart():
                 self._restart()
             case cmd.StopBySignal():
-                return self._stop_by_signal(command.grace_seconds)
+                return self._stop_by_signal(command)
         return None
 
     def _query_executions(self, query: cmd.QueryExecutions) -> list[str]:
@@ -975,6 +1088,16 @@ class Harness:
                                    owners=query.owners, hours=query.hours, search=query.search)
         wanted_first = set(matching[:self.settings.page_size])
         return "LC-032" if wanted_first <= first <= set(matching) else "LC-033"
+    def _request_label(self, minted: str) -> str:
+        """The suites' name of an operator request: "request n" for the n-th id the
+        runtime answered with (RD-008)."""
+        return self.request_labels.setdefault(minted, request_label(len(self.request_labels)))
+
+    def _operator_requests(self) -> list[list[str]]:
+        """The operator queue as [label, agent, request id] per request (RD-008)."""
+        listed = self._call("operator_requests", self._area_method("operator_requests"))
+        return [[self._request_label(str(minted)), str(agent), str(request)]
+                for minted, agent, request in listed]
 
     def _restart(self) -> None:
         """The backend stops its runtime and opens a new one over the same store (RS-001);
@@ -991,36 +1114,51 @@ class Harness:
         self.worker_id = None
         self.operator_queue = self._attach_operator_queue()
 
-    def _stop_by_signal(self, grace_seconds: float) -> str:
-        """SIGTERM to the runtime's process, SIGKILL if it has not exited when the grace
-        period ends, and a new runtime over the same store (RS-004, RS-005). The answer
-        says how it stopped, as the case's message shows it: the oracle's is
-        `cmd.EXITED_ON_SIGTERM` but for a drain still under way when the grace period
-        ends (`cmd.ESCALATED_TO_SIGKILL`), so an unexpected escalation is a difference
-        that names both."""
+    def _stop_by_signal(self, command: cmd.StopBySignal) -> str:
+        """The signal to the runtime's process, the steps in the grace period (each
+        applied here as on its own: a body's end decided, the clock advanced), the clock
+        brought to the grace period's end, SIGKILL if the process has not exited, and a
+        new runtime over the same store (RS-004..RS-007). The answer says how it stopped,
+        as the case's message shows it: the oracle's is `cmd.exited_on(signal)` but for a
+        drain still under way when the grace period ends (`cmd.ESCALATED_TO_SIGKILL`), so
+        an unexpected escalation is a difference that names both. Handlers the runtime
+        left in the host's place fail RS-008 here."""
         stop: Any = getattr(self.backend, "stop_by_signal", None)
         if not callable(stop):
             raise AdapterError(f"adapter {self.backend.name!r} claims {STOP_SIGNAL} but has no"
-                               " stop_by_signal(runtime, settings, clock, bodies,"
-                               " grace_seconds)")
+                               " stop_by_signal(runtime, settings, clock, bodies, plan)")
         bodies = {self.ids[alias]: script for alias, script in self.scripts.items()
                   if alias in self.ids}
+        grace_end = self.clock.now() + timedelta(seconds=command.grace_seconds)
+        steps: list[Callable[[], object]] = [partial(self._apply, step)
+                                             for step in command.during]
+        steps.append(lambda: self.clock.advance(
+            max((grace_end - self.clock.now()).total_seconds(), 0.0)))
+        plan = SignalPlan(command.signal, command.grace_seconds, tuple(steps))
         old = self.runtime
         stopped = self._call("stop_by_signal", lambda: stop(old, self.settings, self.clock,
-                                                            bodies, grace_seconds))
+                                                            bodies, plan))
         if not isinstance(stopped, SignalStop):
             raise AdapterError(f"adapter {self.backend.name!r}: stop_by_signal returned"
                                f" {type(stopped).__name__}, not a SignalStop")
         self.runtime = stopped.runtime
         self.worker_id = None
         self.operator_queue = self._attach_operator_queue()
+        if stopped.handlers_restored is False:
+            # Held back until the stop's answer and records have passed (as a store
+            # fault's difference is): a stop wrong in those is blamed on their rules.
+            self._fault_divergence = self._fail(("RS-008", *self._command_requirements),
+                             f"the handlers for SIGINT and SIGTERM after the runtime stopped"
+                             f" on {command.signal}", "the host's, as before the runtime"
+                             " installed its own", "the runtime's, left installed", "RS-008")
+        self._handlers_read = stopped.handlers_restored is not None
         if not stopped.escalated:
-            return cmd.EXITED_ON_SIGTERM
+            return cmd.exited_on(command.signal)
         if self.model.stop_escalated:
             return cmd.ESCALATED_TO_SIGKILL  # a drain still under way when the grace ended
         before = len(self.commands) - 1  # the commands before the signal
-        return (f"stopped by SIGTERM after {before} commands; {cmd.ESCALATED_TO_SIGKILL}"
-                f" ({grace_seconds:g} s)")
+        return (f"stopped by {command.signal} after {before} commands;"
+                f" {cmd.ESCALATED_TO_SIGKILL} ({command.grace_seconds:g} s)")
 
     def _restart_blamed(self, check: Callable[[], None]) -> None:
         """Run `check`; a difference it finds that a restart explains names the restart's
@@ -1039,6 +1177,8 @@ class Harness:
         or dispatch that should bring it back); RS-001 for anything else the restart
         changed; RS-002 for a dispatch that should have started the jobs queued at the
         restart in their order. None when no restart is involved."""
+        if divergence.primary == "RS-008":
+            return None  # the handlers a stop left: no record or answer of the restart's
         command = self._last_command()
         named = re.match(r"job '([^']+)'", divergence.what)
         alias = named.group(1) if named else None
@@ -1049,8 +1189,11 @@ class Harness:
                 isinstance(command, cmd.Restart | cmd.ExpireLeases | cmd.Dispatch)):
             return "RS-003"
         if isinstance(command, cmd.StopBySignal):
-            # The stop itself, and every record it left: RS-005 where it drains.
-            return "RS-004" if self.model.limits.shutdown_mode == SHUTDOWN_CANCEL else "RS-005"
+            # The stop itself, and every record it left: RS-007 for SIGINT, else RS-004
+            # where it cancels, RS-006 where time passes in a drain, RS-005 otherwise.
+            stop_rules = [rule for rule in self._command_requirements
+                          if rule in ("RS-004", "RS-005", "RS-006", "RS-007")]
+            return stop_rules[0]
         if isinstance(command, cmd.Restart):
             return "RS-001"
         if "RS-003" in self._command_requirements and alias is None:
@@ -1105,6 +1248,9 @@ class Harness:
             if alias not in self.ids or self.last_answer != cmd.ACCEPTED:
                 return None
             primary, also = AT_ONCE_REQUIREMENT, "LC-008"
+            if not self.settings.queued_execution:
+                # The body ran inside the call: ended and counted by its return (LC-037).
+                primary, also, health_too = "LC-037", "LC-031", True
         elif isinstance(command, cmd.Cancel):
             alias = command.job
             before = self._before.get(alias)
@@ -1153,30 +1299,38 @@ class Harness:
 
     def _submit(self, command: cmd.Submit) -> object:
         script = TaskScript(honours_cancellation=not command.ignores_cancel)
+        if command.outcome is not None:
+            script.decide(command.outcome)  # before the call: it may run the body (LC-037)
         retry = command.retry
         # Only a check of LC-027 names a module, only one of LC-033 an owner or trigger,
-        # only one of LC-035 options: other runtimes keep the old call.
-        named: dict[str, object] = {
+        # only one of LC-035 options, and only a runtime claiming job-arguments is given
+        # arguments (LC-036): other runtimes keep the old call.
+        keywords: dict[str, Any] = {
             name: value for name, value in (
                 ("module_id", command.module), ("owner", command.owner),
                 ("trigger", command.trigger), ("options", command.options))
             if value is not None}
+        if command.arguments is not None:
+            if not self.claims_arguments:
+                raise ValueError(f"backend {self.backend.name!r} does not claim"
+                                 f" {JOB_ARGUMENTS}: submit it no arguments")
+            keywords["arguments"] = command.arguments
         try:
-            if named:
+            if keywords:
                 job_id = self._call("submit", lambda: self.runtime.submit(
-                    script, retry, **named))
+                    script, retry, **keywords))
             elif retry is None:
                 job_id = self._call("submit", lambda: self.runtime.submit(script))
             else:
                 job_id = self._call("submit", lambda: self.runtime.submit(script, retry))
         except CapacityExceeded:
-            return cmd.REFUSED_CAPACITY
+            return self._refused(script, cmd.REFUSED_CAPACITY)
         except RuntimeShutDown:
-            return cmd.REFUSED_SHUT_DOWN
+            return self._refused(script, cmd.REFUSED_SHUT_DOWN)
         except InvalidModuleId:
-            return cmd.REFUSED_INVALID_MODULE
+            return self._refused(script, cmd.REFUSED_INVALID_MODULE)
         except ModuleNotFound:
-            return cmd.REFUSED_UNKNOWN_MODULE
+            return self._refused(script, cmd.REFUSED_UNKNOWN_MODULE)
         self.scripts[command.job] = script
         if job_id in self.aliases:
             raise Divergence(("LC-008",), "submit returned an id already in use",
@@ -1184,6 +1338,15 @@ class Harness:
         self.ids[command.job] = job_id
         self.aliases[job_id] = command.job
         return cmd.ACCEPTED
+
+    def _refused(self, script: TaskScript, answer: str) -> str:
+        """A refused submission's answer, once its body is seen not to have run: a refusal
+        comes before the body, with queued execution off too (LC-037)."""
+        if script.invocations:
+            raise Divergence(("LC-037", "LC-009", "LC-023"),
+                             f"how often the body of the submission refused as {answer!r}"
+                             " ran", 0, script.invocations, self.commands, self._titles)
+        return answer
 
     def _submit_concurrently(self, command: cmd.SubmitConcurrently) -> list[str]:
         """Call submit once per alias, each on a thread of its own, the threads released
@@ -1377,6 +1540,7 @@ class Harness:
             self._compare_record(f"job {alias!r}", wanted, actual_record, requirements, alias)
             self.held[f"list:{alias}"] = (view, actual_record)
         self._check_bodies(requirements)
+        self._check_arguments(list(zip(actual_aliases, views, strict=True)), requirements)
         self._check_alert_order(requirements)
         health_view = self._call("health", self.runtime.health)
         health = health_of(health_view)
@@ -1492,6 +1656,28 @@ class Harness:
                 raise self._fail((*requirements, "LC-035"),
                                  f"the execution options the body of job {alias!r} was"
                                  " handed", job.options, handed, "LC-035")
+
+    def _check_arguments(self, listed: list[tuple[str, JobView]],
+                         requirements: tuple[str, ...]) -> None:
+        """Where claimed (LC-036): each listed record shows the arguments its job was
+        submitted with, and every invocation of each body received them, the same JSON
+        value (`arguments_text`: types apart, keys in any order)."""
+        if not self.claims_arguments:
+            return
+        for alias, view in listed:
+            wanted = arguments_text(self.model.scripts[alias].arguments)
+            shown = shown_arguments(getattr(view, "arguments", _MISSING))
+            if shown != wanted:
+                raise self._fail((*requirements, "LC-036"), f"job {alias!r} arguments",
+                                 wanted, shown, "LC-036")
+        for alias, script in self.scripts.items():
+            wanted = arguments_text(self.model.scripts[alias].arguments)
+            for received in script.received_arguments:
+                shown = shown_arguments(received)
+                if shown != wanted:
+                    raise self._fail((*requirements, "LC-036"),
+                                     f"the arguments the body of job {alias!r} received",
+                                     wanted, shown, "LC-036")
 
     def _freeze(self, view: JobView) -> Record:
         return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery,

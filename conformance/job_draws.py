@@ -1,5 +1,5 @@
-"""What every Hypothesis machine over the job runtime draws from: its limits and how a
-job's body ends.
+"""What every Hypothesis machine over the job runtime draws from: its limits, how a job's
+body ends, and a job's arguments.
 
 The lifecycle machine, the reaper's and the traces' replay (conformance/trace.py) run
 the runtime with the same small limits, so a counterexample found by one replays under
@@ -11,6 +11,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from jobconform.reference import commands as cmd
+from jobconform.reference.lifecycle import JsonValue
 
 # Two slots and a cap of four records: a full cap and a queue behind busy slots are a
 # few steps away.
@@ -37,3 +38,25 @@ def outcomes_with(
 
 
 outcomes = outcomes_with(RETRY_AFTERS)
+
+
+# A job's arguments (LC-036): JSON values small enough to shrink fast, with the edges a
+# store or a wire breaks drawn often: integers at the signed 64-bit bounds and just past
+# a float's 53 bits of mantissa, floats (-0.0 and subnormals among them) apart from
+# integers, strings of any code points but surrogates (no UTF-8 text holds those), and
+# nesting a few levels deep.
+INTEGER_EDGES = (2**63 - 1, -(2**63), 2**53 + 1, -(2**53) - 1)
+JSON_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.sampled_from(INTEGER_EDGES),
+    st.integers(-(2**63), 2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
+job_arguments: st.SearchStrategy[JsonValue] = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=6,
+)

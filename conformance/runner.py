@@ -23,7 +23,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -507,6 +507,8 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
         trace = trace_from_divergence(divergence, backend=config.backend,
                                       profile=config.profile, spec_version=registry.version,
                                       machine=entry.name, seed=seed)
+        if trace is not None and machine.setup.get("queued_execution") is False:
+            trace = replace(trace, queued_execution=False)  # the LC-037 sequences' runtime
         if trace is None:
             # Every other area's machine: a trace of its own commands and setup.
             artifacts, note = _area_reproducer(entry, machine, config, registry, seed)

@@ -107,11 +107,12 @@ def run_config(context: Any) -> RunConfig:
 def open_state(config: RunConfig, max_concurrent: int | None = None,
                max_tasks: int | None = None, unlimited_tasks: bool = False,
                max_redelivery: int | None = None,
-               page_size: int | None = None) -> ScenarioState:
+               page_size: int | None = None,
+               queued_execution: bool = True) -> ScenarioState:
     return ScenarioState(config, lambda: Harness(
         config.backend, config.profile, config.registry, max_concurrent=max_concurrent,
         max_tasks=max_tasks, unlimited_tasks=unlimited_tasks, max_redelivery=max_redelivery,
-        page_size=page_size))
+        page_size=page_size, queued_execution=queued_execution))
 
 
 def state_of(context: Any) -> ScenarioState:
@@ -126,8 +127,10 @@ def state_of(context: Any) -> ScenarioState:
 
 def reopen_runtime(context: Any, max_concurrent: int | None = None,
                    max_tasks: int | None = None, unlimited_tasks: bool = False,
-                   max_redelivery: int | None = None, page_size: int | None = None) -> None:
-    """Open the scenario's job runtime again with these limits (a Given-step's).
+                   max_redelivery: int | None = None, page_size: int | None = None,
+                   queued_execution: bool = True) -> None:
+    """Open the scenario's job runtime again with these limits (a Given-step's), and
+    queued execution on or off (LC-037).
 
     Raises:
         ValueError: a command was sent already, or a limit is out of range.
@@ -146,7 +149,7 @@ def reopen_runtime(context: Any, max_concurrent: int | None = None,
     if old.opened is not None:
         old.opened.close()
     context.jobconform = open_state(old.config, max_concurrent, max_tasks, unlimited_tasks,
-                                    max_redelivery, page_size)
+                                    max_redelivery, page_size, queued_execution)
 
 
 # -- checks in the Divergence's layout ------------------------------------------------------

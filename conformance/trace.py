@@ -59,12 +59,16 @@ class Trace:
     actual: str
     commands: tuple[Command, ...] = field(default_factory=tuple)
     page_size: int | None = None  # the executions query's (LC-032); None: the profile's
+    # Found on a runtime opened with queued execution off (LC-037): replayed on one too.
+    queued_execution: bool = True
 
     def to_json(self) -> dict[str, Any]:
         limits: dict[str, Any] = {"max_concurrent": self.max_concurrent,
                                   "max_tasks": self.max_tasks}
         if self.page_size is not None:
             limits["page_size"] = self.page_size
+        if not self.queued_execution:
+            limits["queued_execution"] = False
         return {
             "format": TRACE_FORMAT,
             "spec_version": self.spec_version,
@@ -112,7 +116,7 @@ def parse_trace(document: object, source: str) -> Trace:
                  document["machine"], document["seed"], limits["max_concurrent"],
                  limits["max_tasks"], tuple(divergence["requirements"]), divergence["what"],
                  divergence["expected"], divergence["actual"], tuple(commands),
-                 limits.get("page_size"))
+                 limits.get("page_size"), limits.get("queued_execution", True))
 
 
 def read_trace(path: Path) -> Trace:
@@ -156,7 +160,7 @@ def replay(trace: Trace, backend: Backend, profile: Profile, registry: Registry)
     """Apply the trace's commands to `backend` and the oracle under the trace's limits."""
     harness = Harness(backend, profile, registry, max_concurrent=trace.max_concurrent,
                       max_tasks=trace.max_tasks, unlimited_tasks=trace.max_tasks is None,
-                      page_size=trace.page_size)
+                      page_size=trace.page_size, queued_execution=trace.queued_execution)
     try:
         for command in trace.commands:
             harness.run(command)
@@ -190,7 +194,8 @@ def gherkin_step(command: Command) -> str:
     otherwise the trace step, which carries the command's JSON (trace_steps.py)."""
     match command:
         case cmd.Submit(job=job, ignores_cancel=ignores, retry=None, module=None, owner=None,
-                        trigger=None, options=None) if _plain(job):
+                        trigger=None, options=None, arguments=None,
+                        outcome=None) if _plain(job):
             ending = " with a body that ignores cancellation" if ignores else ""
             return f'job "{job}" is submitted{ending}'
         case cmd.Dispatch():
@@ -242,6 +247,9 @@ def _runtime_step(trace: Trace) -> str:
         # The suite's steps set the slots or lift the cap, not both.
         raise TraceError("a trace without a task cap cannot become Gherkin yet; replay it"
                          " with `jobconform replay` instead")
+    if not trace.queued_execution:
+        # Slots do not matter there: no job waits for one (LC-037).
+        return f"Given a runtime with queued execution off and a task cap of {trace.max_tasks}"
     slots = f"{trace.max_concurrent} worker slot{'s' if trace.max_concurrent != 1 else ''}"
     paged = ("" if trace.page_size is None
              else f" whose executions query pages {trace.page_size} jobs at most")

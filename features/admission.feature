@@ -513,3 +513,44 @@ Feature: Admission, backlog and execution timeouts
     When reads of the settings store succeed again
     Then the stored fleet ceiling is 2 and the ceiling in force is 2
     And owner "o" shows {"parallel_cap": 10, "effective_cap": 2, "running": 4}
+
+  # -- AD-021: a schedule stored above its owner's timeout ------------------------------------------
+
+  @AD-021
+  Scenario: Work from a schedule stored above its owner's timeout runs under the owner's
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" execution timeout is set to 600 seconds
+    And the store holds schedule "nightly" of owner "o" with a timeout of 7200 seconds
+    And schedule "hourly" of owner "o" is created with a timeout of 300 seconds
+    When schedule "nightly" of owner "o" dispatches execution "a"
+    And schedule "hourly" of owner "o" dispatches execution "b"
+    Then execution "a" has a timeout of 600 seconds
+    And execution "b" has a timeout of 300 seconds
+    And the schedules of owner "o" are [["nightly", 7200], ["hourly", 300]]
+    When schedule "weekly" of owner "o" dispatches execution "c"
+    Then the admission refusal is "unknown_schedule" with {"subject": "weekly"}
+    When 600 seconds pass on the admission clock
+    Then execution "a" is timed_out
+    And execution "b" is timed_out
+    When owner "o" execution timeout is set to 900 seconds
+    Then the admission refusal is "agent_timeout_below_active_schedules" with {"max_schedule_timeout_seconds": 7200}
+    When schedule "nightly" of owner "o" is changed to a timeout of 600 seconds
+    Then the admission answer is "ok"
+    And the schedules of owner "o" are [["nightly", 600], ["hourly", 300]]
+
+  # -- AD-022: the record of ceiling changes ----------------------------------------------------------
+
+  @AD-022
+  Scenario: Every accepted change of the fleet ceiling is recorded with its admin and time
+    Given an admission runtime
+    When the fleet ceiling is set to 4 by ann
+    And 30 seconds pass on the admission clock
+    And the fleet ceiling is set to 33 by bob
+    Then the admission refusal is "invalid_setting" with {"setting": "fleet_ceiling", "value": 33}
+    When the settings store holds a fleet ceiling of 99
+    And the admission runtime restarts
+    And the fleet ceiling is set to 6 by bob
+    Then the fleet ceiling's changes are [{"value": 4, "by": "ann", "second": 0}, {"value": 6, "by": "bob", "second": 30}]
+    When the fleet ceiling's changes are read
+    Then the stored fleet ceiling is 6 and the ceiling in force is 6

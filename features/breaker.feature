@@ -327,3 +327,29 @@ Feature: Dispatch circuit breaker
     And call "u3" to target "a" exits with code 1 saying "subscription token expired or revoked"
     Then the end of call "u3" is classed auth
     And the breaker of target "a" is open
+
+  @CB-018
+  Scenario: The error reported for a kill names the signal that killed it
+    Given the breaker is engaged for target "a"
+    When the end of call "k1" killed by SIGKILL is reported
+    And the end of call "k2" exiting with code 137 and no output is reported
+    And the end of call "k3" exiting with code -15 saying "authentication failed" is reported
+    And the end of call "k4" exiting with code 130 and no output is reported
+    And the end of call "e" exiting with code 1 saying "request timed out" is reported
+    Then the report of call "k1" is {"failure_class": "timeout", "signal": "SIGKILL", "possible_causes": []}
+    And the report of call "k2" is {"failure_class": "timeout", "signal": "SIGKILL", "possible_causes": []}
+    And the report of call "k3" is {"failure_class": "timeout", "signal": "SIGTERM", "possible_causes": []}
+    And the report of call "k4" is {"failure_class": "timeout", "signal": "SIGINT", "possible_causes": []}
+    And the report of call "e" is {"failure_class": "timeout", "signal": null, "possible_causes": []}
+    And the breaker of target "a" counts 0 failures
+
+  @CB-019
+  Scenario: A failure with no output is reported with its possible causes, never as the token's
+    Given the breaker is engaged for target "a"
+    When the end of call "s" exiting with code 1 and no output is reported
+    And the end of call "t" exiting with code 1 saying "tool call failed" is reported
+    And the end of call "u" exiting with code 1 saying "HTTP 401 Unauthorized" is reported
+    Then the report of call "s" is {"failure_class": "agent_error", "signal": null, "possible_causes": ["oom_kill", "timeout", "expired_token"]}
+    And the report of call "t" is {"failure_class": "agent_error", "signal": null, "possible_causes": []}
+    And the report of call "u" is {"failure_class": "auth", "signal": null, "possible_causes": []}
+    And the breaker of target "a" counts 0 failures

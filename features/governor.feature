@@ -95,6 +95,19 @@ Feature: Re-delivery governor
     When target "c" records rate-limited result "c1"
     Then re-delivery is paused until second 300
 
+  @RG-014
+  Scenario: Kills at three targets never pause re-delivery, whatever their text says
+    When target "a" records failure result "a1" exiting with code -9 saying "Unauthorized"
+    And target "b" records failure result "b1" exiting with code 137 saying "authentication failed"
+    And target "c" records failure result "c1" exiting with code 1 saying "OOM kill: invalid API key"
+    And target "d" records failure result "d1" killed by SIGTERM
+    Then re-delivery is not paused
+    When target "a" records failure result "a2" exiting with code 1 saying "HTTP 401 Unauthorized"
+    And target "b" records failure result "b2" exiting with code 1 saying "invalid API key"
+    Then re-delivery is not paused
+    When target "c" records failure result "c2" exiting with code 1 saying "token expired"
+    Then re-delivery is paused until second 300
+
   @RG-012
   Scenario: The re-send sweep sends its envelopes one after another, each after its own jitter
     When governor 1 is asked when its sweep re-sends envelopes with draws "0.5"

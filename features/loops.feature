@@ -116,6 +116,24 @@ Feature: Sequential agent loops (spec/loops.yaml)
     Then loop "a" ended completed with stop reason max_runs_reached
     And loop "a" has 3 runs and 0 failed runs
 
+  @LP-020
+  Scenario: Each run is executed as triggered by its loop, naming the loop
+    When loop "a" is started with
+      | parameter | value |
+      | message   | "go"  |
+      | max_runs  | 2     |
+    And loop "b" is started with
+      | parameter | value |
+      | message   | "go"  |
+      | max_runs  | 1     |
+    And the run of loop "a" responds "one"
+    And the run of loop "b" responds "only"
+    And the run of loop "a" responds "two"
+    Then run 1 of loop "a" was executed as triggered by its loop
+    And run 2 of loop "a" was executed as triggered by its loop
+    And run 1 of loop "b" was executed as triggered by its loop
+    And loop "a" ended completed with stop reason max_runs_reached
+
   @LP-002 @LP-003
   Scenario: Placeholders are replaced in one pass
     When loop "a" is started with

@@ -320,3 +320,29 @@ Feature: Re-delivery cap and poison parking
     And job "a" has re-delivery count 2
     And job "b" has re-delivery count 2
     And no operator alert was raised
+
+  # -- RD-008: the operator queue, unique per agent and request id -----------------------------
+
+  @RD-008
+  Scenario: Two agents that reuse one request id hold two requests
+    When agent "scout" parks the operator request "approval-1"
+    Then the request parked is request 1
+    When agent "critic" parks the operator request "approval-1"
+    Then the request parked is request 2
+    And the operator requests are "scout approval-1, critic approval-1"
+
+  @RD-008 @RD-001
+  Scenario: A re-park under re-delivery lands on the request parked first
+    Given job "a" is submitted
+    And the runtime dispatches
+    When agent "scout" parks the operator request "approval-a"
+    And agent "scout" parks the operator request "deploy-a"
+    And 61 seconds pass
+    And leases expire with a lease of 60 seconds
+    And the runtime dispatches
+    Then job "a" is running
+    And job "a" has re-delivery count 1
+    When agent "scout" parks the operator request "approval-a"
+    Then the request parked is request 1
+    And the operator requests are "scout approval-a, scout deploy-a"
+    And no operator alert was raised

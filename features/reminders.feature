@@ -143,6 +143,17 @@ Feature: Self-reminders
     When the reminder clock advances 600 seconds
     Then reminder "a" was dispatched 1 time
 
+  @RM-021 @RM-009
+  Scenario: Every dispatch of a reminder, a retry included, is labelled as the reminder's
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" fails
+    And the reminder clock advances 60 seconds
+    And the dispatch of reminder "a" lands
+    Then reminder "a" is fired
+    And reminder "a" was dispatched 2 times
+    And every dispatch of reminder "a" was labelled as triggered by it
+
   # -- RM-008: a dispatch that lands -----------------------------------------------------------
 
   @RM-008

@@ -3,8 +3,11 @@ Feature: Restart over the same store
   one opens over the same store: every record is there as it was, queued work starts first
   and in its order, and work that was running comes back through the lease pass. The
   oracle keeps every record across the restart, and the harness compares every record, the
-  listing and the health after it. Scenarios here are skipped on a backend that does not
-  claim restart (one that keeps its jobs in the process's memory).
+  listing and the health after it. A stop by SIGTERM or SIGINT shuts down first, lets
+  what ends within the grace period end (the steps between "during which" and "the grace
+  period ends"), kills only what is left, and puts the host's signal handlers back.
+  Scenarios here are skipped on a backend that does not claim restart (one that keeps its
+  jobs in the process's memory).
 
   # -- RS-001: records outlive the restart -------------------------------------------------
 
@@ -110,3 +113,63 @@ Feature: Restart over the same store
     When the runtime dispatches
     Then job "c" is running
     And job "b" is running
+
+  # -- RS-006: time inside the stop, under drain -------------------------------------------
+
+  @RS-006
+  Scenario: Under drain a body that ends within the grace period ends normally, and only the rest is killed
+    Given a runtime with 2 worker slots
+    And jobs "a,b,c" are submitted
+    When the runtime dispatches
+    And the runtime is sent SIGTERM with a grace period of 10 seconds, during which
+    And 3 seconds pass
+    And job "a" returns 1
+    And the grace period ends
+    Then job "a" is succeeded
+    And job "a" has the result 1
+    And job "b" is running
+    And job "c" is queued
+
+  @RS-006
+  Scenario: Under drain a runtime whose last body ends within the grace period exits by itself
+    Given a runtime with 1 worker slot
+    And job "a" is submitted
+    When the runtime dispatches
+    And the runtime is sent SIGTERM with a grace period of 10 seconds, during which
+    And 4 seconds pass
+    And job "a" raises ValueError "boom"
+    And the grace period ends
+    Then job "a" is failed
+    And job "a" has the error "ValueError: boom"
+
+  @RS-006
+  Scenario: A drain timeout shorter than the grace period cancels what is left before any kill
+    Given a runtime with 1 worker slot
+    And jobs "a,b" are submitted
+    When the runtime dispatches
+    And the runtime is sent SIGTERM with a grace period of 60 seconds
+    Then job "a" is cancelled
+    And job "b" is cancelled
+
+  # -- RS-007: SIGINT, RS-008: the host's handlers ------------------------------------------
+
+  @RS-007
+  Scenario: SIGINT shuts the runtime down as SIGTERM does
+    Given a runtime with 1 worker slot
+    And jobs "a,b" are submitted
+    When the runtime dispatches
+    And 2 seconds pass
+    And the runtime is sent SIGINT with a grace period of 10 seconds
+    Then job "a" is cancelled
+    And job "b" is cancelled
+    When job "c" is submitted
+    And the runtime dispatches
+    Then job "c" is running
+
+  @RS-008
+  Scenario: A runtime stopped by SIGTERM puts back the host's signal handlers
+    Given a runtime with 1 worker slot
+    And job "a" is submitted
+    When the runtime dispatches
+    And the runtime is sent SIGTERM with a grace period of 10 seconds
+    Then job "a" is cancelled

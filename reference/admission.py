@@ -86,9 +86,16 @@ class AdmissionConfig:
 
 @dataclass(frozen=True)
 class SetCeiling:
-    """The admin writes the fleet ceiling through its validated route."""
+    """The admin writes the fleet ceiling through its validated route; `by` names the
+    admin, recorded with the change (AD-022)."""
 
     value: int
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class ReadCeilingChanges:
+    """The record of the ceiling's accepted writes, oldest first (AD-022)."""
 
 
 @dataclass(frozen=True)
@@ -150,13 +157,21 @@ class Admit:
     """New work for an owner, known from now on by the alias `execution`.
 
     `timeout_seconds` is the work's own timeout, overriding its owner's (AD-016);
-    `identity` is whom the work acts for, captured now and used when it starts (AD-019).
+    `identity` is whom the work acts for, captured now and used when it starts (AD-019);
+    `schedule` names the owner's schedule that dispatched the work, which then runs under
+    that schedule's timeout clamped to its owner's (AD-021). A work names at most one of
+    `timeout_seconds` and `schedule`.
     """
 
     execution: str
     owner: str
     timeout_seconds: int | None = None
     identity: str | None = None
+    schedule: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.timeout_seconds is not None and self.schedule is not None:
+            raise ValueError("work names its own timeout or its schedule, not both")
 
 
 @dataclass(frozen=True)
@@ -219,11 +234,30 @@ class RemoveSchedule:
     schedule: str
 
 
+@dataclass(frozen=True)
+class StoreRawSchedule:
+    """A schedule row reaches the store around the checks of AD-013 (written before the
+    owner's timeout became its ceiling): the runtime keeps it as stored and clamps the
+    work it dispatches to the owner's timeout (AD-021). The owner must exist and the
+    timeout be within the schedule range (60 to 7200): the store's own constraint."""
+
+    owner: str
+    schedule: str
+    timeout_seconds: int
+
+    def __post_init__(self) -> None:
+        low, high = TIMEOUT_RANGE
+        if not low <= self.timeout_seconds <= high:
+            raise ValueError(f"a stored schedule timeout is within {low}..{high},"
+                             f" not {self.timeout_seconds!r}")
+
+
 AdmissionCommand: TypeAlias = (
-    SetCeiling | StoreRawCeiling | ReadCeiling | FailSettingsReads | AddOwner | SetParallelCap
-    | SetBacklogDepth | SetExecutionTimeout | ReadOwner | DeleteOwner | Admit | FinishExecution
+    SetCeiling | ReadCeilingChanges | StoreRawCeiling | ReadCeiling | FailSettingsReads
+    | AddOwner | SetParallelCap | SetBacklogDepth | SetExecutionTimeout | ReadOwner
+    | DeleteOwner | Admit | FinishExecution
     | CancelExecution | Maintain | PassTime | Restart | StartCall | EndCall | AddSchedule
-    | ChangeSchedule | RemoveSchedule
+    | ChangeSchedule | RemoveSchedule | StoreRawSchedule
 )
 
 
@@ -293,6 +327,7 @@ class Execution:
     timeout_seconds: int = 900  # fixed on arrival (AD-015, AD-016)
     identity: str | None = None  # captured on arrival (AD-019)
     overridden: bool = False  # the work named its own timeout (AD-016)
+    scheduled: bool = False  # a schedule dispatched the work: its timeout clamped (AD-021)
     orphaned: bool = False  # running when its runtime restarted: no timeout watch (AD-017)
 
     def deadline(self) -> datetime | None:
@@ -342,6 +377,9 @@ class AdmissionModel:
     # admission area's own checks never set it.
     lease_reclaim_held: bool = False
     settings_failing: bool = False  # reads of the settings store fail (AD-020)
+    # Every accepted write of the ceiling: its value, who wrote it, when, as an ISO 8601
+    # UTC instant (AD-022).
+    ceiling_changes: list[JsonValue] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.stored_ceiling = self.config.fleet_ceiling
@@ -390,7 +428,11 @@ class AdmissionModel:
                     return Expected(invalid_setting("fleet_ceiling", command.value, low, high),
                                     ("AD-002",))
                 self.stored_ceiling = command.value
-                return Expected(OK, ("AD-002",))
+                self.ceiling_changes.append({"value": command.value, "by": command.by,
+                                             "at": self.now.isoformat()})
+                return Expected(OK, ("AD-002", "AD-022"))
+            case ReadCeilingChanges():
+                return Expected(list(self.ceiling_changes), ("AD-022",))
             case StoreRawCeiling():
                 self.stored_ceiling = command.value
                 return Expected(None, ("AD-003",))
@@ -445,6 +487,8 @@ class AdmissionModel:
                 return self._write_schedule(command)
             case RemoveSchedule():
                 return self._remove_schedule(command)
+            case StoreRawSchedule():
+                return self._store_raw_schedule(command)
         raise ValueError(f"not an admission command: {command!r}")
 
     # -- settings ------------------------------------------------------------------------
@@ -522,6 +566,39 @@ class AdmissionModel:
         self.owners[command.owner] = replace(owner, schedules=kept)
         return Expected(OK, ("AD-014",))
 
+    def _store_raw_schedule(self, command: StoreRawSchedule) -> Expected:
+        owner = self.owners.get(command.owner)
+        if owner is None:
+            raise ValueError(f"a stored schedule needs its owner {command.owner!r} first")
+        entry = (command.schedule, command.timeout_seconds)
+        names = [name for name, _ in owner.schedules]
+        schedules = (tuple(entry if name == command.schedule else (name, timeout)
+                           for name, timeout in owner.schedules)
+                     if command.schedule in names else (*owner.schedules, entry))
+        self.owners[command.owner] = replace(owner, schedules=schedules)
+        return Expected(None, ("AD-021",))
+
+    def over_cap(self, owner: str) -> bool:
+        """Whether some schedule of the owner is stored above its timeout (AD-021)."""
+        row = self.owners[owner]
+        return any(timeout > row.execution_timeout_seconds for _, timeout in row.schedules)
+
+    def _arrival_timeout(self, command: Admit) -> int | dict[str, JsonValue]:
+        """The timeout work runs under, fixed on arrival, or the refusal of the work."""
+        row = self.owners[command.owner]
+        if command.schedule is not None:
+            stored = dict(row.schedules).get(command.schedule)
+            if stored is None:
+                return simple_refusal("unknown_schedule", command.schedule)
+            # Clamped at run time, never rewritten: a row from before the rule (AD-021).
+            return min(stored, row.execution_timeout_seconds)
+        if command.timeout_seconds is None:
+            return row.execution_timeout_seconds
+        if not TIMEOUT_RANGE[0] <= command.timeout_seconds <= row.execution_timeout_seconds:
+            return invalid_setting("timeout_seconds", command.timeout_seconds,
+                                   TIMEOUT_RANGE[0], row.execution_timeout_seconds)
+        return command.timeout_seconds
+
     # -- admission and the backlog ---------------------------------------------------------
 
     def _clamping_matters(self, owner: str) -> bool:
@@ -552,17 +629,18 @@ class AdmissionModel:
         owner = command.owner
         if owner not in self.owners:
             return Expected(unknown_owner(owner), ("AD-009",))
-        owner_timeout = self.owners[owner].execution_timeout_seconds
-        timeout = owner_timeout if command.timeout_seconds is None else command.timeout_seconds
-        if not TIMEOUT_RANGE[0] <= timeout <= owner_timeout:
-            return Expected(invalid_setting("timeout_seconds", timeout, TIMEOUT_RANGE[0],
-                                            owner_timeout), ("AD-016",))
+        timeout = self._arrival_timeout(command)
+        if not isinstance(timeout, int):
+            return Expected(timeout, ("AD-021",) if command.schedule else ("AD-016",))
         arriving = Execution(owner, QUEUED, self.now, timeout_seconds=timeout,
                              identity=command.identity,
-                             overridden=command.timeout_seconds is not None)
+                             overridden=command.timeout_seconds is not None,
+                             scheduled=command.schedule is not None)
         requirements = ["AD-004"]
         if command.timeout_seconds is not None:
             requirements.append("AD-016")
+        if command.schedule is not None:
+            requirements.append("AD-021")
         if command.identity is not None:
             requirements.append("AD-019")
         if self._clamping_matters(owner):

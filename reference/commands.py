@@ -8,7 +8,7 @@ sequence can be saved and replayed anywhere.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, TypeAlias
 
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -46,6 +46,12 @@ class Submit:
     owner: str | None = None
     trigger: str | None = None
     options: JsonValue = None
+    # The job's arguments, a JSON value (LC-036); None is null, as for a job given none.
+    # Only for backends claiming `job-arguments`.
+    arguments: JsonValue = None
+    # The body's outcome, decided before the call: a runtime with queued execution
+    # switched off runs the body inside submit (LC-037), so it must be decided by then.
+    outcome: Outcome | None = None
 
 
 # Submissions made at once by a concurrent submit: enough for real contention, few
@@ -172,6 +178,22 @@ class OperatorAlerts:
 
 
 @dataclass(frozen=True)
+class ParkRequest:
+    """Agent `agent` parks its request `request` for a human operator (RD-008). The
+    answer names the request it lands on as the harness labels the runtime's ids: "request
+    n" for the n-th request the runtime answered with."""
+
+    agent: str
+    request: str
+
+
+@dataclass(frozen=True)
+class OperatorRequests:
+    """Read the operator queue: each request as [its label, agent, request id], in the
+    order first parked (RD-008)."""
+
+
+@dataclass(frozen=True)
 class AdvanceTime:
     seconds: float
 
@@ -206,15 +228,27 @@ class Restart:
 
 @dataclass(frozen=True)
 class StopBySignal:
-    """The runtime's process is sent SIGTERM and, if it has not exited when the grace
-    period ends, SIGKILL; then a new one opens over the same store (RS-004). The answer
+    """The runtime's process is sent SIGTERM or SIGINT (`signal`); the steps `during` the
+    grace period follow (bodies ending, time passing); when the grace period ends, the
+    clock stands `grace_seconds` after the signal and a process that has not exited is
+    sent SIGKILL; then a new one opens over the same store (RS-004..RS-008). The answer
     is how it stopped: `EXITED_ON_SIGTERM` or `ESCALATED_TO_SIGKILL`."""
 
     grace_seconds: float = 10.0
+    signal: str = "SIGTERM"
+    during: tuple[Finish | AdvanceTime, ...] = ()
 
+
+# The signals that stop a runtime (seed 000 Startup: SIGINT and SIGTERM, RS-007).
+STOP_SIGNALS = ("SIGTERM", "SIGINT")
 
 # The two answers of StopBySignal (RS-004).
-EXITED_ON_SIGTERM = "exited on SIGTERM"
+def exited_on(signal: str) -> str:
+    """StopBySignal's answer for a process that exited on its signal by itself."""
+    return f"exited on {signal}"
+
+
+EXITED_ON_SIGTERM = exited_on("SIGTERM")
 ESCALATED_TO_SIGKILL = "escalated to SIGKILL after the grace period"
 
 
@@ -276,8 +310,8 @@ Command: TypeAlias = (
     Submit | Dispatch | Finish | Cancel | AdvanceTime | Cleanup | Shutdown | GetResult | Get
     | ListJobs | ComputeDelay | Heartbeat | DetectStuck | StartReaper | StopReaper | StoreOutage
     | ReaperStatus | ListExpired | ExpireLeases | OperatorAlerts | StaleOwnerWrite
-    | JobStoreFault | SubmitConcurrently | Restart | StopBySignal | QueryExecutions
-    | ExecutionStats
+    | ParkRequest | OperatorRequests | JobStoreFault | SubmitConcurrently | Restart | StopBySignal
+    | QueryExecutions | ExecutionStats
 )
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -285,8 +319,8 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     for cls in (Submit, Dispatch, Finish, Cancel, AdvanceTime, Cleanup, Shutdown, GetResult,
                 Get, ListJobs, ComputeDelay, Heartbeat, DetectStuck, StartReaper, StopReaper,
                 StoreOutage, ReaperStatus, ListExpired, ExpireLeases, OperatorAlerts,
-                StaleOwnerWrite, JobStoreFault, SubmitConcurrently, Restart,
-                StopBySignal, QueryExecutions, ExecutionStats)
+                StaleOwnerWrite, ParkRequest, OperatorRequests, JobStoreFault,
+                SubmitConcurrently, Restart, StopBySignal, QueryExecutions, ExecutionStats)
 }
 
 # Answers, as plain comparable values.
@@ -310,8 +344,10 @@ def command_to_json(command: Command) -> dict[str, Any]:
                 "fault": {"kind": command.fault.kind.value, "write": command.fault.write},
                 "inner": command_to_json(command.command)}
     body = asdict(command)
-    if isinstance(command, Finish):
+    if isinstance(command, Finish | Submit) and command.outcome is not None:
         body["outcome"] = {"kind": type(command.outcome).__name__, **asdict(command.outcome)}
+    if isinstance(command, StopBySignal):
+        body["during"] = [command_to_json(step) for step in command.during]
     return {"command": type(command).__name__, **body}
 
 
@@ -338,7 +374,7 @@ def command_from_json(document: dict[str, Any]) -> Command:
                                  f" not {type(inner).__name__}")
             fault = dict(body["fault"])
             return JobStoreFault(StoreFault(FaultKind(fault["kind"]), fault["write"]), inner)
-        if cls is Finish:
+        if cls is Finish or (cls is Submit and body.get("outcome") is not None):
             outcome = dict(body["outcome"])
             outcome_kind = outcome.pop("kind", None)
             outcome_types: dict[str, type[Outcome]] = {"Succeed": Succeed, "Raise": Raise}
@@ -351,6 +387,11 @@ def command_from_json(document: dict[str, Any]) -> Command:
                 policy = dict(body[key])
                 policy["non_retryable"] = tuple(policy.get("non_retryable", ()))
                 body[key] = RetryPolicy(**policy)
+        if cls is StopBySignal:
+            during = tuple(command_from_json(dict(step)) for step in body.get("during", ()))
+            if not all(isinstance(step, Finish | AdvanceTime) for step in during):
+                raise ValueError("the steps during a grace period are Finish and AdvanceTime")
+            body["during"] = during
         if cls is SubmitConcurrently and isinstance(body.get("jobs"), list):
             body["jobs"] = tuple(body["jobs"])
         if isinstance(body.get("owners"), list):
@@ -373,6 +414,10 @@ def describe(command: Command) -> str:
             return f"Finish({command.job!r}, returns {command.outcome.result!r})"
         return (f"Finish({command.job!r}, raises {command.outcome.error_type}"
                 f"({command.outcome.message!r}))")
+    if isinstance(command, StopBySignal) and command.during:
+        steps = "; ".join(describe(step) for step in command.during)
+        return (f"{describe(replace(command, during=()))[:-1]}, during the grace period:"
+                f" {steps})").replace("(, ", "(")
     # Fields left at their defaults are omitted: reproducers stay short.
     values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command)
                        if getattr(command, f.name) != f.default)

@@ -6,6 +6,7 @@ absorb), LC-004 (timestamps set at transitions).
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
@@ -155,3 +156,16 @@ def module_id_problem(module_id: str, known: Collection[str]) -> str | None:
     if module_id not in known:
         return MODULE_NOT_FOUND
     return None
+
+
+def arguments_text(arguments: JsonValue) -> str:
+    """A job's arguments as one canonical JSON text (LC-036): two values are the same
+    arguments exactly when their texts are equal. Types stay apart (1, 1.0 and true
+    differ, as do -0.0 and 0.0), strings compare code point by code point, and an
+    object's keys may come back in any order, as JSON objects have none.
+
+    Raises:
+        ValueError, TypeError: the value is not JSON (NaN, an infinity, a non-string key,
+            an object of another type).
+    """
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, allow_nan=False)

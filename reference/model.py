@@ -14,7 +14,6 @@ from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import (
     ACCEPTED,
     ESCALATED_TO_SIGKILL,
-    EXITED_ON_SIGTERM,
     NOT_FOUND,
     REAPER_STARTED,
     REFUSED_CAPACITY,
@@ -39,7 +38,9 @@ from jobconform.reference.commands import (
     ListExpired,
     ListJobs,
     OperatorAlerts,
+    OperatorRequests,
     Outcome,
+    ParkRequest,
     QueryExecutions,
     Raise,
     ReaperStatus,
@@ -53,6 +54,7 @@ from jobconform.reference.commands import (
     Submit,
     SubmitConcurrently,
     Succeed,
+    exited_on,
     not_completed,
 )
 from jobconform.reference.faults import FaultKind
@@ -85,6 +87,8 @@ class Limits:
     modules: frozenset[str] = frozenset()
     # The most jobs a page of the executions query holds (LC-032).
     page_size: int = executions.PAGE_SIZE
+    # Queued execution (LC-037): switched off, a runtime runs each body inside submit.
+    queued_execution: bool = True
 
 
 # Shutdown modes (the profile parameter shutdown_mode).
@@ -101,6 +105,12 @@ class Health:
     processed: int
     failed: int
     cancelled: int
+
+
+def request_label(index: int) -> str:
+    """How the suites name the operator queue's requests (RD-008): by the order the
+    runtime first answered with each one's id, "request 1" first, as its ids are its own."""
+    return f"request {index + 1}"
 
 
 # The worker statuses of the health report (LC-029).
@@ -148,6 +158,9 @@ class _Script:
     # harness asks a runtime's own delay function when it adopts that runtime's schedule.
     retried_at: datetime | None = None
     retry_after_ms: float | None = None
+    # The arguments the job was submitted with (LC-036): its record keeps them and its
+    # body receives them, each exactly as given (lifecycle.arguments_text compares).
+    arguments: JsonValue = None
 
 
 @dataclass
@@ -170,6 +183,9 @@ class ReferenceModel:
     reaper_deleted: int = 0
     # Operator alerts raised by poison parking, in order (RD-003).
     alerts: list[str] = field(default_factory=list)
+    # The operator queue's requests by their key, (agent, request id), in parking order
+    # (RD-008). They live in the store, so a restart keeps them.
+    operator_requests: list[tuple[str, str]] = field(default_factory=list)
     # When a drain-mode shutdown cancels the jobs still active (LC-028); None when no
     # drain is under way.
     drain_deadline: datetime | None = None
@@ -270,6 +286,13 @@ class ReferenceModel:
                 return self._expire_leases(command.lease_seconds)
             case OperatorAlerts():
                 return StepResult(list[JsonValue](self.alerts), ("RD-003",))
+            case ParkRequest():
+                return self._park_request(command.agent, command.request)
+            case OperatorRequests():
+                listed: list[JsonValue] = [
+                    [request_label(index), agent, request]
+                    for index, (agent, request) in enumerate(self.operator_requests)]
+                return StepResult(listed, ("RD-008",))
             case StaleOwnerWrite():
                 # A superseded delivery writes nothing, whatever the job's state (RD-006).
                 return StepResult(False, ("RD-006",))
@@ -278,7 +301,7 @@ class ReferenceModel:
             case Restart():
                 return self._restart()
             case StopBySignal():
-                return self._stop_by_signal(command.grace_seconds)
+                return self._stop_by_signal(command)
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
@@ -354,7 +377,10 @@ class ReferenceModel:
             return StepResult(REFUSED_CAPACITY, ("LC-009",))
         policy = command.retry
         self.jobs[command.job] = self._new_job(command, self.now)
-        self.scripts[command.job] = self._queued_script(command.ignores_cancel, policy)
+        script = self._queued_script(command.ignores_cancel, policy)
+        script.arguments = command.arguments
+        script.outcome = command.outcome  # a body decided before the call, if any
+        self.scripts[command.job] = script
         accepted = ("LC-008", "LC-009", "RT-001", "RT-008") if policy else ("LC-008", "LC-009")
         if command.module is not None:
             accepted = ("LC-027", *accepted)
@@ -362,7 +388,30 @@ class ReferenceModel:
             accepted = ("LC-035", *accepted)
         if command.owner is not None or command.trigger is not None:
             accepted = ("LC-033", *accepted)
+        if command.arguments is not None:
+            accepted = ("LC-036", *accepted)
+        if not self.limits.queued_execution:
+            accepted = ("LC-037", *accepted, *self._run_in_submit(command.job))
         return StepResult(ACCEPTED, accepted)
+
+    def _run_in_submit(self, alias: str) -> tuple[str, ...]:
+        """Queued execution switched off (LC-037): the job starts and its body ends inside
+        the submit call, at the call's instant, as a job started at a dispatch point and
+        ended there would; it is never queued for a dispatch.
+
+        Raises:
+            ValueError: the body was not decided before the call (it would block submit),
+                or the submission carries a retry policy (not a combination checked).
+        """
+        script = self.scripts[alias]
+        if script.outcome is None:
+            raise ValueError("with queued execution off, submit runs the body: decide it in"
+                             " the Submit command (outcome=...)")
+        if script.policy is not None:
+            raise ValueError("with queued execution off, a submission carries no retry policy")
+        self._move(alias, EventKind.START)
+        script.starts += 1
+        return self._run_body(alias)
 
     def _submit_concurrently(self, command: SubmitConcurrently) -> StepResult:
         """Submissions made at once from several threads (LC-030) end as if made one after
@@ -374,6 +423,8 @@ class ReferenceModel:
             ValueError: the batch does not fit under the task cap (which submissions a
                 full cap refuses depends on the threads' order, so no check asks it).
         """
+        if not self.limits.queued_execution:
+            raise ValueError("submissions at once are not checked with queued execution off")
         if self.shut_down:
             return StepResult([REFUSED_SHUT_DOWN] * len(command.jobs), ("LC-023", "LC-030"))
         cap = self.limits.max_tasks
@@ -666,6 +717,13 @@ class ReferenceModel:
         return StepResult(recovery.answer, (*recovery.requirements, *crashed.requirements,
                                             "RD-007"))
 
+    def _park_request(self, agent: str, request: str) -> StepResult:
+        """The request the agent holds under this id, else a new one (RD-008)."""
+        key = (agent, request)
+        if key not in self.operator_requests:
+            self.operator_requests.append(key)
+        return StepResult(request_label(self.operator_requests.index(key)), ("RD-008",))
+
     def _restart(self) -> StepResult:
         """The process stops without a shutdown and a new one opens over the same store
         (RS-001..RS-003). Every record stays as it is. What was the process's own starts
@@ -687,36 +745,41 @@ class ReferenceModel:
                                       for alias, job in self.jobs.items()}
         return StepResult(None, ("RS-001", "RS-003") if self.orphans else ("RS-001",))
 
-    def _stop_by_signal(self, grace_seconds: float) -> StepResult:
-        """SIGTERM, then a new process over the same store (RS-004, RS-005).
+    def _stop_by_signal(self, command: StopBySignal) -> StepResult:
+        """SIGTERM or SIGINT (the same stop, RS-007), the grace period, then a new process
+        over the same store (RS-004..RS-006).
 
-        With shutdown_mode cancel the signal's shutdown ends every active job at once
-        (LC-022), so the process exits on the signal and its restart finds no running
-        work (RS-004). With drain the shutdown lets active work go on (LC-028); in the
-        commanded mode nothing ends it between the signal and the grace period's end, so a
-        process with work still queued or running is killed then, changing no record, and
-        its restart finds the running jobs running (RS-003) and the queued ones queued
-        (RS-002); one with none exits on the signal (RS-005). A drain whose own timeout
-        ends before the grace period would end its work itself first, at an instant
-        between the two: that is not modelled.
+        The signal starts the profile's shutdown: with shutdown_mode cancel it ends every
+        active job at once (LC-022), so the process exits on the signal (RS-004); with
+        drain it ends nothing (LC-028). The steps during the grace period come next, each
+        as it would come at any time: a body that ends, ends as it ends (its record says
+        so), and time that passes may reach the drain's timeout, which cancels what is
+        left (RS-006). When the grace period is over the clock stands `grace_seconds`
+        after the signal; a process with work still queued or running is killed then,
+        changing no record, and its restart finds the running jobs running (RS-003) and
+        the queued ones queued (RS-002); one with none has exited by itself (RS-005).
         """
         self.stop_escalated = False
-        if self.limits.shutdown_mode == SHUTDOWN_CANCEL:
-            shutdown = self._shutdown()
-            restart = self._restart()
-            return StepResult(EXITED_ON_SIGTERM, ("RS-004", *shutdown,
-                                                  *restart.requirements))
-        if self.limits.drain_timeout_seconds <= grace_seconds:
-            raise ValueError("a stop by signal under drain is modelled with a grace period"
-                             f" shorter than the drain timeout"
-                             f" ({self.limits.drain_timeout_seconds:g} s), not"
-                             f" {grace_seconds:g} s")
-        active = any(not job.status.is_terminal for job in self.jobs.values())
+        at_signal = self.now
+        mode: tuple[str, ...] = (
+            ("RS-004",) if self.limits.shutdown_mode == SHUTDOWN_CANCEL else ("RS-005",))
+        if mode == ("RS-005",) and (command.during or command.grace_seconds
+                                    >= self.limits.drain_timeout_seconds):
+            mode = ("RS-006", "RS-005")  # time passes in the drain before the kill
+        sigint = ("RS-007",) if command.signal == "SIGINT" else ()
         shutdown = self._shutdown()
+        in_grace: list[str] = []
+        for step in command.during:
+            in_grace += self._apply(step).requirements
+        rest = at_signal + timedelta(seconds=command.grace_seconds) - self.now
+        in_grace += self._apply(AdvanceTime(max(rest.total_seconds(), 0.0))).requirements
+        active = any(not job.status.is_terminal for job in self.jobs.values())
         restart = self._restart()
         self.stop_escalated = active
-        return StepResult(ESCALATED_TO_SIGKILL if active else EXITED_ON_SIGTERM,
-                          ("RS-005", *shutdown, *restart.requirements))
+        answer = ESCALATED_TO_SIGKILL if active else exited_on(command.signal)
+        # RS-008 (the host's handlers back after the stop) is the harness's own check.
+        return StepResult(answer, (*sigint, *mode, *shutdown, *dict.fromkeys(in_grace),
+                                   *restart.requirements))
 
     def _cleanup(self, max_age_seconds: float) -> StepResult:
         limit = timedelta(seconds=max_age_seconds)

@@ -319,6 +319,36 @@ Lowering An Owner's Timeout Below Its Schedules Is Refused Listing Them
     ${answer}=    Set Execution Timeout    o    600
     Admission Answer Should Be    ${answer}    "ok"
 
+# -- AD-021: a schedule stored above its owner's timeout ----------------------------------------------------
+
+Work From A Schedule Stored Above Its Owner's Timeout Runs Under The Owner's
+    [Tags]    AD-021
+    Start Admission Runtime
+    Add Owner    o
+    Set Execution Timeout    o    300
+    Store Raw Schedule    o    legacy    3600
+    ${answer}=    Admit Scheduled Execution    a    o    legacy
+    Admission Answer Should Be    ${answer}    "running"
+    Execution Timeout Should Be    a    300
+    Schedules Should Be    o    [["legacy", 3600]]
+    ${answer}=    Admit Scheduled Execution    b    o    missing
+    Refusal Should Be    ${answer}    unknown_schedule    subject="missing"
+    Pass Admission Time    300
+    Execution State Should Be    a    timed_out
+
+# -- AD-022: the record of ceiling changes -------------------------------------------------------------------
+
+Every Accepted Change Of The Fleet Ceiling Is Recorded With Its Admin And Time
+    [Tags]    AD-022
+    Start Admission Runtime
+    ${answer}=    Set Fleet Ceiling    8    by=carol
+    Admission Answer Should Be    ${answer}    "ok"
+    ${answer}=    Set Fleet Ceiling    0    by=dave
+    Refusal Should Be    ${answer}    invalid_setting    setting="fleet_ceiling"    value=0
+    Pass Admission Time    5
+    Set Fleet Ceiling    3
+    Fleet Ceiling Changes Should Be    [{"value": 8, "by": "carol", "second": 0}, {"value": 3, "by": null, "second": 5}]
+
 # -- AD-015: execution timeouts enforced on running work -------------------------------------------------------
 
 Work Admitted At Once Is Stopped At Its Owner's Timeout

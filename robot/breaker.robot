@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the dispatch circuit breaker (spec/breaker.yaml,
-...                 CB-001..CB-017). Each test runs two workers on one store and is tagged
+...                 CB-001..CB-019). Each test runs two workers on one store and is tagged
 ...                 with the requirement IDs it checks. Run with
 ...                 `robot --variable BACKEND:memory --variable PROFILE:canonical robot/`.
 Resource            breaker.resource
@@ -264,3 +264,25 @@ Only A Confirmed Authentication Message Is An Auth Failure
     Call Ends Raw    a    u3    error_text=subscription token expired or revoked
     Answer Should Be    u3    auth
     Breaker Should Be    a    open
+
+The Error Reported For A Kill Names The Signal That Killed It
+    [Tags]    CB-018
+    Engage Breaker For    a
+    Report End    k1    signal=SIGTERM
+    Report Should Be    k1    {"failure_class": "timeout", "signal": "SIGTERM", "possible_causes": []}
+    Report End    k2    exit_code=-9    output=${True}    error_text=Unauthorized
+    Report Should Be    k2    {"failure_class": "timeout", "signal": "SIGKILL", "possible_causes": []}
+    Report End    k3    exit_code=143
+    Report Should Be    k3    {"failure_class": "timeout", "signal": "SIGTERM", "possible_causes": []}
+    Report End    e    exit_code=1    error_text=OOM
+    Report Should Be    e    {"failure_class": "timeout", "signal": null, "possible_causes": []}
+
+A Failure With No Output Is Reported With Its Possible Causes Never As The Token's
+    [Tags]    CB-019
+    Engage Breaker For    a
+    Report End    s    exit_code=2
+    Report Should Be    s    {"failure_class": "agent_error", "signal": null, "possible_causes": ["oom_kill", "timeout", "expired_token"]}
+    Report End    o    exit_code=2    output=${True}
+    Report Should Be    o    {"failure_class": "agent_error", "signal": null, "possible_causes": []}
+    Report End    t    exit_code=2    error_text=token expired
+    Report Should Be    t    {"failure_class": "auth", "signal": null, "possible_causes": []}

@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for the re-delivery governor (spec/governor.yaml,
-...                 RG-001..RG-013). Each test runs two governors on one store and is tagged
+...                 RG-001..RG-014). Each test runs two governors on one store and is tagged
 ...                 with the requirement IDs it checks.
 Resource            lifecycle.resource
 Library             jobconform.conformance.governor.keywords.GovernorLibrary
@@ -187,3 +187,15 @@ A Governor Switched Off Holds Nothing Back But Counts The Failures It Records
     Switch Governor    ${True}
     Offer Re-Delivery    b
     Re-Delivery Should Be Refused    30
+
+Kills At Three Targets Never Pause Re-Delivery Whatever Their Text Says
+    [Tags]    RG-014
+    Record Raw End Result    a    a1    exit_code=143    error_text=Unauthorized
+    Record Raw End Result    b    b1    signal=SIGKILL    error_text=token expired or revoked
+    Record Raw End Result    c    c1    exit_code=1    error_text=timed out: authentication failed    governor=2
+    Pause Should End At Second    ${None}
+    Record Raw End Result    a    a2    exit_code=1    error_text=Authentication failed
+    Record Raw End Result    b    b2    exit_code=1    output=${True}    error_text=401
+    Pause Should End At Second    ${None}
+    Record Raw End Result    c    c2    exit_code=1    error_text=unauthorized    governor=2
+    Pause Should End At Second    300

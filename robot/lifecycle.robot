@@ -759,3 +759,80 @@ Counters Survive Cleanup
     Cleanup Should Remove    0    3
     Health Should Show    queued=0    running=0    total=0
     Counters Should Show    processed=2    failed=1    cancelled=1
+
+# -- a job's arguments (LC-036) and queued execution off (LC-037) -------------------------------
+
+A Job's Arguments Read Back And Reach Its Body As Submitted
+    [Documentation]    Every digit of a 64-bit integer (past a float's 53 bits), a float
+    ...                apart from an integer, every code point of a string (combining marks,
+    ...                a NUL, one beyond the BMP), nesting and nulls: the record and the
+    ...                body both get them back as given; an object's keys in any order.
+    [Tags]    LC-036
+    Start Runtime    slots=1
+    Submit Job With Arguments    a    {"big": 9223372036854775807, "small": -9223372036854775808, "odd": 9007199254740993, "float": 0.1, "whole float": 2.0, "negative zero": -0.0, "text": "naïve café 𝄞 \\u0000 e\\u0301", "flags": [true, false, null], "nested": {"list": [[], {}, [1, "1", 1.0]]}}
+    Submit Job With Arguments    b    "just a string"
+    Submit Job    c
+    Job Arguments Should Be    a    {"nested": {"list": [[], {}, [1, "1", 1.0]]}, "flags": [true, false, null], "text": "naïve café 𝄞 \\u0000 e\\u0301", "negative zero": -0.0, "whole float": 2.0, "float": 0.1, "odd": 9007199254740993, "small": -9223372036854775808, "big": 9223372036854775807}
+    Job Arguments Should Be    c    null
+    Dispatch
+    Job Returns    a    "done"
+    Job Body Should Have Received    a    {"big": 9223372036854775807, "small": -9223372036854775808, "odd": 9007199254740993, "float": 0.1, "whole float": 2.0, "negative zero": -0.0, "text": "naïve café 𝄞 \\u0000 e\\u0301", "flags": [true, false, null], "nested": {"list": [[], {}, [1, "1", 1.0]]}}
+    Dispatch
+    Job Raises    b    ValueError    boom
+    Dispatch
+    Job Returns    c    1
+    Job Body Should Have Received    b    "just a string"
+    Job Body Should Have Received    c    null
+    Job Arguments Should Be    b    "just a string"
+
+A Cancelled Job Keeps Its Arguments
+    [Tags]    LC-036
+    Start Runtime
+    Submit Job With Arguments    a    {"id": 42}
+    Cancel Should Apply    a
+    Job Status Should Be    a    cancelled
+    Job Arguments Should Be    a    {"id": 42}
+    Job Body Should Have Run    a    0
+
+With Queued Execution Off Submit Runs The Body And Returns It Ended
+    [Documentation]    Seed 000's async.enabled false: the body runs inside submit; the
+    ...                job is never queued, its three timestamps are the call's instant,
+    ...                and it is counted by the time submit returns.
+    [Tags]    LC-037
+    Start Runtime    queued_execution=${False}
+    Advance Clock    5
+    Submit Job That Returns    a    {"rows": 3}
+    Job Status Should Be    a    succeeded
+    Job Should Have Been Submitted At Second    a    5
+    Job Should Have Started At Second    a    5
+    Job Should Have Finished At Second    a    5
+    Job Result Should Be    a    {"rows": 3}
+    Job Body Should Have Run    a    1
+    Counters Should Show    1    0    0
+    Health Should Show    queued=0    running=0    total=1
+    Submit Job That Raises    b    ValueError    bad plan
+    Job Status Should Be    b    failed
+    Job Error Should Be    b    ValueError: bad plan
+    Counters Should Show    2    1    0
+    Dispatch
+    Cancel Should Not Apply    a
+    Job Body Should Have Run    a    1
+
+With Queued Execution Off The Body Receives Its Arguments Inside Submit
+    [Tags]    LC-037    LC-036
+    Start Runtime    queued_execution=${False}
+    Submit Job That Returns    a    true    arguments={"plan": "01HXYZ", "phase": "execute"}
+    Job Status Should Be    a    succeeded
+    Job Body Should Have Received    a    {"phase": "execute", "plan": "01HXYZ"}
+    Job Arguments Should Be    a    {"plan": "01HXYZ", "phase": "execute"}
+
+With Queued Execution Off A Refused Submission Never Runs Its Body
+    [Tags]    LC-037    LC-009    LC-023
+    Start Runtime    task_cap=1    queued_execution=${False}
+    Submit Job That Returns    a    1
+    Submission Should Be Refused For Capacity    b
+    Health Should Show    queued=0    running=0    total=1
+    Run Cleanup    0
+    Shut Down Runtime
+    Submission Should Be Refused As Shut Down    c
+    Counters Should Show    1    0    0

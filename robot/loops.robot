@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for sequential agent loops (spec/loops.yaml, LP-001..LP-019).
+Documentation       Conformance checks for sequential agent loops (spec/loops.yaml, LP-001..LP-020).
 ...
 ...                 Each test plays the agent of its loops: a run ends only when the test says
 ...                 how. Time passes only through `Loop Clock Moves`. A test whose requirement's
@@ -42,6 +42,18 @@ Runs Are Sequential And Numbered From One
     Run Responds    a    first
     Run Message Should Be    a    2    run 2
     Run Responds    a    second
+    Loop Should Have Ended    a    completed    max_runs_reached
+
+Each Run Is Executed As Triggered By Its Loop Naming The Loop
+    [Tags]    LP-020
+    Start Loop    a    message="go"    max_runs=2
+    Start Loop    b    message="go"    max_runs=1
+    Run Responds    a    one
+    Run Responds    b    only
+    Run Responds    a    two
+    Run Should Be Labelled As Its Loop's    a    1
+    Run Should Be Labelled As Its Loop's    a    2
+    Run Should Be Labelled As Its Loop's    b    1
     Loop Should Have Ended    a    completed    max_runs_reached
 
 Each Run Gets The Previous Response

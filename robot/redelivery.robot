@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for re-delivery and poison parking
-...                 (spec/redelivery.yaml, RD-001..RD-006).
+...                 (spec/redelivery.yaml, RD-001..RD-008).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -295,3 +295,26 @@ A Crash At A Park's First Write Leaves No Alert Before The Restart
     Lease Pass Under Store Fault Should Re-queue And Park    60    crash    1    0    1
     Job Should Be Parked As Poison    a
     Operator Alerts Should Be    a
+
+# -- RD-008: the operator queue, unique per agent and request id -----------------------------
+
+Two Agents That Reuse One Request Id Hold Two Requests
+    [Tags]    RD-008
+    Start Runtime
+    Parked Request Should Be    scout    approval-1    1
+    Parked Request Should Be    critic    approval-1    2
+    Operator Requests Should Be    scout approval-1    critic approval-1
+
+A Re-park Under Re-delivery Lands On The Request Parked First
+    [Tags]    RD-008    RD-001
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Parked Request Should Be    scout    approval-a    1
+    Parked Request Should Be    scout    deploy-a    2
+    Lease Lapses And Job Is Delivered Again
+    Job Status Should Be    a    running
+    Job Redelivery Count Should Be    a    1
+    Parked Request Should Be    scout    approval-a    1
+    Operator Requests Should Be    scout approval-a    scout deploy-a
+    Operator Alerts Should Be

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for self-reminders (spec/reminders.yaml, RM-001..RM-018).
+Documentation       Conformance checks for self-reminders (spec/reminders.yaml, RM-001..RM-021).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -136,6 +136,18 @@ A Dispatch That Lands Fires The Reminder
     Reminder Status Should Be    a    fired
     Reminder Should Have Fired At Second    a    75
     Reminder Dispatches Should Be    a    1
+
+Every Dispatch Of A Reminder, A Retry Included, Is Labelled As The Reminder's
+    [Tags]    RM-021    RM-009
+    Start Reminders
+    Create Reminder    a    x    delay=60
+    Advance Reminder Clock    60
+    Dispatch Of Reminder    a    fails
+    Advance Reminder Clock    60
+    Dispatch Of Reminder    a    lands
+    Reminder Status Should Be    a    fired
+    Reminder Dispatches Should Be    a    2
+    Reminder Dispatches Should Be Labelled    a
 
 A Failed Dispatch Is Retried Up To The Attempt Cap
     [Tags]    RM-009

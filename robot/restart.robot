@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for a restart over the same store (spec/restart.yaml,
-...                 RS-001..RS-005).
+...                 RS-001..RS-008).
 ...
 ...                 The runtime is stopped without a shutdown and a new one opens over the
 ...                 same store; the harness compares every record, the listing and the
@@ -108,3 +108,62 @@ SIGTERM Under Drain Lets The Work Run On And The Kill Changes No Record
     Dispatch
     Job Status Should Be    c    running
     Job Status Should Be    b    running
+
+Under Drain A Body Ending Within The Grace Period Ends Normally And Only The Rest Is Killed
+    [Tags]    RS-006
+    Start Runtime    slots=2
+    Submit Job    a
+    Submit Job    b
+    Submit Job    c
+    Dispatch
+    Send Stop Signal During Which    SIGTERM    grace_seconds=10
+    Advance Clock    3
+    Job Returns    a    1
+    End The Grace Period
+    Job Status Should Be    a    succeeded
+    Job Result Should Be    a    1
+    Job Status Should Be    b    running
+    Job Status Should Be    c    queued
+
+Under Drain A Runtime Whose Last Body Ends Within The Grace Period Exits By Itself
+    [Tags]    RS-006
+    Start Runtime    slots=1
+    Submit Job    a
+    Dispatch
+    Send Stop Signal During Which    SIGTERM    grace_seconds=10
+    Advance Clock    4
+    Job Raises    a    ValueError    boom
+    End The Grace Period
+    Job Status Should Be    a    failed
+
+A Drain Timeout Shorter Than The Grace Period Cancels What Is Left Before Any Kill
+    [Tags]    RS-006
+    Start Runtime    slots=1
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Send Stop Signal    SIGTERM    grace_seconds=60
+    Job Status Should Be    a    cancelled
+    Job Status Should Be    b    cancelled
+
+SIGINT Shuts The Runtime Down As SIGTERM Does
+    [Tags]    RS-007
+    Start Runtime    slots=1
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Advance Clock    2
+    Send Stop Signal    SIGINT    grace_seconds=10
+    Job Status Should Be    a    cancelled
+    Job Status Should Be    b    cancelled
+    Submit Job    c
+    Dispatch
+    Job Status Should Be    c    running
+
+A Runtime Stopped By SIGTERM Puts Back The Host's Signal Handlers
+    [Tags]    RS-008
+    Start Runtime    slots=1
+    Submit Job    a
+    Dispatch
+    Send Stop Signal    SIGTERM    grace_seconds=10
+    Job Status Should Be    a    cancelled

@@ -24,10 +24,15 @@ from jobconform.backends.protocol import (
     EXECUTION_QUERIES,
     HEALTH_REPORT,
     IDEMPOTENCY,
+    JOB_ARGUMENTS,
     LIFECYCLE,
     LOOP_EVENTS,
+    LOOP_LABELS,
+    OPERATOR_QUEUE,
+    QUEUED_EXECUTION_SWITCH,
     REAPER,
     REDELIVERY,
+    REMINDER_LABELS,
     REMINDERS,
     SCHEDULING_ENDS,
     Backend,
@@ -229,12 +234,15 @@ def test_load_memory_backend() -> None:
     names = {area.name for area in areas()}
     # Every claim is an area, the store faults of an area it claims, or the health report's
     # worker fields, or submissions from several threads at once, or the replay audit sink,
-    # or the loop event sink, or the breaker's dispatch seams, or the scheduler's ends, or
-    # the executions query and options.
+    # or the loop event sink, or the loop runs' and reminders' labels, or the breaker's
+    # dispatch seams, or the scheduler's ends, or the executions query and options, or the
+    # operator queue, or jobs' arguments, or the switch of queued execution.
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
                                     | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                                       LOOP_EVENTS, BREAKER_SEAMS, SCHEDULING_ENDS,
-                                       EXECUTION_QUERIES, EXECUTION_OPTIONS})
+                                       LOOP_EVENTS, LOOP_LABELS, REMINDER_LABELS,
+                                       BREAKER_SEAMS, SCHEDULING_ENDS, EXECUTION_QUERIES,
+                                       EXECUTION_OPTIONS, OPERATOR_QUEUE, JOB_ARGUMENTS,
+                                       QUEUED_EXECUTION_SWITCH})
     assert BREAKER_SEAMS in backend.capabilities
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities

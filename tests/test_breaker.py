@@ -218,7 +218,7 @@ def test_the_seams_apply_under_the_canonical_profile_only() -> None:
 # -- breaker-seams: a breaker without the backstop sweep and the heartbeat seam ---------------
 
 
-SEAM_REQUIREMENTS = ("CB-014", "CB-015", "CB-016", "CB-017")
+SEAM_REQUIREMENTS = ("CB-014", "CB-015", "CB-016", "CB-017", "CB-018", "CB-019")
 
 
 def test_cb014_to_cb017_need_the_breaker_seams_capability() -> None:

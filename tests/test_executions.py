@@ -107,10 +107,10 @@ def test_a_body_changing_its_options_does_not_change_the_record() -> None:
                                    VirtualClock())
 
     class Greedy(TaskScript):
-        def run(self, options: object = None) -> object:
+        def run(self, arguments: object = None, options: object = None) -> object:
             assert isinstance(options, dict)
             options["model"] = "changed"
-            return super().run(options)  # type: ignore[arg-type]
+            return super().run(arguments, options)  # type: ignore[arg-type]
 
     script = Greedy()
     script.decide(Succeed("done"))
@@ -166,7 +166,7 @@ def test_migration_0039_keeps_existing_jobs(kind: str, tmp_path: Path) -> None:
         engine = create_store_engine(url)
         with engine.begin() as connection:
             config = migrations_on(connection)
-            alembic.upgrade(config, "0007")
+            alembic.upgrade(config, "0037")  # the revision 0039 follows
             connection.execute(text(
                 "INSERT INTO async_jobs (job_id, submission_order, status, submitted_at)"
                 " VALUES ('j', 1, 'queued', '2026-01-01 00:00:00')"))

@@ -262,9 +262,10 @@ def test_threaded_runs_execute_one_after_another_on_a_worker_thread() -> None:
     seen: list[tuple[int, str]] = []
 
     class RecordingAgent(LoopAgent):
-        def execute(self, run_number: int, message: str) -> RunResult:
+        def execute(self, run_number: int, message: str, triggered_by: str | None = None,
+                    loop_id: str | None = None) -> RunResult:
             seen.append((run_number, threading.current_thread().name))
-            return super().execute(run_number, message)
+            return super().execute(run_number, message, triggered_by, loop_id)
 
     clock = VirtualClock()
     runtime = ThreadedBackend().open_loops(clock, LoopsConfig(DEFAULT_TIMEOUT))

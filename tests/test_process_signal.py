@@ -49,6 +49,22 @@ IGNORING_CHILD = (
     "sys.exit(child.main())\n"
 )
 
+# The reference child whose stop leaves its handlers for SIGINT and SIGTERM in place of
+# the ones it found (the runtime that "leaves its handlers installed"): its exit status
+# still says honestly where they are.
+LEAVING_CHILD = (
+    "import signal, sys\n"
+    "import jobconform.backends.process.child as child\n"
+    "install = child.install_stop_signal_handlers\n"
+    "def leave_installed(served):\n"
+    "    found = signal.getsignal(signal.SIGTERM)\n"
+    "    install(served)\n"
+    "    return lambda: (0 if signal.getsignal(signal.SIGTERM) is found\n"
+    "                    else child.HANDLERS_LEFT_EXIT_CODE)\n"
+    "child.install_stop_signal_handlers = leave_installed\n"
+    "sys.exit(child.main())\n"
+)
+
 
 def _open_with_work(session: ChildSession) -> None:
     """One job runtime in the child, with a job running and one queued."""
@@ -107,7 +123,8 @@ def sql_file_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     monkeypatch.setenv(SQL_URL_ENV, f"sqlite:///{tmp_path / 'jobs.db'}")
     command = [*reference_child_command(), "--backend", "sql"]
     yield command
-    _end_sessions(command, [sys.executable, "-c", IGNORING_CHILD, "--backend", "sql"])
+    _end_sessions(command, [sys.executable, "-c", IGNORING_CHILD, "--backend", "sql"],
+                  [sys.executable, "-c", LEAVING_CHILD, "--backend", "sql"])
 
 
 def _harness(command: list[str], registry: Registry) -> Harness:
@@ -192,3 +209,51 @@ def test_a_restart_of_a_session_a_test_gave_leaves_the_shared_sessions_alone(
     finally:
         harness.close()
         backend.session.close()
+
+
+def test_a_draining_child_lets_a_body_end_in_the_grace_period_and_exits_when_drained(
+        sql_file_child: list[str], registry: Registry) -> None:
+    """RS-006 through the pipe: b ends 3 s into the grace period and is recorded so, and
+    c is what the kill leaves; then a child whose last body ends in the grace period
+    exits by itself (no kill)."""
+    harness = Harness(ProcessBackend(command=sql_file_child),
+                      registry.profile("draining-worker"), registry, max_concurrent=1)
+    try:
+        for command in (cmd.Submit("b"), cmd.Submit("c"), cmd.Dispatch()):
+            harness.run(command)
+        stop = cmd.StopBySignal(10, during=(cmd.AdvanceTime(3),
+                                            cmd.Finish("b", cmd.Succeed(2))))
+        assert harness.run(stop) == cmd.ESCALATED_TO_SIGKILL
+        for command in (cmd.Dispatch(), cmd.AdvanceTime(1)):
+            harness.run(command)
+        last = cmd.StopBySignal(10, during=(cmd.Finish("c", cmd.Succeed(3)),))
+        assert harness.run(last) == cmd.EXITED_ON_SIGTERM
+        assert {"RS-006", "RS-008"} <= harness.exercised
+    finally:
+        harness.close()
+
+
+def test_a_child_stops_on_sigint_as_on_sigterm_and_puts_its_handlers_back(
+        sql_file_child: list[str], registry: Registry) -> None:
+    """RS-007 and RS-008: the child's exit status after the signal says its handlers are
+    back."""
+    harness = _harness(sql_file_child, registry)
+    try:
+        for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch()):
+            harness.run(command)
+        assert harness.run(cmd.StopBySignal(10, "SIGINT")) == cmd.exited_on("SIGINT")
+        assert {"RS-007", "RS-008"} <= harness.exercised
+    finally:
+        harness.close()
+
+
+def test_a_child_that_leaves_its_handlers_installed_is_caught_at_rs_008(
+        sql_file_child: list[str], registry: Registry) -> None:
+    harness = _harness([sys.executable, "-c", LEAVING_CHILD, "--backend", "sql"], registry)
+    try:
+        with pytest.raises(Divergence) as caught:
+            for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.StopBySignal(10)):
+                harness.run(command)
+    finally:
+        harness.close()
+    assert caught.value.primary == "RS-008"

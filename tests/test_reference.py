@@ -37,6 +37,8 @@ from jobconform.reference.commands import (
     ListExpired,
     ListJobs,
     OperatorAlerts,
+    OperatorRequests,
+    ParkRequest,
     Raise,
     ReaperStatus,
     Restart,
@@ -606,11 +608,14 @@ EVERY_COMMAND: list[Command] = [
     ExpireLeases(60.0),
     OperatorAlerts(),
     StaleOwnerWrite("a", "heartbeat"),
+    ParkRequest("scout", "approval-1"),
+    OperatorRequests(),
     JobStoreFault(StoreFault(FaultKind.FAIL, 2), ExpireLeases(60.0)),
     JobStoreFault(StoreFault(FaultKind.CRASH, 1), AdvanceTime(30.0)),
     SubmitConcurrently(("a", "b", "c")),
     Restart(),
     StopBySignal(10.0),
+    StopBySignal(10.0, "SIGINT", (AdvanceTime(3.0), Finish("a", Succeed(1)))),
 ]
 
 

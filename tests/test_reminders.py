@@ -527,9 +527,10 @@ class RecordingTarget(HarnessTarget):
         super().__init__()
         self.threads: list[str] = []
 
-    def dispatch(self, reminder_id: str, message: str) -> Delivery:
+    def dispatch(self, reminder_id: str, message: str,
+                 triggered_by: str | None = None) -> Delivery:
         self.threads.append(threading.current_thread().name)
-        return super().dispatch(reminder_id, message)
+        return super().dispatch(reminder_id, message, triggered_by)
 
 
 def test_the_scheduler_thread_fires_when_the_clock_reaches_the_due_time() -> None:

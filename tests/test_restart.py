@@ -5,6 +5,7 @@ requirement, and each gallery runtime is caught at its requirement."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,12 @@ from jobconform.backends.restart import RESTART, STOP_SIGNAL
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.harness import (
+    Divergence,
+    GracePeriodEnds,
+    GracePeriodOpened,
+    Harness,
+)
 from jobconform.conformance.restart.gallery import (
     GALLERY,
     KeptMemoryBackend,
@@ -158,10 +164,16 @@ def test_each_broken_restart_is_caught_at_its_requirement(entry: object,
     commands: tuple[cmd.Command, ...] = (
         cmd.Submit("a"), cmd.Dispatch(), cmd.Submit("b"), cmd.Submit("c"),
         cmd.AdvanceTime(1), cmd.Restart(), cmd.Dispatch())
-    if entry.catches in ("RS-004", "RS-005"):  # type: ignore[attr-defined]
+    if entry.catches in ("RS-004", "RS-005", "RS-008"):  # type: ignore[attr-defined]
         commands = (cmd.Submit("a"), cmd.Submit("b"), cmd.Submit("c"), cmd.Restart(),
                     cmd.Dispatch(), cmd.AdvanceTime(1), cmd.StopBySignal(10),
                     cmd.Dispatch())
+    if entry.catches in ("RS-006", "RS-007"):  # type: ignore[attr-defined]
+        # A body ends in the grace period (RS-006); SIGINT in place of SIGTERM (RS-007).
+        signal = "SIGINT" if entry.catches == "RS-007" else "SIGTERM"  # type: ignore[attr-defined]
+        commands = (cmd.Submit("a"), cmd.Submit("b"), cmd.Submit("c"), cmd.Dispatch(),
+                    cmd.StopBySignal(10, signal, (cmd.AdvanceTime(3),
+                                                  cmd.Finish("a", cmd.Succeed(1)))))
     try:
         with pytest.raises(Divergence) as caught:
             for command in commands:
@@ -212,8 +224,30 @@ def test_the_oracle_stops_by_signal_under_drain_and_kills_at_the_grace_period() 
     assert model.orphans == {"b"} and model.carried_over == {"c"} and not model.shut_down
     idle = ReferenceModel(Limits(1, None, shutdown_mode="drain"), EPOCH)
     assert idle.apply(cmd.StopBySignal(10)).answer == cmd.EXITED_ON_SIGTERM
-    with pytest.raises(ValueError, match="drain timeout"):
-        model.apply(cmd.StopBySignal(30))  # the drain would end first: not modelled
+
+
+def test_the_oracle_lets_time_pass_inside_a_stop_under_drain() -> None:
+    """RS-006: b ends 3 s into the grace period and is recorded as it ended; c, queued,
+    is what the kill at the grace period's end leaves. A drain timeout shorter than the
+    grace period cancels what is left and the process exits (SIGINT alike, RS-007)."""
+    drain = Limits(1, None, shutdown_mode="drain", drain_timeout_seconds=30)
+    model = ReferenceModel(drain, EPOCH)
+    for command in (cmd.Submit("b"), cmd.Submit("c"), cmd.Dispatch()):
+        model.apply(command)
+    result = model.apply(cmd.StopBySignal(10, during=(cmd.AdvanceTime(3),
+                                                      cmd.Finish("b", cmd.Succeed(2)))))
+    assert result.answer == cmd.ESCALATED_TO_SIGKILL and result.requirements[0] == "RS-006"
+    assert model.jobs["b"].status is Status.SUCCEEDED
+    assert model.jobs["b"].finished_at == EPOCH + timedelta(seconds=3)
+    assert model.jobs["c"].status is Status.QUEUED
+    assert model.now == EPOCH + timedelta(seconds=10)
+    timed_out = ReferenceModel(drain, EPOCH)
+    for command in (cmd.Submit("b"), cmd.Dispatch()):
+        timed_out.apply(command)
+    result = timed_out.apply(cmd.StopBySignal(60, "SIGINT"))
+    assert result.answer == cmd.exited_on("SIGINT") and result.requirements[0] == "RS-007"
+    assert timed_out.jobs["b"].status is Status.CANCELLED
+    assert timed_out.jobs["b"].finished_at == EPOCH + timedelta(seconds=30)
 
 
 def _stopped_by_signal(harness: Harness) -> None:
@@ -291,5 +325,31 @@ def test_a_stop_by_signal_needs_the_claim_and_no_job_waiting_for_a_lease_pass(
             harness.run(command)
         with pytest.raises(ValueError, match="restart"):
             harness.run(cmd.StopBySignal(10))
+    finally:
+        harness.close()
+
+
+def test_a_stop_written_step_by_step_is_the_one_command_and_refuses_reads(
+        registry: Registry) -> None:
+    """The front-ends' GracePeriodOpened ... GracePeriodEnds runs one StopBySignal with the
+    steps in between as its `during`; a read or a dispatch cannot come between, and the
+    steps must fit in the grace period."""
+    harness = Harness(SignalledMemoryBackend(), registry.profile("draining-worker"),
+                      registry, max_concurrent=1)
+    try:
+        for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch()):
+            harness.run(command)
+        harness.run(GracePeriodOpened("SIGTERM", 10))
+        with pytest.raises(ValueError, match="only bodies end and time passes"):
+            harness.run(cmd.Get("a"))
+        harness.run(cmd.AdvanceTime(3))
+        harness.run(cmd.Finish("a", cmd.Succeed(1)))
+        assert harness.run(GracePeriodEnds()) == cmd.ESCALATED_TO_SIGKILL  # b is queued
+        assert harness.commands[-1] == cmd.StopBySignal(10, "SIGTERM", (
+            cmd.AdvanceTime(3), cmd.Finish("a", cmd.Succeed(1))))
+        # Killed at the grace period's end: its handlers are not looked at (RS-008).
+        assert "RS-006" in harness.exercised and "RS-008" not in harness.exercised
+        with pytest.raises(ValueError, match="more than the grace period"):
+            harness.run(cmd.StopBySignal(2, during=(cmd.AdvanceTime(3),)))
     finally:
         harness.close()

@@ -122,6 +122,8 @@ def every_field_set(job_id: str) -> StoredJob:
         owner="ann",
         trigger="schedule",
         options={"model": "opus", "tiers": [1, 2]},
+        arguments={"plan": "01HXYZ", "big": 2**63 - 1, "past a double": 2**53 + 1,
+                   "text": "𝄞 e\u0301 \u0000", "float": -0.0, "list": [[], {}, None]},
     )
 
 
@@ -514,6 +516,8 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "audit-events", "loop-events", "breaker-seams",
                                      "restart", "stop-signal", "scheduling-ends",
                                      "execution-queries", "execution-options",
+                                     "operator-queue", "loop-labels", "reminder-labels",
+                                     "job-arguments", "queued-execution-switch",
                                      "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))

@@ -184,10 +184,12 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
                                           "reminders", "admission", "loops", "scheduling",
                                           "scheduling-ends", "store", "composite",
                                           "health-report", "execution-queries",
-                                          "execution-options",
+                                          "execution-options", "job-arguments",
+                                          "queued-execution-switch",
                                           "concurrent-submit", "audit-events",
                                           "loop-events", "breaker-seams", "self-running",
-                                          "store-faults:reminders",
+                                          "operator-queue", "loop-labels",
+                                          "reminder-labels", "store-faults:reminders",
                                           "store-faults:idempotency"}))
 
 
@@ -207,9 +209,9 @@ def test_a_failed_attempt_waits_its_backoff_then_runs_again_in_a_pool_thread(
     ran_in: list[str] = []
 
     class RecordingBody(TaskScript):
-        def run(self) -> Any:
+        def run(self, arguments: Any = None, options: Any = None) -> Any:
             ran_in.append(threading.current_thread().name)
-            return super().run()
+            return super().run(arguments, options)
 
     script = RecordingBody()
     job = worker.submit(script, RetryPolicy(max_retries=2, retry_delay_ms=1000))
@@ -281,10 +283,10 @@ def test_jobs_really_run_concurrently_in_pool_threads(workers: Workers) -> None:
     class MeetingBody(TaskScript):
         """Returns only once all three bodies run at the same time."""
 
-        def run(self) -> Any:
+        def run(self, arguments: Any = None, options: Any = None) -> Any:
             ran_in.append(threading.current_thread().name)
             barrier.wait()
-            return super().run()
+            return super().run(arguments, options)
 
     worker = workers.open(slots=3)
     jobs = []
@@ -629,7 +631,8 @@ def test_close_releases_a_body_blocked_on_an_undecided_script(clock: VirtualCloc
 
 def test_sigterm_stops_the_worker_and_restores_the_handlers(workers: Workers) -> None:
     # The handlers before the worker, not Python's defaults: a shell starts a background
-    # job with SIGINT ignored, and the worker must give back whatever it found.
+    # job with SIGINT ignored, and the worker must give back whatever it found (RS-008).
+    # The signal is the worker's shutdown (RS-004): the queued job ends cancelled too.
     previous = signal.getsignal(signal.SIGTERM)
     previous_interrupt = signal.getsignal(signal.SIGINT)
     worker = workers.open(slots=1, install_signal_handlers=True)
@@ -641,7 +644,7 @@ def test_sigterm_stops_the_worker_and_restores_the_handlers(workers: Workers) ->
     assert signal.getsignal(signal.SIGTERM) is previous
     assert signal.getsignal(signal.SIGINT) is previous_interrupt
     assert worker.wait_stopped(timeout=SAFETY)
-    assert (status(worker, running), status(worker, queued)) == (CANCELLED, QUEUED)
+    assert (status(worker, running), status(worker, queued)) == (CANCELLED, CANCELLED)
 
 
 def test_close_restores_the_signal_handlers(clock: VirtualClock) -> None:
@@ -678,9 +681,9 @@ def test_settle_reports_a_stuck_body_with_every_threads_stack(workers: Workers) 
     release = threading.Event()
 
     class StuckBody(TaskScript):
-        def run(self) -> Any:
+        def run(self, arguments: Any = None, options: Any = None) -> Any:
             release.wait(SAFETY)
-            return super().run()
+            return super().run(arguments, options)
 
     worker = workers.open(settle_limit=0.05)
     script = StuckBody()

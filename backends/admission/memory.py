@@ -9,6 +9,7 @@ from dataclasses import replace
 from jobconform.backends.admission.runtime import (
     AdmissionService,
     CallRow,
+    CeilingChangeRow,
     ExecutionRow,
     OwnerRow,
     ScheduleRow,
@@ -22,6 +23,7 @@ class InMemoryAdmissionStore:
 
     def __init__(self) -> None:
         self._ceiling: int | None = None
+        self._ceiling_changes: list[CeilingChangeRow] = []
         self._owners: dict[str, OwnerRow] = {}
         self._executions: dict[str, ExecutionRow] = {}
         self._calls: dict[str, CallRow] = {}
@@ -39,6 +41,12 @@ class InMemoryAdmissionStore:
 
     def write_ceiling(self, value: int) -> None:
         self._ceiling = value
+
+    def record_ceiling_change(self, row: CeilingChangeRow) -> None:
+        self._ceiling_changes.append(row)
+
+    def ceiling_changes(self) -> list[CeilingChangeRow]:
+        return list(self._ceiling_changes)
 
     def owner(self, name: str) -> OwnerRow | None:
         return self._owners.get(name)

@@ -52,6 +52,15 @@ class TimeoutBelowSchedules(AdmissionRefused):
 
 
 @dataclass(frozen=True)
+class CeilingChange:
+    """One accepted write of the fleet ceiling (AD-022)."""
+
+    value: int
+    by: str | None  # the admin who wrote it, as the write named them
+    at: datetime  # when, on the runtime's clock, in UTC
+
+
+@dataclass(frozen=True)
 class CeilingView:
     stored: int | None  # exactly what the settings store holds; None while unreadable
     in_force: int  # the stored value clamped into the valid range
@@ -107,12 +116,21 @@ class AdmissionSnapshot:
 class AdmissionRuntime(Protocol):
     # -- settings ---------------------------------------------------------------------------
 
-    def set_ceiling(self, value: int) -> None:
-        """The admin's validated write of the fleet ceiling.
+    def set_ceiling(self, value: int, *, by: str | None = None) -> None:
+        """The admin's validated write of the fleet ceiling, recorded with `by` (the
+        admin; the harness passes it only when a check names one) and the time
+        (AD-022).
 
         Raises:
-            InvalidSetting: value outside 1..32; nothing changed.
+            InvalidSetting: value outside 1..32; nothing changed, nothing recorded.
         """
+        ...
+
+    def ceiling_changes(self) -> Sequence[CeilingChange]:
+        """Every accepted `set_ceiling`, oldest first, kept in the store: its value, who
+        wrote it and when (AD-022). Refused writes and `store_raw_ceiling` are not in it.
+
+        Optional: an adapter without it is reported as not meeting AD-022."""
         ...
 
     def store_raw_ceiling(self, value: int) -> None:
@@ -173,7 +191,7 @@ class AdmissionRuntime(Protocol):
     # -- work ---------------------------------------------------------------------------------
 
     def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
-              identity: str | None = None) -> str:
+              identity: str | None = None, schedule: str | None = None) -> str:
         """Admit new work: returns "running" (it has a slot) or "queued" (in the backlog).
 
         Args:
@@ -181,13 +199,18 @@ class AdmissionRuntime(Protocol):
                 the harness passes it only when a check names one.
             identity: whom the work acts for, kept with it and used when it starts,
                 whoever frees the slot (AD-019); passed only when a check names one.
+            schedule: the owner's schedule that dispatched the work, which runs under
+                the schedule's timeout clamped to the owner's timeout now, whatever
+                the schedule row holds (AD-021); passed only when a check names one,
+                never with timeout_seconds.
 
         A running execution that reaches its timeout is ended as "timed_out" by the
         runtime that started it (AD-015); see `settle` and `restart`.
 
         Raises:
             UnknownOwner; InvalidSetting (timeout_seconds outside 60..the owner's
-            timeout); BacklogFull (nothing was recorded in either case).
+            timeout); AdmissionRefused (unknown_schedule: the owner has no such
+            schedule); BacklogFull (nothing was recorded in any case).
         """
         ...
 
@@ -247,6 +270,15 @@ class AdmissionRuntime(Protocol):
 
     def remove_schedule(self, owner: str, schedule: str) -> None:
         """Raises: UnknownOwner; AdmissionRefused (unknown_schedule)."""
+        ...
+
+    def store_raw_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> None:
+        """Put a schedule row of an existing owner into the store as is, around the
+        check of AD-013 (a row written before the owner's timeout became its ceiling;
+        the timeout is within 60..7200). The runtime keeps it as stored and clamps the
+        work it dispatches (AD-021).
+
+        Optional: an adapter without it is reported as not meeting AD-021."""
         ...
 
     def schedules(self, owner: str) -> Sequence[tuple[str, int]]:

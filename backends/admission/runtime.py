@@ -20,6 +20,7 @@ from jobconform.backends.admission.protocol import (
     AdmissionRefused,
     AdmissionSnapshot,
     BacklogFull,
+    CeilingChange,
     CeilingView,
     ExecutionView,
     InvalidSetting,
@@ -66,6 +67,14 @@ class CallRow:
 
 
 @dataclass(frozen=True)
+class CeilingChangeRow:
+    value: int
+    set_by: str | None
+    set_at: datetime
+    seq: int
+
+
+@dataclass(frozen=True)
 class ScheduleRow:
     owner: str
     name: str
@@ -80,6 +89,8 @@ class AdmissionStore(Protocol):
     def next_seq(self) -> int: ...
     def read_ceiling(self) -> int | None: ...
     def write_ceiling(self, value: int) -> None: ...
+    def record_ceiling_change(self, row: CeilingChangeRow) -> None: ...
+    def ceiling_changes(self) -> list[CeilingChangeRow]: ...
     def owner(self, name: str) -> OwnerRow | None: ...
     def owners(self) -> list[OwnerRow]: ...
     def save_owner(self, row: OwnerRow) -> None: ...
@@ -186,10 +197,21 @@ class AdmissionService:
     def _effective_cap(self, row: OwnerRow) -> int:
         return min(row.parallel_cap, self._ceiling_in_force())
 
-    def set_ceiling(self, value: int) -> None:
+    def set_ceiling(self, value: int, *, by: str | None = None) -> None:
         _check_range("fleet_ceiling", value, *terms.CEILING_RANGE)
         with self._operation():
             self._store.write_ceiling(value)
+            self._record_ceiling_change(value, by)
+
+    def _record_ceiling_change(self, value: int, by: str | None) -> None:
+        """Who changed the ceiling and when, with the write itself (AD-022)."""
+        self._store.record_ceiling_change(CeilingChangeRow(
+            value, by, self._clock.now(), self._store.next_seq()))
+
+    def ceiling_changes(self) -> Sequence[CeilingChange]:
+        with self._operation():
+            return [CeilingChange(row.value, row.set_by, row.set_at)
+                    for row in self._store.ceiling_changes()]
 
     def store_raw_ceiling(self, value: int) -> None:
         with self._operation():
@@ -358,8 +380,17 @@ class AdmissionService:
                 break
             self._start(queued)
 
+    def _scheduled_timeout(self, row: OwnerRow, schedule: str) -> int:
+        """The timeout of work a schedule dispatches: the schedule's, clamped to its
+        owner's now (AD-021). A row stored above the owner's timeout before the rule
+        stays as stored; only the work is clamped."""
+        stored = {s.name: s.timeout_seconds for s in self._store.schedules(row.name)}
+        if schedule not in stored:
+            raise AdmissionRefused(terms.refused("unknown_schedule", schedule))
+        return min(stored[schedule], row.execution_timeout_seconds)
+
     def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
-              identity: str | None = None) -> str:
+              identity: str | None = None, schedule: str | None = None) -> str:
         with self._operation():
             row = self._owner_row(owner)
             if self._store.execution(execution_id) is not None:
@@ -367,7 +398,10 @@ class AdmissionService:
             if timeout_seconds is not None:
                 _check_range("timeout_seconds", timeout_seconds, terms.TIMEOUT_RANGE[0],
                              row.execution_timeout_seconds)
-            timeout = self._timeout_for(row, timeout_seconds)
+            if schedule is not None:
+                timeout = self._scheduled_timeout(row, schedule)
+            else:
+                timeout = self._timeout_for(row, timeout_seconds)
             self._drain(owner)
             now = self._clock.now()
             new = ExecutionRow(execution_id, owner, terms.QUEUED, now, None, None,
@@ -560,6 +594,13 @@ class AdmissionService:
 
     def change_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> None:
         self._write_schedule(owner, schedule, timeout_seconds, new=False)
+
+    def store_raw_schedule(self, owner: str, schedule: str, timeout_seconds: int) -> None:
+        """Write a schedule row around the checks, as a release before AD-013 did."""
+        with self._operation():
+            existing = {s.name: s for s in self._store.schedules(owner)}
+            seq = existing[schedule].seq if schedule in existing else self._store.next_seq()
+            self._store.save_schedule(ScheduleRow(owner, schedule, timeout_seconds, seq))
 
     def remove_schedule(self, owner: str, schedule: str) -> None:
         with self._operation():

@@ -10,6 +10,8 @@ Tables (on the job store's metadata, created by migration 0004):
 - `admission_executions`: admitted work; the backlog is the owner's `queued` rows in
   arrival order, served by an index on (owner, state, arrival).
 - `admission_calls`, `admission_schedules`: outbound calls and per-owner schedules.
+- `admission_ceiling_changes` (migration 0036): each accepted write of the fleet ceiling,
+  who made it and when (AD-022).
 - `admission_sequence`: one row holding the next arrival number. Every operation locks it
   first (`SELECT ... FOR UPDATE`), so operations from several processes on one database
   are serialised: the running count an admission checks cannot change before it writes.
@@ -44,6 +46,7 @@ from jobconform.backends.admission import terms
 from jobconform.backends.admission.runtime import (
     AdmissionService,
     CallRow,
+    CeilingChangeRow,
     ExecutionRow,
     OwnerRow,
     ScheduleRow,
@@ -139,6 +142,18 @@ class AdmissionSchedule(Base):
     )
 
 
+class AdmissionCeilingChange(Base):
+    """Migration 0036: each accepted write of the fleet ceiling, who made it and when
+    (AD-022), in write order."""
+
+    __tablename__ = "admission_ceiling_changes"
+
+    seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    value: Mapped[int] = mapped_column(Integer)
+    set_by: Mapped[str | None] = mapped_column(String(255))
+    set_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
 class AdmissionSequence(Base):
     __tablename__ = "admission_sequence"
 
@@ -153,8 +168,9 @@ OWNERS = cast(Table, AdmissionOwner.__table__)
 EXECUTIONS = cast(Table, AdmissionExecution.__table__)
 CALLS = cast(Table, AdmissionCall.__table__)
 SCHEDULES = cast(Table, AdmissionSchedule.__table__)
+CEILING_CHANGES = cast(Table, AdmissionCeilingChange.__table__)
 SEQUENCE = cast(Table, AdmissionSequence.__table__)
-ALL_TABLES = (SETTINGS, OWNERS, EXECUTIONS, CALLS, SCHEDULES)
+ALL_TABLES = (SETTINGS, OWNERS, EXECUTIONS, CALLS, SCHEDULES, CEILING_CHANGES)
 
 
 def _values(row: Any) -> dict[str, Any]:
@@ -216,6 +232,14 @@ class SqlAdmissionStore:
                                    .values(int_value=value)).rowcount
         if not changed:
             self._db.execute(insert(SETTINGS).values(key=CEILING_KEY, int_value=value))
+
+    def record_ceiling_change(self, row: CeilingChangeRow) -> None:
+        self._db.execute(insert(CEILING_CHANGES).values(
+            seq=row.seq, value=row.value, set_by=row.set_by, set_at=row.set_at))
+
+    def ceiling_changes(self) -> list[CeilingChangeRow]:
+        rows = self._db.execute(select(CEILING_CHANGES).order_by(CEILING_CHANGES.c.seq))
+        return [CeilingChangeRow(**_values(row)) for row in rows]
 
     def owner(self, name: str) -> OwnerRow | None:
         row = self._db.execute(select(OWNERS).where(OWNERS.c.name == name)).first()

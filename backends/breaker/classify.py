@@ -32,3 +32,22 @@ def failure_class_of(signal: str | None, exit_code: int | None, output: bool,
     if _AUTH_TEXT.search(error_text):
         return "auth"
     return "agent_error"
+
+
+# The signal an exit code reports, and what a silent failure may have been (CB-018, CB-019).
+_SIGNAL_OF_CODE = {code: name for name, number in _KILLS.items()
+                   for code in (-number, 128 + number)}
+_SILENT_CAUSES = ("oom_kill", "timeout", "expired_token")
+
+
+def end_report(failure_class: str, signal: str | None, exit_code: int | None, output: bool,
+               error_text: str) -> dict[str, object]:
+    """The error reported for a failed end of `failure_class` (the one its runtime gave
+    it): the class, the signal that killed it (the seed's 504 names it), and for a failure
+    with no output and no text its possible causes, the token only one of them (the
+    seed's diagnosis once named it alone)."""
+    killed_by = signal if signal in _KILLS else (
+        None if exit_code is None else _SIGNAL_OF_CODE.get(exit_code))
+    silent = failure_class == "agent_error" and not output and not error_text.strip()
+    return {"failure_class": failure_class, "signal": killed_by,
+            "possible_causes": list(_SILENT_CAUSES) if silent else []}

@@ -10,9 +10,10 @@ values); a `BreakerReadout` is any object with the fields of `BreakerView`.
 The breaker reads the time only from the clock it was given. Nothing here needs
 inheriting; any object with these methods fits.
 
-Seed 002's dispatch seams (CB-014 to CB-017) are an optional capability: a backend that
+Seed 002's dispatch seams (CB-014 to CB-019) are an optional capability: a backend that
 also claims `breaker-seams` has a runtime with `backstop()`, `record_missed_heartbeat(target)`,
-`set_drain_lost(lost)` and `record_end(...)`, its own failure classifier (`SEAM_METHODS`).
+`set_drain_lost(lost)`, `record_end(...)`, its own failure classifier, and `report_end(...)`,
+the error it reports for a failed end (`SEAM_METHODS`).
 The harness calls them on no other backend, so a breaker without them claims `breaker`
 alone and sees those requirements "not claimed". They stay in `BreakerRuntime` below so
 that the process protocol carries them.
@@ -28,8 +29,9 @@ from jobconform.backends.protocol import Clock
 from jobconform.reference.breaker.oracle import BreakerSettings
 
 BREAKER = "breaker"
-# The runtime's methods that only a backend claiming `breaker-seams` has (CB-014 to CB-017).
-SEAM_METHODS = ("backstop", "record_missed_heartbeat", "set_drain_lost", "record_end")
+# The runtime's methods that only a backend claiming `breaker-seams` has (CB-014 to CB-019).
+SEAM_METHODS = ("backstop", "record_missed_heartbeat", "set_drain_lost", "record_end",
+                "report_end")
 
 
 class BreakerReadout(Protocol):
@@ -86,6 +88,23 @@ class BreakerRuntime(Protocol):
             The class it decided: "auth", "timeout" or "agent_error". A kill is never
             "auth". Never raises, also when the breaker is not engaged or its store is
             down (the class is answered all the same).
+
+        Called only on a backend claiming `breaker-seams`.
+        """
+        ...
+
+    def report_end(self, signal: str | None, exit_code: int | None, output: bool,
+                   error_text: str) -> dict[str, object]:
+        """The error the runtime reports for a failed call's raw end (the arguments as
+        `record_end` takes them), as data; it records nothing.
+
+        Returns:
+            {"failure_class": the class `record_end` decides, "signal": the name of the
+            signal that killed the end, the one given or the one its exit code reports
+            (-9 or 137: "SIGKILL"; -15 or 143: "SIGTERM"; -2 or 130: "SIGINT"), else None
+            (CB-018), "possible_causes": for a failure of class agent_error with no
+            output and no error text, ["oom_kill", "timeout", "expired_token"], else []
+            (CB-019)}. Never raises.
 
         Called only on a backend claiming `breaker-seams`.
         """

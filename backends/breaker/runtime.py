@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Protocol, TypeVar
 
-from jobconform.backends.breaker.classify import failure_class_of
+from jobconform.backends.breaker.classify import end_report, failure_class_of
 from jobconform.backends.protocol import Clock
 from jobconform.reference.breaker.oracle import BreakerSettings
 
@@ -171,6 +171,16 @@ class StoreBreakerRuntime:
     def _classify(self, signal: str | None, exit_code: int | None, output: bool,
                   error_text: str) -> str:
         return failure_class_of(signal, exit_code, output, error_text)
+
+    def report_end(self, signal: str | None, exit_code: int | None, output: bool,
+                   error_text: str) -> dict[str, object]:
+        """The error reported for a failed end (CB-018, CB-019); nothing is recorded."""
+        return self._report(self._classify(signal, exit_code, output, error_text), signal,
+                            exit_code, output, error_text)
+
+    def _report(self, failure_class: str, signal: str | None, exit_code: int | None,
+                output: bool, error_text: str) -> dict[str, object]:
+        return end_report(failure_class, signal, exit_code, output, error_text)
 
     def record_missed_heartbeat(self, target: str) -> None:
         if not self._deployment.engaged(target):

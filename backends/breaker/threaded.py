@@ -106,6 +106,11 @@ class PooledBreakerRuntime:
         return self._on_pool(lambda: self._inner.record_end(target, call, signal, exit_code,
                                                             output, error_text))
 
+    def report_end(self, signal: str | None, exit_code: int | None, output: bool,
+                   error_text: str) -> dict[str, object]:
+        return self._on_pool(lambda: self._inner.report_end(signal, exit_code, output,
+                                                            error_text))
+
     def record_missed_heartbeat(self, target: str) -> None:
         self._on_pool(lambda: self._inner.record_missed_heartbeat(target))
 

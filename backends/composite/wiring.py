@@ -188,10 +188,11 @@ class SharedAdmission:
         self._hold()
         self.admission.admit(owner, work)
 
-    def dispatch(self, reminder_id: str, message: str) -> Delivery:
+    def dispatch(self, reminder_id: str, message: str,
+                 triggered_by: str | None = None) -> Delivery:
         """The reminders runtime fires: the execution is admitted (running or queued), as
         any other work of its owner; a refusal is a clean failure before it started."""
-        delivery = Delivery(reminder_id, message)
+        delivery = Delivery(reminder_id, message, triggered_by)
         name, owner = self._reminders[reminder_id]
         try:
             self.admit_fire(name, owner)

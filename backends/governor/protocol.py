@@ -46,6 +46,15 @@ class GovernorRuntime(Protocol):
         limited): recorded as a failure of class billing (RG-010)."""
         ...
 
+    def record_raw_end(self, target: str, result_id: str, signal: str | None,
+                       exit_code: int | None, output: bool, error_text: str) -> None:
+        """A terminal failure result of `target` given as its raw end (as the breaker's
+        `record_end` takes it): the governor classes it by the same rules (a kill by
+        signal, exit code or marker is "timeout", never "auth"; only a confirmed auth
+        message is "auth"; else "agent_error") and records it as `record_failure` does,
+        so no kill ever arms the pause (RG-014)."""
+        ...
+
     def paused_until(self) -> datetime | None:
         """The end of the running shared-cause pause (UTC), or None."""
         ...

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, TypeVar
 
+from jobconform.backends.breaker.classify import failure_class_of
 from jobconform.backends.protocol import Clock
 from jobconform.backends.retry_delay import retry_delay_ms
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -151,6 +152,16 @@ class StoreGovernorRuntime:
     def record_rate_limited(self, target: str, result_id: str) -> None:
         # The terminal reason stays rate_limit; the class the pause counts is billing.
         self.record_failure(target, RATE_LIMITED_AS, result_id)
+
+    def record_raw_end(self, target: str, result_id: str, signal: str | None,
+                       exit_code: int | None, output: bool, error_text: str) -> None:
+        # Classed as the breaker classes it: a kill never counts as auth (RG-014).
+        self.record_failure(target, self._classify(signal, exit_code, output, error_text),
+                            result_id)
+
+    def _classify(self, signal: str | None, exit_code: int | None, output: bool,
+                  error_text: str) -> str:
+        return failure_class_of(signal, exit_code, output, error_text)
 
     def paused_until(self) -> datetime | None:
         if not self._enabled:

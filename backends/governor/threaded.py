@@ -37,6 +37,11 @@ class PooledGovernorRuntime:
     def record_rate_limited(self, target: str, result_id: str) -> None:
         self._on_pool(lambda: self._inner.record_rate_limited(target, result_id))
 
+    def record_raw_end(self, target: str, result_id: str, signal: str | None,
+                       exit_code: int | None, output: bool, error_text: str) -> None:
+        self._on_pool(lambda: self._inner.record_raw_end(target, result_id, signal,
+                                                         exit_code, output, error_text))
+
     def paused_until(self) -> datetime | None:
         return self._on_pool(self._inner.paused_until)
 

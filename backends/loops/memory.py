@@ -119,7 +119,7 @@ class StepLoopRuntime:
             result: RunResult | Exception
             if agent is not None and agent.decided(run.run_number):
                 try:
-                    result = agent.execute(run.run_number, run.message)
+                    result = self.rules.execute(agent, loop, run)
                 except Exception as error:
                     result = error
             elif self.rules.run_timed_out(loop, now):

@@ -12,6 +12,11 @@ moment to act: it returns once every run whose outcome is decided has been recor
 every timer due at the clock's current time (a per-run timeout, the end of a delay) has
 been applied. Every timestamp the runtime records is the clock's current time.
 
+Execution labels (LP-020) are an optional capability: a backend that also claims
+`loop-labels` calls `agent.execute(run_number, message, "loop", loop_id)`, so each run's
+execution names what triggered it and the loop it belongs to, as seed 002 records every
+iteration in its executions table.
+
 Loop events (LP-019) are an optional capability: a backend that also claims `loop-events`
 is opened as `open_loops(clock, config, events)`, with a kit-owned `LoopEvents` sink, and
 its runtime calls `events.loop_run_completed(...)` once for every run that ends (succeeded
@@ -84,6 +89,9 @@ class LoopAgent:
         self._outcomes: dict[int, RunOutcome] = {}
         self._decision = threading.Condition()
         self.received: dict[int, str] = {}  # run number -> the message the runtime sent
+        # run number -> (triggered_by, loop_id) the runtime labelled the run's execution
+        # with (LP-020), from its first execution.
+        self.labels: dict[int, tuple[str | None, str | None]] = {}
 
     def decide(self, run_number: int, outcome: RunOutcome) -> None:
         with self._decision:
@@ -104,8 +112,11 @@ class LoopAgent:
         with self._decision:
             self._decision.notify_all()
 
-    def execute(self, run_number: int, message: str) -> RunResult:
-        """Run the agent once.
+    def execute(self, run_number: int, message: str, triggered_by: str | None = None,
+                loop_id: str | None = None) -> RunResult:
+        """Run the agent once. A runtime claiming `loop-labels` labels the run's execution
+        as seed 002's execution rows are: `triggered_by` "loop" and the loop's `loop_id`
+        (LP-020); one that does not passes neither.
 
         Raises:
             Exception: the scripted error (its type name and message are the scripted ones).
@@ -114,6 +125,7 @@ class LoopAgent:
         with self._decision:
             outcome = self._outcomes.get(run_number)
             self.received.setdefault(run_number, message)
+            self.labels.setdefault(run_number, (triggered_by, loop_id))
         if outcome is None:
             raise RuntimeError(f"the runtime executed run {run_number} before the harness"
                                " decided how it ends")

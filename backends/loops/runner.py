@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from jobconform.backends.loops.protocol import (
     InvalidLoopParameters,
+    LoopAgent,
     LoopEvents,
     LoopParameters,
     LoopSnapshot,
@@ -34,6 +35,8 @@ LOG = logging.getLogger("jobconform.loops")
 # Python's last-resort handler would print every missing-cost warning of a test run.
 LOG.addHandler(logging.NullHandler())
 KEEP_PREVIOUS_CHARS = 2000
+# What a run's execution says triggered it (LP-020), with its loop's id.
+LOOP_TRIGGER = "loop"
 TEMPLATE_FIELDS = re.compile(r"\{\{(run|previous_response)\}\}")
 
 
@@ -130,6 +133,10 @@ def _finite(value: object) -> bool:
 
 class LoopRules:
     """The rules of one loop runtime."""
+
+    def execute(self, agent: LoopAgent, loop: StoredLoop, run: StoredRun) -> RunResult:
+        """The agent call for `run`, its execution labelled as the loop's (LP-020)."""
+        return agent.execute(run.run_number, run.message, LOOP_TRIGGER, loop.loop_id)
 
     def validate(self, params: LoopParameters, default_timeout: float) -> None:
         """Raises InvalidLoopParameters listing every bad field, in field order."""

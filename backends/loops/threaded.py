@@ -39,6 +39,7 @@ from jobconform.backends.loops.runner import (
     Progress,
     RunnerMemory,
     StoredLoop,
+    StoredRun,
     snapshots,
 )
 from jobconform.backends.threaded.clock import WaitableClock
@@ -192,11 +193,12 @@ class ThreadedLoopRuntime:
                 self._clock.wait_until(self._state, until)
             self._parked.pop(loop_id, None)
 
-    def _execute(self, agent: LoopAgent, number: int, message: str) -> RunResult | Exception:
+    def _execute(self, agent: LoopAgent, loop: StoredLoop,
+                 run: StoredRun) -> RunResult | Exception:
         """The agent call, on this thread and outside the runtime's lock."""
         self._state.release()
         try:
-            return agent.execute(number, message)
+            return self.rules.execute(agent, loop, run)
         except Exception as error:
             return error
         finally:
@@ -225,7 +227,7 @@ class ThreadedLoopRuntime:
             decided = self._wait(loop_id, functools.partial(agent.decided, number), timeout_at)
             if self._leaving:
                 return
-            result = (self._execute(agent, number, run.message) if decided
+            result = (self._execute(agent, loop, run) if decided
                       else RunResult(False, None, None, "TIMEOUT"))
             if self._leaving:
                 return

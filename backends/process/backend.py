@@ -21,6 +21,7 @@ carries the virtual clock's reading.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import sys
@@ -28,8 +29,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from jobconform.backends.breaker.protocol import BREAKER, SEAM_METHODS, BreakerRuntime
+from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.process import interfaces
-from jobconform.backends.process.errors import ChildStartError, MalformedMessage
+from jobconform.backends.process.errors import ChildExited, ChildStartError, MalformedMessage
 from jobconform.backends.process.remote import KitObjects, RemoteObject
 from jobconform.backends.process.session import (
     SIGNAL_EXIT_LIMIT_SECONDS,
@@ -55,6 +57,14 @@ from jobconform.backends.protocol import (
     BREAKER_SEAMS,
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
+    JOB_ARGUMENTS,
+    LIFECYCLE,
+    LOOP_LABELS,
+    OPERATOR_QUEUE,
+    QUEUED_EXECUTION_SWITCH,
+    REDELIVERY,
+    REMINDER_LABELS,
+    REMINDERS,
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
@@ -69,7 +79,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
+from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalPlan, SignalStop
 from jobconform.backends.scheduling.protocol import SCHEDULING, SchedulingRuntime
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.model import Health
@@ -154,7 +164,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
     claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
     `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
     `scheduling-ends` (SC-019); with the lifecycle, `execution-queries` and
-    `execution-options` (LC-032..LC-035). The other capabilities beyond the
+    `execution-options` (LC-032..LC-035), `job-arguments` and `queued-execution-switch`
+    (LC-036, LC-037); with redelivery, `operator-queue` (RD-008), as version 2's job
+    runtime interface carries `park_request`. The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -177,6 +189,18 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
+    if LOOPS in carried and "loop_id" in dict(interfaces.methods(interfaces.Agent)[
+            "execute"].parameters):
+        carried |= {LOOP_LABELS}  # version 2's agent call carries the run's labels (LP-020)
+    if REMINDERS in carried and "triggered_by" in dict(interfaces.methods(
+            interfaces.ReminderTarget)["dispatch"].parameters):
+        carried |= {REMINDER_LABELS}  # version 2's dispatch call carries it (RM-021)
+    if REDELIVERY in carried and "park_request" in interfaces.methods(interfaces.JobRuntime):
+        carried |= {OPERATOR_QUEUE}  # version 2's job runtime carries the queue (RD-008)
+    if LIFECYCLE in carried and version != V1:
+        # Version 2 carries a job's arguments (submit's later argument, the record's
+        # field, the body's run) and the settings' queued_execution (LC-036, LC-037).
+        carried |= {JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH}
     return carried
 
 
@@ -221,8 +245,9 @@ class ProcessBackend:
             or 30 s.
         (JOBCONFORM_PROCESS_VALIDATE=1 checks every message against the schemas.)
         session: a session to use instead of the shared one for the command (tests).
-        signal_limit_seconds: how long a child sent SIGTERM has to exit, in real time,
-            before SIGKILL (a safety limit; the grace period is virtual time).
+        signal_limit_seconds: how long a child sent a stop signal that has stopped
+            answering has to exit, in real time, before SIGKILL (a safety limit; the
+            grace period is virtual time).
 
     Raises:
         ProcessBackendError: the child cannot be started or fails the handshake.
@@ -298,12 +323,31 @@ class ProcessBackend:
         return self._open_restarted(settings, clock, bodies)
 
     def stop_by_signal(self, runtime: Any, settings: RuntimeSettings, clock: Clock,
-                       bodies: Mapping[str, TaskScript], grace_seconds: float) -> SignalStop:
-        """SIGTERM to the child, SIGKILL if it has not exited within the real-time safety
-        limit (the grace period itself is virtual time: nothing happens in it but what
-        the child does on the signal), then a new child over the same store (RS-004)."""
-        report = self.session.stop_by_signal(self.signal_limit_seconds)
-        return SignalStop(self._open_restarted(settings, clock, bodies), report.escalated)
+                       bodies: Mapping[str, TaskScript], plan: SignalPlan) -> SignalStop:
+        """A real SIGTERM or SIGINT to the child (RS-004..RS-008); then the grace period's
+        steps, each followed by a settle while the child is there (its bodies are called
+        back within a request, and the time travels with it), so a body that ends in the
+        grace period ends in the child; a child with no work left exits by itself. At the
+        grace period's end a child still answering is killed (SIGKILL), and one that is
+        not gets the real-time safety limit to exit first; its exit status says whether
+        it put the host's handlers back. Then a new child over the same store."""
+        self.session.send_stop_signal(plan.signal)
+        for step in plan.steps:
+            step()
+            if self.session.alive:
+                with contextlib.suppress(ChildExited):  # it exited once its work was done
+                    runtime.settle()
+        # A child exits after the answer with which its last job ended, before it reads
+        # another line: one that answers a read now has chosen to stay, so it is killed
+        # at once; one that does not is given the safety limit to finish exiting.
+        stayed = False
+        if self.session.alive:
+            with contextlib.suppress(ChildExited):
+                runtime.health()
+                stayed = True
+        report = self.session.await_exit(0.0 if stayed else self.signal_limit_seconds)
+        return SignalStop(self._open_restarted(settings, clock, bodies), report.escalated,
+                          report.handlers_restored)
 
     def _open_restarted(self, settings: RuntimeSettings, clock: Clock,
                         bodies: Mapping[str, TaskScript]) -> Any:

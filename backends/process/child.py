@@ -12,7 +12,9 @@ are made within a request only. With JOBCONFORM_PROCESS_VALIDATE=1 it checks eve
 request against the protocol's schemas.
 It never reads a clock: each runtime's clock is the time the kit sent with the latest
 request. On SIGTERM or SIGINT it shuts down every open job runtime as its settings say
-(RS-004) and exits, unless a drain leaves work active (then the kit's SIGKILL ends it).
+(RS-004, RS-007) and exits; a drain that leaves work active keeps it serving the grace
+period's requests until its last job ends (RS-006) or the kit's SIGKILL ends it. Before
+it exits it puts back the signal handlers it found, and its exit status says so (RS-008).
 Task bodies run here; their outcomes are the kit's (version 1: the decisions sent with
 requests; version 2: the kit's task body, called back).
 
@@ -23,6 +25,7 @@ gallery is one of them with one method changed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import traceback
@@ -37,6 +40,7 @@ from jobconform.backends.process.backend import validation_requested
 from jobconform.backends.process.interfaces import JobRuntime
 from jobconform.backends.process.schemas import request_problem, v2_problem
 from jobconform.backends.process.server import ObjectServer, PushedClock, error_answer
+from jobconform.backends.process.session import HANDLERS_LEFT_EXIT_CODE
 from jobconform.backends.process.wire import (
     OPERATIONS,
     PROTOCOL_AREAS,
@@ -314,6 +318,7 @@ class Child:
         self.server_type = server_type
         self.object_server_type = object_server_type
         self.version = 0
+        self.stop_signalled = False  # SIGTERM or SIGINT came (RS-004, RS-007)
         self.v1: ChildServer | None = None  # the servers of the conversation under way
         self.v2: ObjectServer | None = None
 
@@ -336,7 +341,7 @@ class Child:
             elif self.version == V1 or (self.version == 0 and problem is None):
                 answers.write(v1.answer(line))  # version 1's own checks and answers
                 answers.flush()
-                if v1.finished:
+                if v1.finished or self.drained:
                     return
                 continue
             elif problem is not None or request is None:
@@ -350,29 +355,43 @@ class Child:
                 number += v2.replies_read()
             answers.write(encode_line(answer))
             answers.flush()
-            if request is not None and request.get("op") == "goodbye":
+            if (request is not None and request.get("op") == "goodbye") or self.drained:
                 return
 
     def on_stop_signal(self) -> bool:
-        """What SIGTERM or SIGINT does (RS-004): every open job runtime shuts down as its
-        settings say (cancel ends its active jobs at once; drain lets them run on).
+        """What SIGTERM or SIGINT does (RS-004, RS-007): every open job runtime shuts down
+        as its settings say (cancel ends its active jobs at once; drain lets them run on).
         Returns True when no job is left active, so the process may exit; a drain with
-        work still active keeps the process, and the kit kills it when the grace period
-        is over (its bodies are the kit's, which calls them back only within a request)."""
+        work still active keeps the process serving the kit's requests of the grace
+        period (its bodies are the kit's, which calls them back only within a request),
+        and it exits after the answer with which its last job ended (`drained`), or the
+        kit kills it when the grace period is over."""
+        self.stop_signalled = True
+        runtimes = self._job_runtimes()
+        for runtime in runtimes:
+            runtime.shutdown()
+        active = self._active_jobs()
+        print(f"jobconform child: stop signal: {len(runtimes)} job runtime(s) shut down,"
+              f" {active} job(s) still active", file=sys.stderr, flush=True)
+        return active == 0
+
+    @property
+    def drained(self) -> bool:
+        """A stop signal came and no job is left active: time to exit (RS-006)."""
+        return self.stop_signalled and self._active_jobs() == 0
+
+    def _job_runtimes(self) -> list[Runtime]:
         runtimes: list[Runtime] = []
         if self.v1 is not None:
             runtimes += [opened.runtime for opened in self.v1.runtimes.values()]
         if self.v2 is not None:
             runtimes += [served.value for served in self.v2.objects.values()
                          if served.interface is JobRuntime]
-        active = 0
-        for runtime in runtimes:
-            runtime.shutdown()
-            health = runtime.health()
-            active += health.queued + health.running
-        print(f"jobconform child: stop signal: {len(runtimes)} job runtime(s) shut down,"
-              f" {active} job(s) still active", file=sys.stderr, flush=True)
-        return active == 0
+        return runtimes
+
+    def _active_jobs(self) -> int:
+        return sum(health.queued + health.running
+                   for health in (runtime.health() for runtime in self._job_runtimes()))
 
     def _read(self, line: str, number: int) -> tuple[dict[str, Any] | None, str | None]:
         """The request on one line, or why it is not one (naming the line)."""
@@ -412,17 +431,35 @@ class Child:
             "capabilities": sorted(self.claims(protocol))}}, protocol
 
 
-def install_stop_signal_handlers(child: Child) -> None:
-    """SIGTERM and SIGINT shut the child's runtimes down and end the process (RS-004).
-    The kit signals only between two requests, so the handler interrupts a wait for the
-    next line, never an answer half written."""
+class ExitOnStopSignal(SystemExit):
+    """Raised by the stop-signal handler when nothing is left active: it ends `serve`,
+    and `main` exits with the status that says where the handlers are (RS-008)."""
+
+
+def install_stop_signal_handlers(child: Child) -> Callable[[], int]:
+    """SIGTERM and SIGINT shut the child's runtimes down and end the process (RS-004,
+    RS-007). The kit signals only between two requests, so the handler interrupts a wait
+    for the next line, never an answer half written.
+
+    Returns:
+        What puts back the handlers the process had before these (RS-008) and gives the
+        exit status that says so: 0, or HANDLERS_LEFT_EXIT_CODE if they are not back.
+    """
+    found = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+
+    def restore() -> int:
+        for signum, handler in found.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        back = all(signal.getsignal(signum) is handler for signum, handler in found.items())
+        return 0 if back else HANDLERS_LEFT_EXIT_CODE
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         if child.on_stop_signal():
-            raise SystemExit(0)
+            raise ExitOnStopSignal()  # main puts the handlers back, and exits
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    return restore
 
 
 def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildServer,
@@ -455,9 +492,11 @@ def main(argv: list[str] | None = None, server_type: type[ChildServer] = ChildSe
     answers = sys.stdout
     sys.stdout = sys.stderr
     child = Child(backend, options.protocol, server_type, object_server_type)
-    install_stop_signal_handlers(child)
-    child.serve(sys.stdin, answers)
-    return 0
+    restore_handlers = install_stop_signal_handlers(child)
+    with contextlib.suppress(ExitOnStopSignal):
+        child.serve(sys.stdin, answers)
+    # After a stop signal the host's handlers come back before the exit, which says so.
+    return restore_handlers() if child.stop_signalled else 0
 
 
 if __name__ == "__main__":

@@ -230,7 +230,8 @@ def decode(document: Any, annotation: Any, handles: Handles, where: str = "value
             # A child that predates a field added later leaves it out: null.
             document = {**dict.fromkeys(later), **document}
         return _decode_fields(document, view_fields(annotation), record_type(annotation),
-                              handles, where)
+                              handles, where,
+                              LATER_FIELDS.get(annotation.__name__, frozenset()))
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         hints = _hints(annotation)
         present = document if isinstance(document, dict) else {}
@@ -278,13 +279,15 @@ def _is_scalar(document: Any, annotation: Any) -> bool:
 
 
 def _decode_fields(document: Any, fields: tuple[tuple[str, Any], ...], build: Any,
-                   handles: Handles, where: str) -> Any:
+                   handles: Handles, where: str, later: frozenset[str] = frozenset()) -> Any:
+    """The object `build` makes of `document`'s fields; a field in `later` may be absent
+    (`interfaces.LATER_FIELDS`) and is then null."""
     if not isinstance(document, dict):
         raise CodecError(f"{where} must be an object, not {document!r}")
-    missing = [name for name, _ in fields if name not in document]
+    missing = [name for name, _ in fields if name not in document and name not in later]
     if missing:
         raise CodecError(f"{where} lacks {', '.join(missing)}: {_clip(document)}")
-    values = {name: decode(document[name], hint, handles, f"{where}.{name}")
+    values = {name: decode(document.get(name), hint, handles, f"{where}.{name}")
               for name, hint in fields}
     try:
         return build(**values)

@@ -63,6 +63,7 @@ from jobconform.backends.protocol import (
     JobNotFound,
     JobView,
     ModuleNotFound,
+    OperatorQueueRuntime,
     ReaperAlreadyRunning,
     ReaperRuntime,
     RedeliveryRuntime,
@@ -121,17 +122,18 @@ class StuckMethods(Protocol):
 
 
 class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryRuntime,
-                 ExecutionQueries, Protocol):
+                 ExecutionQueries, OperatorQueueRuntime, Protocol):
     """The job runtime with the methods of every area checked through it; the kit calls
     only those of the areas the child claims."""
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None, owner: str | None = None,
-               trigger: str | None = None, options: JsonValue = None) -> str:
+               module_id: str | None = None, arguments: JsonValue = None,
+               owner: str | None = None, trigger: str | None = None,
+               options: JsonValue = None) -> str:
         """`Runtime.submit` with the module id a check of LC-027 names (task-manager), the
-        owner and trigger a check of LC-033 names and the options one of LC-035 gives:
-        each travels only when given (`LATER_ARGUMENTS`), so a child that never meets
-        such a check never receives it."""
+        job's arguments (LC-036, `job-arguments`), the owner and trigger a check of LC-033
+        names and the options one of LC-035 gives: each travels only when given
+        (`LATER_ARGUMENTS`), so a child that never meets such a check never receives it."""
         ...
 
 
@@ -166,6 +168,8 @@ class JobRecord(Protocol):
     @property
     def poisoned(self) -> bool | None: ...
     @property
+    def arguments(self) -> JsonValue: ...
+    @property
     def owner(self) -> str | None: ...
     @property
     def trigger(self) -> str | None: ...
@@ -176,7 +180,8 @@ class JobRecord(Protocol):
 # Fields a runtime's own view may lack (their area, or the capability that adds them, is not
 # claimed: an execution's outcome is scheduling-ends'): read as null.
 AREA_FIELDS = frozenset({"retry_count", "max_retries", "last_heartbeat", "redelivery_count",
-                         "alerted", "poisoned", "outcome", "owner", "trigger", "options"})
+                         "alerted", "poisoned", "outcome", "arguments", "owner", "trigger",
+                         "options"})
 
 
 class TaskBody(Protocol):
@@ -189,10 +194,11 @@ class TaskBody(Protocol):
         """True once the harness has decided how the current attempt ends."""
         ...
 
-    def run(self, options: JsonValue = None) -> JsonValue:
+    def run(self, arguments: JsonValue = None, options: JsonValue = None) -> JsonValue:
         """The attempt's result, or the scripted exception (type name, message and
-        retry-after travel as a `ScriptedError`). `options`: the job's execution options,
-        handed by a runtime claiming execution-options (LC-035)."""
+        retry-after travel as a `ScriptedError`). `arguments`: the job's, which a runtime
+        claiming `job-arguments` hands to its body (LC-036); `options`: the job's execution
+        options, handed by a runtime claiming execution-options (LC-035)."""
         ...
 
     def next_attempt(self) -> None:
@@ -211,7 +217,8 @@ class Agent(Protocol):
 
     def decided(self, run_number: int) -> bool: ...
 
-    def execute(self, run_number: int, message: str) -> RunResult: ...
+    def execute(self, run_number: int, message: str, triggered_by: str | None = None,
+                loop_id: str | None = None) -> RunResult: ...
 
 
 class DeliveryCall(Protocol):
@@ -230,7 +237,8 @@ class DeliveryCall(Protocol):
 class ReminderTarget(Protocol):
     """Where the child's reminders runtime dispatches (the kit's `DeliveryTarget`)."""
 
-    def dispatch(self, reminder_id: str, message: str) -> DeliveryCall: ...
+    def dispatch(self, reminder_id: str, message: str,
+                 triggered_by: str | None = None) -> DeliveryCall: ...
 
 
 class Backend(Protocol):
@@ -293,12 +301,15 @@ KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCal
 # only when its value is not the default, so a child that predates it never receives it
 # (the schema does not require it) and the version stays 2.
 LATER_ARGUMENTS: dict[str, frozenset[str]] = {
-    "JobRuntime.submit": frozenset({"module_id", "owner", "trigger", "options"}),
-    "TaskBody.run": frozenset({"options"})}
-# Fields added to a record after it was first carried: a child that predates one leaves
-# it out (the schema does not require it) and the kit reads null, so the version stays 2.
+    "JobRuntime.submit": frozenset({"module_id", "arguments", "owner", "trigger", "options"}),
+    "TaskBody.run": frozenset({"arguments", "options"}),
+}
+# Fields added to a view after it was first carried: a child that predates one need not
+# send it (the schema does not require it) and the kit reads it as null, so the version
+# stays 2. A job's arguments (LC-036) are only read where `job-arguments` is claimed, its
+# owner, trigger and options (LC-033, LC-035) where the executions claims are.
 LATER_FIELDS: dict[str, frozenset[str]] = {
-    "JobRecord": frozenset({"owner", "trigger", "options"})}
+    "JobRecord": frozenset({"arguments", "owner", "trigger", "options"})}
 # Methods of the areas' protocols that cannot cross a pipe.
 NOT_CARRIED = frozenset({"wait_for_decision", "wake", "decide"})
 # The kit's classes in the areas' signatures, and the interfaces they cross as.

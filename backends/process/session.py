@@ -58,9 +58,15 @@ STDERR_LINES_KEPT = 20
 EXIT_GRACE_SECONDS = 5.0
 READ_CHUNK_BYTES = 1 << 16
 # How long a child sent SIGTERM has, in real time, to exit before it gets SIGKILL. A
-# safety limit, not the grace period (RS-004's grace period is virtual time): a child that
-# shuts down on the signal exits in milliseconds, and one that does not is killed soon.
-SIGNAL_EXIT_LIMIT_SECONDS = 2.0
+# safety limit, not the grace period (RS-004's grace period is virtual time). The process
+# backend asks it only of a child that has stopped answering (one still answering at the
+# grace period's end is killed at once), so it only covers the exit itself, which on a
+# loaded machine (two cores, a Python teardown) can take a second or two.
+SIGNAL_EXIT_LIMIT_SECONDS = 5.0
+# The exit status of a child that exits after a stop signal with the handlers it installed
+# for SIGINT and SIGTERM still in place of the ones it found (RS-008); 0 when it put them
+# back.
+HANDLERS_LEFT_EXIT_CODE = 3
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,14 @@ class SignalStopReport:
     requests: int  # requests the child had answered before the signal (not the hello)
     escalated: bool
     exit_code: int  # negative: the signal that ended it
+
+    @property
+    def handlers_restored(self) -> bool | None:
+        """Whether the child put back the handlers it found for SIGINT and SIGTERM before
+        it exited, as its exit status says (RS-008); None after a kill."""
+        if self.escalated:
+            return None
+        return self.exit_code != HANDLERS_LEFT_EXIT_CODE
 
     @property
     def message(self) -> str:
@@ -155,6 +169,7 @@ class ChildSession:
         self.kit_objects: object | None = None  # the kit's objects the child may call
         self._lines = 0  # lines read from the child's stdout, for error messages
         self.requests_answered = 0  # after the handshake, for a stop by signal's report
+        self._signalled_after = 0  # the requests answered before the stop signal
         self.claims = self._handshake()
 
     def _keep_stderr(self, stream: IO[bytes]) -> None:
@@ -415,10 +430,21 @@ class ChildSession:
                 self.request("goodbye", {})
         self.stop()
 
-    def stop_by_signal(self,
-                       limit_seconds: float = SIGNAL_EXIT_LIMIT_SECONDS) -> SignalStopReport:
-        """Send the child SIGTERM between two requests, wait `limit_seconds` of real time
-        for it to exit, and SIGKILL it if it has not (RS-004). The session ends either way.
+    def stop_by_signal(self, limit_seconds: float = SIGNAL_EXIT_LIMIT_SECONDS,
+                       signal_name: str = "SIGTERM") -> SignalStopReport:
+        """Send the child `signal_name` between two requests, wait `limit_seconds` of real
+        time for it to exit, and SIGKILL it if it has not (RS-004). The session ends
+        either way.
+
+        Raises:
+            ChildExited: the child had exited already, or the session was broken.
+        """
+        self.send_stop_signal(signal_name)
+        return self.await_exit(limit_seconds)
+
+    def send_stop_signal(self, signal_name: str = "SIGTERM") -> None:
+        """Send the child SIGTERM or SIGINT between two requests (RS-004, RS-007); the
+        session goes on, for the requests of the grace period, until the child exits.
 
         Raises:
             ChildExited: the child had exited already, or the session was broken.
@@ -426,10 +452,17 @@ class ChildSession:
         with self._lock:  # never while a request waits for its answer
             process = self._process
             if self._broken is not None or process.poll() is not None:
-                raise ChildExited(f"the child `{self.display}` cannot be sent SIGTERM: it"
-                                  f" {self._broken or f'exited (code {process.returncode})'}")
-            requests = self.requests_answered
-            process.send_signal(signal.SIGTERM)
+                raise ChildExited(f"the child `{self.display}` cannot be sent {signal_name}:"
+                                  f" it {self._broken or f'exited (code {process.returncode})'}")
+            self._signalled_after = self.requests_answered
+            process.send_signal(signal.Signals[signal_name])
+
+    def await_exit(self, limit_seconds: float = SIGNAL_EXIT_LIMIT_SECONDS) -> SignalStopReport:
+        """At the grace period's end: wait `limit_seconds` of real time (a safety limit,
+        not the grace period) for the child sent a stop signal to exit, and SIGKILL it if
+        it has not. The session ends either way."""
+        with self._lock:
+            process = self._process
             try:
                 code = process.wait(timeout=limit_seconds)
                 escalated = False
@@ -437,12 +470,12 @@ class ChildSession:
                 process.kill()
                 code = process.wait()
                 escalated = True
-            self._broken = ("it was killed after SIGTERM" if escalated
-                            else "it exited on SIGTERM")
+            self._broken = ("it was killed after its stop signal" if escalated
+                            else "it exited on its stop signal")
             if process.stdin is not None and not process.stdin.closed:
                 with contextlib.suppress(OSError):  # the child is gone
                     process.stdin.close()
-        return SignalStopReport(requests, escalated, code)
+        return SignalStopReport(self._signalled_after, escalated, code)
 
     def kill(self) -> None:
         """SIGKILL, between two requests: the child ends at once and writes nothing more

@@ -8,7 +8,8 @@ A backend claiming the `reminders` capability has a method
 returning a fresh runtime with no reminders, using `clock` for every instant, the limits
 in `config`, and `target` for every dispatch. Firing is driven by the clock: as soon as
 the clock reaches a pending reminder's due time the runtime moves it to firing and calls
-`target.dispatch(reminder_id, message)` once. The `Delivery` it gets back stands for the
+`target.dispatch(reminder_id, message, "reminder")` once (the label only from a backend
+claiming `reminder-labels`, RM-021). The `Delivery` it gets back stands for the
 dispatch call in flight; the harness decides how it ends. Once `delivery.decided()` is
 true, `delivery.result()` returns (the execution started) or raises `DeliveryFailed` (a
 clean failure before it started) or `DeliveryOutcomeUnknown` (a timeout: it may have
@@ -37,6 +38,7 @@ from typing import Protocol
 from jobconform.reference.reminders.oracle import DeliveryOutcome, ReminderConfig
 
 __all__ = [
+    "REMINDER_TRIGGER",
     "Delivery",
     "DeliveryFailed",
     "DeliveryOutcomeUnknown",
@@ -49,6 +51,11 @@ __all__ = [
     "ReminderRuntime",
     "ReminderView",
 ]
+
+
+# What a reminder's execution says triggered it (RM-021); the execution names the reminder
+# by the id it is dispatched with.
+REMINDER_TRIGGER = "reminder"
 
 
 class ReminderRejected(ValueError):
@@ -89,9 +96,13 @@ class Delivery:
     runtime stopping wakes it with `wake` after making `released()` true.
     """
 
-    def __init__(self, reminder_id: str, message: str) -> None:
+    def __init__(self, reminder_id: str, message: str,
+                 triggered_by: str | None = None) -> None:
         self.reminder_id = reminder_id
         self.message = message
+        # What the execution says triggered it (RM-021): "reminder" from a runtime claiming
+        # reminder-labels; None from one that passes no label.
+        self.triggered_by = triggered_by
         self._outcome: DeliveryOutcome | None = None
         self._decision = threading.Condition()
 
@@ -133,8 +144,11 @@ class Delivery:
 
 
 class DeliveryTarget(Protocol):
-    def dispatch(self, reminder_id: str, message: str) -> Delivery:
-        """Start one dispatch of the reminder's message; never raises."""
+    def dispatch(self, reminder_id: str, message: str,
+                 triggered_by: str | None = None) -> Delivery:
+        """Start one dispatch of the reminder's message; never raises. A runtime claiming
+        `reminder-labels` passes `triggered_by` "reminder", so the execution it starts
+        says a reminder triggered it, and which (RM-021)."""
         ...
 
 

@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 from jobconform.backends.faults import StoreWriteFailed
 from jobconform.backends.protocol import Clock
 from jobconform.backends.reminders.protocol import (
+    REMINDER_TRIGGER,
     Delivery,
     DeliveryFailed,
     DeliveryOutcomeUnknown,
@@ -276,9 +277,13 @@ class StepReminderRuntime:
                 failed = True
                 continue
             if fired is not None:  # else someone else moved it first: not ours to fire
-                self._dispatched(fired.reminder_id,
-                                 self._target.dispatch(fired.reminder_id, fired.message))
+                self._dispatched(fired.reminder_id, self._dispatch(fired))
         return failed
+
+    def _dispatch(self, fired: StoredReminder) -> Delivery:
+        """The target's call for a reminder moved to firing, labelled as the reminder's
+        (RM-021): the execution it starts says a reminder triggered it, and which."""
+        return self._target.dispatch(fired.reminder_id, fired.message, REMINDER_TRIGGER)
 
     def _due(self, now: datetime) -> Sequence[StoredReminder]:
         """The reminders to fire now: every pending one the clock has reached."""

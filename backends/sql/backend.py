@@ -37,7 +37,14 @@ from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
 from jobconform.backends.reminders.sql import SqlReminderStore
-from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
+from jobconform.backends.restart import (
+    RESTART,
+    STOP_SIGNAL,
+    SignalPlan,
+    SignalStop,
+    shutdown_on_signal,
+    stop_in_process,
+)
 from jobconform.backends.scheduling.protocol import (
     SchedulingConfig,
     SchedulingTarget,
@@ -180,11 +187,12 @@ class SqlBackend(ShippedBackend):
         return SqlRuntime(settings, clock, self.empty_store())
 
     def stop_by_signal(self, runtime: SqlRuntime, settings: RuntimeSettings, clock: Clock,
-                       bodies: Mapping[str, TaskScript], grace_seconds: float) -> SignalStop:
-        """SIGTERM to the runtime's process (RS-004): its handler is the runtime's
-        shutdown, which in cancel mode ends every active job at once, so the process
-        exits; a runtime still holding active work is killed, as a restart stops it."""
-        return stop_in_process(runtime.shutdown, runtime,
+                       bodies: Mapping[str, TaskScript], plan: SignalPlan) -> SignalStop:
+        """SIGTERM or SIGINT to the runtime's process (RS-004..RS-008): its handler is the
+        runtime's shutdown, which in cancel mode ends every active job at once, so the
+        process exits; a runtime still holding active work at the grace period's end is
+        killed, as a restart stops it."""
+        return stop_in_process(runtime, plan, shutdown_on_signal(runtime).install,
                                lambda: self.restart(runtime, settings, clock, bodies))
 
     @property

@@ -25,6 +25,7 @@ from sqlalchemy import (
     String,
     Text,
     TypeDecorator,
+    UniqueConstraint,
     false,
     text,
 )
@@ -119,6 +120,8 @@ class JobRow(Base):
     owner: Mapped[str | None] = mapped_column(String(255), index=True)
     trigger: Mapped[str | None] = mapped_column(String(255))
     options: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
+    # The job's arguments as submitted (LC-036), JSON text as the result is.
+    arguments: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
     schema_version: Mapped[int] = mapped_column(
         Integer, server_default=text(str(JSON_SCHEMA_VERSION)))
 
@@ -143,6 +146,22 @@ class SubmissionCounter(Base):
     next_submission_order: Mapped[int] = mapped_column(BigInteger)
 
     __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
+
+
+class OperatorRequestRow(Base):
+    """One request a job parked for a human operator (seed 002 §10.13's operator queue,
+    RD-008). Its id is minted here; the agent's own string is `request_id`, unique per
+    agent, so two agents reusing one string hold two rows and a re-park finds the first.
+    `seq` is the parking order."""
+
+    __tablename__ = "operator_requests"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    queue_id: Mapped[str] = mapped_column(String(36), unique=True)
+    agent: Mapped[str] = mapped_column(String(255))
+    request_id: Mapped[str] = mapped_column(String(255))
+
+    __table_args__ = (UniqueConstraint("agent", "request_id"),)
 
 
 KEY_STATES = ("in_flight", "completed")

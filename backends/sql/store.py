@@ -35,6 +35,7 @@ from __future__ import annotations
 import builtins
 import functools
 import threading
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import fields, replace
@@ -57,6 +58,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.faults import CrashedInStatement, ProcessCrashed, SqlWriteFaults
@@ -70,6 +72,7 @@ from jobconform.backends.sql.database import (
 from jobconform.backends.sql.models import (
     JSON_SCHEMA_VERSION,
     JobRow,
+    OperatorRequestRow,
     SubmissionCounter,
     UtcDateTime,
 )
@@ -91,6 +94,7 @@ STORED_FIELDS = tuple(field.name for field in fields(StoredJob))
 # would only double the cost of each call.
 JOBS = cast(Table, JobRow.__table__)
 COUNTER = cast(Table, SubmissionCounter.__table__)
+REQUESTS = cast(Table, OperatorRequestRow.__table__)
 
 
 class UnknownSchemaVersion(SqlStoreError, RuntimeError):
@@ -154,6 +158,13 @@ LOCK_COUNTER = (select(COUNTER.c.next_submission_order).where(COUNTER.c.id == 1)
 ADVANCE_COUNTER = (update(COUNTER).where(COUNTER.c.id == 1)
                    .values(next_submission_order=bindparam("next_order")))
 INSERT_JOB = insert(JOBS)
+# The operator queue (RD-008): a request by its key, every request in parking order.
+REQUEST_BY_KEY = (select(REQUESTS.c.queue_id).where(REQUESTS.c.agent == bindparam("agent"))
+                  .where(REQUESTS.c.request_id == bindparam("request_id")))
+INSERT_REQUEST = insert(REQUESTS)
+LIST_REQUESTS = select(REQUESTS.c.queue_id, REQUESTS.c.agent,
+                       REQUESTS.c.request_id).order_by(REQUESTS.c.seq)
+DELETE_REQUESTS = delete(REQUESTS)
 
 # The oldest eligible queued jobs: not in backoff, or out of it by `now`.
 ELIGIBLE_ROWS = (
@@ -439,9 +450,38 @@ class SqlJobStore:
             return [to_stored(row) for row in connection.execute(LIST_EXPIRED,
                                                                  {"cutoff": before})]
 
+    # -- the operator queue (RD-008) ----------------------------------------------------
+
+    def park_request(self, agent: str, request_id: str) -> str:
+        """Insert the request unless (agent, request_id) is held; the unique key decides
+        a race between two parkers, and the loser reads the winner's row."""
+        key = {"agent": agent, "request_id": request_id}
+        for _ in range(2):
+            with self._transaction() as connection:
+                held = connection.scalar(REQUEST_BY_KEY, key)
+                if held is not None:
+                    return str(held)
+            minted = str(uuid.uuid4())
+            try:
+                with self._transaction() as connection:
+                    connection.execute(INSERT_REQUEST, {"queue_id": minted, **key})
+                return minted
+            except IntegrityError:
+                continue  # parked by another caller between the read and the insert
+        raise SqlStoreError(f"request {request_id!r} of agent {agent!r} was neither found"
+                            " nor inserted")
+
+    def operator_requests(self) -> builtins.list[tuple[str, str, str]]:
+        with self._statement(read_only=True) as connection:
+            return [(row.queue_id, row.agent, row.request_id)
+                    for row in connection.execute(LIST_REQUESTS)]
+
     # -- for runtimes that reuse one database ------------------------------------------
 
     def clear(self) -> None:
-        """Delete every job record, leaving an empty store on the same schema."""
+        """Delete every job record and operator request, leaving an empty store on the
+        same schema."""
         with self._statement() as connection:
             connection.execute(DELETE_ALL)
+        with self._statement() as connection:
+            connection.execute(DELETE_REQUESTS)

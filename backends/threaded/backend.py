@@ -132,7 +132,8 @@ class ThreadedBackend(ShippedBackend):
                                cancel_interrupts=settings.cancel_interrupts,
                                shutdown_mode=settings.shutdown_mode,
                                drain_timeout_seconds=settings.drain_timeout_seconds,
-                               modules=settings.modules, page_size=settings.page_size)
+                               modules=settings.modules, page_size=settings.page_size,
+                               queued_execution=settings.queued_execution)
 
     def open_self_running(self, settings: RuntimeSettings, clock: Clock,
                           clockwork: Clockwork) -> ThreadedRuntime:

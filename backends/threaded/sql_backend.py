@@ -21,7 +21,13 @@ from jobconform.backends.loops.sql import SqlLoopStore
 from jobconform.backends.loops.threaded import ThreadedLoopRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
 from jobconform.backends.reminders.store import ReminderStore
-from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
+from jobconform.backends.restart import (
+    RESTART,
+    STOP_SIGNAL,
+    SignalPlan,
+    SignalStop,
+    stop_in_process,
+)
 from jobconform.backends.scheduling.runtime import ScheduleStore
 from jobconform.backends.self_running import SELF_RUNNING
 from jobconform.backends.shipped import EVERY_SHIPPED_BACKEND
@@ -62,12 +68,15 @@ class ThreadedSqlBackend(ThreadedBackend):
                                    events=events)
 
     def stop_by_signal(self, runtime: ThreadedRuntime, settings: RuntimeSettings, clock: Clock,
-                       bodies: Mapping[str, TaskScript], grace_seconds: float) -> SignalStop:
-        """SIGTERM to the runtime's process (RS-004): its handler is the runtime's
-        shutdown, which in cancel mode ends every active job at once, so the process
-        exits; a runtime still holding active work is killed, as a restart stops it."""
-        return stop_in_process(runtime.shutdown, runtime,
-                               lambda: self.restart(runtime, settings, clock, bodies))
+                       bodies: Mapping[str, TaskScript], plan: SignalPlan) -> SignalStop:
+        """SIGTERM or SIGINT to the worker's process (RS-004..RS-008): the worker installs
+        its own handlers, as with `install_signal_handlers`, and shuts down on the signal
+        (cancel ends every active job at once, so the process exits; drain lets its work
+        run on); a worker still holding active work at the grace period's end is
+        killed, as a restart stops it."""
+        return stop_in_process(runtime, plan, runtime.take_stop_signals,
+                               lambda: self.restart(runtime, settings, clock, bodies),
+                               taken=runtime.wait_signal_stop)
 
     def restart(self, runtime: ThreadedRuntime, settings: RuntimeSettings, clock: Clock,
                 bodies: Mapping[str, TaskScript]) -> ThreadedRuntime:

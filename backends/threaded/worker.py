@@ -82,6 +82,7 @@ from jobconform.backends.store import (
     JobStore,
     StoredJob,
 )
+from jobconform.backends.synchronous import run_in_submit
 from jobconform.backends.threaded.clock import SystemClock, WaitableClock
 from jobconform.backends.threaded.config import ENABLED_ENV, WorkerConfig
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -168,6 +169,7 @@ class _OwnedJob:
     script: TaskScript
     token: CancellationToken
     fencing_token: int  # the claim's: every write for this delivery carries it
+    arguments: JsonValue  # the job's, handed to its body (LC-036)
     options: JsonValue  # the job's execution options, handed to its body (LC-035)
     reached_body: bool = False  # its pool thread has started waiting in the body
     # The store refused a heartbeat of this delivery: the job was re-delivered or ended
@@ -199,8 +201,9 @@ class ThreadedRuntime(OutcomeTally):
         config: default `WorkerConfig.from_environment()`.
         max_tasks: the task cap (LC-009) checked at each submission.
         settle_limit: real-time seconds that `settle` and `dispatch` may take.
-        install_signal_handlers: stop gracefully on SIGINT and SIGTERM; the previous
-            handlers come back when the worker stops.
+        install_signal_handlers: shut down (as `shutdown_mode` says) on SIGINT and
+            SIGTERM; the host's previous handlers come back as the worker takes the
+            signal, or when it stops (RS-007, RS-008).
         reaper_ttl_seconds, reaper_sweep_interval_ms: the reaper's defaults when
             `start_reaper` is called without them (RP-002).
         max_redelivery: lease expiries a job may have before it is parked (RD-002).
@@ -231,7 +234,8 @@ class ThreadedRuntime(OutcomeTally):
                  bodies: Callable[[StoredJob], TaskScript | None] | None = None,
                  cancel_interrupts: bool = False, shutdown_mode: str = "cancel",
                  drain_timeout_seconds: float = 30.0,
-                 modules: frozenset[str] = frozenset(), page_size: int = 50) -> None:
+                 modules: frozenset[str] = frozenset(), page_size: int = 50,
+                 queued_execution: bool = True) -> None:
         self._config = config if config is not None else WorkerConfig.from_environment()
         if not self._config.enabled:
             raise WorkerDisabled(f"asynchronous execution is disabled; set {ENABLED_ENV}=1"
@@ -256,6 +260,8 @@ class ThreadedRuntime(OutcomeTally):
         self._drain_timeout = timedelta(seconds=drain_timeout_seconds)
         self._modules = modules
         self._page_size = page_size  # the executions query's (LC-032)
+        # Off: each body runs inside submit, in the caller's thread (LC-037).
+        self._queued_execution = queued_execution
         self._draining = False  # a drain-mode shutdown was called: no more submissions
         self._drain_deadline: datetime | None = None  # when the drain cancels the rest
         self._stopped = False  # ...and every running job has ended, the threads are gone
@@ -302,8 +308,9 @@ class ThreadedRuntime(OutcomeTally):
     # -- submission and dispatch -------------------------------------------------------
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None, owner: str | None = None,
-               trigger: str | None = None, options: JsonValue = None) -> str:
+               module_id: str | None = None, arguments: JsonValue = None,
+               owner: str | None = None, trigger: str | None = None,
+               options: JsonValue = None) -> str:
         with self._state:
             if self._stopping or self._draining:
                 raise RuntimeShutDown(f"worker {self.worker_id} is stopped; open a new"
@@ -311,13 +318,22 @@ class ThreadedRuntime(OutcomeTally):
             if module_id is not None:
                 check_module(module_id, self._modules)
             job_id = str(uuid.uuid4())
-            job = StoredJob(job_id, QUEUED, self._clock.now(), owner=owner, trigger=trigger,
-                            options=copy.deepcopy(options))
+            # Copies: the caller may change its values afterwards (LC-035, LC-036).
+            job = StoredJob(job_id, QUEUED, self._clock.now(),
+                            arguments=copy.deepcopy(arguments), owner=owner,
+                            trigger=trigger, options=copy.deepcopy(options))
             if retry is not None:
                 # The policy travels with the job, so whichever worker claims a later
                 # attempt applies the same one (RT-001).
                 job = replace(job, max_retries=retry.max_retries,
                               retry_policy=policy_document(retry))  # type: ignore[arg-type]
+            if not self._queued_execution:
+                # In the caller's thread, under the lock: no poll sees the job (LC-037).
+                status = run_in_submit(self._store, job, self._max_tasks, self.worker_id,
+                                       script)
+                self._record_heartbeat(job.submitted_at)
+                self._count_outcome(status)
+                return job_id
             self._store.add(job, self._max_tasks)
             self._scripts[job_id] = script
             return job_id
@@ -498,7 +514,7 @@ class ThreadedRuntime(OutcomeTally):
                 self._count_outcome(FAILED)
             return
         owned = _OwnedJob(script, CancellationToken(script), job.fencing_token,
-                          copy.deepcopy(job.options))
+                          job.arguments, copy.deepcopy(job.options))
         self._owned[job.job_id] = owned
         self._pool.submit(self._run_owned, job.job_id, owned)
 
@@ -528,7 +544,7 @@ class ThreadedRuntime(OutcomeTally):
         raised: Exception | None = None
         if decided:
             try:
-                result = owned.script.run(owned.options)
+                result = owned.script.run(owned.arguments, owned.options)
             except Exception as error:  # the body's own failure, never the worker's
                 raised = error
         with self._state:
@@ -665,6 +681,14 @@ class ThreadedRuntime(OutcomeTally):
 
     def operator_alerts(self) -> list[str]:
         return self._alerts.job_ids()
+
+    def park_request(self, agent: str, request_id: str) -> str:
+        """Park an operator request, one per agent and request id (RD-008): the store's
+        key decides, so a re-park and a racing parker land on the request it holds."""
+        return self._store.park_request(agent, request_id)
+
+    def operator_requests(self) -> list[tuple[str, str, str]]:
+        return self._store.operator_requests()
 
     def attach_operator_sink(self, sink: OperatorSink) -> None:
         """Raise every alert to the harness's sink as well (OperatorSinkRuntime)."""
@@ -877,6 +901,17 @@ class ThreadedRuntime(OutcomeTally):
 
     # -- signals ---------------------------------------------------------------------------
 
+    def take_stop_signals(self) -> None:
+        """Install the SIGINT and SIGTERM handlers now, as `install_signal_handlers` does
+        at the start (from the main thread only)."""
+        self._install_signal_handlers()
+
+    def wait_signal_stop(self) -> None:
+        """Return once the shutdown a stop signal started has returned (in drain mode at
+        once: the drain goes on in the poll thread)."""
+        if self._signal_stop is not None:
+            self._signal_stop.join()
+
     def _install_signal_handlers(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             raise RuntimeError("signal handlers can only be installed from the main thread;"
@@ -889,8 +924,9 @@ class ThreadedRuntime(OutcomeTally):
     def _on_stop_signal(self, signum: int, frame: FrameType | None) -> None:
         # This runs in the main thread between two bytecodes, maybe while that thread
         # holds the worker's lock, which stopping needs: another thread does the stopping.
+        # SIGINT and SIGTERM are the same stop, the shutdown the settings ask for (RS-007).
         self._restore_signal_handlers()
-        self._signal_stop = threading.Thread(target=self.stop,
+        self._signal_stop = threading.Thread(target=self.shutdown,
                                              name=f"{self.worker_id}-signal-stop")
         self._signal_stop.start()
 
@@ -983,6 +1019,7 @@ class ThreadedRuntime(OutcomeTally):
 
 
 def _snapshot(job: StoredJob) -> StoredJob:
-    """Records are frozen, but a result or options may be a dict: hand out copies of them
-    too (LC-016)."""
-    return replace(job, result=copy.deepcopy(job.result), options=copy.deepcopy(job.options))
+    """Records are frozen, but a result, arguments or options may be a dict: hand out
+    copies of them too (LC-016)."""
+    return replace(job, result=copy.deepcopy(job.result),
+                   arguments=copy.deepcopy(job.arguments), options=copy.deepcopy(job.options))

@@ -36,6 +36,12 @@ def admit_execution_on_behalf_of(execution: str, owner: str, identity: str) -> a
     return ad.Admit(execution, owner, identity=identity)
 
 
+def admit_scheduled_execution(execution: str, owner: str, schedule: str) -> ad.Admit:
+    """Work the owner's `schedule` dispatched: it runs under the schedule's timeout
+    clamped to its owner's (AD-021)."""
+    return ad.Admit(execution, owner, schedule=schedule)
+
+
 def admit_executions(owner: str, *executions: str) -> list[ad.Admit]:
     return [ad.Admit(execution, owner) for execution in executions]
 
@@ -52,6 +58,10 @@ DECLARATIONS = (
     )),
     Declaration("Set Fleet Ceiling", ad.SetCeiling, (
         Phrase("the fleet ceiling is set to {value:d}", ad.SetCeiling),
+        Phrase("the fleet ceiling is set to {value:d} by {by:w}", ad.SetCeiling),
+    )),
+    Declaration("Read Fleet Ceiling Changes", ad.ReadCeilingChanges, (
+        Phrase("the fleet ceiling's changes are read", ad.ReadCeilingChanges),
     )),
     Declaration("Store Raw Fleet Ceiling", ad.StoreRawCeiling, (
         Phrase("the settings store holds a fleet ceiling of {value:d}", ad.StoreRawCeiling),
@@ -90,6 +100,10 @@ DECLARATIONS = (
     Declaration("Admit Execution On Behalf Of", admit_execution_on_behalf_of, (
         Phrase(ARRIVES + " on behalf of {identity:w}", admit_execution_on_behalf_of),
     )),
+    Declaration("Admit Scheduled Execution", admit_scheduled_execution, (
+        Phrase('schedule "{schedule}" of owner "{owner}" dispatches execution "{execution}"',
+               admit_scheduled_execution),
+    )),
     Declaration("Restart Admission Runtime", ad.Restart, (
         Phrase("the admission runtime restarts", ad.Restart),
     )),
@@ -126,5 +140,11 @@ DECLARATIONS = (
     )),
     Declaration("Remove Schedule", ad.RemoveSchedule, (
         Phrase(SCHEDULE + " removed", ad.RemoveSchedule),
+    )),
+    Declaration("Store Raw Schedule", ad.StoreRawSchedule, (
+        Phrase('the store holds schedule "{schedule}" of owner "{owner}" with a timeout of'
+               " {seconds:d} seconds",
+               lambda schedule, owner, seconds: ad.StoreRawSchedule(owner, schedule,
+                                                                     seconds)),
     )),
 )

@@ -167,6 +167,26 @@ class TimeoutLoweredPastSchedulesService(AdmissionService):
         return []
 
 
+class CeilingChangeAnonymousService(AdmissionService):
+    """The ceiling's change is logged without who made it: the record says when the
+    ceiling changed and to what, but not which admin set it."""
+
+    def _record_ceiling_change(self, value: int, by: str | None) -> None:
+        super()._record_ceiling_change(value, None)
+
+
+class ScheduleTimeoutUnclampedService(AdmissionService):
+    """Work a schedule dispatches runs under the schedule row's stored timeout, never
+    compared with its owner's: a row written before the cap existed outlasts the cap
+    until its next edit (seed 002 §35.1's "no retro-validation")."""
+
+    def _scheduled_timeout(self, row: OwnerRow, schedule: str) -> int:
+        stored = {s.name: s.timeout_seconds for s in self._store.schedules(row.name)}
+        if schedule not in stored:
+            return super()._scheduled_timeout(row, schedule)
+        return stored[schedule]
+
+
 class TimeoutNotOnDrainService(AdmissionService):
     """The timeout watch is armed only where work is admitted straight into a slot: work
     drained from the backlog (after a finish, a cancel, a timeout, a maintenance pass)
@@ -218,10 +238,10 @@ class DrainRunsAsDrainerService(AdmissionService):
         self._actor: str | None = None
 
     def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
-              identity: str | None = None) -> str:
+              identity: str | None = None, schedule: str | None = None) -> str:
         self._actor = identity
         return super().admit(owner, execution_id, timeout_seconds=timeout_seconds,
-                             identity=identity)
+                             identity=identity, schedule=schedule)
 
     def maintain(self) -> int:
         self._actor = None
@@ -263,9 +283,9 @@ class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
     the effective cap allows."""
 
     def admit(self, owner: str, execution_id: str, *, timeout_seconds: int | None = None,
-              identity: str | None = None) -> str:
+              identity: str | None = None, schedule: str | None = None) -> str:
         answer = super().admit(owner, execution_id, timeout_seconds=timeout_seconds,
-                               identity=identity)
+                               identity=identity, schedule=schedule)
         if answer == spec.QUEUED:
             with self._operation():
                 row = self._store.execution(execution_id)
@@ -332,6 +352,11 @@ GALLERY = (
                      "AD-013", "seed 002 §35.1"),
     _admission_entry("admission_timeout_lowered_past_schedules",
                      TimeoutLoweredPastSchedulesService, "AD-014", "seed 002 §35.1"),
+    _admission_entry("admission_ceiling_change_anonymous", CeilingChangeAnonymousService,
+                     "AD-022", "seed 002 §10.8.1 admin-only, audit-logged ceiling route"),
+    _admission_entry("admission_schedule_timeout_unclamped",
+                     ScheduleTimeoutUnclampedService, "AD-021",
+                     "seed 002 §35.1 pre-existing rows left alone"),
     _admission_entry("admission_timeout_not_on_drain", TimeoutNotOnDrainService, "AD-015",
                      "seed 002 §10.7 all execution paths use the agent's timeout"),
     _admission_entry("admission_timeout_override_ignored", TimeoutOverrideIgnoredService,

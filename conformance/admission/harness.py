@@ -194,7 +194,19 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         c: Any = command
         match command:
             case ad.SetCeiling():
-                return self._refusable("set_ceiling", lambda: rt.set_ceiling(c.value))
+                # The admin goes only where a check names one (AD-022), so an adapter
+                # written before 0.20 still writes the ceiling.
+                named = {} if c.by is None else {"by": c.by}
+                return self._refusable("set_ceiling", lambda: rt.set_ceiling(c.value, **named))
+            case ad.ReadCeilingChanges():
+                changes = getattr(rt, "ceiling_changes", None)
+                if not callable(changes):
+                    raise self._fail(("AD-022",), "the runtime's record of ceiling changes",
+                                     "a ceiling_changes() method"
+                                     " (backends/admission/protocol.py)", "none", "AD-022")
+                return [{"value": change.value, "by": change.by,
+                         "at": change.at.isoformat()}
+                        for change in self._call("ceiling_changes", changes)]
             case ad.StoreRawCeiling():
                 self._call("store_raw_ceiling", lambda: rt.store_raw_ceiling(c.value))
                 return None
@@ -227,7 +239,8 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
             case ad.Admit():
                 # The 0.7.0 arguments go only where a check names them, so an adapter
                 # written for 0.6 still admits plain work.
-                named = {name: getattr(c, name) for name in ("timeout_seconds", "identity")
+                named = {name: getattr(c, name)
+                         for name in ("timeout_seconds", "identity", "schedule")
                          if getattr(c, name) is not None}
                 return self._refusable("admit",
                                        lambda: rt.admit(c.owner, c.execution, **named))
@@ -262,6 +275,16 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
             case ad.RemoveSchedule():
                 return self._refusable("remove_schedule",
                                        lambda: rt.remove_schedule(c.owner, c.schedule))
+            case ad.StoreRawSchedule():
+                store_raw = getattr(rt, "store_raw_schedule", None)
+                if not callable(store_raw):
+                    raise self._fail(("AD-021",), "the runtime's raw schedule write",
+                                     "a store_raw_schedule(owner, schedule, timeout_seconds)"
+                                     " method (backends/admission/protocol.py)", "none",
+                                     "AD-021")
+                self._call("store_raw_schedule",
+                           lambda: store_raw(c.owner, c.schedule, c.timeout_seconds))
+                return None
         raise ValueError(f"not an admission command: {command!r}")
 
     # -- comparing -------------------------------------------------------------------------
@@ -299,7 +322,10 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                 raise self._fail((*requirements, "AD-005", "AD-006"),
                                  f"owner {name!r} backlog, in order", model.backlogs[name],
                                  list(owner.backlog), "AD-006")
-            self._same((*requirements, "AD-013", "AD-014"), f"owner {name!r} schedules",
+            # A row stored above its owner's timeout stays as it is (AD-021).
+            schedule_requirements = ("AD-021",) if model.over_cap(name) else ()
+            self._same((*requirements, "AD-013", "AD-014", *schedule_requirements),
+                       f"owner {name!r} schedules",
                        [list(s) for s in model.owners[name].schedules],
                        [list(s) for s in owner.schedules])
         self._observe_executions(requirements, snapshot.executions)
@@ -368,8 +394,9 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                 self._same(requirements + state_requirements, f"execution {alias!r} {name}",
                            getattr(wanted, name), getattr(view, name))
             if wanted.timeout_seconds != view.timeout_seconds:
-                primary = "AD-016" if wanted.overridden else "AD-015"
-                raise self._fail((*requirements, "AD-015", "AD-016"),
+                primary = ("AD-016" if wanted.overridden
+                           else "AD-021" if wanted.scheduled else "AD-015")
+                raise self._fail((*requirements, "AD-015", "AD-016", "AD-021"),
                                  f"execution {alias!r} timeout_seconds",
                                  wanted.timeout_seconds, view.timeout_seconds, primary)
             if wanted.identity != view.identity:

@@ -183,6 +183,15 @@ class AdmissionLibrary(AreaLibrary[AdmissionHarness]):
             raise self._mismatch("the fleet ceiling (stored, in force)", (None, in_force),
                              (view.stored, view.in_force))
 
+    @keyword("Fleet Ceiling Changes Should Be")
+    def fleet_ceiling_changes_should_be(self, expected: str) -> None:
+        """``expected`` is JSON: ``[{"value": 5, "by": "ann", "second": 0}]``, oldest
+        first, "second" counted from the check's start (AD-022)."""
+        actual = [{"value": c.value, "by": c.by, "second": (c.at - EPOCH).total_seconds()}
+                  for c in self.harness.runtime.ceiling_changes()]
+        if actual != _json(expected):
+            raise self._mismatch("the fleet ceiling's changes", _json(expected), actual)
+
     @keyword("Call State Should Be")
     def call_state_should_be(self, call: str, state: str) -> None:
         actual = self.harness.runtime.call_state(call)

@@ -45,6 +45,7 @@ TIMEOUTS = (59, 60, 300, 600, 900, 1200, 7201)
 TIME_STEPS = (0.0, 1.0, 5.0, 10.0, 30.0)
 OWN_TIMEOUTS = (None, 59, 60, 61, 120, 901)  # None: the owner's; 901 is over the default
 IDENTITIES = ("u1", "u2", "u3")
+STORED_SCHEDULES = (None, 600, 1200, 7200)  # raw rows, above the owner's timeout or not
 STEPS_PER_EXAMPLE = 30
 DELETE_AFTER_COMMANDS = 20
 
@@ -88,7 +89,10 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
 
         @rule(value=st.sampled_from(CEILING_WRITES))
         def set_ceiling(self, value: int) -> None:
-            self._run(ad.SetCeiling(value))
+            # Written by an admin, then the record read: an accepted write is in it with
+            # its admin and time, a refused one is not (AD-022).
+            self._run(ad.SetCeiling(value, by="admin"))
+            self._run(ad.ReadCeilingChanges())
 
         @rule(value=st.sampled_from(RAW_CEILINGS))
         def store_raw_ceiling(self, value: int) -> None:
@@ -415,6 +419,25 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
                 self._run(ad.SetExecutionTimeout(owner, lower))
             alias = self._alias("e")
             self._run(ad.Admit(alias, owner))
+            return alias
+
+        # A schedule row stored above its owner's timeout (written before the rule), or
+        # none (`stored` None: whatever schedule the owner has, or an unknown one), then
+        # work it dispatches: clamped to the owner's timeout, the row kept (AD-021). Four
+        # arguments sort it after every other rule, so those keep their draws.
+        @rule(target=executions, owner=st.sampled_from(OWNERS),
+              schedule=st.sampled_from(SCHEDULES), stored=st.sampled_from(STORED_SCHEDULES),
+              owner_timeout=st.sampled_from((300, 900)))
+        def work_from_schedule(self, owner: str, schedule: str, stored: int | None,
+                               owner_timeout: int) -> str:
+            model = self.harness.model
+            if owner not in model.owners:
+                self._run(ad.AddOwner(owner))
+            if owner in model.owners and stored is not None:
+                self._run(ad.SetExecutionTimeout(owner, owner_timeout))
+                self._run(ad.StoreRawSchedule(owner, schedule, stored))
+            alias = self._alias("e")
+            self._run(ad.Admit(alias, owner, schedule=schedule))
             return alias
 
         @rule(owner=st.sampled_from(OWNERS), schedule=st.sampled_from(SCHEDULES))

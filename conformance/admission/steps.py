@@ -223,6 +223,16 @@ def check_ceiling(context: Any, stored: int, in_force: int) -> None:
            (view.stored, view.in_force))
 
 
+@check_step("the fleet ceiling's changes are {changes}")
+def check_ceiling_changes(context: Any, changes: str) -> None:
+    """`changes` is JSON: [{"value": 5, "by": "ann", "second": 0}, ...], oldest first,
+    "second" counted from the check's start (AD-022)."""
+    actual = [{"value": c.value, "by": c.by, "second": (c.at - EPOCH).total_seconds()}
+              for c in _harness(context).runtime.ceiling_changes()]
+    _check(context, actual == _json(changes), "the fleet ceiling's changes",
+           _json(changes), actual)
+
+
 @check_step('outbound call "{call}" is {state:w}')
 def check_call(context: Any, call: str, state: str) -> None:
     actual = _harness(context).runtime.call_state(call)

@@ -75,6 +75,15 @@ def call_ends_raw(target: str, call: str, signal: str | None = None,
     return bc.CallEndsRaw(target, call, signal, exit_code, output, error_text, worker - 1)
 
 
+def end_reported(call: str, signal: str | None = None, exit_code: int | None = None,
+                 output: bool = False, error_text: str = "",
+                 worker: int = 1) -> bc.EndReported:
+    """The error the runtime reports for a failed end (``signal``, ``exit_code``,
+    ``output``, ``error_text`` as for Call Ends Raw), kept under ``call``: its class, the
+    signal that killed it and a silent failure's possible causes (CB-018, CB-019)."""
+    return bc.EndReported(call, signal, exit_code, output, error_text, worker - 1)
+
+
 def store_goes_down() -> bc.StoreOutage:
     return bc.StoreOutage(True)
 
@@ -141,6 +150,15 @@ DECLARATIONS = (
         Phrase(CALL + ' exits with code {code:d}, no output, saying "{text}"',
                lambda call, target, code, text: bc.CallEndsRaw(target, call, None, code,
                                                                False, text)),
+    ), kept_as=lambda command: command.call),
+    Declaration("Report End", end_reported, (
+        Phrase('the end of call "{call}" killed by {signal:w} is reported',
+               lambda call, signal: bc.EndReported(call, signal)),
+        Phrase('the end of call "{call}" exiting with code {code:d} and no output is reported',
+               lambda call, code: bc.EndReported(call, None, code)),
+        Phrase('the end of call "{call}" exiting with code {code:d} saying "{text}" is'
+               " reported",
+               lambda call, code, text: bc.EndReported(call, None, code, True, text)),
     ), kept_as=lambda command: command.call),
     Declaration("Queue Work", bc.AddWork, (
         Phrase('work "{work}" is queued for target "{target}"', bc.AddWork),

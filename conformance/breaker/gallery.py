@@ -145,6 +145,29 @@ class SilenceClassedAuthRuntime(StoreBreakerRuntime):
         return failure_class
 
 
+class KillSignalUnnamedRuntime(StoreBreakerRuntime):
+    """The error of a kill names a signal only when one is given: an end known by its
+    exit code alone (an OOM kill's 137, a parent's -9) is reported with no signal, as a
+    path that skipped the signal-exit classifier words it "exit code 137"."""
+
+    def _report(self, failure_class: str, signal: str | None, exit_code: int | None,
+                output: bool, error_text: str) -> dict[str, object]:
+        return super()._report(failure_class, signal, None, output, error_text)
+
+
+class SilenceBlamedOnTokenRuntime(StoreBreakerRuntime):
+    """A failure with no output and no text is diagnosed as an expired token and nothing
+    else ("Subscription token may be expired or revoked"), as seed 002's OAuth-only
+    diagnosis did, though its class stays agent_error."""
+
+    def _report(self, failure_class: str, signal: str | None, exit_code: int | None,
+                output: bool, error_text: str) -> dict[str, object]:
+        report = super()._report(failure_class, signal, exit_code, output, error_text)
+        if report["possible_causes"]:
+            report["possible_causes"] = ["expired_token"]
+        return report
+
+
 class FailsClosedRuntime(StoreBreakerRuntime):
     """With the store down, calls are refused instead of admitted: a store outage stops
     all dispatch (fails closed)."""
@@ -225,6 +248,11 @@ GALLERY = (
                    "seed 002 10.4.1: is_auth_failure skips signal/OOM/timeout markers"),
     _runtime_entry("breaker_silence_classed_auth", SilenceClassedAuthRuntime, "CB-017",
                    "seed 002 10.4.1: the zero-output fallback said authentication issue"),
+    _runtime_entry("breaker_kill_signal_unnamed", KillSignalUnnamedRuntime, "CB-018",
+                   "seed 002 10.4.1: the 504 of a kill names its signal"),
+    _runtime_entry("breaker_silence_blamed_on_token", SilenceBlamedOnTokenRuntime,
+                   "CB-019", "seed 002 10.4.1: the diagnosis of a silent exit named the"
+                   " token alone"),
     _runtime_entry("breaker_fails_closed", FailsClosedRuntime, "CB-011",
                    "seed 002 10.11: fail-open on Redis down"),
     _runtime_entry("breaker_per_worker", PerWorkerRuntime, "CB-013",

@@ -27,7 +27,7 @@ from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.breaker import commands as bc
-from jobconform.reference.breaker.classify import RawEnd, classify_end, killed
+from jobconform.reference.breaker.classify import RawEnd, classify_end, killed, report_end
 from jobconform.reference.breaker.oracle import (
     Admission,
     BreakerModel,
@@ -56,7 +56,7 @@ def breaker_settings(profile: Profile, **overrides: Any) -> BreakerSettings:
     return BreakerSettings.from_parameters(all_profile_parameters(profile, BREAKER, overrides))
 
 
-def raw_end(command: bc.CallEndsRaw) -> RawEnd:
+def raw_end(command: bc.CallEndsRaw | bc.EndReported) -> RawEnd:
     return RawEnd(command.signal, command.exit_code, command.output, command.error_text)
 
 
@@ -64,6 +64,18 @@ def as_report(command: bc.CallEndsRaw) -> bc.Report:
     """The report of the failure under the class the spec gives the raw end."""
     return bc.Report(command.target, command.call, "failure",
                      classify_end(raw_end(command)), command.worker)
+
+
+def report_primary(command: bc.EndReported, expected: object, answer: object) -> str:
+    """The rule of the report's first differing field: its class (CB-016 for a kill,
+    CB-017 otherwise), the signal named (CB-018), a silent failure's causes (CB-019)."""
+    wanted = expected if isinstance(expected, dict) else {}
+    shown = answer if isinstance(answer, dict) else {}
+    if wanted.get("failure_class") != shown.get("failure_class"):
+        return "CB-016" if killed(raw_end(command)) else "CB-017"
+    if wanted.get("signal") != shown.get("signal"):
+        return "CB-018"
+    return "CB-019"
 
 
 @dataclass
@@ -122,6 +134,9 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
 
     def _compare_answer(self, command: bc.BreakerCommand, requirements: tuple[str, ...],
                         expected: object, answer: object) -> None:
+        if isinstance(command, bc.EndReported) and answer != expected:
+            raise self._fail(requirements, f"the answer to {self._describe(command)}",
+                             expected, answer, report_primary(command, expected, answer))
         if answer != expected:
             # More than one probe admitted at once breaks CB-007, whatever admitted the
             # first of them (a lapsed lease included).
@@ -171,7 +186,7 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
             if (command.outcome == CallOutcome.FAILURE) != (command.failure_class is not None):
                 raise ValueError("a failure needs a failure class and only a failure has one")
         if (isinstance(command, bc.MissedHeartbeat | bc.DrainLost | bc.BackstopSweep
-                       | bc.CallEndsRaw) and not self.claims_seams):
+                       | bc.CallEndsRaw | bc.EndReported) and not self.claims_seams):
             raise ValueError(f"backend {self.backend.name!r} does not claim {BREAKER_SEAMS};"
                              f" {self._describe(command)} cannot be checked on it")
         if isinstance(command, bc.PassTime):
@@ -222,6 +237,12 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
                     ended.target, ended.call, ended.signal, ended.exit_code, ended.output,
                     ended.error_text))
                 return answer, model.record_end(ended.target, ended.call, raw_end(ended), now)
+            case bc.EndReported():
+                asked = command
+                worker = self.workers[asked.worker]
+                reported = self._call("report_end", lambda: worker.report_end(
+                    asked.signal, asked.exit_code, asked.output, asked.error_text))
+                return reported, report_end(raw_end(asked))
             case bc.MissedHeartbeat(target=target, worker=index):
                 worker = self.workers[index]
                 self._call("record_missed_heartbeat",
@@ -413,6 +434,12 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
             # it makes then exercises what a report of that class would.
             by_class = self._requirements(as_report(command))
             return ("CB-016" if killed(raw_end(command)) else "CB-017", *by_class)
+        if isinstance(command, bc.EndReported):
+            # The report's class is the raw end's (CB-016, CB-017); a kill's names its
+            # signal (CB-018); a failure with no output may show a silent one's causes.
+            end = raw_end(command)
+            return ("CB-016", "CB-018") if killed(end) else (
+                ("CB-017", "CB-019") if not end.output else ("CB-017",))
         if isinstance(command, bc.PassTime | bc.ReadBreaker) or target is None:
             return ("CB-013",)
         if isinstance(command, bc.ResetBreaker):

@@ -12,6 +12,7 @@ backend does not claim). ``Start Breaker`` takes overrides of the profile's para
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -77,6 +78,13 @@ class BreakerLibrary(AreaLibrary[BreakerHarness]):
         actual = self._answers.get(name, "<never sent>")
         if actual != expected:
             raise self._fail(f"the answer to {name!r} should be {expected!r}, not {actual!r}")
+
+    @keyword("Report Should Be")
+    def report_should_be(self, name: str, expected: str) -> None:
+        """The report kept under ``name`` (Report End), given as JSON (CB-018, CB-019)."""
+        actual = self._answers.get(name, "<never sent>")
+        if actual != json.loads(expected):
+            raise self._fail(f"the report of {name!r} should be {expected}, not {actual!r}")
 
     @keyword("Backstop Should Have Failed")
     def backstop_failed(self, count: int) -> None:

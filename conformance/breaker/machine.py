@@ -278,11 +278,14 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
         @rule(at=targets, worker=workers, ends=st.lists(raw_ends, min_size=1, max_size=3))
         def raw_end(self, at: str, worker: int, ends: list[RawEndFields]) -> None:
             """CB-016, CB-017: calls arrive and each fails with a raw end the runtime
-            classes; a closed breaker's count, an open one's probe, show what it decided."""
+            classes; a closed breaker's count, an open one's probe, show what it decided.
+            CB-018, CB-019: the error it reports for the same end."""
             for signal, exit_code, output, error_text in ends:
                 call = self._name("r")
                 self._run(bc.Call(at, call, worker))
                 self._run(bc.CallEndsRaw(at, call, signal, exit_code, output, error_text,
+                                         worker))
+                self._run(bc.EndReported(call, signal, exit_code, output, error_text,
                                          worker))
 
         @rule(at=targets, worker=workers)

@@ -12,6 +12,7 @@ A scenario may fix breaker parameters before its first command ("a breaker tripp
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -109,6 +110,14 @@ def end_classed(context: Any, call: str, failure_class: str) -> None:
     actual = _breaker(context).answers.get(call, "<never sent>")
     _check(context, actual == failure_class, f"the class of call {call!r}'s end",
            failure_class, actual)
+
+
+@check_step('the report of call "{call}" is {report}')
+def end_report_is(context: Any, call: str, report: str) -> None:
+    """The report the runtime gave for the end kept under `call` (CB-018, CB-019), JSON."""
+    actual = _breaker(context).answers.get(call, "<never sent>")
+    wanted = json.loads(report)
+    _check(context, actual == wanted, f"the report of call {call!r}'s end", wanted, actual)
 
 
 @check_step('work "{work}" is {answer:w}')

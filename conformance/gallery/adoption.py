@@ -56,11 +56,13 @@ class AcceptsAfterShutdownRuntime(MemoryRuntime):
     that has stopped (LC-023)."""
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None, owner: str | None = None,
-               trigger: str | None = None, options: JsonValue = None) -> str:
+               module_id: str | None = None, arguments: JsonValue = None,
+               owner: str | None = None, trigger: str | None = None,
+               options: JsonValue = None) -> str:
         shut_down, self._shut_down = self._shut_down, False
         try:
-            return super().submit(script, retry, module_id, owner, trigger, options)
+            return super().submit(script, retry, module_id, arguments, owner, trigger,
+                                  options)
         finally:
             self._shut_down = shut_down
 

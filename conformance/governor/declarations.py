@@ -35,6 +35,15 @@ def record_rate_limited_result(target: str, result: str,
     return gc.RecordRateLimited(target, result, governor - 1)
 
 
+def record_raw_end_result(target: str, result: str, signal: str | None = None,
+                          exit_code: int | None = None, output: bool = False,
+                          error_text: str = "", governor: int = 1) -> gc.RecordRawEnd:
+    """A terminal failure given as its raw end, which the governor classes itself as the
+    breaker does: a kill never counts as auth (RG-014)."""
+    return gc.RecordRawEnd(target, result, signal, exit_code, output, error_text,
+                           governor - 1)
+
+
 def governor_store_outage(down: bool) -> gc.GovernorStoreOutage:
     """The governors' shared store goes down (True) or comes back (False) (RG-011)."""
     return gc.GovernorStoreOutage(down)
@@ -83,6 +92,14 @@ DECLARATIONS = (
     Declaration("Record Rate-Limited Result", record_rate_limited_result, (
         Phrase('target "{target}" records rate-limited result "{result}"',
                lambda target, result: record_rate_limited_result(target, result)),
+    )),
+    Declaration("Record Raw End Result", record_raw_end_result, (
+        Phrase('target "{target}" records failure result "{result}" killed by {signal:w}',
+               lambda target, result, signal: record_raw_end_result(target, result, signal)),
+        Phrase('target "{target}" records failure result "{result}" exiting with code'
+               ' {code:d} saying "{text}"',
+               lambda target, result, code, text: record_raw_end_result(
+                   target, result, None, code, False, text)),
     )),
     Declaration("Governor Store Outage", governor_store_outage, (
         Phrase("the governor store becomes unreachable", lambda: governor_store_outage(True)),

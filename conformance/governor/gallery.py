@@ -7,6 +7,7 @@ naming the requirement in `catches`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
@@ -19,6 +20,7 @@ from jobconform.backends.governor.runtime import (
 )
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
+from jobconform.conformance.breaker.gallery import KILL_WORDS
 from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference.governor.oracle import GovernorSettings
 
@@ -103,6 +105,22 @@ class RateLimitUncountedRuntime(StoreGovernorRuntime):
 
     def peer(self) -> StoreGovernorRuntime:
         return RateLimitUncountedRuntime(self._store.peer(), self._clock, self._settings)
+
+
+class KillArmsPauseRuntime(StoreGovernorRuntime):
+    """The governor's auth matcher reads only the error text, without the negative
+    markers seed 002 gave the scheduler's _is_auth_failure: a killed end whose text
+    carries an auth indicator ("OOM kill: unauthorized", or a SIGTERM'd CLI that printed
+    "authentication failed") counts as auth, so a wave of OOM kills pauses re-delivery."""
+
+    def _classify(self, signal: str | None, exit_code: int | None, output: bool,
+                  error_text: str) -> str:
+        if super()._classify(None, None, output, re.sub(KILL_WORDS, "", error_text)) == "auth":
+            return "auth"
+        return super()._classify(signal, exit_code, output, error_text)
+
+    def peer(self) -> StoreGovernorRuntime:
+        return KillArmsPauseRuntime(self._store.peer(), self._clock, self._settings)
 
 
 class EnvelopeBurstRuntime(StoreGovernorRuntime):
@@ -217,6 +235,9 @@ GALLERY = (
                     InMemoryGovernorStore, "RG-010",
                     "seed 002 10.11.1: agent 429 mapped to billing",
                     RateLimitUncountedRuntime),
+    _governor_entry("governor_kill_arms_pause", KillArmsPauseRuntime, InMemoryGovernorStore,
+                    "RG-014", "seed 002 10.4.1: the scheduler's _is_auth_failure skips"
+                    " signal/OOM/timeout markers", KillArmsPauseRuntime),
     _governor_entry("governor_envelope_burst", EnvelopeBurstRuntime, InMemoryGovernorStore,
                     "RG-012", "seed 002 10.11.1: per-envelope jitter of the re-send sweep",
                     EnvelopeBurstRuntime),

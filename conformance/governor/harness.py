@@ -23,6 +23,7 @@ from jobconform.conformance.area_harness import (
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
 from jobconform.conformance.watchdog import guarded
+from jobconform.reference.breaker.classify import RawEnd, classify_end, killed
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.governor import commands as gc
 from jobconform.reference.governor.oracle import (
@@ -36,6 +37,10 @@ from jobconform.spec import Profile
 WORKERS = 2
 # Retry-afters are differences of instants with microseconds; float seconds agree to this.
 SECONDS_TOLERANCE = 1e-6
+
+
+def governor_raw_end(command: gc.RecordRawEnd) -> RawEnd:
+    return RawEnd(command.signal, command.exit_code, command.output, command.error_text)
 
 
 def governor_settings(profile: Profile, **overrides: Any) -> GovernorSettings:
@@ -153,6 +158,13 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
                 self._call("record_rate_limited", lambda: self.workers[index]
                            .record_rate_limited(target, result_id))
                 model.record_rate_limited(target, result_id, now)
+            case gc.RecordRawEnd():
+                ended = command
+                self._call("record_raw_end", lambda: self.workers[ended.worker].record_raw_end(
+                    ended.target, ended.result_id, ended.signal, ended.exit_code,
+                    ended.output, ended.error_text))
+                model.record_raw_end(ended.target, ended.result_id, governor_raw_end(ended),
+                                     now)
             case gc.Restart(draw=draw, worker=index):
                 self._call("restart", lambda: self.workers[index].restart(draw))
                 model.restart(index, draw, now)
@@ -249,6 +261,14 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
                 return ("RG-005",)
             expired = ("RG-008",) if model.paused_until is not None else ()
             return ("RG-002", "RG-003", "RG-004", *expired)
+        if isinstance(command, gc.RecordRawEnd):
+            end = governor_raw_end(command)
+            counting = self._failure_requirements(command.target, classify_end(end),
+                                                  command.result_id)
+            # A kill whose pause comes, or a confirmed auth message whose does not: the
+            # governor's classing first for a kill (it must never be auth), the counting
+            # first for the rest.
+            return ("RG-014", *counting) if killed(end) else (*counting, "RG-014")
         if isinstance(command, gc.RecordRateLimited):
             counting = self._failure_requirements(command.target, RATE_LIMIT_CLASS,
                                                   command.result_id)

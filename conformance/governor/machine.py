@@ -19,6 +19,14 @@ from jobconform.reference.governor import commands as gc
 from jobconform.spec import Profile, Registry
 
 TARGETS = ("t1", "t2", "t3", "t4")
+# Raw ends (signal, exit code, output, error text): kills by signal, by exit code and by
+# marker beside an auth indicator, confirmed auth messages, and a silent failure (RG-014).
+RawEndFields = tuple[str | None, int | None, bool, str]
+RAW_ENDS: tuple[RawEndFields, ...] = (
+    ("SIGKILL", None, False, ""), (None, 137, False, ""),
+    (None, -15, True, "authentication failed"), (None, 1, False, "OOM kill: unauthorized"),
+    (None, 1, True, "HTTP 401 Unauthorized"), (None, 1, False, "invalid API key"),
+    (None, 1, False, ""))
 CLASSES = ("auth", "billing", "timeout")
 TIME_STEPS = (0.0, 1.0, 15.0, 30.0, 59.0, 60.0, 120.0, 300.0)
 # Small limits reach full windows and an armed pause in few steps.
@@ -68,6 +76,17 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             for at in TARGETS[:count]:
                 self.results += 1
                 self._run(gc.RecordRateLimited(at, f"r{self.results}", worker))
+
+        @rule(ends=st.lists(st.sampled_from(RAW_ENDS), min_size=2, max_size=4),
+              worker=workers)
+        def raw_end_storm(self, ends: list[RawEndFields], worker: int) -> None:
+            """RG-014: several targets' results end at one moment as raw ends the governor
+            classes itself, as in a wave of OOM kills: kills never arm the pause."""
+            for index, (signal, exit_code, output, error_text) in enumerate(ends):
+                self.results += 1
+                at = TARGETS[index]
+                self._run(gc.RecordRawEnd(at, f"r{self.results}", signal, exit_code, output,
+                                          error_text, worker))
 
         @rule(failure_class=st.sampled_from(CLASSES), count=st.integers(2, 4))
         def shared_cause(self, failure_class: str, count: int) -> None:

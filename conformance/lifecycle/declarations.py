@@ -100,6 +100,25 @@ def submit_job_with_options(alias: str, options: str) -> cmd.Submit:
     """Submit a job with ``options`` (a JSON value) as its execution options (LC-035); it
     must be accepted. Returns its id."""
     return cmd.Submit(alias, options=json_value(options))
+def submit_job_with_arguments(alias: str, arguments: str) -> cmd.Submit:
+    """Submit a job with ``arguments`` (a JSON value, LC-036); it must be accepted.
+    Returns its id."""
+    return cmd.Submit(alias, arguments=json_value(arguments))
+
+
+def submit_job_that_returns(alias: str, result: str = "null", arguments: str = "null"
+                            ) -> cmd.Submit:
+    """Submit a job whose body is decided before the call: it returns ``result`` (a JSON
+    value) once it runs, which a runtime with queued execution off does inside submit
+    (LC-037). ``arguments``: the job's (LC-036), none by default. Returns its id."""
+    return cmd.Submit(alias, arguments=json_value(arguments),
+                      outcome=cmd.Succeed(json_value(result)))
+
+
+def submit_job_that_raises(alias: str, error_type: str, message: str) -> cmd.Submit:
+    """Submit a job whose body is decided before the call: it raises
+    ``error_type(message)`` once it runs (LC-037). Returns its id."""
+    return cmd.Submit(alias, outcome=cmd.Raise(error_type, message))
 
 
 def dispatch() -> cmd.Dispatch:
@@ -319,6 +338,23 @@ DECLARATIONS = (
     ), kept_as=_submitted),
     Declaration("Submit Job For Module", submit_job_for_module, (
         Phrase('job "{alias}" is submitted for module "{module}"', submit_job_for_module),
+    ), kept_as=_submitted),
+    Declaration("Submit Job With Arguments", submit_job_with_arguments, (
+        Phrase('job "{alias}" is submitted with arguments {arguments:Json}',
+               lambda alias, arguments: cmd.Submit(alias, arguments=arguments)),
+    ), kept_as=_submitted),
+    Declaration("Submit Job That Returns", submit_job_that_returns, (
+        Phrase('job "{alias}" is submitted with a body that returns {result:Json}',
+               lambda alias, result: cmd.Submit(alias, outcome=cmd.Succeed(result))),
+        # Worded apart from the two above: a wording that one of them begins would match
+        # it too, with the rest of the line taken for its JSON value.
+        Phrase('job "{alias}" whose body returns {result:Json} is submitted with arguments'
+               ' {arguments:Json}', lambda alias, result, arguments: cmd.Submit(
+                   alias, arguments=arguments, outcome=cmd.Succeed(result))),
+    ), kept_as=_submitted),
+    Declaration("Submit Job That Raises", submit_job_that_raises, (
+        Phrase('job "{alias}" is submitted with a body that raises {error_type:w}'
+               ' "{message}"', submit_job_that_raises),
     ), kept_as=_submitted),
     Declaration("Submit Job With Retry", submit_job_with_retry, (
         *_each_retry_wording('job "{alias}" is submitted with {retries:d} retries'),

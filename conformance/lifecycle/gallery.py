@@ -545,9 +545,11 @@ class ModuleIdUncheckedRuntime(MemoryRuntime):
     contract)."""
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None, owner: str | None = None,
-               trigger: str | None = None, options: JsonValue = None) -> str:
-        return super().submit(script, retry, owner=owner, trigger=trigger, options=options)
+               module_id: str | None = None, arguments: JsonValue = None,
+               owner: str | None = None, trigger: str | None = None,
+               options: JsonValue = None) -> str:
+        return super().submit(script, retry, arguments=arguments, owner=owner,
+                              trigger=trigger, options=options)
 
 
 class DrainWithoutTimeoutRuntime(MemoryRuntime):
@@ -712,9 +714,10 @@ class OptionsDroppedOnRecordRuntime(MemoryRuntime):
         return self._given_options.get(job.job_id)
 
     def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
-               module_id: str | None = None, owner: str | None = None,
-               trigger: str | None = None, options: JsonValue = None) -> str:
-        job_id = super().submit(script, retry, owner=owner, trigger=trigger)
+               module_id: str | None = None, arguments: JsonValue = None,
+               owner: str | None = None, trigger: str | None = None,
+               options: JsonValue = None) -> str:
+        job_id = super().submit(script, retry, module_id, arguments, owner, trigger)
         self._given_options[job_id] = options
         return job_id
 
@@ -729,6 +732,71 @@ class OptionsNotHandedToBodyRuntime(MemoryRuntime):
 
     def _options_for_body(self, job: StoredJob) -> JsonValue:
         return None
+
+
+def _each_value(value: JsonValue, change: Any) -> JsonValue:
+    """`value` with `change` applied to every scalar in it, nesting kept."""
+    if isinstance(value, list):
+        return [_each_value(item, change) for item in value]
+    if isinstance(value, dict):
+        return {key: _each_value(item, change) for key, item in value.items()}
+    return change(value)  # type: ignore[no-any-return]
+
+
+def _through_a_double(value: JsonValue) -> JsonValue:
+    """An integer as a JavaScript-style JSON codec reads it: through a 64-bit float."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int(float(value))
+    return value
+
+
+def _through_latin1(value: JsonValue) -> JsonValue:
+    """A string as a Latin-1 connection writes it: other characters become "?"."""
+    if isinstance(value, str):
+        return value.encode("latin-1", "replace").decode("latin-1")
+    return value
+
+
+class ArgumentsThroughDoublesRuntime(MemoryRuntime):
+    """Job arguments go through a codec that reads every number as a 64-bit float: an
+    integer past 2**53 comes back rounded (9007199254740993 as 9007199254740992), in the
+    record and in the body alike."""
+
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
+               module_id: str | None = None, arguments: JsonValue = None,
+               owner: str | None = None, trigger: str | None = None,
+               options: JsonValue = None) -> str:
+        return super().submit(script, retry, module_id,
+                              _each_value(arguments, _through_a_double), owner, trigger,
+                              options)
+
+
+class ArgumentsLatin1Runtime(MemoryRuntime):
+    """Job arguments are stored through a Latin-1 connection: every character outside
+    Latin-1 (an emoji, a CJK character, a combining mark) comes back as "?"."""
+
+    def submit(self, script: TaskScript, retry: RetryPolicy | None = None,
+               module_id: str | None = None, arguments: JsonValue = None,
+               owner: str | None = None, trigger: str | None = None,
+               options: JsonValue = None) -> str:
+        return super().submit(script, retry, module_id, _each_value(arguments, _through_latin1),
+                              owner, trigger, options)
+
+
+class ArgumentsKeptFromBodyRuntime(MemoryRuntime):
+    """The record keeps a job's arguments, but the body is run without them, as a worker
+    that calls the task function with no arguments does."""
+
+    def _finish_owned(self, job: StoredJob) -> None:
+        super()._finish_owned(replace(job, arguments=None))
+
+
+class QueuedAnywayRuntime(MemoryRuntime):
+    """Configured with queued execution off (seed 000's async.enabled false), the runtime
+    queues every submission anyway and runs it only at a dispatch point."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
+        super().__init__(replace(settings, queued_execution=True), clock)
 
 
 def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
@@ -842,4 +910,13 @@ GALLERY = (
                   "LC-035", "seed 002 §10.5 (model_used audit trail in execution records)"),
     _memory_entry("execution_options_not_handed_to_body", OptionsNotHandedToBodyRuntime,
                   "LC-035", "seed 002 §10.5 (the task runs with the model chosen)"),
+    _memory_entry("arguments_through_doubles", ArgumentsThroughDoublesRuntime, "LC-036",
+                  "seed 000 Payload Serialization (a payload's integers past 53 bits)"),
+    _memory_entry("arguments_latin1", ArgumentsLatin1Runtime, "LC-036",
+                  "seed 000 Payload Serialization (a payload's text re-encoded)"),
+    _memory_entry("arguments_kept_from_body", ArgumentsKeptFromBodyRuntime, "LC-036",
+                  "seed 000 Execution Flow (the worker executes the job's phase)"),
+    _memory_entry("queued_anyway", QueuedAnywayRuntime, "LC-037",
+                  "seed 000 Overview and Configuration (async.enabled false runs"
+                  " synchronously)"),
 )

@@ -53,7 +53,13 @@ from jobconform.conformance.area_keywords import (
 )
 from jobconform.conformance.area_steps import at
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import DELAY_TOLERANCE_MS, Harness, Record, freeze
+from jobconform.conformance.harness import (
+    DELAY_TOLERANCE_MS,
+    Harness,
+    Record,
+    freeze,
+    shown_arguments,
+)
 from jobconform.conformance.lifecycle.declarations import DECLARATIONS, canonical_status
 from jobconform.conformance.reaper import declarations as reaper
 from jobconform.conformance.redelivery import declarations as redelivery
@@ -62,7 +68,8 @@ from jobconform.conformance.utc import describe_offset, field_off_utc
 from jobconform.conformance.vocabulary import derive_keywords, json_value
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import describe
-from jobconform.reference.lifecycle import POISON_ERROR
+from jobconform.reference.lifecycle import POISON_ERROR, arguments_text
+from jobconform.reference.model import request_label
 from jobconform.spec import Profile, Registry, SpecError, load_registry
 
 TIMESTAMP_FIELDS = ("submitted_at", "started_at", "finished_at")
@@ -223,13 +230,15 @@ class JobconformLibrary:
     def start_runtime(self, slots: int | None = None, task_cap: int | None = None,
                       unlimited_tasks: bool = False,
                       redelivery_cap: int | None = None,
-                      page_size: int | None = None) -> None:
+                      page_size: int | None = None, queued_execution: bool = True) -> None:
         """Open a fresh runtime on the backend, with the profile's limits unless overridden.
 
         ``slots`` is max_concurrent, ``task_cap`` is max_tasks; ``unlimited_tasks=True``
         removes the cap whatever the profile says; ``redelivery_cap`` is max_redelivery
         (RD-002; the profile's by default); ``page_size`` the most a page of the
-        executions query holds (LC-032; the profile's, else 50, by default).
+        executions query holds (LC-032; the profile's, else 50, by default);
+        ``queued_execution=False`` opens it with queued execution off, so that submit runs
+        each body itself (LC-037).
         """
         if self._skip_reason is not None:
             raise SkipExecution(self._skip_reason)
@@ -253,7 +262,8 @@ class JobconformLibrary:
         self._profile = registry.profile(profile_name)
         self._harness = Harness(backend, self._profile, registry, max_concurrent=slots,
                                 max_tasks=task_cap, unlimited_tasks=unlimited_tasks,
-                                max_redelivery=redelivery_cap, page_size=page_size)
+                                max_redelivery=redelivery_cap, page_size=page_size,
+                                queued_execution=queued_execution)
         settings = self._harness.settings
         BuiltIn().log(f"runtime on backend {backend.name!r} ({backend_name}), profile"
                       f" {profile_name!r}: max_concurrent={settings.max_concurrent},"
@@ -556,6 +566,28 @@ class JobconformLibrary:
         if actual != wanted or type(actual) is not type(wanted):
             raise self._fail(f"job {alias!r} result should be {wanted!r} but the backend shows"
                              f" {actual!r}")
+
+    @keyword("Job Arguments Should Be")
+    def job_arguments_should_be(self, alias: str, expected: str = "null") -> None:
+        """The record shows the job's arguments as ``expected`` (a JSON value, LC-036):
+        the same value, types apart, an object's keys in any order."""
+        wanted = arguments_text(json_value(expected))
+        shown = shown_arguments(getattr(self._view(alias), "arguments", "<missing>"))
+        if shown != wanted:
+            raise self._fail(f"job {alias!r} arguments should be {wanted} but the backend"
+                             f" shows {shown}")
+
+    @keyword("Job Body Should Have Received")
+    def job_body_should_have_received(self, alias: str, expected: str = "null") -> None:
+        """The job's body ran, and each invocation received ``expected`` (a JSON value)
+        as its arguments (LC-036)."""
+        wanted = arguments_text(json_value(expected))
+        script = self.harness.scripts.get(alias)
+        received = [] if script is None else [shown_arguments(value)
+                                              for value in script.received_arguments]
+        if not received or any(value != wanted for value in received):
+            raise self._fail(f"the body of job {alias!r} should have received {wanted}, it"
+                             f" received {received or 'nothing (it never ran)'}")
 
     @keyword("Job Error Should Be")
     def job_error_should_be(self, alias: str, expected: str | None) -> None:
@@ -883,6 +915,27 @@ class JobconformLibrary:
             raise self._fail(f"operator alerts should be {list(aliases)}, backend shows"
                              f" {answer!r}")
 
+    @keyword("Parked Request Should Be")
+    def parked_request_should_be(self, agent: str, request: str, number: int) -> None:
+        """Agent ``agent`` parks ``request`` (RD-008), which must land on request
+        ``number``: the ``number``-th the runtime answered with."""
+        answer = self.run(redelivery.park_request(agent, request))
+        expected = request_label(int(number) - 1)
+        if answer != expected:
+            raise self._fail(f"parking {request!r} of {agent!r} should land on {expected},"
+                             f" backend answered {answer!r}")
+
+    @keyword("Operator Requests Should Be")
+    def operator_requests_should_be(self, *requests: str) -> None:
+        """The operator queue holds exactly ``requests``, each "agent request-id", in the
+        order first parked, and each is the request of that place (RD-008)."""
+        expected = [[request_label(index), *pair.split()]
+                    for index, pair in enumerate(requests)]
+        answer = self.harness.run(cmd.OperatorRequests())
+        if answer != expected:
+            raise self._fail(f"operator requests should be {expected}, backend shows"
+                             f" {answer!r}")
+
 
 derive_keywords(JobconformLibrary, DECLARATIONS, lambda library: library, {
     "Submit Job": JobconformLibrary._accepted,
@@ -891,6 +944,9 @@ derive_keywords(JobconformLibrary, DECLARATIONS, lambda library: library, {
     "Submit Job For Module": JobconformLibrary._accepted,
     "Submit Job For Owner": JobconformLibrary._accepted,
     "Submit Job With Options": JobconformLibrary._accepted,
+    "Submit Job With Arguments": JobconformLibrary._accepted,
+    "Submit Job That Returns": JobconformLibrary._accepted,
+    "Submit Job That Raises": JobconformLibrary._accepted,
     "Cancel Job": JobconformLibrary._cancel_answer,
     "Run Cleanup": JobconformLibrary._cleanup_count,
     "List Jobs": JobconformLibrary._listing,

@@ -38,6 +38,10 @@ from jobconform.conformance.job_draws import (
     RETRY_AFTERS,
     outcomes_with,
 )
+from jobconform.conformance.lifecycle.arguments_machine import (
+    claims_any,
+    make_arguments_machine,
+)
 from jobconform.conformance.machine_runner import (
     MachineRun,
     run_machine,
@@ -565,8 +569,24 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
     return LifecycleMachine
 
 
+# The arguments machine's share of the examples: its rules are few, and each sequence
+# draws fresh arguments for every submission.
+ARGUMENTS_MACHINE_SHARE = 4
+
+
 def run_lifecycle_machine(backend: Backend, profile: Profile, registry: Registry | None,
                           seed: int = 0, examples: int = 200) -> MachineRun:
     """Run the lifecycle machine (with retries and heartbeats where the backend claims
-    them); the same seed gives the same sequences and the same result."""
-    return run_machine(make_machine, backend, profile, registry, seed=seed, examples=examples)
+    them), then, if it passed and the backend claims jobs' arguments or the switch of
+    queued execution, the arguments machine (arguments_machine.py) at the same seed; the
+    same seed gives the same sequences and the same result."""
+    run = run_machine(make_machine, backend, profile, registry, seed=seed, examples=examples)
+    if (run.divergence is not None or run.nondeterminism is not None
+            or not claims_any(backend)):
+        return run
+    more = run_machine(make_arguments_machine, backend, profile, registry, seed=seed,
+                       examples=max(1, examples // ARGUMENTS_MACHINE_SHARE))
+    more.steps += run.steps
+    more.exercised |= run.exercised
+    more.deviations[:0] = run.deviations
+    return more

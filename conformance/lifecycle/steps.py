@@ -20,7 +20,7 @@ from typing import Any, cast
 from jobconform.backends.protocol import JobView
 from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.harness import DELAY_TOLERANCE_MS
+from jobconform.conformance.harness import DELAY_TOLERANCE_MS, shown_arguments
 from jobconform.conformance.lifecycle.declarations import DECLARATIONS
 from jobconform.conformance.scenario import (
     _check,
@@ -35,7 +35,7 @@ from jobconform.conformance.utc import field_off_utc
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import describe
-from jobconform.reference.lifecycle import JsonValue
+from jobconform.reference.lifecycle import JsonValue, arguments_text
 
 __all__: list[str] = []
 
@@ -81,6 +81,17 @@ def step_runtime_page_size(context: Any, size: int) -> None:
 def step_runtime_slots_cap_page_size(context: Any, slots: int, cap: int, size: int) -> None:
     """A machine trace's runtime (conformance/trace.py)."""
     reopen_runtime(context, max_concurrent=slots, max_tasks=cap, page_size=size)
+
+
+@setup_step("a runtime with queued execution off")
+def step_runtime_synchronous(context: Any) -> None:
+    """Seed 000's async.enabled false: submit runs each body itself (LC-037)."""
+    reopen_runtime(context, queued_execution=False)
+
+
+@setup_step("a runtime with queued execution off and a task cap of {cap:d}")
+def step_runtime_synchronous_cap(context: Any, cap: int) -> None:
+    reopen_runtime(context, max_tasks=cap, queued_execution=False)
 
 
 # -- Given/When: commands, derived from their declarations (declarations.py) ---------------
@@ -177,6 +188,26 @@ def check_utc(context: Any, alias: str) -> None:
 def check_result(context: Any, alias: str, result: JsonValue) -> None:
     view = job_view(context, alias)
     _check(context, same_value(result, view.result), f"job {alias!r} result", result, view.result)
+
+
+@check_step('job "{alias}" has the arguments {arguments:Json}')
+def check_arguments(context: Any, alias: str, arguments: JsonValue) -> None:
+    """The record shows the job's arguments as given (LC-036): the same JSON value, types
+    apart, an object's keys in any order."""
+    shown = shown_arguments(getattr(job_view(context, alias), "arguments", "<missing>"))
+    wanted = arguments_text(arguments)
+    _check(context, shown == wanted, f"job {alias!r} arguments", wanted, shown)
+
+
+@check_step('the body of job "{alias}" received the arguments {arguments:Json}')
+def check_body_arguments(context: Any, alias: str, arguments: JsonValue) -> None:
+    """The job's body ran, and each of its invocations received these arguments (LC-036)."""
+    script = state_of(context).harness.scripts.get(alias)
+    received = [] if script is None else [shown_arguments(value)
+                                          for value in script.received_arguments]
+    wanted = arguments_text(arguments)
+    _check(context, bool(received) and all(value == wanted for value in received),
+           f"the arguments the body of job {alias!r} received", [wanted], received)
 
 
 @check_step('job "{alias}" has no result')

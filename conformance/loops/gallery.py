@@ -13,8 +13,21 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.loops.memory import StepLoopRuntime
-from jobconform.backends.loops.protocol import LoopEvents, LoopsConfig, LoopSnapshot, RunResult
-from jobconform.backends.loops.runner import LoopRules, Progress, RunnerMemory, StoredLoop
+from jobconform.backends.loops.protocol import (
+    LoopAgent,
+    LoopEvents,
+    LoopsConfig,
+    LoopSnapshot,
+    RunResult,
+)
+from jobconform.backends.loops.runner import (
+    LOOP_TRIGGER,
+    LoopRules,
+    Progress,
+    RunnerMemory,
+    StoredLoop,
+    StoredRun,
+)
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.conformance.gallery import GalleryEntry, register
@@ -97,6 +110,24 @@ class LoopTimesAtOffset(LoopRules):
                        completed_at=None if ended is None else ended.astimezone(EAST_OF_UTC))
 
 
+class RunsUnlabelled(LoopRules):
+    """The agent is called with the run's number and message only, so the run's execution
+    says neither that a loop triggered it nor which loop: the timeline shows it as an
+    untagged execution of the agent (seed 002 §38.1)."""
+
+    def execute(self, agent: LoopAgent, loop: StoredLoop, run: StoredRun) -> RunResult:
+        return agent.execute(run.run_number, run.message)
+
+
+class RunNamesItsExecution(LoopRules):
+    """Each run's execution is tagged with the run's own execution id in place of the
+    loop's id, so it never joins back to its loop."""
+
+    def execute(self, agent: LoopAgent, loop: StoredLoop, run: StoredRun) -> RunResult:
+        return agent.execute(run.run_number, run.message, LOOP_TRIGGER,
+                             f"{loop.loop_id}-run-{run.run_number}")
+
+
 class EventBeforeRecord(StepLoopRuntime):
     """The loop events are sent before the step that ended a run (or the loop) is saved,
     as a service that broadcasts on its websocket before it commits: a client that reads
@@ -135,6 +166,10 @@ GALLERY = (
                  "seed 002 §38.5 FR-2"),
     _loops_entry("loops_times_at_offset", LoopTimesAtOffset, "LP-018",
                  "issue 18: UTC everywhere (times outside job records)"),
+    _loops_entry("loops_runs_unlabelled", RunsUnlabelled, "LP-020",
+                 "seed 002 §38.1: triggered_by=\"loop\" and loop_id on each iteration"),
+    _loops_entry("loops_run_names_its_execution", RunNamesItsExecution, "LP-020",
+                 "seed 002 §38.1: triggered_by=\"loop\" and loop_id on each iteration"),
     _loops_entry("loops_run_event_before_record", LoopRules, "LP-019",
                  "seed 002 §38.1: WebSocket events loop_run_completed and loop_completed",
                  runtime=EventBeforeRecord),

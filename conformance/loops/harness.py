@@ -32,7 +32,8 @@ from jobconform.backends.loops.protocol import (
     LoopRuntime,
     LoopsConfig,
 )
-from jobconform.backends.protocol import LOOP_EVENTS
+from jobconform.backends.loops.runner import LOOP_TRIGGER
+from jobconform.backends.protocol import LOOP_EVENTS, LOOP_LABELS
 from jobconform.conformance.area_harness import AreaHarness, check_time_step
 from jobconform.conformance.sinks import LoopEventLog, LoopEventRecord
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
@@ -154,6 +155,8 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         self.events: LoopEventLog | None = (
             LoopEventLog() if LOOP_EVENTS in self.backend.capabilities else None)
         events = self.events
+        # Each run's execution labelled as its loop's (LP-020): read only where claimed.
+        self.labels_claimed = LOOP_LABELS in self.backend.capabilities
         # Execution ids of run events -> the (loop alias, run number) first seen with them.
         self._executions: dict[str, tuple[str, object]] = {}
         # Per loop alias, the events (the runtime's, the oracle's) taken as they are after
@@ -555,6 +558,13 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
             if sent != expected.message:
                 raise self._fail(message_ids, f"{where}: the message the agent received",
                                  expected.message, sent)
+        if self.labels_claimed and agent is not None and expected.run_number in agent.labels:
+            wanted = (LOOP_TRIGGER, self.ids[alias])
+            labels = agent.labels[expected.run_number]
+            if labels != wanted:
+                raise self._fail(("LP-020",), f"{where}: its execution's (triggered_by,"
+                                 " loop_id) as the agent was called", wanted, labels)
+            self.exercised.add("LP-020")
 
     def _message_requirements(self, loop: LoopState, run_number: int) -> tuple[str, ...]:
         template = loop.params.message

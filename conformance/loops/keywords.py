@@ -26,6 +26,7 @@ from robot.api.deco import keyword, library
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
+from jobconform.backends.loops.runner import LOOP_TRIGGER
 from jobconform.conformance import tolerance
 from jobconform.conformance.area_keywords import AreaLibrary
 from jobconform.conformance.clock import EPOCH
@@ -122,6 +123,16 @@ class LoopsLibrary(AreaLibrary[LoopsHarness]):
         if (shown, sent) != (message, message):
             raise self._mismatch(f"loop {alias!r} run {number} message (recorded, sent)",
                              (message, message), (shown, sent))
+
+    @keyword("Run Should Be Labelled As Its Loop's")
+    def run_labelled(self, alias: str, number: int) -> None:
+        """The agent was called for run ``number`` with triggered_by "loop" and the loop's
+        id as start_loop answered it (LP-020)."""
+        wanted = (LOOP_TRIGGER, self.harness.ids[alias])
+        labels = self.harness.agents[alias].labels.get(int(number), "<never executed>")
+        if labels != wanted:
+            raise self._mismatch(f"loop {alias!r} run {number}: its execution's"
+                                 " (triggered_by, loop_id)", wanted, labels)
 
     @keyword("Run Status Should Be")
     def run_status(self, alias: str, number: int, status: str, error: str = "") -> None:

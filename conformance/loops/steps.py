@@ -17,6 +17,7 @@ from typing import Any
 from behave import register_type
 
 from jobconform.backends.loops.protocol import LoopSnapshot, RunSnapshot
+from jobconform.backends.loops.runner import LOOP_TRIGGER
 from jobconform.conformance.area_steps import AreaScenario, at, expectation_failure
 from jobconform.conformance.loops.declarations import DECLARATIONS
 from jobconform.conformance.loops.harness import (
@@ -163,6 +164,18 @@ def run_message(context: Any, alias: str, number: int, message: str) -> None:
     if (shown, sent) != (message, message):
         raise _fail(context, f"loop {alias!r} run {number} message (recorded, sent)",
                     (message, message), (shown, sent))
+
+
+@check_step('run {number:d} of loop "{alias}" was executed as triggered by its loop')
+def run_labelled(context: Any, alias: str, number: int) -> None:
+    """The labels the agent was called with for the run (LP-020): "loop" and the loop's id
+    as start_loop answered it."""
+    harness = _loops(context)
+    wanted = (LOOP_TRIGGER, harness.ids[alias])
+    labels = harness.agents[alias].labels.get(number, "<never executed>")
+    if labels != wanted:
+        raise _fail(context, f"loop {alias!r} run {number}: its execution's (triggered_by,"
+                    " loop_id)", wanted, labels)
 
 
 @check_step('run {number:d} of loop "{alias}" has a message of {length:d} characters'

@@ -17,7 +17,7 @@ from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings, StoreUnavailable
 from jobconform.backends.reaper import LOG, Reaper
 from jobconform.backends.sql import SqlBackend, SqlJobStore
-from jobconform.backends.sql.store import JOBS, to_stored
+from jobconform.backends.sql.store import JOBS, REQUESTS, to_stored
 from jobconform.backends.store import (
     FAILED,
     QUEUED,
@@ -235,6 +235,44 @@ class AlertBeforeMarkRuntime(MemoryRuntime):
         return True
 
 
+# -- broken operator queues (RD-008) ----------------------------------------------------------
+
+
+class GlobalRequestIdStore(InMemoryJobStore):
+    """The operator queue is keyed by the request id alone (the seed's global primary key
+    with on-conflict-do-nothing): a second agent reusing an id lands on the first agent's
+    request, and its own is silently lost."""
+
+    def park_request(self, agent: str, request_id: str) -> str:
+        for minted, _, held in self.operator_requests():
+            if held == request_id:
+                return minted
+        return super().park_request(agent, request_id)
+
+
+class ReparkDoublesStore(InMemoryJobStore):
+    """Every park inserts a new request under a new id, so a re-park under re-delivery
+    (the same agent, the same request id) makes a second request for the operator."""
+
+    def park_request(self, agent: str, request_id: str) -> str:
+        return super().park_request(agent, f"{request_id}#{len(self.operator_requests())}")
+
+    def operator_requests(self) -> list[tuple[str, str, str]]:
+        return [(minted, agent, request_id.partition("#")[0])
+                for minted, agent, request_id in super().operator_requests()]
+
+
+class GlobalRequestIdSqlStore(SqlJobStore):
+    """The SQL operator queue finds a parked request by its request id alone, so a second
+    agent reusing an id lands on the first agent's row and no row of its own is made."""
+
+    def park_request(self, agent: str, request_id: str) -> str:
+        query = select(REQUESTS.c.queue_id).where(REQUESTS.c.request_id == request_id)
+        with self._transaction(read_only=True) as connection:
+            held = connection.scalar(query)
+        return str(held) if held is not None else super().park_request(agent, request_id)
+
+
 # -- entries ---------------------------------------------------------------------------------
 
 
@@ -307,6 +345,12 @@ GALLERY = (
            "seed 002 §10.13: the count is raw attempts (issue 18: faults between writes)"),
     _entry("redelivery_alert_before_mark", AlertBeforeMarkRuntime, "RD-007",
            "seed 002 §10.13: operator alert first (issue 18: faults between writes)"),
+    _entry("operator_queue_request_id_global", GlobalRequestIdStore, "RD-008",
+           "seed 002 §10.13: UNIQUE(agent_name, request_id), two agents no longer collide"),
+    _sql_entry("sql_operator_queue_request_id_global", GlobalRequestIdSqlStore, "RD-008",
+               "seed 002 §10.13: UNIQUE(agent_name, request_id), two agents no longer collide"),
+    _entry("operator_queue_repark_doubles", ReparkDoublesStore, "RD-008",
+           "seed 002 §10.13: re-parks under re-delivery are idempotent"),
     _entry("reaper_partial_sweep_uncounted", UncountedPartialSweepReaper, "RP-008",
            "seed 004 start_reaper: log WARN and retry next interval (issue 18)"),
 )

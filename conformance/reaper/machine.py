@@ -1,7 +1,8 @@
 """The Hypothesis machine for the reaper and re-delivery areas.
 
 Random programs of submissions, outcomes, clock steps, reaper starts and stops, store
-outages and lease passes, applied to the backend and the oracle by the harness. Short
+outages, lease passes and operator requests parked, applied to the backend and the oracle
+by the harness. Short
 TTLs, intervals and leases (seconds, not hours) make sweeps, exact boundaries and
 re-deliveries happen within a few steps; a re-delivery cap of 2 makes parking reachable.
 """
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rule
 
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import OPERATOR_QUEUE, Backend
 from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
@@ -38,6 +39,10 @@ LEASES = (0.0, 1.0, 2.0)
 AIMED_TTLS = (1.0, 2.0, 5.0)
 AIMED_LEASES = (1.0, 2.0)
 RETRIES = RetryPolicy(max_retries=2, retry_delay_ms=0.0)
+# Two agents and two request ids: a draw often reuses an id across agents (two requests)
+# or parks the same one again (one request), RD-008.
+AGENTS = ("scout", "critic")
+REQUEST_IDS = ("approval-1", "approval-2")
 
 
 def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry | None,
@@ -250,7 +255,25 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
         def teardown(self) -> None:
             self.harness.close()
 
-    return ReaperMachine
+    if OPERATOR_QUEUE not in backend.capabilities:
+        # A runtime without the operator queue (the worked examples') meets the machine it
+        # was before the queue, rule for rule, so the same seed draws the same sequences.
+        return ReaperMachine
+
+    class ReaperMachineWithOperatorQueue(ReaperMachine):
+        """Seed 002 §10.13's operator queue too: requests parked by agents (RD-008)."""
+
+        @precondition(lambda self: self.harness.claims_operator_queue)
+        @rule(agent=st.sampled_from(AGENTS), request=st.sampled_from(REQUEST_IDS))
+        def park_request(self, agent: str, request: str) -> None:
+            self._run(cmd.ParkRequest(agent, request))
+
+        @precondition(lambda self: self.harness.claims_operator_queue)
+        @rule()
+        def operator_requests(self) -> None:
+            self._run(cmd.OperatorRequests())
+
+    return ReaperMachineWithOperatorQueue
 
 
 def run_reaper_machine(backend: Backend, profile: Profile, registry: Registry | None,

@@ -1,4 +1,4 @@
-"""Re-delivery's commands (RD-001..RD-007), declared once (conformance/vocabulary.py).
+"""Re-delivery's commands (RD-001..RD-008), declared once (conformance/vocabulary.py).
 
 The Behave steps (conformance/redelivery/steps.py) and the Robot keywords (the job
 runtime's library, conformance/lifecycle/keywords.py) are derived from this list; the
@@ -39,6 +39,12 @@ def previous_owner_writes(alias: str, write: str) -> cmd.StaleOwnerWrite:
     return cmd.StaleOwnerWrite(alias, write)
 
 
+def park_request(agent: str, request: str) -> cmd.ParkRequest:
+    """Agent ``agent`` parks its request ``request`` for an operator (RD-008); returns the
+    request it landed on, "request n" for the n-th the runtime answered with."""
+    return cmd.ParkRequest(agent, request)
+
+
 def _previous_owner_reports(alias: str, what: str) -> cmd.StaleOwnerWrite:
     if what not in STALE_WRITE_WORDS:
         raise ValueError(f"the previous owner reports one of {sorted(STALE_WRITE_WORDS)},"
@@ -58,6 +64,9 @@ DECLARATIONS = (
         Phrase("the process crashes at store write {write:d} while leases expire with a lease"
                " of {seconds:g} seconds", lambda write, seconds: expire_leases_under_store_fault(
                    seconds, FaultKind.CRASH.value, write)),
+    )),
+    Declaration("Park Request", park_request, (
+        Phrase('agent "{agent}" parks the operator request "{request}"', park_request),
     )),
     Declaration("Previous Owner Writes", previous_owner_writes, (
         Phrase('the previous owner of job "{alias}" reports {what}', _previous_owner_reports),

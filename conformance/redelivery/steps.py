@@ -1,4 +1,4 @@
-"""Behave steps for re-delivery and poison parking (spec area "redelivery", RD-001..RD-006).
+"""Behave steps for re-delivery and poison parking (spec area "redelivery", RD-001..RD-008).
 
 Register it with `from jobconform.conformance.redelivery.steps import *  # noqa: F403` in a
 module under `features/steps/`. The commands' steps are derived from their declarations
@@ -23,6 +23,7 @@ from jobconform.conformance.step_library import check_step, setup_step
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference import commands as cmd
 from jobconform.reference.lifecycle import POISON_ERROR
+from jobconform.reference.model import request_label
 
 __all__: list[str] = []
 
@@ -97,3 +98,22 @@ def check_alerts(context: Any, aliases: str) -> None:
 def check_no_alerts(context: Any) -> None:
     actual = _alerts(context)
     _check(context, actual == [], "operator_alerts()", [], actual)
+
+
+@check_step('the request parked is request {number:d}')
+def check_parked_request(context: Any, number: int) -> None:
+    answer = last_answer(context, cmd.ParkRequest, "the request parked is …")
+    expected = request_label(number - 1)
+    _check(context, answer == expected, "park_request's answer, the request it landed on",
+           expected, answer)
+
+
+@check_step('the operator requests are "{requests}"')
+def check_operator_requests(context: Any, requests: str) -> None:
+    """`requests`: "agent request-id" pairs in the order first parked, comma-separated;
+    each request's label is its place in that order."""
+    expected = [[request_label(index), *pair.split()]
+                for index, pair in enumerate(alias_list(requests))]
+    actual = state_of(context).run(cmd.OperatorRequests())
+    _check(context, actual == expected, "operator_requests(), in the order first parked",
+           expected, actual)

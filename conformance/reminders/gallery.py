@@ -70,6 +70,15 @@ class ListDefaultsToEveryStatusRuntime(StepReminderRuntime):
 
 
 
+class DispatchUnlabelledRuntime(StepReminderRuntime):
+    """A fire is dispatched with the reminder's id and message only, so the execution it
+    starts carries no triggered_by: it shows as a manual run of the agent, and the
+    executions page's reminder bucket and filter never find it."""
+
+    def _dispatch(self, fired: StoredReminder) -> Delivery:
+        return self._target.dispatch(fired.reminder_id, fired.message)
+
+
 class UnknownOutcomeRetriedRuntime(StepReminderRuntime):
     """A dispatch that timed out is treated as a failure and retried, so a reminder whose
     execution did start is dispatched again: it fires twice."""
@@ -374,6 +383,8 @@ def _threaded_entry(name: str, broken: type[ThreadedReminderRuntime], catches: s
 
 SECTION = "seed 002 §10.14"
 GALLERY = (
+    _memory_entry("reminder_dispatch_unlabelled", DispatchUnlabelledRuntime, "RM-021",
+                  f"{SECTION} AC #2 (triggered_by=\"reminder\")"),
     _memory_entry("reminder_unknown_outcome_retried", UnknownOutcomeRetriedRuntime, "RM-010",
                   f"{SECTION} AC #3 (TimeoutException is assume-dispatched)"),
     _memory_entry("reminder_cancel_fired_accepted", CancelFiredAcceptedRuntime, "RM-011",

@@ -19,8 +19,9 @@ from datetime import timedelta
 from typing import ClassVar
 
 from jobconform.backends.faults import ProcessCrashed, StoreFaults, StoreFaultsNotClaimed
-from jobconform.backends.protocol import REMINDERS, store_faults
+from jobconform.backends.protocol import REMINDER_LABELS, REMINDERS, store_faults
 from jobconform.backends.reminders.protocol import (
+    REMINDER_TRIGGER,
     Delivery,
     ReminderConflict,
     ReminderNotFound,
@@ -161,8 +162,9 @@ class HarnessTarget:
         # Reads each reminder as its dispatch is made, where the runtime allows it.
         self.states = DispatchStates(read=None)
 
-    def dispatch(self, reminder_id: str, message: str) -> Delivery:
-        delivery = Delivery(reminder_id, message)
+    def dispatch(self, reminder_id: str, message: str,
+                 triggered_by: str | None = None) -> Delivery:
+        delivery = Delivery(reminder_id, message, triggered_by)
         with self._lock:
             self.deliveries.append(delivery)
         self.states.dispatched(reminder_id)
@@ -207,6 +209,8 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
         # The reminders a faulted command wrote: where their fields are impossible, or a
         # dispatch their failed write guarded was made, the fault's rule is the one broken.
         self.fault_writes: set[str] = set()
+        # Each dispatch labelled as a reminder's (RM-021): read only where claimed.
+        self.labels_claimed = REMINDER_LABELS in self.backend.capabilities
         opener = self._opener("clock, config, target")
         self.runtime: ReminderRuntime = self._open(
             lambda: opener(self.clock, self.config, self.target))
@@ -590,6 +594,22 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
                                  f" number {made[alias]} was made", wanted,
                                  (status, attempts), "RM-007")
         self._compare_dispatches(requirements, "dispatches made, by reminder")
+        self._check_labels(requirements)
+
+    def _check_labels(self, requirements: tuple[str, ...]) -> None:
+        """Every dispatch says a reminder triggered it (RM-021); it names its reminder by
+        the id it carries, which the dispatch counts compare (RM-007)."""
+        if not self.labels_claimed:
+            return
+        made = self.target.made()
+        for number, delivery in enumerate(made, 1):
+            if delivery.triggered_by != REMINDER_TRIGGER:
+                alias = self.aliases.get(delivery.reminder_id, delivery.reminder_id)
+                raise self._fail((*requirements, "RM-021"), f"dispatch number {number}"
+                                 f" (of reminder {alias!r}): what triggered its execution",
+                                 REMINDER_TRIGGER, delivery.triggered_by, "RM-021")
+        if made:
+            self.exercised.add("RM-021")
 
     def _compare_dispatches(self, requirements: tuple[str, ...], what: str,
                             primary: str | None = None) -> None:

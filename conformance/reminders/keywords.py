@@ -22,7 +22,7 @@ from __future__ import annotations
 from robot.api import SkipExecution
 from robot.api.deco import keyword, library
 
-from jobconform.backends.reminders.protocol import ReminderView
+from jobconform.backends.reminders.protocol import REMINDER_TRIGGER, ReminderView
 from jobconform.conformance.area_keywords import CreatingLibrary
 from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.reminders.declarations import DECLARATIONS, cancel_reminder
@@ -136,6 +136,16 @@ class ReminderLibrary(CreatingLibrary[ReminderHarness, tuple[ReminderView, Remin
         if made != count:
             raise self._fail(f"reminder {alias!r} should have been dispatched {count} time(s),"
                              f" the delivery target saw {made}")
+
+    @keyword("Reminder Dispatches Should Be Labelled")
+    def reminder_dispatches_labelled(self, alias: str) -> None:
+        """Every dispatch made for the reminder carries triggered_by "reminder" (RM-021)."""
+        reminder_id = self.harness.ids.get(alias)
+        labels = [d.triggered_by for d in self.harness.target.made()
+                  if d.reminder_id == reminder_id]
+        if not labels or labels != [REMINDER_TRIGGER] * len(labels):
+            raise self._fail(f"every dispatch of reminder {alias!r} should be triggered by"
+                             f" {REMINDER_TRIGGER!r}, the delivery target saw {labels}")
 
     @keyword("Swept Count Should Be")
     def swept_count_should_be(self, swept: object, count: int) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jobconform.backends.reminders.protocol import ReminderView
+from jobconform.backends.reminders.protocol import REMINDER_TRIGGER, ReminderView
 from jobconform.conformance.area_steps import (
     CheckingScenario,
     alias_list,
@@ -156,6 +156,19 @@ def step_dispatched(context: Any, alias: str, count: int) -> None:
     reminder_id = area.harness.ids.get(alias)
     made = sum(1 for d in area.harness.target.made() if d.reminder_id == reminder_id)
     _check(context, made == count, f"dispatches of reminder {alias!r}", count, made)
+
+
+@check_step('every dispatch of reminder "{alias}" was labelled as triggered by it')
+def step_dispatches_labelled(context: Any, alias: str) -> None:
+    """Each dispatch made for the reminder carries triggered_by "reminder" (RM-021)."""
+    area = _reminders(context)
+    reminder_id = area.harness.ids.get(alias)
+    labels = [d.triggered_by for d in area.harness.target.made()
+              if d.reminder_id == reminder_id]
+    wanted = [REMINDER_TRIGGER] * len(labels)
+    _check(context, bool(labels) and labels == wanted,
+           f"what triggered each dispatch of reminder {alias!r}", wanted or [REMINDER_TRIGGER],
+           labels)
 
 
 @check_step('reminder "{alias}" is due at second {second:g}')

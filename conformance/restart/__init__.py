@@ -1,1 +1,2 @@
-"""The restart area (RS-001..RS-003): a runtime stopped and a new one opened over its store."""
+"""The restart area (RS-001..RS-008): a runtime stopped (without a shutdown, or by a
+signal) and a new one opened over its store."""

@@ -1,4 +1,4 @@
-"""A restart's commands (RS-001..RS-004), declared once (conformance/vocabulary.py).
+"""A restart's commands (RS-001..RS-008), declared once (conformance/vocabulary.py).
 
 A restart is one more command of the job runtime's harness. The Behave steps
 (conformance/restart/steps.py) and the Robot keywords (conformance/restart/keywords.py,
@@ -8,6 +8,7 @@ are the feature file's and the Robot suite's own.
 
 from __future__ import annotations
 
+from jobconform.conformance.harness import GracePeriodEnds, GracePeriodOpened
 from jobconform.conformance.vocabulary import Declaration, Phrase
 from jobconform.reference import commands as cmd
 
@@ -27,6 +28,26 @@ def send_sigterm_to_the_runtime(grace_seconds: float = 10.0) -> cmd.StopBySignal
     return cmd.StopBySignal(float(grace_seconds))
 
 
+def send_stop_signal(signal: str = "SIGTERM", grace_seconds: float = 10.0) -> cmd.StopBySignal:
+    """SIGTERM or SIGINT to the runtime's process, with nothing happening in the grace
+    period but what the runtime does itself (RS-004..RS-008; SIGINT: RS-007)."""
+    return cmd.StopBySignal(float(grace_seconds), signal)
+
+
+def send_stop_signal_during_which(signal: str = "SIGTERM",
+                                  grace_seconds: float = 10.0) -> GracePeriodOpened:
+    """SIGTERM or SIGINT to the runtime's process; the steps that follow (bodies ending,
+    time passing) happen in the grace period, until `End The Grace Period` (RS-006)."""
+    return GracePeriodOpened(signal, float(grace_seconds))
+
+
+def end_the_grace_period() -> GracePeriodEnds:
+    """The grace period ends: the clock stands its length after the signal, a process
+    still holding work is killed, and a new runtime opens over the same store; the
+    harness compares how it stopped, every record, the listing and the health."""
+    return GracePeriodEnds()
+
+
 DECLARATIONS = (
     Declaration("Restart Runtime Over The Same Store", restart_runtime_over_the_same_store, (
         Phrase("the runtime restarts over the same store", restart_runtime_over_the_same_store),
@@ -34,5 +55,17 @@ DECLARATIONS = (
     Declaration("Send SIGTERM To The Runtime", send_sigterm_to_the_runtime, (
         Phrase("the runtime is sent SIGTERM with a grace period of {seconds:g} seconds",
                lambda seconds: send_sigterm_to_the_runtime(seconds)),
+    )),
+    Declaration("Send Stop Signal", send_stop_signal, (
+        Phrase("the runtime is sent SIGINT with a grace period of {seconds:g} seconds",
+               lambda seconds: send_stop_signal("SIGINT", seconds)),
+    )),
+    Declaration("Send Stop Signal During Which", send_stop_signal_during_which, (
+        Phrase("the runtime is sent {signal:w} with a grace period of {seconds:g} seconds,"
+               " during which", lambda signal, seconds: send_stop_signal_during_which(
+                   signal, seconds)),
+    )),
+    Declaration("End The Grace Period", end_the_grace_period, (
+        Phrase("the grace period ends", end_the_grace_period),
     )),
 )

@@ -19,7 +19,15 @@ from typing import cast
 from jobconform.backends import ownership
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
-from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop, stop_in_process
+from jobconform.backends.restart import (
+    RESTART,
+    STOP_SIGNAL,
+    SignalPlan,
+    SignalStop,
+    StopSignalHandlers,
+    shutdown_on_signal,
+    stop_in_process,
+)
 from jobconform.backends.store import (
     CANCELLED,
     QUEUED,
@@ -101,19 +109,21 @@ class RequeuedAtStartup(KeptMemoryBackend):
 
 
 class SignalledMemoryBackend(KeptMemoryBackend):
-    """The kept memory backend with a stop by signal (RS-004): its SIGTERM handler is the
-    runtime's shutdown, as in the sql backends."""
+    """The kept memory backend with a stop by signal (RS-004..RS-008): its handlers for
+    SIGTERM and SIGINT run the runtime's shutdown and put the host's back, as in the sql
+    backend."""
 
     capabilities = KeptMemoryBackend.capabilities | {STOP_SIGNAL}
 
     def stop_by_signal(self, runtime: MemoryRuntime, settings: RuntimeSettings,
                        clock: Clock, bodies: Mapping[str, TaskScript],
-                       grace_seconds: float) -> SignalStop:
-        return stop_in_process(lambda: self.on_sigterm(runtime), runtime,
+                       plan: SignalPlan) -> SignalStop:
+        return stop_in_process(runtime, plan, self.handlers(runtime).install,
                                lambda: self.restart(runtime, settings, clock, bodies))
 
-    def on_sigterm(self, runtime: MemoryRuntime) -> None:
-        runtime.shutdown()
+    def handlers(self, runtime: MemoryRuntime) -> StopSignalHandlers:
+        """The handlers the runtime installs for the stop signals."""
+        return shutdown_on_signal(runtime)
 
 
 class SigtermIgnored(SignalledMemoryBackend):
@@ -121,8 +131,54 @@ class SigtermIgnored(SignalledMemoryBackend):
     running its work through the grace period and is killed, so jobs it was running are
     left running in the store and queued ones are never cancelled."""
 
-    def on_sigterm(self, runtime: MemoryRuntime) -> None:
-        pass
+    def handlers(self, runtime: MemoryRuntime) -> StopSignalHandlers:
+        def on_signal(name: str) -> None:
+            handlers.restore()
+            runtime.shutdown()
+
+        handlers = StopSignalHandlers(on_signal, handled=("SIGINT",))
+        return handlers
+
+
+class SigintIgnored(SignalledMemoryBackend):
+    """The runtime installs a handler for SIGTERM only: Ctrl-C (SIGINT) reaches the
+    host's handler, its work runs on through the grace period and it is killed."""
+
+    def handlers(self, runtime: MemoryRuntime) -> StopSignalHandlers:
+        def on_signal(name: str) -> None:
+            handlers.restore()
+            runtime.shutdown()
+
+        handlers = StopSignalHandlers(on_signal, handled=("SIGTERM",))
+        return handlers
+
+
+class HandlersLeftInstalled(SignalledMemoryBackend):
+    """The runtime shuts down on the signal but never puts the host's handlers back: a
+    program that embeds it loses its own Ctrl-C and SIGTERM handling after it stops."""
+
+    def handlers(self, runtime: MemoryRuntime) -> StopSignalHandlers:
+        return StopSignalHandlers(lambda name: runtime.shutdown())
+
+
+class KilledAtTheSignal(SignalledMemoryBackend):
+    """Under drain its handler kills the running bodies at the signal and then waits
+    out the grace period for them: a body that would have ended in the grace period
+    never ends (its job stays running in the store for a lease pass), so the process
+    still holds work at the grace period's end and is killed. With nothing ending in
+    the grace period it looks like a correct drain; with shutdown_mode cancel it shuts
+    down as it should."""
+
+    def stop_by_signal(self, runtime: MemoryRuntime, settings: RuntimeSettings,
+                       clock: Clock, bodies: Mapping[str, TaskScript],
+                       plan: SignalPlan) -> SignalStop:
+        if settings.shutdown_mode != "drain":
+            return super().stop_by_signal(runtime, settings, clock, bodies, plan)
+        health = runtime.health()
+        restarted = self.restart(runtime, settings, clock, bodies)  # the bodies die here
+        for step in plan.steps:
+            step()
+        return SignalStop(restarted, escalated=health.queued + health.running > 0)
 
 
 class SubmittedHereRuntime(MemoryRuntime):
@@ -194,4 +250,15 @@ GALLERY = (
                      bug_text(DrainCutShort), "RS-005",
                      "seed 000 Graceful Shutdown and seed 002 §10.4: a drain lets work run"
                      " on until the grace period ends"), profile="draining-worker"),
+    replace(register(__name__, "stop_signal_kills_at_once", KilledAtTheSignal,
+                     bug_text(KilledAtTheSignal), "RS-006",
+                     "seed 002 §10.4 and seed 000 Graceful Shutdown: bodies that end within"
+                     " the grace period end normally; only what is left at its end is"
+                     " killed"), profile="draining-worker"),
+    register(__name__, "stop_signal_sigint_ignored", SigintIgnored, bug_text(SigintIgnored),
+             "RS-007", "seed 000 Startup: handlers for SIGINT and SIGTERM, a graceful"
+             " shutdown on either"),
+    register(__name__, "stop_signal_handlers_left", HandlersLeftInstalled,
+             bug_text(HandlersLeftInstalled), "RS-008",
+             "seed 000 Graceful Shutdown: the signal handlers are restored"),
 )

@@ -1,5 +1,5 @@
 """Robot Framework keywords for a restart over the same store (robot/restart.robot,
-RS-001..RS-004).
+RS-001..RS-008).
 
 A restart is one more command of the lifecycle library's harness: this library's
 keywords, derived from the commands' declarations (declarations.py), run it through the

@@ -1,4 +1,4 @@
-"""The Hypothesis machine for a restart over the same store (RS-001..RS-005).
+"""The Hypothesis machine for a restart over the same store (RS-001..RS-008).
 
 Random programs of submissions (some with a retry policy), dispatches, outcomes,
 heartbeats, clock steps, lease passes and restarts, applied to the backend and the oracle
@@ -56,6 +56,7 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             self.opened: Harness | None = None
             self.contended = False
             self.signalled = False  # a stop by signal was drawn in this example
+            self.restarted = False  # a restart was drawn in this example
 
         @initialize(contended=st.booleans())
         def open_runtime(self, contended: bool) -> None:
@@ -91,6 +92,10 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
         def dispatch(self) -> None:
             self._run(cmd.Dispatch())
 
+        def _restart(self) -> None:
+            self.restarted = True
+            self._run(cmd.Restart())
+
         @precondition(lambda self: self.opened is not None and bool(self._running_with_body()))
         @rule(data=st.data(), outcome=outcomes)
         def finish(self, data: st.DataObject, outcome: cmd.Outcome) -> None:
@@ -116,7 +121,7 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             self.contended and self.harness.model.health().running))
         @rule()
         def restart(self) -> None:
-            self._run(cmd.Restart())
+            self._restart()
 
         @precondition(lambda self: self.opened is not None and not self.contended
                       and len(self.harness.ids) < len(ALIASES))
@@ -127,7 +132,7 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
             self._run(cmd.Dispatch())
             self._run(cmd.AdvanceTime(1.0))
-            self._run(cmd.Restart())
+            self._restart()
 
         @precondition(lambda self: self.opened is not None and self.contended
                       and not self.harness.model.health().running
@@ -139,7 +144,7 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             in their order."""
             for _ in range(2):
                 self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
-            self._run(cmd.Restart())
+            self._restart()
             self._run(cmd.Dispatch())
 
         @precondition(lambda self: self.opened is not None
@@ -147,17 +152,28 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
                       and len(self.harness.ids) <= len(ALIASES) - 2 and not self.signalled
                       and not (self.contended and self.harness.model.limits.shutdown_mode
                                != SHUTDOWN_CANCEL))
-        @rule()
-        def stop_by_signal_with_work(self) -> None:
-            """Aimed at RS-004, once an example: two jobs more, a dispatch, and SIGTERM
-            while one runs (or both), so the shutdown has work to end and a runtime that
-            ignores the signal shows it. Drawn freely and often it would cancel what the
-            restarts should carry over."""
+        @rule(sigint=st.booleans(), ends_in_grace=st.booleans(), outcome=outcomes,
+              seconds=st.sampled_from(TIME_STEPS))
+        def stop_by_signal_with_work(self, sigint: bool, ends_in_grace: bool,
+                                     outcome: cmd.Outcome, seconds: float) -> None:
+            """Aimed at RS-004..RS-007, once an example: two jobs more, a dispatch, and a
+            stop signal while one runs (or both), so the shutdown has work to end and a
+            runtime that ignores the signal shows it. SIGINT is drawn under cancel and
+            before any restart (RS-007), so a stop that misses what a restart left is
+            named by SIGTERM's rule; in the grace period some time may pass and a running
+            body end (RS-006). Drawn freely and often it would cancel what the restarts
+            should carry over."""
             self.signalled = True
             for _ in range(2):
                 self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
             self._run(cmd.Dispatch())
-            self._run(cmd.StopBySignal(GRACE_SECONDS))
+            cancels = self.harness.model.limits.shutdown_mode == SHUTDOWN_CANCEL
+            running = self._running_with_body()
+            during: tuple[cmd.Finish | cmd.AdvanceTime, ...] = ()
+            if ends_in_grace and running:
+                during = (cmd.AdvanceTime(seconds), cmd.Finish(running[0], outcome))
+            self._run(cmd.StopBySignal(GRACE_SECONDS, "SIGINT" if (
+                sigint and cancels and not self.restarted) else "SIGTERM", during))
 
         def teardown(self) -> None:
             if self.opened is not None:

@@ -1,4 +1,4 @@
-"""Behave steps for a restart over the same store (features/restart.feature, RS-001..RS-004).
+"""Behave steps for a restart over the same store (features/restart.feature, RS-001..RS-008).
 
 A restart is one more command of the lifecycle harness (`Restart`): the backend stops its
 runtime and opens a new one over the same store, the oracle keeps every record, and the

@@ -91,8 +91,9 @@ class DeliveryRecorder:
         with self._lock:
             self._failures[reminder_id] = failures
 
-    def dispatch(self, reminder_id: str, message: str) -> Delivery:
-        delivery = Delivery(reminder_id, message)
+    def dispatch(self, reminder_id: str, message: str,
+                 triggered_by: str | None = None) -> Delivery:
+        delivery = Delivery(reminder_id, message, triggered_by)
         with self._lock:
             left = self._failures.get(reminder_id, 0)
             self._failures[reminder_id] = max(left - 1, 0)

@@ -16,6 +16,11 @@ taken for an expired token. Its rules, in the kit's words:
    is_auth_failure skips such messages.
 3. Only then does an auth indicator in the error text make the end an `auth` failure.
 4. Anything else is an `agent_error`. No output, by itself, says nothing about the token.
+
+The error the runtime reports for the end (`report_end`) says the same as data: its class,
+the signal that killed it (CB-018: the seed's 504 names it), and, for a failure that left
+no output and no text, the causes it may have had, an expired token only among them
+(CB-019: the seed's diagnosis once named the token alone).
 """
 
 from __future__ import annotations
@@ -30,6 +35,11 @@ KILL_SIGNALS = {"SIGKILL": 9, "SIGTERM": 15, "SIGINT": 2}
 # (an OOM kill's 137).
 KILL_EXIT_CODES = frozenset({-number for number in KILL_SIGNALS.values()}
                             | {128 + number for number in KILL_SIGNALS.values()})
+SIGNAL_OF_EXIT_CODE = {code: name for name, number in KILL_SIGNALS.items()
+                       for code in (-number, 128 + number)}
+# What a failure that left no output and no text may have been (CB-019), in the order
+# seed 002's diagnosis lists them: a silent end is never put down to the token alone.
+SILENT_FAILURE_CAUSES = ("oom_kill", "timeout", "expired_token")
 # Whole words or phrases, in any case.
 KILL_MARKERS = ("SIGKILL", "SIGTERM", "SIGINT", "OOM", "out of memory", "timed out",
                 "timeout")
@@ -70,3 +80,20 @@ def classify_end(end: RawEnd) -> str:
     if _carries(end.error_text, AUTH_INDICATORS):
         return "auth"
     return "agent_error"
+
+
+def kill_signal(end: RawEnd) -> str | None:
+    """The signal that killed the end: the one named, else the one its exit code reports;
+    None for an end that no signal killed or whose kill only its text tells."""
+    if end.signal in KILL_SIGNALS:
+        return end.signal
+    return SIGNAL_OF_EXIT_CODE.get(end.exit_code) if end.exit_code is not None else None
+
+
+def report_end(end: RawEnd) -> dict[str, object]:
+    """The error the runtime reports for a failed end (CB-018, CB-019): its class, the
+    signal that killed it, and the possible causes of a silent failure."""
+    failure_class = classify_end(end)
+    silent = failure_class == "agent_error" and not end.output and not end.error_text.strip()
+    return {"failure_class": failure_class, "signal": kill_signal(end),
+            "possible_causes": list(SILENT_FAILURE_CAUSES) if silent else []}

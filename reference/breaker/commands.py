@@ -99,6 +99,20 @@ class CallEndsRaw:
 
 
 @dataclass(frozen=True)
+class EndReported:
+    """The runtime is asked for the error it reports for a failed call's raw end (CB-018,
+    CB-019): answers its class, the signal that killed it and a silent failure's
+    possible causes. `call` names the answer; nothing is recorded."""
+
+    call: str
+    signal: str | None = None
+    exit_code: int | None = None
+    output: bool = False
+    error_text: str = ""
+    worker: int = 0
+
+
+@dataclass(frozen=True)
 class DrainLost:
     """Fault injection: while `lost`, a trip's inline drain is lost, as when the worker
     dies between writing the trip and failing the backlog (CB-014)."""
@@ -135,4 +149,5 @@ class ReadBreaker:
 
 BreakerCommand: TypeAlias = (SwitchBreaker | OptIn | Call | CallsAtOnce | Report | AddWork
                              | ResetBreaker | StoreOutage | PassTime | ReadBreaker
-                             | MissedHeartbeat | DrainLost | BackstopSweep | CallEndsRaw)
+                             | MissedHeartbeat | DrainLost | BackstopSweep | CallEndsRaw
+                             | EndReported)

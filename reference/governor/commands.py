@@ -47,6 +47,21 @@ class RecordRateLimited:
 
 
 @dataclass(frozen=True)
+class RecordRawEnd:
+    """A terminal failure result `result_id` of `target` given as its raw end (the signal
+    that ended it, its exit code, whether it produced output, its error text), which the
+    governor classes itself as the breaker does (RG-014)."""
+
+    target: str
+    result_id: str
+    signal: str | None = None
+    exit_code: int | None = None
+    output: bool = False
+    error_text: str = ""
+    worker: int = 0
+
+
+@dataclass(frozen=True)
 class Restart:
     """Governor `worker`'s process restarts with re-sends pending; `draw` is the uniform
     draw in [0, 1) its initial jitter takes (RG-009)."""
@@ -90,6 +105,7 @@ class ReadPause:
     """Answers the end of the running pause, or None."""
 
 
-GovernorCommand: TypeAlias = (AskWait | Offer | RecordFailure | RecordRateLimited | Restart
+GovernorCommand: TypeAlias = (AskWait | Offer | RecordFailure | RecordRateLimited
+                               | RecordRawEnd | Restart
                                | GovernorStoreOutage | SwitchGovernor | AskResendTimes | Elapse
                                | ReadPause)

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.breaker.classify import RawEnd, classify_end
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,12 @@ class GovernorModel:
         """RG-010: an agent's 429 is a billing failure, so a fleet-wide rate-limit storm
         arms the pause like any other shared cause."""
         self.record_failure(target, RATE_LIMIT_CLASS, result_id, now, via_rate_limit=True)
+
+    def record_raw_end(self, target: str, result_id: str, end: RawEnd,
+                       now: datetime) -> None:
+        """RG-014: a raw end counts under the class the breaker's rules give it (CB-016,
+        CB-017): a kill is a timeout, never auth, so kills never arm the pause."""
+        self.record_failure(target, classify_end(end), result_id, now)
 
     def record_failure(self, target: str, failure_class: str, result_id: str,
                        now: datetime, via_rate_limit: bool = False) -> None:

@@ -1,0 +1,168 @@
+"""The lifecycle's second Hypothesis machine: jobs with drawn arguments (LC-036), on
+runtimes with queued execution on and, every other sequence, off (LC-037).
+
+It runs after the lifecycle machine (`machine.run_lifecycle_machine`), on the same
+backend, profile and seed, where the backend claims `job-arguments` or
+`queued-execution-switch`. A machine of its own, not more rules in the lifecycle
+machine: the lifecycle machine's draws stay as they were, and so does what it finds at
+each seed (its module says how tuned those are). Every command goes through the same
+harness, which compares each record's arguments, and what each body received, with the
+submitted ones after every step, besides everything else it compares.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
+
+from jobconform.backends.protocol import JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH, Backend
+from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.job_draws import (
+    MACHINE_SLOTS,
+    MACHINE_TASK_CAP,
+    job_arguments,
+    outcomes,
+)
+from jobconform.conformance.machine_runner import MachineRun, run_on_a_runtime_of_its_own
+from jobconform.reference import commands as cmd
+from jobconform.reference.lifecycle import JsonValue, Status
+from jobconform.spec import Profile, Registry
+
+TIME_STEPS = (0.0, 1.0, 30.0)
+CLEANUP_AGES = (0.0, 30.0)
+# One draw in this many of the shutdown rule shuts down (as the lifecycle machine's).
+SHUTDOWN_ODDS = 9
+# Arguments a store or a wire gets wrong most often: the 64-bit bounds, an integer past a
+# float's 53 bits, a float apart from an integer, a character beyond the BMP and a
+# combining mark.
+EDGE_ARGUMENTS: JsonValue = {"ints": [2**63 - 1, -(2**63), 2**53 + 1], "float": 2.0,
+                             "text": "\U0001d11e e\u0301"}
+
+
+def claims_any(backend: Backend) -> bool:
+    """Whether this machine has anything to check on `backend`."""
+    return bool({JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH} & set(backend.capabilities))
+
+
+def make_arguments_machine(backend: Backend, profile: Profile, registry: Registry | None,
+                           run: MachineRun) -> type[RuleBasedStateMachine]:
+    """A state machine class bound to one backend and profile."""
+    claims_arguments = JOB_ARGUMENTS in backend.capabilities
+    switches = QUEUED_EXECUTION_SWITCH in backend.capabilities
+    arguments_drawn = job_arguments if claims_arguments else st.none()
+    modes = st.booleans() if switches else st.just(True)
+
+    class ArgumentsMachine(RuleBasedStateMachine):
+        jobs = Bundle("jobs")
+
+        def __init__(self) -> None:
+            super().__init__()
+            # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
+            # says why).
+            self._queued_execution_off_on_a_runtime_of_its_own()
+            self.queued_execution = True
+            self.harness: Harness | None = None
+            self.counter = 0
+
+        # A few drawn examples may all keep queued execution on (a short run, a server
+        # database's 30 examples): so each sequence opens with a fixed check of the
+        # switch off, on a runtime of its own, drawing nothing. A body that succeeds and
+        # one that fails, each ended by its submit; a cancel of an ended job; cleanup.
+        def _queued_execution_off_on_a_runtime_of_its_own(self) -> None:
+            if not switches:
+                return
+            arguments = EDGE_ARGUMENTS if claims_arguments else None
+            commands: tuple[cmd.Command, ...] = (
+                cmd.Submit("s1", arguments=arguments, outcome=cmd.Succeed(arguments)),
+                cmd.Submit("s2", outcome=cmd.Raise("ValueError", "boom")),
+                cmd.Cancel("s1"), cmd.Cleanup(0.0))
+            try:
+                run_on_a_runtime_of_its_own(lambda: Harness(
+                    backend, profile, registry, max_concurrent=MACHINE_SLOTS,
+                    max_tasks=MACHINE_TASK_CAP, queued_execution=False), commands, run)
+            except Divergence:
+                run.setup = {"queued_execution": False}  # its trace replays so
+                raise
+
+        # Drawn, where the backend has the switch: a sequence keeps its runtime's mode, as
+        # a deployment keeps its configuration.
+        @initialize(queued_execution=modes)
+        def open_runtime(self, queued_execution: bool) -> None:
+            self.queued_execution = queued_execution
+            self.harness = self._open()
+
+        def _open(self) -> Harness:
+            return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
+                           max_tasks=MACHINE_TASK_CAP, queued_execution=self.queued_execution)
+
+        def _setup(self) -> dict[str, Any]:
+            """What a trace of this sequence must replay under (conformance/trace.py)."""
+            return {} if self.queued_execution else {"queued_execution": False}
+
+        def _run(self, command: cmd.Command) -> object:
+            assert self.harness is not None, "open_runtime runs first"
+            return run.step(self.harness, command, self._setup)
+
+        @invariant()
+        def fresh_runtime_after_shutdown(self) -> None:
+            if self.harness is None:
+                return
+            model = self.harness.model
+            if model.shut_down and not any(job.status in (Status.QUEUED, Status.RUNNING)
+                                           for job in model.jobs.values()):
+                self.harness.close()
+                self.harness = self._open()
+
+        # With queued execution off the body runs inside submit, so it is decided in the
+        # submission; with it on, a drawn decision makes a body that ends as it starts.
+        @rule(target=jobs, arguments=arguments_drawn, outcome=outcomes,
+              decided=st.booleans())
+        def submit(self, arguments: JsonValue, outcome: cmd.Outcome, decided: bool) -> str:
+            self.counter += 1
+            alias = f"j{self.counter}"
+            self._run(cmd.Submit(alias, arguments=arguments,
+                                 outcome=outcome if decided or not self.queued_execution
+                                 else None))
+            return alias
+
+        @rule()
+        def dispatch(self) -> None:
+            self._run(cmd.Dispatch())
+
+        @rule(job=jobs, outcome=outcomes)
+        def finish(self, job: str, outcome: cmd.Outcome) -> None:
+            self._run(cmd.Finish(job, outcome))
+
+        @rule(job=jobs)
+        def cancel(self, job: str) -> None:
+            self._run(cmd.Cancel(job))
+
+        @rule(job=jobs)
+        def get(self, job: str) -> None:
+            self._run(cmd.Get(job))
+
+        @rule(job=jobs)
+        def get_result(self, job: str) -> None:
+            self._run(cmd.GetResult(job))
+
+        @rule(seconds=st.sampled_from(TIME_STEPS))
+        def advance_time(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+
+        @rule(max_age=st.sampled_from(CLEANUP_AGES))
+        def cleanup(self, max_age: float) -> None:
+            self._run(cmd.Cleanup(max_age))
+
+        @rule(data=st.data())
+        def shutdown(self, data: st.DataObject) -> None:
+            if data.draw(st.integers(0, SHUTDOWN_ODDS - 1)):
+                return
+            self._run(cmd.Shutdown())
+
+        def teardown(self) -> None:
+            if self.harness is not None:
+                self.harness.close()
+
+    return ArgumentsMachine
