@@ -22,6 +22,7 @@ from jobconform.backends.protocol import (
     RETRY_WITHOUT_JITTER,
     SCHEDULING_ENDS,
     SCHEDULING_UTC_ONLY,
+    SCHEDULING_VALIDATION,
     Backend,
     store_faults,
 )
@@ -39,6 +40,7 @@ QUALIFYING_CAPABILITIES = {
     LOOP_EVENTS: (LOOPS, "whose runs and loops it reports"),
     BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),
     SCHEDULING_ENDS: (SCHEDULING, "whose history learns how executions ended"),
+    SCHEDULING_VALIDATION: (SCHEDULING, "whose ended executions are validated"),
     STOP_SIGNAL: (RESTART, "after whose stop by signal a new runtime opens"),
     # Partial claims: what they leave out is in jobconform.conformance.applicability.
     RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),

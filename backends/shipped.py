@@ -27,6 +27,7 @@ from jobconform.backends.protocol import (
     REMINDERS,
     RETRY,
     SCHEDULING_ENDS,
+    SCHEDULING_VALIDATION,
     STUCK,
     Clock,
     store_faults,
@@ -35,12 +36,13 @@ from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.composite.oracle import CompositeConfig
 
-# Every area, the breaker's and the loops' seams, the scheduler's execution ends, and
-# planned store faults in reminders and idempotency: claimed by every shipped backend.
+# Every area, the breaker's and the loops' seams, the scheduler's execution ends and its
+# business validation, and planned store faults in reminders and idempotency: claimed by
+# every shipped backend.
 EVERY_SHIPPED_BACKEND = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
     ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS,
-    SCHEDULING_ENDS, store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+    SCHEDULING_ENDS, SCHEDULING_VALIDATION, store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
 # The health report, submissions from threads at once and the audit events: claimed by
 # memory, sql and threaded (not threaded+sql).
 HEALTH_AND_AUDIT = frozenset({HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})

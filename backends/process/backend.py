@@ -58,6 +58,7 @@ from jobconform.backends.protocol import (
     RETRY_WITHOUT_JITTER,
     SCHEDULING_ENDS,
     SCHEDULING_UTC_ONLY,
+    SCHEDULING_VALIDATION,
     STUCK,
     CapacityExceeded,
     Clock,
@@ -151,7 +152,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     interface carries the seams' methods, as version 2's does; with retry, its partial
     claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
     `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
-    `scheduling-ends` (SC-019). The other capabilities beyond the
+    `scheduling-ends` (SC-019), and as it carries `set_validation`, `scheduling-validation`
+    (SC-020..SC-024). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -167,6 +169,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
+        if "set_validation" in interfaces.methods(SchedulingRuntime):
+            carried |= {SCHEDULING_VALIDATION}
     return carried
 
 
