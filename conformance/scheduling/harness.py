@@ -554,43 +554,23 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 return TRIGGERED
             case EndExecution():
                 schedule_id, end = self._id(command.schedule), command
-                try:
-                    recorded = self._call("end_execution", lambda: runtime.end_execution(
-                        schedule_id, end.scheduled_for, ExecutionOutcome(end.outcome).value,
-                        end.cost))
-                except ScheduleNotFound:
-                    return NOT_FOUND
-                return ENDED if recorded is True else REFUSED if recorded is False else recorded
+                return self._taken("end_execution", ENDED, lambda: runtime.end_execution(
+                    schedule_id, end.scheduled_for, ExecutionOutcome(end.outcome).value,
+                    end.cost))
             case SetValidation():
                 schedule_id, v = self._id(command.schedule), command
-                try:
-                    self._call("set_validation", lambda: runtime.set_validation(
-                        schedule_id, v.enabled, v.timeout_seconds))
-                except ScheduleNotFound:
-                    return NOT_FOUND
-                except ScheduleRejected as rejection:
-                    return rejected(rejection.code)
-                return VALIDATION_SET
+                return self._changed("set_validation", VALIDATION_SET,
+                                     lambda: runtime.set_validation(
+                                         schedule_id, v.enabled, v.timeout_seconds))
             case EndValidation():
                 schedule_id, verdict = self._id(command.schedule), command
-                try:
-                    decided = self._call("end_validation", lambda: runtime.end_validation(
-                        schedule_id, verdict.scheduled_for,
-                        VERDICT_TEXT[Verdict(verdict.verdict)]))
-                except ScheduleNotFound:
-                    return NOT_FOUND
-                return DECIDED if decided is True else REFUSED if decided is False else decided
+                return self._taken("end_validation", DECIDED, lambda: runtime.end_validation(
+                    schedule_id, verdict.scheduled_for, VERDICT_TEXT[Verdict(verdict.verdict)]))
             case EditSchedule():
                 schedule_id, e = self._id(command.schedule), command
-                try:
-                    self._call("edit", lambda: runtime.edit(
-                        schedule_id, message=e.message, expression=e.expression,
-                        timezone=e.timezone))
-                except ScheduleNotFound:
-                    return NOT_FOUND
-                except ScheduleRejected as rejection:
-                    return rejected(rejection.code)
-                return EDITED
+                return self._changed("edit", EDITED, lambda: runtime.edit(
+                    schedule_id, message=e.message, expression=e.expression,
+                    timezone=e.timezone))
             case DeleteSchedule():
                 schedule_id = self._id(command.schedule)
                 try:
@@ -633,6 +613,27 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             case AdvanceTime():
                 self.clock.advance(command.seconds)
         return None
+
+    def _taken(self, method: str, taken: str, call: Callable[[], object]) -> object:
+        """The answer of a seam that says whether it took what it was told (an end, a
+        verdict): `taken` for True, refused for False, not_found for an unknown schedule;
+        any other value as it came, to differ."""
+        try:
+            answer = self._call(method, call)
+        except ScheduleNotFound:
+            return NOT_FOUND
+        return taken if answer is True else REFUSED if answer is False else answer
+
+    def _changed(self, method: str, changed: str, call: Callable[[], object]) -> str:
+        """The answer of a change that may be rejected (an edit, a validation switch):
+        `changed`, not_found for an unknown schedule, or rejected with the code given."""
+        try:
+            self._call(method, call)
+        except ScheduleNotFound:
+            return NOT_FOUND
+        except ScheduleRejected as rejection:
+            return rejected(rejection.code)
+        return changed
 
     def _create(self, alias: str, pre_check: PreCheckAnswer | None,
                 create: Callable[[], str]) -> str:
