@@ -1,5 +1,5 @@
 """The scheduling gallery: backends whose scheduler breaks one rule of seed 002 §10.1,
-§10.2 or §10.6.1.
+§10.2, §10.6, §10.6.1 or §10.9.
 
 Each entry is a shipped backend with one method of its scheduler (or store) changed the
 way a scheduler could get it wrong. `GALLERY` joins the self-test: every suite
