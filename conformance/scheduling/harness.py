@@ -346,7 +346,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                                          for i, when, message in dispatches)
         self.oracle.pre_checks = Counter(self.aliases.get(i, i) for i in pre_checks)
         self.held = {key: (view, self._freeze(view)) for key, (view, _) in self.held.items()}
-        self.held_executions = {key: (view, self._freeze_execution(view))
+        self.held_executions = {key: (view, self._snapshot_of(view))
                                 for key, (view, _) in self.held_executions.items()}
 
     def _to_close(self) -> list[SchedulingRuntime]:
@@ -379,6 +379,16 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             **shown, outcome=getattr(view, ENDED_FIELD, "<missing>"),
             business_status=getattr(view, "business_status", "<missing>"),
             validation=None if run_id is None else self._validation_of(view, run_id))
+
+    def _snapshot_of(self, view: ExecutionView) -> ExecutionRecord:
+        """The execution as its own fields show it, its validation run by id: what must not
+        change in a snapshot handed out (SC-016), though the run it names may be gone by
+        now (with its schedule)."""
+        record = freeze_execution(view, self.ends)
+        if not self.validates:
+            return record
+        return replace(record, business_status=getattr(view, "business_status", "<missing>"),
+                       validation=getattr(view, "validation_run", "<missing>"))
 
     def _validation_of(self, view: ExecutionView, run_id: object) -> object:
         run = self.runs.get(str(run_id))
@@ -706,7 +716,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def _check_snapshots(self) -> None:
         shown: list[tuple[str, object, object]] = [
             (key, record, self._freeze(view)) for key, (view, record) in self.held.items()]
-        shown += [(key, record, self._freeze_execution(view))
+        shown += [(key, record, self._snapshot_of(view))
                   for key, (view, record) in self.held_executions.items()]
         for key, record, now in shown:
             if now != record:
@@ -750,7 +760,8 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 raise self._fail(("SC-016",), f"{off[0]} as a UTC instant", WANTED,
                                  describe_offset(off[1]), "SC-016")
             for number, view in enumerate(views):
-                self.held_executions[f"history:{alias}:{number}"] = (view, actual[number])
+                self.held_executions[f"history:{alias}:{number}"] = (view,
+                                                                     self._snapshot_of(view))
             if self.validates:
                 self._learn_execution_ids(alias, views, actual)
             return

@@ -70,6 +70,10 @@ DOWNTIMES = (0.0, 1800.0, 3600.0, 7200.0)
 # that is rejected (SC-020).
 VALIDATION_SWITCHES = (True, True, False)
 VALIDATION_TIMEOUTS = (600.0, 3600.0, 0.0)
+# The aimed validated run answers an unclear verdict (SC-023) twice in three: once in two,
+# some seeds left SC-023 unreached at 100 examples.
+AIMED_VERDICTS = (Verdict.PASS, Verdict.FAIL, Verdict.PROSE, Verdict.ODD_JSON, Verdict.PROSE,
+                  Verdict.ODD_JSON)
 
 
 # Thirty commands make a catch-up after downtime and a DST change reachable in one sequence.
@@ -336,7 +340,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         # A validated run by aim: validation on, a manual run that succeeds, and its
         # verdict, in time or a second after the run's timeout. Drawn apart, the four
         # steps met too rarely for the verdict's rules (SC-022..SC-024) in a sequence.
-        @rule(schedule=SchedulingMachine.schedules, verdict=st.sampled_from(list(Verdict)),
+        @rule(schedule=SchedulingMachine.schedules, verdict=st.sampled_from(AIMED_VERDICTS),
               late=st.booleans())
         def validated_run(self, schedule: str, verdict: Verdict, late: bool) -> None:
             self._run(sc.SetValidation(schedule, True, VALIDATION_TIMEOUTS[0]))
