@@ -29,6 +29,7 @@ from jobconform.backends.protocol import (
     RETRY_WITHOUT_JITTER,
     SCHEDULING_ENDS,
     SCHEDULING_UTC_ONLY,
+    SCHEDULING_VALIDATION,
     Backend,
     store_faults,
 )
@@ -51,6 +52,7 @@ QUALIFYING_CAPABILITIES = {
     BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),
     SCHEDULING_ENDS: (SCHEDULING, "whose history learns how executions ended"),
     OPERATOR_QUEUE: (REDELIVERY, "whose operator queue it keys by agent and request id"),
+    SCHEDULING_VALIDATION: (SCHEDULING, "whose ended executions are validated"),
     STOP_SIGNAL: (RESTART, "after whose stop by signal a new runtime opens"),
     # Partial claims: what they leave out is in jobconform.conformance.applicability.
     RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),

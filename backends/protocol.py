@@ -84,6 +84,14 @@ JOB_ARGUMENTS = "job-arguments"
 # `queued-execution-switch` (LC-037); elsewhere LC-037 is "not claimed", and every runtime
 # is opened with queued execution on.
 QUEUED_EXECUTION_SWITCH = "queued-execution-switch"
+# A backend whose scheduler also validates the business outcome of a technically ended
+# execution (seed 002 §10.9: SC-020..SC-024) claims `scheduling-validation` beside
+# `scheduling-ends`: its scheduler has `set_validation`, `end_validation`,
+# `validation_run` and `operator_alerts`, its schedules show `validation` and
+# `validation_timeout`, and its executions `execution_id`, `business_status` and
+# `validation_run`. Elsewhere those requirements are "not claimed", and the harness never
+# calls the methods nor reads the fields.
+SCHEDULING_VALIDATION = "scheduling-validation"
 # Partial claims: a backend that implements only part of an area claims the area and
 # declares the part it leaves out; the requirements of that part are "not claimed"
 # (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the

@@ -32,6 +32,7 @@ from jobconform.backends.protocol import (
     REMINDERS,
     RETRY,
     SCHEDULING_ENDS,
+    SCHEDULING_VALIDATION,
     STUCK,
     Clock,
     store_faults,
@@ -41,14 +42,14 @@ from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.composite.oracle import CompositeConfig
 
 # Every area, the breaker's and the loops' seams, the loop runs' and reminders' labels,
-# the scheduler's execution ends, the operator queue, planned store faults in reminders
-# and idempotency, jobs' arguments and the switch of queued execution: claimed by every
-# shipped backend.
+# the scheduler's execution ends and its business validation, the operator queue, planned
+# store faults in reminders and idempotency, jobs' arguments and the switch of queued
+# execution: claimed by every shipped backend.
 EVERY_SHIPPED_BACKEND = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
     ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS, LOOP_LABELS,
-    SCHEDULING_ENDS, OPERATOR_QUEUE, REMINDER_LABELS, store_faults(REMINDERS),
-    store_faults(IDEMPOTENCY), JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH})
+    SCHEDULING_ENDS, SCHEDULING_VALIDATION, OPERATOR_QUEUE, REMINDER_LABELS,
+    store_faults(REMINDERS), store_faults(IDEMPOTENCY), JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH})
 # The health report, submissions from threads at once and the audit events: claimed by
 # memory, sql and threaded (not threaded+sql).
 HEALTH_AND_AUDIT = frozenset({HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})

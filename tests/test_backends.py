@@ -33,6 +33,7 @@ from jobconform.backends.protocol import (
     REMINDER_LABELS,
     REMINDERS,
     SCHEDULING_ENDS,
+    SCHEDULING_VALIDATION,
     Backend,
     CapacityExceeded,
     Clock,
@@ -233,13 +234,14 @@ def test_load_memory_backend() -> None:
     # Every claim is an area, the store faults of an area it claims, or the health report's
     # worker fields, or submissions from several threads at once, or the replay audit sink,
     # or the loop event sink, or the loop runs' and reminders' labels, or the breaker's
-    # dispatch seams, or the scheduler's ends, or the operator queue, or jobs' arguments,
-    # or the switch of queued execution.
+    # dispatch seams, or the scheduler's ends and its business validation, or the operator
+    # queue, or jobs' arguments, or the switch of queued execution.
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
                                     | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
                                        LOOP_EVENTS, LOOP_LABELS, REMINDER_LABELS,
-                                       BREAKER_SEAMS, SCHEDULING_ENDS, OPERATOR_QUEUE,
-                                       JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH})
+                                       BREAKER_SEAMS, SCHEDULING_ENDS, SCHEDULING_VALIDATION,
+                                       OPERATOR_QUEUE, JOB_ARGUMENTS,
+                                       QUEUED_EXECUTION_SWITCH})
     assert BREAKER_SEAMS in backend.capabilities
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities

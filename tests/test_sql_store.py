@@ -514,6 +514,7 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "restart", "stop-signal", "scheduling-ends",
                                      "operator-queue", "loop-labels", "reminder-labels",
                                      "job-arguments", "queued-execution-switch",
+                                     "scheduling-validation",
                                      "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))

@@ -68,6 +68,7 @@ from jobconform.backends.protocol import (
     RETRY_WITHOUT_JITTER,
     SCHEDULING_ENDS,
     SCHEDULING_UTC_ONLY,
+    SCHEDULING_VALIDATION,
     STUCK,
     CapacityExceeded,
     Clock,
@@ -161,7 +162,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     interface carries the seams' methods, as version 2's does; with retry, its partial
     claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
     `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
-    `scheduling-ends` (SC-019); with redelivery, `operator-queue` (RD-008), as version
+    `scheduling-ends` (SC-019), and as it carries `set_validation`, `scheduling-validation`
+    (SC-020..SC-024); with redelivery, `operator-queue` (RD-008), as version
     2's job runtime interface carries `park_request`. The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
@@ -178,6 +180,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
+        if "set_validation" in interfaces.methods(SchedulingRuntime):
+            carried |= {SCHEDULING_VALIDATION}
     if LOOPS in carried and "loop_id" in dict(interfaces.methods(interfaces.Agent)[
             "execute"].parameters):
         carried |= {LOOP_LABELS}  # version 2's agent call carries the run's labels (LP-020)

@@ -168,9 +168,12 @@ class JobRecord(Protocol):
 
 
 # Fields a runtime's own view may lack (their area, or the capability that adds them, is not
-# claimed: an execution's outcome is scheduling-ends'): read as null.
+# claimed: an execution's outcome is scheduling-ends', its business status
+# scheduling-validation's): read as null.
 AREA_FIELDS = frozenset({"retry_count", "max_retries", "last_heartbeat", "redelivery_count",
-                         "alerted", "poisoned", "outcome", "arguments"})
+                         "alerted", "poisoned", "outcome", "arguments", "execution_id",
+                         "business_status", "validation_run", "validation",
+                         "validation_timeout"})
 
 
 class TaskBody(Protocol):
