@@ -60,6 +60,17 @@ BREAKER_SEAMS = "breaker-seams"
 # `outcome` (SC-019), claims `scheduling-ends`; elsewhere SC-019 is "not claimed", and the
 # harness never calls the method nor reads the field.
 SCHEDULING_ENDS = "scheduling-ends"
+# Capabilities across areas: each adds to every area the backend claims that has
+# requirements needing it; such a requirement is "not claimed" elsewhere.
+# A backend whose runtimes show the log records they emit (jobconform.backends.log_records:
+# the loggers it names in `log_loggers`, or a runtime's `log_records()`) claims
+# `log-records`: AD-025, AD-026, RP-009 and LC-040 check a record's level and facts.
+LOG_RECORDS = "log-records"
+# A backend whose runtimes keep an SDK's deprecated names beside the current ones (a
+# store's `put` beside `save`, ...; spec/store.md and the other areas say which) claims
+# `deprecated-aliases`: the kit calls each alias as it is and checks it gives the answer
+# of the name it replaces, and warns as deprecated where the seed says it does.
+DEPRECATED_ALIASES = "deprecated-aliases"
 # Partial claims: a backend that implements only part of an area claims the area and
 # declares the part it leaves out; the requirements of that part are "not claimed"
 # (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the

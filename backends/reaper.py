@@ -137,7 +137,11 @@ class Reaper:
         self.counters.sweeps += 1
         self.counters.deleted += deleted
         if deleted:
-            LOG.debug("reaper deleted %d expired job(s)", deleted)
+            self._log_deleted(deleted)
+
+    def _log_deleted(self, count: int) -> None:
+        """A sweep that deleted jobs: at DEBUG, as it runs every few minutes (RP-009)."""
+        LOG.debug("reaper deleted %d expired job(s)", count, extra={"count": count})
 
     def _fail_during_outage(self) -> None:
         """Raise as an unreachable store would while an injected outage lasts."""

@@ -21,6 +21,7 @@ from jobconform.backends.protocol import (
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
+    LOG_RECORDS,
     LOOP_EVENTS,
     REAPER,
     REDELIVERY,
@@ -35,12 +36,16 @@ from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.composite.oracle import CompositeConfig
 
-# Every area, the breaker's and the loops' seams, the scheduler's execution ends, and
-# planned store faults in reminders and idempotency: claimed by every shipped backend.
+# Every area, the breaker's and the loops' seams, the scheduler's execution ends, the log
+# records, and planned store faults in reminders and idempotency: claimed by every shipped
+# backend.
 EVERY_SHIPPED_BACKEND = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
     ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS,
-    SCHEDULING_ENDS, store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+    SCHEDULING_ENDS, LOG_RECORDS, store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+# The loggers the shipped runtimes log on with the standard `logging` module, which the
+# harness captures (log-records; jobconform.backends.log_records).
+SHIPPED_LOGGERS = ("jobconform.reaper", "jobconform.admission", "jobconform.lifecycle")
 # The health report, submissions from threads at once and the audit events: claimed by
 # memory, sql and threaded (not threaded+sql).
 HEALTH_AND_AUDIT = frozenset({HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})
@@ -54,6 +59,7 @@ class ShippedBackend:
     from the backend's own area runtimes."""
 
     profile = "canonical"
+    log_loggers = SHIPPED_LOGGERS
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
         """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""

@@ -21,6 +21,7 @@ from jobconform.backends.protocol import (
     CONCURRENT_SUBMIT,
     HEALTH_REPORT,
     LIFECYCLE,
+    LOG_RECORDS,
     REAPER,
     REDELIVERY,
     RETRY,
@@ -42,11 +43,12 @@ from jobconform.backends.protocol import (
     store_faults,
 )
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalStop
-from jobconform.conformance import blame, job_faults, tolerance, utc
+from jobconform.conformance import blame, job_faults, log_records, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
 from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.log_records import LogWatch
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import AdapterError as AdapterError
 from jobconform.conformance.watchdog import AdapterHung, guarded, hung, note_adapter_interrupt
@@ -362,6 +364,9 @@ class Harness:
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
         self.operator_queue = self._attach_operator_queue()
+        # The runtime's log records (AD-025.., RP-009, LC-040): read only where claimed.
+        self.log_watch = (LogWatch(self.backend, self.runtime)
+                          if LOG_RECORDS in self.backend.capabilities else None)
 
     def _attach_operator_queue(self) -> OperatorQueue | None:
         """The harness's operator sink, where the runtime accepts one (OperatorSinkRuntime);
@@ -438,6 +443,8 @@ class Harness:
                                 for alias, script in self.model.scripts.items()}
         self._before_retries = {alias: (script.retried_at, script.retry_after_ms)
                                 for alias, script in self.model.scripts.items()}
+        if self.log_watch is not None:
+            self.log_watch.discard()  # a command is checked on the records it made
         expected = self.model.apply(command)
         self._command_requirements = expected.requirements
         tolerance.note_command(False, self.last_command_named)
@@ -676,6 +683,8 @@ class Harness:
     def close(self) -> None:
         with guarded(self.safety_timeout, "close", self.hang_scope):
             self._call("close", self.runtime.close)
+        if self.log_watch is not None:
+            self.log_watch.close()
 
     # -- applying a command to the backend ---------------------------------------------
 
@@ -912,8 +921,14 @@ class Harness:
         old = self.runtime
         self.runtime = self._call("restart", lambda: restart(old, self.settings, self.clock,
                                                              bodies))
+        self._runtime_replaced()
         self.worker_id = None
         self.operator_queue = self._attach_operator_queue()
+
+    def _runtime_replaced(self) -> None:
+        """A new runtime took over: its log records are the ones read from now on."""
+        if self.log_watch is not None:
+            self.log_watch.reopen(self.runtime)
 
     def _stop_by_signal(self, grace_seconds: float) -> str:
         """SIGTERM to the runtime's process, SIGKILL if it has not exited when the grace
@@ -936,6 +951,7 @@ class Harness:
             raise AdapterError(f"adapter {self.backend.name!r}: stop_by_signal returned"
                                f" {type(stopped).__name__}, not a SignalStop")
         self.runtime = stopped.runtime
+        self._runtime_replaced()
         self.worker_id = None
         self.operator_queue = self._attach_operator_queue()
         if not stopped.escalated:
@@ -1303,6 +1319,21 @@ class Harness:
                                  health.cancelled - wanted_health.cancelled,
                                  health.failed - wanted_health.failed))
         self._check_worker_report(health_view, requirements)
+        self._check_log_records(requirements)
+
+    def _check_log_records(self, requirements: tuple[str, ...]) -> None:
+        """The records the command made due, each among those the runtime emitted during
+        it, at its level with its facts (log-records)."""
+        if self.log_watch is None:
+            return
+        expected, self.model.logs = self.model.logs, []
+        missing = self._call("log_records", lambda: self.log_watch.unmatched(expected)
+                             if self.log_watch is not None else None)
+        if missing is not None:
+            wanted, emitted = missing
+            raise self._fail((*requirements, wanted.requirement), "the log records emitted",
+                             wanted.describe(), log_records.shown(emitted), wanted.requirement)
+        self.exercised.update(wanted.requirement for wanted in expected)
 
     def _check_worker_report(self, view: HealthView, requirements: tuple[str, ...]) -> None:
         """The health report's worker fields, where claimed: a non-empty id that stays the

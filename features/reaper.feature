@@ -229,3 +229,21 @@ Feature: The reaper
     Then job "b" is not held
     And job "c" is not held
     And the reaper has swept 1 times, failed 1 times and deleted 3 jobs
+
+  # -- RP-009: the log record of a sweep that deleted jobs -----------------------------------------
+  # Where the backend claims log-records, the harness reads the records the runtime emitted
+  # during every step and looks for those the oracle made due: their level and facts, not
+  # their wording. Elsewhere the scenario is skipped as not claimed.
+
+  @RP-009
+  Scenario: A sweep that deletes jobs is logged at DEBUG with the count
+    Given jobs "a, b" are submitted
+    And the runtime dispatches
+    And job "a" returns 1
+    And job "b" returns 2
+    And the reaper is started with a TTL of 5 seconds and a sweep every 10000 ms
+    # The sweep at second 10 deletes both: a DEBUG record carrying count 2.
+    When 10 seconds pass
+    Then job "a" is not held
+    And job "b" is not held
+    And the reaper has swept 1 times, failed 0 times and deleted 2 jobs

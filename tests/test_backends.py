@@ -23,6 +23,7 @@ from jobconform.backends.protocol import (
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
+    LOG_RECORDS,
     LOOP_EVENTS,
     REAPER,
     REDELIVERY,
@@ -227,10 +228,12 @@ def test_load_memory_backend() -> None:
     names = {area.name for area in areas()}
     # Every claim is an area, the store faults of an area it claims, or the health report's
     # worker fields, or submissions from several threads at once, or the replay audit sink,
-    # or the loop event sink, or the breaker's dispatch seams, or the scheduler's ends.
+    # or the loop event sink, or the breaker's dispatch seams, or the scheduler's ends, or
+    # the log records (a capability across areas).
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
                                     | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                                       LOOP_EVENTS, BREAKER_SEAMS, SCHEDULING_ENDS})
+                                       LOOP_EVENTS, BREAKER_SEAMS, SCHEDULING_ENDS,
+                                       LOG_RECORDS})
     assert BREAKER_SEAMS in backend.capabilities
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities

@@ -235,6 +235,14 @@ class AlertBeforeMarkRuntime(MemoryRuntime):
         return True
 
 
+class LoudSweepReaper(Reaper):
+    """A sweep that deleted jobs is logged at INFO, not DEBUG: a reaper sweeping every few
+    minutes fills an operator's INFO log."""
+
+    def _log_deleted(self, count: int) -> None:
+        LOG.info("reaper deleted %d expired job(s)", count, extra={"count": count})
+
+
 # -- entries ---------------------------------------------------------------------------------
 
 
@@ -309,4 +317,6 @@ GALLERY = (
            "seed 002 §10.13: operator alert first (issue 18: faults between writes)"),
     _entry("reaper_partial_sweep_uncounted", UncountedPartialSweepReaper, "RP-008",
            "seed 004 start_reaper: log WARN and retry next interval (issue 18)"),
+    _entry("reaper_sweep_logged_at_info", LoudSweepReaper, "RP-009",
+           "seed 004 §1.3: a deleted batch SHOULD be logged at DEBUG with the count"),
 )
