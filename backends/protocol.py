@@ -392,7 +392,9 @@ class ReaperRuntime(Protocol):
     def start_reaper(self, ttl_seconds: float | None = None,
                      sweep_interval_ms: float | None = None) -> None:
         """Start sweeping every `sweep_interval_ms`, deleting terminal jobs finished more
-        than `ttl_seconds` before each sweep; None takes the configured default.
+        than `ttl_seconds` before each sweep; None takes the configured default. A runtime
+        claiming `deprecated-aliases` also takes seed 004's deprecated keywords
+        `interval_seconds` and `max_age_seconds`, each with a DeprecationWarning (RP-010).
 
         Raises:
             ReaperAlreadyRunning: the reaper is running; nothing changed.

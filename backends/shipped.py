@@ -18,6 +18,7 @@ from jobconform.backends.protocol import (
     AUDIT_EVENTS,
     BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
+    DEPRECATED_ALIASES,
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
@@ -37,12 +38,13 @@ from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.composite.oracle import CompositeConfig
 
 # Every area, the breaker's and the loops' seams, the scheduler's execution ends, the log
-# records, and planned store faults in reminders and idempotency: claimed by every shipped
-# backend.
+# records, seed 004's deprecated Python names, and planned store faults in reminders and
+# idempotency: claimed by every shipped backend.
 EVERY_SHIPPED_BACKEND = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
     ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS,
-    SCHEDULING_ENDS, LOG_RECORDS, store_faults(REMINDERS), store_faults(IDEMPOTENCY)})
+    SCHEDULING_ENDS, LOG_RECORDS, DEPRECATED_ALIASES, store_faults(REMINDERS),
+    store_faults(IDEMPOTENCY)})
 # The loggers the shipped runtimes log on with the standard `logging` module, which the
 # harness captures (log-records; jobconform.backends.log_records).
 SHIPPED_LOGGERS = ("jobconform.reaper", "jobconform.admission", "jobconform.lifecycle")

@@ -65,6 +65,12 @@ class StoredJob:
     # nothing else changes it, so a writer holding an older one holds a stale delivery.
     fencing_token: int = 0
 
+    @property
+    def attempt_number(self) -> int:
+        """Seed 004's earlier Python name of retry_count, kept read-only as a deprecated
+        alias (capability deprecated-aliases, RT-011)."""
+        return self.retry_count
+
 
 # What `update` may change: everything but the identity and the fencing token.
 CHANGEABLE_FIELDS = frozenset(field.name for field in fields(StoredJob)) - {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -19,6 +20,7 @@ from typing import Any, TypeVar, cast
 from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import (
     CONCURRENT_SUBMIT,
+    DEPRECATED_ALIASES,
     HEALTH_REPORT,
     LIFECYCLE,
     LOG_RECORDS,
@@ -83,6 +85,10 @@ HARNESS_MODULES = frozenset({"data.process_batch", "mail.send_digest"})
 AT_ONCE_REQUIREMENT = "LC-031"
 
 # Requirements every observation checks, whatever the command.
+ATTEMPT_NUMBER_REQUIREMENT = "RT-011"
+OLD_REAPER_KEYWORDS_REQUIREMENT = "RP-010"
+# start_reaper's current keywords, each with seed 004's deprecated Python name for it.
+OLD_REAPER_KEYWORDS = {"sweep_interval_ms": "interval_seconds", "ttl_seconds": "max_age_seconds"}
 OBSERVED_ALWAYS = ("LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025")
 
 
@@ -329,6 +335,12 @@ class Harness:
         # Submissions from several threads at once (LC-030): only where claimed, so an
         # adapter driving one event loop is "not claimed", never called from two threads.
         self.claims_concurrent_submit = CONCURRENT_SUBMIT in self.backend.capabilities
+        # Seed 004's deprecated names (RT-011 attempt_number, RP-010 start_reaper's old
+        # keywords): called and read only where the backend keeps them.
+        self.keeps_aliases = DEPRECATED_ALIASES in self.backend.capabilities
+        # Whether the running reaper was started through the deprecated keywords: a sweep
+        # it then makes at the wrong time is first RP-010's (`_restart_blamed`).
+        self.reaper_by_old_names = False
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
                                         **self._area_defaults(), **self._lifecycle_defaults())
         self.model = ReferenceModel(
@@ -445,6 +457,8 @@ class Harness:
                                 for alias, script in self.model.scripts.items()}
         if self.log_watch is not None:
             self.log_watch.discard()  # a command is checked on the records it made
+        if isinstance(command, cmd.StartReaper) and self.model.reaper is None:
+            self.reaper_by_old_names = command.old_names  # the reaper this start runs
         expected = self.model.apply(command)
         self._command_requirements = expected.requirements
         tolerance.note_command(False, self.last_command_named)
@@ -699,6 +713,14 @@ class Harness:
         if isinstance(command, reaper_commands) and not self.claims_reaper:
             raise ValueError(f"backend {self.backend.name!r} does not claim the reaper area;"
                              f" {describe(command)} cannot be checked on it")
+        if isinstance(command, cmd.StartReaper) and command.old_names:
+            if not self.keeps_aliases:
+                raise ValueError(f"backend {self.backend.name!r} does not claim"
+                                 f" {DEPRECATED_ALIASES}; {describe(command)} cannot be"
+                                 " checked on it")
+            if command.ttl_seconds is None and command.sweep_interval_ms is None:
+                raise ValueError("a start through the deprecated keywords names at least one"
+                                 " of them")
         if isinstance(command, cmd.ExpireLeases | cmd.OperatorAlerts | cmd.StaleOwnerWrite) and (
                 not self.claims_redelivery):
             raise ValueError(f"backend {self.backend.name!r} does not claim the redelivery"
@@ -964,15 +986,24 @@ class Harness:
 
     def _restart_blamed(self, check: Callable[[], None]) -> None:
         """Run `check`; a difference it finds that a restart explains names the restart's
-        requirement as its primary (`_restart_primary`)."""
+        requirement as its primary (`_restart_primary`), and one of a reaper started
+        through the deprecated keywords, RP-010 (`_old_names_primary`)."""
         try:
             check()
         except Divergence as divergence:
-            primary = self._restart_primary(divergence)
+            primary = self._restart_primary(divergence) or self._old_names_primary(divergence)
             if primary is None or primary == divergence.primary:
                 raise
             raise self._fail((*divergence.requirements, primary), divergence.what,
                              divergence.expected, divergence.actual, primary) from None
+
+    def _old_names_primary(self, divergence: Divergence) -> str | None:
+        """RP-010 for a sweep's timing (RP-002) while the running reaper was started
+        through the deprecated keywords: their translation comes first."""
+        if (self.reaper_by_old_names and self.model.reaper is not None
+                and divergence.primary == "RP-002"):
+            return OLD_REAPER_KEYWORDS_REQUIREMENT
+        return None
 
     def _restart_primary(self, divergence: Divergence) -> str | None:
         """RS-003 for a job running at the restart (the restart itself, or the lease pass
@@ -1208,10 +1239,35 @@ class Harness:
         given = {name: value for name, value in (("ttl_seconds", command.ttl_seconds),
                                                  ("sweep_interval_ms", command.sweep_interval_ms))
                  if value is not None}
+        if command.old_names:
+            return self._start_reaper_by_old_names(start, given)
         try:
             self._call("start_reaper", lambda: start(**given))
         except ReaperAlreadyRunning:
             return cmd.REFUSED_REAPER_RUNNING
+        return cmd.REAPER_STARTED
+
+    def _start_reaper_by_old_names(self, start: Callable[..., Any],
+                                   given: dict[str, float]) -> object:
+        """start_reaper through seed 004's deprecated keywords, as a caller still on them
+        writes it: the interval in seconds, the TTL as max_age_seconds. Each must warn as
+        deprecated (RP-010); what the reaper then does is compared as for the current
+        names."""
+        old = {OLD_REAPER_KEYWORDS[name]: (value / 1000 if name == "sweep_interval_ms"
+                                           else value) for name, value in given.items()}
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always")
+            try:
+                self._call("start_reaper", lambda: start(**old))
+            except ReaperAlreadyRunning:
+                return cmd.REFUSED_REAPER_RUNNING
+        deprecations = [w for w in heard if issubclass(w.category, DeprecationWarning)]
+        if len(deprecations) < len(old):
+            raise self._fail((OLD_REAPER_KEYWORDS_REQUIREMENT,),
+                             f"the warnings of start_reaper({', '.join(old)})",
+                             f"a DeprecationWarning for each of {', '.join(old)}",
+                             [f"{w.category.__name__}: {w.message}" for w in heard] or "none",
+                             OLD_REAPER_KEYWORDS_REQUIREMENT)
         return cmd.REAPER_STARTED
 
     def _get_result(self, alias: str) -> object:
@@ -1422,7 +1478,21 @@ class Harness:
                                  " start)", starts, script.invocations, primary)
 
     def _freeze(self, view: JobView) -> Record:
-        return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery)
+        record = freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery)
+        if self.keeps_aliases and self.claims_retry:
+            self._check_attempt_number(view, record)
+        return record
+
+    def _check_attempt_number(self, view: JobView, record: Record) -> None:
+        """Seed 004's deprecated `attempt_number` reads as the record's retry count, in
+        every view the runtime hands out (RT-011)."""
+        alias = getattr(view, "attempt_number", _MISSING)
+        if alias != record.retry_count or type(alias) is not type(record.retry_count):
+            alias_name = self.aliases.get(view.job_id, view.job_id)
+            raise self._fail((ATTEMPT_NUMBER_REQUIREMENT, "RT-008"),
+                             f"job {alias_name!r} attempt_number, the alias of retry_count",
+                             record.retry_count, alias, ATTEMPT_NUMBER_REQUIREMENT)
+        self.exercised.add(ATTEMPT_NUMBER_REQUIREMENT)
 
     def _expected(self, job: JobState) -> Record:
         return expected_record(job, self.claims_retry, self.claims_stuck,

@@ -513,12 +513,15 @@ class ReferenceModel:
 
     def _start_reaper(self, command: StartReaper) -> StepResult:
         if self.reaper is not None:
-            return StepResult(REFUSED_REAPER_RUNNING, ("RP-006",))
+            return StepResult(REFUSED_REAPER_RUNNING, ("RP-006", "RP-010") if command.old_names
+                              else ("RP-006",))
         ttl = (self.limits.reaper_ttl_seconds if command.ttl_seconds is None
                else command.ttl_seconds)
         interval = (self.limits.reaper_sweep_interval_ms if command.sweep_interval_ms is None
                     else command.sweep_interval_ms)
         self.reaper = reaper.ReaperSchedule.started(self.now, ttl, interval)
+        if command.old_names:
+            return StepResult(REAPER_STARTED, ("RP-010", "RP-006", "RP-002"))
         return StepResult(REAPER_STARTED, ("RP-006", "RP-002"))
 
     def _run_due_sweeps(self, fail_at: int | None = None) -> tuple[str, ...]:

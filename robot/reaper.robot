@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for the reaper (spec/reaper.yaml, RP-001..RP-009).
+Documentation       Conformance checks for the reaper (spec/reaper.yaml, RP-001..RP-010).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -253,3 +253,18 @@ A Sweep That Deletes Jobs Is Logged At DEBUG With The Count
     Job Should Not Be Held    a
     Job Should Not Be Held    b
     Reaper Counts Should Be    sweeps=1    failed=0    deleted=2
+
+# -- RP-010: start_reaper's deprecated keywords -----------------------------------------------
+# Skipped as not claimed where the backend does not claim deprecated-aliases.
+
+Started Through Its Deprecated Keywords The Reaper Sweeps As With The Current Ones
+    [Tags]    RP-010
+    Start With A Finished Job
+    # interval_seconds=10 is a sweep every 10 000 ms; max_age_seconds=30 a TTL of 30 s.
+    Start Reaper By Old Names    max_age_seconds=30    interval_seconds=10
+    Advance Clock    25
+    Reaper Counts Should Be    sweeps=2    failed=0    deleted=0
+    Job Status Should Be    a    succeeded
+    Advance Clock    20
+    Reaper Counts Should Be    sweeps=4    failed=0    deleted=1
+    Job Should Not Be Held    a

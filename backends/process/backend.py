@@ -53,6 +53,7 @@ from jobconform.backends.process.wire import (
 )
 from jobconform.backends.protocol import (
     BREAKER_SEAMS,
+    LOG_RECORDS,
     RETRY,
     RETRY_INTERVALS,
     RETRY_WITHOUT_JITTER,
@@ -151,7 +152,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     interface carries the seams' methods, as version 2's does; with retry, its partial
     claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
     `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
-    `scheduling-ends` (SC-019). The other capabilities beyond the
+    `scheduling-ends` (SC-019); `log-records`, as version 2's job and admission runtimes
+    carry `log_records()` (AD-025, AD-026, RP-009). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -167,6 +169,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
+    if "log_records" in interfaces.methods(interfaces.JobRuntime):
+        carried |= {LOG_RECORDS}  # each runtime's records, pulled with log_records()
     return carried
 
 
@@ -189,6 +193,13 @@ NO_AUDIT_EVENTS_NOTE = (
     "Audit events of idempotent replays (audit-events) are not claimed through the process"
     " protocol: no message carries the kit's audit sink to the child, so IK-017 is reported"
     " not claimed.")
+
+NO_DEPRECATED_ALIASES_NOTE = (
+    "Deprecated aliases (deprecated-aliases) are not claimed through the process protocol:"
+    " the aliases the spec names are one SDK's Python names (a store's put, a record's"
+    " attempt_number, start_reaper's interval_seconds and max_age_seconds), whose warning is"
+    " Python's DeprecationWarning, which no message carries; TS-013, RT-011 and RP-010 are"
+    " reported not claimed.")
 
 NO_LOOP_EVENTS_NOTE = (
     "Loop events (loop-events) are not claimed through the process protocol: no message"
@@ -246,7 +257,8 @@ class ProcessBackend:
         self.version = session.version
         self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
                              NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
-                             NO_LOOP_EVENTS_NOTE, SERIAL_STORE_NOTE)
+                             NO_LOOP_EVENTS_NOTE, NO_DEPRECATED_ALIASES_NOTE,
+                             SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:
         """Talk to the child through `session`; version 2 needs the kit's objects on it."""
