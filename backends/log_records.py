@@ -18,8 +18,9 @@ A backend claiming `log-records` shows the records its runtimes emit in one of t
 
 A record carries facts, each a name and a value. The harness finds a fact in a record's
 `fields` (for `logging`, the attributes given with `extra=`) or, failing that, as a
-whole word of its message, so `"deleted 2 expired jobs"` carries the count 2 whatever
-the sentence around it. Elsewhere the requirements that need `log-records` are "not
+whole word of its message (a number may carry its unit), so `"deleted 2 expired jobs"`
+carries the count 2 and `"after 10500ms"` the wait 10500, whatever the sentence around
+them. Elsewhere the requirements that need `log-records` are "not
 claimed", and nothing is captured.
 """
 
@@ -56,7 +57,10 @@ class LogRecordView:
         if name in self.fields:
             return self.fields[name] == value
         text = str(value).lower() if isinstance(value, bool) else str(value)
-        pattern = r"(?<![\w.])" + re.escape(text) + r"(?![\w]|\.\d)"
+        # A number may carry its unit ("10500ms"); it must not be part of a larger one.
+        numeric = isinstance(value, int | float) and not isinstance(value, bool)
+        after = r"(?!\d|\.\d)" if numeric else r"(?!\w)"
+        pattern = r"(?<![\w.])" + re.escape(text) + after
         return re.search(pattern, self.message) is not None
 
 

@@ -20,6 +20,7 @@ from jobconform.backends.protocol import (
     AUDIT_EVENTS,
     BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
+    DEPRECATED_ALIASES,
     HEALTH_REPORT,
     IDEMPOTENCY,
     LIFECYCLE,
@@ -229,11 +230,11 @@ def test_load_memory_backend() -> None:
     # Every claim is an area, the store faults of an area it claims, or the health report's
     # worker fields, or submissions from several threads at once, or the replay audit sink,
     # or the loop event sink, or the breaker's dispatch seams, or the scheduler's ends, or
-    # the log records (a capability across areas).
+    # the log records or the deprecated aliases (capabilities across areas).
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
                                     | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
                                        LOOP_EVENTS, BREAKER_SEAMS, SCHEDULING_ENDS,
-                                       LOG_RECORDS})
+                                       LOG_RECORDS, DEPRECATED_ALIASES})
     assert BREAKER_SEAMS in backend.capabilities
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities

@@ -510,6 +510,7 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "composite", "health-report", "concurrent-submit",
                                      "audit-events", "loop-events", "breaker-seams",
                                      "restart", "stop-signal", "scheduling-ends",
+                                     "log-records", "deprecated-aliases",
                                      "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))

@@ -169,7 +169,7 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
-    if "log_records" in interfaces.methods(interfaces.JobRuntime):
+    if version >= 2 and "log_records" in interfaces.methods(interfaces.JobRuntime):
         carried |= {LOG_RECORDS}  # each runtime's records, pulled with log_records()
     return carried
 
