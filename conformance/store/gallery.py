@@ -19,7 +19,7 @@ from typing import Any
 
 from jobconform.backends.deprecation import warn_deprecated
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.protocol import Clock
+from jobconform.backends.protocol import DEPRECATED_ALIASES, Clock
 from jobconform.backends.task_store.memory import AsyncInMemoryTaskStore, InMemoryTaskStore
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.reference.store.oracle import TERMINAL, TaskRecord, is_expired
@@ -210,6 +210,10 @@ def _entry(name: str, broken: type, catches: str, source: str,
 
     class BrokenBackend(MemoryBackend):
         __doc__ = bug
+        # A store written without seed 004's deprecated put does not claim to keep it.
+        if not callable(getattr(broken, "put", None)) and not issubclass(
+                broken, InMemoryTaskStore):
+            capabilities = MemoryBackend.capabilities - {DEPRECATED_ALIASES}
 
         def open_store(self, clock: Clock) -> Any:
             return open_broken()
