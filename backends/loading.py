@@ -13,10 +13,12 @@ from jobconform.backends.protocol import (
     AUDIT_EVENTS,
     BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
+    DEPRECATED_ALIASES,
     HEALTH_REPORT,
     IDEMPOTENCY,
     JOB_ARGUMENTS,
     LIFECYCLE,
+    LOG_RECORDS,
     LOOP_EVENTS,
     LOOP_LABELS,
     OPERATOR_QUEUE,
@@ -58,6 +60,12 @@ QUALIFYING_CAPABILITIES = {
     RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),
     RETRY_INTERVALS: (RETRY, "that it claims as a list of intervals"),
     SCHEDULING_UTC_ONLY: (SCHEDULING, "whose schedules it keeps in UTC only"),
+}
+# Capabilities across areas: each adds to whichever claimed areas have requirements
+# needing it, so it qualifies no one area.
+CROSS_AREA_CAPABILITIES = {
+    LOG_RECORDS: "its runtimes show the log records they emit",
+    DEPRECATED_ALIASES: "its runtimes keep an SDK's deprecated names beside the current ones",
 }
 # Areas whose runtime a backend opens with its own `open_<area>(clock, config, ...)`.
 
@@ -153,11 +161,12 @@ def check_backend(backend: object, name: str) -> Backend:
     backend = cast(Backend, backend)
     fault_claims = {store_faults(area): area for area in known}
     unknown = (set(backend.capabilities) - known.keys() - fault_claims.keys()
-               - QUALIFYING_CAPABILITIES.keys())
+               - QUALIFYING_CAPABILITIES.keys() - CROSS_AREA_CAPABILITIES.keys())
     if unknown:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
-            f" known: {sorted(known)}, {', '.join(QUALIFYING_CAPABILITIES)}, and"
+            f" known: {sorted(known)}, {', '.join(QUALIFYING_CAPABILITIES)},"
+            f" {', '.join(CROSS_AREA_CAPABILITIES)}, and"
             " store-faults:<area> for each"
         )
     for claim, (area, what) in QUALIFYING_CAPABILITIES.items():

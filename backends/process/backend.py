@@ -57,6 +57,7 @@ from jobconform.backends.protocol import (
     BREAKER_SEAMS,
     JOB_ARGUMENTS,
     LIFECYCLE,
+    LOG_RECORDS,
     LOOP_LABELS,
     OPERATOR_QUEUE,
     QUEUED_EXECUTION_SWITCH,
@@ -164,7 +165,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
     `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
     `scheduling-ends` (SC-019), and as it carries `set_validation`, `scheduling-validation`
     (SC-020..SC-024); with redelivery, `operator-queue` (RD-008), as version
-    2's job runtime interface carries `park_request`. The other capabilities beyond the
+    2's job runtime interface carries `park_request`; `log-records`, as version 2's job and
+    admission runtimes carry `log_records()` (AD-025, AD-026, RP-009). The other
+    capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -194,6 +197,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
         # Version 2 carries a job's arguments (submit's later argument, the record's
         # field, the body's run) and the settings' queued_execution (LC-036, LC-037).
         carried |= {JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH}
+    if version >= 2 and "log_records" in interfaces.methods(interfaces.JobRuntime):
+        carried |= {LOG_RECORDS}  # each runtime's records, pulled with log_records()
     return carried
 
 
@@ -216,6 +221,13 @@ NO_AUDIT_EVENTS_NOTE = (
     "Audit events of idempotent replays (audit-events) are not claimed through the process"
     " protocol: no message carries the kit's audit sink to the child, so IK-017 is reported"
     " not claimed.")
+
+NO_DEPRECATED_ALIASES_NOTE = (
+    "Deprecated aliases (deprecated-aliases) are not claimed through the process protocol:"
+    " the aliases the spec names are one SDK's Python names (a store's put, a record's"
+    " attempt_number, start_reaper's interval_seconds and max_age_seconds), whose warning is"
+    " Python's DeprecationWarning, which no message carries; TS-013, RT-011 and RP-010 are"
+    " reported not claimed.")
 
 NO_LOOP_EVENTS_NOTE = (
     "Loop events (loop-events) are not claimed through the process protocol: no message"
@@ -274,7 +286,8 @@ class ProcessBackend:
         self.version = session.version
         self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
                              NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
-                             NO_LOOP_EVENTS_NOTE, SERIAL_STORE_NOTE)
+                             NO_LOOP_EVENTS_NOTE, NO_DEPRECATED_ALIASES_NOTE,
+                             SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:
         """Talk to the child through `session`; version 2 needs the kit's objects on it."""
