@@ -210,6 +210,39 @@ def test_a_wrong_reaper_status_is_blamed_on_the_sweep_it_shows(
                                 failed_sweeps) == primary
 
 
+@pytest.mark.parametrize(("expected", "actual", "held", "primary"), [
+    # The status the sweeps a store fault met leave shows a bug the fault did not cause:
+    # blamed as without it (issue 33: a shrunk counterexample keeps a fault it does not
+    # need), no sweep at its boundary ...
+    ({"running": True, "sweeps": 1, "failed_sweeps": 0, "deleted": 0},
+     {"running": True, "sweeps": 0, "failed_sweeps": 0, "deleted": 0}, Status.SUCCEEDED,
+     "RP-002"),
+    # ... a reaper stopped by the failed sweep ...
+    ({"running": True, "sweeps": 0, "failed_sweeps": 1, "deleted": 0},
+     {"running": False, "sweeps": 0, "failed_sweeps": 1, "deleted": 0}, Status.SUCCEEDED,
+     "RP-005"),
+    # ... a sweep the fault struck where the oracle's made no write: it deleted a job that
+    # had not expired, an active one where one is held.
+    ({"running": True, "sweeps": 2, "failed_sweeps": 0, "deleted": 0},
+     {"running": True, "sweeps": 1, "failed_sweeps": 1, "deleted": 0}, Status.QUEUED,
+     "RP-004"),
+    ({"running": True, "sweeps": 2, "failed_sweeps": 0, "deleted": 0},
+     {"running": True, "sweeps": 1, "failed_sweeps": 1, "deleted": 0}, Status.SUCCEEDED,
+     "RP-003"),
+    # What the fault explains is the fault's rule (None): deletes before it uncounted.
+    ({"running": True, "sweeps": 0, "failed_sweeps": 1, "deleted": 1},
+     {"running": True, "sweeps": 0, "failed_sweeps": 1, "deleted": 0}, Status.SUCCEEDED,
+     None),
+])
+def test_a_reaper_status_after_a_store_fault_is_blamed_on_the_faults_rule_only_for_its_part(
+        expected: dict[str, object], actual: dict[str, object], held: Status,
+        primary: str | None) -> None:
+    failed_sweeps = expected["failed_sweeps"]
+    assert isinstance(failed_sweeps, int)
+    jobs = {"j1": JobState(held, T0)}
+    assert blame.faulted_sweeps_primary(expected, actual, failed_sweeps, jobs) == primary
+
+
 def test_a_retry_started_early_on_an_interval_it_was_given_breaks_rt003() -> None:
     # A `retry-intervals` backend has no formula of its own (RT-002 is left out of its
     # claim): started before the interval the kit gave it had passed, it broke the wait
