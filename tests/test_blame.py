@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -280,3 +281,28 @@ def test_a_lease_pass_that_misses_a_job_past_its_lease_is_blamed_on_the_lease_ru
     extra = blame.answer_primary(cmd.ExpireLeases(60.0), {"requeued": 0, "parked": 0},
                                  {"requeued": 1, "parked": 0}, {}, now)
     assert extra == "RD-005"
+
+
+@pytest.mark.parametrize(("entry_name", "primary"), [
+    ("reaper_sweeps_every_minute", "RP-002"),
+    ("reaper_stops_after_error", "RP-005"),
+    ("reaper_deletes_pending", "RP-004"),
+    ("stuck_fails_queued", "ST-004"),
+])
+def test_the_default_runs_shrunk_counterexample_names_what_the_self_test_proves(
+        entry_name: str, primary: str, tmp_path: Path) -> None:
+    # The self-test does not shrink; `jobconform run` does, and its shrunk counterexample
+    # of these gallery bugs carried a store fault, or a boundary, that named another
+    # rule than the self-test's (issue 33). Run as the user's run does, at its defaults.
+    from jobconform.conformance.defaults import RUN_EXAMPLES, RUN_SEED
+    from jobconform.conformance.runner import RunConfig, run_hypothesis
+    from jobconform.conformance.selftest import gallery
+    from jobconform.spec import load_registry
+
+    registry = load_registry()
+    entry = next(entry for entry in gallery() if entry.name == entry_name)
+    config = RunConfig(entry.target, entry.profile, ("hypothesis",), seed=RUN_SEED,
+                       examples=RUN_EXAMPLES, work_dir=tmp_path,
+                       machine_areas=frozenset({registry.requirement(primary).area}))
+    failed = [case for case in run_hypothesis(config, registry).cases if not case.passed]
+    assert [case.primaries[:1] for case in failed] == [(primary,)]
