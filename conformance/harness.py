@@ -1189,15 +1189,19 @@ class Harness:
     def adapter_fault(self, message: str) -> AdapterError:
         return AdapterError(message)
 
-    def defer_fault(self, what: str, expected: object, actual: object) -> None:
+    def defer_fault(self, what: str, expected: object, actual: object,
+                    primary: str | None = None) -> None:
         """Hold a difference only the latest command's store fault shows (RD-007, RP-008):
         it is raised once the command's end state has passed, so a runtime whose end state
-        is wrong anyway is blamed on the rule for that state, not on the fault's."""
+        is wrong anyway is blamed on the rule for that state, not on the fault's. The
+        primary is the fault's rule unless told."""
         last = self._last_command()
         if self._fault_divergence is None and isinstance(last, cmd.JobStoreFault):
-            primary = job_faults.fault_requirement(last)
-            self._fault_divergence = self._fail((*self._command_requirements, primary), what,
-                                                expected, actual, primary)
+            fault_rule = job_faults.fault_requirement(last)
+            primary = primary or fault_rule
+            self._fault_divergence = self._fail(
+                (*self._command_requirements, fault_rule, primary), what, expected, actual,
+                primary)
 
     def _read_at_once(self, command: Command) -> str | None:
         """Read the job an accepted submit created, or a queued job a cancel cancelled,
@@ -1483,10 +1487,23 @@ class Harness:
             if isinstance(command, cmd.Cleanup):
                 # Which jobs went tells the boundary (LC-020) from an active job (LC-019).
                 self.observe(requirements)
+            primary = blame.answer_primary(command, expected, actual, self._before,
+                                           self.clock.now(), self.model.failed_sweeps)
+            if isinstance(command, cmd.DetectStuck) and self._failed_a_queued_job():
+                # Which jobs failed tells a queued job taken (ST-004) from a count that an
+                # inclusive boundary (ST-003) would give as well.
+                primary = "ST-004"
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
-                             actual, blame.answer_primary(command, expected, actual,
-                                                          self._before, self.clock.now(),
-                                                          self.model.failed_sweeps))
+                             actual, primary)
+
+    def _failed_a_queued_job(self) -> bool:
+        """Whether a job the oracle held queued before the command now reads failed."""
+        for alias, job in self._before.items():
+            if job.status is Status.QUEUED and alias in self.ids:
+                view = self._call("get", partial(self.runtime.get, self.ids[alias]))
+                if view is not None and self._freeze(view).status == Status.FAILED.value:
+                    return True
+        return False
 
     def _delay_primary(self, question: cmd.ComputeDelay) -> str:
         """Which part of the delay is wrong (or raised), asked of the backend's own
