@@ -13,12 +13,14 @@ from jobconform.backends.protocol import (
     AUDIT_EVENTS,
     BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
+    DEPRECATED_ALIASES,
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
     HEALTH_REPORT,
     IDEMPOTENCY,
     JOB_ARGUMENTS,
     LIFECYCLE,
+    LOG_RECORDS,
     LOOP_EVENTS,
     LOOP_LABELS,
     OPERATOR_QUEUE,
@@ -31,6 +33,7 @@ from jobconform.backends.protocol import (
     RETRY_WITHOUT_JITTER,
     SCHEDULING_ENDS,
     SCHEDULING_UTC_ONLY,
+    SCHEDULING_VALIDATION,
     Backend,
     store_faults,
 )
@@ -55,11 +58,18 @@ QUALIFYING_CAPABILITIES = {
     BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),
     SCHEDULING_ENDS: (SCHEDULING, "whose history learns how executions ended"),
     OPERATOR_QUEUE: (REDELIVERY, "whose operator queue it keys by agent and request id"),
+    SCHEDULING_VALIDATION: (SCHEDULING, "whose ended executions are validated"),
     STOP_SIGNAL: (RESTART, "after whose stop by signal a new runtime opens"),
     # Partial claims: what they leave out is in jobconform.conformance.applicability.
     RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),
     RETRY_INTERVALS: (RETRY, "that it claims as a list of intervals"),
     SCHEDULING_UTC_ONLY: (SCHEDULING, "whose schedules it keeps in UTC only"),
+}
+# Capabilities across areas: each adds to whichever claimed areas have requirements
+# needing it, so it qualifies no one area.
+CROSS_AREA_CAPABILITIES = {
+    LOG_RECORDS: "its runtimes show the log records they emit",
+    DEPRECATED_ALIASES: "its runtimes keep an SDK's deprecated names beside the current ones",
 }
 # Areas whose runtime a backend opens with its own `open_<area>(clock, config, ...)`.
 
@@ -155,11 +165,12 @@ def check_backend(backend: object, name: str) -> Backend:
     backend = cast(Backend, backend)
     fault_claims = {store_faults(area): area for area in known}
     unknown = (set(backend.capabilities) - known.keys() - fault_claims.keys()
-               - QUALIFYING_CAPABILITIES.keys())
+               - QUALIFYING_CAPABILITIES.keys() - CROSS_AREA_CAPABILITIES.keys())
     if unknown:
         raise BackendLoadError(
             f"backend {name!r} claims unknown capabilities {sorted(unknown)};"
-            f" known: {sorted(known)}, {', '.join(QUALIFYING_CAPABILITIES)}, and"
+            f" known: {sorted(known)}, {', '.join(QUALIFYING_CAPABILITIES)},"
+            f" {', '.join(CROSS_AREA_CAPABILITIES)}, and"
             " store-faults:<area> for each"
         )
     for claim, (area, what) in QUALIFYING_CAPABILITIES.items():

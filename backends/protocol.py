@@ -94,6 +94,25 @@ JOB_ARGUMENTS = "job-arguments"
 # `queued-execution-switch` (LC-037); elsewhere LC-037 is "not claimed", and every runtime
 # is opened with queued execution on.
 QUEUED_EXECUTION_SWITCH = "queued-execution-switch"
+# A backend whose scheduler also validates the business outcome of a technically ended
+# execution (seed 002 §10.9: SC-020..SC-024) claims `scheduling-validation` beside
+# `scheduling-ends`: its scheduler has `set_validation`, `end_validation`,
+# `validation_run` and `operator_alerts`, its schedules show `validation` and
+# `validation_timeout`, and its executions `execution_id`, `business_status` and
+# `validation_run`. Elsewhere those requirements are "not claimed", and the harness never
+# calls the methods nor reads the fields.
+SCHEDULING_VALIDATION = "scheduling-validation"
+# Capabilities across areas: each adds to every area the backend claims that has
+# requirements needing it; such a requirement is "not claimed" elsewhere.
+# A backend whose runtimes show the log records they emit (jobconform.backends.log_records:
+# the loggers it names in `log_loggers`, or a runtime's `log_records()`) claims
+# `log-records`: AD-025, AD-026, RP-009 and LC-040 check a record's level and facts.
+LOG_RECORDS = "log-records"
+# A backend whose runtimes keep an SDK's deprecated names beside the current ones (a
+# store's `put` beside `save`, ...; spec/store.md and the other areas say which) claims
+# `deprecated-aliases`: the kit calls each alias as it is and checks it gives the answer
+# of the name it replaces, and warns as deprecated where the seed says it does.
+DEPRECATED_ALIASES = "deprecated-aliases"
 # Partial claims: a backend that implements only part of an area claims the area and
 # declares the part it leaves out; the requirements of that part are "not claimed"
 # (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the
@@ -472,7 +491,9 @@ class ReaperRuntime(Protocol):
     def start_reaper(self, ttl_seconds: float | None = None,
                      sweep_interval_ms: float | None = None) -> None:
         """Start sweeping every `sweep_interval_ms`, deleting terminal jobs finished more
-        than `ttl_seconds` before each sweep; None takes the configured default.
+        than `ttl_seconds` before each sweep; None takes the configured default. A runtime
+        claiming `deprecated-aliases` also takes seed 004's deprecated keywords
+        `interval_seconds` and `max_age_seconds`, each with a DeprecationWarning (RP-010).
 
         Raises:
             ReaperAlreadyRunning: the reaper is running; nothing changed.

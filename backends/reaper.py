@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from jobconform.backends.deprecation import warn_deprecated
 from jobconform.backends.protocol import OperatorSink, ReaperAlreadyRunning, StoreUnavailable
 from jobconform.backends.store import StoredJob
 
@@ -24,6 +25,22 @@ LOG = logging.getLogger("jobconform.reaper")
 # A library leaves output to the application: without its own handlers configured, the
 # sweep warnings reach the root logger's handlers only (Robot's log shows them).
 LOG.addHandler(logging.NullHandler())
+
+
+def current_reaper_settings(ttl_seconds: float | None, sweep_interval_ms: float | None,
+                            interval_seconds: float | None, max_age_seconds: float | None
+                            ) -> tuple[float | None, float | None]:
+    """start_reaper's TTL and sweep interval, from seed 004's current keywords or its
+    deprecated Python ones, each of which warns (RP-010): `interval_seconds` is the sweep
+    interval in seconds (hence times 1000), `max_age_seconds` the TTL under its old name."""
+    if interval_seconds is not None:
+        warn_deprecated("start_reaper(interval_seconds=...)",
+                        "sweep_interval_ms (note the unit: milliseconds)")
+        sweep_interval_ms = interval_seconds * 1000
+    if max_age_seconds is not None:
+        warn_deprecated("start_reaper(max_age_seconds=...)", "ttl_seconds")
+        ttl_seconds = max_age_seconds
+    return ttl_seconds, sweep_interval_ms
 
 
 class ExpiringStore(Protocol):
@@ -137,7 +154,11 @@ class Reaper:
         self.counters.sweeps += 1
         self.counters.deleted += deleted
         if deleted:
-            LOG.debug("reaper deleted %d expired job(s)", deleted)
+            self._log_deleted(deleted)
+
+    def _log_deleted(self, count: int) -> None:
+        """A sweep that deleted jobs: at DEBUG, as it runs every few minutes (RP-009)."""
+        LOG.debug("reaper deleted %d expired job(s)", count, extra={"count": count})
 
     def _fail_during_outage(self) -> None:
         """Raise as an unreachable store would while an injected outage lasts."""

@@ -18,12 +18,14 @@ from jobconform.backends.protocol import (
     AUDIT_EVENTS,
     BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
+    DEPRECATED_ALIASES,
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
     HEALTH_REPORT,
     IDEMPOTENCY,
     JOB_ARGUMENTS,
     LIFECYCLE,
+    LOG_RECORDS,
     LOOP_EVENTS,
     LOOP_LABELS,
     OPERATOR_QUEUE,
@@ -34,6 +36,7 @@ from jobconform.backends.protocol import (
     REMINDERS,
     RETRY,
     SCHEDULING_ENDS,
+    SCHEDULING_VALIDATION,
     STUCK,
     Clock,
     store_faults,
@@ -43,15 +46,20 @@ from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.composite.oracle import CompositeConfig
 
 # Every area, the breaker's and the loops' seams, the loop runs' and reminders' labels,
-# the scheduler's execution ends, the executions query and options, the operator queue,
-# planned store faults in reminders and idempotency, jobs' arguments and the switch of
-# queued execution: claimed by every shipped backend.
+# the scheduler's execution ends and its business validation, the executions query and
+# options, the operator queue, the log records, seed 004's deprecated Python names, planned
+# store faults in reminders and idempotency, jobs' arguments and the switch of queued
+# execution: claimed by every shipped backend.
 EVERY_SHIPPED_BACKEND = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
     ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS, LOOP_LABELS,
-    SCHEDULING_ENDS, EXECUTION_QUERIES, EXECUTION_OPTIONS, OPERATOR_QUEUE, REMINDER_LABELS,
+    SCHEDULING_ENDS, SCHEDULING_VALIDATION, EXECUTION_QUERIES, EXECUTION_OPTIONS,
+    OPERATOR_QUEUE, REMINDER_LABELS, LOG_RECORDS, DEPRECATED_ALIASES,
     store_faults(REMINDERS), store_faults(IDEMPOTENCY), JOB_ARGUMENTS,
     QUEUED_EXECUTION_SWITCH})
+# The loggers the shipped runtimes log on with the standard `logging` module, which the
+# harness captures (log-records; jobconform.backends.log_records).
+SHIPPED_LOGGERS = ("jobconform.reaper", "jobconform.admission", "jobconform.lifecycle")
 # The health report, submissions from threads at once and the audit events: claimed by
 # memory, sql and threaded (not threaded+sql).
 HEALTH_AND_AUDIT = frozenset({HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS})
@@ -65,6 +73,7 @@ class ShippedBackend:
     from the backend's own area runtimes."""
 
     profile = "canonical"
+    log_loggers = SHIPPED_LOGGERS
 
     def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
         """Its own area runtimes wired to one admission (backends/composite/wiring.py)."""

@@ -34,7 +34,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, Reaper
+from jobconform.backends.reaper import OperatorAlerts, Reaper, current_reaper_settings
 from jobconform.backends.retry_delay import (
     is_retried,
     policy_document,
@@ -332,8 +332,12 @@ class StepRuntime(OutcomeTally):
     # -- the reaper (RP-001..RP-007) -------------------------------------------------------
 
     def start_reaper(self, ttl_seconds: float | None = None,
-                     sweep_interval_ms: float | None = None) -> None:
-        self._reaper.start(self._now(), ttl_seconds, sweep_interval_ms)
+                     sweep_interval_ms: float | None = None, *,
+                     interval_seconds: float | None = None,
+                     max_age_seconds: float | None = None) -> None:
+        """The last two are seed 004's deprecated names, kept (RP-010)."""
+        self._reaper.start(self._now(), *current_reaper_settings(
+            ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
 
     def stop_reaper(self) -> bool:
         return self._reaper.stop()

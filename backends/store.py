@@ -73,6 +73,12 @@ class StoredJob:
     # The job's arguments, a JSON value (LC-036): kept as submitted, handed to its body.
     arguments: JsonValue = None
 
+    @property
+    def attempt_number(self) -> int:
+        """Seed 004's earlier Python name of retry_count, kept read-only as a deprecated
+        alias (capability deprecated-aliases, RT-011)."""
+        return self.retry_count
+
 
 # What `update` may change: everything but the identity and the fencing token.
 CHANGEABLE_FIELDS = frozenset(field.name for field in fields(StoredJob)) - {

@@ -28,7 +28,7 @@ from functools import partial
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from jobconform.backends.process.errors import ChildHung
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import LOG_RECORDS, Backend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
     SAFETY_TIMEOUT_SECONDS,
@@ -36,8 +36,10 @@ from jobconform.conformance.harness import (
     Divergence,
     ListedDeviations,
 )
+from jobconform.conformance.log_records import LogWatch, shown
 from jobconform.conformance.watchdog import guarded, hung, note_adapter_interrupt
 from jobconform.reference.commands import Command
+from jobconform.reference.log_records import ExpectedLog
 from jobconform.spec import Profile, Registry, SpecError
 
 T = TypeVar("T")
@@ -195,6 +197,26 @@ class AreaHarness(Generic[CommandT]):
               actual: object, primary: str | None = None) -> Divergence:
         return Divergence(requirements, what, expected, actual,
                           cast(list[Command], self.commands), self._titles, primary)
+
+    def _watch_logs(self, runtime: object) -> LogWatch | None:
+        """The runtime's log records, where the backend claims log-records."""
+        if LOG_RECORDS not in self.backend.capabilities:
+            return None
+        return LogWatch(self.backend, runtime)
+
+    def _check_log_records(self, watch: LogWatch | None, expected: list[ExpectedLog],
+                           requirements: tuple[str, ...]) -> None:
+        """Each record the oracle made due (taken out of `expected`) among those the runtime
+        emitted since the last check, at its level with its facts."""
+        wanted, expected[:] = list(expected), []
+        if watch is None:
+            return
+        missing = self._call("log_records", lambda: watch.unmatched(wanted))
+        if missing is not None:
+            record, emitted = missing
+            raise self._fail((*requirements, record.requirement), "the log records emitted",
+                             record.describe(), shown(emitted), record.requirement)
+        self.exercised.update(record.requirement for record in wanted)
 
 
 def check_time_step(seconds: float) -> None:

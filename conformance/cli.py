@@ -13,7 +13,13 @@ import click
 from jobconform.conformance.aim import precision_notes
 from jobconform.conformance.campaign import merge_command
 from jobconform.conformance.compare import compare_command
-from jobconform.conformance.defaults import RUN_EXAMPLES, SELFTEST_EXAMPLES, SUITES
+from jobconform.conformance.defaults import (
+    RUN_EXAMPLES,
+    RUN_SEED,
+    SELFTEST_EXAMPLES,
+    SELFTEST_SEED,
+    SUITES,
+)
 from jobconform.conformance.publish import publish_command
 
 # The runner, the suites, the self-test gallery and the backends (Hypothesis, Robot
@@ -85,7 +91,7 @@ def failed_in_report(path: Path) -> tuple[dict[str, object], frozenset[str]]:
               help="Profile whose defaults apply (default: the one the backend declares).")
 @click.option("--suite", "suites", multiple=True, type=click.Choice(SUITES),
               help="Run only these suites (repeatable). Default: all three.")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0),
+@click.option("--seed", default=RUN_SEED, show_default=True, type=click.IntRange(min=0),
               help="Hypothesis seed: the same seed gives the same sequences.")
 @click.option("--examples", default=RUN_EXAMPLES, show_default=True, type=click.IntRange(min=1),
               help="Hypothesis examples (command sequences) to try.")
@@ -406,7 +412,7 @@ def list_command(what: str) -> None:
 @click.option("--suite", "suites", multiple=True, type=click.Choice(SUITES),
               help="Check with these suites only (repeatable). Default: all three.")
 @click.option("--only", "only", multiple=True, help="Check only these gallery entries.")
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
+@click.option("--seed", default=SELFTEST_SEED, show_default=True, type=click.IntRange(min=0))
 @click.option("--examples", default=SELFTEST_EXAMPLES, show_default=True,
               type=click.IntRange(min=1))
 @click.option("--work-dir", default=Path("reports/selftest"), show_default=True,

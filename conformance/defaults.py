@@ -15,7 +15,12 @@ SUITES = ("behave", "robot", "hypothesis")
 # rarely coming from aimed rules.
 RUN_EXAMPLES = 100
 
+# The Hypothesis seed of `jobconform run` unless told: the same seed draws the same
+# sequences, so a bug the self-test proves at this seed is one the default run reports.
+RUN_SEED = 0
+
 # The self-test proves each gallery bug at the user's default count: a bug it finds only
 # with a larger budget is one the default run never reports (issue 33). A bug random
 # draws reach too rarely gets an aimed rule in its machine, not a larger budget.
 SELFTEST_EXAMPLES = RUN_EXAMPLES
+SELFTEST_SEED = RUN_SEED

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -19,11 +20,13 @@ from typing import Any, TypeVar, cast
 from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import (
     CONCURRENT_SUBMIT,
+    DEPRECATED_ALIASES,
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
     HEALTH_REPORT,
     JOB_ARGUMENTS,
     LIFECYCLE,
+    LOG_RECORDS,
     OPERATOR_QUEUE,
     QUEUED_EXECUTION_SWITCH,
     REAPER,
@@ -47,11 +50,12 @@ from jobconform.backends.protocol import (
     store_faults,
 )
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalPlan, SignalStop
-from jobconform.conformance import blame, job_faults, tolerance, utc
+from jobconform.conformance import blame, job_faults, log_records, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
 from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
+from jobconform.conformance.log_records import LogWatch
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import AdapterError as AdapterError
 from jobconform.conformance.watchdog import AdapterHung, guarded, hung, note_adapter_interrupt
@@ -88,6 +92,10 @@ HARNESS_MODULES = frozenset({"data.process_batch", "mail.send_digest"})
 AT_ONCE_REQUIREMENT = "LC-031"
 
 # Requirements every observation checks, whatever the command.
+ATTEMPT_NUMBER_REQUIREMENT = "RT-011"
+OLD_REAPER_KEYWORDS_REQUIREMENT = "RP-010"
+# start_reaper's current keywords, each with seed 004's deprecated Python name for it.
+OLD_REAPER_KEYWORDS = {"sweep_interval_ms": "interval_seconds", "ttl_seconds": "max_age_seconds"}
 OBSERVED_ALWAYS = ("LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025")
 
 
@@ -399,6 +407,12 @@ class Harness:
             raise ValueError(f"backend {self.backend.name!r} does not claim"
                              f" {QUEUED_EXECUTION_SWITCH}: it cannot be opened with queued"
                              " execution off (LC-037 is not claimed)")
+        # Seed 004's deprecated names (RT-011 attempt_number, RP-010 start_reaper's old
+        # keywords): called and read only where the backend keeps them.
+        self.keeps_aliases = DEPRECATED_ALIASES in self.backend.capabilities
+        # Whether the running reaper was started through the deprecated keywords: a sweep
+        # it then makes at the wrong time is first RP-010's (`_restart_blamed`).
+        self.reaper_by_old_names = False
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
                                         queued_execution=self.queued_execution,
                                         **self._area_defaults(), **self._lifecycle_defaults())
@@ -438,6 +452,9 @@ class Harness:
             self.runtime: Runtime = self._call("open", lambda: self.backend.open(
                 self.settings, self.clock))
         self.operator_queue = self._attach_operator_queue()
+        # The runtime's log records (AD-025.., RP-009, LC-040): read only where claimed.
+        self.log_watch = (LogWatch(self.backend, self.runtime)
+                          if LOG_RECORDS in self.backend.capabilities else None)
 
     def _attach_operator_queue(self) -> OperatorQueue | None:
         """The harness's operator sink, where the runtime accepts one (OperatorSinkRuntime);
@@ -524,6 +541,10 @@ class Harness:
                                 for alias, script in self.model.scripts.items()}
         self._before_retries = {alias: (script.retried_at, script.retry_after_ms)
                                 for alias, script in self.model.scripts.items()}
+        if self.log_watch is not None:
+            self.log_watch.discard()  # a command is checked on the records it made
+        if isinstance(command, cmd.StartReaper) and self.model.reaper is None:
+            self.reaper_by_old_names = command.old_names  # the reaper this start runs
         expected = self.model.apply(command)
         self._command_requirements = expected.requirements
         tolerance.note_command(False, self.last_command_named)
@@ -788,6 +809,8 @@ class Harness:
     def close(self) -> None:
         with guarded(self.safety_timeout, "close", self.hang_scope):
             self._call("close", self.runtime.close)
+        if self.log_watch is not None:
+            self.log_watch.close()
 
     # -- applying a command to the backend ---------------------------------------------
 
@@ -802,6 +825,14 @@ class Harness:
         if isinstance(command, reaper_commands) and not self.claims_reaper:
             raise ValueError(f"backend {self.backend.name!r} does not claim the reaper area;"
                              f" {describe(command)} cannot be checked on it")
+        if isinstance(command, cmd.StartReaper) and command.old_names:
+            if not self.keeps_aliases:
+                raise ValueError(f"backend {self.backend.name!r} does not claim"
+                                 f" {DEPRECATED_ALIASES}; {describe(command)} cannot be"
+                                 " checked on it")
+            if command.ttl_seconds is None and command.sweep_interval_ms is None:
+                raise ValueError("a start through the deprecated keywords names at least one"
+                                 " of them")
         if isinstance(command, cmd.ExpireLeases | cmd.OperatorAlerts | cmd.StaleOwnerWrite) and (
                 not self.claims_redelivery):
             raise ValueError(f"backend {self.backend.name!r} does not claim the redelivery"
@@ -1111,8 +1142,14 @@ class Harness:
         old = self.runtime
         self.runtime = self._call("restart", lambda: restart(old, self.settings, self.clock,
                                                              bodies))
+        self._runtime_replaced()
         self.worker_id = None
         self.operator_queue = self._attach_operator_queue()
+
+    def _runtime_replaced(self) -> None:
+        """A new runtime took over: its log records are the ones read from now on."""
+        if self.log_watch is not None:
+            self.log_watch.reopen(self.runtime)
 
     def _stop_by_signal(self, command: cmd.StopBySignal) -> str:
         """The signal to the runtime's process, the steps in the grace period (each
@@ -1142,6 +1179,7 @@ class Harness:
             raise AdapterError(f"adapter {self.backend.name!r}: stop_by_signal returned"
                                f" {type(stopped).__name__}, not a SignalStop")
         self.runtime = stopped.runtime
+        self._runtime_replaced()
         self.worker_id = None
         self.operator_queue = self._attach_operator_queue()
         if stopped.handlers_restored is False:
@@ -1162,15 +1200,24 @@ class Harness:
 
     def _restart_blamed(self, check: Callable[[], None]) -> None:
         """Run `check`; a difference it finds that a restart explains names the restart's
-        requirement as its primary (`_restart_primary`)."""
+        requirement as its primary (`_restart_primary`), and one of a reaper started
+        through the deprecated keywords, RP-010 (`_old_names_primary`)."""
         try:
             check()
         except Divergence as divergence:
-            primary = self._restart_primary(divergence)
+            primary = self._restart_primary(divergence) or self._old_names_primary(divergence)
             if primary is None or primary == divergence.primary:
                 raise
             raise self._fail((*divergence.requirements, primary), divergence.what,
                              divergence.expected, divergence.actual, primary) from None
+
+    def _old_names_primary(self, divergence: Divergence) -> str | None:
+        """RP-010 for a sweep's timing (RP-002) while the running reaper was started
+        through the deprecated keywords: their translation comes first."""
+        if (self.reaper_by_old_names and self.model.reaper is not None
+                and divergence.primary == "RP-002"):
+            return OLD_REAPER_KEYWORDS_REQUIREMENT
+        return None
 
     def _restart_primary(self, divergence: Divergence) -> str | None:
         """RS-003 for a job running at the restart (the restart itself, or the lease pass
@@ -1218,15 +1265,19 @@ class Harness:
     def adapter_fault(self, message: str) -> AdapterError:
         return AdapterError(message)
 
-    def defer_fault(self, what: str, expected: object, actual: object) -> None:
+    def defer_fault(self, what: str, expected: object, actual: object,
+                    primary: str | None = None) -> None:
         """Hold a difference only the latest command's store fault shows (RD-007, RP-008):
         it is raised once the command's end state has passed, so a runtime whose end state
-        is wrong anyway is blamed on the rule for that state, not on the fault's."""
+        is wrong anyway is blamed on the rule for that state, not on the fault's. The
+        primary is the fault's rule unless told."""
         last = self._last_command()
         if self._fault_divergence is None and isinstance(last, cmd.JobStoreFault):
-            primary = job_faults.fault_requirement(last)
-            self._fault_divergence = self._fail((*self._command_requirements, primary), what,
-                                                expected, actual, primary)
+            fault_rule = job_faults.fault_requirement(last)
+            primary = primary or fault_rule
+            self._fault_divergence = self._fail(
+                (*self._command_requirements, fault_rule, primary), what, expected, actual,
+                primary)
 
     def _read_at_once(self, command: Command) -> str | None:
         """Read the job an accepted submit created, or a queued job a cancel cancelled,
@@ -1436,10 +1487,35 @@ class Harness:
         given = {name: value for name, value in (("ttl_seconds", command.ttl_seconds),
                                                  ("sweep_interval_ms", command.sweep_interval_ms))
                  if value is not None}
+        if command.old_names:
+            return self._start_reaper_by_old_names(start, given)
         try:
             self._call("start_reaper", lambda: start(**given))
         except ReaperAlreadyRunning:
             return cmd.REFUSED_REAPER_RUNNING
+        return cmd.REAPER_STARTED
+
+    def _start_reaper_by_old_names(self, start: Callable[..., Any],
+                                   given: dict[str, float]) -> object:
+        """start_reaper through seed 004's deprecated keywords, as a caller still on them
+        writes it: the interval in seconds, the TTL as max_age_seconds. Each must warn as
+        deprecated (RP-010); what the reaper then does is compared as for the current
+        names."""
+        old = {OLD_REAPER_KEYWORDS[name]: (value / 1000 if name == "sweep_interval_ms"
+                                           else value) for name, value in given.items()}
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always")
+            try:
+                self._call("start_reaper", lambda: start(**old))
+            except ReaperAlreadyRunning:
+                return cmd.REFUSED_REAPER_RUNNING
+        deprecations = [w for w in heard if issubclass(w.category, DeprecationWarning)]
+        if len(deprecations) < len(old):
+            raise self._fail((OLD_REAPER_KEYWORDS_REQUIREMENT,),
+                             f"the warnings of start_reaper({', '.join(old)})",
+                             f"a DeprecationWarning for each of {', '.join(old)}",
+                             [f"{w.category.__name__}: {w.message}" for w in heard] or "none",
+                             OLD_REAPER_KEYWORDS_REQUIREMENT)
         return cmd.REAPER_STARTED
 
     def _get_result(self, alias: str) -> object:
@@ -1487,10 +1563,10 @@ class Harness:
                 expected != actual):
             # A record or count that differs already is its own rule's, not the query's.
             self.observe(requirements)
-            primary = (self._query_primary(command)
-                       if isinstance(command, cmd.QueryExecutions) else "LC-034")
+            query_primary = (self._query_primary(command)
+                             if isinstance(command, cmd.QueryExecutions) else "LC-034")
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
-                             actual, primary)
+                             actual, query_primary)
         if isinstance(command, cmd.SubmitConcurrently) and expected != actual:
             raise self._fail(requirements, f"the answers to {describe(command)}, in job"
                              " order", expected, actual, "LC-030")
@@ -1498,10 +1574,23 @@ class Harness:
             if isinstance(command, cmd.Cleanup):
                 # Which jobs went tells the boundary (LC-020) from an active job (LC-019).
                 self.observe(requirements)
+            primary = blame.answer_primary(command, expected, actual, self._before,
+                                           self.clock.now(), self.model.failed_sweeps)
+            if isinstance(command, cmd.DetectStuck) and self._failed_a_queued_job():
+                # Which jobs failed tells a queued job taken (ST-004) from a count that an
+                # inclusive boundary (ST-003) would give as well.
+                primary = "ST-004"
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
-                             actual, blame.answer_primary(command, expected, actual,
-                                                          self._before, self.clock.now(),
-                                                          self.model.failed_sweeps))
+                             actual, primary)
+
+    def _failed_a_queued_job(self) -> bool:
+        """Whether a job the oracle held queued before the command now reads failed."""
+        for alias, job in self._before.items():
+            if job.status is Status.QUEUED and alias in self.ids:
+                view = self._call("get", partial(self.runtime.get, self.ids[alias]))
+                if view is not None and self._freeze(view).status == Status.FAILED.value:
+                    return True
+        return False
 
     def _delay_primary(self, question: cmd.ComputeDelay) -> str:
         """Which part of the delay is wrong (or raised), asked of the backend's own
@@ -1556,6 +1645,21 @@ class Harness:
                                  health.cancelled - wanted_health.cancelled,
                                  health.failed - wanted_health.failed))
         self._check_worker_report(health_view, requirements)
+        self._check_log_records(requirements)
+
+    def _check_log_records(self, requirements: tuple[str, ...]) -> None:
+        """The records the command made due, each among those the runtime emitted during
+        it, at its level with its facts (log-records)."""
+        if self.log_watch is None:
+            return
+        expected, self.model.logs = self.model.logs, []
+        missing = self._call("log_records", lambda: self.log_watch.unmatched(expected)
+                             if self.log_watch is not None else None)
+        if missing is not None:
+            wanted, emitted = missing
+            raise self._fail((*requirements, wanted.requirement), "the log records emitted",
+                             wanted.describe(), log_records.shown(emitted), wanted.requirement)
+        self.exercised.update(wanted.requirement for wanted in expected)
 
     def _check_worker_report(self, view: HealthView, requirements: tuple[str, ...]) -> None:
         """The health report's worker fields, where claimed: a non-empty id that stays the
@@ -1680,8 +1784,22 @@ class Harness:
                                      wanted, shown, "LC-036")
 
     def _freeze(self, view: JobView) -> Record:
-        return freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery,
-                      self.claims_queries, self.claims_options)
+        record = freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery,
+                        self.claims_queries, self.claims_options)
+        if self.keeps_aliases and self.claims_retry:
+            self._check_attempt_number(view, record)
+        return record
+
+    def _check_attempt_number(self, view: JobView, record: Record) -> None:
+        """Seed 004's deprecated `attempt_number` reads as the record's retry count, in
+        every view the runtime hands out (RT-011)."""
+        alias = getattr(view, "attempt_number", _MISSING)
+        if alias != record.retry_count or type(alias) is not type(record.retry_count):
+            alias_name = self.aliases.get(view.job_id, view.job_id)
+            raise self._fail((ATTEMPT_NUMBER_REQUIREMENT, "RT-008"),
+                             f"job {alias_name!r} attempt_number, the alias of retry_count",
+                             record.retry_count, alias, ATTEMPT_NUMBER_REQUIREMENT)
+        self.exercised.add(ATTEMPT_NUMBER_REQUIREMENT)
 
     def _expected(self, job: JobState) -> Record:
         return expected_record(job, self.claims_retry, self.claims_stuck,

@@ -17,6 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 from jobconform.backends.faults import ProcessCrashed, StoreFaults, StoreFaultsNotClaimed
 from jobconform.backends.protocol import REAPER, REDELIVERY, Backend, JobView, Runtime, store_faults
+from jobconform.conformance import blame
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind
@@ -60,7 +61,8 @@ class Harness(Protocol):
 
     def adapter_fault(self, message: str) -> Exception: ...
 
-    def defer_fault(self, what: str, expected: object, actual: object) -> None: ...
+    def defer_fault(self, what: str, expected: object, actual: object,
+                    primary: str | None = None) -> None: ...
 
     def expected_of(self, job: JobState) -> object: ...
 
@@ -146,8 +148,10 @@ def _check_reaper_status(harness: Harness) -> None:
     actual = dict(harness.call("reaper_status", status_of))
     wanted = harness.model.reaper_status()
     if actual != wanted:
+        model = harness.model
         harness.defer_fault("the reaper's status after the sweeps the fault met", wanted,
-                            actual)
+                            actual, blame.faulted_sweeps_primary(
+                                wanted, actual, model.failed_sweeps, model.jobs))
 
 
 def _check_crash_left(harness: Harness) -> None:

@@ -19,6 +19,7 @@ from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Backend
 from jobconform.backends.sql import SqlBackend
 from jobconform.conformance.defaults import SELFTEST_EXAMPLES as SELFTEST_EXAMPLES
+from jobconform.conformance.defaults import SELFTEST_SEED as SELFTEST_SEED
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.report import FAIL, RunSummary
 from jobconform.conformance.runner import SUITES, RunConfig, run_suites
@@ -77,7 +78,7 @@ def runs_in_process(backend: Backend) -> bool:
 
 
 def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
-                suites: tuple[str, ...] = SUITES, seed: int = 0,
+                suites: tuple[str, ...] = SUITES, seed: int = SELFTEST_SEED,
                 examples: int = SELFTEST_EXAMPLES, primary_only: bool = False) -> list[Catch]:
     """How each suite catches `entry`.
 

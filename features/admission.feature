@@ -554,3 +554,33 @@ Feature: Admission, backlog and execution timeouts
     Then the fleet ceiling's changes are [{"value": 4, "by": "ann", "second": 0}, {"value": 6, "by": "bob", "second": 30}]
     When the fleet ceiling's changes are read
     Then the stored fleet ceiling is 6 and the ceiling in force is 6
+  # -- AD-025, AD-026: the log records of calls ------------------------------------------------------
+  # Where the backend claims log-records, the harness reads the records the runtime emitted
+  # during every step and looks for those the oracle made due: their level and facts, not
+  # their wording. Elsewhere these scenarios are skipped as not claimed.
+
+  @AD-025
+  Scenario: Each call that gets its slot is logged at DEBUG with its target and the calls in flight
+    Given an admission runtime
+    And owners "caller, target" are added
+    And owner "target" parallel cap is set to 1
+    And executions "a, b" arrive for owner "caller"
+    # A DEBUG record: agent "target", agent_inflight 1, global_inflight 1.
+    When execution "a" calls owner "target" as call "x"
+    And execution "b" calls owner "target" as call "y"
+    Then outbound call "y" is waiting
+    # Call "y" starts from the wait when "x" ends: another DEBUG record, with its counts.
+    When call "x" returns
+    Then outbound call "y" is in_flight
+
+  @AD-026
+  Scenario: A call refused as budget exhausted is logged at WARNING with its target and wait
+    Given an admission runtime with call_acquire_timeout_seconds=10
+    And owners "caller, target" are added
+    And owner "target" parallel cap is set to 1
+    And executions "a, b" arrive for owner "caller"
+    And execution "a" calls owner "target" as call "x"
+    And execution "b" calls owner "target" as call "y"
+    # A WARNING record: agent "target", wait_ms 10500.
+    When 10.5 seconds pass on the admission clock
+    Then outbound call "y" is budget_exhausted

@@ -229,3 +229,41 @@ Feature: The reaper
     Then job "b" is not held
     And job "c" is not held
     And the reaper has swept 1 times, failed 1 times and deleted 3 jobs
+
+  # -- RP-009: the log record of a sweep that deleted jobs -----------------------------------------
+  # Where the backend claims log-records, the harness reads the records the runtime emitted
+  # during every step and looks for those the oracle made due: their level and facts, not
+  # their wording. Elsewhere the scenario is skipped as not claimed.
+
+  @RP-009
+  Scenario: A sweep that deletes jobs is logged at DEBUG with the count
+    Given jobs "a, b" are submitted
+    And the runtime dispatches
+    And job "a" returns 1
+    And job "b" returns 2
+    And the reaper is started with a TTL of 5 seconds and a sweep every 10000 ms
+    # The sweep at second 10 deletes both: a DEBUG record carrying count 2.
+    When 10 seconds pass
+    Then job "a" is not held
+    And job "b" is not held
+    And the reaper has swept 1 times, failed 0 times and deleted 2 jobs
+
+  # -- RP-010: start_reaper's deprecated keywords --------------------------------------------------
+  # Skipped as not claimed where the backend does not claim deprecated-aliases.
+
+  @RP-010
+  Scenario: Started through its deprecated keywords, the reaper sweeps as with the current ones
+    Given job "a" is submitted
+    And the runtime dispatches
+    And job "a" returns 1
+    # interval_seconds=10 is a sweep every 10 000 ms; max_age_seconds=30 a TTL of 30 s.
+    When the reaper is started through its deprecated keywords with a max age of 30 seconds and an interval of 10 seconds
+    Then the reaper start is accepted
+    When 25 seconds pass
+    Then the reaper has swept 2 times, failed 0 times and deleted 0 jobs
+    And job "a" is succeeded
+    When 20 seconds pass
+    Then the reaper has swept 4 times, failed 0 times and deleted 1 jobs
+    And job "a" is not held
+    When the reaper is started through its deprecated keywords with a max age of 5 seconds and an interval of 1 seconds
+    Then the reaper start is refused as already running

@@ -425,3 +425,21 @@ Feature: Retry and backoff
     And the runtime dispatches
     Then job "a" is running
     And job "a" started at second 1
+
+  # -- RT-011: the deprecated attempt_number ----------------------------------------------------
+  # Where the backend claims deprecated-aliases, every record the runtime hands out is read
+  # for attempt_number too, which must equal its retry_count; elsewhere this is skipped as
+  # not claimed.
+
+  @RT-011
+  Scenario: The deprecated attempt_number reads as the retries taken, from 0
+    Given job "a" is submitted with 3 retries, a delay of 1000 ms, multiplier 2 and a cap of 60000 ms
+    Then job "a" has retry count 0 of 3
+    When the runtime dispatches
+    And job "a" raises ValueError "flaky"
+    Then job "a" has retry count 1 of 3
+    When job "a" is read
+    And 1 second passes
+    And the runtime dispatches
+    And job "a" raises ValueError "flaky again"
+    Then job "a" has retry count 2 of 3

@@ -2,7 +2,8 @@ Feature: Scheduling and autonomy
   One-shot jobs run at an instant or after a delay; cron schedules fire at the times their
   expression names on a time zone's wall clock (seed 002 §10.1). The autonomy switch holds
   every schedule (§10.2); a pre-check may skip a scheduled fire, and fails open (§10.6.1);
-  the history learns how each dispatched execution ended, and the first end stays (§10.6).
+  the history learns how each dispatched execution ended, and the first end stays (§10.6);
+  what succeeded is validated where its schedule asks, and a failed validation alerts (§10.9).
   Instants are UTC unless they carry another offset; the scheduling clock starts at
   2026-01-01T00:00:00Z unless a scenario says otherwise. Scenarios are skipped on a backend
   that does not claim the scheduling area.
@@ -429,3 +430,116 @@ Feature: Scheduling and autonomy
     When schedule "a" is deleted
     And the execution of schedule "a" for 2026-01-01T01:00:00Z ends failed
     Then the schedule answer is "not_found"
+
+  # -- SC-020..SC-024: business validation of what succeeded --------------------------------------
+  # Skipped on a backend that does not claim scheduling-validation (and scheduling-ends).
+
+  @SC-020
+  Scenario: Each schedule has its own validation switch and timeout
+    Given cron schedule "a" runs "hourly" at "0 * * * *" in UTC
+    And cron schedule "b" runs "daily" at "0 6 * * *" in UTC
+    Then schedule "a" shows validation off and no timeout
+    When schedule "a" validates its successes within 600 seconds
+    Then the schedule answer is "validation_set"
+    And schedule "a" shows validation on with a timeout of 600 seconds
+    And schedule "b" shows validation off and no timeout
+    When schedule "a" validates its successes within 0 seconds
+    Then the schedule answer is "rejected:validation"
+    And schedule "a" shows validation on with a timeout of 600 seconds
+    When schedule "a" is edited to run "edited"
+    And the schedulers are down for 60 seconds and one restarts
+    Then schedule "a" shows validation on with a timeout of 600 seconds
+    When schedule "a" stops validating, with a timeout of 300 seconds
+    Then schedule "a" shows validation off with a timeout of 300 seconds
+    When schedule "a" is deleted
+    And schedule "a" validates its successes within 600 seconds
+    Then the schedule answer is "not_found"
+
+  @SC-021
+  Scenario: Only a technical success with validation on waits for a linked validation run
+    Given cron schedule "a" runs "hourly" at "0 * * * *" in UTC
+    And schedule "a" validates its successes within 600 seconds
+    When the scheduling clock advances 14400 seconds
+    Then execution 1 of schedule "a" has no business status
+    And execution 1 of schedule "a" has no validation run
+    When the execution of schedule "a" for 2026-01-01T01:00:00Z ends succeeded
+    Then execution 1 of schedule "a" is pending_validation
+    And execution 1 of schedule "a" has a validation run started at 2026-01-01T04:00:00Z within 600 seconds
+    When the execution of schedule "a" for 2026-01-01T02:00:00Z ends failed
+    And the execution of schedule "a" for 2026-01-01T03:00:00Z ends cancelled
+    Then execution 2 of schedule "a" is skipped
+    And execution 2 of schedule "a" has no validation run
+    And execution 3 of schedule "a" is skipped
+    And execution 3 of schedule "a" has no validation run
+    When schedule "a" stops validating, with a timeout of 600 seconds
+    And the execution of schedule "a" for 2026-01-01T04:00:00Z ends succeeded
+    Then execution 4 of schedule "a" is skipped
+    And execution 4 of schedule "a" has no validation run
+    When the schedulers are down for 60 seconds and one restarts
+    Then execution 1 of schedule "a" is pending_validation
+    And execution 1 of schedule "a" has a validation run started at 2026-01-01T04:00:00Z within 600 seconds
+    And no scheduling alert was raised
+
+  @SC-022
+  Scenario: A validation run's verdict decides the business status once, within its timeout
+    Given cron schedule "a" runs "hourly" at "0 * * * *" in UTC
+    And schedule "a" validates its successes within 600 seconds
+    When the scheduling clock advances 7200 seconds
+    And the execution of schedule "a" for 2026-01-01T01:00:00Z ends succeeded
+    And the execution of schedule "a" for 2026-01-01T02:00:00Z ends succeeded
+    And the validation of schedule "a" for 2026-01-01T01:00:00Z answers pass
+    Then the schedule answer is "decided"
+    And execution 1 of schedule "a" is validated
+    When the validation of schedule "a" for 2026-01-01T01:00:00Z answers fail
+    Then the schedule answer is "refused"
+    And execution 1 of schedule "a" is validated
+    When the scheduling clock advances 600 seconds
+    Then execution 2 of schedule "a" is pending_validation
+    When the scheduling clock advances 1 second
+    And the validation of schedule "a" for 2026-01-01T02:00:00Z answers pass
+    Then the schedule answer is "decided"
+    And execution 2 of schedule "a" is failed_validation
+    When the validation of schedule "a" for 2026-01-01T01:30:00Z answers pass
+    Then the schedule answer is "refused"
+    When schedule "a" is deleted
+    And the validation of schedule "a" for 2026-01-01T01:00:00Z answers pass
+    Then the schedule answer is "not_found"
+
+  @SC-023
+  Scenario: A verdict that is not a clear pass or fail counts as a failed validation
+    Given cron schedule "a" runs "hourly" at "0 * * * *" in UTC
+    And schedule "a" validates its successes within 3600 seconds
+    When the scheduling clock advances 10800 seconds
+    And the execution of schedule "a" for 2026-01-01T01:00:00Z ends succeeded
+    And the execution of schedule "a" for 2026-01-01T02:00:00Z ends succeeded
+    And the execution of schedule "a" for 2026-01-01T03:00:00Z ends succeeded
+    And the validation of schedule "a" for 2026-01-01T01:00:00Z answers prose
+    And the validation of schedule "a" for 2026-01-01T02:00:00Z answers odd_json
+    And the validation of schedule "a" for 2026-01-01T03:00:00Z answers pass
+    Then execution 1 of schedule "a" is failed_validation
+    And execution 2 of schedule "a" is failed_validation
+    And execution 3 of schedule "a" is validated
+
+  @SC-024
+  Scenario: A failed validation raises one operator alert
+    Given cron schedule "a" runs "hourly" at "0 * * * *" in UTC
+    And cron schedule "b" runs "hourly" at "0 * * * *" in UTC
+    And schedule "a" validates its successes within 600 seconds
+    And schedule "b" validates its successes within 600 seconds
+    When the scheduling clock advances 7200 seconds
+    And the execution of schedule "a" for 2026-01-01T01:00:00Z ends succeeded
+    And the execution of schedule "a" for 2026-01-01T02:00:00Z ends succeeded
+    And the execution of schedule "b" for 2026-01-01T01:00:00Z ends succeeded
+    And the execution of schedule "b" for 2026-01-01T02:00:00Z ends failed
+    And the validation of schedule "b" for 2026-01-01T01:00:00Z answers fail
+    Then the scheduling alerts are "b:1"
+    When the validation of schedule "a" for 2026-01-01T01:00:00Z answers pass
+    Then the scheduling alerts are "b:1"
+    When the validation of schedule "a" for 2026-01-01T02:00:00Z answers fail
+    And the validation of schedule "a" for 2026-01-01T02:00:00Z answers fail
+    Then the schedule answer is "refused"
+    And the scheduling alerts are "b:1, a:2"
+    When the schedulers are down for 60 seconds and one restarts
+    Then the scheduling alerts are "b:1, a:2"
+    When schedule "b" is deleted
+    Then the scheduling alerts are "b:1, a:2"

@@ -226,3 +226,15 @@ Feature: Task store
     And the store saves task "kept" as {"status": "running", "started_at": 1}
     When 4 threads list the store's tasks at once, beside threads saving the tasks "n1", "n2" as {"status": "queued"} and threads deleting the tasks "a", "b"
     Then the store's list holds the tasks "kept", "n1", "n2"
+
+  # -- TS-013: the deprecated put ----------------------------------------------------------------
+  # Skipped as not claimed where the backend does not claim deprecated-aliases.
+
+  @TS-013
+  Scenario: The deprecated put saves exactly what save saves, and warns
+    When the store puts task "t1" through its deprecated alias as {"module_id": "mail.send", "status": "failed", "submitted_at": 5, "started_at": 6.25, "completed_at": 7.5, "error": "SMTP 451", "retry_count": 2, "max_retries": 3}
+    Then the store answers task "t1" as {"module_id": "mail.send", "status": "failed", "submitted_at": 5, "started_at": 6.25, "completed_at": 7.5, "error": "SMTP 451", "retry_count": 2, "max_retries": 3}
+    When the store puts task "t1" through its deprecated alias as {"module_id": "mail.send", "status": "queued", "submitted_at": 8}
+    Then the store answers task "t1" as {"module_id": "mail.send", "status": "queued", "submitted_at": 8}
+    When the store lists its tasks
+    Then the store's list holds the tasks "t1"

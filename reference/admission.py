@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import TypeAlias
 
 from jobconform.reference.lifecycle import JsonValue
+from jobconform.reference.log_records import DEBUG, WARNING, ExpectedLog
 
 # Ranges the spec fixes (AD-002, AD-005, AD-012); defaults come from the profile.
 CEILING_RANGE = (1, 32)
@@ -380,6 +381,9 @@ class AdmissionModel:
     # Every accepted write of the ceiling: its value, who wrote it, when, as an ISO 8601
     # UTC instant (AD-022).
     ceiling_changes: list[JsonValue] = field(default_factory=list)
+    # The log records the commands made due (AD-025, AD-026) for a runtime claiming
+    # log-records, oldest first; the harness takes them after each command.
+    logs: list[ExpectedLog] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.stored_ceiling = self.config.fleet_ceiling
@@ -731,8 +735,14 @@ class AdmissionModel:
         for alias, call in self.calls.items():
             if call.state == CALL_WAITING and self._call_fits(call.target):
                 self.calls[alias] = replace(call, state=CALL_IN_FLIGHT)
+                self._log_slot_acquired(call.target)
                 promoted = True
         return promoted
+
+    def _log_slot_acquired(self, target: str) -> None:
+        self.logs.append(ExpectedLog("AD-025", DEBUG, (
+            ("agent", target), ("agent_inflight", self.calls_in_flight(target)),
+            ("global_inflight", self.calls_in_flight()))))
 
     def _start_call(self, command: StartCall) -> Expected:
         if command.call in self.calls:
@@ -753,6 +763,7 @@ class AdmissionModel:
         if not waiting and self._call_fits(command.target):
             self.calls[command.call] = Call(command.execution, command.target, CALL_IN_FLIGHT,
                                             self.now)
+            self._log_slot_acquired(command.target)
             return Expected(CALL_IN_FLIGHT, requirements)
         self.calls[command.call] = Call(command.execution, command.target, CALL_WAITING,
                                         self.now)
@@ -777,6 +788,9 @@ class AdmissionModel:
             if current.state == CALL_WAITING and self.now - call.arrived_at >= limit:
                 self.calls[alias] = replace(current, state=CALL_REFUSED)
                 found.append("AD-011")
+                wait_ms = (self.now - call.arrived_at) // timedelta(milliseconds=1)
+                self.logs.append(ExpectedLog("AD-026", WARNING, (
+                    ("agent", call.target), ("wait_ms", wait_ms))))
                 # The caller's execution slot is released, so its work can be retried.
                 ended = self._end(call.execution, BUDGET_EXHAUSTED, ("AD-011",))
                 found += ended.requirements

@@ -121,10 +121,14 @@ class DetectStuck:
 
 @dataclass(frozen=True)
 class StartReaper:
-    """Start the background reaper (RP-002); a value left None is the runtime's default."""
+    """Start the background reaper (RP-002); a value left None is the runtime's default.
+    `old_names`: through seed 004's deprecated keywords, `interval_seconds` (the interval
+    in seconds) and `max_age_seconds` (the TTL), which must do the same and warn (RP-010).
+    """
 
     ttl_seconds: float | None = None
     sweep_interval_ms: float | None = None
+    old_names: bool = False
 
 
 @dataclass(frozen=True)

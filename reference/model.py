@@ -67,6 +67,7 @@ from jobconform.reference.lifecycle import (
     Status,
     module_id_problem,
 )
+from jobconform.reference.log_records import DEBUG, ExpectedLog
 
 Answer = JsonValue | JobState
 
@@ -209,9 +210,13 @@ class ReferenceModel:
     heartbeats_at_restart: dict[str, datetime | None] = field(default_factory=dict)
     # Whether the latest stop by signal had to be escalated to a kill (RS-005's drain).
     stop_escalated: bool = False
+    # The log records the latest command made due (RP-009), for a runtime claiming
+    # log-records; `apply` starts each command with none.
+    logs: list[ExpectedLog] = field(default_factory=list)
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
+        self.logs = []
         result = self._apply(command)
         # Every heartbeat a job's record got during the command is the worker's latest
         # (ST-005): a job's last_heartbeat only moves forward while the job is held, and
@@ -589,12 +594,15 @@ class ReferenceModel:
 
     def _start_reaper(self, command: StartReaper) -> StepResult:
         if self.reaper is not None:
-            return StepResult(REFUSED_REAPER_RUNNING, ("RP-006",))
+            return StepResult(REFUSED_REAPER_RUNNING, ("RP-006", "RP-010") if command.old_names
+                              else ("RP-006",))
         ttl = (self.limits.reaper_ttl_seconds if command.ttl_seconds is None
                else command.ttl_seconds)
         interval = (self.limits.reaper_sweep_interval_ms if command.sweep_interval_ms is None
                     else command.sweep_interval_ms)
         self.reaper = reaper.ReaperSchedule.started(self.now, ttl, interval)
+        if command.old_names:
+            return StepResult(REAPER_STARTED, ("RP-010", "RP-006", "RP-002"))
         return StepResult(REAPER_STARTED, ("RP-006", "RP-002"))
 
     def _run_due_sweeps(self, fail_at: int | None = None) -> tuple[str, ...]:
@@ -635,6 +643,8 @@ class ReferenceModel:
                 del self.jobs[alias]
             self.sweeps += 1
             self.reaper_deleted += len(expired)
+            if expired:
+                self.logs.append(ExpectedLog("RP-009", DEBUG, (("count", len(expired)),)))
         self.reaper = replace(schedule, next_sweep=reaper.next_after(schedule, self.now))
         return tuple(dict.fromkeys(requirements))
 

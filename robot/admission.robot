@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for admission, backlog and execution timeouts
-...                 (spec/admission.yaml, AD-001..AD-020).
+...                 (spec/admission.yaml, AD-001..AD-026).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -475,3 +475,36 @@ While The Settings Cannot Be Read The Default Ceiling Applies
     Fleet Ceiling Should Be Unreadable And In Force    10
     Fail Settings Reads    False
     Fleet Ceiling Should Be    4    4
+
+# -- AD-025, AD-026: the log records of calls ----------------------------------------------------------------
+# Where the backend claims log-records, the harness reads the records the runtime emitted
+# during every keyword and looks for those the oracle made due: their level and facts, not
+# their wording. Elsewhere these tests are skipped as not claimed.
+
+Each Call That Gets Its Slot Is Logged At DEBUG With Its Target And The Calls In Flight
+    [Tags]    AD-025
+    Start Admission Runtime
+    Add Owner    caller
+    Add Owner    target
+    Set Parallel Cap    target    1
+    Admit Executions    caller    a    b
+    # A DEBUG record: agent target, agent_inflight 1, global_inflight 1.
+    Start Call    x    a    target
+    ${answer}=    Start Call    y    b    target
+    Admission Answer Should Be    ${answer}    "waiting"
+    # Call y starts from the wait when x returns: another DEBUG record, with its counts.
+    End Call    x
+    Call State Should Be    y    in_flight
+
+A Call Refused As Budget Exhausted Is Logged At WARNING With Its Target And Wait
+    [Tags]    AD-026
+    Start Admission Runtime    call_acquire_timeout_seconds=10
+    Add Owner    caller
+    Add Owner    target
+    Set Parallel Cap    target    1
+    Admit Executions    caller    a    b
+    Start Call    x    a    target
+    Start Call    y    b    target
+    # A WARNING record: agent target, wait_ms 10500.
+    Pass Admission Time    10.5
+    Call State Should Be    y    budget_exhausted

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for the reaper (spec/reaper.yaml, RP-001..RP-007).
+Documentation       Conformance checks for the reaper (spec/reaper.yaml, RP-001..RP-010).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -233,3 +233,38 @@ A Delete That Fails Mid-Sweep Keeps The Deletes Before It Counted
     Job Should Not Be Held    b
     Job Should Not Be Held    c
     Reaper Counts Should Be    sweeps=1    failed=1    deleted=3
+
+# -- RP-009: the log record of a sweep that deleted jobs --------------------------------------
+# Where the backend claims log-records, the harness reads the records the runtime emitted
+# during every keyword and looks for those the oracle made due: their level and facts, not
+# their wording. Elsewhere the test is skipped as not claimed.
+
+A Sweep That Deletes Jobs Is Logged At DEBUG With The Count
+    [Tags]    RP-009
+    Start Runtime
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Job Returns    a    1
+    Job Returns    b    2
+    Start Reaper    ttl=5    interval_ms=10000
+    # The sweep at second 10 deletes both: a DEBUG record carrying count 2.
+    Advance Clock    10
+    Job Should Not Be Held    a
+    Job Should Not Be Held    b
+    Reaper Counts Should Be    sweeps=1    failed=0    deleted=2
+
+# -- RP-010: start_reaper's deprecated keywords -----------------------------------------------
+# Skipped as not claimed where the backend does not claim deprecated-aliases.
+
+Started Through Its Deprecated Keywords The Reaper Sweeps As With The Current Ones
+    [Tags]    RP-010
+    Start With A Finished Job
+    # interval_seconds=10 is a sweep every 10 000 ms; max_age_seconds=30 a TTL of 30 s.
+    Start Reaper By Old Names    max_age_seconds=30    interval_seconds=10
+    Advance Clock    25
+    Reaper Counts Should Be    sweeps=2    failed=0    deleted=0
+    Job Status Should Be    a    succeeded
+    Advance Clock    20
+    Reaper Counts Should Be    sweeps=4    failed=0    deleted=1
+    Job Should Not Be Held    a

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for retry and backoff (spec/retry.yaml, RT-001..RT-010).
+Documentation       Conformance checks for retry and backoff (spec/retry.yaml, RT-001..RT-011).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -347,3 +347,20 @@ A Retry After Shorter Than The Runtime's Own Delay Does Not Shorten It
     Dispatch
     Attempt Should Fail And Wait    a    1    2    message=busy    retry_after_ms=200
     Job Should Wait Then Start    a    0.5    0.5    at=1
+
+# -- RT-011: the deprecated attempt_number ------------------------------------------------------
+# Where the backend claims deprecated-aliases, every record the runtime hands out is read
+# for attempt_number too, which must equal its retry_count; elsewhere this is skipped as
+# not claimed.
+
+The Deprecated Attempt Number Reads As The Retries Taken
+    [Tags]    RT-011
+    Start Runtime
+    Submit Job With Retry    a    3    delay_ms=1000    multiplier=2    cap_ms=60000
+    Job Retry State Should Be    a    retry_count=0    max_retries=3
+    Dispatch
+    Attempt Should Fail And Wait    a    1    3
+    Read Job    a
+    Advance Clock    1
+    Dispatch
+    Attempt Should Fail And Wait    a    2    3    message=flaky again

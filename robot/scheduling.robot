@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for scheduling and autonomy (spec/scheduling.yaml,
-...                 SC-001..SC-019).
+...                 SC-001..SC-024).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -389,3 +389,118 @@ The History Learns How Each Dispatched Execution Ended And The First End Stays
     Delete Schedule    a
     ${answer}=    End Execution    a    2026-01-01T01:00:00Z    failed
     Answer Should Be    ${answer}    not_found
+
+Each Schedule Has Its Own Validation Switch And Timeout
+    [Tags]    SC-020
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=hourly
+    Create Cron Schedule    b    0 6 * * *    message=daily
+    Schedule Validation Should Be    a    ${False}
+    ${answer}=    Set Validation    a    ${True}    timeout=600
+    Answer Should Be    ${answer}    validation_set
+    Schedule Validation Should Be    a    ${True}    timeout=600
+    Schedule Validation Should Be    b    ${False}
+    ${answer}=    Set Validation    a    ${True}    timeout=0
+    Answer Should Be    ${answer}    rejected:validation
+    Schedule Validation Should Be    a    ${True}    timeout=600
+    Edit Schedule    a    message=edited
+    Restart Schedulers    down=60
+    Schedule Validation Should Be    a    ${True}    timeout=600
+    Set Validation    a    ${False}    timeout=300
+    Schedule Validation Should Be    a    ${False}    timeout=300
+    Delete Schedule    a
+    ${answer}=    Set Validation    a    ${True}    timeout=600
+    Answer Should Be    ${answer}    not_found
+
+Only A Technical Success With Validation On Waits For A Linked Validation Run
+    [Tags]    SC-021
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=hourly
+    Set Validation    a    ${True}    timeout=600
+    Advance Scheduling Clock    14400
+    Business Status Should Be    a    1
+    Validation Run Should Be    a    1
+    End Execution    a    2026-01-01T01:00:00Z    succeeded
+    Business Status Should Be    a    1    pending_validation
+    Validation Run Should Be    a    1    2026-01-01T04:00:00+00:00    timeout=600
+    End Execution    a    2026-01-01T02:00:00Z    failed
+    End Execution    a    2026-01-01T03:00:00Z    cancelled
+    Business Status Should Be    a    2    skipped
+    Validation Run Should Be    a    2
+    Business Status Should Be    a    3    skipped
+    Validation Run Should Be    a    3
+    Set Validation    a    ${False}    timeout=600
+    End Execution    a    2026-01-01T04:00:00Z    succeeded
+    Business Status Should Be    a    4    skipped
+    Validation Run Should Be    a    4
+    Restart Schedulers    down=60
+    Business Status Should Be    a    1    pending_validation
+    Validation Run Should Be    a    1    2026-01-01T04:00:00+00:00    timeout=600
+    Scheduling Alerts Should Be
+
+A Validation Run's Verdict Decides The Business Status Once Within Its Timeout
+    [Tags]    SC-022
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=hourly
+    Set Validation    a    ${True}    timeout=600
+    Advance Scheduling Clock    7200
+    End Execution    a    2026-01-01T01:00:00Z    succeeded
+    End Execution    a    2026-01-01T02:00:00Z    succeeded
+    ${answer}=    End Validation    a    2026-01-01T01:00:00Z    pass
+    Answer Should Be    ${answer}    decided
+    Business Status Should Be    a    1    validated
+    ${answer}=    End Validation    a    2026-01-01T01:00:00Z    fail
+    Answer Should Be    ${answer}    refused
+    Business Status Should Be    a    1    validated
+    Advance Scheduling Clock    600
+    Business Status Should Be    a    2    pending_validation
+    Advance Scheduling Clock    1
+    ${answer}=    End Validation    a    2026-01-01T02:00:00Z    pass
+    Answer Should Be    ${answer}    decided
+    Business Status Should Be    a    2    failed_validation
+    ${answer}=    End Validation    a    2026-01-01T01:30:00Z    pass
+    Answer Should Be    ${answer}    refused
+    Delete Schedule    a
+    ${answer}=    End Validation    a    2026-01-01T01:00:00Z    pass
+    Answer Should Be    ${answer}    not_found
+
+A Verdict That Is Not A Clear Pass Or Fail Counts As A Failed Validation
+    [Tags]    SC-023
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=hourly
+    Set Validation    a    ${True}    timeout=3600
+    Advance Scheduling Clock    10800
+    End Execution    a    2026-01-01T01:00:00Z    succeeded
+    End Execution    a    2026-01-01T02:00:00Z    succeeded
+    End Execution    a    2026-01-01T03:00:00Z    succeeded
+    End Validation    a    2026-01-01T01:00:00Z    prose
+    End Validation    a    2026-01-01T02:00:00Z    odd_json
+    End Validation    a    2026-01-01T03:00:00Z    pass
+    Business Status Should Be    a    1    failed_validation
+    Business Status Should Be    a    2    failed_validation
+    Business Status Should Be    a    3    validated
+
+A Failed Validation Raises One Operator Alert
+    [Tags]    SC-024
+    Start Scheduling
+    Create Cron Schedule    a    0 * * * *    message=hourly
+    Create Cron Schedule    b    0 * * * *    message=hourly
+    Set Validation    a    ${True}    timeout=600
+    Set Validation    b    ${True}    timeout=600
+    Advance Scheduling Clock    7200
+    End Execution    a    2026-01-01T01:00:00Z    succeeded
+    End Execution    a    2026-01-01T02:00:00Z    succeeded
+    End Execution    b    2026-01-01T01:00:00Z    succeeded
+    End Execution    b    2026-01-01T02:00:00Z    failed
+    End Validation    b    2026-01-01T01:00:00Z    fail
+    Scheduling Alerts Should Be    b:1
+    End Validation    a    2026-01-01T01:00:00Z    pass
+    Scheduling Alerts Should Be    b:1
+    End Validation    a    2026-01-01T02:00:00Z    fail
+    ${answer}=    End Validation    a    2026-01-01T02:00:00Z    fail
+    Answer Should Be    ${answer}    refused
+    Scheduling Alerts Should Be    b:1    a:2
+    Restart Schedulers    down=60
+    Scheduling Alerts Should Be    b:1    a:2
+    Delete Schedule    b
+    Scheduling Alerts Should Be    b:1    a:2

@@ -1,5 +1,5 @@
 *** Settings ***
-Documentation       Conformance checks for task stores (spec/store.yaml, TS-001..TS-012).
+Documentation       Conformance checks for task stores (spec/store.yaml, TS-001..TS-013).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim, or which does not apply
@@ -180,3 +180,13 @@ Lists Made Beside Saves And Deletes See Each Record Before Or After Its Write
     Save Task    kept    {"status": "running", "started_at": 1}
     List Tasks At Once Beside Writes    4    n1, n2    a, b    fields={"status": "queued"}
     Listed Tasks Should Be    kept    n1    n2
+
+# -- TS-013: the deprecated put -------------------------------------------------------------------
+# Skipped as not claimed where the backend does not claim deprecated-aliases.
+
+The Deprecated Put Saves Exactly What Save Saves And Warns
+    [Tags]    TS-013
+    Put Task    t1    {"module_id": "mail.send", "status": "failed", "submitted_at": 5, "started_at": 6.25, "completed_at": 7.5, "error": "SMTP 451", "retry_count": 2, "max_retries": 3}
+    Task Should Read    t1    {"module_id": "mail.send", "status": "failed", "submitted_at": 5, "started_at": 6.25, "completed_at": 7.5, "error": "SMTP 451", "retry_count": 2, "max_retries": 3}
+    Put Task    t1    {"module_id": "mail.send", "status": "queued", "submitted_at": 8}
+    Task Should Read    t1    {"module_id": "mail.send", "status": "queued", "submitted_at": 8}

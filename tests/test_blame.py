@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -210,6 +211,39 @@ def test_a_wrong_reaper_status_is_blamed_on_the_sweep_it_shows(
                                 failed_sweeps) == primary
 
 
+@pytest.mark.parametrize(("expected", "actual", "held", "primary"), [
+    # The status the sweeps a store fault met leave shows a bug the fault did not cause:
+    # blamed as without it (issue 33: a shrunk counterexample keeps a fault it does not
+    # need), no sweep at its boundary ...
+    ({"running": True, "sweeps": 1, "failed_sweeps": 0, "deleted": 0},
+     {"running": True, "sweeps": 0, "failed_sweeps": 0, "deleted": 0}, Status.SUCCEEDED,
+     "RP-002"),
+    # ... a reaper stopped by the failed sweep ...
+    ({"running": True, "sweeps": 0, "failed_sweeps": 1, "deleted": 0},
+     {"running": False, "sweeps": 0, "failed_sweeps": 1, "deleted": 0}, Status.SUCCEEDED,
+     "RP-005"),
+    # ... a sweep the fault struck where the oracle's made no write: it deleted a job that
+    # had not expired, an active one where one is held.
+    ({"running": True, "sweeps": 2, "failed_sweeps": 0, "deleted": 0},
+     {"running": True, "sweeps": 1, "failed_sweeps": 1, "deleted": 0}, Status.QUEUED,
+     "RP-004"),
+    ({"running": True, "sweeps": 2, "failed_sweeps": 0, "deleted": 0},
+     {"running": True, "sweeps": 1, "failed_sweeps": 1, "deleted": 0}, Status.SUCCEEDED,
+     "RP-003"),
+    # What the fault explains is the fault's rule (None): deletes before it uncounted.
+    ({"running": True, "sweeps": 0, "failed_sweeps": 1, "deleted": 1},
+     {"running": True, "sweeps": 0, "failed_sweeps": 1, "deleted": 0}, Status.SUCCEEDED,
+     None),
+])
+def test_a_reaper_status_after_a_store_fault_is_blamed_on_the_faults_rule_only_for_its_part(
+        expected: dict[str, object], actual: dict[str, object], held: Status,
+        primary: str | None) -> None:
+    failed_sweeps = expected["failed_sweeps"]
+    assert isinstance(failed_sweeps, int)
+    jobs = {"j1": JobState(held, T0)}
+    assert blame.faulted_sweeps_primary(expected, actual, failed_sweeps, jobs) == primary
+
+
 def test_a_retry_started_early_on_an_interval_it_was_given_breaks_rt003() -> None:
     # A `retry-intervals` backend has no formula of its own (RT-002 is left out of its
     # claim): started before the interval the kit gave it had passed, it broke the wait
@@ -247,3 +281,28 @@ def test_a_lease_pass_that_misses_a_job_past_its_lease_is_blamed_on_the_lease_ru
     extra = blame.answer_primary(cmd.ExpireLeases(60.0), {"requeued": 0, "parked": 0},
                                  {"requeued": 1, "parked": 0}, {}, now)
     assert extra == "RD-005"
+
+
+@pytest.mark.parametrize(("entry_name", "primary"), [
+    ("reaper_sweeps_every_minute", "RP-002"),
+    ("reaper_stops_after_error", "RP-005"),
+    ("reaper_deletes_pending", "RP-004"),
+    ("stuck_fails_queued", "ST-004"),
+])
+def test_the_default_runs_shrunk_counterexample_names_what_the_self_test_proves(
+        entry_name: str, primary: str, tmp_path: Path) -> None:
+    # The self-test does not shrink; `jobconform run` does, and its shrunk counterexample
+    # of these gallery bugs carried a store fault, or a boundary, that named another
+    # rule than the self-test's (issue 33). Run as the user's run does, at its defaults.
+    from jobconform.conformance.defaults import RUN_EXAMPLES, RUN_SEED
+    from jobconform.conformance.runner import RunConfig, run_hypothesis
+    from jobconform.conformance.selftest import gallery
+    from jobconform.spec import load_registry
+
+    registry = load_registry()
+    entry = next(entry for entry in gallery() if entry.name == entry_name)
+    config = RunConfig(entry.target, entry.profile, ("hypothesis",), seed=RUN_SEED,
+                       examples=RUN_EXAMPLES, work_dir=tmp_path,
+                       machine_areas=frozenset({registry.requirement(primary).area}))
+    failed = [case for case in run_hypothesis(config, registry).cases if not case.passed]
+    assert [case.primaries[:1] for case in failed] == [(primary,)]

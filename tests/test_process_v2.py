@@ -218,12 +218,14 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     # nor the health report's worker fields: the health answer is six counts (LC-029);
     # nor submissions from several threads at once: one pipe, one request at a time (LC-030);
     # nor the audit sink of replays: no message carries it to the child (IK-017);
-    # nor the loop event sink, for the same reason (LP-019). The breaker's dispatch seams
-    # are kept: their methods are BreakerRuntime messages (CB-014, CB-015).
+    # nor the loop event sink, for the same reason (LP-019); nor the deprecated aliases,
+    # Python's names with Python's warning (TS-013, RT-011, RP-010). The breaker's dispatch
+    # seams are kept: their methods are BreakerRuntime messages (CB-014, CB-015); so are
+    # the log records, pulled with log_records() (AD-025, AD-026, RP-009).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
                      if not claim.startswith(STORE_FAULTS)
                      and claim not in ("health-report", "concurrent-submit", "audit-events",
-                                       "loop-events")}
+                                       "loop-events", "deprecated-aliases")}
     assert backend.capabilities == areas_claimed
     assert NO_STORE_FAULTS_NOTE in backend.report_notes
     assert NO_HEALTH_REPORT_NOTE in backend.report_notes

@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process.backend import carried_capabilities
-from jobconform.backends.protocol import SCHEDULING_ENDS
+from jobconform.backends.protocol import SCHEDULING_ENDS, SCHEDULING_VALIDATION
 from jobconform.backends.scheduling.sql import SqlScheduleStore
 from jobconform.backends.sql import SqlBackend, create_store_engine
 from jobconform.conformance.applicability import skip_reason
@@ -49,6 +49,13 @@ class WithoutEnds(MemoryBackend):
 
     name = "without-ends"
     capabilities = MemoryBackend.capabilities - {SCHEDULING_ENDS}
+
+
+class EndsWithoutValidation(MemoryBackend):
+    """The memory backend claiming scheduling-ends but not scheduling-validation."""
+
+    name = "ends-without-validation"
+    capabilities = MemoryBackend.capabilities - {SCHEDULING_VALIDATION}
 
 
 # -- the oracle -------------------------------------------------------------------------------
@@ -93,7 +100,8 @@ def test_without_the_claim_sc019_is_not_claimed_and_never_asked() -> None:
 
 def test_without_the_claim_the_machine_is_the_one_before_ends() -> None:
     plain = make_scheduling_machine(WithoutEnds(), CANONICAL, REGISTRY, MachineRun())
-    with_ends = make_scheduling_machine(MemoryBackend(), CANONICAL, REGISTRY, MachineRun())
+    with_ends = make_scheduling_machine(EndsWithoutValidation(), CANONICAL, REGISTRY,
+                                        MachineRun())
     assert plain.__name__ == "SchedulingMachine" and not hasattr(plain, "end_execution")
     assert with_ends.__name__ == "SchedulingMachineWithEnds"
 

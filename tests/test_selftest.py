@@ -37,17 +37,40 @@ def test_a_suite_that_stopped_is_a_miss_that_says_why() -> None:
     assert "MISSED: the suite stopped: ModuleNotFoundError: No module named" in text
 
 
-def test_the_self_test_proves_each_bug_at_the_default_runs_examples() -> None:
-    # What the self-test proves, the user's `jobconform run` must find (issue 33): both
-    # use one count, and the command line shows it as the default.
+def test_the_self_test_runs_the_machines_as_the_default_run_does() -> None:
+    # What the self-test proves, the user's `jobconform run` must find (issue 33): the
+    # machines draw the same sequences only at the same examples and seed, so the gallery
+    # test above (check_entry's defaults) and `jobconform selftest` use the run's defaults,
+    # and the command line shows them.
+    import inspect
+
+    import click
     from click.testing import CliRunner
+    from hypothesis import Phase
 
     from jobconform.conformance.cli import main
-    from jobconform.conformance.defaults import RUN_EXAMPLES, SELFTEST_EXAMPLES
+    from jobconform.conformance.cli import run as run_command
+    from jobconform.conformance.cli import selftest as selftest_command
+    from jobconform.conformance.defaults import RUN_EXAMPLES, RUN_SEED
+    from jobconform.conformance.shrinking import machine_phases, without_shrinking
 
-    assert SELFTEST_EXAMPLES == RUN_EXAMPLES == 100
-    shown = CliRunner().invoke(main, ["run", "--help"]).output
-    assert f"[default: {RUN_EXAMPLES};" in " ".join(shown.split())
+    def defaults(command: click.Command) -> dict[str, object]:
+        return {param.name: param.default for param in command.params
+                if param.name in ("examples", "seed")}
+
+    assert defaults(run_command) == {"examples": RUN_EXAMPLES, "seed": RUN_SEED}
+    assert (RUN_EXAMPLES, RUN_SEED) == (100, 0)
+    assert defaults(selftest_command) == defaults(run_command)
+    check = inspect.signature(check_entry).parameters
+    assert {name: check[name].default for name in ("examples", "seed")} == defaults(run_command)
+    # The self-test does not shrink what it finds; the run's other phases, which draw the
+    # sequences, are the same.
+    shrinking = machine_phases()
+    with without_shrinking():
+        assert machine_phases() == [phase for phase in shrinking if phase != Phase.shrink]
+    shown = " ".join(CliRunner().invoke(main, ["run", "--help"]).output.split())
+    assert f"[default: {RUN_EXAMPLES};" in shown
+    assert f"[default: {RUN_SEED};" in shown
 
 
 def test_a_selection_hands_behave_and_robot_only_the_files_that_name_it() -> None:

@@ -518,6 +518,8 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
                                      "execution-queries", "execution-options",
                                      "operator-queue", "loop-labels", "reminder-labels",
                                      "job-arguments", "queued-execution-switch",
+                                     "scheduling-validation",
+                                     "log-records", "deprecated-aliases",
                                      "store-faults:reminders",
                                       "store-faults:idempotency", "store-faults:redelivery",
                                       "store-faults:reaper"}))

@@ -182,14 +182,16 @@ def test_the_conformance_backend_polls_only_at_dispatch_points() -> None:
         "threaded", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper",
                                           "redelivery", "idempotency", "breaker", "governor",
                                           "reminders", "admission", "loops", "scheduling",
-                                          "scheduling-ends", "store", "composite",
-                                          "health-report", "execution-queries",
-                                          "execution-options", "job-arguments",
-                                          "queued-execution-switch",
+                                          "scheduling-ends", "scheduling-validation",
+                                          "store", "composite",
+                                          "health-report", "log-records",
+                                          "deprecated-aliases", "execution-queries",
+                                          "execution-options",
                                           "concurrent-submit", "audit-events",
                                           "loop-events", "breaker-seams", "self-running",
                                           "operator-queue", "loop-labels",
-                                          "reminder-labels", "store-faults:reminders",
+                                          "reminder-labels", "job-arguments",
+                                          "queued-execution-switch", "store-faults:reminders",
                                           "store-faults:idempotency"}))
 
 
@@ -209,9 +211,9 @@ def test_a_failed_attempt_waits_its_backoff_then_runs_again_in_a_pool_thread(
     ran_in: list[str] = []
 
     class RecordingBody(TaskScript):
-        def run(self, arguments: Any = None, options: Any = None) -> Any:
+        def run(self, *given: Any) -> Any:
             ran_in.append(threading.current_thread().name)
-            return super().run(arguments, options)
+            return super().run(*given)
 
     script = RecordingBody()
     job = worker.submit(script, RetryPolicy(max_retries=2, retry_delay_ms=1000))
@@ -283,10 +285,10 @@ def test_jobs_really_run_concurrently_in_pool_threads(workers: Workers) -> None:
     class MeetingBody(TaskScript):
         """Returns only once all three bodies run at the same time."""
 
-        def run(self, arguments: Any = None, options: Any = None) -> Any:
+        def run(self, *given: Any) -> Any:
             ran_in.append(threading.current_thread().name)
             barrier.wait()
-            return super().run(arguments, options)
+            return super().run(*given)
 
     worker = workers.open(slots=3)
     jobs = []
@@ -681,9 +683,9 @@ def test_settle_reports_a_stuck_body_with_every_threads_stack(workers: Workers) 
     release = threading.Event()
 
     class StuckBody(TaskScript):
-        def run(self, arguments: Any = None, options: Any = None) -> Any:
+        def run(self, *given: Any) -> Any:
             release.wait(SAFETY)
-            return super().run(arguments, options)
+            return super().run(*given)
 
     worker = workers.open(settle_limit=0.05)
     script = StuckBody()

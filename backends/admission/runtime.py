@@ -8,6 +8,7 @@ that is what keeps the cap from being overbooked when threads admit at once.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -32,6 +33,10 @@ from jobconform.backends.admission.protocol import (
 )
 from jobconform.backends.protocol import Clock
 from jobconform.reference.admission import AdmissionConfig
+
+LOG = logging.getLogger("jobconform.admission")
+# A library leaves output to the application (see jobconform.backends.reaper).
+LOG.addHandler(logging.NullHandler())
 
 
 @dataclass(frozen=True)
@@ -487,6 +492,16 @@ class AdmissionService:
         for call in self._store.calls(terms.CALL_WAITING):
             if self._call_fits(call.target):
                 self._store.save_call(replace(call, state=terms.CALL_IN_FLIGHT))
+                self._log_slot_acquired(call.target)
+
+    def _log_slot_acquired(self, target: str) -> None:
+        """A call just started (AD-025): on the hot path, so at DEBUG."""
+        in_flight = self._store.calls(terms.CALL_IN_FLIGHT)
+        agent_inflight = sum(1 for c in in_flight if c.target == target)
+        LOG.debug("acquired an agent-call slot for %s (agent_inflight=%d,"
+                  " global_inflight=%d)", target, agent_inflight, len(in_flight),
+                  extra={"agent": target, "agent_inflight": agent_inflight,
+                         "global_inflight": len(in_flight)})
 
     def start_call(self, call_id: str, execution_id: str, target: str) -> str:
         with self._operation():
@@ -505,6 +520,8 @@ class AdmissionService:
                      else terms.CALL_WAITING)
             self._store.save_call(CallRow(call_id, execution_id, target, state,
                                           self._clock.now(), self._store.next_seq()))
+            if state == terms.CALL_IN_FLIGHT:
+                self._log_slot_acquired(target)
             return state
 
     def end_call(self, call_id: str) -> bool:
@@ -526,6 +543,11 @@ class AdmissionService:
             self._time_out_calls()
             self._time_out_executions()
 
+    def _log_budget_exhausted(self, target: str, wait_ms: int) -> None:
+        """A call refused after waiting (AD-026): at WARNING, as an operator acts on it."""
+        LOG.warning("call budget exhausted for %s after %dms", target, wait_ms,
+                    extra={"agent": target, "wait_ms": wait_ms})
+
     def _time_out_calls(self) -> None:
         timeout = self._config.call_acquire_timeout_seconds
         if timeout == 0:
@@ -537,6 +559,8 @@ class AdmissionService:
                 continue
             if now - call.arrived_at >= timedelta(seconds=timeout):
                 self._store.save_call(replace(current, state=terms.CALL_REFUSED))
+                self._log_budget_exhausted(call.target,
+                                           (now - call.arrived_at) // timedelta(milliseconds=1))
                 # The caller's execution slot is released so the work can be retried.
                 self._end(call.execution_id, terms.BUDGET_EXHAUSTED)
 

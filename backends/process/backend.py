@@ -59,6 +59,7 @@ from jobconform.backends.protocol import (
     EXECUTION_QUERIES,
     JOB_ARGUMENTS,
     LIFECYCLE,
+    LOG_RECORDS,
     LOOP_LABELS,
     OPERATOR_QUEUE,
     QUEUED_EXECUTION_SWITCH,
@@ -70,6 +71,7 @@ from jobconform.backends.protocol import (
     RETRY_WITHOUT_JITTER,
     SCHEDULING_ENDS,
     SCHEDULING_UTC_ONLY,
+    SCHEDULING_VALIDATION,
     STUCK,
     CapacityExceeded,
     Clock,
@@ -163,10 +165,12 @@ def carried_capabilities(version: int) -> frozenset[str]:
     interface carries the seams' methods, as version 2's does; with retry, its partial
     claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
     `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
-    `scheduling-ends` (SC-019); with the lifecycle, `execution-queries` and
-    `execution-options` (LC-032..LC-035), `job-arguments` and `queued-execution-switch`
-    (LC-036, LC-037); with redelivery, `operator-queue` (RD-008), as version 2's job
-    runtime interface carries `park_request`. The other capabilities beyond the
+    `scheduling-ends` (SC-019), and as it carries `set_validation`, `scheduling-validation`
+    (SC-020..SC-024); with the lifecycle, `execution-queries` and `execution-options`
+    (LC-032..LC-035), `job-arguments` and `queued-execution-switch` (LC-036, LC-037); with
+    redelivery, `operator-queue` (RD-008), as version 2's job runtime interface carries
+    `park_request`; `log-records`, as version 2's job and admission runtimes carry
+    `log_records()` (AD-025, AD-026, RP-009). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -189,6 +193,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {SCHEDULING_UTC_ONLY}
         if "end_execution" in interfaces.methods(SchedulingRuntime):
             carried |= {SCHEDULING_ENDS}
+        if "set_validation" in interfaces.methods(SchedulingRuntime):
+            carried |= {SCHEDULING_VALIDATION}
     if LOOPS in carried and "loop_id" in dict(interfaces.methods(interfaces.Agent)[
             "execute"].parameters):
         carried |= {LOOP_LABELS}  # version 2's agent call carries the run's labels (LP-020)
@@ -201,6 +207,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
         # Version 2 carries a job's arguments (submit's later argument, the record's
         # field, the body's run) and the settings' queued_execution (LC-036, LC-037).
         carried |= {JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH}
+    if version >= 2 and "log_records" in interfaces.methods(interfaces.JobRuntime):
+        carried |= {LOG_RECORDS}  # each runtime's records, pulled with log_records()
     return carried
 
 
@@ -223,6 +231,13 @@ NO_AUDIT_EVENTS_NOTE = (
     "Audit events of idempotent replays (audit-events) are not claimed through the process"
     " protocol: no message carries the kit's audit sink to the child, so IK-017 is reported"
     " not claimed.")
+
+NO_DEPRECATED_ALIASES_NOTE = (
+    "Deprecated aliases (deprecated-aliases) are not claimed through the process protocol:"
+    " the aliases the spec names are one SDK's Python names (a store's put, a record's"
+    " attempt_number, start_reaper's interval_seconds and max_age_seconds), whose warning is"
+    " Python's DeprecationWarning, which no message carries; TS-013, RT-011 and RP-010 are"
+    " reported not claimed.")
 
 NO_LOOP_EVENTS_NOTE = (
     "Loop events (loop-events) are not claimed through the process protocol: no message"
@@ -281,7 +296,8 @@ class ProcessBackend:
         self.version = session.version
         self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
                              NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
-                             NO_LOOP_EVENTS_NOTE, SERIAL_STORE_NOTE)
+                             NO_LOOP_EVENTS_NOTE, NO_DEPRECATED_ALIASES_NOTE,
+                             SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:
         """Talk to the child through `session`; version 2 needs the kit's objects on it."""

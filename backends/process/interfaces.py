@@ -28,24 +28,25 @@ import inspect
 import operator
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
 from jobconform.backends.admission.protocol import (
     AdmissionRefused,
-    AdmissionRuntime,
     BacklogFull,
     InvalidSetting,
     ScheduleTimeoutExceedsCap,
     TimeoutBelowSchedules,
     UnknownOwner,
 )
+from jobconform.backends.admission.protocol import AdmissionRuntime as AreaAdmissionRuntime
 from jobconform.backends.breaker.protocol import BreakerRuntime
 from jobconform.backends.composite.protocol import CompositeRuntime
 from jobconform.backends.governor.protocol import GovernorRuntime
 from jobconform.backends.idempotency.protocol import IdempotencyRuntime
+from jobconform.backends.log_records import LogRecordView
 from jobconform.backends.loops.protocol import (
     InvalidLoopParameters,
     LoopAgent,
@@ -121,8 +122,16 @@ class StuckMethods(Protocol):
     def detect_stuck(self, job_timeout_seconds: float) -> int: ...
 
 
+class LogRecordsMethods(Protocol):
+    """The records a runtime emitted since the previous call, oldest first, where the
+    child claims `log-records` (jobconform.backends.log_records): the level, the logger,
+    the message and the facts given with each."""
+
+    def log_records(self) -> Sequence[LogRecordView]: ...
+
+
 class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryRuntime,
-                 ExecutionQueries, OperatorQueueRuntime, Protocol):
+                 ExecutionQueries, OperatorQueueRuntime, LogRecordsMethods, Protocol):
     """The job runtime with the methods of every area checked through it; the kit calls
     only those of the areas the child claims."""
 
@@ -135,6 +144,11 @@ class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryR
         names and the options one of LC-035 gives: each travels only when given
         (`LATER_ARGUMENTS`), so a child that never meets such a check never receives it."""
         ...
+
+
+class AdmissionRuntime(AreaAdmissionRuntime, LogRecordsMethods, Protocol):
+    """The admission area's runtime with its log records (AD-025, AD-026), asked only of
+    a child claiming `log-records`. It keeps the area's name, so its messages do."""
 
 
 class JobRecord(Protocol):
@@ -178,10 +192,12 @@ class JobRecord(Protocol):
 
 
 # Fields a runtime's own view may lack (their area, or the capability that adds them, is not
-# claimed: an execution's outcome is scheduling-ends'): read as null.
+# claimed: an execution's outcome is scheduling-ends', its business status
+# scheduling-validation's): read as null.
 AREA_FIELDS = frozenset({"retry_count", "max_retries", "last_heartbeat", "redelivery_count",
                          "alerted", "poisoned", "outcome", "arguments", "owner", "trigger",
-                         "options"})
+                         "options", "execution_id", "business_status", "validation_run",
+                         "validation", "validation_timeout"})
 
 
 class TaskBody(Protocol):

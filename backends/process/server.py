@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
 
+from jobconform.backends.log_records import LOG_RECORDS, LoggerCapture
 from jobconform.backends.process.codec import CodecError, decode, encode, encode_json
 from jobconform.backends.process.interfaces import (
     ERROR_KINDS,
@@ -148,6 +149,10 @@ class ObjectServer:
         self._context: Served | None = None  # the object the current request addresses
         self._replies = 0  # the kit's reply lines read since `replies_read` was asked
         self._loop = asyncio.new_event_loop()
+        # The records of a backend that logs with `logging` on the loggers it names, for
+        # the kit's `log_records()` of a runtime that has none of its own (log-records).
+        self._log_capture = (LoggerCapture(getattr(backend, "log_loggers", ()))
+                             if LOG_RECORDS in capabilities else None)
 
     # -- handles (the codec's view of this side) ---------------------------------------------
 
@@ -259,6 +264,9 @@ class ObjectServer:
             return self.open(method, values, served.clock)
         target = served.value
         function = getattr(target, method.name, None)
+        if method.name == "log_records" and not callable(function) and (
+                self._log_capture is not None):
+            function = self._log_capture.drain  # what the backend's loggers emitted
         if not callable(function):
             raise ProtocolError(f"the served {method.interface} has no method {method.name}"
                                 " (is its area claimed?)")

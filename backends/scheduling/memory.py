@@ -14,11 +14,13 @@ from datetime import datetime
 from jobconform.backends.protocol import Clock
 from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
 from jobconform.backends.scheduling.runtime import (
+    Judge,
     StepSchedulingRuntime,
     StoredExecution,
     StoredSchedule,
+    StoredValidationRun,
 )
-from jobconform.reference.scheduling.oracle import ExecutionStatus
+from jobconform.reference.scheduling.oracle import BusinessStatus, ExecutionStatus
 
 
 class _Shelf:
@@ -28,6 +30,8 @@ class _Shelf:
         self.lock = threading.Lock()
         self.schedules: dict[str, StoredSchedule] = {}  # insertion order is creation order
         self.executions: list[StoredExecution] = []
+        self.validation_runs: dict[str, StoredValidationRun] = {}
+        self.alerts: list[str] = []  # execution ids, in the order alerted (SC-024)
         self.autonomy = True
 
 
@@ -85,6 +89,18 @@ class InMemoryScheduleStore:
                 return False
             self._shelf.executions = [e for e in self._shelf.executions
                                       if e.schedule_id != schedule_id]
+            self._shelf.validation_runs = {
+                run_id: run for run_id, run in self._shelf.validation_runs.items()
+                if run.schedule_id != schedule_id}
+            return True
+
+    def set_validation(self, schedule_id: str, enabled: bool, timeout_seconds: float) -> bool:
+        with self._shelf.lock:
+            schedule = self._shelf.schedules.get(schedule_id)
+            if schedule is None:
+                return False
+            self._shelf.schedules[schedule_id] = replace(
+                schedule, validation=enabled, validation_timeout=timeout_seconds)
             return True
 
     def record(self, execution: StoredExecution) -> None:
@@ -92,7 +108,8 @@ class InMemoryScheduleStore:
             self._shelf.executions.append(execution)
 
     def end(self, schedule_id: str, scheduled_for: datetime, outcome: str,
-            cost: float | None) -> bool:
+            cost: float | None, business_status: str | None = None,
+            validation: StoredValidationRun | None = None) -> bool:
         with self._shelf.lock:
             executions = self._shelf.executions
             for index in _in_history_order(executions):
@@ -100,9 +117,47 @@ class InMemoryScheduleStore:
                 if (execution.schedule_id == schedule_id
                         and execution.scheduled_for == scheduled_for
                         and self._takes_end(execution)):
-                    executions[index] = replace(execution, outcome=outcome, cost=cost)
+                    run_id = None
+                    if validation is not None:
+                        assert execution.execution_id is not None
+                        run_id = validation.run_id
+                        self._shelf.validation_runs[run_id] = replace(
+                            validation, validates=execution.execution_id)
+                    executions[index] = replace(execution, outcome=outcome, cost=cost,
+                                                business_status=business_status,
+                                                validation_run=run_id)
                     return True
             return False
+
+    def decide(self, schedule_id: str, scheduled_for: datetime, judge: Judge) -> bool:
+        with self._shelf.lock:
+            executions = self._shelf.executions
+            for index in _in_history_order(executions):
+                execution = executions[index]
+                if (execution.schedule_id != schedule_id
+                        or execution.scheduled_for != scheduled_for
+                        or execution.business_status != BusinessStatus.PENDING_VALIDATION):
+                    continue
+                assert execution.validation_run is not None
+                status = judge(self._shelf.validation_runs[execution.validation_run])
+                executions[index] = replace(execution, business_status=status.value)
+                if status is BusinessStatus.FAILED_VALIDATION:
+                    self._alert(execution)
+                return True
+            return False
+
+    def _alert(self, execution: StoredExecution) -> None:
+        """Notify the operator of a failed validation (SC-024); under the shelf's lock."""
+        assert execution.execution_id is not None
+        self._shelf.alerts.append(execution.execution_id)
+
+    def validation_run(self, run_id: str) -> StoredValidationRun | None:
+        with self._shelf.lock:
+            return self._shelf.validation_runs.get(run_id)
+
+    def alerts(self) -> builtins.list[str]:
+        with self._shelf.lock:
+            return list(self._shelf.alerts)
 
     def _takes_end(self, execution: StoredExecution) -> bool:
         """A dispatched execution not ended yet: the first end stays (SC-019)."""

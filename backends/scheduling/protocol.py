@@ -21,7 +21,10 @@ second scheduler over the same store, as a second process would; both then run u
 
 A backend that also claims `scheduling-ends` (SC-019) has `end_execution`, through which
 the runtime records how a dispatched execution ended, and its executions show `outcome`;
-the kit calls the one and reads the other only on such a backend.
+the kit calls the one and reads the other only on such a backend. One that claims
+`scheduling-validation` too (SC-020..SC-024) validates what succeeded: `set_validation`
+switches it per schedule, an end then starts a validation run, `end_validation` brings the
+run's verdict, and `operator_alerts` reads the alerts of failed validations.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ __all__ = [
     "SchedulingConfig",
     "SchedulingRuntime",
     "SchedulingTarget",
+    "ValidationRunView",
 ]
 
 
@@ -105,6 +109,27 @@ class ScheduleView(Protocol):
     def created_at(self) -> datetime: ...
     @property
     def next_fire_at(self) -> datetime | None: ...
+    @property
+    def validation(self) -> bool:
+        """Whether its executions' successes are validated (SC-020); read only from a
+        backend claiming `scheduling-validation`, as are `validation_timeout` and the
+        executions' `execution_id`, `business_status` and `validation_run`."""
+        ...
+    @property
+    def validation_timeout(self) -> float | None: ...  # seconds; None until set
+
+
+class ValidationRunView(Protocol):
+    """A validation run (SC-021); a snapshot."""
+
+    @property
+    def run_id(self) -> str: ...
+    @property
+    def validates(self) -> str: ...  # the execution_id of the execution it validates
+    @property
+    def started_at(self) -> datetime: ...
+    @property
+    def timeout_seconds(self) -> float: ...
 
 
 class ExecutionView(Protocol):
@@ -131,6 +156,15 @@ class ExecutionView(Protocol):
         """succeeded, failed or cancelled once ended, else None (SC-019); read only from a
         backend claiming `scheduling-ends`."""
         ...
+    @property
+    def execution_id(self) -> str: ...  # unique in its schedule's history (SC-021)
+    @property
+    def business_status(self) -> str | None:
+        """pending_validation, validated, failed_validation or skipped once ended, else None
+        (SC-021, SC-022)."""
+        ...
+    @property
+    def validation_run(self) -> str | None: ...  # the run_id of its validation run
 
 
 class SchedulingRuntime(Protocol):
@@ -181,6 +215,42 @@ class SchedulingRuntime(Protocol):
         Raises:
             ScheduleNotFound: unknown id.
         """
+        ...
+
+    def set_validation(self, schedule_id: str, enabled: bool, timeout_seconds: float) -> None:
+        """Switch the schedule's business validation on or off, with the validation runs'
+        timeout (SC-020); called only on a backend claiming `scheduling-validation`, as
+        are the three methods below.
+
+        Raises:
+            ScheduleRejected: code validation, a timeout that is not a finite number above
+                0; nothing changed.
+            ScheduleNotFound: unknown id.
+        """
+        ...
+
+    def end_validation(self, schedule_id: str, scheduled_for: datetime, verdict: str) -> bool:
+        """The answer of the validation run of the execution dispatched for
+        `scheduled_for` (SC-022, SC-023), for the first execution of that fire, in history
+        order, pending validation: a JSON object with `passed` true validates it; anything
+        else, or a verdict later than the run's timeout, fails it and raises an operator
+        alert (SC-024).
+
+        Returns:
+            True when taken; False when refused (no execution of that fire is pending
+            validation), nothing changed.
+
+        Raises:
+            ScheduleNotFound: unknown id.
+        """
+        ...
+
+    def validation_run(self, run_id: str) -> ValidationRunView | None:
+        """The validation run with that id, or None (SC-021)."""
+        ...
+
+    def operator_alerts(self) -> Sequence[str]:
+        """The execution ids of the failed validations, in the order alerted (SC-024)."""
         ...
 
     def edit(self, schedule_id: str, message: str | None = None,

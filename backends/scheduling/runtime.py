@@ -11,6 +11,7 @@ profile's missed_fires (SC-007).
 from __future__ import annotations
 
 import builtins
+import json
 import math
 import uuid
 from collections.abc import Callable, Sequence
@@ -39,6 +40,8 @@ from jobconform.backends.scheduling.timetable import (
 from jobconform.reference.scheduling.oracle import (
     CRON,
     ONCE,
+    BusinessStatus,
+    ExecutionOutcome,
     ExecutionStatus,
     MissedFires,
     PreCheckAnswer,
@@ -51,6 +54,7 @@ REJECTION_TEXT = {
     "expression": "not a five-field cron expression that ever matches",
     "timezone": "not an IANA time zone name (such as Europe/Berlin)",
 }
+VALIDATION_REJECTION_TEXT = "a validation timeout is a finite number of seconds above 0"
 EDIT_REJECTION_TEXT = {
     "schedule": "a one-shot job has no cron expression or time zone to change",
 }
@@ -118,6 +122,19 @@ class StoredSchedule:
     pre_check: bool
     created_at: datetime
     next_fire_at: datetime | None
+    validation: bool = False  # its successes are validated (SC-020)
+    validation_timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class StoredValidationRun:
+    """A validation run started for one execution's technical success (SC-021)."""
+
+    run_id: str
+    schedule_id: str
+    validates: str  # the execution_id of the execution it validates
+    started_at: datetime
+    timeout_seconds: float
 
 
 @dataclass(frozen=True)
@@ -131,6 +148,13 @@ class StoredExecution:
     cost: float | None
     pre_check: str | None
     outcome: str | None = None  # how it ended, once the runtime learns it (SC-019)
+    execution_id: str | None = None  # named by its validation run (SC-021)
+    business_status: str | None = None  # set with the end (SC-021), then by the verdict
+    validation_run: str | None = None  # the run_id of its validation run
+
+
+# How a validation run's verdict is judged: the run, read back, to the business status.
+Judge = Callable[[StoredValidationRun], BusinessStatus]
 
 
 class ScheduleStore(Protocol):
@@ -163,15 +187,36 @@ class ScheduleStore(Protocol):
         ...
 
     def remove(self, schedule_id: str) -> bool:
-        """Delete the schedule and its executions (SC-018); False when none has the id."""
+        """Delete the schedule, its executions and their validation runs (SC-018); False
+        when none has the id. Operator alerts stay (SC-024)."""
+        ...
+
+    def set_validation(self, schedule_id: str, enabled: bool, timeout_seconds: float) -> bool:
+        """Write the schedule's validation switch and timeout alone (SC-020), never its
+        next_fire_at, which another scheduler may be claiming; False when none has the id."""
         ...
 
     def record(self, execution: StoredExecution) -> None: ...
 
     def end(self, schedule_id: str, scheduled_for: datetime, outcome: str,
-            cost: float | None) -> bool:
+            cost: float | None, business_status: str | None = None,
+            validation: StoredValidationRun | None = None) -> bool:
         """Set the outcome and cost of the first dispatched execution of that fire, in
-        history order, that has no outcome yet (SC-019); False when there is none."""
+        history order, that has no outcome yet (SC-019); False when there is none. With
+        them, in the same write, its business status and its validation run, which the
+        store keeps with `validates` set to that execution's id (SC-021)."""
+        ...
+
+    def decide(self, schedule_id: str, scheduled_for: datetime, judge: Judge) -> bool:
+        """Set the business status `judge` gives the validation run of the first
+        execution of that fire, in history order, pending validation, and in the same write
+        an operator alert for a failed one (SC-022, SC-024); False when there is none."""
+        ...
+
+    def validation_run(self, run_id: str) -> StoredValidationRun | None: ...
+
+    def alerts(self) -> builtins.list[str]:
+        """The execution ids alerted, in the order alerted (SC-024)."""
         ...
 
     def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
@@ -194,6 +239,16 @@ class ScheduleStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def verdict_passes(verdict: str) -> bool:
+    """Only a JSON object whose member passed is true is a pass (SC-022); free text is
+    never read for a pass, whatever it says (SC-023)."""
+    try:
+        answer = json.loads(verdict)
+    except ValueError:
+        return False
+    return isinstance(answer, dict) and answer.get("passed") is True
 
 
 def runs_pre_check(schedule: StoredSchedule, trigger: Trigger) -> bool:
@@ -240,13 +295,14 @@ def execute(store: ScheduleStore, target: SchedulingTarget, schedule: StoredSche
         if outcome is PreCheckAnswer.SKIP:
             store.record(StoredExecution(
                 schedule.schedule_id, scheduled_for, now, trigger.value,
-                ExecutionStatus.SKIPPED.value, None, 0.0, outcome.value))
+                ExecutionStatus.SKIPPED.value, None, 0.0, outcome.value,
+                execution_id=str(uuid.uuid4())))
             return
     target.dispatch(schedule.schedule_id, scheduled_for, message)
     store.record(StoredExecution(
         schedule.schedule_id, scheduled_for, now, trigger.value,
         ExecutionStatus.DISPATCHED.value, message, None,
-        None if outcome is None else outcome.value))
+        None if outcome is None else outcome.value, execution_id=str(uuid.uuid4())))
 
 
 def execute_as_seeded(store: ScheduleStore, target: SchedulingTarget, schedule: StoredSchedule,
@@ -370,9 +426,57 @@ class StepSchedulingRuntime:
                       cost: float | None) -> bool:
         """The first end of an execution stays (SC-019): the store sets it only on an
         execution with none yet."""
+        schedule = self._store.get(schedule_id)
+        if schedule is None:
+            raise ScheduleNotFound(schedule_id)
+        status, run = self._business_start(schedule, outcome)
+        return self._store.end(schedule_id, scheduled_for, outcome, cost, status, run)
+
+    def _business_start(self, schedule: StoredSchedule, outcome: str
+                        ) -> tuple[str, StoredValidationRun | None]:
+        """What a technical end makes of the business status (SC-021): a success with
+        validation on waits for a validation run started now; anything else, a failure
+        or a cancellation above all, is skipped."""
+        if outcome != ExecutionOutcome.SUCCEEDED or not schedule.validation:
+            return BusinessStatus.SKIPPED.value, None
+        assert schedule.validation_timeout is not None
+        run = StoredValidationRun(str(uuid.uuid4()), schedule.schedule_id, "",
+                                  self._clock.now(), schedule.validation_timeout)
+        return BusinessStatus.PENDING_VALIDATION.value, run
+
+    # -- business validation ------------------------------------------------------------
+
+    def set_validation(self, schedule_id: str, enabled: bool, timeout_seconds: float) -> None:
         if self._store.get(schedule_id) is None:
             raise ScheduleNotFound(schedule_id)
-        return self._store.end(schedule_id, scheduled_for, outcome, cost)
+        if (isinstance(timeout_seconds, bool) or not isinstance(timeout_seconds, int | float)
+                or not math.isfinite(timeout_seconds) or timeout_seconds <= 0):
+            raise ScheduleRejected("validation", f"{VALIDATION_REJECTION_TEXT}:"
+                                                 f" {timeout_seconds!r}")
+        if not self._store.set_validation(schedule_id, enabled, float(timeout_seconds)):
+            raise ScheduleNotFound(schedule_id)
+
+    def end_validation(self, schedule_id: str, scheduled_for: datetime, verdict: str) -> bool:
+        if self._store.get(schedule_id) is None:
+            raise ScheduleNotFound(schedule_id)
+        now = self._clock.now()
+
+        def judge(run: StoredValidationRun) -> BusinessStatus:
+            # A verdict after the run's time is up is not waited for (SC-022).
+            in_time = now <= run.started_at + timedelta(seconds=run.timeout_seconds)
+            return (BusinessStatus.VALIDATED if in_time and self._passes(verdict)
+                    else BusinessStatus.FAILED_VALIDATION)
+
+        return self._store.decide(schedule_id, scheduled_for, judge)
+
+    def _passes(self, verdict: str) -> bool:
+        return verdict_passes(verdict)
+
+    def validation_run(self, run_id: str) -> StoredValidationRun | None:
+        return self._store.validation_run(run_id)
+
+    def operator_alerts(self) -> builtins.list[str]:
+        return self._store.alerts()
 
     # -- reads ----------------------------------------------------------------------------
 

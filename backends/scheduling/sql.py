@@ -4,15 +4,17 @@ Each method is one transaction. A claim is `UPDATE schedules SET next_fire_at = 
 WHERE schedule_id = :id AND next_fire_at = :expected`: of two schedulers racing for one
 fire, only the one whose update changes a row executes it (SC-008). Executions are rows of
 their own, in the order made; an execution's end is set once, by an update that lands only
-on a row with no outcome yet (SC-019). The autonomy switch is the one row of
-scheduling_switch.
+on a row with no outcome yet (SC-019), with its business status and validation run in the
+same transaction (SC-021); a verdict moves the business status from pending_validation by
+the same kind of update, and writes the operator alert of a failed one with it (SC-022,
+SC-024). The autonomy switch is the one row of scheduling_switch.
 """
 
 from __future__ import annotations
 
 import builtins
 from contextlib import AbstractContextManager
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import datetime
 from typing import Any, cast
 
@@ -37,10 +39,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from jobconform.backends.scheduling.runtime import StoredExecution, StoredSchedule
+from jobconform.backends.scheduling.runtime import (
+    Judge,
+    StoredExecution,
+    StoredSchedule,
+    StoredValidationRun,
+)
 from jobconform.backends.sql.database import connection_turns, migrate, transaction
 from jobconform.backends.sql.models import Base, UtcDateTime
-from jobconform.reference.scheduling.oracle import ExecutionStatus
+from jobconform.reference.scheduling.oracle import BusinessStatus, ExecutionStatus
 
 SWITCH_ROW = 1
 
@@ -60,6 +67,9 @@ class ScheduleRow(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
     # The scheduler's poll: the earliest next fire.
     next_fire_at: Mapped[datetime | None] = mapped_column(UtcDateTime, index=True)
+    # Business validation of its successes (SC-020; migration 0038).
+    validation: Mapped[bool] = mapped_column(Boolean, default=False)
+    validation_timeout: Mapped[float | None] = mapped_column(Double)
 
     __table_args__ = (CheckConstraint("kind IN ('once', 'cron')", name="kind"),)
 
@@ -82,13 +92,40 @@ class ScheduleExecutionRow(Base):
     pre_check: Mapped[str | None] = mapped_column(String(10))
     # How a dispatched execution ended, once the runtime learns it (SC-019; migration 0035).
     outcome: Mapped[str | None] = mapped_column(String(10))
+    # Its id, its business status and its validation run (SC-021; migration 0038).
+    execution_id: Mapped[str | None] = mapped_column(String(36))
+    business_status: Mapped[str | None] = mapped_column(String(20))
+    validation_run: Mapped[str | None] = mapped_column(String(36))
 
     __table_args__ = (
         CheckConstraint("fired_by IN ('schedule', 'catch_up', 'manual')", name="fired_by"),
         CheckConstraint("status IN ('dispatched', 'skipped')", name="status"),
         CheckConstraint("outcome IN ('succeeded', 'failed', 'cancelled')", name="outcome"),
+        CheckConstraint("business_status IN ('pending_validation', 'validated',"
+                        " 'failed_validation', 'skipped')", name="business_status"),
         Index(None, "schedule_id"),
     )
+
+
+class ScheduleValidationRunRow(Base):
+    """One validation run, started for an execution's technical success (SC-021)."""
+
+    __tablename__ = "schedule_validation_runs"
+
+    run_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    schedule_id: Mapped[str] = mapped_column(String(36), index=True)
+    validates: Mapped[str] = mapped_column(String(36))
+    started_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    timeout_seconds: Mapped[float] = mapped_column(Double)
+
+
+class SchedulingAlertRow(Base):
+    """An operator alert of a failed validation (SC-024); `seq` is the order raised."""
+
+    __tablename__ = "scheduling_alerts"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    execution_id: Mapped[str] = mapped_column(String(36))
 
 
 class SchedulingSwitchRow(Base):
@@ -103,10 +140,13 @@ class SchedulingSwitchRow(Base):
 SCHEDULES = cast(Table, ScheduleRow.__table__)
 EXECUTIONS = cast(Table, ScheduleExecutionRow.__table__)
 SWITCH = cast(Table, SchedulingSwitchRow.__table__)
+VALIDATION_RUNS = cast(Table, ScheduleValidationRunRow.__table__)
+ALERTS = cast(Table, SchedulingAlertRow.__table__)
 # By start, then fire time, then as recorded (SC-015).
 HISTORY_ORDER = (EXECUTIONS.c.started_at, EXECUTIONS.c.scheduled_for, EXECUTIONS.c.seq)
 SCHEDULE_FIELDS = tuple(item.name for item in fields(StoredSchedule))
 EXECUTION_FIELDS = tuple(item.name for item in fields(StoredExecution))
+RUN_FIELDS = tuple(item.name for item in fields(StoredValidationRun))
 
 
 def to_schedule(row: Row[Any]) -> StoredSchedule:
@@ -118,6 +158,10 @@ def to_execution(row: Row[Any]) -> StoredExecution:
     values = dict(row._mapping)
     values["trigger"] = values.pop("fired_by")
     return StoredExecution(**{name: values[name] for name in EXECUTION_FIELDS})
+
+
+def run_values(run: StoredValidationRun) -> dict[str, Any]:
+    return {name: getattr(run, name) for name in RUN_FIELDS}
 
 
 def execution_values(execution: StoredExecution) -> dict[str, Any]:
@@ -200,33 +244,93 @@ class SqlScheduleStore:
         with self._transaction() as connection:
             # Executions first: not every database enforces the foreign key's cascade.
             connection.execute(delete(EXECUTIONS).where(EXECUTIONS.c.schedule_id == schedule_id))
+            connection.execute(delete(VALIDATION_RUNS)
+                               .where(VALIDATION_RUNS.c.schedule_id == schedule_id))
             removed = connection.execute(
                 delete(SCHEDULES).where(SCHEDULES.c.schedule_id == schedule_id))
             return removed.rowcount == 1
+
+    def set_validation(self, schedule_id: str, enabled: bool, timeout_seconds: float) -> bool:
+        with self._transaction() as connection:
+            changed = connection.execute(
+                update(SCHEDULES).where(SCHEDULES.c.schedule_id == schedule_id)
+                .values(validation=enabled, validation_timeout=timeout_seconds))
+            return changed.rowcount == 1
 
     def record(self, execution: StoredExecution) -> None:
         with self._transaction() as connection:
             connection.execute(insert(EXECUTIONS).values(**execution_values(execution)))
 
     def end(self, schedule_id: str, scheduled_for: datetime, outcome: str,
-            cost: float | None) -> bool:
+            cost: float | None, business_status: str | None = None,
+            validation: StoredValidationRun | None = None) -> bool:
         """A compare-and-set per execution: the update lands only on a row still without
-        an outcome, so of two ends racing for one execution the first stays (SC-019)."""
-        open_ends = (select(EXECUTIONS.c.seq)
+        an outcome, so of two ends racing for one execution the first stays (SC-019). The
+        validation run is written in the same transaction, naming that row's execution."""
+        open_ends = (select(EXECUTIONS.c.seq, EXECUTIONS.c.execution_id)
                      .where(EXECUTIONS.c.schedule_id == schedule_id,
                             EXECUTIONS.c.scheduled_for == scheduled_for,
                             EXECUTIONS.c.status == ExecutionStatus.DISPATCHED.value,
                             EXECUTIONS.c.outcome.is_(None))
                      .order_by(*HISTORY_ORDER))
+        run_id = None if validation is None else validation.run_id
         with self._transaction() as connection:
-            for seq in connection.scalars(open_ends).all():
+            for seq, execution_id in connection.execute(open_ends).all():
                 ended = connection.execute(
                     update(EXECUTIONS)
                     .where(EXECUTIONS.c.seq == seq, EXECUTIONS.c.outcome.is_(None))
-                    .values(outcome=outcome, cost=cost))
+                    .values(outcome=outcome, cost=cost, business_status=business_status,
+                            validation_run=run_id))
                 if ended.rowcount == 1:
+                    if validation is not None:
+                        connection.execute(insert(VALIDATION_RUNS).values(
+                            **run_values(replace(validation, validates=execution_id))))
                     return True
             return False
+
+    def decide(self, schedule_id: str, scheduled_for: datetime, judge: Judge) -> bool:
+        """The same compare-and-set on pending_validation: of two verdicts racing for one
+        execution the first stays, and only the one that lands alerts (SC-022, SC-024)."""
+        pending = BusinessStatus.PENDING_VALIDATION.value
+        waiting = (select(EXECUTIONS.c.seq, EXECUTIONS.c.execution_id, VALIDATION_RUNS)
+                   .join(VALIDATION_RUNS,
+                         VALIDATION_RUNS.c.run_id == EXECUTIONS.c.validation_run)
+                   .where(EXECUTIONS.c.schedule_id == schedule_id,
+                          EXECUTIONS.c.scheduled_for == scheduled_for,
+                          EXECUTIONS.c.business_status == pending)
+                   .order_by(*HISTORY_ORDER))
+        with self._transaction() as connection:
+            for row in connection.execute(waiting).all():
+                values = row._mapping
+                status = judge(StoredValidationRun(**{name: values[name]
+                                                      for name in RUN_FIELDS}))
+                decided = connection.execute(
+                    update(EXECUTIONS)
+                    .where(EXECUTIONS.c.seq == values["seq"],
+                           EXECUTIONS.c.business_status == pending)
+                    .values(business_status=status.value))
+                if decided.rowcount == 1:
+                    if status is BusinessStatus.FAILED_VALIDATION:
+                        self._alert(connection, values["execution_id"])
+                    return True
+            return False
+
+    def _alert(self, connection: Connection, execution_id: str) -> None:
+        """Notify the operator of a failed validation (SC-024), in the verdict's
+        transaction: the alert and the status stand or fall together."""
+        connection.execute(insert(ALERTS).values(execution_id=execution_id))
+
+    def validation_run(self, run_id: str) -> StoredValidationRun | None:
+        with self._transaction(read_only=True) as connection:
+            row = connection.execute(
+                select(VALIDATION_RUNS).where(VALIDATION_RUNS.c.run_id == run_id)).first()
+            return None if row is None else StoredValidationRun(
+                **{name: row._mapping[name] for name in RUN_FIELDS})
+
+    def alerts(self) -> builtins.list[str]:
+        with self._transaction(read_only=True) as connection:
+            return list(connection.scalars(select(ALERTS.c.execution_id)
+                                           .order_by(ALERTS.c.seq)))
 
     def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
         query = (select(EXECUTIONS).where(EXECUTIONS.c.schedule_id == schedule_id)
@@ -246,8 +350,11 @@ class SqlScheduleStore:
             connection.execute(insert(SWITCH).values(id=SWITCH_ROW, autonomy=enabled))
 
     def clear(self) -> None:
-        """Delete every schedule, execution and the switch (a check starts empty)."""
+        """Delete every schedule, execution, validation run, alert and the switch (a
+        check starts empty)."""
         with self._transaction() as connection:
+            connection.execute(delete(ALERTS))
+            connection.execute(delete(VALIDATION_RUNS))
             connection.execute(delete(EXECUTIONS))
             connection.execute(delete(SCHEDULES))
             connection.execute(delete(SWITCH))

@@ -103,6 +103,14 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
         with self._state:
             return super().end_execution(schedule_id, scheduled_for, outcome, cost)
 
+    def set_validation(self, schedule_id: str, enabled: bool, timeout_seconds: float) -> None:
+        with self._state:
+            super().set_validation(schedule_id, enabled, timeout_seconds)
+
+    def end_validation(self, schedule_id: str, scheduled_for: datetime, verdict: str) -> bool:
+        with self._state:
+            return super().end_validation(schedule_id, scheduled_for, verdict)
+
     def _quiet(self) -> bool:
         return (self._asleep and self._scheduler_saw == self._changes
                 and (self._asleep_until is None or self._clock.now() < self._asleep_until))

@@ -12,6 +12,7 @@ import builtins
 import threading
 from datetime import datetime
 
+from jobconform.backends.deprecation import warn_deprecated
 from jobconform.backends.task_store.protocol import TERMINAL, TaskRecord, reachability_seam
 
 
@@ -65,6 +66,11 @@ class AsyncInMemoryTaskStore:
 
     async def save(self, record: TaskRecord) -> None:
         self._store.save(record)
+
+    async def put(self, record: TaskRecord) -> None:
+        """Seed 004's Python `put`, the deprecated name of `save` (TS-013)."""
+        warn_deprecated("TaskStore.put", "save")
+        await self.save(record)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         return self._store.get(task_id)

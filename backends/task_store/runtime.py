@@ -13,6 +13,7 @@ import builtins
 from collections.abc import Sequence
 from datetime import datetime
 
+from jobconform.backends.deprecation import warn_deprecated
 from jobconform.backends.task_store.protocol import TaskStore, TaskView, reachability_seam
 from jobconform.reference.store.oracle import TaskRecord
 
@@ -28,6 +29,11 @@ class ThreadOffloadedTaskStore:
 
     async def save(self, record: TaskRecord) -> None:
         await asyncio.to_thread(self._store.save, record)
+
+    async def put(self, record: TaskRecord) -> None:
+        """Seed 004's Python `put`, the deprecated name of `save` (TS-013)."""
+        warn_deprecated("TaskStore.put", "save")
+        await self.save(record)
 
     async def get(self, task_id: str) -> TaskView | None:
         return await asyncio.to_thread(self._store.get, task_id)

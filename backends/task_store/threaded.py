@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import TypeVar
 
+from jobconform.backends.deprecation import warn_deprecated
 from jobconform.backends.task_store.protocol import TaskStore, TaskView, reachability_seam
 from jobconform.reference.store.oracle import TaskRecord
 
@@ -38,6 +39,11 @@ class RequestThreadTaskStore:
 
     def save(self, record: TaskRecord) -> None:
         self._on_request_thread(lambda: self._store.save(record))
+
+    def put(self, record: TaskRecord) -> None:
+        """Seed 004's Python `put`, the deprecated name of `save` (TS-013)."""
+        warn_deprecated("TaskStore.put", "save")
+        self.save(record)
 
     def get(self, task_id: str) -> TaskView | None:
         return self._on_request_thread(lambda: self._store.get(task_id))

@@ -63,7 +63,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, Reaper
+from jobconform.backends.reaper import OperatorAlerts, Reaper, current_reaper_settings
 from jobconform.backends.retry_delay import (
     is_retried,
     policy_document,
@@ -741,8 +741,11 @@ class ThreadedRuntime(OutcomeTally):
     # -- the reaper (RP-001..RP-007) ---------------------------------------------------------
 
     def start_reaper(self, ttl_seconds: float | None = None,
-                     sweep_interval_ms: float | None = None) -> None:
+                     sweep_interval_ms: float | None = None, *,
+                     interval_seconds: float | None = None,
+                     max_age_seconds: float | None = None) -> None:
         """Start the reaper; the poll thread runs its sweeps as the clock reaches them.
+        `interval_seconds` and `max_age_seconds` are seed 004's deprecated names (RP-010).
 
         Raises:
             ReaperAlreadyRunning: it runs already; its schedule stays (RP-006).
@@ -753,7 +756,8 @@ class ThreadedRuntime(OutcomeTally):
                             f" {type(self._clock).__name__} has no wait_until; pass a"
                             " VirtualClock or SystemClock")
         with self._state:
-            self._reaper.start(self._clock.now(), ttl_seconds, sweep_interval_ms)
+            self._reaper.start(self._clock.now(), *current_reaper_settings(
+                ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
             self._state.notify_all()  # the poll thread sleeps until the first sweep now
 
     def stop_reaper(self) -> bool:

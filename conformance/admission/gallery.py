@@ -13,6 +13,7 @@ from datetime import timedelta
 from jobconform.backends.admission.memory import InMemoryAdmissionStore
 from jobconform.backends.admission.protocol import CeilingView
 from jobconform.backends.admission.runtime import (
+    LOG,
     AdmissionService,
     ExecutionRow,
     OwnerRow,
@@ -52,6 +53,27 @@ class ExpiresAtMaxAgeService(AdmissionService):
                 self._drain(owner.name)
             self._promote_calls()
             return len(stale)
+
+
+class SilentBudgetExhaustedService(AdmissionService):
+    """A call refused as budget exhausted leaves no log record: the caller gets its 503,
+    and the operator's log never says which agent's budget ran out."""
+
+    def _log_budget_exhausted(self, target: str, wait_ms: int) -> None:
+        pass
+
+
+class SlotCountedBeforeCallService(AdmissionService):
+    """The record of a call that got its slot counts the calls in flight as they were
+    before it started: agent_inflight and global_inflight one short."""
+
+    def _log_slot_acquired(self, target: str) -> None:
+        in_flight = self._store.calls(spec.CALL_IN_FLIGHT)[:-1]
+        agent_inflight = sum(1 for c in in_flight if c.target == target)
+        LOG.debug("acquired an agent-call slot for %s (agent_inflight=%d,"
+                  " global_inflight=%d)", target, agent_inflight, len(in_flight),
+                  extra={"agent": target, "agent_inflight": agent_inflight,
+                         "global_inflight": len(in_flight)})
 
 
 class NewestFirstDrainService(AdmissionService):
@@ -343,6 +365,10 @@ GALLERY = (
                      "issue 18: exact boundaries (strictly longer than the maximum age)"),
     _admission_entry("admission_delete_keeps_backlog", DeleteKeepsBacklogService, "AD-009",
                      "seed 002 §10.8 delete cascade"),
+    _admission_entry("admission_budget_exhaustion_not_logged", SilentBudgetExhaustedService,
+                     "AD-026", "seed 002 §10.4.2 observability: a warning on timeout"),
+    _admission_entry("admission_slot_logged_one_short", SlotCountedBeforeCallService,
+                     "AD-025", "seed 002 §10.4.2 observability: the acquire's in-flight counts"),
     _admission_entry("admission_slot_kept_on_budget_exhausted",
                      SlotKeptOnBudgetExhaustedService, "AD-011",
                      "seed 002 §10.4.2 fail-closed-but-fair"),

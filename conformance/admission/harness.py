@@ -96,9 +96,15 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         self.last_answer: object = None
         opener = self._opener("clock, config")
         self.runtime: AdmissionRuntime = self._open(lambda: opener(self.clock, self.config))
+        self.log_watch = self._watch_logs(self.runtime)
 
     def _to_close(self) -> list[AdmissionRuntime]:
         return [self.runtime]
+
+    def close(self) -> None:
+        super().close()
+        if self.log_watch is not None:
+            self.log_watch.close()
 
     # -- the one operation ---------------------------------------------------------------
 
@@ -112,6 +118,9 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         """
         self._check_command(command)
         self.commands.append(command)
+        if self.log_watch is not None:
+            self.log_watch.discard()  # a command is checked on the records it made
+        self.model.logs.clear()
         expected = self.model.apply(command)
         self.exercised.update(expected.requirements)
         with guarded(self.safety_timeout, ad.describe(command), self.hang_scope):
@@ -338,6 +347,9 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
             call_requirements = ("AD-011",) if ad.CALL_REFUSED in (state, call.state) else ()
             self._same((*requirements, "AD-010", *call_requirements), f"call {alias!r} state",
                        call.state, state)
+        # The records of the calls started and refused (AD-025, AD-026), after `settle`,
+        # where the runtime refuses what waited too long.
+        self._check_log_records(self.log_watch, model.logs, requirements)
 
     def _ceiling_primary(self, expected: object, actual: object) -> str:
         """While the settings cannot be read, the ceiling is the fail-open rule's (AD-020)."""

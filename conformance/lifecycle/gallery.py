@@ -12,7 +12,7 @@ import contextlib
 import itertools
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -341,6 +341,25 @@ class RetryingStateRuntime(MemoryRuntime):
         if shown.status == QUEUED and shown.retry_count > 0:
             return replace(shown, status="retrying")
         return shown
+
+
+@dataclass(frozen=True)
+class OrdinalAttemptJob(StoredJob):
+    """A record whose deprecated attempt_number counts attempts from 1."""
+
+    @property
+    def attempt_number(self) -> int:
+        return self.retry_count + 1
+
+
+class AttemptNumberFromOneRuntime(MemoryRuntime):
+    """The deprecated attempt_number was re-implemented as the attempt's ordinal (1 for
+    the first attempt), not kept as retry_count: one more than the retries taken."""
+
+    def _copy(self, job: StoredJob) -> StoredJob:
+        shown = super()._copy(job)
+        return OrdinalAttemptJob(**{item.name: getattr(shown, item.name)
+                                    for item in fields(StoredJob)})
 
 
 class RetriedAttemptCountedRuntime(MemoryRuntime):
@@ -867,6 +886,8 @@ GALLERY = (
                   "issue 29 (a delay function that raises: an overflow at a large attempt)"),
     _memory_entry("tail_requeue", TailRequeueStore, "RT-003",
                   "issue 29 (a retried job re-queued at the tail)"),
+    _memory_entry("attempt_number_off_by_one", AttemptNumberFromOneRuntime, "RT-011",
+                  "seed 004 TaskInfo: attempt_number, a deprecated alias returning retry_count"),
     _memory_entry("retried_attempt_counted", RetriedAttemptCountedRuntime, "RT-007",
                   "seed 000 health counters"),
     _memory_entry("non_retryable_ignored", NonRetryableIgnoredRuntime, "RT-005",

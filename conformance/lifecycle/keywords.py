@@ -955,6 +955,7 @@ derive_keywords(JobconformLibrary, DECLARATIONS, lambda library: library, {
 })
 derive_keywords(JobconformLibrary, reaper.DECLARATIONS, lambda library: library, {
     "Start Reaper": JobconformLibrary._reaper_started,
+    "Start Reaper By Old Names": JobconformLibrary._reaper_started,
     "Starting Reaper Should Be Refused": JobconformLibrary._reaper_refused,
     "Stop Reaper": JobconformLibrary._reaper_stopped,
 })

@@ -1,4 +1,4 @@
-"""The reaper's commands (RP-001..RP-008), declared once (conformance/vocabulary.py).
+"""The reaper's commands (RP-001..RP-010), declared once (conformance/vocabulary.py).
 
 The Behave steps (conformance/reaper/steps.py) and the Robot keywords (the job runtime's
 library, conformance/lifecycle/keywords.py) are derived from this list; the wordings are
@@ -28,6 +28,16 @@ def starting_reaper_should_be_refused(ttl: float | None = None,
     return start_reaper(ttl, interval_ms)
 
 
+def start_reaper_by_old_names(max_age_seconds: float | None = None,
+                              interval_seconds: float | None = None) -> cmd.StartReaper:
+    """Start the reaper through seed 004's deprecated keywords, ``max_age_seconds`` (the
+    TTL) and ``interval_seconds`` (the sweep interval in seconds); each given must warn
+    as deprecated and act as its current name (RP-010). It must be accepted."""
+    return cmd.StartReaper(None if max_age_seconds is None else float(max_age_seconds),
+                           None if interval_seconds is None else float(interval_seconds) * 1000,
+                           old_names=True)
+
+
 def stop_reaper() -> cmd.StopReaper:
     """Stop the reaper; returns the backend's answer: whether one was running."""
     return cmd.StopReaper()
@@ -54,6 +64,11 @@ DECLARATIONS = (
         Phrase("the reaper is started with its defaults", start_reaper),
         Phrase("the reaper is started with a TTL of {ttl:g} seconds and a sweep every"
                " {ms:g} ms", lambda ttl, ms: start_reaper(ttl, ms)),
+    )),
+    Declaration("Start Reaper By Old Names", start_reaper_by_old_names, (
+        Phrase("the reaper is started through its deprecated keywords with a max age of"
+               " {ttl:g} seconds and an interval of {seconds:g} seconds",
+               lambda ttl, seconds: start_reaper_by_old_names(ttl, seconds)),
     )),
     Declaration("Starting Reaper Should Be Refused", starting_reaper_should_be_refused),
     Declaration("Stop Reaper", stop_reaper, (Phrase("the reaper is stopped", stop_reaper),)),

@@ -13,6 +13,7 @@ from datetime import datetime
 from sqlalchemy import select
 
 from jobconform.backends import ownership
+from jobconform.backends.deprecation import warn_deprecated
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings, StoreUnavailable
 from jobconform.backends.reaper import LOG, Reaper
@@ -77,6 +78,8 @@ class UncountedPartialSweepReaper(Reaper):
             return
         self.counters.sweeps += 1
         self.counters.deleted += len(expired)
+        if expired:
+            self._log_deleted(len(expired))
 
 
 class UnguardedStartReaper(Reaper):
@@ -271,6 +274,26 @@ class GlobalRequestIdSqlStore(SqlJobStore):
         with self._transaction(read_only=True) as connection:
             held = connection.scalar(query)
         return str(held) if held is not None else super().park_request(agent, request_id)
+class OldIntervalInMillisecondsRuntime(MemoryRuntime):
+    """The deprecated interval_seconds is passed on as the interval unchanged, missing the
+    unit's change to milliseconds: a caller still on it sweeps a thousand times as often."""
+
+    def start_reaper(self, ttl_seconds: float | None = None,
+                     sweep_interval_ms: float | None = None, *,
+                     interval_seconds: float | None = None,
+                     max_age_seconds: float | None = None) -> None:
+        if interval_seconds is not None:
+            warn_deprecated("start_reaper(interval_seconds=...)", "sweep_interval_ms")
+            sweep_interval_ms = interval_seconds
+        super().start_reaper(ttl_seconds, sweep_interval_ms, max_age_seconds=max_age_seconds)
+
+
+class LoudSweepReaper(Reaper):
+    """A sweep that deleted jobs is logged at INFO, not DEBUG: a reaper sweeping every few
+    minutes fills an operator's INFO log."""
+
+    def _log_deleted(self, count: int) -> None:
+        LOG.info("reaper deleted %d expired job(s)", count, extra={"count": count})
 
 
 # -- entries ---------------------------------------------------------------------------------
@@ -353,4 +376,8 @@ GALLERY = (
            "seed 002 §10.13: re-parks under re-delivery are idempotent"),
     _entry("reaper_partial_sweep_uncounted", UncountedPartialSweepReaper, "RP-008",
            "seed 004 start_reaper: log WARN and retry next interval (issue 18)"),
+    _entry("reaper_old_interval_in_milliseconds", OldIntervalInMillisecondsRuntime, "RP-010",
+           "seed 004 start_reaper: interval_seconds, internally multiplied by 1000"),
+    _entry("reaper_sweep_logged_at_info", LoudSweepReaper, "RP-009",
+           "seed 004 §1.3: a deleted batch SHOULD be logged at DEBUG with the count"),
 )

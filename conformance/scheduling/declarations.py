@@ -18,7 +18,7 @@ from datetime import datetime
 from jobconform.conformance.vocabulary import Declaration, Phrase
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
-from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer
+from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer, Verdict
 
 
 def parse_instant(text: str | None) -> datetime | None:
@@ -65,6 +65,22 @@ def end_execution(alias: str, scheduled_for: str, outcome: str,
     instant = parse_instant(scheduled_for)
     assert instant is not None
     return sc.EndExecution(alias, instant, ExecutionOutcome(outcome), cost)
+
+
+def set_validation(alias: str, enabled: bool, timeout: float = 600.0) -> sc.SetValidation:
+    """Switch the schedule's business validation on or off, with its timeout in seconds
+    (SC-020); returns the answer (validation_set, not_found or rejected:validation)."""
+    return sc.SetValidation(alias, enabled, timeout)
+
+
+def end_validation(alias: str, scheduled_for: str, verdict: str) -> sc.EndValidation:
+    """The validation run of the execution dispatched for ``scheduled_for`` answers
+    ``verdict``: pass, fail, prose (free text saying it passed) or odd_json (a member
+    passed that is no boolean) (SC-022, SC-023); returns the answer (decided, refused or
+    not_found)."""
+    instant = parse_instant(scheduled_for)
+    assert instant is not None
+    return sc.EndValidation(alias, instant, Verdict(verdict))
 
 
 def edit_schedule(alias: str, message: str | None = None, expression: str | None = None,
@@ -143,6 +159,17 @@ DECLARATIONS = (
         Phrase(ENDS + " at a cost of {cost:g}",
                lambda alias, scheduled_for, outcome, cost: sc.EndExecution(
                    alias, scheduled_for, ExecutionOutcome(outcome), cost)),
+    )),
+    Declaration("Set Validation", set_validation, (
+        Phrase('schedule "{alias}" validates its successes within {seconds:g} seconds',
+               lambda alias, seconds: sc.SetValidation(alias, True, seconds)),
+        Phrase('schedule "{alias}" stops validating, with a timeout of {seconds:g} seconds',
+               lambda alias, seconds: sc.SetValidation(alias, False, seconds)),
+    )),
+    Declaration("End Validation", end_validation, (
+        Phrase('the validation of schedule "{alias}" for {scheduled_for:Instant} answers'
+               ' {verdict:w}', lambda alias, scheduled_for, verdict: sc.EndValidation(
+                   alias, scheduled_for, Verdict(verdict))),
     )),
     Declaration("Edit Schedule", edit_schedule, (
         Phrase('schedule "{alias}" is edited to run "{message}"', edit_schedule),

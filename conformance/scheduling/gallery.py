@@ -1,5 +1,5 @@
 """The scheduling gallery: backends whose scheduler breaks one rule of seed 002 §10.1,
-§10.2 or §10.6.1.
+§10.2, §10.6, §10.6.1 or §10.9.
 
 Each entry is a shipped backend with one method of its scheduler (or store) changed the
 way a scheduler could get it wrong. `GALLERY` joins the self-test: every suite
@@ -9,11 +9,13 @@ must catch each entry and name the requirement in `catches`.
 from __future__ import annotations
 
 import builtins
+import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from cronsim import CronSim
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
@@ -24,14 +26,22 @@ from jobconform.backends.scheduling.runtime import (
     StepSchedulingRuntime,
     StoredExecution,
     StoredSchedule,
+    StoredValidationRun,
 )
-from jobconform.backends.scheduling.sql import EXECUTIONS, SqlScheduleStore, to_execution
+from jobconform.backends.scheduling.sql import (
+    EXECUTIONS,
+    VALIDATION_RUNS,
+    SqlScheduleStore,
+    run_values,
+    to_execution,
+)
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
 from jobconform.conformance.gallery import GalleryEntry, bug_text, register
 from jobconform.reference.scheduling.oracle import (
     CRON,
+    BusinessStatus,
     ExecutionStatus,
     PreCheckAnswer,
     Trigger,
@@ -307,7 +317,38 @@ class ResumeBurstRuntime(ThreadedSchedulingRuntime):
             self._schedules_changed()
 
 
-# -- a broken in-memory store ---------------------------------------------------------------
+class SwitchIgnoredAtEndRuntime(StepSchedulingRuntime):
+    """The business status is set from the technical outcome alone: a success is marked
+    skipped and no validation run starts, as a scheduler that stores the per-schedule
+    switch but never reads it when the execution ends does."""
+
+    def _business_start(self, schedule: StoredSchedule, outcome: str
+                        ) -> tuple[str, StoredValidationRun | None]:
+        return BusinessStatus.SKIPPED.value, None
+
+
+class InferredVerdictRuntime(StepSchedulingRuntime):
+    """An answer that is no JSON verdict is read for its wording, and a member passed of
+    another type for its truth: "PASSED: looks complete" and {"passed": "yes"} validate
+    the execution, the text inference the kit forbids (SC-023)."""
+
+    def _passes(self, verdict: str) -> bool:
+        try:
+            answer = json.loads(verdict)
+        except ValueError:
+            return "pass" in verdict.lower() and "fail" not in verdict.lower()
+        return isinstance(answer, dict) and bool(answer.get("passed"))
+
+
+# -- broken in-memory stores ----------------------------------------------------------------
+
+
+class SilentValidationFailureStore(InMemoryScheduleStore):
+    """A failed validation changes the business status and nothing else: no operator alert
+    is raised, so nobody learns that a run which ended well did not do its work."""
+
+    def _alert(self, execution: StoredExecution) -> None:
+        del execution
 
 
 class LateFailureOverwritesStore(InMemoryScheduleStore):
@@ -339,18 +380,23 @@ class EndOnLatestRunStore(SqlScheduleStore):
     the earlier fire lands on the later one."""
 
     def end(self, schedule_id: str, scheduled_for: datetime, outcome: str,
-            cost: float | None) -> bool:
-        latest = (select(EXECUTIONS.c.seq)
+            cost: float | None, business_status: str | None = None,
+            validation: StoredValidationRun | None = None) -> bool:
+        latest = (select(EXECUTIONS.c.seq, EXECUTIONS.c.execution_id)
                   .where(EXECUTIONS.c.schedule_id == schedule_id,
                          EXECUTIONS.c.status == ExecutionStatus.DISPATCHED.value,
                          EXECUTIONS.c.outcome.is_(None))
                   .order_by(EXECUTIONS.c.seq.desc()).limit(1))
         with self._transaction() as connection:
-            seq = connection.scalar(latest)
-            if seq is None:
+            row = connection.execute(latest).first()
+            if row is None:
                 return False
-            connection.execute(update(EXECUTIONS).where(EXECUTIONS.c.seq == seq)
-                               .values(outcome=outcome, cost=cost))
+            connection.execute(update(EXECUTIONS).where(EXECUTIONS.c.seq == row.seq).values(
+                outcome=outcome, cost=cost, business_status=business_status,
+                validation_run=None if validation is None else validation.run_id))
+            if validation is not None:
+                connection.execute(insert(VALIDATION_RUNS).values(
+                    **run_values(replace(validation, validates=row.execution_id))))
             return True
 
 
@@ -435,4 +481,11 @@ GALLERY = (
                         "SC-019", f"{SEED} §10.6 (status overwrite guard)"),
     _sql_entry("sql_scheduling_end_on_latest_run", EndOnLatestRunStore, "SC-019",
                f"{SEED} §10.6 (polling until the execution ends)"),
+    _memory_entry("scheduling_validation_skipped_on_success", SwitchIgnoredAtEndRuntime,
+                  "SC-021", f"{SEED} §10.9 (business_status after a technical success)"),
+    _memory_entry("scheduling_unclear_verdict_validated", InferredVerdictRuntime, "SC-023",
+                  f"{SEED} §10.9 (fallback text inference when JSON parsing fails)"),
+    _memory_store_entry("scheduling_failed_validation_unnoticed",
+                        SilentValidationFailureStore, "SC-024",
+                        f"{SEED} §10.9 (operator queue notification on validation failure)"),
 )

@@ -23,7 +23,7 @@ from itertools import islice
 from typing import Any, ClassVar, cast
 from zoneinfo import ZoneInfo
 
-from jobconform.backends.protocol import SCHEDULING_ENDS
+from jobconform.backends.protocol import SCHEDULING_ENDS, SCHEDULING_VALIDATION
 from jobconform.backends.scheduling.protocol import (
     SCHEDULING,
     ExecutionView,
@@ -33,6 +33,7 @@ from jobconform.backends.scheduling.protocol import (
     ScheduleRejected,
     ScheduleView,
     SchedulingRuntime,
+    ValidationRunView,
 )
 from jobconform.conformance.area_harness import (
     AliasedHarness,
@@ -51,6 +52,7 @@ from jobconform.reference.scheduling.commands import (
     DeleteSchedule,
     EditSchedule,
     EndExecution,
+    EndValidation,
     GetSchedule,
     ListSchedules,
     ReadHistory,
@@ -58,6 +60,7 @@ from jobconform.reference.scheduling.commands import (
     SchedulingCommand,
     ScriptPreCheck,
     SetAutonomy,
+    SetValidation,
     StartSecondScheduler,
     TriggerSchedule,
     describe_scheduling_command,
@@ -65,6 +68,7 @@ from jobconform.reference.scheduling.commands import (
 from jobconform.reference.scheduling.oracle import (
     CREATED,
     CRON,
+    DECIDED,
     DELETED,
     EDITED,
     ENDED,
@@ -73,12 +77,16 @@ from jobconform.reference.scheduling.oracle import (
     REFUSED,
     REJECTIONS,
     TRIGGERED,
+    VALIDATION_SET,
+    VERDICT_TEXT,
     ExecutionOutcome,
     ExecutionState,
     PreCheckAnswer,
     ScheduleState,
     SchedulingConfig,
     SchedulingOracle,
+    ValidationRun,
+    Verdict,
     fire_times,
     rejected,
 )
@@ -98,7 +106,13 @@ FIELD_REQUIREMENTS = {
     "pre_check": ("SC-012",),
     "created_at": ("SC-001", "SC-003"),
     "next_fire_at": ("SC-002", "SC-003", "SC-006"),
+    "validation": ("SC-020",),
+    "validation_timeout": ("SC-020",),
 }
+# Read only from a backend claiming scheduling-validation (SC-020); None for any other.
+VALIDATION_FIELDS = ("validation", "validation_timeout")
+# Verdicts that are no clear pass or fail (SC-023).
+UNCLEAR_VERDICTS = (Verdict.PROSE, Verdict.ODD_JSON)
 EXECUTION_FIELDS = ("scheduled_for", "started_at", "trigger", "status", "message", "cost",
                     "pre_check")
 # Read only from a backend claiming scheduling-ends (SC-019); None for any other.
@@ -147,6 +161,8 @@ class ScheduleRecord:
     pre_check: object
     created_at: object
     next_fire_at: object
+    validation: object = None
+    validation_timeout: object = None
 
 
 @dataclass(frozen=True)
@@ -159,10 +175,18 @@ class ExecutionRecord:
     cost: object
     pre_check: object
     outcome: object = None
+    business_status: object = None  # with its validation run: SC-021, SC-022
+    validation: object = None
 
 
-def freeze(view: ScheduleView) -> ScheduleRecord:
-    return ScheduleRecord(*(getattr(view, name, "<missing>") for name in SCHEDULE_FIELDS))
+def freeze(view: ScheduleView, validates: bool = False) -> ScheduleRecord:
+    """The schedule as shown; its validation switch and timeout only when the backend
+    claims `validates` (scheduling-validation)."""
+    record = ScheduleRecord(*(getattr(view, name, "<missing>") for name in SCHEDULE_FIELDS))
+    if not validates:
+        return record
+    return replace(record, **{name: getattr(view, name, "<missing>")
+                              for name in VALIDATION_FIELDS})
 
 
 def freeze_execution(view: ExecutionView, ends: bool = False) -> ExecutionRecord:
@@ -173,14 +197,21 @@ def freeze_execution(view: ExecutionView, ends: bool = False) -> ExecutionRecord
                            else None)
 
 
-def expected_record(state: ScheduleState) -> ScheduleRecord:
+def expected_record(state: ScheduleState, validates: bool = False) -> ScheduleRecord:
     return ScheduleRecord(state.kind, state.message, state.expression, state.timezone,
-                          state.pre_check, state.created_at, state.next_fire_at)
+                          state.pre_check, state.created_at, state.next_fire_at,
+                          *((state.validation, state.validation_timeout) if validates
+                            else (None, None)))
 
 
 def expected_execution(state: ExecutionState) -> ExecutionRecord:
     return ExecutionRecord(state.scheduled_for, state.started_at, state.trigger, state.status,
-                           state.message, state.cost, state.pre_check, state.outcome)
+                           state.message, state.cost, state.pre_check, state.outcome,
+                           state.business_status, state.validation)
+
+
+def without_business(record: ExecutionRecord) -> ExecutionRecord:
+    return replace(record, business_status=None, validation=None)
 
 
 class HarnessTarget:
@@ -251,6 +282,12 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def __post_init__(self) -> None:
         self._require_area("its schedules cannot be checked")
         self.ends = SCHEDULING_ENDS in self.backend.capabilities
+        self.validates = self.ends and SCHEDULING_VALIDATION in self.backend.capabilities
+        # Validation runs read, by id (a run never changes), and the executions seen in
+        # histories, by id, as (alias, scheduled_for, trigger): what an alert names.
+        self.runs: dict[str, ValidationRunView] = {}
+        self.execution_names: dict[object, tuple[str, object, object]] = {}
+        self.alert_places: dict[object, str] = {}  # for the suites: see alerts_by_place
         self.clock = VirtualClock(self.start.astimezone(UTC))
         self.config = config_for(self.profile, **self.overrides)
         self.oracle = SchedulingOracle(self.config)
@@ -290,20 +327,26 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             state = self.oracle.schedules.get(alias) if alias is not None else None
             if alias is None or state is None:
                 continue
-            shown = freeze(view)
+            shown = self._freeze(view)
             if shown.next_fire_at is None or isinstance(shown.next_fire_at, datetime):
-                self.oracle.schedules[alias] = replace(state, next_fire_at=shown.next_fire_at)
+                state = replace(state, next_fire_at=shown.next_fire_at)
+            if self.validates:
+                state = replace(state, validation=cast(Any, shown.validation),
+                                validation_timeout=cast(Any, shown.validation_timeout))
+            self.oracle.schedules[alias] = state
             history = self._call("history", partial(self.runtime.history, view.schedule_id))
-            fields = (*EXECUTION_FIELDS, ENDED_FIELD) if self.ends else EXECUTION_FIELDS
             self.oracle.history[alias] = [
-                ExecutionState(**{name: cast(Any, getattr(execution, name, None))
-                                  for name in fields}) for execution in history]
+                ExecutionState(**{name: cast(Any, value) for name, value in
+                                  vars(self._freeze_execution(execution)).items()})
+                for execution in history]
+        if self.validates:
+            self.oracle.alerts = cast(Any, self._alerts_shown())
         dispatches, pre_checks = self.target.made()
         self.oracle.dispatches = Counter((self.aliases.get(i, i), when, message)
                                          for i, when, message in dispatches)
         self.oracle.pre_checks = Counter(self.aliases.get(i, i) for i in pre_checks)
-        self.held = {key: (view, freeze(view)) for key, (view, _) in self.held.items()}
-        self.held_executions = {key: (view, self._freeze_execution(view))
+        self.held = {key: (view, self._freeze(view)) for key, (view, _) in self.held.items()}
+        self.held_executions = {key: (view, self._snapshot_of(view))
                                 for key, (view, _) in self.held_executions.items()}
 
     def _to_close(self) -> list[SchedulingRuntime]:
@@ -315,11 +358,76 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         if isinstance(command, EndExecution) and not self.ends:
             raise ValueError(f"backend {self.backend.name!r} does not claim {SCHEDULING_ENDS};"
                              f" {describe_scheduling_command(command)} cannot be checked on it")
+        if isinstance(command, SetValidation | EndValidation) and not self.validates:
+            raise ValueError(f"backend {self.backend.name!r} does not claim"
+                             f" {SCHEDULING_VALIDATION}; {describe_scheduling_command(command)}"
+                             " cannot be checked on it")
         check_time_step(command.seconds if isinstance(command, AdvanceTime) else
                         command.down_seconds if isinstance(command, RestartScheduling) else 0.0)
 
+    def _freeze(self, view: ScheduleView) -> ScheduleRecord:
+        return freeze(view, self.validates)
+
     def _freeze_execution(self, view: ExecutionView) -> ExecutionRecord:
-        return freeze_execution(view, self.ends)
+        """The execution as shown; with validation claimed, its business status and its
+        validation run as the run shows itself, if the run names this execution back."""
+        if not self.validates:
+            return freeze_execution(view, self.ends)
+        shown = {name: getattr(view, name, "<missing>") for name in EXECUTION_FIELDS}
+        run_id = getattr(view, "validation_run", "<missing>")
+        return ExecutionRecord(
+            **shown, outcome=getattr(view, ENDED_FIELD, "<missing>"),
+            business_status=getattr(view, "business_status", "<missing>"),
+            validation=None if run_id is None else self._validation_of(view, run_id))
+
+    def _snapshot_of(self, view: ExecutionView) -> ExecutionRecord:
+        """The execution as its own fields show it, its validation run by id: what must not
+        change in a snapshot handed out (SC-016), though the run it names may be gone by
+        now (with its schedule)."""
+        record = freeze_execution(view, self.ends)
+        if not self.validates:
+            return record
+        return replace(record, business_status=getattr(view, "business_status", "<missing>"),
+                       validation=getattr(view, "validation_run", "<missing>"))
+
+    def _validation_of(self, view: ExecutionView, run_id: object) -> object:
+        run = self.runs.get(str(run_id))
+        if run is None:
+            run = self._call("validation_run", lambda: self.runtime.validation_run(str(run_id)))
+            if run is None:
+                return f"<no validation run {run_id!r}>"
+            self.runs[str(run_id)] = run
+        execution_id = getattr(view, "execution_id", "<missing>")
+        if run.validates != execution_id:
+            return (f"<validation run {run_id!r} validates {run.validates!r}, not this"
+                    f" execution ({execution_id!r})>")
+        return ValidationRun(run.started_at, run.timeout_seconds)
+
+    def validation_shown(self, view: ExecutionView) -> object:
+        """The execution's validation run as the Then-steps and keywords read it: None,
+        a `ValidationRun`, or a text saying how the link is broken (SC-021)."""
+        run_id = getattr(view, "validation_run", "<missing>")
+        return None if run_id is None else self._validation_of(view, run_id)
+
+    def alerts_by_place(self) -> list[str]:
+        """The operator alerts as "alias:number" (the execution's place in its history, from
+        1, when last read here: a deleted schedule's keep theirs), the suites' way to name
+        executions; an id never read in a history shows as itself."""
+        places = self.alert_places
+        for alias, schedule_id in self.ids.items():
+            if alias in self.deleted:
+                continue
+            history = self._call("history", partial(self.runtime.history, schedule_id))
+            for number, view in enumerate(history, start=1):
+                places[getattr(view, "execution_id", None)] = f"{alias}:{number}"
+        alerts = self._call("operator_alerts", self.runtime.operator_alerts)
+        return [places.get(i, str(i)) for i in alerts]
+
+    def _alerts_shown(self) -> list[tuple[str, object, object]]:
+        """The operator alerts, each named as its execution was seen in a history."""
+        alerts = self._call("operator_alerts", self.runtime.operator_alerts)
+        return [self.execution_names.get(i, ("<an execution never seen>", i, None))
+                for i in alerts]
 
     # -- the oracle's side ---------------------------------------------------------------
 
@@ -344,8 +452,24 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                                                                "SC-009")
             case EndExecution():
                 answer = oracle.end_execution(command.schedule, command.scheduled_for,
-                                              ExecutionOutcome(command.outcome), command.cost)
-                return answer, (*self._gone(command.schedule), "SC-019")
+                                              ExecutionOutcome(command.outcome), command.cost,
+                                              now if self.validates else None)
+                validating = ("SC-021",) if self.validates else ()
+                return answer, (*self._gone(command.schedule), "SC-019", *validating)
+            case SetValidation():
+                answer = oracle.set_validation(command.schedule, command.enabled,
+                                               command.timeout_seconds)
+                return answer, (*self._gone(command.schedule), "SC-020")
+            case EndValidation():
+                alerts = len(oracle.alerts)
+                answer = oracle.end_validation(command.schedule, command.scheduled_for,
+                                               VERDICT_TEXT[Verdict(command.verdict)], now)
+                named = ["SC-022"]
+                if answer == DECIDED and Verdict(command.verdict) in UNCLEAR_VERDICTS:
+                    named.append("SC-023")
+                if len(oracle.alerts) > alerts:
+                    named.append("SC-024")
+                return answer, (*self._gone(command.schedule), *named)
             case EditSchedule():
                 edited = oracle.schedules.get(command.schedule)
                 self.before_edit = None if edited is None else edited.next_fire_at
@@ -376,7 +500,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 return None, ("SC-016", "SC-007") if timetabled else ("SC-016",)
             case GetSchedule():
                 state = oracle.schedules.get(command.schedule)
-                return ((None if state is None else expected_record(state)),
+                return ((None if state is None else expected_record(state, self.validates)),
                         (*self._gone(command.schedule), "SC-016"))
             case ListSchedules():
                 return oracle.list(), ("SC-016",)
@@ -440,24 +564,23 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 return TRIGGERED
             case EndExecution():
                 schedule_id, end = self._id(command.schedule), command
-                try:
-                    recorded = self._call("end_execution", lambda: runtime.end_execution(
-                        schedule_id, end.scheduled_for, ExecutionOutcome(end.outcome).value,
-                        end.cost))
-                except ScheduleNotFound:
-                    return NOT_FOUND
-                return ENDED if recorded is True else REFUSED if recorded is False else recorded
+                return self._taken("end_execution", ENDED, lambda: runtime.end_execution(
+                    schedule_id, end.scheduled_for, ExecutionOutcome(end.outcome).value,
+                    end.cost))
+            case SetValidation():
+                schedule_id, v = self._id(command.schedule), command
+                return self._changed("set_validation", VALIDATION_SET,
+                                     lambda: runtime.set_validation(
+                                         schedule_id, v.enabled, v.timeout_seconds))
+            case EndValidation():
+                schedule_id, verdict = self._id(command.schedule), command
+                return self._taken("end_validation", DECIDED, lambda: runtime.end_validation(
+                    schedule_id, verdict.scheduled_for, VERDICT_TEXT[Verdict(verdict.verdict)]))
             case EditSchedule():
                 schedule_id, e = self._id(command.schedule), command
-                try:
-                    self._call("edit", lambda: runtime.edit(
-                        schedule_id, message=e.message, expression=e.expression,
-                        timezone=e.timezone))
-                except ScheduleNotFound:
-                    return NOT_FOUND
-                except ScheduleRejected as rejection:
-                    return rejected(rejection.code)
-                return EDITED
+                return self._changed("edit", EDITED, lambda: runtime.edit(
+                    schedule_id, message=e.message, expression=e.expression,
+                    timezone=e.timezone))
             case DeleteSchedule():
                 schedule_id = self._id(command.schedule)
                 try:
@@ -478,12 +601,13 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                     self.peer = None
                 self.clock.advance(command.down_seconds)  # nothing runs meanwhile
                 self.runtime = self._call("reopen", runtime.reopen)
+                self.runs.clear()  # read them again: they must have survived
             case GetSchedule():
                 schedule_id = self._id(command.schedule)
                 view = self._call("get", lambda: runtime.get(schedule_id))
                 if view is None:
                     return None
-                record = freeze(view)
+                record = self._freeze(view)
                 self.held[f"get:{command.schedule}"] = (view, record)
                 return record
             case ListSchedules():
@@ -499,6 +623,27 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             case AdvanceTime():
                 self.clock.advance(command.seconds)
         return None
+
+    def _taken(self, method: str, taken: str, call: Callable[[], object]) -> object:
+        """The answer of a seam that says whether it took what it was told (an end, a
+        verdict): `taken` for True, refused for False, not_found for an unknown schedule;
+        any other value as it came, to differ."""
+        try:
+            answer = self._call(method, call)
+        except ScheduleNotFound:
+            return NOT_FOUND
+        return taken if answer is True else REFUSED if answer is False else answer
+
+    def _changed(self, method: str, changed: str, call: Callable[[], object]) -> str:
+        """The answer of a change that may be rejected (an edit, a validation switch):
+        `changed`, not_found for an unknown schedule, or rejected with the code given."""
+        try:
+            self._call(method, call)
+        except ScheduleNotFound:
+            return NOT_FOUND
+        except ScheduleRejected as rejection:
+            return rejected(rejection.code)
+        return changed
 
     def _create(self, alias: str, pre_check: PreCheckAnswer | None,
                 create: Callable[[], str]) -> str:
@@ -534,6 +679,9 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         primary = None
         if isinstance(command, EndExecution):
             primary = "SC-018" if command.schedule in self.deleted else "SC-019"
+        if isinstance(command, SetValidation | EndValidation):
+            primary = ("SC-018" if command.schedule in self.deleted
+                       else "SC-020" if isinstance(command, SetValidation) else "SC-022")
         raise self._fail(blamed, f"the answer to {describe_scheduling_command(command)}",
                          expected, actual, primary)
 
@@ -555,11 +703,20 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         for alias in actual_aliases:
             self._compare_history(alias, requirements)
         self._compare_calls(requirements)
+        if self.validates:
+            self._compare_alerts(requirements)
+
+    def _compare_alerts(self, requirements: tuple[str, ...]) -> None:
+        actual = self._alerts_shown()
+        if actual != self.oracle.alerts:
+            raise self._fail((*requirements, "SC-024"), "operator_alerts(), in the order raised"
+                             " (alias, scheduled_for, trigger)", self.oracle.alerts, actual,
+                             "SC-024")
 
     def _check_snapshots(self) -> None:
         shown: list[tuple[str, object, object]] = [
-            (key, record, freeze(view)) for key, (view, record) in self.held.items()]
-        shown += [(key, record, self._freeze_execution(view))
+            (key, record, self._freeze(view)) for key, (view, record) in self.held.items()]
+        shown += [(key, record, self._snapshot_of(view))
                   for key, (view, record) in self.held_executions.items()]
         for key, record, now in shown:
             if now != record:
@@ -569,7 +726,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def _compare_schedule(self, alias: str, view: ScheduleView,
                           requirements: tuple[str, ...]) -> None:
         state = self.oracle.schedules[alias]
-        wanted, actual = expected_record(state), freeze(view)
+        wanted, actual = expected_record(state, self.validates), self._freeze(view)
         for name, field_requirements in FIELD_REQUIREMENTS.items():
             expected_value, actual_value = getattr(wanted, name), getattr(actual, name)
             if expected_value != actual_value:
@@ -603,18 +760,34 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 raise self._fail(("SC-016",), f"{off[0]} as a UTC instant", WANTED,
                                  describe_offset(off[1]), "SC-016")
             for number, view in enumerate(views):
-                self.held_executions[f"history:{alias}:{number}"] = (view, actual[number])
+                self.held_executions[f"history:{alias}:{number}"] = (view,
+                                                                     self._snapshot_of(view))
+            if self.validates:
+                self._learn_execution_ids(alias, views, actual)
             return
         blamed = (*requirements, "SC-015")
         timezone = self.oracle.schedules[alias].timezone
         for record in [*wanted, *actual]:
             if record.outcome is not None:
                 blamed += ("SC-019",)
+            if record.business_status is not None:
+                blamed += ("SC-021",)
             blamed += TRIGGER_REQUIREMENTS.get(str(record.trigger), ())
             blamed += PRE_CHECK_REQUIREMENTS.get(str(record.pre_check), ())
             blamed += dst_requirements(record.scheduled_for, timezone)
         raise self._fail(blamed, f"the execution history of schedule {alias!r}", wanted, actual,
                          self._history_primary(self.oracle.schedules[alias], wanted, actual))
+
+    def _learn_execution_ids(self, alias: str, views: list[ExecutionView],
+                             records: list[ExecutionRecord]) -> None:
+        """Remember what each execution id names, for the alerts; ids that repeat in one
+        history cannot name one execution each (SC-021)."""
+        ids = [getattr(view, "execution_id", "<missing>") for view in views]
+        if len(set(ids)) != len(ids):
+            raise self._fail(("SC-021",), f"the execution ids of schedule {alias!r}, each"
+                             " naming one execution", "distinct ids", ids, "SC-021")
+        for execution_id, record in zip(ids, records, strict=True):
+            self.execution_names[execution_id] = (alias, record.scheduled_for, record.trigger)
 
     # -- blame: which one rule a difference breaks (conformance/blame.py) ---------------
 
@@ -692,6 +865,8 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         latest = self.commands[-1] if self.commands else None
         if not missing and not extra:
             return "SC-015"
+        if (Counter(map(without_business, wanted)) == Counter(map(without_business, actual))):
+            return self._business_primary()
         if self._ends_differ(wanted, actual, missing + extra):
             return "SC-019"
         if missing and extra:
@@ -758,13 +933,23 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             return rid
         return "SC-002" if once else "SC-006"  # the right executions in the wrong order
 
+    def _business_primary(self) -> str:
+        """The rule a history breaks that differs only in business statuses and validation
+        runs: the verdict's (SC-022; SC-023 for one that is no clear pass or fail) right
+        after a verdict, else the start of validation at an end (SC-021)."""
+        latest = self.commands[-1] if self.commands else None
+        if isinstance(latest, EndValidation):
+            return "SC-023" if Verdict(latest.verdict) in UNCLEAR_VERDICTS else "SC-022"
+        return "SC-021"
+
     @staticmethod
     def _ends_differ(wanted: list[ExecutionRecord], actual: list[ExecutionRecord],
                      differing: list[ExecutionRecord]) -> bool:
         """Whether the histories hold the same executions but for how some ended: an end
         recorded on the wrong execution, overwritten, or lost (SC-019)."""
         def unended(records: list[ExecutionRecord]) -> Counter[ExecutionRecord]:
-            return Counter(replace(r, outcome=None, cost=None) for r in records)
+            return Counter(replace(without_business(r), outcome=None, cost=None)
+                           for r in records)
         return (any(r.outcome is not None for r in differing)
                 and unended(wanted) == unended(actual))
 

@@ -34,6 +34,7 @@ from jobconform.conformance.vocabulary import derive_keywords
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
 from jobconform.reference.scheduling import oracle
+from jobconform.reference.scheduling.oracle import ValidationRun
 
 
 @library(scope="TEST", auto_keywords=False)
@@ -171,6 +172,38 @@ class SchedulingLibrary(CreatingLibrary[SchedulingHarness, tuple[ScheduleView, S
         execution = self._execution(alias, number)
         self._same(f"execution {number} of {alias!r} (outcome, cost)", (None, None),
                    (getattr(execution, "outcome", "<missing>"), execution.cost))
+
+    @keyword("Business Status Should Be")
+    def business_status_should_be(self, alias: str, number: int,
+                                  status: str | None = None) -> None:
+        """The execution's business status (SC-021, SC-022); none before its end."""
+        self._same(f"execution {number} of {alias!r} business_status", status,
+                   getattr(self._execution(alias, number), "business_status", "<missing>"))
+
+    @keyword("Validation Run Should Be")
+    def validation_run_should_be(self, alias: str, number: int, started_at: str | None = None,
+                                 timeout: float | None = None) -> None:
+        """The execution's validation run, which names it back (SC-021); none without
+        `started_at`."""
+        wanted = (None if started_at is None
+                  else ValidationRun(datetime.fromisoformat(started_at), float(timeout or 0)))
+        self._same(f"execution {number} of {alias!r} validation run", wanted,
+                   self.harness.validation_shown(self._execution(alias, number)))
+
+    @keyword("Schedule Validation Should Be")
+    def schedule_validation_should_be(self, alias: str, enabled: bool,
+                                      timeout: float | None = None) -> None:
+        """The schedule's validation switch and timeout (SC-020)."""
+        view = self._view(alias)
+        self._same(f"schedule {alias!r} (validation, validation_timeout)", (enabled, timeout),
+                   (getattr(view, "validation", "<missing>"),
+                    getattr(view, "validation_timeout", "<missing>")))
+
+    @keyword("Scheduling Alerts Should Be")
+    def scheduling_alerts_should_be(self, *places: str) -> None:
+        """The operator alerts of failed validations, as alias:number, in order (SC-024)."""
+        self._same("operator_alerts(), in the order raised", list(places),
+                   self.harness.alerts_by_place())
 
     @keyword("Dispatches Should Be")
     def dispatches_should_be(self, alias: str, count: int) -> None:

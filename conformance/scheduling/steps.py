@@ -39,7 +39,12 @@ from jobconform.conformance.step_library import action_step, check_step, setup_s
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
-from jobconform.reference.scheduling.oracle import CREATED, PreCheckAnswer, rejected
+from jobconform.reference.scheduling.oracle import (
+    CREATED,
+    PreCheckAnswer,
+    ValidationRun,
+    rejected,
+)
 
 __all__: list[str] = []
 AREA = "scheduling"
@@ -272,6 +277,74 @@ def step_execution_not_ended(context: Any, number: int, alias: str) -> None:
     actual = (getattr(execution, "outcome", "<missing>"), execution.cost)
     _check(context, actual == (None, None), f"execution {number} of {alias!r} (outcome, cost)",
            (None, None), actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" is {status:w}')
+def step_business_status(context: Any, number: int, alias: str, status: str) -> None:
+    """The business status (SC-021, SC-022): pending_validation, validated,
+    failed_validation or skipped."""
+    actual = getattr(_execution(context, number, alias), "business_status", "<missing>")
+    _check(context, actual == status, f"execution {number} of {alias!r} business_status",
+           status, actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" has no business status')
+def step_no_business_status(context: Any, number: int, alias: str) -> None:
+    actual = getattr(_execution(context, number, alias), "business_status", "<missing>")
+    _check(context, actual is None, f"execution {number} of {alias!r} business_status",
+           None, actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" has a validation run started at'
+            ' {started_at:Instant} within {seconds:g} seconds')
+def step_validation_run(context: Any, number: int, alias: str, started_at: datetime,
+                        seconds: float) -> None:
+    """Its validation run, which names it back (SC-021)."""
+    execution = _execution(context, number, alias)
+    actual = _scheduling(context).harness.validation_shown(execution)
+    wanted = ValidationRun(started_at, seconds)
+    _check(context, actual == wanted, f"execution {number} of {alias!r} validation run",
+           wanted, actual)
+
+
+@check_step('execution {number:d} of schedule "{alias}" has no validation run')
+def step_no_validation_run(context: Any, number: int, alias: str) -> None:
+    actual = _scheduling(context).harness.validation_shown(_execution(context, number, alias))
+    _check(context, actual is None, f"execution {number} of {alias!r} validation run", None,
+           actual)
+
+
+@check_step('the scheduling alerts are "{places}"')
+def step_scheduling_alerts(context: Any, places: str) -> None:
+    """The operator alerts of failed validations (SC-024), as "alias:number" in order."""
+    actual = _scheduling(context).harness.alerts_by_place()
+    _check(context, actual == alias_list(places), "operator_alerts(), in the order raised",
+           alias_list(places), actual)
+
+
+@check_step("no scheduling alert was raised")
+def step_no_scheduling_alerts(context: Any) -> None:
+    actual = _scheduling(context).harness.alerts_by_place()
+    _check(context, actual == [], "operator_alerts()", [], actual)
+
+
+@check_step('schedule "{alias}" shows validation {state:w} with a timeout of {seconds:g}'
+            ' seconds')
+def step_schedule_validation(context: Any, alias: str, state: str, seconds: float) -> None:
+    view = _view(context, alias)
+    actual = (getattr(view, "validation", "<missing>"),
+              getattr(view, "validation_timeout", "<missing>"))
+    _check(context, actual == (state == "on", seconds), f"schedule {alias!r} (validation,"
+           " validation_timeout)", (state == "on", seconds), actual)
+
+
+@check_step('schedule "{alias}" shows validation off and no timeout')
+def step_schedule_no_validation(context: Any, alias: str) -> None:
+    view = _view(context, alias)
+    actual = (getattr(view, "validation", "<missing>"),
+              getattr(view, "validation_timeout", "<missing>"))
+    _check(context, actual == (False, None), f"schedule {alias!r} (validation,"
+           " validation_timeout)", (False, None), actual)
 
 
 @check_step('schedule "{alias}" was dispatched {count:d} times',

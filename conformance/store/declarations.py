@@ -22,6 +22,7 @@ from jobconform.reference.store.commands import (
     ListExpired,
     ListTasks,
     Operation,
+    PutTask,
     SaveConcurrently,
     SaveTask,
 )
@@ -50,6 +51,12 @@ def _beside_writes(threads: int, saved: list[str], fields: JsonValue,
 def save_task(task_id: str, fields: str = "{}") -> SaveTask:
     """Save the record of ``task_id`` with these fields (a JSON object)."""
     return SaveTask(record_from_fields(task_id, json_value(fields)))
+
+
+def put_task(task_id: str, fields: str = "{}") -> PutTask:
+    """Save the record of ``task_id`` through the deprecated ``put`` alias (TS-013); the
+    answer is the record read back, which must be the one saved."""
+    return PutTask(record_from_fields(task_id, json_value(fields)))
 
 
 def save_tasks_at_once(*task_ids: str, fields: str = "{}") -> SaveConcurrently:
@@ -126,6 +133,10 @@ DECLARATIONS = (
     Declaration("Save Task", save_task, (
         Phrase('the store saves task "{task_id}" as {fields:Json}',
                lambda task_id, fields: SaveTask(record_from_fields(task_id, fields))),
+    )),
+    Declaration("Put Task", put_task, (
+        Phrase('the store puts task "{task_id}" through its deprecated alias as {fields:Json}',
+               lambda task_id, fields: PutTask(record_from_fields(task_id, fields))),
     )),
     Declaration("Save Tasks At Once", save_tasks_at_once, (
         Phrase("threads save the tasks {ids} at once, each as {fields:Json}",

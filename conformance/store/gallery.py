@@ -12,13 +12,14 @@ import builtins
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime
 from types import SimpleNamespace
 from typing import Any
 
+from jobconform.backends.deprecation import warn_deprecated
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.protocol import Clock
+from jobconform.backends.protocol import DEPRECATED_ALIASES, Clock
 from jobconform.backends.task_store.memory import AsyncInMemoryTaskStore, InMemoryTaskStore
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.reference.store.oracle import TERMINAL, TaskRecord, is_expired
@@ -193,6 +194,15 @@ class DriverErrorWhenUnreachableStore(InMemoryTaskStore):
         return super().list_expired(before) if self._reachable else []
 
 
+class PutDropsRetryBudgetStore(AsyncInMemoryTaskStore):
+    """The deprecated put was kept from before the retry budget was a field: it saves the
+    record without max_retries, so a caller still on put loses every task's budget."""
+
+    async def put(self, record: TaskRecord) -> None:
+        warn_deprecated("TaskStore.put", "save")
+        await self.save(replace(record, max_retries=0))
+
+
 def _entry(name: str, broken: type, catches: str, source: str,
            open_broken: Callable[[], object]) -> GalleryEntry:
     """The memory backend with a broken task store, loadable as `<this module>:<name>`."""
@@ -200,6 +210,10 @@ def _entry(name: str, broken: type, catches: str, source: str,
 
     class BrokenBackend(MemoryBackend):
         __doc__ = bug
+        # A store written without seed 004's deprecated put does not claim to keep it.
+        if not callable(getattr(broken, "put", None)) and not issubclass(
+                broken, InMemoryTaskStore):
+            capabilities = MemoryBackend.capabilities - {DEPRECATED_ALIASES}
 
         def open_store(self, clock: Clock) -> Any:
             return open_broken()
@@ -235,4 +249,7 @@ GALLERY = (
                   "seed 004 TaskStore contracts: TaskStoreError(TASK_STORE_UNAVAILABLE)"),
     _memory_entry("store_reads_on_own_connection", ReadsOnOwnConnectionStore, "TS-012",
                   "seed 004 TaskStore.get/list/delete/list_expired: thread_safe"),
+    _entry("store_put_alias_drops_a_field", PutDropsRetryBudgetStore, "TS-013",
+           "seed 004 §1.1: put, a deprecated thin wrapper that calls save",
+           PutDropsRetryBudgetStore),
 )

@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import json
 import threading
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -29,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
 
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import DEPRECATED_ALIASES, Backend
 from jobconform.backends.task_store.protocol import STORE, reachability_seam
 from jobconform.bridges.loop import CoroutineNeverFinished, VirtualLoop
 from jobconform.conformance.clock import EPOCH, VirtualClock
@@ -49,6 +50,7 @@ from jobconform.reference.store.commands import (
     ListExpired,
     ListTasks,
     Operation,
+    PutTask,
     Read,
     SaveConcurrently,
     SaveTask,
@@ -73,6 +75,7 @@ SNAPSHOT_REQUIREMENT = "TS-008"
 CONCURRENT_SAVE_REQUIREMENT = "TS-010"
 UNAVAILABLE_REQUIREMENT = "TS-011"
 AT_ONCE_REQUIREMENT = "TS-012"
+PUT_ALIAS_REQUIREMENT = "TS-013"
 # Records handed out that the harness keeps re-checking (TS-008); the oldest go first.
 HELD_SNAPSHOTS = 64
 _MISSING = "<missing>"
@@ -339,7 +342,12 @@ class StoreHarness:
                     self._loop = None
 
     def _check_against_state(self, command: StoreCommand) -> None:
-        """Refuse a batch the store's state gives no single right outcome."""
+        """Refuse a batch the store's state gives no single right outcome, and an alias
+        the backend does not claim to keep."""
+        if isinstance(command, PutTask) and (
+                DEPRECATED_ALIASES not in self.backend.capabilities):
+            raise ValueError(f"backend {self.backend.name!r} does not claim"
+                             f" {DEPRECATED_ALIASES}; the put alias cannot be checked on it")
         if isinstance(command, SaveConcurrently | AtOnce) and self.outage:
             raise ValueError("threads run at once only while the store's backend is"
                              " reachable: end the outage first")
@@ -374,6 +382,15 @@ class StoreHarness:
                 self.saved.setdefault(command.record.task_id, []).append(
                     RecordForm.of(command.record))
                 return None, ("TS-002", "TS-001") if replacing else ("TS-001",)
+            case PutTask():
+                replacing = command.record.task_id in model.records
+                model.save(command.record)
+                self.saved.setdefault(command.record.task_id, []).append(
+                    RecordForm.of(command.record))
+                # The answer is the record read back after the put; where put and save
+                # leave the same wrong record, the fault is save's (`_put`).
+                return RecordForm.of(command.record), (
+                    *(("TS-002",) if replacing else ()), "TS-001", PUT_ALIAS_REQUIREMENT)
             case GetTask():
                 record = model.get(command.task_id)
                 expected = None if record is None else RecordForm.of(record)
@@ -442,6 +459,8 @@ class StoreHarness:
                 return None, []
             case SaveTask() | DeleteTask() | GetTask() | ListTasks() | ListExpired():
                 return _compared(command, self._call(*_operation(command)))
+            case PutTask():
+                return self._put(command.record)
             case SaveConcurrently():
                 answers = self._on_threads([_operation(SaveTask(record))
                                             for record in command.records])
@@ -450,6 +469,35 @@ class StoreHarness:
                     return raised, []
                 return self._listed(self._call("list", lambda listing: listing()))
         raise ValueError(f"not a store command: {command!r}")
+
+    def _put(self, record: TaskRecord) -> tuple[object, list[object]]:
+        """The deprecated `put`, called as the SDK has it, then the record read back with
+        `get`. The alias must agree with the name it replaces: it must warn as deprecated,
+        be refused only where save is, and leave what `save` of the same record leaves,
+        read back the same way (TS-013); saving a record again changes nothing (TS-002).
+        What both leave is then compared with the oracle, so a fault of save's own is
+        save's requirement, not the alias's."""
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always")
+            answer = self._call("put", lambda put: put(record))
+        if isinstance(answer, Raised):
+            if not self.oracle.unreachable:
+                raise self._fail((PUT_ALIAS_REQUIREMENT,), f"the answer to put({record.task_id!r})",
+                                 "what save answers: nothing", answer)
+            return answer, []
+        if not any(issubclass(warning.category, DeprecationWarning) for warning in heard):
+            raise self._fail((PUT_ALIAS_REQUIREMENT,), f"what put({record.task_id!r}) warned",
+                             "a DeprecationWarning",
+                             [f"{w.category.__name__}: {w.message}" for w in heard] or "none")
+        read_back = GetTask(record.task_id)
+        put_answer, views = _compared(read_back, self._call(*_operation(read_back)))
+        self._call(*_operation(SaveTask(record)))
+        saved_answer, _ = _compared(read_back, self._call(*_operation(read_back)))
+        if put_answer != saved_answer:
+            raise self._fail((PUT_ALIAS_REQUIREMENT,),
+                             f"the record put({record.task_id!r}) left, against save's",
+                             saved_answer, put_answer)
+        return put_answer, views
 
     def _cut_off(self, down: bool) -> None:
         assert self.reachability is not None
@@ -636,6 +684,10 @@ class StoreHarness:
             requirements = self._blame_list(command, expected, actual) + requirements
         elif isinstance(command, GetTask) and isinstance(actual, RecordForm):
             requirements = self._explaining_version(command.task_id, actual) + requirements
+        elif isinstance(command, PutTask) and isinstance(actual, RecordForm):
+            # Put and save agreed (`_put`): the record they both left is save's fault.
+            requirements = (self._explaining_version(command.record.task_id, actual)
+                            + requirements)
         raise self._fail(requirements, f"the answer to {describe_store(command)}", expected,
                          actual)
 

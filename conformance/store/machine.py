@@ -13,7 +13,8 @@ example has at most two such saves, which keeps the machine's real threads few. 
 run at once (TS-012), beside deletes of held records and saves of fresh ids (n1 to n4). The
 store's backend goes down and comes back (TS-011): a store with the fault seam must then
 refuse every operation with TASK_STORE_UNAVAILABLE, one kept in memory go on answering;
-nothing runs on threads during an outage.
+nothing runs on threads during an outage. Where the backend keeps the deprecated aliases,
+every third save goes through `put` instead (TS-013).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import DEPRECATED_ALIASES, Backend
 from jobconform.backends.task_store.protocol import STORE
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.store.harness import StoreHarness, at_seconds
@@ -37,6 +38,7 @@ from jobconform.reference.store.commands import (
     ListExpired,
     ListTasks,
     Operation,
+    PutTask,
     SaveConcurrently,
     SaveTask,
     StoreCommand,
@@ -83,6 +85,7 @@ reads = st.one_of(
 def make_store_machine(backend: Backend, profile: Profile, registry: Registry | None,
                        run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one backend and profile."""
+    keeps_aliases = DEPRECATED_ALIASES in backend.capabilities
 
     class StoreMachine(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -91,6 +94,7 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
             self.unused_concurrent_ids = list(CONCURRENT_IDS)
             self.unused_fresh_ids = list(FRESH_IDS)
             self.down = False  # the store's backend is unreachable (TS-011)
+            self.saves = 0
 
         @initialize()
         def open_store(self) -> None:
@@ -106,7 +110,14 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
 
         @rule(record=records)
         def save(self, record: TaskRecord) -> None:
-            self._run(SaveTask(record))
+            # Every third save goes through the deprecated put where the backend keeps it
+            # (TS-013). Taken from the count, not drawn, so the machine's draws stay as
+            # they were.
+            self.saves += 1
+            if keeps_aliases and self.saves % 3 == 0:
+                self._run(PutTask(record))
+            else:
+                self._run(SaveTask(record))
 
         @precondition(lambda self: len(self.unused_concurrent_ids) >= 2 and not self.down)
         @rule(batch=st.lists(records, min_size=2, max_size=len(CONCURRENT_IDS)))

@@ -12,7 +12,7 @@ from enum import StrEnum
 from typing import TypeAlias
 
 from jobconform.reference.commands import AdvanceTime
-from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer
+from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer, Verdict
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,25 @@ class EndExecution:
     scheduled_for: datetime
     outcome: ExecutionOutcome
     cost: float | None = None
+
+
+@dataclass(frozen=True)
+class SetValidation:
+    """The schedule's business validation switch and timeout (SC-020)."""
+
+    schedule: str
+    enabled: bool
+    timeout_seconds: float
+
+
+@dataclass(frozen=True)
+class EndValidation:
+    """The validation run of the execution dispatched for `scheduled_for` answers
+    `verdict` (SC-022, SC-023)."""
+
+    schedule: str
+    scheduled_for: datetime
+    verdict: Verdict
 
 
 @dataclass(frozen=True)
@@ -108,9 +127,10 @@ class ReadHistory:
 
 
 SchedulingCommand: TypeAlias = (CreateOnce | CreateCron | ScriptPreCheck | TriggerSchedule
-                                | EndExecution | EditSchedule | DeleteSchedule | SetAutonomy
-                                | StartSecondScheduler | RestartScheduling | GetSchedule
-                                | ListSchedules | ReadHistory | AdvanceTime)
+                                | EndExecution | SetValidation | EndValidation | EditSchedule
+                                | DeleteSchedule | SetAutonomy | StartSecondScheduler
+                                | RestartScheduling | GetSchedule | ListSchedules | ReadHistory
+                                | AdvanceTime)
 
 
 def describe_scheduling_command(command: SchedulingCommand) -> str:

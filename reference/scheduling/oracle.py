@@ -10,6 +10,7 @@ reads a clock, sleeps or does I/O.
 
 from __future__ import annotations
 
+import json
 import math
 from collections import Counter
 from collections.abc import Iterator
@@ -28,10 +29,13 @@ DELETED = "deleted"
 NOT_FOUND = "not_found"
 ENDED = "ended"
 REFUSED = "refused"
+VALIDATION_SET = "validation_set"
+DECIDED = "decided"
 # What a pre-check that finds work prints; the harness's hook answers with it.
 PRE_CHECK_PROMPT = "work found by the pre-check"
 # Rejection codes of a creation, with the requirement of each.
-REJECTIONS = {"schedule": "SC-001", "expression": "SC-003", "timezone": "SC-003"}
+REJECTIONS = {"schedule": "SC-001", "expression": "SC-003", "timezone": "SC-003",
+              "validation": "SC-020"}
 
 
 class MissedFires(StrEnum):
@@ -59,6 +63,33 @@ class ExecutionOutcome(StrEnum):
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     CANCELLED = "cancelled"
+
+
+class BusinessStatus(StrEnum):
+    """Whether a technically ended execution did the work it was for (SC-021, SC-022)."""
+
+    PENDING_VALIDATION = "pending_validation"
+    VALIDATED = "validated"
+    FAILED_VALIDATION = "failed_validation"
+    SKIPPED = "skipped"
+
+
+class Verdict(StrEnum):
+    """How a validation run answers, as the harness scripts it (SC-022, SC-023)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    PROSE = "prose"  # free text that says the work passed: not a verdict
+    ODD_JSON = "odd_json"  # a JSON object whose member passed is not a boolean
+
+
+# The text each scripted answer sends the runtime.
+VERDICT_TEXT = {
+    Verdict.PASS: '{"passed": true, "reason": "the report was written"}',
+    Verdict.FAIL: '{"passed": false, "reason": "no report was written"}',
+    Verdict.PROSE: "PASSED: the task looks complete to me.",
+    Verdict.ODD_JSON: '{"passed": "yes"}',
+}
 
 
 class PreCheckAnswer(StrEnum):
@@ -107,6 +138,23 @@ def resolve_run_at(run_at: datetime | None, delay_seconds: float | None,
             or not math.isfinite(delay_seconds) or delay_seconds < 0):
         return None
     return now + timedelta(seconds=delay_seconds)
+
+
+def valid_timeout(seconds: object) -> bool:
+    """A validation timeout is a finite number of seconds above 0 (SC-020)."""
+    return (isinstance(seconds, int | float) and not isinstance(seconds, bool)
+            and math.isfinite(seconds) and seconds > 0)
+
+
+def read_verdict(text: str) -> bool | None:
+    """True for a clear pass, False for a clear fail, None for an answer that is not a
+    verdict (SC-022, SC-023): only a JSON object with a boolean member passed is one."""
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        return None
+    passed = answer.get("passed") if isinstance(answer, dict) else None
+    return passed if isinstance(passed, bool) else None
 
 
 def zone(name: str) -> ZoneInfo | None:
@@ -207,6 +255,17 @@ class ScheduleState:
     pre_check: bool
     created_at: datetime
     next_fire_at: datetime | None  # None: a one-shot job that has fired
+    validation: bool = False  # SC-020
+    validation_timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class ValidationRun:
+    """A validation run as its execution names it (SC-021): when it started and the
+    timeout it carries; it validates the execution that names it."""
+
+    started_at: datetime
+    timeout_seconds: float
 
 
 @dataclass(frozen=True)
@@ -219,6 +278,8 @@ class ExecutionState:
     cost: float | None
     pre_check: str | None
     outcome: str | None = None  # how it ended, once the runtime learns it (SC-019)
+    business_status: str | None = None  # SC-021, SC-022
+    validation: ValidationRun | None = None
 
 
 @dataclass
@@ -231,6 +292,8 @@ class SchedulingOracle:
     # Dispatches made, by (alias, scheduled_for, message); pre-check calls, by alias.
     dispatches: Counter[tuple[str, datetime, str]] = field(default_factory=Counter)
     pre_checks: Counter[str] = field(default_factory=Counter)
+    # Operator alerts raised, in order, by (alias, scheduled_for, trigger) (SC-024).
+    alerts: list[tuple[str, datetime, str]] = field(default_factory=list)
 
     def create_once(self, alias: str, message: str, run_at: datetime | None,
                     delay_seconds: float | None, pre_check: PreCheckAnswer | None,
@@ -298,20 +361,74 @@ class SchedulingOracle:
         return DELETED
 
     def end_execution(self, alias: str, scheduled_for: datetime, outcome: ExecutionOutcome,
-                      cost: float | None) -> str:
+                      cost: float | None, now: datetime | None = None) -> str:
         """Record how a dispatched execution of that fire ended (SC-019): on the first
-        of them, in history order, with no end yet; the first end stays."""
+        of them, in history order, with no end yet; the first end stays. With `now`
+        (a runtime that validates) the end also sets the business status (SC-021)."""
         if alias not in self.schedules:
             return NOT_FOUND
         history = self.history[alias]
-        in_order = sorted(range(len(history)),
-                          key=lambda i: (history[i].started_at, history[i].scheduled_for))
-        for index in in_order:
+        for index in self._in_history_order(alias):
             execution = history[index]
             if (execution.scheduled_for == scheduled_for and execution.outcome is None
                     and execution.status == ExecutionStatus.DISPATCHED):
-                history[index] = replace(execution, outcome=outcome.value, cost=cost)
+                execution = replace(execution, outcome=outcome.value, cost=cost)
+                if now is not None:
+                    status, run = self._business_start(alias, outcome, now)
+                    execution = replace(execution, business_status=status, validation=run)
+                history[index] = execution
                 return ENDED
+        return REFUSED
+
+    def _in_history_order(self, alias: str) -> list[int]:
+        history = self.history[alias]
+        return sorted(range(len(history)),
+                      key=lambda i: (history[i].started_at, history[i].scheduled_for))
+
+    def _business_start(self, alias: str, outcome: ExecutionOutcome,
+                        now: datetime) -> tuple[str, ValidationRun | None]:
+        """What a technical end at `now` makes of the business status (SC-021): a success
+        with validation on waits for a validation run started now; anything else, a
+        failure or a cancellation above all, is skipped."""
+        state = self.schedules[alias]
+        if outcome is ExecutionOutcome.SUCCEEDED and state.validation:
+            assert state.validation_timeout is not None
+            return (BusinessStatus.PENDING_VALIDATION.value,
+                    ValidationRun(now, state.validation_timeout))
+        return BusinessStatus.SKIPPED.value, None
+
+    def set_validation(self, alias: str, enabled: bool, timeout_seconds: float) -> str:
+        """The schedule's validation switch and timeout (SC-020)."""
+        state = self.schedules.get(alias)
+        if state is None:
+            return NOT_FOUND
+        if not valid_timeout(timeout_seconds):
+            return rejected("validation")
+        self.schedules[alias] = replace(state, validation=enabled,
+                                        validation_timeout=float(timeout_seconds))
+        return VALIDATION_SET
+
+    def end_validation(self, alias: str, scheduled_for: datetime, text: str,
+                       now: datetime) -> str:
+        """A validation run's verdict (SC-022..SC-024): on the first execution of that fire
+        pending validation; a late or unreadable verdict fails it, and a failure alerts."""
+        if alias not in self.schedules:
+            return NOT_FOUND
+        history = self.history[alias]
+        for index in self._in_history_order(alias):
+            execution = history[index]
+            if (execution.scheduled_for != scheduled_for or execution.business_status
+                    != BusinessStatus.PENDING_VALIDATION):
+                continue
+            run = execution.validation
+            assert run is not None
+            in_time = now <= run.started_at + timedelta(seconds=run.timeout_seconds)
+            passed = in_time and read_verdict(text) is True
+            status = BusinessStatus.VALIDATED if passed else BusinessStatus.FAILED_VALIDATION
+            history[index] = replace(execution, business_status=status.value)
+            if not passed:
+                self.alerts.append((alias, scheduled_for, execution.trigger))
+            return DECIDED
         return REFUSED
 
     def set_autonomy(self, enabled: bool, now: datetime) -> None:

@@ -17,6 +17,14 @@ class SaveTask:
 
 
 @dataclass(frozen=True)
+class PutTask:
+    """Save the record through the deprecated `put` alias of one SDK (TS-013), then read
+    it back: the alias must save what `save` saves, and warn as deprecated."""
+
+    record: TaskRecord
+
+
+@dataclass(frozen=True)
 class GetTask:
     task_id: str
 
@@ -120,7 +128,7 @@ def written_id(op: Operation) -> str:
 
 
 StoreCommand: TypeAlias = (SaveTask | GetTask | ListTasks | DeleteTask | ListExpired
-                           | SaveConcurrently | BackendOutage | AtOnce)
+                           | SaveConcurrently | BackendOutage | AtOnce | PutTask)
 
 
 def _instant(value: datetime | None) -> str:
@@ -148,6 +156,8 @@ def describe_store(command: StoreCommand) -> str:
     match command:
         case SaveTask():
             return f"SaveTask({describe_record(command.record)})"
+        case PutTask():
+            return f"PutTask({describe_record(command.record)})"
         case GetTask() | DeleteTask():
             return f"{type(command).__name__}({command.task_id!r})"
         case ListTasks():
