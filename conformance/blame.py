@@ -318,6 +318,14 @@ def answer_primary(command: Command | None, expected: object, actual: object,
             # Fewer re-queued than the same pass without the fault: the fault lost a
             # re-delivery (issue 33: the fault's rule under an injected fault).
             return "RD-007"
+        if (isinstance(inner, cmd.ExpireLeases) and command.fault.kind == "crash"
+                and isinstance(expected, dict) and isinstance(actual, dict)
+                and expected.get("requeued") == actual.get("requeued")
+                and _count(actual.get("parked")) > _count(expected.get("parked"))):
+            # More parked than the same pass without the crash, the re-queues right: the
+            # recovery parked again a job the crashed pass had parked (and alerted), the
+            # doubled alert RD-007 forbids.
+            return "RD-007"
         # Else the answer is the pass's own, judged as without the fault.
         return answer_primary(inner, expected, actual, jobs_before, now, failed_sweeps)
     if isinstance(command, cmd.Submit):

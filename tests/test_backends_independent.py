@@ -39,8 +39,8 @@ ALLOWED: dict[str, frozenset[str]] = {
         "RaiseError", "Respond", "RunOutcome", "TIMEOUT_ERROR"}),
     "jobconform.reference.reminders.oracle": frozenset({"DeliveryOutcome", "ReminderConfig"}),
     "jobconform.reference.scheduling.oracle": frozenset({
-        "CRON", "ONCE", "ExecutionStatus", "MissedFires", "PreCheckAnswer", "SchedulingConfig",
-        "Trigger"}),
+        "CRON", "ONCE", "BusinessStatus", "ExecutionOutcome", "ExecutionStatus", "MissedFires",
+        "PreCheckAnswer", "SchedulingConfig", "Trigger"}),
     "jobconform.reference.store.oracle": frozenset({"STATUSES", "TERMINAL", "TaskRecord"}),
     # The composite commands: the work a loop's run is named by, the loop a StartLoop
     # starts, what its agent answers and the reminder a CreateReminder makes.
