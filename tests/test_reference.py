@@ -28,6 +28,7 @@ from jobconform.reference.commands import (
     ComputeDelay,
     DetectStuck,
     Dispatch,
+    ExecutionStats,
     ExpireLeases,
     Finish,
     Get,
@@ -39,6 +40,7 @@ from jobconform.reference.commands import (
     OperatorAlerts,
     OperatorRequests,
     ParkRequest,
+    QueryExecutions,
     Raise,
     ReaperStatus,
     Restart,
@@ -616,6 +618,10 @@ EVERY_COMMAND: list[Command] = [
     Restart(),
     StopBySignal(10.0),
     StopBySignal(10.0, "SIGINT", (AdvanceTime(3.0), Finish("a", Succeed(1)))),
+    QueryExecutions(),
+    QueryExecutions("failed", "schedule", ("scout", "critic"), 2.5, "timeout", 50, 25),
+    ExecutionStats(),
+    ExecutionStats(1.0, ("scout",)),
 ]
 
 
