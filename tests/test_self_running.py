@@ -1,4 +1,4 @@
-"""The self-running area (SR-001..SR-008): the window oracle, the harness that only lets
+"""The self-running area (SR-001..SR-009): the window oracle, the harness that only lets
 time pass, the threaded worker's own clockwork, the reference child's over the pipe, and a
 claim without stuck or redelivery checked in part."""
 
@@ -33,6 +33,7 @@ from jobconform.conformance.partial_claims import (
 from jobconform.conformance.self_running.gallery import GALLERY
 from jobconform.conformance.self_running.harness import SelfRunningHarness
 from jobconform.conformance.self_running.machine import run_self_running_machine
+from jobconform.conformance.self_running.schedules import EndPlan
 from jobconform.reference import commands as cmd
 from jobconform.reference import self_running as oracle
 from jobconform.reference.backoff import RetryPolicy
@@ -137,6 +138,19 @@ def _scenarios(harness_of: object) -> None:
             assert fires.exercised == {"SR-006"}
     finally:
         fires.close()
+    ends = open_harness(6000.0, 6000.0)  # type: ignore[operator]
+    try:
+        if ends.schedules.watches_ends:
+            ends.schedule_once("once", 30, EndPlan(5.5, "succeeded"))
+            ends.schedule_cron("cron", "*/2 * * * *", ends=EndPlan(10, "failed", None))
+            ends.pass_time(35)  # the one-shot execution ends at 35.5 at the earliest
+            assert ends.schedules.check_ends("once") == 0
+            ends.pass_time(250)
+            assert (ends.schedules.check_ends("once"),
+                    ends.schedules.check_ends("cron")) == (1, 2)
+            assert ends.exercised == {"SR-006", "SR-009"}
+    finally:
+        ends.close()
     sweeps = open_harness(6000.0, 6000.0)  # type: ignore[operator]
     try:
         if sweeps.backstop.claimed:
@@ -233,13 +247,17 @@ def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry)
         harness.schedule_once("once", 5)  # the child's step scheduler fires on its settle
         harness.pass_through_windows()
         assert harness.schedules.check_history("once") == 1
+        # ... and polls the kit's target for the ends of what it dispatched (SR-009)
+        harness.schedule_once("ends", 2, EndPlan(3.5, "cancelled"))
+        harness.pass_time(8)
+        assert harness.schedules.check_ends("ends") == 1
         harness.trip_breaker_with_lost_drain("t", ("w",))  # its breaker sweeps on settle
         harness.pass_time(60)
         harness.remind("r", 60)  # its step reminders fire on its settle too
         harness.pass_time(60)
         assert harness.reminders.check("r") == "fired"
         assert harness.exercised == {"SR-001", "SR-002", "SR-005", "SR-006", "SR-007",
-                                     "SR-008"}
+                                     "SR-008", "SR-009"}
     finally:
         harness.close()
 
@@ -261,7 +279,8 @@ def test_each_pass_of_the_area_needs_the_claim_of_the_area_it_times(registry: Re
     needs = {r.id: set(r.needs) for r in registry.requirements if r.area == SELF_RUNNING}
     assert needs == {"SR-001": set(), "SR-002": {"stuck"}, "SR-003": {"redelivery"},
                      "SR-004": {"retry"}, "SR-005": {"reaper"}, "SR-006": {"scheduling"},
-                     "SR-007": {"breaker-seams"}, "SR-008": {"reminders"}}
+                     "SR-007": {"breaker-seams"}, "SR-008": {"reminders"},
+                     "SR-009": {"scheduling", "scheduling-ends"}}
     backend = SelfRunningWithoutWatchesBackend()
     assert unclaimed(registry.requirement("SR-002"), backend.capabilities) == (
         "does not claim stuck")
@@ -322,7 +341,8 @@ def test_a_partial_self_running_claim_is_checked_in_part_in_every_suite(tmp_path
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
                         "SR-003": {"not claimed"}, "SR-004": {"pass"},
                         "SR-005": {"not claimed"}, "SR-006": {"not claimed"},
-                        "SR-007": {"not claimed"}, "SR-008": {"not claimed"}}
+                        "SR-007": {"not claimed"}, "SR-008": {"not claimed"},
+                        "SR-009": {"not claimed"}}
 
 
 # -- SR-006: schedules fired by the runtime itself -------------------------------------------
