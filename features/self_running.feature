@@ -149,7 +149,7 @@ Feature: A self-running runtime's own clockwork
   @SR-009
   Scenario: The scheduler learns how each cron execution ended by itself, a failure as well
     Given the self-running scheduler has a cron schedule "digest" at "*/2 * * * *" whose executions run 10 seconds and end as failed
-    When 250 seconds pass on the self-running runtime
+    When 255 seconds pass on the self-running runtime
     Then the self-running scheduler has learned how 2 execution(s) of schedule "digest" ended
     And the self-running scheduler has fired schedule "digest" 2 time(s)
 

@@ -20,10 +20,12 @@ With scheduling claimed (SR-006), a rule creates a one-shot job or a cron schedu
 the backend's scheduler, over the same clock; each fire's window is an open window too, so
 every stretch of time stops at its read points. A backend without the claim never draws it.
 
-With scheduling-ends claimed too (SR-009), a schedule may be drawn with an end: each of its
-executions runs half a second, three or twenty seconds after its dispatch and then
-succeeds, fails or is cancelled, and the scheduler must learn that by itself within one
-poll interval; each end's window is an open window like the fires'.
+With scheduling-ends claimed too (SR-009), every schedule's executions end, and the
+scheduler must learn each end by itself within one poll interval; each end's window is an
+open window like the fires'. The ends take no draw of their own, so that the machine's
+other draws stay as they were: the first schedule's executions run half a poll interval
+after their dispatch (an end between two polls) and succeed, the second's three seconds
+and fail, the third's twenty seconds (longer than most stretches) and are cancelled.
 
 With the breaker's seams claimed (SR-007), a rule trips a target's breaker with work
 queued and its drain lost (at most twice, in half of the examples, so that the other
@@ -74,10 +76,9 @@ SCHEDULES = ("s1", "s2", "s3")
 # read points land in the reaper's hour-long windows.
 ONE_SHOT_DELAYS = (0.0, 0.5, 7.0, 45.0)
 CRON_EXPRESSIONS = ("*/2 * * * *", "*/15 * * * *")
-# How long a schedule's executions run before they end (SR-009): half a poll interval (an
-# end between two polls), a few, or longer than a cron interval's share of the stretches.
-END_RUN_SECONDS = (0.5, 3.0, 20.0)
-END_OUTCOMES = ("succeeded", "failed", "cancelled")
+# How each schedule's executions end (SR-009), by its place: s1, s2, s3.
+END_PLANS = (EndPlan(0.5, "succeeded"), EndPlan(3.0, "failed"),
+             EndPlan(20.0, "cancelled", None))
 BREAKER_TARGETS = ("t1", "t2")
 MAX_TRIPS = 2
 REMINDERS = ("r1", "r2")
@@ -96,10 +97,7 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
     schedules = SCHEDULING in claims and SCHEDULING in profile.areas
     backstop = watches_backstop(backend, profile, registry)
     reminds = watches_reminders(backend, profile, registry)
-    plans: st.SearchStrategy[EndPlan | None] = (
-        st.one_of(st.none(), st.builds(EndPlan, st.sampled_from(END_RUN_SECONDS),
-                                       st.sampled_from(END_OUTCOMES)))
-        if schedules and watches_ends(backend, profile, registry) else st.none())
+    ends = schedules and watches_ends(backend, profile, registry)
     delays: st.SearchStrategy[float | None] = (
         st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)) if RETRY in claims
         else st.none())
@@ -161,15 +159,17 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
         @precondition(lambda self: schedules and self.harness is not None
                       and len(self.harness.schedules.schedules) < len(SCHEDULES))
         @rule(timetable=st.one_of(st.sampled_from(ONE_SHOT_DELAYS),
-                                  st.sampled_from(CRON_EXPRESSIONS)), ends=plans)
-        def schedule(self, timetable: float | str, ends: EndPlan | None) -> None:
-            """A one-shot job or a cron schedule: it must fire by itself (SR-006); with
-            `ends`, the scheduler must learn by itself how each execution ended (SR-009)."""
-            alias = SCHEDULES[len(self.runtime.schedules.schedules)]
+                                  st.sampled_from(CRON_EXPRESSIONS)))
+        def schedule(self, timetable: float | str) -> None:
+            """A one-shot job or a cron schedule: it must fire by itself (SR-006); where
+            ends are watched, the scheduler must learn by itself how each of its
+            executions ended (SR-009)."""
+            place = len(self.runtime.schedules.schedules)
+            alias, plan = SCHEDULES[place], END_PLANS[place] if ends else None
             if isinstance(timetable, str):
-                self._do("schedule_cron", alias, timetable, "UTC", ends)
+                self._do("schedule_cron", alias, timetable, "UTC", plan)
             else:
-                self._do("schedule_once", alias, timetable, ends)
+                self._do("schedule_once", alias, timetable, plan)
 
         @precondition(lambda self: backstop and self.harness is not None
                       and self.trips < MAX_TRIPS)
