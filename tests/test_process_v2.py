@@ -25,7 +25,6 @@ from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, 
 from jobconform.backends.process.backend import (
     NO_AUDIT_EVENTS_NOTE,
     NO_CONCURRENT_SUBMIT_NOTE,
-    NO_HEALTH_REPORT_NOTE,
     NO_LOOP_EVENTS_NOTE,
     NO_STORE_FAULTS_NOTE,
     VALIDATE_VARIABLE,
@@ -215,7 +214,6 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     backend = ProcessBackend(session=validated_session)
     assert validated_session.version == 2
     # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015);
-    # nor the health report's worker fields: the health answer is six counts (LC-029);
     # nor submissions from several threads at once: one pipe, one request at a time (LC-030);
     # nor the audit sink of replays: no message carries it to the child (IK-017);
     # nor the loop event sink, for the same reason (LP-019); nor the deprecated aliases,
@@ -224,17 +222,16 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     # the log records, pulled with log_records() (AD-025, AD-026, RP-009).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
                      if not claim.startswith(STORE_FAULTS)
-                     and claim not in ("health-report", "concurrent-submit", "audit-events",
+                     and claim not in ("concurrent-submit", "audit-events",
                                        "loop-events", "deprecated-aliases")}
     assert backend.capabilities == areas_claimed
     assert NO_STORE_FAULTS_NOTE in backend.report_notes
-    assert NO_HEALTH_REPORT_NOTE in backend.report_notes
     assert NO_CONCURRENT_SUBMIT_NOTE in backend.report_notes
     assert NO_AUDIT_EVENTS_NOTE in backend.report_notes
     assert "audit-events" not in backend.capabilities
     assert NO_LOOP_EVENTS_NOTE in backend.report_notes
     assert "loop-events" not in backend.capabilities
-    assert "health-report" not in backend.capabilities
+    assert "health-report" in backend.capabilities  # the health answer carries it
     assert "concurrent-submit" not in backend.capabilities
     assert "breaker-seams" in backend.capabilities
     assert callable(backend.open_breaker) and callable(backend.open_scheduling)
@@ -530,3 +527,53 @@ def test_a_child_that_never_interrupts_the_body_is_caught_by_lc_026(
     backend.session.close()
     assert run.divergence is not None
     assert run.divergence.requirements[0] == "LC-026"
+
+
+# -- capabilities carried beside the areas (issue #35) -----------------------------------------
+
+
+def test_the_health_report_carries_the_worker_and_its_last_heartbeat(
+        validated_session: ChildSession) -> None:
+    # LC-029, ST-005: version 2's health answer is a HealthRecord, with the worker's id,
+    # status and last heartbeat beside the six counts, so the child claims health-report.
+    from datetime import timedelta
+
+    backend = ProcessBackend(session=validated_session)
+    assert "health-report" in backend.capabilities
+    clock = VirtualClock(EPOCH)
+    runtime = backend.open(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
+    first = runtime.health()
+    assert isinstance(first.worker_id, str) and first.worker_id
+    assert first.status == "running" and first.last_heartbeat is None
+    job_id = runtime.submit(TaskScript())
+    runtime.dispatch()
+    clock.advance(5)
+    runtime.heartbeat(job_id)
+    report = runtime.health()
+    assert report.running == 1 and report.worker_id == first.worker_id
+    assert report.last_heartbeat == EPOCH + timedelta(seconds=5)
+    assert report.last_heartbeat.utcoffset() == timedelta(0)
+    runtime.shutdown()
+    assert runtime.health().status in ("stopping", "stopped")
+    runtime.close()
+
+
+def test_a_child_that_predates_the_worker_fields_answers_six_counts(tmp_path: Path) -> None:
+    # The three fields came later: a child that leaves them out is read as null, and the
+    # schema does not require them, so such a child keeps working where it does not claim
+    # health-report.
+    counts = {"queued": 0, "running": 0, "total": 0, "processed": 0, "failed": 0,
+              "cancelled": 0}
+    source = "import sys\n" + answer_lines(HELLO, OPENED, {"id": 3, "ok": True,
+                                                            "result": counts})
+    backend = ProcessBackend(command=fake_child(tmp_path, source),
+                             timeout_seconds=SAFETY_SECONDS)
+    try:
+        assert "health-report" not in backend.capabilities
+        runtime = backend.open(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                               VirtualClock(EPOCH))
+        report = runtime.health()
+        assert (report.total, report.worker_id, report.status, report.last_heartbeat) == (
+            0, None, None, None)
+    finally:
+        backend.session.close()

@@ -57,6 +57,7 @@ from jobconform.backends.protocol import (
     BREAKER_SEAMS,
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
+    HEALTH_REPORT,
     JOB_ARGUMENTS,
     LIFECYCLE,
     LOG_RECORDS,
@@ -170,7 +171,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
     (LC-032..LC-035), `job-arguments` and `queued-execution-switch` (LC-036, LC-037); with
     redelivery, `operator-queue` (RD-008), as version 2's job runtime interface carries
     `park_request`; `log-records`, as version 2's job and admission runtimes carry
-    `log_records()` (AD-025, AD-026, RP-009). The other capabilities beyond the
+    `log_records()` (AD-025, AD-026, RP-009); with the lifecycle, `health-report`, as
+    version 2's health answer carries the worker's id, status and last heartbeat (LC-029,
+    ST-005). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -209,6 +212,11 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH}
     if version >= 2 and "log_records" in interfaces.methods(interfaces.JobRuntime):
         carried |= {LOG_RECORDS}  # each runtime's records, pulled with log_records()
+    if LIFECYCLE in carried and version != V1 and job_runtime["health"].returns is (
+            interfaces.HealthRecord):
+        # Version 2's health answer is a HealthRecord, with the worker's id, status and
+        # last heartbeat beside the six counts (LC-029, ST-005).
+        carried |= {HEALTH_REPORT}
     return carried
 
 
@@ -216,11 +224,6 @@ NO_STORE_FAULTS_NOTE = (
     "Store faults are not claimed through the process protocol: no message carries a fault"
     " plan and the kit cannot reach the child's store, so the requirements that need"
     " store-faults:<area> (RM-014, IK-015, RD-007, RP-008) are reported not claimed.")
-
-NO_HEALTH_REPORT_NOTE = (
-    "The health report's worker fields are not carried by the process protocol: its health"
-    " answer is six counts, so the requirements that need health-report (LC-029, ST-005)"
-    " are reported not claimed.")
 
 NO_CONCURRENT_SUBMIT_NOTE = (
     "Submissions from several threads at once (concurrent-submit) are not claimed through"
@@ -294,8 +297,7 @@ class ProcessBackend:
         # Its `breaker-seams` claim is kept: the seams' methods are BreakerRuntime messages.
         self.capabilities = claims.capabilities & carried_capabilities(session.version)
         self.version = session.version
-        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
-                             NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
+        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
                              NO_LOOP_EVENTS_NOTE, NO_DEPRECATED_ALIASES_NOTE,
                              SERIAL_STORE_NOTE)
 

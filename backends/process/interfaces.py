@@ -59,6 +59,7 @@ from jobconform.backends.protocol import (
     CapacityExceeded,
     Clock,
     ExecutionQueries,
+    HealthView,
     InvalidModuleId,
     JobNotCompleted,
     JobNotFound,
@@ -189,6 +190,32 @@ class JobRecord(Protocol):
     def trigger(self) -> str | None: ...
     @property
     def options(self) -> JsonValue: ...
+
+
+class HealthRecord(Protocol):
+    """A health snapshot: `HealthView`'s six counts, then what a runtime claiming
+    `health-report` says of its worker (LC-029, ST-005): its id, its status ("running",
+    "stopping" or "stopped") and its last heartbeat. A child that does not claim it may
+    leave the three out (null); the kit reads them only where it is claimed."""
+
+    @property
+    def queued(self) -> int: ...
+    @property
+    def running(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def processed(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def cancelled(self) -> int: ...
+    @property
+    def worker_id(self) -> str | None: ...
+    @property
+    def status(self) -> str | None: ...
+    @property
+    def last_heartbeat(self) -> datetime | None: ...
 
 
 # Fields a runtime's own view may lack (their area, or the capability that adds them, is not
@@ -325,11 +352,15 @@ LATER_ARGUMENTS: dict[str, frozenset[str]] = {
 # stays 2. A job's arguments (LC-036) are only read where `job-arguments` is claimed, its
 # owner, trigger and options (LC-033, LC-035) where the executions claims are.
 LATER_FIELDS: dict[str, frozenset[str]] = {
-    "JobRecord": frozenset({"arguments", "owner", "trigger", "options"})}
+    "JobRecord": frozenset({"arguments", "owner", "trigger", "options"}),
+    # The worker's id, status and last heartbeat (LC-029, ST-005), read where the child
+    # claims `health-report`; a runtime's own snapshot without them sends them as null.
+    "HealthRecord": frozenset({"worker_id", "status", "last_heartbeat"})}
 # Methods of the areas' protocols that cannot cross a pipe.
 NOT_CARRIED = frozenset({"wait_for_decision", "wake", "decide"})
 # The kit's classes in the areas' signatures, and the interfaces they cross as.
-WIRE_TYPES: dict[Any, Any] = {TaskScript: TaskBody, JobView: JobRecord, LoopAgent: Agent,
+WIRE_TYPES: dict[Any, Any] = {TaskScript: TaskBody, JobView: JobRecord,
+                              HealthView: HealthRecord, LoopAgent: Agent,
                               DeliveryTarget: ReminderTarget, Delivery: DeliveryCall}
 
 
