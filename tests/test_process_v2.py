@@ -24,7 +24,6 @@ from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, ProcessBackend
 from jobconform.backends.process.backend import (
     NO_AUDIT_EVENTS_NOTE,
-    NO_CONCURRENT_SUBMIT_NOTE,
     NO_LOOP_EVENTS_NOTE,
     NO_STORE_FAULTS_NOTE,
     VALIDATE_VARIABLE,
@@ -214,7 +213,6 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     backend = ProcessBackend(session=validated_session)
     assert validated_session.version == 2
     # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015);
-    # nor submissions from several threads at once: one pipe, one request at a time (LC-030);
     # nor the audit sink of replays: no message carries it to the child (IK-017);
     # nor the loop event sink, for the same reason (LP-019); nor the deprecated aliases,
     # Python's names with Python's warning (TS-013, RT-011, RP-010). The breaker's dispatch
@@ -222,17 +220,16 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     # the log records, pulled with log_records() (AD-025, AD-026, RP-009).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
                      if not claim.startswith(STORE_FAULTS)
-                     and claim not in ("concurrent-submit", "audit-events",
+                     and claim not in ("audit-events",
                                        "loop-events", "deprecated-aliases")}
     assert backend.capabilities == areas_claimed
     assert NO_STORE_FAULTS_NOTE in backend.report_notes
-    assert NO_CONCURRENT_SUBMIT_NOTE in backend.report_notes
     assert NO_AUDIT_EVENTS_NOTE in backend.report_notes
     assert "audit-events" not in backend.capabilities
     assert NO_LOOP_EVENTS_NOTE in backend.report_notes
     assert "loop-events" not in backend.capabilities
     assert "health-report" in backend.capabilities  # the health answer carries it
-    assert "concurrent-submit" not in backend.capabilities
+    assert "concurrent-submit" in backend.capabilities  # submit_concurrently carries it
     assert "breaker-seams" in backend.capabilities
     assert callable(backend.open_breaker) and callable(backend.open_scheduling)
 
@@ -577,3 +574,50 @@ def test_a_child_that_predates_the_worker_fields_answers_six_counts(tmp_path: Pa
             0, None, None, None)
     finally:
         backend.session.close()
+
+
+def test_submissions_made_at_once_travel_as_one_batch(
+        validated_session: ChildSession) -> None:
+    # LC-030: the kit's threads would queue on the one pipe, so the batch travels in one
+    # submit_concurrently message and the child submits it at once; each answer is the
+    # job's id, or what its submit raised, in the order of the scripts.
+    backend = ProcessBackend(session=validated_session)
+    assert "concurrent-submit" in backend.capabilities
+    runtime = backend.open(RuntimeSettings(max_concurrent=1, max_tasks=4),
+                           VirtualClock(EPOCH))
+    held = runtime.submit(TaskScript())
+    answers = runtime.submit_concurrently([TaskScript() for _ in range(3)])
+    ids = [answer.job_id for answer in answers]
+    assert all(isinstance(job_id, str) for job_id in ids)
+    assert len({held, *ids}) == 4
+    assert sorted(job.job_id for job in runtime.list_jobs(None)) == sorted([held, *ids])
+    # A batch over the cap: each refusal crosses with its exception's name.
+    refused = runtime.submit_concurrently([TaskScript(), TaskScript()])
+    assert [answer.error_type for answer in refused] == ["CapacityExceeded"] * 2
+    assert all(answer.job_id is None for answer in refused)
+    runtime.close()
+
+
+def test_the_child_calls_submit_from_a_thread_each_released_together() -> None:
+    # The reference child's answer to submit_concurrently: one thread per script, released
+    # together by a barrier, so a runtime that is not thread-safe is met by real threads.
+    # The fake runtime's own barrier only opens if every submit is in flight at once.
+    import threading
+
+    from jobconform.backends.process.server import ObjectServer
+
+    count = 4
+    all_in_flight = threading.Barrier(count, timeout=SAFETY_SECONDS)
+    threads: list[str] = []
+
+    class Runtime:
+        def submit(self, script: TaskScript) -> str:
+            threads.append(threading.current_thread().name)
+            all_in_flight.wait()
+            return f"job-{len(threads)}-{threading.current_thread().name}"
+
+    server = ObjectServer(MemoryBackend(), frozenset({"lifecycle", "concurrent-submit"}),
+                          io.StringIO(), io.StringIO())
+    answers = server.submit_concurrently(Runtime(), [TaskScript() for _ in range(count)])
+    assert len(set(threads)) == count
+    assert len({answer.job_id for answer in answers}) == count

@@ -55,6 +55,7 @@ from jobconform.backends.process.wire import (
 )
 from jobconform.backends.protocol import (
     BREAKER_SEAMS,
+    CONCURRENT_SUBMIT,
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
     HEALTH_REPORT,
@@ -173,7 +174,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     `park_request`; `log-records`, as version 2's job and admission runtimes carry
     `log_records()` (AD-025, AD-026, RP-009); with the lifecycle, `health-report`, as
     version 2's health answer carries the worker's id, status and last heartbeat (LC-029,
-    ST-005). The other capabilities beyond the
+    ST-005), and `concurrent-submit`, as its job runtime carries `submit_concurrently`,
+    a batch the child submits at once (LC-030). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -217,6 +219,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
         # Version 2's health answer is a HealthRecord, with the worker's id, status and
         # last heartbeat beside the six counts (LC-029, ST-005).
         carried |= {HEALTH_REPORT}
+    if LIFECYCLE in carried and version != V1 and "submit_concurrently" in job_runtime:
+        # The batch travels in one message and the child submits it at once (LC-030).
+        carried |= {CONCURRENT_SUBMIT}
     return carried
 
 
@@ -224,11 +229,6 @@ NO_STORE_FAULTS_NOTE = (
     "Store faults are not claimed through the process protocol: no message carries a fault"
     " plan and the kit cannot reach the child's store, so the requirements that need"
     " store-faults:<area> (RM-014, IK-015, RD-007, RP-008) are reported not claimed.")
-
-NO_CONCURRENT_SUBMIT_NOTE = (
-    "Submissions from several threads at once (concurrent-submit) are not claimed through"
-    " the process protocol: its pipe carries one request at a time, so the child's submit"
-    " is never called from two threads and LC-030 is reported not claimed.")
 
 NO_AUDIT_EVENTS_NOTE = (
     "Audit events of idempotent replays (audit-events) are not claimed through the process"
@@ -297,7 +297,7 @@ class ProcessBackend:
         # Its `breaker-seams` claim is kept: the seams' methods are BreakerRuntime messages.
         self.capabilities = claims.capabilities & carried_capabilities(session.version)
         self.version = session.version
-        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
+        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_AUDIT_EVENTS_NOTE,
                              NO_LOOP_EVENTS_NOTE, NO_DEPRECATED_ALIASES_NOTE,
                              SERIAL_STORE_NOTE)
 

@@ -58,6 +58,7 @@ from jobconform.backends.loops.protocol import (
 from jobconform.backends.protocol import (
     CapacityExceeded,
     Clock,
+    ConcurrentSubmission,
     ExecutionQueries,
     HealthView,
     InvalidModuleId,
@@ -131,8 +132,22 @@ class LogRecordsMethods(Protocol):
     def log_records(self) -> Sequence[LogRecordView]: ...
 
 
+class ConcurrentSubmitMethods(Protocol):
+    """Submissions made at once (LC-030), asked only of a child claiming
+    `concurrent-submit`. The kit's threads cannot reach the child at once through one
+    pipe, so it sends the batch in one message and the child makes every submission at
+    the same time: the reference child calls its runtime's `submit` from one thread per
+    script, the threads released together (`ObjectServer.submit_concurrently`); a child
+    in a single-threaded language starts them all before it awaits any. Each answer, in
+    the order of `scripts`, is the job's id or what its submit raised."""
+
+    def submit_concurrently(self, scripts: Sequence[TaskScript]
+                            ) -> Sequence[ConcurrentSubmission]: ...
+
+
 class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryRuntime,
-                 ExecutionQueries, OperatorQueueRuntime, LogRecordsMethods, Protocol):
+                 ExecutionQueries, OperatorQueueRuntime, LogRecordsMethods,
+                 ConcurrentSubmitMethods, Protocol):
     """The job runtime with the methods of every area checked through it; the kit calls
     only those of the areas the child claims."""
 

@@ -20,7 +20,7 @@ import itertools
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
@@ -37,6 +37,11 @@ from jobconform.backends.process.interfaces import (
     view_fields,
 )
 from jobconform.backends.process.wire import WireError, decode_line, encode_line
+from jobconform.backends.protocol import CONCURRENT_SUBMIT, ConcurrentSubmission
+
+# How long, in real time, one submit of a batch made at once may take (LC-030): below the
+# kit's own limit per answer, so a hung submit is named here, with its thread.
+SUBMIT_LIMIT_SECONDS = 10.0
 
 
 class ProtocolError(ValueError):
@@ -149,6 +154,9 @@ class ObjectServer:
         self._context: Served | None = None  # the object the current request addresses
         self._replies = 0  # the kit's reply lines read since `replies_read` was asked
         self._loop = asyncio.new_event_loop()
+        # One callback at a time on the pipe: a callback made from one of the threads of
+        # `submit_concurrently` writes its line and reads the kit's reply under it.
+        self._pipe = threading.RLock()
         # The records of a backend that logs with `logging` on the loggers it names, for
         # the kit's `log_records()` of a runtime that has none of its own (log-records).
         self._log_capture = (LoggerCapture(getattr(backend, "log_loggers", ()))
@@ -267,6 +275,11 @@ class ObjectServer:
         if method.name == "log_records" and not callable(function) and (
                 self._log_capture is not None):
             function = self._log_capture.drain  # what the backend's loggers emitted
+        if method.name == "submit_concurrently" and not callable(function) and (
+                CONCURRENT_SUBMIT in self.capabilities):
+            # A runtime that takes submits from several threads (concurrent-submit): the
+            # server makes the batch's submissions at once on it.
+            return self.submit_concurrently(target, **values)
         if not callable(function):
             raise ProtocolError(f"the served {method.interface} has no method {method.name}"
                                 " (is its area claimed?)")
@@ -293,6 +306,42 @@ class ObjectServer:
         if served is not None:
             self._handles.pop(id(served.value), None)
 
+    def submit_concurrently(self, runtime: Any, scripts: Sequence[Any]
+                            ) -> list[ConcurrentSubmission]:
+        """Submit every script to `runtime` at the same time (LC-030): one thread each,
+        released together by a barrier, as the kit's harness does in process. Each answer,
+        in the order of `scripts`, is the new job's id or the exception its submit raised.
+
+        Raises:
+            KitFailed: a submit did not return within the real-time safety limit.
+        """
+        count = len(scripts)
+        if count == 0:
+            return []
+        start_together = threading.Barrier(count)
+        answers = [ConcurrentSubmission(error_type="InternalError",
+                                        message="the submit did not return")] * count
+
+        def submitter(index: int) -> None:
+            try:
+                start_together.wait(timeout=SUBMIT_LIMIT_SECONDS)
+                answers[index] = ConcurrentSubmission(job_id=runtime.submit(scripts[index]))
+            except Exception as error:
+                answers[index] = ConcurrentSubmission(
+                    error_type=error_name(error) or type(error).__name__, message=str(error))
+
+        threads = [threading.Thread(target=submitter, args=(index,), daemon=True,
+                                    name=f"jobconform-child-submitter-{index + 1}")
+                   for index in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=SUBMIT_LIMIT_SECONDS)
+            if thread.is_alive():
+                raise KitFailed(f"a submit on {thread.name} did not return within"
+                                f" {SUBMIT_LIMIT_SECONDS:g} s while others submitted too")
+        return answers
+
     # -- calling the kit back ----------------------------------------------------------------
 
     def call_kit(self, handle: str, method: Method, args: tuple[Any, ...],
@@ -301,14 +350,16 @@ class ObjectServer:
         names = [name for name, _ in method.parameters]
         values = dict(zip(names, args, strict=False))
         values.update(kwargs)
-        number = next(self._callbacks)
-        callback = {"callback": number, "op": method.op, "object": handle,
-                    "args": {name: encode(values[name], dict(method.parameters)[name], self)
-                             for name in names if name in values}}
-        self._answers.write(encode_line(callback))
-        self._answers.flush()
-        line = self._requests.readline()
-        self._replies += 1
+        arguments = {name: encode(values[name], dict(method.parameters)[name], self)
+                     for name in names if name in values}
+        with self._pipe:
+            number = next(self._callbacks)
+            callback = {"callback": number, "op": method.op, "object": handle,
+                        "args": arguments}
+            self._answers.write(encode_line(callback))
+            self._answers.flush()
+            line = self._requests.readline()
+            self._replies += 1
         if not line:
             raise KitFailed(f"the kit closed the pipe before it replied to callback {number}")
         try:
