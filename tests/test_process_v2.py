@@ -23,7 +23,6 @@ from jsonschema import Draft202012Validator
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, ProcessBackend
 from jobconform.backends.process.backend import (
-    NO_AUDIT_EVENTS_NOTE,
     NO_LOOP_EVENTS_NOTE,
     NO_STORE_FAULTS_NOTE,
     VALIDATE_VARIABLE,
@@ -213,19 +212,17 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     backend = ProcessBackend(session=validated_session)
     assert validated_session.version == 2
     # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015);
-    # nor the audit sink of replays: no message carries it to the child (IK-017);
     # nor the loop event sink, for the same reason (LP-019); nor the deprecated aliases,
     # Python's names with Python's warning (TS-013, RT-011, RP-010). The breaker's dispatch
     # seams are kept: their methods are BreakerRuntime messages (CB-014, CB-015); so are
     # the log records, pulled with log_records() (AD-025, AD-026, RP-009).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
                      if not claim.startswith(STORE_FAULTS)
-                     and claim not in ("audit-events",
+                     and claim not in (
                                        "loop-events", "deprecated-aliases")}
     assert backend.capabilities == areas_claimed
     assert NO_STORE_FAULTS_NOTE in backend.report_notes
-    assert NO_AUDIT_EVENTS_NOTE in backend.report_notes
-    assert "audit-events" not in backend.capabilities
+    assert "audit-events" in backend.capabilities  # open_idempotency carries the sink
     assert NO_LOOP_EVENTS_NOTE in backend.report_notes
     assert "loop-events" not in backend.capabilities
     assert "health-report" in backend.capabilities  # the health answer carries it
@@ -621,3 +618,52 @@ def test_the_child_calls_submit_from_a_thread_each_released_together() -> None:
     answers = server.submit_concurrently(Runtime(), [TaskScript() for _ in range(count)])
     assert len(set(threads)) == count
     assert len({answer.job_id for answer in answers}) == count
+
+
+def test_the_audit_sink_travels_and_hears_every_replay(
+        validated_session: ChildSession) -> None:
+    # IK-017: open_idempotency carries the kit's audit sink as a later argument (a handle
+    # of the kit's IdempotencyAudit); the child calls it back once per replay.
+    from jobconform.backends.idempotency.protocol import IdempotencyConfig
+    from jobconform.conformance.sinks import ReplayAudit
+
+    backend = ProcessBackend(session=validated_session)
+    assert "audit-events" in backend.capabilities
+    audit = ReplayAudit()
+    config = IdempotencyConfig(86400.0, 422, 300.0)
+    runtime = backend.open_idempotency(VirtualClock(EPOCH), config, audit)
+    first = runtime.claim("api", "key-1", {"n": 1})
+    assert first.kind is ClaimKind.STARTED and first.token is not None
+    assert runtime.complete(first.token, cmd.Succeed("done"))
+    assert audit.events() == []  # a started claim is not a replay
+    replay = runtime.claim("api", "key-1", {"n": 1})
+    assert replay.kind is ClaimKind.REPLAY
+    assert audit.events() == [("api", "key-1", first.token)]
+    runtime.close()
+
+
+def test_an_idempotency_runtime_is_opened_without_a_sink_unless_one_is_given(
+        tmp_path: Path) -> None:
+    # The sink is a later argument: the kit sends it only when the harness gives one, so a
+    # child that does not claim audit-events never receives it.
+    from jobconform.backends.idempotency.protocol import IdempotencyConfig
+
+    hello = {**HELLO, "result": {**HELLO["result"], "capabilities": ["idempotency"]}}
+    log = tmp_path / "requests.jsonl"
+    source = ("import sys\n"
+              f"log = open({str(log)!r}, 'w')\n"
+              "for answer in [{hello!r}, {opened!r}]:\n"
+              "    log.write(sys.stdin.readline()); log.flush()\n"
+              "    print(answer, flush=True)\n").format(
+        hello=json.dumps(hello),
+        opened=json.dumps({"id": 2, "ok": True, "result": {"handle": "idempotencyruntime-1"}}))
+    backend = ProcessBackend(command=fake_child(tmp_path, source),
+                             timeout_seconds=SAFETY_SECONDS)
+    try:
+        assert "audit-events" not in backend.capabilities
+        backend.open_idempotency(VirtualClock(EPOCH), IdempotencyConfig(86400.0, 422, 300.0))
+        request = json.loads(log.read_text(encoding="utf-8").splitlines()[1])
+        assert request["op"] == "Backend.open_idempotency"
+        assert set(request["args"]) == {"config"}
+    finally:
+        backend.session.close()

@@ -54,11 +54,13 @@ from jobconform.backends.process.wire import (
     encode_timestamp,
 )
 from jobconform.backends.protocol import (
+    AUDIT_EVENTS,
     BREAKER_SEAMS,
     CONCURRENT_SUBMIT,
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
     HEALTH_REPORT,
+    IDEMPOTENCY,
     JOB_ARGUMENTS,
     LIFECYCLE,
     LOG_RECORDS,
@@ -175,7 +177,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
     `log_records()` (AD-025, AD-026, RP-009); with the lifecycle, `health-report`, as
     version 2's health answer carries the worker's id, status and last heartbeat (LC-029,
     ST-005), and `concurrent-submit`, as its job runtime carries `submit_concurrently`,
-    a batch the child submits at once (LC-030). The other capabilities beyond the
+    a batch the child submits at once (LC-030); with idempotency, `audit-events`, as
+    `open_idempotency` carries the kit's audit sink, which the child calls back on
+    every replay (IK-017). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -219,6 +223,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
         # Version 2's health answer is a HealthRecord, with the worker's id, status and
         # last heartbeat beside the six counts (LC-029, ST-005).
         carried |= {HEALTH_REPORT}
+    if IDEMPOTENCY in carried and "audit" in interfaces.methods(interfaces.Backend)[
+            "open_idempotency"].later:
+        carried |= {AUDIT_EVENTS}  # the kit's audit sink, called back on a replay (IK-017)
     if LIFECYCLE in carried and version != V1 and "submit_concurrently" in job_runtime:
         # The batch travels in one message and the child submits it at once (LC-030).
         carried |= {CONCURRENT_SUBMIT}
@@ -229,11 +236,6 @@ NO_STORE_FAULTS_NOTE = (
     "Store faults are not claimed through the process protocol: no message carries a fault"
     " plan and the kit cannot reach the child's store, so the requirements that need"
     " store-faults:<area> (RM-014, IK-015, RD-007, RP-008) are reported not claimed.")
-
-NO_AUDIT_EVENTS_NOTE = (
-    "Audit events of idempotent replays (audit-events) are not claimed through the process"
-    " protocol: no message carries the kit's audit sink to the child, so IK-017 is reported"
-    " not claimed.")
 
 NO_DEPRECATED_ALIASES_NOTE = (
     "Deprecated aliases (deprecated-aliases) are not claimed through the process protocol:"
@@ -297,7 +299,7 @@ class ProcessBackend:
         # Its `breaker-seams` claim is kept: the seams' methods are BreakerRuntime messages.
         self.capabilities = claims.capabilities & carried_capabilities(session.version)
         self.version = session.version
-        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_AUDIT_EVENTS_NOTE,
+        self.report_notes = (NO_STORE_FAULTS_NOTE,
                              NO_LOOP_EVENTS_NOTE, NO_DEPRECATED_ALIASES_NOTE,
                              SERIAL_STORE_NOTE)
 

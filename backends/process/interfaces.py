@@ -45,7 +45,7 @@ from jobconform.backends.admission.protocol import AdmissionRuntime as AreaAdmis
 from jobconform.backends.breaker.protocol import BreakerRuntime
 from jobconform.backends.composite.protocol import CompositeRuntime
 from jobconform.backends.governor.protocol import GovernorRuntime
-from jobconform.backends.idempotency.protocol import IdempotencyRuntime
+from jobconform.backends.idempotency.protocol import IdempotencyAudit, IdempotencyRuntime
 from jobconform.backends.log_records import LogRecordView
 from jobconform.backends.loops.protocol import (
     InvalidLoopParameters,
@@ -306,8 +306,12 @@ class Backend(Protocol):
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> JobRuntime: ...
 
-    def open_idempotency(self, clock: Clock, config: IdempotencyConfig
-                         ) -> IdempotencyRuntime: ...
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
+                         audit: IdempotencyAudit | None = None) -> IdempotencyRuntime:
+        """The idempotency runtime; `audit`, the kit's sink for replays (IK-017), is sent
+        only to a child claiming `audit-events`, whose runtime calls it back once for
+        every replay it answers, before it answers."""
+        ...
 
     def open_breaker(self, clock: Clock, settings: BreakerSettings) -> BreakerRuntime: ...
 
@@ -354,13 +358,14 @@ CHILD_INTERFACES: tuple[type, ...] = (
     CompositeRuntime,
 )
 KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCall,
-                                    SchedulingTarget)
+                                    SchedulingTarget, IdempotencyAudit)
 # Arguments added to a method after its message was first carried: the kit sends each
 # only when its value is not the default, so a child that predates it never receives it
 # (the schema does not require it) and the version stays 2.
 LATER_ARGUMENTS: dict[str, frozenset[str]] = {
     "JobRuntime.submit": frozenset({"module_id", "arguments", "owner", "trigger", "options"}),
     "TaskBody.run": frozenset({"arguments", "options"}),
+    "Backend.open_idempotency": frozenset({"audit"}),  # IK-017, audit-events
 }
 # Fields added to a view after it was first carried: a child that predates one need not
 # send it (the schema does not require it) and the kit reads it as null, so the version

@@ -298,7 +298,15 @@ class ObjectServer:
                                 f" {', '.join(sorted(self.capabilities))}")
         own_clock = PushedClock(clock.now())
         self._context = Served(self.backend, Backend, own_clock)
-        return opener(clock=own_clock, **values)
+        # By position up to the first argument not sent, as the kit calls an in-process
+        # backend's opener (an audit sink is its third argument, IK-017), so the backend
+        # may name its parameters as it likes.
+        positional = [own_clock]
+        for name, _ in method.parameters:
+            if name not in values:
+                break
+            positional.append(values.pop(name))
+        return opener(*positional, **values)
 
     def forget(self, handle: str) -> None:
         """A closed object's handle is gone (its peers are closed one by one)."""
