@@ -23,7 +23,6 @@ from jsonschema import Draft202012Validator
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, ProcessBackend
 from jobconform.backends.process.backend import (
-    NO_LOOP_EVENTS_NOTE,
     NO_STORE_FAULTS_NOTE,
     VALIDATE_VARIABLE,
     carried_capabilities,
@@ -212,19 +211,17 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     backend = ProcessBackend(session=validated_session)
     assert validated_session.version == 2
     # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015);
-    # nor the loop event sink, for the same reason (LP-019); nor the deprecated aliases,
+    # nor the deprecated aliases,
     # Python's names with Python's warning (TS-013, RT-011, RP-010). The breaker's dispatch
     # seams are kept: their methods are BreakerRuntime messages (CB-014, CB-015); so are
     # the log records, pulled with log_records() (AD-025, AD-026, RP-009).
     areas_claimed = {claim for claim in MemoryBackend().capabilities
                      if not claim.startswith(STORE_FAULTS)
-                     and claim not in (
-                                       "loop-events", "deprecated-aliases")}
+                     and claim != "deprecated-aliases"}
     assert backend.capabilities == areas_claimed
     assert NO_STORE_FAULTS_NOTE in backend.report_notes
     assert "audit-events" in backend.capabilities  # open_idempotency carries the sink
-    assert NO_LOOP_EVENTS_NOTE in backend.report_notes
-    assert "loop-events" not in backend.capabilities
+    assert "loop-events" in backend.capabilities  # open_loops carries the event sink
     assert "health-report" in backend.capabilities  # the health answer carries it
     assert "concurrent-submit" in backend.capabilities  # submit_concurrently carries it
     assert "breaker-seams" in backend.capabilities
@@ -667,3 +664,28 @@ def test_an_idempotency_runtime_is_opened_without_a_sink_unless_one_is_given(
         assert set(request["args"]) == {"config"}
     finally:
         backend.session.close()
+
+
+def test_the_loop_event_sink_travels_and_reads_the_loop_back_within_its_callback(
+        validated_session: ChildSession) -> None:
+    # LP-019: open_loops carries the kit's event sink; the child calls it back after the
+    # run's record is written, and the sink reads the loop back (get_loop) before it
+    # replies: a request within the callback, which the child answers first.
+    from jobconform.backends.loops.protocol import LoopAgent, LoopParameters, LoopsConfig
+    from jobconform.conformance.sinks import LoopEventLog
+    from jobconform.reference.loops.oracle import Respond
+
+    backend = ProcessBackend(session=validated_session)
+    assert "loop-events" in backend.capabilities
+    events = LoopEventLog()
+    runtime = backend.open_loops(VirtualClock(EPOCH), LoopsConfig(300.0), events)
+    events.read = runtime.get_loop
+    agent = LoopAgent()
+    loop_id = runtime.start_loop(LoopParameters("go", 1), agent)
+    agent.decide(1, Respond("done", 0.5))
+    runtime.settle()
+    kinds = [(event.kind, event.loop_id, event.seen) for event in events.events()]
+    assert kinds == [("loop_run_completed", loop_id, ("succeeded",)),
+                     ("loop_completed", loop_id, ("completed", "max_runs_reached"))]
+    assert events.events()[0].values[0] == 1 and events.events()[0].values[2] == 0.5
+    runtime.close()

@@ -64,6 +64,7 @@ from jobconform.backends.protocol import (
     JOB_ARGUMENTS,
     LIFECYCLE,
     LOG_RECORDS,
+    LOOP_EVENTS,
     LOOP_LABELS,
     OPERATOR_QUEUE,
     QUEUED_EXECUTION_SWITCH,
@@ -179,7 +180,8 @@ def carried_capabilities(version: int) -> frozenset[str]:
     ST-005), and `concurrent-submit`, as its job runtime carries `submit_concurrently`,
     a batch the child submits at once (LC-030); with idempotency, `audit-events`, as
     `open_idempotency` carries the kit's audit sink, which the child calls back on
-    every replay (IK-017). The other capabilities beyond the
+    every replay (IK-017); with loops, `loop-events`, as `open_loops` carries the kit's
+    event sink, which the child calls back (LP-019). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -226,6 +228,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
     if IDEMPOTENCY in carried and "audit" in interfaces.methods(interfaces.Backend)[
             "open_idempotency"].later:
         carried |= {AUDIT_EVENTS}  # the kit's audit sink, called back on a replay (IK-017)
+    if LOOPS in carried and "events" in interfaces.methods(interfaces.Backend)[
+            "open_loops"].later:
+        carried |= {LOOP_EVENTS}  # the kit's loop event sink, called back (LP-019)
     if LIFECYCLE in carried and version != V1 and "submit_concurrently" in job_runtime:
         # The batch travels in one message and the child submits it at once (LC-030).
         carried |= {CONCURRENT_SUBMIT}
@@ -243,10 +248,6 @@ NO_DEPRECATED_ALIASES_NOTE = (
     " attempt_number, start_reaper's interval_seconds and max_age_seconds), whose warning is"
     " Python's DeprecationWarning, which no message carries; TS-013, RT-011 and RP-010 are"
     " reported not claimed.")
-
-NO_LOOP_EVENTS_NOTE = (
-    "Loop events (loop-events) are not claimed through the process protocol: no message"
-    " carries the kit's loop event sink to the child, so LP-019 is reported not claimed.")
 
 
 SERIAL_STORE_NOTE = (
@@ -300,7 +301,7 @@ class ProcessBackend:
         self.capabilities = claims.capabilities & carried_capabilities(session.version)
         self.version = session.version
         self.report_notes = (NO_STORE_FAULTS_NOTE,
-                             NO_LOOP_EVENTS_NOTE, NO_DEPRECATED_ALIASES_NOTE,
+                             NO_DEPRECATED_ALIASES_NOTE,
                              SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:

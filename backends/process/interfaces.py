@@ -50,6 +50,7 @@ from jobconform.backends.log_records import LogRecordView
 from jobconform.backends.loops.protocol import (
     InvalidLoopParameters,
     LoopAgent,
+    LoopEvents,
     LoopNotFound,
     LoopRuntime,
     LoopsConfig,
@@ -322,7 +323,13 @@ class Backend(Protocol):
 
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionRuntime: ...
 
-    def open_loops(self, clock: Clock, config: LoopsConfig) -> LoopRuntime: ...
+    def open_loops(self, clock: Clock, config: LoopsConfig,
+                   events: LoopEvents | None = None) -> LoopRuntime:
+        """The loop runtime; `events`, the kit's sink for loop events (LP-019), is sent
+        only to a child claiming `loop-events`, whose runtime calls it back after each
+        run's record and each loop's end are written. The sink may read the loop back
+        (`get_loop`) before it replies: a request within the callback."""
+        ...
 
     def open_scheduling(self, clock: Clock, config: SchedulingConfig,
                         target: SchedulingTarget) -> SchedulingRuntime: ...
@@ -358,7 +365,7 @@ CHILD_INTERFACES: tuple[type, ...] = (
     CompositeRuntime,
 )
 KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCall,
-                                    SchedulingTarget, IdempotencyAudit)
+                                    SchedulingTarget, IdempotencyAudit, LoopEvents)
 # Arguments added to a method after its message was first carried: the kit sends each
 # only when its value is not the default, so a child that predates it never receives it
 # (the schema does not require it) and the version stays 2.
@@ -366,6 +373,7 @@ LATER_ARGUMENTS: dict[str, frozenset[str]] = {
     "JobRuntime.submit": frozenset({"module_id", "arguments", "owner", "trigger", "options"}),
     "TaskBody.run": frozenset({"arguments", "options"}),
     "Backend.open_idempotency": frozenset({"audit"}),  # IK-017, audit-events
+    "Backend.open_loops": frozenset({"events"}),  # LP-019, loop-events
 }
 # Fields added to a view after it was first carried: a child that predates one need not
 # send it (the schema does not require it) and the kit reads it as null, so the version

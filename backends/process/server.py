@@ -33,6 +33,7 @@ from jobconform.backends.process.interfaces import (
     Method,
     ScriptedError,
     error_name,
+    interface_named,
     methods,
     view_fields,
 )
@@ -301,11 +302,14 @@ class ObjectServer:
         # By position up to the first argument not sent, as the kit calls an in-process
         # backend's opener (an audit sink is its third argument, IK-017), so the backend
         # may name its parameters as it likes.
-        positional = [own_clock]
-        for name, _ in method.parameters:
-            if name not in values:
+        positional: list[Any] = []
+        for name in _parameter_names(method):
+            if name == "clock":
+                positional.append(own_clock)
+            elif name in values:
+                positional.append(values.pop(name))
+            else:
                 break
-            positional.append(values.pop(name))
         return opener(*positional, **values)
 
     def forget(self, handle: str) -> None:
@@ -366,15 +370,22 @@ class ObjectServer:
                         "args": arguments}
             self._answers.write(encode_line(callback))
             self._answers.flush()
-            line = self._requests.readline()
-            self._replies += 1
-        if not line:
-            raise KitFailed(f"the kit closed the pipe before it replied to callback {number}")
-        try:
-            reply = decode_line(line)
-        except WireError as error:
-            raise KitFailed(f"the kit's reply to callback {number} is not JSON: {error}"
-                            ) from None
+            while True:
+                line = self._requests.readline()
+                self._replies += 1
+                if not line:
+                    raise KitFailed(f"the kit closed the pipe before it replied to callback"
+                                    f" {number}")
+                try:
+                    reply = decode_line(line)
+                except WireError as error:
+                    raise KitFailed(f"the kit's reply to callback {number} is not JSON:"
+                                    f" {error}") from None
+                if "op" not in reply or "callback" in reply:
+                    break
+                # A request within the callback: the kit's object reads back before it
+                # replies (a loop event sink reads the loop, LP-019). Answer it first.
+                self._answer_within(reply)
         if reply.get("callback") != number or not isinstance(reply.get("ok"), bool):
             raise KitFailed(f"expected the kit's reply to callback {number}, got"
                             f" {line.strip()[:200]}")
@@ -382,9 +393,27 @@ class ObjectServer:
             return decode(reply.get("result"), method.returns, self, f"{method.op} result")
         raise self.kit_error(reply.get("error"))
 
+    def _answer_within(self, request: dict[str, Any]) -> None:
+        """Answer a request the kit sent while it served a callback; the request the
+        callback was made in goes on afterwards, addressing the object it did."""
+        outer = self._context
+        try:
+            answer = self.answer(request)
+        finally:
+            self._context = outer
+        self._answers.write(encode_line(answer))
+        self._answers.flush()
+
     def kit_error(self, error: Any) -> Exception:
         """The exception a kit's object raised, rebuilt here."""
         return received_error(error)
+
+
+def _parameter_names(method: Method) -> list[str]:
+    """The method's parameters in the order its interface declares them, the clock's
+    included (`Method.parameters` leaves it out)."""
+    declared = inspect.signature(getattr(interface_named(method.interface), method.name))
+    return list(declared.parameters)[1:]
 
 
 def error_answer(request_id: Any, kind: str, message: str,
