@@ -23,7 +23,6 @@ from jsonschema import Draft202012Validator
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, ProcessBackend
 from jobconform.backends.process.backend import (
-    NO_STORE_FAULTS_NOTE,
     VALIDATE_VARIABLE,
     carried_capabilities,
     reference_child_command,
@@ -210,16 +209,17 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
         validated_session: ChildSession) -> None:
     backend = ProcessBackend(session=validated_session)
     assert validated_session.version == 2
-    # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015);
-    # nor the deprecated aliases,
-    # Python's names with Python's warning (TS-013, RT-011, RP-010). The breaker's dispatch
-    # seams are kept: their methods are BreakerRuntime messages (CB-014, CB-015); so are
-    # the log records, pulled with log_records() (AD-025, AD-026, RP-009).
+    # Every claim but the deprecated aliases, Python's names with Python's warning (TS-013,
+    # RT-011, RP-010). The breaker's dispatch seams are kept: their methods are
+    # BreakerRuntime messages (CB-014, CB-015); so are the log records, pulled with
+    # log_records() (AD-025, AD-026, RP-009), and since issue #35 the health report, the
+    # submissions made at once, both event sinks and the store faults.
     areas_claimed = {claim for claim in MemoryBackend().capabilities
-                     if not claim.startswith(STORE_FAULTS)
-                     and claim != "deprecated-aliases"}
+                     if claim != "deprecated-aliases"}
     assert backend.capabilities == areas_claimed
-    assert NO_STORE_FAULTS_NOTE in backend.report_notes
+    assert {claim for claim in backend.capabilities if claim.startswith(STORE_FAULTS)} == {
+        "store-faults:redelivery", "store-faults:reaper", "store-faults:idempotency",
+        "store-faults:reminders"}  # each area's runtime carries inject_store_fault
     assert "audit-events" in backend.capabilities  # open_idempotency carries the sink
     assert "loop-events" in backend.capabilities  # open_loops carries the event sink
     assert "health-report" in backend.capabilities  # the health answer carries it
@@ -689,3 +689,41 @@ def test_the_loop_event_sink_travels_and_reads_the_loop_back_within_its_callback
                      ("loop_completed", loop_id, ("completed", "max_runs_reached"))]
     assert events.events()[0].values[0] == 1 and events.events()[0].values[2] == 0.5
     runtime.close()
+
+
+def test_store_faults_travel_and_come_back_as_the_protocols_exceptions(
+        validated_session: ChildSession) -> None:
+    # RD-007, RP-008, IK-015, RM-014: the kit arms a plan on the child's runtime with
+    # inject_store_fault; a failed write answers StoreWriteFailed (a StoreUnavailable), a
+    # crash ProcessCrashed, and the child lives on to serve the area's restart. Only the
+    # child sees its store's writes, so it answers store_fault_struck.
+    from jobconform.backends.faults import ProcessCrashed, StoreWriteFailed
+    from jobconform.backends.idempotency.protocol import IdempotencyConfig
+    from jobconform.backends.protocol import StoreUnavailable
+    from jobconform.backends.reminders.protocol import ReminderConfig
+    from jobconform.conformance.reminders.harness import HarnessTarget
+    from jobconform.reference.faults import FaultKind, StoreFault
+
+    backend = ProcessBackend(session=validated_session)
+    clock = VirtualClock(EPOCH)
+    keys = backend.open_idempotency(clock, IdempotencyConfig(86400.0, 422, 300.0))
+    keys.inject_store_fault(StoreFault(FaultKind.FAIL, 1))
+    with pytest.raises(StoreWriteFailed) as failed:
+        keys.claim("api", "key-1", {"n": 1})
+    assert isinstance(failed.value, StoreUnavailable)
+    assert keys.store_fault_struck() is True
+    keys.inject_store_fault(None)
+    assert keys.claim("api", "key-1", {"n": 1}).kind is ClaimKind.STARTED  # nothing held
+    keys.close()
+
+    reminders = backend.open_reminders(clock, ReminderConfig(), HarnessTarget())
+    reminders.inject_store_fault(StoreFault(FaultKind.CRASH, 1))
+    with pytest.raises(ProcessCrashed):
+        reminders.create("hello", delay_seconds=120.0)
+    assert reminders.store_fault_struck() is True
+    reminders.inject_store_fault(None)
+    reminders.crash()
+    reopened = reminders.reopen()
+    assert list(reopened.list_reminders(None)) == []  # the crash came before the write
+    assert validated_session.alive
+    reopened.close()

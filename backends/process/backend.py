@@ -68,6 +68,7 @@ from jobconform.backends.protocol import (
     LOOP_LABELS,
     OPERATOR_QUEUE,
     QUEUED_EXECUTION_SWITCH,
+    REAPER,
     REDELIVERY,
     REMINDER_LABELS,
     REMINDERS,
@@ -85,6 +86,7 @@ from jobconform.backends.protocol import (
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
+    store_faults,
 )
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalPlan, SignalStop
 from jobconform.backends.scheduling.protocol import SCHEDULING, SchedulingRuntime
@@ -180,7 +182,9 @@ def carried_capabilities(version: int) -> frozenset[str]:
     ST-005), and `concurrent-submit`, as its job runtime carries `submit_concurrently`,
     a batch the child submits at once (LC-030); with idempotency, `audit-events`, as
     `open_idempotency` carries the kit's audit sink, which the child calls back on
-    every replay (IK-017); with loops, `loop-events`, as `open_loops` carries the kit's
+    every replay (IK-017); `store-faults:<area>` for redelivery, the reaper, idempotency
+    and reminders, as their runtimes carry inject_store_fault (RD-007, RP-008, IK-015,
+    RM-014); with loops, `loop-events`, as `open_loops` carries the kit's
     event sink, which the child calls back (LP-019). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
@@ -225,6 +229,15 @@ def carried_capabilities(version: int) -> frozenset[str]:
         # Version 2's health answer is a HealthRecord, with the worker's id, status and
         # last heartbeat beside the six counts (LC-029, ST-005).
         carried |= {HEALTH_REPORT}
+    # Store faults, where the area's runtime interface carries inject_store_fault (RD-007,
+    # RP-008, IK-015, RM-014); ProcessCrashed and StoreWriteFailed cross as errors.
+    for area, runtime_interface in ((REDELIVERY, interfaces.JobRuntime),
+                                    (REAPER, interfaces.JobRuntime),
+                                    (IDEMPOTENCY, interfaces.IdempotencyRuntime),
+                                    (REMINDERS, interfaces.ReminderRuntime)):
+        if area in carried and version != V1 and "inject_store_fault" in interfaces.methods(
+                runtime_interface):
+            carried |= {store_faults(area)}
     if IDEMPOTENCY in carried and "audit" in interfaces.methods(interfaces.Backend)[
             "open_idempotency"].later:
         carried |= {AUDIT_EVENTS}  # the kit's audit sink, called back on a replay (IK-017)
@@ -236,11 +249,6 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {CONCURRENT_SUBMIT}
     return carried
 
-
-NO_STORE_FAULTS_NOTE = (
-    "Store faults are not claimed through the process protocol: no message carries a fault"
-    " plan and the kit cannot reach the child's store, so the requirements that need"
-    " store-faults:<area> (RM-014, IK-015, RD-007, RP-008) are reported not claimed.")
 
 NO_DEPRECATED_ALIASES_NOTE = (
     "Deprecated aliases (deprecated-aliases) are not claimed through the process protocol:"
@@ -295,13 +303,12 @@ class ProcessBackend:
         # The libraries the child says it wraps, with their versions: the kit cannot ask
         # pip about a child's (npm's, a JVM's) packages, so the report carries the child's.
         self.libraries: Mapping[str, str] = claims.libraries
-        # A child's `store-faults:<area>` claims are dropped with the areas it cannot carry:
-        # no message carries a fault plan, and the kit cannot reach the child's store.
-        # Its `breaker-seams` claim is kept: the seams' methods are BreakerRuntime messages.
+        # A child's claims beyond what its version carries are dropped. Its
+        # `store-faults:<area>` claims are kept in version 2: each area's runtime carries
+        # inject_store_fault and store_fault_struck, and the child arms its own store.
         self.capabilities = claims.capabilities & carried_capabilities(session.version)
         self.version = session.version
-        self.report_notes = (NO_STORE_FAULTS_NOTE,
-                             NO_DEPRECATED_ALIASES_NOTE,
+        self.report_notes = (NO_DEPRECATED_ALIASES_NOTE,
                              SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:

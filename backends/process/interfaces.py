@@ -44,8 +44,12 @@ from jobconform.backends.admission.protocol import (
 from jobconform.backends.admission.protocol import AdmissionRuntime as AreaAdmissionRuntime
 from jobconform.backends.breaker.protocol import BreakerRuntime
 from jobconform.backends.composite.protocol import CompositeRuntime
+from jobconform.backends.faults import ProcessCrashed, StoreWriteFailed
 from jobconform.backends.governor.protocol import GovernorRuntime
-from jobconform.backends.idempotency.protocol import IdempotencyAudit, IdempotencyRuntime
+from jobconform.backends.idempotency.protocol import IdempotencyAudit
+from jobconform.backends.idempotency.protocol import (
+    IdempotencyRuntime as AreaIdempotencyRuntime,
+)
 from jobconform.backends.log_records import LogRecordView
 from jobconform.backends.loops.protocol import (
     InvalidLoopParameters,
@@ -74,6 +78,7 @@ from jobconform.backends.protocol import (
     Runtime,
     RuntimeSettings,
     RuntimeShutDown,
+    StoreUnavailable,
     TaskScript,
 )
 from jobconform.backends.reminders.protocol import (
@@ -85,8 +90,8 @@ from jobconform.backends.reminders.protocol import (
     ReminderConflict,
     ReminderNotFound,
     ReminderRejected,
-    ReminderRuntime,
 )
+from jobconform.backends.reminders.protocol import ReminderRuntime as AreaReminderRuntime
 from jobconform.backends.scheduling.protocol import (
     PreCheckFailed,
     PreCheckTimedOut,
@@ -102,6 +107,7 @@ from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.breaker.oracle import BreakerSettings
 from jobconform.reference.composite.oracle import CompositeConfig
+from jobconform.reference.faults import StoreFault
 from jobconform.reference.governor.oracle import GovernorSettings
 from jobconform.reference.idempotency.oracle import IdempotencyConfig
 from jobconform.reference.lifecycle import JsonValue
@@ -146,9 +152,35 @@ class ConcurrentSubmitMethods(Protocol):
                             ) -> Sequence[ConcurrentSubmission]: ...
 
 
+class StoreFaultMethods(Protocol):
+    """A runtime's store faults (`jobconform.backends.faults`), asked only of a child
+    claiming `store-faults:<area>` for the runtime's area: the job runtime's for
+    redelivery and the reaper (RD-007, RP-008), the idempotency runtime's (IK-015), the
+    reminders runtime's (RM-014). The kit arms a plan before one command and disarms it
+    (None) after; only the child sees its store's writes, so it says whether the plan
+    struck. A planned write failure answers `StoreWriteFailed`; a planned crash answers
+    `ProcessCrashed` from the planned write on, and the child lives on with the runtime
+    acting as a dead process until the kit restarts it as the area does."""
+
+    def inject_store_fault(self, fault: StoreFault | None) -> None: ...
+
+    def store_fault_struck(self) -> bool: ...
+
+
+class IdempotencyRuntime(AreaIdempotencyRuntime, StoreFaultMethods, Protocol):
+    """The idempotency area's runtime with its store faults (IK-015), asked only of a
+    child claiming `store-faults:idempotency`. It keeps the area's name, so its messages
+    do."""
+
+
+class ReminderRuntime(AreaReminderRuntime, StoreFaultMethods, Protocol):
+    """The reminders area's runtime with its store faults (RM-014), asked only of a child
+    claiming `store-faults:reminders`. It keeps the area's name, so its messages do."""
+
+
 class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryRuntime,
                  ExecutionQueries, OperatorQueueRuntime, LogRecordsMethods,
-                 ConcurrentSubmitMethods, Protocol):
+                 ConcurrentSubmitMethods, StoreFaultMethods, Protocol):
     """The job runtime with the methods of every area checked through it; the kit calls
     only those of the areas the child claims."""
 
@@ -388,6 +420,8 @@ LATER_FIELDS: dict[str, frozenset[str]] = {
 NOT_CARRIED = frozenset({"wait_for_decision", "wake", "decide"})
 # The kit's classes in the areas' signatures, and the interfaces they cross as.
 WIRE_TYPES: dict[Any, Any] = {TaskScript: TaskBody, JobView: JobRecord,
+                              AreaReminderRuntime: ReminderRuntime,
+                              AreaIdempotencyRuntime: IdempotencyRuntime,
                               HealthView: HealthRecord, LoopAgent: Agent,
                               DeliveryTarget: ReminderTarget, Delivery: DeliveryCall}
 
@@ -460,6 +494,8 @@ def _invalid_loop(message: str, data: dict[str, Any]) -> BaseException:
 # exception's own class, and the receiver raises that class).
 ERROR_KINDS: dict[str, ErrorKind] = {kind.cls.__name__: kind for kind in (
     _plain(CapacityExceeded), _plain(RuntimeShutDown), _plain(InvalidModuleId),
+    # Store faults (RD-007, RP-008, IK-015, RM-014): a failed write, a dead process.
+    _plain(StoreWriteFailed), _plain(StoreUnavailable), _plain(ProcessCrashed),
     _plain(ModuleNotFound), _keyed(JobNotFound),
     ErrorKind(JobNotCompleted, lambda error: {"status": error.status},
               lambda message, data: JobNotCompleted(message.split()[1], data["status"])),

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
 
+from jobconform.backends.faults import ProcessCrashed
 from jobconform.backends.log_records import LOG_RECORDS, LoggerCapture
 from jobconform.backends.process.codec import CodecError, decode, encode, encode_json
 from jobconform.backends.process.interfaces import (
@@ -198,6 +199,10 @@ class ObjectServer:
             return error_answer(request_id, "ProtocolError", str(error))
         except KitFailed as error:
             return error_answer(request_id, "InternalError", str(error))
+        except ProcessCrashed as error:
+            # A planned crash (a store fault): the runtime acts as a dead process from the
+            # planned write on, and the child lives on to serve its restart.
+            return error_answer(request_id, "ProcessCrashed", str(error))
         except Exception as error:
             name = error_name(error)
             if name is None:
