@@ -1402,9 +1402,11 @@ class Harness:
 
     def _submit_concurrently(self, command: cmd.SubmitConcurrently) -> list[str]:
         """Call submit once per alias, each on a thread of its own, the threads released
-        together by a barrier (LC-030); then check that every id is new and held once, and
-        take the order the runtime lists the batch in into the oracle. Each thread's
-        answer is "accepted", a refusal, or what it raised.
+        together by a barrier (LC-030), or hand the batch to the runtime's own
+        `submit_concurrently` where it has one (a runtime behind the process pipe, whose
+        child makes the submissions at once; `ConcurrentSubmission`); then check that
+        every id is new and held once, and take the order the runtime lists the batch in
+        into the oracle. Each thread's answer is "accepted", a refusal, or what it raised.
 
         Raises:
             Divergence: two submissions returned one id, or an id is not held exactly once.
