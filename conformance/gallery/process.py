@@ -115,6 +115,17 @@ class BatchIdsSharedChild(ObjectServer):
                 for answer in answers]  # the bug: one id for every accepted submission
 
 
+class FaultPlanDroppedChild(ObjectServer):
+    """The child claims store faults but drops the kit's plan: it answers
+    inject_store_fault without arming its runtime's store, so no planned write ever fails
+    or crashes, and every fault check meets a store that never faults."""
+
+    def invoke(self, served: Any, method: Method, args: dict[str, Any]) -> Any:
+        if method.name == "inject_store_fault":
+            return None  # the bug: the plan never reaches the store
+        return super().invoke(served, method, args)
+
+
 CHILDREN: dict[str, type[ObjectServer]] = {}
 
 
@@ -179,6 +190,8 @@ PROCESS_GALLERY = (
                    "seed 000 §Health Report; docs/process-protocol.md, health-report"),
     _process_entry("process_batch_ids_shared", BatchIdsSharedChild, "LC-030",
                    "seed 004 §Contract: AsyncTaskManager.submit (thread_safe)"),
+    _process_entry("process_fault_plan_dropped", FaultPlanDroppedChild, "RM-014",
+                   "jobconform.backends.faults: inject_store_fault"),
     GalleryEntry(SIGTERM_IGNORED, f"{MODULE}:{SIGTERM_IGNORED}",
                  " ".join((SigtermIgnoredBackend.__doc__ or "").split()), "RS-004",
                  "seed 002 §10.4: a stop asks politely first and kills only after the grace"
