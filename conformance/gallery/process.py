@@ -126,6 +126,16 @@ class FaultPlanDroppedChild(ObjectServer):
         return super().invoke(served, method, args)
 
 
+class AuditSinkDroppedChild(ObjectServer):
+    """The child claims audit-events, but opens its idempotency runtime without the audit
+    sink the kit sent (the later argument read and never passed on): no replay is ever
+    reported."""
+
+    def open(self, method: Method, values: dict[str, Any], clock: PushedClock) -> Any:
+        values.pop("audit", None)  # the bug: the kit's sink never reaches the runtime
+        return super().open(method, values, clock)
+
+
 CHILDREN: dict[str, type[ObjectServer]] = {}
 
 
@@ -190,6 +200,8 @@ PROCESS_GALLERY = (
                    "seed 000 §Health Report; docs/process-protocol.md, health-report"),
     _process_entry("process_batch_ids_shared", BatchIdsSharedChild, "LC-030",
                    "seed 004 §Contract: AsyncTaskManager.submit (thread_safe)"),
+    _process_entry("process_audit_sink_dropped", AuditSinkDroppedChild, "IK-017",
+                   "seed 002 §10.10: every replay is audited"),
     _process_entry("process_fault_plan_dropped", FaultPlanDroppedChild, "RM-014",
                    "jobconform.backends.faults: inject_store_fault"),
     GalleryEntry(SIGTERM_IGNORED, f"{MODULE}:{SIGTERM_IGNORED}",
