@@ -54,15 +54,21 @@ from jobconform.backends.process.wire import (
     encode_timestamp,
 )
 from jobconform.backends.protocol import (
+    AUDIT_EVENTS,
     BREAKER_SEAMS,
+    CONCURRENT_SUBMIT,
     EXECUTION_OPTIONS,
     EXECUTION_QUERIES,
+    HEALTH_REPORT,
+    IDEMPOTENCY,
     JOB_ARGUMENTS,
     LIFECYCLE,
     LOG_RECORDS,
+    LOOP_EVENTS,
     LOOP_LABELS,
     OPERATOR_QUEUE,
     QUEUED_EXECUTION_SWITCH,
+    REAPER,
     REDELIVERY,
     REMINDER_LABELS,
     REMINDERS,
@@ -80,6 +86,7 @@ from jobconform.backends.protocol import (
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
+    store_faults,
 )
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalPlan, SignalStop
 from jobconform.backends.scheduling.protocol import SCHEDULING, SchedulingRuntime
@@ -170,7 +177,15 @@ def carried_capabilities(version: int) -> frozenset[str]:
     (LC-032..LC-035), `job-arguments` and `queued-execution-switch` (LC-036, LC-037); with
     redelivery, `operator-queue` (RD-008), as version 2's job runtime interface carries
     `park_request`; `log-records`, as version 2's job and admission runtimes carry
-    `log_records()` (AD-025, AD-026, RP-009). The other capabilities beyond the
+    `log_records()` (AD-025, AD-026, RP-009); with the lifecycle, `health-report`, as
+    version 2's health answer carries the worker's id, status and last heartbeat (LC-029,
+    ST-005), and `concurrent-submit`, as its job runtime carries `submit_concurrently`,
+    a batch the child submits at once (LC-030); with idempotency, `audit-events`, as
+    `open_idempotency` carries the kit's audit sink, which the child calls back on
+    every replay (IK-017); `store-faults:<area>` for redelivery, the reaper, idempotency
+    and reminders, as their runtimes carry inject_store_fault (RD-007, RP-008, IK-015,
+    RM-014); with loops, `loop-events`, as `open_loops` carries the kit's
+    event sink, which the child calls back (LP-019). The other capabilities beyond the
     areas need what no message carries (see the notes below)."""
     carried = carried_areas(version)
     if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
@@ -209,28 +224,31 @@ def carried_capabilities(version: int) -> frozenset[str]:
         carried |= {JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH}
     if version >= 2 and "log_records" in interfaces.methods(interfaces.JobRuntime):
         carried |= {LOG_RECORDS}  # each runtime's records, pulled with log_records()
+    if LIFECYCLE in carried and version != V1 and job_runtime["health"].returns is (
+            interfaces.HealthRecord):
+        # Version 2's health answer is a HealthRecord, with the worker's id, status and
+        # last heartbeat beside the six counts (LC-029, ST-005).
+        carried |= {HEALTH_REPORT}
+    # Store faults, where the area's runtime interface carries inject_store_fault (RD-007,
+    # RP-008, IK-015, RM-014); ProcessCrashed and StoreWriteFailed cross as errors.
+    for area, runtime_interface in ((REDELIVERY, interfaces.JobRuntime),
+                                    (REAPER, interfaces.JobRuntime),
+                                    (IDEMPOTENCY, interfaces.IdempotencyRuntime),
+                                    (REMINDERS, interfaces.ReminderRuntime)):
+        if area in carried and version != V1 and "inject_store_fault" in interfaces.methods(
+                runtime_interface):
+            carried |= {store_faults(area)}
+    if IDEMPOTENCY in carried and "audit" in interfaces.methods(interfaces.Backend)[
+            "open_idempotency"].later:
+        carried |= {AUDIT_EVENTS}  # the kit's audit sink, called back on a replay (IK-017)
+    if LOOPS in carried and "events" in interfaces.methods(interfaces.Backend)[
+            "open_loops"].later:
+        carried |= {LOOP_EVENTS}  # the kit's loop event sink, called back (LP-019)
+    if LIFECYCLE in carried and version != V1 and "submit_concurrently" in job_runtime:
+        # The batch travels in one message and the child submits it at once (LC-030).
+        carried |= {CONCURRENT_SUBMIT}
     return carried
 
-
-NO_STORE_FAULTS_NOTE = (
-    "Store faults are not claimed through the process protocol: no message carries a fault"
-    " plan and the kit cannot reach the child's store, so the requirements that need"
-    " store-faults:<area> (RM-014, IK-015, RD-007, RP-008) are reported not claimed.")
-
-NO_HEALTH_REPORT_NOTE = (
-    "The health report's worker fields are not carried by the process protocol: its health"
-    " answer is six counts, so the requirements that need health-report (LC-029, ST-005)"
-    " are reported not claimed.")
-
-NO_CONCURRENT_SUBMIT_NOTE = (
-    "Submissions from several threads at once (concurrent-submit) are not claimed through"
-    " the process protocol: its pipe carries one request at a time, so the child's submit"
-    " is never called from two threads and LC-030 is reported not claimed.")
-
-NO_AUDIT_EVENTS_NOTE = (
-    "Audit events of idempotent replays (audit-events) are not claimed through the process"
-    " protocol: no message carries the kit's audit sink to the child, so IK-017 is reported"
-    " not claimed.")
 
 NO_DEPRECATED_ALIASES_NOTE = (
     "Deprecated aliases (deprecated-aliases) are not claimed through the process protocol:"
@@ -238,10 +256,6 @@ NO_DEPRECATED_ALIASES_NOTE = (
     " attempt_number, start_reaper's interval_seconds and max_age_seconds), whose warning is"
     " Python's DeprecationWarning, which no message carries; TS-013, RT-011 and RP-010 are"
     " reported not claimed.")
-
-NO_LOOP_EVENTS_NOTE = (
-    "Loop events (loop-events) are not claimed through the process protocol: no message"
-    " carries the kit's loop event sink to the child, so LP-019 is reported not claimed.")
 
 
 SERIAL_STORE_NOTE = (
@@ -289,14 +303,12 @@ class ProcessBackend:
         # The libraries the child says it wraps, with their versions: the kit cannot ask
         # pip about a child's (npm's, a JVM's) packages, so the report carries the child's.
         self.libraries: Mapping[str, str] = claims.libraries
-        # A child's `store-faults:<area>` claims are dropped with the areas it cannot carry:
-        # no message carries a fault plan, and the kit cannot reach the child's store.
-        # Its `breaker-seams` claim is kept: the seams' methods are BreakerRuntime messages.
+        # A child's claims beyond what its version carries are dropped. Its
+        # `store-faults:<area>` claims are kept in version 2: each area's runtime carries
+        # inject_store_fault and store_fault_struck, and the child arms its own store.
         self.capabilities = claims.capabilities & carried_capabilities(session.version)
         self.version = session.version
-        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
-                             NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
-                             NO_LOOP_EVENTS_NOTE, NO_DEPRECATED_ALIASES_NOTE,
+        self.report_notes = (NO_DEPRECATED_ALIASES_NOTE,
                              SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:
