@@ -21,7 +21,7 @@ from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Command
-from jobconform.reference.lifecycle import JobState, Status
+from jobconform.reference.lifecycle import JobState, Status, cut_short
 
 # Requirements every observation checks whatever the command: they are never the most
 # specific explanation when a command's own requirement is also involved.
@@ -278,6 +278,8 @@ def listing_primary(command: Command | None, expected: list[str], actual: list[s
         return "RP-005" if failed_sweeps else "RP-002"  # a sweep that did not happen
     if not missing and not extra:
         return "LC-018"  # the same jobs in another order
+    if cut_short(expected, actual):
+        return "LC-038"  # every job up to a page right, the rest left out
     return default_primary(command_requirements) or "LC-018"
 
 

@@ -64,7 +64,13 @@ from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.executions import PAGE_SIZE
-from jobconform.reference.lifecycle import JobState, JsonValue, Status, arguments_text
+from jobconform.reference.lifecycle import (
+    VOLUME,
+    JobState,
+    JsonValue,
+    Status,
+    arguments_text,
+)
 from jobconform.reference.model import (
     SHUTDOWN_CANCEL,
     SHUTDOWN_MODES,
@@ -1646,6 +1652,9 @@ class Harness:
                                  health.failed - wanted_health.failed))
         self._check_worker_report(health_view, requirements)
         self._check_log_records(requirements)
+        if len(expected_aliases) >= VOLUME:
+            # Every held job, the whole listing and the counts were right at volume.
+            self.exercised.add("LC-038")
 
     def _check_log_records(self, requirements: tuple[str, ...]) -> None:
         """The records the command made due, each among those the runtime emitted during

@@ -128,6 +128,19 @@ def step(job: JobState, event: Event) -> JobState:
     )
 
 
+# LC-038: every answer about the held jobs holds however many are held. The checks hold
+# at least VOLUME jobs (the requirement's parameter); a listing that drops jobs once it
+# holds CUT_FLOOR or more, every job before the cut right, was cut at a page or a limit.
+VOLUME = 300
+CUT_FLOOR = 100
+
+
+def cut_short(expected: list[str], actual: list[str]) -> bool:
+    """Whether `actual` is `expected` cut at a page: its first jobs, CUT_FLOOR or more,
+    and none of the rest (LC-038)."""
+    return CUT_FLOOR <= len(actual) < len(expected) and actual == expected[:len(actual)]
+
+
 STUCK_ERROR = "Heartbeat timeout — job stuck"  # seed 000's wording (ST-002)
 POISON_ERROR = "poison_lease: re-delivery cap reached"  # seed 002's poison tag (RD-003)
 

@@ -67,6 +67,44 @@ def submit_job(alias: str) -> cmd.Submit:
     return cmd.Submit(alias)
 
 
+_NUMBERED = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
+
+
+def alias_range(first: str, last: str) -> list[str]:
+    """The aliases from ``first`` to ``last``, a stem and a number each ("v1" to "v300":
+    v1, v2, ..., v300), in order. Malformed ranges fail the step or keyword.
+
+    Raises:
+        ValueError: the two do not share a stem, or ``last`` comes before ``first``.
+    """
+    start, end = _NUMBERED.match(first), _NUMBERED.match(last)
+    if start is None or end is None or start["stem"] != end["stem"]:
+        raise ValueError(f"a range of jobs is a stem and two numbers, as v1 to v300,"
+                         f" not {first!r} to {last!r}")
+    low, high = int(start["number"]), int(end["number"])
+    if high < low:
+        raise ValueError(f"the range {first!r} to {last!r} runs backwards")
+    return [f"{start['stem']}{number}" for number in range(low, high + 1)]
+
+
+def submit_jobs_in_range(first: str, last: str) -> list[cmd.Submit]:
+    """Submit one job for each alias from ``first`` to ``last`` ("v1" to "v300"), in that
+    order, each as Submit Job does (LC-038 holds at volume)."""
+    return [cmd.Submit(alias) for alias in alias_range(first, last)]
+
+
+def jobs_in_range_return(first: str, last: str, result: str) -> list[cmd.Finish]:
+    """The body of each job from ``first`` to ``last``, in that order, returns ``result``
+    (a JSON value)."""
+    value = json_value(result)
+    return [cmd.Finish(alias, cmd.Succeed(value)) for alias in alias_range(first, last)]
+
+
+def jobs_in_range_are_cancelled(first: str, last: str) -> list[cmd.Cancel]:
+    """Cancel each job from ``first`` to ``last``, in that order."""
+    return [cmd.Cancel(alias) for alias in alias_range(first, last)]
+
+
 def submit_job_ignoring_cancellation(alias: str) -> cmd.Submit:
     """Submit a job whose body never checks its cancellation token. Returns its id."""
     return cmd.Submit(alias, ignores_cancel=True)
@@ -327,6 +365,11 @@ def _each_retry_wording(pattern: str) -> tuple[Phrase, ...]:
 
 
 DECLARATIONS = (
+    # Before Submit Job: its 'jobs "{aliases}" are submitted' would take a range's
+    # wording, with '"v1" to "v300"' for its aliases.
+    Declaration("Submit Jobs In Range", submit_jobs_in_range, (
+        Phrase('jobs "{first}" to "{last}" are submitted', submit_jobs_in_range),
+    ), kept_as=_submitted),
     Declaration("Submit Job", submit_job, (
         Phrase('job "{alias}" is submitted', submit_job),
         Phrase('jobs "{aliases}" are submitted',
@@ -380,6 +423,14 @@ DECLARATIONS = (
         Phrase('job "{alias}" raises {error_type:w} "{message}" with a retry-after of'
                " {ms:g} ms", lambda alias, error_type, message, ms: job_raises(
                    alias, error_type, message, float(ms))),
+    )),
+    Declaration("Jobs In Range Return", jobs_in_range_return, (
+        Phrase('jobs "{first}" to "{last}" return {result:Json}',
+               lambda first, last, result: [cmd.Finish(alias, cmd.Succeed(result))
+                                            for alias in alias_range(first, last)]),
+    )),
+    Declaration("Cancel Jobs In Range", jobs_in_range_are_cancelled, (
+        Phrase('jobs "{first}" to "{last}" are cancelled', jobs_in_range_are_cancelled),
     )),
     Declaration("Cancel Job", cancel_job, (Phrase('job "{alias}" is cancelled', cancel_job),)),
     Declaration("Advance Clock", advance_clock, (

@@ -279,6 +279,16 @@ class NewestFirstListRuntime(MemoryRuntime):
         return list(reversed(super().list_jobs(status)))
 
 
+class ListingCutAtAPageRuntime(MemoryRuntime):
+    """Listing answers at most 256 jobs, a default limit left on the store's query: every
+    answer is right until more jobs are held, then the newest are silently left out."""
+
+    LIMIT = 256
+
+    def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
+        return list(super().list_jobs(status))[:self.LIMIT]
+
+
 class AttemptFromOneRuntime(MemoryRuntime):
     """The backoff exponent counts attempts from 1, so the first retry waits twice as long."""
 
@@ -873,6 +883,8 @@ GALLERY = (
                   "issue 18 class 6 (shutdown early, before the first dispatch)"),
     _memory_entry("newest_first_list", NewestFirstListRuntime, "LC-018",
                   "seed 004 list_tasks"),
+    _memory_entry("listing_cut_at_a_page", ListingCutAtAPageRuntime, "LC-038",
+                  "seed 000 Indexes (queue polling and age-ordered reads over many rows)"),
     _memory_entry("attempt_from_one", AttemptFromOneRuntime, "RT-002",
                   "anchors: tenacity indexes from 1"),
     _memory_entry("jitter_after_cap", JitterAfterCapRuntime, "RT-009",

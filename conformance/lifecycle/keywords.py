@@ -60,7 +60,11 @@ from jobconform.conformance.harness import (
     freeze,
     shown_arguments,
 )
-from jobconform.conformance.lifecycle.declarations import DECLARATIONS, canonical_status
+from jobconform.conformance.lifecycle.declarations import (
+    DECLARATIONS,
+    alias_range,
+    canonical_status,
+)
 from jobconform.conformance.reaper import declarations as reaper
 from jobconform.conformance.redelivery import declarations as redelivery
 from jobconform.conformance.requirement_tags import requirement_tags
@@ -443,6 +447,20 @@ class JobconformLibrary:
             what = "all jobs" if status is None else f"jobs with status {status!r}"
             raise self._fail(f"listing {what} should show {list(aliases)}, backend listed"
                              f" {listed}")
+
+    @keyword("Listing Should Show Jobs In Range")
+    def listing_should_show_jobs_in_range(self, first: str, last: str,
+                                          status: str | None = None) -> None:
+        """list_jobs (with ``status=`` as filter) must list exactly the jobs ``first`` to
+        ``last`` ("v1" to "v300"), in order (LC-038 at volume)."""
+        wanted = None if status is None else self._canonical(status)
+        listed = self._listing(self.run(cmd.ListJobs(wanted)))
+        expected = alias_range(first, last)
+        if listed != expected:
+            what = "all jobs" if status is None else f"jobs with status {status!r}"
+            raise self._fail(f"listing {what} should show the {len(expected)} jobs {first}"
+                             f" to {last}, backend listed {len(listed)}: {listed[:3]} ..."
+                             f" {listed[-3:]}")
 
     @keyword("Page Should Be")
     def page_should_be(self, *aliases: str) -> None:

@@ -21,7 +21,7 @@ from jobconform.backends.protocol import JobView
 from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, shown_arguments
-from jobconform.conformance.lifecycle.declarations import DECLARATIONS
+from jobconform.conformance.lifecycle.declarations import DECLARATIONS, alias_range
 from jobconform.conformance.scenario import (
     _check,
     job_view,
@@ -412,6 +412,21 @@ def check_listing(context: Any, aliases: str) -> None:
     actual = last_answer(context, cmd.ListJobs, "the listing is …")
     expected = alias_list(aliases)
     _check(context, actual == expected, "the listed jobs, in order", expected, actual)
+
+
+@check_step('the listing is jobs "{first}" to "{last}"')
+def check_listing_range(context: Any, first: str, last: str) -> None:
+    actual = last_answer(context, cmd.ListJobs, "the listing is jobs … to …")
+    expected = alias_range(first, last)
+    _check(context, actual == expected, "the listed jobs, in order",
+           f"{len(expected)} jobs, {first} to {last}", _shown_range(actual))
+
+
+def _shown_range(aliases: object) -> object:
+    """A long listing as its length, its ends and the first place it breaks a run."""
+    if not isinstance(aliases, list) or len(aliases) <= 6:
+        return aliases
+    return f"{len(aliases)} jobs: {aliases[:3]} ... {aliases[-3:]}"
 
 
 @check_step("the listing is empty")
