@@ -62,9 +62,10 @@ from jobconform.conformance.watchdog import AdapterHung, guarded, hung, note_ada
 from jobconform.reference import backoff, executions
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
-from jobconform.reference.commands import Command, describe
+from jobconform.reference.commands import Command, describe, shown
 from jobconform.reference.executions import PAGE_SIZE
 from jobconform.reference.lifecycle import (
+    LONG_TEXT,
     VOLUME,
     JobState,
     JsonValue,
@@ -172,8 +173,8 @@ class Divergence(AssertionError):
             f" ({describe(self.commands[-1]) if self.commands else 'start'})\n"
             f"  requirement(s): {named_requirements(self.requirements, titles)}\n"
             f"  what: {what}\n"
-            f"  expected: {expected!r}\n"
-            f"  actual:   {actual!r}\n"
+            f"  expected: {shown(expected)}\n"
+            f"  actual:   {shown(actual)}\n"
             f"  commands so far:\n{steps}"
         )
 
@@ -1655,6 +1656,9 @@ class Harness:
         if len(expected_aliases) >= VOLUME:
             # Every held job, the whole listing and the counts were right at volume.
             self.exercised.add("LC-038")
+        if any(isinstance(text, str) and len(text) >= LONG_TEXT
+               for job in self.model.jobs.values() for text in (job.error, job.result)):
+            self.exercised.add("LC-039")  # a long error or result read back whole
 
     def _check_log_records(self, requirements: tuple[str, ...]) -> None:
         """The records the command made due, each among those the runtime emitted during

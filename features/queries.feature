@@ -88,3 +88,18 @@ Feature: Reading jobs, results and listings
     And job "v150" is queued
     And job "v1" has the result 1
     And the health shows 130 queued, 10 running, 300 in total
+
+  # Seed 000 keeps the error in a Text column and the payload as text: no width a user
+  # would meet. The texts are 70 000 characters, past the 65 535 bytes of a MySQL TEXT
+  # column, where a store in non-strict mode cuts silently.
+  @LC-039
+  Scenario: A long error and a long result come back whole
+    Given a runtime with 2 worker slots
+    And jobs "a, b" are submitted
+    When the runtime dispatches
+    And job "a" raises ValueError with a message of 70000 characters
+    And job "b" returns a text of 70000 characters
+    Then job "a" is failed
+    And job "a" has the ValueError error with the message of 70000 characters
+    And job "b" is succeeded
+    And the result of job "b" is the text of 70000 characters

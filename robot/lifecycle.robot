@@ -469,6 +469,21 @@ Listings, Reads, Counts And Dispatch Hold Over 300 Jobs
     Job Status Should Be    v150    queued
     Health Should Show    queued=130    running=10    total=300
 
+A Long Error And A Long Result Come Back Whole
+    [Documentation]    Texts of 70 000 characters, past the 65 535 bytes of a MySQL TEXT
+    ...                column, read back in full (LC-039).
+    [Tags]    LC-039
+    Start Runtime    slots=2
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Job Raises With A Long Message    a    ValueError    70000
+    Job Returns A Long Text    b    70000
+    Job Status Should Be    a    failed
+    Job Error Should Be The Long Message    a    ValueError    70000
+    Job Status Should Be    b    succeeded
+    Job Result Should Be The Long Text    b    70000
+
 Listing Keeps Submission Order And Filters By Exact Status
     [Tags]    LC-018
     Start Runtime    slots=3

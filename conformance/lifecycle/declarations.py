@@ -23,7 +23,7 @@ from jobconform.conformance.area_steps import alias_list
 from jobconform.conformance.vocabulary import Declaration, OnProfile, Phrase, json_value
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import Status
+from jobconform.reference.lifecycle import Status, long_text
 from jobconform.spec import Profile, SpecError
 
 CANONICAL_STATUSES = tuple(status.value for status in Status)
@@ -103,6 +103,18 @@ def jobs_in_range_return(first: str, last: str, result: str) -> list[cmd.Finish]
 def jobs_in_range_are_cancelled(first: str, last: str) -> list[cmd.Cancel]:
     """Cancel each job from ``first`` to ``last``, in that order."""
     return [cmd.Cancel(alias) for alias in alias_range(first, last)]
+
+
+def job_raises_long_message(alias: str, error_type: str, length: int) -> cmd.Finish:
+    """The job's body raises ``error_type`` with a message of ``length`` characters, the
+    same text for a length every time (LC-039)."""
+    return cmd.Finish(alias, cmd.Raise(error_type, long_text(int(length))))
+
+
+def job_returns_long_text(alias: str, length: int) -> cmd.Finish:
+    """The job's body returns a text of ``length`` characters, the same text for a length
+    every time (LC-039)."""
+    return cmd.Finish(alias, cmd.Succeed(long_text(int(length))))
 
 
 def submit_job_ignoring_cancellation(alias: str) -> cmd.Submit:
@@ -414,6 +426,15 @@ DECLARATIONS = (
                lambda alias, options: cmd.Submit(alias, options=options)),
     ), kept_as=_submitted),
     Declaration("Dispatch", dispatch, (Phrase("the runtime dispatches", dispatch),)),
+    # Before Job Returns and Job Raises: their wordings would take these, with the rest
+    # of the line for a JSON value or an error type.
+    Declaration("Job Returns A Long Text", job_returns_long_text, (
+        Phrase('job "{alias}" returns a text of {length:d} characters', job_returns_long_text),
+    )),
+    Declaration("Job Raises With A Long Message", job_raises_long_message, (
+        Phrase('job "{alias}" raises {error_type:w} with a message of {length:d} characters',
+               job_raises_long_message),
+    )),
     Declaration("Job Returns", job_returns, (
         Phrase('job "{alias}" returns {result:Json}',
                lambda alias, result: cmd.Finish(alias, cmd.Succeed(result))),

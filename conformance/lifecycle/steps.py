@@ -35,7 +35,7 @@ from jobconform.conformance.utc import field_off_utc
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import describe
-from jobconform.reference.lifecycle import JsonValue, arguments_text
+from jobconform.reference.lifecycle import JsonValue, arguments_text, long_text
 
 __all__: list[str] = []
 
@@ -427,6 +427,32 @@ def _shown_range(aliases: object) -> object:
     if not isinstance(aliases, list) or len(aliases) <= 6:
         return aliases
     return f"{len(aliases)} jobs: {aliases[:3]} ... {aliases[-3:]}"
+
+
+@check_step('job "{alias}" has the {error_type:w} error with the message of {length:d}'
+            ' characters')
+def check_long_error(context: Any, alias: str, error_type: str, length: int) -> None:
+    actual = job_view(context, alias).error
+    expected = f"{error_type}: {long_text(length)}"
+    _check(context, actual == expected, f"job {alias!r} error, whole",
+           f"{len(expected)} characters", _shown_text(actual, expected))
+
+
+@check_step('the result of job "{alias}" is the text of {length:d} characters')
+def check_long_result(context: Any, alias: str, length: int) -> None:
+    actual = job_view(context, alias).result
+    expected = long_text(length)
+    _check(context, actual == expected, f"job {alias!r} result, whole",
+           f"{len(expected)} characters", _shown_text(actual, expected))
+
+
+def _shown_text(actual: object, expected: str) -> object:
+    """A long text as its length, and where it leaves the expected one."""
+    if not isinstance(actual, str):
+        return actual
+    same = next((index for index, (a, b) in enumerate(zip(actual, expected, strict=False))
+                 if a != b), min(len(actual), len(expected)))
+    return f"{len(actual)} characters, the same as expected up to character {same}"
 
 
 @check_step("the listing is empty")

@@ -1,4 +1,5 @@
-"""The lifecycle's third Hypothesis machine: a runtime holding many jobs (LC-038).
+"""The lifecycle's third Hypothesis machine: a runtime holding many jobs (LC-038), two of
+them ending with an error and a result of LONG_TEXT characters (LC-039).
 
 Seed 000 indexes its job table by status (queue polling), by worker and by creation time
 (age order). An index only makes a read faster; what a user relies on is that the answers
@@ -13,7 +14,9 @@ oracle after each; then the drawn rules move jobs through every state (dispatch,
 cancels, time, cleanup) and ask listings by status and reads by id, all at volume. A
 machine of its own, run after the lifecycle and arguments machines
 (`machine.run_lifecycle_machine`), so that their draws stay as they were; the submissions
-are fixed, not drawn, so that a counterexample shrinks by its drawn steps alone.
+are fixed, not drawn, so that a counterexample shrinks by its drawn steps alone; so are
+the long error and result decided for the first two jobs, which end with them once a
+drawn dispatch starts them, and are then compared whole after every step.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from jobconform.conformance.harness import Harness
 from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
 from jobconform.conformance.machine_runner import MachineRun
 from jobconform.reference import commands as cmd
-from jobconform.reference.lifecycle import VOLUME, Status
+from jobconform.reference.lifecycle import LONG_TEXT, VOLUME, Status, long_text
 from jobconform.spec import Profile, Registry
 
 # The task cap: room for every submission, as LC-009's default.
@@ -65,6 +68,10 @@ def make_volume_machine(backend: Backend, profile: Profile, registry: Registry |
                                    max_tasks=VOLUME_TASK_CAP)
             for number in range(1, VOLUME + 1):
                 self._run(cmd.Submit(f"v{number}"))
+            # The first two ended with an error and a result of LONG_TEXT characters
+            # (LC-039): fixed, as the submissions are, so every sequence reads them back.
+            self._run(cmd.Finish("v1", cmd.Raise("ValueError", long_text(LONG_TEXT))))
+            self._run(cmd.Finish("v2", cmd.Succeed(long_text(LONG_TEXT))))
 
         @staticmethod
         def _alias(number: int) -> str:
