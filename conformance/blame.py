@@ -21,7 +21,12 @@ from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Command
-from jobconform.reference.lifecycle import JobState, Status
+from jobconform.reference.lifecycle import (
+    JobState,
+    Status,
+    cut_short,
+    cut_text,
+)
 
 # Requirements every observation checks whatever the command: they are never the most
 # specific explanation when a command's own requirement is also involved.
@@ -98,6 +103,8 @@ def record_primary(command: Command | None, field: str, expected: object, actual
         job_before.status in (Status.QUEUED, Status.CANCELLED))
     lease_pass = isinstance(command, cmd.ExpireLeases) or (
         isinstance(command, cmd.JobStoreFault) and isinstance(command.command, cmd.ExpireLeases))
+    if field in ("error", "result") and cut_text(expected, actual):
+        return "LC-039"  # a long error or result cut to a column's width or a limit
     if field == "retry_count" and lease_pass:
         return "RD-001"  # a re-delivery spends no retry (RQ's is a retry), fault or not
     if field == "error" and lease_pass:
@@ -278,6 +285,8 @@ def listing_primary(command: Command | None, expected: list[str], actual: list[s
         return "RP-005" if failed_sweeps else "RP-002"  # a sweep that did not happen
     if not missing and not extra:
         return "LC-018"  # the same jobs in another order
+    if cut_short(expected, actual):
+        return "LC-038"  # every job up to a page right, the rest left out
     return default_primary(command_requirements) or "LC-018"
 
 

@@ -63,9 +63,16 @@ from jobconform.conformance.watchdog import AdapterHung, guarded, hung, note_ada
 from jobconform.reference import backoff, executions
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
-from jobconform.reference.commands import Command, describe
+from jobconform.reference.commands import Command, describe, shown
 from jobconform.reference.executions import PAGE_SIZE
-from jobconform.reference.lifecycle import JobState, JsonValue, Status, arguments_text
+from jobconform.reference.lifecycle import (
+    LONG_TEXT,
+    VOLUME,
+    JobState,
+    JsonValue,
+    Status,
+    arguments_text,
+)
 from jobconform.reference.model import (
     SHUTDOWN_CANCEL,
     SHUTDOWN_MODES,
@@ -167,8 +174,8 @@ class Divergence(AssertionError):
             f" ({describe(self.commands[-1]) if self.commands else 'start'})\n"
             f"  requirement(s): {named_requirements(self.requirements, titles)}\n"
             f"  what: {what}\n"
-            f"  expected: {expected!r}\n"
-            f"  actual:   {actual!r}\n"
+            f"  expected: {shown(expected)}\n"
+            f"  actual:   {shown(actual)}\n"
             f"  commands so far:\n{steps}"
         )
 
@@ -1684,6 +1691,12 @@ class Harness:
                                  health.failed - wanted_health.failed))
         self._check_worker_report(health_view, requirements)
         self._check_log_records(requirements)
+        if len(expected_aliases) >= VOLUME:
+            # Every held job, the whole listing and the counts were right at volume.
+            self.exercised.add("LC-038")
+        if any(isinstance(text, str) and len(text) >= LONG_TEXT
+               for job in self.model.jobs.values() for text in (job.error, job.result)):
+            self.exercised.add("LC-039")  # a long error or result read back whole
 
     def _check_log_records(self, requirements: tuple[str, ...]) -> None:
         """The records the command made due, each among those the runtime emitted during

@@ -58,3 +58,48 @@ Feature: Reading jobs, results and listings
     Then the listing is "m"
     When the jobs are listed with status "succeeded"
     Then the listing is empty
+
+  # Seed 000's indexes (status for queue polling, worker for its own jobs, created_at for
+  # age order) make reads fast; what a user relies on is that the answers stay whole and
+  # exact at volume. The harness compares every held job, the full listing and the health
+  # snapshot with the oracle after each of the 300 submissions and every step after them.
+  @LC-038
+  Scenario: Listings, reads, counts and dispatch hold over 300 jobs
+    Given a runtime with 10 worker slots and a task cap of 1000
+    When jobs "v1" to "v300" are submitted
+    And the jobs are listed
+    Then the listing is jobs "v1" to "v300"
+    And the health shows 300 queued, 0 running, 300 in total
+    When jobs "v151" to "v300" are cancelled
+    And the runtime dispatches
+    And the jobs are listed with status "running"
+    Then the listing is jobs "v1" to "v10"
+    When jobs "v1" to "v10" return 1
+    And the runtime dispatches
+    And the jobs are listed with status "succeeded"
+    Then the listing is jobs "v1" to "v10"
+    When the jobs are listed with status "running"
+    Then the listing is jobs "v11" to "v20"
+    When the jobs are listed with status "queued"
+    Then the listing is jobs "v21" to "v150"
+    When the jobs are listed with status "cancelled"
+    Then the listing is jobs "v151" to "v300"
+    And job "v300" is cancelled
+    And job "v150" is queued
+    And job "v1" has the result 1
+    And the health shows 130 queued, 10 running, 300 in total
+
+  # Seed 000 keeps the error in a Text column and the payload as text: no width a user
+  # would meet. The texts are 70 000 characters, past the 65 535 bytes of a MySQL TEXT
+  # column, where a store in non-strict mode cuts silently.
+  @LC-039
+  Scenario: A long error and a long result come back whole
+    Given a runtime with 2 worker slots
+    And jobs "a, b" are submitted
+    When the runtime dispatches
+    And job "a" raises ValueError with a message of 70000 characters
+    And job "b" returns a text of 70000 characters
+    Then job "a" is failed
+    And job "a" has the ValueError error with the message of 70000 characters
+    And job "b" is succeeded
+    And the result of job "b" is the text of 70000 characters

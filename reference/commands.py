@@ -409,15 +409,28 @@ def command_from_json(document: dict[str, Any]) -> Command:
                          f" {error}") from None
 
 
+# A text longer than this is shown by its ends and its length (LC-039's are 70 000
+# characters): a failure message stays readable, and a front-end that cuts long messages
+# (Robot's) keeps the lines naming the requirement.
+SHOWN_TEXT = 160
+
+
+def shown(value: object) -> str:
+    """`repr(value)`, a long text shortened to its ends and its length."""
+    if isinstance(value, str) and len(value) > SHOWN_TEXT:
+        return f"{value[:60]!r} ... {value[-40:]!r} ({len(value)} characters)"
+    return repr(value)
+
+
 def describe(command: Command) -> str:
     """One readable line per command, for failure messages and reproducers."""
     if isinstance(command, JobStoreFault):
         return f"{describe(command.command)} while {command.fault.describe()}"
     if isinstance(command, Finish):
         if isinstance(command.outcome, Succeed):
-            return f"Finish({command.job!r}, returns {command.outcome.result!r})"
+            return f"Finish({command.job!r}, returns {shown(command.outcome.result)})"
         return (f"Finish({command.job!r}, raises {command.outcome.error_type}"
-                f"({command.outcome.message!r}))")
+                f"({shown(command.outcome.message)}))")
     if isinstance(command, StopBySignal) and command.during:
         steps = "; ".join(describe(step) for step in command.during)
         return (f"{describe(replace(command, during=()))[:-1]}, during the grace period:"

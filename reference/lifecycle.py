@@ -128,6 +128,51 @@ def step(job: JobState, event: Event) -> JobState:
     )
 
 
+# LC-038: every answer about the held jobs holds however many are held. The checks hold
+# at least VOLUME jobs (the requirement's parameter); a listing that drops jobs once it
+# holds CUT_FLOOR or more, every job before the cut right, was cut at a page or a limit.
+VOLUME = 300
+CUT_FLOOR = 100
+
+
+def cut_short(expected: list[str], actual: list[str]) -> bool:
+    """Whether `actual` is `expected` cut at a page: its first jobs, CUT_FLOOR or more,
+    and none of the rest (LC-038)."""
+    return CUT_FLOOR <= len(actual) < len(expected) and actual == expected[:len(actual)]
+
+
+# LC-039: an error or a result comes back whole whatever its length. The checks use texts
+# of LONG_TEXT characters, past the 65 535 bytes of a MySQL TEXT column; a text cut short
+# from LONG_CUT_FLOOR characters on was cut to a column's width or a store's limit.
+LONG_TEXT = 70_000
+LONG_CUT_FLOOR = 200
+_LONG_ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def long_text(length: int) -> str:
+    """A text of `length` characters, the same for a length every time: runs of the
+    alphabet, each ending in its own count, so a text cut or spliced anywhere differs."""
+    if length < 0:
+        raise ValueError(f"a text has 0 characters or more, not {length}")
+    parts: list[str] = []
+    total = 0
+    run = 0
+    while total < length:
+        run += 1
+        part = f"{_LONG_ALPHABET}#{run};"
+        parts.append(part)
+        total += len(part)
+    return "".join(parts)[:length]
+
+
+def cut_text(expected: object, actual: object) -> bool:
+    """Whether `actual` is the text `expected` cut short, LONG_CUT_FLOOR characters or
+    more kept (LC-039)."""
+    return (isinstance(expected, str) and isinstance(actual, str)
+            and LONG_CUT_FLOOR <= len(actual) < len(expected)
+            and expected.startswith(actual))
+
+
 STUCK_ERROR = "Heartbeat timeout — job stuck"  # seed 000's wording (ST-002)
 POISON_ERROR = "poison_lease: re-delivery cap reached"  # seed 002's poison tag (RD-003)
 

@@ -310,7 +310,10 @@ class ReferenceModel:
             case ListJobs():
                 names: list[JsonValue] = [a for a, job in self.jobs.items()
                          if command.status is None or job.status.value == command.status]
-                return StepResult(names, ("LC-018",))
+                # At volume a listing answers for LC-038 first: a wrong answer there
+                # is one cut at a page or a limit, or another job's record taken.
+                return StepResult(names, ("LC-038", "LC-018") if len(names) >= lifecycle.CUT_FLOOR
+                                  else ("LC-018",))
             case QueryExecutions():
                 return self._query_executions(command)
             case ExecutionStats():

@@ -447,6 +447,43 @@ Get Result Answers By Status
     Reading Result Should Fail With    bad    not completed (status=failed)
     Reading Result Should Fail With    gone    not completed (status=cancelled)
 
+Listings, Reads, Counts And Dispatch Hold Over 300 Jobs
+    [Documentation]    Seed 000's indexes make reads fast; a user relies on the answers
+    ...                staying whole and exact at volume (LC-038). Every step compares
+    ...                every held job, the listing and the health snapshot with the oracle.
+    [Tags]    LC-038
+    Start Runtime    slots=10    task_cap=1000
+    Submit Jobs In Range    v1    v300
+    Listing Should Show Jobs In Range    v1    v300
+    Health Should Show    queued=300    running=0    total=300
+    Cancel Jobs In Range    v151    v300
+    Dispatch
+    Listing Should Show Jobs In Range    v1    v10    status=running
+    Jobs In Range Return    v1    v10    1
+    Dispatch
+    Listing Should Show Jobs In Range    v1    v10    status=succeeded
+    Listing Should Show Jobs In Range    v11    v20    status=running
+    Listing Should Show Jobs In Range    v21    v150    status=queued
+    Listing Should Show Jobs In Range    v151    v300    status=cancelled
+    Job Status Should Be    v300    cancelled
+    Job Status Should Be    v150    queued
+    Health Should Show    queued=130    running=10    total=300
+
+A Long Error And A Long Result Come Back Whole
+    [Documentation]    Texts of 70 000 characters, past the 65 535 bytes of a MySQL TEXT
+    ...                column, read back in full (LC-039).
+    [Tags]    LC-039
+    Start Runtime    slots=2
+    Submit Job    a
+    Submit Job    b
+    Dispatch
+    Job Raises With A Long Message    a    ValueError    70000
+    Job Returns A Long Text    b    70000
+    Job Status Should Be    a    failed
+    Job Error Should Be The Long Message    a    ValueError    70000
+    Job Status Should Be    b    succeeded
+    Job Result Should Be The Long Text    b    70000
+
 Listing Keeps Submission Order And Filters By Exact Status
     [Tags]    LC-018
     Start Runtime    slots=3

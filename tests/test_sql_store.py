@@ -46,6 +46,7 @@ from jobconform.backends.store import (
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.gallery.sql import UnconditionedWriteStore
 from jobconform.reference.commands import Succeed
+from jobconform.reference.lifecycle import LONG_TEXT, long_text
 
 ALL_FIELDS = tuple(field.name for field in dataclasses.fields(StoredJob))
 
@@ -389,6 +390,18 @@ def test_check_constraint_refuses_an_unknown_status(store: SqlJobStore, engine: 
           engine.begin() as connection):
         connection.execute(text(statement))
     assert store.list() == [queued("a")]
+
+
+def test_an_error_and_a_result_past_a_text_columns_width_are_kept_whole(
+        store: SqlJobStore) -> None:
+    # LC-039: a TEXT column holds 65 535 bytes on MySQL and MariaDB, which refused such an
+    # error before migration 0046 (strict mode; a server in non-strict mode cuts it).
+    error, result = "ValueError: " + long_text(LONG_TEXT), long_text(LONG_TEXT)
+    store.add(dataclasses.replace(every_field_set("a"), error=error), None)
+    store.add(dataclasses.replace(every_field_set("b"), status=SUCCEEDED, error=None,
+                                  result=result), None)
+    assert store.get("a").error == error  # type: ignore[union-attr]
+    assert store.get("b").result == result  # type: ignore[union-attr]
 
 
 def test_a_row_from_a_newer_json_schema_is_refused(store: SqlJobStore, engine: Engine) -> None:

@@ -103,7 +103,9 @@ class JobRow(Base):
     started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     result: Mapped[Any] = mapped_column(JSON(none_as_null=True), nullable=True)
-    error: Mapped[str | None] = mapped_column(Text)
+    # LONGTEXT on MySQL and MariaDB, whose TEXT holds 65 535 bytes (LC-039, migration 0046).
+    error: Mapped[str | None] = mapped_column(Text().with_variant(mysql.LONGTEXT(), "mysql",
+                                                                   "mariadb"))
     worker_id: Mapped[str | None] = mapped_column(String(255), index=True)
     last_heartbeat: Mapped[datetime | None] = mapped_column(UtcDateTime)
     cancel_requested: Mapped[bool] = mapped_column(server_default=false())

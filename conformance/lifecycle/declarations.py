@@ -23,7 +23,7 @@ from jobconform.conformance.area_steps import alias_list
 from jobconform.conformance.vocabulary import Declaration, OnProfile, Phrase, json_value
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import Status
+from jobconform.reference.lifecycle import Status, long_text
 from jobconform.spec import Profile, SpecError
 
 CANONICAL_STATUSES = tuple(status.value for status in Status)
@@ -65,6 +65,56 @@ def _submitted(command: cmd.Submit) -> str:
 def submit_job(alias: str) -> cmd.Submit:
     """Submit a job whose body honours cancellation; it must be accepted. Returns its id."""
     return cmd.Submit(alias)
+
+
+_NUMBERED = re.compile(r"^(?P<stem>.*?)(?P<number>[0-9]+)$")
+
+
+def alias_range(first: str, last: str) -> list[str]:
+    """The aliases from ``first`` to ``last``, a stem and a number each ("v1" to "v300":
+    v1, v2, ..., v300), in order. Malformed ranges fail the step or keyword.
+
+    Raises:
+        ValueError: the two do not share a stem, or ``last`` comes before ``first``.
+    """
+    start, end = _NUMBERED.match(first), _NUMBERED.match(last)
+    if start is None or end is None or start["stem"] != end["stem"]:
+        raise ValueError(f"a range of jobs is a stem and two numbers, as v1 to v300,"
+                         f" not {first!r} to {last!r}")
+    low, high = int(start["number"]), int(end["number"])
+    if high < low:
+        raise ValueError(f"the range {first!r} to {last!r} runs backwards")
+    return [f"{start['stem']}{number}" for number in range(low, high + 1)]
+
+
+def submit_jobs_in_range(first: str, last: str) -> list[cmd.Submit]:
+    """Submit one job for each alias from ``first`` to ``last`` ("v1" to "v300"), in that
+    order, each as Submit Job does (LC-038 holds at volume)."""
+    return [cmd.Submit(alias) for alias in alias_range(first, last)]
+
+
+def jobs_in_range_return(first: str, last: str, result: str) -> list[cmd.Finish]:
+    """The body of each job from ``first`` to ``last``, in that order, returns ``result``
+    (a JSON value)."""
+    value = json_value(result)
+    return [cmd.Finish(alias, cmd.Succeed(value)) for alias in alias_range(first, last)]
+
+
+def jobs_in_range_are_cancelled(first: str, last: str) -> list[cmd.Cancel]:
+    """Cancel each job from ``first`` to ``last``, in that order."""
+    return [cmd.Cancel(alias) for alias in alias_range(first, last)]
+
+
+def job_raises_long_message(alias: str, error_type: str, length: int) -> cmd.Finish:
+    """The job's body raises ``error_type`` with a message of ``length`` characters, the
+    same text for a length every time (LC-039)."""
+    return cmd.Finish(alias, cmd.Raise(error_type, long_text(int(length))))
+
+
+def job_returns_long_text(alias: str, length: int) -> cmd.Finish:
+    """The job's body returns a text of ``length`` characters, the same text for a length
+    every time (LC-039)."""
+    return cmd.Finish(alias, cmd.Succeed(long_text(int(length))))
 
 
 def submit_job_ignoring_cancellation(alias: str) -> cmd.Submit:
@@ -327,6 +377,11 @@ def _each_retry_wording(pattern: str) -> tuple[Phrase, ...]:
 
 
 DECLARATIONS = (
+    # Before Submit Job: its 'jobs "{aliases}" are submitted' would take a range's
+    # wording, with '"v1" to "v300"' for its aliases.
+    Declaration("Submit Jobs In Range", submit_jobs_in_range, (
+        Phrase('jobs "{first}" to "{last}" are submitted', submit_jobs_in_range),
+    ), kept_as=_submitted),
     Declaration("Submit Job", submit_job, (
         Phrase('job "{alias}" is submitted', submit_job),
         Phrase('jobs "{aliases}" are submitted',
@@ -371,6 +426,15 @@ DECLARATIONS = (
                lambda alias, options: cmd.Submit(alias, options=options)),
     ), kept_as=_submitted),
     Declaration("Dispatch", dispatch, (Phrase("the runtime dispatches", dispatch),)),
+    # Before Job Returns and Job Raises: their wordings would take these, with the rest
+    # of the line for a JSON value or an error type.
+    Declaration("Job Returns A Long Text", job_returns_long_text, (
+        Phrase('job "{alias}" returns a text of {length:d} characters', job_returns_long_text),
+    )),
+    Declaration("Job Raises With A Long Message", job_raises_long_message, (
+        Phrase('job "{alias}" raises {error_type:w} with a message of {length:d} characters',
+               job_raises_long_message),
+    )),
     Declaration("Job Returns", job_returns, (
         Phrase('job "{alias}" returns {result:Json}',
                lambda alias, result: cmd.Finish(alias, cmd.Succeed(result))),
@@ -380,6 +444,14 @@ DECLARATIONS = (
         Phrase('job "{alias}" raises {error_type:w} "{message}" with a retry-after of'
                " {ms:g} ms", lambda alias, error_type, message, ms: job_raises(
                    alias, error_type, message, float(ms))),
+    )),
+    Declaration("Jobs In Range Return", jobs_in_range_return, (
+        Phrase('jobs "{first}" to "{last}" return {result:Json}',
+               lambda first, last, result: [cmd.Finish(alias, cmd.Succeed(result))
+                                            for alias in alias_range(first, last)]),
+    )),
+    Declaration("Cancel Jobs In Range", jobs_in_range_are_cancelled, (
+        Phrase('jobs "{first}" to "{last}" are cancelled', jobs_in_range_are_cancelled),
     )),
     Declaration("Cancel Job", cancel_job, (Phrase('job "{alias}" is cancelled', cancel_job),)),
     Declaration("Advance Clock", advance_clock, (

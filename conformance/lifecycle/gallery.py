@@ -279,6 +279,27 @@ class NewestFirstListRuntime(MemoryRuntime):
         return list(reversed(super().list_jobs(status)))
 
 
+class ListingCutAtAPageRuntime(MemoryRuntime):
+    """Listing answers at most 256 jobs, a default limit left on the store's query: every
+    answer is right until more jobs are held, then the newest are silently left out."""
+
+    LIMIT = 256
+
+    def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
+        return list(super().list_jobs(status))[:self.LIMIT]
+
+
+class ErrorCutToAColumnRuntime(MemoryRuntime):
+    """A job's error is cut to 65 535 characters, the width of a MySQL TEXT column that a
+    server in non-strict mode fills silently; every shorter error is right."""
+
+    WIDTH = 65_535
+
+    @staticmethod
+    def _error_message(error: Exception) -> str:
+        return MemoryRuntime._error_message(error)[:ErrorCutToAColumnRuntime.WIDTH]
+
+
 class AttemptFromOneRuntime(MemoryRuntime):
     """The backoff exponent counts attempts from 1, so the first retry waits twice as long."""
 
@@ -873,6 +894,10 @@ GALLERY = (
                   "issue 18 class 6 (shutdown early, before the first dispatch)"),
     _memory_entry("newest_first_list", NewestFirstListRuntime, "LC-018",
                   "seed 004 list_tasks"),
+    _memory_entry("listing_cut_at_a_page", ListingCutAtAPageRuntime, "LC-038",
+                  "seed 000 Indexes (queue polling and age-ordered reads over many rows)"),
+    _memory_entry("error_cut_to_a_column", ErrorCutToAColumnRuntime, "LC-039",
+                  "seed 000 Database Table (error_message Text) and Error Audit Trail"),
     _memory_entry("attempt_from_one", AttemptFromOneRuntime, "RT-002",
                   "anchors: tenacity indexes from 1"),
     _memory_entry("jitter_after_cap", JitterAfterCapRuntime, "RT-009",

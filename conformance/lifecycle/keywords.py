@@ -60,7 +60,11 @@ from jobconform.conformance.harness import (
     freeze,
     shown_arguments,
 )
-from jobconform.conformance.lifecycle.declarations import DECLARATIONS, canonical_status
+from jobconform.conformance.lifecycle.declarations import (
+    DECLARATIONS,
+    alias_range,
+    canonical_status,
+)
 from jobconform.conformance.reaper import declarations as reaper
 from jobconform.conformance.redelivery import declarations as redelivery
 from jobconform.conformance.requirement_tags import requirement_tags
@@ -68,7 +72,7 @@ from jobconform.conformance.utc import describe_offset, field_off_utc
 from jobconform.conformance.vocabulary import derive_keywords, json_value
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import describe
-from jobconform.reference.lifecycle import POISON_ERROR, arguments_text
+from jobconform.reference.lifecycle import POISON_ERROR, arguments_text, long_text
 from jobconform.reference.model import request_label
 from jobconform.spec import Profile, Registry, SpecError, load_registry
 
@@ -78,6 +82,13 @@ TIMESTAMP_FIELDS = ("submitted_at", "started_at", "finished_at")
 @lru_cache(maxsize=1)
 def _registry() -> Registry:
     return load_registry()
+
+
+def _text_shown(value: object) -> str:
+    """A long text as its length and its last characters; anything else as it is."""
+    if isinstance(value, str) and len(value) > 40:
+        return f"{len(value)} characters ending {value[-20:]!r}"
+    return repr(value)
 
 
 def _second(value: object) -> object:
@@ -443,6 +454,40 @@ class JobconformLibrary:
             what = "all jobs" if status is None else f"jobs with status {status!r}"
             raise self._fail(f"listing {what} should show {list(aliases)}, backend listed"
                              f" {listed}")
+
+    @keyword("Listing Should Show Jobs In Range")
+    def listing_should_show_jobs_in_range(self, first: str, last: str,
+                                          status: str | None = None) -> None:
+        """list_jobs (with ``status=`` as filter) must list exactly the jobs ``first`` to
+        ``last`` ("v1" to "v300"), in order (LC-038 at volume)."""
+        wanted = None if status is None else self._canonical(status)
+        listed = self._listing(self.run(cmd.ListJobs(wanted)))
+        expected = alias_range(first, last)
+        if listed != expected:
+            what = "all jobs" if status is None else f"jobs with status {status!r}"
+            raise self._fail(f"listing {what} should show the {len(expected)} jobs {first}"
+                             f" to {last}, backend listed {len(listed)}: {listed[:3]} ..."
+                             f" {listed[-3:]}")
+
+    @keyword("Job Error Should Be The Long Message")
+    def job_error_should_be_the_long_message(self, alias: str, error_type: str,
+                                             length: int) -> None:
+        """The job's error must be ``error_type: `` and the whole message of ``length``
+        characters its body raised (LC-039)."""
+        error = self._view(alias).error
+        expected = f"{error_type}: {long_text(int(length))}"
+        if error != expected:
+            raise self._fail(f"the error of {alias!r} should be the {len(expected)}"
+                             f" characters raised, backend has {_text_shown(error)}")
+
+    @keyword("Job Result Should Be The Long Text")
+    def job_result_should_be_the_long_text(self, alias: str, length: int) -> None:
+        """The job's result must be the whole text of ``length`` characters its body
+        returned (LC-039)."""
+        result = self._view(alias).result
+        if result != long_text(int(length)):
+            raise self._fail(f"the result of {alias!r} should be the {length} characters"
+                             f" returned, backend has {_text_shown(result)}")
 
     @keyword("Page Should Be")
     def page_should_be(self, *aliases: str) -> None:

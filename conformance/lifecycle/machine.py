@@ -42,6 +42,7 @@ from jobconform.conformance.lifecycle.arguments_machine import (
     claims_any,
     make_arguments_machine,
 )
+from jobconform.conformance.lifecycle.volume_machine import VOLUME_STEPS, make_volume_machine
 from jobconform.conformance.machine_runner import (
     MachineRun,
     run_machine,
@@ -572,20 +573,35 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
 # The arguments machine's share of the examples: its rules are few, and each sequence
 # draws fresh arguments for every submission.
 ARGUMENTS_MACHINE_SHARE = 4
+# The volume machine's share: each of its sequences submits VOLUME jobs first, each
+# compared with the oracle with every job held, so a few sequences are its whole budget.
+VOLUME_MACHINE_SHARE = 50
 
 
 def run_lifecycle_machine(backend: Backend, profile: Profile, registry: Registry | None,
                           seed: int = 0, examples: int = 200) -> MachineRun:
     """Run the lifecycle machine (with retries and heartbeats where the backend claims
     them), then, if it passed and the backend claims jobs' arguments or the switch of
-    queued execution, the arguments machine (arguments_machine.py) at the same seed; the
-    same seed gives the same sequences and the same result."""
+    queued execution, the arguments machine (arguments_machine.py), and, if those passed,
+    the volume machine (volume_machine.py: many jobs held, LC-038), each at the same
+    seed; the same seed gives the same sequences and the same result."""
     run = run_machine(make_machine, backend, profile, registry, seed=seed, examples=examples)
-    if (run.divergence is not None or run.nondeterminism is not None
-            or not claims_any(backend)):
+    if run.divergence is not None or run.nondeterminism is not None:
         return run
-    more = run_machine(make_arguments_machine, backend, profile, registry, seed=seed,
-                       examples=max(1, examples // ARGUMENTS_MACHINE_SHARE))
+    if claims_any(backend):
+        more = run_machine(make_arguments_machine, backend, profile, registry, seed=seed,
+                           examples=max(1, examples // ARGUMENTS_MACHINE_SHARE))
+        run = _after(run, more)
+        if run.divergence is not None or run.nondeterminism is not None:
+            return run
+    volume = run_machine(make_volume_machine, backend, profile, registry, seed=seed,
+                         examples=max(1, examples // VOLUME_MACHINE_SHARE),
+                         steps=VOLUME_STEPS)
+    return _after(run, volume)
+
+
+def _after(run: MachineRun, more: MachineRun) -> MachineRun:
+    """`more`, a machine run after `run`, counting both runs' steps and findings."""
     more.steps += run.steps
     more.exercised |= run.exercised
     more.deviations[:0] = run.deviations

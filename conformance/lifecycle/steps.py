@@ -21,7 +21,7 @@ from jobconform.backends.protocol import JobView
 from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, shown_arguments
-from jobconform.conformance.lifecycle.declarations import DECLARATIONS
+from jobconform.conformance.lifecycle.declarations import DECLARATIONS, alias_range
 from jobconform.conformance.scenario import (
     _check,
     job_view,
@@ -35,7 +35,7 @@ from jobconform.conformance.utc import field_off_utc
 from jobconform.conformance.vocabulary import derive_steps
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import describe
-from jobconform.reference.lifecycle import JsonValue, arguments_text
+from jobconform.reference.lifecycle import JsonValue, arguments_text, long_text
 
 __all__: list[str] = []
 
@@ -412,6 +412,47 @@ def check_listing(context: Any, aliases: str) -> None:
     actual = last_answer(context, cmd.ListJobs, "the listing is …")
     expected = alias_list(aliases)
     _check(context, actual == expected, "the listed jobs, in order", expected, actual)
+
+
+@check_step('the listing is jobs "{first}" to "{last}"')
+def check_listing_range(context: Any, first: str, last: str) -> None:
+    actual = last_answer(context, cmd.ListJobs, "the listing is jobs … to …")
+    expected = alias_range(first, last)
+    _check(context, actual == expected, "the listed jobs, in order",
+           f"{len(expected)} jobs, {first} to {last}", _shown_range(actual))
+
+
+def _shown_range(aliases: object) -> object:
+    """A long listing as its length, its ends and the first place it breaks a run."""
+    if not isinstance(aliases, list) or len(aliases) <= 6:
+        return aliases
+    return f"{len(aliases)} jobs: {aliases[:3]} ... {aliases[-3:]}"
+
+
+@check_step('job "{alias}" has the {error_type:w} error with the message of {length:d}'
+            ' characters')
+def check_long_error(context: Any, alias: str, error_type: str, length: int) -> None:
+    actual = job_view(context, alias).error
+    expected = f"{error_type}: {long_text(length)}"
+    _check(context, actual == expected, f"job {alias!r} error, whole",
+           f"{len(expected)} characters", _shown_text(actual, expected))
+
+
+@check_step('the result of job "{alias}" is the text of {length:d} characters')
+def check_long_result(context: Any, alias: str, length: int) -> None:
+    actual = job_view(context, alias).result
+    expected = long_text(length)
+    _check(context, actual == expected, f"job {alias!r} result, whole",
+           f"{len(expected)} characters", _shown_text(actual, expected))
+
+
+def _shown_text(actual: object, expected: str) -> object:
+    """A long text as its length, and where it leaves the expected one."""
+    if not isinstance(actual, str):
+        return actual
+    same = next((index for index, (a, b) in enumerate(zip(actual, expected, strict=False))
+                 if a != b), min(len(actual), len(expected)))
+    return f"{len(actual)} characters, the same as expected up to character {same}"
 
 
 @check_step("the listing is empty")

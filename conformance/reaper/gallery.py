@@ -8,7 +8,7 @@ requirement in `catches`.
 from __future__ import annotations
 
 import math
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
@@ -61,6 +61,19 @@ class MinuteSweepReaper(Reaper):
     def __init__(self, store: InMemoryJobStore, default_ttl_seconds: float,
                  default_sweep_interval_ms: float) -> None:
         super().__init__(store, default_ttl_seconds, 60_000.0)
+
+
+class SweepsAtStartReaper(Reaper):
+    """start_reaper awaits a first sweep before it returns its handle (the examples'
+    `await manager.start_reaper(...)` taken at its word), so jobs already expired at the
+    call are deleted one interval early."""
+
+    def start(self, now: datetime, ttl_seconds: float | None = None,
+              sweep_interval_ms: float | None = None) -> None:
+        super().start(now, ttl_seconds, sweep_interval_ms)
+        ttl = self._default_ttl_seconds if ttl_seconds is None else ttl_seconds
+        with self._lock:
+            self._sweep(now - timedelta(seconds=ttl))
 
 
 class UncountedPartialSweepReaper(Reaper):
@@ -352,6 +365,9 @@ GALLERY = (
            "seed 004 start_reaper: log WARN and retry next interval"),
     _entry("reaper_sweeps_every_minute", MinuteSweepReaper, "RP-002",
            "seed 004 decision D-48: 60 000 ms helpers retired"),
+    _entry("reaper_sweeps_at_start", SweepsAtStartReaper, "RP-002",
+           "seed 004 Contract: AsyncTaskManager.start_reaper (synchronous by design; only"
+           " stop waits on a sweep)"),
     _entry("reaper_start_unguarded", UnguardedStartReaper, "RP-006",
            "seed 004 start_reaper: idempotent false"),
     _entry("redelivery_without_cap", UncappedRedeliveryRuntime, "RD-002",
