@@ -470,6 +470,32 @@ class CleanupMillisecondStore(InMemoryJobStore):
             _to_millisecond(finished) <= _to_millisecond(cutoff))
 
 
+class MillisecondInstantsStore(InMemoryJobStore):
+    """The store keeps instants to the millisecond, as a `DATETIME(3)` column or a driver
+    that drops microseconds: every instant it writes comes back truncated, so a record's
+    times are up to a millisecond early and every rule reading them (cleanup's cut-off,
+    stuck detection, a backoff's end) compares at milliseconds (issue 33)."""
+
+    @staticmethod
+    def _kept(job: StoredJob) -> StoredJob:
+        kept: dict[str, Any] = {field.name: _to_millisecond(value) for field in fields(job)
+                                if isinstance(value := getattr(job, field.name), datetime)}
+        return replace(job, **kept)
+
+    def add(self, job: StoredJob, max_records: int | None) -> None:
+        super().add(self._kept(job), max_records)
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        return super().claim(worker_id, limit, _to_millisecond(now))
+
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        kept = {name: _to_millisecond(value) if isinstance(value, datetime) else value
+                for name, value in changes.items()}
+        return super().update(job_id, expected_status, expected=expected, **kept)
+
+
 class FirstStartKeptStore(InMemoryJobStore):
     """The claim sets started_at only on a record that has none (a COALESCE(started_at,
     now)), so every later attempt of a retried job shows the first attempt's start."""
@@ -859,6 +885,8 @@ GALLERY = (
                   "seed 004 cleanup"),
     _memory_entry("cleanup_millisecond_precision", CleanupMillisecondStore, "LC-020",
                   "issue 33: time finer than a second (instants compared at milliseconds)"),
+    _memory_entry("instants_kept_to_milliseconds", MillisecondInstantsStore, "LC-005",
+                  "issue 33: time finer than a second (instants kept to milliseconds)"),
     _memory_entry("cap_counts_active_only", CapCountsActiveOnlyStore, "LC-009",
                   "anchors: task cap trap"),
     _memory_entry("overbooking", OverbookingRuntime, "LC-010", "seed 000 B3"),
