@@ -28,6 +28,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import CONCURRENT_SUBMIT, Backend
+from jobconform.conformance.aim import fine_steps
 from jobconform.conformance.applicability import left_out
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.job_draws import (
@@ -485,6 +486,15 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
 
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def advance_time(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+
+        # Time finer than a second anywhere in a sequence (issue 33, LC-005): after one of
+        # these, every instant the runtime writes sits between milliseconds and every
+        # silence between whole seconds, so a store keeping milliseconds or a runtime
+        # counting whole seconds differs on what the sequence does next. (The name sorts
+        # after every rule but time_passes_with_heartbeats: the others keep their draws.)
+        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
+        def time_passes_finely(self, seconds: float) -> None:
             self._run(cmd.AdvanceTime(seconds))
 
         @rule(max_age=st.sampled_from(CLEANUP_AGES))
