@@ -114,6 +114,10 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     involved = (*command_requirements, *field_requirements)
     if kept_coarser(expected, actual):
         return "LC-005"  # the right instant at a millisecond's precision
+    if field in ("owner", "trigger", "options"):
+        # What the submission named, shown on the record as named: only the field's own
+        # rule governs it (LC-033, LC-035), whatever else the submission decided.
+        return field_requirements[0]
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
         job_before.status in (Status.QUEUED, Status.CANCELLED))
     lease_pass = isinstance(command, cmd.ExpireLeases) or (

@@ -325,3 +325,13 @@ def test_an_instant_truncated_or_rounded_to_the_millisecond_is_the_precision_rul
     assert not blame.kept_coarser(exact, exact.replace(microsecond=0))
     assert not blame.kept_coarser(exact, None)
     assert not blame.kept_coarser(exact, exact)
+
+
+def test_what_the_submission_named_is_blamed_on_its_field_rule() -> None:
+    """Options dropped from the record are LC-035's, though the submission that named them
+    also named an owner and a trigger (LC-033 among the command's requirements)."""
+    submit = cmd.Submit("a", owner="bob", trigger="manual", options={"model": "haiku"})
+    assert blame.record_primary(submit, "options", {"model": "haiku"}, None, None,
+                                ("LC-033", "LC-035"), ("LC-035",)) == "LC-035"
+    assert blame.record_primary(submit, "owner", "bob", None, None,
+                                ("LC-033", "LC-035"), ("LC-033",)) == "LC-033"

@@ -496,6 +496,22 @@ class MillisecondInstantsStore(InMemoryJobStore):
         return super().update(job_id, expected_status, expected=expected, **kept)
 
 
+class BackoffWholeSecondsStore(InMemoryJobStore):
+    """The claim compares a retried job's due time with the clock in whole seconds
+    (`int(next_attempt_at) <= int(now)`, as epoch-second columns do): a retry due half a
+    second into a second starts up to a second before its backoff ends (issue 33)."""
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        # int(due) <= int(now) holds for every due time before the next whole second.
+        seen = now.replace(microsecond=0) + timedelta(seconds=1, microseconds=-1)
+        claimed = [replace(job, started_at=now, last_heartbeat=now)
+                   for job in super().claim(worker_id, limit, seen)]
+        with self._lock:
+            for job in claimed:
+                self._jobs[job.job_id] = job
+        return claimed
+
+
 class FirstStartKeptStore(InMemoryJobStore):
     """The claim sets started_at only on a record that has none (a COALESCE(started_at,
     now)), so every later attempt of a retried job shows the first attempt's start."""
@@ -914,6 +930,9 @@ GALLERY = (
                   "issue 29 (a delay function that raises: an overflow at a large attempt)"),
     _memory_entry("tail_requeue", TailRequeueStore, "RT-003",
                   "issue 29 (a retried job re-queued at the tail)"),
+    _memory_entry("backoff_end_whole_seconds", BackoffWholeSecondsStore, "RT-002",
+                  "issue 33: time finer than a second (a backoff's end compared in whole"
+                  " seconds)"),
     _memory_entry("attempt_number_off_by_one", AttemptNumberFromOneRuntime, "RT-011",
                   "seed 004 TaskInfo: attempt_number, a deprecated alias returning retry_count"),
     _memory_entry("retried_attempt_counted", RetriedAttemptCountedRuntime, "RT-007",
