@@ -65,6 +65,23 @@ def steps_onto(elapsed: float, boundary: float,
     return steps[:-1] if steps else steps
 
 
+def fine_steps(precision: float = MICROSECOND) -> tuple[float, ...]:
+    """Clock steps finer than a second, for a machine's random draws beside its whole
+    seconds: the precision itself, half a millisecond (when finer than the precision
+    allows, left out) and half a second. A few of them put instants between milliseconds
+    and silences between whole seconds anywhere in a sequence, not only where an aimed
+    rule lands: a runtime that keeps instants or counts silence coarser than `precision`
+    then differs from the oracle on whatever the sequence does next.
+
+    Raises:
+        ValueError: a precision that is not > 0.
+    """
+    if not precision > 0:
+        raise ValueError(f"the precision is > 0 seconds, not {precision!r}")
+    return tuple(sorted({round(step, 6) for step in (precision, 0.0005, 0.5)
+                         if step >= precision}))
+
+
 def precision_notes(profile: Profile) -> tuple[str, ...]:
     """The report's note for a profile that relaxes LC-005's microsecond, else none: its
     boundaries were checked only to the precision it declares."""

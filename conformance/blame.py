@@ -39,6 +39,24 @@ DELAY_TOLERANCE_MS = 1.0
 # A backend's own delay function, asked one question (Runtime.compute_delay_ms).
 DelayFunction = Callable[[cmd.ComputeDelay], float]
 
+# The unit a store or a driver wrongly keeps instants in (LC-005 asks for microseconds).
+# Whole seconds are left out: an instant truncated to the second cannot be told from one
+# read on a clock that stopped at the last whole second (the gallery's process_own_clock,
+# a half-second into a sequence), whose time is wrong, not coarse (LC-004).
+_COARSE_UNIT = timedelta(milliseconds=1)
+
+
+def kept_coarser(expected: object, actual: object) -> bool:
+    """`actual` is `expected` truncated or rounded to the millisecond: the instant was kept
+    or read at a coarser precision than LC-005's microsecond (a store column keeping
+    milliseconds, a driver or codec dropping microseconds)."""
+    if not (isinstance(expected, datetime) and isinstance(actual, datetime)
+            and expected.tzinfo is not None and actual.tzinfo is not None):
+        return False
+    within = (expected - datetime.min.replace(tzinfo=expected.tzinfo)) % _COARSE_UNIT
+    truncated = expected - within
+    return bool(within) and actual in (truncated, truncated + _COARSE_UNIT)
+
 
 def ranked(requirements: Iterable[str], primary: str | None = None) -> tuple[str, ...]:
     """The requirements without repeats, the primary first (the default rank's if None)."""
@@ -99,6 +117,12 @@ def record_primary(command: Command | None, field: str, expected: object, actual
             before the command: the same one means the backend did not start it again).
     """
     involved = (*command_requirements, *field_requirements)
+    if kept_coarser(expected, actual):
+        return "LC-005"  # the right instant at a millisecond's precision
+    if field in ("owner", "trigger", "options"):
+        # What the submission named, shown on the record as named: only the field's own
+        # rule governs it (LC-033, LC-035), whatever else the submission decided.
+        return field_requirements[0]
     in_backoff = job_before is not None and job_before.retry_count > 0 and (
         job_before.status in (Status.QUEUED, Status.CANCELLED))
     lease_pass = isinstance(command, cmd.ExpireLeases) or (

@@ -61,6 +61,21 @@ Feature: Retry and backoff
     Then job "a" is succeeded
     And job "a" has the result "done"
 
+  @RT-002 @edge
+  Scenario: A backoff ending half a second into a second is waited out to the microsecond
+    Given job "a" is submitted with 2 retries
+    And the runtime dispatches
+    And 0.5 seconds pass
+    When job "a" raises ValueError "first"
+    Then job "a" is queued
+    When 0.999999 seconds pass
+    And the runtime dispatches
+    Then job "a" is queued
+    When 0.000001 seconds pass
+    And the runtime dispatches
+    Then job "a" is running
+    And job "a" started at second 1.5
+
   @RT-001 @RT-002
   Scenario: The default policy's delay function starts at 1000 ms and doubles
     When the delay for attempt 0 is computed with the default policy

@@ -138,6 +138,18 @@ Every Timestamp Is Timezone Aware UTC
     Job Should Have Finished At Second    a    1.5
     Timestamps Should Be UTC    a    b    c
 
+Instants Are Kept To The Microsecond
+    [Tags]    LC-005
+    Start Runtime
+    Submit Job    a
+    Advance Clock    0.000001
+    Dispatch
+    Advance Clock    1.000001
+    Job Returns    a    null
+    Job Should Have Been Submitted At Second    a    0
+    Job Should Have Started At Second    a    0.000001
+    Job Should Have Finished At Second    a    1.000002
+
 Result And Error Belong Only To Their Outcome
     [Tags]    LC-006
     Start Runtime    slots=3

@@ -46,6 +46,15 @@ A Policy Giving Only Max Retries Waits One Second Then Two
     Job Status Should Be    a    succeeded
     Job Result Should Be    a    "done"
 
+A Backoff Ending Half A Second Into A Second Is Waited Out To The Microsecond
+    [Tags]    RT-002    edge
+    Start Runtime
+    Submit Job With Retry    a    2
+    Dispatch
+    Advance Clock    0.5
+    Attempt Should Fail And Wait    a    1    2
+    Job Should Wait Then Start    a    0.999999    0.000001    at=1.5
+
 The Default Delay Function Starts At One Second And Doubles
     [Tags]    RT-001    RT-002
     Start Runtime

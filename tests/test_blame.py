@@ -306,3 +306,32 @@ def test_the_default_runs_shrunk_counterexample_names_what_the_self_test_proves(
                        machine_areas=frozenset({registry.requirement(primary).area}))
     failed = [case for case in run_hypothesis(config, registry).cases if not case.passed]
     assert [case.primaries[:1] for case in failed] == [(primary,)]
+
+
+def test_an_instant_truncated_or_rounded_to_the_millisecond_is_the_precision_rule() -> None:
+    """A record instant read back at a millisecond's precision is LC-005's (issue 33),
+    whatever field or command: a store keeping milliseconds, a codec or a driver dropping
+    microseconds."""
+    exact = datetime(2026, 1, 1, 0, 0, 1, 500_600, tzinfo=UTC)
+    for coarse in (exact.replace(microsecond=500_000), exact.replace(microsecond=501_000)):
+        assert blame.kept_coarser(exact, coarse)
+        assert blame.record_primary(cmd.Dispatch(), "started_at", exact, coarse, None,
+                                    ("LC-010",), ("LC-004",)) == "LC-005"
+    # A millisecond late on a whole millisecond, another instant, or the last whole second
+    # (a clock that stopped there, as much as a store keeping seconds) is a wrong time.
+    on_grid = exact.replace(microsecond=500_000)
+    assert not blame.kept_coarser(on_grid, on_grid + timedelta(milliseconds=1))
+    assert not blame.kept_coarser(exact, exact + timedelta(seconds=5))
+    assert not blame.kept_coarser(exact, exact.replace(microsecond=0))
+    assert not blame.kept_coarser(exact, None)
+    assert not blame.kept_coarser(exact, exact)
+
+
+def test_what_the_submission_named_is_blamed_on_its_field_rule() -> None:
+    """Options dropped from the record are LC-035's, though the submission that named them
+    also named an owner and a trigger (LC-033 among the command's requirements)."""
+    submit = cmd.Submit("a", owner="bob", trigger="manual", options={"model": "haiku"})
+    assert blame.record_primary(submit, "options", {"model": "haiku"}, None, None,
+                                ("LC-033", "LC-035"), ("LC-035",)) == "LC-035"
+    assert blame.record_primary(submit, "owner", "bob", None, None,
+                                ("LC-033", "LC-035"), ("LC-033",)) == "LC-033"

@@ -175,6 +175,16 @@ def test_spec_check_refuses_a_bad_seed_range() -> None:
     assert "is not a seed range" in result.output
 
 
+def test_fine_steps_are_the_precision_half_a_millisecond_and_half_a_second() -> None:
+    from jobconform.conformance.aim import fine_steps
+
+    assert fine_steps() == (0.000001, 0.0005, 0.5)
+    # A profile keeping milliseconds draws nothing finer than its precision (issue 33).
+    assert fine_steps(0.001) == (0.001, 0.5)
+    with pytest.raises(ValueError, match="precision"):
+        fine_steps(0.0)
+
+
 def test_steps_to_edge_land_a_microsecond_before_on_and_past_the_boundary() -> None:
     from jobconform.conformance.aim import steps_to_edge
 

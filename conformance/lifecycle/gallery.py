@@ -491,6 +491,48 @@ class CleanupMillisecondStore(InMemoryJobStore):
             _to_millisecond(finished) <= _to_millisecond(cutoff))
 
 
+class MillisecondInstantsStore(InMemoryJobStore):
+    """The store keeps instants to the millisecond, as a `DATETIME(3)` column or a driver
+    that drops microseconds: every instant it writes comes back truncated, so a record's
+    times are up to a millisecond early and every rule reading them (cleanup's cut-off,
+    stuck detection, a backoff's end) compares at milliseconds (issue 33)."""
+
+    @staticmethod
+    def _kept(job: StoredJob) -> StoredJob:
+        kept: dict[str, Any] = {field.name: _to_millisecond(value) for field in fields(job)
+                                if isinstance(value := getattr(job, field.name), datetime)}
+        return replace(job, **kept)
+
+    def add(self, job: StoredJob, max_records: int | None) -> None:
+        super().add(self._kept(job), max_records)
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        return super().claim(worker_id, limit, _to_millisecond(now))
+
+    def update(self, job_id: str, expected_status: str, *,
+               expected: Mapping[str, Any] | None = None,
+               **changes: Any) -> StoredJob | None:
+        kept = {name: _to_millisecond(value) if isinstance(value, datetime) else value
+                for name, value in changes.items()}
+        return super().update(job_id, expected_status, expected=expected, **kept)
+
+
+class BackoffWholeSecondsStore(InMemoryJobStore):
+    """The claim compares a retried job's due time with the clock in whole seconds
+    (`int(next_attempt_at) <= int(now)`, as epoch-second columns do): a retry due half a
+    second into a second starts up to a second before its backoff ends (issue 33)."""
+
+    def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
+        # int(due) <= int(now) holds for every due time before the next whole second.
+        seen = now.replace(microsecond=0) + timedelta(seconds=1, microseconds=-1)
+        claimed = [replace(job, started_at=now, last_heartbeat=now)
+                   for job in super().claim(worker_id, limit, seen)]
+        with self._lock:
+            for job in claimed:
+                self._jobs[job.job_id] = job
+        return claimed
+
+
 class FirstStartKeptStore(InMemoryJobStore):
     """The claim sets started_at only on a record that has none (a COALESCE(started_at,
     now)), so every later attempt of a retried job shows the first attempt's start."""
@@ -880,6 +922,8 @@ GALLERY = (
                   "seed 004 cleanup"),
     _memory_entry("cleanup_millisecond_precision", CleanupMillisecondStore, "LC-020",
                   "issue 33: time finer than a second (instants compared at milliseconds)"),
+    _memory_entry("instants_kept_to_milliseconds", MillisecondInstantsStore, "LC-005",
+                  "issue 33: time finer than a second (instants kept to milliseconds)"),
     _memory_entry("cap_counts_active_only", CapCountsActiveOnlyStore, "LC-009",
                   "anchors: task cap trap"),
     _memory_entry("overbooking", OverbookingRuntime, "LC-010", "seed 000 B3"),
@@ -911,6 +955,9 @@ GALLERY = (
                   "issue 29 (a delay function that raises: an overflow at a large attempt)"),
     _memory_entry("tail_requeue", TailRequeueStore, "RT-003",
                   "issue 29 (a retried job re-queued at the tail)"),
+    _memory_entry("backoff_end_whole_seconds", BackoffWholeSecondsStore, "RT-002",
+                  "issue 33: time finer than a second (a backoff's end compared in whole"
+                  " seconds)"),
     _memory_entry("attempt_number_off_by_one", AttemptNumberFromOneRuntime, "RT-011",
                   "seed 004 TaskInfo: attempt_number, a deprecated alias returning retry_count"),
     _memory_entry("retried_attempt_counted", RetriedAttemptCountedRuntime, "RT-007",

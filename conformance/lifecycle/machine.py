@@ -28,6 +28,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import CONCURRENT_SUBMIT, Backend
+from jobconform.conformance.aim import fine_steps, steps_to_edge
 from jobconform.conformance.applicability import left_out
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.job_draws import (
@@ -422,7 +423,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         # shut-down flag lives in a dispatcher not yet started misses. (Dispatching
         # first would hide that bug from the rest of the sequence.)
         @precondition(lambda self: self.harness.claims_stuck or self.harness.claims_retry)
-        @rule(target=jobs, aim=st.sampled_from(("beat", "backoff")),
+        @rule(target=jobs, aim=st.sampled_from(("beat", "backoff", "backoff end")),
               seconds=st.sampled_from((1.0, 5.0)))
         def was_aimed_at(self, aim: str, seconds: float) -> str:
             self.counter += 1
@@ -457,6 +458,22 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             if not self.harness.claims_retry:
                 self._run(cmd.Submit(alias))
                 return alias
+            if aim == "backoff end":
+                # A backoff that ends half a millisecond into a second: dispatched a
+                # microsecond before its end, on it and a microsecond past, the job starts
+                # on its end and not before, which a runtime comparing due times in whole
+                # seconds or milliseconds misses (RT-002, issue 33).
+                self._run(cmd.Submit(alias, False, BACKOFF_POLICY))
+                self._run(cmd.Finish(alias, cmd.Raise("FlakyError", "try again")))
+                # (Half a second in, under a profile keeping coarser time, LC-005.)
+                self._run(cmd.AdvanceTime(0.0005 if profile.time_precision_seconds < 0.0005
+                                          else 0.5))
+                self._run(cmd.Dispatch())
+                delay = BACKOFF_POLICY.retry_delay_ms / 1000
+                for step in steps_to_edge(0.0, delay, profile.time_precision_seconds):
+                    self._run(cmd.AdvanceTime(step))
+                    self._run(cmd.Dispatch())
+                return alias
             self._run(cmd.Submit(alias, False, BACKOFF_POLICY))
             self._run(cmd.Finish(alias, cmd.Raise("FlakyError", "try again")))
             for _ in range(MACHINE_SLOTS):
@@ -486,6 +503,15 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
 
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def advance_time(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+
+        # Time finer than a second anywhere in a sequence (issue 33, LC-005): after one of
+        # these, every instant the runtime writes sits between milliseconds and every
+        # silence between whole seconds, so a store keeping milliseconds or a runtime
+        # counting whole seconds differs on what the sequence does next. (The name sorts
+        # after every rule but time_passes_with_heartbeats: the others keep their draws.)
+        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
+        def time_passes_finely(self, seconds: float) -> None:
             self._run(cmd.AdvanceTime(seconds))
 
         @rule(max_age=st.sampled_from(CLEANUP_AGES))
