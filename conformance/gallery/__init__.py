@@ -10,7 +10,9 @@ suite that catches none of these is worthless, whatever it counts.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -42,3 +44,32 @@ def register(module: str, name: str, backend: type, bug: str, catches: str,
     backend.__doc__ = bug
     setattr(sys.modules[module], name, backend)
     return GalleryEntry(name, f"{module}:{name}", bug, catches, source)
+
+
+def opener_entry(module: str, name: str, base: type, opener: str,
+                 open_broken: Callable[..., object], broken: type, catches: str,
+                 source: str) -> GalleryEntry:
+    """Entry `name` of `module`: the shipped backend `base` whose `opener`
+    (`open_reminders`, ...) opens what `open_broken(backend, *its arguments)` makes; its
+    bug is `broken`'s docstring."""
+
+    def opened(self: Any, *arguments: Any, **keywords: Any) -> object:
+        return open_broken(self, *arguments, **keywords)
+
+    backend = type(name, (base,), {opener: opened})
+    return register(module, name, backend, bug_text(broken), catches, source)
+
+
+def swapped_store_entry(module: str, name: str, base: type, store_method: str,
+                        broken: type, catches: str, source: str) -> GalleryEntry:
+    """Entry `name` of `module`: the shipped backend `base` whose `store_method`
+    (`empty_reminder_store`, ...) answers its own store as a `broken` one: the same
+    engine and state, the broken methods."""
+
+    def swapped(self: Any) -> object:
+        store = getattr(base, store_method)(self)
+        store.__class__ = broken
+        return store
+
+    backend = type(name, (base,), {store_method: swapped})
+    return register(module, name, backend, bug_text(broken), catches, source)
