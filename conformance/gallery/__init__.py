@@ -36,19 +36,28 @@ def bug_text(broken: type) -> str:
 
 
 def register(module: str, name: str, backend: type, bug: str, catches: str,
-             source: str) -> GalleryEntry:
+             source: str, profile: str = "canonical") -> GalleryEntry:
     """Name `backend` as the broken backend of entry `name` and put it in `module`, so
     that it loads as `module:name`; the entry that says so."""
     backend.name = f"gallery.{name}"  # type: ignore[attr-defined]
     backend.__name__ = backend.__qualname__ = name
     backend.__doc__ = bug
     setattr(sys.modules[module], name, backend)
-    return GalleryEntry(name, f"{module}:{name}", bug, catches, source)
+    return GalleryEntry(name, f"{module}:{name}", bug, catches, source, profile)
+
+
+def subclass_entry(module: str, name: str, base: type, members: dict[str, Any],
+                   broken: type, catches: str, source: str,
+                   profile: str = "canonical") -> GalleryEntry:
+    """Entry `name` of `module`: the shipped backend `base` with `members` replaced (a
+    broken `store_type`, ...); its bug is `broken`'s docstring."""
+    backend = type(name, (base,), dict(members))
+    return register(module, name, backend, bug_text(broken), catches, source, profile)
 
 
 def opener_entry(module: str, name: str, base: type, opener: str,
                  open_broken: Callable[..., object], broken: type, catches: str,
-                 source: str) -> GalleryEntry:
+                 source: str, profile: str = "canonical") -> GalleryEntry:
     """Entry `name` of `module`: the shipped backend `base` whose `opener`
     (`open_reminders`, ...) opens what `open_broken(backend, *its arguments)` makes; its
     bug is `broken`'s docstring."""
@@ -56,8 +65,8 @@ def opener_entry(module: str, name: str, base: type, opener: str,
     def opened(self: Any, *arguments: Any, **keywords: Any) -> object:
         return open_broken(self, *arguments, **keywords)
 
-    backend = type(name, (base,), {opener: opened})
-    return register(module, name, backend, bug_text(broken), catches, source)
+    return subclass_entry(module, name, base, {opener: opened}, broken, catches, source,
+                          profile)
 
 
 def swapped_store_entry(module: str, name: str, base: type, store_method: str,
@@ -71,5 +80,5 @@ def swapped_store_entry(module: str, name: str, base: type, store_method: str,
         store.__class__ = broken
         return store
 
-    backend = type(name, (base,), {store_method: swapped})
-    return register(module, name, backend, bug_text(broken), catches, source)
+    return subclass_entry(module, name, base, {store_method: swapped}, broken, catches,
+                          source)
