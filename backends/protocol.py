@@ -339,6 +339,24 @@ class HealthView(Protocol):
 
 
 @dataclass(frozen=True)
+class ConcurrentSubmission:
+    """One submission's answer among several made at once (LC-030): the new job's id, or
+    the name and message of the exception its submit raised (`CapacityExceeded`,
+    `RuntimeShutDown`, or whatever a runtime that fails beside another raises).
+
+    A runtime the kit cannot call from several threads of its own, because something
+    between them serialises the calls (the process backend's pipe), may offer
+    `submit_concurrently(scripts) -> Sequence[ConcurrentSubmission]`: it makes one
+    submission per script at the same time itself (a thread each, in the process
+    protocol's reference child) and answers each in the order given. The harness then
+    uses it for LC-030 instead of its own threads."""
+
+    job_id: str | None = None
+    error_type: str | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
 class RuntimeSettings:
     """Limits for one runtime, from the profile's defaults or a check's own values."""
 

@@ -36,6 +36,7 @@ from jobconform.backends.protocol import (
     STUCK,
     Backend,
     CapacityExceeded,
+    ConcurrentSubmission,
     HealthView,
     InvalidModuleId,
     JobNotCompleted,
@@ -1401,9 +1402,11 @@ class Harness:
 
     def _submit_concurrently(self, command: cmd.SubmitConcurrently) -> list[str]:
         """Call submit once per alias, each on a thread of its own, the threads released
-        together by a barrier (LC-030); then check that every id is new and held once, and
-        take the order the runtime lists the batch in into the oracle. Each thread's
-        answer is "accepted", a refusal, or what it raised.
+        together by a barrier (LC-030), or hand the batch to the runtime's own
+        `submit_concurrently` where it has one (a runtime behind the process pipe, whose
+        child makes the submissions at once; `ConcurrentSubmission`); then check that
+        every id is new and held once, and take the order the runtime lists the batch in
+        into the oracle. Each thread's answer is "accepted", a refusal, or what it raised.
 
         Raises:
             Divergence: two submissions returned one id, or an id is not held exactly once.
@@ -1431,17 +1434,23 @@ class Harness:
             except Exception as error:  # a submit that fails beside another: LC-030's
                 answers[index] = f"raised {type(error).__name__}: {error}"
 
-        threads = [threading.Thread(target=submitter, args=(index,), daemon=True,
-                                    name=f"jobconform-submitter-{index + 1}")
-                   for index in range(count)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=limit)
-            if thread.is_alive():
-                raise AdapterError(f"a submit on {thread.name} did not finish within"
-                                   f" {limit:g} s of real time while other threads submitted"
-                                   " too")
+        together = getattr(runtime, "submit_concurrently", None)
+        if callable(together):
+            # A runtime behind a pipe (the process backend's) makes the submissions at once
+            # itself: the kit's threads would only queue on its one pipe.
+            self._submitted_together(together, scripts, returned, answers)
+        else:
+            threads = [threading.Thread(target=submitter, args=(index,), daemon=True,
+                                        name=f"jobconform-submitter-{index + 1}")
+                       for index in range(count)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=limit)
+                if thread.is_alive():
+                    raise AdapterError(f"a submit on {thread.name} did not finish within"
+                                       f" {limit:g} s of real time while other threads"
+                                       " submitted too")
         accepted: list[tuple[str, str, TaskScript]] = []
         for alias, job_id, script, answer in zip(command.jobs, returned, scripts, answers,
                                                  strict=True):
@@ -1466,6 +1475,35 @@ class Harness:
         if len(accepted) == count:
             self._adopt_concurrent_order(command, ids)
         return answers
+
+    def _submitted_together(self, together: Any, scripts: list[TaskScript],
+                            returned: list[object], answers: list[str]) -> None:
+        """LC-030 through a runtime's own `submit_concurrently` (`ConcurrentSubmission`):
+        its answers, in the order of `scripts`, read as the harness's threads read theirs.
+
+        Raises:
+            AdapterError: it did not answer one `ConcurrentSubmission` per script.
+        """
+        try:
+            results = list(together(scripts))
+        except Exception as error:
+            answers[:] = [f"raised {type(error).__name__}: {error}"] * len(scripts)
+            return
+        if len(results) != len(scripts) or not all(
+                isinstance(result, ConcurrentSubmission) for result in results):
+            raise AdapterError(f"adapter {self.backend.name!r}: submit_concurrently answered"
+                               f" {results!r} for {len(scripts)} submissions, not one"
+                               " ConcurrentSubmission each")
+        for index, result in enumerate(results):
+            if result.error_type is None:
+                returned[index] = result.job_id
+                answers[index] = cmd.ACCEPTED
+            elif result.error_type == CapacityExceeded.__name__:
+                answers[index] = cmd.REFUSED_CAPACITY
+            elif result.error_type == RuntimeShutDown.__name__:
+                answers[index] = cmd.REFUSED_SHUT_DOWN
+            else:
+                answers[index] = f"raised {result.error_type}: {result.message}"
 
     def _adopt_concurrent_order(self, command: cmd.SubmitConcurrently,
                                 ids: list[str]) -> None:

@@ -5,8 +5,9 @@ Feature: A self-running runtime's own clockwork
   reads at the last instant each action is still forbidden, inside its window and at the
   window's close, so an early action fails as surely as a late or missing one. Scenarios
   here are skipped on a backend that does not claim self-running, and those of SR-002,
-  SR-003, SR-004, SR-005, SR-006, SR-007 and SR-008 on one that does not also claim stuck,
-  redelivery, retry, reaper, scheduling, breaker-seams or reminders.
+  SR-003, SR-004, SR-005, SR-006, SR-007, SR-008 and SR-009 on one that does not also claim
+  stuck, redelivery, retry, reaper, scheduling, breaker-seams, reminders or scheduling and
+  scheduling-ends.
 
   # -- SR-001: queued work starts without a dispatch ----------------------------------------
 
@@ -134,6 +135,23 @@ Feature: A self-running runtime's own clockwork
     And 365 seconds pass on the self-running runtime
     Then the self-running scheduler has fired schedule "digest" 3 time(s)
     And the self-running runtime shows job "a" succeeded
+
+  # -- SR-009: the scheduler learns how each execution ended, by itself ------------------------
+
+  @SR-009
+  Scenario: The scheduler learns how a dispatched execution ended by itself, within one poll interval
+    Given the self-running scheduler has a one-shot job "report" in 30 seconds that runs 5.5 seconds and ends as succeeded
+    When 35 seconds pass on the self-running runtime
+    Then the self-running scheduler has learned how 0 execution(s) of schedule "report" ended
+    When the self-running runtime's windows pass
+    Then the self-running scheduler has learned how 1 execution(s) of schedule "report" ended
+
+  @SR-009
+  Scenario: The scheduler learns how each cron execution ended by itself, a failure as well
+    Given the self-running scheduler has a cron schedule "digest" at "*/2 * * * *" whose executions run 10 seconds and end as failed
+    When 255 seconds pass on the self-running runtime
+    Then the self-running scheduler has learned how 2 execution(s) of schedule "digest" ended
+    And the self-running scheduler has fired schedule "digest" 2 time(s)
 
   # -- SR-007: the breaker's backstop sweeps by itself -------------------------------------------
 

@@ -1,10 +1,10 @@
-"""The oracle of the self-running area (SR-001..SR-008): when a runtime that runs its own
+"""The oracle of the self-running area (SR-001..SR-009): when a runtime that runs its own
 clockwork may, and must, have acted.
 
 A commanded runtime acts at the command; a self-running one acts somewhere in a window.
 Each function here gives that window from instants the runtime recorded (a job's
 submission, start or last heartbeat, the end of its failed attempt or of the job, a
-schedule's fire time) and the
+schedule's fire time, the end of a dispatched execution) and the
 poll interval, or the reaper's sweep interval: the action is forbidden up to the window's
 opening (or before it, for an opening it may act at), and required from its close on.
 `read_points` are the instants a check reads at so that an early action is as visible as
@@ -27,6 +27,7 @@ START_RETRY = "start the retry"
 REAP = "remove (reaper sweep)"
 FIRE = "fire the schedule"
 DELIVER = "dispatch the reminder"
+LEARN_END = "learn how the execution ended"
 
 
 @dataclass(frozen=True)
@@ -137,3 +138,11 @@ def delivery_window(due_at: datetime) -> Window:
     after a dispatch that did not land) is dispatched at that instant: not before it, and
     by it. The window is the one instant; a check reads one tick before it and at it."""
     return Window(DELIVER, due_at, due_at, at_opening=True)
+
+
+def end_window(ended_at: datetime, poll_interval_seconds: float) -> Window:
+    """SR-009: a scheduler learns how an execution it dispatched ended, by itself, no
+    earlier than the end (`ended_at`, when the target first answers it; learning it then
+    is on time) and within one poll interval after it."""
+    return Window(LEARN_END, ended_at, ended_at + poll(poll_interval_seconds),
+                  at_opening=True)

@@ -1,15 +1,15 @@
 *** Settings ***
 Documentation       Conformance checks for a self-running runtime (spec/self-running.yaml,
-...                 SR-001..SR-008).
+...                 SR-001..SR-009).
 ...
 ...                 The runtime is opened with open_self_running and acts by itself: no test
 ...                 dispatches, detects stuck jobs or expires leases. Keywords only submit,
 ...                 end bodies, send heartbeats and let time pass; the harness reads at the
 ...                 last instant each action is still forbidden, inside its window and at its
 ...                 close. Tests are skipped on a backend that does not claim self-running,
-...                 and those of SR-002, SR-003, SR-004, SR-005, SR-006, SR-007 and SR-008 on
-...                 one that does not also claim stuck, redelivery, retry, reaper, scheduling,
-...                 breaker-seams or reminders.
+...                 and those of SR-002, SR-003, SR-004, SR-005, SR-006, SR-007, SR-008 and
+...                 SR-009 on one that does not also claim stuck, redelivery, retry, reaper,
+...                 scheduling, breaker-seams, reminders or scheduling and scheduling-ends.
 Resource            lifecycle.resource
 Library             jobconform.conformance.self_running.keywords.SelfRunningLibrary
 Test Tags           self-running
@@ -94,6 +94,17 @@ Schedules Fire By Themselves Within One Poll Interval And Never Early
     Let Time Pass On Self-Running Runtime    250
     Self-Running Schedule Should Have Fired    report    1
     Self-Running Schedule Should Have Fired    digest    2
+
+The Scheduler Learns How Each Execution Ended By Itself Within One Poll Interval
+    [Tags]    SR-009
+    Open Self-Running Runtime
+    Schedule One-Shot Job On Self-Running Scheduler    report    30    runs=5.5    ends=succeeded
+    Schedule Cron On Self-Running Scheduler    digest    */2 * * * *    runs=10    ends=failed
+    Let Time Pass On Self-Running Runtime    35
+    Self-Running Schedule Should Have Learned Ends    report    0
+    Let Time Pass On Self-Running Runtime    250
+    Self-Running Schedule Should Have Learned Ends    report    1
+    Self-Running Schedule Should Have Learned Ends    digest    2
 
 The Breaker's Backstop Sweeps By Itself At Its Interval And Never Early
     [Tags]    SR-007

@@ -23,11 +23,6 @@ from jsonschema import Draft202012Validator
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ChildRejectedRequest, MalformedMessage, ProcessBackend
 from jobconform.backends.process.backend import (
-    NO_AUDIT_EVENTS_NOTE,
-    NO_CONCURRENT_SUBMIT_NOTE,
-    NO_HEALTH_REPORT_NOTE,
-    NO_LOOP_EVENTS_NOTE,
-    NO_STORE_FAULTS_NOTE,
     VALIDATE_VARIABLE,
     carried_capabilities,
     reference_child_command,
@@ -214,28 +209,21 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
         validated_session: ChildSession) -> None:
     backend = ProcessBackend(session=validated_session)
     assert validated_session.version == 2
-    # Every area, but not the store faults: no message carries a fault plan (RM-014, IK-015);
-    # nor the health report's worker fields: the health answer is six counts (LC-029);
-    # nor submissions from several threads at once: one pipe, one request at a time (LC-030);
-    # nor the audit sink of replays: no message carries it to the child (IK-017);
-    # nor the loop event sink, for the same reason (LP-019); nor the deprecated aliases,
-    # Python's names with Python's warning (TS-013, RT-011, RP-010). The breaker's dispatch
-    # seams are kept: their methods are BreakerRuntime messages (CB-014, CB-015); so are
-    # the log records, pulled with log_records() (AD-025, AD-026, RP-009).
+    # Every claim but the deprecated aliases, Python's names with Python's warning (TS-013,
+    # RT-011, RP-010). The breaker's dispatch seams are kept: their methods are
+    # BreakerRuntime messages (CB-014, CB-015); so are the log records, pulled with
+    # log_records() (AD-025, AD-026, RP-009), and since issue #35 the health report, the
+    # submissions made at once, both event sinks and the store faults.
     areas_claimed = {claim for claim in MemoryBackend().capabilities
-                     if not claim.startswith(STORE_FAULTS)
-                     and claim not in ("health-report", "concurrent-submit", "audit-events",
-                                       "loop-events", "deprecated-aliases")}
+                     if claim != "deprecated-aliases"}
     assert backend.capabilities == areas_claimed
-    assert NO_STORE_FAULTS_NOTE in backend.report_notes
-    assert NO_HEALTH_REPORT_NOTE in backend.report_notes
-    assert NO_CONCURRENT_SUBMIT_NOTE in backend.report_notes
-    assert NO_AUDIT_EVENTS_NOTE in backend.report_notes
-    assert "audit-events" not in backend.capabilities
-    assert NO_LOOP_EVENTS_NOTE in backend.report_notes
-    assert "loop-events" not in backend.capabilities
-    assert "health-report" not in backend.capabilities
-    assert "concurrent-submit" not in backend.capabilities
+    assert {claim for claim in backend.capabilities if claim.startswith(STORE_FAULTS)} == {
+        "store-faults:redelivery", "store-faults:reaper", "store-faults:idempotency",
+        "store-faults:reminders"}  # each area's runtime carries inject_store_fault
+    assert "audit-events" in backend.capabilities  # open_idempotency carries the sink
+    assert "loop-events" in backend.capabilities  # open_loops carries the event sink
+    assert "health-report" in backend.capabilities  # the health answer carries it
+    assert "concurrent-submit" in backend.capabilities  # submit_concurrently carries it
     assert "breaker-seams" in backend.capabilities
     assert callable(backend.open_breaker) and callable(backend.open_scheduling)
 
@@ -530,3 +518,212 @@ def test_a_child_that_never_interrupts_the_body_is_caught_by_lc_026(
     backend.session.close()
     assert run.divergence is not None
     assert run.divergence.requirements[0] == "LC-026"
+
+
+# -- capabilities carried beside the areas (issue #35) -----------------------------------------
+
+
+def test_the_health_report_carries_the_worker_and_its_last_heartbeat(
+        validated_session: ChildSession) -> None:
+    # LC-029, ST-005: version 2's health answer is a HealthRecord, with the worker's id,
+    # status and last heartbeat beside the six counts, so the child claims health-report.
+    from datetime import timedelta
+
+    backend = ProcessBackend(session=validated_session)
+    assert "health-report" in backend.capabilities
+    clock = VirtualClock(EPOCH)
+    runtime = backend.open(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
+    first = runtime.health()
+    assert isinstance(first.worker_id, str) and first.worker_id
+    assert first.status == "running" and first.last_heartbeat is None
+    job_id = runtime.submit(TaskScript())
+    runtime.dispatch()
+    clock.advance(5)
+    runtime.heartbeat(job_id)
+    report = runtime.health()
+    assert report.running == 1 and report.worker_id == first.worker_id
+    assert report.last_heartbeat == EPOCH + timedelta(seconds=5)
+    assert report.last_heartbeat.utcoffset() == timedelta(0)
+    runtime.shutdown()
+    assert runtime.health().status in ("stopping", "stopped")
+    runtime.close()
+
+
+def test_a_child_that_predates_the_worker_fields_answers_six_counts(tmp_path: Path) -> None:
+    # The three fields came later: a child that leaves them out is read as null, and the
+    # schema does not require them, so such a child keeps working where it does not claim
+    # health-report.
+    counts = {"queued": 0, "running": 0, "total": 0, "processed": 0, "failed": 0,
+              "cancelled": 0}
+    source = "import sys\n" + answer_lines(HELLO, OPENED, {"id": 3, "ok": True,
+                                                            "result": counts})
+    backend = ProcessBackend(command=fake_child(tmp_path, source),
+                             timeout_seconds=SAFETY_SECONDS)
+    try:
+        assert "health-report" not in backend.capabilities
+        runtime = backend.open(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                               VirtualClock(EPOCH))
+        report = runtime.health()
+        assert (report.total, report.worker_id, report.status, report.last_heartbeat) == (
+            0, None, None, None)
+    finally:
+        backend.session.close()
+
+
+def test_submissions_made_at_once_travel_as_one_batch(
+        validated_session: ChildSession) -> None:
+    # LC-030: the kit's threads would queue on the one pipe, so the batch travels in one
+    # submit_concurrently message and the child submits it at once; each answer is the
+    # job's id, or what its submit raised, in the order of the scripts.
+    backend = ProcessBackend(session=validated_session)
+    assert "concurrent-submit" in backend.capabilities
+    runtime = backend.open(RuntimeSettings(max_concurrent=1, max_tasks=4),
+                           VirtualClock(EPOCH))
+    held = runtime.submit(TaskScript())
+    answers = runtime.submit_concurrently([TaskScript() for _ in range(3)])
+    ids = [answer.job_id for answer in answers]
+    assert all(isinstance(job_id, str) for job_id in ids)
+    assert len({held, *ids}) == 4
+    assert sorted(job.job_id for job in runtime.list_jobs(None)) == sorted([held, *ids])
+    # A batch over the cap: each refusal crosses with its exception's name.
+    refused = runtime.submit_concurrently([TaskScript(), TaskScript()])
+    assert [answer.error_type for answer in refused] == ["CapacityExceeded"] * 2
+    assert all(answer.job_id is None for answer in refused)
+    runtime.close()
+
+
+def test_the_child_calls_submit_from_a_thread_each_released_together() -> None:
+    # The reference child's answer to submit_concurrently: one thread per script, released
+    # together by a barrier, so a runtime that is not thread-safe is met by real threads.
+    # The fake runtime's own barrier only opens if every submit is in flight at once.
+    import threading
+
+    from jobconform.backends.process.server import ObjectServer
+
+    count = 4
+    all_in_flight = threading.Barrier(count, timeout=SAFETY_SECONDS)
+    threads: list[str] = []
+
+    class Runtime:
+        def submit(self, script: TaskScript) -> str:
+            threads.append(threading.current_thread().name)
+            all_in_flight.wait()
+            return f"job-{len(threads)}-{threading.current_thread().name}"
+
+    server = ObjectServer(MemoryBackend(), frozenset({"lifecycle", "concurrent-submit"}),
+                          io.StringIO(), io.StringIO())
+    answers = server.submit_concurrently(Runtime(), [TaskScript() for _ in range(count)])
+    assert len(set(threads)) == count
+    assert len({answer.job_id for answer in answers}) == count
+
+
+def test_the_audit_sink_travels_and_hears_every_replay(
+        validated_session: ChildSession) -> None:
+    # IK-017: open_idempotency carries the kit's audit sink as a later argument (a handle
+    # of the kit's IdempotencyAudit); the child calls it back once per replay.
+    from jobconform.backends.idempotency.protocol import IdempotencyConfig
+    from jobconform.conformance.sinks import ReplayAudit
+
+    backend = ProcessBackend(session=validated_session)
+    assert "audit-events" in backend.capabilities
+    audit = ReplayAudit()
+    config = IdempotencyConfig(86400.0, 422, 300.0)
+    runtime = backend.open_idempotency(VirtualClock(EPOCH), config, audit)
+    first = runtime.claim("api", "key-1", {"n": 1})
+    assert first.kind is ClaimKind.STARTED and first.token is not None
+    assert runtime.complete(first.token, cmd.Succeed("done"))
+    assert audit.events() == []  # a started claim is not a replay
+    replay = runtime.claim("api", "key-1", {"n": 1})
+    assert replay.kind is ClaimKind.REPLAY
+    assert audit.events() == [("api", "key-1", first.token)]
+    runtime.close()
+
+
+def test_an_idempotency_runtime_is_opened_without_a_sink_unless_one_is_given(
+        tmp_path: Path) -> None:
+    # The sink is a later argument: the kit sends it only when the harness gives one, so a
+    # child that does not claim audit-events never receives it.
+    from jobconform.backends.idempotency.protocol import IdempotencyConfig
+
+    hello = {**HELLO, "result": {**HELLO["result"], "capabilities": ["idempotency"]}}
+    log = tmp_path / "requests.jsonl"
+    source = ("import sys\n"
+              f"log = open({str(log)!r}, 'w')\n"
+              "for answer in [{hello!r}, {opened!r}]:\n"
+              "    log.write(sys.stdin.readline()); log.flush()\n"
+              "    print(answer, flush=True)\n").format(
+        hello=json.dumps(hello),
+        opened=json.dumps({"id": 2, "ok": True, "result": {"handle": "idempotencyruntime-1"}}))
+    backend = ProcessBackend(command=fake_child(tmp_path, source),
+                             timeout_seconds=SAFETY_SECONDS)
+    try:
+        assert "audit-events" not in backend.capabilities
+        backend.open_idempotency(VirtualClock(EPOCH), IdempotencyConfig(86400.0, 422, 300.0))
+        request = json.loads(log.read_text(encoding="utf-8").splitlines()[1])
+        assert request["op"] == "Backend.open_idempotency"
+        assert set(request["args"]) == {"config"}
+    finally:
+        backend.session.close()
+
+
+def test_the_loop_event_sink_travels_and_reads_the_loop_back_within_its_callback(
+        validated_session: ChildSession) -> None:
+    # LP-019: open_loops carries the kit's event sink; the child calls it back after the
+    # run's record is written, and the sink reads the loop back (get_loop) before it
+    # replies: a request within the callback, which the child answers first.
+    from jobconform.backends.loops.protocol import LoopAgent, LoopParameters, LoopsConfig
+    from jobconform.conformance.sinks import LoopEventLog
+    from jobconform.reference.loops.oracle import Respond
+
+    backend = ProcessBackend(session=validated_session)
+    assert "loop-events" in backend.capabilities
+    events = LoopEventLog()
+    runtime = backend.open_loops(VirtualClock(EPOCH), LoopsConfig(300.0), events)
+    events.read = runtime.get_loop
+    agent = LoopAgent()
+    loop_id = runtime.start_loop(LoopParameters("go", 1), agent)
+    agent.decide(1, Respond("done", 0.5))
+    runtime.settle()
+    kinds = [(event.kind, event.loop_id, event.seen) for event in events.events()]
+    assert kinds == [("loop_run_completed", loop_id, ("succeeded",)),
+                     ("loop_completed", loop_id, ("completed", "max_runs_reached"))]
+    assert events.events()[0].values[0] == 1 and events.events()[0].values[2] == 0.5
+    runtime.close()
+
+
+def test_store_faults_travel_and_come_back_as_the_protocols_exceptions(
+        validated_session: ChildSession) -> None:
+    # RD-007, RP-008, IK-015, RM-014: the kit arms a plan on the child's runtime with
+    # inject_store_fault; a failed write answers StoreWriteFailed (a StoreUnavailable), a
+    # crash ProcessCrashed, and the child lives on to serve the area's restart. Only the
+    # child sees its store's writes, so it answers store_fault_struck.
+    from jobconform.backends.faults import ProcessCrashed, StoreWriteFailed
+    from jobconform.backends.idempotency.protocol import IdempotencyConfig
+    from jobconform.backends.protocol import StoreUnavailable
+    from jobconform.backends.reminders.protocol import ReminderConfig
+    from jobconform.conformance.reminders.harness import HarnessTarget
+    from jobconform.reference.faults import FaultKind, StoreFault
+
+    backend = ProcessBackend(session=validated_session)
+    clock = VirtualClock(EPOCH)
+    keys = backend.open_idempotency(clock, IdempotencyConfig(86400.0, 422, 300.0))
+    keys.inject_store_fault(StoreFault(FaultKind.FAIL, 1))
+    with pytest.raises(StoreWriteFailed) as failed:
+        keys.claim("api", "key-1", {"n": 1})
+    assert isinstance(failed.value, StoreUnavailable)
+    assert keys.store_fault_struck() is True
+    keys.inject_store_fault(None)
+    assert keys.claim("api", "key-1", {"n": 1}).kind is ClaimKind.STARTED  # nothing held
+    keys.close()
+
+    reminders = backend.open_reminders(clock, ReminderConfig(), HarnessTarget())
+    reminders.inject_store_fault(StoreFault(FaultKind.CRASH, 1))
+    with pytest.raises(ProcessCrashed):
+        reminders.create("hello", delay_seconds=120.0)
+    assert reminders.store_fault_struck() is True
+    reminders.inject_store_fault(None)
+    reminders.crash()
+    reopened = reminders.reopen()
+    assert list(reopened.list_reminders(None)) == []  # the crash came before the write
+    assert validated_session.alive
+    reopened.close()

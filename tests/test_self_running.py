@@ -1,4 +1,4 @@
-"""The self-running area (SR-001..SR-008): the window oracle, the harness that only lets
+"""The self-running area (SR-001..SR-009): the window oracle, the harness that only lets
 time pass, the threaded worker's own clockwork, the reference child's over the pipe, and a
 claim without stuck or redelivery checked in part."""
 
@@ -8,6 +8,7 @@ import json
 import sys
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -16,15 +17,18 @@ from jobconform.backends.loading import load_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.process import ProcessBackend
 from jobconform.backends.protocol import Clock, RuntimeSettings
+from jobconform.backends.scheduling.protocol import ExecutionEnd, SchedulingConfig
+from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.self_running import (
     SELF_RUNNING,
     Clockwork,
     PassesOnSettle,
     WithOwnClockwork,
 )
+from jobconform.backends.threaded import ThreadedBackend
 from jobconform.conformance.applicability import skip_reason, unclaimed
 from jobconform.conformance.cli import main
-from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import AdapterError, Divergence
 from jobconform.conformance.partial_claims import (
     SELF_RUNNING_WITHOUT_WATCHES_BACKEND,
@@ -33,6 +37,7 @@ from jobconform.conformance.partial_claims import (
 from jobconform.conformance.self_running.gallery import GALLERY
 from jobconform.conformance.self_running.harness import SelfRunningHarness
 from jobconform.conformance.self_running.machine import run_self_running_machine
+from jobconform.conformance.self_running.schedules import EndPlan
 from jobconform.reference import commands as cmd
 from jobconform.reference import self_running as oracle
 from jobconform.reference.backoff import RetryPolicy
@@ -137,6 +142,19 @@ def _scenarios(harness_of: object) -> None:
             assert fires.exercised == {"SR-006"}
     finally:
         fires.close()
+    ends = open_harness(6000.0, 6000.0)  # type: ignore[operator]
+    try:
+        if ends.schedules.watches_ends:
+            ends.schedule_once("once", 30, EndPlan(5.5, "succeeded"))
+            ends.schedule_cron("cron", "*/2 * * * *", ends=EndPlan(10, "failed", None))
+            ends.pass_time(35)  # the one-shot execution ends at 35.5 at the earliest
+            assert ends.schedules.check_ends("once") == 0
+            ends.pass_time(250)
+            assert (ends.schedules.check_ends("once"),
+                    ends.schedules.check_ends("cron")) == (1, 2)
+            assert ends.exercised == {"SR-006", "SR-009"}
+    finally:
+        ends.close()
     sweeps = open_harness(6000.0, 6000.0)  # type: ignore[operator]
     try:
         if sweeps.backstop.claimed:
@@ -233,13 +251,17 @@ def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry)
         harness.schedule_once("once", 5)  # the child's step scheduler fires on its settle
         harness.pass_through_windows()
         assert harness.schedules.check_history("once") == 1
+        # ... and polls the kit's target for the ends of what it dispatched (SR-009)
+        harness.schedule_once("ends", 2, EndPlan(3.5, "cancelled"))
+        harness.pass_time(8)
+        assert harness.schedules.check_ends("ends") == 1
         harness.trip_breaker_with_lost_drain("t", ("w",))  # its breaker sweeps on settle
         harness.pass_time(60)
         harness.remind("r", 60)  # its step reminders fire on its settle too
         harness.pass_time(60)
         assert harness.reminders.check("r") == "fired"
         assert harness.exercised == {"SR-001", "SR-002", "SR-005", "SR-006", "SR-007",
-                                     "SR-008"}
+                                     "SR-008", "SR-009"}
     finally:
         harness.close()
 
@@ -261,7 +283,8 @@ def test_each_pass_of_the_area_needs_the_claim_of_the_area_it_times(registry: Re
     needs = {r.id: set(r.needs) for r in registry.requirements if r.area == SELF_RUNNING}
     assert needs == {"SR-001": set(), "SR-002": {"stuck"}, "SR-003": {"redelivery"},
                      "SR-004": {"retry"}, "SR-005": {"reaper"}, "SR-006": {"scheduling"},
-                     "SR-007": {"breaker-seams"}, "SR-008": {"reminders"}}
+                     "SR-007": {"breaker-seams"}, "SR-008": {"reminders"},
+                     "SR-009": {"scheduling", "scheduling-ends"}}
     backend = SelfRunningWithoutWatchesBackend()
     assert unclaimed(registry.requirement("SR-002"), backend.capabilities) == (
         "does not claim stuck")
@@ -322,7 +345,8 @@ def test_a_partial_self_running_claim_is_checked_in_part_in_every_suite(tmp_path
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
                         "SR-003": {"not claimed"}, "SR-004": {"pass"},
                         "SR-005": {"not claimed"}, "SR-006": {"not claimed"},
-                        "SR-007": {"not claimed"}, "SR-008": {"not claimed"}}
+                        "SR-007": {"not claimed"}, "SR-008": {"not claimed"},
+                        "SR-009": {"not claimed"}}
 
 
 # -- SR-006: schedules fired by the runtime itself -------------------------------------------
@@ -383,5 +407,83 @@ def test_the_watch_reads_nothing_of_the_scheduler_while_time_passes(registry: Re
         assert reads == []
         assert harness.schedules.check_history("cron") == 5
         assert reads == ["history"]
+    finally:
+        harness.close()
+
+
+# -- SR-009: the ends of dispatched executions, learned by the scheduler itself ---------------
+
+def test_an_end_window_opens_at_the_end_and_closes_one_poll_later() -> None:
+    window = oracle.end_window(at(40), 1.0)  # type: ignore[arg-type]
+    assert (window.forbids(at(39.9)), window.holds(at(40)), window.holds(at(41)),  # type: ignore[arg-type]
+            window.requires(at(41))) == (True, True, True, True)  # type: ignore[arg-type]
+    assert window.read_points() == (at(39.5), at(40.5), at(41))
+
+
+class _Ends:
+    """A scheduling target whose executions end 2.5 s after their fire, succeeded at 0.5."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.asked: list[float] = []
+
+    def pre_check(self, schedule_id: str) -> str:
+        raise AssertionError("no pre-check here")
+
+    def dispatch(self, schedule_id: str, scheduled_for: object, message: str) -> None:
+        pass
+
+    def execution_end(self, schedule_id: str, scheduled_for: object) -> ExecutionEnd | None:
+        now = self.clock.now()
+        self.asked.append((now - EPOCH).total_seconds())
+        ended = now >= scheduled_for + timedelta(seconds=2.5)  # type: ignore[operator]
+        return ExecutionEnd("succeeded", 0.5) if ended else None
+
+
+def test_a_step_scheduler_polls_for_ends_only_once_told_and_then_on_its_boundaries() -> None:
+    clock = VirtualClock(EPOCH)
+    target = _Ends(clock)
+    scheduler = MemoryBackend().open_scheduling(clock, SchedulingConfig(), target)
+    schedule_id = scheduler.create_once("report", delay_seconds=1)
+    clock.advance(1)
+    scheduler.settle()  # fired; not told to poll: the commanded mode never asks
+    clock.advance(5)
+    scheduler.settle()
+    assert target.asked == []
+    with pytest.raises(ValueError):
+        scheduler.start_end_polls(0)
+    scheduler.start_end_polls(2)  # boundaries at 6, 8, 10, ... from the call
+    scheduler.settle()  # at 6: the execution of 1 ended at 3.5
+    assert target.asked == [6.0]
+    assert [e.outcome for e in scheduler.history(schedule_id)] == ["succeeded"]
+    clock.advance(2)
+    scheduler.settle()  # nothing without an end is left to ask about
+    assert target.asked == [6.0]
+
+
+class _InfersFailureScheduler(ThreadedSchedulingRuntime):
+    """It marks each execution failed as soon as it is dispatched (a dropped call taken
+    for a failure), before the execution has ended."""
+
+    def _execute(self, schedule: Any, scheduled_for: Any, trigger: Any, now: Any) -> None:
+        super()._execute(schedule, scheduled_for, trigger, now)
+        self.end_execution(schedule.schedule_id, scheduled_for, "failed", None)
+
+
+class _InfersFailureBackend(ThreadedBackend):
+    def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                        target: Any) -> ThreadedSchedulingRuntime:
+        return _InfersFailureScheduler(self.new_schedule_store(), clock, config, target)
+
+
+def test_an_end_recorded_before_the_execution_ended_is_caught_at_sr_009(
+        registry: Registry) -> None:
+    harness = SelfRunningHarness(_InfersFailureBackend(), registry.profile("canonical"),
+                                 registry)
+    try:
+        harness.schedule_once("report", 5, EndPlan(3, "succeeded"))
+        with pytest.raises(Divergence) as caught:
+            harness.pass_time(20)
+        assert caught.value.primary == "SR-009"
     finally:
         harness.close()

@@ -53,6 +53,10 @@ from jobconform.backends.process.wire import (
     encode_timestamp,
 )
 from jobconform.backends.protocol import (
+    IDEMPOTENCY,
+    REAPER,
+    REDELIVERY,
+    REMINDERS,
     RETRY,
     STUCK,
     CapacityExceeded,
@@ -62,6 +66,7 @@ from jobconform.backends.protocol import (
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
+    store_faults,
 )
 from jobconform.backends.restart import RESTART, SignalPlan, SignalStop
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -146,12 +151,20 @@ def carried_capabilities(version: int) -> frozenset[str]:
     carries it: with its area, on every version (a partial claim only narrows what the kit
     asks, and the kit sends SIGTERM itself for `stop-signal`); or by an interface member,
     from version 2 on, when version 2's interfaces have it (`breaker-seams` by the breaker
-    runtime's seams, `operator-queue` by the job runtime's `park_request`, ...). The other
-    capabilities need what no message carries (see the notes below)."""
+    runtime's seams, `operator-queue` by the job runtime's `park_request`, ...); and
+    `store-faults:<area>` where the area's runtime interface carries inject_store_fault.
+    The other capabilities need what no message carries (see the notes below)."""
     carried = carried_areas(version)
-    return carried | {name for name, capability in CAPABILITIES.items()
-                      if (capability.area in carried or capability.area == ACROSS)
-                      and _carries(capability.process, version)}
+    # Store faults, where the area's runtime interface carries inject_store_fault (RD-007,
+    # RP-008, IK-015, RM-014); ProcessCrashed and StoreWriteFailed cross as errors.
+    faults = {store_faults(area) for area, runtime_interface in (
+        (REDELIVERY, interfaces.JobRuntime), (REAPER, interfaces.JobRuntime),
+        (IDEMPOTENCY, interfaces.IdempotencyRuntime), (REMINDERS, interfaces.ReminderRuntime))
+        if area in carried and version != V1
+        and "inject_store_fault" in interfaces.methods(runtime_interface)}
+    return carried | faults | {name for name, capability in CAPABILITIES.items()
+                               if (capability.area in carried or capability.area == ACROSS)
+                               and _carries(capability.process, version)}
 
 
 def _carries(process: str, version: int) -> bool:
@@ -166,36 +179,12 @@ def _carries(process: str, version: int) -> bool:
     return found is not None and (not parameter or parameter in dict(found.parameters))
 
 
-NO_STORE_FAULTS_NOTE = (
-    "Store faults are not claimed through the process protocol: no message carries a fault"
-    " plan and the kit cannot reach the child's store, so the requirements that need"
-    " store-faults:<area> (RM-014, IK-015, RD-007, RP-008) are reported not claimed.")
-
-NO_HEALTH_REPORT_NOTE = (
-    "The health report's worker fields are not carried by the process protocol: its health"
-    " answer is six counts, so the requirements that need health-report (LC-029, ST-005)"
-    " are reported not claimed.")
-
-NO_CONCURRENT_SUBMIT_NOTE = (
-    "Submissions from several threads at once (concurrent-submit) are not claimed through"
-    " the process protocol: its pipe carries one request at a time, so the child's submit"
-    " is never called from two threads and LC-030 is reported not claimed.")
-
-NO_AUDIT_EVENTS_NOTE = (
-    "Audit events of idempotent replays (audit-events) are not claimed through the process"
-    " protocol: no message carries the kit's audit sink to the child, so IK-017 is reported"
-    " not claimed.")
-
 NO_DEPRECATED_ALIASES_NOTE = (
     "Deprecated aliases (deprecated-aliases) are not claimed through the process protocol:"
     " the aliases the spec names are one SDK's Python names (a store's put, a record's"
     " attempt_number, start_reaper's interval_seconds and max_age_seconds), whose warning is"
     " Python's DeprecationWarning, which no message carries; TS-013, RT-011 and RP-010 are"
     " reported not claimed.")
-
-NO_LOOP_EVENTS_NOTE = (
-    "Loop events (loop-events) are not claimed through the process protocol: no message"
-    " carries the kit's loop event sink to the child, so LP-019 is reported not claimed.")
 
 
 SERIAL_STORE_NOTE = (
@@ -243,14 +232,12 @@ class ProcessBackend:
         # The libraries the child says it wraps, with their versions: the kit cannot ask
         # pip about a child's (npm's, a JVM's) packages, so the report carries the child's.
         self.libraries: Mapping[str, str] = claims.libraries
-        # A child's `store-faults:<area>` claims are dropped with the areas it cannot carry:
-        # no message carries a fault plan, and the kit cannot reach the child's store.
-        # Its `breaker-seams` claim is kept: the seams' methods are BreakerRuntime messages.
+        # A child's claims beyond what its version carries are dropped. Its
+        # `store-faults:<area>` claims are kept in version 2: each area's runtime carries
+        # inject_store_fault and store_fault_struck, and the child arms its own store.
         self.capabilities = claims.capabilities & carried_capabilities(session.version)
         self.version = session.version
-        self.report_notes = (NO_STORE_FAULTS_NOTE, NO_HEALTH_REPORT_NOTE,
-                             NO_CONCURRENT_SUBMIT_NOTE, NO_AUDIT_EVENTS_NOTE,
-                             NO_LOOP_EVENTS_NOTE, NO_DEPRECATED_ALIASES_NOTE,
+        self.report_notes = (NO_DEPRECATED_ALIASES_NOTE,
                              SERIAL_STORE_NOTE)
 
     def _attach(self, session: ChildSession) -> None:

@@ -138,7 +138,8 @@ def encode(value: Any, annotation: Any, handles: Handles) -> Any:
             document[name] = encode(getattr(value, name), hint, handles)
         return document
     if is_view(annotation):
-        return {name: encode(_field(value, name), hint, handles)
+        optional = AREA_FIELDS | LATER_FIELDS.get(annotation.__name__, frozenset())
+        return {name: encode(_field(value, name, optional), hint, handles)
                 for name, hint in view_fields(annotation)}
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         hints = _hints(annotation)
@@ -154,9 +155,10 @@ def encode(value: Any, annotation: Any, handles: Handles) -> Any:
     return encode_json(value)
 
 
-def _field(value: Any, name: str) -> Any:
-    # A runtime's own view lacks the fields of job areas it does not claim: null then.
-    if name in AREA_FIELDS:
+def _field(value: Any, name: str, optional: frozenset[str]) -> Any:
+    # A runtime's own view lacks the fields of job areas it does not claim, and those
+    # added to its view later: null then.
+    if name in optional:
         return getattr(value, name, None)
     return getattr(value, name)
 

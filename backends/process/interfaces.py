@@ -44,12 +44,17 @@ from jobconform.backends.admission.protocol import (
 from jobconform.backends.admission.protocol import AdmissionRuntime as AreaAdmissionRuntime
 from jobconform.backends.breaker.protocol import BreakerRuntime
 from jobconform.backends.composite.protocol import CompositeRuntime
+from jobconform.backends.faults import ProcessCrashed, StoreWriteFailed
 from jobconform.backends.governor.protocol import GovernorRuntime
-from jobconform.backends.idempotency.protocol import IdempotencyRuntime
+from jobconform.backends.idempotency.protocol import IdempotencyAudit
+from jobconform.backends.idempotency.protocol import (
+    IdempotencyRuntime as AreaIdempotencyRuntime,
+)
 from jobconform.backends.log_records import LogRecordView
 from jobconform.backends.loops.protocol import (
     InvalidLoopParameters,
     LoopAgent,
+    LoopEvents,
     LoopNotFound,
     LoopRuntime,
     LoopsConfig,
@@ -58,7 +63,9 @@ from jobconform.backends.loops.protocol import (
 from jobconform.backends.protocol import (
     CapacityExceeded,
     Clock,
+    ConcurrentSubmission,
     ExecutionQueries,
+    HealthView,
     InvalidModuleId,
     JobNotCompleted,
     JobNotFound,
@@ -71,6 +78,7 @@ from jobconform.backends.protocol import (
     Runtime,
     RuntimeSettings,
     RuntimeShutDown,
+    StoreUnavailable,
     TaskScript,
 )
 from jobconform.backends.reminders.protocol import (
@@ -82,8 +90,8 @@ from jobconform.backends.reminders.protocol import (
     ReminderConflict,
     ReminderNotFound,
     ReminderRejected,
-    ReminderRuntime,
 )
+from jobconform.backends.reminders.protocol import ReminderRuntime as AreaReminderRuntime
 from jobconform.backends.scheduling.protocol import (
     PreCheckFailed,
     PreCheckTimedOut,
@@ -99,6 +107,7 @@ from jobconform.reference.admission import AdmissionConfig
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.breaker.oracle import BreakerSettings
 from jobconform.reference.composite.oracle import CompositeConfig
+from jobconform.reference.faults import StoreFault
 from jobconform.reference.governor.oracle import GovernorSettings
 from jobconform.reference.idempotency.oracle import IdempotencyConfig
 from jobconform.reference.lifecycle import JsonValue
@@ -130,8 +139,48 @@ class LogRecordsMethods(Protocol):
     def log_records(self) -> Sequence[LogRecordView]: ...
 
 
+class ConcurrentSubmitMethods(Protocol):
+    """Submissions made at once (LC-030), asked only of a child claiming
+    `concurrent-submit`. The kit's threads cannot reach the child at once through one
+    pipe, so it sends the batch in one message and the child makes every submission at
+    the same time: the reference child calls its runtime's `submit` from one thread per
+    script, the threads released together (`ObjectServer.submit_concurrently`); a child
+    in a single-threaded language starts them all before it awaits any. Each answer, in
+    the order of `scripts`, is the job's id or what its submit raised."""
+
+    def submit_concurrently(self, scripts: Sequence[TaskScript]
+                            ) -> Sequence[ConcurrentSubmission]: ...
+
+
+class StoreFaultMethods(Protocol):
+    """A runtime's store faults (`jobconform.backends.faults`), asked only of a child
+    claiming `store-faults:<area>` for the runtime's area: the job runtime's for
+    redelivery and the reaper (RD-007, RP-008), the idempotency runtime's (IK-015), the
+    reminders runtime's (RM-014). The kit arms a plan before one command and disarms it
+    (None) after; only the child sees its store's writes, so it says whether the plan
+    struck. A planned write failure answers `StoreWriteFailed`; a planned crash answers
+    `ProcessCrashed` from the planned write on, and the child lives on with the runtime
+    acting as a dead process until the kit restarts it as the area does."""
+
+    def inject_store_fault(self, fault: StoreFault | None) -> None: ...
+
+    def store_fault_struck(self) -> bool: ...
+
+
+class IdempotencyRuntime(AreaIdempotencyRuntime, StoreFaultMethods, Protocol):
+    """The idempotency area's runtime with its store faults (IK-015), asked only of a
+    child claiming `store-faults:idempotency`. It keeps the area's name, so its messages
+    do."""
+
+
+class ReminderRuntime(AreaReminderRuntime, StoreFaultMethods, Protocol):
+    """The reminders area's runtime with its store faults (RM-014), asked only of a child
+    claiming `store-faults:reminders`. It keeps the area's name, so its messages do."""
+
+
 class JobRuntime(Runtime, RetryMethods, StuckMethods, ReaperRuntime, RedeliveryRuntime,
-                 ExecutionQueries, OperatorQueueRuntime, LogRecordsMethods, Protocol):
+                 ExecutionQueries, OperatorQueueRuntime, LogRecordsMethods,
+                 ConcurrentSubmitMethods, StoreFaultMethods, Protocol):
     """The job runtime with the methods of every area checked through it; the kit calls
     only those of the areas the child claims."""
 
@@ -189,6 +238,32 @@ class JobRecord(Protocol):
     def trigger(self) -> str | None: ...
     @property
     def options(self) -> JsonValue: ...
+
+
+class HealthRecord(Protocol):
+    """A health snapshot: `HealthView`'s six counts, then what a runtime claiming
+    `health-report` says of its worker (LC-029, ST-005): its id, its status ("running",
+    "stopping" or "stopped") and its last heartbeat. A child that does not claim it may
+    leave the three out (null); the kit reads them only where it is claimed."""
+
+    @property
+    def queued(self) -> int: ...
+    @property
+    def running(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def processed(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def cancelled(self) -> int: ...
+    @property
+    def worker_id(self) -> str | None: ...
+    @property
+    def status(self) -> str | None: ...
+    @property
+    def last_heartbeat(self) -> datetime | None: ...
 
 
 # Fields a runtime's own view may lack (their area, or the capability that adds them, is not
@@ -264,8 +339,12 @@ class Backend(Protocol):
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> JobRuntime: ...
 
-    def open_idempotency(self, clock: Clock, config: IdempotencyConfig
-                         ) -> IdempotencyRuntime: ...
+    def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
+                         audit: IdempotencyAudit | None = None) -> IdempotencyRuntime:
+        """The idempotency runtime; `audit`, the kit's sink for replays (IK-017), is sent
+        only to a child claiming `audit-events`, whose runtime calls it back once for
+        every replay it answers, before it answers."""
+        ...
 
     def open_breaker(self, clock: Clock, settings: BreakerSettings) -> BreakerRuntime: ...
 
@@ -276,7 +355,13 @@ class Backend(Protocol):
 
     def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionRuntime: ...
 
-    def open_loops(self, clock: Clock, config: LoopsConfig) -> LoopRuntime: ...
+    def open_loops(self, clock: Clock, config: LoopsConfig,
+                   events: LoopEvents | None = None) -> LoopRuntime:
+        """The loop runtime; `events`, the kit's sink for loop events (LP-019), is sent
+        only to a child claiming `loop-events`, whose runtime calls it back after each
+        run's record and each loop's end are written. The sink may read the loop back
+        (`get_loop`) before it replies: a request within the callback."""
+        ...
 
     def open_scheduling(self, clock: Clock, config: SchedulingConfig,
                         target: SchedulingTarget) -> SchedulingRuntime: ...
@@ -312,24 +397,32 @@ CHILD_INTERFACES: tuple[type, ...] = (
     CompositeRuntime,
 )
 KIT_INTERFACES: tuple[type, ...] = (TaskBody, Agent, ReminderTarget, DeliveryCall,
-                                    SchedulingTarget)
+                                    SchedulingTarget, IdempotencyAudit, LoopEvents)
 # Arguments added to a method after its message was first carried: the kit sends each
 # only when its value is not the default, so a child that predates it never receives it
 # (the schema does not require it) and the version stays 2.
 LATER_ARGUMENTS: dict[str, frozenset[str]] = {
     "JobRuntime.submit": frozenset({"module_id", "arguments", "owner", "trigger", "options"}),
     "TaskBody.run": frozenset({"arguments", "options"}),
+    "Backend.open_idempotency": frozenset({"audit"}),  # IK-017, audit-events
+    "Backend.open_loops": frozenset({"events"}),  # LP-019, loop-events
 }
 # Fields added to a view after it was first carried: a child that predates one need not
 # send it (the schema does not require it) and the kit reads it as null, so the version
 # stays 2. A job's arguments (LC-036) are only read where `job-arguments` is claimed, its
 # owner, trigger and options (LC-033, LC-035) where the executions claims are.
 LATER_FIELDS: dict[str, frozenset[str]] = {
-    "JobRecord": frozenset({"arguments", "owner", "trigger", "options"})}
+    "JobRecord": frozenset({"arguments", "owner", "trigger", "options"}),
+    # The worker's id, status and last heartbeat (LC-029, ST-005), read where the child
+    # claims `health-report`; a runtime's own snapshot without them sends them as null.
+    "HealthRecord": frozenset({"worker_id", "status", "last_heartbeat"})}
 # Methods of the areas' protocols that cannot cross a pipe.
 NOT_CARRIED = frozenset({"wait_for_decision", "wake", "decide"})
 # The kit's classes in the areas' signatures, and the interfaces they cross as.
-WIRE_TYPES: dict[Any, Any] = {TaskScript: TaskBody, JobView: JobRecord, LoopAgent: Agent,
+WIRE_TYPES: dict[Any, Any] = {TaskScript: TaskBody, JobView: JobRecord,
+                              AreaReminderRuntime: ReminderRuntime,
+                              AreaIdempotencyRuntime: IdempotencyRuntime,
+                              HealthView: HealthRecord, LoopAgent: Agent,
                               DeliveryTarget: ReminderTarget, Delivery: DeliveryCall}
 
 
@@ -401,6 +494,8 @@ def _invalid_loop(message: str, data: dict[str, Any]) -> BaseException:
 # exception's own class, and the receiver raises that class).
 ERROR_KINDS: dict[str, ErrorKind] = {kind.cls.__name__: kind for kind in (
     _plain(CapacityExceeded), _plain(RuntimeShutDown), _plain(InvalidModuleId),
+    # Store faults (RD-007, RP-008, IK-015, RM-014): a failed write, a dead process.
+    _plain(StoreWriteFailed), _plain(StoreUnavailable), _plain(ProcessCrashed),
     _plain(ModuleNotFound), _keyed(JobNotFound),
     ErrorKind(JobNotCompleted, lambda error: {"status": error.status},
               lambda message, data: JobNotCompleted(message.split()[1], data["status"])),

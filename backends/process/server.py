@@ -20,11 +20,12 @@ import itertools
 import sys
 import threading
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
 
+from jobconform.backends.faults import ProcessCrashed
 from jobconform.backends.log_records import LOG_RECORDS, LoggerCapture
 from jobconform.backends.process.codec import CodecError, decode, encode, encode_json
 from jobconform.backends.process.interfaces import (
@@ -33,10 +34,16 @@ from jobconform.backends.process.interfaces import (
     Method,
     ScriptedError,
     error_name,
+    interface_named,
     methods,
     view_fields,
 )
 from jobconform.backends.process.wire import WireError, decode_line, encode_line
+from jobconform.backends.protocol import CONCURRENT_SUBMIT, ConcurrentSubmission
+
+# How long, in real time, one submit of a batch made at once may take (LC-030): below the
+# kit's own limit per answer, so a hung submit is named here, with its thread.
+SUBMIT_LIMIT_SECONDS = 10.0
 
 
 class ProtocolError(ValueError):
@@ -149,6 +156,9 @@ class ObjectServer:
         self._context: Served | None = None  # the object the current request addresses
         self._replies = 0  # the kit's reply lines read since `replies_read` was asked
         self._loop = asyncio.new_event_loop()
+        # One callback at a time on the pipe: a callback made from one of the threads of
+        # `submit_concurrently` writes its line and reads the kit's reply under it.
+        self._pipe = threading.RLock()
         # The records of a backend that logs with `logging` on the loggers it names, for
         # the kit's `log_records()` of a runtime that has none of its own (log-records).
         self._log_capture = (LoggerCapture(getattr(backend, "log_loggers", ()))
@@ -189,6 +199,10 @@ class ObjectServer:
             return error_answer(request_id, "ProtocolError", str(error))
         except KitFailed as error:
             return error_answer(request_id, "InternalError", str(error))
+        except ProcessCrashed as error:
+            # A planned crash (a store fault): the runtime acts as a dead process from the
+            # planned write on, and the child lives on to serve its restart.
+            return error_answer(request_id, "ProcessCrashed", str(error))
         except Exception as error:
             name = error_name(error)
             if name is None:
@@ -267,6 +281,11 @@ class ObjectServer:
         if method.name == "log_records" and not callable(function) and (
                 self._log_capture is not None):
             function = self._log_capture.drain  # what the backend's loggers emitted
+        if method.name == "submit_concurrently" and not callable(function) and (
+                CONCURRENT_SUBMIT in self.capabilities):
+            # A runtime that takes submits from several threads (concurrent-submit): the
+            # server makes the batch's submissions at once on it.
+            return self.submit_concurrently(target, **values)
         if not callable(function):
             raise ProtocolError(f"the served {method.interface} has no method {method.name}"
                                 " (is its area claimed?)")
@@ -285,13 +304,60 @@ class ObjectServer:
                                 f" {', '.join(sorted(self.capabilities))}")
         own_clock = PushedClock(clock.now())
         self._context = Served(self.backend, Backend, own_clock)
-        return opener(clock=own_clock, **values)
+        # By position up to the first argument not sent, as the kit calls an in-process
+        # backend's opener (an audit sink is its third argument, IK-017), so the backend
+        # may name its parameters as it likes.
+        positional: list[Any] = []
+        for name in _parameter_names(method):
+            if name == "clock":
+                positional.append(own_clock)
+            elif name in values:
+                positional.append(values.pop(name))
+            else:
+                break
+        return opener(*positional, **values)
 
     def forget(self, handle: str) -> None:
         """A closed object's handle is gone (its peers are closed one by one)."""
         served = self.objects.pop(handle, None)
         if served is not None:
             self._handles.pop(id(served.value), None)
+
+    def submit_concurrently(self, runtime: Any, scripts: Sequence[Any]
+                            ) -> list[ConcurrentSubmission]:
+        """Submit every script to `runtime` at the same time (LC-030): one thread each,
+        released together by a barrier, as the kit's harness does in process. Each answer,
+        in the order of `scripts`, is the new job's id or the exception its submit raised.
+
+        Raises:
+            KitFailed: a submit did not return within the real-time safety limit.
+        """
+        count = len(scripts)
+        if count == 0:
+            return []
+        start_together = threading.Barrier(count)
+        answers = [ConcurrentSubmission(error_type="InternalError",
+                                        message="the submit did not return")] * count
+
+        def submitter(index: int) -> None:
+            try:
+                start_together.wait(timeout=SUBMIT_LIMIT_SECONDS)
+                answers[index] = ConcurrentSubmission(job_id=runtime.submit(scripts[index]))
+            except Exception as error:
+                answers[index] = ConcurrentSubmission(
+                    error_type=error_name(error) or type(error).__name__, message=str(error))
+
+        threads = [threading.Thread(target=submitter, args=(index,), daemon=True,
+                                    name=f"jobconform-child-submitter-{index + 1}")
+                   for index in range(count)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=SUBMIT_LIMIT_SECONDS)
+            if thread.is_alive():
+                raise KitFailed(f"a submit on {thread.name} did not return within"
+                                f" {SUBMIT_LIMIT_SECONDS:g} s while others submitted too")
+        return answers
 
     # -- calling the kit back ----------------------------------------------------------------
 
@@ -301,21 +367,30 @@ class ObjectServer:
         names = [name for name, _ in method.parameters]
         values = dict(zip(names, args, strict=False))
         values.update(kwargs)
-        number = next(self._callbacks)
-        callback = {"callback": number, "op": method.op, "object": handle,
-                    "args": {name: encode(values[name], dict(method.parameters)[name], self)
-                             for name in names if name in values}}
-        self._answers.write(encode_line(callback))
-        self._answers.flush()
-        line = self._requests.readline()
-        self._replies += 1
-        if not line:
-            raise KitFailed(f"the kit closed the pipe before it replied to callback {number}")
-        try:
-            reply = decode_line(line)
-        except WireError as error:
-            raise KitFailed(f"the kit's reply to callback {number} is not JSON: {error}"
-                            ) from None
+        arguments = {name: encode(values[name], dict(method.parameters)[name], self)
+                     for name in names if name in values}
+        with self._pipe:
+            number = next(self._callbacks)
+            callback = {"callback": number, "op": method.op, "object": handle,
+                        "args": arguments}
+            self._answers.write(encode_line(callback))
+            self._answers.flush()
+            while True:
+                line = self._requests.readline()
+                self._replies += 1
+                if not line:
+                    raise KitFailed(f"the kit closed the pipe before it replied to callback"
+                                    f" {number}")
+                try:
+                    reply = decode_line(line)
+                except WireError as error:
+                    raise KitFailed(f"the kit's reply to callback {number} is not JSON:"
+                                    f" {error}") from None
+                if "op" not in reply or "callback" in reply:
+                    break
+                # A request within the callback: the kit's object reads back before it
+                # replies (a loop event sink reads the loop, LP-019). Answer it first.
+                self._answer_within(reply)
         if reply.get("callback") != number or not isinstance(reply.get("ok"), bool):
             raise KitFailed(f"expected the kit's reply to callback {number}, got"
                             f" {line.strip()[:200]}")
@@ -323,9 +398,27 @@ class ObjectServer:
             return decode(reply.get("result"), method.returns, self, f"{method.op} result")
         raise self.kit_error(reply.get("error"))
 
+    def _answer_within(self, request: dict[str, Any]) -> None:
+        """Answer a request the kit sent while it served a callback; the request the
+        callback was made in goes on afterwards, addressing the object it did."""
+        outer = self._context
+        try:
+            answer = self.answer(request)
+        finally:
+            self._context = outer
+        self._answers.write(encode_line(answer))
+        self._answers.flush()
+
     def kit_error(self, error: Any) -> Exception:
         """The exception a kit's object raised, rebuilt here."""
         return received_error(error)
+
+
+def _parameter_names(method: Method) -> list[str]:
+    """The method's parameters in the order its interface declares them, the clock's
+    included (`Method.parameters` leaves it out)."""
+    declared = inspect.signature(getattr(interface_named(method.interface), method.name))
+    return list(declared.parameters)[1:]
 
 
 def error_answer(request_id: Any, kind: str, message: str,

@@ -140,7 +140,9 @@ class ChildSession:
         self.display = shlex.join(self.command)
         self.timeout_seconds = timeout_seconds
         self.validate = validate
-        self._lock = threading.Lock()
+        # Re-entrant: while the kit serves a callback, the kit's object may read the child
+        # back (a loop event sink reads the loop, LP-019), a request within the request.
+        self._lock = threading.RLock()
         # Request ids come from a counter whose next() is atomic, since several of the
         # kit's threads may send requests at once (TS-010's savers); the exchanges
         # themselves take turns under the lock.

@@ -21,7 +21,11 @@ second scheduler over the same store, as a second process would; both then run u
 
 A backend that also claims `scheduling-ends` (SC-019) has `end_execution`, through which
 the runtime records how a dispatched execution ended, and its executions show `outcome`;
-the kit calls the one and reads the other only on such a backend. One that claims
+the kit calls the one and reads the other only on such a backend. Run self-running as
+well (SR-009), such a scheduler learns the ends by itself: told `start_end_polls(interval)`,
+it asks `target.execution_end(schedule_id, scheduled_for)` about each dispatched execution
+with no end yet at every interval boundary counted from that call, and records an end the
+target answers as `end_execution` would. One that claims
 `scheduling-validation` too (SC-020..SC-024) validates what succeeded: `set_validation`
 switches it per schedule, an end then starts a validation run, `end_validation` brings the
 run's verdict, and `operator_alerts` reads the alerts of failed validations.
@@ -30,6 +34,7 @@ run's verdict, and `operator_alerts` reads the alerts of failed validations.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -39,6 +44,7 @@ SCHEDULING = "scheduling"
 
 __all__ = [
     "SCHEDULING",
+    "ExecutionEnd",
     "ExecutionView",
     "PreCheckFailed",
     "PreCheckTimedOut",
@@ -72,6 +78,15 @@ class PreCheckTimedOut(TimeoutError):
     """The pre-check did not answer in time."""
 
 
+@dataclass(frozen=True)
+class ExecutionEnd:
+    """How a dispatched execution ended, as the target answers a scheduler that polls for
+    it (SR-009): succeeded, failed or cancelled, and what it cost (None when unknown)."""
+
+    outcome: str
+    cost: float | None
+
+
 class SchedulingTarget(Protocol):
     def pre_check(self, schedule_id: str) -> str:
         """Run the schedule's pre-check hook once.
@@ -87,6 +102,12 @@ class SchedulingTarget(Protocol):
 
     def dispatch(self, schedule_id: str, scheduled_for: datetime, message: str) -> None:
         """Start one execution (fire-and-forget); never raises."""
+        ...
+
+    def execution_end(self, schedule_id: str, scheduled_for: datetime) -> ExecutionEnd | None:
+        """How the execution dispatched for that fire ended, or None while it runs (seed
+        002 §10.6's poll of the store the backend writes the end to); asked only by a
+        scheduler told to `start_end_polls` (SR-009). Never raises."""
         ...
 
 
@@ -214,6 +235,19 @@ class SchedulingRuntime(Protocol):
 
         Raises:
             ScheduleNotFound: unknown id.
+        """
+        ...
+
+    def start_end_polls(self, interval_seconds: float) -> None:
+        """From now on learn by itself how dispatched executions end (SR-009): at every
+        `interval_seconds` boundary counted from this call (the first at the call), ask
+        `target.execution_end` about each dispatched execution with no end yet, and record
+        an end it answers as `end_execution` does (the first end stays). Called only on a
+        backend claiming `self-running` and `scheduling-ends`, by its self-running checks;
+        the commanded checks never call it, so the scheduler never asks their target.
+
+        Raises:
+            ValueError: an interval that is not a finite number of seconds above 0.
         """
         ...
 

@@ -319,6 +319,10 @@ class StepSchedulingRuntime:
         self._clock = clock
         self._config = config
         self._target = target
+        # SR-009: the interval of its own polls for the ends of what it dispatched, and
+        # the next boundary; None until start_end_polls (the commanded mode).
+        self._end_polls: timedelta | None = None
+        self._next_end_poll: datetime | None = None
         self._catch_up()
 
     # -- creating -------------------------------------------------------------------------
@@ -444,6 +448,43 @@ class StepSchedulingRuntime:
                                   self._clock.now(), schedule.validation_timeout)
         return BusinessStatus.PENDING_VALIDATION.value, run
 
+    def start_end_polls(self, interval_seconds: float) -> None:
+        """Poll the target for the ends of dispatched executions at every interval
+        boundary from now on (SR-009); a step scheduler polls in `settle` once a boundary
+        has come, a threaded one wakes for it."""
+        if (isinstance(interval_seconds, bool) or not isinstance(interval_seconds, int | float)
+                or not math.isfinite(interval_seconds) or interval_seconds <= 0):
+            raise ValueError(f"an end poll interval is a finite number of seconds above 0,"
+                             f" not {interval_seconds!r}")
+        self._end_polls = timedelta(seconds=interval_seconds)
+        self._next_end_poll = self._clock.now()
+        self._schedules_changed()
+
+    def _poll_ends_due(self, now: datetime) -> None:
+        """One poll for ends if a boundary has come by `now`; the clock may have jumped
+        over several, and one poll then sees every end they would have."""
+        interval, due = self._end_polls, self._next_end_poll
+        if interval is None or due is None or now < due:
+            return
+        self._poll_ends()
+        while due <= now:
+            due += interval
+        self._next_end_poll = due
+
+    def _poll_ends(self) -> None:
+        """Ask the target about every dispatched execution with no end yet, and record
+        each end it answers (SC-019's rule: the first end stays)."""
+        for schedule in self._store.list():
+            for execution in self._store.history(schedule.schedule_id):
+                if (execution.status != ExecutionStatus.DISPATCHED.value
+                        or execution.outcome is not None):
+                    continue
+                end = self._target.execution_end(schedule.schedule_id,
+                                                 execution.scheduled_for)
+                if end is not None:
+                    self.end_execution(schedule.schedule_id, execution.scheduled_for,
+                                       end.outcome, end.cost)
+
     # -- business validation ------------------------------------------------------------
 
     def set_validation(self, schedule_id: str, enabled: bool, timeout_seconds: float) -> None:
@@ -494,7 +535,9 @@ class StepSchedulingRuntime:
     # -- firing ---------------------------------------------------------------------------
 
     def settle(self) -> None:
-        self._fire_due(self._clock.now())
+        now = self._clock.now()
+        self._fire_due(now)
+        self._poll_ends_due(now)
 
     def _fire_due(self, now: datetime) -> None:
         if not self._autonomy_on():

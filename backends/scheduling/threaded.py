@@ -50,7 +50,8 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
             while not self._stopping:
                 saw = self._changes
                 self._fire_due(self._clock.now())
-                until = self._next_wake()
+                self._poll_ends_due(self._clock.now())
+                until = self._wake_for_ends(self._next_wake())
                 self._scheduler_saw, self._asleep_until, self._asleep = saw, until, True
                 self._state.notify_all()
                 if until is None:
@@ -64,6 +65,18 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
         """When the thread must wake next: the earliest next fire time, none while
         autonomy is off (only the switch can make anything due then)."""
         return self._store.next_due() if self._store.autonomy() else None
+
+    def _wake_for_ends(self, until: datetime | None) -> datetime | None:
+        """The wake-up for the next fire, or the next end poll if that comes first
+        (SR-009; none until start_end_polls)."""
+        poll = self._next_end_poll
+        if poll is None or self._end_polls is None:
+            return until
+        return poll if until is None else min(until, poll)
+
+    def start_end_polls(self, interval_seconds: float) -> None:
+        with self._state:
+            super().start_end_polls(interval_seconds)
 
     def _schedules_changed(self) -> None:
         self._changes += 1

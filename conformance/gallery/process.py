@@ -18,6 +18,7 @@ import shutil
 import signal
 import sys
 import tempfile
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from jobconform.backends.process import ProcessBackend
 from jobconform.backends.process.child import Child, main
 from jobconform.backends.process.interfaces import Method
 from jobconform.backends.process.server import ObjectServer, PushedClock
+from jobconform.backends.protocol import ConcurrentSubmission
 from jobconform.conformance.gallery import GalleryEntry
 
 MODULE = "jobconform.conformance.gallery.process"
@@ -84,6 +86,54 @@ class NextAttemptUnreportedChild(ObjectServer):
         if method.op == "TaskBody.next_attempt":
             return None  # the bug: the kit is not told that the attempt's outcome is spent
         return super().call_kit(handle, method, args, kwargs)
+
+
+class HealthCountsOnlyChild(ObjectServer):
+    """The child claims health-report but answers health with the six counts alone, as
+    a child written before the worker's fields were carried: it never names its worker,
+    its status or its last heartbeat."""
+
+    def result_document(self, method: Method, result: Any) -> Any:
+        document = super().result_document(method, result)
+        if method.op == "JobRuntime.health" and isinstance(document, dict):
+            for name in ("worker_id", "status", "last_heartbeat"):
+                document.pop(name, None)  # the bug: the later fields are left out
+        return document
+
+
+class BatchIdsSharedChild(ObjectServer):
+    """The child makes the submissions of a batch at once, but answers every one of them
+    with the id the first accepted submission got, as a batch whose answers are gathered
+    into one variable: the other jobs are held, and nobody learns their ids."""
+
+    def submit_concurrently(self, runtime: Any, scripts: Sequence[Any]
+                            ) -> list[ConcurrentSubmission]:
+        answers = super().submit_concurrently(runtime, scripts)
+        first = next((answer.job_id for answer in answers if answer.job_id is not None),
+                     None)
+        return [answer if answer.job_id is None else ConcurrentSubmission(job_id=first)
+                for answer in answers]  # the bug: one id for every accepted submission
+
+
+class FaultPlanDroppedChild(ObjectServer):
+    """The child claims store faults but drops the kit's plan: it answers
+    inject_store_fault without arming its runtime's store, so no planned write ever fails
+    or crashes, and every fault check meets a store that never faults."""
+
+    def invoke(self, served: Any, method: Method, args: dict[str, Any]) -> Any:
+        if method.name == "inject_store_fault":
+            return None  # the bug: the plan never reaches the store
+        return super().invoke(served, method, args)
+
+
+class AuditSinkDroppedChild(ObjectServer):
+    """The child claims audit-events, but opens its idempotency runtime without the audit
+    sink the kit sent (the later argument read and never passed on): no replay is ever
+    reported."""
+
+    def open(self, method: Method, values: dict[str, Any], clock: PushedClock) -> Any:
+        values.pop("audit", None)  # the bug: the kit's sink never reaches the runtime
+        return super().open(method, values, clock)
 
 
 CHILDREN: dict[str, type[ObjectServer]] = {}
@@ -146,6 +196,14 @@ PROCESS_GALLERY = (
     _process_entry("process_own_clock", OwnClockChild, "LC-004",
                    "anchors: compare times on one clock"),
     _process_entry("process_local_offset", LocalOffsetChild, "LC-005", "seed 000 B4"),
+    _process_entry("process_health_counts_only", HealthCountsOnlyChild, "LC-029",
+                   "seed 000 §Health Report; docs/process-protocol.md, health-report"),
+    _process_entry("process_batch_ids_shared", BatchIdsSharedChild, "LC-030",
+                   "seed 004 §Contract: AsyncTaskManager.submit (thread_safe)"),
+    _process_entry("process_audit_sink_dropped", AuditSinkDroppedChild, "IK-017",
+                   "seed 002 §10.10: every replay is audited"),
+    _process_entry("process_fault_plan_dropped", FaultPlanDroppedChild, "RM-014",
+                   "jobconform.backends.faults: inject_store_fault"),
     GalleryEntry(SIGTERM_IGNORED, f"{MODULE}:{SIGTERM_IGNORED}",
                  " ".join((SigtermIgnoredBackend.__doc__ or "").split()), "RS-004",
                  "seed 002 §10.4: a stop asks politely first and kills only after the grace"

@@ -26,6 +26,7 @@ from zoneinfo import ZoneInfo
 from jobconform.backends.protocol import SCHEDULING_ENDS, SCHEDULING_VALIDATION
 from jobconform.backends.scheduling.protocol import (
     SCHEDULING,
+    ExecutionEnd,
     ExecutionView,
     PreCheckFailed,
     PreCheckTimedOut,
@@ -248,6 +249,11 @@ class HarnessTarget:
     def dispatch(self, schedule_id: str, scheduled_for: datetime, message: str) -> None:
         with self._state:
             self.dispatches.append((schedule_id, scheduled_for, message))
+
+    def execution_end(self, schedule_id: str, scheduled_for: datetime) -> ExecutionEnd | None:
+        """The commanded checks tell the ends (SC-019) and never start a scheduler's own
+        polls for them (SR-009), so nothing here has ended as far as a poll can see."""
+        return None
 
     def made(self) -> tuple[list[tuple[str, datetime, str]], list[str]]:
         with self._state:

@@ -4,8 +4,8 @@ clockwork broken the ways issue 32 names.
 `GALLERY` joins the self-test: every suite must catch each entry, naming the requirement
 in `catches`. Each is the `threaded` backend whose `open_self_running` opens a worker that
 acts by itself, but too late, too early or never, or whose `open_scheduling` opens such a
-scheduler (SR-006), whose `open_breaker` such a backstop (SR-007), or whose
-`open_reminders` such reminders (SR-008).
+scheduler (SR-006, or SR-009 for the ends it learns), whose `open_breaker` such a
+backstop (SR-007), or whose `open_reminders` such reminders (SR-008).
 """
 
 from __future__ import annotations
@@ -117,6 +117,28 @@ class LookAheadScheduler(ThreadedSchedulingRuntime):
     def _next_wake(self) -> datetime | None:
         due = super()._next_wake()
         return None if due is None else due - LOOK_AHEAD
+
+
+class EndsOnlyWhenToldScheduler(ThreadedSchedulingRuntime):
+    """It records how an execution ended only when a caller tells it (end_execution):
+    told to poll for the ends itself it never does, so a history left alone keeps every
+    dispatched execution without an end, as a scheduler that fires and forgets for good."""
+
+    def start_end_polls(self, interval_seconds: float) -> None:
+        pass
+
+
+# How many poll intervals apart the slow scheduler polls for ends.
+SLOW_END_POLLS = 10
+
+
+class SlowEndPollsScheduler(ThreadedSchedulingRuntime):
+    """It polls for the ends of its executions ten poll intervals apart (the seed's 10 s
+    POLL_INTERVAL default against a 1 s poll interval), so it learns an end up to ten
+    poll intervals after the execution ended."""
+
+    def start_end_polls(self, interval_seconds: float) -> None:
+        super().start_end_polls(interval_seconds * SLOW_END_POLLS)
 
 
 class BackstopOnlyWhenCalledBreaker(PooledBreakerRuntime):
@@ -261,6 +283,11 @@ GALLERY = (
                       "SR-006", "seed 002 §10.1: schedules fire at their times, unattended"),
     _scheduling_entry("self_running_schedule_fires_early", LookAheadScheduler, "SR-006",
                       "seed 002 §10.6: the scheduler fires each fire time, never early"),
+    _scheduling_entry("self_running_schedule_never_learns_ends", EndsOnlyWhenToldScheduler,
+                      "SR-009", "seed 002 §10.6: the scheduler polls the store until the"
+                      " execution completes"),
+    _scheduling_entry("self_running_schedule_learns_ends_late", SlowEndPollsScheduler,
+                      "SR-009", "seed 002 §10.6: it polls every poll_interval seconds"),
     _breaker_entry("self_running_backstop_never_sweeps", BackstopOnlyWhenCalledBreaker,
                    "SR-007", "seed 002 §10.11: the 60 s run_maintenance backstop"),
     _breaker_entry("self_running_backstop_sweeps_early", BackstopOnCooldownBreaker,

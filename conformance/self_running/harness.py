@@ -1,5 +1,5 @@
 """The self-running harness: the runtime acts by itself, the harness only lets time pass
-and reads (spec area self-running, SR-001..SR-008).
+and reads (spec area self-running, SR-001..SR-009).
 
 The backend's runtime is opened with `open_self_running(settings, clock, clockwork)` and is
 never told to dispatch, detect stuck jobs or expire leases. The harness submits jobs,
@@ -24,7 +24,9 @@ job is watched for its removal by the runtime's own reaper if the backend claims
 and the job must still be held at finished_at + ttl and be gone one sweep interval later.
 A backend that also claims `scheduling` has its scheduler watched the same way (SR-006,
 `ScheduleWatch` in schedules.py): each fire's dispatch must reach the harness's target
-inside its window, with nothing read from the scheduler on the way. A backend that also
+inside its window, with nothing read from the scheduler on the way; claiming
+`scheduling-ends` too, its scheduler is told to poll for the ends of what it dispatched
+and must learn each within one poll interval after it (SR-009). A backend that also
 claims `breaker-seams` has its breaker opened with the runtime and its backstop started
 (SR-007, `BackstopWatch` in backstop.py): a lost drain's work must still be queued one
 tick before each sweep boundary and be failed at it. A backend that also claims
@@ -63,7 +65,13 @@ from jobconform.conformance.harness import (
 )
 from jobconform.conformance.self_running.backstop import BackstopWatch, watches_backstop
 from jobconform.conformance.self_running.reminders import ReminderWatch, watches_reminders
-from jobconform.conformance.self_running.schedules import FIRE_REQUIREMENT, ScheduleWatch
+from jobconform.conformance.self_running.schedules import (
+    END_REQUIREMENT,
+    FIRE_REQUIREMENT,
+    EndPlan,
+    ScheduleWatch,
+    watches_ends,
+)
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference import commands as cmd
 from jobconform.reference import self_running as oracle
@@ -92,6 +100,7 @@ REQUIREMENT_OF_ACTION = {
     oracle.REAP: "SR-005",
     oracle.FIRE: FIRE_REQUIREMENT,
     oracle.DELIVER: "SR-008",
+    oracle.LEARN_END: END_REQUIREMENT,
 }
 # A job's body decided by the harness ends at once (LC-002's transitions); a retried
 # failure goes back to the queue (RT-003), whose new start SR-004 bounds.
@@ -191,7 +200,9 @@ class SelfRunningHarness:
         # SR-006: the scheduler, opened on the first schedule, over the same clock.
         self.schedules = ScheduleWatch(self.backend, self.profile, self.clock,
                                        self.poll_interval, self._fail, self._call,
-                                       self.exercised)
+                                       self.exercised,
+                                       watches_ends(self.backend, self.profile,
+                                                    self.registry))
         # SR-007: the breaker, opened on the first trip, sweeping by itself.
         self.backstop = BackstopWatch(self.backend, self.profile, self.clock,
                                       watches_backstop(self.backend, self.profile,
@@ -255,19 +266,24 @@ class SelfRunningHarness:
         self._give_free_slots(now)
         self.read()
 
-    def schedule_once(self, alias: str, delay_seconds: float) -> None:
-        """Create a one-shot job `delay_seconds` from now; it must fire by itself (SR-006)."""
+    def schedule_once(self, alias: str, delay_seconds: float,
+                      ends: EndPlan | None = None) -> None:
+        """Create a one-shot job `delay_seconds` from now; it must fire by itself (SR-006),
+        and with `ends` the scheduler must learn by itself how its execution ended
+        (SR-009)."""
         # The scheduling area's own command, listed with the job commands in a reproducer.
         self.commands.append(cast(cmd.Command, CreateOnce(alias, f"one-shot {alias}",
                                                           delay_seconds=delay_seconds)))
-        self.schedules.create_once(alias, delay_seconds)
+        self.schedules.create_once(alias, delay_seconds, ends)
         self.read()
 
-    def schedule_cron(self, alias: str, expression: str, timezone: str = "UTC") -> None:
-        """Create a cron schedule; each of its fire times must fire by itself (SR-006)."""
+    def schedule_cron(self, alias: str, expression: str, timezone: str = "UTC",
+                      ends: EndPlan | None = None) -> None:
+        """Create a cron schedule; each of its fire times must fire by itself (SR-006),
+        and with `ends` each execution's end must be learned by itself (SR-009)."""
         self.commands.append(cast(cmd.Command, CreateCron(alias, f"cron {alias}", expression,
                                                           timezone)))
-        self.schedules.create_cron(alias, expression, timezone)
+        self.schedules.create_cron(alias, expression, timezone, ends)
         self.read()
 
     def trip_breaker_with_lost_drain(self, target: str, works: tuple[str, ...]) -> None:

@@ -1,5 +1,5 @@
 """Robot Framework keywords for a self-running runtime (robot/self_running.robot,
-SR-001..SR-008).
+SR-001..SR-009).
 
 `Open Self-Running Runtime` opens the backend's runtime with `open_self_running`; after
 that, keywords only submit, end bodies, send heartbeats and let time pass, and the
@@ -27,6 +27,7 @@ from robot.libraries.BuiltIn import BuiltIn
 from jobconform.backends.loading import load_backend
 from jobconform.conformance.area_keywords import DEFAULT_BACKEND, close_at_end_of_test
 from jobconform.conformance.self_running.harness import REMOVED, SelfRunningHarness
+from jobconform.conformance.self_running.schedules import EndPlan
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.spec import load_registry
@@ -79,14 +80,29 @@ class SelfRunningLibrary:
         self.harness.submit(alias, policy)
 
     @keyword("Schedule One-Shot Job On Self-Running Scheduler")
-    def schedule_once(self, alias: str, seconds: float) -> None:
-        """A one-shot job ``seconds`` from now on the backend's scheduler (SR-006)."""
-        self.harness.schedule_once(alias, float(seconds))
+    def schedule_once(self, alias: str, seconds: float, runs: str = "",
+                      ends: str = "succeeded") -> None:
+        """A one-shot job ``seconds`` from now on the backend's scheduler (SR-006); with
+        ``runs``, its execution ends ``runs`` seconds after its dispatch as ``ends``, which
+        the scheduler must learn by itself (SR-009)."""
+        self.harness.schedule_once(alias, float(seconds), _plan(runs, ends))
 
     @keyword("Schedule Cron On Self-Running Scheduler")
-    def schedule_cron(self, alias: str, expression: str, timezone: str = "UTC") -> None:
-        """A cron schedule on the backend's scheduler; each fire must come by itself."""
-        self.harness.schedule_cron(alias, expression, timezone)
+    def schedule_cron(self, alias: str, expression: str, timezone: str = "UTC",
+                      runs: str = "", ends: str = "succeeded") -> None:
+        """A cron schedule on the backend's scheduler; each fire must come by itself, and
+        with ``runs`` each execution's end must be learned by itself (SR-009)."""
+        self.harness.schedule_cron(alias, expression, timezone, _plan(runs, ends))
+
+    @keyword("Self-Running Schedule Should Have Learned Ends")
+    def should_have_learned(self, alias: str, count: int) -> None:
+        """The scheduler learned by itself how ``count`` executions ended, each within one
+        poll interval after its end, and its history shows each as it ended."""
+        self.harness.read()
+        learned = self.harness.schedules.check_ends(alias)
+        if learned != int(count):
+            raise AssertionError(f"schedule {alias!r}: expected {count} ends learned, the"
+                                 f" runtime learned {learned}")
 
     @keyword("Self-Running Schedule Should Have Fired")
     def should_have_fired(self, alias: str, count: int) -> None:
@@ -194,6 +210,10 @@ class SelfRunningLibrary:
         if actual != int(times):
             raise AssertionError(f"job {alias!r}'s redelivery_count: expected {times},"
                                  f" got {actual!r}")
+
+
+def _plan(runs: str, ends: str) -> EndPlan | None:
+    return None if str(runs).strip() == "" else EndPlan(float(runs), str(ends))
 
 
 def _names(text: str) -> tuple[str, ...]:

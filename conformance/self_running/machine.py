@@ -1,6 +1,6 @@
 """The Hypothesis machine for a self-running runtime: random submissions, bodies that end
 or fail into a retry, heartbeats and stretches of time, on a runtime that is never told to
-dispatch, detect stuck jobs or expire leases (SR-001..SR-008).
+dispatch, detect stuck jobs or expire leases (SR-001..SR-009).
 
 The runtime has a slot for every job the machine submits: a retry or a re-delivery that
 falls due while every slot is held waits for the runtime's order among eligible jobs, which
@@ -19,6 +19,13 @@ reaches it without a rule of its own and its draws stay as they were.
 With scheduling claimed (SR-006), a rule creates a one-shot job or a cron schedule on
 the backend's scheduler, over the same clock; each fire's window is an open window too, so
 every stretch of time stops at its read points. A backend without the claim never draws it.
+
+With scheduling-ends claimed too (SR-009), every schedule's executions end, and the
+scheduler must learn each end by itself within one poll interval; each end's window is an
+open window like the fires'. The ends take no draw of their own, so that the machine's
+other draws stay as they were: the first schedule's executions run half a poll interval
+after their dispatch (an end between two polls) and succeed, the second's three seconds
+and fail, the third's twenty seconds (longer than most stretches) and are cancelled.
 
 With the breaker's seams claimed (SR-007), a rule trips a target's breaker with work
 queued and its drain lost (at most twice, in half of the examples, so that the other
@@ -52,6 +59,7 @@ from jobconform.conformance.self_running.backstop import (
 )
 from jobconform.conformance.self_running.harness import RUNNING, SelfRunningHarness
 from jobconform.conformance.self_running.reminders import watches_reminders
+from jobconform.conformance.self_running.schedules import EndPlan, watches_ends
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.spec import Profile, Registry
@@ -68,6 +76,9 @@ SCHEDULES = ("s1", "s2", "s3")
 # read points land in the reaper's hour-long windows.
 ONE_SHOT_DELAYS = (0.0, 0.5, 7.0, 45.0)
 CRON_EXPRESSIONS = ("*/2 * * * *", "*/15 * * * *")
+# How each schedule's executions end (SR-009), by its place: s1, s2, s3.
+END_PLANS = (EndPlan(0.5, "succeeded"), EndPlan(3.0, "failed"),
+             EndPlan(20.0, "cancelled", None))
 BREAKER_TARGETS = ("t1", "t2")
 MAX_TRIPS = 2
 REMINDERS = ("r1", "r2")
@@ -86,6 +97,7 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
     schedules = SCHEDULING in claims and SCHEDULING in profile.areas
     backstop = watches_backstop(backend, profile, registry)
     reminds = watches_reminders(backend, profile, registry)
+    ends = schedules and watches_ends(backend, profile, registry)
     delays: st.SearchStrategy[float | None] = (
         st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)) if RETRY in claims
         else st.none())
@@ -149,12 +161,15 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
         @rule(timetable=st.one_of(st.sampled_from(ONE_SHOT_DELAYS),
                                   st.sampled_from(CRON_EXPRESSIONS)))
         def schedule(self, timetable: float | str) -> None:
-            """A one-shot job or a cron schedule: it must fire by itself (SR-006)."""
-            alias = SCHEDULES[len(self.runtime.schedules.schedules)]
+            """A one-shot job or a cron schedule: it must fire by itself (SR-006); where
+            ends are watched, the scheduler must learn by itself how each of its
+            executions ended (SR-009)."""
+            place = len(self.runtime.schedules.schedules)
+            alias, plan = SCHEDULES[place], END_PLANS[place] if ends else None
             if isinstance(timetable, str):
-                self._do("schedule_cron", alias, timetable)
+                self._do("schedule_cron", alias, timetable, "UTC", plan)
             else:
-                self._do("schedule_once", alias, timetable)
+                self._do("schedule_once", alias, timetable, plan)
 
         @precondition(lambda self: backstop and self.harness is not None
                       and self.trips < MAX_TRIPS)

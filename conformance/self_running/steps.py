@@ -1,4 +1,4 @@
-"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-008).
+"""Behave steps for a self-running runtime (features/self_running.feature, SR-001..SR-009).
 
 The runtime is opened with `open_self_running` on first use, with the slots, job timeout
 and lease the scenario's Given-steps set. After that, steps only submit, decide bodies,
@@ -18,6 +18,7 @@ from typing import Any
 
 from jobconform.conformance.scenario import RunConfig, state_of
 from jobconform.conformance.self_running.harness import REMOVED, SelfRunningHarness
+from jobconform.conformance.self_running.schedules import EndPlan
 from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -138,6 +139,30 @@ def step_once(context: Any, alias: str, seconds: float) -> None:
 @action_step('the self-running scheduler has a cron schedule "{alias}" at "{expression}"')
 def step_cron(context: Any, alias: str, expression: str) -> None:
     _scenario(context).harness.schedule_cron(alias, expression)
+
+
+@action_step('the self-running scheduler has a one-shot job "{alias}" in {seconds:g} seconds'
+             " that runs {run:g} seconds and ends as {outcome}")
+def step_once_ending(context: Any, alias: str, seconds: float, run: float, outcome: str) -> None:
+    """Its execution ends `run` seconds after its dispatch, as `outcome` (succeeded, failed
+    or cancelled): the scheduler must learn that by itself (SR-009)."""
+    _scenario(context).harness.schedule_once(alias, seconds, EndPlan(run, outcome))
+
+
+@action_step('the self-running scheduler has a cron schedule "{alias}" at "{expression}" whose'
+             " executions run {run:g} seconds and end as {outcome}")
+def step_cron_ending(context: Any, alias: str, expression: str, run: float,
+                     outcome: str) -> None:
+    _scenario(context).harness.schedule_cron(alias, expression, ends=EndPlan(run, outcome))
+
+
+@check_step('the self-running scheduler has learned how {count:d} execution(s) of schedule'
+            ' "{alias}" ended')
+def check_learned(context: Any, alias: str, count: int) -> None:
+    """Learned by itself, each in its window; its history shows each end as it was."""
+    harness = _scenario(context).harness
+    harness.read()
+    _check(f"schedule {alias!r}'s ends learned", count, harness.schedules.check_ends(alias))
 
 
 @check_step('the self-running scheduler has fired schedule "{alias}" {count:d} time(s)')

@@ -140,7 +140,8 @@ def test_huey_runs_its_own_clockwork_its_idle_poll_the_profiles_interval(tmp_pat
                         "SR-005": {"not claimed"},  # no reaper either
                         "SR-006": {"not claimed"},  # its periodic tasks: huey_periodic.py
                         "SR-007": {"not claimed"},  # no breaker
-                        "SR-008": {"not claimed"}}  # no reminders
+                        "SR-008": {"not claimed"},  # no reminders
+                        "SR-009": {"not claimed"}}  # nor a scheduler here
 
 
 
