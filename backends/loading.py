@@ -7,71 +7,17 @@ import importlib
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any, cast
 
-from jobconform.backends.breaker.protocol import BREAKER
-from jobconform.backends.loops.protocol import LOOPS
-from jobconform.backends.protocol import (
-    AUDIT_EVENTS,
-    BREAKER_SEAMS,
-    CONCURRENT_SUBMIT,
-    DEPRECATED_ALIASES,
-    EXECUTION_OPTIONS,
-    EXECUTION_QUERIES,
-    HEALTH_REPORT,
-    IDEMPOTENCY,
-    JOB_ARGUMENTS,
-    LIFECYCLE,
-    LOG_RECORDS,
-    LOOP_EVENTS,
-    LOOP_LABELS,
-    OPERATOR_QUEUE,
-    QUEUED_EXECUTION_SWITCH,
-    REDELIVERY,
-    REMINDER_LABELS,
-    REMINDERS,
-    RETRY,
-    RETRY_INTERVALS,
-    RETRY_WITHOUT_JITTER,
-    SCHEDULING_ENDS,
-    SCHEDULING_UTC_ONLY,
-    SCHEDULING_VALIDATION,
-    Backend,
-    store_faults,
-)
-from jobconform.backends.restart import RESTART, STOP_SIGNAL
-from jobconform.backends.scheduling.protocol import SCHEDULING
+from jobconform.backends.capabilities import across_areas, qualifying, store_faults
+from jobconform.backends.protocol import Backend
 from jobconform.spec.areas import areas
 
 ENTRY_POINT_GROUP = "jobconform.backends"
-# Capabilities beyond the areas: each qualifies one area, which the backend must claim too,
-# and the words say what it adds to that area.
-QUALIFYING_CAPABILITIES = {
-    HEALTH_REPORT: (LIFECYCLE, "whose health snapshot it extends"),
-    CONCURRENT_SUBMIT: (LIFECYCLE, "whose submit it qualifies"),
-    EXECUTION_QUERIES: (LIFECYCLE, "whose jobs it pages, filters and counts"),
-    EXECUTION_OPTIONS: (LIFECYCLE, "whose jobs carry options to their bodies"),
-    JOB_ARGUMENTS: (LIFECYCLE, "whose jobs it gives arguments"),
-    QUEUED_EXECUTION_SWITCH: (LIFECYCLE, "whose queued execution it can switch off"),
-    AUDIT_EVENTS: (IDEMPOTENCY, "whose replays it reports"),
-    LOOP_EVENTS: (LOOPS, "whose runs and loops it reports"),
-    LOOP_LABELS: (LOOPS, "whose runs' executions it labels"),
-    REMINDER_LABELS: (REMINDERS, "whose dispatches it labels"),
-    BREAKER_SEAMS: (BREAKER, "whose runtime has the seams"),
-    SCHEDULING_ENDS: (SCHEDULING, "whose history learns how executions ended"),
-    OPERATOR_QUEUE: (REDELIVERY, "whose operator queue it keys by agent and request id"),
-    SCHEDULING_VALIDATION: (SCHEDULING, "whose ended executions are validated"),
-    STOP_SIGNAL: (RESTART, "after whose stop by signal a new runtime opens"),
-    # Partial claims: what they leave out is in jobconform.conformance.applicability.
-    RETRY_WITHOUT_JITTER: (RETRY, "that it claims without jitter modes"),
-    RETRY_INTERVALS: (RETRY, "that it claims as a list of intervals"),
-    SCHEDULING_UTC_ONLY: (SCHEDULING, "whose schedules it keeps in UTC only"),
-}
-# Capabilities across areas: each adds to whichever claimed areas have requirements
-# needing it, so it qualifies no one area.
-CROSS_AREA_CAPABILITIES = {
-    LOG_RECORDS: "its runtimes show the log records they emit",
-    DEPRECATED_ALIASES: "its runtimes keep an SDK's deprecated names beside the current ones",
-}
-# Areas whose runtime a backend opens with its own `open_<area>(clock, config, ...)`.
+# Capabilities beyond the areas (declared in jobconform.backends.capabilities): each
+# qualifying one area, which the backend must claim too, with the words that say what it
+# adds to that area; and those across areas, which add to whichever claimed areas have
+# requirements needing them.
+QUALIFYING_CAPABILITIES = {name: (cap.area, cap.what) for name, cap in qualifying().items()}
+CROSS_AREA_CAPABILITIES = {name: cap.what for name, cap in across_areas().items()}
 
 
 class BackendLoadError(LookupError):

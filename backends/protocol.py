@@ -19,6 +19,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+# Every capability beyond the areas is declared in jobconform.backends.capabilities; its
+# constants (OPERATOR_QUEUE, ...) and `store_faults(area)` are importable from here too.
+from jobconform.backends.capabilities import *  # noqa: F403
+from jobconform.backends.capabilities import STORE_FAULTS, store_faults  # noqa: F401
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
@@ -31,69 +35,69 @@ REDELIVERY = "redelivery"
 IDEMPOTENCY = "idempotency"
 REMINDERS = "reminders"
 ADMISSION = "admission"
-# A backend whose runtime of an area takes planned store faults claims
-# `store_faults(area)` besides the area (jobconform.backends.faults); requirements that
-# need it are "not claimed" elsewhere.
-STORE_FAULTS = "store-faults"
+
+# What each capability beyond the areas asks of a runtime (the capabilities are declared,
+# one a line, in jobconform.backends.capabilities):
+#
 # A backend whose runtime's health snapshot also names its worker, the worker's status and
 # its last heartbeat (LC-029, ST-005) claims `health-report`; elsewhere those requirements
 # are "not claimed", and the harness reads none of the three fields.
-HEALTH_REPORT = "health-report"
+#
 # A backend whose runtime takes submissions from several threads at the same time (LC-030)
 # claims `concurrent-submit`; elsewhere LC-030 is "not claimed", and the harness never calls
 # submit from two threads at once (an asyncio runtime driven through one event loop, say).
-CONCURRENT_SUBMIT = "concurrent-submit"
+#
 # A backend whose idempotency runtime reports every replay to a kit-owned audit sink
 # (IK-017) claims `audit-events`; its `open_idempotency` then takes the sink as a third
 # argument. Elsewhere IK-017 is "not claimed" and the runtime is opened with two.
-AUDIT_EVENTS = "audit-events"
+#
 # A backend whose loop runtime reports every finished run and every loop's end to a
 # kit-owned event sink (LP-019) claims `loop-events`; its `open_loops` then takes the sink
 # as a third argument. Elsewhere LP-019 is "not claimed" and the runtime is opened with two.
-LOOP_EVENTS = "loop-events"
+#
 # A backend whose loop runtime labels each run's execution with what triggered it and the
 # loop it belongs to, `agent.execute(run_number, message, "loop", loop_id)` (LP-020),
 # claims `loop-labels`; elsewhere LP-020 is "not claimed" and the labels are not read.
-LOOP_LABELS = "loop-labels"
+#
 # A backend whose reminders runtime labels each dispatch with what triggered it,
 # `target.dispatch(reminder_id, message, "reminder")` (RM-021), claims `reminder-labels`;
 # elsewhere RM-021 is "not claimed" and the label is not read.
-REMINDER_LABELS = "reminder-labels"
+#
 # A backend whose breaker runtime also has seed 002's dispatch seams, `backstop()`,
 # `record_missed_heartbeat(target)` and `set_drain_lost(lost)` (CB-014, CB-015), claims
 # `breaker-seams`; elsewhere those requirements are "not claimed", and the harness never
 # calls the three methods.
-BREAKER_SEAMS = "breaker-seams"
+#
 # A backend whose scheduler's history learns how each dispatched execution ended, through
 # `end_execution(schedule_id, scheduled_for, outcome, cost)`, and whose executions show
 # `outcome` (SC-019), claims `scheduling-ends`; elsewhere SC-019 is "not claimed", and the
 # harness never calls the method nor reads the field.
-SCHEDULING_ENDS = "scheduling-ends"
+#
 # A backend whose runtime answers the executions query and its statistics
 # (`query_executions`, `execution_stats`) and takes each job's owner and trigger at
 # submission (LC-032..LC-034) claims `execution-queries`; elsewhere those requirements
 # are "not claimed", and the harness never calls the two methods nor passes the names.
-EXECUTION_QUERIES = "execution-queries"
+#
 # A backend whose runtime takes a job's execution options at submission, shows them on
 # its record and hands them to its body (LC-035) claims `execution-options`; elsewhere
 # LC-035 is "not claimed", and the harness never passes options.
-EXECUTION_OPTIONS = "execution-options"
+#
 # A backend whose job runtime keeps an operator queue of the requests jobs park for a human,
 # keyed by agent and request id, through `park_request(agent, request_id)` and
 # `operator_requests()` (RD-008), claims `operator-queue`; elsewhere RD-008 is "not
 # claimed", and the harness never calls the two methods.
-OPERATOR_QUEUE = "operator-queue"
+#
 # A backend whose runtime keeps each job's arguments and hands them to its body (LC-036)
 # claims `job-arguments`: its `submit` then takes the keyword `arguments=` (a JSON value),
 # its records show them as `arguments`, and its bodies are run as
 # `script.run(arguments, options)` (options: the job's execution options, LC-035, or None).
 # Elsewhere LC-036 is "not claimed", and the harness never passes arguments.
-JOB_ARGUMENTS = "job-arguments"
+#
 # A backend whose runtime can be opened with queued execution switched off
 # (`RuntimeSettings.queued_execution` false; seed 000's async.enabled) claims
 # `queued-execution-switch` (LC-037); elsewhere LC-037 is "not claimed", and every runtime
 # is opened with queued execution on.
-QUEUED_EXECUTION_SWITCH = "queued-execution-switch"
+#
 # A backend whose scheduler also validates the business outcome of a technically ended
 # execution (seed 002 §10.9: SC-020..SC-024) claims `scheduling-validation` beside
 # `scheduling-ends`: its scheduler has `set_validation`, `end_validation`,
@@ -101,18 +105,19 @@ QUEUED_EXECUTION_SWITCH = "queued-execution-switch"
 # `validation_timeout`, and its executions `execution_id`, `business_status` and
 # `validation_run`. Elsewhere those requirements are "not claimed", and the harness never
 # calls the methods nor reads the fields.
-SCHEDULING_VALIDATION = "scheduling-validation"
+#
 # Capabilities across areas: each adds to every area the backend claims that has
 # requirements needing it; such a requirement is "not claimed" elsewhere.
+#
 # A backend whose runtimes show the log records they emit (jobconform.backends.log_records:
 # the loggers it names in `log_loggers`, or a runtime's `log_records()`) claims
 # `log-records`: AD-025, AD-026, RP-009 and LC-040 check a record's level and facts.
-LOG_RECORDS = "log-records"
+#
 # A backend whose runtimes keep an SDK's deprecated names beside the current ones (a
 # store's `put` beside `save`, ...; spec/store.md and the other areas say which) claims
 # `deprecated-aliases`: the kit calls each alias as it is and checks it gives the answer
 # of the name it replaces, and warns as deprecated where the seed says it does.
-DEPRECATED_ALIASES = "deprecated-aliases"
+#
 # Partial claims: a backend that implements only part of an area claims the area and
 # declares the part it leaves out; the requirements of that part are "not claimed"
 # (jobconform.conformance.applicability.PARTIAL_CLAIMS) and never asked, the rest of the
@@ -122,24 +127,18 @@ DEPRECATED_ALIASES = "deprecated-aliases"
 # (RT-002, RT-009, RT-010): the kit then never calls its `compute_delay_ms` (it need
 # not have one) and never raises with a retry-after; the adapter turns each job's policy
 # into its list with `jobconform.bridges.translate.retry_intervals_ms`.
-RETRY_WITHOUT_JITTER = "retry-without-jitter"
-RETRY_INTERVALS = "retry-intervals"
+#
 # A scheduler whose cron schedules have no time zone (every timetable read in UTC, as
 # huey's crontab and procrastinate's periodic tasks are) declares `scheduling-utc-only`:
 # the daylight-saving rules (SC-004, SC-005) are "not claimed", the kit creates and edits
 # cron schedules in UTC only (or in a zone name no database knows, which the runtime must
 # still refuse with `timezone`), and the Behave and Robot cases tagged `zones` (they name
 # a zone other than UTC) are skipped as not applicable.
-SCHEDULING_UTC_ONLY = "scheduling-utc-only"
+
 # The worker statuses a health report names (LC-029).
 WORKER_RUNNING = "running"
 WORKER_STOPPING = "stopping"
 WORKER_STOPPED = "stopped"
-
-
-def store_faults(area: str) -> str:
-    """The capability of taking store faults in `area`: "store-faults:reminders"."""
-    return f"{STORE_FAULTS}:{area}"
 
 
 class JobNotFound(KeyError):

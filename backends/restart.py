@@ -30,12 +30,13 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, Protocol
 
+from jobconform.backends.protocol import STOP_SIGNAL as STOP_SIGNAL
 from jobconform.backends.protocol import Clock, Runtime, RuntimeSettings, TaskScript
 
 RESTART = "restart"
-# A stop by signal (RS-004..RS-008): SIGTERM or SIGINT, the profile's shutdown, the grace
-# period's steps, SIGKILL at its end if work is left, the host's handlers back.
-STOP_SIGNAL = "stop-signal"
+# `stop-signal`, a stop by signal (RS-004..RS-008): SIGTERM or SIGINT, the profile's
+# shutdown, the grace period's steps, SIGKILL at its end if work is left, the host's
+# handlers back.
 
 
 class RestartBackend(Protocol):

@@ -9,54 +9,39 @@ A third-party adapter needs none of this: the adapter protocol is structural
 from __future__ import annotations
 
 from jobconform.backends.breaker.protocol import BREAKER
+from jobconform.backends.capabilities import (
+    AUDIT_EVENTS,
+    CONCURRENT_SUBMIT,
+    HEALTH_REPORT,
+    every_shipped,
+    store_faults,
+)
 from jobconform.backends.composite.protocol import COMPOSITE
 from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
 from jobconform.backends.governor.protocol import GOVERNOR
 from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.protocol import (
     ADMISSION,
-    AUDIT_EVENTS,
-    BREAKER_SEAMS,
-    CONCURRENT_SUBMIT,
-    DEPRECATED_ALIASES,
-    EXECUTION_OPTIONS,
-    EXECUTION_QUERIES,
-    HEALTH_REPORT,
     IDEMPOTENCY,
-    JOB_ARGUMENTS,
     LIFECYCLE,
-    LOG_RECORDS,
-    LOOP_EVENTS,
-    LOOP_LABELS,
-    OPERATOR_QUEUE,
-    QUEUED_EXECUTION_SWITCH,
     REAPER,
     REDELIVERY,
-    REMINDER_LABELS,
     REMINDERS,
     RETRY,
-    SCHEDULING_ENDS,
-    SCHEDULING_VALIDATION,
     STUCK,
     Clock,
-    store_faults,
 )
 from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.task_store.protocol import STORE
 from jobconform.reference.composite.oracle import CompositeConfig
 
-# Every area, the breaker's and the loops' seams, the loop runs' and reminders' labels,
-# the scheduler's execution ends and its business validation, the executions query and
-# options, the operator queue, the log records, seed 004's deprecated Python names, planned
-# store faults in reminders and idempotency, jobs' arguments and the switch of queued
-# execution: claimed by every shipped backend.
+# Every area but restart and self-running, planned store faults in reminders and
+# idempotency, and every capability declared as claimed by every shipped backend
+# (jobconform.backends.capabilities): claimed by every shipped backend.
 EVERY_SHIPPED_BACKEND = frozenset({
     LIFECYCLE, RETRY, STUCK, REAPER, REDELIVERY, IDEMPOTENCY, BREAKER, GOVERNOR, REMINDERS,
-    ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE, BREAKER_SEAMS, LOOP_EVENTS, LOOP_LABELS,
-    SCHEDULING_ENDS, SCHEDULING_VALIDATION, EXECUTION_QUERIES, EXECUTION_OPTIONS,
-    OPERATOR_QUEUE, REMINDER_LABELS, LOG_RECORDS, DEPRECATED_ALIASES,
-    store_faults(REMINDERS), store_faults(IDEMPOTENCY), JOB_ARGUMENTS,
-    QUEUED_EXECUTION_SWITCH})
+    ADMISSION, LOOPS, SCHEDULING, STORE, COMPOSITE,
+    store_faults(REMINDERS), store_faults(IDEMPOTENCY)}) | every_shipped()
 # The loggers the shipped runtimes log on with the standard `logging` module, which the
 # harness captures (log-records; jobconform.backends.log_records).
 SHIPPED_LOGGERS = ("jobconform.reaper", "jobconform.admission", "jobconform.lifecycle")

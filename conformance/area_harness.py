@@ -14,7 +14,10 @@ same in every area live here, once:
   `AdapterError`, with one message layout) and building the divergence (`_fail`);
 - for an area whose checks name what they create by aliases (`AliasedHarness`): the
   aliases, and the frame of `run` (check the command, record it, let the area apply
-  it, then compare the answer and the state through the listed deviations).
+  it, then compare the answer and the state through the listed deviations);
+- for an area whose checks run two workers on one store against a model that answers
+  each command as the backend is asked it (`PairedHarness`: breaker, governor): the
+  worker check and the frame of `run`.
 
 What differs (the commands, the oracle, how a difference is blamed) stays in the area's
 own harness.
@@ -38,7 +41,7 @@ from jobconform.conformance.harness import (
 )
 from jobconform.conformance.log_records import LogWatch, shown
 from jobconform.conformance.watchdog import guarded, hung, note_adapter_interrupt
-from jobconform.reference.commands import Command
+from jobconform.reference.commands import Command, describe
 from jobconform.reference.log_records import ExpectedLog
 from jobconform.spec import Profile, Registry, SpecError
 
@@ -317,3 +320,74 @@ class AliasedHarness(AreaHarness[CommandT]):
         as such (a difference with the oracle's list)."""
         return [self.aliases.get(runtime_id, f"<unknown id {runtime_id}>")
                 for runtime_id in runtime_ids]
+
+
+@dataclass
+class PairedHarness(AreaHarness[CommandT]):
+    """An area harness whose checks run two workers over one store (the runtime the
+    backend opened and its `peer()`, as two processes would share it), and whose oracle
+    is a model the harness applies each command to as it sends it to the backend.
+
+    A subclass opens its workers in `__post_init__` (`_open_with_peer`) and fills in the
+    hooks below.
+    """
+
+    WORKERS: ClassVar[int] = 2
+
+    def run(self, command: CommandT) -> object:
+        """Apply `command` to both sides, compare everything, return the backend's answer.
+
+        Raises:
+            Divergence: the backend's answer or state differs from the oracle's.
+            AdapterError: the adapter raised or hung.
+            ValueError: the command itself is malformed.
+        """
+        self._check_command(command)
+        self.commands.append(command)
+        self._note(command)
+        requirements = self._requirements(command)
+        self.exercised.update(requirements)
+        with guarded(self.safety_timeout, describe(cast(Command, command)), self.hang_scope):
+            answer, expected = self._apply(command)
+            self.listed.check(len(self.commands),
+                              partial(self._compare_answer, command, requirements, expected,
+                                      answer),
+                              partial(self._observe_after, command, requirements),
+                              self._adopt)
+        return answer
+
+    def _check_worker(self, command: CommandT) -> None:
+        """Raises ValueError where the command names a worker the check does not run."""
+        worker = getattr(command, "worker", 0)
+        if worker not in range(self.WORKERS):
+            raise ValueError(f"worker must be 0 or 1, not {worker!r}")
+
+    # What each area says: the checks of a command (ValueError), what the harness learns of
+    # it before it is applied (nothing by default), the requirements it rests on, the
+    # answers of both sides (backend's, model's), how they compare (Divergence), what else
+    # must agree after it, and what to take from the backend after a listed deviation.
+
+    def _check_command(self, command: CommandT) -> None:
+        raise NotImplementedError
+
+    def _note(self, command: CommandT) -> None:
+        pass
+
+    def _requirements(self, command: CommandT) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def _apply(self, command: CommandT) -> tuple[object, object]:
+        raise NotImplementedError
+
+    def _compare_answer(self, command: CommandT, requirements: tuple[str, ...],
+                        expected: object, answer: object) -> None:
+        raise NotImplementedError
+
+    def _observe_after(self, command: CommandT, requirements: tuple[str, ...]) -> None:
+        self.observe(requirements)
+
+    def observe(self, requirements: tuple[str, ...] = ()) -> None:
+        raise NotImplementedError
+
+    def _adopt(self) -> None:
+        raise NotImplementedError

@@ -132,13 +132,29 @@ ReadT = TypeVar("ReadT")
 class CreatingLibrary(AreaLibrary[HarnessT], Generic[HarnessT, ReadT]):
     """An area library whose tests create by alias and check how each creation was
     answered: `CREATED`, or `rejected(code)`, as the area's oracle spells them. It keeps
-    the record a test read last (`ReadT`: the runtime's view and what it showed then)."""
+    the record a test read last (`ReadT`: the runtime's view and what it showed then).
+    Its harness keeps the runtime's ids by alias (`ids`) and the `runtime` whose `get(id)`
+    reads what was created; `NOUN` says what its keywords call it ("reminder")."""
 
     CREATED: ClassVar[str]
+    NOUN: ClassVar[str]
 
     def __init__(self) -> None:
         super().__init__()
         self._read: ReadT | None = None
+
+    def _id(self, alias: str) -> str:
+        """The backend's id of what was created as `alias`; a failure where never."""
+        harness: Any = self.harness
+        return self._created_id(harness.ids, self.NOUN, alias)
+
+    def _view(self, alias: str) -> Any:
+        """What the backend holds of `alias`; a failure where it holds nothing."""
+        harness: Any = self.harness
+        view = harness.runtime.get(self._id(alias))
+        if view is None:
+            raise self._fail(f"the backend holds no record of {self.NOUN} {alias!r}")
+        return view
 
     @staticmethod
     def rejected(code: str) -> str:

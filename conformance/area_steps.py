@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.scenario import state_of
 from jobconform.reference.commands import describe
 from jobconform.spec.areas import areas
 
@@ -60,12 +61,47 @@ class CheckingScenario(AreaScenario[ComparingT]):
     """An `AreaScenario` whose Then-steps check what the backend shows and fail, where it
     falls short, in the layout of `expectation_failure`.
 
-    A subclass says what falls short (`SHOWS`, "the backend's reminders do not") and
-    which of the scenario's tags name its requirements (`PREFIX`, "RM-").
+    A subclass says what falls short (`SHOWS`, "the backend's reminders do not"), which
+    of the scenario's tags name its requirements (`PREFIX`, "RM-") and what its steps call
+    what they create (`NOUN`, "reminder"). Its harness keeps the runtime's ids by alias
+    (`ids`) and the `runtime` whose `get(id)` reads one.
     """
 
     SHOWS: ClassVar[str]
     PREFIX: ClassVar[str]
+    NOUN: ClassVar[str]
+
+    def __init__(self, harness: ComparingT) -> None:
+        super().__init__(harness)
+        self.read: tuple[Any, Any] | None = None  # the record read last, as it read
+
+    def created(self, alias: str) -> str:
+        """The backend's id of what was created as `alias` (AssertionError if never)."""
+        harness: Any = self.harness
+        return created_id(harness.ids, self.answers, self.NOUN, alias)
+
+    def view(self, context: Any, alias: str) -> Any:
+        """What the backend holds of `alias`; the step fails where it holds nothing."""
+        harness: Any = self.harness
+        view = harness.runtime.get(self.created(alias))
+        self.check(context, view is not None, f"{self.NOUN} {alias!r} should be held",
+                   "a record", None)
+        return view
+
+    def keep_read(self, alias: str, freeze: Callable[[Any], object]) -> None:
+        """Keep what the backend holds of `alias` now, and how it reads (None if nothing)."""
+        harness: Any = self.harness
+        view = harness.runtime.get(harness.ids.get(alias, f"unknown-{alias}"))
+        self.read = None if view is None else (view, freeze(view))
+
+    def check_read_unchanged(self, context: Any, freeze: Callable[[Any], object]) -> None:
+        """The record kept by `keep_read` still reads as it did then."""
+        read = self.read
+        self.check(context, read is not None, f"the {self.NOUN} read", "a record", None)
+        assert read is not None
+        view, record = read
+        self.check(context, freeze(view) == record, f"the {self.NOUN} read earlier", record,
+                   freeze(view))
 
     def check(self, context: Any, ok: bool, what: str, expected: object,
               actual: object) -> None:
@@ -155,6 +191,27 @@ def expectation_failure(context: Any, shows: str, prefix: str, commands: Sequenc
         f"  requirement(s): {', '.join(tags)}\n  what: {what}\n"
         f"  expected: {expected!r}\n  actual:   {actual!r}\n"
         f"  commands so far:\n{steps or '    (none)'}")
+
+
+def set_parameter(context: Any, area: str, noun: str, known: Sequence[str], name: str,
+                  value: object) -> None:
+    """A parameter of this scenario's `area`, before its first step of the area: kept in
+    `context.<area>_overrides` for the area's harness to open with.
+
+    Raises:
+        ValueError: the area's harness is open already, or `name` is no parameter of it.
+    """
+    before_first_step(context, area, f"{noun} parameters", noun)
+    if name not in known:
+        raise ValueError(f"unknown {noun} parameter {name!r}; known: {', '.join(known)}")
+    attribute = f"{noun}_overrides"
+    setattr(context, attribute, {**getattr(context, attribute, {}), name: value})
+
+
+def before_first_step(context: Any, area: str, what: str, noun: str) -> None:
+    """Raises ValueError where the scenario has run a step of `area` already."""
+    if area in state_of(context).areas:
+        raise ValueError(f"set {what} before the scenario's first {noun} step")
 
 
 def load_step_libraries() -> None:

@@ -32,7 +32,7 @@ from typing import Any, Protocol, cast
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import AdapterError, Divergence
-from jobconform.conformance.trace import TraceError
+from jobconform.conformance.trace import TraceError, read_trace_document, write_trace
 from jobconform.spec import Profile, Registry
 from jobconform.spec.areas import areas, load_attribute
 
@@ -184,16 +184,11 @@ def parse_area_trace(document: object, source: str) -> AreaTrace:
 
 
 def read_area_trace(path: Path) -> AreaTrace:
-    try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise AreaTraceError(f"cannot read the trace {path}: {error}") from error
-    return parse_area_trace(document, str(path))
+    return parse_area_trace(read_trace_document(path, AreaTraceError), str(path))
 
 
 def write_area_trace(trace: AreaTrace, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(trace.to_json(), indent=2) + "\n", encoding="utf-8")
+    write_trace(trace, path)
 
 
 # -- replay -----------------------------------------------------------------------------------

@@ -113,6 +113,30 @@ class MachineRun:
 MachineFactory = Callable[[Backend, Profile, Registry | None, MachineRun],
                           type[RuleBasedStateMachine]]
 
+
+class MachineRunner(Protocol):
+    """An area's `run_<area>_machine`, as spec/areas.py names it: run the machine; the same
+    seed gives the same sequences and the same result."""
+
+    def __call__(self, backend: Backend, profile: Profile, registry: Registry | None,
+                 seed: int = 0, examples: int = 200) -> MachineRun: ...
+
+
+def machine_runner(factory: MachineFactory, steps: int | None = None,
+                   area: str | None = None) -> MachineRunner:
+    """The runner of the machine `factory` builds, with at most `steps` commands an example
+    (run_machine's default if None); a profile without `area`, where one is named, runs
+    nothing (the report says n/a)."""
+
+    def run(backend: Backend, profile: Profile, registry: Registry | None, seed: int = 0,
+            examples: int = 200) -> MachineRun:
+        if area is not None and area not in profile.areas:
+            return MachineRun()
+        return run_machine(factory, backend, profile, registry, seed=seed, examples=examples,
+                           steps=STEPS_PER_EXAMPLE if steps is None else steps)
+
+    return run
+
 CommandT_contra = TypeVar("CommandT_contra", contravariant=True)
 
 

@@ -125,14 +125,23 @@ def read_trace(path: Path) -> Trace:
     Raises:
         TraceError: unreadable, not JSON, or not a valid trace.
     """
+    return parse_trace(read_trace_document(path), str(path))
+
+
+def read_trace_document(path: Path, error: type[TraceError] = TraceError) -> Any:
+    """A trace file's JSON document (of any machine's trace).
+
+    Raises:
+        error: the file is unreadable or not JSON.
+    """
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise TraceError(f"cannot read the trace {path}: {error}") from error
-    return parse_trace(document, str(path))
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as problem:
+        raise error(f"cannot read the trace {path}: {problem}") from problem
 
 
-def write_trace(trace: Trace, path: Path) -> None:
+def write_trace(trace: Any, path: Path) -> None:
+    """Write a trace (any machine's: what has `to_json()`) as an indented JSON file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(trace.to_json(), indent=2) + "\n", encoding="utf-8")
 

@@ -14,30 +14,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jobconform.backends.capabilities import CAPABILITIES
 from jobconform.backends.loading import BackendLoadError, backend_names, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import (
-    AUDIT_EVENTS,
     BREAKER_SEAMS,
-    CONCURRENT_SUBMIT,
-    DEPRECATED_ALIASES,
-    EXECUTION_OPTIONS,
-    EXECUTION_QUERIES,
-    HEALTH_REPORT,
     IDEMPOTENCY,
-    JOB_ARGUMENTS,
     LIFECYCLE,
-    LOG_RECORDS,
-    LOOP_EVENTS,
-    LOOP_LABELS,
-    OPERATOR_QUEUE,
-    QUEUED_EXECUTION_SWITCH,
     REAPER,
     REDELIVERY,
-    REMINDER_LABELS,
     REMINDERS,
-    SCHEDULING_ENDS,
-    SCHEDULING_VALIDATION,
     Backend,
     CapacityExceeded,
     Clock,
@@ -235,19 +221,10 @@ def test_load_memory_backend() -> None:
     assert backend.profile == "canonical"
     assert LIFECYCLE in backend.capabilities
     names = {area.name for area in areas()}
-    # Every claim is an area, the store faults of an area it claims, or the health report's
-    # worker fields, or submissions from several threads at once, or the replay audit sink,
-    # or the loop event sink, or the loop runs' and reminders' labels, or the breaker's
-    # dispatch seams, or the scheduler's ends and its business validation, or the executions
-    # query and options, or the operator queue, or jobs' arguments, or the switch of queued
-    # execution, or the log records or the deprecated aliases (capabilities across areas).
+    # Every claim is an area, the store faults of an area it claims, or a declared capability
+    # (jobconform.backends.capabilities).
     assert backend.capabilities <= (names | {store_faults(name) for name in names}
-                                    | {HEALTH_REPORT, CONCURRENT_SUBMIT, AUDIT_EVENTS,
-                                       LOOP_EVENTS, LOOP_LABELS, REMINDER_LABELS,
-                                       BREAKER_SEAMS, SCHEDULING_ENDS, SCHEDULING_VALIDATION,
-                                       EXECUTION_QUERIES, EXECUTION_OPTIONS, OPERATOR_QUEUE,
-                                       JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH, LOG_RECORDS,
-                                       DEPRECATED_ALIASES})
+                                    | CAPABILITIES.keys())
     assert BREAKER_SEAMS in backend.capabilities
     assert {store_faults(REMINDERS), store_faults(IDEMPOTENCY), store_faults(REDELIVERY),
             store_faults(REAPER)} <= backend.capabilities

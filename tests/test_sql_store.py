@@ -24,6 +24,7 @@ from sqlalchemy.pool import QueuePool
 from jobconform.backends import ownership
 from jobconform.backends.loading import BackendLoadError, backend_names, load_backend
 from jobconform.backends.protocol import CapacityExceeded, RuntimeSettings, TaskScript
+from jobconform.backends.shipped import EVERY_SHIPPED_BACKEND
 from jobconform.backends.sql import (
     SQL_URL_ENV,
     DatabaseUnavailable,
@@ -521,21 +522,12 @@ def test_sql_is_an_installed_backend(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "sql" in backend_names()
     backend = load_backend("sql")
     assert isinstance(backend, SqlBackend)
+    # Every shipped backend's claims, the health report, submissions from threads at once
+    # and the audit events, planned faults in its job store, and a restart (by signal too).
     assert (backend.name, backend.profile, backend.capabilities) == (
-        "sql", "canonical", frozenset({"lifecycle", "retry", "stuck", "reaper", "redelivery",
-                                     "idempotency", "breaker", "governor", "reminders",
-                                     "admission", "loops", "scheduling", "store",
-                                     "composite", "health-report", "concurrent-submit",
-                                     "audit-events", "loop-events", "breaker-seams",
-                                     "restart", "stop-signal", "scheduling-ends",
-                                     "execution-queries", "execution-options",
-                                     "operator-queue", "loop-labels", "reminder-labels",
-                                     "job-arguments", "queued-execution-switch",
-                                     "scheduling-validation",
-                                     "log-records", "deprecated-aliases",
-                                     "store-faults:reminders",
-                                      "store-faults:idempotency", "store-faults:redelivery",
-                                      "store-faults:reaper"}))
+        "sql", "canonical", EVERY_SHIPPED_BACKEND | {
+            "health-report", "concurrent-submit", "audit-events", "store-faults:redelivery",
+            "store-faults:reaper", "restart", "stop-signal"})
     assert backend.url == "sqlite://"
 
 

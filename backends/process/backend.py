@@ -28,8 +28,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from jobconform.backends.breaker.protocol import BREAKER, SEAM_METHODS, BreakerRuntime
-from jobconform.backends.loops.protocol import LOOPS
+from jobconform.backends.capabilities import ACROSS, CAPABILITIES, NOT_CARRIED, WITH_AREA
 from jobconform.backends.process import interfaces
 from jobconform.backends.process.errors import ChildExited, ChildStartError, MalformedMessage
 from jobconform.backends.process.remote import KitObjects, RemoteObject
@@ -54,30 +53,11 @@ from jobconform.backends.process.wire import (
     encode_timestamp,
 )
 from jobconform.backends.protocol import (
-    AUDIT_EVENTS,
-    BREAKER_SEAMS,
-    CONCURRENT_SUBMIT,
-    EXECUTION_OPTIONS,
-    EXECUTION_QUERIES,
-    HEALTH_REPORT,
     IDEMPOTENCY,
-    JOB_ARGUMENTS,
-    LIFECYCLE,
-    LOG_RECORDS,
-    LOOP_EVENTS,
-    LOOP_LABELS,
-    OPERATOR_QUEUE,
-    QUEUED_EXECUTION_SWITCH,
     REAPER,
     REDELIVERY,
-    REMINDER_LABELS,
     REMINDERS,
     RETRY,
-    RETRY_INTERVALS,
-    RETRY_WITHOUT_JITTER,
-    SCHEDULING_ENDS,
-    SCHEDULING_UTC_ONLY,
-    SCHEDULING_VALIDATION,
     STUCK,
     CapacityExceeded,
     Clock,
@@ -88,8 +68,7 @@ from jobconform.backends.protocol import (
     TaskScript,
     store_faults,
 )
-from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalPlan, SignalStop
-from jobconform.backends.scheduling.protocol import SCHEDULING, SchedulingRuntime
+from jobconform.backends.restart import RESTART, SignalPlan, SignalStop
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.model import Health
 from jobconform.spec.areas import BUILTIN_AREAS
@@ -167,87 +146,37 @@ def carried_areas(version: int) -> frozenset[str]:
 
 
 def carried_capabilities(version: int) -> frozenset[str]:
-    """What a child may claim through a protocol version: the areas it carries and, when
-    the breaker is one of them, `breaker-seams` (CB-014, CB-015) if the breaker runtime's
-    interface carries the seams' methods, as version 2's does; with retry, its partial
-    claims (`retry-without-jitter`, `retry-intervals`); with scheduling, its partial claim
-    `scheduling-utc-only` and, as version 2's scheduler interface carries `end_execution`,
-    `scheduling-ends` (SC-019), and as it carries `set_validation`, `scheduling-validation`
-    (SC-020..SC-024); with the lifecycle, `execution-queries` and `execution-options`
-    (LC-032..LC-035), `job-arguments` and `queued-execution-switch` (LC-036, LC-037); with
-    redelivery, `operator-queue` (RD-008), as version 2's job runtime interface carries
-    `park_request`; `log-records`, as version 2's job and admission runtimes carry
-    `log_records()` (AD-025, AD-026, RP-009); with the lifecycle, `health-report`, as
-    version 2's health answer carries the worker's id, status and last heartbeat (LC-029,
-    ST-005), and `concurrent-submit`, as its job runtime carries `submit_concurrently`,
-    a batch the child submits at once (LC-030); with idempotency, `audit-events`, as
-    `open_idempotency` carries the kit's audit sink, which the child calls back on
-    every replay (IK-017); `store-faults:<area>` for redelivery, the reaper, idempotency
-    and reminders, as their runtimes carry inject_store_fault (RD-007, RP-008, IK-015,
-    RM-014); with loops, `loop-events`, as `open_loops` carries the kit's
-    event sink, which the child calls back (LP-019). The other capabilities beyond the
-    areas need what no message carries (see the notes below)."""
+    """What a child may claim through a protocol version: the areas it carries and each
+    capability whose declaration (jobconform.backends.capabilities) says the protocol
+    carries it: with its area, on every version (a partial claim only narrows what the kit
+    asks, and the kit sends SIGTERM itself for `stop-signal`); or by an interface member,
+    from version 2 on, when version 2's interfaces have it (`breaker-seams` by the breaker
+    runtime's seams, `operator-queue` by the job runtime's `park_request`, ...); and
+    `store-faults:<area>` where the area's runtime interface carries inject_store_fault.
+    The other capabilities need what no message carries (see the notes below)."""
     carried = carried_areas(version)
-    if BREAKER in carried and set(SEAM_METHODS) <= interfaces.methods(BreakerRuntime).keys():
-        carried |= {BREAKER_SEAMS}
-    if RESTART in carried:
-        # The kit sends the child SIGTERM itself (ChildSession.stop_by_signal).
-        carried |= {STOP_SIGNAL}
-    if RETRY in carried:
-        # The partial claims only narrow retry (the kit asks less); no message carries them.
-        carried |= {RETRY_WITHOUT_JITTER, RETRY_INTERVALS}
-    # Version 1's job messages are its own (lifecycle, retry, stuck); version 2 carries
-    # the job runtime's interface, with the executions query and the submission's options.
-    job_runtime = interfaces.methods(interfaces.JobRuntime)
-    if version != V1 and {"query_executions", "execution_stats"} <= job_runtime.keys():
-        carried |= {EXECUTION_QUERIES}  # LC-032..LC-034
-    if version != V1 and "options" in job_runtime["submit"].later:
-        carried |= {EXECUTION_OPTIONS}  # LC-035: the body gets them through TaskBody.run
-    if SCHEDULING in carried:
-        # It only narrows scheduling too: the kit sends UTC alone (no message carries it).
-        carried |= {SCHEDULING_UTC_ONLY}
-        if "end_execution" in interfaces.methods(SchedulingRuntime):
-            carried |= {SCHEDULING_ENDS}
-        if "set_validation" in interfaces.methods(SchedulingRuntime):
-            carried |= {SCHEDULING_VALIDATION}
-    if LOOPS in carried and "loop_id" in dict(interfaces.methods(interfaces.Agent)[
-            "execute"].parameters):
-        carried |= {LOOP_LABELS}  # version 2's agent call carries the run's labels (LP-020)
-    if REMINDERS in carried and "triggered_by" in dict(interfaces.methods(
-            interfaces.ReminderTarget)["dispatch"].parameters):
-        carried |= {REMINDER_LABELS}  # version 2's dispatch call carries it (RM-021)
-    if REDELIVERY in carried and "park_request" in interfaces.methods(interfaces.JobRuntime):
-        carried |= {OPERATOR_QUEUE}  # version 2's job runtime carries the queue (RD-008)
-    if LIFECYCLE in carried and version != V1:
-        # Version 2 carries a job's arguments (submit's later argument, the record's
-        # field, the body's run) and the settings' queued_execution (LC-036, LC-037).
-        carried |= {JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH}
-    if version >= 2 and "log_records" in interfaces.methods(interfaces.JobRuntime):
-        carried |= {LOG_RECORDS}  # each runtime's records, pulled with log_records()
-    if LIFECYCLE in carried and version != V1 and job_runtime["health"].returns is (
-            interfaces.HealthRecord):
-        # Version 2's health answer is a HealthRecord, with the worker's id, status and
-        # last heartbeat beside the six counts (LC-029, ST-005).
-        carried |= {HEALTH_REPORT}
     # Store faults, where the area's runtime interface carries inject_store_fault (RD-007,
     # RP-008, IK-015, RM-014); ProcessCrashed and StoreWriteFailed cross as errors.
-    for area, runtime_interface in ((REDELIVERY, interfaces.JobRuntime),
-                                    (REAPER, interfaces.JobRuntime),
-                                    (IDEMPOTENCY, interfaces.IdempotencyRuntime),
-                                    (REMINDERS, interfaces.ReminderRuntime)):
-        if area in carried and version != V1 and "inject_store_fault" in interfaces.methods(
-                runtime_interface):
-            carried |= {store_faults(area)}
-    if IDEMPOTENCY in carried and "audit" in interfaces.methods(interfaces.Backend)[
-            "open_idempotency"].later:
-        carried |= {AUDIT_EVENTS}  # the kit's audit sink, called back on a replay (IK-017)
-    if LOOPS in carried and "events" in interfaces.methods(interfaces.Backend)[
-            "open_loops"].later:
-        carried |= {LOOP_EVENTS}  # the kit's loop event sink, called back (LP-019)
-    if LIFECYCLE in carried and version != V1 and "submit_concurrently" in job_runtime:
-        # The batch travels in one message and the child submits it at once (LC-030).
-        carried |= {CONCURRENT_SUBMIT}
-    return carried
+    faults = {store_faults(area) for area, runtime_interface in (
+        (REDELIVERY, interfaces.JobRuntime), (REAPER, interfaces.JobRuntime),
+        (IDEMPOTENCY, interfaces.IdempotencyRuntime), (REMINDERS, interfaces.ReminderRuntime))
+        if area in carried and version != V1
+        and "inject_store_fault" in interfaces.methods(runtime_interface)}
+    return carried | faults | {name for name, capability in CAPABILITIES.items()
+                               if (capability.area in carried or capability.area == ACROSS)
+                               and _carries(capability.process, version)}
+
+
+def _carries(process: str, version: int) -> bool:
+    """True if a protocol version carries what a capability's process column names."""
+    if process == WITH_AREA:
+        return True
+    if process == NOT_CARRIED or version == V1:
+        return False
+    member, _, parameter = process.rstrip(")").partition("(")
+    interface, _, method = member.partition(".")
+    found = interfaces.methods(interfaces.interface_named(interface)).get(method)
+    return found is not None and (not parameter or parameter in dict(found.parameters))
 
 
 NO_DEPRECATED_ALIASES_NOTE = (

@@ -23,7 +23,7 @@ from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.conformance.gallery import GalleryEntry, bug_text, register
+from jobconform.conformance.gallery import GalleryEntry, opener_entry
 from jobconform.reference import admission as spec
 from jobconform.reference.admission import AdmissionConfig
 
@@ -325,27 +325,18 @@ class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
 def _threaded_admission_entry(name: str, broken: type[ThreadedAdmissionRuntime],
                               catches: str, source: str) -> GalleryEntry:
     """Build the threaded backend on a broken admission runtime."""
-    bug = bug_text(broken)
-
-    class BrokenBackend(ThreadedBackend):
-        def open_admission(self, clock: Clock,
-                           config: AdmissionConfig) -> ThreadedAdmissionRuntime:
-            return broken(self.new_admission_store(), clock, config)
-
-    return register(__name__, name, BrokenBackend, bug, catches, source)
+    return opener_entry(__name__, name, ThreadedBackend, "open_admission",
+                        lambda backend, *opened: broken(backend.new_admission_store(), *opened),
+                        broken, catches, source)
 
 
 def _admission_entry(name: str, broken: type[AdmissionService], catches: str,
                      source: str) -> GalleryEntry:
     """Build the memory backend on a broken admission runtime, loadable as
     `<this module>:<name>`."""
-    bug = bug_text(broken)
-
-    class BrokenBackend(MemoryBackend):
-        def open_admission(self, clock: Clock, config: AdmissionConfig) -> AdmissionService:
-            return broken(InMemoryAdmissionStore(), clock, config)
-
-    return register(__name__, name, BrokenBackend, bug, catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open_admission",
+                        lambda _, *opened: broken(InMemoryAdmissionStore(), *opened), broken,
+                        catches, source)
 
 
 GALLERY = (

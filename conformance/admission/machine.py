@@ -24,7 +24,7 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.admission.harness import AdmissionHarness
 from jobconform.conformance.aim import steps_to_edge
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference import admission as ad
 from jobconform.spec import Profile, Registry
 
@@ -450,15 +450,10 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
     return AdmissionMachine
 
 
-def run_admission_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                          seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result."""
-    return run_machine(make_admission_machine, backend, profile, registry, seed=seed,
-                       examples=examples, steps=STEPS_PER_EXAMPLE)
+run_admission_machine = machine_runner(make_admission_machine, steps=STEPS_PER_EXAMPLE)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
                    setup: dict[str, object]) -> AdmissionHarness:
-    """The harness this machine runs its commands through, for a trace's replay
-    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     return AdmissionHarness(backend, profile, registry, dict(MACHINE_SETTINGS))

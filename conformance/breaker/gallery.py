@@ -20,9 +20,7 @@ from jobconform.backends.breaker.runtime import (
     StoreBreakerRuntime,
 )
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.protocol import Clock
-from jobconform.conformance.gallery import GalleryEntry, bug_text, register
-from jobconform.reference.breaker.oracle import BreakerSettings
+from jobconform.conformance.gallery import GalleryEntry, opener_entry
 
 # The kill markers a classifier without seed 002's negative markers does not look for.
 KILL_WORDS = re.compile(r"\b(SIGKILL|SIGTERM|SIGINT|OOM|out of memory|timed out|timeout)\b",
@@ -213,13 +211,10 @@ def _breaker_entry(name: str, runtime: type[StoreBreakerRuntime],
                    store: type[InMemoryBreakerStore], catches: str, source: str,
                    bug_of: type) -> GalleryEntry:
     """The memory backend with a broken breaker, loadable as `<this module>:<name>`."""
-    bug = bug_text(bug_of)
-
-    class BrokenBackend(MemoryBackend):
-        def open_breaker(self, clock: Clock, settings: BreakerSettings) -> StoreBreakerRuntime:
-            return runtime(store(), clock, settings, BreakerDeployment())
-
-    return register(__name__, name, BrokenBackend, bug, catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open_breaker",
+                        lambda _, clock, settings: runtime(store(), clock, settings,
+                                                           BreakerDeployment()),
+                        bug_of, catches, source)
 
 
 def _runtime_entry(name: str, runtime: type[StoreBreakerRuntime], catches: str,

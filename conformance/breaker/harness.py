@@ -19,13 +19,12 @@ from typing import Any, ClassVar, cast
 from jobconform.backends.breaker.protocol import BREAKER, BreakerRuntime
 from jobconform.backends.protocol import BREAKER_SEAMS
 from jobconform.conformance.area_harness import (
-    AreaHarness,
+    PairedHarness,
     all_profile_parameters,
     check_time_step,
 )
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
-from jobconform.conformance.watchdog import guarded
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.classify import RawEnd, classify_end, killed, report_end
 from jobconform.reference.breaker.oracle import (
@@ -42,7 +41,7 @@ from jobconform.reference.breaker.oracle import (
 from jobconform.reference.commands import Command, describe
 from jobconform.spec import Profile
 
-WORKERS = 2
+WORKERS = PairedHarness.WORKERS
 OUTCOMES = tuple(outcome.value for outcome in CallOutcome)
 
 
@@ -79,7 +78,7 @@ def report_primary(command: bc.EndReported, expected: object, answer: object) ->
 
 
 @dataclass
-class BreakerHarness(AreaHarness[bc.BreakerCommand]):
+class BreakerHarness(PairedHarness[bc.BreakerCommand]):
     """Differential execution of breaker commands on a backend and the oracle.
 
     Args:
@@ -109,28 +108,15 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
 
     # -- the one operation -------------------------------------------------------------
 
-    def run(self, command: bc.BreakerCommand) -> object:
-        """Apply `command` to both sides, compare everything, return the backend's answer.
-
-        Raises:
-            Divergence: the backend's answer or state differs from the oracle's.
-            AdapterError: the adapter raised or hung.
-            ValueError: the command itself is malformed.
-        """
-        self._check_command(command)
-        self.commands.append(command)
+    def _note(self, command: bc.BreakerCommand) -> None:
+        """Every target a command names is read after every later command."""
         target = getattr(command, "target", None)
         if isinstance(target, str) and target not in self.targets:
             self.targets.append(target)
-        requirements = self._requirements(command)
-        self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe(cast(Command, command)), self.hang_scope):
-            answer, expected = self._apply(command)
-            self.listed.check(len(self.commands),
-                              partial(self._compare_answer, command, requirements, expected,
-                                      answer),
-                              partial(self.observe, requirements, command), self._adopt)
-        return answer
+
+    def _observe_after(self, command: bc.BreakerCommand,
+                       requirements: tuple[str, ...]) -> None:
+        self.observe(requirements, command)
 
     def _compare_answer(self, command: bc.BreakerCommand, requirements: tuple[str, ...],
                         expected: object, answer: object) -> None:
@@ -176,9 +162,7 @@ class BreakerHarness(AreaHarness[bc.BreakerCommand]):
     # -- applying ------------------------------------------------------------------------
 
     def _check_command(self, command: bc.BreakerCommand) -> None:
-        worker = getattr(command, "worker", 0)
-        if worker not in range(WORKERS):
-            raise ValueError(f"worker must be 0 or 1, not {worker!r}")
+        self._check_worker(command)
         if isinstance(command, bc.Report):
             if command.outcome not in OUTCOMES:
                 raise ValueError(f"outcome {command.outcome!r} is unknown; use one of"

@@ -25,7 +25,7 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import BREAKER_SEAMS, Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import FAILURE_CLASSES, BreakerSettings
 from jobconform.spec import Profile, Registry, SpecError
@@ -315,15 +315,10 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
     return BreakerMachineWithSeams
 
 
-def run_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                        seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result."""
-    return run_machine(make_breaker_machine, backend, profile, registry, seed=seed,
-                       examples=examples)
+run_breaker_machine = machine_runner(make_breaker_machine)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
                    setup: dict[str, object]) -> BreakerHarness:
-    """The harness this machine runs its commands through, for a trace's replay
-    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     return BreakerHarness(backend, profile, registry, machine_settings(profile))

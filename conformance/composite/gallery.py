@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.protocol import Clock
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, opener_entry
 from jobconform.reference.admission import RUNNING
-from jobconform.reference.composite.oracle import CompositeConfig
 
 
 class LoopRunsBypassCap(SharedAdmission):
@@ -69,18 +67,9 @@ class LoopNotToldOfTimeout(SharedAdmission):
 def _composite_entry(name: str, wiring: type[SharedAdmission], catches: str,
                      source: str) -> GalleryEntry:
     """The memory backend with a broken wiring, loadable as `<this module>:<name>`."""
-    bug = " ".join((wiring.__doc__ or "").split())
-
-    class BrokenBackend(MemoryBackend):
-        __doc__ = bug
-
-        def open_composite(self, clock: Clock, config: CompositeConfig) -> SharedAdmission:
-            return open_shared_admission(self, clock, config, wiring)
-
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open_composite",
+                        lambda backend, clock, config: open_shared_admission(
+                            backend, clock, config, wiring), wiring, catches, source)
 
 
 GALLERY = (

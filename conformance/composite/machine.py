@@ -27,7 +27,7 @@ from jobconform.conformance.composite.harness import CompositeHarness, composite
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import (
     MachineRun,
-    run_machine,
+    machine_runner,
     run_on_a_runtime_of_its_own,
 )
 from jobconform.reference import admission as ad
@@ -218,16 +218,11 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
     return CompositeMachine
 
 
-def run_composite_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                          seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result."""
-    return run_machine(make_composite_machine, backend, profile, registry, seed=seed,
-                       examples=examples, steps=STEPS_PER_EXAMPLE)
+run_composite_machine = machine_runner(make_composite_machine, steps=STEPS_PER_EXAMPLE)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
                    setup: dict[str, object]) -> CompositeHarness:
-    """The harness this machine runs its commands through, for a trace's replay
-    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     return CompositeHarness(backend, profile, registry,
                             composite_config(profile, **MACHINE_PARAMETERS))

@@ -10,7 +10,9 @@ suite that catches none of these is worthless, whatever it counts.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,49 @@ def bug_text(broken: type) -> str:
 
 
 def register(module: str, name: str, backend: type, bug: str, catches: str,
-             source: str) -> GalleryEntry:
+             source: str, profile: str = "canonical") -> GalleryEntry:
     """Name `backend` as the broken backend of entry `name` and put it in `module`, so
     that it loads as `module:name`; the entry that says so."""
     backend.name = f"gallery.{name}"  # type: ignore[attr-defined]
     backend.__name__ = backend.__qualname__ = name
     backend.__doc__ = bug
     setattr(sys.modules[module], name, backend)
-    return GalleryEntry(name, f"{module}:{name}", bug, catches, source)
+    return GalleryEntry(name, f"{module}:{name}", bug, catches, source, profile)
+
+
+def subclass_entry(module: str, name: str, base: type, members: dict[str, Any],
+                   broken: type, catches: str, source: str,
+                   profile: str = "canonical") -> GalleryEntry:
+    """Entry `name` of `module`: the shipped backend `base` with `members` replaced (a
+    broken `store_type`, ...); its bug is `broken`'s docstring."""
+    backend = type(name, (base,), dict(members))
+    return register(module, name, backend, bug_text(broken), catches, source, profile)
+
+
+def opener_entry(module: str, name: str, base: type, opener: str,
+                 open_broken: Callable[..., object], broken: type, catches: str,
+                 source: str, profile: str = "canonical") -> GalleryEntry:
+    """Entry `name` of `module`: the shipped backend `base` whose `opener`
+    (`open_reminders`, ...) opens what `open_broken(backend, *its arguments)` makes; its
+    bug is `broken`'s docstring."""
+
+    def opened(self: Any, *arguments: Any, **keywords: Any) -> object:
+        return open_broken(self, *arguments, **keywords)
+
+    return subclass_entry(module, name, base, {opener: opened}, broken, catches, source,
+                          profile)
+
+
+def swapped_store_entry(module: str, name: str, base: type, store_method: str,
+                        broken: type, catches: str, source: str) -> GalleryEntry:
+    """Entry `name` of `module`: the shipped backend `base` whose `store_method`
+    (`empty_reminder_store`, ...) answers its own store as a `broken` one: the same
+    engine and state, the broken methods."""
+
+    def swapped(self: Any) -> object:
+        store = getattr(base, store_method)(self)
+        store.__class__ = broken
+        return store
+
+    return subclass_entry(module, name, base, {store_method: swapped}, broken, catches,
+                          source)

@@ -19,7 +19,7 @@ from sqlalchemy import select, update
 from jobconform.backends.sql import SqlBackend, SqlJobStore
 from jobconform.backends.sql.store import JOBS, rows_matched, to_stored
 from jobconform.backends.store import QUEUED, RUNNING, StoredJob
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, subclass_entry
 
 
 class UnconditionedWriteStore(SqlJobStore):
@@ -75,16 +75,8 @@ class NonAtomicClaimStore(SqlJobStore):
 def _sql_entry(name: str, broken: type[SqlJobStore], catches: str,
                source: str) -> GalleryEntry:
     """The SQL backend with a broken store, loadable as `<this module>:<name>`."""
-    bug = " ".join((broken.__doc__ or "").split())
-
-    class BrokenBackend(SqlBackend):
-        __doc__ = bug
-        store_type = broken
-
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return subclass_entry(__name__, name, SqlBackend, {"store_type": broken}, broken, catches,
+                          source)
 
 
 SQL_GALLERY = (

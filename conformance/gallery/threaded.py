@@ -15,7 +15,7 @@ from jobconform.backends.protocol import Clock, RuntimeSettings
 from jobconform.backends.store import CANCELLED, FAILED, QUEUED, RUNNING, StoredJob
 from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime, conformance_config
 from jobconform.backends.threaded.worker import _OwnedJob
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, opener_entry
 
 
 class SerialPollWorker(ThreadedRuntime):
@@ -118,23 +118,17 @@ class RedeliveryDropsBodyWorker(ThreadedRuntime):
 def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
                     source: str) -> GalleryEntry:
     """Build the threaded backend on a broken worker, loadable as `<this module>:<name>`."""
-    bug = " ".join((broken.__doc__ or "").split())
 
-    class BrokenBackend(ThreadedBackend):
-        __doc__ = bug
+    def open_broken(backend: ThreadedBackend, settings: RuntimeSettings,
+                    clock: Clock) -> ThreadedRuntime:
+        return broken(backend.new_store(), clock, conformance_config(settings),
+                      max_tasks=settings.max_tasks,
+                      reaper_ttl_seconds=settings.reaper_ttl_seconds,
+                      reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
+                      max_redelivery=settings.max_redelivery, page_size=settings.page_size)
 
-        def open(self, settings: RuntimeSettings, clock: Clock) -> ThreadedRuntime:
-            return broken(self.new_store(), clock, conformance_config(settings),
-                          max_tasks=settings.max_tasks,
-                          reaper_ttl_seconds=settings.reaper_ttl_seconds,
-                          reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
-                          max_redelivery=settings.max_redelivery,
-                          page_size=settings.page_size)
-
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return opener_entry(__name__, name, ThreadedBackend, "open", open_broken, broken, catches,
+                        source)
 
 
 THREADED_GALLERY = (

@@ -21,7 +21,7 @@ from jobconform.backends.governor.runtime import (
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.conformance.breaker.gallery import KILL_WORDS
-from jobconform.conformance.gallery import GalleryEntry, bug_text, register
+from jobconform.conformance.gallery import GalleryEntry, opener_entry
 from jobconform.reference.governor.oracle import GovernorSettings
 
 
@@ -203,14 +203,8 @@ def _governor_entry(name: str, runtime: type[StoreGovernorRuntime],
                     store: type[InMemoryGovernorStore], catches: str, source: str,
                     bug_of: type) -> GalleryEntry:
     """The memory backend with a broken governor, loadable as `<this module>:<name>`."""
-    bug = bug_text(bug_of)
-
-    class BrokenBackend(MemoryBackend):
-        def open_governor(self, clock: Clock,
-                          settings: GovernorSettings) -> StoreGovernorRuntime:
-            return runtime(store(), clock, settings)
-
-    return register(__name__, name, BrokenBackend, bug, catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open_governor",
+                        lambda _, *opened: runtime(store(), *opened), bug_of, catches, source)
 
 
 GALLERY = (

@@ -16,13 +16,12 @@ from typing import Any, ClassVar, cast
 
 from jobconform.backends.governor.protocol import GOVERNOR, GovernorRuntime
 from jobconform.conformance.area_harness import (
-    AreaHarness,
+    PairedHarness,
     all_profile_parameters,
     check_time_step,
 )
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS
 from jobconform.conformance.utc import WANTED, describe_offset, is_off_utc
-from jobconform.conformance.watchdog import guarded
 from jobconform.reference.breaker.classify import RawEnd, classify_end, killed
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.governor import commands as gc
@@ -34,7 +33,6 @@ from jobconform.reference.governor.oracle import (
 )
 from jobconform.spec import Profile
 
-WORKERS = 2
 # Retry-afters are differences of instants with microseconds; float seconds agree to this.
 SECONDS_TOLERANCE = 1e-6
 
@@ -55,7 +53,7 @@ def governor_settings(profile: Profile, **overrides: Any) -> GovernorSettings:
 
 
 @dataclass
-class GovernorHarness(AreaHarness[gc.GovernorCommand]):
+class GovernorHarness(PairedHarness[gc.GovernorCommand]):
     """Differential execution of governor commands on a backend and the oracle."""
 
     AREA: ClassVar[str] = GOVERNOR
@@ -71,26 +69,6 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
         settings = self.settings
         self.workers: list[GovernorRuntime] = self._open_with_peer(
             lambda: opener(self.clock, settings))
-
-    def run(self, command: gc.GovernorCommand) -> object:
-        """Apply `command` to both sides, compare, return the backend's answer.
-
-        Raises:
-            Divergence: the backend differs from the oracle.
-            AdapterError: the adapter raised or hung.
-            ValueError: the command is malformed.
-        """
-        self._check_command(command)
-        self.commands.append(command)
-        requirements = self._requirements(command)
-        self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe(cast(Command, command)), self.hang_scope):
-            answer, expected = self._apply(command)
-            self.listed.check(len(self.commands),
-                              partial(self._compare_answer, command, requirements, expected,
-                                      answer),
-                              partial(self.observe, requirements), self._adopt)
-        return answer
 
     def _compare_answer(self, command: gc.GovernorCommand, requirements: tuple[str, ...],
                         expected: object, answer: object) -> None:
@@ -126,8 +104,7 @@ class GovernorHarness(AreaHarness[gc.GovernorCommand]):
         return self.workers
 
     def _check_command(self, command: gc.GovernorCommand) -> None:
-        if getattr(command, "worker", 0) not in range(WORKERS):
-            raise ValueError(f"worker must be 0 or 1, not {getattr(command, 'worker', None)!r}")
+        self._check_worker(command)
         if isinstance(command, gc.AskWait | gc.Restart) and not 0 <= command.draw < 1:
             raise ValueError(f"a draw is in [0, 1), not {command.draw!r}")
         if isinstance(command, gc.AskResendTimes) and not all(

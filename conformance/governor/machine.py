@@ -14,7 +14,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference.governor import commands as gc
 from jobconform.spec import Profile, Registry
 
@@ -188,16 +188,11 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
     return GovernorMachine
 
 
-def run_governor_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                         seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result."""
-    return run_machine(make_governor_machine, backend, profile, registry, seed=seed,
-                       examples=examples)
+run_governor_machine = machine_runner(make_governor_machine)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
                    setup: dict[str, object]) -> GovernorHarness:
-    """The harness this machine runs its commands through, for a trace's replay
-    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     return GovernorHarness(backend, profile, registry,
                            governor_settings(profile, **MACHINE_PARAMETERS))

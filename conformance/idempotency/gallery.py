@@ -29,7 +29,7 @@ from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry
 from jobconform.backends.idempotency.sql import KEYS, SqlKeyStore, entry_values
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import StoreUnavailable
-from jobconform.conformance.gallery import GalleryEntry, bug_text, register
+from jobconform.conformance.gallery import GalleryEntry, opener_entry
 from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
 
@@ -263,17 +263,16 @@ class ClaimAuditedService(IdempotencyService):
 def _entry(name: str, service: type[IdempotencyService], catches: str, source: str,
            store: type[MemoryKeyStore] = MemoryKeyStore) -> GalleryEntry:
     """The memory backend with a broken key runtime, loadable as `<this module>:<name>`."""
-    broken = service if service is not IdempotencyService else store
-    bug = bug_text(broken)
 
-    class BrokenBackend(MemoryBackend):
-        def open_idempotency(self, clock: Clock, config: IdempotencyConfig,
-                             audit: IdempotencyAudit | None = None) -> IdempotencyService:
-            runtime = service(store(), clock, config)
-            runtime.audit = audit
-            return runtime
+    def open_broken(_: MemoryBackend, clock: Clock, config: IdempotencyConfig,
+                    audit: IdempotencyAudit | None = None) -> IdempotencyService:
+        runtime = service(store(), clock, config)
+        runtime.audit = audit
+        return runtime
 
-    return register(__name__, name, BrokenBackend, bug, catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open_idempotency", open_broken,
+                        service if service is not IdempotencyService else store, catches,
+                        source)
 
 
 GALLERY = (

@@ -39,7 +39,7 @@ from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
 from jobconform.conformance.machine_runner import (
     MachineRun,
-    run_machine,
+    machine_runner,
     run_on_a_runtime_of_its_own,
 )
 from jobconform.reference import commands as cmd
@@ -306,20 +306,13 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
     return IdempotencyMachine
 
 
-def run_idempotency_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                            seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result. A
-    profile without the idempotency area runs nothing (the report says n/a)."""
-    if IDEMPOTENCY not in profile.areas:
-        return MachineRun()
-    return run_machine(make_idempotency_machine, backend, profile, registry, seed=seed,
-                       examples=examples, steps=STEPS_PER_EXAMPLE)
+run_idempotency_machine = machine_runner(make_idempotency_machine, steps=STEPS_PER_EXAMPLE,
+                                         area=IDEMPOTENCY)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
                    setup: dict[str, object]) -> IdempotencyHarness:
-    """The harness this machine runs its commands through, for a trace's replay
-    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     overrides: dict[str, float | str] = {name: value for name, value in setup.items()
                  if name in ("failure_policy", "mismatch_status")
                  and isinstance(value, str | int)}

@@ -35,7 +35,7 @@ from jobconform.backends.store import (
     InMemoryJobStore,
     StoredJob,
 )
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, opener_entry
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import STUCK_ERROR, JsonValue
@@ -884,20 +884,14 @@ class QueuedAnywayRuntime(MemoryRuntime):
 def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
                   catches: str, source: str, profile: str = "canonical") -> GalleryEntry:
     """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
-    bug = " ".join((broken.__doc__ or "").split())
 
-    class BrokenBackend(MemoryBackend):
-        __doc__ = bug
+    def open_broken(_: MemoryBackend, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        if issubclass(broken, MemoryRuntime):
+            return broken(settings, clock)
+        return MemoryRuntime(settings, clock, store=broken())
 
-        def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-            if issubclass(broken, MemoryRuntime):
-                return broken(settings, clock)
-            return MemoryRuntime(settings, clock, store=broken())
-
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source, profile)
+    return opener_entry(__name__, name, MemoryBackend, "open", open_broken, broken, catches,
+                        source, profile)
 
 
 GALLERY = (

@@ -15,8 +15,6 @@ from datetime import datetime, timedelta, timezone
 from jobconform.backends.loops.memory import StepLoopRuntime
 from jobconform.backends.loops.protocol import (
     LoopAgent,
-    LoopEvents,
-    LoopsConfig,
     LoopSnapshot,
     RunResult,
 )
@@ -29,8 +27,7 @@ from jobconform.backends.loops.runner import (
     StoredRun,
 )
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.protocol import Clock
-from jobconform.conformance.gallery import GalleryEntry, register
+from jobconform.conformance.gallery import GalleryEntry, opener_entry
 
 
 class BudgetBeforeDeadline(LoopRules):
@@ -142,15 +139,10 @@ def _loops_entry(name: str, rules: type[LoopRules], catches: str, source: str,
                  runtime: type[StepLoopRuntime] = StepLoopRuntime) -> GalleryEntry:
     """The memory backend with one loop rule (or the runtime's event order) broken,
     loadable as `<this module>:<name>`."""
-    bug = " ".join(((rules if runtime is StepLoopRuntime else runtime).__doc__
-                    or "").split())
-
-    class BrokenBackend(MemoryBackend):
-        def open_loops(self, clock: Clock, config: LoopsConfig,
-                       events: LoopEvents | None = None) -> StepLoopRuntime:
-            return runtime(clock, config, rules=rules(), events=events)
-
-    return register(__name__, name, BrokenBackend, bug, catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open_loops",
+                        lambda _, clock, config, events=None: runtime(
+                            clock, config, rules=rules(), events=events),
+                        rules if runtime is StepLoopRuntime else runtime, catches, source)
 
 
 GALLERY = (

@@ -32,7 +32,7 @@ from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_to_edge
 from jobconform.conformance.loops.harness import LoopsHarness
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import (
     FailResult,
@@ -375,18 +375,10 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
     return LoopsMachine
 
 
-def run_loops_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                      seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the loops machine; the same seed gives the same sequences and the same result.
-    A profile without loops runs nothing (its requirements are n/a)."""
-    if LOOPS not in profile.areas:
-        return MachineRun()
-    return run_machine(make_loops_machine, backend, profile, registry, seed=seed,
-                       examples=examples, steps=STEPS_PER_EXAMPLE)
+run_loops_machine = machine_runner(make_loops_machine, steps=STEPS_PER_EXAMPLE, area=LOOPS)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
                    setup: dict[str, object]) -> LoopsHarness:
-    """The harness this machine runs its commands through, for a trace's replay
-    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     return LoopsHarness(backend, profile, registry)

@@ -26,7 +26,7 @@ from jobconform.backends.store import (
     InMemoryJobStore,
     StoredJob,
 )
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, opener_entry, subclass_entry
 from jobconform.reference.lifecycle import POISON_ERROR
 
 # -- broken reapers --------------------------------------------------------------------------
@@ -315,39 +315,24 @@ class LoudSweepReaper(Reaper):
 def _entry(name: str, broken: type[Reaper] | type[InMemoryJobStore] | type[MemoryRuntime],
            catches: str, source: str) -> GalleryEntry:
     """The memory backend with one part broken, loadable as `<this module>:<name>`."""
-    bug = " ".join((broken.__doc__ or "").split())
 
-    class BrokenBackend(MemoryBackend):
-        __doc__ = bug
+    def open_broken(_: MemoryBackend, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        if issubclass(broken, MemoryRuntime):
+            return broken(settings, clock)
+        if issubclass(broken, InMemoryJobStore):
+            return MemoryRuntime(settings, clock, store=broken())
+        runtime_type = type(f"{name}_runtime", (MemoryRuntime,), {"reaper_type": broken})
+        runtime: MemoryRuntime = runtime_type(settings, clock)
+        return runtime
 
-        def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-            if issubclass(broken, MemoryRuntime):
-                return broken(settings, clock)
-            if issubclass(broken, InMemoryJobStore):
-                return MemoryRuntime(settings, clock, store=broken())
-            runtime_type = type(f"{name}_runtime", (MemoryRuntime,), {"reaper_type": broken})
-            runtime: MemoryRuntime = runtime_type(settings, clock)
-            return runtime
-
-    return _register(name, BrokenBackend, bug, catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open", open_broken, broken, catches,
+                        source)
 
 
 def _sql_entry(name: str, broken: type[SqlJobStore], catches: str,
                source: str) -> GalleryEntry:
-    bug = " ".join((broken.__doc__ or "").split())
-
-    class BrokenBackend(SqlBackend):
-        __doc__ = bug
-        store_type = broken
-
-    return _register(name, BrokenBackend, bug, catches, source)
-
-
-def _register(name: str, backend: type, bug: str, catches: str, source: str) -> GalleryEntry:
-    backend.name = f"gallery.{name}"  # type: ignore[attr-defined]
-    backend.__name__ = backend.__qualname__ = name
-    globals()[name] = backend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    return subclass_entry(__name__, name, SqlBackend, {"store_type": broken}, broken, catches,
+                          source)
 
 
 GALLERY = (

@@ -18,7 +18,7 @@ from jobconform.backends.protocol import OPERATOR_QUEUE, Backend
 from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.faults import FaultKind, StoreFault
@@ -282,17 +282,12 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
     return ReaperMachineWithOperatorQueue
 
 
-def run_reaper_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                       seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the reaper and re-delivery machine; the same seed gives the same result."""
-    return run_machine(make_reaper_machine, backend, profile, registry, seed=seed,
-                       examples=examples)
+run_reaper_machine = machine_runner(make_reaper_machine)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
                    setup: dict[str, object]) -> Harness:
-    """The harness this machine runs its commands through, for a trace's replay
-    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     # No task cap: the reaper, not the cap, decides what stays.
     return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
                    unlimited_tasks=True, max_redelivery=MACHINE_REDELIVERY_CAP,

@@ -39,7 +39,7 @@ from jobconform.backends.reminders.store import (
 from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.conformance.gallery import GalleryEntry, bug_text, register
+from jobconform.conformance.gallery import GalleryEntry, opener_entry, swapped_store_entry
 from jobconform.reference.reminders.oracle import (
     creation_problem,
     derived_key,
@@ -352,33 +352,22 @@ class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
 
 def _memory_entry(name: str, broken: type[StepReminderRuntime], catches: str,
                   source: str) -> GalleryEntry:
-    class BrokenBackend(MemoryBackend):
-        def open_reminders(self, clock: Clock, config: ReminderConfig,
-                           target: DeliveryTarget) -> StepReminderRuntime:
-            return broken(InMemoryReminderStore(), clock, config, target)
-
-    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open_reminders",
+                        lambda _, *opened: broken(InMemoryReminderStore(), *opened), broken,
+                        catches, source)
 
 
 def _sql_entry(name: str, broken: type[SqlReminderStore], catches: str,
                source: str) -> GalleryEntry:
-    class BrokenBackend(SqlBackend):
-        def empty_reminder_store(self) -> SqlReminderStore:
-            store = super().empty_reminder_store()
-            store.__class__ = broken  # the same engine and state, the broken transitions
-            return store
-
-    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
+    return swapped_store_entry(__name__, name, SqlBackend, "empty_reminder_store", broken,
+                               catches, source)
 
 
 def _threaded_entry(name: str, broken: type[ThreadedReminderRuntime], catches: str,
                     source: str) -> GalleryEntry:
-    class BrokenBackend(ThreadedBackend):
-        def open_reminders(self, clock: Clock, config: ReminderConfig,
-                           target: DeliveryTarget) -> ThreadedReminderRuntime:
-            return broken(self.new_reminder_store(), clock, config, target)
-
-    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
+    return opener_entry(__name__, name, ThreadedBackend, "open_reminders",
+                        lambda backend, *opened: broken(backend.new_reminder_store(), *opened),
+                        broken, catches, source)
 
 
 SECTION = "seed 002 §10.14"

@@ -40,13 +40,8 @@ class ReminderLibrary(CreatingLibrary[ReminderHarness, tuple[ReminderView, Remin
     START = "Start Reminders"
     OPENS = "reminders runtime"
     CREATED = oracle.CREATED
+    NOUN = "reminder"
     rejected = staticmethod(oracle.rejected)
-
-    def _view(self, alias: str) -> ReminderView:
-        view = self.harness.runtime.get(self._created_id(self.harness.ids, "reminder", alias))
-        if view is None:
-            raise self._fail(f"the backend holds no record of reminder {alias!r}")
-        return view
 
     def _expect(self, alias: str, name: str, expected: object) -> None:
         actual = getattr(self._view(alias), name)

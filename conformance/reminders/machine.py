@@ -27,7 +27,7 @@ from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.machine_runner import (
     MachineRun,
-    run_machine,
+    machine_runner,
     run_on_a_runtime_of_its_own,
 )
 from jobconform.conformance.reminders.harness import ReminderHarness
@@ -330,15 +330,10 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
     return ReminderMachine
 
 
-def run_reminder_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                         seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result."""
-    return run_machine(make_reminder_machine, backend, profile, registry, seed=seed,
-                       examples=examples)
+run_reminder_machine = machine_runner(make_reminder_machine)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
                    setup: dict[str, object]) -> ReminderHarness:
-    """The harness this machine runs its commands through, for a trace's replay
-    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     return ReminderHarness(backend, profile, registry, overrides=dict(MACHINE_LIMITS))

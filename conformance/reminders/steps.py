@@ -20,13 +20,12 @@ from jobconform.conformance.area_steps import (
     CheckingScenario,
     alias_list,
     at,
-    created_id,
+    set_parameter,
 )
 from jobconform.conformance.reminders.declarations import DECLARATIONS
 from jobconform.conformance.reminders.harness import (
     CONFIG_PARAMETERS,
     ReminderHarness,
-    ReminderRecord,
     freeze,
 )
 from jobconform.conformance.scenario import RunConfig, state_of
@@ -48,11 +47,11 @@ class _Reminders(CheckingScenario[ReminderHarness]):
 
     SHOWS = "the backend's reminders do not"
     PREFIX = "RM-"
+    NOUN = "reminder"
 
     def __init__(self, config: RunConfig, overrides: dict[str, float]) -> None:
         super().__init__(ReminderHarness(config.backend, config.profile, config.registry,
                                          overrides=overrides))
-        self.read: tuple[ReminderView, ReminderRecord] | None = None
 
 
 def _reminders(context: Any) -> _Reminders:
@@ -65,11 +64,7 @@ def _check(context: Any, ok: bool, what: str, expected: object, actual: object) 
 
 
 def _view(context: Any, alias: str) -> ReminderView:
-    area = _reminders(context)
-    view = area.harness.runtime.get(created_id(area.harness.ids, area.answers, "reminder",
-                                               alias))
-    _check(context, view is not None, f"reminder {alias!r} should be held", "a record", None)
-    assert view is not None
+    view: ReminderView = _reminders(context).view(context, alias)
     return view
 
 
@@ -79,14 +74,7 @@ def _view(context: Any, alias: str) -> ReminderView:
 @setup_step("reminders with {name:w} set to {value:g}")
 def step_reminder_parameter(context: Any, name: str, value: float) -> None:
     """A parameter of this scenario's reminders, before its first reminder command."""
-    if AREA in state_of(context).areas:
-        raise ValueError("set reminder parameters before the scenario's first reminder step")
-    if name not in CONFIG_PARAMETERS:
-        raise ValueError(f"unknown reminder parameter {name!r}; known:"
-                         f" {', '.join(CONFIG_PARAMETERS)}")
-    overrides = dict(getattr(context, "reminder_overrides", {}))
-    overrides[name] = value
-    context.reminder_overrides = overrides
+    set_parameter(context, AREA, "reminder", CONFIG_PARAMETERS, name, value)
 
 
 # -- Given/When: commands, derived from their declarations (declarations.py) ---------------
@@ -108,9 +96,7 @@ def step_takes_store_faults(context: Any) -> None:
 def step_read_reminder(context: Any, alias: str) -> None:
     area = _reminders(context)
     area.run(rc.GetReminder(alias))
-    reminder_id = area.harness.ids.get(alias, f"unknown-{alias}")
-    view = area.harness.runtime.get(reminder_id)
-    area.read = None if view is None else (view, freeze(view))
+    area.keep_read(alias, freeze)
 
 
 # -- Then: checks on what the backend shows ---------------------------------------------------
@@ -254,11 +240,7 @@ def step_read_status(context: Any, status: str) -> None:
 
 @check_step("the reminder read earlier still reads as it did")
 def step_read_unchanged(context: Any) -> None:
-    read = _reminders(context).read
-    _check(context, read is not None, "the reminder read", "a record", None)
-    assert read is not None
-    view, record = read
-    _check(context, freeze(view) == record, "the reminder read earlier", record, freeze(view))
+    _reminders(context).check_read_unchanged(context, freeze)
 
 
 @check_step("no reminder was read")

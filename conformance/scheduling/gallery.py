@@ -38,7 +38,7 @@ from jobconform.backends.scheduling.sql import (
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.conformance.gallery import GalleryEntry, bug_text, register
+from jobconform.conformance.gallery import GalleryEntry, opener_entry, swapped_store_entry
 from jobconform.reference.scheduling.oracle import (
     CRON,
     BusinessStatus,
@@ -405,43 +405,29 @@ class EndOnLatestRunStore(SqlScheduleStore):
 
 def _memory_entry(name: str, broken: type[StepSchedulingRuntime], catches: str,
                   source: str) -> GalleryEntry:
-    class BrokenBackend(MemoryBackend):
-        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
-                            target: SchedulingTarget) -> StepSchedulingRuntime:
-            return broken(InMemoryScheduleStore(), clock, config, target)
-
-    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open_scheduling",
+                        lambda _, *opened: broken(InMemoryScheduleStore(), *opened), broken,
+                        catches, source)
 
 
 def _memory_store_entry(name: str, broken: type[InMemoryScheduleStore], catches: str,
                         source: str) -> GalleryEntry:
-    class BrokenBackend(MemoryBackend):
-        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
-                            target: SchedulingTarget) -> StepSchedulingRuntime:
-            return StepSchedulingRuntime(broken(), clock, config, target)
-
-    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
+    return opener_entry(__name__, name, MemoryBackend, "open_scheduling",
+                        lambda _, *opened: StepSchedulingRuntime(broken(), *opened), broken,
+                        catches, source)
 
 
 def _threaded_entry(name: str, broken: type[ThreadedSchedulingRuntime], catches: str,
                     source: str) -> GalleryEntry:
-    class BrokenBackend(ThreadedBackend):
-        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
-                            target: SchedulingTarget) -> ThreadedSchedulingRuntime:
-            return broken(self.new_schedule_store(), clock, config, target)
-
-    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
+    return opener_entry(__name__, name, ThreadedBackend, "open_scheduling",
+                        lambda backend, *opened: broken(backend.new_schedule_store(), *opened),
+                        broken, catches, source)
 
 
 def _sql_entry(name: str, broken: type[SqlScheduleStore], catches: str,
                source: str) -> GalleryEntry:
-    class BrokenBackend(SqlBackend):
-        def empty_schedule_store(self) -> SqlScheduleStore:
-            store = super().empty_schedule_store()
-            store.__class__ = broken  # the same engine and state, the broken read
-            return store
-
-    return register(__name__, name, BrokenBackend, bug_text(broken), catches, source)
+    return swapped_store_entry(__name__, name, SqlBackend, "empty_schedule_store", broken,
+                               catches, source)
 
 
 SEED = "seed 002"

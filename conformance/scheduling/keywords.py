@@ -44,16 +44,8 @@ class SchedulingLibrary(CreatingLibrary[SchedulingHarness, tuple[ScheduleView, S
     START = "Start Scheduling"
     OPENS = "scheduler"
     CREATED = oracle.CREATED
+    NOUN = "schedule"
     rejected = staticmethod(oracle.rejected)
-
-    def _id(self, alias: str) -> str:
-        return self._created_id(self.harness.ids, "schedule", alias)
-
-    def _view(self, alias: str) -> ScheduleView:
-        view = self.harness.runtime.get(self._id(alias))
-        if view is None:
-            raise self._fail(f"the backend holds no record of schedule {alias!r}")
-        return view
 
     def _history(self, alias: str) -> Sequence[ExecutionView]:
         return self.harness.runtime.history(self._id(alias))

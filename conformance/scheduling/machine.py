@@ -32,7 +32,7 @@ from jobconform.backends.protocol import (
 )
 from jobconform.conformance.aim import steps_onto
 from jobconform.conformance.clock import EPOCH
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.conformance.scheduling.harness import SchedulingHarness
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
@@ -354,17 +354,12 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
     return SchedulingMachineWithValidation
 
 
-def run_scheduling_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                           seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result."""
-    return run_machine(make_scheduling_machine, backend, profile, registry, seed=seed,
-                       examples=examples, steps=STEPS_PER_EXAMPLE)
+run_scheduling_machine = machine_runner(make_scheduling_machine, steps=STEPS_PER_EXAMPLE)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
                    setup: dict[str, object]) -> SchedulingHarness:
-    """The harness this machine runs its commands through, for a trace's replay
-    (conformance/area_trace.py); `setup` holds what an example drew, if anything."""
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     start = setup.get("start", EPOCH)
     if not isinstance(start, datetime):
         raise ValueError(f"a scheduling trace's start is a datetime, not {start!r}")

@@ -24,14 +24,14 @@ from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
 from jobconform.conformance.area_steps import (
     CheckingScenario,
     alias_list,
-    created_id,
+    before_first_step,
+    set_parameter,
 )
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.scenario import RunConfig, state_of
 from jobconform.conformance.scheduling.declarations import DECLARATIONS
 from jobconform.conformance.scheduling.harness import (
     CONFIG_PARAMETERS,
-    ScheduleRecord,
     SchedulingHarness,
     freeze,
 )
@@ -74,11 +74,11 @@ class _Scheduling(CheckingScenario[SchedulingHarness]):
 
     SHOWS = "the backend's schedules do not"
     PREFIX = "SC-"
+    NOUN = "schedule"
 
     def __init__(self, config: RunConfig, overrides: dict[str, str], start: datetime) -> None:
         super().__init__(SchedulingHarness(config.backend, config.profile, config.registry,
                                            overrides=overrides, start=start))
-        self.read: tuple[ScheduleView, ScheduleRecord] | None = None
 
 
 def _scheduling(context: Any) -> _Scheduling:
@@ -93,14 +93,11 @@ def _check(context: Any, ok: bool, what: str, expected: object, actual: object) 
 
 
 def _id(context: Any, alias: str) -> str:
-    area = _scheduling(context)
-    return created_id(area.harness.ids, area.answers, "schedule", alias)
+    return _scheduling(context).created(alias)
 
 
 def _view(context: Any, alias: str) -> ScheduleView:
-    view = _scheduling(context).harness.runtime.get(_id(context, alias))
-    _check(context, view is not None, f"schedule {alias!r} should be held", "a record", None)
-    assert view is not None
+    view: ScheduleView = _scheduling(context).view(context, alias)
     return view
 
 
@@ -118,25 +115,14 @@ def _execution(context: Any, number: int, alias: str) -> ExecutionView:
 # -- Given: the area's parameters and the clock's start -------------------------------------
 
 
-def _before_first_command(context: Any, what: str) -> None:
-    if AREA in state_of(context).areas:
-        raise ValueError(f"set {what} before the scenario's first scheduling step")
-
-
 @setup_step("scheduling with {name:w} set to {value:w}")
 def step_scheduling_parameter(context: Any, name: str, value: str) -> None:
-    _before_first_command(context, "scheduling parameters")
-    if name not in CONFIG_PARAMETERS:
-        raise ValueError(f"unknown scheduling parameter {name!r}; known:"
-                         f" {', '.join(CONFIG_PARAMETERS)}")
-    overrides = dict(getattr(context, "scheduling_overrides", {}))
-    overrides[name] = value
-    context.scheduling_overrides = overrides
+    set_parameter(context, AREA, "scheduling", CONFIG_PARAMETERS, name, value)
 
 
 @setup_step("the scheduling clock starts at {start:Instant}")
 def step_scheduling_start(context: Any, start: datetime) -> None:
-    _before_first_command(context, "the scheduling clock's start")
+    before_first_step(context, AREA, "the scheduling clock's start", "scheduling")
     context.scheduling_start = start
 
 
@@ -159,8 +145,7 @@ def step_advance_to(context: Any, instant: datetime) -> None:
 def step_read(context: Any, alias: str) -> None:
     area = _scheduling(context)
     area.run(sc.GetSchedule(alias))
-    view = area.harness.runtime.get(area.harness.ids.get(alias, f"unknown-{alias}"))
-    area.read = None if view is None else (view, freeze(view))
+    area.keep_read(alias, freeze)
 
 
 # -- Then: checks on what the backend shows ---------------------------------------------------
@@ -380,8 +365,4 @@ def step_listed(context: Any, aliases: str) -> None:
 
 @check_step("the schedule read earlier still reads as it did")
 def step_read_unchanged(context: Any) -> None:
-    read = _scheduling(context).read
-    _check(context, read is not None, "the schedule read", "a record", None)
-    assert read is not None
-    view, record = read
-    _check(context, freeze(view) == record, "the schedule read earlier", record, freeze(view))
+    _scheduling(context).check_read_unchanged(context, freeze)

@@ -52,7 +52,7 @@ from jobconform.backends.protocol import REDELIVERY, RETRY, STUCK, Backend
 from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.self_running import SELF_RUNNING
 from jobconform.conformance.harness import Divergence
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.conformance.self_running.backstop import (
     backstop_interval_of,
     watches_backstop,
@@ -244,11 +244,5 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
     return SelfRunningMachine
 
 
-def run_self_running_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                             seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result. A
-    profile without the area runs nothing (the report says n/a)."""
-    if SELF_RUNNING not in profile.areas:
-        return MachineRun()
-    return run_machine(make_self_running_machine, backend, profile, registry, seed=seed,
-                       examples=examples, steps=STEPS_PER_EXAMPLE)
+run_self_running_machine = machine_runner(make_self_running_machine, steps=STEPS_PER_EXAMPLE,
+                                          area=SELF_RUNNING)

@@ -19,9 +19,9 @@ from typing import Any
 
 from jobconform.backends.deprecation import warn_deprecated
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.protocol import DEPRECATED_ALIASES, Clock
+from jobconform.backends.protocol import DEPRECATED_ALIASES
 from jobconform.backends.task_store.memory import AsyncInMemoryTaskStore, InMemoryTaskStore
-from jobconform.conformance.gallery import GalleryEntry
+from jobconform.conformance.gallery import GalleryEntry, subclass_entry
 from jobconform.reference.store.oracle import TERMINAL, TaskRecord, is_expired
 
 
@@ -206,22 +206,11 @@ class PutDropsRetryBudgetStore(AsyncInMemoryTaskStore):
 def _entry(name: str, broken: type, catches: str, source: str,
            open_broken: Callable[[], object]) -> GalleryEntry:
     """The memory backend with a broken task store, loadable as `<this module>:<name>`."""
-    bug = " ".join((broken.__doc__ or "").split())
-
-    class BrokenBackend(MemoryBackend):
-        __doc__ = bug
-        # A store written without seed 004's deprecated put does not claim to keep it.
-        if not callable(getattr(broken, "put", None)) and not issubclass(
-                broken, InMemoryTaskStore):
-            capabilities = MemoryBackend.capabilities - {DEPRECATED_ALIASES}
-
-        def open_store(self, clock: Clock) -> Any:
-            return open_broken()
-
-    BrokenBackend.name = f"gallery.{name}"
-    BrokenBackend.__name__ = BrokenBackend.__qualname__ = name
-    globals()[name] = BrokenBackend
-    return GalleryEntry(name, f"{__name__}:{name}", bug, catches, source)
+    members: dict[str, Any] = {"open_store": lambda _, clock: open_broken()}
+    # A store written without seed 004's deprecated put does not claim to keep it.
+    if not callable(getattr(broken, "put", None)) and not issubclass(broken, InMemoryTaskStore):
+        members["capabilities"] = MemoryBackend.capabilities - {DEPRECATED_ALIASES}
+    return subclass_entry(__name__, name, MemoryBackend, members, broken, catches, source)
 
 
 def _memory_entry(name: str, store: type[InMemoryTaskStore], catches: str,

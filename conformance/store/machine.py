@@ -27,7 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from jobconform.backends.protocol import DEPRECATED_ALIASES, Backend
 from jobconform.backends.task_store.protocol import STORE
-from jobconform.conformance.machine_runner import MachineRun, run_machine
+from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.conformance.store.harness import StoreHarness, at_seconds
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.reference.store.commands import (
@@ -173,14 +173,7 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
     return StoreMachine
 
 
-def run_store_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                      seed: int = 0, examples: int = 200) -> MachineRun:
-    """Run the machine; the same seed gives the same sequences and the same result. A
-    profile without the store area runs nothing (the report says n/a)."""
-    if STORE not in profile.areas:
-        return MachineRun()
-    return run_machine(make_store_machine, backend, profile, registry, seed=seed,
-                       examples=examples, steps=STEPS_PER_EXAMPLE)
+run_store_machine = machine_runner(make_store_machine, steps=STEPS_PER_EXAMPLE, area=STORE)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
