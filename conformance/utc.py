@@ -61,17 +61,15 @@ def _holds_off_utc(value: object) -> bool:
     if kind is _INSTANT:
         return cast(datetime, value).utcoffset() != ZERO
     if kind is _ITEMS:
-        for item in cast("tuple[object, ...]", value):  # noqa: SIM110 (a loop: no generator)
-            if _holds_off_utc(item):
-                return True
-        return False
-    if kind is _VALUES:
-        for item in cast("dict[object, object]", value).values():  # noqa: SIM110
-            if _holds_off_utc(item):
-                return True
-        return False
-    for name in kind:  # noqa: SIM110
-        if _holds_off_utc(getattr(value, name)):
+        items: Iterable[object] = cast("tuple[object, ...]", value)
+    elif kind is _VALUES:
+        items = cast("dict[object, object]", value).values()
+    else:
+        items = [getattr(value, name) for name in kind]
+    # A loop rather than any(): most items are atoms (strings, numbers, None), skipped here
+    # without a call.
+    for item in items:  # noqa: SIM110
+        if _KINDS.get(type(item)) is not _ATOM and _holds_off_utc(item):
             return True
     return False
 
@@ -130,6 +128,17 @@ def field_off_utc(record: object) -> tuple[str, datetime] | None:
     """The first field of `record` holding an instant that is naive or not at UTC: every
     instant field counts (LC-005: every timestamp is UTC), not only the ones a check
     compares, so one column read back at +05:30 is caught while the others are UTC."""
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        # record_fields' names, asked of the type once (this runs for every record a
+        # lifecycle step reads).
+        kind = _KINDS.get(type(record))
+        if kind is None:
+            kind = _KINDS[type(record)] = _kind_of(type(record))
+        for name in kind:
+            value = getattr(record, name)
+            if isinstance(value, datetime) and value.utcoffset() != ZERO:
+                return name, value
+        return None
     for name, value in record_fields(record):
         if isinstance(value, datetime) and is_off_utc(value):
             return name, value
