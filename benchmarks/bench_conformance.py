@@ -198,11 +198,14 @@ def summarise(label: str, runs: list[dict[str, Any]]) -> list[str]:
         cpu = [run["machines"][index]["cpu"] for run in runs]
         # The share of the machine's CPU spent inside the harnesses' steps (the backend,
         # the oracle and the checks); the rest is Hypothesis drawing the rules.
-        shares = [run["machines"][index].get("in_steps", float("nan"))
+        # A machine that runs its harness without MachineRun.step (or a checkout without
+        # it) shows none: n/a.
+        shares = [run["machines"][index].get("in_steps", 0.0)
                   / run["machines"][index]["cpu"] for run in runs]
+        share = f"{median(shares):8.0%}" if median(shares) > 0 else "     n/a"
         lines.append(f"  {first['machine']:<32} {median(steps):5.0f} {median(cpu):7.2f}"
                      f" {median(rates):8.0f} ({spread(rates, 0)})"
-                     f" {1e6 / median(rates):7.0f} {median(shares):8.0%}")
+                     f" {1e6 / median(rates):7.0f} {share}")
     return lines
 
 
