@@ -191,7 +191,8 @@ def run_on_a_runtime_of_its_own(open_harness: Callable[[], SideHarness[CommandT_
 
 def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
                 registry: Registry | None, seed: int = 0, examples: int = 200,
-                steps: int = STEPS_PER_EXAMPLE) -> MachineRun:
+                steps: int = STEPS_PER_EXAMPLE,
+                once: Callable[[MachineRun], None] | None = None) -> MachineRun:
     """Run the machine `factory` builds; the same seed gives the same sequences and result.
 
     Args:
@@ -199,6 +200,9 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
         seed: the Hypothesis seed.
         examples: how many command sequences to try.
         steps: the most commands in one sequence.
+        once: checks that draw nothing, run once before the first sequence, each on a
+            runtime of its own (see run_on_a_runtime_of_its_own); a divergence there is
+            the run's, and no sequence runs after it.
 
     Returns:
         The run record; `divergence` holds the shrunk counterexample on failure.
@@ -207,6 +211,13 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
         Divergence: the machine raised one without recording it (a machine bug).
     """
     run = MachineRun()
+    if once is not None:
+        try:
+            once(run)
+        except Divergence:
+            if run.divergence is None:
+                raise
+            return run
     machine = _recording(factory(backend, profile, registry, run), run)
     hangs_before = len(hangs())
     test_settings = settings(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
+from typing import cast
 
 ZERO = timedelta(0)
 WANTED = "a timezone-aware datetime at UTC offset +00:00"
@@ -43,7 +44,56 @@ def instants_off_utc(value: object, where: str) -> Iterator[tuple[str, datetime]
 
 def first_off_utc(value: object, where: str) -> tuple[str, datetime] | None:
     """The first instant inside `value` that is not UTC, or None."""
+    if not _holds_off_utc(value):  # the common case, without naming every field on the way
+        return None
     return next(instants_off_utc(value, where), None)
+
+
+def _holds_off_utc(value: object) -> bool:
+    """Whether `instants_off_utc` would find anything inside `value`: the same walk, without
+    the names (each step runs after every command, so this one builds no strings and asks
+    each type once what it is)."""
+    kind = _KINDS.get(type(value))
+    if kind is None:
+        kind = _KINDS[type(value)] = _kind_of(type(value))
+    if kind is _ATOM:
+        return False
+    if kind is _INSTANT:
+        return cast(datetime, value).utcoffset() != ZERO
+    if kind is _ITEMS:
+        items: Iterable[object] = cast("tuple[object, ...]", value)
+    elif kind is _VALUES:
+        items = cast("dict[object, object]", value).values()
+    else:
+        items = [getattr(value, name) for name in kind]
+    # A loop rather than any(): most items are atoms (strings, numbers, None), skipped here
+    # without a call.
+    for item in items:  # noqa: SIM110
+        if _KINDS.get(type(item)) is not _ATOM and _holds_off_utc(item):
+            return True
+    return False
+
+
+# What `_holds_off_utc` does with a value of each type: nothing inside (_ATOM), an instant,
+# items of a tuple or list, values of a dict, or the names of a dataclass's fields.
+_ATOM: tuple[str, ...] = ()
+_INSTANT: tuple[str, ...] = ("<instant>",)
+_ITEMS: tuple[str, ...] = ("<items>",)
+_VALUES: tuple[str, ...] = ("<values>",)
+_KINDS: dict[type, tuple[str, ...]] = {}
+
+
+def _kind_of(kind: type) -> tuple[str, ...]:
+    """In the order `instants_off_utc` asks."""
+    if issubclass(kind, datetime):
+        return _INSTANT
+    if dataclasses.is_dataclass(kind):
+        return tuple(field.name for field in dataclasses.fields(kind)) or _ATOM
+    if issubclass(kind, tuple | list):
+        return _ITEMS
+    if issubclass(kind, dict):
+        return _VALUES
+    return _ATOM
 
 
 def describe_offset(value: datetime) -> str:
@@ -78,6 +128,17 @@ def field_off_utc(record: object) -> tuple[str, datetime] | None:
     """The first field of `record` holding an instant that is naive or not at UTC: every
     instant field counts (LC-005: every timestamp is UTC), not only the ones a check
     compares, so one column read back at +05:30 is caught while the others are UTC."""
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        # record_fields' names, asked of the type once (this runs for every record a
+        # lifecycle step reads).
+        kind = _KINDS.get(type(record))
+        if kind is None:
+            kind = _KINDS[type(record)] = _kind_of(type(record))
+        for name in kind:
+            value = getattr(record, name)
+            if isinstance(value, datetime) and value.utcoffset() != ZERO:
+                return name, value
+        return None
     for name, value in record_fields(record):
         if isinstance(value, datetime) and is_off_utc(value):
             return name, value

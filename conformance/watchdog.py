@@ -103,6 +103,8 @@ class _Watchdog:
         if self._interruptible and signal.getsignal(HANG_SIGNAL) is not _raise_hung:
             signal.signal(HANG_SIGNAL, _raise_hung)
         self._deadline = real_monotonic() + seconds
+        if self._thread is not None:  # started once; the lock is for the first arm only
+            return
         with self._lock:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, name="jobconform-watchdog",

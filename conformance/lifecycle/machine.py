@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -27,7 +28,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from jobconform.backends.protocol import CONCURRENT_SUBMIT, Backend
+from jobconform.backends.protocol import CONCURRENT_SUBMIT, HEALTH_REPORT, Backend
 from jobconform.conformance.aim import fine_steps, steps_to_edge
 from jobconform.conformance.applicability import left_out
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
@@ -198,58 +199,20 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
     body_outcomes = outcomes_with(retry_afters)
     questions = delay_questions([Jitter.NONE] if "RT-009" in left_out_here else list(Jitter),
                                 retry_after=asks_retry_afters)
-    sequences_opened = [0]
-
     class LifecycleMachine(RuleBasedStateMachine):
         jobs = Bundle("jobs")
 
         def __init__(self) -> None:
             super().__init__()
-            # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
-            # says why).
-            self._submissions_at_once_on_a_runtime_of_their_own()
             self.harness = self._open()
             self.counter = 0
             self.queries = 0  # executions queries sent (QUERY_SHAPES)
             # Whether this sequence has dispatched yet (the aimed rule `was_aimed_at`).
             self.dispatched = False
-            self._second_runtime_names_another_worker()
-
-        # The health report's worker id is the runtime's own: a second runtime of the
-        # backend names another (LC-029). The report's fields are compared after every
-        # rule; this is the one check a single runtime cannot show. It runs as each
-        # sequence opens, drawing nothing, so the other rules' sequences stay as they were.
-        def _second_runtime_names_another_worker(self) -> None:
-            if not self.harness.claims_health_report:
-                return
-            run.steps += 1
-            try:
-                self.harness.check_worker_id_unique()
-            except Divergence as divergence:
-                run.divergence = divergence
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
-
-        # Submissions from several threads at once (LC-030) need real threads and leave the
-        # order among them to the runtime, so they run as each sequence opens, on a runtime
-        # of their own: one job submitted, a batch submitted at once, a dispatch (which
-        # must start the oldest, in the order the runtime took the batch) and a listing.
-        # Like the worker id's check it draws nothing, so the other rules' sequences stay
-        # as they were, and it keeps the machine's threads few.
-        def _submissions_at_once_on_a_runtime_of_their_own(self) -> None:
-            if CONCURRENT_SUBMIT not in backend.capabilities:
-                return
-            batch = CONCURRENT_BATCHES[sequences_opened[0] % len(CONCURRENT_BATCHES)]
-            sequences_opened[0] += 1
-            commands: tuple[cmd.Command, ...] = (
-                cmd.Submit("p"), cmd.SubmitConcurrently(batch), cmd.Dispatch(), cmd.ListJobs())
-            run_on_a_runtime_of_its_own(self._open, commands, run)
 
         @staticmethod
         def _open() -> Harness:
-            return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
-                           max_tasks=MACHINE_TASK_CAP, page_size=MACHINE_PAGE_SIZE)
+            return open_machine_harness(backend, profile, registry)
 
         # After every rule: a runtime that is shut down and has no active job left can
         # show nothing new but refusals, so the sequence goes on with a fresh one. Jobs of
@@ -596,6 +559,53 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
     return LifecycleMachine
 
 
+def open_machine_harness(backend: Backend, profile: Profile,
+                         registry: Registry | None) -> Harness:
+    """A harness as the machine's sequences open it: its slots, cap and page size."""
+    return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
+                   max_tasks=MACHINE_TASK_CAP, page_size=MACHINE_PAGE_SIZE)
+
+
+def checks_once_per_run(backend: Backend, profile: Profile, registry: Registry | None,
+                        run: MachineRun) -> None:
+    """The checks no sequence draws, run once per machine run before the first sequence,
+    each on a runtime of its own (they used to open every sequence; issue 33: they started
+    real threads and runtimes in every one):
+
+    - submissions from several threads at once (LC-030) need real threads and leave the
+      order among them to the runtime: one job submitted, a batch submitted at once, a
+      dispatch (which must start the oldest, in the order the runtime took the batch)
+      and a listing, for each batch of CONCURRENT_BATCHES in turn;
+    - the health report's worker id is the runtime's own: a second runtime of the backend
+      names another (LC-029). The report's fields are compared after every rule; this is
+      the one check a single runtime cannot show.
+
+    Neither draws anything, so the other rules' sequences stay as they were.
+
+    Raises:
+        Divergence: a check diverged; it is also recorded as `run.divergence`.
+    """
+    opened = partial(open_machine_harness, backend, profile, registry)
+    if CONCURRENT_SUBMIT in backend.capabilities:
+        for batch in CONCURRENT_BATCHES:
+            commands: tuple[cmd.Command, ...] = (
+                cmd.Submit("p"), cmd.SubmitConcurrently(batch), cmd.Dispatch(),
+                cmd.ListJobs())
+            run_on_a_runtime_of_its_own(opened, commands, run)
+    if HEALTH_REPORT not in backend.capabilities:
+        return
+    harness = opened()
+    try:
+        run.steps += 1
+        harness.check_worker_id_unique()
+    except Divergence as divergence:
+        run.divergence = divergence
+        raise
+    finally:
+        run.exercised |= harness.exercised
+        harness.close()
+
+
 # The arguments machine's share of the examples: its rules are few, and each sequence
 # draws fresh arguments for every submission.
 ARGUMENTS_MACHINE_SHARE = 4
@@ -611,7 +621,8 @@ def run_lifecycle_machine(backend: Backend, profile: Profile, registry: Registry
     queued execution, the arguments machine (arguments_machine.py), and, if those passed,
     the volume machine (volume_machine.py: many jobs held, LC-038), each at the same
     seed; the same seed gives the same sequences and the same result."""
-    run = run_machine(make_machine, backend, profile, registry, seed=seed, examples=examples)
+    run = run_machine(make_machine, backend, profile, registry, seed=seed, examples=examples,
+                      once=partial(checks_once_per_run, backend, profile, registry))
     if run.divergence is not None or run.nondeterminism is not None:
         return run
     if claims_any(backend):

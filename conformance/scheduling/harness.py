@@ -193,9 +193,17 @@ def freeze(view: ScheduleView, validates: bool = False) -> ScheduleRecord:
 def freeze_execution(view: ExecutionView, ends: bool = False) -> ExecutionRecord:
     """The execution as shown; its outcome only when the backend claims `ends`
     (scheduling-ends): another backend's executions need not have the field."""
-    shown = {name: getattr(view, name, "<missing>") for name in EXECUTION_FIELDS}
-    return ExecutionRecord(**shown, outcome=getattr(view, ENDED_FIELD, "<missing>") if ends
-                           else None)
+    return ExecutionRecord(*_execution_fields(view),
+                           outcome=getattr(view, ENDED_FIELD, "<missing>") if ends else None)
+
+
+def _execution_fields(view: ExecutionView) -> tuple[object, object, object, object, object,
+                                                    object, object]:
+    """The EXECUTION_FIELDS of an execution as shown, in order ("<missing>" for a field
+    the view lacks), to build an ExecutionRecord by position in one call."""
+    scheduled_for, started_at, trigger, status, message, cost, pre_check = (
+        getattr(view, name, "<missing>") for name in EXECUTION_FIELDS)
+    return scheduled_for, started_at, trigger, status, message, cost, pre_check
 
 
 def expected_record(state: ScheduleState, validates: bool = False) -> ScheduleRecord:
@@ -390,11 +398,15 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         """The execution as its own fields show it, its validation run by id: what must not
         change in a snapshot handed out (SC-016), though the run it names may be gone by
         now (with its schedule)."""
-        record = freeze_execution(view, self.ends)
         if not self.validates:
-            return record
-        return replace(record, business_status=getattr(view, "business_status", "<missing>"),
-                       validation=getattr(view, "validation_run", "<missing>"))
+            return freeze_execution(view, self.ends)
+        # Built in one call rather than replaced (this runs for every snapshot held, after
+        # every command).
+        return ExecutionRecord(
+            *_execution_fields(view),
+            outcome=getattr(view, ENDED_FIELD, "<missing>") if self.ends else None,
+            business_status=getattr(view, "business_status", "<missing>"),
+            validation=getattr(view, "validation_run", "<missing>"))
 
     def _validation_of(self, view: ExecutionView, run_id: object) -> object:
         run = self.runs.get(str(run_id))
