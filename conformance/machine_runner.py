@@ -30,6 +30,7 @@ from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance import tolerance
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.shrinking import machine_phases
@@ -166,7 +167,7 @@ def run_on_a_runtime_of_its_own(open_harness: Callable[[], SideHarness[CommandT_
 
 
 def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
-                registry: Registry | None, seed: int = 0, examples: int = 200,
+                registry: Registry | None, seed: int = 0, examples: int = RUN_EXAMPLES,
                 steps: int = STEPS_PER_EXAMPLE) -> MachineRun:
     """Run the machine `factory` builds; the same seed gives the same sequences and result.
 

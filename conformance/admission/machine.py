@@ -24,6 +24,7 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.admission.harness import AdmissionHarness
 from jobconform.conformance.aim import steps_to_edge
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import admission as ad
 from jobconform.spec import Profile, Registry
@@ -402,7 +403,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         # A schedule, then its owner's timeout lowered below it: refused, listing the
         # schedule (AD-014); then work for that owner, under the timeout that stands.
         # Random draws need an owner, a long schedule and a lower timeout in that order,
-        # and reached it only past the default run's 200 examples (issue 33). Its target
+        # and reached it only past the default run's examples (issue 33). Its target
         # and three arguments sort it after every other rule, so those keep their draws.
         @rule(target=executions, owner=st.sampled_from(OWNERS),
               schedule=st.sampled_from(SCHEDULES), lower=st.sampled_from((59, 300)))
@@ -451,7 +452,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
 
 
 def run_admission_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                          seed: int = 0, examples: int = 200) -> MachineRun:
+                          seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_admission_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)

@@ -25,6 +25,7 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import BREAKER_SEAMS, Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_onto
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import FAILURE_CLASSES, BreakerSettings
@@ -316,7 +317,7 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
 
 
 def run_breaker_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                        seed: int = 0, examples: int = 200) -> MachineRun:
+                        seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_breaker_machine, backend, profile, registry, seed=seed,
                        examples=examples)

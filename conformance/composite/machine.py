@@ -24,6 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import (
     MachineRun,
@@ -219,7 +220,7 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
 
 
 def run_composite_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                          seed: int = 0, examples: int = 200) -> MachineRun:
+                          seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_composite_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)

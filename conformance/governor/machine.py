@@ -13,6 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import steps_to_edge
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.governor import commands as gc
@@ -189,7 +190,7 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
 
 
 def run_governor_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                         seed: int = 0, examples: int = 200) -> MachineRun:
+                         seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_governor_machine, backend, profile, registry, seed=seed,
                        examples=examples)

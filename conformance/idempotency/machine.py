@@ -36,6 +36,7 @@ from hypothesis.stateful import (
 
 from jobconform.backends.protocol import IDEMPOTENCY, Backend
 from jobconform.conformance.aim import steps_to_edge
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
 from jobconform.conformance.machine_runner import (
     MachineRun,
@@ -307,7 +308,7 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
 
 
 def run_idempotency_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                            seed: int = 0, examples: int = 200) -> MachineRun:
+                            seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result. A
     profile without the idempotency area runs nothing (the report says n/a)."""
     if IDEMPOTENCY not in profile.areas:

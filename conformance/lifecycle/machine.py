@@ -29,6 +29,7 @@ from hypothesis.stateful import (
 
 from jobconform.backends.protocol import CONCURRENT_SUBMIT, Backend
 from jobconform.conformance.applicability import left_out
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.job_draws import (
     ERROR_TYPES,
@@ -401,11 +402,11 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                 self._run(cmd.Finish(alias, cmd.Raise("FlakyError", message)))
             return alias
 
-        # Aimed rules for bugs random draws reached only past the default run's 200
+        # Aimed rules for bugs random draws reached only past the default run's
         # examples (issue 33); their names sort them after the other target rules, so
         # those keep their draws.
 
-        # Two bugs random draws reached only past the default run's 200 examples, in one
+        # Two bugs random draws reached only past the default run's examples, in one
         # aimed rule (one more rule moves fewer draws than two), sorting after the other
         # target rules so that those keep their draws (issue 33):
         # - "beat": a job that started long ago but heartbeated since is not stuck
@@ -575,7 +576,7 @@ ARGUMENTS_MACHINE_SHARE = 4
 
 
 def run_lifecycle_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                          seed: int = 0, examples: int = 200) -> MachineRun:
+                          seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the lifecycle machine (with retries and heartbeats where the backend claims
     them), then, if it passed and the backend claims jobs' arguments or the switch of
     queued execution, the arguments machine (arguments_machine.py) at the same seed; the

@@ -31,6 +31,7 @@ from hypothesis.stateful import (
 from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_to_edge
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.loops.harness import LoopsHarness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference.loops import commands as lc
@@ -376,7 +377,7 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
 
 
 def run_loops_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                      seed: int = 0, examples: int = 200) -> MachineRun:
+                      seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the loops machine; the same seed gives the same sequences and the same result.
     A profile without loops runs nothing (its requirements are n/a)."""
     if LOOPS not in profile.areas:

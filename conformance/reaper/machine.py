@@ -16,6 +16,7 @@ from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rul
 
 from jobconform.backends.protocol import OPERATOR_QUEUE, Backend
 from jobconform.conformance.aim import steps_to_edge
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -283,7 +284,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
 
 
 def run_reaper_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                       seed: int = 0, examples: int = 200) -> MachineRun:
+                       seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the reaper and re-delivery machine; the same seed gives the same result."""
     return run_machine(make_reaper_machine, backend, profile, registry, seed=seed,
                        examples=examples)

@@ -32,6 +32,7 @@ from jobconform.backends.protocol import (
 )
 from jobconform.conformance.aim import steps_onto
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.scheduling.harness import SchedulingHarness
 from jobconform.reference.commands import AdvanceTime
@@ -222,7 +223,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         # Autonomy off across fires, then on again: the fires that fell while it was off
         # are not run in a burst when it comes back (SC-011). Random draws line up a
         # firing schedule, a pause, fire times passing and the resume too rarely for the
-        # default run's 200 examples (issue 33). Three arguments sort it after the other
+        # default run's examples (issue 33). Three arguments sort it after the other
         # target rules, so those keep their draws.
         @precondition(lambda self: self.harness is not None)
         @rule(target=schedules, expression=st.sampled_from(("*/30 * * * *", "0 * * * *")),
@@ -242,7 +243,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         # is strictly after the edit, SC-017) or deleted (it never fires again, SC-018),
         # and on to the next fire of either timetable, its fires through a pre-check as
         # drawn (SC-012..SC-014). Random draws land a change on a fire time too rarely for
-        # the default run's 200 examples.
+        # the default run's examples.
         @precondition(lambda self: self.harness is not None)
         @rule(target=schedules, action=st.sampled_from(("edit", "delete")),
               pre_check=st.sampled_from(PRE_CHECKS))
@@ -355,7 +356,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
 
 
 def run_scheduling_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                           seed: int = 0, examples: int = 200) -> MachineRun:
+                           seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result."""
     return run_machine(make_scheduling_machine, backend, profile, registry, seed=seed,
                        examples=examples, steps=STEPS_PER_EXAMPLE)

@@ -44,6 +44,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 from jobconform.backends.protocol import REDELIVERY, RETRY, STUCK, Backend
 from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.self_running import SELF_RUNNING
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.self_running.backstop import (
@@ -230,7 +231,7 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
 
 
 def run_self_running_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                             seed: int = 0, examples: int = 200) -> MachineRun:
+                             seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result. A
     profile without the area runs nothing (the report says n/a)."""
     if SELF_RUNNING not in profile.areas:

@@ -27,6 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from jobconform.backends.protocol import DEPRECATED_ALIASES, Backend
 from jobconform.backends.task_store.protocol import STORE
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.conformance.store.harness import StoreHarness, at_seconds
 from jobconform.reference.lifecycle import JsonValue
@@ -174,7 +175,7 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
 
 
 def run_store_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                      seed: int = 0, examples: int = 200) -> MachineRun:
+                      seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result. A
     profile without the store area runs nothing (the report says n/a)."""
     if STORE not in profile.areas:
