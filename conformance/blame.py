@@ -21,7 +21,9 @@ from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Command
+from jobconform.reference.faults import FaultKind
 from jobconform.reference.lifecycle import JobState, Status
+from jobconform.reference.model import WORKER_STOPPED, WORKER_STOPPING
 
 # Requirements every observation checks whatever the command: they are never the most
 # specific explanation when a command's own requirement is also involved.
@@ -306,6 +308,21 @@ def health_primary(command_requirements: tuple[str, ...], counts_differ: bool,
     return _first(("RT-007",), command_requirements) or "LC-025"
 
 
+def worker_status_primary(expected: object, actual: object,
+                          command_requirements: tuple[str, ...]) -> str:
+    """The requirement a difference in the health report's worker status breaks.
+
+    A worker still stopping where the drain has ended (or stopped while it lasts) shows
+    when the drain shutdown ends, at the command that ended it: the drain's rule (LC-028),
+    not the report's (LC-029), which is the field's whatever the cause (issue 33: the
+    cause before the consequence).
+    """
+    if ({expected, actual} == {WORKER_STOPPING, WORKER_STOPPED}
+            and "LC-028" in command_requirements):
+        return "LC-028"
+    return "LC-029"
+
+
 def answer_primary(command: Command | None, expected: object, actual: object,
                    jobs_before: Mapping[str, JobState], now: datetime,
                    failed_sweeps: int = 0) -> str | None:
@@ -318,13 +335,23 @@ def answer_primary(command: Command | None, expected: object, actual: object,
             # Fewer re-queued than the same pass without the fault: the fault lost a
             # re-delivery (issue 33: the fault's rule under an injected fault).
             return "RD-007"
-        if (isinstance(inner, cmd.ExpireLeases) and command.fault.kind == "crash"
+        if (isinstance(inner, cmd.ExpireLeases) and command.fault.kind is FaultKind.CRASH
                 and isinstance(expected, dict) and isinstance(actual, dict)
                 and expected.get("requeued") == actual.get("requeued")
                 and _count(actual.get("parked")) > _count(expected.get("parked"))):
             # More parked than the same pass without the crash, the re-queues right: the
             # recovery parked again a job the crashed pass had parked (and alerted), the
             # doubled alert RD-007 forbids.
+            return "RD-007"
+        if (isinstance(inner, cmd.ExpireLeases) and command.fault.kind is FaultKind.CRASH
+                and isinstance(expected, dict) and isinstance(actual, dict)
+                and expected.get("requeued") == actual.get("requeued")
+                and _count(actual.get("parked")) < _count(expected.get("parked"))):
+            # Fewer parked than the same pass through the crash and its restart, the
+            # re-queues right and the alerts as the oracle's (the harness asks them
+            # first, faulted_alerts_primary): the crash met a park made in other writes
+            # than the spec's, and the restart did not make it again. The fault's rule,
+            # not the cap's, which the same pass without the crash keeps (issue 33).
             return "RD-007"
         # Else the answer is the pass's own, judged as without the fault.
         return answer_primary(inner, expected, actual, jobs_before, now, failed_sweeps)
@@ -363,6 +390,39 @@ def answer_primary(command: Command | None, expected: object, actual: object,
         # It missed jobs past their lease (a silence counted in whole seconds, issue 33)
         # or re-queued them wrongly: the rule that takes every job past its lease.
         return "RD-001"
+    return None
+
+
+def faulted_alerts_primary(expected: list[tuple[str, object]],
+                           raised: list[tuple[str, object]],
+                           failed: frozenset[str] = frozenset()) -> str | None:
+    """The requirement the operator alerts of a lease pass that a store fault met break,
+    where its answer differs (None: the alerts say nothing of it; the answer's own rule).
+
+    The fault moves the pass's answer (the crash lands on another write when a park takes
+    another number of writes), but the alerts tell the cause: a job alerted once it had
+    already failed, or failed as poison with no alert at all, is a park out of order
+    (RD-003) with or without the fault; an alert raised again by the restarted rescuer is
+    the fault's doubled alert (RD-007). A job the oracle alerted that the runtime neither
+    alerted nor failed was not parked at its cap (RD-002).
+
+    Args:
+        expected: the oracle's alerts, each with its job's status when raised.
+        raised: the runtime's, in the order raised.
+        failed: the jobs the runtime's records show failed now.
+    """
+    if raised == expected:
+        return None
+    late = [alias for alias, status in raised
+            if status == Status.FAILED.value and (alias, status) not in expected]
+    alerted = {alias for alias, _ in raised}
+    silent = [alias for alias, _ in expected if alias not in alerted and alias in failed]
+    if late or silent:
+        return "RD-003"
+    if len(raised) > len(expected):
+        return "RD-007"
+    if any(alias not in alerted and alias not in failed for alias, _ in expected):
+        return "RD-002"  # neither alerted nor failed: never parked, kept re-queued
     return None
 
 

@@ -1576,12 +1576,30 @@ class Harness:
                 self.observe(requirements)
             primary = blame.answer_primary(command, expected, actual, self._before,
                                            self.clock.now(), self.model.failed_sweeps)
+            if (isinstance(command, cmd.JobStoreFault)
+                    and isinstance(command.command, cmd.ExpireLeases)
+                    and self.operator_queue is not None):
+                raised = [(self.aliases.get(job_id, job_id), status)
+                          for job_id, status in self.operator_queue.raised()]
+                primary = blame.faulted_alerts_primary(
+                    list(self.model.alert_states), raised,
+                    self._failed_now({alias for alias, _ in self.model.alert_states})
+                ) or primary
             if isinstance(command, cmd.DetectStuck) and self._failed_a_queued_job():
                 # Which jobs failed tells a queued job taken (ST-004) from a count that an
                 # inclusive boundary (ST-003) would give as well.
                 primary = "ST-004"
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
                              actual, primary)
+
+    def _failed_now(self, aliases: set[str]) -> frozenset[str]:
+        """Those of `aliases` whose record the runtime shows failed now."""
+        failed = set()
+        for alias in sorted(aliases & set(self.ids)):
+            view = self._call("get", partial(self.runtime.get, self.ids[alias]))
+            if view is not None and self._freeze(view).status == Status.FAILED.value:
+                failed.add(alias)
+        return frozenset(failed)
 
     def _failed_a_queued_job(self) -> bool:
         """Whether a job the oracle held queued before the command now reads failed."""
@@ -1677,7 +1695,8 @@ class Harness:
         status = getattr(view, "status", _MISSING)
         if status != wanted.status:
             raise self._fail((*requirements, "LC-029"), "the health report's worker status",
-                             wanted.status, status, "LC-029")
+                             wanted.status, status,
+                             blame.worker_status_primary(wanted.status, status, requirements))
         if not self.claims_stuck:
             return
         heartbeat = getattr(view, "last_heartbeat", _MISSING)
