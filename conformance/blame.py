@@ -436,7 +436,7 @@ def reaper_status_primary(expected: Mapping[str, object], actual: Mapping[str, o
     """
     if expected.get("running") != actual.get("running"):
         return "RP-005" if failed_sweeps else "RP-007"
-    if _sweeps_made(expected) != _sweeps_made(actual):
+    if sweeps_made(expected) != sweeps_made(actual):
         # A sweep that did not happen at its boundary (or an extra one), failed or
         # not: its timing, not how a failure is handled.
         return "RP-002"
@@ -463,7 +463,7 @@ def faulted_sweeps_primary(expected: Mapping[str, object], actual: Mapping[str, 
         jobs: the oracle's records after the sweeps.
     """
     if (expected.get("running") != actual.get("running")
-            or _sweeps_made(expected) != _sweeps_made(actual)):
+            or sweeps_made(expected) != sweeps_made(actual)):
         return reaper_status_primary(expected, actual, failed_sweeps)
     if _count(actual.get("failed_sweeps")) > _count(expected.get("failed_sweeps")):
         # The fault struck a write the oracle's sweeps never made: a delete of a job
@@ -480,7 +480,7 @@ def _count(value: object) -> int:
     return value if isinstance(value, int) else 0
 
 
-def _sweeps_made(status: Mapping[str, object]) -> int:
+def sweeps_made(status: Mapping[str, object]) -> int:
     """The sweeps a reaper status counts, whether they succeeded or failed."""
     return _count(status.get("sweeps")) + _count(status.get("failed_sweeps"))
 

@@ -1213,11 +1213,21 @@ class Harness:
 
     def _old_names_primary(self, divergence: Divergence) -> str | None:
         """RP-010 for a sweep's timing (RP-002) while the running reaper was started
-        through the deprecated keywords: their translation comes first."""
-        if (self.reaper_by_old_names and self.model.reaper is not None
+        through the deprecated keywords, where the timing shows their translation: sweeps
+        made early (more of them, or jobs deleted sooner), as an interval left in the old
+        unit gives. Sweeps missed at their boundaries are the sweep's own timing (RP-002)
+        whatever keywords started it (issue 33: the command's rule first)."""
+        if not (self.reaper_by_old_names and self.model.reaper is not None
                 and divergence.primary == "RP-002"):
-            return OLD_REAPER_KEYWORDS_REQUIREMENT
-        return None
+            return None
+        expected, actual = divergence.expected, divergence.actual
+        if isinstance(expected, dict) and isinstance(actual, dict):
+            made = blame.sweeps_made
+            return OLD_REAPER_KEYWORDS_REQUIREMENT if made(actual) > made(expected) else None
+        if isinstance(expected, list) and isinstance(actual, list):
+            deleted_early = any(alias not in actual for alias in expected)
+            return OLD_REAPER_KEYWORDS_REQUIREMENT if deleted_early else None
+        return OLD_REAPER_KEYWORDS_REQUIREMENT
 
     def _restart_primary(self, divergence: Divergence) -> str | None:
         """RS-003 for a job running at the restart (the restart itself, or the lease pass
