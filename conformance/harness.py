@@ -172,6 +172,22 @@ class Divergence(AssertionError):
         )
 
 
+def _cut_short(divergence: Divergence, command: cmd.StopBySignal) -> bool:
+    """Whether a difference after a stop by signal under drain shows the work cut short
+    at the signal: the process exited on it where the grace period had to run out, or a
+    job cancelled where it ended by itself, or ended sooner than the drain let it."""
+    expected, actual = divergence.expected, divergence.actual
+    if divergence.what.startswith("the answer to "):
+        return actual == cmd.exited_on(command.signal) and expected == cmd.ESCALATED_TO_SIGKILL
+    if divergence.what.endswith(" status"):
+        return actual == Status.CANCELLED.value and expected in (
+            Status.SUCCEEDED.value, Status.FAILED.value)
+    if divergence.what.endswith(" finished_at"):
+        return (isinstance(expected, datetime) and isinstance(actual, datetime)
+                and actual < expected)
+    return False
+
+
 def named_requirements(requirements: tuple[str, ...], titles: dict[str, str]) -> str:
     """`PRIMARY (title); also involved: X (title), ...`: the layout every report parses."""
     def named(rid: str) -> str:
@@ -1250,6 +1266,10 @@ class Harness:
             # where it cancels, RS-006 where time passes in a drain, RS-005 otherwise.
             stop_rules = [rule for rule in self._command_requirements
                           if rule in ("RS-004", "RS-005", "RS-006", "RS-007")]
+            if "RS-005" in stop_rules and _cut_short(divergence, command):
+                # Work cut short at the signal, not left to run on: no drain at all
+                # (RS-005), before how what ends in the grace period ends (RS-006).
+                return "RS-005"
             return stop_rules[0]
         if isinstance(command, cmd.Restart):
             return "RS-001"
