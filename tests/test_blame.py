@@ -339,3 +339,22 @@ def test_a_crash_that_leaves_fewer_parked_with_the_alerts_right_is_the_faults() 
     expected, actual = {"requeued": 1, "parked": 1}, {"requeued": 1, "parked": 0}
     assert blame.answer_primary(crash, expected, actual, {}, T0) == "RD-007"
     assert blame.answer_primary(cmd.ExpireLeases(60.0), expected, actual, {}, T0) == "RD-002"
+
+
+def test_a_stop_under_drain_that_cut_the_work_short_is_told_from_a_late_kill() -> None:
+    # Cut short at the signal (RS-005): exited at once where the grace period had to run
+    # out, a job cancelled where it ended by itself, or ended sooner than the drain let
+    # it. A job left running at the kill is how the grace period ended it (RS-006).
+    from jobconform.conformance.harness import Divergence, _cut_short
+
+    stop = cmd.StopBySignal()
+
+    def shows(what: str, expected: object, actual: object) -> bool:
+        return _cut_short(Divergence(("RS-006",), what, expected, actual, [stop], {}), stop)
+
+    assert shows("the answer to StopBySignal()", cmd.ESCALATED_TO_SIGKILL, cmd.EXITED_ON_SIGTERM)
+    assert shows("job 'a' status", "failed", "cancelled")
+    assert shows("job 'a' finished_at", T0 + timedelta(seconds=30), T0)
+    assert not shows("job 'a' status", "failed", "running")
+    assert not shows("the answer to StopBySignal()", cmd.EXITED_ON_SIGTERM,
+                     cmd.ESCALATED_TO_SIGKILL)
