@@ -23,6 +23,12 @@ def test_gallery_entry_is_caught_by_every_suite(entry: GalleryEntry, tmp_path: P
             f"{catch.suite} caught {entry.name} but its primary is {catch.primaries},"
             f" not {entry.catches}"
         )
+        # Exactly the expected one (issue 33): no case the suite failed names another
+        # primary, or a reader sees a second cause that is not one.
+        assert catch.primaries == (entry.catches,), (
+            f"{catch.suite} caught {entry.name} at {entry.catches} but also named"
+            f" {', '.join(p for p in catch.primaries if p != entry.catches)} as a primary"
+        )
 
 
 def test_a_suite_that_stopped_is_a_miss_that_says_why() -> None:
