@@ -1,7 +1,7 @@
 """Blame accuracy: how often each suite's primary requirement is exactly the expected one.
 
 Usage: python benchmarks/blame_accuracy.py [--filter TEXT] [--area AREA ...]
-           [--suite behave --suite robot --suite hypothesis] [--examples 600] [--seed 0]
+           [--suite behave --suite robot --suite hypothesis] [--examples N] [--seed 0]
            [--work-dir DIR]
 
 Runs the self-test's gallery of broken backends (conformance/selftest.py; every entry, or
@@ -32,7 +32,13 @@ from pathlib import Path
 
 from jobconform.conformance.gallery import GalleryEntry
 from jobconform.conformance.runner import SUITES
-from jobconform.conformance.selftest import SELFTEST_EXAMPLES, Catch, check_entry, gallery
+from jobconform.conformance.selftest import (
+    SELFTEST_EXAMPLES,
+    SELFTEST_SEED,
+    Catch,
+    check_entry,
+    gallery,
+)
 from jobconform.spec import Registry, load_registry
 
 CLASSES = ("exact", "among", "other", "missed")
@@ -85,7 +91,7 @@ def main() -> int:
     parser.add_argument("--suite", action="append", choices=SUITES, default=[])
     parser.add_argument("--examples", type=int, default=SELFTEST_EXAMPLES,
                         help=f"examples per Hypothesis machine (default {SELFTEST_EXAMPLES})")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=SELFTEST_SEED)
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="where the suites write their reports (default: a temporary"
                         " folder, removed afterwards)")

@@ -180,6 +180,22 @@ class Divergence(AssertionError):
         )
 
 
+def _cut_short(divergence: Divergence, command: cmd.StopBySignal) -> bool:
+    """Whether a difference after a stop by signal under drain shows the work cut short
+    at the signal: the process exited on it where the grace period had to run out, or a
+    job cancelled where it ended by itself, or ended sooner than the drain let it."""
+    expected, actual = divergence.expected, divergence.actual
+    if divergence.what.startswith("the answer to "):
+        return actual == cmd.exited_on(command.signal) and expected == cmd.ESCALATED_TO_SIGKILL
+    if divergence.what.endswith(" status"):
+        return actual == Status.CANCELLED.value and expected in (
+            Status.SUCCEEDED.value, Status.FAILED.value)
+    if divergence.what.endswith(" finished_at"):
+        return (isinstance(expected, datetime) and isinstance(actual, datetime)
+                and actual < expected)
+    return False
+
+
 def named_requirements(requirements: tuple[str, ...], titles: dict[str, str]) -> str:
     """`PRIMARY (title); also involved: X (title), ...`: the layout every report parses."""
     def named(rid: str) -> str:
@@ -1221,11 +1237,21 @@ class Harness:
 
     def _old_names_primary(self, divergence: Divergence) -> str | None:
         """RP-010 for a sweep's timing (RP-002) while the running reaper was started
-        through the deprecated keywords: their translation comes first."""
-        if (self.reaper_by_old_names and self.model.reaper is not None
+        through the deprecated keywords, where the timing shows their translation: sweeps
+        made early (more of them, or jobs deleted sooner), as an interval left in the old
+        unit gives. Sweeps missed at their boundaries are the sweep's own timing (RP-002)
+        whatever keywords started it (issue 33: the command's rule first)."""
+        if not (self.reaper_by_old_names and self.model.reaper is not None
                 and divergence.primary == "RP-002"):
-            return OLD_REAPER_KEYWORDS_REQUIREMENT
-        return None
+            return None
+        expected, actual = divergence.expected, divergence.actual
+        if isinstance(expected, dict) and isinstance(actual, dict):
+            made = blame.sweeps_made
+            return OLD_REAPER_KEYWORDS_REQUIREMENT if made(actual) > made(expected) else None
+        if isinstance(expected, list) and isinstance(actual, list):
+            deleted_early = any(alias not in actual for alias in expected)
+            return OLD_REAPER_KEYWORDS_REQUIREMENT if deleted_early else None
+        return OLD_REAPER_KEYWORDS_REQUIREMENT
 
     def _restart_primary(self, divergence: Divergence) -> str | None:
         """RS-003 for a job running at the restart (the restart itself, or the lease pass
@@ -1248,6 +1274,10 @@ class Harness:
             # where it cancels, RS-006 where time passes in a drain, RS-005 otherwise.
             stop_rules = [rule for rule in self._command_requirements
                           if rule in ("RS-004", "RS-005", "RS-006", "RS-007")]
+            if "RS-005" in stop_rules and _cut_short(divergence, command):
+                # Work cut short at the signal, not left to run on: no drain at all
+                # (RS-005), before how what ends in the grace period ends (RS-006).
+                return "RS-005"
             return stop_rules[0]
         if isinstance(command, cmd.Restart):
             return "RS-001"
@@ -1621,12 +1651,30 @@ class Harness:
                 self.observe(requirements)
             primary = blame.answer_primary(command, expected, actual, self._before,
                                            self.clock.now(), self.model.failed_sweeps)
+            if (isinstance(command, cmd.JobStoreFault)
+                    and isinstance(command.command, cmd.ExpireLeases)
+                    and self.operator_queue is not None):
+                raised = [(self.aliases.get(job_id, job_id), status)
+                          for job_id, status in self.operator_queue.raised()]
+                primary = blame.faulted_alerts_primary(
+                    list(self.model.alert_states), raised,
+                    self._failed_now({alias for alias, _ in self.model.alert_states})
+                ) or primary
             if isinstance(command, cmd.DetectStuck) and self._failed_a_queued_job():
                 # Which jobs failed tells a queued job taken (ST-004) from a count that an
                 # inclusive boundary (ST-003) would give as well.
                 primary = "ST-004"
             raise self._fail(requirements, f"the answer to {describe(command)}", expected,
                              actual, primary)
+
+    def _failed_now(self, aliases: set[str]) -> frozenset[str]:
+        """Those of `aliases` whose record the runtime shows failed now."""
+        failed = set()
+        for alias in sorted(aliases & set(self.ids)):
+            view = self._call("get", partial(self.runtime.get, self.ids[alias]))
+            if view is not None and self._freeze(view).status == Status.FAILED.value:
+                failed.add(alias)
+        return frozenset(failed)
 
     def _failed_a_queued_job(self) -> bool:
         """Whether a job the oracle held queued before the command now reads failed."""
@@ -1728,7 +1776,8 @@ class Harness:
         status = getattr(view, "status", _MISSING)
         if status != wanted.status:
             raise self._fail((*requirements, "LC-029"), "the health report's worker status",
-                             wanted.status, status, "LC-029")
+                             wanted.status, status,
+                             blame.worker_status_primary(wanted.status, status, requirements))
         if not self.claims_stuck:
             return
         heartbeat = getattr(view, "last_heartbeat", _MISSING)

@@ -30,6 +30,7 @@ from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance import tolerance
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.shrinking import machine_phases
@@ -119,7 +120,7 @@ class MachineRunner(Protocol):
     seed gives the same sequences and the same result."""
 
     def __call__(self, backend: Backend, profile: Profile, registry: Registry | None,
-                 seed: int = 0, examples: int = 200) -> MachineRun: ...
+                 seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun: ...
 
 
 def machine_runner(factory: MachineFactory, steps: int | None = None,
@@ -129,7 +130,7 @@ def machine_runner(factory: MachineFactory, steps: int | None = None,
     nothing (the report says n/a)."""
 
     def run(backend: Backend, profile: Profile, registry: Registry | None, seed: int = 0,
-            examples: int = 200) -> MachineRun:
+            examples: int = RUN_EXAMPLES) -> MachineRun:
         if area is not None and area not in profile.areas:
             return MachineRun()
         return run_machine(factory, backend, profile, registry, seed=seed, examples=examples,
@@ -190,7 +191,7 @@ def run_on_a_runtime_of_its_own(open_harness: Callable[[], SideHarness[CommandT_
 
 
 def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
-                registry: Registry | None, seed: int = 0, examples: int = 200,
+                registry: Registry | None, seed: int = 0, examples: int = RUN_EXAMPLES,
                 steps: int = STEPS_PER_EXAMPLE,
                 once: Callable[[MachineRun], None] | None = None) -> MachineRun:
     """Run the machine `factory` builds; the same seed gives the same sequences and result.

@@ -39,6 +39,7 @@ from jobconform.conformance.area_trace import (
     replay_hook,
     write_area_trace,
 )
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.defaults import SUITES as SUITES  # re-exported for callers
 from jobconform.conformance.harness import AdapterError, Divergence
 from jobconform.conformance.machine_runner import Behaviour, MachineRun, Nondeterminism
@@ -129,7 +130,7 @@ class RunConfig:
     profile: str
     suites: tuple[str, ...] = SUITES
     seed: int = 0
-    examples: int = 200
+    examples: int = RUN_EXAMPLES
     work_dir: Path = Path("reports")
     # Run only the cases tagged with these requirements (a rerun); None runs everything.
     # The Hypothesis machines run whole: they are not split by requirement.

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from jobconform.backends.loading import load_backend
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.exploration import seed_alone
 from jobconform.conformance.machines import machines
 from jobconform.spec import Registry
@@ -38,7 +39,7 @@ class MachineSeeds:
         return {rid: seeds for rid, seeds in missing.items() if seeds}
 
 
-def measure(registry: Registry, seeds: tuple[int, ...], examples: int = 200,
+def measure(registry: Registry, seeds: tuple[int, ...], examples: int = RUN_EXAMPLES,
             backend_name: str = ORACLE_BACKEND, profiles: tuple[str, ...] | None = None,
             machine_names: tuple[str, ...] | None = None,
             progress: Callable[[str], None] | None = None) -> list[MachineSeeds]:

@@ -29,6 +29,7 @@ from typing import Any
 import jsonschema
 import yaml
 
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.report import FAILING, RunSummary
 from jobconform.conformance.runner import (
     REQUIREMENT_ID,
@@ -398,7 +399,7 @@ def seed_problems(registry: Registry, seeds: tuple[int, ...], examples: int,
     return seed_coverage.problems(results)
 
 
-def check(registry: Registry, work_dir: Path, run_oracle: bool = True, examples: int = 200,
+def check(registry: Registry, work_dir: Path, run_oracle: bool = True, examples: int = RUN_EXAMPLES,
           progress: Callable[[str], None] | None = None,
           seeds: tuple[int, ...] = (),
           skip_profiles: frozenset[str] = frozenset()) -> list[str]:

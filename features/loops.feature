@@ -380,6 +380,22 @@ Feature: Sequential agent loops (spec/loops.yaml)
     And loop "a" logged a missing cost for runs "5"
     And loop "a" ended completed with stop reason max_runs_reached
 
+  @LP-010 @LP-011 @edge
+  Scenario: An infinite cost spends none of the budget
+    When loop "a" is started with
+      | parameter             | value |
+      | message               | "go"  |
+      | max_runs              | 3     |
+      | max_cost_usd          | 1.0   |
+      | no_progress_threshold | 0     |
+    And the run of loop "a" responds "a" costing inf
+    Then loop "a" is running with 2 runs
+    And loop "a" has spent 0
+    When the run of loop "a" responds "b" costing inf
+    And the run of loop "a" responds "c" costing 0.5
+    Then loop "a" has spent 0.5
+    And loop "a" ended completed with stop reason max_runs_reached
+
   @LP-010 @edge
   Scenario: A loop without ended runs has spent nothing
     When loop "a" is started with

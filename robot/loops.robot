@@ -162,6 +162,18 @@ Only Finite Positive Costs Count
     Loop Cost Warnings Should Be    a    4
     Loop Should Have Ended    a    failed    error
 
+An Infinite Cost Spends None Of The Budget
+    [Tags]    LP-010    LP-011    edge
+    Start Loop    a    message="go"    max_runs=3    max_cost_usd=1.0    no_progress_threshold=0
+    Run Responds    a    a    inf
+    Loop Should Be Running    a    2
+    Loop Should Have Spent    a    0
+    Run Responds    a    b    inf
+    Run Responds    a    c    0.5
+    Loop Should Have Spent    a    0.5
+    Loop Cost Warnings Should Be    a
+    Loop Should Have Ended    a    completed    max_runs_reached
+
 The Budget Stops Only Before A Next Run
     [Tags]    LP-011
     Start Loop    a    message="go"    max_runs=3    max_cost_usd=0.01

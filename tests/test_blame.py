@@ -335,3 +335,45 @@ def test_what_the_submission_named_is_blamed_on_its_field_rule() -> None:
                                 ("LC-033", "LC-035"), ("LC-035",)) == "LC-035"
     assert blame.record_primary(submit, "owner", "bob", None, None,
                                 ("LC-033", "LC-035"), ("LC-033",)) == "LC-033"
+
+
+def test_a_worker_still_stopping_after_the_drain_is_blamed_on_the_drain() -> None:
+    # The report's status is the consequence; when the drain ends is the cause (LC-028),
+    # at a step the drain decides. Elsewhere the report's own rule (LC-029).
+    assert blame.worker_status_primary("stopped", "stopping", ("LC-028", "LC-025")) == "LC-028"
+    assert blame.worker_status_primary("stopping", "stopped", ("LC-028",)) == "LC-028"
+    assert blame.worker_status_primary("stopped", "stopping", ("LC-022",)) == "LC-029"
+    assert blame.worker_status_primary("running", "stopped", ("LC-028",)) == "LC-029"
+def test_the_alerts_of_a_faulted_lease_pass_name_the_cause_of_its_wrong_answer() -> None:
+    alerted = [("a", "running")]
+    # Alerted after the job failed, or failed with no alert: the park's order (RD-003).
+    assert blame.faulted_alerts_primary(alerted, [("a", "failed")]) == "RD-003"
+    assert blame.faulted_alerts_primary(alerted, [], frozenset({"a"})) == "RD-003"
+    # Alerted again by the restarted rescuer: the fault's doubled alert (RD-007).
+    assert blame.faulted_alerts_primary(alerted, alerted * 2, frozenset({"a"})) == "RD-007"
+    # Neither alerted nor failed: never parked at its cap (RD-002).
+    assert blame.faulted_alerts_primary(alerted, []) == "RD-002"
+    # The alerts agree: they say nothing; the answer's own rule.
+    assert blame.faulted_alerts_primary(alerted, alerted) is None
+def test_a_crash_that_leaves_fewer_parked_with_the_alerts_right_is_the_faults() -> None:
+    # A park made in one write where the spec makes two: the crash at write 2 meets it,
+    # and the restart does not make it again. The same pass without the crash parks right.
+    from jobconform.reference.faults import FaultKind, StoreFault
+    crash = cmd.JobStoreFault(StoreFault(FaultKind.CRASH, 2), cmd.ExpireLeases(60.0))
+    expected, actual = {"requeued": 1, "parked": 1}, {"requeued": 1, "parked": 0}
+    assert blame.answer_primary(crash, expected, actual, {}, T0) == "RD-007"
+    assert blame.answer_primary(cmd.ExpireLeases(60.0), expected, actual, {}, T0) == "RD-002"
+def test_a_stop_under_drain_that_cut_the_work_short_is_told_from_a_late_kill() -> None:
+    # Cut short at the signal (RS-005): exited at once where the grace period had to run
+    # out, a job cancelled where it ended by itself, or ended sooner than the drain let
+    # it. A job left running at the kill is how the grace period ended it (RS-006).
+    from jobconform.conformance.harness import Divergence, _cut_short
+    stop = cmd.StopBySignal()
+    def shows(what: str, expected: object, actual: object) -> bool:
+        return _cut_short(Divergence(("RS-006",), what, expected, actual, [stop], {}), stop)
+    assert shows("the answer to StopBySignal()", cmd.ESCALATED_TO_SIGKILL, cmd.EXITED_ON_SIGTERM)
+    assert shows("job 'a' status", "failed", "cancelled")
+    assert shows("job 'a' finished_at", T0 + timedelta(seconds=30), T0)
+    assert not shows("job 'a' status", "failed", "running")
+    assert not shows("the answer to StopBySignal()", cmd.EXITED_ON_SIGTERM,
+                     cmd.ESCALATED_TO_SIGKILL)

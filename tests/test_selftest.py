@@ -23,6 +23,12 @@ def test_gallery_entry_is_caught_by_every_suite(entry: GalleryEntry, tmp_path: P
             f"{catch.suite} caught {entry.name} but its primary is {catch.primaries},"
             f" not {entry.catches}"
         )
+        # Exactly the expected one (issue 33): no case the suite failed names another
+        # primary, or a reader sees a second cause that is not one.
+        assert catch.primaries == (entry.catches,), (
+            f"{catch.suite} caught {entry.name} at {entry.catches} but also named"
+            f" {', '.join(p for p in catch.primaries if p != entry.catches)} as a primary"
+        )
 
 
 def test_a_suite_that_stopped_is_a_miss_that_says_why() -> None:
@@ -81,3 +87,25 @@ def test_a_selection_hands_behave_and_robot_only_the_files_that_name_it() -> Non
     assert [path.name for path in files_mentioning(files, ["ST-004"])] == [
         "stuck.feature", "stuck.robot"]
     assert files_mentioning(files, ["ST-00"]) == files_mentioning(files, []) == []
+
+
+def test_every_entry_point_takes_the_one_default_example_count() -> None:
+    # The default dropped from 200 to 100 (issue 33) while the machines, RunConfig, the
+    # seed coverage measure and the spec gate each kept a 200 of their own: a caller that
+    # leaves the count out gets the default run's, from conformance/defaults.py.
+    import inspect
+    from dataclasses import fields
+
+    from jobconform.conformance import seed_coverage, spec_gate
+    from jobconform.conformance.defaults import RUN_EXAMPLES
+    from jobconform.conformance.machine_runner import run_machine
+    from jobconform.conformance.machines import load_attribute, machines
+    from jobconform.conformance.runner import RunConfig
+
+    functions = [run_machine, seed_coverage.measure, spec_gate.check,
+                 *(load_attribute(entry.function) for entry in machines())]
+    defaults = {function.__qualname__: inspect.signature(function).parameters["examples"].default
+                for function in functions}
+    assert defaults == dict.fromkeys(defaults, RUN_EXAMPLES)
+    [examples] = [item.default for item in fields(RunConfig) if item.name == "examples"]
+    assert examples == RUN_EXAMPLES

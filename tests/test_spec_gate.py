@@ -61,6 +61,20 @@ def test_a_requirement_whose_cases_in_a_suite_are_all_edges_is_reported(
     assert problem.startswith("LP-010 (MUST) has only edge cases in robot")
 
 
+def test_the_cases_issue_33_found_missing_are_in_both_suites() -> None:
+    # Hypothesis alone checked them: a continue-mode loop that ends with no failure (the
+    # plain case of LP-015/LP-016) and a budget fed infinite costs (Robot had only -inf).
+    coverage = spec_gate.static_coverage()
+    for suite in ("behave", "robot"):
+        plain_continue = [t for t in coverage.tests if t.suite == suite and not t.edge
+                          and {"LP-015", "LP-016"} <= set(t.requirements)
+                          and "all succeed" in t.name.lower()]
+        infinite_budget = [t for t in coverage.tests if t.suite == suite
+                           and {"LP-010", "LP-011"} <= set(t.requirements)
+                           and "infinite cost" in t.name.lower()]
+        assert plain_continue and infinite_budget, suite
+
+
 def test_a_version_without_a_changelog_entry_fails(registry: Registry) -> None:
     assert spec_gate.changelog_problems(registry) == []
     [problem] = spec_gate.changelog_problems(replace(registry, version="9.9.9"))

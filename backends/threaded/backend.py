@@ -122,9 +122,11 @@ class ThreadedBackend(ShippedBackend):
 
     def worker_over(self, store: JobStore, settings: RuntimeSettings, clock: Clock,
                     bodies: Callable[[StoredJob], TaskScript | None] | None = None,
-                    ) -> ThreadedRuntime:
-        """A worker in the commanded mode over `store`; `bodies` as ThreadedRuntime's."""
-        return ThreadedRuntime(store, clock, conformance_config(settings),
+                    runtime: type[ThreadedRuntime] = ThreadedRuntime) -> ThreadedRuntime:
+        """A worker in the commanded mode over `store`; `bodies` as ThreadedRuntime's;
+        `runtime` the worker's class (a subclass of it: the self-test's broken workers,
+        which take every setting the shipped one does)."""
+        return runtime(store, clock, conformance_config(settings),
                                max_tasks=settings.max_tasks, bodies=bodies,
                                reaper_ttl_seconds=settings.reaper_ttl_seconds,
                                reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,

@@ -402,7 +402,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         # A schedule, then its owner's timeout lowered below it: refused, listing the
         # schedule (AD-014); then work for that owner, under the timeout that stands.
         # Random draws need an owner, a long schedule and a lower timeout in that order,
-        # and reached it only past the default run's 200 examples (issue 33). Its target
+        # and reached it only past the default run's examples (issue 33). Its target
         # and three arguments sort it after every other rule, so those keep their draws.
         @rule(target=executions, owner=st.sampled_from(OWNERS),
               schedule=st.sampled_from(SCHEDULES), lower=st.sampled_from((59, 300)))

@@ -13,7 +13,7 @@ from datetime import datetime
 from jobconform.backends import ownership
 from jobconform.backends.protocol import Clock, RuntimeSettings
 from jobconform.backends.store import CANCELLED, FAILED, QUEUED, RUNNING, StoredJob
-from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime, conformance_config
+from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime
 from jobconform.backends.threaded.worker import _OwnedJob
 from jobconform.conformance.gallery import GalleryEntry, opener_entry
 
@@ -121,11 +121,10 @@ def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
 
     def open_broken(backend: ThreadedBackend, settings: RuntimeSettings,
                     clock: Clock) -> ThreadedRuntime:
-        return broken(backend.new_store(), clock, conformance_config(settings),
-                      max_tasks=settings.max_tasks,
-                      reaper_ttl_seconds=settings.reaper_ttl_seconds,
-                      reaper_sweep_interval_ms=settings.reaper_sweep_interval_ms,
-                      max_redelivery=settings.max_redelivery, page_size=settings.page_size)
+        # Every setting the shipped worker takes: one left out (queued execution off, the
+        # drain, interrupting cancels, the modules) made each broken worker fail that
+        # setting's cases too, under their rules rather than its bug's (issue 33).
+        return backend.worker_over(backend.new_store(), settings, clock, runtime=broken)
 
     return opener_entry(__name__, name, ThreadedBackend, "open", open_broken, broken, catches,
                         source)

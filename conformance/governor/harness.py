@@ -189,15 +189,39 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
                 # which the failures a switched-off peer recorded may have armed (RG-013).
                 switch = (("RG-013",) if index in self.model.switched_off
                           and not self.model.store_down else ())
+                primary = switch[0] if switch else self._repeat_armed(wanted, actual)
                 raise self._fail((*switch, *requirements, "RG-005", "RG-008"),
                                  f"the pause governor {index} reports", wanted, actual,
-                                 switch[0] if switch else None)
+                                 primary)
             if is_off_utc(actual):
                 # The right instant at another offset compares equal: RG-008 asks for UTC.
                 assert isinstance(actual, datetime)
                 raise self._fail((*requirements, "RG-008"), f"the pause governor {index}"
                                  " reports, as a UTC instant", WANTED, describe_offset(actual),
                                  "RG-008")
+
+    def _repeat_armed(self, wanted: object, actual: object) -> str | None:
+        """RG-006 where a pause shows that the oracle does not arm, at a failure of a target
+        that had failed before, with fewer distinct targets failing than the threshold:
+        failures counted, not targets, whichever command recorded it (a rate limit's
+        RG-010, say: issue 33, the counting rule before the command that fed it). None:
+        the command's own rule."""
+        last = self.commands[-1] if self.commands else None
+        if wanted is not None or actual is None or not isinstance(
+                last, gc.RecordFailure | gc.RecordRateLimited):
+            return None
+        failure_class = (RATE_LIMIT_CLASS if isinstance(last, gc.RecordRateLimited)
+                         else last.failure_class)
+        window = timedelta(seconds=self.model.settings.pause_window_seconds)
+        now = self.clock.now()
+        distinct = sum(1 for when in self.model.failing.get(failure_class, {}).values()
+                       if when + window > now)
+        again = any(isinstance(earlier, gc.RecordFailure | gc.RecordRateLimited)
+                    and earlier.target == last.target and earlier.result_id != last.result_id
+                    for earlier in self.commands[:-1])
+        if again and distinct < self.model.settings.pause_threshold:
+            return "RG-006"
+        return None
 
     def _observe_sweeps(self, requirements: tuple[str, ...]) -> None:
         """Each governor's first re-send sweep is due where its own restart put it (RG-009):

@@ -54,6 +54,19 @@ class NeverReleasedStore(MemoryKeyStore):
         return self._held_by(holder, created_after) is not None
 
 
+class PrestartClaimKeptService(IdempotencyService):
+    """Releasing a claim refused at capacity answers true but keeps the record in flight,
+    so the caller's retry is refused with 409 until the lock goes stale."""
+
+    def complete(self, token: str, outcome: Outcome) -> bool:
+        # A failure the profile releases (IK-013) frees its key as the shipped store
+        # does: the bug is the release of a claim refused before the work started only.
+        if self._release_failures and isinstance(outcome, Raise):
+            return MemoryKeyStore.release(self._store, token,  # type: ignore[arg-type]
+                                          self._clock.now() - self._ttl)
+        return super().complete(token, outcome)
+
+
 class MismatchAcceptedService(IdempotencyService):
     """The payload fingerprint is never compared: a request reusing a key with another
     body gets the first request's answer instead of an error."""
@@ -122,6 +135,10 @@ class EffectWithoutExecutionGuardedService(IdempotencyService):
     def claim_effect(self, execution_id: str | None, effect_type: str,
                      identity: Mapping[str, str], content: JsonValue,
                      dedup_label: str | None) -> Claim:
+        if execution_id is None and self._effects_fail_closed:
+            # Refused as the shipped service refuses it once executions may be delivered
+            # again (IK-018): the bug is the guard where the effect must go out.
+            return super().claim_effect(None, effect_type, identity, content, dedup_label)
         return super().claim_effect(execution_id or "", effect_type, identity, content,
                                     dedup_label)
 
@@ -278,7 +295,7 @@ def _entry(name: str, service: type[IdempotencyService], catches: str, source: s
 GALLERY = (
     _entry("in_flight_replayed", InFlightReplayedService, "IK-002",
            "seed 002 §10.10: in-flight duplicate -> 409"),
-    _entry("prestart_claim_kept", IdempotencyService, "IK-004",
+    _entry("prestart_claim_kept", PrestartClaimKeptService, "IK-004",
            "seed 002 §10.10: at-capacity rejections release the claim",
            store=NeverReleasedStore),
     _entry("payload_mismatch_accepted", MismatchAcceptedService, "IK-006",

@@ -31,6 +31,7 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import CONCURRENT_SUBMIT, HEALTH_REPORT, Backend
 from jobconform.conformance.aim import fine_steps, steps_to_edge
 from jobconform.conformance.applicability import left_out
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.job_draws import (
     ERROR_TYPES,
@@ -366,11 +367,11 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                 self._run(cmd.Finish(alias, cmd.Raise("FlakyError", message)))
             return alias
 
-        # Aimed rules for bugs random draws reached only past the default run's 200
+        # Aimed rules for bugs random draws reached only past the default run's
         # examples (issue 33); their names sort them after the other target rules, so
         # those keep their draws.
 
-        # Two bugs random draws reached only past the default run's 200 examples, in one
+        # Two bugs random draws reached only past the default run's examples, in one
         # aimed rule (one more rule moves fewer draws than two), sorting after the other
         # target rules so that those keep their draws (issue 33):
         # - "beat": a job that started long ago but heartbeated since is not stuck
@@ -615,7 +616,7 @@ VOLUME_MACHINE_SHARE = 50
 
 
 def run_lifecycle_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                          seed: int = 0, examples: int = 200) -> MachineRun:
+                          seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the lifecycle machine (with retries and heartbeats where the backend claims
     them), then, if it passed and the backend claims jobs' arguments or the switch of
     queued execution, the arguments machine (arguments_machine.py), and, if those passed,

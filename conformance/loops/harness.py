@@ -487,6 +487,12 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
                 raise self._fail(ids, f"loop {alias!r} {name}", expected, actual)
 
         actual_reason = getattr(view, "stop_reason", "<missing>")
+        if (reason != actual_reason and StopReason.BUDGET_EXHAUSTED.value in (
+                reason, actual_reason)):
+            # The budget followed a spend counted otherwise: the costs that count (LP-010)
+            # before the budget's rule (issue 33: the cause before its consequence).
+            check("total_cost", loop.total_cost,
+                  ("LP-010", *reason_requirements(reason, actual_reason)), same_cost)
         check("stop_reason", reason, reason_requirements(reason, actual_reason))
         status_ids = reason_requirements(reason, actual_reason)
         if LoopStatus.COMPLETED_WITH_ERRORS.value in (loop.status.value,

@@ -454,6 +454,9 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
             if freeze(view) != wanted:
                 raise self._fail(blamed, f"reminder {alias!r} as the crash left it", wanted,
                                  freeze(view), "RM-014")
+        # A dispatch made before its reminder was marked firing is one the crash meets
+        # out of order: the dispatch rule's (RM-007), with or without the crash (issue 33).
+        self._check_states_seen(requirements)
         self._compare_dispatches(blamed, "dispatches made before the crash", "RM-014")
 
     def _create(self, command: CreateReminder) -> str:
@@ -545,9 +548,16 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
                         primary = next((rid for rid in requirements if rid in transitions),
                                        transitions[0] if transitions else None)
                         restarted = self._restarted()
-                        if carried and (restarted or primary == "RM-007"):
+                        early = (wanted.status, actual.status) == ("pending", "firing")
+                        if carried and (restarted or (primary == "RM-007" and not early)):
                             # A reminder that outlived a restart: what the restart kept of
                             # it, or the timer it had to arm again, is the restart's rule.
+                            # One fired before its time is the dispatch's (RM-007), as any
+                            # reminder would be (issue 33).
+                            primary = "RM-012"
+                        elif self.commands and isinstance(self.commands[-1], RestartReminders):
+                            # A final reminder the restart changed: the restart's own rule
+                            # (final reminders stay final), the command before the field.
                             primary = "RM-012"
                         if ("RM-015" in requirements
                                 and {wanted.status, actual.status} == {"pending", "firing"}):
@@ -580,6 +590,12 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
     def _check_dispatch_states(self, requirements: tuple[str, ...]) -> None:
         """Each read dispatch found its reminder firing with that dispatch's attempt
         counted already (RM-007): the n-th dispatch of a reminder sees attempts n."""
+        self._check_states_seen(requirements)
+        self._compare_dispatches(requirements, "dispatches made, by reminder")
+        self._check_labels(requirements)
+
+    def _check_states_seen(self, requirements: tuple[str, ...]) -> None:
+        """The status and attempts each read dispatch found its reminder in (RM-007)."""
         made: Counter[str] = Counter()
         for reminder_id, status, attempts in self.target.states.seen():
             alias = self.aliases.get(reminder_id, reminder_id)
@@ -593,8 +609,6 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
                                  f"reminder {alias!r} (status, attempts) as its dispatch"
                                  f" number {made[alias]} was made", wanted,
                                  (status, attempts), "RM-007")
-        self._compare_dispatches(requirements, "dispatches made, by reminder")
-        self._check_labels(requirements)
 
     def _check_labels(self, requirements: tuple[str, ...]) -> None:
         """Every dispatch says a reminder triggered it (RM-021); it names its reminder by

@@ -26,6 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from jobconform.backends.protocol import RETRY, Backend
 from jobconform.backends.restart import RESTART
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.reference import commands as cmd
@@ -183,7 +184,7 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
 
 
 def run_restart_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                        seed: int = 0, examples: int = 200) -> MachineRun:
+                        seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     """Run the machine; the same seed gives the same sequences and the same result. A
     profile without the area, or a backend without the claim, runs nothing."""
     if RESTART not in profile.areas or RESTART not in backend.capabilities:

@@ -222,7 +222,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         # Autonomy off across fires, then on again: the fires that fell while it was off
         # are not run in a burst when it comes back (SC-011). Random draws line up a
         # firing schedule, a pause, fire times passing and the resume too rarely for the
-        # default run's 200 examples (issue 33). Three arguments sort it after the other
+        # default run's examples (issue 33). Three arguments sort it after the other
         # target rules, so those keep their draws.
         @precondition(lambda self: self.harness is not None)
         @rule(target=schedules, expression=st.sampled_from(("*/30 * * * *", "0 * * * *")),
@@ -242,7 +242,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         # is strictly after the edit, SC-017) or deleted (it never fires again, SC-018),
         # and on to the next fire of either timetable, its fires through a pre-check as
         # drawn (SC-012..SC-014). Random draws land a change on a fire time too rarely for
-        # the default run's 200 examples.
+        # the default run's examples.
         @precondition(lambda self: self.harness is not None)
         @rule(target=schedules, action=st.sampled_from(("edit", "delete")),
               pre_check=st.sampled_from(PRE_CHECKS))

@@ -645,7 +645,9 @@ class StoreHarness:
         deleted = {op.task_id for op in command.writes if isinstance(op, DeleteTask)}
         differing = {str(form.task_id) for form in set(expected) ^ set(actual)}
         if differing & saved:
-            return (*self._blame_concurrent(saved, expected, actual), AT_ONCE_REQUIREMENT)
+            records = tuple(op.record for op in command.writes if isinstance(op, SaveTask))
+            return (*self._blame_concurrent(saved, expected, actual, records),
+                    AT_ONCE_REQUIREMENT)
         if differing & deleted:
             return (AT_ONCE_REQUIREMENT, "TS-005")
         return (AT_ONCE_REQUIREMENT, *self._blame_list(ListTasks(), expected, actual))
@@ -678,7 +680,8 @@ class StoreHarness:
         elif isinstance(command, SaveConcurrently) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
             requirements = self._blame_concurrent(
-                {record.task_id for record in command.records}, expected, actual)
+                {record.task_id for record in command.records}, expected, actual,
+                command.records)
         elif isinstance(command, ListTasks | ListExpired) and isinstance(actual, tuple):
             assert isinstance(expected, tuple)
             requirements = self._blame_list(command, expected, actual) + requirements
@@ -716,12 +719,15 @@ class StoreHarness:
         return ("TS-004", *model.explaining(task_id))
 
     def _blame_concurrent(self, saved_now: set[str], expected: tuple[RecordForm, ...],
-                          actual: tuple[RecordForm, ...]) -> tuple[str, ...]:
+                          actual: tuple[RecordForm, ...],
+                          records: tuple[TaskRecord, ...] = ()) -> tuple[str, ...]:
         """The requirements explaining the first record the list after a concurrent save
         gets wrong: a record saved by one of the threads and missing is lost (TS-010);
-        one shown as a version saved before, a replacement lost (TS-002, TS-010); one
-        shown altered, the round trip (TS-001). A difference about a record the batch did
-        not touch is the list's."""
+        one shown as a version saved before, a replacement lost: the threads' (TS-010)
+        where the same save made alone replaces it, else save's own rule (TS-002, issue
+        33: the command's rule where its effect fails without the threads); one shown
+        altered, the round trip (TS-001). A difference about a record the batch did not
+        touch is the list's."""
         differing = sorted({str(form.task_id) for form in set(expected) ^ set(actual)}
                            & saved_now)
         if not differing:
@@ -734,8 +740,21 @@ class StoreHarness:
         if len(listed) > 1:
             return ("TS-004", "TS-002", CONCURRENT_SAVE_REQUIREMENT)
         if listed[0] in self.saved.get(task_id, [])[:-1]:
+            record = next((r for r in records if r.task_id == task_id), None)
+            if record is not None and not self._replaces_alone(record):
+                return ("TS-002", CONCURRENT_SAVE_REQUIREMENT)
             return (CONCURRENT_SAVE_REQUIREMENT, "TS-002")
         return ("TS-001", CONCURRENT_SAVE_REQUIREMENT)
+
+    def _replaces_alone(self, record: TaskRecord) -> bool:
+        """Whether saving `record` once more, from this thread alone, leaves it held as
+        saved. Asked only once the run has diverged: the save changes the store, and
+        puts it where the oracle has it."""
+        if isinstance(self._call(*_operation(SaveTask(record))), Raised):
+            return True  # refused alone too: no answer on replacing
+        read_back = GetTask(record.task_id)
+        answer, _ = _compared(read_back, self._call(*_operation(read_back)))
+        return answer == RecordForm.of(record)
 
     def _explaining_version(self, task_id: str, shown: RecordForm) -> tuple[str, ...]:
         """The rules explaining a wrong version of a held record: a version saved earlier

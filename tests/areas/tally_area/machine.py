@@ -5,6 +5,7 @@ from __future__ import annotations
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import MachineRun, run_machine
 from jobconform.spec import Profile, Registry
@@ -42,6 +43,6 @@ def make_tally_machine(backend: Backend, profile: Profile, registry: Registry | 
 
 
 def run_tally_machine(backend: Backend, profile: Profile, registry: Registry | None,
-                      seed: int = 0, examples: int = 200) -> MachineRun:
+                      seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun:
     return run_machine(make_tally_machine, backend, profile, registry, seed=seed,
                        examples=min(examples, 20), steps=10)
