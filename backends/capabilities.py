@@ -69,6 +69,7 @@ def _declare(name: str, area: str, kind: str, process: str,
 
 
 # Constant              = _declare(name,                      area,          kind,    process (v2 carries it by),              shipped, since,     what it adds)
+ADMISSION_PEERS         = _declare("admission-peers",         "admission",   ADDS,    NOT_CARRIED,                             EVERY, "0.21.0",  "whose runtime opens a second runtime over its store, as another worker")
 AUDIT_EVENTS            = _declare("audit-events",            "idempotency", ADDS,    "Backend.open_idempotency(audit)",       OWN,   "0.8.0",   "whose replays it reports")
 BREAKER_SEAMS           = _declare("breaker-seams",           "breaker",     ADDS,    "BreakerRuntime.backstop",               EVERY, "0.9.0",   "whose runtime has the seams")
 CONCURRENT_SUBMIT       = _declare("concurrent-submit",       "lifecycle",   ADDS,    "JobRuntime.submit_concurrently",        OWN,   "0.8.0",   "whose submit it qualifies")

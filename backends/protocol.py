@@ -82,6 +82,11 @@ ADMISSION = "admission"
 # its record and hands them to its body (LC-035) claims `execution-options`; elsewhere
 # LC-035 is "not claimed", and the harness never passes options.
 #
+# A backend whose admission runtime opens a second runtime over its own store, as another
+# worker of the fleet does, through `open_peer()` (AD-027) claims `admission-peers`;
+# elsewhere AD-027 is "not claimed", and the harness never opens one. No message of the
+# process protocol carries a second runtime, so a child's claim is dropped.
+#
 # A backend whose job runtime keeps an operator queue of the requests jobs park for a human,
 # keyed by agent and request id, through `park_request(agent, request_id)` and
 # `operator_requests()` (RD-008), claims `operator-queue`; elsewhere RD-008 is "not

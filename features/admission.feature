@@ -584,3 +584,47 @@ Feature: Admission, backlog and execution timeouts
     # A WARNING record: agent "target", wait_ms 10500.
     When 10.5 seconds pass on the admission clock
     Then outbound call "y" is budget_exhausted
+
+  # -- AD-027: two runtimes over one store ---------------------------------------------------------
+  # The second runtime is opened over the first one's store, as a second worker of the fleet
+  # opens it (the backend claims admission-peers; elsewhere these scenarios are not claimed).
+
+  @AD-027
+  Scenario: Two runtimes over one store never run more than the owner's cap at once
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 2
+    And executions "a, b" arrive for owner "o"
+    When execution "c" arrives for owner "o" through the second runtime
+    Then the admission answer is "queued"
+    And owner "o" shows {"running": 2, "available_slots": 0, "queued": 1}
+    # A slot freed through the second runtime starts the work the first one admitted...
+    When execution "a" completes through the second runtime
+    Then execution "c" is running
+    And owner "o" shows {"running": 2}
+    # ...and a lowered ceiling holds for work arriving through either.
+    When the fleet ceiling is set to 1
+    And execution "d" arrives for owner "o" through the second runtime
+    Then the admission answer is "queued"
+    When execution "b" completes
+    Then execution "d" is queued
+    When execution "c" completes through the second runtime
+    Then execution "d" is running
+
+  @AD-027 @AD-006
+  Scenario: Work arriving through either runtime joins one backlog, drained oldest first
+    Given an admission runtime
+    And owner "o" is added
+    And owner "o" parallel cap is set to 1
+    And execution "a" arrives for owner "o" through the second runtime
+    And execution "b" arrives for owner "o"
+    And execution "c" arrives for owner "o" through the second runtime
+    And execution "d" arrives for owner "o"
+    Then execution "a" is running
+    And the backlog of owner "o" is "b, c, d"
+    When execution "a" completes
+    Then execution "b" is running
+    When execution "c" is cancelled through the second runtime
+    And execution "b" completes through the second runtime
+    Then execution "d" is running
+    And the backlog of owner "o" is empty

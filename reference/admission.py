@@ -169,6 +169,7 @@ class Admit:
     timeout_seconds: int | None = None
     identity: str | None = None
     schedule: str | None = None
+    peer: bool = False  # arrives through the second runtime over the same store (AD-027)
 
     def __post_init__(self) -> None:
         if self.timeout_seconds is not None and self.schedule is not None:
@@ -177,12 +178,19 @@ class Admit:
 
 @dataclass(frozen=True)
 class FinishExecution:
+    """The execution ends; `peer`: through the second runtime over the same store
+    (AD-027), whichever runtime started it."""
+
     execution: str
+    peer: bool = False
 
 
 @dataclass(frozen=True)
 class CancelExecution:
+    """`peer`: through the second runtime over the same store (AD-027)."""
+
     execution: str
+    peer: bool = False
 
 
 @dataclass(frozen=True)
@@ -263,7 +271,9 @@ AdmissionCommand: TypeAlias = (
 
 
 def describe(command: AdmissionCommand) -> str:
-    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command))
+    """The command as written; `peer` only where it is set (AD-027)."""
+    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command)
+                       if not (f.name == "peer" and not getattr(command, f.name)))
     return f"{type(command).__name__}({values})"
 
 
@@ -425,6 +435,16 @@ class AdmissionModel:
     # -- commands ------------------------------------------------------------------------
 
     def apply(self, command: AdmissionCommand) -> Expected:
+        """The expected answer and the requirements `command` exercises. The fleet's two
+        runtimes share one store, so the oracle keeps one state: a command through the
+        second runtime (`peer`) expects what it would through the first, and names
+        AD-027 as well."""
+        expected = self._apply(command)
+        if getattr(command, "peer", False):
+            return replace(expected, requirements=(*expected.requirements, "AD-027"))
+        return expected
+
+    def _apply(self, command: AdmissionCommand) -> Expected:
         match command:
             case SetCeiling():
                 low, high = CEILING_RANGE

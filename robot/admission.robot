@@ -1,6 +1,6 @@
 *** Settings ***
 Documentation       Conformance checks for admission, backlog and execution timeouts
-...                 (spec/admission.yaml, AD-001..AD-026).
+...                 (spec/admission.yaml, AD-001..AD-027).
 ...
 ...                 Each test is tagged with the requirement IDs it checks; a test whose
 ...                 requirement's area the backend does not claim is skipped with the reason
@@ -438,6 +438,45 @@ Queued Work Survives A Restart And Drains Afterwards
     Backlog Should Be    o    c
     Complete Execution    a
     Execution State Should Be    c    running
+
+# -- AD-027: two runtimes over one store ---------------------------------------------------------------------
+# The second runtime is opened over the first one's store, as a second worker of the fleet
+# opens it (the backend claims admission-peers; elsewhere these tests are not claimed).
+
+Two Runtimes Over One Store Never Run More Than The Cap At Once
+    [Tags]    AD-027
+    Start Admission Runtime
+    Add Owner    o
+    Set Parallel Cap    o    2
+    Admit Executions On Second Runtime    o    a    b
+    ${answer}=    Admit Execution    c    o
+    Admission Answer Should Be    ${answer}    "queued"
+    Owner Should Show    o    running=2    available_slots=0    queued=1
+    Complete Execution    a
+    Execution State Should Be    c    running
+    Set Fleet Ceiling    1
+    ${answer}=    Admit Execution On Second Runtime    d    o
+    Admission Answer Should Be    ${answer}    "queued"
+    Complete Execution On Second Runtime    b
+    Execution State Should Be    d    queued
+    Complete Execution On Second Runtime    c
+    Execution State Should Be    d    running
+
+Work Arriving Through Either Runtime Joins One Backlog Drained Oldest First
+    [Tags]    AD-027    AD-006
+    Start Admission Runtime
+    Add Owner    o
+    Set Parallel Cap    o    1
+    Admit Execution    a    o
+    Admit Execution On Second Runtime    b    o
+    Admit Execution    c    o
+    Admit Execution On Second Runtime    d    o
+    Backlog Should Be    o    b    c    d
+    Complete Execution On Second Runtime    a
+    Execution State Should Be    b    running
+    Cancel Execution On Second Runtime    c
+    Complete Execution    b
+    Execution State Should Be    d    running
 
 # -- AD-019: the identity captured on arrival ------------------------------------------------------------------
 

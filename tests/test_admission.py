@@ -377,3 +377,45 @@ def test_a_backlog_full_refusal_under_threads_leaves_no_record() -> None:
     assert refused.value.detail == ad.backlog_full("o", 1)
     assert runtime.execution("c") is None
     runtime.close()
+
+
+# -- two runtimes over one store (AD-027) -------------------------------------------------------
+
+
+def test_a_peer_over_the_sql_store_counts_the_other_runtimes_work(database_url: str) -> None:
+    """The second runtime's own store object on the same database sees every row: the
+    cap is the fleet's, a slot freed through it starts the first runtime's backlog."""
+    backend = SqlBackend(database_url)
+    first = backend.open_admission(VirtualClock(), AdmissionConfig())
+    second = first.open_peer()
+    first.add_owner("o")
+    first.set_parallel_cap("o", 1)
+    assert first.admit("o", "a") == "running"
+    assert second.admit("o", "b") == "queued"
+    assert first.admit("o", "c") == "queued"
+    assert second.finish("a") is True
+    assert [view.state for view in (first.execution("b"), first.execution("c"))] == [
+        "running", "queued"]
+    second.close()
+    first.close()
+
+
+def test_a_threaded_peer_ends_a_body_the_other_runtime_runs() -> None:
+    first = ThreadedAdmissionRuntime(InMemoryAdmissionStore(), VirtualClock(),
+                                     AdmissionConfig())
+    second = first.open_peer()
+    try:
+        first.add_owner("o")
+        first.set_parallel_cap("o", 1)
+        assert first.admit("o", "a") == "running"
+        assert second.admit("o", "b") == "queued"
+        first.settle()
+        assert (first.bodies_running("o"), second.bodies_running("o")) == (1, 0)
+        second.finish("a")  # a's body, in the first runtime, ends before b starts
+        first.settle()
+        second.settle()
+        assert (first.bodies_running("o"), second.bodies_running("o")) == (0, 1)
+        assert max(first.peak_bodies_running("o"), second.peak_bodies_running("o")) == 1
+    finally:
+        second.close()
+        first.close()

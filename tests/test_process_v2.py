@@ -213,9 +213,10 @@ def test_the_child_claims_every_area_the_memory_backend_claims(
     # RT-011, RP-010). The breaker's dispatch seams are kept: their methods are
     # BreakerRuntime messages (CB-014, CB-015); so are the log records, pulled with
     # log_records() (AD-025, AD-026, RP-009), and since issue #35 the health report, the
-    # submissions made at once, both event sinks and the store faults.
+    # submissions made at once, both event sinks and the store faults. A second admission
+    # runtime over the same store (admission-peers, AD-027) is no message either.
     areas_claimed = {claim for claim in MemoryBackend().capabilities
-                     if claim != "deprecated-aliases"}
+                     if claim not in ("deprecated-aliases", "admission-peers")}
     assert backend.capabilities == areas_claimed
     assert {claim for claim in backend.capabilities if claim.startswith(STORE_FAULTS)} == {
         "store-faults:redelivery", "store-faults:reaper", "store-faults:idempotency",

@@ -6,6 +6,13 @@ check: one fleet ceiling (the config's default), no owners, no work. Execution, 
 schedule ids are chosen by the caller (the harness), as an API client names its work; the
 runtime keeps them as they are.
 
+A backend that also claims `admission-peers` gives its runtime a method
+`open_peer() -> AdmissionRuntime`: a second runtime over the same store, as another worker
+of the fleet opens it (AD-027). The harness sends some admissions, finishes and cancels
+through it, settles both, restarts both at a `Restart`, closes it first and counts the
+bodies of both. It is not a method of the protocol below: no message of the process
+protocol carries a second runtime, so a child cannot claim it.
+
 Refusals are exceptions carrying a `detail` dict, the structured body a client branches
 on (seed 002 §35.1). The harness compares `detail` with the oracle's answer, so the keys
 and values matter; `jobconform.reference.admission` builds each one.

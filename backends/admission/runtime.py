@@ -114,6 +114,10 @@ class AdmissionStore(Protocol):
         """The same durable rows through a new store object, as a restarted process
         opens them; this object is not used again."""
         ...
+    def peer(self) -> AdmissionStore:
+        """The same durable rows through a second store object, as another worker of the
+        fleet opens them while this one stays in use (AD-027)."""
+        ...
     def close(self) -> None: ...
 
 
@@ -592,6 +596,27 @@ class AdmissionService:
 
     def _restarted(self) -> None:
         """Hook: the process's bodies are gone (the threaded runtime lets them go)."""
+
+    def open_peer(self) -> AdmissionService:
+        """A second runtime over the same store, as another worker of the fleet opens it
+        (AD-027): every count it admits by is read from the shared rows, so the two never
+        run more of an owner's work at once than its effective cap.
+
+        The peer is opened in this process, so it shares this runtime's lock (across
+        processes the store's own transaction serialises: the SQL store locks its
+        sequence row first) and the set of running work a live worker watches: work
+        either worker started is stopped at its timeout by the fleet, and only work no
+        live worker runs (an orphan of a restart) waits for its lease (AD-017)."""
+        with self._lock:
+            peer = type(self)(self._store.peer(), self._clock, self._config)
+            peer._lock = self._lock
+            peer._watched = self._watched
+            self._joined(peer)
+            return peer
+
+    def _joined(self, peer: AdmissionService) -> None:
+        """Hook: `peer` now shares this runtime's store (the threaded runtime lets either
+        end a body the other runs)."""
 
     # -- schedules --------------------------------------------------------------------------------
 

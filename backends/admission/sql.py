@@ -332,6 +332,11 @@ class SqlAdmissionStore:
         knows only what the tables hold."""
         return SqlAdmissionStore(self._engine, owns_engine=self._owns_engine)
 
+    def peer(self) -> SqlAdmissionStore:
+        """A second store object on the same database, as another worker opens it: its
+        own connections, the same tables. The engine stays this store's to dispose of."""
+        return SqlAdmissionStore(self._engine, owns_engine=False)
+
     def close(self) -> None:
         if self._owns_engine:
             self._engine.dispose()

@@ -39,6 +39,7 @@ class ThreadedAdmissionRuntime(AdmissionService):
         self._entered: set[str] = set()
         self._left: set[str] = set()
         self._start_order: list[str] = []
+        self._fleet: list[ThreadedAdmissionRuntime] = [self]  # peers over the same store
         super().__init__(store, clock, config)
 
     # -- the hooks of the service -----------------------------------------------------------
@@ -53,12 +54,22 @@ class ThreadedAdmissionRuntime(AdmissionService):
             self._start_order.append(row.execution_id)
         thread.start()
 
+    def _joined(self, peer: AdmissionService) -> None:
+        """Either runtime may end work the other runs (a finish or a cancel reaching the
+        fleet through the other worker): its body, wherever it runs, ends first."""
+        if isinstance(peer, ThreadedAdmissionRuntime):
+            self._fleet.append(peer)
+            peer._fleet = self._fleet
+
     def _ended(self, row: ExecutionRow) -> None:
         """The body ends before its slot is given to anyone else: a real worker frees a
         slot when its body returns, so the next body never overlaps the last one."""
-        with self._probe:
-            release = self._releases.get(row.execution_id)
-            thread = self._threads.get(row.execution_id)
+        for runtime in self._fleet:
+            with runtime._probe:
+                release = runtime._releases.get(row.execution_id)
+                thread = runtime._threads.get(row.execution_id)
+            if release is not None and thread is not None:
+                break
         if release is None or thread is None:
             return
         release.set()

@@ -46,6 +46,25 @@ def admit_executions(owner: str, *executions: str) -> list[ad.Admit]:
     return [ad.Admit(execution, owner) for execution in executions]
 
 
+def admit_execution_on_peer(execution: str, owner: str) -> ad.Admit:
+    """New work arriving through the second runtime over the same store (AD-027)."""
+    return ad.Admit(execution, owner, peer=True)
+
+
+def admit_executions_on_peer(owner: str, *executions: str) -> list[ad.Admit]:
+    return [ad.Admit(execution, owner, peer=True) for execution in executions]
+
+
+def complete_execution_on_peer(execution: str) -> ad.FinishExecution:
+    """The execution ends through the second runtime, whichever started it (AD-027)."""
+    return ad.FinishExecution(execution, peer=True)
+
+
+def cancel_execution_on_peer(execution: str) -> ad.CancelExecution:
+    return ad.CancelExecution(execution, peer=True)
+
+
+PEER = " through the second runtime"
 OWNER = 'owner "{owner}"'
 ARRIVES = 'execution "{execution}" arrives for owner "{owner}"'
 SCHEDULE = 'schedule "{schedule}" of owner "{owner}" is'
@@ -116,6 +135,20 @@ DECLARATIONS = (
     )),
     Declaration("Cancel Execution", ad.CancelExecution, (
         Phrase('execution "{execution}" is cancelled', ad.CancelExecution),
+    )),
+    Declaration("Admit Execution On Second Runtime", admit_execution_on_peer, (
+        Phrase(ARRIVES + PEER, admit_execution_on_peer),
+    )),
+    Declaration("Admit Executions On Second Runtime", admit_executions_on_peer, (
+        Phrase('executions "{executions}" arrive for owner "{owner}"' + PEER,
+               lambda executions, owner: admit_executions_on_peer(
+                   owner, *alias_list(executions))),
+    )),
+    Declaration("Complete Execution On Second Runtime", complete_execution_on_peer, (
+        Phrase('execution "{execution}" completes' + PEER, complete_execution_on_peer),
+    )),
+    Declaration("Cancel Execution On Second Runtime", cancel_execution_on_peer, (
+        Phrase('execution "{execution}" is cancelled' + PEER, cancel_execution_on_peer),
     )),
     Declaration("Run Admission Maintenance", ad.Maintain, (
         Phrase("an admission maintenance pass runs", ad.Maintain),

@@ -36,6 +36,25 @@ class OverbookingService(AdmissionService):
         return running <= self._effective_cap(row)
 
 
+class CeilingPerRuntimeService(AdmissionService):
+    """Counts the slots in use among the work this runtime started, as a capacity manager
+    keeping its counters in process memory does. Alone it admits right; with a second
+    runtime over the same store, each admits up to the cap (AD-027)."""
+
+    def __init__(self, store: InMemoryAdmissionStore, clock: Clock,
+                 config: AdmissionConfig) -> None:
+        self._mine: set[str] = set()
+        super().__init__(store, clock, config)
+
+    def _started(self, row: ExecutionRow) -> None:
+        self._mine.add(row.execution_id)
+
+    def _has_free_slot(self, row: OwnerRow, running: int) -> bool:
+        mine = sum(1 for execution in self._store.executions(row.name, spec.RUNNING)
+                   if execution.execution_id in self._mine)
+        return mine < self._effective_cap(row)
+
+
 class ExpiresAtMaxAgeService(AdmissionService):
     """A maintenance pass expires queued work that has waited backlog_max_age_seconds or
     longer (>= for >): work exactly at the maximum age, which must stay, expires one
@@ -387,6 +406,8 @@ GALLERY = (
     _admission_entry("admission_ceiling_cached_on_failed_read",
                      CeilingCachedOnFailedReadService, "AD-020",
                      "seed 002 §10.8.1 fail-open getter, no per-process cache"),
+    _admission_entry("admission_ceiling_per_runtime", CeilingPerRuntimeService, "AD-027",
+                     "seed 002 §10.8.1 no per-process cache, the backend runs --workers 2"),
     _threaded_admission_entry("threaded_admission_prefetch", PrefetchingThreadedRuntime,
                               "AD-004", "seed 004 concurrency tests"),
 )

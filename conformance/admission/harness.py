@@ -19,9 +19,10 @@ from typing import Any, ClassVar
 from jobconform.backends.admission.protocol import (
     AdmissionRefused,
     AdmissionRuntime,
+    AdmissionSnapshot,
     ExecutionView,
 )
-from jobconform.backends.protocol import ADMISSION
+from jobconform.backends.protocol import ADMISSION, ADMISSION_PEERS
 from jobconform.conformance.area_harness import AreaHarness, check_time_step, profile_parameters
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
@@ -96,10 +97,33 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         self.last_answer: object = None
         opener = self._opener("clock, config")
         self.runtime: AdmissionRuntime = self._open(lambda: opener(self.clock, self.config))
+        # The second runtime over the same store (AD-027), opened by the first command
+        # that goes through it.
+        self.peer: AdmissionRuntime | None = None
         self.log_watch = self._watch_logs(self.runtime)
 
     def _to_close(self) -> list[AdmissionRuntime]:
-        return [self.runtime]
+        return [self.runtime] if self.peer is None else [self.peer, self.runtime]
+
+    def _runtimes(self) -> list[AdmissionRuntime]:
+        """The fleet: the first runtime, then the second where one is open."""
+        return [self.runtime] if self.peer is None else [self.runtime, self.peer]
+
+    def _open_peer(self) -> AdmissionRuntime:
+        """The second runtime, opened by the first through `open_peer()` (AD-027). The
+        settings store is the fleet's: if its reads fail, they fail for both (AD-020)."""
+        if self.peer is not None:
+            return self.peer
+        open_peer = getattr(self.runtime, "open_peer", None)
+        if ADMISSION_PEERS not in self.backend.capabilities or not callable(open_peer):
+            raise self._fail(("AD-027",), "a second runtime over the same store",
+                             "an open_peer() method, claimed as admission-peers"
+                             " (backends/admission/protocol.py)", "none", "AD-027")
+        peer: AdmissionRuntime = self._call("open_peer", open_peer)
+        self.peer = peer
+        if self.model.settings_failing:
+            self._call("fail_settings_reads", lambda: peer.fail_settings_reads(True))
+        return peer
 
     def close(self) -> None:
         super().close()
@@ -142,6 +166,11 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                           for answer in (actual, expected.answer))
             primary = ("AD-005" if isinstance(command, ad.Admit) and refused
                        and "AD-005" in expected.requirements else None)
+            if (isinstance(command, ad.Admit) and self.peer is not None
+                    and (expected.answer, actual) == (ad.QUEUED, ad.RUNNING)):
+                # Started where the fleet's slots were full: one runtime did not count
+                # what the other runs (AD-027).
+                primary = "AD-027"
             if isinstance(command, ad.ReadCeiling):
                 primary = self._ceiling_primary(expected.answer, actual)
             raise self._fail(expected.requirements, f"the answer to {ad.describe(command)}",
@@ -199,8 +228,8 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         return ad.OK if answer is None else answer
 
     def _apply(self, command: AdmissionCommand) -> object:
-        rt = self.runtime
         c: Any = command
+        rt = self._open_peer() if getattr(c, "peer", False) else self.runtime
         match command:
             case ad.SetCeiling():
                 # The admin goes only where a check names one (AD-022), so an adapter
@@ -228,6 +257,9 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                                      "a fail_settings_reads(failing) method"
                                      " (backends/admission/protocol.py)", "none", "AD-020")
                 self._call("fail_settings_reads", lambda: fail_reads(c.failing))
+                if self.peer is not None:  # the settings store is the fleet's
+                    peer_reads = self.peer.fail_settings_reads
+                    self._call("fail_settings_reads", lambda: peer_reads(c.failing))
                 return None
             case ad.AddOwner():
                 return self._refusable("add_owner", lambda: rt.add_owner(c.owner))
@@ -269,6 +301,8 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                                      "a restart() method (backends/admission/protocol.py)",
                                      "none", "AD-018")
                 self._call("restart", restart)
+                if self.peer is not None:  # the fleet restarts: every worker's process
+                    self._call("restart", self.peer.restart)
                 return None
             case ad.StartCall():
                 return self._refusable("start_call",
@@ -307,8 +341,11 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         """Compare the runtime's whole observable state, read in one snapshot, with the
         oracle's."""
         model = self.model
-        self._call("settle", self.runtime.settle)
+        for runtime in self._runtimes():
+            self._call("settle", runtime.settle)
         snapshot = self._call("snapshot", self.runtime.snapshot)
+        if self.peer is not None:
+            self._observe_fleet(requirements, snapshot)
         wanted_ceiling, actual_ceiling = model.ceiling_view(), asdict(snapshot.ceiling)
         if wanted_ceiling != actual_ceiling:
             raise self._fail((*requirements, "AD-002", "AD-003"),
@@ -351,6 +388,21 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         # where the runtime refuses what waited too long.
         self._check_log_records(self.log_watch, model.logs, requirements)
 
+    def _observe_fleet(self, requirements: tuple[str, ...],
+                       snapshot: AdmissionSnapshot) -> None:
+        """With two runtimes over the store, neither starts work while the fleet's slots
+        are full (AD-027): an owner never runs more than its effective cap, unless the
+        oracle's own running work is over a lowered cap (no preemption, AD-004)."""
+        for owner in snapshot.owners:
+            if owner.name not in self.model.owners:
+                continue
+            wanted = self.model.running(owner.name)
+            bound = max(wanted, self.model.effective_cap(owner.name))
+            if owner.view.running > bound:
+                raise self._fail((*requirements, "AD-027", "AD-004"),
+                                 f"owner {owner.name!r} running across both runtimes",
+                                 wanted, owner.view.running, "AD-027")
+
     def _ceiling_primary(self, expected: object, actual: object) -> str:
         """While the settings cannot be read, the ceiling is the fail-open rule's (AD-020)."""
         if self.model.settings_failing:
@@ -379,11 +431,15 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         """Where the runtime runs real bodies, count them: exactly the running executions
         of each owner that it started since its last restart are inside their bodies,
         never more than the cap lets run."""
-        probe: Callable[[str], object] | None = getattr(self.runtime, "bodies_running", None)
-        if not callable(probe):
+        probes: list[Callable[[str], int]] = [
+            probe for probe in (getattr(runtime, "bodies_running", None)
+                                for runtime in self._runtimes()) if callable(probe)]
+        if not probes:
             return
         for name in self.model.owners:
-            inside = self._call("bodies_running", functools.partial(probe, name))
+            # Both runtimes' bodies count: the cap is the fleet's (AD-027).
+            inside = sum(self._call("bodies_running", functools.partial(probe, name))
+                         for probe in probes)
             own = sum(1 for e in self.model.executions.values()
                       if e.owner == name and e.state == ad.RUNNING and not e.orphaned)
             self._same((*requirements, "AD-004"), f"owner {name!r} bodies running at once"

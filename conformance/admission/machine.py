@@ -5,7 +5,8 @@ The harness does the comparing; this machine only generates commands. Small sett
 cap of 2, a backlog of 2, a call limit of 2, a 10 s acquire timeout, a 30 s backlog age)
 and out-of-range ceiling values in the store make the edges likely: a full backlog, a
 clamped ceiling, a drain after a release, a call timing out on the exact second. Work
-may name its own timeout or act for an identity, the runtime may restart, and aimed
+may name its own timeout or act for an identity, the runtime may restart, work may go
+through a second runtime over the same store (AD-027), and aimed
 rules take running work to its timeout and orphans to the end of their lease.
 """
 
@@ -21,7 +22,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from jobconform.backends.protocol import Backend
+from jobconform.backends.protocol import ADMISSION_PEERS, Backend
 from jobconform.conformance.admission.harness import AdmissionHarness
 from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
@@ -53,6 +54,8 @@ DELETE_AFTER_COMMANDS = 20
 def make_admission_machine(backend: Backend, profile: Profile, registry: Registry | None,
                            run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one backend and profile."""
+
+    PEERS = ADMISSION_PEERS in backend.capabilities
 
     class AdmissionMachine(RuleBasedStateMachine):
         executions = Bundle("executions")
@@ -163,6 +166,27 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         @rule(execution=executions)
         def cancel(self, execution: str) -> None:
             self._run(ad.CancelExecution(execution))
+
+        # The second runtime over the same store (AD-027), where the backend claims
+        # admission-peers: work arrives, finishes and is cancelled through it too, so the
+        # cap, the freed slots and the backlog are the fleet's, not one runtime's.
+        @precondition(lambda self: PEERS)
+        @rule(target=executions, owner=st.sampled_from(OWNERS))
+        def admit_on_peer(self, owner: str) -> str:
+            alias = self._alias("e")
+            self._run(ad.Admit(alias, owner, peer=True))
+            return alias
+
+        @precondition(lambda self: PEERS and bool(self._running()))
+        @rule(data=st.data())
+        def finish_running_on_peer(self, data: st.DataObject) -> None:
+            self._run(ad.FinishExecution(data.draw(st.sampled_from(self._running())),
+                                         peer=True))
+
+        @precondition(lambda self: PEERS)
+        @rule(execution=executions)
+        def cancel_on_peer(self, execution: str) -> None:
+            self._run(ad.CancelExecution(execution, peer=True))
 
         @precondition(lambda self: bool(self._running()))
         @rule(data=st.data())
