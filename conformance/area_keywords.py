@@ -61,9 +61,13 @@ def run_setting(backend_name: str | None = None, profile_name: str | None = None
     return backend, profile, registry
 
 
-def test_failure(message: str) -> AssertionError:
-    """A failed expectation naming the requirement tags of the running test."""
+def test_failure(message: str, checks: str | None = None) -> AssertionError:
+    """A failed expectation naming the requirement tags of the running test, `checks`
+    first where the test is tagged with it: the one requirement the keyword's own reading
+    belongs to, where it has one."""
     ids = requirement_tags(BuiltIn().get_variable_value("@{TEST_TAGS}") or [])
+    if checks in ids:
+        ids.sort(key=lambda tag: tag != checks)
     suffix = f" [test checks {', '.join(ids)}]" if ids else ""
     return tolerance.robot_failure(message + suffix, ids)
 

@@ -155,30 +155,36 @@ def reopen_runtime(context: Any, max_concurrent: int | None = None,
 # -- checks in the Divergence's layout ------------------------------------------------------
 
 
-def _requirements(context: Any) -> str:
+def _requirements(context: Any, checks: str | None = None) -> str:
     """The scenario's requirement tags, with titles, as a Divergence names them: first
-    the tag the latest command's primary requirement matches, if any."""
+    the requirement the failed step itself checks (`checks`), if the scenario is tagged
+    with it, else the tag the latest command's primary requirement matches, if any."""
     scenario = getattr(context, "scenario", None)
     tags = requirement_tags(getattr(scenario, "effective_tags", ()))
     state = getattr(context, "jobconform", None)
     if isinstance(state, ScenarioState) and state.opened is not None:
         ranking = state.opened.last_command_ranked()
         tags.sort(key=lambda tag: ranking.index(tag) if tag in ranking else len(ranking))
+    if checks in tags:
+        tags.sort(key=lambda tag: tag != checks)
     config = getattr(context, "jobconform_config", None)
     titles = ({r.id: r.title for r in config.registry.requirements}
               if isinstance(config, RunConfig) else {})
     return ", ".join(f"{tag} ({titles[tag]})" if tag in titles else tag for tag in tags)
 
 
-def _check(context: Any, ok: bool, what: str, expected: object, actual: object) -> None:
-    """Fail a Then-step in the Divergence's layout, naming the scenario's requirements."""
+def _check(context: Any, ok: bool, what: str, expected: object, actual: object,
+           checks: str | None = None) -> None:
+    """Fail a Then-step in the Divergence's layout, naming the scenario's requirements,
+    `checks` first: the one requirement the step's own reading belongs to, where it has
+    one (a health report's worker field is LC-029's in a scenario of shutdown too)."""
     state = getattr(context, "jobconform", None)
     scenario = getattr(context, "scenario", None)
     if not ok and tolerance.shows_listed_deviation(
             requirement_tags(getattr(scenario, "effective_tags", ()))):
         return  # a harness already recorded this listed deviation (see its docstring)
     if not ok:
-        named = _requirements(context)
+        named = _requirements(context, checks)
         commands = (state.opened.commands if isinstance(state, ScenarioState)
                     and state.opened is not None else [])
         steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(commands, 1))

@@ -178,9 +178,10 @@ class JobconformLibrary:
         except (BackendLoadError, SpecError):
             return None
 
-    def _fail(self, message: str) -> AssertionError:
-        """An assertion error naming the requirements the running test is tagged with."""
-        return test_failure(message)
+    def _fail(self, message: str, checks: str | None = None) -> AssertionError:
+        """An assertion error naming the requirements the running test is tagged with,
+        `checks` first (test_failure)."""
+        return test_failure(message, checks)
 
     def _canonical(self, status: str) -> str:
         """A status given in the test, in the canonical vocabulary."""
@@ -702,7 +703,7 @@ class JobconformLibrary:
         first = self.harness.worker_id or worker_id
         if not isinstance(worker_id, str) or not worker_id or worker_id != first:
             raise self._fail(f"the health report's worker_id should stay {first!r} (a"
-                             f" non-empty string), backend shows {worker_id!r}")
+                             f" non-empty string), backend shows {worker_id!r}", "LC-029")
         actual = getattr(health, "status", "<missing>")
         if actual != status:
             raise self._fail(f"the worker status should be {status!r}, backend shows"

@@ -540,9 +540,10 @@ def check_worker_status(context: Any, status: str) -> None:
     worker_id = getattr(health, "worker_id", "<missing>")
     first = harness.worker_id or worker_id  # as the harness saw it first
     _check(context, isinstance(worker_id, str) and bool(worker_id) and worker_id == first,
-           "the health report's worker_id (non-empty, the same in every snapshot)", first,
-           worker_id)
+           "the health report's worker_id (non-empty, the same in every snapshot)",
+           first or "a non-empty string", worker_id, checks="LC-029")
     actual = getattr(health, "status", "<missing>")
+    # The status is ranked by the latest command: a drain that ends late shows here (LC-028).
     _check(context, actual == status, "the health report's worker status", status, actual)
 
 
