@@ -411,8 +411,9 @@ def command_from_json(document: dict[str, Any]) -> Command:
 
 # A text longer than this is shown by its ends and its length (LC-039's are 70 000
 # characters): a failure message stays readable, and a front-end that cuts long messages
-# (Robot's) keeps the lines naming the requirement.
-SHOWN_TEXT = 160
+# (Robot's) keeps the lines naming the requirement. An adapter's error, a few hundred
+# characters with its own message in the middle, stays whole.
+SHOWN_TEXT = 1000
 
 
 def shown(value: object) -> str:
