@@ -67,6 +67,9 @@ class Area:
         robot: a package or folder of `.robot` suites outside the kit's own.
         profiles: the profiles the area belongs to, for a third-party area (the kit's own
             areas are listed per profile in `spec/profiles.yaml`); empty means every one.
+        vocabulary: `module:attribute` of its declared `Vocabulary`
+            (conformance/vocabulary.py), whose Behave steps are derived rather than
+            imported from `steps`.
     """
 
     name: str
@@ -82,6 +85,7 @@ class Area:
     features: str | None = None
     robot: str | None = None
     profiles: frozenset[str] = frozenset()
+    vocabulary: str | None = None
 
     @property
     def spec_file(self) -> str:
