@@ -6,7 +6,7 @@ may change and its requirements (conformance/vocabulary.py), the area writes no 
 and no Hypothesis machine: `derived_harness` applies any command to both sides, compares
 their answers and then each view the command may change, and raises `Divergence` naming
 the command's requirements at the first difference (after a listed deviation the model
-adopts the views the service shows); `run_declared_machine` draws commands
+adopts the views the service shows); `declared_machine` draws commands
 from the declarations and runs them through that harness.
 """
 
@@ -23,9 +23,8 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.area_harness import AreaHarness, same_answer
-from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import Divergence
-from jobconform.conformance.machine_runner import STEPS_PER_EXAMPLE, MachineRun, run_machine
+from jobconform.conformance.machine_runner import MachineRun, MachineRunner, machine_runner
 from jobconform.conformance.vocabulary import Declaration, View, Vocabulary
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command, describe
@@ -145,12 +144,10 @@ def commands_drawn(vocabulary: Vocabulary) -> strategies.SearchStrategy[Any]:
     return strategies.one_of(drawn)
 
 
-def run_declared_machine(vocabulary: Vocabulary, backend: Backend, profile: Profile,
-                         registry: Registry | None, seed: int = 0,
-                         examples: int = RUN_EXAMPLES,
-                         steps: int = STEPS_PER_EXAMPLE) -> MachineRun:
-    """The area's Hypothesis machine: commands drawn from its declarations, each run
-    through the derived harness on `backend`; the same seed gives the same run."""
+def declared_machine(vocabulary: Vocabulary, steps: int | None = None) -> MachineRunner:
+    """The area's Hypothesis machine runner: commands drawn from its declarations (at most
+    `steps` an example), each run through the derived harness; the same seed gives the
+    same run, and a profile without the area runs nothing."""
     drawn = commands_drawn(vocabulary)
 
     def machine(backend: Backend, profile: Profile, registry: Registry | None,
@@ -178,8 +175,7 @@ def run_declared_machine(vocabulary: Vocabulary, backend: Backend, profile: Prof
 
         return DeclaredMachine
 
-    return run_machine(machine, backend, profile, registry, seed=seed, examples=examples,
-                       steps=steps)
+    return machine_runner(machine, steps, vocabulary.area)
 
 
-__all__ = ["DeclaredHarness", "Engine", "View", "derived_harness", "run_declared_machine"]
+__all__ = ["DeclaredHarness", "Engine", "View", "declared_machine", "derived_harness"]

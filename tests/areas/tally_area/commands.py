@@ -8,10 +8,9 @@ Behave steps, the Robot keywords, the harness and the Hypothesis machine are der
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from jobconform.conformance.command_engine import Engine, run_declared_machine
+from jobconform.conformance.command_engine import Engine, declared_machine
 from jobconform.conformance.vocabulary import (
     Check,
     Declaration,
@@ -69,4 +68,4 @@ VOCABULARY = Vocabulary(
     engine=Engine(_model, closes=False),
 )
 
-run_tally_machine = partial(run_declared_machine, VOCABULARY, steps=10)
+run_tally_machine = declared_machine(VOCABULARY, steps=10)
