@@ -47,6 +47,7 @@ from robot.api.deco import keyword
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.area_keywords import AreaLibrary, test_failure
 from jobconform.conformance.area_steps import ConfiguredScenario
+from jobconform.conformance.harness import Divergence
 from jobconform.conformance.scenario import _check as check_then_step
 from jobconform.conformance.scenario import state_of
 from jobconform.conformance.step_library import action_step, check_step, setup_step
@@ -100,6 +101,15 @@ class AfterCommands:
     build: Callable[[int], Any]
 
 
+@dataclass(frozen=True)
+class OnHarness:
+    """What the scenario's or the test's harness completes: `build(harness)` is the
+    command or the commands in order (named after the commands run so far, timed by what
+    the backend reads), or a check's wanted value (the harness's own settings)."""
+
+    build: Callable[[Any], Any]
+
+
 def json_value(text: str) -> JsonValue:
     """A JSON value as a Robot test writes it (``42``, ``"done"``, ``{"n": 1}``, ``null``).
 
@@ -144,13 +154,14 @@ class Declaration:
         command: builds the command, or the commands in order, from the keyword's
             arguments; its signature is the keyword's.
         phrases: the Gherkin wordings that send it, as Given or When steps.
-        kept_as: the alias a command's answer is kept under (a creation's), if any.
+        kept_as: the alias a command's answer is kept under (a creation's), if any (None
+            for a command of the declaration whose answer is not kept).
     """
 
     keyword: str
     command: Callable[..., Any]
     phrases: tuple[Phrase, ...] = ()
-    kept_as: Callable[[Any], str] | None = None
+    kept_as: Callable[[Any], str | None] | None = None
     # How the derived harness applies it (conformance/command_engine.py), where the area's
     # harness is derived: the command class it applies, its call on the backend's service
     # and on the oracle's model (each giving the answer), the views it may change (those
@@ -165,13 +176,17 @@ class Declaration:
         """Run the built command(s) through `through`; the last answer."""
         answer: object = None
         for command in built if isinstance(built, list | tuple) else [built]:
+            if isinstance(command, OnHarness):
+                answer = self.send(through, command.build(cast(LoggedAnswers, through).harness))
+                continue
             if isinstance(command, OnProfile):
                 command = command.build(cast(ProfiledAnswers, through).profile)
             elif isinstance(command, AfterCommands):
                 command = command.build(len(cast(LoggedAnswers, through).harness.commands))
             answer = through.run(command)
-            if self.kept_as is not None:
-                through.answers[self.kept_as(command)] = answer
+            alias = None if self.kept_as is None else self.kept_as(command)
+            if alias is not None:
+                through.answers[alias] = answer
         return answer
 
 
@@ -254,8 +269,15 @@ class Reading:
 
     what: str
     read: Callable[[Any], object]
-    wanted: object
+    wanted: object  # an OnHarness: what the harness makes it
     agrees: Callable[[object, object], bool] = operator.eq
+
+    def check(self, through: Any) -> tuple[bool, object, object]:
+        """Whether what `through` shows agrees, what was wanted and what it shows."""
+        wanted = (self.wanted.build(through.harness) if isinstance(self.wanted, OnHarness)
+                  else self.wanted)
+        actual = self.read(through)
+        return self.agrees(actual, wanted), wanted, actual
 
 
 @dataclass(frozen=True)
@@ -372,9 +394,8 @@ def _setting_step(setting: Setting,
 def _check_step(phrase: Phrase, scenario: Callable[[Any], _Scenario]) -> Callable[..., None]:
     def step(context: Any, **fields: Any) -> None:
         reading: Reading = phrase.command(**fields)
-        actual = reading.read(scenario(context))
-        check_then_step(context, reading.agrees(actual, reading.wanted), reading.what,
-                        reading.wanted, actual)
+        agrees, wanted, actual = reading.check(scenario(context))
+        check_then_step(context, agrees, reading.what, wanted, actual)
 
     step.__doc__ = phrase.pattern
     return step
@@ -454,14 +475,21 @@ class DerivedLibrary(AreaLibrary[Any]):
 
 def _send(declaration: Declaration, library: DerivedLibrary, *args: Any,
           **kwargs: Any) -> object:
-    return declaration.send(library, declaration.command(*args, **kwargs))
+    try:
+        return declaration.send(library, declaration.command(*args, **kwargs))
+    except Divergence:
+        raise
+    except AssertionError as error:
+        # A command built from what the backend reads, which it could not read: the
+        # test's failure, naming its requirements.
+        raise test_failure(str(error)) from None
 
 
 def _verify(check: Check, library: DerivedLibrary, *args: Any, **kwargs: Any) -> None:
     reading = check.reading(*args, **kwargs)
-    actual = reading.read(library)
-    if not reading.agrees(actual, reading.wanted):
-        raise test_failure(f"{reading.what} should be {reading.wanted!r}, the backend shows"
+    agrees, wanted, actual = reading.check(library)
+    if not agrees:
+        raise test_failure(f"{reading.what} should be {wanted!r}, the backend shows"
                            f" {actual!r}")
 
 

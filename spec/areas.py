@@ -142,7 +142,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                            "run_idempotency_machine", "idempotency")),
     _service_area("breaker", "CB", f"{_R}.breaker.oracle", "BreakerLibrary",
                   _machine("breaker machine", f"{_C}.breaker.machine", "run_breaker_machine",
-                           "breaker")),
+                           "breaker"), declared=True),
     _service_area("governor", "RG", f"{_R}.governor.oracle", "GovernorLibrary",
                   _machine("governor machine", f"{_C}.governor.machine",
                            "run_governor_machine", "governor"), declared=True),
