@@ -23,8 +23,12 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.area_harness import AreaHarness, same_answer
-from jobconform.conformance.harness import Divergence
-from jobconform.conformance.machine_runner import MachineRun, MachineRunner, machine_runner
+from jobconform.conformance.machine_runner import (
+    MachineRun,
+    MachineRunner,
+    machine_runner,
+    run_step,
+)
 from jobconform.conformance.vocabulary import Declaration, View, Vocabulary
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.commands import Command, describe
@@ -159,14 +163,7 @@ def declared_machine(vocabulary: Vocabulary, steps: int | None = None) -> Machin
 
             @rule(command=drawn)
             def apply(self, command: Any) -> None:
-                run.steps += 1
-                try:
-                    self.harness.run(command)
-                except Divergence as divergence:
-                    run.divergence = divergence
-                    raise
-                finally:
-                    run.exercised |= self.harness.exercised
+                run_step(run, self.harness, command)
 
             def teardown(self) -> None:
                 harness = getattr(self, "harness", None)

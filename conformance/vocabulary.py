@@ -306,6 +306,14 @@ class Setting:
 Opener = Callable[[Backend, Profile, Registry, dict[str, Any]], Any]
 
 
+def with_settings(harness: Callable[[Backend, Profile, Registry, Any], Any],
+                  settings: Callable[..., Any]) -> Opener:
+    """The opener of a harness taking the area's settings fourth: the profile's
+    parameters, `settings(profile, **overrides)`."""
+    return lambda backend, profile, registry, overrides: harness(
+        backend, profile, registry, settings(profile, **overrides))
+
+
 @dataclass(frozen=True, eq=False)  # one per area, known by itself (its harness is cached)
 class Vocabulary:
     """Everything an area's Behave steps and Robot keywords say, declared once.

@@ -1,12 +1,6 @@
-"""The breaker area's vocabulary, declared once (conformance/vocabulary.py): its commands,
-its checks and its settings.
-
-Each command's declaration names the Robot keyword that sends it, builds the command from
-the keyword's arguments, and lists the Gherkin wordings that send it; each check's, the
-keyword and the wordings that read one thing the backend answered or shows; each
-setting's, the Given-step fixing parameters (in Robot, `Start Breaker name=value`). The
-Behave steps and the Robot keywords (conformance/breaker/keywords.py) are derived from
-`VOCABULARY`; the wordings are the feature files' and the Robot suites' own.
+"""What the breaker's suites say, declared once (conformance/vocabulary.py): the commands,
+checks and settings from which its Behave steps and Robot keywords are derived, in the
+feature files' and the Robot suites' own words.
 
 The suites number the check's two workers 1 and 2; the commands, 0 and 1. The answer to
 a call or a piece of work is kept under its name, the backstop sweep's under BACKSTOP and
@@ -28,6 +22,7 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    with_settings,
 )
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import BreakerSettings
@@ -425,12 +420,6 @@ SETTINGS = (
 )
 
 
-def open_breaker(backend: Any, profile: Any, registry: Any,
-                 overrides: dict[str, Any]) -> BreakerHarness:
-    """A breaker (two workers on one store), the profile's parameters under `overrides`."""
-    return BreakerHarness(backend, profile, registry, breaker_settings(profile, **overrides))
-
-
 VOCABULARY = Vocabulary(area="breaker", noun="breaker", start="Start Breaker",
                         commands=DECLARATIONS, checks=CHECKS, settings=SETTINGS,
-                        open=open_breaker)
+                        open=with_settings(BreakerHarness, breaker_settings))

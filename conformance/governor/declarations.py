@@ -1,12 +1,6 @@
-"""The governor area's vocabulary, declared once (conformance/vocabulary.py): its commands,
-its checks and its settings.
-
-Each command's declaration names the Robot keyword that sends it, builds the command from
-the keyword's arguments, and lists the Gherkin wordings that send it; each check's, the
-keyword and the wordings that read one thing the backend answered or shows; each
-setting's, the Given-step fixing parameters (in Robot, `Start Governor name=value`). The
-Behave steps and the Robot keywords (conformance/governor/keywords.py) are derived from
-`VOCABULARY`; the wordings are the feature file's and the Robot suite's own.
+"""What the governor's suites say, declared once (conformance/vocabulary.py): the
+commands, checks and settings from which its Behave steps and Robot keywords are derived,
+in the feature file's and the Robot suite's own words.
 
 The suites number the check's two governors 1 and 2; the commands, 0 and 1. The answer
 to the last wait asked, to the last offer and to the last question of re-send times are
@@ -17,7 +11,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import partial
-from typing import Any
 
 from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
@@ -29,6 +22,7 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    with_settings,
 )
 from jobconform.reference.governor import commands as gc
 
@@ -282,12 +276,6 @@ SETTINGS = (
 )
 
 
-def open_governor(backend: Any, profile: Any, registry: Any,
-                  overrides: dict[str, Any]) -> GovernorHarness:
-    """A governor pair on one store, the profile's parameters under `overrides`."""
-    return GovernorHarness(backend, profile, registry, governor_settings(profile, **overrides))
-
-
 VOCABULARY = Vocabulary(area="governor", noun="governor", start="Start Governor",
                         commands=DECLARATIONS, checks=CHECKS, settings=SETTINGS,
-                        open=open_governor)
+                        open=with_settings(GovernorHarness, governor_settings))
