@@ -1,4 +1,4 @@
-"""An area's commands declared once; its Behave action steps and Robot keywords derived.
+"""What an area's suites say, declared once; its Behave steps and Robot keywords derived.
 
 Each `Declaration` says, for one command an area's suites send: the Robot keyword that
 sends it (its arguments are those of `command`, which builds the command from them), the
@@ -12,21 +12,22 @@ A command may depend on the run's profile (a default the profile sets, a status 
 profile's own words): its builder then gives an `OnProfile`, which the engine completes
 with the profile of the scenario or test it is sent through. A command named after how
 many commands ran before it (a failure result that must be new each time) is built
-`AfterCommands`, which the engine completes with that count as it sends it.
+`AfterCommands`, which the engine completes with that count as it sends it; one built
+from the harness itself (calls named after the commands so far, a time the backend reads,
+the harness's settings) is built `OnHarness`.
 
-What is not a command (a Then-step's check of what the backend shows, a step that reads
-and keeps a record) stays hand-written in the area's steps and keywords. A Robot keyword
-that also checks the answer it got (a submission that must be accepted) names that check
-in `derive_keywords`' `answered`.
-
-An area may also declare everything else its suites say, in one `Vocabulary`: its checks
-(`Check`: a Then-step's wording and a Robot keyword that read one thing the backend shows
-and compare it with what the step or keyword wants), its settings (`Setting`: a Given-step
-fixing parameters before the first command) and the Robot keyword that opens a test's
-harness. Its Behave steps are then registered from it (`register_steps`, which the step
-loader calls for an area declaring a vocabulary) and its Robot library is `DerivedLibrary`
-bound to it (Robot's dynamic library API), so the area writes no step and no keyword. Where
-its commands also say how they apply to the backend and the oracle
+In an area with only `DECLARATIONS`, what is not a command (a Then-step's check, a step
+that reads and keeps a record) stays hand-written in its steps and keywords; a Robot
+keyword that also checks the answer it got names that check in `derive_keywords`'
+`answered`. An area may instead declare everything its suites say, in one `Vocabulary`:
+its commands, its checks (`Check`: a Then-step's wording and a Robot keyword that read one
+thing the backend shows and compare it with what the step or keyword wants), its settings
+(`Setting`: a Given-step fixing parameters before the first command) and the Robot
+keyword that opens a test's harness. Its Behave steps are then registered from it
+(`register_steps`, which the step loader calls for an area declaring a vocabulary) and its
+Robot library is `DerivedLibrary` bound to it (Robot's dynamic library API), so the area
+writes no step and no keyword (governor, breaker, the third-party tally). Where its
+commands also say how they apply to the backend and the oracle
 (conformance/command_engine.py), its harness and its Hypothesis machine are derived too.
 """
 
