@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Generic, Protocol, TypeVar
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.scenario import state_of
 from jobconform.reference.commands import describe
-from jobconform.spec.areas import areas
+from jobconform.spec.areas import areas, load_attribute
 
 CommandT_contra = TypeVar("CommandT_contra", contravariant=True)
 
@@ -215,10 +215,16 @@ def before_first_step(context: Any, area: str, what: str, noun: str) -> None:
 
 
 def load_step_libraries() -> None:
-    """Import every area's Behave step library (importing one defines its steps), in the
-    order of the areas' names: when two steps' patterns both match a line, Behave takes the
-    one registered first. features/steps/areas.py runs this when Behave starts, and the
-    runner before Behave runs in process (see runner._behave_here)."""
+    """Import every area's Behave step library (importing one defines its steps), or
+    register the steps derived from its vocabulary, in the order of the areas' names:
+    when two steps' patterns both match a line, Behave takes the one registered first.
+    features/steps/areas.py runs this when Behave starts, and the runner before Behave
+    runs in process (see runner._behave_here)."""
+    # Imported here: the vocabulary builds on this module's scenarios.
+    from jobconform.conformance.vocabulary import register_steps
+
     for area in sorted(areas(), key=lambda area: area.name):
         if area.steps is not None:
             importlib.import_module(area.steps)
+        if area.vocabulary is not None:
+            register_steps(load_attribute(area.vocabulary))

@@ -151,6 +151,24 @@ class SideHarness(Protocol[CommandT_contra]):
     def close(self) -> None: ...
 
 
+def run_step(run: MachineRun, harness: SideHarness[CommandT_contra],
+             command: CommandT_contra) -> object:
+    """Run one command of a machine's sequence through `harness`, recording in `run` the
+    step, its divergence and what the harness exercised; the backend's answer.
+
+    Raises:
+        Divergence: the command diverged; it is also recorded as `run.divergence`.
+    """
+    run.steps += 1
+    try:
+        return harness.run(command)
+    except Divergence as divergence:
+        run.divergence = divergence
+        raise
+    finally:
+        run.exercised |= harness.exercised
+
+
 def run_on_a_runtime_of_its_own(open_harness: Callable[[], SideHarness[CommandT_contra]],
                                 commands: Iterable[CommandT_contra], run: MachineRun) -> None:
     """Run a fixed list of commands on a harness of their own, recording them in `run`.
@@ -180,13 +198,8 @@ def run_on_a_runtime_of_its_own(open_harness: Callable[[], SideHarness[CommandT_
     harness = open_harness()
     try:
         for command in commands:
-            run.steps += 1
-            harness.run(command)
-    except Divergence as divergence:
-        run.divergence = divergence
-        raise
+            run_step(run, harness, command)
     finally:
-        run.exercised |= harness.exercised
         harness.close()
 
 

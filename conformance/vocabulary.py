@@ -1,4 +1,4 @@
-"""An area's commands declared once; its Behave action steps and Robot keywords derived.
+"""What an area's suites say, declared once; its Behave steps and Robot keywords derived.
 
 Each `Declaration` says, for one command an area's suites send: the Robot keyword that
 sends it (its arguments are those of `command`, which builds the command from them), the
@@ -12,28 +12,48 @@ A command may depend on the run's profile (a default the profile sets, a status 
 profile's own words): its builder then gives an `OnProfile`, which the engine completes
 with the profile of the scenario or test it is sent through. A command named after how
 many commands ran before it (a failure result that must be new each time) is built
-`AfterCommands`, which the engine completes with that count as it sends it.
+`AfterCommands`, which the engine completes with that count as it sends it; one built
+from the harness itself (calls named after the commands so far, a time the backend reads,
+the harness's settings) is built `OnHarness`.
 
-What is not a command (a Then-step's check of what the backend shows, a step that reads
-and keeps a record) stays hand-written in the area's steps and keywords. A Robot keyword
-that also checks the answer it got (a submission that must be accepted) names that check
-in `derive_keywords`' `answered`.
+In an area with only `DECLARATIONS`, what is not a command (a Then-step's check, a step
+that reads and keeps a record) stays hand-written in its steps and keywords; a Robot
+keyword that also checks the answer it got names that check in `derive_keywords`'
+`answered`. An area may instead declare everything its suites say, in one `Vocabulary`:
+its commands, its checks (`Check`: a Then-step's wording and a Robot keyword that read one
+thing the backend shows and compare it with what the step or keyword wants), its settings
+(`Setting`: a Given-step fixing parameters before the first command) and the Robot
+keyword that opens a test's harness. Its Behave steps are then registered from it
+(`register_steps`, which the step loader calls for an area declaring a vocabulary) and its
+Robot library is `DerivedLibrary` bound to it (Robot's dynamic library API), so the area
+writes no step and no keyword (governor, breaker, the third-party tally). Where its
+commands also say how they apply to the backend and the oracle
+(conformance/command_engine.py), its harness and its Hypothesis machine are derived too.
 """
 
 from __future__ import annotations
 
 import inspect
 import json
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from functools import partial
+from typing import Any, ClassVar, Protocol, cast
 
+from robot.api import SkipExecution
 from robot.api.deco import keyword
 
-from jobconform.conformance.step_library import action_step
+from jobconform.backends.protocol import Backend
+from jobconform.conformance.area_keywords import AreaLibrary, test_failure
+from jobconform.conformance.area_steps import ConfiguredScenario
+from jobconform.conformance.harness import Divergence
+from jobconform.conformance.scenario import _check as check_then_step
+from jobconform.conformance.scenario import state_of
+from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.reference.lifecycle import JsonValue
-from jobconform.spec import Profile
+from jobconform.spec import Profile, Registry
 
 
 class Answers(Protocol):
@@ -82,6 +102,15 @@ class AfterCommands:
     build: Callable[[int], Any]
 
 
+@dataclass(frozen=True)
+class OnHarness:
+    """What the scenario's or the test's harness completes: `build(harness)` is the
+    command or the commands in order (named after the commands run so far, timed by what
+    the backend reads), or a check's wanted value (the harness's own settings)."""
+
+    build: Callable[[Any], Any]
+
+
 def json_value(text: str) -> JsonValue:
     """A JSON value as a Robot test writes it (``42``, ``"done"``, ``{"n": 1}``, ``null``).
 
@@ -106,6 +135,18 @@ class Phrase:
 
 
 @dataclass(frozen=True)
+class View:
+    """One thing the backend's service shows (`backend(service)`) and the oracle's model
+    says it should show (`oracle(model)`); after a listed deviation the model takes what
+    the service shows (`adopt(model, shown)`)."""
+
+    name: str
+    backend: Callable[[Any], object]
+    oracle: Callable[[Any], object]
+    adopt: Callable[[Any, Any], None]
+
+
+@dataclass(frozen=True)
 class Declaration:
     """One command an area's suites send, declared once.
 
@@ -114,25 +155,39 @@ class Declaration:
         command: builds the command, or the commands in order, from the keyword's
             arguments; its signature is the keyword's.
         phrases: the Gherkin wordings that send it, as Given or When steps.
-        kept_as: the alias a command's answer is kept under (a creation's), if any.
+        kept_as: the alias a command's answer is kept under (a creation's), if any (None
+            for a command of the declaration whose answer is not kept).
     """
 
     keyword: str
     command: Callable[..., Any]
     phrases: tuple[Phrase, ...] = ()
-    kept_as: Callable[[Any], str] | None = None
+    kept_as: Callable[[Any], str | None] | None = None
+    # How the derived harness applies it (conformance/command_engine.py), where the area's
+    # harness is derived: the command class it applies, its call on the backend's service
+    # and on the oracle's model (each giving the answer), the views it may change (those
+    # compared after it) and the requirements it rests on, the primary first.
+    applies_to: type | None = None
+    backend: Callable[[Any, Any], object] | None = None
+    oracle: Callable[[Any, Any], object] | None = None
+    changes: tuple[View, ...] = ()
+    requirements: tuple[str, ...] = ()
 
     def send(self, through: Answers, built: Any) -> object:
         """Run the built command(s) through `through`; the last answer."""
         answer: object = None
         for command in built if isinstance(built, list | tuple) else [built]:
+            if isinstance(command, OnHarness):
+                answer = self.send(through, command.build(cast(LoggedAnswers, through).harness))
+                continue
             if isinstance(command, OnProfile):
                 command = command.build(cast(ProfiledAnswers, through).profile)
             elif isinstance(command, AfterCommands):
                 command = command.build(len(cast(LoggedAnswers, through).harness.commands))
             answer = through.run(command)
-            if self.kept_as is not None:
-                through.answers[self.kept_as(command)] = answer
+            alias = None if self.kept_as is None else self.kept_as(command)
+            if alias is not None:
+                through.answers[alias] = answer
         return answer
 
 
@@ -205,3 +260,258 @@ def _keyword(declaration: Declaration, name: str, through: Callable[[Any], Answe
     send.__doc__ = declaration.command.__doc__
     registered: Callable[..., object] = keyword(declaration.keyword)(send)
     return registered
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a check reads and wants: `read(through)` reads the backend's side (through the
+    scenario's or the test's harness, or an answer it kept), and `agrees(actual, wanted)`
+    decides; `what` names the reading in the failure."""
+
+    what: str
+    read: Callable[[Any], object]
+    wanted: object  # an OnHarness: what the harness makes it
+    agrees: Callable[[object, object], bool] = operator.eq
+
+    def check(self, through: Any) -> tuple[bool, object, object]:
+        """Whether what `through` shows agrees, what was wanted and what it shows."""
+        wanted = (self.wanted.build(through.harness) if isinstance(self.wanted, OnHarness)
+                  else self.wanted)
+        actual = self.read(through)
+        return self.agrees(actual, wanted), wanted, actual
+
+
+@dataclass(frozen=True)
+class Check:
+    """One check an area's suites make, declared once: the Robot keyword that makes it
+    (None: the Robot suites do not), `reading`, which builds the `Reading` from the
+    keyword's arguments (its signature is the keyword's), and the Gherkin wordings of it
+    as Then-steps, each `Phrase` building the `Reading` from the fields it parses."""
+
+    keyword: str | None
+    reading: Callable[..., Reading]
+    phrases: tuple[Phrase, ...] = ()
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A Given-step fixing some of the area's parameters before its first command:
+    `overrides` builds them (name -> value) from the fields `pattern` parses. In Robot the
+    start keyword takes the same names as `name=value`."""
+
+    pattern: str
+    overrides: Callable[..., dict[str, object]]
+
+
+# How an area's harness opens: (backend, profile, registry, parameter overrides) -> harness.
+Opener = Callable[[Backend, Profile, Registry, dict[str, Any]], Any]
+
+
+def with_settings(harness: Callable[[Backend, Profile, Registry, Any], Any],
+                  settings: Callable[..., Any]) -> Opener:
+    """The opener of a harness taking the area's settings fourth: the profile's
+    parameters, `settings(profile, **overrides)`."""
+    return lambda backend, profile, registry, overrides: harness(
+        backend, profile, registry, settings(profile, **overrides))
+
+
+@dataclass(frozen=True, eq=False)  # one per area, known by itself (its harness is cached)
+class Vocabulary:
+    """Everything an area's Behave steps and Robot keywords say, declared once.
+
+    Args:
+        area: the area (the capability a backend claims).
+        noun: what its steps call its service in messages ("governor").
+        start: the Robot keyword that opens a test's harness, taking the parameters that
+            differ from the profile's as `name=value`.
+        commands: its commands.
+        checks: its checks.
+        settings: its Given-steps fixing parameters.
+        open: opens the harness; None for a harness derived from the commands
+            (conformance/command_engine.py, which `engine` then describes).
+        engine: the oracle's model and how the derived harness opens the service.
+    """
+
+    area: str
+    noun: str
+    start: str
+    commands: tuple[Declaration, ...]
+    checks: tuple[Check, ...] = ()
+    settings: tuple[Setting, ...] = ()
+    open: Opener | None = None
+    engine: Any = None  # a command_engine.Engine (typed there: it imports this module)
+
+    def open_harness(self, backend: Backend, profile: Profile, registry: Registry,
+                     overrides: dict[str, Any]) -> Any:
+        """The area's harness on `backend`, its parameters `overrides` on the profile's."""
+        if self.open is not None:
+            return self.open(backend, profile, registry, overrides)
+        from jobconform.conformance.command_engine import derived_harness
+
+        return derived_harness(self)(backend, profile, registry, overrides=overrides)
+
+
+class _Scenario(ConfiguredScenario[Any]):
+    """One scenario's harness of a declared area (set per area by `_scenario_type`)."""
+
+    VOCABULARY: ClassVar[Vocabulary]
+
+    def open(self) -> Any:
+        config = self.config
+        return self.VOCABULARY.open_harness(config.backend, config.profile, config.registry,
+                                            self.overrides)
+
+
+def _scenario_type(vocabulary: Vocabulary) -> type[_Scenario]:
+    return type(f"{vocabulary.noun.title()}Scenario", (_Scenario,),
+                {"VOCABULARY": vocabulary, "NOUN": vocabulary.noun})
+
+
+_REGISTERED: set[str] = set()  # the areas whose steps are registered in this process
+
+
+def register_steps(vocabulary: Vocabulary) -> None:
+    """Register the area's Behave steps: its settings as Given-steps, its commands as
+    Given/When-steps (`derive_steps`) and its checks as Then-steps, each running through
+    the scenario's harness of the area, opened on first use. Registering an area's
+    steps again (a second run in one process) does nothing: Behave keeps its steps."""
+    if vocabulary.area in _REGISTERED:
+        return
+    _REGISTERED.add(vocabulary.area)
+    opened = _scenario_type(vocabulary)
+
+    def scenario(context: Any) -> _Scenario:
+        return state_of(context).area_state(vocabulary.area, opened)
+
+    for setting in vocabulary.settings:
+        setup_step(setting.pattern)(_setting_step(setting, scenario))
+    derive_steps(vocabulary.commands, scenario)
+    for check in vocabulary.checks:
+        for phrase in check.phrases:
+            check_step(phrase.pattern)(_check_step(phrase, scenario))
+
+
+def _setting_step(setting: Setting,
+                  scenario: Callable[[Any], _Scenario]) -> Callable[..., None]:
+    def step(context: Any, **fields: Any) -> None:
+        scenario(context).configure(**setting.overrides(**fields))
+
+    step.__doc__ = setting.pattern
+    return step
+
+
+def _check_step(phrase: Phrase, scenario: Callable[[Any], _Scenario]) -> Callable[..., None]:
+    def step(context: Any, **fields: Any) -> None:
+        reading: Reading = phrase.command(**fields)
+        agrees, wanted, actual = reading.check(scenario(context))
+        check_then_step(context, agrees, reading.what, wanted, actual)
+
+    step.__doc__ = phrase.pattern
+    return step
+
+
+# A derived keyword: the function whose signature, types and documentation are the
+# keyword's, and what running it does with the library instance and the arguments.
+@dataclass(frozen=True)
+class _Keyword:
+    signature_of: Callable[..., Any]
+    run: Callable[..., object]
+
+
+def _start_signature(**parameters: str) -> None:
+    """Open this test's harness on ${BACKEND} and ${PROFILE} (the backend's own profile by
+    default), the profile's parameters overridden by ``name=value`` pairs. A backend
+    that does not claim the area skips the test."""
+
+
+class DerivedLibrary(AreaLibrary[Any]):
+    """A Robot library whose keywords are derived from an area's `Vocabulary`, through
+    Robot's dynamic library API: a subclass names only its `VOCABULARY`. One harness per
+    test, opened by the start keyword and closed as the test ends."""
+
+    ROBOT_LIBRARY_SCOPE = "TEST"
+    VOCABULARY: ClassVar[Vocabulary]
+    KEYWORDS: ClassVar[dict[str, _Keyword]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        vocabulary = cls.VOCABULARY
+        cls.START, cls.OPENS = vocabulary.start, f"{vocabulary.noun} harness"
+        keywords = {vocabulary.start: _Keyword(_start_signature, DerivedLibrary._open_test)}
+        for declaration in vocabulary.commands:
+            keywords[declaration.keyword] = _Keyword(declaration.command, partial(
+                _send, declaration))
+        for check in vocabulary.checks:
+            if check.keyword is not None:
+                keywords[check.keyword] = _Keyword(check.reading, partial(_verify, check))
+        cls.KEYWORDS = keywords
+
+    def _open_test(self, **parameters: str) -> None:
+        vocabulary = self.VOCABULARY
+
+        def open_harness(backend: Backend, profile: Profile, registry: Registry) -> Any:
+            if vocabulary.area not in backend.capabilities:
+                raise SkipExecution(f"backend {backend.name!r} does not claim the"
+                                    f" {vocabulary.area} area")
+            return vocabulary.open_harness(backend, profile, registry, dict(parameters))
+
+        self._start(open_harness)
+
+    # Robot's dynamic library API.
+
+    def get_keyword_names(self) -> list[str]:
+        return list(self.KEYWORDS)
+
+    def run_keyword(self, name: str, args: Sequence[Any],
+                    named: Mapping[str, Any] | None = None) -> object:
+        return self.KEYWORDS[name].run(self, *args, **(named or {}))
+
+    def get_keyword_arguments(self, name: str) -> list[str | tuple[str, object]]:
+        return robot_arguments(self.KEYWORDS[name].signature_of)
+
+    def get_keyword_types(self, name: str) -> dict[str, object]:
+        function = self.KEYWORDS[name].signature_of
+        types = dict(inspect.get_annotations(function, eval_str=True))
+        types.pop("return", None)
+        return types
+
+    def get_keyword_documentation(self, name: str) -> str:
+        if name == "__intro__":
+            return f"The {self.VOCABULARY.noun} area's keywords, derived from its vocabulary."
+        keyword = self.KEYWORDS.get(name)
+        return (inspect.getdoc(keyword.signature_of) or "") if keyword else ""
+
+
+def _send(declaration: Declaration, library: DerivedLibrary, *args: Any,
+          **kwargs: Any) -> object:
+    try:
+        return declaration.send(library, declaration.command(*args, **kwargs))
+    except Divergence:
+        raise
+    except AssertionError as error:
+        # A command built from what the backend reads, which it could not read: the
+        # test's failure, naming its requirements.
+        raise test_failure(str(error)) from None
+
+
+def _verify(check: Check, library: DerivedLibrary, *args: Any, **kwargs: Any) -> None:
+    reading = check.reading(*args, **kwargs)
+    agrees, wanted, actual = reading.check(library)
+    if not agrees:
+        raise test_failure(f"{reading.what} should be {wanted!r}, the backend shows"
+                           f" {actual!r}")
+
+
+def robot_arguments(function: Callable[..., Any]) -> list[str | tuple[str, object]]:
+    """A function's parameters as Robot's dynamic API spells a keyword's arguments."""
+    spelt: list[str | tuple[str, object]] = []
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.kind is parameter.VAR_POSITIONAL:
+            spelt.append(f"*{parameter.name}")
+        elif parameter.kind is parameter.VAR_KEYWORD:
+            spelt.append(f"**{parameter.name}")
+        elif parameter.default is parameter.empty:
+            spelt.append(parameter.name)
+        else:
+            spelt.append((parameter.name, parameter.default))
+    return spelt

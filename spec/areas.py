@@ -67,6 +67,9 @@ class Area:
         robot: a package or folder of `.robot` suites outside the kit's own.
         profiles: the profiles the area belongs to, for a third-party area (the kit's own
             areas are listed per profile in `spec/profiles.yaml`); empty means every one.
+        vocabulary: `module:attribute` of its declared `Vocabulary`
+            (conformance/vocabulary.py), whose Behave steps are derived rather than
+            imported from `steps`.
     """
 
     name: str
@@ -82,6 +85,7 @@ class Area:
     features: str | None = None
     robot: str | None = None
     profiles: frozenset[str] = frozenset()
+    vocabulary: str | None = None
 
     @property
     def spec_file(self) -> str:
@@ -105,11 +109,15 @@ def _machine(title: str, module: str, function: str, *covers: str) -> AreaMachin
 
 
 def _service_area(name: str, prefix: str, oracle: str, keywords: str,
-                  machine: AreaMachine) -> Area:
-    """An area with a service of its own, opened by `open_<name>` on the backend."""
+                  machine: AreaMachine, declared: bool = False) -> Area:
+    """An area with a service of its own, opened by `open_<name>` on the backend; its
+    Behave steps are `declared` in its vocabulary (`declarations.VOCABULARY`), or
+    written in its `steps` module."""
     return Area(
         name=name, prefix=prefix, oracle=oracle, protocol=f"{_B}.{name}.protocol",
-        opener=f"open_{name}", machine=machine, steps=f"{_C}.{name}.steps",
+        opener=f"open_{name}", machine=machine,
+        steps=None if declared else f"{_C}.{name}.steps",
+        vocabulary=f"{_C}.{name}.declarations:VOCABULARY" if declared else None,
         keywords=f"{_C}.{name}.keywords.{keywords}", gallery=f"{_C}.{name}.gallery:GALLERY",
     )
 
@@ -134,10 +142,10 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                            "run_idempotency_machine", "idempotency")),
     _service_area("breaker", "CB", f"{_R}.breaker.oracle", "BreakerLibrary",
                   _machine("breaker machine", f"{_C}.breaker.machine", "run_breaker_machine",
-                           "breaker")),
+                           "breaker"), declared=True),
     _service_area("governor", "RG", f"{_R}.governor.oracle", "GovernorLibrary",
                   _machine("governor machine", f"{_C}.governor.machine",
-                           "run_governor_machine", "governor")),
+                           "run_governor_machine", "governor"), declared=True),
     _service_area("reminders", "RM", f"{_R}.reminders.oracle", "ReminderLibrary",
                   _machine("reminders machine", f"{_C}.reminders.machine",
                            "run_reminder_machine", "reminders")),

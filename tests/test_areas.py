@@ -71,6 +71,7 @@ def test_an_unknown_area_is_a_clear_error() -> None:
 
 def test_every_declared_piece_imports() -> None:
     """A typo in a declaration would only show when that piece runs: import them all."""
+    from jobconform.conformance.vocabulary import Vocabulary
     from jobconform.spec.areas import load_attribute
 
     for declared in BUILTIN_AREAS:
@@ -84,3 +85,5 @@ def test_every_declared_piece_imports() -> None:
             assert callable(load_attribute(declared.machine.run))
         if declared.gallery is not None:
             assert load_attribute(declared.gallery)
+        if declared.vocabulary is not None:
+            assert isinstance(load_attribute(declared.vocabulary), Vocabulary)

@@ -3,14 +3,18 @@ each converted area's declarations are the ones its Robot suites and features us
 
 from __future__ import annotations
 
+import functools
 import inspect
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from robot.api.deco import library
+from robot.libdocpkg import LibraryDocumentation
 
+from jobconform.conformance import vocabulary as vocabulary_module
 from jobconform.conformance.admission import declarations as admission
 from jobconform.conformance.admission.keywords import AdmissionLibrary
 from jobconform.conformance.breaker import declarations as breaker
@@ -34,6 +38,7 @@ from jobconform.conformance.scheduling.keywords import SchedulingLibrary
 from jobconform.conformance.vocabulary import (
     AfterCommands,
     Declaration,
+    DerivedLibrary,
     OnProfile,
     derive_keywords,
     keyword_method_name,
@@ -62,11 +67,24 @@ DECLARED = [(area, declaration) for area, (declarations, _, _) in AREAS.items()
 DECLARATIONS = reminders.DECLARATIONS
 
 
+@functools.cache
+def keywords_of(library_class: type) -> dict[str, Any]:
+    """The keywords of a Robot library by name, as Robot reads them (libdoc)."""
+    documented = LibraryDocumentation(f"{library_class.__module__}.{library_class.__name__}")
+    return {keyword.name: keyword for keyword in documented.keywords}
+
+
 @pytest.mark.parametrize(("area", "declaration"), DECLARED,
                          ids=[f"{area}:{d.keyword}" for area, d in DECLARED])
 def test_each_declared_command_is_a_keyword_taking_its_builders_arguments(
         area: str, declaration: Declaration) -> None:
-    method = getattr(AREAS[area][1](), keyword_method_name(declaration.keyword))
+    library_class = AREAS[area][1]
+    if issubclass(library_class, DerivedLibrary):
+        assert [argument.name for argument in
+                keywords_of(library_class)[declaration.keyword].args] == list(
+            inspect.signature(declaration.command).parameters)
+        return
+    method = getattr(library_class(), keyword_method_name(declaration.keyword))
     assert method.robot_name == declaration.keyword
     # Robot reads the arguments from the bound method's signature.
     assert inspect.signature(method) == inspect.signature(declaration.command)
@@ -75,8 +93,7 @@ def test_each_declared_command_is_a_keyword_taking_its_builders_arguments(
 @pytest.mark.parametrize("area", AREAS)
 def test_every_keyword_an_areas_robot_suite_uses_exists(area: str) -> None:
     declarations, library_class, suites = AREAS[area]
-    names = {getattr(member, "robot_name", None) for _, member in
-             inspect.getmembers(library_class)} - {None}
+    names = set(keywords_of(library_class))
     used = set()
     for suite in ROBOT_SUITES.rglob(suites):
         for line in suite.read_text(encoding="utf-8").splitlines():
@@ -85,6 +102,31 @@ def test_every_keyword_an_areas_robot_suite_uses_exists(area: str) -> None:
     declared = {d.keyword for d in declarations}
     assert declared <= names
     assert used & declared, f"no {area} suite found, or none uses a declared command"
+
+
+def test_a_derived_library_has_the_start_the_commands_and_the_checks_of_its_vocabulary(
+        ) -> None:
+    vocabulary = governor.VOCABULARY
+    documented = keywords_of(GovernorLibrary)
+    assert set(documented) == {vocabulary.start, *(d.keyword for d in vocabulary.commands),
+                               *(c.keyword for c in vocabulary.checks)}
+    # Robot converts the arguments by the builders' types, and knows their defaults.
+    pause = documented["Pause Should End At Second"].args
+    assert [str(argument) for argument in pause] == ["second: float | None",
+                                                     "governor: int = 2"]
+    assert [str(argument) for argument in documented["Start Governor"].args] == [
+        "**parameters: str"]
+
+
+def test_a_derived_check_fails_naming_what_it_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Outside a Robot run there are no test tags to name.
+    monkeypatch.setattr(vocabulary_module, "test_failure", AssertionError)
+    library = GovernorLibrary()
+    library.answers[governor.OFFER] = (False, 30.0)
+    library.run_keyword("Re-Delivery Should Be Refused", [30.0], {})
+    with pytest.raises(AssertionError, match="the last offer's answer should be"
+                                             r" \(True, None\), the backend shows"):
+        library.run_keyword("Re-Delivery Should Be Accepted", [], {})
 
 
 def test_a_keyword_hiding_a_hand_written_method_is_refused() -> None:

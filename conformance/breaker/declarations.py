@@ -1,9 +1,6 @@
-"""The breaker area's commands, declared once (conformance/vocabulary.py).
-
-Each declaration names the Robot keyword that sends a command, builds the command from
-the keyword's arguments, and lists the Gherkin wordings that send it. The Behave steps
-(conformance/breaker/steps.py) and the Robot keywords (conformance/breaker/keywords.py)
-are derived from this list; the wordings are the feature files' and Robot suites' own.
+"""What the breaker's suites say, declared once (conformance/vocabulary.py): the commands,
+checks and settings from which its Behave steps and Robot keywords are derived, in the
+feature files' and the Robot suites' own words.
 
 The suites number the check's two workers 1 and 2; the commands, 0 and 1. The answer to
 a call or a piece of work is kept under its name, the backstop sweep's under BACKSTOP and
@@ -12,8 +9,23 @@ the concurrent callers' under CONCURRENT, for the Then-checks to read.
 
 from __future__ import annotations
 
-from jobconform.conformance.vocabulary import Declaration, Phrase
+import json
+from typing import Any
+
+from jobconform.conformance.area_steps import at
+from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
+from jobconform.conformance.vocabulary import (
+    Check,
+    Declaration,
+    OnHarness,
+    Phrase,
+    Reading,
+    Setting,
+    Vocabulary,
+    with_settings,
+)
 from jobconform.reference.breaker import commands as bc
+from jobconform.reference.breaker.oracle import BreakerSettings
 
 BACKSTOP = "<backstop>"  # where the number of pieces of work the sweep failed is kept
 CONCURRENT = "<concurrent>"  # where the concurrent callers' answers are kept
@@ -105,6 +117,50 @@ def backstop_sweep_runs(worker: int = 1) -> bc.BackstopSweep:
     return bc.BackstopSweep(worker - 1)
 
 
+def failing_calls(target: str, count: int, failure_class: str,
+                  before: int) -> list[bc.Call | bc.Report]:
+    """``count`` calls to ``target`` that each fail with ``failure_class``, named after the
+    number of commands run ``before`` them."""
+    commands: list[bc.Call | bc.Report] = []
+    for number in range(1, count + 1):
+        call = f"{target}-{failure_class}-{before}-{number}"
+        commands += [bc.Call(target, call), bc.Report(target, call, "failure", failure_class)]
+    return commands
+
+
+def target_fails_calls(target: str, count: int, failure_class: str) -> OnHarness:
+    """``count`` calls to ``target`` arrive and each fails with ``failure_class``. Not a
+    command alone: each call is named after the commands run so far."""
+    return OnHarness(lambda harness: failing_calls(target, count, failure_class,
+                                                   len(harness.commands)))
+
+
+def target_fails_below_threshold(target: str) -> OnHarness:
+    """One counted failure fewer than the profile's threshold."""
+    return OnHarness(lambda harness: failing_calls(
+        target, harness.settings.failure_threshold - 1, "auth", len(harness.commands)))
+
+
+def _read(harness: BreakerHarness, target: str, worker: int = 1) -> Any:
+    return harness.workers[worker_index(worker)].read(target)
+
+
+def _cooldown_passes(harness: BreakerHarness, target: str) -> bc.PassTime:
+    cooldown = getattr(_read(harness, target), "cooldown_seconds", None)
+    if not isinstance(cooldown, float):
+        raise AssertionError(f"the backend reads no cooldown for {target!r}: {cooldown!r}")
+    return bc.PassTime(cooldown)
+
+
+def wait_out_cooldown(target: str) -> OnHarness:
+    """The breaker clock moves by the cooldown the backend reads for ``target``."""
+    return OnHarness(lambda harness: _cooldown_passes(harness, target))
+
+
+def _failing_call(command: bc.Call | bc.Report) -> str | None:
+    return command.call if isinstance(command, bc.Call) else None
+
+
 CALL = 'call "{call}" to target "{target}"'
 DECLARATIONS = (
     # A command whose fields are the keyword's arguments is its own builder.
@@ -185,4 +241,185 @@ DECLARATIONS = (
     Declaration("Breaker Clock Moves", bc.PassTime, (
         Phrase("the breaker clock moves {seconds:g} seconds", bc.PassTime),
     )),
+    Declaration("Target Fails Calls", target_fails_calls, (
+        Phrase('target "{target}" fails {count:d} calls with {failure_class:w}',
+               target_fails_calls),
+    ), kept_as=_failing_call),
+    # The profile's own values.
+    Declaration("Target Fails Below Threshold", target_fails_below_threshold, (
+        Phrase('target "{target}" fails one call fewer than the profile\'s threshold',
+               target_fails_below_threshold),
+    ), kept_as=_failing_call),
+    Declaration("Wait Out Cooldown", wait_out_cooldown, (
+        Phrase('the breaker clock moves by the breaker of target "{target}"\'s cooldown',
+               wait_out_cooldown),
+    )),
 )
+
+# -- checks: what the backend answered or shows ----------------------------------------------
+
+
+def _kept(name: str, unset: str = "<never sent>") -> Any:
+    return lambda through: through.answers.get(name, unset)
+
+
+def answer_should_be(name: str, expected: str) -> Reading:
+    """The backend's answer to call or work ``name``: admitted, probe, refused, queued; or
+    the class it gave a call's raw end."""
+    return Reading(f"the answer to {name!r}", _kept(name), expected)
+
+
+def report_should_be(name: str, expected: str) -> Reading:
+    """The report kept under ``name`` (Report End), given as JSON (CB-018, CB-019)."""
+    return Reading(f"the report of {name!r}", _kept(name), json.loads(expected))
+
+
+def backstop_failed(count: int) -> Reading:
+    return Reading("the work the backstop sweep failed", _kept(BACKSTOP, "<never run>"), count)
+
+
+def concurrent_should_get(probes: int, refused: int) -> Reading:
+    wanted = {key: value for key, value in (("probe", probes), ("refused", refused)) if value}
+    return Reading("the concurrent callers' answers",
+                   lambda through: concurrent_answers_of(through.answers), wanted)
+
+
+def _read_field(target: str, field: str, unread: object = None,
+                worker: int = 1) -> Any:
+    return lambda through: getattr(_read(through.harness, target, worker), field, unread)
+
+
+def state_should_be(target: str, state: str, worker: int = 1) -> Reading:
+    return Reading(f"worker {worker}'s state of {target!r}", lambda through: getattr(
+        readout := _read(through.harness, target, worker), "state", readout), state)
+
+
+def failures_should_be(target: str, failures: int) -> Reading:
+    return Reading(f"the failure count of {target!r}", _read_field(target, "failures"),
+                   failures)
+
+
+def cooldown_should_be(target: str, seconds: float) -> Reading:
+    return Reading(f"the cooldown of {target!r}", _read_field(target, "cooldown_seconds"),
+                   seconds)
+
+
+def open_until_should_be(target: str, second: float) -> Reading:
+    return Reading(f"the end of {target!r}'s open period", _read_field(target, "open_until"),
+                   at(second))
+
+
+def probe_should_be(target: str, call: str | None) -> Reading:
+    """``call`` is the probe in flight; give None for no probe."""
+    return Reading(f"the probe of {target!r}", _read_field(target, "probe", "<unreadable>"),
+                   None if call in (None, "None") else call)
+
+
+def state_unknown(target: str) -> Reading:
+    return Reading(f"the read of {target!r} while the store is down",
+                   lambda through: _read(through.harness, target), None)
+
+
+def queue_should_hold(target: str, works: str = "") -> Reading:
+    return Reading(f"the queue of {target!r}", lambda through: tuple(
+        through.harness.workers[0].queued(target)), names(works))
+
+
+def failed_should_be(target: str, works: str = "") -> Reading:
+    return Reading(f"the failed work of {target!r}", lambda through: tuple(
+        through.harness.workers[0].failed_work(target)), names(works))
+
+
+def outages_should_be(count: int) -> Reading:
+    return Reading("operations logged as store outages", lambda through: sum(
+        worker.logged_outages() for worker in through.harness.workers), count)
+
+
+def _grown_cooldown(settings: BreakerSettings, failed_probes: int) -> float:
+    wanted = settings.cooldown_seconds
+    for _ in range(failed_probes):
+        wanted = min(wanted * settings.cooldown_multiplier, settings.cooldown_max_seconds)
+    return wanted
+
+
+def cooldown_follows_profile(target: str, failed_probes: int) -> Reading:
+    """The profile's base cooldown grown by ``failed_probes`` failed probes, capped."""
+    return Reading(f"the cooldown of {target!r}", _read_field(target, "cooldown_seconds"),
+                   OnHarness(lambda harness: _grown_cooldown(harness.settings,
+                                                             failed_probes)))
+
+
+TARGET = 'the breaker of target "{target}"'
+CHECKS = (
+    Check("Answer Should Be", answer_should_be, (
+        Phrase('call "{name}" is {expected:w}', answer_should_be),
+        Phrase('the end of call "{name}" is classed {expected:w}', answer_should_be),
+        Phrase('work "{name}" is {expected:w}', answer_should_be),
+    )),
+    Check("Report Should Be", report_should_be, (
+        Phrase('the report of call "{name}" is {expected}', report_should_be),
+    )),
+    Check("Backstop Should Have Failed", backstop_failed, (
+        Phrase("the backstop sweep failed {count:d} pieces of work", backstop_failed),
+    )),
+    Check("Concurrent Calls Should Get", concurrent_should_get, (
+        Phrase("the concurrent calls got {probes:d} probe and {refused:d} refused",
+               concurrent_should_get),
+    )),
+    Check("Breaker Should Be", state_should_be, (
+        Phrase(TARGET + " is {state:w}", state_should_be),
+        Phrase(TARGET + " is {state:w} at worker {worker:d}", state_should_be),
+    )),
+    Check("Breaker Should Count", failures_should_be, (
+        Phrase(TARGET + " counts {failures:d} failures", failures_should_be),
+    )),
+    Check("Cooldown Should Be", cooldown_should_be, (
+        Phrase(TARGET + " has a cooldown of {seconds:g} seconds", cooldown_should_be),
+    )),
+    Check("Breaker Should Be Open Until Second", open_until_should_be, (
+        Phrase(TARGET + " is open until second {second:g}", open_until_should_be),
+    )),
+    Check("Probe Should Be", probe_should_be, (
+        Phrase('the probe of target "{target}" is call "{call}"', probe_should_be),
+        Phrase('target "{target}" has no probe in flight',
+               lambda target: probe_should_be(target, None)),
+    )),
+    Check("Breaker State Should Be Unknown", state_unknown, (
+        Phrase('the breaker state of target "{target}" is unknown', state_unknown),
+    )),
+    Check("Queue Should Hold", queue_should_hold, (
+        Phrase('the queue of target "{target}" holds "{works}"', queue_should_hold),
+        Phrase('the queue of target "{target}" is empty', queue_should_hold),
+    )),
+    Check("Failed Work Should Be", failed_should_be, (
+        Phrase('the failed work of target "{target}" is "{works}"', failed_should_be),
+    )),
+    Check("Logged Store Outages Should Be", outages_should_be, (
+        Phrase("{count:d} breaker store outages are logged", outages_should_be),
+    )),
+    Check("Cooldown Should Follow The Profile", cooldown_follows_profile, (
+        Phrase(TARGET + " has the profile's base cooldown",
+               lambda target: cooldown_follows_profile(target, 0)),
+        Phrase(TARGET + " has the profile's cooldown after {failed_probes:d} failed probes",
+               cooldown_follows_profile),
+    )),
+)
+
+# -- settings: the parameters a feature fixes before its first command ----------------------
+
+SETTINGS = (
+    Setting("a breaker tripping after {threshold:d} failures with a {cooldown:g} s cooldown"
+            " growing {multiplier:g}-fold up to {cap:g} s",
+            lambda threshold, cooldown, multiplier, cap: dict(
+                failure_threshold=threshold, cooldown_seconds=cooldown,
+                cooldown_multiplier=multiplier, cooldown_max_seconds=cap)),
+    Setting('a breaker that counts only "{classes}" failures',
+            lambda classes: dict(counted_classes=",".join(names(classes)))),
+    Setting("a breaker whose probe lease is {lease:g} seconds",
+            lambda lease: dict(probe_lease_seconds=lease)),
+)
+
+
+VOCABULARY = Vocabulary(area="breaker", noun="breaker", start="Start Breaker",
+                        commands=DECLARATIONS, checks=CHECKS, settings=SETTINGS,
+                        open=with_settings(BreakerHarness, breaker_settings))

@@ -1,18 +1,29 @@
-"""The governor area's commands, declared once (conformance/vocabulary.py).
-
-Each declaration names the Robot keyword that sends a command, builds the command from
-the keyword's arguments, and lists the Gherkin wordings that send it. The Behave steps
-(conformance/governor/steps.py) and the Robot keywords (conformance/governor/keywords.py)
-are derived from this list; the wordings are the feature file's and Robot suite's own.
+"""What the governor's suites say, declared once (conformance/vocabulary.py): the
+commands, checks and settings from which its Behave steps and Robot keywords are derived,
+in the feature file's and the Robot suite's own words.
 
 The suites number the check's two governors 1 and 2; the commands, 0 and 1. The answer
-to the last wait asked and to the last offer are kept (under WAIT and OFFER) for the
-Then-checks to read.
+to the last wait asked, to the last offer and to the last question of re-send times are
+kept (under WAIT, OFFER and RESEND) for the checks to read.
 """
 
 from __future__ import annotations
 
-from jobconform.conformance.vocabulary import Declaration, Phrase
+from datetime import datetime
+from functools import partial
+
+from jobconform.conformance.area_steps import alias_list, at
+from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
+from jobconform.conformance.vocabulary import (
+    AfterCommands,
+    Check,
+    Declaration,
+    Phrase,
+    Reading,
+    Setting,
+    Vocabulary,
+    with_settings,
+)
 from jobconform.reference.governor import commands as gc
 
 WAIT = "the re-delivery wait"  # where the last wait asked is kept
@@ -42,6 +53,27 @@ def record_raw_end_result(target: str, result: str, signal: str | None = None,
     breaker does: a kill never counts as auth (RG-014)."""
     return gc.RecordRawEnd(target, result, signal, exit_code, output, error_text,
                            governor - 1)
+
+
+def failures_named_after(targets: str, failure_class: str) -> list[AfterCommands]:
+    """One failure result of each target, named after the commands run before it."""
+    return [AfterCommands(partial(_failure_named_after, target, failure_class))
+            for target in alias_list(targets)]
+
+
+def _failure_named_after(target: str, failure_class: str, count: int) -> gc.RecordFailure:
+    return gc.RecordFailure(target, failure_class, f"{target}-{failure_class}-{count}")
+
+
+def rate_limits_named_after(targets: str) -> list[AfterCommands]:
+    """The agents of several targets answer HTTP 429 at one moment (RG-010); each result
+    is named after the commands run before it."""
+    return [AfterCommands(partial(_rate_limit_named_after, target))
+            for target in alias_list(targets)]
+
+
+def _rate_limit_named_after(target: str, count: int) -> gc.RecordRateLimited:
+    return gc.RecordRateLimited(target, f"{target}-429-{count}")
 
 
 def governor_store_outage(down: bool) -> gc.GovernorStoreOutage:
@@ -88,10 +120,14 @@ DECLARATIONS = (
     Declaration("Record Failure Result", record_failure_result, (
         Phrase('target "{target}" records failure result "{result}" of class'
                " {failure_class:w}", record_failure_result),
+        Phrase('targets "{targets}" each record a failure result of class {failure_class:w}',
+               failures_named_after),
     )),
     Declaration("Record Rate-Limited Result", record_rate_limited_result, (
         Phrase('target "{target}" records rate-limited result "{result}"',
                lambda target, result: record_rate_limited_result(target, result)),
+        Phrase('targets "{targets}" each record a rate-limited result',
+               rate_limits_named_after),
     )),
     Declaration("Record Raw End Result", record_raw_end_result, (
         Phrase('target "{target}" records failure result "{result}" killed by {signal:w}',
@@ -123,3 +159,123 @@ DECLARATIONS = (
         Phrase("the governor clock moves {seconds:g} seconds", gc.Elapse),
     )),
 )
+
+
+# -- checks: what the backend answered or shows --------------------------------------------
+
+
+def wait_should_be(ms: float) -> Reading:
+    """The last re-delivery wait asked is ``ms``, to a millisecond."""
+    return Reading("the re-delivery wait", lambda through: through.answers.get(WAIT), ms,
+                   lambda actual, wanted: isinstance(actual, float)
+                   and isinstance(wanted, float) and abs(actual - wanted) <= 1.0)
+
+
+def should_be_accepted() -> Reading:
+    """The last offer was accepted."""
+    return Reading("the last offer's answer", lambda through: through.answers.get(OFFER),
+                   (True, None))
+
+
+def _refused(actual: object, wanted: object) -> bool:
+    return (isinstance(actual, tuple) and isinstance(wanted, tuple) and actual[0] is False
+            and isinstance(actual[1], int | float) and abs(actual[1] - wanted[1]) < 1e-6)
+
+
+def should_be_refused(retry_after_seconds: float) -> Reading:
+    """The last offer was refused, to retry after ``retry_after_seconds``."""
+    return Reading("the last offer's answer", lambda through: through.answers.get(OFFER),
+                   (False, retry_after_seconds), _refused)
+
+
+def _second(second: float | None) -> datetime | None:
+    return None if second is None else at(second)
+
+
+def pause_should_end(second: float | None, governor: int = 2) -> Reading:
+    """Governor ``governor`` reports the pause ending at ``second`` (None: no pause)."""
+    return Reading(f"the pause governor {governor} reads", lambda through: through.harness
+                   .workers[governor - 1].paused_until(), _second(second))
+
+
+def sweep_due(second: float | None, governor: int = 1) -> Reading:
+    """Governor ``governor``'s first re-send sweep is due at ``second`` (None: none is
+    due, no restart yet)."""
+    return Reading(f"when governor {governor}'s re-send sweep is due", lambda through:
+                   through.harness.workers[governor - 1].resend_sweep_at(), _second(second))
+
+
+def _same_instants(actual: object, wanted: object) -> bool:
+    return (isinstance(actual, tuple) and isinstance(wanted, tuple)
+            and len(actual) == len(wanted) and all(
+                abs((got - want).total_seconds()) < 1e-6
+                for got, want in zip(actual, wanted, strict=True)))
+
+
+def envelopes_at(seconds: str) -> Reading:
+    """The envelopes asked about are re-sent at ``seconds`` (comma-separated)."""
+    return Reading("when the envelopes are re-sent",
+                   lambda through: through.answers.get(RESEND),
+                   tuple(at(float(s)) for s in alias_list(seconds)), _same_instants)
+
+
+def no_envelopes() -> Reading:
+    """The governor asked has not restarted: no sweep, nothing re-sent."""
+    return Reading("the envelopes' re-send times, before any restart",
+                   lambda through: through.answers.get(RESEND, "nothing asked"), None)
+
+
+CHECKS = (
+    Check("Re-Delivery Wait Should Be", wait_should_be, (
+        Phrase("the re-delivery wait is {ms:g} ms", wait_should_be),
+    )),
+    Check("Re-Delivery Should Be Accepted", should_be_accepted, (
+        Phrase("the re-delivery is accepted", should_be_accepted),
+    )),
+    Check("Re-Delivery Should Be Refused", should_be_refused, (
+        Phrase("the re-delivery is refused, to retry after {retry_after_seconds:g} seconds",
+               should_be_refused),
+    )),
+    Check("Pause Should End At Second", pause_should_end, (
+        Phrase("re-delivery is paused until second {second:g}", pause_should_end),
+        Phrase("re-delivery is not paused", lambda: pause_should_end(None, 1)),
+        Phrase("governor {number:d} reads no pause",
+               lambda number: pause_should_end(None, number)),
+    )),
+    Check("Re-Send Sweep Should Be Due At Second", sweep_due, (
+        Phrase("governor {number:d}'s first re-send sweep is due at second {second:g}",
+               lambda number, second: sweep_due(second, number)),
+        Phrase("governor {number:d} has no re-send sweep due",
+               lambda number: sweep_due(None, number)),
+    )),
+    Check("Envelopes Should Be Re-Sent At Seconds", envelopes_at, (
+        Phrase('the envelopes are re-sent at seconds "{seconds}"', envelopes_at),
+    )),
+    Check("No Envelope Should Be Re-Sent", no_envelopes, (
+        Phrase("no envelope is re-sent", no_envelopes),
+    )),
+)
+
+# -- settings: the parameters a feature fixes before its first command ----------------------
+
+SETTINGS = (
+    Setting("a governor allowing {target_limit:d} re-deliveries per target and"
+            " {fleet_limit:d} in all per {window:g} s",
+            lambda target_limit, fleet_limit, window: dict(
+                target_limit=target_limit, fleet_limit=fleet_limit,
+                target_window_seconds=window, fleet_window_seconds=window)),
+    Setting("a governor pausing {ttl:g} s when {threshold:d} targets fail alike within"
+            " {window:g} s",
+            lambda ttl, threshold, window: dict(
+                pause_ttl_seconds=ttl, pause_threshold=threshold, pause_window_seconds=window,
+                pause_classes="auth,billing", pause_retry_after_seconds=30)),
+    Setting("a governor waiting from {base:g} ms up to {cap:g} ms",
+            lambda base, cap: dict(base_ms=base, cap_ms=cap)),
+    Setting("a governor whose restart jitter is at most {seconds:g} s",
+            lambda seconds: dict(initial_jitter_max_seconds=seconds)),
+)
+
+
+VOCABULARY = Vocabulary(area="governor", noun="governor", start="Start Governor",
+                        commands=DECLARATIONS, checks=CHECKS, settings=SETTINGS,
+                        open=with_settings(GovernorHarness, governor_settings))

@@ -1,10 +1,14 @@
-"""The tally's oracle: pure functions of the value before the command."""
+"""The tally's oracle: the value a correct tally reads, after each command."""
+
+from dataclasses import dataclass
 
 
-def after_increment(value: int) -> int:
-    return value + 1
+@dataclass
+class TallyModel:
+    value: int = 0
 
+    def increment(self) -> None:
+        self.value += 1
 
-def after_reset(value: int) -> int:
-    del value
-    return 0
+    def reset(self) -> None:
+        self.value = 0
