@@ -24,7 +24,6 @@ from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
-from jobconform.conformance.harness import Divergence
 from jobconform.conformance.machine_runner import (
     MachineRun,
     machine_runner,
@@ -128,14 +127,7 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
             return f"{prefix}{self.names}"
 
         def _run(self, command: cc.CompositeCommand) -> object:
-            run.steps += 1
-            try:
-                return self.harness.run(command)
-            except Divergence as divergence:
-                run.divergence = divergence
-                raise
-            finally:
-                run.exercised |= self.harness.exercised
+            return run.step(self.harness, command)
 
         def _elapsed(self) -> float:
             return (self.harness.clock.now() - self._start).total_seconds()

@@ -313,6 +313,9 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         self.before_edit: datetime | None = None  # next_fire_at of the schedule last edited
         self.resumed_at: datetime | None = None  # when autonomy last came back on
         self.peer: SchedulingRuntime | None = None
+        # How many schedulers run, as the commands say (the machine's rules read it; an
+        # oracle-only run opens no peer).
+        self.schedulers = 1
         opener = self._opener("clock, config, target")
         self.runtime: SchedulingRuntime = self._open(
             lambda: opener(self.clock, self.config, self.target))
@@ -331,6 +334,18 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             self.exercised.update(requirements)
             self._compare(command, expected, actual, requirements)
         return actual
+
+    def run_oracle(self, command: SchedulingCommand) -> object:
+        """The command applied to the oracle alone, the clock moved as `_apply` moves it:
+        the oracle's answer (the cost floor, see machine_runner.oracle_alone)."""
+        self._check_command(command)
+        self.commands.append(command)
+        expected, _ = self._expect(command)
+        if isinstance(command, AdvanceTime | RestartScheduling):
+            self.clock.advance(command.seconds if isinstance(command, AdvanceTime)
+                               else command.down_seconds)
+        self.oracle.settle(self.clock.now())
+        return expected
 
     def _adopt(self) -> None:
         """After a listed deviation the oracle takes each schedule's next fire time and
@@ -505,6 +520,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 oracle.set_autonomy(command.enabled, now)
                 return None, ("SC-010", "SC-011") if command.enabled else ("SC-010",)
             case StartSecondScheduler():
+                self.schedulers = 2
                 return None, ("SC-008",)
             case RestartScheduling():
                 start = now + timedelta(seconds=command.down_seconds)
@@ -515,6 +531,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                     state.kind == CRON and state.next_fire_at is not None
                     for state in oracle.schedules.values())
                 oracle.restart(start)
+                self.schedulers = 1  # the second one is not started again
                 return None, ("SC-016", "SC-007") if timetabled else ("SC-016",)
             case GetSchedule():
                 state = oracle.schedules.get(command.schedule)
