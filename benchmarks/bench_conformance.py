@@ -25,6 +25,9 @@ With two or more --python, every later one is also printed against the first as 
 of medians: the main job's CPU, each suite's, each machine's CPU and CPU per step (the
 machines' example counts may differ between checkouts, so both are given).
 
+Each machine's cost against its floor (Hypothesis driving the same rules with the oracle
+alone, no backend, no checks) is benchmarks/bench_floor.py's.
+
 --tox ENV runs `tox -e ENV` from the checkout of the first --python's jobconform, once per
 run, timed the same way (tox and its children). Prints medians; quote them, never assert them.
 """

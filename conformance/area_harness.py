@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
@@ -356,6 +357,14 @@ class PairedHarness(AreaHarness[CommandT]):
                               self._adopt)
         return answer
 
+    def run_oracle(self, command: CommandT) -> object:
+        """The command applied to the oracle alone: the oracle's answer (the cost floor,
+        see machine_runner.oracle_alone)."""
+        self._check_command(command)
+        self.commands.append(command)
+        self._note(command)
+        return self._apply_to_model(command, self.clock.now())
+
     def _check_worker(self, command: CommandT) -> None:
         """Raises ValueError where the command names a worker the check does not run."""
         worker = getattr(command, "worker", 0)
@@ -377,6 +386,9 @@ class PairedHarness(AreaHarness[CommandT]):
         raise NotImplementedError
 
     def _apply(self, command: CommandT) -> tuple[object, object]:
+        raise NotImplementedError
+
+    def _apply_to_model(self, command: CommandT, now: datetime) -> object:
         raise NotImplementedError
 
     def _compare_answer(self, command: CommandT, requirements: tuple[str, ...],

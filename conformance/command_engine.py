@@ -27,7 +27,6 @@ from jobconform.conformance.machine_runner import (
     MachineRun,
     MachineRunner,
     machine_runner,
-    run_step,
 )
 from jobconform.conformance.vocabulary import Declaration, View, Vocabulary
 from jobconform.conformance.watchdog import guarded
@@ -103,6 +102,15 @@ class DeclaredHarness(AreaHarness[Any]):
                               partial(self._adopt, declaration))
         return answer
 
+    def run_oracle(self, command: Any) -> object:
+        """Apply `command` to the oracle's model alone and return its answer (the cost
+        floor, see machine_runner.oracle_alone)."""
+        declaration = self.declared.get(type(command))
+        if declaration is None or declaration.oracle is None:
+            raise ValueError(f"no declaration of the {self.AREA} area applies"
+                             f" {type(command).__name__}")
+        return declaration.oracle(self.model, command)
+
     def _adopt(self, declaration: Declaration) -> None:
         """After a listed deviation the model takes what the service shows."""
         for view in declaration.changes:
@@ -163,7 +171,7 @@ def declared_machine(vocabulary: Vocabulary, steps: int | None = None) -> Machin
 
             @rule(command=drawn)
             def apply(self, command: Any) -> None:
-                run_step(run, self.harness, command)
+                run.step(self.harness, command)
 
             def teardown(self) -> None:
                 harness = getattr(self, "harness", None)

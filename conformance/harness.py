@@ -611,8 +611,23 @@ class Harness:
         self.exercised.update(self._report_requirements)
         return actual
 
-    def _grace_period_step(self, step: Command | GracePeriodOpened | GracePeriodEnds) -> object:
-        """Keep a step of a stop written step by step, or run the stop at its end."""
+    def run_oracle(self, command: Command | GracePeriodOpened | GracePeriodEnds) -> object:
+        """The command applied to the oracle alone, the clock moved as `_apply` moves it:
+        the oracle's answer (the cost floor, see machine_runner.oracle_alone)."""
+        if isinstance(command, GracePeriodOpened | GracePeriodEnds) or (
+                self._grace_period is not None):
+            return self._grace_period_step(command, self.run_oracle)
+        self._check_command(command)
+        self.commands.append(command)
+        answer = self.model.apply(command).answer
+        if isinstance(command, cmd.AdvanceTime):
+            self.clock.advance(command.seconds)
+        return answer
+
+    def _grace_period_step(self, step: Command | GracePeriodOpened | GracePeriodEnds,
+                           run: Callable[[Command], object] | None = None) -> object:
+        """Keep a step of a stop written step by step, or run the stop at its end (through
+        `run`, the harness's own by default)."""
         if isinstance(step, GracePeriodOpened):
             if self._grace_period is not None:
                 raise ValueError("a grace period is under way already; end it first")
@@ -623,8 +638,8 @@ class Harness:
         opened, steps = self._grace_period
         if isinstance(step, GracePeriodEnds):
             self._grace_period = None
-            return self.run(cmd.StopBySignal(opened.grace_seconds, opened.signal,
-                                             tuple(steps)))
+            return (run or self.run)(cmd.StopBySignal(opened.grace_seconds, opened.signal,
+                                                      tuple(steps)))
         if not isinstance(step, cmd.Finish | cmd.AdvanceTime):
             raise ValueError(f"between the signal and the grace period's end only bodies end"
                              f" and time passes; {describe(step)} cannot come there (and"

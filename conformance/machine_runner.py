@@ -15,11 +15,18 @@ A backend that answers the same commands differently (a race in its adapter) mak
 Hypothesis's replay of a failing example behave otherwise; Hypothesis calls that `Flaky`.
 It is the backend's verdict, not a requirement's: the run records both behaviours, the
 failing run and the replay, as `MachineRun.nondeterminism`.
+
+Under `oracle_alone()` a machine runs with its backend side replaced by nothing: each drawn
+command goes to the harness's oracle alone (`run_oracle`: no backend call, no comparison),
+and the checks once per run are skipped. The cost of such a run is the floor a machine's
+checks are measured against (benchmarks/bench_conformance.py --floor); it proves nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -38,6 +45,20 @@ from jobconform.conformance.watchdog import AdapterHung, hangs
 from jobconform.spec import Profile, Registry
 
 STEPS_PER_EXAMPLE = 40
+# Set by `oracle_alone()`: machines run then apply their commands to the oracle alone.
+_ORACLE_ALONE: ContextVar[bool] = ContextVar("oracle_alone", default=False)
+
+
+@contextmanager
+def oracle_alone() -> Iterator[None]:
+    """Run the machines started inside with their backend side replaced by nothing: the
+    same draws (same seed, same examples) applied to each harness's oracle alone, the
+    cost floor of Hypothesis, the rules and the oracle. Such a run checks nothing."""
+    token = _ORACLE_ALONE.set(True)
+    try:
+        yield
+    finally:
+        _ORACLE_ALONE.reset(token)
 
 
 @dataclass(frozen=True)
@@ -81,6 +102,8 @@ class MachineRun:
     # commands it ran (read as it ends), to tell its behaviour apart from the one before.
     divergence_before_latest: Divergence | None = None
     latest_commands: tuple[Any, ...] = ()
+    # Commands go to the harness's oracle alone (see oracle_alone): a cost floor, no check.
+    oracle_only: bool = field(default_factory=_ORACLE_ALONE.get)
 
     def step(self, harness: SideHarness[CommandT_contra], command: CommandT_contra,
              setup: Callable[[], dict[str, Any]] | None = None) -> object:
@@ -94,6 +117,8 @@ class MachineRun:
             Divergence: the command diverged.
         """
         self.steps += 1
+        if self.oracle_only:
+            return harness.run_oracle(command)
         try:
             return harness.run(command)
         except Divergence as divergence:
@@ -148,25 +173,12 @@ class SideHarness(Protocol[CommandT_contra]):
 
     def run(self, command: CommandT_contra) -> object: ...
 
+    def run_oracle(self, command: CommandT_contra) -> object:
+        """Apply `command` to the oracle alone, as `run` would, and return the oracle's
+        answer: no backend call, no comparison (the cost floor, see oracle_alone)."""
+        ...
+
     def close(self) -> None: ...
-
-
-def run_step(run: MachineRun, harness: SideHarness[CommandT_contra],
-             command: CommandT_contra) -> object:
-    """Run one command of a machine's sequence through `harness`, recording in `run` the
-    step, its divergence and what the harness exercised; the backend's answer.
-
-    Raises:
-        Divergence: the command diverged; it is also recorded as `run.divergence`.
-    """
-    run.steps += 1
-    try:
-        return harness.run(command)
-    except Divergence as divergence:
-        run.divergence = divergence
-        raise
-    finally:
-        run.exercised |= harness.exercised
 
 
 def run_on_a_runtime_of_its_own(open_harness: Callable[[], SideHarness[CommandT_contra]],
@@ -198,7 +210,7 @@ def run_on_a_runtime_of_its_own(open_harness: Callable[[], SideHarness[CommandT_
     harness = open_harness()
     try:
         for command in commands:
-            run_step(run, harness, command)
+            run.step(harness, command)
     finally:
         harness.close()
 
@@ -225,7 +237,7 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
         Divergence: the machine raised one without recording it (a machine bug).
     """
     run = MachineRun()
-    if once is not None:
+    if once is not None and not run.oracle_only:  # the checks once are the backend's
         try:
             once(run)
         except Divergence:

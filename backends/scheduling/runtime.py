@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from functools import partial
+from functools import lru_cache, partial
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
@@ -87,6 +87,10 @@ def timetable_problem(expression: str, timezone: str, now: datetime) -> str | No
     return "timezone" if zone(timezone) is None else None
 
 
+# A pure function of its arguments (the instant `after` is, whatever its offset), which
+# every settle asks again of the same timetables and fires, and each answer walks the local
+# times of a day or more: the latest answers are kept.
+@lru_cache(maxsize=4096)
 def first_fire_after(expression: str, timezone: str, after: datetime) -> datetime:
     """The first fire time strictly after `after` of a timetable that passed its check."""
     tz = zone(timezone)

@@ -157,6 +157,17 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                               self._adopt)
         return actual
 
+    def run_oracle(self, command: AdmissionCommand) -> object:
+        """The command applied to the oracle alone, the clock moved as `_apply` moves it:
+        the oracle's answer (the cost floor, see machine_runner.oracle_alone)."""
+        self._check_command(command)
+        self.commands.append(command)
+        self.model.logs.clear()
+        answer = self.model.apply(command).answer
+        if isinstance(command, ad.PassTime):
+            self.clock.advance(command.seconds)
+        return answer
+
     def _compare_answer(self, command: AdmissionCommand, expected: ad.Expected,
                         actual: object) -> None:
         if actual != expected.answer or type(actual) is not type(expected.answer):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, ClassVar, cast
 
@@ -180,72 +180,99 @@ class BreakerHarness(PairedHarness[bc.BreakerCommand]):
             raise ValueError(f"concurrent calls need distinct names, not {command.calls!r}")
 
     def _apply(self, command: bc.BreakerCommand) -> tuple[object, object]:
-        """Send the command to the backend and the oracle; (backend's, oracle's) answers."""
-        model, now = self.model, self.clock.now()
+        """Send the command to the backend, then to the oracle; (backend's, oracle's)
+        answers. Real threads call at once, then the oracle replays them (see below)."""
+        if isinstance(command, bc.CallsAtOnce):
+            return self._calls_at_once(command)
+        now = self.clock.now()
+        return self._apply_to_backend(command), self._apply_to_model(command, now)
+
+    def _apply_to_backend(self, command: bc.BreakerCommand) -> object:
+        """The backend's answer (None for a command that answers nothing)."""
         match command:
             case bc.SwitchBreaker(on=on):
                 # The switches are deployment configuration: one worker sets them for all.
                 self._call("set_global_switch", lambda: self.workers[0].set_global_switch(on))
-                model.global_switch = on
             case bc.OptIn(target=target, on=on):
                 self._call("set_opt_in", lambda: self.workers[0].set_opt_in(target, on))
-                (model.opted_in.add if on else model.opted_in.discard)(target)
             case bc.Call(target=target, call=call, worker=index):
                 worker = self.workers[index]
-                answer = self._call("admit", lambda: worker.admit(target, call))
-                return answer, model.admit(target, call, now).value
-            case bc.CallsAtOnce():
-                return self._calls_at_once(command)
+                return self._call("admit", lambda: worker.admit(target, call))
             case bc.Report():
                 report = command
                 worker = self.workers[report.worker]
                 self._call("record", lambda: worker.record(
                     report.target, report.call, report.outcome, report.failure_class))
-                model.record(report.target, report.call, CallOutcome(report.outcome),
-                             report.failure_class, now)
             case bc.AddWork(target=target, work=work):
-                answer = self._call("enqueue", lambda: self.workers[0].enqueue(target, work))
-                return answer, model.enqueue(target, work, now).value
+                return self._call("enqueue", lambda: self.workers[0].enqueue(target, work))
             case bc.ResetBreaker(target=target):
                 self._call("reset", lambda: self.workers[0].reset(target))
-                model.reset(target)
             case bc.StoreOutage(down=down):
                 for worker in self.workers:
                     self._call("set_store_available",
                                partial(worker.set_store_available, not down))
-                model.store_down = down
             case bc.CallEndsRaw():
                 ended = command
                 worker = self.workers[ended.worker]
-                answer = self._call("record_end", lambda: worker.record_end(
+                return self._call("record_end", lambda: worker.record_end(
                     ended.target, ended.call, ended.signal, ended.exit_code, ended.output,
                     ended.error_text))
-                return answer, model.record_end(ended.target, ended.call, raw_end(ended), now)
             case bc.EndReported():
                 asked = command
                 worker = self.workers[asked.worker]
-                reported = self._call("report_end", lambda: worker.report_end(
+                return self._call("report_end", lambda: worker.report_end(
                     asked.signal, asked.exit_code, asked.output, asked.error_text))
-                return reported, report_end(raw_end(asked))
             case bc.MissedHeartbeat(target=target, worker=index):
                 worker = self.workers[index]
                 self._call("record_missed_heartbeat",
                            lambda: worker.record_missed_heartbeat(target))
-                model.missed_heartbeat(target, now)
             case bc.DrainLost(lost=lost):
                 for worker in self.workers:
                     self._call("set_drain_lost", partial(worker.set_drain_lost, lost))
-                model.drain_lost = lost
             case bc.BackstopSweep(worker=index):
-                worker = self.workers[index]
-                swept = self._call("backstop", worker.backstop)
-                return swept, model.backstop(now)
+                return self._call("backstop", self.workers[index].backstop)
+            case bc.ReadBreaker(target=target):
+                return self._readout(self.workers[0], target)
+        return None
+
+    def _apply_to_model(self, command: bc.BreakerCommand, now: datetime) -> object:
+        """The oracle's answer (None for a command that answers nothing), at `now` (the
+        clock before the command); time passing moves the clock, which both sides read."""
+        model = self.model
+        match command:
+            case bc.SwitchBreaker(on=on):
+                model.global_switch = on
+            case bc.OptIn(target=target, on=on):
+                (model.opted_in.add if on else model.opted_in.discard)(target)
+            case bc.Call(target=target, call=call):
+                return model.admit(target, call, now).value
+            case bc.CallsAtOnce():
+                return dict(sorted(Counter(model.admit(command.target, call, now).value
+                                           for call in command.calls).items()))
+            case bc.Report():
+                model.record(command.target, command.call, CallOutcome(command.outcome),
+                             command.failure_class, now)
+            case bc.AddWork(target=target, work=work):
+                return model.enqueue(target, work, now).value
+            case bc.ResetBreaker(target=target):
+                model.reset(target)
+            case bc.StoreOutage(down=down):
+                model.store_down = down
+            case bc.CallEndsRaw():
+                return model.record_end(command.target, command.call, raw_end(command), now)
+            case bc.EndReported():
+                return report_end(raw_end(command))
+            case bc.MissedHeartbeat(target=target):
+                model.missed_heartbeat(target, now)
+            case bc.DrainLost(lost=lost):
+                model.drain_lost = lost
+            case bc.BackstopSweep():
+                return model.backstop(now)
             case bc.PassTime(seconds=seconds):
                 self.clock.advance(seconds)
             case bc.ReadBreaker(target=target):
-                return (self._readout(self.workers[0], target),
-                        model.read(target, self.clock.now()))
-        return None, None
+                return model.read(target, now)
+        return None
 
     def _calls_at_once(self, command: bc.CallsAtOnce) -> tuple[object, object]:
         """Real threads call at one moment; the oracle then replays them with the

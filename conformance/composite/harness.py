@@ -148,6 +148,17 @@ class CompositeHarness(AreaHarness[cc.CompositeCommand]):
             self.observe(expected.requirements)
         return answer
 
+    def run_oracle(self, command: cc.CompositeCommand) -> object:
+        """The command applied to the oracle alone, the clock moved as `_apply` moves it:
+        the oracle's answer (the cost floor, see machine_runner.oracle_alone)."""
+        if isinstance(command, cc.PassTime) and not 0 <= command.seconds < float("inf"):
+            raise ValueError(f"time passes by a finite amount >= 0, not {command.seconds!r}")
+        answer = self.model.apply(command).answer
+        self.commands.append(command)
+        if isinstance(command, cc.PassTime):
+            self.clock.advance(command.seconds)
+        return answer
+
     def _to_close(self) -> list[CompositeRuntime]:
         return [self.runtime]
 

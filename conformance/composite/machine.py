@@ -28,7 +28,6 @@ from jobconform.conformance.machine_runner import (
     MachineRun,
     machine_runner,
     run_on_a_runtime_of_its_own,
-    run_step,
 )
 from jobconform.reference import admission as ad
 from jobconform.reference.composite import commands as cc
@@ -128,7 +127,7 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
             return f"{prefix}{self.names}"
 
         def _run(self, command: cc.CompositeCommand) -> object:
-            return run_step(run, self.harness, command)
+            return run.step(self.harness, command)
 
         def _elapsed(self) -> float:
             return (self.harness.clock.now() - self._start).total_seconds()

@@ -114,57 +114,80 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
             check_time_step(command.seconds)
 
     def _apply(self, command: gc.GovernorCommand) -> tuple[object, object]:
-        model, now = self.model, self.clock.now()
-        assert self.settings is not None
+        """Send the command to the backend, then to the oracle; (backend's, oracle's)."""
+        now = self.clock.now()
+        return self._apply_to_backend(command), self._apply_to_model(command, now)
+
+    def _apply_to_backend(self, command: gc.GovernorCommand) -> object:
+        """The backend's answer (None for a command that answers nothing)."""
         match command:
             case gc.AskWait(previous_ms=previous, draw=draw, retry_after_ms=floor):
-                answer = self._call("redelivery_wait_ms", lambda: float(
+                return self._call("redelivery_wait_ms", lambda: float(
                     self.workers[0].redelivery_wait_ms(previous, draw, floor)))
-                return answer, redelivery_wait_ms(self.settings, previous, draw, floor)
             case gc.Offer(target=target, worker=index):
                 decision = self._call("offer", lambda: self.workers[index].offer(target))
-                expected = model.offer(target, now, index)
-                return ((decision.accepted, decision.retry_after_seconds),
-                        (expected.accepted, expected.retry_after_seconds))
+                return decision.accepted, decision.retry_after_seconds
             case gc.RecordFailure(target=target, failure_class=failure_class,
                                   result_id=result_id, worker=index):
                 self._call("record_failure", lambda: self.workers[index].record_failure(
                     target, failure_class, result_id))
-                model.record_failure(target, failure_class, result_id, now)
             case gc.RecordRateLimited(target=target, result_id=result_id, worker=index):
                 self._call("record_rate_limited", lambda: self.workers[index]
                            .record_rate_limited(target, result_id))
-                model.record_rate_limited(target, result_id, now)
             case gc.RecordRawEnd():
                 ended = command
                 self._call("record_raw_end", lambda: self.workers[ended.worker].record_raw_end(
                     ended.target, ended.result_id, ended.signal, ended.exit_code,
                     ended.output, ended.error_text))
-                model.record_raw_end(ended.target, ended.result_id, governor_raw_end(ended),
-                                     now)
             case gc.Restart(draw=draw, worker=index):
                 self._call("restart", lambda: self.workers[index].restart(draw))
-                model.restart(index, draw, now)
             case gc.GovernorStoreOutage(down=down):
                 # One store behind both governors: both lose it, and get it back.
                 for worker in self.workers:
                     self._call("set_store_available",
                                partial(worker.set_store_available, not down))
-                model.store_down = down
             case gc.SwitchGovernor(enabled=enabled, worker=index):
                 self._call("set_enabled", partial(self.workers[index].set_enabled, enabled))
-                model.switch(index, enabled)
             case gc.AskResendTimes(draws=draws, worker=index):
                 times = self._call("resend_times",
                                    lambda: self.workers[index].resend_times(list(draws)))
-                sent_at = tuple(times) if isinstance(times, list | tuple) else times
-                return sent_at, model.resend_times(index, draws)
+                return tuple(times) if isinstance(times, list | tuple) else times
+            case gc.ReadPause():
+                return self._call("paused_until", self.workers[0].paused_until)
+        return None
+
+    def _apply_to_model(self, command: gc.GovernorCommand, now: datetime) -> object:
+        """The oracle's answer (None for a command that answers nothing), at `now` (the
+        clock before the command); time passing moves the clock, which both sides read."""
+        model = self.model
+        assert self.settings is not None
+        match command:
+            case gc.AskWait(previous_ms=previous, draw=draw, retry_after_ms=floor):
+                return redelivery_wait_ms(self.settings, previous, draw, floor)
+            case gc.Offer(target=target, worker=index):
+                expected = model.offer(target, now, index)
+                return expected.accepted, expected.retry_after_seconds
+            case gc.RecordFailure(target=target, failure_class=failure_class,
+                                  result_id=result_id):
+                model.record_failure(target, failure_class, result_id, now)
+            case gc.RecordRateLimited(target=target, result_id=result_id):
+                model.record_rate_limited(target, result_id, now)
+            case gc.RecordRawEnd():
+                model.record_raw_end(command.target, command.result_id,
+                                     governor_raw_end(command), now)
+            case gc.Restart(draw=draw, worker=index):
+                model.restart(index, draw, now)
+            case gc.GovernorStoreOutage(down=down):
+                model.store_down = down
+            case gc.SwitchGovernor(enabled=enabled, worker=index):
+                model.switch(index, enabled)
+            case gc.AskResendTimes(draws=draws, worker=index):
+                return model.resend_times(index, draws)
             case gc.Elapse(seconds=seconds):
                 self.clock.advance(seconds)
             case gc.ReadPause():
-                return (self._call("paused_until", self.workers[0].paused_until),
-                        model.pause_at(now))
-        return None, None
+                return model.pause_at(now)
+        return None
 
     @staticmethod
     def _agree(actual: object, expected: object) -> bool:

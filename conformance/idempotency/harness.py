@@ -182,6 +182,19 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
         self._check_audit(command)
         return actual
 
+    def run_oracle(self, command: IdempotencyCommand) -> object:
+        """The command applied to the oracle alone (a store fault taken as one that did not
+        strike), the clock moved as `_apply` moves it: the oracle's answer (the cost floor,
+        see machine_runner.oracle_alone)."""
+        self._check_command(command)
+        self.commands.append(command)
+        inner = command.command if isinstance(command, IdempotencyStoreFault) else command
+        if isinstance(inner, CLAIM_COMMANDS):
+            self.claimed.add(inner.handle)
+        if isinstance(inner, AdvanceTime):
+            self.clock.advance(inner.seconds)
+        return self._expect_noting_derived(inner)[0]
+
     @property
     def takes_store_faults(self) -> bool:
         """Whether the backend claims store faults for its idempotency keys

@@ -196,6 +196,22 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
                               self.observe, self._adopt)
         return actual
 
+    def run_oracle(self, command: lc.LoopCommand) -> object:
+        """The command applied to the oracle alone, the clock moved as `_apply` moves it:
+        the oracle's answer (the cost floor, see machine_runner.oracle_alone)."""
+        self._check(command)
+        self.commands.append(command)
+        if isinstance(command, lc.PassTime):
+            self._pass_time(command.seconds, self._move_oracle_to)
+            return None
+        return self._apply_to_model(command)[0]
+
+    def _move_oracle_to(self, instant: datetime) -> None:
+        step = (instant - self._now()).total_seconds()
+        if step > 0:
+            self.clock.advance(step)
+        self.model.advance_to(instant)
+
     def _compare_answer(self, command: lc.LoopCommand, requirements: tuple[str, ...],
                         expected: object, actual: object) -> None:
         if expected != actual:
@@ -344,15 +360,18 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
                 pass
         return None
 
-    def _pass_time(self, seconds: float) -> None:
-        """Move the clock through every instant at which the oracle expects a timer."""
+    def _pass_time(self, seconds: float,
+                   move_to: Callable[[datetime], None] | None = None) -> None:
+        """Move the clock through every instant at which the oracle expects a timer (with
+        `move_to`, both sides compared at each by default)."""
+        move = move_to or self._move_to
         target = self._now() + timedelta(seconds=seconds)
         while True:
             due = self.model.next_due()
             if due is None or due > target:
                 break
-            self._move_to(due)
-        self._move_to(target)
+            move(due)
+        move(target)
 
     def _move_to(self, instant: datetime) -> None:
         before = dict(self.model.loops)

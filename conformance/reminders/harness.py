@@ -245,6 +245,22 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
             self._compare(command, expected, actual, requirements)
         return actual
 
+    def run_oracle(self, command: ReminderCommand) -> object:
+        """The command applied to the oracle alone, the clock moved as `_apply` moves it:
+        the oracle's answer (the cost floor, see machine_runner.oracle_alone)."""
+        self._check_command(command)
+        self.commands.append(command)
+        expected, _ = self._expect(command)
+        inner = command.command if isinstance(command, ReminderStoreFault) else command
+        if isinstance(inner, AdvanceTime | RestartReminders):
+            self.clock.advance(inner.seconds if isinstance(inner, AdvanceTime)
+                               else inner.down_seconds)
+        if isinstance(command, ReminderStoreFault) and command.fault.kind is FaultKind.CRASH:
+            self.oracle.settle(self.clock.now(), crash_at=command.fault.write)
+            self.oracle.restart(self.clock.now())
+        self.oracle.settle(self.clock.now())
+        return expected
+
     def _adopt(self) -> None:
         """After a listed deviation the oracle takes each reminder as the backend lists
         it (one it cannot read in the spec's terms is left as the oracle has it), the

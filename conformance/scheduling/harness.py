@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
@@ -122,6 +122,10 @@ TRIGGER_REQUIREMENTS = {"schedule": ("SC-002", "SC-006"), "catch_up": ("SC-007",
                         "manual": ("SC-009",)}
 PRE_CHECK_REQUIREMENTS = {"skip": ("SC-012",), "prompt": ("SC-013",), "error": ("SC-014",),
                           "timeout": ("SC-014",)}
+# Commands after which any schedule's fields and history may have changed: time passes,
+# schedulers stop or start, the switch flips. After any other command only the schedule
+# it names, and those the oracle fired, can (see SchedulingHarness.touched).
+EVERY_SCHEDULE = (AdvanceTime, RestartScheduling, SetAutonomy, StartSecondScheduler)
 
 
 def config_for(profile: Profile, **overrides: str) -> SchedulingConfig:
@@ -180,14 +184,20 @@ class ExecutionRecord:
     validation: object = None
 
 
+def held_alias(key: str) -> str:
+    """The schedule a held snapshot's key names: get:ALIAS, list:ALIAS or
+    history:ALIAS:NUMBER."""
+    kind, _, rest = key.partition(":")
+    return rest.rpartition(":")[0] if kind == "history" else rest
+
+
 def freeze(view: ScheduleView, validates: bool = False) -> ScheduleRecord:
     """The schedule as shown; its validation switch and timeout only when the backend
     claims `validates` (scheduling-validation)."""
-    record = ScheduleRecord(*(getattr(view, name, "<missing>") for name in SCHEDULE_FIELDS))
-    if not validates:
-        return record
-    return replace(record, **{name: getattr(view, name, "<missing>")
-                              for name in VALIDATION_FIELDS})
+    # Built in one call rather than replaced: this runs for every schedule read, after
+    # every command.
+    names = SCHEDULE_FIELDS + VALIDATION_FIELDS if validates else SCHEDULE_FIELDS
+    return ScheduleRecord(*(getattr(view, name, "<missing>") for name in names))
 
 
 def freeze_execution(view: ExecutionView, ends: bool = False) -> ExecutionRecord:
@@ -312,7 +322,21 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         self.deleted: set[str] = set()  # aliases of schedules the oracle deleted
         self.before_edit: datetime | None = None  # next_fire_at of the schedule last edited
         self.resumed_at: datetime | None = None  # when autonomy last came back on
+        # The schedules whose fields, history and snapshots handed out `observe` reads, as
+        # the command being checked can change them; None: every schedule (any other
+        # observe, too). The list of schedules, the dispatches, the pre-check calls and
+        # the alerts are compared in full after every command: an execution a command
+        # should not have made shows as a dispatch or a pre-check call.
+        self.touched: frozenset[str] | None = None
+        # The objects each schedule's fields ("list:ALIAS") and history ("history:ALIAS")
+        # were last found equal to: (the views shown, the oracle's states). The same views
+        # (their snapshots checked as every observe begins) and the same frozen states
+        # compare as they did, so they are not frozen and compared again.
+        self.agreed: dict[str, tuple[tuple[object, ...], tuple[object, ...]]] = {}
         self.peer: SchedulingRuntime | None = None
+        # How many schedulers run, as the commands say (the machine's rules read it; an
+        # oracle-only run opens no peer).
+        self.schedulers = 1
         opener = self._opener("clock, config, target")
         self.runtime: SchedulingRuntime = self._open(
             lambda: opener(self.clock, self.config, self.target))
@@ -329,8 +353,35 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             self.oracle.settle(self.clock.now())
             requirements += self._fired_requirements(executions_before)
             self.exercised.update(requirements)
-            self._compare(command, expected, actual, requirements)
+            self.touched = self._touched_by(command, executions_before)
+            try:
+                self._compare(command, expected, actual, requirements)
+            finally:
+                self.touched = None
         return actual
+
+    def _touched_by(self, command: SchedulingCommand,
+                    executions_before: dict[str, int]) -> frozenset[str] | None:
+        """The schedules `command` can change: the one it names and those the oracle
+        fired during it; None for every schedule (EVERY_SCHEDULE)."""
+        if isinstance(command, EVERY_SCHEDULE):
+            return None
+        fired = {alias for alias, history in self.oracle.history.items()
+                 if len(history) != executions_before.get(alias, 0)}
+        named = getattr(command, "schedule", None)
+        return frozenset(fired | {named} if isinstance(named, str) else fired)
+
+    def run_oracle(self, command: SchedulingCommand) -> object:
+        """The command applied to the oracle alone, the clock moved as `_apply` moves it:
+        the oracle's answer (the cost floor, see machine_runner.oracle_alone)."""
+        self._check_command(command)
+        self.commands.append(command)
+        expected, _ = self._expect(command)
+        if isinstance(command, AdvanceTime | RestartScheduling):
+            self.clock.advance(command.seconds if isinstance(command, AdvanceTime)
+                               else command.down_seconds)
+        self.oracle.settle(self.clock.now())
+        return expected
 
     def _adopt(self) -> None:
         """After a listed deviation the oracle takes each schedule's next fire time and
@@ -362,6 +413,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         self.held = {key: (view, self._freeze(view)) for key, (view, _) in self.held.items()}
         self.held_executions = {key: (view, self._snapshot_of(view))
                                 for key, (view, _) in self.held_executions.items()}
+        self.agreed.clear()
 
     def _to_close(self) -> list[SchedulingRuntime]:
         return ([] if self.peer is None else [self.peer]) + [self.runtime]
@@ -505,6 +557,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 oracle.set_autonomy(command.enabled, now)
                 return None, ("SC-010", "SC-011") if command.enabled else ("SC-010",)
             case StartSecondScheduler():
+                self.schedulers = 2
                 return None, ("SC-008",)
             case RestartScheduling():
                 start = now + timedelta(seconds=command.down_seconds)
@@ -515,6 +568,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                     state.kind == CRON and state.next_fire_at is not None
                     for state in oracle.schedules.values())
                 oracle.restart(start)
+                self.schedulers = 1  # the second one is not started again
                 return None, ("SC-016", "SC-007") if timetabled else ("SC-016",)
             case GetSchedule():
                 state = oracle.schedules.get(command.schedule)
@@ -620,6 +674,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 self.clock.advance(command.down_seconds)  # nothing runs meanwhile
                 self.runtime = self._call("reopen", runtime.reopen)
                 self.runs.clear()  # read them again: they must have survived
+                self.agreed.clear()  # and every history with them
             case GetSchedule():
                 schedule_id = self._id(command.schedule)
                 view = self._call("get", lambda: runtime.get(schedule_id))
@@ -716,9 +771,11 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             raise self._fail((*requirements, "SC-016"), "the held schedules, in order",
                              self.oracle.list(), actual_aliases,
                              "SC-018" if kept else None)
-        for alias, view in zip(actual_aliases, views, strict=True):
+        read = [(alias, view) for alias, view in zip(actual_aliases, views, strict=True)
+                if self.touched is None or alias in self.touched]
+        for alias, view in read:
             self._compare_schedule(alias, view, requirements)
-        for alias in actual_aliases:
+        for alias, _ in read:
             self._compare_history(alias, requirements)
         self._compare_calls(requirements)
         if self.validates:
@@ -731,11 +788,37 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                              " (alias, scheduled_for, trigger)", self.oracle.alerts, actual,
                              "SC-024")
 
+    def _agreed_before(self, key: str, shown: Sequence[object],
+                       expected: Sequence[object]) -> bool:
+        """Whether `shown` and `expected` are, object for object, what `key` was last
+        found equal to (see `agreed`)."""
+        before = self.agreed.get(key)
+        return (before is not None and len(before[0]) == len(shown)
+                and len(before[1]) == len(expected)
+                and all(a is b for a, b in zip(before[0], shown, strict=True))
+                and all(a is b for a, b in zip(before[1], expected, strict=True)))
+
+    @staticmethod
+    def _hold(held: dict[str, tuple[Any, Any]], key: str, view: object,
+              snapshot: Callable[[], object]) -> None:
+        """Hold `view` under `key` with what it shows now. The same object held there
+        already keeps its record: `_check_snapshots` found it unchanged as this observe
+        began, and nothing but reads has run since."""
+        kept = held.get(key)
+        if kept is None or kept[0] is not view:
+            held[key] = (view, snapshot())
+
     def _check_snapshots(self) -> None:
+        """Every snapshot handed out of the schedules the command can change (`touched`)
+        shows what it showed when it was returned (SC-016): a view that goes on to show
+        its schedule's later state changes only as that schedule does."""
+        touched = self.touched
         shown: list[tuple[str, object, object]] = [
-            (key, record, self._freeze(view)) for key, (view, record) in self.held.items()]
+            (key, record, self._freeze(view)) for key, (view, record) in self.held.items()
+            if touched is None or held_alias(key) in touched]
         shown += [(key, record, self._snapshot_of(view))
-                  for key, (view, record) in self.held_executions.items()]
+                  for key, (view, record) in self.held_executions.items()
+                  if touched is None or held_alias(key) in touched]
         for key, record, now in shown:
             if now != record:
                 raise self._fail(("SC-016",), f"a snapshot read earlier ({key}) changed after"
@@ -744,6 +827,8 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def _compare_schedule(self, alias: str, view: ScheduleView,
                           requirements: tuple[str, ...]) -> None:
         state = self.oracle.schedules[alias]
+        if self._agreed_before(f"list:{alias}", (view,), (state,)):
+            return
         wanted, actual = expected_record(state, self.validates), self._freeze(view)
         for name, field_requirements in FIELD_REQUIREMENTS.items():
             expected_value, actual_value = getattr(wanted, name), getattr(actual, name)
@@ -762,26 +847,38 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             name, value = off
             raise self._fail(("SC-016",), f"schedule {alias!r} {name} must be a"
                              " timezone-aware UTC datetime", "tz-aware UTC", value)
-        self.held[f"list:{alias}"] = (view, actual)
+        self._hold(self.held, f"list:{alias}", view, lambda: actual)
         if state.kind == CRON:
             self.exercised.update(dst_requirements(state.next_fire_at, state.timezone))
+        self.agreed[f"list:{alias}"] = ((view,), (state,))
 
     def _compare_history(self, alias: str, requirements: tuple[str, ...]) -> None:
         schedule_id = self.ids[alias]
         views = list(self._call("history", lambda: self.runtime.history(schedule_id)))
+        executions = self.oracle.executions(alias)
+        if self._agreed_before(f"history:{alias}", views, executions):
+            return
         actual = [self._freeze_execution(view) for view in views]
-        wanted = [expected_execution(e) for e in self.oracle.executions(alias)]
+        wanted = [expected_execution(e) for e in executions]
         if actual == wanted:
-            # The right instants at another offset compare equal: SC-016 asks for UTC.
-            off = first_off_utc(actual, f"the execution history of schedule {alias!r}")
+            # The right instants at another offset compare equal: SC-016 asks for UTC. Of
+            # each execution as it is first held: one held already was found UTC then, and
+            # its snapshot still shows what it showed (_check_snapshots; a handed-out view
+            # mutated to another offset alone would pass that, and this, unseen).
+            where = f"the execution history of schedule {alias!r}"
+            keys = [f"history:{alias}:{number}" for number in range(len(views))]
+            fresh = [record for key, view, record in zip(keys, views, actual, strict=True)
+                     if self.held_executions.get(key, (None,))[0] is not view]
+            off = first_off_utc(actual, where) if first_off_utc(fresh, where) else None
             if off is not None:
                 raise self._fail(("SC-016",), f"{off[0]} as a UTC instant", WANTED,
                                  describe_offset(off[1]), "SC-016")
             for number, view in enumerate(views):
-                self.held_executions[f"history:{alias}:{number}"] = (view,
-                                                                     self._snapshot_of(view))
+                self._hold(self.held_executions, f"history:{alias}:{number}", view,
+                           partial(self._snapshot_of, view))
             if self.validates:
                 self._learn_execution_ids(alias, views, actual)
+            self.agreed[f"history:{alias}"] = (tuple(views), tuple(executions))
             return
         blamed = (*requirements, "SC-015")
         timezone = self.oracle.schedules[alias].timezone

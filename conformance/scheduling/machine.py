@@ -168,7 +168,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         def set_autonomy(self, enabled: bool) -> None:
             self._run(sc.SetAutonomy(enabled))
 
-        @precondition(lambda self: self.harness is not None and self.h.peer is None)
+        @precondition(lambda self: self.harness is not None and self.h.schedulers == 1)
         @rule()
         def start_second_scheduler(self) -> None:
             self._run(sc.StartSecondScheduler())

@@ -325,6 +325,18 @@ class StoreHarness:
         self._hold(command, views)
         return actual
 
+    def run_oracle(self, command: StoreCommand) -> object:
+        """The command applied to the oracle alone:
+        the oracle's answer (the cost floor, see machine_runner.oracle_alone)."""
+        _check_command(command)
+        self._check_against_state(command)
+        self.commands.append(command)  # type: ignore[arg-type]
+        if isinstance(command, AtOnce):
+            for operation in command.operations:
+                self._expect_answer(operation)
+            return _sorted([RecordForm.of(r) for r in self.oracle.records.values()])
+        return self._expect(command)[0]
+
     def run_all(self, commands: list[StoreCommand]) -> None:
         for command in commands:
             self.run(command)
