@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 import hypothesis
@@ -148,18 +149,24 @@ class MachineRunner(Protocol):
                  seed: int = 0, examples: int = RUN_EXAMPLES) -> MachineRun: ...
 
 
+OnceChecks = Callable[[Backend, Profile, Registry | None, MachineRun], None]
+
+
 def machine_runner(factory: MachineFactory, steps: int | None = None,
-                   area: str | None = None) -> MachineRunner:
+                   area: str | None = None, once: OnceChecks | None = None) -> MachineRunner:
     """The runner of the machine `factory` builds, with at most `steps` commands an example
-    (run_machine's default if None); a profile without `area`, where one is named, runs
-    nothing (the report says n/a)."""
+    (run_machine's default if None) and the checks `once` runs before the first sequence
+    (run_machine's `once`, given the backend, profile and registry); a profile without
+    `area`, where one is named, runs nothing (the report says n/a)."""
 
     def run(backend: Backend, profile: Profile, registry: Registry | None, seed: int = 0,
             examples: int = RUN_EXAMPLES) -> MachineRun:
         if area is not None and area not in profile.areas:
             return MachineRun()
         return run_machine(factory, backend, profile, registry, seed=seed, examples=examples,
-                           steps=STEPS_PER_EXAMPLE if steps is None else steps)
+                           steps=STEPS_PER_EXAMPLE if steps is None else steps,
+                           once=None if once is None else partial(once, backend, profile,
+                                                                  registry))
 
     return run
 
@@ -188,7 +195,9 @@ def run_on_a_runtime_of_its_own(open_harness: Callable[[], SideHarness[CommandT_
     Some checks cannot be drawn: a drawn rule moves every other rule's draws (and with
     them the example in which a gallery entry is caught, and its primary), or the check
     needs threads or more clock than the drawn sequences reach. A machine runs such a
-    check as each sequence opens, on a fresh runtime, drawing nothing from Hypothesis.
+    check on a fresh runtime, drawing nothing from Hypothesis: once per machine run
+    (run_machine's `once`), or as each sequence opens where the check must meet what a
+    sequence's runtime does.
 
     The machine calls this first, before the sequence's own runtime opens: on a server
     database (PostgreSQL, MariaDB) every runtime of a backend shares the tables and

@@ -302,6 +302,23 @@ Feature: Admission, backlog and execution timeouts
     And outbound call "x" is in_flight
 
   @AD-011
+  Scenario: A call arriving between whole seconds waits until a microsecond before its timeout
+    Given an admission runtime with call_acquire_timeout_seconds=10
+    And owners "caller, target" are added
+    And owner "target" parallel cap is set to 1
+    And owner "caller" parallel cap is set to 2
+    And executions "a, b" arrive for owner "caller"
+    And execution "a" calls owner "target" as call "x"
+    When 0.5 seconds pass on the admission clock
+    And execution "b" calls owner "target" as call "y"
+    And 9.999999 seconds pass on the admission clock
+    Then outbound call "y" is waiting
+    And execution "b" is running
+    When 0.000001 seconds pass on the admission clock
+    Then outbound call "y" is budget_exhausted
+    And execution "b" is budget_exhausted
+
+  @AD-011
   Scenario: With a timeout of 0 a call waits for ever
     Given an admission runtime with call_acquire_timeout_seconds=0
     And owners "caller, target" are added

@@ -81,6 +81,18 @@ Feature: Dispatch circuit breaker
     And work "v" is queued for target "a"
     Then work "v" is refused
 
+  @CB-005
+  Scenario: An open period ending between whole seconds refuses a call a microsecond before its end
+    Given the breaker is engaged for target "a"
+    And the breaker clock moves 0.5 seconds
+    When target "a" fails 3 calls with auth
+    And the breaker clock moves 29.999999 seconds
+    And call "c" to target "a" arrives
+    Then call "c" is refused
+    When the breaker clock moves 0.000001 seconds
+    And call "p" to target "a" arrives
+    Then call "p" is probe
+
   @CB-006
   Scenario: A trip fails the target's queued work at once, and only that target's
     Given the breaker is engaged for target "a"

@@ -143,6 +143,17 @@ Feature: Self-reminders
     When the reminder clock advances 600 seconds
     Then reminder "a" was dispatched 1 time
 
+  @RM-007
+  Scenario: A reminder due between whole seconds is not dispatched a microsecond before it
+    Given the reminder clock advances 0.5 seconds
+    When reminder "a" is created with message "x" and a delay of 60 seconds
+    And the reminder clock advances 59.999999 seconds
+    Then reminder "a" is pending
+    And reminder "a" was dispatched 0 times
+    When the reminder clock advances 0.000001 seconds
+    Then reminder "a" is firing
+    And reminder "a" was dispatched 1 time
+
   @RM-021 @RM-009
   Scenario: Every dispatch of a reminder, a retry included, is labelled as the reminder's
     When reminder "a" is created with message "x" and a delay of 60 seconds

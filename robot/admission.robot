@@ -257,6 +257,24 @@ A Call Waiting Past The Timeout Is Refused And Its Slot Released
     Execution State Should Be    b    running
     Execution Should Have Started At Second    b    30
 
+A Call Arriving Between Whole Seconds Waits Until A Microsecond Before Its Timeout
+    [Tags]    AD-011
+    Start Admission Runtime    call_acquire_timeout_seconds=30
+    Add Owner    caller
+    Add Owner    target
+    Set Parallel Cap    caller    1
+    Set Parallel Cap    target    1
+    Admit Executions    target    t
+    Start Call    x    t    target
+    Admit Executions    caller    a
+    Pass Admission Time    0.5
+    ${answer}=    Start Call    y    a    target
+    Admission Answer Should Be    ${answer}    "waiting"
+    Pass Admission Time    29.999999
+    Call State Should Be    y    waiting
+    Pass Admission Time    0.000001
+    Call State Should Be    y    budget_exhausted
+
 A Timeout Of 0 Waits For Ever
     [Tags]    AD-011
     Start Admission Runtime    call_acquire_timeout_seconds=0

@@ -67,6 +67,18 @@ An Open Breaker Refuses Calls And New Work
     Answer Should Be    w    refused
     Queue Should Hold    a
 
+An Open Period Ending Between Whole Seconds Refuses A Call A Microsecond Before Its End
+    [Tags]    CB-005
+    Engage Breaker For    a
+    Breaker Clock Moves    0.5
+    Target Fails Calls    a    3    auth
+    Breaker Clock Moves    29.999999
+    Call Arrives    a    c
+    Answer Should Be    c    refused
+    Breaker Clock Moves    0.000001
+    Call Arrives    a    p
+    Answer Should Be    p    probe
+
 A Trip Fails The Queued Work At Once
     [Tags]    CB-006
     Engage Breaker For    a

@@ -127,6 +127,18 @@ A Reminder Is Dispatched When Its Time Comes And Not Before
     Advance Reminder Clock    600
     Reminder Dispatches Should Be    a    1
 
+A Reminder Due Between Whole Seconds Is Not Dispatched A Microsecond Before It
+    [Tags]    RM-007
+    Start Reminders
+    Advance Reminder Clock    0.5
+    Create Reminder    a    x    delay=60
+    Advance Reminder Clock    59.999999
+    Reminder Status Should Be    a    pending
+    Reminder Dispatches Should Be    a    0
+    Advance Reminder Clock    0.000001
+    Reminder Status Should Be    a    firing
+    Reminder Dispatches Should Be    a    1
+
 A Dispatch That Lands Fires The Reminder
     [Tags]    RM-008
     Start Reminders

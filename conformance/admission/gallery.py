@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from typing import Any, cast
 
 from jobconform.backends.admission.memory import InMemoryAdmissionStore
 from jobconform.backends.admission.protocol import CeilingView
 from jobconform.backends.admission.runtime import (
     LOG,
     AdmissionService,
+    AdmissionStore,
+    CallRow,
     ExecutionRow,
     OwnerRow,
     SettingsReadFailed,
@@ -298,6 +301,36 @@ class DrainRunsAsDrainerService(AdmissionService):
         super()._start(replace(row, identity=self._actor))
 
 
+class _ArrivalsInWholeSeconds:
+    """A store whose calls are read with their arrivals cut to the whole second, as from
+    an epoch-second column; everything else is the store's own."""
+
+    def __init__(self, store: AdmissionStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def calls(self, state: str | None = None) -> list[CallRow]:
+        return [replace(row, arrived_at=row.arrived_at.replace(microsecond=0))
+                for row in self._store.calls(state)]
+
+
+class CallArrivalInWholeSecondsService(AdmissionService):
+    """The acquire-timeout pass reads waiting calls' arrivals in whole seconds (the
+    query's column keeps epoch seconds) and compares them with the precise clock: a call
+    that arrived half a second into a second is refused half a second before its timeout
+    (issue 33: time finer than a second). The rows it writes are read afresh, whole."""
+
+    def _time_out_calls(self) -> None:
+        store = self._store
+        self._store = cast(AdmissionStore, _ArrivalsInWholeSeconds(store))
+        try:
+            super()._time_out_calls()
+        finally:
+            self._store = store
+
+
 class CeilingCachedOnFailedReadService(AdmissionService):
     """A failed settings read falls back to the last ceiling read (a per-process cache)
     instead of the default, so a ceiling lowered before the failure goes on throttling
@@ -359,6 +392,9 @@ def _admission_entry(name: str, broken: type[AdmissionService], catches: str,
 
 
 GALLERY = (
+    _admission_entry("admission_call_arrival_in_whole_seconds",
+                     CallArrivalInWholeSecondsService, "AD-011",
+                     "issue 33: time finer than a second (arrivals read in whole seconds)"),
     _admission_entry("admission_overbooking", OverbookingService, "AD-004",
                      "seed 002 §10.8.1 canary S-02"),
     _admission_entry("admission_newest_first_drain", NewestFirstDrainService, "AD-006",

@@ -424,15 +424,22 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                            views: tuple[ExecutionView, ...]) -> None:
         """An execution stopped at its timeout, or its slot reclaimed, on one side only:
         checked before the counts it changes, so the timeout's rule is the one named. An
-        orphan of a restart is its lease's business (AD-017), whatever ended it."""
+        orphan of a restart is its lease's business (AD-017), whatever ended it; an
+        execution ended because its call waited out the acquire timeout on one side only
+        is that timeout's (AD-011: the call's refusal is the cause, the owner's running
+        count the consequence)."""
         for view in views:
             wanted = self.model.executions.get(view.execution_id)
             if wanted is None or wanted.state == view.state:
                 continue
-            if not {wanted.state, view.state} & TIMEOUT_STATES:
+            states = {wanted.state, view.state}
+            if ad.BUDGET_EXHAUSTED in states and not wanted.orphaned:
+                raise self._fail((*requirements, "AD-011"),
+                                 f"execution {view.execution_id!r} state", wanted.state,
+                                 view.state, "AD-011")
+            if not states & TIMEOUT_STATES:
                 continue
-            primary = ("AD-017" if wanted.orphaned or ad.LEASE_EXPIRED in (wanted.state,
-                                                                          view.state)
+            primary = ("AD-017" if wanted.orphaned or ad.LEASE_EXPIRED in states
                        else "AD-015")
             raise self._fail((*requirements, "AD-015", "AD-017"),
                              f"execution {view.execution_id!r} state", wanted.state,

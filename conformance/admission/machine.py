@@ -24,7 +24,7 @@ from hypothesis.stateful import (
 
 from jobconform.backends.protocol import ADMISSION_PEERS, Backend
 from jobconform.conformance.admission.harness import AdmissionHarness
-from jobconform.conformance.aim import steps_to_edge
+from jobconform.conformance.aim import fine_steps, steps_to_edge
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference import admission as ad
 from jobconform.spec import Profile, Registry
@@ -202,6 +202,15 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
 
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def pass_time(self, seconds: float) -> None:
+            self._run(ad.PassTime(seconds))
+
+        # Time finer than a second anywhere in a sequence (issue 33, LC-005): the whole
+        # steps above keep every arrival and start on a whole second, where a runtime
+        # reading them in whole seconds against its inclusive timeouts is right. After
+        # one of these, a call or execution arrives between whole seconds, and the aimed
+        # stop a microsecond before its timeout shows such a runtime ending it early.
+        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
+        def time_passes_finely(self, seconds: float) -> None:
             self._run(ad.PassTime(seconds))
 
         @precondition(lambda self: bool(self._running()))

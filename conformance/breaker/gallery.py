@@ -207,6 +207,27 @@ class OpenUntilAtOffsetRuntime(StoreBreakerRuntime):
                                         self._deployment, self._peer_factory)
 
 
+class OpenEndInWholeSecondsRuntime(StoreBreakerRuntime):
+    """Admission compares the end of the open period with the clock in whole seconds
+    (`int(now) < int(open_until)`, as an epoch-second column is compared): a breaker
+    opened half a second into a second admits its probe as the last second of its open
+    period begins, up to a second early (issue 33: time finer than a second)."""
+
+    def _admission(self, row: BreakerRow, call: str,
+                   now: datetime) -> tuple[str, BreakerRow | None]:
+        if (row.open_until is not None and now < row.open_until
+                and int(now.timestamp()) >= int(row.open_until.timestamp())
+                and not self._probe_holds(row, now)):
+            lease = timedelta(seconds=self._settings.probe_lease_seconds)
+            return "probe", replace(row, probe=call, probe_until=now + lease)
+        return super()._admission(row, call, now)
+
+    def peer(self) -> StoreBreakerRuntime:
+        store = self._peer_factory() if self._peer_factory is not None else self._store
+        return OpenEndInWholeSecondsRuntime(store, self._clock, self._settings,
+                                            self._deployment, self._peer_factory)
+
+
 def _breaker_entry(name: str, runtime: type[StoreBreakerRuntime],
                    store: type[InMemoryBreakerStore], catches: str, source: str,
                    bug_of: type) -> GalleryEntry:
@@ -223,6 +244,9 @@ def _runtime_entry(name: str, runtime: type[StoreBreakerRuntime], catches: str,
 
 
 GALLERY = (
+    _runtime_entry("breaker_open_end_in_whole_seconds", OpenEndInWholeSecondsRuntime,
+                   "CB-005", "issue 33: time finer than a second (the open period's end"
+                   " compared in whole seconds)"),
     _runtime_entry("breaker_two_probes", TwoProbesRuntime, "CB-007",
                    "anchors: several probes admitted in half-open"),
     _runtime_entry("breaker_cooldown_kept", CooldownKeptRuntime, "CB-008",

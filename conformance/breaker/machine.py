@@ -23,7 +23,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import BREAKER_SEAMS, Backend
-from jobconform.conformance.aim import TICK_SECONDS, steps_onto
+from jobconform.conformance.aim import TICK_SECONDS, fine_steps, steps_onto
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference.breaker import commands as bc
@@ -189,6 +189,16 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
 
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def pass_time(self, seconds: float) -> None:
+            self._run(bc.PassTime(seconds))
+
+        # Time finer than a second anywhere in a sequence (issue 33, LC-005): the whole
+        # steps above keep every open period's end on a whole second, where a breaker
+        # comparing it with the clock in whole seconds is right. After one of these, a
+        # trip ends between whole seconds, and cooldown_edge's call a microsecond before
+        # the end shows such a breaker admitting its probe early (CB-005). (Named
+        # within_a_second, sorting last, seed 0 no longer reached breaker_cooldown_kept.)
+        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
+        def time_passes_finely(self, seconds: float) -> None:
             self._run(bc.PassTime(seconds))
 
         @rule(at=targets)

@@ -253,6 +253,18 @@ class FiresEarlyRuntime(StepReminderRuntime):
         return super()._fire_due(now + timedelta(seconds=1))
 
 
+class DueInWholeSecondsRuntime(StepReminderRuntime):
+    """The scheduler compares due times with the clock in whole seconds,
+    `int(due_at) <= int(now)`, as a poller over epoch-second columns does: a reminder due
+    half a second into a second fires as that second begins, up to a second early
+    (issue 33: time finer than a second)."""
+
+    def _due(self, now: datetime) -> Sequence[StoredReminder]:
+        # int(due) <= int(now) holds for every due time before the next whole second.
+        next_second = now.replace(microsecond=0) + timedelta(seconds=1)
+        return super()._due(next_second - timedelta(microseconds=1))
+
+
 # -- broken SQL stores ----------------------------------------------------------------------
 
 
@@ -424,6 +436,8 @@ GALLERY = (
                   " the resolved instant)"),
     _memory_entry("reminder_fires_early", FiresEarlyRuntime, "RM-007",
                   f"{SECTION} AC #2 (one-shot trigger at the due time)"),
+    _memory_entry("reminder_due_in_whole_seconds", DueInWholeSecondsRuntime, "RM-007",
+                  "issue 33: time finer than a second (due times compared in whole seconds)"),
     _memory_entry("reminder_dispatched_before_firing", DispatchesBeforeFiringRuntime,
                   "RM-007", f"{SECTION} Storage (CAS pending -> firing, then dispatch)"),
     _memory_entry("reminder_hold_ignored", HoldIgnoredRuntime, "RM-015",
