@@ -258,7 +258,7 @@ A Call Waiting Past The Timeout Is Refused And Its Slot Released
     Execution Should Have Started At Second    b    30
 
 A Timeout Of 0 Waits For Ever
-    [Tags]    AD-011
+    [Tags]    AD-011    edge
     Start Admission Runtime    call_acquire_timeout_seconds=0
     Add Owner    o
     Set Parallel Cap    o    1
