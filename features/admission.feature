@@ -58,7 +58,7 @@ Feature: Admission, backlog and execution timeouts
     Then the admission answer is "queued"
     And the stored fleet ceiling is 0 and the ceiling in force is 1
 
-  @AD-003 @edge
+  @AD-003
   Scenario: A stored ceiling of 999 is read as 32 and never rewritten
     Given an admission runtime
     And owner "o" is added
@@ -318,7 +318,7 @@ Feature: Admission, backlog and execution timeouts
     Then outbound call "y" is budget_exhausted
     And execution "b" is budget_exhausted
 
-  @AD-011
+  @AD-011 @edge
   Scenario: With a timeout of 0 a call waits for ever
     Given an admission runtime with call_acquire_timeout_seconds=0
     And owners "caller, target" are added

@@ -17,6 +17,7 @@ Feature: Task cap and concurrency limit
     Given a runtime with 2 worker slots and a task cap of 2
     And jobs "a, b" are submitted
     And the runtime dispatches
+    And 1 second passes
     And job "a" returns 1
     And job "b" raises ValueError "no"
     When job "c" is submitted

@@ -19,6 +19,7 @@ Feature: Cleanup of old terminal jobs
   Scenario: A job exactly max age old is removed, one second younger it is kept
     Given job "a" is submitted
     And the runtime dispatches
+    And 10 seconds pass
     And job "a" returns 1
     When 3599 seconds pass
     And cleanup runs with a max age of 3600 seconds
@@ -33,7 +34,7 @@ Feature: Cleanup of old terminal jobs
   Scenario: A job 0.4 milliseconds younger than the max age is kept
     Given job "a" is submitted
     And the runtime dispatches
-    And 0.0005 seconds pass
+    And 1.0005 seconds pass
     And job "a" returns 1
     When 3599.9996 seconds pass
     And cleanup runs with a max age of 3600 seconds

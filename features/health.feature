@@ -9,7 +9,8 @@ Feature: Health snapshot
     Then the health shows 3 queued, 0 running, 3 in total
     When the runtime dispatches
     Then the health shows 1 queued, 2 running, 3 in total
-    When job "a" returns 1
+    When 1 second passes
+    And job "a" returns 1
     Then the health shows 1 queued, 1 running, 3 in total
     When 3600 seconds pass
     And cleanup runs with a max age of 3600 seconds
@@ -38,6 +39,7 @@ Feature: Health snapshot
     Given a runtime with 2 worker slots
     And jobs "s, f, q" are submitted
     And the runtime dispatches
+    And 1 second passes
     And job "s" returns 1
     And job "f" raises ValueError "x"
     And job "q" is cancelled

@@ -99,13 +99,13 @@ Feature: Job states, records and outcomes
   @LC-005
   Scenario: Instants are kept to the microsecond
     When job "a" is submitted
-    And 0.000001 seconds pass
+    And 1.000001 seconds pass
     And the runtime dispatches
     And 1.000001 seconds pass
     And job "a" returns null
     Then job "a" was submitted at second 0
-    And job "a" started at second 0.000001
-    And job "a" finished at second 1.000002
+    And job "a" started at second 1.000001
+    And job "a" finished at second 2.000002
 
   @LC-006
   Scenario: A succeeded job has a result and no error

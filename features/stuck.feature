@@ -81,6 +81,7 @@ Feature: Stuck-job detection
   Scenario: A job failed as stuck frees its worker slot for the next queued job
     Given a runtime with 1 worker slot
     And jobs "a, b" are submitted
+    And 1 second passes
     And the runtime dispatches
     When 61 seconds pass
     And stuck jobs are detected with a timeout of 60 seconds
@@ -88,7 +89,7 @@ Feature: Stuck-job detection
     And job "b" is queued
     When the runtime dispatches
     Then job "b" is running
-    And job "b" started at second 61
+    And job "b" started at second 62
     When job "b" returns "done"
     Then job "b" is succeeded
     And job "b" has the result "done"

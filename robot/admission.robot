@@ -276,7 +276,7 @@ A Call Arriving Between Whole Seconds Waits Until A Microsecond Before Its Timeo
     Call State Should Be    y    budget_exhausted
 
 A Timeout Of 0 Waits For Ever
-    [Tags]    AD-011
+    [Tags]    AD-011    edge
     Start Admission Runtime    call_acquire_timeout_seconds=0
     Add Owner    o
     Set Parallel Cap    o    1

@@ -142,13 +142,13 @@ Instants Are Kept To The Microsecond
     [Tags]    LC-005
     Start Runtime
     Submit Job    a
-    Advance Clock    0.000001
+    Advance Clock    1.000001
     Dispatch
     Advance Clock    1.000001
     Job Returns    a    null
     Job Should Have Been Submitted At Second    a    0
-    Job Should Have Started At Second    a    0.000001
-    Job Should Have Finished At Second    a    1.000002
+    Job Should Have Started At Second    a    1.000001
+    Job Should Have Finished At Second    a    2.000002
 
 Result And Error Belong Only To Their Outcome
     [Tags]    LC-006
@@ -536,7 +536,7 @@ Cleanup Keeps A Job 0.4 Milliseconds Younger Than The Max Age
     [Tags]    LC-020    edge
     Start Runtime
     Submit Job    a
-    Advance Clock    0.0005
+    Advance Clock    1.0005
     Run Job To Success    a
     Advance Clock    3599.9996
     Cleanup Should Remove    ${MAX_AGE}    0

@@ -94,6 +94,14 @@ A User Stop Outranks Deadline And Budget
     Loop Should Have Ended    a    stopped    user_stopped
     Stop Answer Should Be    a    already_done
 
+The Stop Signal Is A Substring Of The Full Response
+    [Tags]    LP-005
+    Start Loop    a    message="go"    max_runs=5    stop_signal="[[DONE]]"
+    Run Responds    a    not yet [[DONE
+    Loop Should Be Running    a    2
+    Run Responds    a    all good [[DONE]] bye
+    Loop Should Have Ended    a    completed    stop_signal_matched
+
 The Stop Signal Wins Over A Crossed Budget
     [Tags]    LP-005    LP-011
     Start Loop    a    message="go"    max_runs=5    stop_signal="[[DONE]]"    max_cost_usd=1.0
@@ -205,6 +213,15 @@ Abort Fails The Loop At The First Failure
     Run Returns Non Success    a    AUTH
     Loop Should Have Ended    a    failed    error
     Run Status Should Be    a    1    failed    AUTH
+
+Tolerated Failures Make A Completed Loop Completed With Errors
+    [Tags]    LP-016
+    Start Loop    a    message="go {{run}}"    max_runs=3    on_failure="continue"
+    Run Responds    a    a
+    Run Returns Non Success    a    AGENT_ERROR
+    Run Responds    a    b
+    Loop Should Have Ended    a    completed_with_errors    max_runs_reached
+    Loop Run Counts Should Be    a    3    1
 
 Under Continue A Loop Whose Runs All Succeed Ends Completed
     [Tags]    LP-015    LP-016

@@ -92,6 +92,7 @@ A Job Failed As Stuck Frees Its Worker Slot For The Next Queued Job
     Start Runtime    slots=1
     Submit Job    a
     Submit Job    b
+    Advance Clock    1
     Dispatch
     Advance Clock    61
     Stuck Detection Should Fail    60    1

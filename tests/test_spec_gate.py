@@ -75,6 +75,23 @@ def test_the_cases_issue_33_found_missing_are_in_both_suites() -> None:
         assert plain_continue and infinite_budget, suite
 
 
+def test_the_plain_cases_the_edge_audit_found_missing_are_in_both_suites() -> None:
+    # The gate counts a test as a requirement's plain case by its tags alone. An audit of
+    # the tags (issue 33) found a suite whose only case of a requirement, or of its main
+    # clause, was an edge or a combination: LP-005 in Robot only beside a crossed budget,
+    # LP-016 in Robot only after a timeout, and AD-003's clamp of a ceiling over the range
+    # tagged edge in Behave. Each suite now has the plain case, tagged as such.
+    coverage = spec_gate.static_coverage()
+    for suite in ("behave", "robot"):
+        plain = [t for t in coverage.tests if t.suite == suite and not t.edge]
+        assert any(t.requirements == ("LP-005",) and "substring" in t.name.lower()
+                   for t in plain), suite
+        assert any(t.requirements == ("LP-016",) and "tolerated failures" in t.name.lower()
+                   for t in plain), suite
+        assert any(t.requirements == ("AD-003",) and "read as 32" in t.name.lower()
+                   for t in plain), suite
+
+
 def test_a_version_without_a_changelog_entry_fails(registry: Registry) -> None:
     assert spec_gate.changelog_problems(registry) == []
     [problem] = spec_gate.changelog_problems(replace(registry, version="9.9.9"))

@@ -4,7 +4,7 @@ languages get wrong at the process boundary.
 Each entry is the `process` backend driving a broken child,
 `python -m jobconform.conformance.gallery.process NAME`, which is the reference child's
 protocol-2 server (over the memory backend) with one method changed, or (the one that
-ignores SIGTERM) the reference child over a database file without its signal handler.
+ignores SIGTERM) the reference child over a database file with SIGTERM set to be ignored.
 `PROCESS_GALLERY` joins the self-test: every suite must catch each entry, by the requirement
 it names.
 `PROCESS_DIRECTED_GALLERY` holds a bug that only some suites meet (see there).
@@ -13,6 +13,7 @@ it names.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import re
 import shutil
 import signal
@@ -24,7 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from jobconform.backends.process import ProcessBackend
-from jobconform.backends.process.child import Child, main
+from jobconform.backends.process.child import (
+    Child,
+    ExitOnStopSignal,
+    install_stop_signal_handlers,
+    main,
+)
 from jobconform.backends.process.interfaces import Method
 from jobconform.backends.process.server import ObjectServer, PushedClock
 from jobconform.backends.protocol import ConcurrentSubmission
@@ -182,14 +188,21 @@ globals()[SIGTERM_IGNORED] = SigtermIgnoredBackend
 
 
 def serve_ignoring_sigterm(url: str) -> int:
-    """The reference child over the sql backend at `url`, SIGTERM ignored."""
+    """The reference child over the sql backend at `url`, SIGTERM ignored.
+
+    SIGINT keeps the reference child's handler: without it Python's own handler ended the
+    child at once on SIGINT, a second bug, which the SIGINT scenarios named by their rule
+    (RS-007) where this entry's is SIGTERM's (issue 33)."""
     from jobconform.backends.sql import SqlBackend
 
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the bug
     answers = sys.stdout
     sys.stdout = sys.stderr
-    Child(SqlBackend(url)).serve(sys.stdin, answers)
-    return 0
+    child = Child(SqlBackend(url))
+    restore_handlers = install_stop_signal_handlers(child)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the bug
+    with contextlib.suppress(ExitOnStopSignal):
+        child.serve(sys.stdin, answers)
+    return restore_handlers() if child.stop_signalled else 0
 
 
 PROCESS_GALLERY = (
