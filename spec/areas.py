@@ -186,7 +186,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
     # oracle composes theirs.
     _service_area("composite", "CX", f"{_R}.composite.oracle", "CompositeLibrary",
                   _machine("composite machine", f"{_C}.composite.machine",
-                           "run_composite_machine", "composite")),
+                           "run_composite_machine", "composite"), declared=True),
 )
 
 

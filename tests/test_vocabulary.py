@@ -243,3 +243,11 @@ def test_behave_in_process_after_a_step_library_was_imported_finds_its_types(
     assert finished.returncode == 0, finished.stderr
     count, failures = finished.stdout.strip().split(" ", 1)
     assert int(count) > 10 and failures == "[]", finished.stdout
+
+
+def test_a_start_keyword_that_sends_commands_takes_their_arguments_before_the_parameters(
+        ) -> None:
+    documented = keywords_of(CompositeLibrary)
+    assert [str(argument) for argument in documented["Start Composite"].args] == [
+        "*owners: str", "**parameters: str"]
+
