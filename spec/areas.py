@@ -139,7 +139,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
          steps=f"{_C}.redelivery.steps"),
     _service_area("idempotency", "IK", f"{_R}.idempotency.oracle", "IdempotencyLibrary",
                   _machine("idempotency machine", f"{_C}.idempotency.machine",
-                           "run_idempotency_machine", "idempotency")),
+                           "run_idempotency_machine", "idempotency"), declared=True),
     _service_area("breaker", "CB", f"{_R}.breaker.oracle", "BreakerLibrary",
                   _machine("breaker machine", f"{_C}.breaker.machine", "run_breaker_machine",
                            "breaker"), declared=True),

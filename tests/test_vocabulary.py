@@ -8,9 +8,11 @@ import inspect
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from robot.api import SkipExecution
 from robot.api.deco import library
 from robot.libdocpkg import LibraryDocumentation
 
@@ -251,3 +253,11 @@ def test_a_start_keyword_that_sends_commands_takes_their_arguments_before_the_pa
     assert [str(argument) for argument in documented["Start Composite"].args] == [
         "*owners: str", "**parameters: str"]
 
+
+def test_a_precondition_the_backend_does_not_meet_skips_the_test() -> None:
+    library = IdempotencyLibrary()
+    library._harness = SimpleNamespace(audits=False, takes_store_faults=True,
+                                       backend=SimpleNamespace(name="stub"))
+    library.run_keyword("Require Store Faults", [], {})
+    with pytest.raises(SkipExecution, match="does not report replays to an audit sink"):
+        library.run_keyword("Require Audit Events", [], {})
