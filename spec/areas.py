@@ -151,7 +151,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                            "run_reminder_machine", "reminders")),
     _service_area("admission", "AD", f"{_R}.admission", "AdmissionLibrary",
                   _machine("admission machine", f"{_C}.admission.machine",
-                           "run_admission_machine", "admission")),
+                           "run_admission_machine", "admission"), declared=True),
     _service_area("loops", "LP", f"{_R}.loops.oracle", "LoopsLibrary",
                   _machine("loops machine", f"{_C}.loops.machine", "run_loops_machine",
                            "loops")),
