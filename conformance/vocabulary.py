@@ -29,7 +29,7 @@ Robot keyword that opens a test's harness (and the commands it sends then). Its 
 steps are then registered from it (`register_steps`, which the step loader calls for an
 area declaring a vocabulary) and its Robot library is `DerivedLibrary` bound to it
 (Robot's dynamic library API), so the area writes no step and no keyword (governor,
-breaker, composite, idempotency, admission, the third-party tally). Where its
+breaker, composite, idempotency, admission, loops, the third-party tally). Where its
 commands also say how they apply to the backend and the oracle
 (conformance/command_engine.py), its harness and its Hypothesis machine are derived too.
 """
@@ -131,10 +131,13 @@ def json_value(text: str) -> JsonValue:
 @dataclass(frozen=True)
 class Phrase:
     """One Gherkin wording of a command: `pattern` (a behave step pattern) and `command`,
-    which builds the command, or the commands in order, from the fields it parses."""
+    which builds the command, or the commands in order, from the fields it parses (and,
+    for a step that carries a table, from its rows as `table`, a list of heading ->
+    cell mappings)."""
 
     pattern: str
     command: Callable[..., Any]
+    table: bool = False
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,9 @@ def derive_steps(declarations: Iterable[Declaration],
 def _step(declaration: Declaration, phrase: Phrase,
           scenario: Callable[[Any], Answers]) -> Callable[..., None]:
     def step(context: Any, **fields: Any) -> None:
+        if phrase.table:
+            fields["table"] = [{heading: row[heading] for heading in context.table.headings}
+                               for row in context.table]
         declaration.send(scenario(context), phrase.command(**fields))
 
     step.__doc__ = f"{phrase.pattern} (the command of keyword `{declaration.keyword}`)"

@@ -154,7 +154,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                            "run_admission_machine", "admission"), declared=True),
     _service_area("loops", "LP", f"{_R}.loops.oracle", "LoopsLibrary",
                   _machine("loops machine", f"{_C}.loops.machine", "run_loops_machine",
-                           "loops")),
+                           "loops"), declared=True),
     _service_area("scheduling", "SC", f"{_R}.scheduling.oracle", "SchedulingLibrary",
                   _machine("scheduling machine", f"{_C}.scheduling.machine",
                            "run_scheduling_machine", "scheduling")),
