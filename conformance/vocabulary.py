@@ -21,12 +21,15 @@ that reads and keeps a record) stays hand-written in its steps and keywords; a R
 keyword that also checks the answer it got names that check in `derive_keywords`'
 `answered`. An area may instead declare everything its suites say, in one `Vocabulary`:
 its commands, its checks (`Check`: a Then-step's wording and a Robot keyword that read one
-thing the backend shows and compare it with what the step or keyword wants), its settings
-(`Setting`: a Given-step fixing parameters before the first command) and the Robot
-keyword that opens a test's harness. Its Behave steps are then registered from it
-(`register_steps`, which the step loader calls for an area declaring a vocabulary) and its
-Robot library is `DerivedLibrary` bound to it (Robot's dynamic library API), so the area
-writes no step and no keyword (governor, breaker, the third-party tally). Where its
+thing the backend shows, an answer kept, the harness's last answer or the value a Robot
+test hands it, and compare it with what the step or keyword wants), its settings
+(`Setting`: a Given-step fixing parameters before the first command), its preconditions
+(`Precondition`: a capability beyond the area a check needs, or it is skipped) and the
+Robot keyword that opens a test's harness (and the commands it sends then). Its Behave
+steps are then registered from it (`register_steps`, which the step loader calls for an
+area declaring a vocabulary) and its Robot library is `DerivedLibrary` bound to it
+(Robot's dynamic library API), so the area writes no step and no keyword (governor,
+breaker, composite, idempotency, admission, loops, the third-party tally). Where its
 commands also say how they apply to the backend and the oracle
 (conformance/command_engine.py), its harness and its Hypothesis machine are derived too.
 """
@@ -128,10 +131,13 @@ def json_value(text: str) -> JsonValue:
 @dataclass(frozen=True)
 class Phrase:
     """One Gherkin wording of a command: `pattern` (a behave step pattern) and `command`,
-    which builds the command, or the commands in order, from the fields it parses."""
+    which builds the command, or the commands in order, from the fields it parses (and,
+    for a step that carries a table, from its rows as `table`, a list of heading ->
+    cell mappings)."""
 
     pattern: str
     command: Callable[..., Any]
+    table: bool = False
 
 
 @dataclass(frozen=True)
@@ -203,6 +209,9 @@ def derive_steps(declarations: Iterable[Declaration],
 def _step(declaration: Declaration, phrase: Phrase,
           scenario: Callable[[Any], Answers]) -> Callable[..., None]:
     def step(context: Any, **fields: Any) -> None:
+        if phrase.table:
+            fields["table"] = [{heading: row[heading] for heading in context.table.headings}
+                               for row in context.table]
         declaration.send(scenario(context), phrase.command(**fields))
 
     step.__doc__ = f"{phrase.pattern} (the command of keyword `{declaration.keyword}`)"
@@ -303,6 +312,17 @@ class Setting:
     overrides: Callable[..., dict[str, object]]
 
 
+@dataclass(frozen=True)
+class Precondition:
+    """What a check needs of the backend beyond its area (a capability it may leave
+    unclaimed): the Robot keyword and the Given-step that skip the test or the scenario,
+    never pass it, where `unmet(harness)` gives a reason."""
+
+    keyword: str
+    pattern: str
+    unmet: Callable[[Any], str | None]
+
+
 # How an area's harness opens: (backend, profile, registry, parameter overrides) -> harness.
 Opener = Callable[[Backend, Profile, Registry, dict[str, Any]], Any]
 
@@ -324,9 +344,15 @@ class Vocabulary:
         noun: what its steps call its service in messages ("governor").
         start: the Robot keyword that opens a test's harness, taking the parameters that
             differ from the profile's as `name=value`.
+        start_sends: builds, from the start keyword's positional arguments (its signature
+            is theirs), the commands it sends once the harness is open (the owners a
+            composite test starts with); None: the start keyword takes none.
         commands: its commands.
         checks: its checks.
         settings: its Given-steps fixing parameters.
+        preconditions: what its checks need beyond the area, or are skipped.
+        opens_on_first_use: in Robot, a keyword before the start keyword opens the
+            test's harness with the profile's parameters (as a Behave scenario's opens).
         open: opens the harness; None for a harness derived from the commands
             (conformance/command_engine.py, which `engine` then describes).
         engine: the oracle's model and how the derived harness opens the service.
@@ -338,7 +364,10 @@ class Vocabulary:
     commands: tuple[Declaration, ...]
     checks: tuple[Check, ...] = ()
     settings: tuple[Setting, ...] = ()
+    preconditions: tuple[Precondition, ...] = ()
+    opens_on_first_use: bool = False
     open: Opener | None = None
+    start_sends: Callable[..., Any] | None = None
     engine: Any = None  # a command_engine.Engine (typed there: it imports this module)
 
     def open_harness(self, backend: Backend, profile: Profile, registry: Registry,
@@ -385,6 +414,8 @@ def register_steps(vocabulary: Vocabulary) -> None:
 
     for setting in vocabulary.settings:
         setup_step(setting.pattern)(_setting_step(setting, scenario))
+    for precondition in vocabulary.preconditions:
+        setup_step(precondition.pattern)(_precondition_step(precondition, scenario))
     derive_steps(vocabulary.commands, scenario)
     for check in vocabulary.checks:
         for phrase in check.phrases:
@@ -397,6 +428,17 @@ def _setting_step(setting: Setting,
         scenario(context).configure(**setting.overrides(**fields))
 
     step.__doc__ = setting.pattern
+    return step
+
+
+def _precondition_step(precondition: Precondition,
+                       scenario: Callable[[Any], _Scenario]) -> Callable[..., None]:
+    def step(context: Any) -> None:
+        reason = precondition.unmet(scenario(context).harness)
+        if reason is not None:
+            context.scenario.skip(reason)
+
+    step.__doc__ = f"{precondition.pattern}: skips the scenario where the backend cannot"
     return step
 
 
@@ -424,6 +466,24 @@ def _start_signature(**parameters: str) -> None:
     that does not claim the area skips the test."""
 
 
+def _start_signature_of(sends: Callable[..., Any] | None) -> Callable[..., Any]:
+    """The start keyword's signature: `sends`'s positional parameters, then the
+    parameters as ``name=value``."""
+    if sends is None:
+        return _start_signature
+
+    def start(*sent: Any, **parameters: str) -> None: ...
+
+    positional = inspect.signature(sends).parameters.values()
+    start.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+        *positional, inspect.Parameter("parameters", inspect.Parameter.VAR_KEYWORD,
+                                       annotation=str)])
+    start.__annotations__ = {**inspect.get_annotations(sends, eval_str=True),
+                             "parameters": str}
+    start.__doc__ = f"{_start_signature.__doc__}\n\nThen: {inspect.getdoc(sends)}"
+    return start
+
+
 class DerivedLibrary(AreaLibrary[Any]):
     """A Robot library whose keywords are derived from an area's `Vocabulary`, through
     Robot's dynamic library API: a subclass names only its `VOCABULARY`. One harness per
@@ -437,16 +497,26 @@ class DerivedLibrary(AreaLibrary[Any]):
         super().__init_subclass__(**kwargs)
         vocabulary = cls.VOCABULARY
         cls.START, cls.OPENS = vocabulary.start, f"{vocabulary.noun} harness"
-        keywords = {vocabulary.start: _Keyword(_start_signature, DerivedLibrary._open_test)}
+        keywords = {vocabulary.start: _Keyword(_start_signature_of(vocabulary.start_sends),
+                                               DerivedLibrary._open_test)}
         for declaration in vocabulary.commands:
             keywords[declaration.keyword] = _Keyword(declaration.command, partial(
                 _send, declaration))
         for check in vocabulary.checks:
             if check.keyword is not None:
                 keywords[check.keyword] = _Keyword(check.reading, partial(_verify, check))
+        for precondition in vocabulary.preconditions:
+            keywords[precondition.keyword] = _Keyword(_requires, partial(_require,
+                                                                         precondition))
         cls.KEYWORDS = keywords
 
-    def _open_test(self, **parameters: str) -> None:
+    @property
+    def harness(self) -> Any:
+        if self._harness is None and self.VOCABULARY.opens_on_first_use:
+            self._open_test()
+        return super().harness
+
+    def _open_test(self, *sent: Any, **parameters: str) -> None:
         vocabulary = self.VOCABULARY
 
         def open_harness(backend: Backend, profile: Profile, registry: Registry) -> Any:
@@ -456,6 +526,9 @@ class DerivedLibrary(AreaLibrary[Any]):
             return vocabulary.open_harness(backend, profile, registry, dict(parameters))
 
         self._start(open_harness)
+        if vocabulary.start_sends is not None:
+            Declaration(vocabulary.start, vocabulary.start_sends).send(
+                self, vocabulary.start_sends(*sent))
 
     # Robot's dynamic library API.
 
@@ -492,6 +565,16 @@ def _send(declaration: Declaration, library: DerivedLibrary, *args: Any,
         # A command built from what the backend reads, which it could not read: the
         # test's failure, naming its requirements.
         raise test_failure(str(error)) from None
+
+
+def _requires() -> None:
+    """Skip the test where the backend does not have what it checks: it is not run."""
+
+
+def _require(precondition: Precondition, library: DerivedLibrary) -> None:
+    reason = precondition.unmet(library.harness)
+    if reason is not None:
+        raise SkipExecution(reason)
 
 
 def _verify(check: Check, library: DerivedLibrary, *args: Any, **kwargs: Any) -> None:

@@ -139,7 +139,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
          steps=f"{_C}.redelivery.steps"),
     _service_area("idempotency", "IK", f"{_R}.idempotency.oracle", "IdempotencyLibrary",
                   _machine("idempotency machine", f"{_C}.idempotency.machine",
-                           "run_idempotency_machine", "idempotency")),
+                           "run_idempotency_machine", "idempotency"), declared=True),
     _service_area("breaker", "CB", f"{_R}.breaker.oracle", "BreakerLibrary",
                   _machine("breaker machine", f"{_C}.breaker.machine", "run_breaker_machine",
                            "breaker"), declared=True),
@@ -151,10 +151,10 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                            "run_reminder_machine", "reminders")),
     _service_area("admission", "AD", f"{_R}.admission", "AdmissionLibrary",
                   _machine("admission machine", f"{_C}.admission.machine",
-                           "run_admission_machine", "admission")),
+                           "run_admission_machine", "admission"), declared=True),
     _service_area("loops", "LP", f"{_R}.loops.oracle", "LoopsLibrary",
                   _machine("loops machine", f"{_C}.loops.machine", "run_loops_machine",
-                           "loops")),
+                           "loops"), declared=True),
     _service_area("scheduling", "SC", f"{_R}.scheduling.oracle", "SchedulingLibrary",
                   _machine("scheduling machine", f"{_C}.scheduling.machine",
                            "run_scheduling_machine", "scheduling")),
@@ -186,7 +186,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
     # oracle composes theirs.
     _service_area("composite", "CX", f"{_R}.composite.oracle", "CompositeLibrary",
                   _machine("composite machine", f"{_C}.composite.machine",
-                           "run_composite_machine", "composite")),
+                           "run_composite_machine", "composite"), declared=True),
 )
 
 

@@ -8,9 +8,12 @@ import inspect
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from behave.model import Table
+from robot.api import SkipExecution
 from robot.api.deco import library
 from robot.libdocpkg import LibraryDocumentation
 
@@ -45,6 +48,7 @@ from jobconform.conformance.vocabulary import (
 )
 from jobconform.reference import commands as cmd
 from jobconform.reference.composite import commands as cc
+from jobconform.reference.loops import commands as lc
 from jobconform.reference.reminders import commands as rc
 from jobconform.spec import load_registry
 
@@ -243,3 +247,40 @@ def test_behave_in_process_after_a_step_library_was_imported_finds_its_types(
     assert finished.returncode == 0, finished.stderr
     count, failures = finished.stdout.strip().split(" ", 1)
     assert int(count) > 10 and failures == "[]", finished.stdout
+
+
+def test_a_start_keyword_that_sends_commands_takes_their_arguments_before_the_parameters(
+        ) -> None:
+    documented = keywords_of(CompositeLibrary)
+    assert [str(argument) for argument in documented["Start Composite"].args] == [
+        "*owners: str", "**parameters: str"]
+
+
+def test_a_precondition_the_backend_does_not_meet_skips_the_test() -> None:
+    library = IdempotencyLibrary()
+    library._harness = SimpleNamespace(audits=False, takes_store_faults=True,
+                                       backend=SimpleNamespace(name="stub"))
+    library.run_keyword("Require Store Faults", [], {})
+    with pytest.raises(SkipExecution, match="does not report replays to an audit sink"):
+        library.run_keyword("Require Audit Events", [], {})
+
+
+def test_a_phrase_with_a_table_builds_its_command_from_the_rows() -> None:
+    class Through:
+        def __init__(self) -> None:
+            self.answers: dict[str, object] = {}
+            self.sent: list[object] = []
+
+        def run(self, command: object) -> object:
+            self.sent.append(command)
+            return "started"
+
+    (start,) = [d for d in loops.DECLARATIONS if d.keyword == "Start Loop"]
+    through = Through()
+    step = vocabulary_module._step(start, start.phrases[0], lambda context: through)
+    step(SimpleNamespace(table=Table(["parameter", "value"], rows=[["max_runs", "3"],
+                                                                   ["message", '"go"']])),
+         alias="a")
+    (sent,) = through.sent
+    assert isinstance(sent, lc.StartLoop) and sent.loop == "a"
+    assert (sent.params.max_runs, sent.params.message) == (3, "go")

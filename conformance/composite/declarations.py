@@ -1,17 +1,31 @@
-"""The composite area's commands (CX-001..CX-006), declared once (conformance/vocabulary.py).
+"""What the composite area's suites say (CX-001..CX-006), declared once
+(conformance/vocabulary.py): the commands, checks and settings from which its Behave steps
+and Robot keywords are derived, in the feature file's and the Robot suite's own words.
 
-The Behave steps (conformance/composite/steps.py) and the Robot keywords
-(conformance/composite/keywords.py) are derived from this list; the wordings are the
-feature file's and the Robot suite's own. A step names several owners, jobs or works as
+Every step says "composite" (or names an owner's loop, reminder or job in the composite)
+so that none clashes with another area's. A step names several owners, jobs or works as
 one comma-separated argument, a keyword as one argument each. A submission's answer is
-kept under its job's name, for the check that it was refused.
+kept under its job's name, for the check that it was refused; the other checks read the
+BACKEND's snapshot.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from jobconform.conformance.area_steps import alias_list
-from jobconform.conformance.vocabulary import AfterCommands, Declaration, Phrase
+from jobconform.conformance.composite.harness import CompositeHarness, composite_config
+from jobconform.conformance.vocabulary import (
+    AfterCommands,
+    Check,
+    Declaration,
+    Phrase,
+    Reading,
+    Setting,
+    Vocabulary,
+)
 from jobconform.reference.composite import commands as cc
+from jobconform.spec import Profile, Registry
 
 # -- builders: each is a Robot keyword's signature and documentation ---------------------
 
@@ -81,3 +95,108 @@ DECLARATIONS = (
         Phrase("the composite clock moves {seconds:g} seconds", cc.PassTime),
     )),
 )
+
+# -- checks: what the backend's composite runtime shows -------------------------------------
+
+
+def _snapshot(through: Any) -> Any:
+    return through.harness.runtime.snapshot()
+
+
+def work_should_be(state: str | None, *works: str) -> Reading:
+    """Each of ``works`` is in admission state ``state`` (None: never admitted)."""
+    wanted = None if state in (None, "None") else state
+    return Reading(f"the admission state of {', '.join(map(repr, works))}", lambda through: (
+        tuple(dict((work, shown) for work, _, shown in _snapshot(through).executions)
+              .get(work) for work in works)), tuple(wanted for _ in works))
+
+
+def job_should_be_refused(job: str) -> Reading:
+    return Reading(f"the answer to job {job!r}", lambda through: through.answers.get(job),
+                   "refused")
+
+
+def loop_should_be(loop: str, status: str, runs: int) -> Reading:
+    return Reading(f"loop {loop!r} (status, runs)", lambda through: {
+        name: (shown, done) for name, shown, done in _snapshot(through).loops}.get(loop),
+        (status, runs))
+
+
+def reminder_should_be(reminder: str, status: str) -> Reading:
+    return Reading(f"reminder {reminder!r}", lambda through: dict(
+        _snapshot(through).reminders).get(reminder), status)
+
+
+def breaker_should_be(owner: str, state: str) -> Reading:
+    return Reading(f"the breaker of {owner!r}", lambda through: {
+        name: shown for name, shown, _ in _snapshot(through).breakers}.get(owner), state)
+
+
+def admission_paused() -> Reading:
+    """The governor's pause holds: the backend reports when it ends."""
+    return Reading("the governor's pause", lambda through: _snapshot(through).paused_until,
+                   "an end", lambda actual, wanted: actual is not None)
+
+
+CHECKS = (
+    Check("Composite Work Should Be", work_should_be, (
+        Phrase('composite work "{works}" is {state:w}',
+               lambda works, state: work_should_be(state, *alias_list(works))),
+        Phrase('composite work "{work}" was never admitted',
+               lambda work: work_should_be(None, work)),
+    )),
+    Check("Composite Job Should Be Refused", job_should_be_refused, (
+        Phrase('composite job "{job}" is refused', job_should_be_refused),
+    )),
+    Check("Composite Loop Should Be", loop_should_be, (
+        Phrase('composite loop "{loop}" is {status:w} after {runs:d} runs', loop_should_be),
+    )),
+    Check("Composite Reminder Should Be", reminder_should_be, (
+        Phrase('composite reminder "{reminder}" is {status:w}', reminder_should_be),
+    )),
+    Check("Composite Breaker Should Be", breaker_should_be, (
+        Phrase('the composite breaker of owner "{owner}" is {state:w}', breaker_should_be),
+    )),
+    Check("Composite Admission Should Be Paused", admission_paused, (
+        Phrase("the composite admission is paused", admission_paused),
+    )),
+)
+
+# -- settings: the parameters a feature fixes before its first command ----------------------
+
+SETTINGS = (
+    Setting("a composite admission of {cap:d} slots per owner",
+            lambda cap: dict(parallel_cap=cap)),
+    Setting("a composite breaker opening after {threshold:d} auth failures for {cooldown:g} s",
+            lambda threshold, cooldown: dict(failure_threshold=threshold,
+                                             cooldown_seconds=cooldown)),
+    Setting("a composite governor pausing {ttl:g} s when {threshold:d} owners fail alike",
+            lambda ttl, threshold: dict(pause_ttl_seconds=ttl, pause_threshold=threshold)),
+    Setting("a composite backlog expiring work older than {seconds:g} s",
+            lambda seconds: dict(backlog_max_age_seconds=seconds)),
+)
+
+
+def _number(value: object) -> object:
+    """A Robot argument as the number it spells (parameters are numbers but for a few
+    names like counted_classes, which stay text); a Behave step's value as it is."""
+    if not isinstance(value, str):
+        return value
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def open_composite(backend: Any, profile: Profile, registry: Registry,
+                   overrides: dict[str, Any]) -> CompositeHarness:
+    """The composite harness, any composed area's parameters overridden by name."""
+    return CompositeHarness(backend, profile, registry, composite_config(profile, **{
+        name: _number(value) for name, value in overrides.items()}))
+
+
+VOCABULARY = Vocabulary(area="composite", noun="composite", start="Start Composite",
+                        commands=DECLARATIONS, checks=CHECKS, settings=SETTINGS,
+                        open=open_composite, start_sends=add_composite_owners)
