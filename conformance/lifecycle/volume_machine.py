@@ -13,8 +13,9 @@ harness comparing after each what it changed: the job submitted, read by id, and
 health snapshot's counts. Once all are held it compares everything: the whole listing,
 every record and the health snapshot, a listing by each status, and a read of every id.
 Comparing every record and the whole listing after each submission made the fill
-quadratic in the jobs held, a read of every row per submission on a SQL store, for
-nothing more caught: a submission changes its own job and the counts. Then the drawn
+quadratic in the jobs held, a read of every row per submission on a SQL store; a
+submission changes its own job and the counts, and whatever else one broke still shows
+in the full comparison once all are held, after the fill's last command. Then the drawn
 rules move jobs through every state (dispatch, ends, cancels, time, cleanup) and ask
 listings by status and reads by id, all at volume, each rule's last command observed in
 full (a rule of many commands compares the others where they changed the oracle). A
