@@ -61,8 +61,9 @@ Feature: Reading jobs, results and listings
 
   # Seed 000's indexes (status for queue polling, worker for its own jobs, created_at for
   # age order) make reads fast; what a user relies on is that the answers stay whole and
-  # exact at volume. The harness compares every held job, the full listing and the health
-  # snapshot with the oracle after each of the 300 submissions and every step after them.
+  # exact at volume. The harness compares each command of a range step where it changed
+  # the state (its job, read by id, and the counts), and after the step every held job,
+  # the full listing and the health snapshot with the oracle, as after every other step.
   @LC-038
   Scenario: Listings, reads, counts and dispatch hold over 300 jobs
     Given a runtime with 10 worker slots and a task cap of 1000

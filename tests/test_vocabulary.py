@@ -4,9 +4,11 @@ each converted area's declarations are the ones its Robot suites and features us
 from __future__ import annotations
 
 import functools
+import contextlib
 import inspect
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -42,6 +44,7 @@ from jobconform.conformance.vocabulary import (
     AfterCommands,
     Declaration,
     DerivedLibrary,
+    InBulk,
     OnProfile,
     derive_keywords,
     keyword_method_name,
@@ -159,6 +162,33 @@ def test_a_derived_keyword_sends_what_its_builder_builds_and_keeps_creations() -
     assert [c.reminder for c in through.sent] == ["a", "b"]  # type: ignore[attr-defined]
     assert through.answers == {"a": "answer 1", "b": "answer 2"}
     assert answer == "answer 2"
+
+
+def test_commands_in_bulk_are_compared_for_their_changes_but_the_last_in_full() -> None:
+    class Through:
+        def __init__(self) -> None:
+            self.answers: dict[str, object] = {}
+            self.harness = self
+            self.changes_only = False
+            self.sent: list[tuple[str, bool]] = []
+
+        @contextlib.contextmanager
+        def comparing_changes_only(self) -> Iterator[None]:
+            self.changes_only = True
+            yield
+            self.changes_only = False
+
+        def run(self, command: cmd.Submit) -> object:
+            self.sent.append((command.job, self.changes_only))
+            return "accepted"
+
+    (in_range,) = [d for d in lifecycle.DECLARATIONS if d.keyword == "Submit Jobs In Range"]
+    through = Through()
+    built = in_range.command("v1", "v3")
+    assert isinstance(built, InBulk)
+    assert in_range.send(through, built) == "accepted"
+    assert through.sent == [("v1", True), ("v2", True), ("v3", False)]
+    assert through.answers == {"v1": "accepted", "v2": "accepted", "v3": "accepted"}
 
 
 def test_a_command_on_the_profile_is_completed_by_the_profile_it_is_sent_under() -> None:

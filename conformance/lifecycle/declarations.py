@@ -20,7 +20,13 @@ import re
 from typing import Any
 
 from jobconform.conformance.area_steps import alias_list
-from jobconform.conformance.vocabulary import Declaration, OnProfile, Phrase, json_value
+from jobconform.conformance.vocabulary import (
+    Declaration,
+    InBulk,
+    OnProfile,
+    Phrase,
+    json_value,
+)
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import Status, long_text
@@ -87,22 +93,26 @@ def alias_range(first: str, last: str) -> list[str]:
     return [f"{start['stem']}{number}" for number in range(low, high + 1)]
 
 
-def submit_jobs_in_range(first: str, last: str) -> list[cmd.Submit]:
+def submit_jobs_in_range(first: str, last: str) -> InBulk:
     """Submit one job for each alias from ``first`` to ``last`` ("v1" to "v300"), in that
-    order, each as Submit Job does (LC-038 holds at volume)."""
-    return [cmd.Submit(alias) for alias in alias_range(first, last)]
+    order, each as Submit Job does (LC-038 holds at volume). Each submission is compared
+    where it changed the state (its job, read by id, and the counts), the last in full
+    (every record, the listing, the health snapshot)."""
+    return InBulk(tuple(cmd.Submit(alias) for alias in alias_range(first, last)))
 
 
-def jobs_in_range_return(first: str, last: str, result: str) -> list[cmd.Finish]:
+def jobs_in_range_return(first: str, last: str, result: str) -> InBulk:
     """The body of each job from ``first`` to ``last``, in that order, returns ``result``
-    (a JSON value)."""
+    (a JSON value); compared as Submit Jobs In Range's."""
     value = json_value(result)
-    return [cmd.Finish(alias, cmd.Succeed(value)) for alias in alias_range(first, last)]
+    return InBulk(tuple(cmd.Finish(alias, cmd.Succeed(value))
+                        for alias in alias_range(first, last)))
 
 
-def jobs_in_range_are_cancelled(first: str, last: str) -> list[cmd.Cancel]:
-    """Cancel each job from ``first`` to ``last``, in that order."""
-    return [cmd.Cancel(alias) for alias in alias_range(first, last)]
+def jobs_in_range_are_cancelled(first: str, last: str) -> InBulk:
+    """Cancel each job from ``first`` to ``last``, in that order; compared as Submit Jobs
+    In Range's."""
+    return InBulk(tuple(cmd.Cancel(alias) for alias in alias_range(first, last)))
 
 
 def job_raises_long_message(alias: str, error_type: str, length: int) -> cmd.Finish:

@@ -289,6 +289,30 @@ class ListingCutAtAPageRuntime(MemoryRuntime):
         return list(super().list_jobs(status))[:self.LIMIT]
 
 
+class StatusListingCappedRuntime(MemoryRuntime):
+    """A listing by status answers at most 100 jobs, a default limit left on the query that
+    polls by the status index; the whole listing, a query of its own, is right."""
+
+    LIMIT = 100
+
+    def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
+        listed = list(super().list_jobs(status))
+        return listed if status is None else listed[:self.LIMIT]
+
+
+class ReadTakesANeighboursRowRuntime(MemoryRuntime):
+    """A read by id past the 200th job held answers the row before it, an offset off by
+    one in a lookup that pages through the table by 200: every read is right until more
+    jobs are held, and the neighbour's record is the same as the job's while both wait."""
+
+    PAGE = 200
+
+    def get(self, job_id: str) -> StoredJob | None:
+        held = [job.job_id for job in self._store.list()]
+        place = held.index(job_id) if job_id in held else -1
+        return super().get(held[place - 1] if place >= self.PAGE else job_id)
+
+
 class ErrorCutToAColumnRuntime(MemoryRuntime):
     """A job's error is cut to 65 535 characters, the width of a MySQL TEXT column that a
     server in non-strict mode fills silently; every shorter error is right."""
@@ -934,6 +958,10 @@ GALLERY = (
                   "seed 004 list_tasks"),
     _memory_entry("listing_cut_at_a_page", ListingCutAtAPageRuntime, "LC-038",
                   "seed 000 Indexes (queue polling and age-ordered reads over many rows)"),
+    _memory_entry("status_listing_capped", StatusListingCappedRuntime, "LC-038",
+                  "seed 000 Indexes (queue polling by the status index)"),
+    _memory_entry("read_takes_a_neighbours_row", ReadTakesANeighboursRowRuntime, "LC-038",
+                  "seed 000 Indexes (a lookup that takes a neighbour's row)"),
     _memory_entry("error_cut_to_a_column", ErrorCutToAColumnRuntime, "LC-039",
                   "seed 000 Database Table (error_message Text) and Error Audit Trail"),
     _memory_entry("attempt_from_one", AttemptFromOneRuntime, "RT-002",
