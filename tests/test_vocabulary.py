@@ -3,8 +3,8 @@ each converted area's declarations are the ones its Robot suites and features us
 
 from __future__ import annotations
 
-import functools
 import contextlib
+import functools
 import inspect
 import subprocess
 import sys
