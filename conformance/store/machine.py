@@ -15,7 +15,7 @@ store's backend goes down and comes back (TS-011): a store with the fault seam m
 refuse every operation with TASK_STORE_UNAVAILABLE, one kept in memory go on answering;
 nothing runs on threads during an outage. Where the backend keeps the deprecated aliases,
 every third save goes through `put` instead (TS-013). One rule without arguments saves a
-fixed record over a held one (TS-002); Hypothesis tries it first, and shrinks towards it.
+fixed record, then a later version over it (TS-002); Hypothesis shrinks towards it.
 """
 
 from __future__ import annotations
