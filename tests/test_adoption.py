@@ -10,13 +10,16 @@ fails on that one alone.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
-from jobconform.conformance import tolerance
+from jobconform.conformance import runner, selftest, tolerance
 from jobconform.conformance.cli import main
 from jobconform.conformance.expectations import load_expectations
 from jobconform.conformance.gallery.adoption import (
@@ -39,6 +42,23 @@ ENTRIES = {entry.name: entry for entry in ADOPTION_GALLERY}
 
 
 Verdicts = dict[str, dict[str, str]]  # requirement -> suite -> verdict
+
+
+@pytest.fixture(autouse=True)
+def behave_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behave runs in this process, as the self-test runs it for the same kind of backend:
+    the adoption gallery's are memory backends, whose jobs run in the caller's thread
+    (selftest.runs_in_process). A child Behave imported the kit and the gallery again for
+    each of the module's 24 runs, a second or two of CPU each. The child's way with
+    expected failures (the deviations file it writes) is the one test_expectations.py
+    and the examples' runs in tox.ini check."""
+    run_suites = runner.run_suites
+
+    def in_process(config: runner.RunConfig, *rest: Any) -> list[runner.SuiteRun]:
+        assert selftest.runs_in_process(load_backend(config.backend)), config.backend
+        return run_suites(replace(config, behave_in_process=True), *rest)
+
+    monkeypatch.setattr(runner, "run_suites", in_process)
 
 
 def _run(entry: AdoptionEntry, tmp_path: Path, listed: Path) -> tuple[int, Verdicts, str,
