@@ -29,7 +29,7 @@ Robot keyword that opens a test's harness (and the commands it sends then). Its 
 steps are then registered from it (`register_steps`, which the step loader calls for an
 area declaring a vocabulary) and its Robot library is `DerivedLibrary` bound to it
 (Robot's dynamic library API), so the area writes no step and no keyword (governor,
-breaker, composite, idempotency, admission, loops, the third-party tally). Where its
+breaker, composite, idempotency, admission, loops, reminders, the third-party tally). Where its
 commands also say how they apply to the backend and the oracle
 (conformance/command_engine.py), its harness and its Hypothesis machine are derived too.
 """

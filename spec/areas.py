@@ -148,7 +148,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                            "run_governor_machine", "governor"), declared=True),
     _service_area("reminders", "RM", f"{_R}.reminders.oracle", "ReminderLibrary",
                   _machine("reminders machine", f"{_C}.reminders.machine",
-                           "run_reminder_machine", "reminders")),
+                           "run_reminder_machine", "reminders"), declared=True),
     _service_area("admission", "AD", f"{_R}.admission", "AdmissionLibrary",
                   _machine("admission machine", f"{_C}.admission.machine",
                            "run_admission_machine", "admission"), declared=True),
