@@ -180,7 +180,8 @@ BUILTIN_AREAS: tuple[Area, ...] = (
     Area("restart", "RS", oracle=f"{_R}.model", protocol=f"{_B}.restart",
          machine=_machine("restart machine", f"{_C}.restart.machine", "run_restart_machine",
                           "restart"),
-         steps=f"{_C}.restart.steps", keywords=f"{_C}.restart.keywords.RestartLibrary",
+         vocabulary=f"{_C}.restart.declarations:VOCABULARY",
+         keywords=f"{_C}.restart.keywords.RestartLibrary",
          gallery=f"{_C}.restart.gallery:GALLERY"),
     # Loops, reminders, jobs, the breaker and the governor through one admission; its
     # oracle composes theirs.
