@@ -29,8 +29,8 @@ Robot keyword that opens a test's harness (and the commands it sends then). Its 
 steps are then registered from it (`register_steps`, which the step loader calls for an
 area declaring a vocabulary) and its Robot library is `DerivedLibrary` bound to it
 (Robot's dynamic library API), so the area writes no step and no keyword (governor,
-breaker, composite, idempotency, admission, loops, the third-party tally). Where its
-commands also say how they apply to the backend and the oracle
+breaker, composite, idempotency, admission, loops, reminders, restart, the third-party
+tally). Where its commands also say how they apply to the backend and the oracle
 (conformance/command_engine.py), its harness and its Hypothesis machine are derived too.
 """
 
@@ -48,6 +48,7 @@ from typing import Any, ClassVar, Protocol, cast
 
 from robot.api import SkipExecution
 from robot.api.deco import keyword
+from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.area_keywords import AreaLibrary, test_failure
@@ -378,7 +379,8 @@ class Vocabulary:
         area: the area (the capability a backend claims).
         noun: what its steps call its service in messages ("governor").
         start: the Robot keyword that opens a test's harness, taking the parameters that
-            differ from the profile's as `name=value`.
+            differ from the profile's as `name=value`; None where the area `runs_through`
+            another's harness.
         start_sends: builds, from the start keyword's positional arguments (its signature
             is theirs), the commands it sends once the harness is open (the owners a
             composite test starts with); None: the start keyword takes none.
@@ -391,11 +393,15 @@ class Vocabulary:
         open: opens the harness; None for a harness derived from the commands
             (conformance/command_engine.py, which `engine` then describes).
         engine: the oracle's model and how the derived harness opens the service.
+        runs_through: the Robot library (its import name) whose test harness the area's
+            keywords run through, as its steps run through the scenario's job runtime:
+            the area opens no harness of its own (a restart is one more command of the
+            job runtime the lifecycle library opened). None: the area's own harness.
     """
 
     area: str
     noun: str
-    start: str
+    start: str | None
     commands: tuple[Declaration, ...]
     checks: tuple[Check, ...] = ()
     settings: tuple[Setting, ...] = ()
@@ -404,6 +410,7 @@ class Vocabulary:
     open: Opener | None = None
     start_sends: Callable[..., Any] | None = None
     engine: Any = None  # a command_engine.Engine (typed there: it imports this module)
+    runs_through: str | None = None
 
     def open_harness(self, backend: Backend, profile: Profile, registry: Registry,
                      overrides: dict[str, Any]) -> Any:
@@ -444,7 +451,9 @@ def register_steps(vocabulary: Vocabulary) -> None:
     _REGISTERED.add(vocabulary.area)
     opened = _scenario_type(vocabulary)
 
-    def scenario(context: Any) -> _Scenario:
+    def scenario(context: Any) -> Any:  # a _Scenario, or the scenario's own state
+        if vocabulary.runs_through is not None:
+            return state_of(context)
         return state_of(context).area_state(vocabulary.area, opened)
 
     for setting in vocabulary.settings:
@@ -531,9 +540,9 @@ class DerivedLibrary(AreaLibrary[Any]):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         vocabulary = cls.VOCABULARY
-        cls.START, cls.OPENS = vocabulary.start, f"{vocabulary.noun} harness"
-        keywords = {vocabulary.start: _Keyword(_start_signature_of(vocabulary.start_sends),
-                                               DerivedLibrary._open_test)}
+        cls.START, cls.OPENS = vocabulary.start or "", f"{vocabulary.noun} harness"
+        keywords = {} if vocabulary.start is None else {vocabulary.start: _Keyword(
+            _start_signature_of(vocabulary.start_sends), DerivedLibrary._open_test)}
         for declaration in vocabulary.commands:
             keywords[declaration.keyword] = _Keyword(declaration.command, partial(
                 _send, declaration))
@@ -544,6 +553,13 @@ class DerivedLibrary(AreaLibrary[Any]):
             keywords[precondition.keyword] = _Keyword(_requires, partial(_require,
                                                                          precondition))
         cls.KEYWORDS = keywords
+
+    def through(self) -> Any:
+        """Where the keywords send commands and read: this library, or the one the
+        vocabulary `runs_through` (the test's instance of it)."""
+        if self.VOCABULARY.runs_through is None:
+            return self
+        return BuiltIn().get_library_instance(self.VOCABULARY.runs_through)
 
     @property
     def harness(self) -> Any:
@@ -561,7 +577,7 @@ class DerivedLibrary(AreaLibrary[Any]):
             return vocabulary.open_harness(backend, profile, registry, dict(parameters))
 
         self._start(open_harness)
-        if vocabulary.start_sends is not None:
+        if vocabulary.start is not None and vocabulary.start_sends is not None:
             Declaration(vocabulary.start, vocabulary.start_sends).send(
                 self, vocabulary.start_sends(*sent))
 
@@ -593,7 +609,7 @@ class DerivedLibrary(AreaLibrary[Any]):
 def _send(declaration: Declaration, library: DerivedLibrary, *args: Any,
           **kwargs: Any) -> object:
     try:
-        return declaration.send(library, declaration.command(*args, **kwargs))
+        return declaration.send(library.through(), declaration.command(*args, **kwargs))
     except Divergence:
         raise
     except AssertionError as error:
@@ -607,14 +623,14 @@ def _requires() -> None:
 
 
 def _require(precondition: Precondition, library: DerivedLibrary) -> None:
-    reason = precondition.unmet(library.harness)
+    reason = precondition.unmet(library.through().harness)
     if reason is not None:
         raise SkipExecution(reason)
 
 
 def _verify(check: Check, library: DerivedLibrary, *args: Any, **kwargs: Any) -> None:
     reading = check.reading(*args, **kwargs)
-    agrees, wanted, actual = reading.check(library)
+    agrees, wanted, actual = reading.check(library.through())
     if not agrees:
         raise test_failure(f"{reading.what} should be {wanted!r}, the backend shows"
                            f" {actual!r}")

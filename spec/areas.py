@@ -148,7 +148,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                            "run_governor_machine", "governor"), declared=True),
     _service_area("reminders", "RM", f"{_R}.reminders.oracle", "ReminderLibrary",
                   _machine("reminders machine", f"{_C}.reminders.machine",
-                           "run_reminder_machine", "reminders")),
+                           "run_reminder_machine", "reminders"), declared=True),
     _service_area("admission", "AD", f"{_R}.admission", "AdmissionLibrary",
                   _machine("admission machine", f"{_C}.admission.machine",
                            "run_admission_machine", "admission"), declared=True),
@@ -180,7 +180,8 @@ BUILTIN_AREAS: tuple[Area, ...] = (
     Area("restart", "RS", oracle=f"{_R}.model", protocol=f"{_B}.restart",
          machine=_machine("restart machine", f"{_C}.restart.machine", "run_restart_machine",
                           "restart"),
-         steps=f"{_C}.restart.steps", keywords=f"{_C}.restart.keywords.RestartLibrary",
+         vocabulary=f"{_C}.restart.declarations:VOCABULARY",
+         keywords=f"{_C}.restart.keywords.RestartLibrary",
          gallery=f"{_C}.restart.gallery:GALLERY"),
     # Loops, reminders, jobs, the breaker and the governor through one admission; its
     # oracle composes theirs.

@@ -314,3 +314,30 @@ def test_a_phrase_with_a_table_builds_its_command_from_the_rows() -> None:
     (sent,) = through.sent
     assert isinstance(sent, lc.StartLoop) and sent.loop == "a"
     assert (sent.params.max_runs, sent.params.message) == (3, "go")
+
+
+def test_a_vocabulary_running_through_another_library_sends_through_its_harness(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Lifecycle:
+        def __init__(self) -> None:
+            self.answers: dict[str, object] = {}
+            self.sent: list[object] = []
+
+        def run(self, command: object) -> object:
+            self.sent.append(command)
+            return None
+
+    lifecycle_library = Lifecycle()
+    asked: list[str] = []
+
+    class Robot:
+        def get_library_instance(self, name: str) -> Lifecycle:
+            asked.append(name)
+            return lifecycle_library
+
+    monkeypatch.setattr(vocabulary_module, "BuiltIn", Robot)
+    # No start keyword of its own: the restart runs on the runtime Start Runtime opened.
+    assert RestartLibrary().get_keyword_names() == [d.keyword for d in restart.DECLARATIONS]
+    RestartLibrary().run_keyword("Send SIGTERM To The Runtime", ["5"], {})
+    assert asked == [restart.LIFECYCLE_LIBRARY]
+    assert lifecycle_library.sent == [cmd.StopBySignal(5.0)]

@@ -1,21 +1,45 @@
-"""The reminders area's commands, declared once (conformance/vocabulary.py).
+"""What the reminders area's suites say (RM-001..RM-021), declared once
+(conformance/vocabulary.py): the commands, checks, the parameter setting and the store
+faults precondition from which its Behave steps and Robot keywords are derived, in the
+feature files' and the Robot suites' own words.
 
-Each declaration names the Robot keyword that sends a command, builds the command from
-the keyword's arguments, and lists the Gherkin wordings that send it. The Behave steps
-(conformance/reminders/steps.py) and the Robot keywords (conformance/reminders/keywords.py)
-are derived from this list; the wordings are the feature files' and Robot suites' own.
+Checks read what the BACKEND shows: its reminder records, the answers kept (a creation's
+under its alias, the last cancel, sweep, listing and read under their own names) and
+the dispatches its delivery target saw. Seconds count from the virtual clock's start;
+the reminders have a clock of their own, advanced only by `Advance Reminder Clock`.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from typing import Any
 
+from jobconform.backends.reminders.protocol import REMINDER_TRIGGER
 from jobconform.conformance.area_steps import alias_list, at
-from jobconform.conformance.vocabulary import Declaration, Phrase
+from jobconform.conformance.reminders.harness import (
+    CONFIG_PARAMETERS,
+    ReminderHarness,
+    freeze,
+)
+from jobconform.conformance.vocabulary import (
+    Check,
+    Declaration,
+    Phrase,
+    Precondition,
+    Reading,
+    Setting,
+    Vocabulary,
+)
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.reminders import commands as rc
-from jobconform.reference.reminders.oracle import DeliveryOutcome, ReminderStatus
+from jobconform.reference.reminders.oracle import (
+    CREATED,
+    REPLAYED,
+    DeliveryOutcome,
+    ReminderStatus,
+    rejected,
+)
 
 OUTCOME_WORDS = {"lands": DeliveryOutcome.LANDS, "fails": DeliveryOutcome.FAILS,
                  "times out": DeliveryOutcome.UNKNOWN, "unknown": DeliveryOutcome.UNKNOWN}
@@ -109,11 +133,18 @@ def list_reminders(status: str | None = None) -> rc.ListReminders:
     return rc.ListReminders(None if status is None else ReminderStatus(status))
 
 
+def read_reminder(alias: str) -> rc.GetReminder:
+    """Read the reminder; the record it read is kept for the checks on the read."""
+    return rc.GetReminder(alias)
+
+
 def list_reminders_by_default() -> rc.ListRemindersByDefault:
     """List the reminders as the runtime does when the caller names no status (RM-019)."""
     return rc.ListRemindersByDefault()
 
 
+# The names the answers the checks read are kept under (a creation's: its alias).
+CANCELLED, SWEPT, LISTED, READ = "cancel:", "sweep:", "listing:", "read:"
 CREATED_BY = 'reminder "{alias}" is created with'
 FAILS, CRASHES = FaultKind.FAIL.value, FaultKind.CRASH.value
 DECLARATIONS = (
@@ -151,7 +182,7 @@ DECLARATIONS = (
     ), kept_as=_created),
     Declaration("Cancel Reminder", cancel_reminder, (
         Phrase('reminder "{alias}" is cancelled', cancel_reminder),
-    )),
+    ), kept_as=lambda command: CANCELLED),
     Declaration("Dispatch Of Reminder", dispatch_of_reminder, (
         Phrase('the dispatch of reminder "{alias}" {outcome}', dispatch_of_reminder),
     )),
@@ -186,12 +217,281 @@ DECLARATIONS = (
     )),
     Declaration("Sweep Reminders", sweep_reminders, (
         Phrase("the reminder retention sweep runs", sweep_reminders),
-    )),
+    ), kept_as=lambda command: SWEPT),
     Declaration("List Reminders", list_reminders, (
         Phrase("the {status:w} reminders are listed", list_reminders),
         Phrase("all reminders are listed", list_reminders),
-    )),
+    ), kept_as=lambda command: LISTED),
     Declaration("List Reminders By Default", list_reminders_by_default, (
         Phrase("the reminders are listed without a filter", list_reminders_by_default),
+    ), kept_as=lambda command: LISTED),
+    Declaration("Read Reminder", read_reminder, (
+        Phrase('reminder "{alias}" is read', read_reminder),
+    ), kept_as=lambda command: READ),
+)
+
+# -- checks: what the backend shows ---------------------------------------------------------
+
+
+def _kept(name: str) -> Any:
+    return lambda through: through.answers.get(name)
+
+
+def _field(alias: str, name: str) -> Any:
+    """Reads field `name` of what the backend holds of reminder `alias`."""
+    def read(through: Any) -> object:
+        harness: ReminderHarness = through.harness
+        reminder_id = harness.ids.get(alias)
+        if reminder_id is None:
+            return f"no reminder {alias!r} (never created)"
+        view = harness.runtime.get(reminder_id)
+        return "no record held" if view is None else getattr(view, name)
+    return read
+
+
+def _shows(alias: str, name: str, wanted: object) -> Reading:
+    return Reading(f"reminder {alias!r} {name}", _field(alias, name), wanted)
+
+
+def creation_should_be_accepted(alias: str) -> Reading:
+    return Reading(f"the creation of {alias!r}", _kept(alias), CREATED)
+
+
+def creation_should_be_rejected(alias: str, code: str) -> Reading:
+    return Reading(f"the creation of {alias!r}", _kept(alias), rejected(code))
+
+
+def creation_should_answer_reminder(alias: str, original: str) -> Reading:
+    """The creation created nothing and answered the reminder its key names (RM-017)."""
+    return Reading(f"the creation of {alias!r}", _kept(alias), f"{REPLAYED}:{original}")
+
+
+def cancel_should_answer(alias: str, expected: str) -> Reading:
+    """Cancel the reminder; the backend must answer ``expected``."""
+    return Reading(f"the cancel of {alias!r}",
+                   lambda through: through.run(cancel_reminder(alias)), expected)
+
+
+def reminder_status_should_be(alias: str, status: str) -> Reading:
+    return _shows(alias, "status", status)
+
+
+def reminder_attempts_should_be(alias: str, attempts: int) -> Reading:
+    return _shows(alias, "attempts", attempts)
+
+
+def reminder_should_be_due_at_second(alias: str, second: float) -> Reading:
+    return _shows(alias, "due_at", at(second))
+
+
+def reminder_should_not_be_due(alias: str) -> Reading:
+    return _shows(alias, "due_at", None)
+
+
+def reminder_should_fire_at_second(alias: str, second: float) -> Reading:
+    return _shows(alias, "fire_at", at(second))
+
+
+def reminder_created_at_second(alias: str, second: float) -> Reading:
+    return _shows(alias, "created_at", at(second))
+
+
+def reminder_fired_at_second(alias: str, second: float) -> Reading:
+    return _shows(alias, "fired_at", at(second))
+
+
+def reminder_should_not_have_fired(alias: str) -> Reading:
+    return _shows(alias, "fired_at", None)
+
+
+def _dispatches(alias: str, harness: ReminderHarness) -> list[Any]:
+    reminder_id = harness.ids.get(alias)
+    return [made for made in harness.target.made() if made.reminder_id == reminder_id]
+
+
+def reminder_dispatches_should_be(alias: str, count: int) -> Reading:
+    return Reading(f"dispatches of reminder {alias!r}",
+                   lambda through: len(_dispatches(alias, through.harness)), count)
+
+
+def reminder_dispatches_should_be_labelled(alias: str) -> Reading:
+    """Every dispatch made for the reminder carries triggered_by "reminder" (RM-021)."""
+    def labelled(labels: object, wanted: object) -> bool:
+        return isinstance(labels, list) and bool(labels) and all(
+            label == REMINDER_TRIGGER for label in labels)
+
+    return Reading(f"what triggered each dispatch of reminder {alias!r}",
+                   lambda through: [made.triggered_by
+                                    for made in _dispatches(alias, through.harness)],
+                   f"at least one dispatch, each {REMINDER_TRIGGER!r}", labelled)
+
+
+def swept_count_should_be(swept: object, count: int) -> Reading:
+    """``swept`` is what `Sweep Reminders` returned."""
+    return Reading("reminders the sweep deleted", lambda through: swept, int(count))
+
+
+def reminder_should_not_be_held(alias: str) -> Reading:
+    """The backend holds no record of the reminder any more (a sweep deleted it)."""
+    def held(through: Any) -> object:
+        harness: ReminderHarness = through.harness
+        reminder_id = harness.ids.get(alias)
+        if reminder_id is None:
+            return f"no reminder {alias!r} (never created)"
+        view = harness.runtime.get(reminder_id)
+        return None if view is None else view.status
+
+    return Reading(f"reminder {alias!r} after the sweep", held, None)
+
+
+def listed_reminders_should_be(listed: object, aliases: str) -> Reading:
+    """``listed`` is what `List Reminders` returned."""
+    return Reading("the listing", lambda through: listed, alias_list(aliases))
+
+
+def reminder_read_earlier_should_be_unchanged() -> Reading:
+    """The record the last `Read Reminder` returned still reads as it did then: read as
+    (what it read then, what it reads now)."""
+    def then_and_now(through: Any) -> object:
+        harness: ReminderHarness = through.harness
+        reads = [command for command in harness.commands
+                 if isinstance(command, rc.GetReminder)]
+        held = harness.held.get(f"get:{reads[-1].reminder}") if reads else None
+        if held is None:
+            return "no reminder was read"
+        return through.answers.get(READ), freeze(held[0])
+
+    def unchanged(actual: object, wanted: object) -> bool:
+        return isinstance(actual, tuple) and actual[0] == actual[1]
+
+    return Reading("the reminder read earlier (as read, now)", then_and_now,
+                   "the same record twice", unchanged)
+
+
+def no_reminder_should_have_been_read() -> Reading:
+    return Reading("the read of an unknown reminder", _kept(READ), None)
+
+
+def _read_status(status: str) -> Reading:
+    def read(through: Any) -> object:
+        record = through.answers.get(READ)
+        return "no reminder was read" if record is None else record.status
+    return Reading("the status of the reminder read", read, status)
+
+
+CREATION_OF = 'the creation of reminder "{alias}" '
+REMINDER = 'reminder "{alias}" '
+CHECKS = (
+    Check("Creation Should Be Accepted", creation_should_be_accepted, (
+        Phrase(CREATION_OF + "is accepted", creation_should_be_accepted),
+    )),
+    Check("Creation Should Be Rejected", creation_should_be_rejected, (
+        Phrase(CREATION_OF + 'is rejected with "{code}"', creation_should_be_rejected),
+    )),
+    Check("Creation Should Answer Reminder", creation_should_answer_reminder, (
+        Phrase(CREATION_OF + 'answers reminder "{original}"', creation_should_answer_reminder),
+    )),
+    Check("Cancel Should Answer", cancel_should_answer, (
+        Phrase('the cancel answers "{answer}"', lambda answer: Reading(
+            "the cancel's answer", _kept(CANCELLED), answer)),
+    )),
+    Check("Reminder Status Should Be", reminder_status_should_be, (
+        Phrase(REMINDER + "is {status:w}", reminder_status_should_be),
+    )),
+    Check("Reminder Attempts Should Be", reminder_attempts_should_be, (
+        Phrase(REMINDER + "has {attempts:d} attempts", reminder_attempts_should_be),
+        Phrase(REMINDER + "has {attempts:d} attempt", reminder_attempts_should_be),
+    )),
+    Check("Reminder Should Be Due At Second", reminder_should_be_due_at_second, (
+        Phrase(REMINDER + "is due at second {second:g}", reminder_should_be_due_at_second),
+    )),
+    Check("Reminder Should Not Be Due", reminder_should_not_be_due, (
+        Phrase(REMINDER + "is not due", reminder_should_not_be_due),
+    )),
+    Check("Reminder Should Fire At Second", reminder_should_fire_at_second, (
+        Phrase(REMINDER + "fires at second {second:g}", reminder_should_fire_at_second),
+    )),
+    Check("Reminder Should Have Been Created At Second", reminder_created_at_second, (
+        Phrase(REMINDER + "was created at second {second:g}", reminder_created_at_second),
+    )),
+    Check("Reminder Should Have Fired At Second", reminder_fired_at_second, (
+        Phrase(REMINDER + "fired at second {second:g}", reminder_fired_at_second),
+    )),
+    Check("Reminder Should Not Have Fired", reminder_should_not_have_fired, (
+        Phrase(REMINDER + "has not fired", reminder_should_not_have_fired),
+    )),
+    Check("Reminder Dispatches Should Be", reminder_dispatches_should_be, (
+        Phrase(REMINDER + "was dispatched {count:d} times", reminder_dispatches_should_be),
+        Phrase(REMINDER + "was dispatched {count:d} time", reminder_dispatches_should_be),
+    )),
+    Check("Reminder Dispatches Should Be Labelled", reminder_dispatches_should_be_labelled, (
+        Phrase('every dispatch of reminder "{alias}" was labelled as triggered by it',
+               reminder_dispatches_should_be_labelled),
+    )),
+    Check("Swept Count Should Be", swept_count_should_be, (
+        Phrase("the sweep deleted {count:d} reminders",
+               lambda count: Reading("reminders the sweep deleted", _kept(SWEPT), count)),
+        Phrase("the sweep deleted {count:d} reminder",
+               lambda count: Reading("reminders the sweep deleted", _kept(SWEPT), count)),
+    )),
+    Check("Reminder Should Not Be Held", reminder_should_not_be_held, (
+        Phrase(REMINDER + "is no longer held", reminder_should_not_be_held),
+    )),
+    Check("Listed Reminders Should Be", listed_reminders_should_be, (
+        Phrase('the reminders listed are "{aliases}"', lambda aliases: Reading(
+            "the listing", _kept(LISTED), alias_list(aliases))),
+        Phrase("no reminders are listed", lambda: Reading("the listing", _kept(LISTED), [])),
+    )),
+    Check("Reminder Read Earlier Should Be Unchanged",
+          reminder_read_earlier_should_be_unchanged, (
+              Phrase("the reminder read earlier still reads as it did",
+                     reminder_read_earlier_should_be_unchanged),
+          )),
+    Check("No Reminder Should Have Been Read", no_reminder_should_have_been_read, (
+        Phrase("no reminder was read", no_reminder_should_have_been_read),
+    )),
+    Check(None, lambda alias, message: _shows(alias, "message", message), (
+        Phrase(REMINDER + 'has the message "{message}"',
+               lambda alias, message: _shows(alias, "message", message)),
+    )),
+    Check(None, _read_status, (
+        Phrase("the reminder read is {status:w}", _read_status),
     )),
 )
+
+# -- the parameter setting and the store faults precondition ------------------------------
+
+
+def _parameter(name: str, value: float) -> dict[str, object]:
+    if name not in CONFIG_PARAMETERS:
+        raise ValueError(f"unknown reminder parameter {name!r}; known:"
+                         f" {', '.join(CONFIG_PARAMETERS)}")
+    return {name: value}
+
+
+SETTINGS = (Setting("reminders with {name:w} set to {value:g}", _parameter),)
+
+
+def _unless_store_faults(harness: ReminderHarness) -> str | None:
+    return None if harness.takes_store_faults else (
+        f"backend {harness.backend.name} does not take store faults for its reminders"
+        " (store-faults:reminders)")
+
+
+PRECONDITIONS = (
+    # RM-014 needs a runtime that takes store faults: elsewhere skipped, never passed.
+    Precondition("Require Store Faults", "the reminders runtime takes store faults",
+                 _unless_store_faults),
+)
+
+
+def open_reminders(backend: Any, profile: Any, registry: Any,
+                   overrides: dict[str, Any]) -> ReminderHarness:
+    """The reminders harness; Robot's ``name=value`` text is read as numbers."""
+    return ReminderHarness(backend, profile, registry,
+                           overrides={name: float(value) for name, value in overrides.items()})
+
+
+VOCABULARY = Vocabulary(area="reminders", noun="reminders", start="Start Reminders",
+                        commands=DECLARATIONS, checks=CHECKS, settings=SETTINGS,
+                        preconditions=PRECONDITIONS, open=open_reminders)

@@ -1,15 +1,16 @@
 """A restart's commands (RS-001..RS-008), declared once (conformance/vocabulary.py).
 
-A restart is one more command of the job runtime's harness. The Behave steps
-(conformance/restart/steps.py) and the Robot keywords (conformance/restart/keywords.py,
-sent through the lifecycle library's harness) are derived from this list; the wordings
-are the feature file's and the Robot suite's own.
+A restart is one more command of the job runtime's harness: the area opens none of its
+own, its vocabulary `runs_through` the lifecycle library's (in Behave, the scenario's job
+runtime). Its Behave steps and Robot keywords (conformance/restart/keywords.py) are
+derived from this list; the wordings are the feature file's and the Robot suite's own.
+Every other step or keyword of a restart test is a lifecycle or redelivery one.
 """
 
 from __future__ import annotations
 
 from jobconform.conformance.harness import GracePeriodEnds, GracePeriodOpened
-from jobconform.conformance.vocabulary import Declaration, Phrase
+from jobconform.conformance.vocabulary import Declaration, Phrase, Vocabulary
 from jobconform.reference import commands as cmd
 
 # -- builders: each is a Robot keyword's signature and documentation ---------------------
@@ -69,3 +70,7 @@ DECLARATIONS = (
         Phrase("the grace period ends", end_the_grace_period),
     )),
 )
+
+LIFECYCLE_LIBRARY = "jobconform.conformance.lifecycle.keywords.JobconformLibrary"
+VOCABULARY = Vocabulary(area="restart", noun="restart", start=None, commands=DECLARATIONS,
+                        runs_through=LIFECYCLE_LIBRARY)
