@@ -83,6 +83,8 @@ class _Shape:
 
 
 SCALAR_TYPES = (str, int, bool, float)
+# Values that are their own JSON form (exactly these types: a subclass, an enum, may not be).
+PLAIN_TYPES = frozenset({str, int, bool, type(None)})
 
 
 # Annotation shapes by the annotation's id, each kept with its annotation (which keeps
@@ -144,6 +146,8 @@ def encode_timestamp(moment: datetime) -> str:
 
 def encode_json(value: Any) -> Any:
     """Any JSON value, its non-finite floats as strings (JSON has no NaN)."""
+    if type(value) in PLAIN_TYPES:
+        return value
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, list | tuple):
