@@ -52,7 +52,7 @@ from jobconform.backends.protocol import (
     store_faults,
 )
 from jobconform.backends.restart import RESTART, STOP_SIGNAL, SignalPlan, SignalStop
-from jobconform.conformance import blame, job_faults, log_records, tolerance, utc
+from jobconform.conformance import blame, job_faults, log_records, read_ahead, tolerance, utc
 from jobconform.conformance.answers import shape_problem
 from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_MS
 from jobconform.conformance.blame import ranked
@@ -107,6 +107,17 @@ OLD_REAPER_KEYWORDS_REQUIREMENT = "RP-010"
 # start_reaper's current keywords, each with seed 004's deprecated Python name for it.
 OLD_REAPER_KEYWORDS = {"sweep_interval_ms": "interval_seconds", "ttl_seconds": "max_age_seconds"}
 OBSERVED_ALWAYS = ("LC-001", "LC-002", "LC-004", "LC-005", "LC-024", "LC-025")
+
+
+# Commands that make one call of the runtime, or none, and no other call before the
+# harness observes the state they left, whatever their answer (a submit or cancel reads its
+# job at once, LC-031; a wrong stuck count reads the jobs to blame; a fault arms, settles
+# and disarms): their call travels with the observation's (read_ahead).
+ONE_CALL_COMMANDS = (cmd.Dispatch | cmd.Finish | cmd.AdvanceTime | cmd.Cleanup | cmd.Shutdown
+                     | cmd.GetResult | cmd.Get | cmd.ComputeDelay | cmd.Heartbeat
+                     | cmd.StopReaper | cmd.StoreOutage | cmd.ReaperStatus | cmd.ListExpired
+                     | cmd.ExpireLeases | cmd.StaleOwnerWrite | cmd.OperatorAlerts
+                     | cmd.ParkRequest | cmd.ListJobs)
 
 
 @dataclass(frozen=True)
@@ -583,6 +594,8 @@ class Harness:
         read_at_once: str | None = None
         with guarded(self.safety_timeout, describe(command), self.hang_scope):
             try:
+                if isinstance(command, ONE_CALL_COMMANDS):
+                    self._plan_observation(with_command=True)
                 actual = self._apply(command)
                 self.last_answer = actual
                 read_at_once = self._read_at_once(command)
@@ -1379,6 +1392,8 @@ class Harness:
         if job is None:
             return None
         job_id = self.ids[alias]
+        if not health_too:
+            self._plan_observation(first=("get", {"job_id": job_id}))
         view = self._call("get", lambda: self.runtime.get(job_id))
         self._read_at_once_job = alias
         wanted = self._expected(job)
@@ -1416,6 +1431,22 @@ class Harness:
             yield
         finally:
             self._changes_only = False
+
+    def _plan_observation(self, first: tuple[str, dict[str, Any]] | None = None,
+                          with_command: bool = False) -> None:
+        """Announce the settle and reads of `observe` (read_ahead), and the next command's
+        discard of log records, which no call comes between: from a read at once
+        (`first`), or with the command itself, one that makes one call (or none) and
+        no other before the harness observes."""
+        if self._changes_only:
+            return  # observe_changes reads other calls: a plan of these would be dropped
+        calls = [] if first is None else [first]
+        calls += [("settle", {}), ("list_jobs", {"status": None}), ("health", {})]
+        if self.log_watch is not None and callable(getattr(self.runtime, "log_records",
+                                                           None)):
+            calls += [("log_records", {}), ("log_records", {})]
+        read_ahead.plan_reads([(self.runtime, name, args) for name, args in calls],
+                              with_command)
 
     def _observe_command(self, requirements: tuple[str, ...]) -> None:
         """`observe` (or `observe_changes`), then what a store fault held back
@@ -1750,6 +1781,7 @@ class Harness:
 
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Compare every held job and the health snapshot with the oracle."""
+        self._plan_observation()
         self._call("settle", self.runtime.settle)
         self._check_held_views()
         views = list(self._call("list_jobs", lambda: self.runtime.list_jobs(None)))

@@ -349,6 +349,10 @@ class Child:
                                       "ProtocolError", problem or "")
             elif request.get("op") == "goodbye":
                 answer = {"id": request.get("id"), "ok": True, "result": None}
+            elif request.get("op") == "batch":
+                assert v2 is not None
+                answer = self.batch(v2, request)
+                number += v2.replies_read()
             else:
                 assert v2 is not None
                 answer = v2.answer(request)
@@ -357,6 +361,21 @@ class Child:
             answers.flush()
             if (request is not None and request.get("op") == "goodbye") or self.drained:
                 return
+
+    def batch(self, v2: ObjectServer, request: dict[str, Any]) -> dict[str, Any]:
+        """The answer to a `batch`: each request in it answered in order, as if it had come
+        on a line of its own (its callbacks made as it is handled)."""
+        args = request.get("args")
+        requests = args.get("requests") if isinstance(args, dict) else None
+        if not isinstance(requests, list) or not requests or not all(
+                isinstance(inner, dict) and isinstance(inner.get("op"), str)
+                and inner["op"] not in ("hello", "goodbye", "batch")
+                and isinstance(inner.get("id"), int) for inner in requests):
+            return error_answer(request.get("id"), "ProtocolError",
+                                "a batch's args.requests is a list of requests, each with an"
+                                " integer 'id' and the 'op' of an object's method")
+        return {"id": request.get("id"), "ok": True,
+                "result": [v2.answer(inner) for inner in requests]}
 
     def on_stop_signal(self) -> bool:
         """What SIGTERM or SIGINT does (RS-004, RS-007): every open job runtime shuts down
@@ -428,7 +447,8 @@ class Child:
                                 f" not {protocol!r}"), 0
         return {"id": request.get("id"), "ok": True, "result": {
             "protocol": protocol, "name": self.backend.name, "profile": self.backend.profile,
-            "capabilities": sorted(self.claims(protocol))}}, protocol
+            "capabilities": sorted(self.claims(protocol)),
+            **({"batch": True} if protocol >= 2 else {})}}, protocol
 
 
 class ExitOnStopSignal(SystemExit):

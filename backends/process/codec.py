@@ -62,29 +62,74 @@ class Handles(Protocol):
         ...
 
 
+@dataclasses.dataclass(frozen=True)
+class _Shape:
+    """What the rules ask of one annotation, worked out once: every value of every message
+    is encoded and decoded by its annotation, and asking `typing` again each time was
+    most of the protocol's CPU on both sides."""
+
+    args: tuple[Any, ...]
+    origin: Any
+    union: bool
+    members: tuple[Any, ...]  # a union's members but None
+    any_json: bool  # `object`, `Any` and `JsonValue` (a union that holds lists and dicts)
+    tagged: bool  # a union of several dataclasses: each value says which with `"type"`
+    with_float: bool  # float, or a union holding it (non-finite numbers travel as text)
+    interface: bool
+    view: bool
+    # A JSON scalar type (str, int, bool, float), or a union of them and None: encoded as
+    # its value, and decoded after a check of its form (the commonest field by far).
+    scalar: bool
+
+
+SCALAR_TYPES = (str, int, bool, float)
+# Values that are their own JSON form (exactly these types: a subclass, an enum, may not be).
+PLAIN_TYPES = frozenset({str, int, bool, type(None)})
+
+
+# Annotation shapes by the annotation's id, each kept with its annotation (which keeps
+# the id from being reused). Not by equality: `int | str` equals `str | int`, and the
+# order of a union's members decides which one a value is encoded as.
+_SHAPES: dict[int, tuple[Any, _Shape]] = {}
+
+
+def _shape(annotation: Any) -> _Shape:
+    known = _SHAPES.get(id(annotation))
+    if known is not None and known[0] is annotation:
+        return known[1]
+    args, origin = typing.get_args(annotation), typing.get_origin(annotation)
+    union = origin in (typing.Union, types.UnionType)
+    members = tuple(a for a in args if a is not type(None)) if union else ()
+    shape = _Shape(
+        args, origin, union, members,
+        annotation is object or annotation is Any or (
+            union and any(typing.get_origin(a) in (list, dict) for a in args)),
+        union and len(members) > 1 and all(dataclasses.is_dataclass(a) for a in members),
+        annotation is float or (union and float in args),
+        is_interface(annotation), is_view(annotation),
+        annotation in SCALAR_TYPES or (union and all(m in SCALAR_TYPES for m in members)))
+    _SHAPES[id(annotation)] = (annotation, shape)
+    return shape
+
+
 def _args(annotation: Any) -> tuple[Any, ...]:
-    return typing.get_args(annotation)
+    return _shape(annotation).args
 
 
 def _origin(annotation: Any) -> Any:
-    return typing.get_origin(annotation)
+    return _shape(annotation).origin
 
 
 def _is_union(annotation: Any) -> bool:
-    return _origin(annotation) in (typing.Union, types.UnionType)
+    return _shape(annotation).union
 
 
 def _is_any_json(annotation: Any) -> bool:
-    """`object`, `Any` and `JsonValue` (a union that holds lists and dicts)."""
-    if annotation is object or annotation is Any:
-        return True
-    return _is_union(annotation) and any(_origin(a) in (list, dict) for a in _args(annotation))
+    return _shape(annotation).any_json
 
 
 def _tagged(annotation: Any) -> bool:
-    """A union of several dataclasses: each value says which with `"type"`."""
-    members = [a for a in _args(annotation) if a is not type(None)]
-    return len(members) > 1 and all(dataclasses.is_dataclass(a) for a in members)
+    return _shape(annotation).tagged
 
 
 @cache
@@ -101,6 +146,8 @@ def encode_timestamp(moment: datetime) -> str:
 
 def encode_json(value: Any) -> Any:
     """Any JSON value, its non-finite floats as strings (JSON has no NaN)."""
+    if type(value) in PLAIN_TYPES:
+        return value
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     if isinstance(value, list | tuple):
@@ -116,28 +163,28 @@ def encode_json(value: Any) -> Any:
 
 def encode(value: Any, annotation: Any, handles: Handles) -> Any:
     """The JSON form of `value` as `annotation` gives it (see the module's table)."""
-    if value is None or _is_any_json(annotation):
+    shape = _shape(annotation)
+    if value is None or shape.any_json or shape.scalar:
         return encode_json(value)
-    if _is_union(annotation):
-        members = [a for a in _args(annotation) if a is not type(None)]
-        if _tagged(annotation):
+    if shape.union:
+        if shape.tagged:
             document = encode(value, type(value), handles)
             return {"type": type(value).__name__, **document}
-        for member in members:
+        for member in shape.members:
             if _accepts(member, value):
                 return encode(value, member, handles)
         return encode_json(value)
-    origin = _origin(annotation)
+    origin = shape.origin
     if annotation is datetime:
         return encode_timestamp(value) if isinstance(value, datetime) else encode_json(value)
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return value.value if isinstance(value, enum.Enum) else value
-    if is_interface(annotation):
+    if shape.interface:
         document = {"handle": handles.handle_of(value, annotation)}
         for name, hint in view_fields(annotation):
             document[name] = encode(getattr(value, name), hint, handles)
         return document
-    if is_view(annotation):
+    if shape.view:
         optional = AREA_FIELDS | LATER_FIELDS.get(annotation.__name__, frozenset())
         return {name: encode(_field(value, name, optional), hint, handles)
                 for name, hint in view_fields(annotation)}
@@ -171,7 +218,7 @@ def _accepts(member: Any, value: Any) -> bool:
         return isinstance(value, list | tuple)
     if base in (Mapping, dict):
         return isinstance(value, Mapping)
-    if is_interface(base) or is_view(base):
+    if _shape(base).interface or _shape(base).view:
         return True
     return isinstance(base, type) and isinstance(value, base)
 
@@ -191,14 +238,18 @@ def decode(document: Any, annotation: Any, handles: Handles, where: str = "value
     """
     if document is None:
         return None
-    if (annotation is float or (_is_union(annotation) and float in _args(annotation))) and (
-            isinstance(document, str) and document in NON_FINITE):
+    shape = _shape(annotation)
+    if shape.with_float and isinstance(document, str) and document in NON_FINITE:
         return NON_FINITE[document]
-    if _is_any_json(annotation):
+    if shape.scalar and annotation in SCALARS:
+        if not _is_scalar(document, annotation):
+            raise CodecError(f"{where} must be {SCALARS[annotation]}, not {_clip(document)}")
         return document
-    if _is_union(annotation):
-        members = [a for a in _args(annotation) if a is not type(None)]
-        if _tagged(annotation):
+    if shape.any_json:
+        return document
+    if shape.union:
+        members = list(shape.members)
+        if shape.tagged:
             if not isinstance(document, dict) or document.get("type") not in {
                     m.__name__ for m in members}:
                 raise CodecError(f"{where} must be an object whose \"type\" is one of"
@@ -207,7 +258,7 @@ def decode(document: Any, annotation: Any, handles: Handles, where: str = "value
             fields = {k: v for k, v in document.items() if k != "type"}
             return decode(fields, chosen, handles, where)
         return decode(document, members[0], handles, where) if len(members) == 1 else document
-    origin = _origin(annotation)
+    origin = shape.origin
     if annotation is datetime:
         if not isinstance(document, str):
             raise CodecError(f"{where} must be an RFC 3339 timestamp string, not {document!r}")
@@ -221,12 +272,12 @@ def decode(document: Any, annotation: Any, handles: Handles, where: str = "value
         except ValueError:
             raise CodecError(f"{where} must be one of {[m.value for m in annotation]},"
                              f" not {document!r}") from None
-    if is_interface(annotation):
+    if shape.interface:
         if not isinstance(document, dict) or not isinstance(document.get("handle"), str):
             raise CodecError(f"{where} must be a handle {{\"handle\": \"...\"}} of a"
                              f" {annotation.__name__}, not {document!r}")
         return handles.object_for(document, annotation)
-    if is_view(annotation):
+    if shape.view:
         later = LATER_FIELDS.get(annotation.__name__, frozenset())
         if later and isinstance(document, dict):
             # A child that predates a field added later leaves it out: null.

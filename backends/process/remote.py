@@ -14,8 +14,12 @@ it.
 
 from __future__ import annotations
 
+import collections
 import inspect
 import itertools
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jobconform.backends.process.codec import CodecError, decode, encode, encode_json
@@ -39,14 +43,83 @@ from jobconform.backends.process.wire import encode_timestamp
 from jobconform.backends.protocol import Clock
 
 
+@dataclass(frozen=True)
+class Request:
+    """One call of a child's object, encoded: what travels, and the context its answer is
+    decoded in (the context is not part of what the request is)."""
+
+    op: str
+    handle: str
+    now: str
+    args: dict[str, Any]
+    context: Context = field(compare=False)
+
+    @property
+    def line(self) -> tuple[str, str, str, dict[str, Any]]:
+        return self.op, self.handle, self.now, self.args
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """The calls the harness said it makes next on one object (`RemoteObject.plan_reads`)."""
+
+    handle: str  # the object whose next call comes first, with `with_next_call`
+    reads: list[Request]
+    with_next_call: bool
+
+
 class KitObjects:
-    """The kit's objects the child holds handles to, and the proxies for the child's."""
+    """The kit's objects the child holds handles to, and the proxies for the child's.
+
+    It also sends their requests: one by one, or, for a child announcing `batch`, a
+    planned group in one exchange, whose answers wait here until the harness makes the
+    same calls in the same order (any other request drops what is left of them).
+    """
 
     def __init__(self, session: ChildSession) -> None:
         self.session = session
         self._objects: dict[str, tuple[Any, type]] = {}
         self._handles: dict[int, str] = {}
         self._numbers = itertools.count(1)
+        self._plan: ReadPlan | None = None
+        # Answers a batch brought ahead of the calls they answer, in the calls' order.
+        self._brought: collections.deque[tuple[Request, dict[str, Any]]] = (
+            collections.deque())
+        # Several of the kit's threads may call (TS-010's savers); re-entrant, since a
+        # callback served within a request may read the child back (LP-019's sink).
+        self._order = threading.RLock()
+
+    def plan(self, handle: str, reads: list[Request], with_next_call: bool) -> None:
+        """Send `reads` with the next request to `handle` (`with_next_call`) or from the
+        first of them (see `RemoteObject.plan_reads`); a plan replaces the one before, and
+        none is kept for a child without `batch`, nor while answers of the last batch
+        wait (the calls planned are those, brought with the command)."""
+        self._plan = ReadPlan(handle, reads, with_next_call) if (
+            reads and self.session.claims.batches and not self._brought) else None
+
+    def exchange(self, request: Request) -> dict[str, Any]:
+        """The child's answer to `request`: one a batch brought already, or one sent now,
+        in a batch when a plan says what follows it."""
+        with self._order:
+            if self._brought:
+                expected, answer = self._brought.popleft()
+                if expected == request:
+                    return answer
+                self._brought.clear()  # the harness went another way: those are stale
+            plan = self._plan
+            first = plan is not None and plan.reads[0] == replace(request, now="")
+            if plan is None or not (first or (plan.with_next_call
+                                              and plan.handle == request.handle)):
+                return self.session.call(*request.line)
+            self._plan = None
+            # The reads follow at once, so at the request's time (the clock only moves in
+            # a command, and the objects of one check share its clock: a read made at
+            # another time is not the one planned).
+            reads = [replace(read, now=request.now) for read in plan.reads]
+            batch = reads if reads[0] == request else [request, *reads]
+            answers = self.session.call_together([call.line for call in batch])
+            self._brought.extend(zip(batch[1:], answers[1:], strict=True))
+            return answers[0]
 
     def register(self, value: Any, interface: type) -> str:
         known = self._handles.get(id(value))
@@ -154,8 +227,33 @@ class RemoteObject:
         call.__name__ = name
         return call
 
+    def plan_reads(self, reads: Sequence[tuple[Any, str, dict[str, Any]]],
+                   with_next_call: bool = False) -> None:
+        """Say which calls the harness makes next, `(object, method, arguments)` each (this
+        object or others of the same child), so that a child announcing `batch` answers
+        them in one exchange: from the first of them (a settle, as a rule) when it is
+        called, or, `with_next_call`, from the next call of any method of this object
+        (the command), which the harness knows is followed by them and nothing else. The
+        calls after the first must be reads: one the harness does not make after all (it
+        stopped at a difference) only cost the child a read. A plan naming an object that
+        is not the child's is dropped."""
+        planned = []
+        for target, name, values in reads:
+            if not isinstance(target, RemoteObject) or target.kit is not self.kit:
+                self.kit.plan(self.handle, [], False)
+                return
+            request = target._request(methods(target.interface)[name], (), values)
+            planned.append(replace(request, now=""))
+        self.kit.plan(self.handle, planned, with_next_call)
+
     def call(self, method: Method, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Send one request and return its decoded result, or raise its error."""
+        request = self._request(method, args, kwargs)
+        return self._answered(method, request, self.kit.exchange(request))
+
+    def _request(self, method: Method, args: tuple[Any, ...], kwargs: dict[str, Any]
+                 ) -> Request:
+        """The request for one call: its op, object, time and encoded arguments."""
         bound = _signature(method).bind(*args, **kwargs)
         bound.apply_defaults()  # every argument travels, so a child needs no defaults
         values = dict(bound.arguments)
@@ -171,8 +269,12 @@ class RemoteObject:
         context = Context(self.kit, clock)
         encoded = {name: encode(values[name], annotation, context)
                    for name, annotation in method.parameters if name in values}
-        session = self.kit.session
-        message = session.call(method.op, self.handle, encode_timestamp(clock.now()), encoded)
+        return Request(method.op, self.handle, encode_timestamp(clock.now()), encoded,
+                       context)
+
+    def _answered(self, method: Method, request: Request, message: dict[str, Any]) -> Any:
+        """The decoded result of one answer, or its error raised."""
+        session, context = self.kit.session, request.context
         if message["ok"]:
             try:
                 return decode(message.get("result"), method.returns, context,

@@ -205,12 +205,21 @@ def generate_v2_schema() -> dict[str, Any]:
                                    # The libraries the child wraps and their versions
                                    # (the report's "libraries"), when it says.
                                    "libraries": {"type": "object",
-                                                 "additionalProperties": {"type": "string"}}}}
+                                                 "additionalProperties": {"type": "string"}},
+                                   # True: the child answers `batch` (several requests in
+                                   # one exchange); absent or false: one by one.
+                                   "batch": {"type": "boolean"}}}
     messages["hello"] = {"args": {"type": "object", "required": ["protocol"],
                                   "properties": {"protocol": {"type": "integer"}}},
                          "result": hello_result}
     messages["goodbye"] = {"args": {"type": "object", "maxProperties": 0},
                            "result": {"type": "null"}}
+    # Several requests answered in one exchange, in order, by a child that announced it.
+    messages["batch"] = {"args": {"type": "object", "required": ["requests"],
+                                  "additionalProperties": False,
+                                  "properties": {"requests": {"type": "array", "minItems": 1,
+                                                              "items": {"$ref": "#/request"}}}},
+                         "result": {"type": "array", "items": {"$ref": "#/answer"}}}
     child_ops = sorted(m.op for i in CHILD_INTERFACES for m in methods(i).values())
     kit_ops = sorted(m.op for i in KIT_INTERFACES for m in methods(i).values())
     id_schema = {"type": "integer", "minimum": 1}
@@ -226,7 +235,7 @@ def generate_v2_schema() -> dict[str, Any]:
         "request": {"type": "object", "required": ["id", "op", "args"],
                     "additionalProperties": False,
                     "properties": {"id": id_schema,
-                                   "op": {"enum": ["hello", "goodbye", *child_ops]},
+                                   "op": {"enum": ["hello", "goodbye", "batch", *child_ops]},
                                    "object": {"type": "string", "minLength": 1},
                                    "now": {"type": "string", "pattern": TIMESTAMP_PATTERN},
                                    "args": {"type": "object"}}},

@@ -78,6 +78,8 @@ class Claims:
     capabilities: frozenset[str]
     # The libraries the child wraps, with their versions (none said: empty).
     libraries: Mapping[str, str] = field(default_factory=dict)
+    # The child answers `batch`, several requests in one exchange (version 2).
+    batches: bool = False
 
 
 @dataclass(frozen=True)
@@ -231,7 +233,7 @@ class ChildSession:
                 raise self._malformed("hello", problem, message)
         assert isinstance(result, dict)
         return Claims(result["name"], result["profile"], frozenset(result["capabilities"]),
-                      dict(result.get("libraries", {})))
+                      dict(result.get("libraries", {})), result.get("batch") is True)
 
     # -- requests --------------------------------------------------------------------------
 
@@ -298,6 +300,51 @@ class ChildSession:
         if problem is not None:
             raise self._malformed(op, problem, message)
         return message
+
+    def call_together(self, calls: Sequence[tuple[str, str, str, dict[str, Any]]]
+                      ) -> list[dict[str, Any]]:
+        """Send several version-2 requests (`op`, `handle`, `now`, `args` each) in one
+        `batch` exchange and return their answers in order, each envelope checked. The
+        child handles them one after the other, as if sent one by one; only a child that
+        announced `batch` in its hello is sent one.
+
+        Raises:
+            ChildExited, ChildHung, MalformedMessage: the child broke the conversation.
+        """
+        assert self.claims.batches, "only a child that announced batch answers one"
+        requests = []
+        for op, handle, now, args in calls:
+            request = self._envelope(op, args)
+            request.update({"object": handle, "now": now})
+            request["args"] = request.pop("args")
+            requests.append(request)
+        batch = self._envelope("batch", {"requests": requests})
+        ops = " + ".join(request["op"] for request in requests)
+        if self.validate:
+            problem = v2_problem(batch, "request")
+            if problem is not None:
+                raise ValueError(f"the kit built an invalid batch ({ops}): {problem}")
+        message = self._exchange(batch, ops)
+        self.requests_answered += len(requests)
+        problem = (v2_problem(message, "answer", "batch") if self.validate
+                   else v2_envelope_problem(message))
+        if problem is None and message["ok"] is not True:
+            problem = "a batch is answered ok, with the answer of each request"
+        answers: Any = message.get("result")
+        if problem is None and (not isinstance(answers, list) or len(answers) != len(requests)):
+            problem = f"a batch of {len(requests)} requests is answered by as many answers"
+        if problem is not None:
+            raise self._malformed(ops, problem, message)
+        for request, answer in zip(requests, answers, strict=True):
+            problem = (v2_problem(answer, "answer", request["op"]) if self.validate
+                       else None if not isinstance(answer, dict) else v2_envelope_problem(answer))
+            if problem is None and (not isinstance(answer, dict)
+                                    or answer.get("id") != request["id"]):
+                problem = (f"the answer to request {request['id']} ({request['op']}) in the"
+                           " batch is an answer object that repeats its id")
+            if problem is not None:
+                raise self._malformed(request["op"], problem, message)
+        return list(answers)
 
     def malformed(self, operation: str, problem: str,
                   message: dict[str, Any] | None) -> MalformedMessage:

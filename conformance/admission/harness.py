@@ -23,6 +23,7 @@ from jobconform.backends.admission.protocol import (
     ExecutionView,
 )
 from jobconform.backends.protocol import ADMISSION, ADMISSION_PEERS
+from jobconform.conformance import read_ahead
 from jobconform.conformance.area_harness import AreaHarness, check_time_step, profile_parameters
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
 from jobconform.conformance.watchdog import guarded
@@ -352,6 +353,12 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         """Compare the runtime's whole observable state, read in one snapshot, with the
         oracle's."""
         model = self.model
+        # The log records' check, then the next command's discard (no call between).
+        logs = 2 if self.log_watch is not None and callable(
+            getattr(self.runtime, "log_records", None)) else 0
+        read_ahead.plan_reads([*((runtime, "settle", {}) for runtime in self._runtimes()),
+                               (self.runtime, "snapshot", {}),
+                               *[(self.runtime, "log_records", {})] * logs])
         for runtime in self._runtimes():
             self._call("settle", runtime.settle)
         snapshot = self._call("snapshot", self.runtime.snapshot)

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, cast
 
 from jobconform.backends.breaker.protocol import BREAKER, BreakerRuntime
 from jobconform.backends.protocol import BREAKER_SEAMS
+from jobconform.conformance import read_ahead
 from jobconform.conformance.area_harness import (
     PairedHarness,
     all_profile_parameters,
@@ -321,7 +322,16 @@ class BreakerHarness(PairedHarness[bc.BreakerCommand]):
         # command's, one on the other worker only is the store's sharing (CB-013).
         acting = getattr(command, "worker", None) or 0
         order = [acting, *(index for index in range(WORKERS) if index != acting)]
-        for target in [target_named] if isinstance(target_named, str) else self.targets:
+        targets = [target_named] if isinstance(target_named, str) else self.targets
+        with_work = isinstance(command, bc.AddWork | bc.Report | bc.MissedHeartbeat
+                               | bc.BackstopSweep | bc.CallEndsRaw | None)
+        read_ahead.plan_reads([
+            *(call for target in targets for call in (
+                *((self.workers[index], "read", {"target": target}) for index in order),
+                *(((self.workers[0], "queued", {"target": target}),
+                   (self.workers[0], "failed_work", {"target": target})) if with_work else ()))),
+            *((worker, "logged_outages", {}) for worker in self.workers)])
+        for target in targets:
             wanted = self.model.read(target, now)
             for index in order:
                 actual = self._readout(self.workers[index], target)
@@ -364,8 +374,7 @@ class BreakerHarness(PairedHarness[bc.BreakerCommand]):
                     raise self._fail((*requirements, "CB-013"), f"worker {index}'s read of"
                                      f" target {target!r}: open_until as a UTC instant",
                                      WANTED, describe_offset(open_until), "CB-013")
-            if isinstance(command, bc.AddWork | bc.Report | bc.MissedHeartbeat
-                          | bc.BackstopSweep | bc.CallEndsRaw | None):
+            if with_work:
                 self._compare_work(target, requirements, command)
         outages = sum(self._call("logged_outages", worker.logged_outages)
                       for worker in self.workers)

@@ -27,6 +27,7 @@ from jobconform.backends.composite.protocol import (
     CompositeSnapshot,
 )
 from jobconform.backends.reminders.protocol import ReminderRejected
+from jobconform.conformance import read_ahead
 from jobconform.conformance.admission.harness import admission_config
 from jobconform.conformance.area_harness import AreaHarness
 from jobconform.conformance.breaker.harness import breaker_settings
@@ -140,6 +141,7 @@ class CompositeHarness(AreaHarness[cc.CompositeCommand]):
         self.exercised.update(expected.requirements)
         with guarded(self.safety_timeout, describe(cast(Command, command)), self.hang_scope):
             answer = self._apply(command)
+            read_ahead.plan_reads([(self.runtime, "settle", {}), (self.runtime, "snapshot", {})])
             self._call("settle", self.runtime.settle)
             if answer != expected.answer:
                 raise self._fail(expected.requirements,

@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any, ClassVar, cast
 
 from jobconform.backends.governor.protocol import GOVERNOR, GovernorRuntime
+from jobconform.conformance import read_ahead
 from jobconform.conformance.area_harness import (
     PairedHarness,
     all_profile_parameters,
@@ -203,6 +204,8 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Both governors must report the oracle's pause (none from one switched off) and
         their own re-send sweep."""
+        read_ahead.plan_reads([*((worker, "resend_sweep_at", {}) for worker in self.workers),
+                               *((worker, "paused_until", {}) for worker in self.workers)])
         self._observe_sweeps(requirements)
         for index, worker in enumerate(self.workers):
             wanted = self.model.pause_at(self.clock.now(), index)

@@ -34,6 +34,7 @@ from jobconform.backends.loops.protocol import (
 )
 from jobconform.backends.loops.runner import LOOP_TRIGGER
 from jobconform.backends.protocol import LOOP_EVENTS, LOOP_LABELS
+from jobconform.conformance import read_ahead
 from jobconform.conformance.area_harness import AreaHarness, check_time_step
 from jobconform.conformance.sinks import LoopEventLog, LoopEventRecord
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
@@ -386,6 +387,10 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
 
     def observe(self) -> None:
         """Settle the runtime, then compare every loop with the oracle."""
+        runtime = self.runtime
+        read_ahead.plan_reads([(runtime, "settle", {}), (runtime, "list_loops", {}),
+                               *((runtime, "get_loop", {"loop_id": self.ids[alias]})
+                                 for alias in self.model.loops if alias in self.ids)])
         self._call("settle", self.runtime.settle)
         now = self._now()
         views = list(self._call("list_loops", self.runtime.list_loops))

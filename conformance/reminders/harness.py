@@ -29,6 +29,7 @@ from jobconform.backends.reminders.protocol import (
     ReminderRuntime,
     ReminderView,
 )
+from jobconform.conformance import read_ahead
 from jobconform.conformance.area_harness import (
     AliasedHarness,
     check_time_step,
@@ -535,6 +536,8 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Settle the runtime, then compare every reminder, the dispatches and the
         snapshots handed out earlier with the oracle."""
+        read_ahead.plan_reads([(self.runtime, "settle", {}),
+                               (self.runtime, "list_reminders", {"status": None})])
         self._call("settle", self.runtime.settle)
         for key, (view, record) in self.held.items():
             now = freeze(view)

@@ -36,6 +36,7 @@ from jobconform.backends.scheduling.protocol import (
     SchedulingRuntime,
     ValidationRunView,
 )
+from jobconform.conformance import read_ahead
 from jobconform.conformance.area_harness import (
     AliasedHarness,
     check_time_step,
@@ -761,6 +762,12 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Settle every scheduler, then compare every schedule, every history, the
         dispatches, the pre-check calls and the snapshots handed out earlier."""
+        read_ahead.plan_reads([
+            *((running, "settle", {}) for running in self._runtimes()),
+            (self.runtime, "list_schedules", {}),
+            *((self.runtime, "history", {"schedule_id": self.ids[alias]})
+              for alias in self.oracle.list() if alias in self.ids),
+            *([(self.runtime, "operator_alerts", {})] if self.validates else [])])
         for running in self._runtimes():
             self._call("settle", running.settle)
         self._check_snapshots()
