@@ -1101,6 +1101,13 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         if made != self.oracle.dispatches:
             differing = sorted((made - self.oracle.dispatches) + (self.oracle.dispatches - made),
                                key=repr)
+            # A schedule the command did not name fired (late, twice, or not at all): its
+            # history, which a full observation reads first, tells which rule that breaks,
+            # rather than the command's own rule.
+            if self.touched is not None:
+                for alias in sorted({alias for alias, _, _ in differing} - self.touched):
+                    if alias in self.ids and alias in self.oracle.list():
+                        self._compare_history(alias, requirements)
             blamed = (*requirements, "SC-006", "SC-008" if self.peer is not None else "SC-002")
             # A dispatch of a deleted schedule breaks the deletion, whatever else it breaks.
             gone = any(alias in self.deleted for alias, _, _ in differing)
