@@ -228,6 +228,18 @@ class OpenEndInWholeSecondsRuntime(StoreBreakerRuntime):
                                             self._deployment, self._peer_factory)
 
 
+class WholeSecondTripStore(InMemoryBreakerStore):
+    """Keeps the end of an open period in whole epoch seconds, as a store keeping the trip
+    time as an integer timestamp does: a breaker tripped half a second into a second ends
+    its open period up to a second early, and its reads show that end (found by the kit
+    in pybreaker 1.4.1's CircuitRedisStorage, whose opened_at is int(timegm(now)))."""
+
+    def swap(self, expected: BreakerRow | None, new: BreakerRow) -> bool:
+        if new.open_until is not None:
+            new = replace(new, open_until=new.open_until.replace(microsecond=0))
+        return super().swap(expected, new)
+
+
 def _breaker_entry(name: str, runtime: type[StoreBreakerRuntime],
                    store: type[InMemoryBreakerStore], catches: str, source: str,
                    bug_of: type) -> GalleryEntry:
@@ -244,6 +256,9 @@ def _runtime_entry(name: str, runtime: type[StoreBreakerRuntime], catches: str,
 
 
 GALLERY = (
+    _breaker_entry("breaker_trip_time_in_whole_seconds", StoreBreakerRuntime,
+                   WholeSecondTripStore, "CB-005", "pybreaker 1.4.1: CircuitRedisStorage"
+                   " keeps the trip time in whole epoch seconds", WholeSecondTripStore),
     _runtime_entry("breaker_open_end_in_whole_seconds", OpenEndInWholeSecondsRuntime,
                    "CB-005", "issue 33: time finer than a second (the open period's end"
                    " compared in whole seconds)"),
