@@ -146,6 +146,21 @@ def test_a_keyword_hiding_a_hand_written_method_is_refused() -> None:
                         lambda library: library)
 
 
+class Recorder:
+    """Stands where a declaration sends its commands (a harness or a library): records each
+    command and answers `answer`; `profile`, when given, is the profile it runs under."""
+
+    def __init__(self, answer: object, profile: object = None) -> None:
+        self.answers: dict[str, object] = {}
+        self.sent: list[object] = []
+        self.answer = answer
+        self.profile = profile
+
+    def run(self, command: object) -> object:
+        self.sent.append(command)
+        return self.answer
+
+
 def test_a_derived_keyword_sends_what_its_builder_builds_and_keeps_creations() -> None:
     class Through:
         def __init__(self) -> None:
@@ -192,25 +207,15 @@ def test_commands_in_bulk_are_compared_for_their_changes_but_the_last_in_full() 
 
 
 def test_a_command_on_the_profile_is_completed_by_the_profile_it_is_sent_under() -> None:
-    class Through:
-        profile = load_registry().profile("task-manager")
-
-        def __init__(self) -> None:
-            self.answers: dict[str, object] = {}
-            self.sent: list[object] = []
-
-        def run(self, command: object) -> object:
-            self.sent.append(command)
-            return "accepted"
-
+    profile = load_registry().profile("task-manager")
     (with_retry,) = [d for d in lifecycle.DECLARATIONS if d.keyword == "Submit Job With Retry"]
-    through = Through()
+    through = Recorder("accepted", profile=profile)
     built = with_retry.command("a", 2)
     assert isinstance(built, OnProfile)
     with_retry.send(through, built)
     (sent,) = through.sent
     assert isinstance(sent, cmd.Submit) and sent.retry is not None
-    assert sent.retry.max_retry_delay_ms == Through.profile.max_retry_delay_ms
+    assert sent.retry.max_retry_delay_ms == profile.max_retry_delay_ms
     assert through.answers == {"a": "accepted"}
 
 
@@ -296,17 +301,8 @@ def test_a_precondition_the_backend_does_not_meet_skips_the_test() -> None:
 
 
 def test_a_phrase_with_a_table_builds_its_command_from_the_rows() -> None:
-    class Through:
-        def __init__(self) -> None:
-            self.answers: dict[str, object] = {}
-            self.sent: list[object] = []
-
-        def run(self, command: object) -> object:
-            self.sent.append(command)
-            return "started"
-
     (start,) = [d for d in loops.DECLARATIONS if d.keyword == "Start Loop"]
-    through = Through()
+    through = Recorder("started")
     step = vocabulary_module._step(start, start.phrases[0], lambda context: through)
     step(SimpleNamespace(table=Table(["parameter", "value"], rows=[["max_runs", "3"],
                                                                    ["message", '"go"']])),
@@ -318,20 +314,11 @@ def test_a_phrase_with_a_table_builds_its_command_from_the_rows() -> None:
 
 def test_a_vocabulary_running_through_another_library_sends_through_its_harness(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    class Lifecycle:
-        def __init__(self) -> None:
-            self.answers: dict[str, object] = {}
-            self.sent: list[object] = []
-
-        def run(self, command: object) -> object:
-            self.sent.append(command)
-            return None
-
-    lifecycle_library = Lifecycle()
+    lifecycle_library = Recorder(None)
     asked: list[str] = []
 
     class Robot:
-        def get_library_instance(self, name: str) -> Lifecycle:
+        def get_library_instance(self, name: str) -> Recorder:
             asked.append(name)
             return lifecycle_library
 
