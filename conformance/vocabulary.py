@@ -294,16 +294,26 @@ def _keyword(declaration: Declaration, name: str, through: Callable[[Any], Answe
         answer = declaration.send(through(self), declaration.command(*args, **kwargs))
         return answer if answered is None else answered(self, answer)
 
+    return _robot_keyword(declaration.keyword, name, declaration.command, send)
+
+
+def _robot_keyword(spelt: str, name: str, builder: Callable[..., Any],
+                   run: Callable[..., object]) -> Callable[..., object]:
+    """`run(self, *args)` as the static keyword `spelt`, with `builder`'s signature."""
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> object:
+        return run(self, *args, **kwargs)
+
     # Robot reads a keyword's arguments, their defaults and types from its signature:
     # the builder's, behind the instance.
-    builder = inspect.signature(declaration.command)
+    signature = inspect.signature(builder)
     instance = inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)
-    send.__signature__ = builder.replace(  # type: ignore[attr-defined]
-        parameters=[instance, *builder.parameters.values()])
-    send.__annotations__ = dict(inspect.get_annotations(declaration.command, eval_str=True))
-    send.__name__ = send.__qualname__ = name
-    send.__doc__ = declaration.command.__doc__
-    registered: Callable[..., object] = keyword(declaration.keyword)(send)
+    method.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[instance, *signature.parameters.values()])
+    method.__annotations__ = dict(inspect.get_annotations(builder, eval_str=True))
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = builder.__doc__
+    registered: Callable[..., object] = keyword(spelt)(method)
     return registered
 
 
@@ -317,13 +327,26 @@ class Reading:
     read: Callable[[Any], object]
     wanted: object  # an OnHarness: what the harness makes it
     agrees: Callable[[object, object], bool] = operator.eq
+    # The one requirement the reading itself belongs to, named first where the test is
+    # tagged with it (a health report's worker field is LC-029's in a test of shutdown).
+    checks: str | None = None
+    # How a failure shows both sides (a text of 10,000 characters as its length).
+    shown: Callable[[object], object] | None = None
 
     def check(self, through: Any) -> tuple[bool, object, object]:
-        """Whether what `through` shows agrees, what was wanted and what it shows."""
+        """Whether what `through` shows agrees, and what was wanted and what it shows as
+        a failure shows them."""
         wanted = (self.wanted.build(through.harness) if isinstance(self.wanted, OnHarness)
                   else self.wanted)
         actual = self.read(through)
-        return self.agrees(actual, wanted), wanted, actual
+        if self.shown is None:
+            return self.agrees(actual, wanted), wanted, actual
+        return self.agrees(actual, wanted), self.shown(wanted), self.shown(actual)
+
+
+def readings_of(built: Reading | tuple[Reading, ...]) -> tuple[Reading, ...]:
+    """What a check's builder gave: one reading, or several made in order."""
+    return built if isinstance(built, tuple) else (built,)
 
 
 @dataclass(frozen=True)
@@ -334,7 +357,7 @@ class Check:
     as Then-steps, each `Phrase` building the `Reading` from the fields it parses."""
 
     keyword: str | None
-    reading: Callable[..., Reading]
+    reading: Callable[..., Reading | tuple[Reading, ...]]
     phrases: tuple[Phrase, ...] = ()
 
 
@@ -461,7 +484,13 @@ def register_steps(vocabulary: Vocabulary) -> None:
     for precondition in vocabulary.preconditions:
         setup_step(precondition.pattern)(_precondition_step(precondition, scenario))
     derive_steps(vocabulary.commands, scenario)
-    for check in vocabulary.checks:
+    derive_checks(vocabulary.checks, scenario)
+
+
+def derive_checks(checks: Iterable[Check], scenario: Callable[[Any], Any]) -> None:
+    """Register every phrase of `checks` as a Then-step reading through `scenario(context)`
+    (its harness, its answers, its profile)."""
+    for check in checks:
         for phrase in check.phrases:
             check_step(phrase.pattern)(_check_step(phrase, scenario))
 
@@ -486,11 +515,11 @@ def _precondition_step(precondition: Precondition,
     return step
 
 
-def _check_step(phrase: Phrase, scenario: Callable[[Any], _Scenario]) -> Callable[..., None]:
+def _check_step(phrase: Phrase, scenario: Callable[[Any], Any]) -> Callable[..., None]:
     def step(context: Any, **fields: Any) -> None:
-        reading: Reading = phrase.command(**fields)
-        agrees, wanted, actual = reading.check(scenario(context))
-        check_then_step(context, agrees, reading.what, wanted, actual)
+        for reading in readings_of(phrase.command(**fields)):
+            agrees, wanted, actual = reading.check(scenario(context))
+            check_then_step(context, agrees, reading.what, wanted, actual, reading.checks)
 
     step.__doc__ = phrase.pattern
     return step
@@ -548,7 +577,8 @@ class DerivedLibrary(AreaLibrary[Any]):
                 _send, declaration))
         for check in vocabulary.checks:
             if check.keyword is not None:
-                keywords[check.keyword] = _Keyword(check.reading, partial(_verify, check))
+                keywords[check.keyword] = _Keyword(check.reading, partial(
+                    _verify_through, check))
         for precondition in vocabulary.preconditions:
             keywords[precondition.keyword] = _Keyword(_requires, partial(_require,
                                                                          precondition))
@@ -628,12 +658,48 @@ def _require(precondition: Precondition, library: DerivedLibrary) -> None:
         raise SkipExecution(reason)
 
 
-def _verify(check: Check, library: DerivedLibrary, *args: Any, **kwargs: Any) -> None:
-    reading = check.reading(*args, **kwargs)
-    agrees, wanted, actual = reading.check(library.through())
-    if not agrees:
-        raise test_failure(f"{reading.what} should be {wanted!r}, the backend shows"
-                           f" {actual!r}")
+def _verify_through(check: Check, library: DerivedLibrary, *args: Any,
+                    **kwargs: Any) -> None:
+    verify(check, library.through(), *args, **kwargs)
+
+
+def verify(check: Check, through: Any, *args: Any, **kwargs: Any) -> None:
+    """Make `check` as its Robot keyword does with `args`, reading through `through`; a
+    reading that fails on its own (a job never created) fails as a check does.
+
+    Raises:
+        AssertionError: the test's failure, naming its requirement tags.
+    """
+    for reading in readings_of(check.reading(*args, **kwargs)):
+        try:
+            agrees, wanted, actual = reading.check(through)
+        except Divergence:
+            raise
+        except AssertionError as error:
+            raise test_failure(str(error), reading.checks) from None
+        if not agrees:
+            raise test_failure(f"{reading.what} should be {wanted!r}, the backend shows"
+                               f" {actual!r}", reading.checks)
+
+
+def derive_check_keywords(library: type, checks: Iterable[Check],
+                          through: Callable[[Any], Any]) -> None:
+    """Add to the Robot `library` class one keyword per check that has one, taking the
+    arguments of its `reading` and reading through `through(library instance)`.
+
+    Raises:
+        ValueError: a keyword would hide a method of `library`.
+    """
+    for check in checks:
+        if check.keyword is None:
+            continue
+        name = keyword_method_name(check.keyword)
+        if hasattr(library, name):
+            raise ValueError(f"{library.__name__} already has {name!r}; the keyword"
+                             f" {check.keyword!r} would hide it")
+        setattr(library, name, _robot_keyword(check.keyword, name, check.reading, partial(
+            lambda check, self, *args, **kwargs: verify(check, through(self), *args,
+                                                        **kwargs), check)))
 
 
 def robot_arguments(function: Callable[..., Any]) -> list[str | tuple[str, object]]:

@@ -16,23 +16,40 @@ is kept under its alias, for the Then-checks that read it.
 
 from __future__ import annotations
 
+import operator
 import re
-from typing import Any
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any, cast
 
-from jobconform.conformance.area_steps import alias_list
+from jobconform.backends.protocol import JobView
+from jobconform.conformance.area_steps import alias_list, at
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.harness import DELAY_TOLERANCE_MS, shown_arguments
+from jobconform.conformance.scenario import same_value
+from jobconform.conformance.utc import describe_offset, field_off_utc
 from jobconform.conformance.vocabulary import (
+    Check,
     Declaration,
     InBulk,
+    OnHarness,
     OnProfile,
     Phrase,
+    Reading,
     json_value,
 )
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.reference.lifecycle import Status, long_text
+from jobconform.reference.commands import describe
+from jobconform.reference.lifecycle import JsonValue, Status, arguments_text, long_text
 from jobconform.spec import Profile, SpecError
 
 CANONICAL_STATUSES = tuple(status.value for status in Status)
+# The Robot library the job runtime's keywords are in, which the areas that are parts of
+# the job runtime (reaper, re-delivery, restart) run through.
+LIFECYCLE_LIBRARY = "jobconform.conformance.lifecycle.keywords.JobconformLibrary"
+TIMESTAMP_FIELDS = ("submitted_at", "started_at", "finished_at")
 
 
 def canonical_status(profile: Profile, status: str) -> str:
@@ -512,4 +529,756 @@ DECLARATIONS = (
         Phrase("the delay for attempt {attempt:d} is computed with the default policy",
                compute_delay),
     )),
+)
+
+
+# -- checks: each reads what the BACKEND shows (a job's record, an answer, the health
+# -- report) through the scenario's state or the Robot library, which share `harness`,
+# -- `answers`, `profile`, `last_command` and `run` -----------------------------------------
+
+_MISSING = "<missing>"
+
+
+def job_record(through: Any, alias: str) -> JobView:
+    """The backend's current record of an accepted job.
+
+    Raises:
+        AssertionError: it was never accepted, or the backend holds no record of it.
+    """
+    job_id = through.harness.ids.get(alias)
+    if job_id is None:
+        raise AssertionError(f"job {alias!r} was never accepted, so it has no record"
+                             f" (submission answer: {through.answers.get(alias)!r})")
+    view: JobView | None = through.harness.runtime.get(job_id)
+    if view is None:
+        raise AssertionError(f"the backend holds no record of job {alias!r}")
+    return view
+
+
+def answer_to(kind: type, through: Any) -> object:
+    """The answer to the latest command, which must be a `kind`.
+
+    Raises:
+        AssertionError: the latest command was of another kind.
+    """
+    if not isinstance(through.last_command, kind):
+        raise AssertionError(f"the check reads the answer to a {kind.__name__} command, but"
+                             f" the latest command was {through.last_command!r}")
+    return through.harness.last_answer
+
+
+def _field(alias: str, name: str, wanted: object,
+           agrees: Callable[[object, object], bool] = operator.eq,
+           shown: Callable[[object], object] | None = None) -> Reading:
+    """The job's record shows `wanted` in field `name`."""
+    return Reading(f"job {alias!r} {name}",
+                   lambda through: getattr(job_record(through, alias), name, _MISSING),
+                   wanted, agrees, shown=shown)
+
+
+def answered(kind: type, what: str, wanted: object,
+            agrees: Callable[[object, object], bool] = operator.eq,
+            shown: Callable[[object], object] | None = None) -> Reading:
+    """The answer to the latest command, a `kind`, is `wanted`."""
+    return Reading(what, partial(answer_to, kind), wanted, agrees, shown=shown)
+
+
+def sent_answers(command: Any, what: str, wanted: object,
+          agrees: Callable[[object, object], bool] = operator.eq) -> Reading:
+    """`command` sent through the harness (compared with the oracle) answers `wanted`."""
+    return Reading(what, lambda through: through.run(command), wanted, agrees)
+
+
+def _health(name: str, *fields: str) -> Callable[[Any], object]:
+    def read(through: Any) -> object:
+        health = through.harness.runtime.health()
+        return tuple(getattr(health, field, _MISSING) for field in fields)
+
+    read.__doc__ = name
+    return read
+
+
+def _canonical(status: str) -> OnHarness:
+    return OnHarness(lambda harness: canonical_status(harness.profile, status))
+
+
+def _second_of(value: object) -> object:
+    """A timestamp with its second after the clock's start, for readable messages."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return f"{value.isoformat()} (second {(value - EPOCH).total_seconds():g})"
+    return value
+
+
+def _at(alias: str, name: str, seconds: float | None) -> Reading:
+    return _field(alias, name, None if seconds is None else at(seconds), shown=_second_of)
+
+
+def _shown_text(value: object) -> object:
+    """A long text as its length and its last characters."""
+    if isinstance(value, str) and len(value) > 40:
+        return f"{len(value)} characters ending {value[-20:]!r}"
+    return value
+
+
+def _shown_range(aliases: object) -> object:
+    """A long listing as its length and its ends."""
+    if not isinstance(aliases, list) or len(aliases) <= 6:
+        return aliases
+    return f"{len(aliases)} jobs: {aliases[:3]} ... {aliases[-3:]}"
+
+
+def _each_same(actual: object, wanted: object) -> bool:
+    """Something was received, and each time the same value as `wanted`."""
+    return isinstance(actual, list) and bool(actual) and all(
+        same_value(wanted, value) for value in actual)
+
+
+def _each_equal(actual: object, wanted: object) -> bool:
+    return isinstance(actual, list) and bool(actual) and all(value == wanted
+                                                             for value in actual)
+
+
+def _script(through: Any, alias: str) -> Any:
+    return through.harness.scripts.get(alias)
+
+
+def _received(alias: str) -> Callable[[Any], object]:
+    def read(through: Any) -> object:
+        script = _script(through, alias)
+        return [] if script is None else [shown_arguments(value)
+                                          for value in script.received_arguments]
+
+    return read
+
+
+def _handed(alias: str) -> Callable[[Any], object]:
+    def read(through: Any) -> object:
+        script = _script(through, alias)
+        return [] if script is None else list(script.options_handed)
+
+    return read
+
+
+def _held(through: Any) -> list[str]:
+    """The ids of the jobs the backend lists."""
+    return [view.job_id for view in through.harness.runtime.list_jobs(None)]
+
+
+def stray_records(through: Any) -> list[str]:
+    """The ids the backend holds records of without an accepted submission."""
+    return [job_id for job_id in _held(through) if job_id not in through.harness.aliases]
+
+
+def _not_held(alias: str) -> Callable[[Any], object]:
+    def read(through: Any) -> object:
+        job_id = through.harness.ids.get(alias)
+        if job_id is None:  # never accepted: it must have left no record behind
+            return stray_records(through)
+        view = through.harness.runtime.get(job_id)
+        held = [] if view is None else [f"held as {view.status}"]
+        return held + (["listed"] if job_id in _held(through) else [])
+
+    return read
+
+
+def _own_ids(aliases: Sequence[str]) -> Callable[[Any], object]:
+    """How often the backend lists each job, where each has an id of its own."""
+    def read(through: Any) -> object:
+        ids = [through.harness.ids.get(alias) for alias in aliases]
+        if None in ids or len(set(ids)) != len(ids):
+            return {"ids": ids}
+        listed = _held(through)
+        return {alias: listed.count(str(job_id))
+                for alias, job_id in zip(aliases, ids, strict=True)}
+
+    return read
+
+
+def _no_stray_records() -> Reading:
+    return Reading("records the runtime holds without an accepted submission",
+                   stray_records, [])
+
+
+def _refusal(alias: str, answer: str, why: str) -> tuple[Reading, ...]:
+    """The submission of `alias` was answered `answer`, gave it no id and left no record."""
+    return (Reading(f"the submission of job {alias!r} is refused {why}",
+                    lambda through: through.answers.get(alias), answer),
+            Reading(f"the refused job {alias!r} must get no id",
+                    lambda through: through.harness.ids.get(alias), None),
+            _no_stray_records())
+
+
+def _refused_now(alias: str, answer: str, module: str | None = None) -> Reading:
+    """Submit `alias`: the answer is `answer`, it gets no id, and the jobs held (and
+    their total) are the same after as before."""
+    def read(through: Any) -> object:
+        before = (through.harness.runtime.health().total, _held(through))
+        sent = through.run(cmd.Submit(alias) if module is None
+                           else cmd.Submit(alias, module=module))
+        after = (through.harness.runtime.health().total, _held(through))
+        return sent, alias in through.harness.ids, after == before
+
+    return Reading(f"the submission of {alias!r} (its answer, given an id, nothing left"
+                   " behind)", read, (answer, False, True))
+
+
+def _utc_offences(aliases: Sequence[str]) -> Callable[[Any], object]:
+    """Each instant a job's record shows that is not timezone-aware UTC: the named jobs,
+    or every held one where none is named."""
+    def read(through: Any) -> object:
+        names = list(aliases) or [through.harness.aliases.get(job_id, job_id)
+                                  for job_id in _held(through)]
+        if not names:
+            raise RuntimeError("no jobs to check: name some, or submit some first")
+        offences = []
+        for alias in names:
+            view = job_record(through, alias)
+            for name in TIMESTAMP_FIELDS:
+                value = getattr(view, name, None)
+                if value is None and name != "submitted_at":
+                    continue
+                if not (isinstance(value, datetime) and value.utcoffset() == timedelta(0)):
+                    offences.append((alias, name, value))
+            # Every other instant field of the record too: one column at +05:30 is off
+            # while the others are UTC (LC-005).
+            off = field_off_utc(view)
+            if off is not None:
+                offences.append((alias, off[0], describe_offset(off[1])))
+        return offences
+
+    return read
+
+
+def _delay(what: str, wanted: object,
+           agrees: Callable[[float, float, object], bool]) -> Reading:
+    """The delay answered to the latest Compute Delay, a number of milliseconds, agrees
+    with `wanted` (`agrees(delay, cap, wanted)`)."""
+    def read(through: Any) -> object:
+        answer = answer_to(cmd.ComputeDelay, through)
+        command = through.last_command
+        if not isinstance(answer, float):
+            raise AssertionError(f"{describe(command)} should answer a number of"
+                                 f" milliseconds, the backend answered {answer!r}")
+        return answer, command.policy.max_retry_delay_ms
+
+    return Reading(f"the delay answered (and the cap): {what}", read, wanted,
+                   lambda actual, wanted: agrees(*cast(tuple[float, float], actual), wanted))
+
+
+# The checks' builders a Robot keyword takes: each is its signature and documentation.
+
+
+def job_status_should_be(alias: str, status: str) -> Reading:
+    """The backend's record of the job shows ``status`` (canonical or the profile's)."""
+    return _field(alias, "status", _canonical(status))
+
+
+def job_record_should_carry_its_id(alias: str) -> Reading:
+    """The record's job_id is the id submit returned."""
+    return _field(alias, "job_id", OnHarness(lambda harness: harness.ids.get(alias)))
+
+
+def job_should_have_been_submitted_at_second(alias: str, second: float) -> Reading:
+    return _at(alias, "submitted_at", second)
+
+
+def job_should_have_started_at_second(alias: str, second: float) -> Reading:
+    return _at(alias, "started_at", second)
+
+
+def job_should_have_finished_at_second(alias: str, second: float) -> Reading:
+    return _at(alias, "finished_at", second)
+
+
+def job_should_not_have_started(alias: str) -> Reading:
+    """started_at is empty."""
+    return _at(alias, "started_at", None)
+
+
+def job_should_not_have_finished(alias: str) -> Reading:
+    """finished_at is empty."""
+    return _at(alias, "finished_at", None)
+
+
+def job_last_heartbeat_should_be_at_second(alias: str, second: float) -> Reading:
+    """The backend's record shows last_heartbeat at ``second`` (ST-001)."""
+    return _at(alias, "last_heartbeat", second)
+
+
+def job_should_have_no_last_heartbeat(alias: str) -> Reading:
+    """The backend's record shows no last_heartbeat (a job never started)."""
+    return _at(alias, "last_heartbeat", None)
+
+
+def timestamps_should_be_utc(*aliases: str) -> Reading:
+    """Every timestamp of the named jobs (of every held job if none named) is a
+    timezone-aware datetime at UTC offset zero."""
+    return Reading("the instants (job, field, value) that are not timezone-aware UTC",
+                   _utc_offences(aliases), [])
+
+
+def job_result_should_be(alias: str, expected: str = "null") -> Reading:
+    """The record's result field equals ``expected`` (a JSON value; null for empty)."""
+    return _field(alias, "result", json_value(expected), same_value)
+
+
+def job_arguments_should_be(alias: str, expected: str = "null") -> Reading:
+    """The record shows the job's arguments as ``expected`` (a JSON value, LC-036):
+    the same value, types apart, an object's keys in any order."""
+    return _arguments(alias, json_value(expected))
+
+
+def _arguments(alias: str, arguments: JsonValue) -> Reading:
+    return Reading(f"job {alias!r} arguments", lambda through: shown_arguments(getattr(
+        job_record(through, alias), "arguments", _MISSING)), arguments_text(arguments))
+
+
+def job_body_should_have_received(alias: str, expected: str = "null") -> Reading:
+    """The job's body ran, and each invocation received ``expected`` (a JSON value)
+    as its arguments (LC-036)."""
+    return _body_received(alias, json_value(expected))
+
+
+def _body_received(alias: str, arguments: JsonValue) -> Reading:
+    return Reading(f"the arguments the body of job {alias!r} received", _received(alias),
+                   arguments_text(arguments), _each_equal)
+
+
+def job_error_should_be(alias: str, expected: str | None) -> Reading:
+    """The record's error field equals ``expected`` (``${NONE}`` for empty)."""
+    return _field(alias, "error", expected)
+
+
+def job_error_should_be_the_long_message(alias: str, error_type: str,
+                                         length: int) -> Reading:
+    """The job's error must be ``error_type: `` and the whole message of ``length``
+    characters its body raised (LC-039)."""
+    return _field(alias, "error", f"{error_type}: {long_text(int(length))}",
+                  shown=_shown_text)
+
+
+def job_result_should_be_the_long_text(alias: str, length: int) -> Reading:
+    """The job's result must be the whole text of ``length`` characters its body
+    returned (LC-039)."""
+    return _field(alias, "result", long_text(int(length)), shown=_shown_text)
+
+
+def job_should_not_be_held(alias: str) -> Reading:
+    """get answers nothing for the job and list_jobs does not list it."""
+    def read(through: Any) -> object:
+        view = through.harness.run(cmd.Get(alias))
+        return ([] if view is None else [f"get answers {view!r}"]) + (
+            ["listed"] if alias in [through.harness.aliases.get(job_id)
+                                    for job_id in _held(through)] else [])
+
+    return Reading(f"job {alias!r} should not be held", read, [])
+
+
+def jobs_should_each_be_held_once(*aliases: str) -> Reading:
+    """The ids the backend returned for ``aliases`` are all different, and its listing
+    holds each exactly once (LC-030)."""
+    return Reading(f"how often each of jobs {list(aliases)} is listed (each with an id of"
+                   " its own)", _own_ids(aliases), dict.fromkeys(aliases, 1))
+
+
+def submission_should_be_refused_for_capacity(alias: str) -> Reading:
+    """Submit ``alias``: the answer must be a capacity refusal leaving no record."""
+    return _refused_now(alias, cmd.REFUSED_CAPACITY)
+
+
+def submission_should_be_refused_as_shut_down(alias: str) -> Reading:
+    """Submit ``alias``: the answer must be a shut-down refusal leaving no record."""
+    return _refused_now(alias, cmd.REFUSED_SHUT_DOWN)
+
+
+_MODULE_REFUSALS = {"malformed": cmd.REFUSED_INVALID_MODULE,
+                    "unknown": cmd.REFUSED_UNKNOWN_MODULE,
+                    "capacity": cmd.REFUSED_CAPACITY, "shut down": cmd.REFUSED_SHUT_DOWN}
+
+
+def submission_for_module_should_be_refused(alias: str, module: str,
+                                            reason: str) -> Reading:
+    """Submit ``alias`` naming ``module``: the answer must be the refusal ``reason``
+    (``malformed``, ``unknown``, ``capacity`` or ``shut down``), leaving no record."""
+    if reason not in _MODULE_REFUSALS:
+        raise ValueError(f"reason is one of {', '.join(_MODULE_REFUSALS)}, not {reason!r}")
+    return _refused_now(alias, _MODULE_REFUSALS[reason], module)
+
+
+def job_body_should_have_been_interrupted(alias: str) -> Reading:
+    """The runtime interrupted the job's body (TaskScript.interrupt, LC-026)."""
+    return Reading(f"whether the body of job {alias!r} was interrupted", lambda through: (
+        None if (script := _script(through, alias)) is None else script.interrupted), True)
+
+
+def job_body_should_have_run(alias: str, times: int) -> Reading:
+    """The job's body was invoked exactly ``times`` times."""
+    return Reading(f"how often the body of job {alias!r} ran", lambda through: (
+        None if (script := _script(through, alias)) is None else script.invocations),
+        times)
+
+
+def job_owner_and_trigger_should_be(alias: str, owner: str | None,
+                                    trigger: str | None = None) -> Reading:
+    """The record shows the owner and trigger the job was submitted with (LC-033);
+    ``None`` for one not given."""
+    return Reading(f"job {alias!r} (owner, trigger)", lambda through: (
+        getattr(view := job_record(through, alias), "owner", _MISSING),
+        getattr(view, "trigger", _MISSING)), (owner, trigger))
+
+
+def job_options_should_be(alias: str, options: str) -> Reading:
+    """The record shows ``options`` (a JSON value) as its execution options (LC-035)."""
+    return _field(alias, "options", json_value(options), same_value)
+
+
+def job_body_should_have_been_handed_options(alias: str, options: str) -> Reading:
+    """Each run of the job's body was handed ``options`` (a JSON value; LC-035)."""
+    return Reading(f"the options each run of job {alias!r}'s body was handed",
+                   _handed(alias), json_value(options), _each_equal)
+
+
+def job_retry_state_should_be(alias: str, retry_count: int, max_retries: int) -> Reading:
+    """The backend's record shows ``retry_count`` retries taken of ``max_retries`` (RT-008)."""
+    return Reading(f"job {alias!r} (retry_count, max_retries)", lambda through: (
+        getattr(view := job_record(through, alias), "retry_count", _MISSING),
+        getattr(view, "max_retries", _MISSING)), (retry_count, max_retries),
+        lambda actual, wanted: all(same_value(*pair) for pair in zip(
+            cast(tuple[object, ...], wanted), cast(tuple[object, ...], actual), strict=True)))
+
+
+def result_should_be(alias: str, expected: str) -> Reading:
+    """get_result of the job must answer ``expected`` (a JSON value)."""
+    return sent_answers(cmd.GetResult(alias), f"get_result({alias!r})", json_value(expected),
+                 same_value)
+
+
+def reading_result_should_fail_with(alias: str, expected: str) -> Reading:
+    """get_result must fail; ``expected`` is ``not found`` or ``not completed (status=S)``
+    (S canonical or the profile's name)."""
+    prefix = "not completed (status="
+    if expected == "not found":
+        wanted: object = cmd.NOT_FOUND
+    elif expected.startswith(prefix) and expected.endswith(")"):
+        wanted = OnHarness(lambda harness: cmd.not_completed(canonical_status(
+            harness.profile, expected[len(prefix):-1])))
+    else:
+        raise ValueError(f"expected 'not found' or 'not completed (status=S)', not"
+                         f" {expected!r}")
+    return sent_answers(cmd.GetResult(alias), f"get_result({alias!r})", wanted)
+
+
+def _listing(status: str | None) -> Callable[[Any], object]:
+    def read(through: Any) -> object:
+        wanted = None if status is None else canonical_status(through.profile, status)
+        return through.run(cmd.ListJobs(wanted))
+
+    return read
+
+
+def listing_should_show(*aliases: str, status: str | None = None) -> Reading:
+    """list_jobs (with ``status=`` as filter) must list exactly ``aliases``, in order."""
+    return Reading(f"the jobs listed with status {status}, in order", _listing(status),
+                   list(aliases))
+
+
+def listing_should_show_jobs_in_range(first: str, last: str,
+                                      status: str | None = None) -> Reading:
+    """list_jobs (with ``status=`` as filter) must list exactly the jobs ``first`` to
+    ``last`` ("v1" to "v300"), in order (LC-038 at volume)."""
+    return Reading(f"the jobs listed with status {status}, in order", _listing(status),
+                   alias_range(first, last), shown=_shown_range)
+
+
+def page_should_be(*aliases: str) -> Reading:
+    """The latest executions query answered exactly ``aliases``, in order (LC-032)."""
+    return answered(cmd.QueryExecutions, "the page's jobs, in order", list(aliases))
+
+
+def stats_should_be(total: int, succeeded: int, failed: int, running: int,
+                    queued: int) -> Reading:
+    """The latest execution statistics answered these five counts (LC-034)."""
+    return answered(cmd.ExecutionStats, "the execution statistics", dict(zip(
+        cmd.STATS_FIELDS, (total, succeeded, failed, running, queued), strict=True)))
+
+
+def health_should_show(queued: int, running: int, total: int) -> Reading:
+    """The backend's health snapshot counts ``queued``, ``running`` and ``total`` records."""
+    return Reading("health (queued, running, total)",
+                   _health("health", "queued", "running", "total"), (queued, running, total))
+
+
+def counters_should_show(processed: int, failed: int, cancelled: int) -> Reading:
+    """The backend's outcome counters show ``processed``, ``failed`` and ``cancelled``."""
+    return Reading("health counters (processed, failed, cancelled)",
+                   _health("counters", "processed", "failed", "cancelled"),
+                   (processed, failed, cancelled))
+
+
+def worker_status_should_be(status: str) -> tuple[Reading, ...]:
+    """The health report names its worker, non-empty and the same id as the harness
+    saw first, with ``status`` (LC-029)."""
+    def worker(through: Any) -> object:
+        return getattr(through.harness.runtime.health(), "worker_id", _MISSING)
+
+    def first(harness: Any) -> object:  # as the harness saw it first
+        return harness.worker_id or getattr(harness.runtime.health(), "worker_id", None)
+
+    return (Reading("the health report's worker_id (non-empty, the same in every snapshot)",
+                    worker, OnHarness(first), lambda actual, wanted: isinstance(
+                        actual, str) and bool(actual) and actual == wanted, checks="LC-029"),
+            # The status is ranked by the latest command: a drain that ends late shows
+            # here (LC-028).
+            Reading("the health report's worker status", _health("status", "status"),
+                    (status,)))
+
+
+def second_runtime_should_name_another_worker() -> Reading:
+    """Two runtimes the backend opens never share a worker id (LC-029)."""
+    return Reading("a second runtime's worker id", lambda through: (
+        through.harness.check_worker_id_unique()), None)
+
+
+def report_last_heartbeat_should_be_at_second(seconds: float) -> Reading:
+    """The health report's last heartbeat, a UTC time ``seconds`` after the clock's
+    start (ST-005)."""
+    return Reading("the health report's last_heartbeat (timezone-aware UTC)",
+                   _health("heartbeat", "last_heartbeat"), (at(seconds),),
+                   lambda actual, wanted: actual == wanted and cast(
+                       datetime, cast(tuple[object], actual)[0]).utcoffset() == timedelta(0))
+
+
+def report_should_have_no_last_heartbeat() -> Reading:
+    return Reading("the health report's last_heartbeat",
+                   _health("heartbeat", "last_heartbeat"), (None,))
+
+
+def delay_should_be(expected_ms: float) -> Reading:
+    """The last computed delay is ``expected_ms``, within DELAY_TOLERANCE_MS."""
+    return _delay(f"within {DELAY_TOLERANCE_MS:g} ms of", float(expected_ms),
+                  lambda delay, cap, wanted: abs(delay - cast(float, wanted))
+                  <= DELAY_TOLERANCE_MS)
+
+
+def delay_should_be_at_most_the_cap() -> Reading:
+    """The last computed delay does not exceed the policy's max_retry_delay_ms."""
+    return _delay("never exceeds max_retry_delay_ms", "at most the cap",
+                  lambda delay, cap, wanted: delay <= cap)
+
+
+def delay_should_be_below_the_cap() -> Reading:
+    """The last computed delay is strictly below the cap (jitter did not vanish)."""
+    return _delay("stays random below max_retry_delay_ms", "below the cap",
+                  lambda delay, cap, wanted: delay < cap)
+
+
+def delay_should_be_more_than(ms: float) -> Reading:
+    return _delay("more than", float(ms),
+                  lambda delay, cap, wanted: delay > cast(float, wanted))
+
+
+def stuck_detection_should_fail(timeout: float, count: int) -> Reading:
+    """A detection pass with ``timeout`` seconds must answer that it failed ``count``
+    jobs as stuck."""
+    return sent_answers(cmd.DetectStuck(float(timeout)), f"detect_stuck({timeout:g})'s count",
+                 count, same_value)
+
+
+def _statuses(aliases: str, status: str) -> Reading:
+    jobs = alias_list(aliases)
+    return Reading(f"jobs {jobs} status", lambda through: [
+        job_record(through, alias).status for alias in jobs], [status] * len(jobs))
+
+
+def _cancel_answer(wanted: bool) -> Reading:
+    return answered(cmd.Cancel, "cancel's answer", wanted, same_value)
+
+
+def _stuck_count(count: int) -> Reading:
+    return answered(cmd.DetectStuck, "detect_stuck's count of jobs failed as stuck", count,
+                   same_value)
+
+
+def _ids_distinct(aliases: str) -> Reading:
+    return Reading(f"the ids of jobs {aliases}", lambda through: [
+        job_record(through, alias).job_id for alias in alias_list(aliases)],
+        "all distinct", lambda ids, wanted: len(set(cast(list[str], ids))) == len(
+            cast(list[str], ids)))
+
+
+CHECKS = (
+    Check("Job Status Should Be", job_status_should_be, (
+        Phrase('job "{alias}" is {status:Status}',
+               lambda alias, status: _field(alias, "status", status)),)),
+    Check(None, _statuses, (Phrase('jobs "{aliases}" are {status:Status}', _statuses),)),
+    Check("Job Should Have Been Submitted At Second",
+          job_should_have_been_submitted_at_second, (
+              Phrase('job "{alias}" was submitted at second {second:g}',
+                     job_should_have_been_submitted_at_second),)),
+    Check("Job Should Have Started At Second", job_should_have_started_at_second, (
+        Phrase('job "{alias}" started at second {second:g}',
+               job_should_have_started_at_second),)),
+    Check("Job Should Have Finished At Second", job_should_have_finished_at_second, (
+        Phrase('job "{alias}" finished at second {second:g}',
+               job_should_have_finished_at_second),)),
+    Check("Job Should Not Have Started", job_should_not_have_started, (
+        Phrase('job "{alias}" has no start time', job_should_not_have_started),)),
+    Check("Job Should Not Have Finished", job_should_not_have_finished, (
+        Phrase('job "{alias}" has no finish time', job_should_not_have_finished),)),
+    Check("Timestamps Should Be UTC", timestamps_should_be_utc, (
+        Phrase('every timestamp of job "{alias}" is timezone-aware UTC',
+               lambda alias: timestamps_should_be_utc(alias)),)),
+    Check("Job Result Should Be", job_result_should_be, (
+        Phrase('job "{alias}" has the result {result:Json}',
+               lambda alias, result: _field(alias, "result", result, same_value)),
+        Phrase('job "{alias}" has no result', lambda alias: _field(alias, "result", None)),
+    )),
+    Check("Job Arguments Should Be", job_arguments_should_be, (
+        Phrase('job "{alias}" has the arguments {arguments:Json}', _arguments),)),
+    Check("Job Body Should Have Received", job_body_should_have_received, (
+        Phrase('the body of job "{alias}" received the arguments {arguments:Json}',
+               _body_received),)),
+    Check("Job Error Should Be", job_error_should_be, (
+        Phrase('job "{alias}" has the error "{error}"',
+               lambda alias, error: job_error_should_be(alias, error)),
+        Phrase('job "{alias}" has no error', lambda alias: job_error_should_be(alias, None)),
+    )),
+    Check("Job Should Not Be Held", job_should_not_be_held, (
+        Phrase('job "{alias}" is not held', lambda alias: Reading(
+            f"job {alias!r} should not be held, listed or leave a record", _not_held(alias),
+            [])),)),
+    Check(None, _ids_distinct, (Phrase('jobs "{aliases}" have distinct ids', _ids_distinct),)),
+    Check(None, _no_stray_records, (
+        Phrase("no record is held that was not accepted", _no_stray_records),)),
+    Check(None, _refusal, (
+        Phrase('the submission of job "{alias}" is accepted', lambda alias: Reading(
+            f"the submission of job {alias!r}", lambda through: through.answers.get(alias),
+            cmd.ACCEPTED)),
+        Phrase('the submission of job "{alias}" is refused for capacity', lambda alias: (
+            _refusal(alias, cmd.REFUSED_CAPACITY, "for capacity"))),
+        Phrase('the submission of job "{alias}" is refused because the runtime is shut down',
+               lambda alias: _refusal(alias, cmd.REFUSED_SHUT_DOWN,
+                                      "because the runtime is shut down")),
+        Phrase('the submission of job "{alias}" is refused because the module id is'
+               ' malformed', lambda alias: _refusal(alias, cmd.REFUSED_INVALID_MODULE,
+                                                    "because the module id is malformed")),
+        Phrase('the submission of job "{alias}" is refused because no such module exists',
+               lambda alias: _refusal(alias, cmd.REFUSED_UNKNOWN_MODULE,
+                                      "because no such module exists")),
+    )),
+    Check("Jobs Should Each Be Held Once", jobs_should_each_be_held_once, (
+        Phrase('jobs "{aliases}" each have an id of their own, held once',
+               lambda aliases: jobs_should_each_be_held_once(*alias_list(aliases))),)),
+    Check("Submission Should Be Refused For Capacity",
+          submission_should_be_refused_for_capacity),
+    Check("Submission Should Be Refused As Shut Down",
+          submission_should_be_refused_as_shut_down),
+    Check("Submission For Module Should Be Refused", submission_for_module_should_be_refused),
+    Check("Job Body Should Have Been Interrupted", job_body_should_have_been_interrupted, (
+        Phrase('the body of job "{alias}" was interrupted',
+               job_body_should_have_been_interrupted),)),
+    Check("Job Body Should Have Run", job_body_should_have_run, (
+        Phrase('the body of job "{alias}" ran {times:d} times', job_body_should_have_run),
+        Phrase('the body of job "{alias}" never ran',
+               lambda alias: job_body_should_have_run(alias, 0)),
+    )),
+    Check("Job Record Should Carry Its Id", job_record_should_carry_its_id),
+    Check("Result Should Be", result_should_be),
+    Check("Reading Result Should Fail With", reading_result_should_fail_with),
+    Check("Listing Should Show", listing_should_show),
+    Check("Listing Should Show Jobs In Range", listing_should_show_jobs_in_range),
+    Check(None, answered, (
+        Phrase("the answer is {answer:Json}", lambda answer: Reading(
+            "the answer to the last command", lambda through: through.harness.last_answer,
+            answer, same_value)),
+        Phrase("the cancellation is accepted", lambda: _cancel_answer(True)),
+        Phrase("the cancellation is rejected", lambda: _cancel_answer(False)),
+        Phrase("cleanup removed {count:d} job", lambda count: answered(
+            cmd.Cleanup, "cleanup's count of removed records", count, same_value)),
+        Phrase("cleanup removed {count:d} jobs", lambda count: answered(
+            cmd.Cleanup, "cleanup's count of removed records", count, same_value)),
+        Phrase("the result is {result:Json}", lambda result: answered(
+            cmd.GetResult, "get_result's answer", result, same_value)),
+        Phrase("reading the result fails as not found", lambda: answered(
+            cmd.GetResult, "get_result's answer", cmd.NOT_FOUND)),
+        Phrase("reading the result fails as not completed with status {status:Status}",
+               lambda status: answered(cmd.GetResult, "get_result's answer",
+                                      cmd.not_completed(status))),
+        Phrase("the read returns nothing", lambda: answered(
+            cmd.Get, "get's answer for an id the runtime does not hold", None)),
+        Phrase('the listing is "{aliases}"', lambda aliases: answered(
+            cmd.ListJobs, "the listed jobs, in order", alias_list(aliases))),
+        Phrase('the listing is jobs "{first}" to "{last}"', lambda first, last: answered(
+            cmd.ListJobs, "the listed jobs, in order", alias_range(first, last),
+            shown=_shown_range)),
+    )),
+    Check("Job Error Should Be The Long Message", job_error_should_be_the_long_message, (
+        Phrase('job "{alias}" has the {error_type:w} error with the message of {length:d}'
+               ' characters', job_error_should_be_the_long_message),)),
+    Check("Job Result Should Be The Long Text", job_result_should_be_the_long_text, (
+        Phrase('the result of job "{alias}" is the text of {length:d} characters',
+               job_result_should_be_the_long_text),)),
+    Check(None, answered, (
+        Phrase("the listing is empty", lambda: answered(cmd.ListJobs, "the listed jobs", [])),
+    )),
+    Check("Page Should Be", page_should_be, (
+        Phrase('the page is "{aliases}"',
+               lambda aliases: page_should_be(*alias_list(aliases))),
+        Phrase("the page is empty", page_should_be),
+    )),
+    Check("Stats Should Be", stats_should_be, (
+        Phrase("the statistics show {total:d} in total, {succeeded:d} succeeded, {failed:d}"
+               " failed, {running:d} running and {queued:d} queued", stats_should_be),)),
+    Check("Job Owner And Trigger Should Be", job_owner_and_trigger_should_be, (
+        Phrase('job "{alias}" is owned by "{owner}" with trigger "{trigger}"',
+               job_owner_and_trigger_should_be),)),
+    Check("Job Options Should Be", job_options_should_be, (
+        Phrase('job "{alias}" has options {options:Json}', lambda alias, options: _field(
+            alias, "options", options, same_value)),)),
+    Check("Job Body Should Have Been Handed Options",
+          job_body_should_have_been_handed_options, (
+              Phrase('the body of job "{alias}" was handed options {options:Json}',
+                     lambda alias, options: Reading(
+                         f"the options each run of job {alias!r}'s body was handed",
+                         _handed(alias), options, _each_same)),)),
+    Check("Health Should Show", health_should_show, (
+        Phrase("the health shows {queued:d} queued, {running:d} running, {total:d} in total",
+               health_should_show),)),
+    Check("Counters Should Show", counters_should_show, (
+        Phrase("the counters show {processed:d} processed, {failed:d} failed,"
+               " {cancelled:d} cancelled", counters_should_show),)),
+    Check("Worker Status Should Be", worker_status_should_be, (
+        Phrase('the health report names its worker, with status "{status}"',
+               worker_status_should_be),)),
+    Check("A Second Runtime Should Name Another Worker",
+          second_runtime_should_name_another_worker, (
+              Phrase("a second runtime of the backend names another worker",
+                     second_runtime_should_name_another_worker),)),
+    Check("Report Last Heartbeat Should Be At Second",
+          report_last_heartbeat_should_be_at_second, (
+              Phrase("the health report's last heartbeat is at second {seconds:g}",
+                     report_last_heartbeat_should_be_at_second),)),
+    Check("Report Should Have No Last Heartbeat", report_should_have_no_last_heartbeat, (
+        Phrase("the health report has no last heartbeat",
+               report_should_have_no_last_heartbeat),)),
+    Check("Job Retry State Should Be", job_retry_state_should_be, (
+        Phrase('job "{alias}" has retry count {retry_count:d} of {max_retries:d}',
+               job_retry_state_should_be),)),
+    Check("Delay Should Be", delay_should_be, (
+        Phrase("the delay is {expected_ms:g} ms", delay_should_be),)),
+    Check("Delay Should Be At Most The Cap", delay_should_be_at_most_the_cap, (
+        Phrase("the delay is at most the cap", delay_should_be_at_most_the_cap),)),
+    Check("Delay Should Be Below The Cap", delay_should_be_below_the_cap, (
+        Phrase("the delay is below the cap", delay_should_be_below_the_cap),)),
+    Check("Delay Should Be More Than", delay_should_be_more_than, (
+        Phrase("the delay is more than {ms:g} ms", delay_should_be_more_than),)),
+    Check("Stuck Detection Should Fail", stuck_detection_should_fail, (
+        Phrase("{count:d} job was failed as stuck", _stuck_count),
+        Phrase("{count:d} jobs were failed as stuck", _stuck_count),
+    )),
+    Check("Job Last Heartbeat Should Be At Second", job_last_heartbeat_should_be_at_second, (
+        Phrase('job "{alias}" last heartbeat is at second {second:g}',
+               job_last_heartbeat_should_be_at_second),)),
+    Check("Job Should Have No Last Heartbeat", job_should_have_no_last_heartbeat, (
+        Phrase('job "{alias}" has no last heartbeat', job_should_have_no_last_heartbeat),)),
 )

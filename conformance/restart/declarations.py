@@ -10,6 +10,7 @@ Every other step or keyword of a restart test is a lifecycle or redelivery one.
 from __future__ import annotations
 
 from jobconform.conformance.harness import GracePeriodEnds, GracePeriodOpened
+from jobconform.conformance.lifecycle.declarations import LIFECYCLE_LIBRARY
 from jobconform.conformance.vocabulary import Declaration, Phrase, Vocabulary
 from jobconform.reference import commands as cmd
 
@@ -71,6 +72,5 @@ DECLARATIONS = (
     )),
 )
 
-LIFECYCLE_LIBRARY = "jobconform.conformance.lifecycle.keywords.JobconformLibrary"
 VOCABULARY = Vocabulary(area="restart", noun="restart", start=None, commands=DECLARATIONS,
                         runs_through=LIFECYCLE_LIBRARY)
