@@ -1,10 +1,12 @@
-"""The job runtime's commands (lifecycle, retry, stuck), declared once
+"""The job runtime's commands and checks (lifecycle, retry, stuck), declared once
 (conformance/vocabulary.py).
 
-Each declaration names the Robot keyword that sends a command, builds the command from
-the keyword's arguments, and lists the Gherkin wordings that send it. The Behave steps
+Each command's declaration names the Robot keyword that sends it, builds the command from
+the keyword's arguments, and lists the Gherkin wordings that send it; each check's names
+the Robot keyword that makes it and the Then-wordings, each building the `Reading` of
+what the BACKEND shows (a job's record, an answer, the health report). The Behave steps
 (conformance/lifecycle/steps.py) and the Robot keywords
-(conformance/lifecycle/keywords.py) are derived from this list; the wordings are the
+(conformance/lifecycle/keywords.py) are derived from these lists; the wordings are the
 feature files' and the Robot suites' own.
 
 The keywords take results as JSON text and statuses in the canonical vocabulary or the

@@ -169,13 +169,6 @@ class JobconformLibrary:
             raise self._fail(f"job {alias!r} was never accepted by the backend, so it has no id")
         return job_id
 
-    def _view(self, alias: str) -> JobView:
-        """The backend's current record of the job; fails if the backend holds none."""
-        view = self.harness.runtime.get(self._job_id(alias))
-        if view is None:
-            raise self._fail(f"the backend holds no record of job {alias!r}")
-        return view
-
     # -- setting up ------------------------------------------------------------------------
 
     @keyword("Start Runtime")
