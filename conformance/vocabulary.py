@@ -233,6 +233,12 @@ class Declaration:
         return answer
 
 
+def command_worded(keyword: str, command: Callable[..., Any], *patterns: str) -> Declaration:
+    """A command each of whose Gherkin wordings parses the fields its keyword takes as
+    arguments, so that `command` builds it from either."""
+    return Declaration(keyword, command, tuple(Phrase(pattern, command) for pattern in patterns))
+
+
 def derive_steps(declarations: Iterable[Declaration],
                  scenario: Callable[[Any], Answers]) -> None:
     """Register every phrase of `declarations` as a Given/When step sending its command
@@ -359,6 +365,12 @@ class Check:
     keyword: str | None
     reading: Callable[..., Reading | tuple[Reading, ...]]
     phrases: tuple[Phrase, ...] = ()
+
+
+def check_worded(keyword: str, reading: Callable[..., Reading], *patterns: str) -> Check:
+    """A check each of whose Then-step wordings parses the fields its keyword takes as
+    arguments, so that `reading` builds its `Reading` from either."""
+    return Check(keyword, reading, tuple(Phrase(pattern, reading) for pattern in patterns))
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ BUILTIN_AREAS: tuple[Area, ...] = (
          protocol=f"{_B}.self_running", opener="open_self_running",
          machine=_machine("self-running machine", f"{_C}.self_running.machine",
                           "run_self_running_machine", "self-running"),
-         steps=f"{_C}.self_running.steps",
+         vocabulary=f"{_C}.self_running.declarations:VOCABULARY",
          keywords=f"{_C}.self_running.keywords.SelfRunningLibrary",
          gallery=f"{_C}.self_running.gallery:GALLERY"),
     # Restart over the same store (issue 32): checked through the job `Runtime`, which the

@@ -26,11 +26,18 @@ from jobconform.backends.admission.threaded import ThreadedAdmissionRuntime
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.conformance.gallery import GalleryEntry, opener_entry
+from jobconform.conformance.gallery import GalleryEntry, over_new_store
 from jobconform.reference import admission as spec
 from jobconform.reference.admission import AdmissionConfig
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
 
+GALLERY: list[GalleryEntry] = []
+threaded_entry = over_new_store(GALLERY, ThreadedBackend, "open_admission", "new_admission_store")
+admission_entry = over_new_store(GALLERY, MemoryBackend, "open_admission", InMemoryAdmissionStore)
+
+
+@admission_entry("admission_overbooking", "AD-004", "seed 002 §10.8.1 canary S-02")
 class OverbookingService(AdmissionService):
     """A slot counts as free while the running count is at most the cap (<= for <), so
     every owner runs one execution more than its effective cap."""
@@ -39,6 +46,8 @@ class OverbookingService(AdmissionService):
         return running <= self._effective_cap(row)
 
 
+@admission_entry("admission_ceiling_per_runtime", "AD-027",
+                 "seed 002 §10.8.1 no per-process cache, the backend runs --workers 2")
 class CeilingPerRuntimeService(AdmissionService):
     """Counts the slots in use among the work this runtime started, as a capacity manager
     keeping its counters in process memory does. Alone it admits right; with a second
@@ -58,6 +67,8 @@ class CeilingPerRuntimeService(AdmissionService):
         return mine < self._effective_cap(row)
 
 
+@admission_entry("admission_expires_at_max_age", "AD-008",
+                 "issue 18: exact boundaries (strictly longer than the maximum age)")
 class ExpiresAtMaxAgeService(AdmissionService):
     """A maintenance pass expires queued work that has waited backlog_max_age_seconds or
     longer (>= for >): work exactly at the maximum age, which must stay, expires one
@@ -77,6 +88,8 @@ class ExpiresAtMaxAgeService(AdmissionService):
             return len(stale)
 
 
+@admission_entry("admission_budget_exhaustion_not_logged", "AD-026",
+                 "seed 002 §10.4.2 observability: a warning on timeout")
 class SilentBudgetExhaustedService(AdmissionService):
     """A call refused as budget exhausted leaves no log record: the caller gets its 503,
     and the operator's log never says which agent's budget ran out."""
@@ -85,6 +98,8 @@ class SilentBudgetExhaustedService(AdmissionService):
         pass
 
 
+@admission_entry("admission_slot_logged_one_short", "AD-025",
+                 "seed 002 §10.4.2 observability: the acquire's in-flight counts")
 class SlotCountedBeforeCallService(AdmissionService):
     """The record of a call that got its slot counts the calls in flight as they were
     before it started: agent_inflight and global_inflight one short."""
@@ -98,6 +113,7 @@ class SlotCountedBeforeCallService(AdmissionService):
                          "global_inflight": len(in_flight)})
 
 
+@admission_entry("admission_newest_first_drain", "AD-006", "seed 002 §10.8 FIFO backlog")
 class NewestFirstDrainService(AdmissionService):
     """A freed slot goes to the newest queued work (a stack popped from the top), not
     the oldest."""
@@ -106,6 +122,7 @@ class NewestFirstDrainService(AdmissionService):
         return list(reversed(queued))
 
 
+@admission_entry("admission_ceiling_rewritten", "AD-003", "seed 002 §10.8.1 clamp-on-use")
 class CeilingRewrittenService(AdmissionService):
     """Reading the ceiling 'repairs' an out-of-range stored value by writing the clamped
     one back, so the settings store no longer holds what the admin wrote."""
@@ -117,6 +134,7 @@ class CeilingRewrittenService(AdmissionService):
         return view
 
 
+@admission_entry("admission_ceiling_unclamped", "AD-003", "seed 002 §10.8.1 read-side clamp")
 class CeilingUnclampedService(AdmissionService):
     """The stored ceiling is used as it is: a stray 0 stops the fleet, a stray 999
     defeats the host's cap."""
@@ -129,6 +147,7 @@ class CeilingUnclampedService(AdmissionService):
         return self._config.fleet_ceiling if stored is None else stored
 
 
+@admission_entry("admission_early_rejection", "AD-005", "seed 002 §10.8 429 only when full")
 class EarlyRejectionService(AdmissionService):
     """Work is refused with 429 one entry early: the last place of the backlog is never
     used (> depth - 1 written as >= depth - 1)."""
@@ -137,6 +156,8 @@ class EarlyRejectionService(AdmissionService):
         return queued >= depth - 1
 
 
+@admission_entry("admission_cancelled_queued_runs", "AD-007",
+                 "seed 002 §10.8 terminate-while-queued")
 class CancelledQueuedStaysService(AdmissionService):
     """Cancel only terminates running work: it answers True for queued work but leaves
     it in the backlog, where it later runs."""
@@ -148,6 +169,7 @@ class CancelledQueuedStaysService(AdmissionService):
         return super().cancel(execution_id)
 
 
+@admission_entry("admission_delete_keeps_backlog", "AD-009", "seed 002 §10.8 delete cascade")
 class DeleteKeepsBacklogService(AdmissionService):
     """Deleting an owner drops the owner but not its backlog rows: its queued work stays
     queued for ever instead of being cancelled."""
@@ -165,6 +187,8 @@ class DeleteKeepsBacklogService(AdmissionService):
             return 0
 
 
+@admission_entry("admission_slot_kept_on_budget_exhausted", "AD-011",
+                 "seed 002 §10.4.2 fail-closed-but-fair")
 class SlotKeptOnBudgetExhaustedService(AdmissionService):
     """A call refused after the acquire timeout answers 'budget exhausted', but the
     caller's execution keeps its slot, so the same work cannot be retried and the backlog
@@ -180,6 +204,7 @@ class SlotKeptOnBudgetExhaustedService(AdmissionService):
                 self._store.save_call(replace(call, state=spec.CALL_REFUSED))
 
 
+@admission_entry("admission_cached_call_cap", "AD-010", "seed 002 §10.8.1 known limitation")
 class CachedCallCapService(AdmissionService):
     """The per-target call limit is sized once, on the first call to a target, and never
     re-read, so a lowered ceiling or cap does not shrink it (seed 002 §10.8.1's known
@@ -194,6 +219,7 @@ class CachedCallCapService(AdmissionService):
         return self._sized.setdefault(target.name, self._effective_cap(target))
 
 
+@admission_entry("admission_schedule_cap_unchecked", "AD-013", "seed 002 §35.1")
 class ScheduleCapUncheckedService(AdmissionService):
     """A schedule's timeout is checked against the valid range only, not against its
     owner's timeout, so the schedule silently outlasts the owner's cap (seed 002 §35.1,
@@ -203,6 +229,7 @@ class ScheduleCapUncheckedService(AdmissionService):
         return True
 
 
+@admission_entry("admission_timeout_lowered_past_schedules", "AD-014", "seed 002 §35.1")
 class TimeoutLoweredPastSchedulesService(AdmissionService):
     """Lowering an owner's timeout checks only the range, leaving schedules whose
     timeouts now exceed the owner's cap."""
@@ -211,6 +238,8 @@ class TimeoutLoweredPastSchedulesService(AdmissionService):
         return []
 
 
+@admission_entry("admission_ceiling_change_anonymous", "AD-022",
+                 "seed 002 §10.8.1 admin-only, audit-logged ceiling route")
 class CeilingChangeAnonymousService(AdmissionService):
     """The ceiling's change is logged without who made it: the record says when the
     ceiling changed and to what, but not which admin set it."""
@@ -219,6 +248,8 @@ class CeilingChangeAnonymousService(AdmissionService):
         super()._record_ceiling_change(value, None)
 
 
+@admission_entry("admission_schedule_timeout_unclamped", "AD-021",
+                 "seed 002 §35.1 pre-existing rows left alone")
 class ScheduleTimeoutUnclampedService(AdmissionService):
     """Work a schedule dispatches runs under the schedule row's stored timeout, never
     compared with its owner's: a row written before the cap existed outlasts the cap
@@ -231,6 +262,8 @@ class ScheduleTimeoutUnclampedService(AdmissionService):
         return stored[schedule]
 
 
+@admission_entry("admission_timeout_not_on_drain", "AD-015",
+                 "seed 002 §10.7 all execution paths use the agent's timeout")
 class TimeoutNotOnDrainService(AdmissionService):
     """The timeout watch is armed only where work is admitted straight into a slot: work
     drained from the backlog (after a finish, a cancel, a timeout, a maintenance pass)
@@ -242,6 +275,8 @@ class TimeoutNotOnDrainService(AdmissionService):
         self._watched &= watched
 
 
+@admission_entry("admission_timeout_override_ignored", "AD-016",
+                 "seed 002 §10.7 per-execution override")
 class TimeoutOverrideIgnoredService(AdmissionService):
     """A timeout named by the work is validated and then dropped: every execution runs
     under its owner's timeout."""
@@ -250,6 +285,8 @@ class TimeoutOverrideIgnoredService(AdmissionService):
         return row.execution_timeout_seconds
 
 
+@admission_entry("admission_lease_without_buffer", "AD-017",
+                 "seed 002 §10.7 slot TTL of timeout + 5 min")
 class LeaseWithoutBufferService(AdmissionService):
     """The slot lease is the timeout itself, without the 5-minute buffer: an orphan's
     slot is reclaimed at its timeout while its body may still be ending, so the owner is
@@ -259,6 +296,8 @@ class LeaseWithoutBufferService(AdmissionService):
         return row.timeout_seconds
 
 
+@admission_entry("admission_backlog_lost_on_restart", "AD-018",
+                 "seed 002 §10.8 durable backlog, orphans drained")
 class BacklogLostOnRestartService(AdmissionService):
     """The backlog lives in process memory: a restart drops every queued execution (the
     store shows it cancelled), so work that was answered 'queued' never runs."""
@@ -271,6 +310,8 @@ class BacklogLostOnRestartService(AdmissionService):
                 self._store.save_execution(replace(row, state=spec.CANCELLED, ended_at=now))
 
 
+@admission_entry("admission_drain_runs_as_drainer", "AD-019",
+                 "seed 002 §10.8 identity captured at enqueue, replayed at drain")
 class DrainRunsAsDrainerService(AdmissionService):
     """Drained work runs as whoever freed its slot: the admission that drained it, the
     work whose release callback drained it, or no one for a maintenance pass; the
@@ -316,6 +357,8 @@ class _ArrivalsInWholeSeconds:
                 for row in self._store.calls(state)]
 
 
+@admission_entry("admission_call_arrival_in_whole_seconds", "AD-011",
+                 "issue 33: time finer than a second (arrivals read in whole seconds)")
 class CallArrivalInWholeSecondsService(AdmissionService):
     """The acquire-timeout pass reads waiting calls' arrivals in whole seconds (the
     query's column keeps epoch seconds) and compares them with the precise clock: a call
@@ -331,6 +374,8 @@ class CallArrivalInWholeSecondsService(AdmissionService):
             self._store = store
 
 
+@admission_entry("admission_ceiling_cached_on_failed_read", "AD-020",
+                 "seed 002 §10.8.1 fail-open getter, no per-process cache")
 class CeilingCachedOnFailedReadService(AdmissionService):
     """A failed settings read falls back to the last ceiling read (a per-process cache)
     instead of the default, so a ceiling lowered before the failure goes on throttling
@@ -351,6 +396,7 @@ class CeilingCachedOnFailedReadService(AdmissionService):
         return self._last_read
 
 
+@threaded_entry("threaded_admission_prefetch", "AD-004", "seed 004 concurrency tests")
 class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
     """Real threads: the body of work that joins the backlog starts at once, ahead of its
     slot (a prefetch), while its record still says queued, so more bodies run at once than
@@ -372,78 +418,3 @@ class PrefetchingThreadedRuntime(ThreadedAdmissionRuntime):
             prefetched = row.execution_id in self._releases
         if not prefetched:
             super()._started(row)
-
-
-def _threaded_admission_entry(name: str, broken: type[ThreadedAdmissionRuntime],
-                              catches: str, source: str) -> GalleryEntry:
-    """Build the threaded backend on a broken admission runtime."""
-    return opener_entry(__name__, name, ThreadedBackend, "open_admission",
-                        lambda backend, *opened: broken(backend.new_admission_store(), *opened),
-                        broken, catches, source)
-
-
-def _admission_entry(name: str, broken: type[AdmissionService], catches: str,
-                     source: str) -> GalleryEntry:
-    """Build the memory backend on a broken admission runtime, loadable as
-    `<this module>:<name>`."""
-    return opener_entry(__name__, name, MemoryBackend, "open_admission",
-                        lambda _, *opened: broken(InMemoryAdmissionStore(), *opened), broken,
-                        catches, source)
-
-
-GALLERY = (
-    _admission_entry("admission_call_arrival_in_whole_seconds",
-                     CallArrivalInWholeSecondsService, "AD-011",
-                     "issue 33: time finer than a second (arrivals read in whole seconds)"),
-    _admission_entry("admission_overbooking", OverbookingService, "AD-004",
-                     "seed 002 §10.8.1 canary S-02"),
-    _admission_entry("admission_newest_first_drain", NewestFirstDrainService, "AD-006",
-                     "seed 002 §10.8 FIFO backlog"),
-    _admission_entry("admission_ceiling_rewritten", CeilingRewrittenService, "AD-003",
-                     "seed 002 §10.8.1 clamp-on-use"),
-    _admission_entry("admission_ceiling_unclamped", CeilingUnclampedService, "AD-003",
-                     "seed 002 §10.8.1 read-side clamp"),
-    _admission_entry("admission_early_rejection", EarlyRejectionService, "AD-005",
-                     "seed 002 §10.8 429 only when full"),
-    _admission_entry("admission_cancelled_queued_runs", CancelledQueuedStaysService,
-                     "AD-007", "seed 002 §10.8 terminate-while-queued"),
-    _admission_entry("admission_expires_at_max_age", ExpiresAtMaxAgeService, "AD-008",
-                     "issue 18: exact boundaries (strictly longer than the maximum age)"),
-    _admission_entry("admission_delete_keeps_backlog", DeleteKeepsBacklogService, "AD-009",
-                     "seed 002 §10.8 delete cascade"),
-    _admission_entry("admission_budget_exhaustion_not_logged", SilentBudgetExhaustedService,
-                     "AD-026", "seed 002 §10.4.2 observability: a warning on timeout"),
-    _admission_entry("admission_slot_logged_one_short", SlotCountedBeforeCallService,
-                     "AD-025", "seed 002 §10.4.2 observability: the acquire's in-flight counts"),
-    _admission_entry("admission_slot_kept_on_budget_exhausted",
-                     SlotKeptOnBudgetExhaustedService, "AD-011",
-                     "seed 002 §10.4.2 fail-closed-but-fair"),
-    _admission_entry("admission_cached_call_cap", CachedCallCapService, "AD-010",
-                     "seed 002 §10.8.1 known limitation"),
-    _admission_entry("admission_schedule_cap_unchecked", ScheduleCapUncheckedService,
-                     "AD-013", "seed 002 §35.1"),
-    _admission_entry("admission_timeout_lowered_past_schedules",
-                     TimeoutLoweredPastSchedulesService, "AD-014", "seed 002 §35.1"),
-    _admission_entry("admission_ceiling_change_anonymous", CeilingChangeAnonymousService,
-                     "AD-022", "seed 002 §10.8.1 admin-only, audit-logged ceiling route"),
-    _admission_entry("admission_schedule_timeout_unclamped",
-                     ScheduleTimeoutUnclampedService, "AD-021",
-                     "seed 002 §35.1 pre-existing rows left alone"),
-    _admission_entry("admission_timeout_not_on_drain", TimeoutNotOnDrainService, "AD-015",
-                     "seed 002 §10.7 all execution paths use the agent's timeout"),
-    _admission_entry("admission_timeout_override_ignored", TimeoutOverrideIgnoredService,
-                     "AD-016", "seed 002 §10.7 per-execution override"),
-    _admission_entry("admission_lease_without_buffer", LeaseWithoutBufferService, "AD-017",
-                     "seed 002 §10.7 slot TTL of timeout + 5 min"),
-    _admission_entry("admission_backlog_lost_on_restart", BacklogLostOnRestartService,
-                     "AD-018", "seed 002 §10.8 durable backlog, orphans drained"),
-    _admission_entry("admission_drain_runs_as_drainer", DrainRunsAsDrainerService, "AD-019",
-                     "seed 002 §10.8 identity captured at enqueue, replayed at drain"),
-    _admission_entry("admission_ceiling_cached_on_failed_read",
-                     CeilingCachedOnFailedReadService, "AD-020",
-                     "seed 002 §10.8.1 fail-open getter, no per-process cache"),
-    _admission_entry("admission_ceiling_per_runtime", CeilingPerRuntimeService, "AD-027",
-                     "seed 002 §10.8.1 no per-process cache, the backend runs --workers 2"),
-    _threaded_admission_entry("threaded_admission_prefetch", PrefetchingThreadedRuntime,
-                              "AD-004", "seed 004 concurrency tests"),
-)

@@ -20,13 +20,35 @@ from jobconform.backends.breaker.runtime import (
     StoreBreakerRuntime,
 )
 from jobconform.backends.memory import MemoryBackend
-from jobconform.conformance.gallery import GalleryEntry, opener_entry
+from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry
 
 # The kill markers a classifier without seed 002's negative markers does not look for.
 KILL_WORDS = re.compile(r"\b(SIGKILL|SIGTERM|SIGINT|OOM|out of memory|timed out|timeout)\b",
                         re.IGNORECASE)
 
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
+
+GALLERY: list[GalleryEntry] = []
+
+
+def _breaker_entry(name: str, runtime: type[StoreBreakerRuntime],
+                   store: type[InMemoryBreakerStore], catches: str, source: str,
+                   bug_of: type) -> GalleryEntry:
+    """The memory backend with a broken breaker, loadable as `<this module>:<name>`."""
+    return opener_entry(__name__, name, MemoryBackend, "open_breaker",
+                        lambda _, clock, settings: runtime(store(), clock, settings,
+                                                           BreakerDeployment()),
+                        bug_of, catches, source)
+
+
+@declares(GALLERY)
+def runtime_entry(name: str, runtime: type[StoreBreakerRuntime], catches: str,
+                  source: str) -> GalleryEntry:
+    return _breaker_entry(name, runtime, InMemoryBreakerStore, catches, source, runtime)
+
+
+@runtime_entry("breaker_two_probes", "CB-007", "anchors: several probes admitted in half-open")
 class TwoProbesRuntime(StoreBreakerRuntime):
     """Half-open admits every call as a probe: the probe slot is never checked, so
     concurrent callers all hit the recovering target."""
@@ -39,6 +61,8 @@ class TwoProbesRuntime(StoreBreakerRuntime):
         return super()._admission(row, call, now)
 
 
+@runtime_entry("breaker_cooldown_kept", "CB-008",
+               "anchors: Resilience4j resets the interval on CLOSED")
 class CooldownKeptRuntime(StoreBreakerRuntime):
     """A successful probe closes the breaker but keeps the grown cooldown, so the next
     trip opens for the doubled time (no reset on closed)."""
@@ -47,6 +71,7 @@ class CooldownKeptRuntime(StoreBreakerRuntime):
         return BreakerRow(row.target, 0, row.cooldown_seconds, version=row.version)
 
 
+@runtime_entry("breaker_timeout_counted", "CB-003", "seed 002 10.11: TIMEOUT never counts")
 class TimeoutCountedRuntime(StoreBreakerRuntime):
     """A timeout counts as a failure, so long-running calls trip the breaker (seed 002
     counts auth failures only)."""
@@ -57,6 +82,8 @@ class TimeoutCountedRuntime(StoreBreakerRuntime):
         return super()._outcome(row, call, outcome, counted, now)
 
 
+@runtime_entry("breaker_everlasting_probe", "CB-010",
+               "anchors: half-open stuck when the probe never reports")
 class EverlastingProbeRuntime(StoreBreakerRuntime):
     """A probe's slot has no lease: a probe that never reports leaves the breaker
     half-open, refusing every call, forever."""
@@ -66,6 +93,7 @@ class EverlastingProbeRuntime(StoreBreakerRuntime):
         return row.probe is not None
 
 
+@runtime_entry("breaker_no_drain", "CB-006", "seed 002 10.11: drain-on-trip")
 class NoDrainRuntime(StoreBreakerRuntime):
     """A trip leaves the target's queued work queued, to wait for a target that cannot
     answer until it expires (or, at best, for the next backstop sweep)."""
@@ -74,6 +102,8 @@ class NoDrainRuntime(StoreBreakerRuntime):
         pass
 
 
+@runtime_entry("breaker_backstop_open_only", "CB-014",
+               "seed 002 10.11: the backstop re-fails a still-open breaker's backlog")
 class BackstopOpenOnlyRuntime(StoreBreakerRuntime):
     """The backstop sweep re-fails the backlog only of breakers that read open, not
     half-open: a sweep every 60 s behind a 30 s cooldown mostly finds the breaker
@@ -92,6 +122,8 @@ class BackstopOpenOnlyRuntime(StoreBreakerRuntime):
         return swept
 
 
+@runtime_entry("breaker_heartbeat_reopens", "CB-015",
+               "seed 002 10.11: record_failure(\"missed_heartbeat\") seam")
 class HeartbeatReopensRuntime(StoreBreakerRuntime):
     """A missed heartbeat while the breaker is open or half-open counts as a failed probe
     and re-opens it for a longer cooldown: a dead target's heartbeat monitor keeps pushing
@@ -106,6 +138,8 @@ class HeartbeatReopensRuntime(StoreBreakerRuntime):
         return False, self._opened(row, cooldown, now)
 
 
+@runtime_entry("breaker_kill_classed_auth", "CB-016",
+               "seed 002 10.4.1: an OOM kill taken for a subscription auth failure")
 class KillClassedAuthRuntime(StoreBreakerRuntime):
     """An OOM kill is taken for an expired token: an end by SIGKILL (or its exit code, 137
     or -9) is classed auth, as seed 002's chat path did before it called the signal-exit
@@ -118,6 +152,8 @@ class KillClassedAuthRuntime(StoreBreakerRuntime):
         return super()._classify(signal, exit_code, output, error_text)
 
 
+@runtime_entry("breaker_auth_indicator_first", "CB-016",
+               "seed 002 10.4.1: is_auth_failure skips signal/OOM/timeout markers")
 class AuthIndicatorFirstRuntime(StoreBreakerRuntime):
     """An auth indicator in the error text wins over a kill marker in the same text
     ("OOM kill: authentication failed" is auth): the auth check lacks the negative
@@ -130,6 +166,8 @@ class AuthIndicatorFirstRuntime(StoreBreakerRuntime):
         return super()._classify(signal, exit_code, output, error_text)
 
 
+@runtime_entry("breaker_silence_classed_auth", "CB-017",
+               "seed 002 10.4.1: the zero-output fallback said authentication issue")
 class SilenceClassedAuthRuntime(StoreBreakerRuntime):
     """The zero-output fallback: a non-zero exit with no output and no recognised text is
     worded "possible authentication issue" and classed auth, so any silent crash counts
@@ -143,6 +181,8 @@ class SilenceClassedAuthRuntime(StoreBreakerRuntime):
         return failure_class
 
 
+@runtime_entry("breaker_kill_signal_unnamed", "CB-018",
+               "seed 002 10.4.1: the 504 of a kill names its signal")
 class KillSignalUnnamedRuntime(StoreBreakerRuntime):
     """The error of a kill names a signal only when one is given: an end known by its
     exit code alone (an OOM kill's 137, a parent's -9) is reported with no signal, as a
@@ -153,6 +193,9 @@ class KillSignalUnnamedRuntime(StoreBreakerRuntime):
         return super()._report(failure_class, signal, None, output, error_text)
 
 
+@runtime_entry("breaker_silence_blamed_on_token", "CB-019",
+               "seed 002 10.4.1: the diagnosis of a silent exit named the"
+               " token alone")
 class SilenceBlamedOnTokenRuntime(StoreBreakerRuntime):
     """A failure with no output and no text is diagnosed as an expired token and nothing
     else ("Subscription token may be expired or revoked"), as seed 002's OAuth-only
@@ -166,6 +209,7 @@ class SilenceBlamedOnTokenRuntime(StoreBreakerRuntime):
         return report
 
 
+@runtime_entry("breaker_fails_closed", "CB-011", "seed 002 10.11: fail-open on Redis down")
 class FailsClosedRuntime(StoreBreakerRuntime):
     """With the store down, calls are refused instead of admitted: a store outage stops
     all dispatch (fails closed)."""
@@ -177,6 +221,7 @@ class FailsClosedRuntime(StoreBreakerRuntime):
         return answer
 
 
+@runtime_entry("breaker_per_worker", "CB-013", "seed 002 10.11: breaker state in the shared store")
 class PerWorkerRuntime(StoreBreakerRuntime):
     """Each worker keeps its own breaker in its own memory, so workers of one deployment
     trip separately and one worker keeps calling a dead target."""
@@ -190,6 +235,8 @@ class PerWorkerRuntime(StoreBreakerRuntime):
 EAST_OF_UTC = timezone(timedelta(hours=2))
 
 
+@runtime_entry("breaker_open_until_at_offset", "CB-013",
+               "issue 18: UTC everywhere (times outside job records)")
 class OpenUntilAtOffsetRuntime(StoreBreakerRuntime):
     """A read answers the end of the open period as the right instant at +02:00 (the
     operators' local time) rather than UTC; equal as an instant, so only an offset check
@@ -207,6 +254,9 @@ class OpenUntilAtOffsetRuntime(StoreBreakerRuntime):
                                         self._deployment, self._peer_factory)
 
 
+@runtime_entry("breaker_open_end_in_whole_seconds", "CB-005",
+               "issue 33: time finer than a second (the open period's end"
+               " compared in whole seconds)")
 class OpenEndInWholeSecondsRuntime(StoreBreakerRuntime):
     """Admission compares the end of the open period with the clock in whole seconds
     (`int(now) < int(open_until)`, as an epoch-second column is compared): a breaker
@@ -240,57 +290,8 @@ class WholeSecondTripStore(InMemoryBreakerStore):
         return super().swap(expected, new)
 
 
-def _breaker_entry(name: str, runtime: type[StoreBreakerRuntime],
-                   store: type[InMemoryBreakerStore], catches: str, source: str,
-                   bug_of: type) -> GalleryEntry:
-    """The memory backend with a broken breaker, loadable as `<this module>:<name>`."""
-    return opener_entry(__name__, name, MemoryBackend, "open_breaker",
-                        lambda _, clock, settings: runtime(store(), clock, settings,
-                                                           BreakerDeployment()),
-                        bug_of, catches, source)
-
-
-def _runtime_entry(name: str, runtime: type[StoreBreakerRuntime], catches: str,
-                   source: str) -> GalleryEntry:
-    return _breaker_entry(name, runtime, InMemoryBreakerStore, catches, source, runtime)
-
-
-GALLERY = (
+GALLERY += [
     _breaker_entry("breaker_trip_time_in_whole_seconds", StoreBreakerRuntime,
-                   WholeSecondTripStore, "CB-005", "pybreaker 1.4.1: CircuitRedisStorage"
-                   " keeps the trip time in whole epoch seconds", WholeSecondTripStore),
-    _runtime_entry("breaker_open_end_in_whole_seconds", OpenEndInWholeSecondsRuntime,
-                   "CB-005", "issue 33: time finer than a second (the open period's end"
-                   " compared in whole seconds)"),
-    _runtime_entry("breaker_two_probes", TwoProbesRuntime, "CB-007",
-                   "anchors: several probes admitted in half-open"),
-    _runtime_entry("breaker_cooldown_kept", CooldownKeptRuntime, "CB-008",
-                   "anchors: Resilience4j resets the interval on CLOSED"),
-    _runtime_entry("breaker_timeout_counted", TimeoutCountedRuntime, "CB-003",
-                   "seed 002 10.11: TIMEOUT never counts"),
-    _runtime_entry("breaker_everlasting_probe", EverlastingProbeRuntime, "CB-010",
-                   "anchors: half-open stuck when the probe never reports"),
-    _runtime_entry("breaker_no_drain", NoDrainRuntime, "CB-006",
-                   "seed 002 10.11: drain-on-trip"),
-    _runtime_entry("breaker_backstop_open_only", BackstopOpenOnlyRuntime, "CB-014",
-                   "seed 002 10.11: the backstop re-fails a still-open breaker's backlog"),
-    _runtime_entry("breaker_heartbeat_reopens", HeartbeatReopensRuntime, "CB-015",
-                   "seed 002 10.11: record_failure(\"missed_heartbeat\") seam"),
-    _runtime_entry("breaker_kill_classed_auth", KillClassedAuthRuntime, "CB-016",
-                   "seed 002 10.4.1: an OOM kill taken for a subscription auth failure"),
-    _runtime_entry("breaker_auth_indicator_first", AuthIndicatorFirstRuntime, "CB-016",
-                   "seed 002 10.4.1: is_auth_failure skips signal/OOM/timeout markers"),
-    _runtime_entry("breaker_silence_classed_auth", SilenceClassedAuthRuntime, "CB-017",
-                   "seed 002 10.4.1: the zero-output fallback said authentication issue"),
-    _runtime_entry("breaker_kill_signal_unnamed", KillSignalUnnamedRuntime, "CB-018",
-                   "seed 002 10.4.1: the 504 of a kill names its signal"),
-    _runtime_entry("breaker_silence_blamed_on_token", SilenceBlamedOnTokenRuntime,
-                   "CB-019", "seed 002 10.4.1: the diagnosis of a silent exit named the"
-                   " token alone"),
-    _runtime_entry("breaker_fails_closed", FailsClosedRuntime, "CB-011",
-                   "seed 002 10.11: fail-open on Redis down"),
-    _runtime_entry("breaker_per_worker", PerWorkerRuntime, "CB-013",
-                   "seed 002 10.11: breaker state in the shared store"),
-    _runtime_entry("breaker_open_until_at_offset", OpenUntilAtOffsetRuntime, "CB-013",
-                   "issue 18: UTC everywhere (times outside job records)"),
-)
+                       WholeSecondTripStore, "CB-005", "pybreaker 1.4.1: CircuitRedisStorage"
+                       " keeps the trip time in whole epoch seconds", WholeSecondTripStore),
+]

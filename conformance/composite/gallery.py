@@ -10,10 +10,25 @@ from __future__ import annotations
 
 from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
 from jobconform.backends.memory import MemoryBackend
-from jobconform.conformance.gallery import GalleryEntry, opener_entry
+from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry
 from jobconform.reference.admission import RUNNING
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
 
+GALLERY: list[GalleryEntry] = []
+
+
+@declares(GALLERY)
+def composite_entry(name: str, wiring: type[SharedAdmission], catches: str,
+                    source: str) -> GalleryEntry:
+    """The memory backend with a broken wiring, loadable as `<this module>:<name>`."""
+    return opener_entry(__name__, name, MemoryBackend, "open_composite",
+                        lambda backend, clock, config: open_shared_admission(
+                            backend, clock, config, wiring), wiring, catches, source)
+
+
+@composite_entry("composite_loop_run_bypasses_cap", "CX-001",
+                 "seed 002 38.1: each iteration goes through capacity_manager admit/slot")
 class LoopRunsBypassCap(SharedAdmission):
     """A loop's runs start directly on the loop runtime, never through the admission: they
     hold no slot, so a loop runs beside its owner's jobs past the owner's cap."""
@@ -22,6 +37,9 @@ class LoopRunsBypassCap(SharedAdmission):
         return RUNNING
 
 
+@composite_entry("composite_fire_bypasses_cap", "CX-002",
+                 "seed 002 10.14 AC #2: through capacity_manager admit/slot, no parallel"
+                 " dispatch path")
 class FiresBypassCap(SharedAdmission):
     """A reminder's fire dispatches its execution on a path of its own, outside the
     admission: it takes no slot of its owner."""
@@ -30,6 +48,9 @@ class FiresBypassCap(SharedAdmission):
         return None
 
 
+@composite_entry("composite_probe_without_free_slot", "CX-003",
+                 "seed 002 10.11: a half-open probe is admitted only into a free slot"
+                 " (never enqueued)")
 class ProbeWithoutFreeSlot(SharedAdmission):
     """The half-open probe is admitted like any job, so with no free slot it waits in the
     backlog while its lease runs out, instead of being refused."""
@@ -38,6 +59,8 @@ class ProbeWithoutFreeSlot(SharedAdmission):
         return True
 
 
+@composite_entry("composite_drains_during_pause", "CX-004",
+                 "seed 002 10.11.1: capacity drain hold-off")
 class DrainsDuringPause(SharedAdmission):
     """The governor's pause is not read by the admission: a freed slot drains the backlog
     into the outage as usual."""
@@ -46,6 +69,8 @@ class DrainsDuringPause(SharedAdmission):
         return False
 
 
+@composite_entry("composite_reaps_leases_during_pause", "CX-005",
+                 "seed 002 10.11.1: lease reaper hold-off (keeps async rows RUNNING)")
 class ReapsLeasesDuringPause(SharedAdmission):
     """The lease reaper does not read the governor's pause: an orphan whose lease lapses
     during the pause is reclaimed at once (lease_expired), freeing its slot, instead of
@@ -55,6 +80,9 @@ class ReapsLeasesDuringPause(SharedAdmission):
         return False
 
 
+@composite_entry("composite_loop_not_told_of_timeout", "CX-006",
+                 "seed 002 38.1: each iteration is an execution through admit/slot;"
+                 " 10.7: the execution timeout kills the work")
 class LoopNotToldOfTimeout(SharedAdmission):
     """The admission stops a loop's run at its owner's execution timeout and frees the
     slot, but the loop runtime is never told: the loop stays running with its run open
@@ -62,30 +90,3 @@ class LoopNotToldOfTimeout(SharedAdmission):
 
     def run_timed_out(self, work: str) -> bool:
         return False
-
-
-def _composite_entry(name: str, wiring: type[SharedAdmission], catches: str,
-                     source: str) -> GalleryEntry:
-    """The memory backend with a broken wiring, loadable as `<this module>:<name>`."""
-    return opener_entry(__name__, name, MemoryBackend, "open_composite",
-                        lambda backend, clock, config: open_shared_admission(
-                            backend, clock, config, wiring), wiring, catches, source)
-
-
-GALLERY = (
-    _composite_entry("composite_loop_run_bypasses_cap", LoopRunsBypassCap, "CX-001",
-                     "seed 002 38.1: each iteration goes through capacity_manager admit/slot"),
-    _composite_entry("composite_fire_bypasses_cap", FiresBypassCap, "CX-002",
-                     "seed 002 10.14 AC #2: through capacity_manager admit/slot, no parallel"
-                     " dispatch path"),
-    _composite_entry("composite_probe_without_free_slot", ProbeWithoutFreeSlot, "CX-003",
-                     "seed 002 10.11: a half-open probe is admitted only into a free slot"
-                     " (never enqueued)"),
-    _composite_entry("composite_drains_during_pause", DrainsDuringPause, "CX-004",
-                     "seed 002 10.11.1: capacity drain hold-off"),
-    _composite_entry("composite_reaps_leases_during_pause", ReapsLeasesDuringPause, "CX-005",
-                     "seed 002 10.11.1: lease reaper hold-off (keeps async rows RUNNING)"),
-    _composite_entry("composite_loop_not_told_of_timeout", LoopNotToldOfTimeout, "CX-006",
-                     "seed 002 38.1: each iteration is an execution through admit/slot;"
-                     " 10.7: the execution timeout kills the work"),
-)

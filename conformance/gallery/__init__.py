@@ -5,6 +5,11 @@ gallery.py`); the modules here hold the galleries of the shipped runtimes themse
 threaded, process) and of known-deviation files. `jobconform selftest` runs the suites
 against every entry and proves each is caught by the requirement named in `catches`. A
 suite that catches none of these is worthless, whatever it counts.
+
+An entry is declared on its broken class, by a decorator that names the entry, the
+requirement that must catch it and where the bug class comes from (`declares`, and
+`over_new_store` / `with_swapped_store` for the common ways of opening a broken runtime
+or store); the class's docstring is the bug.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 
 @dataclass(frozen=True)
@@ -28,6 +33,30 @@ class GalleryEntry:
     # The profile the self-test checks it under: a bug of a profile-scoped requirement
     # (LC-026 under task-manager) shows only under a profile that has it.
     profile: str = "canonical"
+
+
+BrokenT = TypeVar("BrokenT", bound=type)
+EntryMaker = Callable[..., GalleryEntry]  # (name, broken, *rest, **options) -> its entry
+
+
+def declares(entries: list[GalleryEntry]
+             ) -> Callable[[EntryMaker], Callable[..., Callable[[BrokenT], BrokenT]]]:
+    """Makes a gallery's `make(name, broken, *rest, **options)`, which builds the entry of
+    a broken class, a decorator of that class taking `(name, *rest, **options)`, so that
+    an entry is stated where its bug is: the entry is appended to `entries`, in the order
+    of the classes, and the class stays as it was."""
+
+    def decorator_of(make: EntryMaker) -> Callable[..., Callable[[BrokenT], BrokenT]]:
+        def entry(name: str, *rest: Any, **options: Any) -> Callable[[BrokenT], BrokenT]:
+            def declare(broken: BrokenT) -> BrokenT:
+                entries.append(make(name, broken, *rest, **options))
+                return broken
+
+            return declare
+
+        return entry
+
+    return decorator_of
 
 
 def bug_text(broken: type) -> str:
@@ -67,6 +96,35 @@ def opener_entry(module: str, name: str, base: type, opener: str,
 
     return subclass_entry(module, name, base, {opener: opened}, broken, catches, source,
                           profile)
+
+
+def over_new_store(entries: list[GalleryEntry], base: type, opener: str,
+                   store: type | str) -> Callable[..., Callable[[BrokenT], BrokenT]]:
+    """The decorator (`declares`) of broken runtime classes that `base`'s `opener`
+    (`open_reminders`, ...) opens over a new store: `store()` for a class, else the
+    backend's method of that name (`new_reminder_store`)."""
+
+    def entry(name: str, broken: type, catches: str, source: str) -> GalleryEntry:
+        def open_broken(backend: Any, *opened: Any) -> object:
+            new_store = getattr(backend, store) if isinstance(store, str) else store
+            return broken(new_store(), *opened)
+
+        return opener_entry(broken.__module__, name, base, opener, open_broken, broken,
+                            catches, source)
+
+    return declares(entries)(entry)
+
+
+def with_swapped_store(entries: list[GalleryEntry], base: type, store_method: str
+                       ) -> Callable[..., Callable[[BrokenT], BrokenT]]:
+    """The decorator (`declares`) of broken store classes that `base` answers its
+    `store_method` with (`swapped_store_entry`)."""
+
+    def entry(name: str, broken: type, catches: str, source: str) -> GalleryEntry:
+        return swapped_store_entry(broken.__module__, name, base, store_method, broken,
+                                   catches, source)
+
+    return declares(entries)(entry)
 
 
 def swapped_store_entry(module: str, name: str, base: type, store_method: str,

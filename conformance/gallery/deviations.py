@@ -55,22 +55,28 @@ DEVIATIONS_FILE = Path(__file__).with_name("two_deviations.yaml")
 TWO_DEVIATIONS = f"{__name__}:two_deviations"
 
 
+def _memory_backend(name: str, runtime: type[MemoryRuntime],
+                    capabilities: frozenset[str]) -> type[MemoryBackend]:
+    """The memory backend `name`, claiming only `capabilities`, whose job runtime is
+    `runtime`."""
+
+    def open_runtime(self: MemoryBackend, settings: RuntimeSettings,
+                     clock: Clock) -> MemoryRuntime:
+        return runtime(settings, clock)
+
+    return type(name, (MemoryBackend,), {"name": name, "capabilities": capabilities,
+                                         "open": open_runtime})
+
+
 class TwoDeviationsRuntime(JitterAfterCapRuntime, StuckInclusiveBoundaryRuntime):
     """Both bugs at once: they live in different methods, so they do not interfere."""
 
 
-class TwoDeviationsBackend(MemoryBackend):
-    name = "gallery.two_deviations"
-    # The areas its deviation list speaks for. The inclusive boundary also shows in the
-    # re-delivery lease pass, which shares the predicate; claiming that area would add
-    # deviations this example does not mean to list.
-    capabilities = frozenset({LIFECYCLE, RETRY, STUCK})
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return TwoDeviationsRuntime(settings, clock)
-
-
-two_deviations = TwoDeviationsBackend
+# The areas its deviation list speaks for. The inclusive boundary also shows in the
+# re-delivery lease pass, which shares the predicate; claiming that area would add
+# deviations this example does not mean to list.
+two_deviations = _memory_backend("gallery.two_deviations", TwoDeviationsRuntime,
+                                 frozenset({LIFECYCLE, RETRY, STUCK}))
 
 
 # -- three independent deviations in three areas (issue 15's proof) -------------------------
@@ -90,15 +96,8 @@ class ThreeDeviationsRuntime(JitterAfterCapRuntime, CancelAlwaysTrueRuntime):
         return super().list_expired(before + timedelta(microseconds=1))
 
 
-class ThreeDeviationsBackend(MemoryBackend):
-    name = "gallery.three_deviations"
-    capabilities = frozenset({LIFECYCLE, RETRY, REAPER})
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return ThreeDeviationsRuntime(settings, clock)
-
-
-three_deviations = ThreeDeviationsBackend
+three_deviations = _memory_backend("gallery.three_deviations", ThreeDeviationsRuntime,
+                                   frozenset({LIFECYCLE, RETRY, REAPER}))
 
 
 # -- independent deviations in three service areas (issue 15, tolerant service harnesses) ---

@@ -15,9 +15,30 @@ from jobconform.backends.protocol import Clock, RuntimeSettings
 from jobconform.backends.store import CANCELLED, FAILED, QUEUED, RUNNING, StoredJob
 from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime
 from jobconform.backends.threaded.worker import _OwnedJob
-from jobconform.conformance.gallery import GalleryEntry, opener_entry
+from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry
+
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
+
+THREADED_GALLERY: list[GalleryEntry] = []
 
 
+@declares(THREADED_GALLERY)
+def threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
+                   source: str) -> GalleryEntry:
+    """Build the threaded backend on a broken worker, loadable as `<this module>:<name>`."""
+
+    def open_broken(backend: ThreadedBackend, settings: RuntimeSettings,
+                    clock: Clock) -> ThreadedRuntime:
+        # Every setting the shipped worker takes: one left out (queued execution off, the
+        # drain, interrupting cancels, the modules) made each broken worker fail that
+        # setting's cases too, under their rules rather than its bug's (issue 33).
+        return backend.worker_over(backend.new_store(), settings, clock, runtime=broken)
+
+    return opener_entry(__name__, name, ThreadedBackend, "open", open_broken, broken, catches,
+                        source)
+
+
+@threaded_entry("threaded_serial_poll", "LC-010", "seed 000 B3")
 class SerialPollWorker(ThreadedRuntime):
     """Each poll claims one queued job however many pool threads are free, so jobs run
     one at a time despite max_workers (seed 000, B3)."""
@@ -26,6 +47,7 @@ class SerialPollWorker(ThreadedRuntime):
         return super()._claim(min(limit, 1), now)
 
 
+@threaded_entry("threaded_caller_cancels", "LC-013", "seed 000 B1")
 class CallerCancelsRunningWorker(ThreadedRuntime):
     """Cancel moves a running job to cancelled from the caller's thread, and only then
     signals the owner's token (seed 000, B1): a body that ignores cancellation is shown
@@ -47,6 +69,7 @@ class CallerCancelsRunningWorker(ThreadedRuntime):
         return True
 
 
+@threaded_entry("threaded_stop_as_shutdown", "LC-022", "seed 000 graceful shutdown")
 class ShutdownDropsQueuedWorker(ThreadedRuntime):
     """Shutdown is only the worker's graceful stop: running jobs are cancelled, but jobs
     still queued are left queued (seed 000 §Graceful Shutdown taken as the whole contract)."""
@@ -55,6 +78,7 @@ class ShutdownDropsQueuedWorker(ThreadedRuntime):
         self.stop()
 
 
+@threaded_entry("threaded_retry_without_backoff", "RT-002", "seed 004 retry delay")
 class RetryWithoutBackoffWorker(ThreadedRuntime):
     """A failed attempt goes back to the queue with no time set for its next attempt, so
     the next poll runs it again at once, whatever the policy's delay."""
@@ -66,6 +90,7 @@ class RetryWithoutBackoffWorker(ThreadedRuntime):
         return retried
 
 
+@threaded_entry("threaded_retry_counted_as_failure", "RT-007", "seed 004 retry counters")
 class RetryCountedAsFailureWorker(ThreadedRuntime):
     """Every failed attempt is counted as a failure, also one the policy retries."""
 
@@ -77,6 +102,7 @@ class RetryCountedAsFailureWorker(ThreadedRuntime):
         return retried
 
 
+@threaded_entry("threaded_reaper_sweeps_at_polls", "RP-002", "seed 004 reaper interval")
 class ReaperSweepsAtPollsWorker(ThreadedRuntime):
     """The reaper sweeps only when the worker polls for jobs, not when the clock reaches a
     sweep boundary: with no dispatch, expired jobs outlive their sweep."""
@@ -89,6 +115,7 @@ class ReaperSweepsAtPollsWorker(ThreadedRuntime):
         super()._poll()
 
 
+@threaded_entry("threaded_stuck_keeps_slot", "LC-010", "seed 000 stuck detection")
 class StuckKeepsSlotWorker(ThreadedRuntime):
     """Stuck detection fails the job in the store but never tells its pool thread, which
     stays blocked in the silent body: the slot stays taken and queued jobs wait."""
@@ -103,6 +130,8 @@ class StuckKeepsSlotWorker(ThreadedRuntime):
             return failed
 
 
+@threaded_entry("threaded_redelivery_drops_body", "RD-001",
+                "seed 002 §10.13: re-queue under the same id")
 class RedeliveryDropsBodyWorker(ThreadedRuntime):
     """An expired lease re-queues the job but does not hand its body back to the queue, so
     the next claim has nothing to run and fails the job."""
@@ -113,37 +142,3 @@ class RedeliveryDropsBodyWorker(ThreadedRuntime):
             return 0
         self._let_go(job.job_id)
         return 1
-
-
-def _threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
-                    source: str) -> GalleryEntry:
-    """Build the threaded backend on a broken worker, loadable as `<this module>:<name>`."""
-
-    def open_broken(backend: ThreadedBackend, settings: RuntimeSettings,
-                    clock: Clock) -> ThreadedRuntime:
-        # Every setting the shipped worker takes: one left out (queued execution off, the
-        # drain, interrupting cancels, the modules) made each broken worker fail that
-        # setting's cases too, under their rules rather than its bug's (issue 33).
-        return backend.worker_over(backend.new_store(), settings, clock, runtime=broken)
-
-    return opener_entry(__name__, name, ThreadedBackend, "open", open_broken, broken, catches,
-                        source)
-
-
-THREADED_GALLERY = (
-    _threaded_entry("threaded_serial_poll", SerialPollWorker, "LC-010", "seed 000 B3"),
-    _threaded_entry("threaded_caller_cancels", CallerCancelsRunningWorker, "LC-013",
-                    "seed 000 B1"),
-    _threaded_entry("threaded_stop_as_shutdown", ShutdownDropsQueuedWorker, "LC-022",
-                    "seed 000 graceful shutdown"),
-    _threaded_entry("threaded_retry_without_backoff", RetryWithoutBackoffWorker, "RT-002",
-                    "seed 004 retry delay"),
-    _threaded_entry("threaded_retry_counted_as_failure", RetryCountedAsFailureWorker,
-                    "RT-007", "seed 004 retry counters"),
-    _threaded_entry("threaded_reaper_sweeps_at_polls", ReaperSweepsAtPollsWorker, "RP-002",
-                    "seed 004 reaper interval"),
-    _threaded_entry("threaded_stuck_keeps_slot", StuckKeepsSlotWorker, "LC-010",
-                    "seed 000 stuck detection"),
-    _threaded_entry("threaded_redelivery_drops_body", RedeliveryDropsBodyWorker, "RD-001",
-                    "seed 002 §10.13: re-queue under the same id"),
-)

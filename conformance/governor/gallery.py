@@ -21,10 +21,38 @@ from jobconform.backends.governor.runtime import (
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import Clock
 from jobconform.conformance.breaker.gallery import KILL_WORDS
-from jobconform.conformance.gallery import GalleryEntry, opener_entry
+from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry
 from jobconform.reference.governor.oracle import GovernorSettings
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
 
+GALLERY: list[GalleryEntry] = []
+
+
+def _governor_entry(name: str, runtime: type[StoreGovernorRuntime],
+                    store: type[InMemoryGovernorStore], catches: str, source: str,
+                    bug_of: type) -> GalleryEntry:
+    """The memory backend with a broken governor, loadable as `<this module>:<name>`."""
+    return opener_entry(__name__, name, MemoryBackend, "open_governor",
+                        lambda _, *opened: runtime(store(), *opened), bug_of, catches, source)
+
+
+@declares(GALLERY)
+def runtime_entry(name: str, runtime: type[StoreGovernorRuntime], catches: str,
+                  source: str) -> GalleryEntry:
+    """A broken governor runtime over the in-memory store."""
+    return _governor_entry(name, runtime, InMemoryGovernorStore, catches, source, runtime)
+
+
+@declares(GALLERY)
+def store_entry(name: str, store: type[InMemoryGovernorStore], catches: str,
+                source: str) -> GalleryEntry:
+    """The shipped governor runtime over a broken store."""
+    return _governor_entry(name, StoreGovernorRuntime, store, catches, source, store)
+
+
+@store_entry("governor_one_target_arms", "RG-006",
+             "seed 002 10.11.1: one crash-looper can't arm it")
 class OneTargetArmsStore(InMemoryGovernorStore):
     """The pause counts failures, not distinct targets, so one crash-looping target arms a
     fleet-wide pause by itself."""
@@ -40,6 +68,7 @@ class OneTargetArmsStore(InMemoryGovernorStore):
         return sum(1 for cls, at in self._every_failure if cls == failure_class and at > since)
 
 
+@store_entry("governor_replay_counted", "RG-007", "seed 002 10.11.1: no replay double-count")
 class ReplayCountedStore(InMemoryGovernorStore):
     """A replayed result is counted again (the failure is recorded before the
     compare-and-set that would reject the replay)."""
@@ -49,6 +78,8 @@ class ReplayCountedStore(InMemoryGovernorStore):
         return True
 
 
+@runtime_entry("governor_restart_burst", "RG-009",
+               "seed 002 10.11.1: one-shot initial jitter of the re-send sweep")
 class RestartBurstRuntime(StoreGovernorRuntime):
     """A restart re-sends its pending results at once: the first re-send sweep is due at
     the restart itself, with no initial jitter, so every worker that restarts with the
@@ -62,6 +93,7 @@ class RestartBurstRuntime(StoreGovernorRuntime):
         return RestartBurstRuntime(self._store.peer(), self._clock, self._settings)
 
 
+@runtime_entry("governor_extending_pause", "RG-008", "seed 002 10.11.1: TTL'd pause, auto-expiry")
 class ExtendingPauseRuntime(StoreGovernorRuntime):
     """Failures recorded during a pause arm it again, so a long outage keeps re-delivery
     paused well past its TTL instead of letting it resume by itself."""
@@ -78,6 +110,8 @@ class ExtendingPauseRuntime(StoreGovernorRuntime):
                 session.pause(now + timedelta(seconds=settings.pause_ttl_seconds))
 
 
+@runtime_entry("governor_drops_refusal", "RG-004",
+               "seed 002 10.11.1: 503 + Retry-After, never dropped")
 class DroppingRuntime(StoreGovernorRuntime):
     """Over a cap the re-delivery is refused without a retry-after (a 429 the sender
     treats as final), so the throttled callback is dropped."""
@@ -87,6 +121,8 @@ class DroppingRuntime(StoreGovernorRuntime):
         return verdict if verdict.accepted else Verdict(False, None)
 
 
+@runtime_entry("governor_no_retry_after_floor", "RG-001",
+               "seed 002 10.11.1: honors a server Retry-After as a floor")
 class NoFloorRuntime(StoreGovernorRuntime):
     """The server's retry-after is ignored: the jittered wait may come back sooner than
     the server asked."""
@@ -96,6 +132,8 @@ class NoFloorRuntime(StoreGovernorRuntime):
         return super().redelivery_wait_ms(previous_ms, draw, None)
 
 
+@runtime_entry("governor_rate_limit_uncounted", "RG-010",
+               "seed 002 10.11.1: agent 429 mapped to billing")
 class RateLimitUncountedRuntime(StoreGovernorRuntime):
     """An agent's 429 is recorded under its terminal reason, rate_limit, a class the
     pause does not count: a fleet-wide rate-limit storm never pauses re-delivery."""
@@ -107,6 +145,9 @@ class RateLimitUncountedRuntime(StoreGovernorRuntime):
         return RateLimitUncountedRuntime(self._store.peer(), self._clock, self._settings)
 
 
+@runtime_entry("governor_kill_arms_pause", "RG-014",
+               "seed 002 10.4.1: the scheduler's _is_auth_failure skips"
+               " signal/OOM/timeout markers")
 class KillArmsPauseRuntime(StoreGovernorRuntime):
     """The governor's auth matcher reads only the error text, without the negative
     markers seed 002 gave the scheduler's _is_auth_failure: a killed end whose text
@@ -123,6 +164,8 @@ class KillArmsPauseRuntime(StoreGovernorRuntime):
         return KillArmsPauseRuntime(self._store.peer(), self._clock, self._settings)
 
 
+@runtime_entry("governor_envelope_burst", "RG-012",
+               "seed 002 10.11.1: per-envelope jitter of the re-send sweep")
 class EnvelopeBurstRuntime(StoreGovernorRuntime):
     """The sweep re-sends every pending envelope at its start, with no per-envelope
     jitter: a worker with many results still bursts them all at one instant."""
@@ -134,6 +177,7 @@ class EnvelopeBurstRuntime(StoreGovernorRuntime):
         return EnvelopeBurstRuntime(self._store.peer(), self._clock, self._settings)
 
 
+@runtime_entry("governor_fails_closed", "RG-011", "seed 002 10.11.1: everything is fail-open")
 class FailsClosedRuntime(StoreGovernorRuntime):
     """While its store is unreachable the governor holds every re-delivery back, as if a
     pause held, so a storage outage becomes a delivery outage (the seed: everything is
@@ -153,6 +197,8 @@ class FailsClosedRuntime(StoreGovernorRuntime):
 EAST_OF_UTC = timezone(timedelta(hours=2))
 
 
+@runtime_entry("governor_pause_at_offset", "RG-008",
+               "issue 18: UTC everywhere (times outside job records)")
 class PauseAtOffsetRuntime(StoreGovernorRuntime):
     """The pause's end is the right instant, answered at +02:00 (the operators' local
     time) rather than UTC; equal as an instant, so only an offset check sees it."""
@@ -165,6 +211,9 @@ class PauseAtOffsetRuntime(StoreGovernorRuntime):
         return PauseAtOffsetRuntime(self._store.peer(), self._clock, self._settings)
 
 
+@runtime_entry("governor_switch_ignored", "RG-013",
+               "seed 002 10.11.1: backend controls default-OFF behind one"
+               " master flag")
 class SwitchIgnoredRuntime(StoreGovernorRuntime):
     """The master switch is read nowhere: a governor switched off still caps its offers
     and refuses them while a pause runs, as if the flag were on."""
@@ -176,6 +225,8 @@ class SwitchIgnoredRuntime(StoreGovernorRuntime):
         return SwitchIgnoredRuntime(self._store.peer(), self._clock, self._settings)
 
 
+@runtime_entry("governor_switched_off_forgets_failures", "RG-013",
+               "seed 002 10.11.1: three flag-gated read points (recording is not one)")
 class SwitchedOffForgetsFailuresRuntime(StoreGovernorRuntime):
     """The master switch gates the recording too: a governor switched off drops the
     failures it records, so a fleet-wide storm that ends while the flag is off never
@@ -197,55 +248,3 @@ class SwitchedOffForgetsFailuresRuntime(StoreGovernorRuntime):
     def peer(self) -> StoreGovernorRuntime:
         return SwitchedOffForgetsFailuresRuntime(self._store.peer(), self._clock,
                                                  self._settings)
-
-
-def _governor_entry(name: str, runtime: type[StoreGovernorRuntime],
-                    store: type[InMemoryGovernorStore], catches: str, source: str,
-                    bug_of: type) -> GalleryEntry:
-    """The memory backend with a broken governor, loadable as `<this module>:<name>`."""
-    return opener_entry(__name__, name, MemoryBackend, "open_governor",
-                        lambda _, *opened: runtime(store(), *opened), bug_of, catches, source)
-
-
-GALLERY = (
-    _governor_entry("governor_one_target_arms", StoreGovernorRuntime, OneTargetArmsStore,
-                    "RG-006", "seed 002 10.11.1: one crash-looper can't arm it",
-                    OneTargetArmsStore),
-    _governor_entry("governor_replay_counted", StoreGovernorRuntime, ReplayCountedStore,
-                    "RG-007", "seed 002 10.11.1: no replay double-count", ReplayCountedStore),
-    _governor_entry("governor_extending_pause", ExtendingPauseRuntime, InMemoryGovernorStore,
-                    "RG-008", "seed 002 10.11.1: TTL'd pause, auto-expiry",
-                    ExtendingPauseRuntime),
-    _governor_entry("governor_drops_refusal", DroppingRuntime, InMemoryGovernorStore,
-                    "RG-004", "seed 002 10.11.1: 503 + Retry-After, never dropped",
-                    DroppingRuntime),
-    _governor_entry("governor_no_retry_after_floor", NoFloorRuntime, InMemoryGovernorStore,
-                    "RG-001", "seed 002 10.11.1: honors a server Retry-After as a floor",
-                    NoFloorRuntime),
-    _governor_entry("governor_restart_burst", RestartBurstRuntime, InMemoryGovernorStore,
-                    "RG-009", "seed 002 10.11.1: one-shot initial jitter of the re-send sweep",
-                    RestartBurstRuntime),
-    _governor_entry("governor_rate_limit_uncounted", RateLimitUncountedRuntime,
-                    InMemoryGovernorStore, "RG-010",
-                    "seed 002 10.11.1: agent 429 mapped to billing",
-                    RateLimitUncountedRuntime),
-    _governor_entry("governor_kill_arms_pause", KillArmsPauseRuntime, InMemoryGovernorStore,
-                    "RG-014", "seed 002 10.4.1: the scheduler's _is_auth_failure skips"
-                    " signal/OOM/timeout markers", KillArmsPauseRuntime),
-    _governor_entry("governor_envelope_burst", EnvelopeBurstRuntime, InMemoryGovernorStore,
-                    "RG-012", "seed 002 10.11.1: per-envelope jitter of the re-send sweep",
-                    EnvelopeBurstRuntime),
-    _governor_entry("governor_fails_closed", FailsClosedRuntime, InMemoryGovernorStore,
-                    "RG-011", "seed 002 10.11.1: everything is fail-open",
-                    FailsClosedRuntime),
-    _governor_entry("governor_pause_at_offset", PauseAtOffsetRuntime, InMemoryGovernorStore,
-                    "RG-008", "issue 18: UTC everywhere (times outside job records)",
-                    PauseAtOffsetRuntime),
-    _governor_entry("governor_switch_ignored", SwitchIgnoredRuntime, InMemoryGovernorStore,
-                    "RG-013", "seed 002 10.11.1: backend controls default-OFF behind one"
-                    " master flag", SwitchIgnoredRuntime),
-    _governor_entry("governor_switched_off_forgets_failures",
-                    SwitchedOffForgetsFailuresRuntime, InMemoryGovernorStore, "RG-013",
-                    "seed 002 10.11.1: three flag-gated read points (recording is not one)",
-                    SwitchedOffForgetsFailuresRuntime),
-)

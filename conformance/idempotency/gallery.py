@@ -29,11 +29,35 @@ from jobconform.backends.idempotency.service import IdempotencyService, KeyEntry
 from jobconform.backends.idempotency.sql import KEYS, SqlKeyStore, entry_values
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import StoreUnavailable
-from jobconform.conformance.gallery import GalleryEntry, opener_entry
+from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry
 from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
 
+GALLERY: list[GalleryEntry] = []
+
+
+@declares(GALLERY)
+def entry(name: str, broken: type[IdempotencyService] | type[MemoryKeyStore], catches: str,
+          source: str, store: type[MemoryKeyStore] = MemoryKeyStore) -> GalleryEntry:
+    """The memory backend with a broken key runtime (over `store`) or a broken key store,
+    loadable as `<this module>:<name>`."""
+    service, store = ((IdempotencyService, broken) if issubclass(broken, MemoryKeyStore)
+                      else (broken, store))
+
+    def open_broken(_: MemoryBackend, clock: Clock, config: IdempotencyConfig,
+                    audit: IdempotencyAudit | None = None) -> IdempotencyService:
+        runtime = service(store(), clock, config)
+        runtime.audit = audit
+        return runtime
+
+    return opener_entry(__name__, name, MemoryBackend, "open_idempotency", open_broken,
+                        service if service is not IdempotencyService else store, catches,
+                        source)
+
+
+@entry("in_flight_replayed", "IK-002", "seed 002 §10.10: in-flight duplicate -> 409")
 class InFlightReplayedService(IdempotencyService):
     """A duplicate that arrives while the first request is still running gets a replay
     (of nothing yet) with success, instead of a 409: the caller thinks the work is done."""
@@ -54,6 +78,8 @@ class NeverReleasedStore(MemoryKeyStore):
         return self._held_by(holder, created_after) is not None
 
 
+@entry("prestart_claim_kept", "IK-004", "seed 002 §10.10: at-capacity rejections release the claim",
+       store=NeverReleasedStore)
 class PrestartClaimKeptService(IdempotencyService):
     """Releasing a claim refused at capacity answers true but keeps the record in flight,
     so the caller's retry is refused with 409 until the lock goes stale."""
@@ -67,6 +93,7 @@ class PrestartClaimKeptService(IdempotencyService):
         return super().complete(token, outcome)
 
 
+@entry("payload_mismatch_accepted", "IK-006", "anchors: IETF draft 422, Stripe")
 class MismatchAcceptedService(IdempotencyService):
     """The payload fingerprint is never compared: a request reusing a key with another
     body gets the first request's answer instead of an error."""
@@ -75,6 +102,7 @@ class MismatchAcceptedService(IdempotencyService):
         return "any payload"
 
 
+@entry("expired_key_replayed", "IK-007", "seed 002 §10.10: 24 h TTL")
 class ExpiredKeyReplayedService(IdempotencyService):
     """A claim never checks the key's age: until the retention sweep happens to run, a
     key older than the TTL still replays (or blocks) a new request."""
@@ -97,6 +125,7 @@ class ExpiredKeyReplayedService(IdempotencyService):
         return self._store.purge(self._clock.now() - self._purge_age)
 
 
+@entry("stale_lock_kept", "IK-010", "anchors: Brandur's stale lock after 90 s")
 class StaleLockKeptService(IdempotencyService):
     """An in-flight claim whose holder died is never taken over: the key answers 409 for
     the whole TTL."""
@@ -106,6 +135,8 @@ class StaleLockKeptService(IdempotencyService):
         self._stale_after = timedelta.max
 
 
+@entry("stale_at_timeout", "IK-010",
+       "issue 18: exact boundaries (exactly the timeout old is not stale)")
 class StaleAtTimeoutService(IdempotencyService):
     """A claim exactly stale_lock_timeout_seconds old is taken over (>= for >): the
     threshold sits one tick (a microsecond) early, so a slow but live holder loses its
@@ -116,6 +147,7 @@ class StaleAtTimeoutService(IdempotencyService):
         self._stale_after -= timedelta(microseconds=1)
 
 
+@entry("content_in_effect_key", "IK-011", "seed 002 §10.10.1: never the LLM-generated body")
 class ContentInEffectKeyService(IdempotencyService):
     """The effect key hashes the generated message body too: a re-run writes a new body
     and sends the message a second time."""
@@ -128,6 +160,8 @@ class ContentInEffectKeyService(IdempotencyService):
                                     dedup_label)
 
 
+@entry("effect_without_execution_guarded", "IK-014",
+       "seed 002 §10.10.1: fail-open when the execution id is absent")
 class EffectWithoutExecutionGuardedService(IdempotencyService):
     """An effect claimed without an execution id is guarded under an empty one, so a
     second send to the same target fails closed (409, or a replay) instead of going out."""
@@ -143,6 +177,7 @@ class EffectWithoutExecutionGuardedService(IdempotencyService):
                                     dedup_label)
 
 
+@entry("scheduler_key_per_attempt", "IK-009", "seed 002 §10.10: sched:{execution_id}")
 class SchedulerKeyPerAttemptService(IdempotencyService):
     """The scheduler's key carries the send attempt, so a re-send after a 5xx is a new key
     and creates a second execution."""
@@ -156,6 +191,7 @@ class SchedulerKeyPerAttemptService(IdempotencyService):
         return f"sched:{execution_id}:{self._sends[execution_id]}"
 
 
+@entry("absent_key_deduped", "IK-005", "seed 002 §10.10: absent key -> no dedup")
 class AbsentKeyDedupedService(IdempotencyService):
     """A request without a key is stored under a placeholder key, so the second keyless
     call in a scope is refused or replayed instead of running."""
@@ -164,6 +200,7 @@ class AbsentKeyDedupedService(IdempotencyService):
         return self._claim(scope, key or "none", self.fingerprint(payload))
 
 
+@entry("webhook_key_from_token_only", "IK-008", "seed 002 §10.10: key from (token, body_hash)")
 class WebhookKeyFromTokenOnlyService(IdempotencyService):
     """A webhook's derived key ignores the body: the next, different event from the same
     sender is refused as a mismatch."""
@@ -172,6 +209,8 @@ class WebhookKeyFromTokenOnlyService(IdempotencyService):
         return super().claim_webhook(token, body, key if key is not None else f"hook:{token}")
 
 
+@entry("mcp_call_key_per_request", "IK-016",
+       "seed 002 §10.10: MCP forwards a deterministic key over the call args")
 class CallKeyPerRequestService(IdempotencyService):
     """The key an MCP tool call forwards is built from its JSON-RPC request id as well as
     its arguments: a transport retry is a new request with a new id, so it is a new key
@@ -187,6 +226,7 @@ class CallKeyPerRequestService(IdempotencyService):
                            self.fingerprint(arguments))
 
 
+@entry("failure_policy_ignored", "IK-013", "anchors: Brandur's design unlocks the key on failure")
 class FailureAlwaysStoredService(IdempotencyService):
     """The failure policy is ignored: an error is always stored, so under a design that
     frees the key on failure, the client's retry gets the old error instead of a new run."""
@@ -196,6 +236,7 @@ class FailureAlwaysStoredService(IdempotencyService):
         self._release_failures = False
 
 
+@entry("outcome_overwritten", "IK-003", "anchors: IETF draft, the stored result is returned")
 class OutcomeOverwrittenStore(MemoryKeyStore):
     """Completion checks the holder but not that the work is still in flight: a second
     report of the same work (a retried callback) overwrites the stored outcome."""
@@ -227,6 +268,8 @@ class CheckThenInsertKeyStore(SqlKeyStore):
         return None
 
 
+@entry("idempotency_claim_fails_open", "IK-015",
+       "seed 002 §10.10: claim before creating the execution; issue 18 (store faults)")
 class ClaimFailsOpenService(IdempotencyService):
     """When the key store fails the insert of a claim, the claim answers started anyway, so
     that an outage of the store does not block the API: no key is held, and the next
@@ -239,6 +282,8 @@ class ClaimFailsOpenService(IdempotencyService):
             return Claim(ClaimKind.STARTED, token=str(uuid.uuid4()))
 
 
+@entry("idempotency_lost_completion_reported_stored", "IK-015",
+       "anchors: IETF draft, the stored result is returned; issue 18")
 class LostCompletionReportedStoredService(IdempotencyService):
     """A completion whose write the store refused answers stored: the caller moves on,
     the outcome is lost and the key stays in flight, so duplicates conflict until the lock
@@ -251,6 +296,8 @@ class LostCompletionReportedStoredService(IdempotencyService):
             return True
 
 
+@entry("effect_without_execution_fails_open_on_redelivery", "IK-018",
+       "seed 002 §10.10.1: pull mode requires fail-closed-when-absent")
 class EffectFailsOpenUnderRedeliveryService(IdempotencyService):
     """An effect without an execution id is always let through, as the guard did before
     pull mode: once executions may be re-delivered, a re-run of the same turn sends the
@@ -265,6 +312,8 @@ class EffectFailsOpenUnderRedeliveryService(IdempotencyService):
                                     dedup_label)
 
 
+@entry("replay_audit_on_claim", "IK-017",
+       "seed 002 §10.10: audit event idempotent_replay on every replay")
 class ClaimAuditedService(IdempotencyService):
     """The audit event `idempotent_replay` is emitted where the key is looked up, for
     every claim that finds or takes it: the first, claiming call is logged as a replay too,
@@ -275,61 +324,3 @@ class ClaimAuditedService(IdempotencyService):
         if claim.kind is ClaimKind.STARTED and self.audit is not None and claim.token:
             self.audit.replayed(scope, key, claim.token)
         return claim
-
-
-def _entry(name: str, service: type[IdempotencyService], catches: str, source: str,
-           store: type[MemoryKeyStore] = MemoryKeyStore) -> GalleryEntry:
-    """The memory backend with a broken key runtime, loadable as `<this module>:<name>`."""
-
-    def open_broken(_: MemoryBackend, clock: Clock, config: IdempotencyConfig,
-                    audit: IdempotencyAudit | None = None) -> IdempotencyService:
-        runtime = service(store(), clock, config)
-        runtime.audit = audit
-        return runtime
-
-    return opener_entry(__name__, name, MemoryBackend, "open_idempotency", open_broken,
-                        service if service is not IdempotencyService else store, catches,
-                        source)
-
-
-GALLERY = (
-    _entry("in_flight_replayed", InFlightReplayedService, "IK-002",
-           "seed 002 §10.10: in-flight duplicate -> 409"),
-    _entry("prestart_claim_kept", PrestartClaimKeptService, "IK-004",
-           "seed 002 §10.10: at-capacity rejections release the claim",
-           store=NeverReleasedStore),
-    _entry("payload_mismatch_accepted", MismatchAcceptedService, "IK-006",
-           "anchors: IETF draft 422, Stripe"),
-    _entry("expired_key_replayed", ExpiredKeyReplayedService, "IK-007",
-           "seed 002 §10.10: 24 h TTL"),
-    _entry("stale_lock_kept", StaleLockKeptService, "IK-010",
-           "anchors: Brandur's stale lock after 90 s"),
-    _entry("stale_at_timeout", StaleAtTimeoutService, "IK-010",
-           "issue 18: exact boundaries (exactly the timeout old is not stale)"),
-    _entry("content_in_effect_key", ContentInEffectKeyService, "IK-011",
-           "seed 002 §10.10.1: never the LLM-generated body"),
-    _entry("effect_without_execution_guarded", EffectWithoutExecutionGuardedService, "IK-014",
-           "seed 002 §10.10.1: fail-open when the execution id is absent"),
-    _entry("effect_without_execution_fails_open_on_redelivery",
-           EffectFailsOpenUnderRedeliveryService, "IK-018",
-           "seed 002 §10.10.1: pull mode requires fail-closed-when-absent"),
-    _entry("scheduler_key_per_attempt", SchedulerKeyPerAttemptService, "IK-009",
-           "seed 002 §10.10: sched:{execution_id}"),
-    _entry("absent_key_deduped", AbsentKeyDedupedService, "IK-005",
-           "seed 002 §10.10: absent key -> no dedup"),
-    _entry("outcome_overwritten", IdempotencyService, "IK-003",
-           "anchors: IETF draft, the stored result is returned",
-           store=OutcomeOverwrittenStore),
-    _entry("failure_policy_ignored", FailureAlwaysStoredService, "IK-013",
-           "anchors: Brandur's design unlocks the key on failure"),
-    _entry("idempotency_claim_fails_open", ClaimFailsOpenService, "IK-015",
-           "seed 002 §10.10: claim before creating the execution; issue 18 (store faults)"),
-    _entry("idempotency_lost_completion_reported_stored", LostCompletionReportedStoredService,
-           "IK-015", "anchors: IETF draft, the stored result is returned; issue 18"),
-    _entry("mcp_call_key_per_request", CallKeyPerRequestService, "IK-016",
-           "seed 002 §10.10: MCP forwards a deterministic key over the call args"),
-    _entry("replay_audit_on_claim", ClaimAuditedService, "IK-017",
-           "seed 002 §10.10: audit event idempotent_replay on every replay"),
-    _entry("webhook_key_from_token_only", WebhookKeyFromTokenOnlyService, "IK-008",
-           "seed 002 §10.10: key from (token, body_hash)"),
-)

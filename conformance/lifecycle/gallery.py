@@ -35,14 +35,34 @@ from jobconform.backends.store import (
     InMemoryJobStore,
     StoredJob,
 )
-from jobconform.conformance.gallery import GalleryEntry, opener_entry
+from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import STUCK_ERROR, JsonValue
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
+
+GALLERY: list[GalleryEntry] = []
+
+
+@declares(GALLERY)
+def memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
+                 catches: str, source: str, profile: str = "canonical") -> GalleryEntry:
+    """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
+
+    def open_broken(_: MemoryBackend, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        if issubclass(broken, MemoryRuntime):
+            return broken(settings, clock)
+        return MemoryRuntime(settings, clock, store=broken())
+
+    return opener_entry(__name__, name, MemoryBackend, "open", open_broken, broken, catches,
+                        source, profile)
+
+
 # -- broken runtimes ---------------------------------------------------------------------
 
 
+@memory_entry("late_completion", "LC-003", "anchors: River")
 class LateCompletionRuntime(MemoryRuntime):
     """The worker writes its body's outcome even after the job was cancelled."""
 
@@ -89,6 +109,8 @@ class _BodyRunsAfterCancel(MemoryRuntime):
                     script.run()
 
 
+@memory_entry("flag_only_cancel_runs_body", "LC-012",
+              "seed 004 D-18 (a flag-only cancel does not conform)")
 class FlagOnlyCancelRuntime(_BodyRunsAfterCancel):
     """Cancelling a queued job only flags it: a worker still runs its body once decided
     and drops the outcome (seed 004 D-18's flag-only cancel, before the job started)."""
@@ -97,6 +119,8 @@ class FlagOnlyCancelRuntime(_BodyRunsAfterCancel):
         return job.retry_count == 0
 
 
+@memory_entry("backoff_cancel_runs_next_attempt", "RT-006",
+              "seed 004 (cancelled in backoff, never run again)")
 class BackoffCancelRunsNextAttemptRuntime(_BodyRunsAfterCancel):
     """Cancelling a job in backoff only flags it: the retry timer still runs the next
     attempt's body once decided, and drops its outcome."""
@@ -105,6 +129,7 @@ class BackoffCancelRunsNextAttemptRuntime(_BodyRunsAfterCancel):
         return job.retry_count > 0
 
 
+@memory_entry("shutdown_drains_queue", "LC-022", "seed 004 (shutdown cancels queued work)")
 class ShutdownDrainsQueueRuntime(MemoryRuntime):
     """Shutdown drains the queue as a graceful stop would: it runs the body of every
     queued job already decided, then reports every active job cancelled as the spec
@@ -119,6 +144,7 @@ class ShutdownDrainsQueueRuntime(MemoryRuntime):
         super().shutdown()
 
 
+@memory_entry("caller_cancels_running", "LC-013", "seed 000 B1")
 class CallerCancelsRunningRuntime(MemoryRuntime):
     """Cancel moves a running job itself while its worker also moves it (seed 000, B1).
 
@@ -155,6 +181,7 @@ class CallerCancelsRunningRuntime(MemoryRuntime):
         super().settle()
 
 
+@memory_entry("cancel_counted_as_processed", "LC-025", "seed 000 B2")
 class CancelCountedAsProcessedRuntime(MemoryRuntime):
     """A cancelled job is recorded as processed too (seed 000, B2)."""
 
@@ -164,6 +191,7 @@ class CancelCountedAsProcessedRuntime(MemoryRuntime):
             self.processed += 1
 
 
+@memory_entry("naive_timestamps", "LC-005", "seed 000 B4")
 class NaiveTimestampRuntime(MemoryRuntime):
     """Timestamps lose their timezone: `datetime.now()` without UTC (seed 000, B4)."""
 
@@ -175,6 +203,8 @@ class NaiveTimestampRuntime(MemoryRuntime):
 SESSION_OFFSET = timezone(timedelta(hours=5, minutes=30))
 
 
+@memory_entry("heartbeat_at_offset", "LC-005",
+              "issue 33: every timestamp is UTC, each instant field of a record")
 class HeartbeatAtOffsetRuntime(MemoryRuntime):
     """One column comes back at another offset: a record's last_heartbeat reads at +05:30
     (the same instant) while its other timestamps are UTC, as a column typed without a
@@ -199,6 +229,7 @@ class _LiveRecord:
         return getattr(self._last, name)
 
 
+@memory_entry("live_records", "LC-016", "seed 004 D-23")
 class LiveRecordRuntime(MemoryRuntime):
     """get and list hand out the runtime's own record, not a copy (seed 004, D-23)."""
 
@@ -207,6 +238,7 @@ class LiveRecordRuntime(MemoryRuntime):
         return _LiveRecord(self._store, job)  # type: ignore[return-value]
 
 
+@memory_entry("overbooking", "LC-010", "seed 000 B3")
 class OverbookingRuntime(MemoryRuntime):
     """Dispatch claims every queued job, ignoring the concurrency limit (cf. seed 000 B3)."""
 
@@ -219,6 +251,7 @@ class OverbookingRuntime(MemoryRuntime):
         self.settle()
 
 
+@memory_entry("cancel_always_true", "LC-015", "seed 004 cancel")
 class CancelAlwaysTrueRuntime(MemoryRuntime):
     """Cancel answers true for a job that is already terminal."""
 
@@ -227,6 +260,7 @@ class CancelAlwaysTrueRuntime(MemoryRuntime):
         return super().cancel(job_id) or (job is not None and job.status in TERMINAL)
 
 
+@memory_entry("message_only_error", "LC-007", "seed 000 errors")
 class MessageOnlyErrorRuntime(MemoryRuntime):
     """A failed job records only the exception's message, without its type name."""
 
@@ -235,6 +269,7 @@ class MessageOnlyErrorRuntime(MemoryRuntime):
         return str(error)
 
 
+@memory_entry("shutdown_leaves_queued", "LC-022", "seed 004 shutdown")
 class ShutdownLeavesQueuedRuntime(MemoryRuntime):
     """Shutdown cancels running jobs but forgets the ones still queued."""
 
@@ -244,6 +279,8 @@ class ShutdownLeavesQueuedRuntime(MemoryRuntime):
         self._shut_down = True
 
 
+@memory_entry("shutdown_before_dispatch_stays_open", "LC-023",
+              "issue 18 class 6 (shutdown early, before the first dispatch)")
 class ShutdownBeforeDispatchStaysOpenRuntime(MemoryRuntime):
     """The shut-down flag lives in the dispatcher, which starts at the first dispatch: a
     runtime shut down before it ever dispatched cancels its jobs but goes on accepting
@@ -272,6 +309,7 @@ class ShutdownBeforeDispatchStaysOpenRuntime(MemoryRuntime):
         return super()._worker_status()
 
 
+@memory_entry("newest_first_list", "LC-018", "seed 004 list_tasks")
 class NewestFirstListRuntime(MemoryRuntime):
     """Listing returns the newest job first instead of submission order."""
 
@@ -279,6 +317,8 @@ class NewestFirstListRuntime(MemoryRuntime):
         return list(reversed(super().list_jobs(status)))
 
 
+@memory_entry("listing_cut_at_a_page", "LC-038",
+              "seed 000 Indexes (queue polling and age-ordered reads over many rows)")
 class ListingCutAtAPageRuntime(MemoryRuntime):
     """Listing answers at most 256 jobs, a default limit left on the store's query: every
     answer is right until more jobs are held, then the newest are silently left out."""
@@ -289,6 +329,8 @@ class ListingCutAtAPageRuntime(MemoryRuntime):
         return list(super().list_jobs(status))[:self.LIMIT]
 
 
+@memory_entry("status_listing_capped", "LC-038",
+              "seed 000 Indexes (queue polling by the status index)")
 class StatusListingCappedRuntime(MemoryRuntime):
     """A listing by status answers at most 100 jobs, a default limit left on the query that
     polls by the status index; the whole listing, a query of its own, is right."""
@@ -300,6 +342,8 @@ class StatusListingCappedRuntime(MemoryRuntime):
         return listed if status is None else listed[:self.LIMIT]
 
 
+@memory_entry("read_takes_a_neighbours_row", "LC-038",
+              "seed 000 Indexes (a lookup that takes a neighbour's row)")
 class ReadTakesANeighboursRowRuntime(MemoryRuntime):
     """A read by id past the 200th job held answers the row before it, an offset off by
     one in a lookup that pages through the table by 200: every read is right until more
@@ -313,6 +357,8 @@ class ReadTakesANeighboursRowRuntime(MemoryRuntime):
         return super().get(held[place - 1] if place >= self.PAGE else job_id)
 
 
+@memory_entry("error_cut_to_a_column", "LC-039",
+              "seed 000 Database Table (error_message Text) and Error Audit Trail")
 class ErrorCutToAColumnRuntime(MemoryRuntime):
     """A job's error is cut to 65 535 characters, the width of a MySQL TEXT column that a
     server in non-strict mode fills silently; every shorter error is right."""
@@ -324,6 +370,7 @@ class ErrorCutToAColumnRuntime(MemoryRuntime):
         return MemoryRuntime._error_message(error)[:ErrorCutToAColumnRuntime.WIDTH]
 
 
+@memory_entry("attempt_from_one", "RT-002", "anchors: tenacity indexes from 1")
 class AttemptFromOneRuntime(MemoryRuntime):
     """The backoff exponent counts attempts from 1, so the first retry waits twice as long."""
 
@@ -335,6 +382,7 @@ class AttemptFromOneRuntime(MemoryRuntime):
                                         retry_after_ms)
 
 
+@memory_entry("jitter_after_cap", "RT-009", "anchors: jitter traps")
 class JitterAfterCapRuntime(MemoryRuntime):
     """Jitter is added on top of the capped delay, so a jittered delay can exceed the cap."""
 
@@ -349,6 +397,8 @@ class JitterAfterCapRuntime(MemoryRuntime):
         return capped + draw * capped
 
 
+@memory_entry("unknown_jitter_mode", "RT-009",
+              "issue 29 (a delay function that raises: no such jitter mode)")
 class UnknownJitterModeRuntime(MemoryRuntime):
     """The delay function knows no jitter mode but full: asked for equal or decorrelated
     jitter it raises ValueError instead of answering (issue 29, "no such jitter mode")."""
@@ -363,6 +413,8 @@ class UnknownJitterModeRuntime(MemoryRuntime):
                                         retry_after_ms)
 
 
+@memory_entry("overflowing_delay", "RT-002",
+              "issue 29 (a delay function that raises: an overflow at a large attempt)")
 class OverflowingDelayRuntime(MemoryRuntime):
     """The plain delay function takes the power in floats before it caps it, so a large
     attempt raises OverflowError instead of giving the cap (issue 29)."""
@@ -378,6 +430,7 @@ class OverflowingDelayRuntime(MemoryRuntime):
                                         retry_after_ms)
 
 
+@memory_entry("retrying_state", "RT-003", "seed 004 TaskStatus")
 class RetryingStateRuntime(MemoryRuntime):
     """A job waiting in backoff is shown in a sixth state, "retrying" (seed 004, <= v0.20)."""
 
@@ -397,6 +450,8 @@ class OrdinalAttemptJob(StoredJob):
         return self.retry_count + 1
 
 
+@memory_entry("attempt_number_off_by_one", "RT-011",
+              "seed 004 TaskInfo: attempt_number, a deprecated alias returning retry_count")
 class AttemptNumberFromOneRuntime(MemoryRuntime):
     """The deprecated attempt_number was re-implemented as the attempt's ordinal (1 for
     the first attempt), not kept as retry_count: one more than the retries taken."""
@@ -407,6 +462,7 @@ class AttemptNumberFromOneRuntime(MemoryRuntime):
                                     for item in fields(StoredJob)})
 
 
+@memory_entry("retried_attempt_counted", "RT-007", "seed 000 health counters")
 class RetriedAttemptCountedRuntime(MemoryRuntime):
     """A retried attempt is counted as processed and failed, as if it were an outcome."""
 
@@ -418,6 +474,7 @@ class RetriedAttemptCountedRuntime(MemoryRuntime):
         return retried
 
 
+@memory_entry("non_retryable_ignored", "RT-005", "anchors: non-retryable error types")
 class NonRetryableIgnoredRuntime(MemoryRuntime):
     """Non-retryable error types are retried like any other error."""
 
@@ -429,6 +486,7 @@ class NonRetryableIgnoredRuntime(MemoryRuntime):
         return super()._retry(job, error)
 
 
+@memory_entry("cancel_in_backoff_runs", "RT-006", "seed 004 cancellation")
 class CancelInBackoffRuntime(MemoryRuntime):
     """Cancel of a job in backoff only flags it, and the next attempt runs all the same."""
 
@@ -439,6 +497,7 @@ class CancelInBackoffRuntime(MemoryRuntime):
         return super().cancel(job_id)
 
 
+@memory_entry("stuck_ignores_heartbeats", "ST-002", "seed 000 stuck detection")
 class StuckIgnoresHeartbeatsRuntime(MemoryRuntime):
     """Stuck detection measures from the start, so a job that heartbeated just inside the
     timeout is failed as stuck."""
@@ -448,6 +507,7 @@ class StuckIgnoresHeartbeatsRuntime(MemoryRuntime):
         return job.started_at is not None and job.started_at < cutoff
 
 
+@memory_entry("stuck_whole_seconds", "ST-002", "issue 33: time finer than a second")
 class StuckWholeSecondsRuntime(MemoryRuntime):
     """Silence is measured in whole seconds, `int(now - last_heartbeat) > timeout`, so a
     job silent for the timeout plus half a second is left running (issue 33)."""
@@ -459,6 +519,7 @@ class StuckWholeSecondsRuntime(MemoryRuntime):
                 and job.last_heartbeat <= cutoff - timedelta(seconds=1))
 
 
+@memory_entry("stuck_inclusive_boundary", "ST-003", "seed 000 stuck detection")
 class StuckInclusiveBoundaryRuntime(MemoryRuntime):
     """A job whose last heartbeat is exactly the timeout old is already failed as stuck."""
 
@@ -467,6 +528,7 @@ class StuckInclusiveBoundaryRuntime(MemoryRuntime):
         return job.last_heartbeat is not None and job.last_heartbeat <= cutoff
 
 
+@memory_entry("stuck_fails_queued", "ST-004", "seed 000 stuck detection")
 class StuckFailsQueuedRuntime(MemoryRuntime):
     """Stuck detection also fails queued jobs that have waited longer than the timeout."""
 
@@ -483,6 +545,7 @@ class StuckFailsQueuedRuntime(MemoryRuntime):
 # -- broken stores ---------------------------------------------------------------------
 
 
+@memory_entry("cleanup_removes_active", "LC-019", "seed 004 cleanup")
 class CleanupRemovesActiveStore(InMemoryJobStore):
     """Cleanup removes old jobs whatever their status, running ones included."""
 
@@ -491,6 +554,7 @@ class CleanupRemovesActiveStore(InMemoryJobStore):
         return (job.finished_at or job.submitted_at) <= cutoff
 
 
+@memory_entry("cleanup_exclusive_boundary", "LC-020", "seed 004 cleanup")
 class CleanupExclusiveBoundaryStore(InMemoryJobStore):
     """Cleanup keeps a job exactly max_age old: `>` where the boundary is inclusive."""
 
@@ -503,6 +567,8 @@ def _to_millisecond(instant: datetime) -> datetime:
     return instant.replace(microsecond=instant.microsecond // 1000 * 1000)
 
 
+@memory_entry("cleanup_millisecond_precision", "LC-020",
+              "issue 33: time finer than a second (instants compared at milliseconds)")
 class CleanupMillisecondStore(InMemoryJobStore):
     """Cleanup compares instants at millisecond precision, as a store column that keeps
     milliseconds: a job finished within the same millisecond as the cut-off, but after it,
@@ -515,6 +581,8 @@ class CleanupMillisecondStore(InMemoryJobStore):
             _to_millisecond(finished) <= _to_millisecond(cutoff))
 
 
+@memory_entry("instants_kept_to_milliseconds", "LC-005",
+              "issue 33: time finer than a second (instants kept to milliseconds)")
 class MillisecondInstantsStore(InMemoryJobStore):
     """The store keeps instants to the millisecond, as a `DATETIME(3)` column or a driver
     that drops microseconds: every instant it writes comes back truncated, so a record's
@@ -541,6 +609,9 @@ class MillisecondInstantsStore(InMemoryJobStore):
         return super().update(job_id, expected_status, expected=expected, **kept)
 
 
+@memory_entry("backoff_end_whole_seconds", "RT-002",
+              "issue 33: time finer than a second (a backoff's end compared in whole"
+              " seconds)")
 class BackoffWholeSecondsStore(InMemoryJobStore):
     """The claim compares a retried job's due time with the clock in whole seconds
     (`int(next_attempt_at) <= int(now)`, as epoch-second columns do): a retry due half a
@@ -557,6 +628,7 @@ class BackoffWholeSecondsStore(InMemoryJobStore):
         return claimed
 
 
+@memory_entry("first_start_kept", "LC-004", "issue 29 (a retried job keeps its first started_at)")
 class FirstStartKeptStore(InMemoryJobStore):
     """The claim sets started_at only on a record that has none (a COALESCE(started_at,
     now)), so every later attempt of a retried job shows the first attempt's start."""
@@ -571,6 +643,7 @@ class FirstStartKeptStore(InMemoryJobStore):
         return claimed
 
 
+@memory_entry("tail_requeue", "RT-003", "issue 29 (a retried job re-queued at the tail)")
 class TailRequeueStore(InMemoryJobStore):
     """A failed attempt sends its job to the tail of the queue: the claim takes queued jobs
     in the order they entered the queue, so a retried job whose delay has passed waits
@@ -604,6 +677,7 @@ class TailRequeueStore(InMemoryJobStore):
             self._jobs = {job_id: self._jobs[job_id] for job_id in in_submission_order}
 
 
+@memory_entry("cap_counts_active_only", "LC-009", "anchors: task cap trap")
 class CapCountsActiveOnlyStore(InMemoryJobStore):
     """The task cap counts only active jobs, so retained records grow without bound."""
 
@@ -615,6 +689,7 @@ class CapCountsActiveOnlyStore(InMemoryJobStore):
             self._jobs[job.job_id] = job
 
 
+@memory_entry("cancelled_job_starts", "LC-012", "seed 004 concurrency model")
 class CancelledJobStartsStore(InMemoryJobStore):
     """The claim takes jobs from its queue without re-checking them, so a job cancelled
     while queued still starts its body."""
@@ -636,6 +711,8 @@ class CancelledJobStartsStore(InMemoryJobStore):
             return claimed
 
 
+@memory_entry("flag_only_running_cancel", "LC-026",
+              "seed 004 D-18 (cancel interrupts the in-flight invocation)", profile="task-manager")
 class FlagOnlyRunningCancelRuntime(MemoryRuntime):
     """Cancelling a running task only sets the cooperative flag, as if the profile did not
     ask for interruption: a body that ignores its token keeps running, with its slot,
@@ -645,6 +722,8 @@ class FlagOnlyRunningCancelRuntime(MemoryRuntime):
         super().__init__(replace(settings, cancel_interrupts=False), clock)
 
 
+@memory_entry("module_id_unchecked", "LC-027", "seed 004 Contract: AsyncTaskManager.submit",
+              profile="task-manager")
 class ModuleIdUncheckedRuntime(MemoryRuntime):
     """Submit takes whatever module id it is given: a malformed or unknown one creates a
     task that can only fail later, instead of being refused at submit (seed 004's submit
@@ -658,6 +737,8 @@ class ModuleIdUncheckedRuntime(MemoryRuntime):
                               trigger=trigger, options=options)
 
 
+@memory_entry("drain_without_timeout", "LC-028",
+              "issue 22 (graceful shutdown that drains with a timeout)", profile="draining-worker")
 class DrainWithoutTimeoutRuntime(MemoryRuntime):
     """A drain-mode shutdown waits for every active job, however long: the drain timeout
     never cancels the jobs still queued or running (a graceful stop with no deadline)."""
@@ -666,6 +747,8 @@ class DrainWithoutTimeoutRuntime(MemoryRuntime):
         return
 
 
+@memory_entry("worker_id_shared", "LC-029",
+              "seed 000 Startup (a unique worker id) and Health Report")
 class WorkerIdSharedRuntime(MemoryRuntime):
     """Every runtime names its worker alike (a fixed default id instead of one made at
     startup), so two workers on one store cannot be told apart in their health reports."""
@@ -675,6 +758,7 @@ class WorkerIdSharedRuntime(MemoryRuntime):
         self._worker_id = "worker"
 
 
+@memory_entry("heartbeat_from_held_jobs", "ST-005", "seed 000 Health Report (the last heartbeat)")
 class HeartbeatFromHeldJobsRuntime(MemoryRuntime):
     """The health report's last heartbeat is read from the records still held, so cleanup
     of the jobs that beat last takes it back (or away)."""
@@ -685,6 +769,8 @@ class HeartbeatFromHeldJobsRuntime(MemoryRuntime):
         return replace(super().health(), last_heartbeat=max(beats, default=None))
 
 
+@memory_entry("racy_id_counter", "LC-030",
+              "seed 004 Contract: AsyncTaskManager.submit (thread_safe)")
 class RacyIdCounterRuntime(MemoryRuntime):
     """Job ids come from a counter that submit reads, then writes back once the record is
     built, with no lock around the two: a submission on a request thread yields in
@@ -716,6 +802,8 @@ class RacyIdCounterRuntime(MemoryRuntime):
         return f"job-{number}"
 
 
+@memory_entry("cancel_write_not_awaited", "LC-031",
+              "seed 004 Contract: AsyncTaskManager.cancel (async, D10-004)")
 class CancelWriteNotAwaitedRuntime(MemoryRuntime):
     """Cancel of a queued job starts the store write and returns true without awaiting
     it (a write scheduled on the runtime's loop): the job is cancelled only once the
@@ -742,6 +830,9 @@ class CancelWriteNotAwaitedRuntime(MemoryRuntime):
         super().settle()
 
 
+@memory_entry("interrupting_cancel_not_awaited", "LC-026",
+              "seed 004 Contract: AsyncTaskManager.cancel (cancelled by the"
+              " time cancel returns true)", profile="task-manager")
 class InterruptingCancelNotAwaitedRuntime(MemoryRuntime):
     """Under cancel_running interrupt, cancel of a running task interrupts its body and
     returns true, but the task is moved to cancelled only when the runtime next gets to
@@ -765,6 +856,8 @@ class InterruptingCancelNotAwaitedRuntime(MemoryRuntime):
             super().settle()
 
 
+@memory_entry("executions_page_overlaps", "LC-032",
+              "seed 002 §10.12 (offset pagination of the executions list)")
 class PageOverlapsRuntime(MemoryRuntime):
     """The executions query counts its offset from 1: every page after the first starts
     one job early, so the last job of a page is also the first of the next."""
@@ -778,6 +871,8 @@ class PageOverlapsRuntime(MemoryRuntime):
                                         offset=max(offset - 1, 0), limit=limit)
 
 
+@memory_entry("executions_window_excludes_edge", "LC-033",
+              "seed 002 §10.12 (the list's hours filter)")
 class WindowExcludesItsEdgeRuntime(MemoryRuntime):
     """The executions query's window of hours is open at its start: a job submitted
     exactly that many hours ago is left out (`submitted_at > now - hours`)."""
@@ -796,6 +891,8 @@ class WindowExcludesItsEdgeRuntime(MemoryRuntime):
 ONE_MICROSECOND_IN_HOURS = 1 / 3_600_000_000
 
 
+@memory_entry("executions_stats_window_on_live_counts", "LC-034",
+              "seed 002 §10.12 (running and queued counts always live)")
 class StatsWindowActiveCountsRuntime(MemoryRuntime):
     """The execution statistics count running and queued jobs within the window too, so
     a job running for longer than the window drops out of the live counts."""
@@ -812,6 +909,8 @@ class StatsWindowActiveCountsRuntime(MemoryRuntime):
                 "queued": sum(job.status == QUEUED for job in recent)}
 
 
+@memory_entry("execution_options_dropped_on_record", "LC-035",
+              "seed 002 §10.5 (model_used audit trail in execution records)")
 class OptionsDroppedOnRecordRuntime(MemoryRuntime):
     """Submit hands the execution options to the body when it runs but never stores
     them: the record shows none, so nobody can tell later what the job ran with."""
@@ -832,6 +931,8 @@ class OptionsDroppedOnRecordRuntime(MemoryRuntime):
         self._given_options: dict[str, JsonValue] = {}
 
 
+@memory_entry("execution_options_not_handed_to_body", "LC-035",
+              "seed 002 §10.5 (the task runs with the model chosen)")
 class OptionsNotHandedToBodyRuntime(MemoryRuntime):
     """The record keeps the execution options, but the body is run without them, as a
     worker that reads the job's arguments and forgets its options would."""
@@ -863,6 +964,8 @@ def _through_latin1(value: JsonValue) -> JsonValue:
     return value
 
 
+@memory_entry("arguments_through_doubles", "LC-036",
+              "seed 000 Payload Serialization (a payload's integers past 53 bits)")
 class ArgumentsThroughDoublesRuntime(MemoryRuntime):
     """Job arguments go through a codec that reads every number as a 64-bit float: an
     integer past 2**53 comes back rounded (9007199254740993 as 9007199254740992), in the
@@ -877,6 +980,8 @@ class ArgumentsThroughDoublesRuntime(MemoryRuntime):
                               options)
 
 
+@memory_entry("arguments_latin1", "LC-036",
+              "seed 000 Payload Serialization (a payload's text re-encoded)")
 class ArgumentsLatin1Runtime(MemoryRuntime):
     """Job arguments are stored through a Latin-1 connection: every character outside
     Latin-1 (an emoji, a CJK character, a combining mark) comes back as "?"."""
@@ -889,6 +994,8 @@ class ArgumentsLatin1Runtime(MemoryRuntime):
                               owner, trigger, options)
 
 
+@memory_entry("arguments_kept_from_body", "LC-036",
+              "seed 000 Execution Flow (the worker executes the job's phase)")
 class ArgumentsKeptFromBodyRuntime(MemoryRuntime):
     """The record keeps a job's arguments, but the body is run without them, as a worker
     that calls the task function with no arguments does."""
@@ -897,141 +1004,12 @@ class ArgumentsKeptFromBodyRuntime(MemoryRuntime):
         super()._finish_owned(replace(job, arguments=None))
 
 
+@memory_entry("queued_anyway", "LC-037",
+              "seed 000 Overview and Configuration (async.enabled false runs"
+              " synchronously)")
 class QueuedAnywayRuntime(MemoryRuntime):
     """Configured with queued execution off (seed 000's async.enabled false), the runtime
     queues every submission anyway and runs it only at a dispatch point."""
 
     def __init__(self, settings: RuntimeSettings, clock: Clock) -> None:
         super().__init__(replace(settings, queued_execution=True), clock)
-
-
-def _memory_entry(name: str, broken: type[MemoryRuntime] | type[InMemoryJobStore],
-                  catches: str, source: str, profile: str = "canonical") -> GalleryEntry:
-    """Build the memory backend with one part broken, loadable as `<this module>:<name>`."""
-
-    def open_broken(_: MemoryBackend, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        if issubclass(broken, MemoryRuntime):
-            return broken(settings, clock)
-        return MemoryRuntime(settings, clock, store=broken())
-
-    return opener_entry(__name__, name, MemoryBackend, "open", open_broken, broken, catches,
-                        source, profile)
-
-
-GALLERY = (
-    _memory_entry("late_completion", LateCompletionRuntime, "LC-003", "anchors: River"),
-    _memory_entry("flag_only_cancel_runs_body", FlagOnlyCancelRuntime, "LC-012",
-                  "seed 004 D-18 (a flag-only cancel does not conform)"),
-    _memory_entry("backoff_cancel_runs_next_attempt", BackoffCancelRunsNextAttemptRuntime,
-                  "RT-006", "seed 004 (cancelled in backoff, never run again)"),
-    _memory_entry("shutdown_drains_queue", ShutdownDrainsQueueRuntime, "LC-022",
-                  "seed 004 (shutdown cancels queued work)"),
-    _memory_entry("caller_cancels_running", CallerCancelsRunningRuntime, "LC-013",
-                  "seed 000 B1"),
-    _memory_entry("cancel_counted_as_processed", CancelCountedAsProcessedRuntime, "LC-025",
-                  "seed 000 B2"),
-    _memory_entry("naive_timestamps", NaiveTimestampRuntime, "LC-005", "seed 000 B4"),
-    _memory_entry("heartbeat_at_offset", HeartbeatAtOffsetRuntime, "LC-005",
-                  "issue 33: every timestamp is UTC, each instant field of a record"),
-    _memory_entry("live_records", LiveRecordRuntime, "LC-016", "seed 004 D-23"),
-    _memory_entry("cleanup_removes_active", CleanupRemovesActiveStore, "LC-019",
-                  "seed 004 cleanup"),
-    _memory_entry("cleanup_exclusive_boundary", CleanupExclusiveBoundaryStore, "LC-020",
-                  "seed 004 cleanup"),
-    _memory_entry("cleanup_millisecond_precision", CleanupMillisecondStore, "LC-020",
-                  "issue 33: time finer than a second (instants compared at milliseconds)"),
-    _memory_entry("instants_kept_to_milliseconds", MillisecondInstantsStore, "LC-005",
-                  "issue 33: time finer than a second (instants kept to milliseconds)"),
-    _memory_entry("cap_counts_active_only", CapCountsActiveOnlyStore, "LC-009",
-                  "anchors: task cap trap"),
-    _memory_entry("overbooking", OverbookingRuntime, "LC-010", "seed 000 B3"),
-    _memory_entry("cancelled_job_starts", CancelledJobStartsStore, "LC-012",
-                  "seed 004 concurrency model"),
-    _memory_entry("cancel_always_true", CancelAlwaysTrueRuntime, "LC-015", "seed 004 cancel"),
-    _memory_entry("message_only_error", MessageOnlyErrorRuntime, "LC-007", "seed 000 errors"),
-    _memory_entry("shutdown_leaves_queued", ShutdownLeavesQueuedRuntime, "LC-022",
-                  "seed 004 shutdown"),
-    _memory_entry("shutdown_before_dispatch_stays_open",
-                  ShutdownBeforeDispatchStaysOpenRuntime, "LC-023",
-                  "issue 18 class 6 (shutdown early, before the first dispatch)"),
-    _memory_entry("newest_first_list", NewestFirstListRuntime, "LC-018",
-                  "seed 004 list_tasks"),
-    _memory_entry("listing_cut_at_a_page", ListingCutAtAPageRuntime, "LC-038",
-                  "seed 000 Indexes (queue polling and age-ordered reads over many rows)"),
-    _memory_entry("status_listing_capped", StatusListingCappedRuntime, "LC-038",
-                  "seed 000 Indexes (queue polling by the status index)"),
-    _memory_entry("read_takes_a_neighbours_row", ReadTakesANeighboursRowRuntime, "LC-038",
-                  "seed 000 Indexes (a lookup that takes a neighbour's row)"),
-    _memory_entry("error_cut_to_a_column", ErrorCutToAColumnRuntime, "LC-039",
-                  "seed 000 Database Table (error_message Text) and Error Audit Trail"),
-    _memory_entry("attempt_from_one", AttemptFromOneRuntime, "RT-002",
-                  "anchors: tenacity indexes from 1"),
-    _memory_entry("jitter_after_cap", JitterAfterCapRuntime, "RT-009",
-                  "anchors: jitter traps"),
-    _memory_entry("retrying_state", RetryingStateRuntime, "RT-003", "seed 004 TaskStatus"),
-    _memory_entry("first_start_kept", FirstStartKeptStore, "LC-004",
-                  "issue 29 (a retried job keeps its first started_at)"),
-    _memory_entry("unknown_jitter_mode", UnknownJitterModeRuntime, "RT-009",
-                  "issue 29 (a delay function that raises: no such jitter mode)"),
-    _memory_entry("overflowing_delay", OverflowingDelayRuntime, "RT-002",
-                  "issue 29 (a delay function that raises: an overflow at a large attempt)"),
-    _memory_entry("tail_requeue", TailRequeueStore, "RT-003",
-                  "issue 29 (a retried job re-queued at the tail)"),
-    _memory_entry("backoff_end_whole_seconds", BackoffWholeSecondsStore, "RT-002",
-                  "issue 33: time finer than a second (a backoff's end compared in whole"
-                  " seconds)"),
-    _memory_entry("attempt_number_off_by_one", AttemptNumberFromOneRuntime, "RT-011",
-                  "seed 004 TaskInfo: attempt_number, a deprecated alias returning retry_count"),
-    _memory_entry("retried_attempt_counted", RetriedAttemptCountedRuntime, "RT-007",
-                  "seed 000 health counters"),
-    _memory_entry("non_retryable_ignored", NonRetryableIgnoredRuntime, "RT-005",
-                  "anchors: non-retryable error types"),
-    _memory_entry("cancel_in_backoff_runs", CancelInBackoffRuntime, "RT-006",
-                  "seed 004 cancellation"),
-    _memory_entry("stuck_ignores_heartbeats", StuckIgnoresHeartbeatsRuntime, "ST-002",
-                  "seed 000 stuck detection"),
-    _memory_entry("stuck_inclusive_boundary", StuckInclusiveBoundaryRuntime, "ST-003",
-                  "seed 000 stuck detection"),
-    _memory_entry("stuck_whole_seconds", StuckWholeSecondsRuntime, "ST-002",
-                  "issue 33: time finer than a second"),
-    _memory_entry("stuck_fails_queued", StuckFailsQueuedRuntime, "ST-004",
-                  "seed 000 stuck detection"),
-    _memory_entry("flag_only_running_cancel", FlagOnlyRunningCancelRuntime, "LC-026",
-                  "seed 004 D-18 (cancel interrupts the in-flight invocation)",
-                  profile="task-manager"),
-    _memory_entry("module_id_unchecked", ModuleIdUncheckedRuntime, "LC-027",
-                  "seed 004 Contract: AsyncTaskManager.submit", profile="task-manager"),
-    _memory_entry("worker_id_shared", WorkerIdSharedRuntime, "LC-029",
-                  "seed 000 Startup (a unique worker id) and Health Report"),
-    _memory_entry("heartbeat_from_held_jobs", HeartbeatFromHeldJobsRuntime, "ST-005",
-                  "seed 000 Health Report (the last heartbeat)"),
-    _memory_entry("racy_id_counter", RacyIdCounterRuntime, "LC-030",
-                  "seed 004 Contract: AsyncTaskManager.submit (thread_safe)"),
-    _memory_entry("cancel_write_not_awaited", CancelWriteNotAwaitedRuntime, "LC-031",
-                  "seed 004 Contract: AsyncTaskManager.cancel (async, D10-004)"),
-    _memory_entry("interrupting_cancel_not_awaited", InterruptingCancelNotAwaitedRuntime,
-                  "LC-026", "seed 004 Contract: AsyncTaskManager.cancel (cancelled by the"
-                  " time cancel returns true)", profile="task-manager"),
-    _memory_entry("drain_without_timeout", DrainWithoutTimeoutRuntime, "LC-028",
-                  "issue 22 (graceful shutdown that drains with a timeout)",
-                  profile="draining-worker"),
-    _memory_entry("executions_page_overlaps", PageOverlapsRuntime, "LC-032",
-                  "seed 002 §10.12 (offset pagination of the executions list)"),
-    _memory_entry("executions_window_excludes_edge", WindowExcludesItsEdgeRuntime, "LC-033",
-                  "seed 002 §10.12 (the list's hours filter)"),
-    _memory_entry("executions_stats_window_on_live_counts", StatsWindowActiveCountsRuntime,
-                  "LC-034", "seed 002 §10.12 (running and queued counts always live)"),
-    _memory_entry("execution_options_dropped_on_record", OptionsDroppedOnRecordRuntime,
-                  "LC-035", "seed 002 §10.5 (model_used audit trail in execution records)"),
-    _memory_entry("execution_options_not_handed_to_body", OptionsNotHandedToBodyRuntime,
-                  "LC-035", "seed 002 §10.5 (the task runs with the model chosen)"),
-    _memory_entry("arguments_through_doubles", ArgumentsThroughDoublesRuntime, "LC-036",
-                  "seed 000 Payload Serialization (a payload's integers past 53 bits)"),
-    _memory_entry("arguments_latin1", ArgumentsLatin1Runtime, "LC-036",
-                  "seed 000 Payload Serialization (a payload's text re-encoded)"),
-    _memory_entry("arguments_kept_from_body", ArgumentsKeptFromBodyRuntime, "LC-036",
-                  "seed 000 Execution Flow (the worker executes the job's phase)"),
-    _memory_entry("queued_anyway", QueuedAnywayRuntime, "LC-037",
-                  "seed 000 Overview and Configuration (async.enabled false runs"
-                  " synchronously)"),
-)

@@ -27,9 +27,27 @@ from jobconform.backends.loops.runner import (
     StoredRun,
 )
 from jobconform.backends.memory import MemoryBackend
-from jobconform.conformance.gallery import GalleryEntry, opener_entry
+from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry
+
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
+
+GALLERY: list[GalleryEntry] = []
 
 
+@declares(GALLERY)
+def loops_entry(name: str, broken: type[LoopRules] | type[StepLoopRuntime], catches: str,
+                source: str) -> GalleryEntry:
+    """The memory backend with one loop rule, or the runtime's event order, broken:
+    loadable as `<this module>:<name>`."""
+    rules, runtime = ((broken, StepLoopRuntime) if issubclass(broken, LoopRules)
+                      else (LoopRules, broken))
+    return opener_entry(__name__, name, MemoryBackend, "open_loops",
+                        lambda _, clock, config, events=None: runtime(
+                            clock, config, rules=rules(), events=events),
+                        broken, catches, source)
+
+
+@loops_entry("loops_budget_before_deadline", "LP-004", "seed 002 §38.3 precedence")
 class BudgetBeforeDeadline(LoopRules):
     """The gate before a next run checks the budget before the deadline, so a loop past
     its deadline that also spent its budget is reported as budget_exhausted."""
@@ -45,6 +63,7 @@ class BudgetBeforeDeadline(LoopRules):
         return None
 
 
+@loops_entry("loops_no_progress_relabels_user_stop", "LP-013", "seed 002 §38.4 precedence")
 class NoProgressRelabelsUserStop(LoopRules):
     """A no-progress streak ends the loop as no_progress even when the operator asked it
     to stop or its deadline has passed (seed 002 §38.4 warns against exactly this)."""
@@ -53,6 +72,7 @@ class NoProgressRelabelsUserStop(LoopRules):
         return "no_progress"
 
 
+@loops_entry("loops_failed_run_overwrites_previous", "LP-003", "seed 002 §38.5 FR-5")
 class FailedRunOverwritesPrevious(LoopRules):
     """A failed run replaces {{previous_response}} with its empty response, so the next
     run loses the last good answer (seed 002 §38.5 FR-5)."""
@@ -64,6 +84,7 @@ class FailedRunOverwritesPrevious(LoopRules):
             self.keep_previous(loop, None)
 
 
+@loops_entry("loops_nan_cost_counts", "LP-010", "seed 002 §38.3")
 class NanCostCounts(LoopRules):
     """Every reported cost is added as it is, so one NaN cost poisons the spend and the
     total (seed 002 §38.3)."""
@@ -72,6 +93,7 @@ class NanCostCounts(LoopRules):
         return None if cost is None else float(cost)
 
 
+@loops_entry("loops_delay_past_deadline", "LP-007", "seed 002 §38.2")
 class DelayPastDeadline(LoopRules):
     """The delay between runs sleeps its full length even past the deadline."""
 
@@ -79,6 +101,7 @@ class DelayPastDeadline(LoopRules):
         return now + timedelta(seconds=loop.params.delay_seconds)
 
 
+@loops_entry("loops_streak_never_resets", "LP-015", "seed 002 §38.5 FR-2")
 class StreakNeverResets(LoopRules):
     """A successful run does not reset the failure streak, so scattered failures end a
     continue-mode loop as max_consecutive_failures."""
@@ -95,6 +118,8 @@ class StreakNeverResets(LoopRules):
 EAST_OF_UTC = timezone(timedelta(hours=2))
 
 
+@loops_entry("loops_times_at_offset", "LP-018",
+             "issue 18: UTC everywhere (times outside job records)")
 class LoopTimesAtOffset(LoopRules):
     """A loop's started_at and completed_at are the right instants, shown at +02:00 (the
     operators' local time) rather than UTC; equal as instants, so only an offset check
@@ -107,6 +132,8 @@ class LoopTimesAtOffset(LoopRules):
                        completed_at=None if ended is None else ended.astimezone(EAST_OF_UTC))
 
 
+@loops_entry("loops_runs_unlabelled", "LP-020",
+             "seed 002 §38.1: triggered_by=\"loop\" and loop_id on each iteration")
 class RunsUnlabelled(LoopRules):
     """The agent is called with the run's number and message only, so the run's execution
     says neither that a loop triggered it nor which loop: the timeline shows it as an
@@ -116,6 +143,8 @@ class RunsUnlabelled(LoopRules):
         return agent.execute(run.run_number, run.message)
 
 
+@loops_entry("loops_run_names_its_execution", "LP-020",
+             "seed 002 §38.1: triggered_by=\"loop\" and loop_id on each iteration")
 class RunNamesItsExecution(LoopRules):
     """Each run's execution is tagged with the run's own execution id in place of the
     loop's id, so it never joins back to its loop."""
@@ -125,6 +154,8 @@ class RunNamesItsExecution(LoopRules):
                              f"{loop.loop_id}-run-{run.run_number}")
 
 
+@loops_entry("loops_run_event_before_record", "LP-019",
+               "seed 002 §38.1: WebSocket events loop_run_completed and loop_completed")
 class EventBeforeRecord(StepLoopRuntime):
     """The loop events are sent before the step that ended a run (or the loop) is saved,
     as a service that broadcasts on its websocket before it commits: a client that reads
@@ -133,36 +164,3 @@ class EventBeforeRecord(StepLoopRuntime):
     def _commit(self, loop: StoredLoop, before: Progress) -> None:
         self.rules.announce(self.events, loop, before)
         self._store.save(loop)
-
-
-def _loops_entry(name: str, rules: type[LoopRules], catches: str, source: str,
-                 runtime: type[StepLoopRuntime] = StepLoopRuntime) -> GalleryEntry:
-    """The memory backend with one loop rule (or the runtime's event order) broken,
-    loadable as `<this module>:<name>`."""
-    return opener_entry(__name__, name, MemoryBackend, "open_loops",
-                        lambda _, clock, config, events=None: runtime(
-                            clock, config, rules=rules(), events=events),
-                        rules if runtime is StepLoopRuntime else runtime, catches, source)
-
-
-GALLERY = (
-    _loops_entry("loops_budget_before_deadline", BudgetBeforeDeadline, "LP-004",
-                 "seed 002 §38.3 precedence"),
-    _loops_entry("loops_no_progress_relabels_user_stop", NoProgressRelabelsUserStop,
-                 "LP-013", "seed 002 §38.4 precedence"),
-    _loops_entry("loops_failed_run_overwrites_previous", FailedRunOverwritesPrevious,
-                 "LP-003", "seed 002 §38.5 FR-5"),
-    _loops_entry("loops_nan_cost_counts", NanCostCounts, "LP-010", "seed 002 §38.3"),
-    _loops_entry("loops_delay_past_deadline", DelayPastDeadline, "LP-007", "seed 002 §38.2"),
-    _loops_entry("loops_streak_never_resets", StreakNeverResets, "LP-015",
-                 "seed 002 §38.5 FR-2"),
-    _loops_entry("loops_times_at_offset", LoopTimesAtOffset, "LP-018",
-                 "issue 18: UTC everywhere (times outside job records)"),
-    _loops_entry("loops_runs_unlabelled", RunsUnlabelled, "LP-020",
-                 "seed 002 §38.1: triggered_by=\"loop\" and loop_id on each iteration"),
-    _loops_entry("loops_run_names_its_execution", RunNamesItsExecution, "LP-020",
-                 "seed 002 §38.1: triggered_by=\"loop\" and loop_id on each iteration"),
-    _loops_entry("loops_run_event_before_record", LoopRules, "LP-019",
-                 "seed 002 §38.1: WebSocket events loop_run_completed and loop_completed",
-                 runtime=EventBeforeRecord),
-)

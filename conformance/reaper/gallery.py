@@ -26,12 +26,44 @@ from jobconform.backends.store import (
     InMemoryJobStore,
     StoredJob,
 )
-from jobconform.conformance.gallery import GalleryEntry, opener_entry, subclass_entry
+from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry, subclass_entry
 from jobconform.reference.lifecycle import POISON_ERROR
+
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
+
+GALLERY: list[GalleryEntry] = []
+
+
+@declares(GALLERY)
+def entry(name: str, broken: type[Reaper] | type[InMemoryJobStore] | type[MemoryRuntime],
+          catches: str, source: str) -> GalleryEntry:
+    """The memory backend with one part broken, loadable as `<this module>:<name>`."""
+
+    def open_broken(_: MemoryBackend, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        if issubclass(broken, MemoryRuntime):
+            return broken(settings, clock)
+        if issubclass(broken, InMemoryJobStore):
+            return MemoryRuntime(settings, clock, store=broken())
+        runtime_type = type(f"{name}_runtime", (MemoryRuntime,), {"reaper_type": broken})
+        runtime: MemoryRuntime = runtime_type(settings, clock)
+        return runtime
+
+    return opener_entry(__name__, name, MemoryBackend, "open", open_broken, broken, catches,
+                        source)
+
+
+@declares(GALLERY)
+def sql_entry(name: str, broken: type[SqlJobStore], catches: str,
+              source: str) -> GalleryEntry:
+    return subclass_entry(__name__, name, SqlBackend, {"store_type": broken}, broken, catches,
+                          source)
+
 
 # -- broken reapers --------------------------------------------------------------------------
 
 
+@entry("reaper_deletes_pending", "RP-004",
+       "seed 004 §1.3: the reaper MUST NOT delete PENDING or RUNNING tasks")
 class DeletesPendingReaper(Reaper):
     """The sweep picks jobs by age alone (finished_at, else submitted_at), so a queued or
     running job older than the TTL is deleted."""
@@ -42,6 +74,8 @@ class DeletesPendingReaper(Reaper):
         return [job for job in store.list() if (job.finished_at or job.submitted_at) < before]
 
 
+@entry("reaper_stops_after_error", "RP-005",
+       "seed 004 start_reaper: log WARN and retry next interval")
 class StopsAfterErrorReaper(Reaper):
     """A store error ends the sweep loop for good: the reaper stops and expired jobs pile
     up from then on."""
@@ -54,6 +88,7 @@ class StopsAfterErrorReaper(Reaper):
             self._ttl = self._next_sweep = None
 
 
+@entry("reaper_sweeps_every_minute", "RP-002", "seed 004 decision D-48: 60 000 ms helpers retired")
 class MinuteSweepReaper(Reaper):
     """The sweep interval ignores the configured default and stays at the historical
     helpers' 60 000 ms."""
@@ -63,6 +98,9 @@ class MinuteSweepReaper(Reaper):
         super().__init__(store, default_ttl_seconds, 60_000.0)
 
 
+@entry("reaper_sweeps_at_start", "RP-002",
+       "seed 004 Contract: AsyncTaskManager.start_reaper (synchronous by design; only"
+       " stop waits on a sweep)")
 class SweepsAtStartReaper(Reaper):
     """start_reaper awaits a first sweep before it returns its handle (the examples'
     `await manager.start_reaper(...)` taken at its word), so jobs already expired at the
@@ -76,6 +114,8 @@ class SweepsAtStartReaper(Reaper):
             self._sweep(now - timedelta(seconds=ttl))
 
 
+@entry("reaper_partial_sweep_uncounted", "RP-008",
+       "seed 004 start_reaper: log WARN and retry next interval (issue 18)")
 class UncountedPartialSweepReaper(Reaper):
     """A sweep counts its deletions only when it ends well: when a delete fails part-way,
     the jobs it deleted before are gone but missing from the status's deleted."""
@@ -95,6 +135,7 @@ class UncountedPartialSweepReaper(Reaper):
             self._log_deleted(len(expired))
 
 
+@entry("reaper_start_unguarded", "RP-006", "seed 004 start_reaper: idempotent false")
 class UnguardedStartReaper(Reaper):
     """A second start_reaper replaces the running reaper's settings and schedule instead
     of being refused (seed 004: "calling twice starts two Reapers")."""
@@ -108,6 +149,7 @@ class UnguardedStartReaper(Reaper):
 # -- broken stores and runtimes ----------------------------------------------------------------
 
 
+@entry("reaper_inclusive_boundary", "RP-003", "seed 004 TaskStore.list_expired")
 class InclusiveExpiryStore(InMemoryJobStore):
     """list_expired uses `<=` where the boundary is strict, so a job finished exactly at
     the cutoff is reaped one sweep early."""
@@ -118,6 +160,7 @@ class InclusiveExpiryStore(InMemoryJobStore):
                 and job.finished_at <= before)
 
 
+@sql_entry("sql_reaper_inclusive_boundary", "RP-003", "seed 004 TaskStore.list_expired")
 class InclusiveExpirySqlStore(SqlJobStore):
     """The SQL list_expired uses `<=` where the boundary is strict."""
 
@@ -132,6 +175,8 @@ def _to_millisecond(instant: datetime) -> datetime:
     return instant.replace(microsecond=instant.microsecond // 1000 * 1000)
 
 
+@entry("reaper_expiry_millisecond_precision", "RP-003",
+       "issue 33: time finer than a second (instants compared at milliseconds)")
 class MillisecondExpiryStore(InMemoryJobStore):
     """list_expired compares instants at millisecond precision, as a store column that
     keeps milliseconds: a job finished a microsecond before the cutoff, within the same
@@ -143,6 +188,8 @@ class MillisecondExpiryStore(InMemoryJobStore):
                 and _to_millisecond(job.finished_at) < _to_millisecond(before))
 
 
+@entry("redelivery_lease_whole_seconds", "RD-001",
+       "issue 33: time finer than a second (silence counted in whole seconds)")
 class LeaseWholeSecondsRuntime(MemoryRuntime):
     """A lease lapses when `int(now - last_heartbeat) > lease_seconds`: silence is counted
     in whole seconds, so a job silent for its lease plus less than a second keeps its
@@ -154,6 +201,7 @@ class LeaseWholeSecondsRuntime(MemoryRuntime):
         return super().expire_leases(math.floor(lease_seconds) + 1 - 1e-6)
 
 
+@entry("redelivery_without_cap", "RD-002", "anchors: unbounded re-pick")
 class UncappedRedeliveryRuntime(MemoryRuntime):
     """A job whose lease expires is re-queued however often it has been before: a poison
     job loops forever (pgqueuer's retry timer)."""
@@ -162,6 +210,8 @@ class UncappedRedeliveryRuntime(MemoryRuntime):
         return float("inf")
 
 
+@entry("redelivery_spends_a_retry", "RD-001",
+       "seed 002 §10.13: a re-delivery is not an outcome (RQ 3.0: Job.retry)")
 class RedeliverySpendsRetryRuntime(MemoryRuntime):
     """A lapsed lease re-queues the job as a retry: one of its retries is spent with each
     re-delivery, so a job that loses its lease has fewer left for its body's failures
@@ -175,6 +225,7 @@ class RedeliverySpendsRetryRuntime(MemoryRuntime):
         return True
 
 
+@entry("redelivery_count_reset_on_progress", "RD-004", "seed 002 §10.13: no reset-on-progress")
 class CountResetOnProgressRuntime(MemoryRuntime):
     """A heartbeat after a re-delivery counts as progress and resets redelivery_count, so a
     job that progresses a little on each delivery is never parked."""
@@ -186,6 +237,7 @@ class CountResetOnProgressRuntime(MemoryRuntime):
                                   redelivery_count=0)
 
 
+@entry("redelivery_parks_silently", "RD-003", "seed 002 §10.13: operator alert first")
 class SilentParkingRuntime(MemoryRuntime):
     """At the cap the job is failed as poison, but no operator alert is raised."""
 
@@ -198,6 +250,8 @@ class SilentParkingRuntime(MemoryRuntime):
         return True
 
 
+@entry("redelivery_alerts_after_parking", "RD-003",
+       "seed 002 §10.13: operator alert first, then failed")
 class AlertsAfterParkingRuntime(MemoryRuntime):
     """At the cap the job is failed as poison first and the operator alerted after it:
     the alert reports a job already failed, and a crash between the two loses the alert.
@@ -215,6 +269,8 @@ class AlertsAfterParkingRuntime(MemoryRuntime):
         return True
 
 
+@entry("redelivery_count_torn_requeue", "RD-007",
+       "seed 002 §10.13: the count is raw attempts (issue 18: faults between writes)")
 class TornRequeueRuntime(MemoryRuntime):
     """A lapsed lease re-queues the job with two writes, the status first and the count
     after it: a fault between them leaves a queued job whose re-delivery was never
@@ -234,6 +290,8 @@ class TornRequeueRuntime(MemoryRuntime):
         return True
 
 
+@entry("redelivery_alert_before_mark", "RD-007",
+       "seed 002 §10.13: operator alert first (issue 18: faults between writes)")
 class AlertBeforeMarkRuntime(MemoryRuntime):
     """At the cap the operator is alerted first and the job failed in one write, with
     nothing in the store saying the alert was raised: a crash at that write leaves an
@@ -254,6 +312,8 @@ class AlertBeforeMarkRuntime(MemoryRuntime):
 # -- broken operator queues (RD-008) ----------------------------------------------------------
 
 
+@entry("operator_queue_request_id_global", "RD-008",
+       "seed 002 §10.13: UNIQUE(agent_name, request_id), two agents no longer collide")
 class GlobalRequestIdStore(InMemoryJobStore):
     """The operator queue is keyed by the request id alone (the seed's global primary key
     with on-conflict-do-nothing): a second agent reusing an id lands on the first agent's
@@ -266,6 +326,8 @@ class GlobalRequestIdStore(InMemoryJobStore):
         return super().park_request(agent, request_id)
 
 
+@entry("operator_queue_repark_doubles", "RD-008",
+       "seed 002 §10.13: re-parks under re-delivery are idempotent")
 class ReparkDoublesStore(InMemoryJobStore):
     """Every park inserts a new request under a new id, so a re-park under re-delivery
     (the same agent, the same request id) makes a second request for the operator."""
@@ -278,6 +340,8 @@ class ReparkDoublesStore(InMemoryJobStore):
                 for minted, agent, request_id in super().operator_requests()]
 
 
+@sql_entry("sql_operator_queue_request_id_global", "RD-008",
+           "seed 002 §10.13: UNIQUE(agent_name, request_id), two agents no longer collide")
 class GlobalRequestIdSqlStore(SqlJobStore):
     """The SQL operator queue finds a parked request by its request id alone, so a second
     agent reusing an id lands on the first agent's row and no row of its own is made."""
@@ -287,6 +351,8 @@ class GlobalRequestIdSqlStore(SqlJobStore):
         with self._transaction(read_only=True) as connection:
             held = connection.scalar(query)
         return str(held) if held is not None else super().park_request(agent, request_id)
+@entry("reaper_old_interval_in_milliseconds", "RP-010",
+       "seed 004 start_reaper: interval_seconds, internally multiplied by 1000")
 class OldIntervalInMillisecondsRuntime(MemoryRuntime):
     """The deprecated interval_seconds is passed on as the interval unchanged, missing the
     unit's change to milliseconds: a caller still on it sweeps a thousand times as often."""
@@ -301,84 +367,11 @@ class OldIntervalInMillisecondsRuntime(MemoryRuntime):
         super().start_reaper(ttl_seconds, sweep_interval_ms, max_age_seconds=max_age_seconds)
 
 
+@entry("reaper_sweep_logged_at_info", "RP-009",
+       "seed 004 §1.3: a deleted batch SHOULD be logged at DEBUG with the count")
 class LoudSweepReaper(Reaper):
     """A sweep that deleted jobs is logged at INFO, not DEBUG: a reaper sweeping every few
     minutes fills an operator's INFO log."""
 
     def _log_deleted(self, count: int) -> None:
         LOG.info("reaper deleted %d expired job(s)", count, extra={"count": count})
-
-
-# -- entries ---------------------------------------------------------------------------------
-
-
-def _entry(name: str, broken: type[Reaper] | type[InMemoryJobStore] | type[MemoryRuntime],
-           catches: str, source: str) -> GalleryEntry:
-    """The memory backend with one part broken, loadable as `<this module>:<name>`."""
-
-    def open_broken(_: MemoryBackend, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        if issubclass(broken, MemoryRuntime):
-            return broken(settings, clock)
-        if issubclass(broken, InMemoryJobStore):
-            return MemoryRuntime(settings, clock, store=broken())
-        runtime_type = type(f"{name}_runtime", (MemoryRuntime,), {"reaper_type": broken})
-        runtime: MemoryRuntime = runtime_type(settings, clock)
-        return runtime
-
-    return opener_entry(__name__, name, MemoryBackend, "open", open_broken, broken, catches,
-                        source)
-
-
-def _sql_entry(name: str, broken: type[SqlJobStore], catches: str,
-               source: str) -> GalleryEntry:
-    return subclass_entry(__name__, name, SqlBackend, {"store_type": broken}, broken, catches,
-                          source)
-
-
-GALLERY = (
-    _entry("reaper_deletes_pending", DeletesPendingReaper, "RP-004",
-           "seed 004 §1.3: the reaper MUST NOT delete PENDING or RUNNING tasks"),
-    _entry("reaper_inclusive_boundary", InclusiveExpiryStore, "RP-003",
-           "seed 004 TaskStore.list_expired"),
-    _sql_entry("sql_reaper_inclusive_boundary", InclusiveExpirySqlStore, "RP-003",
-               "seed 004 TaskStore.list_expired"),
-    _entry("reaper_expiry_millisecond_precision", MillisecondExpiryStore, "RP-003",
-           "issue 33: time finer than a second (instants compared at milliseconds)"),
-    _entry("redelivery_lease_whole_seconds", LeaseWholeSecondsRuntime, "RD-001",
-           "issue 33: time finer than a second (silence counted in whole seconds)"),
-    _entry("reaper_stops_after_error", StopsAfterErrorReaper, "RP-005",
-           "seed 004 start_reaper: log WARN and retry next interval"),
-    _entry("reaper_sweeps_every_minute", MinuteSweepReaper, "RP-002",
-           "seed 004 decision D-48: 60 000 ms helpers retired"),
-    _entry("reaper_sweeps_at_start", SweepsAtStartReaper, "RP-002",
-           "seed 004 Contract: AsyncTaskManager.start_reaper (synchronous by design; only"
-           " stop waits on a sweep)"),
-    _entry("reaper_start_unguarded", UnguardedStartReaper, "RP-006",
-           "seed 004 start_reaper: idempotent false"),
-    _entry("redelivery_without_cap", UncappedRedeliveryRuntime, "RD-002",
-           "anchors: unbounded re-pick"),
-    _entry("redelivery_spends_a_retry", RedeliverySpendsRetryRuntime, "RD-001",
-           "seed 002 §10.13: a re-delivery is not an outcome (RQ 3.0: Job.retry)"),
-    _entry("redelivery_count_reset_on_progress", CountResetOnProgressRuntime, "RD-004",
-           "seed 002 §10.13: no reset-on-progress"),
-    _entry("redelivery_parks_silently", SilentParkingRuntime, "RD-003",
-           "seed 002 §10.13: operator alert first"),
-    _entry("redelivery_alerts_after_parking", AlertsAfterParkingRuntime, "RD-003",
-           "seed 002 §10.13: operator alert first, then failed"),
-    _entry("redelivery_count_torn_requeue", TornRequeueRuntime, "RD-007",
-           "seed 002 §10.13: the count is raw attempts (issue 18: faults between writes)"),
-    _entry("redelivery_alert_before_mark", AlertBeforeMarkRuntime, "RD-007",
-           "seed 002 §10.13: operator alert first (issue 18: faults between writes)"),
-    _entry("operator_queue_request_id_global", GlobalRequestIdStore, "RD-008",
-           "seed 002 §10.13: UNIQUE(agent_name, request_id), two agents no longer collide"),
-    _sql_entry("sql_operator_queue_request_id_global", GlobalRequestIdSqlStore, "RD-008",
-               "seed 002 §10.13: UNIQUE(agent_name, request_id), two agents no longer collide"),
-    _entry("operator_queue_repark_doubles", ReparkDoublesStore, "RD-008",
-           "seed 002 §10.13: re-parks under re-delivery are idempotent"),
-    _entry("reaper_partial_sweep_uncounted", UncountedPartialSweepReaper, "RP-008",
-           "seed 004 start_reaper: log WARN and retry next interval (issue 18)"),
-    _entry("reaper_old_interval_in_milliseconds", OldIntervalInMillisecondsRuntime, "RP-010",
-           "seed 004 start_reaper: interval_seconds, internally multiplied by 1000"),
-    _entry("reaper_sweep_logged_at_info", LoudSweepReaper, "RP-009",
-           "seed 004 §1.3: a deleted batch SHOULD be logged at DEBUG with the count"),
-)

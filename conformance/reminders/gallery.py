@@ -42,16 +42,29 @@ from jobconform.backends.reminders.store import (
 from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.conformance.gallery import GalleryEntry, opener_entry, swapped_store_entry
+from jobconform.conformance.gallery import GalleryEntry, over_new_store, with_swapped_store
 from jobconform.reference.reminders.oracle import (
     creation_problem,
     derived_key,
     resolve_fire_at,
 )
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
+
+GALLERY: list[GalleryEntry] = []
+memory_entry = over_new_store(GALLERY, MemoryBackend, "open_reminders", InMemoryReminderStore)
+sql_entry = with_swapped_store(GALLERY, SqlBackend, "empty_reminder_store")
+threaded_entry = over_new_store(GALLERY, ThreadedBackend, "open_reminders", "new_reminder_store")
+
+
+SECTION = "seed 002 §10.14"
+
+
 # -- broken step runtimes (on the memory backend) -------------------------------------------
 
 
+@memory_entry("reminder_flood_guard_counts_created_only", "RM-020",
+              f"{SECTION} AC #7 (a per-agent create rate-limit, the flood guard)")
 class FloodGuardCountsCreatedOnlyRuntime(StepReminderRuntime):
     """The flood guard counts the reminders created in its window, not the creation calls
     it let through: a caller whose creations are refused, or answered as replays, is never
@@ -64,6 +77,8 @@ class FloodGuardCountsCreatedOnlyRuntime(StepReminderRuntime):
         return limit == 0 or created < limit
 
 
+@memory_entry("reminder_list_defaults_to_every_status", "RM-019",
+              f"{SECTION} AC #4 (default ?status=pending)")
 class ListDefaultsToEveryStatusRuntime(StepReminderRuntime):
     """A listing that names no status lists every status, so reminders that fired or
     were cancelled show beside the ones still to fire."""
@@ -72,7 +87,8 @@ class ListDefaultsToEveryStatusRuntime(StepReminderRuntime):
         return super().list_reminders(status)
 
 
-
+@memory_entry("reminder_dispatch_unlabelled", "RM-021",
+              f"{SECTION} AC #2 (triggered_by=\"reminder\")")
 class DispatchUnlabelledRuntime(StepReminderRuntime):
     """A fire is dispatched with the reminder's id and message only, so the execution it
     starts carries no triggered_by: it shows as a manual run of the agent, and the
@@ -82,6 +98,8 @@ class DispatchUnlabelledRuntime(StepReminderRuntime):
         return self._target.dispatch(fired.reminder_id, fired.message)
 
 
+@memory_entry("reminder_unknown_outcome_retried", "RM-010",
+              f"{SECTION} AC #3 (TimeoutException is assume-dispatched)")
 class UnknownOutcomeRetriedRuntime(StepReminderRuntime):
     """A dispatch that timed out is treated as a failure and retried, so a reminder whose
     execution did start is dispatched again: it fires twice."""
@@ -97,6 +115,7 @@ class UnknownOutcomeRetriedRuntime(StepReminderRuntime):
         super()._record(reminder_id, delivery)
 
 
+@memory_entry("reminder_cancel_fired_accepted", "RM-011", f"{SECTION} AC #4 (fired -> 409)")
 class CancelFiredAcceptedRuntime(StepReminderRuntime):
     """Cancel moves any reminder that is not cancelled yet, so a reminder that already
     fired is shown cancelled and the caller believes it never ran."""
@@ -113,6 +132,8 @@ class CancelFiredAcceptedRuntime(StepReminderRuntime):
         return "cancelled"
 
 
+@memory_entry("reminder_attempt_cap_off_by_one", "RM-009",
+              f"{SECTION} AC #3 (MAX_REMINDER_FIRE_ATTEMPTS)")
 class AttemptCapOffByOneRuntime(StepReminderRuntime):
     """The attempt cap is checked with `>` instead of `>=`, so a reminder is dispatched
     once more than max_attempts before it fails."""
@@ -127,6 +148,8 @@ class AttemptCapOffByOneRuntime(StepReminderRuntime):
                 due_at=now + timedelta(seconds=self._config.retry_delay_seconds))
 
 
+@memory_entry("reminder_restart_refires", "RM-012",
+              f"{SECTION} AC #3 (survives a restart, single-fire)")
 class RestartRefiresRuntime(StepReminderRuntime):
     """Boot recovery re-arms every reminder that is not cancelled, fired ones included, as
     a scheduler that arms its timers from all rows would: a restart fires them again."""
@@ -138,6 +161,8 @@ class RestartRefiresRuntime(StepReminderRuntime):
             self._store.transition(reminder.reminder_id, FIRED, status=PENDING, due_at=now)
 
 
+@memory_entry("reminder_min_delay_exclusive", "RM-002",
+              f"{SECTION} AC #7 (REMINDER_MIN_DELAY_SECONDS)")
 class MinDelayExclusiveRuntime(StepReminderRuntime):
     """The minimum delay is exclusive: a reminder exactly min_delay_seconds ahead is
     refused as too soon."""
@@ -153,6 +178,8 @@ class MinDelayExclusiveRuntime(StepReminderRuntime):
         return code
 
 
+@memory_entry("reminder_daily_count_in_memory", "RM-005",
+              f"{SECTION} AC #7 (a durable per-day cap)")
 class DailyCountInMemoryRuntime(StepReminderRuntime):
     """The per-day count lives in the runtime object instead of the store, so a restart
     resets it and a reminder can schedule a hundred more each time the process restarts."""
@@ -175,6 +202,8 @@ class DailyCountInMemoryRuntime(StepReminderRuntime):
         return reminder_id
 
 
+@memory_entry("reminder_pending_cap_counts_cancelled", "RM-004",
+              f"{SECTION} AC #7 (a real pending count)")
 class PendingCapCountsCancelledRuntime(StepReminderRuntime):
     """The pending cap counts cancelled reminders too, so cancelling a reminder does not
     free its place."""
@@ -190,6 +219,8 @@ class PendingCapCountsCancelledRuntime(StepReminderRuntime):
         return code
 
 
+@memory_entry("reminder_both_schedules_accepted", "RM-001",
+              f"{SECTION} AC #1 (fire_at XOR delay_seconds)")
 class BothSchedulesAcceptedRuntime(StepReminderRuntime):
     """A creation with both fire_at and delay_seconds is accepted, fire_at winning, where
     the caller's intent is ambiguous and must be refused."""
@@ -202,6 +233,8 @@ class BothSchedulesAcceptedRuntime(StepReminderRuntime):
         return super().create(message, fire_at, delay_seconds, idempotency_key)
 
 
+@memory_entry("reminder_final_key_replayed", "RM-017",
+              f"{SECTION} AC #6 (terminal rows are excluded from replay)")
 class FinalReminderKeyReplayedRuntime(StepReminderRuntime):
     """A creation's key is looked up among every reminder created with it in the window,
     whatever its state: cancelling a reminder and creating it again with the same key
@@ -233,6 +266,9 @@ class FinalReminderKeyReplayedRuntime(StepReminderRuntime):
         return self._let_through_once or super()._let_through(now)
 
 
+@memory_entry("reminder_derived_key_over_instant", "RM-018",
+              f"{SECTION} AC #6 (the literal delay_seconds=N/fire_at spec, NOT"
+              " the resolved instant)")
 class DerivedKeyOverInstantRuntime(StepReminderRuntime):
     """A creation without a key is de-duplicated under a key derived from its message and
     the instant its schedule resolves to, not the schedule as given: the retry of a delay
@@ -245,6 +281,8 @@ class DerivedKeyOverInstantRuntime(StepReminderRuntime):
         return None if resolved is None else derived_key(message, resolved, None)
 
 
+@memory_entry("reminder_fires_early", "RM-007",
+              f"{SECTION} AC #2 (one-shot trigger at the due time)")
 class FiresEarlyRuntime(StepReminderRuntime):
     """The scheduler fires reminders due within the next second, to make up for timer
     jitter: a reminder is dispatched before its time."""
@@ -253,6 +291,8 @@ class FiresEarlyRuntime(StepReminderRuntime):
         return super()._fire_due(now + timedelta(seconds=1))
 
 
+@memory_entry("reminder_due_in_whole_seconds", "RM-007",
+              "issue 33: time finer than a second (due times compared in whole seconds)")
 class DueInWholeSecondsRuntime(StepReminderRuntime):
     """The scheduler compares due times with the clock in whole seconds,
     `int(due_at) <= int(now)`, as a poller over epoch-second columns does: a reminder due
@@ -268,6 +308,8 @@ class DueInWholeSecondsRuntime(StepReminderRuntime):
 # -- broken SQL stores ----------------------------------------------------------------------
 
 
+@sql_entry("sql_reminder_torn_fire_move", "RM-014",
+           f"{SECTION} Storage (one reminder row, moved atomically)")
 class TornFireMoveStore(SqlReminderStore):
     """A move is two transactions: the new due_at, attempts and fired_at first, the new
     status after. A fault between the two leaves a pending reminder without a due_at,
@@ -285,6 +327,8 @@ class TornFireMoveStore(SqlReminderStore):
         return super().transition(reminder_id, expected_status, status=status)
 
 
+@memory_entry("reminder_dispatched_before_firing", "RM-007",
+              f"{SECTION} Storage (CAS pending -> firing, then dispatch)")
 class DispatchesBeforeFiringRuntime(StepReminderRuntime):
     """The scheduler calls the target first and marks the reminder firing after the call
     returns: the dispatch goes out for a reminder the store still holds as pending, so a
@@ -311,6 +355,8 @@ class DispatchesBeforeFiringRuntime(StepReminderRuntime):
         return failed
 
 
+@memory_entry("reminder_hold_ignored", "RM-015",
+              f"{SECTION} Autonomy hold (get_active_reminders filters autonomy_enabled)")
 class HoldIgnoredRuntime(StepReminderRuntime):
     """The scheduler picks due reminders from the whole pending list instead of the
     store's active query, which is where the autonomy hold lives: a held reminder still
@@ -321,6 +367,8 @@ class HoldIgnoredRuntime(StepReminderRuntime):
         return sorted(due, key=lambda r: r.due_at or now)
 
 
+@memory_entry("reminder_retention_sweeps_any_state", "RM-016",
+              f"{SECTION} Retention (pending/firing never deleted)")
 class RetentionSweepsAnyStateRuntime(StepReminderRuntime):
     """The retention sweep deletes every reminder created before the window, whatever its
     state: a reminder still pending (held, or retrying) or firing is lost."""
@@ -339,6 +387,8 @@ class RetentionSweepsAnyStateRuntime(StepReminderRuntime):
 # -- a broken SQL store ---------------------------------------------------------------------
 
 
+@sql_entry("sql_reminder_unconditioned_transition", "RM-011",
+           f"{SECTION} AC #4 (CAS pending -> cancelled)")
 class UnconditionedTransitionStore(SqlReminderStore):
     """Transitions are `UPDATE ... WHERE reminder_id = ?` without the expected status, so
     cancel, a compare-and-set on pending, also moves a fired reminder."""
@@ -358,6 +408,8 @@ class UnconditionedTransitionStore(SqlReminderStore):
 # -- a broken threaded scheduler ------------------------------------------------------------
 
 
+@threaded_entry("threaded_reminder_timers_armed_at_create", "RM-012",
+                f"{SECTION} Fire home (boot recovery reconcile)")
 class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
     """The scheduler fires only reminders it armed itself, at creation or on a retry,
     and never reads the store at boot, so after a restart pending reminders never fire."""
@@ -384,75 +436,3 @@ class TimersArmedAtCreateRuntime(ThreadedReminderRuntime):
     def _due(self, now: datetime) -> list[StoredReminder]:
         return [reminder for reminder in self._store.due(now)
                 if reminder.reminder_id in self._armed]
-
-
-# -- entries --------------------------------------------------------------------------------
-
-
-def _memory_entry(name: str, broken: type[StepReminderRuntime], catches: str,
-                  source: str) -> GalleryEntry:
-    return opener_entry(__name__, name, MemoryBackend, "open_reminders",
-                        lambda _, *opened: broken(InMemoryReminderStore(), *opened), broken,
-                        catches, source)
-
-
-def _sql_entry(name: str, broken: type[SqlReminderStore], catches: str,
-               source: str) -> GalleryEntry:
-    return swapped_store_entry(__name__, name, SqlBackend, "empty_reminder_store", broken,
-                               catches, source)
-
-
-def _threaded_entry(name: str, broken: type[ThreadedReminderRuntime], catches: str,
-                    source: str) -> GalleryEntry:
-    return opener_entry(__name__, name, ThreadedBackend, "open_reminders",
-                        lambda backend, *opened: broken(backend.new_reminder_store(), *opened),
-                        broken, catches, source)
-
-
-SECTION = "seed 002 §10.14"
-GALLERY = (
-    _memory_entry("reminder_dispatch_unlabelled", DispatchUnlabelledRuntime, "RM-021",
-                  f"{SECTION} AC #2 (triggered_by=\"reminder\")"),
-    _memory_entry("reminder_unknown_outcome_retried", UnknownOutcomeRetriedRuntime, "RM-010",
-                  f"{SECTION} AC #3 (TimeoutException is assume-dispatched)"),
-    _memory_entry("reminder_cancel_fired_accepted", CancelFiredAcceptedRuntime, "RM-011",
-                  f"{SECTION} AC #4 (fired -> 409)"),
-    _memory_entry("reminder_attempt_cap_off_by_one", AttemptCapOffByOneRuntime, "RM-009",
-                  f"{SECTION} AC #3 (MAX_REMINDER_FIRE_ATTEMPTS)"),
-    _memory_entry("reminder_restart_refires", RestartRefiresRuntime, "RM-012",
-                  f"{SECTION} AC #3 (survives a restart, single-fire)"),
-    _memory_entry("reminder_min_delay_exclusive", MinDelayExclusiveRuntime, "RM-002",
-                  f"{SECTION} AC #7 (REMINDER_MIN_DELAY_SECONDS)"),
-    _memory_entry("reminder_daily_count_in_memory", DailyCountInMemoryRuntime, "RM-005",
-                  f"{SECTION} AC #7 (a durable per-day cap)"),
-    _memory_entry("reminder_pending_cap_counts_cancelled", PendingCapCountsCancelledRuntime,
-                  "RM-004", f"{SECTION} AC #7 (a real pending count)"),
-    _memory_entry("reminder_both_schedules_accepted", BothSchedulesAcceptedRuntime, "RM-001",
-                  f"{SECTION} AC #1 (fire_at XOR delay_seconds)"),
-    _memory_entry("reminder_final_key_replayed", FinalReminderKeyReplayedRuntime, "RM-017",
-                  f"{SECTION} AC #6 (terminal rows are excluded from replay)"),
-    _memory_entry("reminder_derived_key_over_instant", DerivedKeyOverInstantRuntime,
-                  "RM-018", f"{SECTION} AC #6 (the literal delay_seconds=N/fire_at spec, NOT"
-                  " the resolved instant)"),
-    _memory_entry("reminder_fires_early", FiresEarlyRuntime, "RM-007",
-                  f"{SECTION} AC #2 (one-shot trigger at the due time)"),
-    _memory_entry("reminder_due_in_whole_seconds", DueInWholeSecondsRuntime, "RM-007",
-                  "issue 33: time finer than a second (due times compared in whole seconds)"),
-    _memory_entry("reminder_dispatched_before_firing", DispatchesBeforeFiringRuntime,
-                  "RM-007", f"{SECTION} Storage (CAS pending -> firing, then dispatch)"),
-    _memory_entry("reminder_hold_ignored", HoldIgnoredRuntime, "RM-015",
-                  f"{SECTION} Autonomy hold (get_active_reminders filters autonomy_enabled)"),
-    _memory_entry("reminder_flood_guard_counts_created_only",
-                  FloodGuardCountsCreatedOnlyRuntime, "RM-020",
-                  f"{SECTION} AC #7 (a per-agent create rate-limit, the flood guard)"),
-    _memory_entry("reminder_list_defaults_to_every_status", ListDefaultsToEveryStatusRuntime,
-                  "RM-019", f"{SECTION} AC #4 (default ?status=pending)"),
-    _memory_entry("reminder_retention_sweeps_any_state", RetentionSweepsAnyStateRuntime,
-                  "RM-016", f"{SECTION} Retention (pending/firing never deleted)"),
-    _sql_entry("sql_reminder_torn_fire_move", TornFireMoveStore, "RM-014",
-               f"{SECTION} Storage (one reminder row, moved atomically)"),
-    _sql_entry("sql_reminder_unconditioned_transition", UnconditionedTransitionStore,
-               "RM-011", f"{SECTION} AC #4 (CAS pending -> cancelled)"),
-    _threaded_entry("threaded_reminder_timers_armed_at_create", TimersArmedAtCreateRuntime,
-                    "RM-012", f"{SECTION} Fire home (boot recovery reconcile)"),
-)

@@ -38,7 +38,13 @@ from jobconform.backends.scheduling.sql import (
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded import ThreadedBackend
-from jobconform.conformance.gallery import GalleryEntry, opener_entry, swapped_store_entry
+from jobconform.conformance.gallery import (
+    GalleryEntry,
+    declares,
+    opener_entry,
+    over_new_store,
+    with_swapped_store,
+)
 from jobconform.reference.scheduling.oracle import (
     CRON,
     BusinessStatus,
@@ -47,9 +53,31 @@ from jobconform.reference.scheduling.oracle import (
     Trigger,
 )
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
+
+GALLERY: list[GalleryEntry] = []
+memory_entry = over_new_store(GALLERY, MemoryBackend, "open_scheduling", InMemoryScheduleStore)
+threaded_entry = over_new_store(GALLERY, ThreadedBackend, "open_scheduling", "new_schedule_store")
+sql_entry = with_swapped_store(GALLERY, SqlBackend, "empty_schedule_store")
+
+
+@declares(GALLERY)
+def memory_store_entry(name: str, broken: type[InMemoryScheduleStore], catches: str,
+                       source: str) -> GalleryEntry:
+    """A broken store under the shipped step scheduler."""
+    return opener_entry(__name__, name, MemoryBackend, "open_scheduling",
+                        lambda _, *opened: StepSchedulingRuntime(broken(), *opened), broken,
+                        catches, source)
+
+
+SEED = "seed 002"
+
+
 # -- broken step schedulers (on the memory backend) -----------------------------------------
 
 
+@memory_entry("scheduling_fires_twice", "SC-008",
+              f"{SEED} §10.3 (no parallel execution of one schedule)")
 class OwnTimetableRuntime(StepSchedulingRuntime):
     """Each scheduler keeps its own timetable of next fire times in memory, loaded when it
     starts, as two processes with an in-memory job store do: a second scheduler fires
@@ -100,6 +128,7 @@ class OwnTimetableRuntime(StepSchedulingRuntime):
             self._timetable[schedule_id] = stored.next_fire_at
 
 
+@memory_entry("scheduling_fires_early", "SC-006", f"{SEED} §10.1 (cron-based automation)")
 class FiresEarlyRuntime(StepSchedulingRuntime):
     """The scheduler runs its cron timetable a minute ahead, to save a wake-up: a cron
     execution starts before its fire time (one-shot jobs keep theirs)."""
@@ -119,6 +148,7 @@ class FiresEarlyRuntime(StepSchedulingRuntime):
                 fire = following
 
 
+@memory_entry("scheduling_dst_gap_naive", "SC-004", f"{SEED} §10.1 (timezone support)")
 class NaiveWallClockRuntime(StepSchedulingRuntime):
     """A local fire time inside a DST gap (02:30 on the night clocks jump from 02:00 to
     03:00) is read with the offset from before the gap, as a zone attached to a naive
@@ -151,6 +181,7 @@ class NaiveWallClockRuntime(StepSchedulingRuntime):
         raise AssertionError("unreachable: cron fire times never end")
 
 
+@memory_entry("scheduling_fold_repeat_skipped", "SC-005", f"{SEED} §10.1 (timezone support)")
 class FoldRepeatSkippedRuntime(StepSchedulingRuntime):
     """The fire after a fire must fall at a later wall time, so a wildcard-hour schedule
     whose local time repeats in a DST fold (01:00 EDT, then 01:00 EST an hour later)
@@ -168,6 +199,7 @@ class FoldRepeatSkippedRuntime(StepSchedulingRuntime):
         return following
 
 
+@memory_entry("scheduling_gap_wall_times_each_fire", "SC-004", f"{SEED} §10.1 (timezone support)")
 class GapWallTimesEachFireRuntime(StepSchedulingRuntime):
     """A scheduler that walks the wall clock fires once per matching wall time: on the
     night clocks jump from 02:00 to 03:00, an hourly schedule's missing 02:00 and the
@@ -204,6 +236,7 @@ def _missing_wall_times(expression: str, timezone: str | None, fire: datetime) -
     return missing
 
 
+@memory_entry("scheduling_catch_up_burst", "SC-007", f"{SEED} §10.1 (missed fires after downtime)")
 class CatchUpBurstRuntime(StepSchedulingRuntime):
     """After downtime every missed fire runs, whatever missed_fires says: a scheduler down
     for a night floods the agent with a burst of catch-up runs."""
@@ -212,6 +245,8 @@ class CatchUpBurstRuntime(StepSchedulingRuntime):
         return list(missed)
 
 
+@memory_entry("scheduling_ignores_switch_off", "SC-010",
+              f"{SEED} §10.2 (the master toggle disables all schedules)")
 class IgnoresSwitchRuntime(StepSchedulingRuntime):
     """The scheduler never reads the autonomy switch: schedules keep firing while the
     operator has turned autonomy off."""
@@ -220,6 +255,8 @@ class IgnoresSwitchRuntime(StepSchedulingRuntime):
         return True
 
 
+@memory_entry("scheduling_pause_drops_fires", "SC-010",
+              f"{SEED} §10.2 (the master toggle disables all schedules)")
 class PauseDropsFiresRuntime(StepSchedulingRuntime):
     """While autonomy is off, a cron schedule's due fire is taken and dropped instead of
     held: its timetable moves on with nothing run, so the next fire time it shows is no
@@ -239,6 +276,7 @@ class PauseDropsFiresRuntime(StepSchedulingRuntime):
                 fire = following
 
 
+@memory_entry("scheduling_failing_pre_check_blocks", "SC-014", f"{SEED} §10.6.1 (fail-open)")
 class PreCheckFailureSkipsRuntime(StepSchedulingRuntime):
     """A pre-check that fails or times out is taken as "nothing to do", so a broken hook
     silently suppresses every scheduled run (fail-closed instead of fail-open)."""
@@ -250,6 +288,8 @@ class PreCheckFailureSkipsRuntime(StepSchedulingRuntime):
         return verdict
 
 
+@memory_entry("scheduling_manual_runs_pre_check", "SC-009",
+              f"{SEED} §10.6.1 (manual triggers bypass the pre-check)")
 class ManualRunsPreCheckRuntime(StepSchedulingRuntime):
     """A manual trigger goes through the pre-check like a cron tick, so an operator's
     explicit run is skipped when the hook finds no work."""
@@ -258,6 +298,7 @@ class ManualRunsPreCheckRuntime(StepSchedulingRuntime):
         return schedule.pre_check
 
 
+@memory_entry("scheduling_edit_keeps_timetable", "SC-017", f"{SEED} §10.1 (schedule CRUD: editing)")
 class EditKeepsTimetableRuntime(StepSchedulingRuntime):
     """An edit writes the new expression and zone but keeps the next fire time worked out
     from the old ones, as a scheduler that arms its timer only at creation: the first fire
@@ -268,6 +309,8 @@ class EditKeepsTimetableRuntime(StepSchedulingRuntime):
         return schedule.next_fire_at
 
 
+@memory_entry("scheduling_edit_fires_on_the_edit_instant", "SC-017",
+              f"{SEED} §10.1 (schedule CRUD: editing)")
 class EditFiresOnTheEditInstantRuntime(StepSchedulingRuntime):
     """An edit takes the new timetable's first fire time at or after the edit, the way a
     new job's first fire is found, so an edit made exactly on one of the new timetable's
@@ -278,6 +321,7 @@ class EditFiresOnTheEditInstantRuntime(StepSchedulingRuntime):
         return super()._retimed(schedule, timetable, now - timedelta(microseconds=1))
 
 
+@memory_entry("scheduling_delete_leaves_timer", "SC-018", f"{SEED} §10.1 (schedule CRUD: deleting)")
 class DeleteLeavesTimerRuntime(StepSchedulingRuntime):
     """Deleting a schedule removes its row but not the timer armed for its next fire: the
     timer still goes off once, dispatching the message of a schedule that is gone."""
@@ -307,6 +351,7 @@ class DeleteLeavesTimerRuntime(StepSchedulingRuntime):
 # -- a broken threaded scheduler ------------------------------------------------------------
 
 
+@threaded_entry("threaded_scheduling_resume_burst", "SC-011", f"{SEED} §10.2 (autonomy back on)")
 class ResumeBurstRuntime(ThreadedSchedulingRuntime):
     """Turning autonomy back on only flips the switch: the scheduler thread then runs
     every fire that fell while it was off, in one burst."""
@@ -317,6 +362,8 @@ class ResumeBurstRuntime(ThreadedSchedulingRuntime):
             self._schedules_changed()
 
 
+@memory_entry("scheduling_validation_skipped_on_success", "SC-021",
+              f"{SEED} §10.9 (business_status after a technical success)")
 class SwitchIgnoredAtEndRuntime(StepSchedulingRuntime):
     """The business status is set from the technical outcome alone: a success is marked
     skipped and no validation run starts, as a scheduler that stores the per-schedule
@@ -327,6 +374,8 @@ class SwitchIgnoredAtEndRuntime(StepSchedulingRuntime):
         return BusinessStatus.SKIPPED.value, None
 
 
+@memory_entry("scheduling_unclear_verdict_validated", "SC-023",
+              f"{SEED} §10.9 (fallback text inference when JSON parsing fails)")
 class InferredVerdictRuntime(StepSchedulingRuntime):
     """An answer that is no JSON verdict is read for its wording, and a member passed of
     another type for its truth: "PASSED: looks complete" and {"passed": "yes"} validate
@@ -343,6 +392,8 @@ class InferredVerdictRuntime(StepSchedulingRuntime):
 # -- broken in-memory stores ----------------------------------------------------------------
 
 
+@memory_store_entry("scheduling_failed_validation_unnoticed", "SC-024",
+                    f"{SEED} §10.9 (operator queue notification on validation failure)")
 class SilentValidationFailureStore(InMemoryScheduleStore):
     """A failed validation changes the business status and nothing else: no operator alert
     is raised, so nobody learns that a run which ended well did not do its work."""
@@ -351,6 +402,8 @@ class SilentValidationFailureStore(InMemoryScheduleStore):
         del execution
 
 
+@memory_store_entry("scheduling_late_failure_overwrites_end", "SC-019",
+                    f"{SEED} §10.6 (status overwrite guard)")
 class LateFailureOverwritesStore(InMemoryScheduleStore):
     """Every end the scheduler is told is written, the latest last: a failure inferred after
     the execution completed (the connection to the backend dropped) overwrites the
@@ -363,6 +416,7 @@ class LateFailureOverwritesStore(InMemoryScheduleStore):
 # -- broken SQL stores ----------------------------------------------------------------------
 
 
+@sql_entry("sql_scheduling_history_newest_first", "SC-015", f"{SEED} §10.1 (execution history)")
 class NewestFirstHistoryStore(SqlScheduleStore):
     """The history is read newest first, as a dashboard shows it, so a schedule's
     executions come back out of the order they were made."""
@@ -374,6 +428,8 @@ class NewestFirstHistoryStore(SqlScheduleStore):
             return [to_execution(row) for row in connection.execute(query)]
 
 
+@sql_entry("sql_scheduling_end_on_latest_run", "SC-019",
+           f"{SEED} §10.6 (polling until the execution ends)")
 class EndOnLatestRunStore(SqlScheduleStore):
     """An end is written to the schedule's latest execution still open, as a scheduler
     that keeps one current run per schedule does: with two executions open, the end of
@@ -398,80 +454,3 @@ class EndOnLatestRunStore(SqlScheduleStore):
                 connection.execute(insert(VALIDATION_RUNS).values(
                     **run_values(replace(validation, validates=row.execution_id))))
             return True
-
-
-# -- entries --------------------------------------------------------------------------------
-
-
-def _memory_entry(name: str, broken: type[StepSchedulingRuntime], catches: str,
-                  source: str) -> GalleryEntry:
-    return opener_entry(__name__, name, MemoryBackend, "open_scheduling",
-                        lambda _, *opened: broken(InMemoryScheduleStore(), *opened), broken,
-                        catches, source)
-
-
-def _memory_store_entry(name: str, broken: type[InMemoryScheduleStore], catches: str,
-                        source: str) -> GalleryEntry:
-    return opener_entry(__name__, name, MemoryBackend, "open_scheduling",
-                        lambda _, *opened: StepSchedulingRuntime(broken(), *opened), broken,
-                        catches, source)
-
-
-def _threaded_entry(name: str, broken: type[ThreadedSchedulingRuntime], catches: str,
-                    source: str) -> GalleryEntry:
-    return opener_entry(__name__, name, ThreadedBackend, "open_scheduling",
-                        lambda backend, *opened: broken(backend.new_schedule_store(), *opened),
-                        broken, catches, source)
-
-
-def _sql_entry(name: str, broken: type[SqlScheduleStore], catches: str,
-               source: str) -> GalleryEntry:
-    return swapped_store_entry(__name__, name, SqlBackend, "empty_schedule_store", broken,
-                               catches, source)
-
-
-SEED = "seed 002"
-GALLERY = (
-    _memory_entry("scheduling_fires_twice", OwnTimetableRuntime, "SC-008",
-                  f"{SEED} §10.3 (no parallel execution of one schedule)"),
-    _memory_entry("scheduling_fires_early", FiresEarlyRuntime, "SC-006",
-                  f"{SEED} §10.1 (cron-based automation)"),
-    _memory_entry("scheduling_dst_gap_naive", NaiveWallClockRuntime, "SC-004",
-                  f"{SEED} §10.1 (timezone support)"),
-    _memory_entry("scheduling_gap_wall_times_each_fire", GapWallTimesEachFireRuntime,
-                  "SC-004", f"{SEED} §10.1 (timezone support)"),
-    _memory_entry("scheduling_fold_repeat_skipped", FoldRepeatSkippedRuntime, "SC-005",
-                  f"{SEED} §10.1 (timezone support)"),
-    _memory_entry("scheduling_catch_up_burst", CatchUpBurstRuntime, "SC-007",
-                  f"{SEED} §10.1 (missed fires after downtime)"),
-    _memory_entry("scheduling_ignores_switch_off", IgnoresSwitchRuntime, "SC-010",
-                  f"{SEED} §10.2 (the master toggle disables all schedules)"),
-    _memory_entry("scheduling_pause_drops_fires", PauseDropsFiresRuntime, "SC-010",
-                  f"{SEED} §10.2 (the master toggle disables all schedules)"),
-    _memory_entry("scheduling_failing_pre_check_blocks", PreCheckFailureSkipsRuntime,
-                  "SC-014", f"{SEED} §10.6.1 (fail-open)"),
-    _memory_entry("scheduling_manual_runs_pre_check", ManualRunsPreCheckRuntime, "SC-009",
-                  f"{SEED} §10.6.1 (manual triggers bypass the pre-check)"),
-    _memory_entry("scheduling_edit_keeps_timetable", EditKeepsTimetableRuntime, "SC-017",
-                  f"{SEED} §10.1 (schedule CRUD: editing)"),
-    _memory_entry("scheduling_edit_fires_on_the_edit_instant",
-                  EditFiresOnTheEditInstantRuntime, "SC-017",
-                  f"{SEED} §10.1 (schedule CRUD: editing)"),
-    _memory_entry("scheduling_delete_leaves_timer", DeleteLeavesTimerRuntime, "SC-018",
-                  f"{SEED} §10.1 (schedule CRUD: deleting)"),
-    _threaded_entry("threaded_scheduling_resume_burst", ResumeBurstRuntime, "SC-011",
-                    f"{SEED} §10.2 (autonomy back on)"),
-    _sql_entry("sql_scheduling_history_newest_first", NewestFirstHistoryStore, "SC-015",
-               f"{SEED} §10.1 (execution history)"),
-    _memory_store_entry("scheduling_late_failure_overwrites_end", LateFailureOverwritesStore,
-                        "SC-019", f"{SEED} §10.6 (status overwrite guard)"),
-    _sql_entry("sql_scheduling_end_on_latest_run", EndOnLatestRunStore, "SC-019",
-               f"{SEED} §10.6 (polling until the execution ends)"),
-    _memory_entry("scheduling_validation_skipped_on_success", SwitchIgnoredAtEndRuntime,
-                  "SC-021", f"{SEED} §10.9 (business_status after a technical success)"),
-    _memory_entry("scheduling_unclear_verdict_validated", InferredVerdictRuntime, "SC-023",
-                  f"{SEED} §10.9 (fallback text inference when JSON parsing fails)"),
-    _memory_store_entry("scheduling_failed_validation_unnoticed",
-                        SilentValidationFailureStore, "SC-024",
-                        f"{SEED} §10.9 (operator queue notification on validation failure)"),
-)

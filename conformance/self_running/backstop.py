@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
 
 from jobconform.backends.breaker.protocol import BREAKER, BreakerRuntime
 from jobconform.backends.protocol import BREAKER_SEAMS, Backend, Clock
 from jobconform.conformance.aim import TICK_SECONDS
 from jobconform.conformance.breaker.harness import breaker_settings
-from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.self_running.watch import (
     CallHook,
     FailHook,
@@ -79,10 +77,7 @@ class BackstopWatch(HarnessWatch):
                 raise ValueError(f"backend {self.backend.name!r} does not claim"
                                  f" {BREAKER_SEAMS} with {BREAKER} under profile"
                                  f" {self.profile.name!r}: SR-007 cannot be checked on it")
-            opener: Any = getattr(self.backend, "open_breaker", None)
-            if not callable(opener):
-                raise AdapterError(f"adapter {self.backend.name!r} claims {BREAKER} but has"
-                                   " no open_breaker(clock, settings)")
+            opener = self._opener("open_breaker", BREAKER, "clock, settings")
             settings = breaker_settings(self.profile)
             interval = backstop_interval_of(self.profile)
             breaker: BreakerRuntime = self._call("open_breaker",

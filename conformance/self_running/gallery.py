@@ -31,7 +31,7 @@ from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime
 from jobconform.backends.threaded.backend import self_running_config, waitable
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import _OwnedJob
-from jobconform.conformance.gallery import GalleryEntry, bug_text, register
+from jobconform.conformance.gallery import GalleryEntry, bug_text, declares, register
 from jobconform.reference.breaker.oracle import BreakerSettings
 
 
@@ -74,6 +74,52 @@ class TwoGridRetryWorker(ThreadedRuntime):
         return retried
 
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
+
+GALLERY: list[GalleryEntry] = []
+
+
+@declares(GALLERY)
+def reminders_entry(name: str, reminders: type[ThreadedReminderRuntime], catches: str,
+                    source: str) -> GalleryEntry:
+    """The threaded backend whose reminders are `reminders`; its job runtime is sound."""
+
+    class BrokenBackend(ThreadedBackend):
+        def open_reminders(self, clock: Clock, config: ReminderConfig,
+                           target: DeliveryTarget) -> ThreadedReminderRuntime:
+            return reminders(self.new_reminder_store(), clock, config, target)
+
+    return register(__name__, name, BrokenBackend, bug_text(reminders), catches, source)
+
+
+@declares(GALLERY)
+def breaker_entry(name: str, breaker: type[PooledBreakerRuntime], catches: str,
+                  source: str) -> GalleryEntry:
+    """The threaded backend whose breaker is `breaker`; its job runtime is sound."""
+
+    class BrokenBackend(ThreadedBackend):
+        def open_breaker(self, clock: Clock, settings: BreakerSettings) -> PooledBreakerRuntime:
+            return breaker(StoreBreakerRuntime(InMemoryBreakerStore(), clock, settings,
+                                               BreakerDeployment()))
+
+    return register(__name__, name, BrokenBackend, bug_text(breaker), catches, source)
+
+
+@declares(GALLERY)
+def scheduling_entry(name: str, scheduler: type[ThreadedSchedulingRuntime], catches: str,
+                     source: str) -> GalleryEntry:
+    """The threaded backend whose scheduler is `scheduler`; its job runtime is sound."""
+
+    class BrokenBackend(ThreadedBackend):
+        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
+                            target: SchedulingTarget) -> ThreadedSchedulingRuntime:
+            return scheduler(self.new_schedule_store(), clock, config, target)
+
+    return register(__name__, name, BrokenBackend, bug_text(scheduler), catches, source)
+
+
+@scheduling_entry("self_running_schedule_fires_only_when_read", "SR-006",
+                  "seed 002 §10.1: schedules fire at their times, unattended")
 class FiresWhenReadScheduler(ThreadedSchedulingRuntime):
     """It fires a due schedule only when someone reads its schedules or their history, as
     a poor man's cron fires on a page visit: its thread never fires, so a scheduler left
@@ -107,6 +153,8 @@ class FiresWhenReadScheduler(ThreadedSchedulingRuntime):
 LOOK_AHEAD = timedelta(seconds=1)
 
 
+@scheduling_entry("self_running_schedule_fires_early", "SR-006",
+                  "seed 002 §10.6: the scheduler fires each fire time, never early")
 class LookAheadScheduler(ThreadedSchedulingRuntime):
     """It takes whatever falls due within the next second as due now, to save a wake-up:
     its thread wakes a second before each fire time and fires it then, early."""
@@ -119,6 +167,9 @@ class LookAheadScheduler(ThreadedSchedulingRuntime):
         return None if due is None else due - LOOK_AHEAD
 
 
+@scheduling_entry("self_running_schedule_never_learns_ends", "SR-009",
+                  "seed 002 §10.6: the scheduler polls the store until the"
+                  " execution completes")
 class EndsOnlyWhenToldScheduler(ThreadedSchedulingRuntime):
     """It records how an execution ended only when a caller tells it (end_execution):
     told to poll for the ends itself it never does, so a history left alone keeps every
@@ -132,6 +183,8 @@ class EndsOnlyWhenToldScheduler(ThreadedSchedulingRuntime):
 SLOW_END_POLLS = 10
 
 
+@scheduling_entry("self_running_schedule_learns_ends_late", "SR-009",
+                  "seed 002 §10.6: it polls every poll_interval seconds")
 class SlowEndPollsScheduler(ThreadedSchedulingRuntime):
     """It polls for the ends of its executions ten poll intervals apart (the seed's 10 s
     POLL_INTERVAL default against a 1 s poll interval), so it learns an end up to ten
@@ -141,6 +194,8 @@ class SlowEndPollsScheduler(ThreadedSchedulingRuntime):
         super().start_end_polls(interval_seconds * SLOW_END_POLLS)
 
 
+@breaker_entry("self_running_backstop_never_sweeps", "SR-007",
+               "seed 002 §10.11: the 60 s run_maintenance backstop")
 class BackstopOnlyWhenCalledBreaker(PooledBreakerRuntime):
     """Its backstop sweeps only when a caller calls backstop(): told to sweep by itself
     it starts no sweeper, so a lost drain's work waits for the day it takes to expire."""
@@ -149,6 +204,8 @@ class BackstopOnlyWhenCalledBreaker(PooledBreakerRuntime):
         pass
 
 
+@breaker_entry("self_running_backstop_sweeps_early", "SR-007",
+               "seed 002 §10.11: the backstop runs on the maintenance interval")
 class BackstopOnCooldownBreaker(PooledBreakerRuntime):
     """Its sweeper runs every half interval (on the breaker's 30 s base cooldown rather
     than the 60 s maintenance interval): it sweeps before the boundaries, twice as often
@@ -158,6 +215,8 @@ class BackstopOnCooldownBreaker(PooledBreakerRuntime):
         super().start_backstop(interval_seconds / 2)
 
 
+@reminders_entry("self_running_reminder_fires_only_when_listed", "SR-008",
+                 "seed 002 §10.14: when the timer fires, Trinity dispatches")
 class RemindersFireWhenListed(ThreadedReminderRuntime):
     """It fires a due reminder only when someone reads the reminders (get,
     list_reminders), as a list that brings itself up to date when it is viewed: its
@@ -184,6 +243,8 @@ class RemindersFireWhenListed(ThreadedReminderRuntime):
             self._fire_due(self._clock.now())
 
 
+@reminders_entry("self_running_reminder_fires_early", "SR-008",
+                 "seed 002 §10.14: a one-shot DateTrigger per pending reminder")
 class LookAheadReminders(ThreadedReminderRuntime):
     """It takes a reminder due within the next second as due now, to save a wake-up: its
     scheduler wakes a second before each due time and dispatches the reminder then,
@@ -195,42 +256,6 @@ class LookAheadReminders(ThreadedReminderRuntime):
     def _next_due(self) -> datetime | None:
         due = super()._next_due()
         return None if due is None else due - LOOK_AHEAD
-
-
-def _reminders_entry(name: str, reminders: type[ThreadedReminderRuntime], catches: str,
-                     source: str) -> GalleryEntry:
-    """The threaded backend whose reminders are `reminders`; its job runtime is sound."""
-
-    class BrokenBackend(ThreadedBackend):
-        def open_reminders(self, clock: Clock, config: ReminderConfig,
-                           target: DeliveryTarget) -> ThreadedReminderRuntime:
-            return reminders(self.new_reminder_store(), clock, config, target)
-
-    return register(__name__, name, BrokenBackend, bug_text(reminders), catches, source)
-
-
-def _breaker_entry(name: str, breaker: type[PooledBreakerRuntime], catches: str,
-                   source: str) -> GalleryEntry:
-    """The threaded backend whose breaker is `breaker`; its job runtime is sound."""
-
-    class BrokenBackend(ThreadedBackend):
-        def open_breaker(self, clock: Clock, settings: BreakerSettings) -> PooledBreakerRuntime:
-            return breaker(StoreBreakerRuntime(InMemoryBreakerStore(), clock, settings,
-                                               BreakerDeployment()))
-
-    return register(__name__, name, BrokenBackend, bug_text(breaker), catches, source)
-
-
-def _scheduling_entry(name: str, scheduler: type[ThreadedSchedulingRuntime], catches: str,
-                      source: str) -> GalleryEntry:
-    """The threaded backend whose scheduler is `scheduler`; its job runtime is sound."""
-
-    class BrokenBackend(ThreadedBackend):
-        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
-                            target: SchedulingTarget) -> ThreadedSchedulingRuntime:
-            return scheduler(self.new_schedule_store(), clock, config, target)
-
-    return register(__name__, name, BrokenBackend, bug_text(scheduler), catches, source)
 
 
 def _entry(name: str, bug: str, catches: str, source: str,
@@ -258,42 +283,25 @@ def _entry(name: str, bug: str, catches: str, source: str,
     return register(__name__, name, BrokenBackend, bug, catches, source)
 
 
-GALLERY = (
+GALLERY += [
     _entry("self_running_never_detects_stuck", bug_text(StuckOnlyWhenAskedWorker), "SR-002",
-        "seed 000 Stuck Job Detection: automatically marked as failed",
-        worker=StuckOnlyWhenAskedWorker),
+            "seed 000 Stuck Job Detection: automatically marked as failed",
+            worker=StuckOnlyWhenAskedWorker),
     _entry("self_running_late_redelivery",
-           "Its lease passes run ten poll intervals apart, so a job whose lease lapsed is"
-           " re-delivered up to ten poll intervals late.", "SR-003",
-           "seed 002 §10.13: the lease reaper brings lost work back",
-           recovery_every_polls=10),
+               "Its lease passes run ten poll intervals apart, so a job whose lease lapsed is"
+               " re-delivered up to ten poll intervals late.", "SR-003",
+               "seed 002 §10.13: the lease reaper brings lost work back",
+               recovery_every_polls=10),
     _entry("self_running_early_retry", bug_text(EarlyRetryWorker),
-           "SR-004", "seed 004 §1.2: the next attempt waits out the delay",
-           worker=EarlyRetryWorker),
+               "SR-004", "seed 004 §1.2: the next attempt waits out the delay",
+               worker=EarlyRetryWorker),
     _entry("self_running_retry_on_two_grids", bug_text(TwoGridRetryWorker), "SR-004",
-        "seed 004 §1.2: the next attempt starts once its delay has passed",
-        worker=TwoGridRetryWorker),
+            "seed 004 §1.2: the next attempt starts once its delay has passed",
+            worker=TwoGridRetryWorker),
     _entry("self_running_reaper_never_sweeps",
-           "Its reaper sweeps only once start_reaper is called: opened self-running it"
-           " never starts, so an ended job is kept for good however long its TTL has"
-           " passed.", "SR-005",
-           "seed 004 §1.3: the reaper deletes expired terminal jobs on its schedule",
-           starts_reaper=False),
-    _scheduling_entry("self_running_schedule_fires_only_when_read", FiresWhenReadScheduler,
-                      "SR-006", "seed 002 §10.1: schedules fire at their times, unattended"),
-    _scheduling_entry("self_running_schedule_fires_early", LookAheadScheduler, "SR-006",
-                      "seed 002 §10.6: the scheduler fires each fire time, never early"),
-    _scheduling_entry("self_running_schedule_never_learns_ends", EndsOnlyWhenToldScheduler,
-                      "SR-009", "seed 002 §10.6: the scheduler polls the store until the"
-                      " execution completes"),
-    _scheduling_entry("self_running_schedule_learns_ends_late", SlowEndPollsScheduler,
-                      "SR-009", "seed 002 §10.6: it polls every poll_interval seconds"),
-    _breaker_entry("self_running_backstop_never_sweeps", BackstopOnlyWhenCalledBreaker,
-                   "SR-007", "seed 002 §10.11: the 60 s run_maintenance backstop"),
-    _breaker_entry("self_running_backstop_sweeps_early", BackstopOnCooldownBreaker,
-                   "SR-007", "seed 002 §10.11: the backstop runs on the maintenance interval"),
-    _reminders_entry("self_running_reminder_fires_only_when_listed", RemindersFireWhenListed,
-                     "SR-008", "seed 002 §10.14: when the timer fires, Trinity dispatches"),
-    _reminders_entry("self_running_reminder_fires_early", LookAheadReminders, "SR-008",
-                     "seed 002 §10.14: a one-shot DateTrigger per pending reminder"),
-)
+               "Its reaper sweeps only once start_reaper is called: opened self-running it"
+               " never starts, so an ended job is kept for good however long its TTL has"
+               " passed.", "SR-005",
+               "seed 004 §1.3: the reaper deletes expired terminal jobs on its schedule",
+               starts_reaper=False),
+]

@@ -108,6 +108,12 @@ OUTCOME_REQUIREMENTS = ("LC-002",)
 RETRY_REQUIREMENTS = ("SR-004", "RT-003")
 
 
+# What a test tells the harness to do: one of its methods, called by `run`. The runtime
+# acts by itself, so no command goes to an oracle for an answer; each method records the
+# job command it stands for.
+Act = Callable[["SelfRunningHarness"], None]
+
+
 def poll_interval_of(profile: Profile) -> float:
     """The profile's poll interval, which every bound of the area counts in."""
     return float(profile.parameter(SELF_RUNNING, "poll_interval_seconds"))  # type: ignore[arg-type]
@@ -218,6 +224,10 @@ class SelfRunningHarness:
                                        self._fail, self._call, self.exercised)
 
     # -- commands ------------------------------------------------------------------------
+
+    def run(self, act: Act) -> None:
+        """Do what a step or keyword says (conformance/self_running/declarations.py)."""
+        act(self)
 
     def submit(self, alias: str, retry: RetryPolicy | None = None) -> None:
         """Submit a job whose body waits for the harness; it must start by itself."""

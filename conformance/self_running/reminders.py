@@ -25,12 +25,10 @@ from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
 
 from jobconform.backends.protocol import REMINDERS, Backend, Clock
 from jobconform.backends.reminders.protocol import Delivery, ReminderRuntime
 from jobconform.conformance.aim import TICK_SECONDS
-from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.reminders.harness import config_for, expected_record, freeze
 from jobconform.conformance.self_running.watch import (
     CallHook,
@@ -130,10 +128,7 @@ class ReminderWatch(HarnessWatch):
                 raise ValueError(f"backend {self.backend.name!r} does not claim {REMINDERS}"
                                  f" under profile {self.profile.name!r}: SR-008 cannot be"
                                  " checked on it")
-            opener: Any = getattr(self.backend, "open_reminders", None)
-            if not callable(opener):
-                raise AdapterError(f"adapter {self.backend.name!r} claims {REMINDERS} but"
-                                   " has no open_reminders(clock, config, target)")
+            opener = self._opener("open_reminders", REMINDERS, "clock, config, target")
             config = config_for(self.profile)
             reconcile = reconcile_interval_of(self.profile)
             if min(config.min_delay_seconds, config.retry_delay_seconds) < reconcile:

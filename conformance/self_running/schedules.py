@@ -223,10 +223,7 @@ class ScheduleWatch(HarnessWatch):
             if not self.claimed:
                 raise AdapterError(f"adapter {self.backend.name!r} does not claim"
                                    f" {SCHEDULING} under profile {self.profile.name!r}")
-            opener: Any = getattr(self.backend, "open_scheduling", None)
-            if not callable(opener):
-                raise AdapterError(f"adapter {self.backend.name!r} claims {SCHEDULING} but"
-                                   " has no open_scheduling(clock, config, target)")
+            opener = self._opener("open_scheduling", SCHEDULING, "clock, config, target")
             config = config_for(self.profile)
             scheduler: Any = self._call("open_scheduling",
                                         lambda: opener(self.clock, config, self.recorder))

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from jobconform.backends.protocol import Backend, Clock
-from jobconform.conformance.harness import Divergence
+from jobconform.conformance.harness import AdapterError, Divergence
 from jobconform.spec import Profile, Registry, SpecError
 
 # Builds the harness's Divergence from (requirements, what, expected, actual).
@@ -34,6 +34,18 @@ class HarnessWatch:
                  call: CallHook, exercised: set[str]) -> None:
         self.backend, self.profile, self.clock = backend, profile, clock
         self._fail, self._call, self._exercised = fail, call, exercised
+
+    def _opener(self, name: str, area: str, arguments: str) -> Any:
+        """The backend's opener of the watched service, `name(arguments)`.
+
+        Raises:
+            AdapterError: the backend claims `area` but has no such opener.
+        """
+        opener: Any = getattr(self.backend, name, None)
+        if not callable(opener):
+            raise AdapterError(f"adapter {self.backend.name!r} claims {area} but has no"
+                               f" {name}({arguments})")
+        return opener
 
 
 def service_watched(backend: Backend, profile: Profile, registry: Registry | None,

@@ -21,10 +21,39 @@ from jobconform.backends.deprecation import warn_deprecated
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import DEPRECATED_ALIASES
 from jobconform.backends.task_store.memory import AsyncInMemoryTaskStore, InMemoryTaskStore
-from jobconform.conformance.gallery import GalleryEntry, subclass_entry
+from jobconform.conformance.gallery import GalleryEntry, declares, subclass_entry
 from jobconform.reference.store.oracle import TERMINAL, TaskRecord, is_expired
 
+# -- entries, each declared on its broken class (`declares`) in the order of the classes ------
 
+GALLERY: list[GalleryEntry] = []
+
+
+def _entry(name: str, broken: type, catches: str, source: str,
+           open_broken: Callable[[], object]) -> GalleryEntry:
+    """The memory backend with a broken task store, loadable as `<this module>:<name>`."""
+    members: dict[str, Any] = {"open_store": lambda _, clock: open_broken()}
+    # A store written without seed 004's deprecated put does not claim to keep it.
+    if not callable(getattr(broken, "put", None)) and not issubclass(broken, InMemoryTaskStore):
+        members["capabilities"] = MemoryBackend.capabilities - {DEPRECATED_ALIASES}
+    return subclass_entry(__name__, name, MemoryBackend, members, broken, catches, source)
+
+
+@declares(GALLERY)
+def memory_entry(name: str, store: type[InMemoryTaskStore], catches: str,
+                 source: str) -> GalleryEntry:
+    """A broken in-memory store behind the memory backend's coroutines."""
+    return _entry(name, store, catches, source, lambda: AsyncInMemoryTaskStore(store()))
+
+
+@declares(GALLERY)
+def own_entry(name: str, store: type, catches: str, source: str) -> GalleryEntry:
+    """A broken store of its own (coroutines and all) behind the memory backend."""
+    return _entry(name, store, catches, source, store)
+
+
+@memory_entry("store_expiry_inclusive", "TS-006",
+              "seed 004 TaskStore.list_expired: strictly before")
 class InclusiveExpiryStore(InMemoryTaskStore):
     """list_expired keeps records completed at or before the cut-off, the cleanup rule,
     so a record completed exactly at the cut-off is reaped one sweep early."""
@@ -34,6 +63,8 @@ class InclusiveExpiryStore(InMemoryTaskStore):
                 and record.completed_at is not None and record.completed_at <= before]
 
 
+@memory_entry("store_expiry_ignores_status", "TS-007",
+              "seed 004 TaskStore.list_expired: terminal tasks only")
 class ExpiryByInstantOnlyStore(InMemoryTaskStore):
     """list_expired looks at completed_at alone: a task re-queued for a retry still
     carries its failed attempt's completion instant, and the reaper deletes it while it
@@ -44,6 +75,7 @@ class ExpiryByInstantOnlyStore(InMemoryTaskStore):
                 if record.completed_at is not None and record.completed_at < before]
 
 
+@memory_entry("store_first_save_kept", "TS-002", "seed 004 §1.1: save creates or overwrites")
 class FirstSaveKeptStore(InMemoryTaskStore):
     """save inserts only when the id is new (an INSERT that ignores a duplicate key), so
     a task's later states never reach the store."""
@@ -53,6 +85,8 @@ class FirstSaveKeptStore(InMemoryTaskStore):
             self._records.setdefault(record.task_id, record)
 
 
+@memory_entry("store_unknown_delete_raises", "TS-005",
+              "seed 004 TaskStore.delete: a non-existent id is a no-op")
 class UnknownDeleteRaisesStore(InMemoryTaskStore):
     """delete of an id the store does not hold raises KeyError (a `del` on the dict),
     so a reaper racing a manual cleanup crashes its sweep."""
@@ -62,6 +96,7 @@ class UnknownDeleteRaisesStore(InMemoryTaskStore):
             del self._records[task_id]
 
 
+@memory_entry("store_float_result_narrowed", "TS-001", "seed 004 TaskStore.get: the stored record")
 class NarrowedFloatStore(InMemoryTaskStore):
     """Results go through a numeric column that narrows whole floats: 1.0 reads back as
     the integer 1 (SQLite's NUMERIC affinity on a JSON column does this)."""
@@ -73,6 +108,7 @@ class NarrowedFloatStore(InMemoryTaskStore):
         super().save(TaskRecord(**{**asdict(record), "result": narrowed}))
 
 
+@own_entry("store_live_records", "TS-008", "seed 004 D-23: snapshots, never live references")
 class LiveRecordStore:
     """Records are mutable objects, saved into in place; get and list hand out the held
     objects themselves, so a record read earlier changes when the task is saved again
@@ -105,6 +141,7 @@ class LiveRecordStore:
         self._live.clear()
 
 
+@memory_entry("store_connection_per_thread", "TS-010", "seed 004 TaskStore.save: thread_safe")
 class ConnectionPerThreadStore(InMemoryTaskStore):
     """save takes a connection of the calling thread's own, so that saves can run side by
     side, and on an in-memory SQLite database each connection is a database of its own:
@@ -127,6 +164,8 @@ class ConnectionPerThreadStore(InMemoryTaskStore):
         own[record.task_id] = record
 
 
+@memory_entry("store_reads_on_own_connection", "TS-012",
+              "seed 004 TaskStore.get/list/delete/list_expired: thread_safe")
 class ReadsOnOwnConnectionStore(InMemoryTaskStore):
     """Saves share the store's one connection under a lock (the fix made when saves from
     several threads were lost), but get, list, list_expired and delete still open a
@@ -159,6 +198,8 @@ class ReadsOnOwnConnectionStore(InMemoryTaskStore):
             return [record for record in self._seen().values() if is_expired(record, before)]
 
 
+@memory_entry("store_unreachable_driver_error", "TS-011",
+              "seed 004 TaskStore contracts: TaskStoreError(TASK_STORE_UNAVAILABLE)")
 class DriverErrorWhenUnreachableStore(InMemoryTaskStore):
     """A store over a network service whose client lets the driver's own error through:
     while the service cannot be reached, save and delete raise ConnectionRefusedError,
@@ -194,6 +235,8 @@ class DriverErrorWhenUnreachableStore(InMemoryTaskStore):
         return super().list_expired(before) if self._reachable else []
 
 
+@own_entry("store_put_alias_drops_a_field", "TS-013",
+           "seed 004 §1.1: put, a deprecated thin wrapper that calls save")
 class PutDropsRetryBudgetStore(AsyncInMemoryTaskStore):
     """The deprecated put was kept from before the retry budget was a field: it saves the
     record without max_retries, so a caller still on put loses every task's budget."""
@@ -201,44 +244,3 @@ class PutDropsRetryBudgetStore(AsyncInMemoryTaskStore):
     async def put(self, record: TaskRecord) -> None:
         warn_deprecated("TaskStore.put", "save")
         await self.save(replace(record, max_retries=0))
-
-
-def _entry(name: str, broken: type, catches: str, source: str,
-           open_broken: Callable[[], object]) -> GalleryEntry:
-    """The memory backend with a broken task store, loadable as `<this module>:<name>`."""
-    members: dict[str, Any] = {"open_store": lambda _, clock: open_broken()}
-    # A store written without seed 004's deprecated put does not claim to keep it.
-    if not callable(getattr(broken, "put", None)) and not issubclass(broken, InMemoryTaskStore):
-        members["capabilities"] = MemoryBackend.capabilities - {DEPRECATED_ALIASES}
-    return subclass_entry(__name__, name, MemoryBackend, members, broken, catches, source)
-
-
-def _memory_entry(name: str, store: type[InMemoryTaskStore], catches: str,
-                  source: str) -> GalleryEntry:
-    """A broken in-memory store behind the memory backend's coroutines."""
-    return _entry(name, store, catches, source, lambda: AsyncInMemoryTaskStore(store()))
-
-
-GALLERY = (
-    _memory_entry("store_first_save_kept", FirstSaveKeptStore, "TS-002",
-                  "seed 004 §1.1: save creates or overwrites"),
-    _memory_entry("store_unknown_delete_raises", UnknownDeleteRaisesStore, "TS-005",
-                  "seed 004 TaskStore.delete: a non-existent id is a no-op"),
-    _memory_entry("store_expiry_inclusive", InclusiveExpiryStore, "TS-006",
-                  "seed 004 TaskStore.list_expired: strictly before"),
-    _memory_entry("store_expiry_ignores_status", ExpiryByInstantOnlyStore, "TS-007",
-                  "seed 004 TaskStore.list_expired: terminal tasks only"),
-    _entry("store_live_records", LiveRecordStore, "TS-008",
-           "seed 004 D-23: snapshots, never live references", LiveRecordStore),
-    _memory_entry("store_float_result_narrowed", NarrowedFloatStore, "TS-001",
-                  "seed 004 TaskStore.get: the stored record"),
-    _memory_entry("store_connection_per_thread", ConnectionPerThreadStore, "TS-010",
-                  "seed 004 TaskStore.save: thread_safe"),
-    _memory_entry("store_unreachable_driver_error", DriverErrorWhenUnreachableStore, "TS-011",
-                  "seed 004 TaskStore contracts: TaskStoreError(TASK_STORE_UNAVAILABLE)"),
-    _memory_entry("store_reads_on_own_connection", ReadsOnOwnConnectionStore, "TS-012",
-                  "seed 004 TaskStore.get/list/delete/list_expired: thread_safe"),
-    _entry("store_put_alias_drops_a_field", PutDropsRetryBudgetStore, "TS-013",
-           "seed 004 §1.1: put, a deprecated thin wrapper that calls save",
-           PutDropsRetryBudgetStore),
-)
