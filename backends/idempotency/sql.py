@@ -21,7 +21,7 @@ from jobconform.backends.idempotency.service import KeyEntry
 from jobconform.backends.sql.database import create_store_engine
 from jobconform.backends.sql.engine_store import FaultableEngineStore
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, IdempotencyKeyRow
-from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
+from jobconform.backends.sql.store import readable_columns, rows_matched
 from jobconform.reference.commands import Outcome, Raise, Succeed
 
 KEYS = cast(Table, IdempotencyKeyRow.__table__)
@@ -44,12 +44,8 @@ def outcome_of(document: Any) -> Outcome | None:
 
 def to_entry(row: Row[Any]) -> KeyEntry:
     """The frozen entry of a row; the row itself never leaves the store."""
-    values = row._mapping
-    if values["schema_version"] != JSON_SCHEMA_VERSION:
-        raise UnknownSchemaVersion(
-            f"idempotency key {values['idempotency_key']!r} was written with JSON schema"
-            f" version {values['schema_version']}; this release reads version"
-            f" {JSON_SCHEMA_VERSION}: upgrade jobconform")
+    values = readable_columns(
+        row, lambda values: f"idempotency key {values['idempotency_key']!r}")
     return KeyEntry(scope=values["scope"], key=values["idempotency_key"],
                     fingerprint=values["fingerprint"], holder=values["claim_token"],
                     created_at=values["created_at"], claimed_at=values["claimed_at"],

@@ -52,7 +52,7 @@ from jobconform.backends.sql.database import (
 )
 from jobconform.backends.sql.engine_store import EngineStore
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, Base, UtcDateTime
-from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
+from jobconform.backends.sql.store import readable_columns, rows_matched
 from jobconform.backends.task_store.protocol import TASK_STORE_UNAVAILABLE, TaskStoreError
 from jobconform.reference.store.oracle import STATUSES, TERMINAL, TaskRecord
 
@@ -95,12 +95,7 @@ RECORD_FIELDS = tuple(item.name for item in fields(TaskRecord))
 
 
 def to_record(row: Row[Any]) -> TaskRecord:
-    values = row._mapping
-    if values["schema_version"] != JSON_SCHEMA_VERSION:
-        raise UnknownSchemaVersion(
-            f"task record {values['task_id']!r} was written with JSON schema version"
-            f" {values['schema_version']}; this release reads version {JSON_SCHEMA_VERSION}:"
-            " upgrade jobconform")
+    values = readable_columns(row, lambda values: f"task record {values['task_id']!r}")
     stored = {name: values[name] for name in RECORD_FIELDS if name != "result"}
     return TaskRecord(**stored, result=json.loads(values["result_json"]))
 
