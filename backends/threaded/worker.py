@@ -802,11 +802,7 @@ class ThreadedRuntime(StoreRuntime):
             with self._state:
                 for owned in self._owned.values():
                     owned.token.interrupt()
-            self._pool.shutdown(wait=True)
-            self._restore_signal_handlers()
-            with self._state:
-                self._stopped = True
-                self._state.notify_all()
+            self._finish_stopping()
 
     def halt(self) -> None:
         """The process ends without a graceful stop (killed, crashed, restarted over its
@@ -820,11 +816,17 @@ class ThreadedRuntime(StoreRuntime):
                     self._let_go(job_id)
                 self._state.notify_all()
             self._poll_thread.join()
-            self._pool.shutdown(wait=True)
-            self._restore_signal_handlers()
-            with self._state:
-                self._stopped = True
-                self._state.notify_all()
+            self._finish_stopping()
+
+    def _finish_stopping(self) -> None:
+        """The end of a stop or a halt, its poll thread joined (the caller holds
+        `_stop_lock`): wait for the pool threads, give the signal handlers back, and say
+        the worker stopped."""
+        self._pool.shutdown(wait=True)
+        self._restore_signal_handlers()
+        with self._state:
+            self._stopped = True
+            self._state.notify_all()
 
     def wait_stopped(self, timeout: float | None = None) -> bool:
         """Block until the worker has stopped, say on a signal (a worker process's main
