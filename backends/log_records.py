@@ -35,7 +35,18 @@ from dataclasses import dataclass, field
 from jobconform.backends.protocol import LOG_RECORDS
 from jobconform.reference.lifecycle import JsonValue
 
-__all__ = ["LOG_RECORDS", "LogRecordView", "LoggerCapture", "log_source", "view_of"]
+__all__ = ["LOG_RECORDS", "LogRecordView", "LoggerCapture", "library_logger", "log_source",
+           "view_of"]
+
+
+def library_logger(name: str) -> logging.Logger:
+    """The logger a shipped runtime logs on, with a `NullHandler`: a library leaves its
+    output to the application, so until the application configures logging its records
+    reach the root logger's handlers only (Robot's log shows them), and Python's
+    last-resort handler does not print every warning of a test run to stderr."""
+    logger = logging.getLogger(name)
+    logger.addHandler(logging.NullHandler())
+    return logger
 # The attributes every `logging.LogRecord` has: what is left over was given with `extra=`.
 _STANDARD_ATTRIBUTES = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {
     "message", "asctime", "taskName"}

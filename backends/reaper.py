@@ -10,7 +10,6 @@ for the sweep in flight (RP-007).
 from __future__ import annotations
 
 import builtins
-import logging
 import math
 import threading
 from dataclasses import dataclass
@@ -18,13 +17,11 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from jobconform.backends.deprecation import warn_deprecated
+from jobconform.backends.log_records import library_logger
 from jobconform.backends.protocol import OperatorSink, ReaperAlreadyRunning, StoreUnavailable
 from jobconform.backends.store import StoredJob
 
-LOG = logging.getLogger("jobconform.reaper")
-# A library leaves output to the application: without its own handlers configured, the
-# sweep warnings reach the root logger's handlers only (Robot's log shows them).
-LOG.addHandler(logging.NullHandler())
+LOG = library_logger("jobconform.reaper")
 
 
 def current_reaper_settings(ttl_seconds: float | None, sweep_interval_ms: float | None,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from jobconform.backends import executions, ownership
+from jobconform.backends import ownership
 from jobconform.backends.faults import StoreWriteFailed
 from jobconform.backends.protocol import (
     WORKER_RUNNING,
@@ -25,23 +25,18 @@ from jobconform.backends.protocol import (
     WORKER_STOPPING,
     Clock,
     InvalidModuleId,
-    JobNotCompleted,
-    JobNotFound,
-    JobView,
     ModuleNotFound,
-    OperatorSink,
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, Reaper, current_reaper_settings
+from jobconform.backends.reaper import OperatorAlerts, current_reaper_settings
 from jobconform.backends.retry_delay import (
     is_retried,
     policy_document,
     policy_of_document,
-    retry_delay_ms,
 )
-from jobconform.backends.runtime_health import HealthSnapshot, OutcomeTally
+from jobconform.backends.runtime_health import HealthSnapshot
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -53,20 +48,17 @@ from jobconform.backends.store import (
     JobStore,
     StoredJob,
 )
+from jobconform.backends.store_runtime import IMMUTABLE_VALUES, StoreRuntime
 from jobconform.backends.synchronous import run_in_submit
-from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.faults import StoreFault
 from jobconform.reference.lifecycle import JsonValue
 
 # How often a lease pass tries one job's step when a store write fails (RD-007).
 WRITE_ATTEMPTS = 2
-# Results that no caller can change in place: handed out without a copy.
-_IMMUTABLE_RESULTS = (type(None), bool, int, float, str)
 
 
-class StepRuntime(OutcomeTally):
-    reaper_type: type[Reaper] = Reaper  # the self-test gallery swaps in broken ones
-
+class StepRuntime(StoreRuntime):
     def __init__(self, settings: RuntimeSettings, clock: Clock, store: JobStore,
                  worker_id: str | None = None,
                  bodies: Mapping[str, TaskScript] | None = None) -> None:
@@ -76,6 +68,7 @@ class StepRuntime(OutcomeTally):
         self._settings = settings
         self._clock = clock
         self._store = store
+        self._page_size = settings.page_size
         # Unique per runtime, as seed 000's worker makes one at startup (LC-029).
         self._worker_id = worker_id or f"worker-{uuid.uuid4().hex[:8]}"
         self._scripts: dict[str, TaskScript] = dict(bodies or {})
@@ -92,11 +85,6 @@ class StepRuntime(OutcomeTally):
         self._reaper = self.reaper_type(store, settings.reaper_ttl_seconds,
                                         settings.reaper_sweep_interval_ms)
         self._alerts = OperatorAlerts()
-
-    @property
-    def store(self) -> JobStore:
-        """The store this runtime runs over (a restart opens the next one over it)."""
-        return self._store
 
     # -- submission and dispatch -------------------------------------------------------
 
@@ -184,13 +172,6 @@ class StepRuntime(OutcomeTally):
         """The job's execution options, as the body is handed them (LC-035): a copy, so
         a body cannot change the record."""
         return copy.deepcopy(job.options)
-
-    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
-                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
-                         previous_ms: float | None = None,
-                         retry_after_ms: float | None = None) -> float:
-        """This runtime's delay function (RT-002, RT-009, RT-010): its own, not the oracle's."""
-        return retry_delay_ms(policy, attempt, jitter, draw, previous_ms, retry_after_ms)
 
     @staticmethod
     def _error_message(error: Exception) -> str:
@@ -290,21 +271,6 @@ class StepRuntime(OutcomeTally):
         self._count_outcome(FAILED)
         return True
 
-    def operator_alerts(self) -> list[str]:
-        return self._alerts.job_ids()
-
-    def park_request(self, agent: str, request_id: str) -> str:
-        """Park an operator request, one per agent and request id (RD-008): the store's
-        key decides, so a re-park and a racing parker land on the request it holds."""
-        return self._store.park_request(agent, request_id)
-
-    def operator_requests(self) -> list[tuple[str, str, str]]:
-        return self._store.operator_requests()
-
-    def attach_operator_sink(self, sink: OperatorSink) -> None:
-        """Raise every alert to the harness's sink as well (OperatorSinkRuntime)."""
-        self._alerts.sink = sink
-
     def stale_owner_write(self, job_id: str, write: str) -> bool:
         """The owner of the delivery the job's latest lease expiry took away writes now,
         unaware (fault injection, RD-006); True if the store accepted it."""
@@ -338,18 +304,6 @@ class StepRuntime(OutcomeTally):
         """The last two are seed 004's deprecated names, kept (RP-010)."""
         self._reaper.start(self._now(), *current_reaper_settings(
             ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
-
-    def stop_reaper(self) -> bool:
-        return self._reaper.stop()
-
-    def reaper_status(self) -> dict[str, object]:
-        return self._reaper.status()
-
-    def inject_store_outage(self, sweeps: int) -> None:
-        self._reaper.inject_store_outage(sweeps)
-
-    def list_expired(self, before: datetime) -> Sequence[JobView]:
-        return [self._copy(job) for job in self._store.list_expired(before)]
 
     # -- cancellation and shutdown -----------------------------------------------------
 
@@ -406,38 +360,7 @@ class StepRuntime(OutcomeTally):
             self._drain_deadline = None
             self._cancel_active(deadline)
 
-    # -- reads -------------------------------------------------------------------------
-
-    def get(self, job_id: str) -> StoredJob | None:
-        job = self._store.get(job_id)
-        return None if job is None else self._copy(job)
-
-    def get_result(self, job_id: str) -> object:
-        job = self._store.get(job_id)
-        if job is None:
-            raise JobNotFound(job_id)
-        if job.status != SUCCEEDED:
-            raise JobNotCompleted(job_id, job.status)
-        return job.result if isinstance(job.result, _IMMUTABLE_RESULTS) else copy.deepcopy(
-            job.result)
-
-    def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
-        return [self._copy(job) for job in self._store.list(status)]
-
-    def query_executions(self, *, status: str | None = None, trigger: str | None = None,
-                         owners: Sequence[str] | None = None, hours: float | None = None,
-                         search: str | None = None, offset: int = 0,
-                         limit: int | None = None) -> Sequence[StoredJob]:
-        """One page of the executions query (LC-032, LC-033), from one read of the store."""
-        return [self._copy(job) for job in executions.page(
-            self._store.list(), self._now(), self._settings.page_size, status=status,
-            trigger=trigger, owners=owners, hours=hours, search=search, offset=offset,
-            limit=limit)]
-
-    def execution_stats(self, hours: float | None = None,
-                        owners: Sequence[str] | None = None) -> dict[str, int]:
-        """The execution statistics (LC-034), from one read of the store."""
-        return executions.stats(self._store.list(), self._now(), hours, owners)
+    # -- health (LC-029; the reads are StoreRuntime's) -----------------------------------
 
     def health(self) -> HealthSnapshot:
         return self._health(self._store.counts(), self._worker_id, self._worker_status())
@@ -448,31 +371,21 @@ class StepRuntime(OutcomeTally):
             return WORKER_RUNNING
         return WORKER_STOPPING if self._drain_deadline is not None else WORKER_STOPPED
 
-    # -- retention ---------------------------------------------------------------------
-
-    def cleanup(self, max_age_seconds: float) -> int:
-        return self._store.delete_terminal(self._now() - timedelta(seconds=max_age_seconds))
+    # -- closing -----------------------------------------------------------------------
 
     def close(self) -> None:
         self._store.close()
 
     # -- helpers -----------------------------------------------------------------------
 
-    def _now(self) -> datetime:
-        return self._clock.now()
-
     def _copy(self, job: StoredJob) -> StoredJob:
-        """Records are frozen, but a result may be a dict: hand out a copy of it too.
-
-        A record whose result is a scalar (or None) has nothing a caller could change, so
-        it is handed out as it is: list_jobs runs after every harness step.
-        """
-        if all(isinstance(value, _IMMUTABLE_RESULTS)
+        """A record whose result, arguments and options are scalars (or None) has nothing
+        a caller could change, so it is handed out as it is: list_jobs runs after every
+        harness step."""
+        if all(isinstance(value, IMMUTABLE_VALUES)
                for value in (job.result, job.arguments, job.options)):
             return job
-        return replace(job, result=copy.deepcopy(job.result),
-                       arguments=copy.deepcopy(job.arguments),
-                       options=copy.deepcopy(job.options))
+        return super()._copy(job)
 
 
 # LC-027: a module id is at most this long.

@@ -211,15 +211,7 @@ class ThreadWaits:
         """End every timed wait of an adopted thread now (`time.sleep`, `Event.wait`,
         `Condition.wait` with a timeout), as if its interval had ended: a dispatch point
         makes a polling runtime poll at once, without time passing."""
-        with self._state:
-            timed = [wait for wait in self._waits.values() if wait.deadline is not None]
-            for wait in timed:
-                wait.woken = True
-            self._state.notify_all()
-        for wait in timed:
-            if wait.condition is not self._state:
-                with wait.condition:
-                    wait.condition.notify_all()
+        self._wake(lambda wait: wait.deadline is not None)
 
     def join_woken(self, thread: threading.Thread) -> None:
         """Join an adopted thread that was told to stop, ending each timed wait it is in or
@@ -280,13 +272,19 @@ class ThreadWaits:
         if self._in_turn:
             self._wake_in_turn(now)
             return
+        self._wake(lambda wait: (wait.deadline is not None and wait.deadline <= now
+                                 and not wait.woken))
+
+    def _wake(self, chosen: Callable[[_Wait], bool]) -> None:
+        """End the bridged waits `chosen` picks as if their intervals had ended: each is
+        marked woken and its condition notified (the bridge's own under its lock, any
+        other under that condition's)."""
         with self._state:
-            due = [wait for wait in self._waits.values()
-                   if wait.deadline is not None and wait.deadline <= now and not wait.woken]
-            for wait in due:
+            woken = [wait for wait in self._waits.values() if chosen(wait)]
+            for wait in woken:
                 wait.woken = True
             self._state.notify_all()
-        for wait in due:
+        for wait in woken:
             if wait.condition is not self._state:
                 with wait.condition:
                     wait.condition.notify_all()

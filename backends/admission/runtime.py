@@ -8,7 +8,6 @@ that is what keeps the cap from being overbooked when threads admit at once.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -31,12 +30,11 @@ from jobconform.backends.admission.protocol import (
     TimeoutBelowSchedules,
     UnknownOwner,
 )
+from jobconform.backends.log_records import library_logger
 from jobconform.backends.protocol import Clock
 from jobconform.reference.admission import AdmissionConfig
 
-LOG = logging.getLogger("jobconform.admission")
-# A library leaves output to the application (see jobconform.backends.reaper).
-LOG.addHandler(logging.NullHandler())
+LOG = library_logger("jobconform.admission")
 
 
 @dataclass(frozen=True)

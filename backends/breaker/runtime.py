@@ -15,7 +15,6 @@ cannot be reached the runtime fails open and logs each operation it could not co
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,12 +23,11 @@ from functools import partial
 from typing import Protocol, TypeVar
 
 from jobconform.backends.breaker.classify import end_report, failure_class_of
+from jobconform.backends.log_records import library_logger
 from jobconform.backends.protocol import Clock
 from jobconform.reference.breaker.oracle import BreakerSettings
 
-LOG = logging.getLogger("jobconform.breaker")
-# A library logs, the application decides where it goes (nowhere until it configures it).
-LOG.addHandler(logging.NullHandler())
+LOG = library_logger("jobconform.breaker")
 T = TypeVar("T")
 
 

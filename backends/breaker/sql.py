@@ -14,9 +14,8 @@ work queue stays on the job database.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from typing import cast
 
 from sqlalchemy import (
@@ -29,32 +28,22 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import DBAPIError, IntegrityError
-from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.breaker.runtime import BreakerRow, StoreUnavailable
 from jobconform.backends.sql.database import OutageSwitch, redacted
+from jobconform.backends.sql.engine_store import EngineStore
 from jobconform.backends.sql.models import BreakerStateRow, BreakerWorkRow
 
 STATES = cast(Table, BreakerStateRow.__table__)
 WORK = cast(Table, BreakerWorkRow.__table__)
-class SqlBreakerStore:
-    """Breaker rows and work on one engine (see the module docstring).
-
-    Args:
-        engine: a migrated engine (the job store's).
-        owns_engine: dispose of the engine on close (a private in-memory copy).
-    """
+class SqlBreakerStore(EngineStore):
+    """Breaker rows and work on one engine, already migrated (the job store's); see the
+    module docstring. Arguments as `EngineStore`'s."""
 
     def __init__(self, engine: Engine, owns_engine: bool = False,
                  turns: AbstractContextManager[object] | None = None) -> None:
-        self._engine = engine
-        self._owns_engine = owns_engine
+        super().__init__(engine, owns_engine=owns_engine, turns=turns)
         self._outage = OutageSwitch(engine)
-        # One in-memory SQLite connection serves every thread: take turns on it.
-        if turns is None:
-            turns = (threading.Lock() if isinstance(engine.pool, StaticPool)
-                     else nullcontext())
-        self._turns = turns
 
     def peer(self) -> SqlBreakerStore:
         """Another worker's store on the same database (and the same turns)."""
@@ -140,5 +129,4 @@ class SqlBreakerStore:
 
     def close(self) -> None:
         self._outage.close()
-        if self._owns_engine:
-            self._engine.dispose()
+        super().close()

@@ -7,7 +7,6 @@ and SQL backends differ only in the store.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -16,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Protocol, TypeVar
 
 from jobconform.backends.breaker.classify import failure_class_of
+from jobconform.backends.log_records import library_logger
 from jobconform.backends.protocol import Clock
 from jobconform.backends.retry_delay import retry_delay_ms
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -25,9 +25,7 @@ from jobconform.reference.governor.oracle import GovernorSettings
 # from the oracle: a backend that used the oracle's constant would agree with it blindly.
 RATE_LIMITED_AS = "billing"
 
-LOG = logging.getLogger("jobconform.governor")
-# A library logs only where its host configures logging (no last-resort stderr lines).
-LOG.addHandler(logging.NullHandler())
+LOG = library_logger("jobconform.governor")
 T = TypeVar("T")
 
 

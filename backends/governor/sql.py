@@ -8,18 +8,17 @@ and a result is counted once.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import cast
 
 from sqlalchemy import Connection, Engine, Table, delete, func, insert, select, update
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.pool import StaticPool
 
 from jobconform.backends.governor.runtime import GovernorStoreUnavailable
 from jobconform.backends.sql.database import OutageSwitch, redacted
+from jobconform.backends.sql.engine_store import EngineStore
 from jobconform.backends.sql.models import (
     GovernorDeliveryRow,
     GovernorFailureRow,
@@ -79,17 +78,15 @@ class SqlGovernorSession:
         self._paused_until = until
 
 
-class SqlGovernorStore:
+class SqlGovernorStore(EngineStore):
+    """The governor's rows on one engine, already migrated. Arguments as
+    `EngineStore`'s."""
+
     def __init__(self, engine: Engine, owns_engine: bool = False,
                  turns: AbstractContextManager[object] | None = None) -> None:
-        self._engine = engine
-        self._owns_engine = owns_engine
+        super().__init__(engine, owns_engine=owns_engine, turns=turns)
         # The engine decisions use: the store's, or one that cannot connect (RG-011).
         self._outage = OutageSwitch(engine)
-        if turns is None:
-            turns = (threading.Lock() if isinstance(engine.pool, StaticPool)
-                     else nullcontext())
-        self._turns = turns
 
     @contextmanager
     def session(self) -> Iterator[SqlGovernorSession]:
@@ -121,5 +118,4 @@ class SqlGovernorStore:
 
     def close(self) -> None:
         self._outage.close()
-        if self._owns_engine:
-            self._engine.dispose()
+        super().close()

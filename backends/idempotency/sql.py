@@ -11,25 +11,18 @@ nothing. Time comes from the caller.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Engine, Row, Table, delete, insert, select, update
+from sqlalchemy import Engine, Row, Table, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from jobconform.backends.faults import SqlWriteFaults
 from jobconform.backends.idempotency.service import KeyEntry
-from jobconform.backends.sql.database import (
-    connection_turns,
-    create_store_engine,
-    migrate,
-    transaction,
-)
+from jobconform.backends.sql.database import create_store_engine
+from jobconform.backends.sql.engine_store import FaultableEngineStore
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, IdempotencyKeyRow
-from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
+from jobconform.backends.sql.store import readable_columns, rows_matched
 from jobconform.reference.commands import Outcome, Raise, Succeed
-from jobconform.reference.faults import StoreFault
 
 KEYS = cast(Table, IdempotencyKeyRow.__table__)
 IN_FLIGHT, COMPLETED = "in_flight", "completed"
@@ -51,12 +44,8 @@ def outcome_of(document: Any) -> Outcome | None:
 
 def to_entry(row: Row[Any]) -> KeyEntry:
     """The frozen entry of a row; the row itself never leaves the store."""
-    values = row._mapping
-    if values["schema_version"] != JSON_SCHEMA_VERSION:
-        raise UnknownSchemaVersion(
-            f"idempotency key {values['idempotency_key']!r} was written with JSON schema"
-            f" version {values['schema_version']}; this release reads version"
-            f" {JSON_SCHEMA_VERSION}: upgrade jobconform")
+    values = readable_columns(
+        row, lambda values: f"idempotency key {values['idempotency_key']!r}")
     return KeyEntry(scope=values["scope"], key=values["idempotency_key"],
                     fingerprint=values["fingerprint"], holder=values["claim_token"],
                     created_at=values["created_at"], claimed_at=values["claimed_at"],
@@ -73,32 +62,18 @@ def entry_values(entry: KeyEntry) -> dict[str, Any]:
     }
 
 
-class SqlKeyStore:
-    """A `KeyStore` in the `idempotency_keys` table.
-
-    Args:
-        engine: from `create_store_engine` (it sets up transactions as the store needs).
-        migrate_schema: bring the schema to the newest migration first.
-        owns_engine: dispose of the engine on `close`.
-    """
+class SqlKeyStore(FaultableEngineStore):
+    """A `KeyStore` in the `idempotency_keys` table; store faults strike its INSERTs,
+    UPDATEs and DELETEs. Arguments as `EngineStore`'s."""
 
     def __init__(self, engine: Engine, *, migrate_schema: bool = True,
                  owns_engine: bool = False) -> None:
-        if migrate_schema:
-            migrate(engine)
-        self._engine = engine
-        self._owns_engine = owns_engine
-        self._turns = connection_turns(engine)
-        # Store faults strike the INSERTs, UPDATEs and DELETEs on the engine.
-        self._faults = SqlWriteFaults(engine)
+        super().__init__(engine, migrate_schema=migrate_schema, owns_engine=owns_engine)
 
     @classmethod
     def connect(cls, url: str, *, migrate_schema: bool = True) -> SqlKeyStore:
         """A store on its own engine for `url` (errors as for `create_store_engine`)."""
         return cls(create_store_engine(url), migrate_schema=migrate_schema, owns_engine=True)
-
-    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
-        return transaction(self._engine, self._turns, read_only)
 
     def insert_if_absent(self, entry: KeyEntry) -> KeyEntry | None:
         # A key may vanish (released, purged) between a failed insert and the read of
@@ -156,14 +131,3 @@ class SqlKeyStore:
         """Delete every key, leaving an empty table on the same schema."""
         with self._transaction() as connection:
             connection.execute(delete(KEYS))
-
-    def inject_fault(self, fault: StoreFault | None) -> None:
-        self._faults.arm(fault)
-
-    def fault_struck(self) -> bool:
-        return self._faults.struck()
-
-    def close(self) -> None:
-        self._faults.arm(None)
-        if self._owns_engine:
-            self._engine.dispose()

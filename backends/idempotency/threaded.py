@@ -9,31 +9,22 @@ what keep one winner per key; tests/test_idempotency.py races many threads on on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from collections.abc import Mapping
 
 from jobconform.backends.idempotency.protocol import Claim
 from jobconform.backends.idempotency.service import IdempotencyService
+from jobconform.backends.request_threads import REQUEST_THREADS, RequestThreads
 from jobconform.reference.commands import Outcome
 from jobconform.reference.faults import StoreFault
 from jobconform.reference.lifecycle import JsonValue
 
-T = TypeVar("T")
-REQUEST_THREADS = 4
 
-
-class RequestThreadIdempotency:
+class RequestThreadIdempotency(RequestThreads):
     """An `IdempotencyRuntime` that runs each call of `service` on a pool thread."""
 
     def __init__(self, service: IdempotencyService, threads: int = REQUEST_THREADS) -> None:
+        super().__init__("request", threads)
         self._service = service
-        self._pool = ThreadPoolExecutor(max_workers=threads,
-                                        thread_name_prefix="jobconform-request")
-
-    def _on_request_thread(self, call: Callable[[], T]) -> T:
-        # No real-time limit here: the harness's watchdog guards every call.
-        return self._pool.submit(call).result()
 
     def claim(self, scope: str, key: str | None, payload: JsonValue) -> Claim:
         return self._on_request_thread(lambda: self._service.claim(scope, key, payload))
@@ -69,5 +60,5 @@ class RequestThreadIdempotency:
         return self._service.store_fault_struck()
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        super().close()
         self._service.close()

@@ -11,7 +11,6 @@ so a gallery backend can break exactly one.
 from __future__ import annotations
 
 import hashlib
-import logging
 import math
 import re
 from collections.abc import Sequence
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
 
+from jobconform.backends.log_records import library_logger
 from jobconform.backends.loops.protocol import (
     InvalidLoopParameters,
     LoopAgent,
@@ -30,10 +30,7 @@ from jobconform.backends.loops.protocol import (
     RunSnapshot,
 )
 
-LOG = logging.getLogger("jobconform.loops")
-# A library's loggers stay silent unless the application configures logging; without this,
-# Python's last-resort handler would print every missing-cost warning of a test run.
-LOG.addHandler(logging.NullHandler())
+LOG = library_logger("jobconform.loops")
 KEEP_PREVIOUS_CHARS = 2000
 # What a run's execution says triggered it (LP-020), with its loop's id.
 LOOP_TRIGGER = "loop"

@@ -11,7 +11,6 @@ restart loses it, and start-up recovery interrupts the loops that were running.
 from __future__ import annotations
 
 import uuid
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, cast
 
@@ -21,7 +20,6 @@ from sqlalchemy import (
     CheckConstraint,
     Connection,
     Double,
-    Engine,
     ForeignKey,
     Integer,
     String,
@@ -37,7 +35,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from jobconform.backends.loops.protocol import LoopParameters
 from jobconform.backends.loops.runner import StoredLoop, StoredRun
-from jobconform.backends.sql.database import connection_turns, transaction
+from jobconform.backends.sql.engine_store import EngineStore
 from jobconform.backends.sql.models import Base, UtcDateTime
 
 LOOP_STATUSES = ("running", "completed", "completed_with_errors", "stopped", "failed",
@@ -158,15 +156,9 @@ def _to_stored(row: Any, runs: list[Any]) -> StoredLoop:
     )
 
 
-class SqlLoopStore:
-    """The loop store of `jobconform.backends.loops.memory.LoopStore` on SQL tables."""
-
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-        self._turns = connection_turns(engine)
-
-    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
-        return transaction(self._engine, self._turns, read_only)
+class SqlLoopStore(EngineStore):
+    """The loop store of `jobconform.backends.loops.memory.LoopStore` on SQL tables, on
+    an engine already migrated; the loop runtime, not the store, disposes of it."""
 
     def next_id(self) -> str:
         return str(uuid.uuid4())

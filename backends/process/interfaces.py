@@ -200,24 +200,12 @@ class AdmissionRuntime(AreaAdmissionRuntime, LogRecordsMethods, Protocol):
     a child claiming `log-records`. It keeps the area's name, so its messages do."""
 
 
-class JobRecord(Protocol):
-    """A job record: `JobView`'s fields, then those of each job area. A field of an area
-    the child does not claim is null."""
+class JobRecord(JobView, Protocol):
+    """A job record: `JobView`'s fields (its result narrowed to what JSON carries), then
+    those of each job area. A field of an area the child does not claim is null."""
 
     @property
-    def job_id(self) -> str: ...
-    @property
-    def status(self) -> str: ...
-    @property
-    def submitted_at(self) -> datetime: ...
-    @property
-    def started_at(self) -> datetime | None: ...
-    @property
-    def finished_at(self) -> datetime | None: ...
-    @property
     def result(self) -> JsonValue: ...
-    @property
-    def error(self) -> str | None: ...
     @property
     def retry_count(self) -> int | None: ...
     @property
@@ -240,24 +228,12 @@ class JobRecord(Protocol):
     def options(self) -> JsonValue: ...
 
 
-class HealthRecord(Protocol):
+class HealthRecord(HealthView, Protocol):
     """A health snapshot: `HealthView`'s six counts, then what a runtime claiming
     `health-report` says of its worker (LC-029, ST-005): its id, its status ("running",
     "stopping" or "stopped") and its last heartbeat. A child that does not claim it may
     leave the three out (null); the kit reads them only where it is claimed."""
 
-    @property
-    def queued(self) -> int: ...
-    @property
-    def running(self) -> int: ...
-    @property
-    def total(self) -> int: ...
-    @property
-    def processed(self) -> int: ...
-    @property
-    def failed(self) -> int: ...
-    @property
-    def cancelled(self) -> int: ...
     @property
     def worker_id(self) -> str | None: ...
     @property

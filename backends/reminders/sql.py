@@ -9,18 +9,16 @@ truth that makes a fire single (RM-007). Creation order is the table's autoincre
 from __future__ import annotations
 
 import builtins
-from contextlib import AbstractContextManager
 from dataclasses import fields
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Engine, Row, Table, delete, func, insert, select, update
+from sqlalchemy import Engine, Row, Table, delete, func, insert, select, update
 
 from jobconform.backends.faults import SqlWriteFaults
 from jobconform.backends.reminders.store import FINAL, FIRING, PENDING, StoredReminder
-from jobconform.backends.sql.database import connection_turns, migrate, transaction
+from jobconform.backends.sql.engine_store import FaultableEngineStore
 from jobconform.backends.sql.models import ReminderRow
-from jobconform.reference.faults import StoreFault
 
 REMINDERS = cast(Table, ReminderRow.__table__)
 STORED_FIELDS = tuple(field.name for field in fields(StoredReminder))
@@ -31,30 +29,17 @@ def to_stored(row: Row[Any]) -> StoredReminder:
     return StoredReminder(**{name: values[name] for name in STORED_FIELDS})
 
 
-class SqlReminderStore:
-    """Reminders in a SQL database.
-
-    Args:
-        engine: from `create_store_engine`.
-        migrate_schema: bring the schema to the newest migrations first.
-        owns_engine: dispose of the engine on `close` (an in-memory copy per runtime).
-    """
+class SqlReminderStore(FaultableEngineStore):
+    """Reminders in a SQL database; store faults strike its INSERTs and UPDATEs (one per
+    write). Arguments as `FaultableEngineStore`'s."""
 
     def __init__(self, engine: Engine, *, migrate_schema: bool = True,
                  owns_engine: bool = False, faults: SqlWriteFaults | None = None) -> None:
-        if migrate_schema:
-            migrate(engine)
-        self._engine = engine
-        self._owns_engine = owns_engine
-        self._turns = connection_turns(engine)
+        super().__init__(engine, migrate_schema=migrate_schema, owns_engine=owns_engine,
+                         faults=faults)
         # The agent's autonomy switch (RM-015) lives on the agent's record, not in this
         # table; the store keeps it beside the table and hands it on at `reopen`.
         self._autonomy = True
-        # Store faults strike the INSERTs and UPDATEs on the engine (one per write).
-        self._faults = faults if faults is not None else SqlWriteFaults(engine)
-
-    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
-        return transaction(self._engine, self._turns, read_only)
 
     def add(self, reminder: StoredReminder) -> None:
         with self._transaction() as connection:
@@ -146,22 +131,10 @@ class SqlReminderStore:
         with self._transaction() as connection:
             connection.execute(delete(REMINDERS))
 
-    def inject_fault(self, fault: StoreFault | None) -> None:
-        self._faults.arm(fault)
-
-    def fault_struck(self) -> bool:
-        return self._faults.struck()
-
     def reopen(self) -> SqlReminderStore:
         """A new store over the same database, as a restarted process opens it. The
         engine (for in-memory SQLite, the database itself) passes to the new store."""
         reopened = SqlReminderStore(self._engine, migrate_schema=False,
-                                    owns_engine=self._owns_engine, faults=self._faults)
+                                    owns_engine=self._hand_over_engine(), faults=self._faults)
         reopened._autonomy = self._autonomy  # the agent's switch outlives the process
-        self._owns_engine = False
         return reopened
-
-    def close(self) -> None:
-        self._faults.arm(None)
-        if self._owns_engine:
-            self._engine.dispose()

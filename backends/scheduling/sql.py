@@ -45,7 +45,7 @@ from jobconform.backends.scheduling.runtime import (
     StoredSchedule,
     StoredValidationRun,
 )
-from jobconform.backends.sql.database import connection_turns, migrate, transaction
+from jobconform.backends.sql.engine_store import EngineStore
 from jobconform.backends.sql.models import Base, UtcDateTime
 from jobconform.reference.scheduling.oracle import BusinessStatus, ExecutionStatus
 
@@ -170,28 +170,16 @@ def execution_values(execution: StoredExecution) -> dict[str, Any]:
     return values
 
 
-class SqlScheduleStore:
-    """Schedules in a SQL database.
-
-    Args:
-        engine: from `create_store_engine`.
-        migrate_schema: bring the schema to the newest migrations first.
-        owns_engine: dispose of the engine on `close` (an in-memory copy per runtime).
-        turns: the lock of another store on the same in-memory database, which is one
-            connection that every store object over it must take turns on.
-    """
+class SqlScheduleStore(EngineStore):
+    """Schedules in a SQL database. Arguments as `EngineStore`'s; `turns` are those of
+    another store on the same in-memory database, which is one connection that every
+    store object over it must take turns on."""
 
     def __init__(self, engine: Engine, *, migrate_schema: bool = True,
                  owns_engine: bool = False,
                  turns: AbstractContextManager[object] | None = None) -> None:
-        if migrate_schema:
-            migrate(engine)
-        self._engine = engine
-        self._owns_engine = owns_engine
-        self._turns = connection_turns(engine) if turns is None else turns
-
-    def _transaction(self, read_only: bool = False) -> AbstractContextManager[Connection]:
-        return transaction(self._engine, self._turns, read_only)
+        super().__init__(engine, migrate_schema=migrate_schema, owns_engine=owns_engine,
+                         turns=turns)
 
     def add(self, schedule: StoredSchedule) -> None:
         with self._transaction() as connection:
@@ -362,16 +350,10 @@ class SqlScheduleStore:
     def reopen(self) -> SqlScheduleStore:
         """A new store over the same database, as a restarted process opens it. The
         engine (for in-memory SQLite, the database itself) passes to the new store."""
-        reopened = SqlScheduleStore(self._engine, migrate_schema=False,
-                                    owns_engine=self._owns_engine, turns=self._turns)
-        self._owns_engine = False
-        return reopened
+        return SqlScheduleStore(self._engine, migrate_schema=False,
+                                owns_engine=self._hand_over_engine(), turns=self._turns)
 
     def share(self) -> SqlScheduleStore:
         """A second store over the same database, for a second scheduler; it never
         disposes of the engine."""
         return SqlScheduleStore(self._engine, migrate_schema=False, turns=self._turns)
-
-    def close(self) -> None:
-        if self._owns_engine:
-            self._engine.dispose()

@@ -7,8 +7,9 @@ of the backend here would import them back while they are half loaded.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from jobconform.backends.lazy_names import load_on_first_use
 
 if TYPE_CHECKING:
     from jobconform.backends.sql.backend import DEFAULT_SQL_URL, SqlBackend, SqlRuntime
@@ -44,9 +45,4 @@ __all__ = [
     "migrate",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f"{__name__}.{home}"), name)
+__getattr__ = load_on_first_use(__name__, _HOMES)

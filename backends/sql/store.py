@@ -36,7 +36,7 @@ import builtins
 import functools
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import fields, replace
 from datetime import UTC, datetime
@@ -48,6 +48,7 @@ from sqlalchemy import (
     Engine,
     Integer,
     Row,
+    RowMapping,
     String,
     Table,
     Update,
@@ -101,15 +102,21 @@ class UnknownSchemaVersion(SqlStoreError, RuntimeError):
     """A row was written with a JSON encoding this release cannot read."""
 
 
-def to_stored(row: Row[Any]) -> StoredJob:
-    """The frozen record of a jobs row; the row itself never leaves the store."""
+def readable_columns(row: Row[Any], record: Callable[[RowMapping], str]) -> RowMapping:
+    """The row's columns by name, once its JSON schema version is this release's; else
+    UnknownSchemaVersion, naming the row as `record` does ("job 7")."""
     values = row._mapping
     if values["schema_version"] != JSON_SCHEMA_VERSION:
         raise UnknownSchemaVersion(
-            f"job {values['job_id']} was written with JSON schema version"
+            f"{record(values)} was written with JSON schema version"
             f" {values['schema_version']}; this release reads version"
-            f" {JSON_SCHEMA_VERSION}: upgrade jobconform"
-        )
+            f" {JSON_SCHEMA_VERSION}: upgrade jobconform")
+    return values
+
+
+def to_stored(row: Row[Any]) -> StoredJob:
+    """The frozen record of a jobs row; the row itself never leaves the store."""
+    values = readable_columns(row, lambda values: f"job {values['job_id']}")
     return StoredJob(**{name: values[name] for name in STORED_FIELDS})
 
 

@@ -47,13 +47,12 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from jobconform.backends.sql.database import (
     OutageSwitch,
-    connection_turns,
-    migrate,
     redacted,
     transaction,
 )
+from jobconform.backends.sql.engine_store import EngineStore
 from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, Base, UtcDateTime
-from jobconform.backends.sql.store import UnknownSchemaVersion, rows_matched
+from jobconform.backends.sql.store import readable_columns, rows_matched
 from jobconform.backends.task_store.protocol import TASK_STORE_UNAVAILABLE, TaskStoreError
 from jobconform.reference.store.oracle import STATUSES, TERMINAL, TaskRecord
 
@@ -96,12 +95,7 @@ RECORD_FIELDS = tuple(item.name for item in fields(TaskRecord))
 
 
 def to_record(row: Row[Any]) -> TaskRecord:
-    values = row._mapping
-    if values["schema_version"] != JSON_SCHEMA_VERSION:
-        raise UnknownSchemaVersion(
-            f"task record {values['task_id']!r} was written with JSON schema version"
-            f" {values['schema_version']}; this release reads version {JSON_SCHEMA_VERSION}:"
-            " upgrade jobconform")
+    values = readable_columns(row, lambda values: f"task record {values['task_id']!r}")
     stored = {name: values[name] for name in RECORD_FIELDS if name != "result"}
     return TaskRecord(**stored, result=json.loads(values["result_json"]))
 
@@ -117,22 +111,12 @@ class SqlTaskStoreError(RuntimeError):
     """A save kept losing its row to concurrent deletes and inserts."""
 
 
-class SqlTaskStore:
-    """A `TaskStore` in the `task_records` table.
-
-    Args:
-        engine: from `create_store_engine`.
-        migrate_schema: bring the schema to the newest migrations first.
-        owns_engine: dispose of the engine on `close` (an in-memory copy per store).
-    """
+class SqlTaskStore(EngineStore):
+    """A `TaskStore` in the `task_records` table. Arguments as `EngineStore`'s."""
 
     def __init__(self, engine: Engine, *, migrate_schema: bool = True,
                  owns_engine: bool = False) -> None:
-        if migrate_schema:
-            migrate(engine)
-        self._engine = engine
-        self._owns_engine = owns_engine
-        self._turns = connection_turns(engine)
+        super().__init__(engine, migrate_schema=migrate_schema, owns_engine=owns_engine)
         # The engine statements go to: `engine`, or while cut off an unreachable one.
         self._outage = OutageSwitch(engine)
 
@@ -203,5 +187,4 @@ class SqlTaskStore:
 
     def close(self) -> None:
         self._outage.close()
-        if self._owns_engine:
-            self._engine.dispose()
+        super().close()

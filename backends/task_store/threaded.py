@@ -9,33 +9,23 @@ directly: the sync form of the protocol.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from typing import TypeVar
 
 from jobconform.backends.deprecation import warn_deprecated
+from jobconform.backends.request_threads import REQUEST_THREADS, RequestThreads
 from jobconform.backends.task_store.protocol import TaskStore, TaskView, reachability_seam
 from jobconform.reference.store.oracle import TaskRecord
 
-T = TypeVar("T")
-REQUEST_THREADS = 4
 
-
-class RequestThreadTaskStore:
+class RequestThreadTaskStore(RequestThreads):
     """A `TaskStore` that runs each call of `store` on a pool thread."""
 
     def __init__(self, store: TaskStore, threads: int = REQUEST_THREADS) -> None:
+        super().__init__("store", threads)
         self._store = store
-        self._pool = ThreadPoolExecutor(max_workers=threads,
-                                        thread_name_prefix="jobconform-store")
         seam = reachability_seam(store)
         if seam is not None:
             self.set_reachable = seam  # the fault seam of the store underneath (TS-011)
-
-    def _on_request_thread(self, call: Callable[[], T]) -> T:
-        # No real-time limit here: the harness's watchdog guards every call.
-        return self._pool.submit(call).result()
 
     def save(self, record: TaskRecord) -> None:
         self._on_request_thread(lambda: self._store.save(record))
@@ -58,5 +48,5 @@ class RequestThreadTaskStore:
         return builtins.list(self._on_request_thread(lambda: self._store.list_expired(before)))
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
+        super().close()
         self._store.close()

@@ -42,35 +42,30 @@ import sys
 import threading
 import traceback
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from types import FrameType, TracebackType
 from typing import Any
 
-from jobconform.backends import executions, ownership
+from jobconform.backends import ownership
 from jobconform.backends.ownership import RecoverySchedule
 from jobconform.backends.protocol import (
     WORKER_RUNNING,
     WORKER_STOPPED,
     WORKER_STOPPING,
     Clock,
-    JobNotCompleted,
-    JobNotFound,
-    JobView,
-    OperatorSink,
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, Reaper, current_reaper_settings
+from jobconform.backends.reaper import OperatorAlerts, current_reaper_settings
 from jobconform.backends.retry_delay import (
     is_retried,
     policy_document,
     policy_of_document,
-    retry_delay_ms,
 )
-from jobconform.backends.runtime_health import HealthSnapshot, OutcomeTally
+from jobconform.backends.runtime_health import HealthSnapshot
 from jobconform.backends.step_runtime import check_module
 from jobconform.backends.store import (
     CANCELLED,
@@ -82,10 +77,11 @@ from jobconform.backends.store import (
     JobStore,
     StoredJob,
 )
+from jobconform.backends.store_runtime import StoreRuntime
 from jobconform.backends.synchronous import run_in_submit
 from jobconform.backends.threaded.clock import SystemClock, WaitableClock
 from jobconform.backends.threaded.config import ENABLED_ENV, WorkerConfig
-from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.lifecycle import JsonValue
 
 # A real-time bound on settle and dispatch. It never lets time pass for the worker (the
@@ -191,7 +187,7 @@ class _OwnedJob:
 WorkerHealth = HealthSnapshot
 
 
-class ThreadedRuntime(OutcomeTally):
+class ThreadedRuntime(StoreRuntime):
     """A worker over a job store; it starts its threads at once.
 
     Args:
@@ -221,8 +217,6 @@ class ThreadedRuntime(OutcomeTally):
     Close it (or use it as a context manager): its pool threads may be blocked in bodies
     that only a stop releases.
     """
-
-    reaper_type: type[Reaper] = Reaper  # the self-test gallery swaps in broken ones
 
     def __init__(self, store: JobStore, clock: Clock | None = None,
                  config: WorkerConfig | None = None, *, max_tasks: int | None = None,
@@ -591,13 +585,6 @@ class ThreadedRuntime(OutcomeTally):
             self._scripts[job_id] = owned.script  # the next claim finds its body here
         return True
 
-    def compute_delay_ms(self, policy: RetryPolicy, attempt: int,
-                         jitter: Jitter = Jitter.NONE, draw: float = 0.0,
-                         previous_ms: float | None = None,
-                         retry_after_ms: float | None = None) -> float:
-        """This worker's delay function (RT-002, RT-009, RT-010): its own, not the oracle's."""
-        return retry_delay_ms(policy, attempt, jitter, draw, previous_ms, retry_after_ms)
-
     def _end(self, job_id: str, status: str, result: JsonValue = None,
              error: str | None = None, at: datetime | None = None) -> None:
         """The owner's terminal write, under its claim's token (caller holds `_state`).
@@ -679,21 +666,6 @@ class ThreadedRuntime(OutcomeTally):
                     parked += self._park(job)
             return {"requeued": requeued, "parked": parked}
 
-    def operator_alerts(self) -> list[str]:
-        return self._alerts.job_ids()
-
-    def park_request(self, agent: str, request_id: str) -> str:
-        """Park an operator request, one per agent and request id (RD-008): the store's
-        key decides, so a re-park and a racing parker land on the request it holds."""
-        return self._store.park_request(agent, request_id)
-
-    def operator_requests(self) -> list[tuple[str, str, str]]:
-        return self._store.operator_requests()
-
-    def attach_operator_sink(self, sink: OperatorSink) -> None:
-        """Raise every alert to the harness's sink as well (OperatorSinkRuntime)."""
-        self._alerts.sink = sink
-
     def stale_owner_write(self, job_id: str, write: str) -> bool:
         """The owner of the delivery the job's latest lease expiry took away writes now,
         unaware (fault injection, RD-006); True if the store accepted it."""
@@ -759,19 +731,6 @@ class ThreadedRuntime(OutcomeTally):
             self._reaper.start(self._clock.now(), *current_reaper_settings(
                 ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
             self._state.notify_all()  # the poll thread sleeps until the first sweep now
-
-    def stop_reaper(self) -> bool:
-        """Stop the reaper; a sweep in flight in the poll thread ends first (RP-007)."""
-        return self._reaper.stop()
-
-    def reaper_status(self) -> dict[str, object]:
-        return self._reaper.status()
-
-    def inject_store_outage(self, sweeps: int) -> None:
-        self._reaper.inject_store_outage(sweeps)
-
-    def list_expired(self, before: datetime) -> Sequence[JobView]:
-        return [_snapshot(job) for job in self._store.list_expired(before)]
 
     # -- cancellation and stopping ---------------------------------------------------------
 
@@ -843,11 +802,7 @@ class ThreadedRuntime(OutcomeTally):
             with self._state:
                 for owned in self._owned.values():
                     owned.token.interrupt()
-            self._pool.shutdown(wait=True)
-            self._restore_signal_handlers()
-            with self._state:
-                self._stopped = True
-                self._state.notify_all()
+            self._finish_stopping()
 
     def halt(self) -> None:
         """The process ends without a graceful stop (killed, crashed, restarted over its
@@ -861,16 +816,17 @@ class ThreadedRuntime(OutcomeTally):
                     self._let_go(job_id)
                 self._state.notify_all()
             self._poll_thread.join()
-            self._pool.shutdown(wait=True)
-            self._restore_signal_handlers()
-            with self._state:
-                self._stopped = True
-                self._state.notify_all()
+            self._finish_stopping()
 
-    @property
-    def store(self) -> JobStore:
-        """The store this worker runs over (a restart opens the next one over it)."""
-        return self._store
+    def _finish_stopping(self) -> None:
+        """The end of a stop or a halt, its poll thread joined (the caller holds
+        `_stop_lock`): wait for the pool threads, give the signal handlers back, and say
+        the worker stopped."""
+        self._pool.shutdown(wait=True)
+        self._restore_signal_handlers()
+        with self._state:
+            self._stopped = True
+            self._state.notify_all()
 
     def wait_stopped(self, timeout: float | None = None) -> bool:
         """Block until the worker has stopped, say on a signal (a worker process's main
@@ -943,37 +899,7 @@ class ThreadedRuntime(OutcomeTally):
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
         self._previous_handlers.clear()
 
-    # -- reads -------------------------------------------------------------------------------
-
-    def get(self, job_id: str) -> StoredJob | None:
-        job = self._store.get(job_id)
-        return None if job is None else _snapshot(job)
-
-    def get_result(self, job_id: str) -> object:
-        job = self._store.get(job_id)
-        if job is None:
-            raise JobNotFound(job_id)
-        if job.status != SUCCEEDED:
-            raise JobNotCompleted(job_id, job.status)
-        return copy.deepcopy(job.result)
-
-    def list_jobs(self, status: str | None = None) -> Sequence[StoredJob]:
-        return [_snapshot(job) for job in self._store.list(status)]
-
-    def query_executions(self, *, status: str | None = None, trigger: str | None = None,
-                         owners: Sequence[str] | None = None, hours: float | None = None,
-                         search: str | None = None, offset: int = 0,
-                         limit: int | None = None) -> Sequence[StoredJob]:
-        """One page of the executions query (LC-032, LC-033), from one read of the store."""
-        return [_snapshot(job) for job in executions.page(
-            self._store.list(), self._clock.now(), self._page_size, status=status,
-            trigger=trigger, owners=owners, hours=hours, search=search, offset=offset,
-            limit=limit)]
-
-    def execution_stats(self, hours: float | None = None,
-                        owners: Sequence[str] | None = None) -> dict[str, int]:
-        """The execution statistics (LC-034), from one read of the store."""
-        return executions.stats(self._store.list(), self._clock.now(), hours, owners)
+    # -- health (LC-029; the reads are StoreRuntime's) -------------------------------------
 
     def health(self) -> WorkerHealth:
         with self._state:
@@ -991,10 +917,6 @@ class ThreadedRuntime(OutcomeTally):
         return WORKER_RUNNING
 
     # -- retention ---------------------------------------------------------------------------
-
-    def cleanup(self, max_age_seconds: float) -> int:
-        cutoff = self._clock.now() - timedelta(seconds=max_age_seconds)
-        return self._store.delete_terminal(cutoff)
 
     def cleanup_expired(self) -> int:
         """Remove finished jobs older than the configured TTL (seed 000 §Job Cleanup)."""
@@ -1020,10 +942,3 @@ class ThreadedRuntime(OutcomeTally):
             stack = "".join(traceback.format_stack(frame)) if frame else "    (no frame)\n"
             lines.append(f"--- thread {thread.name}:\n{stack.rstrip()}")
         return "\n".join(lines)
-
-
-def _snapshot(job: StoredJob) -> StoredJob:
-    """Records are frozen, but a result, arguments or options may be a dict: hand out
-    copies of them too (LC-016)."""
-    return replace(job, result=copy.deepcopy(job.result),
-                   arguments=copy.deepcopy(job.arguments), options=copy.deepcopy(job.options))
