@@ -9,6 +9,7 @@ adapter must return. Only the kind is checked here; the values are the suites' b
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 JOB_FIELDS = ("job_id", "status", "submitted_at", "started_at", "finished_at", "result",
@@ -22,8 +23,34 @@ def _has(answer: object, names: tuple[str, ...]) -> bool:
     return all(hasattr(answer, name) for name in names)
 
 
+# The types every instance of which has the job fields: frozen dataclasses whose __init__
+# sets each of them, with no property or slot in the way. Asked once per type, as
+# list_jobs answers after every command.
+_JOB_TYPES: set[type] = set()
+
+
 def _is_job(answer: object) -> bool:
-    return _has(answer, JOB_FIELDS)
+    kind = type(answer)
+    if kind in _JOB_TYPES:
+        return True
+    if not _has(answer, JOB_FIELDS):
+        return False
+    if _always_a_job(kind):
+        _JOB_TYPES.add(kind)
+    return True
+
+
+def _always_a_job(kind: type) -> bool:
+    params = getattr(kind, "__dataclass_params__", None)
+    if params is None or not params.frozen or not dataclasses.is_dataclass(kind):
+        return False
+    if (getattr(kind, "__getattribute__", None) is not object.__getattribute__
+            or hasattr(kind, "__getattr__")):
+        return False
+    fields = {field.name: field for field in dataclasses.fields(kind)}
+    return all(name in fields and fields[name].init
+               and not hasattr(type(getattr(kind, name, None)), "__get__")
+               for name in JOB_FIELDS)
 
 
 # action -> (does the answer fit, what was expected), for the lifecycle calls whose answer

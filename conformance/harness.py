@@ -58,6 +58,7 @@ from jobconform.conformance.blame import DELAY_TOLERANCE_MS as DELAY_TOLERANCE_M
 from jobconform.conformance.blame import ranked
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.log_records import LogWatch
+from jobconform.conformance.sealed_views import SealedView, is_sealed, same_text
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import AdapterError as AdapterError
 from jobconform.conformance.watchdog import AdapterHung, guarded, hung, note_adapter_interrupt
@@ -279,6 +280,9 @@ class ListedDeviations:
 
 
 _MISSING = "<missing>"
+# Every attribute the harness reads from a job's view, but the deprecated attempt_number,
+# which is read afresh every time (RT-011): what a sealed view must hold still.
+VIEW_NAMES = ("job_id", "arguments", *Record.__dataclass_fields__)
 
 
 def freeze(view: JobView, with_retry: bool = False, with_stuck: bool = False,
@@ -471,6 +475,13 @@ class Harness:
         self.request_labels: dict[str, str] = {}
         self.scripts: dict[str, TaskScript] = {}
         self.held: dict[str, tuple[JobView, Record]] = {}
+        # The views that cannot change (sealed_views), by id, with what was read from them;
+        # after a full observation, only those still held.
+        self._sealed: dict[int, SealedView[Record]] = {}
+        # Each job's expected record, for the oracle's record it was built from.
+        self._expected_records: dict[str, tuple[JobState, Record]] = {}
+        # Each job's expected and actual records that agreed at the latest observation.
+        self._agreed: dict[str, tuple[Record, Record]] = {}
         self.last_answer: object = None
         self._before: dict[str, JobState] = {}
         # Each job's decided outcome, start count and cancel request in the oracle before
@@ -1438,8 +1449,10 @@ class Harness:
         discard of log records, which no call comes between: from a read at once
         (`first`), or with the command itself, one that makes one call (or none) and
         no other before the harness observes."""
-        if self._changes_only:
-            return  # observe_changes reads other calls: a plan of these would be dropped
+        if self._changes_only or not callable(getattr(self.runtime, "plan_reads", None)):
+            # observe_changes reads other calls: a plan of these would be dropped; and a
+            # runtime without plan_reads (every one in process) takes no plan.
+            return
         calls = [] if first is None else [first]
         calls += [("settle", {}), ("list_jobs", {"status": None}), ("health", {})]
         if self.log_watch is not None and callable(getattr(self.runtime, "log_records",
@@ -1799,9 +1812,20 @@ class Harness:
                                  self._before, requirements, self.model.failed_sweeps))
         for alias, view in zip(actual_aliases, views, strict=True):
             actual_record = self._freeze(view)
-            wanted = self._expected(self.model.jobs[alias])
-            self._compare_record(f"job {alias!r}", wanted, actual_record, requirements, alias)
+            sealed = self._sealed.get(id(view))
+            if sealed is not None and sealed.view is view:
+                sealed.in_utc = True  # every listed view's instants were checked above
+            wanted = self._expected_held(alias)
+            agreed = self._agreed.get(alias)
+            # Two records that agreed before agree again (both are immutable: the actual
+            # one comes from a sealed view, read once).
+            if agreed is None or agreed[0] is not wanted or agreed[1] is not actual_record:
+                self._compare_record(f"job {alias!r}", wanted, actual_record, requirements,
+                                     alias)
+                self._agreed[alias] = (wanted, actual_record)
             self.held[f"list:{alias}"] = (view, actual_record)
+        self._sealed = {id(view): self._sealed[id(view)] for view, _ in self.held.values()
+                        if id(view) in self._sealed}
         self._check_bodies(requirements)
         self._check_arguments(list(zip(actual_aliases, views, strict=True)), requirements)
         self._check_alert_order(requirements)
@@ -2002,15 +2026,22 @@ class Harness:
         if not self.claims_arguments:
             return
         for alias, view in listed:
-            wanted = arguments_text(self.model.scripts[alias].arguments)
-            shown = shown_arguments(getattr(view, "arguments", _MISSING))
+            given = self.model.scripts[alias].arguments
+            held = getattr(view, "arguments", _MISSING)
+            if same_text(held, given):
+                continue  # one scalar (mostly None): the same text, not built here
+            wanted = arguments_text(given)
+            shown = shown_arguments(held)
             if shown != wanted:
                 raise self._fail((*requirements, "LC-036"), f"job {alias!r} arguments",
                                  wanted, shown, "LC-036")
         for alias, script in self.scripts.items():
             if not script.received_arguments:
                 continue  # never ran: nothing to compare, and no JSON text to build
-            wanted = arguments_text(self.model.scripts[alias].arguments)
+            given = self.model.scripts[alias].arguments
+            if all(same_text(received, given) for received in script.received_arguments):
+                continue
+            wanted = arguments_text(given)
             for received in script.received_arguments:
                 shown = shown_arguments(received)
                 if shown != wanted:
@@ -2019,8 +2050,17 @@ class Harness:
                                      wanted, shown, "LC-036")
 
     def _freeze(self, view: JobView) -> Record:
-        record = freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery,
-                        self.claims_queries, self.claims_options)
+        """The record of `view`: read from it, or, for a sealed view read before, what was
+        read then (the deprecated alias is read afresh in any case)."""
+        sealed = self._sealed.get(id(view))
+        if sealed is not None and sealed.view is view:
+            record = sealed.record
+        else:
+            record = freeze(view, self.claims_retry, self.claims_stuck, self.claims_redelivery,
+                            self.claims_queries, self.claims_options)
+            if is_sealed(view, VIEW_NAMES):
+                # The entry keeps the view alive, so its id is no other view's meanwhile.
+                self._sealed[id(view)] = SealedView(view, record)
         if self.keeps_aliases and self.claims_retry:
             self._check_attempt_number(view, record)
         return record
@@ -2040,6 +2080,17 @@ class Harness:
         return expected_record(job, self.claims_retry, self.claims_stuck,
                                self.claims_redelivery, self.claims_queries,
                                self.claims_options)
+
+    def _expected_held(self, alias: str) -> Record:
+        """The record the oracle's job `alias` reads as, built once per state of the job
+        (the oracle replaces a job's state whenever it changes)."""
+        job = self.model.jobs[alias]
+        built = self._expected_records.get(alias)
+        if built is not None and built[0] is job:
+            return built[1]
+        record = self._expected(job)
+        self._expected_records[alias] = (job, record)
+        return record
 
     def _compare_record(self, what: str, wanted: Record, actual: Record,
                         requirements: tuple[str, ...], alias: str | None = None) -> None:
@@ -2104,11 +2155,14 @@ class Harness:
         """
         for key, (view, record) in self.held.items():
             now = self._freeze(view)
-            if now != record:
+            if now is not record and now != record:
                 raise self._fail(("LC-016",), f"a record read earlier ({key}) changed after"
                                  " it was returned", record, now)
 
     def _check_timestamps(self, view: JobView) -> None:
+        sealed = self._sealed.get(id(view))
+        if sealed is not None and sealed.view is view and sealed.in_utc:
+            return  # a sealed view whose instants were at UTC when read
         for name in ("submitted_at", "started_at", "finished_at"):
             value = getattr(view, name)
             if value is not None and (
