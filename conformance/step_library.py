@@ -72,7 +72,7 @@ def check_step(*patterns: str) -> Callable[[StepFunction], StepFunction]:
     return decorate
 
 
-class _ParameterType:
+class ParameterType:
     """A parse type: a callable with the regular expression it matches."""
 
     def __init__(self, pattern: str, convert: Callable[[str], object]) -> None:
@@ -98,7 +98,7 @@ def parse_json(text: str) -> JsonValue:
 
 use_step_matcher("parse")
 register_type(
-    Status=_ParameterType("|".join(status.value for status in Status), str),
-    Json=_ParameterType(r".+", parse_json),
-    Jitter=_ParameterType("|".join(mode.value for mode in Jitter), Jitter),
+    Status=ParameterType("|".join(status.value for status in Status), str),
+    Json=ParameterType(r".+", parse_json),
+    Jitter=ParameterType("|".join(mode.value for mode in Jitter), Jitter),
 )

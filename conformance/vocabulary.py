@@ -383,6 +383,22 @@ class Setting:
     overrides: Callable[..., dict[str, object]]
 
 
+def parameter_setting(pattern: str, noun: str, known: Sequence[str]) -> Setting:
+    """A Given-step fixing one of the `known` parameters by name: `pattern` parses its
+    `name` and `value` (ValueError for a name not known)."""
+    def overrides(name: str, value: object) -> dict[str, object]:
+        if name not in known:
+            raise ValueError(f"unknown {noun} parameter {name!r}; known: {', '.join(known)}")
+        return {name: value}
+
+    return Setting(pattern, overrides)
+
+
+def kept(name: str, unset: object = None) -> Callable[[Any], object]:
+    """Reads the answer kept under `name` (`unset` where none was)."""
+    return lambda through: through.answers.get(name, unset)
+
+
 @dataclass(frozen=True)
 class Precondition:
     """What a check needs of the backend beyond its area (a capability it may leave

@@ -159,13 +159,14 @@ BUILTIN_AREAS: tuple[Area, ...] = (
                            "loops"), declared=True),
     _service_area("scheduling", "SC", f"{_R}.scheduling.oracle", "SchedulingLibrary",
                   _machine("scheduling machine", f"{_C}.scheduling.machine",
-                           "run_scheduling_machine", "scheduling")),
+                           "run_scheduling_machine", "scheduling"), declared=True),
     # Its backends live in `task_store`: `jobconform.backends.store` is the job store.
     Area("store", "TS", oracle=f"{_R}.store.oracle", protocol=f"{_B}.task_store.protocol",
          opener="open_store",
          machine=_machine("task store machine", f"{_C}.store.machine", "run_store_machine",
                           "store"),
-         steps=f"{_C}.store.steps", keywords=f"{_C}.store.keywords.StoreLibrary",
+         vocabulary=f"{_C}.store.declarations:VOCABULARY",
+         keywords=f"{_C}.store.keywords.StoreLibrary",
          gallery=f"{_C}.store.gallery:GALLERY"),
     # A runtime's own clockwork: the harness only lets time pass (issue 32). Its backends
     # have `open_self_running`; the oracle gives each action's window.

@@ -40,6 +40,8 @@ from jobconform.conformance.restart import declarations as restart
 from jobconform.conformance.restart.keywords import RestartLibrary
 from jobconform.conformance.scheduling import declarations as scheduling
 from jobconform.conformance.scheduling.keywords import SchedulingLibrary
+from jobconform.conformance.store import declarations as store
+from jobconform.conformance.store.keywords import StoreLibrary
 from jobconform.conformance.vocabulary import (
     AfterCommands,
     Declaration,
@@ -60,6 +62,7 @@ ROBOT_SUITES = Path(__file__).resolve().parents[1] / "robot"
 AREAS = {
     "reminders": (reminders.DECLARATIONS, ReminderLibrary, "*reminder*.robot"),
     "scheduling": (scheduling.DECLARATIONS, SchedulingLibrary, "scheduling*.robot"),
+    "store": (store.DECLARATIONS, StoreLibrary, "store*.robot"),
     "governor": (governor.DECLARATIONS, GovernorLibrary, "governor*.robot"),
     "breaker": (breaker.DECLARATIONS, BreakerLibrary, "breaker*.robot"),
     "admission": (admission.DECLARATIONS, AdmissionLibrary, "admission*.robot"),

@@ -1,29 +1,68 @@
-"""The scheduling area's commands, declared once (conformance/vocabulary.py).
+"""What the scheduling area's suites say (SC-001..SC-024), declared once
+(conformance/vocabulary.py): the commands, checks and settings from which its Behave steps
+and Robot keywords are derived, in the feature file's and the Robot suite's own words.
 
-Each declaration names the Robot keyword that sends a command, builds the command from
-the keyword's arguments, and lists the Gherkin wordings that send it. The Behave steps
-(conformance/scheduling/steps.py) and the Robot keywords
-(conformance/scheduling/keywords.py) are derived from this list; the wordings are the
-feature file's and the Robot suite's own.
-
-The keywords take instants and pre-check answers as text (ISO 8601 with an offset; skip,
-prompt, error, timeout); the steps get them parsed already (the `Instant` and `PreCheck`
-types steps.py registers), so a phrase builds its command directly.
+Commands go through `SchedulingHarness.run` (the backend's scheduler(s) and the oracle,
+compared after every command). Checks read what the BACKEND shows: its schedules, their
+histories, the dispatches and pre-check calls its target saw, its operator alerts, and the
+answers kept (a creation's under its alias, the last read under its own name). Instants
+are written in ISO 8601 with their offset (2026-03-08T07:00:00Z), by the keywords and the
+steps alike (the `Instant` type matches them and keeps the text); the scheduling clock
+starts at the kit's epoch unless a setting or `Start Scheduling    start=...` says
+otherwise, and moves only by the commands that advance it and by a restart's downtime.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
-from jobconform.conformance.vocabulary import Declaration, Phrase
+from behave import register_type
+
+from jobconform.backends.scheduling.protocol import ExecutionView, ScheduleView
+from jobconform.conformance.area_steps import alias_list
+from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.scheduling.harness import (
+    CONFIG_PARAMETERS,
+    SchedulingHarness,
+    freeze,
+)
+from jobconform.conformance.step_library import ParameterType
+from jobconform.conformance.vocabulary import (
+    Check,
+    Declaration,
+    OnHarness,
+    Phrase,
+    Reading,
+    Setting,
+    Vocabulary,
+    kept,
+    parameter_setting,
+)
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
-from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer, Verdict
+from jobconform.reference.scheduling.oracle import (
+    CREATED,
+    ExecutionOutcome,
+    PreCheckAnswer,
+    ValidationRun,
+    Verdict,
+    rejected,
+)
+
+register_type(
+    Instant=ParameterType(r"\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d)?(?:Z|[+-]\d\d:\d\d)", str),
+    PreCheck=ParameterType("|".join(answer.value for answer in PreCheckAnswer), str),
+)
 
 
 def parse_instant(text: str | None) -> datetime | None:
     """An ISO 8601 instant with its offset, as the suites write it; None for none."""
     return None if text is None else datetime.fromisoformat(text)
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text)
 
 
 def pre_check_answer(text: str | None) -> PreCheckAnswer | None:
@@ -62,9 +101,7 @@ def end_execution(alias: str, scheduled_for: str, outcome: str,
     """The runtime learns how the execution it dispatched for ``scheduled_for`` ended:
     ``outcome`` succeeded, failed or cancelled, ``cost`` none when unknown (SC-019);
     returns the answer (ended, refused or not_found)."""
-    instant = parse_instant(scheduled_for)
-    assert instant is not None
-    return sc.EndExecution(alias, instant, ExecutionOutcome(outcome), cost)
+    return sc.EndExecution(alias, _instant(scheduled_for), ExecutionOutcome(outcome), cost)
 
 
 def set_validation(alias: str, enabled: bool, timeout: float = 600.0) -> sc.SetValidation:
@@ -78,9 +115,7 @@ def end_validation(alias: str, scheduled_for: str, verdict: str) -> sc.EndValida
     ``verdict``: pass, fail, prose (free text saying it passed) or odd_json (a member
     passed that is no boolean) (SC-022, SC-023); returns the answer (decided, refused or
     not_found)."""
-    instant = parse_instant(scheduled_for)
-    assert instant is not None
-    return sc.EndValidation(alias, instant, Verdict(verdict))
+    return sc.EndValidation(alias, _instant(scheduled_for), Verdict(verdict))
 
 
 def edit_schedule(alias: str, message: str | None = None, expression: str | None = None,
@@ -110,6 +145,19 @@ def advance_scheduling_clock(seconds: float) -> AdvanceTime:
     return AdvanceTime(seconds)
 
 
+def advance_scheduling_clock_to(instant: str) -> OnHarness:
+    """Advance the scheduling clock to ``instant``: as far as that is from where it is."""
+    wanted = _instant(instant)
+
+    def advance(harness: SchedulingHarness) -> AdvanceTime:
+        seconds = (wanted - harness.clock.now()).total_seconds()
+        if seconds < 0:
+            raise ValueError(f"the scheduling clock is already past {instant}")
+        return AdvanceTime(seconds)
+
+    return OnHarness(advance)
+
+
 def restart_schedulers(down: float = 0.0) -> sc.RestartScheduling:
     """Crash every scheduler, let ``down`` seconds pass, start one over the store."""
     return sc.RestartScheduling(down)
@@ -119,57 +167,52 @@ def list_schedules() -> sc.ListSchedules:
     return sc.ListSchedules()
 
 
+def read_schedule(alias: str) -> sc.GetSchedule:
+    """Read the schedule; the record it read is kept for the check on the read."""
+    return sc.GetSchedule(alias)
+
+
 def read_history(alias: str) -> sc.ReadHistory:
     return sc.ReadHistory(alias)
 
 
+READ = "read:"  # the name the last read's answer is kept under (a creation's: its alias)
 ONE_SHOT = 'one-shot job "{alias}" is scheduled with message "{message}"'
 CRON = 'cron schedule "{alias}" runs "{message}" at "{expression}" in {timezone:S}'
 ENDS = 'the execution of schedule "{alias}" for {scheduled_for:Instant} ends {outcome:w}'
 DECLARATIONS = (
     Declaration("Schedule One-Shot Job", schedule_one_shot_job, (
-        Phrase(ONE_SHOT + " and a delay of {seconds:g} seconds",
-               lambda alias, message, seconds: sc.CreateOnce(alias, message,
-                                                             delay_seconds=seconds)),
-        Phrase(ONE_SHOT + " to run at {run_at:Instant}",
-               lambda alias, message, run_at: sc.CreateOnce(alias, message, run_at=run_at)),
-        Phrase(ONE_SHOT + ", a delay of {seconds:g} seconds and a run time of"
-               " {run_at:Instant}",
-               lambda alias, message, seconds, run_at: sc.CreateOnce(
-                   alias, message, run_at=run_at, delay_seconds=seconds)),
-        Phrase(ONE_SHOT + " and no time", lambda alias, message: sc.CreateOnce(alias, message)),
+        Phrase(ONE_SHOT + " and a delay of {delay:g} seconds", schedule_one_shot_job),
+        Phrase(ONE_SHOT + " to run at {run_at:Instant}", schedule_one_shot_job),
+        Phrase(ONE_SHOT + ", a delay of {delay:g} seconds and a run time of"
+               " {run_at:Instant}", schedule_one_shot_job),
+        Phrase(ONE_SHOT + " and no time", schedule_one_shot_job),
     ), kept_as=_created),
     Declaration("Create Cron Schedule", create_cron_schedule, (
-        Phrase(CRON, lambda alias, message, expression, timezone: sc.CreateCron(
-            alias, message, expression, timezone)),
-        Phrase(CRON + " with a pre-check that answers {answer:PreCheck}",
-               lambda alias, message, expression, timezone, answer: sc.CreateCron(
-                   alias, message, expression, timezone, answer)),
+        Phrase(CRON, create_cron_schedule),
+        Phrase(CRON + " with a pre-check that answers {pre_check:PreCheck}",
+               create_cron_schedule),
     ), kept_as=_created),
     Declaration("Pre-Check Answers", pre_check_answers, (
         Phrase('the pre-check of schedule "{alias}" answers {answer:PreCheck}',
-               lambda alias, answer: sc.ScriptPreCheck(alias, answer)),
+               pre_check_answers),
     )),
     Declaration("Trigger Schedule", trigger_schedule, (
         Phrase('schedule "{alias}" is triggered by hand', trigger_schedule),
     )),
     Declaration("End Execution", end_execution, (
-        Phrase(ENDS, lambda alias, scheduled_for, outcome: sc.EndExecution(
-            alias, scheduled_for, ExecutionOutcome(outcome))),
-        Phrase(ENDS + " at a cost of {cost:g}",
-               lambda alias, scheduled_for, outcome, cost: sc.EndExecution(
-                   alias, scheduled_for, ExecutionOutcome(outcome), cost)),
+        Phrase(ENDS, end_execution),
+        Phrase(ENDS + " at a cost of {cost:g}", end_execution),
     )),
     Declaration("Set Validation", set_validation, (
         Phrase('schedule "{alias}" validates its successes within {seconds:g} seconds',
-               lambda alias, seconds: sc.SetValidation(alias, True, seconds)),
+               lambda alias, seconds: set_validation(alias, True, seconds)),
         Phrase('schedule "{alias}" stops validating, with a timeout of {seconds:g} seconds',
-               lambda alias, seconds: sc.SetValidation(alias, False, seconds)),
+               lambda alias, seconds: set_validation(alias, False, seconds)),
     )),
     Declaration("End Validation", end_validation, (
         Phrase('the validation of schedule "{alias}" for {scheduled_for:Instant} answers'
-               ' {verdict:w}', lambda alias, scheduled_for, verdict: sc.EndValidation(
-                   alias, scheduled_for, Verdict(verdict))),
+               ' {verdict:w}', end_validation),
     )),
     Declaration("Edit Schedule", edit_schedule, (
         Phrase('schedule "{alias}" is edited to run "{message}"', edit_schedule),
@@ -190,14 +233,369 @@ DECLARATIONS = (
         Phrase("the scheduling clock advances {seconds:g} seconds", advance_scheduling_clock),
         Phrase("the scheduling clock advances {seconds:g} second", advance_scheduling_clock),
     )),
+    Declaration("Advance Scheduling Clock To", advance_scheduling_clock_to, (
+        Phrase("the scheduling clock advances to {instant:Instant}",
+               advance_scheduling_clock_to),
+    )),
     Declaration("Restart Schedulers", restart_schedulers, (
-        Phrase("the schedulers are down for {seconds:g} seconds and one restarts",
-               lambda seconds: restart_schedulers(seconds)),
+        Phrase("the schedulers are down for {down:g} seconds and one restarts",
+               restart_schedulers),
     )),
     Declaration("List Schedules", list_schedules, (
         Phrase("all schedules are listed", list_schedules),
     )),
+    Declaration("Read Schedule", read_schedule, (
+        Phrase('schedule "{alias}" is read', read_schedule),
+    ), kept_as=lambda command: READ),
     Declaration("Read History", read_history, (
         Phrase('the history of schedule "{alias}" is read', read_history),
     )),
 )
+
+# -- checks: what the backend shows ---------------------------------------------------------
+
+
+def _harness(through: Any) -> SchedulingHarness:
+    harness: SchedulingHarness = through.harness
+    return harness
+
+
+def _never_created(alias: str) -> str:
+    return f"no schedule {alias!r} (never created)"
+
+
+def _schedule(through: Any, alias: str) -> ScheduleView | str | None:
+    """What the backend holds of schedule `alias` (None: nothing), or what says it was
+    never created."""
+    harness = _harness(through)
+    schedule_id = harness.ids.get(alias)
+    return _never_created(alias) if schedule_id is None else harness.runtime.get(schedule_id)
+
+
+def _history(through: Any, alias: str) -> list[ExecutionView] | str:
+    harness = _harness(through)
+    schedule_id = harness.ids.get(alias)
+    if schedule_id is None:
+        return _never_created(alias)
+    return list(harness.runtime.history(schedule_id))
+
+
+def _execution(through: Any, alias: str, number: int) -> ExecutionView | str:
+    """Execution `number` (from 1) of the schedule's history, or what says there is none."""
+    history = _history(through, alias)
+    if isinstance(history, str):
+        return history
+    if not 1 <= number <= len(history):
+        return f"no execution {number} ({len(history)} held)"
+    return history[number - 1]
+
+
+def _fields(view: object, names: tuple[str, ...]) -> object:
+    """The fields `names` of a view as shown (one alone, several as a tuple)."""
+    if view is None:
+        return "no record held"
+    if isinstance(view, str):
+        return view  # there is no view: what says why
+    shown = tuple(getattr(view, name, "<missing>") for name in names)
+    return shown[0] if len(shown) == 1 else shown
+
+
+def _named(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"({', '.join(names)})"
+
+
+def _schedule_shows(alias: str, names: tuple[str, ...], wanted: object) -> Reading:
+    return Reading(f"schedule {alias!r} {_named(names)}",
+                   lambda through: _fields(_schedule(through, alias), names), wanted)
+
+
+def _execution_shows(alias: str, number: int, names: tuple[str, ...],
+                     wanted: object) -> Reading:
+    return Reading(f"execution {number} of {alias!r} {_named(names)}",
+                   lambda through: _fields(_execution(through, alias, number), names), wanted)
+
+
+def creation_should_be_accepted(alias: str) -> Reading:
+    return Reading(f"the creation of {alias!r}", kept(alias), CREATED)
+
+
+def creation_should_be_rejected(alias: str, code: str) -> Reading:
+    return Reading(f"the creation of {alias!r}", kept(alias), rejected(code))
+
+
+def next_fire_should_be(alias: str, instant: str) -> Reading:
+    return _schedule_shows(alias, ("next_fire_at",), _instant(instant))
+
+
+def should_have_no_next_fire(alias: str) -> Reading:
+    return _schedule_shows(alias, ("next_fire_at",), None)
+
+
+def schedule_should_not_be_held(alias: str) -> Reading:
+    """The backend holds no record of the schedule any more (it was deleted)."""
+    return Reading(f"schedule {alias!r} after its deletion",
+                   lambda through: _schedule(through, alias), None)
+
+
+def message_should_be(alias: str, message: str) -> Reading:
+    return _schedule_shows(alias, ("message",), message)
+
+
+def created_at_should_be(alias: str, instant: str) -> Reading:
+    return _schedule_shows(alias, ("created_at",), _instant(instant))
+
+
+def executions_should_be(alias: str, count: int) -> Reading:
+    def executions(through: Any) -> object:
+        history = _history(through, alias)
+        return history if isinstance(history, str) else len(history)
+
+    return Reading(f"the executions of {alias!r}", executions, count)
+
+
+def execution_should_be(alias: str, number: int, trigger: str,
+                        scheduled_for: str) -> Reading:
+    return _execution_shows(alias, number, ("trigger", "scheduled_for"),
+                            (trigger, _instant(scheduled_for)))
+
+
+def execution_should_have_started_at(alias: str, number: int, instant: str) -> Reading:
+    return _execution_shows(alias, number, ("started_at",), _instant(instant))
+
+
+def execution_should_be_skipped(alias: str, number: int) -> Reading:
+    return _execution_shows(alias, number, ("status", "cost", "message"), ("skipped", 0, None))
+
+
+def execution_should_have_dispatched(alias: str, number: int, message: str) -> Reading:
+    return _execution_shows(alias, number, ("status", "message"), ("dispatched", message))
+
+
+def execution_pre_check_should_be(alias: str, number: int,
+                                  outcome: str | None = None) -> Reading:
+    """The pre-check's outcome recorded on the execution; none when none ran."""
+    return _execution_shows(alias, number, ("pre_check",), outcome)
+
+
+def execution_should_have_ended(alias: str, number: int, outcome: str,
+                                cost: float | None = None) -> Reading:
+    """The end recorded on the execution (SC-019): its outcome and cost (none when
+    unknown)."""
+    return _execution_shows(alias, number, ("outcome", "cost"), (outcome, cost))
+
+
+def execution_should_not_have_ended(alias: str, number: int) -> Reading:
+    return _execution_shows(alias, number, ("outcome", "cost"), (None, None))
+
+
+def business_status_should_be(alias: str, number: int, status: str | None = None) -> Reading:
+    """The execution's business status (SC-021, SC-022): pending_validation, validated,
+    failed_validation or skipped; none before its end."""
+    return _execution_shows(alias, number, ("business_status",), status)
+
+
+def validation_run_should_be(alias: str, number: int, started_at: str | None = None,
+                             timeout: float | None = None) -> Reading:
+    """The execution's validation run, which names it back (SC-021); none without
+    ``started_at``."""
+    wanted = (None if started_at is None
+              else ValidationRun(_instant(started_at), float(timeout or 0)))
+
+    def run(through: Any) -> object:
+        execution = _execution(through, alias, number)
+        if isinstance(execution, str):
+            return execution
+        return _harness(through).validation_shown(execution)
+
+    return Reading(f"execution {number} of {alias!r} validation run", run, wanted)
+
+
+def schedule_validation_should_be(alias: str, enabled: bool,
+                                  timeout: float | None = None) -> Reading:
+    """The schedule's validation switch and timeout (SC-020)."""
+    return _schedule_shows(alias, ("validation", "validation_timeout"), (enabled, timeout))
+
+
+def scheduling_alerts_should_be(*places: str) -> Reading:
+    """The operator alerts of failed validations, as alias:number, in order (SC-024)."""
+    return Reading("operator_alerts(), in the order raised",
+                   lambda through: _harness(through).alerts_by_place(), list(places))
+
+
+def dispatches_should_be(alias: str, count: int) -> Reading:
+    def dispatched(through: Any) -> object:
+        harness = _harness(through)
+        schedule_id = harness.ids.get(alias)
+        dispatches, _ = harness.target.made()
+        return _never_created(alias) if schedule_id is None else sum(
+            1 for made_for, _, _ in dispatches if made_for == schedule_id)
+
+    return Reading(f"the dispatches of {alias!r}", dispatched, count)
+
+
+def pre_check_calls_should_be(alias: str, count: int) -> Reading:
+    def called(through: Any) -> object:
+        harness = _harness(through)
+        schedule_id = harness.ids.get(alias)
+        _, calls = harness.target.made()
+        return _never_created(alias) if schedule_id is None else calls.count(schedule_id)
+
+    return Reading(f"the pre-check calls of {alias!r}", called, count)
+
+
+def _last_answer(through: Any) -> object:
+    return _harness(through).last_answer
+
+
+def answer_should_be(answer: object, expected: str) -> Reading:
+    """``answer`` is what the command's keyword returned."""
+    return Reading("the answer", lambda through: answer, expected)
+
+
+def listed_schedules_should_be(listed: object, *aliases: str) -> Reading:
+    """``listed`` is what `List Schedules` returned."""
+    return Reading("the listing", lambda through: listed, list(aliases))
+
+
+def schedule_read_earlier_should_be_unchanged() -> Reading:
+    """The record the last `Read Schedule` returned still reads as it did then: read as
+    (what it read then, what it reads now)."""
+    def then_and_now(through: Any) -> object:
+        harness = _harness(through)
+        reads = [command for command in harness.commands
+                 if isinstance(command, sc.GetSchedule)]
+        held = harness.held.get(f"get:{reads[-1].schedule}") if reads else None
+        if held is None:
+            return "no schedule was read"
+        return through.answers.get(READ), freeze(held[0], harness.validates)
+
+    def unchanged(actual: object, wanted: object) -> bool:
+        return isinstance(actual, tuple) and actual[0] == actual[1]
+
+    return Reading("the schedule read earlier (as read, now)", then_and_now,
+                   "the same record twice", unchanged)
+
+
+CREATION_OF = 'the creation of schedule "{alias}" '
+SCHEDULE = 'schedule "{alias}" '
+EXECUTION = 'execution {number:d} of schedule "{alias}" '
+CHECKS = (
+    Check("Creation Should Be Accepted", creation_should_be_accepted, (
+        Phrase(CREATION_OF + "is accepted", creation_should_be_accepted),
+    )),
+    Check("Creation Should Be Rejected", creation_should_be_rejected, (
+        Phrase(CREATION_OF + 'is rejected with "{code}"', creation_should_be_rejected),
+    )),
+    Check("Schedule Should Not Be Held", schedule_should_not_be_held, (
+        Phrase(SCHEDULE + "is not held", schedule_should_not_be_held),
+    )),
+    Check("Message Should Be", message_should_be, (
+        Phrase(SCHEDULE + 'runs "{message}"', message_should_be),
+    )),
+    Check("Next Fire Should Be", next_fire_should_be, (
+        Phrase(SCHEDULE + "next fires at {instant:Instant}", next_fire_should_be),
+    )),
+    Check("Should Have No Next Fire", should_have_no_next_fire, (
+        Phrase(SCHEDULE + "has no next fire", should_have_no_next_fire),
+    )),
+    Check("Created At Should Be", created_at_should_be, (
+        Phrase(SCHEDULE + "was created at {instant:Instant}", created_at_should_be),
+    )),
+    Check("Executions Should Be", executions_should_be, (
+        Phrase(SCHEDULE + "has {count:d} executions", executions_should_be),
+        Phrase(SCHEDULE + "has {count:d} execution", executions_should_be),
+    )),
+    Check("Execution Should Be", execution_should_be, (
+        Phrase(EXECUTION + "is a {trigger:w} run for {scheduled_for:Instant}",
+               execution_should_be),
+    )),
+    Check("Execution Should Have Started At", execution_should_have_started_at, (
+        Phrase(EXECUTION + "started at {instant:Instant}",
+               execution_should_have_started_at),
+    )),
+    Check("Execution Should Be Skipped At Zero Cost", execution_should_be_skipped, (
+        Phrase(EXECUTION + "is skipped at zero cost", execution_should_be_skipped),
+    )),
+    Check("Execution Should Have Dispatched", execution_should_have_dispatched, (
+        Phrase(EXECUTION + 'dispatched "{message}"', execution_should_have_dispatched),
+    )),
+    Check("Execution Pre-Check Should Be", execution_pre_check_should_be, (
+        Phrase(EXECUTION + "records the pre-check as {outcome:PreCheck}",
+               execution_pre_check_should_be),
+        Phrase(EXECUTION + "ran no pre-check", execution_pre_check_should_be),
+    )),
+    Check("Execution Should Have Ended", execution_should_have_ended, (
+        Phrase(EXECUTION + "ended {outcome:w} at a cost of {cost:g}",
+               execution_should_have_ended),
+    )),
+    Check("Execution Should Not Have Ended", execution_should_not_have_ended, (
+        Phrase(EXECUTION + "has not ended", execution_should_not_have_ended),
+    )),
+    Check("Business Status Should Be", business_status_should_be, (
+        Phrase(EXECUTION + "is {status:w}", business_status_should_be),
+        Phrase(EXECUTION + "has no business status", business_status_should_be),
+    )),
+    Check("Validation Run Should Be", validation_run_should_be, (
+        Phrase(EXECUTION + "has a validation run started at {started_at:Instant} within"
+               " {timeout:g} seconds", validation_run_should_be),
+        Phrase(EXECUTION + "has no validation run", validation_run_should_be),
+    )),
+    Check("Schedule Validation Should Be", schedule_validation_should_be, (
+        Phrase(SCHEDULE + "shows validation {state:w} with a timeout of {timeout:g} seconds",
+               lambda alias, state, timeout: schedule_validation_should_be(
+                   alias, state == "on", timeout)),
+        Phrase(SCHEDULE + "shows validation off and no timeout",
+               lambda alias: schedule_validation_should_be(alias, False)),
+    )),
+    Check("Scheduling Alerts Should Be", scheduling_alerts_should_be, (
+        Phrase('the scheduling alerts are "{places}"',
+               lambda places: scheduling_alerts_should_be(*alias_list(places))),
+        Phrase("no scheduling alert was raised", scheduling_alerts_should_be),
+    )),
+    Check("Dispatches Should Be", dispatches_should_be, (
+        Phrase(SCHEDULE + "was dispatched {count:d} times", dispatches_should_be),
+        Phrase(SCHEDULE + "was dispatched {count:d} time", dispatches_should_be),
+    )),
+    Check("Pre-Check Calls Should Be", pre_check_calls_should_be, (
+        Phrase('the pre-check of schedule "{alias}" was called {count:d} times',
+               pre_check_calls_should_be),
+        Phrase('the pre-check of schedule "{alias}" was called {count:d} time',
+               pre_check_calls_should_be),
+    )),
+    Check("Answer Should Be", answer_should_be, (
+        Phrase('the schedule answer is "{expected}"',
+               lambda expected: Reading("the answer", _last_answer, expected)),
+    )),
+    Check("Listed Schedules Should Be", listed_schedules_should_be, (
+        Phrase('the schedules listed are "{aliases}"', lambda aliases: Reading(
+            "the listing", _last_answer, alias_list(aliases))),
+    )),
+    Check("Schedule Read Earlier Should Be Unchanged",
+          schedule_read_earlier_should_be_unchanged, (
+              Phrase("the schedule read earlier still reads as it did",
+                     schedule_read_earlier_should_be_unchanged),
+          )),
+)
+
+# -- settings: the clock's start and the area's parameters, before the first command -------
+
+SETTINGS = (
+    parameter_setting("scheduling with {name:w} set to {value:w}", "scheduling",
+                      CONFIG_PARAMETERS),
+    Setting("the scheduling clock starts at {start:Instant}", lambda start: {"start": start}),
+)
+
+
+def open_scheduling(backend: Any, profile: Any, registry: Any,
+                    overrides: dict[str, Any]) -> SchedulingHarness:
+    """The scheduling harness, its clock at the ``start`` the overrides name (the kit's
+    epoch by default), the other overrides replacing the profile's parameters."""
+    parameters = dict(overrides)
+    start = parameters.pop("start", None)
+    return SchedulingHarness(backend, profile, registry, overrides=parameters,
+                             start=EPOCH if start is None else _instant(start))
+
+
+VOCABULARY = Vocabulary(area="scheduling", noun="scheduling", start="Start Scheduling",
+                        commands=DECLARATIONS, checks=CHECKS, settings=SETTINGS,
+                        open=open_scheduling)

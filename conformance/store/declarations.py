@@ -1,18 +1,42 @@
-"""The task store's commands (TS-001..TS-012), declared once (conformance/vocabulary.py).
+"""What the task store's suites say (TS-001..TS-013), declared once
+(conformance/vocabulary.py): the commands, checks and preconditions from which its Behave
+steps and Robot keywords are derived, in the feature file's and the Robot suite's own
+words.
 
-The Behave steps (conformance/store/steps.py) and the Robot keywords
-(conformance/store/keywords.py) are derived from this list; the wordings are the feature
-file's and the Robot suite's own. Records are written as JSON objects of their fields,
-instants in seconds after the epoch: a keyword takes the JSON text, a step gets it
-parsed already (the `Json` type of conformance/step_library.py). A step names several
-task ids as `"t1", "t2"` or `t1, t2`, a keyword as one argument each (or, beside writes,
-separated by commas).
+Commands go through `StoreHarness.run` (the store and the oracle, compared); each answer
+is kept, and the checks read the store's last answer and the records it handed out
+earlier. Records are written as JSON objects of their fields, instants in seconds after
+the epoch: a keyword takes the JSON text, a step gets it parsed already (the `Json` type
+of conformance/step_library.py). A step names several task ids as `"t1", "t2"` or
+`t1, t2`, a keyword as one argument each (or, beside writes, separated by commas). The
+harness opens on the first command, check or precondition: there is no start keyword.
 """
 
 from __future__ import annotations
 
-from jobconform.conformance.store.harness import at_seconds, record_from_fields
-from jobconform.conformance.vocabulary import Declaration, Phrase, json_value
+from dataclasses import replace
+from typing import Any
+
+from jobconform.conformance.store.harness import (
+    Raised,
+    RecordForm,
+    StoreHarness,
+    at_seconds,
+    differing_fields,
+    listed_ids,
+    record_from_fields,
+    refused_as_unavailable,
+)
+from jobconform.conformance.vocabulary import (
+    Check,
+    Declaration,
+    Phrase,
+    Precondition,
+    Reading,
+    Vocabulary,
+    json_value,
+    kept,
+)
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.reference.store.commands import (
     AtOnce,
@@ -129,7 +153,9 @@ def reconnect_the_store() -> BackendOutage:
     return BackendOutage(False)
 
 
-DECLARATIONS = (
+# Every command's answer is kept under one name: the checks read the store's last answer.
+LAST = "last:"
+DECLARATIONS = tuple(replace(declaration, kept_as=lambda command: LAST) for declaration in (
     Declaration("Save Task", save_task, (
         Phrase('the store saves task "{task_id}" as {fields:Json}',
                lambda task_id, fields: SaveTask(record_from_fields(task_id, fields))),
@@ -185,4 +211,128 @@ DECLARATIONS = (
     Declaration("Reconnect The Store", reconnect_the_store, (
         Phrase("the store's backend is reachable again", reconnect_the_store),
     )),
+))
+
+# -- checks: the store's last answer, and the records it handed out ------------------------
+
+NOTHING_RUN = "no store command has run yet"
+
+
+def _reads_as(what: str, read: Any, task_id: str, fields: JsonValue) -> Reading:
+    """`read` (through -> a record as the store answered it) shows these fields: read as
+    the fields that differ, name -> (expected, actual)."""
+    expected = record_from_fields(task_id, fields)
+
+    def differences(through: Any) -> object:
+        answer = read(through)
+        return differing_fields(answer, expected) if isinstance(answer, RecordForm) else answer
+
+    return Reading(f"{what}, the fields that differ (expected, actual)", differences, {})
+
+
+def _answers_task(task_id: str, fields: JsonValue) -> Reading:
+    return _reads_as(f"the store's record of {task_id!r}", kept(LAST, NOTHING_RUN), task_id,
+                     fields)
+
+
+def task_should_read(task_id: str, fields: str = "{}") -> Reading:
+    """The last read answered the record of ``task_id`` with these fields."""
+    return _answers_task(task_id, json_value(fields))
+
+
+def _read_before(task_id: str, fields: JsonValue) -> Reading:
+    def first_read(through: Any) -> object:
+        harness: StoreHarness = through.harness
+        held = [view for _, view, then in harness.held if then.task_id == task_id]
+        return RecordForm.of(held[0]) if held else f"no record of {task_id!r} was read"
+
+    return _reads_as(f"the record of {task_id!r} read earlier", first_read, task_id, fields)
+
+
+def read_before_should_show(task_id: str, fields: str = "{}") -> Reading:
+    """The first record of ``task_id`` the store handed out still has these fields."""
+    return _read_before(task_id, json_value(fields))
+
+
+def should_answer_none() -> Reading:
+    return Reading("the store's answer", kept(LAST, NOTHING_RUN), None)
+
+
+def should_not_raise() -> Reading:
+    return Reading("the store's answer", kept(LAST, NOTHING_RUN), "no error",
+                   lambda answer, _: not isinstance(answer, Raised))
+
+
+def should_refuse_as_unavailable() -> Reading:
+    """The last operation raised an error with code TASK_STORE_UNAVAILABLE."""
+    return Reading("the store's answer", kept(LAST, NOTHING_RUN),
+                   "an error with code TASK_STORE_UNAVAILABLE",
+                   lambda answer, _: refused_as_unavailable(answer))
+
+
+def _listed(through: Any) -> object:
+    answer = through.answers.get(LAST, NOTHING_RUN)
+    return listed_ids(answer) if isinstance(answer, tuple) else answer
+
+
+def listed_tasks_should_be(*task_ids: str) -> Reading:
+    """The last list answered exactly these ids (none: an empty list)."""
+    return Reading("the store's list", _listed, sorted(task_ids))
+
+
+CHECKS = (
+    Check("Task Should Read", task_should_read, (
+        Phrase('the store answers task "{task_id}" as {fields:Json}', _answers_task),
+    )),
+    Check("Store Should Answer No Task", should_answer_none, (
+        Phrase("the store answers no task", should_answer_none),
+    )),
+    Check("Store Should Not Raise", should_not_raise, (
+        Phrase("the store answers without an error", should_not_raise),
+    )),
+    Check("Store Should Refuse As Unavailable", should_refuse_as_unavailable, (
+        Phrase("the store refuses with TASK_STORE_UNAVAILABLE", should_refuse_as_unavailable),
+    )),
+    Check("Listed Tasks Should Be", listed_tasks_should_be, (
+        Phrase("the store's list holds the tasks {ids}",
+               lambda ids: listed_tasks_should_be(*step_ids(ids))),
+        Phrase("the store's list holds no tasks", listed_tasks_should_be),
+    )),
+    Check("Task Read Before Should Still Show", read_before_should_show, (
+        Phrase('the record of task "{task_id}" read before still shows {fields:Json}',
+               _read_before),
+    )),
 )
+
+# -- preconditions: TS-011 differs for a store with a backend to lose and one without ------
+
+
+def _unless_backend(harness: StoreHarness) -> str | None:
+    return None if harness.has_backend else (
+        f"the task store of {harness.backend.name} keeps its records in memory (no"
+        " set_reachable seam): it has no backend to lose")
+
+
+def _unless_in_memory(harness: StoreHarness) -> str | None:
+    return None if not harness.has_backend else (
+        f"the task store of {harness.backend.name} has a backend to lose (it offers"
+        " set_reachable)")
+
+
+PRECONDITIONS = (
+    Precondition("Store Should Have A Backend To Lose",
+                 "the store's backend can be made unreachable", _unless_backend),
+    Precondition("Store Should Keep Its Records In Memory",
+                 "the store keeps its records in memory", _unless_in_memory),
+)
+
+
+def open_store(backend: Any, profile: Any, registry: Any,
+               overrides: dict[str, Any]) -> StoreHarness:
+    """The store harness (the store has no parameters to override)."""
+    return StoreHarness(backend, profile, registry)
+
+
+VOCABULARY = Vocabulary(area="store", noun="store", start=None, commands=DECLARATIONS,
+                        checks=CHECKS, preconditions=PRECONDITIONS, opens_on_first_use=True,
+                        open=open_store)
