@@ -2,9 +2,9 @@
 area's start keyword on the backend and profile the run names, closed when the test ends
 whatever its outcome, and failures that name the test's requirement tags.
 
-An area's library (conformance/<area>/keywords.py) subclasses `AreaLibrary`, says how its
-start keyword is spelt (`START`) and what it opens (`OPENS`), and keeps only its own
-keywords.
+`AreaLibrary` keeps a test's harness and the answers kept by alias; the Robot library
+derived from an area's vocabulary (conformance/vocabulary.py's `DerivedLibrary`) builds on
+it, saying how its start keyword is spelt (`START`) and what it opens (`OPENS`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
-from robot.api.deco import keyword
 from robot.libraries.BuiltIn import BuiltIn
 
 from jobconform.backends.loading import load_backend
@@ -116,65 +115,3 @@ class AreaLibrary(Generic[HarnessT]):
         """Send one command through the test's harness; its answer."""
         harness: Any = self.harness
         return harness.run(command)
-
-    def _fail(self, message: str) -> AssertionError:
-        return test_failure(message)
-
-    def _created_id(self, ids: dict[str, str], noun: str, alias: str) -> str:
-        """The backend's id of the `noun` created as `alias`; a failure showing the
-        creation's answer where it was never created."""
-        found = ids.get(alias)
-        if found is None:
-            raise self._fail(f"{noun} {alias!r} was never created (answer:"
-                             f" {self._answers.get(alias)!r})")
-        return found
-
-
-ReadT = TypeVar("ReadT")
-
-
-class CreatingLibrary(AreaLibrary[HarnessT], Generic[HarnessT, ReadT]):
-    """An area library whose tests create by alias and check how each creation was
-    answered: `CREATED`, or `rejected(code)`, as the area's oracle spells them. It keeps
-    the record a test read last (`ReadT`: the runtime's view and what it showed then).
-    Its harness keeps the runtime's ids by alias (`ids`) and the `runtime` whose `get(id)`
-    reads what was created; `NOUN` says what its keywords call it ("reminder")."""
-
-    CREATED: ClassVar[str]
-    NOUN: ClassVar[str]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._read: ReadT | None = None
-
-    def _id(self, alias: str) -> str:
-        """The backend's id of what was created as `alias`; a failure where never."""
-        harness: Any = self.harness
-        return self._created_id(harness.ids, self.NOUN, alias)
-
-    def _view(self, alias: str) -> Any:
-        """What the backend holds of `alias`; a failure where it holds nothing."""
-        harness: Any = self.harness
-        view = harness.runtime.get(self._id(alias))
-        if view is None:
-            raise self._fail(f"the backend holds no record of {self.NOUN} {alias!r}")
-        return view
-
-    @staticmethod
-    def rejected(code: str) -> str:
-        """A creation's answer refusing it with `code`."""
-        raise NotImplementedError
-
-    def _creation_should_be(self, alias: str, wanted: str) -> None:
-        answer = self._answers.get(alias)
-        if answer != wanted:
-            raise self._fail(f"the creation of {alias!r} should be answered {wanted!r}, the"
-                             f" backend answered {answer!r}")
-
-    @keyword("Creation Should Be Accepted")
-    def creation_should_be_accepted(self, alias: str) -> None:
-        self._creation_should_be(alias, self.CREATED)
-
-    @keyword("Creation Should Be Rejected")
-    def creation_should_be_rejected(self, alias: str, code: str) -> None:
-        self._creation_should_be(alias, self.rejected(code))

@@ -3,7 +3,8 @@
 A step is a setup (Given only: it configures before any command), an action (Given or
 When: it sends a command) or a check (Then: it reads what the backend shows). The parse
 types the patterns of every area use (`{status:Status}`, `{value:Json}`,
-`{mode:Jitter}`) are registered here, before any step library compiles a pattern.
+`{mode:Jitter}`) are registered here, before any step library compiles a pattern; an
+area's own (`ParameterType`, scheduling's `{instant:Instant}`) with its declarations.
 """
 
 from __future__ import annotations

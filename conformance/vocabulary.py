@@ -29,9 +29,10 @@ Robot keyword that opens a test's harness (and the commands it sends then). Its 
 steps are then registered from it (`register_steps`, which the step loader calls for an
 area declaring a vocabulary) and its Robot library is `DerivedLibrary` bound to it
 (Robot's dynamic library API), so the area writes no step and no keyword (governor,
-breaker, composite, idempotency, admission, loops, reminders, restart, the third-party
-tally). Where its commands also say how they apply to the backend and the oracle
-(conformance/command_engine.py), its harness and its Hypothesis machine are derived too.
+breaker, composite, idempotency, admission, loops, reminders, restart, scheduling, the
+task store, the third-party tally). Where its commands also say how they apply to the
+backend and the oracle (conformance/command_engine.py), its harness and its Hypothesis
+machine are derived too.
 """
 
 from __future__ import annotations
@@ -353,6 +354,27 @@ class Reading:
 def readings_of(built: Reading | tuple[Reading, ...]) -> tuple[Reading, ...]:
     """What a check's builder gave: one reading, or several made in order."""
     return built if isinstance(built, tuple) else (built,)
+
+
+def unchanged_since_read(noun: str, read_of: Callable[[Any], str | None], kept_as: str,
+                         now: Callable[[Any, Any], object]) -> Reading:
+    """The record the last read answered (kept under `kept_as`) still reads as it did
+    then: read as (what it read then, what the view it got reads now). `read_of(command)`
+    is the alias a read command read (None for any other command); the harness holds the
+    view each read got under "get:ALIAS", and `now(harness, view)` is how it reads now."""
+    def then_and_now(through: Any) -> object:
+        harness = through.harness
+        reads = [alias for alias in map(read_of, harness.commands) if alias is not None]
+        held = harness.held.get(f"get:{reads[-1]}") if reads else None
+        if held is None:
+            return f"no {noun} was read"
+        return through.answers.get(kept_as), now(harness, held[0])
+
+    def unchanged(actual: object, wanted: object) -> bool:
+        return isinstance(actual, tuple) and actual[0] == actual[1]
+
+    return Reading(f"the {noun} read earlier (as read, now)", then_and_now,
+                   "the same record twice", unchanged)
 
 
 @dataclass(frozen=True)

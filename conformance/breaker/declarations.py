@@ -22,6 +22,7 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    kept,
     with_settings,
 )
 from jobconform.reference.breaker import commands as bc
@@ -259,23 +260,19 @@ DECLARATIONS = (
 # -- checks: what the backend answered or shows ----------------------------------------------
 
 
-def _kept(name: str, unset: str = "<never sent>") -> Any:
-    return lambda through: through.answers.get(name, unset)
-
-
 def answer_should_be(name: str, expected: str) -> Reading:
     """The backend's answer to call or work ``name``: admitted, probe, refused, queued; or
     the class it gave a call's raw end."""
-    return Reading(f"the answer to {name!r}", _kept(name), expected)
+    return Reading(f"the answer to {name!r}", kept(name, "<never sent>"), expected)
 
 
 def report_should_be(name: str, expected: str) -> Reading:
     """The report kept under ``name`` (Report End), given as JSON (CB-018, CB-019)."""
-    return Reading(f"the report of {name!r}", _kept(name), json.loads(expected))
+    return Reading(f"the report of {name!r}", kept(name, "<never sent>"), json.loads(expected))
 
 
 def backstop_failed(count: int) -> Reading:
-    return Reading("the work the backstop sweep failed", _kept(BACKSTOP, "<never run>"), count)
+    return Reading("the work the backstop sweep failed", kept(BACKSTOP, "<never run>"), count)
 
 
 def concurrent_should_get(probes: int, refused: int) -> Reading:

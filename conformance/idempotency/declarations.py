@@ -27,6 +27,7 @@ from jobconform.conformance.vocabulary import (
     Setting,
     Vocabulary,
     json_value,
+    kept,
 )
 from jobconform.reference.commands import AdvanceTime, Raise, Succeed
 from jobconform.reference.faults import FaultKind, StoreFault
@@ -262,10 +263,6 @@ DECLARATIONS = (
 # -- checks: what the backend answered ------------------------------------------------------
 
 
-def _kept(name: str) -> Any:
-    return lambda through: through.answers.get(name)
-
-
 def _answer_fields(handle: str, *names: str) -> Any:
     """The fields of claim ``handle``'s answer, or the answer itself where it is none."""
     def read(through: Any) -> object:
@@ -321,7 +318,7 @@ def claim_should_replay_error(handle: str, original: str, error_type: str,
 
 
 def _answered(name: str, what: str, wanted: bool) -> Reading:
-    return Reading(what, _kept(name), wanted, operator.is_)
+    return Reading(what, kept(name), wanted, operator.is_)
 
 
 def completion_should_be_stored(handle: str) -> Reading:
@@ -343,7 +340,7 @@ def release_should_be_refused(handle: str) -> Reading:
 def answer_should_be_unavailable(what: str) -> Reading:
     """``what`` is a claim's handle, ``complete:<handle>`` or ``release:<handle>``: it met
     a failed store write and holds nothing (IK-015)."""
-    return Reading(f"the answer to {what!r}", _kept(what), UNAVAILABLE)
+    return Reading(f"the answer to {what!r}", kept(what), UNAVAILABLE)
 
 
 def _call_unavailable(what: str, handle: str) -> Reading:
@@ -364,7 +361,7 @@ def purge_should_remove(count: int) -> Reading:
 
 
 def _purged(count: int) -> Reading:
-    return Reading("the records the purge removed", _kept("purge"), count, _count)
+    return Reading("the records the purge removed", kept("purge"), count, _count)
 
 
 def scheduler_key_should_be(execution_id: str, expected: str) -> Reading:
@@ -439,7 +436,7 @@ CHECKS = (
     Check("Scheduler Key Should Be", scheduler_key_should_be, (
         Phrase('the scheduler key of execution "{execution}" is "{key}"',
                lambda execution, key: Reading(f"the scheduler key of {execution!r}",
-                                              _kept(f"scheduler:{execution}"), key)),
+                                              kept(f"scheduler:{execution}"), key)),
     )),
     Check("Audit Log Should Hold", audit_log_should_hold, (
         Phrase("the audit log holds {count:d} idempotent_replay events, the last for claim"

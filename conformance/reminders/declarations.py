@@ -27,8 +27,10 @@ from jobconform.conformance.vocabulary import (
     Phrase,
     Precondition,
     Reading,
-    Setting,
     Vocabulary,
+    kept,
+    parameter_setting,
+    unchanged_since_read,
 )
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.faults import FaultKind, StoreFault
@@ -233,10 +235,6 @@ DECLARATIONS = (
 # -- checks: what the backend shows ---------------------------------------------------------
 
 
-def _kept(name: str) -> Any:
-    return lambda through: through.answers.get(name)
-
-
 def _field(alias: str, name: str) -> Any:
     """Reads field `name` of what the backend holds of reminder `alias`."""
     def read(through: Any) -> object:
@@ -254,16 +252,16 @@ def _shows(alias: str, name: str, wanted: object) -> Reading:
 
 
 def creation_should_be_accepted(alias: str) -> Reading:
-    return Reading(f"the creation of {alias!r}", _kept(alias), CREATED)
+    return Reading(f"the creation of {alias!r}", kept(alias), CREATED)
 
 
 def creation_should_be_rejected(alias: str, code: str) -> Reading:
-    return Reading(f"the creation of {alias!r}", _kept(alias), rejected(code))
+    return Reading(f"the creation of {alias!r}", kept(alias), rejected(code))
 
 
 def creation_should_answer_reminder(alias: str, original: str) -> Reading:
     """The creation created nothing and answered the reminder its key names (RM-017)."""
-    return Reading(f"the creation of {alias!r}", _kept(alias), f"{REPLAYED}:{original}")
+    return Reading(f"the creation of {alias!r}", kept(alias), f"{REPLAYED}:{original}")
 
 
 def cancel_should_answer(alias: str, expected: str) -> Reading:
@@ -352,24 +350,13 @@ def listed_reminders_should_be(listed: object, aliases: str) -> Reading:
 def reminder_read_earlier_should_be_unchanged() -> Reading:
     """The record the last `Read Reminder` returned still reads as it did then: read as
     (what it read then, what it reads now)."""
-    def then_and_now(through: Any) -> object:
-        harness: ReminderHarness = through.harness
-        reads = [command for command in harness.commands
-                 if isinstance(command, rc.GetReminder)]
-        held = harness.held.get(f"get:{reads[-1].reminder}") if reads else None
-        if held is None:
-            return "no reminder was read"
-        return through.answers.get(READ), freeze(held[0])
-
-    def unchanged(actual: object, wanted: object) -> bool:
-        return isinstance(actual, tuple) and actual[0] == actual[1]
-
-    return Reading("the reminder read earlier (as read, now)", then_and_now,
-                   "the same record twice", unchanged)
+    return unchanged_since_read(
+        "reminder", lambda command: command.reminder if isinstance(command, rc.GetReminder)
+        else None, READ, lambda harness, view: freeze(view))
 
 
 def no_reminder_should_have_been_read() -> Reading:
-    return Reading("the read of an unknown reminder", _kept(READ), None)
+    return Reading("the read of an unknown reminder", kept(READ), None)
 
 
 def _read_status(status: str) -> Reading:
@@ -393,7 +380,7 @@ CHECKS = (
     )),
     Check("Cancel Should Answer", cancel_should_answer, (
         Phrase('the cancel answers "{answer}"', lambda answer: Reading(
-            "the cancel's answer", _kept(CANCELLED), answer)),
+            "the cancel's answer", kept(CANCELLED), answer)),
     )),
     Check("Reminder Status Should Be", reminder_status_should_be, (
         Phrase(REMINDER + "is {status:w}", reminder_status_should_be),
@@ -430,17 +417,17 @@ CHECKS = (
     )),
     Check("Swept Count Should Be", swept_count_should_be, (
         Phrase("the sweep deleted {count:d} reminders",
-               lambda count: Reading("reminders the sweep deleted", _kept(SWEPT), count)),
+               lambda count: Reading("reminders the sweep deleted", kept(SWEPT), count)),
         Phrase("the sweep deleted {count:d} reminder",
-               lambda count: Reading("reminders the sweep deleted", _kept(SWEPT), count)),
+               lambda count: Reading("reminders the sweep deleted", kept(SWEPT), count)),
     )),
     Check("Reminder Should Not Be Held", reminder_should_not_be_held, (
         Phrase(REMINDER + "is no longer held", reminder_should_not_be_held),
     )),
     Check("Listed Reminders Should Be", listed_reminders_should_be, (
         Phrase('the reminders listed are "{aliases}"', lambda aliases: Reading(
-            "the listing", _kept(LISTED), alias_list(aliases))),
-        Phrase("no reminders are listed", lambda: Reading("the listing", _kept(LISTED), [])),
+            "the listing", kept(LISTED), alias_list(aliases))),
+        Phrase("no reminders are listed", lambda: Reading("the listing", kept(LISTED), [])),
     )),
     Check("Reminder Read Earlier Should Be Unchanged",
           reminder_read_earlier_should_be_unchanged, (
@@ -462,14 +449,8 @@ CHECKS = (
 # -- the parameter setting and the store faults precondition ------------------------------
 
 
-def _parameter(name: str, value: float) -> dict[str, object]:
-    if name not in CONFIG_PARAMETERS:
-        raise ValueError(f"unknown reminder parameter {name!r}; known:"
-                         f" {', '.join(CONFIG_PARAMETERS)}")
-    return {name: value}
-
-
-SETTINGS = (Setting("reminders with {name:w} set to {value:g}", _parameter),)
+SETTINGS = (parameter_setting("reminders with {name:w} set to {value:g}", "reminder",
+                              CONFIG_PARAMETERS),)
 
 
 def _unless_store_faults(harness: ReminderHarness) -> str | None:

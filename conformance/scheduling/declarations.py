@@ -38,6 +38,7 @@ from jobconform.conformance.vocabulary import (
     Vocabulary,
     kept,
     parameter_setting,
+    unchanged_since_read,
 )
 from jobconform.reference.commands import AdvanceTime
 from jobconform.reference.scheduling import commands as sc
@@ -460,20 +461,9 @@ def listed_schedules_should_be(listed: object, *aliases: str) -> Reading:
 def schedule_read_earlier_should_be_unchanged() -> Reading:
     """The record the last `Read Schedule` returned still reads as it did then: read as
     (what it read then, what it reads now)."""
-    def then_and_now(through: Any) -> object:
-        harness = _harness(through)
-        reads = [command for command in harness.commands
-                 if isinstance(command, sc.GetSchedule)]
-        held = harness.held.get(f"get:{reads[-1].schedule}") if reads else None
-        if held is None:
-            return "no schedule was read"
-        return through.answers.get(READ), freeze(held[0], harness.validates)
-
-    def unchanged(actual: object, wanted: object) -> bool:
-        return isinstance(actual, tuple) and actual[0] == actual[1]
-
-    return Reading("the schedule read earlier (as read, now)", then_and_now,
-                   "the same record twice", unchanged)
+    return unchanged_since_read(
+        "schedule", lambda command: command.schedule if isinstance(command, sc.GetSchedule)
+        else None, READ, lambda harness, view: freeze(view, harness.validates))
 
 
 CREATION_OF = 'the creation of schedule "{alias}" '
