@@ -38,18 +38,7 @@ from jobconform.conformance.vocabulary import (
     kept,
 )
 from jobconform.reference.lifecycle import JsonValue
-from jobconform.reference.store.commands import (
-    AtOnce,
-    BackendOutage,
-    DeleteTask,
-    GetTask,
-    ListExpired,
-    ListTasks,
-    Operation,
-    PutTask,
-    SaveConcurrently,
-    SaveTask,
-)
+from jobconform.reference.store import commands as ts
 
 
 def step_ids(text: str) -> list[str]:
@@ -62,80 +51,80 @@ def _comma_separated(text: str) -> list[str]:
 
 
 def _beside_writes(threads: int, saved: list[str], fields: JsonValue,
-                   deleted: list[str]) -> AtOnce:
-    operations: list[Operation] = [ListTasks()] * int(threads)
-    operations += [SaveTask(record_from_fields(task_id, fields)) for task_id in saved]
-    operations += [DeleteTask(task_id) for task_id in deleted]
-    return AtOnce(tuple(operations))
+                   deleted: list[str]) -> ts.AtOnce:
+    operations: list[ts.Operation] = [ts.ListTasks()] * int(threads)
+    operations += [ts.SaveTask(record_from_fields(task_id, fields)) for task_id in saved]
+    operations += [ts.DeleteTask(task_id) for task_id in deleted]
+    return ts.AtOnce(tuple(operations))
 
 
 # -- builders: each is a Robot keyword's signature and documentation ---------------------
 
 
-def save_task(task_id: str, fields: str = "{}") -> SaveTask:
+def save_task(task_id: str, fields: str = "{}") -> ts.SaveTask:
     """Save the record of ``task_id`` with these fields (a JSON object)."""
-    return SaveTask(record_from_fields(task_id, json_value(fields)))
+    return ts.SaveTask(record_from_fields(task_id, json_value(fields)))
 
 
-def put_task(task_id: str, fields: str = "{}") -> PutTask:
+def put_task(task_id: str, fields: str = "{}") -> ts.PutTask:
     """Save the record of ``task_id`` through the deprecated ``put`` alias (TS-013); the
     answer is the record read back, which must be the one saved."""
-    return PutTask(record_from_fields(task_id, json_value(fields)))
+    return ts.PutTask(record_from_fields(task_id, json_value(fields)))
 
 
-def save_tasks_at_once(*task_ids: str, fields: str = "{}") -> SaveConcurrently:
+def save_tasks_at_once(*task_ids: str, fields: str = "{}") -> ts.SaveConcurrently:
     """Save a record of each of ``task_ids`` (with these fields) on a thread of its
     own, the threads released together (TS-010); the answer is the store's list
     afterwards."""
     given = json_value(fields)
-    return SaveConcurrently(tuple(record_from_fields(task_id, given) for task_id in task_ids))
+    return ts.SaveConcurrently(tuple(record_from_fields(task_id, given) for task_id in task_ids))
 
 
-def read_task(task_id: str) -> GetTask:
+def read_task(task_id: str) -> ts.GetTask:
     """Ask the store for the record of ``task_id``."""
-    return GetTask(task_id)
+    return ts.GetTask(task_id)
 
 
-def list_tasks(status: str | None = None) -> ListTasks:
+def list_tasks(status: str | None = None) -> ts.ListTasks:
     """Ask for every record, or those of one canonical status."""
-    return ListTasks(status)
+    return ts.ListTasks(status)
 
 
-def delete_task(task_id: str) -> DeleteTask:
+def delete_task(task_id: str) -> ts.DeleteTask:
     """Delete the record of ``task_id``."""
-    return DeleteTask(task_id)
+    return ts.DeleteTask(task_id)
 
 
-def list_tasks_expired_before(seconds: float) -> ListExpired:
+def list_tasks_expired_before(seconds: float) -> ts.ListExpired:
     """Ask for the terminal records completed strictly before ``seconds`` after the
     epoch."""
-    return ListExpired(at_seconds(float(seconds)))
+    return ts.ListExpired(at_seconds(float(seconds)))
 
 
-def read_tasks_at_once(*task_ids: str) -> AtOnce:
+def read_tasks_at_once(*task_ids: str) -> ts.AtOnce:
     """Read each of ``task_ids`` on a thread of its own, the threads released together
     (TS-012); each read is made alone first. The answer is the store's list."""
-    return AtOnce(tuple(GetTask(task_id) for task_id in task_ids))
+    return ts.AtOnce(tuple(ts.GetTask(task_id) for task_id in task_ids))
 
 
-def list_tasks_at_once(threads: int, status: str | None = None) -> AtOnce:
+def list_tasks_at_once(threads: int, status: str | None = None) -> ts.AtOnce:
     """List the store (or one canonical status) from ``threads`` threads at once."""
-    return AtOnce((ListTasks(status),) * int(threads))
+    return ts.AtOnce((ts.ListTasks(status),) * int(threads))
 
 
-def list_tasks_expired_at_once(threads: int, seconds: float) -> AtOnce:
+def list_tasks_expired_at_once(threads: int, seconds: float) -> ts.AtOnce:
     """Ask ``threads`` threads at once for the records expired before ``seconds``."""
-    return AtOnce((list_tasks_expired_before(seconds),) * int(threads))
+    return ts.AtOnce((list_tasks_expired_before(seconds),) * int(threads))
 
 
-def delete_tasks_at_once(*task_ids: str) -> AtOnce:
+def delete_tasks_at_once(*task_ids: str) -> ts.AtOnce:
     """Delete each of ``task_ids`` (held records) on a thread of its own, the threads
     released together (TS-012); the answer is the store's list afterwards."""
-    return AtOnce(tuple(DeleteTask(task_id) for task_id in task_ids))
+    return ts.AtOnce(tuple(ts.DeleteTask(task_id) for task_id in task_ids))
 
 
 def list_tasks_at_once_beside_writes(threads: int, saved: str, deleted: str,
-                                     fields: str = "{}") -> AtOnce:
+                                     fields: str = "{}") -> ts.AtOnce:
     """List the store from ``threads`` threads while other threads save the task ids
     in ``saved`` (comma-separated, with these fields) and delete those in ``deleted``
     (held records), all at once (TS-012); the answer is the store's list afterwards."""
@@ -143,14 +132,14 @@ def list_tasks_at_once_beside_writes(threads: int, saved: str, deleted: str,
                           _comma_separated(deleted))
 
 
-def cut_the_store_off_its_backend() -> BackendOutage:
+def cut_the_store_off_its_backend() -> ts.BackendOutage:
     """The store's backend becomes unreachable (TS-011)."""
-    return BackendOutage(True)
+    return ts.BackendOutage(True)
 
 
-def reconnect_the_store() -> BackendOutage:
+def reconnect_the_store() -> ts.BackendOutage:
     """The store's backend is reachable again."""
-    return BackendOutage(False)
+    return ts.BackendOutage(False)
 
 
 # Every command's answer is kept under one name: the checks read the store's last answer.
@@ -158,15 +147,15 @@ LAST = "last:"
 DECLARATIONS = tuple(replace(declaration, kept_as=lambda command: LAST) for declaration in (
     Declaration("Save Task", save_task, (
         Phrase('the store saves task "{task_id}" as {fields:Json}',
-               lambda task_id, fields: SaveTask(record_from_fields(task_id, fields))),
+               lambda task_id, fields: ts.SaveTask(record_from_fields(task_id, fields))),
     )),
     Declaration("Put Task", put_task, (
         Phrase('the store puts task "{task_id}" through its deprecated alias as {fields:Json}',
-               lambda task_id, fields: PutTask(record_from_fields(task_id, fields))),
+               lambda task_id, fields: ts.PutTask(record_from_fields(task_id, fields))),
     )),
     Declaration("Save Tasks At Once", save_tasks_at_once, (
         Phrase("threads save the tasks {ids} at once, each as {fields:Json}",
-               lambda ids, fields: SaveConcurrently(tuple(
+               lambda ids, fields: ts.SaveConcurrently(tuple(
                    record_from_fields(task_id, fields) for task_id in step_ids(ids)))),
     )),
     Declaration("Read Task", read_task, (
