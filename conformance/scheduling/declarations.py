@@ -93,10 +93,6 @@ def pre_check_answers(alias: str, answer: str) -> sc.ScriptPreCheck:
     return sc.ScriptPreCheck(alias, PreCheckAnswer(answer))
 
 
-def trigger_schedule(alias: str) -> sc.TriggerSchedule:
-    return sc.TriggerSchedule(alias)
-
-
 def end_execution(alias: str, scheduled_for: str, outcome: str,
                   cost: float | None = None) -> sc.EndExecution:
     """The runtime learns how the execution it dispatched for ``scheduled_for`` ended:
@@ -119,31 +115,11 @@ def end_validation(alias: str, scheduled_for: str, verdict: str) -> sc.EndValida
     return sc.EndValidation(alias, _instant(scheduled_for), Verdict(verdict))
 
 
-def edit_schedule(alias: str, message: str | None = None, expression: str | None = None,
-                  timezone: str | None = None) -> sc.EditSchedule:
-    """Change the fields given (SC-017); returns the answer (edited, not_found or
-    rejected:<code>)."""
-    return sc.EditSchedule(alias, message, expression, timezone)
-
-
-def delete_schedule(alias: str) -> sc.DeleteSchedule:
-    """Delete the schedule (SC-018); returns the answer (deleted or not_found)."""
-    return sc.DeleteSchedule(alias)
-
-
 def turn_autonomy(state: str) -> sc.SetAutonomy:
     """Turn autonomy ``off`` (no schedule fires) or ``on``."""
     if state not in ("on", "off"):
         raise ValueError(f"autonomy is turned on or off, not {state!r}")
     return sc.SetAutonomy(state == "on")
-
-
-def start_second_scheduler() -> sc.StartSecondScheduler:
-    return sc.StartSecondScheduler()
-
-
-def advance_scheduling_clock(seconds: float) -> AdvanceTime:
-    return AdvanceTime(seconds)
 
 
 def advance_scheduling_clock_to(instant: str) -> OnHarness:
@@ -164,19 +140,6 @@ def restart_schedulers(down: float = 0.0) -> sc.RestartScheduling:
     return sc.RestartScheduling(down)
 
 
-def list_schedules() -> sc.ListSchedules:
-    return sc.ListSchedules()
-
-
-def read_schedule(alias: str) -> sc.GetSchedule:
-    """Read the schedule; the record it read is kept for the check on the read."""
-    return sc.GetSchedule(alias)
-
-
-def read_history(alias: str) -> sc.ReadHistory:
-    return sc.ReadHistory(alias)
-
-
 READ = "read:"  # the name the last read's answer is kept under (a creation's: its alias)
 ONE_SHOT = 'one-shot job "{alias}" is scheduled with message "{message}"'
 CRON = 'cron schedule "{alias}" runs "{message}" at "{expression}" in {timezone:S}'
@@ -195,11 +158,10 @@ DECLARATIONS = (
                create_cron_schedule),
     ), kept_as=_created),
     Declaration("Pre-Check Answers", pre_check_answers, (
-        Phrase('the pre-check of schedule "{alias}" answers {answer:PreCheck}',
-               pre_check_answers),
+        Phrase('the pre-check of schedule "{alias}" answers {answer:PreCheck}', pre_check_answers),
     )),
-    Declaration("Trigger Schedule", trigger_schedule, (
-        Phrase('schedule "{alias}" is triggered by hand', trigger_schedule),
+    Declaration("Trigger Schedule", sc.TriggerSchedule, (
+        Phrase('schedule "{schedule}" is triggered by hand', sc.TriggerSchedule),
     )),
     Declaration("End Execution", end_execution, (
         Phrase(ENDS, end_execution),
@@ -215,24 +177,24 @@ DECLARATIONS = (
         Phrase('the validation of schedule "{alias}" for {scheduled_for:Instant} answers'
                ' {verdict:w}', end_validation),
     )),
-    Declaration("Edit Schedule", edit_schedule, (
-        Phrase('schedule "{alias}" is edited to run "{message}"', edit_schedule),
-        Phrase('schedule "{alias}" is edited to run at "{expression}" in {timezone:S}',
-               edit_schedule),
-        Phrase('schedule "{alias}" is edited to run in {timezone:S}', edit_schedule),
+    Declaration("Edit Schedule", sc.EditSchedule, (
+        Phrase('schedule "{schedule}" is edited to run "{message}"', sc.EditSchedule),
+        Phrase('schedule "{schedule}" is edited to run at "{expression}" in {timezone:S}',
+               sc.EditSchedule),
+        Phrase('schedule "{schedule}" is edited to run in {timezone:S}', sc.EditSchedule),
     )),
-    Declaration("Delete Schedule", delete_schedule, (
-        Phrase('schedule "{alias}" is deleted', delete_schedule),
+    Declaration("Delete Schedule", sc.DeleteSchedule, (
+        Phrase('schedule "{schedule}" is deleted', sc.DeleteSchedule),
     )),
     Declaration("Turn Autonomy", turn_autonomy, (
         Phrase("autonomy is turned {state:w}", turn_autonomy),
     )),
-    Declaration("Start Second Scheduler", start_second_scheduler, (
-        Phrase("a second scheduler starts", start_second_scheduler),
+    Declaration("Start Second Scheduler", sc.StartSecondScheduler, (
+        Phrase("a second scheduler starts", sc.StartSecondScheduler),
     )),
-    Declaration("Advance Scheduling Clock", advance_scheduling_clock, (
-        Phrase("the scheduling clock advances {seconds:g} seconds", advance_scheduling_clock),
-        Phrase("the scheduling clock advances {seconds:g} second", advance_scheduling_clock),
+    Declaration("Advance Scheduling Clock", AdvanceTime, (
+        Phrase("the scheduling clock advances {seconds:g} seconds", AdvanceTime),
+        Phrase("the scheduling clock advances {seconds:g} second", AdvanceTime),
     )),
     Declaration("Advance Scheduling Clock To", advance_scheduling_clock_to, (
         Phrase("the scheduling clock advances to {instant:Instant}",
@@ -242,14 +204,14 @@ DECLARATIONS = (
         Phrase("the schedulers are down for {down:g} seconds and one restarts",
                restart_schedulers),
     )),
-    Declaration("List Schedules", list_schedules, (
-        Phrase("all schedules are listed", list_schedules),
+    Declaration("List Schedules", sc.ListSchedules, (
+        Phrase("all schedules are listed", sc.ListSchedules),
     )),
-    Declaration("Read Schedule", read_schedule, (
-        Phrase('schedule "{alias}" is read', read_schedule),
+    Declaration("Read Schedule", sc.GetSchedule, (
+        Phrase('schedule "{schedule}" is read', sc.GetSchedule),
     ), kept_as=lambda command: READ),
-    Declaration("Read History", read_history, (
-        Phrase('the history of schedule "{alias}" is read', read_history),
+    Declaration("Read History", sc.ReadHistory, (
+        Phrase('the history of schedule "{schedule}" is read', sc.ReadHistory),
     )),
 )
 

@@ -80,21 +80,6 @@ def save_tasks_at_once(*task_ids: str, fields: str = "{}") -> ts.SaveConcurrentl
     return ts.SaveConcurrently(tuple(record_from_fields(task_id, given) for task_id in task_ids))
 
 
-def read_task(task_id: str) -> ts.GetTask:
-    """Ask the store for the record of ``task_id``."""
-    return ts.GetTask(task_id)
-
-
-def list_tasks(status: str | None = None) -> ts.ListTasks:
-    """Ask for every record, or those of one canonical status."""
-    return ts.ListTasks(status)
-
-
-def delete_task(task_id: str) -> ts.DeleteTask:
-    """Delete the record of ``task_id``."""
-    return ts.DeleteTask(task_id)
-
-
 def list_tasks_expired_before(seconds: float) -> ts.ListExpired:
     """Ask for the terminal records completed strictly before ``seconds`` after the
     epoch."""
@@ -158,15 +143,15 @@ DECLARATIONS = tuple(replace(declaration, kept_as=lambda command: LAST) for decl
                lambda ids, fields: ts.SaveConcurrently(tuple(
                    record_from_fields(task_id, fields) for task_id in step_ids(ids)))),
     )),
-    Declaration("Read Task", read_task, (
-        Phrase('task "{task_id}" is read from the store', read_task),
+    Declaration("Read Task", ts.GetTask, (
+        Phrase('task "{task_id}" is read from the store', ts.GetTask),
     )),
-    Declaration("List Tasks", list_tasks, (
-        Phrase("the store lists its tasks", list_tasks),
-        Phrase("the store lists its {status:Status} tasks", list_tasks),
+    Declaration("List Tasks", ts.ListTasks, (
+        Phrase("the store lists its tasks", ts.ListTasks),
+        Phrase("the store lists its {status:Status} tasks", ts.ListTasks),
     )),
-    Declaration("Delete Task", delete_task, (
-        Phrase('the store deletes task "{task_id}"', delete_task),
+    Declaration("Delete Task", ts.DeleteTask, (
+        Phrase('the store deletes task "{task_id}"', ts.DeleteTask),
     )),
     Declaration("List Tasks Expired Before", list_tasks_expired_before, (
         Phrase("the store lists the tasks expired before {seconds:g} seconds",
