@@ -68,16 +68,6 @@ from jobconform.spec.areas import areas
 FAKE_MODULE = "jobconform_test_fake_adapters"
 
 
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
-
-
-@pytest.fixture(scope="module")
-def canonical(registry: Registry) -> Profile:
-    return registry.profile("canonical")
-
-
 def harness(backend: Backend, profile: Profile, registry: Registry | None = None,
             **overrides: Any) -> Harness:
     # No real-time guard: these tests never hang and must not depend on wall-clock time.
