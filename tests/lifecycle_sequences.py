@@ -13,58 +13,45 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
-from jobconform.reference.commands import (
-    AdvanceTime,
-    Cancel,
-    Cleanup,
-    Command,
-    Dispatch,
-    Finish,
-    Get,
-    GetResult,
-    ListJobs,
-    Outcome,
-    Shutdown,
-    Submit,
-)
+from jobconform.reference import commands as cmd
 
 
 @st.composite
 def lifecycle_commands(draw: st.DrawFn, *, max_size: int, kinds: Sequence[str],
-                       outcomes: st.SearchStrategy[Outcome], seconds: Sequence[float],
+                       outcomes: st.SearchStrategy[cmd.Outcome], seconds: Sequence[float],
                        ages: Sequence[float],
-                       statuses: Sequence[str | None] = ()) -> list[Command]:
+                       statuses: Sequence[str | None] = ()) -> list[cmd.Command]:
     """Up to `max_size` commands of `kinds` (a kind listed twice is drawn twice as often):
     "submit", "dispatch", "finish" (with one of `outcomes`), "cancel", "time" (one of
     `seconds`), "cleanup" (one of `ages`), "shutdown", "get", "result", "read" (a get or a
     result, evenly) and "list" (one of `statuses`)."""
     fresh = (f"j{number}" for number in itertools.count())
     used: list[str] = []
-    commands: list[Command] = []
+    commands: list[cmd.Command] = []
     for _ in range(draw(st.integers(0, max_size))):
         kind = draw(st.sampled_from(list(kinds)))
         any_alias = st.sampled_from([*used, "ghost"])
         if kind == "submit":
             used.append(next(fresh))
-            commands.append(Submit(used[-1], ignores_cancel=draw(st.booleans())))
+            commands.append(cmd.Submit(used[-1], ignores_cancel=draw(st.booleans())))
         elif kind == "dispatch":
-            commands.append(Dispatch())
+            commands.append(cmd.Dispatch())
         elif kind == "finish":
-            commands.append(Finish(draw(any_alias), draw(outcomes)))
+            commands.append(cmd.Finish(draw(any_alias), draw(outcomes)))
         elif kind == "cancel":
-            commands.append(Cancel(draw(any_alias)))
+            commands.append(cmd.Cancel(draw(any_alias)))
         elif kind == "time":
-            commands.append(AdvanceTime(draw(st.sampled_from(list(seconds)))))
+            commands.append(cmd.AdvanceTime(draw(st.sampled_from(list(seconds)))))
         elif kind == "cleanup":
-            commands.append(Cleanup(draw(st.sampled_from(list(ages)))))
+            commands.append(cmd.Cleanup(draw(st.sampled_from(list(ages)))))
         elif kind == "shutdown":
-            commands.append(Shutdown())
+            commands.append(cmd.Shutdown())
         elif kind == "get" or (kind == "read" and draw(st.booleans())):
-            commands.append(Get(draw(any_alias)))
+            commands.append(cmd.Get(draw(any_alias)))
         elif kind in ("result", "read"):
-            commands.append(GetResult(draw(any_alias)))
+            commands.append(cmd.GetResult(draw(any_alias)))
         elif kind == "list":
-            commands.append(ListJobs(draw(st.sampled_from(list(statuses)))))
+            commands.append(cmd.ListJobs(draw(st.sampled_from(list(statuses)))))
         else:
             raise ValueError(f"no command kind {kind!r}")
     return commands
