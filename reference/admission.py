@@ -17,6 +17,7 @@ from typing import TypeAlias
 
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.reference.log_records import DEBUG, WARNING, ExpectedLog
+from jobconform.reference.numbers import is_whole_number
 
 # Ranges the spec fixes (AD-002, AD-005, AD-012); defaults come from the profile.
 CEILING_RANGE = (1, 32)
@@ -64,7 +65,7 @@ class AdmissionConfig:
     def __post_init__(self) -> None:
         for name in ("parallel_cap", "fleet_ceiling", "backlog_depth", "call_limit"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_whole_number(value) or value < 1:
                 raise ValueError(f"admission config {name} must be a whole number >= 1,"
                                  f" not {value!r}")
         for name in ("backlog_max_age_seconds", "call_acquire_timeout_seconds"):
@@ -364,6 +365,9 @@ class Call:
 
 @dataclass(frozen=True)
 class Expected:
+    """The oracle's answer to a command and the requirements that decided it (the composite
+    oracle answers so too)."""
+
     answer: JsonValue
     requirements: tuple[str, ...]
 

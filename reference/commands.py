@@ -9,11 +9,14 @@ sequence can be saved and replayed anywhere.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import JsonValue
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 
 @dataclass(frozen=True)
@@ -423,6 +426,15 @@ def shown(value: object) -> str:
     return repr(value)
 
 
+def fields_given(command: DataclassInstance,
+                 always: tuple[str, ...] = ()) -> list[tuple[str, Any]]:
+    """The (name, value) of each field of `command` not at its default, and of those named
+    in `always`, in field order: what a readable line shows of a command, so that
+    reproducers stay short. Every area's `describe` shows its commands so."""
+    return [(item.name, getattr(command, item.name)) for item in fields(command)
+            if getattr(command, item.name) != item.default or item.name in always]
+
+
 def describe(command: Command) -> str:
     """One readable line per command, for failure messages and reproducers."""
     if isinstance(command, JobStoreFault):
@@ -436,7 +448,5 @@ def describe(command: Command) -> str:
         steps = "; ".join(describe(step) for step in command.during)
         return (f"{describe(replace(command, during=()))[:-1]}, during the grace period:"
                 f" {steps})").replace("(, ", "(")
-    # Fields left at their defaults are omitted: reproducers stay short.
-    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command)
-                       if getattr(command, f.name) != f.default)
+    values = ", ".join(f"{name}={value!r}" for name, value in fields_given(command))
     return f"{type(command).__name__}({values})"

@@ -19,6 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from jobconform.reference.numbers import is_whole_number
+
 
 class FaultKind(StrEnum):
     FAIL = "fail"
@@ -43,7 +45,7 @@ class StoreFault:
         if self.kind not in tuple(FaultKind):
             raise ValueError(f"a store fault is {' or '.join(FaultKind)}, not {self.kind!r}")
         object.__setattr__(self, "kind", FaultKind(self.kind))
-        if isinstance(self.write, bool) or not isinstance(self.write, int) or self.write < 1:
+        if not is_whole_number(self.write) or self.write < 1:
             raise ValueError(f"a store fault strikes write 1 or later, not {self.write!r}")
 
     def describe(self) -> str:

@@ -20,7 +20,9 @@ from alembic.config import Config
 from sqlalchemy import Connection, create_engine, make_url, text
 from sqlalchemy.exc import DBAPIError
 
-from jobconform.backends.sql.database import MIGRATIONS
+from jobconform.backends.sql import SqlJobStore
+from jobconform.backends.sql.database import MIGRATIONS, create_store_engine, migrate
+from jobconform.backends.store import InMemoryJobStore, JobStore
 
 SERVER_URLS = {
     "postgresql": os.environ.get("JOBCONFORM_TEST_POSTGRES_URL",
@@ -30,6 +32,8 @@ SERVER_URLS = {
 }
 SERVERS = tuple(SERVER_URLS)
 DATABASES = ("sqlite", *SERVERS)
+# The job stores a store test runs on: the one kept in memory and the SQL one on each database.
+JOB_STORE_KINDS = ("memory", *DATABASES)
 
 
 def in_ci() -> bool:
@@ -73,6 +77,29 @@ def database(kind: str, folder: Path) -> Iterator[str]:
         return
     with scratch_database(kind) as url:
         yield url
+
+
+@contextmanager
+def migrated_database(kind: str, folder: Path) -> Iterator[str]:
+    """A fresh database of `kind` with the store's schema migrated in; yields its URL."""
+    with database(kind, folder) as url:
+        engine = create_store_engine(url)
+        migrate(engine)
+        engine.dispose()
+        yield url
+
+
+@contextmanager
+def job_store(kind: str, folder: Path) -> Iterator[JobStore]:
+    """A fresh job store of a kind in JOB_STORE_KINDS: in memory, or the SQL store on a fresh
+    database of `kind`; a SQL store is closed afterwards."""
+    if kind == "memory":
+        yield InMemoryJobStore()
+        return
+    with database(kind, folder) as url:
+        sql_store = SqlJobStore.connect(url)
+        yield sql_store
+        sql_store.close()
 
 
 def migrations_on(connection: Connection) -> Config:

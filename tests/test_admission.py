@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from alembic import command as alembic
+from lifecycle_only import LifecycleOnlyBackend
 from sql_databases import DATABASES, database, migrations_on
 from sqlalchemy import select, text
 
@@ -137,17 +138,9 @@ def test_an_out_of_range_config_says_which_value(name: str, value: object) -> No
 
 
 def test_a_backend_claiming_admission_without_open_admission_is_refused() -> None:
-    class NoOpener:
-        name = "half"
-        profile = "canonical"
-        capabilities = frozenset({"lifecycle", "admission"})
-
-        def open(self, settings: object, clock: object) -> None:
-            return None
-
     with pytest.raises(BackendLoadError,
                        match="claims the admission area but has no method open_admission"):
-        check_backend(NoOpener(), "half")
+        check_backend(LifecycleOnlyBackend("admission"), "half")
 
 
 def test_a_reused_alias_is_a_malformed_command() -> None:

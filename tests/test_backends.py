@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 import types
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lifecycle_sequences import lifecycle_commands
 
 from jobconform.backends.capabilities import CAPABILITIES
 from jobconform.backends.loading import BackendLoadError, backend_names, check_backend, load_backend
@@ -66,16 +67,6 @@ from jobconform.spec import Profile, Registry, load_registry
 from jobconform.spec.areas import areas
 
 FAKE_MODULE = "jobconform_test_fake_adapters"
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
-
-
-@pytest.fixture(scope="module")
-def canonical(registry: Registry) -> Profile:
-    return registry.profile("canonical")
 
 
 def harness(backend: Backend, profile: Profile, registry: Registry | None = None,
@@ -544,39 +535,12 @@ outcomes = st.one_of(
 )
 
 
-@st.composite
-def command_sequences(draw: st.DrawFn) -> list[Command]:
-    fresh = (f"j{i}" for i in itertools.count())
-    used: list[str] = []
-    commands: list[Command] = []
-    for _ in range(draw(st.integers(0, 30))):
-        kind = draw(st.sampled_from(["submit", "submit", "dispatch", "finish", "finish",
-                                     "cancel", "time", "cleanup", "shutdown", "get", "result",
-                                     "list"]))
-        alias = st.sampled_from([*used, "ghost"])
-        if kind == "submit":
-            used.append(next(fresh))
-            commands.append(Submit(used[-1], ignores_cancel=draw(st.booleans())))
-        elif kind == "dispatch":
-            commands.append(Dispatch())
-        elif kind == "finish":
-            commands.append(Finish(draw(alias), draw(outcomes)))
-        elif kind == "cancel":
-            commands.append(Cancel(draw(alias)))
-        elif kind == "time":
-            commands.append(AdvanceTime(draw(st.sampled_from([0, 0.25, 1, 30]))))
-        elif kind == "cleanup":
-            commands.append(Cleanup(draw(st.sampled_from([0, 1, 30]))))
-        elif kind == "shutdown":
-            commands.append(Shutdown())
-        elif kind == "get":
-            commands.append(Get(draw(alias)))
-        elif kind == "result":
-            commands.append(GetResult(draw(alias)))
-        else:
-            commands.append(ListJobs(draw(st.sampled_from([None, "queued", "running",
-                                                           "succeeded", "cancelled"]))))
-    return commands
+command_sequences = partial(
+    lifecycle_commands, max_size=30, outcomes=outcomes,
+    kinds=["submit", "submit", "dispatch", "finish", "finish", "cancel", "time", "cleanup",
+           "shutdown", "get", "result", "list"],
+    seconds=[0, 0.25, 1, 30], ages=[0, 1, 30],
+    statuses=[None, "queued", "running", "succeeded", "cancelled"])
 
 
 @given(command_sequences(), st.integers(1, 3), st.sampled_from([None, 3]))

@@ -13,7 +13,8 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import pytest
-from sql_databases import DATABASES, database
+from lifecycle_only import LifecycleOnlyBackend
+from sql_databases import DATABASES, database, migrated_database
 from sqlalchemy import Engine, update
 
 from jobconform.backends.breaker.runtime import BreakerRow, StoreBreakerRuntime
@@ -21,7 +22,7 @@ from jobconform.backends.breaker.sql import STATES, SqlBreakerStore
 from jobconform.backends.loading import BackendLoadError, check_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import BREAKER_SEAMS
-from jobconform.backends.sql.database import create_store_engine, migrate
+from jobconform.backends.sql.database import create_store_engine
 from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
 from jobconform.conformance.breaker.race import (
@@ -363,16 +364,8 @@ def test_bad_breaker_parameters_are_named() -> None:
 
 
 def test_a_backend_claiming_the_breaker_without_open_breaker_is_refused() -> None:
-    class NoBreaker:
-        name = "half"
-        profile = "canonical"
-        capabilities = frozenset({"lifecycle", "breaker"})
-
-        def open(self, settings: object, clock: object) -> object:
-            return object()
-
     with pytest.raises(BackendLoadError, match="open_breaker"):
-        check_backend(NoBreaker(), "half")
+        check_backend(LifecycleOnlyBackend("breaker"), "half")
 
 
 def test_the_harness_names_the_requirement_of_a_divergence() -> None:
@@ -409,10 +402,7 @@ def test_memory_peers_share_one_breaker() -> None:
 @pytest.fixture(scope="module", params=DATABASES)
 def breaker_url(request: pytest.FixtureRequest,
                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with database(request.param, tmp_path_factory.mktemp(request.param)) as url:
-        engine = create_store_engine(url)
-        migrate(engine)
-        engine.dispose()
+    with migrated_database(request.param, tmp_path_factory.mktemp(request.param)) as url:
         yield url
 
 

@@ -21,12 +21,7 @@ from jobconform.conformance.compare import (
     to_markdown,
 )
 from jobconform.conformance.report import ReportError
-from jobconform.spec import Registry, load_registry
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
+from jobconform.spec import Registry
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from click.testing import CliRunner
 from compare_reports import write_report
 
 from jobconform.conformance.cli import main
-from jobconform.spec import Registry, load_registry
+from jobconform.spec import Registry
 
 ROOT = Path(__file__).resolve().parents[1]
 # Screenshots land here (a CI artefact folder); JOBCONFORM_TEST_ARTIFACTS moves them.
@@ -87,11 +87,6 @@ def dom(text: str) -> _Dom:
 
 def requirement_rows(page: _Dom) -> list[dict[str, str | None]]:
     return [a for tag, a in page.elements if tag == "tr" and a.get("class") == "req"]
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
 
 
 @pytest.fixture(scope="module")

@@ -26,14 +26,9 @@ from jobconform.conformance.expectations import (
 from jobconform.conformance.gallery.deviations import DEVIATIONS_FILE, TWO_DEVIATIONS
 from jobconform.conformance.report import EXPECTED_FAILURE, FAIL, RunSummary, to_json
 from jobconform.conformance.runner import RunConfig, SuiteRun, run_suites
-from jobconform.spec import Registry, load_registry
+from jobconform.spec import Registry
 
 LISTED = load_expectations(DEVIATIONS_FILE)
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
 
 
 @pytest.fixture(scope="module")

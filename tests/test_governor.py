@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
-from sql_databases import DATABASES, database
+from sql_databases import DATABASES, migrated_database
 
 from jobconform.backends.governor.runtime import InMemoryGovernorStore, StoreGovernorRuntime
 from jobconform.backends.governor.sql import SqlGovernorStore
-from jobconform.backends.sql.database import create_store_engine, migrate
+from jobconform.backends.sql.database import create_store_engine
 from jobconform.conformance.breaker.race import FixedClock
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
@@ -137,10 +137,7 @@ def test_the_harness_names_a_restart_without_jitter() -> None:
 @pytest.fixture(scope="module", params=DATABASES)
 def governor_url(request: pytest.FixtureRequest,
                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with database(request.param, tmp_path_factory.mktemp(request.param)) as url:
-        engine = create_store_engine(url)
-        migrate(engine)
-        engine.dispose()
+    with migrated_database(request.param, tmp_path_factory.mktemp(request.param)) as url:
         yield url
 
 

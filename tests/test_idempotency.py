@@ -3,7 +3,6 @@ real concurrency (threads on every database, processes on PostgreSQL)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -14,6 +13,7 @@ from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
 import pytest
+from process_race import GUARD_SECONDS, race_in_processes
 from sql_databases import DATABASES, database
 
 from jobconform.backends.idempotency.memory import MemoryKeyStore
@@ -57,8 +57,6 @@ from jobconform.spec import SpecError, load_registry
 
 CONFIG = IdempotencyConfig(ttl_seconds=86_400, mismatch_status=422,
                            stale_lock_timeout_seconds=90)
-GUARD_SECONDS = 120.0
-SPAWN = multiprocessing.get_context("spawn")
 RACERS = 8
 RACE_KEYS = 20
 
@@ -564,15 +562,7 @@ def test_processes_racing_on_postgresql_get_one_winner_and_one_execution(
     processes = 4
     with database(kind, tmp_path) as url:
         keys, jobs = sql_stores(url)  # migrates the fresh database first
-        start = SPAWN.Barrier(processes)
-        results: Queue[list[tuple[str, str]]] = SPAWN.Queue()
-        hosts = [SPAWN.Process(target=claim_in_a_process, args=(url, start, results))
-                 for _ in range(processes)]
-        for host in hosts:
-            host.start()
-        reports = [results.get(timeout=GUARD_SECONDS) for _ in hosts]
-        for host in hosts:
-            host.join(GUARD_SECONDS)
+        reports = race_in_processes(processes, claim_in_a_process, url)
         answers = Counter((key, ClaimKind(kind_)) for report in reports
                           for key, kind_ in report)
         executions = [job.job_id for job in jobs.list()]

@@ -11,7 +11,6 @@ clock, whose reading travels in every request.
 from __future__ import annotations
 
 import json
-import sys
 import tomllib
 from collections.abc import Iterator
 from datetime import timedelta
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_children import fake_child
 from jsonschema import Draft202012Validator
 
 from jobconform.backends.loading import BackendLoadError, load_backend
@@ -57,7 +57,7 @@ from jobconform.conformance.lifecycle.machine import run_lifecycle_machine
 from jobconform.conformance.watchdog import AdapterHung, forget_hangs
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
-from jobconform.spec import Profile, Registry, load_registry
+from jobconform.spec import Profile, Registry
 
 # A real-time limit per answer in these tests: generous for a loaded machine, and only
 # ever reached by a child that hangs.
@@ -66,16 +66,6 @@ ROOT = Path(__file__).resolve().parents[1]
 NOW = "2026-01-01T00:00:00.000000Z"
 HELLO_ANSWER = ('{"id": 1, "ok": true, "result": {"protocol": 1, "name": "fake",'
                 ' "profile": "canonical", "capabilities": ["lifecycle"]}}')
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
-
-
-@pytest.fixture(scope="module")
-def canonical(registry: Registry) -> Profile:
-    return registry.profile("canonical")
 
 
 def v1_child_command() -> list[str]:
@@ -93,18 +83,19 @@ def validated_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChildSession]
     session.close()
 
 
-def fake_child(tmp_path: Path, source: str) -> list[str]:
-    """A child whose behaviour is the given Python source."""
-    script = tmp_path / "child.py"
-    script.write_text(source, encoding="utf-8")
-    return [sys.executable, str(script)]
-
 
 def answering_hello_then(body: str) -> str:
     """A child that answers the handshake correctly, then runs `body`."""
     return ("import sys\n"
             "sys.stdin.readline()\n"
             f"print({HELLO_ANSWER!r}, flush=True)\n" + body)
+
+
+def answering_open_with(tmp_path: Path, line: str) -> ProcessBackend:
+    """A backend whose child answers the handshake, then the open request with `line`."""
+    command = fake_child(tmp_path, answering_hello_then(
+        f"sys.stdin.readline()\nprint({line!r}, flush=True)\nsys.stdin.read()\n"))
+    return ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
 
 
 # -- the schemas -------------------------------------------------------------------------
@@ -348,9 +339,7 @@ def test_a_child_that_exits_mid_run_fails_the_next_request(tmp_path: Path) -> No
 
 
 def test_a_malformed_line_is_reported_with_the_line(tmp_path: Path) -> None:
-    command = fake_child(tmp_path, answering_hello_then(
-        "sys.stdin.readline()\nprint('ready!', flush=True)\nsys.stdin.read()\n"))
-    backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    backend = answering_open_with(tmp_path, "ready!")
     with pytest.raises(MalformedMessage, match=r"(?s)malformed answer to open \(line 2 of its"
                        r" stdout\): not a JSON line.*the line: ready!"):
         backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
@@ -358,21 +347,14 @@ def test_a_malformed_line_is_reported_with_the_line(tmp_path: Path) -> None:
 
 
 def test_a_wrong_result_form_is_reported(tmp_path: Path) -> None:
-    command = fake_child(tmp_path, answering_hello_then(
-        "sys.stdin.readline()\n"
-        "print('{\"id\": 2, \"ok\": true, \"result\": {\"handle\": 1}}', flush=True)\n"
-        "sys.stdin.read()\n"))
-    backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    backend = answering_open_with(tmp_path, '{"id": 2, "ok": true, "result": {"handle": 1}}')
     with pytest.raises(MalformedMessage, match="result of open must be an object with a runtime"):
         backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
 
 
 def test_an_error_the_operation_cannot_raise_is_reported(tmp_path: Path) -> None:
-    command = fake_child(tmp_path, answering_hello_then(
-        "sys.stdin.readline()\n"
-        "print('{\"id\": 2, \"ok\": false, \"error\": {\"type\": \"JobNotFound\","
-        " \"message\": \"m\"}}', flush=True)\nsys.stdin.read()\n"))
-    backend = ProcessBackend(command=command, timeout_seconds=SAFETY_SECONDS)
+    backend = answering_open_with(tmp_path, '{"id": 2, "ok": false, "error": {"type":'
+                                            ' "JobNotFound", "message": "m"}}')
     with pytest.raises(MalformedMessage, match="JobNotFound is not an answer to open"):
         backend.open(RuntimeSettings(1, None), VirtualClock(EPOCH))
 

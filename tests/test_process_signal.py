@@ -23,14 +23,10 @@ from jobconform.backends.sql.database import SQL_URL_ENV
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import Divergence, Harness
 from jobconform.reference import commands as cmd
-from jobconform.spec import Registry, load_registry
+from jobconform.spec import Registry
 
 SAFETY_SECONDS = 30.0
 
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
 
 # Short, so the escalation costs a fraction of a second of real time.
 EXIT_LIMIT_SECONDS = 0.5

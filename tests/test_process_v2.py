@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_children import fake_child
 from jsonschema import Draft202012Validator
 
 from jobconform.backends.memory import MemoryBackend
@@ -48,21 +49,11 @@ from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.idempotency.oracle import ClaimKind
-from jobconform.spec import Profile, Registry, load_registry
+from jobconform.spec import Profile, Registry
 from jobconform.spec.areas import BUILTIN_AREAS, load_attribute
 
 SAFETY_SECONDS = 30.0
 NOW = "2026-01-01T00:00:00.000000Z"
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
-
-
-@pytest.fixture(scope="module")
-def canonical(registry: Registry) -> Profile:
-    return registry.profile("canonical")
 
 
 def _validated(command: list[str]) -> ChildSession:
@@ -92,11 +83,6 @@ def validated_self_running_session() -> Iterator[ChildSession]:
     yield session
     session.close()
 
-
-def fake_child(tmp_path: Path, source: str) -> list[str]:
-    script = tmp_path / "child.py"
-    script.write_text(source, encoding="utf-8")
-    return [sys.executable, str(script)]
 
 
 def answer_lines(*answers: dict[str, object]) -> str:

@@ -12,7 +12,7 @@ from compare_reports import write_report
 
 from jobconform.conformance.cli import main
 from jobconform.conformance.publish import VERDICTS_FILE, shortest_reproducer
-from jobconform.spec import Registry, load_registry
+from jobconform.spec import Registry
 
 # A case message as the harness writes it: two divergences, each with its commands.
 MESSAGE = """listed deviation(s) RT-002, RT-009: the case ran to its end past these deviations
@@ -34,11 +34,6 @@ backend diverges from the spec after step 1 (ComputeDelay(attempt=10000))
   commands so far:
     1. ComputeDelay(attempt=10000)
 """
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
 
 
 def library_report(folder: Path, registry: Registry, name: str, **options: object) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sql_databases import DATABASES, database
+from sql_databases import JOB_STORE_KINDS, job_store
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import ReaperAlreadyRunning, RuntimeSettings, TaskScript
@@ -92,15 +92,10 @@ def test_new_commands_round_trip_through_json() -> None:
 # -- list_expired and delete on every store ----------------------------------------------------
 
 
-@pytest.fixture(params=("memory", *DATABASES))
+@pytest.fixture(params=JOB_STORE_KINDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JobStore]:
-    if request.param == "memory":
-        yield InMemoryJobStore()
-        return
-    with database(request.param, tmp_path) as url:
-        sql_store = SqlJobStore.connect(url)
-        yield sql_store
-        sql_store.close()
+    with job_store(request.param, tmp_path) as opened:
+        yield opened
 
 
 def finished(job_id: str, status: str, seconds: float) -> StoredJob:

@@ -16,7 +16,7 @@ from multiprocessing.synchronize import Event
 from pathlib import Path
 
 import pytest
-from sql_databases import DATABASES, database
+from sql_databases import DATABASES, JOB_STORE_KINDS, database, job_store
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
 from jobconform.backends.reaper import OperatorAlerts
@@ -27,7 +27,6 @@ from jobconform.backends.store import (
     QUEUED,
     RUNNING,
     SUCCEEDED,
-    InMemoryJobStore,
     JobStore,
     StoredJob,
 )
@@ -76,15 +75,10 @@ def test_an_operator_alert_is_raised_once_per_job_id() -> None:
 # -- the step runtime on every store -------------------------------------------------------------
 
 
-@pytest.fixture(params=("memory", *DATABASES))
+@pytest.fixture(params=JOB_STORE_KINDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[JobStore]:
-    if request.param == "memory":
-        yield InMemoryJobStore()
-        return
-    with database(request.param, tmp_path) as url:
-        sql_store = SqlJobStore.connect(url)
-        yield sql_store
-        sql_store.close()
+    with job_store(request.param, tmp_path) as opened:
+        yield opened
 
 
 def test_lease_expiries_requeue_up_to_the_cap_then_park_and_persist(store: JobStore) -> None:

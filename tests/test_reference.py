@@ -5,11 +5,13 @@ from __future__ import annotations
 import itertools
 import json
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lifecycle_sequences import lifecycle_commands
 
 from jobconform.reference import lifecycle
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -486,40 +488,13 @@ outcomes = st.one_of(
 )
 
 
-@st.composite
-def command_sequences(draw: st.DrawFn, max_size: int = 30) -> list[Command]:
-    """Random commands; each Submit uses a fresh alias, the others any alias (maybe unknown)."""
-    fresh = (f"j{i}" for i in itertools.count())
-    used: list[str] = []
-    commands: list[Command] = []
-    for _ in range(draw(st.integers(0, max_size))):
-        kind = draw(st.sampled_from(
-            ["submit", "dispatch", "finish", "cancel", "time", "cleanup", "shutdown", "get",
-             "result", "list"]))
-        any_alias = st.sampled_from([*used, "ghost"])
-        if kind == "submit":
-            alias = next(fresh)
-            used.append(alias)
-            commands.append(Submit(alias, ignores_cancel=draw(st.booleans())))
-        elif kind == "dispatch":
-            commands.append(Dispatch())
-        elif kind == "finish":
-            commands.append(Finish(draw(any_alias), draw(outcomes)))
-        elif kind == "cancel":
-            commands.append(Cancel(draw(any_alias)))
-        elif kind == "time":
-            commands.append(AdvanceTime(draw(st.sampled_from([0, 0.5, 1, 30, 60]))))
-        elif kind == "cleanup":
-            commands.append(Cleanup(draw(st.sampled_from([0, 1, 30, 60]))))
-        elif kind == "shutdown":
-            commands.append(Shutdown())
-        elif kind == "get":
-            commands.append(Get(draw(any_alias)))
-        elif kind == "result":
-            commands.append(GetResult(draw(any_alias)))
-        else:
-            commands.append(ListJobs(draw(st.sampled_from([None, *(s.value for s in Status)]))))
-    return commands
+# Random commands; each Submit uses a fresh alias, the others any alias (maybe unknown).
+command_sequences = partial(
+    lifecycle_commands, max_size=30, outcomes=outcomes,
+    kinds=["submit", "dispatch", "finish", "cancel", "time", "cleanup", "shutdown", "get",
+           "result", "list"],
+    seconds=[0, 0.5, 1, 30, 60], ages=[0, 1, 30, 60],
+    statuses=[None, *(s.value for s in Status)])
 
 
 @given(command_sequences(), st.integers(1, 3), st.sampled_from([None, 2, 4]))

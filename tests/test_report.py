@@ -10,11 +10,6 @@ from jobconform.conformance.runner import CaseResult, SuiteRun, blamed_requireme
 from jobconform.spec import Registry, load_registry
 
 
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
-
-
 def summary(cases: list[CaseResult], capabilities: frozenset[str] = frozenset({"lifecycle"})
             ) -> RunSummary:
     return RunSummary("b", "canonical", capabilities, "0.1.0", 0, [SuiteRun("behave", 0.1,

@@ -34,12 +34,7 @@ from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.lifecycle import Status
 from jobconform.reference.model import Limits, ReferenceModel, StepResult
-from jobconform.spec import Registry, load_registry
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
+from jobconform.spec import Registry
 
 
 def test_the_oracle_keeps_every_record_and_forgets_what_was_the_process() -> None:

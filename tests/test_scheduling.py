@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from lifecycle_only import LifecycleOnlyBackend
 from sql_databases import DATABASES, database
 
 from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
@@ -141,16 +142,8 @@ def test_profile_default_and_bad_values() -> None:
 
 
 def test_a_backend_claiming_scheduling_without_an_opener_is_refused() -> None:
-    class NoOpener:
-        name = "no-opener"
-        profile = "canonical"
-        capabilities = frozenset({"lifecycle", "scheduling"})
-
-        def open(self, settings: Any, clock: Any) -> Any:
-            raise NotImplementedError
-
     with pytest.raises(BackendLoadError, match="open_scheduling"):
-        check_backend(NoOpener(), "no-opener")
+        check_backend(LifecycleOnlyBackend("scheduling", name="no-opener"), "no-opener")
 
 
 def test_runtime_rejections_and_unknown_ids_say_what_is_wrong() -> None:

@@ -12,12 +12,7 @@ from typing import Any
 import pytest
 
 from jobconform.conformance import spec_gate
-from jobconform.spec import Registry, load_registry
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
+from jobconform.spec import Registry
 
 
 @pytest.fixture

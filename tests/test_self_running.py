@@ -41,12 +41,7 @@ from jobconform.conformance.self_running.schedules import EndPlan
 from jobconform.reference import commands as cmd
 from jobconform.reference import self_running as oracle
 from jobconform.reference.backoff import RetryPolicy
-from jobconform.spec import Registry, load_registry
-
-
-@pytest.fixture(scope="module")
-def registry() -> Registry:
-    return load_registry()
+from jobconform.spec import Registry
 
 
 def at(seconds: float) -> object:

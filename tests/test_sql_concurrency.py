@@ -8,7 +8,6 @@ guards against a hang: nothing here waits for time to pass.
 
 from __future__ import annotations
 
-import multiprocessing
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -17,6 +16,7 @@ from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier, Event
 
 import pytest
+from process_race import GUARD_SECONDS, SPAWN, race_in_processes
 from sql_databases import DATABASES, SERVERS, database
 
 from jobconform.backends import ownership
@@ -32,9 +32,7 @@ from jobconform.conformance.gallery.sql import SQL_RACE_GALLERY
 from jobconform.conformance.selftest import gallery
 from jobconform.reference.lifecycle import STUCK_ERROR
 
-GUARD_SECONDS = 120.0
 JOB_TIMEOUT_SECONDS = 3600.0  # seed 000's default job timeout
-SPAWN = multiprocessing.get_context("spawn")
 
 
 @pytest.fixture(scope="module", params=DATABASES)
@@ -97,16 +95,7 @@ def add_against_the_cap(url: str, attempts: int, cap: int, start: Barrier,
 
 def test_the_task_cap_holds_across_processes(database_url: str, store: SqlJobStore) -> None:
     processes, attempts, cap = 4, 8, 10
-    start = SPAWN.Barrier(processes)
-    results: Queue[tuple[int, int]] = SPAWN.Queue()
-    workers = [SPAWN.Process(target=add_against_the_cap,
-                             args=(database_url, attempts, cap, start, results))
-               for _ in range(processes)]
-    for worker in workers:
-        worker.start()
-    reports = [results.get(timeout=GUARD_SECONDS) for _ in workers]
-    for worker in workers:
-        worker.join(GUARD_SECONDS)
+    reports = race_in_processes(processes, add_against_the_cap, database_url, attempts, cap)
     assert sum(added for added, _ in reports) == cap
     assert sum(refused for _, refused in reports) == processes * attempts - cap
     assert len(store.list()) == cap
@@ -131,15 +120,7 @@ def test_processes_opening_a_fresh_database_together_migrate_it_once(
         kind: str, tmp_path_factory: pytest.TempPathFactory) -> None:
     processes = 4
     with database(kind, tmp_path_factory.mktemp(kind)) as url:
-        start = SPAWN.Barrier(processes)
-        results: Queue[str] = SPAWN.Queue()
-        openers = [SPAWN.Process(target=open_store, args=(url, start, results))
-                   for _ in range(processes)]
-        for opener in openers:
-            opener.start()
-        outcomes = [results.get(timeout=GUARD_SECONDS) for _ in openers]
-        for opener in openers:
-            opener.join(GUARD_SECONDS)
+        outcomes = race_in_processes(processes, open_store, url)
         assert outcomes == ["opened"] * processes
         store = SqlJobStore.connect(url, migrate_schema=False)
         store.add(StoredJob("a", QUEUED, EPOCH), None)

@@ -6,7 +6,6 @@ a hang; time passes for the worker only when a test advances the virtual clock.
 
 from __future__ import annotations
 
-import itertools
 import re
 import signal
 import threading
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lifecycle_sequences import lifecycle_commands
 
 from jobconform.backends import ownership
 from jobconform.backends.protocol import RuntimeSettings, RuntimeShutDown, TaskScript
@@ -44,18 +44,9 @@ from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import Harness
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import (
-    AdvanceTime,
-    Cancel,
-    Cleanup,
     Command,
-    Dispatch,
-    Finish,
-    Get,
-    GetResult,
     ListJobs,
     Raise,
-    Shutdown,
-    Submit,
     Succeed,
 )
 from jobconform.reference.lifecycle import STUCK_ERROR
@@ -790,35 +781,13 @@ outcomes = st.one_of(st.builds(Succeed, st.none() | st.integers(0, 2)),
 
 @st.composite
 def command_sequences(draw: st.DrawFn) -> list[Command]:
-    fresh = (f"j{number}" for number in itertools.count())
-    used: list[str] = []
-    commands: list[Command] = []
-    for _ in range(draw(st.integers(0, 25))):
-        kind = draw(st.sampled_from(["submit", "submit", "dispatch", "dispatch", "finish",
-                                     "finish", "cancel", "time", "cleanup", "shutdown",
-                                     "read"]))
-        alias = st.sampled_from([*used, "ghost"])
-        if kind == "submit":
-            used.append(next(fresh))
-            commands.append(Submit(used[-1], ignores_cancel=draw(st.booleans())))
-        elif kind == "dispatch":
-            commands.append(Dispatch())
-        elif kind == "finish":
-            commands.append(Finish(draw(alias), draw(outcomes)))
-        elif kind == "cancel":
-            commands.append(Cancel(draw(alias)))
-        elif kind == "time":
-            commands.append(AdvanceTime(draw(st.sampled_from([0, 1, 30]))))
-        elif kind == "cleanup":
-            commands.append(Cleanup(draw(st.sampled_from([0, 30]))))
-        elif kind == "shutdown":
-            commands.append(Shutdown())
-        elif draw(st.booleans()):
-            commands.append(Get(draw(alias)))
-        else:
-            commands.append(GetResult(draw(alias)))
-    commands.append(ListJobs())
-    return commands
+    """Random commands, then a listing: what the threaded runtime holds at the end."""
+    commands = draw(lifecycle_commands(
+        max_size=25, outcomes=outcomes,
+        kinds=["submit", "submit", "dispatch", "dispatch", "finish", "finish", "cancel", "time",
+               "cleanup", "shutdown", "read"],
+        seconds=[0, 1, 30], ages=[0, 30]))
+    return [*commands, ListJobs()]
 
 
 @given(command_sequences(), st.integers(1, 3), st.sampled_from([None, 3]))

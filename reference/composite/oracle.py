@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from jobconform.reference import admission as ad
-from jobconform.reference.admission import AdmissionConfig, AdmissionModel
+from jobconform.reference.admission import AdmissionConfig, AdmissionModel, Expected
 from jobconform.reference.breaker.oracle import (
     Admission,
     BreakerModel,
@@ -89,12 +89,6 @@ def run_response(work: str) -> str:
 
 def reminder_message(reminder: str) -> str:
     return f"reminder {reminder}"
-
-
-@dataclass(frozen=True)
-class Expected:
-    answer: JsonValue
-    requirements: tuple[str, ...]
 
 
 @dataclass(frozen=True)

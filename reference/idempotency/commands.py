@@ -6,10 +6,10 @@ runtime's claim tokens to these handles, and the oracle uses the handles as its 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TypeAlias
 
-from jobconform.reference.commands import AdvanceTime, Outcome, Raise, Succeed
+from jobconform.reference.commands import AdvanceTime, Outcome, Raise, Succeed, fields_given
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import JsonValue
 
@@ -125,6 +125,6 @@ def describe_idempotency(command: IdempotencyCommand) -> str:
         return f"{describe_idempotency(command.command)} while {command.fault.describe()}"
     if isinstance(command, CompleteClaim):
         return f"CompleteClaim({command.handle!r}, {describe_outcome(command.outcome)})"
-    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command)
-                       if getattr(command, f.name) != f.default or f.name == "key")
+    values = ", ".join(f"{name}={value!r}"
+                       for name, value in fields_given(command, always=("key",)))
     return f"{type(command).__name__}({values})"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from jobconform.reference.commands import fields_given
 from jobconform.reference.loops.oracle import (
     FailResult,
     LoopParameters,
@@ -78,10 +79,8 @@ def describe_loop_command(command: LoopCommand) -> str:
     if isinstance(command, EndRun):
         return f"EndRun({command.loop!r}, {describe_outcome(command.outcome)})"
     if isinstance(command, StartLoop):
-        given = ", ".join(f"{f.name}={getattr(command.params, f.name)!r}"
-                          for f in fields(command.params)
-                          if getattr(command.params, f.name) != f.default
-                          or f.name in ("message", "max_runs"))
+        given = ", ".join(f"{name}={value!r}" for name, value
+                          in fields_given(command.params, always=("message", "max_runs")))
         return f"StartLoop({command.loop!r}, {given})"
     values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command))
     return f"{type(command).__name__}({values})"

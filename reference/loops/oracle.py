@@ -16,11 +16,12 @@ per run that ended, in run order, then one `loop_completed` if the loop ended.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
+
+from jobconform.reference.numbers import is_finite_number, is_whole_number
 
 PREVIOUS_RESPONSE_CHARS = 2000
 MAX_RUNS_RANGE = (1, 100)
@@ -109,17 +110,8 @@ class InvalidLoopParameters(ValueError):
             f"{p.parameter}={p.value!r} is invalid: {p.allowed}" for p in problems))
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> bool:
-    return (isinstance(value, int | float) and not isinstance(value, bool)
-            and math.isfinite(value))
-
-
 def _in_range(value: object, bounds: tuple[int, int]) -> bool:
-    return _is_int(value) and bounds[0] <= value <= bounds[1]  # type: ignore[operator]
+    return is_whole_number(value) and bounds[0] <= value <= bounds[1]
 
 
 def parameter_problems(params: LoopParameters,
@@ -137,26 +129,26 @@ def parameter_problems(params: LoopParameters,
     if params.stop_signal is not None and (
             not isinstance(params.stop_signal, str) or not params.stop_signal):
         refuse("stop_signal", "a non-empty string, or null for no stop signal")
-    if not _is_number(params.delay_seconds) or params.delay_seconds < 0:
+    if not is_finite_number(params.delay_seconds) or params.delay_seconds < 0:
         refuse("delay_seconds", "a finite number of seconds >= 0")
     timeout = params.timeout_per_run_seconds
     low, high = TIMEOUT_PER_RUN_RANGE
-    if timeout is not None and not (_is_number(timeout) and low <= timeout <= high):
+    if timeout is not None and not (is_finite_number(timeout) and low <= timeout <= high):
         refuse("timeout_per_run_seconds", "from 1 to 7200 seconds, or null for the default")
     duration = params.max_duration_seconds
     if duration is not None:
         if not _in_range(duration, MAX_DURATION_RANGE):
             refuse("max_duration_seconds", "an integer from 1 to 604800, or null for none")
-        elif _is_number(timeout) or timeout is None:
+        elif is_finite_number(timeout) or timeout is None:
             effective = default_timeout_per_run_seconds if timeout is None else timeout
             if duration < effective:
                 refuse("max_duration_seconds",
                        f"at least the per-run timeout ({effective:g} s), or no run could finish")
     budget = params.max_cost_usd
-    if budget is not None and not (_is_number(budget) and budget > 0):
+    if budget is not None and not (is_finite_number(budget) and budget > 0):
         refuse("max_cost_usd", "a finite number > 0, or null for no budget")
     threshold = params.no_progress_threshold
-    if not _is_int(threshold) or threshold < 0 or threshold == 1:
+    if not is_whole_number(threshold) or threshold < 0 or threshold == 1:
         refuse("no_progress_threshold",
                "0 (off) or an integer >= 2; 1 is refused since a repeat needs two runs")
     if params.on_failure not in {mode.value for mode in OnFailure}:
@@ -215,9 +207,7 @@ def counted_cost(cost: float | None) -> float | None:
     a NaN, an infinity or a cost <= 0, else the cost itself."""
     if cost is None:
         return None
-    if isinstance(cost, bool) or not isinstance(cost, int | float):
-        return 0.0
-    return float(cost) if math.isfinite(cost) and cost > 0 else 0.0
+    return float(cost) if is_finite_number(cost) and cost > 0 else 0.0
 
 
 def fingerprint(response: str | None) -> str:

@@ -6,11 +6,11 @@ to them. Time passes with the lifecycle's `AdvanceTime`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeAlias
 
-from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.commands import AdvanceTime, fields_given
 from jobconform.reference.faults import StoreFault
 from jobconform.reference.reminders.oracle import DeliveryOutcome, ReminderStatus
 
@@ -95,12 +95,9 @@ def describe_reminder_command(command: ReminderCommand) -> str:
         return (f"{describe_reminder_command(command.command)} while"
                 f" {command.fault.describe()}")
     values = []
-    for item in fields(command):
-        value = getattr(command, item.name)
-        if value == item.default:
-            continue
+    for name, value in fields_given(command):
         if isinstance(value, str) and len(value) > 40:
             value = f"<{len(value)} characters>"
         shown = value.value if isinstance(value, DeliveryOutcome | ReminderStatus) else value
-        values.append(f"{item.name}={shown!r}")
+        values.append(f"{name}={shown!r}")
     return f"{type(command).__name__}({', '.join(values)})"

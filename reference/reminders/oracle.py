@@ -17,6 +17,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
+from jobconform.reference.numbers import is_finite_number, is_whole_number
+
 DAY = timedelta(days=1)
 # How long a creation's idempotency key, given (RM-017) or derived (RM-018), answers for
 # its reminder: seed 002 §10.10's window, the same key within 24 hours.
@@ -92,23 +94,21 @@ class ReminderConfig:
     def __post_init__(self) -> None:
         for name in ("max_message_chars", "max_pending", "max_per_day", "max_attempts"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            if not is_whole_number(value) or value < 1:
                 raise ValueError(f"reminder parameter {name} must be a whole number of at"
                                  f" least 1, not {value!r}")
         limit = self.create_rate_limit
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        if not is_whole_number(limit) or limit < 0:
             raise ValueError(f"reminder parameter create_rate_limit must be a whole number of"
                              f" at least 0 (0 turns the guard off), not {limit!r}")
         for name in ("min_delay_seconds", "max_delay_seconds", "retry_delay_seconds",
                      "create_window_seconds"):
             value = getattr(self, name)
-            if (isinstance(value, bool) or not isinstance(value, int | float)
-                    or not math.isfinite(value) or value <= 0):
+            if not is_finite_number(value) or value <= 0:
                 raise ValueError(f"reminder parameter {name} must be a finite number of"
                                  f" seconds above 0, not {value!r}")
         days = self.retention_days
-        if (isinstance(days, bool) or not isinstance(days, int | float)
-                or not math.isfinite(days) or not (days == 0 or days >= 1)):
+        if not is_finite_number(days) or not (days == 0 or days >= 1):
             # Under a day the sweep would delete reminders the daily cap still counts.
             raise ValueError(f"reminder parameter retention_days must be 0 (off) or a finite"
                              f" number of days of at least 1, not {days!r}")

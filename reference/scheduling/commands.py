@@ -6,12 +6,12 @@ to them. Time passes with the lifecycle's `AdvanceTime`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import TypeAlias
 
-from jobconform.reference.commands import AdvanceTime
+from jobconform.reference.commands import AdvanceTime, fields_given
 from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer, Verdict
 
 
@@ -136,13 +136,10 @@ SchedulingCommand: TypeAlias = (CreateOnce | CreateCron | ScriptPreCheck | Trigg
 def describe_scheduling_command(command: SchedulingCommand) -> str:
     """One readable line per command; fields left at their defaults are omitted."""
     values = []
-    for item in fields(command):
-        value = getattr(command, item.name)
-        if value == item.default:
-            continue
+    for name, value in fields_given(command):
         if isinstance(value, StrEnum):
             value = value.value
         elif isinstance(value, datetime):
             value = value.isoformat()
-        values.append(f"{item.name}={value!r}")
+        values.append(f"{name}={value!r}")
     return f"{type(command).__name__}({', '.join(values)})"

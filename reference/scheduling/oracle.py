@@ -11,7 +11,6 @@ reads a clock, sleeps or does I/O.
 from __future__ import annotations
 
 import json
-import math
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -20,6 +19,8 @@ from enum import StrEnum
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from cronsim import CronSim, CronSimError
+
+from jobconform.reference.numbers import is_finite_number
 
 ONCE, CRON = "once", "cron"
 CREATED = "created"
@@ -134,16 +135,14 @@ def resolve_run_at(run_at: datetime | None, delay_seconds: float | None,
     if run_at is not None:
         return run_at.astimezone(UTC) if run_at.utcoffset() is not None else None
     assert delay_seconds is not None
-    if (isinstance(delay_seconds, bool) or not isinstance(delay_seconds, int | float)
-            or not math.isfinite(delay_seconds) or delay_seconds < 0):
+    if not is_finite_number(delay_seconds) or delay_seconds < 0:
         return None
     return now + timedelta(seconds=delay_seconds)
 
 
 def valid_timeout(seconds: object) -> bool:
     """A validation timeout is a finite number of seconds above 0 (SC-020)."""
-    return (isinstance(seconds, int | float) and not isinstance(seconds, bool)
-            and math.isfinite(seconds) and seconds > 0)
+    return is_finite_number(seconds) and seconds > 0
 
 
 def read_verdict(text: str) -> bool | None:
