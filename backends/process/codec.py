@@ -29,7 +29,7 @@ import enum
 import math
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from typing import Any, Protocol
@@ -137,11 +137,27 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+# The text of instants written lately, by the instant object's id, each kept with its object
+# (which keeps the id from being reused): a virtual clock hands out the same object until
+# it moves, and a record keeps its instants, so most are written many times. By identity,
+# not equality: the same instant at another offset is written differently (LC-005).
+_TIMESTAMPS: dict[int, tuple[datetime, str]] = {}
+TIMESTAMPS_KEPT = 4096
+
+
 def encode_timestamp(moment: datetime) -> str:
     """UTC as `2026-01-01T00:00:05.000000Z`; another offset, or none, as written."""
+    known = _TIMESTAMPS.get(id(moment))
+    if known is not None and known[0] is moment:
+        return known[1]
     if moment.utcoffset() == timedelta(0):
-        return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return moment.isoformat()
+        text = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    else:
+        text = moment.isoformat()
+    if len(_TIMESTAMPS) >= TIMESTAMPS_KEPT:
+        _TIMESTAMPS.clear()
+    _TIMESTAMPS[id(moment)] = (moment, text)
+    return text
 
 
 def encode_json(value: Any) -> Any:
@@ -161,8 +177,90 @@ def encode_json(value: Any) -> Any:
     return value
 
 
+# What encodes and decodes each annotation's values, worked out once per annotation (kept
+# by id with the annotation, as the shapes are): the commonest forms (scalars, optional
+# values, timestamps, records and views, lists of them) get a function that goes straight
+# to the fields; every other form goes the general way, `_encode_any` and `_decode_any`.
+Encoder = Callable[[Any, Handles], Any]
+Decoder = Callable[[Any, Handles, str], Any]
+_ENCODERS: dict[int, tuple[Any, Encoder]] = {}
+_DECODERS: dict[int, tuple[Any, Decoder]] = {}
+
+
 def encode(value: Any, annotation: Any, handles: Handles) -> Any:
     """The JSON form of `value` as `annotation` gives it (see the module's table)."""
+    known = _ENCODERS.get(id(annotation))
+    if known is None or known[0] is not annotation:
+        known = (annotation, _encoder(annotation))
+        _ENCODERS[id(annotation)] = known
+    return known[1](value, handles)
+
+
+def _encoder(annotation: Any) -> Encoder:
+    """The function that encodes values of `annotation` as `_encode_any` does."""
+    shape = _shape(annotation)
+    if shape.any_json or shape.scalar:
+        def plain(value: Any, handles: Handles) -> Any:
+            return value if type(value) in PLAIN_TYPES else encode_json(value)
+        return plain
+    if shape.union and not shape.tagged and len(shape.members) == 1:
+        member = shape.members[0]
+
+        def optional(value: Any, handles: Handles) -> Any:
+            if value is None:
+                return None
+            if _accepts(member, value):
+                return encode(value, member, handles)
+            return encode_json(value)
+        return optional
+    if annotation is datetime:
+        def timestamp(value: Any, handles: Handles) -> Any:
+            if isinstance(value, datetime):
+                return encode_timestamp(value)
+            return encode_json(value)
+        return timestamp
+    if shape.view:
+        optional_fields = AREA_FIELDS | LATER_FIELDS.get(annotation.__name__, frozenset())
+        fields = tuple((name, name in optional_fields, hint)
+                       for name, hint in view_fields(annotation))
+
+        def view(value: Any, handles: Handles) -> Any:
+            if value is None:
+                return None
+            return {name: encode(getattr(value, name, None) if optional else
+                                 getattr(value, name), hint, handles)
+                    for name, optional, hint in fields}
+        return view
+    if (isinstance(annotation, type) and dataclasses.is_dataclass(annotation)
+            and not shape.interface):
+        hints = _hints(annotation)
+        names = tuple((f.name, hints[f.name]) for f in dataclasses.fields(annotation))
+
+        def record(value: Any, handles: Handles) -> Any:
+            if value is None:
+                return None
+            return {name: encode(getattr(value, name), hint, handles) for name, hint in names}
+        return record
+    if _homogeneous(shape):
+        item_type = shape.args[0]
+
+        def items(value: Any, handles: Handles) -> Any:
+            if isinstance(value, list | tuple):
+                return [encode(item, item_type, handles) for item in value]
+            return _encode_any(value, annotation, handles)
+        return items
+    return lambda value, handles: _encode_any(value, annotation, handles)
+
+
+def _homogeneous(shape: _Shape) -> bool:
+    """A list, a sequence or a `tuple[X, ...]`: every item of one annotation."""
+    if shape.origin in (list, Sequence):
+        return len(shape.args) == 1
+    return shape.origin is tuple and len(shape.args) == 2 and shape.args[1] is Ellipsis
+
+
+def _encode_any(value: Any, annotation: Any, handles: Handles) -> Any:
+    """The JSON form of `value` as `annotation` gives it, for any annotation."""
     shape = _shape(annotation)
     if value is None or shape.any_json or shape.scalar:
         return encode_json(value)
@@ -236,6 +334,86 @@ def decode(document: Any, annotation: Any, handles: Handles, where: str = "value
     Raises:
         CodecError: the document cannot be read as that type; `where` names its place.
     """
+    known = _DECODERS.get(id(annotation))
+    if known is None or known[0] is not annotation:
+        known = (annotation, _decoder(annotation))
+        _DECODERS[id(annotation)] = known
+    return known[1](document, handles, where)
+
+
+def _decoder(annotation: Any) -> Decoder:
+    """The function that decodes documents of `annotation` as `_decode_any` does."""
+    shape = _shape(annotation)
+    if shape.scalar and annotation in SCALARS:
+        with_float = shape.with_float
+
+        def scalar(document: Any, handles: Handles, where: str) -> Any:
+            if document is None:
+                return None
+            if with_float and isinstance(document, str) and document in NON_FINITE:
+                return NON_FINITE[document]
+            if not _is_scalar(document, annotation):
+                raise CodecError(f"{where} must be {SCALARS[annotation]}, not"
+                                 f" {_clip(document)}")
+            return document
+        return scalar
+    if shape.any_json and not shape.with_float:
+        return lambda document, handles, where: document
+    if shape.union and not shape.tagged and len(shape.members) == 1:
+        member, with_float = shape.members[0], shape.with_float
+
+        def optional(document: Any, handles: Handles, where: str) -> Any:
+            if document is None:
+                return None
+            if with_float and isinstance(document, str) and document in NON_FINITE:
+                return NON_FINITE[document]
+            return decode(document, member, handles, where)
+        return optional
+    if shape.view:
+        later = LATER_FIELDS.get(annotation.__name__, frozenset())
+        fields = view_fields(annotation)
+        build = record_type(annotation)
+
+        def view(document: Any, handles: Handles, where: str) -> Any:
+            if document is None:
+                return None
+            if later and isinstance(document, dict):
+                # A child that predates a field added later leaves it out: null.
+                document = {**dict.fromkeys(later), **document}
+            return _decode_fields(document, fields, build, handles, where, later)
+        return view
+    if (isinstance(annotation, type) and dataclasses.is_dataclass(annotation)
+            and not shape.interface and not issubclass(annotation, enum.Enum)):
+        hints = _hints(annotation)
+        declared = tuple((f.name, hints[f.name], f.default is dataclasses.MISSING
+                        and f.default_factory is dataclasses.MISSING)
+                       for f in dataclasses.fields(annotation))
+
+        def record(document: Any, handles: Handles, where: str) -> Any:
+            if document is None:
+                return None
+            present = document if isinstance(document, dict) else {}
+            given = tuple((name, hint) for name, hint, required in declared
+                          if required or name in present)
+            return _decode_fields(document, given, annotation, handles, where)
+        return record
+    if _homogeneous(shape):
+        item_type, as_tuple = shape.args[0], shape.origin is tuple
+
+        def items(document: Any, handles: Handles, where: str) -> Any:
+            if document is None:
+                return None
+            if not isinstance(document, list):
+                raise CodecError(f"{where} must be an array, not {document!r}")
+            decoded = [decode(item, item_type, handles, f"{where}[{index}]")
+                       for index, item in enumerate(document)]
+            return tuple(decoded) if as_tuple else decoded
+        return items
+    return lambda document, handles, where: _decode_any(document, annotation, handles, where)
+
+
+def _decode_any(document: Any, annotation: Any, handles: Handles, where: str) -> Any:
+    """The value of `annotation` that `document` stands for, for any annotation."""
     if document is None:
         return None
     shape = _shape(annotation)

@@ -15,6 +15,7 @@ it.
 from __future__ import annotations
 
 import collections
+import functools
 import inspect
 import itertools
 import threading
@@ -57,6 +58,11 @@ class Request:
     @property
     def line(self) -> tuple[str, str, str, dict[str, Any]]:
         return self.op, self.handle, self.now, self.args
+
+    def same_call(self, other: Request) -> bool:
+        """The same method of the same object with the same arguments, at any time."""
+        return (self.op == other.op and self.handle == other.handle
+                and self.args == other.args)
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ class KitObjects:
                     return answer
                 self._brought.clear()  # the harness went another way: those are stale
             plan = self._plan
-            first = plan is not None and plan.reads[0] == replace(request, now="")
+            first = plan is not None and plan.reads[0].same_call(request)
             if plan is None or not (first or (plan.with_next_call
                                               and plan.handle == request.handle)):
                 return self.session.call(*request.line)
@@ -242,8 +248,8 @@ class RemoteObject:
             if not isinstance(target, RemoteObject) or target.kit is not self.kit:
                 self.kit.plan(self.handle, [], False)
                 return
-            request = target._request(methods(target.interface)[name], (), values)
-            planned.append(replace(request, now=""))
+            # At any time: the plan is sent at the time of the call that sends it.
+            planned.append(target._request(methods(target.interface)[name], (), values))
         self.kit.plan(self.handle, planned, with_next_call)
 
     def call(self, method: Method, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -254,9 +260,7 @@ class RemoteObject:
     def _request(self, method: Method, args: tuple[Any, ...], kwargs: dict[str, Any]
                  ) -> Request:
         """The request for one call: its op, object, time and encoded arguments."""
-        bound = _signature(method).bind(*args, **kwargs)
-        bound.apply_defaults()  # every argument travels, so a child needs no defaults
-        values = dict(bound.arguments)
+        values = _bound(method, args, kwargs)  # every argument travels, defaults too
         defaults = dict(method.defaults)
         for name in method.later:
             if values.get(name) == defaults[name]:
@@ -301,8 +305,40 @@ class RemoteObject:
         raise exception
 
 
-def _signature(method: Method) -> inspect.Signature:
-    interface = interface_named(method.interface)
-    signature = inspect.signature(getattr(interface, method.name))
+@functools.cache
+def _signature(interface: str, name: str) -> inspect.Signature:
+    """A method's signature without `self`, as the harness calls a proxy's method."""
+    signature = inspect.signature(getattr(interface_named(interface), name))
     parameters = list(signature.parameters.values())[1:]  # without self
     return signature.replace(parameters=parameters)
+
+
+@functools.cache
+def _parameters(interface: str, name: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+    """A method's parameter names in order, and the defaults of those that have one (a
+    call that names them all binds without `inspect`, the commonest call by far)."""
+    parameters = _signature(interface, name).parameters.values()
+    if any(p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in parameters):
+        return (), {}
+    return (tuple(p.name for p in parameters),
+            {p.name: p.default for p in parameters if p.default is not p.empty})
+
+
+def _bound(method: Method, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Every argument of one call by name, defaults applied; a call that does not fit
+    the method raises the TypeError `inspect` raises."""
+    names, defaults = _parameters(method.interface, method.name)
+    if names and len(args) <= len(names) and all(name in names for name in kwargs):
+        values = dict(zip(names, args, strict=False))
+        if not any(name in values for name in kwargs):
+            values.update(kwargs)
+            for name in names:
+                if name not in values:
+                    if name not in defaults:
+                        break
+                    values[name] = defaults[name]
+            else:
+                return {name: values[name] for name in names}
+    bound = _signature(method.interface, method.name).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments)
