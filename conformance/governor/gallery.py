@@ -199,6 +199,15 @@ class SwitchedOffForgetsFailuresRuntime(StoreGovernorRuntime):
                                                  self._settings)
 
 
+class PauseEndInWholeSecondsStore(InMemoryGovernorStore):
+    """The store keeps the pause's end in whole seconds, as an epoch-second column does:
+    a pause armed half a second into a second ends half a second early, and both
+    governors read that end (issue 33: time finer than a second)."""
+
+    def pause(self, until: datetime) -> None:
+        super().pause(until.replace(microsecond=0))
+
+
 def _governor_entry(name: str, runtime: type[StoreGovernorRuntime],
                     store: type[InMemoryGovernorStore], catches: str, source: str,
                     bug_of: type) -> GalleryEntry:
@@ -248,4 +257,8 @@ GALLERY = (
                     SwitchedOffForgetsFailuresRuntime, InMemoryGovernorStore, "RG-013",
                     "seed 002 10.11.1: three flag-gated read points (recording is not one)",
                     SwitchedOffForgetsFailuresRuntime),
+    _governor_entry("governor_pause_end_in_whole_seconds", StoreGovernorRuntime,
+                    PauseEndInWholeSecondsStore, "RG-008",
+                    "issue 33: time finer than a second (the pause's end kept in whole"
+                    " seconds)", PauseEndInWholeSecondsStore),
 )
