@@ -277,6 +277,23 @@ class ClaimAuditedService(IdempotencyService):
         return claim
 
 
+class CreatedInWholeSecondsStore(MemoryKeyStore):
+    """The store keeps a record's creation time in whole seconds, as an epoch-second column
+    does: a key first claimed half a second into a second expires half a second early, so
+    a duplicate a moment before the TTL starts the work again (issue 33: time finer than a
+    second)."""
+
+    def insert_if_absent(self, entry: KeyEntry) -> KeyEntry | None:
+        return super().insert_if_absent(_created_in_whole_seconds(entry))
+
+    def swap(self, expected: KeyEntry, new: KeyEntry) -> bool:
+        return super().swap(expected, _created_in_whole_seconds(new))
+
+
+def _created_in_whole_seconds(entry: KeyEntry) -> KeyEntry:
+    return replace(entry, created_at=entry.created_at.replace(microsecond=0))
+
+
 def _entry(name: str, service: type[IdempotencyService], catches: str, source: str,
            store: type[MemoryKeyStore] = MemoryKeyStore) -> GalleryEntry:
     """The memory backend with a broken key runtime, loadable as `<this module>:<name>`."""
@@ -332,4 +349,7 @@ GALLERY = (
            "seed 002 §10.10: audit event idempotent_replay on every replay"),
     _entry("webhook_key_from_token_only", WebhookKeyFromTokenOnlyService, "IK-008",
            "seed 002 §10.10: key from (token, body_hash)"),
+    _entry("idempotency_ttl_in_whole_seconds", IdempotencyService, "IK-007",
+           "issue 33: time finer than a second (a record's creation kept in whole seconds)",
+           store=CreatedInWholeSecondsStore),
 )
