@@ -181,6 +181,19 @@ Feature: Re-delivery governor
     When a re-delivery for target "a" is offered
     Then the re-delivery is accepted
 
+  @RG-008
+  Scenario: A pause armed between whole seconds holds until a microsecond before its end
+    Given the governor clock moves 0.5 seconds
+    When targets "a, b, c" each record a failure result of class auth
+    Then re-delivery is paused until second 300.5
+    When the governor clock moves 299.999999 seconds
+    And a re-delivery for target "a" is offered
+    Then the re-delivery is refused, to retry after 30 seconds
+    When the governor clock moves 0.000001 seconds
+    Then re-delivery is not paused
+    When a re-delivery for target "a" is offered
+    Then the re-delivery is accepted
+
   @RG-009
   Scenario: A restart's first re-send sweep waits its own initial jitter
     Then governor 1 has no re-send sweep due

@@ -138,6 +138,19 @@ Feature: Idempotency keys
     Then claim "old-again" is started
 
   @IK-007
+  Scenario: A key first claimed between whole seconds is replayed until a microsecond before its TTL
+    Given idempotency keys with a TTL of 60 seconds
+    And 0.5 seconds pass on the key clock
+    And claim "first" is made on key "k" in scope "alice" with payload 1
+    And claim "first" completes with result "done"
+    When 59.999999 seconds pass on the key clock
+    And claim "within" is made on key "k" in scope "alice" with payload 1
+    Then claim "within" replays claim "first" returning "done"
+    When 0.000001 seconds pass on the key clock
+    And claim "after" is made on key "k" in scope "alice" with payload 1
+    Then claim "after" is started
+
+  @IK-007
   Scenario: An expired holder can neither complete nor release, and its key can change payload
     Given idempotency keys with a TTL of 60 seconds
     And claim "first" is made on key "k" in scope "alice" with payload 1

@@ -105,6 +105,21 @@ The Pause Ends By Itself
     Offer Re-Delivery    a
     Re-Delivery Should Be Accepted
 
+A Pause Armed Between Whole Seconds Holds Until A Microsecond Before Its End
+    [Tags]    RG-008
+    Governor Clock Moves    0.5
+    Record Failure Result    a    a1    auth
+    Record Failure Result    b    b1    auth
+    Record Failure Result    c    c1    auth
+    Pause Should End At Second    300.5
+    Governor Clock Moves    299.999999
+    Offer Re-Delivery    a
+    Re-Delivery Should Be Refused    30
+    Governor Clock Moves    0.000001
+    Pause Should End At Second    ${None}
+    Offer Re-Delivery    a
+    Re-Delivery Should Be Accepted
+
 A Rate Limit Counts As A Billing Failure
     [Tags]    RG-010
     Record Rate-Limited Result    a    a1

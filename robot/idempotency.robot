@@ -120,6 +120,19 @@ A Purge Removes Keys At Least 24 Hours Old
     Claim Key    old-again    alice    k1    1
     Claim Should Be Started    old-again
 
+A Key First Claimed Between Whole Seconds Is Replayed Until A Microsecond Before Its TTL
+    [Tags]    IK-007
+    Start Key Runtime    ttl_seconds=60
+    Advance Key Clock    0.5
+    Claim Key    first    alice    k    1
+    Complete Claim    first    "done"
+    Advance Key Clock    59.999999
+    Claim Key    within    alice    k    1
+    Claim Should Replay Result    within    first    "done"
+    Advance Key Clock    0.000001
+    Claim Key    after    alice    k    1
+    Claim Should Be Started    after
+
 An Expired Holder Can Neither Complete Nor Release
     [Tags]    IK-007
     Start Key Runtime    ttl_seconds=60

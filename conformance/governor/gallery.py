@@ -248,3 +248,14 @@ class SwitchedOffForgetsFailuresRuntime(StoreGovernorRuntime):
     def peer(self) -> StoreGovernorRuntime:
         return SwitchedOffForgetsFailuresRuntime(self._store.peer(), self._clock,
                                                  self._settings)
+
+
+@store_entry("governor_pause_end_in_whole_seconds", "RG-008",
+             "issue 33: time finer than a second (the pause's end kept in whole seconds)")
+class PauseEndInWholeSecondsStore(InMemoryGovernorStore):
+    """The store keeps the pause's end in whole seconds, as an epoch-second column does:
+    a pause armed half a second into a second ends half a second early, and both
+    governors read that end (issue 33: time finer than a second)."""
+
+    def pause(self, until: datetime) -> None:
+        super().pause(until.replace(microsecond=0))

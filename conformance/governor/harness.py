@@ -9,7 +9,7 @@ requirements the command touched.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, ClassVar, cast
@@ -36,6 +36,9 @@ from jobconform.spec import Profile
 
 # Retry-afters are differences of instants with microseconds; float seconds agree to this.
 SECONDS_TOLERANCE = 1e-6
+# How close to a pause's end an offer is "on the boundary": a governor keeping or comparing
+# the end coarser than LC-005's microsecond (in whole seconds, say) answers it wrong there.
+PAUSE_END_WINDOW = timedelta(seconds=1)
 
 
 def governor_raw_end(command: gc.RecordRawEnd) -> RawEnd:
@@ -60,6 +63,9 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
     AREA: ClassVar[str] = GOVERNOR
 
     settings: GovernorSettings | None = None
+    # Each killed raw end recorded (RG-014: never a pausing class), with its target and
+    # when: a pause the oracle does not arm may rest on those counted (`_kills_counted`).
+    killed_ends: list[tuple[str, datetime]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._require_area("governor checks cannot run on it")
@@ -85,9 +91,28 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
             refused_both = (isinstance(command, gc.Offer) and isinstance(answer, tuple)
                             and isinstance(expected, tuple) and len(answer) == 2
                             and answer[0] is False and expected[0] is False)
+            primary = "RG-004" if refused_both else self._at_pause_end(command, answer)
             raise self._fail(requirements + (("RG-004",) if refused_both else ()),
                              f"the answer to {describe(cast(Command, command))}",
-                             expected, answer, "RG-004" if refused_both else None)
+                             expected, answer, primary)
+
+    def _at_pause_end(self, command: gc.GovernorCommand, answer: object) -> str | None:
+        """RG-008 where an offer within a second of the pause's end is let through before
+        it or refused by the pause after it: the end kept or compared coarser than the
+        microsecond (in whole seconds, say), whatever cap then judged the offer. None:
+        any other answer, or an offer far from the end."""
+        paused_until = self.model.paused_until
+        if not (isinstance(command, gc.Offer) and isinstance(answer, tuple) and answer
+                and paused_until is not None) or self.model.store_down or (
+                    command.worker in self.model.switched_off):
+            return None
+        before_end = paused_until - self.clock.now()
+        assert self.settings is not None
+        if timedelta(0) < before_end <= PAUSE_END_WINDOW:
+            let_through = answer[0] is True
+            return "RG-008" if let_through else None
+        held_on = answer == (False, self.settings.pause_retry_after_seconds)
+        return "RG-008" if -PAUSE_END_WINDOW < before_end <= timedelta(0) and held_on else None
 
     def _adopt(self) -> None:
         """After a listed deviation the oracle takes the pause governor 0 reports."""
@@ -176,6 +201,8 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
             case gc.RecordRawEnd():
                 model.record_raw_end(command.target, command.result_id,
                                      governor_raw_end(command), now)
+                if killed(governor_raw_end(command)):
+                    self.killed_ends.append((command.target, now))
             case gc.Restart(draw=draw, worker=index):
                 model.restart(index, draw, now)
             case gc.GovernorStoreOutage(down=down):
@@ -215,7 +242,9 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
                 # which the failures a switched-off peer recorded may have armed (RG-013).
                 switch = (("RG-013",) if index in self.model.switched_off
                           and not self.model.store_down else ())
-                primary = switch[0] if switch else self._repeat_armed(wanted, actual)
+                primary = switch[0] if switch else (self._end_elsewhere(wanted, actual)
+                                                    or self._kills_counted(wanted, actual)
+                                                    or self._repeat_armed(wanted, actual))
                 raise self._fail((*switch, *requirements, "RG-005", "RG-008"),
                                  f"the pause governor {index} reports", wanted, actual,
                                  primary)
@@ -225,6 +254,36 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
                 raise self._fail((*requirements, "RG-008"), f"the pause governor {index}"
                                  " reports, as a UTC instant", WANTED, describe_offset(actual),
                                  "RG-008")
+
+    @staticmethod
+    def _end_elsewhere(wanted: object, actual: object) -> str | None:
+        """RG-008 where a pause holds on both sides but ends elsewhere (a store keeping its
+        end in whole seconds, a TTL off by a tick, a pause extended while it ran): when it
+        ends is RG-008's, whatever command armed it (issue 33: before this, the arming
+        failure's RG-005 was named). None: the pause is there on one side only."""
+        if isinstance(wanted, datetime) and isinstance(actual, datetime):
+            return "RG-008"
+        return None
+
+    def _kills_counted(self, wanted: object, actual: object) -> str | None:
+        """RG-014 where a pause shows that the oracle does not arm, at a failure of a
+        pausing class, and the killed ends recorded inside the pause window make up the
+        targets it lacks: kills counted as the class (their text's auth indicator, say),
+        whichever later failure then armed it. None: the kills cannot explain it."""
+        last = self.commands[-1] if self.commands else None
+        if wanted is not None or actual is None or not isinstance(
+                last, gc.RecordFailure | gc.RecordRateLimited | gc.RecordRawEnd):
+            return None
+        failure_class = (RATE_LIMIT_CLASS if isinstance(last, gc.RecordRateLimited)
+                         else classify_end(governor_raw_end(last))
+                         if isinstance(last, gc.RecordRawEnd) else last.failure_class)
+        window = timedelta(seconds=self.model.settings.pause_window_seconds)
+        now = self.clock.now()
+        counted = {target for target, when in self.model.failing.get(failure_class, {})
+                   .items() if when + window > now}
+        kills = {target for target, when in self.killed_ends if when + window > now}
+        threshold = self.model.settings.pause_threshold
+        return "RG-014" if len(counted) < threshold <= len(counted | kills) else None
 
     def _repeat_armed(self, wanted: object, actual: object) -> str | None:
         """RG-006 where a pause shows that the oracle does not arm, at a failure of a target

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from jobconform.backends.protocol import Backend
-from jobconform.conformance.aim import steps_to_edge
+from jobconform.conformance.aim import fine_steps, steps_to_edge
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference.governor import commands as gc
@@ -126,6 +126,16 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
 
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def elapse(self, seconds: float) -> None:
+            self._run(gc.Elapse(seconds))
+
+        # Time finer than a second anywhere in a sequence (issue 33, LC-005): the whole
+        # steps above arm every pause on a whole second, where a store keeping its end in
+        # whole seconds is right. After one of these, a pause is armed between whole
+        # seconds, and both governors' reads of it show such a store's end, up to a second
+        # early (RG-008); pause_ttl_edge's offers a microsecond either side of the end show
+        # a governor comparing it coarser.
+        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
+        def time_passes_finely(self, seconds: float) -> None:
             self._run(gc.Elapse(seconds))
 
         # -- aimed at the boundaries (conformance/aim.py) ------------------------------

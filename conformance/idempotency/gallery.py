@@ -324,3 +324,21 @@ class ClaimAuditedService(IdempotencyService):
         if claim.kind is ClaimKind.STARTED and self.audit is not None and claim.token:
             self.audit.replayed(scope, key, claim.token)
         return claim
+
+@entry("idempotency_ttl_in_whole_seconds", "IK-007",
+       "issue 33: time finer than a second (a record's creation kept in whole seconds)")
+class CreatedInWholeSecondsStore(MemoryKeyStore):
+    """The store keeps a record's creation time in whole seconds, as an epoch-second column
+    does: a key first claimed half a second into a second expires half a second early, so
+    a duplicate a moment before the TTL starts the work again (issue 33: time finer than a
+    second)."""
+
+    def insert_if_absent(self, entry: KeyEntry) -> KeyEntry | None:
+        return super().insert_if_absent(_created_in_whole_seconds(entry))
+
+    def swap(self, expected: KeyEntry, new: KeyEntry) -> bool:
+        return super().swap(expected, _created_in_whole_seconds(new))
+
+
+def _created_in_whole_seconds(entry: KeyEntry) -> KeyEntry:
+    return replace(entry, created_at=entry.created_at.replace(microsecond=0))

@@ -355,13 +355,21 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
     def _boundary_first(self, decision: Decision, now: datetime,
                         leading: tuple[str, ...] = ()) -> tuple[str, ...]:
         """The claim's requirements, `leading` first, unless the key is in flight within a
-        second of going stale: there the stale-lock boundary (IK-010: exactly the timeout
-        old is not stale) decides the answer, and a difference breaks that rule first."""
+        second of going stale, or live within a second of its TTL: there that boundary
+        (IK-010: exactly the timeout old is not stale; IK-007: younger than the TTL is
+        live) decides the answer, and a difference breaks that rule first."""
         record = decision.record
         if decision.answer.kind is ClaimKind.CONFLICT and record is not None:
             stale_after = timedelta(seconds=self.oracle.config.stale_lock_timeout_seconds)
             if stale_after - BOUNDARY_WINDOW <= now - record.claimed_at <= stale_after:
                 return ("IK-010", *leading, *decision.requirements)
+        if decision.answer.kind is not ClaimKind.STARTED and record is not None:
+            # Live within a second of its TTL: a runtime keeping or comparing the record's
+            # age coarser than the microsecond (in whole seconds, say) starts the work
+            # afresh here, which breaks the TTL (IK-007: live while younger than it).
+            ttl = timedelta(seconds=self.oracle.config.ttl_seconds)
+            if ttl - BOUNDARY_WINDOW <= now - record.created_at < ttl:
+                return ("IK-007", *leading, *decision.requirements)
         return (*leading, *decision.requirements)
 
     @staticmethod
@@ -509,6 +517,12 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
             # On the stale-lock boundary a boundary error takes the key over (started);
             # any other answer to an in-flight key is not about the boundary.
             requirements = (*requirements[1:], "IK-010")
+        if (isinstance(expected, ComparedAnswer) and isinstance(actual, ComparedAnswer)
+                and requirements[:1] == ("IK-007",)
+                and expected.kind != ClaimKind.STARTED.value
+                and actual.kind != ClaimKind.STARTED.value):
+            # Likewise on the TTL's boundary: only a fresh start is an expiry come early.
+            requirements = (*requirements[1:], "IK-007")
         if (isinstance(expected, ComparedAnswer) and isinstance(actual, ComparedAnswer)
                 and ClaimKind.STARTED.value not in (expected.kind, actual.kind)):
             # Both sides found a record for the key (a conflict, a replay, a mismatch):

@@ -35,7 +35,7 @@ from hypothesis.stateful import (
 )
 
 from jobconform.backends.protocol import IDEMPOTENCY, Backend
-from jobconform.conformance.aim import steps_to_edge
+from jobconform.conformance.aim import fine_steps, steps_to_edge
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
 from jobconform.conformance.machine_runner import (
     MachineRun,
@@ -230,6 +230,15 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
 
         @rule(seconds=st.sampled_from(TIME_STEPS))
         def advance_time(self, seconds: float) -> None:
+            self._run(cmd.AdvanceTime(seconds))
+
+        # Time finer than a second anywhere in a sequence (issue 33, LC-005): the steps
+        # above keep every record's creation within half a second of a whole one. After
+        # one of these a key is created between whole seconds, and ttl_edge's claim a
+        # microsecond before its TTL shows a store keeping creation times in whole seconds
+        # (or a runtime comparing ages in them) starting the work afresh early (IK-007).
+        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
+        def time_passes_finely(self, seconds: float) -> None:
             self._run(cmd.AdvanceTime(seconds))
 
         # -- aimed at the boundaries (conformance/aim.py) ------------------------------
