@@ -37,7 +37,7 @@ from jobconform.backends.protocol import LOOP_EVENTS, LOOP_LABELS
 from jobconform.conformance import read_ahead
 from jobconform.conformance.area_harness import AreaHarness, check_time_step
 from jobconform.conformance.sinks import LoopEventLog, LoopEventRecord
-from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
+from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc, in_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import (
@@ -503,41 +503,50 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
 
     def _compare_loop(self, alias: str, loop: LoopState, view: Any, now: datetime) -> None:
         reason = None if loop.stop_reason is None else loop.stop_reason.value
-
-        def check(name: str, expected: object, ids: tuple[str, ...],
-                  same: Callable[[Any, Any], bool] = lambda a, b: a == b) -> None:
-            actual = getattr(view, name, "<missing>")
-            if not same(expected, actual):
-                raise self._fail(ids, f"loop {alias!r} {name}", expected, actual)
-
         actual_reason = getattr(view, "stop_reason", "<missing>")
+        # The requirements of a wrong stop reason: built only for a difference (issue 33:
+        # no text or tuple on the path where everything agrees).
+        reasons: Callable[[], tuple[str, ...]] = functools.partial(
+            reason_requirements, reason, actual_reason)
+
+        def check(name: str, expected: object, ids: Callable[[], tuple[str, ...]],
+                  same: Callable[[Any, Any], bool] | None = None) -> None:
+            actual = getattr(view, name, "<missing>")
+            if not (expected == actual if same is None else same(expected, actual)):
+                raise self._fail(ids(), f"loop {alias!r} {name}", expected, actual)
+
         if (reason != actual_reason and StopReason.BUDGET_EXHAUSTED.value in (
                 reason, actual_reason)):
             # The budget followed a spend counted otherwise: the costs that count (LP-010)
             # before the budget's rule (issue 33: the cause before its consequence).
-            check("total_cost", loop.total_cost,
-                  ("LP-010", *reason_requirements(reason, actual_reason)), same_cost)
-        check("stop_reason", reason, reason_requirements(reason, actual_reason))
-        status_ids = reason_requirements(reason, actual_reason)
-        if LoopStatus.COMPLETED_WITH_ERRORS.value in (loop.status.value,
-                                                      getattr(view, "status", None)):
-            status_ids = ("LP-016", *status_ids)
-        check("status", loop.status.value, status_ids)
+            check("total_cost", loop.total_cost, lambda: ("LP-010", *reasons()), same_cost)
+        check("stop_reason", reason, reasons)
+        status = loop.status.value
+
+        def status_ids() -> tuple[str, ...]:
+            if LoopStatus.COMPLETED_WITH_ERRORS.value in (status, getattr(view, "status",
+                                                                          None)):
+                return ("LP-016", *reasons())
+            return reasons()
+
+        check("status", status, status_ids)
         self._compare_runs(alias, loop, view)
-        check("runs_completed", loop.runs_completed, ("LP-002",))
-        check("failed_runs", loop.failed_runs, ("LP-016", "LP-015"))
-        check("total_cost", loop.total_cost, ("LP-010",), same_cost)
-        check("cost_warnings", loop.cost_warnings, ("LP-010",),
+        check("runs_completed", loop.runs_completed, lambda: ("LP-002",))
+        check("failed_runs", loop.failed_runs, lambda: ("LP-016", "LP-015"))
+        check("total_cost", loop.total_cost, lambda: ("LP-010",), same_cost)
+        check("cost_warnings", loop.cost_warnings, lambda: ("LP-010",),
               lambda a, b: tuple(cast(Any, b)) == a if isinstance(b, list | tuple) else False)
-        check("last_response", loop.last_response, ("LP-002",))
-        check("started_at", loop.started_at, ("LP-018",))
-        end_ids = ("LP-018", *reason_requirements(reason, actual_reason)[:1])
-        check("completed_at", loop.completed_at, end_ids)
-        check("elapsed_seconds", loop.elapsed_seconds(now), ("LP-018",),
+        check("last_response", loop.last_response, lambda: ("LP-002",))
+        check("started_at", loop.started_at, lambda: ("LP-018",))
+        check("completed_at", loop.completed_at, lambda: ("LP-018", *reasons()[:1]))
+        check("elapsed_seconds", loop.elapsed_seconds(now), lambda: ("LP-018",),
               lambda a, b: isinstance(b, int | float) and abs(float(b) - cast(float, a)) < 1e-6)
         # The right instant at another offset compares equal: LP-018 asks for UTC.
         for name in ("started_at", "completed_at"):
-            off = first_off_utc(getattr(view, name, None), f"loop {alias!r} {name}")
+            value = getattr(view, name, None)
+            if in_utc(value):
+                continue
+            off = first_off_utc(value, f"loop {alias!r} {name}")
             if off is not None:
                 raise self._fail(("LP-018",), f"{off[0]} as a UTC instant", WANTED,
                                  describe_offset(off[1]))
@@ -556,45 +565,57 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
 
     def _compare_run(self, alias: str, loop: LoopState, expected: RunRecord, actual: Any,
                      agent: LoopAgent | None) -> None:
-        where = f"loop {alias!r} run {expected.run_number}"
-        message_ids = self._message_requirements(loop, expected.run_number)
-        timing_ids = ("LP-002",) + (("LP-008",) if loop.params.delay_seconds else ()) + (
-            ("LP-007",) if loop.params.max_duration_seconds else ())
-        fields: tuple[tuple[str, object, tuple[str, ...]], ...] = (
-            ("run_number", expected.run_number, ("LP-002",)),
-            ("message", expected.message, message_ids),
-            ("started_at", expected.started_at, timing_ids),
-            ("status", expected.status.value, self._run_status_requirements(loop, expected)),
-            ("error", expected.error, self._run_status_requirements(loop, expected)),
-            ("finished_at", expected.finished_at, ("LP-002", "LP-009")
+        # The requirements of each field, built only for a difference (issue 33).
+        fields: tuple[tuple[str, object, Callable[[], tuple[str, ...]]], ...] = (
+            ("run_number", expected.run_number, lambda: ("LP-002",)),
+            ("message", expected.message,
+             lambda: self._message_requirements(loop, expected.run_number)),
+            ("started_at", expected.started_at, lambda: ("LP-002",) + (
+                ("LP-008",) if loop.params.delay_seconds else ()) + (
+                ("LP-007",) if loop.params.max_duration_seconds else ())),
+            ("status", expected.status.value,
+             lambda: self._run_status_requirements(loop, expected)),
+            ("error", expected.error, lambda: self._run_status_requirements(loop, expected)),
+            ("finished_at", expected.finished_at, lambda: ("LP-002", "LP-009")
              if expected.error == TIMEOUT_ERROR else ("LP-002",)),
-            ("response", expected.response, ("LP-002",)),
+            ("response", expected.response, lambda: ("LP-002",)),
         )
         for name, value, ids in fields:
             got = getattr(actual, name, "<missing>")
             if got != value:
-                raise self._fail(ids, f"{where} {name}", value, got)
+                raise self._fail(ids(), f"{self._run_where(alias, expected)} {name}", value,
+                                 got)
         # The right instant at another offset compares equal: LP-002 asks for UTC.
         for name in ("started_at", "finished_at"):
-            off = first_off_utc(getattr(actual, name, None), f"{where} {name}")
+            instant = getattr(actual, name, None)
+            if in_utc(instant):
+                continue
+            off = first_off_utc(instant, f"{self._run_where(alias, expected)} {name}")
             if off is not None:
                 raise self._fail(("LP-002",), f"{off[0]} as a UTC instant", WANTED,
                                  describe_offset(off[1]))
         got_cost = getattr(actual, "cost", "<missing>")
         if not same_cost(expected.cost, got_cost):
-            raise self._fail(("LP-010",), f"{where} cost", expected.cost, got_cost)
+            raise self._fail(("LP-010",), f"{self._run_where(alias, expected)} cost",
+                             expected.cost, got_cost)
         if agent is not None and expected.run_number in agent.received:
             sent = agent.received[expected.run_number]
             if sent != expected.message:
-                raise self._fail(message_ids, f"{where}: the message the agent received",
-                                 expected.message, sent)
+                raise self._fail(self._message_requirements(loop, expected.run_number),
+                                 f"{self._run_where(alias, expected)}: the message the agent"
+                                 " received", expected.message, sent)
         if self.labels_claimed and agent is not None and expected.run_number in agent.labels:
             wanted = (LOOP_TRIGGER, self.ids[alias])
             labels = agent.labels[expected.run_number]
             if labels != wanted:
-                raise self._fail(("LP-020",), f"{where}: its execution's (triggered_by,"
-                                 " loop_id) as the agent was called", wanted, labels)
+                raise self._fail(("LP-020",), f"{self._run_where(alias, expected)}: its"
+                                 " execution's (triggered_by, loop_id) as the agent was"
+                                 " called", wanted, labels)
             self.exercised.add("LP-020")
+
+    @staticmethod
+    def _run_where(alias: str, run: RunRecord) -> str:
+        return f"loop {alias!r} run {run.run_number}"
 
     def _message_requirements(self, loop: LoopState, run_number: int) -> tuple[str, ...]:
         template = loop.params.message
