@@ -163,6 +163,14 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         # Per loop alias, the events (the runtime's, the oracle's) taken as they are after
         # a listed deviation was adopted; only later ones are compared.
         self._events_adopted: dict[str, tuple[int, int]] = {}
+        # The sink's events sorted by loop id so far (`_sorted_records`), and how many of
+        # them were found to name a loop id start_loop returned.
+        self._records_by_loop: dict[str, list[LoopEventRecord]] = {}
+        self._records_sorted = 0
+        self._records_known = 0
+        # Per loop alias, how many events (after the adopted ones) agreed with the oracle's
+        # at the latest comparison: while neither side has more, they agree still.
+        self._events_agreed: dict[str, int] = {}
         self.runtime: LoopRuntime = self._open(
             lambda: cast(LoopRuntime, (opener(self.clock, self.config) if events is None
                                        else opener(self.clock, self.config, events))))
@@ -429,7 +437,16 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         loop_id = self.ids.get(alias)
         if self.events is None or loop_id is None:
             return []
-        return [record for record in self.events.events() if record.loop_id == loop_id]
+        return list(self._sorted_records(self.events.events()).get(loop_id, ()))
+
+    def _sorted_records(self, records: list[LoopEventRecord]
+                        ) -> dict[str, list[LoopEventRecord]]:
+        """The sink's `records` (every event so far) by loop id, in order; those sorted
+        before are not sorted again (the sink only appends)."""
+        for record in records[self._records_sorted:]:
+            self._records_by_loop.setdefault(record.loop_id, []).append(record)
+        self._records_sorted = max(self._records_sorted, len(records))
+        return self._records_by_loop
 
     def _expected_form(self, event: LoopEvent) -> tuple[object, ...]:
         if isinstance(event, RunCompleted):
@@ -472,19 +489,28 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         for a loop id the runtime never returned is one too many."""
         if self.events is None:
             return
+        every = self.events.events()
         known = set(self.ids.values())
-        stray = [record for record in self.events.events() if record.loop_id not in known]
+        # The events found known before stay known (start_loop's ids are never forgotten).
+        stray = [record for record in every[self._records_known:]
+                 if record.loop_id not in known]
         if stray:
             raise self._fail(("LP-019",), "loop events for loop ids start_loop never"
                              " returned", [], stray)
+        self._records_known = len(every)
+        by_loop = self._sorted_records(every)
         for alias, expected_events in self.model.events.items():
             if alias not in self.ids:
                 continue
             if expected_events:
                 self.exercised.add("LP-019")
             skip_actual, skip_expected = self._events_adopted.get(alias, (0, 0))
+            held = by_loop.get(self.ids[alias], [])
+            agreed = self._events_agreed.get(alias, 0)
+            if len(held) - skip_actual == agreed == len(expected_events) - skip_expected:
+                continue  # nothing new on either side since they agreed (both only grow)
             expected = expected_events[skip_expected:]
-            records = self._records_of(alias)[skip_actual:]
+            records = held[skip_actual:]
             actual = [self._event_form(alias, record,
                                        expected[index] if index < len(expected) else None)
                       for index, record in enumerate(records)]
@@ -495,11 +521,13 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
                     " cost, duration ms, the run's status when emitted) or (event, status,"
                     " stop reason, the loop's status and stop reason when emitted)",
                     wanted, actual)
+            self._events_agreed[alias] = len(actual)
 
     def _adopt_events(self) -> None:
         """After a listed deviation: each loop's events so far are taken as they are."""
         for alias, expected in self.model.events.items():
             self._events_adopted[alias] = (len(self._records_of(alias)), len(expected))
+            self._events_agreed[alias] = 0
 
     def _compare_loop(self, alias: str, loop: LoopState, view: Any, now: datetime) -> None:
         reason = None if loop.stop_reason is None else loop.stop_reason.value
