@@ -76,6 +76,11 @@ OUTRANK_NO_PROGRESS = {"user_stopped", "deadline_exceeded", "stop_signal_matched
 COST_TOLERANCE = 1e-9
 # A run event's duration may be rounded or cut to whole milliseconds.
 DURATION_TOLERANCE_MS = 1.0
+# What a loop's field rests on where its stop reasons decide (`_loop_field_requirements`).
+REASONS, STATUS, END, BUDGET_COST = "reasons", "status", "end", "budget cost"
+# A run's fields compared with the oracle's record, in this order.
+RUN_FIELDS = ("run_number", "message", "started_at", "status", "error", "finished_at",
+              "response")
 # How a run event's execution id shows when it is a non-empty string no other run's event
 # carries (LP-019); the runtime chooses the id, so only that is compared.
 OWN_EXECUTION = "<an execution id of its own>"
@@ -112,6 +117,14 @@ def same_cost(expected: float | None, actual: object) -> bool:
         return expected is actual
     return (isinstance(actual, int | float) and not isinstance(actual, bool)
             and math.isfinite(actual) and abs(actual - expected) <= COST_TOLERANCE)
+
+
+def same_warnings(expected: tuple[int, ...], actual: object) -> bool:
+    return tuple(cast(Any, actual)) == expected if isinstance(actual, list | tuple) else False
+
+
+def same_elapsed(expected: float, actual: object) -> bool:
+    return isinstance(actual, int | float) and abs(float(actual) - expected) < 1e-6
 
 
 def run_event_matches(event: tuple[object, ...], run_number: int, status: str,
@@ -532,43 +545,31 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
     def _compare_loop(self, alias: str, loop: LoopState, view: Any, now: datetime) -> None:
         reason = None if loop.stop_reason is None else loop.stop_reason.value
         actual_reason = getattr(view, "stop_reason", "<missing>")
-        # The requirements of a wrong stop reason: built only for a difference (issue 33:
-        # no text or tuple on the path where everything agrees).
-        reasons: Callable[[], tuple[str, ...]] = functools.partial(
-            reason_requirements, reason, actual_reason)
 
-        def check(name: str, expected: object, ids: Callable[[], tuple[str, ...]],
+        def check(name: str, expected: object, ids: tuple[str, ...] | str,
                   same: Callable[[Any, Any], bool] | None = None) -> None:
             actual = getattr(view, name, "<missing>")
             if not (expected == actual if same is None else same(expected, actual)):
-                raise self._fail(ids(), f"loop {alias!r} {name}", expected, actual)
+                raise self._fail(self._loop_field_requirements(ids, loop, view, reason,
+                                                               actual_reason),
+                                 f"loop {alias!r} {name}", expected, actual)
 
         if (reason != actual_reason and StopReason.BUDGET_EXHAUSTED.value in (
                 reason, actual_reason)):
             # The budget followed a spend counted otherwise: the costs that count (LP-010)
             # before the budget's rule (issue 33: the cause before its consequence).
-            check("total_cost", loop.total_cost, lambda: ("LP-010", *reasons()), same_cost)
-        check("stop_reason", reason, reasons)
-        status = loop.status.value
-
-        def status_ids() -> tuple[str, ...]:
-            if LoopStatus.COMPLETED_WITH_ERRORS.value in (status, getattr(view, "status",
-                                                                          None)):
-                return ("LP-016", *reasons())
-            return reasons()
-
-        check("status", status, status_ids)
+            check("total_cost", loop.total_cost, BUDGET_COST, same_cost)
+        check("stop_reason", reason, REASONS)
+        check("status", loop.status.value, STATUS)
         self._compare_runs(alias, loop, view)
-        check("runs_completed", loop.runs_completed, lambda: ("LP-002",))
-        check("failed_runs", loop.failed_runs, lambda: ("LP-016", "LP-015"))
-        check("total_cost", loop.total_cost, lambda: ("LP-010",), same_cost)
-        check("cost_warnings", loop.cost_warnings, lambda: ("LP-010",),
-              lambda a, b: tuple(cast(Any, b)) == a if isinstance(b, list | tuple) else False)
-        check("last_response", loop.last_response, lambda: ("LP-002",))
-        check("started_at", loop.started_at, lambda: ("LP-018",))
-        check("completed_at", loop.completed_at, lambda: ("LP-018", *reasons()[:1]))
-        check("elapsed_seconds", loop.elapsed_seconds(now), lambda: ("LP-018",),
-              lambda a, b: isinstance(b, int | float) and abs(float(b) - cast(float, a)) < 1e-6)
+        check("runs_completed", loop.runs_completed, ("LP-002",))
+        check("failed_runs", loop.failed_runs, ("LP-016", "LP-015"))
+        check("total_cost", loop.total_cost, ("LP-010",), same_cost)
+        check("cost_warnings", loop.cost_warnings, ("LP-010",), same_warnings)
+        check("last_response", loop.last_response, ("LP-002",))
+        check("started_at", loop.started_at, ("LP-018",))
+        check("completed_at", loop.completed_at, END)
+        check("elapsed_seconds", loop.elapsed_seconds(now), ("LP-018",), same_elapsed)
         # The right instant at another offset compares equal: LP-018 asks for UTC.
         for name in ("started_at", "completed_at"):
             value = getattr(view, name, None)
@@ -578,6 +579,24 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
             if off is not None:
                 raise self._fail(("LP-018",), f"{off[0]} as a UTC instant", WANTED,
                                  describe_offset(off[1]))
+
+    @staticmethod
+    def _loop_field_requirements(ids: tuple[str, ...] | str, loop: LoopState, view: Any,
+                                 reason: str | None, actual_reason: object
+                                 ) -> tuple[str, ...]:
+        """The requirements of a loop's field: `ids`, or those its stop reasons name
+        (REASONS, STATUS, END, BUDGET_COST); built only for a difference (issue 33)."""
+        if not isinstance(ids, str):
+            return ids
+        reasons = reason_requirements(reason, actual_reason)
+        if ids == BUDGET_COST:
+            return ("LP-010", *reasons)
+        if ids == END:
+            return ("LP-018", *reasons[:1])
+        if ids == STATUS and LoopStatus.COMPLETED_WITH_ERRORS.value in (
+                loop.status.value, getattr(view, "status", None)):
+            return ("LP-016", *reasons)
+        return reasons
 
     def _compare_runs(self, alias: str, loop: LoopState, view: Any) -> None:
         runs = list(getattr(view, "runs", ()))
@@ -593,26 +612,14 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
 
     def _compare_run(self, alias: str, loop: LoopState, expected: RunRecord, actual: Any,
                      agent: LoopAgent | None) -> None:
-        # The requirements of each field, built only for a difference (issue 33).
-        fields: tuple[tuple[str, object, Callable[[], tuple[str, ...]]], ...] = (
-            ("run_number", expected.run_number, lambda: ("LP-002",)),
-            ("message", expected.message,
-             lambda: self._message_requirements(loop, expected.run_number)),
-            ("started_at", expected.started_at, lambda: ("LP-002",) + (
-                ("LP-008",) if loop.params.delay_seconds else ()) + (
-                ("LP-007",) if loop.params.max_duration_seconds else ())),
-            ("status", expected.status.value,
-             lambda: self._run_status_requirements(loop, expected)),
-            ("error", expected.error, lambda: self._run_status_requirements(loop, expected)),
-            ("finished_at", expected.finished_at, lambda: ("LP-002", "LP-009")
-             if expected.error == TIMEOUT_ERROR else ("LP-002",)),
-            ("response", expected.response, lambda: ("LP-002",)),
-        )
-        for name, value, ids in fields:
+        values = (expected.run_number, expected.message, expected.started_at,
+                  expected.status.value, expected.error, expected.finished_at,
+                  expected.response)
+        for name, value in zip(RUN_FIELDS, values, strict=True):
             got = getattr(actual, name, "<missing>")
             if got != value:
-                raise self._fail(ids(), f"{self._run_where(alias, expected)} {name}", value,
-                                 got)
+                raise self._fail(self._run_field_requirements(loop, expected, name),
+                                 f"{self._run_where(alias, expected)} {name}", value, got)
         # The right instant at another offset compares equal: LP-002 asks for UTC.
         for name in ("started_at", "finished_at"):
             instant = getattr(actual, name, None)
@@ -640,6 +647,20 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
                                  " execution's (triggered_by, loop_id) as the agent was"
                                  " called", wanted, labels)
             self.exercised.add("LP-020")
+
+    def _run_field_requirements(self, loop: LoopState, run: RunRecord,
+                                name: str) -> tuple[str, ...]:
+        """The requirements a run's field `name` rests on (built only for a difference)."""
+        if name == "message":
+            return self._message_requirements(loop, run.run_number)
+        if name == "started_at":
+            return ("LP-002",) + (("LP-008",) if loop.params.delay_seconds else ()) + (
+                ("LP-007",) if loop.params.max_duration_seconds else ())
+        if name in ("status", "error"):
+            return self._run_status_requirements(loop, run)
+        if name == "finished_at":
+            return ("LP-002", "LP-009") if run.error == TIMEOUT_ERROR else ("LP-002",)
+        return ("LP-002",)  # run_number, response
 
     @staticmethod
     def _run_where(alias: str, run: RunRecord) -> str:
