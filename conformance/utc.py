@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import cast
 
 ZERO = timedelta(0)
@@ -40,6 +40,13 @@ def instants_off_utc(value: object, where: str) -> Iterator[tuple[str, datetime]
     elif isinstance(value, dict):
         for key, item in value.items():
             yield from instants_off_utc(item, f"{where}[{key!r}]")
+
+
+def in_utc(value: object) -> bool:
+    """None, or a plain datetime at `datetime.UTC` itself: what a UTC instant most often is,
+    known without a call (False says nothing: `first_off_utc` then looks)."""
+    return value is None or (isinstance(value, datetime) and type(value) is datetime
+                             and value.tzinfo is UTC)
 
 
 def first_off_utc(value: object, where: str) -> tuple[str, datetime] | None:

@@ -73,6 +73,9 @@ class _Loop:
     agent: LoopAgent
     owner: str
     run_number: int  # the run that holds, or waits for, a slot
+    # The loop runtime showed the loop ended after its latest run: no run of it is left
+    # for the admission to stop (a finished run stays finished).
+    ended: bool = False
 
 
 class SharedAdmission:
@@ -151,6 +154,7 @@ class SharedAdmission:
         self.loops.settle()
         snapshot = self.loops.get_loop(loop.loop_id)
         if snapshot is None or snapshot.status != "running":
+            loop.ended = snapshot is not None
             return [True, None]
         loop.run_number += 1
         following = loop_run(name, loop.run_number)
@@ -168,6 +172,8 @@ class SharedAdmission:
         TIMEOUT, as the loop's own per-run timeout would end it; a loop that goes on asks
         a slot for its next run (CX-006). In the loops' start order."""
         for name, loop in list(self._loops.items()):
+            if loop.ended:
+                continue
             work = loop_run(name, loop.run_number)
             if work in self._timed_out_runs or not self.run_timed_out(work):
                 continue
@@ -260,8 +266,10 @@ class SharedAdmission:
         self._end_timed_out_runs()
 
     def snapshot(self) -> CompositeSnapshot:
+        # The executions alone, not the admission's whole snapshot (owners, schedules,
+        # calls), which nothing here shows (issue 33: it is read after every command).
         executions = tuple((e.execution_id, e.owner, e.state)
-                           for e in self.admission.snapshot().executions)
+                           for e in self.admission.executions())
         by_id = {shown.loop_id: shown for shown in self.loops.list_loops()}
         loops = []
         for name, loop in self._loops.items():

@@ -44,6 +44,10 @@ class LoopStore(Protocol):
 
 
 class InMemoryLoopStore:
+    """Loop rows in a dict. Beside the `LoopStore` reads, which copy, it lends its rows to a
+    reader that only reads them (`lend`, `lend_all`): a loop runtime reads every loop after
+    every command of a check, and a copy of each would cost more than the read."""
+
     def __init__(self) -> None:
         self._loops: dict[str, StoredLoop] = {}
         self._ids = itertools.count(1)
@@ -60,6 +64,18 @@ class InMemoryLoopStore:
 
     def all(self) -> list[StoredLoop]:
         return [loop.copy() for loop in self._loops.values()]
+
+    def running(self) -> list[StoredLoop]:
+        """Copies of the loops still running, the only ones a step can change."""
+        return [loop.copy() for loop in self._loops.values() if loop.status == "running"]
+
+    def lend(self, loop_id: str) -> StoredLoop | None:
+        """The stored row itself, to read and never change."""
+        return self._loops.get(loop_id)
+
+    def lend_all(self) -> list[StoredLoop]:
+        """The stored rows themselves, to read and never change."""
+        return list(self._loops.values())
 
 
 class StepLoopRuntime:
@@ -98,11 +114,29 @@ class StepLoopRuntime:
         progressed = True
         while progressed:
             progressed = False
-            for loop in self._store.all():
+            for loop in self._running():
                 before = Progress.of(loop)
-                if loop.status == "running" and self._step(loop):
+                if self._step(loop):
                     self._commit(loop, before)
                     progressed = True
+
+    def _running(self) -> list[StoredLoop]:
+        """Copies of the loops still running, to step (the memory store copies no other)."""
+        if isinstance(self._store, InMemoryLoopStore):
+            return self._store.running()
+        return [loop for loop in self._store.all() if loop.status == "running"]
+
+    def _read(self, loop_id: str) -> StoredLoop | None:
+        """The loop to show, not to change: the memory store's own row, any other's copy."""
+        if isinstance(self._store, InMemoryLoopStore):
+            return self._store.lend(loop_id)
+        return self._store.load(loop_id)
+
+    def _read_all(self) -> list[StoredLoop]:
+        """Every loop to show, not to change (as `_read`)."""
+        if isinstance(self._store, InMemoryLoopStore):
+            return self._store.lend_all()
+        return self._store.all()
 
     def _commit(self, loop: StoredLoop, before: Progress) -> None:
         """Save what a step did to the loop, then tell the event sink (LP-019)."""
@@ -169,11 +203,11 @@ class StepLoopRuntime:
         return "stopping"
 
     def get_loop(self, loop_id: str) -> LoopSnapshot | None:
-        loop = self._store.load(loop_id)
+        loop = self._read(loop_id)
         return None if loop is None else self.rules.snapshot(loop, self._now())
 
     def list_loops(self) -> Sequence[LoopSnapshot]:
-        return snapshots(self.rules, self._store.all(), self._now())
+        return snapshots(self.rules, self._read_all(), self._now())
 
     def restart(self) -> None:
         """Forget the agents and the runner memory; interrupt every loop still running."""

@@ -37,7 +37,7 @@ from jobconform.backends.protocol import LOOP_EVENTS, LOOP_LABELS
 from jobconform.conformance import read_ahead
 from jobconform.conformance.area_harness import AreaHarness, check_time_step
 from jobconform.conformance.sinks import LoopEventLog, LoopEventRecord
-from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc
+from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc, in_utc
 from jobconform.conformance.watchdog import guarded
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import (
@@ -76,6 +76,11 @@ OUTRANK_NO_PROGRESS = {"user_stopped", "deadline_exceeded", "stop_signal_matched
 COST_TOLERANCE = 1e-9
 # A run event's duration may be rounded or cut to whole milliseconds.
 DURATION_TOLERANCE_MS = 1.0
+# What a loop's field rests on where its stop reasons decide (`_loop_field_requirements`).
+REASONS, STATUS, END, BUDGET_COST = "reasons", "status", "end", "budget cost"
+# A run's fields compared with the oracle's record, in this order.
+RUN_FIELDS = ("run_number", "message", "started_at", "status", "error", "finished_at",
+              "response")
 # How a run event's execution id shows when it is a non-empty string no other run's event
 # carries (LP-019); the runtime chooses the id, so only that is compared.
 OWN_EXECUTION = "<an execution id of its own>"
@@ -112,6 +117,14 @@ def same_cost(expected: float | None, actual: object) -> bool:
         return expected is actual
     return (isinstance(actual, int | float) and not isinstance(actual, bool)
             and math.isfinite(actual) and abs(actual - expected) <= COST_TOLERANCE)
+
+
+def same_warnings(expected: tuple[int, ...], actual: object) -> bool:
+    return tuple(cast(Any, actual)) == expected if isinstance(actual, list | tuple) else False
+
+
+def same_elapsed(expected: float, actual: object) -> bool:
+    return isinstance(actual, int | float) and abs(float(actual) - expected) < 1e-6
 
 
 def run_event_matches(event: tuple[object, ...], run_number: int, status: str,
@@ -163,6 +176,14 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         # Per loop alias, the events (the runtime's, the oracle's) taken as they are after
         # a listed deviation was adopted; only later ones are compared.
         self._events_adopted: dict[str, tuple[int, int]] = {}
+        # The sink's events sorted by loop id so far (`_sorted_records`), and how many of
+        # them were found to name a loop id start_loop returned.
+        self._records_by_loop: dict[str, list[LoopEventRecord]] = {}
+        self._records_sorted = 0
+        self._records_known = 0
+        # Per loop alias, how many events (after the adopted ones) agreed with the oracle's
+        # at the latest comparison: while neither side has more, they agree still.
+        self._events_agreed: dict[str, int] = {}
         self.runtime: LoopRuntime = self._open(
             lambda: cast(LoopRuntime, (opener(self.clock, self.config) if events is None
                                        else opener(self.clock, self.config, events))))
@@ -429,7 +450,16 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         loop_id = self.ids.get(alias)
         if self.events is None or loop_id is None:
             return []
-        return [record for record in self.events.events() if record.loop_id == loop_id]
+        return list(self._sorted_records(self.events.events()).get(loop_id, ()))
+
+    def _sorted_records(self, records: list[LoopEventRecord]
+                        ) -> dict[str, list[LoopEventRecord]]:
+        """The sink's `records` (every event so far) by loop id, in order; those sorted
+        before are not sorted again (the sink only appends)."""
+        for record in records[self._records_sorted:]:
+            self._records_by_loop.setdefault(record.loop_id, []).append(record)
+        self._records_sorted = max(self._records_sorted, len(records))
+        return self._records_by_loop
 
     def _expected_form(self, event: LoopEvent) -> tuple[object, ...]:
         if isinstance(event, RunCompleted):
@@ -472,19 +502,28 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         for a loop id the runtime never returned is one too many."""
         if self.events is None:
             return
+        every = self.events.events()
         known = set(self.ids.values())
-        stray = [record for record in self.events.events() if record.loop_id not in known]
+        # The events found known before stay known (start_loop's ids are never forgotten).
+        stray = [record for record in every[self._records_known:]
+                 if record.loop_id not in known]
         if stray:
             raise self._fail(("LP-019",), "loop events for loop ids start_loop never"
                              " returned", [], stray)
+        self._records_known = len(every)
+        by_loop = self._sorted_records(every)
         for alias, expected_events in self.model.events.items():
             if alias not in self.ids:
                 continue
             if expected_events:
                 self.exercised.add("LP-019")
             skip_actual, skip_expected = self._events_adopted.get(alias, (0, 0))
+            held = by_loop.get(self.ids[alias], [])
+            agreed = self._events_agreed.get(alias, 0)
+            if len(held) - skip_actual == agreed == len(expected_events) - skip_expected:
+                continue  # nothing new on either side since they agreed (both only grow)
             expected = expected_events[skip_expected:]
-            records = self._records_of(alias)[skip_actual:]
+            records = held[skip_actual:]
             actual = [self._event_form(alias, record,
                                        expected[index] if index < len(expected) else None)
                       for index, record in enumerate(records)]
@@ -495,52 +534,69 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
                     " cost, duration ms, the run's status when emitted) or (event, status,"
                     " stop reason, the loop's status and stop reason when emitted)",
                     wanted, actual)
+            self._events_agreed[alias] = len(actual)
 
     def _adopt_events(self) -> None:
         """After a listed deviation: each loop's events so far are taken as they are."""
         for alias, expected in self.model.events.items():
             self._events_adopted[alias] = (len(self._records_of(alias)), len(expected))
+            self._events_agreed[alias] = 0
 
     def _compare_loop(self, alias: str, loop: LoopState, view: Any, now: datetime) -> None:
         reason = None if loop.stop_reason is None else loop.stop_reason.value
-
-        def check(name: str, expected: object, ids: tuple[str, ...],
-                  same: Callable[[Any, Any], bool] = lambda a, b: a == b) -> None:
-            actual = getattr(view, name, "<missing>")
-            if not same(expected, actual):
-                raise self._fail(ids, f"loop {alias!r} {name}", expected, actual)
-
         actual_reason = getattr(view, "stop_reason", "<missing>")
+
+        def check(name: str, expected: object, ids: tuple[str, ...] | str,
+                  same: Callable[[Any, Any], bool] | None = None) -> None:
+            actual = getattr(view, name, "<missing>")
+            if not (expected == actual if same is None else same(expected, actual)):
+                raise self._fail(self._loop_field_requirements(ids, loop, view, reason,
+                                                               actual_reason),
+                                 f"loop {alias!r} {name}", expected, actual)
+
         if (reason != actual_reason and StopReason.BUDGET_EXHAUSTED.value in (
                 reason, actual_reason)):
             # The budget followed a spend counted otherwise: the costs that count (LP-010)
             # before the budget's rule (issue 33: the cause before its consequence).
-            check("total_cost", loop.total_cost,
-                  ("LP-010", *reason_requirements(reason, actual_reason)), same_cost)
-        check("stop_reason", reason, reason_requirements(reason, actual_reason))
-        status_ids = reason_requirements(reason, actual_reason)
-        if LoopStatus.COMPLETED_WITH_ERRORS.value in (loop.status.value,
-                                                      getattr(view, "status", None)):
-            status_ids = ("LP-016", *status_ids)
-        check("status", loop.status.value, status_ids)
+            check("total_cost", loop.total_cost, BUDGET_COST, same_cost)
+        check("stop_reason", reason, REASONS)
+        check("status", loop.status.value, STATUS)
         self._compare_runs(alias, loop, view)
         check("runs_completed", loop.runs_completed, ("LP-002",))
         check("failed_runs", loop.failed_runs, ("LP-016", "LP-015"))
         check("total_cost", loop.total_cost, ("LP-010",), same_cost)
-        check("cost_warnings", loop.cost_warnings, ("LP-010",),
-              lambda a, b: tuple(cast(Any, b)) == a if isinstance(b, list | tuple) else False)
+        check("cost_warnings", loop.cost_warnings, ("LP-010",), same_warnings)
         check("last_response", loop.last_response, ("LP-002",))
         check("started_at", loop.started_at, ("LP-018",))
-        end_ids = ("LP-018", *reason_requirements(reason, actual_reason)[:1])
-        check("completed_at", loop.completed_at, end_ids)
-        check("elapsed_seconds", loop.elapsed_seconds(now), ("LP-018",),
-              lambda a, b: isinstance(b, int | float) and abs(float(b) - cast(float, a)) < 1e-6)
+        check("completed_at", loop.completed_at, END)
+        check("elapsed_seconds", loop.elapsed_seconds(now), ("LP-018",), same_elapsed)
         # The right instant at another offset compares equal: LP-018 asks for UTC.
         for name in ("started_at", "completed_at"):
-            off = first_off_utc(getattr(view, name, None), f"loop {alias!r} {name}")
+            value = getattr(view, name, None)
+            if in_utc(value):
+                continue
+            off = first_off_utc(value, f"loop {alias!r} {name}")
             if off is not None:
                 raise self._fail(("LP-018",), f"{off[0]} as a UTC instant", WANTED,
                                  describe_offset(off[1]))
+
+    @staticmethod
+    def _loop_field_requirements(ids: tuple[str, ...] | str, loop: LoopState, view: Any,
+                                 reason: str | None, actual_reason: object
+                                 ) -> tuple[str, ...]:
+        """The requirements of a loop's field: `ids`, or those its stop reasons name
+        (REASONS, STATUS, END, BUDGET_COST); built only for a difference (issue 33)."""
+        if not isinstance(ids, str):
+            return ids
+        reasons = reason_requirements(reason, actual_reason)
+        if ids == BUDGET_COST:
+            return ("LP-010", *reasons)
+        if ids == END:
+            return ("LP-018", *reasons[:1])
+        if ids == STATUS and LoopStatus.COMPLETED_WITH_ERRORS.value in (
+                loop.status.value, getattr(view, "status", None)):
+            return ("LP-016", *reasons)
+        return reasons
 
     def _compare_runs(self, alias: str, loop: LoopState, view: Any) -> None:
         runs = list(getattr(view, "runs", ()))
@@ -556,45 +612,59 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
 
     def _compare_run(self, alias: str, loop: LoopState, expected: RunRecord, actual: Any,
                      agent: LoopAgent | None) -> None:
-        where = f"loop {alias!r} run {expected.run_number}"
-        message_ids = self._message_requirements(loop, expected.run_number)
-        timing_ids = ("LP-002",) + (("LP-008",) if loop.params.delay_seconds else ()) + (
-            ("LP-007",) if loop.params.max_duration_seconds else ())
-        fields: tuple[tuple[str, object, tuple[str, ...]], ...] = (
-            ("run_number", expected.run_number, ("LP-002",)),
-            ("message", expected.message, message_ids),
-            ("started_at", expected.started_at, timing_ids),
-            ("status", expected.status.value, self._run_status_requirements(loop, expected)),
-            ("error", expected.error, self._run_status_requirements(loop, expected)),
-            ("finished_at", expected.finished_at, ("LP-002", "LP-009")
-             if expected.error == TIMEOUT_ERROR else ("LP-002",)),
-            ("response", expected.response, ("LP-002",)),
-        )
-        for name, value, ids in fields:
+        values = (expected.run_number, expected.message, expected.started_at,
+                  expected.status.value, expected.error, expected.finished_at,
+                  expected.response)
+        for name, value in zip(RUN_FIELDS, values, strict=True):
             got = getattr(actual, name, "<missing>")
             if got != value:
-                raise self._fail(ids, f"{where} {name}", value, got)
+                raise self._fail(self._run_field_requirements(loop, expected, name),
+                                 f"{self._run_where(alias, expected)} {name}", value, got)
         # The right instant at another offset compares equal: LP-002 asks for UTC.
         for name in ("started_at", "finished_at"):
-            off = first_off_utc(getattr(actual, name, None), f"{where} {name}")
+            instant = getattr(actual, name, None)
+            if in_utc(instant):
+                continue
+            off = first_off_utc(instant, f"{self._run_where(alias, expected)} {name}")
             if off is not None:
                 raise self._fail(("LP-002",), f"{off[0]} as a UTC instant", WANTED,
                                  describe_offset(off[1]))
         got_cost = getattr(actual, "cost", "<missing>")
         if not same_cost(expected.cost, got_cost):
-            raise self._fail(("LP-010",), f"{where} cost", expected.cost, got_cost)
+            raise self._fail(("LP-010",), f"{self._run_where(alias, expected)} cost",
+                             expected.cost, got_cost)
         if agent is not None and expected.run_number in agent.received:
             sent = agent.received[expected.run_number]
             if sent != expected.message:
-                raise self._fail(message_ids, f"{where}: the message the agent received",
-                                 expected.message, sent)
+                raise self._fail(self._message_requirements(loop, expected.run_number),
+                                 f"{self._run_where(alias, expected)}: the message the agent"
+                                 " received", expected.message, sent)
         if self.labels_claimed and agent is not None and expected.run_number in agent.labels:
             wanted = (LOOP_TRIGGER, self.ids[alias])
             labels = agent.labels[expected.run_number]
             if labels != wanted:
-                raise self._fail(("LP-020",), f"{where}: its execution's (triggered_by,"
-                                 " loop_id) as the agent was called", wanted, labels)
+                raise self._fail(("LP-020",), f"{self._run_where(alias, expected)}: its"
+                                 " execution's (triggered_by, loop_id) as the agent was"
+                                 " called", wanted, labels)
             self.exercised.add("LP-020")
+
+    def _run_field_requirements(self, loop: LoopState, run: RunRecord,
+                                name: str) -> tuple[str, ...]:
+        """The requirements a run's field `name` rests on (built only for a difference)."""
+        if name == "message":
+            return self._message_requirements(loop, run.run_number)
+        if name == "started_at":
+            return ("LP-002",) + (("LP-008",) if loop.params.delay_seconds else ()) + (
+                ("LP-007",) if loop.params.max_duration_seconds else ())
+        if name in ("status", "error"):
+            return self._run_status_requirements(loop, run)
+        if name == "finished_at":
+            return ("LP-002", "LP-009") if run.error == TIMEOUT_ERROR else ("LP-002",)
+        return ("LP-002",)  # run_number, response
+
+    @staticmethod
+    def _run_where(alias: str, run: RunRecord) -> str:
+        return f"loop {alias!r} run {run.run_number}"
 
     def _message_requirements(self, loop: LoopState, run_number: int) -> tuple[str, ...]:
         template = loop.params.message
