@@ -10,7 +10,7 @@ Every other step or keyword of a restart test is a lifecycle or redelivery one.
 from __future__ import annotations
 
 from jobconform.conformance.harness import GracePeriodEnds, GracePeriodOpened
-from jobconform.conformance.lifecycle.declarations import LIFECYCLE_LIBRARY
+from jobconform.conformance.job_readings import JOB_RUNTIME_LIBRARY
 from jobconform.conformance.vocabulary import Declaration, Phrase, Vocabulary, command_worded
 from jobconform.reference import commands as cmd
 
@@ -67,4 +67,4 @@ DECLARATIONS = (
 )
 
 VOCABULARY = Vocabulary(area="restart", noun="restart", start=None, commands=DECLARATIONS,
-                        runs_through=LIFECYCLE_LIBRARY)
+                        runs_through=JOB_RUNTIME_LIBRARY)
