@@ -11,10 +11,11 @@ the reminders have a clock of their own, advanced only by `Advance Reminder Cloc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from jobconform.backends.reminders.protocol import REMINDER_TRIGGER
+from jobconform.backends.reminders.protocol import REMINDER_TRIGGER, ReminderView
 from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.reminders.harness import (
     CONFIG_PARAMETERS,
@@ -234,16 +235,21 @@ DECLARATIONS = (
 # -- checks: what the backend shows ---------------------------------------------------------
 
 
-def _field(alias: str, name: str) -> Any:
-    """Reads field `name` of what the backend holds of reminder `alias`."""
+def _held(alias: str, shown: Callable[[ReminderView | None], object]) -> Any:
+    """Reads what the backend holds of reminder `alias` (None: nothing), as `shown`
+    shows it."""
     def read(through: Any) -> object:
         harness: ReminderHarness = through.harness
         reminder_id = harness.ids.get(alias)
         if reminder_id is None:
             return f"no reminder {alias!r} (never created)"
-        view = harness.runtime.get(reminder_id)
-        return "no record held" if view is None else getattr(view, name)
+        return shown(harness.runtime.get(reminder_id))
     return read
+
+
+def _field(alias: str, name: str) -> Any:
+    """Reads field `name` of what the backend holds of reminder `alias`."""
+    return _held(alias, lambda view: "no record held" if view is None else getattr(view, name))
 
 
 def _shows(alias: str, name: str, wanted: object) -> Reading:
@@ -330,15 +336,8 @@ def swept_count_should_be(swept: object, count: int) -> Reading:
 
 def reminder_should_not_be_held(alias: str) -> Reading:
     """The backend holds no record of the reminder any more (a sweep deleted it)."""
-    def held(through: Any) -> object:
-        harness: ReminderHarness = through.harness
-        reminder_id = harness.ids.get(alias)
-        if reminder_id is None:
-            return f"no reminder {alias!r} (never created)"
-        view = harness.runtime.get(reminder_id)
-        return None if view is None else view.status
-
-    return Reading(f"reminder {alias!r} after the sweep", held, None)
+    return Reading(f"reminder {alias!r} after the sweep",
+                   _held(alias, lambda view: None if view is None else view.status), None)
 
 
 def listed_reminders_should_be(listed: object, aliases: str) -> Reading:
