@@ -157,12 +157,9 @@ DECLARATIONS = (
                lambda schedule, owner, seconds: ad.ChangeSchedule(owner, schedule, seconds)),
     )),
     command_worded("Remove Schedule", ad.RemoveSchedule, SCHEDULE + " removed"),
-    Declaration("Store Raw Schedule", ad.StoreRawSchedule, (
-        Phrase('the store holds schedule "{schedule}" of owner "{owner}" with a timeout of'
-               " {seconds:d} seconds",
-               lambda schedule, owner, seconds: ad.StoreRawSchedule(owner, schedule,
-                                                                     seconds)),
-    )),
+    command_worded("Store Raw Schedule", ad.StoreRawSchedule,
+                   'the store holds schedule "{schedule}" of owner "{owner}" with a timeout of'
+                   " {timeout_seconds:d} seconds"),
 )
 
 # -- checks: the answer a test got, and what the backend's admission runtime shows ----------

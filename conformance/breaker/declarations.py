@@ -174,7 +174,7 @@ DECLARATIONS = (
         Phrase("the global breaker switch is turned off", lambda: bc.SwitchBreaker(False)),
     )),
     Declaration("Opt In Target", bc.OptIn, (
-        Phrase('target "{target}" opts in to the breaker', lambda target: bc.OptIn(target)),
+        Phrase('target "{target}" opts in to the breaker', bc.OptIn),
         Phrase('target "{target}" opts out of the breaker',
                lambda target: bc.OptIn(target, False)),
     )),

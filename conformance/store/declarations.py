@@ -156,14 +156,10 @@ DECLARATIONS = tuple(replace(declaration, kept_as=lambda command: LAST) for decl
         Phrase("threads read the tasks {ids} at once",
                lambda ids: read_tasks_at_once(*step_ids(ids))),
     )),
-    Declaration("List Tasks At Once", list_tasks_at_once, (
-        Phrase("{count:d} threads list the store's tasks at once",
-               lambda count: list_tasks_at_once(count)),
-    )),
-    Declaration("List Tasks Expired At Once", list_tasks_expired_at_once, (
-        Phrase("{count:d} threads list the tasks expired before {seconds:g} seconds at once",
-               lambda count, seconds: list_tasks_expired_at_once(count, seconds)),
-    )),
+    command_worded("List Tasks At Once", list_tasks_at_once,
+                   "{threads:d} threads list the store's tasks at once"),
+    command_worded("List Tasks Expired At Once", list_tasks_expired_at_once,
+                   "{threads:d} threads list the tasks expired before {seconds:g} seconds at once"),
     Declaration("Delete Tasks At Once", delete_tasks_at_once, (
         Phrase("threads delete the tasks {ids} at once",
                lambda ids: delete_tasks_at_once(*step_ids(ids))),
