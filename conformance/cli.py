@@ -32,8 +32,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from jobconform.backends.protocol import Backend
+    from jobconform.conformance.area_trace import AreaTrace
     from jobconform.conformance.expectations import ExpectedFailure
-    from jobconform.conformance.trace import FoundTrace, Replay
+    from jobconform.conformance.trace import Replay, Trace
     from jobconform.spec import Profile, Registry
 
 
@@ -266,7 +267,6 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
         trace_format,
         trace_name,
     )
-    from jobconform.spec import SpecError
 
     registry = _registry()
     try:
@@ -277,10 +277,7 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
     except TraceError as error:
         raise click.ClickException(str(error)) from error
     backend = _backend(backend_name)
-    try:
-        profile = registry.profile(profile_name or trace.profile)
-    except SpecError as error:
-        raise click.BadParameter(str(error), param_hint="--profile") from error
+    profile = _replay_profile(registry, profile_name, trace.profile)
     if gherkin_path is not None:
         try:
             gherkin_path.write_text(to_gherkin(trace, trace_name(trace_path)), encoding="utf-8")
@@ -293,7 +290,18 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
               lambda: replay(trace, backend, profile, registry))
 
 
-def _replayed(trace_path: Path, trace: FoundTrace, backend_name: str, profile: Profile,
+def _replay_profile(registry: Registry, named: str | None, recorded: str) -> Profile:
+    """The profile a trace replays under: the one `named`, else the one it was
+    `recorded` under."""
+    from jobconform.spec import SpecError
+
+    try:
+        return registry.profile(named or recorded)
+    except SpecError as error:
+        raise click.BadParameter(str(error), param_hint="--profile") from error
+
+
+def _replayed(trace_path: Path, trace: Trace | AreaTrace, backend_name: str, profile: Profile,
               replay: Callable[[], Replay]) -> None:
     """Replay a trace and say how it went; exits 1 where it diverges or the adapter
     fails, 2 where it cannot be checked on this backend."""
@@ -327,14 +335,10 @@ def _replay_area_trace(trace_path: Path, backend_name: str, profile_name: str | 
     )
     from jobconform.conformance.machines import machines
     from jobconform.conformance.trace import trace_name
-    from jobconform.spec import SpecError
 
     trace = read_area_trace(trace_path)
     backend = _backend(backend_name)
-    try:
-        profile = registry.profile(profile_name or trace.profile)
-    except SpecError as error:
-        raise click.BadParameter(str(error), param_hint="--profile") from error
+    profile = _replay_profile(registry, profile_name, trace.profile)
     if gherkin_path is not None:
         gherkin_path.write_text(area_gherkin(trace, trace_name(trace_path)), encoding="utf-8")
     entry = next((m for m in machines() if m.name == trace.machine), None)

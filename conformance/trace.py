@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.harness import AdapterError, Divergence, Harness
@@ -28,6 +27,10 @@ from jobconform.conformance.schema_files import first_problem
 from jobconform.reference import commands as cmd
 from jobconform.reference.commands import Command, command_from_json, command_to_json
 from jobconform.spec import Profile, Registry
+
+if TYPE_CHECKING:
+    # Its traces share the regression header; it imports this module at run time.
+    from jobconform.conformance.area_trace import AreaTrace
 
 TRACE_FORMAT = "jobconform-trace/1"
 TRACE_SCHEMA = "trace.schema.json"
@@ -266,29 +269,7 @@ def _runtime_step(trace: Trace) -> str:
     return f"Given a runtime with {slots} and a task cap of {trace.max_tasks}{paged}"
 
 
-class FoundTrace(Protocol):
-    """Where a trace was found and what it diverged on: a job trace's or an area
-    machine's (conformance/area_trace.py)."""
-
-    @property
-    def backend(self) -> str: ...
-    @property
-    def profile(self) -> str: ...
-    @property
-    def spec_version(self) -> str: ...
-    @property
-    def machine(self) -> str: ...
-    @property
-    def seed(self) -> int: ...
-    @property
-    def requirements(self) -> tuple[str, ...]: ...
-    @property
-    def what(self) -> str: ...
-    @property
-    def commands(self) -> Sequence[object]: ...
-
-
-def regression_header(trace: FoundTrace, name: str) -> list[str]:
+def regression_header(trace: Trace | AreaTrace, name: str) -> list[str]:
     """The first lines of a trace's regression feature, up to its scenario's title: where
     it was found, tagged with the requirements the divergence named (which also skips it
     where they do not apply)."""
