@@ -15,7 +15,6 @@ shard's traces, copied into its own traces/ folder.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import sys
@@ -35,9 +34,7 @@ from jobconform.conformance.report import (
     RunSummary,
     console_table,
     read_report,
-    to_markdown,
-    write_json,
-    write_junit,
+    write_reports,
 )
 from jobconform.conformance.runner import SUITES, CaseResult, SuiteRun
 from jobconform.spec import Registry, SpecError, load_registry
@@ -351,19 +348,7 @@ def merge_command(reports: tuple[Path, ...], report_dir: Path,
     except (ReportError, CampaignError) as error:
         # Bad input: the usage-error code, so that 1 keeps meaning "the merged run fails".
         raise click.BadParameter(str(error), param_hint="REPORT") from error
-    report_dir.mkdir(parents=True, exist_ok=True)
-    write_json(report_dir / "report.json", summary, registry)
-    write_junit(report_dir / "junit.xml", summary)
-    markdown = to_markdown(summary, registry)
-    written = [report_dir / "report.json", report_dir / "junit.xml"]
-    if markdown_path is not None:
-        markdown_path.parent.mkdir(parents=True, exist_ok=True)
-        markdown_path.write_text(markdown, encoding="utf-8")
-        written.append(markdown_path)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:
-        with open(step_summary, "a", encoding="utf-8") as stream:
-            stream.write(markdown)
+    written = write_reports(report_dir, summary, registry, markdown_path)
     click.echo(console_table(summary, registry))
     campaign = summary.campaign or {}
     shards = campaign.get("shards") or []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -30,8 +29,12 @@ from jobconform.conformance.publish import publish_command
 EXIT_INTERRUPTED = 130
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from jobconform.backends.protocol import Backend
+    from jobconform.conformance.area_trace import AreaTrace
     from jobconform.conformance.expectations import ExpectedFailure
+    from jobconform.conformance.trace import Replay, Trace
     from jobconform.spec import Profile, Registry
 
 
@@ -144,9 +147,7 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
         RunSummary,
         console_table,
         library_versions,
-        to_markdown,
-        write_json,
-        write_junit,
+        write_reports,
     )
     from jobconform.conformance.runner import RunConfig, run_suites
     from jobconform.spec import SpecError
@@ -215,19 +216,7 @@ def run(backend_name: str | None, profile_name: str | None, suites: tuple[str, .
                          expected_file=(None if expected_file is None
                                         else str(expected_file.resolve())),
                          libraries=libraries)
-    report_dir.mkdir(parents=True, exist_ok=True)
-    write_json(report_dir / "report.json", summary, registry)
-    write_junit(report_dir / "junit.xml", summary)
-    markdown = to_markdown(summary, registry)
-    written = [report_dir / "report.json", report_dir / "junit.xml"]
-    if markdown_path is not None:
-        markdown_path.parent.mkdir(parents=True, exist_ok=True)
-        markdown_path.write_text(markdown, encoding="utf-8")
-        written.append(markdown_path)
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if step_summary:
-        with open(step_summary, "a", encoding="utf-8") as stream:
-            stream.write(markdown)
+    written = write_reports(report_dir, summary, registry, markdown_path)
     click.echo(console_table(summary, registry))
     click.echo(f"reports: {', '.join(map(str, written))}"
                f" ({time.perf_counter() - started:.1f} s)")
@@ -278,7 +267,6 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
         trace_format,
         trace_name,
     )
-    from jobconform.spec import SpecError
 
     registry = _registry()
     try:
@@ -289,10 +277,7 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
     except TraceError as error:
         raise click.ClickException(str(error)) from error
     backend = _backend(backend_name)
-    try:
-        profile = registry.profile(profile_name or trace.profile)
-    except SpecError as error:
-        raise click.BadParameter(str(error), param_hint="--profile") from error
+    profile = _replay_profile(registry, profile_name, trace.profile)
     if gherkin_path is not None:
         try:
             gherkin_path.write_text(to_gherkin(trace, trace_name(trace_path)), encoding="utf-8")
@@ -301,10 +286,29 @@ def replay_command(trace_path: Path, backend_name: str, profile_name: str | None
     if trace.spec_version != registry.version:
         click.echo(f"note: the trace was recorded under spec {trace.spec_version}; this is"
                    f" spec {registry.version}", err=True)
+    _replayed(trace_path, trace, backend_name, profile,
+              lambda: replay(trace, backend, profile, registry))
+
+
+def _replay_profile(registry: Registry, named: str | None, recorded: str) -> Profile:
+    """The profile a trace replays under: the one `named`, else the one it was
+    `recorded` under."""
+    from jobconform.spec import SpecError
+
+    try:
+        return registry.profile(named or recorded)
+    except SpecError as error:
+        raise click.BadParameter(str(error), param_hint="--profile") from error
+
+
+def _replayed(trace_path: Path, trace: Trace | AreaTrace, backend_name: str, profile: Profile,
+              replay: Callable[[], Replay]) -> None:
+    """Replay a trace and say how it went; exits 1 where it diverges or the adapter
+    fails, 2 where it cannot be checked on this backend."""
     click.echo(f"replaying {trace_path} ({len(trace.commands)} commands, found by the"
                f" {trace.machine} on {trace.backend}) on backend {backend_name!r},"
                f" profile {profile.name!r}")
-    outcome = replay(trace, backend, profile, registry)
+    outcome = replay()
     if outcome.divergence is not None:
         click.echo(f"DIVERGES at command {outcome.commands_run}:\n{outcome.divergence}")
         sys.exit(1)
@@ -331,14 +335,10 @@ def _replay_area_trace(trace_path: Path, backend_name: str, profile_name: str | 
     )
     from jobconform.conformance.machines import machines
     from jobconform.conformance.trace import trace_name
-    from jobconform.spec import SpecError
 
     trace = read_area_trace(trace_path)
     backend = _backend(backend_name)
-    try:
-        profile = registry.profile(profile_name or trace.profile)
-    except SpecError as error:
-        raise click.BadParameter(str(error), param_hint="--profile") from error
+    profile = _replay_profile(registry, profile_name, trace.profile)
     if gherkin_path is not None:
         gherkin_path.write_text(area_gherkin(trace, trace_name(trace_path)), encoding="utf-8")
     entry = next((m for m in machines() if m.name == trace.machine), None)
@@ -346,17 +346,8 @@ def _replay_area_trace(trace_path: Path, backend_name: str, profile_name: str | 
         click.echo(f"NOT CHECKABLE here: backend {backend_name!r} under profile"
                    f" {profile.name!r} does not run the {trace.machine}")
         sys.exit(2)
-    click.echo(f"replaying {trace_path} ({len(trace.commands)} commands, found by the"
-               f" {trace.machine} on {trace.backend}) on backend {backend_name!r},"
-               f" profile {profile.name!r}")
-    outcome = replay_area_trace(trace, backend, profile, registry)
-    if outcome.divergence is not None:
-        click.echo(f"DIVERGES at command {outcome.commands_run}:\n{outcome.divergence}")
-        sys.exit(1)
-    if outcome.adapter_error is not None:
-        click.echo(f"ADAPTER ERROR at command {outcome.commands_run}: {outcome.adapter_error}")
-        sys.exit(1)
-    click.echo(f"AGREES: all {outcome.commands_run} commands match the oracle")
+    _replayed(trace_path, trace, backend_name, profile,
+              lambda: replay_area_trace(trace, backend, profile, registry))
 
 
 def profile_lines(profile: Profile) -> list[str]:

@@ -61,7 +61,13 @@ from jobconform.conformance.log_records import LogWatch
 from jobconform.conformance.sealed_views import SealedView, is_sealed, same_text
 from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import AdapterError as AdapterError
-from jobconform.conformance.watchdog import AdapterHung, guarded, hung, note_adapter_interrupt
+from jobconform.conformance.watchdog import (
+    AdapterHung,
+    guarded,
+    hung,
+    note_adapter_interrupt,
+    run_at_once,
+)
 from jobconform.reference import backoff, executions
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -1569,17 +1575,9 @@ class Harness:
             # itself: the kit's threads would only queue on its one pipe.
             self._submitted_together(together, scripts, returned, answers)
         else:
-            threads = [threading.Thread(target=submitter, args=(index,), daemon=True,
-                                        name=f"jobconform-submitter-{index + 1}")
-                       for index in range(count)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(timeout=limit)
-                if thread.is_alive():
-                    raise AdapterError(f"a submit on {thread.name} did not finish within"
-                                       f" {limit:g} s of real time while other threads"
-                                       " submitted too")
+            run_at_once(submitter, [f"jobconform-submitter-{index + 1}"
+                                    for index in range(count)],
+                        limit, "a submit", "submitted")
         accepted: list[tuple[str, str, TaskScript]] = []
         for alias, job_id, script, answer in zip(command.jobs, returned, scripts, answers,
                                                  strict=True):

@@ -28,6 +28,7 @@ same area hung) is the adapter's verdict in the same way: "hung": true, ADAPTER 
 from __future__ import annotations
 
 import json
+import os
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -535,3 +536,23 @@ def write_junit(path: Path, summary: RunSummary) -> None:
                 failure = ET.SubElement(element, "failure", message=primary + first)
                 failure.text = case.message
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def write_reports(report_dir: Path, summary: RunSummary, registry: Registry,
+                  markdown_path: Path | None = None) -> list[Path]:
+    """report.json and junit.xml in `report_dir`, the Markdown summary at `markdown_path`
+    if given and appended to $GITHUB_STEP_SUMMARY where that is set; the files written."""
+    report_dir.mkdir(parents=True, exist_ok=True)
+    write_json(report_dir / "report.json", summary, registry)
+    write_junit(report_dir / "junit.xml", summary)
+    markdown = to_markdown(summary, registry)
+    written = [report_dir / "report.json", report_dir / "junit.xml"]
+    if markdown_path is not None:
+        markdown_path.parent.mkdir(parents=True, exist_ok=True)
+        markdown_path.write_text(markdown, encoding="utf-8")
+        written.append(markdown_path)
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if step_summary:
+        with open(step_summary, "a", encoding="utf-8") as stream:
+            stream.write(markdown)
+    return written

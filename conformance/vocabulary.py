@@ -234,10 +234,13 @@ class Declaration:
         return answer
 
 
-def command_worded(keyword: str, command: Callable[..., Any], *patterns: str) -> Declaration:
+def command_worded(keyword: str, command: Callable[..., Any], *patterns: str,
+                   kept_as: Callable[[Any], str | None] | None = None) -> Declaration:
     """A command each of whose Gherkin wordings parses the fields its keyword takes as
-    arguments, so that `command` builds it from either."""
-    return Declaration(keyword, command, tuple(Phrase(pattern, command) for pattern in patterns))
+    arguments, so that `command` builds it from either (its answer kept as `kept_as`
+    says, as a `Declaration`'s)."""
+    return Declaration(keyword, command, tuple(Phrase(pattern, command) for pattern in patterns),
+                       kept_as)
 
 
 def derive_steps(declarations: Iterable[Declaration],
@@ -389,7 +392,8 @@ class Check:
     phrases: tuple[Phrase, ...] = ()
 
 
-def check_worded(keyword: str, reading: Callable[..., Reading], *patterns: str) -> Check:
+def check_worded(keyword: str | None, reading: Callable[..., Reading | tuple[Reading, ...]],
+                 *patterns: str) -> Check:
     """A check each of whose Then-step wordings parses the fields its keyword takes as
     arguments, so that `reading` builds its `Reading` from either."""
     return Check(keyword, reading, tuple(Phrase(pattern, reading) for pattern in patterns))

@@ -32,7 +32,7 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from jobconform.conformance.clock import real_monotonic
@@ -214,3 +214,24 @@ def guarded(seconds: float, what: str, scope: str = "adapter") -> Iterator[None]
     finally:
         if seconds > 0:
             _WATCHDOG.disarm()
+
+
+def run_at_once(call: Callable[[int], None], names: Sequence[str], limit: float,
+                what: str, others: str) -> None:
+    """`call(index)` on a daemon thread of its own for each of the thread `names`, every
+    thread started before any is waited for, each waited for at most `limit` seconds of
+    real time (a check's calls that must reach the adapter together).
+
+    Raises:
+        AdapterError: a thread is still running after its wait: `what` on it did not
+            finish while the `others` too.
+    """
+    threads = [threading.Thread(target=call, args=(index,), daemon=True, name=name)
+               for index, name in enumerate(names)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=limit)
+        if thread.is_alive():
+            raise AdapterError(f"{what} on {thread.name} did not finish within {limit:g} s"
+                               f" of real time while other threads {others} too")

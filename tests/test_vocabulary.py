@@ -329,5 +329,5 @@ def test_a_vocabulary_running_through_another_library_sends_through_its_harness(
     # No start keyword of its own: the restart runs on the runtime Start Runtime opened.
     assert RestartLibrary().get_keyword_names() == [d.keyword for d in restart.DECLARATIONS]
     RestartLibrary().run_keyword("Send SIGTERM To The Runtime", ["5"], {})
-    assert asked == [restart.LIFECYCLE_LIBRARY]
+    assert asked == [restart.JOB_RUNTIME_LIBRARY]
     assert lifecycle_library.sent == [cmd.StopBySignal(5.0)]

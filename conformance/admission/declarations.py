@@ -27,6 +27,8 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    check_worded,
+    command_worded,
     json_value,
 )
 from jobconform.reference import admission as ad
@@ -93,94 +95,59 @@ DECLARATIONS = (
         Phrase('owners "{owners}" are added',
                lambda owners: [ad.AddOwner(owner) for owner in alias_list(owners)]),
     )),
-    Declaration("Set Fleet Ceiling", ad.SetCeiling, (
-        Phrase("the fleet ceiling is set to {value:d}", ad.SetCeiling),
-        Phrase("the fleet ceiling is set to {value:d} by {by:w}", ad.SetCeiling),
-    )),
-    Declaration("Read Fleet Ceiling Changes", ad.ReadCeilingChanges, (
-        Phrase("the fleet ceiling's changes are read", ad.ReadCeilingChanges),
-    )),
-    Declaration("Store Raw Fleet Ceiling", ad.StoreRawCeiling, (
-        Phrase("the settings store holds a fleet ceiling of {value:d}", ad.StoreRawCeiling),
-    )),
+    command_worded("Set Fleet Ceiling", ad.SetCeiling,
+                   "the fleet ceiling is set to {value:d}",
+                   "the fleet ceiling is set to {value:d} by {by:w}"),
+    command_worded("Read Fleet Ceiling Changes", ad.ReadCeilingChanges,
+                   "the fleet ceiling's changes are read"),
+    command_worded("Store Raw Fleet Ceiling", ad.StoreRawCeiling,
+                   "the settings store holds a fleet ceiling of {value:d}"),
     Declaration("Fail Settings Reads", fail_settings_reads, (
         Phrase("reads of the settings store fail", fail_settings_reads),
         Phrase("reads of the settings store succeed again", lambda: fail_settings_reads(False)),
     )),
-    Declaration("Read Fleet Ceiling", ad.ReadCeiling, (
-        Phrase("the fleet ceiling is read", ad.ReadCeiling),
-    )),
-    Declaration("Set Parallel Cap", ad.SetParallelCap, (
-        Phrase(OWNER + " parallel cap is set to {value:d}", ad.SetParallelCap),
-    )),
-    Declaration("Set Backlog Depth", ad.SetBacklogDepth, (
-        Phrase(OWNER + " backlog depth is set to {value:d}", ad.SetBacklogDepth),
-    )),
-    Declaration("Set Execution Timeout", ad.SetExecutionTimeout, (
-        Phrase(OWNER + " execution timeout is set to {seconds:d} seconds",
-               ad.SetExecutionTimeout),
-    )),
-    Declaration("Read Owner", ad.ReadOwner, (
-        Phrase(OWNER + " is read", ad.ReadOwner),
-    )),
-    Declaration("Delete Owner", ad.DeleteOwner, (
-        Phrase(OWNER + " is deleted", ad.DeleteOwner),
-    )),
-    Declaration("Admit Execution", admit_execution, (
-        Phrase(ARRIVES, admit_execution),
-    )),
+    command_worded("Read Fleet Ceiling", ad.ReadCeiling, "the fleet ceiling is read"),
+    command_worded("Set Parallel Cap", ad.SetParallelCap,
+                   OWNER + " parallel cap is set to {value:d}"),
+    command_worded("Set Backlog Depth", ad.SetBacklogDepth,
+                   OWNER + " backlog depth is set to {value:d}"),
+    command_worded("Set Execution Timeout", ad.SetExecutionTimeout,
+                   OWNER + " execution timeout is set to {seconds:d} seconds"),
+    command_worded("Read Owner", ad.ReadOwner, OWNER + " is read"),
+    command_worded("Delete Owner", ad.DeleteOwner, OWNER + " is deleted"),
+    command_worded("Admit Execution", admit_execution, ARRIVES),
     Declaration("Admit Execution With Timeout", admit_execution_with_timeout, (
         Phrase(ARRIVES + " with its own timeout of {seconds:d} seconds",
                lambda execution, owner, seconds: admit_execution_with_timeout(
                    execution, owner, seconds)),
     )),
-    Declaration("Admit Execution On Behalf Of", admit_execution_on_behalf_of, (
-        Phrase(ARRIVES + " on behalf of {identity:w}", admit_execution_on_behalf_of),
-    )),
-    Declaration("Admit Scheduled Execution", admit_scheduled_execution, (
-        Phrase('schedule "{schedule}" of owner "{owner}" dispatches execution "{execution}"',
-               admit_scheduled_execution),
-    )),
-    Declaration("Restart Admission Runtime", ad.Restart, (
-        Phrase("the admission runtime restarts", ad.Restart),
-    )),
+    command_worded("Admit Execution On Behalf Of", admit_execution_on_behalf_of,
+                   ARRIVES + " on behalf of {identity:w}"),
+    command_worded("Admit Scheduled Execution", admit_scheduled_execution,
+                   'schedule "{schedule}" of owner "{owner}" dispatches execution "{execution}"'),
+    command_worded("Restart Admission Runtime", ad.Restart, "the admission runtime restarts"),
     Declaration("Admit Executions", admit_executions, (
         Phrase('executions "{executions}" arrive for owner "{owner}"',
                lambda executions, owner: admit_executions(owner, *alias_list(executions))),
     )),
-    Declaration("Complete Execution", ad.FinishExecution, (
-        Phrase('execution "{execution}" completes', ad.FinishExecution),
-    )),
-    Declaration("Cancel Execution", ad.CancelExecution, (
-        Phrase('execution "{execution}" is cancelled', ad.CancelExecution),
-    )),
-    Declaration("Admit Execution On Second Runtime", admit_execution_on_peer, (
-        Phrase(ARRIVES + PEER, admit_execution_on_peer),
-    )),
+    command_worded("Complete Execution", ad.FinishExecution, 'execution "{execution}" completes'),
+    command_worded("Cancel Execution", ad.CancelExecution, 'execution "{execution}" is cancelled'),
+    command_worded("Admit Execution On Second Runtime", admit_execution_on_peer, ARRIVES + PEER),
     Declaration("Admit Executions On Second Runtime", admit_executions_on_peer, (
         Phrase('executions "{executions}" arrive for owner "{owner}"' + PEER,
                lambda executions, owner: admit_executions_on_peer(
                    owner, *alias_list(executions))),
     )),
-    Declaration("Complete Execution On Second Runtime", complete_execution_on_peer, (
-        Phrase('execution "{execution}" completes' + PEER, complete_execution_on_peer),
-    )),
-    Declaration("Cancel Execution On Second Runtime", cancel_execution_on_peer, (
-        Phrase('execution "{execution}" is cancelled' + PEER, cancel_execution_on_peer),
-    )),
-    Declaration("Run Admission Maintenance", ad.Maintain, (
-        Phrase("an admission maintenance pass runs", ad.Maintain),
-    )),
-    Declaration("Pass Admission Time", ad.PassTime, (
-        Phrase("{seconds:g} seconds pass on the admission clock", ad.PassTime),
-    )),
-    Declaration("Start Call", ad.StartCall, (
-        Phrase('execution "{execution}" calls owner "{target}" as call "{call}"',
-               ad.StartCall),
-    )),
-    Declaration("End Call", ad.EndCall, (
-        Phrase('call "{call}" returns', ad.EndCall),
-    )),
+    command_worded("Complete Execution On Second Runtime", complete_execution_on_peer,
+                   'execution "{execution}" completes' + PEER),
+    command_worded("Cancel Execution On Second Runtime", cancel_execution_on_peer,
+                   'execution "{execution}" is cancelled' + PEER),
+    command_worded("Run Admission Maintenance", ad.Maintain, "an admission maintenance pass runs"),
+    command_worded("Pass Admission Time", ad.PassTime,
+                   "{seconds:g} seconds pass on the admission clock"),
+    command_worded("Start Call", ad.StartCall,
+                   'execution "{execution}" calls owner "{target}" as call "{call}"'),
+    command_worded("End Call", ad.EndCall, 'call "{call}" returns'),
     Declaration("Create Schedule", ad.AddSchedule, (
         Phrase(SCHEDULE + " created with a timeout of {seconds:d} seconds",
                lambda schedule, owner, seconds: ad.AddSchedule(owner, schedule, seconds)),
@@ -189,15 +156,10 @@ DECLARATIONS = (
         Phrase(SCHEDULE + " changed to a timeout of {seconds:d} seconds",
                lambda schedule, owner, seconds: ad.ChangeSchedule(owner, schedule, seconds)),
     )),
-    Declaration("Remove Schedule", ad.RemoveSchedule, (
-        Phrase(SCHEDULE + " removed", ad.RemoveSchedule),
-    )),
-    Declaration("Store Raw Schedule", ad.StoreRawSchedule, (
-        Phrase('the store holds schedule "{schedule}" of owner "{owner}" with a timeout of'
-               " {seconds:d} seconds",
-               lambda schedule, owner, seconds: ad.StoreRawSchedule(owner, schedule,
-                                                                     seconds)),
-    )),
+    command_worded("Remove Schedule", ad.RemoveSchedule, SCHEDULE + " removed"),
+    command_worded("Store Raw Schedule", ad.StoreRawSchedule,
+                   'the store holds schedule "{schedule}" of owner "{owner}" with a timeout of'
+                   " {timeout_seconds:d} seconds"),
 )
 
 # -- checks: the answer a test got, and what the backend's admission runtime shows ----------
@@ -362,32 +324,22 @@ CHECKS = (
         Phrase('the admission refusal is "{error}" with {details}',
                lambda error, details: _refusal(_last_answer, error, _object(details))),
     )),
-    Check("Execution State Should Be", execution_state_should_be, (
-        Phrase('execution "{execution}" is {state:w}', execution_state_should_be),
-    )),
+    check_worded("Execution State Should Be", execution_state_should_be,
+                 'execution "{execution}" is {state:w}'),
     Check("Executions Should Be", executions_should_be, (
         Phrase('executions "{executions}" are {state:w}',
                lambda executions, state: executions_should_be(state, *alias_list(executions))),
     )),
-    Check("Execution Should Have Started At Second", execution_should_have_started_at_second, (
-        Phrase('execution "{execution}" started at second {seconds:g}',
-               execution_should_have_started_at_second),
-    )),
-    Check("Execution Should Have Ended At Second", execution_should_have_ended_at_second, (
-        Phrase('execution "{execution}" ended at second {seconds:g}',
-               execution_should_have_ended_at_second),
-    )),
-    Check("Execution Timeout Should Be", execution_timeout_should_be, (
-        Phrase('execution "{execution}" has a timeout of {seconds:d} seconds',
-               execution_timeout_should_be),
-    )),
-    Check("Execution Should Act On Behalf Of", execution_should_act_on_behalf_of, (
-        Phrase('execution "{execution}" acts on behalf of {identity:w}',
-               execution_should_act_on_behalf_of),
-    )),
-    Check("Execution Should Never Have Started", execution_should_never_have_started, (
-        Phrase('execution "{execution}" never started', execution_should_never_have_started),
-    )),
+    check_worded("Execution Should Have Started At Second", execution_should_have_started_at_second,
+                 'execution "{execution}" started at second {seconds:g}'),
+    check_worded("Execution Should Have Ended At Second", execution_should_have_ended_at_second,
+                 'execution "{execution}" ended at second {seconds:g}'),
+    check_worded("Execution Timeout Should Be", execution_timeout_should_be,
+                 'execution "{execution}" has a timeout of {seconds:d} seconds'),
+    check_worded("Execution Should Act On Behalf Of", execution_should_act_on_behalf_of,
+                 'execution "{execution}" acts on behalf of {identity:w}'),
+    check_worded("Execution Should Never Have Started", execution_should_never_have_started,
+                 'execution "{execution}" never started'),
     Check("Backlog Should Be", backlog_should_be, (
         Phrase('the backlog of owner "{owner}" is "{executions}"',
                lambda owner, executions: backlog_should_be(owner, *alias_list(executions))),
@@ -397,25 +349,21 @@ CHECKS = (
         Phrase('owner "{owner}" shows {fields}',
                lambda owner, fields: _owner_shows(owner, _object(fields))),
     )),
-    Check("Owner Should Not Exist", owner_should_not_exist, (
-        Phrase('owner "{owner}" no longer exists', owner_should_not_exist),
-    )),
-    Check("Fleet Ceiling Should Be", fleet_ceiling_should_be, (
-        Phrase("the stored fleet ceiling is {stored:d} and the ceiling in force is"
-               " {in_force:d}", fleet_ceiling_should_be),
-    )),
-    Check("Fleet Ceiling Should Be Unreadable And In Force",
-          fleet_ceiling_should_be_unreadable_and_in_force, (
-              Phrase("the stored fleet ceiling is unknown and the ceiling in force is"
-                     " {in_force:d}", fleet_ceiling_should_be_unreadable_and_in_force),
-          )),
+    check_worded("Owner Should Not Exist", owner_should_not_exist,
+                 'owner "{owner}" no longer exists'),
+    check_worded("Fleet Ceiling Should Be", fleet_ceiling_should_be,
+                 "the stored fleet ceiling is {stored:d} and the ceiling in force is"
+                 " {in_force:d}"),
+    check_worded("Fleet Ceiling Should Be Unreadable And In Force",
+                 fleet_ceiling_should_be_unreadable_and_in_force,
+                 "the stored fleet ceiling is unknown and the ceiling in force is"
+                 " {in_force:d}"),
     Check("Fleet Ceiling Changes Should Be", fleet_ceiling_changes_should_be, (
         Phrase("the fleet ceiling's changes are {changes}",
                lambda changes: _ceiling_changes(json_value(changes))),
     )),
-    Check("Call State Should Be", call_state_should_be, (
-        Phrase('outbound call "{call}" is {state:w}', call_state_should_be),
-    )),
+    check_worded("Call State Should Be", call_state_should_be,
+                 'outbound call "{call}" is {state:w}'),
     Check("Schedules Should Be", schedules_should_be, (
         Phrase('the schedules of owner "{owner}" are {schedules}',
                lambda owner, schedules: _schedules(owner, json_value(schedules))),

@@ -22,6 +22,8 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    check_worded,
+    command_worded,
     kept,
     with_settings,
 )
@@ -165,15 +167,14 @@ def _failing_call(command: bc.Call | bc.Report) -> str | None:
 CALL = 'call "{call}" to target "{target}"'
 DECLARATIONS = (
     # A command whose fields are the keyword's arguments is its own builder.
-    Declaration("Engage Breaker For", engage_breaker_for, (
-        Phrase('the breaker is engaged for target "{target}"', engage_breaker_for),
-    )),
+    command_worded("Engage Breaker For", engage_breaker_for,
+                   'the breaker is engaged for target "{target}"'),
     Declaration("Turn Global Breaker Switch", bc.SwitchBreaker, (
         Phrase("the global breaker switch is turned on", lambda: bc.SwitchBreaker(True)),
         Phrase("the global breaker switch is turned off", lambda: bc.SwitchBreaker(False)),
     )),
     Declaration("Opt In Target", bc.OptIn, (
-        Phrase('target "{target}" opts in to the breaker', lambda target: bc.OptIn(target)),
+        Phrase('target "{target}" opts in to the breaker', bc.OptIn),
         Phrase('target "{target}" opts out of the breaker',
                lambda target: bc.OptIn(target, False)),
     )),
@@ -182,9 +183,9 @@ DECLARATIONS = (
         Phrase(CALL + " arrives at worker {number:d}",
                lambda call, target, number: bc.Call(target, call, worker_index(number))),
     ), kept_as=_named),
-    Declaration("Calls Arrive At Once", calls_arrive_at_once, (
-        Phrase('calls "{calls}" to target "{target}" arrive at once', calls_arrive_at_once),
-    ), kept_as=lambda command: CONCURRENT),
+    command_worded("Calls Arrive At Once", calls_arrive_at_once,
+                   'calls "{calls}" to target "{target}" arrive at once',
+                   kept_as=lambda command: CONCURRENT),
     Declaration("Call Ends", call_ends, (
         Phrase(CALL + " succeeds", lambda call, target: bc.Report(target, call, "success")),
         Phrase(CALL + " fails with {failure_class:w}",
@@ -217,44 +218,32 @@ DECLARATIONS = (
                " reported",
                lambda call, code, text: bc.EndReported(call, None, code, True, text)),
     ), kept_as=lambda command: command.call),
-    Declaration("Queue Work", bc.AddWork, (
-        Phrase('work "{work}" is queued for target "{target}"', bc.AddWork),
-    ), kept_as=_named),
-    Declaration("Reset Breaker", bc.ResetBreaker, (
-        Phrase('the breaker of target "{target}" is reset', bc.ResetBreaker),
-    )),
-    Declaration("Breaker Store Goes Down", store_goes_down, (
-        Phrase("the breaker store goes down", store_goes_down),
-    )),
-    Declaration("Breaker Store Comes Back", store_comes_back, (
-        Phrase("the breaker store comes back", store_comes_back),
-    )),
-    Declaration("Target Misses Heartbeat", target_misses_heartbeat, (
-        Phrase('target "{target}" misses a heartbeat', target_misses_heartbeat),
-    )),
+    command_worded("Queue Work", bc.AddWork,
+                   'work "{work}" is queued for target "{target}"',
+                   kept_as=_named),
+    command_worded("Reset Breaker", bc.ResetBreaker, 'the breaker of target "{target}" is reset'),
+    command_worded("Breaker Store Goes Down", store_goes_down, "the breaker store goes down"),
+    command_worded("Breaker Store Comes Back", store_comes_back, "the breaker store comes back"),
+    command_worded("Target Misses Heartbeat", target_misses_heartbeat,
+                   'target "{target}" misses a heartbeat'),
     Declaration("Trip Drains Are Lost", trip_drains_are_lost, (
         Phrase("the breaker's trip drains are lost", trip_drains_are_lost),
         Phrase("the breaker's trip drains work again", lambda: trip_drains_are_lost(False)),
     )),
-    Declaration("Backstop Sweep Runs", backstop_sweep_runs, (
-        Phrase("the backstop sweep runs", backstop_sweep_runs),
-    ), kept_as=lambda command: BACKSTOP),
-    Declaration("Breaker Clock Moves", bc.PassTime, (
-        Phrase("the breaker clock moves {seconds:g} seconds", bc.PassTime),
-    )),
-    Declaration("Target Fails Calls", target_fails_calls, (
-        Phrase('target "{target}" fails {count:d} calls with {failure_class:w}',
-               target_fails_calls),
-    ), kept_as=_failing_call),
+    command_worded("Backstop Sweep Runs", backstop_sweep_runs,
+                   "the backstop sweep runs",
+                   kept_as=lambda command: BACKSTOP),
+    command_worded("Breaker Clock Moves", bc.PassTime,
+                   "the breaker clock moves {seconds:g} seconds"),
+    command_worded("Target Fails Calls", target_fails_calls,
+                   'target "{target}" fails {count:d} calls with {failure_class:w}',
+                   kept_as=_failing_call),
     # The profile's own values.
-    Declaration("Target Fails Below Threshold", target_fails_below_threshold, (
-        Phrase('target "{target}" fails one call fewer than the profile\'s threshold',
-               target_fails_below_threshold),
-    ), kept_as=_failing_call),
-    Declaration("Wait Out Cooldown", wait_out_cooldown, (
-        Phrase('the breaker clock moves by the breaker of target "{target}"\'s cooldown',
-               wait_out_cooldown),
-    )),
+    command_worded("Target Fails Below Threshold", target_fails_below_threshold,
+                   'target "{target}" fails one call fewer than the profile\'s threshold',
+                   kept_as=_failing_call),
+    command_worded("Wait Out Cooldown", wait_out_cooldown,
+                   'the breaker clock moves by the breaker of target "{target}"\'s cooldown'),
 )
 
 # -- checks: what the backend answered or shows ----------------------------------------------
@@ -348,52 +337,38 @@ def cooldown_follows_profile(target: str, failed_probes: int) -> Reading:
 
 TARGET = 'the breaker of target "{target}"'
 CHECKS = (
-    Check("Answer Should Be", answer_should_be, (
-        Phrase('call "{name}" is {expected:w}', answer_should_be),
-        Phrase('the end of call "{name}" is classed {expected:w}', answer_should_be),
-        Phrase('work "{name}" is {expected:w}', answer_should_be),
-    )),
-    Check("Report Should Be", report_should_be, (
-        Phrase('the report of call "{name}" is {expected}', report_should_be),
-    )),
-    Check("Backstop Should Have Failed", backstop_failed, (
-        Phrase("the backstop sweep failed {count:d} pieces of work", backstop_failed),
-    )),
-    Check("Concurrent Calls Should Get", concurrent_should_get, (
-        Phrase("the concurrent calls got {probes:d} probe and {refused:d} refused",
-               concurrent_should_get),
-    )),
-    Check("Breaker Should Be", state_should_be, (
-        Phrase(TARGET + " is {state:w}", state_should_be),
-        Phrase(TARGET + " is {state:w} at worker {worker:d}", state_should_be),
-    )),
-    Check("Breaker Should Count", failures_should_be, (
-        Phrase(TARGET + " counts {failures:d} failures", failures_should_be),
-    )),
-    Check("Cooldown Should Be", cooldown_should_be, (
-        Phrase(TARGET + " has a cooldown of {seconds:g} seconds", cooldown_should_be),
-    )),
-    Check("Breaker Should Be Open Until Second", open_until_should_be, (
-        Phrase(TARGET + " is open until second {second:g}", open_until_should_be),
-    )),
+    check_worded("Answer Should Be", answer_should_be,
+                 'call "{name}" is {expected:w}',
+                 'the end of call "{name}" is classed {expected:w}',
+                 'work "{name}" is {expected:w}'),
+    check_worded("Report Should Be", report_should_be, 'the report of call "{name}" is {expected}'),
+    check_worded("Backstop Should Have Failed", backstop_failed,
+                 "the backstop sweep failed {count:d} pieces of work"),
+    check_worded("Concurrent Calls Should Get", concurrent_should_get,
+                 "the concurrent calls got {probes:d} probe and {refused:d} refused"),
+    check_worded("Breaker Should Be", state_should_be,
+                 TARGET + " is {state:w}",
+                 TARGET + " is {state:w} at worker {worker:d}"),
+    check_worded("Breaker Should Count", failures_should_be,
+                 TARGET + " counts {failures:d} failures"),
+    check_worded("Cooldown Should Be", cooldown_should_be,
+                 TARGET + " has a cooldown of {seconds:g} seconds"),
+    check_worded("Breaker Should Be Open Until Second", open_until_should_be,
+                 TARGET + " is open until second {second:g}"),
     Check("Probe Should Be", probe_should_be, (
         Phrase('the probe of target "{target}" is call "{call}"', probe_should_be),
         Phrase('target "{target}" has no probe in flight',
                lambda target: probe_should_be(target, None)),
     )),
-    Check("Breaker State Should Be Unknown", state_unknown, (
-        Phrase('the breaker state of target "{target}" is unknown', state_unknown),
-    )),
-    Check("Queue Should Hold", queue_should_hold, (
-        Phrase('the queue of target "{target}" holds "{works}"', queue_should_hold),
-        Phrase('the queue of target "{target}" is empty', queue_should_hold),
-    )),
-    Check("Failed Work Should Be", failed_should_be, (
-        Phrase('the failed work of target "{target}" is "{works}"', failed_should_be),
-    )),
-    Check("Logged Store Outages Should Be", outages_should_be, (
-        Phrase("{count:d} breaker store outages are logged", outages_should_be),
-    )),
+    check_worded("Breaker State Should Be Unknown", state_unknown,
+                 'the breaker state of target "{target}" is unknown'),
+    check_worded("Queue Should Hold", queue_should_hold,
+                 'the queue of target "{target}" holds "{works}"',
+                 'the queue of target "{target}" is empty'),
+    check_worded("Failed Work Should Be", failed_should_be,
+                 'the failed work of target "{target}" is "{works}"'),
+    check_worded("Logged Store Outages Should Be", outages_should_be,
+                 "{count:d} breaker store outages are logged"),
     Check("Cooldown Should Follow The Profile", cooldown_follows_profile, (
         Phrase(TARGET + " has the profile's base cooldown",
                lambda target: cooldown_follows_profile(target, 0)),

@@ -22,13 +22,12 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any, cast
 
-from jobconform.backends.protocol import JobView
 from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.clock import EPOCH
 from jobconform.conformance.harness import DELAY_TOLERANCE_MS, shown_arguments
+from jobconform.conformance.job_readings import answer_to, answered, job_record, sent_answers
 from jobconform.conformance.scenario import same_value
 from jobconform.conformance.utc import describe_offset, field_off_utc
 from jobconform.conformance.vocabulary import (
@@ -48,9 +47,6 @@ from jobconform.reference.lifecycle import JsonValue, Status, arguments_text, lo
 from jobconform.spec import Profile, SpecError
 
 CANONICAL_STATUSES = tuple(status.value for status in Status)
-# The Robot library the job runtime's keywords are in, which the areas that are parts of
-# the job runtime (reaper, re-delivery, restart) run through.
-LIFECYCLE_LIBRARY = "jobconform.conformance.lifecycle.keywords.JobconformLibrary"
 TIMESTAMP_FIELDS = ("submitted_at", "started_at", "finished_at")
 
 
@@ -541,34 +537,6 @@ DECLARATIONS = (
 _MISSING = "<missing>"
 
 
-def job_record(through: Any, alias: str) -> JobView:
-    """The backend's current record of an accepted job.
-
-    Raises:
-        AssertionError: it was never accepted, or the backend holds no record of it.
-    """
-    job_id = through.harness.ids.get(alias)
-    if job_id is None:
-        raise AssertionError(f"job {alias!r} was never accepted, so it has no record"
-                             f" (submission answer: {through.answers.get(alias)!r})")
-    view: JobView | None = through.harness.runtime.get(job_id)
-    if view is None:
-        raise AssertionError(f"the backend holds no record of job {alias!r}")
-    return view
-
-
-def answer_to(kind: type, through: Any) -> object:
-    """The answer to the latest command, which must be a `kind`.
-
-    Raises:
-        AssertionError: the latest command was of another kind.
-    """
-    if not isinstance(through.last_command, kind):
-        raise AssertionError(f"the check reads the answer to a {kind.__name__} command, but"
-                             f" the latest command was {through.last_command!r}")
-    return through.harness.last_answer
-
-
 def _field(alias: str, name: str, wanted: object,
            agrees: Callable[[object, object], bool] = operator.eq,
            shown: Callable[[object], object] | None = None) -> Reading:
@@ -576,19 +544,6 @@ def _field(alias: str, name: str, wanted: object,
     return Reading(f"job {alias!r} {name}",
                    lambda through: getattr(job_record(through, alias), name, _MISSING),
                    wanted, agrees, shown=shown)
-
-
-def answered(kind: type, what: str, wanted: object,
-            agrees: Callable[[object, object], bool] = operator.eq,
-            shown: Callable[[object], object] | None = None) -> Reading:
-    """The answer to the latest command, a `kind`, is `wanted`."""
-    return Reading(what, partial(answer_to, kind), wanted, agrees, shown=shown)
-
-
-def sent_answers(command: Any, what: str, wanted: object,
-          agrees: Callable[[object, object], bool] = operator.eq) -> Reading:
-    """`command` sent through the harness (compared with the oracle) answers `wanted`."""
-    return Reading(what, lambda through: through.run(command), wanted, agrees)
 
 
 def _health(name: str, *fields: str) -> Callable[[Any], object]:

@@ -34,6 +34,8 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    check_worded,
+    command_worded,
 )
 from jobconform.reference.loops import commands as lc
 from jobconform.reference.loops.oracle import FailResult, LoopParameters, RaiseError, Respond
@@ -149,25 +151,16 @@ DECLARATIONS = (
         Phrase(RUN_OF + "responds with an empty text",
                lambda alias: lc.EndRun(alias, Respond("", 0.0))),
     )),
-    Declaration("Run Sends No Response", run_sends_no_response, (
-        Phrase(RUN_OF + "sends no response", run_sends_no_response),
-    )),
+    command_worded("Run Sends No Response", run_sends_no_response, RUN_OF + "sends no response"),
     Declaration("Run Returns Non Success", run_returns_non_success, (
         Phrase(RUN_OF + "returns the non-success result {status:w}",
                lambda alias, status: lc.EndRun(alias, FailResult(status))),
     )),
-    Declaration("Run Raises", run_raises, (
-        Phrase(RUN_OF + 'raises {error_type:w} "{message}"', run_raises),
-    )),
-    Declaration("Stop Loop", stop_loop, (
-        Phrase('loop "{alias}" is asked to stop', stop_loop),
-    )),
-    Declaration("Loop Clock Moves", loop_clock_moves, (
-        Phrase("the loop clock moves {seconds:g} seconds", loop_clock_moves),
-    )),
-    Declaration("Restart Loop Runtime", restart_loop_runtime, (
-        Phrase("the loop runtime restarts", restart_loop_runtime),
-    )),
+    command_worded("Run Raises", run_raises, RUN_OF + 'raises {error_type:w} "{message}"'),
+    command_worded("Stop Loop", stop_loop, 'loop "{alias}" is asked to stop'),
+    command_worded("Loop Clock Moves", loop_clock_moves,
+                   "the loop clock moves {seconds:g} seconds"),
+    command_worded("Restart Loop Runtime", restart_loop_runtime, "the loop runtime restarts"),
 )
 
 # -- checks: what the backend's loop record shows ---------------------------------------------
@@ -348,9 +341,8 @@ def loop_event_should_be(alias: str, index: int, status: str, reason: str) -> Re
 LOOP = 'loop "{alias}"'
 RUN = 'run {number:d} of loop "{alias}"'
 CHECKS = (
-    Check("Loop Should Have Ended", loop_should_have_ended, (
-        Phrase(LOOP + " ended {status:w} with stop reason {reason:w}", loop_should_have_ended),
-    )),
+    check_worded("Loop Should Have Ended", loop_should_have_ended,
+                 LOOP + " ended {status:w} with stop reason {reason:w}"),
     Check("Loop Should Be Running", loop_should_be_running, (
         Phrase(LOOP + " is running with {count:d} runs",
                lambda alias, count: loop_should_be_running(alias, count)),
@@ -363,34 +355,26 @@ CHECKS = (
         Phrase(RUN + ' has the message "{message}"', lambda number, alias, message:
                run_message_should_be(alias, number, message.replace("\\n", "\n"))),
     )),
-    Check("Run Should Be Labelled As Its Loop's", run_should_be_labelled, (
-        Phrase(RUN + " was executed as triggered by its loop", run_should_be_labelled),
-    )),
-    Check(None, run_message_length, (
-        Phrase(RUN + ' has a message of {length:d} characters ending in "{tail}"',
-               run_message_length),
-    )),
+    check_worded("Run Should Be Labelled As Its Loop's", run_should_be_labelled,
+                 RUN + " was executed as triggered by its loop"),
+    check_worded(None, run_message_length,
+                 RUN + ' has a message of {length:d} characters ending in "{tail}"'),
     Check("Run Status Should Be", run_status_should_be, (
         Phrase(RUN + ' is {status:w} with error "{error}"', run_status_should_be),
         Phrase(RUN + " is {status:w}", _run_status),
     )),
-    Check("Run Should Have Started At", run_should_have_started_at, (
-        Phrase(RUN + " started at second {seconds:g}", run_should_have_started_at),
-    )),
-    Check("Loop Should Have Ended At", loop_should_have_ended_at, (
-        Phrase(LOOP + " ended at second {seconds:g}", loop_should_have_ended_at),
-    )),
-    Check("Loop Should Have Spent", loop_should_have_spent, (
-        Phrase(LOOP + " has spent {total:g}", loop_should_have_spent),
-    )),
+    check_worded("Run Should Have Started At", run_should_have_started_at,
+                 RUN + " started at second {seconds:g}"),
+    check_worded("Loop Should Have Ended At", loop_should_have_ended_at,
+                 LOOP + " ended at second {seconds:g}"),
+    check_worded("Loop Should Have Spent", loop_should_have_spent, LOOP + " has spent {total:g}"),
     Check("Loop Cost Warnings Should Be", loop_cost_warnings_should_be, (
         Phrase(LOOP + ' logged a missing cost for runs "{numbers}"',
                lambda alias, numbers: loop_cost_warnings_should_be(
                    alias, *(int(n) for n in numbers.split(",") if n.strip()))),
     )),
-    Check("Loop Elapsed Seconds Should Be", loop_elapsed_seconds_should_be, (
-        Phrase(LOOP + " shows {seconds:g} elapsed seconds", loop_elapsed_seconds_should_be),
-    )),
+    check_worded("Loop Elapsed Seconds Should Be", loop_elapsed_seconds_should_be,
+                 LOOP + " shows {seconds:g} elapsed seconds"),
     Check("Start Of Loop Should Be Refused", start_should_be_refused, (
         Phrase('the start of loop "{alias}" is refused for "{parameters}"', _start_refused),
     )),
@@ -399,19 +383,17 @@ CHECKS = (
                lambda answer: Reading("the answer to the stop request", lambda through:
                                       through.harness.last_answer, answer)),
     )),
-    Check("Loop Should Have Emitted", loop_should_have_emitted, (
-        Phrase(LOOP + " has emitted {count:d} events", loop_should_have_emitted),
-    )),
+    check_worded("Loop Should Have Emitted", loop_should_have_emitted,
+                 LOOP + " has emitted {count:d} events"),
     Check("Run Event Should Be", run_event_should_be, (
         Phrase('event {index:d} of loop "{alias}" reports run {run:d} {status:w} costing'
                " {cost:LoopCost} in {duration:g} ms",
                lambda index, alias, run, status, cost, duration: _run_event(
                    alias, index, run, status, cost, duration)),
     )),
-    Check("Loop Event Should Be", loop_event_should_be, (
-        Phrase('event {index:d} of loop "{alias}" reports the loop {status:w} with stop'
-               " reason {reason:w}", loop_event_should_be),
-    )),
+    check_worded("Loop Event Should Be", loop_event_should_be,
+                 'event {index:d} of loop "{alias}" reports the loop {status:w} with stop'
+                 " reason {reason:w}"),
 )
 
 

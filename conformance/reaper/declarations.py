@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from jobconform.conformance.area_steps import alias_list
-from jobconform.conformance.lifecycle.declarations import (
-    LIFECYCLE_LIBRARY,
+from jobconform.conformance.job_readings import (
+    JOB_RUNTIME_LIBRARY,
     answered,
     sent_answers,
 )
@@ -212,4 +212,4 @@ CHECKS = (
 )
 
 VOCABULARY = Vocabulary(area="reaper", noun="reaper", start=None, commands=DECLARATIONS,
-                        checks=CHECKS, runs_through=LIFECYCLE_LIBRARY)
+                        checks=CHECKS, runs_through=JOB_RUNTIME_LIBRARY)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from jobconform.conformance.area_steps import alias_list
-from jobconform.conformance.lifecycle.declarations import (
-    LIFECYCLE_LIBRARY,
+from jobconform.conformance.job_readings import (
+    JOB_RUNTIME_LIBRARY,
     answer_to,
     answered,
     job_record,
@@ -206,4 +206,4 @@ CHECKS = (
 )
 
 VOCABULARY = Vocabulary(area="redelivery", noun="re-delivery", start=None,
-                        commands=DECLARATIONS, checks=CHECKS, runs_through=LIFECYCLE_LIBRARY)
+                        commands=DECLARATIONS, checks=CHECKS, runs_through=JOB_RUNTIME_LIBRARY)

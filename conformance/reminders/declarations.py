@@ -11,10 +11,11 @@ the reminders have a clock of their own, advanced only by `Advance Reminder Cloc
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from jobconform.backends.reminders.protocol import REMINDER_TRIGGER
+from jobconform.backends.reminders.protocol import REMINDER_TRIGGER, ReminderView
 from jobconform.conformance.area_steps import alias_list, at
 from jobconform.conformance.reminders.harness import (
     CONFIG_PARAMETERS,
@@ -28,6 +29,8 @@ from jobconform.conformance.vocabulary import (
     Precondition,
     Reading,
     Vocabulary,
+    check_worded,
+    command_worded,
     kept,
     parameter_setting,
     unchanged_since_read,
@@ -178,20 +181,17 @@ DECLARATIONS = (
         Phrase(CREATED_BY + ' message "{message}" and no schedule',
                lambda alias, message: create_reminder(alias, message)),
     ), kept_as=_created),
-    Declaration("Create Reminders", create_reminders, (
-        Phrase('reminders "{aliases}" are created with a delay of {seconds:g} seconds',
-               lambda aliases, seconds: create_reminders(aliases, seconds)),
-    ), kept_as=_created),
-    Declaration("Cancel Reminder", cancel_reminder, (
-        Phrase('reminder "{alias}" is cancelled', cancel_reminder),
-    ), kept_as=lambda command: CANCELLED),
-    Declaration("Dispatch Of Reminder", dispatch_of_reminder, (
-        Phrase('the dispatch of reminder "{alias}" {outcome}', dispatch_of_reminder),
-    )),
-    Declaration("Advance Reminder Clock", advance_reminder_clock, (
-        Phrase("the reminder clock advances {seconds:g} seconds", advance_reminder_clock),
-        Phrase("the reminder clock advances {seconds:g} second", advance_reminder_clock),
-    )),
+    command_worded("Create Reminders", create_reminders,
+                   'reminders "{aliases}" are created with a delay of {delay:g} seconds',
+                   kept_as=_created),
+    command_worded("Cancel Reminder", cancel_reminder,
+                   'reminder "{alias}" is cancelled',
+                   kept_as=lambda command: CANCELLED),
+    command_worded("Dispatch Of Reminder", dispatch_of_reminder,
+                   'the dispatch of reminder "{alias}" {outcome}'),
+    command_worded("Advance Reminder Clock", advance_reminder_clock,
+                   "the reminder clock advances {seconds:g} seconds",
+                   "the reminder clock advances {seconds:g} second"),
     Declaration("Advance Reminder Clock Under Store Fault", advance_under_fault, (
         Phrase("store write {write:d} fails while the reminder clock advances {seconds:g}"
                " seconds", lambda write, seconds: advance_under_fault(seconds, FAILS, write)),
@@ -209,42 +209,44 @@ DECLARATIONS = (
                lambda write, alias, outcome: dispatch_under_fault(alias, outcome, CRASHES,
                                                                   write)),
     )),
-    Declaration("Restart Reminders", restart_reminders, (
-        Phrase("the reminders runtime restarts", restart_reminders),
-        Phrase("the reminders runtime is down for {seconds:g} seconds and restarts",
-               lambda seconds: restart_reminders(seconds)),
-    )),
-    Declaration("Set Reminder Autonomy", set_reminder_autonomy, (
-        Phrase("the agent's autonomy is turned {state:w}", set_reminder_autonomy),
-    )),
-    Declaration("Sweep Reminders", sweep_reminders, (
-        Phrase("the reminder retention sweep runs", sweep_reminders),
-    ), kept_as=lambda command: SWEPT),
-    Declaration("List Reminders", list_reminders, (
-        Phrase("the {status:w} reminders are listed", list_reminders),
-        Phrase("all reminders are listed", list_reminders),
-    ), kept_as=lambda command: LISTED),
-    Declaration("List Reminders By Default", list_reminders_by_default, (
-        Phrase("the reminders are listed without a filter", list_reminders_by_default),
-    ), kept_as=lambda command: LISTED),
-    Declaration("Read Reminder", read_reminder, (
-        Phrase('reminder "{alias}" is read', read_reminder),
-    ), kept_as=lambda command: READ),
+    command_worded("Restart Reminders", restart_reminders,
+                   "the reminders runtime restarts",
+                   "the reminders runtime is down for {down:g} seconds and restarts"),
+    command_worded("Set Reminder Autonomy", set_reminder_autonomy,
+                   "the agent's autonomy is turned {state:w}"),
+    command_worded("Sweep Reminders", sweep_reminders,
+                   "the reminder retention sweep runs",
+                   kept_as=lambda command: SWEPT),
+    command_worded("List Reminders", list_reminders,
+                   "the {status:w} reminders are listed",
+                   "all reminders are listed",
+                   kept_as=lambda command: LISTED),
+    command_worded("List Reminders By Default", list_reminders_by_default,
+                   "the reminders are listed without a filter",
+                   kept_as=lambda command: LISTED),
+    command_worded("Read Reminder", read_reminder,
+                   'reminder "{alias}" is read',
+                   kept_as=lambda command: READ),
 )
 
 # -- checks: what the backend shows ---------------------------------------------------------
 
 
-def _field(alias: str, name: str) -> Any:
-    """Reads field `name` of what the backend holds of reminder `alias`."""
+def _held(alias: str, shown: Callable[[ReminderView | None], object]) -> Any:
+    """Reads what the backend holds of reminder `alias` (None: nothing), as `shown`
+    shows it."""
     def read(through: Any) -> object:
         harness: ReminderHarness = through.harness
         reminder_id = harness.ids.get(alias)
         if reminder_id is None:
             return f"no reminder {alias!r} (never created)"
-        view = harness.runtime.get(reminder_id)
-        return "no record held" if view is None else getattr(view, name)
+        return shown(harness.runtime.get(reminder_id))
     return read
+
+
+def _field(alias: str, name: str) -> Any:
+    """Reads field `name` of what the backend holds of reminder `alias`."""
+    return _held(alias, lambda view: "no record held" if view is None else getattr(view, name))
 
 
 def _shows(alias: str, name: str, wanted: object) -> Reading:
@@ -331,15 +333,8 @@ def swept_count_should_be(swept: object, count: int) -> Reading:
 
 def reminder_should_not_be_held(alias: str) -> Reading:
     """The backend holds no record of the reminder any more (a sweep deleted it)."""
-    def held(through: Any) -> object:
-        harness: ReminderHarness = through.harness
-        reminder_id = harness.ids.get(alias)
-        if reminder_id is None:
-            return f"no reminder {alias!r} (never created)"
-        view = harness.runtime.get(reminder_id)
-        return None if view is None else view.status
-
-    return Reading(f"reminder {alias!r} after the sweep", held, None)
+    return Reading(f"reminder {alias!r} after the sweep",
+                   _held(alias, lambda view: None if view is None else view.status), None)
 
 
 def listed_reminders_should_be(listed: object, aliases: str) -> Reading:
@@ -369,81 +364,58 @@ def _read_status(status: str) -> Reading:
 CREATION_OF = 'the creation of reminder "{alias}" '
 REMINDER = 'reminder "{alias}" '
 CHECKS = (
-    Check("Creation Should Be Accepted", creation_should_be_accepted, (
-        Phrase(CREATION_OF + "is accepted", creation_should_be_accepted),
-    )),
-    Check("Creation Should Be Rejected", creation_should_be_rejected, (
-        Phrase(CREATION_OF + 'is rejected with "{code}"', creation_should_be_rejected),
-    )),
-    Check("Creation Should Answer Reminder", creation_should_answer_reminder, (
-        Phrase(CREATION_OF + 'answers reminder "{original}"', creation_should_answer_reminder),
-    )),
+    check_worded("Creation Should Be Accepted", creation_should_be_accepted,
+                 CREATION_OF + "is accepted"),
+    check_worded("Creation Should Be Rejected", creation_should_be_rejected,
+                 CREATION_OF + 'is rejected with "{code}"'),
+    check_worded("Creation Should Answer Reminder", creation_should_answer_reminder,
+                 CREATION_OF + 'answers reminder "{original}"'),
     Check("Cancel Should Answer", cancel_should_answer, (
         Phrase('the cancel answers "{answer}"', lambda answer: Reading(
             "the cancel's answer", kept(CANCELLED), answer)),
     )),
-    Check("Reminder Status Should Be", reminder_status_should_be, (
-        Phrase(REMINDER + "is {status:w}", reminder_status_should_be),
-    )),
-    Check("Reminder Attempts Should Be", reminder_attempts_should_be, (
-        Phrase(REMINDER + "has {attempts:d} attempts", reminder_attempts_should_be),
-        Phrase(REMINDER + "has {attempts:d} attempt", reminder_attempts_should_be),
-    )),
-    Check("Reminder Should Be Due At Second", reminder_should_be_due_at_second, (
-        Phrase(REMINDER + "is due at second {second:g}", reminder_should_be_due_at_second),
-    )),
-    Check("Reminder Should Not Be Due", reminder_should_not_be_due, (
-        Phrase(REMINDER + "is not due", reminder_should_not_be_due),
-    )),
-    Check("Reminder Should Fire At Second", reminder_should_fire_at_second, (
-        Phrase(REMINDER + "fires at second {second:g}", reminder_should_fire_at_second),
-    )),
-    Check("Reminder Should Have Been Created At Second", reminder_created_at_second, (
-        Phrase(REMINDER + "was created at second {second:g}", reminder_created_at_second),
-    )),
-    Check("Reminder Should Have Fired At Second", reminder_fired_at_second, (
-        Phrase(REMINDER + "fired at second {second:g}", reminder_fired_at_second),
-    )),
-    Check("Reminder Should Not Have Fired", reminder_should_not_have_fired, (
-        Phrase(REMINDER + "has not fired", reminder_should_not_have_fired),
-    )),
-    Check("Reminder Dispatches Should Be", reminder_dispatches_should_be, (
-        Phrase(REMINDER + "was dispatched {count:d} times", reminder_dispatches_should_be),
-        Phrase(REMINDER + "was dispatched {count:d} time", reminder_dispatches_should_be),
-    )),
-    Check("Reminder Dispatches Should Be Labelled", reminder_dispatches_should_be_labelled, (
-        Phrase('every dispatch of reminder "{alias}" was labelled as triggered by it',
-               reminder_dispatches_should_be_labelled),
-    )),
+    check_worded("Reminder Status Should Be", reminder_status_should_be,
+                 REMINDER + "is {status:w}"),
+    check_worded("Reminder Attempts Should Be", reminder_attempts_should_be,
+                 REMINDER + "has {attempts:d} attempts",
+                 REMINDER + "has {attempts:d} attempt"),
+    check_worded("Reminder Should Be Due At Second", reminder_should_be_due_at_second,
+                 REMINDER + "is due at second {second:g}"),
+    check_worded("Reminder Should Not Be Due", reminder_should_not_be_due, REMINDER + "is not due"),
+    check_worded("Reminder Should Fire At Second", reminder_should_fire_at_second,
+                 REMINDER + "fires at second {second:g}"),
+    check_worded("Reminder Should Have Been Created At Second", reminder_created_at_second,
+                 REMINDER + "was created at second {second:g}"),
+    check_worded("Reminder Should Have Fired At Second", reminder_fired_at_second,
+                 REMINDER + "fired at second {second:g}"),
+    check_worded("Reminder Should Not Have Fired", reminder_should_not_have_fired,
+                 REMINDER + "has not fired"),
+    check_worded("Reminder Dispatches Should Be", reminder_dispatches_should_be,
+                 REMINDER + "was dispatched {count:d} times",
+                 REMINDER + "was dispatched {count:d} time"),
+    check_worded("Reminder Dispatches Should Be Labelled", reminder_dispatches_should_be_labelled,
+                 'every dispatch of reminder "{alias}" was labelled as triggered by it'),
     Check("Swept Count Should Be", swept_count_should_be, (
         Phrase("the sweep deleted {count:d} reminders",
                lambda count: Reading("reminders the sweep deleted", kept(SWEPT), count)),
         Phrase("the sweep deleted {count:d} reminder",
                lambda count: Reading("reminders the sweep deleted", kept(SWEPT), count)),
     )),
-    Check("Reminder Should Not Be Held", reminder_should_not_be_held, (
-        Phrase(REMINDER + "is no longer held", reminder_should_not_be_held),
-    )),
+    check_worded("Reminder Should Not Be Held", reminder_should_not_be_held,
+                 REMINDER + "is no longer held"),
     Check("Listed Reminders Should Be", listed_reminders_should_be, (
         Phrase('the reminders listed are "{aliases}"', lambda aliases: Reading(
             "the listing", kept(LISTED), alias_list(aliases))),
         Phrase("no reminders are listed", lambda: Reading("the listing", kept(LISTED), [])),
     )),
-    Check("Reminder Read Earlier Should Be Unchanged",
-          reminder_read_earlier_should_be_unchanged, (
-              Phrase("the reminder read earlier still reads as it did",
-                     reminder_read_earlier_should_be_unchanged),
-          )),
-    Check("No Reminder Should Have Been Read", no_reminder_should_have_been_read, (
-        Phrase("no reminder was read", no_reminder_should_have_been_read),
-    )),
-    Check(None, lambda alias, message: _shows(alias, "message", message), (
-        Phrase(REMINDER + 'has the message "{message}"',
-               lambda alias, message: _shows(alias, "message", message)),
-    )),
-    Check(None, _read_status, (
-        Phrase("the reminder read is {status:w}", _read_status),
-    )),
+    check_worded("Reminder Read Earlier Should Be Unchanged",
+                 reminder_read_earlier_should_be_unchanged,
+                 "the reminder read earlier still reads as it did"),
+    check_worded("No Reminder Should Have Been Read", no_reminder_should_have_been_read,
+                 "no reminder was read"),
+    check_worded(None, lambda alias, message: _shows(alias, "message", message),
+                 REMINDER + 'has the message "{message}"'),
+    check_worded(None, _read_status, "the reminder read is {status:w}"),
 )
 
 # -- the parameter setting and the store faults precondition ------------------------------

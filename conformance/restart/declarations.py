@@ -10,8 +10,8 @@ Every other step or keyword of a restart test is a lifecycle or redelivery one.
 from __future__ import annotations
 
 from jobconform.conformance.harness import GracePeriodEnds, GracePeriodOpened
-from jobconform.conformance.lifecycle.declarations import LIFECYCLE_LIBRARY
-from jobconform.conformance.vocabulary import Declaration, Phrase, Vocabulary
+from jobconform.conformance.job_readings import JOB_RUNTIME_LIBRARY
+from jobconform.conformance.vocabulary import Declaration, Phrase, Vocabulary, command_worded
 from jobconform.reference import commands as cmd
 
 # -- builders: each is a Robot keyword's signature and documentation ---------------------
@@ -51,26 +51,20 @@ def end_the_grace_period() -> GracePeriodEnds:
 
 
 DECLARATIONS = (
-    Declaration("Restart Runtime Over The Same Store", restart_runtime_over_the_same_store, (
-        Phrase("the runtime restarts over the same store", restart_runtime_over_the_same_store),
-    )),
-    Declaration("Send SIGTERM To The Runtime", send_sigterm_to_the_runtime, (
-        Phrase("the runtime is sent SIGTERM with a grace period of {seconds:g} seconds",
-               lambda seconds: send_sigterm_to_the_runtime(seconds)),
-    )),
+    command_worded("Restart Runtime Over The Same Store", restart_runtime_over_the_same_store,
+                   "the runtime restarts over the same store"),
+    command_worded("Send SIGTERM To The Runtime", send_sigterm_to_the_runtime,
+                   "the runtime is sent SIGTERM with a grace period of {grace_seconds:g}"
+                   " seconds"),
     Declaration("Send Stop Signal", send_stop_signal, (
         Phrase("the runtime is sent SIGINT with a grace period of {seconds:g} seconds",
                lambda seconds: send_stop_signal("SIGINT", seconds)),
     )),
-    Declaration("Send Stop Signal During Which", send_stop_signal_during_which, (
-        Phrase("the runtime is sent {signal:w} with a grace period of {seconds:g} seconds,"
-               " during which", lambda signal, seconds: send_stop_signal_during_which(
-                   signal, seconds)),
-    )),
-    Declaration("End The Grace Period", end_the_grace_period, (
-        Phrase("the grace period ends", end_the_grace_period),
-    )),
+    command_worded("Send Stop Signal During Which", send_stop_signal_during_which,
+                   "the runtime is sent {signal:w} with a grace period of {grace_seconds:g}"
+                   " seconds, during which"),
+    command_worded("End The Grace Period", end_the_grace_period, "the grace period ends"),
 )
 
 VOCABULARY = Vocabulary(area="restart", noun="restart", start=None, commands=DECLARATIONS,
-                        runs_through=LIFECYCLE_LIBRARY)
+                        runs_through=JOB_RUNTIME_LIBRARY)

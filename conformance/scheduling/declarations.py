@@ -36,6 +36,8 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    check_worded,
+    command_worded,
     kept,
     parameter_setting,
     unchanged_since_read,
@@ -145,74 +147,50 @@ ONE_SHOT = 'one-shot job "{alias}" is scheduled with message "{message}"'
 CRON = 'cron schedule "{alias}" runs "{message}" at "{expression}" in {timezone:S}'
 ENDS = 'the execution of schedule "{alias}" for {scheduled_for:Instant} ends {outcome:w}'
 DECLARATIONS = (
-    Declaration("Schedule One-Shot Job", schedule_one_shot_job, (
-        Phrase(ONE_SHOT + " and a delay of {delay:g} seconds", schedule_one_shot_job),
-        Phrase(ONE_SHOT + " to run at {run_at:Instant}", schedule_one_shot_job),
-        Phrase(ONE_SHOT + ", a delay of {delay:g} seconds and a run time of"
-               " {run_at:Instant}", schedule_one_shot_job),
-        Phrase(ONE_SHOT + " and no time", schedule_one_shot_job),
-    ), kept_as=_created),
-    Declaration("Create Cron Schedule", create_cron_schedule, (
-        Phrase(CRON, create_cron_schedule),
-        Phrase(CRON + " with a pre-check that answers {pre_check:PreCheck}",
-               create_cron_schedule),
-    ), kept_as=_created),
-    Declaration("Pre-Check Answers", pre_check_answers, (
-        Phrase('the pre-check of schedule "{alias}" answers {answer:PreCheck}', pre_check_answers),
-    )),
-    Declaration("Trigger Schedule", sc.TriggerSchedule, (
-        Phrase('schedule "{schedule}" is triggered by hand', sc.TriggerSchedule),
-    )),
-    Declaration("End Execution", end_execution, (
-        Phrase(ENDS, end_execution),
-        Phrase(ENDS + " at a cost of {cost:g}", end_execution),
-    )),
+    command_worded("Schedule One-Shot Job", schedule_one_shot_job,
+                   ONE_SHOT + " and a delay of {delay:g} seconds",
+                   ONE_SHOT + " to run at {run_at:Instant}",
+                   ONE_SHOT + ", a delay of {delay:g} seconds and a run time of"
+                   " {run_at:Instant}",
+                   ONE_SHOT + " and no time",
+                   kept_as=_created),
+    command_worded("Create Cron Schedule", create_cron_schedule,
+                   CRON,
+                   CRON + " with a pre-check that answers {pre_check:PreCheck}",
+                   kept_as=_created),
+    command_worded("Pre-Check Answers", pre_check_answers,
+                   'the pre-check of schedule "{alias}" answers {answer:PreCheck}'),
+    command_worded("Trigger Schedule", sc.TriggerSchedule,
+                   'schedule "{schedule}" is triggered by hand'),
+    command_worded("End Execution", end_execution, ENDS, ENDS + " at a cost of {cost:g}"),
     Declaration("Set Validation", set_validation, (
         Phrase('schedule "{alias}" validates its successes within {seconds:g} seconds',
                lambda alias, seconds: set_validation(alias, True, seconds)),
         Phrase('schedule "{alias}" stops validating, with a timeout of {seconds:g} seconds',
                lambda alias, seconds: set_validation(alias, False, seconds)),
     )),
-    Declaration("End Validation", end_validation, (
-        Phrase('the validation of schedule "{alias}" for {scheduled_for:Instant} answers'
-               ' {verdict:w}', end_validation),
-    )),
-    Declaration("Edit Schedule", sc.EditSchedule, (
-        Phrase('schedule "{schedule}" is edited to run "{message}"', sc.EditSchedule),
-        Phrase('schedule "{schedule}" is edited to run at "{expression}" in {timezone:S}',
-               sc.EditSchedule),
-        Phrase('schedule "{schedule}" is edited to run in {timezone:S}', sc.EditSchedule),
-    )),
-    Declaration("Delete Schedule", sc.DeleteSchedule, (
-        Phrase('schedule "{schedule}" is deleted', sc.DeleteSchedule),
-    )),
-    Declaration("Turn Autonomy", turn_autonomy, (
-        Phrase("autonomy is turned {state:w}", turn_autonomy),
-    )),
-    Declaration("Start Second Scheduler", sc.StartSecondScheduler, (
-        Phrase("a second scheduler starts", sc.StartSecondScheduler),
-    )),
-    Declaration("Advance Scheduling Clock", AdvanceTime, (
-        Phrase("the scheduling clock advances {seconds:g} seconds", AdvanceTime),
-        Phrase("the scheduling clock advances {seconds:g} second", AdvanceTime),
-    )),
-    Declaration("Advance Scheduling Clock To", advance_scheduling_clock_to, (
-        Phrase("the scheduling clock advances to {instant:Instant}",
-               advance_scheduling_clock_to),
-    )),
-    Declaration("Restart Schedulers", restart_schedulers, (
-        Phrase("the schedulers are down for {down:g} seconds and one restarts",
-               restart_schedulers),
-    )),
-    Declaration("List Schedules", sc.ListSchedules, (
-        Phrase("all schedules are listed", sc.ListSchedules),
-    )),
-    Declaration("Read Schedule", sc.GetSchedule, (
-        Phrase('schedule "{schedule}" is read', sc.GetSchedule),
-    ), kept_as=lambda command: READ),
-    Declaration("Read History", sc.ReadHistory, (
-        Phrase('the history of schedule "{schedule}" is read', sc.ReadHistory),
-    )),
+    command_worded("End Validation", end_validation,
+                   'the validation of schedule "{alias}" for {scheduled_for:Instant} answers'
+                   ' {verdict:w}'),
+    command_worded("Edit Schedule", sc.EditSchedule,
+                   'schedule "{schedule}" is edited to run "{message}"',
+                   'schedule "{schedule}" is edited to run at "{expression}" in {timezone:S}',
+                   'schedule "{schedule}" is edited to run in {timezone:S}'),
+    command_worded("Delete Schedule", sc.DeleteSchedule, 'schedule "{schedule}" is deleted'),
+    command_worded("Turn Autonomy", turn_autonomy, "autonomy is turned {state:w}"),
+    command_worded("Start Second Scheduler", sc.StartSecondScheduler, "a second scheduler starts"),
+    command_worded("Advance Scheduling Clock", AdvanceTime,
+                   "the scheduling clock advances {seconds:g} seconds",
+                   "the scheduling clock advances {seconds:g} second"),
+    command_worded("Advance Scheduling Clock To", advance_scheduling_clock_to,
+                   "the scheduling clock advances to {instant:Instant}"),
+    command_worded("Restart Schedulers", restart_schedulers,
+                   "the schedulers are down for {down:g} seconds and one restarts"),
+    command_worded("List Schedules", sc.ListSchedules, "all schedules are listed"),
+    command_worded("Read Schedule", sc.GetSchedule,
+                   'schedule "{schedule}" is read',
+                   kept_as=lambda command: READ),
+    command_worded("Read History", sc.ReadHistory, 'the history of schedule "{schedule}" is read'),
 )
 
 # -- checks: what the backend shows ---------------------------------------------------------
@@ -432,66 +410,44 @@ CREATION_OF = 'the creation of schedule "{alias}" '
 SCHEDULE = 'schedule "{alias}" '
 EXECUTION = 'execution {number:d} of schedule "{alias}" '
 CHECKS = (
-    Check("Creation Should Be Accepted", creation_should_be_accepted, (
-        Phrase(CREATION_OF + "is accepted", creation_should_be_accepted),
-    )),
-    Check("Creation Should Be Rejected", creation_should_be_rejected, (
-        Phrase(CREATION_OF + 'is rejected with "{code}"', creation_should_be_rejected),
-    )),
-    Check("Schedule Should Not Be Held", schedule_should_not_be_held, (
-        Phrase(SCHEDULE + "is not held", schedule_should_not_be_held),
-    )),
-    Check("Message Should Be", message_should_be, (
-        Phrase(SCHEDULE + 'runs "{message}"', message_should_be),
-    )),
-    Check("Next Fire Should Be", next_fire_should_be, (
-        Phrase(SCHEDULE + "next fires at {instant:Instant}", next_fire_should_be),
-    )),
-    Check("Should Have No Next Fire", should_have_no_next_fire, (
-        Phrase(SCHEDULE + "has no next fire", should_have_no_next_fire),
-    )),
-    Check("Created At Should Be", created_at_should_be, (
-        Phrase(SCHEDULE + "was created at {instant:Instant}", created_at_should_be),
-    )),
-    Check("Executions Should Be", executions_should_be, (
-        Phrase(SCHEDULE + "has {count:d} executions", executions_should_be),
-        Phrase(SCHEDULE + "has {count:d} execution", executions_should_be),
-    )),
-    Check("Execution Should Be", execution_should_be, (
-        Phrase(EXECUTION + "is a {trigger:w} run for {scheduled_for:Instant}",
-               execution_should_be),
-    )),
-    Check("Execution Should Have Started At", execution_should_have_started_at, (
-        Phrase(EXECUTION + "started at {instant:Instant}",
-               execution_should_have_started_at),
-    )),
-    Check("Execution Should Be Skipped At Zero Cost", execution_should_be_skipped, (
-        Phrase(EXECUTION + "is skipped at zero cost", execution_should_be_skipped),
-    )),
-    Check("Execution Should Have Dispatched", execution_should_have_dispatched, (
-        Phrase(EXECUTION + 'dispatched "{message}"', execution_should_have_dispatched),
-    )),
-    Check("Execution Pre-Check Should Be", execution_pre_check_should_be, (
-        Phrase(EXECUTION + "records the pre-check as {outcome:PreCheck}",
-               execution_pre_check_should_be),
-        Phrase(EXECUTION + "ran no pre-check", execution_pre_check_should_be),
-    )),
-    Check("Execution Should Have Ended", execution_should_have_ended, (
-        Phrase(EXECUTION + "ended {outcome:w} at a cost of {cost:g}",
-               execution_should_have_ended),
-    )),
-    Check("Execution Should Not Have Ended", execution_should_not_have_ended, (
-        Phrase(EXECUTION + "has not ended", execution_should_not_have_ended),
-    )),
-    Check("Business Status Should Be", business_status_should_be, (
-        Phrase(EXECUTION + "is {status:w}", business_status_should_be),
-        Phrase(EXECUTION + "has no business status", business_status_should_be),
-    )),
-    Check("Validation Run Should Be", validation_run_should_be, (
-        Phrase(EXECUTION + "has a validation run started at {started_at:Instant} within"
-               " {timeout:g} seconds", validation_run_should_be),
-        Phrase(EXECUTION + "has no validation run", validation_run_should_be),
-    )),
+    check_worded("Creation Should Be Accepted", creation_should_be_accepted,
+                 CREATION_OF + "is accepted"),
+    check_worded("Creation Should Be Rejected", creation_should_be_rejected,
+                 CREATION_OF + 'is rejected with "{code}"'),
+    check_worded("Schedule Should Not Be Held", schedule_should_not_be_held,
+                 SCHEDULE + "is not held"),
+    check_worded("Message Should Be", message_should_be, SCHEDULE + 'runs "{message}"'),
+    check_worded("Next Fire Should Be", next_fire_should_be,
+                 SCHEDULE + "next fires at {instant:Instant}"),
+    check_worded("Should Have No Next Fire", should_have_no_next_fire,
+                 SCHEDULE + "has no next fire"),
+    check_worded("Created At Should Be", created_at_should_be,
+                 SCHEDULE + "was created at {instant:Instant}"),
+    check_worded("Executions Should Be", executions_should_be,
+                 SCHEDULE + "has {count:d} executions",
+                 SCHEDULE + "has {count:d} execution"),
+    check_worded("Execution Should Be", execution_should_be,
+                 EXECUTION + "is a {trigger:w} run for {scheduled_for:Instant}"),
+    check_worded("Execution Should Have Started At", execution_should_have_started_at,
+                 EXECUTION + "started at {instant:Instant}"),
+    check_worded("Execution Should Be Skipped At Zero Cost", execution_should_be_skipped,
+                 EXECUTION + "is skipped at zero cost"),
+    check_worded("Execution Should Have Dispatched", execution_should_have_dispatched,
+                 EXECUTION + 'dispatched "{message}"'),
+    check_worded("Execution Pre-Check Should Be", execution_pre_check_should_be,
+                 EXECUTION + "records the pre-check as {outcome:PreCheck}",
+                 EXECUTION + "ran no pre-check"),
+    check_worded("Execution Should Have Ended", execution_should_have_ended,
+                 EXECUTION + "ended {outcome:w} at a cost of {cost:g}"),
+    check_worded("Execution Should Not Have Ended", execution_should_not_have_ended,
+                 EXECUTION + "has not ended"),
+    check_worded("Business Status Should Be", business_status_should_be,
+                 EXECUTION + "is {status:w}",
+                 EXECUTION + "has no business status"),
+    check_worded("Validation Run Should Be", validation_run_should_be,
+                 EXECUTION + "has a validation run started at {started_at:Instant} within"
+                 " {timeout:g} seconds",
+                 EXECUTION + "has no validation run"),
     Check("Schedule Validation Should Be", schedule_validation_should_be, (
         Phrase(SCHEDULE + "shows validation {state:w} with a timeout of {timeout:g} seconds",
                lambda alias, state, timeout: schedule_validation_should_be(
@@ -504,16 +460,12 @@ CHECKS = (
                lambda places: scheduling_alerts_should_be(*alias_list(places))),
         Phrase("no scheduling alert was raised", scheduling_alerts_should_be),
     )),
-    Check("Dispatches Should Be", dispatches_should_be, (
-        Phrase(SCHEDULE + "was dispatched {count:d} times", dispatches_should_be),
-        Phrase(SCHEDULE + "was dispatched {count:d} time", dispatches_should_be),
-    )),
-    Check("Pre-Check Calls Should Be", pre_check_calls_should_be, (
-        Phrase('the pre-check of schedule "{alias}" was called {count:d} times',
-               pre_check_calls_should_be),
-        Phrase('the pre-check of schedule "{alias}" was called {count:d} time',
-               pre_check_calls_should_be),
-    )),
+    check_worded("Dispatches Should Be", dispatches_should_be,
+                 SCHEDULE + "was dispatched {count:d} times",
+                 SCHEDULE + "was dispatched {count:d} time"),
+    check_worded("Pre-Check Calls Should Be", pre_check_calls_should_be,
+                 'the pre-check of schedule "{alias}" was called {count:d} times',
+                 'the pre-check of schedule "{alias}" was called {count:d} time'),
     Check("Answer Should Be", answer_should_be, (
         Phrase('the schedule answer is "{expected}"',
                lambda expected: Reading("the answer", _last_answer, expected)),
@@ -522,11 +474,9 @@ CHECKS = (
         Phrase('the schedules listed are "{aliases}"', lambda aliases: Reading(
             "the listing", _last_answer, alias_list(aliases))),
     )),
-    Check("Schedule Read Earlier Should Be Unchanged",
-          schedule_read_earlier_should_be_unchanged, (
-              Phrase("the schedule read earlier still reads as it did",
-                     schedule_read_earlier_should_be_unchanged),
-          )),
+    check_worded("Schedule Read Earlier Should Be Unchanged",
+                 schedule_read_earlier_should_be_unchanged,
+                 "the schedule read earlier still reads as it did"),
 )
 
 # -- settings: the clock's start and the area's parameters, before the first command -------

@@ -34,6 +34,8 @@ from jobconform.conformance.vocabulary import (
     Precondition,
     Reading,
     Vocabulary,
+    check_worded,
+    command_worded,
     json_value,
     kept,
 )
@@ -143,32 +145,21 @@ DECLARATIONS = tuple(replace(declaration, kept_as=lambda command: LAST) for decl
                lambda ids, fields: ts.SaveConcurrently(tuple(
                    record_from_fields(task_id, fields) for task_id in step_ids(ids)))),
     )),
-    Declaration("Read Task", ts.GetTask, (
-        Phrase('task "{task_id}" is read from the store', ts.GetTask),
-    )),
-    Declaration("List Tasks", ts.ListTasks, (
-        Phrase("the store lists its tasks", ts.ListTasks),
-        Phrase("the store lists its {status:Status} tasks", ts.ListTasks),
-    )),
-    Declaration("Delete Task", ts.DeleteTask, (
-        Phrase('the store deletes task "{task_id}"', ts.DeleteTask),
-    )),
-    Declaration("List Tasks Expired Before", list_tasks_expired_before, (
-        Phrase("the store lists the tasks expired before {seconds:g} seconds",
-               list_tasks_expired_before),
-    )),
+    command_worded("Read Task", ts.GetTask, 'task "{task_id}" is read from the store'),
+    command_worded("List Tasks", ts.ListTasks,
+                   "the store lists its tasks",
+                   "the store lists its {status:Status} tasks"),
+    command_worded("Delete Task", ts.DeleteTask, 'the store deletes task "{task_id}"'),
+    command_worded("List Tasks Expired Before", list_tasks_expired_before,
+                   "the store lists the tasks expired before {seconds:g} seconds"),
     Declaration("Read Tasks At Once", read_tasks_at_once, (
         Phrase("threads read the tasks {ids} at once",
                lambda ids: read_tasks_at_once(*step_ids(ids))),
     )),
-    Declaration("List Tasks At Once", list_tasks_at_once, (
-        Phrase("{count:d} threads list the store's tasks at once",
-               lambda count: list_tasks_at_once(count)),
-    )),
-    Declaration("List Tasks Expired At Once", list_tasks_expired_at_once, (
-        Phrase("{count:d} threads list the tasks expired before {seconds:g} seconds at once",
-               lambda count, seconds: list_tasks_expired_at_once(count, seconds)),
-    )),
+    command_worded("List Tasks At Once", list_tasks_at_once,
+                   "{threads:d} threads list the store's tasks at once"),
+    command_worded("List Tasks Expired At Once", list_tasks_expired_at_once,
+                   "{threads:d} threads list the tasks expired before {seconds:g} seconds at once"),
     Declaration("Delete Tasks At Once", delete_tasks_at_once, (
         Phrase("threads delete the tasks {ids} at once",
                lambda ids: delete_tasks_at_once(*step_ids(ids))),
@@ -179,12 +170,10 @@ DECLARATIONS = tuple(replace(declaration, kept_as=lambda command: LAST) for decl
                lambda count, saved, fields, deleted: _beside_writes(
                    count, step_ids(saved), fields, step_ids(deleted))),
     )),
-    Declaration("Cut The Store Off Its Backend", cut_the_store_off_its_backend, (
-        Phrase("the store's backend becomes unreachable", cut_the_store_off_its_backend),
-    )),
-    Declaration("Reconnect The Store", reconnect_the_store, (
-        Phrase("the store's backend is reachable again", reconnect_the_store),
-    )),
+    command_worded("Cut The Store Off Its Backend", cut_the_store_off_its_backend,
+                   "the store's backend becomes unreachable"),
+    command_worded("Reconnect The Store", reconnect_the_store,
+                   "the store's backend is reachable again"),
 ))
 
 # -- checks: the store's last answer, and the records it handed out ------------------------
@@ -258,15 +247,10 @@ CHECKS = (
     Check("Task Should Read", task_should_read, (
         Phrase('the store answers task "{task_id}" as {fields:Json}', _answers_task),
     )),
-    Check("Store Should Answer No Task", should_answer_none, (
-        Phrase("the store answers no task", should_answer_none),
-    )),
-    Check("Store Should Not Raise", should_not_raise, (
-        Phrase("the store answers without an error", should_not_raise),
-    )),
-    Check("Store Should Refuse As Unavailable", should_refuse_as_unavailable, (
-        Phrase("the store refuses with TASK_STORE_UNAVAILABLE", should_refuse_as_unavailable),
-    )),
+    check_worded("Store Should Answer No Task", should_answer_none, "the store answers no task"),
+    check_worded("Store Should Not Raise", should_not_raise, "the store answers without an error"),
+    check_worded("Store Should Refuse As Unavailable", should_refuse_as_unavailable,
+                 "the store refuses with TASK_STORE_UNAVAILABLE"),
     Check("Listed Tasks Should Be", listed_tasks_should_be, (
         Phrase("the store's list holds the tasks {ids}",
                lambda ids: listed_tasks_should_be(*step_ids(ids))),

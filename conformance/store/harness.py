@@ -40,7 +40,7 @@ from jobconform.conformance.harness import (
     Divergence,
     ListedDeviations,
 )
-from jobconform.conformance.watchdog import guarded
+from jobconform.conformance.watchdog import guarded, run_at_once
 from jobconform.reference.commands import Command
 from jobconform.reference.store.commands import (
     AtOnce,
@@ -560,17 +560,9 @@ class StoreHarness:
             except Exception as error:
                 answers[index] = Raised.of(error)
 
-        threads = [threading.Thread(target=caller, args=(index,), daemon=True,
-                                    name=f"jobconform-{operation}-{index + 1}")
-                   for index, (operation, _) in enumerate(calls)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=limit)
-            if thread.is_alive():
-                raise AdapterError(f"a call on {thread.name} did not finish within"
-                                   f" {limit:g} s of real time while other threads called"
-                                   " the store too")
+        run_at_once(caller, [f"jobconform-{operation}-{index + 1}"
+                             for index, (operation, _) in enumerate(calls)],
+                    limit, "a call", "called the store")
         if self.async_required:
             self.exercised.add(ASYNC_REQUIREMENT)
             lazy = [operation for (operation, _), was in zip(calls, awaited, strict=True)
