@@ -1,8 +1,11 @@
-"""Which requirements each Hypothesis machine reaches on each seed, on the memory backend.
+"""Which requirements each Hypothesis machine reaches on each seed, on one backend.
 
 Run from the repository root: `python benchmarks/coverage_over_seeds.py [--seeds 0-19]
-[--examples 100] [--profile canonical] [--machine "breaker machine"]`. For every machine
-that applies to the memory backend under each profile it prints a requirement x seeds table
+[--examples 100] [--profile canonical] [--machine "breaker machine"] [--backend memory]`.
+The memory backend (the default) is the oracle's; the self-running machine applies only to
+a backend that claims its area (threaded), the restart machine to one that keeps its store
+across a restart (sql): `jobconform list` shows which. For every machine
+that applies to the backend under each profile it prints a requirement x seeds table
 (`#` reached on that seed, `.` not), then every requirement some seed left unreached. Exit
 status 1 when there is one: `jobconform spec check --seeds 0-19` fails on the same finding.
 """
@@ -14,7 +17,7 @@ import sys
 
 from jobconform.conformance.campaign import parse_seeds
 from jobconform.conformance.defaults import RUN_EXAMPLES
-from jobconform.conformance.seed_coverage import measure, problems, summary
+from jobconform.conformance.seed_coverage import ORACLE_BACKEND, measure, problems, summary
 from jobconform.spec import load_registry
 
 
@@ -26,10 +29,13 @@ def main() -> int:
                         help="a profile to measure (repeatable; default every profile)")
     parser.add_argument("--machine", action="append", dest="machines",
                         help="a machine title to measure (repeatable; default every one)")
+    parser.add_argument("--backend", default=ORACLE_BACKEND,
+                        help=f"the backend to run the machines on (default {ORACLE_BACKEND})")
     parser.add_argument("--quiet", action="store_true", help="no per-seed progress lines")
     arguments = parser.parse_args()
     registry = load_registry()
     results = measure(registry, parse_seeds(arguments.seeds), arguments.examples,
+                      backend_name=arguments.backend,
                       profiles=tuple(arguments.profiles) if arguments.profiles else None,
                       machine_names=tuple(arguments.machines) if arguments.machines else None,
                       progress=None if arguments.quiet else lambda line: print(

@@ -3,7 +3,8 @@
 One seed's run of a machine can leave a requirement unexercised by chance (its boundary
 never drawn), and the run's verdict for it is then "untested". A machine is only as good
 as its worst seed, so this measures a range of seeds at the default example count on the
-oracle's backend and lists every requirement that some seed leaves unreached.
+oracle's backend (or another: the self-running and restart machines apply only to a backend
+that claims their areas) and lists every requirement that some seed leaves unreached.
 `jobconform spec check --seeds 0-19` and benchmarks/coverage_over_seeds.py read it.
 """
 
@@ -28,8 +29,9 @@ class MachineSeeds:
     machine: str
     profile: str
     requirements: tuple[str, ...]  # the requirements of its areas the profile has
+    backend: str = ORACLE_BACKEND  # the backend it ran on
     reached: dict[int, frozenset[str]] = field(default_factory=dict)
-    diverged: dict[int, str] = field(default_factory=dict)  # seed -> what the oracle broke
+    diverged: dict[int, str] = field(default_factory=dict)  # seed -> what the backend broke
     seconds: dict[int, float] = field(default_factory=dict)
 
     def unreached(self) -> dict[str, tuple[int, ...]]:
@@ -61,7 +63,7 @@ def measure(registry: Registry, seeds: tuple[int, ...], examples: int = RUN_EXAM
             wanted = tuple(r.id for r in registry.requirements
                            if r.area in entry.areas and r.area in profile.areas
                            and profile_name in r.profiles)
-            record = MachineSeeds(entry.name, profile_name, wanted)
+            record = MachineSeeds(entry.name, profile_name, wanted, backend_name)
             for seed in seeds:
                 started = time.perf_counter()
                 with seed_alone():
@@ -86,7 +88,9 @@ def problems(results: list[MachineSeeds]) -> list[str]:
             lines.append(f"{rid}: the {record.machine} ({record.profile}) does not reach it on"
                          f" seed(s) {', '.join(map(str, seeds))}; aim a rule at it")
         for seed, what in record.diverged.items():
-            lines.append(f"the oracle ({ORACLE_BACKEND}) diverged in the {record.machine}"
+            # On the oracle's backend a divergence is the oracle's; on another, the backend's.
+            who = ("the oracle" if record.backend == ORACLE_BACKEND else "the backend")
+            lines.append(f"{who} ({record.backend}) diverged in the {record.machine}"
                          f" ({record.profile}) on seed {seed}: {what}")
     return lines
 
@@ -97,7 +101,8 @@ def summary(results: list[MachineSeeds]) -> str:
     for record in results:
         seeds = tuple(record.reached)
         total = sum(record.seconds.values())
-        lines.append(f"{record.machine} ({record.profile}), seeds {seeds[0]}-{seeds[-1]},"
+        on = "" if record.backend == ORACLE_BACKEND else f" on {record.backend}"
+        lines.append(f"{record.machine} ({record.profile}){on}, seeds {seeds[0]}-{seeds[-1]},"
                      f" {total:.0f} s")
         lines.append(f"  {'requirement':<11} " + "".join(str(s % 10) for s in seeds)
                      + "  reached")

@@ -213,3 +213,48 @@ def test_the_gate_reports_table_problems(registry: Registry, table: Any,
 def test_the_table_matches_the_seed_files(registry: Registry, table: Any) -> None:
     folder = Path(os.environ[spec_gate.SEEDS_DIR_ENV])
     assert spec_gate.seed_coverage_problems(registry, table, folder) == []
+
+
+# -- coverage over seeds on another backend (issue 33) ----------------------------------------
+
+
+def test_coverage_over_seeds_runs_a_machine_on_the_backend_given(registry: Registry) -> None:
+    """The self-running machine applies only to a backend that claims its area (threaded),
+    so measuring it needs --backend; one seed and few examples keep this cheap."""
+    from jobconform.conformance.seed_coverage import measure, summary
+
+    assert measure(registry, (0,), examples=5, profiles=("async-jobs",),
+                   machine_names=("self-running machine",)) == []
+    results = measure(registry, (0,), examples=5, backend_name="threaded",
+                      profiles=("async-jobs",), machine_names=("self-running machine",))
+    assert [(r.machine, r.profile, r.backend) for r in results] == [
+        ("self-running machine", "async-jobs", "threaded")]
+    assert results[0].diverged == {}
+    assert summary(results).startswith("self-running machine (async-jobs) on threaded, seeds 0-0")
+
+
+def test_the_coverage_script_passes_its_backend_option_on(monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]
+                                                          ) -> None:
+    import importlib.util
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "coverage_over_seeds.py"
+    spec = importlib.util.spec_from_file_location("coverage_over_seeds", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    asked: dict[str, Any] = {}
+
+    def measure(registry: Registry, seeds: tuple[int, ...], examples: int,
+                **options: Any) -> list[Any]:
+        asked.update(options, seeds=seeds, examples=examples)
+        return []
+
+    monkeypatch.setattr(module, "measure", measure)
+    monkeypatch.setattr(sys, "argv", ["coverage_over_seeds.py", "--backend", "threaded",
+                                      "--seeds", "0-1", "--examples", "3", "--quiet"])
+    assert module.main() == 0
+    assert asked["backend_name"] == "threaded"
+    assert (asked["seeds"], asked["examples"]) == ((0, 1), 3)
+    assert "every requirement reached on every seed 0-1" in capsys.readouterr().out
