@@ -7,16 +7,17 @@ each. A restart stops the runtime and opens a new one over the store; the oracle
 every record. Whether a job running at a restart (whose body went with the old process)
 holds one of the new runtime's slots is the runtime's own, so no check may depend on it:
 each example draws either one slot, and restarts only while nothing runs (the order in
-which queued work comes back shows, RS-002), or a slot for every job, and restarts at
-any time (running work is left to the lease pass, RS-003). Nothing decides, beats for or
+which queued work comes back shows, RS-002), or a slot for every job, and restarts at any
+time (running work is left to the lease pass, RS-003). Nothing decides, beats for or
 cancels a job running at a restart until a lease pass re-queues it (the harness refuses
-it). Where the backend claims stop-signal, an aimed rule stops the runtime by SIGTERM (RS-004)
-at most once an example, with work running, while no job waits for a lease pass (its
-shutdown would act on work no process runs). Under a draining profile (RS-005) that stop
-leaves the work running and queued for the kill, as a restart would, so it is drawn only
-in the examples with a slot for every job; lease passes (and heartbeats) are drawn only
-where the profile has the redelivery area (or stuck, for heartbeats), retry policies
-where it has retry.
+it). Where the backend claims stop-signal, an aimed rule stops the runtime by SIGTERM
+(RS-004) at most once an example, with work running, while no job waits for a lease pass
+(its shutdown would act on work no process runs); a second one stops it before any restart,
+by SIGINT under cancel (RS-007), with a body ending in the grace period (RS-006). Under a
+draining profile (RS-005) a stop leaves the work running and queued for the kill, as a
+restart would, so it is drawn only in the examples with a slot for every job; lease passes
+(and heartbeats) are drawn only where the profile has the redelivery area (or stuck, for
+heartbeats), retry policies where it has retry.
 """
 
 from __future__ import annotations
@@ -148,11 +149,18 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             self._restart()
             self._run(cmd.Dispatch())
 
-        @precondition(lambda self: self.opened is not None
-                      and self.harness.claims_stop_signal and not self.harness.model.orphans
-                      and len(self.harness.ids) <= len(ALIASES) - 2 and not self.signalled
-                      and not (self.contended and self.harness.model.limits.shutdown_mode
-                               != SHUTDOWN_CANCEL))
+        def _may_stop_by_signal(self) -> bool:
+            """Once an example, with room for two jobs more and no job waiting for a lease
+            pass (a shutdown would act on work no process runs); under drain only with a
+            slot for every job (the drain leaves the work for the kill, as a restart
+            would)."""
+            return (self.opened is not None and self.harness.claims_stop_signal
+                    and not self.harness.model.orphans
+                    and len(self.harness.ids) <= len(ALIASES) - 2 and not self.signalled
+                    and not (self.contended and self.harness.model.limits.shutdown_mode
+                             != SHUTDOWN_CANCEL))
+
+        @precondition(lambda self: self._may_stop_by_signal())
         @rule(sigint=st.booleans(), ends_in_grace=st.booleans(), outcome=outcomes,
               seconds=st.sampled_from(TIME_STEPS))
         def stop_by_signal_with_work(self, sigint: bool, ends_in_grace: bool,
@@ -164,6 +172,23 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             named by SIGTERM's rule; in the grace period some time may pass and a running
             body end (RS-006). Drawn freely and often it would cancel what the restarts
             should carry over."""
+            self._stop_with_work(sigint, ends_in_grace, outcome, seconds)
+
+        @precondition(lambda self: self._may_stop_by_signal() and not self.restarted)
+        @rule(outcome=outcomes, seconds=st.sampled_from(TIME_STEPS))
+        def stop_by_signal_before_any_restart(self, outcome: cmd.Outcome,
+                                              seconds: float) -> None:
+            """Aimed at RS-006 and RS-007, which the rule above misses on some seeds: a
+            restart usually comes first (leaving, under drain, jobs for a lease pass that
+            bar the stop, and under cancel, SIGTERM). Here the stop comes while no restart
+            has, by SIGINT where it cancels, and a running body ends in the grace period."""
+            self._stop_with_work(True, True, outcome, seconds)
+
+        def _stop_with_work(self, sigint: bool, ends_in_grace: bool, outcome: cmd.Outcome,
+                            seconds: float) -> None:
+            """Two jobs more, a dispatch, and the stop (SIGINT only when asked for, under
+            cancel, before any restart), with a running body ending in the grace period
+            when asked for."""
             self.signalled = True
             for _ in range(2):
                 self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
