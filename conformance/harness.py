@@ -1419,6 +1419,9 @@ class Harness:
         if view is not None and self._fault_divergence is None:
             try:
                 self._check_read_identity(alias, view, (primary, also))
+                # An instant at another offset is the UTC rule's (LC-005) whichever read
+                # shows it: this job is not read again where only changes are observed.
+                self._check_timestamps(view)
             except Divergence as divergence:
                 self._fault_divergence = divergence
         if shown != wanted and self._fault_divergence is None:
