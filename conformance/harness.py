@@ -1292,14 +1292,20 @@ class Harness:
         through the deprecated keywords, where the timing shows their translation: sweeps
         made early (more of them, or jobs deleted sooner), as an interval left in the old
         unit gives. Sweeps missed at their boundaries are the sweep's own timing (RP-002)
-        whatever keywords started it (issue 33: the command's rule first)."""
-        if not (self.reaper_by_old_names and self.model.reaper is not None
+        whatever keywords started it (issue 33: the command's rule first), and so is a
+        sweep made before the clock moved from the start: no interval, in whichever unit,
+        reaches a boundary at the start itself."""
+        schedule = self.model.reaper
+        if not (self.reaper_by_old_names and schedule is not None
                 and divergence.primary == "RP-002"):
             return None
         expected, actual = divergence.expected, divergence.actual
         if isinstance(expected, dict) and isinstance(actual, dict):
             made = blame.sweeps_made
-            return OLD_REAPER_KEYWORDS_REQUIREMENT if made(actual) > made(expected) else None
+            at_start = made(expected) == 0 and (
+                self.model.now == schedule.next_sweep - schedule.interval)
+            early = made(actual) > made(expected) and not at_start
+            return OLD_REAPER_KEYWORDS_REQUIREMENT if early else None
         if isinstance(expected, list) and isinstance(actual, list):
             deleted_early = any(alias not in actual for alias in expected)
             return OLD_REAPER_KEYWORDS_REQUIREMENT if deleted_early else None
@@ -1419,6 +1425,9 @@ class Harness:
         if view is not None and self._fault_divergence is None:
             try:
                 self._check_read_identity(alias, view, (primary, also))
+                # An instant at another offset is the UTC rule's (LC-005) whichever read
+                # shows it: this job is not read again where only changes are observed.
+                self._check_timestamps(view)
             except Divergence as divergence:
                 self._fault_divergence = divergence
         if shown != wanted and self._fault_divergence is None:

@@ -388,6 +388,10 @@ def run_robot(config: RunConfig) -> SuiteRun:
         log="NONE", report="NONE",
         variable=[f"BACKEND:{config.backend}", f"PROFILE:{config.profile}"],
         stdout=console, stderr=console, consolecolors="off",
+        # Whole failure messages: Robot otherwise cuts a long one in the middle, and the
+        # line naming the divergence's requirements (after a long command, such as eight
+        # records saved at once) with it, so the test would blame nothing (issue 33).
+        maxerrorlines="NONE",
         # A rerun includes only the failed requirements' tags (several includes: any).
         include=sorted(config.selected) if config.selected is not None else [],
         parseinclude=[str(path) for path in parsed],

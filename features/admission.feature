@@ -611,17 +611,20 @@ Feature: Admission, backlog and execution timeouts
     Given an admission runtime
     And owner "o" is added
     And owner "o" parallel cap is set to 2
-    And executions "a, b" arrive for owner "o"
-    When execution "c" arrives for owner "o" through the second runtime
+    # The first runtime alone keeps the cap (AD-004) before the second one opens: a runtime
+    # that overbooks on its own is caught there, and what follows is the fleet's rule.
+    When executions "a, b, c" arrive for owner "o"
+    Then execution "c" is queued
+    When execution "d" arrives for owner "o" through the second runtime
     Then the admission answer is "queued"
-    And owner "o" shows {"running": 2, "available_slots": 0, "queued": 1}
+    And owner "o" shows {"running": 2, "available_slots": 0, "queued": 2}
     # A slot freed through the second runtime starts the work the first one admitted...
     When execution "a" completes through the second runtime
     Then execution "c" is running
     And owner "o" shows {"running": 2}
     # ...and a lowered ceiling holds for work arriving through either.
     When the fleet ceiling is set to 1
-    And execution "d" arrives for owner "o" through the second runtime
+    And execution "e" arrives for owner "o" through the second runtime
     Then the admission answer is "queued"
     When execution "b" completes
     Then execution "d" is queued
@@ -633,7 +636,8 @@ Feature: Admission, backlog and execution timeouts
     Given an admission runtime
     And owner "o" is added
     And owner "o" parallel cap is set to 1
-    And execution "a" arrives for owner "o" through the second runtime
+    # The first runtime alone keeps the cap (AD-004) before the second one opens.
+    And execution "a" arrives for owner "o"
     And execution "b" arrives for owner "o"
     And execution "c" arrives for owner "o" through the second runtime
     And execution "d" arrives for owner "o"

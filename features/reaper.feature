@@ -259,6 +259,8 @@ Feature: The reaper
     # interval_seconds=10 is a sweep every 10 000 ms; max_age_seconds=30 a TTL of 30 s.
     When the reaper is started through its deprecated keywords with a max age of 30 seconds and an interval of 10 seconds
     Then the reaper start is accepted
+    # Nothing sweeps at the start itself (RP-002), whatever keywords started the reaper.
+    And the reaper has swept 0 times, failed 0 times and deleted 0 jobs
     When 25 seconds pass
     Then the reaper has swept 2 times, failed 0 times and deleted 0 jobs
     And job "a" is succeeded

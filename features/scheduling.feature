@@ -172,6 +172,20 @@ Feature: Scheduling and autonomy
     And execution 4 of schedule "a" is a schedule run for 2026-01-01T02:00:00Z
     And schedule "a" next fires at 2026-01-01T02:30:00Z
 
+  @SC-006
+  Scenario: Commands about other schedules within a fire's minute do not fire it again
+    Given cron schedule "a" runs "poll" at "*/30 * * * *" in UTC
+    And cron schedule "b" runs "report" at "0 9 * * *" in UTC
+    When the scheduling clock advances 1820 seconds
+    Then schedule "a" was dispatched 1 time
+    # Still in the minute of a's fire: creating, editing or deleting another schedule is no
+    # fire time of a (a scheduler that tests its crontabs on every change fires it again).
+    When one-shot job "c" is scheduled with message "once" and a delay of 600 seconds
+    And schedule "b" is edited to run "weekly report"
+    And schedule "c" is deleted
+    Then schedule "a" was dispatched 1 time
+    And schedule "a" next fires at 2026-01-01T01:00:00Z
+
   # -- SC-007: missed fires after downtime ----------------------------------------------------
 
   @SC-007

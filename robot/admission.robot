@@ -466,14 +466,18 @@ Two Runtimes Over One Store Never Run More Than The Cap At Once
     Start Admission Runtime
     Add Owner    o
     Set Parallel Cap    o    2
-    Admit Executions On Second Runtime    o    a    b
-    ${answer}=    Admit Execution    c    o
+    # The first runtime alone keeps the cap (AD-004) before the second one opens: a runtime
+    # that overbooks on its own is caught here, and what follows is the fleet's rule.
+    Admit Executions    o    a    b    c
+    Execution State Should Be    c    queued
+    # The slot freed through the second runtime starts c there; the first counts it.
+    Complete Execution On Second Runtime    a
+    Execution State Should Be    c    running
+    ${answer}=    Admit Execution    d    o
     Admission Answer Should Be    ${answer}    "queued"
     Owner Should Show    o    running=2    available_slots=0    queued=1
-    Complete Execution    a
-    Execution State Should Be    c    running
     Set Fleet Ceiling    1
-    ${answer}=    Admit Execution On Second Runtime    d    o
+    ${answer}=    Admit Execution On Second Runtime    e    o
     Admission Answer Should Be    ${answer}    "queued"
     Complete Execution On Second Runtime    b
     Execution State Should Be    d    queued
@@ -485,10 +489,11 @@ Work Arriving Through Either Runtime Joins One Backlog Drained Oldest First
     Start Admission Runtime
     Add Owner    o
     Set Parallel Cap    o    1
+    # The first runtime alone keeps the cap (AD-004) before the second one opens.
     Admit Execution    a    o
-    Admit Execution On Second Runtime    b    o
-    Admit Execution    c    o
-    Admit Execution On Second Runtime    d    o
+    Admit Execution    b    o
+    Admit Execution On Second Runtime    c    o
+    Admit Execution    d    o
     Backlog Should Be    o    b    c    d
     Complete Execution On Second Runtime    a
     Execution State Should Be    b    running

@@ -262,6 +262,8 @@ Started Through Its Deprecated Keywords The Reaper Sweeps As With The Current On
     Start With A Finished Job
     # interval_seconds=10 is a sweep every 10 000 ms; max_age_seconds=30 a TTL of 30 s.
     Start Reaper By Old Names    max_age_seconds=30    interval_seconds=10
+    # Nothing sweeps at the start itself (RP-002), whatever keywords started the reaper.
+    Reaper Counts Should Be    sweeps=0    failed=0    deleted=0
     Advance Clock    25
     Reaper Counts Should Be    sweeps=2    failed=0    deleted=0
     Job Status Should Be    a    succeeded

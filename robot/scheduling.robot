@@ -142,6 +142,21 @@ A Running Scheduler Fires Every Fire Time Once And Never Early
     Dispatches Should Be    a    4
     Execution Should Be    a    4    schedule    2026-01-01T02:00:00Z
 
+Commands About Other Schedules Within A Fire's Minute Do Not Fire It Again
+    [Tags]    SC-006
+    Start Scheduling
+    Create Cron Schedule    a    */30 * * * *
+    Create Cron Schedule    b    0 9 * * *
+    Advance Scheduling Clock    1820
+    Dispatches Should Be    a    1
+    # Still in the minute of a's fire: creating, editing or deleting another schedule is no
+    # fire time of a (a scheduler that tests its crontabs on every change fires it again).
+    Schedule One-Shot Job    c    once    delay=600
+    Edit Schedule    b    message=weekly report
+    Delete Schedule    c
+    Dispatches Should Be    a    1
+    Next Fire Should Be    a    2026-01-01T01:00:00Z
+
 Missed Fires Follow missed_fires One
     [Tags]    SC-007
     Start Scheduling    missed_fires=one

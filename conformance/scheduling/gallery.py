@@ -27,6 +27,7 @@ from jobconform.backends.scheduling.runtime import (
     StoredExecution,
     StoredSchedule,
     StoredValidationRun,
+    first_fire_after,
 )
 from jobconform.backends.scheduling.sql import (
     EXECUTIONS,
@@ -454,3 +455,50 @@ class EndOnLatestRunStore(SqlScheduleStore):
                 connection.execute(insert(VALIDATION_RUNS).values(
                     **run_values(replace(validation, validates=row.execution_id))))
             return True
+
+
+# -- a fire made again by a command about another schedule -----------------------------------
+
+
+@memory_entry("scheduling_tick_on_change_refires", "SC-006",
+              f"{SEED} §10.1 (cron-based automation); huey's consumer tests its crontabs on"
+              " a minute tick of its own")
+class TickOnChangeRuntime(StepSchedulingRuntime):
+    """Besides its timetable, the scheduler tests the other cron schedules against the
+    current minute whenever a schedule is created, edited or deleted (as huey's consumer
+    tests its crontabs on each minute tick, here run at once to pick the change up), and
+    fires each one whose expression matches that minute without asking whether the
+    minute's fire was taken: a fire already made at its time is made again when, within
+    its minute, a command changes another schedule. Only that command's dispatches show
+    it."""
+
+    def _add(self, kind: str, message: str, expression: str | None, timezone: str | None,
+             pre_check: bool, now: datetime, first: datetime) -> str:
+        schedule_id = super()._add(kind, message, expression, timezone, pre_check, now, first)
+        self._tick(schedule_id)
+        return schedule_id
+
+    def edit(self, schedule_id: str, message: str | None = None,
+             expression: str | None = None, timezone: str | None = None) -> None:
+        super().edit(schedule_id, message, expression, timezone)
+        self._tick(schedule_id)
+
+    def delete(self, schedule_id: str) -> None:
+        super().delete(schedule_id)
+        self._tick(schedule_id)
+
+    def _tick(self, changed: str) -> None:
+        """Fire every cron schedule but `changed` whose expression matches this minute."""
+        if not self._autonomy_on():
+            return
+        now = self._clock.now()
+        minute = now.replace(second=0, microsecond=0)
+        for schedule in self._store.list():
+            if (schedule.schedule_id == changed or schedule.kind != CRON
+                    or schedule.expression is None or schedule.timezone is None
+                    or schedule.created_at >= minute):
+                continue  # a schedule created within this minute has no fire in it
+            matches = first_fire_after(schedule.expression, schedule.timezone,
+                                       minute - timedelta(microseconds=1)) == minute
+            if matches:
+                self._execute(schedule, minute, Trigger.SCHEDULE, now)

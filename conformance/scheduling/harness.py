@@ -898,7 +898,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             blamed += PRE_CHECK_REQUIREMENTS.get(str(record.pre_check), ())
             blamed += dst_requirements(record.scheduled_for, timezone)
         raise self._fail(blamed, f"the execution history of schedule {alias!r}", wanted, actual,
-                         self._history_primary(self.oracle.schedules[alias], wanted, actual))
+                         self._history_primary(alias, wanted, actual))
 
     def _learn_execution_ids(self, alias: str, views: list[ExecutionView],
                              records: list[ExecutionRecord]) -> None:
@@ -975,10 +975,11 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         shown = self._call("history", lambda: self.runtime.history(schedule_id))
         return len(list(shown)) > len(self.oracle.executions(alias))
 
-    def _history_primary(self, state: ScheduleState, wanted: list[ExecutionRecord],
+    def _history_primary(self, alias: str, wanted: list[ExecutionRecord],
                          actual: list[ExecutionRecord]) -> str:
         """The rule a history difference breaks, from the executions one side has and the
         other has not (the right executions in another order break SC-015 alone)."""
+        state = self.oracle.schedules[alias]
         missing = list((Counter(wanted) - Counter(actual)).elements())
         extra = list((Counter(actual) - Counter(wanted)).elements())
         missing.sort(key=wanted.index)
@@ -1005,10 +1006,11 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             return "SC-007"  # what a restart runs of the fires missed while down
         if (extra and not missing and not once and str(record.trigger) == "schedule"
                 and record.scheduled_for == self.clock.now()
-                and isinstance(latest, CreateCron | EditSchedule)):
+                and isinstance(latest, CreateCron | EditSchedule) and latest.schedule == alias):
             # A fire at the very instant of the schedule's creation or edit (again, if it
             # had just fired): the first fire time is strictly after it, the timetable's
-            # rule rather than one of firing.
+            # rule rather than one of firing. Another schedule's fire made again then is
+            # that schedule's firing rule's, not the command's.
             return "SC-003" if isinstance(latest, CreateCron) else "SC-017"
         if (extra and not missing and not once and str(record.trigger) == "schedule"
                 and record.scheduled_for == state.created_at):
