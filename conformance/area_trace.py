@@ -67,10 +67,12 @@ def encode(value: object) -> Any:
     Raises:
         AreaTraceError: a value of a type with no JSON form here.
     """
-    if value is None or isinstance(value, bool | int | str):
-        return value
+    # Before the plain types: a StrEnum or IntEnum is also a str or an int, and written as
+    # one it would come back as that plain value, which the oracle cannot read.
     if isinstance(value, enum.Enum):
         return {"$enum": _class_name(type(value)), "value": encode(value.value)}
+    if value is None or isinstance(value, bool | int | str):
+        return value
     if isinstance(value, float):
         return value if math.isfinite(value) else {"$float": repr(value)}
     if isinstance(value, datetime):

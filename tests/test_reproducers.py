@@ -202,3 +202,17 @@ def test_replay_takes_an_area_trace(tmp_path: Path) -> None:
                                        "--gherkin", str(tmp_path / "again.feature")])
     assert agreed.exit_code == 0 and "AGREES" in agreed.output
     assert "the machine's recorded command" in (tmp_path / "again.feature").read_text()
+
+
+def test_an_area_trace_keeps_a_str_enum_as_its_member() -> None:
+    # A StrEnum is a str too; written as a plain string it came back as one, and a
+    # scheduling trace with a pre-check answer could not be replayed.
+    from jobconform.conformance.area_trace import decode, encode
+    from jobconform.reference.scheduling.commands import CreateCron
+    from jobconform.reference.scheduling.oracle import PreCheckAnswer
+
+    command = CreateCron(schedule="s1", message="run s1", expression="0 * * * *",
+                         pre_check=PreCheckAnswer.SKIP)
+    again = decode(json.loads(json.dumps(encode(command))))
+    assert again == command
+    assert type(again.pre_check) is PreCheckAnswer
