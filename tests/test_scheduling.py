@@ -183,6 +183,24 @@ def test_a_gap_mistake_while_autonomy_is_off_is_blamed_on_the_gap() -> None:
     harness.close()
 
 
+@pytest.mark.parametrize("pre_check", [None, PreCheckAnswer.SKIP])
+def test_a_second_fire_of_a_schedule_the_command_did_not_name_is_blamed_on_the_fire(
+        pre_check: PreCheckAnswer | None) -> None:
+    """A scheduler that fires another cron schedule's minute again when a schedule is
+    created breaks "every fire time once" (SC-006), not the creation's rule (SC-001); with
+    a pre-check that answers "skip" the second fire dispatches nothing and shows only in
+    the pre-check calls, which are classified the same way (huey's periodic example)."""
+    broken = next(e for e in GALLERY if e.name == "scheduling_tick_on_change_refires")
+    harness = SchedulingHarness(load_backend(broken.target), CANONICAL, REGISTRY)
+    harness.run(sc.CreateCron("a", "hourly", "0 * * * *", pre_check=pre_check))
+    harness.run(sc.SetAutonomy(True))
+    harness.run(AdvanceTime(3600))
+    with pytest.raises(Divergence) as caught:
+        harness.run(sc.CreateOnce("b", "now", delay_seconds=0.0))
+    assert caught.value.primary == "SC-006"
+    harness.close()
+
+
 class FirstFireAtCreationRuntime(StepSchedulingRuntime):
     """A timetable whose first fire time may be the creation's instant itself."""
 
