@@ -178,12 +178,11 @@ def test_a_fire_run_twice_beside_a_fire_missed_is_sc008_not_a_fire_moved() -> No
     try:
         harness.run(sc.CreateCron("a", "poll", "*/30 * * * *", "UTC"))
         harness.run(sc.StartSecondScheduler())
-        state = harness.oracle.schedules["a"]
         half_past, one = EPOCH + timedelta(minutes=30), EPOCH + timedelta(hours=1)
         wanted = [_fire(half_past, one), _fire(one)]
-        assert harness._history_primary(state, wanted, [_fire(one), _fire(one)]) == "SC-008"
+        assert harness._history_primary("a", wanted, [_fire(one), _fire(one)]) == "SC-008"
         # One fire moved to another time is still the timetable's.
-        assert harness._history_primary(state, wanted, [_fire(one), _fire(
+        assert harness._history_primary("a", wanted, [_fire(one), _fire(
             one + timedelta(minutes=1))]) == "SC-003"
     finally:
         harness.close()
@@ -196,8 +195,7 @@ def test_a_fire_at_the_creation_instant_made_by_a_scheduler_started_then_is_sc00
     try:
         harness.run(sc.CreateCron("a", "poll", "*/30 * * * *", "UTC"))
         harness.run(sc.StartSecondScheduler())
-        state = harness.oracle.schedules["a"]
-        assert harness._history_primary(state, [], [_fire(EPOCH)]) == "SC-003"
+        assert harness._history_primary("a", [], [_fire(EPOCH)]) == "SC-003"
     finally:
         harness.close()
 
@@ -229,11 +227,10 @@ def test_a_fire_made_late_into_the_next_clock_step_is_sc006_not_a_fire_moved() -
     harness = _memory_harness()
     try:
         harness.run(sc.CreateCron("a", "poll", "0 * * * *", "UTC"))
-        state = harness.oracle.schedules["a"]
         one, two = EPOCH + timedelta(hours=1), EPOCH + timedelta(hours=2)
-        assert harness._history_primary(state, [_fire(two)], [_fire(one, two)]) == "SC-006"
+        assert harness._history_primary("a", [_fire(two)], [_fire(one, two)]) == "SC-006"
         # A fire at an instant that is no fire time of the timetable stays SC-003's.
         off = one + timedelta(minutes=1)
-        assert harness._history_primary(state, [_fire(two)], [_fire(off, two)]) == "SC-003"
+        assert harness._history_primary("a", [_fire(two)], [_fire(off, two)]) == "SC-003"
     finally:
         harness.close()
