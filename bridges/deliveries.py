@@ -9,6 +9,8 @@ adapter knows what is in flight instead, and tells `Deliveries`:
   with a countdown); its body may begin that many seconds from now;
 - `received(job_id)` (with `receipts=True`): the message reached the worker (Celery's
   `task_received`); settle waits until every message sent has;
+- `resent(job_id)` (with `receipts=True`): the broker hands a message again (restored by a
+  sweep) for a job whose body is not due yet: settle waits for its receipt too;
 - `dropped(job_id)`: no message for the job will come as a body after all (a cancel, a retry
   the library did not send);
 - `with deliveries.body(job_id):` around each body the worker runs, which takes the job's message
@@ -65,6 +67,15 @@ class Deliveries:
     def sent(self, job_id: str, delay_seconds: float = 0.0) -> None:
         with self._state:
             self._due[job_id] = self._now() + timedelta(seconds=delay_seconds)
+            if self._receipts:
+                self._on_the_wire[job_id] += 1
+            self._state.notify_all()
+
+    def resent(self, job_id: str) -> None:
+        """The broker hands a message for the job again (with `receipts`: a sweep restored
+        it) while the worker still waits out its due: settle waits for the copy to arrive,
+        when its body may begin is unchanged."""
+        with self._state:
             if self._receipts:
                 self._on_the_wire[job_id] += 1
             self._state.notify_all()

@@ -138,6 +138,22 @@ def test_with_receipts_settle_waits_for_a_message_due_later_to_reach_the_worker(
     deliveries.settle()
 
 
+def test_a_message_resent_while_its_job_waits_for_its_due_is_waited_for_until_received() -> None:
+    # A sweep restores a retry's message (celery_redelivery): the worker takes it again, and
+    # the time it does is the copy's delivery stamp, so settle waits for that receipt; the
+    # job's due stays the retry's, so nothing else is waited for.
+    clock = VirtualClock(EPOCH)
+    deliveries = Deliveries(DispatchGate(), threads=1, now=clock.now, settle_limit_seconds=0.2,
+                            receipts=True)
+    deliveries.sent("j0", delay_seconds=5)
+    deliveries.received("j0")
+    deliveries.resent("j0")
+    with pytest.raises(DeliveriesTimeout, match=r"sent but not yet received \{'j0': 1\}"):
+        deliveries.settle()
+    deliveries.received("j0")
+    deliveries.settle()  # the copy arrived; the retry is still 5 s ahead, as before
+
+
 def test_a_module_imported_on_the_bridges_binds_their_clock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
     request.addfinalizer(lambda: sys.modules.pop("binds_clock_at_import", None))
