@@ -9,8 +9,9 @@ adapter knows what is in flight instead, and tells `Deliveries`:
   with a countdown); its body may begin that many seconds from now;
 - `received(job_id)` (with `receipts=True`): the message reached the worker (Celery's
   `task_received`); settle waits until every message sent has;
-- `resent(job_id)` (with `receipts=True`): the broker hands a message again (restored by a
-  sweep) for a job whose body is not due yet: settle waits for its receipt too;
+- `resent(job_id)`: the broker hands a message again (restored by a sweep) for a job whose
+  body is not due yet: both messages come as bodies at the due, and settle waits for the
+  second (with `receipts=True`, for its receipt too);
 - `dropped(job_id)`: no message for the job will come as a body after all (a cancel, a retry
   the library did not send);
 - `with deliveries.body(job_id):` around each body the worker runs, which takes the job's message
@@ -63,6 +64,7 @@ class Deliveries:
         self._state = threading.Condition()  # the worker's threads notify it
         self._bodies: Counter[str] = Counter()  # per job, its bodies running now
         self._due: dict[str, datetime] = {}  # per job, the message on its way: due from
+        self._copies: Counter[str] = Counter()  # per job, copies due with it (`resent`)
 
     def sent(self, job_id: str, delay_seconds: float = 0.0) -> None:
         with self._state:
@@ -72,10 +74,12 @@ class Deliveries:
             self._state.notify_all()
 
     def resent(self, job_id: str) -> None:
-        """The broker hands a message for the job again (with `receipts`: a sweep restored
-        it) while the worker still waits out its due: settle waits for the copy to arrive,
-        when its body may begin is unchanged."""
+        """The broker hands a message for the job again (a sweep restored it) while the
+        worker still waits out its due: both come as bodies at that due, in an order the
+        worker's timer picks, so the job stays due until the second has begun or been
+        `dropped`; with `receipts`, settle also waits for the copy to arrive."""
         with self._state:
+            self._copies[job_id] += 1
             if self._receipts:
                 self._on_the_wire[job_id] += 1
             self._state.notify_all()
@@ -90,6 +94,7 @@ class Deliveries:
     def dropped(self, job_id: str) -> None:
         with self._state:
             self._due.pop(job_id, None)
+            self._copies.pop(job_id, None)
             self._on_the_wire.pop(job_id, None)
             self._state.notify_all()
 
@@ -97,7 +102,10 @@ class Deliveries:
     def body(self, job_id: str) -> Iterator[None]:
         with self._state:
             self._bodies[job_id] += 1
-            self._due.pop(job_id, None)
+            if self._copies[job_id] > 0:  # its copy is still to come: the job stays due
+                self._copies[job_id] -= 1
+            else:
+                self._due.pop(job_id, None)
             self._state.notify_all()
         try:
             yield

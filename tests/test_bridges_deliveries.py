@@ -141,7 +141,7 @@ def test_with_receipts_settle_waits_for_a_message_due_later_to_reach_the_worker(
 def test_a_message_resent_while_its_job_waits_for_its_due_is_waited_for_until_received() -> None:
     # A sweep restores a retry's message (celery_redelivery): the worker takes it again, and
     # the time it does is the copy's delivery stamp, so settle waits for that receipt; the
-    # job's due stays the retry's, so nothing else is waited for.
+    # job's due stays the retry's.
     clock = VirtualClock(EPOCH)
     deliveries = Deliveries(DispatchGate(), threads=1, now=clock.now, settle_limit_seconds=0.2,
                             receipts=True)
@@ -152,6 +152,15 @@ def test_a_message_resent_while_its_job_waits_for_its_due_is_waited_for_until_re
         deliveries.settle()
     deliveries.received("j0")
     deliveries.settle()  # the copy arrived; the retry is still 5 s ahead, as before
+    # At the due the worker's timer runs both, in an order of its own: the job stays due
+    # until the second has come (as a body, or dropped as a copy), not only the first.
+    clock.advance(5)
+    with deliveries.body("j0"):
+        pass
+    with pytest.raises(DeliveriesTimeout, match=r"messages on their way \(due from\) \{'j0'"):
+        deliveries.settle()
+    deliveries.dropped("j0")  # the second: a copy the body had
+    deliveries.settle()
 
 
 def test_a_module_imported_on_the_bridges_binds_their_clock(
