@@ -119,6 +119,11 @@ class AreaHarness(Generic[CommandT]):
         profile: the profile whose area parameters apply.
         registry: the spec, for requirement titles in messages.
 
+    Raises:
+        ValueError: the backend does not claim the area, or an area's own argument (a
+            parameter override) is bad.
+        AdapterError: the backend has no `open_<area>`, or it raised or hung opening it.
+
     A subclass sets `AREA` (the capability it needs, which also names its protocol in
     messages) and `PASSES_THROUGH` (the exceptions its protocol allows the adapter to
     raise), calls `_require_area()` first in its `__post_init__`, and keeps its runtimes

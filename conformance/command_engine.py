@@ -198,8 +198,8 @@ class AreaMachine(RuleBasedStateMachine, Generic[HarnessT]):
 
     A subclass sets `harness` (in `__init__`, or None there and opened by an
     `@initialize` rule that draws its parameters) and writes its rules, which send
-    commands with `_run`. Nothing here is a rule, so the rules a subclass declares are
-    all Hypothesis draws from: the same seed gives the same sequences as before.
+    commands with `_run`. Nothing here is a rule: the rules a subclass declares are all
+    Hypothesis draws from, so a machine built on this base draws what it drew without it.
     """
 
     harness: HarnessT

@@ -111,11 +111,8 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
     Args:
         overrides: parameters of this check (ttl_seconds, mismatch_status,
             stale_lock_timeout_seconds, failure_policy, redelivery) replacing the
-            profile's (the other arguments are every area harness's, see `AreaHarness`).
-
-    Raises:
-        ValueError: the backend does not claim the area, or a bad override.
-        AdapterError: the backend has no `open_idempotency` or it raised.
+            profile's (the other arguments, and what opening raises, are every area
+            harness's: see `AreaHarness`).
     """
 
     AREA: ClassVar[str] = IDEMPOTENCY

@@ -182,12 +182,8 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
 
     Args:
         overrides: parameters of this check replacing the profile's (see
-            CONFIG_PARAMETERS; the other arguments are every area harness's, see
-            `AreaHarness`).
-
-    Raises:
-        ValueError: the backend does not claim the area, or a bad override.
-        AdapterError: the backend has no `open_reminders`, or it raised or hung.
+            CONFIG_PARAMETERS; the other arguments, and what opening raises, are every
+            area harness's: see `AreaHarness`).
     """
 
     AREA: ClassVar[str] = REMINDERS
