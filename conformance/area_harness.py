@@ -12,12 +12,17 @@ same in every area live here, once:
 - opening the runtime through the backend's `open_<area>` and closing it;
 - calling the adapter (`_call`: an exception the protocol does not allow becomes
   `AdapterError`, with one message layout) and building the divergence (`_fail`);
+- for an area whose checks may plan a failing store write (idempotency, reminders):
+  whether the backend claims store faults for it, the refusal of a faulted command where
+  it does not, and the runtime as one that takes faults;
 - for an area whose checks name what they create by aliases (`AliasedHarness`): the
   aliases, and the frame of `run` (check the command, record it, let the area apply
   it, then compare the answer and the state through the listed deviations);
 - for an area whose checks run two workers on one store against a model that answers
   each command as the backend is asked it (`PairedHarness`: breaker, governor): the
-  worker check and the frame of `run`.
+  worker check, the frame of `run` (the backend answering first, then the model at the
+  instant the command was sent), what the shared store does to both workers, and closing
+  them.
 
 What differs (the commands, the oracle, how a difference is blamed) stays in the area's
 own harness.
@@ -31,8 +36,9 @@ from datetime import datetime
 from functools import partial
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
+from jobconform.backends.faults import StoreFaults, StoreFaultsNotClaimed
 from jobconform.backends.process.errors import ChildHung
-from jobconform.backends.protocol import LOG_RECORDS, Backend
+from jobconform.backends.protocol import LOG_RECORDS, Backend, store_faults
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
     SAFETY_TIMEOUT_SECONDS,
@@ -107,6 +113,16 @@ def all_profile_parameters(profile: Profile, area: str,
 @dataclass
 class AreaHarness(Generic[CommandT]):
     """The fields and plumbing every service area's harness shares.
+
+    Args:
+        backend: the adapter under test; it must claim the area.
+        profile: the profile whose area parameters apply.
+        registry: the spec, for requirement titles in messages.
+
+    Raises:
+        ValueError: the backend does not claim the area, or an area's own argument (a
+            parameter override) is bad.
+        AdapterError: the backend has no `open_<area>`, or it raised or hung opening it.
 
     A subclass sets `AREA` (the capability it needs, which also names its protocol in
     messages) and `PASSES_THROUGH` (the exceptions its protocol allows the adapter to
@@ -196,6 +212,37 @@ class AreaHarness(Generic[CommandT]):
         except KeyboardInterrupt:
             note_adapter_interrupt()  # Robot would swallow it (watchdog._Interrupts)
             raise
+
+    @property
+    def takes_store_faults(self) -> bool:
+        """Whether the backend claims store faults for the area
+        (`jobconform.backends.faults`); checks that need them are skipped where it does
+        not, never passed."""
+        return store_faults(self.AREA) in self.backend.capabilities
+
+    def _require_store_faults(self, requirement: str) -> None:
+        """Refuse a command with a planned store fault on a backend that does not claim
+        them, so that `requirement` is reported untested there.
+
+        Raises:
+            StoreFaultsNotClaimed: the backend does not claim store faults for the area.
+        """
+        if not self.takes_store_faults:
+            raise StoreFaultsNotClaimed(
+                f"backend {self.backend.name!r} does not claim"
+                f" {store_faults(self.AREA)}; {requirement} cannot be checked on it")
+
+    def _faulted(self, runtime: object) -> StoreFaults:
+        """`runtime` as one that takes planned store faults, as the backend's claim says.
+
+        Raises:
+            AdapterError: the runtime lacks the methods of `StoreFaults`.
+        """
+        if not isinstance(runtime, StoreFaults):
+            raise AdapterError(f"adapter {self.backend.name!r} claims"
+                               f" {store_faults(self.AREA)} but its {self.AREA} runtime lacks"
+                               " inject_store_fault(fault) or store_fault_struck()")
+        return runtime
 
     def _fail(self, requirements: tuple[str, ...], what: str, expected: object,
               actual: object, primary: str | None = None) -> Divergence:
@@ -329,11 +376,13 @@ class PairedHarness(AreaHarness[CommandT]):
     backend opened and its `peer()`, as two processes would share it), and whose oracle
     is a model the harness applies each command to as it sends it to the backend.
 
-    A subclass opens its workers in `__post_init__` (`_open_with_peer`) and fills in the
-    hooks below.
+    A subclass opens its workers in `__post_init__` (`_open_with_peer`, kept as
+    `workers`) and fills in the hooks below.
     """
 
     WORKERS: ClassVar[int] = 2
+
+    workers: Sequence[Any] = field(default=(), init=False)
 
     def run(self, command: CommandT) -> object:
         """Apply `command` to both sides, compare everything, return the backend's answer.
@@ -365,6 +414,15 @@ class PairedHarness(AreaHarness[CommandT]):
         self._note(command)
         return self._apply_to_model(command, self.clock.now())
 
+    def _to_close(self) -> Sequence[Any]:
+        return self.workers
+
+    def _on_every_worker(self, action: str, call: Callable[[Any], object]) -> None:
+        """`call` on each worker: what the one store behind them does to both (it goes
+        down or comes back, a drain is lost)."""
+        for worker in self.workers:
+            self._call(action, partial(call, worker))
+
     def _check_worker(self, command: CommandT) -> None:
         """Raises ValueError where the command names a worker the check does not run."""
         worker = getattr(command, "worker", 0)
@@ -386,6 +444,12 @@ class PairedHarness(AreaHarness[CommandT]):
         raise NotImplementedError
 
     def _apply(self, command: CommandT) -> tuple[object, object]:
+        """(backend's, oracle's) answers: the backend first, then the model at the instant
+        the command was sent (a command that lets time pass moves the clock there)."""
+        now = self.clock.now()
+        return self._apply_to_backend(command), self._apply_to_model(command, now)
+
+    def _apply_to_backend(self, command: CommandT) -> object:
         raise NotImplementedError
 
     def _apply_to_model(self, command: CommandT, now: datetime) -> object:

@@ -8,15 +8,21 @@ their answers and then each view the command may change, and raises `Divergence`
 the command's requirements at the first difference (after a listed deviation the model
 adopts the views the service shows); `declared_machine` draws commands
 from the declarations and runs them through that harness.
+
+An area whose machine is still written by hand (its rules aim at edges its declarations do
+not say) builds it on `AreaMachine`, which holds what every such machine repeated: the
+harness its rules send commands through as steps of the run, fresh names for what they
+create, closing the harness as an example ends, and the rules that let drawn time pass
+(`time_rule`).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from hypothesis import strategies
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
@@ -26,6 +32,7 @@ from jobconform.conformance.area_harness import AreaHarness, same_answer
 from jobconform.conformance.machine_runner import (
     MachineRun,
     MachineRunner,
+    SideHarness,
     machine_runner,
 )
 from jobconform.conformance.vocabulary import Declaration, View, Vocabulary
@@ -183,4 +190,59 @@ def declared_machine(vocabulary: Vocabulary, steps: int | None = None) -> Machin
     return machine_runner(machine, steps, vocabulary.area)
 
 
-__all__ = ["DeclaredHarness", "Engine", "View", "declared_machine", "derived_harness"]
+HarnessT = TypeVar("HarnessT", bound="SideHarness[Any] | None")
+
+
+class AreaMachine(RuleBasedStateMachine, Generic[HarnessT]):
+    """The frame of an area's hand-written Hypothesis machine.
+
+    A subclass sets `harness` (in `__init__`, or None there and opened by an
+    `@initialize` rule that draws its parameters) and writes its rules, which send
+    commands with `_run`. Nothing here is a rule: the rules a subclass declares are all
+    Hypothesis draws from, so a machine built on this base draws what it drew without it.
+    """
+
+    harness: HarnessT
+
+    def __init__(self, run: MachineRun) -> None:
+        super().__init__()
+        self.machine_run = run
+        self.counter = 0
+
+    def _run(self, command: Any) -> object:
+        """Send `command` through the harness as one step of the machine's run."""
+        harness = self.harness
+        assert harness is not None, "the harness opens before any rule sends a command"
+        return self.machine_run.step(harness, command, self._drawn_setup)
+
+    def _drawn_setup(self) -> dict[str, object]:
+        """What the example drew for its harness (parameters an `@initialize` rule drew),
+        for its trace's replay: nothing, unless the area's machine draws some."""
+        return {}
+
+    def _name(self, prefix: str) -> str:
+        """A name no earlier creation of the example has: `prefix` and a running count."""
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def teardown(self) -> None:
+        if self.harness is not None:
+            self.harness.close()
+
+
+def time_rule(name: str, steps: Sequence[float],
+              command: Callable[[float], Any]) -> Callable[..., None]:
+    """The rule `name` of an `AreaMachine`: time passes by one of `steps` seconds, drawn,
+    sent as `command(seconds)`. Hypothesis orders and labels rules by their function's
+    name, so the rule is named as the method it replaces and draws what that did."""
+
+    def passes(self: AreaMachine[Any], seconds: float) -> None:
+        self._run(command(seconds))
+
+    passes.__name__ = passes.__qualname__ = name
+    drawn: Callable[..., None] = rule(seconds=strategies.sampled_from(steps))(passes)
+    return drawn
+
+
+__all__ = ["AreaMachine", "DeclaredHarness", "Engine", "View", "declared_machine",
+           "derived_harness", "time_rule"]

@@ -74,3 +74,53 @@ def test_the_derived_machine_catches_the_broken_tally(tally: Any) -> None:
 def test_the_kits_registry_stays_its_own(tally: Any) -> None:
     assert "tally" not in {area.name for area in areas()}
     assert not any(r.id.startswith("TL-") for r in load_registry().requirements)
+
+
+
+def test_a_time_rule_draws_what_the_rule_it_replaces_drew() -> None:
+    """Hypothesis orders and labels rules by their function's name: a `time_rule` named
+    as the hand-written rule it stands for draws the same sequences, so a machine moved
+    onto it explores what it explored before."""
+    from hypothesis import settings
+    from hypothesis import strategies as st
+    from hypothesis.stateful import get_state_machine_test, rule
+
+    from jobconform.conformance.command_engine import AreaMachine, time_rule
+    from jobconform.conformance.machine_runner import MachineRun
+    from jobconform.reference.commands import AdvanceTime, Cleanup
+
+    steps = (0.0, 1.0, 60.0, 3600.0)
+
+    class Base(AreaMachine[None]):
+        def __init__(self) -> None:
+            super().__init__(MachineRun())
+            self.harness = None
+
+        @rule(age=st.sampled_from((0.0, 5.0)))
+        def cleanup(self, age: float) -> None:
+            self._run(Cleanup(age))
+
+    class HandWritten(Base):
+        @rule(seconds=st.sampled_from(steps))
+        def advance_time(self, seconds: float) -> None:
+            self._run(AdvanceTime(seconds))
+
+    class Derived(Base):
+        advance_time = time_rule("advance_time", steps, AdvanceTime)
+
+    def drawn(machine: type[Base]) -> list[object]:
+        sent: list[object] = []
+
+        class Recording(machine):  # type: ignore[valid-type,misc]
+            def _run(self, command: object) -> object:
+                sent.append(command)
+                return None
+
+        get_state_machine_test(Recording, settings=settings(
+            max_examples=20, stateful_step_count=10, derandomize=True, database=None,
+            deadline=None))()
+        return sent
+
+    by_hand = drawn(HandWritten)
+    assert any(isinstance(command, AdvanceTime) for command in by_hand)
+    assert drawn(Derived) == by_hand

@@ -83,10 +83,8 @@ class BreakerHarness(PairedHarness[bc.BreakerCommand]):
     """Differential execution of breaker commands on a backend and the oracle.
 
     Args:
-        backend: the adapter under test; it must claim the breaker area.
-        profile: the profile whose breaker parameters apply.
-        registry: the spec, for requirement titles in messages.
-        settings: the breaker parameters; the profile's by default.
+        settings: the breaker parameters; the profile's by default (the other arguments
+            are every area harness's, see `AreaHarness`).
     """
 
     AREA: ClassVar[str] = BREAKER
@@ -157,9 +155,6 @@ class BreakerHarness(PairedHarness[bc.BreakerCommand]):
         model.warnings = sum(self._call("logged_outages", worker.logged_outages)
                              for worker in self.workers)
 
-    def _to_close(self) -> list[BreakerRuntime]:
-        return self.workers
-
     # -- applying ------------------------------------------------------------------------
 
     def _check_command(self, command: bc.BreakerCommand) -> None:
@@ -181,12 +176,11 @@ class BreakerHarness(PairedHarness[bc.BreakerCommand]):
             raise ValueError(f"concurrent calls need distinct names, not {command.calls!r}")
 
     def _apply(self, command: bc.BreakerCommand) -> tuple[object, object]:
-        """Send the command to the backend, then to the oracle; (backend's, oracle's)
-        answers. Real threads call at once, then the oracle replays them (see below)."""
+        """Real threads call at once, then the oracle replays them (see below); any other
+        command as every paired area applies it."""
         if isinstance(command, bc.CallsAtOnce):
             return self._calls_at_once(command)
-        now = self.clock.now()
-        return self._apply_to_backend(command), self._apply_to_model(command, now)
+        return super()._apply(command)
 
     def _apply_to_backend(self, command: bc.BreakerCommand) -> object:
         """The backend's answer (None for a command that answers nothing)."""
@@ -209,9 +203,8 @@ class BreakerHarness(PairedHarness[bc.BreakerCommand]):
             case bc.ResetBreaker(target=target):
                 self._call("reset", lambda: self.workers[0].reset(target))
             case bc.StoreOutage(down=down):
-                for worker in self.workers:
-                    self._call("set_store_available",
-                               partial(worker.set_store_available, not down))
+                self._on_every_worker("set_store_available",
+                                      lambda worker: worker.set_store_available(not down))
             case bc.CallEndsRaw():
                 ended = command
                 worker = self.workers[ended.worker]
@@ -228,8 +221,8 @@ class BreakerHarness(PairedHarness[bc.BreakerCommand]):
                 self._call("record_missed_heartbeat",
                            lambda: worker.record_missed_heartbeat(target))
             case bc.DrainLost(lost=lost):
-                for worker in self.workers:
-                    self._call("set_drain_lost", partial(worker.set_drain_lost, lost))
+                self._on_every_worker("set_drain_lost",
+                                      lambda worker: worker.set_drain_lost(lost))
             case bc.BackstopSweep(worker=index):
                 return self._call("backstop", self.workers[index].backstop)
             case bc.ReadBreaker(target=target):

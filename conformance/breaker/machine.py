@@ -25,6 +25,7 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import BREAKER_SEAMS, Backend
 from jobconform.conformance.aim import TICK_SECONDS, fine_steps, steps_onto
 from jobconform.conformance.breaker.harness import BreakerHarness, breaker_settings
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference.breaker import commands as bc
 from jobconform.reference.breaker.oracle import FAILURE_CLASSES, BreakerSettings
@@ -115,21 +116,13 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
                          run: MachineRun) -> type[RuleBasedStateMachine]:
     seams = checks_dispatch_seams(profile, registry, backend)
 
-    class BreakerMachine(RuleBasedStateMachine):
+    class BreakerMachine(AreaMachine[BreakerHarness]):
         calls = Bundle("calls")
 
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(run)
             self.harness = BreakerHarness(backend, profile, registry,
                                           machine_settings(profile))
-            self.counter = 0
-
-        def _run(self, command: bc.BreakerCommand) -> object:
-            return run.step(self.harness, command)
-
-        def _name(self, prefix: str) -> str:
-            self.counter += 1
-            return f"{prefix}{self.counter}"
 
         @initialize()
         def engage(self) -> None:
@@ -187,9 +180,7 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
         def add_work(self, at: str) -> None:
             self._run(bc.AddWork(at, self._name("w")))
 
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def pass_time(self, seconds: float) -> None:
-            self._run(bc.PassTime(seconds))
+        pass_time = time_rule("pass_time", TIME_STEPS, bc.PassTime)
 
         # Time finer than a second anywhere in a sequence (issue 33, LC-005): the whole
         # steps above keep every open period's end on a whole second, where a breaker
@@ -197,9 +188,8 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
         # trip ends between whole seconds, and cooldown_edge's call a microsecond before
         # the end shows such a breaker admitting its probe early (CB-005). (Named
         # within_a_second, sorting last, seed 0 no longer reached breaker_cooldown_kept.)
-        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
-        def time_passes_finely(self, seconds: float) -> None:
-            self._run(bc.PassTime(seconds))
+        time_passes_finely = time_rule(
+            "time_passes_finely", fine_steps(profile.time_precision_seconds), bc.PassTime)
 
         @rule(at=targets)
         def wait_out_cooldown(self, at: str) -> None:
@@ -271,9 +261,6 @@ def make_breaker_machine(backend: Backend, profile: Profile, registry: Registry 
         @rule(at=targets)
         def read(self, at: str) -> None:
             self._run(bc.ReadBreaker(at))
-
-        def teardown(self) -> None:
-            self.harness.close()
 
     if not seams:
         # Under a profile without the dispatch seams, or for a backend not claiming them,

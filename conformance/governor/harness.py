@@ -126,9 +126,6 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
             elif sweep is None:
                 self.model.sweep_at.pop(index, None)
 
-    def _to_close(self) -> list[GovernorRuntime]:
-        return self.workers
-
     def _check_command(self, command: gc.GovernorCommand) -> None:
         self._check_worker(command)
         if isinstance(command, gc.AskWait | gc.Restart) and not 0 <= command.draw < 1:
@@ -138,11 +135,6 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
             raise ValueError(f"draws are in [0, 1), not {command.draws!r}")
         if isinstance(command, gc.Elapse):
             check_time_step(command.seconds)
-
-    def _apply(self, command: gc.GovernorCommand) -> tuple[object, object]:
-        """Send the command to the backend, then to the oracle; (backend's, oracle's)."""
-        now = self.clock.now()
-        return self._apply_to_backend(command), self._apply_to_model(command, now)
 
     def _apply_to_backend(self, command: gc.GovernorCommand) -> object:
         """The backend's answer (None for a command that answers nothing)."""
@@ -169,9 +161,8 @@ class GovernorHarness(PairedHarness[gc.GovernorCommand]):
                 self._call("restart", lambda: self.workers[index].restart(draw))
             case gc.GovernorStoreOutage(down=down):
                 # One store behind both governors: both lose it, and get it back.
-                for worker in self.workers:
-                    self._call("set_store_available",
-                               partial(worker.set_store_available, not down))
+                self._on_every_worker("set_store_available",
+                                      lambda worker: worker.set_store_available(not down))
             case gc.SwitchGovernor(enabled=enabled, worker=index):
                 self._call("set_enabled", partial(self.workers[index].set_enabled, enabled))
             case gc.AskResendTimes(draws=draws, worker=index):

@@ -13,6 +13,7 @@ from hypothesis.stateful import RuleBasedStateMachine, rule
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import fine_steps, steps_to_edge
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.governor.harness import GovernorHarness, governor_settings
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference.governor import commands as gc
@@ -38,15 +39,12 @@ workers = st.sampled_from((0, 1))
 
 def make_governor_machine(backend: Backend, profile: Profile, registry: Registry | None,
                           run: MachineRun) -> type[RuleBasedStateMachine]:
-    class GovernorMachine(RuleBasedStateMachine):
+    class GovernorMachine(AreaMachine[GovernorHarness]):
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(run)
             self.harness = GovernorHarness(backend, profile, registry, governor_settings(
                 profile, **MACHINE_PARAMETERS))
             self.results = 0
-
-        def _run(self, command: gc.GovernorCommand) -> object:
-            return run.step(self.harness, command)
 
         @rule(at=targets, worker=workers)
         def offer(self, at: str, worker: int) -> None:
@@ -124,9 +122,7 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
             counts the failures it records."""
             self._run(gc.SwitchGovernor(enabled, worker))
 
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def elapse(self, seconds: float) -> None:
-            self._run(gc.Elapse(seconds))
+        elapse = time_rule("elapse", TIME_STEPS, gc.Elapse)
 
         # Time finer than a second anywhere in a sequence (issue 33, LC-005): the whole
         # steps above arm every pause on a whole second, where a store keeping its end in
@@ -134,9 +130,8 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
         # seconds, and both governors' reads of it show such a store's end, up to a second
         # early (RG-008); pause_ttl_edge's offers a microsecond either side of the end show
         # a governor comparing it coarser.
-        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
-        def time_passes_finely(self, seconds: float) -> None:
-            self._run(gc.Elapse(seconds))
+        time_passes_finely = time_rule(
+            "time_passes_finely", fine_steps(profile.time_precision_seconds), gc.Elapse)
 
         # -- aimed at the boundaries (conformance/aim.py) ------------------------------
 
@@ -191,9 +186,6 @@ def make_governor_machine(backend: Backend, profile: Profile, registry: Registry
         @rule()
         def read_pause(self) -> None:
             self._run(gc.ReadPause())
-
-        def teardown(self) -> None:
-            self.harness.close()
 
     return GovernorMachine
 

@@ -13,14 +13,8 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import ClassVar
 
-from jobconform.backends.faults import StoreFaults, StoreFaultsNotClaimed
 from jobconform.backends.idempotency.protocol import Claim, IdempotencyRuntime
-from jobconform.backends.protocol import (
-    AUDIT_EVENTS,
-    IDEMPOTENCY,
-    StoreUnavailable,
-    store_faults,
-)
+from jobconform.backends.protocol import AUDIT_EVENTS, IDEMPOTENCY, StoreUnavailable
 from jobconform.conformance.area_harness import AreaHarness, profile_parameters
 from jobconform.conformance.harness import AdapterError
 from jobconform.conformance.sinks import ReplayAudit
@@ -115,16 +109,10 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
     """Differential execution of idempotency commands on one backend and the oracle.
 
     Args:
-        backend: an adapter claiming the idempotency area.
-        profile: whose area parameters apply.
-        registry: the spec, for requirement titles in messages.
         overrides: parameters of this check (ttl_seconds, mismatch_status,
             stale_lock_timeout_seconds, failure_policy, redelivery) replacing the
-            profile's.
-
-    Raises:
-        ValueError: the backend does not claim the area, or a bad override.
-        AdapterError: the backend has no `open_idempotency` or it raised.
+            profile's (the other arguments, and what opening raises, are every area
+            harness's: see `AreaHarness`).
     """
 
     AREA: ClassVar[str] = IDEMPOTENCY
@@ -195,23 +183,12 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
             self.clock.advance(inner.seconds)
         return self._expect_noting_derived(inner)[0]
 
-    @property
-    def takes_store_faults(self) -> bool:
-        """Whether the backend claims store faults for its idempotency keys
-        (`jobconform.backends.faults`); checks that need them are skipped where it does
-        not, never passed."""
-        return store_faults(IDEMPOTENCY) in self.backend.capabilities
-
     def _run_under_fault(self, command: IdempotencyStoreFault) -> object:
         """Apply the command with its write failing (IK-015). Whether the failure struck
         is the runtime's to say (only it sees its store's writes). Where it struck, the
         call answers unavailable and the oracle stays as it was: nothing is held of it.
         Where it did not (the call wrote less), the command is checked as without it."""
-        runtime = self.runtime
-        if not isinstance(runtime, StoreFaults):
-            raise AdapterError(f"adapter {self.backend.name!r} claims"
-                               f" {store_faults(IDEMPOTENCY)} but its idempotency runtime"
-                               " lacks inject_store_fault(fault) or store_fault_struck()")
+        runtime = self._faulted(self.runtime)
         inner = command.command
         with guarded(self.safety_timeout, describe_idempotency(command), self.hang_scope):
             self._call("inject_store_fault", lambda: runtime.inject_store_fault(command.fault))
@@ -270,10 +247,7 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
                              f" {MAX_KEY_LENGTH} characters) and takes a JSON object of"
                              f" arguments, not {command.tool!r} with {command.arguments!r}")
         if isinstance(command, IdempotencyStoreFault):
-            if not self.takes_store_faults:
-                raise StoreFaultsNotClaimed(
-                    f"backend {self.backend.name!r} does not claim"
-                    f" {store_faults(IDEMPOTENCY)}; IK-015 cannot be checked on it")
+            self._require_store_faults("IK-015")
             self._check_command(command.command)
         if isinstance(command, AdvanceTime) and not 0 <= command.seconds < float("inf"):
             raise ValueError(f"time advances by a finite amount >= 0, not {command.seconds!r}")

@@ -36,6 +36,7 @@ from hypothesis.stateful import (
 
 from jobconform.backends.protocol import IDEMPOTENCY, Backend
 from jobconform.conformance.aim import fine_steps, steps_to_edge
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.idempotency.harness import IdempotencyHarness
 from jobconform.conformance.machine_runner import (
     MachineRun,
@@ -44,18 +45,7 @@ from jobconform.conformance.machine_runner import (
 )
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind, StoreFault
-from jobconform.reference.idempotency.commands import (
-    AskSchedulerKey,
-    ClaimCall,
-    ClaimEffect,
-    ClaimKey,
-    ClaimWebhook,
-    CompleteClaim,
-    IdempotencyCommand,
-    IdempotencyStoreFault,
-    PurgeKeys,
-    ReleaseClaim,
-)
+from jobconform.reference.idempotency import commands as ic
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.spec import Profile, Registry
 
@@ -80,18 +70,18 @@ STEPS_PER_EXAMPLE = 40
 FAILURE_POLICIES = ("store", "release")
 MISMATCH_STATUSES = (422, 409)
 
-FaultableCommand = ClaimKey | CompleteClaim | ReleaseClaim | PurgeKeys
+FaultableCommand = ic.ClaimKey | ic.CompleteClaim | ic.ReleaseClaim | ic.PurgeKeys
 # Effects with and without an execution id, run with re-delivery disabled (IK-014: the
 # ones without go out unguarded) and enabled (IK-018: they are refused); either way
 # nothing they leave blocks or replays the guarded ones after them.
-FIXED_EFFECTS: tuple[IdempotencyCommand, ...] = (
-    ClaimEffect("unscoped-1", None, "message", (("to", "bob"),), "Hi"),
-    ClaimEffect("unscoped-2", None, "message", (("to", "bob"),), "Hi again"),
-    ClaimEffect("scoped-1", "e1", "message", (("to", "bob"),), "Hi"),
-    ClaimEffect("scoped-2", "e1", "message", (("to", "bob"),), "Hi"),
-    CompleteClaim("scoped-1", cmd.Succeed({"message_id": "m-1"})),
-    ClaimEffect("unscoped-3", None, "message", (("to", "bob"),), "Hi"),
-    ClaimEffect("scoped-3", "e1", "message", (("to", "bob"),), "Hello"),
+FIXED_EFFECTS: tuple[ic.IdempotencyCommand, ...] = (
+    ic.ClaimEffect("unscoped-1", None, "message", (("to", "bob"),), "Hi"),
+    ic.ClaimEffect("unscoped-2", None, "message", (("to", "bob"),), "Hi again"),
+    ic.ClaimEffect("scoped-1", "e1", "message", (("to", "bob"),), "Hi"),
+    ic.ClaimEffect("scoped-2", "e1", "message", (("to", "bob"),), "Hi"),
+    ic.CompleteClaim("scoped-1", cmd.Succeed({"message_id": "m-1"})),
+    ic.ClaimEffect("unscoped-3", None, "message", (("to", "bob"),), "Hi"),
+    ic.ClaimEffect("scoped-3", "e1", "message", (("to", "bob"),), "Hello"),
 )
 
 outcomes = st.one_of(
@@ -105,19 +95,18 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
                              run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one backend and profile."""
 
-    class IdempotencyMachine(RuleBasedStateMachine):
+    class IdempotencyMachine(AreaMachine[IdempotencyHarness | None]):
         claims = Bundle("claims")
 
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(run)
             # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
             # says why); it draws nothing.
             for redelivery in ("disabled", "enabled"):
                 run_on_a_runtime_of_its_own(partial(
                     IdempotencyHarness, backend, profile, registry,
                     overrides={"redelivery": redelivery}), FIXED_EFFECTS, run)
-            self.harness: IdempotencyHarness | None = None
-            self.counter = 0
+            self.harness = None
             self.edges = 0  # fresh keys for the aimed rules
 
         # Each example runs under one choice of the parameters on which designs differ.
@@ -133,18 +122,11 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             assert self.harness is not None, "open_keys runs before every rule"
             return self.harness
 
-        def _run(self, command: IdempotencyCommand) -> object:
-            return run.step(self.keys, command, self._drawn_setup)
-
         def _drawn_setup(self) -> dict[str, object]:
             """What this example drew for its harness, for its trace's replay."""
             config = self.keys.oracle.config
             return {"failure_policy": config.failure_policy,
                     "mismatch_status": config.mismatch_status}
-
-        def _handle(self) -> str:
-            self.counter += 1
-            return f"c{self.counter}"
 
         def _holders(self) -> list[str]:
             """Handles holding an in-flight record in the oracle: the claims a completion
@@ -158,22 +140,22 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
               key=st.one_of(st.none(), st.sampled_from(KEYS)),
               payload=st.sampled_from(PAYLOADS))
         def claim(self, scope: str, key: str | None, payload: JsonValue) -> str:
-            handle = self._handle()
-            self._run(ClaimKey(handle, scope, key, payload))
+            handle = self._name("c")
+            self._run(ic.ClaimKey(handle, scope, key, payload))
             return handle
 
         @rule(target=claims, token=st.sampled_from(WEBHOOK_TOKENS),
               body=st.sampled_from(BODIES), key=st.one_of(st.none(), st.just("evt-1")))
         def claim_webhook(self, token: str, body: str, key: str | None) -> str:
-            handle = self._handle()
-            self._run(ClaimWebhook(handle, token, body, key))
+            handle = self._name("c")
+            self._run(ic.ClaimWebhook(handle, token, body, key))
             return handle
 
         @rule(target=claims, tool=st.sampled_from(TOOLS),
               arguments=st.sampled_from(CALL_ARGUMENTS))
         def claim_tool_call(self, tool: str, arguments: JsonValue) -> str:
-            handle = self._handle()
-            self._run(ClaimCall(handle, tool, arguments))
+            handle = self._name("c")
+            self._run(ic.ClaimCall(handle, tool, arguments))
             return handle
 
         @rule(target=claims, tool=st.sampled_from(TOOLS),
@@ -181,19 +163,19 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
         def tool_call_retried(self, tool: str, arguments: JsonValue, reordered: bool) -> str:
             """IK-016: a transport retry of a tool call, sent at once (its members
             re-encoded in another order, or not), meets the first call's claim."""
-            first = self._handle()
-            self._run(ClaimCall(first, tool, arguments))
+            first = self._name("c")
+            self._run(ic.ClaimCall(first, tool, arguments))
             assert isinstance(arguments, dict)
             again = dict(reversed(arguments.items())) if reordered else dict(arguments)
-            self._run(ClaimCall(self._handle(), tool, again))
+            self._run(ic.ClaimCall(self._name("c"), tool, again))
             return first
 
         @rule(target=claims, execution=st.sampled_from(EXECUTIONS))
         def scheduler_send(self, execution: str) -> str:
-            handle = self._handle()
-            key = self._run(AskSchedulerKey(execution))
+            handle = self._name("c")
+            key = self._run(ic.AskSchedulerKey(execution))
             assert isinstance(key, str)  # the harness compared it with the oracle's
-            self._run(ClaimKey(handle, "scheduler", key, {"execution": execution}))
+            self._run(ic.ClaimKey(handle, "scheduler", key, {"execution": execution}))
             return handle
 
         @rule(target=claims, execution=st.sampled_from((*EXECUTIONS, None)),
@@ -204,42 +186,39 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
         def claim_effect(self, execution: str | None, effect_type: str,
                          identity: tuple[tuple[str, str], ...], content: str | None,
                          label: str | None) -> str:
-            handle = self._handle()
-            self._run(ClaimEffect(handle, execution, effect_type, identity, content, label))
+            handle = self._name("c")
+            self._run(ic.ClaimEffect(handle, execution, effect_type, identity, content, label))
             return handle
 
         @rule(handle=claims, outcome=outcomes)
         def complete(self, handle: str, outcome: cmd.Outcome) -> None:
-            self._run(CompleteClaim(handle, outcome))
+            self._run(ic.CompleteClaim(handle, outcome))
 
         @rule(handle=claims)
         def release(self, handle: str) -> None:
-            self._run(ReleaseClaim(handle))
+            self._run(ic.ReleaseClaim(handle))
 
         # Most handles in the bundle no longer hold anything; these aim at live holders.
         @precondition(lambda self: bool(self._holders()))
         @rule(data=st.data(), outcome=outcomes)
         def complete_holder(self, data: st.DataObject, outcome: cmd.Outcome) -> None:
             handle = data.draw(st.sampled_from(self._holders()))
-            self._run(CompleteClaim(handle, outcome))
+            self._run(ic.CompleteClaim(handle, outcome))
 
         @precondition(lambda self: bool(self._holders()))
         @rule(data=st.data())
         def release_holder(self, data: st.DataObject) -> None:
-            self._run(ReleaseClaim(data.draw(st.sampled_from(self._holders()))))
+            self._run(ic.ReleaseClaim(data.draw(st.sampled_from(self._holders()))))
 
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def advance_time(self, seconds: float) -> None:
-            self._run(cmd.AdvanceTime(seconds))
+        advance_time = time_rule("advance_time", TIME_STEPS, cmd.AdvanceTime)
 
         # Time finer than a second anywhere in a sequence (issue 33, LC-005): the steps
         # above keep every record's creation within half a second of a whole one. After
         # one of these a key is created between whole seconds, and ttl_edge's claim a
         # microsecond before its TTL shows a store keeping creation times in whole seconds
         # (or a runtime comparing ages in them) starting the work afresh early (IK-007).
-        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
-        def time_passes_finely(self, seconds: float) -> None:
-            self._run(cmd.AdvanceTime(seconds))
+        time_passes_finely = time_rule(
+            "time_passes_finely", fine_steps(profile.time_precision_seconds), cmd.AdvanceTime)
 
         # -- aimed at the boundaries (conformance/aim.py) ------------------------------
 
@@ -251,10 +230,10 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             timeout = self.keys.oracle.config.stale_lock_timeout_seconds
             self.edges += 1
             key = f"edge{self.edges}"
-            self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
+            self._run(ic.ClaimKey(self._name("c"), EDGE_SCOPE, key, payload))
             for step in steps_to_edge(0.0, timeout, profile.time_precision_seconds):
                 self._run(cmd.AdvanceTime(step))
-                self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
+                self._run(ic.ClaimKey(self._name("c"), EDGE_SCOPE, key, payload))
 
         @rule(payload=st.sampled_from(PAYLOADS))
         def ttl_edge(self, payload: JsonValue) -> None:
@@ -263,15 +242,15 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             key is first claimed with the other payload too (IK-006: a mismatch)."""
             ttl = self.keys.oracle.config.ttl_seconds
             self.edges += 1
-            key, first = f"edge{self.edges}", self._handle()
-            self._run(ClaimKey(first, EDGE_SCOPE, key, payload))
-            self._run(CompleteClaim(first, cmd.Succeed("done")))
+            key, first = f"edge{self.edges}", self._name("c")
+            self._run(ic.ClaimKey(first, EDGE_SCOPE, key, payload))
+            self._run(ic.CompleteClaim(first, cmd.Succeed("done")))
             other = PAYLOADS[1 - PAYLOADS.index(payload)]
-            self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, other))
+            self._run(ic.ClaimKey(self._name("c"), EDGE_SCOPE, key, other))
             for step in steps_to_edge(0.0, ttl, profile.time_precision_seconds):
                 self._run(cmd.AdvanceTime(step))
-                self._run(ClaimKey(self._handle(), EDGE_SCOPE, key, payload))
-                self._run(PurgeKeys())
+                self._run(ic.ClaimKey(self._name("c"), EDGE_SCOPE, key, payload))
+                self._run(ic.PurgeKeys())
 
         # IK-015: a claim, completion, release or purge whose drawn write fails; a claim
         # of a held key makes two (its insert, then the replacement of an expired or stale
@@ -281,15 +260,15 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
             return self.harness is not None and self.harness.takes_store_faults
 
         def _faulted(self, write: int, command: FaultableCommand) -> None:
-            self._run(IdempotencyStoreFault(StoreFault(FaultKind.FAIL, write), command))
+            self._run(ic.IdempotencyStoreFault(StoreFault(FaultKind.FAIL, write), command))
 
         @precondition(lambda self: self._faults())
         @rule(target=claims, write=st.integers(1, 2), scope=st.sampled_from(SCOPES),
               key=st.sampled_from(KEYS), payload=st.sampled_from(PAYLOADS))
         def claim_while_write_fails(self, write: int, scope: str, key: str,
                                     payload: JsonValue) -> str:
-            handle = self._handle()
-            self._faulted(write, ClaimKey(handle, scope, key, payload))
+            handle = self._name("c")
+            self._faulted(write, ic.ClaimKey(handle, scope, key, payload))
             return handle
 
         @precondition(lambda self: self._faults() and bool(self._holders()))
@@ -297,20 +276,17 @@ def make_idempotency_machine(backend: Backend, profile: Profile, registry: Regis
         def finish_while_write_fails(self, data: st.DataObject, outcome: cmd.Outcome,
                                      release: bool) -> None:
             handle = data.draw(st.sampled_from(self._holders()))
-            self._faulted(1, ReleaseClaim(handle) if release else CompleteClaim(handle, outcome))
+            self._faulted(1, ic.ReleaseClaim(handle) if release
+                          else ic.CompleteClaim(handle, outcome))
 
         @precondition(lambda self: self._faults())
         @rule()
         def purge_while_write_fails(self) -> None:
-            self._faulted(1, PurgeKeys())
+            self._faulted(1, ic.PurgeKeys())
 
         @rule()
         def purge(self) -> None:
-            self._run(PurgeKeys())
-
-        def teardown(self) -> None:
-            if self.harness is not None:
-                self.harness.close()
+            self._run(ic.PurgeKeys())
 
     return IdempotencyMachine
 

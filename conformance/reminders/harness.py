@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import ClassVar
 
-from jobconform.backends.faults import ProcessCrashed, StoreFaults, StoreFaultsNotClaimed
-from jobconform.backends.protocol import REMINDER_LABELS, REMINDERS, store_faults
+from jobconform.backends.faults import ProcessCrashed
+from jobconform.backends.protocol import REMINDER_LABELS, REMINDERS
 from jobconform.backends.reminders.protocol import (
     REMINDER_TRIGGER,
     Delivery,
@@ -181,14 +181,9 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
     """Differential execution of reminder commands on one backend and the oracle.
 
     Args:
-        backend: an adapter claiming the reminders area.
-        profile: whose area parameters apply.
-        registry: the spec, for requirement titles in messages.
-        overrides: parameters of this check replacing the profile's (see CONFIG_PARAMETERS).
-
-    Raises:
-        ValueError: the backend does not claim the area, or a bad override.
-        AdapterError: the backend has no `open_reminders`, or it raised or hung.
+        overrides: parameters of this check replacing the profile's (see
+            CONFIG_PARAMETERS; the other arguments, and what opening raises, are every
+            area harness's: see `AreaHarness`).
     """
 
     AREA: ClassVar[str] = REMINDERS
@@ -289,22 +284,12 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
                                   self.oracle.dispatches.keys() | made.keys()}
         self.held = {key: (view, freeze(view)) for key, (view, _) in self.held.items()}
 
-    @property
-    def takes_store_faults(self) -> bool:
-        """Whether the backend claims store faults for its reminders
-        (`jobconform.backends.faults`); checks that need them are skipped where it does
-        not, never passed."""
-        return store_faults(REMINDERS) in self.backend.capabilities
-
     def _to_close(self) -> list[ReminderRuntime]:
         return [self.runtime]
 
     def _check_command(self, command: ReminderCommand) -> None:
         if isinstance(command, ReminderStoreFault):
-            if not self.takes_store_faults:
-                raise StoreFaultsNotClaimed(
-                    f"backend {self.backend.name!r} does not claim"
-                    f" {store_faults(REMINDERS)}; RM-014 cannot be checked on it")
+            self._require_store_faults("RM-014")
             self._check_command(command.command)
             return
         if isinstance(command, CreateReminder):
@@ -431,12 +416,7 @@ class ReminderHarness(AliasedHarness[ReminderCommand]):
         """Run `command` with `fault` armed until the runtime has settled, or died at the
         planned write (RM-014); `run` restarts a crashed runtime once it has read what the
         crash left."""
-        runtime = self.runtime
-        if not isinstance(runtime, StoreFaults):
-            raise AdapterError(f"adapter {self.backend.name!r} claims"
-                               f" {store_faults(REMINDERS)} but its reminders runtime lacks"
-                               " inject_store_fault(fault) or store_fault_struck()")
-        inject = runtime.inject_store_fault
+        inject = self._faulted(self.runtime).inject_store_fault
         self._call("inject_store_fault", lambda: inject(fault))
         try:
             self._apply(command)

@@ -25,6 +25,7 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import TICK_SECONDS, fine_steps, steps_onto
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.machine_runner import (
     MachineRun,
     machine_runner,
@@ -120,16 +121,15 @@ def own_message(drawn: str, alias: str) -> str:
 
 def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry | None,
                           run: MachineRun) -> type[RuleBasedStateMachine]:
-    class ReminderMachine(RuleBasedStateMachine):
+    class ReminderMachine(AreaMachine[ReminderHarness]):
         reminders = Bundle("reminders")
 
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(run)
             # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
             # says why).
             self._fixed_creations_on_a_runtime_of_their_own()
             self.harness = self._open()
-            self.counter = 0
 
         # RM-017 and RM-018 as a fixed sequence on a second runtime: a drawn keyed-creation
         # rule moved every other rule's draws, and seed 0 then shrank reminder_fires_early
@@ -147,17 +147,10 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         def _open() -> ReminderHarness:
             return ReminderHarness(backend, profile, registry, overrides=dict(MACHINE_LIMITS))
 
-        def _run(self, command: rc.ReminderCommand) -> object:
-            return run.step(self.harness, command)
-
-        def _alias(self) -> str:
-            self.counter += 1
-            return f"r{self.counter}"
-
         @rule(target=reminders, message=st.sampled_from(MESSAGES),
               delay=st.sampled_from(DELAYS))
         def create_with_delay(self, message: str, delay: float) -> str:
-            alias = self._alias()
+            alias = self._name("r")
             self._run(rc.CreateReminder(alias, own_message(message, alias),
                                         delay_seconds=delay))
             return alias
@@ -167,7 +160,7 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
               schedule=st.sampled_from(("fire_at", "fire_at", "both", "neither")))
         def create_at(self, message: str, offset: float, schedule: str) -> str:
             """Mostly by fire_at; sometimes by both forms or neither (RM-001)."""
-            alias = self._alias()
+            alias = self._name("r")
             fire_at = self.harness.clock.now() + timedelta(seconds=offset)
             self._run(rc.CreateReminder(
                 alias, own_message(message, alias),
@@ -179,7 +172,7 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         # full cap, and a full cap across a restart, common.
         @rule(target=reminders, count=st.integers(2, 4), delay=st.sampled_from((60.0, 600.0)))
         def create_burst(self, count: int, delay: float) -> MultipleResults[str]:
-            aliases = [self._alias() for _ in range(count)]
+            aliases = [self._name("r") for _ in range(count)]
             for alias in aliases:
                 self._run(rc.CreateReminder(alias, alias, delay_seconds=delay))
             return multiple(*aliases)
@@ -225,9 +218,7 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         def cancel_firing(self, data: st.DataObject) -> None:
             self._run(rc.CancelReminder(data.draw(st.sampled_from(self._firing()))))
 
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def advance_time(self, seconds: float) -> None:
-            self._run(AdvanceTime(seconds))
+        advance_time = time_rule("advance_time", TIME_STEPS, AdvanceTime)
 
         # Time finer than a second anywhere in a sequence (issue 33, LC-005): the whole
         # steps above keep every due time on a whole second, where a scheduler comparing
@@ -236,9 +227,8 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         # before it shows such a scheduler firing early (RM-007). (The name sorts after
         # every other rule, which keeps the others' draws closest to what they were: named
         # among them, seed 0 no longer reached reminder_retention_sweeps_any_state.)
-        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
-        def within_a_second(self, seconds: float) -> None:
-            self._run(AdvanceTime(seconds))
+        within_a_second = time_rule(
+            "within_a_second", fine_steps(profile.time_precision_seconds), AdvanceTime)
 
         # Reaching a due time exactly is what fires reminders; random steps alone would
         # mostly land before or far after it.
@@ -269,7 +259,7 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
             inward = TICK_SECONDS if bound == "min_delay_seconds" else -TICK_SECONDS
             aliases = []
             for delay in (limit + inward, limit, limit - inward):
-                aliases.append(self._alias())
+                aliases.append(self._name("r"))
                 if form == "delay":
                     self._run(rc.CreateReminder(aliases[-1], aliases[-1], delay_seconds=delay))
                 else:
@@ -334,9 +324,6 @@ def make_reminder_machine(backend: Backend, profile: Profile, registry: Registry
         @rule(status=st.one_of(st.none(), st.sampled_from(list(ReminderStatus))))
         def list_reminders(self, status: ReminderStatus | None) -> None:
             self._run(rc.ListReminders(status))
-
-        def teardown(self) -> None:
-            self.harness.close()
 
     return ReminderMachine
 
