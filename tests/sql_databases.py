@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
+from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, create_engine, make_url, text
+from sqlalchemy import Connection, Engine, create_engine, make_url, text
 from sqlalchemy.exc import DBAPIError
 
 from jobconform.backends.sql import SqlJobStore
@@ -34,6 +35,11 @@ SERVERS = tuple(SERVER_URLS)
 DATABASES = ("sqlite", *SERVERS)
 # The job stores a store test runs on: the one kept in memory and the SQL one on each database.
 JOB_STORE_KINDS = ("memory", *DATABASES)
+
+
+# A schedule row as the releases before the schedule's later columns wrote it.
+OLD_SCHEDULE = ("INSERT INTO schedules (schedule_id, kind, message, pre_check, created_at)"
+                " VALUES ('s', 'once', 'm', false, '2026-01-01 00:00:00')")
 
 
 def in_ci() -> bool:
@@ -109,3 +115,29 @@ def migrations_on(connection: Connection) -> Config:
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
     return config
+
+
+@contextmanager
+def upgraded_over_rows(kind: str, folder: Path, revision: str, *rows: str) -> Iterator[Engine]:
+    """A fresh database of `kind` migrated to `revision`, with `rows` (INSERT statements)
+    written as a release on that schema would have, then migrated to the newest schema;
+    yields an engine on it, for a test that a migration keeps existing rows."""
+    with database(kind, folder) as url:
+        engine = create_store_engine(url)
+        try:
+            with engine.begin() as connection:
+                config = migrations_on(connection)
+                command.upgrade(config, revision)
+                for row in rows:
+                    connection.execute(text(row))
+                command.upgrade(config, "heads")
+            yield engine
+        finally:
+            engine.dispose()
+
+
+def assert_a_check_refuses(engine: Engine, statement: str) -> None:
+    """`statement` fails on a constraint of the schema. The drivers raise different error
+    classes with different wording, all naming a check or a constraint."""
+    with pytest.raises(Exception, match=r"(?i)check|constraint"), engine.begin() as connection:
+        connection.execute(text(statement))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from lifecycle_only import LifecycleOnlyBackend
-from sql_databases import DATABASES, database, migrated_database
+from sql_databases import database
 from sqlalchemy import Engine, update
 
 from jobconform.backends.breaker.runtime import BreakerRow, StoreBreakerRuntime
@@ -399,16 +399,9 @@ def test_memory_peers_share_one_breaker() -> None:
 # -- the SQL breaker: shared, one probe under real threads and processes -------------------
 
 
-@pytest.fixture(scope="module", params=DATABASES)
-def breaker_url(request: pytest.FixtureRequest,
-                tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with migrated_database(request.param, tmp_path_factory.mktemp(request.param)) as url:
-        yield url
-
-
 @pytest.fixture
-def engine(breaker_url: str) -> Iterator[Engine]:
-    engine = create_store_engine(breaker_url)
+def engine(migrated_database_url: str) -> Iterator[Engine]:
+    engine = create_store_engine(migrated_database_url)
     yield engine
     engine.dispose()
 
@@ -416,8 +409,9 @@ def engine(breaker_url: str) -> Iterator[Engine]:
 THREADS = 16
 
 
-def test_concurrent_threads_admit_exactly_one_probe(breaker_url: str, engine: Engine) -> None:
-    cooled = trip(breaker_url, SqlBreakerStore, SEED)
+def test_concurrent_threads_admit_exactly_one_probe(migrated_database_url: str,
+                                                    engine: Engine) -> None:
+    cooled = trip(migrated_database_url, SqlBreakerStore, SEED)
     # Each caller is a worker of its own: its own store object and connection.
     runtimes = [engaged_runtime(SqlBreakerStore(engine), cooled, SEED) for _ in range(THREADS)]
     start = threading.Barrier(THREADS)
@@ -438,17 +432,17 @@ def test_concurrent_threads_admit_exactly_one_probe(breaker_url: str, engine: En
     assert Counter(answers) == {"probe": 1, "refused": THREADS - 1}
 
 
-def test_the_state_survives_in_the_database_for_a_new_worker(breaker_url: str,
+def test_the_state_survives_in_the_database_for_a_new_worker(migrated_database_url: str,
                                                              engine: Engine) -> None:
-    cooled = trip(breaker_url, SqlBreakerStore, SEED)
+    cooled = trip(migrated_database_url, SqlBreakerStore, SEED)
     later = engaged_runtime(SqlBreakerStore(engine), cooled - timedelta(seconds=1), SEED)
     readout = later.read(TARGET)
     assert readout is not None and (readout.state, readout.open_until) == ("open", cooled)
 
 
-def test_an_unreachable_sql_store_fails_open_and_logs(breaker_url: str, engine: Engine,
+def test_an_unreachable_sql_store_fails_open_and_logs(migrated_database_url: str, engine: Engine,
                                                       caplog: pytest.LogCaptureFixture) -> None:
-    cooled = trip(breaker_url, SqlBreakerStore, SEED)
+    cooled = trip(migrated_database_url, SqlBreakerStore, SEED)
     runtime = engaged_runtime(SqlBreakerStore(engine), cooled - timedelta(seconds=1), SEED)
     runtime.set_store_available(False)
     with caplog.at_level("WARNING", logger="jobconform.breaker"):
@@ -515,15 +509,17 @@ def test_the_process_race_catches_a_write_that_ignores_the_version(
     assert counted == answers
 
 
-def test_processes_on_every_database_admit_exactly_one_probe(breaker_url: str) -> None:
-    assert run_probe_race(breaker_url, processes=3, callers=2) == {"probe": 1, "refused": 5}
+def test_processes_on_every_database_admit_exactly_one_probe(migrated_database_url: str) -> None:
+    answers = run_probe_race(migrated_database_url, processes=3, callers=2)
+    assert answers == {"probe": 1, "refused": 5}
 
 
-def test_the_harness_runs_on_sql_with_two_workers(breaker_url: str) -> None:
+def test_the_harness_runs_on_sql_with_two_workers(migrated_database_url: str) -> None:
     from jobconform.backends.sql import SqlBackend
 
     registry = load_registry()
-    harness = BreakerHarness(SqlBackend(breaker_url), registry.profile("canonical"), registry)
+    harness = BreakerHarness(SqlBackend(migrated_database_url), registry.profile("canonical"),
+                             registry)
     for command in [bc.SwitchBreaker(True), bc.OptIn("a"), bc.AddWork("a", "w"),
                     bc.Call("a", "c1", 1), bc.Report("a", "c1", "failure", "auth", 1),
                     bc.Call("a", "c2"), bc.Report("a", "c2", "failure", "auth"),

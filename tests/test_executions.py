@@ -11,12 +11,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from alembic import command as alembic
-from sql_databases import DATABASES, database, migrations_on
+from optional_claims import (
+    CANONICAL,
+    REGISTRY,
+    assert_carried_from_version_2,
+    assert_not_claimed,
+    memory_without,
+)
+from sql_databases import DATABASES, database, upgraded_over_rows
 from sqlalchemy import text
 
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.process.backend import carried_capabilities
 from jobconform.backends.process.codec import decode
 from jobconform.backends.process.interfaces import JobRecord
 from jobconform.backends.protocol import (
@@ -27,26 +32,15 @@ from jobconform.backends.protocol import (
 )
 from jobconform.backends.sql import SqlBackend, create_store_engine
 from jobconform.backends.sql.store import SqlJobStore
-from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import VirtualClock
 from jobconform.conformance.harness import Harness
 from jobconform.reference import commands as cmd
 from jobconform.reference import executions
 from jobconform.reference.commands import Succeed
 from jobconform.reference.lifecycle import Status, new_job
-from jobconform.spec import load_registry
 
-REGISTRY = load_registry()
-CANONICAL = REGISTRY.profile("canonical")
 START = datetime(2026, 1, 1, tzinfo=UTC)
 NOW = "2026-01-01T00:00:00.000000Z"
-
-
-class WithoutExecutions(MemoryBackend):
-    """The memory backend claiming neither capability, as the worked examples' do."""
-
-    name = "without-executions"
-    capabilities = MemoryBackend.capabilities - {EXECUTION_QUERIES, EXECUTION_OPTIONS}
 
 
 # -- the oracle -------------------------------------------------------------------------------
@@ -87,12 +81,10 @@ def test_statistics_count_active_jobs_whatever_their_age() -> None:
 
 
 def test_without_the_claims_the_requirements_are_not_claimed_and_never_asked() -> None:
-    backend = WithoutExecutions()
-    for requirement in ("LC-032", "LC-033", "LC-034"):
-        reason = skip_reason(REGISTRY, backend, CANONICAL, [requirement])
-        assert reason is not None and EXECUTION_QUERIES in reason
-    reason = skip_reason(REGISTRY, backend, CANONICAL, ["LC-035"])
-    assert reason is not None and EXECUTION_OPTIONS in reason
+    # Claiming neither, as the worked examples do.
+    backend = memory_without(EXECUTION_QUERIES, EXECUTION_OPTIONS)
+    assert_not_claimed(backend, EXECUTION_QUERIES, ["LC-032", "LC-033", "LC-034"], "LC-001")
+    assert_not_claimed(backend, EXECUTION_OPTIONS, ["LC-035"], "LC-001")
     harness = Harness(backend, CANONICAL, REGISTRY)
     harness.run(cmd.Submit("a"))  # the record's owner, trigger and options are not read
     for command in (cmd.QueryExecutions(), cmd.ExecutionStats(),
@@ -122,8 +114,7 @@ def test_a_body_changing_its_options_does_not_change_the_record() -> None:
 
 
 def test_the_process_protocol_carries_both_claims() -> None:
-    assert {EXECUTION_QUERIES, EXECUTION_OPTIONS} <= carried_capabilities(2)
-    assert not {EXECUTION_QUERIES, EXECUTION_OPTIONS} & carried_capabilities(1)
+    assert_carried_from_version_2(EXECUTION_QUERIES, EXECUTION_OPTIONS)
 
 
 def test_a_child_that_predates_the_fields_sends_records_without_them() -> None:
@@ -162,15 +153,10 @@ def test_sql_owner_trigger_and_options_survive_a_new_engine(kind: str,
 @pytest.mark.parametrize("kind", DATABASES)
 def test_migration_0039_keeps_existing_jobs(kind: str, tmp_path: Path) -> None:
     """Rows written before spec 0.20.0 name no owner, trigger or options."""
-    with database(kind, tmp_path) as url:
-        engine = create_store_engine(url)
-        with engine.begin() as connection:
-            config = migrations_on(connection)
-            alembic.upgrade(config, "0037")  # the revision 0039 follows
-            connection.execute(text(
-                "INSERT INTO async_jobs (job_id, submission_order, status, submitted_at)"
-                " VALUES ('j', 1, 'queued', '2026-01-01 00:00:00')"))
-            alembic.upgrade(config, "heads")
-            assert connection.execute(text(
-                "SELECT owner, options FROM async_jobs")).one() == (None, None)
-        engine.dispose()
+    with upgraded_over_rows(
+            kind, tmp_path, "0037",  # the revision 0039 follows
+            "INSERT INTO async_jobs (job_id, submission_order, status, submitted_at)"
+            " VALUES ('j', 1, 'queued', '2026-01-01 00:00:00')") as engine, \
+            engine.connect() as connection:
+        assert connection.execute(text(
+            "SELECT owner, options FROM async_jobs")).one() == (None, None)

@@ -26,7 +26,7 @@ from multiprocessing.synchronize import Event
 from typing import Any
 
 import pytest
-from sql_databases import DATABASES, database
+from sql_databases import DATABASES, JOB_STORE_KINDS, database, migrated_database
 
 from jobconform.backends import ownership
 from jobconform.backends.loading import load_backend
@@ -74,26 +74,26 @@ class Database:
         return SqlJobStore.connect(self.url, migrate_schema=False)
 
 
-@pytest.fixture(scope="module", params=("memory", *DATABASES))
-def database_url(request: pytest.FixtureRequest,
+@pytest.fixture(scope="module", params=JOB_STORE_KINDS)
+def job_store_url(request: pytest.FixtureRequest,
                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[str | None]:
+    """None for the store kept in memory; else a database migrated once for the module."""
     if request.param == "memory":
         yield None
         return
-    with database(request.param, tmp_path_factory.mktemp(request.param)) as url:
-        SqlJobStore.connect(url).close()  # migrate once for the module
+    with migrated_database(request.param, tmp_path_factory.mktemp(request.param)) as url:
         yield url
 
 
 @pytest.fixture
-def db(database_url: str | None) -> Iterator[Database]:
-    if database_url is None:
+def db(job_store_url: str | None) -> Iterator[Database]:
+    if job_store_url is None:
         yield Database("memory", None, InMemoryJobStore())
         return
-    cleaner = SqlJobStore.connect(database_url, migrate_schema=False)
+    cleaner = SqlJobStore.connect(job_store_url, migrate_schema=False)
     cleaner.clear()
     cleaner.close()
-    yield Database("sql", database_url)
+    yield Database("sql", job_store_url)
 
 
 class Owners:

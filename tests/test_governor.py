@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 
 import pytest
-from sql_databases import DATABASES, migrated_database
 
 from jobconform.backends.governor.runtime import InMemoryGovernorStore, StoreGovernorRuntime
 from jobconform.backends.governor.sql import SqlGovernorStore
@@ -134,18 +132,11 @@ def test_the_harness_names_a_restart_without_jitter() -> None:
                         registry).run(gc.Restart(1.0))
 
 
-@pytest.fixture(scope="module", params=DATABASES)
-def governor_url(request: pytest.FixtureRequest,
-                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with migrated_database(request.param, tmp_path_factory.mktemp(request.param)) as url:
-        yield url
-
-
 THREADS = 12
 
 
-def test_concurrent_offers_never_overshoot_the_caps(governor_url: str) -> None:
-    engine = create_store_engine(governor_url)
+def test_concurrent_offers_never_overshoot_the_caps(migrated_database_url: str) -> None:
+    engine = create_store_engine(migrated_database_url)
     store = SqlGovernorStore(engine)
     store.clear()
     settings = GovernorSettings(target_limit=3, fleet_limit=5)
@@ -174,13 +165,13 @@ def test_concurrent_offers_never_overshoot_the_caps(governor_url: str) -> None:
     assert max(accepted.values()) <= 3
 
 
-def test_the_harness_runs_on_sql_with_two_governors(governor_url: str) -> None:
+def test_the_harness_runs_on_sql_with_two_governors(migrated_database_url: str) -> None:
     from jobconform.backends.sql import SqlBackend
 
     registry = load_registry()
     profile = registry.profile("canonical")
-    harness = GovernorHarness(SqlBackend(governor_url), profile, registry, governor_settings(
-        profile, target_limit=1, pause_threshold=2))
+    harness = GovernorHarness(SqlBackend(migrated_database_url), profile, registry,
+                              governor_settings(profile, target_limit=1, pause_threshold=2))
     for command in [gc.Offer("a"), gc.Offer("a", 1), gc.RecordFailure("a", "auth", "r1"),
                     gc.RecordFailure("b", "auth", "r2", 1), gc.Offer("c"), gc.Elapse(300),
                     gc.Offer("c", 1), gc.ReadPause(), gc.Restart(0.5), gc.Elapse(1),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from multiprocessing.queues import Queue
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from process_race import GUARD_SECONDS, race_in_processes
-from sql_databases import DATABASES, database
+from sql_databases import database
 
 from jobconform.backends.idempotency.memory import MemoryKeyStore
 from jobconform.backends.idempotency.protocol import Claim, ClaimKind, IdempotencyAudit
@@ -335,9 +335,9 @@ def test_every_replay_is_audited_once_and_nothing_else(backend: type[MemoryBacke
     checks.close()
 
 
-def test_the_sql_runtime_audits_its_replays(database_url: str) -> None:
+def test_the_sql_runtime_audits_its_replays(migrated_database_url: str) -> None:
     sink = ReplayAudit()
-    runtime = SqlBackend(database_url).open_idempotency(VirtualClock(EPOCH), CONFIG, sink)
+    runtime = SqlBackend(migrated_database_url).open_idempotency(VirtualClock(EPOCH), CONFIG, sink)
     started = runtime.claim("s", "k", 1)
     assert runtime.claim("s", "k", 1).kind is ClaimKind.CONFLICT
     assert started.token is not None and runtime.complete(started.token, Succeed(1))
@@ -411,14 +411,6 @@ def test_a_tool_call_needs_a_tool_and_an_object_of_arguments() -> None:
 # -- real concurrency -------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module", params=DATABASES)
-def database_url(request: pytest.FixtureRequest,
-                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with database(request.param, tmp_path_factory.mktemp(request.param)) as url:
-        SqlJobStore.connect(url).close()  # migrate before any thread or process starts
-        yield url
-
-
 def sql_stores(url: str) -> tuple[SqlKeyStore, SqlJobStore]:
     keys = SqlKeyStore.connect(url)  # migrates a fresh database, else changes nothing
     jobs = SqlJobStore.connect(url, migrate_schema=False)
@@ -485,8 +477,9 @@ def test_threads_racing_through_request_threads_get_one_winner_per_key() -> None
     assert_one_winner_per_key(answers, executions)
 
 
-def test_threads_racing_on_sql_keys_get_one_winner_and_one_execution(database_url: str) -> None:
-    keys, jobs = sql_stores(database_url)
+def test_threads_racing_on_sql_keys_get_one_winner_and_one_execution(
+        migrated_database_url: str) -> None:
+    keys, jobs = sql_stores(migrated_database_url)
     try:
         answers, executions = race_threads(keys, jobs)
         assert_one_winner_per_key(answers, executions)
@@ -496,7 +489,7 @@ def test_threads_racing_on_sql_keys_get_one_winner_and_one_execution(database_ur
         jobs.close()
 
 
-def test_the_race_catches_a_claim_that_reads_then_writes(database_url: str) -> None:
+def test_the_race_catches_a_claim_that_reads_then_writes(migrated_database_url: str) -> None:
     # Two callers both read the key before either writes: the window a non-atomic claim
     # leaves open, forced here so that the check does not depend on thread timing.
     both_read = threading.Barrier(2)
@@ -507,7 +500,7 @@ def test_the_race_catches_a_claim_that_reads_then_writes(database_url: str) -> N
             both_read.wait(GUARD_SECONDS)
             return held
 
-    keys = Interleaved.connect(database_url)
+    keys = Interleaved.connect(migrated_database_url)
     keys.clear()
     service = IdempotencyService(keys, VirtualClock(EPOCH), CONFIG)
     with ThreadPoolExecutor(2) as pool:
@@ -518,8 +511,8 @@ def test_the_race_catches_a_claim_that_reads_then_writes(database_url: str) -> N
 
 
 def test_threads_racing_to_take_over_a_stale_sql_claim_get_one_winner(
-        database_url: str) -> None:
-    keys, jobs = sql_stores(database_url)
+        migrated_database_url: str) -> None:
+    keys, jobs = sql_stores(migrated_database_url)
     clock = VirtualClock(EPOCH)
     service = IdempotencyService(keys, clock, CONFIG)
     dead = service.claim("race", "k", 1)
@@ -589,8 +582,9 @@ def test_the_threaded_backends_serve_claims_on_request_threads() -> None:
     assert seen and seen[0].startswith("jobconform-request")
 
 
-def test_the_sql_backend_replays_a_stored_error_from_the_database(database_url: str) -> None:
-    checks = harness(SqlBackend(database_url), ttl_seconds=60)
+def test_the_sql_backend_replays_a_stored_error_from_the_database(
+        migrated_database_url: str) -> None:
+    checks = harness(SqlBackend(migrated_database_url), ttl_seconds=60)
     checks.run_all([ClaimKey("a", "s", "k", {"n": 1}),
                     CompleteClaim("a", Raise("PaymentDeclined", "card expired")),
                     ClaimKey("b", "s", "k", {"n": 1}),

@@ -7,6 +7,7 @@ snapshot, and a late record is LC-026's."""
 from __future__ import annotations
 
 import pytest
+from runtime_stand_ins import MemoryBackendOf
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings, TaskScript
@@ -73,15 +74,8 @@ class _SubmitStoredLater(MemoryRuntime):
         super().settle()
 
 
-class _SubmitStoredLaterBackend(MemoryBackend):
-    name = "submit-stored-later"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return _SubmitStoredLater(settings, clock)
-
-
 def test_a_submit_stored_only_once_settled_is_lc_031() -> None:
-    harness = Harness(_SubmitStoredLaterBackend(), PROFILE, REGISTRY)
+    harness = Harness(MemoryBackendOf(_SubmitStoredLater, "submit-stored-later"), PROFILE, REGISTRY)
     try:
         with pytest.raises(Divergence) as caught:
             harness.run(cmd.Submit("a"))
@@ -102,15 +96,9 @@ class _CancelOnlyFlagsQueued(MemoryRuntime):
         return super().cancel(job_id)
 
 
-class _CancelOnlyFlagsQueuedBackend(MemoryBackend):
-    name = "cancel-only-flags"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return _CancelOnlyFlagsQueued(settings, clock)
-
-
 def test_a_wrong_end_state_keeps_its_own_rule() -> None:
-    harness = Harness(_CancelOnlyFlagsQueuedBackend(), PROFILE, REGISTRY)
+    harness = Harness(MemoryBackendOf(_CancelOnlyFlagsQueued, "cancel-only-flags"), PROFILE,
+                      REGISTRY)
     try:
         harness.run(cmd.Submit("a"))
         with pytest.raises(Divergence) as caught:

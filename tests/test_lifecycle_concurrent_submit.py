@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
+from runtime_stand_ins import MemoryBackendOf
 
 from jobconform.backends.loading import BackendLoadError, check_backend
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
@@ -151,15 +152,8 @@ class _LosingRuntime(MemoryRuntime):
         return "lost-" + self._new_job_id()
 
 
-class _LosingBackend(MemoryBackend):
-    name = "losing"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return _LosingRuntime(settings, clock)
-
-
 def test_a_submission_lost_beside_another_is_lc_030() -> None:
-    harness = Harness(_LosingBackend(), PROFILE, REGISTRY)
+    harness = Harness(MemoryBackendOf(_LosingRuntime, "losing"), PROFILE, REGISTRY)
     try:
         with pytest.raises(Divergence) as caught:
             harness.run(cmd.SubmitConcurrently(("a", "b")))
@@ -177,15 +171,9 @@ class _HangingRuntime(MemoryRuntime):
         return super().submit(script, retry)
 
 
-class _HangingBackend(MemoryBackend):
-    name = "hanging"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return _HangingRuntime(settings, clock)
-
-
 def test_a_hung_submitter_fails_with_its_thread_named() -> None:
-    harness = Harness(_HangingBackend(), PROFILE, REGISTRY, safety_timeout=1.0)
+    harness = Harness(MemoryBackendOf(_HangingRuntime, "hanging"), PROFILE, REGISTRY,
+                      safety_timeout=1.0)
     try:
         with pytest.raises(AdapterError, match="jobconform-submitter-1 did not finish"):
             harness.run(cmd.SubmitConcurrently(("a", "b")))

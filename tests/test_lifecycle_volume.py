@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from runtime_stand_ins import MemoryBackendOf
 
-from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.memory import MemoryRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings
 from jobconform.backends.store import StoredJob
 from jobconform.conformance.harness import Divergence, Harness
@@ -38,16 +39,8 @@ class CountingRuntime(MemoryRuntime):
         return super().get(job_id)
 
 
-class OneRuntimeBackend(MemoryBackend):
-    def __init__(self, runtime_type: type[MemoryRuntime]) -> None:
-        self.runtime_type = runtime_type
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return self.runtime_type(settings, clock)
-
-
 def harness_on(runtime_type: type[MemoryRuntime]) -> Harness:
-    backend = OneRuntimeBackend(runtime_type)
+    backend = MemoryBackendOf(runtime_type)
     return Harness(backend, load_registry().profile(backend.profile), max_tasks=1000)
 
 

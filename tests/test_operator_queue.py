@@ -8,29 +8,23 @@ import threading
 from pathlib import Path
 
 import pytest
+from optional_claims import (
+    CANONICAL,
+    REGISTRY,
+    assert_carried_from_version_2,
+    assert_not_claimed,
+    memory_without,
+)
 from sql_databases import DATABASES, database
 
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.process.backend import carried_capabilities
 from jobconform.backends.protocol import OPERATOR_QUEUE
 from jobconform.backends.sql import SqlJobStore
 from jobconform.backends.store import InMemoryJobStore, JobStore
-from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.machine_runner import MachineRun
 from jobconform.conformance.reaper.machine import make_reaper_machine
 from jobconform.reference import commands as cmd
-from jobconform.spec import load_registry
-
-REGISTRY = load_registry()
-CANONICAL = REGISTRY.profile("canonical")
-
-
-class WithoutOperatorQueue(MemoryBackend):
-    """The memory backend not claiming operator-queue, as the worked examples' are."""
-
-    name = "without-operator-queue"
-    capabilities = MemoryBackend.capabilities - {OPERATOR_QUEUE}
 
 
 def test_the_oracle_keys_requests_by_agent_and_request_id() -> None:
@@ -86,10 +80,8 @@ def test_sql_parkers_racing_land_on_one_request_that_a_new_engine_finds(
 
 
 def test_without_the_claim_rd008_is_not_claimed_and_never_asked() -> None:
-    backend = WithoutOperatorQueue()
-    reason = skip_reason(REGISTRY, backend, CANONICAL, ["RD-008"])
-    assert reason is not None and OPERATOR_QUEUE in reason
-    assert skip_reason(REGISTRY, backend, CANONICAL, ["RD-003"]) is None
+    backend = memory_without(OPERATOR_QUEUE)  # as the worked examples' are
+    assert_not_claimed(backend, OPERATOR_QUEUE, ["RD-008"], "RD-003")
     harness = Harness(backend, CANONICAL, REGISTRY)
     with pytest.raises(ValueError, match=f"with {OPERATOR_QUEUE}"):
         harness.run(cmd.ParkRequest("scout", "approval-1"))
@@ -97,12 +89,11 @@ def test_without_the_claim_rd008_is_not_claimed_and_never_asked() -> None:
 
 
 def test_without_the_claim_the_machine_is_the_one_before_the_queue() -> None:
-    plain = make_reaper_machine(WithoutOperatorQueue(), CANONICAL, REGISTRY, MachineRun())
+    plain = make_reaper_machine(memory_without(OPERATOR_QUEUE), CANONICAL, REGISTRY, MachineRun())
     queued = make_reaper_machine(MemoryBackend(), CANONICAL, REGISTRY, MachineRun())
     assert plain.__name__ == "ReaperMachine" and not hasattr(plain, "park_request")
     assert queued.__name__ == "ReaperMachineWithOperatorQueue"
 
 
 def test_the_process_protocol_carries_the_claim() -> None:
-    assert OPERATOR_QUEUE in carried_capabilities(2)
-    assert OPERATOR_QUEUE not in carried_capabilities(1)  # no redelivery in version 1
+    assert_carried_from_version_2(OPERATOR_QUEUE)

@@ -4,25 +4,14 @@ and RM-021 is not claimed."""
 
 from __future__ import annotations
 
+from optional_claims import assert_carried_from_version_2, assert_not_claimed, memory_without
+
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.process.backend import carried_capabilities
 from jobconform.backends.protocol import REMINDER_LABELS
 from jobconform.backends.reminders.protocol import REMINDER_TRIGGER, Delivery
-from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import VirtualClock
 from jobconform.conformance.reminders.harness import HarnessTarget
 from jobconform.reference.reminders.oracle import DeliveryOutcome, ReminderConfig
-from jobconform.spec import load_registry
-
-REGISTRY = load_registry()
-CANONICAL = REGISTRY.profile("canonical")
-
-
-class WithoutReminderLabels(MemoryBackend):
-    """The memory backend not claiming reminder-labels, as a runtime written before it."""
-
-    name = "without-reminder-labels"
-    capabilities = MemoryBackend.capabilities - {REMINDER_LABELS}
 
 
 def test_a_retried_dispatch_is_labelled_again() -> None:
@@ -45,12 +34,8 @@ def test_a_delivery_made_without_a_label_has_none() -> None:
 
 
 def test_without_the_claim_rm021_is_not_claimed() -> None:
-    backend = WithoutReminderLabels()
-    reason = skip_reason(REGISTRY, backend, CANONICAL, ["RM-021"])
-    assert reason is not None and REMINDER_LABELS in reason
-    assert skip_reason(REGISTRY, backend, CANONICAL, ["RM-007"]) is None
+    assert_not_claimed(memory_without(REMINDER_LABELS), REMINDER_LABELS, ["RM-021"], "RM-007")
 
 
 def test_the_process_protocol_carries_the_claim() -> None:
-    assert REMINDER_LABELS in carried_capabilities(2)
-    assert REMINDER_LABELS not in carried_capabilities(1)  # no reminders in version 1
+    assert_carried_from_version_2(REMINDER_LABELS)

@@ -10,16 +10,25 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from alembic import command as alembic
-from sql_databases import DATABASES, database, migrations_on
+from optional_claims import (
+    CANONICAL,
+    REGISTRY,
+    assert_carried_from_version_2,
+    assert_not_claimed,
+    memory_without,
+)
+from sql_databases import (
+    DATABASES,
+    OLD_SCHEDULE,
+    assert_a_check_refuses,
+    database,
+    upgraded_over_rows,
+)
 from sqlalchemy import text
 
-from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.process.backend import carried_capabilities
 from jobconform.backends.protocol import SCHEDULING_ENDS, SCHEDULING_VALIDATION
 from jobconform.backends.scheduling.sql import SqlScheduleStore
 from jobconform.backends.sql import SqlBackend, create_store_engine
-from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import VirtualClock
 from jobconform.conformance.machine_runner import MachineRun
 from jobconform.conformance.scheduling.harness import HarnessTarget, SchedulingHarness
@@ -35,27 +44,10 @@ from jobconform.reference.scheduling.oracle import (
     SchedulingConfig,
     SchedulingOracle,
 )
-from jobconform.spec import load_registry
 
-REGISTRY = load_registry()
-CANONICAL = REGISTRY.profile("canonical")
 ONE = datetime(2026, 1, 1, 1, tzinfo=UTC)
 TWO = datetime(2026, 1, 1, 2, tzinfo=UTC)
 SUCCEEDED, FAILED = ExecutionOutcome.SUCCEEDED, ExecutionOutcome.FAILED
-
-
-class WithoutEnds(MemoryBackend):
-    """The memory backend not claiming scheduling-ends, as the worked examples' are."""
-
-    name = "without-ends"
-    capabilities = MemoryBackend.capabilities - {SCHEDULING_ENDS}
-
-
-class EndsWithoutValidation(MemoryBackend):
-    """The memory backend claiming scheduling-ends but not scheduling-validation."""
-
-    name = "ends-without-validation"
-    capabilities = MemoryBackend.capabilities - {SCHEDULING_VALIDATION}
 
 
 # -- the oracle -------------------------------------------------------------------------------
@@ -85,10 +77,8 @@ def test_the_first_end_stays_and_each_dispatch_takes_one() -> None:
 
 
 def test_without_the_claim_sc019_is_not_claimed_and_never_asked() -> None:
-    backend = WithoutEnds()
-    reason = skip_reason(REGISTRY, backend, CANONICAL, ["SC-019"])
-    assert reason is not None and SCHEDULING_ENDS in reason
-    assert skip_reason(REGISTRY, backend, CANONICAL, ["SC-015"]) is None
+    backend = memory_without(SCHEDULING_ENDS)  # as the worked examples' are
+    assert_not_claimed(backend, SCHEDULING_ENDS, ["SC-019"], "SC-015")
     harness = SchedulingHarness(backend, CANONICAL, REGISTRY)
     harness.run(sc.CreateCron("a", "hourly", "0 * * * *"))
     harness.run(AdvanceTime(3600))
@@ -99,16 +89,16 @@ def test_without_the_claim_sc019_is_not_claimed_and_never_asked() -> None:
 
 
 def test_without_the_claim_the_machine_is_the_one_before_ends() -> None:
-    plain = make_scheduling_machine(WithoutEnds(), CANONICAL, REGISTRY, MachineRun())
-    with_ends = make_scheduling_machine(EndsWithoutValidation(), CANONICAL, REGISTRY,
-                                        MachineRun())
+    plain = make_scheduling_machine(memory_without(SCHEDULING_ENDS), CANONICAL, REGISTRY,
+                                    MachineRun())
+    with_ends = make_scheduling_machine(memory_without(SCHEDULING_VALIDATION), CANONICAL,
+                                        REGISTRY, MachineRun())
     assert plain.__name__ == "SchedulingMachine" and not hasattr(plain, "end_execution")
     assert with_ends.__name__ == "SchedulingMachineWithEnds"
 
 
 def test_the_process_protocol_carries_the_claim() -> None:
-    assert SCHEDULING_ENDS in carried_capabilities(2)
-    assert SCHEDULING_ENDS not in carried_capabilities(1)  # no scheduling in version 1
+    assert_carried_from_version_2(SCHEDULING_ENDS)
 
 
 # -- the SQL store ------------------------------------------------------------------------------
@@ -136,23 +126,13 @@ def test_sql_ends_survive_a_new_engine(kind: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", DATABASES)
 def test_migration_0035_keeps_existing_executions(kind: str, tmp_path: Path) -> None:
     """Rows written before spec 0.19.0 have not ended, and the outcome CHECK holds."""
-    with database(kind, tmp_path) as url:
-        engine = create_store_engine(url)
+    with upgraded_over_rows(
+            kind, tmp_path, "0021", OLD_SCHEDULE,
+            "INSERT INTO schedule_executions (schedule_id, scheduled_for, started_at,"
+            " fired_by, status) VALUES ('s', '2026-01-01 00:00:00',"
+            " '2026-01-01 00:00:00', 'manual', 'dispatched')") as engine:
         with engine.begin() as connection:
-            config = migrations_on(connection)
-            alembic.upgrade(config, "0021")
-            connection.execute(text(
-                "INSERT INTO schedules (schedule_id, kind, message, pre_check, created_at)"
-                " VALUES ('s', 'once', 'm', false, '2026-01-01 00:00:00')"))
-            connection.execute(text(
-                "INSERT INTO schedule_executions (schedule_id, scheduled_for, started_at,"
-                " fired_by, status) VALUES ('s', '2026-01-01 00:00:00',"
-                " '2026-01-01 00:00:00', 'manual', 'dispatched')"))
-            alembic.upgrade(config, "heads")
             assert connection.execute(text(
                 "SELECT outcome, cost FROM schedule_executions")).one() == (None, None)
             connection.execute(text("UPDATE schedule_executions SET outcome = 'failed'"))
-        with pytest.raises(Exception, match=r"(?i)check|constraint"), \
-                engine.begin() as connection:
-            connection.execute(text("UPDATE schedule_executions SET outcome = 'lost'"))
-        engine.dispose()
+        assert_a_check_refuses(engine, "UPDATE schedule_executions SET outcome = 'lost'")

@@ -11,17 +11,27 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from alembic import command as alembic
-from sql_databases import DATABASES, database, migrations_on
+from optional_claims import (
+    CANONICAL,
+    REGISTRY,
+    assert_carried_from_version_2,
+    assert_not_claimed,
+    memory_without,
+)
+from sql_databases import (
+    DATABASES,
+    OLD_SCHEDULE,
+    assert_a_check_refuses,
+    database,
+    upgraded_over_rows,
+)
 from sqlalchemy import text
 
 from jobconform.backends.memory import MemoryBackend
-from jobconform.backends.process.backend import carried_capabilities
 from jobconform.backends.protocol import SCHEDULING_VALIDATION
 from jobconform.backends.scheduling.runtime import verdict_passes
 from jobconform.backends.scheduling.sql import SqlScheduleStore
 from jobconform.backends.sql import SqlBackend, create_store_engine
-from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import VirtualClock
 from jobconform.conformance.machine_runner import MachineRun
 from jobconform.conformance.scheduling.harness import HarnessTarget, SchedulingHarness
@@ -42,21 +52,11 @@ from jobconform.reference.scheduling.oracle import (
     read_verdict,
     rejected,
 )
-from jobconform.spec import load_registry
 
-REGISTRY = load_registry()
-CANONICAL = REGISTRY.profile("canonical")
 START = datetime(2026, 1, 1, tzinfo=UTC)
 ONE = datetime(2026, 1, 1, 1, tzinfo=UTC)
 TWO = datetime(2026, 1, 1, 2, tzinfo=UTC)
 SUCCEEDED, FAILED = ExecutionOutcome.SUCCEEDED, ExecutionOutcome.FAILED
-
-
-class WithoutValidation(MemoryBackend):
-    """The memory backend not claiming scheduling-validation, as the worked examples'."""
-
-    name = "without-validation"
-    capabilities = MemoryBackend.capabilities - {SCHEDULING_VALIDATION}
 
 
 # -- the oracle -------------------------------------------------------------------------------
@@ -99,11 +99,9 @@ def test_a_success_with_validation_on_waits_and_its_first_verdict_decides() -> N
 
 
 def test_without_the_claim_validation_is_not_claimed_and_never_asked() -> None:
-    backend = WithoutValidation()
-    for rid in ("SC-020", "SC-021", "SC-022", "SC-023", "SC-024"):
-        reason = skip_reason(REGISTRY, backend, CANONICAL, [rid])
-        assert reason is not None and SCHEDULING_VALIDATION in reason
-    assert skip_reason(REGISTRY, backend, CANONICAL, ["SC-019"]) is None
+    backend = memory_without(SCHEDULING_VALIDATION)  # as the worked examples' are
+    assert_not_claimed(backend, SCHEDULING_VALIDATION,
+                       ["SC-020", "SC-021", "SC-022", "SC-023", "SC-024"], "SC-019")
     harness = SchedulingHarness(backend, CANONICAL, REGISTRY)
     harness.run(sc.CreateCron("a", "hourly", "0 * * * *"))
     with pytest.raises(ValueError, match=f"does not claim {SCHEDULING_VALIDATION}"):
@@ -114,7 +112,8 @@ def test_without_the_claim_validation_is_not_claimed_and_never_asked() -> None:
 
 
 def test_without_the_claim_the_machine_is_the_one_with_ends() -> None:
-    plain = make_scheduling_machine(WithoutValidation(), CANONICAL, REGISTRY, MachineRun())
+    plain = make_scheduling_machine(memory_without(SCHEDULING_VALIDATION), CANONICAL, REGISTRY,
+                                    MachineRun())
     validating = make_scheduling_machine(MemoryBackend(), CANONICAL, REGISTRY, MachineRun())
     assert plain.__name__ == "SchedulingMachineWithEnds"
     assert not hasattr(plain, "end_validation")
@@ -122,8 +121,7 @@ def test_without_the_claim_the_machine_is_the_one_with_ends() -> None:
 
 
 def test_the_process_protocol_carries_the_claim() -> None:
-    assert SCHEDULING_VALIDATION in carried_capabilities(2)
-    assert SCHEDULING_VALIDATION not in carried_capabilities(1)  # no scheduling in version 1
+    assert_carried_from_version_2(SCHEDULING_VALIDATION)
 
 
 # -- the SQL store ------------------------------------------------------------------------------
@@ -161,27 +159,17 @@ def test_sql_validation_survives_a_new_engine(kind: str, tmp_path: Path) -> None
 def test_migration_0038_keeps_existing_schedules(kind: str, tmp_path: Path) -> None:
     """Schedules written before spec 0.20.0 do not validate, their executions have no
     business status, and the business status CHECK holds."""
-    with database(kind, tmp_path) as url:
-        engine = create_store_engine(url)
-        with engine.begin() as connection:
-            config = migrations_on(connection)
-            alembic.upgrade(config, "0035")
-            connection.execute(text(
-                "INSERT INTO schedules (schedule_id, kind, message, pre_check, created_at)"
-                " VALUES ('s', 'once', 'm', false, '2026-01-01 00:00:00')"))
-            connection.execute(text(
-                "INSERT INTO schedule_executions (schedule_id, scheduled_for, started_at,"
-                " fired_by, status, outcome) VALUES ('s', '2026-01-01 00:00:00',"
-                " '2026-01-01 00:00:00', 'manual', 'dispatched', 'succeeded')"))
-            alembic.upgrade(config, "heads")
+    with upgraded_over_rows(
+            kind, tmp_path, "0035", OLD_SCHEDULE,
+            "INSERT INTO schedule_executions (schedule_id, scheduled_for, started_at,"
+            " fired_by, status, outcome) VALUES ('s', '2026-01-01 00:00:00',"
+            " '2026-01-01 00:00:00', 'manual', 'dispatched', 'succeeded')") as engine:
+        with engine.connect() as connection:
             assert connection.execute(text(
                 "SELECT validation, validation_timeout FROM schedules")).one() in (
                     (False, None), (0, None))
             assert connection.execute(text(
                 "SELECT business_status, validation_run FROM schedule_executions")
             ).one() == (None, None)
-        with pytest.raises(Exception, match=r"(?i)check|constraint"), \
-                engine.begin() as connection:
-            connection.execute(text(
-                "UPDATE schedule_executions SET business_status = 'unsure'"))
-        engine.dispose()
+        assert_a_check_refuses(
+            engine, "UPDATE schedule_executions SET business_status = 'unsure'")

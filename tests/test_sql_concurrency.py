@@ -35,17 +35,9 @@ from jobconform.reference.lifecycle import STUCK_ERROR
 JOB_TIMEOUT_SECONDS = 3600.0  # seed 000's default job timeout
 
 
-@pytest.fixture(scope="module", params=DATABASES)
-def database_url(request: pytest.FixtureRequest,
-                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with database(request.param, tmp_path_factory.mktemp(request.param)) as url:
-        SqlJobStore.connect(url).close()  # migrate before any process starts
-        yield url
-
-
 @pytest.fixture
-def store(database_url: str) -> Iterator[SqlJobStore]:
-    store = SqlJobStore.connect(database_url, migrate_schema=False)
+def store(migrated_database_url: str) -> Iterator[SqlJobStore]:
+    store = SqlJobStore.connect(migrated_database_url, migrate_schema=False)
     store.clear()
     yield store
     store.close()
@@ -54,8 +46,8 @@ def store(database_url: str) -> Iterator[SqlJobStore]:
 # -- the claim race ---------------------------------------------------------------------
 
 
-def test_every_job_is_claimed_exactly_once(database_url: str) -> None:
-    race = run_claim_race(database_url, SqlJobStore, workers=4, jobs=200, batch=3)
+def test_every_job_is_claimed_exactly_once(migrated_database_url: str) -> None:
+    race = run_claim_race(migrated_database_url, SqlJobStore, workers=4, jobs=200, batch=3)
     assert race.duplicates == {}
     assert race.lost == []
     assert race.succeeded == 200
@@ -93,9 +85,11 @@ def add_against_the_cap(url: str, attempts: int, cap: int, start: Barrier,
     results.put((added, refused))
 
 
-def test_the_task_cap_holds_across_processes(database_url: str, store: SqlJobStore) -> None:
+def test_the_task_cap_holds_across_processes(migrated_database_url: str,
+                                             store: SqlJobStore) -> None:
     processes, attempts, cap = 4, 8, 10
-    reports = race_in_processes(processes, add_against_the_cap, database_url, attempts, cap)
+    reports = race_in_processes(processes, add_against_the_cap, migrated_database_url,
+                                attempts, cap)
     assert sum(added for added, _ in reports) == cap
     assert sum(refused for _, refused in reports) == processes * attempts - cap
     assert len(store.list()) == cap
@@ -140,12 +134,12 @@ def claim_one_and_hang(url: str, claimed: Queue[StoredJob], never: Event) -> Non
 
 
 def test_a_killed_worker_leaves_its_job_running_until_stuck_detection_fails_it(
-        database_url: str, store: SqlJobStore) -> None:
+        migrated_database_url: str, store: SqlJobStore) -> None:
     first, second = submit_jobs(store, 2)
     submitted = store.get(first)
     claimed: Queue[StoredJob] = SPAWN.Queue()
     never = SPAWN.Event()
-    worker = SPAWN.Process(target=claim_one_and_hang, args=(database_url, claimed, never))
+    worker = SPAWN.Process(target=claim_one_and_hang, args=(migrated_database_url, claimed, never))
     worker.start()
     job = claimed.get(timeout=GUARD_SECONDS)
     worker.kill()

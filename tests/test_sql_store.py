@@ -16,7 +16,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sql_databases import DATABASES, database, migrations_on, scratch_database
+from sql_databases import DATABASES, migrations_on, scratch_database
 from sqlalchemy import Engine, event, inspect, make_url, text
 from sqlalchemy.exc import IntegrityError, OperationalError, StatementError
 from sqlalchemy.pool import QueuePool
@@ -58,14 +58,6 @@ def at(seconds: float) -> datetime:
 
 def queued(job_id: str, seconds: float = 0) -> StoredJob:
     return StoredJob(job_id, QUEUED, at(seconds))
-
-
-@pytest.fixture(scope="module", params=DATABASES)
-def database_url(request: pytest.FixtureRequest,
-                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A database of each kind, shared by this module's tests."""
-    with database(request.param, tmp_path_factory.mktemp(request.param)) as url:
-        yield url
 
 
 @pytest.fixture
