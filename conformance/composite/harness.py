@@ -17,6 +17,7 @@ job's the command's.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar, cast
 
 from jobconform.backends.admission.protocol import AdmissionRefused
@@ -139,7 +140,8 @@ class CompositeHarness(AreaHarness[cc.CompositeCommand]):
         expected = self.model.apply(command)
         self.commands.append(command)
         self.exercised.update(expected.requirements)
-        with guarded(self.safety_timeout, describe(cast(Command, command)), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe, cast(Command, command)),
+                     self.hang_scope):
             answer = self._apply(command)
             read_ahead.plan_reads([(self.runtime, "settle", {}), (self.runtime, "snapshot", {})])
             self._call("settle", self.runtime.settle)
