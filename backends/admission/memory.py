@@ -17,6 +17,10 @@ from jobconform.backends.admission.runtime import (
 from jobconform.backends.protocol import Clock
 from jobconform.reference.admission import AdmissionConfig
 
+# The service's lock makes each operation atomic; the one transaction-less context serves
+# every operation (a nullcontext can be entered again and by many at once).
+_NO_TRANSACTION: AbstractContextManager[None] = nullcontext()
+
 
 class InMemoryAdmissionStore:
     """Single-process rows; the service's lock makes every operation atomic."""
@@ -31,7 +35,7 @@ class InMemoryAdmissionStore:
         self._seq = itertools.count(1)
 
     def transaction(self) -> AbstractContextManager[None]:
-        return nullcontext()
+        return _NO_TRANSACTION
 
     def next_seq(self) -> int:
         return next(self._seq)
