@@ -116,8 +116,9 @@ class StepLoopRuntime:
         progressed = True
         while progressed:
             progressed = False
+            now = self._now()
             for loop in self._running():
-                if not self._due(loop):
+                if not self._due(loop, now):
                     continue
                 if isinstance(self._store, InMemoryLoopStore):  # lent: step a copy
                     loop = loop.copy()
@@ -134,9 +135,9 @@ class StepLoopRuntime:
             return [loop for loop in self._store.lend_all() if loop.status == "running"]
         return [loop for loop in self._store.all() if loop.status == "running"]
 
-    def _due(self, loop: StoredLoop) -> bool:
-        """Whether `_step` has something to do to the loop now; reads it, changes nothing."""
-        now = self._now()
+    def _due(self, loop: StoredLoop, now: datetime) -> bool:
+        """Whether `_step` has something to do to the loop at `now`; reads it, changes
+        nothing."""
         run = loop.in_flight
         if run is not None:
             agent = self._agents.get(loop.loop_id)
