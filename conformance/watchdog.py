@@ -27,6 +27,7 @@ exit code and no report. Ctrl-C (`KeyboardInterrupt`) still stops the run.
 from __future__ import annotations
 
 import faulthandler
+import importlib
 import os
 import signal
 import sys
@@ -47,6 +48,13 @@ HANG_SIGNAL = signal.SIGUSR2
 HUNG_MARK = "ADAPTER HUNG:"
 # How many innermost frames of each thread a hang's message shows.
 STACK_FRAMES = 12
+
+
+# The signal's handler as set. `signal.getsignal` turns a handler into an enum member where
+# it is one, by trying and catching a ValueError when it is a function: some 15 us, on
+# every guarded call. The C module under it answers the handler itself.
+_handler: Callable[[int], object] = getattr(importlib.import_module("_signal"), "getsignal",
+                                            signal.getsignal)
 
 
 class AdapterError(RuntimeError):
@@ -100,7 +108,7 @@ class _Watchdog:
     def arm(self, seconds: float, what: str | Callable[[], str], scope: str) -> None:
         self._limit, self._what, self._scope = seconds, what, scope
         self._interruptible = threading.current_thread() is threading.main_thread()
-        if self._interruptible and signal.getsignal(HANG_SIGNAL) is not _raise_hung:
+        if self._interruptible and _handler(HANG_SIGNAL) is not _raise_hung:
             signal.signal(HANG_SIGNAL, _raise_hung)
         self._deadline = real_monotonic() + seconds
         if self._thread is not None:  # started once; the lock is for the first arm only
