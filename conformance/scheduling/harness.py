@@ -365,7 +365,8 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         expected, requirements = self._expect(command)
         if not self.oracle.autonomy:  # every step while off checks that nothing fires
             requirements += ("SC-010",)
-        with guarded(self.safety_timeout, describe_scheduling_command(command), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe_scheduling_command, command),
+                     self.hang_scope):
             actual = self._apply(command)  # AdvanceTime moves the clock here
             self.oracle.settle(self.clock.now())
             requirements += self._fired_requirements(executions_before)
