@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
+from operator import attrgetter
 
 from jobconform.backends.admission.runtime import (
     AdmissionService,
@@ -16,6 +17,13 @@ from jobconform.backends.admission.runtime import (
 )
 from jobconform.backends.protocol import Clock
 from jobconform.reference.admission import AdmissionConfig
+
+# The service's lock makes each operation atomic; the one transaction-less context serves
+# every operation (a nullcontext can be entered again and by many at once).
+_NO_TRANSACTION: AbstractContextManager[None] = nullcontext()
+# Rows sort by their sequence number (arrival order), read in C: rows are listed on every
+# admission operation.
+_SEQ = attrgetter("seq")
 
 
 class InMemoryAdmissionStore:
@@ -31,7 +39,7 @@ class InMemoryAdmissionStore:
         self._seq = itertools.count(1)
 
     def transaction(self) -> AbstractContextManager[None]:
-        return nullcontext()
+        return _NO_TRANSACTION
 
     def next_seq(self) -> int:
         return next(self._seq)
@@ -52,7 +60,7 @@ class InMemoryAdmissionStore:
         return self._owners.get(name)
 
     def owners(self) -> list[OwnerRow]:
-        return sorted(self._owners.values(), key=lambda row: row.seq)
+        return sorted(self._owners.values(), key=_SEQ)
 
     def save_owner(self, row: OwnerRow) -> None:
         self._owners[row.name] = replace(row)
@@ -67,7 +75,7 @@ class InMemoryAdmissionStore:
                    state: str | None = None) -> list[ExecutionRow]:
         rows = [row for row in self._executions.values()
                 if (owner is None or row.owner == owner) and (state is None or row.state == state)]
-        return sorted(rows, key=lambda row: row.seq)
+        return sorted(rows, key=_SEQ)
 
     def save_execution(self, row: ExecutionRow) -> None:
         self._executions[row.execution_id] = row
@@ -77,14 +85,14 @@ class InMemoryAdmissionStore:
 
     def calls(self, state: str | None = None) -> list[CallRow]:
         rows = [row for row in self._calls.values() if state is None or row.state == state]
-        return sorted(rows, key=lambda row: row.seq)
+        return sorted(rows, key=_SEQ)
 
     def save_call(self, row: CallRow) -> None:
         self._calls[row.call_id] = row
 
     def schedules(self, owner: str) -> list[ScheduleRow]:
         rows = [row for (name, _), row in self._schedules.items() if name == owner]
-        return sorted(rows, key=lambda row: row.seq)
+        return sorted(rows, key=_SEQ)
 
     def save_schedule(self, row: ScheduleRow) -> None:
         self._schedules[(row.owner, row.name)] = row

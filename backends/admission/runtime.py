@@ -141,6 +141,7 @@ class AdmissionService:
     """
 
     _drain_held = False  # see hold_drain
+    _locked: _Locked | None = None  # see _operation
     _lease_reclaim_held = False  # see hold_lease_reclaim
 
     def __init__(self, store: AdmissionStore, clock: Clock, config: AdmissionConfig) -> None:
@@ -150,12 +151,19 @@ class AdmissionService:
         self._lock = threading.RLock()
         self._watched: set[str] = set()
         self._settings_failing = False
+        # execution id -> the latest row read and its view (see `_view`)
+        self._views: dict[str, tuple[ExecutionRow, ExecutionView]] = {}
         with self._operation():
             if self._store.read_ceiling() is None:
                 self._store.write_ceiling(config.fleet_ceiling)
 
     def _operation(self) -> AbstractContextManager[None]:
-        return _Locked(self._lock, self._store)
+        # One guard per lock and store, reused: every read is an operation. It may be
+        # shared by threads, as it touches its state only while it holds the lock.
+        locked = self._locked
+        if locked is None or locked.lock is not self._lock or locked.store is not self._store:
+            locked = self._locked = _Locked(self._lock, self._store)
+        return locked
 
     # -- the ceiling and owners ---------------------------------------------------------
 
@@ -457,11 +465,23 @@ class AdmissionService:
     def execution(self, execution_id: str) -> ExecutionView | None:
         with self._operation():
             row = self._store.execution(execution_id)
-            return None if row is None else _view(row)
+            return None if row is None else self._view_of(row)
 
     def executions(self) -> Sequence[ExecutionView]:
         with self._operation():
-            return [_view(row) for row in self._store.executions()]
+            return [self._view_of(row) for row in self._store.executions()]
+
+    def _view_of(self, row: ExecutionRow) -> ExecutionView:
+        """The row's view. Rows are frozen and a store hands out the same row until the
+        execution is saved again (the memory store does), so a row's view is kept for as
+        long as the row is handed out: the composite area reads every execution after
+        every command, and most have not changed."""
+        kept = self._views.get(row.execution_id)
+        if kept is not None and kept[0] is row:
+            return kept[1]
+        view = _view(row)
+        self._views[row.execution_id] = (row, view)
+        return view
 
     def backlog(self, owner: str) -> Sequence[str]:
         with self._operation():
@@ -673,22 +693,23 @@ class _Locked(AbstractContextManager[None]):
     """The runtime's lock, then one store transaction inside it."""
 
     def __init__(self, lock: threading.RLock, store: AdmissionStore) -> None:
-        self._lock = lock
-        self._store = store
+        self.lock = lock
+        self.store = store
+        # The transactions entered, innermost last; only the lock's holder touches them.
         self._transactions: list[AbstractContextManager[None]] = []
 
     def __enter__(self) -> None:
-        self._lock.acquire()
+        self.lock.acquire()
         try:
-            transaction = self._store.transaction()
+            transaction = self.store.transaction()
             transaction.__enter__()
             self._transactions.append(transaction)
         except BaseException:
-            self._lock.release()
+            self.lock.release()
             raise
 
     def __exit__(self, *exc: object) -> None:
         try:
             self._transactions.pop().__exit__(*exc)  # type: ignore[arg-type]
         finally:
-            self._lock.release()
+            self.lock.release()

@@ -8,8 +8,8 @@ and SQL backends differ only in the store.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, TypeVar
@@ -225,13 +225,10 @@ class InMemoryGovernorStore:
         self._failing: dict[tuple[str, str], datetime] = {}
         self._paused_until: datetime | None = None
         self._available = True
+        self._session = _InMemorySession(self)
 
-    @contextmanager
-    def session(self) -> Iterator[InMemoryGovernorStore]:
-        with self._lock:
-            if not self._available:
-                raise GovernorStoreUnavailable("the in-memory governor store is switched off")
-            yield self
+    def session(self) -> AbstractContextManager[InMemoryGovernorStore]:
+        return self._session
 
     def set_available(self, available: bool) -> None:
         with self._lock:
@@ -268,6 +265,26 @@ class InMemoryGovernorStore:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+class _InMemorySession(AbstractContextManager[InMemoryGovernorStore]):
+    """The memory store's session: its lock held, the store itself to work on. One per
+    store, entered by each operation in turn (it keeps nothing of its own): the composite
+    area reads the pause several times a command."""
+
+    def __init__(self, store: InMemoryGovernorStore) -> None:
+        self._store = store
+
+    def __enter__(self) -> InMemoryGovernorStore:
+        store = self._store
+        store._lock.acquire()
+        if not store._available:
+            store._lock.release()
+            raise GovernorStoreUnavailable("the in-memory governor store is switched off")
+        return store
+
+    def __exit__(self, *exc: object) -> None:
+        self._store._lock.release()
 
 
 def open_memory_governor(clock: Clock, settings: GovernorSettings) -> StoreGovernorRuntime:

@@ -93,6 +93,8 @@ class StepLoopRuntime:
         self.rules = rules if rules is not None else LoopRules()
         self._agents: dict[str, LoopAgent] = {}
         self._memory: dict[str, RunnerMemory] = {}
+        # loop id -> (the row lent, the clock's time, its snapshot then): see _snapshot
+        self._snapshots: dict[str, tuple[StoredLoop, datetime, LoopSnapshot]] = {}
 
     def _now(self) -> datetime:
         return self._clock.now()
@@ -114,17 +116,34 @@ class StepLoopRuntime:
         progressed = True
         while progressed:
             progressed = False
+            now = self._now()
             for loop in self._running():
+                if not self._due(loop, now):
+                    continue
+                if isinstance(self._store, InMemoryLoopStore):  # lent: step a copy
+                    loop = loop.copy()
                 before = Progress.of(loop)
                 if self._step(loop):
                     self._commit(loop, before)
                     progressed = True
 
     def _running(self) -> list[StoredLoop]:
-        """Copies of the loops still running, to step (the memory store copies no other)."""
+        """The loops still running. The memory store lends its own rows (`settle` copies
+        the one it steps: a loop runtime settles after every command of a check, and
+        most loops have nothing due); any other store's are copies."""
         if isinstance(self._store, InMemoryLoopStore):
-            return self._store.running()
+            return [loop for loop in self._store.lend_all() if loop.status == "running"]
         return [loop for loop in self._store.all() if loop.status == "running"]
+
+    def _due(self, loop: StoredLoop, now: datetime) -> bool:
+        """Whether `_step` has something to do to the loop at `now`; reads it, changes
+        nothing."""
+        run = loop.in_flight
+        if run is not None:
+            agent = self._agents.get(loop.loop_id)
+            return ((agent is not None and agent.decided(run.run_number))
+                    or self.rules.run_timed_out(loop, now))
+        return loop.next_run_at is not None and now >= loop.next_run_at
 
     def _read(self, loop_id: str) -> StoredLoop | None:
         """The loop to show, not to change: the memory store's own row, any other's copy."""
@@ -204,10 +223,27 @@ class StepLoopRuntime:
 
     def get_loop(self, loop_id: str) -> LoopSnapshot | None:
         loop = self._read(loop_id)
-        return None if loop is None else self.rules.snapshot(loop, self._now())
+        return None if loop is None else self._snapshot(loop, self._now())
 
     def list_loops(self) -> Sequence[LoopSnapshot]:
-        return snapshots(self.rules, self._read_all(), self._now())
+        if not isinstance(self._store, InMemoryLoopStore):
+            return snapshots(self.rules, self._read_all(), self._now())
+        now = self._now()
+        return [self._snapshot(loop, now) for loop in self._read_all()]
+
+    def _snapshot(self, loop: StoredLoop, now: datetime) -> LoopSnapshot:
+        """The loop's snapshot at `now`. A row the memory store lends is replaced, never
+        changed, when the loop is saved, so its snapshot is kept for as long as the same
+        row is lent and the clock stands still: a check reads every loop after every
+        command, and most have not changed."""
+        if not isinstance(self._store, InMemoryLoopStore):
+            return self.rules.snapshot(loop, now)
+        kept = self._snapshots.get(loop.loop_id)
+        if kept is not None and kept[0] is loop and kept[1] == now:
+            return kept[2]
+        shown = self.rules.snapshot(loop, now)
+        self._snapshots[loop.loop_id] = (loop, now, shown)
+        return shown
 
     def restart(self) -> None:
         """Forget the agents and the runner memory; interrupt every loop still running."""

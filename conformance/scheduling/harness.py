@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from itertools import islice
+from operator import attrgetter
 from typing import Any, ClassVar, cast
 from zoneinfo import ZoneInfo
 
@@ -119,6 +120,10 @@ EXECUTION_FIELDS = ("scheduled_for", "started_at", "trigger", "status", "message
                     "pre_check")
 # Read only from a backend claiming scheduling-ends (SC-019); None for any other.
 ENDED_FIELD = "outcome"
+# Each reads those fields of a view at once, into a tuple (see `_fields`).
+_READ_SCHEDULE = {False: attrgetter(*SCHEDULE_FIELDS),
+                  True: attrgetter(*SCHEDULE_FIELDS, *VALIDATION_FIELDS)}
+_READ_EXECUTION = attrgetter(*EXECUTION_FIELDS)
 TRIGGER_REQUIREMENTS = {"schedule": ("SC-002", "SC-006"), "catch_up": ("SC-007",),
                         "manual": ("SC-009",)}
 PRE_CHECK_REQUIREMENTS = {"skip": ("SC-012",), "prompt": ("SC-013",), "error": ("SC-014",),
@@ -198,7 +203,18 @@ def freeze(view: ScheduleView, validates: bool = False) -> ScheduleRecord:
     # Built in one call rather than replaced: this runs for every schedule read, after
     # every command.
     names = SCHEDULE_FIELDS + VALIDATION_FIELDS if validates else SCHEDULE_FIELDS
-    return ScheduleRecord(*(getattr(view, name, "<missing>") for name in names))
+    return ScheduleRecord(*_fields(view, _READ_SCHEDULE[validates], names))
+
+
+def _fields(view: object, read: Callable[[object], Any],
+            names: tuple[str, ...]) -> tuple[object, ...]:
+    """The `names` of `view` in order, "<missing>" for one it lacks. `read` reads them all
+    at once (an attrgetter, in C: this runs for every record a check builds, after every
+    command); where one is missing, each is read on its own."""
+    try:
+        return cast(tuple[object, ...], read(view))
+    except AttributeError:
+        return tuple(getattr(view, name, "<missing>") for name in names)
 
 
 def freeze_execution(view: ExecutionView, ends: bool = False) -> ExecutionRecord:
@@ -212,8 +228,8 @@ def _execution_fields(view: ExecutionView) -> tuple[object, object, object, obje
                                                     object, object]:
     """The EXECUTION_FIELDS of an execution as shown, in order ("<missing>" for a field
     the view lacks), to build an ExecutionRecord by position in one call."""
-    scheduled_for, started_at, trigger, status, message, cost, pre_check = (
-        getattr(view, name, "<missing>") for name in EXECUTION_FIELDS)
+    scheduled_for, started_at, trigger, status, message, cost, pre_check = _fields(
+        view, _READ_EXECUTION, EXECUTION_FIELDS)
     return scheduled_for, started_at, trigger, status, message, cost, pre_check
 
 
@@ -349,7 +365,8 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         expected, requirements = self._expect(command)
         if not self.oracle.autonomy:  # every step while off checks that nothing fires
             requirements += ("SC-010",)
-        with guarded(self.safety_timeout, describe_scheduling_command(command), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe_scheduling_command, command),
+                     self.hang_scope):
             actual = self._apply(command)  # AdvanceTime moves the clock here
             self.oracle.settle(self.clock.now())
             requirements += self._fired_requirements(executions_before)
@@ -440,10 +457,9 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         validation run as the run shows itself, if the run names this execution back."""
         if not self.validates:
             return freeze_execution(view, self.ends)
-        shown = {name: getattr(view, name, "<missing>") for name in EXECUTION_FIELDS}
         run_id = getattr(view, "validation_run", "<missing>")
         return ExecutionRecord(
-            **shown, outcome=getattr(view, ENDED_FIELD, "<missing>"),
+            *_execution_fields(view), outcome=getattr(view, ENDED_FIELD, "<missing>"),
             business_status=getattr(view, "business_status", "<missing>"),
             validation=None if run_id is None else self._validation_of(view, run_id))
 
