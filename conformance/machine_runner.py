@@ -19,7 +19,7 @@ failing run and the replay, as `MachineRun.nondeterminism`.
 Under `oracle_alone()` a machine runs with its backend side replaced by nothing: each drawn
 command goes to the harness's oracle alone (`run_oracle`: no backend call, no comparison),
 and the checks once per run are skipped. The cost of such a run is the floor a machine's
-checks are measured against (benchmarks/bench_conformance.py --floor); it proves nothing.
+checks are measured against (benchmarks/bench_floor.py); it proves nothing.
 """
 
 from __future__ import annotations
