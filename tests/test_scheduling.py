@@ -23,7 +23,7 @@ from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.sql import SqlBackend, create_store_engine
 from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
 from jobconform.conformance.clock import EPOCH, VirtualClock
-from jobconform.conformance.harness import AdapterError, Divergence
+from jobconform.conformance.harness import AdapterError, Divergence, ListedDeviations
 from jobconform.conformance.scheduling.gallery import GALLERY
 from jobconform.conformance.scheduling.harness import (
     HarnessTarget,
@@ -39,6 +39,7 @@ from jobconform.reference.scheduling.oracle import (
     PreCheckAnswer,
     SchedulingConfig,
     SchedulingOracle,
+    Trigger,
     cron_problem,
     fires_before,
     next_fire,
@@ -198,6 +199,55 @@ def test_a_second_fire_of_a_schedule_the_command_did_not_name_is_blamed_on_the_f
     with pytest.raises(Divergence) as caught:
         harness.run(sc.CreateOnce("b", "now", delay_seconds=0.0))
     assert caught.value.primary == "SC-006"
+    harness.close()
+
+
+@pytest.mark.parametrize("pre_check", [None, *PreCheckAnswer])
+def test_a_missed_fire_run_as_an_ordinary_fire_is_blamed_on_the_catch_up(
+        pre_check: PreCheckAnswer | None) -> None:
+    """A missed fire run after a restart under the trigger schedule, not catch_up, breaks
+    the catch-up's rule (SC-007) whatever the pre-check answered: the two records of that
+    fire differ in their trigger, not in the hook's answer (celery beat's; before the fix
+    a pre-check that answered "skip" named SC-012)."""
+    broken = next(e for e in GALLERY if e.name == "scheduling_catch_up_as_ordinary_fire")
+    harness = SchedulingHarness(load_backend(broken.target), CANONICAL, REGISTRY)
+    harness.run(sc.CreateCron("a", "hourly", "0 * * * *", pre_check=pre_check))
+    with pytest.raises(Divergence) as caught:
+        harness.run(sc.RestartScheduling(7200.0))
+    assert caught.value.primary == "SC-007"
+    harness.close()
+
+
+class LateOneShotRuntime(StepSchedulingRuntime):
+    """A one-shot job fires at the first step after its time, never at it (huey's worker
+    takes a task queued at its eta on its next poll)."""
+
+    def _fire_due(self, now: datetime) -> None:
+        for schedule in self._store.due(now):
+            fire = schedule.next_fire_at
+            if schedule.kind == "cron" or fire is None or fire >= now:
+                continue
+            if self._store.claim(schedule.schedule_id, fire, None):
+                self._execute(schedule, fire, Trigger.SCHEDULE, now)
+
+
+class LateOneShotBackend(MemoryBackend):
+    def open_scheduling(self, clock: Any, config: Any, target: Any) -> StepSchedulingRuntime:
+        return LateOneShotRuntime(InMemoryScheduleStore(), clock, config, target)
+
+
+def test_a_late_one_shot_seen_through_an_edit_of_its_message_is_the_fire_rules() -> None:
+    """A one-shot job fired late, listed (SC-002) and adopted at its time, is fired by the
+    oracle at the next command; an edit of its message there names no new timetable, so
+    the next fire time it still shows is the late fire's (SC-002), not an edit that left
+    the old timetable in place (SC-017): huey's periodic example, whose worker takes a
+    task at its next poll."""
+    harness = SchedulingHarness(LateOneShotBackend(), CANONICAL, REGISTRY,
+                                listed=ListedDeviations(tolerated=frozenset({"SC-002"})))
+    harness.run(sc.CreateOnce("a", "once", delay_seconds=60.0))
+    harness.run(AdvanceTime(60.0))
+    harness.run(sc.EditSchedule("a", "edited", None, None))
+    assert harness.listed.steps == {2: "SC-002", 3: "SC-002"}
     harness.close()
 
 

@@ -246,6 +246,21 @@ class CatchUpBurstRuntime(StepSchedulingRuntime):
         return list(missed)
 
 
+@memory_entry("scheduling_catch_up_as_ordinary_fire", "SC-007",
+              f"{SEED} §10.1 (missed fires after downtime); celery beat runs a missed entry"
+              " once at start as an ordinary run")
+class CatchUpAsOrdinaryFireRuntime(StepSchedulingRuntime):
+    """After downtime the missed fire the policy runs is recorded as an ordinary fire
+    (trigger schedule) instead of a catch-up, so the history cannot tell a fire made on
+    time from one made up for after a restart. With a pre-check, the record differs from
+    the catch-up in its trigger alone, not in what the hook answered."""
+
+    def _execute(self, schedule: StoredSchedule, scheduled_for: datetime, trigger: Trigger,
+                 now: datetime) -> None:
+        ordinary = Trigger.SCHEDULE if trigger is Trigger.CATCH_UP else trigger
+        super()._execute(schedule, scheduled_for, ordinary, now)
+
+
 @memory_entry("scheduling_ignores_switch_off", "SC-010",
               f"{SEED} §10.2 (the master toggle disables all schedules)")
 class IgnoresSwitchRuntime(StepSchedulingRuntime):
