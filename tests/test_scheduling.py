@@ -236,17 +236,18 @@ class LateOneShotBackend(MemoryBackend):
         return LateOneShotRuntime(InMemoryScheduleStore(), clock, config, target)
 
 
-def test_a_late_one_shot_seen_through_an_edit_of_its_message_is_the_fire_rules() -> None:
+@pytest.mark.parametrize("timezone", [None, "UTC"])
+def test_a_late_one_shot_seen_through_an_edit_is_the_fire_rules(timezone: str | None) -> None:
     """A one-shot job fired late, listed (SC-002) and adopted at its time, is fired by the
-    oracle at the next command; an edit of its message there names no new timetable, so
-    the next fire time it still shows is the late fire's (SC-002), not an edit that left
-    the old timetable in place (SC-017): huey's periodic example, whose worker takes a
-    task at its next poll."""
+    oracle at the next command; an edit there of its message, or one naming a zone (a
+    one-shot job's is refused), gives it no new timetable, so the next fire time it still
+    shows is the late fire's (SC-002), not an edit that left the old timetable in place
+    (SC-017): huey's periodic example, whose worker takes a task at its next poll."""
     harness = SchedulingHarness(LateOneShotBackend(), CANONICAL, REGISTRY,
                                 listed=ListedDeviations(tolerated=frozenset({"SC-002"})))
     harness.run(sc.CreateOnce("a", "once", delay_seconds=60.0))
     harness.run(AdvanceTime(60.0))
-    harness.run(sc.EditSchedule("a", "edited", None, None))
+    harness.run(sc.EditSchedule("a", "edited", None, timezone))
     assert harness.listed.steps == {2: "SC-002", 3: "SC-002"}
     harness.close()
 

@@ -338,6 +338,9 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         self.held_executions: dict[str, tuple[ExecutionView, ExecutionRecord]] = {}
         self.deleted: set[str] = set()  # aliases of schedules the oracle deleted
         self.before_edit: datetime | None = None  # next_fire_at of the schedule last edited
+        # The schedule the command being checked gave a new timetable (an accepted edit
+        # naming an expression or a zone), else None: see _retimed_by.
+        self.retimed: str | None = None
         self.resumed_at: datetime | None = None  # when autonomy last came back on
         # The schedules whose fields, history and snapshots handed out `observe` reads, as
         # the command being checked can change them; None: every schedule (any other
@@ -521,6 +524,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def _expect(self, command: SchedulingCommand) -> tuple[object, tuple[str, ...]]:
         now = self.clock.now()
         oracle = self.oracle
+        self.retimed = None
         match command:
             case CreateOnce():
                 return oracle.create_once(command.schedule, command.message, command.run_at,
@@ -562,6 +566,9 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 self.before_edit = None if edited is None else edited.next_fire_at
                 answer = oracle.edit(command.schedule, command.message, command.expression,
                                      command.timezone, now)
+                if answer == EDITED and (command.expression is not None
+                                         or command.timezone is not None):
+                    self.retimed = command.schedule
                 return answer, (*self._gone(command.schedule), "SC-017")
             case DeleteSchedule():
                 answer = oracle.delete(command.schedule)
@@ -970,15 +977,14 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             return "SC-017"  # where an edit restarts the timetable
         return "SC-002" if once else "SC-003"
 
-    @staticmethod
-    def _retimed_by(command: SchedulingCommand | None, alias: str) -> bool:
-        """Whether `command` is an edit of the schedule that names a new timetable (an
-        expression or a zone): only such an edit starts the timetable anew (SC-017). A
-        message alone leaves next_fire_at as it was, so a next fire time or a fire that
+    def _retimed_by(self, command: SchedulingCommand | None, alias: str) -> bool:
+        """Whether `command` is an edit of the schedule that the oracle took as a new
+        timetable (a cron schedule's expression or zone): only such an edit starts the
+        timetable anew (SC-017). An edit of a message alone, or one refused (a one-shot
+        job's zone), leaves next_fire_at as it was, so a next fire time or a fire that
         differs then is the schedule's firing rule's (huey's one-shot job, fired late, seen
-        through an edit of its message)."""
-        return (isinstance(command, EditSchedule) and command.schedule == alias
-                and (command.expression is not None or command.timezone is not None))
+        through such an edit)."""
+        return isinstance(command, EditSchedule) and self.retimed == alias
 
     @staticmethod
     def _later_fire_time(state: ScheduleState, expected: object, actual: object) -> bool:
