@@ -34,8 +34,23 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from importlib import import_module
 
 from jobconform.conformance.clock import real_monotonic
+
+# What a guarded call is: its text, or a function that writes it, called only when the text
+# is shown (a hang, an exit); most calls return, and a command's text costs a step's worth.
+What = str | Callable[[], str]
+
+
+def _text(what: What) -> str:
+    return what if isinstance(what, str) else what()
+
+
+# The handler installed for a signal, as the C function answers it: signal.getsignal turns
+# the answer into an enum member where it can, and the failed lookup of a function costs
+# more than a command of the memory backend (issue 33); `arm` reads it at every call.
+_installed_handler: Callable[[int], object] = import_module("_signal").getsignal
 
 EXIT_CODE_HUNG = 3
 POLL_SECONDS = 0.5
@@ -87,7 +102,7 @@ def thread_stacks() -> str:
 class _Watchdog:
     def __init__(self) -> None:
         self._deadline: float | None = None
-        self._what = ""
+        self._what: What = ""
         self._limit = 0.0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -97,10 +112,10 @@ class _Watchdog:
         # scope -> its first hang's message, stacks included (see `guarded`).
         self.hung_scopes: dict[str, str] = {}
 
-    def arm(self, seconds: float, what: str, scope: str) -> None:
+    def arm(self, seconds: float, what: What, scope: str) -> None:
         self._limit, self._what, self._scope = seconds, what, scope
         self._interruptible = threading.current_thread() is threading.main_thread()
-        if self._interruptible and signal.getsignal(HANG_SIGNAL) is not _raise_hung:
+        if self._interruptible and _installed_handler(HANG_SIGNAL) is not _raise_hung:
             signal.signal(HANG_SIGNAL, _raise_hung)
         self._deadline = real_monotonic() + seconds
         if self._thread is not None:  # started once; the lock is for the first arm only
@@ -121,7 +136,7 @@ class _Watchdog:
             deadline = self._deadline
             if deadline is None or real_monotonic() <= deadline:
                 continue
-            self.hung_message = (f"{HUNG_MARK} {self._what} did not return within"
+            self.hung_message = (f"{HUNG_MARK} {_text(self._what)} did not return within"
                                  f" {self._limit:g} s of real time; the adapter hangs")
             if self._interruptible:
                 # The case fails with this message and the stacks; the later calls of the
@@ -182,9 +197,12 @@ def forget_interrupts() -> None:
 
 
 @contextmanager
-def guarded(seconds: float, what: str, scope: str = "adapter") -> Iterator[None]:
+def guarded(seconds: float, what: What, scope: str = "adapter") -> Iterator[None]:
     """Fail the body with AdapterHung if it runs longer than `seconds` (or exit the process
     with a stack dump when it cannot be interrupted).
+
+    `what` names the call in those messages: a text, or a function writing it, called only
+    when a message shows it.
 
     `scope` names what a hang puts out of use: once a call of the scope hung, every later
     guarded call of it raises AdapterHung at once instead of running its body.
@@ -196,7 +214,7 @@ def guarded(seconds: float, what: str, scope: str = "adapter") -> Iterator[None]
     first = _WATCHDOG.hung_scopes.get(scope)
     if first is not None:
         said = first.splitlines()[0].removeprefix(HUNG_MARK).strip()
-        raise AdapterHung(f"{HUNG_MARK} {what} was not tried: an earlier call of the same"
+        raise AdapterHung(f"{HUNG_MARK} {_text(what)} was not tried: an earlier call of the same"
                           f" adapter hung ({said}); every"
                           " later case of this area is blocked, the first one shows the"
                           " stacks")
@@ -209,7 +227,7 @@ def guarded(seconds: float, what: str, scope: str = "adapter") -> Iterator[None]
     except (SystemExit, GeneratorExit) as stop:
         shown = f"{type(stop).__name__}({stop.code!r})" if isinstance(stop, SystemExit) else (
             type(stop).__name__)
-        raise AdapterExited(f"the adapter raised {shown} during {what}; an adapter must not"
+        raise AdapterExited(f"the adapter raised {shown} during {_text(what)}; an adapter must not"
                             " end the run, so this case fails and the run goes on") from stop
     finally:
         if seconds > 0:
