@@ -32,9 +32,9 @@ import signal
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from importlib import import_module
+from types import TracebackType
 
 from jobconform.conformance.clock import real_monotonic
 
@@ -196,8 +196,7 @@ def forget_interrupts() -> None:
     _Interrupts.raised = False
 
 
-@contextmanager
-def guarded(seconds: float, what: What, scope: str = "adapter") -> Iterator[None]:
+def guarded(seconds: float, what: What, scope: str = "adapter") -> _Guard:
     """Fail the body with AdapterHung if it runs longer than `seconds` (or exit the process
     with a stack dump when it cannot be interrupted).
 
@@ -211,27 +210,40 @@ def guarded(seconds: float, what: What, scope: str = "adapter") -> Iterator[None
         AdapterHung: the body hung, or an earlier call of the same scope did.
         AdapterExited: the body raised SystemExit or GeneratorExit (chained to it).
     """
-    first = _WATCHDOG.hung_scopes.get(scope)
-    if first is not None:
-        said = first.splitlines()[0].removeprefix(HUNG_MARK).strip()
-        raise AdapterHung(f"{HUNG_MARK} {_text(what)} was not tried: an earlier call of the same"
-                          f" adapter hung ({said}); every"
-                          " later case of this area is blocked, the first one shows the"
-                          " stacks")
-    if seconds > 0:
-        _WATCHDOG.arm(seconds, what, scope)
-    try:
-        yield
-    except _HangSignal as hang:
-        raise AdapterHung(str(hang)) from None
-    except (SystemExit, GeneratorExit) as stop:
-        shown = f"{type(stop).__name__}({stop.code!r})" if isinstance(stop, SystemExit) else (
-            type(stop).__name__)
-        raise AdapterExited(f"the adapter raised {shown} during {_text(what)}; an adapter must not"
-                            " end the run, so this case fails and the run goes on") from stop
-    finally:
-        if seconds > 0:
+    return _Guard(seconds, what, scope)
+
+
+class _Guard:
+    """`guarded`'s context: a class, as a generator-based one costs three times as much
+    and wraps every adapter call (issue 33)."""
+
+    __slots__ = ("_scope", "_seconds", "_what")
+
+    def __init__(self, seconds: float, what: What, scope: str) -> None:
+        self._seconds, self._what, self._scope = seconds, what, scope
+
+    def __enter__(self) -> None:
+        first = _WATCHDOG.hung_scopes.get(self._scope)
+        if first is not None:
+            said = first.splitlines()[0].removeprefix(HUNG_MARK).strip()
+            raise AdapterHung(f"{HUNG_MARK} {_text(self._what)} was not tried: an earlier"
+                              f" call of the same adapter hung ({said}); every later case of"
+                              " this area is blocked, the first one shows the stacks")
+        if self._seconds > 0:
+            _WATCHDOG.arm(self._seconds, self._what, self._scope)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        if self._seconds > 0:
             _WATCHDOG.disarm()
+        if isinstance(error, _HangSignal):
+            raise AdapterHung(str(error)) from None
+        if isinstance(error, SystemExit | GeneratorExit):
+            shown = (f"{type(error).__name__}({error.code!r})"
+                     if isinstance(error, SystemExit) else type(error).__name__)
+            raise AdapterExited(f"the adapter raised {shown} during {_text(self._what)}; an"
+                                " adapter must not end the run, so this case fails and the"
+                                " run goes on") from error
 
 
 def run_at_once(call: Callable[[int], None], names: Sequence[str], limit: float,
