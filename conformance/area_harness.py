@@ -397,7 +397,8 @@ class PairedHarness(AreaHarness[CommandT]):
         self._note(command)
         requirements = self._requirements(command)
         self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe(cast(Command, command)), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe, cast(Command, command)),
+                     self.hang_scope):
             answer, expected = self._apply(command)
             self.listed.check(len(self.commands),
                               partial(self._compare_answer, command, requirements, expected,

@@ -99,7 +99,7 @@ class DeclaredHarness(AreaHarness[Any]):
         backend, oracle = declaration.backend, declaration.oracle
         self.commands.append(command)
         self.exercised.update(declaration.requirements)
-        with guarded(self.safety_timeout, describe(command), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe, command), self.hang_scope):
             answer = self._call(declaration.keyword, lambda: backend(self.service, command))
             expected = oracle(self.model, command)
             self.listed.check(len(self.commands),

@@ -27,16 +27,30 @@ exit code and no report. Ctrl-C (`KeyboardInterrupt`) still stops the run.
 from __future__ import annotations
 
 import faulthandler
-import importlib
 import os
 import signal
 import sys
 import threading
 import traceback
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from importlib import import_module
+from types import TracebackType
 
 from jobconform.conformance.clock import real_monotonic
+
+# What a guarded call is: its text, or a function that writes it, called only when the text
+# is shown (a hang, an exit); most calls return, and a command's text costs a step's worth.
+What = str | Callable[[], str]
+
+
+def _text(what: What) -> str:
+    return what if isinstance(what, str) else what()
+
+
+# The handler installed for a signal, as the C function answers it: signal.getsignal turns
+# the answer into an enum member where it can, and the failed lookup of a function costs
+# more than a command of the memory backend (issue 33); `arm` reads it at every call.
+_installed_handler: Callable[[int], object] = import_module("_signal").getsignal
 
 EXIT_CODE_HUNG = 3
 POLL_SECONDS = 0.5
@@ -48,13 +62,6 @@ HANG_SIGNAL = signal.SIGUSR2
 HUNG_MARK = "ADAPTER HUNG:"
 # How many innermost frames of each thread a hang's message shows.
 STACK_FRAMES = 12
-
-
-# The signal's handler as set. `signal.getsignal` turns a handler into an enum member where
-# it is one, by trying and catching a ValueError when it is a function: some 15 us, on
-# every guarded call. The C module under it answers the handler itself.
-_handler: Callable[[int], object] = getattr(importlib.import_module("_signal"), "getsignal",
-                                            signal.getsignal)
 
 
 class AdapterError(RuntimeError):
@@ -95,7 +102,7 @@ def thread_stacks() -> str:
 class _Watchdog:
     def __init__(self) -> None:
         self._deadline: float | None = None
-        self._what: str | Callable[[], str] = ""
+        self._what: What = ""
         self._limit = 0.0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -105,10 +112,10 @@ class _Watchdog:
         # scope -> its first hang's message, stacks included (see `guarded`).
         self.hung_scopes: dict[str, str] = {}
 
-    def arm(self, seconds: float, what: str | Callable[[], str], scope: str) -> None:
+    def arm(self, seconds: float, what: What, scope: str) -> None:
         self._limit, self._what, self._scope = seconds, what, scope
         self._interruptible = threading.current_thread() is threading.main_thread()
-        if self._interruptible and _handler(HANG_SIGNAL) is not _raise_hung:
+        if self._interruptible and _installed_handler(HANG_SIGNAL) is not _raise_hung:
             signal.signal(HANG_SIGNAL, _raise_hung)
         self._deadline = real_monotonic() + seconds
         if self._thread is not None:  # started once; the lock is for the first arm only
@@ -129,7 +136,7 @@ class _Watchdog:
             deadline = self._deadline
             if deadline is None or real_monotonic() <= deadline:
                 continue
-            self.hung_message = (f"{HUNG_MARK} {_said(self._what)} did not return within"
+            self.hung_message = (f"{HUNG_MARK} {_text(self._what)} did not return within"
                                  f" {self._limit:g} s of real time; the adapter hangs")
             if self._interruptible:
                 # The case fails with this message and the stacks; the later calls of the
@@ -189,58 +196,52 @@ def forget_interrupts() -> None:
     _Interrupts.raised = False
 
 
-def guarded(seconds: float, what: str | Callable[[], str],
-            scope: str = "adapter") -> AbstractContextManager[None]:
+def guarded(seconds: float, what: What, scope: str = "adapter") -> _Guard:
     """Fail the body with AdapterHung if it runs longer than `seconds` (or exit the process
     with a stack dump when it cannot be interrupted).
 
+    `what` names the call in those messages: a text, or a function writing it, called only
+    when a message shows it.
+
     `scope` names what a hang puts out of use: once a call of the scope hung, every later
-    guarded call of it raises AdapterHung at once instead of running its body. `what` is
-    the call's description, or a function that says it: it is read only in a hang's or an
-    exit's message (a harness guards every command, and most never need one).
+    guarded call of it raises AdapterHung at once instead of running its body.
 
     Raises:
         AdapterHung: the body hung, or an earlier call of the same scope did.
         AdapterExited: the body raised SystemExit or GeneratorExit (chained to it).
     """
-    first = _WATCHDOG.hung_scopes.get(scope)
-    if first is not None:
-        said = first.splitlines()[0].removeprefix(HUNG_MARK).strip()
-        raise AdapterHung(f"{HUNG_MARK} {_said(what)} was not tried: an earlier call of the"
-                          f" same adapter hung ({said}); every"
-                          " later case of this area is blocked, the first one shows the"
-                          " stacks")
     return _Guard(seconds, what, scope)
 
 
-def _said(what: str | Callable[[], str]) -> str:
-    return what if isinstance(what, str) else what()
-
-
-class _Guard(AbstractContextManager[None]):
-    """`guarded`'s body: a class rather than a generator, as it wraps every command."""
+class _Guard:
+    """`guarded`'s context: a class, as a generator-based one costs three times as much
+    and wraps every adapter call (issue 33)."""
 
     __slots__ = ("_scope", "_seconds", "_what")
 
-    def __init__(self, seconds: float, what: str | Callable[[], str], scope: str) -> None:
+    def __init__(self, seconds: float, what: What, scope: str) -> None:
         self._seconds, self._what, self._scope = seconds, what, scope
 
     def __enter__(self) -> None:
+        first = _WATCHDOG.hung_scopes.get(self._scope)
+        if first is not None:
+            said = first.splitlines()[0].removeprefix(HUNG_MARK).strip()
+            raise AdapterHung(f"{HUNG_MARK} {_text(self._what)} was not tried: an earlier"
+                              f" call of the same adapter hung ({said}); every later case of"
+                              " this area is blocked, the first one shows the stacks")
         if self._seconds > 0:
             _WATCHDOG.arm(self._seconds, self._what, self._scope)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: object) -> None:
+                 traceback: TracebackType | None) -> None:
         if self._seconds > 0:
             _WATCHDOG.disarm()
-        if error is None:
-            return
         if isinstance(error, _HangSignal):
             raise AdapterHung(str(error)) from None
         if isinstance(error, SystemExit | GeneratorExit):
-            shown = (f"{type(error).__name__}({error.code!r})" if isinstance(error, SystemExit)
-                     else type(error).__name__)
-            raise AdapterExited(f"the adapter raised {shown} during {_said(self._what)}; an"
+            shown = (f"{type(error).__name__}({error.code!r})"
+                     if isinstance(error, SystemExit) else type(error).__name__)
+            raise AdapterExited(f"the adapter raised {shown} during {_text(self._what)}; an"
                                 " adapter must not end the run, so this case fails and the"
                                 " run goes on") from error
 

@@ -30,7 +30,7 @@ from jobconform.bridges import (
     keeping_signal_handlers,
 )
 from jobconform.conformance.clock import EPOCH, VirtualClock, real_monotonic
-from jobconform.conformance.watchdog import AdapterHung, guarded
+from jobconform.conformance.watchdog import AdapterHung, forget_hangs, guarded
 from jobconform.reference.commands import Succeed
 
 
@@ -694,9 +694,14 @@ def test_the_hang_watchdog_fires_whatever_is_frozen(freezer: str) -> None:
     if threading.current_thread() is not threading.main_thread():
         pytest.skip("the watchdog interrupts only the main thread; elsewhere it exits")
     started = real_monotonic()
-    with (_frozen(freezer), pytest.raises(AdapterHung, match="a hung call"),
-          guarded(0.2, "a hung call")):
-        threading.Event().wait(5)  # a real wait: returns after 5 s if nothing fires
+    try:
+        with (_frozen(freezer), pytest.raises(AdapterHung, match="a hung call"),
+              guarded(0.2, "a hung call")):
+            threading.Event().wait(5)  # a real wait: returns after 5 s if nothing fires
+    finally:
+        # The hang marks its scope hung for the process: a later test's guarded call
+        # would not be tried (test_bad_input's, in the same xdist worker).
+        forget_hangs()
     assert real_monotonic() - started < 4
 
 

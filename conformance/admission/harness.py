@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
+from functools import partial
 from typing import Any, ClassVar
 
 from jobconform.backends.admission.protocol import (
@@ -165,7 +166,7 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         self.model.logs.clear()
         expected = self.model.apply(command)
         self.exercised.update(expected.requirements)
-        with guarded(self.safety_timeout, ad.describe(command), self.hang_scope):
+        with guarded(self.safety_timeout, partial(ad.describe, command), self.hang_scope):
             actual = self._apply(command)
             self.last_answer = actual
             self.listed.check(len(self.commands),

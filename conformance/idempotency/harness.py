@@ -160,7 +160,8 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
             return self._run_under_fault(command)
         expected, requirements = self._expect_noting_derived(command)
         self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe_idempotency(command), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe_idempotency, command),
+                     self.hang_scope):
             actual = self._apply(command)
         self.last_answer = actual
         # Answers are all the runtime shows of its keys: a listed deviation is recorded
@@ -190,7 +191,8 @@ class IdempotencyHarness(AreaHarness[IdempotencyCommand]):
         Where it did not (the call wrote less), the command is checked as without it."""
         runtime = self._faulted(self.runtime)
         inner = command.command
-        with guarded(self.safety_timeout, describe_idempotency(command), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe_idempotency, command),
+                     self.hang_scope):
             self._call("inject_store_fault", lambda: runtime.inject_store_fault(command.fault))
             try:
                 actual = self._apply_or_unavailable(inner)

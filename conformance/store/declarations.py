@@ -206,7 +206,7 @@ def task_should_read(task_id: str, fields: str = "{}") -> Reading:
 def _read_before(task_id: str, fields: JsonValue) -> Reading:
     def first_read(through: Any) -> object:
         harness: StoreHarness = through.harness
-        held = [view for _, view, then in harness.held if then.task_id == task_id]
+        held = [held.view for held in harness.held if held.then.task_id == task_id]
         return RecordForm.of(held[0]) if held else f"no record of {task_id!r} was read"
 
     return _reads_as(f"the record of {task_id!r} read earlier", first_read, task_id, fields)

@@ -26,9 +26,9 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from jobconform.backends.protocol import DEPRECATED_ALIASES, Backend
 from jobconform.backends.task_store.protocol import STORE, reachability_seam
@@ -110,6 +110,8 @@ def _agrees(expected: object, actual: object) -> bool:
 
 def _result_form(value: object) -> object:
     """A result as comparable data: 1, 1.0 and true stay apart, members in any order."""
+    if value is None:
+        return "null"  # json.dumps's text, without its call: most records have no result
     try:
         return json.dumps(value, sort_keys=True, ensure_ascii=True)
     except (TypeError, ValueError):
@@ -143,16 +145,59 @@ class RecordForm:
 
     @classmethod
     def of(cls, view: object) -> RecordForm:
-        values: dict[str, Any] = {name: getattr(view, name, _MISSING) for name in RECORD_FIELDS}
-        for name in ("submitted_at", "started_at", "completed_at"):
-            values[name] = _instant_form(values[name])
-        values["result"] = _result_form(values["result"])
-        return cls(**values)
+        return cls.of_values(_values(view))
+
+    @classmethod
+    def of_values(cls, values: tuple[object, ...]) -> RecordForm:
+        """The form of a view's field values (`_values`), in `RECORD_FIELDS` order."""
+        (task_id, module_id, status, submitted_at, started_at, completed_at, result, error,
+         retry_count, max_retries) = values
+        return cls(task_id, module_id, status, _instant_form(submitted_at),
+                   _instant_form(started_at), _instant_form(completed_at),
+                   _result_form(result), error, retry_count, max_retries)
 
     def __repr__(self) -> str:
         shown = [f"{name}={_shown(getattr(self, name))}" for name in RECORD_FIELDS
                  if getattr(self, name) is not None]
         return f"Record({', '.join(shown)})"
+
+
+# The types of field values that cannot change in place: a view showing the very same
+# objects as when it was handed out shows the same record (see `_unchanged`).
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), datetime})
+
+
+def _values(view: object) -> tuple[object, ...]:
+    """A view's field values as they are, uncompared (what `RecordForm.of` reads)."""
+    return tuple(getattr(view, name, _MISSING) for name in RECORD_FIELDS)
+
+
+def _unchanged(view: object, then: tuple[object, ...]) -> bool:
+    """Whether `view` still shows the very objects `then` held, each of a type that cannot
+    change in place (instants with a fixed offset or none): then its `RecordForm` is the
+    one it had, and need not be built again. False means only: compare the forms."""
+    for name, before in zip(RECORD_FIELDS, then, strict=True):
+        now = getattr(view, name, _MISSING)
+        if now is not before or type(now) not in _IMMUTABLE:
+            return False
+        if isinstance(now, datetime) and type(now.tzinfo) not in (timezone, type(None)):
+            return False
+    return True
+
+
+class HeldRecord(NamedTuple):
+    """A record the store handed out (TS-008): the view, its form and field values then,
+    and the step and command that handed it out (named only in a failure's message)."""
+
+    step: int
+    command: StoreCommand
+    view: object
+    then: RecordForm
+    values: tuple[object, ...]
+
+    @property
+    def where(self) -> str:
+        return f"step {self.step} ({describe_store(self.command)})"
 
 
 def _sorted(forms: list[RecordForm]) -> tuple[RecordForm, ...]:
@@ -268,7 +313,7 @@ class StoreHarness:
         self.async_required = (
             self.profile.name in registry.requirement(ASYNC_REQUIREMENT).profiles)
         self.oracle = StoreOracle()
-        self.held: list[tuple[str, object, RecordForm]] = []  # (where from, view, as read)
+        self.held: list[HeldRecord] = []
         # Every version saved under each id, oldest first: a store showing a replaced
         # version broke the replacement (TS-002); one showing no saved version altered the
         # record (TS-001).
@@ -317,7 +362,7 @@ class StoreHarness:
             return self._run_at_once(command)
         expected, requirements = self._expect(command)
         self.exercised.update(requirements)
-        with guarded(self.safety_timeout, describe_store(command), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe_store, command), self.hang_scope):
             actual, views = self._apply(command)
         self.listed.check(len(self.commands),
                           partial(self._compare, command, expected, actual, requirements),
@@ -595,7 +640,7 @@ class StoreHarness:
         everything = _sorted([RecordForm.of(r) for r in after.values()])
         views: list[object] = []
         alone: dict[int, object] = {}
-        with guarded(self.safety_timeout, describe_store(command), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe_store, command), self.hang_scope):
             for index, op in enumerate(operations):
                 if not is_write(op):
                     alone[index], handed = self._apply(op)
@@ -774,25 +819,32 @@ class StoreHarness:
     def _hold(self, command: StoreCommand, views: list[object]) -> None:
         step = len(self.commands)
         for view in views:
-            self.held.append((f"step {step} ({describe_store(command)})", view,
-                              RecordForm.of(view)))
+            values = _values(view)
+            self.held.append(HeldRecord(step, command, view, RecordForm.of_values(values),
+                                        values))
         del self.held[:-HELD_SNAPSHOTS]
 
     def _adopt_snapshots(self) -> None:
         """After a listed deviation, a handed-out record that changed is held as it is
         now, so that the same change is not reported again at every later step."""
-        self.held = [(where, view, RecordForm.of(view)) for where, view, _ in self.held]
+        adopted = []
+        for held in self.held:
+            values = _values(held.view)
+            adopted.append(held._replace(then=RecordForm.of_values(values), values=values))
+        self.held = adopted
 
     def _check_snapshots(self) -> None:
         if not self.held:
             return
         self.exercised.add(SNAPSHOT_REQUIREMENT)
-        for where, view, then in self.held:
-            now = RecordForm.of(view)
-            if now != then:
+        for held in self.held:
+            if _unchanged(held.view, held.values):
+                continue
+            now = RecordForm.of(held.view)
+            if now != held.then:
                 raise self._fail((SNAPSHOT_REQUIREMENT,),
-                                 f"the record of task {then.task_id!r} handed out at {where}",
-                                 then, now)
+                                 f"the record of task {held.then.task_id!r} handed out at"
+                                 f" {held.where}", held.then, now)
 
 
 # -- records written in checks ------------------------------------------------------------
