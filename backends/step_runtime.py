@@ -381,9 +381,10 @@ class StepRuntime(StoreRuntime):
     def _copy(self, job: StoredJob) -> StoredJob:
         """A record whose result, arguments and options are scalars (or None) has nothing
         a caller could change, so it is handed out as it is: list_jobs runs after every
-        harness step."""
-        if all(isinstance(value, IMMUTABLE_VALUES)
-               for value in (job.result, job.arguments, job.options)):
+        harness step (so the three are asked in turn, without a generator's calls)."""
+        immutable = IMMUTABLE_VALUES
+        if (isinstance(job.result, immutable) and isinstance(job.arguments, immutable)
+                and isinstance(job.options, immutable)):
             return job
         return super()._copy(job)
 

@@ -286,6 +286,10 @@ class ListedDeviations:
 
 
 _MISSING = "<missing>"
+# A job's script in the oracle before a command: its decided outcome, start count, cancel
+# request, and when and with what retry-after its latest retry was scheduled.
+ScriptBefore = tuple[cmd.Outcome | None, int, bool, datetime | None, float | None]
+NO_SCRIPT_BEFORE: ScriptBefore = (None, 0, False, None, None)
 # Every attribute the harness reads from a job's view, but the deprecated attempt_number,
 # which is read afresh every time (RT-011): what a sealed view must hold still.
 VIEW_NAMES = ("job_id", "arguments", *Record.__dataclass_fields__)
@@ -484,18 +488,21 @@ class Harness:
         # The views that cannot change (sealed_views), by id, with what was read from them;
         # after a full observation, only those still held.
         self._sealed: dict[int, SealedView[Record]] = {}
+        self._sealed_added = False  # a view was sealed since `_sealed` was last rebuilt
         # Each job's expected record, for the oracle's record it was built from.
         self._expected_records: dict[str, tuple[JobState, Record]] = {}
+        # The jobs whose latest expected record holds an error or result of LONG_TEXT
+        # characters or more (LC-039), noted as the record is built.
+        self._long_texts: set[str] = set()
         # Each job's expected and actual records that agreed at the latest observation.
         self._agreed: dict[str, tuple[Record, Record]] = {}
         self.last_answer: object = None
         self._before: dict[str, JobState] = {}
         # Each job's decided outcome, start count and cancel request in the oracle before
-        # the command: an adoption puts back what the runtime did not do.
-        self._before_scripts: dict[str, tuple[cmd.Outcome | None, int, bool]] = {}
-        # Each job's latest retry in the oracle before the command: when and with what
-        # retry-after it was re-queued (blame: was it due by the runtime's own delay?).
-        self._before_retries: dict[str, tuple[datetime | None, float | None]] = {}
+        # the command: an adoption puts back what the runtime did not do. Then its latest
+        # retry: when and with what retry-after it was re-queued (blame: was it due by the
+        # runtime's own delay?).
+        self._before_scripts: dict[str, ScriptBefore] = {}
         self._command_requirements: tuple[str, ...] = ()
         self._fault_divergence: Divergence | None = None  # see defer_fault
         self._changes_only = False  # see comparing_changes_only
@@ -596,9 +603,9 @@ class Harness:
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
         self._orphans_before = set(self.model.orphans)
-        self._before_scripts = {alias: (script.outcome, script.starts, script.cancel_requested)
-                                for alias, script in self.model.scripts.items()}
-        self._before_retries = {alias: (script.retried_at, script.retry_after_ms)
+        # One pass over the scripts for both (this runs before every command).
+        self._before_scripts = {alias: (script.outcome, script.starts, script.cancel_requested,
+                                        script.retried_at, script.retry_after_ms)
                                 for alias, script in self.model.scripts.items()}
         if self.log_watch is not None:
             self.log_watch.discard()  # a command is checked on the records it made
@@ -609,7 +616,7 @@ class Harness:
         tolerance.note_command(False, self.last_command_named)
         actual: object = None
         read_at_once: str | None = None
-        with guarded(self.safety_timeout, describe(command), self.hang_scope):
+        with guarded(self.safety_timeout, partial(describe, command), self.hang_scope):
             try:
                 if isinstance(command, ONE_CALL_COMMANDS):
                     self._plan_observation(with_command=True)
@@ -781,7 +788,8 @@ class Harness:
         job = self.model.jobs[alias]
         script = self.model.scripts[alias]
         before = self._before.get(alias)
-        outcome, starts, cancel_requested = self._before_scripts.get(alias, (None, 0, False))
+        outcome, starts, cancel_requested, _, _ = self._before_scripts.get(alias,
+                                                                           NO_SCRIPT_BEFORE)
         if job.status is Status.CANCELLED and status is not Status.CANCELLED:
             script.cancel_requested = cancel_requested  # the runtime did not cancel it
         if (before is not None and status is before.status is Status.QUEUED
@@ -1421,7 +1429,6 @@ class Harness:
         self._read_at_once_job = alias
         wanted = self._expected(job)
         shown = None if view is None else self._freeze(view)
-        what = f"straight after {describe(command)} returned (before any other call)"
         if view is not None and self._fault_divergence is None:
             try:
                 self._check_read_identity(alias, view, (primary, also))
@@ -1432,14 +1439,15 @@ class Harness:
                 self._fault_divergence = divergence
         if shown != wanted and self._fault_divergence is None:
             self._fault_divergence = self._fail(
-                (primary, also), f"job {alias!r} read {what}", wanted, shown, primary)
+                (primary, also), f"job {alias!r} read {_straight_after(command)}", wanted,
+                shown, primary)
         if health_too:
             health = health_of(self._call("health", self.runtime.health))
             wanted_health = self.model.health()
             if health != wanted_health and self._fault_divergence is None:
                 self._fault_divergence = self._fail(
-                    (primary, also), f"the health snapshot read {what}", wanted_health,
-                    health, primary)
+                    (primary, also), f"the health snapshot read {_straight_after(command)}",
+                    wanted_health, health, primary)
         return primary
 
     @contextmanager
@@ -1831,8 +1839,12 @@ class Harness:
                                      alias)
                 self._agreed[alias] = (wanted, actual_record)
             self.held[f"list:{alias}"] = (view, actual_record)
-        self._sealed = {id(view): self._sealed[id(view)] for view, _ in self.held.values()
-                        if id(view) in self._sealed}
+        if self._sealed_added:
+            # Rebuilt only when a view was sealed since: an entry of a view no longer held
+            # lingers until then, and says of it what it said (the view cannot change).
+            self._sealed = {id(view): self._sealed[id(view)] for view, _ in self.held.values()
+                            if id(view) in self._sealed}
+            self._sealed_added = False
         self._check_bodies(requirements)
         self._check_arguments(list(zip(actual_aliases, views, strict=True)), requirements)
         self._check_alert_order(requirements)
@@ -1841,8 +1853,8 @@ class Harness:
         if len(expected_aliases) >= VOLUME:
             # Every held job, the whole listing and the counts were right at volume.
             self.exercised.add("LC-038")
-        if any(isinstance(text, str) and len(text) >= LONG_TEXT
-               for job in self.model.jobs.values() for text in (job.error, job.result)):
+        # Every held job's record was built above (`_expected_held`), which noted its texts.
+        if not self._long_texts.isdisjoint(self.model.jobs):
             self.exercised.add("LC-039")  # a long error or result read back whole
 
     def observe_changes(self, requirements: tuple[str, ...] = ()) -> None:
@@ -2068,6 +2080,7 @@ class Harness:
             if is_sealed(view, VIEW_NAMES):
                 # The entry keeps the view alive, so its id is no other view's meanwhile.
                 self._sealed[id(view)] = SealedView(view, record)
+                self._sealed_added = True
         if self.keeps_aliases and self.claims_retry:
             self._check_attempt_number(view, record)
         return record
@@ -2097,6 +2110,11 @@ class Harness:
             return built[1]
         record = self._expected(job)
         self._expected_records[alias] = (job, record)
+        if any(isinstance(text, str) and len(text) >= LONG_TEXT
+               for text in (job.error, job.result)):
+            self._long_texts.add(alias)
+        else:
+            self._long_texts.discard(alias)
         return record
 
     def _compare_record(self, what: str, wanted: Record, actual: Record,
@@ -2139,7 +2157,7 @@ class Harness:
         before, script = self._before.get(alias), self.model.scripts.get(alias)
         if before is None or script is None or before.retry_count == 0:
             return False
-        retried_at, retry_after_ms = self._before_retries.get(alias, (None, None))
+        _, _, _, retried_at, retry_after_ms = self._before_scripts.get(alias, NO_SCRIPT_BEFORE)
         if retried_at is None:
             return False
         due = self._runtime_due(script.policy, before.retry_count - 1, retried_at,
@@ -2185,6 +2203,11 @@ class Harness:
             alias = self.aliases.get(view.job_id, view.job_id)
             raise self._fail(("LC-005",), f"job {alias!r} {off[0]} must be a timezone-aware"
                              " UTC datetime", utc.WANTED, utc.describe_offset(off[1]))
+
+
+def _straight_after(command: Command) -> str:
+    """When `_read_at_once` read, as its message says (built only for a message)."""
+    return f"straight after {describe(command)} returned (before any other call)"
 
 
 def _listed_interval(question: cmd.ComputeDelay) -> float:

@@ -6,16 +6,19 @@ the same record object until its job changes (the memory backend's frozen `Store
 hands the same objects back step after step, and reading them again finds what it found
 before. A view is *sealed* when nothing the harness reads from it can change: its type
 is a frozen dataclass whose attributes are read as plain fields (no property, slot or
-`__getattr__` in between), and each of its fields holds an immutable value (None, a
-bool, an int, a float, a str, or a datetime that is naive or at a fixed offset). The
-harness keeps what it read from a sealed view with the view and trusts it after; any
-other view (a live proxy, a record holding a dict) is read in full every time, as before.
+`__getattr__` in between), each field the harness reads holds an immutable value (None, a
+bool, an int, a float, a str, or a datetime that is naive or at a fixed offset), and no
+other field holds an instant that could change its offset. The harness looks at the other
+fields only for their instants (every instant is UTC, LC-005), so what they hold besides
+does not matter: a frozen field cannot be rebound, and a dict in it (the memory store's
+retry policy) is never read. The harness keeps what it read from a sealed view with the
+view and trusts it after; any other view (a live proxy, a record whose result is a dict)
+is read in full every time, as before.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Generic, TypeVar
@@ -28,8 +31,10 @@ FIXED_ZONES = frozenset({type(None), timezone})
 # equals 0.0 and reads otherwise).
 SAME_TEXT_ATOMS = frozenset({type(None), bool, int, str})
 
-# (type, names read) -> the type's field names where its instances can be sealed, else None.
-_SEALABLE: dict[tuple[type, tuple[str, ...]], tuple[str, ...] | None] = {}
+# (type, names read) -> the type's fields where its instances can be sealed, those read and
+# the others, else None.
+_SEALABLE: dict[tuple[type, tuple[str, ...]], tuple[tuple[str, ...], tuple[str, ...]] | None]
+_SEALABLE = {}
 
 RecordT = TypeVar("RecordT")
 
@@ -44,10 +49,12 @@ class SealedView(Generic[RecordT]):
     in_utc: bool = False
 
 
-def _sealable_fields(kind: type, read: Iterable[str]) -> tuple[str, ...] | None:
-    """The field names of `kind` if its instances can be sealed: a frozen dataclass with
-    the plain attribute lookup, where each name in `read` is a plain field or is not there
-    at all (its getattr default then answers, always the same); None otherwise."""
+def _sealable_fields(kind: type, read: tuple[str, ...]
+                     ) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The field names of `kind`, those in `read` and the others, if its instances can be
+    sealed: a frozen dataclass with the plain attribute lookup, where each name in `read`
+    is a plain field or is not there at all (its getattr default then answers, always the
+    same); None otherwise."""
     params = getattr(kind, "__dataclass_params__", None)
     if params is None or not params.frozen:
         return None
@@ -61,7 +68,8 @@ def _sealable_fields(kind: type, read: Iterable[str]) -> tuple[str, ...] | None:
                 if hasattr(type(vars(klass)[name]), "__get__"):
                     return None  # a property (or slot) may answer differently each time
                 break
-    return names
+    return (tuple(name for name in names if name in read),
+            tuple(name for name in names if name not in read))
 
 
 def is_sealed(view: object, read: tuple[str, ...]) -> bool:
@@ -69,10 +77,11 @@ def is_sealed(view: object, read: tuple[str, ...]) -> bool:
     key = (type(view), read)
     if key not in _SEALABLE:
         _SEALABLE[key] = _sealable_fields(type(view), read)
-    names = _SEALABLE[key]
-    if names is None:
+    fields = _SEALABLE[key]
+    if fields is None:
         return False
-    for name in names:
+    read_fields, other_fields = fields
+    for name in read_fields:
         value = getattr(view, name)
         value_kind = type(value)
         if value_kind in ATOMS:
@@ -80,6 +89,13 @@ def is_sealed(view: object, read: tuple[str, ...]) -> bool:
         if value_kind is datetime and type(value.tzinfo) in FIXED_ZONES:
             continue
         return False
+    for name in other_fields:
+        value = getattr(view, name)
+        # Only its instant is looked at (utc.field_off_utc): one that may shift is not
+        # sealed; anything else held there is never read.
+        if isinstance(value, datetime) and not (
+                type(value) is datetime and type(value.tzinfo) in FIXED_ZONES):
+            return False
     return True
 
 

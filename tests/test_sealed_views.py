@@ -62,6 +62,18 @@ def test_a_record_holding_a_dict_or_list_is_read_every_time() -> None:
 def test_an_instant_in_a_zone_of_another_class_is_read_every_time() -> None:
     assert not is_sealed(StoredJob("a", "queued", NOW.replace(tzinfo=ShiftingZone())),
                          VIEW_NAMES)
+    # Also in a field the record comparison does not read: its offset is checked (LC-005).
+    assert "next_attempt_at" not in VIEW_NAMES
+    assert not is_sealed(StoredJob("a", "queued", NOW,
+                                   next_attempt_at=NOW.replace(tzinfo=ShiftingZone())),
+                         VIEW_NAMES)
+
+
+def test_a_dict_in_a_field_the_harness_never_reads_leaves_the_record_sealed() -> None:
+    # The memory store's retry policy: only the fields' instants are looked at there.
+    assert "retry_policy" not in VIEW_NAMES
+    assert is_sealed(StoredJob("a", "queued", NOW, retry_policy={"max_retries": 2}),
+                     VIEW_NAMES)
 
 
 def test_properties_unfrozen_records_and_proxies_are_read_every_time() -> None:
