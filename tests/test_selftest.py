@@ -29,6 +29,13 @@ def test_gallery_entry_is_caught_by_every_suite(entry: GalleryEntry, tmp_path: P
             f"{catch.suite} caught {entry.name} at {entry.catches} but also named"
             f" {', '.join(p for p in catch.primaries if p != entry.catches)} as a primary"
         )
+        # Nor does its report fail another requirement beside the primary: a failed case
+        # that blamed nothing fails every requirement it is tagged with (how Robot's cut
+        # messages once named TS-010 failed beside TS-001).
+        assert catch.named == (entry.catches,), (
+            f"{catch.suite} caught {entry.name} at {entry.catches} but its report also"
+            f" failed {', '.join(r for r in catch.named if r != entry.catches)}"
+        )
 
 
 def test_a_suite_that_stopped_is_a_miss_that_says_why() -> None:
