@@ -231,7 +231,7 @@ class StepRuntime(StoreRuntime):
         cutoff = ownership.silence_cutoff(self._now(), lease_seconds)
         requeued = parked = 0
         for job in self._store.list(RUNNING):
-            if not self._is_stuck(job, cutoff):
+            if not self._past_lease(job, cutoff):
                 continue
             for _attempt in range(WRITE_ATTEMPTS):
                 try:
@@ -242,11 +242,21 @@ class StepRuntime(StoreRuntime):
                     break
                 except StoreWriteFailed:
                     reread = self._store.get(job.job_id)
-                    if reread is None or reread.status != RUNNING or not self._is_stuck(
+                    if reread is None or reread.status != RUNNING or not self._past_lease(
                             reread, cutoff):
                         break
                     job = reread
         return {"requeued": requeued, "parked": parked}
+
+    @staticmethod
+    def _past_lease(job: StoredJob, cutoff: datetime) -> bool:
+        """Silent since strictly before the cutoff (RD-005).
+
+        The same reading as stuck detection's `_is_stuck`, but a rule of its own: a
+        runtime (a gallery entry) that gets stuck detection wrong does not get the lease
+        pass wrong with it, so one bug shows under one requirement (issue 33).
+        """
+        return ownership.is_silent(job, cutoff)
 
     def _redelivery_cap(self) -> float:
         return self._settings.max_redelivery

@@ -2,20 +2,29 @@
 
 Usage: python benchmarks/blame_accuracy.py [--filter TEXT] [--area AREA ...]
            [--suite behave --suite robot --suite hypothesis] [--examples N] [--seed 0]
-           [--work-dir DIR]
+           [--every-area] [--work-dir DIR]
 
 Runs the self-test's gallery of broken backends (conformance/selftest.py; every entry, or
 those whose name contains --filter and whose expected requirement is in one of the --area
 areas) through each suite, with --examples examples per machine (by default the
 self-test's: with fewer, a machine may miss a rare bug class, which says nothing of its
-blame), and sorts each entry in each suite into one of four classes:
+blame), and sorts each entry in each suite into one of five classes:
 
 - exact: every failed case of the suite names the entry's expected requirement as its
-  primary, and no other primary (the goal: a reader sees the one cause);
+  primary, no other primary, and the suite's report fails no other requirement (the
+  goal: a reader sees the one cause);
+- beyond: the primaries are exactly the expected one, but the report names another
+  requirement failed beside it (a failed case that blamed nothing fails every
+  requirement it is tagged with: how Robot's cut messages once named TS-010 beside
+  TS-001);
 - among: the expected requirement is one of several primaries (the self-test passes, but
   a reader also sees another cause that is not one);
 - other: the suite failed, under other primaries only;
 - missed: the suite did not fail at all.
+
+By default only the cases and machines of the entry's own area run, as in the self-test;
+with --every-area every area's run, as in a user's `jobconform run`, so that a consequence
+another area's case fails under a requirement of its own shows as a second cause.
 
 It prints per suite and overall how many entries are exact, and lists every entry that is
 not, with the primaries named. Exit status 1 when any entry is not exact.
@@ -41,14 +50,14 @@ from jobconform.conformance.selftest import (
 )
 from jobconform.spec import Registry, load_registry
 
-CLASSES = ("exact", "among", "other", "missed")
+CLASSES = ("exact", "beyond", "among", "other", "missed")
 
 
 def classify(catch: Catch) -> str:
     if not catch.caught:
         return "missed"
     if catch.primaries == (catch.entry.catches,):
-        return "exact"
+        return "exact" if catch.named == (catch.entry.catches,) else "beyond"
     return "among" if catch.named_expected else "other"
 
 
@@ -75,9 +84,13 @@ def miss_lines(catches: list[Catch]) -> list[str]:
     for catch in catches:
         verdict = classify(catch)
         if verdict != "exact":
-            named = ", ".join(catch.primaries) or "nothing"
-            lines.append(f"  {catch.entry.name} [{catch.suite}] {verdict}: expected"
-                         f" {catch.entry.catches}, primaries {named}")
+            primaries = ", ".join(catch.primaries) or "nothing"
+            line = (f"  {catch.entry.name} [{catch.suite}] {verdict}: expected"
+                    f" {catch.entry.catches}, primaries {primaries}")
+            beyond = [rid for rid in catch.named if rid not in catch.primaries]
+            if beyond:
+                line += f"; also failed: {', '.join(beyond)}"
+            lines.append(line)
     return lines
 
 
@@ -92,6 +105,9 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=SELFTEST_EXAMPLES,
                         help=f"examples per Hypothesis machine (default {SELFTEST_EXAMPLES})")
     parser.add_argument("--seed", type=int, default=SELFTEST_SEED)
+    parser.add_argument("--every-area", action="store_true",
+                        help="run every area's cases and machines on each entry, not only"
+                        " its own area's")
     parser.add_argument("--work-dir", type=Path, default=None,
                         help="where the suites write their reports (default: a temporary"
                         " folder, removed afterwards)")
@@ -107,14 +123,16 @@ def main() -> int:
         work_dir = arguments.work_dir or Path(scratch)
         for number, entry in enumerate(entries, 1):
             found = check_entry(entry, registry, work_dir, suites, arguments.seed,
-                                arguments.examples)
+                                arguments.examples, every_area=arguments.every_area)
             catches += found
             verdicts = ", ".join(f"{catch.suite} {classify(catch)}" for catch in found)
             print(f"[{number}/{len(entries)} {time.perf_counter() - started:.0f} s]"
                   f" {entry.name} ({entry.catches}): {verdicts}", flush=True)
     print()
-    print(f"blame accuracy over {len(entries)} gallery entries, {arguments.examples}"
-          f" examples, seed {arguments.seed}: the primary is exactly the expected one")
+    scope = "every area" if arguments.every_area else "each entry's own area"
+    print(f"blame accuracy over {len(entries)} gallery entries ({scope}),"
+          f" {arguments.examples} examples, seed {arguments.seed}: the primary is exactly"
+          " the expected one, and nothing else is failed")
     print("\n".join(summary_lines(catches, suites)))
     misses = miss_lines(catches)
     print("not exact:" if misses else "every entry exact in every suite")

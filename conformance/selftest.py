@@ -79,7 +79,8 @@ def runs_in_process(backend: Backend) -> bool:
 
 def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
                 suites: tuple[str, ...] = SUITES, seed: int = SELFTEST_SEED,
-                examples: int = SELFTEST_EXAMPLES, primary_only: bool = False) -> list[Catch]:
+                examples: int = SELFTEST_EXAMPLES, primary_only: bool = False,
+                every_area: bool = False) -> list[Catch]:
     """How each suite catches `entry`.
 
     Only the cases and machines of the area the bug breaks: with a dozen areas, running
@@ -93,15 +94,20 @@ def check_entry(entry: GalleryEntry, registry: Registry, work_dir: Path,
     ST-002, as a broken ST-004). The proof is the same, a failed case whose primary the
     entry's requirement is; the other requirements the bug breaks may go unnamed. The
     machines run whole either way, at the default run's examples.
+
+    With `every_area` (benchmarks/blame_accuracy.py --every-area), every area's cases and
+    machines run, as a user's `jobconform run` does: a bug whose consequence another
+    area's case blames on a requirement of its own shows there.
     """
     area = registry.requirement(entry.catches).area
-    in_area = frozenset(r.id for r in registry.requirements if r.area == area)
+    in_area = frozenset(r.id for r in registry.requirements
+                        if every_area or r.area == area)
     backend = load_backend(entry.target)
 
     def catches(selected: frozenset[str], suites: tuple[str, ...], folder: Path) -> list[Catch]:
         config = RunConfig(backend=entry.target, profile=entry.profile, suites=suites,
                            seed=seed, examples=examples, work_dir=folder, selected=selected,
-                           machine_areas=frozenset({area}),
+                           machine_areas=None if every_area else frozenset({area}),
                            behave_in_process=runs_in_process(backend))
         with without_shrinking():
             runs = run_suites(config, registry)

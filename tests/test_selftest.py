@@ -29,6 +29,13 @@ def test_gallery_entry_is_caught_by_every_suite(entry: GalleryEntry, tmp_path: P
             f"{catch.suite} caught {entry.name} at {entry.catches} but also named"
             f" {', '.join(p for p in catch.primaries if p != entry.catches)} as a primary"
         )
+        # Nor does its report fail another requirement beside the primary: a failed case
+        # that blamed nothing fails every requirement it is tagged with (how Robot's cut
+        # messages once named TS-010 failed beside TS-001).
+        assert catch.named == (entry.catches,), (
+            f"{catch.suite} caught {entry.name} at {entry.catches} but its report also"
+            f" failed {', '.join(r for r in catch.named if r != entry.catches)}"
+        )
 
 
 def test_a_suite_that_stopped_is_a_miss_that_says_why() -> None:
@@ -109,3 +116,28 @@ def test_every_entry_point_takes_the_one_default_example_count() -> None:
     assert defaults == dict.fromkeys(defaults, RUN_EXAMPLES)
     [examples] = [item.default for item in fields(RunConfig) if item.name == "examples"]
     assert examples == RUN_EXAMPLES
+
+
+def test_the_blame_benchmark_sorts_a_failure_beyond_the_primary_apart() -> None:
+    # A report that fails a second requirement beside an exact primary (a failed case that
+    # blamed nothing, as Robot's cut messages once did for TS-010) is not exact (issue 33).
+    import importlib.util
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "blame_accuracy.py"
+    spec = importlib.util.spec_from_file_location("blame_accuracy", script)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    entry = gallery()[0]
+    primary = entry.catches
+    exact = Catch(entry, "robot", (primary,), (primary,))
+    beyond = Catch(entry, "robot", (primary, "TS-010"), (primary,))
+    among = Catch(entry, "robot", (primary, "TS-010"), (primary, "TS-010"))
+    assert [module.classify(catch) for catch in (exact, beyond, among)] == [
+        "exact", "beyond", "among"]
+    assert module.miss_lines([exact, beyond]) == [
+        f"  {entry.name} [robot] beyond: expected {primary}, primaries {primary};"
+        " also failed: TS-010"]
+    summary = module.summary_lines([exact, beyond], ("robot",))
+    assert summary[0].split() == ["suite", "exact", "beyond", "among", "other", "missed"]
+    assert summary[1].split() == ["robot", "1/2", "50%", "1", "0", "0", "0"]

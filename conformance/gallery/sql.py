@@ -25,14 +25,22 @@ from jobconform.conformance.gallery import GalleryEntry, subclass_entry
 class UnconditionedWriteStore(SqlJobStore):
     """Writes are `UPDATE ... WHERE job_id = ?` without the expected status, so a worker's
     late report overwrites a job that shutdown already cancelled: its finish time moves
-    and its outcome is counted twice."""
+    and its outcome is counted twice.
+
+    The writer's other expectations (its fencing token) still hold: a store that drops
+    them too is a second bug (sql_without_fencing, RD-006), which this entry showed as a
+    second primary until issue 33.
+    """
 
     def update(self, job_id: str, expected_status: str, *,
                expected: Mapping[str, Any] | None = None,
                **changes: Any) -> StoredJob | None:
+        statement = update(JOBS).where(JOBS.c.job_id == job_id)
+        for name, value in (expected or {}).items():
+            column = JOBS.c[name]
+            statement = statement.where(column.is_(None) if value is None else column == value)
         with self._transaction() as connection:
-            moved = connection.execute(update(JOBS).where(JOBS.c.job_id == job_id)
-                                       .values(**changes))
+            moved = connection.execute(statement.values(**changes))
             if rows_matched(moved) == 0:
                 return None
             return to_stored(connection.execute(
