@@ -9,9 +9,8 @@ adapter knows what is in flight instead, and tells `Deliveries`:
   with a countdown); its body may begin that many seconds from now;
 - `received(job_id)` (with `receipts=True`): the message reached the worker (Celery's
   `task_received`); settle waits until every message sent has;
-- `resent(job_id)`: the broker hands a message again (restored by a sweep) for a job whose
-  body is not due yet: both messages come as bodies at the due, and settle waits for the
-  second (with `receipts=True`, for its receipt too);
+- `resent(job_id)`: the broker hands the job's message again (a sweep restored it): settle
+  waits for the copy as for a message sent, and for a job still due, for both of its bodies;
 - `dropped(job_id)`: no message for the job will come as a body after all (a cancel, a retry
   the library did not send);
 - `with deliveries.body(job_id):` around each body the worker runs, which takes the job's message
@@ -74,12 +73,16 @@ class Deliveries:
             self._state.notify_all()
 
     def resent(self, job_id: str) -> None:
-        """The broker hands a message for the job again (a sweep restored it) while the
-        worker still waits out its due: both come as bodies at that due, in an order the
-        worker's timer picks, so the job stays due until the second has begun or been
-        `dropped`; with `receipts`, settle also waits for the copy to arrive."""
+        """The broker hands a message for the job again: a sweep restored it. A copy of a
+        message still due (a retry's wait) comes as a second body at that due, in an order
+        the worker's timer picks, so the job stays due until both have come; a copy of the
+        message a body holds is due now (a body begins, or the adapter drops the copy). With
+        `receipts`, settle also waits for the copy to arrive."""
         with self._state:
-            self._copies[job_id] += 1
+            if job_id in self._due:
+                self._copies[job_id] += 1
+            else:
+                self._due[job_id] = self._now()
             if self._receipts:
                 self._on_the_wire[job_id] += 1
             self._state.notify_all()

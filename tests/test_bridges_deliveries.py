@@ -161,6 +161,14 @@ def test_a_message_resent_while_its_job_waits_for_its_due_is_waited_for_until_re
         deliveries.settle()
     deliveries.dropped("j0")  # the second: a copy the body had
     deliveries.settle()
+    # A copy of the message a body holds is due now: it comes as a body, or is dropped.
+    with deliveries.body("j0"):
+        deliveries.resent("j0")
+        deliveries.received("j0")
+        with pytest.raises(DeliveriesTimeout, match=r"\(due from\) \{'j0'"):
+            deliveries.settle()
+        deliveries.dropped("j0")
+    deliveries.settle()
 
 
 def test_a_module_imported_on_the_bridges_binds_their_clock(

@@ -44,8 +44,8 @@ class CeleryRuntime:
         signals.task_received.connect(lambda request, **_: self._deliveries.received(request.id),
                                       weak=False, dispatch_uid=name)  # off the wire
         with self._waits.adopting(), ExitStack() as worker:  # its consumer, timer, pool threads
-            self.hostname = worker.enter_context(start_worker(
-                self.app, concurrency=settings.max_concurrent, pool="threads",
+            self.hostname = worker.enter_context(start_worker(  # join: a real-time limit
+                self.app, concurrency=settings.max_concurrent, pool="threads", shutdown_timeout=60,
                 perform_ping_check=False, use_eventloop=False, hostname=f"{name}@jc")).hostname
             self._worker = worker.pop_all()
 

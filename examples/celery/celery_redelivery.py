@@ -40,10 +40,7 @@ class CeleryRedeliveryRuntime(CeleryRuntime):
         threads = settings.max_concurrent + SPARE_THREADS  # for lost workers; the gate limits
         super().__init__(replace(settings, max_concurrent=threads), clock)
         self._gate = bridges.DispatchGate(settings.max_concurrent)
-        # Receipts: a message's delivery stamp, which the sweep compares with the lease, is
-        # the (virtual) time the worker took it, so settle waits for every message sent, a
-        # retry's and a restored one's included, to reach the worker before time passes on.
-        self._deliveries = bridges.Deliveries(self._gate, threads, receipts=True)
+        self._deliveries = bridges.Deliveries(self._gate, threads, receipts=True)  # stamped on take
         self.settle, self.dispatch = self._deliveries.settle, self._deliveries.dispatch
         self.get = lambda job_id: self._view(self._jobs.get(job_id))
         self.list_jobs = lambda status=None: list(map(self._view, self._jobs.list_jobs(status)))
@@ -92,17 +89,13 @@ class CeleryRedeliveryRuntime(CeleryRuntime):
             bridges.until(acked, "Celery's acknowledgements of the messages of ended bodies")
             restored = leased(time.time() - lease_seconds)  # the sweep's own query, then it
             for job_id in restored:  # told before the sweep: a copy may arrive at once
-                if job_id in self._holding:
-                    self._deliveries.sent(job_id)  # taken again: a body begins, or a copy leaves
-                else:  # in a retry's wait
-                    self._deliveries.resent(job_id)  # taken again, due at the retry's time
+                self._deliveries.resent(job_id)
             qos.restore_visible(num=None, interval=1)
             for job_id in restored:
                 self._counts[job_id] += 1
-                delivery = self._holding.get(job_id)
-                if delivery is not None and self._gate.started(job_id):  # its running body lost it
+                if (delivery := self._holding.get(job_id)) and self._gate.started(job_id):
                     self._jobs.update(job_id, "queued")
-                    delivery.lost = True
+                    delivery.lost = True  # its running body lost it
                     delivery.script.next_attempt()
                     delivery.wake()
                     delivery.left.wait()
