@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from jobconform.backends.protocol import HealthView, JobView, RuntimeSettings
-from jobconform.reference.backoff import Jitter, RetryPolicy, policy_to_json
+from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.commands import Outcome, Raise, Succeed
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.reference.model import Health
@@ -237,8 +237,13 @@ def decode_settings(document: dict[str, Any]) -> RuntimeSettings:
 
 
 def encode_policy(policy: RetryPolicy) -> dict[str, Any]:
-    # The wire carries a policy as the stores persist it: one JSON form of a policy.
-    return dict(policy_to_json(policy))
+    return {
+        "max_retries": policy.max_retries,
+        "retry_delay_ms": policy.retry_delay_ms,
+        "backoff_multiplier": policy.backoff_multiplier,
+        "max_retry_delay_ms": policy.max_retry_delay_ms,
+        "non_retryable": list(policy.non_retryable),
+    }
 
 
 def decode_policy(document: dict[str, Any]) -> RetryPolicy:
