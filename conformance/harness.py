@@ -286,10 +286,6 @@ class ListedDeviations:
 
 
 _MISSING = "<missing>"
-# A job's script in the oracle before a command: its decided outcome, start count, cancel
-# request, and when and with what retry-after its latest retry was scheduled.
-ScriptBefore = tuple[cmd.Outcome | None, int, bool, datetime | None, float | None]
-NO_SCRIPT_BEFORE: ScriptBefore = (None, 0, False, None, None)
 # Every attribute the harness reads from a job's view, but the deprecated attempt_number,
 # which is read afresh every time (RT-011): what a sealed view must hold still.
 VIEW_NAMES = ("job_id", "arguments", *Record.__dataclass_fields__)
@@ -498,11 +494,6 @@ class Harness:
         self._agreed: dict[str, tuple[Record, Record]] = {}
         self.last_answer: object = None
         self._before: dict[str, JobState] = {}
-        # Each job's decided outcome, start count and cancel request in the oracle before
-        # the command: an adoption puts back what the runtime did not do. Then its latest
-        # retry: when and with what retry-after it was re-queued (blame: was it due by the
-        # runtime's own delay?).
-        self._before_scripts: dict[str, ScriptBefore] = {}
         self._command_requirements: tuple[str, ...] = ()
         self._fault_divergence: Divergence | None = None  # see defer_fault
         self._changes_only = False  # see comparing_changes_only
@@ -603,10 +594,8 @@ class Harness:
         # The oracle's records before the command: blame ranking asks what a job was.
         self._before = dict(self.model.jobs)
         self._orphans_before = set(self.model.orphans)
-        # One pass over the scripts for both (this runs before every command).
-        self._before_scripts = {alias: (script.outcome, script.starts, script.cancel_requested,
-                                        script.retried_at, script.retry_after_ms)
-                                for alias, script in self.model.scripts.items()}
+        # The scripts as they were: the oracle keeps each that the command changes
+        # (`ReferenceModel.script_before`), rather than every script copied here.
         if self.log_watch is not None:
             self.log_watch.discard()  # a command is checked on the records it made
         if isinstance(command, cmd.StartReaper) and self.model.reaper is None:
@@ -788,8 +777,8 @@ class Harness:
         job = self.model.jobs[alias]
         script = self.model.scripts[alias]
         before = self._before.get(alias)
-        outcome, starts, cancel_requested, _, _ = self._before_scripts.get(alias,
-                                                                           NO_SCRIPT_BEFORE)
+        outcome, starts, cancel_requested, _, _ = self.model.script_before(alias)
+        self.model.note_script(alias)  # changed below: its state before stays kept
         if job.status is Status.CANCELLED and status is not Status.CANCELLED:
             script.cancel_requested = cancel_requested  # the runtime did not cancel it
         if (before is not None and status is before.status is Status.QUEUED
@@ -2157,7 +2146,7 @@ class Harness:
         before, script = self._before.get(alias), self.model.scripts.get(alias)
         if before is None or script is None or before.retry_count == 0:
             return False
-        _, _, _, retried_at, retry_after_ms = self._before_scripts.get(alias, NO_SCRIPT_BEFORE)
+        _, _, _, retried_at, retry_after_ms = self.model.script_before(alias)
         if retried_at is None:
             return False
         due = self._runtime_due(script.policy, before.retry_count - 1, retried_at,

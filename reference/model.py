@@ -164,6 +164,17 @@ class _Script:
     arguments: JsonValue = None
 
 
+# A job's script as it was before a command: its decided outcome, start count, cancel
+# request, and when and with what retry-after its latest retry was scheduled.
+ScriptBefore = tuple[Outcome | None, int, bool, datetime | None, float | None]
+NO_SCRIPT_BEFORE: ScriptBefore = (None, 0, False, None, None)
+
+
+def script_state(script: _Script) -> ScriptBefore:
+    return (script.outcome, script.starts, script.cancel_requested, script.retried_at,
+            script.retry_after_ms)
+
+
 @dataclass
 class ReferenceModel:
     """The oracle. Job aliases are its job ids."""
@@ -213,10 +224,16 @@ class ReferenceModel:
     # The log records the latest command made due (RP-009), for a runtime claiming
     # log-records; `apply` starts each command with none.
     logs: list[ExpectedLog] = field(default_factory=list)
+    # What each script the latest command created or changed was before it (`script_before`
+    # answers for the others): noted at the first change, so that no command copies every
+    # script, which the harness asks of a few only (adoption and blame). `apply` starts
+    # each command with none.
+    scripts_before: dict[str, ScriptBefore] = field(default_factory=dict)
 
     def apply(self, command: Command) -> StepResult:
         """Apply one command; return the answer and the requirements that decided it."""
         self.logs = []
+        self.scripts_before = {}
         result = self._apply(command)
         # Every heartbeat a job's record got during the command is the worker's latest
         # (ST-005): a job's last_heartbeat only moves forward while the job is held, and
@@ -232,6 +249,22 @@ class ReferenceModel:
         self.carried_over = {alias for alias in self.carried_over if alias in self.jobs
                              and self.jobs[alias].status is Status.QUEUED}
         return result
+
+    def note_script(self, alias: str) -> None:
+        """Keep what job `alias`'s script is now, unless already kept since the latest
+        command began: call before changing any field `script_state` reads."""
+        if alias not in self.scripts_before:
+            script = self.scripts.get(alias)
+            self.scripts_before[alias] = (NO_SCRIPT_BEFORE if script is None
+                                          else script_state(script))
+
+    def script_before(self, alias: str) -> ScriptBefore:
+        """Job `alias`'s script as it was before the latest command (none: the defaults)."""
+        kept = self.scripts_before.get(alias)
+        if kept is not None:
+            return kept
+        script = self.scripts.get(alias)
+        return NO_SCRIPT_BEFORE if script is None else script_state(script)
 
     def _apply(self, command: Command) -> StepResult:
         match command:
@@ -385,6 +418,7 @@ class ReferenceModel:
             return StepResult(REFUSED_CAPACITY, ("LC-009",))
         policy = command.retry
         self.jobs[command.job] = self._new_job(command, self.now)
+        self.note_script(command.job)
         script = self._queued_script(command.ignores_cancel, policy)
         script.arguments = command.arguments
         script.outcome = command.outcome  # a body decided before the call, if any
@@ -411,6 +445,7 @@ class ReferenceModel:
             ValueError: the body was not decided before the call (it would block submit),
                 or the submission carries a retry policy (not a combination checked).
         """
+        self.note_script(alias)
         script = self.scripts[alias]
         if script.outcome is None:
             raise ValueError("with queued execution off, submit runs the body: decide it in"
@@ -442,6 +477,7 @@ class ReferenceModel:
                              " a full cap refuses depends on the threads' order")
         for alias in command.jobs:
             self.jobs[alias] = lifecycle.new_job(self.now)
+            self.note_script(alias)
             self.scripts[alias] = self._queued_script(False)
         return StepResult([ACCEPTED] * len(command.jobs), ("LC-030", "LC-008", "LC-009"))
 
@@ -457,6 +493,7 @@ class ReferenceModel:
         task cap, after shutdown, with an unknown module): the harness adopts it, so that
         later commands judge the runtime with it."""
         self.jobs[command.job] = self._new_job(command, submitted_at)
+        self.note_script(command.job)
         self.scripts[command.job] = self._queued_script(command.ignores_cancel, command.retry)
 
     @staticmethod
@@ -513,6 +550,7 @@ class ReferenceModel:
             waiting = job.next_attempt_at is not None and job.next_attempt_at > self.now
             if job.status is Status.QUEUED and not waiting:
                 self._move(alias, EventKind.START)
+                self.note_script(alias)
                 self.scripts[alias].starts += 1
                 running += 1
                 requirements += self._run_body(alias)
@@ -543,6 +581,7 @@ class ReferenceModel:
             plain = backoff.delay_ms(policy, job.retry_count)
             script.due_without_retry_after = (self.now + timedelta(milliseconds=plain)
                                               if plain < delay else None)
+            self.note_script(alias)
             script.retried_at, script.retry_after_ms = self.now, raised.retry_after_ms
             self._move(alias, EventKind.RETRY, retry_at=self.now + timedelta(milliseconds=delay))
             script.outcome = None  # the next attempt waits for its own decision
@@ -557,6 +596,7 @@ class ReferenceModel:
         script = self.scripts.get(alias)
         if script is None or script.outcome is not None:
             return ("LC-003",)
+        self.note_script(alias)
         script.outcome = outcome
         ended = self._run_body(alias)
         if script.cancel_requested:
@@ -575,6 +615,7 @@ class ReferenceModel:
             return StepResult(True, ("LC-011", "LC-025"))
         if script.cancel_requested:
             return StepResult(False, ("LC-015",))
+        self.note_script(alias)
         script.cancel_requested = True
         if self.limits.cancel_interrupts:
             # The invocation in flight is interrupted, whatever the body does (LC-026).
@@ -821,6 +862,7 @@ class ReferenceModel:
         for alias, job in self.jobs.items():
             if job.status.is_terminal:
                 continue
+            self.note_script(alias)
             self.scripts[alias].cancel_requested = True
             self._move(alias, EventKind.CANCEL, at=at)
 
