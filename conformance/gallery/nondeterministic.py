@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import LIFECYCLE, Clock, RuntimeSettings
-from jobconform.backends.store import TERMINAL
+from jobconform.backends.store import RUNNING, TERMINAL
 
 
 class Alternation:
@@ -80,3 +80,39 @@ class AlternatingOpenBackend(MemoryBackend):
 
 
 alternating_open = AlternatingOpenBackend
+
+
+class LostCancelRuntime(MemoryRuntime):
+    """Cancel of a running job is lost on every other call: it answers false and the job
+    runs on, as when a worker thread claims the job's cancel request first."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock,
+                 alternation: Alternation) -> None:
+        super().__init__(settings, clock)
+        self._alternation = alternation
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is not None and job.status == RUNNING and self._alternation.next():
+            return False
+        return super().cancel(job_id)
+
+
+class LostCancelBackend(MemoryBackend):
+    """The memory runtime whose cancel of a running job is lost on every other call. With
+    that deviation listed, the oracle adopts the job still running, so which rules the
+    machine may draw next (cancel_running's precondition) depends on the alternation:
+    Hypothesis sees the same choices lead to different draws ("inconsistent data
+    generation"), not a failure it can replay."""
+
+    name = "gallery.lost_cancel"
+    capabilities = frozenset({LIFECYCLE})
+
+    def __init__(self) -> None:
+        self.alternation = Alternation()
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return LostCancelRuntime(settings, clock, self.alternation)
+
+
+lost_cancel = LostCancelBackend
