@@ -9,8 +9,13 @@ alternation lives in the backend, shared by every runtime it opens, so a replay 
 failing example meets the other answer. That is deterministic in a test and differs on
 every replay, as a race does.
 
-It is not in the self-test's gallery: the suites must not name a requirement for it, but
-give the machine the verdict "nondeterministic backend" (tests/test_nondeterminism.py).
+`lost_cancel` alternates where a listed deviation follows: a cancel of a running job is
+lost on every other call. Listed, the deviation makes the oracle adopt the job still
+running, so the rules the machine may draw next follow the alternation, and Hypothesis
+meets the same choices drawing other rules ("inconsistent data generation").
+
+They are not in the self-test's gallery: the suites must not name a requirement for them,
+but give the machine the verdict "nondeterministic backend" (tests/test_nondeterminism.py).
 """
 
 from __future__ import annotations
