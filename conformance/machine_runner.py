@@ -14,7 +14,12 @@ examples and steps, never in seconds, so a slow backend explores what a fast one
 A backend that answers the same commands differently (a race in its adapter) makes
 Hypothesis's replay of a failing example behave otherwise; Hypothesis calls that `Flaky`.
 It is the backend's verdict, not a requirement's: the run records both behaviours, the
-failing run and the replay, as `MachineRun.nondeterminism`.
+failing run and the replay, as `MachineRun.nondeterminism`. After a listed deviation the
+oracle adopts the backend's state, so the rules' preconditions follow the backend: a race
+there makes the same choices draw other rules in a later example, which Hypothesis calls
+`FlakyStrategyDefinition` ("inconsistent data generation") with no failure to replay. The
+two runs shown are then that later example and the earlier one that made the same choices
+furthest (`_ExamplesSeen`).
 
 Under `oracle_alone()` a machine runs with its backend side replaced by nothing: each drawn
 command goes to the harness's oracle alone (`run_oracle`: no backend call, no comparison),
@@ -24,7 +29,7 @@ checks are measured against (benchmarks/bench_floor.py); it proves nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -33,7 +38,8 @@ from typing import Any, Protocol, TypeVar
 
 import hypothesis
 from hypothesis import HealthCheck, settings
-from hypothesis.errors import Flaky
+from hypothesis.control import current_build_context
+from hypothesis.errors import Flaky, FlakyStrategyDefinition
 from hypothesis.stateful import RuleBasedStateMachine, get_state_machine_test
 
 from jobconform.backends.protocol import Backend
@@ -253,7 +259,8 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
             if run.divergence is None:
                 raise
             return run
-    machine = _recording(factory(backend, profile, registry, run), run)
+    seen = _ExamplesSeen()
+    machine = _recording(factory(backend, profile, registry, run), run, seen)
     hangs_before = len(hangs())
     test_settings = settings(
         max_examples=examples,
@@ -284,8 +291,11 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
             # watchdog), which Hypothesis reads as an example that behaves differently:
             # the verdict is the hang, not the backend's nondeterminism.
             raise AdapterHung(new_hangs[0]) from None
-        run.nondeterminism = Nondeterminism(_first_behaviour(flaky, run),
-                                            run.latest_behaviour(), _first_line(flaky))
+        earlier = (seen.nearest_to_latest() if isinstance(flaky, FlakyStrategyDefinition)
+                   else None)
+        run.nondeterminism = Nondeterminism(
+            earlier if earlier is not None else _first_behaviour(flaky, run),
+            run.latest_behaviour(), _first_line(flaky))
         run.divergence = None  # no counterexample: the backend's answers do not repeat
     else:
         run.divergence = None
@@ -294,20 +304,70 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
     return run
 
 
-def _recording(machine: type[RuleBasedStateMachine],
-               run: MachineRun) -> type[RuleBasedStateMachine]:
+class _ExamplesSeen:
+    """Every example of a machine run that ended, by the choices Hypothesis made for it.
+
+    When the latest example drew differently after the same choices as an earlier one
+    (`FlakyStrategyDefinition`), the earlier one that shares the longest run of choices
+    with it is the first run of the two; every example that passed the point where they
+    part drew the same there, so any of them would do, and the longest is the closest.
+    All examples are kept, not the last few: the one that first went past that point may
+    be any of them, and a run's examples number hundreds, each a few hundred choices.
+    """
+
+    def __init__(self) -> None:
+        self.started = 0  # the number of the latest example
+        self.ended: list[tuple[int, tuple[object, ...], Behaviour]] = []
+
+    def start(self) -> None:
+        self.started += 1
+
+    def end(self, behaviour: Behaviour) -> None:
+        # Hypothesis's own record of the example (ConjectureData): its choices so far,
+        # which in the example it stopped are those up to the draw that went otherwise.
+        choices = tuple(current_build_context().data.choices)
+        self.ended.append((self.started, choices, behaviour))
+
+    def nearest_to_latest(self) -> Behaviour | None:
+        """The earlier example that made the same choices as the latest furthest; None
+        when the latest did not end (it has no choices to match) or is the only one."""
+        if not self.ended or self.ended[-1][0] != self.started:
+            return None
+        *earlier, (_, latest, _) = self.ended
+        best: Behaviour | None = None
+        best_shared = -1
+        for _, choices, behaviour in earlier:
+            shared = shared_prefix(choices, latest)
+            if shared > best_shared:
+                best, best_shared = behaviour, shared
+        return best
+
+
+def shared_prefix(one: Sequence[object], other: Sequence[object]) -> int:
+    """How many leading items `one` and `other` have in common."""
+    for shared, (a, b) in enumerate(zip(one, other, strict=False)):
+        if a != b:
+            return shared
+    return min(len(one), len(other))
+
+
+def _recording(machine: type[RuleBasedStateMachine], run: MachineRun,
+               seen: _ExamplesSeen) -> type[RuleBasedStateMachine]:
     """The machine, recording in `run` what each example did, so that a replay that
-    behaves differently can be shown beside the run before it."""
+    behaves differently can be shown beside the run before it, and in `seen` what every
+    example did, for an example that drew differently after the same choices."""
 
     class Recorded(machine):  # type: ignore[valid-type,misc]
         def __init__(self) -> None:
             run.divergence_before_latest = run.divergence
             run.latest_commands = ()
+            seen.start()
             super().__init__()
 
         def teardown(self) -> None:
             harness = getattr(self, "harness", None)
             run.latest_commands = tuple(getattr(harness, "commands", ()))
+            seen.end(run.latest_behaviour())
             super().teardown()
 
     Recorded.__name__ = Recorded.__qualname__ = machine.__name__

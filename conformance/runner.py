@@ -42,7 +42,12 @@ from jobconform.conformance.area_trace import (
 from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.defaults import SUITES as SUITES  # re-exported for callers
 from jobconform.conformance.harness import AdapterError, Divergence
-from jobconform.conformance.machine_runner import Behaviour, MachineRun, Nondeterminism
+from jobconform.conformance.machine_runner import (
+    Behaviour,
+    MachineRun,
+    Nondeterminism,
+    shared_prefix,
+)
 from jobconform.conformance.machines import MachineEntry, machines
 from jobconform.conformance.progress import CountingBackend, Meter
 from jobconform.conformance.regressions import write_regression_features
@@ -561,6 +566,11 @@ def _nondeterministic_case(name: str, entry: MachineEntry, machine: MachineRun,
              " is blamed. The two runs:",
              *_behaviour_lines("first run", found.first),
              *_behaviour_lines("replay", found.replay)]
+    if found.first.commands and found.replay.commands != found.first.commands:
+        # Two examples that made the same choices until the backend's state led them to
+        # different rules (FlakyStrategyDefinition): where they part is the race.
+        agreed = shared_prefix(found.first.commands, found.replay.commands)
+        lines.append(f"  the two runs agree on their first {agreed} commands")
     suffix = f"-seed-{seed}" if config.seeds else ""
     path = (config.work_dir / "traces"
             / f"{machine_file_stem(entry.name)}{suffix}-nondeterministic.json")

@@ -9,11 +9,13 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from jobconform.backends.loading import load_backend
+from jobconform.conformance import tolerance
 from jobconform.conformance.cli import main
 from jobconform.conformance.compare import build_matrix
 from jobconform.conformance.compare import to_markdown as compare_markdown
 from jobconform.conformance.expectations import ExpectedFailure
 from jobconform.conformance.lifecycle.machine import run_lifecycle_machine
+from jobconform.conformance.machine_runner import shared_prefix
 from jobconform.conformance.report import RunSummary, console_table, read_report
 from jobconform.conformance.runner import CaseResult, SuiteRun
 from jobconform.reference.commands import describe
@@ -123,3 +125,52 @@ def test_a_first_run_that_raised_before_its_first_command_says_what_it_raised(
     assert "the broker refused the connection" in case["message"]
     [trace] = case["artifacts"]
     assert "the broker refused" in json.loads(Path(trace).read_text())["first"]["raised"]
+
+
+
+LOST_CANCEL = "jobconform.conformance.gallery.nondeterministic:lost_cancel"
+# The lost cancel's divergences: listed, the oracle adopts the job still running, and the
+# machine's next rules follow the alternation (cancel_running's precondition).
+LOST_CANCEL_LISTED = ("LC-013", "LC-014")
+LOST_CANCEL_SEED = 2  # a seed whose examples meet the inconsistency within 100
+
+
+def test_choices_that_draw_other_rules_after_a_listed_deviation_show_both_runs() -> None:
+    # Hypothesis finds no failure to replay: a later example made the same choices as an
+    # earlier one and drew differently ("inconsistent data generation"). Both are shown.
+    registry = load_registry()
+    with tolerance.tolerating(LOST_CANCEL_LISTED):
+        run = run_lifecycle_machine(load_backend(LOST_CANCEL), registry.profile("canonical"),
+                                    registry, seed=LOST_CANCEL_SEED, examples=100)
+    found = run.nondeterminism
+    assert found is not None and run.divergence is None
+    assert found.hypothesis_says.startswith("FlakyStrategyDefinition"), found.hypothesis_says
+    first, replay = found.first.commands, found.replay.commands
+    assert first and replay
+    # The two made the same choices up to where the lost cancel led them apart: the same
+    # commands up to there, and a cancel among them.
+    agreed = shared_prefix(first, replay)
+    assert agreed > 0 and first != replay
+    assert any(describe(c).startswith("Cancel(") for c in first[:agreed])
+
+
+def test_the_reproducer_of_choices_that_drew_differently_holds_both_runs(
+        tmp_path: Path) -> None:
+    listed = tmp_path / "listed.yaml"
+    listed.write_text("".join(f"{rid}:\n  reason: a cancel lost to the worker\n"
+                              for rid in LOST_CANCEL_LISTED), encoding="utf-8")
+    result = CliRunner().invoke(main, [
+        "run", "--backend", LOST_CANCEL, "--suite", "hypothesis", "--examples", "100",
+        "--seed", str(LOST_CANCEL_SEED), "--expected-failures", str(listed),
+        "--report-dir", str(tmp_path)])
+    assert result.exit_code == 1
+    document = read_report(tmp_path / "report.json")
+    [case] = [c for c in document["suites"][0]["cases"]  # type: ignore[index]
+              if c["nondeterministic"]]
+    assert "FlakyStrategyDefinition" in case["message"], case["message"]
+    assert "first run (passed, 0 commands)" not in case["message"]
+    assert "the two runs agree on their first" in case["message"]
+    [trace] = case["artifacts"]
+    both = json.loads(Path(trace).read_text())
+    assert both["first"]["commands"] and both["replay"]["commands"]
+    assert both["first"]["commands"] != both["replay"]["commands"]

@@ -9,15 +9,20 @@ alternation lives in the backend, shared by every runtime it opens, so a replay 
 failing example meets the other answer. That is deterministic in a test and differs on
 every replay, as a race does.
 
-It is not in the self-test's gallery: the suites must not name a requirement for it, but
-give the machine the verdict "nondeterministic backend" (tests/test_nondeterminism.py).
+`lost_cancel` alternates where a listed deviation follows: a cancel of a running job is
+lost on every other call. Listed, the deviation makes the oracle adopt the job still
+running, so the rules the machine may draw next follow the alternation, and Hypothesis
+meets the same choices drawing other rules ("inconsistent data generation").
+
+They are not in the self-test's gallery: the suites must not name a requirement for them,
+but give the machine the verdict "nondeterministic backend" (tests/test_nondeterminism.py).
 """
 
 from __future__ import annotations
 
 from jobconform.backends.memory import MemoryBackend, MemoryRuntime
 from jobconform.backends.protocol import LIFECYCLE, Clock, RuntimeSettings
-from jobconform.backends.store import TERMINAL
+from jobconform.backends.store import RUNNING, TERMINAL
 
 
 class Alternation:
@@ -80,3 +85,39 @@ class AlternatingOpenBackend(MemoryBackend):
 
 
 alternating_open = AlternatingOpenBackend
+
+
+class LostCancelRuntime(MemoryRuntime):
+    """Cancel of a running job is lost on every other call: it answers false and the job
+    runs on, as when a worker thread claims the job's cancel request first."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock,
+                 alternation: Alternation) -> None:
+        super().__init__(settings, clock)
+        self._alternation = alternation
+
+    def cancel(self, job_id: str) -> bool:
+        job = self._store.get(job_id)
+        if job is not None and job.status == RUNNING and self._alternation.next():
+            return False
+        return super().cancel(job_id)
+
+
+class LostCancelBackend(MemoryBackend):
+    """The memory runtime whose cancel of a running job is lost on every other call. With
+    that deviation listed, the oracle adopts the job still running, so which rules the
+    machine may draw next (cancel_running's precondition) depends on the alternation:
+    Hypothesis sees the same choices lead to different draws ("inconsistent data
+    generation"), not a failure it can replay."""
+
+    name = "gallery.lost_cancel"
+    capabilities = frozenset({LIFECYCLE})
+
+    def __init__(self) -> None:
+        self.alternation = Alternation()
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return LostCancelRuntime(settings, clock, self.alternation)
+
+
+lost_cancel = LostCancelBackend
