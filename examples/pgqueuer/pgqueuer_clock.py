@@ -12,10 +12,17 @@ connection to the schema (a scheduler's peers and restarts have their own). A re
 server's NOW() (its transaction's start) moves on between two statements; pgqueuer counts
 on it: a job is due when `execute_after < NOW()`, strictly, so on a clock standing still
 a job enqueued for now would wait for pgqueuer's next poll (0.1 s). The microseconds keep
-that order; they run ahead of the virtual clock by one per query the runtime has sent
-(thousands in a runtime's life, so milliseconds at most, and never behind it). With `exact`
-set it sends the virtual instant itself: `pgqueuer_redelivery`'s beats and lease passes, whose
-bound (`heartbeat < NOW() - timeout`) must be the virtual clock's to the microsecond.
+that order for what pgqueuer writes (heartbeats, logs, schedules: a later write differs from an
+earlier one); they run ahead of the virtual clock by one per query the runtime has sent
+(thousands in a runtime's life, so milliseconds at most, and never behind it). What says
+when a job is due is exact instead: a query that names `execute_after` (the enqueue, a
+deferral, a retry, next_deferred_eta) reads the virtual instant itself, and the dequeue
+(`execute_after < NOW()`) one microsecond after it, as it runs after the write that made the
+job due. So a job enqueued for now is taken at once, and one deferred to a time is taken at
+that time, not the milliseconds before it that the count would give (a job deferred by 60 s
+was taken at 59.999999 s). With `exact` set every query sends the virtual instant itself:
+`pgqueuer_redelivery`'s beats and lease passes, whose bound (`heartbeat < NOW() - timeout`)
+must be the virtual clock's to the microsecond.
 
 What it leaves real: `CURRENT_TIMESTAMP`, `clock_timestamp()` and `statement_timestamp()`
 (SQL syntax or other names, bound to pg_catalog); pgqueuer 1.6's SQL uses none of them
@@ -40,26 +47,38 @@ URL = "postgresql://postgres@127.0.0.1:5432/test"  # the local server (trust)
 VIRTUAL_NOW = """CREATE FUNCTION {schema}.now() RETURNS timestamptz LANGUAGE sql STABLE
     AS $$ SELECT current_setting('jobconform.now')::timestamptz $$"""
 
+# How the queries that say when a job is due are told apart from pgqueuer's others: they name
+# its column, and the dequeue (its candidates, its stale re-picks) compares it strictly.
+DUE_AT, DUE = "execute_after", "execute_after < NOW()"
+
 
 class VirtualNow:
     """An asyncpg connection that tells the server the virtual instant before a query."""
 
     def __init__(self, connection: Any, queries: Iterator[int]) -> None:
         self.connection = connection
-        self.queries = queries  # shared by the schema's connections: NOW() never goes back
+        self.queries = queries  # shared by the schema's connections: writes stay in order
         self.exact = False  # while set, NOW() is the virtual instant itself (a lease's bounds)
 
-    async def _tell(self) -> None:
-        now = datetime.now(UTC) + timedelta(microseconds=0 if self.exact else next(self.queries))
+    async def _tell(self, query: str) -> None:
+        if self.exact:
+            later = 0
+        elif DUE in query:  # after the write that made the job due
+            later = 1
+        elif DUE_AT in query:  # a due time, to the microsecond
+            later = 0
+        else:
+            later = next(self.queries)
+        now = datetime.now(UTC) + timedelta(microseconds=later)
         await self.connection.execute("SELECT set_config('jobconform.now', $1, false)",
                                       now.isoformat())
 
     async def fetch(self, query: str, *args: object) -> Any:
-        await self._tell()
+        await self._tell(query)
         return await self.connection.fetch(query, *args)
 
     async def execute(self, query: str, *args: object) -> Any:
-        await self._tell()
+        await self._tell(query)
         return await self.connection.execute(query, *args)
 
     def __getattr__(self, name: str) -> Any:  # add_listener, terminate: the connection's
