@@ -12,17 +12,12 @@ connection to the schema (a scheduler's peers and restarts have their own). A re
 server's NOW() (its transaction's start) moves on between two statements; pgqueuer counts
 on it: a job is due when `execute_after < NOW()`, strictly, so on a clock standing still
 a job enqueued for now would wait for pgqueuer's next poll (0.1 s). The microseconds keep
-that order for what pgqueuer writes (heartbeats, logs, schedules: a later write differs from an
-earlier one); they run ahead of the virtual clock by one per query the runtime has sent
-(thousands in a runtime's life, so milliseconds at most, and never behind it). What says
-when a job is due is exact instead: a query that names `execute_after` (the enqueue, a
-deferral, a retry, next_deferred_eta) reads the virtual instant itself, and the dequeue
-(`execute_after < NOW()`) one microsecond after it, as it runs after the write that made the
-job due. So a job enqueued for now is taken at once, and one deferred to a time is taken at
-that time, not the milliseconds before it that the count would give (a job deferred by 60 s
-was taken at 59.999999 s). With `exact` set every query sends the virtual instant itself:
-`pgqueuer_redelivery`'s beats and lease passes, whose bound (`heartbeat < NOW() - timeout`)
-must be the virtual clock's to the microsecond.
+that order for what pgqueuer writes (heartbeats, logs, schedules), one per query sent
+(milliseconds ahead at most). When a job is due is exact: a query naming `execute_after`
+reads the virtual instant, the dequeue (`execute_after < NOW()`) one microsecond after it,
+so a job deferred by 60 s is taken at 60 s, not the milliseconds before. With `exact` set
+every query reads the virtual instant: `pgqueuer_redelivery`'s beats and lease passes,
+whose bound (`heartbeat < NOW() - timeout`) is the virtual clock's to the microsecond.
 
 What it leaves real: `CURRENT_TIMESTAMP`, `clock_timestamp()` and `statement_timestamp()`
 (SQL syntax or other names, bound to pg_catalog); pgqueuer 1.6's SQL uses none of them
@@ -61,14 +56,8 @@ class VirtualNow:
         self.exact = False  # while set, NOW() is the virtual instant itself (a lease's bounds)
 
     async def _tell(self, query: str) -> None:
-        if self.exact:
-            later = 0
-        elif DUE in query:  # after the write that made the job due
-            later = 1
-        elif DUE_AT in query:  # a due time, to the microsecond
-            later = 0
-        else:
-            later = next(self.queries)
+        later = (0 if self.exact or (DUE_AT in query and DUE not in query)  # a due time
+                 else 1 if DUE in query else next(self.queries))  # after the write making it due
         now = datetime.now(UTC) + timedelta(microseconds=later)
         await self.connection.execute("SELECT set_config('jobconform.now', $1, false)",
                                       now.isoformat())
