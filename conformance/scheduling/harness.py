@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from functools import partial
+from functools import lru_cache, partial
 from itertools import islice
 from operator import attrgetter
 from typing import Any, ClassVar, cast
@@ -124,6 +124,13 @@ ENDED_FIELD = "outcome"
 _READ_SCHEDULE = {False: attrgetter(*SCHEDULE_FIELDS),
                   True: attrgetter(*SCHEDULE_FIELDS, *VALIDATION_FIELDS)}
 _READ_EXECUTION = attrgetter(*EXECUTION_FIELDS)
+# What a snapshot of an execution handed out must go on showing (SC-016), by what the
+# backend claims: (scheduling-ends, scheduling-validation) -> the fields, in the order of
+# ExecutionRecord's (the validation run by its id).
+SNAPSHOT_FIELDS = {
+    (False, False): EXECUTION_FIELDS,
+    (True, False): (*EXECUTION_FIELDS, ENDED_FIELD),
+    (True, True): (*EXECUTION_FIELDS, ENDED_FIELD, "business_status", "validation_run")}
 TRIGGER_REQUIREMENTS = {"schedule": ("SC-002", "SC-006"), "catch_up": ("SC-007",),
                         "manual": ("SC-009",)}
 PRE_CHECK_REQUIREMENTS = {"skip": ("SC-012",), "prompt": ("SC-013",), "error": ("SC-014",),
@@ -190,6 +197,7 @@ class ExecutionRecord:
     validation: object = None
 
 
+@lru_cache(maxsize=4096)  # asked of every snapshot held, after every command
 def held_alias(key: str) -> str:
     """The schedule a held snapshot's key names: get:ALIAS, list:ALIAS or
     history:ALIAS:NUMBER."""
@@ -202,8 +210,14 @@ def freeze(view: ScheduleView, validates: bool = False) -> ScheduleRecord:
     claims `validates` (scheduling-validation)."""
     # Built in one call rather than replaced: this runs for every schedule read, after
     # every command.
+    return ScheduleRecord(*schedule_fields(view, validates))
+
+
+def schedule_fields(view: ScheduleView, validates: bool) -> tuple[object, ...]:
+    """The fields of a ScheduleRecord of the schedule as shown, in order, as far as
+    `validates` reads them."""
     names = SCHEDULE_FIELDS + VALIDATION_FIELDS if validates else SCHEDULE_FIELDS
-    return ScheduleRecord(*_fields(view, _READ_SCHEDULE[validates], names))
+    return _fields(view, _READ_SCHEDULE[validates], names)
 
 
 def _fields(view: object, read: Callable[[object], Any],
@@ -291,8 +305,64 @@ class HarnessTarget:
         return None
 
     def made(self) -> tuple[list[tuple[str, datetime, str]], list[str]]:
+        return self.made_since(0, 0)
+
+    def made_since(self, dispatches: int, pre_checks: int
+                   ) -> tuple[list[tuple[str, datetime, str]], list[str]]:
+        """The dispatches and pre-check calls made after the first `dispatches` and
+        `pre_checks` of them."""
         with self._state:
-            return list(self.dispatches), list(self.pre_checks)
+            return self.dispatches[dispatches:], self.pre_checks[pre_checks:]
+
+
+Dispatch = tuple[str, datetime, str]  # (alias, or an id never learnt; fire time; message)
+
+
+class CallCounts:
+    """The target's dispatches and pre-check calls counted by alias, as the oracle counts
+    them, kept up to date from the calls made since the last count: counting them all
+    again after every command cost more the longer the sequence (issue 33).
+
+    A call whose schedule id the harness has not learnt is counted under the id, and
+    looked up again at every count: a later creation could still return that id."""
+
+    def __init__(self) -> None:
+        self.dispatches: Counter[Dispatch] = Counter()
+        self.pre_checks: Counter[str] = Counter()
+        self._counted = (0, 0)  # how many of each the counters hold, learnt or not
+        self._unlearnt: list[Dispatch] = []
+        self._unlearnt_checks: list[str] = []
+
+    def update(self, target: HarnessTarget, aliases: dict[str, str]
+               ) -> tuple[Counter[Dispatch], Counter[str]]:
+        """The counts of every call made so far: (dispatches, pre-check calls)."""
+        dispatches, pre_checks = target.made_since(*self._counted)
+        self._counted = (self._counted[0] + len(dispatches),
+                         self._counted[1] + len(pre_checks))
+        unlearnt, self._unlearnt = self._unlearnt, []
+        for schedule_id, when, message in [*unlearnt, *dispatches]:
+            alias = aliases.get(schedule_id)
+            if alias is None:
+                self._unlearnt.append((schedule_id, when, message))
+            else:
+                self.dispatches[(alias, when, message)] += 1
+        unlearnt_checks, self._unlearnt_checks = self._unlearnt_checks, []
+        for schedule_id in [*unlearnt_checks, *pre_checks]:
+            alias = aliases.get(schedule_id)
+            if alias is None:
+                self._unlearnt_checks.append(schedule_id)
+            else:
+                self.pre_checks[alias] += 1
+        return (self.dispatches + Counter(self._unlearnt) if self._unlearnt
+                else self.dispatches,
+                self.pre_checks + Counter(self._unlearnt_checks) if self._unlearnt_checks
+                else self.pre_checks)
+
+
+def same_counts(first: Counter[Any], second: Counter[Any]) -> bool:
+    """Counter equality, through dict's (in C) where it answers: Counter's own walks both
+    in Python, after every command."""
+    return dict.__eq__(first, second) or first == second
 
 
 @dataclass
@@ -333,9 +403,13 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         self.config = config_for(self.profile, **self.overrides)
         self.oracle = SchedulingOracle(self.config)
         self.target = HarnessTarget()
-        # Snapshots handed out, with what they showed then.
-        self.held: dict[str, tuple[ScheduleView, ScheduleRecord]] = {}
-        self.held_executions: dict[str, tuple[ExecutionView, ExecutionRecord]] = {}
+        self.calls = CallCounts()
+        # Snapshots handed out, with what they showed then: the fields of the record
+        # each makes (`_schedule_fields`, `_snapshot_fields`), a tuple compared in C.
+        self.held: dict[str, tuple[ScheduleView, tuple[object, ...]]] = {}
+        self.held_executions: dict[str, tuple[ExecutionView, tuple[object, ...]]] = {}
+        self._snapshot_names = SNAPSHOT_FIELDS[self.ends, self.validates]
+        self._read_snapshot = attrgetter(*self._snapshot_names)
         self.deleted: set[str] = set()  # aliases of schedules the oracle deleted
         self.before_edit: datetime | None = None  # next_fire_at of the schedule last edited
         # The schedule the command being checked gave a new timetable (an accepted edit
@@ -349,10 +423,12 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         # should not have made shows as a dispatch or a pre-check call.
         self.touched: frozenset[str] | None = None
         # The objects each schedule's fields ("list:ALIAS") and history ("history:ALIAS")
-        # were last found equal to: (the views shown, the oracle's states). The same views
-        # (their snapshots checked as every observe begins) and the same frozen states
-        # compare as they did, so they are not frozen and compared again.
-        self.agreed: dict[str, tuple[tuple[object, ...], tuple[object, ...]]] = {}
+        # were last found equal to: (the views shown, the oracle's states, and for a
+        # history the records they made). The same views (their snapshots checked as
+        # every observe begins) and the same frozen states compare as they did, so they
+        # are not frozen and compared again; nor the executions of a history that are.
+        self.agreed: dict[str, tuple[tuple[object, ...], tuple[object, ...],
+                                     tuple[ExecutionRecord, ...]]] = {}
         self.peer: SchedulingRuntime | None = None
         # How many schedulers run, as the commands say (the machine's rules read it; an
         # oracle-only run opens no peer).
@@ -431,8 +507,9 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         self.oracle.dispatches = Counter((self.aliases.get(i, i), when, message)
                                          for i, when, message in dispatches)
         self.oracle.pre_checks = Counter(self.aliases.get(i, i) for i in pre_checks)
-        self.held = {key: (view, self._freeze(view)) for key, (view, _) in self.held.items()}
-        self.held_executions = {key: (view, self._snapshot_of(view))
+        self.held = {key: (view, self._schedule_fields(view))
+                     for key, (view, _) in self.held.items()}
+        self.held_executions = {key: (view, self._snapshot_fields(view))
                                 for key, (view, _) in self.held_executions.items()}
         self.agreed.clear()
 
@@ -455,6 +532,9 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def _freeze(self, view: ScheduleView) -> ScheduleRecord:
         return freeze(view, self.validates)
 
+    def _schedule_fields(self, view: ScheduleView) -> tuple[object, ...]:
+        return schedule_fields(view, self.validates)
+
     def _freeze_execution(self, view: ExecutionView) -> ExecutionRecord:
         """The execution as shown; with validation claimed, its business status and its
         validation run as the run shows itself, if the run names this execution back."""
@@ -466,19 +546,13 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             business_status=getattr(view, "business_status", "<missing>"),
             validation=None if run_id is None else self._validation_of(view, run_id))
 
-    def _snapshot_of(self, view: ExecutionView) -> ExecutionRecord:
+    def _snapshot_fields(self, view: ExecutionView) -> tuple[object, ...]:
         """The execution as its own fields show it, its validation run by id: what must not
         change in a snapshot handed out (SC-016), though the run it names may be gone by
-        now (with its schedule)."""
-        if not self.validates:
-            return freeze_execution(view, self.ends)
-        # Built in one call rather than replaced (this runs for every snapshot held, after
-        # every command).
-        return ExecutionRecord(
-            *_execution_fields(view),
-            outcome=getattr(view, ENDED_FIELD, "<missing>") if self.ends else None,
-            business_status=getattr(view, "business_status", "<missing>"),
-            validation=getattr(view, "validation_run", "<missing>"))
+        now (with its schedule). The fields of its ExecutionRecord, in order: read at once
+        and compared as a tuple, as this runs for every snapshot held after every
+        command."""
+        return _fields(view, self._read_snapshot, self._snapshot_names)
 
     def _validation_of(self, view: ExecutionView, run_id: object) -> object:
         run = self.runs.get(str(run_id))
@@ -704,9 +778,9 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 view = self._call("get", lambda: runtime.get(schedule_id))
                 if view is None:
                     return None
-                record = self._freeze(view)
-                self.held[f"get:{command.schedule}"] = (view, record)
-                return record
+                shown = self._schedule_fields(view)
+                self.held[f"get:{command.schedule}"] = (view, shown)
+                return ScheduleRecord(*shown)
             case ListSchedules():
                 views = self._call("list_schedules", runtime.list_schedules)
                 return [self.aliases.get(view.schedule_id, view.schedule_id) for view in views]
@@ -785,12 +859,14 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
     def observe(self, requirements: tuple[str, ...] = ()) -> None:
         """Settle every scheduler, then compare every schedule, every history, the
         dispatches, the pre-check calls and the snapshots handed out earlier."""
-        read_ahead.plan_reads([
-            *((running, "settle", {}) for running in self._runtimes()),
-            (self.runtime, "list_schedules", {}),
-            *((self.runtime, "history", {"schedule_id": self.ids[alias]})
-              for alias in self.oracle.list() if alias in self.ids),
-            *([(self.runtime, "operator_alerts", {})] if self.validates else [])])
+        if callable(getattr(self.runtime, "plan_reads", None)):
+            # Built only for a runtime that takes it (one behind a pipe): every step.
+            read_ahead.plan_reads([
+                *((running, "settle", {}) for running in self._runtimes()),
+                (self.runtime, "list_schedules", {}),
+                *((self.runtime, "history", {"schedule_id": self.ids[alias]})
+                  for alias in self.oracle.list() if alias in self.ids),
+                *([(self.runtime, "operator_alerts", {})] if self.validates else [])])
         for running in self._runtimes():
             self._call("settle", running.settle)
         self._check_snapshots()
@@ -825,8 +901,22 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         before = self.agreed.get(key)
         return (before is not None and len(before[0]) == len(shown)
                 and len(before[1]) == len(expected)
-                and all(a is b for a, b in zip(before[0], shown, strict=True))
-                and all(a is b for a, b in zip(before[1], expected, strict=True)))
+                and self._agreed_prefix(key, shown, expected) == len(shown))
+
+    def _agreed_prefix(self, key: str, shown: Sequence[object],
+                       expected: Sequence[object]) -> int:
+        """How many of `shown` and `expected`, from the first, are pair for pair the very
+        objects `key` was last found equal to (see `agreed`)."""
+        before = self.agreed.get(key)
+        if before is None:
+            return 0
+        kept = 0
+        for shown_then, expected_then, shown_now, expected_now in zip(
+                before[0], before[1], shown, expected, strict=False):  # to the shortest
+            if shown_then is not shown_now or expected_then is not expected_now:
+                break
+            kept += 1
+        return kept
 
     @staticmethod
     def _hold(held: dict[str, tuple[Any, Any]], key: str, view: object,
@@ -843,23 +933,25 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         shows what it showed when it was returned (SC-016): a view that goes on to show
         its schedule's later state changes only as that schedule does."""
         touched = self.touched
-        shown: list[tuple[str, object, object]] = [
-            (key, record, self._freeze(view)) for key, (view, record) in self.held.items()
-            if touched is None or held_alias(key) in touched]
-        shown += [(key, record, self._snapshot_of(view))
-                  for key, (view, record) in self.held_executions.items()
+        shown: list[tuple[str, Callable[..., object], tuple[object, ...], tuple[object, ...]]]
+        shown = [(key, ScheduleRecord, then, self._schedule_fields(view))
+                 for key, (view, then) in self.held.items()
+                 if touched is None or held_alias(key) in touched]
+        shown += [(key, ExecutionRecord, then, self._snapshot_fields(view))
+                  for key, (view, then) in self.held_executions.items()
                   if touched is None or held_alias(key) in touched]
-        for key, record, now in shown:
-            if now != record:
+        for key, record, then, now in shown:
+            if now != then:
                 raise self._fail(("SC-016",), f"a snapshot read earlier ({key}) changed after"
-                                 " it was returned", record, now)
+                                 " it was returned", record(*then), record(*now))
 
     def _compare_schedule(self, alias: str, view: ScheduleView,
                           requirements: tuple[str, ...]) -> None:
         state = self.oracle.schedules[alias]
         if self._agreed_before(f"list:{alias}", (view,), (state,)):
             return
-        wanted, actual = expected_record(state, self.validates), self._freeze(view)
+        shown = self._schedule_fields(view)
+        wanted, actual = expected_record(state, self.validates), ScheduleRecord(*shown)
         for name, field_requirements in FIELD_REQUIREMENTS.items():
             expected_value, actual_value = getattr(wanted, name), getattr(actual, name)
             if expected_value != actual_value:
@@ -877,19 +969,24 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             name, value = off
             raise self._fail(("SC-016",), f"schedule {alias!r} {name} must be a"
                              " timezone-aware UTC datetime", "tz-aware UTC", value)
-        self._hold(self.held, f"list:{alias}", view, lambda: actual)
+        self._hold(self.held, f"list:{alias}", view, lambda: shown)
         if state.kind == CRON:
             self.exercised.update(dst_requirements(state.next_fire_at, state.timezone))
-        self.agreed[f"list:{alias}"] = ((view,), (state,))
+        self.agreed[f"list:{alias}"] = ((view,), (state,), ())
 
     def _compare_history(self, alias: str, requirements: tuple[str, ...]) -> None:
         schedule_id = self.ids[alias]
         views = list(self._call("history", lambda: self.runtime.history(schedule_id)))
         executions = self.oracle.executions(alias)
-        if self._agreed_before(f"history:{alias}", views, executions):
+        key = f"history:{alias}"
+        if self._agreed_before(key, views, executions):
             return
-        actual = [self._freeze_execution(view) for view in views]
-        wanted = [expected_execution(e) for e in executions]
+        # The executions found equal last time, from the first, as they were then: a
+        # history grows at its end, after every command that fires.
+        kept = self._agreed_prefix(key, views, executions)
+        records = list(self.agreed[key][2][:kept]) if kept else []
+        actual = records + [self._freeze_execution(view) for view in views[kept:]]
+        wanted = records + [expected_execution(e) for e in executions[kept:]]
         if actual == wanted:
             # The right instants at another offset compare equal: SC-016 asks for UTC. Of
             # each execution as it is first held: one held already was found UTC then, and
@@ -905,10 +1002,10 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                                  describe_offset(off[1]), "SC-016")
             for number, view in enumerate(views):
                 self._hold(self.held_executions, f"history:{alias}:{number}", view,
-                           partial(self._snapshot_of, view))
+                           partial(self._snapshot_fields, view))
             if self.validates:
                 self._learn_execution_ids(alias, views, actual)
-            self.agreed[f"history:{alias}"] = (tuple(views), tuple(executions))
+            self.agreed[key] = (tuple(views), tuple(executions), tuple(actual))
             return
         blamed = (*requirements, "SC-015")
         timezone = self.oracle.schedules[alias].timezone
@@ -1146,9 +1243,8 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                 self._compare_history(alias, requirements)
 
     def _compare_calls(self, requirements: tuple[str, ...]) -> None:
-        dispatches, pre_checks = self.target.made()
-        made = Counter((self.aliases.get(i, i), when, message) for i, when, message in dispatches)
-        if made != self.oracle.dispatches:
+        made, checked = self.calls.update(self.target, self.aliases)
+        if not same_counts(made, self.oracle.dispatches):
             differing = sorted((made - self.oracle.dispatches) + (self.oracle.dispatches - made),
                                key=repr)
             self._compare_unnamed_histories({alias for alias, _, _ in differing}, requirements)
@@ -1158,8 +1254,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             raise self._fail(blamed, f"dispatches made (differing: {differing})",
                              dict(self.oracle.dispatches), dict(made),
                              "SC-018" if gone else None)
-        checked = Counter(self.aliases.get(i, i) for i in pre_checks)
-        if checked != self.oracle.pre_checks:
+        if not same_counts(checked, self.oracle.pre_checks):
             # A fire whose pre-check answered "skip" dispatches nothing: a late or second fire
             # of it shows only here, so it is classified as a differing dispatch is.
             self._compare_unnamed_histories(
