@@ -19,6 +19,7 @@ import heapq
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov",
@@ -30,6 +31,9 @@ LONGEST_MONTH = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # (the weekdays of the Gregorian calendar repeat every 400 years; no real expression needs
 # more than a few).
 SEARCH_YEARS = 30
+# How many days' local times (`_local_times`) are kept: a scheduler asks the same few days
+# of the same timetables again at every fire, edit and creation.
+KEPT_DAYS = 256
 
 
 class CronSyntaxError(ValueError):
@@ -90,6 +94,7 @@ def _field(text: str, low: int, high: int, names: tuple[str, ...] = (),
     return frozenset(values)
 
 
+@lru_cache(maxsize=256)
 def parse(expression: str) -> CronExpression:
     """Read a five-field expression (minute hour day-of-month month day-of-week).
 
@@ -114,8 +119,10 @@ def parse(expression: str) -> CronExpression:
     return cron
 
 
+@lru_cache(maxsize=256)
 def zone(name: str) -> ZoneInfo | None:
-    """The IANA zone of that name, or None when there is none."""
+    """The IANA zone of that name, or None when there is none (kept: zoneinfo keeps the
+    zones it finds, but looks for a missing one on disk again at every call)."""
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
@@ -184,21 +191,34 @@ def fire_times(cron: CronExpression, tz: ZoneInfo, after: datetime) -> Iterator[
     day = after.astimezone(tz).date() - timedelta(days=1)  # a fold may reach back a day
     give_up = day + timedelta(days=SEARCH_YEARS * 366)
     while day < give_up:
-        if cron.runs_on(day):
-            for hour in cron.hours:
-                for minute in cron.minutes:
-                    wall = datetime.combine(day, time(hour, minute), tzinfo=tz)
-                    readings = (wall.replace(fold=0).astimezone(UTC),
-                                wall.replace(fold=1).astimezone(UTC))
-                    if max(readings) <= after:
-                        continue  # every instant it could fire at is already past
-                    for instant in released(_first_reading(wall)):
-                        give_up = day + timedelta(days=SEARCH_YEARS * 366)
-                        yield instant
-                    for instant in _instants(cron, wall):
-                        heapq.heappush(pending, instant)
+        for latest, first, instants in _local_times(cron, tz, day):
+            if latest <= after:
+                continue  # every instant it could fire at is already past
+            for instant in released(first):
+                give_up = day + timedelta(days=SEARCH_YEARS * 366)
+                yield instant
+            for instant in instants:
+                heapq.heappush(pending, instant)
         day += timedelta(days=1)
     yield from released(None)
+
+
+@lru_cache(maxsize=KEPT_DAYS)
+def _local_times(cron: CronExpression, tz: ZoneInfo, day: date
+                 ) -> tuple[tuple[datetime, datetime, tuple[datetime, ...]], ...]:
+    """The local times of `day` the expression matches, in order, each as (the last instant
+    the zone's clock reads it, the first instant it reads it or later, the instants it
+    fires at): what `fire_times` walks, the same for every walk over the day."""
+    if not cron.runs_on(day):
+        return ()
+    matching = []
+    for hour in cron.hours:
+        for minute in cron.minutes:
+            wall = datetime.combine(day, time(hour, minute), tzinfo=tz)
+            latest = max(wall.replace(fold=0).astimezone(UTC),
+                         wall.replace(fold=1).astimezone(UTC))
+            matching.append((latest, _first_reading(wall), tuple(_instants(cron, wall))))
+    return tuple(matching)
 
 
 def next_fire_time(cron: CronExpression, tz: ZoneInfo, after: datetime) -> datetime | None:
