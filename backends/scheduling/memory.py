@@ -10,6 +10,7 @@ import builtins
 import threading
 from dataclasses import replace
 from datetime import datetime
+from operator import attrgetter
 
 from jobconform.backends.protocol import Clock
 from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
@@ -29,16 +30,19 @@ class _Shelf:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.schedules: dict[str, StoredSchedule] = {}  # insertion order is creation order
-        self.executions: list[StoredExecution] = []
+        # Each schedule's executions, as recorded: a history reads its own schedule's alone.
+        self.executions: dict[str, list[StoredExecution]] = {}
         self.validation_runs: dict[str, StoredValidationRun] = {}
         self.alerts: list[str] = []  # execution ids, in the order alerted (SC-024)
         self.autonomy = True
 
 
+_HISTORY_ORDER = attrgetter("started_at", "scheduled_for")
+
+
 def _in_history_order(executions: builtins.list[StoredExecution]) -> builtins.list[int]:
     """Indexes by start, then fire time; stable, so equal keys stay in the order recorded."""
-    return sorted(range(len(executions)),
-                  key=lambda i: (executions[i].started_at, executions[i].scheduled_for))
+    return sorted(range(len(executions)), key=lambda i: _HISTORY_ORDER(executions[i]))
 
 
 class InMemoryScheduleStore:
@@ -87,8 +91,7 @@ class InMemoryScheduleStore:
         with self._shelf.lock:
             if self._shelf.schedules.pop(schedule_id, None) is None:
                 return False
-            self._shelf.executions = [e for e in self._shelf.executions
-                                      if e.schedule_id != schedule_id]
+            self._shelf.executions.pop(schedule_id, None)
             self._shelf.validation_runs = {
                 run_id: run for run_id, run in self._shelf.validation_runs.items()
                 if run.schedule_id != schedule_id}
@@ -105,18 +108,16 @@ class InMemoryScheduleStore:
 
     def record(self, execution: StoredExecution) -> None:
         with self._shelf.lock:
-            self._shelf.executions.append(execution)
+            self._shelf.executions.setdefault(execution.schedule_id, []).append(execution)
 
     def end(self, schedule_id: str, scheduled_for: datetime, outcome: str,
             cost: float | None, business_status: str | None = None,
             validation: StoredValidationRun | None = None) -> bool:
         with self._shelf.lock:
-            executions = self._shelf.executions
+            executions = self._shelf.executions.get(schedule_id, [])
             for index in _in_history_order(executions):
                 execution = executions[index]
-                if (execution.schedule_id == schedule_id
-                        and execution.scheduled_for == scheduled_for
-                        and self._takes_end(execution)):
+                if execution.scheduled_for == scheduled_for and self._takes_end(execution):
                     run_id = None
                     if validation is not None:
                         assert execution.execution_id is not None
@@ -131,11 +132,10 @@ class InMemoryScheduleStore:
 
     def decide(self, schedule_id: str, scheduled_for: datetime, judge: Judge) -> bool:
         with self._shelf.lock:
-            executions = self._shelf.executions
+            executions = self._shelf.executions.get(schedule_id, [])
             for index in _in_history_order(executions):
                 execution = executions[index]
-                if (execution.schedule_id != schedule_id
-                        or execution.scheduled_for != scheduled_for
+                if (execution.scheduled_for != scheduled_for
                         or execution.business_status != BusinessStatus.PENDING_VALIDATION):
                     continue
                 assert execution.validation_run is not None
@@ -165,8 +165,8 @@ class InMemoryScheduleStore:
 
     def history(self, schedule_id: str) -> builtins.list[StoredExecution]:
         with self._shelf.lock:
-            held = [e for e in self._shelf.executions if e.schedule_id == schedule_id]
-        return [held[index] for index in _in_history_order(held)]
+            held = list(self._shelf.executions.get(schedule_id, ()))
+        return sorted(held, key=_HISTORY_ORDER)  # stable: as recorded among equal keys
 
     def autonomy(self) -> bool:
         with self._shelf.lock:
