@@ -979,12 +979,12 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
         views = list(self._call("history", lambda: self.runtime.history(schedule_id)))
         executions = self.oracle.executions(alias)
         key = f"history:{alias}"
-        if self._agreed_before(key, views, executions):
-            return
         # The executions found equal last time, from the first, as they were then: a
         # history grows at its end, after every command that fires.
-        kept = self._agreed_prefix(key, views, executions)
-        records = list(self.agreed[key][2][:kept]) if kept else []
+        kept, before = self._agreed_prefix(key, views, executions), self.agreed.get(key)
+        if before is not None and kept == len(views) == len(executions) == len(before[0]):
+            return  # all of them, and no more then (as _agreed_before)
+        records = list(before[2][:kept]) if before is not None and kept else []
         actual = records + [self._freeze_execution(view) for view in views[kept:]]
         wanted = records + [expected_execution(e) for e in executions[kept:]]
         if actual == wanted:
