@@ -17,7 +17,7 @@ from jobconform.conformance.aim import steps_to_edge
 from jobconform.conformance.command_engine import time_rule
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
-from jobconform.conformance.job_machine import JobMachine
+from jobconform.conformance.job_machine import JobMachine, jobs
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
@@ -55,7 +55,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             self.harness = replay_harness(backend, profile, registry, {})
             self.starts = 0  # reaper starts with values, for the deprecated keywords
 
-        @rule(target=JobMachine.jobs)
+        @rule(target=jobs)
         def submit(self) -> str:
             alias = self._name("j")
             # Every other job has retries of its own where the backend claims retry: a
@@ -65,7 +65,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             self._run(cmd.Submit(alias, retry=retry))
             return alias
 
-        @rule(job=JobMachine.jobs, outcome=outcomes)
+        @rule(job=jobs, outcome=outcomes)
         def finish(self, job: str, outcome: cmd.Outcome) -> None:
             self._run(cmd.Finish(job, outcome))
 
