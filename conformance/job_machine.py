@@ -27,15 +27,11 @@ jobs: Bundle[str] = Bundle("jobs")
 class JobMachine(AreaMachine[JobHarnessT]):
     """A machine whose rules submit jobs into `jobs` and act on them."""
 
-    @property
-    def job_harness(self) -> Harness:
-        harness = self.harness
-        assert harness is not None, "the harness opens before any rule reads it"
-        return harness
-
     def _jobs_where(self, wanted: Callable[[JobState], bool]) -> list[str]:
         """The jobs the oracle holds for which `wanted` holds, oldest first."""
-        return [alias for alias, job in self.job_harness.model.jobs.items() if wanted(job)]
+        harness = self.harness
+        assert harness is not None, "the harness opens before any rule reads it"
+        return [alias for alias, job in harness.model.jobs.items() if wanted(job)]
 
     @rule()
     def dispatch(self) -> None:
