@@ -232,10 +232,11 @@ class AreaMachine(RuleBasedStateMachine, Generic[HarnessT]):
 
 def time_rule(name: str, steps: Sequence[float], command: Callable[[float], Any],
               when: Callable[[Any], bool] | None = None) -> Callable[..., None]:
-    """The rule `name` of an `AreaMachine`: time passes by one of `steps` seconds, drawn,
-    sent as `command(seconds)`, in a state where `when(machine)` holds (any, if None).
-    Hypothesis orders and labels rules by their function's name, so the rule is named as
-    the method it replaces and draws what that did."""
+    """The rule `name` of an `AreaMachine`: one of `steps` seconds, drawn, sent as
+    `command(seconds)` (time passing, or a duration a command takes: a cleanup's age, a
+    lease), in a state where `when(machine)` holds (any, if None). Hypothesis orders and
+    labels rules by their function's name and the count of their arguments, so the rule
+    is named as the method it replaces and draws what that did."""
 
     def passes(self: AreaMachine[Any], seconds: float) -> None:
         self._run(command(seconds))

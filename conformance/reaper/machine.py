@@ -103,10 +103,8 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
         def reaper_status(self) -> None:
             self._run(cmd.ReaperStatus())
 
-        @precondition(lambda self: self.harness.claims_reaper)
-        @rule(older_than=st.sampled_from(TTLS))
-        def list_expired(self, older_than: float) -> None:
-            self._run(cmd.ListExpired(older_than))
+        list_expired = time_rule("list_expired", TTLS, cmd.ListExpired,
+                                 when=lambda self: self.harness.claims_reaper)
 
         # -- re-delivery ----------------------------------------------------------------------
 
@@ -117,10 +115,8 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             running = self._jobs_where(lambda job: job.status is Status.RUNNING)
             self._run(cmd.Heartbeat(data.draw(st.sampled_from(running))))
 
-        @precondition(lambda self: self.harness.claims_redelivery)
-        @rule(lease=st.sampled_from(LEASES))
-        def expire_leases(self, lease: float) -> None:
-            self._run(cmd.ExpireLeases(lease))
+        expire_leases = time_rule("expire_leases", LEASES, cmd.ExpireLeases,
+                                  when=lambda self: self.harness.claims_redelivery)
 
         # A dead worker's job: its lease lapses, the pass re-queues it, a worker takes it.
         # One rule for the three makes repeated re-deliveries (and the cap) common.
