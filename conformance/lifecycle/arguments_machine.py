@@ -117,9 +117,7 @@ def make_arguments_machine(backend: Backend, profile: Profile, registry: Registr
 
         advance_time = time_rule("advance_time", TIME_STEPS, cmd.AdvanceTime)
 
-        @rule(max_age=st.sampled_from(CLEANUP_AGES))
-        def cleanup(self, max_age: float) -> None:
-            self._run(cmd.Cleanup(max_age))
+        cleanup = time_rule("cleanup", CLEANUP_AGES, cmd.Cleanup)
 
         @rule(data=st.data())
         def shutdown(self, data: st.DataObject) -> None:

@@ -261,10 +261,8 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             for alias in self._jobs_where(is_running):
                 self._run(cmd.Heartbeat(alias))
 
-        @precondition(lambda self: self.harness.claims_stuck)
-        @rule(timeout=st.sampled_from(STUCK_TIMEOUTS))
-        def detect_stuck(self, timeout: float) -> None:
-            self._run(cmd.DetectStuck(timeout))
+        detect_stuck = time_rule("detect_stuck", STUCK_TIMEOUTS, cmd.DetectStuck,
+                                 when=lambda self: self.harness.claims_stuck)
 
         @precondition(lambda self: self.harness.claims_retry and asks_delays)
         @rule(question=questions)
@@ -434,9 +432,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         time_passes_finely = time_rule(
             "time_passes_finely", fine_steps(profile.time_precision_seconds), cmd.AdvanceTime)
 
-        @rule(max_age=st.sampled_from(CLEANUP_AGES))
-        def cleanup(self, max_age: float) -> None:
-            self._run(cmd.Cleanup(max_age))
+        cleanup = time_rule("cleanup", CLEANUP_AGES, cmd.Cleanup)
 
         # Allowed at any step, but drawn rarely (one draw in SHUTDOWN_ODDS shuts down, the
         # rest do nothing): a shutdown ends the runtime's history, and the other rules need
