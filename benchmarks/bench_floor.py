@@ -16,8 +16,9 @@ It prints, per machine, the steps of each (they match where the draws replay the
 microseconds of CPU per step of each, and their ratio: what the backend and the checks
 cost on top of the floor (issue 33 asks at most 1.3). The harness is still built, so the
 floor opens (and closes) each example's runtime; a machine whose steps do not go through
-`MachineRun.step` (the self-running machine drives its harness's methods) cannot run on
-the oracle alone and shows n/a.
+`MachineRun.step` cannot run on the oracle alone and shows n/a. The self-running machine's
+oracle is windows read off its runtime (`SelfRunningHarness.run_oracle`): its floor runs
+the runtime too, so its ratio near 1 says nothing.
 
 Both runs collect garbage as the runner does while a machine runs. CPU seconds are the
 process's (user + system): the memory backend is single-threaded, so they are the machine's

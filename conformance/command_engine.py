@@ -25,7 +25,7 @@ from functools import partial
 from typing import Any, ClassVar, Generic, TypeVar
 
 from hypothesis import strategies
-from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.area_harness import AreaHarness, same_answer
@@ -230,18 +230,20 @@ class AreaMachine(RuleBasedStateMachine, Generic[HarnessT]):
             self.harness.close()
 
 
-def time_rule(name: str, steps: Sequence[float],
-              command: Callable[[float], Any]) -> Callable[..., None]:
-    """The rule `name` of an `AreaMachine`: time passes by one of `steps` seconds, drawn,
-    sent as `command(seconds)`. Hypothesis orders and labels rules by their function's
-    name, so the rule is named as the method it replaces and draws what that did."""
+def time_rule(name: str, steps: Sequence[float], command: Callable[[float], Any],
+              when: Callable[[Any], bool] | None = None) -> Callable[..., None]:
+    """The rule `name` of an `AreaMachine`: one of `steps` seconds, drawn, sent as
+    `command(seconds)` (time passing, or a duration a command takes: a cleanup's age, a
+    lease), in a state where `when(machine)` holds (any, if None). Hypothesis orders and
+    labels rules by their function's name and the count of their arguments, so the rule
+    is named as the method it replaces and draws what that did."""
 
     def passes(self: AreaMachine[Any], seconds: float) -> None:
         self._run(command(seconds))
 
     passes.__name__ = passes.__qualname__ = name
     drawn: Callable[..., None] = rule(seconds=strategies.sampled_from(steps))(passes)
-    return drawn
+    return drawn if when is None else precondition(when)(drawn)
 
 
 __all__ = ["AreaMachine", "DeclaredHarness", "Engine", "View", "declared_machine",

@@ -80,10 +80,10 @@ def test_the_kits_registry_stays_its_own(tally: Any) -> None:
 def test_a_time_rule_draws_what_the_rule_it_replaces_drew() -> None:
     """Hypothesis orders and labels rules by their function's name: a `time_rule` named
     as the hand-written rule it stands for draws the same sequences, so a machine moved
-    onto it explores what it explored before."""
+    onto it explores what it explored before; with a precondition (`when`) too."""
     from hypothesis import settings
     from hypothesis import strategies as st
-    from hypothesis.stateful import get_state_machine_test, rule
+    from hypothesis.stateful import get_state_machine_test, precondition, rule
 
     from jobconform.conformance.command_engine import AreaMachine, time_rule
     from jobconform.conformance.machine_runner import MachineRun
@@ -95,9 +95,11 @@ def test_a_time_rule_draws_what_the_rule_it_replaces_drew() -> None:
         def __init__(self) -> None:
             super().__init__(MachineRun())
             self.harness = None
+            self.cleaned = False
 
         @rule(age=st.sampled_from((0.0, 5.0)))
         def cleanup(self, age: float) -> None:
+            self.cleaned = True
             self._run(Cleanup(age))
 
     class HandWritten(Base):
@@ -107,6 +109,16 @@ def test_a_time_rule_draws_what_the_rule_it_replaces_drew() -> None:
 
     class Derived(Base):
         advance_time = time_rule("advance_time", steps, AdvanceTime)
+
+    class HandWrittenAfterCleanup(Base):
+        @precondition(lambda self: self.cleaned)
+        @rule(seconds=st.sampled_from(steps))
+        def advance_time(self, seconds: float) -> None:
+            self._run(AdvanceTime(seconds))
+
+    class DerivedAfterCleanup(Base):
+        advance_time = time_rule("advance_time", steps, AdvanceTime,
+                                 when=lambda self: self.cleaned)
 
     def drawn(machine: type[Base]) -> list[object]:
         sent: list[object] = []
@@ -124,3 +136,7 @@ def test_a_time_rule_draws_what_the_rule_it_replaces_drew() -> None:
     by_hand = drawn(HandWritten)
     assert any(isinstance(command, AdvanceTime) for command in by_hand)
     assert drawn(Derived) == by_hand
+    after_cleanup = drawn(HandWrittenAfterCleanup)
+    assert after_cleanup != by_hand
+    assert any(isinstance(command, AdvanceTime) for command in after_cleanup)
+    assert drawn(DerivedAfterCleanup) == after_cleanup

@@ -25,6 +25,7 @@ from hypothesis.stateful import (
 from jobconform.backends.protocol import ADMISSION_PEERS, Backend
 from jobconform.conformance.admission.harness import AdmissionHarness
 from jobconform.conformance.aim import fine_steps, steps_to_edge
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference import admission as ad
 from jobconform.spec import Profile, Registry
@@ -57,26 +58,29 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
 
     PEERS = ADMISSION_PEERS in backend.capabilities
 
-    class AdmissionMachine(RuleBasedStateMachine):
+    class AdmissionMachine(AreaMachine[AdmissionHarness]):
         executions = Bundle("executions")
         calls = Bundle("calls")
 
         def __init__(self) -> None:
-            super().__init__()
-            self.harness = AdmissionHarness(backend, profile, registry,
-                                            dict(MACHINE_SETTINGS))
-            self.counter = 0
-
-        def _run(self, command: ad.AdmissionCommand) -> object:
-            return run.step(self.harness, command)
-
-        def _alias(self, prefix: str) -> str:
-            self.counter += 1
-            return f"{prefix}{self.counter}"
+            super().__init__(run)
+            self.harness = replay_harness(backend, profile, registry, {})
 
         def _running(self) -> list[str]:
             return [alias for alias, e in self.harness.model.executions.items()
                     if e.state == ad.RUNNING]
+
+        def _idle_running(self) -> list[str]:
+            """The running executions without an open call: each may start one."""
+            open_states = (ad.CALL_IN_FLIGHT, ad.CALL_WAITING)
+            busy = {c.execution for c in self.harness.model.calls.values()
+                    if c.state in open_states}
+            return [alias for alias in self._running() if alias not in busy]
+
+        def _add_owner_if_gone(self, owner: str) -> None:
+            """Add `owner` unless the model holds it (a rule's story needs it)."""
+            if owner not in self.harness.model.owners:
+                self._run(ad.AddOwner(owner))
 
         # Every command but a few needs an owner: both exist from the start, and a deleted
         # one may come back.
@@ -133,7 +137,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
 
         @rule(target=executions, owner=st.sampled_from(OWNERS))
         def admit(self, owner: str) -> str:
-            alias = self._alias("e")
+            alias = self._name("e")
             self._run(ad.Admit(alias, owner))
             return alias
 
@@ -141,7 +145,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         # (AD-005) and the drains after it (AD-006) come up in short sequences.
         @rule(target=executions, owner=st.sampled_from(OWNERS), size=st.integers(2, 4))
         def admit_burst(self, owner: str, size: int) -> object:
-            aliases = [self._alias("e") for _ in range(size)]
+            aliases = [self._name("e") for _ in range(size)]
             for alias in aliases:
                 self._run(ad.Admit(alias, owner))
             return multiple(*aliases)
@@ -151,7 +155,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         @rule(target=executions, owner=st.sampled_from(OWNERS),
               identity=st.sampled_from(IDENTITIES), timeout=st.sampled_from(OWN_TIMEOUTS))
         def admit_as(self, owner: str, identity: str, timeout: int | None) -> str:
-            alias = self._alias("e")
+            alias = self._name("e")
             self._run(ad.Admit(alias, owner, timeout_seconds=timeout, identity=identity))
             return alias
 
@@ -173,7 +177,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         @precondition(lambda self: PEERS)
         @rule(target=executions, owner=st.sampled_from(OWNERS))
         def admit_on_peer(self, owner: str) -> str:
-            alias = self._alias("e")
+            alias = self._name("e")
             self._run(ad.Admit(alias, owner, peer=True))
             return alias
 
@@ -200,23 +204,20 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             self._run(ad.PassTime(after))
             self._run(ad.Maintain())
 
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def pass_time(self, seconds: float) -> None:
-            self._run(ad.PassTime(seconds))
+        pass_time = time_rule("pass_time", TIME_STEPS, ad.PassTime)
 
         # Time finer than a second anywhere in a sequence (issue 33, LC-005): the whole
         # steps above keep every arrival and start on a whole second, where a runtime
         # reading them in whole seconds against its inclusive timeouts is right. After
         # one of these, a call or execution arrives between whole seconds, and the aimed
         # stop a microsecond before its timeout shows such a runtime ending it early.
-        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
-        def time_passes_finely(self, seconds: float) -> None:
-            self._run(ad.PassTime(seconds))
+        time_passes_finely = time_rule(
+            "time_passes_finely", fine_steps(profile.time_precision_seconds), ad.PassTime)
 
         @precondition(lambda self: bool(self._running()))
         @rule(target=calls, data=st.data(), callee=st.sampled_from(OWNERS))
         def start_call(self, data: st.DataObject, callee: str) -> str:
-            alias = self._alias("c")
+            alias = self._name("c")
             caller = data.draw(st.sampled_from(self._running()))
             self._run(ad.StartCall(alias, caller, callee))
             return alias
@@ -226,23 +227,16 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         @precondition(lambda self: bool(self._running()))
         @rule(target=calls, callee=st.sampled_from(OWNERS))
         def call_burst(self, callee: str) -> object:
-            open_states = (ad.CALL_IN_FLIGHT, ad.CALL_WAITING)
-            busy = {c.execution for c in self.harness.model.calls.values()
-                    if c.state in open_states}
             aliases = []
-            for caller in self._running():
-                if caller not in busy:
-                    aliases.append(self._alias("c"))
-                    self._run(ad.StartCall(aliases[-1], caller, callee))
+            for caller in self._idle_running():
+                aliases.append(self._name("c"))
+                self._run(ad.StartCall(aliases[-1], caller, callee))
             return multiple(*aliases)
 
         # Waiting calls are where the acquire timeout lives (AD-011): once one waits, let
         # time reach the timeout's edge, one second short of it or exactly on it.
-        @precondition(lambda self: any(c.state == ad.CALL_WAITING
-                                       for c in self.harness.model.calls.values()))
-        @rule(seconds=st.sampled_from((9.0, 10.0)))
-        def wait_on_calls(self, seconds: float) -> None:
-            self._run(ad.PassTime(seconds))
+        wait_on_calls = time_rule("wait_on_calls", (9.0, 10.0), ad.PassTime,
+                                  when=lambda self: bool(self._waiting_calls()))
 
         # -- aimed at the boundaries (conformance/aim.py) ------------------------------
 
@@ -252,8 +246,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             exactly the age (it stays: only strictly longer expires) and one tick past
             it (it expires), with a maintenance pass after each step."""
             model = self.harness.model
-            if owner not in model.owners:
-                self._run(ad.AddOwner(owner))
+            self._add_owner_if_gone(owner)
             max_age = float(MACHINE_SETTINGS["backlog_max_age_seconds"])
             if model.backlogs[owner] and self._waited(model.backlogs[owner][0]) >= max_age:
                 self._run(ad.Maintain())  # the head is past the edge: start afresh
@@ -261,7 +254,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
                 # Fill the free slots and queue one more: that one is the subject.
                 free = max(0, model.effective_cap(owner) - model.running(owner))
                 for _ in range(free + 1):
-                    self._run(ad.Admit(self._alias("e"), owner))
+                    self._run(ad.Admit(self._name("e"), owner))
             if not model.backlogs[owner]:
                 return
             for step in steps_to_edge(self._waited(model.backlogs[owner][0]), max_age,
@@ -304,28 +297,25 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             the moment may leave no slot free."""
             model = self.harness.model
             for owner in OWNERS:
-                if owner not in model.owners:
-                    self._run(ad.AddOwner(owner))
+                self._add_owner_if_gone(owner)
             target = OWNERS[0]
             for _ in range(int(MACHINE_SETTINGS["call_limit"]) + 2):
                 if self._waiting_calls():
                     return
-                open_states = (ad.CALL_IN_FLIGHT, ad.CALL_WAITING)
-                busy = {c.execution for c in model.calls.values() if c.state in open_states}
-                idle = [alias for alias in self._running() if alias not in busy]
+                idle = self._idle_running()
                 if not idle:
                     free = [owner for owner in OWNERS
                             if model.running(owner) < model.effective_cap(owner)
                             and not model.backlogs[owner]]
                     if not free:
                         return
-                    caller = self._alias("e")
+                    caller = self._name("e")
                     self._run(ad.Admit(caller, free[0]))
                     if model.executions.get(caller, None) is None or (
                             model.executions[caller].state != ad.RUNNING):
                         return
                     idle = [caller]
-                self._run(ad.StartCall(self._alias("c"), idle[0], target))
+                self._run(ad.StartCall(self._name("c"), idle[0], target))
 
         def _running_where(self, orphaned: bool) -> list[ad.Execution]:
             return [e for e in self.harness.model.executions.values()
@@ -374,13 +364,12 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             """AD-007: work cancelled while it waits in the backlog never runs, so the
             slot a finish frees after the cancel goes past it."""
             model = self.harness.model
-            if owner not in model.owners:
-                self._run(ad.AddOwner(owner))
+            self._add_owner_if_gone(owner)
             if owner not in model.owners:
                 return
             free = max(0, model.effective_cap(owner) - model.running(owner))
             for _ in range(free + 1):
-                self._run(ad.Admit(self._alias("e"), owner))
+                self._run(ad.Admit(self._name("e"), owner))
             if not model.backlogs[owner]:
                 return
             self._run(ad.CancelExecution(model.backlogs[owner][-1]))
@@ -397,8 +386,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             model = self.harness.model
             caller_owner = next(o for o in OWNERS if o != target_owner)
             for owner in OWNERS:
-                if owner not in model.owners:
-                    self._run(ad.AddOwner(owner))
+                self._add_owner_if_gone(owner)
             if model.settings_failing:
                 self._run(ad.FailSettingsReads(False))
             for alias, call in list(model.calls.items()):
@@ -410,7 +398,7 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
             callers = [alias for alias, e in model.executions.items()
                        if e.owner == caller_owner and e.state == ad.RUNNING]
             while len(callers) < 2 and model.running(caller_owner) < 2:
-                alias = self._alias("e")
+                alias = self._name("e")
                 self._run(ad.Admit(alias, caller_owner))
                 if alias not in model.executions or (
                         model.executions[alias].state != ad.RUNNING):
@@ -418,9 +406,9 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
                 callers.append(alias)
             if len(callers) < 2:
                 return
-            self._run(ad.StartCall(self._alias("c"), callers[0], target_owner))
+            self._run(ad.StartCall(self._name("c"), callers[0], target_owner))
             self._run(ad.SetParallelCap(target_owner, 1))
-            self._run(ad.StartCall(self._alias("c"), callers[1], target_owner))
+            self._run(ad.StartCall(self._name("c"), callers[1], target_owner))
 
         @rule(call=calls)
         def end_call(self, call: str) -> None:
@@ -442,15 +430,14 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         def timeout_lowered_under_schedule(self, owner: str, schedule: str,
                                            lower: int) -> str:
             model = self.harness.model
-            if owner not in model.owners:
-                self._run(ad.AddOwner(owner))
+            self._add_owner_if_gone(owner)
             if owner in model.owners:  # not refused (the owner limit of the moment)
                 self._run(ad.SetExecutionTimeout(owner, 900))
                 known = {name for name, _ in model.owners[owner].schedules}
                 command = ad.ChangeSchedule if schedule in known else ad.AddSchedule
                 self._run(command(owner, schedule, 600))
                 self._run(ad.SetExecutionTimeout(owner, lower))
-            alias = self._alias("e")
+            alias = self._name("e")
             self._run(ad.Admit(alias, owner))
             return alias
 
@@ -464,21 +451,17 @@ def make_admission_machine(backend: Backend, profile: Profile, registry: Registr
         def work_from_schedule(self, owner: str, schedule: str, stored: int | None,
                                owner_timeout: int) -> str:
             model = self.harness.model
-            if owner not in model.owners:
-                self._run(ad.AddOwner(owner))
+            self._add_owner_if_gone(owner)
             if owner in model.owners and stored is not None:
                 self._run(ad.SetExecutionTimeout(owner, owner_timeout))
                 self._run(ad.StoreRawSchedule(owner, schedule, stored))
-            alias = self._alias("e")
+            alias = self._name("e")
             self._run(ad.Admit(alias, owner, schedule=schedule))
             return alias
 
         @rule(owner=st.sampled_from(OWNERS), schedule=st.sampled_from(SCHEDULES))
         def remove_schedule(self, owner: str, schedule: str) -> None:
             self._run(ad.RemoveSchedule(owner, schedule))
-
-        def teardown(self) -> None:
-            self.harness.close()
 
     return AdmissionMachine
 

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.command_engine import AreaMachine
 from jobconform.conformance.composite.harness import CompositeHarness, composite_config
 from jobconform.conformance.machine_runner import (
     MachineRun,
@@ -89,14 +90,13 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
                            run: MachineRun) -> type[RuleBasedStateMachine]:
     lease_hold_passed = False  # the fixed sequence is deterministic: once passed, it passes
 
-    class CompositeMachine(RuleBasedStateMachine):
+    class CompositeMachine(AreaMachine[CompositeHarness]):
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(run)
             # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
             # says why).
             self._lease_hold_on_a_runtime_of_its_own()
             self.harness = self._open()
-            self.names = 0
             self._start = self.harness.clock.now()
             for owner in OWNERS:
                 self._run(cc.AddOwner(owner))
@@ -121,13 +121,6 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
         def _open() -> CompositeHarness:
             return CompositeHarness(backend, profile, registry,
                                     composite_config(profile, **MACHINE_PARAMETERS))
-
-        def _name(self, prefix: str) -> str:
-            self.names += 1
-            return f"{prefix}{self.names}"
-
-        def _run(self, command: cc.CompositeCommand) -> object:
-            return run.step(self.harness, command)
 
         def _elapsed(self) -> float:
             return (self.harness.clock.now() - self._start).total_seconds()
@@ -203,9 +196,6 @@ def make_composite_machine(backend: Backend, profile: Profile, registry: Registr
             self._run(cc.Maintain())
             self._pass(300.0)
             self._run(cc.Maintain())
-
-        def teardown(self) -> None:
-            self.harness.close()
 
     return CompositeMachine
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, rule
+from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from jobconform.backends.protocol import JOB_ARGUMENTS, QUEUED_EXECUTION_SWITCH, Backend
+from jobconform.conformance.command_engine import time_rule
 from jobconform.conformance.harness import Divergence, Harness
 from jobconform.conformance.job_draws import (
     MACHINE_SLOTS,
@@ -25,9 +26,10 @@ from jobconform.conformance.job_draws import (
     job_arguments,
     outcomes,
 )
+from jobconform.conformance.job_machine import RenewedJobMachine, jobs
 from jobconform.conformance.machine_runner import MachineRun, run_on_a_runtime_of_its_own
 from jobconform.reference import commands as cmd
-from jobconform.reference.lifecycle import JsonValue, Status
+from jobconform.reference.lifecycle import JsonValue
 from jobconform.spec import Profile, Registry
 
 TIME_STEPS = (0.0, 1.0, 30.0)
@@ -54,17 +56,14 @@ def make_arguments_machine(backend: Backend, profile: Profile, registry: Registr
     arguments_drawn = job_arguments if claims_arguments else st.none()
     modes = st.booleans() if switches else st.just(True)
 
-    class ArgumentsMachine(RuleBasedStateMachine):
-        jobs = Bundle("jobs")
-
+    class ArgumentsMachine(RenewedJobMachine[Harness | None]):
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(run)
             # First, before the sequence's own runtime opens (run_on_a_runtime_of_its_own
             # says why).
             self._queued_execution_off_on_a_runtime_of_its_own()
             self.queued_execution = True
-            self.harness: Harness | None = None
-            self.counter = 0
+            self.harness = None
 
         # A few drawn examples may all keep queued execution on (a short run, a server
         # database's 30 examples): so each sequence opens with a fixed check of the
@@ -91,78 +90,39 @@ def make_arguments_machine(backend: Backend, profile: Profile, registry: Registr
         @initialize(queued_execution=modes)
         def open_runtime(self, queued_execution: bool) -> None:
             self.queued_execution = queued_execution
-            self.harness = self._open()
+            self.harness = self.open_harness()
 
-        def _open(self) -> Harness:
+        def open_harness(self) -> Harness:
             return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
                            max_tasks=MACHINE_TASK_CAP, queued_execution=self.queued_execution)
 
-        def _setup(self) -> dict[str, Any]:
+        def _drawn_setup(self) -> dict[str, Any]:
             """What a trace of this sequence must replay under (conformance/trace.py)."""
             return {} if self.queued_execution else {"queued_execution": False}
-
-        def _run(self, command: cmd.Command) -> object:
-            assert self.harness is not None, "open_runtime runs first"
-            return run.step(self.harness, command, self._setup)
-
-        @invariant()
-        def fresh_runtime_after_shutdown(self) -> None:
-            if self.harness is None:
-                return
-            model = self.harness.model
-            if model.shut_down and not any(job.status in (Status.QUEUED, Status.RUNNING)
-                                           for job in model.jobs.values()):
-                self.harness.close()
-                self.harness = self._open()
 
         # With queued execution off the body runs inside submit, so it is decided in the
         # submission; with it on, a drawn decision makes a body that ends as it starts.
         @rule(target=jobs, arguments=arguments_drawn, outcome=outcomes,
               decided=st.booleans())
         def submit(self, arguments: JsonValue, outcome: cmd.Outcome, decided: bool) -> str:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             self._run(cmd.Submit(alias, arguments=arguments,
                                  outcome=outcome if decided or not self.queued_execution
                                  else None))
             return alias
 
-        @rule()
-        def dispatch(self) -> None:
-            self._run(cmd.Dispatch())
-
         @rule(job=jobs, outcome=outcomes)
         def finish(self, job: str, outcome: cmd.Outcome) -> None:
             self._run(cmd.Finish(job, outcome))
 
-        @rule(job=jobs)
-        def cancel(self, job: str) -> None:
-            self._run(cmd.Cancel(job))
+        advance_time = time_rule("advance_time", TIME_STEPS, cmd.AdvanceTime)
 
-        @rule(job=jobs)
-        def get(self, job: str) -> None:
-            self._run(cmd.Get(job))
-
-        @rule(job=jobs)
-        def get_result(self, job: str) -> None:
-            self._run(cmd.GetResult(job))
-
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def advance_time(self, seconds: float) -> None:
-            self._run(cmd.AdvanceTime(seconds))
-
-        @rule(max_age=st.sampled_from(CLEANUP_AGES))
-        def cleanup(self, max_age: float) -> None:
-            self._run(cmd.Cleanup(max_age))
+        cleanup = time_rule("cleanup", CLEANUP_AGES, cmd.Cleanup)
 
         @rule(data=st.data())
         def shutdown(self, data: st.DataObject) -> None:
             if data.draw(st.integers(0, SHUTDOWN_ODDS - 1)):
                 return
             self._run(cmd.Shutdown())
-
-        def teardown(self) -> None:
-            if self.harness is not None:
-                self.harness.close()
 
     return ArgumentsMachine

@@ -15,22 +15,16 @@ padding before it. A divergence names the commands of the runtime it happened on
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
 
 from hypothesis import strategies as st
-from hypothesis.stateful import (
-    Bundle,
-    RuleBasedStateMachine,
-    invariant,
-    precondition,
-    rule,
-)
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from jobconform.backends.protocol import CONCURRENT_SUBMIT, HEALTH_REPORT, Backend
 from jobconform.conformance.aim import fine_steps, steps_to_edge
 from jobconform.conformance.applicability import left_out
+from jobconform.conformance.command_engine import time_rule
 from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.job_draws import (
@@ -41,6 +35,7 @@ from jobconform.conformance.job_draws import (
     RETRY_AFTERS,
     outcomes_with,
 )
+from jobconform.conformance.job_machine import RenewedJobMachine, jobs
 from jobconform.conformance.lifecycle.arguments_machine import (
     claims_any,
     make_arguments_machine,
@@ -200,41 +195,22 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
     body_outcomes = outcomes_with(retry_afters)
     questions = delay_questions([Jitter.NONE] if "RT-009" in left_out_here else list(Jitter),
                                 retry_after=asks_retry_afters)
-    class LifecycleMachine(RuleBasedStateMachine):
-        jobs = Bundle("jobs")
-
+    class LifecycleMachine(RenewedJobMachine[Harness]):
         def __init__(self) -> None:
-            super().__init__()
-            self.harness = self._open()
-            self.counter = 0
+            super().__init__(run)
+            self.open_harness = partial(open_machine_harness, backend, profile, registry)
+            self.harness = self.open_harness()
             self.queries = 0  # executions queries sent (QUERY_SHAPES)
             # Whether this sequence has dispatched yet (the aimed rule `was_aimed_at`).
             self.dispatched = False
 
-        @staticmethod
-        def _open() -> Harness:
-            return open_machine_harness(backend, profile, registry)
-
-        # After every rule: a runtime that is shut down and has no active job left can
-        # show nothing new but refusals, so the sequence goes on with a fresh one. Jobs of
-        # the old runtime stay in the bundle as ids the new one does not know (LC-015,
-        # LC-016, LC-017 on unknown ids). Aliases keep counting, so none is reused.
-        @invariant()
-        def fresh_runtime_after_shutdown(self) -> None:
-            model = self.harness.model
-            if model.shut_down and not any(job.status in (Status.QUEUED, Status.RUNNING)
-                                           for job in model.jobs.values()):
-                self.harness.close()
-                self.harness = self._open()
-
         def _run(self, command: cmd.Command) -> object:
             self.dispatched |= isinstance(command, cmd.Dispatch)
-            return run.step(self.harness, command)
+            return super()._run(command)
 
         @rule(target=jobs, ignores_cancel=st.booleans(), module=modules)
         def submit(self, ignores_cancel: bool, module: str | None) -> str:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             self._run(self._named(cmd.Submit(alias, ignores_cancel, module=module)))
             if self.harness.claims_queries:
                 # After a submission, whose record the harness has compared already: a
@@ -257,8 +233,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @precondition(lambda self: self.harness.claims_retry)
         @rule(target=jobs, ignores_cancel=st.booleans(), policy=retry_policies())
         def submit_with_retry(self, ignores_cancel: bool, policy: RetryPolicy) -> str:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             self._run(cmd.Submit(alias, ignores_cancel, policy))
             return alias
 
@@ -286,30 +261,17 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             for alias in self._jobs_where(is_running):
                 self._run(cmd.Heartbeat(alias))
 
-        @precondition(lambda self: self.harness.claims_stuck)
-        @rule(timeout=st.sampled_from(STUCK_TIMEOUTS))
-        def detect_stuck(self, timeout: float) -> None:
-            self._run(cmd.DetectStuck(timeout))
+        detect_stuck = time_rule("detect_stuck", STUCK_TIMEOUTS, cmd.DetectStuck,
+                                 when=lambda self: self.harness.claims_stuck)
 
         @precondition(lambda self: self.harness.claims_retry and asks_delays)
         @rule(question=questions)
         def compute_delay(self, question: cmd.ComputeDelay) -> None:
             self._run(question)
 
-        @rule()
-        def dispatch(self) -> None:
-            self._run(cmd.Dispatch())
-
         @rule(job=jobs, outcome=body_outcomes)
         def finish(self, job: str, outcome: cmd.Outcome) -> None:
             self._run(cmd.Finish(job, outcome))
-
-        @rule(job=jobs)
-        def cancel(self, job: str) -> None:
-            self._run(cmd.Cancel(job))
-
-        def _jobs_where(self, wanted: Callable[[JobState], bool]) -> list[str]:
-            return [alias for alias, job in self.harness.model.jobs.items() if wanted(job)]
 
         # Cancelling a running job is where the ownership contract lives (LC-013, LC-014),
         # and cancelling one in backoff is RT-006; random picks from the bundle mostly hit
@@ -339,8 +301,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @precondition(lambda self: self.harness.claims_retry)
         @rule(target=jobs, then_cancel=st.booleans())
         def fail_into_backoff(self, then_cancel: bool) -> str:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             self._run(cmd.Submit(alias, False, BACKOFF_POLICY))
             self._run(cmd.Finish(alias, cmd.Raise("FlakyError", "try again")))
             self._run(cmd.Dispatch())
@@ -356,8 +317,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @precondition(lambda self: self.harness.claims_retry)
         @rule(target=jobs, listed=st.booleans(), message=st.sampled_from(("no way", "")))
         def terminal_failure(self, listed: bool, message: str) -> str:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             self._run(cmd.Submit(alias, False, LAST_RETRY_POLICY))
             self._run(cmd.Finish(alias, cmd.Raise("PlanError" if listed else "FlakyError",
                                                   message)))
@@ -390,8 +350,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         @rule(target=jobs, aim=st.sampled_from(("beat", "backoff", "backoff end")),
               seconds=st.sampled_from((1.0, 5.0)))
         def was_aimed_at(self, aim: str, seconds: float) -> str:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             if not self.dispatched:
                 self._run(cmd.Shutdown())
                 self._run(cmd.Submit(alias))
@@ -441,8 +400,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
             self._run(cmd.Submit(alias, False, BACKOFF_POLICY))
             self._run(cmd.Finish(alias, cmd.Raise("FlakyError", "try again")))
             for _ in range(MACHINE_SLOTS):
-                self.counter += 1
-                self._run(cmd.Submit(f"j{self.counter}"))
+                self._run(cmd.Submit(self._name("j")))
             self._run(cmd.Dispatch())
             self._run(cmd.AdvanceTime(seconds * 6))  # past the 5 s delay
             self._run(cmd.Dispatch())
@@ -452,8 +410,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         # requested cancellation wins over its outcome (LC-014).
         @rule(target=jobs, outcome=body_outcomes)
         def cancel_then_finish(self, outcome: cmd.Outcome) -> str:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             self._run(cmd.Submit(alias, True))
             self._run(cmd.Dispatch())
             self._run(cmd.Cancel(alias))
@@ -465,22 +422,17 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         def cancel_in_backoff(self, data: st.DataObject) -> None:
             self._run(cmd.Cancel(data.draw(st.sampled_from(self._jobs_where(is_in_backoff)))))
 
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def advance_time(self, seconds: float) -> None:
-            self._run(cmd.AdvanceTime(seconds))
+        advance_time = time_rule("advance_time", TIME_STEPS, cmd.AdvanceTime)
 
         # Time finer than a second anywhere in a sequence (issue 33, LC-005): after one of
         # these, every instant the runtime writes sits between milliseconds and every
         # silence between whole seconds, so a store keeping milliseconds or a runtime
         # counting whole seconds differs on what the sequence does next. (The name sorts
         # after every rule but time_passes_with_heartbeats: the others keep their draws.)
-        @rule(seconds=st.sampled_from(fine_steps(profile.time_precision_seconds)))
-        def time_passes_finely(self, seconds: float) -> None:
-            self._run(cmd.AdvanceTime(seconds))
+        time_passes_finely = time_rule(
+            "time_passes_finely", fine_steps(profile.time_precision_seconds), cmd.AdvanceTime)
 
-        @rule(max_age=st.sampled_from(CLEANUP_AGES))
-        def cleanup(self, max_age: float) -> None:
-            self._run(cmd.Cleanup(max_age))
+        cleanup = time_rule("cleanup", CLEANUP_AGES, cmd.Cleanup)
 
         # Allowed at any step, but drawn rarely (one draw in SHUTDOWN_ODDS shuts down, the
         # rest do nothing): a shutdown ends the runtime's history, and the other rules need
@@ -506,27 +458,17 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                 # dispatch starts no body LC-022 watches). Waiting for one to be running
                 # by chance left a store whose writes ignore the status uncaught at the
                 # default 100 examples (issue 33).
-                self.counter += 1
-                self._run(cmd.Submit(f"j{self.counter}"))
+                self._run(cmd.Submit(self._name("j")))
                 self._run(cmd.Dispatch())
             was_running = self._jobs_where(is_running)
             self._run(cmd.Shutdown())
             if then == "shutdown":
                 self._run(cmd.Shutdown())
             elif then == "submit":
-                self.counter += 1
-                self._run(cmd.Submit(f"j{self.counter}"))
+                self._run(cmd.Submit(self._name("j")))
             elif then == "late outcome":
                 for alias in was_running:
                     self._run(cmd.Finish(alias, data.draw(body_outcomes)))
-
-        @rule(job=jobs)
-        def get(self, job: str) -> None:
-            self._run(cmd.Get(job))
-
-        @rule(job=jobs)
-        def get_result(self, job: str) -> None:
-            self._run(cmd.GetResult(job))
 
         @rule(status=st.one_of(st.none(), st.sampled_from([s.value for s in Status])))
         def list_jobs(self, status: str | None) -> None:
@@ -553,9 +495,6 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
                     for job in model.jobs.values()]
             oldest = max(ages, default=0.0)
             return oldest / 3600 if oldest > 0 else None
-
-        def teardown(self) -> None:
-            self.harness.close()
 
     return LifecycleMachine
 

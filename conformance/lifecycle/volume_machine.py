@@ -28,12 +28,11 @@ drawn dispatch starts them, and are then compared whole after every step.
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from jobconform.backends.protocol import Backend
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
 from jobconform.conformance.machine_runner import MachineRun
@@ -56,18 +55,10 @@ def make_volume_machine(backend: Backend, profile: Profile, registry: Registry |
                         run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class bound to one backend and profile."""
 
-    class VolumeMachine(RuleBasedStateMachine):
+    class VolumeMachine(AreaMachine[Harness | None]):
         def __init__(self) -> None:
-            super().__init__()
-            self.harness: Harness | None = None
-
-        def _run(self, command: cmd.Command) -> object:
-            assert self.harness is not None, "open_and_fill runs first"
-            return run.step(self.harness, command, self._setup)
-
-        @staticmethod
-        def _setup() -> dict[str, Any]:
-            return {}
+            super().__init__(run)
+            self.harness = None
 
         @initialize()
         def open_and_fill(self) -> None:
@@ -133,16 +124,8 @@ def make_volume_machine(backend: Backend, profile: Profile, registry: Registry |
         def list_jobs(self, status: str | None) -> None:
             self._run(cmd.ListJobs(status))
 
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def advance_time(self, seconds: float) -> None:
-            self._run(cmd.AdvanceTime(seconds))
+        advance_time = time_rule("advance_time", TIME_STEPS, cmd.AdvanceTime)
 
-        @rule(max_age=st.sampled_from(CLEANUP_AGES))
-        def cleanup(self, max_age: float) -> None:
-            self._run(cmd.Cleanup(max_age))
-
-        def teardown(self) -> None:
-            if self.harness is not None:
-                self.harness.close()
+        cleanup = time_rule("cleanup", CLEANUP_AGES, cmd.Cleanup)
 
     return VolumeMachine

@@ -31,6 +31,7 @@ from hypothesis.stateful import (
 from jobconform.backends.loops.protocol import LOOPS
 from jobconform.backends.protocol import Backend
 from jobconform.conformance.aim import TICK_SECONDS, steps_to_edge
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.loops.harness import LoopsHarness
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference.loops import commands as lc
@@ -151,45 +152,42 @@ def loop_parameters(draw: st.DrawFn) -> LoopParameters:
     )
 
 
+# The rules that start a loop: only while the machine's limits leave room for one more.
+room_for_a_loop = precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
+                               and len(self._running()) < MAX_RUNNING_LOOPS)
+
+
 def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | None,
                        run: MachineRun) -> type[RuleBasedStateMachine]:
-    class LoopsMachine(RuleBasedStateMachine):
+    class LoopsMachine(AreaMachine[LoopsHarness]):
         loops = Bundle("loops")
 
         def __init__(self) -> None:
-            super().__init__()
-            self.harness = LoopsHarness(backend, profile, registry)
-            self.counter = 0
+            super().__init__(run)
+            self.harness = replay_harness(backend, profile, registry, {})
             self.restarted = False
-
-        def _run(self, command: lc.LoopCommand) -> object:
-            return run.step(self.harness, command)
 
         def _running(self) -> list[str]:
             return [alias for alias, loop in self.harness.model.loops.items()
                     if loop.status is LoopStatus.RUNNING]
 
-        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
-                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @room_for_a_loop
         @rule(target=loops, params=loop_parameters())
         def start(self, params: LoopParameters) -> str:
-            self.counter += 1
-            alias = f"l{self.counter}"
+            alias = self._name("l")
             self._run(lc.StartLoop(alias, params))
             return alias
 
         # A stalled loop stopped by its operator: the second identical response completes
         # the no-progress streak at the boundary where the user stop also holds, and the
         # stop must win (LP-012, LP-013). Random runs rarely line the two up.
-        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
-                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @room_for_a_loop
         @rule(target=loops, first=st.sampled_from(("a", "x DONE y")),
               repeated=st.sampled_from(("a", " a\n")))
         def stalled_loop_stopped(self, first: str, repeated: str) -> str:
             # A first response with the stop signal ends the loop at once instead (LP-005);
             # the stop and the second run then meet an ended loop.
-            self.counter += 1
-            alias = f"l{self.counter}"
+            alias = self._name("l")
             self._run(lc.StartLoop(alias, STALLING_LOOP))
             self._run(lc.EndRun(alias, Respond(first, 0.25)))
             self._run(lc.StopLoop(alias))
@@ -198,28 +196,30 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
 
         # A run in flight when the deadline passes finishes, and the loop ends at the
         # boundary after it (LP-007): the deadline falls inside the second run.
-        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
-                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @room_for_a_loop
         @rule(target=loops, outcome=outcomes)
         def run_outlives_deadline(self, outcome: RunOutcome) -> str:
-            self.counter += 1
-            alias = f"l{self.counter}"
-            self._run(lc.StartLoop(alias, DEADLINE_LOOP))
+            return self._second_run_across_deadline(DEADLINE_LOOP, outcome)
+
+        def _second_run_across_deadline(self, params: LoopParameters,
+                                        second: RunOutcome) -> str:
+            """A loop of `params` (a 61 s deadline) whose first run answers at 30 s and
+            whose second ends 40 s later with `second`, past the deadline."""
+            alias = self._name("l")
+            self._run(lc.StartLoop(alias, params))
             self._run(lc.PassTime(30.0))
             self._run(lc.EndRun(alias, Respond("a", 0.25)))
             self._run(lc.PassTime(40.0))
-            self._run(lc.EndRun(alias, outcome))
+            self._run(lc.EndRun(alias, second))
             return alias
 
         # A failure between two answers of a loop that quotes the previous response: the
         # third run must receive the first run's answer, not the failure's empty one; a
         # second failure after the answer starts a new streak.
-        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
-                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @room_for_a_loop
         @rule(target=loops, failure=failures, answer=st.sampled_from(("a", " a\n")))
         def failure_between_answers(self, failure: RunOutcome, answer: str) -> str:
-            self.counter += 1
-            alias = f"l{self.counter}"
+            alias = self._name("l")
             self._run(lc.StartLoop(alias, QUOTING_LOOP))
             self._run(lc.EndRun(alias, Respond(answer, 0.25)))
             self._run(lc.EndRun(alias, failure))
@@ -229,26 +229,17 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
 
         # -- aimed at the boundaries (conformance/aim.py) ------------------------------
 
-        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
-                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @room_for_a_loop
         @rule(target=loops, response=st.sampled_from(("a", "b")))
         def deadline_and_budget_together(self, response: str) -> str:
-            self.counter += 1
-            alias = f"l{self.counter}"
-            self._run(lc.StartLoop(alias, DEADLINE_AND_BUDGET_LOOP))
-            self._run(lc.PassTime(30.0))
-            self._run(lc.EndRun(alias, Respond("a", 0.25)))
-            self._run(lc.PassTime(40.0))
-            self._run(lc.EndRun(alias, Respond(response, 2.5)))
-            return alias
+            return self._second_run_across_deadline(DEADLINE_AND_BUDGET_LOOP,
+                                                    Respond(response, 2.5))
 
         # Onto the deadline that cuts the delay short, one tick before it and past it.
-        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
-                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @room_for_a_loop
         @rule(target=loops, answer=st.sampled_from(("a", " a\n")))
         def deadline_inside_delay(self, answer: str) -> str:
-            self.counter += 1
-            alias = f"l{self.counter}"
+            alias = self._name("l")
             self._run(lc.StartLoop(alias, DELAY_PAST_DEADLINE_LOOP))
             self._run(lc.PassTime(DELAY_LOOP_FIRST_RUN_SECONDS))
             self._run(lc.EndRun(alias, Respond(answer, 0.25)))
@@ -258,14 +249,12 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
         # One tick before the run's timeout, on it and past it; then the same around the
         # end of the delay: random time steps reach these exact instants on some seeds
         # only.
-        @precondition(lambda self: len(self.harness.model.loops) < MAX_LOOPS
-                      and len(self._running()) < MAX_RUNNING_LOOPS)
+        @room_for_a_loop
         # (Hypothesis orders rules by target, argument count and name: this one sorts
         # last.)
         @rule(target=loops, outcome=outcomes, delay=st.sampled_from(EDGE_DELAYS))
         def timing_edges(self, outcome: RunOutcome, delay: int) -> str:
-            self.counter += 1
-            alias = f"l{self.counter}"
+            alias = self._name("l")
             self._run(lc.StartLoop(alias, edge_loop(delay)))
             self._step_across(alias, lambda loop: loop.run_timeout_at)
             self._step_across(alias, lambda loop: loop.next_run_at)
@@ -350,9 +339,7 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
             self._run(lc.StopLoop(alias))
             self._run(lc.EndRun(alias, outcome))
 
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def time_passes(self, seconds: float) -> None:
-            self._run(lc.PassTime(seconds))
+        time_passes = time_rule("time_passes", TIME_STEPS, lc.PassTime)
 
         # A restart ends every running loop, so everything after it is dull: once per
         # example, after a history has built up.
@@ -368,9 +355,6 @@ def make_loops_machine(backend: Backend, profile: Profile, registry: Registry | 
         @rule(loop=loops, stop=st.booleans())
         def read_or_stop(self, loop: str, stop: bool) -> None:
             self._run(lc.StopLoop(loop) if stop else lc.ReadLoop(loop))
-
-        def teardown(self) -> None:
-            self.harness.close()
 
     return LoopsMachine
 

@@ -9,20 +9,20 @@ re-deliveries happen within a few steps; a re-delivery cap of 2 makes parking re
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from hypothesis import strategies as st
-from hypothesis.stateful import Bundle, RuleBasedStateMachine, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, precondition, rule
 
 from jobconform.backends.protocol import OPERATOR_QUEUE, Backend
 from jobconform.conformance.aim import steps_to_edge
+from jobconform.conformance.command_engine import time_rule
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.job_draws import MACHINE_SLOTS, outcomes
+from jobconform.conformance.job_machine import JobMachine, jobs
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.faults import FaultKind, StoreFault
-from jobconform.reference.lifecycle import JobState, Status
+from jobconform.reference.lifecycle import Status
 from jobconform.reference.reaper import is_expired
 from jobconform.spec import Profile, Registry
 
@@ -49,25 +49,15 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
                         run: MachineRun) -> type[RuleBasedStateMachine]:
     """A state machine class for the reaper and redelivery areas of one backend."""
 
-    class ReaperMachine(RuleBasedStateMachine):
-        jobs = Bundle("jobs")
-
+    class ReaperMachine(JobMachine[Harness]):
         def __init__(self) -> None:
-            super().__init__()
+            super().__init__(run)
             self.harness = replay_harness(backend, profile, registry, {})
-            self.counter = 0
             self.starts = 0  # reaper starts with values, for the deprecated keywords
-
-        def _run(self, command: cmd.Command) -> object:
-            return run.step(self.harness, command)
-
-        def _jobs_where(self, wanted: Callable[[JobState], bool]) -> list[str]:
-            return [alias for alias, job in self.harness.model.jobs.items() if wanted(job)]
 
         @rule(target=jobs)
         def submit(self) -> str:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             # Every other job has retries of its own where the backend claims retry: a
             # lapsed lease must spend none of them (RD-001; RQ re-delivers by a retry).
             # Taken from the count, not drawn, so the machine's draws stay as they were.
@@ -75,25 +65,11 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             self._run(cmd.Submit(alias, retry=retry))
             return alias
 
-        @rule()
-        def dispatch(self) -> None:
-            self._run(cmd.Dispatch())
-
         @rule(job=jobs, outcome=outcomes)
         def finish(self, job: str, outcome: cmd.Outcome) -> None:
             self._run(cmd.Finish(job, outcome))
 
-        @rule(job=jobs)
-        def cancel(self, job: str) -> None:
-            self._run(cmd.Cancel(job))
-
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def advance_time(self, seconds: float) -> None:
-            self._run(cmd.AdvanceTime(seconds))
-
-        @rule(job=jobs)
-        def get(self, job: str) -> None:
-            self._run(cmd.Get(job))
+        advance_time = time_rule("advance_time", TIME_STEPS, cmd.AdvanceTime)
 
         # -- the reaper ---------------------------------------------------------------------
 
@@ -127,10 +103,8 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
         def reaper_status(self) -> None:
             self._run(cmd.ReaperStatus())
 
-        @precondition(lambda self: self.harness.claims_reaper)
-        @rule(older_than=st.sampled_from(TTLS))
-        def list_expired(self, older_than: float) -> None:
-            self._run(cmd.ListExpired(older_than))
+        list_expired = time_rule("list_expired", TTLS, cmd.ListExpired,
+                                 when=lambda self: self.harness.claims_reaper)
 
         # -- re-delivery ----------------------------------------------------------------------
 
@@ -141,10 +115,8 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             running = self._jobs_where(lambda job: job.status is Status.RUNNING)
             self._run(cmd.Heartbeat(data.draw(st.sampled_from(running))))
 
-        @precondition(lambda self: self.harness.claims_redelivery)
-        @rule(lease=st.sampled_from(LEASES))
-        def expire_leases(self, lease: float) -> None:
-            self._run(cmd.ExpireLeases(lease))
+        expire_leases = time_rule("expire_leases", LEASES, cmd.ExpireLeases,
+                                  when=lambda self: self.harness.claims_redelivery)
 
         # A dead worker's job: its lease lapses, the pass re-queues it, a worker takes it.
         # One rule for the three makes repeated re-deliveries (and the cap) common.
@@ -177,8 +149,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
         @precondition(lambda self: self.harness.claims_reaper)
         @rule(ttl=st.sampled_from(AIMED_TTLS), cancel=st.booleans())
         def expiry_edge(self, ttl: float, cancel: bool) -> None:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             self._run(cmd.Submit(alias))
             if cancel:
                 self._run(cmd.Cancel(alias))
@@ -197,8 +168,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
         @precondition(lambda self: self.harness.claims_redelivery)
         @rule(lease=st.sampled_from(AIMED_LEASES))
         def lease_edge(self, lease: float) -> None:
-            self.counter += 1
-            alias = f"j{self.counter}"
+            alias = self._name("j")
             self._run(cmd.Submit(alias))
             self._run(cmd.Dispatch())
             if self.harness.model.jobs[alias].status is not Status.RUNNING:
@@ -211,8 +181,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
 
         def _running_job(self) -> None:
             """A new job, started: a lease pass then has something to write."""
-            self.counter += 1
-            self._run(cmd.Submit(f"j{self.counter}"))
+            self._run(cmd.Submit(self._name("j")))
             self._run(cmd.Dispatch())
 
         # A lease pass with a fault at a drawn write: one per re-queue, two per park, and
@@ -237,8 +206,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             if self.harness.model.reaper is None:
                 self._run(cmd.StartReaper(0.0, SWEEP_INTERVALS_MS[1]))
             for _ in range(2):
-                self.counter += 1
-                alias = f"j{self.counter}"
+                alias = self._name("j")
                 self._run(cmd.Submit(alias))
                 self._run(cmd.Finish(alias, cmd.Succeed(None)))
             self._run(cmd.Dispatch())
@@ -257,9 +225,6 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
         @rule()
         def operator_alerts(self) -> None:
             self._run(cmd.OperatorAlerts())
-
-        def teardown(self) -> None:
-            self.harness.close()
 
     if OPERATOR_QUEUE not in backend.capabilities:
         # A runtime without the operator queue (the worked examples') meets the machine it

@@ -27,6 +27,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from jobconform.backends.protocol import RETRY, Backend
 from jobconform.backends.restart import RESTART
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.harness import Harness
 from jobconform.conformance.machine_runner import MachineRun, run_machine
@@ -52,39 +53,38 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
         st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS))
         if RETRY in profile.areas and RETRY in backend.capabilities else st.none())
 
-    class RestartMachine(RuleBasedStateMachine):
+    class RestartMachine(AreaMachine[Harness | None]):
         def __init__(self) -> None:
-            super().__init__()
-            self.opened: Harness | None = None
+            super().__init__(run)
+            self.harness = None
             self.contended = False
             self.signalled = False  # a stop by signal was drawn in this example
             self.restarted = False  # a restart was drawn in this example
 
         @initialize(contended=st.booleans())
         def open_runtime(self, contended: bool) -> None:
-            run.setup = {"contended": contended}
             self.contended = contended
-            self.opened = replay_harness(backend, profile, registry, run.setup)
+            self.harness = replay_harness(backend, profile, registry, self._drawn_setup())
+
+        def _drawn_setup(self) -> dict[str, object]:
+            return {"contended": self.contended}
 
         @property
-        def harness(self) -> Harness:
-            assert self.opened is not None, "open_runtime runs before every rule"
-            return self.opened
-
-        def _run(self, command: cmd.Command) -> object:
-            return run.step(self.harness, command)
+        def runtime(self) -> Harness:
+            assert self.harness is not None, "open_runtime runs before every rule"
+            return self.harness
 
         def _running_with_body(self) -> list[str]:
             """Running jobs whose body a process of this runtime holds (not orphans)."""
-            model = self.harness.model
+            model = self.runtime.model
             return [alias for alias, job in model.jobs.items()
                     if job.status is Status.RUNNING and alias not in model.orphans]
 
-        @precondition(lambda self: self.opened is not None
-                      and len(self.harness.ids) < len(ALIASES))
+        @precondition(lambda self: self.harness is not None
+                      and len(self.runtime.ids) < len(ALIASES))
         @rule(delay_ms=delays)
         def submit(self, delay_ms: float | None) -> None:
-            alias = ALIASES[len(self.harness.ids)]
+            alias = ALIASES[len(self.runtime.ids)]
             policy = None if delay_ms is None else RetryPolicy(
                 max_retries=1, retry_delay_ms=delay_ms, backoff_multiplier=1,
                 max_retry_delay_ms=60_000.0)
@@ -98,54 +98,52 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             self.restarted = True
             self._run(cmd.Restart())
 
-        @precondition(lambda self: self.opened is not None and bool(self._running_with_body()))
+        @precondition(lambda self: self.harness is not None and bool(self._running_with_body()))
         @rule(data=st.data(), outcome=outcomes)
         def finish(self, data: st.DataObject, outcome: cmd.Outcome) -> None:
             self._run(cmd.Finish(data.draw(st.sampled_from(self._running_with_body())),
                                  outcome))
 
-        @precondition(lambda self: self.opened is not None and bool(self._running_with_body())
-                      and (self.harness.claims_stuck or self.harness.claims_redelivery))
+        @precondition(lambda self: self.harness is not None and bool(self._running_with_body())
+                      and (self.runtime.claims_stuck or self.runtime.claims_redelivery))
         @rule(data=st.data())
         def heartbeat(self, data: st.DataObject) -> None:
             self._run(cmd.Heartbeat(data.draw(st.sampled_from(self._running_with_body()))))
 
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def advance(self, seconds: float) -> None:
-            self._run(cmd.AdvanceTime(seconds))
+        advance = time_rule("advance", TIME_STEPS, cmd.AdvanceTime)
 
-        @precondition(lambda self: self.opened is not None and self.harness.claims_redelivery)
+        @precondition(lambda self: self.harness is not None and self.runtime.claims_redelivery)
         @rule()
         def expire_leases(self) -> None:
             self._run(cmd.ExpireLeases(LEASE_SECONDS))
 
-        @precondition(lambda self: self.opened is not None and not (
-            self.contended and self.harness.model.health().running))
+        @precondition(lambda self: self.harness is not None and not (
+            self.contended and self.runtime.model.health().running))
         @rule()
         def restart(self) -> None:
             self._restart()
 
-        @precondition(lambda self: self.opened is not None and not self.contended
-                      and len(self.harness.ids) < len(ALIASES))
+        @precondition(lambda self: self.harness is not None and not self.contended
+                      and len(self.runtime.ids) < len(ALIASES))
         @rule()
         def restart_with_work_running(self) -> None:
             """Aimed at RS-003, which random draws reach late: a job starts, a second
             passes, and the process stops under it; a later lease pass brings it back."""
-            self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
+            self._run(cmd.Submit(ALIASES[len(self.runtime.ids)]))
             self._run(cmd.Dispatch())
             self._run(cmd.AdvanceTime(1.0))
             self._restart()
 
-        @precondition(lambda self: self.opened is not None and self.contended
-                      and not self.harness.model.health().running
-                      and len(self.harness.ids) <= len(ALIASES) - 2)
+        @precondition(lambda self: self.harness is not None and self.contended
+                      and not self.runtime.model.health().running
+                      and len(self.runtime.ids) <= len(ALIASES) - 2)
         @rule()
         def restart_with_work_queued(self) -> None:
             """Aimed at RS-002, which random draws reach on some seeds only: two jobs wait
             in the queue of a one-slot runtime as it stops, and the new one starts them
             in their order."""
             for _ in range(2):
-                self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
+                self._run(cmd.Submit(ALIASES[len(self.runtime.ids)]))
             self._restart()
             self._run(cmd.Dispatch())
 
@@ -154,10 +152,10 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             pass (a shutdown would act on work no process runs); under drain only with a
             slot for every job (the drain leaves the work for the kill, as a restart
             would)."""
-            return (self.opened is not None and self.harness.claims_stop_signal
-                    and not self.harness.model.orphans
-                    and len(self.harness.ids) <= len(ALIASES) - 2 and not self.signalled
-                    and not (self.contended and self.harness.model.limits.shutdown_mode
+            return (self.harness is not None and self.runtime.claims_stop_signal
+                    and not self.runtime.model.orphans
+                    and len(self.runtime.ids) <= len(ALIASES) - 2 and not self.signalled
+                    and not (self.contended and self.runtime.model.limits.shutdown_mode
                              != SHUTDOWN_CANCEL))
 
         @precondition(lambda self: self._may_stop_by_signal())
@@ -191,19 +189,15 @@ def make_restart_machine(backend: Backend, profile: Profile, registry: Registry 
             when asked for."""
             self.signalled = True
             for _ in range(2):
-                self._run(cmd.Submit(ALIASES[len(self.harness.ids)]))
+                self._run(cmd.Submit(ALIASES[len(self.runtime.ids)]))
             self._run(cmd.Dispatch())
-            cancels = self.harness.model.limits.shutdown_mode == SHUTDOWN_CANCEL
+            cancels = self.runtime.model.limits.shutdown_mode == SHUTDOWN_CANCEL
             running = self._running_with_body()
             during: tuple[cmd.Finish | cmd.AdvanceTime, ...] = ()
             if ends_in_grace and running:
                 during = (cmd.AdvanceTime(seconds), cmd.Finish(running[0], outcome))
             self._run(cmd.StopBySignal(GRACE_SECONDS, "SIGINT" if (
                 sigint and cancels and not self.restarted) else "SIGTERM", during))
-
-        def teardown(self) -> None:
-            if self.opened is not None:
-                self.opened.close()
 
     return RestartMachine
 

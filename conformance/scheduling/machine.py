@@ -32,6 +32,7 @@ from jobconform.backends.protocol import (
 )
 from jobconform.conformance.aim import steps_onto
 from jobconform.conformance.clock import EPOCH
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.conformance.scheduling.harness import SchedulingHarness
 from jobconform.reference.commands import AdvanceTime
@@ -87,14 +88,13 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         tuple(ZONE_UTC_ONLY.get(z, z) for z in ZONES),
         tuple(z if z is None else ZONE_UTC_ONLY.get(z, z) for z in EDIT_ZONES)))
 
-    class SchedulingMachine(RuleBasedStateMachine):
+    class SchedulingMachine(AreaMachine[SchedulingHarness | None]):
         schedules = Bundle("schedules")
 
         def __init__(self) -> None:
-            super().__init__()
-            self.harness: SchedulingHarness | None = None
+            super().__init__(run)
+            self.harness = None
             self.start = EPOCH
-            self.counter = 0
 
         # SC-004 and SC-005 by aim, as a sequence opens on a start an hour before a change
         # of New York's clocks, in half of them: random draws reached the changing hours
@@ -114,18 +114,14 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
             assert self.harness is not None
             return self.harness
 
-        def _run(self, command: sc.SchedulingCommand) -> object:
-            return run.step(self.h, command, lambda: {"start": self.start})
-
-        def _alias(self) -> str:
-            self.counter += 1
-            return f"s{self.counter}"
+        def _drawn_setup(self) -> dict[str, object]:
+            return {"start": self.start}
 
         @rule(target=schedules, expression=st.sampled_from(EXPRESSIONS),
               timezone=st.sampled_from(zones), pre_check=st.sampled_from(PRE_CHECKS))
         def create_cron(self, expression: str, timezone: str,
                         pre_check: PreCheckAnswer | None) -> str:
-            alias = self._alias()
+            alias = self._name("s")
             self._run(sc.CreateCron(alias, f"run {alias}", expression, timezone, pre_check))
             return alias
 
@@ -134,7 +130,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
               pre_check=st.sampled_from(PRE_CHECKS))
         def create_once(self, offset: float, form: str,
                         pre_check: PreCheckAnswer | None) -> str:
-            alias = self._alias()
+            alias = self._name("s")
             run_at = self.h.clock.now() + timedelta(seconds=offset)
             self._run(sc.CreateOnce(
                 alias, f"run {alias}", run_at=run_at if form in ("run_at", "both") else None,
@@ -173,13 +169,8 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         def start_second_scheduler(self) -> None:
             self._run(sc.StartSecondScheduler())
 
-        @rule(down_seconds=st.sampled_from(DOWNTIMES))
-        def restart(self, down_seconds: float) -> None:
-            self._run(sc.RestartScheduling(down_seconds))
-
-        @rule(seconds=st.sampled_from(TIME_STEPS))
-        def advance_time(self, seconds: float) -> None:
-            self._run(AdvanceTime(seconds))
+        restart = time_rule("restart", DOWNTIMES, sc.RestartScheduling)
+        advance_time = time_rule("advance_time", TIME_STEPS, AdvanceTime)
 
         # Reaching a fire time exactly is what fires schedules; random steps alone would
         # mostly land before or after it. The clock stops one tick short of it first
@@ -202,7 +193,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         # occurrences of the repeated hour), then on through three of the hourly one's
         # fires, across the change, each next fire time read as it falls due.
         def _fire_across_the_change(self) -> str:
-            daily, hourly = self._alias(), self._alias()
+            daily, hourly = self._name("s"), self._name("s")
             expression = "30 2 * * *" if self.start == STARTS[0] else "30 1 * * *"
             self._run(sc.CreateCron(daily, f"run {daily}", expression, "America/New_York",
                                     None))
@@ -229,7 +220,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
               paused=st.sampled_from((3600.0, 7200.0)), after=st.sampled_from((0.0, 60.0)))
         def resumed_after_missed_fires(self, expression: str, paused: float,
                                        after: float) -> str:
-            alias = self._alias()
+            alias = self._name("s")
             self._run(sc.CreateCron(alias, f"run {alias}", expression, "UTC", None))
             self._run(sc.SetAutonomy(False))
             self._run(AdvanceTime(paused))
@@ -248,7 +239,7 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         @rule(target=schedules, action=st.sampled_from(("edit", "delete")),
               pre_check=st.sampled_from(tuple(PreCheckAnswer)))
         def change_on_a_fire(self, action: str, pre_check: PreCheckAnswer) -> str:
-            alias = self._alias()
+            alias = self._name("s")
             self._run(sc.CreateCron(alias, f"run {alias}", "0 * * * *", "UTC", pre_check))
             self._run(sc.SetAutonomy(True))
             for change in (None, action):
@@ -277,10 +268,6 @@ def make_scheduling_machine(backend: Backend, profile: Profile, registry: Regist
         @rule(schedule=st.one_of(schedules, st.just("unknown")))
         def read_history(self, schedule: str) -> None:
             self._run(sc.ReadHistory(schedule))
-
-        def teardown(self) -> None:
-            if self.harness is not None:
-                self.harness.close()
 
     if SCHEDULING_ENDS not in backend.capabilities:
         # For a scheduler whose history does not learn ends, the machine is the one it

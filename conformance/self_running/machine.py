@@ -45,13 +45,17 @@ no retry gets jobs without a policy.
 
 from __future__ import annotations
 
+from functools import partial
+from operator import methodcaller
+from typing import Any
+
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition, rule
 
 from jobconform.backends.protocol import REDELIVERY, RETRY, STUCK, Backend
 from jobconform.backends.scheduling.protocol import SCHEDULING
 from jobconform.backends.self_running import SELF_RUNNING
-from jobconform.conformance.harness import Divergence
+from jobconform.conformance.command_engine import AreaMachine, time_rule
 from jobconform.conformance.machine_runner import MachineRun, machine_runner
 from jobconform.conformance.self_running.backstop import (
     backstop_interval_of,
@@ -102,12 +106,13 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
         st.one_of(st.none(), st.sampled_from(RETRY_DELAYS_MS)) if RETRY in claims
         else st.none())
 
-    class SelfRunningMachine(RuleBasedStateMachine):
+    class SelfRunningMachine(AreaMachine[SelfRunningHarness | None]):
         def __init__(self) -> None:
-            super().__init__()
-            self.harness: SelfRunningHarness | None = None
+            super().__init__(run)
+            self.harness = None
             self.silence = 0.0
             self.trips = 0
+            self.setup: dict[str, Any] = {}
 
         @initialize(watches_stuck=watched, silence=st.sampled_from(SILENCES),
                     delay_ms=delays, trips=st.booleans() if backstop else st.just(False))
@@ -116,7 +121,7 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
             """Open the runtime and submit the first job: every example has one. Half of
             the examples trip breakers (SR-007), so that the others keep the job rules'
             share of the steps."""
-            run.setup = {"watches_stuck": watches_stuck, "silence": silence}
+            self.setup = {"watches_stuck": watches_stuck, "silence": silence}
             self.trips = 0 if trips else MAX_TRIPS
             self.silence = 0.0 if watches_stuck is None else silence
             self.harness = SelfRunningHarness(
@@ -130,15 +135,12 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
             assert self.harness is not None, "open_runtime runs before every rule"
             return self.harness
 
+        def _drawn_setup(self) -> dict[str, Any]:
+            return self.setup
+
         def _do(self, action: str, *args: object) -> None:
-            run.steps += 1
-            try:
-                getattr(self.runtime, action)(*args)
-            except Divergence as divergence:
-                run.divergence = divergence  # the last one is the shrunk one
-                raise
-            finally:
-                run.exercised |= self.runtime.exercised
+            """Call the harness's method `action` with `args`, as one step of the run."""
+            self._run(methodcaller(action, *args))
 
         def _running(self) -> list[str]:
             return [alias for alias, job in self.runtime.jobs.items() if job.status == RUNNING]
@@ -204,9 +206,7 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
             """Long enough for a job silent from now on to be failed or re-delivered."""
             self._do("pass_time", self.silence + 2 * self.runtime.poll_interval)
 
-        @rule(seconds=st.sampled_from(STRETCHES))
-        def pass_time(self, seconds: float) -> None:
-            self._do("pass_time", seconds)
+        pass_time = time_rule("pass_time", STRETCHES, partial(methodcaller, "pass_time"))
 
         @rule()
         def windows_pass(self) -> None:
@@ -236,10 +236,6 @@ def make_self_running_machine(backend: Backend, profile: Profile, registry: Regi
         @rule(data=st.data())
         def heartbeat(self, data: st.DataObject) -> None:
             self._do("heartbeat", data.draw(st.sampled_from(self._running())))
-
-        def teardown(self) -> None:
-            if self.harness is not None:
-                self.harness.close()
 
     return SelfRunningMachine
 

@@ -28,6 +28,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, precondition,
 
 from jobconform.backends.protocol import DEPRECATED_ALIASES, Backend
 from jobconform.backends.task_store.protocol import STORE
+from jobconform.conformance.command_engine import AreaMachine
 from jobconform.conformance.machine_runner import (
     MachineRun,
     machine_runner,
@@ -91,10 +92,10 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
     """A state machine class bound to one backend and profile."""
     keeps_aliases = DEPRECATED_ALIASES in backend.capabilities
 
-    class StoreMachine(RuleBasedStateMachine):
+    class StoreMachine(AreaMachine[StoreHarness | None]):
         def __init__(self) -> None:
-            super().__init__()
-            self.harness: StoreHarness | None = None
+            super().__init__(run)
+            self.harness = None
             self.unused_fresh_ids = list(FRESH_IDS)
             self.down = False  # the store's backend is unreachable (TS-011)
             self.saves = 0
@@ -102,14 +103,6 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
         @initialize()
         def open_store(self) -> None:
             self.harness = StoreHarness(backend, profile, registry)
-
-        @property
-        def store(self) -> StoreHarness:
-            assert self.harness is not None, "open_store runs before every rule"
-            return self.harness
-
-        def _run(self, command: StoreCommand) -> None:
-            run.step(self.store, command)
 
         @rule(record=records)
         def save(self, record: TaskRecord) -> None:
@@ -142,7 +135,8 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
         @rule(data=st.data())
         def at_once(self, data: Any) -> None:
             """Reads, deletes of held records and saves of fresh ids, all at once."""
-            held = sorted(self.store.oracle.records)
+            assert self.harness is not None, "open_store runs before every rule"
+            held = sorted(self.harness.oracle.records)
             batch: list[Operation] = []
             if held:
                 batch += [DeleteTask(task_id) for task_id in data.draw(
@@ -175,10 +169,6 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
         @rule(before=st.sampled_from(CUT_OFFS))
         def list_expired(self, before: int) -> None:
             self._run(ListExpired(at_seconds(before)))
-
-        def teardown(self) -> None:
-            if self.harness is not None:
-                self.harness.close()
 
     return StoreMachine
 
