@@ -5,16 +5,14 @@ Run with `tox -e example-huey` (installs the `huey-example` extra).
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import adapter_importable, run_kit
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
@@ -26,18 +24,16 @@ sys.path.insert(0, str(HERE))
 @pytest.fixture(autouse=True)
 def importable(monkeypatch: pytest.MonkeyPatch) -> None:
     """The adapter module must import here and in the Behave child process."""
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    adapter_importable(monkeypatch, HERE)
 
 
 def test_the_robot_suite_passes_but_for_the_listed_deviations(tmp_path: Path) -> None:
     # SR-004's listed cause is found by Robot's retry due between two polls, as by the
     # self-running machine.
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "huey_jobs:HueyBackend", "--suite", "robot", "--report-dir",
-        str(tmp_path), "--expected-failures", str(HERE / "expected-failures.yaml")])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, report["expectation_problems"]
+    done = run_kit("huey_jobs:HueyBackend", tmp_path, "--suite", "robot",
+                   "--expected-failures", str(HERE / "expected-failures.yaml"))
+    report = done.report
+    assert done.exit_code == 0, report["expectation_problems"]
     # Every lifecycle requirement, LC-031, LC-038 and LC-039 among them, and SR-001 of
     # self-running (SR-002, SR-003 need stuck and redelivery).
     assert report["counts"]["pass"] == 35
@@ -129,13 +125,11 @@ def test_huey_runs_its_own_clockwork_its_idle_poll_the_profiles_interval(tmp_pat
     a due retry back: SR-001 in every suite at 50 examples, and SR-004 but for a retry due
     between two polls (Behave's and Robot's case of it, the test below); no job timeout or
     lease."""
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "huey_jobs:HueyBackend", "--area", "self-running", "--examples",
-        "50", "--report-dir", str(tmp_path)])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 1, result.output
+    done = run_kit("huey_jobs:HueyBackend", tmp_path, "--area", "self-running",
+                   "--examples", "50")
+    assert done.exit_code == 1, done.output
     verdicts = {rid: set(body["suites"].values())
-                for rid, body in report["requirements"].items() if rid.startswith("SR-")}
+                for rid, body in done.report["requirements"].items() if rid.startswith("SR-")}
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
                         "SR-003": {"not claimed"}, "SR-004": {"fail", "pass"},
                         "SR-005": {"not claimed"},  # no reaper either

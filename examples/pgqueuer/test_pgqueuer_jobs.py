@@ -7,7 +7,6 @@ must listen on 127.0.0.1:5432 (trust); under CI=true a missing server fails the 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import sys
 import time
@@ -19,6 +18,7 @@ import asyncpg  # type: ignore[import-untyped]
 import pytest
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
+from jobconform.conformance.adapter_testing import adapter_importable, need_server
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
@@ -39,14 +39,9 @@ async def fetch(query: str) -> list[asyncpg.Record]:
 
 @pytest.fixture(autouse=True)
 def postgres(monkeypatch: pytest.MonkeyPatch) -> None:
-    try:
-        asyncio.run(fetch("SELECT 1"))
-    except (TimeoutError, OSError, asyncpg.PostgresError) as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL is not running on 127.0.0.1:5432: {error}")
-        pytest.skip(f"PostgreSQL is not running on 127.0.0.1:5432: {error}")
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    need_server("PostgreSQL", "127.0.0.1:5432", lambda: asyncio.run(fetch("SELECT 1")),
+                (TimeoutError, OSError, asyncpg.PostgresError))
+    adapter_importable(monkeypatch, HERE)
 
 
 @pytest.fixture

@@ -5,17 +5,15 @@ Run with `tox -e example-procrastinate` (installs the `procrastinate-example` ex
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import KitRun, adapter_importable, run_kit
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
@@ -27,36 +25,31 @@ sys.path.insert(0, str(HERE))
 @pytest.fixture(autouse=True)
 def importable(monkeypatch: pytest.MonkeyPatch) -> None:
     """The adapter module must import here and in the Behave child process."""
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    adapter_importable(monkeypatch, HERE)
 
 
-def run(tmp_path: Path, *options: str) -> tuple[int, dict[str, Any]]:
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "procrastinate_jobs:ProcrastinateBackend", "--report-dir",
-        str(tmp_path), *options])
-    return result.exit_code, json.loads((tmp_path / "report.json").read_text())
+def run(tmp_path: Path, *options: str) -> KitRun:
+    return run_kit("procrastinate_jobs:ProcrastinateBackend", tmp_path, *options)
 
 
 def test_every_lifecycle_requirement_passes_with_no_deviation_list(tmp_path: Path) -> None:
-    _, report = run(tmp_path, "--suite", "robot", "--area", "lifecycle")
-    verdicts = {requirement: entry["suites"]["robot"]
-                for requirement, entry in report["requirements"].items()
-                if entry["suites"]["robot"] not in ("not claimed", "n/a", "not run")}
+    done = run(tmp_path, "--suite", "robot", "--area", "lifecycle")
+    verdicts = {requirement: verdict for requirement, verdict in done.verdicts("robot").items()
+                if verdict not in ("not claimed", "n/a", "not run")}
     # One retry case is tagged LC-004 too; it fails at procrastinate's delay (RT-002, listed).
     assert {r for r, verdict in verdicts.items() if verdict != "pass"} == {"RT-002"}
     assert sum(r.startswith("LC-") for r in verdicts) == 28  # LC-031, LC-038, LC-039 among them
-    assert "health counters derived" in report["notes"][0]
+    assert "health counters derived" in done.report["notes"][0]
 
 
 def test_the_retry_scenarios_fail_only_as_listed(tmp_path: Path) -> None:
     # RT-003 is named by one retry scenario only: a due retry waits for the worker's next
     # poll (expected-failures.yaml says why).
-    exit_code, report = run(tmp_path, "--suite", "behave", "--area", "retry",
-                            "--expected-failures", str(HERE / "expected-failures.yaml"))
-    assert exit_code == 0, report["expectation_problems"]
-    assert sorted(report["expected_failures"]) == ["RT-002", "RT-003", "RT-010"]
-    assert report["counts"]["pass"] == 6
+    done = run(tmp_path, "--suite", "behave", "--area", "retry",
+               "--expected-failures", str(HERE / "expected-failures.yaml"))
+    assert done.exit_code == 0, done.report["expectation_problems"]
+    assert sorted(done.report["expected_failures"]) == ["RT-002", "RT-003", "RT-010"]
+    assert done.report["counts"]["pass"] == 6
 
 
 def test_the_worker_polls_and_stamps_on_the_virtual_clock() -> None:
@@ -319,13 +312,11 @@ def test_a_rescued_jobs_old_worker_can_still_end_it_and_nothing_is_parked() -> N
 
 
 def test_with_its_own_deviation_list_the_redelivery_area_passes(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "procrastinate_redelivery:ProcrastinateRedeliveryBackend",
-        "--suite", "behave", "--area", "redelivery", "--report-dir", str(tmp_path),
-        "--expected-failures", str(HERE / "redelivery-expected-failures.yaml")])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, (result.output, report["expectation_problems"])
-    behave = {rid: body["suites"]["behave"] for rid, body in report["requirements"].items()}
+    done = run_kit("procrastinate_redelivery:ProcrastinateRedeliveryBackend", tmp_path,
+                   "--suite", "behave", "--area", "redelivery",
+                   "--expected-failures", str(HERE / "redelivery-expected-failures.yaml"))
+    assert done.exit_code == 0, (done.output, done.report["expectation_problems"])
+    behave = done.verdicts("behave")
     assert behave["RD-003"] == behave["RD-004"] == behave["RD-005"] == "pass"
     assert {behave[rid] for rid in ("RD-001", "RD-002", "RD-006")} == {"expected failure"}
     assert behave["RD-007"] == "not claimed"
