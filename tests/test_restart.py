@@ -4,12 +4,10 @@ requirement, and each gallery runtime is caught at its requirement."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sql_databases import database
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
@@ -76,13 +74,6 @@ def _every_requirement(harness: Harness) -> None:
         "e": "running"}
 
 
-@pytest.fixture(params=["sqlite-file", "postgresql", "mariadb"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    kind = "sqlite" if request.param == "sqlite-file" else request.param
-    with database(kind, tmp_path) as url:
-        yield url
-
-
 @pytest.mark.parametrize("make", [SqlBackend, ThreadedSqlBackend, None],
                          ids=["sql", "threaded+sql", "sql-in-memory"])
 def test_the_sql_backends_keep_their_jobs_across_a_restart(
@@ -100,6 +91,7 @@ def test_the_sql_backends_keep_their_jobs_across_a_restart(
 
 def test_the_sql_backend_restarts_over_a_database_server(database_url: str,
                                                          registry: Registry) -> None:
+    # database_url: conftest's, an empty database of each kind (SQLite as a file).
     harness = Harness(SqlBackend(database_url), registry.profile("canonical"), registry,
                       max_concurrent=4)
     try:
