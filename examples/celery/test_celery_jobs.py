@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -53,8 +54,8 @@ def test_a_retry_waits_out_celerys_countdown_on_the_virtual_clock() -> None:
     from celery_jobs import CeleryRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = CeleryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(CeleryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                               clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script, RetryPolicy(max_retries=2, retry_delay_ms=2000.0))
         clock.advance(3600)  # the worker has the message; no body may start before dispatch
@@ -73,7 +74,5 @@ def test_a_retry_waits_out_celerys_countdown_on_the_virtual_clock() -> None:
         view = runtime.get(job_id)
         assert view is not None and (view.status, view.result) == ("succeeded", "done")
         assert (view.started_at - EPOCH).total_seconds() == 3602  # type: ignore[operator]
-    finally:
-        runtime.close()
     stored = runtime.app.AsyncResult(job_id)  # Celery's own record, in Redis
     assert (stored.state, stored.result) == ("SUCCESS", "done")

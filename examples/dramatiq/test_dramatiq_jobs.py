@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
@@ -47,11 +48,9 @@ def clock() -> VirtualClock:
 def runtime(clock: VirtualClock) -> Iterator[object]:
     from dramatiq_jobs import DramatiqRuntime
 
-    opened = DramatiqRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(DramatiqRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                 clock)) as opened:
         yield opened
-    finally:
-        opened.close()
     assert REDIS.keys(f"{opened.broker.namespace}*") == []  # its namespace is gone
     assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
 
@@ -136,13 +135,10 @@ def self_running(clock: VirtualClock) -> Iterator[object]:
 
     from jobconform.backends.self_running import Clockwork
 
-    opened = SelfRunningDramatiq(RuntimeSettings(max_concurrent=1, max_tasks=None), clock,
-                                 Clockwork(poll_interval_seconds=1, job_timeout_seconds=3600,
-                                           lease_seconds=60))
-    try:
+    with closing(SelfRunningDramatiq(RuntimeSettings(max_concurrent=1, max_tasks=None), clock,
+                                     Clockwork(poll_interval_seconds=1, job_timeout_seconds=3600,
+                                               lease_seconds=60))) as opened:
         yield opened
-    finally:
-        opened.close()
     assert REDIS.keys(f"{opened.broker.namespace}*") == []
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,7 @@ def test_huey_workers_poll_and_stamp_on_the_virtual_clock() -> None:
     from huey_jobs import HueyRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = HueyRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
-    try:
+    with closing(HueyRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script)
         clock.advance(3600)  # huey's workers poll many times; none may start the body
@@ -60,8 +60,6 @@ def test_huey_workers_poll_and_stamp_on_the_virtual_clock() -> None:
         assert view is not None and view.status == "succeeded" and view.result == "done"
         assert (view.started_at - EPOCH).total_seconds() == 3600  # type: ignore[operator]
         assert (view.finished_at - EPOCH).total_seconds() == 3601.5  # type: ignore[operator]
-    finally:
-        runtime.close()
     assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
 
 
@@ -69,8 +67,7 @@ def test_huey_retries_after_its_delay_times_its_backoff_on_the_virtual_clock() -
     from huey_jobs import HueyRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = HueyRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(HueyRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script, RetryPolicy(max_retries=2, retry_delay_ms=1000.0,
                                                     backoff_multiplier=3.0))
@@ -92,16 +89,13 @@ def test_huey_retries_after_its_delay_times_its_backoff_on_the_virtual_clock() -
         assert view is not None and (view.status, view.error) == ("failed", "ValueError: last")
         assert (view.retry_count, view.max_retries) == (2, 2)  # type: ignore[attr-defined]
         assert script.invocations == 3
-    finally:
-        runtime.close()
 
 
 def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() -> None:
     from huey_jobs import HueyRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = HueyRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
-    try:
+    with closing(HueyRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)) as runtime:
         policy = RetryPolicy(max_retries=3, non_retryable=("Fatal",))
         fatal, backoff = TaskScript(), TaskScript()
         fatal_id, backoff_id = runtime.submit(fatal, policy), runtime.submit(backoff, policy)
@@ -116,8 +110,6 @@ def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() ->
         runtime.dispatch()
         assert runtime.get(backoff_id).status == "cancelled"  # type: ignore[union-attr]
         assert (fatal.invocations, backoff.invocations) == (1, 1)
-    finally:
-        runtime.close()
 
 
 def test_huey_runs_its_own_clockwork_its_idle_poll_the_profiles_interval(tmp_path: Path) -> None:
@@ -153,8 +145,8 @@ def test_a_due_retry_waits_for_the_scheduler_tick_and_then_for_a_worker_poll() -
     from jobconform.spec import load_registry
 
     registry = load_registry()
-    harness = SelfRunningHarness(HueyBackend(), registry.profile("canonical"), registry)
-    try:
+    with closing(SelfRunningHarness(HueyBackend(), registry.profile("canonical"),
+                                    registry)) as harness:
         harness.submit("a", RetryPolicy(max_retries=2, retry_delay_ms=3000.0,
                                         backoff_multiplier=1.0))
         for step in (0.5, 1.0):  # it starts by itself at its first poll, at 1 s
@@ -169,8 +161,6 @@ def test_a_due_retry_waits_for_the_scheduler_tick_and_then_for_a_worker_poll() -
         view = harness.runtime.get(harness.jobs["a"].job_id)
         assert view is not None and view.status == "running"
         assert (view.started_at - EPOCH).total_seconds() == 6  # type: ignore[operator]
-    finally:
-        harness.close()
 
 
 # -- periodic tasks (huey_periodic.py) against the scheduling area ----------------------------

@@ -11,6 +11,7 @@ import re
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -53,11 +54,9 @@ def clock() -> VirtualClock:
 def runtime(clock: VirtualClock) -> Iterator[object]:
     from pgqueuer_jobs import PgqueuerRuntime
 
-    runtime = PgqueuerRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(PgqueuerRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                 clock)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
 
 
 def pgqueuer_rows(runtime: object, table: str) -> list[tuple[object, ...]]:
@@ -168,11 +167,9 @@ def test_pgqueuer_reads_no_other_database_clock() -> None:
 def retrying(clock: VirtualClock) -> Iterator[object]:
     from pgqueuer_retry import PgqueuerRetryRuntime
 
-    runtime = PgqueuerRetryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(PgqueuerRetryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                      clock)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
 
 
 def test_pgqueuers_delay_formula_is_the_specs_without_jitter(retrying: object) -> None:
@@ -237,11 +234,9 @@ def scheduler(clock: VirtualClock, dispatches: Dispatches) -> Iterator[object]:
 
     from jobconform.reference.scheduling.oracle import SchedulingConfig
 
-    runtime = PgqueuerSchedulesBackend().open_scheduling(clock, SchedulingConfig(), dispatches)
-    try:
+    with closing(PgqueuerSchedulesBackend().open_scheduling(clock, SchedulingConfig(),
+                                                            dispatches)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
 
 
 def schedule_rows(runtime: object) -> list[tuple[object, ...]]:
@@ -303,11 +298,9 @@ def test_a_one_shot_job_is_a_deferred_job_run_by_a_queue_manager_while_it_waits(
 def redelivering(clock: VirtualClock) -> Iterator[object]:
     from pgqueuer_redelivery import PgqueuerRedeliveryRuntime
 
-    runtime = PgqueuerRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(PgqueuerRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                           clock)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
 
 
 def test_a_lease_pass_is_pgqueuers_stale_re_pick_and_the_lost_owner_still_writes(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -56,8 +57,8 @@ def test_the_worker_polls_and_stamps_on_the_virtual_clock() -> None:
     from procrastinate_jobs import ProcrastinateRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(ProcrastinateRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                      clock)) as runtime:
         first, second = TaskScript(), TaskScript()
         first_id, second_id = runtime.submit(first), runtime.submit(second)
         clock.advance(3600)  # the worker polls, beats and fetches; no body may start
@@ -78,8 +79,6 @@ def test_the_worker_polls_and_stamps_on_the_virtual_clock() -> None:
         assert (view.started_at - EPOCH).total_seconds() == 3600  # type: ignore[operator]
         assert (view.finished_at - EPOCH).total_seconds() == 3601.5  # type: ignore[operator]
         assert runtime.get(second_id).status == "queued"  # type: ignore[union-attr]  # one slot
-    finally:
-        runtime.close()
     assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
 
 
@@ -87,8 +86,8 @@ def test_procrastinate_aborts_a_running_body_unless_the_body_ignores_it() -> Non
     from procrastinate_jobs import ProcrastinateRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
-    try:
+    with closing(ProcrastinateRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None),
+                                      clock)) as runtime:
         honours, ignores = TaskScript(), TaskScript(honours_cancellation=False)
         honours_id, ignores_id = runtime.submit(honours), runtime.submit(ignores)
         runtime.dispatch()
@@ -99,8 +98,6 @@ def test_procrastinate_aborts_a_running_body_unless_the_body_ignores_it() -> Non
         ignores.decide(Succeed("late"))
         runtime.settle()
         assert runtime.get(ignores_id).status == "cancelled"  # type: ignore[union-attr]
-    finally:
-        runtime.close()
 
 
 def test_a_body_that_ignores_cancellation_does_not_hang_close() -> None:
@@ -129,8 +126,8 @@ def test_procrastinate_retries_when_its_strategy_says_and_its_worker_polls() -> 
     from procrastinate_jobs import ProcrastinateRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(ProcrastinateRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                      clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script, RetryPolicy(max_retries=1))  # 1 s, doubling
         runtime.dispatch()
@@ -154,16 +151,14 @@ def test_procrastinate_retries_when_its_strategy_says_and_its_worker_polls() -> 
         view = runtime.get(job_id)
         assert view is not None and (view.status, view.error) == ("failed", "ValueError: last")
         assert job["status"] == "failed" and script.invocations == 2
-    finally:
-        runtime.close()
 
 
 def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() -> None:
     from procrastinate_jobs import ProcrastinateRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
-    try:
+    with closing(ProcrastinateRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None),
+                                      clock)) as runtime:
         policy = RetryPolicy(max_retries=3, non_retryable=("Fatal",))
         fatal, backoff = TaskScript(), TaskScript()
         fatal_id, backoff_id = runtime.submit(fatal, policy), runtime.submit(backoff, policy)
@@ -180,8 +175,6 @@ def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() ->
         statuses = [job["status"] for job in runtime.app.connector.jobs.values()]
         assert statuses == ["failed", "cancelled"]
         assert (fatal.invocations, backoff.invocations) == (1, 1)
-    finally:
-        runtime.close()
 
 
 # -- periodic tasks (procrastinate_periodic.py) against the scheduling area -------------------
@@ -258,9 +251,8 @@ def test_a_worker_whose_heartbeat_stops_has_its_job_rescued_under_the_same_id() 
     from procrastinate_redelivery import ProcrastinateRedeliveryRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None),
-                                             clock)
-    try:
+    with closing(ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None),
+                                                clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script, RetryPolicy(max_retries=2))
         runtime.dispatch()  # a worker per free slot; one fetches it and begins its body
@@ -283,17 +275,14 @@ def test_a_worker_whose_heartbeat_stops_has_its_job_rescued_under_the_same_id() 
         runtime.settle()
         assert runtime.get(job_id).status == "succeeded"  # type: ignore[union-attr]
         assert script.invocations == 1  # the dead worker's body never ran the script
-    finally:
-        runtime.close()
 
 
 def test_a_rescued_jobs_old_worker_can_still_end_it_and_nothing_is_parked() -> None:
     from procrastinate_redelivery import ProcrastinateRedeliveryRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
-                                             clock)
-    try:
+    with closing(ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                                clock)) as runtime:
         job_id = runtime.submit(TaskScript())
         assert runtime.stale_owner_write(job_id, "outcome") is False  # never rescued
         for _ in range(5):  # no cap: re-queued however often (RD-002, listed)
@@ -307,8 +296,6 @@ def test_a_rescued_jobs_old_worker_can_still_end_it_and_nothing_is_parked() -> N
         (job,) = runtime.app.connector.jobs.values()
         assert job["status"] == "succeeded"
         assert runtime.get(job_id).status == "succeeded"  # type: ignore[union-attr]
-    finally:
-        runtime.close()
 
 
 def test_with_its_own_deviation_list_the_redelivery_area_passes(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import importlib
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
@@ -43,11 +44,9 @@ def clock() -> VirtualClock:
 def opened(module: str, name: str, clock: VirtualClock, slots: int) -> Iterator[object]:
     """An adapter's runtime, closed after the test, leaving nothing of it in Redis."""
     runtime_class = getattr(importlib.import_module(module), name)
-    runtime = runtime_class(RuntimeSettings(max_concurrent=slots, max_tasks=None), clock)
-    try:
+    with closing(runtime_class(RuntimeSettings(max_concurrent=slots, max_tasks=None),
+                               clock)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
     assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
     assert not list(runtime.redis.scan_iter(f"*{runtime.name}*"))
 

@@ -6,6 +6,7 @@ Run with `tox -e example-tenacity` (installs the `tenacity-example` extra).
 from __future__ import annotations
 
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -53,12 +54,9 @@ def test_tenacity_agrees_with_the_spec_once_attempts_are_counted_from_zero() -> 
     from jobconform.backends.protocol import RuntimeSettings
     from jobconform.conformance.clock import EPOCH, VirtualClock
 
-    runtime = TenacityRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
-                              VirtualClock(EPOCH))
-    try:
+    with closing(TenacityRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                 VirtualClock(EPOCH))) as runtime:
         assert_agrees(runtime)
-    finally:
-        runtime.close()
 
 
 def assert_agrees(runtime: object) -> None:
