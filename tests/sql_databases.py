@@ -21,6 +21,7 @@ from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, make_url, text
 from sqlalchemy.exc import DBAPIError
 
+from jobconform.backends.scheduling.sql import SqlScheduleStore
 from jobconform.backends.sql import SqlJobStore
 from jobconform.backends.sql.database import MIGRATIONS, create_store_engine, migrate
 from jobconform.backends.store import InMemoryJobStore, JobStore
@@ -106,6 +107,17 @@ def job_store(kind: str, folder: Path) -> Iterator[JobStore]:
         sql_store = SqlJobStore.connect(url)
         yield sql_store
         sql_store.close()
+
+
+@contextmanager
+def schedule_store_on_a_new_engine(url: str) -> Iterator[SqlScheduleStore]:
+    """The SQL schedule store on `url` through an engine of its own, disposed afterwards:
+    what a restarted process reads of what a closed scheduler wrote."""
+    engine = create_store_engine(url)
+    try:
+        yield SqlScheduleStore(engine)
+    finally:
+        engine.dispose()
 
 
 def migrations_on(connection: Connection) -> Config:

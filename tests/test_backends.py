@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
@@ -88,37 +88,69 @@ class BadCapabilities(MemoryBackend):
     capabilities = frozenset({LIFECYCLE, "teleport", "time-travel"})
 
 
-class WrappingBackend(MemoryBackend):
-    """A memory backend whose runtime is wrapped by `wrap` (to inject faults)."""
+Replacements = dict[str, Callable[..., Any]]
 
-    name = "wrapping"
 
-    def wrap(self, runtime: MemoryRuntime) -> Any:
-        return runtime
+class Patched:
+    """A runtime with some of its methods replaced (to inject faults); the rest are its own."""
+
+    def __init__(self, runtime: MemoryRuntime, replacements: Replacements) -> None:
+        self.runtime = runtime
+        vars(self).update(replacements)
+
+    def __getattr__(self, name: str) -> Any:  # reached only for a name not replaced
+        return getattr(self.runtime, name)
+
+
+class PatchedMemory(MemoryBackend):
+    """A memory backend whose runtime `patch` replaces methods of: it takes the runtime and
+    returns the replacements by method name, which may call the runtime's own."""
+
+    def __init__(self, name: str, patch: Callable[[MemoryRuntime], Replacements]) -> None:
+        self.name = name
+        self.patch = patch
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> Any:
-        return self.wrap(MemoryRuntime(settings, clock))
+        runtime = MemoryRuntime(settings, clock)
+        return Patched(runtime, self.patch(runtime))
 
 
-class Proxy:
-    def __init__(self, inner: MemoryRuntime) -> None:
-        self.inner = inner
+def dispatch_raises(runtime: MemoryRuntime) -> Replacements:
+    def dispatch() -> None:
+        raise ValueError("worker pool exploded")
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
+    return {"dispatch": dispatch}
 
 
-class DispatchRaises(WrappingBackend):
-    name = "dispatch-raises"
+def queued_cancel_refused(runtime: MemoryRuntime) -> Replacements:
+    """Refuses to cancel queued jobs: violates LC-011."""
 
-    def wrap(self, runtime: MemoryRuntime) -> Any:
-        proxy = Proxy(runtime)
+    def cancel(job_id: str) -> bool:
+        view = runtime.get(job_id)
+        if view is not None and view.status == "queued":
+            return False
+        return runtime.cancel(job_id)
 
-        def dispatch() -> None:
-            raise ValueError("worker pool exploded")
+    return {"cancel": cancel}
 
-        proxy.dispatch = dispatch  # type: ignore[attr-defined]
-        return proxy
+
+def cleanup_exclusive(runtime: MemoryRuntime) -> Replacements:
+    """Removes jobs strictly older than max_age: violates the inclusive bound of LC-020."""
+
+    def cleanup(max_age_seconds: float) -> int:
+        return runtime.cleanup(max_age_seconds + 1e-6)
+
+    return {"cleanup": cleanup}
+
+
+def same_id_twice(runtime: MemoryRuntime) -> Replacements:
+    first: list[str] = []
+
+    def submit(script: TaskScript) -> str:
+        first.append(runtime.submit(script))
+        return first[0]  # every later submission gets the first job's id again
+
+    return {"submit": submit}
 
 
 class NaiveClock:
@@ -134,58 +166,6 @@ class NaiveTimestamps(MemoryBackend):
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         return MemoryRuntime(settings, NaiveClock(clock))
-
-
-class QueuedCancelRefused(WrappingBackend):
-    """Refuses to cancel queued jobs: violates LC-011."""
-
-    name = "queued-cancel-refused"
-
-    def wrap(self, runtime: MemoryRuntime) -> Any:
-        proxy = Proxy(runtime)
-        inner_cancel = runtime.cancel
-
-        def cancel(job_id: str) -> bool:
-            view = runtime.get(job_id)
-            if view is not None and view.status == "queued":
-                return False
-            return inner_cancel(job_id)
-
-        proxy.cancel = cancel  # type: ignore[attr-defined]
-        return proxy
-
-
-class CleanupExclusive(WrappingBackend):
-    """Removes jobs strictly older than max_age: violates the inclusive bound of LC-020."""
-
-    name = "cleanup-exclusive"
-
-    def wrap(self, runtime: MemoryRuntime) -> Any:
-        proxy = Proxy(runtime)
-        inner_cleanup = runtime.cleanup
-
-        def cleanup(max_age_seconds: float) -> int:
-            return inner_cleanup(max_age_seconds + 1e-6)
-
-        proxy.cleanup = cleanup  # type: ignore[attr-defined]
-        return proxy
-
-
-class SameIdTwice(WrappingBackend):
-    name = "same-id"
-
-    def wrap(self, runtime: MemoryRuntime) -> Any:
-        proxy = Proxy(runtime)
-        inner_submit = runtime.submit
-        first: list[str] = []
-
-        def submit(script: TaskScript) -> str:
-            job_id = inner_submit(script)
-            first.append(job_id)
-            return first[0]  # every later submission gets the first job's id again
-
-        proxy.submit = submit  # type: ignore[attr-defined]
-        return proxy
 
 
 @pytest.fixture
@@ -369,7 +349,7 @@ def test_memory_backend_passes_a_full_scenario(canonical: Profile, registry: Reg
 
 
 def test_adapter_error_names_adapter_and_action(canonical: Profile) -> None:
-    check = harness(DispatchRaises(), canonical)
+    check = harness(PatchedMemory("dispatch-raises", dispatch_raises), canonical)
     check.run(Submit("a"))
     with pytest.raises(AdapterError) as caught:
         check.run(Dispatch())
@@ -406,7 +386,8 @@ def test_naive_timestamp_is_an_lc005_divergence(canonical: Profile, registry: Re
 def test_divergence_message_has_requirement_expected_actual_and_commands(
     canonical: Profile, registry: Registry
 ) -> None:
-    check = harness(QueuedCancelRefused(), canonical, registry)
+    check = harness(PatchedMemory("queued-cancel-refused", queued_cancel_refused),
+                    canonical, registry)
     check.run(Submit("a"))
     with pytest.raises(Divergence) as caught:
         check.run(Cancel("a"))
@@ -426,7 +407,7 @@ def test_divergence_message_has_requirement_expected_actual_and_commands(
 
 
 def test_cleanup_boundary_divergence_names_lc020(canonical: Profile) -> None:
-    check = harness(CleanupExclusive(), canonical)
+    check = harness(PatchedMemory("cleanup-exclusive", cleanup_exclusive), canonical)
     check.run_all([Submit("a"), Cancel("a"), AdvanceTime(60)])
     with pytest.raises(Divergence) as caught:
         check.run(Cleanup(60))
@@ -436,7 +417,7 @@ def test_cleanup_boundary_divergence_names_lc020(canonical: Profile) -> None:
 
 
 def test_reused_submit_id_is_an_lc008_divergence(canonical: Profile) -> None:
-    check = harness(SameIdTwice(), canonical)
+    check = harness(PatchedMemory("same-id", same_id_twice), canonical)
     check.run(Submit("a"))
     with pytest.raises(Divergence) as caught:
         check.run(Submit("b"))

@@ -5,6 +5,7 @@ break."""
 
 from __future__ import annotations
 
+from contextlib import closing
 from datetime import timedelta
 
 import pytest
@@ -181,9 +182,8 @@ def test_an_unknown_override_is_a_clear_error() -> None:
 
 @pytest.mark.parametrize("name", ["memory", "sql", "threaded", "threaded+sql"])
 def test_every_shipped_backend_agrees_with_the_oracle(name: str) -> None:
-    harness = CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
-                               composite_config(CANONICAL, **SMALL))
-    try:
+    with closing(CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
+                                  composite_config(CANONICAL, **SMALL))) as harness:
         for owner in ("a", "b"):
             harness.run(cc.AddOwner(owner))
         for command in (cc.StartLoop("a", "L", 2), cc.CreateReminder("a", "r1", 60),
@@ -195,22 +195,17 @@ def test_every_shipped_backend_agrees_with_the_oracle(name: str) -> None:
         assert harness.clock.now() == EPOCH + timedelta(seconds=360)
         assert {work: state for work, _, state in harness.runtime.snapshot().executions} == {
             "L#1": ad.FINISHED, "r1": ad.RUNNING, "j1": ad.FINISHED, "L#2": ad.RUNNING}
-    finally:
-        harness.close()
 
 
 @pytest.mark.parametrize("name", ["memory", "sql", "threaded", "threaded+sql"])
 def test_every_shipped_backend_holds_a_lapsed_lease_through_the_pause(name: str) -> None:
-    harness = CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
-                               composite_config(CANONICAL, **MACHINE_PARAMETERS))
-    try:
+    with closing(CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
+                                  composite_config(CANONICAL, **MACHINE_PARAMETERS))) as harness:
         for command in LEASE_HOLD:
             harness.run(command)
         assert {work: state for work, _, state in harness.runtime.snapshot().executions} == {
             "o1": ad.LEASE_EXPIRED, "o2": ad.LEASE_EXPIRED, "o3": ad.FINISHED,
             "o4": ad.RUNNING}
-    finally:
-        harness.close()
 
 
 def test_a_runtime_without_restart_fails_cx_005() -> None:
@@ -258,14 +253,11 @@ LOOP_TIMEOUT_CHECK = (
 
 @pytest.mark.parametrize("name", ["memory", "sql", "threaded", "threaded+sql"])
 def test_every_shipped_backend_fails_a_loop_run_the_admission_times_out(name: str) -> None:
-    harness = CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
-                               composite_config(CANONICAL, **SMALL))
-    try:
+    with closing(CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
+                                  composite_config(CANONICAL, **SMALL))) as harness:
         for command in LOOP_TIMEOUT_CHECK:
             harness.run(command)
         assert harness.runtime.snapshot().loops == (("L", "failed", 1),)
-    finally:
-        harness.close()
 
 
 LOOP_EXPIRY_CHECK = (
@@ -280,14 +272,11 @@ LOOP_LEASE_CHECK = (cc.AddOwner("a"), cc.StartLoop("a", "L", 3), cc.Restart(), c
                          ids=["expired", "lease_expired"])
 def test_every_shipped_backend_fails_a_loop_run_the_admission_expires_or_reclaims(
         name: str, check: tuple[cc.CompositeCommand, ...]) -> None:
-    harness = CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
-                               composite_config(CANONICAL, **SMALL))
-    try:
+    with closing(CompositeHarness(load_backend(name), CANONICAL, REGISTRY,
+                                  composite_config(CANONICAL, **SMALL))) as harness:
         for command in check:
             harness.run(command)
         assert harness.runtime.snapshot().loops == (("L", "failed", 1),)
-    finally:
-        harness.close()
 
 
 @pytest.mark.parametrize("check", [LOOP_TIMEOUT_CHECK, LOOP_EXPIRY_CHECK, LOOP_LEASE_CHECK],
@@ -296,12 +285,9 @@ def test_a_wiring_that_never_tells_the_loop_diverges_on_cx_006(
         check: tuple[cc.CompositeCommand, ...]) -> None:
     entry = next(entry for entry in GALLERY
                  if entry.name == "composite_loop_not_told_of_timeout")
-    harness = CompositeHarness(load_backend(entry.target), CANONICAL, REGISTRY,
-                               composite_config(CANONICAL, **SMALL))
-    try:
+    with closing(CompositeHarness(load_backend(entry.target), CANONICAL, REGISTRY,
+                                  composite_config(CANONICAL, **SMALL))) as harness:
         with pytest.raises(Divergence) as raised:
             for command in check:
                 harness.run(command)
         assert raised.value.primary == "CX-006"
-    finally:
-        harness.close()

@@ -5,6 +5,7 @@ reading of a fault."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
@@ -136,8 +137,7 @@ def test_without_the_claim_fault_checks_are_skipped_never_run() -> None:
 
 @pytest.mark.parametrize("backend", ["memory", "sql", "threaded", "threaded+sql"])
 def test_a_crash_between_fires_loses_and_doubles_nothing(backend: str) -> None:
-    harness = ReminderHarness(load_backend(backend), CANONICAL, REGISTRY)
-    try:
+    with closing(ReminderHarness(load_backend(backend), CANONICAL, REGISTRY)) as harness:
         for alias in ("a", "b", "c"):
             harness.run(rc.CreateReminder(alias, f"remember {alias}", delay_seconds=60))
         harness.run(rc.ReminderStoreFault(StoreFault(FaultKind.CRASH, 2), AdvanceTime(60)))
@@ -145,19 +145,14 @@ def test_a_crash_between_fires_loses_and_doubles_nothing(backend: str) -> None:
         assert statuses == ["fired", "firing", "firing"]
         assert harness.oracle.dispatches == {"a": 1, "b": 1, "c": 1}
         assert harness.oracle.reminders["a"].fired_at == EPOCH + timedelta(seconds=60)
-    finally:
-        harness.close()
 
 
 @pytest.mark.parametrize("backend", ["memory", "sql", "threaded"])
 def test_a_claim_whose_insert_fails_holds_no_key(backend: str) -> None:
-    harness = IdempotencyHarness(load_backend(backend), CANONICAL, REGISTRY)
-    try:
+    with closing(IdempotencyHarness(load_backend(backend), CANONICAL, REGISTRY)) as harness:
         answer = harness.run(IdempotencyStoreFault(FAIL_FIRST, ClaimKey("c1", "s", "k", 1)))
         assert answer == UNAVAILABLE
         assert harness.run(ClaimKey("c2", "s", "k", 1)).kind == "started"  # type: ignore[attr-defined]
-    finally:
-        harness.close()
 
 
 # -- the job store: lease passes (RD-007) and sweeps (RP-008) ------------------------------
@@ -180,8 +175,7 @@ def _lapsed_pair(harness: Harness) -> None:
 def test_a_fault_in_a_lease_pass_loses_and_doubles_nothing(backend: str, kind: FaultKind,
                                                            write: int) -> None:
     # Writes: a's mark (1), a's poison (2), b's re-queue (3); 4 is never made.
-    harness = Harness(load_backend(backend), CANONICAL, REGISTRY, max_redelivery=1)
-    try:
+    with closing(Harness(load_backend(backend), CANONICAL, REGISTRY, max_redelivery=1)) as harness:
         _lapsed_pair(harness)
         answer = harness.run(cmd.JobStoreFault(StoreFault(kind, write), cmd.ExpireLeases(60)))
         crashed_before = kind is FaultKind.CRASH and write <= 3
@@ -190,27 +184,21 @@ def test_a_fault_in_a_lease_pass_loses_and_doubles_nothing(backend: str, kind: F
         assert harness.run(cmd.OperatorAlerts()) == ["a"]
         assert harness.run(cmd.Get("b")).redelivery_count == 1  # type: ignore[union-attr]
         assert harness.run(cmd.Get("a")).poisoned is True  # type: ignore[union-attr]
-    finally:
-        harness.close()
 
 
 def test_the_model_counts_a_park_as_two_writes_and_a_marked_park_as_one() -> None:
-    harness = Harness(load_backend("memory"), CANONICAL, REGISTRY, max_redelivery=1)
-    try:
+    with closing(Harness(load_backend("memory"), CANONICAL, REGISTRY, max_redelivery=1)) as harness:
         _lapsed_pair(harness)
         assert harness.model.lease_pass_writes(60) == 3
         harness.run(cmd.JobStoreFault(StoreFault(FaultKind.CRASH, 2), cmd.ExpireLeases(60)))
         left = harness.model.crash_left
         assert left is not None and left["a"].alerted and left["a"].status.value == "running"
         assert harness.model.crash_alert_states == [("a", "running")]
-    finally:
-        harness.close()
 
 
 @pytest.mark.parametrize("backend", ["memory", "sql"])
 def test_a_delete_failing_mid_sweep_keeps_what_went_before_counted(backend: str) -> None:
-    harness = Harness(load_backend(backend), CANONICAL, REGISTRY, max_concurrent=3)
-    try:
+    with closing(Harness(load_backend(backend), CANONICAL, REGISTRY, max_concurrent=3)) as harness:
         harness.run(cmd.StartReaper(0.0, 1000.0))
         for alias in ("a", "b", "c"):
             harness.run(cmd.Submit(alias))
@@ -220,8 +208,6 @@ def test_a_delete_failing_mid_sweep_keeps_what_went_before_counted(backend: str)
         assert harness.run(cmd.ListJobs()) == ["c"]
         assert harness.run(cmd.ReaperStatus()) == {"running": True, "sweeps": 0,
                                                    "failed_sweeps": 1, "deleted": 2}
-    finally:
-        harness.close()
 
 
 def test_job_store_faults_need_their_claim_and_a_crash_is_for_lease_passes() -> None:
@@ -233,18 +219,12 @@ def test_job_store_faults_need_their_claim_and_a_crash_is_for_lease_passes() -> 
     for requirement_id in ("RD-007", "RP-008"):
         reason = skip_reason(REGISTRY, NoJobStoreFaults(), CANONICAL, [requirement_id])
         assert reason is not None and "store-faults" in reason
-    harness = Harness(NoJobStoreFaults(), CANONICAL, REGISTRY)
-    try:
-        with pytest.raises(StoreFaultsNotClaimed):
-            harness.run(cmd.JobStoreFault(FAIL_FIRST, cmd.ExpireLeases(60)))
-    finally:
-        harness.close()
-    harness = Harness(load_backend("memory"), CANONICAL, REGISTRY)
-    try:
-        with pytest.raises(ValueError, match="write failures only"):
-            harness.run(cmd.JobStoreFault(StoreFault(FaultKind.CRASH, 1), cmd.AdvanceTime(1)))
-    finally:
-        harness.close()
+    with (closing(Harness(NoJobStoreFaults(), CANONICAL, REGISTRY)) as harness,
+          pytest.raises(StoreFaultsNotClaimed)):
+        harness.run(cmd.JobStoreFault(FAIL_FIRST, cmd.ExpireLeases(60)))
+    with (closing(Harness(load_backend("memory"), CANONICAL, REGISTRY)) as harness,
+          pytest.raises(ValueError, match="write failures only")):
+        harness.run(cmd.JobStoreFault(StoreFault(FaultKind.CRASH, 1), cmd.AdvanceTime(1)))
 
 
 def test_a_job_store_fault_round_trips_through_json() -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Event
@@ -275,8 +276,7 @@ def test_a_worker_gives_back_a_dead_workers_job_on_its_own() -> None:
         script.decide(Succeed(f"rescued by {job.worker_id}"))
         return script
 
-    worker = ThreadedRuntime(store, clock, config, bodies=body)
-    try:
+    with closing(ThreadedRuntime(store, clock, config, bodies=body)) as worker:
         clock.advance(5)  # the pass at second 5 sees a heartbeat exactly the lease old
         worker.settle()
         assert record(store, "orphan").status == RUNNING
@@ -289,8 +289,6 @@ def test_a_worker_gives_back_a_dead_workers_job_on_its_own() -> None:
         done = record(store, "orphan")
         assert (done.status, done.result, done.fencing_token) == (
             SUCCEEDED, f"rescued by {worker.worker_id}", 2)
-    finally:
-        worker.close()
 
 
 def test_a_worker_polling_at_dispatch_points_runs_no_pass_of_its_own() -> None:
@@ -440,8 +438,7 @@ def test_the_poll_does_not_beat_for_a_job_it_has_finished() -> None:
     config = WorkerConfig(enabled=True, max_workers=1, poll_interval=None,
                           poll_beats_jobs=True)
     # Before the fix the nested dispatch never settled: a short safety limit fails fast.
-    worker = ThreadedRuntime(store, VirtualClock(), config, settle_limit=2.0)
-    try:
+    with closing(ThreadedRuntime(store, VirtualClock(), config, settle_limit=2.0)) as worker:
         body = TaskScript()
         body.decide(Succeed("done"))
         job_id = worker.submit(body)
@@ -454,8 +451,6 @@ def test_the_poll_does_not_beat_for_a_job_it_has_finished() -> None:
         assert store.worker is None, "the terminal write was never made"
         worker.stop()  # joins the pool thread, which counts the outcome after its write
         assert (record(store, job_id).status, worker.health().processed) == (SUCCEEDED, 1)
-    finally:
-        worker.close()
 
 
 class CountsRefusedBeats(InMemoryJobStore):

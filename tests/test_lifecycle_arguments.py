@@ -4,6 +4,7 @@ the harness's guards, and traces of a runtime with the switch off."""
 from __future__ import annotations
 
 import json
+from contextlib import closing
 
 import pytest
 
@@ -41,12 +42,9 @@ class WithoutTheCapabilities(MemoryBackend):
 def test_a_backend_without_the_capabilities_is_given_no_arguments_and_no_switch() -> None:
     with pytest.raises(ValueError, match="does not claim queued-execution-switch"):
         Harness(WithoutTheCapabilities(), CANONICAL, REGISTRY, queued_execution=False)
-    harness = Harness(WithoutTheCapabilities(), CANONICAL, REGISTRY)
-    try:
-        with pytest.raises(ValueError, match="does not claim job-arguments"):
-            harness.run(cmd.Submit("a", arguments={"x": 1}))
-    finally:
-        harness.close()
+    with (closing(Harness(WithoutTheCapabilities(), CANONICAL, REGISTRY)) as harness,
+          pytest.raises(ValueError, match="does not claim job-arguments")):
+        harness.run(cmd.Submit("a", arguments={"x": 1}))
 
 
 def test_with_queued_execution_off_the_oracle_needs_the_body_decided() -> None:
@@ -59,12 +57,9 @@ def test_with_queued_execution_off_the_oracle_needs_the_body_decided() -> None:
 
 
 def test_a_runtime_that_queues_anyway_is_lc_037_straight_after_submit() -> None:
-    harness = Harness(gallery.queued_anyway(), CANONICAL, REGISTRY, queued_execution=False)
-    try:
-        with pytest.raises(Divergence) as caught:
-            harness.run(cmd.Submit("a", outcome=cmd.Succeed(1)))
-    finally:
-        harness.close()
+    with closing(Harness(gallery.queued_anyway(), CANONICAL, REGISTRY,
+                         queued_execution=False)) as harness, pytest.raises(Divergence) as caught:
+        harness.run(cmd.Submit("a", outcome=cmd.Succeed(1)))
     assert caught.value.primary == "LC-037"
 
 

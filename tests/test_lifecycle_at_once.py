@@ -6,6 +6,8 @@ snapshot, and a late record is LC-026's."""
 
 from __future__ import annotations
 
+from contextlib import closing
+
 import pytest
 from runtime_stand_ins import MemoryBackendOf
 
@@ -29,28 +31,23 @@ SHIPPED = pytest.mark.parametrize("backend", [MemoryBackend(), SqlBackend(), Thr
 
 @SHIPPED
 def test_the_shipped_runtimes_make_the_change_before_returning(backend: object) -> None:
-    harness = Harness(backend, PROFILE, REGISTRY, max_concurrent=1)  # type: ignore[arg-type]
-    try:
+    with closing(Harness(backend, PROFILE, REGISTRY,  # type: ignore[arg-type]
+                         max_concurrent=1)) as harness:
         harness.run(cmd.Submit("a"))
         harness.run(cmd.Submit("b"))
         harness.run(cmd.Cancel("a"))
         harness.run(cmd.Dispatch())
         harness.run(cmd.Cancel("b"))  # running, cooperative: not read at once (LC-013)
         assert "LC-031" in harness.exercised
-    finally:
-        harness.close()
 
 
 def test_a_cancel_write_not_awaited_is_lc_031() -> None:
-    harness = Harness(gallery.cancel_write_not_awaited(), PROFILE, REGISTRY)
-    try:
+    with closing(Harness(gallery.cancel_write_not_awaited(), PROFILE, REGISTRY)) as harness:
         harness.run(cmd.Submit("a"))
         with pytest.raises(Divergence) as caught:
             harness.run(cmd.Cancel("a"))
         assert caught.value.primary == "LC-031"
         assert "read straight after" in caught.value.what
-    finally:
-        harness.close()
 
 
 class _SubmitStoredLater(MemoryRuntime):
@@ -75,14 +72,12 @@ class _SubmitStoredLater(MemoryRuntime):
 
 
 def test_a_submit_stored_only_once_settled_is_lc_031() -> None:
-    harness = Harness(MemoryBackendOf(_SubmitStoredLater, "submit-stored-later"), PROFILE, REGISTRY)
-    try:
+    with closing(Harness(MemoryBackendOf(_SubmitStoredLater, "submit-stored-later"), PROFILE,
+                         REGISTRY)) as harness:
         with pytest.raises(Divergence) as caught:
             harness.run(cmd.Submit("a"))
         assert caught.value.primary == "LC-031"
         assert caught.value.actual is None
-    finally:
-        harness.close()
 
 
 class _CancelOnlyFlagsQueued(MemoryRuntime):
@@ -97,15 +92,12 @@ class _CancelOnlyFlagsQueued(MemoryRuntime):
 
 
 def test_a_wrong_end_state_keeps_its_own_rule() -> None:
-    harness = Harness(MemoryBackendOf(_CancelOnlyFlagsQueued, "cancel-only-flags"), PROFILE,
-                      REGISTRY)
-    try:
+    with closing(Harness(MemoryBackendOf(_CancelOnlyFlagsQueued, "cancel-only-flags"), PROFILE,
+                         REGISTRY)) as harness:
         harness.run(cmd.Submit("a"))
         with pytest.raises(Divergence) as caught:
             harness.run(cmd.Cancel("a"))
         assert caught.value.primary != "LC-031"
-    finally:
-        harness.close()
 
 
 @SHIPPED
@@ -113,9 +105,8 @@ def test_the_shipped_runtimes_have_cancelled_a_running_job_when_an_interrupting_
         backend: object) -> None:
     """Every round cancels a running job, whose body ignores its token or honours it, and
     the harness reads the job and the health straight after each cancel returned."""
-    harness = Harness(backend, TASK_MANAGER, REGISTRY, max_concurrent=2,  # type: ignore[arg-type]
-                      unlimited_tasks=True)
-    try:
+    with closing(Harness(backend, TASK_MANAGER, REGISTRY,  # type: ignore[arg-type]
+                         max_concurrent=2, unlimited_tasks=True)) as harness:
         for round_ in range(10):
             harness.run(cmd.Submit(f"a{round_}", ignores_cancel=True))
             harness.run(cmd.Submit(f"b{round_}"))
@@ -125,33 +116,26 @@ def test_the_shipped_runtimes_have_cancelled_a_running_job_when_an_interrupting_
             assert harness.run(cmd.Cancel(f"b{round_}")) is True
             harness.run(cmd.Finish(f"a{round_}", cmd.Succeed("too late")))
         assert "LC-026" in harness.exercised
-    finally:
-        harness.close()
 
 
 def test_an_interrupting_cancel_not_awaited_is_lc_026() -> None:
-    harness = Harness(gallery.interrupting_cancel_not_awaited(), TASK_MANAGER, REGISTRY)
-    try:
+    with closing(Harness(gallery.interrupting_cancel_not_awaited(), TASK_MANAGER,
+                         REGISTRY)) as harness:
         harness.run(cmd.Submit("a", ignores_cancel=True))
         harness.run(cmd.Dispatch())
         with pytest.raises(Divergence) as caught:
             harness.run(cmd.Cancel("a"))
         assert caught.value.primary == "LC-026"
         assert "read straight after" in caught.value.what
-    finally:
-        harness.close()
 
 
 def test_a_cooperative_cancel_of_a_running_job_is_not_read_at_once() -> None:
     """Under canonical the job stays running until its body observes the request (LC-013):
     the same runtime, whose owner acts only when it next runs, conforms there."""
-    harness = Harness(gallery.interrupting_cancel_not_awaited(), PROFILE, REGISTRY)
-    try:
+    with closing(Harness(gallery.interrupting_cancel_not_awaited(), PROFILE, REGISTRY)) as harness:
         harness.run(cmd.Submit("a", ignores_cancel=True))
         harness.run(cmd.Submit("b"))
         harness.run(cmd.Dispatch())
         assert harness.run(cmd.Cancel("a")) is True
         assert harness.run(cmd.Cancel("b")) is True
         harness.run(cmd.Finish("a", cmd.Succeed(1)))
-    finally:
-        harness.close()

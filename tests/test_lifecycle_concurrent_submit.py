@@ -5,6 +5,7 @@ gallery's racy id counter."""
 from __future__ import annotations
 
 import threading
+from contextlib import closing
 
 import pytest
 from runtime_stand_ins import MemoryBackendOf
@@ -69,9 +70,8 @@ def test_the_command_checks_its_size_and_round_trips() -> None:
 @pytest.mark.parametrize("backend", [MemoryBackend(), SqlBackend(), ThreadedBackend()],
                          ids=["memory", "sql", "threaded"])
 def test_the_shipped_runtimes_give_each_submission_its_own_job(backend: object) -> None:
-    harness = Harness(backend, PROFILE, REGISTRY, max_concurrent=2,  # type: ignore[arg-type]
-                      max_tasks=9)
-    try:
+    with closing(Harness(backend, PROFILE, REGISTRY, max_concurrent=2,  # type: ignore[arg-type]
+                         max_tasks=9)) as harness:
         harness.run(cmd.Submit("p"))
         jobs = tuple(f"s{n}" for n in range(1, 9))
         assert harness.run(cmd.SubmitConcurrently(jobs)) == [cmd.ACCEPTED] * 8
@@ -79,8 +79,6 @@ def test_the_shipped_runtimes_give_each_submission_its_own_job(backend: object) 
         harness.run(cmd.Dispatch())
         harness.run(cmd.ListJobs())
         assert "LC-030" in harness.exercised
-    finally:
-        harness.close()
 
 
 class _OneLoopBackend(MemoryBackend):
@@ -95,37 +93,28 @@ def test_an_adapter_without_the_claim_is_not_claimed_and_never_called_at_once() 
     backend = _OneLoopBackend()
     reason = skip_reason(REGISTRY, backend, PROFILE, ["LC-030"])
     assert reason is not None and CONCURRENT_SUBMIT in reason
-    harness = Harness(backend, PROFILE, REGISTRY)
-    try:
+    with closing(Harness(backend, PROFILE, REGISTRY)) as harness:
         with pytest.raises(ValueError, match=CONCURRENT_SUBMIT):
             harness.run(cmd.SubmitConcurrently(("a", "b")))
         assert harness.model.jobs == {}
-    finally:
-        harness.close()
 
 
 def test_a_batch_must_fit_under_the_cap_and_use_new_aliases() -> None:
-    harness = Harness(MemoryBackend(), PROFILE, REGISTRY, max_tasks=3)
-    try:
+    with closing(Harness(MemoryBackend(), PROFILE, REGISTRY, max_tasks=3)) as harness:
         harness.run(cmd.Submit("p"))
         with pytest.raises(ValueError, match="already used"):
             harness.run(cmd.SubmitConcurrently(("p", "q")))
         with pytest.raises(ValueError, match="task cap"):
             harness.run(cmd.SubmitConcurrently(("a", "b", "c")))
         harness.run(cmd.SubmitConcurrently(("a", "b")))
-    finally:
-        harness.close()
 
 
 def test_the_racy_id_counter_is_caught_by_lc_030() -> None:
-    harness = Harness(gallery.racy_id_counter(), PROFILE, REGISTRY)
-    try:
+    with closing(Harness(gallery.racy_id_counter(), PROFILE, REGISTRY)) as harness:
         harness.run(cmd.Submit("p"))  # one thread at a time: never shows it
         with pytest.raises(Divergence) as caught:
             harness.run(cmd.SubmitConcurrently(("a", "b")))
         assert caught.value.primary == "LC-030"
-    finally:
-        harness.close()
 
 
 class _LosingRuntime(MemoryRuntime):
@@ -153,14 +142,11 @@ class _LosingRuntime(MemoryRuntime):
 
 
 def test_a_submission_lost_beside_another_is_lc_030() -> None:
-    harness = Harness(MemoryBackendOf(_LosingRuntime, "losing"), PROFILE, REGISTRY)
-    try:
+    with closing(Harness(MemoryBackendOf(_LosingRuntime, "losing"), PROFILE, REGISTRY)) as harness:
         with pytest.raises(Divergence) as caught:
             harness.run(cmd.SubmitConcurrently(("a", "b")))
         assert caught.value.primary == "LC-030"
         assert "held (listed)" in caught.value.what
-    finally:
-        harness.close()
 
 
 class _HangingRuntime(MemoryRuntime):
@@ -172,13 +158,10 @@ class _HangingRuntime(MemoryRuntime):
 
 
 def test_a_hung_submitter_fails_with_its_thread_named() -> None:
-    harness = Harness(MemoryBackendOf(_HangingRuntime, "hanging"), PROFILE, REGISTRY,
-                      safety_timeout=1.0)
-    try:
-        with pytest.raises(AdapterError, match="jobconform-submitter-1 did not finish"):
-            harness.run(cmd.SubmitConcurrently(("a", "b")))
-    finally:
-        harness.close()
+    with (closing(Harness(MemoryBackendOf(_HangingRuntime, "hanging"), PROFILE, REGISTRY,
+                          safety_timeout=1.0)) as harness,
+          pytest.raises(AdapterError, match="jobconform-submitter-1 did not finish")):
+        harness.run(cmd.SubmitConcurrently(("a", "b")))
 
 
 def test_concurrent_submit_needs_the_lifecycle_area() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import threading
+from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -197,12 +198,10 @@ SCRIPT: list[lc.LoopCommand] = [
 
 def run_script(backend: object) -> LoopsHarness:
     registry = load_registry()
-    harness = LoopsHarness(backend, registry.profile("canonical"), registry)  # type: ignore[arg-type]
-    try:
+    with closing(LoopsHarness(backend,  # type: ignore[arg-type]
+                              registry.profile("canonical"), registry)) as harness:
         for command in SCRIPT:
             harness.run(command)
-    finally:
-        harness.close()
     return harness
 
 
@@ -268,8 +267,7 @@ def test_threaded_runs_execute_one_after_another_on_a_worker_thread() -> None:
             return super().execute(run_number, message, triggered_by, loop_id)
 
     clock = VirtualClock()
-    runtime = ThreadedBackend().open_loops(clock, LoopsConfig(DEFAULT_TIMEOUT))
-    try:
+    with closing(ThreadedBackend().open_loops(clock, LoopsConfig(DEFAULT_TIMEOUT))) as runtime:
         agent = RecordingAgent()
         loop_id = runtime.start_loop(LoopParameters("go", 3, no_progress_threshold=0), agent)
         for number in (1, 2, 3):
@@ -279,8 +277,6 @@ def test_threaded_runs_execute_one_after_another_on_a_worker_thread() -> None:
             agent.decide(number, Respond("same"))
         runtime.settle()
         view = runtime.get_loop(loop_id)
-    finally:
-        runtime.close()
     assert view is not None and view.stop_reason == "max_runs_reached"
     assert [number for number, _ in seen] == [1, 2, 3]
     assert {name for _, name in seen} == {f"jobconform-loop-{loop_id}"}

@@ -5,6 +5,7 @@ without the claim the requirement is not claimed and never asked."""
 from __future__ import annotations
 
 import threading
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -64,19 +65,13 @@ def test_memory_parkers_racing_land_on_one_request() -> None:
 def test_sql_parkers_racing_land_on_one_request_that_a_new_engine_finds(
         kind: str, tmp_path: Path) -> None:
     with database(kind, tmp_path) as url:
-        store = SqlJobStore.connect(url)
-        try:
+        with closing(SqlJobStore.connect(url)) as store:
             (minted,) = _park_from_threads(store)
             assert store.park_request("critic", "approval-1") != minted
-        finally:
-            store.close()
-        reopened = SqlJobStore.connect(url, migrate_schema=False)
-        try:
+        with closing(SqlJobStore.connect(url, migrate_schema=False)) as reopened:
             assert [entry[1:] for entry in reopened.operator_requests()] == [
                 ("scout", "approval-1"), ("critic", "approval-1")]
             assert reopened.operator_requests()[0][0] == minted
-        finally:
-            reopened.close()
 
 
 def test_without_the_claim_rd008_is_not_claimed_and_never_asked() -> None:

@@ -9,6 +9,7 @@ the area passed; the same runtime claiming the whole area must fail there.
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -121,20 +122,14 @@ def test_the_same_runtime_claiming_the_whole_area_fails_what_the_claim_left_out(
     registry = load_registry()
     profile = registry.profile("canonical")
     jittered = cmd.ComputeDelay(RetryPolicy(max_retries=3), 1, Jitter.FULL, 0.5)
-    harness = Harness(WholeRetryAsIntervals(), profile, registry)
-    try:
-        with pytest.raises(Divergence) as caught:
-            harness.run(jittered)  # the list's 2000 ms, not the draw's half of it
-    finally:
-        harness.close()
+    with (closing(Harness(WholeRetryAsIntervals(), profile, registry)) as harness,
+          pytest.raises(Divergence) as caught):
+        harness.run(jittered)  # the list's 2000 ms, not the draw's half of it
     assert caught.value.primary == "RT-009"
-    harness = Harness(WholeRetryWithoutJitter(), profile, registry)
-    try:
-        # A raising delay function is an adapter error today; a divergence names RT-009.
-        with pytest.raises((AdapterError, Divergence), match=r"no such jitter mode|RT-009"):
-            harness.run(jittered)
-    finally:
-        harness.close()
+    # A raising delay function is an adapter error today; a divergence names RT-009.
+    with (closing(Harness(WholeRetryWithoutJitter(), profile, registry)) as harness,
+          pytest.raises((AdapterError, Divergence), match=r"no such jitter mode|RT-009")):
+        harness.run(jittered)
     run = run_lifecycle_machine(WholeRetryAsIntervals(), profile, registry, examples=30)
     assert run.divergence is not None
     assert run.divergence.primary in {"RT-002", "RT-009", "RT-010"}, run.divergence

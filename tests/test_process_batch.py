@@ -5,6 +5,7 @@ that does not announce `batch` is spoken to one request at a time."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 import pytest
@@ -86,8 +87,7 @@ def test_a_call_the_plan_did_not_name_drops_the_reads_brought_ahead(
 
 
 def test_a_child_without_batch_is_asked_one_call_at_a_time() -> None:
-    session = ChildSession(reference_child_command(), SAFETY_SECONDS)
-    try:
+    with closing(ChildSession(reference_child_command(), SAFETY_SECONDS)) as session:
         object.__setattr__(session.claims, "batches", False)  # as a child that predates it
         backend = ProcessBackend(session=session)
         runtime = backend.open(RuntimeSettings(max_concurrent=1, max_tasks=None),
@@ -107,5 +107,3 @@ def test_a_child_without_batch_is_asked_one_call_at_a_time() -> None:
         runtime.health()
         assert sent == ["JobRuntime.dispatch", "JobRuntime.settle", "JobRuntime.list_jobs",
                         "JobRuntime.health"]
-    finally:
-        session.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -131,8 +132,7 @@ def _harness(command: list[str], registry: Registry) -> Harness:
 
 def test_a_child_over_a_database_file_restarts_and_stops_by_signal(
         sql_file_child: list[str], registry: Registry) -> None:
-    harness = _harness(sql_file_child, registry)
-    try:
+    with closing(_harness(sql_file_child, registry)) as harness:
         for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch(),
                         cmd.Finish("a", cmd.Succeed(1)), cmd.Submit("c"), cmd.Restart(),
                         cmd.AdvanceTime(61), cmd.ExpireLeases(60), cmd.Dispatch(),
@@ -141,17 +141,15 @@ def test_a_child_over_a_database_file_restarts_and_stops_by_signal(
                         cmd.Dispatch(), cmd.Finish("e", cmd.Succeed(5))):
             harness.run(command)
         assert {"RS-001", "RS-003", "RS-004"} <= harness.exercised
-    finally:
-        harness.close()
 
 
 def test_a_draining_child_is_killed_at_the_grace_period_and_its_work_stays(
         sql_file_child: list[str], registry: Registry) -> None:
     """RS-005 under draining-worker: the child's SIGTERM handler drains, so with b
     running it stays, and the kit kills it; the next child finds b running, c queued."""
-    harness = Harness(ProcessBackend(command=sql_file_child),
-                      registry.profile("draining-worker"), registry, max_concurrent=2)
-    try:
+    with closing(Harness(ProcessBackend(command=sql_file_child),
+                         registry.profile("draining-worker"), registry,
+                         max_concurrent=2)) as harness:
         for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch(),
                         cmd.Finish("a", cmd.Succeed(1)), cmd.Submit("c"),
                         cmd.AdvanceTime(1)):
@@ -160,20 +158,15 @@ def test_a_draining_child_is_killed_at_the_grace_period_and_its_work_stays(
         harness.run(cmd.Dispatch())
         harness.run(cmd.Finish("c", cmd.Succeed(3)))
         assert "RS-005" in harness.exercised
-    finally:
-        harness.close()
 
 
 def test_a_child_that_ignores_sigterm_is_caught_at_rs_004(
         sql_file_child: list[str], registry: Registry) -> None:
-    harness = _harness([sys.executable, "-c", IGNORING_CHILD, "--backend", "sql"], registry)
-    try:
-        with pytest.raises(Divergence) as caught:
-            for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch(),
-                            cmd.StopBySignal(10)):
-                harness.run(command)
-    finally:
-        harness.close()
+    with closing(_harness([sys.executable, "-c", IGNORING_CHILD, "--backend", "sql"],
+                          registry)) as harness, pytest.raises(Divergence) as caught:
+        for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch(),
+                        cmd.StopBySignal(10)):
+            harness.run(command)
     assert caught.value.primary == "RS-004"
     assert caught.value.actual == ("stopped by SIGTERM after 3 commands; escalated to"
                                    " SIGKILL after the grace period (10 s)")
@@ -182,11 +175,9 @@ def test_a_child_that_ignores_sigterm_is_caught_at_rs_004(
 def test_a_child_over_an_in_memory_database_claims_no_restart(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(SQL_URL_ENV, "sqlite://")
-    session = ChildSession([*reference_child_command(), "--backend", "sql"], SAFETY_SECONDS)
-    try:
+    with closing(ChildSession([*reference_child_command(), "--backend", "sql"],
+                              SAFETY_SECONDS)) as session:
         claims = ProcessBackend(session=session).capabilities
-    finally:
-        session.close()
     assert RESTART not in claims and STOP_SIGNAL not in claims
     assert "lifecycle" in claims
 
@@ -212,9 +203,9 @@ def test_a_draining_child_lets_a_body_end_in_the_grace_period_and_exits_when_dra
     """RS-006 through the pipe: b ends 3 s into the grace period and is recorded so, and
     c is what the kill leaves; then a child whose last body ends in the grace period
     exits by itself (no kill)."""
-    harness = Harness(ProcessBackend(command=sql_file_child),
-                      registry.profile("draining-worker"), registry, max_concurrent=1)
-    try:
+    with closing(Harness(ProcessBackend(command=sql_file_child),
+                         registry.profile("draining-worker"), registry,
+                         max_concurrent=1)) as harness:
         for command in (cmd.Submit("b"), cmd.Submit("c"), cmd.Dispatch()):
             harness.run(command)
         stop = cmd.StopBySignal(10, during=(cmd.AdvanceTime(3),
@@ -225,31 +216,23 @@ def test_a_draining_child_lets_a_body_end_in_the_grace_period_and_exits_when_dra
         last = cmd.StopBySignal(10, during=(cmd.Finish("c", cmd.Succeed(3)),))
         assert harness.run(last) == cmd.EXITED_ON_SIGTERM
         assert {"RS-006", "RS-008"} <= harness.exercised
-    finally:
-        harness.close()
 
 
 def test_a_child_stops_on_sigint_as_on_sigterm_and_puts_its_handlers_back(
         sql_file_child: list[str], registry: Registry) -> None:
     """RS-007 and RS-008: the child's exit status after the signal says its handlers are
     back."""
-    harness = _harness(sql_file_child, registry)
-    try:
+    with closing(_harness(sql_file_child, registry)) as harness:
         for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch()):
             harness.run(command)
         assert harness.run(cmd.StopBySignal(10, "SIGINT")) == cmd.exited_on("SIGINT")
         assert {"RS-007", "RS-008"} <= harness.exercised
-    finally:
-        harness.close()
 
 
 def test_a_child_that_leaves_its_handlers_installed_is_caught_at_rs_008(
         sql_file_child: list[str], registry: Registry) -> None:
-    harness = _harness([sys.executable, "-c", LEAVING_CHILD, "--backend", "sql"], registry)
-    try:
-        with pytest.raises(Divergence) as caught:
-            for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.StopBySignal(10)):
-                harness.run(command)
-    finally:
-        harness.close()
+    with closing(_harness([sys.executable, "-c", LEAVING_CHILD, "--backend", "sql"],
+                          registry)) as harness, pytest.raises(Divergence) as caught:
+        for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.StopBySignal(10)):
+            harness.run(command)
     assert caught.value.primary == "RS-008"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -420,8 +421,7 @@ def test_sql_reminders_survive_a_new_engine(url: str) -> None:
     assert first.transition("r-2", FIRING, status="fired") is None  # not in that state
     assert first.transition("r-2", PENDING, status=FIRING, due_at=None, attempts=1) is not None
     first.close()
-    second = SqlReminderStore(create_store_engine(url), owns_engine=True)
-    try:
+    with closing(SqlReminderStore(create_store_engine(url), owns_engine=True)) as second:
         assert second.get("r-1") == reminder
         assert [r.reminder_id for r in second.list()] == ["r-1", "r-2"]
         assert second.list(FIRING)[0].attempts == 1
@@ -450,8 +450,6 @@ def test_sql_reminders_survive_a_new_engine(url: str) -> None:
         assert found is not None and found.reminder_id == "r-4" and found.derived_key == digest
         found = second.live_with_key(digest, at(0))
         assert found is not None and found.reminder_id == "r-5"
-    finally:
-        second.close()
 
 
 def test_sql_store_holds_and_sweeps(url: str) -> None:
@@ -470,7 +468,7 @@ def test_sql_store_holds_and_sweeps(url: str) -> None:
         assert store.delete_final_before(at(10)) == 1
         assert [r.reminder_id for r in store.list()] == ["old-pending", "new-cancelled"]
     finally:
-        store.close()
+        store.close()  # the reopened one
 
 
 @pytest.mark.parametrize("runtime_kind", ["step", "threaded"])
@@ -479,8 +477,8 @@ def test_sql_backends_agree_with_the_oracle_across_restarts(url: str, runtime_ki
     if runtime_kind == "threaded":
         backend = load_backend("threaded+sql")
         backend._sql = SqlBackend(url)  # type: ignore[attr-defined]
-    harness = ReminderHarness(backend, CANONICAL, REGISTRY, overrides={"max_pending": 2})
-    try:
+    with closing(ReminderHarness(backend, CANONICAL, REGISTRY,
+                                 overrides={"max_pending": 2})) as harness:
         harness.run_all([
             rc.CreateReminder("a", "x", delay_seconds=60),
             rc.CreateReminder("b", "y", fire_at=at(90)),
@@ -515,8 +513,6 @@ def test_sql_backends_agree_with_the_oracle_across_restarts(url: str, runtime_ki
         a, b = harness.oracle.reminders["a"], harness.oracle.reminders["b"]
         assert (a.status, a.attempts, a.fired_at) == (ReminderStatus.FIRED, 2, at(120))
         assert (b.status, b.attempts, b.fired_at) == (ReminderStatus.FIRED, 1, at(90))
-    finally:
-        harness.close()
 
 
 # -- threaded: a real scheduler thread on the virtual clock --------------------------------------
@@ -535,8 +531,8 @@ class RecordingTarget(HarnessTarget):
 
 def test_the_scheduler_thread_fires_when_the_clock_reaches_the_due_time() -> None:
     clock, target = VirtualClock(), RecordingTarget()
-    runtime = ThreadedReminderRuntime(InMemoryReminderStore(), clock, ReminderConfig(), target)
-    try:
+    with closing(ThreadedReminderRuntime(InMemoryReminderStore(), clock, ReminderConfig(),
+                                         target)) as runtime:
         reminder_id = runtime.create("x", delay_seconds=60)
         clock.advance(59.999)
         runtime.settle()
@@ -553,8 +549,6 @@ def test_the_scheduler_thread_fires_when_the_clock_reaches_the_due_time() -> Non
         runtime.settle()
         fired = runtime.get(reminder_id)
         assert fired is not None and fired.status == "fired" and fired.fired_at == at(60)
-    finally:
-        runtime.close()
     assert not [t for t in threading.enumerate() if t.name.startswith("reminder-")]
 
 
@@ -567,11 +561,8 @@ def test_a_crash_abandons_the_dispatch_threads_and_reopen_reconciles() -> None:
     runtime.settle()
     runtime.crash()
     assert not [t for t in threading.enumerate() if t.name.startswith("reminder-")]
-    reopened = runtime.reopen()
-    try:
+    with closing(runtime.reopen()) as reopened:
         reopened.settle()
         view = reopened.get(reminder_id)
         assert view is not None and view.status == "fired"
         assert len(target.made()) == 1
-    finally:
-        reopened.close()

@@ -4,12 +4,11 @@ requirement, and each gallery runtime is caught at its requirement."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from sql_databases import database
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
@@ -76,13 +75,6 @@ def _every_requirement(harness: Harness) -> None:
         "e": "running"}
 
 
-@pytest.fixture(params=["sqlite-file", "postgresql", "mariadb"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    kind = "sqlite" if request.param == "sqlite-file" else request.param
-    with database(kind, tmp_path) as url:
-        yield url
-
-
 @pytest.mark.parametrize("make", [SqlBackend, ThreadedSqlBackend, None],
                          ids=["sql", "threaded+sql", "sql-in-memory"])
 def test_the_sql_backends_keep_their_jobs_across_a_restart(
@@ -91,21 +83,17 @@ def test_the_sql_backends_keep_their_jobs_across_a_restart(
     backend: Backend = SqlBackend("sqlite://") if make is None else make(
         f"sqlite:///{tmp_path / 'jobs.db'}")
     assert RESTART in backend.capabilities
-    harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=4)
-    try:
+    with closing(Harness(backend, registry.profile("canonical"), registry,
+                         max_concurrent=4)) as harness:
         _every_requirement(harness)
-    finally:
-        harness.close()
 
 
 def test_the_sql_backend_restarts_over_a_database_server(database_url: str,
                                                          registry: Registry) -> None:
-    harness = Harness(SqlBackend(database_url), registry.profile("canonical"), registry,
-                      max_concurrent=4)
-    try:
+    # database_url: conftest's, an empty database of each kind (SQLite as a file).
+    with closing(Harness(SqlBackend(database_url), registry.profile("canonical"), registry,
+                         max_concurrent=4)) as harness:
         _every_requirement(harness)
-    finally:
-        harness.close()
 
 
 def test_memory_and_threaded_keep_jobs_in_the_process_and_claim_no_restart() -> None:
@@ -116,25 +104,20 @@ def test_memory_and_threaded_keep_jobs_in_the_process_and_claim_no_restart() -> 
 
 def test_nothing_acts_on_the_lost_body_of_a_job_running_at_a_restart(
         registry: Registry) -> None:
-    harness = Harness(KeptMemoryBackend(), registry.profile("canonical"), registry)
-    try:
+    with closing(Harness(KeptMemoryBackend(), registry.profile("canonical"), registry)) as harness:
         for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Restart()):
             harness.run(command)
         for refused in (cmd.Finish("a", cmd.Succeed(1)), cmd.Heartbeat("a"),
                         cmd.Cancel("a"), cmd.Shutdown()):
             with pytest.raises(ValueError, match="restart"):
                 harness.run(refused)
-    finally:
-        harness.close()
 
 
 def test_a_restart_is_refused_on_a_backend_without_the_claim(registry: Registry) -> None:
-    harness = Harness(load_backend("memory"), registry.profile("canonical"), registry)
-    try:
-        with pytest.raises(ValueError, match="does not claim restart"):
-            harness.run(cmd.Restart())
-    finally:
-        harness.close()
+    with (closing(Harness(load_backend("memory"), registry.profile("canonical"),
+                          registry)) as harness,
+          pytest.raises(ValueError, match="does not claim restart")):
+        harness.run(cmd.Restart())
 
 
 @pytest.mark.parametrize("name", ["sql", "threaded+sql"])
@@ -179,12 +162,9 @@ def test_each_broken_restart_is_caught_at_its_requirement(entry: object,
 
 
 def test_the_correct_gallery_base_passes(registry: Registry) -> None:
-    harness = Harness(KeptMemoryBackend(), registry.profile("canonical"), registry,
-                      max_concurrent=4)
-    try:
+    with closing(Harness(KeptMemoryBackend(), registry.profile("canonical"), registry,
+                         max_concurrent=4)) as harness:
         _every_requirement(harness)
-    finally:
-        harness.close()
 
 
 def _signalled(limits: Limits) -> tuple[ReferenceModel, StepResult]:
@@ -261,11 +241,9 @@ def test_sigterm_shuts_down_and_the_next_runtime_finds_every_record(
     backend = (make() if make is SignalledMemoryBackend  # type: ignore[call-arg]
                else make(f"sqlite:///{tmp_path / 'jobs.db'}"))  # type: ignore[call-arg]
     assert STOP_SIGNAL in backend.capabilities
-    harness = Harness(backend, registry.profile("canonical"), registry, max_concurrent=2)
-    try:
+    with closing(Harness(backend, registry.profile("canonical"), registry,
+                         max_concurrent=2)) as harness:
         _stopped_by_signal(harness)
-    finally:
-        harness.close()
 
 
 @pytest.mark.parametrize("make", [SqlBackend, ThreadedSqlBackend, SignalledMemoryBackend],
@@ -277,9 +255,8 @@ def test_sigterm_under_drain_is_escalated_and_the_next_runtime_finds_the_work_ru
     does not hold."""
     backend = (make() if make is SignalledMemoryBackend  # type: ignore[call-arg]
                else make(f"sqlite:///{tmp_path / 'jobs.db'}"))  # type: ignore[call-arg]
-    harness = Harness(backend, registry.profile("draining-worker"), registry,
-                      max_concurrent=2)
-    try:
+    with closing(Harness(backend, registry.profile("draining-worker"), registry,
+                         max_concurrent=2)) as harness:
         for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch(),
                         cmd.Finish("a", cmd.Succeed(1)), cmd.Submit("c"),
                         cmd.AdvanceTime(2)):
@@ -288,18 +265,12 @@ def test_sigterm_under_drain_is_escalated_and_the_next_runtime_finds_the_work_ru
         for command in (cmd.Dispatch(), cmd.Finish("c", cmd.Succeed(3))):
             harness.run(command)
         assert "RS-005" in harness.exercised
-    finally:
-        harness.close()
 
 
 def test_an_ignored_sigterm_is_escalated_and_the_message_says_so(registry: Registry) -> None:
-    harness = Harness(SigtermIgnored(), registry.profile("canonical"), registry,
-                      max_concurrent=1)
-    try:
-        with pytest.raises(Divergence) as caught:
-            _stopped_by_signal(harness)
-    finally:
-        harness.close()
+    with closing(Harness(SigtermIgnored(), registry.profile("canonical"), registry,
+                         max_concurrent=1)) as harness, pytest.raises(Divergence) as caught:
+        _stopped_by_signal(harness)
     assert caught.value.primary == "RS-004"
     assert caught.value.expected == cmd.EXITED_ON_SIGTERM
     assert caught.value.actual == ("stopped by SIGTERM after 6 commands; escalated to"
@@ -308,20 +279,15 @@ def test_an_ignored_sigterm_is_escalated_and_the_message_says_so(registry: Regis
 
 def test_a_stop_by_signal_needs_the_claim_and_no_job_waiting_for_a_lease_pass(
         registry: Registry) -> None:
-    harness = Harness(KeptMemoryBackend(), registry.profile("canonical"), registry)
-    try:
-        with pytest.raises(ValueError, match="does not claim restart and stop-signal"):
-            harness.run(cmd.StopBySignal(10))
-    finally:
-        harness.close()
-    harness = Harness(SignalledMemoryBackend(), registry.profile("canonical"), registry)
-    try:
+    with (closing(Harness(KeptMemoryBackend(), registry.profile("canonical"), registry)) as harness,
+          pytest.raises(ValueError, match="does not claim restart and stop-signal")):
+        harness.run(cmd.StopBySignal(10))
+    with closing(Harness(SignalledMemoryBackend(), registry.profile("canonical"),
+                         registry)) as harness:
         for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Restart()):
             harness.run(command)
         with pytest.raises(ValueError, match="restart"):
             harness.run(cmd.StopBySignal(10))
-    finally:
-        harness.close()
 
 
 def test_a_stop_written_step_by_step_is_the_one_command_and_refuses_reads(
@@ -329,9 +295,8 @@ def test_a_stop_written_step_by_step_is_the_one_command_and_refuses_reads(
     """The front-ends' GracePeriodOpened ... GracePeriodEnds runs one StopBySignal with the
     steps in between as its `during`; a read or a dispatch cannot come between, and the
     steps must fit in the grace period."""
-    harness = Harness(SignalledMemoryBackend(), registry.profile("draining-worker"),
-                      registry, max_concurrent=1)
-    try:
+    with closing(Harness(SignalledMemoryBackend(), registry.profile("draining-worker"),
+                         registry, max_concurrent=1)) as harness:
         for command in (cmd.Submit("a"), cmd.Submit("b"), cmd.Dispatch()):
             harness.run(command)
         harness.run(GracePeriodOpened("SIGTERM", 10))
@@ -346,5 +311,3 @@ def test_a_stop_written_step_by_step_is_the_one_command_and_refuses_reads(
         assert "RS-006" in harness.exercised and "RS-008" not in harness.exercised
         with pytest.raises(ValueError, match="more than the grace period"):
             harness.run(cmd.StopBySignal(2, during=(cmd.AdvanceTime(3),)))
-    finally:
-        harness.close()

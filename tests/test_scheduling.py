@@ -11,16 +11,15 @@ from typing import Any
 
 import pytest
 from lifecycle_only import LifecycleOnlyBackend
-from sql_databases import DATABASES, database
+from sql_databases import DATABASES, database, schedule_store_on_a_new_engine
 
 from jobconform.backends.loading import BackendLoadError, check_backend, load_backend
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.scheduling.memory import InMemoryScheduleStore
 from jobconform.backends.scheduling.protocol import ScheduleNotFound, ScheduleRejected
 from jobconform.backends.scheduling.runtime import StepSchedulingRuntime, first_fire_after
-from jobconform.backends.scheduling.sql import SqlScheduleStore
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
-from jobconform.backends.sql import SqlBackend, create_store_engine
+from jobconform.backends.sql import SqlBackend
 from jobconform.backends.threaded.sql_backend import ThreadedSqlBackend
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import AdapterError, Divergence, ListedDeviations
@@ -335,15 +334,11 @@ def test_sql_schedules_survive_a_new_engine(kind: str, tmp_path: Path) -> None:
         runtime.set_autonomy(False)
         runtime.trigger(schedule_id)
         runtime.close()
-        engine = create_store_engine(url)
-        try:
-            store = SqlScheduleStore(engine)
+        with schedule_store_on_a_new_engine(url) as store:
             assert store.autonomy() is False
             (schedule,) = store.list()
             assert schedule.next_fire_at == utc("2026-01-01T01:00:00Z")
             assert [e.trigger for e in store.history(schedule_id)] == ["manual"]
-        finally:
-            engine.dispose()
 
 
 @pytest.mark.parametrize("kind", DATABASES)

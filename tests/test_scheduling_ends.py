@@ -22,13 +22,13 @@ from sql_databases import (
     OLD_SCHEDULE,
     assert_a_check_refuses,
     database,
+    schedule_store_on_a_new_engine,
     upgraded_over_rows,
 )
 from sqlalchemy import text
 
 from jobconform.backends.protocol import SCHEDULING_ENDS, SCHEDULING_VALIDATION
-from jobconform.backends.scheduling.sql import SqlScheduleStore
-from jobconform.backends.sql import SqlBackend, create_store_engine
+from jobconform.backends.sql import SqlBackend
 from jobconform.conformance.clock import VirtualClock
 from jobconform.conformance.machine_runner import MachineRun
 from jobconform.conformance.scheduling.harness import HarnessTarget, SchedulingHarness
@@ -115,12 +115,9 @@ def test_sql_ends_survive_a_new_engine(kind: str, tmp_path: Path) -> None:
         assert runtime.end_execution(schedule_id, started, "succeeded", 0.25) is True
         assert runtime.end_execution(schedule_id, started, "failed", None) is False
         runtime.close()
-        engine = create_store_engine(url)
-        try:
-            (execution,) = SqlScheduleStore(engine).history(schedule_id)
+        with schedule_store_on_a_new_engine(url) as store:
+            (execution,) = store.history(schedule_id)
             assert (execution.outcome, execution.cost) == ("succeeded", 0.25)
-        finally:
-            engine.dispose()
 
 
 @pytest.mark.parametrize("kind", DATABASES)

@@ -10,6 +10,7 @@ three suites. The same runtime claiming the whole area must fail where a zone is
 from __future__ import annotations
 
 import json
+from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -124,13 +125,10 @@ def test_a_utc_only_run_passes_the_rest_of_the_area_in_every_suite(tmp_path: Pat
 def test_the_same_scheduler_claiming_the_whole_area_fails_where_a_zone_is_asked() -> None:
     registry = load_registry()
     profile = registry.profile("canonical")
-    harness = SchedulingHarness(WholeSchedulingInUtc(), profile, registry)
-    try:
+    with closing(SchedulingHarness(WholeSchedulingInUtc(), profile, registry)) as harness:
         harness.run(sc.CreateCron("utc", "tick", "0 * * * *", "UTC"))
         with pytest.raises(Divergence) as caught:
             harness.run(sc.CreateCron("berlin", "tick", "0 9 * * *", "Europe/Berlin"))
-    finally:
-        harness.close()
     assert caught.value.primary == "SC-003"
     whole = run_scheduling_machine(WholeSchedulingInUtc(), profile, registry, examples=40)
     assert whole.divergence is not None
@@ -148,14 +146,11 @@ def test_a_timetable_moved_on_while_autonomy_is_off_is_sc010_though_nothing_fire
 
     registry = load_registry()
     broken = gallery.scheduling_pause_drops_fires  # type: ignore[attr-defined]
-    harness = SchedulingHarness(broken(), registry.profile("canonical"), registry)
-    try:
+    with closing(SchedulingHarness(broken(), registry.profile("canonical"), registry)) as harness:
         harness.run(sc.CreateCron("a", "poll", "*/30 * * * *", "UTC"))
         harness.run(sc.SetAutonomy(False))
         with pytest.raises(Divergence) as caught:
             harness.run(AdvanceTime(3600.0))
-    finally:
-        harness.close()
     assert caught.value.primary == "SC-010"
     assert "next_fire_at" in str(caught.value)
 
@@ -174,8 +169,7 @@ def test_a_fire_run_twice_beside_a_fire_missed_is_sc008_not_a_fire_moved() -> No
     # huey's two consumers: each runs the 01:00 fire, neither the 00:30 one a clock step
     # passed over. The doubled fire is blamed on its own rule, not paired with the missing
     # one as "a fire at another time" (SC-003).
-    harness = _memory_harness()
-    try:
+    with closing(_memory_harness()) as harness:
         harness.run(sc.CreateCron("a", "poll", "*/30 * * * *", "UTC"))
         harness.run(sc.StartSecondScheduler())
         half_past, one = EPOCH + timedelta(minutes=30), EPOCH + timedelta(hours=1)
@@ -184,28 +178,22 @@ def test_a_fire_run_twice_beside_a_fire_missed_is_sc008_not_a_fire_moved() -> No
         # One fire moved to another time is still the timetable's.
         assert harness._history_primary("a", wanted, [_fire(one), _fire(
             one + timedelta(minutes=1))]) == "SC-003"
-    finally:
-        harness.close()
 
 
 def test_a_fire_at_the_creation_instant_made_by_a_scheduler_started_then_is_sc003() -> None:
     # A scheduler started in the minute a schedule was created fires that minute: the
     # creation instant is never a fire time, whichever command made the fire.
-    harness = _memory_harness()
-    try:
+    with closing(_memory_harness()) as harness:
         harness.run(sc.CreateCron("a", "poll", "*/30 * * * *", "UTC"))
         harness.run(sc.StartSecondScheduler())
         assert harness._history_primary("a", [], [_fire(EPOCH)]) == "SC-003"
-    finally:
-        harness.close()
 
 
 def test_a_one_shot_job_due_by_the_resume_and_still_held_later_is_sc011() -> None:
     # huey discards a revoked task that comes due: a one-shot job due while autonomy was
     # off never runs after it comes back on. Read later, it breaks what resuming does with
     # it (SC-011), not its own firing rule (SC-002).
-    harness = _memory_harness()
-    try:
+    with closing(_memory_harness()) as harness:
         harness.run(sc.SetAutonomy(False))
         harness.run(sc.CreateOnce("b", "once", delay_seconds=0.0))
         harness.run(sc.SetAutonomy(True))
@@ -216,21 +204,16 @@ def test_a_one_shot_job_due_by_the_resume_and_still_held_later_is_sc011() -> Non
         harness.run(sc.CreateOnce("c", "once", delay_seconds=0.0))
         later = harness.oracle.schedules["c"]
         assert harness._next_fire_primary("c", later, None, later.created_at) == "SC-002"
-    finally:
-        harness.close()
 
 
 def test_a_fire_made_late_into_the_next_clock_step_is_sc006_not_a_fire_moved() -> None:
     # procrastinate defers each fire half a second after its time: the 01:00 fire lands in
     # the step to 02:00, beside the 02:00 fire not made yet. The right fire at the wrong
     # time (SC-006), not a fire at another time than due (SC-003).
-    harness = _memory_harness()
-    try:
+    with closing(_memory_harness()) as harness:
         harness.run(sc.CreateCron("a", "poll", "0 * * * *", "UTC"))
         one, two = EPOCH + timedelta(hours=1), EPOCH + timedelta(hours=2)
         assert harness._history_primary("a", [_fire(two)], [_fire(one, two)]) == "SC-006"
         # A fire at an instant that is no fire time of the timetable stays SC-003's.
         off = one + timedelta(minutes=1)
         assert harness._history_primary("a", [_fire(two)], [_fire(off, two)]) == "SC-003"
-    finally:
-        harness.close()

@@ -23,6 +23,7 @@ from sql_databases import (
     OLD_SCHEDULE,
     assert_a_check_refuses,
     database,
+    schedule_store_on_a_new_engine,
     upgraded_over_rows,
 )
 from sqlalchemy import text
@@ -30,8 +31,7 @@ from sqlalchemy import text
 from jobconform.backends.memory import MemoryBackend
 from jobconform.backends.protocol import SCHEDULING_VALIDATION
 from jobconform.backends.scheduling.runtime import verdict_passes
-from jobconform.backends.scheduling.sql import SqlScheduleStore
-from jobconform.backends.sql import SqlBackend, create_store_engine
+from jobconform.backends.sql import SqlBackend
 from jobconform.conformance.clock import VirtualClock
 from jobconform.conformance.machine_runner import MachineRun
 from jobconform.conformance.scheduling.harness import HarnessTarget, SchedulingHarness
@@ -141,9 +141,7 @@ def test_sql_validation_survives_a_new_engine(kind: str, tmp_path: Path) -> None
         assert runtime.end_execution(schedule_id, started, "succeeded", None) is True
         assert runtime.end_validation(schedule_id, started, VERDICT_TEXT[Verdict.FAIL])
         runtime.close()
-        engine = create_store_engine(url)
-        try:
-            store = SqlScheduleStore(engine)
+        with schedule_store_on_a_new_engine(url) as store:
             assert store.get(schedule_id).validation_timeout == 600.0  # type: ignore[union-attr]
             first, second = store.history(schedule_id)
             assert (first.business_status, second.business_status) == (
@@ -151,8 +149,6 @@ def test_sql_validation_survives_a_new_engine(kind: str, tmp_path: Path) -> None
             run = store.validation_run(str(second.validation_run))
             assert run is not None and run.validates == second.execution_id
             assert store.alerts() == [first.execution_id]
-        finally:
-            engine.dispose()
 
 
 @pytest.mark.parametrize("kind", DATABASES)

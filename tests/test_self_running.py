@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -79,26 +80,19 @@ def _scenarios(harness_of: object) -> None:
     """Every requirement once: a start, a stuck job, a lease lapse, a due retry, an ended
     job removed by the runtime's own reaper, and schedules fired by themselves."""
     open_harness = harness_of  # (job_timeout, lease) -> SelfRunningHarness
-    stuck = open_harness(30.0, 6000.0)  # type: ignore[operator]
-    try:
+    with closing(open_harness(30.0, 6000.0)) as stuck:  # type: ignore[operator]
         stuck.submit("a")
         stuck.pass_time(10)
         stuck.heartbeat("a")
         stuck.pass_through_windows()
         assert stuck.view_of("a").status == "failed"
         assert stuck.view_of("a").finished_at == at(41)
-    finally:
-        stuck.close()
-    lease = open_harness(6000.0, 20.0)  # type: ignore[operator]
-    try:
+    with closing(open_harness(6000.0, 20.0)) as lease:  # type: ignore[operator]
         lease.submit("a")
         lease.pass_time(23)
         assert (lease.view_of("a").status, lease.view_of("a").redelivery_count) == (
             "running", 1)
-    finally:
-        lease.close()
-    retry = open_harness(6000.0, 6000.0)  # type: ignore[operator]
-    try:
+    with closing(open_harness(6000.0, 6000.0)) as retry:  # type: ignore[operator]
         retry.submit("a", RetryPolicy(max_retries=2, retry_delay_ms=5000))
         retry.pass_time(1)
         retry.finish("a", cmd.Raise("IOError", "boom"))
@@ -109,10 +103,7 @@ def _scenarios(harness_of: object) -> None:
         retry.finish("a", cmd.Succeed(1))
         assert retry.view_of("a").status == "succeeded"
         assert retry.exercised == {"SR-001", "SR-004"}
-    finally:
-        retry.close()
-    reaper = open_harness(6000.0, 6000.0)  # type: ignore[operator]
-    try:
+    with closing(open_harness(6000.0, 6000.0)) as reaper:  # type: ignore[operator]
         if reaper.watches_reaper:
             reaper.submit("a")
             reaper.pass_time(1)
@@ -122,10 +113,7 @@ def _scenarios(harness_of: object) -> None:
             reaper.pass_through_windows()
             assert reaper.status_of("a") == "removed"
             assert "SR-005" in reaper.exercised
-    finally:
-        reaper.close()
-    fires = open_harness(6000.0, 6000.0)  # type: ignore[operator]
-    try:
+    with closing(open_harness(6000.0, 6000.0)) as fires:  # type: ignore[operator]
         if fires.schedules.claimed:
             fires.schedule_once("once", 30)
             fires.schedule_cron("cron", "*/2 * * * *")
@@ -135,10 +123,7 @@ def _scenarios(harness_of: object) -> None:
             assert (fires.schedules.check_history("once"),
                     fires.schedules.check_history("cron")) == (1, 2)
             assert fires.exercised == {"SR-006"}
-    finally:
-        fires.close()
-    ends = open_harness(6000.0, 6000.0)  # type: ignore[operator]
-    try:
+    with closing(open_harness(6000.0, 6000.0)) as ends:  # type: ignore[operator]
         if ends.schedules.watches_ends:
             ends.schedule_once("once", 30, EndPlan(5.5, "succeeded"))
             ends.schedule_cron("cron", "*/2 * * * *", ends=EndPlan(10, "failed", None))
@@ -148,10 +133,7 @@ def _scenarios(harness_of: object) -> None:
             assert (ends.schedules.check_ends("once"),
                     ends.schedules.check_ends("cron")) == (1, 2)
             assert ends.exercised == {"SR-006", "SR-009"}
-    finally:
-        ends.close()
-    sweeps = open_harness(6000.0, 6000.0)  # type: ignore[operator]
-    try:
+    with closing(open_harness(6000.0, 6000.0)) as sweeps:  # type: ignore[operator]
         if sweeps.backstop.claimed:
             sweeps.pass_time(10)
             sweeps.trip_breaker_with_lost_drain("t", ("w1", "w2"))
@@ -161,10 +143,7 @@ def _scenarios(harness_of: object) -> None:
             sweeps.pass_time(1)  # the boundary, 60 s after the opening: swept
             assert tuple(breaker.failed_work("t")) == ("w1", "w2")
             assert sweeps.exercised == {"SR-007"}
-    finally:
-        sweeps.close()
-    reminds = open_harness(6000.0, 6000.0)  # type: ignore[operator]
-    try:
+    with closing(open_harness(6000.0, 6000.0)) as reminds:  # type: ignore[operator]
         if reminds.reminders.claimed:
             reminds.remind("r1", 60)
             reminds.remind("r2", 90, failures=1)
@@ -179,8 +158,6 @@ def _scenarios(harness_of: object) -> None:
             assert (reminds.reminders.delivered("r2"), reminds.reminders.check("r2")) == (
                 2, "fired")
             assert reminds.exercised == {"SR-008"}
-    finally:
-        reminds.close()
 
 
 @pytest.mark.parametrize("name", ["threaded", "threaded+sql"])
@@ -213,17 +190,14 @@ class EarlyReaperBackend(WithOwnClockwork):
 
 
 def test_a_reaper_that_removes_before_the_ttl_is_caught_at_sr_005(registry: Registry) -> None:
-    harness = SelfRunningHarness(EarlyReaperBackend(MemoryBackend()),  # type: ignore[arg-type]
-                                 registry.profile("canonical"), registry)
-    try:
+    with closing(SelfRunningHarness(EarlyReaperBackend(MemoryBackend()),  # type: ignore[arg-type]
+                                    registry.profile("canonical"), registry)) as harness:
         harness.submit("a")
         harness.pass_time(1)
         harness.finish("a", cmd.Succeed(1))
         with pytest.raises(Divergence) as caught:
             harness.pass_time(3600)
         assert caught.value.primary == "SR-005"
-    finally:
-        harness.close()
 
 
 def test_memory_and_sql_keep_the_commanded_mode() -> None:
@@ -235,9 +209,8 @@ def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry)
     backend = ProcessBackend([sys.executable, "-m", "jobconform.backends.process.child",
                               "--self-running"])
     assert SELF_RUNNING in backend.capabilities
-    harness = SelfRunningHarness(backend, registry.profile("canonical"), registry,
-                                 job_timeout_seconds=30.0)
-    try:
+    with closing(SelfRunningHarness(backend, registry.profile("canonical"), registry,
+                                    job_timeout_seconds=30.0)) as harness:
         harness.submit("a")
         harness.pass_through_windows()  # started
         harness.pass_through_windows()  # failed as stuck, in its window
@@ -257,8 +230,6 @@ def test_the_reference_child_carries_the_claim_over_the_pipe(registry: Registry)
         assert harness.reminders.check("r") == "fired"
         assert harness.exercised == {"SR-001", "SR-002", "SR-005", "SR-006", "SR-007",
                                      "SR-008", "SR-009"}
-    finally:
-        harness.close()
 
 
 @pytest.mark.parametrize("entry", GALLERY, ids=[entry.name for entry in GALLERY])
@@ -292,32 +263,26 @@ def test_each_pass_of_the_area_needs_the_claim_of_the_area_it_times(registry: Re
 def test_without_stuck_or_redelivery_a_silent_job_stays_running(registry: Registry) -> None:
     """The harness watches no silence the backend does not claim a pass for: a job left
     silent for far longer than the job timeout it was given is running, and that passes."""
-    harness = SelfRunningHarness(SelfRunningWithoutWatchesBackend(),
-                                 registry.profile("canonical"), registry,
-                                 job_timeout_seconds=5.0, lease_seconds=5.0)
-    try:
+    with closing(SelfRunningHarness(SelfRunningWithoutWatchesBackend(),
+                                    registry.profile("canonical"), registry,
+                                    job_timeout_seconds=5.0, lease_seconds=5.0)) as harness:
         harness.submit("a")
         harness.pass_time(60)
         assert harness.view_of("a").status == "running"
         with pytest.raises(AdapterError, match="heartbeat"):
             harness.heartbeat("a")  # the worker refuses one: no check may send it
-    finally:
-        harness.close()
 
 
 def test_the_same_worker_claiming_stuck_is_caught_at_sr_002(registry: Registry) -> None:
     class ClaimingStuck(SelfRunningWithoutWatchesBackend):
         capabilities = SelfRunningWithoutWatchesBackend.capabilities | {"stuck"}
 
-    harness = SelfRunningHarness(ClaimingStuck(), registry.profile("canonical"), registry,
-                                 job_timeout_seconds=5.0)
-    try:
+    with closing(SelfRunningHarness(ClaimingStuck(), registry.profile("canonical"), registry,
+                                    job_timeout_seconds=5.0)) as harness:
         harness.submit("a")
         with pytest.raises(Divergence) as caught:
             harness.pass_time(10)
         assert caught.value.primary == "SR-002"
-    finally:
-        harness.close()
 
 
 def test_the_machine_draws_only_what_the_backend_claims(registry: Registry) -> None:
@@ -359,8 +324,7 @@ def _watch_of(registry: Registry) -> SelfRunningHarness:
 
 
 def test_a_one_shot_job_dispatched_twice_is_caught_at_sr_006(registry: Registry) -> None:
-    harness = _watch_of(registry)
-    try:
+    with closing(_watch_of(registry)) as harness:
         harness.schedule_once("once", 5)
         harness.pass_time(5)
         schedule_id = harness.schedules.schedules["once"].schedule_id
@@ -368,13 +332,10 @@ def test_a_one_shot_job_dispatched_twice_is_caught_at_sr_006(registry: Registry)
         with pytest.raises(Divergence) as caught:
             harness.read()
         assert caught.value.requirements[:2] == ("SR-006", "SC-002")
-    finally:
-        harness.close()
 
 
 def test_a_fire_dispatched_for_another_time_is_caught_at_sr_006(registry: Registry) -> None:
-    harness = _watch_of(registry)
-    try:
+    with closing(_watch_of(registry)) as harness:
         harness.schedule_cron("cron", "*/2 * * * *")
         schedule_id = harness.schedules.schedules["cron"].schedule_id
         harness.schedules.recorder.dispatch(schedule_id, at(240), "ahead")  # type: ignore[arg-type]
@@ -382,8 +343,6 @@ def test_a_fire_dispatched_for_another_time_is_caught_at_sr_006(registry: Regist
             harness.read()
         assert caught.value.primary == "SR-006"
         assert "scheduled_for 2026-01-01T00:02:00+00:00" in str(caught.value)
-    finally:
-        harness.close()
 
 
 def test_the_watch_reads_nothing_of_the_scheduler_while_time_passes(registry: Registry) -> None:
@@ -473,12 +432,9 @@ class _InfersFailureBackend(ThreadedBackend):
 
 def test_an_end_recorded_before_the_execution_ended_is_caught_at_sr_009(
         registry: Registry) -> None:
-    harness = SelfRunningHarness(_InfersFailureBackend(), registry.profile("canonical"),
-                                 registry)
-    try:
+    with closing(SelfRunningHarness(_InfersFailureBackend(), registry.profile("canonical"),
+                                    registry)) as harness:
         harness.schedule_once("report", 5, EndPlan(3, "succeeded"))
         with pytest.raises(Divergence) as caught:
             harness.pass_time(20)
         assert caught.value.primary == "SR-009"
-    finally:
-        harness.close()

@@ -3,6 +3,7 @@ the moment it happens, so the order inside one command is checked (RD-003, RM-00
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import Any
 
 import pytest
@@ -43,14 +44,11 @@ def park_one(harness: Harness) -> None:
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_the_operator_sink_sees_the_job_still_running(name: str) -> None:
-    harness = Harness(load_backend(name), CANONICAL, REGISTRY, max_redelivery=0)
-    try:
+    with closing(Harness(load_backend(name), CANONICAL, REGISTRY, max_redelivery=0)) as harness:
         park_one(harness)
         assert harness.operator_queue is not None
         assert harness.operator_queue.raised() == [(harness.ids["a"], "running")]
         assert harness.run(cmd.OperatorAlerts()) == ["a"]  # pulling still answers
-    finally:
-        harness.close()
 
 
 def test_a_runtime_without_the_sink_is_only_pulled() -> None:
@@ -61,27 +59,21 @@ def test_a_runtime_without_the_sink_is_only_pulled() -> None:
         def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
             return PullOnlyRuntime(settings, clock)
 
-    harness = Harness(PullOnlyBackend(), CANONICAL, REGISTRY, max_redelivery=0)
-    try:
+    with closing(Harness(PullOnlyBackend(), CANONICAL, REGISTRY, max_redelivery=0)) as harness:
         park_one(harness)
         assert harness.operator_queue is None
         assert harness.run(cmd.OperatorAlerts()) == ["a"]
-    finally:
-        harness.close()
 
 
 def test_an_alert_raised_after_the_job_failed_is_rd_003() -> None:
     from jobconform.conformance.reaper import gallery
 
-    harness = Harness(gallery.redelivery_alerts_after_parking(),  # type: ignore[attr-defined]
-                      CANONICAL, REGISTRY, max_redelivery=0)
-    try:
+    with closing(Harness(gallery.redelivery_alerts_after_parking(),  # type: ignore[attr-defined]
+                         CANONICAL, REGISTRY, max_redelivery=0)) as harness:
         with pytest.raises(Divergence) as caught:
             park_one(harness)
         assert caught.value.primary == "RD-003"
         assert "its job's status at that moment" in str(caught.value)
-    finally:
-        harness.close()
 
 
 def test_a_sink_that_cannot_read_records_why_and_never_raises() -> None:
@@ -98,37 +90,30 @@ def test_a_sink_that_cannot_read_records_why_and_never_raises() -> None:
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_each_dispatch_finds_its_reminder_firing_with_the_attempt_counted(name: str) -> None:
-    harness = ReminderHarness(load_backend(name), CANONICAL, REGISTRY)
-    try:
+    with closing(ReminderHarness(load_backend(name), CANONICAL, REGISTRY)) as harness:
         harness.run(rc.CreateReminder("a", "x", delay_seconds=61))
         harness.run(AdvanceTime(61))
         harness.run(rc.DeliverReminder("a", DeliveryOutcome.FAILS))
         harness.run(AdvanceTime(60))
         rid = harness.ids["a"]
         assert harness.target.states.seen() == [(rid, "firing", 1), (rid, "firing", 2)]
-    finally:
-        harness.close()
 
 
 def test_a_dispatch_before_the_reminder_is_firing_is_rm_007() -> None:
     from jobconform.conformance.reminders import gallery
 
     backend: Any = gallery.reminder_dispatched_before_firing()  # type: ignore[attr-defined]
-    harness = ReminderHarness(backend, CANONICAL, REGISTRY)
-    try:
+    with closing(ReminderHarness(backend, CANONICAL, REGISTRY)) as harness:
         harness.run(rc.CreateReminder("a", "x", delay_seconds=61))
         with pytest.raises(Divergence) as caught:
             harness.run(AdvanceTime(61))
         assert caught.value.primary == "RM-007"
         assert "as its dispatch number 1 was made" in str(caught.value)
-    finally:
-        harness.close()
 
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_each_loop_event_finds_what_it_reports_recorded(name: str) -> None:
-    harness = LoopsHarness(load_backend(name), CANONICAL, REGISTRY)
-    try:
+    with closing(LoopsHarness(load_backend(name), CANONICAL, REGISTRY)) as harness:
         harness.run(lc.StartLoop("a", LoopParameters("go", 2)))
         harness.run(lc.EndRun("a", Respond("one", 0.5)))
         harness.run(lc.EndRun("a", Respond("two")))
@@ -138,8 +123,6 @@ def test_each_loop_event_finds_what_it_reports_recorded(name: str) -> None:
             ("loop_run_completed", ("succeeded",)), ("loop_run_completed", ("succeeded",)),
             ("loop_completed", ("completed", "max_runs_reached"))]
         assert {record.loop_id for record in harness.events.events()} == {loop_id}
-    finally:
-        harness.close()
 
 
 def test_a_loop_event_sink_that_cannot_read_records_why() -> None:

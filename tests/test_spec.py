@@ -59,6 +59,13 @@ def edit_yaml(path: pathlib.Path, change: Callable[[dict[str, object]], object])
     path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
 
 
+def load_refused(spec_copy: pathlib.Path, match: str | None = None) -> str:
+    """The copied spec does not load: the SpecError's message (matching `match`)."""
+    with pytest.raises(SpecError, match=match) as caught:
+        load_registry(folder=spec_copy)
+    return str(caught.value)
+
+
 def requirements_of(document: dict[str, object]) -> list[dict[str, object]]:
     entries = document["requirements"]
     assert isinstance(entries, list)
@@ -303,8 +310,7 @@ def test_ambiguous_vocabulary_is_rejected(spec_copy: pathlib.Path) -> None:
         profiles["task-manager"]["vocabulary"]["cancelled"] = "failed"
 
     edit_yaml(spec_copy / PROFILES_FILE, merge)
-    with pytest.raises(SpecError, match="task-manager"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, "task-manager")
 
 
 # -- malformed inputs --------------------------------------------------------------------------
@@ -317,28 +323,23 @@ def test_copied_spec_loads_like_the_shipped_one(spec_copy: pathlib.Path,
 
 def test_invalid_yaml(spec_copy: pathlib.Path) -> None:
     (spec_copy / "lifecycle.yaml").write_text("area: [lifecycle\ntitle: x\n", encoding="utf-8")
-    with pytest.raises(SpecError, match=r"spec file lifecycle\.yaml is not valid YAML"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, r"spec file lifecycle\.yaml is not valid YAML")
 
 
 def test_invalid_profiles_yaml(spec_copy: pathlib.Path) -> None:
     (spec_copy / PROFILES_FILE).write_text("profiles:\n  canonical: {a: [\n", encoding="utf-8")
-    with pytest.raises(SpecError, match=r"spec file profiles\.yaml is not valid YAML"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, r"spec file profiles\.yaml is not valid YAML")
 
 
 def test_empty_area_file(spec_copy: pathlib.Path) -> None:
     (spec_copy / "lifecycle.yaml").write_text("", encoding="utf-8")
-    with pytest.raises(SpecError, match=r"lifecycle\.yaml does not match .*\(top level\)"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, r"lifecycle\.yaml does not match .*\(top level\)")
 
 
 @pytest.mark.parametrize("missing", ["id", "level", "title", "statement", "sources", "profiles"])
 def test_missing_required_field(spec_copy: pathlib.Path, missing: str) -> None:
     edit_yaml(spec_copy / "lifecycle.yaml", lambda doc: requirements_of(doc)[3].pop(missing))
-    with pytest.raises(SpecError) as caught:
-        load_registry(folder=spec_copy)
-    message = str(caught.value)
+    message = load_refused(spec_copy)
     assert "lifecycle.yaml" in message
     assert "registry.schema.json" in message
     assert "requirements/3" in message
@@ -357,8 +358,7 @@ def test_a_profile_may_declare_a_coarser_time_precision(spec_copy: pathlib.Path)
     assert registry.profile("task-manager").time_precision_seconds == 0.001
     assert registry.profile("canonical").time_precision_seconds == 1e-6  # LC-005's default
     edit_yaml(spec_copy / PROFILES_FILE, relax(0))
-    with pytest.raises(SpecError, match="time_precision_seconds"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, "time_precision_seconds")
 
 
 def test_missing_profile_field(spec_copy: pathlib.Path) -> None:
@@ -368,9 +368,7 @@ def test_missing_profile_field(spec_copy: pathlib.Path) -> None:
         del profiles["task-manager"]["vocabulary"]["succeeded"]
 
     edit_yaml(spec_copy / PROFILES_FILE, drop)
-    with pytest.raises(SpecError) as caught:
-        load_registry(folder=spec_copy)
-    message = str(caught.value)
+    message = load_refused(spec_copy)
     assert "profiles.yaml" in message
     assert "profiles/task-manager/vocabulary" in message
     assert "'succeeded' is a required property" in message
@@ -382,9 +380,7 @@ def test_bad_level(spec_copy: pathlib.Path, level: str | None) -> None:
         requirements_of(document)[1]["level"] = level
 
     edit_yaml(spec_copy / "lifecycle.yaml", set_level)
-    with pytest.raises(SpecError) as caught:
-        load_registry(folder=spec_copy)
-    message = str(caught.value)
+    message = load_refused(spec_copy)
     assert "requirements/1/level" in message
     assert "MUST" in message  # the allowed values are shown
 
@@ -394,16 +390,14 @@ def test_bad_seed_and_bad_id_pattern(spec_copy: pathlib.Path) -> None:
         requirements_of(document)[0]["sources"] = [{"seed": "999", "section": "x"}]
 
     edit_yaml(spec_copy / "lifecycle.yaml", corrupt)
-    with pytest.raises(SpecError, match=r"requirements/0/sources/0/seed"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, r"requirements/0/sources/0/seed")
 
     def bad_id(document: dict[str, object]) -> None:
         requirements_of(document)[0]["sources"] = [{"seed": "000", "section": "x"}]
         requirements_of(document)[0]["id"] = "lc-1"
 
     edit_yaml(spec_copy / "lifecycle.yaml", bad_id)
-    with pytest.raises(SpecError, match=r"requirements/0/id"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, r"requirements/0/id")
 
 
 def test_no_sources_is_rejected(spec_copy: pathlib.Path) -> None:
@@ -411,8 +405,7 @@ def test_no_sources_is_rejected(spec_copy: pathlib.Path) -> None:
         requirements_of(document)[4]["sources"] = []
 
     edit_yaml(spec_copy / "lifecycle.yaml", empty)
-    with pytest.raises(SpecError, match=r"requirements/4/sources"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, r"requirements/4/sources")
 
 
 def test_unknown_top_level_key(spec_copy: pathlib.Path) -> None:
@@ -420,8 +413,7 @@ def test_unknown_top_level_key(spec_copy: pathlib.Path) -> None:
         document["owner"] = "someone"
 
     edit_yaml(spec_copy / "lifecycle.yaml", extra)
-    with pytest.raises(SpecError, match=r"\(top level\).*'owner'"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, r"\(top level\).*'owner'")
 
 
 def test_duplicate_id(spec_copy: pathlib.Path) -> None:
@@ -429,8 +421,7 @@ def test_duplicate_id(spec_copy: pathlib.Path) -> None:
         requirements_of(document)[11]["id"] = "LC-003"
 
     edit_yaml(spec_copy / "lifecycle.yaml", duplicate)
-    with pytest.raises(SpecError, match=r"requirement id LC-003 is defined twice"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, r"requirement id LC-003 is defined twice")
 
 
 def test_unknown_profile_name(spec_copy: pathlib.Path) -> None:
@@ -438,9 +429,7 @@ def test_unknown_profile_name(spec_copy: pathlib.Path) -> None:
         requirements_of(document)[9]["profiles"] = ["canonical", "celery"]
 
     edit_yaml(spec_copy / "lifecycle.yaml", unknown)
-    with pytest.raises(SpecError) as caught:
-        load_registry(folder=spec_copy)
-    message = str(caught.value)
+    message = load_refused(spec_copy)
     assert "LC-010" in message
     assert "'celery'" in message
     assert PROFILES_FILE in message
@@ -453,16 +442,13 @@ def test_removing_a_profile_in_use_is_caught(spec_copy: pathlib.Path) -> None:
         del profiles["async-jobs"]
 
     edit_yaml(spec_copy / PROFILES_FILE, remove)
-    with pytest.raises(SpecError, match=r"LC-001 names unknown profile\(s\) \['async-jobs'\]"):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, r"LC-001 names unknown profile\(s\) \['async-jobs'\]")
 
 
 @pytest.mark.parametrize("missing", [*AREA_FILES, PROFILES_FILE])
 def test_missing_data_file(spec_copy: pathlib.Path, missing: str) -> None:
     (spec_copy / missing).unlink()
-    with pytest.raises(SpecError) as caught:
-        load_registry(folder=spec_copy)
-    message = str(caught.value)
+    message = load_refused(spec_copy)
     assert f"spec file {missing} is missing" in message
     assert str(spec_copy) in message
 
@@ -470,8 +456,7 @@ def test_missing_data_file(spec_copy: pathlib.Path, missing: str) -> None:
 @pytest.mark.parametrize("missing", ["VERSION", "registry.schema.json", "profiles.schema.json"])
 def test_missing_version_or_schema_file(spec_copy: pathlib.Path, missing: str) -> None:
     (spec_copy / missing).unlink()
-    with pytest.raises(SpecError, match=re.escape(missing)):
-        load_registry(folder=spec_copy)
+    load_refused(spec_copy, re.escape(missing))
 
 
 def test_missing_folder(tmp_path: pathlib.Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -110,15 +111,12 @@ def test_the_oracle_replaces_whole_records_and_names_the_rule_of_an_ids_history(
 
 
 def test_a_malformed_command_is_a_clear_error() -> None:
-    harness = StoreHarness(MemoryBackend(), CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(MemoryBackend(), CANONICAL, REGISTRY)) as harness:
         with pytest.raises(ValueError, match=r"list by a canonical status.*not 'pending'"):
             harness.run(ListTasks("pending"))
         with pytest.raises(ValueError, match="has no timezone"):
             harness.run(ListExpired(EPOCH.replace(tzinfo=None)))
         assert harness.commands == []
-    finally:
-        harness.close()
 
 
 def test_records_refuse_what_no_store_could_keep() -> None:
@@ -137,13 +135,10 @@ def test_records_refuse_what_no_store_could_keep() -> None:
                                      ThreadedBackend(), ThreadedSqlBackend("sqlite://")],
                          ids=lambda backend: backend.name)
 def test_every_kit_store_agrees_with_the_oracle(backend: MemoryBackend) -> None:
-    harness = StoreHarness(backend, CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(backend, CANONICAL, REGISTRY)) as harness:
         harness.run_all(SEQUENCE)
         assert harness.run(GetTask("c")) is None
         assert harness.run(DeleteTask("ghost")) is None
-    finally:
-        harness.close()
     assert {"TS-001", "TS-002", "TS-003", "TS-004", "TS-005", "TS-006",
             "TS-007", "TS-008"} <= harness.exercised
 
@@ -152,11 +147,8 @@ def test_every_kit_store_agrees_with_the_oracle(backend: MemoryBackend) -> None:
 def test_the_sql_store_agrees_with_the_oracle_on_the_servers(kind: str, tmp_path: Path) -> None:
     with database(kind, tmp_path) as url:
         backend = SqlBackend(url)
-        harness = StoreHarness(backend, TASK_MANAGER, REGISTRY)
-        try:
+        with closing(StoreHarness(backend, TASK_MANAGER, REGISTRY)) as harness:
             harness.run_all(SEQUENCE)
-        finally:
-            harness.close()
         run = run_store_machine(backend, CANONICAL, REGISTRY, examples=15)
         assert run.divergence is None, str(run.divergence)
 
@@ -198,8 +190,7 @@ def concurrent_batch(prefix: str, count: int) -> SaveConcurrently:
 
 
 def run_concurrent_saves(backend: MemoryBackend, profile: Profile) -> set[str]:
-    harness = StoreHarness(backend, profile, REGISTRY)
-    try:
+    with closing(StoreHarness(backend, profile, REGISTRY)) as harness:
         harness.run(SaveTask(record("s0", status="queued")))  # replaced by the batch
         for round_number in range(5):
             harness.run(concurrent_batch(f"r{round_number}-", 8))
@@ -208,8 +199,6 @@ def run_concurrent_saves(backend: MemoryBackend, profile: Profile) -> set[str]:
         listed = harness.run(ListTasks("running"))
         assert isinstance(listed, tuple)
         assert [form.task_id for form in listed] == ["s0"]
-    finally:
-        harness.close()
     return harness.exercised
 
 
@@ -236,15 +225,12 @@ def test_a_concurrent_save_names_each_task_id_once() -> None:
 
 def test_saves_lost_on_other_threads_are_ts_010s() -> None:
     backend = load_backend("jobconform.conformance.store.gallery:store_connection_per_thread")
-    harness = StoreHarness(backend, TASK_MANAGER, REGISTRY)
-    try:
+    with closing(StoreHarness(backend, TASK_MANAGER, REGISTRY)) as harness:
         harness.run(SaveTask(record("held")))  # the harness's own thread still works
         assert harness.run(GetTask("held")) is not None
         with pytest.raises(Divergence) as caught:
             harness.run(concurrent_batch("c", 3))
         assert caught.value.requirements[0] == "TS-010"
-    finally:
-        harness.close()
 
 
 class _SaveRaisesBesideAnotherStore(InMemoryTaskStore):
@@ -264,12 +250,9 @@ class _SaveRaisesBackend(ThreadedBackend):
 
 
 def test_a_save_raising_beside_another_is_ts_010s() -> None:
-    harness = StoreHarness(_SaveRaisesBackend(), CANONICAL, REGISTRY)
-    try:
-        with pytest.raises(Divergence, match=r"TS-010(.*\n)*.*actual: +Raised"):
-            harness.run(concurrent_batch("c", 2))
-    finally:
-        harness.close()
+    with (closing(StoreHarness(_SaveRaisesBackend(), CANONICAL, REGISTRY)) as harness,
+          pytest.raises(Divergence, match=r"TS-010(.*\n)*.*actual: +Raised")):
+        harness.run(concurrent_batch("c", 2))
 
 
 class _HangingSaveStore(InMemoryTaskStore):
@@ -284,39 +267,28 @@ class _HangingSaveBackend(ThreadedBackend):
 
 
 def test_a_saver_that_never_returns_is_the_adapters_error() -> None:
-    harness = StoreHarness(_HangingSaveBackend(), CANONICAL, REGISTRY, safety_timeout=1.0)
-    try:
-        with pytest.raises(AdapterError, match="did not finish"):
-            harness.run(concurrent_batch("c", 2))
-    finally:
-        harness.close()
+    with (closing(StoreHarness(_HangingSaveBackend(), CANONICAL, REGISTRY,
+                               safety_timeout=1.0)) as harness,
+          pytest.raises(AdapterError, match="did not finish")):
+        harness.run(concurrent_batch("c", 2))
 
 
 # -- sync and async stores (TS-009) -------------------------------------------------------------
 
 
 def test_a_blocking_store_conforms_under_canonical_but_not_under_the_task_manager() -> None:
-    harness = StoreHarness(ThreadedBackend(), CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(ThreadedBackend(), CANONICAL, REGISTRY)) as harness:
         harness.run(SaveTask(record("t1")))
-    finally:
-        harness.close()
-    harness = StoreHarness(ThreadedBackend(), TASK_MANAGER, REGISTRY)
-    try:
-        with pytest.raises(Divergence, match=r"TS-009.*\n.*what save\(\) returned"):
-            harness.run(SaveTask(record("t1")))
-    finally:
-        harness.close()
+    with (closing(StoreHarness(ThreadedBackend(), TASK_MANAGER, REGISTRY)) as harness,
+          pytest.raises(Divergence, match=r"TS-009.*\n.*what save\(\) returned")):
+        harness.run(SaveTask(record("t1")))
 
 
 @pytest.mark.parametrize("backend", [MemoryBackend(), SqlBackend("sqlite://")],
                          ids=lambda backend: backend.name)
 def test_the_async_stores_pass_under_the_task_manager(backend: MemoryBackend) -> None:
-    harness = StoreHarness(backend, TASK_MANAGER, REGISTRY)
-    try:
+    with closing(StoreHarness(backend, TASK_MANAGER, REGISTRY)) as harness:
         harness.run_all(SEQUENCE)
-    finally:
-        harness.close()
     assert "TS-009" in harness.exercised
 
 
@@ -331,24 +303,19 @@ class _HangingBackend(MemoryBackend):
 
 
 def test_a_coroutine_that_never_finishes_is_the_adapters_error() -> None:
-    harness = StoreHarness(_HangingBackend(), CANONICAL, REGISTRY, safety_timeout=1.0)
-    try:
-        with pytest.raises(AdapterError, match=r"get\(\) never finished"):
-            harness.run(GetTask("t1"))
-    finally:
-        harness.close()
+    with (closing(StoreHarness(_HangingBackend(), CANONICAL, REGISTRY,
+                               safety_timeout=1.0)) as harness,
+          pytest.raises(AdapterError, match=r"get\(\) never finished")):
+        harness.run(GetTask("t1"))
 
 
 def test_an_error_raised_by_an_operation_is_its_answer() -> None:
     backend = load_backend("jobconform.conformance.store.gallery:store_unknown_delete_raises")
-    harness = StoreHarness(backend, CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(backend, CANONICAL, REGISTRY)) as harness:
         with pytest.raises(Divergence, match=r"TS-005.*\n(.*\n)*.*actual: +Raised") as caught:
             harness.run(DeleteTask("ghost"))
         assert isinstance(caught.value.actual, Raised)
         assert caught.value.actual.error_type == "KeyError"
-    finally:
-        harness.close()
 
 
 # -- the gallery ---------------------------------------------------------------------------------
@@ -402,33 +369,27 @@ def test_the_oracle_refuses_everything_while_a_backend_is_down_and_only_then() -
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql", "mariadb"])
 def test_the_sql_store_refuses_every_operation_while_cut_off(kind: str, tmp_path: Path) -> None:
-    with database(kind, tmp_path) as url:
-        store = SqlTaskStore(create_store_engine(url), owns_engine=True)
-        try:
-            store.save(record("a"))
-            store.set_reachable(False)
-            for operation in (lambda: store.save(record("b")), lambda: store.get("a"),
-                              store.list, lambda: store.delete("a"),
-                              lambda: store.list_expired(EPOCH)):
-                with pytest.raises(TaskStoreError) as refused:
-                    operation()
-                assert refused.value.code == TASK_STORE_UNAVAILABLE
-                assert "cannot be reached" in str(refused.value)
-            store.set_reachable(True)
-            assert [held.task_id for held in store.list()] == ["a"]
-        finally:
-            store.close()
+    with (database(kind, tmp_path) as url,
+          closing(SqlTaskStore(create_store_engine(url), owns_engine=True)) as store):
+        store.save(record("a"))
+        store.set_reachable(False)
+        for operation in (lambda: store.save(record("b")), lambda: store.get("a"),
+                          store.list, lambda: store.delete("a"),
+                          lambda: store.list_expired(EPOCH)):
+            with pytest.raises(TaskStoreError) as refused:
+                operation()
+            assert refused.value.code == TASK_STORE_UNAVAILABLE
+            assert "cannot be reached" in str(refused.value)
+        store.set_reachable(True)
+        assert [held.task_id for held in store.list()] == ["a"]
 
 
 @pytest.mark.parametrize("backend", [SqlBackend("sqlite://"), ThreadedSqlBackend("sqlite://")],
                          ids=lambda backend: backend.name)
 def test_the_sql_stores_offer_the_seam_and_pass_an_outage(backend: MemoryBackend) -> None:
-    harness = StoreHarness(backend, CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(backend, CANONICAL, REGISTRY)) as harness:
         assert harness.has_backend
         answers = [harness.run(command) for command in OUTAGE]
-    finally:
-        harness.close()
     refused = answers[3:9]
     assert all(refused_as_unavailable(answer) for answer in refused), refused
     assert "TS-011" in harness.exercised
@@ -438,12 +399,9 @@ def test_the_sql_stores_offer_the_seam_and_pass_an_outage(backend: MemoryBackend
                          ids=lambda backend: backend.name)
 def test_a_store_kept_in_memory_goes_on_answering_through_an_outage(
         backend: MemoryBackend) -> None:
-    harness = StoreHarness(backend, CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(backend, CANONICAL, REGISTRY)) as harness:
         assert not harness.has_backend
         answers = [harness.run(command) for command in OUTAGE]
-    finally:
-        harness.close()
     assert not any(isinstance(answer, Raised) for answer in answers)
     assert "TS-011" in harness.exercised
 
@@ -452,14 +410,11 @@ def test_a_raw_driver_error_and_an_empty_answer_are_ts_011s() -> None:
     backend = load_backend(
         "jobconform.conformance.store.gallery:store_unreachable_driver_error")
     for operation in (SaveTask(record("b")), GetTask("a"), ListTasks()):
-        harness = StoreHarness(backend, CANONICAL, REGISTRY)
-        try:
+        with closing(StoreHarness(backend, CANONICAL, REGISTRY)) as harness:
             harness.run_all([SaveTask(record("a")), BackendOutage(True)])
             with pytest.raises(Divergence) as caught:
                 harness.run(operation)
             assert caught.value.requirements == ("TS-011",)
-        finally:
-            harness.close()
 
 
 class _UnavailableWhenBusyStore(InMemoryTaskStore):
@@ -476,23 +431,17 @@ class _UnavailableWhenBusyBackend(MemoryBackend):
 
 
 def test_the_unavailable_error_from_a_reachable_store_is_ts_011s() -> None:
-    harness = StoreHarness(_UnavailableWhenBusyBackend(), CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(_UnavailableWhenBusyBackend(), CANONICAL, REGISTRY)) as harness:
         with pytest.raises(Divergence) as caught:
             harness.run(GetTask("t1"))
         assert caught.value.requirements[0] == "TS-011"
-    finally:
-        harness.close()
 
 
 def test_no_batch_runs_on_threads_during_an_outage() -> None:
-    harness = StoreHarness(SqlBackend("sqlite://"), CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(SqlBackend("sqlite://"), CANONICAL, REGISTRY)) as harness:
         harness.run_all([SaveTask(record("a")), BackendOutage(True)])
         with pytest.raises(ValueError, match="end the outage"):
             harness.run(AtOnce((GetTask("a"), ListTasks())))
-    finally:
-        harness.close()
 
 
 # -- reads, deletes and saves at once (TS-012) -------------------------------------------------
@@ -517,26 +466,20 @@ AT_ONCE_SEQUENCE: list[StoreCommand] = [
                                      ThreadedBackend(), ThreadedSqlBackend("sqlite://")],
                          ids=lambda backend: backend.name)
 def test_every_kit_store_answers_operations_made_at_once(backend: MemoryBackend) -> None:
-    harness = StoreHarness(backend, CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(backend, CANONICAL, REGISTRY)) as harness:
         for _ in range(3):
             answers = [harness.run(command) for command in AT_ONCE_SEQUENCE]
             assert [form.task_id for form in answers[-1]] == ["c"]  # type: ignore[attr-defined]
             harness.run(DeleteTask("c"))
-    finally:
-        harness.close()
     assert "TS-012" in harness.exercised
 
 
 @pytest.mark.parametrize("kind", ["postgresql", "mariadb"])
 def test_the_sql_store_answers_operations_made_at_once_on_the_servers(
         kind: str, tmp_path: Path) -> None:
-    with database(kind, tmp_path) as url:
-        harness = StoreHarness(SqlBackend(url), TASK_MANAGER, REGISTRY)
-        try:
-            harness.run_all(AT_ONCE_SEQUENCE + OUTAGE)
-        finally:
-            harness.close()
+    with (database(kind, tmp_path) as url,
+          closing(StoreHarness(SqlBackend(url), TASK_MANAGER, REGISTRY)) as harness):
+        harness.run_all(AT_ONCE_SEQUENCE + OUTAGE)
 
 
 def test_a_batch_run_at_once_has_one_right_outcome() -> None:
@@ -544,12 +487,9 @@ def test_a_batch_run_at_once_has_one_right_outcome() -> None:
         AtOnce((DeleteTask("a"), SaveTask(record("a"))))
     with pytest.raises(ValueError, match="2 to 8 operations"):
         AtOnce((GetTask("a"),))
-    harness = StoreHarness(MemoryBackend(), CANONICAL, REGISTRY)
-    try:
-        with pytest.raises(ValueError, match="asked alone"):
-            harness.run(AtOnce((DeleteTask("ghost"), ListTasks())))
-    finally:
-        harness.close()
+    with (closing(StoreHarness(MemoryBackend(), CANONICAL, REGISTRY)) as harness,
+          pytest.raises(ValueError, match="asked alone")):
+        harness.run(AtOnce((DeleteTask("ghost"), ListTasks())))
 
 
 class _OneOperationOnOpenerThreadOnlyStore(InMemoryTaskStore):
@@ -603,25 +543,19 @@ def _broken_on_other_threads(operation: str) -> MemoryBackend:
 def test_each_operation_going_wrong_only_beside_others_is_ts_012s(
         operation: str, batch: AtOnce) -> None:
     # Saves from the harness's thread still work, so only the batch can go wrong.
-    harness = StoreHarness(_broken_on_other_threads(operation), CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(_broken_on_other_threads(operation), CANONICAL, REGISTRY)) as harness:
         harness.run_all([SaveTask(record("a", status="succeeded", completed_at=1)),
                          SaveTask(record("b"))])
         with pytest.raises(Divergence) as caught:
             harness.run(batch)
         assert caught.value.requirements[0] == "TS-012"
-    finally:
-        harness.close()
 
 
 def test_a_read_beside_a_write_may_see_either_version_but_nothing_else() -> None:
-    harness = StoreHarness(MemoryBackend(), CANONICAL, REGISTRY)
-    try:
+    with closing(StoreHarness(MemoryBackend(), CANONICAL, REGISTRY)) as harness:
         harness.run(SaveTask(record("a")))
         listed = harness.run(AtOnce((ListTasks(), ListTasks(),
                                      SaveTask(record("a", status="running", started_at=1)),
                                      SaveTask(record("n")))))
         assert [form.task_id for form in listed] == ["a", "n"]  # type: ignore[attr-defined]
         assert harness.run(ListExpired(at_seconds(60))) == ()
-    finally:
-        harness.close()

@@ -10,6 +10,7 @@ import re
 import signal
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -447,14 +448,11 @@ def test_the_reaper_needs_a_clock_it_can_sleep_on() -> None:
         def now(self) -> datetime:
             return EPOCH
 
-    worker = ThreadedRuntime(InMemoryJobStore(), FixedClock(),
-                             WorkerConfig(enabled=True, poll_interval=None))
-    try:
+    with closing(ThreadedRuntime(InMemoryJobStore(), FixedClock(),
+                                 WorkerConfig(enabled=True, poll_interval=None))) as worker:
         with pytest.raises(TypeError, match="wait_until"):
             worker.start_reaper()
         assert worker.reaper_status()["running"] is False
-    finally:
-        worker.close()
 
 
 # -- cancellation ---------------------------------------------------------------------------------
@@ -794,13 +792,10 @@ def command_sequences(draw: st.DrawFn) -> list[Command]:
 @settings(max_examples=60, deadline=None, database=None, derandomize=True)
 def test_threaded_backend_agrees_with_oracle(commands: list[Command], max_concurrent: int,
                                              max_tasks: int | None) -> None:
-    check = Harness(ThreadedBackend(), load_registry().profile("canonical"),
-                    max_concurrent=max_concurrent, max_tasks=max_tasks,
-                    unlimited_tasks=max_tasks is None)
-    try:
+    with closing(Harness(ThreadedBackend(), load_registry().profile("canonical"),
+                         max_concurrent=max_concurrent, max_tasks=max_tasks,
+                         unlimited_tasks=max_tasks is None)) as check:
         check.run_all(commands)  # raises Divergence on the first disagreement
-    finally:
-        check.close()
     assert isinstance(check.runtime, ThreadedRuntime)
     assert threads_of(check.runtime) == []
 

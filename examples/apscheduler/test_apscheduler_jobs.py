@@ -6,8 +6,6 @@ PostgreSQL on 127.0.0.1:5432 (database test, trust).
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,9 +13,8 @@ from typing import Any
 
 import pytest
 import sqlalchemy
-from click.testing import CliRunner
 
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import adapter_importable, need_server, run_kit
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.expectations import load_expectations
 from jobconform.conformance.scheduling.harness import HarnessTarget
@@ -33,15 +30,12 @@ def postgres(monkeypatch: pytest.MonkeyPatch) -> None:
     """APScheduler's job store is PostgreSQL's; CI must have it running."""
     from apscheduler_jobs import DATABASE
 
-    try:
+    def select_one() -> None:
         with sqlalchemy.create_engine(DATABASE).connect() as connection:
             connection.execute(sqlalchemy.text("select 1"))
-    except sqlalchemy.exc.OperationalError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL is not running on 127.0.0.1:5432: {error}")
-        pytest.skip(f"PostgreSQL is not running on 127.0.0.1:5432: {error}")
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+
+    need_server("PostgreSQL", "127.0.0.1:5432", select_one, (sqlalchemy.exc.OperationalError,))
+    adapter_importable(monkeypatch, HERE)
 
 
 def open_runtime(clock: VirtualClock,
@@ -89,13 +83,10 @@ def test_with_its_deviation_list_the_run_passes_and_reports_them(tmp_path: Path)
     listed = {rid for rid, entry in load_expectations(DEVIATIONS).items()
               if entry.applies_to("robot")}
     assert "SC-007" not in listed
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "apscheduler_jobs:ApschedulerBackend", "--suite", "robot",
-        "--area", "scheduling", "--report-dir", str(tmp_path),
-        "--expected-failures", str(DEVIATIONS)])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, report["expectation_problems"]
-    for rid, body in report["requirements"].items():
+    done = run_kit("apscheduler_jobs:ApschedulerBackend", tmp_path, "--suite", "robot",
+                   "--area", "scheduling", "--expected-failures", str(DEVIATIONS))
+    assert done.exit_code == 0, done.report["expectation_problems"]
+    for rid, body in done.report["requirements"].items():
         verdicts = set(body["suites"].values())
         # What the adapter does not claim (SC-019, its capability) is not checked at all.
         if body["area"] == "scheduling" and verdicts != {"not claimed"}:

@@ -6,17 +6,15 @@ Run with `tox -e example-celery` (installs the `celery-example` extra); it needs
 
 from __future__ import annotations
 
-import json
-import os
 import socket
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import adapter_importable, need_server, run_kit
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.expectations import load_expectations
 from jobconform.reference.backoff import RetryPolicy
@@ -32,22 +30,17 @@ def servers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Celery's broker and result store run on loopback; CI must have both running. The
     adapter module must import here and in the Behave child process."""
     for name, port in (("RabbitMQ", 5672), ("Redis", 6379)):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=2).close()
-        except OSError as error:
-            message = f"{name} is not running on 127.0.0.1:{port}: {error}"
-            pytest.fail(message) if os.environ.get("CI") == "true" else pytest.skip(message)
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+        need_server(name, f"127.0.0.1:{port}",
+                    lambda port=port: socket.create_connection(("127.0.0.1", port),
+                                                               timeout=2).close())
+    adapter_importable(monkeypatch, HERE)
 
 
 def test_the_retry_cases_fail_exactly_where_the_deviation_list_says(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "celery_jobs:CeleryBackend", "--suite", "robot", "--area", "retry",
-        "--report-dir", str(tmp_path), "--expected-failures", str(DEVIATIONS)])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, report["expectation_problems"]
-    verdicts = {rid: body["suites"]["robot"] for rid, body in report["requirements"].items()
+    done = run_kit("celery_jobs:CeleryBackend", tmp_path, "--suite", "robot", "--area", "retry",
+                   "--expected-failures", str(DEVIATIONS))
+    assert done.exit_code == 0, done.report["expectation_problems"]
+    verdicts = {rid: body["suites"]["robot"] for rid, body in done.report["requirements"].items()
                 if body["area"] == "retry"}
     listed = set(load_expectations(DEVIATIONS))
     assert {rid for rid, verdict in verdicts.items() if verdict == "expected failure"} == listed
@@ -61,8 +54,8 @@ def test_a_retry_waits_out_celerys_countdown_on_the_virtual_clock() -> None:
     from celery_jobs import CeleryRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = CeleryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(CeleryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                               clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script, RetryPolicy(max_retries=2, retry_delay_ms=2000.0))
         clock.advance(3600)  # the worker has the message; no body may start before dispatch
@@ -81,7 +74,5 @@ def test_a_retry_waits_out_celerys_countdown_on_the_virtual_clock() -> None:
         view = runtime.get(job_id)
         assert view is not None and (view.status, view.result) == ("succeeded", "done")
         assert (view.started_at - EPOCH).total_seconds() == 3602  # type: ignore[operator]
-    finally:
-        runtime.close()
     stored = runtime.app.AsyncResult(job_id)  # Celery's own record, in Redis
     assert (stored.state, stored.result) == ("SUCCESS", "done")

@@ -8,7 +8,6 @@ celery_redelivery is the run with the deviation list.
 
 from __future__ import annotations
 
-import os
 import socket
 import sys
 from pathlib import Path
@@ -21,17 +20,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from celery_redelivery import CeleryRedeliveryBackend, CeleryRedeliveryRuntime
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
+from jobconform.conformance.adapter_testing import need_server
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.commands import Succeed
 
 
 @pytest.fixture()
 def runtime() -> object:
-    try:
-        socket.create_connection(("127.0.0.1", 6379), timeout=2).close()
-    except OSError as error:
-        message = f"Redis is not running on 127.0.0.1:6379: {error}"
-        pytest.fail(message) if os.environ.get("CI") == "true" else pytest.skip(message)
+    need_server("Redis", "127.0.0.1:6379",
+                lambda: socket.create_connection(("127.0.0.1", 6379), timeout=2).close())
     clock = VirtualClock(EPOCH)
     opened = CeleryRedeliveryBackend().open(RuntimeSettings(max_concurrent=2, max_tasks=None),
                                             clock)

@@ -7,20 +7,19 @@ on 127.0.0.1:6379 (the adapter uses db 7).
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import redis
-from click.testing import CliRunner
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import adapter_importable, need_server, run_kit
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.expectations import load_expectations
 from jobconform.reference.backoff import RetryPolicy
@@ -36,14 +35,8 @@ REDIS = redis.Redis(host="127.0.0.1", port=6379, db=7, socket_timeout=2)
 def redis_server(monkeypatch: pytest.MonkeyPatch) -> None:
     """The broker is Redis on 127.0.0.1:6379; CI must have it running. The adapter module
     must import here and in the Behave child process."""
-    try:
-        REDIS.ping()
-    except redis.RedisError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Redis is not running on 127.0.0.1:6379: {error}")
-        pytest.skip(f"Redis is not running on 127.0.0.1:6379: {error}")
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    need_server("Redis", "127.0.0.1:6379", REDIS.ping, (redis.RedisError,))
+    adapter_importable(monkeypatch, HERE)
 
 
 @pytest.fixture
@@ -55,27 +48,22 @@ def clock() -> VirtualClock:
 def runtime(clock: VirtualClock) -> Iterator[object]:
     from dramatiq_jobs import DramatiqRuntime
 
-    opened = DramatiqRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(DramatiqRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                 clock)) as opened:
         yield opened
-    finally:
-        opened.close()
     assert REDIS.keys(f"{opened.broker.namespace}*") == []  # its namespace is gone
     assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
 
 
 def test_with_its_deviation_list_the_robot_retry_suite_passes(tmp_path: Path) -> None:
     # The retry area only, to keep `tox -e example-dramatiq` short: its run then checks all.
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "dramatiq_jobs:DramatiqBackend", "--suite", "robot", "--area",
-        "retry", "--report-dir", str(tmp_path), "--expected-failures", str(DEVIATIONS)])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, report["expectation_problems"]
-    expected = {rid for rid, body in report["requirements"].items()
-                if "expected failure" in body["suites"].values()}
+    done = run_kit("dramatiq_jobs:DramatiqBackend", tmp_path, "--suite", "robot",
+                   "--area", "retry", "--expected-failures", str(DEVIATIONS))
+    assert done.exit_code == 0, done.report["expectation_problems"]
+    expected = done.requirements_with("expected failure")
     # RT-003 is listed for the Hypothesis machine only (the list says why).
     assert expected == set(load_expectations(DEVIATIONS)) - {"RT-003"}
-    assert report["counts"]["pass"] == 7  # RT-001, RT-003 to RT-008 (RT-009 not claimed)
+    assert done.report["counts"]["pass"] == 7  # RT-001, RT-003 to RT-008 (RT-009 not claimed)
 
 
 def test_the_worker_polls_fetches_and_stamps_on_the_virtual_clock(runtime, clock) -> None:
@@ -147,13 +135,10 @@ def self_running(clock: VirtualClock) -> Iterator[object]:
 
     from jobconform.backends.self_running import Clockwork
 
-    opened = SelfRunningDramatiq(RuntimeSettings(max_concurrent=1, max_tasks=None), clock,
-                                 Clockwork(poll_interval_seconds=1, job_timeout_seconds=3600,
-                                           lease_seconds=60))
-    try:
+    with closing(SelfRunningDramatiq(RuntimeSettings(max_concurrent=1, max_tasks=None), clock,
+                                     Clockwork(poll_interval_seconds=1, job_timeout_seconds=3600,
+                                               lease_seconds=60))) as opened:
         yield opened
-    finally:
-        opened.close()
     assert REDIS.keys(f"{opened.broker.namespace}*") == []
 
 
@@ -185,13 +170,11 @@ def test_on_its_own_clockwork_a_job_and_its_retry_start_with_no_dispatch(  # typ
 
 def test_on_its_own_clockwork_with_its_own_deviation_list_the_area_passes(
         tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "dramatiq_self_running:DramatiqSelfRunningBackend",
-        "--suite", "behave", "--area", "self-running", "--report-dir", str(tmp_path),
-        "--expected-failures", str(HERE / "expected-failures-self-running.yaml")])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, (result.output, report["expectation_problems"])
-    suites = {rid: body["suites"]["behave"] for rid, body in report["requirements"].items()}
+    done = run_kit("dramatiq_self_running:DramatiqSelfRunningBackend", tmp_path,
+                   "--suite", "behave", "--area", "self-running",
+                   "--expected-failures", str(HERE / "expected-failures-self-running.yaml"))
+    assert done.exit_code == 0, (done.output, done.report["expectation_problems"])
+    suites = done.verdicts("behave")
     assert suites["SR-001"] == "pass"
     assert suites["SR-004"] == "expected failure"  # a policy's multiplier other than 2
     # No heartbeat-based job timeout, no lease, no reaper: not claimed, never passed.

@@ -5,16 +5,15 @@ Run with `tox -e example-huey` (installs the `huey-example` extra).
 
 from __future__ import annotations
 
-import json
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import adapter_importable, run_kit
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
@@ -26,18 +25,16 @@ sys.path.insert(0, str(HERE))
 @pytest.fixture(autouse=True)
 def importable(monkeypatch: pytest.MonkeyPatch) -> None:
     """The adapter module must import here and in the Behave child process."""
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    adapter_importable(monkeypatch, HERE)
 
 
 def test_the_robot_suite_passes_but_for_the_listed_deviations(tmp_path: Path) -> None:
     # SR-004's listed cause is found by Robot's retry due between two polls, as by the
     # self-running machine.
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "huey_jobs:HueyBackend", "--suite", "robot", "--report-dir",
-        str(tmp_path), "--expected-failures", str(HERE / "expected-failures.yaml")])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, report["expectation_problems"]
+    done = run_kit("huey_jobs:HueyBackend", tmp_path, "--suite", "robot",
+                   "--expected-failures", str(HERE / "expected-failures.yaml"))
+    report = done.report
+    assert done.exit_code == 0, report["expectation_problems"]
     # Every lifecycle requirement, LC-031, LC-038 and LC-039 among them, and SR-001 of
     # self-running (SR-002, SR-003 need stuck and redelivery).
     assert report["counts"]["pass"] == 35
@@ -49,8 +46,7 @@ def test_huey_workers_poll_and_stamp_on_the_virtual_clock() -> None:
     from huey_jobs import HueyRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = HueyRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
-    try:
+    with closing(HueyRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script)
         clock.advance(3600)  # huey's workers poll many times; none may start the body
@@ -64,8 +60,6 @@ def test_huey_workers_poll_and_stamp_on_the_virtual_clock() -> None:
         assert view is not None and view.status == "succeeded" and view.result == "done"
         assert (view.started_at - EPOCH).total_seconds() == 3600  # type: ignore[operator]
         assert (view.finished_at - EPOCH).total_seconds() == 3601.5  # type: ignore[operator]
-    finally:
-        runtime.close()
     assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
 
 
@@ -73,8 +67,7 @@ def test_huey_retries_after_its_delay_times_its_backoff_on_the_virtual_clock() -
     from huey_jobs import HueyRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = HueyRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(HueyRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script, RetryPolicy(max_retries=2, retry_delay_ms=1000.0,
                                                     backoff_multiplier=3.0))
@@ -96,16 +89,13 @@ def test_huey_retries_after_its_delay_times_its_backoff_on_the_virtual_clock() -
         assert view is not None and (view.status, view.error) == ("failed", "ValueError: last")
         assert (view.retry_count, view.max_retries) == (2, 2)  # type: ignore[attr-defined]
         assert script.invocations == 3
-    finally:
-        runtime.close()
 
 
 def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() -> None:
     from huey_jobs import HueyRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = HueyRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
-    try:
+    with closing(HueyRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)) as runtime:
         policy = RetryPolicy(max_retries=3, non_retryable=("Fatal",))
         fatal, backoff = TaskScript(), TaskScript()
         fatal_id, backoff_id = runtime.submit(fatal, policy), runtime.submit(backoff, policy)
@@ -120,8 +110,6 @@ def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() ->
         runtime.dispatch()
         assert runtime.get(backoff_id).status == "cancelled"  # type: ignore[union-attr]
         assert (fatal.invocations, backoff.invocations) == (1, 1)
-    finally:
-        runtime.close()
 
 
 def test_huey_runs_its_own_clockwork_its_idle_poll_the_profiles_interval(tmp_path: Path) -> None:
@@ -129,13 +117,11 @@ def test_huey_runs_its_own_clockwork_its_idle_poll_the_profiles_interval(tmp_pat
     a due retry back: SR-001 in every suite at 50 examples, and SR-004 but for a retry due
     between two polls (Behave's and Robot's case of it, the test below); no job timeout or
     lease."""
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "huey_jobs:HueyBackend", "--area", "self-running", "--examples",
-        "50", "--report-dir", str(tmp_path)])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 1, result.output
+    done = run_kit("huey_jobs:HueyBackend", tmp_path, "--area", "self-running",
+                   "--examples", "50")
+    assert done.exit_code == 1, done.output
     verdicts = {rid: set(body["suites"].values())
-                for rid, body in report["requirements"].items() if rid.startswith("SR-")}
+                for rid, body in done.report["requirements"].items() if rid.startswith("SR-")}
     assert verdicts == {"SR-001": {"pass"}, "SR-002": {"not claimed"},
                         "SR-003": {"not claimed"}, "SR-004": {"fail", "pass"},
                         "SR-005": {"not claimed"},  # no reaper either
@@ -159,8 +145,8 @@ def test_a_due_retry_waits_for_the_scheduler_tick_and_then_for_a_worker_poll() -
     from jobconform.spec import load_registry
 
     registry = load_registry()
-    harness = SelfRunningHarness(HueyBackend(), registry.profile("canonical"), registry)
-    try:
+    with closing(SelfRunningHarness(HueyBackend(), registry.profile("canonical"),
+                                    registry)) as harness:
         harness.submit("a", RetryPolicy(max_retries=2, retry_delay_ms=3000.0,
                                         backoff_multiplier=1.0))
         for step in (0.5, 1.0):  # it starts by itself at its first poll, at 1 s
@@ -175,8 +161,6 @@ def test_a_due_retry_waits_for_the_scheduler_tick_and_then_for_a_worker_poll() -
         view = harness.runtime.get(harness.jobs["a"].job_id)
         assert view is not None and view.status == "running"
         assert (view.started_at - EPOCH).total_seconds() == 6  # type: ignore[operator]
-    finally:
-        harness.close()
 
 
 # -- periodic tasks (huey_periodic.py) against the scheduling area ----------------------------

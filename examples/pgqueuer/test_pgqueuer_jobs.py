@@ -7,11 +7,11 @@ must listen on 127.0.0.1:5432 (trust); under CI=true a missing server fails the 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -19,6 +19,7 @@ import asyncpg  # type: ignore[import-untyped]
 import pytest
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
+from jobconform.conformance.adapter_testing import adapter_importable, need_server
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
@@ -39,14 +40,9 @@ async def fetch(query: str) -> list[asyncpg.Record]:
 
 @pytest.fixture(autouse=True)
 def postgres(monkeypatch: pytest.MonkeyPatch) -> None:
-    try:
-        asyncio.run(fetch("SELECT 1"))
-    except (TimeoutError, OSError, asyncpg.PostgresError) as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL is not running on 127.0.0.1:5432: {error}")
-        pytest.skip(f"PostgreSQL is not running on 127.0.0.1:5432: {error}")
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    need_server("PostgreSQL", "127.0.0.1:5432", lambda: asyncio.run(fetch("SELECT 1")),
+                (TimeoutError, OSError, asyncpg.PostgresError))
+    adapter_importable(monkeypatch, HERE)
 
 
 @pytest.fixture
@@ -58,11 +54,9 @@ def clock() -> VirtualClock:
 def runtime(clock: VirtualClock) -> Iterator[object]:
     from pgqueuer_jobs import PgqueuerRuntime
 
-    runtime = PgqueuerRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(PgqueuerRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                 clock)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
 
 
 def pgqueuer_rows(runtime: object, table: str) -> list[tuple[object, ...]]:
@@ -173,11 +167,9 @@ def test_pgqueuer_reads_no_other_database_clock() -> None:
 def retrying(clock: VirtualClock) -> Iterator[object]:
     from pgqueuer_retry import PgqueuerRetryRuntime
 
-    runtime = PgqueuerRetryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(PgqueuerRetryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                      clock)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
 
 
 def test_pgqueuers_delay_formula_is_the_specs_without_jitter(retrying: object) -> None:
@@ -242,11 +234,9 @@ def scheduler(clock: VirtualClock, dispatches: Dispatches) -> Iterator[object]:
 
     from jobconform.reference.scheduling.oracle import SchedulingConfig
 
-    runtime = PgqueuerSchedulesBackend().open_scheduling(clock, SchedulingConfig(), dispatches)
-    try:
+    with closing(PgqueuerSchedulesBackend().open_scheduling(clock, SchedulingConfig(),
+                                                            dispatches)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
 
 
 def schedule_rows(runtime: object) -> list[tuple[object, ...]]:
@@ -308,11 +298,9 @@ def test_a_one_shot_job_is_a_deferred_job_run_by_a_queue_manager_while_it_waits(
 def redelivering(clock: VirtualClock) -> Iterator[object]:
     from pgqueuer_redelivery import PgqueuerRedeliveryRuntime
 
-    runtime = PgqueuerRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(PgqueuerRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                           clock)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
 
 
 def test_a_lease_pass_is_pgqueuers_stale_re_pick_and_the_lost_owner_still_writes(

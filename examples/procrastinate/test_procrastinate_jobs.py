@@ -5,17 +5,16 @@ Run with `tox -e example-procrastinate` (installs the `procrastinate-example` ex
 
 from __future__ import annotations
 
-import json
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import KitRun, adapter_importable, run_kit
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
@@ -27,44 +26,39 @@ sys.path.insert(0, str(HERE))
 @pytest.fixture(autouse=True)
 def importable(monkeypatch: pytest.MonkeyPatch) -> None:
     """The adapter module must import here and in the Behave child process."""
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    adapter_importable(monkeypatch, HERE)
 
 
-def run(tmp_path: Path, *options: str) -> tuple[int, dict[str, Any]]:
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "procrastinate_jobs:ProcrastinateBackend", "--report-dir",
-        str(tmp_path), *options])
-    return result.exit_code, json.loads((tmp_path / "report.json").read_text())
+def run(tmp_path: Path, *options: str) -> KitRun:
+    return run_kit("procrastinate_jobs:ProcrastinateBackend", tmp_path, *options)
 
 
 def test_every_lifecycle_requirement_passes_with_no_deviation_list(tmp_path: Path) -> None:
-    _, report = run(tmp_path, "--suite", "robot", "--area", "lifecycle")
-    verdicts = {requirement: entry["suites"]["robot"]
-                for requirement, entry in report["requirements"].items()
-                if entry["suites"]["robot"] not in ("not claimed", "n/a", "not run")}
+    done = run(tmp_path, "--suite", "robot", "--area", "lifecycle")
+    verdicts = {requirement: verdict for requirement, verdict in done.verdicts("robot").items()
+                if verdict not in ("not claimed", "n/a", "not run")}
     # One retry case is tagged LC-004 too; it fails at procrastinate's delay (RT-002, listed).
     assert {r for r, verdict in verdicts.items() if verdict != "pass"} == {"RT-002"}
     assert sum(r.startswith("LC-") for r in verdicts) == 28  # LC-031, LC-038, LC-039 among them
-    assert "health counters derived" in report["notes"][0]
+    assert "health counters derived" in done.report["notes"][0]
 
 
 def test_the_retry_scenarios_fail_only_as_listed(tmp_path: Path) -> None:
     # RT-003 is named by one retry scenario only: a due retry waits for the worker's next
     # poll (expected-failures.yaml says why).
-    exit_code, report = run(tmp_path, "--suite", "behave", "--area", "retry",
-                            "--expected-failures", str(HERE / "expected-failures.yaml"))
-    assert exit_code == 0, report["expectation_problems"]
-    assert sorted(report["expected_failures"]) == ["RT-002", "RT-003", "RT-010"]
-    assert report["counts"]["pass"] == 6
+    done = run(tmp_path, "--suite", "behave", "--area", "retry",
+               "--expected-failures", str(HERE / "expected-failures.yaml"))
+    assert done.exit_code == 0, done.report["expectation_problems"]
+    assert sorted(done.report["expected_failures"]) == ["RT-002", "RT-003", "RT-010"]
+    assert done.report["counts"]["pass"] == 6
 
 
 def test_the_worker_polls_and_stamps_on_the_virtual_clock() -> None:
     from procrastinate_jobs import ProcrastinateRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(ProcrastinateRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                      clock)) as runtime:
         first, second = TaskScript(), TaskScript()
         first_id, second_id = runtime.submit(first), runtime.submit(second)
         clock.advance(3600)  # the worker polls, beats and fetches; no body may start
@@ -85,8 +79,6 @@ def test_the_worker_polls_and_stamps_on_the_virtual_clock() -> None:
         assert (view.started_at - EPOCH).total_seconds() == 3600  # type: ignore[operator]
         assert (view.finished_at - EPOCH).total_seconds() == 3601.5  # type: ignore[operator]
         assert runtime.get(second_id).status == "queued"  # type: ignore[union-attr]  # one slot
-    finally:
-        runtime.close()
     assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
 
 
@@ -94,8 +86,8 @@ def test_procrastinate_aborts_a_running_body_unless_the_body_ignores_it() -> Non
     from procrastinate_jobs import ProcrastinateRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
-    try:
+    with closing(ProcrastinateRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None),
+                                      clock)) as runtime:
         honours, ignores = TaskScript(), TaskScript(honours_cancellation=False)
         honours_id, ignores_id = runtime.submit(honours), runtime.submit(ignores)
         runtime.dispatch()
@@ -106,8 +98,6 @@ def test_procrastinate_aborts_a_running_body_unless_the_body_ignores_it() -> Non
         ignores.decide(Succeed("late"))
         runtime.settle()
         assert runtime.get(ignores_id).status == "cancelled"  # type: ignore[union-attr]
-    finally:
-        runtime.close()
 
 
 def test_a_body_that_ignores_cancellation_does_not_hang_close() -> None:
@@ -136,8 +126,8 @@ def test_procrastinate_retries_when_its_strategy_says_and_its_worker_polls() -> 
     from procrastinate_jobs import ProcrastinateRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None), clock)
-    try:
+    with closing(ProcrastinateRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                      clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script, RetryPolicy(max_retries=1))  # 1 s, doubling
         runtime.dispatch()
@@ -161,16 +151,14 @@ def test_procrastinate_retries_when_its_strategy_says_and_its_worker_polls() -> 
         view = runtime.get(job_id)
         assert view is not None and (view.status, view.error) == ("failed", "ValueError: last")
         assert job["status"] == "failed" and script.invocations == 2
-    finally:
-        runtime.close()
 
 
 def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() -> None:
     from procrastinate_jobs import ProcrastinateRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None), clock)
-    try:
+    with closing(ProcrastinateRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None),
+                                      clock)) as runtime:
         policy = RetryPolicy(max_retries=3, non_retryable=("Fatal",))
         fatal, backoff = TaskScript(), TaskScript()
         fatal_id, backoff_id = runtime.submit(fatal, policy), runtime.submit(backoff, policy)
@@ -187,8 +175,6 @@ def test_a_non_retryable_error_and_a_cancel_in_backoff_end_the_job_for_good() ->
         statuses = [job["status"] for job in runtime.app.connector.jobs.values()]
         assert statuses == ["failed", "cancelled"]
         assert (fatal.invocations, backoff.invocations) == (1, 1)
-    finally:
-        runtime.close()
 
 
 # -- periodic tasks (procrastinate_periodic.py) against the scheduling area -------------------
@@ -265,9 +251,8 @@ def test_a_worker_whose_heartbeat_stops_has_its_job_rescued_under_the_same_id() 
     from procrastinate_redelivery import ProcrastinateRedeliveryRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None),
-                                             clock)
-    try:
+    with closing(ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=2, max_tasks=None),
+                                                clock)) as runtime:
         script = TaskScript()
         job_id = runtime.submit(script, RetryPolicy(max_retries=2))
         runtime.dispatch()  # a worker per free slot; one fetches it and begins its body
@@ -290,17 +275,14 @@ def test_a_worker_whose_heartbeat_stops_has_its_job_rescued_under_the_same_id() 
         runtime.settle()
         assert runtime.get(job_id).status == "succeeded"  # type: ignore[union-attr]
         assert script.invocations == 1  # the dead worker's body never ran the script
-    finally:
-        runtime.close()
 
 
 def test_a_rescued_jobs_old_worker_can_still_end_it_and_nothing_is_parked() -> None:
     from procrastinate_redelivery import ProcrastinateRedeliveryRuntime
 
     clock = VirtualClock(EPOCH)
-    runtime = ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
-                                             clock)
-    try:
+    with closing(ProcrastinateRedeliveryRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                                clock)) as runtime:
         job_id = runtime.submit(TaskScript())
         assert runtime.stale_owner_write(job_id, "outcome") is False  # never rescued
         for _ in range(5):  # no cap: re-queued however often (RD-002, listed)
@@ -314,18 +296,14 @@ def test_a_rescued_jobs_old_worker_can_still_end_it_and_nothing_is_parked() -> N
         (job,) = runtime.app.connector.jobs.values()
         assert job["status"] == "succeeded"
         assert runtime.get(job_id).status == "succeeded"  # type: ignore[union-attr]
-    finally:
-        runtime.close()
 
 
 def test_with_its_own_deviation_list_the_redelivery_area_passes(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "procrastinate_redelivery:ProcrastinateRedeliveryBackend",
-        "--suite", "behave", "--area", "redelivery", "--report-dir", str(tmp_path),
-        "--expected-failures", str(HERE / "redelivery-expected-failures.yaml")])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, (result.output, report["expectation_problems"])
-    behave = {rid: body["suites"]["behave"] for rid, body in report["requirements"].items()}
+    done = run_kit("procrastinate_redelivery:ProcrastinateRedeliveryBackend", tmp_path,
+                   "--suite", "behave", "--area", "redelivery",
+                   "--expected-failures", str(HERE / "redelivery-expected-failures.yaml"))
+    assert done.exit_code == 0, (done.output, done.report["expectation_problems"])
+    behave = done.verdicts("behave")
     assert behave["RD-003"] == behave["RD-004"] == behave["RD-005"] == "pass"
     assert {behave[rid] for rid in ("RD-001", "RD-002", "RD-006")} == {"expected failure"}
     assert behave["RD-007"] == "not claimed"

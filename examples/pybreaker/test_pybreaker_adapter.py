@@ -5,15 +5,17 @@ Run with `tox -e example-pybreaker` (installs the `pybreaker-example` extra).
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
 import redis
-from click.testing import CliRunner
 
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import (
+    KitRun,
+    adapter_importable,
+    need_server,
+    run_kit,
+)
 from jobconform.conformance.expectations import load_expectations
 from jobconform.spec import load_registry
 
@@ -25,45 +27,35 @@ DEVIATIONS = HERE / "expected-failures.yaml"
 @pytest.fixture(autouse=True)
 def redis_server(monkeypatch: pytest.MonkeyPatch) -> None:
     """pybreaker keeps its state in Redis (127.0.0.1:6379); CI must have it running."""
-    try:
-        redis.Redis(host="127.0.0.1", port=6379, socket_timeout=2).ping()
-    except redis.RedisError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Redis is not running on 127.0.0.1:6379: {error}")
-        pytest.skip(f"Redis is not running on 127.0.0.1:6379: {error}")
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    need_server("Redis", "127.0.0.1:6379",
+                redis.Redis(host="127.0.0.1", port=6379, socket_timeout=2).ping,
+                (redis.RedisError,))
+    adapter_importable(monkeypatch, HERE)
 
 
-def run(tmp_path: Path, *options: str) -> tuple[int, dict[str, object]]:
-    result = CliRunner().invoke(main, ["run", "--backend", BACKEND, "--profile", "pybreaker",
-                                       "--report-dir", str(tmp_path), *options])
-    return result.exit_code, json.loads((tmp_path / "report.json").read_text())
+def run(tmp_path: Path, *options: str) -> KitRun:
+    return run_kit(BACKEND, tmp_path, "--profile", "pybreaker", *options)
 
 
 def test_with_its_deviation_list_the_run_passes_and_reports_them(tmp_path: Path) -> None:
     # 100 examples reach the machine's own find (CB-002, two workers); `tox -e
     # example-pybreaker` then runs the default 200.
-    code, report = run(tmp_path, "--examples", "100", "--expected-failures", str(DEVIATIONS))
-    assert code == 0, report["expectation_problems"]
-    requirements = report["requirements"]
-    assert isinstance(requirements, dict)
+    done = run(tmp_path, "--examples", "100", "--expected-failures", str(DEVIATIONS))
+    assert done.exit_code == 0, done.report["expectation_problems"]
     listed = set(load_expectations(DEVIATIONS))
-    expected = {rid for rid, body in requirements.items()
-                if "expected failure" in body["suites"].values()}
-    assert expected == listed
+    assert done.requirements_with("expected failure") == listed
     # Past the listed deviations every other requirement is proven in every suite, none
     # blocked: what pybreaker does as the spec says (CB-008 and CB-012 among them). The
     # canonical profile's own (CB-014, CB-015: seed 002's dispatch layer) are n/a here.
     canonical_only = {r.id for r in load_registry().requirements
                       if r.area == "breaker" and "pybreaker" not in r.profiles}
-    for rid, body in requirements.items():
+    for rid, body in done.report["requirements"].items():
         if body["area"] == "breaker" and rid not in listed:
             wanted = {"n/a"} if rid in canonical_only else {"pass"}
             assert set(body["suites"].values()) == wanted, (rid, body["suites"])
 
 
 def test_without_the_list_the_deviations_fail_the_run(tmp_path: Path) -> None:
-    code, report = run(tmp_path, "--suite", "robot")
-    assert code == 1
-    assert report["counts"]["fail"] >= 6  # type: ignore[index]
+    done = run(tmp_path, "--suite", "robot")
+    assert done.exit_code == 1
+    assert done.report["counts"]["fail"] >= 6

@@ -6,20 +6,18 @@ Run with `tox -e example-rq` (installs the `rq-example` extra; Redis on 127.0.0.
 from __future__ import annotations
 
 import importlib
-import json
-import os
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 import redis
-from click.testing import CliRunner
 
 from jobconform.backends.protocol import RuntimeSettings, TaskScript
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import adapter_importable, need_server, run_kit
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Raise, Succeed
@@ -31,15 +29,11 @@ sys.path.insert(0, str(HERE))
 @pytest.fixture(autouse=True)
 def redis_server(monkeypatch: pytest.MonkeyPatch) -> None:
     """RQ keeps its queues in Redis (127.0.0.1:6379); CI must have it running."""
-    try:
-        redis.Redis(host="127.0.0.1", port=6379, socket_timeout=2).ping()
-    except redis.RedisError as error:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Redis is not running on 127.0.0.1:6379: {error}")
-        pytest.skip(f"Redis is not running on 127.0.0.1:6379: {error}")
+    need_server("Redis", "127.0.0.1:6379",
+                redis.Redis(host="127.0.0.1", port=6379, socket_timeout=2).ping,
+                (redis.RedisError,))
     # The adapter module must import here and in the Behave child process.
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    adapter_importable(monkeypatch, HERE)
 
 
 @pytest.fixture
@@ -50,11 +44,9 @@ def clock() -> VirtualClock:
 def opened(module: str, name: str, clock: VirtualClock, slots: int) -> Iterator[object]:
     """An adapter's runtime, closed after the test, leaving nothing of it in Redis."""
     runtime_class = getattr(importlib.import_module(module), name)
-    runtime = runtime_class(RuntimeSettings(max_concurrent=slots, max_tasks=None), clock)
-    try:
+    with closing(runtime_class(RuntimeSettings(max_concurrent=slots, max_tasks=None),
+                               clock)) as runtime:
         yield runtime
-    finally:
-        runtime.close()
     assert time.time() > EPOCH.timestamp() + 86_400 * 30  # real time again
     assert not list(runtime.redis.scan_iter(f"*{runtime.name}*"))
 
@@ -65,12 +57,10 @@ def runtime(clock: VirtualClock) -> Iterator[object]:
 
 
 def test_with_its_deviation_list_the_retry_area_passes(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "rq_jobs:RQBackend", "--suite", "robot", "--area", "retry",
-        "--report-dir", str(tmp_path), "--expected-failures", str(HERE / "expected-failures.yaml")])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, (result.output, report["expectation_problems"])
-    suites = {rid: body["suites"]["robot"] for rid, body in report["requirements"].items()}
+    done = run_kit("rq_jobs:RQBackend", tmp_path, "--suite", "robot", "--area", "retry",
+                   "--expected-failures", str(HERE / "expected-failures.yaml"))
+    assert done.exit_code == 0, (done.output, done.report["expectation_problems"])
+    suites = done.verdicts("robot")
     assert suites["RT-003"] == suites["RT-005"] == "expected failure"
     # Under retry-intervals the kit never blames the formula RQ does not have.
     assert suites["RT-002"] == "not claimed"
@@ -133,13 +123,11 @@ def stuck_runtime(clock: VirtualClock) -> Iterator[object]:
 
 def test_with_its_own_deviation_list_rqs_cleanup_passes_stuck_and_redelivery(
         tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, [
-        "run", "--backend", "rq_redelivery:RQRedeliveryBackend", "--suite", "robot",
-        "--area", "stuck", "--area", "redelivery", "--report-dir", str(tmp_path),
-        "--expected-failures", str(HERE / "expected-failures-abandoned.yaml")])
-    report = json.loads((tmp_path / "report.json").read_text())
-    assert result.exit_code == 0, (result.output, report["expectation_problems"])
-    suites = {rid: body["suites"]["robot"] for rid, body in report["requirements"].items()}
+    done = run_kit("rq_redelivery:RQRedeliveryBackend", tmp_path, "--suite", "robot",
+                   "--area", "stuck", "--area", "redelivery",
+                   "--expected-failures", str(HERE / "expected-failures-abandoned.yaml"))
+    assert done.exit_code == 0, (done.output, done.report["expectation_problems"])
+    suites = done.verdicts("robot")
     assert {rid for rid, verdict in suites.items() if verdict == "expected failure"} == {
         "ST-001", "ST-002", "ST-003", "LC-003", "LC-010", "RD-001", "RD-002", "RD-003",
         "RD-005", "RD-006"}

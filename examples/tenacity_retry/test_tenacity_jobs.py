@@ -5,14 +5,13 @@ Run with `tox -e example-tenacity` (installs the `tenacity-example` extra).
 
 from __future__ import annotations
 
-import json
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from jobconform.conformance.cli import main
+from jobconform.conformance.adapter_testing import KitRun, adapter_importable, run_kit
 from jobconform.conformance.expectations import load_expectations
 from jobconform.reference import backoff
 from jobconform.reference.backoff import Jitter, RetryPolicy
@@ -25,36 +24,26 @@ DEVIATIONS = HERE / "expected-failures.yaml"
 @pytest.fixture(autouse=True)
 def importable(monkeypatch: pytest.MonkeyPatch) -> None:
     """The adapter module must import here and in the Behave child process."""
-    monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setenv("PYTHONPATH", str(HERE))
+    adapter_importable(monkeypatch, HERE)
 
 
-def run(tmp_path: Path, *options: str) -> tuple[int, dict[str, object]]:
-    result = CliRunner().invoke(main, ["run", "--backend", BACKEND, "--report-dir",
-                                       str(tmp_path), *options])
-    report = json.loads((tmp_path / "report.json").read_text())
-    return result.exit_code, report
+def run(tmp_path: Path, *options: str) -> KitRun:
+    return run_kit(BACKEND, tmp_path, *options)
 
 
 def test_with_its_deviation_list_the_run_passes_and_reports_them(tmp_path: Path) -> None:
     # Every suite: each divergence fails only its primary, one per deviation.
-    code, report = run(tmp_path, "--expected-failures", str(DEVIATIONS))
-    assert code == 0, report["expectation_problems"]
-    requirements = report["requirements"]
-    assert isinstance(requirements, dict)
-    expected = {rid for rid, body in requirements.items()
-                if "expected failure" in body["suites"].values()}
-    assert expected == set(load_expectations(DEVIATIONS))
+    done = run(tmp_path, "--expected-failures", str(DEVIATIONS))
+    assert done.exit_code == 0, done.report["expectation_problems"]
+    assert done.requirements_with("expected failure") == set(load_expectations(DEVIATIONS))
     for rid in ("ST-001", "ST-002", "ST-003", "ST-004"):  # stuck is not claimed
-        assert set(requirements[rid]["suites"].values()) == {"not claimed"}
+        assert set(done.report["requirements"][rid]["suites"].values()) == {"not claimed"}
 
 
 def test_without_the_list_the_deviations_fail_the_run(tmp_path: Path) -> None:
-    code, report = run(tmp_path, "--suite", "robot")
-    assert code == 1
-    requirements = report["requirements"]
-    assert isinstance(requirements, dict)
-    failed = {rid for rid, body in requirements.items() if "fail" in body["suites"].values()}
+    done = run(tmp_path, "--suite", "robot")
+    assert done.exit_code == 1
+    failed = done.requirements_with("fail")
     assert failed == set(load_expectations(DEVIATIONS))  # the primaries of its deviations
 
 
@@ -65,12 +54,9 @@ def test_tenacity_agrees_with_the_spec_once_attempts_are_counted_from_zero() -> 
     from jobconform.backends.protocol import RuntimeSettings
     from jobconform.conformance.clock import EPOCH, VirtualClock
 
-    runtime = TenacityRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
-                              VirtualClock(EPOCH))
-    try:
+    with closing(TenacityRuntime(RuntimeSettings(max_concurrent=1, max_tasks=None),
+                                 VirtualClock(EPOCH))) as runtime:
         assert_agrees(runtime)
-    finally:
-        runtime.close()
 
 
 def assert_agrees(runtime: object) -> None:
