@@ -228,10 +228,9 @@ class StepRuntime(StoreRuntime):
 
     def _redeliver(self, job: StoredJob) -> bool:
         """Back to the queue under the same id, one more re-delivery counted (RD-001)."""
-        if ownership.redeliver(self._store, job) is None:
+        if not self._requeue_lapsed(job):
             return False
         self._owned.pop(job.job_id, None)
-        self._superseded[job.job_id] = job.fencing_token
         script = self._scripts.get(job.job_id)
         if script is not None:
             script.next_attempt()  # the next delivery waits for its own outcome
@@ -239,11 +238,9 @@ class StepRuntime(StoreRuntime):
 
     def _park(self, job: StoredJob) -> bool:
         """Alert the operator first (once per id), then fail the job as poison (RD-003)."""
-        if ownership.park(self._store, job, self._now(), self._alerts) is None:
+        if not self._park_lapsed(job):
             return False
         self._owned.pop(job.job_id, None)
-        self._superseded[job.job_id] = job.fencing_token
-        self._count_outcome(FAILED)
         return True
 
     # -- store faults (RD-007, RP-008) -----------------------------------------------------

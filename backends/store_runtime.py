@@ -35,7 +35,7 @@ from jobconform.backends.retry_delay import (
     retry_delay_ms,
 )
 from jobconform.backends.runtime_health import OutcomeTally
-from jobconform.backends.store import CANCELLED, QUEUED, SUCCEEDED, JobStore, StoredJob
+from jobconform.backends.store import CANCELLED, FAILED, QUEUED, SUCCEEDED, JobStore, StoredJob
 from jobconform.backends.synchronous import run_in_submit
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JsonValue
@@ -130,6 +130,25 @@ class StoreRuntime(OutcomeTally):
             return None
         return self.compute_delay_ms(policy, job.retry_count,
                                      retry_after_ms=getattr(error, "retry_after_ms", None))
+
+    # -- a lapsed lease (RD-001..RD-003, RD-006) --------------------------------------------
+
+    def _requeue_lapsed(self, job: StoredJob) -> bool:
+        """Back to the queue under the same id, one more re-delivery counted (RD-001); the
+        delivery `job` was is superseded. False if the job moved since it was read."""
+        if ownership.redeliver(self._store, job) is None:
+            return False
+        self._superseded[job.job_id] = job.fencing_token
+        return True
+
+    def _park_lapsed(self, job: StoredJob) -> bool:
+        """Alert the operator first (once per id), then fail the job as poison (RD-003);
+        the delivery `job` was is superseded. False if the job moved since it was read."""
+        if ownership.park(self._store, job, self._now(), self._alerts) is None:
+            return False
+        self._superseded[job.job_id] = job.fencing_token
+        self._count_outcome(FAILED)
+        return True
 
     # -- cancellation and superseded owners (LC-011, RD-006) -------------------------------
 

@@ -645,9 +645,8 @@ class ThreadedRuntime(StoreRuntime):
     def _redeliver(self, job: StoredJob) -> int:
         """Back to the queue under the same id, one more re-delivery counted (RD-001); the
         next claim here runs the same body again, waiting for a new decision."""
-        if ownership.redeliver(self._store, job) is None:
+        if not self._requeue_lapsed(job):
             return 0
-        self._superseded[job.job_id] = job.fencing_token
         owned = self._let_go(job.job_id)
         if owned is not None:
             owned.script.next_attempt()
@@ -656,10 +655,8 @@ class ThreadedRuntime(StoreRuntime):
 
     def _park(self, job: StoredJob) -> int:
         """Alert the operator first (once per id), then fail the job as poison (RD-003)."""
-        if ownership.park(self._store, job, self._clock.now(), self._alerts) is None:
+        if not self._park_lapsed(job):
             return 0
-        self._superseded[job.job_id] = job.fencing_token
-        self._count_outcome(FAILED)
         self._let_go(job.job_id)
         return 1
 
