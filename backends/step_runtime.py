@@ -27,7 +27,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, current_reaper_settings
+from jobconform.backends.reaper import OperatorAlerts
 from jobconform.backends.runtime_health import HealthSnapshot
 from jobconform.backends.store import (
     CANCELLED,
@@ -258,16 +258,6 @@ class StepRuntime(StoreRuntime):
             raise TypeError(f"{type(self._store).__name__} has no fault injection point"
                             " (inject_fault, fault_struck)")
         return self._store
-
-    # -- the reaper (RP-001..RP-007) -------------------------------------------------------
-
-    def start_reaper(self, ttl_seconds: float | None = None,
-                     sweep_interval_ms: float | None = None, *,
-                     interval_seconds: float | None = None,
-                     max_age_seconds: float | None = None) -> None:
-        """The last two are seed 004's deprecated names, kept (RP-010)."""
-        self._reaper.start(self._now(), *current_reaper_settings(
-            ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
 
     # -- cancellation and shutdown -----------------------------------------------------
 

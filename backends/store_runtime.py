@@ -27,7 +27,7 @@ from jobconform.backends.protocol import (
     OperatorSink,
     TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, Reaper
+from jobconform.backends.reaper import OperatorAlerts, Reaper, current_reaper_settings
 from jobconform.backends.retry_delay import (
     is_retried,
     policy_document,
@@ -195,7 +195,20 @@ class StoreRuntime(OutcomeTally):
         """Raise every alert to the harness's sink as well (OperatorSinkRuntime)."""
         self._alerts.sink = sink
 
-    # -- the reaper (RP-001..RP-007; each runtime starts it its own way) -------------------
+    # -- the reaper (RP-001..RP-007) ---------------------------------------------------------
+
+    def start_reaper(self, ttl_seconds: float | None = None,
+                     sweep_interval_ms: float | None = None, *,
+                     interval_seconds: float | None = None,
+                     max_age_seconds: float | None = None) -> None:
+        """Start the reaper now; its sweeps run as the clock reaches them (RP-002). The
+        last two are seed 004's deprecated names, kept (RP-010).
+
+        Raises:
+            ReaperAlreadyRunning: it runs already; its schedule stays (RP-006).
+        """
+        self._reaper.start(self._now(), *current_reaper_settings(
+            ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
 
     def stop_reaper(self) -> bool:
         """Stop the reaper; a sweep in flight ends first (RP-007)."""

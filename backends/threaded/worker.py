@@ -59,7 +59,7 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, current_reaper_settings
+from jobconform.backends.reaper import OperatorAlerts
 from jobconform.backends.runtime_health import HealthSnapshot
 from jobconform.backends.store import (
     CANCELLED,
@@ -674,8 +674,7 @@ class ThreadedRuntime(StoreRuntime):
                      sweep_interval_ms: float | None = None, *,
                      interval_seconds: float | None = None,
                      max_age_seconds: float | None = None) -> None:
-        """Start the reaper; the poll thread runs its sweeps as the clock reaches them.
-        `interval_seconds` and `max_age_seconds` are seed 004's deprecated names (RP-010).
+        """As `StoreRuntime.start_reaper`; the poll thread runs the sweeps.
 
         Raises:
             ReaperAlreadyRunning: it runs already; its schedule stays (RP-006).
@@ -686,8 +685,9 @@ class ThreadedRuntime(StoreRuntime):
                             f" {type(self._clock).__name__} has no wait_until; pass a"
                             " VirtualClock or SystemClock")
         with self._state:
-            self._reaper.start(self._clock.now(), *current_reaper_settings(
-                ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
+            super().start_reaper(ttl_seconds, sweep_interval_ms,
+                                 interval_seconds=interval_seconds,
+                                 max_age_seconds=max_age_seconds)
             self._state.notify_all()  # the poll thread sleeps until the first sweep now
 
     # -- cancellation and stopping ---------------------------------------------------------
