@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 import uuid
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import datetime, timedelta
 
 from jobconform.backends import ownership
@@ -24,18 +23,11 @@ from jobconform.backends.protocol import (
     WORKER_STOPPED,
     WORKER_STOPPING,
     Clock,
-    InvalidModuleId,
-    ModuleNotFound,
     RuntimeSettings,
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, current_reaper_settings
-from jobconform.backends.retry_delay import (
-    is_retried,
-    policy_document,
-    policy_of_document,
-)
+from jobconform.backends.reaper import OperatorAlerts
 from jobconform.backends.runtime_health import HealthSnapshot
 from jobconform.backends.store import (
     CANCELLED,
@@ -49,7 +41,6 @@ from jobconform.backends.store import (
     StoredJob,
 )
 from jobconform.backends.store_runtime import IMMUTABLE_VALUES, StoreRuntime
-from jobconform.backends.synchronous import run_in_submit
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.faults import StoreFault
 from jobconform.reference.lifecycle import JsonValue
@@ -75,7 +66,6 @@ class StepRuntime(StoreRuntime):
         # Jobs this runtime claimed, each with its claim's fencing token: the token every
         # owner write carries. An entry goes when the write is refused or the job moves on.
         self._owned: dict[str, int] = {}
-        # The token of the delivery each job's latest lease expiry took away (RD-006).
         self._superseded: dict[str, int] = {}
         self._shut_down = False
         # When a drain-mode shutdown cancels what is still active (LC-028).
@@ -94,29 +84,10 @@ class StepRuntime(StoreRuntime):
                options: JsonValue = None) -> str:
         if self._shut_down:
             raise RuntimeShutDown("the runtime is shut down; open a new one to submit")
-        if module_id is not None:
-            check_module(module_id, self._settings.modules)
-        job_id = self._new_job_id()
-        # Copies: the caller may change its values afterwards, the job keeps what was given.
-        job = StoredJob(job_id, QUEUED, self._now(), arguments=copy.deepcopy(arguments),
-                        owner=owner, trigger=trigger, options=copy.deepcopy(options))
-        if retry is not None:
-            job = replace(job, max_retries=retry.max_retries,
-                          retry_policy=policy_document(retry))  # type: ignore[arg-type]
-        if not self._settings.queued_execution:
-            status = run_in_submit(self._store, job, self._settings.max_tasks,
-                                   self._worker_id, script)
-            self._record_heartbeat(job.submitted_at)
-            self._count_outcome(status)
-            return job_id
-        self._store.add(job, self._settings.max_tasks)
-        self._scripts[job_id] = script
-        return job_id
-
-    @staticmethod
-    def _new_job_id() -> str:
-        """A new id, unique even when several threads submit at once (LC-030)."""
-        return str(uuid.uuid4())
+        job = self._new_record(self._settings.modules, retry, module_id, arguments, owner,
+                               trigger, options)
+        return self._accept(job, script, self._settings.queued_execution,
+                            self._settings.max_tasks, self._worker_id)
 
     def dispatch(self) -> None:
         free = self._settings.max_concurrent - self._store.counts()[RUNNING]
@@ -156,11 +127,9 @@ class StepRuntime(StoreRuntime):
 
     def _retry(self, job: StoredJob, error: Exception) -> bool:
         """Send a failed attempt back to the queue if its policy allows (RT-003..RT-005)."""
-        policy = policy_of_document(job.retry_policy)
-        if policy is None or not is_retried(policy, type(error).__name__, job.retry_count):
+        delay = self._retry_delay_ms(job, error)
+        if delay is None:
             return False
-        retry_after = getattr(error, "retry_after_ms", None)
-        delay = self.compute_delay_ms(policy, job.retry_count, retry_after_ms=retry_after)
         token = self._owned.pop(job.job_id, None)
         requeued = None if token is None else ownership.requeue_for_retry(
             self._store, job, token, self._now() + timedelta(milliseconds=delay))
@@ -172,10 +141,6 @@ class StepRuntime(StoreRuntime):
         """The job's execution options, as the body is handed them (LC-035): a copy, so
         a body cannot change the record."""
         return copy.deepcopy(job.options)
-
-    @staticmethod
-    def _error_message(error: Exception) -> str:
-        return f"{type(error).__name__}: {error}"
 
     def _end(self, job: StoredJob, status: str, result: JsonValue = None,
              error: str | None = None) -> None:
@@ -263,10 +228,9 @@ class StepRuntime(StoreRuntime):
 
     def _redeliver(self, job: StoredJob) -> bool:
         """Back to the queue under the same id, one more re-delivery counted (RD-001)."""
-        if ownership.redeliver(self._store, job) is None:
+        if not self._requeue_lapsed(job):
             return False
         self._owned.pop(job.job_id, None)
-        self._superseded[job.job_id] = job.fencing_token
         script = self._scripts.get(job.job_id)
         if script is not None:
             script.next_attempt()  # the next delivery waits for its own outcome
@@ -274,20 +238,10 @@ class StepRuntime(StoreRuntime):
 
     def _park(self, job: StoredJob) -> bool:
         """Alert the operator first (once per id), then fail the job as poison (RD-003)."""
-        if ownership.park(self._store, job, self._now(), self._alerts) is None:
+        if not self._park_lapsed(job):
             return False
         self._owned.pop(job.job_id, None)
-        self._superseded[job.job_id] = job.fencing_token
-        self._count_outcome(FAILED)
         return True
-
-    def stale_owner_write(self, job_id: str, write: str) -> bool:
-        """The owner of the delivery the job's latest lease expiry took away writes now,
-        unaware (fault injection, RD-006); True if the store accepted it."""
-        token = self._superseded.get(job_id)
-        if token is None:
-            return False
-        return ownership.write_as_owner(self._store, job_id, token, write, self._now())
 
     # -- store faults (RD-007, RP-008) -----------------------------------------------------
 
@@ -305,16 +259,6 @@ class StepRuntime(StoreRuntime):
                             " (inject_fault, fault_struck)")
         return self._store
 
-    # -- the reaper (RP-001..RP-007) -------------------------------------------------------
-
-    def start_reaper(self, ttl_seconds: float | None = None,
-                     sweep_interval_ms: float | None = None, *,
-                     interval_seconds: float | None = None,
-                     max_age_seconds: float | None = None) -> None:
-        """The last two are seed 004's deprecated names, kept (RP-010)."""
-        self._reaper.start(self._now(), *current_reaper_settings(
-            ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
-
     # -- cancellation and shutdown -----------------------------------------------------
 
     def cancel(self, job_id: str) -> bool:
@@ -322,12 +266,8 @@ class StepRuntime(StoreRuntime):
         if job is None or job.status in TERMINAL:
             return False
         if job.status == QUEUED:
-            # No worker owns it yet; if a worker claims it first, cancel it as running.
-            if self._store.update(job_id, QUEUED, status=CANCELLED,
-                                  finished_at=self._now()) is not None:
-                self._count_outcome(CANCELLED)
-                return True
-            return self.cancel(job_id)
+            # If a worker claims it first, cancel it as running.
+            return self._cancel_queued(job_id) or self.cancel(job_id)
         if job.cancel_requested:
             return False
         if ownership.request_cancellation(self._store, job) is None:
@@ -398,23 +338,3 @@ class StepRuntime(StoreRuntime):
             return job
         return super()._copy(job)
 
-
-# LC-027: a module id is at most this long.
-MODULE_ID_MAX_CHARS = 128
-
-def check_module(module_id: str, known: frozenset[str]) -> None:
-    """Refuse a submission naming a malformed or unknown module id (LC-027).
-
-    Raises:
-        InvalidModuleId: the id is malformed.
-        ModuleNotFound: the id is well formed but no module has it.
-    """
-    segments = module_id.split(".")
-    if len(module_id) > MODULE_ID_MAX_CHARS or not all(
-            segment[:1].isascii() and segment[:1].islower() and all(
-                character.isascii() and (character.islower() or character.isdigit()
-                                         or character == "_") for character in segment)
-            for segment in segments):
-        raise InvalidModuleId(f"malformed module id {module_id!r} (INVALID_MODULE_ID)")
-    if module_id not in known:
-        raise ModuleNotFound(f"no module {module_id!r} (MODULE_NOT_FOUND)")

@@ -2,32 +2,43 @@
 
 The step runtime (backends/step_runtime.py) runs bodies in steps, the threaded worker
 (backends/threaded/worker.py) in pool threads; how each claims, owns and ends a job
-differs, but the reads, the retention, the operator queue, the reaper's status and the
-delay function go straight to the store, the reaper or the retry rules, and are written
-once here. A subclass sets `_store`, `_clock`, `_reaper`, `_alerts` and `_page_size` in its
-constructor.
+differs, but the submitted record, the retry decision, the reads, the retention, the
+operator queue, the reaper's status and the delay function go straight to the store, the
+reaper or the retry rules, and are written once here. A subclass sets `_store`, `_clock`,
+`_reaper`, `_alerts`, `_page_size`, `_scripts` and `_superseded` in its constructor.
 """
 
 from __future__ import annotations
 
 import copy
+import uuid
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from jobconform.backends import executions
+from jobconform.backends import executions, ownership
 from jobconform.backends.protocol import (
     Clock,
+    InvalidModuleId,
     JobNotCompleted,
     JobNotFound,
     JobView,
+    ModuleNotFound,
     OperatorSink,
+    TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, Reaper
-from jobconform.backends.retry_delay import retry_delay_ms
+from jobconform.backends.reaper import OperatorAlerts, Reaper, current_reaper_settings
+from jobconform.backends.retry_delay import (
+    is_retried,
+    policy_document,
+    policy_of_document,
+    retry_delay_ms,
+)
 from jobconform.backends.runtime_health import OutcomeTally
-from jobconform.backends.store import SUCCEEDED, JobStore, StoredJob
+from jobconform.backends.store import CANCELLED, FAILED, QUEUED, SUCCEEDED, JobStore, StoredJob
+from jobconform.backends.synchronous import run_in_submit
 from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.lifecycle import JsonValue
 
 # Results that no caller can change in place: handed out without a copy.
 IMMUTABLE_VALUES = (type(None), bool, int, float, str)
@@ -43,6 +54,9 @@ class StoreRuntime(OutcomeTally):
     _reaper: Reaper
     _alerts: OperatorAlerts
     _page_size: int  # the executions query's (LC-032)
+    _scripts: dict[str, TaskScript]  # the bodies of jobs submitted here, by id
+    # The token of the delivery each job's latest lease expiry took away (RD-006).
+    _superseded: dict[str, int]
 
     @property
     def store(self) -> JobStore:
@@ -58,6 +72,102 @@ class StoreRuntime(OutcomeTally):
         return replace(job, result=copy.deepcopy(job.result),
                        arguments=copy.deepcopy(job.arguments),
                        options=copy.deepcopy(job.options))
+
+    # -- submission (LC-027, LC-030, LC-035..LC-037, RT-001) --------------------------------
+
+    @staticmethod
+    def _new_job_id() -> str:
+        """A new id, unique even when several threads submit at once (LC-030)."""
+        return str(uuid.uuid4())
+
+    def _new_record(self, modules: frozenset[str], retry: RetryPolicy | None,
+                    module_id: str | None, arguments: JsonValue, owner: str | None,
+                    trigger: str | None, options: JsonValue) -> StoredJob:
+        """The queued record of a job submitted now, under a new id.
+
+        Raises:
+            InvalidModuleId, ModuleNotFound: see `check_module`.
+        """
+        if module_id is not None:
+            check_module(module_id, modules)
+        # Copies: the caller may change its values afterwards, the job keeps what was given.
+        job = StoredJob(self._new_job_id(), QUEUED, self._now(),
+                        arguments=copy.deepcopy(arguments), owner=owner, trigger=trigger,
+                        options=copy.deepcopy(options))
+        if retry is None:
+            return job
+        # The policy travels with the job, so whichever worker claims a later attempt
+        # applies the same one (RT-001).
+        return replace(job, max_retries=retry.max_retries,
+                       retry_policy=policy_document(retry))  # type: ignore[arg-type]
+
+    def _accept(self, job: StoredJob, script: TaskScript, queued_execution: bool,
+                max_tasks: int | None, worker_id: str) -> str:
+        """Queue a new job with its body; with queued execution off, run the body now, in
+        the caller's thread, so no claim ever sees the job (LC-037). Returns its id."""
+        if queued_execution:
+            self._store.add(job, max_tasks)
+            self._scripts[job.job_id] = script
+        else:
+            status = run_in_submit(self._store, job, max_tasks, worker_id, script)
+            self._record_heartbeat(job.submitted_at)
+            self._count_outcome(status)
+        return job.job_id
+
+    # -- a body's failure (LC-007, RT-003..RT-005) -------------------------------------------
+
+    @staticmethod
+    def _error_message(error: Exception) -> str:
+        """The failed record's error: bare type name, colon, message (LC-007)."""
+        return f"{type(error).__name__}: {error}"
+
+    def _retry_delay_ms(self, job: StoredJob, error: Exception) -> float | None:
+        """How long the failed attempt waits for its retry, or None when the job's policy
+        does not retry it (RT-003..RT-005): no policy, an error it does not retry, or its
+        retries spent."""
+        policy = policy_of_document(job.retry_policy)
+        if policy is None or not is_retried(policy, type(error).__name__, job.retry_count):
+            return None
+        return self.compute_delay_ms(policy, job.retry_count,
+                                     retry_after_ms=getattr(error, "retry_after_ms", None))
+
+    # -- a lapsed lease (RD-001..RD-003, RD-006) --------------------------------------------
+
+    def _requeue_lapsed(self, job: StoredJob) -> bool:
+        """Back to the queue under the same id, one more re-delivery counted (RD-001); the
+        delivery `job` was is superseded. False if the job moved since it was read."""
+        if ownership.redeliver(self._store, job) is None:
+            return False
+        self._superseded[job.job_id] = job.fencing_token
+        return True
+
+    def _park_lapsed(self, job: StoredJob) -> bool:
+        """Alert the operator first (once per id), then fail the job as poison (RD-003);
+        the delivery `job` was is superseded. False if the job moved since it was read."""
+        if ownership.park(self._store, job, self._now(), self._alerts) is None:
+            return False
+        self._superseded[job.job_id] = job.fencing_token
+        self._count_outcome(FAILED)
+        return True
+
+    # -- cancellation and superseded owners (LC-011, RD-006) -------------------------------
+
+    def _cancel_queued(self, job_id: str) -> bool:
+        """No worker owns a queued job, so the caller moves it (LC-011); False if it was
+        claimed or ended meanwhile."""
+        if self._store.update(job_id, QUEUED, status=CANCELLED,
+                              finished_at=self._now()) is None:
+            return False
+        self._count_outcome(CANCELLED)
+        return True
+
+    def stale_owner_write(self, job_id: str, write: str) -> bool:
+        """The owner of the delivery the job's latest lease expiry took away writes now,
+        unaware (fault injection, RD-006); True if the store accepted it."""
+        token = self._superseded.get(job_id)
+        if token is None:
+            return False
+        return ownership.write_as_owner(self._store, job_id, token, write, self._now())
 
     # -- retry delays (RT-002, RT-009, RT-010) ---------------------------------------------
 
@@ -85,7 +195,20 @@ class StoreRuntime(OutcomeTally):
         """Raise every alert to the harness's sink as well (OperatorSinkRuntime)."""
         self._alerts.sink = sink
 
-    # -- the reaper (RP-001..RP-007; each runtime starts it its own way) -------------------
+    # -- the reaper (RP-001..RP-007) ---------------------------------------------------------
+
+    def start_reaper(self, ttl_seconds: float | None = None,
+                     sweep_interval_ms: float | None = None, *,
+                     interval_seconds: float | None = None,
+                     max_age_seconds: float | None = None) -> None:
+        """Start the reaper now; its sweeps run as the clock reaches them (RP-002). The
+        last two are seed 004's deprecated names, kept (RP-010).
+
+        Raises:
+            ReaperAlreadyRunning: it runs already; its schedule stays (RP-006).
+        """
+        self._reaper.start(self._now(), *current_reaper_settings(
+            ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
 
     def stop_reaper(self) -> bool:
         """Stop the reaper; a sweep in flight ends first (RP-007)."""
@@ -137,3 +260,25 @@ class StoreRuntime(OutcomeTally):
 
     def cleanup(self, max_age_seconds: float) -> int:
         return self._store.delete_terminal(self._now() - timedelta(seconds=max_age_seconds))
+
+
+# LC-027: a module id is at most this long.
+MODULE_ID_MAX_CHARS = 128
+
+
+def check_module(module_id: str, known: frozenset[str]) -> None:
+    """Refuse a submission naming a malformed or unknown module id (LC-027).
+
+    Raises:
+        InvalidModuleId: the id is malformed.
+        ModuleNotFound: the id is well formed but no module has it.
+    """
+    segments = module_id.split(".")
+    if len(module_id) > MODULE_ID_MAX_CHARS or not all(
+            segment[:1].isascii() and segment[:1].islower() and all(
+                character.isascii() and (character.islower() or character.isdigit()
+                                         or character == "_") for character in segment)
+            for segment in segments):
+        raise InvalidModuleId(f"malformed module id {module_id!r} (INVALID_MODULE_ID)")
+    if module_id not in known:
+        raise ModuleNotFound(f"no module {module_id!r} (MODULE_NOT_FOUND)")

@@ -52,17 +52,13 @@ from jobconform.backends.admission.runtime import (
     ScheduleRow,
 )
 from jobconform.backends.protocol import Clock
-from jobconform.backends.sql.models import Base, UtcDateTime
+from jobconform.backends.sql.models import Base, UtcDateTime, one_of
 from jobconform.reference.admission import AdmissionConfig
 
 CEILING_KEY = "max_parallel_tasks_ceiling"
 EXECUTION_STATES = (terms.QUEUED, terms.RUNNING, *sorted(terms.ENDED_STATES))
 CALL_STATES = (terms.CALL_IN_FLIGHT, terms.CALL_WAITING, terms.CALL_ENDED, terms.CALL_WITHDRAWN,
                terms.CALL_REFUSED)
-
-
-def _one_of(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(value) for value in values)})"
 
 
 class AdmissionSetting(Base):
@@ -106,7 +102,7 @@ class AdmissionExecution(Base):
     identity: Mapped[str | None] = mapped_column(String(255))
 
     __table_args__ = (
-        CheckConstraint(_one_of("state", EXECUTION_STATES), name="state"),
+        CheckConstraint(one_of("state", EXECUTION_STATES), name="state"),
         CheckConstraint("timeout_seconds BETWEEN 60 AND 7200", name="timeout"),
         # The backlog read and the running count: one owner's rows of one state, in order.
         Index(None, "owner", "state", "seq"),
@@ -124,7 +120,7 @@ class AdmissionCall(Base):
     seq: Mapped[int] = mapped_column(BigInteger, unique=True)
 
     __table_args__ = (
-        CheckConstraint(_one_of("state", CALL_STATES), name="state"),
+        CheckConstraint(one_of("state", CALL_STATES), name="state"),
         Index(None, "state", "seq"),
     )
 

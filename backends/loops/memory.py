@@ -102,11 +102,7 @@ class StepLoopRuntime:
     def start_loop(self, params: LoopParameters, agent: LoopAgent) -> str:
         default = self._config.default_timeout_per_run_seconds
         self.rules.validate(params, default)
-        now = self._now()
-        timeout = default if params.timeout_per_run_seconds is None else float(
-            params.timeout_per_run_seconds)
-        loop = StoredLoop(self._store.next_id(), params, timeout, "running", now)
-        self.rules.begin_run(loop, now)
+        loop = self.rules.new_loop(self._store.next_id(), params, default, self._now())
         self._store.save(loop)
         self._agents[loop.loop_id] = agent
         self._memory[loop.loop_id] = RunnerMemory()
@@ -249,12 +245,7 @@ class StepLoopRuntime:
         """Forget the agents and the runner memory; interrupt every loop still running."""
         self._agents.clear()
         self._memory.clear()
-        now = self._now()
-        for loop in self._store.all():
-            if loop.status == "running":
-                before = Progress.of(loop)
-                self.rules.interrupt(loop, now)
-                self._commit(loop, before)
+        self.rules.interrupt_running(self._store.all(), self._now(), self._commit)
 
     def close(self) -> None:
         self._agents.clear()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TypeVar
@@ -177,6 +177,15 @@ class LoopRules:
         if bad:
             raise InvalidLoopParameters(tuple(bad))
 
+    def new_loop(self, loop_id: str, params: LoopParameters, default_timeout: float,
+                 now: datetime) -> StoredLoop:
+        """A loop starting now with its first run in flight; `params` are valid."""
+        timeout = default_timeout if params.timeout_per_run_seconds is None else float(
+            params.timeout_per_run_seconds)
+        loop = StoredLoop(loop_id, params, timeout, "running", now)
+        self.begin_run(loop, now)
+        return loop
+
     # -- the run -------------------------------------------------------------------------
 
     def render(self, loop: StoredLoop, run_number: int) -> str:
@@ -321,6 +330,16 @@ class LoopRules:
         if run is not None:
             run.status, run.finished_at = "interrupted", now
         self.finish(loop, "interrupted", now)
+
+    def interrupt_running(self, loops: Sequence[StoredLoop], now: datetime,
+                          commit: Callable[[StoredLoop, Progress], None]) -> None:
+        """Start-up recovery: a restart lost the runner memory of every loop still
+        running, so each ends interrupted and is committed (saved, then announced)."""
+        for loop in loops:
+            if loop.status == "running":
+                before = Progress.of(loop)
+                self.interrupt(loop, now)
+                commit(loop, before)
 
     # -- events ----------------------------------------------------------------------------
 

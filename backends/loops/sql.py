@@ -36,7 +36,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from jobconform.backends.loops.protocol import LoopParameters
 from jobconform.backends.loops.runner import StoredLoop, StoredRun
 from jobconform.backends.sql.engine_store import EngineStore
-from jobconform.backends.sql.models import Base, UtcDateTime
+from jobconform.backends.sql.models import Base, UtcDateTime, one_of
 
 LOOP_STATUSES = ("running", "completed", "completed_with_errors", "stopped", "failed",
                  "interrupted")
@@ -44,10 +44,6 @@ STOP_REASONS = ("max_runs_reached", "stop_signal_matched", "user_stopped",
                 "deadline_exceeded", "budget_exhausted", "no_progress", "error",
                 "max_consecutive_failures", "interrupted")
 RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
-
-
-def _one_of(column: str, values: tuple[str, ...]) -> str:
-    return f"{column} IN ({', '.join(repr(value) for value in values)})"
 
 
 class LoopRow(Base):
@@ -80,8 +76,8 @@ class LoopRow(Base):
     completed_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
 
     __table_args__ = (
-        CheckConstraint(_one_of("status", LOOP_STATUSES), name="status"),
-        CheckConstraint(f"stop_reason IS NULL OR {_one_of('stop_reason', STOP_REASONS)}",
+        CheckConstraint(one_of("status", LOOP_STATUSES), name="status"),
+        CheckConstraint(f"stop_reason IS NULL OR {one_of('stop_reason', STOP_REASONS)}",
                         name="stop_reason"),
         CheckConstraint("max_runs BETWEEN 1 AND 100", name="max_runs"),
         CheckConstraint("on_failure IN ('abort', 'continue')", name="on_failure"),
@@ -102,7 +98,7 @@ class LoopRunRow(Base):
     cost: Mapped[float | None] = mapped_column(Double)
     error: Mapped[str | None] = mapped_column(Text)
 
-    __table_args__ = (CheckConstraint(_one_of("status", RUN_STATUSES), name="status"),)
+    __table_args__ = (CheckConstraint(one_of("status", RUN_STATUSES), name="status"),)
 
 
 LOOPS_TABLE = cast(Table, LoopRow.__table__)

@@ -87,11 +87,8 @@ class ThreadedLoopRuntime:
         default = self._config.default_timeout_per_run_seconds
         self.rules.validate(params, default)
         with self._state:
-            now = self._clock.now()
-            timeout = default if params.timeout_per_run_seconds is None else float(
-                params.timeout_per_run_seconds)
-            loop = StoredLoop(self._store.next_id(), params, timeout, "running", now)
-            self.rules.begin_run(loop, now)
+            loop = self.rules.new_loop(self._store.next_id(), params, default,
+                                       self._clock.now())
             self._store.save(loop)
             thread = threading.Thread(target=self._run_loop, args=(loop, agent), daemon=True,
                                       name=f"jobconform-loop-{loop.loop_id}")
@@ -143,12 +140,7 @@ class ThreadedLoopRuntime:
         self._take_threads_down()
         with self._state:
             self._store = self._open_store()
-            now = self._clock.now()
-            for loop in self._store.all():
-                if loop.status == "running":
-                    before = Progress.of(loop)
-                    self.rules.interrupt(loop, now)
-                    self._commit(loop, before)
+            self.rules.interrupt_running(self._store.all(), self._clock.now(), self._commit)
 
     def _commit(self, loop: StoredLoop, before: Progress) -> None:
         """Save the loop, then tell the event sink what the save holds (LP-019); called

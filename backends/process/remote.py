@@ -24,11 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jobconform.backends.process.codec import CodecError, decode, encode, encode_json
-from jobconform.backends.process.errors import (
-    ChildInternalError,
-    ChildRejectedRequest,
-    MalformedMessage,
-)
+from jobconform.backends.process.errors import MalformedMessage
 from jobconform.backends.process.interfaces import (
     CHILD_INTERFACES,
     ERROR_KINDS,
@@ -287,12 +283,7 @@ class RemoteObject:
                 raise session.malformed(method.op, str(error), message) from None
         failure = message["error"]
         kind, text = failure["type"], str(failure["message"])
-        if kind == "ProtocolError":
-            raise ChildRejectedRequest(f"the child `{session.display}` did not understand the"
-                                       f" kit's {method.op} request: {text}")
-        if kind == "InternalError":
-            raise ChildInternalError(f"the child `{session.display}` failed during"
-                                     f" {method.op}: {text}")
+        session.raise_if_exchange_failed(method.op, kind, text)
         if kind not in ERROR_KINDS:
             raise MalformedMessage(f"the child `{session.display}` answered {method.op} with"
                                    f" an error of unknown type {kind!r}: {text}")

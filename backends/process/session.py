@@ -267,12 +267,7 @@ class ChildSession:
             return Answer(message["result"], None, "", None, next_attempt)
         error = message["error"]
         kind, text = error["type"], error["message"]
-        if kind == "ProtocolError":
-            raise ChildRejectedRequest(f"the child `{self.display}` did not understand the"
-                                       f" kit's {operation} request: {text}")
-        if kind == "InternalError":
-            raise ChildInternalError(f"the child `{self.display}` failed during {operation}:"
-                                     f" {text}")
+        self.raise_if_exchange_failed(operation, kind, text)
         if operation not in ALLOWED_ERRORS[kind]:
             raise self._malformed(operation, f"error {kind} is not an answer to {operation}"
                                   f" (only to {', '.join(sorted(ALLOWED_ERRORS[kind]))})",
@@ -345,6 +340,21 @@ class ChildSession:
             if problem is not None:
                 raise self._malformed(request["op"], problem, message)
         return list(answers)
+
+    def raise_if_exchange_failed(self, operation: str, kind: str, text: str) -> None:
+        """An error answer whose `kind` says the exchange failed, not the operation, is
+        raised as the kit's own error (any version of the protocol).
+
+        Raises:
+            ChildRejectedRequest: a ProtocolError, the child did not understand the request.
+            ChildInternalError: an InternalError, the child failed handling it.
+        """
+        if kind == "ProtocolError":
+            raise ChildRejectedRequest(f"the child `{self.display}` did not understand the"
+                                       f" kit's {operation} request: {text}")
+        if kind == "InternalError":
+            raise ChildInternalError(f"the child `{self.display}` failed during {operation}:"
+                                     f" {text}")
 
     def malformed(self, operation: str, problem: str,
                   message: dict[str, Any] | None) -> MalformedMessage:

@@ -22,7 +22,7 @@ from jobconform.backends.protocol import Clock
 from jobconform.backends.reminders.protocol import Delivery, DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.runtime import StepReminderRuntime
 from jobconform.backends.reminders.store import ReminderStore
-from jobconform.backends.threaded.clock import SystemClock, WaitableClock
+from jobconform.backends.threaded.clock import SleepingPass, SystemClock, WaitableClock
 
 # A real-time bound on settle; it never lets time pass for the runtime (the clock is
 # virtual), it only turns a hung thread into an error.
@@ -39,10 +39,7 @@ class ThreadedReminderRuntime(StepReminderRuntime):
         self._state = threading.Condition()
         self._stopping = False
         self._crashed = False  # an injected crash ended a thread (jobconform.backends.faults)
-        self._changes = 0  # bumped whenever the next due time may have moved
-        self._scheduler_saw = -1  # the value of _changes at the scheduler's last pass
-        self._asleep_until: datetime | None = None
-        self._asleep = False
+        self._pass = SleepingPass(self._state)
         self._threads: list[threading.Thread] = []
         self._waitable: WaitableClock = (clock if isinstance(clock, WaitableClock)
                                          else SystemClock())
@@ -70,17 +67,10 @@ class ThreadedReminderRuntime(StepReminderRuntime):
     def _schedule_until_stopped(self) -> None:
         with self._state:
             while not self._stopping and not self._crashed:
-                saw = self._changes
+                seen = self._pass.changes
                 if self._fire_due(self._clock.now()):
                     continue  # a store write failed: the next pass is at once (RM-014)
-                until = self._next_due()
-                self._scheduler_saw, self._asleep_until, self._asleep = saw, until, True
-                self._state.notify_all()
-                if until is None:
-                    self._state.wait()
-                else:
-                    self._waitable.wait_until(self._state, until)
-                self._asleep = False
+                self._pass.sleep(seen, self._next_due(), self._waitable)
 
     def _next_due(self) -> datetime | None:
         """When the scheduler must wake next: the earliest due time in the store."""
@@ -112,8 +102,7 @@ class ThreadedReminderRuntime(StepReminderRuntime):
     def _reminders_changed(self) -> None:
         # Every caller holds _state (its lock is re-entrant): the scheduler, a dispatch
         # thread recording an outcome, or the harness's create and cancel.
-        self._changes += 1
-        self._state.notify_all()
+        self._pass.changed()
 
     # -- the harness's side ------------------------------------------------------------
 
@@ -139,8 +128,7 @@ class ThreadedReminderRuntime(StepReminderRuntime):
     def _quiet(self) -> bool:
         if self._crashed:
             return True
-        return (self._asleep and self._scheduler_saw == self._changes
-                and (self._asleep_until is None or self._clock.now() < self._asleep_until)
+        return (self._pass.quiet(self._clock.now())
                 and not any(delivery.decided() for delivery in self._in_flight.values()))
 
     def settle(self) -> None:
@@ -150,9 +138,8 @@ class ThreadedReminderRuntime(StepReminderRuntime):
                         if delivery.decided()]
                 raise ReminderSettleTimeout(
                     f"the reminder threads did not become quiet within {SETTLE_LIMIT_SECONDS:g}"
-                    f" s of real time: scheduler asleep={self._asleep}, saw change"
-                    f" {self._scheduler_saw} of {self._changes}, sleeping until"
-                    f" {self._asleep_until}; decided dispatches not recorded: {busy}")
+                    f" s of real time: scheduler {self._pass.describe()}; decided"
+                    f" dispatches not recorded: {busy}")
 
     def _stop(self) -> None:
         with self._state:

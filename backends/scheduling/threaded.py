@@ -18,7 +18,7 @@ from datetime import datetime
 from jobconform.backends.protocol import Clock
 from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
 from jobconform.backends.scheduling.runtime import ScheduleStore, StepSchedulingRuntime
-from jobconform.backends.threaded.clock import sleep_until
+from jobconform.backends.threaded.clock import SleepingPass
 
 # A real-time bound on settle; it never lets time pass for the scheduler (the clock is
 # virtual), it only turns a hung thread into an error.
@@ -36,10 +36,7 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
         # _schedules_changed while holding it.
         self._state = threading.Condition(threading.RLock())
         self._stopping = False
-        self._changes = 0  # bumped whenever the next fire time may have moved
-        self._scheduler_saw = -1  # the value of _changes at the thread's last pass
-        self._asleep_until: datetime | None = None
-        self._asleep = False
+        self._pass = SleepingPass(self._state)
         with self._state:
             super().__init__(store, clock, config, target)  # boot catch-up, under the lock
         self._thread = threading.Thread(target=self._schedule, daemon=True, name="scheduler")
@@ -48,17 +45,10 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
     def _schedule(self) -> None:
         with self._state:
             while not self._stopping:
-                saw = self._changes
+                seen = self._pass.changes
                 self._fire_due(self._clock.now())
                 self._poll_ends_due(self._clock.now())
-                until = self._wake_for_ends(self._next_wake())
-                self._scheduler_saw, self._asleep_until, self._asleep = saw, until, True
-                self._state.notify_all()
-                if until is None:
-                    self._state.wait()
-                else:
-                    sleep_until(self._clock, self._state, until)
-                self._asleep = False
+                self._pass.sleep(seen, self._wake_for_ends(self._next_wake()), self._clock)
 
 
     def _next_wake(self) -> datetime | None:
@@ -79,8 +69,7 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
             super().start_end_polls(interval_seconds)
 
     def _schedules_changed(self) -> None:
-        self._changes += 1
-        self._state.notify_all()
+        self._pass.changed()
 
     # -- the harness's side ---------------------------------------------------------------
 
@@ -125,17 +114,14 @@ class ThreadedSchedulingRuntime(StepSchedulingRuntime):
             return super().end_validation(schedule_id, scheduled_for, verdict)
 
     def _quiet(self) -> bool:
-        return (self._asleep and self._scheduler_saw == self._changes
-                and (self._asleep_until is None or self._clock.now() < self._asleep_until))
+        return self._pass.quiet(self._clock.now())
 
     def settle(self) -> None:
         with self._state:
             if not self._state.wait_for(self._quiet, timeout=SETTLE_LIMIT_SECONDS):
                 raise SchedulerSettleTimeout(
                     f"the scheduler thread did not become quiet within"
-                    f" {SETTLE_LIMIT_SECONDS:g} s of real time: asleep={self._asleep}, saw"
-                    f" change {self._scheduler_saw} of {self._changes}, sleeping until"
-                    f" {self._asleep_until}")
+                    f" {SETTLE_LIMIT_SECONDS:g} s of real time: {self._pass.describe()}")
 
     def _stop(self) -> None:
         with self._state:

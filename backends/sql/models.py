@@ -50,7 +50,14 @@ NAMING_CONVENTION = {
     "pk": "pk_%(table_name)s",
 }
 
-STATUS_CHECK = "status IN ({})".format(", ".join(f"'{status}'" for status in STATUSES))
+
+def one_of(column: str, values: tuple[str, ...]) -> str:
+    """A CHECK condition that `column` holds one of `values` (plain words, quoted as
+    they are)."""
+    return f"{column} IN ({', '.join(repr(value) for value in values)})"
+
+
+STATUS_CHECK = one_of("status", STATUSES)
 
 
 class UtcDateTime(TypeDecorator[datetime]):
@@ -167,7 +174,7 @@ class OperatorRequestRow(Base):
 
 
 KEY_STATES = ("in_flight", "completed")
-KEY_STATE_CHECK = "state IN ({})".format(", ".join(f"'{state}'" for state in KEY_STATES))
+KEY_STATE_CHECK = one_of("state", KEY_STATES)
 
 
 class IdempotencyKeyRow(Base):
@@ -282,8 +289,7 @@ class GovernorPauseRow(Base):
 
     __table_args__ = (CheckConstraint("id = 1", name="single_row"),)
 
-REMINDER_STATUS_CHECK = "status IN ({})".format(
-    ", ".join(f"'{status}'" for status in REMINDER_STATUSES))
+REMINDER_STATUS_CHECK = one_of("status", REMINDER_STATUSES)
 
 
 class ReminderRow(Base):

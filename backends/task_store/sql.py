@@ -51,12 +51,12 @@ from jobconform.backends.sql.database import (
     transaction,
 )
 from jobconform.backends.sql.engine_store import EngineStore
-from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, Base, UtcDateTime
+from jobconform.backends.sql.models import JSON_SCHEMA_VERSION, Base, UtcDateTime, one_of
 from jobconform.backends.sql.store import readable_columns, rows_matched
 from jobconform.backends.task_store.protocol import TASK_STORE_UNAVAILABLE, TaskStoreError
 from jobconform.reference.store.oracle import STATUSES, TERMINAL, TaskRecord
 
-TASK_STATUS_CHECK = "status IN ({})".format(", ".join(f"'{status}'" for status in STATUSES))
+TASK_STATUS_CHECK = one_of("status", STATUSES)
 # A save that lost an insert race retries as an update; more tries than this means the
 # row keeps vanishing under it (someone deleting it in a loop), which is reported.
 SAVE_ATTEMPTS = 5

@@ -45,3 +45,46 @@ def sleep_until(clock: Clock, condition: threading.Condition, deadline: datetime
     remaining = (deadline - clock.now()).total_seconds()
     if remaining > 0:
         condition.wait(remaining)
+
+
+class SleepingPass:
+    """The bookkeeping of a thread that makes a pass, then sleeps on the clock until the
+    next due time or a change, as the threaded scheduler and reminder runtimes' do; their
+    `settle` waits until it is `quiet`.
+
+    A change (`changed`, by a caller holding `condition`) bumps a counter; the thread
+    notes the count at the start of each pass, so a change made during the pass keeps it
+    from counting as quiet until it has made another.
+    """
+
+    def __init__(self, condition: threading.Condition) -> None:
+        self._condition = condition
+        self.changes = 0  # bumped whenever the next due time may have moved
+        self.seen = -1  # the value of `changes` at the thread's last pass
+        self.asleep_until: datetime | None = None
+        self.asleep = False
+
+    def changed(self) -> None:
+        """The next due time may have moved: wake the thread for a pass."""
+        self.changes += 1
+        self._condition.notify_all()
+
+    def sleep(self, seen: int, until: datetime | None, clock: Clock) -> None:
+        """The pass that began at change `seen` is over: sleep (holding the condition)
+        until `clock` reaches `until`, or until notified; None sleeps until notified."""
+        self.seen, self.asleep_until, self.asleep = seen, until, True
+        self._condition.notify_all()  # a settle may be waiting for this
+        if until is None:
+            self._condition.wait()
+        else:
+            sleep_until(clock, self._condition, until)
+        self.asleep = False
+
+    def quiet(self, now: datetime) -> bool:
+        """Asleep after a pass that saw every change, with nothing due at `now`."""
+        return (self.asleep and self.seen == self.changes
+                and (self.asleep_until is None or now < self.asleep_until))
+
+    def describe(self) -> str:
+        return (f"asleep={self.asleep}, saw change {self.seen} of {self.changes}, sleeping"
+                f" until {self.asleep_until}")

@@ -44,7 +44,7 @@ import traceback
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from types import FrameType, TracebackType
 from typing import Any
@@ -59,14 +59,8 @@ from jobconform.backends.protocol import (
     RuntimeShutDown,
     TaskScript,
 )
-from jobconform.backends.reaper import OperatorAlerts, current_reaper_settings
-from jobconform.backends.retry_delay import (
-    is_retried,
-    policy_document,
-    policy_of_document,
-)
+from jobconform.backends.reaper import OperatorAlerts
 from jobconform.backends.runtime_health import HealthSnapshot
-from jobconform.backends.step_runtime import check_module
 from jobconform.backends.store import (
     CANCELLED,
     FAILED,
@@ -78,7 +72,6 @@ from jobconform.backends.store import (
     StoredJob,
 )
 from jobconform.backends.store_runtime import StoreRuntime
-from jobconform.backends.synchronous import run_in_submit
 from jobconform.backends.threaded.clock import SystemClock, WaitableClock
 from jobconform.backends.threaded.config import ENABLED_ENV, WorkerConfig
 from jobconform.reference.backoff import RetryPolicy
@@ -102,11 +95,6 @@ class WorkerDisabled(RuntimeError):
 class WorkerCrashed(RuntimeError):
     """A store call failed inside one of the worker's threads; the message holds the
     traceback, which would otherwise be lost in the thread."""
-
-
-def error_message(error: Exception) -> str:
-    """The failed record's error: bare type name, colon, message (LC-007)."""
-    return f"{type(error).__name__}: {error}"
 
 
 class CancellationToken:
@@ -267,7 +255,6 @@ class ThreadedRuntime(StoreRuntime):
         self._max_redelivery = max_redelivery
         self._bodies = bodies
         self._alerts = OperatorAlerts()
-        # The token of the delivery each job's latest lease expiry took away (RD-006).
         self._superseded: dict[str, int] = {}
         self._recovery: RecoverySchedule | None = None
         if self._config.recovers:
@@ -309,28 +296,11 @@ class ThreadedRuntime(StoreRuntime):
             if self._stopping or self._draining:
                 raise RuntimeShutDown(f"worker {self.worker_id} is stopped; open a new"
                                       " runtime to submit")
-            if module_id is not None:
-                check_module(module_id, self._modules)
-            job_id = str(uuid.uuid4())
-            # Copies: the caller may change its values afterwards (LC-035, LC-036).
-            job = StoredJob(job_id, QUEUED, self._clock.now(),
-                            arguments=copy.deepcopy(arguments), owner=owner,
-                            trigger=trigger, options=copy.deepcopy(options))
-            if retry is not None:
-                # The policy travels with the job, so whichever worker claims a later
-                # attempt applies the same one (RT-001).
-                job = replace(job, max_retries=retry.max_retries,
-                              retry_policy=policy_document(retry))  # type: ignore[arg-type]
-            if not self._queued_execution:
-                # In the caller's thread, under the lock: no poll sees the job (LC-037).
-                status = run_in_submit(self._store, job, self._max_tasks, self.worker_id,
-                                       script)
-                self._record_heartbeat(job.submitted_at)
-                self._count_outcome(status)
-                return job_id
-            self._store.add(job, self._max_tasks)
-            self._scripts[job_id] = script
-            return job_id
+            job = self._new_record(self._modules, retry, module_id, arguments, owner, trigger,
+                                   options)
+            # Under the lock: a body run in submit (LC-037) is over before a poll looks.
+            return self._accept(job, script, self._queued_execution, self._max_tasks,
+                                self.worker_id)
 
     def dispatch(self) -> None:
         """Wake the poll loop for one poll now, wait for it, then settle.
@@ -550,7 +520,7 @@ class ThreadedRuntime(StoreRuntime):
                 self._end(job_id, CANCELLED, at=token.cancelled_at)
             elif raised is not None:
                 if not self._retry(job_id, owned, raised):
-                    self._end(job_id, FAILED, error=error_message(raised))
+                    self._end(job_id, FAILED, error=self._error_message(raised))
             else:
                 self._end(job_id, SUCCEEDED, result=result)
 
@@ -566,12 +536,9 @@ class ThreadedRuntime(StoreRuntime):
             someone else meanwhile), False if the job must fail now.
         """
         job = self._store.get(job_id)
-        policy = policy_of_document(job.retry_policy) if job is not None else None
-        if job is None or policy is None or not is_retried(
-                policy, type(raised).__name__, job.retry_count):
+        delay = None if job is None else self._retry_delay_ms(job, raised)
+        if job is None or delay is None:
             return False
-        retry_after = getattr(raised, "retry_after_ms", None)
-        delay = self.compute_delay_ms(policy, job.retry_count, retry_after_ms=retry_after)
         requeued = ownership.requeue_for_retry(
             self._store, job, owned.fencing_token,
             self._clock.now() + timedelta(milliseconds=delay))
@@ -667,14 +634,8 @@ class ThreadedRuntime(StoreRuntime):
             return {"requeued": requeued, "parked": parked}
 
     def stale_owner_write(self, job_id: str, write: str) -> bool:
-        """The owner of the delivery the job's latest lease expiry took away writes now,
-        unaware (fault injection, RD-006); True if the store accepted it."""
         with self._state:
-            token = self._superseded.get(job_id)
-            if token is None:
-                return False
-            return ownership.write_as_owner(self._store, job_id, token, write,
-                                            self._clock.now())
+            return super().stale_owner_write(job_id, write)
 
     def _silent_jobs(self, seconds: float) -> list[StoredJob]:
         """Running jobs whose last heartbeat is strictly before now - seconds (ST-003)."""
@@ -684,9 +645,8 @@ class ThreadedRuntime(StoreRuntime):
     def _redeliver(self, job: StoredJob) -> int:
         """Back to the queue under the same id, one more re-delivery counted (RD-001); the
         next claim here runs the same body again, waiting for a new decision."""
-        if ownership.redeliver(self._store, job) is None:
+        if not self._requeue_lapsed(job):
             return 0
-        self._superseded[job.job_id] = job.fencing_token
         owned = self._let_go(job.job_id)
         if owned is not None:
             owned.script.next_attempt()
@@ -695,10 +655,8 @@ class ThreadedRuntime(StoreRuntime):
 
     def _park(self, job: StoredJob) -> int:
         """Alert the operator first (once per id), then fail the job as poison (RD-003)."""
-        if ownership.park(self._store, job, self._clock.now(), self._alerts) is None:
+        if not self._park_lapsed(job):
             return 0
-        self._superseded[job.job_id] = job.fencing_token
-        self._count_outcome(FAILED)
         self._let_go(job.job_id)
         return 1
 
@@ -716,8 +674,7 @@ class ThreadedRuntime(StoreRuntime):
                      sweep_interval_ms: float | None = None, *,
                      interval_seconds: float | None = None,
                      max_age_seconds: float | None = None) -> None:
-        """Start the reaper; the poll thread runs its sweeps as the clock reaches them.
-        `interval_seconds` and `max_age_seconds` are seed 004's deprecated names (RP-010).
+        """As `StoreRuntime.start_reaper`; the poll thread runs the sweeps.
 
         Raises:
             ReaperAlreadyRunning: it runs already; its schedule stays (RP-006).
@@ -728,8 +685,9 @@ class ThreadedRuntime(StoreRuntime):
                             f" {type(self._clock).__name__} has no wait_until; pass a"
                             " VirtualClock or SystemClock")
         with self._state:
-            self._reaper.start(self._clock.now(), *current_reaper_settings(
-                ttl_seconds, sweep_interval_ms, interval_seconds, max_age_seconds))
+            super().start_reaper(ttl_seconds, sweep_interval_ms,
+                                 interval_seconds=interval_seconds,
+                                 max_age_seconds=max_age_seconds)
             self._state.notify_all()  # the poll thread sleeps until the first sweep now
 
     # -- cancellation and stopping ---------------------------------------------------------
@@ -741,21 +699,13 @@ class ThreadedRuntime(StoreRuntime):
                 return False
             if job.status == QUEUED:
                 if self._cancel_queued(job_id):
+                    self._scripts.pop(job_id, None)  # its body never runs now
                     return True
                 # Claimed meanwhile by another worker sharing the store: it is running now.
                 job = self._store.get(job_id)
                 if job is None or job.status != RUNNING:
                     return False
             return self._request_cancellation(job)
-
-    def _cancel_queued(self, job_id: str) -> bool:
-        """No worker owns a queued job, so the caller moves it (LC-011)."""
-        if self._store.update(job_id, QUEUED, status=CANCELLED,
-                              finished_at=self._clock.now()) is None:
-            return False
-        self._scripts.pop(job_id, None)
-        self._count_outcome(CANCELLED)
-        return True
 
     def _request_cancellation(self, job: StoredJob) -> bool:
         """Record the request and signal the owner's token; the owner moves the job. A job
