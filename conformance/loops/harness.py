@@ -118,17 +118,19 @@ _LOOP_SINGLE_VALUES = operator.attrgetter(
     "loop_id", "status", "stop_reason", "started_at", "completed_at", "runs_completed",
     "failed_runs", "total_cost", "elapsed_seconds", "last_response")
 _RUN_SINGLE_VALUES = operator.attrgetter(*RUN_FIELDS, "cost")
-# Values with nothing inside that could change, a datetime aside (its zone must be fixed).
-_UNCHANGING = ATOMS | {datetime}
 
 
 def _unchanging(values: tuple[object, ...]) -> bool:
     """Whether every value is an atom (sealed_views.ATOMS) or a datetime, naive or at a
     fixed offset."""
-    kinds = set(map(type, values))
-    return kinds <= _UNCHANGING and (datetime not in kinds or all(
-        type(value.tzinfo) in FIXED_ZONES
-        for value in values if type(value) is datetime))
+    for value in values:
+        kind = type(value)
+        if kind in ATOMS:
+            continue
+        if type(value) is datetime and type(value.tzinfo) in FIXED_ZONES:
+            continue
+        return False
+    return True
 
 
 def sealed_loop_view(view: object) -> bool:
