@@ -2,7 +2,9 @@
 
 After each command it settles the runtime and compares every loop it holds, field by
 field, with the oracle's, plus the messages the agent actually received. The first
-difference raises one `Divergence` naming the requirement(s) involved.
+difference raises one `Divergence` naming the requirement(s) involved. A loop whose
+oracle state and (sealed) view are the very objects that agreed last time is not
+compared again (`Agreement`): most loops have ended, and most commands change one.
 
 Time passes only through `PassTime`. The harness moves the clock to each instant at which
 the oracle expects a timer (a per-run timeout, the end of a delay, a deadline that cuts a
