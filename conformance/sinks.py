@@ -174,3 +174,9 @@ class LoopEventLog:
         """Every event so far, in the order emitted."""
         with self._lock:
             return list(self._events)
+
+    def count(self) -> int:
+        """How many events so far (the log only grows): a reader that has them all need
+        not copy them again."""
+        with self._lock:
+            return len(self._events)

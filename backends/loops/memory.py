@@ -69,6 +69,11 @@ class InMemoryLoopStore:
         """Copies of the loops still running, the only ones a step can change."""
         return [loop.copy() for loop in self._loops.values() if loop.status == "running"]
 
+    def keep(self, loop: StoredLoop) -> None:
+        """Store `loop` itself, not a copy: the caller hands it over and never changes it
+        again (a runtime saving the copy it stepped)."""
+        self._loops[loop.loop_id] = loop
+
     def lend(self, loop_id: str) -> StoredLoop | None:
         """The stored row itself, to read and never change."""
         return self._loops.get(loop_id)
@@ -103,7 +108,7 @@ class StepLoopRuntime:
         default = self._config.default_timeout_per_run_seconds
         self.rules.validate(params, default)
         loop = self.rules.new_loop(self._store.next_id(), params, default, self._now())
-        self._store.save(loop)
+        self._save(loop)
         self._agents[loop.loop_id] = agent
         self._memory[loop.loop_id] = RunnerMemory()
         return loop.loop_id
@@ -154,9 +159,17 @@ class StepLoopRuntime:
         return self._store.all()
 
     def _commit(self, loop: StoredLoop, before: Progress) -> None:
-        """Save what a step did to the loop, then tell the event sink (LP-019)."""
-        self._store.save(loop)
+        """Save what a step did to the loop, then tell the event sink (LP-019). The loop
+        is this runtime's own copy, never changed once saved: the memory store keeps it
+        as it is."""
+        self._save(loop)
         self.rules.announce(self.events, loop, before)
+
+    def _save(self, loop: StoredLoop) -> None:
+        if isinstance(self._store, InMemoryLoopStore):
+            self._store.keep(loop)
+        else:
+            self._store.save(loop)
 
     def _step(self, loop: StoredLoop) -> bool:
         """One thing that can happen to the loop now; False if nothing can."""
@@ -230,12 +243,14 @@ class StepLoopRuntime:
     def _snapshot(self, loop: StoredLoop, now: datetime) -> LoopSnapshot:
         """The loop's snapshot at `now`. A row the memory store lends is replaced, never
         changed, when the loop is saved, so its snapshot is kept for as long as the same
-        row is lent and the clock stands still: a check reads every loop after every
-        command, and most have not changed."""
+        row is lent and, where the snapshot shows the clock, the clock stands still: a
+        check reads every loop after every command and every move of the clock, and most
+        loops have not changed (most have ended)."""
         if not isinstance(self._store, InMemoryLoopStore):
             return self.rules.snapshot(loop, now)
         kept = self._snapshots.get(loop.loop_id)
-        if kept is not None and kept[0] is loop and kept[1] == now:
+        if kept is not None and kept[0] is loop and (
+                kept[1] == now or not self.rules.shows_the_clock(loop)):
             return kept[2]
         shown = self.rules.snapshot(loop, now)
         self._snapshots[loop.loop_id] = (loop, now, shown)

@@ -362,6 +362,13 @@ class LoopRules:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def shows_the_clock(self, loop: StoredLoop) -> bool:
+        """Whether the loop's `snapshot` changes as the clock moves, its row unchanged:
+        only a loop without an end, whose elapsed time runs to now. A runtime may keep an
+        ended loop's snapshot while its row stands still, so rules whose snapshot reads
+        the clock otherwise must say so here."""
+        return loop.completed_at is None
+
     def snapshot(self, loop: StoredLoop, now: datetime) -> LoopSnapshot:
         total = 0.0
         for run in loop.runs:

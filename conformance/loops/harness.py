@@ -2,7 +2,9 @@
 
 After each command it settles the runtime and compares every loop it holds, field by
 field, with the oracle's, plus the messages the agent actually received. The first
-difference raises one `Divergence` naming the requirement(s) involved.
+difference raises one `Divergence` naming the requirement(s) involved. A loop whose
+oracle state and (sealed) view are the very objects that agreed last time is not
+compared again (`Agreement`): most loops have ended, and most commands change one.
 
 Time passes only through `PassTime`. The harness moves the clock to each instant at which
 the oracle expects a timer (a per-run timeout, the end of a delay, a deadline that cuts a
@@ -20,7 +22,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -33,11 +35,14 @@ from jobconform.backends.loops.protocol import (
     LoopNotFound,
     LoopRuntime,
     LoopsConfig,
+    LoopSnapshot,
+    RunSnapshot,
 )
 from jobconform.backends.loops.runner import LOOP_TRIGGER
 from jobconform.backends.protocol import LOOP_EVENTS, LOOP_LABELS
 from jobconform.conformance import read_ahead
 from jobconform.conformance.area_harness import AreaHarness, check_time_step
+from jobconform.conformance.sealed_views import ATOMS, FIXED_ZONES
 from jobconform.conformance.sinks import LoopEventLog, LoopEventRecord
 from jobconform.conformance.utc import WANTED, describe_offset, first_off_utc, in_utc
 from jobconform.conformance.watchdog import guarded
@@ -108,6 +113,67 @@ def _shows_run_values(run: Any, values: tuple[object, ...]) -> bool:
         return bool(_RUN_VALUES(run) == values)
     except AttributeError:
         return False
+
+
+# The fields of the protocol's loop and run snapshots that hold single values.
+_LOOP_SINGLE_VALUES = operator.attrgetter(
+    "loop_id", "status", "stop_reason", "started_at", "completed_at", "runs_completed",
+    "failed_runs", "total_cost", "elapsed_seconds", "last_response")
+_RUN_SINGLE_VALUES = operator.attrgetter(*RUN_FIELDS, "cost")
+
+
+def _unchanging(values: tuple[object, ...]) -> bool:
+    """Whether every value is an atom (sealed_views.ATOMS) or a datetime, naive or at a
+    fixed offset."""
+    for value in values:
+        kind = type(value)
+        if kind in ATOMS:
+            continue
+        if type(value) is datetime and type(value.tzinfo) in FIXED_ZONES:
+            continue
+        return False
+    return True
+
+
+def sealed_loop_view(view: object) -> bool:
+    """Whether nothing the harness reads of a loop's view can change (as sealed_views
+    says of a job's): the protocol's own frozen snapshot, its runs a tuple of the
+    protocol's frozen run snapshots and its cost warnings a tuple of ints, every value
+    in them immutable."""
+    if type(view) is not LoopSnapshot:
+        return False
+    runs, warnings = view.runs, view.cost_warnings
+    return (type(runs) is tuple and type(warnings) is tuple
+            and all(type(number) is int for number in warnings)
+            and _unchanging(_LOOP_SINGLE_VALUES(view))
+            and all(type(run) is RunSnapshot and _unchanging(_RUN_SINGLE_VALUES(run))
+                    for run in runs))
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """What the latest comparison of one loop read where it found no difference: the
+    oracle's state (frozen, replaced on every change), the backend's sealed view, the
+    instant where the loop's elapsed time runs to now (None once the oracle's loop has
+    ended), and how many runs the agent had been called for (messages, labels). While
+    all of them are the same, comparing again would find what it found then; get_loop,
+    which agreed with the view then, is asked again once the view changes (a runtime
+    reads a loop the same way until it changes)."""
+
+    state: LoopState
+    view: object
+    at: datetime | None
+    calls: tuple[int, int]
+
+    def holds(self, state: LoopState, view: object, at: datetime | None,
+              calls: tuple[int, int]) -> bool:
+        """Whether a comparison now would read what this one read. The state and the
+        view must be the very objects: an equal view may show its instants at another
+        offset (LP-018)."""
+        return (state is self.state and view is self.view and at == self.at
+                and calls == self.calls)
+
+
 # How a run event's execution id shows when it is a non-empty string no other run's event
 # carries (LP-019); the runtime chooses the id, so only that is compared.
 OWN_EXECUTION = "<an execution id of its own>"
@@ -211,11 +277,19 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         # Per loop alias, how many events (after the adopted ones) agreed with the oracle's
         # at the latest comparison: while neither side has more, they agree still.
         self._events_agreed: dict[str, int] = {}
+        # Per loop alias, its latest comparison that agreed (its view and get_loop's
+        # status), where its view was sealed: the loop is read again only once its state
+        # or its view changed.
+        self._agreed: dict[str, Agreement] = {}
+        self._aliases: dict[str, str] = {}  # backend id -> alias, as `ids` (which only grows)
         self.runtime: LoopRuntime = self._open(
             lambda: cast(LoopRuntime, (opener(self.clock, self.config) if events is None
                                        else opener(self.clock, self.config, events))))
         if events is not None:
             events.read = self.runtime.get_loop
+        # Whether the runtime answers planned reads together (one behind a pipe); the
+        # plan is built only for such a one.
+        self._plans_reads = callable(getattr(self.runtime, "plan_reads", None))
 
     # -- running commands ------------------------------------------------------------------
 
@@ -341,7 +415,8 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
         ids: list[str] = []
         for alias, loop in self.model.loops.items():
             old = before.get(alias)
-            if old is not None and old == loop:
+            # The oracle keeps a loop's very state while nothing changes it.
+            if old is loop or (old is not None and old == loop):
                 continue
             if len(loop.runs) > 1:
                 ids += ["LP-002", "LP-003"]
@@ -435,29 +510,45 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
     # -- comparing -------------------------------------------------------------------------
 
     def observe(self) -> None:
-        """Settle the runtime, then compare every loop with the oracle."""
+        """Settle the runtime, then compare every loop with the oracle: each loop whose
+        oracle state or view changed since they last agreed (see `Agreement`)."""
         runtime = self.runtime
-        read_ahead.plan_reads([(runtime, "settle", {}), (runtime, "list_loops", {}),
-                               *((runtime, "get_loop", {"loop_id": self.ids[alias]})
-                                 for alias in self.model.loops if alias in self.ids)])
-        self._call("settle", self.runtime.settle)
+        if self._plans_reads:
+            read_ahead.plan_reads([(runtime, "settle", {}), (runtime, "list_loops", {}),
+                                   *((runtime, "get_loop", {"loop_id": self.ids[alias]})
+                                     for alias in self.model.loops if alias in self.ids)])
+        self._call("settle", runtime.settle)
         now = self._now()
-        views = list(self._call("list_loops", self.runtime.list_loops))
-        aliases = {loop_id: alias for alias, loop_id in self.ids.items()}
+        views = list(self._call("list_loops", runtime.list_loops))
+        if len(self._aliases) != len(self.ids):
+            self._aliases = {loop_id: alias for alias, loop_id in self.ids.items()}
+        aliases = self._aliases
         listed = [aliases.get(str(getattr(view, "loop_id", "?")), "<an id never returned>")
                   for view in views]
-        if listed != list(self.model.loops):
-            raise self._fail(("LP-002",), "the loops held, in start order",
-                             list(self.model.loops), listed)
+        loops = self.model.loops
+        if listed != list(loops):
+            raise self._fail(("LP-002",), "the loops held, in start order", list(loops),
+                             listed)
+        changed: list[str] = []
         for alias, view in zip(listed, views, strict=True):
-            self._compare_loop(alias, self.model.loops[alias], view, now)
-            single = self._call("get_loop", functools.partial(self.runtime.get_loop,
+            loop = loops[alias]
+            agent = self.agents.get(alias)
+            calls = (0, 0) if agent is None else (len(agent.received), len(agent.labels))
+            at = now if loop.completed_at is None else None
+            agreed = self._agreed.get(alias)
+            if agreed is not None and agreed.holds(loop, view, at, calls):
+                continue
+            changed.append(alias)
+            self._compare_loop(alias, loop, view, now)
+            single = self._call("get_loop", functools.partial(runtime.get_loop,
                                                               self.ids[alias]))
             if single is None or getattr(single, "status", None) != getattr(view, "status",
                                                                              None):
                 raise self._fail(("LP-002",), f"get_loop({alias!r}) against list_loops",
                                  getattr(view, "status", None), getattr(single, "status", None))
-        self._compare_events()
+            if sealed_loop_view(view):
+                self._agreed[alias] = Agreement(loop, view, at, calls)
+        self._compare_events(changed)
 
     # -- loop events (LP-019) --------------------------------------------------------------
 
@@ -525,23 +616,34 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
             return OWN_EXECUTION
         return f"{execution!r}, already the execution of loop {owner[0]!r} run {owner[1]}"
 
-    def _compare_events(self) -> None:
+    def _compare_events(self, changed: list[str]) -> None:
         """Each loop's events so far against the oracle's, in order (LP-019); an event
-        for a loop id the runtime never returned is one too many."""
+        for a loop id the runtime never returned is one too many. Only the loops that
+        have new events on either side are compared: those in `changed` (whose oracle
+        state or view changed; the oracle notes events only as a loop's state changes)
+        and those the runtime emitted for since."""
         if self.events is None:
             return
-        every = self.events.events()
-        known = set(self.ids.values())
-        # The events found known before stay known (start_loop's ids are never forgotten).
-        stray = [record for record in every[self._records_known:]
-                 if record.loop_id not in known]
-        if stray:
-            raise self._fail(("LP-019",), "loop events for loop ids start_loop never"
-                             " returned", [], stray)
-        self._records_known = len(every)
-        by_loop = self._sorted_records(every)
-        for alias, expected_events in self.model.events.items():
-            if alias not in self.ids:
+        aliases: Iterable[str] = changed
+        if self.events.count() != self._records_known:
+            every = self.events.events()
+            fresh = every[self._records_known:]
+            # The events found known before stay known (start_loop's ids are never
+            # forgotten); `observe` brought `_aliases` up to date.
+            known = self._aliases
+            stray = [record for record in fresh if record.loop_id not in known]
+            if stray:
+                raise self._fail(("LP-019",), "loop events for loop ids start_loop never"
+                                 " returned", [], stray)
+            self._records_known = len(every)
+            self._sorted_records(every)
+            emitted = {known[record.loop_id] for record in fresh}
+            aliases = [alias for alias in self.model.events
+                       if alias in emitted or alias in changed]
+        by_loop = self._records_by_loop
+        for alias in aliases:
+            expected_events = self.model.events.get(alias)
+            if expected_events is None or alias not in self.ids:
                 continue
             if expected_events:
                 self.exercised.add("LP-019")
@@ -550,19 +652,27 @@ class LoopsHarness(AreaHarness[lc.LoopCommand]):
             agreed = self._events_agreed.get(alias, 0)
             if len(held) - skip_actual == agreed == len(expected_events) - skip_expected:
                 continue  # nothing new on either side since they agreed (both only grow)
+            # The first `agreed` events agreed, and each shows as it did then: only the
+            # later ones are formed, all of them only for a difference's message.
             expected = expected_events[skip_expected:]
             records = held[skip_actual:]
-            actual = [self._event_form(alias, record,
-                                       expected[index] if index < len(expected) else None)
-                      for index, record in enumerate(records)]
-            wanted = [self._expected_form(event) for event in expected]
-            if actual != wanted:
+            if (self._actual_forms(alias, records, expected, agreed)
+                    != [self._expected_form(event) for event in expected[agreed:]]):
                 raise self._fail(
                     ("LP-019",), f"the events of loop {alias!r}: (event, run, execution,"
                     " cost, duration ms, the run's status when emitted) or (event, status,"
                     " stop reason, the loop's status and stop reason when emitted)",
-                    wanted, actual)
-            self._events_agreed[alias] = len(actual)
+                    [self._expected_form(event) for event in expected],
+                    self._actual_forms(alias, records, expected, 0))
+            self._events_agreed[alias] = len(records)
+
+    def _actual_forms(self, alias: str, records: list[LoopEventRecord],
+                      expected: list[LoopEvent], start: int) -> list[tuple[object, ...]]:
+        """The forms of the runtime's `records` of a loop from index `start` on, each
+        against the oracle's event at its index (`_event_form`)."""
+        return [self._event_form(alias, records[index],
+                                 expected[index] if index < len(expected) else None)
+                for index in range(start, len(records))]
 
     def _adopt_events(self) -> None:
         """After a listed deviation: each loop's events so far are taken as they are."""
