@@ -23,24 +23,34 @@ def _has(answer: object, names: tuple[str, ...]) -> bool:
     return all(hasattr(answer, name) for name in names)
 
 
-# The types every instance of which has the job fields: frozen dataclasses whose __init__
-# sets each of them, with no property or slot in the way. Asked once per type, as
-# list_jobs answers after every command.
+# The types every instance of which has the job fields (the health counts): frozen
+# dataclasses whose __init__ sets each of them, with no property or slot in the way.
+# Asked once per type, as list_jobs and health answer after every command.
 _JOB_TYPES: set[type] = set()
+_HEALTH_TYPES: set[type] = set()
 
 
 def _is_job(answer: object) -> bool:
+    return _has_always(answer, JOB_FIELDS, _JOB_TYPES)
+
+
+def _is_health(answer: object) -> bool:
+    return _has_always(answer, HEALTH_COUNTS, _HEALTH_TYPES)
+
+
+def _has_always(answer: object, names: tuple[str, ...], known: set[type]) -> bool:
+    """Whether `answer` has `names`; its type joins `known` if every instance has them."""
     kind = type(answer)
-    if kind in _JOB_TYPES:
+    if kind in known:
         return True
-    if not _has(answer, JOB_FIELDS):
+    if not _has(answer, names):
         return False
-    if _always_a_job(kind):
-        _JOB_TYPES.add(kind)
+    if _always_has(kind, names):
+        known.add(kind)
     return True
 
 
-def _always_a_job(kind: type) -> bool:
+def _always_has(kind: type, names: tuple[str, ...]) -> bool:
     params = getattr(kind, "__dataclass_params__", None)
     if params is None or not params.frozen or not dataclasses.is_dataclass(kind):
         return False
@@ -50,7 +60,7 @@ def _always_a_job(kind: type) -> bool:
     fields = {field.name: field for field in dataclasses.fields(kind)}
     return all(name in fields and fields[name].init
                and not hasattr(type(getattr(kind, name, None)), "__get__")
-               for name in JOB_FIELDS)
+               for name in names)
 
 
 # action -> (does the answer fit, what was expected), for the lifecycle calls whose answer
@@ -63,9 +73,9 @@ SHAPES: dict[str, tuple[Callable[[object], bool], str]] = {
     "get": (lambda answer: answer is None or _is_job(answer),
             "a job record (with " + ", ".join(JOB_FIELDS) + ") or None"),
     "list_jobs": (lambda answer: isinstance(answer, list | tuple)
-                  and all(_is_job(view) for view in answer),
+                  and all(map(_is_job, answer)),
                   "a list of job records (each with " + ", ".join(JOB_FIELDS) + ")"),
-    "health": (lambda answer: _has(answer, HEALTH_COUNTS),
+    "health": (_is_health,
                "a health snapshot (with " + ", ".join(HEALTH_COUNTS) + ")"),
     "park_request": (lambda answer: isinstance(answer, str) and answer != "",
                      "the parked request's id, a non-empty str"),

@@ -41,12 +41,15 @@ RecordT = TypeVar("RecordT")
 
 @dataclass
 class SealedView(Generic[RecordT]):
-    """A sealed view with what the harness read from it: its record, and whether its
-    instants were found at UTC (they are read after the record, so known later)."""
+    """A sealed view with what the harness read from it: its record, whether its
+    instants were found at UTC (they are read after the record, so known later), and the
+    number of the command after which a field it has that is read afresh (a property:
+    the deprecated attempt_number) was last read."""
 
     view: object
     record: RecordT
     in_utc: bool = False
+    read_afresh_at: int = -1
 
 
 def _sealable_fields(kind: type, read: tuple[str, ...]
