@@ -329,6 +329,16 @@ class Owner:
     schedules: tuple[tuple[str, int], ...] = ()  # (name, timeout) in creation order
 
 
+def with_schedule(schedules: tuple[tuple[str, int], ...], name: str,
+                  timeout: int) -> tuple[tuple[str, int], ...]:
+    """`schedules` with `name` now at `timeout`: changed in its place if it is there,
+    added last if not, so the order stays the order of creation."""
+    if name not in dict(schedules):
+        return (*schedules, (name, timeout))
+    return tuple((held, timeout if held == name else held_timeout)
+                 for held, held_timeout in schedules)
+
+
 @dataclass(frozen=True)
 class Execution:
     owner: str
@@ -575,13 +585,8 @@ class AdmissionModel:
         if command.timeout_seconds > owner.execution_timeout_seconds:
             return Expected(schedule_exceeds_cap(owner.execution_timeout_seconds,
                                                  command.timeout_seconds), ("AD-013",))
-        entry = (command.schedule, command.timeout_seconds)
-        if isinstance(command, AddSchedule):
-            schedules = (*owner.schedules, entry)
-        else:
-            schedules = tuple(entry if name == command.schedule else (name, timeout)
-                              for name, timeout in owner.schedules)
-        self.owners[command.owner] = replace(owner, schedules=schedules)
+        self.owners[command.owner] = replace(owner, schedules=with_schedule(
+            owner.schedules, command.schedule, command.timeout_seconds))
         return Expected(OK, ("AD-013",))
 
     def _remove_schedule(self, command: RemoveSchedule) -> Expected:
@@ -598,12 +603,8 @@ class AdmissionModel:
         owner = self.owners.get(command.owner)
         if owner is None:
             raise ValueError(f"a stored schedule needs its owner {command.owner!r} first")
-        entry = (command.schedule, command.timeout_seconds)
-        names = [name for name, _ in owner.schedules]
-        schedules = (tuple(entry if name == command.schedule else (name, timeout)
-                           for name, timeout in owner.schedules)
-                     if command.schedule in names else (*owner.schedules, entry))
-        self.owners[command.owner] = replace(owner, schedules=schedules)
+        self.owners[command.owner] = replace(owner, schedules=with_schedule(
+            owner.schedules, command.schedule, command.timeout_seconds))
         return Expected(None, ("AD-021",))
 
     def over_cap(self, owner: str) -> bool:

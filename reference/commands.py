@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from jobconform.reference.backoff import Jitter, RetryPolicy
+from jobconform.reference.backoff import Jitter, RetryPolicy, policy_from_json
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import JsonValue
 
@@ -274,6 +274,16 @@ class ListJobs:
     status: str | None = None
 
 
+def check_window(hours: float | None) -> None:
+    """The window of hours the executions query and statistics take (LC-032, LC-034).
+
+    Raises:
+        ValueError: a window that is not a positive number of hours (None: no window).
+    """
+    if hours is not None and not hours > 0:
+        raise ValueError(f"a window is a positive number of hours, not {hours}")
+
+
 @dataclass(frozen=True)
 class QueryExecutions:
     """One page of the executions query (LC-032, LC-033): the answer is the aliases of
@@ -292,8 +302,7 @@ class QueryExecutions:
         if self.offset < 0 or (self.limit is not None and self.limit < 1):
             raise ValueError(f"a page has an offset of at least 0 and a limit of at least 1,"
                              f" not offset={self.offset}, limit={self.limit}")
-        if self.hours is not None and not self.hours > 0:
-            raise ValueError(f"a window is a positive number of hours, not {self.hours}")
+        check_window(self.hours)
 
 
 @dataclass(frozen=True)
@@ -305,8 +314,7 @@ class ExecutionStats:
     owners: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
-        if self.hours is not None and not self.hours > 0:
-            raise ValueError(f"a window is a positive number of hours, not {self.hours}")
+        check_window(self.hours)
 
 
 # The counts of the execution statistics (LC-034), in the order they are shown.
@@ -390,10 +398,8 @@ def command_from_json(document: dict[str, Any]) -> Command:
                                  f" {outcome_kind!r}")
             body["outcome"] = outcome_types[outcome_kind](**outcome)
         for key in ("retry", "policy"):
-            if isinstance(body.get(key), dict):
-                policy = dict(body[key])
-                policy["non_retryable"] = tuple(policy.get("non_retryable", ()))
-                body[key] = RetryPolicy(**policy)
+            if key in body:
+                body[key] = policy_from_json(body[key])
         if cls is StopBySignal:
             during = tuple(command_from_json(dict(step)) for step in body.get("during", ()))
             if not all(isinstance(step, Finish | AdvanceTime) for step in during):
