@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import TypeAlias
 
+from jobconform.reference.commands import written
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.reference.log_records import DEBUG, WARNING, ExpectedLog
 from jobconform.reference.numbers import is_whole_number
@@ -273,9 +274,8 @@ AdmissionCommand: TypeAlias = (
 
 def describe(command: AdmissionCommand) -> str:
     """The command as written; `peer` only where it is set (AD-027)."""
-    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command)
-                       if not (f.name == "peer" and not getattr(command, f.name)))
-    return f"{type(command).__name__}({values})"
+    return written(command, ((f.name, getattr(command, f.name)) for f in fields(command)
+                             if not (f.name == "peer" and not getattr(command, f.name))))
 
 
 # -- answers --------------------------------------------------------------------------------

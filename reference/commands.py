@@ -8,6 +8,7 @@ sequence can be saved and replayed anywhere.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -441,6 +442,13 @@ def fields_given(command: DataclassInstance,
             if getattr(command, item.name) != item.default or item.name in always]
 
 
+def written(command: object, values: Iterable[tuple[str, object]]) -> str:
+    """`Name(field=value, ...)`: a command as a readable line writes it, each value by its
+    repr. Every area's `describe` writes its commands so, choosing which fields to show."""
+    shown_values = ", ".join(f"{name}={value!r}" for name, value in values)
+    return f"{type(command).__name__}({shown_values})"
+
+
 def describe(command: Command) -> str:
     """One readable line per command, for failure messages and reproducers."""
     if isinstance(command, JobStoreFault):
@@ -454,5 +462,4 @@ def describe(command: Command) -> str:
         steps = "; ".join(describe(step) for step in command.during)
         return (f"{describe(replace(command, during=()))[:-1]}, during the grace period:"
                 f" {steps})").replace("(, ", "(")
-    values = ", ".join(f"{name}={value!r}" for name, value in fields_given(command))
-    return f"{type(command).__name__}({values})"
+    return written(command, fields_given(command))

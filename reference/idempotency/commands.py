@@ -9,7 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TypeAlias
 
-from jobconform.reference.commands import AdvanceTime, Outcome, Raise, Succeed, fields_given
+from jobconform.reference.commands import (
+    AdvanceTime,
+    Outcome,
+    Raise,
+    Succeed,
+    fields_given,
+    written,
+)
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import JsonValue
 
@@ -125,6 +132,4 @@ def describe_idempotency(command: IdempotencyCommand) -> str:
         return f"{describe_idempotency(command.command)} while {command.fault.describe()}"
     if isinstance(command, CompleteClaim):
         return f"CompleteClaim({command.handle!r}, {describe_outcome(command.outcome)})"
-    values = ", ".join(f"{name}={value!r}"
-                       for name, value in fields_given(command, always=("key",)))
-    return f"{type(command).__name__}({values})"
+    return written(command, fields_given(command, always=("key",)))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from jobconform.reference.commands import fields_given
+from jobconform.reference.commands import fields_given, written
 from jobconform.reference.loops.oracle import (
     FailResult,
     LoopParameters,
@@ -82,5 +82,4 @@ def describe_loop_command(command: LoopCommand) -> str:
         given = ", ".join(f"{name}={value!r}" for name, value
                           in fields_given(command.params, always=("message", "max_runs")))
         return f"StartLoop({command.loop!r}, {given})"
-    values = ", ".join(f"{f.name}={getattr(command, f.name)!r}" for f in fields(command))
-    return f"{type(command).__name__}({values})"
+    return written(command, ((f.name, getattr(command, f.name)) for f in fields(command)))

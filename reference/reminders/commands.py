@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypeAlias
 
-from jobconform.reference.commands import AdvanceTime, fields_given
+from jobconform.reference.commands import AdvanceTime, fields_given, written
 from jobconform.reference.faults import StoreFault
 from jobconform.reference.reminders.oracle import DeliveryOutcome, ReminderStatus
 
@@ -94,10 +94,10 @@ def describe_reminder_command(command: ReminderCommand) -> str:
     if isinstance(command, ReminderStoreFault):
         return (f"{describe_reminder_command(command.command)} while"
                 f" {command.fault.describe()}")
-    values = []
+    values: list[tuple[str, object]] = []
     for name, value in fields_given(command):
         if isinstance(value, str) and len(value) > 40:
             value = f"<{len(value)} characters>"
         shown = value.value if isinstance(value, DeliveryOutcome | ReminderStatus) else value
-        values.append(f"{name}={shown!r}")
-    return f"{type(command).__name__}({', '.join(values)})"
+        values.append((name, shown))
+    return written(command, values)

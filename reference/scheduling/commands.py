@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TypeAlias
 
-from jobconform.reference.commands import AdvanceTime, fields_given
+from jobconform.reference.commands import AdvanceTime, fields_given, written
 from jobconform.reference.scheduling.oracle import ExecutionOutcome, PreCheckAnswer, Verdict
 
 
@@ -135,11 +135,11 @@ SchedulingCommand: TypeAlias = (CreateOnce | CreateCron | ScriptPreCheck | Trigg
 
 def describe_scheduling_command(command: SchedulingCommand) -> str:
     """One readable line per command; fields left at their defaults are omitted."""
-    values = []
+    values: list[tuple[str, object]] = []
     for name, value in fields_given(command):
         if isinstance(value, StrEnum):
             value = value.value
         elif isinstance(value, datetime):
             value = value.isoformat()
-        values.append(f"{name}={value!r}")
-    return f"{type(command).__name__}({', '.join(values)})"
+        values.append((name, value))
+    return written(command, values)
