@@ -233,6 +233,28 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     return default_primary(involved) or field_requirements[0]
 
 
+def rewritten_after_stop(field: str, expected: object, actual: object,
+                         exited_on_signal: bool) -> bool:
+    """Whether a record difference after a stop by signal shows a job that the stop ended
+    written again later (LC-003), rather than a stop gone wrong (RS-004..RS-007).
+
+    The runtime exited on the signal, as the oracle says it does (the stop's answer
+    agreed), and the job's status is the oracle's (compared first): the stop ended it as
+    it should. Its end is later than the oracle's, so a write after the stop moved it: the
+    body's late report of the cancel, which a store that does not check the status it
+    expects lets through (sql_unconditioned_write). A runtime that ignored the signal is
+    killed instead, its answer differs, and its records are the stop's consequence, blamed
+    on the stop's rule (process_sigterm_ignored; issue 33: the cause, not a consequence).
+
+    Args:
+        field: the record field that differed.
+        expected, actual: its values, the oracle's and the backend's.
+        exited_on_signal: the runtime exited on the signal, as the oracle's did.
+    """
+    return (exited_on_signal and field == "finished_at" and isinstance(expected, datetime)
+            and isinstance(actual, datetime) and actual > expected)
+
+
 def _status_values() -> frozenset[object]:
     return frozenset(status.value for status in Status)
 
