@@ -138,7 +138,12 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     if field in ("retry_count", "max_retries"):
         return _first(("RT-003", "RT-008") if field == "retry_count" else ("RT-001", "RT-008"),
                       involved) or field_requirements[0]
-    if retry_after_ignored and in_backoff and field in ("status", "started_at"):
+    # The previous attempt's start kept on a retried attempt that started when the oracle's
+    # did (the status agrees): the record's time, not an early start (issue 33).
+    kept_previous_start = (field == "started_at" and job_before is not None
+                           and actual == job_before.started_at)
+    if (retry_after_ignored and in_backoff and field in ("status", "started_at")
+            and not kept_previous_start):
         return "RT-010"  # started after its own delay, before the server's retry-after
     if field == "last_heartbeat":
         if (isinstance(command, cmd.Heartbeat) and job_before is not None

@@ -411,3 +411,17 @@ def test_a_stop_by_signal_names_the_rewrite_apart_from_a_signal_ignored(
         assert caught.value.primary == primary
     finally:
         harness.close()
+
+
+def test_a_retried_start_that_keeps_the_first_start_is_no_early_start_under_a_retry_after() -> None:
+    # A retry-after held the job past its own delay; the retried attempt started when the
+    # oracle's did (the status agrees), showing the first attempt's start: the record's
+    # time (LC-004), not a start before the retry-after (RT-010), which shows a start
+    # time of its own.
+    retried_at = T0 + timedelta(seconds=5)
+    def primary(actual: datetime, status: str = "running") -> str:
+        return blame.record_primary(cmd.Dispatch(), "started_at", retried_at, actual,
+                                    IN_BACKOFF, DISPATCH_REQUIREMENTS, ("LC-004",),
+                                    retry_after_ignored=True, now=retried_at, status=status)
+    assert primary(T0) == "LC-004"
+    assert primary(T0 + timedelta(seconds=1)) == "RT-010"
