@@ -138,7 +138,12 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     if field in ("retry_count", "max_retries"):
         return _first(("RT-003", "RT-008") if field == "retry_count" else ("RT-001", "RT-008"),
                       involved) or field_requirements[0]
-    if retry_after_ignored and in_backoff and field in ("status", "started_at"):
+    # The previous attempt's start kept on a retried attempt that started when the oracle's
+    # did (the status agrees): the record's time, not an early start (issue 33).
+    kept_previous_start = (field == "started_at" and job_before is not None
+                           and actual == job_before.started_at)
+    if (retry_after_ignored and in_backoff and field in ("status", "started_at")
+            and not kept_previous_start):
         return "RT-010"  # started after its own delay, before the server's retry-after
     if field == "last_heartbeat":
         if (isinstance(command, cmd.Heartbeat) and job_before is not None
@@ -231,6 +236,28 @@ def record_primary(command: Command | None, field: str, expected: object, actual
     if field == "error" and isinstance(expected, str) and isinstance(actual, str):
         return _first(("ST-002", "LC-007"), involved) or "LC-007"
     return default_primary(involved) or field_requirements[0]
+
+
+def rewritten_after_stop(field: str, expected: object, actual: object,
+                         exited_on_signal: bool) -> bool:
+    """Whether a record difference after a stop by signal shows a job that the stop ended
+    written again later (LC-003), rather than a stop gone wrong (RS-004..RS-007).
+
+    The runtime exited on the signal, as the oracle says it does (the stop's answer
+    agreed), and the job's status is the oracle's (compared first): the stop ended it as
+    it should. Its end is later than the oracle's, so a write after the stop moved it: the
+    body's late report of the cancel, which a store that does not check the status it
+    expects lets through (sql_unconditioned_write). A runtime that ignored the signal is
+    killed instead, its answer differs, and its records are the stop's consequence, blamed
+    on the stop's rule (process_sigterm_ignored; issue 33: the cause, not a consequence).
+
+    Args:
+        field: the record field that differed.
+        expected, actual: its values, the oracle's and the backend's.
+        exited_on_signal: the runtime exited on the signal, as the oracle's did.
+    """
+    return (exited_on_signal and field == "finished_at" and isinstance(expected, datetime)
+            and isinstance(actual, datetime) and actual > expected)
 
 
 def _status_values() -> frozenset[object]:

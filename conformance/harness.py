@@ -1329,6 +1329,12 @@ class Harness:
             # where it cancels, RS-006 where time passes in a drain, RS-005 otherwise.
             stop_rules = [rule for rule in self._command_requirements
                           if rule in ("RS-004", "RS-005", "RS-006", "RS-007")]
+            exited = (not self.model.stop_escalated
+                      and self.last_answer == cmd.exited_on(command.signal))
+            field_name = divergence.what.rsplit(" ", 1)[-1] if alias is not None else ""
+            if blame.rewritten_after_stop(field_name, divergence.expected, divergence.actual,
+                                          exited):
+                return "LC-003"  # the stop ended the job; a later write moved its end
             if "RS-005" in stop_rules and _cut_short(divergence, command):
                 # Work cut short at the signal, not left to run on: no drain at all
                 # (RS-005), before how what ends in the grace period ends (RS-006).

@@ -13,11 +13,14 @@ from pathlib import Path
 
 import pytest
 
+from jobconform.backends.loading import load_backend
 from jobconform.conformance import blame
+from jobconform.conformance.harness import Divergence, Harness
 from jobconform.reference import backoff
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.lifecycle import JobState, Status
+from jobconform.spec import Registry
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 POLICY = RetryPolicy(max_retries=2, retry_delay_ms=1000.0)
@@ -377,3 +380,48 @@ def test_a_stop_under_drain_that_cut_the_work_short_is_told_from_a_late_kill() -
     assert not shows("job 'a' status", "failed", "running")
     assert not shows("the answer to StopBySignal()", cmd.EXITED_ON_SIGTERM,
                      cmd.ESCALATED_TO_SIGKILL)
+
+
+def test_a_job_the_stop_ended_and_a_later_write_moved_is_a_late_completion() -> None:
+    # The runtime exited on the signal and the job's status agrees: the stop ended it, and
+    # a write after that moved its end (LC-003). Killed instead, or an end no later than
+    # the oracle's, the stop's own rule stands.
+    later = T0 + timedelta(seconds=10)
+    assert blame.rewritten_after_stop("finished_at", T0, later, exited_on_signal=True)
+    assert not blame.rewritten_after_stop("finished_at", T0, later, exited_on_signal=False)
+    assert not blame.rewritten_after_stop("finished_at", later, T0, exited_on_signal=True)
+    assert not blame.rewritten_after_stop("status", "cancelled", "succeeded",
+                                          exited_on_signal=True)
+
+
+@pytest.mark.parametrize(("target", "primary"), [
+    ("jobconform.conformance.gallery.sql:sql_unconditioned_write", "LC-003"),
+    ("jobconform.conformance.restart.gallery:stop_signal_ignored", "RS-004"),
+])
+def test_a_stop_by_signal_names_the_rewrite_apart_from_a_signal_ignored(
+        target: str, primary: str, registry: Registry) -> None:
+    # A store without the status check lets the cancelled body's report rewrite the job
+    # the stop cancelled (its finish moves to the grace period's end): LC-003, as after a
+    # plain shutdown. A runtime that ignores SIGTERM is killed: the stop's rule (RS-004).
+    harness = Harness(load_backend(target), registry.profile("canonical"), registry)
+    try:
+        with pytest.raises(Divergence) as caught:
+            for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.StopBySignal()):
+                harness.run(command)
+        assert caught.value.primary == primary
+    finally:
+        harness.close()
+
+
+def test_a_retried_start_that_keeps_the_first_start_is_no_early_start_under_a_retry_after() -> None:
+    # A retry-after held the job past its own delay; the retried attempt started when the
+    # oracle's did (the status agrees), showing the first attempt's start: the record's
+    # time (LC-004), not a start before the retry-after (RT-010), which shows a start
+    # time of its own.
+    retried_at = T0 + timedelta(seconds=5)
+    def primary(actual: datetime, status: str = "running") -> str:
+        return blame.record_primary(cmd.Dispatch(), "started_at", retried_at, actual,
+                                    IN_BACKOFF, DISPATCH_REQUIREMENTS, ("LC-004",),
+                                    retry_after_ignored=True, now=retried_at, status=status)
+    assert primary(T0) == "LC-004"
+    assert primary(T0 + timedelta(seconds=1)) == "RT-010"

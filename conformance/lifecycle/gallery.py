@@ -702,10 +702,13 @@ class CancelledJobStartsStore(InMemoryJobStore):
                       if (job.status == QUEUED or (job.status == CANCELLED
                                                    and job.started_at is None))
                       and (job.next_attempt_at is None or job.next_attempt_at <= now)][:limit]
-            # Everything else as the real claim does (last_heartbeat included), so that
-            # the missing re-check is this entry's one bug.
+            # Everything else as the real claim does (last_heartbeat and the new fencing
+            # token included), so that the missing re-check is this entry's one bug: a
+            # claim that kept the token let a superseded owner write the job claimed
+            # again, a second bug (RD-006) that a run over every area named (issue 33).
             claimed = [replace(job, status=RUNNING, started_at=now, last_heartbeat=now,
-                               worker_id=worker_id) for job in picked]
+                               worker_id=worker_id, fencing_token=job.fencing_token + 1)
+                       for job in picked]
             for job in claimed:
                 self._jobs[job.job_id] = job
             return claimed
