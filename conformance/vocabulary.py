@@ -436,6 +436,17 @@ class Precondition:
     unmet: Callable[[Any], str | None]
 
 
+def capability_precondition(keyword: str, pattern: str, claimed: Callable[[Any], bool],
+                            lacking: str) -> Precondition:
+    """The precondition of a capability the backend may leave unclaimed: met where
+    `claimed(harness)`, else the reason "backend <name> does not <lacking>"."""
+
+    def unmet(harness: Any) -> str | None:
+        return None if claimed(harness) else f"backend {harness.backend.name} does not {lacking}"
+
+    return Precondition(keyword, pattern, unmet)
+
+
 # How an area's harness opens: (backend, profile, registry, parameter overrides) -> harness.
 Opener = Callable[[Backend, Profile, Registry, dict[str, Any]], Any]
 

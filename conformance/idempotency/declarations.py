@@ -22,10 +22,10 @@ from jobconform.conformance.vocabulary import (
     Declaration,
     OnHarness,
     Phrase,
-    Precondition,
     Reading,
     Setting,
     Vocabulary,
+    capability_precondition,
     json_value,
     kept,
 )
@@ -469,24 +469,16 @@ SETTINGS = (
 )
 
 
-def _unless_store_faults(harness: IdempotencyHarness) -> str | None:
-    return None if harness.takes_store_faults else (
-        f"backend {harness.backend.name} does not take store faults for its idempotency"
-        " keys (store-faults:idempotency)")
-
-
-def _unless_audits(harness: IdempotencyHarness) -> str | None:
-    return None if harness.audits else (
-        f"backend {harness.backend.name} does not report replays to an audit sink"
-        " (audit-events)")
-
-
 PRECONDITIONS = (
     # IK-015 and IK-017 need a capability beyond the area: elsewhere skipped, never passed.
-    Precondition("Require Store Faults", "the idempotency keys take store faults",
-                 _unless_store_faults),
-    Precondition("Require Audit Events", "the idempotency keys emit audit events",
-                 _unless_audits),
+    capability_precondition(
+        "Require Store Faults", "the idempotency keys take store faults",
+        lambda harness: harness.takes_store_faults,
+        "take store faults for its idempotency keys (store-faults:idempotency)"),
+    capability_precondition(
+        "Require Audit Events", "the idempotency keys emit audit events",
+        lambda harness: harness.audits,
+        "report replays to an audit sink (audit-events)"),
 )
 
 
