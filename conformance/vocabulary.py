@@ -435,16 +435,17 @@ class Precondition:
     pattern: str
     unmet: Callable[[Any], str | None]
 
+    @classmethod
+    def claimed(cls, keyword: str, pattern: str, claims: Callable[[Any], bool],
+                lacking: str) -> Precondition:
+        """The precondition met where `claims(harness)`; else the reason is "backend
+        <name> does not <lacking>"."""
 
-def capability_precondition(keyword: str, pattern: str, claimed: Callable[[Any], bool],
-                            lacking: str) -> Precondition:
-    """The precondition of a capability the backend may leave unclaimed: met where
-    `claimed(harness)`, else the reason "backend <name> does not <lacking>"."""
+        def unmet(harness: Any) -> str | None:
+            return None if claims(harness) else (
+                f"backend {harness.backend.name} does not {lacking}")
 
-    def unmet(harness: Any) -> str | None:
-        return None if claimed(harness) else f"backend {harness.backend.name} does not {lacking}"
-
-    return Precondition(keyword, pattern, unmet)
+        return cls(keyword, pattern, unmet)
 
 
 # How an area's harness opens: (backend, profile, registry, parameter overrides) -> harness.

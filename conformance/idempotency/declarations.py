@@ -22,10 +22,10 @@ from jobconform.conformance.vocabulary import (
     Declaration,
     OnHarness,
     Phrase,
+    Precondition,
     Reading,
     Setting,
     Vocabulary,
-    capability_precondition,
     json_value,
     kept,
 )
@@ -471,11 +471,11 @@ SETTINGS = (
 
 PRECONDITIONS = (
     # IK-015 and IK-017 need a capability beyond the area: elsewhere skipped, never passed.
-    capability_precondition(
+    Precondition.claimed(
         "Require Store Faults", "the idempotency keys take store faults",
         lambda harness: harness.takes_store_faults,
         "take store faults for its idempotency keys (store-faults:idempotency)"),
-    capability_precondition(
+    Precondition.claimed(
         "Require Audit Events", "the idempotency keys emit audit events",
         lambda harness: harness.audits,
         "report replays to an audit sink (audit-events)"),

@@ -30,10 +30,10 @@ from jobconform.conformance.vocabulary import (
     Declaration,
     OnHarness,
     Phrase,
+    Precondition,
     Reading,
     Setting,
     Vocabulary,
-    capability_precondition,
     check_worded,
     command_worded,
 )
@@ -401,7 +401,7 @@ VOCABULARY = Vocabulary(
     area="loops", noun="loop", start="Start Loop Runtime", commands=DECLARATIONS,
     checks=CHECKS, settings=(Setting("a loop runtime", dict),),
     # LP-019 needs a backend claiming loop-events: elsewhere skipped, never passed.
-    preconditions=(capability_precondition(
+    preconditions=(Precondition.claimed(
         "Require Loop Events", "the loop events are emitted",
         lambda harness: harness.emits_events,
         "report loop events to an event sink (loop-events)"),),

@@ -26,9 +26,9 @@ from jobconform.conformance.vocabulary import (
     Check,
     Declaration,
     Phrase,
+    Precondition,
     Reading,
     Vocabulary,
-    capability_precondition,
     check_worded,
     command_worded,
     kept,
@@ -427,7 +427,7 @@ SETTINGS = (parameter_setting("reminders with {name:w} set to {value:g}", "remin
 
 PRECONDITIONS = (
     # RM-014 needs a runtime that takes store faults: elsewhere skipped, never passed.
-    capability_precondition(
+    Precondition.claimed(
         "Require Store Faults", "the reminders runtime takes store faults",
         lambda harness: harness.takes_store_faults,
         "take store faults for its reminders (store-faults:reminders)"),
