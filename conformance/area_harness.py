@@ -37,7 +37,6 @@ from functools import partial
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from jobconform.backends.faults import StoreFaults, StoreFaultsNotClaimed
-from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import LOG_RECORDS, Backend, store_faults
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import (
@@ -47,7 +46,7 @@ from jobconform.conformance.harness import (
     ListedDeviations,
 )
 from jobconform.conformance.log_records import LogWatch, shown
-from jobconform.conformance.watchdog import guarded, hung, note_adapter_interrupt
+from jobconform.conformance.watchdog import call_adapter, guarded
 from jobconform.reference.commands import Command, describe
 from jobconform.reference.log_records import ExpectedLog
 from jobconform.spec import Profile, Registry, SpecError
@@ -197,21 +196,10 @@ class AreaHarness(Generic[CommandT]):
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         """Call the adapter; an exception its protocol does not allow is `AdapterError`."""
-        allowed: tuple[type[Exception], ...] = (Divergence, AdapterError, *self.PASSES_THROUGH)
-        try:
-            return function()
-        except allowed:
-            raise
-        except ChildHung as error:
-            raise hung(self.hang_scope, f"{action}: {error}") from error
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during {action}; the {self.AREA} protocol allows no exception there"
-            ) from error
-        except KeyboardInterrupt:
-            note_adapter_interrupt()  # Robot would swallow it (watchdog._Interrupts)
-            raise
+        return call_adapter(function, action, backend=self.backend.name,
+                            protocol=f"the {self.AREA} protocol",
+                            allowed=(Divergence, AdapterError, *self.PASSES_THROUGH),
+                            hang_scope=self.hang_scope)
 
     @property
     def takes_store_faults(self) -> bool:

@@ -320,16 +320,20 @@ def merge_reports(paths: Iterable[Path], registry: Registry, report_dir: Path) -
         libraries=dict(first.get("libraries", {})))
 
 
+# `run`'s and `merge`'s --markdown: where the summary goes besides the report.
+markdown_option = click.option(
+    "--markdown", "markdown_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a Markdown summary here (it is appended to $GITHUB_STEP_SUMMARY as well"
+         " when that is set).")
+
+
 @click.command(name="merge")
 @click.argument("reports", nargs=-1, required=True, metavar="REPORT...",
                 type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--report-dir", default=Path("reports/merged"), show_default=True,
               type=click.Path(file_okay=False, path_type=Path),
               help="Where the merged report.json, junit.xml and traces/ are written.")
-@click.option("--markdown", "markdown_path", default=None,
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write a Markdown summary here (appended to $GITHUB_STEP_SUMMARY"
-                   " as well when that is set).")
+@markdown_option
 def merge_command(reports: tuple[Path, ...], report_dir: Path,
                   markdown_path: Path | None) -> None:
     """Join the reports of a sharded campaign (`run --seeds A-B --shard K/N`) into one.

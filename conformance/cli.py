@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from jobconform.conformance.aim import precision_notes
-from jobconform.conformance.campaign import merge_command
+from jobconform.conformance.campaign import markdown_option, merge_command
 from jobconform.conformance.compare import compare_command
 from jobconform.conformance.defaults import (
     RUN_EXAMPLES,
@@ -110,10 +110,7 @@ def failed_in_report(path: Path) -> tuple[dict[str, object], frozenset[str]]:
 @click.option("--expected-failures", "expected_file", default=None,
               type=click.Path(dir_okay=False, path_type=Path),
               help="YAML file of known deviations: requirement ID -> {reason, link}.")
-@click.option("--markdown", "markdown_path", default=None,
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write a Markdown summary here (it is appended to"
-                   " $GITHUB_STEP_SUMMARY as well when that is set).")
+@markdown_option
 @click.option("--rerun-failed", "rerun_report", default=None,
               type=click.Path(dir_okay=False, path_type=Path),
               help="Rerun only the requirements that failed in this earlier report.json.")

@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar, cast
 
-from jobconform.backends.process.errors import ChildHung
 from jobconform.backends.protocol import (
     CONCURRENT_SUBMIT,
     DEPRECATED_ALIASES,
@@ -63,9 +62,8 @@ from jobconform.conformance.sinks import OperatorQueue
 from jobconform.conformance.watchdog import AdapterError as AdapterError
 from jobconform.conformance.watchdog import (
     AdapterHung,
+    call_adapter,
     guarded,
-    hung,
-    note_adapter_interrupt,
     run_at_once,
 )
 from jobconform.reference import backoff, executions
@@ -1037,21 +1035,11 @@ class Harness:
                              f" not {command.write!r}")
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
-        try:
-            answer = function()
-        except (Divergence, AdapterError, JobNotFound, JobNotCompleted, CapacityExceeded,
-                RuntimeShutDown, ReaperAlreadyRunning, InvalidModuleId, ModuleNotFound):
-            raise
-        except ChildHung as error:
-            raise hung(self.hang_scope, f"{action}: {error}") from error
-        except Exception as error:
-            raise AdapterError(
-                f"adapter {self.backend.name!r} raised {type(error).__name__}: {error}"
-                f" during {action}; the protocol allows no exception there"
-            ) from error
-        except KeyboardInterrupt:
-            note_adapter_interrupt()  # Robot would swallow it (watchdog._Interrupts)
-            raise
+        answer = call_adapter(
+            function, action, backend=self.backend.name, protocol="the protocol",
+            allowed=(Divergence, AdapterError, JobNotFound, JobNotCompleted, CapacityExceeded,
+                     RuntimeShutDown, ReaperAlreadyRunning, InvalidModuleId, ModuleNotFound),
+            hang_scope=self.hang_scope)
         problem = shape_problem(action, answer)
         if problem is not None:
             raise AdapterError(f"adapter {self.backend.name!r}: {problem}")

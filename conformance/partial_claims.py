@@ -61,6 +61,7 @@ from jobconform.backends.self_running import SELF_RUNNING, Clockwork
 from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime
 from jobconform.backends.threaded.backend import self_running_config, waitable
 from jobconform.bridges.translate import retry_intervals_ms
+from jobconform.conformance.gallery import OverRuntime
 from jobconform.reference.backoff import Jitter, RetryPolicy
 from jobconform.reference.breaker.oracle import BreakerSettings
 
@@ -117,12 +118,10 @@ class NoJitterRuntime(MemoryRuntime):
         return super().compute_delay_ms(policy, attempt, retry_after_ms=retry_after_ms)
 
 
-class RetryWithoutJitterBackend(MemoryBackend):
+class RetryWithoutJitterBackend(OverRuntime):
     name = "retry-without-jitter"
     capabilities = frozenset({LIFECYCLE, RETRY, RETRY_WITHOUT_JITTER})
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> NoJitterRuntime:
-        return NoJitterRuntime(settings, clock)
+    runtime_type = NoJitterRuntime
 
 
 retry_without_jitter = RetryWithoutJitterBackend
@@ -139,12 +138,10 @@ class IntervalsRuntime(MemoryRuntime):
         return retry_intervals_ms(policy)[attempt]
 
 
-class RetryIntervalsBackend(MemoryBackend):
+class RetryIntervalsBackend(OverRuntime):
     name = "retry-intervals"
     capabilities = frozenset({LIFECYCLE, RETRY, RETRY_INTERVALS})
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> IntervalsRuntime:
-        return IntervalsRuntime(settings, clock)
+    runtime_type = IntervalsRuntime
 
 
 retry_intervals = RetryIntervalsBackend

@@ -435,6 +435,18 @@ class Precondition:
     pattern: str
     unmet: Callable[[Any], str | None]
 
+    @classmethod
+    def claimed(cls, keyword: str, pattern: str, claims: Callable[[Any], bool],
+                lacking: str) -> Precondition:
+        """The precondition met where `claims(harness)`; else the reason is "backend
+        <name> does not <lacking>"."""
+
+        def unmet(harness: Any) -> str | None:
+            return None if claims(harness) else (
+                f"backend {harness.backend.name} does not {lacking}")
+
+        return cls(keyword, pattern, unmet)
+
 
 # How an area's harness opens: (backend, profile, registry, parameter overrides) -> harness.
 Opener = Callable[[Backend, Profile, Registry, dict[str, Any]], Any]

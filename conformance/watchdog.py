@@ -35,7 +35,9 @@ import traceback
 from collections.abc import Callable, Sequence
 from importlib import import_module
 from types import TracebackType
+from typing import TypeVar
 
+from jobconform.backends.process.errors import ChildHung
 from jobconform.conformance.clock import real_monotonic
 
 # What a guarded call is: its text, or a function that writes it, called only when the text
@@ -190,6 +192,40 @@ def note_adapter_interrupt() -> None:
 
 def adapter_interrupted() -> bool:
     return _Interrupts.raised
+
+
+T = TypeVar("T")
+
+
+def call_adapter(function: Callable[[], T], action: str, *, backend: str, protocol: str,
+                 allowed: tuple[type[Exception], ...], hang_scope: str) -> T:
+    """Call the adapter for `action`, as every harness does.
+
+    Args:
+        backend: the backend's name, for the message.
+        protocol: what allows no exception there ("the protocol", "the breaker protocol").
+        allowed: the exceptions that pass through as raised (the protocol's own, and the
+            harness's verdicts).
+        hang_scope: the scope a hung process child marks as hung.
+
+    Raises:
+        AdapterError: any other exception (`AdapterHung` where the process child hung).
+        KeyboardInterrupt: as raised, noted first because Robot would swallow it.
+    """
+    try:
+        return function()
+    except allowed:
+        raise
+    except ChildHung as error:
+        raise hung(hang_scope, f"{action}: {error}") from error
+    except Exception as error:
+        raise AdapterError(
+            f"adapter {backend!r} raised {type(error).__name__}: {error}"
+            f" during {action}; {protocol} allows no exception there"
+        ) from error
+    except KeyboardInterrupt:
+        note_adapter_interrupt()  # Robot would swallow it (watchdog._Interrupts)
+        raise
 
 
 def forget_interrupts() -> None:

@@ -249,6 +249,17 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
         if isinstance(command, ad.PassTime):
             check_time_step(command.seconds)
 
+    def _optional(self, runtime: Any, name: str, requirement: str, what: str,
+                  signature: str) -> Callable[..., Any]:
+        """The runtime's method `name`, which only `requirement` needs: a runtime without
+        it fails that requirement, not the run."""
+        method: object = getattr(runtime, name, None)
+        if not callable(method):
+            raise self._fail((requirement,), what,
+                             f"a {signature} method (backends/admission/protocol.py)", "none",
+                             requirement)
+        return method
+
     def _refusable(self, action: str, function: Callable[[], object]) -> object:
         """Call the runtime; a refusal becomes its structured detail, None becomes "ok"."""
         try:
@@ -267,11 +278,9 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                 named = {} if c.by is None else {"by": c.by}
                 return self._refusable("set_ceiling", lambda: rt.set_ceiling(c.value, **named))
             case ad.ReadCeilingChanges():
-                changes = getattr(rt, "ceiling_changes", None)
-                if not callable(changes):
-                    raise self._fail(("AD-022",), "the runtime's record of ceiling changes",
-                                     "a ceiling_changes() method"
-                                     " (backends/admission/protocol.py)", "none", "AD-022")
+                changes = self._optional(rt, "ceiling_changes", "AD-022",
+                                         "the runtime's record of ceiling changes",
+                                         "ceiling_changes()")
                 return [{"value": change.value, "by": change.by,
                          "at": change.at.isoformat()}
                         for change in self._call("ceiling_changes", changes)]
@@ -281,11 +290,9 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
             case ad.ReadCeiling():
                 return asdict(self._call("ceiling", rt.ceiling))
             case ad.FailSettingsReads():
-                fail_reads = getattr(rt, "fail_settings_reads", None)
-                if not callable(fail_reads):
-                    raise self._fail(("AD-020",), "the runtime's settings fault injection",
-                                     "a fail_settings_reads(failing) method"
-                                     " (backends/admission/protocol.py)", "none", "AD-020")
+                fail_reads = self._optional(rt, "fail_settings_reads", "AD-020",
+                                            "the runtime's settings fault injection",
+                                            "fail_settings_reads(failing)")
                 self._call("fail_settings_reads", lambda: fail_reads(c.failing))
                 if self.peer is not None:  # the settings store is the fleet's
                     peer_reads = self.peer.fail_settings_reads
@@ -325,11 +332,8 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                 self.clock.advance(c.seconds)
                 return None
             case ad.Restart():
-                restart = getattr(rt, "restart", None)
-                if not callable(restart):
-                    raise self._fail(("AD-018",), "the runtime's restart",
-                                     "a restart() method (backends/admission/protocol.py)",
-                                     "none", "AD-018")
+                restart = self._optional(rt, "restart", "AD-018", "the runtime's restart",
+                                         "restart()")
                 self._call("restart", restart)
                 if self.peer is not None:  # the fleet restarts: every worker's process
                     self._call("restart", self.peer.restart)
@@ -349,12 +353,10 @@ class AdmissionHarness(AreaHarness[AdmissionCommand]):
                 return self._refusable("remove_schedule",
                                        lambda: rt.remove_schedule(c.owner, c.schedule))
             case ad.StoreRawSchedule():
-                store_raw = getattr(rt, "store_raw_schedule", None)
-                if not callable(store_raw):
-                    raise self._fail(("AD-021",), "the runtime's raw schedule write",
-                                     "a store_raw_schedule(owner, schedule, timeout_seconds)"
-                                     " method (backends/admission/protocol.py)", "none",
-                                     "AD-021")
+                store_raw = self._optional(rt, "store_raw_schedule", "AD-021",
+                                           "the runtime's raw schedule write",
+                                           "store_raw_schedule(owner, schedule,"
+                                           " timeout_seconds)")
                 self._call("store_raw_schedule",
                            lambda: store_raw(c.owner, c.schedule, c.timeout_seconds))
                 return None

@@ -23,6 +23,8 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    check_worded,
+    command_worded,
 )
 from jobconform.reference.composite import commands as cc
 from jobconform.spec import Profile, Registry
@@ -62,9 +64,8 @@ DECLARATIONS = (
                lambda owners: add_composite_owners(*alias_list(owners))),
     )),
     # A command whose fields are the keyword's arguments is its own builder.
-    Declaration("Start Composite Loop", cc.StartLoop, (
-        Phrase('owner "{owner}" starts composite loop "{loop}" of {runs:d} runs', cc.StartLoop),
-    )),
+    command_worded("Start Composite Loop", cc.StartLoop,
+                   'owner "{owner}" starts composite loop "{loop}" of {runs:d} runs'),
     Declaration("Submit Composite Jobs", submit_composite_jobs, (
         Phrase('owner "{owner}" submits composite jobs "{jobs}"',
                lambda owner, jobs: submit_composite_jobs(owner, *alias_list(jobs))),
@@ -85,15 +86,10 @@ DECLARATIONS = (
                lambda owners, failure_class: report_composite_failures(
                    failure_class, *alias_list(owners))),
     )),
-    Declaration("Run Composite Maintenance", cc.Maintain, (
-        Phrase("the composite maintenance runs", cc.Maintain),
-    )),
-    Declaration("Restart Composite Admission", cc.Restart, (
-        Phrase("the composite admission restarts", cc.Restart),
-    )),
-    Declaration("Composite Clock Moves", cc.PassTime, (
-        Phrase("the composite clock moves {seconds:g} seconds", cc.PassTime),
-    )),
+    command_worded("Run Composite Maintenance", cc.Maintain, "the composite maintenance runs"),
+    command_worded("Restart Composite Admission", cc.Restart, "the composite admission restarts"),
+    command_worded("Composite Clock Moves", cc.PassTime,
+                   "the composite clock moves {seconds:g} seconds"),
 )
 
 # -- checks: what the backend's composite runtime shows -------------------------------------
@@ -145,21 +141,16 @@ CHECKS = (
         Phrase('composite work "{work}" was never admitted',
                lambda work: work_should_be(None, work)),
     )),
-    Check("Composite Job Should Be Refused", job_should_be_refused, (
-        Phrase('composite job "{job}" is refused', job_should_be_refused),
-    )),
-    Check("Composite Loop Should Be", loop_should_be, (
-        Phrase('composite loop "{loop}" is {status:w} after {runs:d} runs', loop_should_be),
-    )),
-    Check("Composite Reminder Should Be", reminder_should_be, (
-        Phrase('composite reminder "{reminder}" is {status:w}', reminder_should_be),
-    )),
-    Check("Composite Breaker Should Be", breaker_should_be, (
-        Phrase('the composite breaker of owner "{owner}" is {state:w}', breaker_should_be),
-    )),
-    Check("Composite Admission Should Be Paused", admission_paused, (
-        Phrase("the composite admission is paused", admission_paused),
-    )),
+    check_worded("Composite Job Should Be Refused", job_should_be_refused,
+                 'composite job "{job}" is refused'),
+    check_worded("Composite Loop Should Be", loop_should_be,
+                 'composite loop "{loop}" is {status:w} after {runs:d} runs'),
+    check_worded("Composite Reminder Should Be", reminder_should_be,
+                 'composite reminder "{reminder}" is {status:w}'),
+    check_worded("Composite Breaker Should Be", breaker_should_be,
+                 'the composite breaker of owner "{owner}" is {state:w}'),
+    check_worded("Composite Admission Should Be Paused", admission_paused,
+                 "the composite admission is paused"),
 )
 
 # -- settings: the parameters a feature fixes before its first command ----------------------

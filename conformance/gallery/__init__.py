@@ -19,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.protocol import Clock, RuntimeSettings
+
 
 @dataclass(frozen=True)
 class GalleryEntry:
@@ -33,6 +36,16 @@ class GalleryEntry:
     # The profile the self-test checks it under: a bug of a profile-scoped requirement
     # (LC-026 under task-manager) shows only under a profile that has it.
     profile: str = "canonical"
+
+
+class OverRuntime(MemoryBackend):
+    """The memory backend opening a `runtime_type` runtime: a backend that changes only
+    its runtime names that class, and writes no `open` of its own."""
+
+    runtime_type: type[MemoryRuntime] = MemoryRuntime
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return self.runtime_type(settings, clock)
 
 
 BrokenT = TypeVar("BrokenT", bound=type)

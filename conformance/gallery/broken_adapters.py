@@ -13,15 +13,16 @@ from __future__ import annotations
 import sys
 import threading
 
-from jobconform.backends.memory import MemoryBackend, MemoryRuntime
+from jobconform.backends.memory import MemoryRuntime
 from jobconform.backends.process import ProcessBackend
 from jobconform.backends.process.child import ChildServer
 from jobconform.backends.process.child import main as child_main
 from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
+from jobconform.conformance.gallery import OverRuntime
 from jobconform.reference.backoff import Jitter, RetryPolicy
 
 
-class _LifecycleOnly(MemoryBackend):
+class _LifecycleOnly(OverRuntime):
     capabilities = frozenset({LIFECYCLE})
 
 
@@ -34,9 +35,7 @@ class HangingDispatchRuntime(MemoryRuntime):
 
 class HangingDispatchBackend(_LifecycleOnly):
     name = "broken.hanging_dispatch"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return HangingDispatchRuntime(settings, clock)
+    runtime_type = HangingDispatchRuntime
 
 
 class HangingSettleRuntime(MemoryRuntime):
@@ -49,9 +48,7 @@ class HangingSettleRuntime(MemoryRuntime):
 
 class HangingSettleBackend(_LifecycleOnly):
     name = "broken.hanging_settle"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return HangingSettleRuntime(settings, clock)
+    runtime_type = HangingSettleRuntime
 
 
 class RaisingCloseRuntime(MemoryRuntime):
@@ -63,9 +60,7 @@ class RaisingCloseRuntime(MemoryRuntime):
 
 class RaisingCloseBackend(_LifecycleOnly):
     name = "broken.raising_close"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return RaisingCloseRuntime(settings, clock)
+    runtime_type = RaisingCloseRuntime
 
 
 class InterruptingDispatchRuntime(MemoryRuntime):
@@ -77,9 +72,7 @@ class InterruptingDispatchRuntime(MemoryRuntime):
 
 class InterruptingDispatchBackend(_LifecycleOnly):
     name = "broken.interrupting_dispatch"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return InterruptingDispatchRuntime(settings, clock)
+    runtime_type = InterruptingDispatchRuntime
 
 
 class UnknownProfileBackend(_LifecycleOnly):
@@ -114,9 +107,7 @@ class GarbageGetRuntime(MemoryRuntime):
 
 class GarbageGetBackend(_LifecycleOnly):
     name = "broken.garbage_get"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return GarbageGetRuntime(settings, clock)
+    runtime_type = GarbageGetRuntime
 
 
 class OverflowingDelayRuntime(MemoryRuntime):
@@ -132,12 +123,10 @@ class OverflowingDelayRuntime(MemoryRuntime):
                                         retry_after_ms)
 
 
-class OverflowingDelayBackend(MemoryBackend):
+class OverflowingDelayBackend(OverRuntime):
     name = "broken.overflowing_delay"
     capabilities = frozenset({LIFECYCLE, RETRY})
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return OverflowingDelayRuntime(settings, clock)
+    runtime_type = OverflowingDelayRuntime
 
 
 class ExitingSubmitRuntime(MemoryRuntime):
@@ -149,9 +138,7 @@ class ExitingSubmitRuntime(MemoryRuntime):
 
 class ExitingSubmitBackend(_LifecycleOnly):
     name = "broken.exiting_submit"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return ExitingSubmitRuntime(settings, clock)
+    runtime_type = ExitingSubmitRuntime
 
 
 class ExitingOpenBackend(_LifecycleOnly):
@@ -173,9 +160,7 @@ class ExitingCloseRuntime(MemoryRuntime):
 
 class ExitingCloseBackend(_LifecycleOnly):
     name = "broken.exiting_close"
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return ExitingCloseRuntime(settings, clock)
+    runtime_type = ExitingCloseRuntime
 
 
 hanging_dispatch = HangingDispatchBackend

@@ -36,13 +36,31 @@ class Alternation:
         return self.calls % 2 == 1
 
 
-class AlternatingCancelRuntime(MemoryRuntime):
-    """Cancel of a job that has ended answers true on every other call."""
+class AlternatingRuntime(MemoryRuntime):
+    """A memory runtime given its backend's alternation, to answer by."""
 
     def __init__(self, settings: RuntimeSettings, clock: Clock,
                  alternation: Alternation) -> None:
         super().__init__(settings, clock)
         self._alternation = alternation
+
+
+class AlternatingBackend(MemoryBackend):
+    """The memory backend whose every runtime (a `runtime_type`) shares its alternation,
+    so that a replay meets the other answer."""
+
+    capabilities = frozenset({LIFECYCLE})
+    runtime_type: type[AlternatingRuntime] = AlternatingRuntime
+
+    def __init__(self) -> None:
+        self.alternation = Alternation()
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
+        return self.runtime_type(settings, clock, self.alternation)
+
+
+class AlternatingCancelRuntime(AlternatingRuntime):
+    """Cancel of a job that has ended answers true on every other call."""
 
     def cancel(self, job_id: str) -> bool:
         job = self._store.get(job_id)
@@ -51,50 +69,35 @@ class AlternatingCancelRuntime(MemoryRuntime):
         return super().cancel(job_id)
 
 
-class AlternatingCancelBackend(MemoryBackend):
+class AlternatingCancelBackend(AlternatingBackend):
     """The memory runtime whose cancel of an ended job answers true, then false, in turn."""
 
     name = "gallery.alternating_cancel"
-    capabilities = frozenset({LIFECYCLE})
-
-    def __init__(self) -> None:
-        self.alternation = Alternation()
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return AlternatingCancelRuntime(settings, clock, self.alternation)
+    runtime_type = AlternatingCancelRuntime
 
 
 alternating_cancel = AlternatingCancelBackend
 
 
-class AlternatingOpenBackend(MemoryBackend):
+class AlternatingOpenBackend(AlternatingBackend):
     """The memory backend whose every other open fails, as a broker connection that is
     sometimes refused under load: the example that met the refusal raised before its first
     command, and its replay passed."""
 
     name = "gallery.alternating_open"
-    capabilities = frozenset({LIFECYCLE})
-
-    def __init__(self) -> None:
-        self.alternation = Alternation()
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
         if self.alternation.next():
             raise ConnectionRefusedError("the broker refused the connection")
-        return super().open(settings, clock)
+        return MemoryRuntime(settings, clock)
 
 
 alternating_open = AlternatingOpenBackend
 
 
-class LostCancelRuntime(MemoryRuntime):
+class LostCancelRuntime(AlternatingRuntime):
     """Cancel of a running job is lost on every other call: it answers false and the job
     runs on, as when a worker thread claims the job's cancel request first."""
-
-    def __init__(self, settings: RuntimeSettings, clock: Clock,
-                 alternation: Alternation) -> None:
-        super().__init__(settings, clock)
-        self._alternation = alternation
 
     def cancel(self, job_id: str) -> bool:
         job = self._store.get(job_id)
@@ -103,7 +106,7 @@ class LostCancelRuntime(MemoryRuntime):
         return super().cancel(job_id)
 
 
-class LostCancelBackend(MemoryBackend):
+class LostCancelBackend(AlternatingBackend):
     """The memory runtime whose cancel of a running job is lost on every other call. With
     that deviation listed, the oracle adopts the job still running, so which rules the
     machine may draw next (cancel_running's precondition) depends on the alternation:
@@ -111,13 +114,7 @@ class LostCancelBackend(MemoryBackend):
     generation"), not a failure it can replay."""
 
     name = "gallery.lost_cancel"
-    capabilities = frozenset({LIFECYCLE})
-
-    def __init__(self) -> None:
-        self.alternation = Alternation()
-
-    def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return LostCancelRuntime(settings, clock, self.alternation)
+    runtime_type = LostCancelRuntime
 
 
 lost_cancel = LostCancelBackend

@@ -22,6 +22,8 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    check_worded,
+    command_worded,
     with_settings,
 )
 from jobconform.reference.governor import commands as gc
@@ -155,9 +157,8 @@ DECLARATIONS = (
         Phrase("governor {number:d} restarts with draw {draw:g}",
                lambda number, draw: governor_restarts(draw, number)),
     )),
-    Declaration("Governor Clock Moves", gc.Elapse, (
-        Phrase("the governor clock moves {seconds:g} seconds", gc.Elapse),
-    )),
+    command_worded("Governor Clock Moves", gc.Elapse,
+                   "the governor clock moves {seconds:g} seconds"),
 )
 
 
@@ -226,16 +227,11 @@ def no_envelopes() -> Reading:
 
 
 CHECKS = (
-    Check("Re-Delivery Wait Should Be", wait_should_be, (
-        Phrase("the re-delivery wait is {ms:g} ms", wait_should_be),
-    )),
-    Check("Re-Delivery Should Be Accepted", should_be_accepted, (
-        Phrase("the re-delivery is accepted", should_be_accepted),
-    )),
-    Check("Re-Delivery Should Be Refused", should_be_refused, (
-        Phrase("the re-delivery is refused, to retry after {retry_after_seconds:g} seconds",
-               should_be_refused),
-    )),
+    check_worded("Re-Delivery Wait Should Be", wait_should_be, "the re-delivery wait is {ms:g} ms"),
+    check_worded("Re-Delivery Should Be Accepted", should_be_accepted,
+                 "the re-delivery is accepted"),
+    check_worded("Re-Delivery Should Be Refused", should_be_refused,
+                 "the re-delivery is refused, to retry after {retry_after_seconds:g} seconds"),
     Check("Pause Should End At Second", pause_should_end, (
         Phrase("re-delivery is paused until second {second:g}", pause_should_end),
         Phrase("re-delivery is not paused", lambda: pause_should_end(None, 1)),
@@ -248,12 +244,9 @@ CHECKS = (
         Phrase("governor {number:d} has no re-send sweep due",
                lambda number: sweep_due(None, number)),
     )),
-    Check("Envelopes Should Be Re-Sent At Seconds", envelopes_at, (
-        Phrase('the envelopes are re-sent at seconds "{seconds}"', envelopes_at),
-    )),
-    Check("No Envelope Should Be Re-Sent", no_envelopes, (
-        Phrase("no envelope is re-sent", no_envelopes),
-    )),
+    check_worded("Envelopes Should Be Re-Sent At Seconds", envelopes_at,
+                 'the envelopes are re-sent at seconds "{seconds}"'),
+    check_worded("No Envelope Should Be Re-Sent", no_envelopes, "no envelope is re-sent"),
 )
 
 # -- settings: the parameters a feature fixes before its first command ----------------------

@@ -26,6 +26,8 @@ from jobconform.conformance.vocabulary import (
     Reading,
     Setting,
     Vocabulary,
+    check_worded,
+    command_worded,
     json_value,
     kept,
 )
@@ -194,12 +196,11 @@ DECLARATIONS = (
         Phrase(CLAIM + ' is made without a key in scope "{scope}" with payload {payload:Json}',
                lambda handle, scope, payload: ic.ClaimKey(handle, scope, None, payload)),
     ), kept_as=kept_as),
-    Declaration("Claim Webhook", claim_webhook, (
-        Phrase('webhook claim "{handle}" arrives for token "{token}" with body "{body}"',
-               claim_webhook),
-        Phrase('keyed webhook claim "{handle}" arrives for token "{token}" with key "{key}"'
-               ' and body "{body}"', claim_webhook),
-    ), kept_as=kept_as),
+    command_worded("Claim Webhook", claim_webhook,
+                   'webhook claim "{handle}" arrives for token "{token}" with body "{body}"',
+                   'keyed webhook claim "{handle}" arrives for token "{token}" with key "{key}"'
+                   ' and body "{body}"',
+                   kept_as=kept_as),
     Declaration("Claim Tool Call", claim_tool_call, (
         Phrase('tool call claim "{handle}" is made to "{tool}" with arguments'
                " {arguments:Json}", ic.ClaimCall),
@@ -231,12 +232,9 @@ DECLARATIONS = (
         Phrase(CLAIM + " completes with result {result:Json}",
                lambda handle, result: ic.CompleteClaim(handle, Succeed(result))),
     ), kept_as=kept_as),
-    Declaration("Fail Claim", fail_claim, (
-        Phrase(CLAIM + ' fails with {error_type} "{message}"', fail_claim),
-    ), kept_as=kept_as),
-    Declaration("Release Claim", release_claim, (
-        Phrase(CLAIM + " is released", release_claim),
-    ), kept_as=kept_as),
+    command_worded("Fail Claim", fail_claim, CLAIM + ' fails with {error_type} "{message}"',
+                   kept_as=kept_as),
+    command_worded("Release Claim", release_claim, CLAIM + " is released", kept_as=kept_as),
     Declaration("Claim Key While Store Write Fails", claim_key_write_fails, (
         Phrase(WRITE_FAILS + MADE_ON,
                lambda write, handle, key, scope, payload: failing(
@@ -247,17 +245,15 @@ DECLARATIONS = (
                lambda write, handle, result: failing(write,
                                                      ic.CompleteClaim(handle, Succeed(result)))),
     ), kept_as=kept_as),
-    Declaration("Release Claim While Store Write Fails", release_claim_write_fails, (
-        Phrase(WRITE_FAILS + CLAIM + " is released", release_claim_write_fails),
-    ), kept_as=kept_as),
+    command_worded("Release Claim While Store Write Fails", release_claim_write_fails,
+                   WRITE_FAILS + CLAIM + " is released", kept_as=kept_as),
     Declaration("Advance Key Clock", advance_key_clock, (
         Phrase("{seconds:g} seconds pass on the key clock", advance_key_clock),
         Phrase("{hours:g} hours pass on the key clock",
                lambda hours: advance_key_clock(hours * 3600)),
     )),
-    Declaration("Purge Expired Keys", purge_expired_keys, (
-        Phrase("the expired keys are purged", purge_expired_keys),
-    ), kept_as=kept_as),
+    command_worded("Purge Expired Keys", purge_expired_keys, "the expired keys are purged",
+                   kept_as=kept_as),
 )
 
 # -- checks: what the backend answered ------------------------------------------------------
@@ -386,45 +382,31 @@ def audit_log_should_hold(count: int, original: str | None = None, key: str | No
 
 
 CHECKS = (
-    Check("Claim Should Be Started", claim_should_be_started, (
-        Phrase(CLAIM + " is started", claim_should_be_started),
-    )),
-    Check("Claim Should Be Started Without Token", claim_should_be_started_without_token, (
-        Phrase(CLAIM + " is started without a token", claim_should_be_started_without_token),
-    )),
-    Check("Claim Should Be Refused Without Execution",
-          claim_should_be_refused_without_execution, (
-              Phrase(CLAIM + " is refused for want of an execution id",
-                     claim_should_be_refused_without_execution),
-          )),
-    Check("Claim Should Conflict", claim_should_conflict, (
-        Phrase(CLAIM + " is refused as a conflict", claim_should_conflict),
-    )),
-    Check("Claim Should Mismatch", claim_should_mismatch, (
-        Phrase(CLAIM + " is refused as a mismatch with status {status:d}",
-               claim_should_mismatch),
-    )),
+    check_worded("Claim Should Be Started", claim_should_be_started, CLAIM + " is started"),
+    check_worded("Claim Should Be Started Without Token", claim_should_be_started_without_token,
+                 CLAIM + " is started without a token"),
+    check_worded("Claim Should Be Refused Without Execution",
+                 claim_should_be_refused_without_execution,
+                 CLAIM + " is refused for want of an execution id"),
+    check_worded("Claim Should Conflict", claim_should_conflict,
+                 CLAIM + " is refused as a conflict"),
+    check_worded("Claim Should Mismatch", claim_should_mismatch,
+                 CLAIM + " is refused as a mismatch with status {status:d}"),
     Check("Claim Should Replay Result", claim_should_replay_result, (
         Phrase(CLAIM + ' replays claim "{original}" returning {result:Json}',
                lambda handle, original, result: _replays(
                    handle, original, ("returns", canonical_json(result)))),
     )),
-    Check("Claim Should Replay Error", claim_should_replay_error, (
-        Phrase(CLAIM + ' replays claim "{original}" raising {error_type} "{message}"',
-               claim_should_replay_error),
-    )),
-    Check("Completion Should Be Stored", completion_should_be_stored, (
-        Phrase('the completion of claim "{handle}" is stored', completion_should_be_stored),
-    )),
-    Check("Completion Should Be Refused", completion_should_be_refused, (
-        Phrase('the completion of claim "{handle}" is refused', completion_should_be_refused),
-    )),
-    Check("Release Should Be Accepted", release_should_be_accepted, (
-        Phrase('the release of claim "{handle}" is accepted', release_should_be_accepted),
-    )),
-    Check("Release Should Be Refused", release_should_be_refused, (
-        Phrase('the release of claim "{handle}" is refused', release_should_be_refused),
-    )),
+    check_worded("Claim Should Replay Error", claim_should_replay_error,
+                 CLAIM + ' replays claim "{original}" raising {error_type} "{message}"'),
+    check_worded("Completion Should Be Stored", completion_should_be_stored,
+                 'the completion of claim "{handle}" is stored'),
+    check_worded("Completion Should Be Refused", completion_should_be_refused,
+                 'the completion of claim "{handle}" is refused'),
+    check_worded("Release Should Be Accepted", release_should_be_accepted,
+                 'the release of claim "{handle}" is accepted'),
+    check_worded("Release Should Be Refused", release_should_be_refused,
+                 'the release of claim "{handle}" is refused'),
     Check("Answer Should Be Unavailable", answer_should_be_unavailable, (
         Phrase(CLAIM + " is answered unavailable",
                lambda handle: answer_should_be_unavailable(handle)),
@@ -469,24 +451,16 @@ SETTINGS = (
 )
 
 
-def _unless_store_faults(harness: IdempotencyHarness) -> str | None:
-    return None if harness.takes_store_faults else (
-        f"backend {harness.backend.name} does not take store faults for its idempotency"
-        " keys (store-faults:idempotency)")
-
-
-def _unless_audits(harness: IdempotencyHarness) -> str | None:
-    return None if harness.audits else (
-        f"backend {harness.backend.name} does not report replays to an audit sink"
-        " (audit-events)")
-
-
 PRECONDITIONS = (
     # IK-015 and IK-017 need a capability beyond the area: elsewhere skipped, never passed.
-    Precondition("Require Store Faults", "the idempotency keys take store faults",
-                 _unless_store_faults),
-    Precondition("Require Audit Events", "the idempotency keys emit audit events",
-                 _unless_audits),
+    Precondition.claimed(
+        "Require Store Faults", "the idempotency keys take store faults",
+        lambda harness: harness.takes_store_faults,
+        "take store faults for its idempotency keys (store-faults:idempotency)"),
+    Precondition.claimed(
+        "Require Audit Events", "the idempotency keys emit audit events",
+        lambda harness: harness.audits,
+        "report replays to an audit sink (audit-events)"),
 )
 
 

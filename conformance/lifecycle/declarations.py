@@ -38,6 +38,8 @@ from jobconform.conformance.vocabulary import (
     OnProfile,
     Phrase,
     Reading,
+    check_worded,
+    command_worded,
     json_value,
 )
 from jobconform.reference import commands as cmd
@@ -404,21 +406,18 @@ def _each_retry_wording(pattern: str) -> tuple[Phrase, ...]:
 DECLARATIONS = (
     # Before Submit Job: its 'jobs "{aliases}" are submitted' would take a range's
     # wording, with '"v1" to "v300"' for its aliases.
-    Declaration("Submit Jobs In Range", submit_jobs_in_range, (
-        Phrase('jobs "{first}" to "{last}" are submitted', submit_jobs_in_range),
-    ), kept_as=_submitted),
+    command_worded("Submit Jobs In Range", submit_jobs_in_range,
+                   'jobs "{first}" to "{last}" are submitted', kept_as=_submitted),
     Declaration("Submit Job", submit_job, (
         Phrase('job "{alias}" is submitted', submit_job),
         Phrase('jobs "{aliases}" are submitted',
                lambda aliases: [cmd.Submit(alias) for alias in alias_list(aliases)]),
     ), kept_as=_submitted),
-    Declaration("Submit Job Ignoring Cancellation", submit_job_ignoring_cancellation, (
-        Phrase('job "{alias}" is submitted with a body that ignores cancellation',
-               submit_job_ignoring_cancellation),
-    ), kept_as=_submitted),
-    Declaration("Submit Job For Module", submit_job_for_module, (
-        Phrase('job "{alias}" is submitted for module "{module}"', submit_job_for_module),
-    ), kept_as=_submitted),
+    command_worded("Submit Job Ignoring Cancellation", submit_job_ignoring_cancellation,
+                   'job "{alias}" is submitted with a body that ignores cancellation',
+                   kept_as=_submitted),
+    command_worded("Submit Job For Module", submit_job_for_module,
+                   'job "{alias}" is submitted for module "{module}"', kept_as=_submitted),
     Declaration("Submit Job With Arguments", submit_job_with_arguments, (
         Phrase('job "{alias}" is submitted with arguments {arguments:Json}',
                lambda alias, arguments: cmd.Submit(alias, arguments=arguments)),
@@ -432,10 +431,10 @@ DECLARATIONS = (
                ' {arguments:Json}', lambda alias, result, arguments: cmd.Submit(
                    alias, arguments=arguments, outcome=cmd.Succeed(result))),
     ), kept_as=_submitted),
-    Declaration("Submit Job That Raises", submit_job_that_raises, (
-        Phrase('job "{alias}" is submitted with a body that raises {error_type:w}'
-               ' "{message}"', submit_job_that_raises),
-    ), kept_as=_submitted),
+    command_worded("Submit Job That Raises", submit_job_that_raises,
+                   'job "{alias}" is submitted with a body that raises {error_type:w}'
+                   ' "{message}"',
+                   kept_as=_submitted),
     Declaration("Submit Job With Retry", submit_job_with_retry, (
         *_each_retry_wording('job "{alias}" is submitted with {retries:d} retries'),
         *_each_retry_wording(f'job "{{alias}}" is submitted with {_RETRY_FIELDS}'),
@@ -450,16 +449,13 @@ DECLARATIONS = (
         Phrase('job "{alias}" is submitted with options {options:Json}',
                lambda alias, options: cmd.Submit(alias, options=options)),
     ), kept_as=_submitted),
-    Declaration("Dispatch", dispatch, (Phrase("the runtime dispatches", dispatch),)),
+    command_worded("Dispatch", dispatch, "the runtime dispatches"),
     # Before Job Returns and Job Raises: their wordings would take these, with the rest
     # of the line for a JSON value or an error type.
-    Declaration("Job Returns A Long Text", job_returns_long_text, (
-        Phrase('job "{alias}" returns a text of {length:d} characters', job_returns_long_text),
-    )),
-    Declaration("Job Raises With A Long Message", job_raises_long_message, (
-        Phrase('job "{alias}" raises {error_type:w} with a message of {length:d} characters',
-               job_raises_long_message),
-    )),
+    command_worded("Job Returns A Long Text", job_returns_long_text,
+                   'job "{alias}" returns a text of {length:d} characters'),
+    command_worded("Job Raises With A Long Message", job_raises_long_message,
+                   'job "{alias}" raises {error_type:w} with a message of {length:d} characters'),
     Declaration("Job Returns", job_returns, (
         Phrase('job "{alias}" returns {result:Json}',
                lambda alias, result: cmd.Finish(alias, cmd.Succeed(result))),
@@ -475,24 +471,17 @@ DECLARATIONS = (
                lambda first, last, result: [cmd.Finish(alias, cmd.Succeed(result))
                                             for alias in alias_range(first, last)]),
     )),
-    Declaration("Cancel Jobs In Range", jobs_in_range_are_cancelled, (
-        Phrase('jobs "{first}" to "{last}" are cancelled', jobs_in_range_are_cancelled),
-    )),
-    Declaration("Cancel Job", cancel_job, (Phrase('job "{alias}" is cancelled', cancel_job),)),
-    Declaration("Advance Clock", advance_clock, (
-        Phrase("{seconds:g} seconds pass", advance_clock),
-        Phrase("{seconds:g} second passes", advance_clock),
-    )),
+    command_worded("Cancel Jobs In Range", jobs_in_range_are_cancelled,
+                   'jobs "{first}" to "{last}" are cancelled'),
+    command_worded("Cancel Job", cancel_job, 'job "{alias}" is cancelled'),
+    command_worded("Advance Clock", advance_clock, "{seconds:g} seconds pass",
+                   "{seconds:g} second passes"),
     Declaration("Run Cleanup", run_cleanup, (
         Phrase("cleanup runs with a max age of {seconds:g} seconds",
                lambda seconds: run_cleanup(seconds)),
     )),
-    Declaration("Shut Down Runtime", shut_down_runtime, (
-        Phrase("the runtime shuts down", shut_down_runtime),
-    )),
-    Declaration("Read Result", read_result, (
-        Phrase('the result of job "{alias}" is read', read_result),
-    )),
+    command_worded("Shut Down Runtime", shut_down_runtime, "the runtime shuts down"),
+    command_worded("Read Result", read_result, 'the result of job "{alias}" is read'),
     Declaration("List Jobs", list_jobs, (
         Phrase("the jobs are listed", cmd.ListJobs),
         Phrase('the jobs are listed with status "{status:Status}"', cmd.ListJobs),
@@ -510,9 +499,7 @@ DECLARATIONS = (
         Phrase('the execution statistics are read for owners "{owners}"',
                lambda owners: read_execution_stats(None, owners)),
     )),
-    Declaration("Send Heartbeat", send_heartbeat, (
-        Phrase('job "{alias}" sends a heartbeat', send_heartbeat),
-    )),
+    command_worded("Send Heartbeat", send_heartbeat, 'job "{alias}" sends a heartbeat'),
     Declaration("Detect Stuck Jobs", detect_stuck_jobs, (
         Phrase("stuck jobs are detected with a timeout of {seconds:g} seconds",
                lambda seconds: detect_stuck_jobs(seconds)),
@@ -1067,21 +1054,18 @@ CHECKS = (
     Check("Job Status Should Be", job_status_should_be, (
         Phrase('job "{alias}" is {status:Status}',
                lambda alias, status: _field(alias, "status", status)),)),
-    Check(None, _statuses, (Phrase('jobs "{aliases}" are {status:Status}', _statuses),)),
-    Check("Job Should Have Been Submitted At Second",
-          job_should_have_been_submitted_at_second, (
-              Phrase('job "{alias}" was submitted at second {second:g}',
-                     job_should_have_been_submitted_at_second),)),
-    Check("Job Should Have Started At Second", job_should_have_started_at_second, (
-        Phrase('job "{alias}" started at second {second:g}',
-               job_should_have_started_at_second),)),
-    Check("Job Should Have Finished At Second", job_should_have_finished_at_second, (
-        Phrase('job "{alias}" finished at second {second:g}',
-               job_should_have_finished_at_second),)),
-    Check("Job Should Not Have Started", job_should_not_have_started, (
-        Phrase('job "{alias}" has no start time', job_should_not_have_started),)),
-    Check("Job Should Not Have Finished", job_should_not_have_finished, (
-        Phrase('job "{alias}" has no finish time', job_should_not_have_finished),)),
+    check_worded(None, _statuses, 'jobs "{aliases}" are {status:Status}'),
+    check_worded("Job Should Have Been Submitted At Second",
+                 job_should_have_been_submitted_at_second,
+                 'job "{alias}" was submitted at second {second:g}'),
+    check_worded("Job Should Have Started At Second", job_should_have_started_at_second,
+                 'job "{alias}" started at second {second:g}'),
+    check_worded("Job Should Have Finished At Second", job_should_have_finished_at_second,
+                 'job "{alias}" finished at second {second:g}'),
+    check_worded("Job Should Not Have Started", job_should_not_have_started,
+                 'job "{alias}" has no start time'),
+    check_worded("Job Should Not Have Finished", job_should_not_have_finished,
+                 'job "{alias}" has no finish time'),
     Check("Timestamps Should Be UTC", timestamps_should_be_utc, (
         Phrase('every timestamp of job "{alias}" is timezone-aware UTC',
                lambda alias: timestamps_should_be_utc(alias)),)),
@@ -1104,9 +1088,8 @@ CHECKS = (
         Phrase('job "{alias}" is not held', lambda alias: Reading(
             f"job {alias!r} should not be held, listed or leave a record", _not_held(alias),
             [])),)),
-    Check(None, _ids_distinct, (Phrase('jobs "{aliases}" have distinct ids', _ids_distinct),)),
-    Check(None, _no_stray_records, (
-        Phrase("no record is held that was not accepted", _no_stray_records),)),
+    check_worded(None, _ids_distinct, 'jobs "{aliases}" have distinct ids'),
+    check_worded(None, _no_stray_records, "no record is held that was not accepted"),
     Check(None, _refusal, (
         Phrase('the submission of job "{alias}" is accepted', lambda alias: Reading(
             f"the submission of job {alias!r}", lambda through: through.answers.get(alias),
@@ -1131,9 +1114,8 @@ CHECKS = (
     Check("Submission Should Be Refused As Shut Down",
           submission_should_be_refused_as_shut_down),
     Check("Submission For Module Should Be Refused", submission_for_module_should_be_refused),
-    Check("Job Body Should Have Been Interrupted", job_body_should_have_been_interrupted, (
-        Phrase('the body of job "{alias}" was interrupted',
-               job_body_should_have_been_interrupted),)),
+    check_worded("Job Body Should Have Been Interrupted", job_body_should_have_been_interrupted,
+                 'the body of job "{alias}" was interrupted'),
     Check("Job Body Should Have Run", job_body_should_have_run, (
         Phrase('the body of job "{alias}" ran {times:d} times', job_body_should_have_run),
         Phrase('the body of job "{alias}" never ran',
@@ -1169,12 +1151,11 @@ CHECKS = (
             cmd.ListJobs, "the listed jobs, in order", alias_range(first, last),
             shown=_shown_range)),
     )),
-    Check("Job Error Should Be The Long Message", job_error_should_be_the_long_message, (
-        Phrase('job "{alias}" has the {error_type:w} error with the message of {length:d}'
-               ' characters', job_error_should_be_the_long_message),)),
-    Check("Job Result Should Be The Long Text", job_result_should_be_the_long_text, (
-        Phrase('the result of job "{alias}" is the text of {length:d} characters',
-               job_result_should_be_the_long_text),)),
+    check_worded("Job Error Should Be The Long Message", job_error_should_be_the_long_message,
+                 'job "{alias}" has the {error_type:w} error with the message of {length:d}'
+                 ' characters'),
+    check_worded("Job Result Should Be The Long Text", job_result_should_be_the_long_text,
+                 'the result of job "{alias}" is the text of {length:d} characters'),
     Check(None, answered, (
         Phrase("the listing is empty", lambda: answered(cmd.ListJobs, "the listed jobs", [])),
     )),
@@ -1183,12 +1164,11 @@ CHECKS = (
                lambda aliases: page_should_be(*alias_list(aliases))),
         Phrase("the page is empty", page_should_be),
     )),
-    Check("Stats Should Be", stats_should_be, (
-        Phrase("the statistics show {total:d} in total, {succeeded:d} succeeded, {failed:d}"
-               " failed, {running:d} running and {queued:d} queued", stats_should_be),)),
-    Check("Job Owner And Trigger Should Be", job_owner_and_trigger_should_be, (
-        Phrase('job "{alias}" is owned by "{owner}" with trigger "{trigger}"',
-               job_owner_and_trigger_should_be),)),
+    check_worded("Stats Should Be", stats_should_be,
+                 "the statistics show {total:d} in total, {succeeded:d} succeeded, {failed:d}"
+                 " failed, {running:d} running and {queued:d} queued"),
+    check_worded("Job Owner And Trigger Should Be", job_owner_and_trigger_should_be,
+                 'job "{alias}" is owned by "{owner}" with trigger "{trigger}"'),
     Check("Job Options Should Be", job_options_should_be, (
         Phrase('job "{alias}" has options {options:Json}', lambda alias, options: _field(
             alias, "options", options, same_value)),)),
@@ -1198,44 +1178,36 @@ CHECKS = (
                      lambda alias, options: Reading(
                          f"the options each run of job {alias!r}'s body was handed",
                          _handed(alias), options, _each_same)),)),
-    Check("Health Should Show", health_should_show, (
-        Phrase("the health shows {queued:d} queued, {running:d} running, {total:d} in total",
-               health_should_show),)),
-    Check("Counters Should Show", counters_should_show, (
-        Phrase("the counters show {processed:d} processed, {failed:d} failed,"
-               " {cancelled:d} cancelled", counters_should_show),)),
-    Check("Worker Status Should Be", worker_status_should_be, (
-        Phrase('the health report names its worker, with status "{status}"',
-               worker_status_should_be),)),
-    Check("A Second Runtime Should Name Another Worker",
-          second_runtime_should_name_another_worker, (
-              Phrase("a second runtime of the backend names another worker",
-                     second_runtime_should_name_another_worker),)),
-    Check("Report Last Heartbeat Should Be At Second",
-          report_last_heartbeat_should_be_at_second, (
-              Phrase("the health report's last heartbeat is at second {seconds:g}",
-                     report_last_heartbeat_should_be_at_second),)),
-    Check("Report Should Have No Last Heartbeat", report_should_have_no_last_heartbeat, (
-        Phrase("the health report has no last heartbeat",
-               report_should_have_no_last_heartbeat),)),
-    Check("Job Retry State Should Be", job_retry_state_should_be, (
-        Phrase('job "{alias}" has retry count {retry_count:d} of {max_retries:d}',
-               job_retry_state_should_be),)),
-    Check("Delay Should Be", delay_should_be, (
-        Phrase("the delay is {expected_ms:g} ms", delay_should_be),)),
-    Check("Delay Should Be At Most The Cap", delay_should_be_at_most_the_cap, (
-        Phrase("the delay is at most the cap", delay_should_be_at_most_the_cap),)),
-    Check("Delay Should Be Below The Cap", delay_should_be_below_the_cap, (
-        Phrase("the delay is below the cap", delay_should_be_below_the_cap),)),
-    Check("Delay Should Be More Than", delay_should_be_more_than, (
-        Phrase("the delay is more than {ms:g} ms", delay_should_be_more_than),)),
+    check_worded("Health Should Show", health_should_show,
+                 "the health shows {queued:d} queued, {running:d} running, {total:d} in total"),
+    check_worded("Counters Should Show", counters_should_show,
+                 "the counters show {processed:d} processed, {failed:d} failed,"
+                 " {cancelled:d} cancelled"),
+    check_worded("Worker Status Should Be", worker_status_should_be,
+                 'the health report names its worker, with status "{status}"'),
+    check_worded("A Second Runtime Should Name Another Worker",
+                 second_runtime_should_name_another_worker,
+                 "a second runtime of the backend names another worker"),
+    check_worded("Report Last Heartbeat Should Be At Second",
+                 report_last_heartbeat_should_be_at_second,
+                 "the health report's last heartbeat is at second {seconds:g}"),
+    check_worded("Report Should Have No Last Heartbeat", report_should_have_no_last_heartbeat,
+                 "the health report has no last heartbeat"),
+    check_worded("Job Retry State Should Be", job_retry_state_should_be,
+                 'job "{alias}" has retry count {retry_count:d} of {max_retries:d}'),
+    check_worded("Delay Should Be", delay_should_be, "the delay is {expected_ms:g} ms"),
+    check_worded("Delay Should Be At Most The Cap", delay_should_be_at_most_the_cap,
+                 "the delay is at most the cap"),
+    check_worded("Delay Should Be Below The Cap", delay_should_be_below_the_cap,
+                 "the delay is below the cap"),
+    check_worded("Delay Should Be More Than", delay_should_be_more_than,
+                 "the delay is more than {ms:g} ms"),
     Check("Stuck Detection Should Fail", stuck_detection_should_fail, (
         Phrase("{count:d} job was failed as stuck", _stuck_count),
         Phrase("{count:d} jobs were failed as stuck", _stuck_count),
     )),
-    Check("Job Last Heartbeat Should Be At Second", job_last_heartbeat_should_be_at_second, (
-        Phrase('job "{alias}" last heartbeat is at second {second:g}',
-               job_last_heartbeat_should_be_at_second),)),
-    Check("Job Should Have No Last Heartbeat", job_should_have_no_last_heartbeat, (
-        Phrase('job "{alias}" has no last heartbeat', job_should_have_no_last_heartbeat),)),
+    check_worded("Job Last Heartbeat Should Be At Second", job_last_heartbeat_should_be_at_second,
+                 'job "{alias}" last heartbeat is at second {second:g}'),
+    check_worded("Job Should Have No Last Heartbeat", job_should_have_no_last_heartbeat,
+                 'job "{alias}" has no last heartbeat'),
 )

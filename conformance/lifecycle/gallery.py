@@ -609,10 +609,22 @@ class MillisecondInstantsStore(InMemoryJobStore):
         return super().update(job_id, expected_status, expected=expected, **kept)
 
 
+class ClaimRewritingStore(InMemoryJobStore):
+    """A store whose claim changes the records the sound claim took (each broken store
+    says how) and keeps them so."""
+
+    def kept(self, claimed: list[StoredJob]) -> list[StoredJob]:
+        """`claimed`, written over the records the sound claim stored."""
+        with self._lock:
+            for job in claimed:
+                self._jobs[job.job_id] = job
+        return claimed
+
+
 @memory_entry("backoff_end_whole_seconds", "RT-002",
               "issue 33: time finer than a second (a backoff's end compared in whole"
               " seconds)")
-class BackoffWholeSecondsStore(InMemoryJobStore):
+class BackoffWholeSecondsStore(ClaimRewritingStore):
     """The claim compares a retried job's due time with the clock in whole seconds
     (`int(next_attempt_at) <= int(now)`, as epoch-second columns do): a retry due half a
     second into a second starts up to a second before its backoff ends (issue 33)."""
@@ -620,27 +632,19 @@ class BackoffWholeSecondsStore(InMemoryJobStore):
     def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
         # int(due) <= int(now) holds for every due time before the next whole second.
         seen = now.replace(microsecond=0) + timedelta(seconds=1, microseconds=-1)
-        claimed = [replace(job, started_at=now, last_heartbeat=now)
-                   for job in super().claim(worker_id, limit, seen)]
-        with self._lock:
-            for job in claimed:
-                self._jobs[job.job_id] = job
-        return claimed
+        return self.kept([replace(job, started_at=now, last_heartbeat=now)
+                          for job in super().claim(worker_id, limit, seen)])
 
 
 @memory_entry("first_start_kept", "LC-004", "issue 29 (a retried job keeps its first started_at)")
-class FirstStartKeptStore(InMemoryJobStore):
+class FirstStartKeptStore(ClaimRewritingStore):
     """The claim sets started_at only on a record that has none (a COALESCE(started_at,
     now)), so every later attempt of a retried job shows the first attempt's start."""
 
     def claim(self, worker_id: str, limit: int, now: datetime) -> list[StoredJob]:
         first_starts = {job.job_id: job.started_at for job in self.list() if job.started_at}
-        claimed = [replace(job, started_at=first_starts.get(job.job_id, job.started_at))
-                   for job in super().claim(worker_id, limit, now)]
-        with self._lock:
-            for job in claimed:
-                self._jobs[job.job_id] = job
-        return claimed
+        return self.kept([replace(job, started_at=first_starts.get(job.job_id, job.started_at))
+                          for job in super().claim(worker_id, limit, now)])
 
 
 @memory_entry("tail_requeue", "RT-003", "issue 29 (a retried job re-queued at the tail)")

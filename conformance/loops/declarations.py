@@ -397,17 +397,13 @@ CHECKS = (
 )
 
 
-def _unless_events(harness: LoopsHarness) -> str | None:
-    return None if harness.emits_events else (
-        f"backend {harness.backend.name} does not report loop events to an event sink"
-        " (loop-events)")
-
-
 VOCABULARY = Vocabulary(
     area="loops", noun="loop", start="Start Loop Runtime", commands=DECLARATIONS,
     checks=CHECKS, settings=(Setting("a loop runtime", dict),),
     # LP-019 needs a backend claiming loop-events: elsewhere skipped, never passed.
-    preconditions=(Precondition("Require Loop Events", "the loop events are emitted",
-                                _unless_events),),
+    preconditions=(Precondition.claimed(
+        "Require Loop Events", "the loop events are emitted",
+        lambda harness: harness.emits_events,
+        "report loop events to an event sink (loop-events)"),),
     open=lambda backend, profile, registry, overrides: LoopsHarness(backend, profile,
                                                                     registry))

@@ -27,6 +27,8 @@ from jobconform.conformance.vocabulary import (
     Phrase,
     Reading,
     Vocabulary,
+    check_worded,
+    command_worded,
 )
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind, StoreFault
@@ -107,30 +109,22 @@ DECLARATIONS = (
                lambda ttl, seconds: start_reaper_by_old_names(ttl, seconds)),
     )),
     Declaration("Starting Reaper Should Be Refused", starting_reaper_should_be_refused),
-    Declaration("Stop Reaper", stop_reaper, (Phrase("the reaper is stopped", stop_reaper),)),
-    Declaration("Store Fails For Next Sweeps", store_fails_for_next_sweeps, (
-        Phrase("the job store fails for the next {sweeps:d} sweep", store_fails_for_next_sweeps),
-        Phrase("the job store fails for the next {sweeps:d} sweeps",
-               store_fails_for_next_sweeps),
-    )),
-    Declaration("Advance Clock While Store Write Fails", advance_clock_while_store_write_fails, (
-        Phrase("store write {write:d} fails while {seconds:g} seconds pass",
-               advance_clock_while_store_write_fails),
-    )),
+    command_worded("Stop Reaper", stop_reaper, "the reaper is stopped"),
+    command_worded("Store Fails For Next Sweeps", store_fails_for_next_sweeps,
+                   "the job store fails for the next {sweeps:d} sweep",
+                   "the job store fails for the next {sweeps:d} sweeps"),
+    command_worded("Advance Clock While Store Write Fails", advance_clock_while_store_write_fails,
+                   "store write {write:d} fails while {seconds:g} seconds pass"),
     Declaration("List Expired Jobs", list_expired_jobs, (
         Phrase("the jobs expired more than {seconds:g} seconds ago are listed",
                lambda seconds: list_expired_jobs(seconds)),
     )),
-    Declaration("Advance Clock By Default Reaper TTL", advance_clock_by_default_reaper_ttl, (
-        Phrase("the default reaper TTL passes", advance_clock_by_default_reaper_ttl),
-    )),
-    Declaration("Advance Clock By Default Sweep Interval Minus",
-                advance_clock_by_default_sweep_interval_minus, (
-                    Phrase("the default sweep interval passes but {seconds:g} second",
-                           advance_clock_by_default_sweep_interval_minus),
-                    Phrase("the default sweep interval passes but {seconds:g} seconds",
-                           advance_clock_by_default_sweep_interval_minus),
-                )),
+    command_worded("Advance Clock By Default Reaper TTL", advance_clock_by_default_reaper_ttl,
+                   "the default reaper TTL passes"),
+    command_worded("Advance Clock By Default Sweep Interval Minus",
+                   advance_clock_by_default_sweep_interval_minus,
+                   "the default sweep interval passes but {seconds:g} second",
+                   "the default sweep interval passes but {seconds:g} seconds"),
 )
 
 
@@ -205,10 +199,9 @@ CHECKS = (
         Phrase("the reaper is running", reaper_should_be_running),
         Phrase("the reaper is not running", lambda: reaper_should_be_running(False)),
     )),
-    Check("Reaper Counts Should Be", reaper_counts_should_be, (
-        Phrase("the reaper has swept {sweeps:d} times, failed {failed:d} times and deleted"
-               " {deleted:d} jobs", reaper_counts_should_be),
-    )),
+    check_worded("Reaper Counts Should Be", reaper_counts_should_be,
+                 "the reaper has swept {sweeps:d} times, failed {failed:d} times and deleted"
+                 " {deleted:d} jobs"),
 )
 
 VOCABULARY = Vocabulary(area="reaper", noun="reaper", start=None, commands=DECLARATIONS,

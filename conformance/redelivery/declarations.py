@@ -21,7 +21,15 @@ from jobconform.conformance.job_readings import (
     sent_answers,
 )
 from jobconform.conformance.scenario import same_value
-from jobconform.conformance.vocabulary import Check, Declaration, Phrase, Reading, Vocabulary
+from jobconform.conformance.vocabulary import (
+    Check,
+    Declaration,
+    Phrase,
+    Reading,
+    Vocabulary,
+    check_worded,
+    command_worded,
+)
 from jobconform.reference import commands as cmd
 from jobconform.reference.faults import FaultKind, StoreFault
 from jobconform.reference.lifecycle import POISON_ERROR
@@ -80,9 +88,8 @@ DECLARATIONS = (
                " of {seconds:g} seconds", lambda write, seconds: expire_leases_under_store_fault(
                    seconds, FaultKind.CRASH.value, write)),
     )),
-    Declaration("Park Request", park_request, (
-        Phrase('agent "{agent}" parks the operator request "{request}"', park_request),
-    )),
+    command_worded("Park Request", park_request,
+                   'agent "{agent}" parks the operator request "{request}"'),
     Declaration("Previous Owner Writes", previous_owner_writes, (
         Phrase('the previous owner of job "{alias}" reports {what}', _previous_owner_reports),
     )),
@@ -180,13 +187,12 @@ CHECKS = (
     )),
     Check("Lease Pass Under Store Fault Should Re-queue And Park",
           lease_pass_under_store_fault),
-    Check("Job Redelivery Count Should Be", job_redelivery_count_should_be, (
-        Phrase('job "{alias}" has re-delivery count {count:d}',
-               job_redelivery_count_should_be),)),
-    Check("Job Should Be Parked As Poison", job_should_be_parked_as_poison, (
-        Phrase('job "{alias}" is parked as poison', job_should_be_parked_as_poison),)),
-    Check("Job Should Not Be Parked", job_should_not_be_parked, (
-        Phrase('job "{alias}" is not parked', job_should_not_be_parked),)),
+    check_worded("Job Redelivery Count Should Be", job_redelivery_count_should_be,
+                 'job "{alias}" has re-delivery count {count:d}'),
+    check_worded("Job Should Be Parked As Poison", job_should_be_parked_as_poison,
+                 'job "{alias}" is parked as poison'),
+    check_worded("Job Should Not Be Parked", job_should_not_be_parked,
+                 'job "{alias}" is not parked'),
     Check("Previous Owner Write Should Be Refused", previous_owner_write_should_be_refused, (
         Phrase("the previous owner's write was refused", lambda: answered(
             cmd.StaleOwnerWrite, "stale_owner_write's answer (accepted?)", False,

@@ -425,16 +425,12 @@ SETTINGS = (parameter_setting("reminders with {name:w} set to {value:g}", "remin
                               CONFIG_PARAMETERS),)
 
 
-def _unless_store_faults(harness: ReminderHarness) -> str | None:
-    return None if harness.takes_store_faults else (
-        f"backend {harness.backend.name} does not take store faults for its reminders"
-        " (store-faults:reminders)")
-
-
 PRECONDITIONS = (
     # RM-014 needs a runtime that takes store faults: elsewhere skipped, never passed.
-    Precondition("Require Store Faults", "the reminders runtime takes store faults",
-                 _unless_store_faults),
+    Precondition.claimed(
+        "Require Store Faults", "the reminders runtime takes store faults",
+        lambda harness: harness.takes_store_faults,
+        "take store faults for its reminders (store-faults:reminders)"),
 )
 
 

@@ -132,12 +132,7 @@ class SigtermIgnored(SignalledMemoryBackend):
     left running in the store and queued ones are never cancelled."""
 
     def handlers(self, runtime: MemoryRuntime) -> StopSignalHandlers:
-        def on_signal(name: str) -> None:
-            handlers.restore()
-            runtime.shutdown()
-
-        handlers = StopSignalHandlers(on_signal, handled=("SIGINT",))
-        return handlers
+        return shutdown_on_signal(runtime, handled=("SIGINT",))
 
 
 class SigintIgnored(SignalledMemoryBackend):
@@ -145,12 +140,7 @@ class SigintIgnored(SignalledMemoryBackend):
     host's handler, its work runs on through the grace period and it is killed."""
 
     def handlers(self, runtime: MemoryRuntime) -> StopSignalHandlers:
-        def on_signal(name: str) -> None:
-            handlers.restore()
-            runtime.shutdown()
-
-        handlers = StopSignalHandlers(on_signal, handled=("SIGTERM",))
-        return handlers
+        return shutdown_on_signal(runtime, handled=("SIGTERM",))
 
 
 class HandlersLeftInstalled(SignalledMemoryBackend):

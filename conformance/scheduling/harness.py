@@ -727,11 +727,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                     self.target.register(scripted, command.answer)
             case TriggerSchedule():
                 schedule_id = self._id(command.schedule)
-                try:
-                    self._call("trigger", lambda: runtime.trigger(schedule_id))
-                except ScheduleNotFound:
-                    return NOT_FOUND
-                return TRIGGERED
+                return self._done("trigger", TRIGGERED, lambda: runtime.trigger(schedule_id))
             case EndExecution():
                 schedule_id, end = self._id(command.schedule), command
                 return self._taken("end_execution", ENDED, lambda: runtime.end_execution(
@@ -753,11 +749,7 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
                     timezone=e.timezone))
             case DeleteSchedule():
                 schedule_id = self._id(command.schedule)
-                try:
-                    self._call("delete", lambda: runtime.delete(schedule_id))
-                except ScheduleNotFound:
-                    return NOT_FOUND
-                return DELETED
+                return self._done("delete", DELETED, lambda: runtime.delete(schedule_id))
             case SetAutonomy():
                 self._call("set_autonomy", lambda: runtime.set_autonomy(command.enabled))
             case StartSecondScheduler():
@@ -794,6 +786,15 @@ class SchedulingHarness(AliasedHarness[SchedulingCommand]):
             case AdvanceTime():
                 self.clock.advance(command.seconds)
         return None
+
+    def _done(self, method: str, done: str, call: Callable[[], object]) -> str:
+        """The answer of a call on one schedule (a trigger, a delete): `done` once it
+        returns, not_found for an unknown schedule."""
+        try:
+            self._call(method, call)
+        except ScheduleNotFound:
+            return NOT_FOUND
+        return done
 
     def _taken(self, method: str, taken: str, call: Callable[[], object]) -> object:
         """The answer of a seam that says whether it took what it was told (an end, a

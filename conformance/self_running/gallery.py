@@ -19,10 +19,8 @@ from jobconform.backends.breaker.memory import InMemoryBreakerStore
 from jobconform.backends.breaker.runtime import BreakerDeployment, StoreBreakerRuntime
 from jobconform.backends.breaker.threaded import PooledBreakerRuntime
 from jobconform.backends.protocol import Clock, RuntimeSettings
-from jobconform.backends.reminders.protocol import DeliveryTarget, ReminderConfig
 from jobconform.backends.reminders.store import StoredReminder
 from jobconform.backends.reminders.threaded import ThreadedReminderRuntime
-from jobconform.backends.scheduling.protocol import SchedulingConfig, SchedulingTarget
 from jobconform.backends.scheduling.runtime import StoredExecution, StoredSchedule
 from jobconform.backends.scheduling.threaded import ThreadedSchedulingRuntime
 from jobconform.backends.self_running import Clockwork
@@ -31,7 +29,13 @@ from jobconform.backends.threaded import ThreadedBackend, ThreadedRuntime
 from jobconform.backends.threaded.backend import self_running_config, waitable
 from jobconform.backends.threaded.config import WorkerConfig
 from jobconform.backends.threaded.worker import _OwnedJob
-from jobconform.conformance.gallery import GalleryEntry, bug_text, declares, register
+from jobconform.conformance.gallery import (
+    GalleryEntry,
+    bug_text,
+    declares,
+    over_new_store,
+    register,
+)
 from jobconform.reference.breaker.oracle import BreakerSettings
 
 
@@ -80,19 +84,6 @@ GALLERY: list[GalleryEntry] = []
 
 
 @declares(GALLERY)
-def reminders_entry(name: str, reminders: type[ThreadedReminderRuntime], catches: str,
-                    source: str) -> GalleryEntry:
-    """The threaded backend whose reminders are `reminders`; its job runtime is sound."""
-
-    class BrokenBackend(ThreadedBackend):
-        def open_reminders(self, clock: Clock, config: ReminderConfig,
-                           target: DeliveryTarget) -> ThreadedReminderRuntime:
-            return reminders(self.new_reminder_store(), clock, config, target)
-
-    return register(__name__, name, BrokenBackend, bug_text(reminders), catches, source)
-
-
-@declares(GALLERY)
 def breaker_entry(name: str, breaker: type[PooledBreakerRuntime], catches: str,
                   source: str) -> GalleryEntry:
     """The threaded backend whose breaker is `breaker`; its job runtime is sound."""
@@ -105,17 +96,12 @@ def breaker_entry(name: str, breaker: type[PooledBreakerRuntime], catches: str,
     return register(__name__, name, BrokenBackend, bug_text(breaker), catches, source)
 
 
-@declares(GALLERY)
-def scheduling_entry(name: str, scheduler: type[ThreadedSchedulingRuntime], catches: str,
-                     source: str) -> GalleryEntry:
-    """The threaded backend whose scheduler is `scheduler`; its job runtime is sound."""
-
-    class BrokenBackend(ThreadedBackend):
-        def open_scheduling(self, clock: Clock, config: SchedulingConfig,
-                            target: SchedulingTarget) -> ThreadedSchedulingRuntime:
-            return scheduler(self.new_schedule_store(), clock, config, target)
-
-    return register(__name__, name, BrokenBackend, bug_text(scheduler), catches, source)
+# The threaded backend whose scheduler or reminders are the broken class; its job runtime
+# is sound.
+scheduling_entry = over_new_store(GALLERY, ThreadedBackend, "open_scheduling",
+                                  "new_schedule_store")
+reminders_entry = over_new_store(GALLERY, ThreadedBackend, "open_reminders",
+                                 "new_reminder_store")
 
 
 @scheduling_entry("self_running_schedule_fires_only_when_read", "SR-006",

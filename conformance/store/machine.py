@@ -36,19 +36,7 @@ from jobconform.conformance.machine_runner import (
 )
 from jobconform.conformance.store.harness import StoreHarness, at_seconds, record_from_fields
 from jobconform.reference.lifecycle import JsonValue
-from jobconform.reference.store.commands import (
-    AtOnce,
-    BackendOutage,
-    DeleteTask,
-    GetTask,
-    ListExpired,
-    ListTasks,
-    Operation,
-    PutTask,
-    SaveConcurrently,
-    SaveTask,
-    StoreCommand,
-)
+from jobconform.reference.store import commands as ts
 from jobconform.reference.store.oracle import STATUSES, TaskRecord
 from jobconform.spec import Profile, Registry
 
@@ -81,9 +69,9 @@ records = st.builds(
     max_retries=st.integers(0, 3),
 )
 reads = st.one_of(
-    st.sampled_from(TASK_IDS).map(GetTask),
-    st.one_of(st.none(), st.sampled_from(STATUSES)).map(ListTasks),
-    st.sampled_from(CUT_OFFS).map(lambda before: ListExpired(at_seconds(before))),
+    st.sampled_from(TASK_IDS).map(ts.GetTask),
+    st.one_of(st.none(), st.sampled_from(STATUSES)).map(ts.ListTasks),
+    st.sampled_from(CUT_OFFS).map(lambda before: ts.ListExpired(at_seconds(before))),
 )
 
 
@@ -111,9 +99,9 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
             # they were.
             self.saves += 1
             if keeps_aliases and self.saves % 3 == 0:
-                self._run(PutTask(record))
+                self._run(ts.PutTask(record))
             else:
-                self._run(SaveTask(record))
+                self._run(ts.SaveTask(record))
 
         @rule()
         def save_over_a_held_record(self) -> None:
@@ -126,10 +114,10 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
             made each of the shrinker's tries cost: a store keeping only a task's first
             save took 1400 tries and 13 s of CPU to shrink, now 9 steps."""
             queued = TaskRecord(TASK_IDS[0], MODULES[0], "queued", at_seconds(SECONDS[0]))
-            self._run(SaveTask(queued))
-            self._run(SaveTask(replace(queued, status="running",
+            self._run(ts.SaveTask(queued))
+            self._run(ts.SaveTask(replace(queued, status="running",
                                        started_at=at_seconds(SECONDS[1]))))
-            self._run(GetTask(queued.task_id))
+            self._run(ts.GetTask(queued.task_id))
 
         @precondition(lambda self: not self.down)
         @rule(data=st.data())
@@ -137,38 +125,38 @@ def make_store_machine(backend: Backend, profile: Profile, registry: Registry | 
             """Reads, deletes of held records and saves of fresh ids, all at once."""
             assert self.harness is not None, "open_store runs before every rule"
             held = sorted(self.harness.oracle.records)
-            batch: list[Operation] = []
+            batch: list[ts.Operation] = []
             if held:
-                batch += [DeleteTask(task_id) for task_id in data.draw(
+                batch += [ts.DeleteTask(task_id) for task_id in data.draw(
                     st.lists(st.sampled_from(held), max_size=AT_ONCE_WRITES, unique=True))]
             fresh = data.draw(st.lists(records, max_size=min(AT_ONCE_WRITES,
                                                              len(self.unused_fresh_ids))))
-            batch += [SaveTask(replace(record, task_id=self.unused_fresh_ids.pop(0)))
+            batch += [ts.SaveTask(replace(record, task_id=self.unused_fresh_ids.pop(0)))
                       for record in fresh]
             batch += data.draw(st.lists(reads, min_size=max(0, 2 - len(batch)),
                                         max_size=AT_ONCE))
-            self._run(AtOnce(tuple(batch)))
+            self._run(ts.AtOnce(tuple(batch)))
 
         @rule(down=st.booleans())
         def backend_outage(self, down: bool) -> None:
             self.down = down
-            self._run(BackendOutage(down))
+            self._run(ts.BackendOutage(down))
 
         @rule(task_id=st.sampled_from(TASK_IDS))
         def get(self, task_id: str) -> None:
-            self._run(GetTask(task_id))
+            self._run(ts.GetTask(task_id))
 
         @rule(status=st.one_of(st.none(), st.sampled_from(STATUSES)))
         def list_tasks(self, status: str | None) -> None:
-            self._run(ListTasks(status))
+            self._run(ts.ListTasks(status))
 
         @rule(task_id=st.sampled_from(TASK_IDS))
         def delete(self, task_id: str) -> None:
-            self._run(DeleteTask(task_id))
+            self._run(ts.DeleteTask(task_id))
 
         @rule(before=st.sampled_from(CUT_OFFS))
         def list_expired(self, before: int) -> None:
-            self._run(ListExpired(at_seconds(before)))
+            self._run(ts.ListExpired(at_seconds(before)))
 
     return StoreMachine
 
@@ -209,8 +197,8 @@ def concurrent_saves_once(backend: Backend, profile: Profile, registry: Registry
     Raises:
         Divergence: a batch diverged; it is also recorded as `run.divergence`.
     """
-    commands: tuple[StoreCommand, ...] = (
-        SaveTask(SAVED_ALONE), *(SaveConcurrently(batch) for batch in CONCURRENT_BATCHES))
+    commands: tuple[ts.StoreCommand, ...] = (
+        ts.SaveTask(SAVED_ALONE), *(ts.SaveConcurrently(batch) for batch in CONCURRENT_BATCHES))
     run_on_a_runtime_of_its_own(partial(StoreHarness, backend, profile, registry), commands,
                                 run)
 
