@@ -16,16 +16,19 @@ import gc
 import importlib.util
 import io
 import json
+import multiprocessing
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TextIO, cast
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
@@ -248,9 +251,13 @@ def run_behave(config: RunConfig) -> SuiteRun:
     ]
     deviations_file = config.work_dir / "behave-deviations.jsonl"
     deviations_file.unlink(missing_ok=True)
+    log = config.work_dir / "behave.log"
     if config.behave_in_process:
         with _environment(DEVIATIONS_FILE_VARIABLE, str(deviations_file)):
             output = _behave_here(command[3:])
+    elif _can_fork():
+        with _environment(DEVIATIONS_FILE_VARIABLE, str(deviations_file)):
+            output = _behave_forked(command[3:], log)
     else:
         environment = {**os.environ, DEVIATIONS_FILE_VARIABLE: str(deviations_file)}
         try:
@@ -259,7 +266,7 @@ def run_behave(config: RunConfig) -> SuiteRun:
             output = finished.stdout + finished.stderr
         except subprocess.TimeoutExpired as error:
             output = f"behave did not finish within {BEHAVE_TIMEOUT_SECONDS} s: {error}"
-    (config.work_dir / "behave.log").write_text(output, encoding="utf-8")
+    log.write_text(output, encoding="utf-8")
     run = SuiteRun("behave", 0.0)
     results = _read_behave_results(json_path)
     if results is not None:
@@ -300,8 +307,9 @@ def _environment(name: str, value: str) -> Iterator[None]:
             os.environ[name] = before
 
 
-def _behave_here(arguments: list[str]) -> str:
-    """Run Behave in this process; its console output, as the child would have printed it.
+def _behave_here(arguments: list[str], console: TextIO | None = None) -> str:
+    """Run Behave in this process; its console output, as the child would have printed it
+    (in `console` where given, else returned).
 
     Behave's step registry is process-global, but the step libraries register their steps
     when their modules are first imported (features/steps only re-exports them), so a
@@ -314,13 +322,64 @@ def _behave_here(arguments: list[str]) -> str:
     # a run, after the types were cleared, fails on `{x:Json}`. Every library imported
     # now compiles while the types its imports register are there.
     load_step_libraries()
-    console = io.StringIO()
+    captured = io.StringIO()
+    console = console or captured
     with contextlib.redirect_stdout(console), contextlib.redirect_stderr(console):
         try:
             behave_main(arguments)
         except SystemExit as stop:  # behave exits on a bad option or a missing path
             console.write(f"behave stopped: {stop}\n")
-    return console.getvalue()
+    return captured.getvalue()
+
+
+def _can_fork() -> bool:
+    """Whether the Behave child can be a fork of this process: on Linux, while this
+    process runs no other thread (a fork copies only the calling thread, so a lock another
+    thread held would stay locked in the child). Elsewhere the child is a new interpreter."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def _behave_forked(arguments: list[str], log: Path) -> str:
+    """Run Behave in a fork of this process; what it printed (`log` holds it).
+
+    A fork starts with this process's modules, the step libraries among them: a new
+    interpreter spent a third of the Behave suite's CPU importing the kit and registering
+    its steps again. A hung adapter still stops only the child, which the watchdog in it
+    (conformance/watchdog.py) or the time limit here ends.
+    """
+    load_step_libraries()  # imported here once, for this run and the fork
+    child = multiprocessing.get_context("fork").Process(
+        target=_behave_child, args=(arguments, str(log)), name="jobconform-behave")
+    # The objects alive now are left out of the collector's scans in the child, so its
+    # collections do not walk (and copy) every page it shares with this process.
+    gc.freeze()
+    try:
+        child.start()
+    finally:
+        gc.unfreeze()
+    try:
+        child.join(BEHAVE_TIMEOUT_SECONDS)
+    finally:
+        if child.is_alive():  # past the time limit, or this process was interrupted
+            child.kill()
+            child.join()
+    output = log.read_text(encoding="utf-8") if log.exists() else ""
+    if child.exitcode == -signal.SIGKILL:
+        output += f"\nbehave did not finish within {BEHAVE_TIMEOUT_SECONDS} s\n"
+    return output
+
+
+def _behave_child(arguments: list[str], log: str) -> None:
+    """The forked child: Behave with every output (the hang watchdog's thread dump on
+    file descriptor 2 too) written to `log`, as a new interpreter's would be captured;
+    hangs and interrupts seen by this process before the fork are not its own."""
+    forget_hangs()
+    forget_interrupts()
+    console = open(log, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 (the child's)
+    os.dup2(console.fileno(), 1)
+    os.dup2(console.fileno(), 2)
+    sys.stdout = sys.stderr = console
+    _behave_here(arguments, console)
 
 
 def _read_behave_results(json_path: Path) -> list[dict[str, Any]] | None:
