@@ -16,6 +16,7 @@ import gc
 import importlib.util
 import io
 import json
+import logging
 import multiprocessing
 import os
 import re
@@ -372,9 +373,16 @@ def _behave_forked(arguments: list[str], log: Path) -> str:
 def _behave_child(arguments: list[str], log: str) -> None:
     """The forked child: Behave with every output (the hang watchdog's thread dump on
     file descriptor 2 too) written to `log`, as a new interpreter's would be captured;
-    hangs and interrupts seen by this process before the fork are not its own."""
+    hangs and interrupts seen by this process before the fork are not its own.
+
+    Behave logs each skipped scenario's reason, through a handler it adds only where the
+    root logger has none: the handlers of the process forked (pytest's, a program that
+    runs the kit) are not the child's, so they go, as they would be absent in a new
+    interpreter."""
     forget_hangs()
     forget_interrupts()
+    for handler in list(logging.root.handlers):
+        logging.root.removeHandler(handler)
     console = open(log, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 (the child's)
     os.dup2(console.fileno(), 1)
     os.dup2(console.fileno(), 2)
