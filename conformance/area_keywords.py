@@ -79,9 +79,17 @@ class AreaLibrary(Generic[HarnessT]):
     OPENS: ClassVar[str]  # what it opens, e.g. "reminders runtime"
 
     def __init__(self) -> None:
+        self._forget_test()
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def _forget_test(self) -> None:
+        """Nothing of an earlier test: one instance serves a suite's tests (scope SUITE,
+        see JobconformLibrary._forget_test), each starting from this state."""
         self._harness: HarnessT | None = None
         self._answers: dict[str, Any] = {}  # alias -> the answer to its creation
-        self.ROBOT_LIBRARY_LISTENER = self
+
+    def start_test(self, data: Any, result: Any) -> None:
+        self._forget_test()
 
     def end_test(self, data: Any, result: Any) -> None:
         """Close the test's harness, whatever the outcome."""

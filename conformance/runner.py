@@ -16,16 +16,20 @@ import gc
 import importlib.util
 import io
 import json
+import logging
+import multiprocessing
 import os
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TextIO, cast
 
 from jobconform.backends.loading import load_backend
 from jobconform.backends.protocol import Backend
@@ -248,9 +252,13 @@ def run_behave(config: RunConfig) -> SuiteRun:
     ]
     deviations_file = config.work_dir / "behave-deviations.jsonl"
     deviations_file.unlink(missing_ok=True)
+    log = config.work_dir / "behave.log"
     if config.behave_in_process:
         with _environment(DEVIATIONS_FILE_VARIABLE, str(deviations_file)):
             output = _behave_here(command[3:])
+    elif _can_fork():
+        with _environment(DEVIATIONS_FILE_VARIABLE, str(deviations_file)):
+            output = _behave_forked(command[3:], log)
     else:
         environment = {**os.environ, DEVIATIONS_FILE_VARIABLE: str(deviations_file)}
         try:
@@ -259,7 +267,7 @@ def run_behave(config: RunConfig) -> SuiteRun:
             output = finished.stdout + finished.stderr
         except subprocess.TimeoutExpired as error:
             output = f"behave did not finish within {BEHAVE_TIMEOUT_SECONDS} s: {error}"
-    (config.work_dir / "behave.log").write_text(output, encoding="utf-8")
+    log.write_text(output, encoding="utf-8")
     run = SuiteRun("behave", 0.0)
     results = _read_behave_results(json_path)
     if results is not None:
@@ -300,8 +308,9 @@ def _environment(name: str, value: str) -> Iterator[None]:
             os.environ[name] = before
 
 
-def _behave_here(arguments: list[str]) -> str:
-    """Run Behave in this process; its console output, as the child would have printed it.
+def _behave_here(arguments: list[str], console: TextIO | None = None) -> str:
+    """Run Behave in this process; its console output, as the child would have printed it
+    (in `console` where given, else returned).
 
     Behave's step registry is process-global, but the step libraries register their steps
     when their modules are first imported (features/steps only re-exports them), so a
@@ -314,13 +323,72 @@ def _behave_here(arguments: list[str]) -> str:
     # a run, after the types were cleared, fails on `{x:Json}`. Every library imported
     # now compiles while the types its imports register are there.
     load_step_libraries()
-    console = io.StringIO()
+    captured = io.StringIO()
+    console = console or captured
     with contextlib.redirect_stdout(console), contextlib.redirect_stderr(console):
         try:
-            behave_main(arguments)
+            with _fewer_collections():
+                behave_main(arguments)
         except SystemExit as stop:  # behave exits on a bad option or a missing path
             console.write(f"behave stopped: {stop}\n")
-    return console.getvalue()
+    return captured.getvalue()
+
+
+def _can_fork() -> bool:
+    """Whether the Behave child can be a fork of this process: on Linux, while this
+    process runs no other thread (a fork copies only the calling thread, so a lock another
+    thread held would stay locked in the child). Elsewhere the child is a new interpreter."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def _behave_forked(arguments: list[str], log: Path) -> str:
+    """Run Behave in a fork of this process; what it printed (`log` holds it).
+
+    A fork starts with this process's modules, the step libraries among them: a new
+    interpreter spent a third of the Behave suite's CPU importing the kit and registering
+    its steps again. A hung adapter still stops only the child, which the watchdog in it
+    (conformance/watchdog.py) or the time limit here ends.
+    """
+    load_step_libraries()  # imported here once, for this run and the fork
+    child = multiprocessing.get_context("fork").Process(
+        target=_behave_child, args=(arguments, str(log)), name="jobconform-behave")
+    # The objects alive now are left out of the collector's scans in the child, so its
+    # collections do not walk (and copy) every page it shares with this process.
+    gc.freeze()
+    try:
+        child.start()
+    finally:
+        gc.unfreeze()
+    try:
+        child.join(BEHAVE_TIMEOUT_SECONDS)
+    finally:
+        if child.is_alive():  # past the time limit, or this process was interrupted
+            child.kill()
+            child.join()
+    output = log.read_text(encoding="utf-8") if log.exists() else ""
+    if child.exitcode == -signal.SIGKILL:
+        output += f"\nbehave did not finish within {BEHAVE_TIMEOUT_SECONDS} s\n"
+    return output
+
+
+def _behave_child(arguments: list[str], log: str) -> None:
+    """The forked child: Behave with every output (the hang watchdog's thread dump on
+    file descriptor 2 too) written to `log`, as a new interpreter's would be captured;
+    hangs and interrupts seen by this process before the fork are not its own.
+
+    Behave logs each skipped scenario's reason, through a handler it adds only where the
+    root logger has none: the handlers of the process forked (pytest's, a program that
+    runs the kit) are not the child's, so they go, as they would be absent in a new
+    interpreter."""
+    forget_hangs()
+    forget_interrupts()
+    for handler in list(logging.root.handlers):
+        logging.root.removeHandler(handler)
+    console = open(log, "w", encoding="utf-8", buffering=1)  # noqa: SIM115 (the child's)
+    os.dup2(console.fileno(), 1)
+    os.dup2(console.fileno(), 2)
+    sys.stdout = sys.stderr = console
+    _behave_here(arguments, console)
 
 
 def _read_behave_results(json_path: Path) -> list[dict[str, Any]] | None:
@@ -374,7 +442,6 @@ def _behave_cases(features: list[dict[str, Any]], deviations: dict[str, str] | N
 
 
 def run_robot(config: RunConfig) -> SuiteRun:
-    from robot.api import ExecutionResult
     from robot.run import run as run_robot_suites
 
     started = time.perf_counter()
@@ -388,30 +455,30 @@ def run_robot(config: RunConfig) -> SuiteRun:
     parsed = [] if config.selected is None else files_mentioning(
         sorted(path for source in sources for path in source.rglob("*.robot")), config.selected)
     forget_interrupts()
-    run_robot_suites(
-        *(str(source) for source in sources), outputdir=str(out_dir), output="output.xml",
-        log="NONE", report="NONE",
-        variable=[f"BACKEND:{config.backend}", f"PROFILE:{config.profile}"],
-        stdout=console, stderr=console, consolecolors="off",
-        # Whole failure messages: Robot otherwise cuts a long one in the middle, and the
-        # line naming the divergence's requirements (after a long command, such as eight
-        # records saved at once) with it, so the test would blame nothing (issue 33).
-        maxerrorlines="NONE",
-        # A rerun includes only the failed requirements' tags (several includes: any).
-        include=sorted(config.selected) if config.selected is not None else [],
-        parseinclude=[str(path) for path in parsed],
-        runemptysuite=True, listener=[RobotDeviationListener()],
-    )
+    results = _RobotResults()
+    with _fewer_collections():
+        run_robot_suites(
+            *(str(source) for source in sources), outputdir=str(out_dir), output="output.xml",
+            log="NONE", report="NONE",
+            variable=[f"BACKEND:{config.backend}", f"PROFILE:{config.profile}"],
+            stdout=console, stderr=console, consolecolors="off",
+            # Whole failure messages: Robot otherwise cuts a long one in the middle, and the
+            # line naming the divergence's requirements (after a long command, such as eight
+            # records saved at once) with it, so the test would blame nothing (issue 33).
+            maxerrorlines="NONE",
+            # A rerun includes only the failed requirements' tags (several includes: any).
+            include=sorted(config.selected) if config.selected is not None else [],
+            parseinclude=[str(path) for path in parsed],
+            runemptysuite=True, listener=[RobotDeviationListener(), results],
+        )
     (config.work_dir / "robot.log").write_text(console.getvalue(), encoding="utf-8")
     if adapter_interrupted():
         # Robot stopped at the adapter's KeyboardInterrupt and returned, its output cut
         # short: the run stops here as it does at one in the other suites.
         raise KeyboardInterrupt
     run = SuiteRun("robot", 0.0)
-    output = out_dir / "output.xml"
-    if output.exists():
-        result = ExecutionResult(str(output))
-        for test in result.suite.all_tests:
+    if results.suite is not None:
+        for test in results.suite.all_tests:
             if test.status == "SKIP":
                 continue  # not claimed or not applicable: the verdicts say so
             run.cases.append(CaseResult(
@@ -421,12 +488,28 @@ def run_robot(config: RunConfig) -> SuiteRun:
                 completed=RAN_TO_END in str(test.message),
                 hung=HUNG_MARK in str(test.message),
             ))
-    if not output.exists():
+    else:
         tail = "\n".join(console.getvalue().strip().splitlines()[-15:])
         run.cases = [CaseResult("robot", "robot run", (), False,
                                 f"robot produced no results:\n{tail}")]
     run.seconds = time.perf_counter() - started
     return run
+
+
+class _RobotResults:
+    """A Robot Framework listener that keeps the run's results as Robot ends its top
+    suite: the results output.xml is written from, every listener's change to a test's
+    status or message included. Reading them back from output.xml cost a twentieth of
+    the Robot suite's CPU."""
+
+    ROBOT_LISTENER_API_VERSION = 3
+
+    def __init__(self) -> None:
+        self.suite: Any = None  # robot.result.TestSuite: the top suite, once it ended
+
+    def end_suite(self, data: object, result: Any) -> None:
+        if result.parent is None:
+            self.suite = result
 
 
 def run_hypothesis(config: RunConfig, registry: Registry,
@@ -463,13 +546,15 @@ def machine_file_stem(machine: str) -> str:
 
 # Allocations between young-generation collections while a machine runs (Python's default
 # is 700). Hypothesis makes many short-lived objects per step; measured on the lifecycle
-# and loops machines, collecting less often saves about a tenth of their CPU time.
+# and loops machines, collecting less often saves about a tenth of their CPU time. The
+# same holds for a Behave or Robot run (a tenth of the Robot suite's CPU was collections).
 MACHINE_GC_THRESHOLD = 20_000
 
 
 @contextlib.contextmanager
 def _fewer_collections() -> Iterator[None]:
-    """Collect garbage less often while a machine runs; nothing else changes.
+    """Collect garbage less often while a machine, or Behave or Robot, runs; nothing
+    else changes.
 
     The objects alive before the run (modules, the registry, the suites' state) are frozen
     out of the collector's scans for its duration, and the thresholds are raised.

@@ -628,7 +628,7 @@ class DerivedLibrary(AreaLibrary[Any]):
     Robot's dynamic library API: a subclass names only its `VOCABULARY`. One harness per
     test, opened by the start keyword and closed as the test ends."""
 
-    ROBOT_LIBRARY_SCOPE = "TEST"
+    ROBOT_LIBRARY_SCOPE = "SUITE"
     VOCABULARY: ClassVar[Vocabulary]
     KEYWORDS: ClassVar[dict[str, _Keyword]]
 

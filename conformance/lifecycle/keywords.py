@@ -76,7 +76,7 @@ def _registry() -> Registry:
     return load_registry()
 
 
-@library(scope="TEST", auto_keywords=False)
+@library(scope="SUITE", auto_keywords=False)
 class JobconformLibrary:
     """Drive one backend runtime and the oracle per test, and assert on what the backend shows.
 
@@ -90,6 +90,17 @@ class JobconformLibrary:
     def __init__(self, backend: str | None = None, profile: str | None = None) -> None:
         self._backend_name = backend
         self._profile_name = profile
+        self._forget_test()
+        # The library is its own listener so that each test's runtime is closed.
+        self.ROBOT_LIBRARY_LISTENER = self
+
+    def _forget_test(self) -> None:
+        """Nothing of an earlier test: the state a test starts with.
+
+        One instance serves a suite's tests (scope SUITE): with one per test, Robot made
+        a new instance and registered its listener three times a test, a tenth of the
+        Robot suite's CPU. Every test starts from this state as a new instance did.
+        """
         self._harness: Harness | None = None
         self._profile: Profile | None = None
         # Records read with `Read Job`: the view handed out and a deep copy taken then.
@@ -99,8 +110,6 @@ class JobconformLibrary:
         self._answers: dict[str, Any] = {}  # alias -> the answer to its submission
         # The last command sent (the checks of an answer read its kind).
         self.last_command: cmd.Command | None = None
-        # The library is its own listener so that each test's runtime is closed.
-        self.ROBOT_LIBRARY_LISTENER = self
 
     # -- listener ------------------------------------------------------------------------
 
@@ -110,7 +119,7 @@ class JobconformLibrary:
         The test's setup is replaced by ``Skip`` with the reason, so none of its keywords
         run; `Start Runtime` refuses too, should a setup run keywords before it.
         """
-        self._skip_reason = None
+        self._forget_test()
         selected = self._selection()
         if selected is None:
             return  # a bad backend or profile name: `Start Runtime` reports it
