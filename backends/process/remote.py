@@ -21,6 +21,7 @@ import itertools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Any
 
 from jobconform.backends.process.codec import CodecError, decode, encode, encode_json
@@ -269,8 +270,7 @@ class RemoteObject:
         context = Context(self.kit, clock)
         encoded = {name: encode(values[name], annotation, context)
                    for name, annotation in method.parameters if name in values}
-        return Request(method.op, self.handle, encode_timestamp(clock.now()), encoded,
-                       context)
+        return Request(method.op, self.handle, _request_time(clock.now()), encoded, context)
 
     def _answered(self, method: Method, request: Request, message: dict[str, Any]) -> Any:
         """The decoded result of one answer, or its error raised."""
@@ -296,6 +296,14 @@ class RemoteObject:
         raise exception
 
 
+@functools.lru_cache(maxsize=64)
+def _request_time(moment: datetime) -> str:
+    """A request's `now`: the clock reads the same between two commands, and a step's
+    requests (a command, its settle and reads) all carry it. Equal instants at other
+    offsets share one UTC text, so a cached text is always the right one."""
+    return encode_timestamp(moment)
+
+
 @functools.cache
 def _signature(interface: str, name: str) -> inspect.Signature:
     """A method's signature without `self`, as the harness calls a proxy's method."""
@@ -305,12 +313,13 @@ def _signature(interface: str, name: str) -> inspect.Signature:
 
 
 @functools.cache
-def _parameters(interface: str, name: str) -> tuple[tuple[str, ...], dict[str, Any]]:
+def _parameters(interface: str, name: str) -> tuple[tuple[str, ...], dict[str, Any]] | None:
     """A method's parameter names in order, and the defaults of those that have one (a
-    call that names them all binds without `inspect`, the commonest call by far)."""
+    call that names them all binds without `inspect`, the commonest call by far); None
+    for a method with *args or **kwargs, whose calls `inspect` binds."""
     parameters = _signature(interface, name).parameters.values()
     if any(p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in parameters):
-        return (), {}
+        return None
     return (tuple(p.name for p in parameters),
             {p.name: p.default for p in parameters if p.default is not p.empty})
 
@@ -318,8 +327,10 @@ def _parameters(interface: str, name: str) -> tuple[tuple[str, ...], dict[str, A
 def _bound(method: Method, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """Every argument of one call by name, defaults applied; a call that does not fit
     the method raises the TypeError `inspect` raises."""
-    names, defaults = _parameters(method.interface, method.name)
-    if names and len(args) <= len(names) and all(name in names for name in kwargs):
+    plain = _parameters(method.interface, method.name)
+    # A method without parameters (a snapshot, a listing: most reads) binds here too.
+    names, defaults = plain if plain is not None else ((), {})
+    if plain is not None and len(args) <= len(names) and all(name in names for name in kwargs):
         values = dict(zip(names, args, strict=False))
         if not any(name in values for name in kwargs):
             values.update(kwargs)
