@@ -350,6 +350,7 @@ def _behave_forked(arguments: list[str], log: Path) -> str:
     (conformance/watchdog.py) or the time limit here ends.
     """
     load_step_libraries()  # imported here once, for this run and the fork
+    log.unlink(missing_ok=True)  # a child that dies before writing leaves no earlier run's
     child = multiprocessing.get_context("fork").Process(
         target=_behave_child, args=(arguments, str(log)), name="jobconform-behave")
     # The objects alive now are left out of the collector's scans in the child, so its
