@@ -313,17 +313,22 @@ class AdmissionService:
     def delete_owner(self, owner: str) -> int:
         with self._operation():
             self._owner_row(owner)
-            now = self._clock.now()
-            queued = self._store.executions(owner, terms.QUEUED)
-            for row in queued:
-                self._store.save_execution(replace(row, state=terms.CANCELLED, ended_at=now))
+            cancelled = self._cancel_backlog(owner)
             for call in self._store.calls(terms.CALL_WAITING):
                 if call.target == owner:
                     self._store.save_call(replace(call, state=terms.CALL_WITHDRAWN))
             for schedule in self._store.schedules(owner):
                 self._store.remove_schedule(owner, schedule.name)
             self._store.remove_owner(owner)
-            return len(queued)
+            return cancelled
+
+    def _cancel_backlog(self, owner: str) -> int:
+        """Cancel a deleted owner's queued work (AD-009); returns how much there was."""
+        now = self._clock.now()
+        queued = self._store.executions(owner, terms.QUEUED)
+        for row in queued:
+            self._store.save_execution(replace(row, state=terms.CANCELLED, ended_at=now))
+        return len(queued)
 
     # -- work ---------------------------------------------------------------------------------
 
