@@ -495,15 +495,19 @@ class AdmissionService:
     def maintain(self) -> int:
         with self._operation():
             now = self._clock.now()
-            max_age = timedelta(seconds=self._config.backlog_max_age_seconds)
             stale = [row for row in self._store.executions(state=terms.QUEUED)
-                     if now - row.arrived_at > max_age]
+                     if self._outlived_backlog(now - row.arrived_at)]
             for row in stale:
                 self._store.save_execution(replace(row, state=terms.EXPIRED, ended_at=now))
             for owner in self._store.owners():
                 self._drain(owner.name)
             self._promote_calls()
             return len(stale)
+
+    def _outlived_backlog(self, waited: timedelta) -> bool:
+        """Whether queued work that has waited this long expires: only strictly past the
+        maximum age (AD-008)."""
+        return waited > timedelta(seconds=self._config.backlog_max_age_seconds)
 
     # -- calls ----------------------------------------------------------------------------------
 

@@ -74,18 +74,8 @@ class ExpiresAtMaxAgeService(AdmissionService):
     longer (>= for >): work exactly at the maximum age, which must stay, expires one
     tick early."""
 
-    def maintain(self) -> int:
-        with self._operation():
-            now = self._clock.now()
-            max_age = timedelta(seconds=self._config.backlog_max_age_seconds)
-            stale = [row for row in self._store.executions(state=spec.QUEUED)
-                     if now - row.arrived_at >= max_age]
-            for row in stale:
-                self._store.save_execution(replace(row, state=spec.EXPIRED, ended_at=now))
-            for owner in self._store.owners():
-                self._drain(owner.name)
-            self._promote_calls()
-            return len(stale)
+    def _outlived_backlog(self, waited: timedelta) -> bool:
+        return waited >= timedelta(seconds=self._config.backlog_max_age_seconds)
 
 
 @admission_entry("admission_budget_exhaustion_not_logged", "AD-026",
