@@ -27,6 +27,9 @@ from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Outcome, Raise
 from jobconform.reference.lifecycle import JsonValue
 
+# Re-exported: an adapter takes the settings it is opened with from this module.
+from jobconform.spec.runtime_settings import RuntimeSettings as RuntimeSettings
+
 LIFECYCLE = "lifecycle"
 RETRY = "retry"
 STUCK = "stuck"
@@ -359,32 +362,6 @@ class ConcurrentSubmission:
     job_id: str | None = None
     error_type: str | None = None
     message: str | None = None
-
-
-@dataclass(frozen=True)
-class RuntimeSettings:
-    """Limits for one runtime, from the profile's defaults or a check's own values."""
-
-    max_concurrent: int
-    max_tasks: int | None
-    # The runtime's configured defaults, used when a call leaves them out: the reaper's
-    # (RP-002) and the re-delivery cap (RD-002). The harness takes them from the profile.
-    reaper_ttl_seconds: float = 3600.0
-    reaper_sweep_interval_ms: float = 300_000.0
-    max_redelivery: int = 3
-    # The profile's lifecycle parameters: whether cancel interrupts a running body
-    # (LC-026) or only requests it (LC-013), and whether shutdown cancels at once
-    # (LC-022) or drains for drain_timeout_seconds first (LC-028).
-    cancel_interrupts: bool = False
-    shutdown_mode: str = "cancel"
-    drain_timeout_seconds: float = 30.0
-    # The module ids the runtime has (LC-027): a submission naming another is refused.
-    modules: frozenset[str] = frozenset()
-    # The most jobs a page of the executions query holds (LC-032).
-    page_size: int = 50
-    # Queued execution (LC-037): false only for a backend claiming
-    # `queued-execution-switch`, whose runtime then runs each body inside submit.
-    queued_execution: bool = True
 
 
 class Runtime(Protocol):

@@ -9,10 +9,11 @@ deadline. Nothing ever waits on the wall clock for virtual time to pass.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+
+from jobconform.backends.threaded.clock import SteppedClock
 
 # A fixed start so that every run sees the same timestamps.
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
@@ -27,14 +28,11 @@ def real_monotonic() -> float:
     return _REAL_MONOTONIC[0]()
 
 
-class VirtualClock:
+class VirtualClock(SteppedClock):
     def __init__(self, start: datetime = EPOCH) -> None:
         if start.utcoffset() != timedelta(0):
             raise ValueError(f"the virtual clock starts at a UTC instant, not {start!r}")
-        self._now = start
-        self._lock = threading.Lock()
-        # Conditions of threads sleeping until a deadline; advance() notifies each.
-        self._sleepers: list[threading.Condition] = []
+        super().__init__(start)
         # Called with the new time at every advance, before any sleeper wakes: the bridges
         # (jobconform.bridges) move a runtime's wall clock and event loop with it.
         self._listeners: list[Callable[[datetime], None]] = []
@@ -54,10 +52,6 @@ class VirtualClock:
                     self._listeners.remove(listener)
         return remove
 
-    def now(self) -> datetime:
-        with self._lock:
-            return self._now
-
     def advance(self, seconds: float) -> None:
         """Move time forward and wake every thread sleeping on the clock.
 
@@ -69,30 +63,8 @@ class VirtualClock:
         with self._lock:
             self._now += timedelta(seconds=seconds)
             now = self._now
-            sleepers = list(dict.fromkeys(self._sleepers))
+            sleepers = self._sleeping()
             listeners = list(self._listeners)
         for listener in listeners:
             listener(now)
-        # Notified outside the clock's lock: a sleeper holds its condition while it
-        # registers here, so taking both locks in the other order could deadlock.
-        for condition in sleepers:
-            with condition:
-                condition.notify_all()
-
-    def wait_until(self, condition: threading.Condition, deadline: datetime) -> None:
-        """Block on `condition` until it is notified or the clock reaches `deadline`.
-
-        The caller holds `condition`, as for `Condition.wait`, and re-checks what it waits
-        for when this returns (the return may also be a notification by someone else).
-        """
-        with self._lock:
-            # Checked while registering, so an advance racing with this call either sees
-            # the registration and notifies, or happened before and is seen here.
-            if self._now >= deadline:
-                return
-            self._sleepers.append(condition)
-        try:
-            condition.wait()
-        finally:
-            with self._lock:
-                self._sleepers.remove(condition)
+        self._wake(sleepers)

@@ -70,7 +70,6 @@ from jobconform.reference import backoff, executions
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.commands import Command, describe, shown
-from jobconform.reference.executions import PAGE_SIZE
 from jobconform.reference.lifecycle import (
     CUT_FLOOR,
     LONG_TEXT,
@@ -84,12 +83,12 @@ from jobconform.reference.model import (
     SHUTDOWN_CANCEL,
     SHUTDOWN_MODES,
     Health,
-    Limits,
     ReferenceModel,
     request_label,
 )
 from jobconform.reference.reaper import check_reaper_settings
 from jobconform.spec import Profile, Registry
+from jobconform.spec.runtime_settings import PAGE_SIZE
 
 T = TypeVar("T")
 
@@ -461,15 +460,7 @@ class Harness:
         self.settings = RuntimeSettings(max_concurrent=max_concurrent, max_tasks=max_tasks,
                                         queued_execution=self.queued_execution,
                                         **self._area_defaults(), **self._lifecycle_defaults())
-        self.model = ReferenceModel(
-            Limits(self.settings.max_concurrent, self.settings.max_tasks,
-                   self.settings.reaper_ttl_seconds, self.settings.reaper_sweep_interval_ms,
-                   self.settings.max_redelivery, self.settings.cancel_interrupts,
-                   self.settings.shutdown_mode, self.settings.drain_timeout_seconds,
-                   self.settings.modules, self.settings.page_size,
-                   self.settings.queued_execution),
-            self.clock.now(),
-        )
+        self.model = ReferenceModel(self.settings, self.clock.now())
         self._titles = (
             {r.id: r.title for r in self.registry.requirements} if self.registry else {}
         )

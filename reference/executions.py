@@ -10,9 +10,6 @@ from datetime import datetime, timedelta
 
 from jobconform.reference.lifecycle import JobState, Status
 
-# LC-032's default: a page without a limit, or with a larger one, holds at most this many.
-PAGE_SIZE = 50
-
 
 def window_start(now: datetime, hours: float) -> datetime:
     """The earliest submission a window of `hours` keeps: a job submitted exactly then is

@@ -68,28 +68,9 @@ from jobconform.reference.lifecycle import (
     module_id_problem,
 )
 from jobconform.reference.log_records import DEBUG, ExpectedLog
+from jobconform.spec.runtime_settings import RuntimeSettings
 
 Answer = JsonValue | JobState
-
-
-@dataclass(frozen=True)
-class Limits:
-    max_concurrent: int
-    max_tasks: int | None
-    # The runtime's configured defaults for the areas beyond the lifecycle.
-    reaper_ttl_seconds: float = 3600.0
-    reaper_sweep_interval_ms: float = 300_000.0
-    max_redelivery: int = 3
-    # The profile's lifecycle parameters (LC-013/LC-026, LC-022/LC-028) and the module
-    # ids the runtime has (LC-027).
-    cancel_interrupts: bool = False
-    shutdown_mode: str = "cancel"
-    drain_timeout_seconds: float = 30.0
-    modules: frozenset[str] = frozenset()
-    # The most jobs a page of the executions query holds (LC-032).
-    page_size: int = executions.PAGE_SIZE
-    # Queued execution (LC-037): switched off, a runtime runs each body inside submit.
-    queued_execution: bool = True
 
 
 # Shutdown modes (the profile parameter shutdown_mode).
@@ -179,7 +160,7 @@ def script_state(script: _Script) -> ScriptBefore:
 class ReferenceModel:
     """The oracle. Job aliases are its job ids."""
 
-    limits: Limits
+    limits: RuntimeSettings
     now: datetime
     jobs: dict[str, JobState] = field(default_factory=dict)
     scripts: dict[str, _Script] = field(default_factory=dict)

@@ -20,7 +20,7 @@ from jobconform.conformance.applicability import skip_reason
 from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.harness import Divergence, Harness
 from jobconform.reference import commands as cmd
-from jobconform.reference.model import Health, Limits, ReferenceModel
+from jobconform.reference.model import Health, ReferenceModel
 from jobconform.spec import load_registry
 
 REGISTRY = load_registry()
@@ -28,7 +28,7 @@ PROFILE = REGISTRY.profile("canonical")
 
 
 def test_oracle_status_and_heartbeat_follow_the_jobs() -> None:
-    model = ReferenceModel(Limits(max_concurrent=2, max_tasks=None), EPOCH)
+    model = ReferenceModel(RuntimeSettings(max_concurrent=2, max_tasks=None), EPOCH)
     assert model.worker_report().status == "running"
     assert model.worker_report().last_heartbeat is None
     model.apply(cmd.Submit("a"))
@@ -48,7 +48,7 @@ def test_oracle_status_and_heartbeat_follow_the_jobs() -> None:
 
 
 def test_oracle_is_stopping_while_a_drain_lasts() -> None:
-    model = ReferenceModel(Limits(max_concurrent=1, max_tasks=None, shutdown_mode="drain",
+    model = ReferenceModel(RuntimeSettings(max_concurrent=1, max_tasks=None, shutdown_mode="drain",
                                   drain_timeout_seconds=30), EPOCH)
     model.apply(cmd.Shutdown())
     assert model.worker_report().status == "stopping"

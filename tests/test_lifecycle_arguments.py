@@ -16,8 +16,9 @@ from jobconform.conformance.lifecycle import gallery
 from jobconform.conformance.trace import Trace, parse_trace, replay, to_gherkin
 from jobconform.reference import commands as cmd
 from jobconform.reference.lifecycle import arguments_text
-from jobconform.reference.model import Limits, ReferenceModel
+from jobconform.reference.model import ReferenceModel
 from jobconform.spec import load_registry
+from jobconform.spec.runtime_settings import RuntimeSettings
 
 REGISTRY = load_registry()
 CANONICAL = REGISTRY.profile("canonical")
@@ -48,7 +49,7 @@ def test_a_backend_without_the_capabilities_is_given_no_arguments_and_no_switch(
 
 
 def test_with_queued_execution_off_the_oracle_needs_the_body_decided() -> None:
-    model = ReferenceModel(Limits(2, 4, queued_execution=False), EPOCH)
+    model = ReferenceModel(RuntimeSettings(2, 4, queued_execution=False), EPOCH)
     with pytest.raises(ValueError, match="decide it in the Submit command"):
         model.apply(cmd.Submit("a"))
     answer = model.apply(cmd.Submit("b", outcome=cmd.Succeed(1)))

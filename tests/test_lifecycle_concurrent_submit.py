@@ -27,7 +27,7 @@ from jobconform.conformance.harness import AdapterError, Divergence, Harness
 from jobconform.conformance.lifecycle import gallery
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
-from jobconform.reference.model import Limits, ReferenceModel
+from jobconform.reference.model import ReferenceModel
 from jobconform.spec import load_registry
 
 REGISTRY = load_registry()
@@ -35,7 +35,7 @@ PROFILE = REGISTRY.profile("canonical")
 
 
 def test_oracle_accepts_the_batch_and_adopts_an_order() -> None:
-    model = ReferenceModel(Limits(max_concurrent=2, max_tasks=4), EPOCH)
+    model = ReferenceModel(RuntimeSettings(max_concurrent=2, max_tasks=4), EPOCH)
     model.apply(cmd.Submit("p"))
     step = model.apply(cmd.SubmitConcurrently(("a", "b", "c")))
     assert step.answer == [cmd.ACCEPTED] * 3
@@ -48,7 +48,7 @@ def test_oracle_accepts_the_batch_and_adopts_an_order() -> None:
 
 
 def test_oracle_refuses_a_batch_past_the_cap_and_after_shutdown() -> None:
-    model = ReferenceModel(Limits(max_concurrent=2, max_tasks=2), EPOCH)
+    model = ReferenceModel(RuntimeSettings(max_concurrent=2, max_tasks=2), EPOCH)
     model.apply(cmd.Submit("p"))
     with pytest.raises(ValueError, match="task cap"):
         model.apply(cmd.SubmitConcurrently(("a", "b")))

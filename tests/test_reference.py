@@ -73,7 +73,8 @@ from jobconform.reference.lifecycle import (
     new_job,
     step,
 )
-from jobconform.reference.model import Limits, ReferenceModel
+from jobconform.reference.model import ReferenceModel
+from jobconform.spec.runtime_settings import RuntimeSettings
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 T1 = T0 + timedelta(seconds=5)
@@ -83,7 +84,7 @@ EXAMPLES = settings(max_examples=200, deadline=None, database=None, derandomize=
 
 
 def model(max_concurrent: int = 10, max_tasks: int | None = None) -> ReferenceModel:
-    return ReferenceModel(Limits(max_concurrent, max_tasks), T0)
+    return ReferenceModel(RuntimeSettings(max_concurrent, max_tasks), T0)
 
 
 def run(oracle: ReferenceModel, *commands: Command) -> list[Any]:
@@ -687,7 +688,7 @@ def test_describe_is_readable() -> None:
 
 
 def test_interrupting_cancel_ends_a_body_that_ignores_cancellation() -> None:
-    oracle = ReferenceModel(Limits(1, None, cancel_interrupts=True), T0)
+    oracle = ReferenceModel(RuntimeSettings(1, None, cancel_interrupts=True), T0)
     run(oracle, Submit("a", ignores_cancel=True), Submit("b"), Dispatch(), AdvanceTime(5))
     step_result = oracle.apply(Cancel("a"))
     assert step_result.answer is True and step_result.requirements[0] == "LC-026"
@@ -716,13 +717,13 @@ def test_a_cooperative_cancel_leaves_a_body_that_ignores_it_running() -> None:
     (None, ACCEPTED),
 ])
 def test_submit_checks_the_module_id(module: str | None, answer: str) -> None:
-    oracle = ReferenceModel(Limits(10, 5, modules=frozenset({"data.process_batch"})), T0)
+    oracle = ReferenceModel(RuntimeSettings(10, 5, modules=frozenset({"data.process_batch"})), T0)
     assert oracle.apply(Submit("a", module=module)).answer == answer
     assert ("a" in oracle.jobs) is (answer == ACCEPTED)
 
 
 def test_module_check_comes_after_shutdown_and_before_the_cap() -> None:
-    oracle = ReferenceModel(Limits(10, 1, modules=frozenset({"data.x"})), T0)
+    oracle = ReferenceModel(RuntimeSettings(10, 1, modules=frozenset({"data.x"})), T0)
     assert run(oracle, Submit("a", module="data.x"), Submit("b", module="Bad"),
                Submit("c", module="data.y"), Submit("d", module="data.x"), Shutdown(),
                Submit("e", module="Bad")) == [ACCEPTED, REFUSED_INVALID_MODULE,
@@ -731,7 +732,7 @@ def test_module_check_comes_after_shutdown_and_before_the_cap() -> None:
 
 
 def test_drain_lets_jobs_run_until_the_timeout_then_cancels_the_rest() -> None:
-    oracle = ReferenceModel(Limits(1, None, shutdown_mode="drain",
+    oracle = ReferenceModel(RuntimeSettings(1, None, shutdown_mode="drain",
                                    drain_timeout_seconds=30.0), T0)
     run(oracle, Submit("a"), Submit("b"), Submit("c"), Dispatch(), Shutdown())
     assert oracle.apply(Submit("x")).answer == REFUSED_SHUT_DOWN
@@ -749,7 +750,7 @@ def test_drain_lets_jobs_run_until_the_timeout_then_cancels_the_rest() -> None:
 
 
 def test_a_drain_with_no_timeout_ends_at_the_call() -> None:
-    oracle = ReferenceModel(Limits(1, None, shutdown_mode="drain", drain_timeout_seconds=0.0),
-                            T0)
+    oracle = ReferenceModel(
+        RuntimeSettings(1, None, shutdown_mode="drain", drain_timeout_seconds=0.0), T0)
     run(oracle, Submit("a"), Dispatch(), Shutdown())
     assert oracle.jobs["a"].status is Status.CANCELLED and oracle.drain_deadline is None

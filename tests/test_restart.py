@@ -32,12 +32,13 @@ from jobconform.conformance.restart.machine import run_restart_machine
 from jobconform.reference import commands as cmd
 from jobconform.reference.backoff import RetryPolicy
 from jobconform.reference.lifecycle import Status
-from jobconform.reference.model import Limits, ReferenceModel, StepResult
+from jobconform.reference.model import ReferenceModel, StepResult
 from jobconform.spec import Registry
+from jobconform.spec.runtime_settings import RuntimeSettings
 
 
 def test_the_oracle_keeps_every_record_and_forgets_what_was_the_process() -> None:
-    model = ReferenceModel(Limits(2, None), EPOCH)
+    model = ReferenceModel(RuntimeSettings(2, None), EPOCH)
     for alias in ("a", "b", "c"):
         model.apply(cmd.Submit(alias))
     model.apply(cmd.Dispatch())
@@ -167,7 +168,7 @@ def test_the_correct_gallery_base_passes(registry: Registry) -> None:
         _every_requirement(harness)
 
 
-def _signalled(limits: Limits) -> tuple[ReferenceModel, StepResult]:
+def _signalled(limits: RuntimeSettings) -> tuple[ReferenceModel, StepResult]:
     """One slot: a ran and succeeded, b runs, c waits; then SIGTERM with 10 s of grace."""
     model = ReferenceModel(limits, EPOCH)
     for alias in ("a", "b", "c"):
@@ -179,7 +180,7 @@ def _signalled(limits: Limits) -> tuple[ReferenceModel, StepResult]:
 
 
 def test_the_oracle_stops_by_signal_as_a_shutdown_then_a_restart() -> None:
-    model, result = _signalled(Limits(1, None))
+    model, result = _signalled(RuntimeSettings(1, None))
     assert result.answer == cmd.EXITED_ON_SIGTERM
     assert result.requirements[0] == "RS-004" and "LC-022" in result.requirements
     assert {alias: job.status for alias, job in model.jobs.items()} == {
@@ -190,14 +191,14 @@ def test_the_oracle_stops_by_signal_as_a_shutdown_then_a_restart() -> None:
 def test_the_oracle_stops_by_signal_under_drain_and_kills_at_the_grace_period() -> None:
     """RS-005: the drain lets b run on and c wait; nothing ends them within the grace
     period, so the kill comes, and the records stay as they were for the next runtime."""
-    model, result = _signalled(Limits(1, None, shutdown_mode="drain",
+    model, result = _signalled(RuntimeSettings(1, None, shutdown_mode="drain",
                                       drain_timeout_seconds=30))
     assert result.answer == cmd.ESCALATED_TO_SIGKILL
     assert result.requirements[0] == "RS-005" and "LC-028" in result.requirements
     assert {alias: job.status for alias, job in model.jobs.items()} == {
         "a": Status.SUCCEEDED, "b": Status.RUNNING, "c": Status.QUEUED}
     assert model.orphans == {"b"} and model.carried_over == {"c"} and not model.shut_down
-    idle = ReferenceModel(Limits(1, None, shutdown_mode="drain"), EPOCH)
+    idle = ReferenceModel(RuntimeSettings(1, None, shutdown_mode="drain"), EPOCH)
     assert idle.apply(cmd.StopBySignal(10)).answer == cmd.EXITED_ON_SIGTERM
 
 
@@ -205,7 +206,7 @@ def test_the_oracle_lets_time_pass_inside_a_stop_under_drain() -> None:
     """RS-006: b ends 3 s into the grace period and is recorded as it ended; c, queued,
     is what the kill at the grace period's end leaves. A drain timeout shorter than the
     grace period cancels what is left and the process exits (SIGINT alike, RS-007)."""
-    drain = Limits(1, None, shutdown_mode="drain", drain_timeout_seconds=30)
+    drain = RuntimeSettings(1, None, shutdown_mode="drain", drain_timeout_seconds=30)
     model = ReferenceModel(drain, EPOCH)
     for command in (cmd.Submit("b"), cmd.Submit("c"), cmd.Dispatch()):
         model.apply(command)

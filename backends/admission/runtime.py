@@ -313,17 +313,22 @@ class AdmissionService:
     def delete_owner(self, owner: str) -> int:
         with self._operation():
             self._owner_row(owner)
-            now = self._clock.now()
-            queued = self._store.executions(owner, terms.QUEUED)
-            for row in queued:
-                self._store.save_execution(replace(row, state=terms.CANCELLED, ended_at=now))
+            cancelled = self._cancel_backlog(owner)
             for call in self._store.calls(terms.CALL_WAITING):
                 if call.target == owner:
                     self._store.save_call(replace(call, state=terms.CALL_WITHDRAWN))
             for schedule in self._store.schedules(owner):
                 self._store.remove_schedule(owner, schedule.name)
             self._store.remove_owner(owner)
-            return len(queued)
+            return cancelled
+
+    def _cancel_backlog(self, owner: str) -> int:
+        """Cancel a deleted owner's queued work (AD-009); returns how much there was."""
+        now = self._clock.now()
+        queued = self._store.executions(owner, terms.QUEUED)
+        for row in queued:
+            self._store.save_execution(replace(row, state=terms.CANCELLED, ended_at=now))
+        return len(queued)
 
     # -- work ---------------------------------------------------------------------------------
 
@@ -490,15 +495,19 @@ class AdmissionService:
     def maintain(self) -> int:
         with self._operation():
             now = self._clock.now()
-            max_age = timedelta(seconds=self._config.backlog_max_age_seconds)
             stale = [row for row in self._store.executions(state=terms.QUEUED)
-                     if now - row.arrived_at > max_age]
+                     if self._outlived_backlog(now - row.arrived_at)]
             for row in stale:
                 self._store.save_execution(replace(row, state=terms.EXPIRED, ended_at=now))
             for owner in self._store.owners():
                 self._drain(owner.name)
             self._promote_calls()
             return len(stale)
+
+    def _outlived_backlog(self, waited: timedelta) -> bool:
+        """Whether queued work that has waited this long expires: only strictly past the
+        maximum age (AD-008)."""
+        return waited > timedelta(seconds=self._config.backlog_max_age_seconds)
 
     # -- calls ----------------------------------------------------------------------------------
 

@@ -202,9 +202,13 @@ class StoreBreakerRuntime:
             if not self._deployment.engaged(target):
                 continue
             row = self._reach_store("backstop", partial(self._store.load, target))
-            if isinstance(row, BreakerRow) and row.open_until is not None:
+            if isinstance(row, BreakerRow) and self._backstop_sweeps(row):
                 swept += self._store.fail_queued(target)
         return swept
+
+    def _backstop_sweeps(self, row: BreakerRow) -> bool:
+        """Whether the backstop fails this breaker's backlog: open or half-open alike."""
+        return row.open_until is not None
 
     def set_drain_lost(self, lost: bool) -> None:
         self._drain_lost = lost

@@ -140,12 +140,16 @@ class StoreGovernorRuntime:
             if failure_class not in settings.pause_classes:
                 return
             session.count_failure(failure_class, target, now)
-            paused = session.paused_until()
-            if paused is not None and now < paused:
+            if self._already_paused(session, now):
                 return
             since = now - timedelta(seconds=settings.pause_window_seconds)
             if session.failing_targets_since(failure_class, since) >= settings.pause_threshold:
                 session.pause(now + timedelta(seconds=settings.pause_ttl_seconds))
+
+    def _already_paused(self, session: GovernorSession, now: datetime) -> bool:
+        """A failure during a pause does not arm it again: the pause ends at its TTL."""
+        paused = session.paused_until()
+        return paused is not None and now < paused
 
     def record_rate_limited(self, target: str, result_id: str) -> None:
         # The terminal reason stays rate_limit; the class the pause counts is billing.

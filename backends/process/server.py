@@ -40,6 +40,7 @@ from jobconform.backends.process.interfaces import (
 )
 from jobconform.backends.process.wire import WireError, decode_line, encode_line
 from jobconform.backends.protocol import CONCURRENT_SUBMIT, ConcurrentSubmission
+from jobconform.backends.threaded.clock import SteppedClock
 
 # How long, in real time, one submit of a batch made at once may take (LC-030): below the
 # kit's own limit per answer, so a hung submit is named here, with its thread.
@@ -54,7 +55,7 @@ class KitFailed(RuntimeError):
     """The kit's reply to a callback was not one the child can use."""
 
 
-class PushedClock:
+class PushedClock(SteppedClock):
     """An opened object's only clock: the kit's reading, as sent with the latest request.
 
     A runtime that runs its own clockwork (self-running) sleeps on it between its passes:
@@ -62,38 +63,12 @@ class PushedClock:
     runtime's threads act on the time each request carries before the request is served.
     """
 
-    def __init__(self, now: datetime) -> None:
-        self._now = now
-        self._lock = threading.Lock()
-        self._sleepers: list[threading.Condition] = []
-
     def set(self, now: datetime) -> None:
         with self._lock:
             moved = now != self._now
             self._now = now
-            sleepers = list(dict.fromkeys(self._sleepers)) if moved else []
-        # Notified outside the clock's lock: a sleeper holds its condition while it
-        # registers, so taking both locks in the other order could deadlock.
-        for condition in sleepers:
-            with condition:
-                condition.notify_all()
-
-    def now(self) -> datetime:
-        with self._lock:
-            return self._now
-
-    def wait_until(self, condition: threading.Condition, deadline: datetime) -> None:
-        """Block on `condition` (held by the caller) until it is notified or a request
-        pushes the clock to `deadline`; the caller re-checks what it waits for."""
-        with self._lock:
-            if self._now >= deadline:
-                return
-            self._sleepers.append(condition)
-        try:
-            condition.wait()
-        finally:
-            with self._lock:
-                self._sleepers.remove(condition)
+            sleepers = self._sleeping() if moved else []
+        self._wake(sleepers)
 
 
 @dataclass

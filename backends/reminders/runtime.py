@@ -314,12 +314,17 @@ class StepReminderRuntime:
         reminder = self._store.get(reminder_id)
         if reminder is None:
             return
-        if reminder.attempts >= self._config.max_attempts:
+        if self._out_of_attempts(reminder.attempts):
             self._store.transition(reminder_id, FIRING, status=FAILED)
         else:
             self._store.transition(
                 reminder_id, FIRING, status=PENDING,
                 due_at=now + timedelta(seconds=self._config.retry_delay_seconds))
+
+    def _out_of_attempts(self, attempts: int) -> bool:
+        """Whether a reminder whose delivery failed for the `attempts`-th time fails
+        for good: after max_attempts dispatches in all, not one more."""
+        return attempts >= self._config.max_attempts
 
     def _recover(self) -> None:
         """Boot recovery: reconcile dispatches a previous runtime left in flight."""

@@ -35,6 +35,55 @@ class SystemClock:
             condition.wait(remaining)
 
 
+class SteppedClock:
+    """A clock that moves only when its owner moves it, and the threads sleeping on it.
+
+    The kit's virtual clock (moved by the harness) and a process child's clock (moved by
+    each request) are both one: a thread sleeps until the clock reaches its deadline or
+    its condition is notified. A subclass moves the time with `_wake` after it.
+    """
+
+    def __init__(self, start: datetime) -> None:
+        self._now = start
+        self._lock = threading.Lock()
+        # Conditions of threads sleeping until a deadline; every move notifies each.
+        self._sleepers: list[threading.Condition] = []
+
+    def now(self) -> datetime:
+        with self._lock:
+            return self._now
+
+    def wait_until(self, condition: threading.Condition, deadline: datetime) -> None:
+        """Block on `condition` until it is notified or the clock reaches `deadline`.
+
+        The caller holds `condition`, as for `Condition.wait`, and re-checks what it waits
+        for when this returns (the return may also be a notification by someone else).
+        """
+        with self._lock:
+            # Checked while registering, so a move racing with this call either sees the
+            # registration and notifies, or happened before and is seen here.
+            if self._now >= deadline:
+                return
+            self._sleepers.append(condition)
+        try:
+            condition.wait()
+        finally:
+            with self._lock:
+                self._sleepers.remove(condition)
+
+    def _sleeping(self) -> list[threading.Condition]:
+        """The conditions to wake after a move; the caller holds the clock's lock."""
+        return list(dict.fromkeys(self._sleepers))
+
+    @staticmethod
+    def _wake(sleepers: list[threading.Condition]) -> None:
+        """Notify `sleepers`, outside the clock's lock: a sleeper holds its condition while
+        it registers, so taking both locks in the other order could deadlock."""
+        for condition in sleepers:
+            with condition:
+                condition.notify_all()
+
+
 def sleep_until(clock: Clock, condition: threading.Condition, deadline: datetime) -> None:
     """Sleep on `condition` (held by the caller) until it is notified or `clock` reaches
     `deadline`: a waitable clock (the kit's virtual one) wakes the thread itself; any other

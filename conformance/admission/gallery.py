@@ -74,18 +74,8 @@ class ExpiresAtMaxAgeService(AdmissionService):
     longer (>= for >): work exactly at the maximum age, which must stay, expires one
     tick early."""
 
-    def maintain(self) -> int:
-        with self._operation():
-            now = self._clock.now()
-            max_age = timedelta(seconds=self._config.backlog_max_age_seconds)
-            stale = [row for row in self._store.executions(state=spec.QUEUED)
-                     if now - row.arrived_at >= max_age]
-            for row in stale:
-                self._store.save_execution(replace(row, state=spec.EXPIRED, ended_at=now))
-            for owner in self._store.owners():
-                self._drain(owner.name)
-            self._promote_calls()
-            return len(stale)
+    def _outlived_backlog(self, waited: timedelta) -> bool:
+        return waited >= timedelta(seconds=self._config.backlog_max_age_seconds)
 
 
 @admission_entry("admission_budget_exhaustion_not_logged", "AD-026",
@@ -174,17 +164,8 @@ class DeleteKeepsBacklogService(AdmissionService):
     """Deleting an owner drops the owner but not its backlog rows: its queued work stays
     queued for ever instead of being cancelled."""
 
-    def delete_owner(self, owner: str) -> int:
-        # Its one bug is the backlog: waiting calls and schedules go as they should.
-        with self._operation():
-            self._owner_row(owner)
-            for call in self._store.calls(spec.CALL_WAITING):
-                if call.target == owner:
-                    self._store.save_call(replace(call, state=spec.CALL_WITHDRAWN))
-            for schedule in self._store.schedules(owner):
-                self._store.remove_schedule(owner, schedule.name)
-            self._store.remove_owner(owner)
-            return 0
+    def _cancel_backlog(self, owner: str) -> int:
+        return 0  # its one bug: waiting calls and schedules still go as they should
 
 
 @admission_entry("admission_slot_kept_on_budget_exhausted", "AD-011",

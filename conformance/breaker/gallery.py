@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
-from functools import partial
 
 from jobconform.backends.breaker.memory import InMemoryBreakerStore
 from jobconform.backends.breaker.runtime import (
@@ -109,17 +108,8 @@ class BackstopOpenOnlyRuntime(StoreBreakerRuntime):
     half-open: a sweep every 60 s behind a 30 s cooldown mostly finds the breaker
     half-open, so a lost drain's work waits for the probe, or a day to expire."""
 
-    def backstop(self) -> int:
-        swept = 0
-        now = self._clock.now()
-        for target in self._store.queued_targets():
-            if not self._deployment.engaged(target):
-                continue
-            row = self._reach_store("backstop", partial(self._store.load, target))
-            if (isinstance(row, BreakerRow) and row.open_until is not None
-                    and now < row.open_until):
-                swept += self._store.fail_queued(target)
-        return swept
+    def _backstop_sweeps(self, row: BreakerRow) -> bool:
+        return row.open_until is not None and self._clock.now() < row.open_until
 
 
 @runtime_entry("breaker_heartbeat_reopens", "CB-015",

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 
 from jobconform.backends.governor.runtime import (
+    GovernorSession,
     GovernorStore,
     GovernorStoreUnavailable,
     InMemoryGovernorStore,
@@ -98,16 +99,8 @@ class ExtendingPauseRuntime(StoreGovernorRuntime):
     """Failures recorded during a pause arm it again, so a long outage keeps re-delivery
     paused well past its TTL instead of letting it resume by itself."""
 
-    def _record_failure(self, target: str, failure_class: str, result_id: str) -> None:
-        now = self._clock.now()
-        settings = self._settings
-        with self._store.session() as session:
-            if not session.first_sight(result_id) or failure_class not in settings.pause_classes:
-                return
-            session.count_failure(failure_class, target, now)
-            since = now - timedelta(seconds=settings.pause_window_seconds)
-            if session.failing_targets_since(failure_class, since) >= settings.pause_threshold:
-                session.pause(now + timedelta(seconds=settings.pause_ttl_seconds))
+    def _already_paused(self, session: GovernorSession, now: datetime) -> bool:
+        return False
 
 
 @runtime_entry("governor_drops_refusal", "RG-004",

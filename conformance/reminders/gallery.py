@@ -31,7 +31,6 @@ from jobconform.backends.reminders.runtime import REJECTION_TEXT, StepReminderRu
 from jobconform.backends.reminders.sql import REMINDERS, SqlReminderStore, to_stored
 from jobconform.backends.reminders.store import (
     CANCELLED,
-    FAILED,
     FIRED,
     FIRING,
     PENDING,
@@ -138,14 +137,8 @@ class AttemptCapOffByOneRuntime(StepReminderRuntime):
     """The attempt cap is checked with `>` instead of `>=`, so a reminder is dispatched
     once more than max_attempts before it fails."""
 
-    def _attempt_failed(self, reminder_id: str, now: datetime) -> None:
-        reminder = self._store.get(reminder_id)
-        if reminder is not None and reminder.attempts > self._config.max_attempts:
-            self._store.transition(reminder_id, FIRING, status=FAILED)
-        elif reminder is not None:
-            self._store.transition(
-                reminder_id, FIRING, status=PENDING,
-                due_at=now + timedelta(seconds=self._config.retry_delay_seconds))
+    def _out_of_attempts(self, attempts: int) -> bool:
+        return attempts > self._config.max_attempts
 
 
 @memory_entry("reminder_restart_refires", "RM-012",
