@@ -138,8 +138,8 @@ class MachineRun:
             self.exercised |= harness.exercised
 
     def observe_owed(self, harness: Harness) -> None:
-        """The full observation `harness` owes its quiet commands
-        (`Harness.defers_quiet_observations`), before its runtime goes: a divergence is
+        """The full observation `harness` owes the commands it observed in part
+        (`Harness.defers_observations`), before its runtime goes: a divergence is
         kept, and what the harness exercised added, as a step's.
 
         Raises:
@@ -387,7 +387,7 @@ def _recording(machine: type[RuleBasedStateMachine], run: MachineRun,
             harness = getattr(self, "harness", None)
             try:
                 # A sequence that ended without an exception observes in full what its
-                # quiet commands owe (Hypothesis tears down in a `finally`, so an
+                # commands observed in part owe (Hypothesis tears down in a `finally`, so an
                 # exception on its way out is the example's verdict already).
                 if isinstance(harness, Harness) and sys.exc_info()[1] is None:
                     run.observe_owed(harness)

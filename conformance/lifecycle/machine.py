@@ -199,7 +199,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
         def __init__(self) -> None:
             super().__init__(run)
             self.open_harness = partial(open_machine_harness, backend, profile, registry,
-                                        defers_quiet_observations=True)
+                                        defers_observations=True)
             self.harness = self.open_harness()
             self.queries = 0  # executions queries sent (QUERY_SHAPES)
             # Whether this sequence has dispatched yet (the aimed rule `was_aimed_at`).
@@ -501,13 +501,13 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
 
 
 def open_machine_harness(backend: Backend, profile: Profile, registry: Registry | None,
-                         defers_quiet_observations: bool = False) -> Harness:
+                         defers_observations: bool = False) -> Harness:
     """A harness as the machine's sequences open it: its slots, cap and page size (and
-    its quiet commands observed in full later, `Harness.defers_quiet_observations`: only
-    where the machine observes what is owed as a sequence ends)."""
+    most commands observed in full later, `Harness.defers_observations`: only where the
+    machine observes what is owed as a sequence ends)."""
     return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
                    max_tasks=MACHINE_TASK_CAP, page_size=MACHINE_PAGE_SIZE,
-                   defers_quiet_observations=defers_quiet_observations)
+                   defers_observations=defers_observations)
 
 
 def checks_once_per_run(backend: Backend, profile: Profile, registry: Registry | None,
