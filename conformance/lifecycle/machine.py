@@ -26,7 +26,7 @@ from jobconform.conformance.aim import fine_steps, steps_to_edge
 from jobconform.conformance.applicability import left_out
 from jobconform.conformance.command_engine import time_rule
 from jobconform.conformance.defaults import RUN_EXAMPLES
-from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
+from jobconform.conformance.harness import HARNESS_MODULES, Harness
 from jobconform.conformance.job_draws import (
     ERROR_TYPES,
     MACHINE_PAGE_SIZE,
@@ -541,12 +541,8 @@ def checks_once_per_run(backend: Backend, profile: Profile, registry: Registry |
     harness = opened()
     try:
         run.steps += 1
-        harness.check_worker_id_unique()
-    except Divergence as divergence:
-        run.divergence = divergence
-        raise
+        run.check(harness, harness.check_worker_id_unique)
     finally:
-        run.exercised |= harness.exercised
         harness.close()
 
 
