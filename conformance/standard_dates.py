@@ -1,12 +1,14 @@
-"""Dates and instants in a divergence, as the standard library's own types.
+"""Dates and instants in a finding, as the standard library's own types.
 
 A runtime under the wall-clock bridge (`jobconform.bridges.wallclock`) hands back
 freezegun's `FakeDatetime` and `FakeDate`: subclasses of `datetime` and `date` that compare
 as the same values but print under a name no reader of a finding knows. The oracle adopts
-such values where a listed deviation makes it follow the backend, so they turn up on both
-sides of a divergence. A divergence therefore keeps its two values with every date and
-instant inside them rebuilt as the plain type, with the same fields, tzinfo and fold;
-nothing else about them changes, and a value holding none is kept as it is. Any other
+such values where a listed deviation makes it follow the backend, and a suite's step parses
+its instants into them while the bridge is on, so they turn up on both sides. A divergence
+therefore keeps its two values, and a failed check (`vocabulary.Reading`) shows its two,
+with every date and instant inside them rebuilt as the plain type, with the same fields,
+tzinfo and fold; nothing else about them changes, and a value holding none is kept as it
+is. Any other
 library's subclass (pendulum's) is shown plain too: the kit compares dates by value, so
 their type is never what a divergence is about.
 

@@ -1,16 +1,18 @@
-"""A divergence's dates and instants as the standard library's types: freezegun's
-subclasses rebuilt with the same fields, tzinfo and fold, wherever a view holds them."""
+"""A divergence's and a failed check's dates and instants as the standard library's types:
+freezegun's subclasses rebuilt with the same fields, tzinfo and fold, wherever a view
+holds them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 import freezegun.api
 
 from jobconform.conformance.standard_dates import with_standard_dates
+from jobconform.conformance.vocabulary import Reading
 
 NEW_YORK = ZoneInfo("America/New_York")
 
@@ -58,3 +60,17 @@ def test_a_value_without_freezeguns_types_is_kept_as_it_is() -> None:
     values = [view, ("text", 1, None)]
     assert with_standard_dates(values) is values
     assert with_standard_dates(view) is view
+
+
+def test_a_failed_check_shows_freezeguns_instants_as_plain_datetimes() -> None:
+    """A suite's Then-step or Robot keyword under the wall-clock bridge: the instant it
+    wants (parsed there, so freezegun's) and the one the backend shows print as datetimes."""
+    wanted = datetime(2026, 1, 1, 0, 45, tzinfo=UTC)
+    shown_late = fake(wanted + timedelta(minutes=15))
+    reading = Reading("execution 1 of 'a' (trigger, scheduled_for)",
+                      lambda through: ("schedule", shown_late), ("schedule", fake(wanted)))
+    agrees, shown_wanted, shown_actual = reading.check(object())
+    assert not agrees
+    assert shown_wanted == ("schedule", wanted) and shown_actual == ("schedule", shown_late)
+    assert "datetime.datetime(2026, 1, 1, 1, 0," in repr(shown_actual)
+    assert "Fake" not in repr(shown_wanted) + repr(shown_actual)
