@@ -8,9 +8,8 @@ its instants into them while the bridge is on, so they turn up on both sides. A 
 therefore keeps its two values, and a failed check (`vocabulary.Reading`) shows its two,
 with every date and instant inside them rebuilt as the plain type, with the same fields,
 tzinfo and fold; nothing else about them changes, and a value holding none is kept as it
-is. Any other
-library's subclass (pendulum's) is shown plain too: the kit compares dates by value, so
-their type is never what a divergence is about.
+is. Any other library's subclass (pendulum's) is shown plain too: the kit compares dates by
+value, so their type is never what a divergence is about.
 
 The plain class is found in the value's own type's MRO, not named here: while freezegun is
 on, it puts `FakeDatetime` in place of every module's `datetime`, this one's too, and it is

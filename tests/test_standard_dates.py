@@ -43,7 +43,10 @@ def test_each_date_and_instant_inside_a_view_is_rebuilt_as_the_plain_type() -> N
     view = View(fake(second), freezegun.api.FakeDate(2026, 11, 1),
                 {fake(datetime(2026, 1, 1, tzinfo=UTC)): "new year"})
     object.__setattr__(view, "seen", 3)
-    shown = with_standard_dates([view, Pair(fake(second), "pair"), (fake(second),)])
+    # While freezegun is on it names its own types `datetime` and `date` in every module,
+    # the one that rebuilds them too.
+    with freezegun.freeze_time(datetime(2026, 1, 1, tzinfo=UTC)):
+        shown = with_standard_dates([view, Pair(fake(second), "pair"), (fake(second),)])
     plain_view, pair, (alone,) = shown
     for instant in (plain_view.at, pair.first, alone):
         assert type(instant) is datetime
