@@ -61,6 +61,7 @@ from jobconform.conformance.clock import EPOCH, VirtualClock
 from jobconform.conformance.log_records import LogWatch
 from jobconform.conformance.sealed_views import SealedView, is_sealed, same_text
 from jobconform.conformance.sinks import OperatorQueue
+from jobconform.conformance.standard_dates import with_standard_dates
 from jobconform.conformance.watchdog import AdapterError as AdapterError
 from jobconform.conformance.watchdog import (
     AdapterHung,
@@ -184,8 +185,8 @@ class Divergence(AssertionError):
         self.requirements = ranked(requirements, primary)
         self.primary = self.requirements[0] if self.requirements else None
         self.what = what
-        self.expected = expected
-        self.actual = actual
+        self.expected = with_standard_dates(expected)
+        self.actual = with_standard_dates(actual)
         self.commands = list(commands)
         steps = "\n".join(f"    {i}. {describe(c)}" for i, c in enumerate(self.commands, 1))
         super().__init__(
@@ -193,8 +194,8 @@ class Divergence(AssertionError):
             f" ({describe(self.commands[-1]) if self.commands else 'start'})\n"
             f"  requirement(s): {named_requirements(self.requirements, titles)}\n"
             f"  what: {what}\n"
-            f"  expected: {shown(expected)}\n"
-            f"  actual:   {shown(actual)}\n"
+            f"  expected: {shown(self.expected)}\n"
+            f"  actual:   {shown(self.actual)}\n"
             f"  commands so far:\n{steps}"
         )
 

@@ -57,6 +57,7 @@ from jobconform.conformance.area_steps import ConfiguredScenario
 from jobconform.conformance.harness import Divergence
 from jobconform.conformance.scenario import _check as check_then_step
 from jobconform.conformance.scenario import state_of
+from jobconform.conformance.standard_dates import with_standard_dates
 from jobconform.conformance.step_library import action_step, check_step, setup_step
 from jobconform.reference.lifecycle import JsonValue
 from jobconform.spec import Profile, Registry
@@ -349,9 +350,12 @@ class Reading:
         wanted = (self.wanted.build(through.harness) if isinstance(self.wanted, OnHarness)
                   else self.wanted)
         actual = self.read(through)
-        if self.shown is None:
-            return self.agrees(actual, wanted), wanted, actual
-        return self.agrees(actual, wanted), self.shown(wanted), self.shown(actual)
+        agrees = self.agrees(actual, wanted)
+        if self.shown is not None:
+            wanted, actual = self.shown(wanted), self.shown(actual)
+        # Shown as a divergence shows them: freezegun's instants, which a runtime under the
+        # wall-clock bridge answers and a suite's own under it builds, as plain datetimes.
+        return agrees, with_standard_dates(wanted), with_standard_dates(actual)
 
 
 def readings_of(built: Reading | tuple[Reading, ...]) -> tuple[Reading, ...]:

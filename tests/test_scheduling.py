@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import freezegun.api
 import pytest
 from lifecycle_only import LifecycleOnlyBackend
 from sql_databases import DATABASES, database, schedule_store_on_a_new_engine
@@ -291,6 +292,47 @@ def test_a_first_fire_at_the_creation_instant_is_the_timetables_mistake(autonomy
         harness.run(sc.EditSchedule("a", "edited", None, "UTC"))
     assert again.value.primary == "SC-017"
     harness.close()
+
+
+class FakeClockFirstFireRuntime(FirstFireAtCreationRuntime):
+    """The same mistake, its instants freezegun's `FakeDatetime`, as a runtime under the
+    wall-clock bridge hands them back (APScheduler's)."""
+
+    def _first_fire(self, expression: str, timezone: str, now: datetime) -> datetime:
+        fire = super()._first_fire(expression, timezone, now)
+        return freezegun.api.FakeDatetime(fire.year, fire.month, fire.day, fire.hour,
+                                          fire.minute, fire.second, fire.microsecond,
+                                          fire.tzinfo)
+
+
+class FakeClockFirstFireBackend(MemoryBackend):
+    def open_scheduling(self, clock: Any, config: Any, target: Any) -> StepSchedulingRuntime:
+        return FakeClockFirstFireRuntime(InMemoryScheduleStore(), clock, config, target)
+
+
+def test_a_divergence_shows_freezeguns_instants_as_plain_datetimes() -> None:
+    """A reader of a finding knows `datetime.datetime`, not freezegun's `FakeDatetime`:
+    neither the backend's answer nor the oracle's, which adopted the backend's instant at
+    a listed deviation, shows that type (APScheduler's SC-017 finding did)."""
+    harness = SchedulingHarness(FakeClockFirstFireBackend(), CANONICAL, REGISTRY)
+    harness.run(sc.SetAutonomy(False))
+    with pytest.raises(Divergence) as answered:
+        harness.run(sc.CreateCron("a", "poll", "0 * * * *"))
+    harness.close()
+    harness = SchedulingHarness(FakeClockFirstFireBackend(), CANONICAL, REGISTRY,
+                                listed=ListedDeviations(tolerated=frozenset({"SC-003"})))
+    harness.run(sc.CreateCron("a", "poll", "0 * * * *"))  # fires at once: listed, adopted
+    with pytest.raises(Divergence) as adopted:
+        harness.run(sc.EditSchedule("a", "edited", None, "UTC"))
+    harness.close()
+    assert answered.value.primary == "SC-003"
+    assert "actual:   datetime.datetime(2026, 1, 1, 0, 0," in str(answered.value)
+    assert adopted.value.primary == "SC-017"
+    assert "expected: [ExecutionRecord(scheduled_for=datetime.datetime(2026, 1, 1, 0, 0," in (
+        str(adopted.value))
+    for divergence in (answered.value, adopted.value):
+        assert "FakeDatetime" not in str(divergence)
+        assert "FakeDatetime" not in repr(divergence.expected) + repr(divergence.actual)
 
 
 def test_a_reused_alias_is_a_malformed_command() -> None:
