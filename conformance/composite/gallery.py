@@ -65,7 +65,7 @@ class DrainsDuringPause(SharedAdmission):
     """The governor's pause is not read by the admission: a freed slot drains the backlog
     into the outage as usual."""
 
-    def drain_held(self) -> bool:
+    def drain_held(self, paused: bool) -> bool:
         return False
 
 
@@ -76,7 +76,7 @@ class ReapsLeasesDuringPause(SharedAdmission):
     during the pause is reclaimed at once (lease_expired), freeing its slot, instead of
     staying running until the pause has ended."""
 
-    def lease_reclaim_held(self) -> bool:
+    def lease_reclaim_held(self, paused: bool) -> bool:
         return False
 
 
