@@ -500,9 +500,10 @@ class AdmissionService:
     def version(self) -> int | None:
         """A number that moves whenever what this runtime shows may have changed, or
         None when it cannot tell (another process may write the store): a reader may
-        keep what it read while the number stands. Not part of the area's protocol."""
-        with self._operation():
-            return self._store.version()
+        keep what it read while the number stands. Not part of the area's protocol.
+        Read without the lock: a reader racing a write sees the number before it, as if
+        it had read just before the write."""
+        return self._store.version()
 
     def _view_of(self, row: ExecutionRow) -> ExecutionView:
         """The row's view. Rows are frozen and a store hands out the same row until the

@@ -18,7 +18,7 @@ backend with those gets `open_composite` in one line.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
@@ -111,6 +111,8 @@ class SharedAdmission:
         self._no_run_stopped_at: int | None = None
         # The executions the admission listed last, and the snapshot's entries of them.
         self._executions_read: tuple[object, tuple[tuple[str, str, str], ...]] | None = None
+        # Those entries, and each execution's state by its work.
+        self._states_read: tuple[object, dict[str, str]] | None = None
         # The wiring is the only caller of the loops, reminders, breaker and governor
         # runtimes: what one shows, and what it has due, moves only with the clock's time
         # or with a call of the wiring that changes it, which it counts here. A check
@@ -169,8 +171,11 @@ class SharedAdmission:
     def start_loop(self, owner: str, loop: str, runs: int) -> str:
         self._known(owner)
         agent = LoopAgent()
+        settled = self._settled.get(LOOPS) == (self._clock.now(), self._changes[LOOPS])
         self._changes[LOOPS] += 1
         loop_id = self.loops.start_loop(loop_parameters(loop, runs), agent)
+        if settled:  # a loop just started has nothing due: its first run is undecided
+            self._settled[LOOPS] = (self._clock.now(), self._changes[LOOPS])
         self._loops[loop] = _Loop(loop_id, agent, owner, 1)
         work = loop_run(loop, 1)
         self._loop_names[work] = loop
@@ -193,11 +198,11 @@ class SharedAdmission:
         self._loop_names[following] = name
         return [True, self.admit_loop_run(following, loop.owner)]
 
-    def run_timed_out(self, work: str) -> bool:
+    def run_timed_out(self, work: str, states: Mapping[str, str]) -> bool:
         """The admission stopped this loop run at its execution timeout (AD-015), expired
-        it in the backlog (AD-008) or reclaimed it at its lease's end (AD-017)."""
-        execution = self.admission.execution(work)
-        return execution is not None and execution.state in RUN_STOPPED_STATES
+        it in the backlog (AD-008) or reclaimed it at its lease's end (AD-017); `states`
+        holds each execution's state, by its work."""
+        return states.get(work) in RUN_STOPPED_STATES
 
     def _end_timed_out_runs(self) -> None:
         """Each loop's run that the admission stopped, expired or reclaimed fails with
@@ -207,11 +212,13 @@ class SharedAdmission:
         if version is not None and version == self._no_run_stopped_at:
             return  # nothing in the admission changed since a look that found none
         ended = False
+        # Read once: what the scan does (a loop's next run admitted) stops no other run.
+        states = self._execution_states()
         for name, loop in list(self._loops.items()):
             if loop.ended:
                 continue
             work = loop_run(name, loop.run_number)
-            if work in self._timed_out_runs or not self.run_timed_out(work):
+            if work in self._timed_out_runs or not self.run_timed_out(work, states):
                 continue
             self._timed_out_runs.add(work)
             self._end_run_with(loop, name, FailResult(TIMEOUT_ERROR))
@@ -282,7 +289,7 @@ class SharedAdmission:
         """Hold the admission's drain (CX-004) and its lease reaper (CX-005) while the
         governor's pause holds; asked before every admission operation that could start
         waiting work or reclaim a lapsed lease."""
-        paused = self._paused_until() is not None
+        paused = self._read(GOVERNOR, self.governor.paused_until, self._clock.now()) is not None
         self.admission.hold_drain(self.drain_held(paused))
         self.admission.hold_lease_reclaim(self.lease_reclaim_held(paused))
 
@@ -304,8 +311,9 @@ class SharedAdmission:
         # decides whether a slot freed by a timeout is filled (CX-004) and whether a
         # lapsed lease is reclaimed (CX-005).
         self._hold()
-        self._settle(LOOPS, self.loops.settle)
-        self._settle(REMINDERS, self._settle_reminders)
+        now = self._clock.now()  # it stands while the runtimes settle
+        self._settle(LOOPS, self.loops.settle, now)
+        self._settle(REMINDERS, self._settle_reminders, now)
         self.admission.settle()
         self._end_timed_out_runs()
 
@@ -314,20 +322,19 @@ class SharedAdmission:
         self.reminders.settle()
         self.reminders.settle()
 
-    def _settle(self, runtime: str, settle: Callable[[], None]) -> None:
-        """`settle()` unless `runtime` was settled at the clock's time and the wiring
-        has not changed it since: then nothing more is due."""
-        now = self._clock.now()
+    def _settle(self, runtime: str, settle: Callable[[], None], now: datetime) -> None:
+        """`settle()` unless `runtime` was settled at the clock's time `now` and the
+        wiring has not changed it since: then nothing more is due."""
         if self._settled.get(runtime) == (now, self._changes[runtime]):
             return
         settle()
         self._changes[runtime] += 1  # what it shows may have moved
         self._settled[runtime] = (now, self._changes[runtime])
 
-    def _read(self, runtime: str, read: Callable[[], T]) -> T:
-        """`read()`, or what it gave at the clock's time with no change of `runtime`
-        by the wiring since."""
-        key = (self._clock.now(), self._changes[runtime])
+    def _read(self, runtime: str, read: Callable[[], T], now: datetime) -> T:
+        """`read()`, or what it gave at the clock's time `now` with no change of
+        `runtime` by the wiring since."""
+        key = (now, self._changes[runtime])
         kept = self._reads.get(runtime)
         if kept is not None and kept[0] == key:
             return kept[1]  # type: ignore[no-any-return]
@@ -335,16 +342,14 @@ class SharedAdmission:
         self._reads[runtime] = (key, value)
         return value
 
-    def _paused_until(self) -> datetime | None:
-        return self._read(GOVERNOR, self.governor.paused_until)
-
     def snapshot(self) -> CompositeSnapshot:
         # The executions alone, not the admission's whole snapshot (owners, schedules,
         # calls), which nothing here shows (issue 33: it is read after every command).
-        return CompositeSnapshot(self._executions(), self._read(LOOPS, self._loops_shown),
-                                 self._read(REMINDERS, self._reminders_shown),
-                                 self._read(BREAKER, self._breakers_shown),
-                                 self._paused_until())
+        now = self._clock.now()
+        return CompositeSnapshot(self._executions(), self._read(LOOPS, self._loops_shown, now),
+                                 self._read(REMINDERS, self._reminders_shown, now),
+                                 self._read(BREAKER, self._breakers_shown, now),
+                                 self._read(GOVERNOR, self.governor.paused_until, now))
 
     def _loops_shown(self) -> tuple[tuple[str, str, int], ...]:
         by_id = {shown.loop_id: shown for shown in self.loops.list_loops()}
@@ -382,6 +387,14 @@ class SharedAdmission:
         if isinstance(listed, tuple):  # a list could be changed in place
             self._executions_read = (listed, entries)
         return entries
+
+    def _execution_states(self) -> dict[str, str]:
+        """Each execution's state by its work, from the entries `_executions` lists."""
+        entries = self._executions()
+        read = self._states_read
+        if read is None or read[0] is not entries:
+            read = self._states_read = (entries, {work: state for work, _, state in entries})
+        return read[1]
 
     def close(self) -> None:
         for runtime in (self.reminders, self.loops, self.breaker, self.governor,

@@ -8,6 +8,8 @@ mistake the seed's sections guard against; the area runtimes it wires stay corre
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
 from jobconform.backends.memory import MemoryBackend
 from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry
@@ -88,5 +90,5 @@ class LoopNotToldOfTimeout(SharedAdmission):
     slot, but the loop runtime is never told: the loop stays running with its run open
     for good, instead of failing the run with TIMEOUT and going on per its policy."""
 
-    def run_timed_out(self, work: str) -> bool:
+    def run_timed_out(self, work: str, states: Mapping[str, str]) -> bool:
         return False
