@@ -111,6 +111,8 @@ class SharedAdmission:
         self._no_run_stopped_at: int | None = None
         # The executions the admission listed last, and the snapshot's entries of them.
         self._executions_read: tuple[object, tuple[tuple[str, str, str], ...]] | None = None
+        # The parts of the snapshot handed out last, and that snapshot.
+        self._snapshot_read: tuple[tuple[Any, ...], CompositeSnapshot] | None = None
         # Those entries, and each execution's state by its work.
         self._states_read: tuple[object, dict[str, str]] | None = None
         # The wiring is the only caller of the loops, reminders, breaker and governor
@@ -188,7 +190,7 @@ class SharedAdmission:
     def _end_run_with(self, loop: _Loop, name: str, outcome: RunOutcome) -> list[object]:
         self._changes[LOOPS] += 1
         loop.agent.decide(loop.run_number, outcome)
-        self.loops.settle()
+        self._settle(LOOPS, self.loops.settle, self._clock.now())
         snapshot = self.loops.get_loop(loop.loop_id)
         if snapshot is None or snapshot.status != "running":
             loop.ended = snapshot is not None
@@ -346,10 +348,14 @@ class SharedAdmission:
         # The executions alone, not the admission's whole snapshot (owners, schedules,
         # calls), which nothing here shows (issue 33: it is read after every command).
         now = self._clock.now()
-        return CompositeSnapshot(self._executions(), self._read(LOOPS, self._loops_shown, now),
-                                 self._read(REMINDERS, self._reminders_shown, now),
-                                 self._read(BREAKER, self._breakers_shown, now),
-                                 self._read(GOVERNOR, self.governor.paused_until, now))
+        parts = (self._executions(), self._read(LOOPS, self._loops_shown, now),
+                 self._read(REMINDERS, self._reminders_shown, now),
+                 self._read(BREAKER, self._breakers_shown, now),
+                 self._read(GOVERNOR, self.governor.paused_until, now))
+        last = self._snapshot_read
+        if last is None or last[0] != parts:
+            last = self._snapshot_read = (parts, CompositeSnapshot(*parts))
+        return last[1]
 
     def _loops_shown(self) -> tuple[tuple[str, str, int], ...]:
         by_id = {shown.loop_id: shown for shown in self.loops.list_loops()}

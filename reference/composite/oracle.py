@@ -174,21 +174,23 @@ class CompositeModel:
     def view(self) -> CompositeView:
         executions = self.admission.executions
         breakers = self.breakers
-        return CompositeView(
-            executions=self._kept("executions", tuple(executions.items()), lambda: tuple(
+        reminders = self.reminders.reminders
+        parts = (
+            self._kept("executions", tuple(executions.items()), lambda: tuple(
                 (work, execution.owner, execution.state)
                 for work, execution in executions.items())),
-            loops=self._kept("loops", tuple(self.loops.items()), lambda: tuple(
+            self._kept("loops", tuple(self.loops.items()), lambda: tuple(
                 (name, loop.status.value, loop.runs_completed)
                 for name, loop in self.loops.items())),
-            reminders=tuple((name, self.reminders.reminders[name].status.value)
-                            for name in self.reminder_owners),
-            breakers=self._kept(
-                "breakers", (self.now, tuple(self.admission.owners),
-                             tuple(breakers.breakers.items()), breakers.store_down),
-                self._breakers_view),
-            paused_until=self.governor.pause_at(self.now),
+            self._kept("reminders", (tuple(self.reminder_owners), tuple(reminders.items())),
+                       lambda: tuple((name, reminders[name].status.value)
+                                     for name in self.reminder_owners)),
+            self._kept("breakers", (self.now, tuple(self.admission.owners),
+                                    tuple(breakers.breakers.items()), breakers.store_down),
+                       self._breakers_view),
+            self.governor.pause_at(self.now),
         )
+        return self._kept("view", parts, lambda: CompositeView(*parts))
 
     def _kept(self, part: str, source: object, build: Callable[[], T]) -> T:
         """The view's `part` as built last while what it is built from (`source`, frozen
