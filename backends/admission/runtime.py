@@ -484,15 +484,16 @@ class AdmissionService:
     def executions(self) -> Sequence[ExecutionView]:
         """Every execution's view, in arrival order. While the store's version stands
         the list read last is handed out again: the composite area reads it after every
-        command, and most commands change no execution."""
+        command, and most commands change no execution. That check takes no lock (the
+        views are frozen; see `version`)."""
+        store = self._store
+        listed = self._listed
+        if listed is not None and listed[0] is store and listed[1] == store.version():
+            return listed[2]
         with self._operation():
             store = self._store
             version = store.version()
-            listed = self._listed
-            if (version is not None and listed is not None and listed[0] is store
-                    and listed[1] == version):
-                return listed[2]
-            views = tuple(self._view_of(row) for row in store.executions())
+            views = tuple([self._view_of(row) for row in store.executions()])
             if version is not None:
                 self._listed = (store, version, views)
             return views
@@ -602,18 +603,26 @@ class AdmissionService:
         """Time out the calls and the executions due at the clock's time. A settle that
         wrote nothing found nothing due; while what it looked at stands (the rows, the
         time, the lease reaper's hold, the work this process watches) the next finds
-        nothing either, and is skipped: the composite area settles after every command."""
+        nothing either, and is skipped: the composite area settles after every command.
+        That check takes no lock (see `version`)."""
+        if self._nothing_due is not None and self._looked_at() == self._nothing_due:
+            return
         with self._operation():
-            store = self._store
-            version = store.version()
-            looked_at = None if version is None else (
-                store, version, self._clock.now(), self._lease_reclaim_held,
-                len(self._watched))
+            looked_at = self._looked_at()
             if looked_at is not None and looked_at == self._nothing_due:
                 return
             self._time_out_calls()
             self._time_out_executions()
-            self._nothing_due = looked_at if store.version() == version else None
+            # It wrote nothing (what it looked at stands): nothing was due.
+            self._nothing_due = looked_at if self._looked_at() == looked_at else None
+
+    def _looked_at(self) -> tuple[AdmissionStore, int, datetime, bool, int] | None:
+        """What a settle that finds nothing due depends on, where the store has a
+        version."""
+        store = self._store
+        version = store.version()
+        return None if version is None else (store, version, self._clock.now(),
+                                             self._lease_reclaim_held, len(self._watched))
 
     def _log_budget_exhausted(self, target: str, wait_ms: int) -> None:
         """A call refused after waiting (AD-026): at WARNING, as an operator acts on it."""

@@ -83,6 +83,7 @@ class _Loop:
     agent: LoopAgent
     owner: str
     run_number: int  # the run that holds, or waits for, a slot
+    work: str  # that run's work name
     # The loop runtime showed the loop ended after its latest run: no run of it is left
     # for the admission to stop (a finished run stays finished).
     ended: bool = False
@@ -103,6 +104,7 @@ class SharedAdmission:
         self._loop_names: dict[str, str] = {}  # work name of a run's loop -> loop name
         self._jobs: dict[str, str] = {}  # job -> owner
         self._owners: set[str] = set()  # the owners added (the admission's, read cheaply)
+        self._holds: tuple[bool, bool] | None = None  # the drain's and reaper's, as last set
         self._reminders: dict[str, tuple[str, str]] = {}  # runtime id -> (name, owner)
         self._reminder_ids: dict[str, str] = {}  # name -> runtime id
         self._timed_out_runs: set[str] = set()  # loop runs whose timeout the loop was told
@@ -178,8 +180,8 @@ class SharedAdmission:
         loop_id = self.loops.start_loop(loop_parameters(loop, runs), agent)
         if settled:  # a loop just started has nothing due: its first run is undecided
             self._settled[LOOPS] = (self._clock.now(), self._changes[LOOPS])
-        self._loops[loop] = _Loop(loop_id, agent, owner, 1)
         work = loop_run(loop, 1)
+        self._loops[loop] = _Loop(loop_id, agent, owner, 1, work)
         self._loop_names[work] = loop
         return self.admit_loop_run(work, owner)
 
@@ -196,7 +198,7 @@ class SharedAdmission:
             loop.ended = snapshot is not None
             return [True, None]
         loop.run_number += 1
-        following = loop_run(name, loop.run_number)
+        following = loop.work = loop_run(name, loop.run_number)
         self._loop_names[following] = name
         return [True, self.admit_loop_run(following, loop.owner)]
 
@@ -219,7 +221,7 @@ class SharedAdmission:
         for name, loop in list(self._loops.items()):
             if loop.ended:
                 continue
-            work = loop_run(name, loop.run_number)
+            work = loop.work
             if work in self._timed_out_runs or not self.run_timed_out(work, states):
                 continue
             self._timed_out_runs.add(work)
@@ -292,8 +294,11 @@ class SharedAdmission:
         governor's pause holds; asked before every admission operation that could start
         waiting work or reclaim a lapsed lease."""
         paused = self._read(GOVERNOR, self.governor.paused_until, self._clock.now()) is not None
-        self.admission.hold_drain(self.drain_held(paused))
-        self.admission.hold_lease_reclaim(self.lease_reclaim_held(paused))
+        holds = (self.drain_held(paused), self.lease_reclaim_held(paused))
+        if holds != self._holds:  # the admission keeps them; only the wiring sets them
+            self.admission.hold_drain(holds[0])
+            self.admission.hold_lease_reclaim(holds[1])
+            self._holds = holds
 
     def restart(self) -> None:
         """The admission's process restarts (AD-018): its running work becomes orphans
@@ -389,7 +394,7 @@ class SharedAdmission:
         read = self._executions_read
         if read is not None and read[0] is listed:
             return read[1]
-        entries = tuple((e.execution_id, e.owner, e.state) for e in listed)
+        entries = tuple([(e.execution_id, e.owner, e.state) for e in listed])
         if isinstance(listed, tuple):  # a list could be changed in place
             self._executions_read = (listed, entries)
         return entries

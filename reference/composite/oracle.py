@@ -120,6 +120,8 @@ class CompositeModel:
     # part of the view -> (what it was built from, the part): see `_kept`
     _parts: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False,
                                                compare=False)
+    _loop_entries: dict[str, tuple[lo.LoopState, tuple[str, str, int]]] = field(
+        default_factory=dict, repr=False, compare=False)  # see _loops_view
 
     def __post_init__(self) -> None:
         self.admission = AdmissionModel(self.config.admission, self.now)
@@ -176,12 +178,10 @@ class CompositeModel:
         breakers = self.breakers
         reminders = self.reminders.reminders
         parts = (
-            self._kept("executions", tuple(executions.items()), lambda: tuple(
+            self._kept("executions", tuple(executions.items()), lambda: tuple([
                 (work, execution.owner, execution.state)
-                for work, execution in executions.items())),
-            self._kept("loops", tuple(self.loops.items()), lambda: tuple(
-                (name, loop.status.value, loop.runs_completed)
-                for name, loop in self.loops.items())),
+                for work, execution in executions.items()])),
+            self._kept("loops", tuple(self.loops.items()), self._loops_view),
             self._kept("reminders", (tuple(self.reminder_owners), tuple(reminders.items())),
                        lambda: tuple((name, reminders[name].status.value)
                                      for name in self.reminder_owners)),
@@ -202,6 +202,18 @@ class CompositeModel:
         built = build()
         self._parts[part] = (source, built)
         return built
+
+    def _loops_view(self) -> tuple[tuple[str, str, int], ...]:
+        """Each loop's entry, kept with the (frozen) state it was read from: a command
+        changes one loop, and counting a loop's runs reads all of them."""
+        entries = self._loop_entries
+        view = []
+        for name, loop in self.loops.items():
+            kept = entries.get(name)
+            if kept is None or kept[0] is not loop:
+                kept = entries[name] = (loop, (name, loop.status.value, loop.runs_completed))
+            view.append(kept[1])
+        return tuple(view)
 
     def _breakers_view(self) -> tuple[tuple[str, str, str | None], ...]:
         breakers = []
