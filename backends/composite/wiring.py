@@ -113,10 +113,10 @@ class SharedAdmission:
         self._no_run_stopped_at: int | None = None
         # The executions the admission listed last, and the snapshot's entries of them.
         self._executions_read: tuple[object, tuple[tuple[str, str, str], ...]] | None = None
-        # The parts of the snapshot handed out last, and that snapshot.
-        self._snapshot_read: tuple[tuple[Any, ...], CompositeSnapshot] | None = None
         # Those entries, and each execution's state by its work.
         self._states_read: tuple[object, dict[str, str]] | None = None
+        # The parts of the snapshot handed out last, and that snapshot.
+        self._snapshot_read: tuple[tuple[Any, ...], CompositeSnapshot] | None = None
         # The wiring is the only caller of the loops, reminders, breaker and governor
         # runtimes: what one shows, and what it has due, moves only with the clock's time
         # or with a call of the wiring that changes it, which it counts here. A check
