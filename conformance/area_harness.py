@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, ClassVar, Generic, Protocol, Self, TypeVar, cast
 
 from jobconform.backends.faults import StoreFaults, StoreFaultsNotClaimed
@@ -166,10 +166,17 @@ class AreaHarness(Generic[CommandT]):
                                f" but has no open_{self.AREA}({signature})")
         return cast(Callable[..., Any], opener)
 
-    @property
+    @cached_property
     def hang_scope(self) -> str:
-        """What a hang puts out of use (see watchdog.guarded): this backend's area."""
+        """What a hang puts out of use (see watchdog.guarded): this backend's area.
+        Written once: every adapter call names it (issue 33)."""
         return f"{self.backend.name!r} {self.AREA}"
+
+    @cached_property
+    def _adapter_terms(self) -> tuple[str, tuple[type[Exception], ...]]:
+        """The protocol `_call` names and the exceptions it lets through, built once."""
+        return (f"the {self.AREA} protocol",
+                (Divergence, AdapterError, *self.PASSES_THROUGH))
 
     def _open(self, open_runtime: Callable[[], T]) -> T:
         """Open the area's runtime under the safety timeout, as an adapter call."""
@@ -196,10 +203,9 @@ class AreaHarness(Generic[CommandT]):
 
     def _call(self, action: str, function: Callable[[], T]) -> T:
         """Call the adapter; an exception its protocol does not allow is `AdapterError`."""
-        return call_adapter(function, action, backend=self.backend.name,
-                            protocol=f"the {self.AREA} protocol",
-                            allowed=(Divergence, AdapterError, *self.PASSES_THROUGH),
-                            hang_scope=self.hang_scope)
+        protocol, allowed = self._adapter_terms
+        return call_adapter(function, action, backend=self.backend.name, protocol=protocol,
+                            allowed=allowed, hang_scope=self.hang_scope)
 
     @property
     def takes_store_faults(self) -> bool:

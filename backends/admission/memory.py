@@ -37,6 +37,12 @@ class InMemoryAdmissionStore:
         self._calls: dict[str, CallRow] = {}
         self._schedules: dict[tuple[str, str], ScheduleRow] = {}
         self._seq = itertools.count(1)
+        self._writes = 0  # see version
+
+    def version(self) -> int:
+        """Every write through this store (and its peers, the same object) moves it: the
+        runtime keeps what it read while it stands."""
+        return self._writes
 
     def transaction(self) -> AbstractContextManager[None]:
         return _NO_TRANSACTION
@@ -49,9 +55,11 @@ class InMemoryAdmissionStore:
 
     def write_ceiling(self, value: int) -> None:
         self._ceiling = value
+        self._writes += 1
 
     def record_ceiling_change(self, row: CeilingChangeRow) -> None:
         self._ceiling_changes.append(row)
+        self._writes += 1
 
     def ceiling_changes(self) -> list[CeilingChangeRow]:
         return list(self._ceiling_changes)
@@ -64,9 +72,11 @@ class InMemoryAdmissionStore:
 
     def save_owner(self, row: OwnerRow) -> None:
         self._owners[row.name] = replace(row)
+        self._writes += 1
 
     def remove_owner(self, name: str) -> None:
         self._owners.pop(name, None)
+        self._writes += 1
 
     def execution(self, execution_id: str) -> ExecutionRow | None:
         return self._executions.get(execution_id)
@@ -79,6 +89,7 @@ class InMemoryAdmissionStore:
 
     def save_execution(self, row: ExecutionRow) -> None:
         self._executions[row.execution_id] = row
+        self._writes += 1
 
     def call(self, call_id: str) -> CallRow | None:
         return self._calls.get(call_id)
@@ -89,6 +100,7 @@ class InMemoryAdmissionStore:
 
     def save_call(self, row: CallRow) -> None:
         self._calls[row.call_id] = row
+        self._writes += 1
 
     def schedules(self, owner: str) -> list[ScheduleRow]:
         rows = [row for (name, _), row in self._schedules.items() if name == owner]
@@ -96,9 +108,11 @@ class InMemoryAdmissionStore:
 
     def save_schedule(self, row: ScheduleRow) -> None:
         self._schedules[(row.owner, row.name)] = row
+        self._writes += 1
 
     def remove_schedule(self, owner: str, name: str) -> None:
         self._schedules.pop((owner, name), None)
+        self._writes += 1
 
     def reopen(self) -> InMemoryAdmissionStore:
         """The dicts are this store's durable part: a restarted runtime finds them as

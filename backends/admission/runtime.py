@@ -89,6 +89,11 @@ class AdmissionStore(Protocol):
     """Rows of the admission area; every list is in `seq` (arrival or creation) order."""
 
     def transaction(self) -> AbstractContextManager[None]: ...
+    def version(self) -> int | None:
+        """A number that every write through this store moves, or None where writes may
+        come from elsewhere (another process's session): while it stands, what was read
+        still holds."""
+        ...
     def next_seq(self) -> int: ...
     def read_ceiling(self) -> int | None: ...
     def write_ceiling(self, value: int) -> None: ...
@@ -153,6 +158,10 @@ class AdmissionService:
         self._settings_failing = False
         # execution id -> the latest row read and its view (see `_view`)
         self._views: dict[str, tuple[ExecutionRow, ExecutionView]] = {}
+        # (store, its version, every execution's view then): see `executions`
+        self._listed: tuple[AdmissionStore, int, tuple[ExecutionView, ...]] | None = None
+        # What a settle that found nothing to do depended on: see `settle`
+        self._nothing_due: tuple[AdmissionStore, int, datetime, bool, int] | None = None
         with self._operation():
             if self._store.read_ceiling() is None:
                 self._store.write_ceiling(config.fleet_ceiling)
@@ -473,8 +482,29 @@ class AdmissionService:
             return None if row is None else self._view_of(row)
 
     def executions(self) -> Sequence[ExecutionView]:
+        """Every execution's view, in arrival order. While the store's version stands
+        the list read last is handed out again: the composite area reads it after every
+        command, and most commands change no execution. That check takes no lock (the
+        views are frozen; see `version`)."""
+        store = self._store
+        listed = self._listed
+        if listed is not None and listed[0] is store and listed[1] == store.version():
+            return listed[2]
         with self._operation():
-            return [self._view_of(row) for row in self._store.executions()]
+            store = self._store
+            version = store.version()
+            views = tuple([self._view_of(row) for row in store.executions()])
+            if version is not None:
+                self._listed = (store, version, views)
+            return views
+
+    def version(self) -> int | None:
+        """A number that moves whenever what this runtime shows may have changed, or
+        None when it cannot tell (another process may write the store): a reader may
+        keep what it read while the number stands. Not part of the area's protocol.
+        Read without the lock: a reader racing a write sees the number before it, as if
+        it had read just before the write."""
+        return self._store.version()
 
     def _view_of(self, row: ExecutionRow) -> ExecutionView:
         """The row's view. Rows are frozen and a store hands out the same row until the
@@ -570,9 +600,29 @@ class AdmissionService:
             return None if call is None else call.state
 
     def settle(self) -> None:
+        """Time out the calls and the executions due at the clock's time. A settle that
+        wrote nothing found nothing due; while what it looked at stands (the rows, the
+        time, the lease reaper's hold, the work this process watches) the next finds
+        nothing either, and is skipped: the composite area settles after every command.
+        That check takes no lock (see `version`)."""
+        if self._nothing_due is not None and self._looked_at() == self._nothing_due:
+            return
         with self._operation():
+            looked_at = self._looked_at()
+            if looked_at is not None and looked_at == self._nothing_due:
+                return
             self._time_out_calls()
             self._time_out_executions()
+            # It wrote nothing (what it looked at stands): nothing was due.
+            self._nothing_due = looked_at if self._looked_at() == looked_at else None
+
+    def _looked_at(self) -> tuple[AdmissionStore, int, datetime, bool, int] | None:
+        """What a settle that finds nothing due depends on, where the store has a
+        version."""
+        store = self._store
+        version = store.version()
+        return None if version is None else (store, version, self._clock.now(),
+                                             self._lease_reclaim_held, len(self._watched))
 
     def _log_budget_exhausted(self, target: str, wait_ms: int) -> None:
         """A call refused after waiting (AD-026): at WARNING, as an operator acts on it."""

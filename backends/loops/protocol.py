@@ -99,8 +99,9 @@ class LoopAgent:
             self._decision.notify_all()
 
     def decided(self, run_number: int) -> bool:
-        with self._decision:
-            return run_number in self._outcomes
+        # Read without the lock: a decision is never taken back, and one dict lookup is
+        # atomic; a step runtime asks for every running loop at every settle.
+        return run_number in self._outcomes
 
     def wait_for_decision(self, run_number: int, released: Callable[[], bool]) -> bool:
         """Block until run `run_number` is decided (True) or `released()` is true (False)."""

@@ -50,8 +50,9 @@ class SteppedClock:
         self._sleepers: list[threading.Condition] = []
 
     def now(self) -> datetime:
-        with self._lock:
-            return self._now
+        # No lock: reading one attribute is atomic, and a move replaces the value whole.
+        # Runtimes read the clock a dozen times a step of a check (issue 33).
+        return self._now
 
     def wait_until(self, condition: threading.Condition, deadline: datetime) -> None:
         """Block on `condition` until it is notified or the clock reaches `deadline`.

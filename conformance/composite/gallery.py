@@ -8,6 +8,8 @@ mistake the seed's sections guard against; the area runtimes it wires stay corre
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from jobconform.backends.composite.wiring import SharedAdmission, open_shared_admission
 from jobconform.backends.memory import MemoryBackend
 from jobconform.conformance.gallery import GalleryEntry, declares, opener_entry
@@ -65,7 +67,7 @@ class DrainsDuringPause(SharedAdmission):
     """The governor's pause is not read by the admission: a freed slot drains the backlog
     into the outage as usual."""
 
-    def drain_held(self) -> bool:
+    def drain_held(self, paused: bool) -> bool:
         return False
 
 
@@ -76,7 +78,7 @@ class ReapsLeasesDuringPause(SharedAdmission):
     during the pause is reclaimed at once (lease_expired), freeing its slot, instead of
     staying running until the pause has ended."""
 
-    def lease_reclaim_held(self) -> bool:
+    def lease_reclaim_held(self, paused: bool) -> bool:
         return False
 
 
@@ -88,5 +90,5 @@ class LoopNotToldOfTimeout(SharedAdmission):
     slot, but the loop runtime is never told: the loop stays running with its run open
     for good, instead of failing the run with TIMEOUT and going on per its policy."""
 
-    def run_timed_out(self, work: str) -> bool:
+    def run_timed_out(self, work: str, states: Mapping[str, str]) -> bool:
         return False

@@ -25,8 +25,10 @@ Time is a field, moved only by `PassTime`. Answers are plain data like the areas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any, TypeVar
 
 from jobconform.reference import admission as ad
 from jobconform.reference.admission import AdmissionConfig, AdmissionModel, Expected
@@ -64,6 +66,8 @@ LOOP_RUN_TIMEOUT_SECONDS = float(lo.TIMEOUT_PER_RUN_RANGE[1])
 # timeout (AD-015), expired in the backlog (AD-008), reclaimed at its lease's end
 # (AD-017). Each fails the run with TIMEOUT (CX-006).
 STOPPED_STATES = frozenset({ad.TIMED_OUT, ad.EXPIRED, ad.LEASE_EXPIRED})
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -113,6 +117,11 @@ class CompositeModel:
     probes: set[str] = field(default_factory=set)  # jobs admitted as the half-open probe
     # Orphans whose lease lapsed while the pause held their reclaim (CX-005).
     held_leases: set[str] = field(default_factory=set)
+    # part of the view -> (what it was built from, the part): see `_kept`
+    _parts: dict[str, tuple[Any, Any]] = field(default_factory=dict, repr=False,
+                                               compare=False)
+    _loop_entries: dict[str, tuple[lo.LoopState, tuple[str, str, int]]] = field(
+        default_factory=dict, repr=False, compare=False)  # see _loops_view
 
     def __post_init__(self) -> None:
         self.admission = AdmissionModel(self.config.admission, self.now)
@@ -165,22 +174,54 @@ class CompositeModel:
         return LOOPS_REQUIREMENT
 
     def view(self) -> CompositeView:
-        owners = list(self.admission.owners)
+        executions = self.admission.executions
+        breakers = self.breakers
+        reminders = self.reminders.reminders
+        parts = (
+            self._kept("executions", tuple(executions.items()), lambda: tuple([
+                (work, execution.owner, execution.state)
+                for work, execution in executions.items()])),
+            self._kept("loops", tuple(self.loops.items()), self._loops_view),
+            self._kept("reminders", (tuple(self.reminder_owners), tuple(reminders.items())),
+                       lambda: tuple((name, reminders[name].status.value)
+                                     for name in self.reminder_owners)),
+            self._kept("breakers", (self.now, tuple(self.admission.owners),
+                                    tuple(breakers.breakers.items()), breakers.store_down),
+                       self._breakers_view),
+            self.governor.pause_at(self.now),
+        )
+        return self._kept("view", parts, lambda: CompositeView(*parts))
+
+    def _kept(self, part: str, source: object, build: Callable[[], T]) -> T:
+        """The view's `part` as built last while what it is built from (`source`, frozen
+        values) is the same: the harness views the model after every command, and most
+        commands change one part."""
+        kept = self._parts.get(part)
+        if kept is not None and kept[0] == source:
+            return kept[1]  # type: ignore[no-any-return]
+        built = build()
+        self._parts[part] = (source, built)
+        return built
+
+    def _loops_view(self) -> tuple[tuple[str, str, int], ...]:
+        """Each loop's entry, kept with the (frozen) state it was read from: a command
+        changes one loop, and counting a loop's runs reads all of them."""
+        entries = self._loop_entries
+        view = []
+        for name, loop in self.loops.items():
+            kept = entries.get(name)
+            if kept is None or kept[0] is not loop:
+                kept = entries[name] = (loop, (name, loop.status.value, loop.runs_completed))
+            view.append(kept[1])
+        return tuple(view)
+
+    def _breakers_view(self) -> tuple[tuple[str, str, str | None], ...]:
         breakers = []
-        for owner in owners:
+        for owner in self.admission.owners:
             breaker = self.breakers.read(owner, self.now)
             assert breaker is not None  # the composite's breaker store never goes down
             breakers.append((owner, breaker.state.value, breaker.probe))
-        return CompositeView(
-            executions=tuple((work, execution.owner, execution.state)
-                             for work, execution in self.admission.executions.items()),
-            loops=tuple((name, loop.status.value, loop.runs_completed)
-                        for name, loop in self.loops.items()),
-            reminders=tuple((name, self.reminders.reminders[name].status.value)
-                            for name in self.reminder_owners),
-            breakers=tuple(breakers),
-            paused_until=self.governor.pause_at(self.now),
-        )
+        return tuple(breakers)
 
     # -- commands ----------------------------------------------------------------------
 
