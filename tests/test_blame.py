@@ -425,3 +425,29 @@ def test_a_retried_start_that_keeps_the_first_start_is_no_early_start_under_a_re
                                     retry_after_ignored=True, now=retried_at, status=status)
     assert primary(T0) == "LC-004"
     assert primary(T0 + timedelta(seconds=1)) == "RT-010"
+
+
+def test_a_drain_cut_short_at_the_signal_is_the_stop_s_bug_not_the_drain_s(
+        registry: Registry) -> None:
+    # stop_signal_drain_cut_short cut its work short at the signal by opening its runtime
+    # in cancel mode, so a drain shutdown called in the program was cut short too: run
+    # over every area, every suite named LC-028 beside RS-005 (issue 33), a second bug in
+    # the entry, not a misblame. Now a plain drain agrees with the oracle, and the stop by
+    # signal is blamed on RS-005.
+    target = "jobconform.conformance.restart.gallery:stop_signal_drain_cut_short"
+    profile = registry.profile("draining-worker")
+    drained = Harness(load_backend(target), profile, registry)
+    try:
+        for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Shutdown(),
+                        cmd.Finish("a", cmd.Succeed(1)), cmd.AdvanceTime(60)):
+            drained.run(command)
+    finally:
+        drained.close()
+    signalled = Harness(load_backend(target), profile, registry)
+    try:
+        with pytest.raises(Divergence) as caught:
+            for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.StopBySignal()):
+                signalled.run(command)
+        assert caught.value.primary == "RS-005"
+    finally:
+        signalled.close()
