@@ -451,3 +451,18 @@ def test_a_drain_cut_short_at_the_signal_is_the_stop_s_bug_not_the_drain_s(
         assert caught.value.primary == "RS-005"
     finally:
         signalled.close()
+
+
+def test_a_start_before_the_retry_after_under_a_policy_of_no_delay_is_the_floor_s() -> None:
+    # The policy's own delay (0) had passed; only the server's retry-after held the job.
+    # A runtime that started it at once broke the floor (RT-010), whether it drops the
+    # retry-after alone or every delay (threaded_retry_without_backoff, whose delay
+    # function is the shipped one): nothing seen tells the two apart, so the blame stays
+    # RT-010 and that entry declares RT-010 among what it also breaks (issue 33).
+    held = replace(IN_BACKOFF, next_attempt_at=T0 + timedelta(seconds=20))
+    now = T0 + timedelta(seconds=1)
+    for delay_holds in (True, False):
+        assert blame.record_primary(cmd.Dispatch(), "status", Status.QUEUED.value,
+                                    Status.RUNNING.value, held, DISPATCH_REQUIREMENTS,
+                                    ("LC-001",), retry_after_ignored=True,
+                                    delay_holds=delay_holds, now=now) == "RT-010"
