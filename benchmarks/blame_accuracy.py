@@ -10,13 +10,14 @@ areas) through each suite, with --examples examples per machine (by default the
 self-test's: with fewer, a machine may miss a rare bug class, which says nothing of its
 blame), and sorts each entry in each suite into one of five classes:
 
-- exact: every failed case of the suite names the entry's expected requirement as its
-  primary, no other primary, and the suite's report fails no other requirement (the
-  goal: a reader sees the one cause);
-- beyond: the primaries are exactly the expected one, but the report names another
-  requirement failed beside it (a failed case that blamed nothing fails every
-  requirement it is tagged with: how Robot's cut messages once named TS-010 beside
-  TS-001);
+- exact: the suite's failed cases name the entry's expected requirement as a primary,
+  and no primary and no failed requirement of the report is one the entry does not
+  break (the expected one, or one it declares in `also_breaks`: a store write without
+  the expected status breaks LC-003 and RD-006 alike); the goal: a reader sees the
+  bug's causes and no other;
+- beyond: the primaries are exact, but the report names another requirement failed
+  beside them (a failed case that blamed nothing fails every requirement it is tagged
+  with: how Robot's cut messages once named TS-010 beside TS-001);
 - among: the expected requirement is one of several primaries (the self-test passes, but
   a reader also sees another cause that is not one);
 - other: the suite failed, under other primaries only;
@@ -56,8 +57,8 @@ CLASSES = ("exact", "beyond", "among", "other", "missed")
 def classify(catch: Catch) -> str:
     if not catch.caught:
         return "missed"
-    if catch.primaries == (catch.entry.catches,):
-        return "exact" if catch.named == (catch.entry.catches,) else "beyond"
+    if catch.primaries_are_its_bug:
+        return "exact" if catch.report_fails_its_bug_only else "beyond"
     return "among" if catch.named_expected else "other"
 
 
@@ -85,8 +86,11 @@ def miss_lines(catches: list[Catch]) -> list[str]:
         verdict = classify(catch)
         if verdict != "exact":
             primaries = ", ".join(catch.primaries) or "nothing"
+            expected = catch.entry.catches
+            if catch.entry.also_breaks:
+                expected += f" (also breaks {', '.join(catch.entry.also_breaks)})"
             line = (f"  {catch.entry.name} [{catch.suite}] {verdict}: expected"
-                    f" {catch.entry.catches}, primaries {primaries}")
+                    f" {expected}, primaries {primaries}")
             beyond = [rid for rid in catch.named if rid not in catch.primaries]
             if beyond:
                 line += f"; also failed: {', '.join(beyond)}"

@@ -393,7 +393,8 @@ def list_command(what: str) -> None:
 
         click.echo("self-test gallery:")
         for entry in gallery():
-            click.echo(f"  {entry.name:<28} expects {entry.catches}: {entry.bug}")
+            also = f" (also breaks {', '.join(entry.also_breaks)})" if entry.also_breaks else ""
+            click.echo(f"  {entry.name:<28} expects {entry.catches}{also}: {entry.bug}")
 
 
 @main.command()

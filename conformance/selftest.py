@@ -4,7 +4,9 @@ A broken backend counts as caught by a suite when that suite fails on it; the
 requirement(s) named are those whose verdict in that suite is "fail", which are the
 primary requirements of its failed cases (conformance/blame.py). The self-test passes only
 when each entry is caught by each suite and its expected requirement is the primary of
-one of them.
+one of them; the project's test (tests/test_selftest.py) asks too that no case names a
+primary the entry does not break (its expected requirement, or one it declares in
+`also_breaks`).
 """
 
 from __future__ import annotations
@@ -64,6 +66,20 @@ class Catch:
     @property
     def named_expected(self) -> bool:
         return self.entry.catches in self.primaries
+
+    @property
+    def primaries_are_its_bug(self) -> bool:
+        """The expected requirement is among the primaries, and every other primary is one
+        the entry declares it also breaks (`GalleryEntry.also_breaks`): a reader sees the
+        bug's causes and no other (issue 33)."""
+        return self.named_expected and self.entry.breaks.issuperset(self.primaries)
+
+    @property
+    def report_fails_its_bug_only(self) -> bool:
+        """The report fails no requirement the entry does not break: a failed case that
+        blamed nothing fails every requirement it is tagged with (how Robot's cut messages
+        once named TS-010 failed beside TS-001)."""
+        return self.entry.breaks.issuperset(self.named)
 
 
 def runs_in_process(backend: Backend) -> bool:

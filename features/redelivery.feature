@@ -167,6 +167,18 @@ Feature: Re-delivery cap and poison parking
   # -- RD-005: only running jobs past the lease ----------------------------------------------------
 
   @RD-005
+  Scenario: A job that beat within the lease keeps it, however long ago it started
+    Given job "a" is submitted
+    And the runtime dispatches
+    And 50 seconds pass
+    And job "a" sends a heartbeat
+    When 30 seconds pass
+    And leases expire with a lease of 60 seconds
+    Then the lease pass re-queued 0 and parked 0
+    And job "a" is running
+    And job "a" has re-delivery count 0
+
+  @RD-005
   Scenario: A job exactly the lease old keeps its lease
     Given job "a" is submitted
     And the runtime dispatches

@@ -169,6 +169,18 @@ Heartbeats After A Re-delivery Do Not Reset The Count
 
 # -- RD-005: only running jobs past the lease ----------------------------------------------------
 
+A Job That Beat Within The Lease Keeps It However Long Ago It Started
+    [Tags]    RD-005
+    Start Runtime
+    Submit Job    a
+    Dispatch
+    Advance Clock    50
+    Send Heartbeat    a
+    Advance Clock    30
+    Lease Pass Should Re-queue And Park    60    0    0
+    Job Status Should Be    a    running
+    Job Redelivery Count Should Be    a    0
+
 A Job Exactly The Lease Old Keeps Its Lease
     [Tags]    RD-005
     Start Runtime

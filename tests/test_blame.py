@@ -425,3 +425,44 @@ def test_a_retried_start_that_keeps_the_first_start_is_no_early_start_under_a_re
                                     retry_after_ignored=True, now=retried_at, status=status)
     assert primary(T0) == "LC-004"
     assert primary(T0 + timedelta(seconds=1)) == "RT-010"
+
+
+def test_a_drain_cut_short_at_the_signal_is_the_stop_s_bug_not_the_drain_s(
+        registry: Registry) -> None:
+    # stop_signal_drain_cut_short cut its work short at the signal by opening its runtime
+    # in cancel mode, so a drain shutdown called in the program was cut short too: run
+    # over every area, every suite named LC-028 beside RS-005 (issue 33), a second bug in
+    # the entry, not a misblame. Now a plain drain agrees with the oracle, and the stop by
+    # signal is blamed on RS-005.
+    target = "jobconform.conformance.restart.gallery:stop_signal_drain_cut_short"
+    profile = registry.profile("draining-worker")
+    drained = Harness(load_backend(target), profile, registry)
+    try:
+        for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.Shutdown(),
+                        cmd.Finish("a", cmd.Succeed(1)), cmd.AdvanceTime(60)):
+            drained.run(command)
+    finally:
+        drained.close()
+    signalled = Harness(load_backend(target), profile, registry)
+    try:
+        with pytest.raises(Divergence) as caught:
+            for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.StopBySignal()):
+                signalled.run(command)
+        assert caught.value.primary == "RS-005"
+    finally:
+        signalled.close()
+
+
+def test_a_start_before_the_retry_after_under_a_policy_of_no_delay_is_the_floor_s() -> None:
+    # The policy's own delay (0) had passed; only the server's retry-after held the job.
+    # A runtime that started it at once broke the floor (RT-010), whether it drops the
+    # retry-after alone or every delay (threaded_retry_without_backoff, whose delay
+    # function is the shipped one): nothing seen tells the two apart, so the blame stays
+    # RT-010 and that entry declares RT-010 among what it also breaks (issue 33).
+    held = replace(IN_BACKOFF, next_attempt_at=T0 + timedelta(seconds=20))
+    now = T0 + timedelta(seconds=1)
+    for delay_holds in (True, False):
+        assert blame.record_primary(cmd.Dispatch(), "status", Status.QUEUED.value,
+                                    Status.RUNNING.value, held, DISPATCH_REQUIREMENTS,
+                                    ("LC-001",), retry_after_ignored=True,
+                                    delay_holds=delay_holds, now=now) == "RT-010"

@@ -36,6 +36,16 @@ class GalleryEntry:
     # The profile the self-test checks it under: a bug of a profile-scoped requirement
     # (LC-026 under task-manager) shows only under a profile that has it.
     profile: str = "canonical"
+    # Requirements the one bug breaks as well, by the spec's own words (a store write
+    # without the expected status lets a late outcome into an ended job, LC-003, and a
+    # superseded owner's write into a re-queued one, RD-006): a suite may name them as
+    # primaries beside `catches`, never instead of it, and no requirement else.
+    also_breaks: tuple[str, ...] = ()
+
+    @property
+    def breaks(self) -> frozenset[str]:
+        """Every requirement a suite may name for this bug: `catches` and `also_breaks`."""
+        return frozenset({self.catches, *self.also_breaks})
 
 
 class OverRuntime(MemoryBackend):

@@ -28,8 +28,11 @@ class UnconditionedWriteStore(SqlJobStore):
     and its outcome is counted twice.
 
     The writer's other expectations (its fencing token) still hold: a store that drops
-    them too is a second bug (sql_without_fencing, RD-006), which this entry showed as a
-    second primary until issue 33.
+    them too is a second bug (sql_without_fencing). But a lease pass re-queues a job
+    keeping its token (a token counts claims), so until the job is claimed again only the
+    status guards it: the owner whose delivery the pass took away still writes it, which
+    RD-006 forbids in so many words. One bug, two rules broken: the entry declares RD-006
+    in `also_breaks` (issue 33).
     """
 
     def update(self, job_id: str, expected_status: str, *,
@@ -80,16 +83,18 @@ class NonAtomicClaimStore(SqlJobStore):
                         last_heartbeat=now) for job in candidates]
 
 
-def _sql_entry(name: str, broken: type[SqlJobStore], catches: str,
-               source: str) -> GalleryEntry:
+def _sql_entry(name: str, broken: type[SqlJobStore], catches: str, source: str,
+               also_breaks: tuple[str, ...] = ()) -> GalleryEntry:
     """The SQL backend with a broken store, loadable as `<this module>:<name>`."""
-    return subclass_entry(__name__, name, SqlBackend, {"store_type": broken}, broken, catches,
-                          source)
+    entry = subclass_entry(__name__, name, SqlBackend, {"store_type": broken}, broken,
+                           catches, source)
+    return replace(entry, also_breaks=also_breaks)
 
 
 SQL_GALLERY = (
     _sql_entry("sql_unconditioned_write", UnconditionedWriteStore, "LC-003",
-               "anchors: River writes terminal states only if running"),
+               "anchors: River writes terminal states only if running",
+               also_breaks=("RD-006",)),
     _sql_entry("sql_without_fencing", WithoutFencingStore, "RD-006",
                "anchors: a stale worker's late completion after a rescue is a no-op"),
 )

@@ -8,6 +8,7 @@ through a concurrent runtime, not only through the deterministic one.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from jobconform.backends import ownership
@@ -24,7 +25,7 @@ THREADED_GALLERY: list[GalleryEntry] = []
 
 @declares(THREADED_GALLERY)
 def threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
-                   source: str) -> GalleryEntry:
+                   source: str, also_breaks: tuple[str, ...] = ()) -> GalleryEntry:
     """Build the threaded backend on a broken worker, loadable as `<this module>:<name>`."""
 
     def open_broken(backend: ThreadedBackend, settings: RuntimeSettings,
@@ -34,8 +35,9 @@ def threaded_entry(name: str, broken: type[ThreadedRuntime], catches: str,
         # setting's cases too, under their rules rather than its bug's (issue 33).
         return backend.worker_over(backend.new_store(), settings, clock, runtime=broken)
 
-    return opener_entry(__name__, name, ThreadedBackend, "open", open_broken, broken, catches,
-                        source)
+    entry = opener_entry(__name__, name, ThreadedBackend, "open", open_broken, broken,
+                         catches, source)
+    return replace(entry, also_breaks=also_breaks)
 
 
 @threaded_entry("threaded_serial_poll", "LC-010", "seed 000 B3")
@@ -78,10 +80,17 @@ class ShutdownDropsQueuedWorker(ThreadedRuntime):
         self.stop()
 
 
-@threaded_entry("threaded_retry_without_backoff", "RT-002", "seed 004 retry delay")
+@threaded_entry("threaded_retry_without_backoff", "RT-002", "seed 004 retry delay",
+                also_breaks=("RT-010",))
 class RetryWithoutBackoffWorker(ThreadedRuntime):
     """A failed attempt goes back to the queue with no time set for its next attempt, so
-    the next poll runs it again at once, whatever the policy's delay."""
+    the next poll runs it again at once, whatever the policy's delay.
+
+    The delay it drops is the whole of it, the server's retry-after floor too: an attempt
+    that failed with a retry-after under a policy whose own delay is 0 starts at once,
+    which RT-010 forbids in so many words (the reaper machine, run over every area, finds
+    it so). Its delay function is the shipped one, so nothing tells the two apart but the
+    policy: the entry declares RT-010 in `also_breaks` (issue 33)."""
 
     def _retry(self, job_id: str, owned: _OwnedJob, raised: Exception) -> bool:
         retried = super()._retry(job_id, owned, raised)

@@ -201,6 +201,19 @@ class LeaseWholeSecondsRuntime(MemoryRuntime):
         return super().expire_leases(math.floor(lease_seconds) + 1 - 1e-6)
 
 
+@entry("redelivery_lease_ignores_heartbeats", "RD-005",
+       "anchors: stuck jobs, elapsed since start (River, Oban) vs heartbeat lease")
+class LeaseIgnoresHeartbeatsRuntime(MemoryRuntime):
+    """The lease pass measures a job's silence from its start, not from its last
+    heartbeat: a job that started more than the lease ago is re-queued though it beat
+    within the lease, so a long body that keeps beating loses its lease at every pass
+    (the elapsed-since-start rule of River and Oban, used where a lease is heartbeats')."""
+
+    @staticmethod
+    def _past_lease(job: StoredJob, cutoff: datetime) -> bool:
+        return job.started_at is not None and job.started_at < cutoff
+
+
 @entry("redelivery_without_cap", "RD-002", "anchors: unbounded re-pick")
 class UncappedRedeliveryRuntime(MemoryRuntime):
     """A job whose lease expires is re-queued however often it has been before: a poison

@@ -163,9 +163,13 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
                 self._run(cmd.AdvanceTime(step))
                 self._run(cmd.ListExpired(ttl))
 
-        # A job starts now, then the clock steps to one tick before its lease lapses, onto
-        # that instant (it keeps its lease: RD-005) and one tick past it (re-queued or
-        # parked: RD-001, RD-002), with a lease pass at each step.
+        # A job starts now and beats halfway through its lease; then the clock steps to one
+        # tick before its lease lapses, counted from that beat, onto that instant (it keeps
+        # its lease: RD-005) and one tick past it (re-queued or parked: RD-001, RD-002),
+        # with a lease pass at each step. Its start is more than a lease behind at the
+        # first pass, so a pass that measures silence from the start takes it while it
+        # keeps its lease (RD-005); random draws seldom put a beat between a start and a
+        # pass within one lease of each other.
         @precondition(lambda self: self.harness.claims_redelivery)
         @rule(lease=st.sampled_from(AIMED_LEASES))
         def lease_edge(self, lease: float) -> None:
@@ -174,6 +178,8 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
             self._run(cmd.Dispatch())
             if self.harness.model.jobs[alias].status is not Status.RUNNING:
                 return  # no slot free
+            self._run(cmd.AdvanceTime(lease / 2))
+            self._run(cmd.Heartbeat(alias))
             for step in steps_to_edge(0.0, lease, profile.time_precision_seconds):
                 self._run(cmd.AdvanceTime(step))
                 self._run(cmd.ExpireLeases(lease))

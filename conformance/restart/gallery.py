@@ -203,18 +203,37 @@ class ShutdownSparesEarlierQueue(SignalledMemoryBackend):
         return SubmittedHereRuntime(settings, clock, store, bodies=bodies)
 
 
+class CutShortAtTheSignalRuntime(MemoryRuntime):
+    """A runtime whose signal handler shuts it down as in cancel mode, whatever its
+    shutdown_mode; its shutdown method keeps the mode (LC-028)."""
+
+    def shut_down_at_once(self) -> None:
+        self._cancel_active(self._now())
+        self._shut_down = True
+
+
 class DrainCutShort(SignalledMemoryBackend):
-    """Its stop has one mode, whatever the profile says: SIGTERM cancels every active job
-    at once, so under drain the running work is cut short at the signal instead of
-    running on until the grace period is over."""
+    """Its stop by signal has one mode, whatever the profile says: SIGTERM cancels every
+    active job at once, so under drain the running work is cut short at the signal
+    instead of running on until the grace period is over. A shutdown called in the
+    program drains as it should: until issue 33 the whole runtime was opened in cancel
+    mode, which broke LC-028's drain too, a second cause in every area's run."""
 
     def open(self, settings: RuntimeSettings, clock: Clock) -> MemoryRuntime:
-        return super().open(replace(settings, shutdown_mode="cancel"), clock)
+        return CutShortAtTheSignalRuntime(settings, clock)
 
     def restart(self, runtime: MemoryRuntime, settings: RuntimeSettings, clock: Clock,
                 bodies: Mapping[str, TaskScript]) -> MemoryRuntime:
-        return super().restart(runtime, replace(settings, shutdown_mode="cancel"), clock,
-                               bodies)
+        store = self.reopened(cast(InMemoryJobStore, runtime.store))
+        return CutShortAtTheSignalRuntime(settings, clock, store, bodies=bodies)
+
+    def handlers(self, runtime: MemoryRuntime) -> StopSignalHandlers:
+        def on_signal(name: str) -> None:
+            handlers.restore()
+            cast(CutShortAtTheSignalRuntime, runtime).shut_down_at_once()
+
+        handlers = StopSignalHandlers(on_signal)
+        return handlers
 
 
 GALLERY = (
