@@ -5,7 +5,7 @@ each message received first. autoretry is per task, the policy per job: the body
 
 import logging
 from contextlib import ExitStack
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 from unittest import mock
 from uuid import uuid4
 
@@ -19,10 +19,16 @@ with bridges.importing_on_bridges("kombu.asynchronous.timer", "celery.utils.time
     import celery.utils.timer2
     from celery import Celery, signals
     from celery.contrib.testing.worker import start_worker
-    from celery.exceptions import Retry
+    from celery.exceptions import Retry, WorkerShutdown
     from kombu import Exchange, Queue
+if TYPE_CHECKING:
+    from celery.worker.request import Request
 signals.setup_logging.connect(lambda **_: None, weak=False)  # Celery leaves logging alone
 logging.getLogger("celery").setLevel(logging.CRITICAL)  # a traceback per failed body
+
+
+def stop() -> None:  # a message for the worker's consumer: it never runs (see close)
+    pass
 
 
 class CeleryRuntime:
@@ -41,13 +47,18 @@ class CeleryRuntime:
             task_default_queue=name, broker_heartbeat=0, worker_prefetch_multiplier=0,
             broker_connection_retry_on_startup=True, result_expires=600, **self.conf)
         self._task = self.app.task(name="body", shared=False, typing=False)(self._body)
-        signals.task_received.connect(lambda request, **_: self._deliveries.received(request.id),
-                                      weak=False, dispatch_uid=name)  # off the wire
+        self._stop = self.app.task(name="stop", shared=False)(stop)
+        signals.task_received.connect(self._received, weak=False, dispatch_uid=name)
         with self._waits.adopting(), ExitStack() as worker:  # its consumer, timer, pool threads
-            self.hostname = worker.enter_context(start_worker(  # join: a real-time limit
+            worker.enter_context(start_worker(  # join: a real-time limit
                 self.app, concurrency=settings.max_concurrent, pool="threads", shutdown_timeout=60,
-                perform_ping_check=False, use_eventloop=False, hostname=f"{name}@jc")).hostname
+                perform_ping_check=False, use_eventloop=False, hostname=f"{name}@jc"))
             self._worker = worker.pop_all()
+
+    def _received(self, request: "Request", **_: object) -> None:  # in the worker's consumer
+        if request.task_name == self._stop.name:  # as remote control's shutdown, from a queue
+            raise WorkerShutdown(0)
+        self._deliveries.received(request.id)  # off the wire
 
     def _body(self, job_id: str) -> object:
         rank, script, _ = self._work[job_id]
@@ -104,12 +115,18 @@ class CeleryRuntime:
     def close(self) -> None:
         self._gate.close()
         self._waits.closing()  # the timer thread's sleeps end, so the worker can stop
-        self.app.control.shutdown(destination=[self.hostname])  # its loop ends now
-        self._worker.close()
-        signals.task_received.disconnect(dispatch_uid=self.app.main)
-        self.app.close()
-        self._waits.stop()
-        self._wall.stop()
+        # Its loop polls the broker until a message comes (kombu's 2 s reads the frozen
+        # clock) and sees start_worker's stop flag only then: a message on its own queue
+        # stops it now. A remote-control broadcast is lost on Redis's pub/sub when the
+        # worker has not subscribed yet: a worker that never stops, and a 60 s join.
+        self._stop.apply_async()
+        try:
+            self._worker.close()
+        finally:  # the bridges stop even when the join gave up
+            signals.task_received.disconnect(dispatch_uid=self.app.main)
+            self.app.close()
+            self._waits.stop()
+            self._wall.stop()
 
 
 class CeleryBackend:  # jobconform run --backend celery_jobs:CeleryBackend
