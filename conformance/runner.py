@@ -685,10 +685,14 @@ def _hung_case(name: str, entry: MachineEntry, machine: MachineRun, hung: HungEx
     first, _, stacks = hung.message.partition("\n")
     suffix = f"-seed-{seed}" if config.seeds else ""
     path = config.work_dir / "traces" / f"{machine_file_stem(entry.name)}{suffix}-hung.json"
-    lines = [first, f"  the example that hung ran {len(hung.commands)} commands on its"
-                    f" runtime first (its reproducer, also in {path.name}):",
-             *[f"    {i}. {describe(c)}" for i, c in enumerate(hung.commands, 1)],
-             f"  the requirements they checked: {', '.join(hung.requirements) or 'none'}"]
+    if hung.commands:
+        lines = [first, f"  the example that hung ran {len(hung.commands)} commands on its"
+                        f" runtime first (its reproducer, also in {path.name}):",
+                 *[f"    {i}. {describe(c)}" for i, c in enumerate(hung.commands, 1)],
+                 f"  the requirements they checked: {', '.join(hung.requirements)}"]
+    else:
+        lines = [first, "  the example hung before its first command: opening a runtime"
+                        f" is its reproducer (also in {path.name})"]
     # The runtime did not close: the clock bridges it started would stay on until the
     # process exits, freezing the kit's own clock and every runtime opened after it.
     left_on = stop_clock_bridges_left_on()

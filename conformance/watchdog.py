@@ -178,8 +178,9 @@ def _overran(what: What, limit: float, scope: str, elapsed: float,
     ending = f": it ended after {elapsed:.1f} s" + ("" if raised is None else (
         f", raising {type(raised).__name__}: {str(raised).strip().partition(chr(10))[0]}"))
     # The calling thread's own stack is the kit's, past the call: the others are shown.
+    others = thread_stacks(threading.get_ident()) or "(no other thread)"
     message = (hang_text(what, limit, ending) + "\nthe stacks of the other threads as it"
-               f" ended (innermost last):\n{thread_stacks(threading.get_ident())}")
+               f" ended (innermost last):\n{others}")
     _WATCHDOG.hung_scopes.setdefault(scope, message)
     return AdapterHung(message)
 
