@@ -141,7 +141,7 @@ class _Watchdog:
             deadline = self._deadline
             if deadline is None or real_monotonic() <= deadline:
                 continue
-            self.hung_message = hang_text(self._what, self._limit)
+            self.hung_message = _hang_text(self._what, self._limit)
             if self._interruptible:
                 # The case fails with this message and the stacks; the later calls of the
                 # scope are not tried (see `guarded`).
@@ -161,7 +161,7 @@ class _Watchdog:
 _WATCHDOG = _Watchdog()
 
 
-def hang_text(what: What, limit: float, ending: str = "") -> str:
+def _hang_text(what: What, limit: float, ending: str = "") -> str:
     """A hang's first line: the call, its real-time safety limit, and how it ended if it
     did (`ending`)."""
     return (f"{HUNG_MARK} {_text(what)} did not return within {limit:g} s of real time"
@@ -175,11 +175,13 @@ def _overran(what: What, limit: float, scope: str, elapsed: float,
     library's own join that gives up at the same limit and raises would otherwise be the
     adapter's error in one run and a hang in the next)."""
     raised = error.__cause__ or error if isinstance(error, AdapterError) else error
-    ending = f": it ended after {elapsed:.1f} s" + ("" if raised is None else (
-        f", raising {type(raised).__name__}: {str(raised).strip().partition(chr(10))[0]}"))
+    ending = f": it ended after {elapsed:.1f} s"
+    if raised is not None:
+        first_line = str(raised).strip().partition("\n")[0]
+        ending += f", raising {type(raised).__name__}: {first_line}"
     # The calling thread's own stack is the kit's, past the call: the others are shown.
     others = thread_stacks(threading.get_ident()) or "(no other thread)"
-    message = (hang_text(what, limit, ending) + "\nthe stacks of the other threads as it"
+    message = (_hang_text(what, limit, ending) + "\nthe stacks of the other threads as it"
                f" ended (innermost last):\n{others}")
     _WATCHDOG.hung_scopes.setdefault(scope, message)
     return AdapterHung(message)
