@@ -112,13 +112,9 @@ class CeleryRuntime:
     def shutdown(self) -> None:
         translate.shut_down_in(self._jobs, self._gate)
 
-    def _bodies_acked(self) -> None:  # a message is acked as it comes: none left to await
-        pass
-
     def close(self) -> None:
         self._gate.close()
         self._waits.closing()  # the timer thread's sleeps end, so the worker can stop
-        self._bodies_acked()
         # Its loop polls the broker until a message comes (kombu's 2 s reads the frozen
         # clock) and sees start_worker's stop flag only then: a message on its own queue
         # stops it now. A remote-control broadcast is lost on Redis's pub/sub when the

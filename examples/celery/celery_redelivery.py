@@ -8,7 +8,6 @@ import threading
 import time
 from collections import Counter
 from dataclasses import asdict, replace
-from typing import TYPE_CHECKING
 from uuid import uuid4
 
 import redis
@@ -20,9 +19,6 @@ from jobconform.backends.protocol import REDELIVERY, Clock, RuntimeSettings, Tas
 with bridges.importing_on_bridges("kombu.transport.redis"):  # its time(): stamps and cut-off
     import kombu.transport.redis  # noqa: F401  (the worker's transport)
     from kombu import Connection
-
-if TYPE_CHECKING:
-    from celery.worker.request import Request
 
 BROKER, NEVER, SPARE_THREADS = "redis://127.0.0.1:6379/11", 10**9, 256  # NEVER: no own sweep
 
@@ -51,7 +47,6 @@ class CeleryRedeliveryRuntime(CeleryRuntime):
         self.heartbeat, self.operator_alerts = lambda job_id: None, lambda: []  # neither exists
         self._lock, self._closed, self._holding, self._counts = (
             threading.Lock(), threading.Event(), {}, Counter())  # per job: its body, its restores
-        self._bodies: set[str] = set()  # the delivery tags of every body's message
 
     def _view(self, record: bridges.JobRecord | None) -> bridges.RedeliveryRecord | None:
         return record and bridges.RedeliveryRecord(
@@ -113,20 +108,8 @@ class CeleryRedeliveryRuntime(CeleryRuntime):
             self.app.backend.store_result(job_id, None, state)
         return lost
 
-    def _received(self, request: "Request", **_: object) -> None:  # a body's message to ack
-        if request.task_name == self._task.name and request.eta is None:  # (a retry's waits)
-            self._bodies.add(request.message.delivery_tag)
-        super()._received(request)
-
-    def _bodies_acked(self) -> None:  # the worker's stop drops its connections: an ack cut
-        options = self.app.conf.broker_transport_options  # off then hangs its thread for good
-        with Connection(BROKER, transport_options=options) as connection:
-            client, qos = connection.default_channel.client, connection.default_channel.qos
-            bridges.until(lambda: not any(client.hget(qos.unacked_key, tag) for tag in tuple(
-                self._bodies)), "Celery's acknowledgements of the messages of the bodies closed")
-
     def close(self) -> None:
-        self._closed.set()  # every body ends now (and the gate's waits in super's close)
+        self._closed.set()
         super().close()
         with redis.Redis.from_url(BROKER) as client:  # its queues, bindings and unacked index
             client.delete(*client.keys(f"{self.prefix}*"))
