@@ -18,6 +18,7 @@ with bridges.importing_on_bridges("kombu.asynchronous.timer", "celery.utils.time
     import celery.utils.time
     import celery.utils.timer2
     from celery import Celery, signals
+    from celery.bootsteps import RUN
     from celery.contrib.testing.worker import start_worker
     from celery.exceptions import Retry, WorkerShutdown
     from kombu import Exchange, Queue
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from celery.worker.request import Request
 signals.setup_logging.connect(lambda **_: None, weak=False)  # Celery leaves logging alone
 logging.getLogger("celery").setLevel(logging.CRITICAL)  # a traceback per failed body
+
+
+SHUTDOWN_SECONDS = 2.0  # of real time, for the worker to act on the broadcast (see close)
 
 
 def stop() -> None:  # a message for the worker's consumer: it never runs (see close)
@@ -50,10 +54,10 @@ class CeleryRuntime:
         self._stop = self.app.task(name="stop", shared=False)(stop)
         signals.task_received.connect(self._received, weak=False, dispatch_uid=name)
         with self._waits.adopting(), ExitStack() as worker:  # its consumer, timer, pool threads
-            worker.enter_context(start_worker(  # join: a real-time limit
+            self._controller = worker.enter_context(start_worker(  # join: a real-time limit
                 self.app, concurrency=settings.max_concurrent, pool="threads", shutdown_timeout=60,
                 perform_ping_check=False, use_eventloop=False, hostname=f"{name}@jc"))
-            self._worker = worker.pop_all()
+            self.hostname, self._worker = self._controller.hostname, worker.pop_all()
 
     def _received(self, request: "Request", **_: object) -> None:  # in the worker's consumer
         if request.task_name == self._stop.name:  # as remote control's shutdown, from a queue
@@ -116,10 +120,16 @@ class CeleryRuntime:
         self._gate.close()
         self._waits.closing()  # the timer thread's sleeps end, so the worker can stop
         # Its loop polls the broker until a message comes (kombu's 2 s reads the frozen
-        # clock) and sees start_worker's stop flag only then: a message on its own queue
-        # stops it now. A remote-control broadcast is lost on Redis's pub/sub when the
-        # worker has not subscribed yet: a worker that never stops, and a 60 s join.
-        self._stop.apply_async()
+        # clock) and sees start_worker's stop flag only then. Remote control's shutdown
+        # stops it as it waits for its broker's reply, which gives the bodies' late acks
+        # time; but on Redis's pub/sub that broadcast is lost when the worker has not
+        # subscribed yet: then a message on its own queue, which it cannot miss, stops it.
+        self.app.control.shutdown(destination=[self.hostname])
+        try:
+            bridges.until(lambda: self._controller.blueprint.state != RUN,
+                          "the worker's stop on remote control's shutdown", SHUTDOWN_SECONDS)
+        except bridges.DeliveriesTimeout:
+            self._stop.apply_async()
         try:
             self._worker.close()
         finally:  # the bridges stop even when the join gave up
