@@ -100,6 +100,11 @@ _active: ThreadWaits | None = None
 _install = threading.Lock()
 
 
+def active_thread_waits() -> ThreadWaits | None:
+    """The thread-wait bridge on in this process, if any (see wallclock.stop_left_on)."""
+    return _active
+
+
 class ThreadWaits:
     def __init__(self, clock: Clock, settle_limit_seconds: float = SETTLE_LIMIT_SECONDS,
                  in_turn: bool = False) -> None:

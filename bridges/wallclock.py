@@ -47,7 +47,7 @@ import freezegun
 import freezegun.config
 
 from jobconform.backends.protocol import Clock
-from jobconform.bridges.threads import STDLIB_WAIT_TIMERS, ThreadWaits
+from jobconform.bridges.threads import STDLIB_WAIT_TIMERS, ThreadWaits, active_thread_waits
 from jobconform.conformance.clock import VirtualClock, real_monotonic
 
 # Modules that must keep reading real time while the bridge is on: the kit's own
@@ -65,6 +65,8 @@ REAL_TIME_MODULES = [
 # freezegun keeps one stack of active freezes for the whole process; two bridges at once
 # would move each other's time, so they take turns.
 _ACTIVE = threading.Lock()
+# The bridge that holds `_ACTIVE`, for `stop_left_on` (a runtime whose close never ended).
+_active: WallClock | None = None
 
 
 class _Freezer(Protocol):
@@ -111,6 +113,8 @@ class WallClock:
         on_advance = getattr(self._clock, "on_advance", None)
         if on_advance is not None:
             self._remove_listener = on_advance(self.move_to)
+        global _active
+        _active = self
         return self
 
     def move_to(self, when: datetime) -> None:
@@ -124,8 +128,10 @@ class WallClock:
         self.move_to(self._clock.now())
 
     def stop(self) -> None:
+        global _active
         if self._freezer is None:
             return
+        _active = None
         if callable(self._remove_listener):
             self._remove_listener()
         with self._move:
@@ -141,6 +147,22 @@ class WallClock:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
                  trace: TracebackType | None) -> None:
         self.stop()
+
+
+def stop_left_on() -> list[str]:
+    """Stop the clock bridges still on: a runtime that hung in its close (or raised before
+    its bridges' `stop`) leaves freezegun freezing every clock of the process and its
+    threads' waits on a virtual clock no one advances; the kit calls this once the runtime
+    is given up, so that its own clock, the next runtime's bridges and the process's exit
+    are real again. Returns what it stopped (nothing when the runtime closed its own)."""
+    stopped = []
+    if (wall := _active) is not None:
+        wall.stop()
+        stopped.append("the wall-clock bridge (freezegun)")
+    if (waits := active_thread_waits()) is not None:
+        waits.stop()
+        stopped.append("the thread-wait bridge")
+    return stopped
 
 
 @contextmanager

@@ -21,6 +21,13 @@ there makes the same choices draw other rules in a later example, which Hypothes
 two runs shown are then that later example and the earlier one that made the same choices
 furthest (`_ExamplesSeen`).
 
+A hang is the adapter's verdict in the same way, and it comes first: once a call hung
+(conformance/watchdog.py), every later call of its scope is not tried, so each replay stops
+at once, where the first run got further; Hypothesis may call that `Flaky` too, or carry
+the error of a replay. The run records the example in which the adapter first hung
+(`HungExample`: opening its runtime, in a command, or closing it, with the commands it ran
+first as the reproducer) and raises `MachineHung`, whatever Hypothesis made of it.
+
 Under `oracle_alone()` a machine runs with its backend side replaced by nothing: each drawn
 command goes to the harness's oracle alone (`run_oracle`: no backend call, no comparison),
 and the checks once per run are skipped. The cost of such a run is the floor a machine's
@@ -92,6 +99,27 @@ class Nondeterminism:
     hypothesis_says: str  # the `Flaky` error's type and first line
 
 
+@dataclass(frozen=True)
+class HungExample:
+    """The example in which the adapter first hung (opening its runtime, in a command, or
+    closing it): the commands it ran on that runtime first, the hang's reproducer, and the
+    requirements they checked; `message` is the hang's, stacks and all."""
+
+    commands: tuple[Any, ...]
+    requirements: tuple[str, ...]
+    message: str
+
+
+class MachineHung(AdapterHung):
+    """The adapter hung in an example of a machine run: `run.hung` says which (a verdict of
+    its own, "adapter hung", that neither a divergence nor a replay that behaved otherwise
+    may stand for: every replay after a hang stops at once, on a call not tried)."""
+
+    def __init__(self, run: MachineRun, hung: HungExample) -> None:
+        super().__init__(hung.message)
+        self.run, self.hung = run, hung
+
+
 @dataclass
 class MachineRun:
     """What one machine run saw, across all its examples."""
@@ -112,6 +140,18 @@ class MachineRun:
     latest_commands: tuple[Any, ...] = ()
     # Commands go to the harness's oracle alone (see oracle_alone): a cost floor, no check.
     oracle_only: bool = field(default_factory=_ORACLE_ALONE.get)
+    # The hangs recorded in this process before the run began (watchdog.hangs), and the
+    # example in which the run's first hang happened.
+    hangs_before: int = 0
+    hung: HungExample | None = None
+
+    def note_hang(self, harness: object) -> None:
+        """Keep the example that used `harness` (None: it hung opening it) as `hung`, if
+        the run's first hang happened in it."""
+        first = hangs()[self.hangs_before:]
+        if self.hung is None and first:
+            self.hung = HungExample(tuple(getattr(harness, "commands", ())),
+                                    tuple(sorted(getattr(harness, "exercised", ()))), first[0])
 
     def step(self, harness: SideHarness[CommandT_contra], command: CommandT_contra,
              setup: Callable[[], dict[str, Any]] | None = None) -> object:
@@ -278,7 +318,7 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
     Raises:
         Divergence: the machine raised one without recording it (a machine bug).
     """
-    run = MachineRun()
+    run = MachineRun(hangs_before=len(hangs()))
     if once is not None and not run.oracle_only:  # the checks once are the backend's
         try:
             once(run)
@@ -288,7 +328,6 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
             return run
     seen = _ExamplesSeen()
     machine = _recording(factory(backend, profile, registry, run), run, seen)
-    hangs_before = len(hangs())
     test_settings = settings(
         max_examples=examples,
         stateful_step_count=steps,
@@ -309,15 +348,21 @@ def run_machine(factory: MachineFactory, backend: Backend, profile: Profile,
         with seed_alone():
             test()
     except Divergence:
+        if run.hung is not None:  # a replay while shrinking hung: a verdict of its own
+            raise MachineHung(run, run.hung) from None
         if run.divergence is None:
             raise
-    except Flaky as flaky:
-        new_hangs = hangs()[hangs_before:]
-        if new_hangs:
-            # Once the adapter hung, every replay stops at once on a call not tried (see
-            # watchdog), which Hypothesis reads as an example that behaves differently:
-            # the verdict is the hang, not the backend's nondeterminism.
+    except (Flaky, AdapterHung) as error:
+        # Once the adapter hung, every replay stops at once on a call not tried (see
+        # watchdog), which Hypothesis may read as an example that behaves differently:
+        # the verdict is the hang, not the backend's nondeterminism.
+        if run.hung is not None:
+            raise MachineHung(run, run.hung) from None
+        if new_hangs := hangs()[run.hangs_before:]:
             raise AdapterHung(new_hangs[0]) from None
+        if not isinstance(error, Flaky):
+            raise
+        flaky = error
         earlier = (seen.nearest_to_latest() if isinstance(flaky, FlakyStrategyDefinition)
                    else None)
         run.nondeterminism = Nondeterminism(
@@ -389,7 +434,11 @@ def _recording(machine: type[RuleBasedStateMachine], run: MachineRun,
             run.divergence_before_latest = run.divergence
             run.latest_commands = ()
             seen.start()
-            super().__init__()
+            try:
+                super().__init__()
+            except AdapterHung:  # opening its runtime
+                run.note_hang(None)
+                raise
 
         def teardown(self) -> None:
             harness = getattr(self, "harness", None)
@@ -402,7 +451,10 @@ def _recording(machine: type[RuleBasedStateMachine], run: MachineRun,
             finally:
                 run.latest_commands = tuple(getattr(harness, "commands", ()))
                 seen.end(run.latest_behaviour())
-                super().teardown()
+                try:
+                    super().teardown()
+                finally:  # Hypothesis tears down after a rule raised too: a hang in any call
+                    run.note_hang(harness)
 
     Recorded.__name__ = Recorded.__qualname__ = machine.__name__
     return Recorded

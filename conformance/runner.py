@@ -48,6 +48,8 @@ from jobconform.conformance.defaults import SUITES as SUITES  # re-exported for 
 from jobconform.conformance.harness import AdapterError, Divergence
 from jobconform.conformance.machine_runner import (
     Behaviour,
+    HungExample,
+    MachineHung,
     MachineRun,
     Nondeterminism,
     shared_prefix,
@@ -576,6 +578,8 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
     try:
         with _fewer_collections():
             machine = entry.run(backend, profile, registry, seed, config.examples)
+    except MachineHung as hang:
+        return _hung_case(name, entry, hang.run, hang.hung, config, seed), hang.run.steps
     except AdapterError as error:
         return CaseResult("hypothesis", name, (), False, str(error), _blamed(str(error)),
                           hung=HUNG_MARK in str(error)), 0
@@ -587,6 +591,8 @@ def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, regist
             f"the machine stopped on {type(error).__name__}: {error}")
         return CaseResult("hypothesis", name, (), False, message,
                           blamed_requirements(message)), 0
+    finally:
+        stop_clock_bridges_left_on()  # by a runtime that did not close
     if machine.nondeterminism is not None:
         return _nondeterministic_case(name, entry, machine, machine.nondeterminism, config,
                                       seed), machine.steps
@@ -668,6 +674,50 @@ def _nondeterministic_case(name: str, entry: MachineEntry, machine: MachineRun,
     path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     return CaseResult("hypothesis", name, tuple(sorted(machine.exercised)), False,
                       "\n".join(lines), artifacts=(str(path),), nondeterministic=True)
+
+
+def _hung_case(name: str, entry: MachineEntry, machine: MachineRun, hung: HungExample,
+               config: RunConfig, seed: int) -> CaseResult:
+    """The machine's verdict when the adapter hung in an example: the hang's first line,
+    then the commands the example ran on its runtime before it (the reproducer: replayed in
+    order on a fresh runtime they reach the call that hung) and the requirements they
+    checked, also in a trace file, then the threads' stacks; no requirement is blamed."""
+    first, _, stacks = hung.message.partition("\n")
+    suffix = f"-seed-{seed}" if config.seeds else ""
+    path = config.work_dir / "traces" / f"{machine_file_stem(entry.name)}{suffix}-hung.json"
+    if hung.commands:
+        lines = [first, f"  the example that hung ran {len(hung.commands)} commands on its"
+                        f" runtime first (its reproducer, also in {path.name}):",
+                 *[f"    {i}. {describe(c)}" for i, c in enumerate(hung.commands, 1)],
+                 f"  the requirements they checked: {', '.join(hung.requirements)}"]
+    else:
+        lines = [first, "  the example hung before its first command: opening a runtime"
+                        f" is its reproducer (also in {path.name})"]
+    # The runtime did not close: the clock bridges it started would stay on until the
+    # process exits, freezing the kit's own clock and every runtime opened after it.
+    left_on = stop_clock_bridges_left_on()
+    if left_on:
+        lines.append(f"  its runtime left {' and '.join(left_on)} on: the kit stopped it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {"verdict": "adapter hung", "backend": config.backend,
+                "profile": config.profile, "machine": entry.name, "seed": seed,
+                "hung": first.removeprefix(HUNG_MARK).strip(),
+                "commands": [describe(c) for c in hung.commands],
+                "requirements": list(hung.requirements)}
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    return CaseResult("hypothesis", name, tuple(sorted(machine.exercised)), False,
+                      "\n".join([*lines, stacks]), artifacts=(str(path),), hung=True)
+
+
+def stop_clock_bridges_left_on() -> list[str]:
+    """Stop the clock bridges (freezegun, the thread waits) a runtime that did not close
+    left on (bridges.wallclock.stop_left_on); what it stopped. Nothing to do where no
+    bridge was ever imported."""
+    if "jobconform.bridges.wallclock" not in sys.modules:
+        return []
+    from jobconform.bridges.wallclock import stop_left_on  # a layer above, on purpose
+
+    return stop_left_on()
 
 
 def _behaviour_json(behaviour: Behaviour) -> dict[str, object]:
@@ -762,6 +812,8 @@ def run_suites(config: RunConfig, registry: Registry,
                     progress(message)
                 runs.append(SuiteRun(suite, 0.0, [CaseResult(suite, f"{suite} run", (), False,
                                                              message)]))
+            finally:
+                stop_clock_bridges_left_on()  # by a runtime that hung in Robot's cases
     return runs
 
 

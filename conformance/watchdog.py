@@ -6,7 +6,9 @@ limit, the process prints what hung and dumps every thread's stack. When the gua
 runs in the main thread, a signal then raises `AdapterHung` there: the case fails with
 that message, the suites go on with fresh runtimes, and a report is written. Only if
 that does not end the call either (a hang inside C code) does the process exit, instead of
-hanging a CI job forever. Arming and disarming only set two attributes, so the guard
+hanging a CI job forever. A call that ends past its limit before the watchdog's next
+look (it looks twice a second) hung all the same, whether it returned or raised: the limit
+is the verdict, not the poll. Arming and disarming only set two attributes, so the guard
 costs nothing per command. The limit reads the real clock (`real_monotonic`), so it fires
 whatever a bridge or a test has frozen.
 
@@ -88,13 +90,14 @@ def _raise_hung(signum: int, frame: object) -> None:
     raise _HangSignal(_WATCHDOG.hung_message)
 
 
-def thread_stacks() -> str:
-    """Every thread's innermost frames, named, for a hang's message."""
+def thread_stacks(leaving_out: int | None = None) -> str:
+    """Every thread's innermost frames, named, for a hang's message (but the watchdog's
+    and the thread `leaving_out`)."""
     names = {thread.ident: thread.name for thread in threading.enumerate()}
     parts = []
     # sys._current_frames is the documented way to read another thread's stack.
     for ident, frame in sys._current_frames().items():
-        if names.get(ident) == "jobconform-watchdog":
+        if names.get(ident) == "jobconform-watchdog" or ident == leaving_out:
             continue
         stack = "".join(traceback.format_stack(frame)[-STACK_FRAMES:])
         parts.append(f"thread {names.get(ident, ident)!r}:\n{stack.rstrip()}")
@@ -138,8 +141,7 @@ class _Watchdog:
             deadline = self._deadline
             if deadline is None or real_monotonic() <= deadline:
                 continue
-            self.hung_message = (f"{HUNG_MARK} {_text(self._what)} did not return within"
-                                 f" {self._limit:g} s of real time; the adapter hangs")
+            self.hung_message = _hang_text(self._what, self._limit)
             if self._interruptible:
                 # The case fails with this message and the stacks; the later calls of the
                 # scope are not tried (see `guarded`).
@@ -157,6 +159,32 @@ class _Watchdog:
 
 
 _WATCHDOG = _Watchdog()
+
+
+def _hang_text(what: What, limit: float, ending: str = "") -> str:
+    """A hang's first line: the call, its real-time safety limit, and how it ended if it
+    did (`ending`)."""
+    return (f"{HUNG_MARK} {_text(what)} did not return within {limit:g} s of real time"
+            f" (the kit's real-time safety timeout){ending}; the adapter hangs")
+
+
+def _overran(what: What, limit: float, scope: str, elapsed: float,
+             error: BaseException | None) -> AdapterHung:
+    """A guarded call that ended after its limit, before the watchdog's next look: the
+    limit is the verdict, not the poll, so it hung as much as one the signal stopped (a
+    library's own join that gives up at the same limit and raises would otherwise be the
+    adapter's error in one run and a hang in the next)."""
+    raised = error.__cause__ or error if isinstance(error, AdapterError) else error
+    ending = f": it ended after {elapsed:.1f} s"
+    if raised is not None:
+        first_line = str(raised).strip().partition("\n")[0]
+        ending += f", raising {type(raised).__name__}: {first_line}"
+    # The calling thread's own stack is the kit's, past the call: the others are shown.
+    others = thread_stacks(threading.get_ident()) or "(no other thread)"
+    message = (_hang_text(what, limit, ending) + "\nthe stacks of the other threads as it"
+               f" ended (innermost last):\n{others}")
+    _WATCHDOG.hung_scopes.setdefault(scope, message)
+    return AdapterHung(message)
 
 
 def hung(scope: str, message: str) -> AdapterHung:
@@ -253,10 +281,11 @@ class _Guard:
     """`guarded`'s context: a class, as a generator-based one costs three times as much
     and wraps every adapter call (issue 33)."""
 
-    __slots__ = ("_scope", "_seconds", "_what")
+    __slots__ = ("_scope", "_seconds", "_started", "_what")
 
     def __init__(self, seconds: float, what: What, scope: str) -> None:
         self._seconds, self._what, self._scope = seconds, what, scope
+        self._started = 0.0
 
     def __enter__(self) -> None:
         first = _WATCHDOG.hung_scopes.get(self._scope)
@@ -266,6 +295,7 @@ class _Guard:
                               f" call of the same adapter hung ({said}); every later case of"
                               " this area is blocked, the first one shows the stacks")
         if self._seconds > 0:
+            self._started = real_monotonic()
             _WATCHDOG.arm(self._seconds, self._what, self._scope)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
@@ -274,6 +304,9 @@ class _Guard:
             _WATCHDOG.disarm()
         if isinstance(error, _HangSignal):
             raise AdapterHung(str(error)) from None
+        if self._seconds > 0 and not isinstance(error, AdapterHung | KeyboardInterrupt) and (
+                elapsed := real_monotonic() - self._started) > self._seconds:
+            raise _overran(self._what, self._seconds, self._scope, elapsed, error) from error
         if isinstance(error, SystemExit | GeneratorExit):
             shown = (f"{type(error).__name__}({error.code!r})"
                      if isinstance(error, SystemExit) else type(error).__name__)

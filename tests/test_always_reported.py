@@ -41,6 +41,31 @@ def test_a_hanging_adapter_fails_its_cases_and_the_report_is_written(tmp_path: P
     assert "Dispatch() did not return within 1 s of real time" in _messages(report)
 
 
+def test_a_close_that_hangs_past_the_safety_timeout_is_reported_hung_at_close(
+        tmp_path: Path) -> None:
+    # The second runtime's close waits the whole 2 s limit, then raises: a hang at close,
+    # with the example's commands as its reproducer, never the backend's nondeterminism
+    # (which the replays, stopped at once by the hang, looked like).
+    report, output = _run(tmp_path, "hanging_close", "--suite", "hypothesis", "--area",
+                          "lifecycle", env={"JOBCONFORM_SAFETY_TIMEOUT": "2"})
+    suites = report["suites"]
+    assert isinstance(suites, list)
+    [case] = [case for suite in suites for case in suite["cases"]]
+    assert case["hung"] and not case["nondeterministic"] and case["primary"] == [], output
+    message = case["message"]
+    assert message.startswith("ADAPTER HUNG: close did not return within 2 s of real time"
+                              " (the kit's real-time safety timeout)"), message
+    assert "NONDETERMINISTIC" not in output and "Flaky" not in message
+    # The runtime raised before it stopped its freezegun bridge: the kit stopped it.
+    assert "its runtime left the wall-clock bridge (freezegun) on: the kit stopped it" in (
+        message)
+    [trace] = case["artifacts"]
+    hung = json.loads(Path(trace).read_text())
+    assert hung["verdict"] == "adapter hung" and hung["commands"] and hung["requirements"]
+    assert f"the example that hung ran {len(hung['commands'])} commands" in message
+    assert "1. Submit(job='j1'" in message
+
+
 @pytest.mark.parametrize("backend, problem, in_a_command", [
     # Refused as `open` returns it: no command ran, so no requirement is named.
     ("missing_methods", "`open` returned a MissingMethodsRuntime without dispatch, settle,",

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from jobconform.conformance import watchdog
 from jobconform.conformance.cli import main
-from jobconform.conformance.watchdog import AdapterExited, guarded
+from jobconform.conformance.clock import real_monotonic
+from jobconform.conformance.watchdog import AdapterExited, AdapterHung, forget_hangs, guarded
 
 BROKEN = "jobconform.conformance.gallery.broken_adapters"
 
@@ -141,6 +143,29 @@ def test_the_guard_turns_an_exit_into_an_error_but_lets_ctrl_c_through() -> None
             raise GeneratorExit
         with pytest.raises(KeyboardInterrupt), guarded(seconds, "a call"):
             raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("ending", ["returned", "raised"])
+def test_a_call_that_ends_past_its_limit_hung_however_it_ended(
+        monkeypatch: pytest.MonkeyPatch, ending: str) -> None:
+    # The watchdog looks twice a second; here it never does, so the call ends past its
+    # limit unseen, as a library's join that gives up at the same limit (Celery's) does.
+    monkeypatch.setattr(watchdog._WATCHDOG, "arm", lambda *args: None)
+    forget_hangs()
+    with pytest.raises(AdapterHung, match=(
+            r"^ADAPTER HUNG: close did not return within 0.05 s of real time \(the kit's"
+            r" real-time safety timeout\): it ended after 0.\d s" + (
+                ", raising RuntimeError: join gave up" if ending == "raised" else "")
+            + "; the adapter hangs\n")), guarded(0.05, "close", "a scope"):
+        ends = real_monotonic() + 0.1
+        while real_monotonic() < ends:  # no wait the watchdog could end
+            pass
+        if ending == "raised":
+            raise RuntimeError("join gave up")
+    with pytest.raises(AdapterHung, match="close was not tried: an earlier call"), \
+            guarded(0.05, "close", "a scope"):
+        pass
+    forget_hangs()
 
 
 # -- input files that are not text ---------------------------------------------------------

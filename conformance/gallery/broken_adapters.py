@@ -18,7 +18,9 @@ from jobconform.backends.process import ProcessBackend
 from jobconform.backends.process.child import ChildServer
 from jobconform.backends.process.child import main as child_main
 from jobconform.backends.protocol import LIFECYCLE, RETRY, Clock, RuntimeSettings
+from jobconform.bridges import WallClock
 from jobconform.conformance.gallery import OverRuntime
+from jobconform.conformance.harness import SAFETY_TIMEOUT_SECONDS
 from jobconform.reference.backoff import Jitter, RetryPolicy
 
 
@@ -49,6 +51,38 @@ class HangingSettleRuntime(MemoryRuntime):
 class HangingSettleBackend(_LifecycleOnly):
     name = "broken.hanging_settle"
     runtime_type = HangingSettleRuntime
+
+
+class HangingCloseRuntime(MemoryRuntime):
+    """The second runtime's `close` waits for a worker that never stops, for the kit's
+    real-time safety timeout, then gives up and raises before it stops its wall-clock
+    bridge, as Celery's embedded worker does when its join gives up at the same limit:
+    the kit must say it hung at close, not that the backend is nondeterministic (every
+    other runtime closes at once, so a replay of the example would pass), and stop the
+    freezegun bridge the runtime left on."""
+
+    def __init__(self, settings: RuntimeSettings, clock: Clock, hangs: bool) -> None:
+        super().__init__(settings, clock)
+        self.hangs, self.wall = hangs, WallClock(clock).start()
+
+    def close(self) -> None:
+        super().close()
+        if self.hangs:
+            threading.Event().wait(SAFETY_TIMEOUT_SECONDS)  # its join's own limit
+            raise RuntimeError("the worker thread did not stop within its join's timeout")
+        self.wall.stop()
+
+
+class HangingCloseBackend(_LifecycleOnly):
+    name = "broken.hanging_close"
+    HANGING = 2  # the runtime whose close hangs, counted from the run's first
+
+    def __init__(self) -> None:
+        self.opened = 0
+
+    def open(self, settings: RuntimeSettings, clock: Clock) -> HangingCloseRuntime:
+        self.opened += 1
+        return HangingCloseRuntime(settings, clock, hangs=self.opened == self.HANGING)
 
 
 class RaisingCloseRuntime(MemoryRuntime):
@@ -165,6 +199,7 @@ class ExitingCloseBackend(_LifecycleOnly):
 
 hanging_dispatch = HangingDispatchBackend
 hanging_settle = HangingSettleBackend
+hanging_close = HangingCloseBackend
 raising_close = RaisingCloseBackend
 unknown_profile = UnknownProfileBackend
 interrupting_dispatch = InterruptingDispatchBackend

@@ -5,7 +5,7 @@ each message received first. autoretry is per task, the policy per job: the body
 
 import logging
 from contextlib import ExitStack
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 from unittest import mock
 from uuid import uuid4
 
@@ -18,11 +18,21 @@ with bridges.importing_on_bridges("kombu.asynchronous.timer", "celery.utils.time
     import celery.utils.time
     import celery.utils.timer2
     from celery import Celery, signals
+    from celery.bootsteps import RUN
     from celery.contrib.testing.worker import start_worker
-    from celery.exceptions import Retry
+    from celery.exceptions import Retry, WorkerShutdown
     from kombu import Exchange, Queue
+if TYPE_CHECKING:
+    from celery.worker.request import Request
 signals.setup_logging.connect(lambda **_: None, weak=False)  # Celery leaves logging alone
 logging.getLogger("celery").setLevel(logging.CRITICAL)  # a traceback per failed body
+
+
+SHUTDOWN_SECONDS = 2.0  # of real time, for the worker to act on the broadcast (see close)
+
+
+def stop() -> None:  # a message for the worker's consumer: it never runs (see close)
+    pass
 
 
 class CeleryRuntime:
@@ -41,13 +51,18 @@ class CeleryRuntime:
             task_default_queue=name, broker_heartbeat=0, worker_prefetch_multiplier=0,
             broker_connection_retry_on_startup=True, result_expires=600, **self.conf)
         self._task = self.app.task(name="body", shared=False, typing=False)(self._body)
-        signals.task_received.connect(lambda request, **_: self._deliveries.received(request.id),
-                                      weak=False, dispatch_uid=name)  # off the wire
+        self._stop = self.app.task(name="stop", shared=False)(stop)
+        signals.task_received.connect(self._received, weak=False, dispatch_uid=name)
         with self._waits.adopting(), ExitStack() as worker:  # its consumer, timer, pool threads
-            self.hostname = worker.enter_context(start_worker(  # join: a real-time limit
+            self._controller = worker.enter_context(start_worker(  # join: a real-time limit
                 self.app, concurrency=settings.max_concurrent, pool="threads", shutdown_timeout=60,
-                perform_ping_check=False, use_eventloop=False, hostname=f"{name}@jc")).hostname
-            self._worker = worker.pop_all()
+                perform_ping_check=False, use_eventloop=False, hostname=f"{name}@jc"))
+            self.hostname, self._worker = self._controller.hostname, worker.pop_all()
+
+    def _received(self, request: "Request", **_: object) -> None:  # in the worker's consumer
+        if request.task_name == self._stop.name:  # as remote control's shutdown, from a queue
+            raise WorkerShutdown(0)
+        self._deliveries.received(request.id)  # off the wire
 
     def _body(self, job_id: str) -> object:
         rank, script, _ = self._work[job_id]
@@ -104,12 +119,24 @@ class CeleryRuntime:
     def close(self) -> None:
         self._gate.close()
         self._waits.closing()  # the timer thread's sleeps end, so the worker can stop
-        self.app.control.shutdown(destination=[self.hostname])  # its loop ends now
-        self._worker.close()
-        signals.task_received.disconnect(dispatch_uid=self.app.main)
-        self.app.close()
-        self._waits.stop()
-        self._wall.stop()
+        # Its loop polls the broker until a message comes (kombu's 2 s reads the frozen
+        # clock) and sees start_worker's stop flag only then. Remote control's shutdown
+        # stops it as it waits for its broker's reply, which gives the bodies' late acks
+        # time; but on Redis's pub/sub that broadcast is lost when the worker has not
+        # subscribed yet: then a message on its own queue, which it cannot miss, stops it.
+        self.app.control.shutdown(destination=[self.hostname])
+        try:
+            bridges.until(lambda: self._controller.blueprint.state != RUN,
+                          "the worker's stop on remote control's shutdown", SHUTDOWN_SECONDS)
+        except bridges.DeliveriesTimeout:
+            self._stop.apply_async()
+        try:
+            self._worker.close()
+        finally:  # the bridges stop even when the join gave up
+            signals.task_received.disconnect(dispatch_uid=self.app.main)
+            self.app.close()
+            self._waits.stop()
+            self._wall.stop()
 
 
 class CeleryBackend:  # jobconform run --backend celery_jobs:CeleryBackend
