@@ -50,9 +50,6 @@ WRITE_ATTEMPTS = 2
 
 
 class StepRuntime(StoreRuntime):
-    # The store, once found to take store faults (`_faultable_store`).
-    _fault_point: FaultableJobStore | None = None
-
     def __init__(self, settings: RuntimeSettings, clock: Clock, store: JobStore,
                  worker_id: str | None = None,
                  bodies: Mapping[str, TaskScript] | None = None) -> None:
@@ -257,14 +254,10 @@ class StepRuntime(StoreRuntime):
         return self._faultable_store().fault_struck()
 
     def _faultable_store(self) -> FaultableJobStore:
-        # A runtime's store never changes, so it is checked once: a Protocol's isinstance
-        # looks up each of its members, some 70 us, twice per store fault (issue 33).
-        if self._fault_point is None:
-            if not isinstance(self._store, FaultableJobStore):
-                raise TypeError(f"{type(self._store).__name__} has no fault injection point"
-                                " (inject_fault, fault_struck)")
-            self._fault_point = self._store
-        return self._fault_point
+        if not isinstance(self._store, FaultableJobStore):
+            raise TypeError(f"{type(self._store).__name__} has no fault injection point"
+                            " (inject_fault, fault_struck)")
+        return self._store
 
     # -- cancellation and shutdown -----------------------------------------------------
 

@@ -16,8 +16,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
-from itertools import compress, islice
-from operator import is_, is_not
 from typing import Any, TypeVar, cast
 
 from jobconform.backends.protocol import (
@@ -396,12 +394,6 @@ class Harness:
     exercised: set[str] = field(default_factory=set)
     # Listed deviations (--expected-failures): recorded and passed over, not raised.
     tolerated: frozenset[str] = field(default_factory=tolerance.tolerated)
-    # A machine's harness (issue 33): a quiet command, one that leaves the oracle's jobs
-    # as they were, and a submission that adds its job alone are observed in part, and in
-    # full only by the next command that changes the jobs otherwise, or by `observe_owed`
-    # at the sequence's end; see `run`. Never with listed deviations: the oracle adopts
-    # the runtime's state at the step that shows one.
-    defers_observations: bool = False
 
     def __post_init__(self) -> None:
         if self.unlimited_tasks:
@@ -495,20 +487,6 @@ class Harness:
         self._command_requirements: tuple[str, ...] = ()
         self._fault_divergence: Divergence | None = None  # see defer_fault
         self._changes_only = False  # see comparing_changes_only
-        # Deferring observations (defers_observations): whether the latest command is
-        # observed in part, and if so whether it added its job alone, whether a full
-        # observation is owed since one was, and what the commands observed in part
-        # exercised, counted once that observation passes.
-        self._defers = self.defers_observations and not self.tolerated
-        self._in_part = False
-        self._submitted_alone = False
-        self._owes_observation = False
-        self._owed_requirements: set[str] = set()
-        self._opened_at = self.clock.now()  # where a replay's clock starts
-        # The numbers of the commands run within `comparing_changes_only`, which a replay
-        # observes so too.
-        self._changes_only_at: set[int] = set()
-        self._closed = False
         # The job the latest command's record was read straight after it returned, and
         # compared with the oracle's record after the command (_read_at_once).
         self._read_at_once_job: str | None = None
@@ -589,84 +567,16 @@ class Harness:
         Between `GracePeriodOpened` and `GracePeriodEnds` the steps are kept for the
         stop they build (answered None), which runs at the end.
 
-        Where observations are deferred (`defers_observations`), a quiet command's answer
-        is compared, the runtime settles and the job it names is compared
-        (`_observe_quiet_command`), and a submission that adds its job alone is observed
-        where it changed the oracle (`observe_changes`: the job, compared straight after
-        the call, and the counts); the rest is compared by the next full observation. A
-        failure met while one is owed may come from an earlier command, so the commands
-        are replayed, each observed in full, and the replay's failure is raised: the step
-        and requirement a harness that observes every command in full names
-        (`_failure_in_full`).
-
         Raises:
             Divergence: the backend's answer or state differs from the oracle's.
             AdapterError: the adapter raised outside its contract or hung.
             ValueError: the command itself is malformed (e.g. an alias used twice).
         """
-        return self._replayed_on_failure(partial(self._run, command))
-
-    def observe_owed(self) -> None:
-        """The full observation the quiet commands since the last one owe (none if
-        none is): a machine's sequence ends with it, and a runtime it replaces.
-
-        Raises:
-            Divergence: as `run`, from the step a full observation of every command finds.
-        """
-        if self._owes_observation:
-            self._replayed_on_failure(partial(self._restart_blamed, partial(
-                self.observe, self._command_requirements)))
-            self._owed_observation_passed()
-
-    def _replayed_on_failure(self, check: Callable[[], T]) -> T:
-        """`check`; a failure it meets while a full observation is owed is replaced by
-        the one `_failure_in_full` finds."""
-        try:
-            return check()
-        except AdapterHung:
-            raise  # a replay would hang again; a hang is the adapter's verdict anyway
-        except (Divergence, AdapterError) as error:
-            if not self._owes_observation:
-                raise
-            failure: Exception = error
-        # Raised outside the handler: the replay's failure carries no context of this one,
-        # so Hypothesis tells it by where the full observation found it, as before.
-        raise self._failure_in_full(failure)
-
-    def _failure_in_full(self, failure: Exception) -> Exception:
-        """The first failure of this harness's commands replayed on a fresh runtime of
-        the backend, each observed in full (or where it changed the oracle, as it was
-        within `comparing_changes_only`); `failure` if the replay meets none.
-
-        This runtime is closed first: on a server database every runtime of a backend
-        shares the tables, and opening the replay's clears them.
-        """
-        self._owes_observation = False
-        self.close()
-        twin = replace(self, clock=VirtualClock(self._opened_at), commands=[], exercised=set(),
-                       defers_observations=False)
-        try:
-            for number, command in enumerate(self.commands, 1):
-                twin._changes_only = number in self._changes_only_at
-                twin.run(command)
-        except AdapterHung:
-            raise
-        except (Divergence, AdapterError) as replayed:
-            return replayed
-        finally:
-            self.exercised |= twin.exercised  # what observations in full passed
-            twin.close()
-        return failure
-
-    def _run(self, command: Command | GracePeriodOpened | GracePeriodEnds) -> object:
-        """`run`, with no failure replayed."""
         if isinstance(command, GracePeriodOpened | GracePeriodEnds) or (
                 self._grace_period is not None):
             return self._grace_period_step(command)
         self._check_command(command)
         self.commands.append(command)
-        if self._changes_only and self._defers:
-            self._changes_only_at.add(len(self.commands))
         self._fault_divergence = None
         self._handlers_read = False
         self._read_at_once_job = None
@@ -682,10 +592,6 @@ class Harness:
             self.reaper_by_old_names = command.old_names  # the reaper this start runs
         expected = self.model.apply(command)
         self._command_requirements = expected.requirements
-        self._in_part = self._submitted_alone = False
-        if self._defers and not self._changes_only:
-            self._submitted_alone = self._added_alone(command)
-            self._in_part = self._submitted_alone or self._jobs_as_before()
         tolerance.note_command(False, self.last_command_named)
         actual: object = None
         read_at_once: str | None = None
@@ -718,16 +624,14 @@ class Harness:
                 # record, a string for a count): an error of the command, not of the kit.
                 raise self._adapter_error(command, expected.requirements, AdapterError(
                     f"adapter {self.backend.name!r}: {type(error).__name__}: {error}")) from error
-        # Only requirements whose observations passed count as exercised (those of a
-        # command observed in part, once the full observation it owes passed).
-        exercised = self._owed_requirements if self._in_part else self.exercised
-        exercised.update(expected.requirements)
+        # Only requirements whose observations passed count as exercised.
+        self.exercised.update(expected.requirements)
         if read_at_once is not None:
-            exercised.add(read_at_once)
+            self.exercised.add(read_at_once)
         if self._handlers_read:
-            exercised.add("RS-008")  # the stop's report said where the handlers were
-        exercised.update(OBSERVED_ALWAYS)
-        exercised.update(self._report_requirements)
+            self.exercised.add("RS-008")  # the stop's report said where the handlers were
+        self.exercised.update(OBSERVED_ALWAYS)
+        self.exercised.update(self._report_requirements)
         return actual
 
     def run_oracle(self, command: Command | GracePeriodOpened | GracePeriodEnds) -> object:
@@ -966,10 +870,6 @@ class Harness:
             self.run(command)
 
     def close(self) -> None:
-        """Close the runtime, once (a replay closes it before the machine does)."""
-        if self._closed:
-            return
-        self._closed = True
         with guarded(self.safety_timeout, "close", self.hang_scope):
             self._call("close", self.runtime.close)
         if self.log_watch is not None:
@@ -1502,7 +1402,7 @@ class Harness:
             self._plan_observation(first=("get", {"job_id": job_id}))
         view = self._call("get", lambda: self.runtime.get(job_id))
         self._read_at_once_job = alias
-        wanted = self._expected_held(alias)  # kept for the observation after
+        wanted = self._expected(job)
         shown = None if view is None else self._freeze(view)
         if view is not None and self._fault_divergence is None:
             try:
@@ -1547,11 +1447,9 @@ class Harness:
         discard of log records, which no call comes between: from a read at once
         (`first`), or with the command itself, one that makes one call (or none) and
         no other before the harness observes."""
-        if self._changes_only or self._in_part or not callable(
-                getattr(self.runtime, "plan_reads", None)):
-            # observe_changes and an observation in part read other calls: a plan
-            # of these would be dropped; and a runtime without plan_reads (every one in
-            # process) takes no plan.
+        if self._changes_only or not callable(getattr(self.runtime, "plan_reads", None)):
+            # observe_changes reads other calls: a plan of these would be dropped; and a
+            # runtime without plan_reads (every one in process) takes no plan.
             return
         calls = [] if first is None else [first]
         calls += [("settle", {}), ("list_jobs", {"status": None}), ("health", {})]
@@ -1566,70 +1464,11 @@ class Harness:
         (`defer_fault`)."""
         if self._changes_only:
             self.observe_changes(requirements)
-        elif self._in_part:
-            self._owes_observation = True
-            if self._submitted_alone:
-                self.observe_changes(requirements)
-            else:
-                self._observe_quiet_command(self.commands[-1], requirements)
         else:
             self.observe(requirements)
         held, self._fault_divergence = self._fault_divergence, None
         if held is not None:
             raise held
-        if not self._in_part:
-            self._owed_observation_passed()
-
-    def _owed_observation_passed(self) -> None:
-        """A full observation passed: nothing is owed, and what the quiet commands
-        before it exercised counts."""
-        if not self._owes_observation:
-            return
-        self._owes_observation = False
-        self.exercised |= self._owed_requirements
-        self._owed_requirements.clear()
-
-    def _jobs_as_before(self) -> bool:
-        """Whether the latest command left the oracle's jobs as they were: none added,
-        removed or changed (`_changed_jobs` says how they are compared)."""
-        before, jobs = self._before, self.model.jobs
-        return len(before) == len(jobs) and all(map(is_, jobs.values(), before.values()))
-
-    def _added_alone(self, command: Command) -> bool:
-        """Whether `command` is a submission that added its job to the oracle's and
-        changed none of the others (`_changed_jobs` says how they are compared)."""
-        before, jobs = self._before, self.model.jobs
-        return (isinstance(command, cmd.Submit) and len(jobs) == len(before) + 1
-                and next(reversed(jobs)) == command.job
-                and all(map(is_, jobs.values(), before.values())))
-
-    def _changed_jobs(self) -> list[str]:
-        """The oracle's jobs the latest command added or changed, in its order, where it
-        removed none. The oracle replaces a job's state whenever it changes and keeps its
-        jobs in the order they were submitted, so the jobs held before come first, in
-        their order, each compared with its state before by identity, pairwise, at C
-        speed: a scan in Python was most of a step's cost at LC-038's volume. (Were a job
-        ever moved, the pairs after it would differ and be read again, never missed.)"""
-        before, jobs = self._before, self.model.jobs
-        return [*compress(jobs, map(is_not, jobs.values(), before.values())),
-                *islice(jobs, len(before), None)]
-
-    def _observe_quiet_command(self, command: Command, requirements: tuple[str, ...]) -> None:
-        """A quiet command's observation: the runtime settles, as before a full
-        observation (so it takes the course it takes when every command is observed in
-        full); the job the command names is read by id and compared, as a command that
-        must leave its job as it was (a cancel its owner acts on later, a late write, a
-        heartbeat of a job not running) shows a bug there, and may show it only until a
-        later command changes the job; and the log records the command made are checked
-        (only it can show them). The rest is owed to the next full observation, and so is
-        a difference found here (`run` replays the commands to find where a full
-        observation meets it first)."""
-        self._call("settle", self.runtime.settle)
-        alias = getattr(command, "job", None)
-        if (isinstance(alias, str) and alias in self.model.jobs and alias in self.ids
-                and not isinstance(command, cmd.Get)):  # a read's answer was compared
-            self._compare_read(alias, requirements)
-        self._check_log_records(requirements)
 
     def expected_of(self, job: JobState) -> Record:
         return self._expected(job)
@@ -2005,29 +1844,27 @@ class Harness:
         if self._before.keys() - self.model.jobs.keys():
             self.observe(requirements)
             return
-        changed = self._changed_jobs()
+        changed = [alias for alias, job in self.model.jobs.items()
+                   if job is not self._before.get(alias)]
         if changed:
             self._call("settle", self.runtime.settle)
-        read = [(alias, self._compare_read(alias, requirements)) for alias in changed
-                if alias != self._read_at_once_job]
-        # A body receives its arguments as its job starts, which changes the job.
-        self._check_arguments(read, requirements,
-                              [alias for alias in changed if alias in self.scripts])
+        read: list[tuple[str, JobView]] = []
+        for alias in changed:
+            if alias == self._read_at_once_job:
+                continue
+            view = self._call("get", partial(self.runtime.get, self.ids[alias]))
+            wanted = self._expected(self.model.jobs[alias])
+            if view is None:
+                raise self._fail((*requirements, "LC-016"), f"get({alias!r})", wanted, None)
+            self._check_read_identity(alias, view, requirements)
+            self._check_timestamps(view)
+            self._compare_record(f"job {alias!r}", wanted, self._freeze(view), requirements,
+                                 alias)
+            read.append((alias, view))
+        self._check_arguments(read, requirements)
         if changed:
             self._check_health(requirements)
         self._check_log_records(requirements)
-
-    def _compare_read(self, alias: str, requirements: tuple[str, ...]) -> JobView:
-        """Read job `alias` by id and compare it with the oracle's record; the view."""
-        view = self._call("get", partial(self.runtime.get, self.ids[alias]))
-        wanted = self._expected_held(alias)
-        if view is None:
-            raise self._fail((*requirements, "LC-016"), f"get({alias!r})", wanted, None)
-        self._check_read_identity(alias, view, requirements)
-        self._check_timestamps(view)
-        self._compare_record(f"job {alias!r}", wanted, self._freeze(view), requirements,
-                             alias)
-        return view
 
     def _check_read_identity(self, alias: str, view: JobView,
                              requirements: tuple[str, ...]) -> None:
@@ -2066,11 +1903,6 @@ class Harness:
         if self.log_watch is None:
             return
         expected, self.model.logs = self.model.logs, []
-        if not expected and self.log_watch.captured:
-            # Nothing to find (records nobody expects are allowed), and the kit's capture
-            # is drained as the next command begins: no read (issue 33). A runtime's own
-            # log_records() is still called, as a process child's read is planned.
-            return
         missing = self._call("log_records", lambda: self.log_watch.unmatched(expected)
                              if self.log_watch is not None else None)
         if missing is not None:
@@ -2184,12 +2016,10 @@ class Harness:
                                  " handed", job.options, handed, "LC-035")
 
     def _check_arguments(self, listed: list[tuple[str, JobView]],
-                         requirements: tuple[str, ...], bodies: list[str] | None = None
-                         ) -> None:
+                         requirements: tuple[str, ...]) -> None:
         """Where claimed (LC-036): each listed record shows the arguments its job was
-        submitted with, and every invocation of each body (of the jobs `bodies`, if
-        given) received them, the same JSON value (`arguments_text`: types apart, keys in
-        any order)."""
+        submitted with, and every invocation of each body received them, the same JSON
+        value (`arguments_text`: types apart, keys in any order)."""
         if not self.claims_arguments:
             return
         for alias, view in listed:
@@ -2202,9 +2032,7 @@ class Harness:
             if shown != wanted:
                 raise self._fail((*requirements, "LC-036"), f"job {alias!r} arguments",
                                  wanted, shown, "LC-036")
-        scripts = self.scripts
-        for alias in scripts if bodies is None else bodies:
-            script = scripts[alias]
+        for alias, script in self.scripts.items():
             if not script.received_arguments:
                 continue  # never ran: nothing to compare, and no JSON text to build
             given = self.model.scripts[alias].arguments

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from jobconform.backends.faults import ProcessCrashed, StoreFaultsNotClaimed
+from jobconform.backends.faults import ProcessCrashed, StoreFaults, StoreFaultsNotClaimed
 from jobconform.backends.protocol import REAPER, REDELIVERY, Backend, JobView, Runtime, store_faults
 from jobconform.conformance import blame
 from jobconform.conformance.sinks import OperatorQueue
@@ -103,14 +103,12 @@ def run_under_fault(harness: Harness, command: cmd.JobStoreFault) -> object:
     """Apply `command` to the backend; its answer (a crashed pass's is the restarted
     rescuer's pass's)."""
     runtime = harness.runtime
-    # The members of `StoreFaults`, looked up as its isinstance would, without the 70 us
-    # that takes on every store fault (issue 33).
-    inject: object = getattr(runtime, "inject_store_fault", None)
-    if not callable(inject) or not callable(getattr(runtime, "store_fault_struck", None)):
+    if not isinstance(runtime, StoreFaults):
         raise harness.adapter_fault(
             f"adapter {harness.backend.name!r} claims store faults for its job store but its"
             " runtime lacks inject_store_fault(fault) or store_fault_struck()")
     fault, inner = command.fault, command.command
+    inject = runtime.inject_store_fault
     harness.call("inject_store_fault", lambda: inject(fault))
     answer: object = None
     crashed = False

@@ -65,7 +65,6 @@ class RenewedJobMachine(JobMachine[JobHarnessT]):
         model = harness.model
         if model.shut_down and not any(job.status in (Status.QUEUED, Status.RUNNING)
                                        for job in model.jobs.values()):
-            self.machine_run.observe_owed(harness)  # before its runtime goes
             harness.close()
             self.harness = self.open_harness()
 

@@ -46,19 +46,11 @@ class LogWatch:
     def __init__(self, backend: object, runtime: object) -> None:
         self._backend = backend
         self._read, self._stop = log_source(backend, runtime)
-        self.captured = self._captures(runtime)
 
     def reopen(self, runtime: object) -> None:
         """A new runtime replaced the old one (a restart): read the new one's records."""
         self._stop()
         self._read, self._stop = log_source(self._backend, runtime)
-        self.captured = self._captures(runtime)
-
-    @staticmethod
-    def _captures(runtime: object) -> bool:
-        """Whether the records are the kit's capture of the backend's loggers, read
-        without a call of the runtime, rather than the runtime's own `log_records()`."""
-        return not callable(getattr(runtime, "log_records", None))
 
     def discard(self) -> None:
         """Forget what was emitted so far: a command's records are its own."""

@@ -36,7 +36,6 @@ checks are measured against (benchmarks/bench_floor.py); it proves nothing.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -54,7 +53,7 @@ from jobconform.backends.protocol import Backend
 from jobconform.conformance import tolerance
 from jobconform.conformance.defaults import RUN_EXAMPLES
 from jobconform.conformance.exploration import seed_alone
-from jobconform.conformance.harness import Divergence, Harness
+from jobconform.conformance.harness import Divergence
 from jobconform.conformance.shrinking import machine_phases
 from jobconform.conformance.watchdog import AdapterHung, hangs
 from jobconform.spec import Profile, Registry
@@ -173,32 +172,6 @@ class MachineRun:
             self.divergence = divergence
             if setup is not None:
                 self.setup = setup()
-            raise
-        finally:
-            self.exercised |= harness.exercised
-
-    def observe_owed(self, harness: Harness) -> None:
-        """The full observation `harness` owes the commands it observed in part
-        (`Harness.defers_observations`), before its runtime goes: a divergence is
-        kept, and what the harness exercised added, as a step's.
-
-        Raises:
-            Divergence: the observation (or the replay it makes) diverged.
-        """
-        if not self.oracle_only:
-            self.check(harness, harness.observe_owed)
-
-    def check(self, harness: Harness, check: Callable[[], None]) -> None:
-        """Run `check`, a check of `harness` beside its commands: a divergence is kept,
-        and what the harness exercised added whatever happens.
-
-        Raises:
-            Divergence: the check diverged.
-        """
-        try:
-            check()
-        except Divergence as divergence:
-            self.divergence = divergence
             raise
         finally:
             self.exercised |= harness.exercised
@@ -442,19 +415,12 @@ def _recording(machine: type[RuleBasedStateMachine], run: MachineRun,
 
         def teardown(self) -> None:
             harness = getattr(self, "harness", None)
+            run.latest_commands = tuple(getattr(harness, "commands", ()))
+            seen.end(run.latest_behaviour())
             try:
-                # A sequence that ended without an exception observes in full what its
-                # commands observed in part owe (Hypothesis tears down in a `finally`, so an
-                # exception on its way out is the example's verdict already).
-                if isinstance(harness, Harness) and sys.exc_info()[1] is None:
-                    run.observe_owed(harness)
-            finally:
-                run.latest_commands = tuple(getattr(harness, "commands", ()))
-                seen.end(run.latest_behaviour())
-                try:
-                    super().teardown()
-                finally:  # Hypothesis tears down after a rule raised too: a hang in any call
-                    run.note_hang(harness)
+                super().teardown()
+            finally:  # Hypothesis tears down after a rule raised too: a hang in any call
+                run.note_hang(harness)
 
     Recorded.__name__ = Recorded.__qualname__ = machine.__name__
     return Recorded

@@ -93,11 +93,8 @@ def make_arguments_machine(backend: Backend, profile: Profile, registry: Registr
             self.harness = self.open_harness()
 
         def open_harness(self) -> Harness:
-            # Quiet commands observed in full later (Harness.defers_observations):
-            # the sequence's end observes what they owe.
             return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
-                           max_tasks=MACHINE_TASK_CAP, queued_execution=self.queued_execution,
-                           defers_observations=True)
+                           max_tasks=MACHINE_TASK_CAP, queued_execution=self.queued_execution)
 
         def _drawn_setup(self) -> dict[str, Any]:
             """What a trace of this sequence must replay under (conformance/trace.py)."""

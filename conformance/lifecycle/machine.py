@@ -26,7 +26,7 @@ from jobconform.conformance.aim import fine_steps, steps_to_edge
 from jobconform.conformance.applicability import left_out
 from jobconform.conformance.command_engine import time_rule
 from jobconform.conformance.defaults import RUN_EXAMPLES
-from jobconform.conformance.harness import HARNESS_MODULES, Harness
+from jobconform.conformance.harness import HARNESS_MODULES, Divergence, Harness
 from jobconform.conformance.job_draws import (
     ERROR_TYPES,
     MACHINE_PAGE_SIZE,
@@ -198,8 +198,7 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
     class LifecycleMachine(RenewedJobMachine[Harness]):
         def __init__(self) -> None:
             super().__init__(run)
-            self.open_harness = partial(open_machine_harness, backend, profile, registry,
-                                        defers_observations=True)
+            self.open_harness = partial(open_machine_harness, backend, profile, registry)
             self.harness = self.open_harness()
             self.queries = 0  # executions queries sent (QUERY_SHAPES)
             # Whether this sequence has dispatched yet (the aimed rule `was_aimed_at`).
@@ -500,14 +499,11 @@ def make_machine(backend: Backend, profile: Profile, registry: Registry | None,
     return LifecycleMachine
 
 
-def open_machine_harness(backend: Backend, profile: Profile, registry: Registry | None,
-                         defers_observations: bool = False) -> Harness:
-    """A harness as the machine's sequences open it: its slots, cap and page size (and
-    most commands observed in full later, `Harness.defers_observations`: only where the
-    machine observes what is owed as a sequence ends)."""
+def open_machine_harness(backend: Backend, profile: Profile,
+                         registry: Registry | None) -> Harness:
+    """A harness as the machine's sequences open it: its slots, cap and page size."""
     return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
-                   max_tasks=MACHINE_TASK_CAP, page_size=MACHINE_PAGE_SIZE,
-                   defers_observations=defers_observations)
+                   max_tasks=MACHINE_TASK_CAP, page_size=MACHINE_PAGE_SIZE)
 
 
 def checks_once_per_run(backend: Backend, profile: Profile, registry: Registry | None,
@@ -541,8 +537,12 @@ def checks_once_per_run(backend: Backend, profile: Profile, registry: Registry |
     harness = opened()
     try:
         run.steps += 1
-        run.check(harness, harness.check_worker_id_unique)
+        harness.check_worker_id_unique()
+    except Divergence as divergence:
+        run.divergence = divergence
+        raise
     finally:
+        run.exercised |= harness.exercised
         harness.close()
 
 

@@ -18,9 +18,7 @@ submission changes its own job and the counts, and whatever else one broke still
 in the full comparison once all are held, after the fill's last command. Then the drawn
 rules move jobs through every state (dispatch, ends, cancels, time, cleanup) and ask
 listings by status and reads by id, all at volume, each rule's last command observed in
-full (a rule of many commands compares the others where they changed the oracle; a quiet
-last command is observed in full by the next command that changes the jobs, or as the
-sequence ends: `Harness.defers_observations`). A
+full (a rule of many commands compares the others where they changed the oracle). A
 machine of its own, run after the lifecycle and arguments machines
 (`machine.run_lifecycle_machine`), so that their draws stay as they were; the submissions
 are fixed, not drawn, so that a counterexample shrinks by its drawn steps alone; so are
@@ -64,10 +62,8 @@ def make_volume_machine(backend: Backend, profile: Profile, registry: Registry |
 
         @initialize()
         def open_and_fill(self) -> None:
-            # A drawn quiet command is observed in full later, by the next that changes the
-            # oracle's jobs otherwise or at the sequence's end (Harness.defers_observations).
             self.harness = Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
-                                   max_tasks=VOLUME_TASK_CAP, defers_observations=True)
+                                   max_tasks=VOLUME_TASK_CAP)
             # The first two end with an error and a result of LONG_TEXT characters
             # (LC-039): fixed, as the submissions are, so every sequence reads them back.
             # The last command is observed in full: the listing, every record, the counts.

@@ -52,8 +52,7 @@ def make_reaper_machine(backend: Backend, profile: Profile, registry: Registry |
     class ReaperMachine(JobMachine[Harness]):
         def __init__(self) -> None:
             super().__init__(run)
-            self.harness = replay_harness(backend, profile, registry, {},
-                                          defers_observations=True)
+            self.harness = replay_harness(backend, profile, registry, {})
             self.starts = 0  # reaper starts with values, for the deprecated keywords
 
         @rule(target=jobs)
@@ -258,14 +257,10 @@ run_reaper_machine = machine_runner(make_reaper_machine)
 
 
 def replay_harness(backend: Backend, profile: Profile, registry: Registry | None,
-                   setup: dict[str, object], defers_observations: bool = False
-                   ) -> Harness:
-    """The harness of this machine's commands, for a trace's replay (area_trace.py);
-    the machine's own observes most commands in full later
-    (`Harness.defers_observations`), and what is owed as a sequence ends."""
+                   setup: dict[str, object]) -> Harness:
+    """The harness of this machine's commands, for a trace's replay (area_trace.py)."""
     # No task cap: the reaper, not the cap, decides what stays.
     return Harness(backend, profile, registry, max_concurrent=MACHINE_SLOTS,
                    unlimited_tasks=True, max_redelivery=MACHINE_REDELIVERY_CAP,
                    reaper_ttl_seconds=MACHINE_REAPER_TTL_SECONDS,
-                   reaper_sweep_interval_ms=MACHINE_SWEEP_INTERVAL_MS,
-                   defers_observations=defers_observations)
+                   reaper_sweep_interval_ms=MACHINE_SWEEP_INTERVAL_MS)
