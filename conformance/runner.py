@@ -535,8 +535,7 @@ def run_hypothesis(config: RunConfig, registry: Registry,
                     progress(meter.line())
                     counted = cast(Backend, CountingBackend(backend, meter))
                     case, steps = _run_machine(entry, counted, profile, registry, config, seed)
-                    progress(f"{meter.line()}; {steps} steps,"
-                             f" {'passed' if case.passed else 'DIVERGED'}")
+                    progress(f"{meter.line()}; {steps} steps, {_outcome_word(case)}")
                 run.cases.append(case)
                 run.steps += steps
     run.seconds = time.perf_counter() - started
@@ -570,6 +569,16 @@ def _fewer_collections() -> Iterator[None]:
     finally:
         gc.set_threshold(*thresholds)
         gc.unfreeze()
+
+
+def _outcome_word(case: CaseResult) -> str:
+    """How a machine's progress line ends: a hang or a backend that answered one example
+    two ways is its own verdict, not a divergence from the spec."""
+    if case.hung:
+        return "ADAPTER HUNG"
+    if case.nondeterministic:
+        return "NONDETERMINISTIC BACKEND"
+    return "passed" if case.passed else "DIVERGED"
 
 
 def _run_machine(entry: MachineEntry, backend: Backend, profile: Profile, registry: Registry,

@@ -134,6 +134,8 @@ def test_an_adapter_hanging_in_every_case_costs_one_safety_limit_per_suite_proce
                 for verdict in body["suites"].values()}
     assert "fail" not in verdicts and "pass" not in verdicts and "blocked" in verdicts
     assert "ADAPTER HUNG" in output
+    # The machines' progress lines end with the hang, not "DIVERGED".
+    assert "steps, ADAPTER HUNG" in output and "DIVERGED" not in output
 
 
 def test_the_guard_turns_an_exit_into_an_error_but_lets_ctrl_c_through() -> None:

@@ -56,6 +56,8 @@ def test_the_report_gives_the_backend_the_verdict_and_blames_no_requirement(
         "--report-dir", str(tmp_path), "--markdown", str(tmp_path / "summary.md")])
     assert result.exit_code == 1  # a verdict that cannot be reproduced is not a pass
     assert "NONDETERMINISTIC BACKEND lifecycle machine" in result.output
+    # The machine's progress line says so too, not "DIVERGED" (no divergence from the spec).
+    assert "steps, NONDETERMINISTIC BACKEND" in result.output
     document = read_report(tmp_path / "report.json")  # valid against the schema
     [case] = document["suites"][0]["cases"]  # type: ignore[index]
     assert case["nondeterministic"] is True and case["blamed"] == []
