@@ -340,7 +340,26 @@ def _can_fork() -> bool:
     """Whether the Behave child can be a fork of this process: on Linux, while this
     process runs no other thread (a fork copies only the calling thread, so a lock another
     thread held would stay locked in the child). Elsewhere the child is a new interpreter."""
-    return sys.platform.startswith("linux") and threading.active_count() == 1
+    return (sys.platform.startswith("linux") and threading.active_count() == 1
+            and not _holds_sockets())
+
+
+def _holds_sockets() -> bool:
+    """Whether this process has a socket open: a database or broker connection an
+    adapter keeps (a pool, a client) would be shared with a fork, and the child's use or
+    close of it ends the parent's session (a PostgreSQL connection closed under the
+    Robot suite that followed Behave's fork). Unknown (no /proc) counts as open."""
+    try:
+        descriptors = os.listdir("/proc/self/fd")
+    except OSError:
+        return True
+    for descriptor in descriptors:
+        try:
+            if os.readlink(f"/proc/self/fd/{descriptor}").startswith("socket:"):
+                return True
+        except OSError:  # closed since the listing (the listing's own descriptor)
+            continue
+    return False
 
 
 def _behave_forked(arguments: list[str], log: Path) -> str:

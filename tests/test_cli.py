@@ -126,3 +126,14 @@ def test_spec_check_passes_on_the_shipped_spec() -> None:
     assert code == 0, output
     assert "lock up to date" in output
     assert "seed coverage: " in output and " partly, " in output
+
+
+def test_behave_is_not_forked_while_the_process_holds_a_socket() -> None:
+    # A database or broker connection an adapter keeps would be shared with the fork.
+    import socket
+
+    from jobconform.conformance.runner import _can_fork, _holds_sockets
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs:
+        assert _holds_sockets() and not _can_fork()

@@ -8,8 +8,10 @@ test_sql_concurrency.py.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -580,3 +582,24 @@ def test_a_body_outliving_shutdown_reports_with_a_conditioned_write() -> None:
     record, cancelled = run_past_shutdown(UnconditionedWriteStore.connect("sqlite://"))
     assert record is not None
     assert (record.status, record.finished_at, cancelled) == (CANCELLED, at(5), 2)
+
+
+def test_a_forked_child_makes_its_own_engine_and_leaves_the_parents_connections(
+        tmp_path: Path) -> None:
+    # The kit's Behave child is a fork: one that took the parent's cached engine would
+    # talk over (and close) the parent's pooled connections.
+    from jobconform.backends.sql.backend import _migrated_engine
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    parent_engine = _migrated_engine(url)
+    reading, writing = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report whether its engine is the parent's, and leave at once
+        os.write(writing, b"same" if _migrated_engine(url) is parent_engine else b"own")
+        os._exit(0)
+    os.close(writing)
+    answer = os.read(reading, 16)
+    os.waitpid(pid, 0)
+    os.close(reading)
+    assert answer == b"own"
+    assert _migrated_engine(url) is parent_engine  # the parent's cache is unchanged

@@ -139,10 +139,20 @@ class SqlLoopRuntime(StepLoopRuntime):
             self._engine.dispose()
 
 
-@functools.cache
 def _migrated_engine(url: str) -> Engine:
     """One engine per database and process, migrated once: for a server or SQLite file
-    the runtimes share it, for in-memory SQLite it is the template they copy."""
+    the runtimes share it, for in-memory SQLite it is the template they copy.
+
+    Keyed by the process too: a forked child (the kit's Behave child is one) inherits the
+    parent's engine with its pooled connections, and a child that used or closed one of
+    those would talk over the parent's socket (PostgreSQL then ended the parent's session
+    under its next query). The child makes its own and never touches the parent's."""
+    return _migrated_engine_of_process(url, os.getpid())
+
+
+@functools.cache
+def _migrated_engine_of_process(url: str, pid: int) -> Engine:
+    """`_migrated_engine` for the process `pid` (only part of the cache key)."""
     engine = create_store_engine(url)
     migrate(engine)
     return engine
