@@ -236,3 +236,12 @@ def test_a_child_that_leaves_its_handlers_installed_is_caught_at_rs_008(
         for command in (cmd.Submit("a"), cmd.Dispatch(), cmd.StopBySignal(10)):
             harness.run(command)
     assert caught.value.primary == "RS-008"
+
+
+def test_the_sigterm_ignoring_gallery_backends_share_one_child() -> None:
+    # Children are shared by command line: a database folder per instance started a child
+    # per instance, alive until the kit exits (hundreds in a run over every area).
+    from jobconform.conformance.gallery.process import SigtermIgnoredBackend
+
+    first, second = SigtermIgnoredBackend(), SigtermIgnoredBackend()
+    assert first.session is second.session

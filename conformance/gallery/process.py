@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import re
 import shutil
 import signal
@@ -176,15 +177,23 @@ class SigtermIgnoredBackend(ProcessBackend):
     work left running and its queued work queued."""
 
     def __init__(self) -> None:
-        folder = tempfile.mkdtemp(prefix="jobconform-sigterm-")
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # the kit's exit ends it
-        url = f"sqlite:///{Path(folder) / 'jobs.db'}"
+        url = f"sqlite:///{Path(_sigterm_ignored_folder()) / 'jobs.db'}"
         super().__init__(command=[sys.executable, "-m", MODULE, SIGTERM_IGNORED, url],
                          signal_limit_seconds=SIGTERM_IGNORED_LIMIT_SECONDS)
         self.name = f"gallery.{SIGTERM_IGNORED}"
 
 
 globals()[SIGTERM_IGNORED] = SigtermIgnoredBackend
+
+
+@functools.cache
+def _sigterm_ignored_folder() -> str:
+    """The database folder of every SigtermIgnoredBackend of this kit process. Children are
+    shared by command line, so a folder per instance started a child per instance, each
+    alive until the kit exits (a run over every area opened hundreds)."""
+    folder = tempfile.mkdtemp(prefix="jobconform-sigterm-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)  # the kit's exit ends it
+    return folder
 
 
 def serve_ignoring_sigterm(url: str) -> int:
